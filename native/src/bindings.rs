@@ -1,0 +1,209 @@
+//! The N-API layer: converts between JavaScript and the engine, nothing else.
+//!
+//! Inputs are borrowed `Float64Array` views (no copy); outputs are new typed arrays. Batch calls
+//! take one flat row-major matrix, so a batch crosses the boundary once. Errors are thrown with the
+//! engine's stable code as the JS error's `code` (e.g. `model_malformed`), and the line in the
+//! message when there is one.
+
+use crate::error::EngineError;
+use crate::lightgbm::capi::{Booster, Dataset, PredictKind, SingleRow};
+use crate::model::Model;
+use crate::registry;
+use napi::bindgen_prelude::{Float64Array, Float64ArraySlice};
+use napi_derive::napi;
+use std::sync::{Arc, Mutex};
+
+
+
+fn js_error(e: EngineError) -> napi::Error<String> {
+    napi::Error::new(e.code.as_str().to_owned(), e.to_string())
+}
+
+/// A model loaded for evaluation and explanation. Loading the same model text again anywhere in
+/// the process (any worker thread) returns the same underlying copy.
+#[napi]
+pub struct Engine {
+    model: Arc<Model>,
+    reused: bool,
+}
+
+#[napi]
+impl Engine {
+    /// Loads a LightGBM text model (v3/v4 header; binary or regression objective).
+    #[napi(factory)]
+    pub fn from_text(text: String) -> napi::Result<Engine, String> {
+        let (model, reused) = registry::load(&text).map_err(js_error)?;
+        Ok(Engine { model, reused })
+    }
+
+    /// Number of input features (row width).
+    #[napi(getter)]
+    pub fn num_features(&self) -> u32 {
+        self.model.num_features() as u32
+    }
+
+    #[napi(getter)]
+    pub fn num_trees(&self) -> u32 {
+        self.model.num_trees() as u32
+    }
+
+    /// `binary` or `regression`.
+    #[napi(getter)]
+    pub fn objective(&self) -> String {
+        self.model.objective_name().to_owned()
+    }
+
+    #[napi(getter)]
+    pub fn feature_names(&self) -> Vec<String> {
+        self.model.forest.feature_names.clone()
+    }
+
+    /// Bytes held by the model: trees, compiled nodes and SHAP tables.
+    #[napi(getter)]
+    pub fn memory_bytes(&self) -> f64 {
+        self.model.memory_bytes() as f64
+    }
+
+    /// The SHAP expected value (the last value of every explanation).
+    #[napi(getter)]
+    pub fn expected_value(&self) -> f64 {
+        self.model.shap.expected_value
+    }
+
+    /// True when this handle reuses a copy another load in this process had already made.
+    #[napi(getter)]
+    pub fn shared(&self) -> bool {
+        self.reused
+    }
+
+    /// Trees explained from precomputed tables, and by the recursive fallback.
+    #[napi(getter)]
+    pub fn shap_strategy(&self) -> Vec<u32> {
+        let (tabulated, recursive) = self.model.shap.strategy_counts();
+        vec![tabulated as u32, recursive as u32]
+    }
+
+    /// Raw score (log-odds for binary models) of one row.
+    #[napi]
+    pub fn predict_raw(&self, row: Float64ArraySlice) -> napi::Result<f64, String> {
+        self.model.predict_raw_row(&row).map_err(js_error)
+    }
+
+    /// Model output (probability for binary models) of one row.
+    #[napi]
+    pub fn predict(&self, row: Float64ArraySlice) -> napi::Result<f64, String> {
+        self.model.predict_row(&row).map_err(js_error)
+    }
+
+    /// Raw scores of a row-major matrix of `numFeatures`-wide rows.
+    #[napi]
+    pub fn predict_raw_batch(&self, rows: Float64ArraySlice) -> napi::Result<Float64Array, String> {
+        self.model.predict_raw_batch(&rows).map(Float64Array::new).map_err(js_error)
+    }
+
+    /// Model outputs of a row-major matrix.
+    #[napi]
+    pub fn predict_batch(&self, rows: Float64ArraySlice) -> napi::Result<Float64Array, String> {
+        self.model.predict_batch(&rows).map(Float64Array::new).map_err(js_error)
+    }
+
+    /// SHAP values of one row: `numFeatures` contributions, then the expected value.
+    #[napi]
+    pub fn shap(&self, row: Float64ArraySlice) -> napi::Result<Float64Array, String> {
+        self.model.shap_row(&row).map(Float64Array::new).map_err(js_error)
+    }
+
+    /// SHAP values of a row-major matrix: `numFeatures + 1` values per row.
+    #[napi]
+    pub fn shap_batch(&self, rows: Float64ArraySlice) -> napi::Result<Float64Array, String> {
+        self.model.shap_batch(&rows).map(Float64Array::new).map_err(js_error)
+    }
+}
+
+/// Models alive in this process (shared by all its threads).
+#[napi]
+pub fn live_models() -> u32 {
+    registry::live_models() as u32
+}
+
+/// Does nothing with a row: measures the cost of one N-API call with a typed-array argument.
+#[napi]
+pub fn noop_call(row: Float64ArraySlice) -> f64 {
+    row.len() as f64
+}
+
+/// LightGBM's own training: a row-major matrix with labels in, model text out.
+/// `params` and `datasetParams` are LightGBM parameter strings (`key=value` separated by spaces),
+/// e.g. `objective=binary num_leaves=31` and `categorical_feature=0,3`.
+#[napi]
+pub fn lightgbm_train(
+    data: Float64ArraySlice,
+    num_features: u32,
+    labels: Float64ArraySlice,
+    params: String,
+    dataset_params: String,
+    iterations: u32,
+) -> napi::Result<String, String> {
+    let dataset = Dataset::from_rows(&data, num_features as usize, &labels, &dataset_params).map_err(js_error)?;
+    let booster = Booster::train(&dataset, &params, iterations as usize).map_err(js_error)?;
+    booster.model_text().map_err(js_error)
+}
+
+/// LightGBM's own predictor over a model: the reference for parity tests and benchmarks.
+#[napi]
+pub struct LightGbm {
+    booster: Arc<Booster>,
+    single_raw: Mutex<Option<SingleRow>>,
+    single_contrib: Mutex<Option<SingleRow>>,
+}
+
+fn single_row_into(booster: &Arc<Booster>, slot: &Mutex<Option<SingleRow>>, kind: PredictKind, row: &[f64], out: &mut [f64]) -> napi::Result<(), String> {
+    let mut guard = slot.lock().unwrap_or_else(|e| e.into_inner());
+    if guard.is_none() {
+        *guard = Some(booster.single_row(kind).map_err(js_error)?);
+    }
+    guard.as_mut().expect("initialised above").predict_into(row, out).map_err(js_error)
+}
+
+#[napi]
+impl LightGbm {
+    #[napi(factory)]
+    pub fn from_text(text: String) -> napi::Result<LightGbm, String> {
+        let booster = Arc::new(Booster::from_model_text(&text).map_err(js_error)?);
+        Ok(LightGbm { booster, single_raw: Mutex::new(None), single_contrib: Mutex::new(None) })
+    }
+
+    #[napi(getter)]
+    pub fn num_features(&self) -> u32 {
+        self.booster.num_features() as u32
+    }
+
+    /// Batch prediction (`raw`: raw scores, else transformed), single-threaded.
+    #[napi]
+    pub fn predict(&self, rows: Float64ArraySlice, raw: bool) -> napi::Result<Float64Array, String> {
+        let kind = if raw { PredictKind::RawScore } else { PredictKind::Normal };
+        self.booster.predict(&rows, kind).map(Float64Array::new).map_err(js_error)
+    }
+
+    /// Batch `predict_contrib`: `numFeatures + 1` values per row.
+    #[napi]
+    pub fn predict_contrib(&self, rows: Float64ArraySlice) -> napi::Result<Float64Array, String> {
+        self.booster.predict(&rows, PredictKind::Contrib).map(Float64Array::new).map_err(js_error)
+    }
+
+    /// Raw score of one row through LightGBM's fastest single-row path.
+    #[napi]
+    pub fn predict_raw_single(&self, row: Float64ArraySlice) -> napi::Result<f64, String> {
+        let mut out = [0.0];
+        single_row_into(&self.booster, &self.single_raw, PredictKind::RawScore, &row, &mut out)?;
+        Ok(out[0])
+    }
+
+    /// `predict_contrib` of one row through the single-row path.
+    #[napi]
+    pub fn predict_contrib_single(&self, row: Float64ArraySlice) -> napi::Result<Float64Array, String> {
+        let mut out = vec![0.0; self.booster.num_features() + 1];
+        single_row_into(&self.booster, &self.single_contrib, PredictKind::Contrib, &row, &mut out)?;
+        Ok(Float64Array::new(out))
+    }
+}
