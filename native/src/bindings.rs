@@ -76,6 +76,12 @@ impl Engine {
         self.reused
     }
 
+    /// Identity of the underlying copy: equal across handles (and threads) that share it.
+    #[napi(getter)]
+    pub fn instance_id(&self) -> f64 {
+        Arc::as_ptr(&self.model) as usize as f64
+    }
+
     /// Trees explained from precomputed tables, and by the recursive fallback.
     #[napi(getter)]
     pub fn shap_strategy(&self) -> Vec<u32> {
