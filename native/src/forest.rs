@@ -79,6 +79,14 @@ pub fn normalize_value(x: f64) -> f64 {
     }
 }
 
+/// Copies a row, normalising each value (see `normalize_value`).
+#[inline]
+pub fn normalize_into(src: &[f64], dst: &mut [f64]) {
+    for (d, &s) in dst.iter_mut().zip(src) {
+        *d = normalize_value(s);
+    }
+}
+
 /// LightGBM's `IsZero`.
 #[inline(always)]
 pub fn is_zero(x: f64) -> bool {

@@ -7,7 +7,7 @@
 use crate::error::{EngineError, ErrorCode, Result};
 use crate::forest::{Forest, Objective};
 use crate::lightgbm::text;
-use crate::predict::{normalize_into, Compiled};
+use crate::predict::Compiled;
 use crate::shap::Shap;
 
 pub struct Model {
@@ -80,16 +80,17 @@ impl Model {
 
     pub fn predict_raw_row(&self, row: &[f64]) -> Result<f64> {
         self.check_row(row)?;
-        let mut stack = [0.0f64; 64];
+        let width = self.compiled.prepared_width;
+        let mut stack = [0.0f64; 192];
         let mut heap;
-        let normalized: &mut [f64] = if row.len() <= stack.len() {
-            &mut stack[..row.len()]
+        let prepared: &mut [f64] = if width <= stack.len() {
+            &mut stack[..width]
         } else {
-            heap = vec![0.0; row.len()];
+            heap = vec![0.0; width];
             &mut heap
         };
-        normalize_into(row, normalized);
-        Ok(self.compiled.predict_raw_normalized(normalized))
+        self.compiled.prepare(row, prepared);
+        Ok(self.compiled.predict_raw_prepared(prepared))
     }
 
     pub fn predict_row(&self, row: &[f64]) -> Result<f64> {

@@ -2,34 +2,35 @@
 //!
 //! Layout. Each tree is laid out breadth-first with the two children of a node side by side, so a
 //! node stores one child index and "go right" is `+1`. Leaves are nodes too: they point at
-//! themselves with a NaN threshold, so a walk that has reached a leaf stays there. That lets every
-//! tree be walked a fixed number of steps (its depth) with no loop-exit branch to mispredict, and lets
-//! several independent walks (four trees of one row, or one tree over many rows) run interleaved so
-//! the CPU overlaps their memory loads.
+//! themselves with a NaN threshold (`x > NaN` is false), so a walk that has reached a leaf stays
+//! there. Every tree is then walked a fixed number of steps (its depth) with no exit branch to
+//! mispredict, and independent walks (eight trees of one row, or one tree over sixteen rows) run
+//! interleaved so the CPU overlaps their memory loads.
 //!
-//! Split semantics are `forest::Tree::go_right`, folded per node at compile time:
-//! - numerical None/NaN missing types: `go_right = x > t || (isnan(x) && nan_right)`, where
-//!   `nan_right` is `0 > t` for None (NaN reads as 0) and `!default_left` for NaN;
-//! - numerical Zero missing type and categorical splits take a slower, still exact, branch.
+//! Missing values without a branch. A row is prepared once into a wider buffer: `[hi | lo | raw]`,
+//! where `hi` has NaN replaced by +inf, `lo` has NaN replaced by −inf and `raw` is the row itself.
+//! A node whose NaNs go right reads its feature from `hi` (+inf > any finite threshold), a node
+//! whose NaNs go left reads from `lo`, so every ordinary numerical split is the single comparison
+//! `x > threshold`. LightGBM's missing types fold into that at compile time: type NaN sends NaN to
+//! the default side; type None reads NaN as 0, i.e. NaN goes right exactly when `0 > threshold`.
+//! The few splits this cannot express (zero-as-missing, categorical, a +inf threshold whose NaNs go
+//! right) read `raw` and take a slower, exact branch; models without them never test for it.
 //!
-//! Rows are normalised first as LightGBM's C API does (|x| <= 1e-35 becomes 0), so the numbers
-//! match LightGBM's own `predict` bit for bit on each leaf choice.
+//! Rows are normalised as LightGBM's C API does (|x| <= 1e-35 becomes 0), so each leaf choice is
+//! the one LightGBM makes.
 
 use crate::forest::{self, Child, Forest, MissingType, Split, Tree};
 
-const FEATURE_MASK: u32 = (1 << 28) - 1;
-const KIND_SHIFT: u32 = 28;
-const KIND_MASK: u32 = 3 << KIND_SHIFT;
-const KIND_NUMERIC: u32 = 0;
-const KIND_ZERO: u32 = 1 << KIND_SHIFT;
-const KIND_CATEGORICAL: u32 = 2 << KIND_SHIFT;
-/// NaN goes right (numeric), or the default direction is right (zero-missing).
-const RIGHT_BIT: u32 = 1 << 31;
-
-/// Rows evaluated together per tree in batch mode.
-const ROW_BLOCK: usize = 16;
 /// Trees walked together for a single row.
-const TREE_GROUP: usize = 4;
+pub const TREE_GROUP: usize = 16;
+
+/// Slow split kinds (stored in `Compiled::kinds`; 0 means an ordinary comparison).
+const KIND_FAST: u8 = 0;
+const KIND_NUMERIC: u8 = 1;
+const KIND_ZERO: u8 = 2;
+const KIND_CATEGORICAL: u8 = 3;
+/// Flag: NaN (numeric) or the default direction (zero-missing) goes right.
+const RIGHT: u8 = 0x80;
 
 #[derive(Debug, Clone, Copy)]
 #[repr(C)]
@@ -39,15 +40,8 @@ pub struct Node {
     pub threshold: f64,
     /// Left child (right child is `child + 1`); a leaf's own index.
     pub child: u32,
-    /// Feature index (low 28 bits), split kind (2 bits), right-direction flag (top bit).
-    pub meta: u32,
-}
-
-impl Node {
-    #[inline(always)]
-    pub fn feature(&self) -> usize {
-        (self.meta & FEATURE_MASK) as usize
-    }
+    /// Index into the prepared row: `f` (hi), `nf + f` (lo) or `2·nf + f` (raw).
+    pub slot: u32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -63,30 +57,56 @@ pub struct TreeSpan {
 #[derive(Debug, Clone)]
 pub struct Compiled {
     pub nodes: Vec<Node>,
+    /// Split kind per node; all zero (and unread) unless `has_slow_splits`.
+    kinds: Vec<u8>,
     /// Leaf value at each leaf node's index (0 for internal nodes).
     pub values: Vec<f64>,
     /// For each compiled node, what it was in the source tree (used to build SHAP tables).
     pub origin: Vec<Child>,
     pub trees: Vec<TreeSpan>,
-    pub cat_words: Vec<u32>,
+    /// Trees in groups of `TREE_GROUP`, sorted by depth so a group's walks end together; short
+    /// groups are padded with node 0, a zero-valued leaf.
+    groups: Vec<([u32; TREE_GROUP], u32)>,
+    cat_words: Vec<u32>,
     pub num_features: usize,
-    /// True when some split is a zero-missing or categorical one (the slower branch exists).
+    /// Width of a prepared row: 2·nf, or 3·nf when some split reads the raw values.
+    pub prepared_width: usize,
     pub has_slow_splits: bool,
 }
 
 impl Compiled {
     pub fn new(forest: &Forest) -> Compiled {
+        let nf = forest.num_features;
         let mut c = Compiled {
             nodes: Vec::new(),
+            kinds: Vec::new(),
             values: Vec::new(),
             origin: Vec::new(),
             trees: Vec::with_capacity(forest.trees.len()),
+            groups: Vec::new(),
             cat_words: Vec::new(),
-            num_features: forest.num_features,
+            num_features: nf,
+            prepared_width: 2 * nf,
             has_slow_splits: false,
         };
+        // Node 0: a leaf of value 0 that pads short tree groups.
+        c.push_slot(Child::Leaf(0));
+        c.nodes[0] = Node { threshold: f64::NAN, child: 0, slot: 0 };
         for tree in &forest.trees {
             c.add_tree(tree);
+        }
+        if c.has_slow_splits {
+            c.prepared_width = 3 * nf;
+        }
+        let mut order: Vec<usize> = (0..c.trees.len()).collect();
+        order.sort_by_key(|&t| c.trees[t].depth);
+        for chunk in order.chunks(TREE_GROUP) {
+            let mut roots = [0u32; TREE_GROUP];
+            for (k, &t) in chunk.iter().enumerate() {
+                roots[k] = c.trees[t].root;
+            }
+            let steps = chunk.iter().map(|&t| c.trees[t].depth).max().unwrap_or(0);
+            c.groups.push((roots, steps));
         }
         c
     }
@@ -103,7 +123,7 @@ impl Compiled {
             depth = depth.max(d);
             match source {
                 Child::Leaf(l) => {
-                    self.nodes[index as usize] = Node { threshold: f64::NAN, child: index, meta: 0 };
+                    self.nodes[index as usize] = Node { threshold: f64::NAN, child: index, slot: 0 };
                     self.values[index as usize] = tree.leaf_value[l as usize];
                 }
                 Child::Node(n) => {
@@ -114,8 +134,9 @@ impl Compiled {
                     self.push_slot(r);
                     queue.push_back((child, l, d + 1));
                     queue.push_back((child + 1, r, d + 1));
-                    let (threshold, meta) = self.encode_split(tree, n);
-                    self.nodes[index as usize] = Node { threshold, child, meta };
+                    let (threshold, slot, kind) = self.encode_split(tree, n);
+                    self.nodes[index as usize] = Node { threshold, child, slot };
+                    self.kinds[index as usize] = kind;
                 }
             }
         }
@@ -123,159 +144,174 @@ impl Compiled {
     }
 
     fn push_slot(&mut self, origin: Child) {
-        self.nodes.push(Node { threshold: f64::NAN, child: 0, meta: 0 });
+        self.nodes.push(Node { threshold: f64::NAN, child: 0, slot: 0 });
+        self.kinds.push(KIND_FAST);
         self.values.push(0.0);
         self.origin.push(origin);
     }
 
-    fn encode_split(&mut self, tree: &Tree, n: usize) -> (f64, u32) {
-        let feature = tree.split_feature[n];
-        assert!(feature <= FEATURE_MASK, "feature index beyond 2^28");
-        match tree.split[n] {
-            Split::Numerical { missing: MissingType::None, .. } => {
-                let t = tree.threshold[n];
-                let nan_right = if 0.0 > t { RIGHT_BIT } else { 0 };
-                (t, feature | KIND_NUMERIC | nan_right)
+    /// (threshold, prepared-row slot, kind) of internal node `n`.
+    fn encode_split(&mut self, tree: &Tree, n: usize) -> (f64, u32, u8) {
+        let nf = self.num_features as u32;
+        let f = tree.split_feature[n];
+        let t = tree.threshold[n];
+        let raw = 2 * nf + f;
+        let numeric = |nan_right: bool| -> (f64, u32, u8) {
+            if nan_right && t == f64::INFINITY {
+                (t, raw, KIND_NUMERIC | RIGHT) // +inf cannot stand for NaN against a +inf threshold
+            } else if nan_right {
+                (t, f, KIND_FAST)
+            } else {
+                (t, nf + f, KIND_FAST)
             }
-            Split::Numerical { missing: MissingType::NaN, default_left } => {
-                (tree.threshold[n], feature | KIND_NUMERIC | if default_left { 0 } else { RIGHT_BIT })
-            }
+        };
+        let encoded = match tree.split[n] {
+            Split::Numerical { missing: MissingType::None, .. } => numeric(0.0 > t),
+            Split::Numerical { missing: MissingType::NaN, default_left } => numeric(!default_left),
             Split::Numerical { missing: MissingType::Zero, default_left } => {
-                self.has_slow_splits = true;
-                (tree.threshold[n], feature | KIND_ZERO | if default_left { 0 } else { RIGHT_BIT })
+                (t, raw, KIND_ZERO | if default_left { 0 } else { RIGHT })
             }
             Split::Categorical { cat_index } => {
-                self.has_slow_splits = true;
                 let lo = tree.cat_boundaries[cat_index as usize] as usize;
                 let hi = tree.cat_boundaries[cat_index as usize + 1] as usize;
                 let offset = self.cat_words.len() as u64;
                 self.cat_words.extend_from_slice(&tree.cat_threshold[lo..hi]);
-                let bits = (offset << 32) | (hi - lo) as u64;
-                (f64::from_bits(bits), feature | KIND_CATEGORICAL)
+                (f64::from_bits((offset << 32) | (hi - lo) as u64), raw, KIND_CATEGORICAL)
             }
+        };
+        if encoded.2 != KIND_FAST {
+            self.has_slow_splits = true;
         }
+        encoded
     }
 
     /// Bytes held by the compiled form.
     pub fn memory_bytes(&self) -> usize {
         self.nodes.len() * std::mem::size_of::<Node>()
+            + self.kinds.len()
             + self.values.len() * 8
             + self.origin.len() * std::mem::size_of::<Child>()
             + self.trees.len() * std::mem::size_of::<TreeSpan>()
+            + self.groups.len() * std::mem::size_of::<([u32; TREE_GROUP], u32)>()
             + self.cat_words.len() * 4
     }
 
-    /// Whether the row goes right at `node` (1) or left (0). Also correct on leaves (always 0).
-    #[inline(always)]
-    pub fn go_right(&self, node: &Node, row: &[f64]) -> u32 {
-        // SAFETY: feature indices were checked against num_features when the forest was built, and
-        // rows are checked to have num_features values before any walk.
-        let x = unsafe { *row.get_unchecked(node.feature()) };
-        if node.meta & KIND_MASK == KIND_NUMERIC {
-            (x > node.threshold) as u32 | ((x.is_nan() as u32) & (node.meta >> 31))
-        } else {
-            self.go_right_slow(node, x)
+    /// Fills `out` (length `prepared_width`) from one row (length `num_features`).
+    #[inline]
+    pub fn prepare(&self, row: &[f64], out: &mut [f64]) {
+        let nf = self.num_features;
+        let (hi, rest) = out.split_at_mut(nf);
+        let (lo, raw) = rest.split_at_mut(nf);
+        for f in 0..nf {
+            let x = forest::normalize_value(row[f]);
+            let nan = x.is_nan();
+            hi[f] = if nan { f64::INFINITY } else { x };
+            lo[f] = if nan { f64::NEG_INFINITY } else { x };
         }
+        if self.has_slow_splits {
+            for f in 0..nf {
+                raw[f] = forest::normalize_value(row[f]);
+            }
+        }
+    }
+
+    /// 1 when the prepared row goes right at node `i`, else 0 (always 0 at a leaf).
+    #[inline(always)]
+    pub fn go_right(&self, i: u32, row: &[f64]) -> u32 {
+        if self.has_slow_splits {
+            self.go_right_with::<true>(i, row)
+        } else {
+            self.go_right_with::<false>(i, row)
+        }
+    }
+
+    #[inline(always)]
+    fn go_right_with<const SLOW: bool>(&self, i: u32, row: &[f64]) -> u32 {
+        // SAFETY: node indices come from this layout, slots are < prepared_width and prepared rows
+        // have exactly prepared_width values (checked by the callers that build them).
+        let node = unsafe { self.nodes.get_unchecked(i as usize) };
+        let x = unsafe { *row.get_unchecked(node.slot as usize) };
+        if SLOW {
+            let kind = unsafe { *self.kinds.get_unchecked(i as usize) };
+            if kind != KIND_FAST {
+                return self.go_right_slow(kind, node, x);
+            }
+        }
+        (x > node.threshold) as u32
     }
 
     #[cold]
     #[inline(never)]
-    fn go_right_slow(&self, node: &Node, x: f64) -> u32 {
-        if node.meta & KIND_MASK == KIND_ZERO {
-            // Rows are normalised, so LightGBM's IsZero is an exact comparison with 0 here.
-            if x.is_nan() || x == 0.0 {
-                node.meta >> 31
-            } else {
-                (x > node.threshold) as u32
+    fn go_right_slow(&self, kind: u8, node: &Node, x: f64) -> u32 {
+        let flag = (kind & RIGHT != 0) as u32;
+        match kind & !RIGHT {
+            KIND_NUMERIC => {
+                if x.is_nan() {
+                    flag
+                } else {
+                    (x > node.threshold) as u32
+                }
             }
-        } else {
-            let bits = node.threshold.to_bits();
-            let offset = (bits >> 32) as usize;
-            let len = (bits & 0xffff_ffff) as usize;
-            (!forest::in_bitset(&self.cat_words[offset..offset + len], x)) as u32
+            // Rows are normalised, so LightGBM's IsZero is an exact comparison with 0 here.
+            KIND_ZERO => {
+                if x.is_nan() || x == 0.0 {
+                    flag
+                } else {
+                    (x > node.threshold) as u32
+                }
+            }
+            _ => {
+                let bits = node.threshold.to_bits();
+                let offset = (bits >> 32) as usize;
+                let len = (bits & 0xffff_ffff) as usize;
+                (!forest::in_bitset(&self.cat_words[offset..offset + len], x)) as u32
+            }
         }
     }
 
     #[inline(always)]
-    fn step(&self, index: u32, row: &[f64]) -> u32 {
-        // SAFETY: every child index was produced by `add_tree` inside `nodes`.
-        let node = unsafe { self.nodes.get_unchecked(index as usize) };
-        node.child + self.go_right(node, row)
+    fn step<const SLOW: bool>(&self, i: u32, row: &[f64]) -> u32 {
+        // SAFETY: see go_right_with.
+        unsafe { self.nodes.get_unchecked(i as usize) }.child + self.go_right_with::<SLOW>(i, row)
     }
 
-    /// The leaf node index a row reaches in tree `t` (rows must be normalised).
-    #[inline]
-    pub fn leaf_index(&self, t: usize, row: &[f64]) -> u32 {
-        let span = self.trees[t];
-        let mut n = span.root;
-        for _ in 0..span.depth {
-            n = self.step(n, row);
+    /// Raw score of one prepared row: groups of trees walked in lockstep.
+    pub fn predict_raw_prepared(&self, row: &[f64]) -> f64 {
+        assert_eq!(row.len(), self.prepared_width);
+        if self.has_slow_splits {
+            self.predict_groups::<true>(row)
+        } else {
+            self.predict_groups::<false>(row)
         }
-        n
     }
 
-    /// Raw score of one normalised row, walking groups of trees in lockstep.
-    pub fn predict_raw_normalized(&self, row: &[f64]) -> f64 {
+    #[inline(always)]
+    fn predict_groups<const SLOW: bool>(&self, row: &[f64]) -> f64 {
         let mut sum = 0.0;
-        let mut groups = self.trees.chunks_exact(TREE_GROUP);
-        for g in &mut groups {
-            let mut n = [g[0].root, g[1].root, g[2].root, g[3].root];
-            let steps = g[0].depth.max(g[1].depth).max(g[2].depth).max(g[3].depth);
-            for _ in 0..steps {
+        for (roots, steps) in &self.groups {
+            let mut n = *roots;
+            for _ in 0..*steps {
                 for k in 0..TREE_GROUP {
-                    n[k] = self.step(n[k], row);
+                    n[k] = self.step::<SLOW>(n[k], row);
                 }
             }
             for k in 0..TREE_GROUP {
-                // SAFETY: n[k] is a node index of this tree.
+                // SAFETY: n[k] is a node index of this layout.
                 sum += unsafe { *self.values.get_unchecked(n[k] as usize) };
             }
-        }
-        for span in groups.remainder() {
-            let mut n = span.root;
-            for _ in 0..span.depth {
-                n = self.step(n, row);
-            }
-            sum += self.values[n as usize];
         }
         sum
     }
 
-    /// Raw scores of a block of normalised rows (row-major, `num_features` wide), added into `out`.
-    fn predict_block(&self, rows: &[f64], out: &mut [f64]) {
-        let nf = self.num_features;
-        let count = out.len();
-        let mut idx = [0u32; ROW_BLOCK];
-        for span in &self.trees {
-            idx[..count].fill(span.root);
-            for _ in 0..span.depth {
-                for r in 0..count {
-                    idx[r] = self.step(idx[r], &rows[r * nf..(r + 1) * nf]);
-                }
-            }
-            for r in 0..count {
-                // SAFETY: idx[r] is a node index of this tree.
-                out[r] += unsafe { *self.values.get_unchecked(idx[r] as usize) };
-            }
-        }
-    }
-
-    /// Raw scores of many rows (row-major). The caller checks `rows.len() % num_features == 0`.
+    /// Raw scores of many rows (row-major, `num_features` wide). Needs `out.len()` rows.
     pub fn predict_raw_batch(&self, rows: &[f64], out: &mut [f64]) {
         let nf = self.num_features;
-        let mut block = vec![0.0; ROW_BLOCK * nf];
-        for (chunk, out_chunk) in rows.chunks(ROW_BLOCK * nf).zip(out.chunks_mut(ROW_BLOCK)) {
-            normalize_into(chunk, &mut block[..chunk.len()]);
-            out_chunk.fill(0.0);
-            self.predict_block(&block[..chunk.len()], out_chunk);
+        let w = self.prepared_width;
+        assert_eq!(rows.len(), out.len() * nf);
+        let mut prepared = vec![0.0; w];
+        for (row, o) in rows.chunks_exact(nf).zip(out.iter_mut()) {
+            self.prepare(row, &mut prepared);
+            *o = self.predict_raw_prepared(&prepared);
         }
-    }
-}
-
-/// Copies rows, turning LightGBM's near-zeros into zeros (see the module note).
-#[inline]
-pub fn normalize_into(src: &[f64], dst: &mut [f64]) {
-    for (d, &s) in dst.iter_mut().zip(src) {
-        *d = forest::normalize_value(s);
     }
 }

@@ -22,13 +22,18 @@
 //! back to the classic recursive algorithm (Lundberg et al. 2018, Algorithm 2), which this module
 //! also implements and which the tests use as a second reference.
 
-use crate::forest::{Child, Forest, Tree};
-use crate::predict::{normalize_into, Compiled};
+use crate::forest::{normalize_into, Child, Forest, Tree};
+use crate::predict::Compiled;
 
-/// Largest number of distinct features on one path that gets a table (2^16 entries).
-pub const MAX_TABLE_BITS: usize = 16;
-/// Largest table, in entries, for one tree.
-pub const MAX_TREE_ENTRIES: usize = 1 << 17;
+/// Largest number of distinct features on one path that gets a table (2^12 entries, 32 KiB);
+/// leaves with more are computed directly (see `leaf_direct`).
+pub const MAX_TABLE_BITS: usize = 12;
+/// Agreement patterns are u32 bitsets: a path with more distinct features uses the recursion.
+const MAX_PATTERN_BITS: usize = 32;
+/// Multipliers for the branch-free select in `leaf_contributions`.
+const SELECT: [f64; 2] = [0.0, 1.0];
+/// `LeafTable::table` of a leaf computed directly rather than from a table.
+const DIRECT: u32 = u32::MAX;
 /// Rows explained together per tree in batch mode (keeps a tree's tables hot in cache).
 const ROW_BLOCK: usize = 32;
 
@@ -36,7 +41,7 @@ const ROW_BLOCK: usize = 32;
 struct LeafTable {
     /// Compiled node index of the leaf.
     node: u32,
-    /// Offset of its 2^m entries in `Shap::table`.
+    /// Offset of its 2^m entries in `Shap::table`, or `DIRECT`.
     table: u32,
     /// Offset of its m features / ratios in `Shap::leaf_features` / `Shap::leaf_ratios`.
     slots: u32,
@@ -47,8 +52,9 @@ struct LeafTable {
 enum Strategy {
     /// A tree with a single leaf: only the expected value moves.
     Constant,
-    /// Tabulated: leaves in `Shap::leaves[first..first+count]`.
-    Table { first: u32, count: u32 },
+    /// Tabulated: leaves in `Shap::leaves[first..first+count]`, internal nodes (local indices,
+    /// breadth-first) in `Shap::internal[inner..inner+inner_count]`.
+    Table { first: u32, count: u32, inner: u32, inner_count: u32 },
     /// The recursive algorithm over the source tree.
     Recursive { max_depth: usize },
 }
@@ -58,10 +64,19 @@ pub struct Shap {
     strategies: Vec<Strategy>,
     /// For each compiled internal node, the slot of its feature on the path to it.
     node_slot: Vec<u8>,
+    /// For each compiled node, its left child's index within its tree.
+    local_child: Vec<u32>,
+    /// For each compiled internal node, its split feature.
+    node_feature: Vec<u32>,
+    /// Local indices of tabulated trees' internal nodes, breadth-first, tree after tree.
+    internal: Vec<u32>,
     leaves: Vec<LeafTable>,
     leaf_features: Vec<u32>,
     leaf_ratios: Vec<f64>,
+    leaf_z: Vec<f64>,
     table: Vec<f64>,
+    /// Shapley weights w_m(k) for every path size m: `weights[m][k]`.
+    weights: Vec<Vec<f64>>,
     /// Σ of the trees' expected values, in tree order (LightGBM's last contribution column).
     pub expected_value: f64,
     /// Largest tree, in nodes (sizes the pattern scratch).
@@ -71,18 +86,24 @@ pub struct Shap {
 
 impl Shap {
     pub fn new(forest: &Forest, compiled: &Compiled) -> Shap {
-        Shap::with_limits(forest, compiled, MAX_TABLE_BITS, MAX_TREE_ENTRIES)
+        Shap::with_table_bits(forest, compiled, Some(MAX_TABLE_BITS))
     }
 
-    /// As `new`, with other table limits (`max_bits = 0` sends every tree to the recursive path).
-    pub fn with_limits(forest: &Forest, compiled: &Compiled, max_bits: usize, max_entries: usize) -> Shap {
+    /// As `new` with another table limit: `Some(0)` computes every leaf directly, `None` sends
+    /// every tree to the recursive algorithm (both used by tests as references).
+    pub fn with_table_bits(forest: &Forest, compiled: &Compiled, max_bits: Option<usize>) -> Shap {
         let mut s = Shap {
             strategies: Vec::with_capacity(forest.trees.len()),
             node_slot: vec![0; compiled.nodes.len()],
+            local_child: vec![0; compiled.nodes.len()],
+            node_feature: vec![0; compiled.nodes.len()],
+            internal: Vec::new(),
             leaves: Vec::new(),
             leaf_features: Vec::new(),
             leaf_ratios: Vec::new(),
+            leaf_z: Vec::new(),
             table: Vec::new(),
+            weights: (0..=MAX_PATTERN_BITS).map(shapley_weights).collect(),
             expected_value: forest.expected_value(),
             max_tree_len: compiled.trees.iter().map(|t| t.len as usize).max().unwrap_or(0),
             num_features: forest.num_features,
@@ -92,8 +113,13 @@ impl Shap {
             let strategy = if tree.num_leaves() == 1 {
                 Strategy::Constant
             } else {
-                s.try_tabulate(tree, compiled, t, &mut scratch, max_bits, max_entries)
-                    .unwrap_or(Strategy::Recursive { max_depth: tree.max_depth() })
+                let before = s.internal.len();
+                max_bits
+                    .and_then(|bits| s.try_tabulate(tree, compiled, t, &mut scratch, bits))
+                    .unwrap_or_else(|| {
+                        s.internal.truncate(before);
+                        Strategy::Recursive { max_depth: tree.max_depth() }
+                    })
             };
             s.strategies.push(strategy);
         }
@@ -104,9 +130,13 @@ impl Shap {
     pub fn memory_bytes(&self) -> usize {
         self.table.len() * 8
             + self.leaf_ratios.len() * 8
+            + self.leaf_z.len() * 8
             + self.leaf_features.len() * 4
             + self.leaves.len() * std::mem::size_of::<LeafTable>()
             + self.node_slot.len()
+            + self.local_child.len() * 4
+            + self.node_feature.len() * 4
+            + self.internal.len() * 4
             + self.strategies.len() * std::mem::size_of::<Strategy>()
     }
 
@@ -118,8 +148,17 @@ impl Shap {
     }
 
     /// Builds the tables of one tree, or returns None when it should use the recursive algorithm.
-    fn try_tabulate(&mut self, tree: &Tree, compiled: &Compiled, t: usize, scratch: &mut TableScratch, max_bits: usize, max_entries: usize) -> Option<Strategy> {
+    fn try_tabulate(&mut self, tree: &Tree, compiled: &Compiled, t: usize, scratch: &mut TableScratch, max_bits: usize) -> Option<Strategy> {
         let span = compiled.trees[t];
+        let inner = self.internal.len() as u32;
+        for i in 0..span.len {
+            let n = compiled.nodes[(span.root + i) as usize];
+            if n.child != span.root + i {
+                self.local_child[(span.root + i) as usize] = n.child - span.root;
+                self.internal.push(i);
+            }
+        }
+        let inner_count = self.internal.len() as u32 - inner;
         // Walk the compiled tree depth-first, carrying the path's distinct features and their z.
         struct Frame {
             node: u32,
@@ -127,26 +166,22 @@ impl Shap {
         }
         let mut pending_leaves: Vec<(u32, Vec<(u32, f64)>)> = Vec::new();
         let mut stack = vec![Frame { node: span.root, path: Vec::new() }];
-        let mut entries = 0usize;
         while let Some(Frame { node, path }) = stack.pop() {
             let n = &compiled.nodes[node as usize];
             if n.child == node {
-                if path.len() > max_bits {
-                    return None;
-                }
-                entries += 1 << path.len();
-                if entries > max_entries {
-                    return None;
-                }
                 pending_leaves.push((node, path));
                 continue;
             }
-            let feature = n.feature() as u32;
+            let feature = tree.split_feature[match compiled.origin[node as usize] {
+                Child::Node(k) => k as usize,
+                Child::Leaf(_) => unreachable!("internal node"),
+            }];
             let slot = path.iter().position(|&(f, _)| f == feature).unwrap_or(path.len());
-            if slot > u8::MAX as usize {
+            if slot >= MAX_PATTERN_BITS {
                 return None;
             }
             self.node_slot[node as usize] = slot as u8;
+            self.node_feature[node as usize] = feature;
             let parent_count = tree.count(compiled.origin[node as usize]);
             for child in [n.child, n.child + 1] {
                 let ratio = tree.count(compiled.origin[child as usize]) / parent_count;
@@ -168,71 +203,114 @@ impl Shap {
         for (node, path) in &pending_leaves {
             let value = compiled.values[*node as usize];
             let m = path.len();
-            let table = self.table.len() as u32;
             let slots = self.leaf_features.len() as u32;
-            scratch.fill(path, value, &mut self.table);
+            let table = if m <= max_bits {
+                let offset = self.table.len() as u32;
+                scratch.fill(path, value, &self.weights[m], &mut self.table);
+                offset
+            } else {
+                DIRECT
+            };
             for &(f, z) in path {
                 self.leaf_features.push(f);
                 self.leaf_ratios.push((1.0 - z) / z);
+                self.leaf_z.push(z);
             }
             self.leaves.push(LeafTable { node: *node, table, slots, m: m as u32 });
         }
-        Some(Strategy::Table { first, count: pending_leaves.len() as u32 })
+        Some(Strategy::Table { first, count: pending_leaves.len() as u32, inner, inner_count })
     }
 
-    /// SHAP values of one row: `num_features` contributions then the expected value, added to `out`
-    /// (length `num_features + 1`). The row must already be normalised.
-    fn explain_normalized(&self, forest: &Forest, compiled: &Compiled, row: &[f64], out: &mut [f64], patterns: &mut [u32], path: &mut Vec<PathElement>) {
-        for (t, strategy) in self.strategies.iter().enumerate() {
-            match strategy {
-                Strategy::Constant => {}
-                Strategy::Table { first, count } => {
-                    self.explain_tree_table(compiled, t, *first, *count, row, out, patterns);
-                }
-                Strategy::Recursive { max_depth } => {
-                    recursive_tree_shap(&forest.trees[t], row, out, path, *max_depth);
-                }
-            }
-        }
-        out[self.num_features] += self.expected_value;
-    }
-
-    #[inline]
-    #[allow(clippy::too_many_arguments)]
-    fn explain_tree_table(&self, compiled: &Compiled, t: usize, first: u32, count: u32, row: &[f64], out: &mut [f64], patterns: &mut [u32]) {
-        let span = compiled.trees[t];
-        let root = span.root as usize;
-        let len = span.len as usize;
-        let nodes = &compiled.nodes[root..root + len];
-        let slots = &self.node_slot[root..root + len];
-        patterns[0] = u32::MAX;
+    /// Carries the row's agreement pattern from the root of tree `t` to every node
+    /// (`state.patterns`), noting where the row goes at each internal node (`state.right`).
+    #[inline(always)]
+    fn tree_patterns(&self, compiled: &Compiled, root: usize, inner: &[u32], prepared: &[f64], state: &mut RowState) {
+        state.patterns[0] = u32::MAX;
         // Parents precede children in the breadth-first layout, so one forward pass suffices.
-        for i in 0..len {
-            let n = &nodes[i];
-            let local_child = (n.child as usize).wrapping_sub(root);
-            if local_child == i {
-                continue; // a leaf
-            }
-            let right = compiled.go_right(n, row);
-            let p = patterns[i];
-            let bit = 1u32 << slots[i];
+        for &i in inner {
+            let i = i as usize;
+            let right = compiled.go_right((root + i) as u32, prepared);
+            let c = self.local_child[root + i] as usize;
+            let p = state.patterns[i];
+            let bit = 1u32 << self.node_slot[root + i];
+            state.right[i] = right as u8;
             // Going left disagrees with the row when it goes right, and vice versa.
-            patterns[local_child] = p & !(bit * right);
-            patterns[local_child + 1] = p & !(bit * (1 - right));
+            state.patterns[c] = p & !(bit * right);
+            state.patterns[c + 1] = p & !(bit * (1 - right));
         }
-        for leaf in &self.leaves[first as usize..(first + count) as usize] {
-            let m = leaf.m as usize;
-            let a = (patterns[leaf.node as usize - root] & ((1u32 << m) - 1)) as usize;
-            let table = &self.table[leaf.table as usize..leaf.table as usize + (1 << m)];
-            let features = &self.leaf_features[leaf.slots as usize..leaf.slots as usize + m];
-            let ratios = &self.leaf_ratios[leaf.slots as usize..leaf.slots as usize + m];
-            let t_a = table[a];
-            for k in 0..m {
-                let bit = 1usize << k;
-                let contribution = if a & bit != 0 { ratios[k] * table[a ^ bit] } else { -t_a };
-                // SAFETY: leaf features are split features, checked against num_features at load.
-                unsafe { *out.get_unchecked_mut(features[k] as usize) += contribution };
+    }
+
+    /// The contributions −T(A) that each leaf gives the path features the row disagrees with,
+    /// summed through the tree instead of leaf by leaf: a leaf disagrees on feature f exactly when
+    /// it lies on the side the row does not take at the first f-split that the row (so far) agrees
+    /// with. So f receives −(sum of T(A) over that subtree) at each such split. Needs
+    /// `state.sums[leaf] = T(A)` for every leaf.
+    #[inline(always)]
+    fn tree_negatives(&self, root: usize, inner: &[u32], state: &mut RowState, out: &mut [f64]) {
+        for &i in inner.iter().rev() {
+            let i = i as usize;
+            let c = self.local_child[root + i] as usize;
+            let right = state.right[i] as usize;
+            let cold = state.sums[c + 1 - right];
+            state.sums[i] = state.sums[c] + state.sums[c + 1];
+            let agreed = (state.patterns[i] >> self.node_slot[root + i]) & 1;
+            // SAFETY: split features were checked against num_features at load.
+            unsafe { *out.get_unchecked_mut(self.node_feature[root + i] as usize) -= SELECT[agreed as usize] * cold };
+        }
+    }
+
+    /// Adds one leaf's contributions to the features the row agrees with (ratio·T(A∖{k}) for k ∈
+    /// A) and returns T(A), which the features it disagrees with receive through `tree_negatives`.
+    #[inline(always)]
+    fn leaf_positives(&self, compiled: &Compiled, leaf: &LeafTable, pattern: u32, out: &mut [f64]) -> f64 {
+        let m = leaf.m as usize;
+        let a = pattern & ((1u64 << m) - 1) as u32;
+        let features = &self.leaf_features[leaf.slots as usize..leaf.slots as usize + m];
+        if leaf.table == DIRECT {
+            let z = &self.leaf_z[leaf.slots as usize..leaf.slots as usize + m];
+            return leaf_direct(compiled.values[leaf.node as usize], a, z, features, &self.weights[m], out);
+        }
+        let a = a as usize;
+        let table = &self.table[leaf.table as usize..leaf.table as usize + (1 << m)];
+        let ratios = &self.leaf_ratios[leaf.slots as usize..leaf.slots as usize + m];
+        for k in 0..m {
+            // Multiplying by s ∈ {0, 1} instead of branching on k ∈ A: that branch would
+            // mispredict half the time (and compilers turn bit-mask selects back into it).
+            let s = SELECT[(a >> k) & 1];
+            // SAFETY: a ^ (1 << k) < 2^m, the table's length; features are split features,
+            // checked against num_features at load.
+            let inside = ratios[k] * unsafe { *table.get_unchecked(a ^ (1 << k)) };
+            unsafe { *out.get_unchecked_mut(features[k] as usize) += s * inside };
+        }
+        table[a]
+    }
+
+    /// Adds tree `t`'s contributions for one row.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn explain_tree(&self, forest: &Forest, compiled: &Compiled, t: usize, prepared: &[f64], normalized: &[f64], out: &mut [f64], scratch: &mut Scratch) {
+        match self.strategies[t] {
+            Strategy::Constant => {}
+            Strategy::Table { first, count, inner, inner_count } => {
+                let root = compiled.trees[t].root as usize;
+                let inner = &self.internal[inner as usize..(inner + inner_count) as usize];
+                let state = &mut scratch.rows[0];
+                self.tree_patterns(compiled, root, inner, prepared, state);
+                for leaf in &self.leaves[first as usize..(first + count) as usize] {
+                    let local = leaf.node as usize - root;
+                    state.sums[local] = self.leaf_positives(compiled, leaf, state.patterns[local], out);
+                }
+                self.tree_negatives(root, inner, state, out);
             }
+            Strategy::Recursive { max_depth } => recursive_tree_shap(&forest.trees[t], normalized, out, &mut scratch.path, max_depth),
+        }
+    }
+
+    fn scratch(&self, rows: usize) -> Scratch {
+        let len = self.max_tree_len + 2;
+        Scratch {
+            rows: (0..rows).map(|_| RowState { patterns: vec![0; len], right: vec![0; len], sums: vec![0.0; len] }).collect(),
+            path: Vec::new(),
         }
     }
 
@@ -240,25 +318,44 @@ impl Shap {
     pub fn explain_batch(&self, forest: &Forest, compiled: &Compiled, rows: &[f64], out: &mut [f64]) {
         let nf = self.num_features;
         let width = nf + 1;
+        let pw = compiled.prepared_width;
         out.fill(0.0);
-        let mut block = vec![0.0; ROW_BLOCK * nf];
-        let mut patterns = vec![0u32; self.max_tree_len.max(1)];
-        let mut path = Vec::new();
+        let mut prepared = vec![0.0; ROW_BLOCK * pw];
+        let mut normalized = vec![0.0; ROW_BLOCK * nf];
+        let mut scratch = self.scratch(ROW_BLOCK);
         for (chunk, out_chunk) in rows.chunks(ROW_BLOCK * nf).zip(out.chunks_mut(ROW_BLOCK * width)) {
             let count = chunk.len() / nf;
-            normalize_into(chunk, &mut block[..chunk.len()]);
-            // Tree-major within the block, so each tree's tables stay in cache across its rows.
-            for (t, strategy) in self.strategies.iter().enumerate() {
-                for r in 0..count {
-                    let row = &block[r * nf..(r + 1) * nf];
-                    let o = &mut out_chunk[r * width..(r + 1) * width];
-                    match strategy {
-                        Strategy::Constant => {}
-                        Strategy::Table { first, count } => {
-                            self.explain_tree_table(compiled, t, *first, *count, row, o, &mut patterns)
+            for r in 0..count {
+                compiled.prepare(&chunk[r * nf..(r + 1) * nf], &mut prepared[r * pw..(r + 1) * pw]);
+            }
+            normalize_into(chunk, &mut normalized[..chunk.len()]);
+            // Tree by tree; within a tabulated tree, leaf by leaf over all the block's rows, so a
+            // leaf's table is read from L1 by every row in turn.
+            for t in 0..self.strategies.len() {
+                match self.strategies[t] {
+                    Strategy::Constant => {}
+                    Strategy::Table { first, count: leaves, inner, inner_count } => {
+                        let root = compiled.trees[t].root as usize;
+                        let inner = &self.internal[inner as usize..(inner + inner_count) as usize];
+                        for r in 0..count {
+                            self.tree_patterns(compiled, root, inner, &prepared[r * pw..(r + 1) * pw], &mut scratch.rows[r]);
                         }
-                        Strategy::Recursive { max_depth } => {
-                            recursive_tree_shap(&forest.trees[t], row, o, &mut path, *max_depth)
+                        for leaf in &self.leaves[first as usize..(first + leaves) as usize] {
+                            let local = leaf.node as usize - root;
+                            for r in 0..count {
+                                let state = &mut scratch.rows[r];
+                                let o = &mut out_chunk[r * width..(r + 1) * width];
+                                state.sums[local] = self.leaf_positives(compiled, leaf, state.patterns[local], o);
+                            }
+                        }
+                        for r in 0..count {
+                            self.tree_negatives(root, inner, &mut scratch.rows[r], &mut out_chunk[r * width..(r + 1) * width]);
+                        }
+                    }
+                    Strategy::Recursive { max_depth } => {
+                        for r in 0..count {
+                            let o = &mut out_chunk[r * width..(r + 1) * width];
+                            recursive_tree_shap(&forest.trees[t], &normalized[r * nf..(r + 1) * nf], o, &mut scratch.path, max_depth);
                         }
                     }
                 }
@@ -269,29 +366,35 @@ impl Shap {
         }
     }
 
-    /// SHAP values of one row (not normalised), written to `out` (length `num_features + 1`).
+    /// SHAP values of one row, written to `out` (length `num_features + 1`).
     pub fn explain_row(&self, forest: &Forest, compiled: &Compiled, row: &[f64], out: &mut [f64]) {
-        let mut normalized = [0.0f64; 64];
-        let mut heap;
-        let row_n: &mut [f64] = if row.len() <= normalized.len() {
-            &mut normalized[..row.len()]
-        } else {
-            heap = vec![0.0; row.len()];
-            &mut heap
-        };
-        normalize_into(row, row_n);
+        let mut prepared = vec![0.0; compiled.prepared_width];
+        compiled.prepare(row, &mut prepared);
+        let mut normalized = vec![0.0; row.len()];
+        normalize_into(row, &mut normalized);
         out.fill(0.0);
-        let mut patterns_stack = [0u32; 256];
-        let mut patterns_heap;
-        let patterns: &mut [u32] = if self.max_tree_len <= patterns_stack.len() {
-            &mut patterns_stack
-        } else {
-            patterns_heap = vec![0u32; self.max_tree_len];
-            &mut patterns_heap
-        };
-        let mut path = Vec::new();
-        self.explain_normalized(forest, compiled, row_n, out, patterns, &mut path);
+        let mut scratch = self.scratch(1);
+        for t in 0..self.strategies.len() {
+            self.explain_tree(forest, compiled, t, &prepared, &normalized, out, &mut scratch);
+        }
+        out[self.num_features] += self.expected_value;
     }
+}
+
+/// Per-row working memory for one tree, indexed by local node index.
+struct RowState {
+    /// Agreement pattern of the path to each node.
+    patterns: Vec<u32>,
+    /// 1 where the row goes right at an internal node.
+    right: Vec<u8>,
+    /// T(A) at leaves; their subtree sums at internal nodes.
+    sums: Vec<f64>,
+}
+
+/// Per-call working memory.
+struct Scratch {
+    rows: Vec<RowState>,
+    path: Vec<PathElement>,
 }
 
 /// Reusable buffers for building one leaf's table.
@@ -305,7 +408,7 @@ struct TableScratch {
 
 impl TableScratch {
     /// Appends T(B) for all B ⊆ {0..m} to `table` (see the module note).
-    fn fill(&mut self, path: &[(u32, f64)], value: f64, table: &mut Vec<f64>) {
+    fn fill(&mut self, path: &[(u32, f64)], value: f64, weights: &[f64], table: &mut Vec<f64>) {
         let m = path.len();
         let size = 1usize << m;
         let width = m + 1;
@@ -328,13 +431,6 @@ impl TableScratch {
                 e[r] = e_prev[r] + z * e_prev[r - 1];
             }
         }
-        // w_m(k) = k!(m−k−1)!/m! = 1 / (m · C(m−1, k)).
-        let mut weights = vec![0.0; m];
-        let mut binom = 1.0f64;
-        for (k, w) in weights.iter_mut().enumerate() {
-            *w = 1.0 / (m as f64 * binom);
-            binom = binom * (m - 1 - k) as f64 / (k + 1) as f64;
-        }
         let full = size - 1;
         for b in 0..size {
             let bits = b.count_ones() as usize;
@@ -347,6 +443,60 @@ impl TableScratch {
             table.push(value * self.products[full ^ b] * h);
         }
     }
+}
+
+/// Shapley weights w_m(k) = k!(m−k−1)!/m! = 1 / (m · C(m−1, k)), for k in 0..m.
+fn shapley_weights(m: usize) -> Vec<f64> {
+    let mut weights = vec![0.0; m];
+    let mut binom = 1.0f64;
+    for (k, w) in weights.iter_mut().enumerate() {
+        *w = 1.0 / (m as f64 * binom);
+        binom = binom * (m - 1 - k) as f64 / (k + 1) as f64;
+    }
+    weights
+}
+
+/// One leaf computed from the formulas rather than a table, for paths with too many distinct
+/// features to tabulate: the elementary symmetric polynomials of the z's in A give H(A), and
+/// dividing out one factor (1 + z_i·t) gives H(A ∖ {i}). Adds the contributions to the features
+/// in A and returns T(A) (see `leaf_positives`). O(m²).
+fn leaf_direct(value: f64, a: u32, z: &[f64], features: &[u32], weights: &[f64], out: &mut [f64]) -> f64 {
+    let m = z.len();
+    let mut e = [0.0f64; MAX_PATTERN_BITS + 1];
+    e[0] = 1.0;
+    let mut count = 0;
+    // q = v · Q(A) = v · Π_{j∉A} z_j.
+    let mut q = value;
+    for j in 0..m {
+        if a >> j & 1 == 1 {
+            count += 1;
+            for r in (1..=count).rev() {
+                e[r] += z[j] * e[r - 1];
+            }
+        } else {
+            q *= z[j];
+        }
+    }
+    let mut d = [0.0f64; MAX_PATTERN_BITS + 1];
+    for j in 0..m {
+        if a >> j & 1 == 1 {
+            // Divide Π(1 + z·t) over A by (1 + z_j·t).
+            d[0] = 1.0;
+            for r in 1..count {
+                d[r] = e[r] - z[j] * d[r - 1];
+            }
+            let mut h = 0.0;
+            for k in 0..count {
+                h += weights[k] * d[count - 1 - k];
+            }
+            out[features[j] as usize] += (1.0 - z[j]) * q * h;
+        }
+    }
+    let mut h_a = 0.0;
+    for k in 0..=count.min(m - 1) {
+        h_a += weights[k] * e[count - k];
+    }
+    q * h_a
 }
 
 /// One element of the unique path of the recursive algorithm.
