@@ -44,9 +44,10 @@ const diffPredict = maxDiff(ours.predictRawBatch(rows), theirs.predict(rows, tru
 const diffShap = maxDiff(ours.shapBatch(rows), theirs.predictContrib(rows));
 
 const singleRows = quick ? 1000 : 4000;
-const shapRows = quick ? 200 : 1000;
+const shapRows = quick ? 300 : 1000;
+const shapBatchRows = 1000;
 const shapSingles = singles.slice(0, shapRows);
-const shapBatch = rows.subarray(0, shapRows * NUM_FEATURES);
+const shapBatch = rows.subarray(0, shapBatchRows * NUM_FEATURES);
 let sink = 0;
 
 const predictSingle = compare(
@@ -73,9 +74,10 @@ const shapSingle = compare(
 const shapBatched = compare(
   'TreeSHAP, batch',
   () => { sink += call(() => ours.shapBatch(shapBatch))[0]!; },
-  shapRows,
+  shapBatchRows,
   () => { sink += theirs.predictContrib(shapBatch)[0]!; },
-  shapRows,
+  shapBatchRows,
+  { samples: quick ? 3 : 7, warmup: 1 },
 );
 const overhead = time('N-API call overhead (no-op)', () => { for (let i = 0; i < singleRows; i++) sink += noopCall(singles[i]!); }, singleRows);
 

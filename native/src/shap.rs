@@ -25,17 +25,20 @@
 use crate::forest::{normalize_into, Child, Forest, Tree};
 use crate::predict::Compiled;
 
-/// Largest number of distinct features on one path that gets a table (2^12 entries, 32 KiB);
+/// Largest number of distinct features on one path that gets a table (2^14 entries, 128 KiB);
 /// leaves with more are computed directly (see `leaf_direct`).
-pub const MAX_TABLE_BITS: usize = 12;
+pub const MAX_TABLE_BITS: usize = 14;
+/// Most table entries for one tree (1 MiB): past it, a tree's largest leaves are computed directly,
+/// so that very deep trees cannot blow the model's memory up.
+const MAX_TREE_ENTRIES: usize = 1 << 17;
 /// Agreement patterns are u32 bitsets: a path with more distinct features uses the recursion.
 const MAX_PATTERN_BITS: usize = 32;
 /// Multipliers for the branch-free select in `leaf_contributions`.
 const SELECT: [f64; 2] = [0.0, 1.0];
 /// `LeafTable::table` of a leaf computed directly rather than from a table.
 const DIRECT: u32 = u32::MAX;
-/// Rows explained together per tree in batch mode (keeps a tree's tables hot in cache).
-const ROW_BLOCK: usize = 32;
+/// Rows explained together per tree in batch mode: each table fetched into cache serves them all.
+const ROW_BLOCK: usize = 256;
 
 #[derive(Debug, Clone, Copy)]
 struct LeafTable {
@@ -62,14 +65,8 @@ enum Strategy {
 #[derive(Debug, Clone)]
 pub struct Shap {
     strategies: Vec<Strategy>,
-    /// For each compiled internal node, the slot of its feature on the path to it.
-    node_slot: Vec<u8>,
-    /// For each compiled node, its left child's index within its tree.
-    local_child: Vec<u32>,
-    /// For each compiled internal node, its split feature.
-    node_feature: Vec<u32>,
-    /// Local indices of tabulated trees' internal nodes, breadth-first, tree after tree.
-    internal: Vec<u32>,
+    /// Internal nodes of tabulated trees, breadth-first, tree after tree.
+    internal: Vec<Inner>,
     leaves: Vec<LeafTable>,
     leaf_features: Vec<u32>,
     leaf_ratios: Vec<f64>,
@@ -94,9 +91,6 @@ impl Shap {
     pub fn with_table_bits(forest: &Forest, compiled: &Compiled, max_bits: Option<usize>) -> Shap {
         let mut s = Shap {
             strategies: Vec::with_capacity(forest.trees.len()),
-            node_slot: vec![0; compiled.nodes.len()],
-            local_child: vec![0; compiled.nodes.len()],
-            node_feature: vec![0; compiled.nodes.len()],
             internal: Vec::new(),
             leaves: Vec::new(),
             leaf_features: Vec::new(),
@@ -133,10 +127,7 @@ impl Shap {
             + self.leaf_z.len() * 8
             + self.leaf_features.len() * 4
             + self.leaves.len() * std::mem::size_of::<LeafTable>()
-            + self.node_slot.len()
-            + self.local_child.len() * 4
-            + self.node_feature.len() * 4
-            + self.internal.len() * 4
+            + self.internal.len() * std::mem::size_of::<Inner>()
             + self.strategies.len() * std::mem::size_of::<Strategy>()
     }
 
@@ -151,11 +142,12 @@ impl Shap {
     fn try_tabulate(&mut self, tree: &Tree, compiled: &Compiled, t: usize, scratch: &mut TableScratch, max_bits: usize) -> Option<Strategy> {
         let span = compiled.trees[t];
         let inner = self.internal.len() as u32;
+        let mut inner_of = vec![u32::MAX; span.len as usize];
         for i in 0..span.len {
             let n = compiled.nodes[(span.root + i) as usize];
             if n.child != span.root + i {
-                self.local_child[(span.root + i) as usize] = n.child - span.root;
-                self.internal.push(i);
+                inner_of[i as usize] = self.internal.len() as u32;
+                self.internal.push(Inner { local: i, child: n.child - span.root, feature: 0, slot: 0 });
             }
         }
         let inner_count = self.internal.len() as u32 - inner;
@@ -180,8 +172,9 @@ impl Shap {
             if slot >= MAX_PATTERN_BITS {
                 return None;
             }
-            self.node_slot[node as usize] = slot as u8;
-            self.node_feature[node as usize] = feature;
+            let record = &mut self.internal[inner_of[(node - span.root) as usize] as usize];
+            record.slot = slot as u32;
+            record.feature = feature;
             let parent_count = tree.count(compiled.origin[node as usize]);
             for child in [n.child, n.child + 1] {
                 let ratio = tree.count(compiled.origin[child as usize]) / parent_count;
@@ -199,6 +192,19 @@ impl Shap {
         }
 
         pending_leaves.sort_by_key(|(node, _)| *node);
+        // Tabulate the smallest leaves first, within the tree's budget.
+        let mut sizes: Vec<usize> = pending_leaves.iter().map(|(_, p)| p.len()).filter(|&m| m <= max_bits).collect();
+        sizes.sort_unstable();
+        let mut budget = MAX_TREE_ENTRIES;
+        let mut largest_tabulated = 0;
+        for m in sizes {
+            if (1usize << m) > budget {
+                break;
+            }
+            budget -= 1 << m;
+            largest_tabulated = m;
+        }
+        let max_bits = largest_tabulated;
         let first = self.leaves.len() as u32;
         for (node, path) in &pending_leaves {
             let value = compiled.values[*node as usize];
@@ -224,19 +230,26 @@ impl Shap {
     /// Carries the row's agreement pattern from the root of tree `t` to every node
     /// (`state.patterns`), noting where the row goes at each internal node (`state.right`).
     #[inline(always)]
-    fn tree_patterns(&self, compiled: &Compiled, root: usize, inner: &[u32], prepared: &[f64], state: &mut RowState) {
-        state.patterns[0] = u32::MAX;
+    fn tree_patterns(&self, compiled: &Compiled, root: usize, inner: &[Inner], prepared: &[f64], state: &mut RowState) {
+        let len = state.patterns.len();
+        let patterns = state.patterns.as_mut_ptr();
+        let rights = state.right.as_mut_ptr();
+        patterns_at_root(&mut state.patterns);
         // Parents precede children in the breadth-first layout, so one forward pass suffices.
-        for &i in inner {
-            let i = i as usize;
-            let right = compiled.go_right((root + i) as u32, prepared);
-            let c = self.local_child[root + i] as usize;
-            let p = state.patterns[i];
-            let bit = 1u32 << self.node_slot[root + i];
-            state.right[i] = right as u8;
-            // Going left disagrees with the row when it goes right, and vice versa.
-            state.patterns[c] = p & !(bit * right);
-            state.patterns[c + 1] = p & !(bit * (1 - right));
+        for node in inner {
+            let (i, c) = (node.local as usize, node.child as usize);
+            debug_assert!(c + 1 < len && i < len);
+            let right = compiled.go_right(root as u32 + node.local, prepared);
+            let bit = 1u32 << node.slot;
+            // SAFETY: local indices and children are inside the tree, whose length (+2) sizes the
+            // row state (see `scratch`).
+            unsafe {
+                let p = *patterns.add(i);
+                *rights.add(i) = right as u8;
+                // Going left disagrees with the row when it goes right, and vice versa.
+                *patterns.add(c) = p & !(bit * right);
+                *patterns.add(c + 1) = p & !(bit * (1 - right));
+            }
         }
     }
 
@@ -246,16 +259,19 @@ impl Shap {
     /// with. So f receives −(sum of T(A) over that subtree) at each such split. Needs
     /// `state.sums[leaf] = T(A)` for every leaf.
     #[inline(always)]
-    fn tree_negatives(&self, root: usize, inner: &[u32], state: &mut RowState, out: &mut [f64]) {
-        for &i in inner.iter().rev() {
-            let i = i as usize;
-            let c = self.local_child[root + i] as usize;
-            let right = state.right[i] as usize;
-            let cold = state.sums[c + 1 - right];
-            state.sums[i] = state.sums[c] + state.sums[c + 1];
-            let agreed = (state.patterns[i] >> self.node_slot[root + i]) & 1;
-            // SAFETY: split features were checked against num_features at load.
-            unsafe { *out.get_unchecked_mut(self.node_feature[root + i] as usize) -= SELECT[agreed as usize] * cold };
+    fn tree_negatives(&self, inner: &[Inner], state: &mut RowState, out: &mut [f64]) {
+        let sums = state.sums.as_mut_ptr();
+        let out = out.as_mut_ptr();
+        for node in inner.iter().rev() {
+            let (i, c) = (node.local as usize, node.child as usize);
+            // SAFETY: as in `tree_patterns`; split features were checked against num_features.
+            unsafe {
+                let right = *state.right.get_unchecked(i) as usize;
+                let cold = *sums.add(c + 1 - right);
+                *sums.add(i) = *sums.add(c) + *sums.add(c + 1);
+                let agreed = (*state.patterns.get_unchecked(i) >> node.slot) & 1;
+                *out.add(node.feature as usize) -= SELECT[agreed as usize] * cold;
+            }
         }
     }
 
@@ -265,24 +281,30 @@ impl Shap {
     fn leaf_positives(&self, compiled: &Compiled, leaf: &LeafTable, pattern: u32, out: &mut [f64]) -> f64 {
         let m = leaf.m as usize;
         let a = pattern & ((1u64 << m) - 1) as u32;
-        let features = &self.leaf_features[leaf.slots as usize..leaf.slots as usize + m];
+        let slots = leaf.slots as usize;
         if leaf.table == DIRECT {
-            let z = &self.leaf_z[leaf.slots as usize..leaf.slots as usize + m];
+            let z = &self.leaf_z[slots..slots + m];
+            let features = &self.leaf_features[slots..slots + m];
             return leaf_direct(compiled.values[leaf.node as usize], a, z, features, &self.weights[m], out);
         }
         let a = a as usize;
-        let table = &self.table[leaf.table as usize..leaf.table as usize + (1 << m)];
-        let ratios = &self.leaf_ratios[leaf.slots as usize..leaf.slots as usize + m];
-        for k in 0..m {
-            // Multiplying by s ∈ {0, 1} instead of branching on k ∈ A: that branch would
-            // mispredict half the time (and compilers turn bit-mask selects back into it).
-            let s = SELECT[(a >> k) & 1];
-            // SAFETY: a ^ (1 << k) < 2^m, the table's length; features are split features,
-            // checked against num_features at load.
-            let inside = ratios[k] * unsafe { *table.get_unchecked(a ^ (1 << k)) };
-            unsafe { *out.get_unchecked_mut(features[k] as usize) += s * inside };
+        // SAFETY: every offset below was laid out by `try_tabulate` for this leaf: 2^m table
+        // entries from `leaf.table`, m features and ratios from `leaf.slots`; a ^ (1 << k) < 2^m;
+        // features are split features, checked against num_features (= out.len() - 1) at load.
+        unsafe {
+            let table = self.table.as_ptr().add(leaf.table as usize);
+            let ratios = self.leaf_ratios.as_ptr().add(slots);
+            let features = self.leaf_features.as_ptr().add(slots);
+            let out = out.as_mut_ptr();
+            for k in 0..m {
+                // Multiplying by s ∈ {0, 1} instead of branching on k ∈ A: that branch would
+                // mispredict half the time (and compilers turn bit-mask selects back into it).
+                let s = SELECT[(a >> k) & 1];
+                let inside = *ratios.add(k) * *table.add(a ^ (1 << k));
+                *out.add(*features.add(k) as usize) += s * inside;
+            }
+            *table.add(a)
         }
-        table[a]
     }
 
     /// Adds tree `t`'s contributions for one row.
@@ -300,7 +322,7 @@ impl Shap {
                     let local = leaf.node as usize - root;
                     state.sums[local] = self.leaf_positives(compiled, leaf, state.patterns[local], out);
                 }
-                self.tree_negatives(root, inner, state, out);
+                self.tree_negatives(inner, state, out);
             }
             Strategy::Recursive { max_depth } => recursive_tree_shap(&forest.trees[t], normalized, out, &mut scratch.path, max_depth),
         }
@@ -349,7 +371,7 @@ impl Shap {
                             }
                         }
                         for r in 0..count {
-                            self.tree_negatives(root, inner, &mut scratch.rows[r], &mut out_chunk[r * width..(r + 1) * width]);
+                            self.tree_negatives(inner, &mut scratch.rows[r], &mut out_chunk[r * width..(r + 1) * width]);
                         }
                     }
                     Strategy::Recursive { max_depth } => {
@@ -379,6 +401,22 @@ impl Shap {
         }
         out[self.num_features] += self.expected_value;
     }
+}
+
+/// An internal node of a tabulated tree, with what the passes over it need in one record.
+#[derive(Debug, Clone, Copy)]
+struct Inner {
+    /// Index within its tree (breadth-first).
+    local: u32,
+    /// Local index of its left child (the right one is next).
+    child: u32,
+    feature: u32,
+    /// Slot of its feature on the path to it.
+    slot: u32,
+}
+
+fn patterns_at_root(patterns: &mut [u32]) {
+    patterns[0] = u32::MAX;
 }
 
 /// Per-row working memory for one tree, indexed by local node index.
