@@ -49,9 +49,10 @@ export class EngineError extends Error {
 }
 
 function translate(err: unknown): never {
-  if (err instanceof Error && typeof (err as { code?: unknown }).code === 'string' && KNOWN_CODES.has((err as { code: string }).code)) {
+  const code = err instanceof Error ? (err as Error & { code?: unknown }).code : undefined;
+  if (err instanceof Error && typeof code === 'string' && KNOWN_CODES.has(code)) {
     const match = /\(line (\d+)\)$/.exec(err.message);
-    throw new EngineError((err as { code: EngineErrorCode }).code, err.message, match ? Number(match[1]) : undefined);
+    throw new EngineError(code as EngineErrorCode, err.message, match ? Number(match[1]) : undefined);
   }
   throw err;
 }

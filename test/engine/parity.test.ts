@@ -20,7 +20,7 @@ function maxDiff(a: Float64Array, b: Float64Array): number {
   return d;
 }
 
-const cases = [
+const cases: { name: string; seed: number; features: number; categorical: number[]; params: Record<string, string | number | boolean>; iterations: number }[] = [
   { name: 'binary, NaN and zeros', seed: 21, features: 30, categorical: [], params: { objective: 'binary', num_leaves: 31 }, iterations: 150 },
   { name: 'regression, categoricals', seed: 22, features: 12, categorical: [0, 5], params: { objective: 'regression', num_leaves: 31, max_cat_to_onehot: 4 }, iterations: 60 },
   { name: 'zero_as_missing', seed: 23, features: 10, categorical: [3], params: { objective: 'binary', num_leaves: 15, zero_as_missing: true }, iterations: 40 },
