@@ -15,12 +15,18 @@ fn main() {
     }
     let nf = model.num_features();
     let mut state = 12345u64;
-    let rows: Vec<f64> = (0..n * nf)
+    // ROWS=file of little-endian f64 rows (e.g. dumped from the synthetic generator), else uniform.
+    let from_file: Option<Vec<f64>> = std::env::var("ROWS").ok().map(|path| {
+        let bytes = std::fs::read(path).expect("rows file");
+        bytes.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).take(n * nf).collect()
+    });
+    let rows: Vec<f64> = if let Some(rows) = from_file { rows } else { (0..n * nf)
         .map(|_| {
             state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             ((state >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 6.0
         })
-        .collect();
+        .collect() };
+    let n = rows.len() / nf;
     let mut best = f64::INFINITY;
     let mut sink = 0.0;
     for _ in 0..7 {

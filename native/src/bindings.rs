@@ -30,9 +30,12 @@ pub struct Engine {
 #[napi]
 impl Engine {
     /// Loads a LightGBM text model (v3/v4 header; binary or regression objective).
+    /// `shapTableBits` (0 to 14, default 14) caps the leaves whose SHAP values are tabulated:
+    /// lower uses less memory and computes more leaves directly.
     #[napi(factory)]
-    pub fn from_text(text: String) -> napi::Result<Engine, String> {
-        let (model, reused) = registry::load(&text).map_err(js_error)?;
+    pub fn from_text(text: String, shap_table_bits: Option<u32>) -> napi::Result<Engine, String> {
+        let bits = shap_table_bits.map(|b| b as usize).unwrap_or(crate::shap::MAX_TABLE_BITS);
+        let (model, reused) = registry::load(&text, bits).map_err(js_error)?;
         Ok(Engine { model, reused })
     }
 

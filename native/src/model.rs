@@ -18,9 +18,15 @@ pub struct Model {
 
 impl Model {
     pub fn from_text(model_text: &str) -> Result<Model> {
+        Model::with_table_bits(model_text, crate::shap::MAX_TABLE_BITS)
+    }
+
+    /// As `from_text`, tabulating SHAP only for leaves with at most `table_bits` distinct path
+    /// features (memory against speed: see docs/engine.md).
+    pub fn with_table_bits(model_text: &str, table_bits: usize) -> Result<Model> {
         let forest = Forest::from_text(text::parse(model_text)?)?;
         let compiled = Compiled::new(&forest);
-        let shap = Shap::new(&forest, &compiled);
+        let shap = Shap::with_table_bits(&forest, &compiled, Some(table_bits.min(crate::shap::MAX_TABLE_BITS)));
         Ok(Model { forest, compiled, shap })
     }
 

@@ -37,6 +37,8 @@ const MAX_PATTERN_BITS: usize = 32;
 const SELECT: [f64; 2] = [0.0, 1.0];
 /// `LeafTable::table` of a leaf computed directly rather than from a table.
 const DIRECT: u32 = u32::MAX;
+/// How far ahead (in leaves) a single-row explanation prefetches table entries.
+const PREFETCH_LEAVES: usize = 12;
 /// Rows explained together per tree in batch mode: each table fetched into cache serves them all.
 const ROW_BLOCK: usize = 256;
 
@@ -230,19 +232,21 @@ impl Shap {
     /// Carries the row's agreement pattern from the root of tree `t` to every node
     /// (`state.patterns`), noting where the row goes at each internal node (`state.right`).
     #[inline(always)]
-    fn tree_patterns(&self, compiled: &Compiled, root: usize, inner: &[Inner], prepared: &[f64], state: &mut RowState) {
+    /// `state` is indexed by `base` + local index: `base` = 0 for a per-tree state, the tree's root
+    /// for a state spanning the whole model.
+    fn tree_patterns(&self, compiled: &Compiled, root: usize, inner: &[Inner], prepared: &[f64], state: &mut RowState, base: usize) {
         let len = state.patterns.len();
+        state.patterns[base] = u32::MAX;
         let patterns = state.patterns.as_mut_ptr();
         let rights = state.right.as_mut_ptr();
-        patterns_at_root(&mut state.patterns);
         // Parents precede children in the breadth-first layout, so one forward pass suffices.
         for node in inner {
-            let (i, c) = (node.local as usize, node.child as usize);
+            let (i, c) = (base + node.local as usize, base + node.child as usize);
             debug_assert!(c + 1 < len && i < len);
             let right = compiled.go_right(root as u32 + node.local, prepared);
             let bit = 1u32 << node.slot;
-            // SAFETY: local indices and children are inside the tree, whose length (+2) sizes the
-            // row state (see `scratch`).
+            // SAFETY: local indices and children are inside the tree, and the state covers the
+            // tree from `base` (see `scratch` and `explain_row`).
             unsafe {
                 let p = *patterns.add(i);
                 *rights.add(i) = right as u8;
@@ -259,11 +263,11 @@ impl Shap {
     /// with. So f receives −(sum of T(A) over that subtree) at each such split. Needs
     /// `state.sums[leaf] = T(A)` for every leaf.
     #[inline(always)]
-    fn tree_negatives(&self, inner: &[Inner], state: &mut RowState, out: &mut [f64]) {
+    fn tree_negatives(&self, inner: &[Inner], state: &mut RowState, base: usize, out: &mut [f64]) {
         let sums = state.sums.as_mut_ptr();
         let out = out.as_mut_ptr();
         for node in inner.iter().rev() {
-            let (i, c) = (node.local as usize, node.child as usize);
+            let (i, c) = (base + node.local as usize, base + node.child as usize);
             // SAFETY: as in `tree_patterns`; split features were checked against num_features.
             unsafe {
                 let right = *state.right.get_unchecked(i) as usize;
@@ -307,27 +311,6 @@ impl Shap {
         }
     }
 
-    /// Adds tree `t`'s contributions for one row.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn explain_tree(&self, forest: &Forest, compiled: &Compiled, t: usize, prepared: &[f64], normalized: &[f64], out: &mut [f64], scratch: &mut Scratch) {
-        match self.strategies[t] {
-            Strategy::Constant => {}
-            Strategy::Table { first, count, inner, inner_count } => {
-                let root = compiled.trees[t].root as usize;
-                let inner = &self.internal[inner as usize..(inner + inner_count) as usize];
-                let state = &mut scratch.rows[0];
-                self.tree_patterns(compiled, root, inner, prepared, state);
-                for leaf in &self.leaves[first as usize..(first + count) as usize] {
-                    let local = leaf.node as usize - root;
-                    state.sums[local] = self.leaf_positives(compiled, leaf, state.patterns[local], out);
-                }
-                self.tree_negatives(inner, state, out);
-            }
-            Strategy::Recursive { max_depth } => recursive_tree_shap(&forest.trees[t], normalized, out, &mut scratch.path, max_depth),
-        }
-    }
-
     fn scratch(&self, rows: usize) -> Scratch {
         let len = self.max_tree_len + 2;
         Scratch {
@@ -360,7 +343,7 @@ impl Shap {
                         let root = compiled.trees[t].root as usize;
                         let inner = &self.internal[inner as usize..(inner + inner_count) as usize];
                         for r in 0..count {
-                            self.tree_patterns(compiled, root, inner, &prepared[r * pw..(r + 1) * pw], &mut scratch.rows[r]);
+                            self.tree_patterns(compiled, root, inner, &prepared[r * pw..(r + 1) * pw], &mut scratch.rows[r], 0);
                         }
                         for leaf in &self.leaves[first as usize..(first + leaves) as usize] {
                             let local = leaf.node as usize - root;
@@ -371,7 +354,7 @@ impl Shap {
                             }
                         }
                         for r in 0..count {
-                            self.tree_negatives(inner, &mut scratch.rows[r], &mut out_chunk[r * width..(r + 1) * width]);
+                            self.tree_negatives(inner, &mut scratch.rows[r], 0, &mut out_chunk[r * width..(r + 1) * width]);
                         }
                     }
                     Strategy::Recursive { max_depth } => {
@@ -389,17 +372,69 @@ impl Shap {
     }
 
     /// SHAP values of one row, written to `out` (length `num_features + 1`).
+    ///
+    /// A single row cannot share table reads with other rows, so it is bound by their latency.
+    /// It therefore runs in two phases over the whole model: first every tree's agreement patterns
+    /// (cheap, cache-resident), then every leaf in turn while prefetching the table entries of the
+    /// leaf `PREFETCH_LEAVES` ahead, whose addresses the patterns already determine.
     pub fn explain_row(&self, forest: &Forest, compiled: &Compiled, row: &[f64], out: &mut [f64]) {
         let mut prepared = vec![0.0; compiled.prepared_width];
         compiled.prepare(row, &mut prepared);
         let mut normalized = vec![0.0; row.len()];
         normalize_into(row, &mut normalized);
         out.fill(0.0);
-        let mut scratch = self.scratch(1);
-        for t in 0..self.strategies.len() {
-            self.explain_tree(forest, compiled, t, &prepared, &normalized, out, &mut scratch);
+        let total = compiled.nodes.len() + 2;
+        let mut state = RowState { patterns: vec![0; total], right: vec![0; total], sums: vec![0.0; total] };
+        let mut path = Vec::new();
+        for (t, strategy) in self.strategies.iter().enumerate() {
+            match *strategy {
+                Strategy::Constant => {}
+                Strategy::Table { inner, inner_count, .. } => {
+                    let root = compiled.trees[t].root as usize;
+                    let inner = &self.internal[inner as usize..(inner + inner_count) as usize];
+                    self.tree_patterns(compiled, root, inner, &prepared, &mut state, root);
+                }
+                Strategy::Recursive { max_depth } => recursive_tree_shap(&forest.trees[t], &normalized, out, &mut path, max_depth),
+            }
+        }
+        let leaves = &self.leaves;
+        for (i, leaf) in leaves.iter().enumerate() {
+            if let Some(ahead) = leaves.get(i + PREFETCH_LEAVES) {
+                self.prefetch_leaf(ahead, state.patterns[ahead.node as usize]);
+            }
+            state.sums[leaf.node as usize] = self.leaf_positives(compiled, leaf, state.patterns[leaf.node as usize], out);
+        }
+        for (t, strategy) in self.strategies.iter().enumerate() {
+            if let Strategy::Table { inner, inner_count, .. } = *strategy {
+                let root = compiled.trees[t].root as usize;
+                let inner = &self.internal[inner as usize..(inner + inner_count) as usize];
+                self.tree_negatives(inner, &mut state, root, out);
+            }
         }
         out[self.num_features] += self.expected_value;
+    }
+
+    /// Asks the CPU to bring in the table entries a leaf will read for this pattern.
+    #[inline(always)]
+    fn prefetch_leaf(&self, leaf: &LeafTable, pattern: u32) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if leaf.table == DIRECT {
+                return;
+            }
+            let m = leaf.m as usize;
+            let a = (pattern & ((1u64 << m) - 1) as u32) as usize;
+            // SAFETY: prefetching never faults; the addresses are inside this leaf's table anyway.
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                let table = self.table.as_ptr().add(leaf.table as usize);
+                _mm_prefetch::<_MM_HINT_T0>(table.add(a) as *const i8);
+                // Entries within a cache line of A (low bits) come with it; prefetch the others.
+                for k in 3..m {
+                    _mm_prefetch::<_MM_HINT_T0>(table.add(a ^ (1 << k)) as *const i8);
+                }
+            }
+        }
     }
 }
 
@@ -413,10 +448,6 @@ struct Inner {
     feature: u32,
     /// Slot of its feature on the path to it.
     slot: u32,
-}
-
-fn patterns_at_root(patterns: &mut [u32]) {
-    patterns[0] = u32::MAX;
 }
 
 /// Per-row working memory for one tree, indexed by local node index.
@@ -495,44 +526,52 @@ fn shapley_weights(m: usize) -> Vec<f64> {
 }
 
 /// One leaf computed from the formulas rather than a table, for paths with too many distinct
-/// features to tabulate: the elementary symmetric polynomials of the z's in A give H(A), and
-/// dividing out one factor (1 + z_i·t) gives H(A ∖ {i}). Adds the contributions to the features
-/// in A and returns T(A) (see `leaf_positives`). O(m²).
+/// features to tabulate. Adds the contributions to the features in A and returns T(A) (see
+/// `leaf_positives`). O(c²) for c = |A|:
+/// - e = the elementary symmetric polynomials of the z's in A (coefficients of Π(1 + z_i·t));
+/// - H(A) = Σ_k w_m(k)·e_{c−k};
+/// - H(A∖{j}) uses e divided by (1 + z_j·t); expanding that division shows H(A∖{j}) = P(−z_j) for
+///   one polynomial P with coefficients G_n = Σ_s w_m(c−1−n−s)·e_s, so each j is one Horner pass.
 fn leaf_direct(value: f64, a: u32, z: &[f64], features: &[u32], weights: &[f64], out: &mut [f64]) -> f64 {
     let m = z.len();
+    assert!(m <= MAX_PATTERN_BITS && weights.len() == m);
     let mut e = [0.0f64; MAX_PATTERN_BITS + 1];
     e[0] = 1.0;
-    let mut count = 0;
+    let mut c = 0;
     // q = v · Q(A) = v · Π_{j∉A} z_j.
     let mut q = value;
-    for j in 0..m {
+    for (j, &zj) in z.iter().enumerate() {
         if a >> j & 1 == 1 {
-            count += 1;
-            for r in (1..=count).rev() {
-                e[r] += z[j] * e[r - 1];
+            c += 1;
+            for r in (1..=c).rev() {
+                e[r] += zj * e[r - 1];
             }
         } else {
-            q *= z[j];
-        }
-    }
-    let mut d = [0.0f64; MAX_PATTERN_BITS + 1];
-    for j in 0..m {
-        if a >> j & 1 == 1 {
-            // Divide Π(1 + z·t) over A by (1 + z_j·t).
-            d[0] = 1.0;
-            for r in 1..count {
-                d[r] = e[r] - z[j] * d[r - 1];
-            }
-            let mut h = 0.0;
-            for k in 0..count {
-                h += weights[k] * d[count - 1 - k];
-            }
-            out[features[j] as usize] += (1.0 - z[j]) * q * h;
+            q *= zj;
         }
     }
     let mut h_a = 0.0;
-    for k in 0..=count.min(m - 1) {
-        h_a += weights[k] * e[count - k];
+    for k in 0..=c.min(m - 1) {
+        h_a += weights[k] * e[c - k];
+    }
+    if c > 0 {
+        let mut g = [0.0f64; MAX_PATTERN_BITS];
+        for n in 0..c {
+            let mut sum = 0.0;
+            for s in 0..c - n {
+                sum += weights[c - 1 - n - s] * e[s];
+            }
+            g[n] = sum;
+        }
+        for (j, &zj) in z.iter().enumerate() {
+            if a >> j & 1 == 1 {
+                let mut h = 0.0;
+                for n in (0..c).rev() {
+                    h = h * -zj + g[n];
+                }
+                out[features[j] as usize] += (1.0 - zj) * q * h;
+            }
+        }
     }
     q * h_a
 }

@@ -65,13 +65,19 @@ function guarded<T>(fn: () => T): T {
   }
 }
 
+export interface LoadOptions {
+  /** Tabulate SHAP for leaves with at most this many distinct path features (0–14, default 14):
+   *  lower trades explanation speed for memory. */
+  shapTableBits?: number;
+}
+
 /** Loads a model from LightGBM text. The same text loaded anywhere in the process shares one copy. */
-export function loadModel(text: string): Engine {
-  return guarded(() => native.Engine.fromText(text));
+export function loadModel(text: string, options: LoadOptions = {}): Engine {
+  return guarded(() => native.Engine.fromText(text, options.shapTableBits));
 }
 
 /** Loads a model file (LightGBM text format). */
-export function loadModelFile(path: string): Engine {
+export function loadModelFile(path: string, options: LoadOptions = {}): Engine {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -79,7 +85,7 @@ export function loadModelFile(path: string): Engine {
     const reason = (err as NodeJS.ErrnoException).code ?? 'read error';
     throw new EngineError('model_io', `the model file could not be read (${reason})`);
   }
-  return loadModel(text);
+  return loadModel(text, options);
 }
 
 /**
