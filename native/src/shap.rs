@@ -311,11 +311,30 @@ impl Shap {
         }
     }
 
-    fn scratch(&self, rows: usize) -> Scratch {
-        let len = self.max_tree_len + 2;
-        Scratch {
-            rows: (0..rows).map(|_| RowState { patterns: vec![0; len], right: vec![0; len], sums: vec![0.0; len] }).collect(),
-            path: Vec::new(),
+    /// Adds one tabulated leaf's contributions for `count` rows whose states sit `stride` apart,
+    /// with the path size fixed at compile time so the slot loop unrolls and the leaf's ratios and
+    /// features stay in registers across rows.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn leaf_rows<const M: usize>(&self, leaf: &LeafTable, state: &mut RowState, stride: usize, local: usize, count: usize, out: &mut [f64], width: usize) {
+        let slots = leaf.slots as usize;
+        let ratios: [f64; M] = std::array::from_fn(|k| self.leaf_ratios[slots + k]);
+        let features: [usize; M] = std::array::from_fn(|k| self.leaf_features[slots + k] as usize);
+        let table = &self.table[leaf.table as usize..leaf.table as usize + (1 << M)];
+        let mask = (1usize << M) - 1;
+        assert!(count * stride <= state.patterns.len() && count * width <= out.len() && features.iter().all(|&f| f < width));
+        for r in 0..count {
+            let at = r * stride + local;
+            // SAFETY: bounds asserted above; a ^ (1 << k) < 2^M = the table's length.
+            unsafe {
+                let a = *state.patterns.get_unchecked(at) as usize & mask;
+                let o = out.as_mut_ptr().add(r * width);
+                for k in 0..M {
+                    let s = SELECT[(a >> k) & 1];
+                    *o.add(features[k]) += s * (ratios[k] * *table.get_unchecked(a ^ (1 << k)));
+                }
+                *state.sums.get_unchecked_mut(at) = *table.get_unchecked(a);
+            }
         }
     }
 
@@ -327,7 +346,9 @@ impl Shap {
         out.fill(0.0);
         let mut prepared = vec![0.0; ROW_BLOCK * pw];
         let mut normalized = vec![0.0; ROW_BLOCK * nf];
-        let mut scratch = self.scratch(ROW_BLOCK);
+        let stride = self.max_tree_len + 2;
+        let mut state = RowState { patterns: vec![0; ROW_BLOCK * stride], right: vec![0; ROW_BLOCK * stride], sums: vec![0.0; ROW_BLOCK * stride] };
+        let mut path = Vec::new();
         for (chunk, out_chunk) in rows.chunks(ROW_BLOCK * nf).zip(out.chunks_mut(ROW_BLOCK * width)) {
             let count = chunk.len() / nf;
             for r in 0..count {
@@ -343,24 +364,35 @@ impl Shap {
                         let root = compiled.trees[t].root as usize;
                         let inner = &self.internal[inner as usize..(inner + inner_count) as usize];
                         for r in 0..count {
-                            self.tree_patterns(compiled, root, inner, &prepared[r * pw..(r + 1) * pw], &mut scratch.rows[r], 0);
+                            self.tree_patterns(compiled, root, inner, &prepared[r * pw..(r + 1) * pw], &mut state, r * stride);
                         }
                         for leaf in &self.leaves[first as usize..(first + leaves) as usize] {
                             let local = leaf.node as usize - root;
-                            for r in 0..count {
-                                let state = &mut scratch.rows[r];
-                                let o = &mut out_chunk[r * width..(r + 1) * width];
-                                state.sums[local] = self.leaf_positives(compiled, leaf, state.patterns[local], o);
+                            let out = &mut out_chunk[..count * width];
+                            macro_rules! fixed {
+                                ($($m:literal)*) => {
+                                    match leaf.m as usize {
+                                        $($m if leaf.table != DIRECT => self.leaf_rows::<$m>(leaf, &mut state, stride, local, count, out, width),)*
+                                        _ => {
+                                            for r in 0..count {
+                                                let at = r * stride + local;
+                                                let o = &mut out[r * width..(r + 1) * width];
+                                                state.sums[at] = self.leaf_positives(compiled, leaf, state.patterns[at], o);
+                                            }
+                                        }
+                                    }
+                                };
                             }
+                            fixed!(1 2 3 4 5 6 7 8 9 10 11 12 13 14);
                         }
                         for r in 0..count {
-                            self.tree_negatives(inner, &mut scratch.rows[r], 0, &mut out_chunk[r * width..(r + 1) * width]);
+                            self.tree_negatives(inner, &mut state, r * stride, &mut out_chunk[r * width..(r + 1) * width]);
                         }
                     }
                     Strategy::Recursive { max_depth } => {
                         for r in 0..count {
                             let o = &mut out_chunk[r * width..(r + 1) * width];
-                            recursive_tree_shap(&forest.trees[t], &normalized[r * nf..(r + 1) * nf], o, &mut scratch.path, max_depth);
+                            recursive_tree_shap(&forest.trees[t], &normalized[r * nf..(r + 1) * nf], o, &mut path, max_depth);
                         }
                     }
                 }
@@ -450,7 +482,8 @@ struct Inner {
     slot: u32,
 }
 
-/// Per-row working memory for one tree, indexed by local node index.
+/// Per-row working memory: one tree's nodes from a base index (a block of rows, `stride` apart,
+/// in batch mode), or the whole model's nodes by compiled index (single rows).
 struct RowState {
     /// Agreement pattern of the path to each node.
     patterns: Vec<u32>,
@@ -460,11 +493,7 @@ struct RowState {
     sums: Vec<f64>,
 }
 
-/// Per-call working memory.
-struct Scratch {
-    rows: Vec<RowState>,
-    path: Vec<PathElement>,
-}
+
 
 /// Reusable buffers for building one leaf's table.
 #[derive(Default)]
