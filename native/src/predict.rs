@@ -21,6 +21,8 @@
 
 use crate::forest::{self, Child, Forest, MissingType, Split, Tree};
 
+/// Rows walked together through each tree group in batch mode.
+const ROW_BLOCK: usize = 32;
 /// Trees walked together for a single row.
 pub const TREE_GROUP: usize = 16;
 
@@ -304,14 +306,50 @@ impl Compiled {
     }
 
     /// Raw scores of many rows (row-major, `num_features` wide). Needs `out.len()` rows.
-    /// (Walking two rows at once through a tree group was measured slower: register pressure.)
+    ///
+    /// Rows go in blocks of `ROW_BLOCK`, and each tree group walks the whole block before the next
+    /// group starts: a group's nodes (16 trees, ~16 KiB) stay in L1 for all the block's rows,
+    /// where one row at a time would fetch the whole model's nodes from L2 for every row. Each row
+    /// still adds its groups in the same order as `predict_raw_prepared`, so both give identical
+    /// results.
     pub fn predict_raw_batch(&self, rows: &[f64], out: &mut [f64]) {
         let nf = self.num_features;
+        let w = self.prepared_width;
         assert_eq!(rows.len(), out.len() * nf);
-        let mut prepared = vec![0.0; self.prepared_width];
-        for (row, o) in rows.chunks_exact(nf).zip(out.iter_mut()) {
-            self.prepare(row, &mut prepared);
-            *o = self.predict_raw_prepared(&prepared);
+        let mut prepared = vec![0.0; ROW_BLOCK * w];
+        for (chunk, out_chunk) in rows.chunks(ROW_BLOCK * nf).zip(out.chunks_mut(ROW_BLOCK)) {
+            let count = out_chunk.len();
+            for r in 0..count {
+                self.prepare(&chunk[r * nf..(r + 1) * nf], &mut prepared[r * w..(r + 1) * w]);
+            }
+            out_chunk.fill(0.0);
+            if self.has_slow_splits {
+                self.predict_block::<true>(&prepared[..count * w], out_chunk);
+            } else {
+                self.predict_block::<false>(&prepared[..count * w], out_chunk);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn predict_block<const SLOW: bool>(&self, prepared: &[f64], out: &mut [f64]) {
+        let w = self.prepared_width;
+        for (roots, steps) in &self.groups {
+            for (r, o) in out.iter_mut().enumerate() {
+                let row = &prepared[r * w..(r + 1) * w];
+                let mut n = *roots;
+                for _ in 0..*steps {
+                    for k in 0..TREE_GROUP {
+                        n[k] = self.step::<SLOW>(n[k], row);
+                    }
+                }
+                let mut sum = *o;
+                for k in 0..TREE_GROUP {
+                    // SAFETY: n[k] is a node index of this layout.
+                    sum += unsafe { *self.values.get_unchecked(n[k] as usize) };
+                }
+                *o = sum;
+            }
         }
     }
 }
