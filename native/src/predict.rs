@@ -242,6 +242,24 @@ impl Compiled {
         (x > node.threshold) as u32
     }
 
+    /// Whether node `i` sends a row right, given the value at the node's prepared-row slot, for
+    /// every row of a feature-major block: `right[r] = go_right(x[r])`.
+    #[inline]
+    pub fn go_right_many(&self, i: u32, x: &[f64], right: &mut [u32]) {
+        let node = &self.nodes[i as usize];
+        let kind = if self.has_slow_splits { self.kinds[i as usize] } else { KIND_FAST };
+        if kind == KIND_FAST {
+            let t = node.threshold;
+            for (r, &v) in right.iter_mut().zip(x) {
+                *r = (v > t) as u32;
+            }
+        } else {
+            for (r, &v) in right.iter_mut().zip(x) {
+                *r = self.go_right_slow(kind, node, v);
+            }
+        }
+    }
+
     #[cold]
     #[inline(never)]
     fn go_right_slow(&self, kind: u8, node: &Node, x: f64) -> u32 {

@@ -311,73 +311,97 @@ impl Shap {
         }
     }
 
-    /// Adds one tabulated leaf's contributions for `count` rows whose states sit `stride` apart,
-    /// with the path size fixed at compile time so the slot loop unrolls and the leaf's ratios and
-    /// features stay in registers across rows.
+    /// Adds one tabulated leaf's contributions for a run of rows (their patterns at this leaf side
+    /// by side) and writes each row's T(A) into `sums`. The path size is fixed at compile time so
+    /// the slot loop unrolls and the leaf's ratios and features stay in registers across rows.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn leaf_rows<const M: usize>(&self, leaf: &LeafTable, state: &mut RowState, stride: usize, local: usize, count: usize, out: &mut [f64], width: usize) {
+    fn leaf_rows<const M: usize>(&self, leaf: &LeafTable, patterns: &[u32], sums: &mut [f64], out: &mut [f64], width: usize) {
         let slots = leaf.slots as usize;
         let ratios: [f64; M] = std::array::from_fn(|k| self.leaf_ratios[slots + k]);
         let features: [usize; M] = std::array::from_fn(|k| self.leaf_features[slots + k] as usize);
         let table = &self.table[leaf.table as usize..leaf.table as usize + (1 << M)];
         let mask = (1usize << M) - 1;
-        assert!(count * stride <= state.patterns.len() && count * width <= out.len() && features.iter().all(|&f| f < width));
+        let count = patterns.len();
+        assert!(sums.len() == count && count * width <= out.len() && features.iter().all(|&f| f < width));
         for r in 0..count {
-            let at = r * stride + local;
             // SAFETY: bounds asserted above; a ^ (1 << k) < 2^M = the table's length.
             unsafe {
-                let a = *state.patterns.get_unchecked(at) as usize & mask;
+                let a = *patterns.get_unchecked(r) as usize & mask;
                 let o = out.as_mut_ptr().add(r * width);
                 for k in 0..M {
                     let s = SELECT[(a >> k) & 1];
                     *o.add(features[k]) += s * (ratios[k] * *table.get_unchecked(a ^ (1 << k)));
                 }
-                *state.sums.get_unchecked_mut(at) = *table.get_unchecked(a);
+                *sums.get_unchecked_mut(r) = *table.get_unchecked(a);
             }
         }
     }
 
     /// SHAP values of many rows (row-major), `num_features + 1` values per row, written to `out`.
+    ///
+    /// Rows go in blocks of `ROW_BLOCK`, and everything per block is node-major: the prepared rows
+    /// are transposed (one slot's values for all rows side by side) and the per-node state holds
+    /// one value per row in a run, so each pass over a tree's nodes and leaves loads a node's
+    /// fields once and then streams over the rows. A leaf's table, read by every row in turn,
+    /// stays in cache.
     pub fn explain_batch(&self, forest: &Forest, compiled: &Compiled, rows: &[f64], out: &mut [f64]) {
+        const B: usize = ROW_BLOCK;
         let nf = self.num_features;
         let width = nf + 1;
         let pw = compiled.prepared_width;
         out.fill(0.0);
-        let mut prepared = vec![0.0; ROW_BLOCK * pw];
-        let mut normalized = vec![0.0; ROW_BLOCK * nf];
-        let stride = self.max_tree_len + 2;
-        let mut state = RowState { patterns: vec![0; ROW_BLOCK * stride], right: vec![0; ROW_BLOCK * stride], sums: vec![0.0; ROW_BLOCK * stride] };
+        let len = self.max_tree_len + 2;
+        let mut row = vec![0.0; pw];
+        let mut columns = vec![0.0; pw * B];
+        let mut normalized = vec![0.0; B * nf];
+        let mut patterns = vec![0u32; len * B];
+        let mut right = vec![0u32; len * B];
+        let mut sums = vec![0.0f64; len * B];
         let mut path = Vec::new();
-        for (chunk, out_chunk) in rows.chunks(ROW_BLOCK * nf).zip(out.chunks_mut(ROW_BLOCK * width)) {
+        for (chunk, out_chunk) in rows.chunks(B * nf).zip(out.chunks_mut(B * width)) {
             let count = chunk.len() / nf;
             for r in 0..count {
-                compiled.prepare(&chunk[r * nf..(r + 1) * nf], &mut prepared[r * pw..(r + 1) * pw]);
+                compiled.prepare(&chunk[r * nf..(r + 1) * nf], &mut row);
+                for (s, &v) in row.iter().enumerate() {
+                    columns[s * B + r] = v;
+                }
             }
             normalize_into(chunk, &mut normalized[..chunk.len()]);
-            // Tree by tree; within a tabulated tree, leaf by leaf over all the block's rows, so a
-            // leaf's table is read from L1 by every row in turn.
             for t in 0..self.strategies.len() {
                 match self.strategies[t] {
                     Strategy::Constant => {}
                     Strategy::Table { first, count: leaves, inner, inner_count } => {
                         let root = compiled.trees[t].root as usize;
                         let inner = &self.internal[inner as usize..(inner + inner_count) as usize];
-                        for r in 0..count {
-                            self.tree_patterns(compiled, root, inner, &prepared[r * pw..(r + 1) * pw], &mut state, r * stride);
+                        // Agreement patterns, root to leaves.
+                        patterns[..count].fill(u32::MAX);
+                        for node in inner {
+                            let (i, c) = (node.local as usize * B, node.child as usize * B);
+                            let ci = root as u32 + node.local;
+                            let slot = compiled.nodes[ci as usize].slot as usize;
+                            compiled.go_right_many(ci, &columns[slot * B..slot * B + count], &mut right[i..i + count]);
+                            let bit = 1u32 << node.slot;
+                            let (head, tail) = patterns.split_at_mut(c);
+                            let parent = &head[i..i + count];
+                            let (left_child, right_child) = tail.split_at_mut(B);
+                            for r in 0..count {
+                                let go = right[i + r];
+                                left_child[r] = parent[r] & !(bit * go);
+                                right_child[r] = parent[r] & !(bit * (1 - go));
+                            }
                         }
+                        // Leaves: contributions to agreed features, and T(A) into `sums`.
                         for leaf in &self.leaves[first as usize..(first + leaves) as usize] {
-                            let local = leaf.node as usize - root;
+                            let local = (leaf.node as usize - root) * B;
                             let out = &mut out_chunk[..count * width];
                             macro_rules! fixed {
                                 ($($m:literal)*) => {
                                     match leaf.m as usize {
-                                        $($m if leaf.table != DIRECT => self.leaf_rows::<$m>(leaf, &mut state, stride, local, count, out, width),)*
+                                        $($m if leaf.table != DIRECT => self.leaf_rows::<$m>(leaf, &patterns[local..local + count], &mut sums[local..local + count], out, width),)*
                                         _ => {
                                             for r in 0..count {
-                                                let at = r * stride + local;
                                                 let o = &mut out[r * width..(r + 1) * width];
-                                                state.sums[at] = self.leaf_positives(compiled, leaf, state.patterns[at], o);
+                                                sums[local + r] = self.leaf_positives(compiled, leaf, patterns[local + r], o);
                                             }
                                         }
                                     }
@@ -385,8 +409,17 @@ impl Shap {
                             }
                             fixed!(1 2 3 4 5 6 7 8 9 10 11 12 13 14);
                         }
-                        for r in 0..count {
-                            self.tree_negatives(inner, &mut state, r * stride, &mut out_chunk[r * width..(r + 1) * width]);
+                        // Disagreed features, leaves to root (see `tree_negatives`).
+                        for node in inner.iter().rev() {
+                            let (i, c) = (node.local as usize * B, node.child as usize * B);
+                            let f = node.feature as usize;
+                            for r in 0..count {
+                                let go = right[i + r] as usize;
+                                let cold = sums[c + (1 - go) * B + r];
+                                sums[i + r] = sums[c + r] + sums[c + B + r];
+                                let agreed = (patterns[i + r] >> node.slot) & 1;
+                                out_chunk[r * width + f] -= SELECT[agreed as usize] * cold;
+                            }
                         }
                     }
                     Strategy::Recursive { max_depth } => {
