@@ -229,30 +229,33 @@ impl Shap {
         Some(Strategy::Table { first, count: pending_leaves.len() as u32, inner, inner_count })
     }
 
-    /// Carries the row's agreement pattern from the root of tree `t` to every node
+    /// Carries each row's agreement pattern from the root of a tree to every node
     /// (`state.patterns`), noting where the row goes at each internal node (`state.right`).
+    ///
+    /// Layout, shared by single rows and blocks: node `local` of this tree, row `r`, lives at
+    /// `base + local·stride + r`; `columns` holds prepared-row slot `s` of row `r` at
+    /// `s·stride + r`. A single row is `stride = 1` (and `base` = the tree's root, so that every
+    /// tree keeps its own cells); a block of rows is `stride = ROW_BLOCK`, node-major, so each node's
+    /// fields are read once for all the block's rows.
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    /// `state` is indexed by `base` + local index: `base` = 0 for a per-tree state, the tree's root
-    /// for a state spanning the whole model.
-    fn tree_patterns(&self, compiled: &Compiled, root: usize, inner: &[Inner], prepared: &[f64], state: &mut RowState, base: usize) {
-        let len = state.patterns.len();
-        state.patterns[base] = u32::MAX;
-        let patterns = state.patterns.as_mut_ptr();
-        let rights = state.right.as_mut_ptr();
+    fn tree_patterns(&self, compiled: &Compiled, root: usize, inner: &[Inner], columns: &[f64], state: &mut RowState, base: usize, stride: usize, count: usize) {
+        state.patterns[base..base + count].fill(u32::MAX);
         // Parents precede children in the breadth-first layout, so one forward pass suffices.
         for node in inner {
-            let (i, c) = (base + node.local as usize, base + node.child as usize);
-            debug_assert!(c + 1 < len && i < len);
-            let right = compiled.go_right(root as u32 + node.local, prepared);
+            let (i, c) = (base + node.local as usize * stride, base + node.child as usize * stride);
+            let ci = root as u32 + node.local;
+            let slot = compiled.nodes[ci as usize].slot as usize * stride;
+            compiled.go_right_many(ci, &columns[slot..slot + count], &mut state.right[i..i + count]);
             let bit = 1u32 << node.slot;
-            // SAFETY: local indices and children are inside the tree, and the state covers the
-            // tree from `base` (see `scratch` and `explain_row`).
-            unsafe {
-                let p = *patterns.add(i);
-                *rights.add(i) = right as u8;
+            let (head, tail) = state.patterns.split_at_mut(c);
+            let parent = &head[i..i + count];
+            let (left, right) = tail.split_at_mut(stride);
+            for r in 0..count {
+                let go = state.right[i + r];
                 // Going left disagrees with the row when it goes right, and vice versa.
-                *patterns.add(c) = p & !(bit * right);
-                *patterns.add(c + 1) = p & !(bit * (1 - right));
+                left[r] = parent[r] & !(bit * go);
+                right[r] = parent[r] & !(bit * (1 - go));
             }
         }
     }
@@ -261,20 +264,20 @@ impl Shap {
     /// summed through the tree instead of leaf by leaf: a leaf disagrees on feature f exactly when
     /// it lies on the side the row does not take at the first f-split that the row (so far) agrees
     /// with. So f receives −(sum of T(A) over that subtree) at each such split. Needs
-    /// `state.sums[leaf] = T(A)` for every leaf.
+    /// `state.sums` = T(A) at every leaf; row `r` writes `out[r·width..]`. Layout as in
+    /// `tree_patterns`.
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn tree_negatives(&self, inner: &[Inner], state: &mut RowState, base: usize, out: &mut [f64]) {
-        let sums = state.sums.as_mut_ptr();
-        let out = out.as_mut_ptr();
+    fn tree_negatives(&self, inner: &[Inner], state: &mut RowState, base: usize, stride: usize, count: usize, out: &mut [f64], width: usize) {
         for node in inner.iter().rev() {
-            let (i, c) = (base + node.local as usize, base + node.child as usize);
-            // SAFETY: as in `tree_patterns`; split features were checked against num_features.
-            unsafe {
-                let right = *state.right.get_unchecked(i) as usize;
-                let cold = *sums.add(c + 1 - right);
-                *sums.add(i) = *sums.add(c) + *sums.add(c + 1);
-                let agreed = (*state.patterns.get_unchecked(i) >> node.slot) & 1;
-                *out.add(node.feature as usize) -= SELECT[agreed as usize] * cold;
+            let (i, c) = (base + node.local as usize * stride, base + node.child as usize * stride);
+            let f = node.feature as usize;
+            for r in 0..count {
+                let go = state.right[i + r] as usize;
+                let cold = state.sums[c + (1 - go) * stride + r];
+                state.sums[i + r] = state.sums[c + r] + state.sums[c + stride + r];
+                let agreed = (state.patterns[i + r] >> node.slot) & 1;
+                out[r * width + f] -= SELECT[agreed as usize] * cold;
             }
         }
     }
@@ -354,9 +357,7 @@ impl Shap {
         let mut row = vec![0.0; pw];
         let mut columns = vec![0.0; pw * B];
         let mut normalized = vec![0.0; B * nf];
-        let mut patterns = vec![0u32; len * B];
-        let mut right = vec![0u32; len * B];
-        let mut sums = vec![0.0f64; len * B];
+        let mut state = RowState { patterns: vec![0; len * B], right: vec![0; len * B], sums: vec![0.0; len * B] };
         let mut path = Vec::new();
         for (chunk, out_chunk) in rows.chunks(B * nf).zip(out.chunks_mut(B * width)) {
             let count = chunk.len() / nf;
@@ -373,23 +374,7 @@ impl Shap {
                     Strategy::Table { first, count: leaves, inner, inner_count } => {
                         let root = compiled.trees[t].root as usize;
                         let inner = &self.internal[inner as usize..(inner + inner_count) as usize];
-                        // Agreement patterns, root to leaves.
-                        patterns[..count].fill(u32::MAX);
-                        for node in inner {
-                            let (i, c) = (node.local as usize * B, node.child as usize * B);
-                            let ci = root as u32 + node.local;
-                            let slot = compiled.nodes[ci as usize].slot as usize;
-                            compiled.go_right_many(ci, &columns[slot * B..slot * B + count], &mut right[i..i + count]);
-                            let bit = 1u32 << node.slot;
-                            let (head, tail) = patterns.split_at_mut(c);
-                            let parent = &head[i..i + count];
-                            let (left_child, right_child) = tail.split_at_mut(B);
-                            for r in 0..count {
-                                let go = right[i + r];
-                                left_child[r] = parent[r] & !(bit * go);
-                                right_child[r] = parent[r] & !(bit * (1 - go));
-                            }
-                        }
+                        self.tree_patterns(compiled, root, inner, &columns, &mut state, 0, B, count);
                         // Leaves: contributions to agreed features, and T(A) into `sums`.
                         for leaf in &self.leaves[first as usize..(first + leaves) as usize] {
                             let local = (leaf.node as usize - root) * B;
@@ -397,11 +382,11 @@ impl Shap {
                             macro_rules! fixed {
                                 ($($m:literal)*) => {
                                     match leaf.m as usize {
-                                        $($m if leaf.table != DIRECT => self.leaf_rows::<$m>(leaf, &patterns[local..local + count], &mut sums[local..local + count], out, width),)*
+                                        $($m if leaf.table != DIRECT => self.leaf_rows::<$m>(leaf, &state.patterns[local..local + count], &mut state.sums[local..local + count], out, width),)*
                                         _ => {
                                             for r in 0..count {
                                                 let o = &mut out[r * width..(r + 1) * width];
-                                                sums[local + r] = self.leaf_positives(compiled, leaf, patterns[local + r], o);
+                                                state.sums[local + r] = self.leaf_positives(compiled, leaf, state.patterns[local + r], o);
                                             }
                                         }
                                     }
@@ -409,18 +394,7 @@ impl Shap {
                             }
                             fixed!(1 2 3 4 5 6 7 8 9 10 11 12 13 14);
                         }
-                        // Disagreed features, leaves to root (see `tree_negatives`).
-                        for node in inner.iter().rev() {
-                            let (i, c) = (node.local as usize * B, node.child as usize * B);
-                            let f = node.feature as usize;
-                            for r in 0..count {
-                                let go = right[i + r] as usize;
-                                let cold = sums[c + (1 - go) * B + r];
-                                sums[i + r] = sums[c + r] + sums[c + B + r];
-                                let agreed = (patterns[i + r] >> node.slot) & 1;
-                                out_chunk[r * width + f] -= SELECT[agreed as usize] * cold;
-                            }
-                        }
+                        self.tree_negatives(inner, &mut state, 0, B, count, out_chunk, width);
                     }
                     Strategy::Recursive { max_depth } => {
                         for r in 0..count {
@@ -457,7 +431,7 @@ impl Shap {
                 Strategy::Table { inner, inner_count, .. } => {
                     let root = compiled.trees[t].root as usize;
                     let inner = &self.internal[inner as usize..(inner + inner_count) as usize];
-                    self.tree_patterns(compiled, root, inner, &prepared, &mut state, root);
+                    self.tree_patterns(compiled, root, inner, &prepared, &mut state, root, 1, 1);
                 }
                 Strategy::Recursive { max_depth } => recursive_tree_shap(&forest.trees[t], &normalized, out, &mut path, max_depth),
             }
@@ -473,7 +447,7 @@ impl Shap {
             if let Strategy::Table { inner, inner_count, .. } = *strategy {
                 let root = compiled.trees[t].root as usize;
                 let inner = &self.internal[inner as usize..(inner + inner_count) as usize];
-                self.tree_negatives(inner, &mut state, root, out);
+                self.tree_negatives(inner, &mut state, root, 1, 1, out, self.num_features + 1);
             }
         }
         out[self.num_features] += self.expected_value;
@@ -521,7 +495,7 @@ struct RowState {
     /// Agreement pattern of the path to each node.
     patterns: Vec<u32>,
     /// 1 where the row goes right at an internal node.
-    right: Vec<u8>,
+    right: Vec<u32>,
     /// T(A) at leaves; their subtree sums at internal nodes.
     sums: Vec<f64>,
 }
