@@ -246,9 +246,12 @@ impl Forest {
         Ok(Forest { num_features, feature_names: text.header.feature_names, objective, trees })
     }
 
-    /// Raw score by plain walks: the reference the fast evaluator is tested against.
+    /// Raw score by plain walks from the checked trees (no compiled layout): a second reference,
+    /// beside LightGBM, that the parity tests hold the fast evaluator to.
     pub fn predict_raw_reference(&self, row: &[f64]) -> f64 {
-        self.trees.iter().map(|t| t.leaf_value[t.leaf_of(row)]).sum()
+        let mut normalized = vec![0.0; row.len()];
+        normalize_into(row, &mut normalized);
+        self.trees.iter().fold(0.0, |acc, t| acc + t.leaf_value[t.leaf_of(&normalized)])
     }
 
     /// Sum of the trees' expected values, added in tree order as LightGBM does.

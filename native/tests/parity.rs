@@ -46,8 +46,12 @@ fn check(case: &Case) {
     let d = max_abs_diff(&ours, &theirs);
     assert!(d <= TOLERANCE, "{}: batch raw score differs by {d}", case.name);
     for r in (0..n).step_by(7) {
-        let one = model.predict_raw_row(&probes[r * nf..(r + 1) * nf]).unwrap();
+        let row = &probes[r * nf..(r + 1) * nf];
+        let one = model.predict_raw_row(row).unwrap();
         assert!((one - theirs[r]).abs() <= TOLERANCE, "{}: single-row raw score of row {r}: {one} vs {}", case.name, theirs[r]);
+        // The plain walk over the checked trees agrees too (same leaves, same order of sums).
+        let plain = model.forest.predict_raw_reference(row);
+        assert_eq!(plain, theirs[r], "{}: reference walk of row {r}", case.name);
     }
     let theirs_p = booster.predict(&probes, PredictKind::Normal).unwrap();
     let ours_p = model.predict_batch(&probes).unwrap();
