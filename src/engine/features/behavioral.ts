@@ -1,0 +1,33 @@
+// Behavioral channel: the customer against their own past (strictly older transactions only):
+// how this amount compares with what they usually spend, and whether the merchant, the channel or
+// the place is new to them. Undefined comparisons (no history, no spread) are missing (NaN).
+
+import { channelOf, distinctBefore, usedBefore, type History, type HistoryTransaction } from '../history.ts';
+
+export const BEHAVIORAL_FEATURES = [
+  'customer_prior_count',
+  'customer_mean_amount',
+  'amount_to_customer_mean',
+  'amount_zscore',
+  'new_merchant_for_customer',
+  'new_channel_for_customer',
+  'new_location_for_customer',
+  'log_seconds_since_customer_last',
+  'customer_distinct_merchants',
+] as const;
+
+export function behavioral(tx: HistoryTransaction, history: History, out: Float64Array, at: number): void {
+  const series = history.customer(tx.customer_id);
+  const { count, mean, std } = series.stats(tx.time);
+  const usage = history.customerUsage(tx.customer_id);
+  const last = series.lastBefore(tx.time);
+  out[at] = count;
+  out[at + 1] = count > 0 ? mean : Number.NaN;
+  out[at + 2] = count > 0 && mean > 0 ? tx.amount / mean : Number.NaN;
+  out[at + 3] = count > 1 && std > 0 ? (tx.amount - mean) / std : Number.NaN;
+  out[at + 4] = usedBefore(usage.merchants, tx.merchant_id, tx.time) ? 0 : 1;
+  out[at + 5] = usedBefore(usage.channels, channelOf(tx), tx.time) ? 0 : 1;
+  out[at + 6] = usedBefore(usage.locations, tx.location, tx.time) ? 0 : 1;
+  out[at + 7] = last === undefined ? Number.NaN : Math.log1p((tx.time - last) / 1000);
+  out[at + 8] = distinctBefore(usage.merchants, tx.time);
+}

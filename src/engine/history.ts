@@ -1,0 +1,142 @@
+// The transaction history that point-in-time features read: per customer, merchant and channel,
+// the times and amounts of earlier transactions in time order, plus what each customer has used.
+//
+// Point in time: `features(tx)` must only see transactions strictly older than `tx`. Callers add
+// transactions in non-decreasing time order; window queries take a cut-off time and count only
+// entries strictly before it, so transactions sharing a timestamp never see each other even when
+// they are already in the history (batch and single scoring then agree exactly).
+
+export interface HistoryTransaction {
+  /** Epoch milliseconds. */
+  time: number;
+  amount: number;
+  customer_id: string;
+  merchant_id: string;
+  location: string;
+  payment_type: string;
+}
+
+/** A transaction's channel: `payment_type:location`, as the contract defines it. */
+export function channelOf(tx: Pick<HistoryTransaction, 'payment_type' | 'location'>): string {
+  return `${tx.payment_type}:${tx.location}`;
+}
+
+/** Time-ordered times and amounts of one entity, with prefix sums for window sums. */
+export class Series {
+  readonly times: number[] = [];
+  private readonly prefix: number[] = [0];
+  private readonly prefixSquares: number[] = [0];
+
+  add(time: number, amount: number): void {
+    const last = this.times.length ? this.times[this.times.length - 1]! : -Infinity;
+    if (time < last) throw new Error('history must be added in time order');
+    this.times.push(time);
+    this.prefix.push(this.prefix[this.prefix.length - 1]! + amount);
+    this.prefixSquares.push(this.prefixSquares[this.prefixSquares.length - 1]! + amount * amount);
+  }
+
+  /** Number of entries strictly before `time`. */
+  countBefore(time: number): number {
+    let lo = 0;
+    let hi = this.times.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.times[mid]! < time) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Count and sum of amounts in [from, to) (to exclusive: strictly older than `to`). */
+  window(from: number, to: number): { count: number; sum: number } {
+    const a = this.countBefore(from);
+    const b = this.countBefore(to);
+    return { count: b - a, sum: this.prefix[b]! - this.prefix[a]! };
+  }
+
+  /** Count, mean and standard deviation of all amounts strictly before `time`. */
+  stats(time: number): { count: number; mean: number; std: number } {
+    const n = this.countBefore(time);
+    if (n === 0) return { count: 0, mean: 0, std: 0 };
+    const mean = this.prefix[n]! / n;
+    const variance = Math.max(0, this.prefixSquares[n]! / n - mean * mean);
+    return { count: n, mean, std: Math.sqrt(variance) };
+  }
+
+  /** Time of the last entry strictly before `time`, or undefined. */
+  lastBefore(time: number): number | undefined {
+    const n = this.countBefore(time);
+    return n > 0 ? this.times[n - 1] : undefined;
+  }
+}
+
+/** First time a customer used each merchant, channel and location. */
+class Usage {
+  readonly merchants = new Map<string, number>();
+  readonly channels = new Map<string, number>();
+  readonly locations = new Map<string, number>();
+
+  note(tx: HistoryTransaction): void {
+    if (!this.merchants.has(tx.merchant_id)) this.merchants.set(tx.merchant_id, tx.time);
+    const channel = channelOf(tx);
+    if (!this.channels.has(channel)) this.channels.set(channel, tx.time);
+    if (!this.locations.has(tx.location)) this.locations.set(tx.location, tx.time);
+  }
+}
+
+/** Whether `key` was first used strictly before `time`. */
+export function usedBefore(map: Map<string, number>, key: string, time: number): boolean {
+  const first = map.get(key);
+  return first !== undefined && first < time;
+}
+
+/** Distinct keys first used strictly before `time`. */
+export function distinctBefore(map: Map<string, number>, time: number): number {
+  let n = 0;
+  for (const first of map.values()) if (first < time) n++;
+  return n;
+}
+
+const EMPTY = new Series();
+
+export class History {
+  private readonly customers = new Map<string, Series>();
+  private readonly merchants = new Map<string, Series>();
+  private readonly channels = new Map<string, Series>();
+  private readonly usage = new Map<string, Usage>();
+  private latest = -Infinity;
+  size = 0;
+
+  add(tx: HistoryTransaction): void {
+    if (tx.time < this.latest) throw new Error('history must be added in time order');
+    this.latest = tx.time;
+    const series = (map: Map<string, Series>, key: string) => {
+      let s = map.get(key);
+      if (!s) map.set(key, (s = new Series()));
+      return s;
+    };
+    series(this.customers, tx.customer_id).add(tx.time, tx.amount);
+    series(this.merchants, tx.merchant_id).add(tx.time, tx.amount);
+    series(this.channels, channelOf(tx)).add(tx.time, tx.amount);
+    let u = this.usage.get(tx.customer_id);
+    if (!u) this.usage.set(tx.customer_id, (u = new Usage()));
+    u.note(tx);
+    this.size++;
+  }
+
+  customer(id: string): Series {
+    return this.customers.get(id) ?? EMPTY;
+  }
+
+  merchant(id: string): Series {
+    return this.merchants.get(id) ?? EMPTY;
+  }
+
+  channel(key: string): Series {
+    return this.channels.get(key) ?? EMPTY;
+  }
+
+  customerUsage(id: string): { merchants: Map<string, number>; channels: Map<string, number>; locations: Map<string, number> } {
+    return this.usage.get(id) ?? { merchants: new Map(), channels: new Map(), locations: new Map() };
+  }
+}

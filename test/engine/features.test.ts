@@ -1,0 +1,74 @@
+// Point-in-time features: the batch pass and single scoring agree exactly; nothing at or after a
+// transaction's own time leaks into its features; the velocity and behavioral signals show the
+// simulator's scenarios.
+
+import t from 'tap';
+import { History, type HistoryTransaction } from '../../src/engine/history.ts';
+import { CHANNEL_FEATURES, extractBatch, extractOne, type Channel } from '../../src/engine/features/extract.ts';
+import { simulate } from '../../src/training/simulate.ts';
+
+const rows: HistoryTransaction[] = simulate({ seed: 31, customers: 250, merchants: 50, days: 30, rings: 1 });
+const { features } = extractBatch(rows);
+const channels = Object.keys(CHANNEL_FEATURES) as Channel[];
+
+function rowOf(channel: Channel, m: Float64Array, i: number): number[] {
+  const n = CHANNEL_FEATURES[channel].length;
+  return Array.from(m.subarray(i * n, (i + 1) * n));
+}
+
+function same(a: number[], b: number[]): boolean {
+  return a.length === b.length && a.every((x, k) => Object.is(x, b[k]) || x === b[k]);
+}
+
+t.test('scoring a transaction alone after its history gives the batch features', async (t) => {
+  const picks = new Set<number>();
+  for (let i = 0; i < rows.length; i += Math.floor(rows.length / 40)) picks.add(i);
+  // Also members of card-testing bursts and ring payments, where timing matters most.
+  rows.forEach((r, i) => {
+    if ((r as { scenario?: string }).scenario === 'card_testing' && picks.size < 60) picks.add(i);
+  });
+  for (const i of picks) {
+    const history = new History();
+    for (let j = 0; j < i; j++) history.add(rows[j]!);
+    const one = extractOne(rows[i]!, history);
+    for (const c of channels) {
+      t.ok(same(rowOf(c, one[c], 0), rowOf(c, features[c], i)), `row ${i}, ${c}`);
+    }
+  }
+});
+
+t.test('only strictly older transactions count', async (t) => {
+  const base = { customer_id: 'C1', merchant_id: 'M1', location: 'Lisbon', payment_type: 'card_present' };
+  const txs: HistoryTransaction[] = [
+    { ...base, time: 1_000, amount: 10 },
+    { ...base, time: 2_000, amount: 20 },
+    { ...base, time: 2_000, amount: 30 }, // same instant as the previous one
+    { ...base, time: 3_000, amount: 40 },
+  ];
+  const { features: f } = extractBatch(txs);
+  const prior = CHANNEL_FEATURES.behavioral.indexOf('customer_prior_count');
+  const counts = [0, 1, 2, 3].map((i) => rowOf('behavioral', f.behavioral, i)[prior]);
+  t.same(counts, [0, 1, 1, 3], 'equal timestamps do not see each other');
+  const first = rowOf('behavioral', f.behavioral, 0);
+  t.ok(Number.isNaN(first[CHANNEL_FEATURES.behavioral.indexOf('customer_mean_amount')]!), 'no history: mean is missing');
+  t.equal(first[CHANNEL_FEATURES.behavioral.indexOf('new_merchant_for_customer')], 1);
+  t.equal(rowOf('behavioral', f.behavioral, 3)[CHANNEL_FEATURES.behavioral.indexOf('new_merchant_for_customer')], 0);
+  t.throws(() => extractBatch([{ ...base, time: 9, amount: 1 }, { ...base, time: 8, amount: 1 }]), 'out-of-order history is refused');
+});
+
+t.test('scenario signals are visible', async (t) => {
+  const count10m = CHANNEL_FEATURES.velocity.indexOf('customer_count_10m');
+  const newChannel = CHANNEL_FEATURES.behavioral.indexOf('new_channel_for_customer');
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const scenario = (i: number) => (rows[i] as { scenario?: string }).scenario ?? '';
+  const idx = (s: string) => rows.map((_, i) => i).filter((i) => scenario(i) === s);
+  const legit = idx('');
+  const testing = idx('card_testing');
+  const takeover = idx('account_takeover');
+  t.ok(mean(testing.map((i) => rowOf('velocity', features.velocity, i)[count10m]!)) > 3, 'card testing: many payments in 10 minutes');
+  t.ok(mean(legit.map((i) => rowOf('velocity', features.velocity, i)[count10m]!)) < 0.2, 'legitimate: few');
+  t.ok(
+    mean(takeover.map((i) => rowOf('behavioral', features.behavioral, i)[newChannel]!)) > mean(legit.map((i) => rowOf('behavioral', features.behavioral, i)[newChannel]!)),
+    'account takeover: new channels more often than legitimate payments',
+  );
+});
