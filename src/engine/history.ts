@@ -1,10 +1,19 @@
 // The transaction history that point-in-time features read: per customer, merchant and channel,
-// the times and amounts of earlier transactions in time order, plus what each customer has used.
+// the times and amounts of earlier transactions in time order; what each customer has used; fraud
+// labels as they become known; and the customer–merchant graph (graphology) with the time each edge
+// first appeared.
 //
 // Point in time: `features(tx)` must only see transactions strictly older than `tx`. Callers add
-// transactions in non-decreasing time order; window queries take a cut-off time and count only
+// transactions in non-decreasing time order; every query takes a cut-off time and counts only
 // entries strictly before it, so transactions sharing a timestamp never see each other even when
 // they are already in the history (batch and single scoring then agree exactly).
+//
+// Labels are learned late: a transaction's label is usable only from `time + labelDelay` on (default
+// seven days). The history files each label under that availability time, so a query at time t sees
+// exactly the labels of transactions older than t − delay. Transactions without a label (scored
+// live, outcome unknown) add volume but no label.
+
+import { UndirectedGraph } from 'graphology';
 
 export interface HistoryTransaction {
   /** Epoch milliseconds. */
@@ -14,7 +23,11 @@ export interface HistoryTransaction {
   merchant_id: string;
   location: string;
   payment_type: string;
+  /** 1 fraud, 0 legitimate; absent when the outcome is unknown. */
+  label?: 0 | 1;
 }
+
+export const DEFAULT_LABEL_DELAY_MS = 7 * 86_400_000;
 
 /** A transaction's channel: `payment_type:location`, as the contract defines it. */
 export function channelOf(tx: Pick<HistoryTransaction, 'payment_type' | 'location'>): string {
@@ -99,13 +112,26 @@ export function distinctBefore(map: Map<string, number>, time: number): number {
 
 const EMPTY = new Series();
 
+/** Node keys of the customer–merchant graph. */
+export const customerNode = (id: string) => `c:${id}`;
+export const merchantNode = (id: string) => `m:${id}`;
+
 export class History {
   private readonly customers = new Map<string, Series>();
   private readonly merchants = new Map<string, Series>();
   private readonly channels = new Map<string, Series>();
+  /** Labels by availability time: value 1 for fraud, 0 for legitimate. */
+  private readonly customerLabels = new Map<string, Series>();
+  private readonly merchantLabels = new Map<string, Series>();
+  private readonly channelLabels = new Map<string, Series>();
   private readonly usage = new Map<string, Usage>();
+  /** Customers and merchants; edge attribute `first` = time of their first transaction; customer
+   *  attribute `fraudKnownAt` = when their first fraud became known. */
+  readonly graph = new UndirectedGraph<{ fraudKnownAt?: number }, { first: number }>();
   private latest = -Infinity;
   size = 0;
+
+  constructor(readonly labelDelay = DEFAULT_LABEL_DELAY_MS) {}
 
   add(tx: HistoryTransaction): void {
     if (tx.time < this.latest) throw new Error('history must be added in time order');
@@ -115,13 +141,43 @@ export class History {
       if (!s) map.set(key, (s = new Series()));
       return s;
     };
+    const channel = channelOf(tx);
     series(this.customers, tx.customer_id).add(tx.time, tx.amount);
     series(this.merchants, tx.merchant_id).add(tx.time, tx.amount);
-    series(this.channels, channelOf(tx)).add(tx.time, tx.amount);
+    series(this.channels, channel).add(tx.time, tx.amount);
+    if (tx.label === 0 || tx.label === 1) {
+      const known = tx.time + this.labelDelay;
+      series(this.customerLabels, tx.customer_id).add(known, tx.label);
+      series(this.merchantLabels, tx.merchant_id).add(known, tx.label);
+      series(this.channelLabels, channel).add(known, tx.label);
+    }
     let u = this.usage.get(tx.customer_id);
     if (!u) this.usage.set(tx.customer_id, (u = new Usage()));
     u.note(tx);
+
+    const c = customerNode(tx.customer_id);
+    const m = merchantNode(tx.merchant_id);
+    this.graph.mergeNode(c);
+    this.graph.mergeNode(m);
+    if (!this.graph.hasEdge(c, m)) this.graph.addEdge(c, m, { first: tx.time });
+    if (tx.label === 1 && this.graph.getNodeAttribute(c, 'fraudKnownAt') === undefined) {
+      this.graph.setNodeAttribute(c, 'fraudKnownAt', tx.time + this.labelDelay);
+    }
     this.size++;
+  }
+
+  /** Labels of a customer's, merchant's or channel's transactions, filed by when they became
+   *  known: `window(-Infinity, t)` gives (labels known before t, frauds among them). */
+  customerLabelSeries(id: string): Series {
+    return this.customerLabels.get(id) ?? EMPTY;
+  }
+
+  merchantLabelSeries(id: string): Series {
+    return this.merchantLabels.get(id) ?? EMPTY;
+  }
+
+  channelLabelSeries(key: string): Series {
+    return this.channelLabels.get(key) ?? EMPTY;
   }
 
   customer(id: string): Series {

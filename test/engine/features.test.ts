@@ -72,3 +72,19 @@ t.test('scenario signals are visible', async (t) => {
     'account takeover: new channels more often than legitimate payments',
   );
 });
+
+t.test('fraud labels count only once older than the label delay', async (t) => {
+  const day = 86_400_000;
+  const tx = (time: number, customer: string, label?: 0 | 1): HistoryTransaction => ({ time, amount: 50, customer_id: customer, merchant_id: 'M1', location: 'Porto', payment_type: 'wallet', label });
+  const txs = [tx(0, 'C1', 1), tx(1 * day, 'C2', 0), tx(6 * day, 'C3'), tx(7 * day + 1, 'C4'), tx(8 * day + 1, 'C5')];
+  const { features: f } = extractBatch(txs, new History(7 * day));
+  const names = CHANNEL_FEATURES.graph;
+  const at = (i: number, name: (typeof names)[number]) => rowOf('graph', f.graph, i)[names.indexOf(name)];
+  t.equal(at(2, 'merchant_known_labels'), 0, 'day 6: the day-0 fraud is not known yet');
+  t.equal(at(3, 'merchant_known_labels'), 1, 'just past 7 days: it is');
+  t.ok(at(3, 'merchant_known_fraud_rate')! > at(2, 'merchant_known_fraud_rate')!, 'and raises the merchant rate');
+  t.equal(at(4, 'merchant_known_labels'), 2, 'just past day 8: both labels known');
+  t.equal(at(3, 'merchant_compromised_customer_share'), 1 / 3, 'one of the three earlier customers is known compromised');
+  t.equal(at(2, 'merchant_compromised_customer_share'), 0);
+  t.equal(at(4, 'merchant_distinct_customers'), 4);
+});

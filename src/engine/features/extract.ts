@@ -3,10 +3,11 @@
 // `extractBatch` walks a time-ordered dataset, computing each transaction's features before adding
 // it to the history. Both read only strictly older transactions (see history.ts), so a transaction
 // scored alone after its history gets exactly the features the batch pass gave it (tested).
-// The graph channel (shared-entity graph, label-delayed fraud rates, rings) comes next.
+// Fraud labels enter the history only once older than its label delay (see history.ts).
 
 import { History, type HistoryTransaction } from '../history.ts';
 import { behavioral, BEHAVIORAL_FEATURES } from './behavioral.ts';
+import { graph, GRAPH_FEATURES } from './graph.ts';
 import { tabular, TABULAR_FEATURES } from './tabular.ts';
 import { velocity, VELOCITY_FEATURES } from './velocity.ts';
 
@@ -14,6 +15,7 @@ export const CHANNEL_FEATURES = {
   tabular: TABULAR_FEATURES,
   behavioral: BEHAVIORAL_FEATURES,
   velocity: VELOCITY_FEATURES,
+  graph: GRAPH_FEATURES,
 } as const;
 export type Channel = keyof typeof CHANNEL_FEATURES;
 
@@ -24,6 +26,7 @@ function write(tx: HistoryTransaction, history: History, m: ChannelMatrices, row
   tabular(tx, m.tabular, row * TABULAR_FEATURES.length);
   behavioral(tx, history, m.behavioral, row * BEHAVIORAL_FEATURES.length);
   velocity(tx, history, m.velocity, row * VELOCITY_FEATURES.length);
+  graph(tx, history, m.graph, row * GRAPH_FEATURES.length);
 }
 
 function allocate(rows: number): ChannelMatrices {
@@ -31,6 +34,7 @@ function allocate(rows: number): ChannelMatrices {
     tabular: new Float64Array(rows * TABULAR_FEATURES.length),
     behavioral: new Float64Array(rows * BEHAVIORAL_FEATURES.length),
     velocity: new Float64Array(rows * VELOCITY_FEATURES.length),
+    graph: new Float64Array(rows * GRAPH_FEATURES.length),
   };
 }
 

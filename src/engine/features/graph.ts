@@ -1,0 +1,54 @@
+// Graph channel: what the shared-entity graph knows, using fraud labels only once they are older
+// than the label delay: the known fraud rates of the merchant and the channel (smoothed toward a
+// small prior so that a handful of labels cannot read as certainty), the customer's own known
+// fraud, the merchant's degree (distinct customers) and the share of those customers already known
+// to be compromised (their neighbours' fraud). Ring membership joins when ring detection lands.
+
+import { channelOf, customerNode, merchantNode, type History, type HistoryTransaction } from '../history.ts';
+
+/** Pseudo-count and prior rate for smoothed fraud rates. */
+const PRIOR_WEIGHT = 20;
+const PRIOR_RATE = 0.01;
+
+export const GRAPH_FEATURES = [
+  'merchant_known_labels',
+  'merchant_known_fraud_rate',
+  'channel_known_labels',
+  'channel_known_fraud_rate',
+  'customer_known_frauds',
+  'merchant_distinct_customers',
+  'merchant_compromised_customer_share',
+] as const;
+
+function smoothed(labels: number, frauds: number): number {
+  return (frauds + PRIOR_WEIGHT * PRIOR_RATE) / (labels + PRIOR_WEIGHT);
+}
+
+export function graph(tx: HistoryTransaction, history: History, out: Float64Array, at: number): void {
+  const t = tx.time;
+  const merchant = history.merchantLabelSeries(tx.merchant_id).window(-Infinity, t);
+  const channel = history.channelLabelSeries(channelOf(tx)).window(-Infinity, t);
+  const customer = history.customerLabelSeries(tx.customer_id).window(-Infinity, t);
+  out[at] = merchant.count;
+  out[at + 1] = smoothed(merchant.count, merchant.sum);
+  out[at + 2] = channel.count;
+  out[at + 3] = smoothed(channel.count, channel.sum);
+  out[at + 4] = customer.sum;
+
+  // The merchant's customers before t, and how many of them were known compromised before t.
+  let customers = 0;
+  let compromised = 0;
+  const m = merchantNode(tx.merchant_id);
+  const g = history.graph;
+  if (g.hasNode(m)) {
+    g.forEachEdge(m, (_edge, attributes, source, target) => {
+      if (attributes.first >= t) return;
+      customers++;
+      const c = source === m ? target : source;
+      const known = g.getNodeAttribute(c, 'fraudKnownAt');
+      if (known !== undefined && known < t && c !== customerNode(tx.customer_id)) compromised++;
+    });
+  }
+  out[at + 5] = customers;
+  out[at + 6] = customers > 0 ? compromised / customers : Number.NaN;
+}
