@@ -1,0 +1,122 @@
+// Decision thresholds per mode, chosen on validation for a stated target (CONTRACT.md), and the
+// check on test of whether each target still holds.
+//
+// | mode           | block                                   | review                                  |
+// | high_precision | lowest score with precision ≥ 0.95      | lowest score with precision ≥ 0.80      |
+// | balanced       | score of maximum F1                      | score of maximum F2                      |
+// | high_recall    | highest score keeping recall ≥ 0.80     | highest score keeping recall ≥ 0.95     |
+//
+// A threshold t flags scores ≥ t. Where no score reaches a precision target, the threshold is the
+// highest score (the best that can be done) and the test check reports the target as not met.
+// Balanced has no absolute target; its check is that F1 at the chosen threshold is at least 90 % of
+// the best F1 any threshold achieves on the same data (`f1_ratio`).
+
+export type Mode = 'high_precision' | 'balanced' | 'high_recall';
+export const MODES: Mode[] = ['balanced', 'high_precision', 'high_recall'];
+
+export interface ModeThresholds {
+  review: number;
+  block: number;
+  /** What the block threshold promises, e.g. `precision >= 0.95`. */
+  target: { metric: 'precision' | 'recall' | 'f1_ratio'; value: number };
+}
+
+interface Point {
+  threshold: number;
+  tp: number;
+  fp: number;
+}
+
+/** Confusion counts at every distinct score, thresholds descending. */
+function curve(scores: ArrayLike<number>, labels: ArrayLike<number>): { points: Point[]; positives: number } {
+  const idx = Array.from({ length: scores.length }, (_, i) => i).sort((a, b) => scores[b]! - scores[a]!);
+  const points: Point[] = [];
+  let tp = 0;
+  let fp = 0;
+  let i = 0;
+  while (i < idx.length) {
+    const s = scores[idx[i]!]!;
+    while (i < idx.length && scores[idx[i]!] === s) {
+      if (labels[idx[i]!] === 1) tp++;
+      else fp++;
+      i++;
+    }
+    points.push({ threshold: s, tp, fp });
+  }
+  return { points, positives: tp };
+}
+
+const precision = (p: Point) => (p.tp + p.fp > 0 ? p.tp / (p.tp + p.fp) : 0);
+const recall = (p: Point, positives: number) => (positives > 0 ? p.tp / positives : 0);
+const fBeta = (p: Point, positives: number, beta: number) => {
+  const pr = precision(p);
+  const re = recall(p, positives);
+  return pr + re > 0 ? ((1 + beta * beta) * pr * re) / (beta * beta * pr + re) : 0;
+};
+
+function lowestWithPrecision(points: Point[], target: number): number {
+  let best = points[0]?.threshold ?? 1;
+  for (const p of points) if (precision(p) >= target) best = p.threshold;
+  return best;
+}
+
+function highestKeepingRecall(points: Point[], positives: number, target: number): number {
+  for (const p of points) if (recall(p, positives) >= target) return p.threshold;
+  return points[points.length - 1]?.threshold ?? 0;
+}
+
+function argmaxF(points: Point[], positives: number, beta: number): number {
+  let best = points[0]?.threshold ?? 1;
+  let bestF = -1;
+  for (const p of points) {
+    const f = fBeta(p, positives, beta);
+    if (f > bestF) [best, bestF] = [p.threshold, f];
+  }
+  return best;
+}
+
+/** Thresholds for every mode, from validation scores and labels. Review never exceeds block. */
+export function chooseThresholds(scores: ArrayLike<number>, labels: ArrayLike<number>): Record<Mode, ModeThresholds> {
+  const { points, positives } = curve(scores, labels);
+  const make = (review: number, block: number, target: ModeThresholds['target']): ModeThresholds => ({ review: Math.min(review, block), block, target });
+  return {
+    high_precision: make(lowestWithPrecision(points, 0.8), lowestWithPrecision(points, 0.95), { metric: 'precision', value: 0.95 }),
+    balanced: make(argmaxF(points, positives, 2), argmaxF(points, positives, 1), { metric: 'f1_ratio', value: 0.9 }),
+    high_recall: make(highestKeepingRecall(points, positives, 0.95), highestKeepingRecall(points, positives, 0.8), { metric: 'recall', value: 0.8 }),
+  };
+}
+
+export interface ModeCheck {
+  precision: number;
+  recall: number;
+  f1: number;
+  /** The target's metric measured at the block threshold, and whether it holds. */
+  measured: number;
+  meets_target: boolean;
+}
+
+/** Precision, recall and F1 at a mode's block threshold on (test) scores, and the target check. */
+export function checkThreshold(scores: ArrayLike<number>, labels: ArrayLike<number>, t: ModeThresholds): ModeCheck {
+  let tp = 0;
+  let fp = 0;
+  let positives = 0;
+  for (let i = 0; i < scores.length; i++) {
+    if (labels[i] === 1) positives++;
+    if (scores[i]! >= t.block) {
+      if (labels[i] === 1) tp++;
+      else fp++;
+    }
+  }
+  const p = tp + fp > 0 ? tp / (tp + fp) : 0;
+  const r = positives > 0 ? tp / positives : 0;
+  const f1 = p + r > 0 ? (2 * p * r) / (p + r) : 0;
+  let measured: number;
+  if (t.target.metric === 'precision') measured = p;
+  else if (t.target.metric === 'recall') measured = r;
+  else {
+    const { points, positives: n } = curve(scores, labels);
+    const best = Math.max(0, ...points.map((q) => fBeta(q, n, 1)));
+    measured = best > 0 ? f1 / best : 0;
+  }
+  return { precision: p, recall: r, f1, measured, meets_target: measured >= t.target.value };
+}
