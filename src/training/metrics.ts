@@ -86,3 +86,27 @@ export function expectedCalibrationError(probabilities: ArrayLike<number>, label
   for (let b = 0; b < bins; b++) if (count[b]! > 0) ece += Math.abs(predicted[b]! - observed[b]!) / probabilities.length;
   return ece;
 }
+
+/** Recall at the lowest threshold whose false-positive rate stays at or below `fpr`. */
+export function recallAtFpr(scores: ArrayLike<number>, labels: ArrayLike<number>, fpr = 0.01): number {
+  const idx = Array.from({ length: scores.length }, (_, i) => i).sort((a, b) => scores[b]! - scores[a]!);
+  let positives = 0;
+  for (let i = 0; i < labels.length; i++) if (labels[i] === 1) positives++;
+  const negatives = labels.length - positives;
+  if (positives === 0 || negatives === 0) return Number.NaN;
+  let tp = 0;
+  let fp = 0;
+  let best = 0;
+  let i = 0;
+  while (i < idx.length) {
+    const s = scores[idx[i]!]!;
+    while (i < idx.length && scores[idx[i]!] === s) {
+      if (labels[idx[i]!] === 1) tp++;
+      else fp++;
+      i++;
+    }
+    if (fp / negatives <= fpr) best = tp / positives;
+    else break;
+  }
+  return best;
+}
