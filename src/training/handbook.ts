@@ -52,16 +52,6 @@ export interface HandbookTransaction {
 
 const DAY_MS = 86_400_000;
 
-function poisson(rng: Rng, mean: number): number {
-  const limit = Math.exp(-mean);
-  let k = 0;
-  let p = rng.uniform();
-  while (p > limit) {
-    k++;
-    p *= rng.uniform();
-  }
-  return k;
-}
 
 export function simulateHandbook(options: Partial<HandbookOptions> = {}): HandbookTransaction[] {
   const o = { ...HANDBOOK_DEFAULTS, ...options };
@@ -98,7 +88,7 @@ export function simulateHandbook(options: Partial<HandbookOptions> = {}): Handbo
     const near = nearby[ci]!;
     if (near.length === 0) return;
     for (let day = 0; day < o.days; day++) {
-      const n = poisson(rng, c.perDay);
+      const n = rng.poisson(c.perDay);
       for (let k = 0; k < n; k++) {
         const seconds = Math.round(86_400 / 2 + rng.normal() * 20_000);
         if (seconds < 0 || seconds >= 86_400) continue;

@@ -3,8 +3,30 @@
 // log loss, and expected calibration error over equal-width bins. Inputs are parallel arrays of
 // scores (probabilities for the calibration metrics) and 0/1 labels.
 
-function order(scores: ArrayLike<number>): number[] {
-  return Array.from({ length: scores.length }, (_, i) => i).sort((a, b) => scores[b]! - scores[a]!);
+/** Confusion counts when flagging every score ≥ threshold, one point per distinct score. */
+export interface CurvePoint {
+  threshold: number;
+  tp: number;
+  fp: number;
+}
+
+/** Points at every distinct score, thresholds descending, and the number of positives. */
+export function descendingCurve(scores: ArrayLike<number>, labels: ArrayLike<number>): { points: CurvePoint[]; positives: number } {
+  const idx = Array.from({ length: scores.length }, (_, i) => i).sort((a, b) => scores[b]! - scores[a]!);
+  const points: CurvePoint[] = [];
+  let tp = 0;
+  let fp = 0;
+  let i = 0;
+  while (i < idx.length) {
+    const s = scores[idx[i]!]!;
+    while (i < idx.length && scores[idx[i]!] === s) {
+      if (labels[idx[i]!] === 1) tp++;
+      else fp++;
+      i++;
+    }
+    points.push({ threshold: s, tp, fp });
+  }
+  return { points, positives: tp };
 }
 
 /** ROC AUC; ties between a positive and a negative count one half. NaN without both classes. */
@@ -32,25 +54,14 @@ export function rocAuc(scores: ArrayLike<number>, labels: ArrayLike<number>): nu
 
 /** Average precision: Σ (R_n − R_{n−1}) · P_n over distinct score thresholds, highest first. */
 export function averagePrecision(scores: ArrayLike<number>, labels: ArrayLike<number>): number {
-  const idx = order(scores);
-  const positives = idx.reduce((n, i) => n + (labels[i] === 1 ? 1 : 0), 0);
+  const { points, positives } = descendingCurve(scores, labels);
   if (positives === 0) return Number.NaN;
-  let tp = 0;
-  let seen = 0;
   let ap = 0;
   let previousRecall = 0;
-  let i = 0;
-  while (i < idx.length) {
-    let j = i;
-    while (j + 1 < idx.length && scores[idx[j + 1]!] === scores[idx[i]!]) j++;
-    for (let k = i; k <= j; k++) {
-      seen++;
-      if (labels[idx[k]!] === 1) tp++;
-    }
-    const recall = tp / positives;
-    ap += (recall - previousRecall) * (tp / seen);
+  for (const p of points) {
+    const recall = p.tp / positives;
+    ap += (recall - previousRecall) * (p.tp / (p.tp + p.fp));
     previousRecall = recall;
-    i = j + 1;
   }
   return ap;
 }
@@ -89,24 +100,13 @@ export function expectedCalibrationError(probabilities: ArrayLike<number>, label
 
 /** Recall at the lowest threshold whose false-positive rate stays at or below `fpr`. */
 export function recallAtFpr(scores: ArrayLike<number>, labels: ArrayLike<number>, fpr = 0.01): number {
-  const idx = Array.from({ length: scores.length }, (_, i) => i).sort((a, b) => scores[b]! - scores[a]!);
-  let positives = 0;
-  for (let i = 0; i < labels.length; i++) if (labels[i] === 1) positives++;
+  const { points, positives } = descendingCurve(scores, labels);
   const negatives = labels.length - positives;
   if (positives === 0 || negatives === 0) return Number.NaN;
-  let tp = 0;
-  let fp = 0;
   let best = 0;
-  let i = 0;
-  while (i < idx.length) {
-    const s = scores[idx[i]!]!;
-    while (i < idx.length && scores[idx[i]!] === s) {
-      if (labels[idx[i]!] === 1) tp++;
-      else fp++;
-      i++;
-    }
-    if (fp / negatives <= fpr) best = tp / positives;
-    else break;
+  for (const p of points) {
+    if (p.fp / negatives > fpr) break;
+    best = p.tp / positives;
   }
   return best;
 }

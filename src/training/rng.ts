@@ -24,6 +24,18 @@ export class Rng {
     return Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * u2);
   }
 
+  /** Poisson draw (Knuth's method; fine for the small means used here). */
+  poisson(mean: number): number {
+    const limit = Math.exp(-mean);
+    let k = 0;
+    let p = this.uniform();
+    while (p > limit) {
+      k++;
+      p *= this.uniform();
+    }
+    return k;
+  }
+
   /** Integer in [0, n). */
   below(n: number): number {
     return Math.floor(this.uniform() * n);

@@ -14,6 +14,7 @@
 //   repeatedly, over weeks;
 // - large_amount (tabular): a plain out-of-pattern large payment.
 
+import type { HistoryTransaction } from '../engine/history.ts';
 import { Rng } from './rng.ts';
 
 export const PAYMENT_TYPES = ['card_present', 'card_not_present', 'wallet', 'bank_transfer'] as const;
@@ -21,15 +22,8 @@ export const CITIES = ['Lisbon', 'Porto', 'Madrid', 'Barcelona', 'Paris', 'Lyon'
 export const SCENARIOS = ['compromised_merchant', 'account_takeover', 'card_testing', 'fraud_ring', 'large_amount'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
-export interface SimulatedTransaction {
+export interface SimulatedTransaction extends HistoryTransaction {
   transaction_id: string;
-  /** Epoch milliseconds (UTC). */
-  time: number;
-  amount: number;
-  customer_id: string;
-  merchant_id: string;
-  location: string;
-  payment_type: string;
   label: 0 | 1;
   scenario: Scenario | '';
 }
@@ -82,17 +76,6 @@ function pad(n: number, width: number): string {
   return String(n).padStart(width, '0');
 }
 
-/** Poisson draw (Knuth; rates here are small). */
-function poisson(rng: Rng, mean: number): number {
-  const limit = Math.exp(-mean);
-  let k = 0;
-  let p = rng.uniform();
-  while (p > limit) {
-    k++;
-    p *= rng.uniform();
-  }
-  return k;
-}
 
 function pick<T>(rng: Rng, items: readonly T[]): T {
   return items[rng.below(items.length)]!;
@@ -140,7 +123,7 @@ export function simulate(options: Partial<SimulationOptions> = {}): SimulatedTra
   for (let day = 0; day < o.days; day++) {
     const dayStart = start + day * DAY_MS;
     for (const c of customers) {
-      const n = poisson(rng, c.perDay);
+      const n = rng.poisson(c.perDay);
       for (let k = 0; k < n; k++) {
         const m = merchants[rng.uniform() < 0.8 ? pick(rng, c.regulars) : pick(rng, localMerchants(c.city))]!;
         const paymentType = rng.uniform() < 0.85 ? c.paymentType : pick(rng, PAYMENT_TYPES);
@@ -161,7 +144,7 @@ export function simulate(options: Partial<SimulationOptions> = {}): SimulatedTra
   // Compromised merchants: 14 days, a third of their payments in the window become fraud.
   const horizon = o.days * DAY_MS;
   for (let day = 0; day < o.days; day++) {
-    for (let e = poisson(rng, (o.rates.compromised_merchant * o.merchants) / 100); e > 0; e--) {
+    for (let e = rng.poisson((o.rates.compromised_merchant * o.merchants) / 100); e > 0; e--) {
       const m = merchants[rng.below(merchants.length)]!;
       const from = start + day * DAY_MS;
       const to = Math.min(start + horizon, from + 14 * DAY_MS);
@@ -179,7 +162,7 @@ export function simulate(options: Partial<SimulationOptions> = {}): SimulatedTra
   for (let day = 0; day < o.days; day++) {
     const dayStart = start + day * DAY_MS;
     // Account takeover: a new channel (card not present, another city), amounts 3–8× usual, 1–2 days.
-    for (let e = poisson(rng, perCustomers(o.rates.account_takeover)); e > 0; e--) {
+    for (let e = rng.poisson(perCustomers(o.rates.account_takeover)); e > 0; e--) {
       const c = customers[rng.below(customers.length)]!;
       const city = pick(rng, CITIES.filter((x) => x !== c.city));
       const paymentType = c.paymentType === 'card_not_present' ? 'wallet' : 'card_not_present';
@@ -198,7 +181,7 @@ export function simulate(options: Partial<SimulationOptions> = {}): SimulatedTra
       }
     }
     // Card testing: 8–30 payments of 0.50–5.00 within ~10 minutes, card not present.
-    for (let e = poisson(rng, perCustomers(o.rates.card_testing)); e > 0; e--) {
+    for (let e = rng.poisson(perCustomers(o.rates.card_testing)); e > 0; e--) {
       const c = customers[rng.below(customers.length)]!;
       const t0 = dayStart + timeOfDay();
       const n = 8 + rng.below(23);
@@ -216,7 +199,7 @@ export function simulate(options: Partial<SimulationOptions> = {}): SimulatedTra
       }
     }
     // Plain out-of-pattern large amounts.
-    for (let e = poisson(rng, perCustomers(o.rates.large_amount)); e > 0; e--) {
+    for (let e = rng.poisson(perCustomers(o.rates.large_amount)); e > 0; e--) {
       const c = customers[rng.below(customers.length)]!;
       const m = merchants[pick(rng, c.regulars)]!;
       push({

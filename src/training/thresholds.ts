@@ -11,6 +11,8 @@
 // Balanced has no absolute target; its check is that F1 at the chosen threshold is at least 90 % of
 // the best F1 any threshold achieves on the same data (`f1_ratio`).
 
+import { descendingCurve as curve, type CurvePoint } from './metrics.ts';
+
 export type Mode = 'high_precision' | 'balanced' | 'high_recall';
 export const MODES: Mode[] = ['balanced', 'high_precision', 'high_recall'];
 
@@ -21,30 +23,7 @@ export interface ModeThresholds {
   target: { metric: 'precision' | 'recall' | 'f1_ratio'; value: number };
 }
 
-interface Point {
-  threshold: number;
-  tp: number;
-  fp: number;
-}
-
-/** Confusion counts at every distinct score, thresholds descending. */
-function curve(scores: ArrayLike<number>, labels: ArrayLike<number>): { points: Point[]; positives: number } {
-  const idx = Array.from({ length: scores.length }, (_, i) => i).sort((a, b) => scores[b]! - scores[a]!);
-  const points: Point[] = [];
-  let tp = 0;
-  let fp = 0;
-  let i = 0;
-  while (i < idx.length) {
-    const s = scores[idx[i]!]!;
-    while (i < idx.length && scores[idx[i]!] === s) {
-      if (labels[idx[i]!] === 1) tp++;
-      else fp++;
-      i++;
-    }
-    points.push({ threshold: s, tp, fp });
-  }
-  return { points, positives: tp };
-}
+type Point = CurvePoint;
 
 const precision = (p: Point) => (p.tp + p.fp > 0 ? p.tp / (p.tp + p.fp) : 0);
 const recall = (p: Point, positives: number) => (positives > 0 ? p.tp / positives : 0);
