@@ -14,7 +14,8 @@ import type { HistoryTransaction } from '../engine/history.ts';
 import { averagePrecision, brier, expectedCalibrationError, logLoss, recallAtFpr, rocAuc } from './metrics.ts';
 import { DEFAULT_SIMULATION, simulate, toCsv } from './simulate.ts';
 import { checkThreshold, chooseThresholds, MODES } from './thresholds.ts';
-import { CHANNELS, DEFAULT_TRAINING, train } from './train.ts';
+import { ablationSingleBooster, baselineAmount, baselineLogistic, type Comparison } from './evaluate.ts';
+import { CHANNELS, DEFAULT_TRAINING, train, type TrainOptions } from './train.ts';
 
 const { values } = parseArgs({
   options: {
@@ -81,15 +82,18 @@ const seed = values.seed ? Number(values.seed) : DEFAULT_TRAINING.seed;
 const iterations = values.iterations ? Number(values.iterations) : 200;
 const started = performance.now();
 let lastStage = '';
-const run = train(rows, {
+const log = (stage: string) => process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1)} s] ${stage}\n`);
+const options: TrainOptions = {
+  ...DEFAULT_TRAINING,
   seed,
   iterations,
   params: { learning_rate: 0.08 },
   progress: (stage, fraction) => {
-    if (stage !== lastStage) process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1)} s] ${stage} (${Math.round(fraction * 100)} %)\n`);
+    if (stage !== lastStage) log(`${stage} (${Math.round(fraction * 100)} %)`);
     lastStage = stage;
   },
-});
+};
+const run = train(rows, options);
 
 // Thresholds and cold start, chosen on validation.
 const labelsOf = (idx: number[]) => Float64Array.from(idx, (i) => run.labels[i]!);
@@ -156,6 +160,15 @@ const metrics = {
     ),
   },
 };
-writeFileSync(join(out, 'metrics.json'), JSON.stringify(metrics, null, 2) + '\n');
+log('ablation and baselines');
+const rounded = (c: Comparison) => ({ roc_auc: round(c.roc_auc), average_precision: round(c.average_precision) });
+const comparisons = {
+  split: 'test',
+  stack: { roc_auc: metrics.splits.test.roc_auc, average_precision: metrics.splits.test.average_precision },
+  ablation_single_booster_all_features: rounded(ablationSingleBooster(run, options)),
+  baseline_amount_only: rounded(baselineAmount(run)),
+  baseline_logistic_regression: rounded(baselineLogistic(run)),
+};
+writeFileSync(join(out, 'metrics.json'), JSON.stringify({ ...metrics, comparisons }, null, 2) + '\n');
 process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1)} s] wrote ${out}\n`);
-console.log(JSON.stringify({ model_id: id, out, test: metrics.splits.test }));
+console.log(JSON.stringify({ model_id: id, out, test: metrics.splits.test, comparisons }));

@@ -58,9 +58,11 @@ export interface TrainingRun {
    *  of validation and test (indexed like `split.validation` / `split.test`). */
   scores: Record<'validation' | 'test', { raw: Record<Channel, Float64Array>; stacked: Float64Array; probability: Float64Array }>;
   labels: Float64Array;
+  /** Every row's features (row-major per channel), for evaluation. */
+  features: ChannelMatrices;
 }
 
-function gather(matrix: Float64Array, width: number, rows: number[]): Float64Array {
+export function gather(matrix: Float64Array, width: number, rows: number[]): Float64Array {
   const out = new Float64Array(rows.length * width);
   rows.forEach((r, i) => out.set(matrix.subarray(r * width, (r + 1) * width), i * width));
   return out;
@@ -119,7 +121,7 @@ export function train(rows: readonly HistoryTransaction[], options: Partial<Trai
     return { raw, stacked: z, probability: z.map((v) => sigmoid(calibration.bias + calibration.weights[0]! * v)) };
   };
   o.progress('scoring', 0.95);
-  const run: TrainingRun = { model: { boosters, stack, calibration }, split, scores: { validation: scoreSplit(split.validation), test: scoreSplit(split.test) }, labels };
+  const run: TrainingRun = { model: { boosters, stack, calibration }, split, scores: { validation: scoreSplit(split.validation), test: scoreSplit(split.test) }, labels, features };
   o.progress('done', 1);
   return run;
 }
