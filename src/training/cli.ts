@@ -14,6 +14,7 @@ import type { HistoryTransaction } from '../engine/history.ts';
 import { averagePrecision, brier, expectedCalibrationError, logLoss, recallAtFpr, rocAuc } from './metrics.ts';
 import { DEFAULT_SIMULATION, simulate, toCsv } from './simulate.ts';
 import { checkThreshold, chooseThresholds, MODES } from './thresholds.ts';
+import { applyColdStart, fitColdStart } from './coldstart.ts';
 import { ablationSingleBooster, baselineAmount, baselineLogistic, type Comparison } from './evaluate.ts';
 import { CHANNELS, DEFAULT_TRAINING, train, type TrainOptions } from './train.ts';
 
@@ -99,7 +100,13 @@ const run = train(rows, options);
 const labelsOf = (idx: number[]) => Float64Array.from(idx, (i) => run.labels[i]!);
 const validationLabels = labelsOf(run.split.validation);
 const testLabels = labelsOf(run.split.test);
-const thresholds = chooseThresholds(run.scores.validation.probability, validationLabels);
+// The cold-start floor, fitted on validation, applies before thresholds: it is part of the score.
+const coldStart = fitColdStart(run.features, run.split.validation, run.labels);
+const validationScored = applyColdStart(run.scores.validation.probability, run.features, run.split.validation, coldStart);
+const testScored = applyColdStart(run.scores.test.probability, run.features, run.split.test, coldStart);
+const validationP = validationScored.probabilities;
+const testP = testScored.probabilities;
+const thresholds = chooseThresholds(validationP, validationLabels);
 const bands = {
   medium: thresholds.balanced.review,
   high: Math.max(thresholds.balanced.review, thresholds.balanced.block),
@@ -125,6 +132,7 @@ const model = {
   }),
   stack: { bias: run.model.stack.bias, weights: Object.fromEntries(CHANNELS.map((c, k) => [c, run.model.stack.weights[k]])) },
   calibration: { method: 'platt', bias: run.model.calibration.bias, slope: run.model.calibration.weights[0] },
+  cold_start: coldStart,
   thresholds,
   bands,
 };
@@ -143,8 +151,8 @@ const splitMetrics = (scores: Float64Array, labels: Float64Array) => ({
 const metrics = {
   model_id: id,
   splits: {
-    validation: { ...splitMetrics(run.scores.validation.probability, validationLabels), note: 'stack fitted on its first half, calibration on its second half' },
-    test: splitMetrics(run.scores.test.probability, testLabels),
+    validation: { ...splitMetrics(validationP, validationLabels), cold_start_rows: validationScored.cold, note: 'stack fitted on its first half, calibration on its second half, the cold-start floor on all of it' },
+    test: { ...splitMetrics(testP, testLabels), cold_start_rows: testScored.cold },
   },
   channel_auc: {
     validation: Object.fromEntries(CHANNELS.map((c) => [c, round(rocAuc(run.scores.validation.raw[c], validationLabels))])),
@@ -154,7 +162,7 @@ const metrics = {
     split: 'test',
     ...Object.fromEntries(
       MODES.map((m) => {
-        const c = checkThreshold(run.scores.test.probability, testLabels, thresholds[m]);
+        const c = checkThreshold(testP, testLabels, thresholds[m]);
         return [m, { review: thresholds[m].review, block: thresholds[m].block, target: thresholds[m].target, precision: round(c.precision), recall: round(c.recall), f1: round(c.f1), measured: round(c.measured), meets_target: c.meets_target }];
       }),
     ),
