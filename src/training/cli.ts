@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CHANNEL_FEATURES } from '../engine/features/extract.ts';
 import type { HistoryTransaction } from '../engine/history.ts';
+import { detectRings } from '../engine/rings.ts';
 import { averagePrecision, brier, expectedCalibrationError, logLoss, recallAtFpr, rocAuc } from './metrics.ts';
 import { DEFAULT_SIMULATION, simulate, toCsv } from './simulate.ts';
 import { checkThreshold, chooseThresholds, MODES } from './thresholds.ts';
@@ -177,6 +178,29 @@ const comparisons = {
   baseline_amount_only: rounded(baselineAmount(run)),
   baseline_logistic_regression: rounded(baselineLogistic(run)),
 };
-writeFileSync(join(out, 'metrics.json'), JSON.stringify({ ...metrics, comparisons }, null, 2) + '\n');
+// Rings: detected over the whole period; scored against the simulator's true rings when known.
+log('rings');
+const last = rows[rows.length - 1]!.time;
+const rings = detectRings(rows, last + 1);
+const truth = rows.some((r) => r.customer_id.startsWith('R') && r.merchant_id.startsWith('R'));
+const ringOf = (customers: string[]) => {
+  const mules = customers.filter((c) => /^R\d+C/.test(c));
+  return mules.length > customers.length / 2 ? mules[0]!.split('C')[0]! : undefined;
+};
+const trueRings = new Set(rows.filter((r) => /^R\d+C/.test(r.customer_id)).map((r) => r.customer_id.split('C')[0]!));
+const matched = rings.map((r) => ringOf(r.customers));
+const ringMetrics = {
+  windows: 'weekly, published one label delay after they close',
+  flagged_groups: rings.length,
+  ...(truth
+    ? {
+        precision: round(rings.length ? matched.filter((m) => m !== undefined).length / rings.length : Number.NaN),
+        recall: round(trueRings.size ? new Set(matched.filter((m) => m !== undefined)).size / trueRings.size : Number.NaN),
+        true_rings: trueRings.size,
+        note: 'a flagged group matches a simulated ring when most of its customers are that ring\'s mules',
+      }
+    : { note: 'no ground truth for rings in this data' }),
+};
+writeFileSync(join(out, 'metrics.json'), JSON.stringify({ ...metrics, comparisons, rings: ringMetrics }, null, 2) + '\n');
 process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1)} s] wrote ${out}\n`);
 console.log(JSON.stringify({ model_id: id, out, test: metrics.splits.test, comparisons }));
