@@ -16,6 +16,7 @@ import { averagePrecision, brier, expectedCalibrationError, logLoss, recallAtFpr
 import { DEFAULT_SIMULATION, simulate, toCsv } from './simulate.ts';
 import { checkThreshold, chooseThresholds, MODES } from './thresholds.ts';
 import { applyColdStart, fitColdStart } from './coldstart.ts';
+import { precisionRecallCurve, reliabilityCurve, rocCurve, scoreHistograms } from './curves.ts';
 import { ablationSingleBooster, baselineAmount, baselineLogistic, type Comparison } from './evaluate.ts';
 import { CHANNELS, DEFAULT_TRAINING, train, type TrainOptions } from './train.ts';
 
@@ -201,6 +202,21 @@ const ringMetrics = {
       }
     : { note: 'no ground truth for rings in this data' }),
 };
-writeFileSync(join(out, 'metrics.json'), JSON.stringify({ ...metrics, comparisons, rings: ringMetrics }, null, 2) + '\n');
+const charts = {
+  split: 'test',
+  roc: rocCurve(testP, testLabels),
+  precision_recall: precisionRecallCurve(testP, testLabels),
+  reliability: reliabilityCurve(testP, testLabels),
+  score_histograms: scoreHistograms(testP, testLabels),
+};
+const limitations = [
+  values.data ? `Trained and evaluated on ${values.data} only.` : 'Trained and evaluated on simulated payments: the model knows only the fraud the simulator makes, and real fraud differs.',
+  'Labels are taken as complete once older than the seven-day delay; real chargebacks arrive later and some never do.',
+  'One time split and one seed: no confidence intervals, and no measure of drift beyond the test period.',
+  'Thresholds are chosen on validation; a target that held there can fail on test (see modes.*.meets_target).',
+  'Hours of the day are UTC; no customer time zone is known.',
+  'Ring precision and recall use the simulator\'s ground truth and do not transfer to real data.',
+];
+writeFileSync(join(out, 'metrics.json'), JSON.stringify({ ...metrics, comparisons, rings: ringMetrics, charts, limitations }, null, 2) + '\n');
 process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1)} s] wrote ${out}\n`);
 console.log(JSON.stringify({ model_id: id, out, test: metrics.splits.test, comparisons }));
