@@ -2,7 +2,7 @@
 // `maxPoints` points, always keeping the ends), the reliability curve (mean predicted probability
 // against observed fraud rate in equal-width bins, with counts) and score histograms per class.
 
-import { descendingCurve } from './metrics.ts';
+import { calibrationBins, descendingCurve } from './metrics.ts';
 
 const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
@@ -25,15 +25,7 @@ export function precisionRecallCurve(scores: ArrayLike<number>, labels: ArrayLik
 }
 
 export function reliabilityCurve(probabilities: ArrayLike<number>, labels: ArrayLike<number>, bins = 10): { bin: [number, number]; predicted: number | null; observed: number | null; count: number }[] {
-  const count = new Array<number>(bins).fill(0);
-  const predicted = new Array<number>(bins).fill(0);
-  const observed = new Array<number>(bins).fill(0);
-  for (let i = 0; i < probabilities.length; i++) {
-    const b = Math.min(bins - 1, Math.floor(probabilities[i]! * bins));
-    count[b]!++;
-    predicted[b]! += probabilities[i]!;
-    observed[b]! += labels[i]!;
-  }
+  const { count, predicted, observed } = calibrationBins(probabilities, labels, bins);
   return count.map((n, b) => ({ bin: [b / bins, (b + 1) / bins], predicted: n ? r6(predicted[b]! / n) : null, observed: n ? r6(observed[b]! / n) : null, count: n }));
 }
 

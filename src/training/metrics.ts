@@ -82,8 +82,8 @@ export function logLoss(probabilities: ArrayLike<number>, labels: ArrayLike<numb
   return s / probabilities.length;
 }
 
-/** Expected calibration error over `bins` equal-width probability bins (weighted by bin size). */
-export function expectedCalibrationError(probabilities: ArrayLike<number>, labels: ArrayLike<number>, bins = 10): number {
+/** Per equal-width probability bin: rows, sum of predicted probabilities, sum of labels. */
+export function calibrationBins(probabilities: ArrayLike<number>, labels: ArrayLike<number>, bins: number): { count: number[]; predicted: number[]; observed: number[] } {
   const count = new Array<number>(bins).fill(0);
   const predicted = new Array<number>(bins).fill(0);
   const observed = new Array<number>(bins).fill(0);
@@ -93,6 +93,12 @@ export function expectedCalibrationError(probabilities: ArrayLike<number>, label
     predicted[b]! += probabilities[i]!;
     observed[b]! += labels[i]!;
   }
+  return { count, predicted, observed };
+}
+
+/** Expected calibration error over `bins` equal-width probability bins (weighted by bin size). */
+export function expectedCalibrationError(probabilities: ArrayLike<number>, labels: ArrayLike<number>, bins = 10): number {
+  const { count, predicted, observed } = calibrationBins(probabilities, labels, bins);
   let ece = 0;
   for (let b = 0; b < bins; b++) if (count[b]! > 0) ece += Math.abs(predicted[b]! - observed[b]!) / probabilities.length;
   return ece;
