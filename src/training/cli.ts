@@ -82,7 +82,7 @@ if (values.data) {
   dataFingerprint = sha256(toCsv(simulated));
 }
 const seed = values.seed ? Number(values.seed) : DEFAULT_TRAINING.seed;
-const iterations = values.iterations ? Number(values.iterations) : 200;
+const iterations = values.iterations ? Number(values.iterations) : DEFAULT_TRAINING.iterations;
 const started = performance.now();
 let lastStage = '';
 const log = (stage: string) => process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1)} s] ${stage}\n`);
@@ -90,7 +90,6 @@ const options: TrainOptions = {
   ...DEFAULT_TRAINING,
   seed,
   iterations,
-  params: { learning_rate: 0.08 },
   progress: (stage, fraction) => {
     if (stage !== lastStage) log(`${stage} (${Math.round(fraction * 100)} %)`);
     lastStage = stage;

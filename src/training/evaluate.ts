@@ -9,25 +9,15 @@ import { CHANNEL_FEATURES } from '../engine/features/extract.ts';
 import { TABULAR_CATEGORICAL } from '../engine/features/tabular.ts';
 import { fitLogistic } from './logistic.ts';
 import { averagePrecision, rocAuc } from './metrics.ts';
-import { boosterParams, CHANNELS, gather, type TrainingRun, type TrainOptions } from './train.ts';
+import { boosterParams, combinedMatrix, type TrainingRun, type TrainOptions } from './train.ts';
 
 export interface Comparison {
   roc_auc: number;
   average_precision: number;
 }
 
-/** All channels' features side by side for the given rows. */
 function combined(run: TrainingRun, rows: number[]): { matrix: Float64Array; width: number } {
-  const widths = CHANNELS.map((c) => CHANNEL_FEATURES[c].length);
-  const width = widths.reduce((a, b) => a + b, 0);
-  const matrix = new Float64Array(rows.length * width);
-  let offset = 0;
-  CHANNELS.forEach((c, k) => {
-    const part = gather(run.features[c], widths[k]!, rows);
-    for (let i = 0; i < rows.length; i++) matrix.set(part.subarray(i * widths[k]!, (i + 1) * widths[k]!), i * width + offset);
-    offset += widths[k]!;
-  });
-  return { matrix, width };
+  return combinedMatrix(run.features, rows);
 }
 
 function compare(scores: ArrayLike<number>, labels: ArrayLike<number>): Comparison {

@@ -1,5 +1,6 @@
 // Training: point-in-time features for the whole time-ordered dataset (one pass), a time split with
-// label-delay gaps, one LightGBM booster per channel trained natively on the train split, the linear
+// label-delay gaps, one LightGBM booster per channel trained natively on the train split (together,
+// as one interaction-constrained booster partitioned by channel: see partition.ts), the linear
 // stack of their log-odds fitted on the first half of validation, and Platt calibration of the
 // stacked log-odds fitted on the second half (a stack fitted and calibrated on the same rows would
 // look better calibrated than it is). The test split is only scored, never fitted on.
@@ -10,6 +11,7 @@ import { CHANNEL_FEATURES, extractBatch, type Channel, type ChannelMatrices } fr
 import { TABULAR_CATEGORICAL } from '../engine/features/tabular.ts';
 import { DEFAULT_LABEL_DELAY_MS, History, type HistoryTransaction } from '../engine/history.ts';
 import { fitLogistic, sigmoid, type Logistic } from './logistic.ts';
+import { interactionConstraints, partitionByChannel } from './partition.ts';
 import { splitByTime, type Split } from './split.ts';
 
 export const CHANNELS = Object.keys(CHANNEL_FEATURES) as Channel[];
@@ -68,9 +70,27 @@ export function gather(matrix: Float64Array, width: number, rows: number[]): Flo
   return out;
 }
 
-export function boosterParams(o: TrainOptions): Record<string, string | number | boolean> {
-  return { objective: 'binary', num_leaves: 31, learning_rate: 0.05, min_data_in_leaf: 50, feature_fraction: 0.9, bagging_fraction: 0.8, bagging_freq: 1, seed: o.seed, ...o.params };
+/** Every channel's features side by side (channels in `CHANNELS` order) for the given rows. */
+export function combinedMatrix(features: ChannelMatrices, rows: number[]): { matrix: Float64Array; width: number } {
+  const widths = CHANNELS.map((c) => CHANNEL_FEATURES[c].length);
+  const width = widths.reduce((a, b) => a + b, 0);
+  const matrix = new Float64Array(rows.length * width);
+  let offset = 0;
+  CHANNELS.forEach((c, k) => {
+    const w = widths[k]!;
+    const part = gather(features[c], w, rows);
+    for (let i = 0; i < rows.length; i++) matrix.set(part.subarray(i * w, (i + 1) * w), i * width + offset);
+    offset += w;
+  });
+  return { matrix, width };
 }
+
+/** The LightGBM settings of the model and of its ablation (chosen on validation: docs/model.md). */
+export function boosterParams(o: TrainOptions): Record<string, string | number | boolean> {
+  return { objective: 'binary', num_leaves: 15, learning_rate: 0.05, min_data_in_leaf: 50, feature_fraction: 0.9, bagging_fraction: 0.8, bagging_freq: 1, seed: o.seed, ...o.params };
+}
+
+const GROUPS = CHANNELS.map((name) => ({ name, features: CHANNEL_FEATURES[name] }));
 
 export function train(rows: readonly HistoryTransaction[], options: Partial<TrainOptions> = {}): TrainingRun {
   const o = { ...DEFAULT_TRAINING, ...options };
@@ -83,22 +103,24 @@ export function train(rows: readonly HistoryTransaction[], options: Partial<Trai
   const stackRows = split.validation.slice(0, half);
   const calibrationRows = split.validation.slice(half);
 
-  const boosters: ChannelBooster[] = [];
-  const engines = CHANNELS.map((channel, k) => {
-    o.progress(`training ${channel}`, k / CHANNELS.length);
-    const names = CHANNEL_FEATURES[channel];
-    const categorical = channel === 'tabular' ? TABULAR_CATEGORICAL : [];
-    const modelText = trainLightgbm({
-      rows: gather((features as ChannelMatrices)[channel], names.length, split.train),
-      numFeatures: names.length,
-      labels: Float64Array.from(split.train, (i) => labels[i]!),
-      params: boosterParams(o),
-      categorical,
-      iterations: o.iterations,
-    });
-    boosters.push({ channel, features: names, categorical, modelText });
-    return loadModel(modelText);
+  o.progress('training', 0.1);
+  const joint = combinedMatrix(features, split.train);
+  const jointText = trainLightgbm({
+    rows: joint.matrix,
+    numFeatures: joint.width,
+    labels: Float64Array.from(split.train, (i) => labels[i]!),
+    params: { ...boosterParams(o), interaction_constraints: interactionConstraints(GROUPS) },
+    categorical: TABULAR_CATEGORICAL, // the tabular channel comes first
+    iterations: o.iterations,
   });
+  const texts = partitionByChannel(jointText, GROUPS);
+  const boosters: ChannelBooster[] = CHANNELS.map((channel, k) => ({
+    channel,
+    features: CHANNEL_FEATURES[channel],
+    categorical: channel === 'tabular' ? TABULAR_CATEGORICAL : [],
+    modelText: texts[k]!,
+  }));
+  const engines = boosters.map((b) => loadModel(b.modelText));
   o.progress('stacking', 0.9);
 
   const rawFor = (indices: number[]) =>

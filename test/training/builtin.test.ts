@@ -18,3 +18,19 @@ t.test('npm run train reproduces models/builtin', async (t) => {
     t.ok(readFileSync(join(out, f)).equals(readFileSync(join('models/builtin', f))), `${f} is byte-identical (else run \`npm run train\`)`);
   }
 });
+
+// The acceptance figures of the default model, read from the committed (and just reproduced) file.
+t.test('the default model is calibrated and its stack holds up against the single booster', async (t) => {
+  const metrics = JSON.parse(readFileSync('models/builtin/metrics.json', 'utf8'));
+  t.ok(metrics.splits.test.expected_calibration_error <= 0.01, `test ECE ${metrics.splits.test.expected_calibration_error}`);
+  const { stack, ablation_single_booster_all_features: single } = metrics.comparisons;
+  t.equal(metrics.comparisons.split, 'test');
+  t.ok(stack.average_precision >= single.average_precision - 0.01, `stack AP ${stack.average_precision} within 0.01 of ${single.average_precision}`);
+  // The reliability curve follows the diagonal: in every bin of ten or more rows, the observed fraud
+  // rate is within three binomial standard errors (plus 0.01) of the mean predicted probability.
+  for (const bin of metrics.charts.reliability) {
+    if (bin.count < 10) continue;
+    const se = Math.sqrt((bin.predicted * (1 - bin.predicted)) / bin.count);
+    t.ok(Math.abs(bin.observed - bin.predicted) <= 3 * se + 0.01, `bin ${bin.bin.join('–')}: predicted ${bin.predicted}, observed ${bin.observed} (${bin.count} rows)`);
+  }
+});

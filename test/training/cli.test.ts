@@ -23,7 +23,7 @@ function trainInto(out: string) {
 t.test('writes a loadable, reproducible model folder', async (t) => {
   const a = join(dir, 'a');
   const run = trainInto(a);
-  t.match(run.stderr, /training graph/, 'progress is shown');
+  t.match(run.stderr, /features.*\n.*training.*\n.*stacking/, 'progress is shown, stage by stage');
   const model = JSON.parse(readFileSync(join(a, 'model.json'), 'utf8'));
   t.same(model.channels.map((c: { name: string }) => c.name), ['tabular', 'behavioral', 'velocity', 'graph']);
   for (const c of model.channels) {

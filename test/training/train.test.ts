@@ -1,11 +1,14 @@
-// Training end to end on simulated data: four boosters trained natively, stacked and calibrated on
-// validation only; on the untouched test split the stack ranks well, is not worse than its best
-// channel, is calibrated, and the whole run is reproducible.
+// Training end to end on simulated data: four channel boosters trained natively (one constrained
+// booster, partitioned), stacked and calibrated on validation only; on the untouched test split the
+// stack ranks well, stays close to a single booster over all features (0.03 average precision on
+// this small set; the default model is held to 0.01 in builtin.test.ts), is
+// calibrated, and the whole run is reproducible.
 
 import t from 'tap';
 import { averagePrecision, expectedCalibrationError, rocAuc } from '../../src/training/metrics.ts';
 import { simulate } from '../../src/training/simulate.ts';
-import { CHANNELS, train } from '../../src/training/train.ts';
+import { ablationSingleBooster } from '../../src/training/evaluate.ts';
+import { CHANNELS, DEFAULT_TRAINING, train } from '../../src/training/train.ts';
 
 const rows = simulate({ seed: 41, customers: 1500, merchants: 300, days: 75, rings: 3 });
 const run = train(rows, { iterations: 120 });
@@ -21,10 +24,10 @@ t.test('the stack ranks well on the test split and is calibrated', async (t) => 
   const p = run.scores.test.probability;
   const auc = rocAuc(p, labels);
   const ap = averagePrecision(p, labels);
-  const best = Math.max(...CHANNELS.map((c) => rocAuc(run.scores.test.raw[c], labels)));
+  const single = ablationSingleBooster(run, { ...DEFAULT_TRAINING, iterations: 120 });
   t.ok(auc > 0.9, `test ROC AUC ${auc.toFixed(3)}`);
   t.ok(ap > 0.5, `test average precision ${ap.toFixed(3)}`);
-  t.ok(auc >= best - 0.01, `stack ${auc.toFixed(3)} vs best channel ${best.toFixed(3)}`);
+  t.ok(ap >= single.average_precision - 0.03, `stack AP ${ap.toFixed(3)} vs single booster ${single.average_precision.toFixed(3)}`);
   const ece = expectedCalibrationError(p, labels);
   t.ok(ece < 0.02, `test expected calibration error ${ece.toFixed(4)}`);
   t.equal(run.model.stack.weights.length, CHANNELS.length);
