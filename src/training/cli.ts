@@ -10,6 +10,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CHANNEL_FEATURES } from '../engine/features/extract.ts';
+import { readLabelledCsv } from './dataset-csv.ts';
 import type { HistoryTransaction } from '../engine/history.ts';
 import { detectRings } from '../engine/rings.ts';
 import { averagePrecision, brier, expectedCalibrationError, logLoss, recallAtFpr, rocAuc } from './metrics.ts';
@@ -33,31 +34,6 @@ function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-function readCsv(path: string): HistoryTransaction[] {
-  const [header, ...lines] = readFileSync(path, 'utf8').trim().split(/\r?\n/);
-  const cols = header!.split(',');
-  const at = (name: string) => cols.indexOf(name);
-  for (const need of ['timestamp', 'amount', 'customer_id', 'merchant_id', 'label']) {
-    if (at(need) < 0) throw new Error(`${path}: column ${need} is required for training`);
-  }
-  return lines
-    .map((line) => line.split(','))
-    .map((v) => {
-      const ts = v[at('timestamp')]!;
-      const time = /^\d+(\.\d+)?$/.test(ts) ? Number(ts) * 1000 : Date.parse(ts);
-      return {
-        time,
-        amount: Number(v[at('amount')]),
-        customer_id: v[at('customer_id')]!,
-        merchant_id: v[at('merchant_id')]!,
-        location: at('location') >= 0 && v[at('location')] ? v[at('location')]! : 'unknown',
-        payment_type: at('payment_type') >= 0 && v[at('payment_type')] ? v[at('payment_type')]! : 'unknown',
-        label: (Number(v[at('label')]) === 1 ? 1 : 0) as 0 | 1,
-      };
-    })
-    .sort((a, b) => a.time - b.time);
-}
-
 /** Fingerprint of the code that shapes the model: training and feature sources. */
 function codeFingerprint(): string {
   const dirs = ['src/training', 'src/engine/features'];
@@ -72,7 +48,7 @@ let rows: HistoryTransaction[];
 let dataDescription: string;
 let dataFingerprint: string;
 if (values.data) {
-  rows = readCsv(values.data);
+  rows = await readLabelledCsv(values.data);
   dataDescription = `csv ${values.data}`;
   dataFingerprint = sha256(readFileSync(values.data, 'utf8'));
 } else {

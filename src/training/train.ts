@@ -87,10 +87,31 @@ export function combinedMatrix(features: ChannelMatrices, rows: number[]): { mat
 
 /** The LightGBM settings of the model and of its ablation (chosen on validation: docs/model.md). */
 export function boosterParams(o: TrainOptions): Record<string, string | number | boolean> {
-  return { objective: 'binary', num_leaves: 15, learning_rate: 0.05, min_data_in_leaf: 50, feature_fraction: 0.9, bagging_fraction: 0.8, bagging_freq: 1, seed: o.seed, ...o.params };
+  return { objective: 'binary', num_leaves: 7, learning_rate: 0.05, min_data_in_leaf: 50, feature_fraction: 0.9, bagging_fraction: 0.8, bagging_freq: 1, seed: o.seed, ...o.params };
 }
 
 const GROUPS = CHANNELS.map((name) => ({ name, features: CHANNEL_FEATURES[name] }));
+
+/** The four channel boosters, fitted on `rows` only: one booster with an interaction constraint per
+ *  channel, partitioned by channel (their raw scores add up to the joint booster's). */
+export function trainChannelBoosters(features: ChannelMatrices, labels: Float64Array, rows: number[], o: TrainOptions): ChannelBooster[] {
+  const joint = combinedMatrix(features, rows);
+  const jointText = trainLightgbm({
+    rows: joint.matrix,
+    numFeatures: joint.width,
+    labels: Float64Array.from(rows, (i) => labels[i]!),
+    params: { ...boosterParams(o), interaction_constraints: interactionConstraints(GROUPS) },
+    categorical: TABULAR_CATEGORICAL, // the tabular channel comes first
+    iterations: o.iterations,
+  });
+  const texts = partitionByChannel(jointText, GROUPS);
+  return CHANNELS.map((channel, k) => ({
+    channel,
+    features: CHANNEL_FEATURES[channel],
+    categorical: channel === 'tabular' ? TABULAR_CATEGORICAL : [],
+    modelText: texts[k]!,
+  }));
+}
 
 export function train(rows: readonly HistoryTransaction[], options: Partial<TrainOptions> = {}): TrainingRun {
   const o = { ...DEFAULT_TRAINING, ...options };
@@ -104,22 +125,7 @@ export function train(rows: readonly HistoryTransaction[], options: Partial<Trai
   const calibrationRows = split.validation.slice(half);
 
   o.progress('training', 0.1);
-  const joint = combinedMatrix(features, split.train);
-  const jointText = trainLightgbm({
-    rows: joint.matrix,
-    numFeatures: joint.width,
-    labels: Float64Array.from(split.train, (i) => labels[i]!),
-    params: { ...boosterParams(o), interaction_constraints: interactionConstraints(GROUPS) },
-    categorical: TABULAR_CATEGORICAL, // the tabular channel comes first
-    iterations: o.iterations,
-  });
-  const texts = partitionByChannel(jointText, GROUPS);
-  const boosters: ChannelBooster[] = CHANNELS.map((channel, k) => ({
-    channel,
-    features: CHANNEL_FEATURES[channel],
-    categorical: channel === 'tabular' ? TABULAR_CATEGORICAL : [],
-    modelText: texts[k]!,
-  }));
+  const boosters = trainChannelBoosters(features, labels, split.train, o);
   const engines = boosters.map((b) => loadModel(b.modelText));
   o.progress('stacking', 0.9);
 

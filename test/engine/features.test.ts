@@ -87,4 +87,24 @@ t.test('fraud labels count only once older than the label delay', async (t) => {
   t.equal(at(3, 'merchant_compromised_customer_share'), 1 / 3, 'one of the three earlier customers is known compromised');
   t.equal(at(2, 'merchant_compromised_customer_share'), 0);
   t.equal(at(4, 'merchant_distinct_customers'), 4);
+  // Recent windows count labels by when they became known: [t − w, t).
+  t.equal(at(2, 'merchant_recent_labels_1d'), 0);
+  t.ok(Number.isNaN(at(2, 'merchant_recent_fraud_rate_1d')!), 'no recent label: missing, not zero');
+  t.equal(at(3, 'merchant_recent_labels_1d'), 1, 'the day-0 fraud became known within the last day');
+  t.equal(at(3, 'merchant_recent_fraud_rate_1d'), 1);
+  t.equal(at(4, 'merchant_recent_labels_1d'), 1, 'day 8: only the day-1 label is less than a day known');
+  t.equal(at(4, 'merchant_recent_fraud_rate_1d'), 0);
+  t.equal(at(4, 'merchant_recent_labels_7d'), 2);
+  t.equal(at(4, 'merchant_recent_fraud_rate_30d'), 0.5);
+});
+
+t.test('recent mean amounts include the payment itself', async (t) => {
+  const day = 86_400_000;
+  const tx = (time: number, amount: number): HistoryTransaction => ({ time, amount, customer_id: 'C1', merchant_id: 'M1', location: 'Porto', payment_type: 'wallet' });
+  const { features: f } = extractBatch([tx(0, 10), tx(3 * day, 20), tx(3 * day + 1000, 90)], new History(7 * day));
+  const names = CHANNEL_FEATURES.behavioral;
+  const at = (i: number, name: (typeof names)[number]) => rowOf('behavioral', f.behavioral, i)[names.indexOf(name)];
+  t.equal(at(0, 'mean_amount_30d_with_this'), 10, 'a first payment is its own mean');
+  t.equal(at(2, 'mean_amount_24h_with_this'), 55, '(20 + 90) / 2');
+  t.equal(at(2, 'mean_amount_30d_with_this'), 40, '(10 + 20 + 90) / 3');
 });

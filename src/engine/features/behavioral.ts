@@ -1,6 +1,6 @@
 // Behavioral channel: the customer against their own past (strictly older transactions only):
 // how this amount compares with what they usually spend, and whether the merchant, the channel or
-// the place is new to them. Undefined comparisons (no history, no spread) are missing (NaN).
+// the place is new to them; their recent mean amounts with this payment included. Undefined comparisons (no history, no spread) are missing (NaN).
 
 import { channelOf, distinctBefore, usedBefore, type History, type HistoryTransaction } from '../history.ts';
 
@@ -14,7 +14,12 @@ export const BEHAVIORAL_FEATURES = [
   'new_location_for_customer',
   'log_seconds_since_customer_last',
   'customer_distinct_merchants',
+  'mean_amount_24h_with_this',
+  'mean_amount_7d_with_this',
+  'mean_amount_30d_with_this',
 ] as const;
+
+const DAY = 86_400_000;
 
 export function behavioral(tx: HistoryTransaction, history: History, out: Float64Array, at: number): void {
   const series = history.customer(tx.customer_id);
@@ -30,4 +35,10 @@ export function behavioral(tx: HistoryTransaction, history: History, out: Float6
   out[at + 6] = usedBefore(usage.locations, tx.location, tx.time) ? 0 : 1;
   out[at + 7] = last === undefined ? Number.NaN : Math.log1p((tx.time - last) / 1000);
   out[at + 8] = distinctBefore(usage.merchants, tx.time);
+  // The customer's mean amount over the last day, week and month, this payment included: a run of
+  // inflated amounts lifts the short means above the long ones.
+  [1, 7, 30].forEach((days, k) => {
+    const w = series.window(tx.time - days * DAY, tx.time);
+    out[at + 9 + k] = (w.sum + tx.amount) / (w.count + 1);
+  });
 }

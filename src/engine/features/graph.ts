@@ -1,6 +1,7 @@
 // Graph channel: what the shared-entity graph knows, using fraud labels only once they are older
 // than the label delay: the known fraud rates of the merchant and the channel (smoothed toward a
-// small prior so that a handful of labels cannot read as certainty), the customer's own known
+// small prior so that a handful of labels cannot read as certainty), the merchant's rates over
+// the labels that became known in the last 1, 7 and 30 days (a fresh compromise), the customer's own known
 // fraud, the merchant's degree (distinct customers) and the share of those customers already known
 // to be compromised (their neighbours' fraud). Ring membership joins when ring detection lands.
 
@@ -9,10 +10,17 @@ import { channelOf, customerNode, merchantNode, type History, type HistoryTransa
 /** Pseudo-count and prior rate for smoothed fraud rates. */
 const PRIOR_WEIGHT = 20;
 const PRIOR_RATE = 0.01;
+const DAY = 86_400_000;
 
 export const GRAPH_FEATURES = [
   'merchant_known_labels',
   'merchant_known_fraud_rate',
+  'merchant_recent_labels_1d',
+  'merchant_recent_fraud_rate_1d',
+  'merchant_recent_labels_7d',
+  'merchant_recent_fraud_rate_7d',
+  'merchant_recent_labels_30d',
+  'merchant_recent_fraud_rate_30d',
   'channel_known_labels',
   'channel_known_fraud_rate',
   'customer_known_frauds',
@@ -29,11 +37,19 @@ export function graph(tx: HistoryTransaction, history: History, out: Float64Arra
   const merchant = history.merchantLabelSeries(tx.merchant_id).window(-Infinity, t);
   const channel = history.channelLabelSeries(channelOf(tx)).window(-Infinity, t);
   const customer = history.customerLabelSeries(tx.customer_id).window(-Infinity, t);
+  // Labels that became known in the last 1, 7 and 30 days: the merchant's transactions of the window
+  // one label delay back. A compromise shows here long before it moves the all-time rate.
   out[at] = merchant.count;
   out[at + 1] = smoothed(merchant.count, merchant.sum);
-  out[at + 2] = channel.count;
-  out[at + 3] = smoothed(channel.count, channel.sum);
-  out[at + 4] = customer.sum;
+  const labels = history.merchantLabelSeries(tx.merchant_id);
+  [1, 7, 30].forEach((days, k) => {
+    const w = labels.window(t - days * DAY, t);
+    out[at + 2 + 2 * k] = w.count;
+    out[at + 3 + 2 * k] = w.count > 0 ? w.sum / w.count : Number.NaN;
+  });
+  out[at + 8] = channel.count;
+  out[at + 9] = smoothed(channel.count, channel.sum);
+  out[at + 10] = customer.sum;
 
   // The merchant's customers before t, and how many of them were known compromised before t.
   let customers = 0;
@@ -49,6 +65,6 @@ export function graph(tx: HistoryTransaction, history: History, out: Float64Arra
       if (known !== undefined && known < t && c !== customerNode(tx.customer_id)) compromised++;
     });
   }
-  out[at + 5] = customers;
-  out[at + 6] = customers > 0 ? compromised / customers : Number.NaN;
+  out[at + 11] = customers;
+  out[at + 12] = customers > 0 ? compromised / customers : Number.NaN;
 }

@@ -13,6 +13,7 @@ const WINDOWS: { entity: 'customer' | 'merchant' | 'channel'; label: string; ms:
   { entity: 'customer', label: '1h', ms: HOUR },
   { entity: 'customer', label: '24h', ms: DAY },
   { entity: 'customer', label: '7d', ms: 7 * DAY },
+  { entity: 'customer', label: '30d', ms: 30 * DAY },
   { entity: 'merchant', label: '1h', ms: HOUR },
   { entity: 'merchant', label: '24h', ms: DAY },
   { entity: 'channel', label: '1h', ms: HOUR },
