@@ -25,6 +25,8 @@ export interface HistoryTransaction {
   payment_type: string;
   /** 1 fraud, 0 legitimate; absent when the outcome is unknown. */
   label?: 0 | 1;
+  /** The caller's reference, kept for graph evidence. */
+  transaction_id?: string;
 }
 
 export const DEFAULT_LABEL_DELAY_MS = 7 * 86_400_000;
@@ -130,6 +132,22 @@ export class History {
   readonly graph = new UndirectedGraph<{ fraudKnownAt?: number }, { first: number }>();
   private latest = -Infinity;
   size = 0;
+  /** Optional record keeping for evidence: every transaction, and per entity the indices of its
+   *  transactions in time order (see `keepRecords`). */
+  private readonly records: HistoryTransaction[] = [];
+  private readonly recordIndex = { customer: new Map<string, number[]>(), merchant: new Map<string, number[]>(), channel: new Map<string, number[]>() };
+  private keepRecords = false;
+
+  /** Keep every transaction for `recent()` (the service does; training does not need it). */
+  withRecords(): this {
+    this.keepRecords = true;
+    return this;
+  }
+
+  /** Time of the newest transaction added (or -Infinity). */
+  get newest(): number {
+    return this.latest;
+  }
 
   constructor(readonly labelDelay = DEFAULT_LABEL_DELAY_MS) {}
 
@@ -163,7 +181,31 @@ export class History {
     if (tx.label === 1 && this.graph.getNodeAttribute(c, 'fraudKnownAt') === undefined) {
       this.graph.setNodeAttribute(c, 'fraudKnownAt', tx.time + this.labelDelay);
     }
+    if (this.keepRecords) {
+      const k = this.records.push(tx) - 1;
+      const note = (map: Map<string, number[]>, key: string) => {
+        const list = map.get(key);
+        if (list) list.push(k);
+        else map.set(key, [k]);
+      };
+      note(this.recordIndex.customer, tx.customer_id);
+      note(this.recordIndex.merchant, tx.merchant_id);
+      note(this.recordIndex.channel, channel);
+    }
     this.size++;
+  }
+
+  /** Up to `n` most recent transactions of an entity strictly older than `before`, newest first
+   *  (needs `withRecords()`). */
+  recent(role: 'customer' | 'merchant' | 'channel', key: string, before: number, n: number): HistoryTransaction[] {
+    const list = this.recordIndex[role].get(key);
+    if (!list) return [];
+    const out: HistoryTransaction[] = [];
+    for (let i = list.length - 1; i >= 0 && out.length < n; i--) {
+      const r = this.records[list[i]!]!;
+      if (r.time < before) out.push(r);
+    }
+    return out;
   }
 
   /** Labels of a customer's, merchant's or channel's transactions, filed by when they became

@@ -1,0 +1,82 @@
+// The service's configuration, read once from the environment (CONTRACT.md "Limits" and the
+// specification's sign-in variables) and validated with zod, so that a bad value stops the start
+// with the variable's name and what it should look like, instead of misbehaving later.
+// `publicConfig` is the part a browser may see (`GET /api/config`): limits and whether sign-in
+// exists, never a secret.
+
+import { z } from 'zod';
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+const flag = z
+  .enum(['true', 'false', '1', '0', ''])
+  .default('false')
+  .transform((v) => v === 'true' || v === '1');
+const optional = z.string().trim().optional().transform((v) => (v ? v : undefined));
+
+const EnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().default('127.0.0.1'),
+  DATA_DIR: z.string().default('./data'),
+  DATABASE_URL: optional,
+  MODEL_DIR: z.string().default('models/builtin'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  MAX_UPLOAD_MB: positiveInt(25),
+  MAX_DATASET_ROWS: positiveInt(100_000),
+  MAX_TRAINING_ROWS: positiveInt(200_000),
+  MAX_RUNNING_JOBS: positiveInt(2),
+  MAX_JOBS_PER_ORG_PER_DAY: positiveInt(20),
+  UPLOAD_RETENTION_HOURS: z.coerce.number().positive().default(24),
+  SCORE_RATE_PER_MINUTE: positiveInt(120),
+  UPLOAD_RATE_PER_MINUTE: positiveInt(10),
+  /** Largest JSON body accepted, bytes (a score request is a few hundred bytes). */
+  MAX_JSON_BODY_BYTES: positiveInt(64 * 1024),
+  AUTHPROVIDER_URL: optional,
+  AUTHPROVIDER_ANON_KEY: optional,
+  AUTHPROVIDER_JWT_SECRET: optional,
+  SESSION_SECRET: optional,
+  SESSION_TTL_HOURS: z.coerce.number().positive().default(168),
+  ENVIRONMENT: z.string().default('development'),
+  COOKIE_SECURE: flag,
+  COOKIE_DOMAIN: optional,
+  FRONTEND_URL: optional,
+  BACKEND_URL: optional,
+  CORS_ORIGINS: optional,
+});
+
+export type Config = z.output<typeof EnvSchema> & { authConfigured: boolean };
+
+export class ConfigError extends Error {
+  readonly code = 'config_invalid';
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
+  }
+  const c = { ...parsed.data, ...overrides };
+  return { ...c, authConfigured: Boolean(c.AUTHPROVIDER_URL && c.SESSION_SECRET), ...('authConfigured' in overrides ? { authConfigured: overrides.authConfigured! } : {}) };
+}
+
+/** What `GET /api/config` shows: limits and public switches only. */
+export function publicConfig(c: Config) {
+  return {
+    auth_configured: c.authConfigured,
+    auth_url: c.authConfigured ? c.AUTHPROVIDER_URL! : null,
+    auth_anon_key: c.authConfigured ? (c.AUTHPROVIDER_ANON_KEY ?? null) : null,
+    environment: c.ENVIRONMENT,
+    storage: c.DATABASE_URL ? ('postgres' as const) : ('embedded' as const),
+    limits: {
+      max_upload_mb: c.MAX_UPLOAD_MB,
+      max_dataset_rows: c.MAX_DATASET_ROWS,
+      max_training_rows: c.MAX_TRAINING_ROWS,
+      max_running_jobs: c.MAX_RUNNING_JOBS,
+      max_jobs_per_org_per_day: c.MAX_JOBS_PER_ORG_PER_DAY,
+      upload_retention_hours: c.UPLOAD_RETENTION_HOURS,
+      score_rate_per_minute: c.SCORE_RATE_PER_MINUTE,
+      upload_rate_per_minute: c.UPLOAD_RATE_PER_MINUTE,
+      max_json_body_bytes: c.MAX_JSON_BODY_BYTES,
+    },
+  };
+}

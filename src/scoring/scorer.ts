@@ -1,0 +1,262 @@
+// Scoring one transaction: the single owner of what a score response contains. It reads the live
+// history (strictly older transactions only), computes the four channels' features with the same
+// code as training, evaluates the channel boosters natively, stacks and calibrates, applies the
+// cold-start floor, explains with exact TreeSHAP, gathers entity history, graph evidence and a
+// related ring, then adds the transaction to the history (outcome unknown). Every stage that runs
+// is timed and reported.
+//
+// Channel scores and attribution (the specification leaves their exact meaning to us, docs/api.md):
+// - channel_scores[c]: the calibrated probability with channel c's evidence and every other channel
+//   at its average (its booster's expected value): what this channel alone says.
+// - channel_attribution[c]: w_c · (raw_c − expected_c), each channel's share of how far the stacked
+//   log-odds moved from the average, signed, divided by the sum of their absolute values.
+
+import { randomUUID } from 'node:crypto';
+import { channelOf, type History, type HistoryTransaction } from '../engine/history.ts';
+import { extractOne } from '../engine/features/extract.ts';
+import type { Ring } from '../engine/rings.ts';
+import type { ModelBundle, ModeName } from '../model/bundle.ts';
+import { reason, type Reason } from './explain.ts';
+
+export interface ScoreInput {
+  amount: number;
+  customer_id: string;
+  merchant_id: string;
+  transaction_id?: string | undefined;
+  location?: string | undefined;
+  payment_type?: string | undefined;
+  mode: ModeName;
+  explain: boolean;
+}
+
+export interface Evidence {
+  transaction_id: string;
+  time: string;
+  amount: number;
+  source: string;
+  target: string;
+  relation: 'same_customer' | 'same_merchant' | 'same_channel';
+  outcome: 'fraud' | 'legit' | 'unknown';
+}
+
+export interface RelatedRing {
+  ring_id: string;
+  window_start: string;
+  window_end: string;
+  matched_entity: string;
+  role: 'merchant' | 'channel';
+  members: number;
+  fraud_rate: number;
+}
+
+export interface ScoreResult {
+  transaction_id: string;
+  risk_score: number;
+  risk_band: 'low' | 'medium' | 'high' | 'critical';
+  decision: 'approve' | 'review' | 'block';
+  mode: ModeName;
+  model_id: string;
+  model_version: string;
+  path: 'MODEL' | 'COLD_START';
+  review_threshold: number;
+  block_threshold: number;
+  channel_scores: Record<'tabular' | 'graph' | 'behavioral' | 'velocity', number>;
+  channel_attribution: Record<'tabular' | 'graph' | 'behavioral' | 'velocity', number>;
+  reasons: Reason[];
+  entity_history: Record<string, { role: 'customer' | 'merchant' | 'channel'; prior_transactions: number; is_new: boolean }>;
+  graph_evidence: Record<string, Evidence[]>;
+  related_ring: RelatedRing | null;
+  stages: { name: string; ms: number }[];
+  latency_ms: number;
+  notes: string[];
+}
+
+/** Reasons kept per response, and earlier transactions listed per entity. */
+export const MAX_REASONS = 5;
+export const MAX_EVIDENCE = 5;
+
+const sigmoid = (z: number) => (z >= 0 ? 1 / (1 + Math.exp(-z)) : Math.exp(z) / (1 + Math.exp(z)));
+
+/** Flagged rings looked up by merchant and by main channel, newest window first. */
+export class RingIndex {
+  private readonly byMerchant = new Map<string, Ring>();
+  private readonly byChannel = new Map<string, Ring>();
+
+  constructor(readonly rings: readonly Ring[]) {
+    for (const r of [...rings].sort((a, b) => a.window_end - b.window_end)) {
+      for (const m of r.merchants) this.byMerchant.set(m, r);
+      if (r.channels[0]) this.byChannel.set(r.channels[0], r);
+    }
+  }
+
+  /** A ring published before `now` that the merchant (first) or channel belongs to. */
+  related(merchant: string, channel: string, now: number): RelatedRing | null {
+    const pick = (ring: Ring | undefined, matched: string, role: 'merchant' | 'channel'): RelatedRing | null =>
+      ring && ring.published_at <= now
+        ? { ring_id: ring.ring_id, window_start: new Date(ring.window_start).toISOString(), window_end: new Date(ring.window_end).toISOString(), matched_entity: matched, role, members: ring.members, fraud_rate: ring.fraud_rate }
+        : null;
+    return pick(this.byMerchant.get(merchant), merchant, 'merchant') ?? pick(this.byChannel.get(channel), channel, 'channel');
+  }
+}
+
+export interface ScorerDeps {
+  bundle: ModelBundle;
+  history: History;
+  rings: RingIndex;
+  /** Called with every scored transaction after it joined the history (to persist it). */
+  onScored?: (tx: HistoryTransaction & { transaction_id: string }) => void;
+  clock?: () => number;
+}
+
+export class Scorer {
+  private readonly clock: () => number;
+
+  constructor(private readonly deps: ScorerDeps) {
+    this.clock = deps.clock ?? Date.now;
+  }
+
+  get modelId(): string {
+    return this.deps.bundle.file.id;
+  }
+
+  score(input: ScoreInput): ScoreResult {
+    const started = performance.now();
+    let mark = started;
+    const stages: { name: string; ms: number }[] = [];
+    const stage = (name: string) => {
+      const t = performance.now();
+      stages.push({ name, ms: Math.round((t - mark) * 1000) / 1000 });
+      mark = t;
+    };
+    const { bundle, history } = this.deps;
+    const model = bundle.file;
+    const notes: string[] = [];
+    const transactionId = input.transaction_id ?? `tx_${randomUUID()}`;
+    if (input.transaction_id === undefined) notes.push(`transaction_id was not given: generated ${transactionId}.`);
+    if (input.location === undefined) notes.push('location was not given: recorded as "unknown", so location features treat it as one shared unknown place.');
+    if (input.payment_type === undefined) notes.push('payment_type was not given: recorded as "unknown"; the payment-type feature is then missing and the model uses its learned default.');
+    // A score request's time is when the server receives it (CONTRACT.md); never earlier than the
+    // newest transaction already in the history, so the history stays in time order.
+    const time = Math.max(this.clock(), history.newest);
+    const tx: HistoryTransaction & { transaction_id: string } = {
+      time,
+      amount: input.amount,
+      customer_id: input.customer_id,
+      merchant_id: input.merchant_id,
+      location: input.location ?? 'unknown',
+      payment_type: input.payment_type ?? 'unknown',
+      transaction_id: transactionId,
+    };
+    const channel = channelOf(tx);
+
+    const priors = {
+      customer: history.customer(tx.customer_id).countBefore(time),
+      merchant: history.merchant(tx.merchant_id).countBefore(time),
+      channel: history.channel(channel).countBefore(time),
+    };
+    const entityHistory: ScoreResult['entity_history'] = {};
+    // Keys are the entities' identifiers; if two coincide (a customer id equal to a merchant id),
+    // the later role is suffixed so that no entry is lost.
+    const put = <T>(obj: Record<string, T>, key: string, value: T) => {
+      obj[key in obj ? `${key} (${(value as { role?: string }).role ?? 'entity'})` : key] = value;
+    };
+    put(entityHistory, tx.customer_id, { role: 'customer' as const, prior_transactions: priors.customer, is_new: priors.customer === 0 });
+    put(entityHistory, tx.merchant_id, { role: 'merchant' as const, prior_transactions: priors.merchant, is_new: priors.merchant === 0 });
+    put(entityHistory, channel, { role: 'channel' as const, prior_transactions: priors.channel, is_new: priors.channel === 0 });
+    stage('history');
+
+    const features = extractOne(tx, history);
+    stage('features');
+
+    const raw = bundle.channels.map((c) => c.engine.predictRaw(features[c.name]));
+    const weights = bundle.channels.map((c) => model.stack.weights[c.name]);
+    let z = model.stack.bias;
+    bundle.channels.forEach((_, k) => (z += weights[k]! * raw[k]!));
+    const calibrated = (logOdds: number) => sigmoid(model.calibration.bias + model.calibration.slope * logOdds);
+    let risk = calibrated(z);
+    const cold = priors.customer < model.cold_start.min_prior && priors.merchant < model.cold_start.min_prior && priors.channel < model.cold_start.min_prior;
+    if (cold) {
+      if (risk < model.cold_start.floor) notes.push(`COLD_START: the customer, merchant and channel each have fewer than ${model.cold_start.min_prior} earlier transactions, so the score was raised to the model's floor ${model.cold_start.floor.toFixed(4)}.`);
+      else notes.push(`COLD_START: the customer, merchant and channel each have fewer than ${model.cold_start.min_prior} earlier transactions; the model's score was already above the floor.`);
+      risk = Math.max(risk, model.cold_start.floor);
+    }
+    const averageZ = bundle.channels.reduce((acc, c, k) => acc + weights[k]! * c.expected, model.stack.bias);
+    const channelScores = {} as ScoreResult['channel_scores'];
+    const moved = bundle.channels.map((c, k) => weights[k]! * (raw[k]! - c.expected));
+    const total = moved.reduce((a, b) => a + Math.abs(b), 0);
+    const attribution = {} as ScoreResult['channel_attribution'];
+    bundle.channels.forEach((c, k) => {
+      channelScores[c.name] = calibrated(averageZ + moved[k]!);
+      attribution[c.name] = total > 0 ? moved[k]! / total : 0;
+    });
+    const thresholds = model.thresholds[input.mode];
+    const decision = risk >= thresholds.block ? 'block' : risk >= thresholds.review ? 'review' : 'approve';
+    const band = risk >= model.bands.critical ? 'critical' : risk >= model.bands.high ? 'high' : risk >= model.bands.medium ? 'medium' : 'low';
+    stage('model');
+
+    let reasons: Reason[] = [];
+    if (input.explain) {
+      const all: { feature: string; value: number; contribution: number }[] = [];
+      bundle.channels.forEach((c, k) => {
+        const row = features[c.name];
+        const phi = c.engine.shap(row);
+        for (let j = 0; j < c.features.length; j++) {
+          const contribution = weights[k]! * phi[j]!;
+          if (contribution !== 0) all.push({ feature: c.features[j]!, value: row[j]!, contribution });
+        }
+      });
+      all.sort((a, b) => Math.abs(b.contribution) - Math.abs(a.contribution) || (a.feature < b.feature ? -1 : 1));
+      reasons = all.slice(0, MAX_REASONS).map((r) => reason(r.feature, r.value, Math.round(r.contribution * 1e6) / 1e6));
+      stage('explain');
+    } else notes.push('explain was false: reasons were not computed.');
+
+    const delay = history.labelDelay;
+    const evidence: ScoreResult['graph_evidence'] = {};
+    const relation = { customer: 'same_customer', merchant: 'same_merchant', channel: 'same_channel' } as const;
+    for (const [role, key] of [['customer', tx.customer_id], ['merchant', tx.merchant_id], ['channel', channel]] as const) {
+      const earlier = history.recent(role, key, time, MAX_EVIDENCE);
+      if (earlier.length === 0) continue;
+      put(
+        evidence,
+        key,
+        earlier.map((e) => ({
+          transaction_id: e.transaction_id ?? '',
+          time: new Date(e.time).toISOString(),
+          amount: e.amount,
+          source: e.customer_id,
+          target: e.merchant_id,
+          relation: relation[role],
+          outcome: e.label === undefined || e.time + delay >= time ? ('unknown' as const) : e.label === 1 ? ('fraud' as const) : ('legit' as const),
+        })),
+      );
+    }
+    const relatedRing = this.deps.rings.related(tx.merchant_id, channel, time);
+    stage('evidence');
+
+    history.add(tx);
+    this.deps.onScored?.(tx);
+    stage('record');
+
+    return {
+      transaction_id: transactionId,
+      risk_score: risk,
+      risk_band: band,
+      decision,
+      mode: input.mode,
+      model_id: model.id,
+      model_version: model.version,
+      path: cold ? 'COLD_START' : 'MODEL',
+      review_threshold: thresholds.review,
+      block_threshold: thresholds.block,
+      channel_scores: channelScores,
+      channel_attribution: attribution,
+      reasons,
+      entity_history: entityHistory,
+      graph_evidence: evidence,
+      related_ring: relatedRing,
+      stages,
+      latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
+      notes,
+    };
+  }
+}

@@ -1,0 +1,61 @@
+// The Fastify application: zod validation and serialisation (fastify-type-provider-zod), the
+// OpenAPI reference generated from the same schemas (/api/docs, JSON at /api/docs/json), the
+// specification's error body everywhere (errors.ts), rate limiting where the contract asks for it,
+// and the routes. `buildApp` takes a started service, so tests run the real app through `inject`.
+
+import Fastify, { type FastifyInstance } from 'fastify';
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { Service } from '../service/service.ts';
+import { ApiError, installErrorHandling } from './errors.ts';
+import { publicRoutes } from './routes/public.ts';
+import { scoreRoutes } from './routes/score.ts';
+
+export interface AppOptions {
+  /** Pino logger options, or false for none (tests). */
+  logger?: boolean | Record<string, unknown>;
+}
+
+export async function buildApp(service: Service, o: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: o.logger === undefined ? { level: service.config.LOG_LEVEL, redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-csrf-token"]'] } : o.logger,
+    bodyLimit: service.config.MAX_JSON_BODY_BYTES,
+    trustProxy: false,
+    // Request ids let an operator find a 500's details in the log.
+    requestIdHeader: false,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  installErrorHandling(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Fraud-risk scoring service', version: '0.1.0', description: 'Scores payment transactions for fraud with a calibrated probability, a decision and exact reasons. Errors: `{"detail": {"message", "reason", "fix"}}`.' },
+      tags: [
+        { name: 'scoring', description: 'Score transactions' },
+        { name: 'models', description: 'Models and their settings' },
+        { name: 'evaluation', description: 'Published, split-labelled results' },
+        { name: 'datasets', description: 'Dataset format and example' },
+        { name: 'training', description: 'Training limits' },
+        { name: 'service', description: 'Health and configuration' },
+      ],
+    },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+  await app.register(rateLimit, {
+    global: false,
+    // Fixed window in memory, per client IP (CONTRACT.md): resets on restart, not shared.
+    errorResponseBuilder: (_request, context) => {
+      const seconds = Math.max(1, Math.ceil(context.ttl / 1000));
+      return new ApiError(429, 'rate_limited', `Too many requests: at most ${context.max} per minute.`, `Wait ${seconds} s (Retry-After) before sending more.`, { retry_after_seconds: seconds }, { 'retry-after': String(seconds) });
+    },
+  });
+
+  publicRoutes(app, service);
+  scoreRoutes(app, service);
+  return app;
+}

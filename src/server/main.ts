@@ -1,0 +1,39 @@
+// `npm start`: reads the configuration, starts the service (model, database, history) and serves
+// HTTP until SIGINT or SIGTERM, then shuts down gracefully: stops accepting connections, lets
+// in-flight requests finish, flushes scored transactions to the database and closes it.
+
+import { loadConfig } from '../config.ts';
+import { startService } from '../service/service.ts';
+import { buildApp } from './app.ts';
+
+const started = performance.now();
+const config = loadConfig();
+const say = (msg: string) => process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1)} s] ${msg}\n`);
+say(`starting (storage: ${config.DATABASE_URL ? 'PostgreSQL' : `embedded, ${config.DATA_DIR}`}; model: ${config.MODEL_DIR})`);
+const service = await startService(config, { log: say });
+const app = await buildApp(service);
+await app.listen({ port: config.PORT, host: config.HOST });
+say(`ready on http://${config.HOST}:${config.PORT} (API reference at /api/docs; start-up steps ms: ${JSON.stringify(service.startup)})`);
+
+let stopping = false;
+const stop = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  say(`${signal}: shutting down`);
+  const force = setTimeout(() => {
+    say('shutdown took over 10 s; exiting');
+    process.exit(1);
+  }, 10_000);
+  force.unref();
+  try {
+    await app.close();
+    await service.close();
+    say('stopped');
+    process.exit(0);
+  } catch (e) {
+    say(`error while stopping: ${(e as Error).message}`);
+    process.exit(1);
+  }
+};
+process.on('SIGINT', () => void stop('SIGINT'));
+process.on('SIGTERM', () => void stop('SIGTERM'));

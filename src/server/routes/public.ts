@@ -1,0 +1,185 @@
+// The public read endpoints: health, config, thresholds, models, the published evaluation
+// (overview, charts, limitations, rings), the dataset format and example, and training limits.
+// Each answers from the service's state; a missing model or evaluation is a 503 with its reason.
+
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { publicConfig } from '../../config.ts';
+import { CHANNEL_FEATURES } from '../../engine/features/extract.ts';
+import { isProblem, MODE_NAMES, type MetricsFile, type ModelBundle } from '../../model/bundle.ts';
+import type { Service } from '../../service/service.ts';
+import { ApiError } from '../errors.ts';
+import { ErrorResponse, ModelIdParams } from '../schemas.ts';
+
+export function requireModel(service: Service): ModelBundle {
+  if (isProblem(service.model)) throw new ApiError(503, service.model.reason, service.model.message, service.model.fix);
+  return service.model;
+}
+
+function requireMetrics(service: Service): MetricsFile {
+  if (isProblem(service.metrics)) throw new ApiError(503, service.metrics.reason, service.metrics.message, service.metrics.fix);
+  return service.metrics;
+}
+
+const errors = { 404: ErrorResponse, 503: ErrorResponse };
+const Anything = z.record(z.string(), z.unknown());
+
+function modelSummary(m: ModelBundle) {
+  const f = m.file;
+  return { id: f.id, version: f.version, kind: 'built_in' as const, active: true, trained_on: f.data.description, rows: f.data.rows, channels: f.channels.map((c) => c.name), weights: f.stack.weights };
+}
+
+export function publicRoutes(app: FastifyInstance, service: Service): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.get('/api/health', {
+    schema: {
+      tags: ['service'],
+      summary: 'Whether the API, the model and the database work',
+      response: {
+        200: z.object({
+          status: z.enum(['ok', 'degraded']),
+          api: z.literal('ok'),
+          model: z.object({ status: z.enum(['ok', 'unavailable']), id: z.string().nullable(), version: z.string().nullable(), reason: z.string().nullable(), message: z.string().nullable() }),
+          evaluation: z.object({ status: z.enum(['ok', 'unavailable']), reason: z.string().nullable() }),
+          database: z.object({ status: z.enum(['ok', 'unavailable']), kind: z.enum(['pglite', 'postgres']) }),
+          auth_configured: z.boolean(),
+          history_transactions: z.number().int(),
+          started_at: z.string(),
+          startup_ms: z.record(z.string(), z.number()),
+        }),
+      },
+    },
+  }, async () => {
+    const database = await service.db.ping();
+    const model = service.model;
+    const metrics = service.metrics;
+    return {
+      status: database && !isProblem(model) ? ('ok' as const) : ('degraded' as const),
+      api: 'ok' as const,
+      model: isProblem(model)
+        ? { status: 'unavailable' as const, id: null, version: null, reason: model.reason, message: model.message }
+        : { status: 'ok' as const, id: model.file.id, version: model.file.version, reason: null, message: null },
+      evaluation: isProblem(metrics) ? { status: 'unavailable' as const, reason: metrics.reason } : { status: 'ok' as const, reason: null },
+      database: { status: database ? ('ok' as const) : ('unavailable' as const), kind: service.db.kind },
+      auth_configured: service.config.authConfigured,
+      history_transactions: service.history.size,
+      started_at: new Date(service.startedAt).toISOString(),
+      startup_ms: service.startup,
+    };
+  });
+
+  r.get('/api/config', { schema: { tags: ['service'], summary: 'What a browser needs to start, with the enforced limits' } }, async () => publicConfig(service.config));
+
+  r.get('/api/risk/thresholds', {
+    schema: { tags: ['scoring'], summary: "The three modes' thresholds and whether each still meets its target on the test split", response: { 200: Anything, ...errors } },
+  }, async () => {
+    const m = requireModel(service);
+    const metrics = isProblem(service.metrics) ? undefined : service.metrics;
+    return {
+      model_id: m.file.id,
+      default_mode: 'balanced',
+      split: 'test',
+      modes: Object.fromEntries(
+        MODE_NAMES.map((mode) => {
+          const t = m.file.thresholds[mode];
+          const check = metrics?.modes[mode];
+          return [mode, { review_threshold: t.review, block_threshold: t.block, target: t.target, meets_target: check?.meets_target ?? null, measured: check?.measured ?? null, precision: check?.precision ?? null, recall: check?.recall ?? null }];
+        }),
+      ),
+      ...(metrics ? {} : { note: 'The evaluation is unavailable, so whether each target still holds is unknown (null).' }),
+    };
+  });
+
+  r.get('/api/models', { schema: { tags: ['models'], summary: 'Models available to the caller', response: { 200: Anything, ...errors } } }, async () => {
+    const m = requireModel(service);
+    return { models: [modelSummary(m)] };
+  });
+
+  r.get('/api/models/:id', { schema: { tags: ['models'], summary: 'One model with weights and thresholds', params: ModelIdParams, response: { 200: Anything, ...errors } } }, async (request) => {
+    const m = requireModel(service);
+    if (request.params.id !== m.file.id) throw new ApiError(404, 'not_found', `No model ${request.params.id}.`, 'List the models at GET /api/models.');
+    const f = m.file;
+    return {
+      ...modelSummary(m),
+      stack: { bias: f.stack.bias, weights: f.stack.weights, formula: 'log_odds = bias + Σ weight[c] · raw_score[c]' },
+      calibration: f.calibration,
+      cold_start: f.cold_start,
+      thresholds: f.thresholds,
+      bands: { low: [0, f.bands.medium], medium: [f.bands.medium, f.bands.high], high: [f.bands.high, f.bands.critical], critical: [f.bands.critical, 1] },
+      features: Object.fromEntries(f.channels.map((c) => [c.name, c.features])),
+      training: f.training,
+      data_fingerprint: f.data.fingerprint,
+      code_fingerprint: f.code_fingerprint,
+    };
+  });
+
+  r.get('/api/metrics/overview', { schema: { tags: ['evaluation'], summary: 'Measured results, each labelled with its data split', response: { 200: Anything, ...errors } } }, async () => {
+    const m = requireMetrics(service);
+    return { model_id: m.model_id, splits: m.splits, channel_auc: m.channel_auc, modes: m.modes, comparisons: m.comparisons };
+  });
+
+  r.get('/api/metrics/charts', { schema: { tags: ['evaluation'], summary: 'The same numbers shaped for charts', response: { 200: Anything, ...errors } } }, async () => {
+    const m = requireMetrics(service);
+    return { model_id: m.model_id, ...m.charts };
+  });
+
+  r.get('/api/metrics/limitations', { schema: { tags: ['evaluation'], summary: 'What the metrics do not cover', response: { 200: Anything, ...errors } } }, async () => {
+    const m = requireMetrics(service);
+    return { model_id: m.model_id, limitations: m.limitations };
+  });
+
+  r.get('/api/metrics/rings', { schema: { tags: ['evaluation'], summary: 'Abuse-ring detection results', response: { 200: Anything, ...errors } } }, async () => {
+    const m = requireMetrics(service);
+    return {
+      model_id: m.model_id,
+      evaluation: m.rings,
+      live: {
+        note: "Groups flagged over this server's history (completed weekly windows, published one label delay after they close).",
+        flagged_groups: service.rings.length,
+        groups: service.rings.slice(-50).map((g) => ({
+          ring_id: g.ring_id,
+          window_start: new Date(g.window_start).toISOString(),
+          window_end: new Date(g.window_end).toISOString(),
+          published_at: new Date(g.published_at).toISOString(),
+          members: g.members,
+          customers: g.customers.length,
+          merchants: g.merchants,
+          main_channel: g.channels[0] ?? null,
+          fraud_rate: g.fraud_rate,
+        })),
+      },
+    };
+  });
+
+  r.get('/api/datasets/format', { schema: { tags: ['datasets'], summary: 'Columns required in an uploaded CSV' } }, async () => ({
+    required: [
+      { name: 'amount', type: 'number', rule: 'not negative; digits and a decimal point only (no currency symbols or thousands separators)' },
+      { name: 'customer_id', type: 'string', rule: 'identifies the payer' },
+      { name: 'merchant_id', type: 'string', rule: 'identifies the payee' },
+    ],
+    optional: [
+      { name: 'transaction_id', type: 'string', rule: 'your reference; row number when absent' },
+      { name: 'timestamp', type: 'string', rule: 'ISO 8601 or epoch seconds; without it, row order is time order' },
+      { name: 'location', type: 'string', rule: '`unknown` when absent' },
+      { name: 'payment_type', type: 'string', rule: 'card_present, card_not_present, wallet or bank_transfer are known to the model; others count as unknown' },
+      { name: 'label', type: 'integer', rule: '1 fraud, 0 legitimate; when present the job also reports how the model did on the file' },
+    ],
+    column_mapping: 'Map these names to your own headers, e.g. {"amount": "Amount", "customer_id": "nameOrig"}.',
+    encoding: 'UTF-8 (a byte-order mark is accepted), comma-separated, first line the header, quoted fields allowed',
+    limits: { max_upload_mb: service.config.MAX_UPLOAD_MB, max_dataset_rows: service.config.MAX_DATASET_ROWS },
+  }));
+
+  r.get('/api/datasets/example', { schema: { tags: ['datasets'], summary: 'Details of the built-in example dataset' } }, async () => service.example);
+
+  r.get('/api/training/limits', { schema: { tags: ['training'], summary: 'Training limits enforced by this server' } }, async () => ({
+    max_training_rows: service.config.MAX_TRAINING_ROWS,
+    max_upload_mb: service.config.MAX_UPLOAD_MB,
+    max_jobs_per_org_per_day: service.config.MAX_JOBS_PER_ORG_PER_DAY,
+    requires: ['a signed-in member of the organization', 'a dataset the caller owns that has not expired', 'a label column with both classes'],
+    training_available: false,
+    note: 'Training through the API is not built: POST /api/training/jobs runs its checks and answers 501. Train from the command line with `npm run train -- --data FILE.csv`.',
+    features: Object.fromEntries(Object.entries(CHANNEL_FEATURES).map(([c, f]) => [c, f.length])),
+  }));
+}

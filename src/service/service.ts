@@ -1,0 +1,84 @@
+// The running service's state, assembled once at start and owned here: configuration, database,
+// the loaded model and its evaluation (or the reason either is unavailable), the live history with
+// its rings, the scorer, and the writer that persists scored transactions. `startService` times
+// each start-up step (reported by /api/health and the start log); `close` flushes and shuts down.
+
+import { isProblem, loadModelAndMetrics, type MetricsFile, type ModelBundle, type ModelProblem } from '../model/bundle.ts';
+import type { Config } from '../config.ts';
+import { DEFAULT_LABEL_DELAY_MS, type History } from '../engine/history.ts';
+import { detectRings, type Ring } from '../engine/rings.ts';
+import { RingIndex, Scorer } from '../scoring/scorer.ts';
+import { openDatabase, type Db } from '../storage/db.ts';
+import { ensureHistory, loadHistory, ScoredWriter, type ExampleDataset } from './history-source.ts';
+
+export interface Service {
+  config: Config;
+  db: Db;
+  model: ModelBundle | ModelProblem;
+  metrics: MetricsFile | ModelProblem;
+  /** Undefined when no model is loaded (every scoring route then answers 503). */
+  scorer: Scorer | undefined;
+  history: History;
+  rings: Ring[];
+  example: ExampleDataset;
+  writer: ScoredWriter;
+  startedAt: number;
+  /** Milliseconds per start-up step. */
+  startup: Record<string, number>;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  log?: (msg: string) => void;
+  clock?: () => number;
+}
+
+export async function startService(config: Config, o: StartOptions = {}): Promise<Service> {
+  const log = o.log ?? (() => {});
+  const clock = o.clock ?? Date.now;
+  const startup: Record<string, number> = {};
+  let mark = performance.now();
+  const step = (name: string) => {
+    const t = performance.now();
+    startup[name] = Math.round(t - mark);
+    mark = t;
+  };
+
+  const loaded = loadModelAndMetrics(config.MODEL_DIR);
+  if (isProblem(loaded.model)) log(`model unavailable: ${loaded.model.message}`);
+  else if (isProblem(loaded.metrics)) log(`evaluation unavailable: ${loaded.metrics.message}`);
+  step('model');
+  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  step('database');
+  try {
+    const example = await ensureHistory(db, clock(), log);
+    step('example_history');
+    const labelDelay = isProblem(loaded.model) ? DEFAULT_LABEL_DELAY_MS : loaded.model.file.training.label_delay_ms;
+    const { history, rows } = await loadHistory(db, labelDelay);
+    step('history');
+    const rings = detectRings(rows, clock(), { labelDelay });
+    step('rings');
+    const writer = new ScoredWriter(db, 25, (e) => log(`could not store scored transactions yet: ${(e as Error).message}`));
+    const scorer = isProblem(loaded.model) ? undefined : new Scorer({ bundle: loaded.model, history, rings: new RingIndex(rings), onScored: (tx) => writer.push(tx), clock });
+    return {
+      config,
+      db,
+      model: loaded.model,
+      metrics: loaded.metrics,
+      scorer,
+      history,
+      rings,
+      example,
+      writer,
+      startedAt: clock(),
+      startup,
+      async close() {
+        await writer.flush();
+        await db.close();
+      },
+    };
+  } catch (e) {
+    await db.close();
+    throw e;
+  }
+}
