@@ -114,6 +114,34 @@ export function distinctBefore(map: Map<string, number>, time: number): number {
 
 const EMPTY = new Series();
 
+/** Entries of an ascending array strictly below `t`. */
+function countBelow(a: readonly number[] | undefined, t: number): number {
+  if (!a) return 0;
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (a[mid]! < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function append(map: Map<string, number[]>, key: string, value: number): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+/** Inserts keeping the list ascending (values mostly arrive near the end). */
+function insertSorted(map: Map<string, number[]>, key: string, value: number): void {
+  const list = map.get(key);
+  if (!list) return void map.set(key, [value]);
+  let i = list.length;
+  while (i > 0 && list[i - 1]! > value) i--;
+  list.splice(i, 0, value);
+}
+
 /** Node keys of the customer–merchant graph. */
 export const customerNode = (id: string) => `c:${id}`;
 export const merchantNode = (id: string) => `m:${id}`;
@@ -137,6 +165,11 @@ export class History {
   private readonly records: HistoryTransaction[] = [];
   private readonly recordIndex = { customer: new Map<string, number[]>(), merchant: new Map<string, number[]>(), channel: new Map<string, number[]>() };
   private keepRecords = false;
+  /** Per merchant, when each of its customers first paid it (ascending), and when each customer
+   *  counts as a known-compromised neighbour: max(first payment there, fraud known) (sorted). They
+   *  answer the graph channel's neighbour counts in O(log n) instead of walking the merchant's edges. */
+  private readonly merchantCustomerTimes = new Map<string, number[]>();
+  private readonly merchantCompromisedTimes = new Map<string, number[]>();
 
   /** Keep every transaction for `recent()` (the service does; training does not need it). */
   withRecords(): this {
@@ -177,9 +210,20 @@ export class History {
     const m = merchantNode(tx.merchant_id);
     this.graph.mergeNode(c);
     this.graph.mergeNode(m);
-    if (!this.graph.hasEdge(c, m)) this.graph.addEdge(c, m, { first: tx.time });
+    if (!this.graph.hasEdge(c, m)) {
+      this.graph.addEdge(c, m, { first: tx.time });
+      append(this.merchantCustomerTimes, tx.merchant_id, tx.time);
+      const known = this.graph.getNodeAttribute(c, 'fraudKnownAt');
+      if (known !== undefined) insertSorted(this.merchantCompromisedTimes, tx.merchant_id, Math.max(tx.time, known));
+    }
     if (tx.label === 1 && this.graph.getNodeAttribute(c, 'fraudKnownAt') === undefined) {
-      this.graph.setNodeAttribute(c, 'fraudKnownAt', tx.time + this.labelDelay);
+      const known = tx.time + this.labelDelay;
+      this.graph.setNodeAttribute(c, 'fraudKnownAt', known);
+      // Every merchant this customer already used counts them as compromised from `known` on.
+      this.graph.forEachEdge(c, (_e, attributes, source, target) => {
+        const merchant = (source === c ? target : source).slice(2);
+        insertSorted(this.merchantCompromisedTimes, merchant, Math.max(attributes.first, known));
+      });
     }
     if (this.keepRecords) {
       const k = this.records.push(tx) - 1;
@@ -193,6 +237,21 @@ export class History {
       note(this.recordIndex.channel, channel);
     }
     this.size++;
+  }
+
+  /** The merchant's distinct customers whose first payment there is strictly before `t`, and how
+   *  many of those were known compromised strictly before `t`, excluding `customer` itself. */
+  merchantNeighbours(merchantId: string, customerId: string, t: number): { customers: number; compromised: number } {
+    const customers = countBelow(this.merchantCustomerTimes.get(merchantId), t);
+    let compromised = countBelow(this.merchantCompromisedTimes.get(merchantId), t);
+    const c = customerNode(customerId);
+    const m = merchantNode(merchantId);
+    const known = this.graph.hasNode(c) ? this.graph.getNodeAttribute(c, 'fraudKnownAt') : undefined;
+    if (known !== undefined && this.graph.hasNode(m)) {
+      const edge = this.graph.edge(c, m);
+      if (edge !== undefined && Math.max(this.graph.getEdgeAttribute(edge, 'first'), known) < t) compromised--;
+    }
+    return { customers, compromised };
   }
 
   /** Up to `n` most recent transactions of an entity strictly older than `before`, newest first

@@ -5,7 +5,7 @@
 // fraud, the merchant's degree (distinct customers) and the share of those customers already known
 // to be compromised (their neighbours' fraud). Ring membership joins when ring detection lands.
 
-import { channelOf, customerNode, merchantNode, type History, type HistoryTransaction } from '../history.ts';
+import { channelOf, type History, type HistoryTransaction } from '../history.ts';
 
 /** Pseudo-count and prior rate for smoothed fraud rates. */
 const PRIOR_WEIGHT = 20;
@@ -51,20 +51,9 @@ export function graph(tx: HistoryTransaction, history: History, out: Float64Arra
   out[at + 9] = smoothed(channel.count, channel.sum);
   out[at + 10] = customer.sum;
 
-  // The merchant's customers before t, and how many of them were known compromised before t.
-  let customers = 0;
-  let compromised = 0;
-  const m = merchantNode(tx.merchant_id);
-  const g = history.graph;
-  if (g.hasNode(m)) {
-    g.forEachEdge(m, (_edge, attributes, source, target) => {
-      if (attributes.first >= t) return;
-      customers++;
-      const c = source === m ? target : source;
-      const known = g.getNodeAttribute(c, 'fraudKnownAt');
-      if (known !== undefined && known < t && c !== customerNode(tx.customer_id)) compromised++;
-    });
-  }
+  // The merchant's customers before t, and how many of them were known compromised before t
+  // (the customer–merchant graph, indexed by time in history.ts).
+  const { customers, compromised } = history.merchantNeighbours(tx.merchant_id, tx.customer_id, t);
   out[at + 11] = customers;
   out[at + 12] = customers > 0 ? compromised / customers : Number.NaN;
 }

@@ -12,6 +12,9 @@ import { requireModel } from './public.ts';
 export function scoreRoutes(app: FastifyInstance, service: Service): void {
   app.withTypeProvider<ZodTypeProvider>().post('/api/risk/score', {
     config: { rateLimit: { max: service.config.SCORE_RATE_PER_MINUTE, timeWindow: 60_000 } },
+    // The response schema documents the answer; the scorer's typed result is serialised directly
+    // rather than re-validated by zod on every request (that cost a fifth of the server's time).
+    serializerCompiler: () => (data) => JSON.stringify(data),
     schema: {
       tags: ['scoring'],
       summary: 'Score one transaction',

@@ -1,0 +1,136 @@
+// `npm run bench:http [-- --quick]`: the HTTP service under load from a second process on
+// loopback. Starts the real server (`src/server/main.ts`, embedded database, built-in model, scoring
+// rate limit raised for the run) and a bare Fastify JSON route (trivial-server.ts) as the ceiling,
+// each in its own process, then drives both with autocannon from this process, one after the other
+// in the same run: requests per second, client-side p50/p99 latency, and for scoring the server's
+// own `latency_ms` (p50/p99 over every response). Scoring requests carry explanations and vary
+// over customers and merchants of the example history. Ends with the server's resident memory and
+// one JSON line.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { quick } from './harness.ts';
+
+const DURATION = quick ? 5 : 20;
+const CONNECTIONS = 8;
+const root = new URL('..', import.meta.url).pathname;
+
+function waitFor(child: ChildProcess, pattern: RegExp, stream: 'stdout' | 'stderr', timeoutMs = 180_000): Promise<RegExpMatchArray> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}: ${text.slice(-500)}`)), timeoutMs);
+    child[stream]!.on('data', (d: Buffer) => {
+      text += d.toString();
+      const m = text.match(pattern);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m);
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`process exited (${code}) before ${pattern}: ${text.slice(-500)}`)));
+  });
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024);
+}
+
+function percentile(values: number[], p: number): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+}
+
+// --- start both servers -----------------------------------------------------------------------
+const dataDir = mkdtempSync(join(tmpdir(), 'bench-http-'));
+const port = 20_000 + Math.floor(Math.random() * 20_000);
+process.stderr.write(`starting the service (first start: it stores the example history)…\n`);
+const server = spawn(process.execPath, ['--import=tsx', join(root, 'src/server/main.ts')], {
+  cwd: root,
+  env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: '', SCORE_RATE_PER_MINUTE: '100000000', LOG_LEVEL: 'warn' },
+  stdio: ['ignore', 'pipe', 'pipe'],
+});
+const ready = await waitFor(server, /ready on .* start-up steps ms: (\{.*\})/, 'stderr');
+const startup = JSON.parse(ready[1]!) as Record<string, number>;
+const trivial = spawn(process.execPath, ['--import=tsx', join(root, 'bench/trivial-server.ts')], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+const trivialPort = Number((await waitFor(trivial, /port (\d+)/, 'stdout'))[1]);
+const rssAfterStart = rssMb(server.pid!);
+
+// --- requests ---------------------------------------------------------------------------------
+const base = `http://127.0.0.1:${port}`;
+const customers = Array.from({ length: 2000 }, (_, i) => `C${String(i + 1).padStart(6, '0')}`);
+const merchants = Array.from({ length: 400 }, (_, i) => `M${String(i + 1).padStart(5, '0')}`);
+const cities = ['Lisbon', 'Porto', 'Madrid', 'Paris', 'Berlin', 'Rome'];
+const types = ['card_present', 'card_not_present', 'wallet', 'bank_transfer'];
+let k = 0;
+const body = () => {
+  k++;
+  return JSON.stringify({ amount: Math.round((5 + ((k * 7919) % 400)) * 100) / 100, customer_id: customers[(k * 31) % customers.length], merchant_id: merchants[(k * 17) % merchants.length], location: cities[k % cities.length], payment_type: types[k % types.length], explain: true });
+};
+
+const serverLatency: number[] = [];
+async function load(url: string, title: string, scoring: boolean) {
+  const result = await autocannon({
+    url,
+    method: 'POST',
+    connections: CONNECTIONS,
+    duration: DURATION,
+    headers: { 'content-type': 'application/json' },
+    requests: [
+      {
+        setupRequest: (req) => ({ ...req, body: scoring ? body() : '{}' }),
+        ...(scoring
+          ? {
+              onResponse: (status: number, resBody: string) => {
+                if (status === 200) serverLatency.push(JSON.parse(resBody).latency_ms);
+              },
+            }
+          : {}),
+      },
+    ],
+  });
+  const non2xx = result.non2xx + result.errors;
+  process.stderr.write(`${title}: ${Math.round(result.requests.average)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, errors/non-2xx ${non2xx}\n`);
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, requests: result.requests.total, non2xx };
+}
+
+// Warm up both (JIT, history growth), then measure.
+await autocannon({ url: `${base}/api/risk/score`, method: 'POST', connections: 2, amount: 2000, headers: { 'content-type': 'application/json' }, requests: [{ setupRequest: (req) => ({ ...req, body: body() }) }] });
+await autocannon({ url: `http://127.0.0.1:${trivialPort}/trivial`, method: 'POST', connections: 2, amount: 2000, headers: { 'content-type': 'application/json' }, body: '{}' });
+const ceiling = await load(`http://127.0.0.1:${trivialPort}/trivial`, 'bare Fastify JSON route (ceiling)', false);
+const scoring = await load(`${base}/api/risk/score`, 'POST /api/risk/score with explanations', true);
+const rssAfter = rssMb(server.pid!);
+server.kill('SIGTERM');
+trivial.kill('SIGTERM');
+
+const ratio = scoring.rps / ceiling.rps;
+const latencyP50 = percentile(serverLatency, 50);
+const latencyP99 = percentile(serverLatency, 99);
+console.log('');
+console.log(`| Load (${CONNECTIONS} connections, ${DURATION} s each, loopback) | req/s | p50 ms | p99 ms |`);
+console.log('|---|---|---|---|');
+console.log(`| bare Fastify JSON route (ceiling) | ${Math.round(ceiling.rps)} | ${ceiling.p50} | ${ceiling.p99} |`);
+console.log(`| POST /api/risk/score, explain=true | ${Math.round(scoring.rps)} | ${scoring.p50} | ${scoring.p99} |`);
+console.log('');
+console.log(`scoring throughput / ceiling: ${(ratio * 100).toFixed(1)} % (goal ≥ 40 %)`);
+console.log(`server-side latency_ms over ${serverLatency.length} responses: p50 ${latencyP50.toFixed(3)} ms (goal < 1 ms), p99 ${latencyP99.toFixed(3)} ms`);
+console.log(`server resident memory: ${rssAfterStart} MB after start, ${rssAfter} MB after the benchmark (goal < 300 MB)`);
+console.log(`start-up steps (ms): ${JSON.stringify(startup)}`);
+console.log(
+  JSON.stringify({
+    benchmark: 'http',
+    quick,
+    duration_s: DURATION,
+    connections: CONNECTIONS,
+    ceiling: { rps: Math.round(ceiling.rps), p50_ms: ceiling.p50, p99_ms: ceiling.p99 },
+    scoring: { rps: Math.round(scoring.rps), p50_ms: scoring.p50, p99_ms: scoring.p99, non_2xx: scoring.non2xx, server_latency_ms: { p50: latencyP50, p99: latencyP99 } },
+    ratio: Math.round(ratio * 1000) / 1000,
+    goals: { ratio_at_least_0_4: ratio >= 0.4, server_p50_under_1ms: latencyP50 < 1, rss_under_300mb: rssAfter < 300 },
+    rss_mb: { after_start: rssAfterStart, after_benchmark: rssAfter },
+    startup_ms: startup,
+  }),
+);
+process.exit(0);

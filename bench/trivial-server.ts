@@ -1,0 +1,11 @@
+// The ceiling for bench:http: a bare Fastify server with one JSON route and nothing else (no
+// validation, no logging, no plugins), in its own process like the real server. Prints its port.
+
+import Fastify from 'fastify';
+
+const app = Fastify({ logger: false });
+app.post('/trivial', async () => ({ ok: true, risk_score: 0.5 }));
+await app.listen({ port: 0, host: '127.0.0.1' });
+const address = app.server.address();
+process.stdout.write(`port ${typeof address === 'object' && address ? address.port : 0}\n`);
+process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));
