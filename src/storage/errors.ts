@@ -1,0 +1,48 @@
+// Storage errors: everything the storage layer throws about the database is a StorageError with a
+// stable `code`, so callers (the health route, the HTTP error handler, the CLI) can branch on the
+// code and never on a driver's message or class. Messages are for operators: they say what failed
+// and never carry the connection string or the password (see `redactor`), so they are safe to log
+// and to return to a client.
+
+export type StorageErrorCode =
+  /** The database cannot be reached, refused the login, was shut down, or this handle is closed. */
+  | 'database_unavailable'
+  /** A migration file failed; nothing of that file was applied. */
+  | 'migration_failed'
+  /** The database rejected a statement (syntax, constraint, type, aborted transaction, ...). */
+  | 'query_failed';
+
+export class StorageError extends Error {
+  override readonly name = 'StorageError';
+  readonly code: StorageErrorCode;
+  /** PostgreSQL's SQLSTATE (e.g. `23505` unique violation) when the server gave one. */
+  readonly sqlState: string | undefined;
+
+  constructor(code: StorageErrorCode, message: string, sqlState?: string) {
+    super(message);
+    this.code = code;
+    this.sqlState = sqlState;
+  }
+}
+
+/**
+ * Returns a function that blanks out every given secret (the password, raw and URL-encoded, and the
+ * whole connection string) from a message. Driver messages do not normally quote them, but a
+ * message that reaches a log is checked rather than trusted.
+ */
+export function redactor(secrets: Array<string | undefined>): (message: string) => string {
+  const needles = [...new Set(secrets.filter((s): s is string => typeof s === 'string' && s.length > 0))]
+    // Longest first, so the connection string goes before the password inside it.
+    .sort((a, b) => b.length - a.length);
+  return (message) => {
+    let out = message;
+    for (const needle of needles) out = out.split(needle).join('***');
+    return out;
+  };
+}
+
+/** The message of anything thrown, as a string. */
+export function messageOf(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

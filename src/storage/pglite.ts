@@ -1,0 +1,157 @@
+// The embedded back end: PGlite (PostgreSQL in WASM) keeping its files in one directory, for a
+// single process that needs no database server. PGlite has one connection and runs one statement
+// at a time; its own `transaction` holds that connection from BEGIN to COMMIT, and every query
+// outside waits for it, so concurrent callers can never interleave inside a transaction.
+//
+// Results are normalised as db.ts promises: PGlite already returns float8 as number, timestamptz as
+// Date and jsonb parsed; int8 is parsed to a number here (PGlite's own parser returns a BigInt past
+// 2^53, which postgres.js cannot match).
+
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { PGlite, types, type Transaction } from '@electric-sql/pglite';
+import type { Backend, ScriptQueryable } from './db.ts';
+import { StorageError, messageOf } from './errors.ts';
+import { assertOutsideTransaction, insideTransaction } from './transaction-scope.ts';
+
+/** How long ping waits for `select 1` before answering false. */
+const PING_TIMEOUT_MS = 2000;
+
+/**
+ * Data directories open in this process. Two PGlite instances on one directory would each believe
+ * they own it and corrupt it, so a second open fails instead. (Two processes on one directory are
+ * not detected: DATA_DIR belongs to one server process; share a database through DATABASE_URL.)
+ */
+const openDirs = new Set<string>();
+
+export async function openPglite(dir: string): Promise<Backend> {
+  const key = resolve(dir);
+  if (openDirs.has(key)) {
+    throw new StorageError('database_unavailable', `the embedded database in ${dir} is already open in this process`);
+  }
+  openDirs.add(key);
+  let pg: PGlite;
+  try {
+    await mkdir(dir, { recursive: true });
+    pg = await PGlite.create(dir, {
+      parsers: { [types.INT8]: (value: string) => Number(value) },
+    });
+  } catch (err) {
+    openDirs.delete(key);
+    throw new StorageError('database_unavailable', `cannot open the embedded database in ${dir}: ${messageOf(err)}`);
+  }
+  return new PgliteDb(pg, () => openDirs.delete(key));
+}
+
+/** Turns whatever PGlite threw into a StorageError. */
+function toStorageError(err: unknown, closed: boolean): StorageError {
+  if (err instanceof StorageError) return err;
+  if (closed) return new StorageError('database_unavailable', 'the embedded database is closed');
+  const sqlState = typeof (err as { code?: unknown })?.code === 'string' ? (err as { code: string }).code : undefined;
+  return new StorageError('query_failed', messageOf(err), sqlState);
+}
+
+class PgliteDb implements Backend {
+  readonly kind = 'pglite' as const;
+  readonly #pg: PGlite;
+  #closed = false;
+  /** Transactions begun and not yet ended: ping answers true without queueing behind them. */
+  #activeTransactions = 0;
+
+  readonly #release: () => void;
+
+  constructor(pg: PGlite, release: () => void) {
+    this.#pg = pg;
+    this.#release = release;
+  }
+
+  #checkOpen(what: string): void {
+    if (this.#closed) throw new StorageError('database_unavailable', 'the embedded database is closed');
+    assertOutsideTransaction(this, what);
+  }
+
+  async query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]> {
+    this.#checkOpen('query');
+    try {
+      return (await this.#pg.query<T>(text, params)).rows;
+    } catch (err) {
+      throw toStorageError(err, this.#closed);
+    }
+  }
+
+  async transaction<R>(fn: (tx: ScriptQueryable) => Promise<R>): Promise<R> {
+    this.#checkOpen('transaction');
+    this.#activeTransactions++;
+    // An error thrown by fn (the caller's own, or a StorageError from one of its queries) reaches
+    // the caller unchanged; anything else came from BEGIN, COMMIT or ROLLBACK.
+    let fnFailure: { error: unknown } | undefined;
+    try {
+      return await this.#pg.transaction((tx) =>
+        insideTransaction(this, async () => {
+          try {
+            return await fn(this.#handle(tx));
+          } catch (error) {
+            fnFailure = { error };
+            throw error;
+          }
+        }),
+      );
+    } catch (err) {
+      if (fnFailure && err === fnFailure.error) throw err;
+      throw toStorageError(err, this.#closed);
+    } finally {
+      this.#activeTransactions--;
+    }
+  }
+
+  #handle(tx: Transaction): ScriptQueryable {
+    const closed = () => this.#closed;
+    const handle: ScriptQueryable = {
+      async query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]> {
+        try {
+          return (await tx.query<T>(text, params)).rows;
+        } catch (err) {
+          throw toStorageError(err, closed());
+        }
+      },
+      async exec(script: string): Promise<void> {
+        try {
+          await tx.exec(script);
+        } catch (err) {
+          throw toStorageError(err, closed());
+        }
+      },
+    };
+    return handle;
+  }
+
+  async ping(): Promise<boolean> {
+    if (this.#closed || this.#pg.closed) return false;
+    // A long transaction (seeding the history) holds the only connection: the database is alive.
+    if (this.#activeTransactions > 0) return true;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const timeout = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS);
+      });
+      const probe = this.#pg.query('select 1').then(() => true, () => false);
+      return await Promise.race([probe, timeout]);
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      await this.#pg.close();
+    } catch (err) {
+      throw new StorageError('database_unavailable', `closing the embedded database failed: ${messageOf(err)}`);
+    } finally {
+      this.#release();
+    }
+  }
+}
