@@ -4,6 +4,7 @@
 // and the routes. `buildApp` takes a started service, so tests run the real app through `inject`.
 
 import Fastify, { type FastifyInstance } from 'fastify';
+import multipart from '@fastify/multipart';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -12,6 +13,7 @@ import type { Service } from '../service/service.ts';
 import { ApiError, installErrorHandling } from './errors.ts';
 import { publicRoutes } from './routes/public.ts';
 import { scoreRoutes } from './routes/score.ts';
+import { datasetRoutes } from './routes/datasets.ts';
 
 export interface AppOptions {
   /** Pino logger options, or false for none (tests). */
@@ -55,7 +57,10 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
     },
   });
 
+  await app.register(multipart, { limits: { fileSize: service.config.MAX_UPLOAD_MB * 1024 * 1024, files: 1, fields: 10 } });
+
   publicRoutes(app, service);
   scoreRoutes(app, service);
+  datasetRoutes(app, service);
   return app;
 }

@@ -9,6 +9,7 @@ import { DEFAULT_LABEL_DELAY_MS, type History } from '../engine/history.ts';
 import { detectRings, type Ring } from '../engine/rings.ts';
 import { RingIndex, Scorer } from '../scoring/scorer.ts';
 import { openDatabase, type Db } from '../storage/db.ts';
+import { DatasetFiles, expireDue } from '../datasets/store.ts';
 import { ensureHistory, loadHistory, ScoredWriter, type ExampleDataset } from './history-source.ts';
 
 export interface Service {
@@ -22,6 +23,10 @@ export interface Service {
   rings: Ring[];
   example: ExampleDataset;
   writer: ScoredWriter;
+  /** Uploaded files (DATA_DIR/uploads). */
+  datasets: DatasetFiles;
+  /** Deletes the files of datasets past their retention; returns how many (runs on a timer too). */
+  sweepExpired(): Promise<number>;
   startedAt: number;
   /** Milliseconds per start-up step. */
   startup: Record<string, number>;
@@ -59,6 +64,16 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
     const rings = detectRings(rows, clock(), { labelDelay });
     step('rings');
     const writer = new ScoredWriter(db, 25, (e) => log(`could not store scored transactions yet: ${(e as Error).message}`));
+    const datasets = new DatasetFiles(config.DATA_DIR);
+    const sweepExpired = async () => {
+      const names = await expireDue(db, new Date(clock()));
+      for (const n of names) await datasets.remove(n);
+      return names.length;
+    };
+    // Retention sweeps: every minute, or more often when the retention itself is shorter.
+    const sweepEvery = Math.max(1000, Math.min(60_000, (config.UPLOAD_RETENTION_HOURS * 3_600_000) / 2));
+    const sweeper = setInterval(() => void sweepExpired().catch((e) => log(`retention sweep failed: ${(e as Error).message}`)), sweepEvery);
+    sweeper.unref();
     const scorer = isProblem(loaded.model) ? undefined : new Scorer({ bundle: loaded.model, history, rings: new RingIndex(rings), onScored: (tx) => writer.push(tx), clock });
     return {
       config,
@@ -70,9 +85,12 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       rings,
       example,
       writer,
+      datasets,
+      sweepExpired,
       startedAt: clock(),
       startup,
       async close() {
+        clearInterval(sweeper);
         await writer.flush();
         await db.close();
       },

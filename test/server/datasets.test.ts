@@ -1,0 +1,140 @@
+// Dataset endpoints through the real app on each storage back end: upload as text/csv and as a
+// multipart form, the validation answer (201, or 422 with per-column problems and advice), a
+// mapping that fixes missing columns, preview, delete, the size and row limits, empty and binary
+// files, expiry with a short retention (410), and files stored under random names only.
+
+import t from 'tap';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { backends, start, tempDir } from './helpers.ts';
+
+const GOOD = '\uFEFFtransaction_id,timestamp,amount,customer_id,merchant_id,location,payment_type,label\r\nT1,2026-01-01T10:00:00Z,12.50,C000001,"Shop, Inc",Lisbon,wallet,0\r\nT2,2026-01-01T10:05:00Z,800,C000002,M00002,Porto,card_not_present,1\r\n';
+
+function multipart(name: string, content: string | Buffer): { payload: Buffer; headers: Record<string, string> } {
+  const boundary = '----test' + Math.random().toString(16).slice(2);
+  const payload = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: text/csv\r\n\r\n`),
+    Buffer.isBuffer(content) ? content : Buffer.from(content),
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  return { payload, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
+}
+
+for (const backend of backends()) {
+  t.test(`datasets on ${backend.name}`, async (t) => {
+    const dataDir = tempDir('data-');
+    const running = await start({ backend, dataDir, overrides: { MAX_UPLOAD_MB: 1, MAX_DATASET_ROWS: 50, UPLOAD_RATE_PER_MINUTE: 1000 } });
+    t.teardown(() => running.close());
+    const app = running.app;
+    const upload = (body: string | Buffer, query = '') => app.inject({ method: 'POST', url: `/api/datasets/upload${query}`, payload: body, headers: { 'content-type': 'text/csv' } });
+    const uploads = () => readdirSync(join(dataDir, 'uploads'));
+
+    await t.test('a good file as text/csv: 201 with the validation', async (t) => {
+      const res = await upload(GOOD, '?filename=../../etc/passwd');
+      t.equal(res.statusCode, 201, res.body);
+      const d = res.json();
+      t.match(d.id, /^ds_[\w-]{20,}$/);
+      t.equal(d.rows, 2);
+      t.equal(d.valid, true);
+      t.equal(d.has_labels, true);
+      t.equal(d.original_name, '.._.._etc_passwd', 'the sent name is kept as text only');
+      t.ok(uploads().every((f) => /^[a-f0-9]{32}\.csv$/.test(f)), 'stored under random names');
+      t.notOk(existsSync(join(dataDir, 'etc')), 'no path built from the sent name');
+      const again = await app.inject({ method: 'GET', url: `/api/datasets/${d.id}` });
+      t.equal(again.statusCode, 200);
+      t.equal(again.json().id, d.id);
+      const preview = (await app.inject({ method: 'GET', url: `/api/datasets/${d.id}/preview?rows=5` })).json();
+      t.equal(preview.rows.length, 2);
+      t.same([preview.rows[0].merchant_id, preview.rows[0].amount, preview.rows[0].time], ['Shop, Inc', 12.5, '2026-01-01T10:00:00.000Z']);
+      t.equal(preview.rows[1].label, 1);
+    });
+
+    await t.test('multipart upload', async (t) => {
+      const form = multipart('mine.csv', GOOD);
+      const res = await app.inject({ method: 'POST', url: '/api/datasets/upload', payload: form.payload, headers: form.headers });
+      t.equal(res.statusCode, 201, res.body);
+      t.equal(res.json().original_name, 'mine.csv');
+    });
+
+    await t.test('missing columns: 422 with the dataset kept, then a mapping fixes it', async (t) => {
+      const res = await upload('Amount,nameOrig,nameDest\n10,C1,M1\n20,C2,M2\n');
+      t.equal(res.statusCode, 422);
+      const body = res.json().detail;
+      t.equal(body.reason, 'validation_failed');
+      t.match(body.message, /missing required columns customer_id, merchant_id/);
+      t.match(body.fix, /mapping/);
+      t.same(body.validation.missing_required, ['customer_id', 'merchant_id']);
+      const id = body.dataset_id;
+      const fixed = await app.inject({ method: 'POST', url: `/api/datasets/${id}/validate`, payload: { mapping: { customer_id: 'nameOrig', merchant_id: 'nameDest' } } });
+      t.equal(fixed.statusCode, 200, fixed.body);
+      t.equal(fixed.json().valid, true);
+      t.same(fixed.json().mapping, { customer_id: 'nameOrig', merchant_id: 'nameDest' });
+      const preview = (await app.inject({ method: 'GET', url: `/api/datasets/${id}/preview` })).json();
+      t.equal(preview.rows[1].customer_id, 'C2', 'the preview uses the stored mapping');
+      const badMapping = await app.inject({ method: 'POST', url: `/api/datasets/${id}/validate`, payload: { mapping: { card_number: 'x' } } });
+      t.equal(badMapping.statusCode, 422);
+      t.equal(badMapping.json().detail.reason, 'validation_failed');
+    });
+
+    await t.test('non-numeric and negative amounts: rows and advice', async (t) => {
+      const res = await upload('amount,customer_id,merchant_id\n"$1,200",C1,M1\n-3,C2,M2\n5,C3,M3\n');
+      t.equal(res.statusCode, 422);
+      const d = res.json().detail;
+      t.match(d.message, /amount is not a number in 1 row \(first: 1\)/);
+      t.match(d.fix, /Remove currency symbols and thousands separators/);
+      const negative = d.validation.problems.find((p: { message: string }) => p.message === 'is negative');
+      t.same(negative.rows, [2]);
+    });
+
+    await t.test('empty and binary files: 422, nothing kept', async (t) => {
+      const before = uploads().length;
+      const empty = await upload('');
+      t.equal(empty.statusCode, 422);
+      t.match(empty.json().detail.message, /empty/);
+      const binary = await upload(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d]));
+      t.equal(binary.statusCode, 422);
+      t.match(binary.json().detail.message, /not a text CSV/);
+      t.equal(uploads().length, before, 'their files were removed');
+    });
+
+    await t.test('limits: size (413) and rows (400 too_many_rows)', async (t) => {
+      const before = uploads().length;
+      const big = await upload('amount,customer_id,merchant_id\n' + '1,C,M\n'.repeat(200_000));
+      t.equal(big.statusCode, 413);
+      t.equal(big.json().detail.reason, 'payload_too_large');
+      const many = await upload('amount,customer_id,merchant_id\n' + '1,C,M\n'.repeat(51));
+      t.equal(many.statusCode, 400);
+      t.equal(many.json().detail.reason, 'too_many_rows');
+      t.equal(uploads().length, before, 'neither file was kept');
+      const wrongType = await app.inject({ method: 'POST', url: '/api/datasets/upload', payload: { a: 1 } });
+      t.equal(wrongType.statusCode, 415);
+    });
+
+    await t.test('delete: the file goes at once, then 404', async (t) => {
+      const id = (await upload(GOOD)).json().id;
+      const before = uploads().length;
+      const del = await app.inject({ method: 'DELETE', url: `/api/datasets/${id}` });
+      t.equal(del.statusCode, 204);
+      t.equal(uploads().length, before - 1);
+      t.equal((await app.inject({ method: 'GET', url: `/api/datasets/${id}` })).statusCode, 404);
+      t.equal((await app.inject({ method: 'GET', url: '/api/datasets/ds_nothing' })).json().detail.reason, 'not_found');
+    });
+  });
+
+  t.test(`retention on ${backend.name}: expired uploads are swept and answer 410`, async (t) => {
+    const dataDir = tempDir('data-');
+    const running = await start({ backend, dataDir, overrides: { UPLOAD_RETENTION_HOURS: 1 / 3600 } }); // one second
+    t.teardown(() => running.close());
+    const res = await running.app.inject({ method: 'POST', url: '/api/datasets/upload', payload: GOOD, headers: { 'content-type': 'text/csv' } });
+    const id = res.json().id;
+    t.equal(readdirSync(join(dataDir, 'uploads')).length, 1);
+    await new Promise((r) => setTimeout(r, 1200));
+    const swept = await running.service.sweepExpired();
+    t.ok(swept >= 0);
+    t.equal(readdirSync(join(dataDir, 'uploads')).length, 0, 'the sweeper deleted the file');
+    const gone = await running.app.inject({ method: 'GET', url: `/api/datasets/${id}` });
+    t.equal(gone.statusCode, 410);
+    t.equal(gone.json().detail.reason, 'upload_expired');
+    t.equal((await running.app.inject({ method: 'GET', url: `/api/datasets/${id}/preview` })).statusCode, 410);
+  });
+}
