@@ -109,3 +109,17 @@ export function reason(feature: string, value: number, contribution: number): Re
     feature,
   };
 }
+
+/** The `n` largest contributions as reasons (ties by feature name), from every channel's features
+ *  and exact SHAP values scaled by the channel's stack weight. */
+export function topReasons(channels: readonly { features: readonly string[]; weight: number; values: ArrayLike<number>; phi: ArrayLike<number> }[], n: number): Reason[] {
+  const all: { feature: string; value: number; contribution: number }[] = [];
+  for (const c of channels) {
+    for (let j = 0; j < c.features.length; j++) {
+      const contribution = c.weight * c.phi[j]!;
+      if (contribution !== 0) all.push({ feature: c.features[j]!, value: c.values[j]!, contribution });
+    }
+  }
+  all.sort((a, b) => Math.abs(b.contribution) - Math.abs(a.contribution) || (a.feature < b.feature ? -1 : 1));
+  return all.slice(0, n).map((r) => reason(r.feature, r.value, Math.round(r.contribution * 1e6) / 1e6));
+}

@@ -16,7 +16,8 @@ import { channelOf, type History, type HistoryTransaction } from '../engine/hist
 import { extractOne } from '../engine/features/extract.ts';
 import type { Ring } from '../engine/rings.ts';
 import type { ModelBundle, ModeName } from '../model/bundle.ts';
-import { reason, type Reason } from './explain.ts';
+import { combine, isCold } from './combine.ts';
+import { topReasons, type Reason } from './explain.ts';
 
 export interface ScoreInput {
   amount: number;
@@ -75,7 +76,6 @@ export interface ScoreResult {
 export const MAX_REASONS = 5;
 export const MAX_EVIDENCE = 5;
 
-const sigmoid = (z: number) => (z >= 0 ? 1 / (1 + Math.exp(-z)) : Math.exp(z) / (1 + Math.exp(z)));
 
 /** Flagged rings looked up by merchant and by main channel, newest window first. */
 export class RingIndex {
@@ -170,43 +170,26 @@ export class Scorer {
 
     const raw = bundle.channels.map((c) => c.engine.predictRaw(features[c.name]));
     const weights = bundle.channels.map((c) => model.stack.weights[c.name]);
-    let z = model.stack.bias;
-    bundle.channels.forEach((_, k) => (z += weights[k]! * raw[k]!));
-    const calibrated = (logOdds: number) => sigmoid(model.calibration.bias + model.calibration.slope * logOdds);
-    let risk = calibrated(z);
-    const cold = priors.customer < model.cold_start.min_prior && priors.merchant < model.cold_start.min_prior && priors.channel < model.cold_start.min_prior;
+    const cold = isCold(priors, model.cold_start.min_prior);
+    const combined = combine(bundle, raw, cold, input.mode);
     if (cold) {
-      if (risk < model.cold_start.floor) notes.push(`COLD_START: the customer, merchant and channel each have fewer than ${model.cold_start.min_prior} earlier transactions, so the score was raised to the model's floor ${model.cold_start.floor.toFixed(4)}.`);
-      else notes.push(`COLD_START: the customer, merchant and channel each have fewer than ${model.cold_start.min_prior} earlier transactions; the model's score was already above the floor.`);
-      risk = Math.max(risk, model.cold_start.floor);
+      const floorRaised = combined.risk === model.cold_start.floor;
+      notes.push(
+        floorRaised
+          ? `COLD_START: the customer, merchant and channel each have fewer than ${model.cold_start.min_prior} earlier transactions, so the score was raised to the model's floor ${model.cold_start.floor.toFixed(4)}.`
+          : `COLD_START: the customer, merchant and channel each have fewer than ${model.cold_start.min_prior} earlier transactions; the model's score was already above the floor.`,
+      );
     }
-    const averageZ = bundle.channels.reduce((acc, c, k) => acc + weights[k]! * c.expected, model.stack.bias);
-    const channelScores = {} as ScoreResult['channel_scores'];
-    const moved = bundle.channels.map((c, k) => weights[k]! * (raw[k]! - c.expected));
-    const total = moved.reduce((a, b) => a + Math.abs(b), 0);
-    const attribution = {} as ScoreResult['channel_attribution'];
-    bundle.channels.forEach((c, k) => {
-      channelScores[c.name] = calibrated(averageZ + moved[k]!);
-      attribution[c.name] = total > 0 ? moved[k]! / total : 0;
-    });
+    const { risk, decision, band, channelScores, attribution } = combined;
     const thresholds = model.thresholds[input.mode];
-    const decision = risk >= thresholds.block ? 'block' : risk >= thresholds.review ? 'review' : 'approve';
-    const band = risk >= model.bands.critical ? 'critical' : risk >= model.bands.high ? 'high' : risk >= model.bands.medium ? 'medium' : 'low';
     stage('model');
 
     let reasons: Reason[] = [];
     if (input.explain) {
-      const all: { feature: string; value: number; contribution: number }[] = [];
-      bundle.channels.forEach((c, k) => {
-        const row = features[c.name];
-        const phi = c.engine.shap(row);
-        for (let j = 0; j < c.features.length; j++) {
-          const contribution = weights[k]! * phi[j]!;
-          if (contribution !== 0) all.push({ feature: c.features[j]!, value: row[j]!, contribution });
-        }
-      });
-      all.sort((a, b) => Math.abs(b.contribution) - Math.abs(a.contribution) || (a.feature < b.feature ? -1 : 1));
-      reasons = all.slice(0, MAX_REASONS).map((r) => reason(r.feature, r.value, Math.round(r.contribution * 1e6) / 1e6));
+      reasons = topReasons(
+        bundle.channels.map((c, k) => ({ features: c.features, weight: weights[k]!, values: features[c.name], phi: c.engine.shap(features[c.name]) })),
+        MAX_REASONS,
+      );
       stage('explain');
     } else notes.push('explain was false: reasons were not computed.');
 

@@ -1,0 +1,187 @@
+// Scoring a whole dataset file: parse (csv.ts), put in time order (by `timestamp`, else row order,
+// one second apart), replay it through a history of its own so every row's features come from its
+// strictly older rows with the same code as single scoring, evaluate the four boosters and their
+// exact SHAP values in batches through the addon (one boundary crossing per batch and channel),
+// and write one JSON line per row to the result file, in file order. Progress is reported by the
+// work itself, per stage. When the file has labels, the result carries the metrics on that file.
+// Runs inside a Piscina worker (score-worker.ts); pure enough to test directly.
+
+import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { extractOne } from '../engine/features/extract.ts';
+import { channelOf, History, type HistoryTransaction } from '../engine/history.ts';
+import type { ModelBundle, ModeName } from '../model/bundle.ts';
+import { combine, isCold } from '../scoring/combine.ts';
+import { topReasons } from '../scoring/explain.ts';
+import { averagePrecision, brier, expectedCalibrationError, rocAuc } from '../training/metrics.ts';
+import { readRows, type ColumnMapping, type ParsedRow } from '../datasets/csv.ts';
+
+export interface BatchOptions {
+  path: string;
+  mapping: ColumnMapping;
+  mode: ModeName;
+  resultPath: string;
+  /** Expected rows (from validation), for progress while parsing. */
+  expectedRows: number;
+  progress: (stage: 'parsing' | 'features' | 'scoring' | 'writing', fraction: number) => void;
+  /** Rows per native batch. */
+  batchSize?: number;
+}
+
+export interface BatchSummary {
+  rows: number;
+  decisions: Record<'approve' | 'review' | 'block', number>;
+  bands: Record<'low' | 'medium' | 'high' | 'critical', number>;
+  cold_start_rows: number;
+  /** Milliseconds per stage. */
+  stage_ms: Record<string, number>;
+  metrics: null | { rows: number; fraud_rate: number; roc_auc: number; average_precision: number; brier: number; expected_calibration_error: number; precision: number; recall: number };
+}
+
+/** One result line (also the shape of a result page's row). */
+export interface ResultRow {
+  row: number;
+  transaction_id: string;
+  amount: number;
+  customer_id: string;
+  merchant_id: string;
+  risk_score: number;
+  risk_band: string;
+  decision: string;
+  path: 'MODEL' | 'COLD_START';
+  channel_scores: Record<string, number>;
+  top_reasons: { feature: string; contribution: number; text: string }[];
+  label: 0 | 1 | null;
+}
+
+const TOP_REASONS = 3;
+
+export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promise<BatchSummary> {
+  const stageMs: Record<string, number> = {};
+  let mark = performance.now();
+  const done = (name: string) => {
+    const t = performance.now();
+    stageMs[name] = Math.round(t - mark);
+    mark = t;
+  };
+
+  // Parsing.
+  const parsed: ParsedRow[] = [];
+  o.progress('parsing', 0);
+  for await (const row of readRows(o.path, o.mapping)) {
+    parsed.push(row);
+    if (parsed.length % 10_000 === 0) o.progress('parsing', Math.min(1, parsed.length / Math.max(1, o.expectedRows)));
+  }
+  const n = parsed.length;
+  o.progress('parsing', 1);
+  done('parsing');
+
+  // Time order: the timestamp when present (stable for equal times), else the row order.
+  const base = parsed.find((r) => r.time !== undefined)?.time ?? 0;
+  const order = parsed.map((_, i) => i);
+  const timeOf = (i: number) => parsed[i]!.time ?? base + i * 1000;
+  order.sort((a, b) => timeOf(a) - timeOf(b) || a - b);
+
+  // Features, replaying the file through a history of its own.
+  o.progress('features', 0);
+  const history = new History(bundle.file.training.label_delay_ms);
+  const widths = bundle.channels.map((c) => c.features.length);
+  const matrices = widths.map((w) => new Float64Array(n * w));
+  const cold = new Uint8Array(n);
+  const minPrior = bundle.file.cold_start.min_prior;
+  order.forEach((i, k) => {
+    const r = parsed[i]!;
+    const tx: HistoryTransaction = { time: timeOf(i), amount: r.amount, customer_id: r.customer_id, merchant_id: r.merchant_id, location: r.location, payment_type: r.payment_type, ...(r.label === undefined ? {} : { label: r.label }) };
+    const priors = { customer: history.customer(tx.customer_id).countBefore(tx.time), merchant: history.merchant(tx.merchant_id).countBefore(tx.time), channel: history.channel(channelOf(tx)).countBefore(tx.time) };
+    cold[i] = isCold(priors, minPrior) ? 1 : 0;
+    const f = extractOne(tx, history);
+    bundle.channels.forEach((c, ch) => matrices[ch]!.set(f[c.name], i * widths[ch]!));
+    history.add(tx);
+    if (k % 10_000 === 9_999) o.progress('features', (k + 1) / n);
+  });
+  o.progress('features', 1);
+  done('features');
+
+  // Scoring and writing, batch by batch, in file order.
+  const out = createWriteStream(o.resultPath, { flags: 'wx' });
+  const batch = o.batchSize ?? 2048;
+  const summary: BatchSummary = { rows: n, decisions: { approve: 0, review: 0, block: 0 }, bands: { low: 0, medium: 0, high: 0, critical: 0 }, cold_start_rows: 0, stage_ms: stageMs, metrics: null };
+  const risks = new Float64Array(n);
+  let writing = 0;
+  for (let start = 0; start < n; start += batch) {
+    const end = Math.min(n, start + batch);
+    const count = end - start;
+    const raw = bundle.channels.map((c, ch) => c.engine.predictRawBatch(matrices[ch]!.subarray(start * widths[ch]!, end * widths[ch]!)));
+    const phi = bundle.channels.map((c, ch) => c.engine.shapBatch(matrices[ch]!.subarray(start * widths[ch]!, end * widths[ch]!)));
+    const t0 = performance.now();
+    let lines = '';
+    for (let j = 0; j < count; j++) {
+      const i = start + j;
+      const r = parsed[i]!;
+      const c = combine(bundle, raw.map((x) => x[j]!), cold[i] === 1, o.mode);
+      risks[i] = c.risk;
+      summary.decisions[c.decision]++;
+      summary.bands[c.band]++;
+      if (c.cold) summary.cold_start_rows++;
+      const reasons = topReasons(
+        bundle.channels.map((ch, k) => ({
+          features: ch.features,
+          weight: bundle.file.stack.weights[ch.name],
+          values: matrices[k]!.subarray(i * widths[k]!, (i + 1) * widths[k]!),
+          phi: phi[k]!.subarray(j * (widths[k]! + 1), (j + 1) * (widths[k]! + 1)),
+        })),
+        TOP_REASONS,
+      );
+      const line: ResultRow = {
+        row: r.row,
+        transaction_id: r.transaction_id,
+        amount: r.amount,
+        customer_id: r.customer_id,
+        merchant_id: r.merchant_id,
+        risk_score: c.risk,
+        risk_band: c.band,
+        decision: c.decision,
+        path: c.cold ? 'COLD_START' : 'MODEL',
+        channel_scores: c.channelScores,
+        top_reasons: reasons.map((x) => ({ feature: x.feature, contribution: x.contribution, text: x.text })),
+        label: r.label ?? null,
+      };
+      lines += JSON.stringify(line) + '\n';
+    }
+    if (!out.write(lines)) await once(out, 'drain');
+    writing += performance.now() - t0;
+    o.progress('scoring', end / n);
+  }
+  out.end();
+  await once(out, 'finish');
+  stageMs.scoring = Math.round(performance.now() - mark - writing);
+  stageMs.writing = Math.round(writing);
+  o.progress('writing', 1);
+
+  const labelled = parsed.filter((r) => r.label !== undefined);
+  if (labelled.length === n && n > 0) {
+    const labels = Float64Array.from(parsed, (r) => r.label!);
+    const t = bundle.file.thresholds[o.mode];
+    let tp = 0;
+    let fp = 0;
+    let fn = 0;
+    for (let i = 0; i < n; i++) {
+      const flagged = risks[i]! >= t.review;
+      if (flagged && labels[i] === 1) tp++;
+      else if (flagged) fp++;
+      else if (labels[i] === 1) fn++;
+    }
+    const frauds = labels.reduce((a, b) => a + b, 0);
+    summary.metrics = {
+      rows: n,
+      fraud_rate: frauds / n,
+      roc_auc: rocAuc(risks, labels),
+      average_precision: averagePrecision(risks, labels),
+      brier: brier(risks, labels),
+      expected_calibration_error: expectedCalibrationError(risks, labels),
+      precision: tp + fp > 0 ? tp / (tp + fp) : 0,
+      recall: tp + fn > 0 ? tp / (tp + fn) : 0,
+    };
+  }
+  return summary;
+}
