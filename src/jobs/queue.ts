@@ -101,3 +101,13 @@ export async function recoverStale(db: Queryable, staleMs: number): Promise<{ re
   );
   return { requeued: requeued.map((r) => r.id), failed: failed.map((r) => r.id) };
 }
+
+/** A stopping process hands its running jobs back to the queue at once (no wait for staleness). */
+export async function releaseWorker(db: Queryable, worker: string): Promise<string[]> {
+  const rows = await db.query<{ id: string }>(
+    `UPDATE jobs SET status = 'queued', stage = 'queued again after its server stopped', progress = 0, claimed_by = NULL
+     WHERE status = 'running' AND claimed_by = $1 RETURNING id`,
+    [worker],
+  );
+  return rows.map((r) => r.id);
+}

@@ -14,6 +14,7 @@ import { ApiError, installErrorHandling } from './errors.ts';
 import { publicRoutes } from './routes/public.ts';
 import { scoreRoutes } from './routes/score.ts';
 import { datasetRoutes } from './routes/datasets.ts';
+import { jobRoutes } from './routes/jobs.ts';
 
 export interface AppOptions {
   /** Pino logger options, or false for none (tests). */
@@ -62,5 +63,6 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
   publicRoutes(app, service);
   scoreRoutes(app, service);
   datasetRoutes(app, service);
+  jobRoutes(app, service);
   return app;
 }

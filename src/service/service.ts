@@ -10,6 +10,7 @@ import { detectRings, type Ring } from '../engine/rings.ts';
 import { RingIndex, Scorer } from '../scoring/scorer.ts';
 import { openDatabase, type Db } from '../storage/db.ts';
 import { DatasetFiles, expireDue } from '../datasets/store.ts';
+import { JobRunner } from '../jobs/runner.ts';
 import { ensureHistory, loadHistory, ScoredWriter, type ExampleDataset } from './history-source.ts';
 
 export interface Service {
@@ -25,6 +26,8 @@ export interface Service {
   writer: ScoredWriter;
   /** Uploaded files (DATA_DIR/uploads). */
   datasets: DatasetFiles;
+  /** Scoring jobs of this process (undefined without a model). */
+  jobs: JobRunner | undefined;
   /** Deletes the files of datasets past their retention; returns how many (runs on a timer too). */
   sweepExpired(): Promise<number>;
   startedAt: number;
@@ -75,9 +78,13 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
     const sweeper = setInterval(() => void sweepExpired().catch((e) => log(`retention sweep failed: ${(e as Error).message}`)), sweepEvery);
     sweeper.unref();
     const scorer = isProblem(loaded.model) ? undefined : new Scorer({ bundle: loaded.model, history, rings: new RingIndex(rings), onScored: (tx) => writer.push(tx), clock });
+    const jobs = isProblem(loaded.model) ? undefined : new JobRunner({ db, datasets, dataDir: config.DATA_DIR, modelDir: config.MODEL_DIR, maxRunning: config.MAX_RUNNING_JOBS, log });
+    await jobs?.start();
+    step('jobs');
     return {
       config,
       db,
+      jobs,
       model: loaded.model,
       metrics: loaded.metrics,
       scorer,
@@ -91,6 +98,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       startup,
       async close() {
         clearInterval(sweeper);
+        await jobs?.close();
         await writer.flush();
         await db.close();
       },

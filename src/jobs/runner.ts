@@ -1,0 +1,134 @@
+// Runs scoring jobs in this server process: polls the durable queue (queue.ts), claims a job while
+// fewer than MAX_RUNNING_JOBS run across all processes, scores it in a Piscina worker thread
+// (score-worker.ts; the event loop that answers HTTP never does the work), writes its progress as
+// the work reports it (throttled) plus a heartbeat, and records the result or the failure. At start
+// it takes up jobs whose process died (stale heartbeat), so a crash loses no job.
+
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { MessageChannel } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import { getDataset } from '../datasets/store.ts';
+import type { DatasetFiles } from '../datasets/store.ts';
+import type { Db } from '../storage/db.ts';
+import type { BatchSummary } from './batch-score.ts';
+import { claimNext, failJob, finishJob, recoverStale, releaseWorker, reportProgress, type JobRecord } from './queue.ts';
+import { indexResult } from './results.ts';
+
+export interface RunnerOptions {
+  db: Db;
+  datasets: DatasetFiles;
+  dataDir: string;
+  modelDir: string;
+  maxRunning: number;
+  log: (msg: string) => void;
+  pollMs?: number;
+  heartbeatMs?: number;
+  /** A running job whose heartbeat is older than this is taken to have lost its process. */
+  staleMs?: number;
+}
+
+export class JobRunner {
+  readonly worker = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  readonly resultsDir: string;
+  private readonly pool: Piscina;
+  private readonly running = new Set<Promise<void>>();
+  private timer: NodeJS.Timeout | undefined;
+  private polling = false;
+  private stopped = false;
+
+  constructor(private readonly o: RunnerOptions) {
+    this.resultsDir = join(o.dataDir, 'results');
+    mkdirSync(this.resultsDir, { recursive: true });
+    this.pool = new Piscina({ filename: new URL('./score-worker.ts', import.meta.url).href, minThreads: 0, maxThreads: o.maxRunning, idleTimeout: 60_000 });
+  }
+
+  resultPath(jobId: string): string {
+    if (!/^job_[\w-]+$/.test(jobId)) throw new Error('not a job id');
+    return join(this.resultsDir, `${jobId}.ndjson`);
+  }
+
+  async start(): Promise<void> {
+    const recovered = await recoverStale(this.o.db, this.o.staleMs ?? 30_000);
+    if (recovered.requeued.length) this.o.log(`queued again ${recovered.requeued.length} job(s) whose server stopped`);
+    if (recovered.failed.length) this.o.log(`failed ${recovered.failed.length} job(s) that stopped too often`);
+    this.timer = setInterval(() => void this.poll(), this.o.pollMs ?? 250);
+    this.timer.unref();
+    void this.poll();
+  }
+
+  /** Claims and starts what it can now (also called right after a job is queued). */
+  async poll(): Promise<void> {
+    if (this.polling || this.stopped) return;
+    this.polling = true;
+    try {
+      await recoverStale(this.o.db, this.o.staleMs ?? 30_000);
+      while (!this.stopped && this.running.size < this.o.maxRunning) {
+        const job = await claimNext(this.o.db, this.worker, this.o.maxRunning);
+        if (!job) break;
+        const p = this.run(job).finally(() => this.running.delete(p));
+        this.running.add(p);
+      }
+    } catch (e) {
+      this.o.log(`job queue: ${(e as Error).message}`);
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  private async run(job: JobRecord): Promise<void> {
+    const { db } = this.o;
+    const dataset = await getDataset(db, job.dataset_id);
+    if (!dataset || dataset.removed) {
+      await failJob(db, job.id, this.worker, `the dataset was ${dataset?.removed ?? 'not found'} before the job ran`);
+      return;
+    }
+    const resultPath = this.resultPath(job.id);
+    await rm(resultPath, { force: true }); // an earlier attempt's partial file
+    let stage = 'parsing';
+    let fraction = 0;
+    let lastWrite = 0;
+    const write = () => reportProgress(db, job.id, this.worker, stage, fraction).catch(() => false);
+    const channel = new MessageChannel();
+    channel.port1.on('message', (m: { stage: string; fraction: number }) => {
+      stage = m.stage;
+      // Overall progress: parsing 0–10 %, features 10–40 %, scoring 40–95 %, writing 95–100 %.
+      const span = { parsing: [0, 0.1], features: [0.1, 0.4], scoring: [0.4, 0.95], writing: [0.95, 1] }[m.stage] ?? [0, 1];
+      fraction = Math.max(fraction, span[0]! + (span[1]! - span[0]!) * m.fraction);
+      const now = Date.now();
+      if (now - lastWrite > 200) {
+        lastWrite = now;
+        void write();
+      }
+    });
+    const heartbeat = setInterval(() => void write(), this.o.heartbeatMs ?? 2000);
+    try {
+      const summary = (await this.pool.run(
+        { modelDir: this.o.modelDir, path: this.o.datasets.path(dataset.stored_name), mapping: dataset.mapping, mode: job.mode, resultPath, expectedRows: dataset.rows, port: channel.port2 },
+        { transferList: [channel.port2] },
+      )) as BatchSummary;
+      const rows = await indexResult(resultPath);
+      await finishJob(db, job.id, this.worker, { ...summary, rows });
+    } catch (e) {
+      this.o.log(`job ${job.id} failed: ${(e as Error).message}`);
+      await failJob(db, job.id, this.worker, `scoring failed: ${(e as Error).message.slice(0, 300)}`);
+    } finally {
+      clearInterval(heartbeat);
+      channel.port1.close();
+    }
+  }
+
+  /** Stops claiming, hands running jobs back to the queue (another process, or the next start,
+   *  takes them up), and stops the workers. */
+  async close(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    const released = await releaseWorker(this.o.db, this.worker).catch(() => []);
+    if (released.length) this.o.log(`handed ${released.length} running job(s) back to the queue`);
+    await this.pool.destroy();
+    await Promise.allSettled([...this.running]);
+  }
+}

@@ -1,0 +1,101 @@
+// Scoring jobs over HTTP: queue one for a dataset (`POST /api/datasets/score`, 202 with the job),
+// read its progress, page its result, download it as CSV. Until a job has succeeded, its result and
+// download answer 409 `job_not_finished` (saying where it is); a failed job's `error` carries the
+// reason. Progress and stage come from the work itself (jobs/runner.ts), never from a timer.
+
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { createJob, getJob, type JobRecord } from '../../jobs/queue.ts';
+import { csvStream, readPage } from '../../jobs/results.ts';
+import { MODE_NAMES } from '../../model/bundle.ts';
+import type { Service } from '../../service/service.ts';
+import { ApiError } from '../errors.ts';
+import { ErrorResponse } from '../schemas.ts';
+import { liveDataset } from './datasets.ts';
+import { requireModel } from './public.ts';
+
+const JobParams = z.object({ id: z.string().min(1).max(100) });
+const Job = z.object({
+  id: z.string(),
+  status: z.enum(['queued', 'running', 'succeeded', 'failed']),
+  stage: z.string(),
+  progress: z.number(),
+  elapsed_seconds: z.number(),
+  error: z.string().optional(),
+  dataset_id: z.string(),
+  mode: z.enum(MODE_NAMES),
+  created_at: z.string(),
+  started_at: z.string().nullable(),
+  finished_at: z.string().nullable(),
+  summary: z.record(z.string(), z.unknown()).nullable(),
+});
+const Anything = z.record(z.string(), z.unknown());
+
+export function describeJob(j: JobRecord, now = Date.now()) {
+  const start = j.started_at?.getTime();
+  const end = j.finished_at?.getTime() ?? now;
+  return {
+    id: j.id,
+    status: j.status,
+    stage: j.stage,
+    progress: j.progress,
+    elapsed_seconds: start === undefined ? 0 : Math.round((end - start) / 100) / 10,
+    ...(j.error ? { error: j.error } : {}),
+    dataset_id: j.dataset_id,
+    mode: j.mode,
+    created_at: j.created_at.toISOString(),
+    started_at: j.started_at?.toISOString() ?? null,
+    finished_at: j.finished_at?.toISOString() ?? null,
+    summary: (j.result as Record<string, unknown> | null) ?? null,
+  };
+}
+
+export function jobRoutes(app: FastifyInstance, service: Service): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  const finishedJob = async (id: string) => {
+    const job = await getJob(service.db, id);
+    if (!job) throw new ApiError(404, 'not_found', `No job ${id}.`, 'Queue one with POST /api/datasets/score.');
+    if (job.status !== 'succeeded') {
+      throw new ApiError(409, 'job_not_finished', `Job ${id} is ${job.status}${job.status === 'running' ? ` (${job.stage}, ${Math.round(job.progress * 100)} %)` : ''}${job.error ? `: ${job.error}` : ''}.`, job.status === 'failed' ? 'Fix what the error says and queue a new job.' : 'Poll GET /api/jobs/{id} until status is succeeded.', { status: job.status });
+    }
+    return job;
+  };
+
+  r.post('/api/datasets/score', {
+    schema: { tags: ['datasets'], summary: 'Queue scoring of an uploaded dataset; returns the job', body: z.object({ dataset_id: z.string().min(1).max(100), mode: z.enum(MODE_NAMES).default('balanced') }).strict(), response: { 202: Job, 404: ErrorResponse, 410: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse } },
+  }, async (request, reply) => {
+    requireModel(service);
+    const d = await liveDataset(service, request.body.dataset_id);
+    if (!d.validation.valid) throw new ApiError(422, 'validation_failed', `Dataset ${d.id} does not validate yet.`, `Fix it with POST /api/datasets/${d.id}/validate and a column mapping, then queue it again.`, { validation: d.validation });
+    const job = await createJob(service.db, { dataset_id: d.id, mode: request.body.mode });
+    void service.jobs?.poll();
+    return reply.code(202).send(describeJob(job));
+  });
+
+  r.get('/api/jobs/:id', { schema: { tags: ['datasets'], summary: 'Job progress', params: JobParams, response: { 200: Job, 404: ErrorResponse } } }, async (request) => {
+    const job = await getJob(service.db, request.params.id);
+    if (!job) throw new ApiError(404, 'not_found', `No job ${request.params.id}.`, 'Queue one with POST /api/datasets/score.');
+    return describeJob(job);
+  });
+
+  r.get('/api/jobs/:id/result', {
+    schema: { tags: ['datasets'], summary: 'Finished result, rows in pages', params: JobParams, querystring: z.object({ page: z.coerce.number().int().min(1).default(1), page_size: z.coerce.number().int().min(1).max(1000).default(100) }), response: { 200: Anything, 404: ErrorResponse, 409: ErrorResponse } },
+  }, async (request) => {
+    const job = await finishedJob(request.params.id);
+    const { page, page_size } = request.query;
+    const { rows, total } = await readPage(service.jobs!.resultPath(job.id), page, page_size);
+    const summary = job.result as { metrics?: unknown } | null;
+    return { job_id: job.id, mode: job.mode, rows, page, page_size, total_rows: total, total_pages: Math.ceil(total / page_size), summary, metrics: summary?.metrics ?? null };
+  });
+
+  r.get('/api/jobs/:id/download', {
+    schema: { tags: ['datasets'], summary: 'Scored rows as CSV (formula-like values escaped)', params: JobParams, response: { 404: ErrorResponse, 409: ErrorResponse } },
+  }, async (request, reply) => {
+    const job = await finishedJob(request.params.id);
+    reply.header('content-type', 'text/csv; charset=utf-8');
+    reply.header('content-disposition', `attachment; filename="${job.id}.csv"`);
+    return reply.send(csvStream(service.jobs!.resultPath(job.id)) as never);
+  });
+}
