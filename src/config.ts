@@ -28,6 +28,8 @@ const EnvSchema = z.object({
   UPLOAD_RETENTION_HOURS: z.coerce.number().positive().default(24),
   SCORE_RATE_PER_MINUTE: positiveInt(120),
   UPLOAD_RATE_PER_MINUTE: positiveInt(10),
+  /** A running job whose process has not written a heartbeat for this long is taken up again. */
+  JOB_STALE_SECONDS: z.coerce.number().positive().default(30),
   /** Largest JSON body accepted, bytes (a score request is a few hundred bytes). */
   MAX_JSON_BODY_BYTES: positiveInt(64 * 1024),
   AUTHPROVIDER_URL: optional,

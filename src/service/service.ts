@@ -78,7 +78,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
     const sweeper = setInterval(() => void sweepExpired().catch((e) => log(`retention sweep failed: ${(e as Error).message}`)), sweepEvery);
     sweeper.unref();
     const scorer = isProblem(loaded.model) ? undefined : new Scorer({ bundle: loaded.model, history, rings: new RingIndex(rings), onScored: (tx) => writer.push(tx), clock });
-    const jobs = isProblem(loaded.model) ? undefined : new JobRunner({ db, datasets, dataDir: config.DATA_DIR, modelDir: config.MODEL_DIR, maxRunning: config.MAX_RUNNING_JOBS, log });
+    const jobs = isProblem(loaded.model) ? undefined : new JobRunner({ db, datasets, dataDir: config.DATA_DIR, modelDir: config.MODEL_DIR, maxRunning: config.MAX_RUNNING_JOBS, staleMs: config.JOB_STALE_SECONDS * 1000, log });
     await jobs?.start();
     step('jobs');
     return {
