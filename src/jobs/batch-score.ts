@@ -8,13 +8,14 @@
 
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { extractOne } from '../engine/features/extract.ts';
+import { allocateFeatures, writeFeatures } from '../engine/features/extract.ts';
 import { channelOf, History, type HistoryTransaction } from '../engine/history.ts';
 import type { ModelBundle, ModeName } from '../model/bundle.ts';
 import { combine, isCold } from '../scoring/combine.ts';
 import { topReasons } from '../scoring/explain.ts';
 import { averagePrecision, brier, expectedCalibrationError, rocAuc } from '../training/metrics.ts';
 import { readRows, type ColumnMapping, type ParsedRow } from '../datasets/csv.ts';
+import { CSV_HEADER, csvLine } from './csv-out.ts';
 
 export interface BatchOptions {
   path: string;
@@ -86,7 +87,8 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
   o.progress('features', 0);
   const history = new History(bundle.file.training.label_delay_ms);
   const widths = bundle.channels.map((c) => c.features.length);
-  const matrices = widths.map((w) => new Float64Array(n * w));
+  const byChannel = allocateFeatures(n);
+  const matrices = bundle.channels.map((c) => byChannel[c.name]);
   const cold = new Uint8Array(n);
   const minPrior = bundle.file.cold_start.min_prior;
   order.forEach((i, k) => {
@@ -94,8 +96,7 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
     const tx: HistoryTransaction = { time: timeOf(i), amount: r.amount, customer_id: r.customer_id, merchant_id: r.merchant_id, location: r.location, payment_type: r.payment_type, ...(r.label === undefined ? {} : { label: r.label }) };
     const priors = { customer: history.customer(tx.customer_id).countBefore(tx.time), merchant: history.merchant(tx.merchant_id).countBefore(tx.time), channel: history.channel(channelOf(tx)).countBefore(tx.time) };
     cold[i] = isCold(priors, minPrior) ? 1 : 0;
-    const f = extractOne(tx, history);
-    bundle.channels.forEach((c, ch) => matrices[ch]!.set(f[c.name], i * widths[ch]!));
+    writeFeatures(tx, history, byChannel, i);
     history.add(tx);
     if (k % 10_000 === 9_999) o.progress('features', (k + 1) / n);
   });
@@ -104,6 +105,9 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
 
   // Scoring and writing, batch by batch, in file order.
   const out = createWriteStream(o.resultPath, { flags: 'wx' });
+  // The download, written once here so that serving it is a plain file stream.
+  const csvOut = createWriteStream(`${o.resultPath}.csv`, { flags: 'w' });
+  csvOut.write(CSV_HEADER);
   const batch = o.batchSize ?? 2048;
   const summary: BatchSummary = { rows: n, decisions: { approve: 0, review: 0, block: 0 }, bands: { low: 0, medium: 0, high: 0, critical: 0 }, cold_start_rows: 0, stage_ms: stageMs, metrics: null };
   const risks = new Float64Array(n);
@@ -115,6 +119,7 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
     const phi = bundle.channels.map((c, ch) => c.engine.shapBatch(matrices[ch]!.subarray(start * widths[ch]!, end * widths[ch]!)));
     const t0 = performance.now();
     let lines = '';
+    let csvLines = '';
     for (let j = 0; j < count; j++) {
       const i = start + j;
       const r = parsed[i]!;
@@ -147,13 +152,18 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
         label: r.label ?? null,
       };
       lines += JSON.stringify(line) + '\n';
+      csvLines += csvLine(line);
     }
-    if (!out.write(lines)) await once(out, 'drain');
+    const a = out.write(lines);
+    const b = csvOut.write(csvLines);
+    if (!a) await once(out, 'drain');
+    if (!b) await once(csvOut, 'drain');
     writing += performance.now() - t0;
     o.progress('scoring', end / n);
   }
   out.end();
-  await once(out, 'finish');
+  csvOut.end();
+  await Promise.all([once(out, 'finish'), once(csvOut, 'finish')]);
   stageMs.scoring = Math.round(performance.now() - mark - writing);
   stageMs.writing = Math.round(writing);
   o.progress('writing', 1);

@@ -1,12 +1,10 @@
-// A finished job's result file: one JSON line per scored row (batch-score.ts), plus an index of
-// where each line starts, so that a page is one read of a byte range however large the file, and
-// the CSV download is streamed line by line. In the download, every value a spreadsheet would run
-// as a formula (leading =, +, -, @, tab or carriage return) is prefixed with an apostrophe.
+// A finished job's result files: one JSON line per scored row (batch-score.ts), an index of where
+// each line starts, so that a page is one read of a byte range however large the file, and the
+// download CSV written by the job (csv-out.ts), streamed as it is.
 
 import { createReadStream } from 'node:fs';
 import { open, readFile, writeFile } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { ResultRow } from './batch-score.ts';
 
 /** Writes `<result>.idx`: the byte offset of every line, then the file's length (Float64 each). */
@@ -47,27 +45,7 @@ export async function readPage(path: string, page: number, pageSize: number): Pr
   }
 }
 
-/** A CSV cell: quoted when needed, and defused when a spreadsheet would run it as a formula. */
-export function csvCell(value: unknown): string {
-  let s = value === null || value === undefined ? '' : String(value);
-  if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
-  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
-
-export const DOWNLOAD_COLUMNS = ['row', 'transaction_id', 'amount', 'customer_id', 'merchant_id', 'risk_score', 'risk_band', 'decision', 'path', 'score_tabular', 'score_behavioral', 'score_velocity', 'score_graph', 'reason_1', 'reason_2', 'reason_3', 'label'] as const;
-
-function csvLine(r: ResultRow): string {
-  const reasons = [0, 1, 2].map((k) => r.top_reasons[k]?.text ?? '');
-  const cs = r.channel_scores;
-  return [r.row, r.transaction_id, r.amount, r.customer_id, r.merchant_id, r.risk_score, r.risk_band, r.decision, r.path, cs.tabular, cs.behavioral, cs.velocity, cs.graph, ...reasons, r.label ?? ''].map(csvCell).join(',') + '\r\n';
-}
-
-/** The result as CSV, streamed. */
+/** The result as CSV (written by the job next to the result lines), streamed. */
 export function csvStream(path: string): Readable {
-  async function* lines() {
-    yield DOWNLOAD_COLUMNS.join(',') + '\r\n';
-    const rl = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
-    for await (const line of rl) if (line) yield csvLine(JSON.parse(line) as ResultRow);
-  }
-  return Readable.from(lines());
+  return createReadStream(`${path}.csv`);
 }

@@ -87,7 +87,7 @@ export class JobRunner {
       return;
     }
     const resultPath = this.resultPath(job.id);
-    await rm(resultPath, { force: true }); // an earlier attempt's partial file
+    for (const f of [resultPath, `${resultPath}.csv`, `${resultPath}.idx`]) await rm(f, { force: true }); // an earlier attempt's partial files
     let stage = 'parsing';
     let fraction = 0;
     let lastWrite = 0;

@@ -22,14 +22,15 @@ export type Channel = keyof typeof CHANNEL_FEATURES;
 /** Row-major features per channel. */
 export type ChannelMatrices = Record<Channel, Float64Array>;
 
-function write(tx: HistoryTransaction, history: History, m: ChannelMatrices, row: number): void {
+/** Writes one transaction's features into row `row` of preallocated matrices (no allocation). */
+export function writeFeatures(tx: HistoryTransaction, history: History, m: ChannelMatrices, row: number): void {
   tabular(tx, m.tabular, row * TABULAR_FEATURES.length);
   behavioral(tx, history, m.behavioral, row * BEHAVIORAL_FEATURES.length);
   velocity(tx, history, m.velocity, row * VELOCITY_FEATURES.length);
   graph(tx, history, m.graph, row * GRAPH_FEATURES.length);
 }
 
-function allocate(rows: number): ChannelMatrices {
+export function allocateFeatures(rows: number): ChannelMatrices {
   return {
     tabular: new Float64Array(rows * TABULAR_FEATURES.length),
     behavioral: new Float64Array(rows * BEHAVIORAL_FEATURES.length),
@@ -40,16 +41,16 @@ function allocate(rows: number): ChannelMatrices {
 
 /** Features of one transaction given the history before it. */
 export function extractOne(tx: HistoryTransaction, history: History): ChannelMatrices {
-  const m = allocate(1);
-  write(tx, history, m, 0);
+  const m = allocateFeatures(1);
+  writeFeatures(tx, history, m, 0);
   return m;
 }
 
 /** Features of every transaction of a time-ordered dataset; also returns the filled history. */
 export function extractBatch(rows: readonly HistoryTransaction[], history = new History()): { features: ChannelMatrices; history: History } {
-  const m = allocate(rows.length);
+  const m = allocateFeatures(rows.length);
   rows.forEach((tx, i) => {
-    write(tx, history, m, i);
+    writeFeatures(tx, history, m, i);
     history.add(tx);
   });
   return { features: m, history };

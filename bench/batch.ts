@@ -1,0 +1,113 @@
+// `npm run bench:batch [-- --quick]`: a labelled dataset from upload to finished download through
+// the real server (`src/server/main.ts`, embedded database, its own process, loaded over loopback
+// from this one): rows per second end to end and per stage (upload with validation, the job's own
+// stages, download), the server's peak resident memory, and, in the same run, the addon's raw
+// batch speed on the same rows (the four boosters' predictions and exact SHAP values, features
+// precomputed) as the ceiling. The full run scores 50,000 and then 100,000 rows, so that memory
+// growth with the number of rows shows; `--quick` scores 100,000 once. Last line: JSON.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { extractBatch } from '../src/engine/features/extract.ts';
+import { History } from '../src/engine/history.ts';
+import { isProblem, loadModelFolder } from '../src/model/bundle.ts';
+import { simulate, toCsv } from '../src/training/simulate.ts';
+import { quick } from './harness.ts';
+
+const root = new URL('..', import.meta.url).pathname;
+const sizes = quick ? [100_000] : [50_000, 100_000];
+
+function status(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(text)![1]) / 1024);
+}
+
+function startServer(): Promise<{ child: ChildProcess; url: string }> {
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const child = spawn(process.execPath, ['--import=tsx', join(root, 'src/server/main.ts')], {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-batch-')), DATABASE_URL: '', LOG_LEVEL: 'warn', MAX_UPLOAD_MB: '100', UPLOAD_RATE_PER_MINUTE: '1000' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let text = '';
+    child.stderr!.on('data', (d: Buffer) => {
+      text += d.toString();
+      if (/ready on/.test(text)) resolve({ child, url: `http://127.0.0.1:${port}` });
+    });
+    child.on('exit', (code) => reject(new Error(`server exited ${code}: ${text.slice(-800)}`)));
+  });
+}
+
+/** `n` labelled rows from the service simulator, in its CSV format. */
+function dataset(n: number): { csv: string; rows: ReturnType<typeof simulate> } {
+  const all = simulate({ seed: 77, customers: 1200, merchants: 250, days: Math.ceil((n / 255_552) * 90 * (2000 / 1200)) + 3, rings: 2 });
+  const rows = all.slice(0, n);
+  return { csv: toCsv(rows), rows };
+}
+
+/** The ceiling: the addon alone on the same rows' features (computed first, not timed). */
+function addonCeiling(rows: ReturnType<typeof simulate>): number {
+  const bundle = loadModelFolder(join(root, 'models/builtin'));
+  if (isProblem(bundle)) throw new Error(bundle.message);
+  const { features } = extractBatch(rows, new History(bundle.file.training.label_delay_ms));
+  const t0 = performance.now();
+  for (const c of bundle.channels) {
+    const m = features[c.name];
+    const w = c.features.length;
+    for (let start = 0; start < rows.length; start += 2048) {
+      const part = m.subarray(start * w, Math.min(rows.length, start + 2048) * w);
+      c.engine.predictRawBatch(part);
+      c.engine.shapBatch(part);
+    }
+  }
+  return rows.length / ((performance.now() - t0) / 1000);
+}
+
+const json = async (res: Response) => (await res.json()) as Record<string, any>;
+const server = await startServer();
+const runs: Record<string, unknown>[] = [];
+for (const n of sizes) {
+  const { csv, rows } = dataset(n);
+  const t0 = performance.now();
+  const up = await fetch(`${server.url}/api/datasets/upload?filename=bench.csv`, { method: 'POST', body: csv, headers: { 'content-type': 'text/csv' } });
+  const d = await json(up);
+  if (up.status !== 201) throw new Error(`upload: ${JSON.stringify(d).slice(0, 300)}`);
+  const t1 = performance.now();
+  let job = await json(await fetch(`${server.url}/api/datasets/score`, { method: 'POST', body: JSON.stringify({ dataset_id: d.id }), headers: { 'content-type': 'application/json' } }));
+  while (job.status !== 'succeeded' && job.status !== 'failed') {
+    await new Promise((r) => setTimeout(r, 20));
+    job = await json(await fetch(`${server.url}/api/jobs/${job.id}`));
+  }
+  if (job.status !== 'succeeded') throw new Error(`job failed: ${job.error}`);
+  const t2 = performance.now();
+  const download = await fetch(`${server.url}/api/jobs/${job.id}/download`);
+  const text = await download.text();
+  const t3 = performance.now();
+  const lines = text.trim().split('\r\n').length - 1;
+  if (lines !== n) throw new Error(`download has ${lines} rows, expected ${n}`);
+  const seconds = (t3 - t0) / 1000;
+  const ceiling = addonCeiling(rows);
+  const stageMs = job.summary.stage_ms as Record<string, number>;
+  const run = {
+    rows: n,
+    end_to_end_rows_per_s: Math.round(n / seconds),
+    seconds: Math.round(seconds * 100) / 100,
+    stages_ms: { upload_and_validate: Math.round(t1 - t0), job: Math.round(t2 - t1), ...Object.fromEntries(Object.entries(stageMs).map(([k, v]) => [`job_${k}`, v])), download: Math.round(t3 - t2) },
+    stage_rows_per_s: Object.fromEntries(Object.entries({ upload_and_validate: t1 - t0, job: t2 - t1, download: t3 - t2, ...stageMs }).map(([k, v]) => [k, Math.round(n / (Math.max(v, 1) / 1000))])),
+    addon_ceiling_rows_per_s: Math.round(ceiling),
+    ratio_to_ceiling: Math.round((n / seconds / ceiling) * 1000) / 1000,
+    server_rss_mb: status(server.child.pid!, 'VmRSS'),
+    server_peak_rss_mb: status(server.child.pid!, 'VmHWM'),
+    auc_on_file: job.summary.metrics?.roc_auc ?? null,
+  };
+  runs.push(run);
+  console.log(`${n.toLocaleString('en')} rows: ${run.end_to_end_rows_per_s.toLocaleString('en')} rows/s end to end (${run.seconds} s); addon ceiling ${run.addon_ceiling_rows_per_s.toLocaleString('en')} rows/s; server peak RSS ${run.server_peak_rss_mb} MB`);
+  console.log(`  stages ms: ${JSON.stringify(run.stages_ms)}`);
+}
+server.child.kill('SIGTERM');
+const last = runs[runs.length - 1] as { end_to_end_rows_per_s: number };
+console.log(JSON.stringify({ benchmark: 'batch', quick, runs, goal_50k_rows_per_s: last.end_to_end_rows_per_s >= 50_000 }));
+process.exit(0);
