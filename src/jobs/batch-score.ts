@@ -154,10 +154,12 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
       lines += JSON.stringify(line) + '\n';
       csvLines += csvLine(line);
     }
-    const a = out.write(lines);
-    const b = csvOut.write(csvLines);
-    if (!a) await once(out, 'drain');
-    if (!b) await once(csvOut, 'drain');
+    out.write(lines);
+    csvOut.write(csvLines);
+    // Wait for each stream only while it still needs to drain (a 'drain' that already happened
+    // while waiting for the other would never come again).
+    if (out.writableNeedDrain) await once(out, 'drain');
+    if (csvOut.writableNeedDrain) await once(csvOut, 'drain');
     writing += performance.now() - t0;
     o.progress('scoring', end / n);
   }

@@ -26,6 +26,14 @@ const body = text.slice(1).filter(Boolean);
 const cut = Math.floor(body.length * 0.9);
 writeFileSync(csv, [header, ...body.slice(cut), ...body.slice(0, cut)].join('\n') + '\n');
 
+t.test('many small batches: both output files keep flowing (no lost drain event)', async (t) => {
+  const validation = await validateCsv(csv, { maxRows: 1e6 });
+  const resultPath = join(dir, 'small-batches.ndjson');
+  const summary = await scoreDataset(bundle, { path: csv, mapping: {}, mode: 'balanced', resultPath, expectedRows: validation.rows, progress: () => {}, batchSize: 16 });
+  t.equal(readFileSync(resultPath, 'utf8').trim().split('\n').length, summary.rows);
+  t.equal(readFileSync(`${resultPath}.csv`, 'utf8').trim().split('\r\n').length, summary.rows + 1);
+});
+
 t.test('scores every row, in file order, with metrics on the labelled file', async (t) => {
   const validation = await validateCsv(csv, { maxRows: 1e6 });
   t.equal(validation.valid, true);
