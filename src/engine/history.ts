@@ -52,14 +52,7 @@ export class Series {
 
   /** Number of entries strictly before `time`. */
   countBefore(time: number): number {
-    let lo = 0;
-    let hi = this.times.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.times[mid]! < time) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return countBelow(this.times, time);
   }
 
   /** Count and sum of amounts in [from, to) (to exclusive: strictly older than `to`). */
@@ -114,8 +107,8 @@ export function distinctBefore(map: Map<string, number>, time: number): number {
 
 const EMPTY = new Series();
 
-/** Entries of an ascending array strictly below `t`. */
-function countBelow(a: readonly number[] | undefined, t: number): number {
+/** Entries of an ascending array strictly below `t` (binary search). */
+export function countBelow(a: readonly number[] | undefined, t: number): number {
   if (!a) return 0;
   let lo = 0;
   let hi = a.length;
@@ -252,6 +245,11 @@ export class History {
       if (edge !== undefined && Math.max(this.graph.getEdgeAttribute(edge, 'first'), known) < t) compromised--;
     }
     return { customers, compromised };
+  }
+
+  /** Earlier transactions (strictly before `time`) of a transaction's customer, merchant and channel. */
+  priors(tx: HistoryTransaction, time = tx.time): { customer: number; merchant: number; channel: number } {
+    return { customer: this.customer(tx.customer_id).countBefore(time), merchant: this.merchant(tx.merchant_id).countBefore(time), channel: this.channel(channelOf(tx)).countBefore(time) };
   }
 
   /** Up to `n` most recent transactions of an entity strictly older than `before`, newest first

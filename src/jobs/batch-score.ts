@@ -9,7 +9,7 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { allocateFeatures, writeFeatures } from '../engine/features/extract.ts';
-import { channelOf, History, type HistoryTransaction } from '../engine/history.ts';
+import { History, type HistoryTransaction } from '../engine/history.ts';
 import type { ModelBundle, ModeName } from '../model/bundle.ts';
 import { combine, isCold } from '../scoring/combine.ts';
 import { topReasons } from '../scoring/explain.ts';
@@ -94,8 +94,7 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
   order.forEach((i, k) => {
     const r = parsed[i]!;
     const tx: HistoryTransaction = { time: timeOf(i), amount: r.amount, customer_id: r.customer_id, merchant_id: r.merchant_id, location: r.location, payment_type: r.payment_type, ...(r.label === undefined ? {} : { label: r.label }) };
-    const priors = { customer: history.customer(tx.customer_id).countBefore(tx.time), merchant: history.merchant(tx.merchant_id).countBefore(tx.time), channel: history.channel(channelOf(tx)).countBefore(tx.time) };
-    cold[i] = isCold(priors, minPrior) ? 1 : 0;
+    cold[i] = isCold(history.priors(tx), minPrior) ? 1 : 0;
     writeFeatures(tx, history, byChannel, i);
     history.add(tx);
     if (k % 10_000 === 9_999) o.progress('features', (k + 1) / n);

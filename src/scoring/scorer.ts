@@ -149,11 +149,7 @@ export class Scorer {
     };
     const channel = channelOf(tx);
 
-    const priors = {
-      customer: history.customer(tx.customer_id).countBefore(time),
-      merchant: history.merchant(tx.merchant_id).countBefore(time),
-      channel: history.channel(channel).countBefore(time),
-    };
+    const priors = history.priors(tx);
     const entityHistory: ScoreResult['entity_history'] = {};
     // Keys are the entities' identifiers; if two coincide (a customer id equal to a merchant id),
     // the later role is suffixed so that no entry is lost.

@@ -9,7 +9,7 @@
 import { History, type HistoryTransaction } from '../engine/history.ts';
 import { DEFAULT_SIMULATION, simulate, SCENARIOS } from '../training/simulate.ts';
 import type { Db } from '../storage/db.ts';
-import { countTransactions, getMeta, insertTransactions, setMeta, type StoredTransaction } from '../storage/history-store.ts';
+import { countTransactions, getMeta, insertTransactions, loadTransactions, setMeta, type StoredTransaction } from '../storage/history-store.ts';
 
 export interface ExampleDataset {
   name: string;
@@ -84,32 +84,20 @@ export async function ensureHistory(db: Db, now: number, log: (msg: string) => v
   return example;
 }
 
-/** Rows per read when loading the history: small enough to keep the embedded database's memory
- *  flat, large enough to be quick. Each chunk comes back as one JSON array (json_agg), which both
- *  back ends produce and parse about five times faster than 20,000 separate result rows. */
-const LOAD_CHUNK = 20_000;
-
 /** Every stored transaction, in time order (time, then insertion), in a history the scorer reads. */
 export async function loadHistory(db: Db, labelDelay: number): Promise<{ history: History; rows: HistoryTransaction[] }> {
   const history = new History(labelDelay).withRecords();
-  const rows: HistoryTransaction[] = [];
-  let after: [number, number] = [-Infinity, -1];
-  for (;;) {
-    const [chunk] = await db.query<{ j: string | null; last_time: number | null; last_seq: number | null }>(
-      `SELECT json_agg(json_build_array(transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, label) ORDER BY time_ms, seq)::text AS j,
-              (array_agg(time_ms ORDER BY time_ms DESC, seq DESC))[1] AS last_time,
-              (array_agg(seq ORDER BY time_ms DESC, seq DESC))[1] AS last_seq
-         FROM (SELECT * FROM transactions WHERE (time_ms, seq) > ($1::double precision, $2::bigint) ORDER BY time_ms, seq LIMIT ${LOAD_CHUNK}) s`,
-      [after[0] === -Infinity ? -1e300 : after[0], after[1]],
-    );
-    if (!chunk?.j) break;
-    for (const [transaction_id, time, amount, customer_id, merchant_id, location, payment_type, label] of JSON.parse(chunk.j) as [string, number, number, string, string, string, string, 0 | 1 | null][]) {
-      const r: HistoryTransaction = { time, amount, customer_id, merchant_id, location, payment_type, transaction_id, ...(label === null ? {} : { label }) };
-      rows.push(r);
-      history.add(r);
-    }
-    after = [Number(chunk.last_time), Number(chunk.last_seq)];
-  }
+  const rows: HistoryTransaction[] = (await loadTransactions(db)).map((s) => ({
+    time: s.time,
+    amount: s.amount,
+    customer_id: s.customer_id,
+    merchant_id: s.merchant_id,
+    location: s.location,
+    payment_type: s.payment_type,
+    transaction_id: s.transaction_id,
+    ...(s.label === null ? {} : { label: s.label }),
+  }));
+  for (const r of rows) history.add(r);
   return { history, rows };
 }
 

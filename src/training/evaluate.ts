@@ -16,16 +16,12 @@ export interface Comparison {
   average_precision: number;
 }
 
-function combined(run: TrainingRun, rows: number[]): { matrix: Float64Array; width: number } {
-  return combinedMatrix(run.features, rows);
-}
-
 function compare(scores: ArrayLike<number>, labels: ArrayLike<number>): Comparison {
   return { roc_auc: rocAuc(scores, labels), average_precision: averagePrecision(scores, labels) };
 }
 
 export function ablationSingleBooster(run: TrainingRun, options: TrainOptions): Comparison {
-  const train = combined(run, run.split.train);
+  const train = combinedMatrix(run.features, run.split.train);
   const text = trainLightgbm({
     rows: train.matrix,
     numFeatures: train.width,
@@ -34,7 +30,7 @@ export function ablationSingleBooster(run: TrainingRun, options: TrainOptions): 
     categorical: TABULAR_CATEGORICAL, // the tabular channel comes first
     iterations: options.iterations,
   });
-  const test = combined(run, run.split.test);
+  const test = combinedMatrix(run.features, run.split.test);
   return compare(loadModel(text).predictRawBatch(test.matrix), Float64Array.from(run.split.test, (i) => run.labels[i]!));
 }
 
@@ -51,7 +47,7 @@ export function baselineAmount(run: TrainingRun): Comparison {
 export function baselineLogistic(run: TrainingRun, sample = 20_000): Comparison {
   const step = Math.max(1, Math.floor(run.split.train.length / sample));
   const fitRows = run.split.train.filter((_, k) => k % step === 0);
-  const fit = combined(run, fitRows);
+  const fit = combinedMatrix(run.features, fitRows);
   const w = fit.width;
   // Standardise with train statistics; NaN → 0 after standardising, plus one "any missing" column.
   const mean = new Float64Array(w);
@@ -85,7 +81,7 @@ export function baselineLogistic(run: TrainingRun, sample = 20_000): Comparison 
     return x;
   };
   const model = fitLogistic(design(fit.matrix, n), w + 1, Float64Array.from(fitRows, (i) => run.labels[i]!), 1e-3, 25);
-  const test = combined(run, run.split.test);
+  const test = combinedMatrix(run.features, run.split.test);
   const x = design(test.matrix, run.split.test.length);
   const scores = Float64Array.from({ length: run.split.test.length }, (_, i) => {
     let z = model.bias;

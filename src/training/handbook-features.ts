@@ -4,6 +4,8 @@
 // per terminal over 1, 7 and 30 days shifted back by the label delay, the count and fraud ratio.
 // This tells apart what our features add from what the re-implemented data makes easier or harder.
 
+import { countBelow } from '../engine/history.ts';
+
 const DAY = 86_400_000;
 
 export const HANDBOOK_FEATURES = [
@@ -18,18 +20,6 @@ export interface HandbookFeatureRow {
   customer_id: string;
   terminal_id: string;
   label: 0 | 1;
-}
-
-/** Index of the first entry >= x in an ascending array. */
-function lowerBound(a: readonly number[], x: number): number {
-  let lo = 0;
-  let hi = a.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (a[mid]! < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** Row-major features of `wanted` (indices into the time-ordered `rows`). */
@@ -56,14 +46,14 @@ export function handbookFeatures(rows: readonly HandbookFeatureRow[], wanted: re
     out[o + 1] = date.getUTCDay() === 0 || date.getUTCDay() === 6 ? 1 : 0;
     out[o + 2] = date.getUTCHours() < 6 ? 1 : 0;
     const c = customers.get(r.customer_id)!;
-    const end = lowerBound(c.times, r.time + 1); // up to and including the current transaction
+    const end = countBelow(c.times, r.time + 1); // up to and including the current transaction
     const t = terminals.get(r.terminal_id)!;
-    const known = lowerBound(t.times, r.time - delay); // terminal windows end one delay back
+    const known = countBelow(t.times, r.time - delay); // terminal windows end one delay back
     [1, 7, 30].forEach((days, j) => {
-      const a = lowerBound(c.times, r.time - days * DAY);
+      const a = countBelow(c.times, r.time - days * DAY);
       out[o + 3 + 2 * j] = end - a;
       out[o + 4 + 2 * j] = end > a ? (c.prefix[end]! - c.prefix[a]!) / (end - a) : 0;
-      const b = lowerBound(t.times, r.time - delay - days * DAY);
+      const b = countBelow(t.times, r.time - delay - days * DAY);
       out[o + 9 + 2 * j] = known - b;
       out[o + 10 + 2 * j] = known > b ? (t.frauds[known]! - t.frauds[b]!) / (known - b) : 0;
     });
