@@ -217,6 +217,11 @@ impl Compiled {
         }
     }
 
+    /// Whether node `i` decides by the single comparison `row[slot] > threshold` (no slow split).
+    pub fn is_fast(&self, i: u32) -> bool {
+        self.kinds[i as usize] == KIND_FAST
+    }
+
     /// 1 when the prepared row goes right at node `i`, else 0 (always 0 at a leaf).
     #[inline(always)]
     pub fn go_right(&self, i: u32, row: &[f64]) -> u32 {

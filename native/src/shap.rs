@@ -21,9 +21,26 @@
 //! features, or more than `MAX_TREE_ENTRIES` entries in all) or that have a zero cover ratio fall
 //! back to the classic recursive algorithm (Lundberg et al. 2018, Algorithm 2), which this module
 //! also implements and which the tests use as a second reference.
+//!
+//! Small trees go one step further (`whole_tree`). A tree's SHAP vector depends on the row only
+//! through its decision at every internal node, so a tree with n internal nodes has at most 2^n of
+//! them. For n ≤ `MAX_WHOLE_TREE_BITS` (9, within a size bound) all are computed at load, by the
+//! per-leaf passes above run on decisions taken from the bits of an index, and the per-leaf tables
+//! are dropped. Such a tree then costs n comparisons and d additions per row (d = its distinct
+//! split features) and needs no per-node state; models made only of them (like the service's
+//! built-in ones, ≤ 6 internal nodes per tree) explain a row in a fraction of the time.
+//!
+//! Strategies, per tree: `Constant` (one leaf), `Whole`, `Table` (per-leaf tables, some leaves
+//! possibly direct), `Recursive`. `strategy_counts` reports how many trees use each.
+
+mod whole_tree;
 
 use crate::forest::{normalize_into, Child, Forest, Tree};
 use crate::predict::Compiled;
+use std::cell::RefCell;
+use whole_tree::WholeTrees;
+
+pub use whole_tree::MAX_BITS as MAX_WHOLE_TREE_BITS;
 
 /// Largest number of distinct features on one path that gets a table (2^14 entries, 128 KiB);
 /// leaves with more are computed directly (see `leaf_direct`).
@@ -57,6 +74,8 @@ struct LeafTable {
 enum Strategy {
     /// A tree with a single leaf: only the expected value moves.
     Constant,
+    /// A small tree with a whole-tree table in `Shap::whole` (see `whole_tree`).
+    Whole,
     /// Tabulated: leaves in `Shap::leaves[first..first+count]`, internal nodes (local indices,
     /// breadth-first) in `Shap::internal[inner..inner+inner_count]`.
     Table { first: u32, count: u32, inner: u32, inner_count: u32 },
@@ -67,6 +86,8 @@ enum Strategy {
 #[derive(Debug, Clone)]
 pub struct Shap {
     strategies: Vec<Strategy>,
+    /// Whole-tree tables of the small trees (`Strategy::Whole`), explained before the others.
+    whole: WholeTrees,
     /// Internal nodes of tabulated trees, breadth-first, tree after tree.
     internal: Vec<Inner>,
     leaves: Vec<LeafTable>,
@@ -80,7 +101,36 @@ pub struct Shap {
     pub expected_value: f64,
     /// Largest tree, in nodes (sizes the pattern scratch).
     max_tree_len: usize,
+    /// Whether some tree uses per-leaf tables or the recursion (else single rows need no state).
+    has_rest: bool,
     pub num_features: usize,
+}
+
+/// How many trees each strategy explains (single-leaf trees are in none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StrategyCounts {
+    /// Small trees read from one whole-tree table row.
+    pub whole_tree: usize,
+    /// Trees explained leaf by leaf from per-leaf tables (or the direct per-leaf formulas).
+    pub leaf_tables: usize,
+    /// Trees on the recursive algorithm.
+    pub recursive: usize,
+}
+
+/// Per-thread working memory of single-row explanations, kept between calls so that a call
+/// allocates nothing; sized on first use by the largest model the thread has explained.
+#[derive(Default)]
+struct RowScratch {
+    prepared: Vec<f64>,
+    /// Table row of each whole-tree-tabulated tree.
+    whole_rows: Vec<u32>,
+    normalized: Vec<f64>,
+    state: RowState,
+    path: Vec<PathElement>,
+}
+
+thread_local! {
+    static ROW_SCRATCH: RefCell<RowScratch> = RefCell::new(RowScratch::default());
 }
 
 impl Shap {
@@ -88,11 +138,21 @@ impl Shap {
         Shap::with_table_bits(forest, compiled, Some(MAX_TABLE_BITS))
     }
 
-    /// As `new` with another table limit: `Some(0)` computes every leaf directly, `None` sends
-    /// every tree to the recursive algorithm (both used by tests as references).
+    /// As `new` with another table limit, which also caps whole-tree tables (at most `max_bits`
+    /// internal nodes): `Some(0)` computes every leaf directly, `None` sends every tree to the
+    /// recursive algorithm (both used by tests as references).
     pub fn with_table_bits(forest: &Forest, compiled: &Compiled, max_bits: Option<usize>) -> Shap {
+        let whole_bits = max_bits.map_or(0, |b| b.min(MAX_WHOLE_TREE_BITS));
+        Shap::with_limits(forest, compiled, max_bits, whole_bits)
+    }
+
+    /// As `with_table_bits`, with the whole-tree limit given separately: trees of at most
+    /// `whole_tree_bits` internal nodes get whole-tree tables (within `whole_tree`'s size bounds;
+    /// 0 disables them). Tests use it to compare the strategies on the same trees.
+    pub fn with_limits(forest: &Forest, compiled: &Compiled, max_bits: Option<usize>, whole_tree_bits: usize) -> Shap {
         let mut s = Shap {
             strategies: Vec::with_capacity(forest.trees.len()),
+            whole: WholeTrees::default(),
             internal: Vec::new(),
             leaves: Vec::new(),
             leaf_features: Vec::new(),
@@ -102,6 +162,7 @@ impl Shap {
             weights: (0..=MAX_PATTERN_BITS).map(shapley_weights).collect(),
             expected_value: forest.expected_value(),
             max_tree_len: compiled.trees.iter().map(|t| t.len as usize).max().unwrap_or(0),
+            has_rest: false,
             num_features: forest.num_features,
         };
         let mut scratch = TableScratch::default();
@@ -110,21 +171,46 @@ impl Shap {
                 Strategy::Constant
             } else {
                 let before = s.internal.len();
-                max_bits
-                    .and_then(|bits| s.try_tabulate(tree, compiled, t, &mut scratch, bits))
-                    .unwrap_or_else(|| {
+                let marks = (s.leaves.len(), s.leaf_features.len(), s.table.len());
+                match max_bits.and_then(|bits| s.try_tabulate(tree, compiled, t, &mut scratch, bits)) {
+                    Some(Strategy::Table { first, count, inner, inner_count }) => {
+                        let span = compiled.trees[t];
+                        let inner_nodes = &s.internal[inner as usize..(inner + inner_count) as usize];
+                        let leaves = &s.leaves[first as usize..(first + count) as usize];
+                        let mut whole = std::mem::take(&mut s.whole);
+                        let added = whole.try_add(&s, compiled, span.root as usize, span.len as usize, inner_nodes, leaves, whole_tree_bits, s.num_features);
+                        s.whole = whole;
+                        if added {
+                            // The whole-tree table replaces the per-leaf tables just built.
+                            s.internal.truncate(before);
+                            s.leaves.truncate(marks.0);
+                            s.leaf_features.truncate(marks.1);
+                            s.leaf_ratios.truncate(marks.1);
+                            s.leaf_z.truncate(marks.1);
+                            s.table.truncate(marks.2);
+                            Strategy::Whole
+                        } else {
+                            Strategy::Table { first, count, inner, inner_count }
+                        }
+                    }
+                    Some(other) => other,
+                    None => {
                         s.internal.truncate(before);
                         Strategy::Recursive { max_depth: tree.max_depth() }
-                    })
+                    }
+                }
             };
             s.strategies.push(strategy);
         }
+        s.whole.finish();
+        s.has_rest = s.strategies.iter().any(|s| matches!(s, Strategy::Table { .. } | Strategy::Recursive { .. }));
         s
     }
 
     /// Bytes held by the SHAP tables and their indexes.
     pub fn memory_bytes(&self) -> usize {
-        self.table.len() * 8
+        self.whole.memory_bytes()
+            + self.table.len() * 8
             + self.leaf_ratios.len() * 8
             + self.leaf_z.len() * 8
             + self.leaf_features.len() * 4
@@ -133,11 +219,14 @@ impl Shap {
             + self.strategies.len() * std::mem::size_of::<Strategy>()
     }
 
-    /// Trees explained by table lookups, and by the recursive fallback.
-    pub fn strategy_counts(&self) -> (usize, usize) {
-        let tabulated = self.strategies.iter().filter(|s| matches!(s, Strategy::Table { .. })).count();
-        let recursive = self.strategies.iter().filter(|s| matches!(s, Strategy::Recursive { .. })).count();
-        (tabulated, recursive)
+    /// Trees explained by each strategy.
+    pub fn strategy_counts(&self) -> StrategyCounts {
+        let count = |f: fn(&Strategy) -> bool| self.strategies.iter().filter(|s| f(s)).count();
+        StrategyCounts {
+            whole_tree: count(|s| matches!(s, Strategy::Whole)),
+            leaf_tables: count(|s| matches!(s, Strategy::Table { .. })),
+            recursive: count(|s| matches!(s, Strategy::Recursive { .. })),
+        }
     }
 
     /// Builds the tables of one tree, or returns None when it should use the recursive algorithm.
@@ -237,16 +326,21 @@ impl Shap {
     /// `s·stride + r`. A single row is `stride = 1` (and `base` = the tree's root, so that every
     /// tree keeps its own cells); a block of rows is `stride = ROW_BLOCK`, node-major, so each node's
     /// fields are read once for all the block's rows.
+    ///
+    /// With `DECIDE = false` the decisions are not computed from `columns` but taken as given in
+    /// `state.right` (how `whole_tree` tabulates every decision vector of a tree).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn tree_patterns(&self, compiled: &Compiled, root: usize, inner: &[Inner], columns: &[f64], state: &mut RowState, base: usize, stride: usize, count: usize) {
+    fn tree_patterns<const DECIDE: bool>(&self, compiled: &Compiled, root: usize, inner: &[Inner], columns: &[f64], state: &mut RowState, base: usize, stride: usize, count: usize) {
         state.patterns[base..base + count].fill(u32::MAX);
         // Parents precede children in the breadth-first layout, so one forward pass suffices.
         for node in inner {
             let (i, c) = (base + node.local as usize * stride, base + node.child as usize * stride);
-            let ci = root as u32 + node.local;
-            let slot = compiled.nodes[ci as usize].slot as usize * stride;
-            compiled.go_right_many(ci, &columns[slot..slot + count], &mut state.right[i..i + count]);
+            if DECIDE {
+                let ci = root as u32 + node.local;
+                let slot = compiled.nodes[ci as usize].slot as usize * stride;
+                compiled.go_right_many(ci, &columns[slot..slot + count], &mut state.right[i..i + count]);
+            }
             let bit = 1u32 << node.slot;
             let (head, tail) = state.patterns.split_at_mut(c);
             let parent = &head[i..i + count];
@@ -359,6 +453,7 @@ impl Shap {
         let mut normalized = vec![0.0; B * nf];
         let mut state = RowState { patterns: vec![0; len * B], right: vec![0; len * B], sums: vec![0.0; len * B] };
         let mut path = Vec::new();
+        let mut index = vec![0u32; if self.whole.len() > 0 { B } else { 0 }];
         for (chunk, out_chunk) in rows.chunks(B * nf).zip(out.chunks_mut(B * width)) {
             let count = chunk.len() / nf;
             for r in 0..count {
@@ -368,13 +463,16 @@ impl Shap {
                 }
             }
             normalize_into(chunk, &mut normalized[..chunk.len()]);
+            if self.whole.len() > 0 {
+                self.whole.explain_block(compiled, &columns, B, count, &mut index, &mut state.right, out_chunk, width);
+            }
             for t in 0..self.strategies.len() {
                 match self.strategies[t] {
-                    Strategy::Constant => {}
+                    Strategy::Constant | Strategy::Whole => {}
                     Strategy::Table { first, count: leaves, inner, inner_count } => {
                         let root = compiled.trees[t].root as usize;
                         let inner = &self.internal[inner as usize..(inner + inner_count) as usize];
-                        self.tree_patterns(compiled, root, inner, &columns, &mut state, 0, B, count);
+                        self.tree_patterns::<true>(compiled, root, inner, &columns, &mut state, 0, B, count);
                         // Leaves: contributions to agreed features, and T(A) into `sums`.
                         for leaf in &self.leaves[first as usize..(first + leaves) as usize] {
                             let local = (leaf.node as usize - root) * B;
@@ -412,29 +510,72 @@ impl Shap {
 
     /// SHAP values of one row, written to `out` (length `num_features + 1`).
     ///
-    /// A single row cannot share table reads with other rows, so it is bound by their latency.
-    /// It therefore runs in two phases over the whole model: first every tree's agreement patterns
-    /// (cheap, cache-resident), then every leaf in turn while prefetching the table entries of the
-    /// leaf `PREFETCH_LEAVES` ahead, whose addresses the patterns already determine.
+    /// Whole-tree tables first (n decisions and d additions per tree, no per-node state). The
+    /// other trees cannot share table reads with other rows, so they are bound by their latency:
+    /// they run in two phases over the whole model, first every tree's agreement patterns (cheap,
+    /// cache-resident), then every leaf in turn while prefetching the table entries of the leaf
+    /// `PREFETCH_LEAVES` ahead, whose addresses the patterns already determine. Working memory is
+    /// per thread and reused (`RowScratch`), so a call allocates nothing.
     pub fn explain_row(&self, forest: &Forest, compiled: &Compiled, row: &[f64], out: &mut [f64]) {
-        let mut prepared = vec![0.0; compiled.prepared_width];
-        compiled.prepare(row, &mut prepared);
-        let mut normalized = vec![0.0; row.len()];
-        normalize_into(row, &mut normalized);
-        out.fill(0.0);
-        let total = compiled.nodes.len() + 2;
-        let mut state = RowState { patterns: vec![0; total], right: vec![0; total], sums: vec![0.0; total] };
-        let mut path = Vec::new();
+        ROW_SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            let RowScratch { prepared, whole_rows, normalized, state, path } = &mut *scratch;
+            if prepared.len() != compiled.prepared_width {
+                prepared.resize(compiled.prepared_width, 0.0);
+            }
+            compiled.prepare(row, prepared);
+            out.fill(0.0);
+            self.whole.explain_row(compiled, prepared, whole_rows, out);
+            if self.has_rest {
+                self.explain_row_rest(forest, compiled, row, prepared, normalized, state, path, out);
+            }
+        });
+        out[self.num_features] += self.expected_value;
+    }
+
+    /// The trees of `explain_row` that have no whole-tree table.
+    #[allow(clippy::too_many_arguments)]
+    fn explain_row_rest(
+        &self,
+        forest: &Forest,
+        compiled: &Compiled,
+        row: &[f64],
+        prepared: &[f64],
+        normalized: &mut Vec<f64>,
+        state: &mut RowState,
+        path: &mut Vec<PathElement>,
+        out: &mut [f64],
+    ) {
+        let tables = !self.leaves.is_empty();
+        if tables {
+            // Cells are written before they are read (patterns and decisions top-down, sums at
+            // the leaves then bottom-up), so stale values from an earlier call are harmless.
+            let total = compiled.nodes.len() + 2;
+            if state.patterns.len() < total {
+                *state = RowState { patterns: vec![0; total], right: vec![0; total], sums: vec![0.0; total] };
+            }
+        }
+        let mut normalized_ready = false;
         for (t, strategy) in self.strategies.iter().enumerate() {
             match *strategy {
-                Strategy::Constant => {}
+                Strategy::Constant | Strategy::Whole => {}
                 Strategy::Table { inner, inner_count, .. } => {
                     let root = compiled.trees[t].root as usize;
                     let inner = &self.internal[inner as usize..(inner + inner_count) as usize];
-                    self.tree_patterns(compiled, root, inner, &prepared, &mut state, root, 1, 1);
+                    self.tree_patterns::<true>(compiled, root, inner, prepared, state, root, 1, 1);
                 }
-                Strategy::Recursive { max_depth } => recursive_tree_shap(&forest.trees[t], &normalized, out, &mut path, max_depth),
+                Strategy::Recursive { max_depth } => {
+                    if !normalized_ready {
+                        normalized.resize(row.len(), 0.0);
+                        normalize_into(row, normalized);
+                        normalized_ready = true;
+                    }
+                    recursive_tree_shap(&forest.trees[t], normalized, out, path, max_depth)
+                }
             }
+        }
+        if !tables {
+            return;
         }
         let leaves = &self.leaves;
         for (i, leaf) in leaves.iter().enumerate() {
@@ -447,10 +588,9 @@ impl Shap {
             if let Strategy::Table { inner, inner_count, .. } = *strategy {
                 let root = compiled.trees[t].root as usize;
                 let inner = &self.internal[inner as usize..(inner + inner_count) as usize];
-                self.tree_negatives(inner, &mut state, root, 1, 1, out, self.num_features + 1);
+                self.tree_negatives(inner, state, root, 1, 1, out, self.num_features + 1);
             }
         }
-        out[self.num_features] += self.expected_value;
     }
 
     /// Asks the CPU to bring in the table entries a leaf will read for this pattern.
@@ -491,6 +631,7 @@ struct Inner {
 
 /// Per-row working memory: one tree's nodes from a base index (a block of rows, `stride` apart,
 /// in batch mode), or the whole model's nodes by compiled index (single rows).
+#[derive(Default)]
 struct RowState {
     /// Agreement pattern of the path to each node.
     patterns: Vec<u32>,
