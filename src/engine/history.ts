@@ -14,6 +14,7 @@
 // live, outcome unknown) add volume but no label.
 
 import { UndirectedGraph } from 'graphology';
+import { RecordStore } from './records.ts';
 
 export interface HistoryTransaction {
   /** Epoch milliseconds. */
@@ -84,9 +85,8 @@ class Usage {
   readonly channels = new Map<string, number>();
   readonly locations = new Map<string, number>();
 
-  note(tx: HistoryTransaction): void {
+  note(tx: HistoryTransaction, channel: string): void {
     if (!this.merchants.has(tx.merchant_id)) this.merchants.set(tx.merchant_id, tx.time);
-    const channel = channelOf(tx);
     if (!this.channels.has(channel)) this.channels.set(channel, tx.time);
     if (!this.locations.has(tx.location)) this.locations.set(tx.location, tx.time);
   }
@@ -107,11 +107,31 @@ export function distinctBefore(map: Map<string, number>, time: number): number {
 
 const EMPTY = new Series();
 
-/** Entries of an ascending array strictly below `t` (binary search). */
+/** The entity's series, made on first use. */
+function series(map: Map<string, Series>, key: string): Series {
+  let s = map.get(key);
+  if (!s) map.set(key, (s = new Series()));
+  return s;
+}
+
+/** Entries of an ascending array strictly below `t`. Queries mostly ask about recent times (windows
+ *  ending now, the last few minutes or days), so the search gallops back from the end first: it
+ *  touches the array's tail, which is in cache, instead of probing from the middle of a long array. */
 export function countBelow(a: readonly number[] | undefined, t: number): number {
   if (!a) return 0;
-  let lo = 0;
-  let hi = a.length;
+  const n = a.length;
+  if (n === 0 || a[n - 1]! < t) return n;
+  // a[hi] >= t; widen the step until a[lo] < t or the start is passed.
+  let hi = n - 1;
+  let step = 1;
+  let lo = hi - step;
+  while (lo >= 0 && a[lo]! >= t) {
+    hi = lo;
+    step *= 2;
+    lo = hi - step;
+  }
+  // The answer is in (lo, hi]: the first index whose value is >= t.
+  lo = lo < 0 ? 0 : lo + 1;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
     if (a[mid]! < t) lo = mid + 1;
@@ -155,7 +175,7 @@ export class History {
   size = 0;
   /** Optional record keeping for evidence: every transaction, and per entity the indices of its
    *  transactions in time order (see `keepRecords`). */
-  private readonly records: HistoryTransaction[] = [];
+  private readonly records = new RecordStore();
   private readonly recordIndex = { customer: new Map<string, number[]>(), merchant: new Map<string, number[]>(), channel: new Map<string, number[]>() };
   private keepRecords = false;
   /** Per merchant, when each of its customers first paid it (ascending), and when each customer
@@ -180,11 +200,6 @@ export class History {
   add(tx: HistoryTransaction): void {
     if (tx.time < this.latest) throw new Error('history must be added in time order');
     this.latest = tx.time;
-    const series = (map: Map<string, Series>, key: string) => {
-      let s = map.get(key);
-      if (!s) map.set(key, (s = new Series()));
-      return s;
-    };
     const channel = channelOf(tx);
     series(this.customers, tx.customer_id).add(tx.time, tx.amount);
     series(this.merchants, tx.merchant_id).add(tx.time, tx.amount);
@@ -197,13 +212,20 @@ export class History {
     }
     let u = this.usage.get(tx.customer_id);
     if (!u) this.usage.set(tx.customer_id, (u = new Usage()));
-    u.note(tx);
+    // The customer–merchant edge exists exactly when the customer has used the merchant before:
+    // the graph is only touched for a new pair (or a first known fraud), not on every payment.
+    const newPair = !u.merchants.has(tx.merchant_id);
+    u.note(tx, channel);
+    if (!newPair && tx.label !== 1) {
+      this.addRecord(tx, channel);
+      return;
+    }
 
     const c = customerNode(tx.customer_id);
     const m = merchantNode(tx.merchant_id);
     this.graph.mergeNode(c);
     this.graph.mergeNode(m);
-    if (!this.graph.hasEdge(c, m)) {
+    if (newPair) {
       this.graph.addEdge(c, m, { first: tx.time });
       append(this.merchantCustomerTimes, tx.merchant_id, tx.time);
       const known = this.graph.getNodeAttribute(c, 'fraudKnownAt');
@@ -218,16 +240,15 @@ export class History {
         insertSorted(this.merchantCompromisedTimes, merchant, Math.max(attributes.first, known));
       });
     }
+    this.addRecord(tx, channel);
+  }
+
+  private addRecord(tx: HistoryTransaction, channel: string): void {
     if (this.keepRecords) {
-      const k = this.records.push(tx) - 1;
-      const note = (map: Map<string, number[]>, key: string) => {
-        const list = map.get(key);
-        if (list) list.push(k);
-        else map.set(key, [k]);
-      };
-      note(this.recordIndex.customer, tx.customer_id);
-      note(this.recordIndex.merchant, tx.merchant_id);
-      note(this.recordIndex.channel, channel);
+      const k = this.records.push(tx);
+      append(this.recordIndex.customer, tx.customer_id, k);
+      append(this.recordIndex.merchant, tx.merchant_id, k);
+      append(this.recordIndex.channel, channel, k);
     }
     this.size++;
   }
@@ -259,10 +280,15 @@ export class History {
     if (!list) return [];
     const out: HistoryTransaction[] = [];
     for (let i = list.length - 1; i >= 0 && out.length < n; i--) {
-      const r = this.records[list[i]!]!;
-      if (r.time < before) out.push(r);
+      const k = list[i]!;
+      if (this.records.time(k) < before) out.push(this.records.at(k)!);
     }
     return out;
+  }
+
+  /** Every transaction kept by `withRecords()`, in the order added (time order). */
+  get transactions(): RecordStore {
+    return this.records;
   }
 
   /** Labels of a customer's, merchant's or channel's transactions, filed by when they became

@@ -53,15 +53,38 @@ export interface Ring {
   fraud_rate: number;
 }
 
+/** Transactions in time order, read by index: an array, or the live history's record store. */
+export interface TimeOrderedRows {
+  readonly length: number;
+  at(index: number): HistoryTransaction | undefined;
+}
+
+/** Index of the first row at or after `t` (rows are in time order). */
+function firstAtOrAfter(rows: TimeOrderedRows, t: number): number {
+  let lo = 0;
+  let hi = rows.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (rows.at(mid)!.time < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** Rings of every window whose results are published (end + label delay) by `until`. */
-export function detectRings(rows: readonly HistoryTransaction[], until: number, options: Partial<RingOptions> = {}): Ring[] {
+export function detectRings(rows: TimeOrderedRows, until: number, options: Partial<RingOptions> = {}): Ring[] {
   const o = { ...DEFAULT_RINGS, ...options };
   if (rows.length === 0) return [];
-  const first = rows[0]!.time;
+  const first = rows.at(0)!.time;
   const rings: Ring[] = [];
   for (let start = first; start + o.window + o.labelDelay <= until; start += o.window) {
     const end = start + o.window;
-    const inWindow = rows.filter((r) => r.time >= start && r.time < end);
+    const inWindow: HistoryTransaction[] = [];
+    for (let i = firstAtOrAfter(rows, start); i < rows.length; i++) {
+      const r = rows.at(i)!;
+      if (r.time >= end) break;
+      inWindow.push(r);
+    }
     const graph = new UndirectedGraph();
     for (const r of inWindow) {
       const c = customerNode(r.customer_id);

@@ -16,12 +16,19 @@ export interface Combined {
   attribution: ChannelValues;
 }
 
-export const sigmoid = (z: number) => (z >= 0 ? 1 / (1 + Math.exp(-z)) : Math.exp(z) / (1 + Math.exp(z)));
+export function sigmoid(z: number): number {
+  return z >= 0 ? 1 / (1 + Math.exp(-z)) : Math.exp(z) / (1 + Math.exp(z));
+}
+
+// Hot-path helpers are module-level functions rather than closures made per call: cheaper, and the
+// development loader (tsx) would otherwise re-name every closure on every call.
+function calibrated(c: { bias: number; slope: number }, logOdds: number): number {
+  return sigmoid(c.bias + c.slope * logOdds);
+}
 
 /** `raw[k]` is channel `bundle.channels[k]`'s raw score; `cold` whether the cold-start rule holds. */
 export function combine(bundle: ModelBundle, raw: ArrayLike<number>, cold: boolean, mode: ModeName): Combined {
   const model = bundle.file;
-  const calibrated = (logOdds: number) => sigmoid(model.calibration.bias + model.calibration.slope * logOdds);
   let z = model.stack.bias;
   let averageZ = model.stack.bias;
   const moved: number[] = [];
@@ -31,13 +38,13 @@ export function combine(bundle: ModelBundle, raw: ArrayLike<number>, cold: boole
     averageZ += w * c.expected;
     moved.push(w * (raw[k]! - c.expected));
   });
-  let risk = calibrated(z);
+  let risk = calibrated(model.calibration, z);
   if (cold) risk = Math.max(risk, model.cold_start.floor);
   const total = moved.reduce((a, b) => a + Math.abs(b), 0);
   const channelScores = {} as ChannelValues;
   const attribution = {} as ChannelValues;
   bundle.channels.forEach((c, k) => {
-    channelScores[c.name] = calibrated(averageZ + moved[k]!);
+    channelScores[c.name] = calibrated(model.calibration, averageZ + moved[k]!);
     attribution[c.name] = total > 0 ? moved[k]! / total : 0;
   });
   const t = model.thresholds[mode];

@@ -97,9 +97,14 @@ export interface Reason {
   feature: string;
 }
 
+/** Name and kind per feature, worked out once (the windowed names need a regular expression). */
+const described = new Map<string, [string, Kind]>();
+
 /** One feature's reason, from its contribution to the stacked log-odds. */
 export function reason(feature: string, value: number, contribution: number): Reason {
-  const [name, kind] = describe(feature);
+  let d = described.get(feature);
+  if (!d) described.set(feature, (d = describe(feature)));
+  const [name, kind] = d;
   const direction = contribution >= 0 ? 'increases' : 'decreases';
   const amount = Math.abs(contribution).toFixed(2);
   return {
@@ -110,16 +115,30 @@ export function reason(feature: string, value: number, contribution: number): Re
   };
 }
 
+/** True when contribution `a` of feature `fa` ranks before `b` of `fb`: larger magnitude first, ties by name. */
+function ranksBefore(a: number, fa: string, b: number, fb: string): boolean {
+  const d = Math.abs(a) - Math.abs(b);
+  return d > 0 || (d === 0 && fa < fb);
+}
+
 /** The `n` largest contributions as reasons (ties by feature name), from every channel's features
- *  and exact SHAP values scaled by the channel's stack weight. */
+ *  and exact SHAP values scaled by the channel's stack weight. Keeps a small sorted list of the
+ *  best so far instead of sorting every feature: this runs on every explained score. */
 export function topReasons(channels: readonly { features: readonly string[]; weight: number; values: ArrayLike<number>; phi: ArrayLike<number> }[], n: number): Reason[] {
-  const all: { feature: string; value: number; contribution: number }[] = [];
+  const top: { feature: string; value: number; contribution: number }[] = [];
   for (const c of channels) {
     for (let j = 0; j < c.features.length; j++) {
       const contribution = c.weight * c.phi[j]!;
-      if (contribution !== 0) all.push({ feature: c.features[j]!, value: c.values[j]!, contribution });
+      if (contribution === 0) continue;
+      const feature = c.features[j]!;
+      if (top.length === n && !ranksBefore(contribution, feature, top[n - 1]!.contribution, top[n - 1]!.feature)) continue;
+      let i = top.length < n ? top.length : n - 1;
+      while (i > 0 && ranksBefore(contribution, feature, top[i - 1]!.contribution, top[i - 1]!.feature)) {
+        top[i] = top[i - 1]!;
+        i--;
+      }
+      top[i] = { feature, value: c.values[j]!, contribution };
     }
   }
-  all.sort((a, b) => Math.abs(b.contribution) - Math.abs(a.contribution) || (a.feature < b.feature ? -1 : 1));
-  return all.slice(0, n).map((r) => reason(r.feature, r.value, Math.round(r.contribution * 1e6) / 1e6));
+  return top.map((r) => reason(r.feature, r.value, Math.round(r.contribution * 1e6) / 1e6));
 }

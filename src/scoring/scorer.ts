@@ -18,6 +18,7 @@ import type { Ring } from '../engine/rings.ts';
 import type { ModelBundle, ModeName } from '../model/bundle.ts';
 import { combine, isCold } from './combine.ts';
 import { topReasons, type Reason } from './explain.ts';
+import { isoTime } from './iso-time.ts';
 
 export interface ScoreInput {
   amount: number;
@@ -77,6 +78,60 @@ export const MAX_REASONS = 5;
 export const MAX_EVIDENCE = 5;
 
 
+// Hot-path helpers are module-level functions rather than closures made per call: cheaper, and the
+// development loader (tsx) would otherwise re-name every closure on every call.
+
+/** Adds `value` under `key`; if two entities share an identifier (a customer id equal to a merchant
+ *  id), the later role is suffixed so that no entry is lost. */
+function put<T extends { role?: string } | unknown[]>(obj: Record<string, T>, key: string, value: T, role: string): void {
+  obj[key in obj ? `${key} (${role})` : key] = value;
+}
+
+/** Stage timings: each call closes the stage that ran since the previous one. */
+class Stages {
+  readonly list: { name: string; ms: number }[] = [];
+  private mark: number;
+
+  constructor(readonly started: number) {
+    this.mark = started;
+  }
+
+  end(name: string): void {
+    const t = performance.now();
+    this.list.push({ name, ms: Math.round((t - this.mark) * 1000) / 1000 });
+    this.mark = t;
+  }
+}
+
+function relatedRing(ring: Ring | undefined, matched: string, role: 'merchant' | 'channel', now: number): RelatedRing | null {
+  return ring && ring.published_at <= now
+    ? { ring_id: ring.ring_id, window_start: new Date(ring.window_start).toISOString(), window_end: new Date(ring.window_end).toISOString(), matched_entity: matched, role, members: ring.members, fraud_rate: ring.fraud_rate }
+    : null;
+}
+
+const RELATION = { customer: 'same_customer', merchant: 'same_merchant', channel: 'same_channel' } as const;
+
+/** The entity's most recent earlier transactions as graph evidence, with each outcome as known at
+ *  `time` (a label counts only once older than the label delay). */
+function addEvidence(evidence: ScoreResult['graph_evidence'], history: History, role: 'customer' | 'merchant' | 'channel', key: string, time: number): void {
+  const earlier = history.recent(role, key, time, MAX_EVIDENCE);
+  if (earlier.length === 0) return;
+  const delay = history.labelDelay;
+  const list: Evidence[] = [];
+  for (const e of earlier) {
+    list.push({
+      transaction_id: e.transaction_id ?? '',
+      time: isoTime(e.time),
+      amount: e.amount,
+      source: e.customer_id,
+      target: e.merchant_id,
+      relation: RELATION[role],
+      outcome: e.label === undefined || e.time + delay >= time ? 'unknown' : e.label === 1 ? 'fraud' : 'legit',
+    });
+  }
+  put(evidence, key, list, role);
+}
+
 /** Flagged rings looked up by merchant and by main channel, newest window first. */
 export class RingIndex {
   private readonly byMerchant = new Map<string, Ring>();
@@ -91,11 +146,7 @@ export class RingIndex {
 
   /** A ring published before `now` that the merchant (first) or channel belongs to. */
   related(merchant: string, channel: string, now: number): RelatedRing | null {
-    const pick = (ring: Ring | undefined, matched: string, role: 'merchant' | 'channel'): RelatedRing | null =>
-      ring && ring.published_at <= now
-        ? { ring_id: ring.ring_id, window_start: new Date(ring.window_start).toISOString(), window_end: new Date(ring.window_end).toISOString(), matched_entity: matched, role, members: ring.members, fraud_rate: ring.fraud_rate }
-        : null;
-    return pick(this.byMerchant.get(merchant), merchant, 'merchant') ?? pick(this.byChannel.get(channel), channel, 'channel');
+    return relatedRing(this.byMerchant.get(merchant), merchant, 'merchant', now) ?? relatedRing(this.byChannel.get(channel), channel, 'channel', now);
   }
 }
 
@@ -120,14 +171,7 @@ export class Scorer {
   }
 
   score(input: ScoreInput): ScoreResult {
-    const started = performance.now();
-    let mark = started;
-    const stages: { name: string; ms: number }[] = [];
-    const stage = (name: string) => {
-      const t = performance.now();
-      stages.push({ name, ms: Math.round((t - mark) * 1000) / 1000 });
-      mark = t;
-    };
+    const stages = new Stages(performance.now());
     const { bundle, history } = this.deps;
     const model = bundle.file;
     const notes: string[] = [];
@@ -150,19 +194,17 @@ export class Scorer {
     const channel = channelOf(tx);
 
     const priors = history.priors(tx);
-    const entityHistory: ScoreResult['entity_history'] = {};
-    // Keys are the entities' identifiers; if two coincide (a customer id equal to a merchant id),
-    // the later role is suffixed so that no entry is lost.
-    const put = <T>(obj: Record<string, T>, key: string, value: T) => {
-      obj[key in obj ? `${key} (${(value as { role?: string }).role ?? 'entity'})` : key] = value;
-    };
-    put(entityHistory, tx.customer_id, { role: 'customer' as const, prior_transactions: priors.customer, is_new: priors.customer === 0 });
-    put(entityHistory, tx.merchant_id, { role: 'merchant' as const, prior_transactions: priors.merchant, is_new: priors.merchant === 0 });
-    put(entityHistory, channel, { role: 'channel' as const, prior_transactions: priors.channel, is_new: priors.channel === 0 });
-    stage('history');
+    // Keyed by entity ids: objects without a prototype start as hash tables, where literal objects
+    // would grow a hidden class per distinct id (three times slower to build and serialise).
+    const entityHistory: ScoreResult['entity_history'] = Object.create(null);
+    // Keys are the entities' identifiers (see `put` for two that coincide).
+    put(entityHistory, tx.customer_id, { role: 'customer' as const, prior_transactions: priors.customer, is_new: priors.customer === 0 }, 'customer');
+    put(entityHistory, tx.merchant_id, { role: 'merchant' as const, prior_transactions: priors.merchant, is_new: priors.merchant === 0 }, 'merchant');
+    put(entityHistory, channel, { role: 'channel' as const, prior_transactions: priors.channel, is_new: priors.channel === 0 }, 'channel');
+    stages.end('history');
 
     const features = extractOne(tx, history);
-    stage('features');
+    stages.end('features');
 
     const raw = bundle.channels.map((c) => c.engine.predictRaw(features[c.name]));
     const weights = bundle.channels.map((c) => model.stack.weights[c.name]);
@@ -178,7 +220,7 @@ export class Scorer {
     }
     const { risk, decision, band, channelScores, attribution } = combined;
     const thresholds = model.thresholds[input.mode];
-    stage('model');
+    stages.end('model');
 
     let reasons: Reason[] = [];
     if (input.explain) {
@@ -186,35 +228,19 @@ export class Scorer {
         bundle.channels.map((c, k) => ({ features: c.features, weight: weights[k]!, values: features[c.name], phi: c.engine.shap(features[c.name]) })),
         MAX_REASONS,
       );
-      stage('explain');
+      stages.end('explain');
     } else notes.push('explain was false: reasons were not computed.');
 
-    const delay = history.labelDelay;
-    const evidence: ScoreResult['graph_evidence'] = {};
-    const relation = { customer: 'same_customer', merchant: 'same_merchant', channel: 'same_channel' } as const;
-    for (const [role, key] of [['customer', tx.customer_id], ['merchant', tx.merchant_id], ['channel', channel]] as const) {
-      const earlier = history.recent(role, key, time, MAX_EVIDENCE);
-      if (earlier.length === 0) continue;
-      put(
-        evidence,
-        key,
-        earlier.map((e) => ({
-          transaction_id: e.transaction_id ?? '',
-          time: new Date(e.time).toISOString(),
-          amount: e.amount,
-          source: e.customer_id,
-          target: e.merchant_id,
-          relation: relation[role],
-          outcome: e.label === undefined || e.time + delay >= time ? ('unknown' as const) : e.label === 1 ? ('fraud' as const) : ('legit' as const),
-        })),
-      );
-    }
+    const evidence: ScoreResult['graph_evidence'] = Object.create(null);
+    addEvidence(evidence, history, 'customer', tx.customer_id, time);
+    addEvidence(evidence, history, 'merchant', tx.merchant_id, time);
+    addEvidence(evidence, history, 'channel', channel, time);
     const relatedRing = this.deps.rings.related(tx.merchant_id, channel, time);
-    stage('evidence');
+    stages.end('evidence');
 
     history.add(tx);
     this.deps.onScored?.(tx);
-    stage('record');
+    stages.end('record');
 
     return {
       transaction_id: transactionId,
@@ -233,8 +259,8 @@ export class Scorer {
       entity_history: entityHistory,
       graph_evidence: evidence,
       related_ring: relatedRing,
-      stages,
-      latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
+      stages: stages.list,
+      latency_ms: Math.round((performance.now() - stages.started) * 1000) / 1000,
       notes,
     };
   }

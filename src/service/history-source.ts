@@ -9,7 +9,7 @@
 import { History, type HistoryTransaction } from '../engine/history.ts';
 import { DEFAULT_SIMULATION, simulate, SCENARIOS } from '../training/simulate.ts';
 import type { Db } from '../storage/db.ts';
-import { countTransactions, getMeta, insertTransactions, loadTransactions, setMeta, type StoredTransaction } from '../storage/history-store.ts';
+import { countTransactions, forEachTransactionPage, getMeta, insertTransactions, setMeta, type StoredTransaction } from '../storage/history-store.ts';
 
 export interface ExampleDataset {
   name: string;
@@ -84,21 +84,25 @@ export async function ensureHistory(db: Db, now: number, log: (msg: string) => v
   return example;
 }
 
-/** Every stored transaction, in time order (time, then insertion), in a history the scorer reads. */
-export async function loadHistory(db: Db, labelDelay: number): Promise<{ history: History; rows: HistoryTransaction[] }> {
+/** Every stored transaction, in time order (time, then insertion), in a history the scorer reads;
+ *  read a page at a time straight into the history's columns. */
+export async function loadHistory(db: Db, labelDelay: number): Promise<History> {
   const history = new History(labelDelay).withRecords();
-  const rows: HistoryTransaction[] = (await loadTransactions(db)).map((s) => ({
-    time: s.time,
-    amount: s.amount,
-    customer_id: s.customer_id,
-    merchant_id: s.merchant_id,
-    location: s.location,
-    payment_type: s.payment_type,
-    transaction_id: s.transaction_id,
-    ...(s.label === null ? {} : { label: s.label }),
-  }));
-  for (const r of rows) history.add(r);
-  return { history, rows };
+  await forEachTransactionPage(db, (page) => {
+    for (const s of page) {
+      history.add({
+        time: s.time,
+        amount: s.amount,
+        customer_id: s.customer_id,
+        merchant_id: s.merchant_id,
+        location: s.location,
+        payment_type: s.payment_type,
+        transaction_id: s.transaction_id,
+        ...(s.label === null ? {} : { label: s.label }),
+      });
+    }
+  });
+  return history;
 }
 
 /** Write-behind persistence of scored transactions, in batches. */

@@ -66,7 +66,7 @@ export async function insertTransactions(db: Db, rows: StoredTransaction[]): Pro
 }
 
 /** Rows per page when loading: bounds the size of one JSON value (about 12 MB) on both back ends. */
-const LOAD_PAGE_ROWS = 100_000;
+const LOAD_PAGE_ROWS = 20_000;
 
 /** One stored row as the load query sends it: [seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, label, source]. */
 type RowTuple = [number, string, number, number, string, string, string, string, 0 | 1 | null, 'example' | 'scored'];
@@ -81,6 +81,17 @@ type RowTuple = [number, string, number, number, string, string, string, string,
  */
 export async function loadTransactions(db: Queryable): Promise<StoredTransaction[]> {
   const out: StoredTransaction[] = [];
+  await forEachTransactionPage(db, (page) => {
+    for (const t of page) out.push(t);
+  });
+  return out;
+}
+
+/**
+ * The same rows in the same order as `loadTransactions`, handed over a page at a time, so that a
+ * caller that keeps them in another form (the engine's history) never holds them all as objects.
+ */
+export async function forEachTransactionPage(db: Queryable, onPage: (rows: StoredTransaction[]) => void): Promise<void> {
   let after: [number, number] | undefined;
   for (;;) {
     const [row] = await db.query<{ page: string | null }>(
@@ -91,14 +102,11 @@ export async function loadTransactions(db: Queryable): Promise<StoredTransaction
     );
     if (!row?.page) break;
     const tuples = JSON.parse(row.page) as RowTuple[];
-    for (const t of tuples) {
-      out.push({ transaction_id: t[1], time: t[2], amount: t[3], customer_id: t[4], merchant_id: t[5], location: t[6], payment_type: t[7], label: t[8], source: t[9] });
-    }
+    onPage(tuples.map((t) => ({ transaction_id: t[1], time: t[2], amount: t[3], customer_id: t[4], merchant_id: t[5], location: t[6], payment_type: t[7], label: t[8], source: t[9] })));
     if (tuples.length < LOAD_PAGE_ROWS) break;
     const last = tuples[tuples.length - 1]!;
     after = [last[2], last[0]];
   }
-  return out;
 }
 
 /** A service_meta value as stored (JSON), or undefined when the key is absent. */

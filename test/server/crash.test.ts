@@ -46,7 +46,16 @@ for (const backend of backends()) {
   t.test(`a server killed in the middle of a job, then restarted (${backend.name})`, async (t) => {
     const dataDir = tempDir('crash-');
     const db = backend.databaseUrl ? await freshDatabase(backend.databaseUrl) : undefined;
-    t.teardown(async () => db?.drop());
+    // One teardown, in order: the server stops before its database is dropped (a server still
+    // running would reconnect between DROP's terminating its sessions and the drop itself).
+    let b: { child: ChildProcess; url: string } | undefined;
+    t.teardown(async () => {
+      if (b) {
+        b.child.kill('SIGTERM');
+        await stopped(b.child);
+      }
+      await db?.drop();
+    });
     const env = { DATA_DIR: dataDir, DATABASE_URL: db?.url ?? '', JOB_STALE_SECONDS: '2' };
     const a = await server(env);
     const dataset = await upload(a.url, big);
@@ -56,11 +65,7 @@ for (const backend of backends()) {
     a.child.kill('SIGKILL');
     await stopped(a.child);
 
-    const b = await server(env);
-    t.teardown(async () => {
-      b.child.kill('SIGTERM');
-      await stopped(b.child);
-    });
+    b = await server(env);
     const again = await json(await fetch(`${b.url}/api/datasets/${dataset}`));
     t.equal(again.id, dataset, 'the upload survived');
     const done = await waitJob(b.url, job.id, (j) => j.status === 'succeeded' || j.status === 'failed');
@@ -73,15 +78,19 @@ for (const backend of backends()) {
 const pg = backends().find((b) => b.name === 'postgres');
 t.test('two servers on one PostgreSQL share the queue and never run a job twice', { skip: pg ? false : 'needs TEST_DATABASE_URL' }, async (t) => {
   const db = await freshDatabase(pg!.databaseUrl!);
-  t.teardown(async () => db.drop());
   // Servers that share a queue share DATA_DIR too (the uploaded files): docs/api.md.
   const shared = tempDir('two-shared-');
-  const a = await server({ DATA_DIR: shared, DATABASE_URL: db.url, MAX_RUNNING_JOBS: '4' });
-  const b = await server({ DATA_DIR: shared, DATABASE_URL: db.url, MAX_RUNNING_JOBS: '4' });
+  const servers: { child: ChildProcess }[] = [];
+  // Servers stop before their database is dropped (see the test above).
   t.teardown(async () => {
-    for (const s of [a, b]) s.child.kill('SIGTERM');
-    await Promise.all([stopped(a.child), stopped(b.child)]);
+    for (const s of servers) s.child.kill('SIGTERM');
+    await Promise.all(servers.map((s) => stopped(s.child)));
+    await db.drop();
   });
+  const a = await server({ DATA_DIR: shared, DATABASE_URL: db.url, MAX_RUNNING_JOBS: '4' });
+  servers.push(a);
+  const b = await server({ DATA_DIR: shared, DATABASE_URL: db.url, MAX_RUNNING_JOBS: '4' });
+  servers.push(b);
   const small = toCsv(simulate({ seed: 3, customers: 150, merchants: 30, days: 10, rings: 1 }));
   const ids: string[] = [];
   for (let i = 0; i < 8; i++) {
