@@ -37,6 +37,9 @@ const EnvSchema = z.object({
   AUTHPROVIDER_JWT_SECRET: optional,
   SESSION_SECRET: optional,
   SESSION_TTL_HOURS: z.coerce.number().positive().default(168),
+  /** Ask the hosted project who a token belongs to when it cannot be verified locally (one round
+   *  trip per sign-in; off by default, as the specification says). */
+  AUTH_USER_FALLBACK: flag,
   ENVIRONMENT: z.string().default('development'),
   COOKIE_SECURE: flag,
   COOKIE_DOMAIN: optional,

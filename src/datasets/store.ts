@@ -91,6 +91,11 @@ export async function insertDataset(db: Queryable, d: Omit<DatasetRecord, 'creat
   return row!;
 }
 
+/** An organization's datasets that still have their file, newest first. */
+export async function datasetsOfOrganization(db: Queryable, organizationId: string, limit = 500): Promise<DatasetRecord[]> {
+  return db.query<DatasetRecord>(`SELECT ${COLUMNS} FROM datasets WHERE organization_id = $1 AND removed IS NULL ORDER BY created_at DESC, id LIMIT $2`, [organizationId, limit]);
+}
+
 export async function getDataset(db: Queryable, id: string): Promise<DatasetRecord | undefined> {
   const [row] = await db.query<DatasetRecord>(`SELECT ${COLUMNS} FROM datasets WHERE id = $1`, [id]);
   return row;

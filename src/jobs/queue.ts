@@ -33,6 +33,8 @@ export interface JobRecord {
 const COLUMNS = 'id, dataset_id, mode, status, stage, progress, error, attempts, max_attempts, claimed_by, heartbeat_at, owner_user_id, organization_id, result, created_at, started_at, finished_at';
 /** One advisory lock key for "count running jobs, then claim": serialises claims across processes. */
 const CLAIM_LOCK = 7_301_991;
+/** First half of the two-key advisory lock taken per organization while checking its job quota. */
+const QUOTA_LOCK = 7_301_992;
 
 export function newJobId(): string {
   return `job_${randomBytes(16).toString('base64url')}`;
@@ -44,6 +46,27 @@ export async function createJob(db: Queryable, j: { dataset_id: string; mode: Jo
     [newJobId(), j.dataset_id, j.mode, j.owner_user_id ?? null, j.organization_id ?? null],
   );
   return row!;
+}
+
+/** Jobs of an organization, or a user's own jobs outside any organization, newest first. */
+export async function listJobs(db: Queryable, owner: { organizationId: string } | { userId: string }, limit = 500): Promise<JobRecord[]> {
+  return 'organizationId' in owner
+    ? db.query<JobRecord>(`SELECT ${COLUMNS} FROM jobs WHERE organization_id = $1 ORDER BY created_at DESC, id LIMIT $2`, [owner.organizationId, limit])
+    : db.query<JobRecord>(`SELECT ${COLUMNS} FROM jobs WHERE owner_user_id = $1 AND organization_id IS NULL ORDER BY created_at DESC, id LIMIT $2`, [owner.userId, limit]);
+}
+
+/**
+ * Queues a job for an organization unless it already queued `quota` since `since` (its daily
+ * quota); undefined when over. Count and insert run under a per-organization advisory lock, so two
+ * requests (or two processes) at once cannot both take the last slot.
+ */
+export async function createOrganizationJob(db: Db, j: { dataset_id: string; mode: JobRecord['mode']; owner_user_id: string; organization_id: string }, quota: number, since: Date): Promise<JobRecord | undefined> {
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [QUOTA_LOCK, j.organization_id]);
+    const [row] = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs WHERE organization_id = $1 AND created_at >= $2', [j.organization_id, since]);
+    if (row!.n >= quota) return undefined;
+    return createJob(tx, j);
+  });
 }
 
 export async function getJob(db: Queryable, id: string): Promise<JobRecord | undefined> {

@@ -4,6 +4,8 @@
 // and the routes. `buildApp` takes a started service, so tests run the real app through `inject`.
 
 import Fastify, { type FastifyInstance } from 'fastify';
+import cookie from '@fastify/cookie';
+import cors from '@fastify/cors';
 import multipart from '@fastify/multipart';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
@@ -15,6 +17,10 @@ import { publicRoutes } from './routes/public.ts';
 import { scoreRoutes } from './routes/score.ts';
 import { datasetRoutes } from './routes/datasets.ts';
 import { jobRoutes } from './routes/jobs.ts';
+import { authRoutes } from './routes/auth.ts';
+import { organizationRoutes } from './routes/organizations.ts';
+import { v1Routes } from './routes/v1.ts';
+import { installCaller } from './caller.ts';
 
 export interface AppOptions {
   /** Pino logger options, or false for none (tests). */
@@ -44,7 +50,14 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
         { name: 'datasets', description: 'Dataset format and example' },
         { name: 'training', description: 'Training limits' },
         { name: 'service', description: 'Health and configuration' },
+        { name: 'accounts', description: 'Sign-in, organizations and API keys (docs/accounts.md)' },
       ],
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'An API key of your organization (sk_test_… or sk_live_…)' },
+          session: { type: 'apiKey', in: 'cookie', name: 'service_session', description: 'Set by POST /api/auth/session; unsafe methods also need X-CSRF-Token' },
+        },
+      },
     },
     transform: jsonSchemaTransform,
   });
@@ -58,11 +71,23 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
     },
   });
 
+  await app.register(cookie);
+  // Cross-origin callers only where configured (CORS_ORIGINS, FRONTEND_URL): the dashboard on its
+  // own origin sends cookies, so credentials are allowed for exactly those origins.
+  const origins = [...(service.config.CORS_ORIGINS ?? '').split(','), service.config.FRONTEND_URL ?? ''].map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean);
+  if (origins.length > 0) {
+    await app.register(cors, { origin: origins, credentials: true, allowedHeaders: ['content-type', 'authorization', 'x-csrf-token'], methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], maxAge: 600 });
+  }
+  installCaller(app, service);
+
   await app.register(multipart, { limits: { fileSize: service.config.MAX_UPLOAD_MB * 1024 * 1024, files: 1, fields: 10 } });
 
   publicRoutes(app, service);
   scoreRoutes(app, service);
   datasetRoutes(app, service);
   jobRoutes(app, service);
+  authRoutes(app, service);
+  organizationRoutes(app, service);
+  v1Routes(app, service);
   return app;
 }

@@ -12,6 +12,8 @@ import { openDatabase, type Db } from '../storage/db.ts';
 import { DatasetFiles, expireDue } from '../datasets/store.ts';
 import { JobRunner } from '../jobs/runner.ts';
 import { ensureHistory, loadHistory, ScoredWriter, type ExampleDataset } from './history-source.ts';
+import { Accounts } from '../auth/accounts.ts';
+import type { TokenVerifierOptions } from '../auth/tokens.ts';
 
 export interface Service {
   config: Config;
@@ -26,6 +28,8 @@ export interface Service {
   writer: ScoredWriter;
   /** Uploaded files (DATA_DIR/uploads). */
   datasets: DatasetFiles;
+  /** Sign-in, sessions and API keys; undefined when sign-in is not configured. */
+  accounts: Accounts | undefined;
   /** Scoring jobs of this process (undefined without a model). */
   jobs: JobRunner | undefined;
   /** Deletes the files of datasets past their retention; returns how many (runs on a timer too). */
@@ -39,6 +43,8 @@ export interface Service {
 export interface StartOptions {
   log?: (msg: string) => void;
   clock?: () => number;
+  /** Token verification settings beyond the configuration (tests shorten the key-set cooldown). */
+  auth?: Partial<TokenVerifierOptions>;
 }
 
 export async function startService(config: Config, o: StartOptions = {}): Promise<Service> {
@@ -62,9 +68,9 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
     const example = await ensureHistory(db, clock(), log);
     step('example_history');
     const labelDelay = isProblem(loaded.model) ? DEFAULT_LABEL_DELAY_MS : loaded.model.file.training.label_delay_ms;
-    const { history, rows } = await loadHistory(db, labelDelay);
+    const history = await loadHistory(db, labelDelay);
     step('history');
-    const rings = detectRings(rows, clock(), { labelDelay });
+    const rings = detectRings(history.transactions, clock(), { labelDelay });
     step('rings');
     const writer = new ScoredWriter(db, 25, (e) => log(`could not store scored transactions yet: ${(e as Error).message}`));
     const datasets = new DatasetFiles(config.DATA_DIR);
@@ -81,10 +87,12 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
     const jobs = isProblem(loaded.model) ? undefined : new JobRunner({ db, datasets, dataDir: config.DATA_DIR, modelDir: config.MODEL_DIR, maxRunning: config.MAX_RUNNING_JOBS, staleMs: config.JOB_STALE_SECONDS * 1000, log });
     await jobs?.start();
     step('jobs');
+    const accounts = config.authConfigured ? new Accounts(db, config, clock, o.auth) : undefined;
     return {
       config,
       db,
       jobs,
+      accounts,
       model: loaded.model,
       metrics: loaded.metrics,
       scorer,
@@ -99,6 +107,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       async close() {
         clearInterval(sweeper);
         await jobs?.close();
+        await accounts?.flushUse();
         await writer.flush();
         await db.close();
       },

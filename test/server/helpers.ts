@@ -10,8 +10,8 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import postgres from 'postgres';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { buildApp } from '../../src/server/app.ts';
-import { startService, type Service } from '../../src/service/service.ts';
+import { buildApp, type AppOptions } from '../../src/server/app.ts';
+import { startService, type Service, type StartOptions } from '../../src/service/service.ts';
 
 export interface Backend {
   name: 'pglite' | 'postgres';
@@ -36,8 +36,22 @@ export async function freshDatabase(baseUrl: string): Promise<{ url: string; dro
     url: url.toString(),
     async drop() {
       const a = postgres(baseUrl, { max: 1, onnotice: () => {} });
-      await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await a.end();
+      try {
+        // FORCE ends the test's own sessions; a non-superuser cannot end an autovacuum worker that
+        // happens to be on the database (42501) or may find it busy (55006): wait and try again.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+            return;
+          } catch (e) {
+            const code = (e as { code?: string }).code;
+            if (attempt >= 20 || (code !== '42501' && code !== '55006')) throw e;
+            await new Promise((r) => setTimeout(r, 250));
+          }
+        }
+      } finally {
+        await a.end();
+      }
     },
   };
 }
@@ -63,7 +77,7 @@ export function modelCopy(): string {
 
 /** Starts the service on a back end. For PostgreSQL, pass `databaseUrl` from `freshDatabase` to
  *  reuse one database across restarts; otherwise each start gets a new one. */
-export async function start(o: { backend?: Backend; dataDir?: string; databaseUrl?: string; overrides?: Partial<Config>; clock?: () => number } = {}): Promise<Running> {
+export async function start(o: { backend?: Backend; dataDir?: string; databaseUrl?: string; overrides?: Partial<Config>; clock?: () => number; logger?: AppOptions['logger']; startOptions?: StartOptions } = {}): Promise<Running> {
   const dataDir = o.dataDir ?? tempDir('data-');
   let databaseUrl = o.databaseUrl;
   let drop: (() => Promise<void>) | undefined;
@@ -73,8 +87,8 @@ export async function start(o: { backend?: Backend; dataDir?: string; databaseUr
     drop = fresh.drop;
   }
   const config = loadConfig({}, { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', ...o.overrides });
-  const service = await startService(config, o.clock ? { clock: o.clock } : {});
-  const app = await buildApp(service, { logger: false });
+  const service = await startService(config, { ...o.startOptions, ...(o.clock ? { clock: o.clock } : {}) });
+  const app = await buildApp(service, { logger: o.logger ?? false });
   await app.ready();
   return {
     service,

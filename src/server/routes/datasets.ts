@@ -13,6 +13,7 @@ import { DATASET_COLUMNS, readRows, validateCsv, type ColumnMapping, type Valida
 import { getDataset, insertDataset, markRemoved, newDatasetId, updateValidation, UploadTooLarge, type DatasetRecord } from '../../datasets/store.ts';
 import type { Service } from '../../service/service.ts';
 import { ApiError } from '../errors.ts';
+import { newOwnership, visibleTo } from '../ownership.ts';
 import { ErrorResponse } from '../schemas.ts';
 
 const Mapping = z.partialRecord(z.enum(DATASET_COLUMNS as [string, ...string[]]), z.string().min(1).max(200)).describe('Our column name → the header in your file');
@@ -42,6 +43,7 @@ export function describeDataset(d: DatasetRecord) {
     size_bytes: d.size_bytes,
     rows: d.rows,
     has_labels: d.has_labels,
+    organization_id: d.organization_id,
     mapping: d.mapping,
     valid: d.validation.valid,
     validation: d.validation,
@@ -59,10 +61,11 @@ function invalid(validation: ValidationResult, datasetId: string | undefined): A
   return new ApiError(422, 'validation_failed', `The file cannot be scored as it is: ${parts.join('; ')}.`, fix, { ...(datasetId ? { dataset_id: datasetId } : {}), validation });
 }
 
-/** A live dataset, or the right error: 404 unknown or deleted, 410 expired. */
-export async function liveDataset(service: Service, id: string): Promise<DatasetRecord> {
+/** A live dataset the caller may see, or the right error: 404 unknown, deleted or someone else's
+ *  (ownership.ts), 410 expired. */
+export async function liveDataset(service: Service, id: string, request: FastifyRequest): Promise<DatasetRecord> {
   const d = await getDataset(service.db, id);
-  if (!d || d.removed === 'deleted') throw new ApiError(404, 'not_found', `No dataset ${id}.`, 'Upload the file with POST /api/datasets/upload.');
+  if (!d || d.removed === 'deleted' || !(await visibleTo(service, request, d))) throw new ApiError(404, 'not_found', `No dataset ${id}.`, 'Upload the file with POST /api/datasets/upload.');
   if (d.removed === 'expired' || d.expires_at.getTime() <= Date.now()) {
     if (!d.removed) {
       const stored = await markRemoved(service.db, d.id, 'expired');
@@ -85,11 +88,16 @@ export function datasetRoutes(app: FastifyInstance, service: Service): void {
       tags: ['datasets'],
       summary: 'Upload a CSV; returns the validation result',
       description: 'Send the file as the body with Content-Type: text/csv, or as the one file of a multipart/form-data form. An optional column mapping goes in the `mapping` query parameter as JSON. 201 when the file can be scored; 422 `validation_failed` lists what to fix (the dataset is kept so a mapping can fix it).',
-      querystring: z.object({ mapping: z.string().max(4000).optional(), filename: z.string().max(255).optional() }),
+      querystring: z.object({
+        mapping: z.string().max(4000).optional(),
+        filename: z.string().max(255).optional(),
+        organization_id: z.string().min(1).max(100).optional().describe('Upload for an organization you belong to (signed in); its members can then use the dataset'),
+      }),
       response: { 201: Anything, ...errors, 415: ErrorResponse, 429: ErrorResponse },
     },
   }, async (request, reply) => {
     const mapping = parseMappingText(request.query.mapping);
+    const ownership = await newOwnership(service, request, request.query.organization_id);
     let body: Readable;
     let originalName = request.query.filename ?? 'upload.csv';
     const type = String(request.headers['content-type'] ?? '');
@@ -129,8 +137,8 @@ export function datasetRoutes(app: FastifyInstance, service: Service): void {
       has_labels: validation.has_labels,
       mapping,
       validation,
-      owner_user_id: null,
-      organization_id: null,
+      owner_user_id: ownership.owner_user_id,
+      organization_id: ownership.organization_id,
       expires_at: new Date(Date.now() + service.config.UPLOAD_RETENTION_HOURS * 3_600_000),
     });
     if (!validation.valid) throw invalid(validation, record.id);
@@ -138,13 +146,13 @@ export function datasetRoutes(app: FastifyInstance, service: Service): void {
   });
 
   r.get('/api/datasets/:id', { schema: { tags: ['datasets'], summary: 'One uploaded dataset', params: DatasetParams, response: { 200: Anything, ...errors } } }, async (request) =>
-    describeDataset(await liveDataset(service, request.params.id)),
+    describeDataset(await liveDataset(service, request.params.id, request)),
   );
 
   r.get('/api/datasets/:id/preview', {
     schema: { tags: ['datasets'], summary: 'First rows as parsed (with the dataset\'s mapping)', params: DatasetParams, querystring: z.object({ rows: z.coerce.number().int().min(1).max(100).default(20) }), response: { 200: Anything, ...errors } },
   }, async (request) => {
-    const d = await liveDataset(service, request.params.id);
+    const d = await liveDataset(service, request.params.id, request);
     const rows = [];
     for await (const row of readRows(service.datasets.path(d.stored_name), d.mapping)) {
       rows.push({ ...row, time: row.time === undefined ? null : new Date(row.time).toISOString(), label: row.label ?? null });
@@ -156,7 +164,7 @@ export function datasetRoutes(app: FastifyInstance, service: Service): void {
   r.post('/api/datasets/:id/validate', {
     schema: { tags: ['datasets'], summary: 'Re-check, optionally with your own column mapping', params: DatasetParams, body: z.object({ mapping: Mapping.optional() }).strict().optional(), response: { 200: Anything, ...errors } },
   }, async (request) => {
-    const d = await liveDataset(service, request.params.id);
+    const d = await liveDataset(service, request.params.id, request);
     const mapping = (request.body?.mapping ?? d.mapping) as ColumnMapping;
     const validation = await validateCsv(service.datasets.path(d.stored_name), { mapping, maxRows: service.config.MAX_DATASET_ROWS });
     const updated = await updateValidation(service.db, d.id, mapping, validation);
@@ -165,7 +173,7 @@ export function datasetRoutes(app: FastifyInstance, service: Service): void {
   });
 
   r.delete('/api/datasets/:id', { schema: { tags: ['datasets'], summary: 'Delete an upload immediately', params: DatasetParams, response: { 204: z.null().describe('Deleted'), 404: ErrorResponse, 410: ErrorResponse } } }, async (request, reply) => {
-    const d = await liveDataset(service, request.params.id);
+    const d = await liveDataset(service, request.params.id, request);
     const stored = await markRemoved(service.db, d.id, 'deleted');
     if (stored) await service.datasets.remove(stored);
     return reply.code(204).send(null);

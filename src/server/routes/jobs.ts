@@ -3,10 +3,10 @@
 // download answer 409 `job_not_finished` (saying where it is); a failed job's `error` carries the
 // reason. Progress and stage come from the work itself (jobs/runner.ts), never from a timer.
 
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { createJob, getJob, type JobRecord } from '../../jobs/queue.ts';
+import { createJob, createOrganizationJob, getJob, listJobs, type JobRecord } from '../../jobs/queue.ts';
 import { csvStream, readPage } from '../../jobs/results.ts';
 import { MODE_NAMES } from '../../model/bundle.ts';
 import type { Service } from '../../service/service.ts';
@@ -14,6 +14,8 @@ import { ApiError } from '../errors.ts';
 import { ErrorResponse } from '../schemas.ts';
 import { liveDataset } from './datasets.ts';
 import { requireModel } from './public.ts';
+import { requireUser } from '../caller.ts';
+import { memberOrganization, newOwnership, visibleTo } from '../ownership.ts';
 
 const JobParams = z.object({ id: z.string().min(1).max(100) });
 const Job = z.object({
@@ -24,6 +26,7 @@ const Job = z.object({
   elapsed_seconds: z.number(),
   error: z.string().optional(),
   dataset_id: z.string(),
+  organization_id: z.string().nullable(),
   mode: z.enum(MODE_NAMES),
   created_at: z.string(),
   started_at: z.string().nullable(),
@@ -43,6 +46,7 @@ export function describeJob(j: JobRecord, now = Date.now()) {
     elapsed_seconds: start === undefined ? 0 : Math.round((end - start) / 100) / 10,
     ...(j.error ? { error: j.error } : {}),
     dataset_id: j.dataset_id,
+    organization_id: j.organization_id,
     mode: j.mode,
     created_at: j.created_at.toISOString(),
     started_at: j.started_at?.toISOString() ?? null,
@@ -54,9 +58,15 @@ export function describeJob(j: JobRecord, now = Date.now()) {
 export function jobRoutes(app: FastifyInstance, service: Service): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
 
-  const finishedJob = async (id: string) => {
+  /** A job the caller may see (ownership.ts), or 404. */
+  const visibleJob = async (id: string, request: FastifyRequest) => {
     const job = await getJob(service.db, id);
-    if (!job) throw new ApiError(404, 'not_found', `No job ${id}.`, 'Queue one with POST /api/datasets/score.');
+    if (!job || !(await visibleTo(service, request, job))) throw new ApiError(404, 'not_found', `No job ${id}.`, 'Queue one with POST /api/datasets/score.');
+    return job;
+  };
+
+  const finishedJob = async (id: string, request: FastifyRequest) => {
+    const job = await visibleJob(id, request);
     if (job.status !== 'succeeded') {
       throw new ApiError(409, 'job_not_finished', `Job ${id} is ${job.status}${job.status === 'running' ? ` (${job.stage}, ${Math.round(job.progress * 100)} %)` : ''}${job.error ? `: ${job.error}` : ''}.`, job.status === 'failed' ? 'Fix what the error says and queue a new job.' : 'Poll GET /api/jobs/{id} until status is succeeded.', { status: job.status });
     }
@@ -64,26 +74,57 @@ export function jobRoutes(app: FastifyInstance, service: Service): void {
   };
 
   r.post('/api/datasets/score', {
-    schema: { tags: ['datasets'], summary: 'Queue scoring of an uploaded dataset; returns the job', body: z.object({ dataset_id: z.string().min(1).max(100), mode: z.enum(MODE_NAMES).default('balanced') }).strict(), response: { 202: Job, 404: ErrorResponse, 410: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse } },
+    schema: {
+      tags: ['datasets'],
+      summary: 'Queue scoring of an uploaded dataset; returns the job',
+      description: `With \`organization_id\` (signed in, a member) the job belongs to the organization and counts against its quota of ${service.config.MAX_JOBS_PER_ORG_PER_DAY} jobs per UTC day (429 \`job_quota_exceeded\` past it). Without it, a job of an organization's dataset belongs to that organization too.`,
+      body: z.object({ dataset_id: z.string().min(1).max(100), mode: z.enum(MODE_NAMES).default('balanced'), organization_id: z.string().min(1).max(100).optional() }).strict(),
+      response: { 202: Job, 401: ErrorResponse, 404: ErrorResponse, 410: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
+    },
   }, async (request, reply) => {
     requireModel(service);
-    const d = await liveDataset(service, request.body.dataset_id);
+    const d = await liveDataset(service, request.body.dataset_id, request);
     if (!d.validation.valid) throw new ApiError(422, 'validation_failed', `Dataset ${d.id} does not validate yet.`, `Fix it with POST /api/datasets/${d.id}/validate and a column mapping, then queue it again.`, { validation: d.validation });
-    const job = await createJob(service.db, { dataset_id: d.id, mode: request.body.mode });
+    const ownership = await newOwnership(service, request, request.body.organization_id ?? d.organization_id ?? undefined);
+    let job: JobRecord | undefined;
+    if (ownership.organization_id) {
+      const now = Date.now();
+      const dayStart = new Date(Math.floor(now / 86_400_000) * 86_400_000);
+      const quota = service.config.MAX_JOBS_PER_ORG_PER_DAY;
+      job = await createOrganizationJob(service.db, { dataset_id: d.id, mode: request.body.mode, owner_user_id: ownership.owner_user_id!, organization_id: ownership.organization_id }, quota, dayStart);
+      if (!job) {
+        const seconds = Math.max(1, Math.ceil((dayStart.getTime() + 86_400_000 - now) / 1000));
+        throw new ApiError(429, 'job_quota_exceeded', `${ownership.organization?.name ?? 'This organization'} has queued its ${quota} jobs for today (UTC).`, `Wait until 00:00 UTC (${seconds} s, Retry-After), or raise MAX_JOBS_PER_ORG_PER_DAY on the server.`, { retry_after_seconds: seconds, quota }, { 'retry-after': String(seconds) });
+      }
+    } else job = await createJob(service.db, { dataset_id: d.id, mode: request.body.mode, owner_user_id: ownership.owner_user_id });
     void service.jobs?.poll();
     return reply.code(202).send(describeJob(job));
   });
 
-  r.get('/api/jobs/:id', { schema: { tags: ['datasets'], summary: 'Job progress', params: JobParams, response: { 200: Job, 404: ErrorResponse } } }, async (request) => {
-    const job = await getJob(service.db, request.params.id);
-    if (!job) throw new ApiError(404, 'not_found', `No job ${request.params.id}.`, 'Queue one with POST /api/datasets/score.');
-    return describeJob(job);
+  r.get('/api/jobs/:id', { schema: { tags: ['datasets'], summary: 'Job progress', params: JobParams, response: { 200: Job, 404: ErrorResponse } } }, async (request) =>
+    describeJob(await visibleJob(request.params.id, request)),
+  );
+
+  r.get('/api/jobs', {
+    schema: {
+      tags: ['datasets'],
+      summary: "An organization's jobs, or my own",
+      description: 'Signed in. With `organization_id`, the jobs of that organization (members only; 404 otherwise); without it, my jobs outside any organization. Newest first, at most 500.',
+      querystring: z.object({ organization_id: z.string().min(1).max(100).optional() }),
+      response: { 200: z.object({ jobs: z.array(Job) }), 401: ErrorResponse, 404: ErrorResponse, 503: ErrorResponse },
+    },
+  }, async (request) => {
+    const { user } = requireUser(request, service);
+    const orgId = request.query.organization_id;
+    if (orgId) await memberOrganization(service, orgId, user.id);
+    const jobs = await listJobs(service.db, orgId ? { organizationId: orgId } : { userId: user.id });
+    return { jobs: jobs.map((j) => describeJob(j)) };
   });
 
   r.get('/api/jobs/:id/result', {
     schema: { tags: ['datasets'], summary: 'Finished result, rows in pages', params: JobParams, querystring: z.object({ page: z.coerce.number().int().min(1).default(1), page_size: z.coerce.number().int().min(1).max(1000).default(100) }), response: { 200: Anything, 404: ErrorResponse, 409: ErrorResponse } },
   }, async (request) => {
-    const job = await finishedJob(request.params.id);
+    const job = await finishedJob(request.params.id, request);
     const { page, page_size } = request.query;
     const { rows, total } = await readPage(service.jobs!.resultPath(job.id), page, page_size);
     const summary = job.result as { metrics?: unknown } | null;
@@ -93,7 +134,7 @@ export function jobRoutes(app: FastifyInstance, service: Service): void {
   r.get('/api/jobs/:id/download', {
     schema: { tags: ['datasets'], summary: 'Scored rows as CSV (formula-like values escaped)', params: JobParams, response: { 404: ErrorResponse, 409: ErrorResponse } },
   }, async (request, reply) => {
-    const job = await finishedJob(request.params.id);
+    const job = await finishedJob(request.params.id, request);
     reply.header('content-type', 'text/csv; charset=utf-8');
     reply.header('content-disposition', `attachment; filename="${job.id}.csv"`);
     return reply.send(csvStream(service.jobs!.resultPath(job.id)) as never);

@@ -8,6 +8,15 @@ import type { Service } from '../../service/service.ts';
 import { ApiError } from '../errors.ts';
 import { ErrorResponse, ScoreRequest, ScoreResponse } from '../schemas.ts';
 import { requireModel } from './public.ts';
+import type { ScoreInput, ScoreResult } from '../../scoring/scorer.ts';
+
+/** One score with the service's model, or 503 `model_unavailable` (shared by both surfaces). */
+export function scoreOne(service: Service, input: ScoreInput): ScoreResult {
+  requireModel(service);
+  const scorer = service.scorer;
+  if (!scorer) throw new ApiError(503, 'model_unavailable', 'No model is loaded.', 'Restart the server with a complete model folder.');
+  return scorer.score(input);
+}
 
 export function scoreRoutes(app: FastifyInstance, service: Service): void {
   app.withTypeProvider<ZodTypeProvider>().post('/api/risk/score', {
@@ -22,10 +31,5 @@ export function scoreRoutes(app: FastifyInstance, service: Service): void {
       body: ScoreRequest,
       response: { 200: ScoreResponse, 422: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
     },
-  }, async (request) => {
-    requireModel(service);
-    const scorer = service.scorer;
-    if (!scorer) throw new ApiError(503, 'model_unavailable', 'No model is loaded.', 'Restart the server with a complete model folder.');
-    return scorer.score(request.body);
-  });
+  }, async (request) => scoreOne(service, request.body));
 }

@@ -1,0 +1,153 @@
+// Accounts as the service runs them: signing in (a verified identity-provider token becomes a
+// server-side session), resolving a session cookie, checking CSRF tokens, signing out, issuing,
+// rotating and revoking API keys, authenticating a key, and counting its use. Routes call this;
+// SQL lives in storage/accounts-store.ts; secrets are generated and hashed in secrets.ts.
+//
+// Sessions: the cookie `service_session` holds a random secret; the database keeps its keyed hash,
+// the CSRF token's keyed hash, the user, the expiry (SESSION_TTL_HOURS) and the revocation time.
+// Key use is counted in memory and written every second (write-behind, like scored transactions), so
+// scoring with a key costs one indexed lookup, not three writes; a crash loses at most a second of
+// counts, never a key.
+
+import type { Config } from '../config.ts';
+import type { Db } from '../storage/db.ts';
+import {
+  findLiveApiKey, findSession, getUser, insertApiKey, insertSession, recordApiKeyUse, revokeApiKey, revokeSession, rotateApiKey, upsertUser,
+  type ApiKeyRow, type SessionRow, type UserRow,
+} from '../storage/accounts-store.ts';
+import { randomId, randomSecret, SecretHasher } from './secrets.ts';
+import { TokenVerifier, type Identity, type TokenVerifierOptions } from './tokens.ts';
+
+export interface SignedIn {
+  user: UserRow;
+  session: SessionRow;
+}
+
+export interface NewSession extends SignedIn {
+  /** Cookie values: shown to the browser once, never stored. */
+  cookie: string;
+  csrf: string;
+}
+
+/** A key's public listing (CONTRACT.md): never the secret or its hash. */
+export function publicKey(k: ApiKeyRow) {
+  return { id: k.id, name: k.name, prefix: k.prefix, last4: k.last4, created_at: k.created_at.toISOString(), last_used_at: k.last_used_at?.toISOString() ?? null, revoked_at: k.revoked_at?.toISOString() ?? null };
+}
+
+export class Accounts {
+  readonly verifier: TokenVerifier;
+  private readonly hasher: SecretHasher;
+  private readonly ttlMs: number;
+  /** Uses per key and UTC day not yet written, with the last time. */
+  private pendingUse = new Map<string, { keyId: string; day: string; requests: number; at: Date }>();
+  private flushTimer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly db: Db,
+    config: Config,
+    private readonly clock: () => number = Date.now,
+    verifierOptions: Partial<TokenVerifierOptions> = {},
+  ) {
+    if (!config.AUTHPROVIDER_URL || !config.SESSION_SECRET) throw new Error('accounts need AUTHPROVIDER_URL and SESSION_SECRET');
+    this.verifier = new TokenVerifier({
+      authUrl: config.AUTHPROVIDER_URL,
+      jwtSecret: config.AUTHPROVIDER_JWT_SECRET,
+      userFallback: config.AUTH_USER_FALLBACK,
+      anonKey: config.AUTHPROVIDER_ANON_KEY,
+      ...verifierOptions,
+    });
+    this.hasher = new SecretHasher(config.SESSION_SECRET);
+    this.ttlMs = config.SESSION_TTL_HOURS * 3_600_000;
+  }
+
+  /** Verifies the token (throws TokenError) and opens a session for its user. */
+  async signIn(token: string): Promise<NewSession> {
+    const who: Identity = await this.verifier.verify(token);
+    const user = await upsertUser(this.db, who);
+    const cookie = randomSecret();
+    const csrf = randomSecret();
+    const session: SessionRow = { id: randomId('ses'), user_id: user.id, csrf_hash: this.hasher.hash('csrf', csrf), expires_at: new Date(this.clock() + this.ttlMs), revoked_at: null };
+    await insertSession(this.db, { id: session.id, secretHash: this.hasher.hash('session', cookie), csrfHash: session.csrf_hash, userId: user.id, expiresAt: session.expires_at });
+    return { user, session, cookie, csrf };
+  }
+
+  /** The live session a cookie value belongs to, with its user; undefined if unknown, ended or revoked. */
+  async resolve(cookie: string): Promise<SignedIn | undefined> {
+    if (cookie.length < 20 || cookie.length > 200) return undefined;
+    const session = await findSession(this.db, this.hasher.hash('session', cookie));
+    if (!session || session.revoked_at || session.expires_at.getTime() <= this.clock()) return undefined;
+    const user = await getUser(this.db, session.user_id);
+    return user ? { user, session } : undefined;
+  }
+
+  /** Whether the CSRF header matches the session's token. */
+  csrfMatches(session: SessionRow, header: string | undefined): boolean {
+    return typeof header === 'string' && header.length > 0 && header.length < 200 && this.hasher.matches('csrf', header, session.csrf_hash);
+  }
+
+  async signOut(session: SessionRow): Promise<void> {
+    await revokeSession(this.db, session.id, new Date(this.clock()));
+  }
+
+  /** A new key for an organization: its row and the secret, which is shown once. */
+  async createKey(orgId: string, stage: 'test' | 'live', name: string, createdBy: string): Promise<{ key: ApiKeyRow; secret: string }> {
+    const prefix = stage === 'live' ? 'sk_live_' : 'sk_test_';
+    const secret = `${prefix}${randomSecret()}`;
+    const key = await insertApiKey(this.db, { id: randomId('key'), orgId, name, prefix, last4: secret.slice(-4), secretHash: this.hasher.hash('api_key', secret), createdBy });
+    return { key, secret };
+  }
+
+  /** A new secret for a live key (the old one stops at once); undefined if the key is revoked. */
+  async rotateKey(key: ApiKeyRow): Promise<{ key: ApiKeyRow; secret: string } | undefined> {
+    const secret = `${key.prefix}${randomSecret()}`;
+    const rotated = await rotateApiKey(this.db, key.id, this.hasher.hash('api_key', secret), secret.slice(-4), new Date(this.clock()));
+    return rotated ? { key: rotated, secret } : undefined;
+  }
+
+  async revokeKey(key: ApiKeyRow): Promise<ApiKeyRow> {
+    return (await revokeApiKey(this.db, key.id, new Date(this.clock())))!;
+  }
+
+  /** The live key a bearer secret belongs to (looked up on every request: a revocation or rotation
+   *  made by any server process takes effect at once). */
+  async authenticateKey(secret: string): Promise<(ApiKeyRow & { stage: 'test' | 'live' }) | undefined> {
+    if (!/^sk_(test|live)_[A-Za-z0-9_-]{20,100}$/.test(secret)) return undefined;
+    return findLiveApiKey(this.db, this.hasher.hash('api_key', secret));
+  }
+
+  /** Counts one use of a key (written within a second). */
+  recordUse(keyId: string): void {
+    const at = new Date(this.clock());
+    const day = at.toISOString().slice(0, 10);
+    const k = `${keyId}\0${day}`;
+    const entry = this.pendingUse.get(k);
+    if (entry) {
+      entry.requests++;
+      entry.at = at;
+    } else this.pendingUse.set(k, { keyId, day, requests: 1, at });
+    this.flushTimer ??= setTimeout(() => void this.flushUse(), 1000);
+  }
+
+  /** Writes the counted uses; resolves when they are stored. */
+  flushUse(): Promise<void> {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const batch = [...this.pendingUse.values()];
+    this.pendingUse = new Map();
+    this.flushing = this.flushing.then(async () => {
+      for (const u of batch) {
+        try {
+          await recordApiKeyUse(this.db, u.keyId, u.day, u.requests, u.at);
+        } catch {
+          // Counted again with the next flush rather than lost.
+          const k = `${u.keyId}\0${u.day}`;
+          const now = this.pendingUse.get(k);
+          if (now) now.requests += u.requests;
+          else this.pendingUse.set(k, u);
+        }
+      }
+    });
+    return this.flushing;
+  }
+}

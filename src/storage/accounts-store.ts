@@ -1,0 +1,192 @@
+// SQL for accounts (migrations/004_accounts.sql): users, sessions, organizations and members, API
+// keys and their daily usage. Secrets arrive here already hashed (src/auth/secrets.ts) and nothing
+// here ever returns a hash to a caller that could send it out: listings select the public columns.
+
+import type { Db, Queryable } from './db.ts';
+import type { Identity } from '../auth/tokens.ts';
+
+export interface UserRow {
+  id: string;
+  email: string | null;
+  name: string | null;
+  avatar_url: string | null;
+  created_at: Date;
+}
+
+export interface SessionRow {
+  id: string;
+  user_id: string;
+  csrf_hash: string;
+  expires_at: Date;
+  revoked_at: Date | null;
+}
+
+export interface OrganizationRow {
+  id: string;
+  name: string;
+  stage: 'test' | 'live';
+  created_at: Date;
+  role: 'owner' | 'member';
+}
+
+export interface MemberRow {
+  user_id: string;
+  email: string | null;
+  name: string | null;
+  role: 'owner' | 'member';
+  joined_at: Date;
+}
+
+export interface ApiKeyRow {
+  id: string;
+  organization_id: string;
+  name: string;
+  prefix: string;
+  last4: string;
+  created_at: Date;
+  rotated_at: Date | null;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+const KEY_COLUMNS = 'id, organization_id, name, prefix, last4, created_at, rotated_at, last_used_at, revoked_at';
+
+/** Creates or refreshes the user a verified token names (identity fields only, never the token). */
+export async function upsertUser(db: Queryable, who: Identity): Promise<UserRow> {
+  const [row] = await db.query<UserRow>(
+    `INSERT INTO users (id, email, name, avatar_url) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (id) DO UPDATE SET email = EXCLUDED.email, name = EXCLUDED.name, avatar_url = EXCLUDED.avatar_url, last_seen_at = now()
+     RETURNING id, email, name, avatar_url, created_at`,
+    [who.id, who.email, who.name, who.avatar_url],
+  );
+  return row!;
+}
+
+export async function getUser(db: Queryable, id: string): Promise<UserRow | undefined> {
+  const [row] = await db.query<UserRow>('SELECT id, email, name, avatar_url, created_at FROM users WHERE id = $1', [id]);
+  return row;
+}
+
+export async function insertSession(db: Queryable, s: { id: string; secretHash: string; csrfHash: string; userId: string; expiresAt: Date }): Promise<void> {
+  await db.query('INSERT INTO sessions (id, secret_hash, csrf_hash, user_id, expires_at) VALUES ($1, $2, $3, $4, $5)', [s.id, s.secretHash, s.csrfHash, s.userId, s.expiresAt]);
+}
+
+/** The session whose cookie hashes to `secretHash`, whatever its state (callers check it). */
+export async function findSession(db: Queryable, secretHash: string): Promise<SessionRow | undefined> {
+  const [row] = await db.query<SessionRow>('SELECT id, user_id, csrf_hash, expires_at, revoked_at FROM sessions WHERE secret_hash = $1', [secretHash]);
+  return row;
+}
+
+export async function revokeSession(db: Queryable, id: string, at: Date): Promise<void> {
+  await db.query('UPDATE sessions SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL', [id, at]);
+}
+
+/** Creates an organization with its creator as owner, in one transaction. */
+export async function createOrganization(db: Db, o: { id: string; name: string; stage: 'test' | 'live'; ownerId: string }): Promise<OrganizationRow> {
+  return db.transaction(async (tx) => {
+    const [row] = await tx.query<Omit<OrganizationRow, 'role'>>('INSERT INTO organizations (id, name, stage, created_by) VALUES ($1, $2, $3, $4) RETURNING id, name, stage, created_at', [o.id, o.name, o.stage, o.ownerId]);
+    await tx.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'owner')`, [o.id, o.ownerId]);
+    return { ...row!, role: 'owner' as const };
+  });
+}
+
+/** Organizations the user belongs to, oldest first. */
+export async function organizationsOf(db: Queryable, userId: string): Promise<OrganizationRow[]> {
+  return db.query<OrganizationRow>(
+    `SELECT o.id, o.name, o.stage, o.created_at, m.role FROM organizations o JOIN memberships m ON m.organization_id = o.id
+     WHERE m.user_id = $1 ORDER BY o.created_at, o.id`,
+    [userId],
+  );
+}
+
+/** The organization if the user is a member of it; undefined otherwise (callers answer 404). */
+export async function organizationForMember(db: Queryable, orgId: string, userId: string): Promise<OrganizationRow | undefined> {
+  const [row] = await db.query<OrganizationRow>(
+    `SELECT o.id, o.name, o.stage, o.created_at, m.role FROM organizations o JOIN memberships m ON m.organization_id = o.id
+     WHERE o.id = $1 AND m.user_id = $2`,
+    [orgId, userId],
+  );
+  return row;
+}
+
+export async function membersOf(db: Queryable, orgId: string): Promise<MemberRow[]> {
+  return db.query<MemberRow>(
+    `SELECT u.id AS user_id, u.email, u.name, m.role, m.created_at AS joined_at FROM memberships m JOIN users u ON u.id = m.user_id
+     WHERE m.organization_id = $1 ORDER BY m.created_at, u.id`,
+    [orgId],
+  );
+}
+
+export async function insertApiKey(db: Queryable, k: { id: string; orgId: string; name: string; prefix: string; last4: string; secretHash: string; createdBy: string }): Promise<ApiKeyRow> {
+  const [row] = await db.query<ApiKeyRow>(
+    `INSERT INTO api_keys (id, organization_id, name, prefix, last4, secret_hash, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${KEY_COLUMNS}`,
+    [k.id, k.orgId, k.name, k.prefix, k.last4, k.secretHash, k.createdBy],
+  );
+  return row!;
+}
+
+export async function apiKeysOf(db: Queryable, orgId: string): Promise<ApiKeyRow[]> {
+  return db.query<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE organization_id = $1 ORDER BY created_at, id`, [orgId]);
+}
+
+/** A key, if it belongs to an organization the user is a member of (else undefined: 404). */
+export async function apiKeyForMember(db: Queryable, keyId: string, userId: string): Promise<ApiKeyRow | undefined> {
+  const [row] = await db.query<ApiKeyRow>(
+    `SELECT ${KEY_COLUMNS.split(', ').map((c) => `k.${c}`).join(', ')} FROM api_keys k JOIN memberships m ON m.organization_id = k.organization_id
+     WHERE k.id = $1 AND m.user_id = $2`,
+    [keyId, userId],
+  );
+  return row;
+}
+
+/** Replaces a live key's secret (the old one stops at once); undefined if it is revoked. */
+export async function rotateApiKey(db: Queryable, keyId: string, secretHash: string, last4: string, at: Date): Promise<ApiKeyRow | undefined> {
+  const [row] = await db.query<ApiKeyRow>(
+    `UPDATE api_keys SET secret_hash = $2, last4 = $3, rotated_at = $4 WHERE id = $1 AND revoked_at IS NULL RETURNING ${KEY_COLUMNS}`,
+    [keyId, secretHash, last4, at],
+  );
+  return row;
+}
+
+export async function revokeApiKey(db: Queryable, keyId: string, at: Date): Promise<ApiKeyRow | undefined> {
+  const [row] = await db.query<ApiKeyRow>(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING ${KEY_COLUMNS}`, [keyId, at]);
+  return row;
+}
+
+/** The live key whose secret hashes to `secretHash`, with its organization's stage. */
+export async function findLiveApiKey(db: Queryable, secretHash: string): Promise<(ApiKeyRow & { stage: 'test' | 'live' }) | undefined> {
+  const [row] = await db.query<ApiKeyRow & { stage: 'test' | 'live' }>(
+    `SELECT ${KEY_COLUMNS.split(', ').map((c) => `k.${c}`).join(', ')}, o.stage FROM api_keys k JOIN organizations o ON o.id = k.organization_id
+     WHERE k.secret_hash = $1 AND k.revoked_at IS NULL`,
+    [secretHash],
+  );
+  return row;
+}
+
+/** Adds `requests` uses of a key on `day` (UTC date) and moves its last use forward. */
+export async function recordApiKeyUse(db: Queryable, keyId: string, day: string, requests: number, at: Date): Promise<void> {
+  await db.query(
+    `INSERT INTO api_key_usage (key_id, day, requests, last_used_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (key_id, day) DO UPDATE SET requests = api_key_usage.requests + EXCLUDED.requests, last_used_at = GREATEST(api_key_usage.last_used_at, EXCLUDED.last_used_at)`,
+    [keyId, day, requests, at],
+  );
+  await db.query('UPDATE api_keys SET last_used_at = GREATEST(COALESCE(last_used_at, $2), $2) WHERE id = $1', [keyId, at]);
+}
+
+export interface UsageRow {
+  key_id: string;
+  key_name: string;
+  day: string;
+  requests: number;
+  last_used_at: Date;
+}
+
+/** Daily use of an organization's keys since `since` (a UTC date), newest day first. */
+export async function usageOf(db: Queryable, orgId: string, since: string): Promise<UsageRow[]> {
+  return db.query<UsageRow>(
+    `SELECT u.key_id, k.name AS key_name, to_char(u.day, 'YYYY-MM-DD') AS day, u.requests, u.last_used_at
+     FROM api_key_usage u JOIN api_keys k ON k.id = u.key_id
+     WHERE k.organization_id = $1 AND u.day >= $2::date ORDER BY u.day DESC, k.name, u.key_id`,
+    [orgId, since],
+  );
+}
