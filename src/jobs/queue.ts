@@ -55,6 +55,12 @@ export async function listJobs(db: Queryable, owner: { organizationId: string } 
     : db.query<JobRecord>(`SELECT ${COLUMNS} FROM jobs WHERE owner_user_id = $1 AND organization_id IS NULL ORDER BY created_at DESC, id LIMIT $2`, [owner.userId, limit]);
 }
 
+/** Jobs an organization queued since `since` (what its daily quota counts). */
+export async function countOrganizationJobsSince(db: Queryable, organizationId: string, since: Date): Promise<number> {
+  const [row] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs WHERE organization_id = $1 AND created_at >= $2', [organizationId, since]);
+  return row!.n;
+}
+
 /**
  * Queues a job for an organization unless it already queued `quota` since `since` (its daily
  * quota); undefined when over. Count and insert run under a per-organization advisory lock, so two
@@ -63,8 +69,7 @@ export async function listJobs(db: Queryable, owner: { organizationId: string } 
 export async function createOrganizationJob(db: Db, j: { dataset_id: string; mode: JobRecord['mode']; owner_user_id: string; organization_id: string }, quota: number, since: Date): Promise<JobRecord | undefined> {
   return db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [QUOTA_LOCK, j.organization_id]);
-    const [row] = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs WHERE organization_id = $1 AND created_at >= $2', [j.organization_id, since]);
-    if (row!.n >= quota) return undefined;
+    if ((await countOrganizationJobsSince(tx, j.organization_id, since)) >= quota) return undefined;
     return createJob(tx, j);
   });
 }

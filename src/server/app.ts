@@ -20,6 +20,7 @@ import { jobRoutes } from './routes/jobs.ts';
 import { authRoutes } from './routes/auth.ts';
 import { organizationRoutes } from './routes/organizations.ts';
 import { v1Routes } from './routes/v1.ts';
+import { trainingRoutes } from './routes/training.ts';
 import { installCaller } from './caller.ts';
 
 export interface AppOptions {
@@ -89,5 +90,6 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
   authRoutes(app, service);
   organizationRoutes(app, service);
   v1Routes(app, service);
+  trainingRoutes(app, service);
   return app;
 }

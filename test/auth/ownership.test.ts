@@ -18,7 +18,7 @@ for (const backend of backends()) {
     t.teardown(() => idp.close());
     const key = await makeKey('ES256', 'k1');
     idp.published = [key];
-    const s = await start({ backend, overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 'x'.repeat(48), authConfigured: true, MAX_JOBS_PER_ORG_PER_DAY: 2 } });
+    const s = await start({ backend, overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 'x'.repeat(48), authConfigured: true, MAX_JOBS_PER_ORG_PER_DAY: 2, MAX_TRAINING_ROWS: 100 } });
     t.teardown(() => s.close());
     const app = s.app;
 
@@ -95,5 +95,31 @@ for (const backend of backends()) {
     const guestJob = await queue({}, { dataset_id: guestData.id });
     t.equal(guestJob.statusCode, 202, 'a guest queues their own upload');
     t.equal((await app.inject({ url: `/api/jobs/${guestJob.json().id}` })).statusCode, 200, "a guest's job is reachable by its id");
+
+    // Training requests: every check for real, then 501.
+    const lines = csv.trim().split('\n');
+    const header = lines[0]!;
+    const labelled = lines.slice(1).filter((l) => l.split(',')[7] === '1').slice(0, 5).concat(lines.slice(1).filter((l) => l.split(',')[7] === '0').slice(0, 30));
+    labelled.sort((a, b) => (a.split(',')[1]! < b.split(',')[1]! ? -1 : 1));
+    const small = [header, ...labelled].join('\n') + '\n';
+    const oneClass = [header, ...lines.slice(1).filter((l) => l.split(',')[7] === '0').slice(0, 30)].join('\n') + '\n';
+    const noLabel = lines.map((l) => l.split(',').filter((_, i) => i !== 7).join(',')).slice(0, 31).join('\n') + '\n';
+    const up = async (body: string, query = '') => (await app.inject({ method: 'POST', url: `/api/datasets/upload${query}`, headers: { ...ana, 'content-type': 'text/csv' }, payload: body })).json().id as string;
+    const smallId = await up(small);
+    const train = (headers: Record<string, string>, body: Record<string, unknown>) => app.inject({ method: 'POST', url: '/api/training/jobs', headers, payload: body });
+    const expectReason = async (what: string, res: Awaited<ReturnType<typeof train>>, status: number, reason: string) => {
+      t.equal(res.statusCode, status, `training: ${what} → ${status}`);
+      t.equal(res.json().detail.reason, reason, `training: ${what} → ${reason}`);
+    };
+    await expectReason('a guest', await train({}, { dataset_id: smallId }), 401, 'not_signed_in');
+    await expectReason('another organization', await train(ana, { dataset_id: smallId, organization_id: boOrg.id }), 404, 'not_found');
+    await expectReason("someone else's dataset", await train(bo, { dataset_id: smallId }), 404, 'not_found');
+    await expectReason('too many rows', await train(ana, { dataset_id: personal.id }), 400, 'too_many_rows');
+    await expectReason('no label column', await train(ana, { dataset_id: await up(noLabel) }), 422, 'validation_failed');
+    await expectReason('one class only', await train(ana, { dataset_id: await up(oneClass) }), 422, 'validation_failed');
+    await expectReason('over the quota', await train(ana, { dataset_id: smallId, organization_id: acme.id }), 429, 'job_quota_exceeded');
+    const ok = await train(ana, { dataset_id: smallId, name: 'mine' });
+    await expectReason('every check passed', ok, 501, 'not_implemented');
+    t.same({ rows: ok.json().detail.would_run.rows, fraud: ok.json().detail.would_run.fraud_labels, legit: ok.json().detail.would_run.legitimate_labels }, { rows: 35, fraud: 5, legit: 30 }, 'it says what would have run');
   });
 }

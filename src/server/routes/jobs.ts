@@ -16,6 +16,7 @@ import { liveDataset } from './datasets.ts';
 import { requireModel } from './public.ts';
 import { requireUser } from '../caller.ts';
 import { memberOrganization, newOwnership, visibleTo } from '../ownership.ts';
+import { quotaExceeded, utcDayStart } from '../quota.ts';
 
 const JobParams = z.object({ id: z.string().min(1).max(100) });
 const Job = z.object({
@@ -88,14 +89,9 @@ export function jobRoutes(app: FastifyInstance, service: Service): void {
     const ownership = await newOwnership(service, request, request.body.organization_id ?? d.organization_id ?? undefined);
     let job: JobRecord | undefined;
     if (ownership.organization_id) {
-      const now = Date.now();
-      const dayStart = new Date(Math.floor(now / 86_400_000) * 86_400_000);
       const quota = service.config.MAX_JOBS_PER_ORG_PER_DAY;
-      job = await createOrganizationJob(service.db, { dataset_id: d.id, mode: request.body.mode, owner_user_id: ownership.owner_user_id!, organization_id: ownership.organization_id }, quota, dayStart);
-      if (!job) {
-        const seconds = Math.max(1, Math.ceil((dayStart.getTime() + 86_400_000 - now) / 1000));
-        throw new ApiError(429, 'job_quota_exceeded', `${ownership.organization?.name ?? 'This organization'} has queued its ${quota} jobs for today (UTC).`, `Wait until 00:00 UTC (${seconds} s, Retry-After), or raise MAX_JOBS_PER_ORG_PER_DAY on the server.`, { retry_after_seconds: seconds, quota }, { 'retry-after': String(seconds) });
-      }
+      job = await createOrganizationJob(service.db, { dataset_id: d.id, mode: request.body.mode, owner_user_id: ownership.owner_user_id!, organization_id: ownership.organization_id }, quota, utcDayStart());
+      if (!job) throw quotaExceeded(ownership.organization?.name ?? 'This organization', quota);
     } else job = await createJob(service.db, { dataset_id: d.id, mode: request.body.mode, owner_user_id: ownership.owner_user_id });
     void service.jobs?.poll();
     return reply.code(202).send(describeJob(job));

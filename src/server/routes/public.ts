@@ -177,7 +177,7 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
     max_training_rows: service.config.MAX_TRAINING_ROWS,
     max_upload_mb: service.config.MAX_UPLOAD_MB,
     max_jobs_per_org_per_day: service.config.MAX_JOBS_PER_ORG_PER_DAY,
-    requires: ['a signed-in member of the organization', 'a dataset the caller owns that has not expired', 'a label column with both classes'],
+    requires: ['signed in (and a member of the organization named, if any)', 'a dataset the caller can see that has not expired and validates', `at most ${service.config.MAX_TRAINING_ROWS} rows`, 'a label column with both classes', "the organization's daily job quota"],
     training_available: false,
     note: 'Training through the API is not built: POST /api/training/jobs runs its checks and answers 501. Train from the command line with `npm run train -- --data FILE.csv`.',
     features: Object.fromEntries(Object.entries(CHANNEL_FEATURES).map(([c, f]) => [c, f.length])),
