@@ -13,7 +13,7 @@ import type { Config } from '../config.ts';
 import type { Db } from '../storage/db.ts';
 import {
   findLiveApiKey, findSession, getUser, insertApiKey, insertSession, recordApiKeyUse, revokeApiKey, revokeSession, rotateApiKey, upsertUser,
-  type ApiKeyRow, type SessionRow, type UserRow,
+  type ApiKeyRow, type LiveApiKey, type SessionRow, type UserRow,
 } from '../storage/accounts-store.ts';
 import { randomId, randomSecret, SecretHasher } from './secrets.ts';
 import { TokenVerifier, type Identity, type TokenVerifierOptions } from './tokens.ts';
@@ -111,7 +111,7 @@ export class Accounts {
 
   /** The live key a bearer secret belongs to (looked up on every request: a revocation or rotation
    *  made by any server process takes effect at once). */
-  async authenticateKey(secret: string): Promise<(ApiKeyRow & { stage: 'test' | 'live' }) | undefined> {
+  async authenticateKey(secret: string): Promise<LiveApiKey | undefined> {
     if (!/^sk_(test|live)_[A-Za-z0-9_-]{20,100}$/.test(secret)) return undefined;
     return findLiveApiKey(this.db, this.hasher.hash('api_key', secret));
   }

@@ -21,6 +21,7 @@ import { authRoutes } from './routes/auth.ts';
 import { organizationRoutes } from './routes/organizations.ts';
 import { v1Routes } from './routes/v1.ts';
 import { trainingRoutes } from './routes/training.ts';
+import { modelRoutes } from './routes/models.ts';
 import { installCaller } from './caller.ts';
 
 export interface AppOptions {
@@ -91,5 +92,6 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
   organizationRoutes(app, service);
   v1Routes(app, service);
   trainingRoutes(app, service);
+  modelRoutes(app, service);
   return app;
 }

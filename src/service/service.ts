@@ -13,6 +13,8 @@ import { DatasetFiles, expireDue } from '../datasets/store.ts';
 import { JobRunner } from '../jobs/runner.ts';
 import { ensureHistory, loadHistory, ScoredWriter, type ExampleDataset } from './history-source.ts';
 import { Accounts } from '../auth/accounts.ts';
+import { applySettings } from '../model/custom.ts';
+import { getCustomModel } from '../storage/models-store.ts';
 import type { TokenVerifierOptions } from '../auth/tokens.ts';
 
 export interface Service {
@@ -28,6 +30,9 @@ export interface Service {
   writer: ScoredWriter;
   /** Uploaded files (DATA_DIR/uploads). */
   datasets: DatasetFiles;
+  /** The scorer of an organization's active custom model (cached; models never change), with a
+   *  note when it cannot be used and the built-in model scores instead. */
+  scorerForModel(id: string): Promise<{ scorer: Scorer; note?: string } | undefined>;
   /** Sign-in, sessions and API keys; undefined when sign-in is not configured. */
   accounts: Accounts | undefined;
   /** Scoring jobs of this process (undefined without a model). */
@@ -83,7 +88,22 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
     const sweepEvery = Math.max(1000, Math.min(60_000, (config.UPLOAD_RETENTION_HOURS * 3_600_000) / 2));
     const sweeper = setInterval(() => void sweepExpired().catch((e) => log(`retention sweep failed: ${(e as Error).message}`)), sweepEvery);
     sweeper.unref();
-    const scorer = isProblem(loaded.model) ? undefined : new Scorer({ bundle: loaded.model, history, rings: new RingIndex(rings), onScored: (tx) => writer.push(tx), clock });
+    const ringIndex = new RingIndex(rings);
+    const scorer = isProblem(loaded.model) ? undefined : new Scorer({ bundle: loaded.model, history, rings: ringIndex, onScored: (tx) => writer.push(tx), clock });
+    const customScorers = new Map<string, { scorer: Scorer; note?: string }>();
+    const scorerForModel = async (id: string) => {
+      if (!scorer || isProblem(loaded.model)) return undefined;
+      const cached = customScorers.get(id);
+      if (cached) return cached;
+      const m = await getCustomModel(db, id);
+      if (!m) return { scorer };
+      const entry =
+        m.base_model_id === loaded.model.file.id
+          ? { scorer: new Scorer({ bundle: applySettings(loaded.model, m), history, rings: ringIndex, onScored: (tx) => writer.push(tx), clock }) }
+          : { scorer, note: `The organization's active model ${m.id} was made for base model ${m.base_model_id}, not the loaded ${loaded.model.file.id}: scored with the built-in model. Recreate it from the command line.` };
+      customScorers.set(id, entry);
+      return entry;
+    };
     const jobs = isProblem(loaded.model) ? undefined : new JobRunner({ db, datasets, dataDir: config.DATA_DIR, modelDir: config.MODEL_DIR, maxRunning: config.MAX_RUNNING_JOBS, staleMs: config.JOB_STALE_SECONDS * 1000, log });
     await jobs?.start();
     step('jobs');
@@ -96,6 +116,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       model: loaded.model,
       metrics: loaded.metrics,
       scorer,
+      scorerForModel,
       history,
       rings,
       example,

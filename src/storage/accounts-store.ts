@@ -153,10 +153,15 @@ export async function revokeApiKey(db: Queryable, keyId: string, at: Date): Prom
   return row;
 }
 
-/** The live key whose secret hashes to `secretHash`, with its organization's stage. */
-export async function findLiveApiKey(db: Queryable, secretHash: string): Promise<(ApiKeyRow & { stage: 'test' | 'live' }) | undefined> {
-  const [row] = await db.query<ApiKeyRow & { stage: 'test' | 'live' }>(
-    `SELECT ${KEY_COLUMNS.split(', ').map((c) => `k.${c}`).join(', ')}, o.stage FROM api_keys k JOIN organizations o ON o.id = k.organization_id
+/** A live key as `/api/v1` needs it: its organization's stage and active custom model, if any. */
+export type LiveApiKey = ApiKeyRow & { stage: 'test' | 'live'; active_model_id: string | null };
+
+/** The live key whose secret hashes to `secretHash` (one indexed lookup per request). */
+export async function findLiveApiKey(db: Queryable, secretHash: string): Promise<LiveApiKey | undefined> {
+  const [row] = await db.query<LiveApiKey>(
+    `SELECT ${KEY_COLUMNS.split(', ').map((c) => `k.${c}`).join(', ')}, o.stage, cm.id AS active_model_id
+     FROM api_keys k JOIN organizations o ON o.id = k.organization_id
+     LEFT JOIN custom_models cm ON cm.organization_id = k.organization_id AND cm.active
      WHERE k.secret_hash = $1 AND k.revoked_at IS NULL`,
     [secretHash],
   );

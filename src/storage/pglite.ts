@@ -7,6 +7,7 @@
 // Date and jsonb parsed; int8 is parsed to a number here (PGlite's own parser returns a BigInt past
 // 2^53, which postgres.js cannot match).
 
+import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { PGlite, types, type Transaction } from '@electric-sql/pglite';
@@ -27,29 +28,75 @@ const PING_TIMEOUT_MS = 2000;
 
 /**
  * Data directories open in this process. Two PGlite instances on one directory would each believe
- * they own it and corrupt it, so a second open fails instead. (Two processes on one directory are
- * not detected: DATA_DIR belongs to one server process; share a database through DATABASE_URL.)
+ * they own it and corrupt it, so a second open fails instead. Across processes, a lock file beside
+ * the directory (`<dir>.lock`, holding the owner's pid) does the same: a second process (another
+ * server, `npm run model:create`) is refused while the owner lives; a lock left by a process that
+ * died (a crash, SIGKILL) is taken over.
  */
 const openDirs = new Set<string>();
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Takes the directory's lock for this process; returns its release. */
+function lockDir(dir: string): () => void {
+  const file = `${dir}.lock`;
+  const mine = String(process.pid);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      writeFileSync(file, mine, { flag: 'wx' });
+      return () => {
+        try {
+          if (readFileSync(file, 'utf8') === mine) unlinkSync(file);
+        } catch {
+          // Already gone: nothing to release.
+        }
+      };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw e;
+      const owner = Number(readFileSync(file, 'utf8'));
+      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
+        throw new StorageError('database_unavailable', `the embedded database in ${dir} is in use by process ${owner}; stop that process first, or share one database through DATABASE_URL`);
+      }
+      unlinkSync(file);
+    }
+  }
+}
 
 export async function openPglite(dir: string): Promise<Backend> {
   const key = resolve(dir);
   if (openDirs.has(key)) {
     throw new StorageError('database_unavailable', `the embedded database in ${dir} is already open in this process`);
   }
+  let unlock: () => void;
+  try {
+    await mkdir(dir, { recursive: true });
+    unlock = lockDir(key);
+  } catch (err) {
+    throw err instanceof StorageError ? err : new StorageError('database_unavailable', `cannot open the embedded database in ${dir}: ${messageOf(err)}`);
+  }
   openDirs.add(key);
   let pg: PGlite;
   try {
-    await mkdir(dir, { recursive: true });
     pg = await PGlite.create(dir, {
       parsers: { [types.INT8]: (value: string) => Number(value) },
       startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${SHARED_BUFFERS}`],
     });
   } catch (err) {
     openDirs.delete(key);
+    unlock();
     throw new StorageError('database_unavailable', `cannot open the embedded database in ${dir}: ${messageOf(err)}`);
   }
-  return new PgliteDb(pg, () => openDirs.delete(key));
+  return new PgliteDb(pg, () => {
+    openDirs.delete(key);
+    unlock();
+  });
 }
 
 /** Turns whatever PGlite threw into a StorageError. */

@@ -25,11 +25,6 @@ function requireMetrics(service: Service): MetricsFile {
 const errors = { 404: ErrorResponse, 503: ErrorResponse };
 const Anything = z.record(z.string(), z.unknown());
 
-function modelSummary(m: ModelBundle) {
-  const f = m.file;
-  return { id: f.id, version: f.version, kind: 'built_in' as const, active: true, trained_on: f.data.description, rows: f.data.rows, channels: f.channels.map((c) => c.name), weights: f.stack.weights };
-}
-
 export function publicRoutes(app: FastifyInstance, service: Service): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
 
@@ -89,29 +84,6 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
         }),
       ),
       ...(metrics ? {} : { note: 'The evaluation is unavailable, so whether each target still holds is unknown (null).' }),
-    };
-  });
-
-  r.get('/api/models', { schema: { tags: ['models'], summary: 'Models available to the caller', response: { 200: Anything, ...errors } } }, async () => {
-    const m = requireModel(service);
-    return { models: [modelSummary(m)] };
-  });
-
-  r.get('/api/models/:id', { schema: { tags: ['models'], summary: 'One model with weights and thresholds', params: ModelIdParams, response: { 200: Anything, ...errors } } }, async (request) => {
-    const m = requireModel(service);
-    if (request.params.id !== m.file.id) throw new ApiError(404, 'not_found', `No model ${request.params.id}.`, 'List the models at GET /api/models.');
-    const f = m.file;
-    return {
-      ...modelSummary(m),
-      stack: { bias: f.stack.bias, weights: f.stack.weights, formula: 'log_odds = bias + Σ weight[c] · raw_score[c]' },
-      calibration: f.calibration,
-      cold_start: f.cold_start,
-      thresholds: f.thresholds,
-      bands: { low: [0, f.bands.medium], medium: [f.bands.medium, f.bands.high], high: [f.bands.high, f.bands.critical], critical: [f.bands.critical, 1] },
-      features: Object.fromEntries(f.channels.map((c) => [c.name, c.features])),
-      training: f.training,
-      data_fingerprint: f.data.fingerprint,
-      code_fingerprint: f.code_fingerprint,
     };
   });
 

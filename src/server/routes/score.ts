@@ -11,9 +11,8 @@ import { requireModel } from './public.ts';
 import type { ScoreInput, ScoreResult } from '../../scoring/scorer.ts';
 
 /** One score with the service's model, or 503 `model_unavailable` (shared by both surfaces). */
-export function scoreOne(service: Service, input: ScoreInput): ScoreResult {
+export function scoreOne(service: Service, input: ScoreInput, scorer = service.scorer): ScoreResult {
   requireModel(service);
-  const scorer = service.scorer;
   if (!scorer) throw new ApiError(503, 'model_unavailable', 'No model is loaded.', 'Restart the server with a complete model folder.');
   return scorer.score(input);
 }

@@ -6,7 +6,7 @@
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { ApiKeyRow } from '../../storage/accounts-store.ts';
+import type { LiveApiKey } from '../../storage/accounts-store.ts';
 import type { Service } from '../../service/service.ts';
 import { requireAccounts } from '../caller.ts';
 import { ApiError } from '../errors.ts';
@@ -16,7 +16,7 @@ import { scoreOne } from './score.ts';
 declare module 'fastify' {
   interface FastifyRequest {
     /** The API key a `/api/v1` request authenticated with. */
-    apiKey?: ApiKeyRow & { stage: 'test' | 'live' };
+    apiKey?: LiveApiKey;
   }
 }
 
@@ -55,8 +55,12 @@ export function v1Routes(app: FastifyInstance, service: Service): void {
       response: { 200: ScoreResponse, 401: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
     },
   }, async (request) => {
-    const result = scoreOne(service, request.body);
-    service.accounts!.recordUse(request.apiKey!.id);
+    const key = request.apiKey!;
+    // The organization's active custom model, if it has one; else the built-in model.
+    const custom = key.active_model_id ? await service.scorerForModel(key.active_model_id) : undefined;
+    const result = scoreOne(service, request.body, custom?.scorer ?? service.scorer);
+    if (custom?.note) result.notes.push(custom.note);
+    service.accounts!.recordUse(key.id);
     return result;
   });
 }
