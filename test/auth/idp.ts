@@ -24,6 +24,9 @@ export class IdentityProvider {
   jwksRequests = 0;
   /** Users `/auth/v1/user` recognises, by token. */
   readonly users = new Map<string, { id: string; email: string }>();
+  /** Requests `/auth/v1/user` has answered, and the `apikey` header the last one carried. */
+  userRequests = 0;
+  lastApiKey: string | undefined;
   private server!: Server;
   url = '';
 
@@ -36,6 +39,9 @@ export class IdentityProvider {
         return;
       }
       if (req.url === '/auth/v1/user') {
+        this.userRequests++;
+        const apikey = req.headers.apikey;
+        this.lastApiKey = Array.isArray(apikey) ? apikey[0] : apikey;
         const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
         const user = token ? this.users.get(token) : undefined;
         res.writeHead(user ? 200 : 401, { 'content-type': 'application/json' });
