@@ -219,6 +219,12 @@ t.test('sign-in not configured', async (t) => {
     ['POST', '/api/api-keys/key_x/rotate', undefined],
     ['POST', '/api/api-keys/key_x/revoke', undefined],
     ['GET', '/api/organizations/org_x/usage', undefined],
+    ['GET', '/api/organizations/org_x/datasets', undefined],
+    ['GET', '/api/jobs?organization_id=org_x', undefined],
+    ['GET', '/api/jobs', undefined],
+    ['POST', '/api/models/model_x/activate', undefined],
+    ['POST', '/api/models/model_x/deactivate', undefined],
+    ['POST', '/api/training/jobs', { dataset_id: 'ds_x' }],
     ['POST', '/api/v1/risk/score', score],
   ] as const) {
     const r = await app.inject({ method, url, ...(payload ? { payload } : {}) });
@@ -228,4 +234,9 @@ t.test('sign-in not configured', async (t) => {
   }
   const r = await app.inject({ method: 'POST', url: '/api/risk/score', payload: score });
   t.equal(r.statusCode, 200, 'guest scoring still works');
+  t.equal((await app.inject('/api/models')).json().models.length, 1, 'models: the built-in one');
+  const up = await app.inject({ method: 'POST', url: '/api/datasets/upload', headers: { 'content-type': 'text/csv' }, payload: 'amount,customer_id,merchant_id\n10,C1,M1\n' });
+  t.equal(up.statusCode, 201, 'guest uploads still work');
+  t.equal((await app.inject({ method: 'POST', url: '/api/datasets/score', payload: { dataset_id: up.json().id } })).statusCode, 202, 'and guest jobs');
+  t.equal((await app.inject({ method: 'POST', url: '/api/datasets/upload?organization_id=org_x', headers: { 'content-type': 'text/csv' }, payload: 'amount,customer_id,merchant_id\n10,C1,M1\n' })).json().detail.reason, 'auth_not_configured', 'naming an organization says sign-in is not configured');
 });
