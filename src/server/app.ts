@@ -22,6 +22,7 @@ import { organizationRoutes } from './routes/organizations.ts';
 import { v1Routes } from './routes/v1.ts';
 import { trainingRoutes } from './routes/training.ts';
 import { modelRoutes } from './routes/models.ts';
+import { webRoutes } from './routes/web.ts';
 import { installCaller } from './caller.ts';
 
 export interface AppOptions {
@@ -93,5 +94,6 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
   v1Routes(app, service);
   trainingRoutes(app, service);
   modelRoutes(app, service);
+  await webRoutes(app);
   return app;
 }

@@ -1,0 +1,43 @@
+// The dashboard's only way to the service: the documented `/api/...` endpoints, same origin, with
+// the session cookie sent by the browser and, on unsafe methods, the CSRF header read from the
+// `service_csrf` cookie. Errors come back as `ApiError` with the service's reason, message and fix,
+// which pages show as they are.
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+    readonly fix: string,
+  ) {
+    super(message);
+  }
+}
+
+function csrfToken(): string | undefined {
+  return document.cookie
+    .split(';')
+    .map((c) => c.trim().split('='))
+    .find(([name]) => name === 'service_csrf')?.[1];
+}
+
+export async function api<T = Record<string, unknown>>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+  const method = init.method ?? 'GET';
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  const csrf = csrfToken();
+  if (method !== 'GET' && csrf) headers['x-csrf-token'] = decodeURIComponent(csrf);
+  let res: Response;
+  try {
+    res = await fetch(path, { method, headers, credentials: 'same-origin', ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}) });
+  } catch {
+    throw new ApiError(0, 'network', 'The service could not be reached.', 'Check that the server is running, then try again.');
+  }
+  const text = await res.text();
+  const body = text ? JSON.parse(text) : null;
+  if (!res.ok) {
+    const d = body?.detail ?? {};
+    throw new ApiError(res.status, d.reason ?? 'error', d.message ?? `HTTP ${res.status}`, d.fix ?? '');
+  }
+  return body as T;
+}

@@ -1,0 +1,34 @@
+// Small helpers for building the pages with the DOM directly (no framework): an element factory
+// that only ever sets text (never HTML, so no value from the service can inject markup), number
+// formatting, and an error box that shows the service's message and fix.
+
+import { ApiError } from './api.ts';
+
+type Child = Node | string | number | null | undefined | false;
+
+export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string | boolean | undefined> = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === false) continue;
+    el.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of children) if (c !== null && c !== undefined && c !== false) el.append(typeof c === 'number' ? String(c) : c);
+  return el;
+}
+
+export const pct = (x: number, digits = 1) => `${(x * 100).toFixed(digits)} %`;
+export const num = (x: number | null | undefined, digits = 3) => (x === null || x === undefined ? '—' : x.toFixed(digits));
+
+export function errorBox(e: unknown): HTMLElement {
+  if (e instanceof ApiError) return h('div', { class: 'error', role: 'alert' }, h('strong', {}, e.message), e.fix ? h('p', {}, e.fix) : null, h('code', {}, e.reason));
+  return h('div', { class: 'error', role: 'alert' }, h('strong', {}, 'Something went wrong.'), h('p', {}, String((e as Error)?.message ?? e)));
+}
+
+/** A labelled horizontal bar for a value in [-1, 1] (signed) or [0, 1]. */
+export function bar(label: string, value: number, signed = false): HTMLElement {
+  const width = Math.min(100, Math.abs(value) * 100);
+  const fill = h('span', { class: `fill ${value < 0 ? 'neg' : 'pos'}` });
+  fill.style.width = `${signed ? width / 2 : width}%`;
+  if (signed) fill.style[value < 0 ? 'right' : 'left'] = '50%';
+  return h('div', { class: `bar ${signed ? 'signed' : ''}`, role: 'img', 'aria-label': `${label}: ${signed ? value.toFixed(3) : pct(value)}` }, h('span', { class: 'bar-label' }, label), h('span', { class: 'track' }, fill), h('span', { class: 'bar-value' }, signed ? value.toFixed(3) : pct(value)));
+}

@@ -1,0 +1,37 @@
+// The dashboard: a small hash router over the pages (no framework), the service's health in the
+// header, and focus moved to the page on navigation for keyboard and screen-reader users. It calls
+// only the documented `/api/...` endpoints (api.ts).
+
+import { api } from './api.ts';
+import { evaluationPage } from './pages/evaluation.ts';
+import { scorePage } from './pages/score.ts';
+
+const pages: Record<string, (root: HTMLElement) => void | Promise<void>> = {
+  score: scorePage,
+  evaluation: evaluationPage,
+};
+
+const main = document.getElementById('main')!;
+
+function route(moveFocus: boolean): void {
+  const name = location.hash.replace(/^#\/?/, '').split('?')[0] || 'score';
+  const page = pages[name] ?? scorePage;
+  for (const a of document.querySelectorAll<HTMLAnchorElement>('nav a')) {
+    if (a.dataset.page === name) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+  void page(main);
+  // After a navigation (not on first load, where the skip link comes first) focus the new page.
+  if (moveFocus) main.focus({ preventScroll: true });
+}
+
+window.addEventListener('hashchange', () => route(true));
+route(false);
+
+api<{ status: string; model: { id: string | null }; auth_configured: boolean }>('/api/health')
+  .then((h) => {
+    document.getElementById('status')!.textContent = `${h.status === 'ok' ? 'Service ok' : 'Service degraded'} · model ${h.model.id ?? 'unavailable'}`;
+  })
+  .catch(() => {
+    document.getElementById('status')!.textContent = 'Service unreachable';
+  });
