@@ -1,13 +1,19 @@
 // The dashboard end to end in headless Chromium (Debian's `chromium` driven by playwright-core; no
 // downloaded browser) against the real server on a loopback port: score a transaction and see its
-// reasons, channel bars, evidence and stages; open the evaluation and see its curves drawn. The page
-// loads under its Content-Security-Policy with no console error. Screenshots of each page are saved
-// in artifacts/screenshots/. Skipped outside CI when no Chromium is installed (CI installs it).
+// reasons, channel bars, evidence and stages; upload a CSV with wrong headers, fix it with the
+// column mapping, watch the job finish, page the results, download them, delete the upload; open
+// the evaluation and see its curves drawn; with a test identity provider on loopback, sign in,
+// create an organization and a key, revoke it, sign out. Pages load under their
+// Content-Security-Policy with no console error. Screenshots of each page are saved in
+// artifacts/screenshots/. Skipped outside CI when no Chromium is installed (CI installs it).
 
 import t from 'tap';
 import { existsSync, mkdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { start } from '../server/helpers.ts';
+import { simulate, toCsv } from '../../src/training/simulate.ts';
+import { start, type Running } from '../server/helpers.ts';
+import { IdentityProvider, makeKey, signWith } from '../auth/idp.ts';
 
 const SHOTS = new URL('../../artifacts/screenshots/', import.meta.url).pathname;
 const executable = ['/usr/lib/chromium/chromium', '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
@@ -16,9 +22,7 @@ if (!executable && process.env.CI === 'true') throw new Error('CI=true but no Ch
 t.test('dashboard in a real browser', { skip: executable ? false : 'no Chromium installed (apt-get install chromium)' }, async (t) => {
   mkdirSync(SHOTS, { recursive: true });
   const s = await start({});
-  await s.app.listen({ port: 0, host: '127.0.0.1' });
-  const address = s.app.server.address();
-  const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  const base = await listen(s);
   const browser: Browser = await chromium.launch({ executablePath: executable!, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
   t.teardown(async () => {
     await browser.close();
@@ -88,5 +92,103 @@ t.test('dashboard in a real browser', { skip: executable ? false : 'no Chromium 
     await page.close();
   });
 
+  t.test('upload a CSV with wrong headers, map them, score, page, download, delete', async (t) => {
+    const rows = simulate({ seed: 21, customers: 120, merchants: 20, days: 6, rings: 0 });
+    const csv = toCsv(rows).replace(/^transaction_id,timestamp,amount,customer_id,merchant_id/, 'transaction_id,timestamp,value,payer,payee');
+    const page = await open('/#/datasets');
+    await page.setInputFiles('#dataset-file', { name: 'transactions.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await page.waitForSelector('#mapping');
+    t.ok(await page.getByText('Missing required column amount.').count(), 'the missing columns are named');
+    await page.screenshot({ path: `${SHOTS}datasets-mapping.png`, fullPage: true });
+    await page.selectOption('#map-amount', 'value');
+    await page.selectOption('#map-customer_id', 'payer');
+    await page.selectOption('#map-merchant_id', 'payee');
+    await page.getByRole('button', { name: 'Apply mapping' }).click();
+    await page.waitForSelector('#dataset');
+    t.match(await page.locator('#dataset').textContent(), new RegExp(`${rows.length} rows · labelled · valid`), 'valid after mapping');
+    await page.waitForSelector('#dataset ~ .card table tbody tr');
+    await page.getByRole('button', { name: 'Score this dataset' }).click();
+    await page.waitForSelector('#results #page-of', { timeout: 180_000 });
+    t.equal(await page.locator('#job-progress').getAttribute('value'), '1', 'the progress bar reached the end');
+    t.match(await page.locator('#job-stage').textContent(), /^succeeded/);
+    const pages = Math.ceil(rows.length / 25);
+    t.equal(await page.locator('#page-of').textContent(), `Page 1 of ${pages} (${rows.length.toLocaleString('en')} rows)`);
+    t.ok(await page.locator('#file-metrics').count(), 'metrics on the labelled file');
+    await page.screenshot({ path: `${SHOTS}datasets-results.png`, fullPage: true });
+    await page.click('#next-page');
+    await page.waitForFunction(() => document.querySelector('#page-of')?.textContent?.startsWith('Page 2 of'));
+    t.pass('the next page of results');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
+    const lines = readFileSync((await download.path())!, 'utf8').trim().split('\r\n');
+    t.equal(lines.length, rows.length + 1, 'the download has a header and every row');
+    t.match(lines[0], /^row,transaction_id,amount/);
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.waitForSelector('#deleted');
+    t.pass('deleted');
+    await page.close();
+  });
+
+  t.test('models and, without sign-in configured, the account page says so', async (t) => {
+    const page = await open('/#/models');
+    await page.waitForSelector('.model[data-kind="built_in"]');
+    t.equal(await page.locator('.model').count(), 1, 'a guest sees the built-in model');
+    await page.screenshot({ path: `${SHOTS}models.png`, fullPage: true });
+    await page.goto(`${base}/#/account`);
+    await page.waitForSelector('#auth-off');
+    t.match(await page.locator('#auth-off').textContent(), /not configured/);
+    await page.close();
+  });
+
+  t.test('sign in through a test identity provider, create an organization and a key, revoke it', async (t) => {
+    const idp = await new IdentityProvider().start();
+    const key = await makeKey('ES256', 'web-1');
+    idp.published = [key];
+    const s2 = await start({ overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 'w'.repeat(48), authConfigured: true } });
+    const base2 = await listen(s2);
+    t.teardown(async () => {
+      await s2.close();
+      await idp.close();
+    });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.on('pageerror', (e) => problems.push(e.message));
+    page.on('dialog', (d) => void d.accept());
+    await page.goto(`${base2}/#/account`);
+    const signInHref = await page.locator('#sign-in').getAttribute('href');
+    t.equal(signInHref, `${idp.url}/auth/v1/authorize?provider=google&redirect_to=${encodeURIComponent(`${base2}/login`)}`, 'sign-in goes to the hosted project, returning to /login');
+    // What the hosted project does after the provider: back to /login with the token in the fragment.
+    const token = await signWith(key, idp.issuer, { sub: 'user-web', email: 'web@example.com', name: 'Web Tester' });
+    await page.goto(`${base2}/login#access_token=${token}&token_type=bearer&expires_in=3600`);
+    await page.waitForSelector('#who');
+    t.match(await page.locator('#who').textContent(), /Web Tester/, 'signed in');
+    t.notOk(page.url().includes('access_token'), 'the token is wiped from the address');
+    t.notOk(await page.evaluate(() => JSON.stringify(localStorage) + JSON.stringify(sessionStorage) + document.cookie).then((x) => x.includes(token)), 'and not stored by the page');
+    await page.fill('#org-name', 'Acme Payments');
+    await page.click('#create-org button[type=submit]');
+    await page.waitForSelector('#org-detail h3');
+    t.equal(await page.locator('#org-detail h3').first().textContent(), 'Acme Payments', 'organization created');
+    await page.fill('#key-name', 'checkout');
+    await page.click('#create-key button[type=submit]');
+    await page.waitForSelector('#new-secret code');
+    const secret = (await page.locator('#new-secret code').textContent())!;
+    t.match(secret, /^sk_test_/, 'the secret is shown once');
+    const score = (sk: string) => fetch(`${base2}/api/v1/risk/score`, { method: 'POST', headers: { authorization: `Bearer ${sk}`, 'content-type': 'application/json' }, body: JSON.stringify({ amount: 10, customer_id: 'C000001', merchant_id: 'M00001' }) });
+    t.equal((await score(secret)).status, 200, 'the key scores');
+    await page.screenshot({ path: `${SHOTS}account.png`, fullPage: true });
+    await page.click('button[data-action="revoke"]');
+    await page.waitForFunction(() => document.querySelector('#keys tbody tr td:nth-child(3)')?.textContent?.startsWith('revoked'));
+    t.equal(await page.locator('#new-secret').count(), 0, 'the secret is not shown again');
+    t.equal((await score(secret)).status, 401, 'the revoked key gets 401');
+    await page.click('#sign-out');
+    await page.waitForSelector('#sign-in');
+    t.pass('signed out');
+    await page.close();
+  });
+
   t.same(problems, [], 'no console errors or CSP violations');
 });
+
+async function listen(s: Running): Promise<string> {
+  await s.app.listen({ port: 0, host: '127.0.0.1' });
+  const address = s.app.server.address();
+  return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+}

@@ -9,6 +9,8 @@ export class ApiError extends Error {
     readonly reason: string,
     message: string,
     readonly fix: string,
+    /** The whole `detail` of the error body (e.g. `validation` and `dataset_id` of a 422 upload). */
+    readonly detail: Record<string, any> = {},
   ) {
     super(message);
   }
@@ -21,15 +23,17 @@ function csrfToken(): string | undefined {
     .find(([name]) => name === 'service_csrf')?.[1];
 }
 
-export async function api<T = Record<string, unknown>>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+export async function api<T = Record<string, any>>(path: string, init: { method?: string; body?: unknown; file?: Blob } = {}): Promise<T> {
   const method = init.method ?? 'GET';
   const headers: Record<string, string> = { accept: 'application/json' };
   if (init.body !== undefined) headers['content-type'] = 'application/json';
+  if (init.file) headers['content-type'] = 'text/csv';
   const csrf = csrfToken();
   if (method !== 'GET' && csrf) headers['x-csrf-token'] = decodeURIComponent(csrf);
   let res: Response;
   try {
-    res = await fetch(path, { method, headers, credentials: 'same-origin', ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}) });
+    const body = init.file ?? (init.body !== undefined ? JSON.stringify(init.body) : undefined);
+    res = await fetch(path, { method, headers, credentials: 'same-origin', ...(body !== undefined ? { body } : {}) });
   } catch {
     throw new ApiError(0, 'network', 'The service could not be reached.', 'Check that the server is running, then try again.');
   }
@@ -37,7 +41,7 @@ export async function api<T = Record<string, unknown>>(path: string, init: { met
   const body = text ? JSON.parse(text) : null;
   if (!res.ok) {
     const d = body?.detail ?? {};
-    throw new ApiError(res.status, d.reason ?? 'error', d.message ?? `HTTP ${res.status}`, d.fix ?? '');
+    throw new ApiError(res.status, d.reason ?? 'error', d.message ?? `HTTP ${res.status}`, d.fix ?? '', d);
   }
   return body as T;
 }

@@ -5,10 +5,17 @@
 import { api } from './api.ts';
 import { evaluationPage } from './pages/evaluation.ts';
 import { scorePage } from './pages/score.ts';
+import { datasetsPage } from './pages/datasets.ts';
+import { modelsPage } from './pages/models.ts';
+import { accountPage } from './pages/account.ts';
+import { completeSignIn } from './login.ts';
 
 const pages: Record<string, (root: HTMLElement) => void | Promise<void>> = {
   score: scorePage,
+  datasets: datasetsPage,
   evaluation: evaluationPage,
+  models: modelsPage,
+  account: accountPage,
 };
 
 const main = document.getElementById('main')!;
@@ -26,7 +33,8 @@ function route(moveFocus: boolean): void {
 }
 
 window.addEventListener('hashchange', () => route(true));
-route(false);
+if (location.pathname === '/login') void completeSignIn(main).then(() => route(false));
+else route(false);
 
 api<{ status: string; model: { id: string | null }; auth_configured: boolean }>('/api/health')
   .then((h) => {

@@ -1,0 +1,107 @@
+// Account, when sign-in is configured: sign in through the hosted authentication project (it
+// returns to /login with the access token in the address's fragment; login.ts exchanges it for a
+// session and wipes it from the address), sign out, organizations (create, list), and for the one
+// chosen: members, API keys (create with the secret shown once, rotate, revoke) and usage. Without
+// sign-in configured the page says so; the rest of the dashboard works anyway.
+
+import { api } from '../api.ts';
+import { errorBox, h } from '../dom.ts';
+import { table } from './score.ts';
+
+type Rec = Record<string, any>;
+
+export async function accountPage(root: HTMLElement): Promise<void> {
+  root.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
+  try {
+    const config = await api('/api/config');
+    if (!config.auth_configured) {
+      root.replaceChildren(h('h2', {}, 'Account'), h('div', { class: 'card', id: 'auth-off' }, h('p', {}, 'Sign-in is not configured on this server, so there are no accounts, organizations or API keys here. Scoring, datasets and the evaluation work without one.'), h('p', { class: 'muted' }, 'An operator turns it on with AUTHPROVIDER_URL and SESSION_SECRET.')));
+      return;
+    }
+    const me = await api('/api/auth/me');
+    if (!me.authenticated) {
+      const signIn = h('a', { class: 'button', id: 'sign-in', href: `${config.auth_url}/auth/v1/authorize?provider=google&redirect_to=${encodeURIComponent(`${location.origin}/login`)}` }, 'Sign in');
+      root.replaceChildren(h('h2', {}, 'Account'), h('div', { class: 'card' }, h('p', {}, 'Sign in to create organizations and API keys.'), signIn));
+      return;
+    }
+    const signOut = h('button', { type: 'button', class: 'secondary', id: 'sign-out' }, 'Sign out');
+    signOut.addEventListener('click', async () => {
+      await api('/api/auth/logout', { method: 'POST' }).catch(() => undefined);
+      await accountPage(root);
+    });
+    const orgArea = h('div', { id: 'organizations' });
+    root.replaceChildren(h('h2', {}, 'Account'), h('div', { class: 'card' }, h('p', { id: 'who' }, `Signed in as ${me.user.name ?? me.user.email ?? me.user.id}${me.user.email ? ` (${me.user.email})` : ''}`), signOut), orgArea);
+    await organizations(orgArea);
+  } catch (e) {
+    root.replaceChildren(errorBox(e));
+  }
+}
+
+async function organizations(area: HTMLElement, selected?: string): Promise<void> {
+  const { organizations: orgs } = await api<{ organizations: Rec[] }>('/api/organizations');
+  const name = h('input', { id: 'org-name', name: 'name', required: true, placeholder: 'Organization name' });
+  const stage = h('select', { id: 'org-stage', name: 'stage', 'aria-label': 'Stage' }, h('option', { value: 'test' }, 'test (sk_test_ keys)'), h('option', { value: 'live' }, 'live (sk_live_ keys)'));
+  const create = h('form', { class: 'actions', id: 'create-org' }, h('label', { class: 'field' }, h('span', {}, 'New organization'), name), stage, h('button', { type: 'submit' }, 'Create'));
+  create.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    try {
+      const org = await api('/api/organizations', { method: 'POST', body: { name: name.value, stage: stage.value } });
+      await organizations(area, org.id);
+    } catch (e) {
+      area.prepend(errorBox(e));
+    }
+  });
+  const current = orgs.find((o) => o.id === selected) ?? orgs[0];
+  const picker = h('select', { id: 'org-picker', 'aria-label': 'Organization' }, ...orgs.map((o) => h('option', { value: o.id }, `${o.name} (${o.stage}, ${o.role})`)));
+  if (current) picker.value = current.id;
+  picker.addEventListener('change', () => void organizations(area, picker.value));
+  const detail = h('div', { id: 'org-detail' });
+  area.replaceChildren(h('div', { class: 'card' }, h('h3', {}, 'Organizations'), orgs.length ? picker : h('p', { class: 'muted' }, 'None yet.'), create), detail);
+  if (current) await organization(detail, current, area);
+}
+
+async function organization(detail: HTMLElement, org: Rec, area: HTMLElement, secret?: { id: string; value: string }): Promise<void> {
+  const [one, keys, usage] = await Promise.all([api(`/api/organizations/${org.id}`), api(`/api/organizations/${org.id}/api-keys`), api(`/api/organizations/${org.id}/usage`)]);
+  const keyName = h('input', { id: 'key-name', required: true, placeholder: 'Key name' });
+  const newKey = h('form', { class: 'actions', id: 'create-key' }, h('label', { class: 'field' }, h('span', {}, 'New API key'), keyName), h('button', { type: 'submit' }, 'Create key'));
+  newKey.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    try {
+      const k = await api(`/api/organizations/${org.id}/api-keys`, { method: 'POST', body: { name: keyName.value } });
+      await organization(detail, org, area, { id: k.id, value: k.secret });
+    } catch (e) {
+      detail.prepend(errorBox(e));
+    }
+  });
+  const keyRows = (keys.api_keys as Rec[]).map((k) => {
+    const actions = h('span', { class: 'actions' });
+    if (!k.revoked_at) {
+      for (const action of ['rotate', 'revoke'] as const) {
+        const b = h('button', { type: 'button', class: 'secondary', 'data-action': action, 'data-key': k.id }, action === 'rotate' ? 'Rotate' : 'Revoke');
+        b.addEventListener('click', async () => {
+          if (action === 'revoke' && !confirm(`Revoke ${k.name}? Requests with it will get 401 at once.`)) return;
+          try {
+            const r = await api(`/api/api-keys/${k.id}/${action}`, { method: 'POST' });
+            await organization(detail, org, area, action === 'rotate' ? { id: r.id, value: r.secret } : undefined);
+          } catch (e) {
+            detail.prepend(errorBox(e));
+          }
+        });
+        actions.append(b);
+      }
+    }
+    return h('tr', { 'data-key': k.id }, h('td', {}, k.name), h('td', {}, `${k.prefix}…${k.last4}`), h('td', {}, k.revoked_at ? `revoked ${k.revoked_at.slice(0, 10)}` : 'active'), h('td', {}, k.last_used_at?.slice(0, 19).replace('T', ' ') ?? 'never'), h('td', {}, actions));
+  });
+  detail.replaceChildren(
+    h('div', { class: 'card' }, h('h3', {}, `${one.name}`), h('p', { class: 'muted' }, `Stage ${one.stage} · id ${one.id}`), table(['Member', 'Role', 'Joined'], (one.members as Rec[]).map((m) => [m.name ?? m.email ?? m.user_id, m.role, m.joined_at.slice(0, 10)]))),
+    h(
+      'div',
+      { class: 'card' },
+      h('h3', {}, 'API keys'),
+      secret ? h('div', { class: 'secret', id: 'new-secret', role: 'status' }, h('strong', {}, 'Copy this secret now; it is not shown again: '), h('code', {}, secret.value)) : null,
+      h('div', { class: 'table-wrap' }, h('table', { id: 'keys' }, h('thead', {}, h('tr', {}, ...['Name', 'Key', 'State', 'Last used', ''].map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, ...keyRows))),
+      one.role === 'owner' ? newKey : h('p', { class: 'muted' }, 'Only owners manage keys.'),
+    ),
+    h('div', { class: 'card' }, h('h3', {}, `Usage (last ${usage.days} days)`), table(['Day', 'Key', 'Requests'], (usage.daily as Rec[]).map((d) => [d.day, d.key_name, String(d.requests)]))),
+  );
+}
