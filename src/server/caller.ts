@@ -30,7 +30,8 @@ const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 export function installCaller(app: FastifyInstance, service: Service): void {
   app.addHook('onRequest', async (request) => {
     const accounts = service.accounts;
-    if (!accounts || request.url.startsWith('/api/v1/')) return;
+    // Only the dashboard surface uses sessions (not /api/v1, not the page's static files).
+    if (!accounts || !request.url.startsWith('/api/') || request.url.startsWith('/api/v1/')) return;
     const cookie = request.cookies[SESSION_COOKIE];
     if (!cookie) return;
     const signedIn = await accounts.resolve(cookie);
