@@ -1,10 +1,11 @@
 // `npm run bench:batch [-- --quick]`: a labelled dataset from upload to finished download through
-// the real server (`src/server/main.ts`, embedded database, its own process, loaded over loopback
-// from this one): rows per second end to end and per stage (upload with validation, the job's own
-// stages, download), the server's peak resident memory, and, in the same run, the addon's raw
-// batch speed on the same rows (the four boosters' predictions and exact SHAP values, features
-// precomputed) as the ceiling. The full run scores 50,000 and then 100,000 rows, so that memory
-// growth with the number of rows shows; `--quick` scores 100,000 once. Last line: JSON.
+// the real server as `npm start` runs it (`scripts/start.mjs`: the compiled `dist/server/main.js`;
+// embedded database, its own process, loaded over loopback from this one): rows per second end to
+// end and per stage (upload with validation, the job's own stages, download), the server's peak
+// resident memory, and, in the same run, the addon's raw batch speed on the same rows (the four
+// boosters' predictions and exact SHAP values, features precomputed) as the ceiling. The full run
+// scores 50,000 and then 100,000 rows, so that memory growth with the number of rows shows;
+// `--quick` scores 100,000 once. Last line: JSON.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -26,7 +27,7 @@ function status(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 
 function startServer(): Promise<{ child: ChildProcess; url: string }> {
   const port = 20_000 + Math.floor(Math.random() * 20_000);
-  const child = spawn(process.execPath, ['--import=tsx', join(root, 'src/server/main.ts')], {
+  const child = spawn(process.execPath, [join(root, 'scripts/start.mjs')], {
     cwd: root,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-batch-')), DATABASE_URL: '', LOG_LEVEL: 'warn', MAX_UPLOAD_MB: '100', UPLOAD_RATE_PER_MINUTE: '1000' },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -1,11 +1,11 @@
-// `npm run bench:http [-- --quick]`: the HTTP service under load from a second process on
-// loopback. Starts the real server (`src/server/main.ts`, embedded database, built-in model, scoring
-// rate limit raised for the run) and a bare Fastify JSON route (trivial-server.ts) as the ceiling,
-// each in its own process, then drives both with autocannon from this process, one after the other
-// in the same run: requests per second, client-side p50/p99 latency, and for scoring the server's
-// own `latency_ms` (p50/p99 over every response). Scoring requests carry explanations and vary
-// over customers and merchants of the example history. Ends with the server's resident memory and
-// one JSON line.
+// `npm run bench:http [-- --quick]`: the HTTP service under load from a second process on loopback.
+// Starts the real server as `npm start` runs it (`scripts/start.mjs`: the compiled
+// `dist/server/main.js`; embedded database, built-in model, scoring rate limit raised for the run)
+// and a bare Fastify JSON route (trivial-server.ts) as the ceiling, each in its own process, then
+// drives both with autocannon from this process, one after the other in the same run: requests per
+// second, client-side p50/p99 latency, and for scoring the server's own `latency_ms` (p50/p99 over
+// every response). Scoring requests carry explanations and vary over customers and merchants of the
+// example history. Ends with the server's resident memory and one JSON line.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -48,7 +48,7 @@ function percentile(values: number[], p: number): number {
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-http-'));
 const port = 20_000 + Math.floor(Math.random() * 20_000);
 process.stderr.write(`starting the service (first start: it stores the example history)…\n`);
-const server = spawn(process.execPath, ['--import=tsx', join(root, 'src/server/main.ts')], {
+const server = spawn(process.execPath, [join(root, 'scripts/start.mjs')], {
   cwd: root,
   env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: '', SCORE_RATE_PER_MINUTE: '100000000', LOG_LEVEL: 'warn' },
   stdio: ['ignore', 'pipe', 'pipe'],

@@ -43,7 +43,9 @@ export class JobRunner {
   constructor(private readonly o: RunnerOptions) {
     this.resultsDir = join(o.dataDir, 'results');
     mkdirSync(this.resultsDir, { recursive: true });
-    this.pool = new Piscina({ filename: new URL('./score-worker.ts', import.meta.url).href, minThreads: 0, maxThreads: o.maxRunning, idleTimeout: 60_000 });
+    // The worker beside this module: score-worker.ts under tsx, score-worker.js in the build (dist/).
+    const worker = new URL(`./score-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href;
+    this.pool = new Piscina({ filename: worker, minThreads: 0, maxThreads: o.maxRunning, idleTimeout: 60_000 });
   }
 
   resultPath(jobId: string): string {

@@ -1,4 +1,5 @@
-// Crash safety with real server processes (`src/server/main.ts`) on real sockets: a server killed
+// Crash safety with real server processes, started as `npm start` starts them (scripts/start.mjs,
+// the compiled dist/server/main.js), on real sockets: a server killed
 // (SIGKILL) in the middle of a job, then started again on the same data, takes the job up and
 // finishes it, with its upload intact; and two servers on one PostgreSQL share the queue without
 // running any job twice.
@@ -10,7 +11,7 @@ import { backends, freshDatabase, tempDir } from './helpers.ts';
 
 function server(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
   const port = 30_000 + Math.floor(Math.random() * 20_000);
-  const child = spawn(process.execPath, ['--import=tsx', 'src/server/main.ts'], { env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['scripts/start.mjs'], { env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   return new Promise((resolve, reject) => {
     let text = '';
     child.stderr!.on('data', (d: Buffer) => {
