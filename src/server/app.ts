@@ -45,6 +45,8 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
+      // BACKEND_URL: the API's public origin in production, so the reference's "try it" calls go there.
+      ...(service.config.BACKEND_URL ? { servers: [{ url: service.config.BACKEND_URL.replace(/\/+$/, ''), description: 'this service' }] } : {}),
       info: { title: 'Fraud-risk scoring service', version: '0.1.0', description: 'Scores payment transactions for fraud with a calibrated probability, a decision and exact reasons. Errors: `{"detail": {"message", "reason", "fix"}}`.' },
       tags: [
         { name: 'scoring', description: 'Score transactions' },

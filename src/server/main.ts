@@ -10,6 +10,9 @@ const started = performance.now();
 const config = loadConfig();
 const say = (msg: string) => process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1)} s] ${msg}\n`);
 say(`starting (storage: ${config.DATABASE_URL ? 'PostgreSQL' : `embedded, ${config.DATA_DIR}`}; model: ${config.MODEL_DIR})`);
+if (config.ENVIRONMENT === 'production' && config.authConfigured && !config.COOKIE_SECURE) {
+  say('warning: ENVIRONMENT=production but COOKIE_SECURE is not true, so session cookies are not marked Secure and may travel over plain HTTP; set COOKIE_SECURE=true behind HTTPS');
+}
 const service = await startService(config, { log: say });
 const app = await buildApp(service);
 await app.listen({ port: config.PORT, host: config.HOST });

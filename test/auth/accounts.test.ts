@@ -34,7 +34,7 @@ for (const backend of backends()) {
     const logStream = new Writable({ write(chunk, _enc, cb) { logLines.push(chunk.toString()); cb(); } });
     const s: Running = await start({
       backend,
-      overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET, AUTHPROVIDER_JWT_SECRET: HS_SECRET, authConfigured: true },
+      overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET, AUTHPROVIDER_JWT_SECRET: HS_SECRET, authConfigured: true, BACKEND_URL: 'https://api.example.com/' },
       logger: { level: 'info', stream: logStream },
       startOptions: { auth: { jwksCooldownMs: 0 } },
     });
@@ -46,6 +46,7 @@ for (const backend of backends()) {
     const as = (c: Cookies, csrf = true) => ({ cookie: `service_session=${c.session}; service_csrf=${c.csrf}`, ...(csrf ? { 'x-csrf-token': c.csrf } : {}) });
 
     t.equal((await app.inject('/api/health')).json().auth_configured, true, 'health says sign-in is configured');
+    t.same((await app.inject('/api/docs/json')).json().servers, [{ url: 'https://api.example.com', description: 'this service' }], 'BACKEND_URL is the origin in the API reference');
 
     // --- signing in --------------------------------------------------------------------------
     const esToken = await signWith(es, idp.issuer, { sub: 'user-ana', email: 'ana@example.com' });
