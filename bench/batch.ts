@@ -7,40 +7,15 @@
 // scores 50,000 and then 100,000 rows, so that memory growth with the number of rows shows;
 // `--quick` scores 100,000 once. Last line: JSON.
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { extractBatch } from '../src/engine/features/extract.ts';
 import { History } from '../src/engine/history.ts';
 import { isProblem, loadModelFolder } from '../src/model/bundle.ts';
 import { simulate, toCsv } from '../src/training/simulate.ts';
 import { quick } from './harness.ts';
+import { memoryMb, root, startServer } from './server-process.ts';
 
-const root = new URL('..', import.meta.url).pathname;
 const sizes = quick ? [100_000] : [50_000, 100_000];
-
-function status(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(text)![1]) / 1024);
-}
-
-function startServer(): Promise<{ child: ChildProcess; url: string }> {
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
-  const child = spawn(process.execPath, [join(root, 'scripts/start.mjs')], {
-    cwd: root,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-batch-')), DATABASE_URL: '', LOG_LEVEL: 'warn', MAX_UPLOAD_MB: '100', UPLOAD_RATE_PER_MINUTE: '1000' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let text = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      text += d.toString();
-      if (/ready on/.test(text)) resolve({ child, url: `http://127.0.0.1:${port}` });
-    });
-    child.on('exit', (code) => reject(new Error(`server exited ${code}: ${text.slice(-800)}`)));
-  });
-}
 
 /** `n` labelled rows from the service simulator, in its CSV format. */
 function dataset(n: number): { csv: string; rows: ReturnType<typeof simulate> } {
@@ -68,7 +43,7 @@ function addonCeiling(rows: ReturnType<typeof simulate>): number {
 }
 
 const json = async (res: Response) => (await res.json()) as Record<string, any>;
-const server = await startServer();
+const server = await startServer({ MAX_UPLOAD_MB: '100', UPLOAD_RATE_PER_MINUTE: '1000' });
 const runs: Record<string, unknown>[] = [];
 for (const n of sizes) {
   const { csv, rows } = dataset(n);
@@ -100,8 +75,8 @@ for (const n of sizes) {
     stage_rows_per_s: Object.fromEntries(Object.entries({ upload_and_validate: t1 - t0, job: t2 - t1, download: t3 - t2, ...stageMs }).map(([k, v]) => [k, Math.round(n / (Math.max(v, 1) / 1000))])),
     addon_ceiling_rows_per_s: Math.round(ceiling),
     ratio_to_ceiling: Math.round((n / seconds / ceiling) * 1000) / 1000,
-    server_rss_mb: status(server.child.pid!, 'VmRSS'),
-    server_peak_rss_mb: status(server.child.pid!, 'VmHWM'),
+    server_rss_mb: memoryMb(server.child.pid!, 'VmRSS'),
+    server_peak_rss_mb: memoryMb(server.child.pid!, 'VmHWM'),
     auc_on_file: job.summary.metrics?.roc_auc ?? null,
   };
   runs.push(run);

@@ -7,37 +7,14 @@
 // every response). Scoring requests carry explanations and vary over customers and merchants of the
 // example history. Ends with the server's resident memory and one JSON line.
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { quick } from './harness.ts';
+import { memoryMb, root, startServer, waitFor } from './server-process.ts';
 
 const DURATION = quick ? 5 : 20;
 const CONNECTIONS = 8;
-const root = new URL('..', import.meta.url).pathname;
-
-function waitFor(child: ChildProcess, pattern: RegExp, stream: 'stdout' | 'stderr', timeoutMs = 180_000): Promise<RegExpMatchArray> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}: ${text.slice(-500)}`)), timeoutMs);
-    child[stream]!.on('data', (d: Buffer) => {
-      text += d.toString();
-      const m = text.match(pattern);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m);
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`process exited (${code}) before ${pattern}: ${text.slice(-500)}`)));
-  });
-}
-
-function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024);
-}
 
 function percentile(values: number[], p: number): number {
   const s = [...values].sort((a, b) => a - b);
@@ -45,22 +22,13 @@ function percentile(values: number[], p: number): number {
 }
 
 // --- start both servers -----------------------------------------------------------------------
-const dataDir = mkdtempSync(join(tmpdir(), 'bench-http-'));
-const port = 20_000 + Math.floor(Math.random() * 20_000);
 process.stderr.write(`starting the service (first start: it stores the example history)…\n`);
-const server = spawn(process.execPath, [join(root, 'scripts/start.mjs')], {
-  cwd: root,
-  env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: '', SCORE_RATE_PER_MINUTE: '100000000', LOG_LEVEL: 'warn' },
-  stdio: ['ignore', 'pipe', 'pipe'],
-});
-const ready = await waitFor(server, /ready on .* start-up steps ms: (\{.*\})/, 'stderr');
-const startup = JSON.parse(ready[1]!) as Record<string, number>;
+const { child: server, url: base, startup } = await startServer({ SCORE_RATE_PER_MINUTE: '100000000' });
 const trivial = spawn(process.execPath, ['--import=tsx', join(root, 'bench/trivial-server.ts')], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
 const trivialPort = Number((await waitFor(trivial, /port (\d+)/, 'stdout'))[1]);
-const rssAfterStart = rssMb(server.pid!);
+const rssAfterStart = memoryMb(server.pid!);
 
 // --- requests ---------------------------------------------------------------------------------
-const base = `http://127.0.0.1:${port}`;
 const customers = Array.from({ length: 2000 }, (_, i) => `C${String(i + 1).padStart(6, '0')}`);
 const merchants = Array.from({ length: 400 }, (_, i) => `M${String(i + 1).padStart(5, '0')}`);
 const cities = ['Lisbon', 'Porto', 'Madrid', 'Paris', 'Berlin', 'Rome'];
@@ -104,7 +72,7 @@ await autocannon({ url: `${base}/api/risk/score`, method: 'POST', connections: 2
 await autocannon({ url: `http://127.0.0.1:${trivialPort}/trivial`, method: 'POST', connections: 2, amount: 2000, headers: { 'content-type': 'application/json' }, body: '{}' });
 const ceiling = await load(`http://127.0.0.1:${trivialPort}/trivial`, 'bare Fastify JSON route (ceiling)', false);
 const scoring = await load(`${base}/api/risk/score`, 'POST /api/risk/score with explanations', true);
-const rssAfter = rssMb(server.pid!);
+const rssAfter = memoryMb(server.pid!);
 server.kill('SIGTERM');
 trivial.kill('SIGTERM');
 

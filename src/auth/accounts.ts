@@ -12,7 +12,7 @@
 import type { Config } from '../config.ts';
 import type { Db } from '../storage/db.ts';
 import {
-  findLiveApiKey, findSession, getUser, insertApiKey, insertSession, recordApiKeyUse, revokeApiKey, revokeSession, rotateApiKey, upsertUser,
+  findLiveApiKey, findSession, insertApiKey, insertSession, recordApiKeyUse, revokeApiKey, revokeSession, rotateApiKey, upsertUser,
   type ApiKeyRow, type LiveApiKey, type SessionRow, type UserRow,
 } from '../storage/accounts-store.ts';
 import { randomId, randomSecret, SecretHasher } from './secrets.ts';
@@ -75,10 +75,9 @@ export class Accounts {
   /** The live session a cookie value belongs to, with its user; undefined if unknown, ended or revoked. */
   async resolve(cookie: string): Promise<SignedIn | undefined> {
     if (cookie.length < 20 || cookie.length > 200) return undefined;
-    const session = await findSession(this.db, this.hasher.hash('session', cookie));
-    if (!session || session.revoked_at || session.expires_at.getTime() <= this.clock()) return undefined;
-    const user = await getUser(this.db, session.user_id);
-    return user ? { user, session } : undefined;
+    const found = await findSession(this.db, this.hasher.hash('session', cookie));
+    if (!found || found.session.revoked_at || found.session.expires_at.getTime() <= this.clock()) return undefined;
+    return found;
   }
 
   /** Whether the CSRF header matches the session's token. */

@@ -92,7 +92,8 @@ export class TokenVerifier {
       if (this.o.userFallback && (refused.code === 'provider_unreachable' || refused.code === 'unknown_key')) return this.askProvider(token, claims);
       throw refused;
     }
-    if (this.o.userFallback && (alg === 'HS256' || (alg !== undefined && ASYMMETRIC.includes(alg)))) return this.askProvider(token, claims);
+    // An HS256 token when no legacy secret is configured: only the provider can say whose it is.
+    if (this.o.userFallback && alg === 'HS256') return this.askProvider(token, claims);
     throw new TokenError('algorithm_not_allowed', `tokens signed with ${alg ?? 'no algorithm'} are not accepted`);
   }
 

@@ -83,7 +83,7 @@ export const MAX_EVIDENCE = 5;
 
 /** Adds `value` under `key`; if two entities share an identifier (a customer id equal to a merchant
  *  id), the later role is suffixed so that no entry is lost. */
-function put<T extends { role?: string } | unknown[]>(obj: Record<string, T>, key: string, value: T, role: string): void {
+function put<T>(obj: Record<string, T>, key: string, value: T, role: string): void {
   obj[key in obj ? `${key} (${role})` : key] = value;
 }
 

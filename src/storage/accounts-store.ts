@@ -50,6 +50,8 @@ export interface ApiKeyRow {
 }
 
 const KEY_COLUMNS = 'id, organization_id, name, prefix, last4, created_at, rotated_at, last_used_at, revoked_at';
+/** The same columns of `api_keys k` in a join. */
+const K_KEY_COLUMNS = KEY_COLUMNS.split(', ').map((c) => `k.${c}`).join(', ');
 
 /** Creates or refreshes the user a verified token names (identity fields only, never the token). */
 export async function upsertUser(db: Queryable, who: Identity): Promise<UserRow> {
@@ -62,19 +64,23 @@ export async function upsertUser(db: Queryable, who: Identity): Promise<UserRow>
   return row!;
 }
 
-export async function getUser(db: Queryable, id: string): Promise<UserRow | undefined> {
-  const [row] = await db.query<UserRow>('SELECT id, email, name, avatar_url, created_at FROM users WHERE id = $1', [id]);
-  return row;
-}
-
 export async function insertSession(db: Queryable, s: { id: string; secretHash: string; csrfHash: string; userId: string; expiresAt: Date }): Promise<void> {
   await db.query('INSERT INTO sessions (id, secret_hash, csrf_hash, user_id, expires_at) VALUES ($1, $2, $3, $4, $5)', [s.id, s.secretHash, s.csrfHash, s.userId, s.expiresAt]);
 }
 
-/** The session whose cookie hashes to `secretHash`, whatever its state (callers check it). */
-export async function findSession(db: Queryable, secretHash: string): Promise<SessionRow | undefined> {
-  const [row] = await db.query<SessionRow>('SELECT id, user_id, csrf_hash, expires_at, revoked_at FROM sessions WHERE secret_hash = $1', [secretHash]);
-  return row;
+/** The session whose cookie hashes to `secretHash`, whatever its state (callers check it), with
+ *  its user: one query for every request that carries a session cookie. */
+export async function findSession(db: Queryable, secretHash: string): Promise<{ session: SessionRow; user: UserRow } | undefined> {
+  const [row] = await db.query<SessionRow & { email: string | null; name: string | null; avatar_url: string | null; user_created_at: Date }>(
+    `SELECT s.id, s.user_id, s.csrf_hash, s.expires_at, s.revoked_at, u.email, u.name, u.avatar_url, u.created_at AS user_created_at
+     FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.secret_hash = $1`,
+    [secretHash],
+  );
+  if (!row) return undefined;
+  return {
+    session: { id: row.id, user_id: row.user_id, csrf_hash: row.csrf_hash, expires_at: row.expires_at, revoked_at: row.revoked_at },
+    user: { id: row.user_id, email: row.email, name: row.name, avatar_url: row.avatar_url, created_at: row.user_created_at },
+  };
 }
 
 export async function revokeSession(db: Queryable, id: string, at: Date): Promise<void> {
@@ -129,10 +135,12 @@ export async function apiKeysOf(db: Queryable, orgId: string): Promise<ApiKeyRow
   return db.query<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE organization_id = $1 ORDER BY created_at, id`, [orgId]);
 }
 
-/** A key, if it belongs to an organization the user is a member of (else undefined: 404). */
-export async function apiKeyForMember(db: Queryable, keyId: string, userId: string): Promise<ApiKeyRow | undefined> {
-  const [row] = await db.query<ApiKeyRow>(
-    `SELECT ${KEY_COLUMNS.split(', ').map((c) => `k.${c}`).join(', ')} FROM api_keys k JOIN memberships m ON m.organization_id = k.organization_id
+/** A key, if it belongs to an organization the user is a member of (else undefined: 404), with
+ *  the user's role there and the organization's name. */
+export async function apiKeyForMember(db: Queryable, keyId: string, userId: string): Promise<(ApiKeyRow & { role: 'owner' | 'member'; organization_name: string }) | undefined> {
+  const [row] = await db.query<ApiKeyRow & { role: 'owner' | 'member'; organization_name: string }>(
+    `SELECT ${K_KEY_COLUMNS}, m.role, o.name AS organization_name
+     FROM api_keys k JOIN memberships m ON m.organization_id = k.organization_id JOIN organizations o ON o.id = k.organization_id
      WHERE k.id = $1 AND m.user_id = $2`,
     [keyId, userId],
   );
@@ -159,7 +167,7 @@ export type LiveApiKey = ApiKeyRow & { stage: 'test' | 'live'; active_model_id: 
 /** The live key whose secret hashes to `secretHash` (one indexed lookup per request). */
 export async function findLiveApiKey(db: Queryable, secretHash: string): Promise<LiveApiKey | undefined> {
   const [row] = await db.query<LiveApiKey>(
-    `SELECT ${KEY_COLUMNS.split(', ').map((c) => `k.${c}`).join(', ')}, o.stage, cm.id AS active_model_id
+    `SELECT ${K_KEY_COLUMNS}, o.stage, cm.id AS active_model_id
      FROM api_keys k JOIN organizations o ON o.id = k.organization_id
      LEFT JOIN custom_models cm ON cm.organization_id = k.organization_id AND cm.active
      WHERE k.secret_hash = $1 AND k.revoked_at IS NULL`,

@@ -13,6 +13,7 @@ import { resolve } from 'node:path';
 import { PGlite, types, type Transaction } from '@electric-sql/pglite';
 import type { Backend, ScriptQueryable } from './db.ts';
 import { StorageError, messageOf } from './errors.ts';
+import { probe } from './probe.ts';
 import { assertOutsideTransaction, insideTransaction } from './transaction-scope.ts';
 
 /**
@@ -22,9 +23,6 @@ import { assertOutsideTransaction, insideTransaction } from './transaction-scope
  * engine in memory anyway, and the operating system's page cache still serves re-reads.
  */
 const SHARED_BUFFERS = '16MB';
-
-/** How long ping waits for `select 1` before answering false. */
-const PING_TIMEOUT_MS = 2000;
 
 /**
  * Data directories open in this process. Two PGlite instances on one directory would each believe
@@ -185,18 +183,7 @@ class PgliteDb implements Backend {
     if (this.#closed || this.#pg.closed) return false;
     // A long transaction (seeding the history) holds the only connection: the database is alive.
     if (this.#activeTransactions > 0) return true;
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const timeout = new Promise<false>((resolve) => {
-        timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS);
-      });
-      const probe = this.#pg.query('select 1').then(() => true, () => false);
-      return await Promise.race([probe, timeout]);
-    } catch {
-      return false;
-    } finally {
-      clearTimeout(timer);
-    }
+    return probe(() => this.#pg.query('select 1'));
   }
 
   async close(): Promise<void> {

@@ -15,11 +15,11 @@
 import postgres from 'postgres';
 import type { Backend, ScriptQueryable } from './db.ts';
 import { StorageError, messageOf, redactor } from './errors.ts';
+import { probe } from './probe.ts';
 import { assertOutsideTransaction, insideTransaction } from './transaction-scope.ts';
 
 const POOL_SIZE = 5;
 const CONNECT_TIMEOUT_S = 10;
-const PING_TIMEOUT_MS = 2000;
 /**
  * postgres.js sends a query without parameters by the simple protocol, which accepts several
  * statements; PGlite's `query` (like every query with parameters) takes exactly one. `query` always
@@ -189,18 +189,7 @@ class PostgresDb implements Backend {
 
   async ping(): Promise<boolean> {
     if (this.#closed) return false;
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const timeout = new Promise<false>((resolve) => {
-        timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS);
-      });
-      const probe = this.#sql.unsafe('select 1').then(() => true, () => false);
-      return await Promise.race([probe, timeout]);
-    } catch {
-      return false;
-    } finally {
-      clearTimeout(timer);
-    }
+    return probe(() => this.#sql.unsafe('select 1'));
   }
 
   async close(): Promise<void> {

@@ -32,3 +32,8 @@ export function bar(label: string, value: number, signed = false): HTMLElement {
   if (signed) fill.style[value < 0 ? 'right' : 'left'] = '50%';
   return h('div', { class: `bar ${signed ? 'signed' : ''}`, role: 'img', 'aria-label': `${label}: ${signed ? value.toFixed(3) : pct(value)}` }, h('span', { class: 'bar-label' }, label), h('span', { class: 'track' }, fill), h('span', { class: 'bar-value' }, signed ? value.toFixed(3) : pct(value)));
 }
+
+/** A table of text cells with column headers, scrolling sideways on narrow screens. */
+export function table(head: string[], rows: string[][]): HTMLElement {
+  return h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, ...head.map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, ...rows.map((r) => h('tr', {}, ...r.map((c) => h('td', {}, c)))))));
+}

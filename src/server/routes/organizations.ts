@@ -84,7 +84,7 @@ export function organizationRoutes(app: FastifyInstance, service: Service): void
   }, async (request, reply) => {
     const { user } = requireUser(request, service);
     const org = await memberOrganization(service, request.params.id, user.id);
-    ownerOnly(org);
+    ownerOnly(org.role, org.name);
     const { key, secret } = await service.accounts!.createKey(org.id, org.stage, request.body.name, user.id);
     return reply.code(201).send({ ...publicKey(key), secret });
   });
@@ -93,7 +93,7 @@ export function organizationRoutes(app: FastifyInstance, service: Service): void
   const ownKey = async (keyId: string, userId: string) => {
     const key = await apiKeyForMember(service.db, keyId, userId);
     if (!key) throw new ApiError(404, 'not_found', `No API key ${keyId} in an organization you belong to.`, "List an organization's keys with GET /api/organizations/{id}/api-keys.");
-    ownerOnly(await memberOrganization(service, key.organization_id, userId));
+    ownerOnly(key.role, key.organization_name);
     return key;
   };
 
@@ -149,6 +149,6 @@ export function organizationRoutes(app: FastifyInstance, service: Service): void
   });
 }
 
-function ownerOnly(org: OrganizationRow): void {
-  if (org.role !== 'owner') throw new ApiError(403, 'forbidden', `Only owners of ${org.name} manage its API keys.`, 'Ask an owner of the organization to do it.');
+function ownerOnly(role: 'owner' | 'member', organizationName: string): void {
+  if (role !== 'owner') throw new ApiError(403, 'forbidden', `Only owners of ${organizationName} manage its API keys.`, 'Ask an owner of the organization to do it.');
 }

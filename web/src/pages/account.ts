@@ -5,8 +5,7 @@
 // sign-in configured the page says so; the rest of the dashboard works anyway.
 
 import { api } from '../api.ts';
-import { errorBox, h } from '../dom.ts';
-import { table } from './score.ts';
+import { errorBox, h, table } from '../dom.ts';
 
 type Rec = Record<string, any>;
 

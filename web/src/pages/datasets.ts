@@ -4,8 +4,7 @@
 // metrics on a labelled file, download the scored CSV, delete the upload.
 
 import { api, ApiError } from '../api.ts';
-import { errorBox, h, num, pct } from '../dom.ts';
-import { table } from './score.ts';
+import { errorBox, h, num, pct, table } from '../dom.ts';
 
 type Rec = Record<string, any>;
 

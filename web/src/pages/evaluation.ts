@@ -5,8 +5,7 @@
 
 import { api } from '../api.ts';
 import { histogram, lineChart } from '../chart.ts';
-import { errorBox, h, num, pct } from '../dom.ts';
-import { table } from './score.ts';
+import { errorBox, h, num, pct, table } from '../dom.ts';
 
 type Rec = Record<string, any>;
 

@@ -3,8 +3,7 @@
 // organization (its API keys then score with it).
 
 import { api } from '../api.ts';
-import { errorBox, h, num, pct } from '../dom.ts';
-import { table } from './score.ts';
+import { errorBox, h, num, pct, table } from '../dom.ts';
 
 type Rec = Record<string, any>;
 

@@ -4,7 +4,7 @@
 // actually run with their timings, and notes.
 
 import { api } from '../api.ts';
-import { bar, errorBox, h, pct } from '../dom.ts';
+import { bar, errorBox, h, pct, table } from '../dom.ts';
 
 interface ScoreResult {
   transaction_id: string;
@@ -118,8 +118,4 @@ function render(r: ScoreResult): HTMLElement {
     h('div', { class: 'card' }, h('h3', {}, 'Stages'), table(['Stage', 'ms'], r.stages.map((s) => [s.name, s.ms.toFixed(3)]))),
     r.notes.length ? h('div', { class: 'card' }, h('h3', {}, 'Notes'), h('ul', {}, ...r.notes.map((n) => h('li', {}, n)))) : null,
   );
-}
-
-export function table(head: string[], rows: string[][]): HTMLElement {
-  return h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, ...head.map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, ...rows.map((r) => h('tr', {}, ...r.map((c) => h('td', {}, c)))))));
 }

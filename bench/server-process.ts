@@ -1,0 +1,46 @@
+// What the HTTP and batch benchmarks share: the real server started as `npm start` starts it
+// (scripts/start.mjs, compiled JavaScript) in its own process on a loopback port with a fresh
+// embedded database, waiting for its "ready" line; waiting for a line of any child process; and a
+// process's memory from /proc.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const root = new URL('..', import.meta.url).pathname;
+
+/** Resolves with the first match of `pattern` in the child's output; rejects if it exits first. */
+export function waitFor(child: ChildProcess, pattern: RegExp, stream: 'stdout' | 'stderr', timeoutMs = 180_000): Promise<RegExpMatchArray> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}: ${text.slice(-500)}`)), timeoutMs);
+    child[stream]!.on('data', (d: Buffer) => {
+      text += d.toString();
+      const m = text.match(pattern);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m);
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`process exited (${code}) before ${pattern}: ${text.slice(-500)}`)));
+  });
+}
+
+/** The service with a fresh embedded database, ready: its process, URL and start-up steps (ms). */
+export async function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; startup: Record<string, number> }> {
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const child = spawn(process.execPath, [join(root, 'scripts/start.mjs')], {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-')), DATABASE_URL: '', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const ready = await waitFor(child, /ready on .* start-up steps ms: (\{.*\})/, 'stderr');
+  return { child, url: `http://127.0.0.1:${port}`, startup: JSON.parse(ready[1]!) as Record<string, number> };
+}
+
+/** Resident (VmRSS) or peak resident (VmHWM) memory of a process, MB. */
+export function memoryMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(text)![1]) / 1024);
+}
