@@ -75,6 +75,11 @@ const scoring = await load(`${base}/api/risk/score`, 'POST /api/risk/score with 
 const rssAfter = memoryMb(server.pid!);
 server.kill('SIGTERM');
 trivial.kill('SIGTERM');
+// Let the server shut down (and write a profile, with BENCH_SERVER_NODE_ARGS=--cpu-prof).
+await new Promise((resolve) => {
+  server.once('exit', resolve);
+  setTimeout(resolve, 10_000).unref();
+});
 
 const ratio = scoring.rps / ceiling.rps;
 const latencyP50 = percentile(serverLatency, 50);

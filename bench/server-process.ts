@@ -27,10 +27,22 @@ export function waitFor(child: ChildProcess, pattern: RegExp, stream: 'stdout' |
   });
 }
 
+/** The Node options `npm start` passes (package.json's `start` script), so the benchmarks run the
+ *  server exactly as it is started in production. */
+export function startFlags(): string[] {
+  const script = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const m = /^node\s+(.*?)\s*scripts\/start\.mjs$/.exec(script);
+  if (!m) throw new Error(`package.json's start script is not "node [options] scripts/start.mjs": ${script}`);
+  return m[1]!.split(/\s+/).filter(Boolean);
+}
+
 /** The service with a fresh embedded database, ready: its process, URL and start-up steps (ms). */
 export async function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; startup: Record<string, number> }> {
   const port = 20_000 + Math.floor(Math.random() * 20_000);
-  const child = spawn(process.execPath, [join(root, 'scripts/start.mjs')], {
+  // BENCH_SERVER_NODE_ARGS: extra Node options for the server only (e.g. `--cpu-prof`, which
+  // NODE_OPTIONS refuses), to profile the server under the benchmark's load.
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...startFlags(), ...nodeArgs, join(root, 'scripts/start.mjs')], {
     cwd: root,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-')), DATABASE_URL: '', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -128,6 +128,15 @@ impl Engine {
         Float64ArraySlice::copy_from(env, values).map_err(|e| napi::Error::new(e.status.as_ref().to_owned(), e.reason))
     }
 
+    /// SHAP values of one row written into `out` (`numFeatures + 1` values, overwritten): the
+    /// single-request path reuses one buffer per model instead of allocating a result per call.
+    #[napi]
+    pub fn shap_into(&self, row: Float64ArraySlice, mut out: Float64ArraySlice) -> napi::Result<(), String> {
+        // SAFETY: the call is synchronous on the JS thread; nothing else touches `out` meanwhile.
+        let out = unsafe { out.as_mut() };
+        self.model.shap_row_into(&row, out).map_err(js_error)
+    }
+
     /// SHAP values of a row-major matrix: `numFeatures + 1` values per row.
     #[napi]
     pub fn shap_batch(&self, rows: Float64ArraySlice) -> napi::Result<Float64Array, String> {
@@ -145,6 +154,51 @@ pub fn live_models() -> u32 {
 #[napi]
 pub fn noop_call(row: Float64ArraySlice) -> f64 {
     row.len() as f64
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+extern "C" {
+    fn malloc_trim(pad: usize) -> i32;
+    fn mallopt(param: i32, value: i32) -> i32;
+}
+
+/// Hands memory that the C allocator holds free back to the operating system, in every arena
+/// (glibc's `malloc_trim`), and returns whether any was released. Start-up (reading the history,
+/// compiling hot code on V8's helper threads) leaves tens of megabytes free but resident in
+/// malloc arenas that glibc only trims from their top; the service calls this once it is ready.
+/// Elsewhere than glibc it does nothing and returns false.
+#[napi]
+pub fn release_free_memory() -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: malloc_trim only returns free pages to the kernel; it takes the arenas' locks.
+        unsafe { malloc_trim(0) != 0 }
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        false
+    }
+}
+
+/// Fixes glibc's mmap and trim thresholds at 128 KiB (its initial values), and returns whether it
+/// could. By default glibc raises both each time a large block is freed (up to 32 MiB), after
+/// which the main heap keeps that much free memory resident for good: a long-running server that
+/// once read a large result then sits tens of megabytes above what it uses. Elsewhere than glibc
+/// it does nothing and returns false.
+#[napi]
+pub fn fix_allocator_thresholds() -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        const M_TRIM_THRESHOLD: i32 = -1;
+        const M_MMAP_THRESHOLD: i32 = -3;
+        const THRESHOLD: i32 = 128 * 1024;
+        // SAFETY: mallopt only changes the allocator's tuning parameters.
+        unsafe { mallopt(M_MMAP_THRESHOLD, THRESHOLD) == 1 && mallopt(M_TRIM_THRESHOLD, THRESHOLD) == 1 }
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        false
+    }
 }
 
 /// LightGBM's own training: a row-major matrix with labels in, model text out.

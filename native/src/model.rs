@@ -120,10 +120,24 @@ impl Model {
 
     /// `num_features` contributions then the expected value (raw-score space).
     pub fn shap_row(&self, row: &[f64]) -> Result<Vec<f64>> {
-        self.check_row(row)?;
         let mut out = vec![0.0; self.num_features() + 1];
-        self.shap.explain_row(&self.forest, &self.compiled, row, &mut out);
+        self.shap_row_into(row, &mut out)?;
         Ok(out)
+    }
+
+    /// SHAP values of one row written into `out`, which must hold `num_features() + 1` values
+    /// (overwritten, whatever they were): no allocation, for callers that reuse one buffer.
+    pub fn shap_row_into(&self, row: &[f64], out: &mut [f64]) -> Result<()> {
+        self.check_row(row)?;
+        if out.len() != self.num_features() + 1 {
+            return Err(EngineError::new(
+                ErrorCode::InvalidInput,
+                format!("the output holds {} values, SHAP of this model needs {} (features + expected value)", out.len(), self.num_features() + 1),
+            ));
+        }
+        out.fill(0.0);
+        self.shap.explain_row(&self.forest, &self.compiled, row, out);
+        Ok(())
     }
 
     pub fn shap_batch(&self, rows: &[f64]) -> Result<Vec<f64>> {

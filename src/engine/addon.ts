@@ -104,6 +104,14 @@ export function liveModels(): number {
 /** An N-API call that does nothing: the boundary's fixed cost, for benchmarks. */
 export const noopCall = native.noopCall;
 
+/** Returns the C allocator's free memory to the operating system (glibc `malloc_trim`); false
+ *  when nothing was released or the platform has no such call. */
+export const releaseFreeMemory = native.releaseFreeMemory;
+
+/** Fixes the C allocator's mmap and trim thresholds (glibc), so freed memory is returned instead
+ *  of kept resident after large blocks come and go; false where there is no such tuning. */
+export const fixAllocatorThresholds = native.fixAllocatorThresholds;
+
 export interface TrainOptions {
   /** Row-major feature matrix. */
   rows: Float64Array;

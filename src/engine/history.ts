@@ -37,18 +37,24 @@ export function channelOf(tx: Pick<HistoryTransaction, 'payment_type' | 'locatio
   return `${tx.payment_type}:${tx.location}`;
 }
 
-/** Time-ordered times and amounts of one entity, with prefix sums for window sums. */
+/** Time-ordered times and amounts of one entity, with prefix sums for window sums (and, for the
+ *  series whose spread is asked for, prefix sums of squares: only customers' are). */
 export class Series {
   readonly times: number[] = [];
   private readonly prefix: number[] = [0];
-  private readonly prefixSquares: number[] = [0];
+  private readonly prefixSquares: number[] | undefined;
+
+  constructor(withSquares = false) {
+    this.prefixSquares = withSquares ? [0] : undefined;
+  }
 
   add(time: number, amount: number): void {
     const last = this.times.length ? this.times[this.times.length - 1]! : -Infinity;
     if (time < last) throw new Error('history must be added in time order');
     this.times.push(time);
     this.prefix.push(this.prefix[this.prefix.length - 1]! + amount);
-    this.prefixSquares.push(this.prefixSquares[this.prefixSquares.length - 1]! + amount * amount);
+    const squares = this.prefixSquares;
+    if (squares) squares.push(squares[squares.length - 1]! + amount * amount);
   }
 
   /** Number of entries strictly before `time`. */
@@ -67,6 +73,7 @@ export class Series {
   stats(time: number): { count: number; mean: number; std: number } {
     const n = this.countBefore(time);
     if (n === 0) return { count: 0, mean: 0, std: 0 };
+    if (!this.prefixSquares) throw new Error('stats() needs a series made with squares');
     const mean = this.prefix[n]! / n;
     const variance = Math.max(0, this.prefixSquares[n]! / n - mean * mean);
     return { count: n, mean, std: Math.sqrt(variance) };
@@ -108,9 +115,9 @@ export function distinctBefore(map: Map<string, number>, time: number): number {
 const EMPTY = new Series();
 
 /** The entity's series, made on first use. */
-function series(map: Map<string, Series>, key: string): Series {
+function series(map: Map<string, Series>, key: string, withSquares = false): Series {
   let s = map.get(key);
-  if (!s) map.set(key, (s = new Series()));
+  if (!s) map.set(key, (s = new Series(withSquares)));
   return s;
 }
 
@@ -163,8 +170,9 @@ export class History {
   private readonly customers = new Map<string, Series>();
   private readonly merchants = new Map<string, Series>();
   private readonly channels = new Map<string, Series>();
-  /** Labels by availability time: value 1 for fraud, 0 for legitimate. */
-  private readonly customerLabels = new Map<string, Series>();
+  /** Labels by availability time: value 1 for fraud, 0 for legitimate. A customer's are only
+   *  ever asked how many frauds were known, so only their frauds' availability times are kept. */
+  private readonly customerFrauds = new Map<string, number[]>();
   private readonly merchantLabels = new Map<string, Series>();
   private readonly channelLabels = new Map<string, Series>();
   private readonly usage = new Map<string, Usage>();
@@ -175,7 +183,7 @@ export class History {
   size = 0;
   /** Optional record keeping for evidence: every transaction, and per entity the indices of its
    *  transactions in time order (see `keepRecords`). */
-  private readonly records = new RecordStore();
+  private records = new RecordStore();
   private readonly recordIndex = { customer: new Map<string, number[]>(), merchant: new Map<string, number[]>(), channel: new Map<string, number[]>() };
   private keepRecords = false;
   /** Per merchant, when each of its customers first paid it (ascending), and when each customer
@@ -184,9 +192,11 @@ export class History {
   private readonly merchantCustomerTimes = new Map<string, number[]>();
   private readonly merchantCompromisedTimes = new Map<string, number[]>();
 
-  /** Keep every transaction for `recent()` (the service does; training does not need it). */
-  withRecords(): this {
+  /** Keep every transaction for `recent()` (the service does; training does not need it);
+   *  `expected`: how many are about to be added, when known. */
+  withRecords(expected = 0): this {
     this.keepRecords = true;
+    if (this.records.length === 0) this.records = new RecordStore(expected);
     return this;
   }
 
@@ -201,12 +211,12 @@ export class History {
     if (tx.time < this.latest) throw new Error('history must be added in time order');
     this.latest = tx.time;
     const channel = channelOf(tx);
-    series(this.customers, tx.customer_id).add(tx.time, tx.amount);
+    series(this.customers, tx.customer_id, true).add(tx.time, tx.amount);
     series(this.merchants, tx.merchant_id).add(tx.time, tx.amount);
     series(this.channels, channel).add(tx.time, tx.amount);
     if (tx.label === 0 || tx.label === 1) {
       const known = tx.time + this.labelDelay;
-      series(this.customerLabels, tx.customer_id).add(known, tx.label);
+      if (tx.label === 1) append(this.customerFrauds, tx.customer_id, known);
       series(this.merchantLabels, tx.merchant_id).add(known, tx.label);
       series(this.channelLabels, channel).add(known, tx.label);
     }
@@ -273,17 +283,22 @@ export class History {
     return { customer: this.customer(tx.customer_id).countBefore(time), merchant: this.merchant(tx.merchant_id).countBefore(time), channel: this.channel(channelOf(tx)).countBefore(time) };
   }
 
-  /** Up to `n` most recent transactions of an entity strictly older than `before`, newest first
-   *  (needs `withRecords()`). */
-  recent(role: 'customer' | 'merchant' | 'channel', key: string, before: number, n: number): HistoryTransaction[] {
+  /** Up to `n` most recent transactions of an entity strictly older than `before`, newest first,
+   *  as indices into `transactions` (needs `withRecords()`). */
+  recentIndices(role: 'customer' | 'merchant' | 'channel', key: string, before: number, n: number): number[] {
     const list = this.recordIndex[role].get(key);
     if (!list) return [];
-    const out: HistoryTransaction[] = [];
+    const out: number[] = [];
     for (let i = list.length - 1; i >= 0 && out.length < n; i--) {
       const k = list[i]!;
-      if (this.records.time(k) < before) out.push(this.records.at(k)!);
+      if (this.records.time(k) < before) out.push(k);
     }
     return out;
+  }
+
+  /** The same transactions as objects. */
+  recent(role: 'customer' | 'merchant' | 'channel', key: string, before: number, n: number): HistoryTransaction[] {
+    return this.recentIndices(role, key, before, n).map((k) => this.records.at(k)!);
   }
 
   /** Every transaction kept by `withRecords()`, in the order added (time order). */
@@ -291,12 +306,13 @@ export class History {
     return this.records;
   }
 
-  /** Labels of a customer's, merchant's or channel's transactions, filed by when they became
-   *  known: `window(-Infinity, t)` gives (labels known before t, frauds among them). */
-  customerLabelSeries(id: string): Series {
-    return this.customerLabels.get(id) ?? EMPTY;
+  /** The customer's frauds whose labels were known strictly before `t`. */
+  customerKnownFrauds(id: string, t: number): number {
+    return countBelow(this.customerFrauds.get(id), t);
   }
 
+  /** Labels of a merchant's or channel's transactions, filed by when they became known:
+   *  `window(-Infinity, t)` gives (labels known before t, frauds among them). */
   merchantLabelSeries(id: string): Series {
     return this.merchantLabels.get(id) ?? EMPTY;
   }

@@ -12,10 +12,12 @@ import { allocateFeatures, writeFeatures } from '../engine/features/extract.ts';
 import { History, type HistoryTransaction } from '../engine/history.ts';
 import type { ModelBundle, ModeName } from '../model/bundle.ts';
 import { combine, isCold } from '../scoring/combine.ts';
-import { topReasons } from '../scoring/explain.ts';
+import { topReasons, type ChannelExplanation } from '../scoring/explain.ts';
 import { averagePrecision, brier, expectedCalibrationError, rocAuc } from '../training/metrics.ts';
 import { readRows, type ColumnMapping, type ParsedRow } from '../datasets/csv.ts';
+import { RecordStore } from '../engine/records.ts';
 import { CSV_HEADER, csvLine } from './csv-out.ts';
+import { FeatureSpill } from './feature-spill.ts';
 
 export interface BatchOptions {
   path: string;
@@ -57,6 +59,13 @@ export interface ResultRow {
 
 const TOP_REASONS = 3;
 
+/** A parsed row as a record of the column store (no timestamp: NaN, replaced in the replay). */
+function asRecord(r: ParsedRow): HistoryTransaction {
+  const tx: HistoryTransaction = { time: r.time ?? Number.NaN, amount: r.amount, customer_id: r.customer_id, merchant_id: r.merchant_id, location: r.location, payment_type: r.payment_type, transaction_id: r.transaction_id };
+  if (r.label !== undefined) tx.label = r.label;
+  return tx;
+}
+
 export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promise<BatchSummary> {
   const stageMs: Record<string, number> = {};
   let mark = performance.now();
@@ -66,11 +75,14 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
     mark = t;
   };
 
-  // Parsing.
-  const parsed: ParsedRow[] = [];
+  // Parsing, into columns (record k is the file's row k + 1): a row kept as an object of its own
+  // cost ten times the memory, for the whole job.
+  const parsed = new RecordStore(o.expectedRows);
+  let base: number | undefined;
   o.progress('parsing', 0);
   for await (const row of readRows(o.path, o.mapping)) {
-    parsed.push(row);
+    base ??= row.time;
+    parsed.push(asRecord(row));
     if (parsed.length % 10_000 === 0) o.progress('parsing', Math.min(1, parsed.length / Math.max(1, o.expectedRows)));
   }
   const n = parsed.length;
@@ -78,67 +90,90 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
   done('parsing');
 
   // Time order: the timestamp when present (stable for equal times), else the row order.
-  const base = parsed.find((r) => r.time !== undefined)?.time ?? 0;
-  const order = parsed.map((_, i) => i);
-  const timeOf = (i: number) => parsed[i]!.time ?? base + i * 1000;
-  order.sort((a, b) => timeOf(a) - timeOf(b) || a - b);
+  const timeOf = (i: number) => {
+    const t = parsed.time(i);
+    return Number.isNaN(t) ? (base ?? 0) + i * 1000 : t;
+  };
+  const order = Uint32Array.from({ length: n }, (_, i) => i).sort((a, b) => timeOf(a) - timeOf(b) || a - b);
 
-  // Features, replaying the file through a history of its own.
+  // Features, replaying the file through a history of its own, a chunk at a time in time order;
+  // each chunk goes to the feature file at its rows' file positions (feature-spill.ts).
   o.progress('features', 0);
   const history = new History(bundle.file.training.label_delay_ms);
   const widths = bundle.channels.map((c) => c.features.length);
-  const byChannel = allocateFeatures(n);
-  const matrices = bundle.channels.map((c) => byChannel[c.name]);
+  const batch = o.batchSize ?? 2048;
+  const chunk = allocateFeatures(batch);
+  const matrices = bundle.channels.map((c) => chunk[c.name]);
   const cold = new Uint8Array(n);
   const minPrior = bundle.file.cold_start.min_prior;
-  order.forEach((i, k) => {
-    const r = parsed[i]!;
-    const tx: HistoryTransaction = { time: timeOf(i), amount: r.amount, customer_id: r.customer_id, merchant_id: r.merchant_id, location: r.location, payment_type: r.payment_type, ...(r.label === undefined ? {} : { label: r.label }) };
-    cold[i] = isCold(history.priors(tx), minPrior) ? 1 : 0;
-    writeFeatures(tx, history, byChannel, i);
-    history.add(tx);
-    if (k % 10_000 === 9_999) o.progress('features', (k + 1) / n);
-  });
-  o.progress('features', 1);
-  done('features');
+  const spill = new FeatureSpill(`${o.resultPath}.features`, n, widths);
+  try {
+    for (let from = 0; from < n; from += batch) {
+      const count = Math.min(batch, n - from);
+      const positions = order.subarray(from, from + count);
+      for (let r = 0; r < count; r++) {
+        const i = positions[r]!;
+        const tx = parsed.at(i)!;
+        tx.time = timeOf(i);
+        cold[i] = isCold(history.priors(tx), minPrior) ? 1 : 0;
+        writeFeatures(tx, history, chunk, r);
+        history.add(tx);
+      }
+      spill.write(matrices, positions, count);
+      if (Math.floor((from + count) / 10_000) > Math.floor(from / 10_000)) o.progress('features', (from + count) / n);
+    }
+    o.progress('features', 1);
+    done('features');
+    return await scoreAndWrite(bundle, o, { parsed, spill, matrices, widths, cold, batch, stageMs, mark });
+  } finally {
+    spill.remove();
+  }
+}
 
-  // Scoring and writing, batch by batch, in file order.
+/** Scoring and writing, batch by batch, in file order, from the feature file. */
+async function scoreAndWrite(
+  bundle: ModelBundle,
+  o: BatchOptions,
+  { parsed, spill, matrices, widths, cold, batch, stageMs, mark }: { parsed: RecordStore; spill: FeatureSpill; matrices: Float64Array[]; widths: number[]; cold: Uint8Array; batch: number; stageMs: Record<string, number>; mark: number },
+): Promise<BatchSummary> {
+  const n = parsed.length;
   const out = createWriteStream(o.resultPath, { flags: 'wx' });
   // The download, written once here so that serving it is a plain file stream.
   const csvOut = createWriteStream(`${o.resultPath}.csv`, { flags: 'w' });
   csvOut.write(CSV_HEADER);
-  const batch = o.batchSize ?? 2048;
   const summary: BatchSummary = { rows: n, decisions: { approve: 0, review: 0, block: 0 }, bands: { low: 0, medium: 0, high: 0, critical: 0 }, cold_start_rows: 0, stage_ms: stageMs, metrics: null };
   const risks = new Float64Array(n);
+  const explained: ChannelExplanation[] = bundle.channels.map((ch, k) => ({ features: ch.features, weight: bundle.file.stack.weights[ch.name], values: matrices[k]!, phi: matrices[k]!, valuesAt: 0, phiAt: 0 }));
+  const rawRow = new Array<number>(bundle.channels.length);
   let writing = 0;
   for (let start = 0; start < n; start += batch) {
     const end = Math.min(n, start + batch);
     const count = end - start;
-    const raw = bundle.channels.map((c, ch) => c.engine.predictRawBatch(matrices[ch]!.subarray(start * widths[ch]!, end * widths[ch]!)));
-    const phi = bundle.channels.map((c, ch) => c.engine.shapBatch(matrices[ch]!.subarray(start * widths[ch]!, end * widths[ch]!)));
+    spill.read(start, count, matrices);
+    const raw = bundle.channels.map((c, ch) => c.engine.predictRawBatch(matrices[ch]!.subarray(0, count * widths[ch]!)));
+    const phi = bundle.channels.map((c, ch) => c.engine.shapBatch(matrices[ch]!.subarray(0, count * widths[ch]!)));
     const t0 = performance.now();
     let lines = '';
     let csvLines = '';
     for (let j = 0; j < count; j++) {
       const i = start + j;
-      const r = parsed[i]!;
-      const c = combine(bundle, raw.map((x) => x[j]!), cold[i] === 1, o.mode);
+      const r = parsed.at(i)!;
+      for (let k = 0; k < raw.length; k++) rawRow[k] = raw[k]![j]!;
+      const c = combine(bundle, rawRow, cold[i] === 1, o.mode);
       risks[i] = c.risk;
       summary.decisions[c.decision]++;
       summary.bands[c.band]++;
       if (c.cold) summary.cold_start_rows++;
-      const reasons = topReasons(
-        bundle.channels.map((ch, k) => ({
-          features: ch.features,
-          weight: bundle.file.stack.weights[ch.name],
-          values: matrices[k]!.subarray(i * widths[k]!, (i + 1) * widths[k]!),
-          phi: phi[k]!.subarray(j * (widths[k]! + 1), (j + 1) * (widths[k]! + 1)),
-        })),
-        TOP_REASONS,
-      );
+      // One explanation per channel, reused row after row: only the offsets move.
+      for (let k = 0; k < explained.length; k++) {
+        explained[k]!.valuesAt = j * widths[k]!;
+        explained[k]!.phi = phi[k]!;
+        explained[k]!.phiAt = j * (widths[k]! + 1);
+      }
+      const reasons = topReasons(explained, TOP_REASONS);
       const line: ResultRow = {
-        row: r.row,
-        transaction_id: r.transaction_id,
+        row: i + 1,
+        transaction_id: r.transaction_id!,
         amount: r.amount,
         customer_id: r.customer_id,
         merchant_id: r.merchant_id,
@@ -169,9 +204,10 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
   stageMs.writing = Math.round(writing);
   o.progress('writing', 1);
 
-  const labelled = parsed.filter((r) => r.label !== undefined);
-  if (labelled.length === n && n > 0) {
-    const labels = Float64Array.from(parsed, (r) => r.label!);
+  let labelled = 0;
+  for (let i = 0; i < n; i++) if (parsed.label(i) !== undefined) labelled++;
+  if (labelled === n && n > 0) {
+    const labels = Float64Array.from({ length: n }, (_, i) => parsed.label(i)!);
     const t = bundle.file.thresholds[o.mode];
     let tp = 0;
     let fp = 0;

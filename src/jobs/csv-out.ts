@@ -4,19 +4,29 @@
 
 import type { ResultRow } from './batch-score.ts';
 
+const FORMULA_START = /^[=+\-@\t\r]/;
+const NEEDS_QUOTES = /[",\n\r]/;
+
 /** A CSV cell: quoted when needed, and defused when a spreadsheet would run it as a formula. */
 export function csvCell(value: unknown): string {
+  // A number other than a negative one (which starts with '-') can need neither: most cells.
+  if (typeof value === 'number' && value >= 0) return String(value);
   let s = value === null || value === undefined ? '' : String(value);
-  if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
-  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  if (FORMULA_START.test(s)) s = `'${s}`;
+  return NEEDS_QUOTES.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
 export const DOWNLOAD_COLUMNS = ['row', 'transaction_id', 'amount', 'customer_id', 'merchant_id', 'risk_score', 'risk_band', 'decision', 'path', 'score_tabular', 'score_behavioral', 'score_velocity', 'score_graph', 'reason_1', 'reason_2', 'reason_3', 'label'] as const;
 
 export function csvLine(r: ResultRow): string {
-  const reasons = [0, 1, 2].map((k) => r.top_reasons[k]?.text ?? '');
   const cs = r.channel_scores;
-  return [r.row, r.transaction_id, r.amount, r.customer_id, r.merchant_id, r.risk_score, r.risk_band, r.decision, r.path, cs.tabular, cs.behavioral, cs.velocity, cs.graph, ...reasons, r.label ?? ''].map(csvCell).join(',') + '\r\n';
+  const reasons = r.top_reasons;
+  return (
+    `${csvCell(r.row)},${csvCell(r.transaction_id)},${csvCell(r.amount)},${csvCell(r.customer_id)},${csvCell(r.merchant_id)},` +
+    `${csvCell(r.risk_score)},${csvCell(r.risk_band)},${csvCell(r.decision)},${csvCell(r.path)},` +
+    `${csvCell(cs.tabular)},${csvCell(cs.behavioral)},${csvCell(cs.velocity)},${csvCell(cs.graph)},` +
+    `${csvCell(reasons[0]?.text ?? '')},${csvCell(reasons[1]?.text ?? '')},${csvCell(reasons[2]?.text ?? '')},${csvCell(r.label ?? '')}\r\n`
+  );
 }
 
 

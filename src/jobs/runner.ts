@@ -89,7 +89,7 @@ export class JobRunner {
       return;
     }
     const resultPath = this.resultPath(job.id);
-    for (const f of [resultPath, `${resultPath}.csv`, `${resultPath}.idx`]) await rm(f, { force: true }); // an earlier attempt's partial files
+    for (const f of [resultPath, `${resultPath}.csv`, `${resultPath}.idx`, `${resultPath}.features`]) await rm(f, { force: true }); // an earlier attempt's partial files
     let stage = 'parsing';
     let fraction = 0;
     let lastWrite = 0;

@@ -121,14 +121,28 @@ function ranksBefore(a: number, fa: string, b: number, fb: string): boolean {
   return d > 0 || (d === 0 && fa < fb);
 }
 
+/** One channel's part of an explanation: its features' names, stack weight, values and SHAP
+ *  values, the row's values starting at `valuesAt` and its SHAP values at `phiAt` (so a batch
+ *  passes its whole matrices and offsets instead of a view per row). */
+export interface ChannelExplanation {
+  features: readonly string[];
+  weight: number;
+  values: ArrayLike<number>;
+  phi: ArrayLike<number>;
+  valuesAt?: number;
+  phiAt?: number;
+}
+
 /** The `n` largest contributions as reasons (ties by feature name), from every channel's features
  *  and exact SHAP values scaled by the channel's stack weight. Keeps a small sorted list of the
  *  best so far instead of sorting every feature: this runs on every explained score. */
-export function topReasons(channels: readonly { features: readonly string[]; weight: number; values: ArrayLike<number>; phi: ArrayLike<number> }[], n: number): Reason[] {
+export function topReasons(channels: readonly ChannelExplanation[], n: number): Reason[] {
   const top: { feature: string; value: number; contribution: number }[] = [];
   for (const c of channels) {
+    const valuesAt = c.valuesAt ?? 0;
+    const phiAt = c.phiAt ?? 0;
     for (let j = 0; j < c.features.length; j++) {
-      const contribution = c.weight * c.phi[j]!;
+      const contribution = c.weight * c.phi[phiAt + j]!;
       if (contribution === 0) continue;
       const feature = c.features[j]!;
       if (top.length === n && !ranksBefore(contribution, feature, top[n - 1]!.contribution, top[n - 1]!.feature)) continue;
@@ -137,7 +151,7 @@ export function topReasons(channels: readonly { features: readonly string[]; wei
         top[i] = top[i - 1]!;
         i--;
       }
-      top[i] = { feature, value: c.values[j]!, contribution };
+      top[i] = { feature, value: c.values[valuesAt + j]!, contribution };
     }
   }
   return top.map((r) => reason(r.feature, r.value, Math.round(r.contribution * 1e6) / 1e6));

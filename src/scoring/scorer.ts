@@ -13,7 +13,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { channelOf, type History, type HistoryTransaction } from '../engine/history.ts';
-import { extractOne } from '../engine/features/extract.ts';
+import { allocateFeatures, writeFeatures, type ChannelMatrices } from '../engine/features/extract.ts';
 import type { Ring } from '../engine/rings.ts';
 import type { ModelBundle, ModeName } from '../model/bundle.ts';
 import { combine, isCold } from './combine.ts';
@@ -114,19 +114,22 @@ const RELATION = { customer: 'same_customer', merchant: 'same_merchant', channel
 /** The entity's most recent earlier transactions as graph evidence, with each outcome as known at
  *  `time` (a label counts only once older than the label delay). */
 function addEvidence(evidence: ScoreResult['graph_evidence'], history: History, role: 'customer' | 'merchant' | 'channel', key: string, time: number): void {
-  const earlier = history.recent(role, key, time, MAX_EVIDENCE);
+  const earlier = history.recentIndices(role, key, time, MAX_EVIDENCE);
   if (earlier.length === 0) return;
   const delay = history.labelDelay;
+  const records = history.transactions;
   const list: Evidence[] = [];
-  for (const e of earlier) {
+  for (const k of earlier) {
+    const at = records.time(k);
+    const label = records.label(k);
     list.push({
-      transaction_id: e.transaction_id ?? '',
-      time: isoTime(e.time),
-      amount: e.amount,
-      source: e.customer_id,
-      target: e.merchant_id,
+      transaction_id: records.transactionId(k) ?? '',
+      time: isoTime(at),
+      amount: records.amount(k),
+      source: records.customerId(k),
+      target: records.merchantId(k),
       relation: RELATION[role],
-      outcome: e.label === undefined || e.time + delay >= time ? 'unknown' : e.label === 1 ? 'fraud' : 'legit',
+      outcome: label === undefined || at + delay >= time ? 'unknown' : label === 1 ? 'fraud' : 'legit',
     });
   }
   put(evidence, key, list, role);
@@ -161,9 +164,15 @@ export interface ScorerDeps {
 
 export class Scorer {
   private readonly clock: () => number;
+  /** One transaction's features and each channel's SHAP values, reused by every call: a score
+   *  reads them only while it runs (scoring is synchronous), and eight small typed arrays per
+   *  request were eight native allocations for the collector to find and free. */
+  private readonly features: ChannelMatrices = allocateFeatures(1);
+  private readonly phi: Float64Array[];
 
   constructor(private readonly deps: ScorerDeps) {
     this.clock = deps.clock ?? Date.now;
+    this.phi = deps.bundle.channels.map((c) => new Float64Array(c.features.length + 1));
   }
 
   get modelId(): string {
@@ -203,7 +212,8 @@ export class Scorer {
     put(entityHistory, channel, { role: 'channel' as const, prior_transactions: priors.channel, is_new: priors.channel === 0 }, 'channel');
     stages.end('history');
 
-    const features = extractOne(tx, history);
+    const features = this.features;
+    writeFeatures(tx, history, features, 0);
     stages.end('features');
 
     const raw = bundle.channels.map((c) => c.engine.predictRaw(features[c.name]));
@@ -225,7 +235,11 @@ export class Scorer {
     let reasons: Reason[] = [];
     if (input.explain) {
       reasons = topReasons(
-        bundle.channels.map((c, k) => ({ features: c.features, weight: weights[k]!, values: features[c.name], phi: c.engine.shap(features[c.name]) })),
+        bundle.channels.map((c, k) => {
+          const phi = this.phi[k]!;
+          c.engine.shapInto(features[c.name], phi);
+          return { features: c.features, weight: weights[k]!, values: features[c.name], phi };
+        }),
         MAX_REASONS,
       );
       stages.end('explain');

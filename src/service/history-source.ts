@@ -87,7 +87,7 @@ export async function ensureHistory(db: Db, now: number, log: (msg: string) => v
 /** Every stored transaction, in time order (time, then insertion), in a history the scorer reads;
  *  read a page at a time straight into the history's columns. */
 export async function loadHistory(db: Db, labelDelay: number): Promise<History> {
-  const history = new History(labelDelay).withRecords();
+  const history = new History(labelDelay).withRecords(await countTransactions(db));
   await forEachTransactionPage(db, (page) => {
     for (const s of page) {
       history.add({

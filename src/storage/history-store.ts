@@ -28,7 +28,7 @@ export interface StoredTransaction {
 }
 
 /** Rows per INSERT statement: large enough to amortise a round trip, small enough for PGlite's memory. */
-const CHUNK_ROWS = 10_000;
+const CHUNK_ROWS = 2_500;
 
 export async function countTransactions(db: Queryable): Promise<number> {
   const [row] = await db.query<{ n: number }>('SELECT count(*) AS n FROM transactions');
@@ -66,7 +66,7 @@ export async function insertTransactions(db: Db, rows: StoredTransaction[]): Pro
 }
 
 /** Rows per page when loading: bounds the size of one JSON value (about 12 MB) on both back ends. */
-const LOAD_PAGE_ROWS = 20_000;
+const LOAD_PAGE_ROWS = 5_000;
 
 /** One stored row as the load query sends it: [seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, label, source]. */
 type RowTuple = [number, string, number, number, string, string, string, string, 0 | 1 | null, 'example' | 'scored'];

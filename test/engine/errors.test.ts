@@ -50,6 +50,8 @@ t.test('rows of the wrong width are invalid_input', async (t) => {
   const engine = loadModel(good);
   t.equal(codeOf(() => call(() => engine.predictRaw(new Float64Array(3)))).code, 'invalid_input');
   t.equal(codeOf(() => call(() => engine.shap(new Float64Array(5)))).code, 'invalid_input');
+  t.equal(codeOf(() => call(() => engine.shapInto(new Float64Array(5), new Float64Array(6)))).code, 'invalid_input');
+  t.equal(codeOf(() => call(() => engine.shapInto(new Float64Array(4), new Float64Array(4)))).code, 'invalid_input', 'an output without room for the expected value');
   t.equal(codeOf(() => call(() => engine.predictRawBatch(new Float64Array(10)))).code, 'invalid_input');
   t.equal(engine.predictRawBatch(new Float64Array(0)).length, 0, 'an empty batch is fine');
 });

@@ -46,13 +46,20 @@ for (const c of cases) {
     const nf = c.features;
     let worstRow = 0;
     let worstShap = 0;
+    let worstInto = 0;
+    // One output buffer reused for every row, starting with garbage: shapInto must overwrite it.
+    const into = new Float64Array(nf + 1).fill(123.5);
     for (let r = 0; r < probe.numRows; r += 13) {
       const row = rows.subarray(r * nf, (r + 1) * nf);
       worstRow = Math.max(worstRow, Math.abs(ours.predictRaw(row) - theirs.predictRawSingle(row)));
-      worstShap = Math.max(worstShap, maxDiff(ours.shap(row), theirs.predictContribSingle(row)));
+      const expected = theirs.predictContribSingle(row);
+      worstShap = Math.max(worstShap, maxDiff(ours.shap(row), expected));
+      ours.shapInto(row, into);
+      worstInto = Math.max(worstInto, maxDiff(into, expected));
     }
     t.ok(worstRow <= TOLERANCE, `single-row raw scores match (worst ${worstRow})`);
     t.ok(worstShap <= TOLERANCE, `single-row SHAP values match (worst ${worstShap})`);
+    t.ok(worstInto <= TOLERANCE, `single-row SHAP into a reused buffer matches (worst ${worstInto})`);
 
     // Efficiency: contributions plus expected value add up to the raw score.
     const row = rows.subarray(0, nf);

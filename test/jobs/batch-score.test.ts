@@ -3,7 +3,7 @@
 // single-scoring code, and the metrics on the file when it has labels.
 
 import t from 'tap';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateCsv } from '../../src/datasets/csv.ts';
@@ -32,6 +32,14 @@ t.test('many small batches: both output files keep flowing (no lost drain event)
   const summary = await scoreDataset(bundle, { path: csv, mapping: {}, mode: 'balanced', resultPath, expectedRows: validation.rows, progress: () => {}, batchSize: 16 });
   t.equal(readFileSync(resultPath, 'utf8').trim().split('\n').length, summary.rows);
   t.equal(readFileSync(`${resultPath}.csv`, 'utf8').trim().split('\r\n').length, summary.rows + 1);
+
+  // Features wait on disk between the time-ordered replay and file-ordered scoring: any chunking
+  // gives every row the same score, and the feature file is gone afterwards.
+  const largePath = join(dir, 'large-batches.ndjson');
+  await scoreDataset(bundle, { path: csv, mapping: {}, mode: 'balanced', resultPath: largePath, expectedRows: validation.rows, progress: () => {}, batchSize: 1000 });
+  const scores = (path: string) => readFileSync(path, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as ResultRow).risk_score);
+  t.same(scores(resultPath), scores(largePath), 'the same scores in chunks of 16 and of 1,000 rows');
+  t.notOk(existsSync(`${resultPath}.features`) || existsSync(`${largePath}.features`), 'no feature file left behind');
 });
 
 t.test('scores every row, in file order, with metrics on the labelled file', async (t) => {

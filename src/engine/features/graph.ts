@@ -36,7 +36,6 @@ export function graph(tx: HistoryTransaction, history: History, out: Float64Arra
   const t = tx.time;
   const merchant = history.merchantLabelSeries(tx.merchant_id).window(-Infinity, t);
   const channel = history.channelLabelSeries(channelOf(tx)).window(-Infinity, t);
-  const customer = history.customerLabelSeries(tx.customer_id).window(-Infinity, t);
   // Labels that became known in the last 1, 7 and 30 days: the merchant's transactions of the window
   // one label delay back. A compromise shows here long before it moves the all-time rate.
   out[at] = merchant.count;
@@ -49,7 +48,7 @@ export function graph(tx: HistoryTransaction, history: History, out: Float64Arra
   });
   out[at + 8] = channel.count;
   out[at + 9] = smoothed(channel.count, channel.sum);
-  out[at + 10] = customer.sum;
+  out[at + 10] = history.customerKnownFrauds(tx.customer_id, t);
 
   // The merchant's customers before t, and how many of them were known compromised before t
   // (the customer–merchant graph, indexed by time in history.ts).
