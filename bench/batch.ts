@@ -13,7 +13,7 @@ import { History } from '../src/engine/history.ts';
 import { isProblem, loadModelFolder } from '../src/model/bundle.ts';
 import { simulate, toCsv } from '../src/training/simulate.ts';
 import { quick } from './harness.ts';
-import { memoryMb, root, startServer } from './server-process.ts';
+import { memoryMb, resetPeakMemory, root, startServer } from './server-process.ts';
 
 const sizes = quick ? [100_000] : [50_000, 100_000];
 
@@ -47,6 +47,9 @@ const server = await startServer({ MAX_UPLOAD_MB: '100', UPLOAD_RATE_PER_MINUTE:
 const runs: Record<string, unknown>[] = [];
 for (const n of sizes) {
   const { csv, rows } = dataset(n);
+  // The peak is measured from here: this run's upload, job and download, not the server's start.
+  const rssBefore = memoryMb(server.child.pid!, 'VmRSS');
+  const peakFromHere = resetPeakMemory(server.child.pid!);
   const t0 = performance.now();
   const up = await fetch(`${server.url}/api/datasets/upload?filename=bench.csv`, { method: 'POST', body: csv, headers: { 'content-type': 'text/csv' } });
   const d = await json(up);
@@ -75,12 +78,14 @@ for (const n of sizes) {
     stage_rows_per_s: Object.fromEntries(Object.entries({ upload_and_validate: t1 - t0, job: t2 - t1, download: t3 - t2, ...stageMs }).map(([k, v]) => [k, Math.round(n / (Math.max(v, 1) / 1000))])),
     addon_ceiling_rows_per_s: Math.round(ceiling),
     ratio_to_ceiling: Math.round((n / seconds / ceiling) * 1000) / 1000,
+    server_rss_before_mb: rssBefore,
     server_rss_mb: memoryMb(server.child.pid!, 'VmRSS'),
     server_peak_rss_mb: memoryMb(server.child.pid!, 'VmHWM'),
+    peak_is_this_run: peakFromHere,
     auc_on_file: job.summary.metrics?.roc_auc ?? null,
   };
   runs.push(run);
-  console.log(`${n.toLocaleString('en')} rows: ${run.end_to_end_rows_per_s.toLocaleString('en')} rows/s end to end (${run.seconds} s); addon ceiling ${run.addon_ceiling_rows_per_s.toLocaleString('en')} rows/s; server peak RSS ${run.server_peak_rss_mb} MB`);
+  console.log(`${n.toLocaleString('en')} rows: ${run.end_to_end_rows_per_s.toLocaleString('en')} rows/s end to end (${run.seconds} s); addon ceiling ${run.addon_ceiling_rows_per_s.toLocaleString('en')} rows/s; server RSS ${run.server_rss_before_mb} MB before, peak ${run.server_peak_rss_mb} MB${peakFromHere ? ' during this run' : ' since start'} (${Math.round(((run.server_peak_rss_mb - run.server_rss_before_mb) * 1048576) / n)} bytes a row above before), ${run.server_rss_mb} MB after`);
   console.log(`  stages ms: ${JSON.stringify(run.stages_ms)}`);
 }
 server.child.kill('SIGTERM');

@@ -4,7 +4,7 @@
 // process's memory from /proc.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -49,6 +49,17 @@ export async function startServer(env: Record<string, string>): Promise<{ child:
   });
   const ready = await waitFor(child, /ready on .* start-up steps ms: (\{.*\})/, 'stderr');
   return { child, url: `http://127.0.0.1:${port}`, startup: JSON.parse(ready[1]!) as Record<string, number> };
+}
+
+/** Starts a new peak-memory measurement of a process (Linux: clears VmHWM down to the current
+ *  resident size); false where that is not possible (then VmHWM is the peak since the start). */
+export function resetPeakMemory(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Resident (VmRSS) or peak resident (VmHWM) memory of a process, MB. */

@@ -37,36 +37,69 @@ export function channelOf(tx: Pick<HistoryTransaction, 'payment_type' | 'locatio
   return `${tx.payment_type}:${tx.location}`;
 }
 
+/** The longest look-back of any windowed feature (30 days) plus a day's margin. A series drops
+ *  entries older than this before the newest transaction: no query can reach them, since queries
+ *  come at or after the newest transaction (the history is built in time order and scored at its
+ *  newest), and all-time counts and sums survive in the series' running totals. A query further
+ *  back throws instead of answering wrongly. */
+export const WINDOW_HORIZON_MS = 31 * 86_400_000;
+
 /** Time-ordered times and amounts of one entity, with prefix sums for window sums (and, for the
- *  series whose spread is asked for, prefix sums of squares: only customers' are). */
+ *  series whose spread is asked for, prefix sums of squares: only customers' are). Entries older
+ *  than the horizon are dropped from the front (see WINDOW_HORIZON_MS): `dropped` of them, the
+ *  last at `lastDropped`; the prefix sums stay cumulative from the series' first entry. */
 export class Series {
-  readonly times: number[] = [];
-  private readonly prefix: number[] = [0];
-  private readonly prefixSquares: number[] | undefined;
+  private times: number[] = [];
+  private prefix: number[] = [0];
+  private prefixSquares: number[] | undefined;
+  private dropped = 0;
+  private lastDropped = -Infinity;
 
   constructor(withSquares = false) {
     this.prefixSquares = withSquares ? [0] : undefined;
   }
 
-  add(time: number, amount: number): void {
-    const last = this.times.length ? this.times[this.times.length - 1]! : -Infinity;
+  /** Appends an entry; entries older than `keepFrom` may then be dropped. */
+  add(time: number, amount: number, keepFrom = -Infinity): void {
+    const times = this.times;
+    const last = times.length ? times[times.length - 1]! : this.lastDropped;
     if (time < last) throw new Error('history must be added in time order');
-    this.times.push(time);
+    times.push(time);
     this.prefix.push(this.prefix[this.prefix.length - 1]! + amount);
     const squares = this.prefixSquares;
     if (squares) squares.push(squares[squares.length - 1]! + amount * amount);
+    // Compact once at least half the entries are past the horizon (amortised O(1) per entry).
+    if (times.length >= 64 && times[times.length >> 1]! < keepFrom) this.dropBefore(keepFrom);
+  }
+
+  private dropBefore(keepFrom: number): void {
+    const k = countBelow(this.times, keepFrom);
+    this.lastDropped = this.times[k - 1]!;
+    this.dropped += k;
+    this.times.splice(0, k);
+    this.prefix.splice(0, k);
+    this.prefixSquares?.splice(0, k);
   }
 
   /** Number of entries strictly before `time`. */
   countBefore(time: number): number {
-    return countBelow(this.times, time);
+    if (time <= this.lastDropped) {
+      if (time === -Infinity) return 0;
+      throw new Error(`a history query reached back past the ${WINDOW_HORIZON_MS / 86_400_000}-day horizon`);
+    }
+    return this.dropped + countBelow(this.times, time);
+  }
+
+  /** Running total of the first `k` entries (k = 0, or k at least the dropped entries). */
+  private sumOf(prefix: number[], k: number): number {
+    return k === 0 ? 0 : prefix[k - this.dropped]!;
   }
 
   /** Count and sum of amounts in [from, to) (to exclusive: strictly older than `to`). */
   window(from: number, to: number): { count: number; sum: number } {
     const a = this.countBefore(from);
     const b = this.countBefore(to);
-    return { count: b - a, sum: this.prefix[b]! - this.prefix[a]! };
+    return { count: b - a, sum: this.sumOf(this.prefix, b) - this.sumOf(this.prefix, a) };
   }
 
   /** Count, mean and standard deviation of all amounts strictly before `time`. */
@@ -74,15 +107,21 @@ export class Series {
     const n = this.countBefore(time);
     if (n === 0) return { count: 0, mean: 0, std: 0 };
     if (!this.prefixSquares) throw new Error('stats() needs a series made with squares');
-    const mean = this.prefix[n]! / n;
-    const variance = Math.max(0, this.prefixSquares[n]! / n - mean * mean);
+    const mean = this.sumOf(this.prefix, n) / n;
+    const variance = Math.max(0, this.sumOf(this.prefixSquares, n) / n - mean * mean);
     return { count: n, mean, std: Math.sqrt(variance) };
   }
 
   /** Time of the last entry strictly before `time`, or undefined. */
   lastBefore(time: number): number | undefined {
     const n = this.countBefore(time);
-    return n > 0 ? this.times[n - 1] : undefined;
+    if (n === 0) return undefined;
+    return n > this.dropped ? this.times[n - 1 - this.dropped] : this.lastDropped;
+  }
+
+  /** Entries held in memory (not dropped past the horizon). */
+  get held(): number {
+    return this.times.length;
   }
 }
 
@@ -211,14 +250,15 @@ export class History {
     if (tx.time < this.latest) throw new Error('history must be added in time order');
     this.latest = tx.time;
     const channel = channelOf(tx);
-    series(this.customers, tx.customer_id, true).add(tx.time, tx.amount);
-    series(this.merchants, tx.merchant_id).add(tx.time, tx.amount);
-    series(this.channels, channel).add(tx.time, tx.amount);
+    const keepFrom = tx.time - WINDOW_HORIZON_MS;
+    series(this.customers, tx.customer_id, true).add(tx.time, tx.amount, keepFrom);
+    series(this.merchants, tx.merchant_id).add(tx.time, tx.amount, keepFrom);
+    series(this.channels, channel).add(tx.time, tx.amount, keepFrom);
     if (tx.label === 0 || tx.label === 1) {
       const known = tx.time + this.labelDelay;
       if (tx.label === 1) append(this.customerFrauds, tx.customer_id, known);
-      series(this.merchantLabels, tx.merchant_id).add(known, tx.label);
-      series(this.channelLabels, channel).add(known, tx.label);
+      series(this.merchantLabels, tx.merchant_id).add(known, tx.label, keepFrom);
+      series(this.channelLabels, channel).add(known, tx.label, keepFrom);
     }
     let u = this.usage.get(tx.customer_id);
     if (!u) this.usage.set(tx.customer_id, (u = new Usage()));
