@@ -2,12 +2,16 @@
 // Starts the real server as `npm start` runs it (`scripts/start.mjs`: the compiled
 // `dist/server/main.js`; embedded database, built-in model, scoring rate limit raised for the run)
 // and a bare Fastify JSON route (trivial-server.ts) as the ceiling, each in its own process, then
-// drives both with autocannon from this process, one after the other in the same run: requests per
+// drives both with autocannon from this process, one after the other in the same run (and, as a
+// third load, the bare server sending a real score response of median size as it is, to show what
+// the response alone costs): requests per
 // second, client-side p50/p99 latency, and for scoring the server's own `latency_ms` (p50/p99 over
 // every response). Scoring requests carry explanations and vary over customers and merchants of the
 // example history. Ends with the server's resident memory and one JSON line.
 
 import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { quick } from './harness.ts';
@@ -24,8 +28,6 @@ function percentile(values: number[], p: number): number {
 // --- start both servers -----------------------------------------------------------------------
 process.stderr.write(`starting the service (first start: it stores the example history)…\n`);
 const { child: server, url: base, startup } = await startServer({ SCORE_RATE_PER_MINUTE: '100000000' });
-const trivial = spawn(process.execPath, ['--import=tsx', join(root, 'bench/trivial-server.ts')], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-const trivialPort = Number((await waitFor(trivial, /port (\d+)/, 'stdout'))[1]);
 const rssAfterStart = memoryMb(server.pid!);
 
 // --- requests ---------------------------------------------------------------------------------
@@ -38,6 +40,15 @@ const body = () => {
   k++;
   return JSON.stringify({ amount: Math.round((5 + ((k * 7919) % 400)) * 100) / 100, customer_id: customers[(k * 31) % customers.length], merchant_id: merchants[(k * 17) % merchants.length], location: cities[k % cities.length], payment_type: types[k % types.length], explain: true });
 };
+
+// A real score response of median size, which the bare server sends back as it is (`/canned`).
+const samples: string[] = [];
+for (let i = 0; i < 21; i++) samples.push(await (await fetch(`${base}/api/risk/score`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body() })).text());
+const cannedText = samples.sort((a, b) => a.length - b.length)[10]!;
+const cannedFile = join(mkdtempSync(join(tmpdir(), 'bench-canned-')), 'response.json');
+writeFileSync(cannedFile, cannedText);
+const trivial = spawn(process.execPath, ['--import=tsx', join(root, 'bench/trivial-server.ts')], { cwd: root, env: { ...process.env, CANNED_FILE: cannedFile }, stdio: ['ignore', 'pipe', 'inherit'] });
+const trivialPort = Number((await waitFor(trivial, /port (\d+)/, 'stdout'))[1]);
 
 const serverLatency: number[] = [];
 const LATENCY = /"latency_ms":([0-9.eE+-]+)/;
@@ -70,7 +81,9 @@ async function load(url: string, title: string, scoring: boolean) {
 // Warm up both (JIT, history growth), then measure.
 await autocannon({ url: `${base}/api/risk/score`, method: 'POST', connections: 2, amount: 2000, headers: { 'content-type': 'application/json' }, requests: [{ setupRequest: (req) => ({ ...req, body: body() }) }] });
 await autocannon({ url: `http://127.0.0.1:${trivialPort}/trivial`, method: 'POST', connections: 2, amount: 2000, headers: { 'content-type': 'application/json' }, body: '{}' });
+await autocannon({ url: `http://127.0.0.1:${trivialPort}/canned`, method: 'POST', connections: 2, amount: 2000, headers: { 'content-type': 'application/json' }, body: '{}' });
 const ceiling = await load(`http://127.0.0.1:${trivialPort}/trivial`, 'bare Fastify JSON route (ceiling)', false);
+const canned = await load(`http://127.0.0.1:${trivialPort}/canned`, `bare Fastify route sending a real score response (${cannedText.length} bytes) as it is`, false);
 const scoring = await load(`${base}/api/risk/score`, 'POST /api/risk/score with explanations', true);
 const rssAfter = memoryMb(server.pid!);
 server.kill('SIGTERM');
@@ -88,9 +101,11 @@ console.log('');
 console.log(`| Load (${CONNECTIONS} connections, ${DURATION} s each, loopback) | req/s | p50 ms | p99 ms |`);
 console.log('|---|---|---|---|');
 console.log(`| bare Fastify JSON route (ceiling) | ${Math.round(ceiling.rps)} | ${ceiling.p50} | ${ceiling.p99} |`);
+console.log(`| bare route sending a ${cannedText.length}-byte score response as it is | ${Math.round(canned.rps)} | ${canned.p50} | ${canned.p99} |`);
 console.log(`| POST /api/risk/score, explain=true | ${Math.round(scoring.rps)} | ${scoring.p50} | ${scoring.p99} |`);
 console.log('');
 console.log(`scoring throughput / ceiling: ${(ratio * 100).toFixed(1)} % (goal ≥ 40 %)`);
+console.log(`sending the response alone / ceiling: ${((canned.rps / ceiling.rps) * 100).toFixed(1)} % (the most any server sending this response reaches here); scoring / that: ${((scoring.rps / canned.rps) * 100).toFixed(1)} %`);
 console.log(`server-side latency_ms over ${serverLatency.length} responses: p50 ${latencyP50.toFixed(3)} ms (goal < 1 ms), p99 ${latencyP99.toFixed(3)} ms`);
 console.log(`server resident memory: ${rssAfterStart} MB after start, ${rssAfter} MB after the benchmark (goal < 300 MB)`);
 console.log(`start-up steps (ms): ${JSON.stringify(startup)}`);
@@ -101,6 +116,7 @@ console.log(
     duration_s: DURATION,
     connections: CONNECTIONS,
     ceiling: { rps: Math.round(ceiling.rps), p50_ms: ceiling.p50, p99_ms: ceiling.p99 },
+    canned_response: { bytes: cannedText.length, rps: Math.round(canned.rps), ratio_to_ceiling: Math.round((canned.rps / ceiling.rps) * 1000) / 1000 },
     scoring: { rps: Math.round(scoring.rps), p50_ms: scoring.p50, p99_ms: scoring.p99, non_2xx: scoring.non2xx, server_latency_ms: { p50: latencyP50, p99: latencyP99 } },
     ratio: Math.round(ratio * 1000) / 1000,
     goals: { ratio_at_least_0_4: ratio >= 0.4, server_p50_under_1ms: latencyP50 < 1, rss_under_300mb: rssAfter < 300 },
