@@ -2,12 +2,12 @@
 // Starts the real server as `npm start` runs it (`scripts/start.mjs`: the compiled
 // `dist/server/main.js`; embedded database, built-in model, scoring rate limit raised for the run)
 // and a bare Fastify JSON route (trivial-server.ts) as the ceiling, each in its own process, then
-// drives both with autocannon from this process, one after the other in the same run (and, as a
-// third load, the bare server sending a real score response of median size as it is, to show what
-// the response alone costs): requests per
-// second, client-side p50/p99 latency, and for scoring the server's own `latency_ms` (p50/p99 over
-// every response). Scoring requests carry explanations and vary over customers and merchants of the
-// example history. Ends with the server's resident memory and one JSON line.
+// drives both with autocannon from this process, one after the other in the same run, with a third
+// load between them: the bare server sending a real score response of median size as it is (what
+// the response alone costs). Reports requests per second, client-side p50/p99 latency, and for
+// scoring the server's own `latency_ms` (p50/p99 over every response). Scoring requests carry
+// explanations and vary over customers and merchants of the example history. Ends with the
+// server's resident memory and one JSON line.
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';

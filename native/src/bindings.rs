@@ -8,7 +8,7 @@
 //! engine's stable code as the JS error's `code` (e.g. `model_malformed`), and the line in the
 //! message when there is one.
 
-use crate::error::EngineError;
+use crate::error::{EngineError, ErrorCode};
 use crate::lightgbm::capi::{Booster, Dataset, PredictKind, SingleRow};
 use crate::model::Model;
 use crate::registry;
@@ -132,7 +132,13 @@ impl Engine {
     /// single-request path reuses one buffer per model instead of allocating a result per call.
     #[napi]
     pub fn shap_into(&self, row: Float64ArraySlice, mut out: Float64ArraySlice) -> napi::Result<(), String> {
-        // SAFETY: the call is synchronous on the JS thread; nothing else touches `out` meanwhile.
+        // One buffer passed as both would be read and written through at once: refused.
+        let (r, o) = (row.as_ptr() as usize, out.as_ptr() as usize);
+        if r < o + out.len() * 8 && o < r + row.len() * 8 {
+            return Err(js_error(EngineError::new(ErrorCode::InvalidInput, "shapInto's output overlaps its row: pass a separate Float64Array".to_owned())));
+        }
+        // SAFETY: the call is synchronous on the JS thread; nothing else touches `out` meanwhile,
+        // and it does not overlap `row` (checked above).
         let out = unsafe { out.as_mut() };
         self.model.shap_row_into(&row, out).map_err(js_error)
     }

@@ -150,17 +150,17 @@ export class RecordStore {
   at(k: number): HistoryTransaction | undefined {
     if (k < 0) k += this.count;
     if (k < 0 || k >= this.count) return undefined;
-    const label = this.labels[k]!;
-    const id = this.ids.get(k);
     const tx: HistoryTransaction = {
       time: this.times[k]!,
       amount: this.amounts[k]!,
-      customer_id: this.entities.values[this.customers[k]!]!,
-      merchant_id: this.entities.values[this.merchants[k]!]!,
+      customer_id: this.customerId(k),
+      merchant_id: this.merchantId(k),
       location: this.places.values[this.locations[k]!]!,
       payment_type: this.places.values[this.paymentTypes[k]!]!,
     };
-    if (label !== NO_LABEL) tx.label = label as 0 | 1;
+    const label = this.label(k);
+    if (label !== undefined) tx.label = label;
+    const id = this.transactionId(k);
     if (id !== undefined) tx.transaction_id = id;
     return tx;
   }

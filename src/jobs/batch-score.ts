@@ -162,7 +162,6 @@ async function scoreAndWrite(
     let csvLines = '';
     for (let j = 0; j < count; j++) {
       const i = start + j;
-      const r = parsed.at(i)!;
       for (let k = 0; k < raw.length; k++) rawRow[k] = raw[k]![j]!;
       const c = combine(bundle, rawRow, cold[i] === 1, o.mode);
       risks[i] = c.risk;
@@ -178,17 +177,17 @@ async function scoreAndWrite(
       const reasons = topReasons(explained, TOP_REASONS);
       const line: ResultRow = {
         row: i + 1,
-        transaction_id: r.transaction_id!,
-        amount: r.amount,
-        customer_id: r.customer_id,
-        merchant_id: r.merchant_id,
+        transaction_id: parsed.transactionId(i)!,
+        amount: parsed.amount(i),
+        customer_id: parsed.customerId(i),
+        merchant_id: parsed.merchantId(i),
         risk_score: c.risk,
         risk_band: c.band,
         decision: c.decision,
         path: c.cold ? 'COLD_START' : 'MODEL',
         channel_scores: c.channelScores,
         top_reasons: reasons.map((x) => ({ feature: x.feature, contribution: x.contribution, text: x.text })),
-        label: r.label ?? null,
+        label: parsed.label(i) ?? null,
       };
       lines += JSON.stringify(line) + '\n';
       csvLines += csvLine(line);

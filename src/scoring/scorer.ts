@@ -17,7 +17,7 @@ import { allocateFeatures, writeFeatures, type ChannelMatrices } from '../engine
 import type { Ring } from '../engine/rings.ts';
 import type { ModelBundle, ModeName } from '../model/bundle.ts';
 import { combine, isCold } from './combine.ts';
-import { topReasons, type Reason } from './explain.ts';
+import { topReasons, type ChannelExplanation, type Reason } from './explain.ts';
 import { isoTime } from './iso-time.ts';
 
 export interface ScoreInput {
@@ -169,10 +169,14 @@ export class Scorer {
    *  request were eight native allocations for the collector to find and free. */
   private readonly features: ChannelMatrices = allocateFeatures(1);
   private readonly phi: Float64Array[];
+  /** Each channel's part of the explanation over those buffers (names, stack weight, values, SHAP). */
+  private readonly explained: ChannelExplanation[];
 
   constructor(private readonly deps: ScorerDeps) {
     this.clock = deps.clock ?? Date.now;
-    this.phi = deps.bundle.channels.map((c) => new Float64Array(c.features.length + 1));
+    const { channels, file } = deps.bundle;
+    this.phi = channels.map((c) => new Float64Array(c.features.length + 1));
+    this.explained = channels.map((c, k) => ({ features: c.features, weight: file.stack.weights[c.name], values: this.features[c.name], phi: this.phi[k]! }));
   }
 
   get modelId(): string {
@@ -217,7 +221,6 @@ export class Scorer {
     stages.end('features');
 
     const raw = bundle.channels.map((c) => c.engine.predictRaw(features[c.name]));
-    const weights = bundle.channels.map((c) => model.stack.weights[c.name]);
     const cold = isCold(priors, model.cold_start.min_prior);
     const combined = combine(bundle, raw, cold, input.mode);
     if (cold) {
@@ -234,14 +237,8 @@ export class Scorer {
 
     let reasons: Reason[] = [];
     if (input.explain) {
-      reasons = topReasons(
-        bundle.channels.map((c, k) => {
-          const phi = this.phi[k]!;
-          c.engine.shapInto(features[c.name], phi);
-          return { features: c.features, weight: weights[k]!, values: features[c.name], phi };
-        }),
-        MAX_REASONS,
-      );
+      bundle.channels.forEach((c, k) => c.engine.shapInto(features[c.name], this.phi[k]!));
+      reasons = topReasons(this.explained, MAX_REASONS);
       stages.end('explain');
     } else notes.push('explain was false: reasons were not computed.');
 

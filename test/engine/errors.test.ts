@@ -52,6 +52,8 @@ t.test('rows of the wrong width are invalid_input', async (t) => {
   t.equal(codeOf(() => call(() => engine.shap(new Float64Array(5)))).code, 'invalid_input');
   t.equal(codeOf(() => call(() => engine.shapInto(new Float64Array(5), new Float64Array(6)))).code, 'invalid_input');
   t.equal(codeOf(() => call(() => engine.shapInto(new Float64Array(4), new Float64Array(4)))).code, 'invalid_input', 'an output without room for the expected value');
+  const shared = new Float64Array(9);
+  t.equal(codeOf(() => call(() => engine.shapInto(shared.subarray(0, 4), shared.subarray(3, 8)))).code, 'invalid_input', 'an output overlapping the row');
   t.equal(codeOf(() => call(() => engine.predictRawBatch(new Float64Array(10)))).code, 'invalid_input');
   t.equal(engine.predictRawBatch(new Float64Array(0)).length, 0, 'an empty batch is fine');
 });
