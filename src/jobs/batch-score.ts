@@ -145,16 +145,19 @@ class LineSink {
 
   constructor(private readonly stream: NodeJS.WritableStream) {}
 
-  add(line: string): void {
+  /** Adds a line; returns its length in bytes. */
+  add(line: string): number {
     // UTF-8 needs at most three bytes per UTF-16 unit.
     if (this.used + line.length * 3 > this.buffer.length) {
       this.flush();
       if (line.length * 3 > this.buffer.length) {
         this.stream.write(line);
-        return;
+        return Buffer.byteLength(line, 'utf8');
       }
     }
-    this.used += this.buffer.write(line, this.used, 'utf8');
+    const bytes = this.buffer.write(line, this.used, 'utf8');
+    this.used += bytes;
+    return bytes;
   }
 
   /** Hands what it holds to the stream (the next lines go to a new buffer). */
@@ -186,6 +189,11 @@ async function scoreAndWrite(
   csvOut.write(CSV_HEADER);
   const lines = new LineSink(out);
   const csvLines = new LineSink(csvOut);
+  // The result's index (results.ts): where each line starts, then the file's length, written a
+  // batch at a time as the lines are made, so that no second pass reads the result back.
+  const indexOut = createWriteStream(`${o.resultPath}.idx`, { flags: 'wx' });
+  const lineStarts = new Float64Array(batch + 1);
+  let resultBytes = 0;
   const summary: BatchSummary = { rows: n, decisions: { approve: 0, review: 0, block: 0 }, bands: { low: 0, medium: 0, high: 0, critical: 0 }, cold_start_rows: 0, stage_ms: stageMs, metrics: null };
   const risks = new Float64Array(n);
   const explained: ChannelExplanation[] = bundle.channels.map((ch, k) => ({ features: ch.features, weight: bundle.file.stack.weights[ch.name], values: matrices[k]!, phi: matrices[k]!, valuesAt: 0, phiAt: 0 }));
@@ -200,6 +208,7 @@ async function scoreAndWrite(
     const t0 = performance.now();
     for (let j = 0; j < count; j++) {
       const i = start + j;
+      lineStarts[j] = resultBytes;
       for (let k = 0; k < raw.length; k++) rawRow[k] = raw[k]![j]!;
       const c = combine(bundle, rawRow, cold[i] === 1, o.mode);
       risks[i] = c.risk;
@@ -227,11 +236,13 @@ async function scoreAndWrite(
         top_reasons: reasons.map((x) => ({ feature: x.feature, contribution: x.contribution, text: x.text })),
         label: parsed.label(i) ?? null,
       };
-      lines.add(JSON.stringify(line) + '\n');
+      resultBytes += lines.add(JSON.stringify(line) + '\n');
       csvLines.add(csvLine(line));
     }
     lines.flush();
     csvLines.flush();
+    // A copy: the stream may still hold it while the next batch fills `lineStarts`.
+    indexOut.write(new Uint8Array(lineStarts.slice(0, count).buffer));
     // Wait for each stream only while it still needs to drain (a 'drain' that already happened
     // while waiting for the other would never come again).
     if (out.writableNeedDrain) await once(out, 'drain');
@@ -239,9 +250,11 @@ async function scoreAndWrite(
     writing += performance.now() - t0;
     o.progress('scoring', end / n);
   }
+  indexOut.write(new Uint8Array(Float64Array.of(resultBytes).buffer));
   out.end();
   csvOut.end();
-  await Promise.all([once(out, 'finish'), once(csvOut, 'finish')]);
+  indexOut.end();
+  await Promise.all([once(out, 'finish'), once(csvOut, 'finish'), once(indexOut, 'finish')]);
   stageMs.scoring = Math.round(performance.now() - mark - writing);
   stageMs.writing = Math.round(writing);
   o.progress('writing', 1);

@@ -1,31 +1,12 @@
-// A finished job's result files: one JSON line per scored row (batch-score.ts), an index of where
-// each line starts, so that a page is one read of a byte range however large the file, and the
-// download CSV written by the job (csv-out.ts), streamed as it is.
+// A finished job's result files, all written by the job (batch-score.ts): one JSON line per scored
+// row; `<result>.idx`, the byte offset of every line and then the file's length (Float64 each), so
+// that a page is one read of a byte range however large the file; and the download CSV
+// (csv-out.ts), streamed as it is.
 
 import { createReadStream } from 'node:fs';
-import { open, readFile, writeFile } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import type { ResultRow } from './batch-score.ts';
-
-/** Writes `<result>.idx`: the byte offset of every line, then the file's length (Float64 each). */
-export async function indexResult(path: string): Promise<number> {
-  const offsets: number[] = [];
-  let position = 0;
-  for await (const chunk of createReadStream(path)) {
-    const buf = chunk as Buffer;
-    let from = 0;
-    if (offsets.length === 0 && buf.length > 0) offsets.push(0);
-    for (let i = buf.indexOf(10, from); i !== -1; i = buf.indexOf(10, from)) {
-      offsets.push(position + i + 1);
-      from = i + 1;
-    }
-    position += buf.length;
-  }
-  // The last entry is the end of the file (after the final newline), so lines = entries − 1.
-  if (offsets.length === 0) offsets.push(0);
-  await writeFile(`${path}.idx`, Buffer.from(Float64Array.from(offsets).buffer));
-  return offsets.length - 1;
-}
 
 export async function readPage(path: string, page: number, pageSize: number): Promise<{ rows: ResultRow[]; total: number }> {
   const idx = new Float64Array(new Uint8Array(await readFile(`${path}.idx`)).buffer);

@@ -16,7 +16,6 @@ import type { DatasetFiles } from '../datasets/store.ts';
 import type { Db } from '../storage/db.ts';
 import type { BatchSummary } from './batch-score.ts';
 import { claimNext, failJob, finishJob, recoverStale, releaseWorker, reportProgress, type JobRecord } from './queue.ts';
-import { indexResult } from './results.ts';
 
 export interface RunnerOptions {
   db: Db;
@@ -112,8 +111,7 @@ export class JobRunner {
         { modelDir: this.o.modelDir, path: this.o.datasets.path(dataset.stored_name), mapping: dataset.mapping, mode: job.mode, resultPath, expectedRows: dataset.rows, port: channel.port2 },
         { transferList: [channel.port2] },
       )) as BatchSummary;
-      const rows = await indexResult(resultPath);
-      await finishJob(db, job.id, this.worker, { ...summary, rows });
+      await finishJob(db, job.id, this.worker, summary);
     } catch (e) {
       this.o.log(`job ${job.id} failed: ${(e as Error).message}`);
       await failJob(db, job.id, this.worker, `scoring failed: ${(e as Error).message.slice(0, 300)}`);

@@ -10,6 +10,7 @@ import { validateCsv } from '../../src/datasets/csv.ts';
 import { extractOne } from '../../src/engine/features/extract.ts';
 import { History } from '../../src/engine/history.ts';
 import { scoreDataset, type ResultRow } from '../../src/jobs/batch-score.ts';
+import { readPage } from '../../src/jobs/results.ts';
 import { isProblem, loadModelFolder } from '../../src/model/bundle.ts';
 import { combine } from '../../src/scoring/combine.ts';
 import { simulate, toCsv } from '../../src/training/simulate.ts';
@@ -40,6 +41,32 @@ t.test('many small batches: both output files keep flowing (no lost drain event)
   const scores = (path: string) => readFileSync(path, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as ResultRow).risk_score);
   t.same(scores(resultPath), scores(largePath), 'the same scores in chunks of 16 and of 1,000 rows');
   t.notOk(existsSync(`${resultPath}.features`) || existsSync(`${largePath}.features`), 'no feature file left behind');
+});
+
+t.test('the job writes the index of its result lines: every page is read from the right bytes', async (t) => {
+  // Transaction ids with multi-byte characters, so that bytes and characters differ.
+  const [head, ...lines] = toCsv(rows.slice(0, 600)).trim().split('\n');
+  const idColumn = head!.split(',').indexOf('transaction_id');
+  const unicode = lines.map((l, k) => {
+    const cells = l.split(',');
+    cells[idColumn] = k % 3 === 0 ? `tx-€-${k}` : k % 3 === 1 ? `tx-日本-${k}` : `tx-${k}`;
+    return cells.join(',');
+  });
+  const file = join(dir, 'unicode.csv');
+  writeFileSync(file, [head, ...unicode].join('\n') + '\n');
+  const resultPath = join(dir, 'unicode.ndjson');
+  const summary = await scoreDataset(bundle, { path: file, mapping: {}, mode: 'balanced', resultPath, expectedRows: 600, progress: () => {}, batchSize: 7 });
+  const bytes = readFileSync(resultPath);
+  const idx = new Float64Array(new Uint8Array(readFileSync(`${resultPath}.idx`)).buffer);
+  t.equal(idx.length, summary.rows + 1, 'one start per line, then the file length');
+  t.equal(idx[idx.length - 1], bytes.length);
+  const starts = [0];
+  for (let i = bytes.indexOf(10); i !== -1; i = bytes.indexOf(10, i + 1)) starts.push(i + 1);
+  t.same([...idx], starts, 'each entry is where a line starts');
+  const page = await readPage(resultPath, 3, 50);
+  t.equal(page.total, 600);
+  t.same(page.rows.map((r) => r.row), Array.from({ length: 50 }, (_, k) => 101 + k));
+  t.same(page.rows.slice(0, 3).map((r) => r.transaction_id), ['tx-日本-100', 'tx-101', 'tx-€-102'], 'the rows of that page, ids intact');
 });
 
 t.test('scores every row, in file order, with metrics on the labelled file', async (t) => {
