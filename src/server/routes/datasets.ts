@@ -111,6 +111,8 @@ export function datasetRoutes(app: FastifyInstance, service: Service): void {
     } else {
       throw new ApiError(415, 'bad_request', `Content-Type ${type.slice(0, 80) || '(none)'} is not an upload.`, 'Send the file with Content-Type: text/csv, or as multipart/form-data.');
     }
+    // A job usually follows an upload: its worker thread starts while the file is received and validated.
+    service.jobs?.warm();
     let saved: { storedName: string; size: number };
     try {
       saved = await service.datasets.save(body, maxBytes);
