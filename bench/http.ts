@@ -10,12 +10,11 @@
 // server's resident memory and one JSON line.
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { quick } from './harness.ts';
-import { memoryMb, root, startServer, waitFor } from './server-process.ts';
+import { benchDir, memoryMb, root, startServer, waitFor } from './server-process.ts';
 
 const DURATION = quick ? 5 : 20;
 const CONNECTIONS = 8;
@@ -45,7 +44,7 @@ const body = () => {
 const samples: string[] = [];
 for (let i = 0; i < 21; i++) samples.push(await (await fetch(`${base}/api/risk/score`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body() })).text());
 const cannedText = samples.sort((a, b) => a.length - b.length)[10]!;
-const cannedFile = join(mkdtempSync(join(tmpdir(), 'bench-canned-')), 'response.json');
+const cannedFile = join(benchDir('bench-canned-'), 'response.json');
 writeFileSync(cannedFile, cannedText);
 const trivial = spawn(process.execPath, ['--import=tsx', join(root, 'bench/trivial-server.ts')], { cwd: root, env: { ...process.env, CANNED_FILE: cannedFile }, stdio: ['ignore', 'pipe', 'inherit'] });
 const trivialPort = Number((await waitFor(trivial, /port (\d+)/, 'stdout'))[1]);

@@ -4,11 +4,24 @@
 // process's memory from /proc.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export const root = new URL('..', import.meta.url).pathname;
+
+const made: string[] = [];
+process.on('exit', () => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A new directory under the system's temporary folder, removed when the benchmark exits (a
+ *  server's data directory holds its database, uploads and results: hundreds of MB a run). */
+export function benchDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
 
 /** Resolves with the first match of `pattern` in the child's output; rejects if it exits first. */
 export function waitFor(child: ChildProcess, pattern: RegExp, stream: 'stdout' | 'stderr', timeoutMs = 180_000): Promise<RegExpMatchArray> {
@@ -44,7 +57,7 @@ export async function startServer(env: Record<string, string>): Promise<{ child:
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...startFlags(), ...nodeArgs, join(root, 'scripts/start.mjs')], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-')), DATABASE_URL: '', LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: benchDir('bench-'), DATABASE_URL: '', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const ready = await waitFor(child, /ready on .* start-up steps ms: (\{.*\})/, 'stderr');

@@ -6,8 +6,7 @@
 
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { backends, freshDatabase, start, tempDir, type Running } from '../server/helpers.ts';
 import { IdentityProvider, makeKey, signWith } from './idp.ts';
@@ -20,7 +19,7 @@ function cli(env: Record<string, string>, args: string[]) {
 }
 
 t.test('the command line refuses inconsistent settings', async (t) => {
-  const file = join(mkdtempSync(join(tmpdir(), 'settings-')), 's.json');
+  const file = join(tempDir('settings-'), 's.json');
   writeFileSync(file, JSON.stringify({ thresholds: { balanced: { review: 0.9, block: 0.2 } } }));
   const r = cli({ DATA_DIR: tempDir('cli-'), DATABASE_URL: '' }, ['--organization', 'org_x', '--name', 'x', '--settings', file]);
   t.equal(r.status, 2);

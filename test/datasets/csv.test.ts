@@ -5,11 +5,10 @@
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { readRows, validateCsv } from '../../src/datasets/csv.ts';
+import { tempDir } from '../temp.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'csv-'));
+const dir = tempDir('csv-');
 let n = 0;
 const file = (content: string | Buffer) => {
   const path = join(dir, `f${n++}.csv`);

@@ -1,11 +1,11 @@
 // Bad models and bad rows through the addon: typed errors with stable codes, never a crash.
 
 import t from 'tap';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EngineError, call, loadModel, loadModelFile, trainLightgbm } from '../../src/engine/addon.ts';
 import { syntheticMatrix } from '../../src/training/synthetic.ts';
+import { tempDir } from '../temp.ts';
 
 const data = syntheticMatrix({ seed: 5, numRows: 600, numFeatures: 4 });
 const good = trainLightgbm({ rows: data.rows, numFeatures: 4, labels: data.labels, params: { objective: 'binary', num_leaves: 4 }, iterations: 3 });
@@ -40,7 +40,7 @@ t.test('unsupported models each have their own code', async (t) => {
 });
 
 t.test('model files: unreadable is model_io, good loads', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'engine-'));
+  const dir = tempDir('engine-');
   t.equal(codeOf(() => loadModelFile(join(dir, 'missing.txt'))).code, 'model_io');
   writeFileSync(join(dir, 'model.txt'), good);
   t.equal(loadModelFile(join(dir, 'model.txt')).numFeatures, 4);

@@ -2,17 +2,17 @@
 // copy as the main thread (same instance, one live model), so memory does not grow with workers.
 
 import t from 'tap';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Piscina } from 'piscina';
 import { liveModels, loadModelFile, trainLightgbm } from '../../src/engine/addon.ts';
 import { syntheticMatrix } from '../../src/training/synthetic.ts';
+import { tempDir } from '../temp.ts';
 
 t.test('eight workers share the main thread’s copy', async (t) => {
   const data = syntheticMatrix({ seed: 9, numRows: 3000, numFeatures: 20 });
   const text = trainLightgbm({ rows: data.rows, numFeatures: 20, labels: data.labels, params: { objective: 'binary', num_leaves: 31 }, iterations: 100 });
-  const path = join(mkdtempSync(join(tmpdir(), 'engine-')), 'model.txt');
+  const path = join(tempDir('engine-'), 'model.txt');
   writeFileSync(path, text);
 
   const main = loadModelFile(path);

@@ -3,8 +3,7 @@
 // single-scoring code, and the metrics on the file when it has labels.
 
 import t from 'tap';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { validateCsv } from '../../src/datasets/csv.ts';
 import { extractOne } from '../../src/engine/features/extract.ts';
@@ -14,10 +13,11 @@ import { readPage } from '../../src/jobs/results.ts';
 import { isProblem, loadModelFolder } from '../../src/model/bundle.ts';
 import { combine } from '../../src/scoring/combine.ts';
 import { simulate, toCsv } from '../../src/training/simulate.ts';
+import { tempDir } from '../temp.ts';
 
 const bundle = loadModelFolder('models/builtin');
 if (isProblem(bundle)) throw new Error(bundle.message);
-const dir = mkdtempSync(join(tmpdir(), 'batch-'));
+const dir = tempDir('batch-');
 const rows = simulate({ seed: 99, customers: 300, merchants: 60, days: 30, rings: 1 });
 const csv = join(dir, 'data.csv');
 // File order differs from time order: the last day first.

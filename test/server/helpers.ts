@@ -3,8 +3,7 @@
 // `backends()` lists the storage back ends to run on: the embedded PGlite always, and PostgreSQL
 // when TEST_DATABASE_URL is set (required when CI=true, so CI cannot skip it silently).
 
-import { cpSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
@@ -12,6 +11,7 @@ import postgres from 'postgres';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { buildApp, type AppOptions } from '../../src/server/app.ts';
 import { startService, type Service, type StartOptions } from '../../src/service/service.ts';
+import { tempDir } from '../temp.ts';
 
 export interface Backend {
   name: 'pglite' | 'postgres';
@@ -64,9 +64,7 @@ export interface Running {
   close(): Promise<void>;
 }
 
-export function tempDir(prefix: string): string {
-  return mkdtempSync(join(tmpdir(), prefix));
-}
+export { tempDir };
 
 /** A copy of the built-in model folder that a test may damage. */
 export function modelCopy(): string {

@@ -4,12 +4,12 @@
 
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tempDir } from '../temp.ts';
 
 t.test('npm run train reproduces models/builtin', async (t) => {
-  const out = join(mkdtempSync(join(tmpdir(), 'builtin-')), 'model');
+  const out = join(tempDir('builtin-'), 'model');
   const r = spawnSync(process.execPath, ['--import=tsx', 'src/training/cli.ts', '--out', out], { encoding: 'utf8' });
   t.equal(r.status, 0, r.stderr);
   const committed = readdirSync('models/builtin').sort();

@@ -4,13 +4,13 @@
 
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModel } from '../../src/engine/addon.ts';
 import { simulate, toCsv } from '../../src/training/simulate.ts';
+import { tempDir } from '../temp.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'train-'));
+const dir = tempDir('train-');
 const csv = join(dir, 'data.csv');
 writeFileSync(csv, toCsv(simulate({ seed: 5, customers: 600, merchants: 120, days: 60, rings: 2 })));
 

@@ -2,12 +2,12 @@
 // rows put in time order, and every bad value named with its line and a fix.
 
 import t from 'tap';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readLabelledCsv } from '../../src/training/dataset-csv.ts';
+import { tempDir } from '../temp.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'csv-'));
+const dir = tempDir('csv-');
 const file = (name: string, text: string) => {
   const path = join(dir, name);
   writeFileSync(path, text);

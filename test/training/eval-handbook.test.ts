@@ -4,13 +4,13 @@
 
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { handbookCsv, simulateHandbook } from '../../src/training/handbook.ts';
+import { tempDir } from '../temp.ts';
 
 t.test('runs the protocol on a CSV and ends with JSON', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'hb-'));
+  const dir = tempDir('hb-');
   const csv = join(dir, 'hb.csv');
   // 140 days from 2018-04-01 reach past the protocol's test week (days 129..135).
   writeFileSync(csv, handbookCsv(simulateHandbook({ seed: 2, customers: 400, terminals: 800, days: 140 })));
