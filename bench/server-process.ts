@@ -4,24 +4,15 @@
 // process's memory from /proc.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tempDir } from '../test/temp.ts';
 
 export const root = new URL('..', import.meta.url).pathname;
 
-const made: string[] = [];
-process.on('exit', () => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
-});
-
 /** A new directory under the system's temporary folder, removed when the benchmark exits (a
  *  server's data directory holds its database, uploads and results: hundreds of MB a run). */
-export function benchDir(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  made.push(dir);
-  return dir;
-}
+export const benchDir = tempDir;
 
 /** Resolves with the first match of `pattern` in the child's output; rejects if it exits first. */
 export function waitFor(child: ChildProcess, pattern: RegExp, stream: 'stdout' | 'stderr', timeoutMs = 180_000): Promise<RegExpMatchArray> {

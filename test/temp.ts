@@ -1,4 +1,4 @@
-// Temporary directories for tests, removed when the test file's process exits. A server test's
+// Temporary directories for tests (and the benchmarks' servers), removed when the process exits. A server test's
 // data directory holds a whole embedded database and its uploads and results (≈ 100–270 MB), and
 // before this every run of the suite left ≈ 2 GB of them in the system's temporary folder.
 
@@ -12,7 +12,7 @@ process.on('exit', () => {
   for (const dir of made) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A new empty directory under the system's temporary folder, gone after this test file. */
+/** A new empty directory under the system's temporary folder, gone when this process exits. */
 export function tempDir(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   made.push(dir);
