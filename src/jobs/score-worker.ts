@@ -1,12 +1,13 @@
 // The Piscina worker that scores one dataset (batch-score.ts). The model folder is loaded once per
 // worker thread, and the native model itself once per process (the addon's registry shares one
-// instance across threads). Progress goes back to the job runner through a MessagePort. A warm-up
-// task only starts the thread and loads the model, so that a job queued soon after finds it ready.
+// instance across threads). Progress goes back to the job runner through a MessagePort. The same
+// threads validate uploads (csv.ts), off the event loop that answers HTTP, and load the model
+// after each, so that the job queued soon after finds a thread ready.
 
 import type { MessagePort } from 'node:worker_threads';
 import { scoreDataset, type BatchSummary } from './batch-score.ts';
 import { isProblem, loadModelFolder, type ModelBundle, type ModeName } from '../model/bundle.ts';
-import type { ColumnMapping } from '../datasets/csv.ts';
+import { validateCsv, type ColumnMapping, type ValidateOptions, type ValidationResult } from '../datasets/csv.ts';
 
 export interface ScoreTask {
   modelDir: string;
@@ -18,9 +19,10 @@ export interface ScoreTask {
   port: MessagePort;
 }
 
-/** Asks the pool for a thread with the model loaded, and nothing else (JobRunner.warm). */
-export interface WarmTask {
-  warm: true;
+/** Validates an uploaded file (JobRunner.validate), then loads the model: the thread is then
+ *  ready for the job that usually follows an upload. */
+export interface ValidateTask {
+  validate: { path: string; options: ValidateOptions };
   modelDir: string;
 }
 
@@ -36,10 +38,11 @@ function bundleFor(modelDir: string): ModelBundle {
   return bundle;
 }
 
-export default async function scoreTask(task: ScoreTask | WarmTask): Promise<BatchSummary | null> {
-  if ('warm' in task) {
+export default async function scoreTask(task: ScoreTask | ValidateTask): Promise<BatchSummary | ValidationResult> {
+  if ('validate' in task) {
+    const result = await validateCsv(task.validate.path, task.validate.options);
     bundleFor(task.modelDir);
-    return null;
+    return result;
   }
   const bundle = bundleFor(task.modelDir);
   try {

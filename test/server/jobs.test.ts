@@ -26,7 +26,7 @@ for (const backend of backends()) {
     const up = await app.inject({ method: 'POST', url: '/api/datasets/upload', payload: CSV, headers: { 'content-type': 'text/csv' } });
     t.equal(up.statusCode, 201, up.body.slice(0, 300));
     const dataset = up.json();
-    t.equal(running.service.jobs!.threads, 1, 'the upload started a worker thread for the job that usually follows');
+    t.equal(running.service.jobs!.threads, 1, 'the upload was validated in a worker thread, which stays for the job that usually follows');
 
     const queued = await app.inject({ method: 'POST', url: '/api/datasets/score', payload: { dataset_id: dataset.id, mode: 'high_recall' } });
     t.equal(queued.statusCode, 202);

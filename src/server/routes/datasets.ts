@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
-import { DATASET_COLUMNS, readRows, validateCsv, type ColumnMapping, type ValidationResult } from '../../datasets/csv.ts';
+import { DATASET_COLUMNS, readRows, validateCsv, type ColumnMapping, type ValidateOptions, type ValidationResult } from '../../datasets/csv.ts';
 import { getDataset, insertDataset, markRemoved, newDatasetId, updateValidation, UploadTooLarge, type DatasetRecord } from '../../datasets/store.ts';
 import type { Service } from '../../service/service.ts';
 import { ApiError } from '../errors.ts';
@@ -76,6 +76,12 @@ export async function liveDataset(service: Service, id: string, request: Fastify
   return d;
 }
 
+/** Validation of a stored upload: in a job worker thread when jobs run here (not on this event
+ *  loop), else in this thread (no model: nothing else needs the CPU). */
+function validate(service: Service, path: string, options: ValidateOptions): Promise<ValidationResult> {
+  return service.jobs ? service.jobs.validate(path, options) : validateCsv(path, options);
+}
+
 export function datasetRoutes(app: FastifyInstance, service: Service): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const maxBytes = service.config.MAX_UPLOAD_MB * 1024 * 1024;
@@ -111,8 +117,6 @@ export function datasetRoutes(app: FastifyInstance, service: Service): void {
     } else {
       throw new ApiError(415, 'bad_request', `Content-Type ${type.slice(0, 80) || '(none)'} is not an upload.`, 'Send the file with Content-Type: text/csv, or as multipart/form-data.');
     }
-    // A job usually follows an upload: its worker thread starts while the file is received and validated.
-    service.jobs?.warm();
     let saved: { storedName: string; size: number };
     try {
       saved = await service.datasets.save(body, maxBytes);
@@ -122,7 +126,7 @@ export function datasetRoutes(app: FastifyInstance, service: Service): void {
       }
       throw e;
     }
-    const validation = await validateCsv(service.datasets.path(saved.storedName), { mapping, maxRows: service.config.MAX_DATASET_ROWS });
+    const validation = await validate(service, service.datasets.path(saved.storedName), { mapping, maxRows: service.config.MAX_DATASET_ROWS });
     const tooMany = validation.file_problems.find((p) => p.reason === 'too_many_rows');
     const unreadable = validation.file_problems.some((p) => p.reason === 'validation_failed');
     if (tooMany || unreadable) {
@@ -168,7 +172,7 @@ export function datasetRoutes(app: FastifyInstance, service: Service): void {
   }, async (request) => {
     const d = await liveDataset(service, request.params.id, request);
     const mapping = (request.body?.mapping ?? d.mapping) as ColumnMapping;
-    const validation = await validateCsv(service.datasets.path(d.stored_name), { mapping, maxRows: service.config.MAX_DATASET_ROWS });
+    const validation = await validate(service, service.datasets.path(d.stored_name), { mapping, maxRows: service.config.MAX_DATASET_ROWS });
     const updated = await updateValidation(service.db, d.id, mapping, validation);
     if (!validation.valid) throw invalid(validation, d.id);
     return describeDataset(updated);
