@@ -14,7 +14,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { quick } from './harness.ts';
-import { benchDir, memoryMb, root, startServer, waitFor } from './server-process.ts';
+import { memoryMb, root, startServer, waitFor } from './server-process.ts';
+import { tempDir } from '../test/temp.ts';
 
 const DURATION = quick ? 5 : 20;
 const CONNECTIONS = 8;
@@ -44,7 +45,7 @@ const body = () => {
 const samples: string[] = [];
 for (let i = 0; i < 21; i++) samples.push(await (await fetch(`${base}/api/risk/score`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body() })).text());
 const cannedText = samples.sort((a, b) => a.length - b.length)[10]!;
-const cannedFile = join(benchDir('bench-canned-'), 'response.json');
+const cannedFile = join(tempDir('bench-canned-'), 'response.json');
 writeFileSync(cannedFile, cannedText);
 const trivial = spawn(process.execPath, ['--import=tsx', join(root, 'bench/trivial-server.ts')], { cwd: root, env: { ...process.env, CANNED_FILE: cannedFile }, stdio: ['ignore', 'pipe', 'inherit'] });
 const trivialPort = Number((await waitFor(trivial, /port (\d+)/, 'stdout'))[1]);

@@ -10,10 +10,6 @@ import { tempDir } from '../test/temp.ts';
 
 export const root = new URL('..', import.meta.url).pathname;
 
-/** A new directory under the system's temporary folder, removed when the benchmark exits (a
- *  server's data directory holds its database, uploads and results: hundreds of MB a run). */
-export const benchDir = tempDir;
-
 /** Resolves with the first match of `pattern` in the child's output; rejects if it exits first. */
 export function waitFor(child: ChildProcess, pattern: RegExp, stream: 'stdout' | 'stderr', timeoutMs = 180_000): Promise<RegExpMatchArray> {
   return new Promise((resolve, reject) => {
@@ -48,7 +44,7 @@ export async function startServer(env: Record<string, string>): Promise<{ child:
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...startFlags(), ...nodeArgs, join(root, 'scripts/start.mjs')], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: benchDir('bench-'), DATABASE_URL: '', LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: tempDir('bench-'), DATABASE_URL: '', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const ready = await waitFor(child, /ready on .* start-up steps ms: (\{.*\})/, 'stderr');

@@ -12,7 +12,7 @@ import { allocateFeatures, writeFeatures } from '../engine/features/extract.ts';
 import { History, type HistoryTransaction } from '../engine/history.ts';
 import type { ModelBundle, ModeName } from '../model/bundle.ts';
 import { combine, isCold } from '../scoring/combine.ts';
-import { topReasons, type ChannelExplanation } from '../scoring/explain.ts';
+import { channelExplanations, topReasons } from '../scoring/explain.ts';
 import { averagePrecision, brier, expectedCalibrationError, rocAuc } from '../training/metrics.ts';
 import { readRows, type ColumnMapping, type ParsedRow } from '../datasets/csv.ts';
 import { RecordStore } from '../engine/records.ts';
@@ -137,7 +137,7 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
  * when full or flushed. Joining a batch's 2,048 lines into one string first kept every line alive
  * until the batch was written, so they outlived the young generation and were promoted, and the
  * old generation's collections cost more than the lines themselves. Copied at once, each line
- * dies young: the writing stage went from 1.65–1.98 to 1.38–1.48 s for 100,000 rows in-process.
+ * dies young (the writing stage's time before and after: bench/README.md, bench:batch fourth round).
  */
 class LineSink {
   private buffer = Buffer.allocUnsafe(LINE_BUFFER_BYTES);
@@ -192,69 +192,77 @@ async function scoreAndWrite(
   // The result's index (results.ts): where each line starts, then the file's length, written a
   // batch at a time as the lines are made, so that no second pass reads the result back.
   const indexOut = createWriteStream(`${o.resultPath}.idx`, { flags: 'wx' });
-  const lineStarts = new Float64Array(batch + 1);
+  const lineStarts = new Float64Array(batch);
   let resultBytes = 0;
   const summary: BatchSummary = { rows: n, decisions: { approve: 0, review: 0, block: 0 }, bands: { low: 0, medium: 0, high: 0, critical: 0 }, cold_start_rows: 0, stage_ms: stageMs, metrics: null };
   const risks = new Float64Array(n);
-  const explained: ChannelExplanation[] = bundle.channels.map((ch, k) => ({ features: ch.features, weight: bundle.file.stack.weights[ch.name], values: matrices[k]!, phi: matrices[k]!, valuesAt: 0, phiAt: 0 }));
+  // The SHAP arrays come fresh from each batch's call; they replace these placeholders below.
+  const explained = channelExplanations(bundle, matrices, matrices);
   const rawRow = new Array<number>(bundle.channels.length);
   let writing = 0;
-  for (let start = 0; start < n; start += batch) {
-    const end = Math.min(n, start + batch);
-    const count = end - start;
-    spill.read(start, count, matrices);
-    const raw = bundle.channels.map((c, ch) => c.engine.predictRawBatch(matrices[ch]!.subarray(0, count * widths[ch]!)));
-    const phi = bundle.channels.map((c, ch) => c.engine.shapBatch(matrices[ch]!.subarray(0, count * widths[ch]!)));
-    const t0 = performance.now();
-    for (let j = 0; j < count; j++) {
-      const i = start + j;
-      lineStarts[j] = resultBytes;
-      for (let k = 0; k < raw.length; k++) rawRow[k] = raw[k]![j]!;
-      const c = combine(bundle, rawRow, cold[i] === 1, o.mode);
-      risks[i] = c.risk;
-      summary.decisions[c.decision]++;
-      summary.bands[c.band]++;
-      if (c.cold) summary.cold_start_rows++;
-      // One explanation per channel, reused row after row: only the offsets move.
-      for (let k = 0; k < explained.length; k++) {
-        explained[k]!.valuesAt = j * widths[k]!;
-        explained[k]!.phi = phi[k]!;
-        explained[k]!.phiAt = j * (widths[k]! + 1);
+  try {
+    for (let start = 0; start < n; start += batch) {
+      const end = Math.min(n, start + batch);
+      const count = end - start;
+      spill.read(start, count, matrices);
+      const raw = bundle.channels.map((c, ch) => c.engine.predictRawBatch(matrices[ch]!.subarray(0, count * widths[ch]!)));
+      const phi = bundle.channels.map((c, ch) => c.engine.shapBatch(matrices[ch]!.subarray(0, count * widths[ch]!)));
+      const t0 = performance.now();
+      for (let j = 0; j < count; j++) {
+        const i = start + j;
+        lineStarts[j] = resultBytes;
+        for (let k = 0; k < raw.length; k++) rawRow[k] = raw[k]![j]!;
+        const c = combine(bundle, rawRow, cold[i] === 1, o.mode);
+        risks[i] = c.risk;
+        summary.decisions[c.decision]++;
+        summary.bands[c.band]++;
+        if (c.cold) summary.cold_start_rows++;
+        // One explanation per channel, reused row after row: only the offsets move.
+        for (let k = 0; k < explained.length; k++) {
+          explained[k]!.valuesAt = j * widths[k]!;
+          explained[k]!.phi = phi[k]!;
+          explained[k]!.phiAt = j * (widths[k]! + 1);
+        }
+        const reasons = topReasons(explained, TOP_REASONS);
+        const line: ResultRow = {
+          row: i + 1,
+          transaction_id: parsed.transactionId(i)!,
+          amount: parsed.amount(i),
+          customer_id: parsed.customerId(i),
+          merchant_id: parsed.merchantId(i),
+          risk_score: c.risk,
+          risk_band: c.band,
+          decision: c.decision,
+          path: c.cold ? 'COLD_START' : 'MODEL',
+          channel_scores: c.channelScores,
+          top_reasons: reasons.map((x) => ({ feature: x.feature, contribution: x.contribution, text: x.text })),
+          label: parsed.label(i) ?? null,
+        };
+        resultBytes += lines.add(JSON.stringify(line) + '\n');
+        csvLines.add(csvLine(line));
       }
-      const reasons = topReasons(explained, TOP_REASONS);
-      const line: ResultRow = {
-        row: i + 1,
-        transaction_id: parsed.transactionId(i)!,
-        amount: parsed.amount(i),
-        customer_id: parsed.customerId(i),
-        merchant_id: parsed.merchantId(i),
-        risk_score: c.risk,
-        risk_band: c.band,
-        decision: c.decision,
-        path: c.cold ? 'COLD_START' : 'MODEL',
-        channel_scores: c.channelScores,
-        top_reasons: reasons.map((x) => ({ feature: x.feature, contribution: x.contribution, text: x.text })),
-        label: parsed.label(i) ?? null,
-      };
-      resultBytes += lines.add(JSON.stringify(line) + '\n');
-      csvLines.add(csvLine(line));
+      lines.flush();
+      csvLines.flush();
+      // A copy: the stream may still hold it while the next batch fills `lineStarts`.
+      indexOut.write(new Uint8Array(lineStarts.slice(0, count).buffer));
+      // Wait for each stream only while it still needs to drain (a 'drain' that already happened
+      // while waiting for the other would never come again).
+      if (out.writableNeedDrain) await once(out, 'drain');
+      if (csvOut.writableNeedDrain) await once(csvOut, 'drain');
+      writing += performance.now() - t0;
+      o.progress('scoring', end / n);
     }
-    lines.flush();
-    csvLines.flush();
-    // A copy: the stream may still hold it while the next batch fills `lineStarts`.
-    indexOut.write(new Uint8Array(lineStarts.slice(0, count).buffer));
-    // Wait for each stream only while it still needs to drain (a 'drain' that already happened
-    // while waiting for the other would never come again).
-    if (out.writableNeedDrain) await once(out, 'drain');
-    if (csvOut.writableNeedDrain) await once(csvOut, 'drain');
-    writing += performance.now() - t0;
-    o.progress('scoring', end / n);
+    indexOut.write(new Uint8Array(Float64Array.of(resultBytes).buffer));
+    out.end();
+    csvOut.end();
+    indexOut.end();
+    await Promise.all([once(out, 'finish'), once(csvOut, 'finish'), once(indexOut, 'finish')]);
+  } catch (e) {
+    // A failed job leaves no open files behind in its worker thread (the runner removes the
+    // partial files before the next attempt).
+    for (const s of [out, csvOut, indexOut]) s.destroy();
+    throw e;
   }
-  indexOut.write(new Uint8Array(Float64Array.of(resultBytes).buffer));
-  out.end();
-  csvOut.end();
-  indexOut.end();
-  await Promise.all([once(out, 'finish'), once(csvOut, 'finish'), once(indexOut, 'finish')]);
   stageMs.scoring = Math.round(performance.now() - mark - writing);
   stageMs.writing = Math.round(writing);
   o.progress('writing', 1);

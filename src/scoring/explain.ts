@@ -4,6 +4,7 @@
 // log-odds of fraud". Features are named for a person, with their value formatted by kind.
 
 import { PAYMENT_TYPE_CODES } from '../engine/features/tabular.ts';
+import type { ModelBundle } from '../model/bundle.ts';
 
 type Kind = 'money' | 'count' | 'ratio' | 'rate' | 'flag' | 'hour' | 'weekday' | 'seconds_log' | 'payment_type' | 'number';
 
@@ -131,6 +132,12 @@ export interface ChannelExplanation {
   phi: ArrayLike<number>;
   valuesAt?: number;
   phiAt?: number;
+}
+
+/** Each channel's part of an explanation over the caller's buffers: channel k's feature values in
+ *  `values[k]` and SHAP values in `phi[k]` (made once and reused, call after call). */
+export function channelExplanations(bundle: ModelBundle, values: readonly Float64Array[], phi: readonly Float64Array[]): ChannelExplanation[] {
+  return bundle.channels.map((c, k) => ({ features: c.features, weight: bundle.file.stack.weights[c.name], values: values[k]!, phi: phi[k]!, valuesAt: 0, phiAt: 0 }));
 }
 
 /** The `n` largest contributions as reasons (ties by feature name), from every channel's features
