@@ -9,10 +9,11 @@
 //! message when there is one.
 
 use crate::error::{EngineError, ErrorCode};
+use crate::lines::{Batch, Channel, Feature, Kind, LineFormat};
 use crate::lightgbm::capi::{Booster, Dataset, PredictKind, SingleRow};
 use crate::model::Model;
 use crate::registry;
-use napi::bindgen_prelude::{Float64Array, Float64ArraySlice};
+use napi::bindgen_prelude::{Buffer, Float64Array, Float64ArraySlice, Int32ArraySlice, Int8ArraySlice, Uint8ArraySlice};
 use napi::Env;
 use napi_derive::napi;
 use std::sync::{Arc, Mutex};
@@ -147,6 +148,115 @@ impl Engine {
     #[napi]
     pub fn shap_batch(&self, rows: Float64ArraySlice) -> napi::Result<Float64Array, String> {
         self.model.shap_batch(&rows).map(Float64Array::new).map_err(js_error)
+    }
+}
+
+fn invalid(message: String) -> napi::Error<String> {
+    js_error(EngineError::new(ErrorCode::InvalidInput, message))
+}
+
+/// One channel booster of a `ResultLines` setup: its features' names, the names a person reads
+/// and how each value is shown (`money`, `count`, `ratio`, `rate`, `flag`, `hour`, `weekday`,
+/// `seconds_log`, `payment_type`, `number`).
+#[napi(object)]
+pub struct LineChannel {
+    pub name: String,
+    pub weight: f64,
+    pub features: Vec<String>,
+    pub display: Vec<String>,
+    pub kinds: Vec<String>,
+}
+
+/// What a job's result lines share from row to row.
+#[napi(object)]
+pub struct LineSetup {
+    pub channels: Vec<LineChannel>,
+    /// Channel names of the download's score columns, in order.
+    pub csv_channels: Vec<String>,
+    pub bands: Vec<String>,
+    pub decisions: Vec<String>,
+    pub paths: Vec<String>,
+    pub payment_types: Vec<String>,
+    pub weekdays: Vec<String>,
+    /// Customer and merchant ids, by the index rows refer to them with.
+    pub entities: Vec<String>,
+    /// Reasons per row.
+    pub top: u32,
+}
+
+/// A batch job's result lines (lines.rs): one JSON line and one download line per scored row,
+/// with its top reasons, made from the batch's SHAP values in one call.
+#[napi]
+pub struct ResultLines {
+    format: LineFormat,
+}
+
+#[napi]
+impl ResultLines {
+    #[napi(constructor)]
+    pub fn new(setup: LineSetup) -> napi::Result<ResultLines, String> {
+        let mut channels = Vec::with_capacity(setup.channels.len());
+        for c in setup.channels {
+            if c.display.len() != c.features.len() || c.kinds.len() != c.features.len() {
+                return Err(invalid(format!("result lines: channel {} has {} features, {} names and {} kinds", c.name, c.features.len(), c.display.len(), c.kinds.len())));
+            }
+            let mut features = Vec::with_capacity(c.features.len());
+            for ((name, display), kind) in c.features.iter().zip(&c.display).zip(&c.kinds) {
+                let kind = Kind::parse(kind).ok_or_else(|| invalid(format!("result lines: feature {name} has an unknown kind {kind}")))?;
+                features.push(Feature::new(name, display, kind));
+            }
+            channels.push(Channel { name: c.name, weight: c.weight, features });
+        }
+        let csv_channels: Vec<&str> = setup.csv_channels.iter().map(String::as_str).collect();
+        let format = LineFormat::new(channels, &csv_channels, &setup.bands, &setup.decisions, &setup.paths, setup.payment_types, setup.weekdays, &setup.entities, setup.top as usize);
+        Ok(ResultLines { format })
+    }
+
+    /// Lines of `count` scored rows, numbered from `firstRow`: returns the JSON lines and the
+    /// download lines, and writes each JSON line's start (`base` + its offset) into `starts`.
+    /// Per channel, `values` and `phi` are the batch's feature and SHAP matrices; `scores` holds
+    /// per row the risk then each channel's score; `codes` band, decision and path indices;
+    /// `idOffsets` the transaction ids' starts in `idBytes` (count + 1 of them, negative: none).
+    #[napi(ts_return_type = "[Buffer, Buffer]")]
+    #[allow(clippy::too_many_arguments)]
+    pub fn write(
+        &self,
+        first_row: f64,
+        count: u32,
+        values: Vec<Float64ArraySlice>,
+        phi: Vec<Float64ArraySlice>,
+        scores: Float64ArraySlice,
+        codes: Uint8ArraySlice,
+        amounts: Float64ArraySlice,
+        labels: Int8ArraySlice,
+        customers: Int32ArraySlice,
+        merchants: Int32ArraySlice,
+        id_bytes: Uint8ArraySlice,
+        id_offsets: Int32ArraySlice,
+        base: f64,
+        mut starts: Float64ArraySlice,
+    ) -> napi::Result<Vec<Buffer>, String> {
+        let count = count as usize;
+        let batch = Batch {
+            first_row: first_row as u64,
+            values: values.iter().map(|v| &v[..]).collect(),
+            phi: phi.iter().map(|v| &v[..]).collect(),
+            scores: &scores,
+            codes: &codes,
+            amounts: &amounts,
+            labels: &labels,
+            customers: &customers,
+            merchants: &merchants,
+            id_bytes: &id_bytes,
+            id_offsets: &id_offsets,
+        };
+        let mut json = Vec::with_capacity(count * 900);
+        let mut csv = Vec::with_capacity(count * 450);
+        // SAFETY: the call is synchronous on the JS thread and `starts` is only written here; the
+        // inputs are read-only, so an input that shares memory with it is at worst read stale.
+        let starts = unsafe { starts.as_mut() };
+        self.format.write(&batch, count, &mut json, &mut csv, base, starts).map_err(|e| invalid(e.0))?;
+        Ok(vec![Buffer::from(json), Buffer::from(csv)])
     }
 }
 

@@ -10,6 +10,8 @@ import * as native from '../../native/index.js';
 
 export type Engine = native.Engine;
 export type LightGbm = native.LightGbm;
+export type ResultLines = native.ResultLines;
+export type LineSetup = native.LineSetup;
 
 /** Codes the engine can raise; stable, part of the contract with the app's error mapping. */
 export type EngineErrorCode =
@@ -94,6 +96,12 @@ export function loadModelFile(path: string, options: LoadOptions = {}): Engine {
  */
 export function call<T>(fn: () => T): T {
   return guarded(fn);
+}
+
+/** A batch job's native result-line writer (native/src/lines.rs); its `write` throws
+ *  `invalid_input` when the arrays passed disagree (wrap it in `call`). */
+export function resultLines(setup: LineSetup): ResultLines {
+  return guarded(() => new native.ResultLines(setup));
 }
 
 /** Models alive in this process, across all its threads. */

@@ -65,7 +65,15 @@ class PackedStrings {
   get(k: number): string | undefined {
     const start = this.offsets[k]!;
     if (start < 0) return undefined;
-    return this.bytes.toString('utf8', start, this.offsets[k + 1]!);
+    // Value k ends where value k + 1 starts, which is stored negated when k + 1 has no value.
+    const next = this.offsets[k + 1]!;
+    return this.bytes.toString('utf8', start, next < 0 ? -1 - next : next);
+  }
+
+  /** Values `from` to `to` (exclusive) as stored: all the bytes, and their `to - from + 1` offsets
+   *  (views, not copies; valid until the next push). */
+  packed(from: number, to: number): { bytes: Buffer; offsets: Int32Array } {
+    return { bytes: this.bytes, offsets: this.offsets.subarray(from, to + 1) };
   }
 }
 
@@ -144,6 +152,26 @@ export class RecordStore {
   label(k: number): 0 | 1 | undefined {
     const label = this.labels[k]!;
     return label === NO_LABEL ? undefined : (label as 0 | 1);
+  }
+
+  /** Customer and merchant ids, by the index `columns` gives them with. */
+  get entityNames(): readonly string[] {
+    return this.entities.values;
+  }
+
+  /** Transactions `from` to `to` (exclusive) as the stored columns, for the native result lines
+   *  (views, not copies; valid until the next push). Labels: 0, 1, or -1 when unknown; ids: see
+   *  `PackedStrings.packed`. */
+  columns(from: number, to: number): { amounts: Float64Array; labels: Int8Array; customers: Int32Array; merchants: Int32Array; idBytes: Buffer; idOffsets: Int32Array } {
+    const ids = this.ids.packed(from, to);
+    return {
+      amounts: this.amounts.subarray(from, to),
+      labels: this.labels.subarray(from, to),
+      customers: this.customers.subarray(from, to),
+      merchants: this.merchants.subarray(from, to),
+      idBytes: ids.bytes,
+      idOffsets: ids.offsets,
+    };
   }
 
   /** Transaction `k` as an object (undefined past the end, like `Array.prototype.at`). */

@@ -2,7 +2,9 @@
 // one second apart), replay it through a history of its own so every row's features come from its
 // strictly older rows with the same code as single scoring, evaluate the four boosters and their
 // exact SHAP values in batches through the addon (one boundary crossing per batch and channel),
-// and write one JSON line per row to the result file, in file order. Progress is reported by the
+// and write one JSON line per row to the result file and one to the download, in file order. The
+// lines, with each row's reasons, are made by the addon next to the SHAP values (lines.rs): in
+// JavaScript they were half of a job's time. Progress is reported by the
 // work itself, per stage. When the file has labels, the result carries the metrics on that file.
 // Runs inside a Piscina worker (score-worker.ts); pure enough to test directly.
 
@@ -12,11 +14,13 @@ import { allocateFeatures, writeFeatures } from '../engine/features/extract.ts';
 import { History, type HistoryTransaction } from '../engine/history.ts';
 import type { ModelBundle, ModeName } from '../model/bundle.ts';
 import { combine, isCold } from '../scoring/combine.ts';
-import { channelExplanations, topReasons } from '../scoring/explain.ts';
+import { featureText, WEEKDAYS } from '../scoring/explain.ts';
+import { call, resultLines, type LineSetup } from '../engine/addon.ts';
+import { PAYMENT_TYPE_CODES } from '../engine/features/tabular.ts';
 import { averagePrecision, brier, expectedCalibrationError, rocAuc } from '../training/metrics.ts';
 import { readRows, type ColumnMapping, type ParsedRow } from '../datasets/csv.ts';
 import { RecordStore } from '../engine/records.ts';
-import { CSV_HEADER, csvLine } from './csv-out.ts';
+import { CSV_HEADER, DOWNLOAD_SCORE_CHANNELS } from './csv-out.ts';
 import { FeatureSpill } from './feature-spill.ts';
 
 export interface BatchOptions {
@@ -132,46 +136,31 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
   }
 }
 
-/**
- * Lines copied into a byte buffer as soon as they are made, and the buffer handed to the stream
- * when full or flushed. Joining a batch's 2,048 lines into one string first kept every line alive
- * until the batch was written, so they outlived the young generation and were promoted, and the
- * old generation's collections cost more than the lines themselves. Copied at once, each line
- * dies young (the writing stage's time before and after: bench/README.md, bench:batch fourth round).
- */
-class LineSink {
-  private buffer = Buffer.allocUnsafe(LINE_BUFFER_BYTES);
-  private used = 0;
+const BANDS = ['low', 'medium', 'high', 'critical'] as const;
+const DECISIONS = ['approve', 'review', 'block'] as const;
 
-  constructor(private readonly stream: NodeJS.WritableStream) {}
-
-  /** Adds a line; returns its length in bytes. */
-  add(line: string): number {
-    // UTF-8 needs at most three bytes per UTF-16 unit.
-    if (this.used + line.length * 3 > this.buffer.length) {
-      this.flush();
-      if (line.length * 3 > this.buffer.length) {
-        this.stream.write(line);
-        return Buffer.byteLength(line, 'utf8');
-      }
-    }
-    const bytes = this.buffer.write(line, this.used, 'utf8');
-    this.used += bytes;
-    return bytes;
-  }
-
-  /** Hands what it holds to the stream (the next lines go to a new buffer). */
-  flush(): void {
-    if (this.used === 0) return;
-    this.stream.write(this.buffer.subarray(0, this.used));
-    this.buffer = Buffer.allocUnsafe(LINE_BUFFER_BYTES);
-    this.used = 0;
-  }
+/** What the native result lines need from the model and the file: each channel's features with
+ *  their wording (explain.ts), the download's score columns, and the file's customer and merchant
+ *  ids by the index the parsed columns use. */
+export function lineSetup(bundle: ModelBundle, entities: readonly string[]): LineSetup {
+  return {
+    channels: bundle.channels.map((c) => ({
+      name: c.name,
+      weight: bundle.file.stack.weights[c.name],
+      features: [...c.features],
+      display: c.features.map((f) => featureText(f)[0]),
+      kinds: c.features.map((f) => featureText(f)[1]),
+    })),
+    csvChannels: DOWNLOAD_SCORE_CHANNELS,
+    bands: [...BANDS],
+    decisions: [...DECISIONS],
+    paths: ['MODEL', 'COLD_START'],
+    paymentTypes: [...PAYMENT_TYPE_CODES],
+    weekdays: [...WEEKDAYS],
+    entities: [...entities],
+    top: TOP_REASONS,
+  };
 }
-
-/** Bytes of lines a sink gathers before it hands them to its stream: under glibc's mmap
- *  threshold (the server holds it at 128 KiB), so a buffer is not a mapping of its own. */
-const LINE_BUFFER_BYTES = 1 << 16;
 
 /** Scoring and writing, batch by batch, in file order, from the feature file. */
 async function scoreAndWrite(
@@ -181,14 +170,12 @@ async function scoreAndWrite(
 ): Promise<BatchSummary> {
   const n = parsed.length;
   // Each stream buffers up to WRITE_BUFFER_BYTES before the loop waits for it to drain: a chunk's
-  // lines (≈ 0.7 MB each) are written by the thread pool while the next chunk is scored, instead
+  // lines (≈ 1.7 MB of result and 0.8 MB of download for 2,048 rows) are written by the thread pool while the next chunk is scored, instead
   // of the loop stopping after every chunk until its write is done.
   const out = createWriteStream(o.resultPath, { flags: 'wx', highWaterMark: WRITE_BUFFER_BYTES });
   // The download, written once here so that serving it is a plain file stream.
   const csvOut = createWriteStream(`${o.resultPath}.csv`, { flags: 'w', highWaterMark: WRITE_BUFFER_BYTES });
   csvOut.write(CSV_HEADER);
-  const lines = new LineSink(out);
-  const csvLines = new LineSink(csvOut);
   // The result's index (results.ts): where each line starts, then the file's length, written a
   // batch at a time as the lines are made, so that no second pass reads the result back.
   const indexOut = createWriteStream(`${o.resultPath}.idx`, { flags: 'wx' });
@@ -196,9 +183,12 @@ async function scoreAndWrite(
   let resultBytes = 0;
   const summary: BatchSummary = { rows: n, decisions: { approve: 0, review: 0, block: 0 }, bands: { low: 0, medium: 0, high: 0, critical: 0 }, cold_start_rows: 0, stage_ms: stageMs, metrics: null };
   const risks = new Float64Array(n);
-  // The SHAP arrays come fresh from each batch's call; they replace these placeholders below.
-  const explained = channelExplanations(bundle, matrices, matrices);
   const rawRow = new Array<number>(bundle.channels.length);
+  const lines = resultLines(lineSetup(bundle, parsed.entityNames));
+  // Per row of a batch: the risk, then each channel's score; band, decision and path codes.
+  const width = 1 + bundle.channels.length;
+  const scores = new Float64Array(batch * width);
+  const codes = new Uint8Array(batch * 3);
   let writing = 0;
   try {
     for (let start = 0; start < n; start += batch) {
@@ -210,39 +200,24 @@ async function scoreAndWrite(
       const t0 = performance.now();
       for (let j = 0; j < count; j++) {
         const i = start + j;
-        lineStarts[j] = resultBytes;
         for (let k = 0; k < raw.length; k++) rawRow[k] = raw[k]![j]!;
         const c = combine(bundle, rawRow, cold[i] === 1, o.mode);
         risks[i] = c.risk;
         summary.decisions[c.decision]++;
         summary.bands[c.band]++;
         if (c.cold) summary.cold_start_rows++;
-        // One explanation per channel, reused row after row: only the offsets move.
-        for (let k = 0; k < explained.length; k++) {
-          explained[k]!.valuesAt = j * widths[k]!;
-          explained[k]!.phi = phi[k]!;
-          explained[k]!.phiAt = j * (widths[k]! + 1);
-        }
-        const reasons = topReasons(explained, TOP_REASONS);
-        const line: ResultRow = {
-          row: i + 1,
-          transaction_id: parsed.transactionId(i)!,
-          amount: parsed.amount(i),
-          customer_id: parsed.customerId(i),
-          merchant_id: parsed.merchantId(i),
-          risk_score: c.risk,
-          risk_band: c.band,
-          decision: c.decision,
-          path: c.cold ? 'COLD_START' : 'MODEL',
-          channel_scores: c.channelScores,
-          top_reasons: reasons.map((x) => ({ feature: x.feature, contribution: x.contribution, text: x.text })),
-          label: parsed.label(i) ?? null,
-        };
-        resultBytes += lines.add(JSON.stringify(line) + '\n');
-        csvLines.add(csvLine(line));
+        scores[j * width] = c.risk;
+        for (let k = 0; k < bundle.channels.length; k++) scores[j * width + 1 + k] = c.channelScores[bundle.channels[k]!.name];
+        codes[j * 3] = BANDS.indexOf(c.band);
+        codes[j * 3 + 1] = DECISIONS.indexOf(c.decision);
+        codes[j * 3 + 2] = c.cold ? 1 : 0;
       }
-      lines.flush();
-      csvLines.flush();
+      // The batch's lines, with their reasons, made natively from its SHAP values (lines.rs).
+      const cols = parsed.columns(start, end);
+      const [json, csv] = call(() => lines.write(start + 1, count, matrices, phi, scores, codes, cols.amounts, cols.labels, cols.customers, cols.merchants, cols.idBytes, cols.idOffsets, resultBytes, lineStarts));
+      resultBytes += json.length;
+      out.write(json);
+      csvOut.write(csv);
       // A copy: the stream may still hold it while the next batch fills `lineStarts`.
       indexOut.write(new Uint8Array(lineStarts.slice(0, count).buffer));
       // Wait for each stream only while it still needs to drain (a 'drain' that already happened

@@ -6,7 +6,7 @@
 import { PAYMENT_TYPE_CODES } from '../engine/features/tabular.ts';
 import type { ModelBundle } from '../model/bundle.ts';
 
-type Kind = 'money' | 'count' | 'ratio' | 'rate' | 'flag' | 'hour' | 'weekday' | 'seconds_log' | 'payment_type' | 'number';
+export type Kind = 'money' | 'count' | 'ratio' | 'rate' | 'flag' | 'hour' | 'weekday' | 'seconds_log' | 'payment_type' | 'number';
 
 const TEXT: Record<string, [string, Kind]> = {
   amount: ['Amount', 'money'],
@@ -48,7 +48,7 @@ const TEXT: Record<string, [string, Kind]> = {
 
 const WINDOW_TEXT: Record<string, string> = { '10m': '10 minutes', '1h': 'the last hour', '24h': '24 hours', '7d': '7 days', '30d': '30 days' };
 const ENTITY_TEXT: Record<string, string> = { customer: "Customer's", merchant: "Merchant's", channel: "Channel's" };
-const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+export const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 
 function describe(feature: string): [string, Kind] {
   const known = TEXT[feature];
@@ -101,11 +101,18 @@ export interface Reason {
 /** Name and kind per feature, worked out once (the windowed names need a regular expression). */
 const described = new Map<string, [string, Kind]>();
 
-/** One feature's reason, from its contribution to the stacked log-odds. */
-export function reason(feature: string, value: number, contribution: number): Reason {
+/** A feature's name for a person and how its value is shown. */
+export function featureText(feature: string): readonly [string, Kind] {
   let d = described.get(feature);
   if (!d) described.set(feature, (d = describe(feature)));
-  const [name, kind] = d;
+  return d;
+}
+
+/** One feature's reason, from its contribution to the stacked log-odds. The batch job's native
+ *  result lines (native/src/lines.rs) word reasons the same way; test/jobs/result-lines.test.ts
+ *  holds them to this. */
+export function reason(feature: string, value: number, contribution: number): Reason {
+  const [name, kind] = featureText(feature);
   const direction = contribution >= 0 ? 'increases' : 'decreases';
   const amount = Math.abs(contribution).toFixed(2);
   return {

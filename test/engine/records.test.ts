@@ -38,3 +38,14 @@ t.test('round trip of every field through growth', async (t) => {
   t.same(store.at(-1), put[put.length - 1], 'negative index from the end');
   t.equal(store.at(put.length), undefined);
 });
+
+t.test('an id followed by a transaction without one reads back whole', async (t) => {
+  const store = new RecordStore();
+  const base = { time: 1, amount: 1, customer_id: 'C', merchant_id: 'M', location: 'L', payment_type: 'wallet' };
+  store.push({ ...base, transaction_id: 'first' });
+  store.push({ ...base });
+  store.push({ ...base, transaction_id: 'third' });
+  t.equal(store.transactionId(0), 'first', 'not cut short by the next row having no id');
+  t.equal(store.transactionId(1), undefined);
+  t.equal(store.transactionId(2), 'third');
+});

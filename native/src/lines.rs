@@ -1,0 +1,573 @@
+//! A scored batch's result lines, written as bytes next to the SHAP values that explain them: for
+//! each row its three largest contributions (TreeSHAP value × the channel's stack weight), their
+//! wording, one JSON line for the result pages and one CSV line for the download.
+//!
+//! The batch job made these lines in JavaScript before: building and encoding about 1.2 KB of text
+//! a row was half of a job's time (bench/README.md, bench:batch). The output is byte for byte what
+//! the JavaScript path makes (`JSON.stringify` of the row, `Number.prototype.toString` and
+//! `toFixed` for numbers, `Math.round`, the download's formula escaping), which the tests check
+//! against that path; the single-request path still explains in JavaScript (src/scoring/explain.ts),
+//! and this module follows its wording.
+
+use std::io::Write;
+
+/// How a feature's value is shown in a reason (src/scoring/explain.ts `formatValue`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Money,
+    Count,
+    Ratio,
+    Rate,
+    Flag,
+    Hour,
+    Weekday,
+    SecondsLog,
+    PaymentType,
+    Number,
+}
+
+impl Kind {
+    pub fn parse(name: &str) -> Option<Kind> {
+        Some(match name {
+            "money" => Kind::Money,
+            "count" => Kind::Count,
+            "ratio" => Kind::Ratio,
+            "rate" => Kind::Rate,
+            "flag" => Kind::Flag,
+            "hour" => Kind::Hour,
+            "weekday" => Kind::Weekday,
+            "seconds_log" => Kind::SecondsLog,
+            "payment_type" => Kind::PaymentType,
+            "number" => Kind::Number,
+            _ => return None,
+        })
+    }
+}
+
+/// One model feature: its name (ties between equal contributions go to the smaller name), its
+/// name as a JSON string, and how a person reads it.
+pub struct Feature {
+    name: String,
+    json_name: Vec<u8>,
+    display: String,
+    kind: Kind,
+}
+
+impl Feature {
+    pub fn new(name: &str, display: &str, kind: Kind) -> Feature {
+        let mut json_name = Vec::new();
+        json_string(&mut json_name, name.as_bytes());
+        Feature { name: name.to_owned(), json_name, display: display.to_owned(), kind }
+    }
+}
+
+/// One channel booster: its key in `channel_scores`, its stack weight and its features in order.
+pub struct Channel {
+    pub name: String,
+    pub weight: f64,
+    pub features: Vec<Feature>,
+}
+
+/// A string as both files write it: a JSON string literal and a download cell.
+struct Cell {
+    json: Vec<u8>,
+    csv: Vec<u8>,
+}
+
+impl Cell {
+    fn new(value: &[u8]) -> Cell {
+        let mut json = Vec::with_capacity(value.len() + 2);
+        json_string(&mut json, value);
+        let mut csv = Vec::with_capacity(value.len());
+        csv_text(&mut csv, value);
+        Cell { json, csv }
+    }
+}
+
+/// Everything about a job's lines that does not change from row to row.
+pub struct LineFormat {
+    channels: Vec<Channel>,
+    /// `channel_scores` keys as JSON (`"tabular":`).
+    channel_keys: Vec<Vec<u8>>,
+    /// The channel in each of the download's score columns (tabular, behavioral, velocity, graph).
+    csv_channels: Vec<Option<usize>>,
+    bands: Vec<Cell>,
+    decisions: Vec<Cell>,
+    paths: Vec<Cell>,
+    payment_types: Vec<String>,
+    weekdays: Vec<String>,
+    /// Customer and merchant ids, by the index the rows refer to them with.
+    entities: Vec<Cell>,
+    top: usize,
+}
+
+/// Label code of a row whose outcome the file does not give.
+pub const NO_LABEL: i8 = -1;
+
+/// A batch of scored rows, row-major where a row has several values.
+pub struct Batch<'a> {
+    /// Row number (from 1) of the batch's first row.
+    pub first_row: u64,
+    /// Per channel: the rows' feature values (the channel's width per row).
+    pub values: Vec<&'a [f64]>,
+    /// Per channel: the rows' SHAP values (width + 1 per row; the last is the expected value).
+    pub phi: Vec<&'a [f64]>,
+    /// Per row: the risk score, then each channel's score.
+    pub scores: &'a [f64],
+    /// Per row: band, decision and path, as indices into the format's names.
+    pub codes: &'a [u8],
+    pub amounts: &'a [f64],
+    pub labels: &'a [i8],
+    pub customers: &'a [i32],
+    pub merchants: &'a [i32],
+    /// Transaction ids packed as UTF-8: row j's from `id_offsets[j]` to where row j + 1's starts;
+    /// a start stored as `-1 - start` means the row has none (the key is left out).
+    pub id_bytes: &'a [u8],
+    pub id_offsets: &'a [i32],
+}
+
+/// Why a batch could not be written (the caller's arrays disagree with each other or the format).
+#[derive(Debug)]
+pub struct LinesError(pub String);
+
+impl std::fmt::Display for LinesError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A reason being ranked: feature (channel, index), its value and its contribution.
+#[derive(Clone, Copy)]
+struct Candidate {
+    channel: usize,
+    feature: usize,
+    value: f64,
+    contribution: f64,
+}
+
+impl LineFormat {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        channels: Vec<Channel>,
+        csv_channels: &[&str],
+        bands: &[String],
+        decisions: &[String],
+        paths: &[String],
+        payment_types: Vec<String>,
+        weekdays: Vec<String>,
+        entities: &[String],
+        top: usize,
+    ) -> LineFormat {
+        let channel_keys = channels
+            .iter()
+            .map(|c| {
+                let mut key = Vec::new();
+                json_string(&mut key, c.name.as_bytes());
+                key.push(b':');
+                key
+            })
+            .collect();
+        let csv_channels = csv_channels.iter().map(|name| channels.iter().position(|c| c.name == *name)).collect();
+        let cells = |names: &[String]| names.iter().map(|n| Cell::new(n.as_bytes())).collect::<Vec<_>>();
+        LineFormat {
+            channel_keys,
+            csv_channels,
+            bands: cells(bands),
+            decisions: cells(decisions),
+            paths: cells(paths),
+            payment_types,
+            weekdays,
+            entities: cells(entities),
+            channels,
+            top,
+        }
+    }
+
+    fn check(&self, b: &Batch, count: usize) -> Result<(), LinesError> {
+        let c = self.channels.len();
+        let bad = |what: &str| Err(LinesError(format!("result lines: {what} does not match the batch of {count} rows")));
+        if b.values.len() != c || b.phi.len() != c {
+            return bad("the number of channels");
+        }
+        for (k, ch) in self.channels.iter().enumerate() {
+            let w = ch.features.len();
+            if b.values[k].len() < count * w {
+                return bad("a channel's feature values");
+            }
+            if b.phi[k].len() < count * (w + 1) {
+                return bad("a channel's SHAP values");
+            }
+        }
+        if b.scores.len() < count * (1 + c) {
+            return bad("the scores");
+        }
+        if b.codes.len() < count * 3 || b.amounts.len() < count || b.labels.len() < count || b.customers.len() < count || b.merchants.len() < count {
+            return bad("a column");
+        }
+        if b.id_offsets.len() < count + 1 {
+            return bad("the transaction ids");
+        }
+        for j in 0..count {
+            let row = &b.codes[j * 3..j * 3 + 3];
+            if row[0] as usize >= self.bands.len() || row[1] as usize >= self.decisions.len() || row[2] as usize >= self.paths.len() {
+                return bad("a band, decision or path code");
+            }
+            for e in [b.customers[j], b.merchants[j]] {
+                if e < 0 || e as usize >= self.entities.len() {
+                    return bad("a customer or merchant index");
+                }
+            }
+            let (from, end) = (id_start(b.id_offsets[j]), id_start(b.id_offsets[j + 1]));
+            if end < from || end as usize > b.id_bytes.len() {
+                return bad("a transaction id's offsets");
+            }
+        }
+        Ok(())
+    }
+
+    /// The row's largest contributions, largest magnitude first, ties by feature name; zero
+    /// contributions are never reasons (explain.ts `topReasons`).
+    fn top_reasons(&self, b: &Batch, j: usize, top: &mut Vec<Candidate>) {
+        top.clear();
+        let n = self.top;
+        if n == 0 {
+            return;
+        }
+        for (k, ch) in self.channels.iter().enumerate() {
+            let w = ch.features.len();
+            let phi = &b.phi[k][j * (w + 1)..j * (w + 1) + w];
+            for (f, &p) in phi.iter().enumerate() {
+                let contribution = ch.weight * p;
+                if contribution == 0.0 {
+                    continue;
+                }
+                let name = &ch.features[f].name;
+                if top.len() == n {
+                    let last = top[n - 1];
+                    if !self.ranks_before(contribution, name, last.contribution, &self.channels[last.channel].features[last.feature].name) {
+                        continue;
+                    }
+                }
+                let candidate = Candidate { channel: k, feature: f, value: b.values[k][j * w + f], contribution };
+                let mut i = if top.len() < n {
+                    top.push(candidate);
+                    top.len() - 1
+                } else {
+                    n - 1
+                };
+                while i > 0 {
+                    let prev = top[i - 1];
+                    if !self.ranks_before(contribution, name, prev.contribution, &self.channels[prev.channel].features[prev.feature].name) {
+                        break;
+                    }
+                    top[i] = prev;
+                    i -= 1;
+                }
+                top[i] = candidate;
+            }
+        }
+    }
+
+    fn ranks_before(&self, a: f64, fa: &str, b: f64, fb: &str) -> bool {
+        let d = a.abs() - b.abs();
+        d > 0.0 || (d == 0.0 && fa < fb)
+    }
+
+    /// A reason's sentence (explain.ts `reason`), for a contribution already rounded.
+    fn reason_text(&self, out: &mut Vec<u8>, feature: &Feature, value: f64, contribution: f64, num: &mut ryu_js::Buffer) {
+        out.clear();
+        out.extend_from_slice(feature.display.as_bytes());
+        out.extend_from_slice(b" (");
+        self.format_value(out, value, feature.kind, num);
+        let up = contribution >= 0.0;
+        out.extend_from_slice(if up { b") added " } else { b") took " });
+        out.extend_from_slice(num.format_to_fixed(contribution.abs(), 2).as_bytes());
+        out.extend_from_slice(if up { b" to the log-odds of fraud" } else { b" from the log-odds of fraud" });
+    }
+
+    /// A feature's value for a person (explain.ts `formatValue`).
+    fn format_value(&self, out: &mut Vec<u8>, v: f64, kind: Kind, num: &mut ryu_js::Buffer) {
+        if v.is_nan() {
+            out.extend_from_slice(b"no history");
+            return;
+        }
+        match kind {
+            Kind::Money => out.extend_from_slice(num.format_to_fixed(v, 2).as_bytes()),
+            Kind::Count => out.extend_from_slice(num.format(js_round(v)).as_bytes()),
+            Kind::Ratio => {
+                out.extend_from_slice(num.format_to_fixed(v, 1).as_bytes());
+                out.extend_from_slice("×".as_bytes());
+            }
+            Kind::Rate => {
+                out.extend_from_slice(num.format_to_fixed(v * 100.0, 1).as_bytes());
+                out.extend_from_slice(b" %");
+            }
+            Kind::Flag => out.extend_from_slice(if v >= 0.5 { b"yes" } else { b"no" }),
+            Kind::Hour => {
+                let h = v.floor();
+                pad2(out, num.format(h));
+                out.push(b':');
+                pad2(out, num.format(js_round((v - h) * 60.0)));
+            }
+            Kind::Weekday => match index_of(v, self.weekdays.len()) {
+                Some(i) => out.extend_from_slice(self.weekdays[i].as_bytes()),
+                None => out.extend_from_slice(num.format(v).as_bytes()),
+            },
+            Kind::PaymentType => match index_of(v, self.payment_types.len()) {
+                Some(i) => out.extend_from_slice(self.payment_types[i].as_bytes()),
+                None => out.extend_from_slice(b"unknown"),
+            },
+            Kind::SecondsLog => {
+                let s = v.exp_m1();
+                let (amount, unit): (f64, &[u8]) = if s < 120.0 {
+                    (s, b" s")
+                } else if s < 7200.0 {
+                    (s / 60.0, b" min")
+                } else if s < 172_800.0 {
+                    (s / 3600.0, b" h")
+                } else {
+                    (s / 86_400.0, b" days")
+                };
+                out.extend_from_slice(num.format(js_round(amount)).as_bytes());
+                out.extend_from_slice(unit);
+            }
+            Kind::Number => {
+                if v.is_finite() && v.trunc() == v {
+                    out.extend_from_slice(num.format(v).as_bytes());
+                } else {
+                    out.extend_from_slice(num.format_to_fixed(v, 3).as_bytes());
+                }
+            }
+        }
+    }
+
+    /// Appends the batch's lines to `json` and `csv`, and each JSON line's start (`base` plus its
+    /// offset in `json`) to `starts`.
+    pub fn write(&self, b: &Batch, count: usize, json: &mut Vec<u8>, csv: &mut Vec<u8>, base: f64, starts: &mut [f64]) -> Result<(), LinesError> {
+        self.check(b, count)?;
+        if starts.len() < count {
+            return Err(LinesError(format!("result lines: room for {} line starts, not {count}", starts.len())));
+        }
+        let c = self.channels.len();
+        let json_at = json.len();
+        let mut num = ryu_js::Buffer::new();
+        let mut top = Vec::with_capacity(self.top);
+        let mut texts: Vec<Vec<u8>> = (0..self.top).map(|_| Vec::with_capacity(128)).collect();
+        let mut rounded = vec![0.0; self.top];
+        for j in 0..count {
+            starts[j] = base + (json.len() - json_at) as f64;
+            let scores = &b.scores[j * (1 + c)..(j + 1) * (1 + c)];
+            let codes = &b.codes[j * 3..j * 3 + 3];
+            let (band, decision, path) = (&self.bands[codes[0] as usize], &self.decisions[codes[1] as usize], &self.paths[codes[2] as usize]);
+            let customer = &self.entities[b.customers[j] as usize];
+            let merchant = &self.entities[b.merchants[j] as usize];
+            let id = match b.id_offsets[j] {
+                start if start >= 0 => Some(&b.id_bytes[start as usize..id_start(b.id_offsets[j + 1]) as usize]),
+                _ => None,
+            };
+            let row = (b.first_row + j as u64) as f64;
+            self.top_reasons(b, j, &mut top);
+            for (r, cand) in top.iter().enumerate() {
+                rounded[r] = js_round(cand.contribution * 1e6) / 1e6;
+                let feature = &self.channels[cand.channel].features[cand.feature];
+                self.reason_text(&mut texts[r], feature, cand.value, rounded[r], &mut num);
+            }
+
+            // The result line: JSON.stringify of the row (batch-score.ts `ResultRow`).
+            json.extend_from_slice(b"{\"row\":");
+            json_number(json, row, &mut num);
+            if let Some(id) = id {
+                json.extend_from_slice(b",\"transaction_id\":");
+                json_string(json, id);
+            }
+            json.extend_from_slice(b",\"amount\":");
+            json_number(json, b.amounts[j], &mut num);
+            json.extend_from_slice(b",\"customer_id\":");
+            json.extend_from_slice(&customer.json);
+            json.extend_from_slice(b",\"merchant_id\":");
+            json.extend_from_slice(&merchant.json);
+            json.extend_from_slice(b",\"risk_score\":");
+            json_number(json, scores[0], &mut num);
+            json.extend_from_slice(b",\"risk_band\":");
+            json.extend_from_slice(&band.json);
+            json.extend_from_slice(b",\"decision\":");
+            json.extend_from_slice(&decision.json);
+            json.extend_from_slice(b",\"path\":");
+            json.extend_from_slice(&path.json);
+            json.extend_from_slice(b",\"channel_scores\":{");
+            for k in 0..c {
+                if k > 0 {
+                    json.push(b',');
+                }
+                json.extend_from_slice(&self.channel_keys[k]);
+                json_number(json, scores[1 + k], &mut num);
+            }
+            json.extend_from_slice(b"},\"top_reasons\":[");
+            for (r, cand) in top.iter().enumerate() {
+                if r > 0 {
+                    json.push(b',');
+                }
+                json.extend_from_slice(b"{\"feature\":");
+                json.extend_from_slice(&self.channels[cand.channel].features[cand.feature].json_name);
+                json.extend_from_slice(b",\"contribution\":");
+                json_number(json, rounded[r], &mut num);
+                json.extend_from_slice(b",\"text\":");
+                json_string(json, &texts[r]);
+                json.push(b'}');
+            }
+            json.extend_from_slice(b"],\"label\":");
+            json.extend_from_slice(match b.labels[j] {
+                0 => b"0".as_slice(),
+                1 => b"1".as_slice(),
+                _ => b"null".as_slice(),
+            });
+            json.extend_from_slice(b"}\n");
+
+            // The download line (csv-out.ts columns).
+            csv_number(csv, row, &mut num);
+            csv.push(b',');
+            if let Some(id) = id {
+                csv_text(csv, id);
+            }
+            csv.push(b',');
+            csv_number(csv, b.amounts[j], &mut num);
+            csv.push(b',');
+            csv.extend_from_slice(&customer.csv);
+            csv.push(b',');
+            csv.extend_from_slice(&merchant.csv);
+            csv.push(b',');
+            csv_number(csv, scores[0], &mut num);
+            for cell in [band, decision, path] {
+                csv.push(b',');
+                csv.extend_from_slice(&cell.csv);
+            }
+            for k in &self.csv_channels {
+                csv.push(b',');
+                if let Some(k) = *k {
+                    csv_number(csv, scores[1 + k], &mut num);
+                }
+            }
+            for r in 0..3 {
+                csv.push(b',');
+                if r < top.len() {
+                    csv_text(csv, &texts[r]);
+                }
+            }
+            csv.push(b',');
+            match b.labels[j] {
+                0 => csv.push(b'0'),
+                1 => csv.push(b'1'),
+                _ => {}
+            }
+            csv.extend_from_slice(b"\r\n");
+        }
+        Ok(())
+    }
+}
+
+/// Where a packed id starts: stored as `-1 - start` when the row has none (records.ts).
+fn id_start(offset: i32) -> i32 {
+    if offset < 0 {
+        -1 - offset
+    } else {
+        offset
+    }
+}
+
+/// `Math.round`: the nearest integer, halves toward +∞.
+pub fn js_round(x: f64) -> f64 {
+    let f = x.floor();
+    // Exact for every finite double; NaN for ±∞, which then stay as they are.
+    if x - f >= 0.5 {
+        f + 1.0
+    } else if x.is_finite() {
+        f
+    } else {
+        x
+    }
+}
+
+/// The index an array lookup `list[v]` would find: `v` an integer (−0 included) within the list.
+fn index_of(v: f64, len: usize) -> Option<usize> {
+    (v.trunc() == v && v >= 0.0 && v < len as f64).then_some(v as usize)
+}
+
+/// `String(x).padStart(2, '0')`.
+fn pad2(out: &mut Vec<u8>, s: &str) {
+    if s.len() < 2 {
+        out.resize(out.len() + 2 - s.len(), b'0');
+    }
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// A number as `JSON.stringify` writes it (`null` when not finite).
+fn json_number(out: &mut Vec<u8>, x: f64, num: &mut ryu_js::Buffer) {
+    if x.is_finite() {
+        out.extend_from_slice(num.format_finite(x).as_bytes());
+    } else {
+        out.extend_from_slice(b"null");
+    }
+}
+
+/// A string as `JSON.stringify` writes it (valid UTF-8 in, so no lone surrogates to escape).
+pub fn json_string(out: &mut Vec<u8>, s: &[u8]) {
+    out.push(b'"');
+    let mut from = 0;
+    for (i, &c) in s.iter().enumerate() {
+        let escape: &[u8] = match c {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0..=0x1f => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(&s[from..i]);
+        if escape.is_empty() {
+            let _ = write!(out, "\\u{c:04x}");
+        } else {
+            out.extend_from_slice(escape);
+        }
+        from = i + 1;
+    }
+    out.extend_from_slice(&s[from..]);
+    out.push(b'"');
+}
+
+/// A text cell of the download: defused when a spreadsheet would run it as a formula (leading
+/// `=`, `+`, `-`, `@`, tab or carriage return, prefixed with an apostrophe), quoted when it holds
+/// a comma, quote or line break (csv-out.ts `csvCell`).
+pub fn csv_text(out: &mut Vec<u8>, s: &[u8]) {
+    let formula = matches!(s.first(), Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r'));
+    let quoted = s.iter().any(|&c| matches!(c, b'"' | b',' | b'\n' | b'\r'));
+    if quoted {
+        out.push(b'"');
+    }
+    if formula {
+        out.push(b'\'');
+    }
+    if quoted {
+        for &c in s {
+            if c == b'"' {
+                out.push(b'"');
+            }
+            out.push(c);
+        }
+        out.push(b'"');
+    } else {
+        out.extend_from_slice(s);
+    }
+}
+
+/// A number cell of the download: as `String(x)`, and defused like text when negative.
+fn csv_number(out: &mut Vec<u8>, x: f64, num: &mut ryu_js::Buffer) {
+    let s = num.format(x);
+    if x >= 0.0 {
+        out.extend_from_slice(s.as_bytes());
+    } else {
+        csv_text(out, s.as_bytes());
+    }
+}
