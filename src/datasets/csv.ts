@@ -109,6 +109,8 @@ function parser() {
 export interface ValidateOptions {
   mapping?: ColumnMapping;
   maxRows: number;
+  /** Called with each row within `maxRows`, parsed as `readRows` would (columns.ts keeps them). */
+  collect?: (row: ParsedRow) => void;
 }
 
 export async function validateCsv(path: string, o: ValidateOptions): Promise<ValidationResult> {
@@ -166,6 +168,7 @@ export async function validateCsv(path: string, o: ValidateOptions): Promise<Val
     if (ts !== undefined && ts.trim() !== '' && !Number.isFinite(parseTimestamp(ts))) note('timestamp', c.timestamp!, row, ts, 'is not a time', 'Write times as ISO 8601 (2026-01-31T14:05:00Z) or epoch seconds, or leave the cell empty.');
     const label = value('label');
     if (label !== undefined && !['0', '1', ''].includes(label.trim())) note('label', c.label!, row, label, 'is not 0 or 1', 'Use 1 for fraud and 0 for legitimate (leave the cell empty when unknown).');
+    o.collect?.(parseRecord(record, c, row));
   }
   if (!headersSeen) {
     result.file_problems.push({ reason: 'validation_failed', message: 'The file is empty.', fix: 'Upload a CSV whose first line names the columns, followed by at least one row.' });
@@ -181,28 +184,29 @@ export async function validateCsv(path: string, o: ValidateOptions): Promise<Val
   return result;
 }
 
-/** The rows of a file that validated, parsed (unknown optional values as in the score request). */
+/** One record of the file as a row (unknown optional values as in the score request). */
+function parseRecord(record: Record<string, string>, c: Record<DatasetColumn, string | null>, row: number): ParsedRow {
+  const get = (col: DatasetColumn) => (c[col] === null ? '' : (record[c[col]!] ?? '').trim());
+  const ts = get('timestamp');
+  const label = get('label');
+  return {
+    row,
+    transaction_id: get('transaction_id') || String(row),
+    time: c.timestamp === null || ts === '' ? undefined : parseTimestamp(ts),
+    amount: Number(get('amount')),
+    customer_id: get('customer_id'),
+    merchant_id: get('merchant_id'),
+    location: get('location') || 'unknown',
+    payment_type: get('payment_type') || 'unknown',
+    label: label === '1' ? 1 : label === '0' ? 0 : undefined,
+  };
+}
+
+/** The rows of a file that validated, parsed. */
 export async function* readRows(path: string, mapping: ColumnMapping = {}): AsyncGenerator<ParsedRow> {
   let columns: Record<DatasetColumn, string | null> | undefined;
   const stream = createReadStream(path).pipe(parser());
   stream.on('headers', (headers: string[]) => (columns = resolveColumns(headers, mapping)));
   let row = 0;
-  for await (const record of stream as AsyncIterable<Record<string, string>>) {
-    row++;
-    const c = columns!;
-    const get = (col: DatasetColumn) => (c[col] === null ? '' : (record[c[col]!] ?? '').trim());
-    const ts = get('timestamp');
-    const label = get('label');
-    yield {
-      row,
-      transaction_id: get('transaction_id') || String(row),
-      time: c.timestamp === null || ts === '' ? undefined : parseTimestamp(ts),
-      amount: Number(get('amount')),
-      customer_id: get('customer_id'),
-      merchant_id: get('merchant_id'),
-      location: get('location') || 'unknown',
-      payment_type: get('payment_type') || 'unknown',
-      label: label === '1' ? 1 : label === '0' ? 0 : undefined,
-    };
-  }
+  for await (const record of stream as AsyncIterable<Record<string, string>>) yield parseRecord(record, columns!, ++row);
 }

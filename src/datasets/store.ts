@@ -12,6 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import { Transform, type Readable } from 'node:stream';
 import type { Db, Queryable } from '../storage/db.ts';
 import type { ColumnMapping, ValidationResult } from './csv.ts';
+import { dropColumns } from './columns.ts';
 
 export interface DatasetRecord {
   id: string;
@@ -71,8 +72,11 @@ export class DatasetFiles {
     return { storedName, size };
   }
 
+  /** Removes a stored file and the rows its validation kept (columns.ts). */
   async remove(storedName: string): Promise<void> {
-    await rm(this.path(storedName), { force: true });
+    const path = this.path(storedName);
+    await rm(path, { force: true });
+    await dropColumns(path);
   }
 }
 

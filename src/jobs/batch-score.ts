@@ -11,14 +11,15 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { allocateFeatures, writeFeatures } from '../engine/features/extract.ts';
-import { History, type HistoryTransaction } from '../engine/history.ts';
+import { History } from '../engine/history.ts';
 import type { ModelBundle, ModeName } from '../model/bundle.ts';
 import { combine, isCold } from '../scoring/combine.ts';
 import { featureText, WEEKDAYS } from '../scoring/explain.ts';
 import { call, resultLines, type LineSetup } from '../engine/addon.ts';
 import { PAYMENT_TYPE_CODES } from '../engine/features/tabular.ts';
 import { averagePrecision, brier, expectedCalibrationError, rocAuc } from '../training/metrics.ts';
-import { readRows, type ColumnMapping, type ParsedRow } from '../datasets/csv.ts';
+import { readRows, type ColumnMapping } from '../datasets/csv.ts';
+import { loadColumns, toRecord } from '../datasets/columns.ts';
 import { RecordStore } from '../engine/records.ts';
 import { CSV_HEADER, DOWNLOAD_SCORE_CHANNELS } from './csv-out.ts';
 import { FeatureSpill } from './feature-spill.ts';
@@ -65,13 +66,6 @@ const TOP_REASONS = 3;
 /** Result bytes a stream may hold before the scoring loop waits for the disk (per stream). */
 const WRITE_BUFFER_BYTES = 4 << 20;
 
-/** A parsed row as a record of the column store (no timestamp: NaN, replaced in the replay). */
-function asRecord(r: ParsedRow): HistoryTransaction {
-  const tx: HistoryTransaction = { time: r.time ?? Number.NaN, amount: r.amount, customer_id: r.customer_id, merchant_id: r.merchant_id, location: r.location, payment_type: r.payment_type, transaction_id: r.transaction_id };
-  if (r.label !== undefined) tx.label = r.label;
-  return tx;
-}
-
 export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promise<BatchSummary> {
   const stageMs: Record<string, number> = {};
   let mark = performance.now();
@@ -83,15 +77,20 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
 
   // Parsing, into columns (record k is the file's row k + 1): a row kept as an object of its own
   // cost ten times the memory, for the whole job.
-  const parsed = new RecordStore(o.expectedRows);
-  let base: number | undefined;
+  // Validation usually kept them (columns.ts); else the file is parsed here.
   o.progress('parsing', 0);
-  for await (const row of readRows(o.path, o.mapping)) {
-    base ??= row.time;
-    parsed.push(asRecord(row));
-    if (parsed.length % 10_000 === 0) o.progress('parsing', Math.min(1, parsed.length / Math.max(1, o.expectedRows)));
+  let parsed = await loadColumns(o.path, o.mapping);
+  if (!parsed) {
+    parsed = new RecordStore(o.expectedRows);
+    for await (const row of readRows(o.path, o.mapping)) {
+      parsed.push(toRecord(row));
+      if (parsed.length % 10_000 === 0) o.progress('parsing', Math.min(1, parsed.length / Math.max(1, o.expectedRows)));
+    }
   }
   const n = parsed.length;
+  // Rows without a time are placed one second apart after the first row that has one.
+  let base: number | undefined;
+  for (let i = 0; i < n && base === undefined; i++) if (!Number.isNaN(parsed.time(i))) base = parsed.time(i);
   o.progress('parsing', 1);
   done('parsing');
 

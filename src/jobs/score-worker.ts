@@ -1,13 +1,14 @@
 // The Piscina worker that scores one dataset (batch-score.ts). The model folder is loaded once per
 // worker thread, and the native model itself once per process (the addon's registry shares one
 // instance across threads). Progress goes back to the job runner through a MessagePort. The same
-// threads validate uploads (csv.ts), off the event loop that answers HTTP, and load the model
+// threads validate uploads (csv.ts) and keep their parsed rows for the job (columns.ts), off the event loop that answers HTTP, and load the model
 // after each, so that the job queued soon after finds a thread ready.
 
 import type { MessagePort } from 'node:worker_threads';
 import { scoreDataset, type BatchSummary } from './batch-score.ts';
 import { isProblem, loadModelFolder, type ModelBundle, type ModeName } from '../model/bundle.ts';
-import { validateCsv, type ColumnMapping, type ValidateOptions, type ValidationResult } from '../datasets/csv.ts';
+import type { ColumnMapping, ValidateOptions, ValidationResult } from '../datasets/csv.ts';
+import { validateAndKeep } from '../datasets/columns.ts';
 
 export interface ScoreTask {
   modelDir: string;
@@ -40,7 +41,7 @@ function bundleFor(modelDir: string): ModelBundle {
 
 export default async function scoreTask(task: ScoreTask | ValidateTask): Promise<BatchSummary | ValidationResult> {
   if ('validate' in task) {
-    const result = await validateCsv(task.validate.path, task.validate.options);
+    const result = await validateAndKeep(task.validate.path, task.validate.options);
     bundleFor(task.modelDir);
     return result;
   }

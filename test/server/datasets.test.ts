@@ -27,7 +27,9 @@ for (const backend of backends()) {
     t.teardown(() => running.close());
     const app = running.app;
     const upload = (body: string | Buffer, query = '') => app.inject({ method: 'POST', url: `/api/datasets/upload${query}`, payload: body, headers: { 'content-type': 'text/csv' } });
-    const uploads = () => readdirSync(join(dataDir, 'uploads'));
+    const files = () => readdirSync(join(dataDir, 'uploads'));
+    // The uploads themselves (a valid one also has its parsed rows beside it: columns.ts).
+    const uploads = () => files().filter((f) => f.endsWith('.csv'));
 
     await t.test('a good file as text/csv: 201 with the validation', async (t) => {
       const res = await upload(GOOD, '?filename=../../etc/passwd');
@@ -38,7 +40,7 @@ for (const backend of backends()) {
       t.equal(d.valid, true);
       t.equal(d.has_labels, true);
       t.equal(d.original_name, '.._.._etc_passwd', 'the sent name is kept as text only');
-      t.ok(uploads().every((f) => /^[a-f0-9]{32}\.csv$/.test(f)), 'stored under random names');
+      t.ok(uploads().every((f) => /^[a-f0-9]{32}\.csv(\.cols)?$/.test(f)), 'stored under random names (and the parsed rows kept beside a valid one)');
       t.notOk(existsSync(join(dataDir, 'etc')), 'no path built from the sent name');
       const again = await app.inject({ method: 'GET', url: `/api/datasets/${d.id}` });
       t.equal(again.statusCode, 200);
@@ -113,9 +115,12 @@ for (const backend of backends()) {
     await t.test('delete: the file goes at once, then 404', async (t) => {
       const id = (await upload(GOOD)).json().id;
       const before = uploads().length;
+      const kept = () => files().filter((f) => f.endsWith('.cols')).length;
+      const keptBefore = kept();
       const del = await app.inject({ method: 'DELETE', url: `/api/datasets/${id}` });
       t.equal(del.statusCode, 204);
       t.equal(uploads().length, before - 1);
+      t.equal(kept(), keptBefore - 1, 'its parsed rows went with it');
       t.equal((await app.inject({ method: 'GET', url: `/api/datasets/${id}` })).statusCode, 404);
       t.equal((await app.inject({ method: 'GET', url: '/api/datasets/ds_nothing' })).json().detail.reason, 'not_found');
     });
@@ -127,7 +132,7 @@ for (const backend of backends()) {
     t.teardown(() => running.close());
     const res = await running.app.inject({ method: 'POST', url: '/api/datasets/upload', payload: GOOD, headers: { 'content-type': 'text/csv' } });
     const id = res.json().id;
-    t.equal(readdirSync(join(dataDir, 'uploads')).length, 1);
+    t.same(readdirSync(join(dataDir, 'uploads')).map((f) => f.replace(/^[a-f0-9]{32}/, '')).sort(), ['.csv', '.csv.cols'], 'the upload and its parsed rows');
     await new Promise((r) => setTimeout(r, 1200));
     const swept = await running.service.sweepExpired();
     t.ok(swept >= 0);

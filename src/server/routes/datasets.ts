@@ -9,7 +9,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
-import { DATASET_COLUMNS, readRows, validateCsv, type ColumnMapping, type ValidateOptions, type ValidationResult } from '../../datasets/csv.ts';
+import { validateAndKeep } from '../../datasets/columns.ts';
+import { DATASET_COLUMNS, readRows, type ColumnMapping, type ValidateOptions, type ValidationResult } from '../../datasets/csv.ts';
 import { getDataset, insertDataset, markRemoved, newDatasetId, updateValidation, UploadTooLarge, type DatasetRecord } from '../../datasets/store.ts';
 import type { Service } from '../../service/service.ts';
 import { ApiError } from '../errors.ts';
@@ -79,7 +80,7 @@ export async function liveDataset(service: Service, id: string, request: Fastify
 /** Validation of a stored upload: in a job worker thread when jobs run here (not on this event
  *  loop), else in this thread (no model: nothing else needs the CPU). */
 function validate(service: Service, path: string, options: ValidateOptions): Promise<ValidationResult> {
-  return service.jobs ? service.jobs.validate(path, options) : validateCsv(path, options);
+  return service.jobs ? service.jobs.validate(path, options) : validateAndKeep(path, options);
 }
 
 export function datasetRoutes(app: FastifyInstance, service: Service): void {
