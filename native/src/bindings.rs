@@ -13,7 +13,7 @@ use crate::lines::{Batch, Channel, Feature, Kind, LineFormat};
 use crate::lightgbm::capi::{Booster, Dataset, PredictKind, SingleRow};
 use crate::model::Model;
 use crate::registry;
-use napi::bindgen_prelude::{Buffer, Float64Array, Float64ArraySlice, Int32ArraySlice, Int8ArraySlice, Uint8ArraySlice};
+use napi::bindgen_prelude::{Float64Array, Float64ArraySlice, Int32ArraySlice, Int8ArraySlice, Uint8ArraySlice};
 use napi::Env;
 use napi_derive::napi;
 use std::sync::{Arc, Mutex};
@@ -189,6 +189,9 @@ pub struct LineSetup {
 #[napi]
 pub struct ResultLines {
     format: LineFormat,
+    /// The last batch's lines, kept (and their memory reused, batch after batch) until copied out.
+    json: Vec<u8>,
+    csv: Vec<u8>,
 }
 
 #[napi]
@@ -209,18 +212,21 @@ impl ResultLines {
         }
         let csv_channels: Vec<&str> = setup.csv_channels.iter().map(String::as_str).collect();
         let format = LineFormat::new(channels, &csv_channels, &setup.bands, &setup.decisions, &setup.paths, setup.payment_types, setup.weekdays, &setup.entities, setup.top as usize);
-        Ok(ResultLines { format })
+        Ok(ResultLines { format, json: Vec::new(), csv: Vec::new() })
     }
 
-    /// Lines of `count` scored rows, numbered from `firstRow`: returns the JSON lines and the
-    /// download lines, and writes each JSON line's start (`base` + its offset) into `starts`.
+    /// Lines of `count` scored rows, numbered from `firstRow`, and each JSON line's start (`base`
+    /// + its offset) written into `starts`. Returns the byte lengths of the JSON lines and of the
+    /// download lines; when `jsonOut` and `csvOut` can hold them they are copied there, else they
+    /// wait for `copyInto` with larger buffers. The caller reuses its buffers: fresh memory for
+    /// every batch cost more in the kernel's page zeroing than making the lines did.
     /// Per channel, `values` and `phi` are the batch's feature and SHAP matrices; `scores` holds
     /// per row the risk then each channel's score; `codes` band, decision and path indices;
     /// `idOffsets` the transaction ids' starts in `idBytes` (count + 1 of them, negative: none).
-    #[napi(ts_return_type = "[Buffer, Buffer]")]
+    #[napi(ts_return_type = "[number, number]")]
     #[allow(clippy::too_many_arguments)]
     pub fn write(
-        &self,
+        &mut self,
         first_row: f64,
         count: u32,
         values: Vec<Float64ArraySlice>,
@@ -235,7 +241,9 @@ impl ResultLines {
         id_offsets: Int32ArraySlice,
         base: f64,
         mut starts: Float64ArraySlice,
-    ) -> napi::Result<Vec<Buffer>, String> {
+        json_out: Uint8ArraySlice,
+        csv_out: Uint8ArraySlice,
+    ) -> napi::Result<Vec<u32>, String> {
         let count = count as usize;
         let batch = Batch {
             first_row: first_row as u64,
@@ -250,13 +258,30 @@ impl ResultLines {
             id_bytes: &id_bytes,
             id_offsets: &id_offsets,
         };
-        let mut json = Vec::with_capacity(count * 900);
-        let mut csv = Vec::with_capacity(count * 450);
+        self.json.clear();
+        self.csv.clear();
         // SAFETY: the call is synchronous on the JS thread and `starts` is only written here; the
         // inputs are read-only, so an input that shares memory with it is at worst read stale.
         let starts = unsafe { starts.as_mut() };
-        self.format.write(&batch, count, &mut json, &mut csv, base, starts).map_err(|e| invalid(e.0))?;
-        Ok(vec![Buffer::from(json), Buffer::from(csv)])
+        self.format.write(&batch, count, &mut self.json, &mut self.csv, base, starts).map_err(|e| invalid(e.0))?;
+        let lengths = vec![self.json.len() as u32, self.csv.len() as u32];
+        if self.json.len() <= json_out.len() && self.csv.len() <= csv_out.len() {
+            self.copy_into(json_out, csv_out)?;
+        }
+        Ok(lengths)
+    }
+
+    /// Copies the last batch's JSON and download lines to the start of `jsonOut` and `csvOut`.
+    #[napi]
+    pub fn copy_into(&self, mut json_out: Uint8ArraySlice, mut csv_out: Uint8ArraySlice) -> napi::Result<(), String> {
+        if self.json.len() > json_out.len() || self.csv.len() > csv_out.len() {
+            return Err(invalid(format!("result lines: {} and {} bytes do not fit buffers of {} and {}", self.json.len(), self.csv.len(), json_out.len(), csv_out.len())));
+        }
+        // SAFETY: synchronous on the JS thread; only the targets are written, from our own bytes.
+        let (json_target, csv_target) = unsafe { (json_out.as_mut(), csv_out.as_mut()) };
+        json_target[..self.json.len()].copy_from_slice(&self.json);
+        csv_target[..self.csv.len()].copy_from_slice(&self.csv);
+        Ok(())
     }
 }
 

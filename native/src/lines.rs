@@ -354,6 +354,7 @@ impl LineFormat {
         let mut top = Vec::with_capacity(self.top);
         let mut texts: Vec<Vec<u8>> = (0..self.top).map(|_| Vec::with_capacity(128)).collect();
         let mut rounded = vec![0.0; self.top];
+        let mut numbers = Numbers::default();
         for j in 0..count {
             starts[j] = base + (json.len() - json_at) as f64;
             let scores = &b.scores[j * (1 + c)..(j + 1) * (1 + c)];
@@ -366,6 +367,11 @@ impl LineFormat {
                 _ => None,
             };
             let row = (b.first_row + j as u64) as f64;
+            // Row, amount, risk and channel scores, formatted once for both lines.
+            numbers.clear();
+            for x in [row, b.amounts[j]].into_iter().chain(scores.iter().copied()) {
+                numbers.put(x, &mut num);
+            }
             self.top_reasons(b, j, &mut top);
             for (r, cand) in top.iter().enumerate() {
                 rounded[r] = js_round(cand.contribution * 1e6) / 1e6;
@@ -375,19 +381,19 @@ impl LineFormat {
 
             // The result line: JSON.stringify of the row (batch-score.ts `ResultRow`).
             json.extend_from_slice(b"{\"row\":");
-            json_number(json, row, &mut num);
+            numbers.json(json, 0);
             if let Some(id) = id {
                 json.extend_from_slice(b",\"transaction_id\":");
                 json_string(json, id);
             }
             json.extend_from_slice(b",\"amount\":");
-            json_number(json, b.amounts[j], &mut num);
+            numbers.json(json, 1);
             json.extend_from_slice(b",\"customer_id\":");
             json.extend_from_slice(&customer.json);
             json.extend_from_slice(b",\"merchant_id\":");
             json.extend_from_slice(&merchant.json);
             json.extend_from_slice(b",\"risk_score\":");
-            json_number(json, scores[0], &mut num);
+            numbers.json(json, 2);
             json.extend_from_slice(b",\"risk_band\":");
             json.extend_from_slice(&band.json);
             json.extend_from_slice(b",\"decision\":");
@@ -400,7 +406,7 @@ impl LineFormat {
                     json.push(b',');
                 }
                 json.extend_from_slice(&self.channel_keys[k]);
-                json_number(json, scores[1 + k], &mut num);
+                numbers.json(json, 3 + k);
             }
             json.extend_from_slice(b"},\"top_reasons\":[");
             for (r, cand) in top.iter().enumerate() {
@@ -424,19 +430,19 @@ impl LineFormat {
             json.extend_from_slice(b"}\n");
 
             // The download line (csv-out.ts columns).
-            csv_number(csv, row, &mut num);
+            numbers.csv(csv, 0);
             csv.push(b',');
             if let Some(id) = id {
                 csv_text(csv, id);
             }
             csv.push(b',');
-            csv_number(csv, b.amounts[j], &mut num);
+            numbers.csv(csv, 1);
             csv.push(b',');
             csv.extend_from_slice(&customer.csv);
             csv.push(b',');
             csv.extend_from_slice(&merchant.csv);
             csv.push(b',');
-            csv_number(csv, scores[0], &mut num);
+            numbers.csv(csv, 2);
             for cell in [band, decision, path] {
                 csv.push(b',');
                 csv.extend_from_slice(&cell.csv);
@@ -444,7 +450,7 @@ impl LineFormat {
             for k in &self.csv_channels {
                 csv.push(b',');
                 if let Some(k) = *k {
-                    csv_number(csv, scores[1 + k], &mut num);
+                    numbers.csv(csv, 3 + k);
                 }
             }
             for r in 0..3 {
@@ -512,6 +518,12 @@ fn json_number(out: &mut Vec<u8>, x: f64, num: &mut ryu_js::Buffer) {
 /// A string as `JSON.stringify` writes it (valid UTF-8 in, so no lone surrogates to escape).
 pub fn json_string(out: &mut Vec<u8>, s: &[u8]) {
     out.push(b'"');
+    // Most strings need no escape: one pass that the compiler vectorises, then one copy.
+    if !s.iter().fold(false, |any, &c| any | (c < 0x20) | (c == b'"') | (c == b'\\')) {
+        out.extend_from_slice(s);
+        out.push(b'"');
+        return;
+    }
     let mut from = 0;
     for (i, &c) in s.iter().enumerate() {
         let escape: &[u8] = match c {
@@ -542,7 +554,7 @@ pub fn json_string(out: &mut Vec<u8>, s: &[u8]) {
 /// a comma, quote or line break (csv-out.ts `csvCell`).
 pub fn csv_text(out: &mut Vec<u8>, s: &[u8]) {
     let formula = matches!(s.first(), Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r'));
-    let quoted = s.iter().any(|&c| matches!(c, b'"' | b',' | b'\n' | b'\r'));
+    let quoted = s.iter().fold(false, |any, &c| any | (c == b'"') | (c == b',') | (c == b'\n') | (c == b'\r'));
     if quoted {
         out.push(b'"');
     }
@@ -562,12 +574,47 @@ pub fn csv_text(out: &mut Vec<u8>, s: &[u8]) {
     }
 }
 
-/// A number cell of the download: as `String(x)`, and defused like text when negative.
-fn csv_number(out: &mut Vec<u8>, x: f64, num: &mut ryu_js::Buffer) {
-    let s = num.format(x);
-    if x >= 0.0 {
-        out.extend_from_slice(s.as_bytes());
-    } else {
-        csv_text(out, s.as_bytes());
+/// A row's numbers as `String(x)`, each written to both lines from one formatting.
+#[derive(Default)]
+struct Numbers {
+    values: Vec<f64>,
+    text: Vec<u8>,
+    /// Where each number's text ends in `text`.
+    ends: Vec<usize>,
+}
+
+impl Numbers {
+    fn clear(&mut self) {
+        self.values.clear();
+        self.text.clear();
+        self.ends.clear();
+    }
+
+    fn put(&mut self, x: f64, num: &mut ryu_js::Buffer) {
+        self.values.push(x);
+        self.text.extend_from_slice(num.format(x).as_bytes());
+        self.ends.push(self.text.len());
+    }
+
+    fn text(&self, i: usize) -> &[u8] {
+        &self.text[if i == 0 { 0 } else { self.ends[i - 1] }..self.ends[i]]
+    }
+
+    /// As `JSON.stringify` writes it: `null` when not finite.
+    fn json(&self, out: &mut Vec<u8>, i: usize) {
+        if self.values[i].is_finite() {
+            out.extend_from_slice(self.text(i));
+        } else {
+            out.extend_from_slice(b"null");
+        }
+    }
+
+    /// As a download cell: defused like text when negative (or NaN, which is text).
+    fn csv(&self, out: &mut Vec<u8>, i: usize) {
+        if self.values[i] >= 0.0 {
+            out.extend_from_slice(self.text(i));
+        } else {
+            csv_text(out, self.text(i));
+        }
     }
 }

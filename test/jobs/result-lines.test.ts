@@ -143,7 +143,7 @@ function expected(setup: LineSetup, r: Rows): { json: string[]; csv: string[] } 
 }
 
 /** The rows' lines from the addon, in batches of `batch`, after `base` bytes already written. */
-function native(setup: LineSetup, r: Rows, batch: number, base: number): { json: string; csv: string; starts: number[] } {
+function native(t: Test, setup: LineSetup, r: Rows, batch: number, base: number): { json: string; csv: string; starts: number[] } {
   const lines = resultLines(setup);
   const width = 1 + setup.channels.length;
   let json = '';
@@ -157,10 +157,19 @@ function native(setup: LineSetup, r: Rows, batch: number, base: number): { json:
     const startsOut = new Float64Array(count);
     const values = setup.channels.map((c, k) => r.values[k]!.subarray(from * c.features.length, to * c.features.length));
     const phi = setup.channels.map((c, k) => r.phi[k]!.subarray(from * (c.features.length + 1), to * (c.features.length + 1)));
-    const [j, c] = lines.write(from + 1, count, values, phi, r.scores.subarray(from * width, to * width), r.codes.subarray(from * 3, to * 3), cols.amounts, cols.labels, cols.customers, cols.merchants, cols.idBytes, cols.idOffsets, at, startsOut);
-    at += j.length;
-    json += j.toString('utf8');
-    csv += c.toString('utf8');
+    // Buffers too small for some batches: the lines then wait for copyInto.
+    let jsonOut = Buffer.alloc(from % 2 === 0 ? 1 << 20 : 100);
+    let csvOut = Buffer.alloc(1 << 20);
+    const [jsonBytes, csvBytes] = lines.write(from + 1, count, values, phi, r.scores.subarray(from * width, to * width), r.codes.subarray(from * 3, to * 3), cols.amounts, cols.labels, cols.customers, cols.merchants, cols.idBytes, cols.idOffsets, at, startsOut, jsonOut, csvOut);
+    if (jsonBytes > jsonOut.length || csvBytes > csvOut.length) {
+      t.throws(() => call(() => lines.copyInto(jsonOut, csvOut)), { code: 'invalid_input' }, 'copyInto refuses a buffer too small');
+      jsonOut = Buffer.alloc(jsonBytes);
+      csvOut = Buffer.alloc(csvBytes);
+      lines.copyInto(jsonOut, csvOut);
+    }
+    at += jsonBytes;
+    json += jsonOut.toString('utf8', 0, jsonBytes);
+    csv += csvOut.toString('utf8', 0, csvBytes);
     starts.push(...startsOut);
   }
   return { json, csv, starts };
@@ -168,7 +177,7 @@ function native(setup: LineSetup, r: Rows, batch: number, base: number): { json:
 
 function compare(t: Test, setup: LineSetup, r: Rows, batch: number) {
   const want = expected(setup, r);
-  const got = native(setup, r, batch, 1000);
+  const got = native(t, setup, r, batch, 1000);
   const jsonLines = got.json.split(/(?<=\n)/);
   const csvLines = got.csv.split(/(?<=\r\n)/);
   t.equal(jsonLines.length, want.json.length, 'one JSON line per row');
@@ -212,7 +221,7 @@ t.test('arrays that disagree with the batch are refused with invalid_input, not 
   const lines = resultLines(setup);
   const cols = rows.store.columns(0, 10);
   const write = (over: Partial<{ scores: Float64Array; codes: Uint8Array; customers: Int32Array; count: number }>) =>
-    call(() => lines.write(1, over.count ?? 10, rows.values, rows.phi, over.scores ?? rows.scores, over.codes ?? rows.codes, cols.amounts, cols.labels, over.customers ?? cols.customers, cols.merchants, cols.idBytes, cols.idOffsets, 0, new Float64Array(10)));
+    call(() => lines.write(1, over.count ?? 10, rows.values, rows.phi, over.scores ?? rows.scores, over.codes ?? rows.codes, cols.amounts, cols.labels, over.customers ?? cols.customers, cols.merchants, cols.idBytes, cols.idOffsets, 0, new Float64Array(10), Buffer.alloc(1 << 16), Buffer.alloc(1 << 16)));
   t.throws(() => write({ scores: rows.scores.subarray(0, 5) }), { code: 'invalid_input' }, 'scores too short');
   t.throws(() => write({ count: 11 }), { code: 'invalid_input' }, 'more rows than the columns hold');
   t.throws(() => write({ codes: new Uint8Array(30).fill(9) }), { code: 'invalid_input' }, 'a band code with no name');
