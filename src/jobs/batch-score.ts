@@ -283,10 +283,16 @@ async function scoreAndWrite(
   stageMs.writing = Math.round(writing);
   o.progress('writing', 1);
 
+  const metricsFrom = performance.now();
+  const labels = new Float64Array(n);
   let labelled = 0;
-  for (let i = 0; i < n; i++) if (parsed.label(i) !== undefined) labelled++;
+  for (let i = 0; i < n; i++) {
+    const label = parsed.label(i);
+    if (label === undefined) break;
+    labels[i] = label;
+    labelled++;
+  }
   if (labelled === n && n > 0) {
-    const labels = Float64Array.from({ length: n }, (_, i) => parsed.label(i)!);
     const t = bundle.file.thresholds[o.mode];
     let tp = 0;
     let fp = 0;
@@ -309,5 +315,6 @@ async function scoreAndWrite(
       recall: tp + fn > 0 ? tp / (tp + fn) : 0,
     };
   }
+  if (summary.metrics) stageMs.metrics = Math.round(performance.now() - metricsFrom);
   return summary;
 }
