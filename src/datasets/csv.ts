@@ -109,7 +109,8 @@ function parser() {
 export interface ValidateOptions {
   mapping?: ColumnMapping;
   maxRows: number;
-  /** Called with each row within `maxRows`, parsed as `readRows` would (columns.ts keeps them). */
+  /** Called with each row within `maxRows`, parsed as `readRows` parses it (columns.ts keeps
+   *  them; test/datasets/columns.test.ts holds the two to the same rows). */
   collect?: (row: ParsedRow) => void;
 }
 
@@ -154,21 +155,40 @@ export async function validateCsv(path: string, o: ValidateOptions): Promise<Val
     }
     const c = result.columns;
     const value = (col: DatasetColumn) => (c[col] === null ? undefined : (record[c[col]!] ?? ''));
+    // Each cell read and trimmed once, for the checks and for the parsed row.
     const amount = value('amount');
+    const amountText = amount?.trim();
     if (amount !== undefined) {
-      const a = amount.trim();
-      if (!NUMBER.test(a)) note('amount', c.amount!, row, amount, 'is not a number', 'Remove currency symbols and thousands separators: write 1234.50, not $1,234.50 or 1.234,50.');
-      else if (Number(a) < 0) note('amount', c.amount!, row, amount, 'is negative', 'Amounts must not be negative; leave refunds and reversals out of the file.');
+      if (!NUMBER.test(amountText!)) note('amount', c.amount!, row, amount, 'is not a number', 'Remove currency symbols and thousands separators: write 1234.50, not $1,234.50 or 1.234,50.');
+      else if (Number(amountText) < 0) note('amount', c.amount!, row, amount, 'is negative', 'Amounts must not be negative; leave refunds and reversals out of the file.');
     }
-    for (const col of ['customer_id', 'merchant_id'] as const) {
-      const v = value(col);
-      if (v !== undefined && v.trim() === '') note(col, c[col]!, row, v, 'is empty', `Every row needs a ${col}.`);
-    }
+    const customer = value('customer_id');
+    const merchant = value('merchant_id');
+    const customerId = customer?.trim() ?? '';
+    const merchantId = merchant?.trim() ?? '';
+    if (customer !== undefined && customerId === '') note('customer_id', c.customer_id!, row, customer, 'is empty', 'Every row needs a customer_id.');
+    if (merchant !== undefined && merchantId === '') note('merchant_id', c.merchant_id!, row, merchant, 'is empty', 'Every row needs a merchant_id.');
     const ts = value('timestamp');
-    if (ts !== undefined && ts.trim() !== '' && !Number.isFinite(parseTimestamp(ts))) note('timestamp', c.timestamp!, row, ts, 'is not a time', 'Write times as ISO 8601 (2026-01-31T14:05:00Z) or epoch seconds, or leave the cell empty.');
+    const tsText = ts?.trim() ?? '';
+    const time = tsText === '' ? undefined : parseTimestamp(tsText);
+    if (time !== undefined && !Number.isFinite(time)) note('timestamp', c.timestamp!, row, ts!, 'is not a time', 'Write times as ISO 8601 (2026-01-31T14:05:00Z) or epoch seconds, or leave the cell empty.');
     const label = value('label');
-    if (label !== undefined && !['0', '1', ''].includes(label.trim())) note('label', c.label!, row, label, 'is not 0 or 1', 'Use 1 for fraud and 0 for legitimate (leave the cell empty when unknown).');
-    o.collect?.(parseRecord(record, c, row));
+    const labelText = label?.trim() ?? '';
+    if (label !== undefined && labelText !== '0' && labelText !== '1' && labelText !== '') note('label', c.label!, row, label, 'is not 0 or 1', 'Use 1 for fraud and 0 for legitimate (leave the cell empty when unknown).');
+    if (o.collect) {
+      const cell = (col: DatasetColumn) => value(col)?.trim() ?? '';
+      o.collect({
+        row,
+        transaction_id: cell('transaction_id') || String(row),
+        time,
+        amount: Number(amountText ?? ''),
+        customer_id: customerId,
+        merchant_id: merchantId,
+        location: cell('location') || 'unknown',
+        payment_type: cell('payment_type') || 'unknown',
+        label: labelText === '1' ? 1 : labelText === '0' ? 0 : undefined,
+      });
+    }
   }
   if (!headersSeen) {
     result.file_problems.push({ reason: 'validation_failed', message: 'The file is empty.', fix: 'Upload a CSV whose first line names the columns, followed by at least one row.' });
