@@ -103,3 +103,21 @@ t.test('scores every row, in file order, with metrics on the labelled file', asy
   const batch = lines.find((l) => l.transaction_id === target.transaction_id)!;
   t.ok(Math.abs(batch.risk_score - single.risk) < 1e-12, `batch ${batch.risk_score} = single ${single.risk}`);
 });
+
+t.test('a failure on either side stops the other: the job fails with it, nothing is thrown elsewhere, no feature file is left', async (t) => {
+  // A file in time order, so scoring starts while the replay still has most rows to go.
+  const file = join(dir, 'in-order.csv');
+  writeFileSync(file, toCsv(rows));
+  const validation = await validateCsv(file, { maxRows: 1e6 });
+  for (const failing of ['scoring', 'features'] as const) {
+    const resultPath = join(dir, `fails-in-${failing}.ndjson`);
+    const seen: [string, number][] = [];
+    const progress = (stage: string, fraction: number) => {
+      seen.push([stage, fraction]);
+      if (stage === failing && fraction > 0.3) throw new Error(`reporting ${failing} failed`);
+    };
+    await t.rejects(scoreDataset(bundle, { path: file, mapping: {}, mode: 'balanced', resultPath, expectedRows: validation.rows, progress, batchSize: 64 }), { message: `reporting ${failing} failed` });
+    if (failing === 'features') t.notOk(seen.some(([s, f]) => s === 'scoring' && f === 1), 'scoring stopped before its end');
+    t.notOk(existsSync(`${resultPath}.features`), 'no feature file left behind');
+  }
+});
