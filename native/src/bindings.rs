@@ -13,8 +13,8 @@ use crate::lines::{Batch, Channel, Feature, Kind, LineFormat};
 use crate::lightgbm::capi::{Booster, Dataset, PredictKind, SingleRow};
 use crate::model::Model;
 use crate::registry;
-use napi::bindgen_prelude::{AsyncTask, Float64Array, Float64ArraySlice, Int32ArraySlice, Int8ArraySlice, Uint8ArraySlice};
-use napi::{Env, Task};
+use napi::bindgen_prelude::{Float64Array, Float64ArraySlice, Int32ArraySlice, Int8ArraySlice, Uint8ArraySlice};
+use napi::Env;
 use napi_derive::napi;
 use std::sync::{Arc, Mutex};
 
@@ -142,15 +142,6 @@ impl Engine {
         // and it does not overlap `row` (checked above).
         let out = unsafe { out.as_mut() };
         self.model.shap_row_into(&row, out).map_err(js_error)
-    }
-
-    /// `predictRawBatch(rows)` and `shapBatch(rows)` computed off the JavaScript thread, on
-    /// libuv's thread pool: the batch job explains one batch while its thread replays the next
-    /// rows' features. The rows are copied when called (the caller may reuse its buffer at once).
-    #[napi(ts_return_type = "Promise<ExplainedBatch>")]
-    pub fn explain_batch(&self, rows: Float64ArraySlice) -> napi::Result<AsyncTask<ExplainBatch>, String> {
-        self.model.rows_in(&rows).map_err(js_error)?;
-        Ok(AsyncTask::new(ExplainBatch { model: Arc::clone(&self.model), rows: rows.to_vec() }))
     }
 
     /// SHAP values of a row-major matrix: `numFeatures + 1` values per row.
@@ -291,39 +282,6 @@ impl ResultLines {
         json_target[..self.json.len()].copy_from_slice(&self.json);
         csv_target[..self.csv.len()].copy_from_slice(&self.csv);
         Ok(())
-    }
-}
-
-/// A batch explained off the JavaScript thread (`Engine.explainBatch`).
-#[napi(object)]
-pub struct ExplainedBatch {
-    /// Raw scores, one per row.
-    pub raw: Float64Array,
-    /// SHAP values, `numFeatures + 1` per row.
-    pub phi: Float64Array,
-    /// Time the worker thread spent on them, in milliseconds.
-    pub ms: f64,
-}
-
-pub struct ExplainBatch {
-    model: Arc<Model>,
-    rows: Vec<f64>,
-}
-
-impl Task for ExplainBatch {
-    type Output = (Vec<f64>, Vec<f64>, f64);
-    type JsValue = ExplainedBatch;
-
-    fn compute(&mut self) -> napi::Result<Self::Output> {
-        let started = std::time::Instant::now();
-        // The rows were checked when the task was made; this cannot fail on their shape.
-        let raw = self.model.predict_raw_batch(&self.rows).map_err(|e| napi::Error::from_reason(e.to_string()))?;
-        let phi = self.model.shap_batch(&self.rows).map_err(|e| napi::Error::from_reason(e.to_string()))?;
-        Ok((raw, phi, started.elapsed().as_secs_f64() * 1000.0))
-    }
-
-    fn resolve(&mut self, _env: Env, (raw, phi, ms): Self::Output) -> napi::Result<Self::JsValue> {
-        Ok(ExplainedBatch { raw: Float64Array::new(raw), phi: Float64Array::new(phi), ms })
     }
 }
 

@@ -102,25 +102,18 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
   const order = Uint32Array.from({ length: n }, (_, i) => i).sort((a, b) => timeOf(a) - timeOf(b) || a - b);
 
   // Features, replaying the file through a history of its own, a chunk at a time in time order;
-  // each chunk goes to the feature file at its rows' file positions (feature-spill.ts). Scoring
-  // and writing run alongside, in file order, a batch as soon as all its rows have their features:
-  // while the addon explains one batch on another thread, this one replays the next rows. A file
-  // in time order is scored as it is replayed; any other order waits for the rows it needs.
+  // each chunk goes to the feature file at its rows' file positions (feature-spill.ts).
   o.progress('features', 0);
   const history = new History(bundle.file.training.label_delay_ms);
   const widths = bundle.channels.map((c) => c.features.length);
   const batch = o.batchSize ?? 2048;
   const chunk = allocateFeatures(batch);
-  const replayMatrices = bundle.channels.map((c) => chunk[c.name]);
+  const matrices = bundle.channels.map((c) => chunk[c.name]);
   const cold = new Uint8Array(n);
   const minPrior = bundle.file.cold_start.min_prior;
   const spill = new FeatureSpill(`${o.resultPath}.features`, n, widths);
-  const progress = new Progress();
-  const replayed = new Uint8Array(n);
-  const replay = async () => {
-    let replaying = 0;
-    for (let from = 0; from < n && progress.failure === undefined; from += batch) {
-      const t0 = performance.now();
+  try {
+    for (let from = 0; from < n; from += batch) {
       const count = Math.min(batch, n - from);
       const positions = order.subarray(from, from + count);
       for (let r = 0; r < count; r++) {
@@ -131,65 +124,14 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
         writeFeatures(tx, history, chunk, r);
         history.add(tx);
       }
-      spill.write(replayMatrices, positions, count);
-      for (const i of positions) replayed[i] = 1;
-      let frontier = progress.frontier;
-      while (frontier < n && replayed[frontier] === 1) frontier++;
-      progress.advance(frontier);
+      spill.write(matrices, positions, count);
       if (Math.floor((from + count) / 10_000) > Math.floor(from / 10_000)) o.progress('features', (from + count) / n);
-      replaying += performance.now() - t0;
-      // The scorer's JavaScript (a finished batch's lines) runs here, between chunks.
-      await new Promise(setImmediate);
     }
     o.progress('features', 1);
-    stageMs.features = Math.round(replaying);
-  };
-  try {
-    const [, summary] = await Promise.all([progress.guard(replay()), progress.guard(scoreAndWrite(bundle, o, { parsed, spill, widths, cold, batch, stageMs, progress }))]);
-    if (progress.failure !== undefined) throw progress.failure;
-    return summary!;
+    done('features');
+    return await scoreAndWrite(bundle, o, { parsed, spill, matrices, widths, cold, batch, stageMs, mark });
   } finally {
     spill.remove();
-  }
-}
-
-/** How far the replay has got (file rows [0, frontier) have their features on disk), a way to wait
- *  for it to get further, and the first failure of either side, which stops both. */
-class Progress {
-  frontier = 0;
-  failure: unknown;
-  private waiting: (() => void)[] = [];
-
-  advance(frontier: number): void {
-    this.frontier = frontier;
-    this.wake();
-  }
-
-  /** Resolves when the frontier moves or something failed. */
-  next(): Promise<void> {
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
-
-  /** Keeps the first failure and wakes whoever waits. */
-  fail(e: unknown): void {
-    if (this.failure === undefined) this.failure = e ?? new Error('batch scoring failed');
-    this.wake();
-  }
-
-  /** Runs a side to its end; its failure is kept and stops the other side. */
-  async guard<T>(work: Promise<T>): Promise<T | undefined> {
-    try {
-      return await work;
-    } catch (e) {
-      this.fail(e);
-      return undefined;
-    }
-  }
-
-  private wake(): void {
-    const waiting = this.waiting;
-    this.waiting = [];
-    for (const resolve of waiting) resolve();
   }
 }
 
@@ -246,15 +188,13 @@ export function lineSetup(bundle: ModelBundle, entities: readonly string[]): Lin
   };
 }
 
-/** Scoring and writing, batch by batch, in file order, from the feature file, each batch once the
- *  replay has put all its rows there. */
+/** Scoring and writing, batch by batch, in file order, from the feature file. */
 async function scoreAndWrite(
   bundle: ModelBundle,
   o: BatchOptions,
-  { parsed, spill, widths, cold, batch, stageMs, progress }: { parsed: RecordStore; spill: FeatureSpill; widths: number[]; cold: Uint8Array; batch: number; stageMs: Record<string, number>; progress: Progress },
+  { parsed, spill, matrices, widths, cold, batch, stageMs, mark }: { parsed: RecordStore; spill: FeatureSpill; matrices: Float64Array[]; widths: number[]; cold: Uint8Array; batch: number; stageMs: Record<string, number>; mark: number },
 ): Promise<BatchSummary> {
   const n = parsed.length;
-  const matrices = bundle.channels.map((c) => new Float64Array(batch * c.features.length));
   // Each stream buffers up to WRITE_BUFFER_BYTES before the loop waits for it to drain: a chunk's
   // lines (≈ 1.7 MB of result and 0.8 MB of download for 2,048 rows) are written by the thread pool while the next chunk is scored, instead
   // of the loop stopping after every chunk until its write is done.
@@ -265,9 +205,10 @@ async function scoreAndWrite(
   // The result's index (results.ts): where each line starts, then the file's length, written a
   // batch at a time as the lines are made, so that no second pass reads the result back.
   const indexOut = createWriteStream(`${o.resultPath}.idx`, { flags: 'wx' });
-  // A stream's error (a full disk; or a write still in flight when a failure closed it) fails the
-  // job; unheard, it would be thrown in the worker thread and end it.
-  for (const stream of [out, csvOut, indexOut]) stream.on('error', (e) => progress.fail(e));
+  // A stream's error (a full disk; or a write still in flight when a failure closed the stream)
+  // fails the job; unheard, it would be thrown in the worker thread and end it.
+  let streamError: Error | undefined;
+  for (const stream of [out, csvOut, indexOut]) stream.on('error', (e) => void (streamError ??= e));
   const lineStarts = new Float64Array(batch);
   let resultBytes = 0;
   const summary: BatchSummary = { rows: n, decisions: { approve: 0, review: 0, block: 0 }, bands: { low: 0, medium: 0, high: 0, critical: 0 }, cold_start_rows: 0, stage_ms: stageMs, metrics: null };
@@ -281,19 +222,13 @@ async function scoreAndWrite(
   const jsonBuffers = new BufferPool(batch * 1024);
   const csvBuffers = new BufferPool(batch * 512);
   let writing = 0;
-  let explaining = 0;
   try {
     for (let start = 0; start < n; start += batch) {
       const end = Math.min(n, start + batch);
       const count = end - start;
-      while (progress.frontier < end && progress.failure === undefined) await progress.next();
-      if (progress.failure !== undefined) throw progress.failure;
       spill.read(start, count, matrices);
-      // The four boosters' raw scores and exact SHAP values, on libuv's threads.
-      const explained = await Promise.all(bundle.channels.map((c, ch) => call(() => c.engine.explainBatch(matrices[ch]!.subarray(0, count * widths[ch]!)))));
-      for (const x of explained) explaining += x.ms;
-      const raw = explained.map((x) => x.raw);
-      const phi = explained.map((x) => x.phi);
+      const raw = bundle.channels.map((c, ch) => c.engine.predictRawBatch(matrices[ch]!.subarray(0, count * widths[ch]!)));
+      const phi = bundle.channels.map((c, ch) => c.engine.shapBatch(matrices[ch]!.subarray(0, count * widths[ch]!)));
       const t0 = performance.now();
       for (let j = 0; j < count; j++) {
         const i = start + j;
@@ -325,17 +260,17 @@ async function scoreAndWrite(
       csvOut.write(csv.subarray(0, csvBytes), () => csvBuffers.give(csvDone));
       // A copy: the stream may still hold it while the next batch fills `lineStarts`.
       indexOut.write(new Uint8Array(lineStarts.slice(0, count).buffer));
-      writing += performance.now() - t0;
-      // Let the event loop run once per batch (and the replay a chunk): a finished write's
-      // callback hands the stream its next chunk, so the disk works while the next batch is
-      // scored. Without it the loop never yielded until a stream was full, and then waited for
-      // every write it had queued (100,000 rows: 126–188 ms of waiting before, 33–45 ms after;
-      // bench/README.md, bench:batch).
+      // Let the event loop run once per batch: a finished write's callback hands the stream its
+      // next chunk, so the disk works while the next batch is scored. Without it the loop never
+      // yielded until a stream was full, and then waited for every write it had queued (100,000
+      // rows: 126–188 ms of waiting before, 33–45 ms after; bench/README.md, bench:batch).
       await new Promise(setImmediate);
       // Wait for each stream only while it still needs to drain (a 'drain' that already happened
       // while waiting for the other would never come again).
       if (out.writableNeedDrain) await once(out, 'drain');
       if (csvOut.writableNeedDrain) await once(csvOut, 'drain');
+      if (streamError) throw streamError;
+      writing += performance.now() - t0;
       o.progress('scoring', end / n);
     }
     indexOut.write(new Uint8Array(Float64Array.of(resultBytes).buffer));
@@ -349,8 +284,7 @@ async function scoreAndWrite(
     for (const s of [out, csvOut, indexOut]) s.destroy();
     throw e;
   }
-  // The addon's time on its own threads, mostly while the replay ran on (the stages overlap).
-  stageMs.scoring = Math.round(explaining);
+  stageMs.scoring = Math.round(performance.now() - mark - writing);
   stageMs.writing = Math.round(writing);
   o.progress('writing', 1);
 

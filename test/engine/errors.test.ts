@@ -57,16 +57,3 @@ t.test('rows of the wrong width are invalid_input', async (t) => {
   t.equal(codeOf(() => call(() => engine.predictRawBatch(new Float64Array(10)))).code, 'invalid_input');
   t.equal(engine.predictRawBatch(new Float64Array(0)).length, 0, 'an empty batch is fine');
 });
-
-t.test('explainBatch, off the JavaScript thread: the same values as the calls it stands for; bad rows refused at once', async (t) => {
-  const engine = loadModel(good);
-  const rows = data.rows.slice(0, 4 * 300);
-  const pending = engine.explainBatch(rows);
-  rows.fill(Number.NaN); // the task copied its rows: the caller may reuse its buffer at once
-  const explained = await pending;
-  const fresh = data.rows.subarray(0, 4 * 300);
-  t.same([...explained.raw], [...engine.predictRawBatch(fresh)], 'raw scores');
-  t.same([...explained.phi], [...engine.shapBatch(fresh)], 'SHAP values');
-  t.ok(explained.ms >= 0, 'the time it took on its thread');
-  t.equal(codeOf(() => call(() => engine.explainBatch(new Float64Array(5)))).code, 'invalid_input', 'not whole rows: refused before any thread runs');
-});

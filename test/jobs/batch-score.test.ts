@@ -104,20 +104,22 @@ t.test('scores every row, in file order, with metrics on the labelled file', asy
   t.ok(Math.abs(batch.risk_score - single.risk) < 1e-12, `batch ${batch.risk_score} = single ${single.risk}`);
 });
 
-t.test('a failure on either side stops the other: the job fails with it, nothing is thrown elsewhere, no feature file is left', async (t) => {
-  // A file in time order, so scoring starts while the replay still has most rows to go.
-  const file = join(dir, 'in-order.csv');
-  writeFileSync(file, toCsv(rows));
-  const validation = await validateCsv(file, { maxRows: 1e6 });
-  for (const failing of ['scoring', 'features'] as const) {
+t.test('a job that fails part way rejects with its reason, throws nothing elsewhere and leaves no feature file', async (t) => {
+  const validation = await validateCsv(csv, { maxRows: 1e6 });
+  for (const failing of ['features', 'scoring'] as const) {
     const resultPath = join(dir, `fails-in-${failing}.ndjson`);
-    const seen: [string, number][] = [];
+    // Progress that cannot be reported (say, the runner's port is gone) fails the job.
     const progress = (stage: string, fraction: number) => {
-      seen.push([stage, fraction]);
       if (stage === failing && fraction > 0.3) throw new Error(`reporting ${failing} failed`);
     };
-    await t.rejects(scoreDataset(bundle, { path: file, mapping: {}, mode: 'balanced', resultPath, expectedRows: validation.rows, progress, batchSize: 64 }), { message: `reporting ${failing} failed` });
-    if (failing === 'features') t.notOk(seen.some(([s, f]) => s === 'scoring' && f === 1), 'scoring stopped before its end');
+    await t.rejects(scoreDataset(bundle, { path: csv, mapping: {}, mode: 'balanced', resultPath, expectedRows: validation.rows, progress, batchSize: 64 }), { message: `reporting ${failing} failed` });
     t.notOk(existsSync(`${resultPath}.features`), 'no feature file left behind');
   }
+  // An output that cannot be written (here the result file is already there; a full disk is the
+  // same): the job rejects with the error instead of its stream throwing in the worker thread.
+  const taken = join(dir, 'taken.ndjson');
+  writeFileSync(taken, 'an earlier result\n');
+  await t.rejects(scoreDataset(bundle, { path: csv, mapping: {}, mode: 'balanced', resultPath: taken, expectedRows: validation.rows, progress: () => {} }), { code: 'EEXIST' });
+  t.equal(readFileSync(taken, 'utf8'), 'an earlier result\n', 'the file that was there is untouched');
+  t.notOk(existsSync(`${taken}.features`), 'no feature file left behind');
 });
