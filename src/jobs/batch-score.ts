@@ -13,7 +13,7 @@ import { once } from 'node:events';
 import { allocateFeatures, writeFeatures } from '../engine/features/extract.ts';
 import { History } from '../engine/history.ts';
 import type { ModelBundle, ModeName } from '../model/bundle.ts';
-import { combine, isCold } from '../scoring/combine.ts';
+import { BANDS, combineInto, DECISIONS, isCold } from '../scoring/combine.ts';
 import { featureText, WEEKDAYS } from '../scoring/explain.ts';
 import { call, resultLines, type LineSetup } from '../engine/addon.ts';
 import { PAYMENT_TYPE_CODES } from '../engine/features/tabular.ts';
@@ -162,9 +162,6 @@ class BufferPool {
   }
 }
 
-const BANDS = ['low', 'medium', 'high', 'critical'] as const;
-const DECISIONS = ['approve', 'review', 'block'] as const;
-
 /** What the native result lines need from the model and the file: each channel's features with
  *  their wording (explain.ts), the download's score columns, and the file's customer and merchant
  *  ids by the index the parsed columns use. */
@@ -219,6 +216,7 @@ async function scoreAndWrite(
   const width = 1 + bundle.channels.length;
   const scores = new Float64Array(batch * width);
   const codes = new Uint8Array(batch * 3);
+  const combined = new Float64Array(1 + 2 * bundle.channels.length);
   const jsonBuffers = new BufferPool(batch * 1024);
   const csvBuffers = new BufferPool(batch * 512);
   let writing = 0;
@@ -233,16 +231,16 @@ async function scoreAndWrite(
       for (let j = 0; j < count; j++) {
         const i = start + j;
         for (let k = 0; k < raw.length; k++) rawRow[k] = raw[k]![j]!;
-        const c = combine(bundle, rawRow, cold[i] === 1, o.mode);
-        risks[i] = c.risk;
-        summary.decisions[c.decision]++;
-        summary.bands[c.band]++;
-        if (c.cold) summary.cold_start_rows++;
-        scores[j * width] = c.risk;
-        for (let k = 0; k < bundle.channels.length; k++) scores[j * width + 1 + k] = c.channelScores[bundle.channels[k]!.name];
-        codes[j * 3] = BANDS.indexOf(c.band);
-        codes[j * 3 + 1] = DECISIONS.indexOf(c.decision);
-        codes[j * 3 + 2] = c.cold ? 1 : 0;
+        const coldRow = cold[i] === 1;
+        const decisionAndBand = combineInto(bundle, rawRow, coldRow, o.mode, combined, 0);
+        risks[i] = combined[0]!;
+        summary.decisions[DECISIONS[decisionAndBand >> 2]!]++;
+        summary.bands[BANDS[decisionAndBand & 3]!]++;
+        if (coldRow) summary.cold_start_rows++;
+        for (let k = 0; k < width; k++) scores[j * width + k] = combined[k]!;
+        codes[j * 3] = decisionAndBand & 3;
+        codes[j * 3 + 1] = decisionAndBand >> 2;
+        codes[j * 3 + 2] = coldRow ? 1 : 0;
       }
       // The batch's lines, with their reasons, made natively from its SHAP values (lines.rs).
       const cols = parsed.columns(start, end);

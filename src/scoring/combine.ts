@@ -26,37 +26,59 @@ function calibrated(c: { bias: number; slope: number }, logOdds: number): number
   return sigmoid(c.bias + c.slope * logOdds);
 }
 
-/** `raw[k]` is channel `bundle.channels[k]`'s raw score; `cold` whether the cold-start rule holds. */
-export function combine(bundle: ModelBundle, raw: ArrayLike<number>, cold: boolean, mode: ModeName): Combined {
+export const DECISIONS = ['approve', 'review', 'block'] as const;
+export const BANDS = ['low', 'medium', 'high', 'critical'] as const;
+
+/**
+ * The numbers of `combine`, written into `out` from `at` on, without making objects (a batch job
+ * does this for every row): the risk, each channel's score, then each channel's attribution
+ * (`1 + 2 × channels` values). Returns the decision's index in DECISIONS times 4 plus the band's in
+ * BANDS.
+ */
+export function combineInto(bundle: ModelBundle, raw: ArrayLike<number>, cold: boolean, mode: ModeName, out: Float64Array, at: number): number {
   const model = bundle.file;
+  const channels = bundle.channels;
+  const n = channels.length;
   let z = model.stack.bias;
   let averageZ = model.stack.bias;
-  const moved: number[] = [];
-  bundle.channels.forEach((c, k) => {
+  let total = 0;
+  for (let k = 0; k < n; k++) {
+    const c = channels[k]!;
     const w = model.stack.weights[c.name];
     z += w * raw[k]!;
     averageZ += w * c.expected;
-    moved.push(w * (raw[k]! - c.expected));
-  });
+    // How far this channel moved the log-odds, kept in the attribution slot until the total is known.
+    const moved = w * (raw[k]! - c.expected);
+    out[at + 1 + n + k] = moved;
+    total += Math.abs(moved);
+  }
   let risk = calibrated(model.calibration, z);
   if (cold) risk = Math.max(risk, model.cold_start.floor);
-  const total = moved.reduce((a, b) => a + Math.abs(b), 0);
+  out[at] = risk;
+  for (let k = 0; k < n; k++) {
+    const moved = out[at + 1 + n + k]!;
+    out[at + 1 + k] = calibrated(model.calibration, averageZ + moved);
+    out[at + 1 + n + k] = total > 0 ? moved / total : 0;
+  }
+  const t = model.thresholds[mode];
+  const b = model.bands;
+  const decision = risk >= t.block ? 2 : risk >= t.review ? 1 : 0;
+  const band = risk >= b.critical ? 3 : risk >= b.high ? 2 : risk >= b.medium ? 1 : 0;
+  return decision * 4 + band;
+}
+
+/** `raw[k]` is channel `bundle.channels[k]`'s raw score; `cold` whether the cold-start rule holds. */
+export function combine(bundle: ModelBundle, raw: ArrayLike<number>, cold: boolean, mode: ModeName): Combined {
+  const n = bundle.channels.length;
+  const values = new Float64Array(1 + 2 * n);
+  const codes = combineInto(bundle, raw, cold, mode, values, 0);
   const channelScores = {} as ChannelValues;
   const attribution = {} as ChannelValues;
   bundle.channels.forEach((c, k) => {
-    channelScores[c.name] = calibrated(model.calibration, averageZ + moved[k]!);
-    attribution[c.name] = total > 0 ? moved[k]! / total : 0;
+    channelScores[c.name] = values[1 + k]!;
+    attribution[c.name] = values[1 + n + k]!;
   });
-  const t = model.thresholds[mode];
-  const b = model.bands;
-  return {
-    risk,
-    cold,
-    decision: risk >= t.block ? 'block' : risk >= t.review ? 'review' : 'approve',
-    band: risk >= b.critical ? 'critical' : risk >= b.high ? 'high' : risk >= b.medium ? 'medium' : 'low',
-    channelScores,
-    attribution,
-  };
+  return { risk: values[0]!, cold, decision: DECISIONS[codes >> 2]!, band: BANDS[codes & 3]!, channelScores, attribution };
 }
 
 /** The cold-start rule: customer, merchant and channel each with fewer than `minPrior` earlier transactions. */
