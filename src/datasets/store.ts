@@ -6,7 +6,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform, type Readable } from 'node:stream';
@@ -78,6 +78,31 @@ export class DatasetFiles {
     await rm(path, { force: true });
     await dropColumns(path);
   }
+}
+
+/** Files in the uploads directory that belong to no live dataset: an upload whose process died
+ *  between storing the file and recording it, or whose validation failed unexpectedly, and kept
+ *  rows (columns.ts) left by a crash mid-write. Files newer than `graceMs` are left alone (an
+ *  upload may be between the two steps right now, in this or another process). Returns the
+ *  names removed. */
+export async function sweepOrphans(files: DatasetFiles, live: ReadonlySet<string>, now: number, graceMs: number): Promise<string[]> {
+  const removed: string[] = [];
+  for (const name of await readdir(files.dir)) {
+    const stored = /^([a-f0-9]{32}\.csv)(\.cols(\.partial)?)?$/.exec(name)?.[1];
+    if (!stored || live.has(stored)) continue;
+    const path = join(files.dir, name);
+    const modified = await stat(path).then((s) => s.mtimeMs, () => undefined);
+    if (modified === undefined || now - modified < graceMs) continue;
+    await rm(path, { force: true });
+    removed.push(name);
+  }
+  return removed;
+}
+
+/** Stored names of the datasets that still have their file. */
+export async function liveStoredNames(db: Queryable): Promise<Set<string>> {
+  const rows = await db.query<{ stored_name: string }>('SELECT stored_name FROM datasets WHERE removed IS NULL');
+  return new Set(rows.map((r) => r.stored_name));
 }
 
 export function newDatasetId(): string {

@@ -9,12 +9,16 @@ import { DEFAULT_LABEL_DELAY_MS, type History } from '../engine/history.ts';
 import { detectRings, type Ring } from '../engine/rings.ts';
 import { RingIndex, Scorer } from '../scoring/scorer.ts';
 import { openDatabase, type Db } from '../storage/db.ts';
-import { DatasetFiles, expireDue } from '../datasets/store.ts';
+import { DatasetFiles, expireDue, liveStoredNames, sweepOrphans } from '../datasets/store.ts';
 import { JobRunner } from '../jobs/runner.ts';
 import { ensureHistory, loadHistory, ScoredWriter, type ExampleDataset } from './history-source.ts';
 import { Accounts } from '../auth/accounts.ts';
 import { applySettings } from '../model/custom.ts';
 import { getCustomModel } from '../storage/models-store.ts';
+
+/** How old a file in the uploads directory must be before the sweeper removes it for belonging
+ *  to no dataset (an upload in progress is stored a moment before it is recorded). */
+const ORPHAN_GRACE_MS = 3_600_000;
 import type { TokenVerifierOptions } from '../auth/tokens.ts';
 
 export interface Service {
@@ -82,6 +86,9 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
     const sweepExpired = async () => {
       const names = await expireDue(db, new Date(clock()));
       for (const n of names) await datasets.remove(n);
+      // Files no dataset owns (a crash between storing an upload and recording it), after an hour.
+      const orphans = await sweepOrphans(datasets, await liveStoredNames(db), Date.now(), ORPHAN_GRACE_MS);
+      if (orphans.length) log(`removed ${orphans.length} upload file(s) that belonged to no dataset`);
       return names.length;
     };
     // Retention sweeps: every minute, or more often when the retention itself is shorter.

@@ -4,7 +4,7 @@
 // files, expiry with a short retention (410), and files stored under random names only.
 
 import t from 'tap';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { backends, start, tempDir } from './helpers.ts';
 
@@ -134,9 +134,16 @@ for (const backend of backends()) {
     const id = res.json().id;
     t.same(readdirSync(join(dataDir, 'uploads')).map((f) => f.replace(/^[a-f0-9]{32}/, '')).sort(), ['.csv', '.csv.cols'], 'the upload and its parsed rows');
     await new Promise((r) => setTimeout(r, 1200));
+    // Files no dataset owns (a process that died between storing an upload and recording it, a
+    // half-written copy of parsed rows): removed once an hour old, not before.
+    const uploadsDir = join(dataDir, 'uploads');
+    const stray = ['0123456789abcdef0123456789abcdef.csv', '0123456789abcdef0123456789abcdef.csv.cols.partial'];
+    for (const name of [...stray, 'fedcba9876543210fedcba9876543210.csv']) writeFileSync(join(uploadsDir, name), 'amount\n1\n');
+    const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
+    for (const name of stray) utimesSync(join(uploadsDir, name), twoHoursAgo, twoHoursAgo);
     const swept = await running.service.sweepExpired();
     t.ok(swept >= 0);
-    t.equal(readdirSync(join(dataDir, 'uploads')).length, 0, 'the sweeper deleted the file');
+    t.same(readdirSync(uploadsDir), ['fedcba9876543210fedcba9876543210.csv'], "the expired upload and the hour-old strays are gone; a recent stray waits");
     const gone = await running.app.inject({ method: 'GET', url: `/api/datasets/${id}` });
     t.equal(gone.statusCode, 410);
     t.equal(gone.json().detail.reason, 'upload_expired');

@@ -127,27 +127,34 @@ export function datasetRoutes(app: FastifyInstance, service: Service): void {
       }
       throw e;
     }
-    const validation = await validate(service, service.datasets.path(saved.storedName), { mapping, maxRows: service.config.MAX_DATASET_ROWS });
-    const tooMany = validation.file_problems.find((p) => p.reason === 'too_many_rows');
-    const unreadable = validation.file_problems.some((p) => p.reason === 'validation_failed');
-    if (tooMany || unreadable) {
-      await service.datasets.remove(saved.storedName);
-      if (tooMany) throw new ApiError(400, 'too_many_rows', tooMany.message, tooMany.fix, { validation });
-      throw invalid(validation, undefined);
+    // Until the dataset is recorded the stored file is this request's: any failure removes it.
+    let validation: ValidationResult;
+    let record: DatasetRecord;
+    try {
+      validation = await validate(service, service.datasets.path(saved.storedName), { mapping, maxRows: service.config.MAX_DATASET_ROWS });
+      const tooMany = validation.file_problems.find((p) => p.reason === 'too_many_rows');
+      const unreadable = validation.file_problems.some((p) => p.reason === 'validation_failed');
+      if (tooMany || unreadable) {
+        if (tooMany) throw new ApiError(400, 'too_many_rows', tooMany.message, tooMany.fix, { validation });
+        throw invalid(validation, undefined);
+      }
+      record = await insertDataset(service.db, {
+        id: newDatasetId(),
+        original_name: originalName.replace(/[^\w.\- ]/g, '_').slice(0, 200),
+        stored_name: saved.storedName,
+        size_bytes: saved.size,
+        rows: validation.rows,
+        has_labels: validation.has_labels,
+        mapping,
+        validation,
+        owner_user_id: ownership.owner_user_id,
+        organization_id: ownership.organization_id,
+        expires_at: new Date(Date.now() + service.config.UPLOAD_RETENTION_HOURS * 3_600_000),
+      });
+    } catch (e) {
+      await service.datasets.remove(saved.storedName).catch(() => undefined);
+      throw e;
     }
-    const record = await insertDataset(service.db, {
-      id: newDatasetId(),
-      original_name: originalName.replace(/[^\w.\- ]/g, '_').slice(0, 200),
-      stored_name: saved.storedName,
-      size_bytes: saved.size,
-      rows: validation.rows,
-      has_labels: validation.has_labels,
-      mapping,
-      validation,
-      owner_user_id: ownership.owner_user_id,
-      organization_id: ownership.organization_id,
-      expires_at: new Date(Date.now() + service.config.UPLOAD_RETENTION_HOURS * 3_600_000),
-    });
     if (!validation.valid) throw invalid(validation, record.id);
     return reply.code(201).send(describeDataset(record));
   });
