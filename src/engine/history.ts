@@ -32,9 +32,37 @@ export interface HistoryTransaction {
 
 export const DEFAULT_LABEL_DELAY_MS = 7 * 86_400_000;
 
+/** Keys made once and reused: a key built afresh for every lookup is a new string, which every map
+ *  it is looked up in hashes again; one kept here has its hash computed once. The history holds
+ *  every key it has seen anyway (as map keys); the cache is emptied if it ever grows past
+ *  KEY_CACHE_LIMIT, so it costs at most as much again. */
+class KeyCache {
+  private readonly keys = new Map<string, string>();
+
+  constructor(private readonly make: (id: string) => string) {}
+
+  get(id: string): string {
+    let key = this.keys.get(id);
+    if (key === undefined) {
+      if (this.keys.size >= KEY_CACHE_LIMIT) this.keys.clear();
+      this.keys.set(id, (key = this.make(id)));
+    }
+    return key;
+  }
+}
+
+const KEY_CACHE_LIMIT = 1 << 20;
+const channelsByPaymentType = new Map<string, KeyCache>();
+
 /** A transaction's channel: `payment_type:location`, as the contract defines it. */
 export function channelOf(tx: Pick<HistoryTransaction, 'payment_type' | 'location'>): string {
-  return `${tx.payment_type}:${tx.location}`;
+  let byLocation = channelsByPaymentType.get(tx.payment_type);
+  if (!byLocation) {
+    const paymentType = tx.payment_type;
+    if (channelsByPaymentType.size >= KEY_CACHE_LIMIT) channelsByPaymentType.clear();
+    channelsByPaymentType.set(paymentType, (byLocation = new KeyCache((location) => `${paymentType}:${location}`)));
+  }
+  return byLocation.get(tx.location);
 }
 
 /** The longest look-back of any windowed feature (30 days) plus a day's margin. A series drops
@@ -202,8 +230,10 @@ function insertSorted(map: Map<string, number[]>, key: string, value: number): v
 }
 
 /** Node keys of the customer–merchant graph. */
-export const customerNode = (id: string) => `c:${id}`;
-export const merchantNode = (id: string) => `m:${id}`;
+const customerNodes = new KeyCache((id) => `c:${id}`);
+const merchantNodes = new KeyCache((id) => `m:${id}`);
+export const customerNode = (id: string) => customerNodes.get(id);
+export const merchantNode = (id: string) => merchantNodes.get(id);
 
 export class History {
   private readonly customers = new Map<string, Series>();
