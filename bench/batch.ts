@@ -3,9 +3,11 @@
 // embedded database, its own process, loaded over loopback from this one): rows per second end to
 // end and per stage (upload with validation, the job's own stages, download), the server's peak
 // resident memory, and, in the same run, the addon's raw batch speed on the same rows (the four
-// boosters' predictions and exact SHAP values, features precomputed) as the ceiling. The full run
-// scores 50,000 and then 100,000 rows, so that memory growth with the number of rows shows;
-// `--quick` scores 100,000 once. Last line: JSON.
+// boosters' predictions and exact SHAP values, features precomputed) as the ceiling. `--quick`
+// scores 100,000 rows three times in one server (the first run also starts its worker thread and
+// warms its code); the full run scores 50,000, 100,000 and 200,000 rows, so that memory growth
+// with the number of rows shows, then 100,000 twice more. The goal is judged on the median of the
+// 100,000-row runs. Last line: JSON.
 
 import { join } from 'node:path';
 import { extractBatch } from '../src/engine/features/extract.ts';
@@ -15,13 +17,19 @@ import { simulate, toCsv } from '../src/training/simulate.ts';
 import { quick } from './harness.ts';
 import { memoryMb, resetPeakMemory, root, startServer } from './server-process.ts';
 
-const sizes = quick ? [100_000] : [50_000, 100_000];
+const sizes = quick ? [100_000, 100_000, 100_000] : [50_000, 100_000, 200_000, 100_000, 100_000];
 
-/** `n` labelled rows from the service simulator, in its CSV format. */
-function dataset(n: number): { csv: string; rows: ReturnType<typeof simulate> } {
-  const all = simulate({ seed: 77, customers: 1200, merchants: 250, days: Math.ceil((n / 255_552) * 90 * (2000 / 1200)) + 3, rings: 2 });
-  const rows = all.slice(0, n);
-  return { csv: toCsv(rows), rows };
+const datasets = new Map<number, { csv: string; rows: ReturnType<typeof simulate>; ceiling: number }>();
+/** `n` labelled rows from the service simulator, in its CSV format, and the addon's ceiling on
+ *  them (made once per size). */
+function dataset(n: number): { csv: string; rows: ReturnType<typeof simulate>; ceiling: number } {
+  let d = datasets.get(n);
+  if (!d) {
+    const all = simulate({ seed: 77, customers: 1200, merchants: 250, days: Math.ceil((n / 255_552) * 90 * (2000 / 1200)) + 3, rings: 2 });
+    const rows = all.slice(0, n);
+    datasets.set(n, (d = { csv: toCsv(rows), rows, ceiling: addonCeiling(rows) }));
+  }
+  return d;
 }
 
 /** The ceiling: the addon alone on the same rows' features (computed first, not timed). */
@@ -43,10 +51,10 @@ function addonCeiling(rows: ReturnType<typeof simulate>): number {
 }
 
 const json = async (res: Response) => (await res.json()) as Record<string, any>;
-const server = await startServer({ MAX_UPLOAD_MB: '100', UPLOAD_RATE_PER_MINUTE: '1000' });
+const server = await startServer({ MAX_UPLOAD_MB: '100', MAX_DATASET_ROWS: '200000', UPLOAD_RATE_PER_MINUTE: '1000' });
 const runs: Record<string, unknown>[] = [];
 for (const n of sizes) {
-  const { csv, rows } = dataset(n);
+  const { csv, ceiling } = dataset(n);
   // The peak is measured from here: this run's upload, job and download, not the server's start.
   const rssBefore = memoryMb(server.child.pid!, 'VmRSS');
   const peakFromHere = resetPeakMemory(server.child.pid!);
@@ -72,7 +80,6 @@ for (const n of sizes) {
   const lines = lineEnds - 1;
   if (lines !== n) throw new Error(`download has ${lines} rows, expected ${n}`);
   const seconds = (t3 - t0) / 1000;
-  const ceiling = addonCeiling(rows);
   const stageMs = job.summary.stage_ms as Record<string, number>;
   const run = {
     rows: n,
@@ -93,6 +100,8 @@ for (const n of sizes) {
   console.log(`  stages ms: ${JSON.stringify(run.stages_ms)}`);
 }
 server.child.kill('SIGTERM');
-const last = runs[runs.length - 1] as { end_to_end_rows_per_s: number };
-console.log(JSON.stringify({ benchmark: 'batch', quick, runs, goal_50k_rows_per_s: last.end_to_end_rows_per_s >= 50_000 }));
+const at100k = runs.filter((r) => r.rows === 100_000).map((r) => r.end_to_end_rows_per_s as number);
+const median = [...at100k].sort((a, b) => a - b)[Math.floor(at100k.length / 2)]!;
+console.log(`100,000 rows end to end, median of ${at100k.length} runs: ${median.toLocaleString('en')} rows/s (runs: ${at100k.map((x) => x.toLocaleString('en')).join(', ')}); goal 50,000`);
+console.log(JSON.stringify({ benchmark: 'batch', quick, runs, median_100k_rows_per_s: median, goal_50k_rows_per_s: median >= 50_000 }));
 process.exit(0);

@@ -37,8 +37,12 @@ export function behavioral(tx: HistoryTransaction, history: History, out: Float6
   out[at + 8] = distinctBefore(usage.merchants, tx.time);
   // The customer's mean amount over the last day, week and month, this payment included: a run of
   // inflated amounts lifts the short means above the long ones.
-  [1, 7, 30].forEach((days, k) => {
-    const w = series.window(tx.time - days * DAY, tx.time);
-    out[at + 9 + k] = (w.sum + tx.amount) / (w.count + 1);
-  });
+  for (let k = 0; k < MEAN_DAYS.length; k++) {
+    series.windowInto(tx.time - MEAN_DAYS[k]! * DAY, tx.time, scratch, 0);
+    out[at + 9 + k] = (scratch[1]! + tx.amount) / (scratch[0]! + 1);
+  }
 }
+
+const MEAN_DAYS = [1, 7, 30];
+/** A window's count and sum, reused call after call. */
+const scratch = new Float64Array(2);

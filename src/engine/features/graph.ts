@@ -28,6 +28,10 @@ export const GRAPH_FEATURES = [
   'merchant_compromised_customer_share',
 ] as const;
 
+const RECENT_DAYS = [1, 7, 30];
+/** A window's count and sum, reused call after call. */
+const scratch = new Float64Array(2);
+
 function smoothed(labels: number, frauds: number): number {
   return (frauds + PRIOR_WEIGHT * PRIOR_RATE) / (labels + PRIOR_WEIGHT);
 }
@@ -41,11 +45,12 @@ export function graph(tx: HistoryTransaction, history: History, out: Float64Arra
   out[at] = merchant.count;
   out[at + 1] = smoothed(merchant.count, merchant.sum);
   const labels = history.merchantLabelSeries(tx.merchant_id);
-  [1, 7, 30].forEach((days, k) => {
-    const w = labels.window(t - days * DAY, t);
-    out[at + 2 + 2 * k] = w.count;
-    out[at + 3 + 2 * k] = w.count > 0 ? w.sum / w.count : Number.NaN;
-  });
+  for (let k = 0; k < RECENT_DAYS.length; k++) {
+    labels.windowInto(t - RECENT_DAYS[k]! * DAY, t, scratch, 0);
+    const count = scratch[0]!;
+    out[at + 2 + 2 * k] = count;
+    out[at + 3 + 2 * k] = count > 0 ? scratch[1]! / count : Number.NaN;
+  }
   out[at + 8] = channel.count;
   out[at + 9] = smoothed(channel.count, channel.sum);
   out[at + 10] = history.customerKnownFrauds(tx.customer_id, t);
