@@ -287,7 +287,7 @@ async function scoreAndWrite(
   o.progress('writing', 1);
 
   const metricsFrom = performance.now();
-  const labels = new Float64Array(n);
+  const labels = new Uint8Array(n);
   let labelled = 0;
   for (let i = 0; i < n; i++) {
     const label = parsed.label(i);
