@@ -16,13 +16,6 @@ class Interned {
   readonly values: string[] = [];
   private readonly index = new Map<string, number>();
 
-  static from(values: readonly string[]): Interned {
-    const table = new Interned();
-    for (const v of values) table.id(v);
-    if (table.values.length !== values.length) throw new Error('record image: a string table with repeated values');
-    return table;
-  }
-
   id(value: string): number {
     let i = this.index.get(value);
     if (i === undefined) {
@@ -77,22 +70,6 @@ class PackedStrings {
     return this.bytes.toString('utf8', start, next < 0 ? -1 - next : next);
   }
 
-  /** Everything stored: the bytes in use and `count + 1` offsets (views, not copies). */
-  image(): { bytes: Buffer; offsets: Int32Array } {
-    return { bytes: this.bytes.subarray(0, this.used), offsets: this.offsets.subarray(0, this.count + 1) };
-  }
-
-  /** Strings from an `image` of `count` values (copied). */
-  static from(bytes: Uint8Array, offsets: Int32Array, count: number): PackedStrings {
-    const packed = new PackedStrings();
-    packed.bytes = Buffer.from(bytes);
-    packed.used = bytes.length;
-    packed.offsets = new Int32Array(Math.max(1025, count + 2));
-    packed.offsets.set(offsets.subarray(0, count + 1));
-    packed.count = count;
-    return packed;
-  }
-
   /** Values `from` to `to` (exclusive) as stored: all the bytes, and their `to - from + 1` offsets
    *  (views, not copies; valid until the next push). */
   packed(from: number, to: number): { bytes: Buffer; offsets: Int32Array } {
@@ -101,23 +78,6 @@ class PackedStrings {
 }
 
 const NO_LABEL = -1;
-
-/** A `RecordStore`'s contents: `count` rows of each column, the interned tables their indices
- *  refer to, and the transaction ids packed as UTF-8 with `count + 1` offsets (`PackedStrings`). */
-export interface RecordImage {
-  count: number;
-  entities: readonly string[];
-  places: readonly string[];
-  times: Float64Array;
-  amounts: Float64Array;
-  customers: Int32Array;
-  merchants: Int32Array;
-  locations: Int32Array;
-  paymentTypes: Int32Array;
-  labels: Int8Array;
-  idBytes: Uint8Array;
-  idOffsets: Int32Array;
-}
 
 export class RecordStore {
   private capacity: number;
@@ -130,9 +90,9 @@ export class RecordStore {
   private paymentTypes: Int32Array;
   private labels: Int8Array;
   /** Transaction ids; undefined where the caller gave none. */
-  private ids = new PackedStrings();
-  private entities = new Interned();
-  private places = new Interned();
+  private readonly ids = new PackedStrings();
+  private readonly entities = new Interned();
+  private readonly places = new Interned();
 
   /** `expected`: how many transactions are about to be pushed (start-up knows), so the columns
    *  are made once at their size instead of grown and copied on the way. */
@@ -192,57 +152,6 @@ export class RecordStore {
   label(k: number): 0 | 1 | undefined {
     const label = this.labels[k]!;
     return label === NO_LABEL ? undefined : (label as 0 | 1);
-  }
-
-  /** The whole store as its columns and string tables (views, not copies), to be written out and
-   *  read back with `fromImage` (src/datasets/columns.ts keeps a validated upload's rows so). */
-  image(): RecordImage {
-    const n = this.count;
-    const ids = this.ids.image();
-    return {
-      count: n,
-      entities: this.entities.values,
-      places: this.places.values,
-      times: this.times.subarray(0, n),
-      amounts: this.amounts.subarray(0, n),
-      customers: this.customers.subarray(0, n),
-      merchants: this.merchants.subarray(0, n),
-      locations: this.locations.subarray(0, n),
-      paymentTypes: this.paymentTypes.subarray(0, n),
-      labels: this.labels.subarray(0, n),
-      idBytes: ids.bytes,
-      idOffsets: ids.offsets,
-    };
-  }
-
-  /** A store from an `image` (copied); throws when its parts disagree in length or refer past
-   *  their string tables. */
-  static fromImage(m: RecordImage): RecordStore {
-    const n = m.count;
-    const columns = [m.times, m.amounts, m.customers, m.merchants, m.locations, m.paymentTypes, m.labels];
-    if (!Number.isInteger(n) || n < 0 || columns.some((c) => c.length !== n) || m.idOffsets.length !== n + 1) throw new Error('record image: columns of different lengths');
-    const within = (a: Int32Array, size: number) => a.every((v) => v >= 0 && v < size);
-    if (!within(m.customers, m.entities.length) || !within(m.merchants, m.entities.length) || !within(m.locations, m.places.length) || !within(m.paymentTypes, m.places.length)) {
-      throw new Error('record image: an index past its string table');
-    }
-    const end = (o: number) => (o < 0 ? -1 - o : o);
-    for (let k = 0; k < n; k++) {
-      if (end(m.idOffsets[k]!) > end(m.idOffsets[k + 1]!)) throw new Error('record image: transaction id offsets out of order');
-    }
-    if (end(m.idOffsets[n]!) !== m.idBytes.length) throw new Error('record image: transaction ids of the wrong length');
-    const store = new RecordStore(n);
-    store.count = n;
-    store.times.set(m.times);
-    store.amounts.set(m.amounts);
-    store.customers.set(m.customers);
-    store.merchants.set(m.merchants);
-    store.locations.set(m.locations);
-    store.paymentTypes.set(m.paymentTypes);
-    store.labels.set(m.labels);
-    store.ids = PackedStrings.from(m.idBytes, m.idOffsets, n);
-    store.entities = Interned.from(m.entities);
-    store.places = Interned.from(m.places);
-    return store;
   }
 
   /** Customer and merchant ids, by the index `columns` gives them with. */

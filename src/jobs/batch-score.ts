@@ -18,9 +18,8 @@ import { featureText, WEEKDAYS } from '../scoring/explain.ts';
 import { call, resultLines, type LineSetup } from '../engine/addon.ts';
 import { PAYMENT_TYPE_CODES } from '../engine/features/tabular.ts';
 import { averagePrecision, brier, expectedCalibrationError, rocAuc } from '../training/metrics.ts';
-import { readRows, type ColumnMapping } from '../datasets/csv.ts';
-import { loadColumns, toRecord } from '../datasets/columns.ts';
-import { RecordStore } from '../engine/records.ts';
+import type { ColumnMapping } from '../datasets/csv.ts';
+import { jobRows, type JobRows } from './job-rows.ts';
 import { CSV_HEADER, DOWNLOAD_SCORE_CHANNELS } from './csv-out.ts';
 import { FeatureSpill } from './feature-spill.ts';
 
@@ -75,31 +74,13 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
     mark = t;
   };
 
-  // Parsing, into columns (record k is the file's row k + 1): a row kept as an object of its own
-  // cost ten times the memory, for the whole job.
-  // Validation usually kept them (columns.ts); else the file is parsed here.
+  // The rows: read back from what validation kept (columns.ts) or parsed from the file; streamed
+  // from disk on both passes when the file is in time order, else held as columns (job-rows.ts).
   o.progress('parsing', 0);
-  let parsed = await loadColumns(o.path, o.mapping);
-  if (!parsed) {
-    parsed = new RecordStore(o.expectedRows);
-    for await (const row of readRows(o.path, o.mapping)) {
-      parsed.push(toRecord(row));
-      if (parsed.length % 10_000 === 0) o.progress('parsing', Math.min(1, parsed.length / Math.max(1, o.expectedRows)));
-    }
-  }
-  const n = parsed.length;
-  // Rows without a time are placed one second apart after the first row that has one.
-  let base: number | undefined;
-  for (let i = 0; i < n && base === undefined; i++) if (!Number.isNaN(parsed.time(i))) base = parsed.time(i);
+  const rows = await jobRows(o.path, o.mapping, o.expectedRows, (f) => o.progress('parsing', f));
+  const n = rows.length;
   o.progress('parsing', 1);
   done('parsing');
-
-  // Time order: the timestamp when present (stable for equal times), else the row order.
-  const timeOf = (i: number) => {
-    const t = parsed.time(i);
-    return Number.isNaN(t) ? (base ?? 0) + i * 1000 : t;
-  };
-  const order = Uint32Array.from({ length: n }, (_, i) => i).sort((a, b) => timeOf(a) - timeOf(b) || a - b);
 
   // Features, replaying the file through a history of its own, a chunk at a time in time order;
   // each chunk goes to the feature file at its rows' file positions (feature-spill.ts).
@@ -107,31 +88,31 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
   const history = new History(bundle.file.training.label_delay_ms);
   const widths = bundle.channels.map((c) => c.features.length);
   const batch = o.batchSize ?? 2048;
-  const chunk = allocateFeatures(batch);
-  const matrices = bundle.channels.map((c) => chunk[c.name]);
+  let chunk = allocateFeatures(batch);
   const cold = new Uint8Array(n);
   const minPrior = bundle.file.cold_start.min_prior;
   const spill = new FeatureSpill(`${o.resultPath}.features`, n, widths);
   try {
-    for (let from = 0; from < n; from += batch) {
-      const count = Math.min(batch, n - from);
-      const positions = order.subarray(from, from + count);
-      for (let r = 0; r < count; r++) {
-        const i = positions[r]!;
-        const tx = parsed.at(i)!;
-        tx.time = timeOf(i);
-        cold[i] = isCold(history.priors(tx), minPrior) ? 1 : 0;
+    let replayed = 0;
+    for (const part of rows.replay(batch)) {
+      if (part.count * widths[0]! > chunk[bundle.channels[0]!.name].length) chunk = allocateFeatures(part.count);
+      for (let r = 0; r < part.count; r++) {
+        const tx = part.at(r);
+        cold[part.positions[r]!] = isCold(history.priors(tx), minPrior) ? 1 : 0;
         writeFeatures(tx, history, chunk, r);
         history.add(tx);
       }
-      spill.write(matrices, positions, count);
-      if (Math.floor((from + count) / 10_000) > Math.floor(from / 10_000)) o.progress('features', (from + count) / n);
+      spill.write(bundle.channels.map((c) => chunk[c.name]), part.positions, part.count);
+      if (Math.floor((replayed + part.count) / 10_000) > Math.floor(replayed / 10_000)) o.progress('features', (replayed + part.count) / n);
+      replayed += part.count;
     }
     o.progress('features', 1);
     done('features');
-    return await scoreAndWrite(bundle, o, { parsed, spill, matrices, widths, cold, batch, stageMs, mark });
+    const matrices = bundle.channels.map((c) => new Float64Array(batch * c.features.length));
+    return await scoreAndWrite(bundle, o, { rows, spill, matrices, widths, cold, batch, stageMs, mark });
   } finally {
     spill.remove();
+    rows.close();
   }
 }
 
@@ -189,9 +170,9 @@ export function lineSetup(bundle: ModelBundle, entities: readonly string[]): Lin
 async function scoreAndWrite(
   bundle: ModelBundle,
   o: BatchOptions,
-  { parsed, spill, matrices, widths, cold, batch, stageMs, mark }: { parsed: RecordStore; spill: FeatureSpill; matrices: Float64Array[]; widths: number[]; cold: Uint8Array; batch: number; stageMs: Record<string, number>; mark: number },
+  { rows, spill, matrices, widths, cold, batch, stageMs, mark }: { rows: JobRows; spill: FeatureSpill; matrices: Float64Array[]; widths: number[]; cold: Uint8Array; batch: number; stageMs: Record<string, number>; mark: number },
 ): Promise<BatchSummary> {
-  const n = parsed.length;
+  const n = rows.length;
   // Each stream buffers up to WRITE_BUFFER_BYTES before the loop waits for it to drain: a chunk's
   // lines (≈ 1.7 MB of result and 0.8 MB of download for 2,048 rows) are written by the thread pool while the next chunk is scored, instead
   // of the loop stopping after every chunk until its write is done.
@@ -210,8 +191,11 @@ async function scoreAndWrite(
   let resultBytes = 0;
   const summary: BatchSummary = { rows: n, decisions: { approve: 0, review: 0, block: 0 }, bands: { low: 0, medium: 0, high: 0, critical: 0 }, cold_start_rows: 0, stage_ms: stageMs, metrics: null };
   const risks = new Float64Array(n);
+  // Labels for the metrics, gathered as the rows go by (they count only when every row has one).
+  const labels = new Uint8Array(n);
+  let labelled = 0;
   const rawRow = new Array<number>(bundle.channels.length);
-  const lines = resultLines(lineSetup(bundle, parsed.entityNames));
+  const lines = resultLines(lineSetup(bundle, rows.entityNames));
   // Per row of a batch: the risk, then each channel's score; band, decision and path codes.
   const width = 1 + bundle.channels.length;
   const scores = new Float64Array(batch * width);
@@ -243,7 +227,14 @@ async function scoreAndWrite(
         codes[j * 3 + 2] = coldRow ? 1 : 0;
       }
       // The batch's lines, with their reasons, made natively from its SHAP values (lines.rs).
-      const cols = parsed.columns(start, end);
+      const cols = rows.columns(start, end);
+      for (let j = 0; j < count; j++) {
+        const label = cols.labels[j]!;
+        if (label === 0 || label === 1) {
+          labels[start + j] = label;
+          labelled++;
+        }
+      }
       let json = jsonBuffers.take();
       let csv = csvBuffers.take();
       const [jsonBytes, csvBytes] = call(() => lines.write(start + 1, count, matrices, phi, scores, codes, cols.amounts, cols.labels, cols.customers, cols.merchants, cols.idBytes, cols.idOffsets, resultBytes, lineStarts, json, csv));
@@ -287,14 +278,6 @@ async function scoreAndWrite(
   o.progress('writing', 1);
 
   const metricsFrom = performance.now();
-  const labels = new Uint8Array(n);
-  let labelled = 0;
-  for (let i = 0; i < n; i++) {
-    const label = parsed.label(i);
-    if (label === undefined) break;
-    labels[i] = label;
-    labelled++;
-  }
   if (labelled === n && n > 0) {
     const t = bundle.file.thresholds[o.mode];
     let tp = 0;
