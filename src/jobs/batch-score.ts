@@ -1,12 +1,12 @@
-// Scoring a whole dataset file: parse (csv.ts), put in time order (by `timestamp`, else row order,
-// one second apart), replay it through a history of its own so every row's features come from its
-// strictly older rows with the same code as single scoring, evaluate the four boosters and their
-// exact SHAP values in batches through the addon (one boundary crossing per batch and channel),
-// and write one JSON line per row to the result file and one to the download, in file order. The
-// lines, with each row's reasons, are made by the addon next to the SHAP values (lines.rs): in
-// JavaScript they were half of a job's time. Progress is reported by the
-// work itself, per stage. When the file has labels, the result carries the metrics on that file.
-// Runs inside a Piscina worker (score-worker.ts); pure enough to test directly.
+// Scoring a whole dataset file: its rows (kept at validation, else parsed: job-rows.ts) in time
+// order (by `timestamp`, else row order, one second apart), replayed through a history of their
+// own so every row's features come from its strictly older rows with the same code as single
+// scoring; the four boosters and their exact SHAP values in batches through the addon (one
+// boundary crossing per batch and channel); and one JSON line per row to the result file and one
+// to the download, in file order. The lines, with each row's reasons, are made by the addon next to
+// the SHAP values (lines.rs): in JavaScript they were half of a job's time. Progress is reported by
+// the work itself, per stage. When the file has labels, the result carries the metrics on that
+// file. Runs inside a Piscina worker (score-worker.ts); pure enough to test directly.
 
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
