@@ -85,7 +85,7 @@ export async function claimNext(db: Db, worker: string, maxRunning: number): Pro
     await tx.query('SELECT pg_advisory_xact_lock($1)', [CLAIM_LOCK]);
     const [running] = await tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE status = 'running'`);
     if (running!.n >= maxRunning) return undefined;
-    const [job] = await tx.query<{ id: string }>(`SELECT id FROM jobs WHERE status = 'queued' ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`);
+    const [job] = await tx.query<{ id: string }>(`SELECT id FROM jobs WHERE status = 'queued' ORDER BY queued_order LIMIT 1 FOR UPDATE SKIP LOCKED`);
     if (!job) return undefined;
     const [claimed] = await tx.query<JobRecord>(
       `UPDATE jobs SET status = 'running', stage = 'starting', claimed_by = $2, heartbeat_at = now(), started_at = coalesce(started_at, now()), attempts = attempts + 1

@@ -18,9 +18,13 @@ async function dataset(db: Queryable, id: string): Promise<void> {
 eachBackend('claims: oldest first, within the running limit, results only from the claimant', async (t, fx) => {
   const db = await fx.open();
   await dataset(db, 'ds_1');
-  const a = await createJob(db, { dataset_id: 'ds_1', mode: 'balanced' });
-  const b = await createJob(db, { dataset_id: 'ds_1', mode: 'high_recall' });
-  const c = await createJob(db, { dataset_id: 'ds_1', mode: 'balanced' });
+  // Queued within one transaction, so all three have the same created_at (a tick of the clock):
+  // the queue's order must still be the order they were queued in.
+  const [a, b, c] = await db.transaction(async (tx) => [
+    await createJob(tx, { dataset_id: 'ds_1', mode: 'balanced' }),
+    await createJob(tx, { dataset_id: 'ds_1', mode: 'high_recall' }),
+    await createJob(tx, { dataset_id: 'ds_1', mode: 'balanced' }),
+  ]);
   t.equal(a.status, 'queued');
   const first = await claimNext(db, 'w1', 2);
   t.equal(first?.id, a.id, 'oldest first');
