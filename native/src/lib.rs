@@ -2,8 +2,8 @@
 //!
 //! Parse (`lightgbm::text`) → represent (`forest`) → compile and evaluate (`predict`, `shap`),
 //! held together by `model` and shared per process by `registry`. `lightgbm::capi` links LightGBM
-//! itself, for training and as the reference in tests and benchmarks. `lines` writes a scored batch's result lines. `bindings` is the N-API layer
-//! and only converts.
+//! itself, for training and as the reference in tests and benchmarks. `lines` writes a scored
+//! batch's result lines. `bindings` is the N-API layer and only converts.
 
 pub mod error;
 pub mod forest;

@@ -229,48 +229,32 @@ impl LineFormat {
     /// contributions are never reasons (explain.ts `topReasons`).
     fn top_reasons(&self, b: &Batch, j: usize, top: &mut Vec<Candidate>) {
         top.clear();
-        let n = self.top;
-        if n == 0 {
-            return;
-        }
         for (k, ch) in self.channels.iter().enumerate() {
             let w = ch.features.len();
             let phi = &b.phi[k][j * (w + 1)..j * (w + 1) + w];
             for (f, &p) in phi.iter().enumerate() {
-                let contribution = ch.weight * p;
-                if contribution == 0.0 {
+                let candidate = Candidate { channel: k, feature: f, value: b.values[k][j * w + f], contribution: ch.weight * p };
+                if candidate.contribution == 0.0 {
                     continue;
                 }
-                let name = &ch.features[f].name;
-                if top.len() == n {
-                    let last = top[n - 1];
-                    if !self.ranks_before(contribution, name, last.contribution, &self.channels[last.channel].features[last.feature].name) {
-                        continue;
-                    }
+                // Before the first it ranks ahead of (after any it ties with), if within the top.
+                let at = top.iter().position(|t| self.ranks_before(&candidate, t)).unwrap_or(top.len());
+                if at < self.top {
+                    top.insert(at, candidate);
+                    top.truncate(self.top);
                 }
-                let candidate = Candidate { channel: k, feature: f, value: b.values[k][j * w + f], contribution };
-                let mut i = if top.len() < n {
-                    top.push(candidate);
-                    top.len() - 1
-                } else {
-                    n - 1
-                };
-                while i > 0 {
-                    let prev = top[i - 1];
-                    if !self.ranks_before(contribution, name, prev.contribution, &self.channels[prev.channel].features[prev.feature].name) {
-                        break;
-                    }
-                    top[i] = prev;
-                    i -= 1;
-                }
-                top[i] = candidate;
             }
         }
     }
 
-    fn ranks_before(&self, a: f64, fa: &str, b: f64, fb: &str) -> bool {
-        let d = a.abs() - b.abs();
-        d > 0.0 || (d == 0.0 && fa < fb)
+    fn name(&self, c: &Candidate) -> &str {
+        &self.channels[c.channel].features[c.feature].name
+    }
+
+    /// Larger magnitude first; equal magnitudes by feature name.
+    fn ranks_before(&self, a: &Candidate, b: &Candidate) -> bool {
+        let d = a.contribution.abs() - b.contribution.abs();
+        d > 0.0 || (d == 0.0 && self.name(a) < self.name(b))
     }
 
     /// A reason's sentence (explain.ts `reason`), for a contribution already rounded.
@@ -351,7 +335,7 @@ impl LineFormat {
         let c = self.channels.len();
         let json_at = json.len();
         let mut num = ryu_js::Buffer::new();
-        let mut top = Vec::with_capacity(self.top);
+        let mut top = Vec::with_capacity(self.top + 1);
         let mut texts: Vec<Vec<u8>> = (0..self.top).map(|_| Vec::with_capacity(128)).collect();
         let mut rounded = vec![0.0; self.top];
         let mut numbers = Numbers::default();

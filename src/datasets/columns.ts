@@ -15,7 +15,7 @@
 
 import { closeSync, fstatSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import type { HistoryTransaction } from '../engine/history.ts';
+import { Interned } from '../engine/records.ts';
 import { validateCsv, type ColumnMapping, type ParsedRow, type ValidateOptions, type ValidationResult } from './csv.ts';
 
 const MAGIC = Buffer.from('FRSCOLS2');
@@ -69,36 +69,16 @@ function mappingKey(mapping: ColumnMapping): string {
   return JSON.stringify(Object.entries(mapping).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : 1)));
 }
 
-/** A parsed row as a record of the job's history (no timestamp: NaN, which the job replaces). */
-export function toRecord(r: ParsedRow): HistoryTransaction {
-  const tx: HistoryTransaction = { time: r.time ?? Number.NaN, amount: r.amount, customer_id: r.customer_id, merchant_id: r.merchant_id, location: r.location, payment_type: r.payment_type, transaction_id: r.transaction_id };
-  if (r.label !== undefined) tx.label = r.label;
-  return tx;
-}
-
 const pad8 = (n: number) => (8 - (n % 8)) % 8;
-
-/** Numbers strings in the order they first appear; remembers which are new since the last chunk. */
-class Strings {
-  private readonly index = new Map<string, number>();
-  fresh: string[] = [];
-
-  id(value: string): number {
-    let i = this.index.get(value);
-    if (i === undefined) {
-      i = this.index.size;
-      this.index.set(value, i);
-      this.fresh.push(value);
-    }
-    return i;
-  }
-}
 
 /** Writes rows as they are parsed, a chunk at a time, to `<path>.partial`; `finish` names the file. */
 class ColumnsWriter {
   private readonly fd: number;
-  private readonly entities = new Strings();
-  private readonly places = new Strings();
+  /** Strings numbered in the order they first appear; a chunk carries those new since the last. */
+  private readonly entities = new Interned();
+  private readonly places = new Interned();
+  private entitiesWritten = 0;
+  private placesWritten = 0;
   private readonly chunk = {
     times: new Float64Array(CHUNK_ROWS),
     amounts: new Float64Array(CHUNK_ROWS),
@@ -163,9 +143,11 @@ class ColumnsWriter {
     if (n === 0) return;
     const c = this.chunk;
     c.idOffsets[n] = this.idUsed;
-    const strings = Buffer.from(JSON.stringify([this.entities.fresh, this.places.fresh]));
+    const newEntities = this.entities.values.slice(this.entitiesWritten);
+    const newPlaces = this.places.values.slice(this.placesWritten);
+    const strings = Buffer.from(JSON.stringify([newEntities, newPlaces]));
     const head = Buffer.alloc(20);
-    [n, this.entities.fresh.length, this.places.fresh.length, strings.length, this.idUsed].forEach((v, i) => head.writeUInt32LE(v, i * 4));
+    [n, newEntities.length, newPlaces.length, strings.length, this.idUsed].forEach((v, i) => head.writeUInt32LE(v, i * 4));
     this.write(head);
     this.write(strings);
     this.write(Buffer.alloc(pad8(this.position)));
@@ -175,8 +157,8 @@ class ColumnsWriter {
     }
     this.write(this.ids.subarray(0, this.idUsed));
     this.write(Buffer.alloc(pad8(this.position)));
-    this.entities.fresh = [];
-    this.places.fresh = [];
+    this.entitiesWritten = this.entities.values.length;
+    this.placesWritten = this.places.values.length;
     this.count = 0;
     this.idUsed = 0;
     this.chunks++;
@@ -214,7 +196,6 @@ export class KeptColumns {
 
   private constructor(
     private readonly fd: number,
-    private readonly end: number,
     readonly rows: number,
     readonly chunkCount: number,
     readonly timeOrdered: boolean,
@@ -252,7 +233,7 @@ export class KeptColumns {
         at += extent.total;
       }
       if (at !== end || rows !== footer.rows) throw new Error('damaged');
-      return new KeptColumns(fd, end, footer.rows, footer.chunks, footer.timeOrdered);
+      return new KeptColumns(fd, footer.rows, footer.chunks, footer.timeOrdered);
     } catch {
       closeSync(fd);
       return undefined;
@@ -260,7 +241,7 @@ export class KeptColumns {
   }
 
   /** The chunks in file order (each call reads the file again from its start); throws when the
-   *  file does not read back whole. */
+   *  file does not read back whole (its chunks' sizes were checked when it was opened). */
   *chunks(): Generator<ColumnChunk> {
     let at = MAGIC.length;
     let start = 0;
@@ -268,23 +249,20 @@ export class KeptColumns {
     let placesSeen = 0;
     const head = Buffer.alloc(20);
     for (let k = 0; k < this.chunkCount; k++) {
-      if (readAt(this.fd, head, at) !== 20) throw new Error('kept rows: a chunk is cut short');
-      const { count, newEntities, newPlaces, stringsLength, idLength, total: extent } = chunkExtent(head, at);
-      at += 20;
-      const total = extent - 20;
-      const bodyStart = at + stringsLength + pad8(at + stringsLength);
-      if (count === 0 || count > CHUNK_ROWS || at + total > this.end) throw new Error('kept rows: a chunk runs past the file');
-      const bytes = Buffer.alloc(total);
-      if (readAt(this.fd, bytes, at) !== total) throw new Error('kept rows: a chunk is cut short');
-      const [entities, places] = JSON.parse(bytes.toString('utf8', 0, stringsLength)) as [string[], string[]];
-      if (entities.length !== newEntities || places.length !== newPlaces) throw new Error('kept rows: string tables out of step');
+      const extent = readAt(this.fd, head, at) === 20 ? chunkExtent(head, at) : undefined;
+      const bytes = Buffer.alloc(extent?.total ?? 0);
+      if (!extent || readAt(this.fd, bytes, at) !== extent.total) throw new Error('kept rows: a chunk is cut short');
+      const { count } = extent;
+      const [entities, places] = JSON.parse(bytes.toString('utf8', 20, 20 + extent.stringsLength)) as [string[], string[]];
       // Names are added on the first pass over the file; a later pass finds them there already.
       if (this.entities.length === entitiesSeen) this.entities.push(...entities);
       if (this.places.length === placesSeen) this.places.push(...places);
-      if (this.entities.length < entitiesSeen + newEntities || this.places.length < placesSeen + newPlaces) throw new Error('kept rows: string tables out of step');
-      entitiesSeen += newEntities;
-      placesSeen += newPlaces;
-      let p = bodyStart - at;
+      entitiesSeen += entities.length;
+      placesSeen += places.length;
+      if (entities.length !== extent.newEntities || places.length !== extent.newPlaces || this.entities.length < entitiesSeen || this.places.length < placesSeen) {
+        throw new Error('kept rows: string tables out of step');
+      }
+      let p = extent.body;
       const chunk = { start, count } as ColumnChunk;
       for (const [name, Type, extra] of COLUMNS) {
         const length = (count + extra) * Type.BYTES_PER_ELEMENT;
@@ -292,15 +270,14 @@ export class KeptColumns {
         (chunk as unknown as Record<string, unknown>)[name] = new Type(bytes.buffer.slice(bytes.byteOffset + p, bytes.byteOffset + p + length) as ArrayBuffer);
         p += length;
       }
-      chunk.idBytes = bytes.subarray(p, p + idLength);
+      chunk.idBytes = bytes.subarray(p, p + extent.idLength);
       if (!within(chunk.customers, entitiesSeen) || !within(chunk.merchants, entitiesSeen) || !within(chunk.locations, placesSeen) || !within(chunk.paymentTypes, placesSeen)) {
         throw new Error('kept rows: an index past its string table');
       }
       yield chunk;
-      at += total;
+      at += extent.total;
       start += count;
     }
-    if (start !== this.rows) throw new Error('kept rows: fewer rows than the footer says');
   }
 
   close(): void {
@@ -308,13 +285,14 @@ export class KeptColumns {
   }
 }
 
-/** A chunk's header fields, and its length in bytes from `at` (where its header starts). */
-function chunkExtent(head: Buffer, at: number): { count: number; newEntities: number; newPlaces: number; stringsLength: number; idLength: number; total: number } {
+/** A chunk's header fields, where its columns start and its length in bytes, both counted from
+ *  `at`, the file offset of its header (padding is to file offsets that are multiples of 8). */
+function chunkExtent(head: Buffer, at: number): { count: number; newEntities: number; newPlaces: number; stringsLength: number; idLength: number; body: number; total: number } {
   const [count, newEntities, newPlaces, stringsLength, idLength] = [0, 1, 2, 3, 4].map((i) => head.readUInt32LE(i * 4)) as [number, number, number, number, number];
   const bodyStart = at + 20 + stringsLength + pad8(at + 20 + stringsLength);
   const columnBytes = COLUMNS.reduce((sum, [, Type, extra]) => sum + (count + extra) * Type.BYTES_PER_ELEMENT, 0);
   const chunkEnd = bodyStart + columnBytes + idLength;
-  return { count, newEntities, newPlaces, stringsLength, idLength, total: chunkEnd + pad8(chunkEnd) - at };
+  return { count, newEntities, newPlaces, stringsLength, idLength, body: bodyStart - at, total: chunkEnd + pad8(chunkEnd) - at };
 }
 
 function within(a: Int32Array, size: number): boolean {

@@ -155,19 +155,17 @@ export async function validateCsv(path: string, o: ValidateOptions): Promise<Val
     }
     const c = result.columns;
     const value = (col: DatasetColumn) => (c[col] === null ? undefined : (record[c[col]!] ?? ''));
-    // Each cell read and trimmed once, for the checks and for the parsed row.
+    // The timestamp is parsed once, for its check and for the parsed row.
     const amount = value('amount');
     const amountText = amount?.trim();
     if (amount !== undefined) {
       if (!NUMBER.test(amountText!)) note('amount', c.amount!, row, amount, 'is not a number', 'Remove currency symbols and thousands separators: write 1234.50, not $1,234.50 or 1.234,50.');
       else if (Number(amountText) < 0) note('amount', c.amount!, row, amount, 'is negative', 'Amounts must not be negative; leave refunds and reversals out of the file.');
     }
-    const customer = value('customer_id');
-    const merchant = value('merchant_id');
-    const customerId = customer?.trim() ?? '';
-    const merchantId = merchant?.trim() ?? '';
-    if (customer !== undefined && customerId === '') note('customer_id', c.customer_id!, row, customer, 'is empty', 'Every row needs a customer_id.');
-    if (merchant !== undefined && merchantId === '') note('merchant_id', c.merchant_id!, row, merchant, 'is empty', 'Every row needs a merchant_id.');
+    for (const col of ['customer_id', 'merchant_id'] as const) {
+      const v = value(col);
+      if (v !== undefined && v.trim() === '') note(col, c[col]!, row, v, 'is empty', `Every row needs a ${col}.`);
+    }
     const ts = value('timestamp');
     const tsText = ts?.trim() ?? '';
     const time = tsText === '' ? undefined : parseTimestamp(tsText);
@@ -175,20 +173,7 @@ export async function validateCsv(path: string, o: ValidateOptions): Promise<Val
     const label = value('label');
     const labelText = label?.trim() ?? '';
     if (label !== undefined && labelText !== '0' && labelText !== '1' && labelText !== '') note('label', c.label!, row, label, 'is not 0 or 1', 'Use 1 for fraud and 0 for legitimate (leave the cell empty when unknown).');
-    if (o.collect) {
-      const cell = (col: DatasetColumn) => value(col)?.trim() ?? '';
-      o.collect({
-        row,
-        transaction_id: cell('transaction_id') || String(row),
-        time,
-        amount: Number(amountText ?? ''),
-        customer_id: customerId,
-        merchant_id: merchantId,
-        location: cell('location') || 'unknown',
-        payment_type: cell('payment_type') || 'unknown',
-        label: labelText === '1' ? 1 : labelText === '0' ? 0 : undefined,
-      });
-    }
+    o.collect?.(rowOf((col) => value(col)?.trim() ?? '', row, time));
   }
   if (!headersSeen) {
     result.file_problems.push({ reason: 'validation_failed', message: 'The file is empty.', fix: 'Upload a CSV whose first line names the columns, followed by at least one row.' });
@@ -204,15 +189,14 @@ export async function validateCsv(path: string, o: ValidateOptions): Promise<Val
   return result;
 }
 
-/** One record of the file as a row (unknown optional values as in the score request). */
-function parseRecord(record: Record<string, string>, c: Record<DatasetColumn, string | null>, row: number): ParsedRow {
-  const get = (col: DatasetColumn) => (c[col] === null ? '' : (record[c[col]!] ?? '').trim());
-  const ts = get('timestamp');
+/** A row from its trimmed cells ('' for a column the file lacks) and its parsed timestamp
+ *  (unknown optional values as in the score request). */
+function rowOf(get: (col: DatasetColumn) => string, row: number, time: number | undefined): ParsedRow {
   const label = get('label');
   return {
     row,
     transaction_id: get('transaction_id') || String(row),
-    time: c.timestamp === null || ts === '' ? undefined : parseTimestamp(ts),
+    time,
     amount: Number(get('amount')),
     customer_id: get('customer_id'),
     merchant_id: get('merchant_id'),
@@ -220,6 +204,13 @@ function parseRecord(record: Record<string, string>, c: Record<DatasetColumn, st
     payment_type: get('payment_type') || 'unknown',
     label: label === '1' ? 1 : label === '0' ? 0 : undefined,
   };
+}
+
+/** One record of the file as a row. */
+function parseRecord(record: Record<string, string>, c: Record<DatasetColumn, string | null>, row: number): ParsedRow {
+  const get = (col: DatasetColumn) => (c[col] === null ? '' : (record[c[col]!] ?? '').trim());
+  const ts = get('timestamp');
+  return rowOf(get, row, ts === '' ? undefined : parseTimestamp(ts));
 }
 
 /** The rows of a file that validated, parsed. */

@@ -12,7 +12,7 @@
 import type { HistoryTransaction } from './history.ts';
 
 /** Interned strings: each distinct value stored once, referred to by its index. */
-class Interned {
+export class Interned {
   readonly values: string[] = [];
   private readonly index = new Map<string, number>();
 
@@ -24,6 +24,23 @@ class Interned {
     }
     return i;
   }
+}
+
+/** Where a packed value starts, from its offset: stored as `-1 - start` when the row has no value.
+ *  Value k ends where value k + 1 starts. */
+export function packedStart(offset: number): number {
+  return offset < 0 ? -1 - offset : offset;
+}
+
+/** Rows of a range in file order, as the batch job's result lines read them (`RecordStore.columns`):
+ *  labels 0, 1 or -1 when unknown; ids packed as UTF-8 with `count + 1` offsets (`packedStart`). */
+export interface RowColumns {
+  amounts: Float64Array;
+  labels: Int8Array;
+  customers: Int32Array;
+  merchants: Int32Array;
+  idBytes: Buffer;
+  idOffsets: Int32Array;
 }
 
 /** The next capacity of a growing column: half again, so a store that has just grown past a
@@ -65,9 +82,7 @@ class PackedStrings {
   get(k: number): string | undefined {
     const start = this.offsets[k]!;
     if (start < 0) return undefined;
-    // Value k ends where value k + 1 starts, which is stored negated when k + 1 has no value.
-    const next = this.offsets[k + 1]!;
-    return this.bytes.toString('utf8', start, next < 0 ? -1 - next : next);
+    return this.bytes.toString('utf8', start, packedStart(this.offsets[k + 1]!));
   }
 
   /** Values `from` to `to` (exclusive) as stored: all the bytes, and their `to - from + 1` offsets
@@ -160,9 +175,8 @@ export class RecordStore {
   }
 
   /** Transactions `from` to `to` (exclusive) as the stored columns, for the native result lines
-   *  (views, not copies; valid until the next push). Labels: 0, 1, or -1 when unknown; ids: see
-   *  `PackedStrings.packed`. */
-  columns(from: number, to: number): { amounts: Float64Array; labels: Int8Array; customers: Int32Array; merchants: Int32Array; idBytes: Buffer; idOffsets: Int32Array } {
+   *  (views, not copies; valid until the next push). */
+  columns(from: number, to: number): RowColumns {
     const ids = this.ids.packed(from, to);
     return {
       amounts: this.amounts.subarray(from, to),

@@ -88,21 +88,21 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
   const history = new History(bundle.file.training.label_delay_ms);
   const widths = bundle.channels.map((c) => c.features.length);
   const batch = o.batchSize ?? 2048;
-  let chunk = allocateFeatures(batch);
+  const chunk = allocateFeatures(batch);
+  const replayMatrices = bundle.channels.map((c) => chunk[c.name]);
   const cold = new Uint8Array(n);
   const minPrior = bundle.file.cold_start.min_prior;
   const spill = new FeatureSpill(`${o.resultPath}.features`, n, widths);
   try {
     let replayed = 0;
     for (const part of rows.replay(batch)) {
-      if (part.count * widths[0]! > chunk[bundle.channels[0]!.name].length) chunk = allocateFeatures(part.count);
       for (let r = 0; r < part.count; r++) {
         const tx = part.at(r);
         cold[part.positions[r]!] = isCold(history.priors(tx), minPrior) ? 1 : 0;
         writeFeatures(tx, history, chunk, r);
         history.add(tx);
       }
-      spill.write(bundle.channels.map((c) => chunk[c.name]), part.positions, part.count);
+      spill.write(replayMatrices, part.positions, part.count);
       if (Math.floor((replayed + part.count) / 10_000) > Math.floor(replayed / 10_000)) o.progress('features', (replayed + part.count) / n);
       replayed += part.count;
     }
@@ -173,9 +173,9 @@ async function scoreAndWrite(
   { rows, spill, matrices, widths, cold, batch, stageMs, mark }: { rows: JobRows; spill: FeatureSpill; matrices: Float64Array[]; widths: number[]; cold: Uint8Array; batch: number; stageMs: Record<string, number>; mark: number },
 ): Promise<BatchSummary> {
   const n = rows.length;
-  // Each stream buffers up to WRITE_BUFFER_BYTES before the loop waits for it to drain: a chunk's
-  // lines (≈ 1.7 MB of result and 0.8 MB of download for 2,048 rows) are written by the thread pool while the next chunk is scored, instead
-  // of the loop stopping after every chunk until its write is done.
+  // Each stream buffers up to WRITE_BUFFER_BYTES before the loop waits for it to drain: a batch's
+  // lines (≈ 1.7 MB of result and 0.8 MB of download for 2,048 rows) are written by the thread
+  // pool while the next batch is scored, instead of the loop stopping after every batch.
   const out = createWriteStream(o.resultPath, { flags: 'wx', highWaterMark: WRITE_BUFFER_BYTES });
   // The download, written once here so that serving it is a plain file stream.
   const csvOut = createWriteStream(`${o.resultPath}.csv`, { flags: 'w', highWaterMark: WRITE_BUFFER_BYTES });

@@ -5,19 +5,9 @@
 // from the kept file when there is one, else parsed from the CSV; and put in time order.
 
 import type { HistoryTransaction } from '../engine/history.ts';
-import { RecordStore } from '../engine/records.ts';
-import { KeptColumns, toRecord, type ColumnChunk } from '../datasets/columns.ts';
-import { readRows, type ColumnMapping } from '../datasets/csv.ts';
-
-/** Rows of a range in file order, as the result lines need them (see records.ts `columns`). */
-export interface RowColumns {
-  amounts: Float64Array;
-  labels: Int8Array;
-  customers: Int32Array;
-  merchants: Int32Array;
-  idBytes: Buffer;
-  idOffsets: Int32Array;
-}
+import { packedStart, RecordStore, type RowColumns } from '../engine/records.ts';
+import { KeptColumns, type ColumnChunk } from '../datasets/columns.ts';
+import { readRows, type ColumnMapping, type ParsedRow } from '../datasets/csv.ts';
 
 /** Consecutive rows of the replay: file positions and, for each, its transaction (time final). */
 export interface ReplayChunk {
@@ -31,7 +21,7 @@ export interface JobRows {
   /** Customer and merchant ids by the index `columns` gives; complete once `replay` has run. */
   readonly entityNames: readonly string[];
   /** The rows in time order (the timestamp; rows without one one second apart after the first
-   *  that has one, or from 0 when none has), stable for equal times. */
+   *  that has one, or from 0 when none has), stable for equal times, at most `size` at a time. */
   replay(size: number): Iterable<ReplayChunk>;
   /** Rows [from, to) in file order; called for consecutive ranges from 0, after the replay. */
   columns(from: number, to: number): RowColumns;
@@ -63,6 +53,13 @@ export async function jobRows(path: string, mapping: ColumnMapping, expectedRows
   return new HeldRows(store);
 }
 
+/** A parsed row as a record of the job's history (no timestamp: NaN, which the job replaces). */
+export function toRecord(r: ParsedRow): HistoryTransaction {
+  const tx: HistoryTransaction = { time: r.time ?? Number.NaN, amount: r.amount, customer_id: r.customer_id, merchant_id: r.merchant_id, location: r.location, payment_type: r.payment_type, transaction_id: r.transaction_id };
+  if (r.label !== undefined) tx.label = r.label;
+  return tx;
+}
+
 /** Row r of a kept chunk as a transaction (its id only when asked for: the replay needs none). */
 function chunkRecord(kept: KeptColumns, c: ColumnChunk, r: number, withId: boolean): HistoryTransaction {
   const tx: HistoryTransaction = {
@@ -77,8 +74,7 @@ function chunkRecord(kept: KeptColumns, c: ColumnChunk, r: number, withId: boole
   if (label === 0 || label === 1) tx.label = label;
   if (withId) {
     const start = c.idOffsets[r]!;
-    const next = c.idOffsets[r + 1]!;
-    if (start >= 0) tx.transaction_id = c.idBytes.toString('utf8', start, next < 0 ? -1 - next : next);
+    if (start >= 0) tx.transaction_id = c.idBytes.toString('utf8', start, packedStart(c.idOffsets[r + 1]!));
   }
   return tx;
 }
@@ -156,19 +152,21 @@ class StreamedRows implements JobRows {
     return this.kept.entities;
   }
 
-  *replay(): Iterable<ReplayChunk> {
+  *replay(size: number): Iterable<ReplayChunk> {
     for (const c of this.kept.chunks()) {
-      const positions = Uint32Array.from({ length: c.count }, (_, r) => c.start + r);
-      yield {
-        count: c.count,
-        positions,
-        at: (r) => {
-          const tx = chunkRecord(this.kept, c, r, false);
-          // No row has a time (a file in time order either has them all or none).
-          if (Number.isNaN(tx.time)) tx.time = (c.start + r) * 1000;
-          return tx;
-        },
-      };
+      for (let from = 0; from < c.count; from += size) {
+        const count = Math.min(size, c.count - from);
+        yield {
+          count,
+          positions: Uint32Array.from({ length: count }, (_, r) => c.start + from + r),
+          at: (r) => {
+            const tx = chunkRecord(this.kept, c, from + r, false);
+            // No row has a time (a file in time order either has them all or none).
+            if (Number.isNaN(tx.time)) tx.time = (c.start + from + r) * 1000;
+            return tx;
+          },
+        };
+      }
     }
   }
 
@@ -198,8 +196,7 @@ class StreamedRows implements JobRows {
       o.customers[k] = c.customers[r]!;
       o.merchants[k] = c.merchants[r]!;
       const start = c.idOffsets[r]!;
-      const next = c.idOffsets[r + 1]!;
-      const end = next < 0 ? -1 - next : next;
+      const end = packedStart(c.idOffsets[r + 1]!);
       if (start < 0) {
         o.idOffsets[k] = -1 - used;
         continue;

@@ -1,8 +1,9 @@
 // The Piscina worker that scores one dataset (batch-score.ts). The model folder is loaded once per
 // worker thread, and the native model itself once per process (the addon's registry shares one
 // instance across threads). Progress goes back to the job runner through a MessagePort. The same
-// threads validate uploads (csv.ts) and keep their parsed rows for the job (columns.ts), off the event loop that answers HTTP, and load the model
-// after each, so that the job queued soon after finds a thread ready.
+// threads validate uploads (csv.ts) and keep their parsed rows for the job (columns.ts), off the
+// event loop that answers HTTP, and load the model after each, so that the job queued soon after
+// finds a thread ready.
 
 import type { MessagePort } from 'node:worker_threads';
 import { scoreDataset, type BatchSummary } from './batch-score.ts';

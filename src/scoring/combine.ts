@@ -67,10 +67,14 @@ export function combineInto(bundle: ModelBundle, raw: ArrayLike<number>, cold: b
   return decision * 4 + band;
 }
 
+/** `combine`'s numbers, read out before it returns: one buffer, not one per score. */
+let scratch = new Float64Array(9);
+
 /** `raw[k]` is channel `bundle.channels[k]`'s raw score; `cold` whether the cold-start rule holds. */
 export function combine(bundle: ModelBundle, raw: ArrayLike<number>, cold: boolean, mode: ModeName): Combined {
   const n = bundle.channels.length;
-  const values = new Float64Array(1 + 2 * n);
+  if (scratch.length < 1 + 2 * n) scratch = new Float64Array(1 + 2 * n);
+  const values = scratch;
   const codes = combineInto(bundle, raw, cold, mode, values, 0);
   const channelScores = {} as ChannelValues;
   const attribution = {} as ChannelValues;

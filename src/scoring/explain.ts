@@ -4,7 +4,6 @@
 // log-odds of fraud". Features are named for a person, with their value formatted by kind.
 
 import { PAYMENT_TYPE_CODES } from '../engine/features/tabular.ts';
-import type { ModelBundle } from '../model/bundle.ts';
 
 export type Kind = 'money' | 'count' | 'ratio' | 'rate' | 'flag' | 'hour' | 'weekday' | 'seconds_log' | 'payment_type' | 'number';
 
@@ -130,21 +129,12 @@ function ranksBefore(a: number, fa: string, b: number, fb: string): boolean {
 }
 
 /** One channel's part of an explanation: its features' names, stack weight, values and SHAP
- *  values, the row's values starting at `valuesAt` and its SHAP values at `phiAt` (so a batch
- *  passes its whole matrices and offsets instead of a view per row). */
+ *  values. */
 export interface ChannelExplanation {
   features: readonly string[];
   weight: number;
   values: ArrayLike<number>;
   phi: ArrayLike<number>;
-  valuesAt?: number;
-  phiAt?: number;
-}
-
-/** Each channel's part of an explanation over the caller's buffers: channel k's feature values in
- *  `values[k]` and SHAP values in `phi[k]` (made once and reused, call after call). */
-export function channelExplanations(bundle: ModelBundle, values: readonly Float64Array[], phi: readonly Float64Array[]): ChannelExplanation[] {
-  return bundle.channels.map((c, k) => ({ features: c.features, weight: bundle.file.stack.weights[c.name], values: values[k]!, phi: phi[k]!, valuesAt: 0, phiAt: 0 }));
 }
 
 /** The `n` largest contributions as reasons (ties by feature name), from every channel's features
@@ -153,10 +143,8 @@ export function channelExplanations(bundle: ModelBundle, values: readonly Float6
 export function topReasons(channels: readonly ChannelExplanation[], n: number): Reason[] {
   const top: { feature: string; value: number; contribution: number }[] = [];
   for (const c of channels) {
-    const valuesAt = c.valuesAt ?? 0;
-    const phiAt = c.phiAt ?? 0;
     for (let j = 0; j < c.features.length; j++) {
-      const contribution = c.weight * c.phi[phiAt + j]!;
+      const contribution = c.weight * c.phi[j]!;
       if (contribution === 0) continue;
       const feature = c.features[j]!;
       if (top.length === n && !ranksBefore(contribution, feature, top[n - 1]!.contribution, top[n - 1]!.feature)) continue;
@@ -165,7 +153,7 @@ export function topReasons(channels: readonly ChannelExplanation[], n: number): 
         top[i] = top[i - 1]!;
         i--;
       }
-      top[i] = { feature, value: c.values[valuesAt + j]!, contribution };
+      top[i] = { feature, value: c.values[j]!, contribution };
     }
   }
   return top.map((r) => reason(r.feature, r.value, Math.round(r.contribution * 1e6) / 1e6));

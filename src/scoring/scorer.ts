@@ -17,7 +17,7 @@ import { allocateFeatures, writeFeatures, type ChannelMatrices } from '../engine
 import type { Ring } from '../engine/rings.ts';
 import type { ModelBundle, ModeName } from '../model/bundle.ts';
 import { combine, isCold } from './combine.ts';
-import { channelExplanations, topReasons, type ChannelExplanation, type Reason } from './explain.ts';
+import { topReasons, type ChannelExplanation, type Reason } from './explain.ts';
 import { isoTime } from './iso-time.ts';
 
 export interface ScoreInput {
@@ -174,9 +174,9 @@ export class Scorer {
 
   constructor(private readonly deps: ScorerDeps) {
     this.clock = deps.clock ?? Date.now;
-    const { channels } = deps.bundle;
+    const { channels, file } = deps.bundle;
     this.phi = channels.map((c) => new Float64Array(c.features.length + 1));
-    this.explained = channelExplanations(deps.bundle, channels.map((c) => this.features[c.name]), this.phi);
+    this.explained = channels.map((c, k) => ({ features: c.features, weight: file.stack.weights[c.name], values: this.features[c.name], phi: this.phi[k]! }));
   }
 
   get modelId(): string {

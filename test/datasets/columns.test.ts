@@ -7,7 +7,8 @@
 import t from 'tap';
 import { existsSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CHUNK_ROWS, columnsPath, KeptColumns, toRecord, validateAndKeep } from '../../src/datasets/columns.ts';
+import { CHUNK_ROWS, columnsPath, KeptColumns, validateAndKeep } from '../../src/datasets/columns.ts';
+import { toRecord } from '../../src/jobs/job-rows.ts';
 import type { HistoryTransaction } from '../../src/engine/history.ts';
 import { readRows } from '../../src/datasets/csv.ts';
 import { DatasetFiles } from '../../src/datasets/store.ts';

@@ -113,13 +113,14 @@ function makeRows(setup: LineSetup, n: number, seed: number, ties: number[]): Ro
 /** The rows' lines as JavaScript makes them. */
 function expected(setup: LineSetup, r: Rows): { json: string[]; csv: string[] } {
   const width = 1 + setup.channels.length;
-  const explained: ChannelExplanation[] = setup.channels.map((c, k) => ({ features: c.features, weight: c.weight, values: r.values[k]!, phi: r.phi[k]!, valuesAt: 0, phiAt: 0 }));
+  const explained: ChannelExplanation[] = setup.channels.map((c, k) => ({ features: c.features, weight: c.weight, values: r.values[k]!, phi: r.phi[k]! }));
   const json: string[] = [];
   const csv: string[] = [];
   for (let j = 0; j < r.store.length; j++) {
     explained.forEach((e, k) => {
-      e.valuesAt = j * setup.channels[k]!.features.length;
-      e.phiAt = j * (setup.channels[k]!.features.length + 1);
+      const w = setup.channels[k]!.features.length;
+      e.values = r.values[k]!.subarray(j * w, (j + 1) * w);
+      e.phi = r.phi[k]!.subarray(j * (w + 1), (j + 1) * (w + 1));
     });
     const reasons = topReasons(explained, setup.top);
     const row: ResultRow = {

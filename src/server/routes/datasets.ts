@@ -133,11 +133,8 @@ export function datasetRoutes(app: FastifyInstance, service: Service): void {
     try {
       validation = await validate(service, service.datasets.path(saved.storedName), { mapping, maxRows: service.config.MAX_DATASET_ROWS });
       const tooMany = validation.file_problems.find((p) => p.reason === 'too_many_rows');
-      const unreadable = validation.file_problems.some((p) => p.reason === 'validation_failed');
-      if (tooMany || unreadable) {
-        if (tooMany) throw new ApiError(400, 'too_many_rows', tooMany.message, tooMany.fix, { validation });
-        throw invalid(validation, undefined);
-      }
+      if (tooMany) throw new ApiError(400, 'too_many_rows', tooMany.message, tooMany.fix, { validation });
+      if (validation.file_problems.some((p) => p.reason === 'validation_failed')) throw invalid(validation, undefined);
       record = await insertDataset(service.db, {
         id: newDatasetId(),
         original_name: originalName.replace(/[^\w.\- ]/g, '_').slice(0, 200),
