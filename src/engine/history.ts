@@ -8,10 +8,13 @@
 // entries strictly before it, so transactions sharing a timestamp never see each other even when
 // they are already in the history (batch and single scoring then agree exactly).
 //
-// Labels are learned late: a transaction's label is usable only from `time + labelDelay` on (default
-// seven days). The history files each label under that availability time, so a query at time t sees
-// exactly the labels of transactions older than t − delay. Transactions without a label (scored
-// live, outcome unknown) add volume but no label.
+// Labels are learned late: a transaction's label is usable only from the time it became known. For a
+// labelled dataset (training, a backtest, an import) that is `time + labelDelay` (default seven
+// days); for an outcome reported on a live transaction it is the report's `reported_at`
+// (`labelKnownAt`). The history files each label under that availability time, so a query at time t
+// sees exactly the labels known before t. An outcome can change (`setOutcome`): the transaction's
+// label is then filed anew under the time of the change. Transactions without a label (scored live,
+// outcome unknown) add volume but no label.
 
 import { UndirectedGraph } from 'graphology';
 import { RecordStore } from './records.ts';
@@ -28,6 +31,8 @@ export interface HistoryTransaction {
   label?: 0 | 1;
   /** The caller's reference, kept for graph evidence. */
   transaction_id?: string;
+  /** When the label became known (epoch ms); absent: `time` plus the history's label delay. */
+  labelKnownAt?: number;
 }
 
 export const DEFAULT_LABEL_DELAY_MS = 7 * 86_400_000;
@@ -162,6 +167,63 @@ export class Series {
   }
 }
 
+/** Labels filed by the time they became known: entries kept sorted by that time (a label may be
+ *  learned at any moment, earlier or later than those already filed: an import's labels become
+ *  known a label delay after their transactions, a reported outcome at its `reported_at`), with
+ *  running counts of entries and of frauds. Every entry is kept: the all-time counts read them all,
+ *  and an outcome that changes removes its old entry. `window(from, to)` is (labels known in
+ *  [from, to), frauds among them), as `Series.window` gives it for amounts. */
+export class LabelSeries {
+  private times: number[] = [];
+  /** Frauds among the first k entries at [k]. */
+  private frauds: number[] = [0];
+
+  get size(): number {
+    return this.times.length;
+  }
+
+  insert(time: number, label: 0 | 1): void {
+    const times = this.times;
+    // After every entry at or before `time` (mostly the end: labels arrive roughly in order).
+    let i = times.length;
+    while (i > 0 && times[i - 1]! > time) i--;
+    if (i === times.length) {
+      times.push(time);
+      this.frauds.push(this.frauds[i]! + label);
+      return;
+    }
+    times.splice(i, 0, time);
+    this.frauds.splice(i + 1, 0, this.frauds[i]! + label);
+    if (label) for (let k = i + 2; k < this.frauds.length; k++) this.frauds[k]!++;
+  }
+
+  /** Removes one entry filed at `time` with this label (an outcome that changed). */
+  remove(time: number, label: 0 | 1): void {
+    const times = this.times;
+    for (let i = countBelow(times, time); i < times.length && times[i] === time; i++) {
+      if (this.frauds[i + 1]! - this.frauds[i]! !== label) continue;
+      times.splice(i, 1);
+      this.frauds.splice(i + 1, 1);
+      if (label) for (let k = i + 1; k < this.frauds.length; k++) this.frauds[k]!--;
+      return;
+    }
+    throw new Error('no such label in the history');
+  }
+
+  window(from: number, to: number): { count: number; sum: number } {
+    const a = countBelow(this.times, from);
+    const b = countBelow(this.times, to);
+    return { count: b - a, sum: this.frauds[b]! - this.frauds[a]! };
+  }
+
+  windowInto(from: number, to: number, out: Float64Array, at: number): void {
+    const a = countBelow(this.times, from);
+    const b = countBelow(this.times, to);
+    out[at] = b - a;
+    out[at + 1] = this.frauds[b]! - this.frauds[a]!;
+  }
+}
+
 /** First time a customer used each merchant, channel and location. */
 class Usage {
   readonly merchants = new Map<string, number>();
@@ -189,11 +251,18 @@ export function distinctBefore(map: Map<string, number>, time: number): number {
 }
 
 const EMPTY = new Series();
+const EMPTY_LABELS = new LabelSeries();
 
 /** The entity's series, made on first use. */
 function series(map: Map<string, Series>, key: string, withSquares = false): Series {
   let s = map.get(key);
   if (!s) map.set(key, (s = new Series(withSquares)));
+  return s;
+}
+
+function labelSeries(map: Map<string, LabelSeries>, key: string): LabelSeries {
+  let s = map.get(key);
+  if (!s) map.set(key, (s = new LabelSeries()));
   return s;
 }
 
@@ -238,6 +307,15 @@ function insertSorted(map: Map<string, number[]>, key: string, value: number): v
   list.splice(i, 0, value);
 }
 
+/** Removes one occurrence of `value` from an ascending list. */
+function removeSorted(map: Map<string, number[]>, key: string, value: number): void {
+  const list = map.get(key);
+  const i = list ? countBelow(list, value) : -1;
+  if (!list || list[i] !== value) throw new Error('no such entry in the history');
+  list.splice(i, 1);
+  if (list.length === 0) map.delete(key);
+}
+
 /** Node keys of the customer–merchant graph. */
 const customerNodes = new KeyCache((id) => `c:${id}`);
 const merchantNodes = new KeyCache((id) => `m:${id}`);
@@ -251,8 +329,8 @@ export class History {
   /** Labels by availability time: value 1 for fraud, 0 for legitimate. A customer's are only
    *  ever asked how many frauds were known, so only their frauds' availability times are kept. */
   private readonly customerFrauds = new Map<string, number[]>();
-  private readonly merchantLabels = new Map<string, Series>();
-  private readonly channelLabels = new Map<string, Series>();
+  private readonly merchantLabels = new Map<string, LabelSeries>();
+  private readonly channelLabels = new Map<string, LabelSeries>();
   private readonly usage = new Map<string, Usage>();
   /** Customers and merchants; edge attribute `first` = time of their first transaction; customer
    *  attribute `fraudKnownAt` = when their first fraud became known. */
@@ -285,7 +363,9 @@ export class History {
 
   constructor(readonly labelDelay = DEFAULT_LABEL_DELAY_MS) {}
 
-  add(tx: HistoryTransaction): void {
+  /** Adds a transaction (in time order); returns its index among the kept records, or -1 when
+   *  records are not kept. */
+  add(tx: HistoryTransaction): number {
     if (tx.time < this.latest) throw new Error('history must be added in time order');
     this.latest = tx.time;
     const channel = channelOf(tx);
@@ -293,22 +373,16 @@ export class History {
     series(this.customers, tx.customer_id, true).add(tx.time, tx.amount, keepFrom);
     series(this.merchants, tx.merchant_id).add(tx.time, tx.amount, keepFrom);
     series(this.channels, channel).add(tx.time, tx.amount, keepFrom);
-    if (tx.label === 0 || tx.label === 1) {
-      const known = tx.time + this.labelDelay;
-      if (tx.label === 1) append(this.customerFrauds, tx.customer_id, known);
-      series(this.merchantLabels, tx.merchant_id).add(known, tx.label, keepFrom);
-      series(this.channelLabels, channel).add(known, tx.label, keepFrom);
-    }
+    const labelled = tx.label === 0 || tx.label === 1;
+    const known = labelled ? (tx.labelKnownAt ?? tx.time + this.labelDelay) : Number.NaN;
+    if (labelled) this.fileLabel(tx.customer_id, tx.merchant_id, channel, tx.label!, known);
     let u = this.usage.get(tx.customer_id);
     if (!u) this.usage.set(tx.customer_id, (u = new Usage()));
     // The customer–merchant edge exists exactly when the customer has used the merchant before:
-    // the graph is only touched for a new pair (or a first known fraud), not on every payment.
+    // the graph is only touched for a new pair (or a fraud), not on every payment.
     const newPair = !u.merchants.has(tx.merchant_id);
     u.note(tx, channel);
-    if (!newPair && tx.label !== 1) {
-      this.addRecord(tx, channel);
-      return;
-    }
+    if (!newPair && tx.label !== 1) return this.addRecord(tx, channel, known);
 
     const c = customerNode(tx.customer_id);
     const m = merchantNode(tx.merchant_id);
@@ -317,29 +391,69 @@ export class History {
     if (newPair) {
       this.graph.addEdge(c, m, { first: tx.time });
       append(this.merchantCustomerTimes, tx.merchant_id, tx.time);
-      const known = this.graph.getNodeAttribute(c, 'fraudKnownAt');
-      if (known !== undefined) insertSorted(this.merchantCompromisedTimes, tx.merchant_id, Math.max(tx.time, known));
+      const fraudKnown = this.graph.getNodeAttribute(c, 'fraudKnownAt');
+      if (fraudKnown !== undefined) insertSorted(this.merchantCompromisedTimes, tx.merchant_id, Math.max(tx.time, fraudKnown));
     }
-    if (tx.label === 1 && this.graph.getNodeAttribute(c, 'fraudKnownAt') === undefined) {
-      const known = tx.time + this.labelDelay;
-      this.graph.setNodeAttribute(c, 'fraudKnownAt', known);
-      // Every merchant this customer already used counts them as compromised from `known` on.
-      this.graph.forEachEdge(c, (_e, attributes, source, target) => {
-        const merchant = (source === c ? target : source).slice(2);
-        insertSorted(this.merchantCompromisedTimes, merchant, Math.max(attributes.first, known));
-      });
-    }
-    this.addRecord(tx, channel);
+    if (tx.label === 1) this.refreshCompromised(tx.customer_id);
+    return this.addRecord(tx, channel, known);
   }
 
-  private addRecord(tx: HistoryTransaction, channel: string): void {
-    if (this.keepRecords) {
-      const k = this.records.push(tx);
-      append(this.recordIndex.customer, tx.customer_id, k);
-      append(this.recordIndex.merchant, tx.merchant_id, k);
-      append(this.recordIndex.channel, channel, k);
-    }
+  /** Files a label under the time it became known. */
+  private fileLabel(customerId: string, merchantId: string, channel: string, label: 0 | 1, known: number): void {
+    if (label === 1) insertSorted(this.customerFrauds, customerId, known);
+    labelSeries(this.merchantLabels, merchantId).insert(known, label);
+    labelSeries(this.channelLabels, channel).insert(known, label);
+  }
+
+  private unfileLabel(customerId: string, merchantId: string, channel: string, label: 0 | 1, known: number): void {
+    if (label === 1) removeSorted(this.customerFrauds, customerId, known);
+    this.merchantLabels.get(merchantId)!.remove(known, label);
+    this.channelLabels.get(channel)!.remove(known, label);
+  }
+
+  /** A customer counts as compromised from its earliest known fraud: keeps the graph's
+   *  `fraudKnownAt` and each of its merchants' compromised-neighbour times in step with it. */
+  private refreshCompromised(customerId: string): void {
+    const c = customerNode(customerId);
+    if (!this.graph.hasNode(c)) return;
+    const before = this.graph.getNodeAttribute(c, 'fraudKnownAt');
+    const after = this.customerFrauds.get(customerId)?.[0];
+    if (before === after) return;
+    if (after === undefined) this.graph.removeNodeAttribute(c, 'fraudKnownAt');
+    else this.graph.setNodeAttribute(c, 'fraudKnownAt', after);
+    this.graph.forEachEdge(c, (_e, attributes, source, target) => {
+      const merchant = (source === c ? target : source).slice(2);
+      if (before !== undefined) removeSorted(this.merchantCompromisedTimes, merchant, Math.max(attributes.first, before));
+      if (after !== undefined) insertSorted(this.merchantCompromisedTimes, merchant, Math.max(attributes.first, after));
+    });
+  }
+
+  /**
+   * Sets the outcome of kept record `k` (needs `withRecords()`): `label` known from `knownAt` on,
+   * or no outcome (undefined). The old label, if any, is withdrawn: queries at or after `knownAt`
+   * see the new one, as learned then. Live queries never go back in time, so that is all they can
+   * tell.
+   */
+  setOutcome(k: number, label: 0 | 1 | undefined, knownAt: number): void {
+    const r = this.records;
+    const customerId = r.customerId(k);
+    const merchantId = r.merchantId(k);
+    const channel = channelOf({ payment_type: r.paymentType(k), location: r.location(k) });
+    const old = r.label(k);
+    if (old !== undefined) this.unfileLabel(customerId, merchantId, channel, old, r.labelKnownAt(k));
+    if (label !== undefined) this.fileLabel(customerId, merchantId, channel, label, knownAt);
+    r.setLabel(k, label, knownAt);
+    if (old === 1 || label === 1) this.refreshCompromised(customerId);
+  }
+
+  private addRecord(tx: HistoryTransaction, channel: string, labelKnownAt: number): number {
     this.size++;
+    if (!this.keepRecords) return -1;
+    const k = this.records.push(tx, labelKnownAt);
+    append(this.recordIndex.customer, tx.customer_id, k);
+    append(this.recordIndex.merchant, tx.merchant_id, k);
+    append(this.recordIndex.channel, channel, k);
+    return k;
   }
 
   /** The merchant's distinct customers whose first payment there is strictly before `t`, and how
@@ -392,12 +506,12 @@ export class History {
 
   /** Labels of a merchant's or channel's transactions, filed by when they became known:
    *  `window(-Infinity, t)` gives (labels known before t, frauds among them). */
-  merchantLabelSeries(id: string): Series {
-    return this.merchantLabels.get(id) ?? EMPTY;
+  merchantLabelSeries(id: string): LabelSeries {
+    return this.merchantLabels.get(id) ?? EMPTY_LABELS;
   }
 
-  channelLabelSeries(key: string): Series {
-    return this.channelLabels.get(key) ?? EMPTY;
+  channelLabelSeries(key: string): LabelSeries {
+    return this.channelLabels.get(key) ?? EMPTY_LABELS;
   }
 
   customer(id: string): Series {

@@ -104,6 +104,8 @@ export class RecordStore {
   private locations: Int32Array;
   private paymentTypes: Int32Array;
   private labels: Int8Array;
+  /** When each label became known (epoch ms; NaN without a label). */
+  private knownAt: Float64Array;
   /** Transaction ids; undefined where the caller gave none. */
   private readonly ids = new PackedStrings();
   private readonly entities = new Interned();
@@ -120,14 +122,15 @@ export class RecordStore {
     this.locations = new Int32Array(n);
     this.paymentTypes = new Int32Array(n);
     this.labels = new Int8Array(n);
+    this.knownAt = new Float64Array(n);
   }
 
   get length(): number {
     return this.count;
   }
 
-  /** Appends a transaction; returns its index. */
-  push(tx: HistoryTransaction): number {
+  /** Appends a transaction whose label (if any) became known at `labelKnownAt`; returns its index. */
+  push(tx: HistoryTransaction, labelKnownAt = Number.NaN): number {
     if (this.count === this.capacity) this.grow();
     const k = this.count++;
     this.times[k] = tx.time;
@@ -137,6 +140,7 @@ export class RecordStore {
     this.locations[k] = this.places.id(tx.location);
     this.paymentTypes[k] = this.places.id(tx.payment_type);
     this.labels[k] = tx.label ?? NO_LABEL;
+    this.knownAt[k] = tx.label === undefined ? Number.NaN : labelKnownAt;
     this.ids.push(tx.transaction_id);
     return k;
   }
@@ -167,6 +171,25 @@ export class RecordStore {
   label(k: number): 0 | 1 | undefined {
     const label = this.labels[k]!;
     return label === NO_LABEL ? undefined : (label as 0 | 1);
+  }
+
+  /** When the label of transaction `k` became known (NaN without a label). */
+  labelKnownAt(k: number): number {
+    return this.knownAt[k]!;
+  }
+
+  /** Sets (or, with undefined, clears) the label of transaction `k`, known from `knownAt`. */
+  setLabel(k: number, label: 0 | 1 | undefined, knownAt: number): void {
+    this.labels[k] = label ?? NO_LABEL;
+    this.knownAt[k] = label === undefined ? Number.NaN : knownAt;
+  }
+
+  location(k: number): string {
+    return this.places.values[this.locations[k]!]!;
+  }
+
+  paymentType(k: number): string {
+    return this.places.values[this.paymentTypes[k]!]!;
   }
 
   /** Customer and merchant ids, by the index `columns` gives them with. */
@@ -201,7 +224,11 @@ export class RecordStore {
       payment_type: this.places.values[this.paymentTypes[k]!]!,
     };
     const label = this.label(k);
-    if (label !== undefined) tx.label = label;
+    if (label !== undefined) {
+      tx.label = label;
+      const known = this.knownAt[k]!;
+      if (!Number.isNaN(known)) tx.labelKnownAt = known;
+    }
     const id = this.transactionId(k);
     if (id !== undefined) tx.transaction_id = id;
     return tx;
@@ -221,5 +248,6 @@ export class RecordStore {
     this.locations = widen(this.locations, (n) => new Int32Array(n));
     this.paymentTypes = widen(this.paymentTypes, (n) => new Int32Array(n));
     this.labels = widen(this.labels, (n) => new Int8Array(n));
+    this.knownAt = widen(this.knownAt, (n) => new Float64Array(n));
   }
 }

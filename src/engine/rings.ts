@@ -108,7 +108,8 @@ export function detectRings(rows: TimeOrderedRows, until: number, options: Parti
       g.members.add(merchantNode(r.merchant_id));
       const ch = channelOf(r);
       g.channels.set(ch, (g.channels.get(ch) ?? 0) + 1);
-      if (r.label === 0 || r.label === 1) {
+      // Only labels known when the result is published (a reported outcome may come later).
+      if ((r.label === 0 || r.label === 1) && (r.labelKnownAt ?? r.time + o.labelDelay) <= end + o.labelDelay) {
         g.known++;
         g.fraud += r.label;
       }

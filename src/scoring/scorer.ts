@@ -1,9 +1,10 @@
-// Scoring one transaction: the single owner of what a score response contains. It reads the live
-// history (strictly older transactions only), computes the four channels' features with the same
-// code as training, evaluates the channel boosters natively, stacks and calibrates, applies the
-// cold-start floor, explains with exact TreeSHAP, gathers entity history, graph evidence and a
-// related ring, then adds the transaction to the history (outcome unknown). Every stage that runs
-// is timed and reported.
+// Scoring one transaction: the single owner of what a score response contains. It reads a history
+// (strictly older transactions only): an organization's, or the public sandbox's; computes the four
+// channels' features with the same code as training, evaluates the channel boosters natively,
+// stacks and calibrates, applies the cold-start floor, explains with exact TreeSHAP, gathers entity
+// history, graph evidence and a related ring, then, when the context records, hands the
+// transaction over to join that history (outcome unknown). Every stage that runs is timed and
+// reported. A scorer belongs to a model, not to a history: the context says whose data it reads.
 //
 // Channel scores and attribution (the specification leaves their exact meaning to us, docs/api.md):
 // - channel_scores[c]: the calibrated probability with channel c's evidence and every other channel
@@ -112,16 +113,16 @@ function relatedRing(ring: Ring | undefined, matched: string, role: 'merchant' |
 const RELATION = { customer: 'same_customer', merchant: 'same_merchant', channel: 'same_channel' } as const;
 
 /** The entity's most recent earlier transactions as graph evidence, with each outcome as known at
- *  `time` (a label counts only once older than the label delay). */
+ *  `time` (a label counts only from when it became known). */
 function addEvidence(evidence: ScoreResult['graph_evidence'], history: History, role: 'customer' | 'merchant' | 'channel', key: string, time: number): void {
   const earlier = history.recentIndices(role, key, time, MAX_EVIDENCE);
   if (earlier.length === 0) return;
-  const delay = history.labelDelay;
   const records = history.transactions;
   const list: Evidence[] = [];
   for (const k of earlier) {
     const at = records.time(k);
     const label = records.label(k);
+    const known = label !== undefined && records.labelKnownAt(k) < time;
     list.push({
       transaction_id: records.transactionId(k) ?? '',
       time: isoTime(at),
@@ -129,7 +130,7 @@ function addEvidence(evidence: ScoreResult['graph_evidence'], history: History, 
       source: records.customerId(k),
       target: records.merchantId(k),
       relation: RELATION[role],
-      outcome: label === undefined || at + delay >= time ? 'unknown' : label === 1 ? 'fraud' : 'legit',
+      outcome: !known ? 'unknown' : label === 1 ? 'fraud' : 'legit',
     });
   }
   put(evidence, key, list, role);
@@ -155,11 +156,19 @@ export class RingIndex {
 
 export interface ScorerDeps {
   bundle: ModelBundle;
+  clock?: () => number;
+}
+
+/** Whose data a score reads, when it is made, and whether it is recorded. */
+export interface ScoreContext {
   history: History;
   rings: RingIndex;
-  /** Called with every scored transaction after it joined the history (to persist it). */
-  onScored?: (tx: HistoryTransaction & { transaction_id: string }) => void;
-  clock?: () => number;
+  /** The transaction's time (epoch ms); default: now, never before the history's newest. */
+  at?: number;
+  /** Records the scored transaction (stage `record`); absent, nothing is recorded. */
+  record?: (tx: HistoryTransaction & { transaction_id: string }) => void;
+  /** Notes that come first in the response (what the context means). */
+  notes?: readonly string[];
 }
 
 export class Scorer {
@@ -183,18 +192,19 @@ export class Scorer {
     return this.deps.bundle.file.id;
   }
 
-  score(input: ScoreInput): ScoreResult {
+  score(input: ScoreInput, context: ScoreContext): ScoreResult {
     const stages = new Stages(performance.now());
-    const { bundle, history } = this.deps;
+    const { bundle } = this.deps;
+    const { history } = context;
     const model = bundle.file;
-    const notes: string[] = [];
+    const notes: string[] = context.notes ? [...context.notes] : [];
     const transactionId = input.transaction_id ?? `tx_${randomUUID()}`;
     if (input.transaction_id === undefined) notes.push(`transaction_id was not given: generated ${transactionId}.`);
     if (input.location === undefined) notes.push('location was not given: recorded as "unknown", so location features treat it as one shared unknown place.');
     if (input.payment_type === undefined) notes.push('payment_type was not given: recorded as "unknown"; the payment-type feature is then missing and the model uses its learned default.');
     // A score request's time is when the server receives it (CONTRACT.md); never earlier than the
     // newest transaction already in the history, so the history stays in time order.
-    const time = Math.max(this.clock(), history.newest);
+    const time = context.at ?? Math.max(this.clock(), history.newest);
     const tx: HistoryTransaction & { transaction_id: string } = {
       time,
       amount: input.amount,
@@ -246,12 +256,13 @@ export class Scorer {
     addEvidence(evidence, history, 'customer', tx.customer_id, time);
     addEvidence(evidence, history, 'merchant', tx.merchant_id, time);
     addEvidence(evidence, history, 'channel', channel, time);
-    const relatedRing = this.deps.rings.related(tx.merchant_id, channel, time);
+    const relatedRing = context.rings.related(tx.merchant_id, channel, time);
     stages.end('evidence');
 
-    history.add(tx);
-    this.deps.onScored?.(tx);
-    stages.end('record');
+    if (context.record) {
+      context.record(tx);
+      stages.end('record');
+    }
 
     return {
       transaction_id: transactionId,

@@ -20,6 +20,7 @@ import { jobRoutes } from './routes/jobs.ts';
 import { authRoutes } from './routes/auth.ts';
 import { organizationRoutes } from './routes/organizations.ts';
 import { v1Routes } from './routes/v1.ts';
+import { transactionRoutes } from './routes/transactions.ts';
 import { trainingRoutes } from './routes/training.ts';
 import { modelRoutes } from './routes/models.ts';
 import { webRoutes } from './routes/web.ts';
@@ -53,6 +54,7 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
         { name: 'models', description: 'Models and their settings' },
         { name: 'evaluation', description: 'Published, split-labelled results' },
         { name: 'datasets', description: 'Dataset format and example' },
+        { name: 'decisions', description: "An organization's decision log: recorded transactions, their decisions and outcomes" },
         { name: 'training', description: 'Training limits' },
         { name: 'service', description: 'Health and configuration' },
         { name: 'accounts', description: 'Sign-in, organizations and API keys (docs/accounts.md)' },
@@ -94,6 +96,7 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
   authRoutes(app, service);
   organizationRoutes(app, service);
   v1Routes(app, service);
+  transactionRoutes(app, service);
   trainingRoutes(app, service);
   modelRoutes(app, service);
   await webRoutes(app);

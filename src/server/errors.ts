@@ -10,6 +10,7 @@ export const REASONS = [
   'validation_failed', 'bad_request', 'not_signed_in', 'invalid_api_key', 'csrf_failed', 'forbidden', 'not_found',
   'job_not_finished', 'upload_expired', 'payload_too_large', 'too_many_rows', 'rate_limited', 'job_quota_exceeded',
   'auth_not_configured', 'model_unavailable', 'evaluation_unavailable', 'not_implemented', 'internal_error',
+  'duplicate_transaction',
 ] as const;
 export type Reason = (typeof REASONS)[number];
 

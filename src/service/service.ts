@@ -1,17 +1,20 @@
 // The running service's state, assembled once at start and owned here: configuration, database,
-// the loaded model and its evaluation (or the reason either is unavailable), the live history with
-// its rings, the scorer, and the writer that persists scored transactions. `startService` times
-// each start-up step (reported by /api/health and the start log); `close` flushes and shuts down.
+// the loaded model and its evaluation (or the reason either is unavailable), the public sandbox
+// (the example history guests score against), each organization's live history (loaded on first
+// use), the scorer, and the decision log that stores what organizations score. `startService`
+// times each start-up step (reported by /api/health and the start log); `close` flushes and shuts
+// down.
 
 import { isProblem, loadModelAndMetrics, type MetricsFile, type ModelBundle, type ModelProblem } from '../model/bundle.ts';
 import type { Config } from '../config.ts';
-import { DEFAULT_LABEL_DELAY_MS, type History } from '../engine/history.ts';
-import { detectRings, type Ring } from '../engine/rings.ts';
-import { RingIndex, Scorer } from '../scoring/scorer.ts';
+import { DEFAULT_LABEL_DELAY_MS } from '../engine/history.ts';
+import { Scorer } from '../scoring/scorer.ts';
 import { openDatabase, type Db } from '../storage/db.ts';
 import { DatasetFiles, expireDue, liveStoredNames, sweepOrphans } from '../datasets/store.ts';
 import { JobRunner } from '../jobs/runner.ts';
-import { ensureHistory, loadHistory, ScoredWriter, type ExampleDataset } from './history-source.ts';
+import { buildSandbox, type Sandbox } from '../live/sandbox.ts';
+import { DecisionLog } from '../live/decision-log.ts';
+import { Tenants } from '../live/tenants.ts';
 import { Accounts } from '../auth/accounts.ts';
 import { applySettings } from '../model/custom.ts';
 import { getCustomModel } from '../storage/models-store.ts';
@@ -28,10 +31,14 @@ export interface Service {
   metrics: MetricsFile | ModelProblem;
   /** Undefined when no model is loaded (every scoring route then answers 503). */
   scorer: Scorer | undefined;
-  history: History;
-  rings: Ring[];
-  example: ExampleDataset;
-  writer: ScoredWriter;
+  /** The public sandbox: the example history, read-only, that guests score against. */
+  sandbox: Sandbox;
+  /** Each organization's live history, loaded on first use. */
+  tenants: Tenants;
+  /** Where organizations' scored transactions and decisions are stored (written behind). */
+  decisionLog: DecisionLog;
+  /** The model's label delay (imported labels are known that long after their transaction). */
+  labelDelay: number;
   /** Uploaded files (DATA_DIR/uploads). */
   datasets: DatasetFiles;
   /** The scorer of an organization's active custom model (cached; models never change), with a
@@ -74,14 +81,11 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
   const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
   step('database');
   try {
-    const example = await ensureHistory(db, clock(), log);
-    step('example_history');
     const labelDelay = isProblem(loaded.model) ? DEFAULT_LABEL_DELAY_MS : loaded.model.file.training.label_delay_ms;
-    const history = await loadHistory(db, labelDelay);
-    step('history');
-    const rings = detectRings(history.transactions, clock(), { labelDelay });
-    step('rings');
-    const writer = new ScoredWriter(db, 25, (e) => log(`could not store scored transactions yet: ${(e as Error).message}`));
+    const sandbox = buildSandbox(labelDelay);
+    step('sandbox');
+    const decisionLog = new DecisionLog(db, 25, (e) => log(`could not store scored transactions yet: ${(e as Error).message}`));
+    const tenants = new Tenants(db, decisionLog, labelDelay, clock);
     const datasets = new DatasetFiles(config.DATA_DIR);
     const sweepExpired = async () => {
       const names = await expireDue(db, new Date(clock()));
@@ -95,8 +99,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
     const sweepEvery = Math.max(1000, Math.min(60_000, (config.UPLOAD_RETENTION_HOURS * 3_600_000) / 2));
     const sweeper = setInterval(() => void sweepExpired().catch((e) => log(`retention sweep failed: ${(e as Error).message}`)), sweepEvery);
     sweeper.unref();
-    const ringIndex = new RingIndex(rings);
-    const scorer = isProblem(loaded.model) ? undefined : new Scorer({ bundle: loaded.model, history, rings: ringIndex, onScored: (tx) => writer.push(tx), clock });
+    const scorer = isProblem(loaded.model) ? undefined : new Scorer({ bundle: loaded.model, clock });
     const customScorers = new Map<string, { scorer: Scorer; note?: string }>();
     const scorerForModel = async (id: string) => {
       if (!scorer || isProblem(loaded.model)) return undefined;
@@ -106,7 +109,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       if (!m) return { scorer };
       const entry =
         m.base_model_id === loaded.model.file.id
-          ? { scorer: new Scorer({ bundle: applySettings(loaded.model, m), history, rings: ringIndex, onScored: (tx) => writer.push(tx), clock }) }
+          ? { scorer: new Scorer({ bundle: applySettings(loaded.model, m), clock }) }
           : { scorer, note: `The organization's active model ${m.id} was made for base model ${m.base_model_id}, not the loaded ${loaded.model.file.id}: scored with the built-in model. Recreate it from the command line.` };
       customScorers.set(id, entry);
       return entry;
@@ -124,10 +127,10 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       metrics: loaded.metrics,
       scorer,
       scorerForModel,
-      history,
-      rings,
-      example,
-      writer,
+      sandbox,
+      tenants,
+      decisionLog,
+      labelDelay,
       datasets,
       sweepExpired,
       startedAt: clock(),
@@ -136,7 +139,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
         clearInterval(sweeper);
         await jobs?.close();
         await accounts?.flushUse();
-        await writer.flush();
+        await decisionLog.flush();
         await db.close();
       },
     };

@@ -40,7 +40,8 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
           evaluation: z.object({ status: z.enum(['ok', 'unavailable']), reason: z.string().nullable() }),
           database: z.object({ status: z.enum(['ok', 'unavailable']), kind: z.enum(['pglite', 'postgres']) }),
           auth_configured: z.boolean(),
-          history_transactions: z.number().int(),
+          history_transactions: z.number().int().describe('Transactions in the public sandbox (the example history guests score against)'),
+          organizations_loaded: z.number().int().describe("Organizations whose live history this process holds in memory"),
           started_at: z.string(),
           startup_ms: z.record(z.string(), z.number()),
         }),
@@ -59,7 +60,8 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
       evaluation: isProblem(metrics) ? { status: 'unavailable' as const, reason: metrics.reason } : { status: 'ok' as const, reason: null },
       database: { status: database ? ('ok' as const) : ('unavailable' as const), kind: service.db.kind },
       auth_configured: service.config.authConfigured,
-      history_transactions: service.history.size,
+      history_transactions: service.sandbox.history.size,
+      organizations_loaded: service.tenants.size,
       started_at: new Date(service.startedAt).toISOString(),
       startup_ms: service.startup,
     };
@@ -108,9 +110,9 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
       model_id: m.model_id,
       evaluation: m.rings,
       live: {
-        note: "Groups flagged over this server's history (completed weekly windows, published one label delay after they close).",
-        flagged_groups: service.rings.length,
-        groups: service.rings.slice(-50).map((g) => ({
+        note: 'Groups flagged over the public sandbox (the example history; completed weekly windows, published one label delay after they close). An organization\'s own rings are never listed here.',
+        flagged_groups: service.sandbox.rings.length,
+        groups: service.sandbox.rings.slice(-50).map((g) => ({
           ring_id: g.ring_id,
           window_start: new Date(g.window_start).toISOString(),
           window_end: new Date(g.window_end).toISOString(),
@@ -143,7 +145,7 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
     limits: { max_upload_mb: service.config.MAX_UPLOAD_MB, max_dataset_rows: service.config.MAX_DATASET_ROWS },
   }));
 
-  r.get('/api/datasets/example', { schema: { tags: ['datasets'], summary: 'Details of the built-in example dataset' } }, async () => service.example);
+  r.get('/api/datasets/example', { schema: { tags: ['datasets'], summary: 'Details of the built-in example dataset' } }, async () => service.sandbox.example);
 
   r.get('/api/training/limits', { schema: { tags: ['training'], summary: 'Training limits enforced by this server' } }, async () => ({
     max_training_rows: service.config.MAX_TRAINING_ROWS,

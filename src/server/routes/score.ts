@@ -1,6 +1,8 @@
-// `POST /api/risk/score`: one transaction in, the full score response out (src/scoring/scorer.ts).
-// Rate limited per client IP with a fixed window in memory (@fastify/rate-limit), 429 with
-// `Retry-After` and `detail.retry_after_seconds`. Without a model it answers 503 with the reason.
+// `POST /api/risk/score`: what-if scoring against the public sandbox (src/live/sandbox.ts): the
+// built-in example history as of its newest transaction, so the same request always gets the same
+// answer. It reads no organization's data and records nothing; `notes` says so. Rate limited per
+// client IP with a fixed window in memory (@fastify/rate-limit), 429 with `Retry-After` and
+// `detail.retry_after_seconds`. Without a model it answers 503 with the reason.
 
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -8,16 +10,21 @@ import type { Service } from '../../service/service.ts';
 import { ApiError } from '../errors.ts';
 import { ErrorResponse, ScoreRequest, ScoreResponse } from '../schemas.ts';
 import { requireModel } from './public.ts';
-import type { ScoreInput, ScoreResult } from '../../scoring/scorer.ts';
+import type { Scorer } from '../../scoring/scorer.ts';
 
-/** One score with the service's model, or 503 `model_unavailable` (shared by both surfaces). */
-export function scoreOne(service: Service, input: ScoreInput, scorer = service.scorer): ScoreResult {
+/** The scorer to use, or 503 `model_unavailable` (shared by both surfaces). */
+export function requireScorer(service: Service, scorer = service.scorer): Scorer {
   requireModel(service);
   if (!scorer) throw new ApiError(503, 'model_unavailable', 'No model is loaded.', 'Restart the server with a complete model folder.');
-  return scorer.score(input);
+  return scorer;
+}
+
+export function sandboxNote(service: Service): string {
+  return `What-if: scored against the public sandbox (the built-in example history as of ${service.sandbox.example.sandbox_as_of}); nothing was recorded. Score with an API key (POST /api/v1/risk/score) to use and record your organization's own history.`;
 }
 
 export function scoreRoutes(app: FastifyInstance, service: Service): void {
+  const note = [sandboxNote(service)];
   app.withTypeProvider<ZodTypeProvider>().post('/api/risk/score', {
     config: { rateLimit: { max: service.config.SCORE_RATE_PER_MINUTE, timeWindow: 60_000 } },
     // The response schema documents the answer; the scorer's typed result is serialised directly
@@ -25,10 +32,14 @@ export function scoreRoutes(app: FastifyInstance, service: Service): void {
     serializerCompiler: () => (data) => JSON.stringify(data),
     schema: {
       tags: ['scoring'],
-      summary: 'Score one transaction',
-      description: 'Calibrated risk score, band, decision, channel scores and attribution, exact SHAP reasons, entity history, graph evidence and a related ring. Rate limited per client IP.',
+      summary: 'Score one transaction against the public sandbox (what-if; nothing recorded)',
+      description:
+        'Calibrated risk score, band, decision, channel scores and attribution, exact SHAP reasons, entity history, graph evidence and a related ring, all read from the public sandbox: the built-in example history as of its newest transaction. Nothing is recorded and no organization\'s data is read; the same request always gets the same answer. Rate limited per client IP.',
       body: ScoreRequest,
       response: { 200: ScoreResponse, 422: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
     },
-  }, async (request) => scoreOne(service, request.body));
+  }, async (request) => {
+    const { sandbox } = service;
+    return requireScorer(service).score(request.body, { history: sandbox.history, rings: sandbox.ringIndex, at: sandbox.asOf, notes: note });
+  });
 }

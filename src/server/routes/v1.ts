@@ -1,17 +1,24 @@
-// The customer surface: `POST /api/v1/risk/score` with `Authorization: Bearer <API key>`. Same body,
-// engine and response as the dashboard's `POST /api/risk/score`; the key is looked up on every
-// request (a rotation or revocation anywhere takes effect at once), its use is counted, and the rate
-// limit is per key (SCORE_RATE_PER_MINUTE). A missing, malformed, unknown, rotated-out or revoked key
-// is 401 `invalid_api_key`; the key never appears in a log line or an error.
+// The customer surface: `/api/v1/...` with `Authorization: Bearer <API key>`. Scoring reads and
+// records the key's organization's history (src/live/tenants.ts): features, entity history,
+// evidence and rings are that organization's only, and the transaction joins its history with the
+// decision that was answered (the decision log). A `transaction_id` is unique within the
+// organization: the same id with the same amount, customer and merchant is a retry, answered with
+// the stored response and `Idempotent-Replayed: true`, nothing recorded twice; with other values it
+// is 409 `duplicate_transaction`. The key is looked up on every request (a rotation or revocation
+// anywhere takes effect at once), its use is counted, and the rate limit is per key. A missing,
+// malformed, unknown, rotated-out or revoked key is 401 `invalid_api_key`; the key never appears in
+// a log line or an error.
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { LiveApiKey } from '../../storage/accounts-store.ts';
 import type { Service } from '../../service/service.ts';
+import { decisionOf } from '../../scoring/decision.ts';
+import type { HistoryTransaction } from '../../engine/history.ts';
 import { requireAccounts } from '../caller.ts';
 import { ApiError } from '../errors.ts';
 import { ErrorResponse, ScoreRequest, ScoreResponse } from '../schemas.ts';
-import { scoreOne } from './score.ts';
+import { requireScorer } from './score.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,41 +33,89 @@ function bearer(request: FastifyRequest): string | undefined {
   return m?.[1];
 }
 
+/** An onRequest hook: the request's API key, or 401 `invalid_api_key` (503 without sign-in). */
+export function keyAuthentication(service: Service) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const accounts = requireAccounts(service);
+    const secret = bearer(request);
+    if (!secret) throw new ApiError(401, 'invalid_api_key', 'This endpoint needs an API key.', 'Send the header Authorization: Bearer <API key>; an organization owner creates keys with POST /api/organizations/{id}/api-keys.');
+    const key = await accounts.authenticateKey(secret);
+    if (!key) throw new ApiError(401, 'invalid_api_key', 'The API key is not valid: unknown, rotated out or revoked.', 'Use a current key of your organization, or ask an owner to create one.');
+    request.apiKey = key;
+  };
+}
+
+/** The rate limit of the key surface: SCORE_RATE_PER_MINUTE per key, counted after authentication. */
+export function keyRateLimit(service: Service) {
+  return {
+    max: service.config.SCORE_RATE_PER_MINUTE,
+    timeWindow: 60_000,
+    hook: 'preHandler' as const,
+    keyGenerator: (request: FastifyRequest) => `key:${request.apiKey?.id ?? request.ip}`,
+  };
+}
+
+/** Bodies are sent as the JSON text that was stored: Fastify sends a string with a JSON content type
+ *  as it is, so a replay is byte for byte the first answer. */
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+function duplicate(id: string, why: string): ApiError {
+  return new ApiError(409, 'duplicate_transaction', `Transaction ${id} is already recorded ${why}.`, 'Send a retry with exactly the same amount, customer_id and merchant_id to get the stored decision back, or use a new transaction_id for a new transaction.');
+}
+
 export function v1Routes(app: FastifyInstance, service: Service): void {
   app.withTypeProvider<ZodTypeProvider>().post('/api/v1/risk/score', {
-    config: {
-      rateLimit: {
-        max: service.config.SCORE_RATE_PER_MINUTE,
-        timeWindow: 60_000,
-        // After authentication, so the window is the key's (CONTRACT.md: per key on /api/v1).
-        hook: 'preHandler',
-        keyGenerator: (request: FastifyRequest) => `key:${request.apiKey?.id ?? request.ip}`,
-      },
-    },
-    serializerCompiler: () => (data) => JSON.stringify(data),
-    onRequest: async (request) => {
-      const accounts = requireAccounts(service);
-      const secret = bearer(request);
-      if (!secret) throw new ApiError(401, 'invalid_api_key', 'This endpoint needs an API key.', 'Send the header Authorization: Bearer <API key>; an organization owner creates keys with POST /api/organizations/{id}/api-keys.');
-      const key = await accounts.authenticateKey(secret);
-      if (!key) throw new ApiError(401, 'invalid_api_key', 'The API key is not valid: unknown, rotated out or revoked.', 'Use a current key of your organization, or ask an owner to create one.');
-      request.apiKey = key;
-    },
+    config: { rateLimit: keyRateLimit(service) },
+    onRequest: keyAuthentication(service),
     schema: {
       tags: ['scoring'],
-      summary: 'Score one transaction with an API key',
-      description: 'Same body and response as POST /api/risk/score. Authorization: Bearer <API key> (sk_test_… or sk_live_…). The use is recorded against the key; rate limited per key.',
+      summary: "Score one transaction against the organization's history, and record it",
+      description:
+        "Same body and response as POST /api/risk/score, but read from the key's organization's own history, into which the transaction is recorded with its decision (GET /api/v1/transactions/{transaction_id}). transaction_id is unique within the organization: a retry with the same amount, customer_id and merchant_id gets the stored response again with the header Idempotent-Replayed: true; other values are 409 duplicate_transaction. Authorization: Bearer <API key> (sk_test_… or sk_live_…). The use is recorded against the key; rate limited per key.",
       security: [{ apiKey: [] }],
       body: ScoreRequest,
-      response: { 200: ScoreResponse, 401: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
+      response: { 200: ScoreResponse, 401: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
     },
-  }, async (request) => {
+  }, async (request, reply) => {
     const key = request.apiKey!;
+    const input = request.body;
     // The organization's active custom model, if it has one; else the built-in model.
     const custom = key.active_model_id ? await service.scorerForModel(key.active_model_id) : undefined;
-    const result = scoreOne(service, request.body, custom?.scorer ?? service.scorer);
-    if (custom?.note) result.notes.push(custom.note);
+    const scorer = requireScorer(service, custom?.scorer ?? service.scorer);
+    const organizationId = key.organization_id;
+    const tenant = await service.tenants.get(organizationId);
     service.accounts!.recordUse(key.id);
-    return result;
+    const id = input.transaction_id;
+    if (id !== undefined && tenant.has(id)) {
+      if (!tenant.sameAs(id, input)) throw duplicate(id, 'with a different amount, customer_id or merchant_id');
+      const body = service.decisionLog.pendingResponse(organizationId, id) ?? (await tenant.data.response(id));
+      if (body === undefined) throw duplicate(id, 'by a history import, so there is no decision to return');
+      return reply.header('idempotent-replayed', 'true').type(JSON_TYPE).send(body as never);
+    }
+    // From the check above to recording, nothing awaits: a concurrent copy of this id sees it.
+    let recorded: (HistoryTransaction & { transaction_id: string }) | undefined;
+    const result = scorer.score(input, {
+      ...tenant.context,
+      record: (tx) => {
+        tenant.add(tx);
+        recorded = tx;
+      },
+    });
+    if (custom?.note) result.notes.push(custom.note);
+    const body = JSON.stringify(result);
+    const tx = recorded!;
+    service.decisionLog.push(organizationId, {
+      transaction_id: tx.transaction_id,
+      time: tx.time,
+      amount: tx.amount,
+      customer_id: tx.customer_id,
+      merchant_id: tx.merchant_id,
+      location: tx.location,
+      payment_type: tx.payment_type,
+      source: 'scored',
+      decision: decisionOf(result, tx.time),
+      response: body,
+    });
+    return reply.type(JSON_TYPE).send(body as never);
   });
 }

@@ -1,0 +1,74 @@
+// The public sandbox: what `POST /api/risk/score` (guests, the dashboard's score form) scores
+// against. It is the built-in example dataset (the service simulator's default run, the data the
+// built-in model was trained on) at its own simulated times, scored as of one second after its
+// newest transaction, so the same request always gets the same answer. It is built in memory at
+// start (about 1.5 s), never written to, and holds no organization's data.
+
+import { History } from '../engine/history.ts';
+import { detectRings, type Ring } from '../engine/rings.ts';
+import { RingIndex } from '../scoring/scorer.ts';
+import { DEFAULT_SIMULATION, simulate, SCENARIOS } from '../training/simulate.ts';
+
+export interface ExampleDataset {
+  name: string;
+  description: string;
+  rows: number;
+  fraud_rows: number;
+  fraud_rate: number;
+  columns: string[];
+  customers: number;
+  merchants: number;
+  days: number;
+  seed: number;
+  scenarios: Record<string, number>;
+  generate_with: string;
+  /** The simulated period (ISO 8601), and the moment sandbox scores are made at. */
+  first_transaction_at: string;
+  last_transaction_at: string;
+  sandbox_as_of: string;
+}
+
+export interface Sandbox {
+  history: History;
+  rings: Ring[];
+  ringIndex: RingIndex;
+  /** When sandbox scores are made (epoch ms). */
+  asOf: number;
+  example: ExampleDataset;
+}
+
+/** How long after the example's newest transaction the sandbox scores. */
+const AFTER_NEWEST_MS = 1000;
+
+/** The example dataset's rows (deterministic, at their simulated times) and its description. */
+export function exampleRows(): ReturnType<typeof simulate> {
+  return simulate();
+}
+
+export function buildSandbox(labelDelay: number): Sandbox {
+  const rows = exampleRows();
+  const history = new History(labelDelay).withRecords(rows.length);
+  for (const r of rows) history.add(r);
+  const asOf = history.newest + AFTER_NEWEST_MS;
+  const rings = detectRings(history.transactions, asOf, { labelDelay });
+  const fraud = rows.filter((r) => r.label === 1).length;
+  const example: ExampleDataset = {
+    name: 'built-in example (service simulator)',
+    description:
+      'Simulated card payments of customers at merchants across twelve cities and four payment types, with five fraud scenarios (compromised merchants, account takeover, card testing, fraud rings, out-of-pattern large amounts). The built-in model was trained on it; it is the public sandbox that POST /api/risk/score scores against, and a test organization can import it as its history.',
+    rows: rows.length,
+    fraud_rows: fraud,
+    fraud_rate: fraud / rows.length,
+    columns: ['transaction_id', 'timestamp', 'amount', 'customer_id', 'merchant_id', 'location', 'payment_type', 'label', 'scenario'],
+    customers: DEFAULT_SIMULATION.customers,
+    merchants: DEFAULT_SIMULATION.merchants,
+    days: DEFAULT_SIMULATION.days,
+    seed: DEFAULT_SIMULATION.seed,
+    scenarios: Object.fromEntries(SCENARIOS.map((s) => [s, rows.filter((r) => r.scenario === s).length])),
+    generate_with: 'npm run simulate -- --out example.csv',
+    first_transaction_at: new Date(rows[0]!.time).toISOString(),
+    last_transaction_at: new Date(history.newest).toISOString(),
+    sandbox_as_of: new Date(asOf).toISOString(),
+  };
+  return { history, rings, ringIndex: new RingIndex(rings), asOf, example };
+}

@@ -1,0 +1,87 @@
+// A recorded transaction as the decision log answers it (`GET .../transactions/{id}` and the
+// listing): the transaction, the decision it was answered (src/scoring/decision.ts; null for an
+// imported transaction, which was never scored here), its current outcome and every change of it.
+
+import type { OutcomeChangeRow, TransactionRow } from '../storage/live-store.ts';
+import type { Decision } from '../scoring/decision.ts';
+
+export type OutcomeLabel = 'fraud' | 'legit';
+
+export interface OutcomeChange {
+  from: OutcomeLabel | null;
+  to: OutcomeLabel;
+  source: string;
+  reported_at: string;
+  reported_by: string;
+}
+
+export interface TransactionRecord {
+  transaction_id: string;
+  time: string;
+  amount: number;
+  customer_id: string;
+  merchant_id: string;
+  location: string;
+  payment_type: string;
+  source: 'scored' | 'import';
+  risk_score: number | null;
+  risk_band: Decision['risk_band'] | null;
+  decision: Decision['decision'] | null;
+  mode: Decision['mode'] | null;
+  model_id: string | null;
+  model_version: string | null;
+  path: Decision['path'] | null;
+  review_threshold: number | null;
+  block_threshold: number | null;
+  channel_scores: Decision['channel_scores'] | null;
+  channel_attribution: Decision['channel_attribution'] | null;
+  reasons: Decision['reasons'];
+  latency_ms: number | null;
+  outcome: { outcome: OutcomeLabel; source: string; reported_at: string; reported_by: string } | null;
+  outcome_history?: OutcomeChange[];
+}
+
+export const labelName = (label: 0 | 1): OutcomeLabel => (label === 1 ? 'fraud' : 'legit');
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The record of a stored row; with its outcome changes when `changes` is given. */
+export function transactionRecord(row: TransactionRow, changes?: readonly OutcomeChangeRow[]): TransactionRecord {
+  const d = row.decision_record as unknown as Decision | null;
+  const record: TransactionRecord = {
+    transaction_id: row.transaction_id,
+    time: iso(row.time_ms),
+    amount: row.amount,
+    customer_id: row.customer_id,
+    merchant_id: row.merchant_id,
+    location: row.location,
+    payment_type: row.payment_type,
+    source: row.source,
+    risk_score: d?.risk_score ?? null,
+    risk_band: d?.risk_band ?? null,
+    decision: d?.decision ?? null,
+    mode: d?.mode ?? null,
+    model_id: d?.model_id ?? null,
+    model_version: d?.model_version ?? null,
+    path: d?.path ?? null,
+    review_threshold: d?.review_threshold ?? null,
+    block_threshold: d?.block_threshold ?? null,
+    channel_scores: d?.channel_scores ?? null,
+    channel_attribution: d?.channel_attribution ?? null,
+    reasons: d?.reasons ?? [],
+    latency_ms: d?.latency_ms ?? null,
+    outcome:
+      row.label === null
+        ? null
+        : { outcome: labelName(row.label), source: row.outcome_source ?? 'other', reported_at: iso(row.label_known_ms!), reported_by: row.outcome_reported_by ?? 'unknown' },
+  };
+  if (changes) {
+    record.outcome_history = changes.map((c) => ({
+      from: c.from_label === null ? null : labelName(c.from_label),
+      to: labelName(c.to_label),
+      source: c.source,
+      reported_at: iso(c.reported_at_ms),
+      reported_by: c.reported_by,
+    }));
+  }
+  return record;
+}

@@ -1,0 +1,221 @@
+// The decision log and outcomes of an organization, on both surfaces: an API key reads and reports
+// on its own organization's transactions (`/api/v1/transactions/...`, `/api/v1/outcomes`); a member
+// does the same from the dashboard (`/api/organizations/{id}/transactions...`, session and CSRF),
+// and lists them newest first with filters and cursor paging. Every read goes through the
+// organization's `OrganizationData` (src/storage/live-store.ts), bound to the organization the key
+// or the membership names, so another organization's transaction is simply not found (404).
+
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Service } from '../../service/service.ts';
+import { OUTCOME_SOURCES, reportOutcomes, type OutcomeReport } from '../../live/outcomes.ts';
+import { transactionRecord, type TransactionRecord } from '../../live/transaction-record.ts';
+import { organizationData, type OrganizationData, type OutcomeResult } from '../../storage/live-store.ts';
+import { MODE_NAMES } from '../../model/bundle.ts';
+import { requireUser } from '../caller.ts';
+import { ApiError } from '../errors.ts';
+import { memberOrganization } from '../ownership.ts';
+import { ErrorResponse } from '../schemas.ts';
+import { keyAuthentication } from './v1.ts';
+
+/** Most outcomes in one bulk request. */
+export const MAX_BULK_OUTCOMES = 1000;
+
+const Channels = z.object({ tabular: z.number(), graph: z.number(), behavioral: z.number(), velocity: z.number() });
+const OutcomeLabel = z.enum(['fraud', 'legit']);
+const Iso = (what: string) => z.iso.datetime({ offset: true, error: `${what} must be an ISO 8601 date and time, e.g. 2026-11-23T10:15:00Z` });
+
+export const TransactionRecordSchema = z.object({
+  transaction_id: z.string(),
+  time: z.string().describe('When the transaction was scored or happened (ISO 8601 UTC)'),
+  amount: z.number(),
+  customer_id: z.string(),
+  merchant_id: z.string(),
+  location: z.string(),
+  payment_type: z.string(),
+  source: z.enum(['scored', 'import']).describe('`scored` through an API key, or `import`ed as history (no decision)'),
+  risk_score: z.number().nullable(),
+  risk_band: z.enum(['low', 'medium', 'high', 'critical']).nullable(),
+  decision: z.enum(['approve', 'review', 'block']).nullable(),
+  mode: z.enum(MODE_NAMES).nullable(),
+  model_id: z.string().nullable(),
+  model_version: z.string().nullable(),
+  path: z.enum(['MODEL', 'COLD_START']).nullable(),
+  review_threshold: z.number().nullable(),
+  block_threshold: z.number().nullable(),
+  channel_scores: Channels.nullable(),
+  channel_attribution: Channels.nullable(),
+  reasons: z.array(z.object({ text: z.string(), direction: z.enum(['increases', 'decreases']), contribution: z.number(), feature: z.string() })),
+  latency_ms: z.number().nullable(),
+  outcome: z
+    .object({ outcome: OutcomeLabel, source: z.string(), reported_at: z.string(), reported_by: z.string().describe('A user id, `key:<api key id>`, or `import:<job id>`') })
+    .nullable()
+    .describe('The current outcome; null while unknown'),
+  outcome_history: z
+    .array(z.object({ from: OutcomeLabel.nullable(), to: OutcomeLabel, source: z.string(), reported_at: z.string(), reported_by: z.string() }))
+    .optional()
+    .describe('Every reported change, oldest first (on a single record, not in listings)'),
+});
+
+const OutcomeBody = z
+  .object({
+    outcome: OutcomeLabel.describe('`fraud` or `legit`'),
+    source: z.enum(OUTCOME_SOURCES).default('other').describe('How the outcome was learned'),
+    reported_at: Iso('reported_at').optional().describe('When it was known (default now); not in the future, not before the transaction'),
+  })
+  .strict();
+
+const BulkOutcomes = z
+  .object({
+    outcomes: z
+      .array(OutcomeBody.extend({ transaction_id: z.string().min(1).max(200) }).strict())
+      .min(1, 'send at least one outcome')
+      .max(MAX_BULK_OUTCOMES, `at most ${MAX_BULK_OUTCOMES} outcomes per request`),
+  })
+  .strict();
+
+const BulkResult = z.object({
+  results: z.array(z.object({ transaction_id: z.string(), status: z.enum(['applied', 'not_found', 'invalid']), message: z.string().optional() })),
+});
+
+const TxParams = z.object({ transaction_id: z.string().min(1).max(200) });
+const OrgTxParams = z.object({ id: z.string().min(1).max(100), transaction_id: z.string().min(1).max(200) });
+
+const ListQuery = z
+  .object({
+    decision: z.enum(['approve', 'review', 'block']).optional(),
+    risk_band: z.enum(['low', 'medium', 'high', 'critical']).optional(),
+    outcome: z.enum(['fraud', 'legit', 'none']).optional().describe('`none`: no outcome reported yet'),
+    customer_id: z.string().min(1).max(200).optional(),
+    merchant_id: z.string().min(1).max(200).optional(),
+    from: Iso('from').optional().describe('Transactions at or after this time'),
+    to: Iso('to').optional().describe('Transactions before this time'),
+    limit: z.coerce.number().int().min(1).max(100).default(25),
+    starting_after: z.string().min(1).max(200).optional().describe('The last transaction_id of the previous page'),
+  })
+  .strict();
+
+const notFound = (id: string) => new ApiError(404, 'not_found', `No transaction ${id} in this organization.`, 'Check the transaction_id: it is the one sent with (or returned by) the score request.');
+
+/** One record with its outcome history, or 404. */
+async function readRecord(service: Service, data: OrganizationData, transactionId: string): Promise<TransactionRecord> {
+  await service.decisionLog.flush();
+  const row = await data.get(transactionId);
+  if (!row) throw notFound(transactionId);
+  const changes = await data.outcomeChanges([row.seq]);
+  return transactionRecord(row, changes.get(row.seq) ?? []);
+}
+
+const toReport = (id: string, b: z.infer<typeof OutcomeBody>): OutcomeReport => ({
+  transaction_id: id,
+  outcome: b.outcome,
+  source: b.source,
+  reported_at: b.reported_at === undefined ? undefined : Date.parse(b.reported_at),
+});
+
+/** Reports one outcome and answers the record, or 404 / 422 with nothing changed. */
+async function reportOne(service: Service, organizationId: string, transactionId: string, body: z.infer<typeof OutcomeBody>, reportedBy: string): Promise<TransactionRecord> {
+  const tenant = await service.tenants.get(organizationId);
+  const [result] = await reportOutcomes(service.decisionLog, tenant, [toReport(transactionId, body)], reportedBy, Date.now());
+  if (result!.status === 'not_found') throw notFound(transactionId);
+  if (result!.status === 'invalid') {
+    throw new ApiError(422, 'validation_failed', result!.message, 'Send reported_at between the transaction\'s time and now, or leave it out to mean now.', { fields: [{ path: 'body.reported_at', message: result!.message }] });
+  }
+  return readRecord(service, tenant.data, transactionId);
+}
+
+const bulkResults = (results: OutcomeResult[]) => ({
+  results: results.map((r) =>
+    r.status === 'applied'
+      ? { transaction_id: r.transaction_id, status: r.status }
+      : r.status === 'not_found'
+        ? { transaction_id: r.transaction_id, status: r.status, message: 'No such transaction in this organization.' }
+        : { transaction_id: r.transaction_id, status: r.status, message: r.message },
+  ),
+});
+
+/** The organization of a member's request, or 404 (401/503 as for every signed-in route). */
+async function memberData(service: Service, request: FastifyRequest, organizationId: string): Promise<{ userId: string; organizationId: string }> {
+  const { user } = requireUser(request, service);
+  const org = await memberOrganization(service, organizationId, user.id);
+  return { userId: user.id, organizationId: org.id };
+}
+
+export function transactionRoutes(app: FastifyInstance, service: Service): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const keyErrors = { 401: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
+  const memberErrors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
+
+  r.get('/api/v1/transactions/:transaction_id', {
+    onRequest: keyAuthentication(service),
+    schema: { tags: ['decisions'], summary: "A recorded transaction of the key's organization, with its decision and outcome", security: [{ apiKey: [] }], params: TxParams, response: { 200: TransactionRecordSchema, ...keyErrors } },
+  }, async (request) => {
+    return readRecord(service, organizationData(service.db, request.apiKey!.organization_id), request.params.transaction_id);
+  });
+
+  r.post('/api/v1/transactions/:transaction_id/outcome', {
+    onRequest: keyAuthentication(service),
+    schema: {
+      tags: ['decisions'],
+      summary: 'Report the outcome of a transaction (fraud or legitimate)',
+      description: 'The label joins the organization\'s history at reported_at: later transactions\' graph features and evidence use it from then on. An outcome can be changed; every change is kept with who made it. Answers the record.',
+      security: [{ apiKey: [] }],
+      params: TxParams,
+      body: OutcomeBody,
+      response: { 200: TransactionRecordSchema, ...keyErrors },
+    },
+  }, async (request) => reportOne(service, request.apiKey!.organization_id, request.params.transaction_id, request.body, `key:${request.apiKey!.id}`));
+
+  r.post('/api/v1/outcomes', {
+    onRequest: keyAuthentication(service),
+    schema: {
+      tags: ['decisions'],
+      summary: `Report up to ${MAX_BULK_OUTCOMES} outcomes at once`,
+      description: 'Applied in order; each gets a status: `applied`, `not_found` (no such transaction in the organization) or `invalid` (reported_at in the future or before the transaction; nothing changed for it).',
+      security: [{ apiKey: [] }],
+      body: BulkOutcomes,
+      response: { 200: BulkResult, ...keyErrors },
+    },
+  }, async (request) => {
+    const tenant = await service.tenants.get(request.apiKey!.organization_id);
+    const reports = request.body.outcomes.map((o) => toReport(o.transaction_id, o));
+    return bulkResults(await reportOutcomes(service.decisionLog, tenant, reports, `key:${request.apiKey!.id}`, Date.now()));
+  });
+
+  r.get('/api/organizations/:id/transactions', {
+    schema: {
+      tags: ['decisions'],
+      summary: "The organization's recorded transactions, newest first",
+      description: 'Filters combine; `limit` 1–100 (default 25); the next page starts after the last transaction_id of this one (`starting_after`). Answer: `{ data, has_more }`.',
+      params: z.object({ id: z.string().min(1).max(100) }),
+      querystring: ListQuery,
+      response: { 200: z.object({ data: z.array(TransactionRecordSchema), has_more: z.boolean() }), ...memberErrors },
+    },
+  }, async (request) => {
+    const { organizationId } = await memberData(service, request, request.params.id);
+    const q = request.query;
+    await service.decisionLog.flush();
+    const page = await organizationData(service.db, organizationId).list(
+      { decision: q.decision, risk_band: q.risk_band, outcome: q.outcome, customer_id: q.customer_id, merchant_id: q.merchant_id, from: q.from === undefined ? undefined : Date.parse(q.from), to: q.to === undefined ? undefined : Date.parse(q.to) },
+      q.limit,
+      q.starting_after,
+    );
+    if (!page) throw new ApiError(404, 'not_found', `starting_after names no transaction ${q.starting_after} in this organization.`, 'Pass the transaction_id of the last item of the previous page.');
+    return { data: page.rows.map((row) => transactionRecord(row)), has_more: page.hasMore };
+  });
+
+  r.get('/api/organizations/:id/transactions/:transaction_id', {
+    schema: { tags: ['decisions'], summary: 'One recorded transaction with its decision, outcome and outcome history', params: OrgTxParams, response: { 200: TransactionRecordSchema, ...memberErrors } },
+  }, async (request) => {
+    const { organizationId } = await memberData(service, request, request.params.id);
+    return readRecord(service, organizationData(service.db, organizationId), request.params.transaction_id);
+  });
+
+  r.post('/api/organizations/:id/transactions/:transaction_id/outcome', {
+    schema: { tags: ['decisions'], summary: 'Report the outcome of a transaction from the dashboard (CSRF)', params: OrgTxParams, body: OutcomeBody, response: { 200: TransactionRecordSchema, ...memberErrors } },
+  }, async (request) => {
+    const { organizationId, userId } = await memberData(service, request, request.params.id);
+    return reportOne(service, organizationId, request.params.transaction_id, request.body, userId);
+  });
+}

@@ -1,0 +1,375 @@
+// An organization's live data in the database: its recorded transactions with the decisions that
+// were answered, their outcomes and every change of them. Everything that reads live data goes
+// through `organizationData(db, id)`, whose every statement is bound to that one organization: a
+// route holds an `OrganizationData` only after deciding who the caller is, and cannot ask it for
+// another organization's rows (test/storage/live-store.test.ts holds every method to that).
+//
+// Speed: inserts send whole columns as arrays through UNNEST; history loads read pages of rows as
+// one JSON array each (on PGlite about three times as fast as a plain SELECT, whose per-value
+// decoding dominates); listings read the (organization, …, time, seq) indexes from the newest end.
+
+import type { Db, Queryable } from './db.ts';
+import { StorageError } from './errors.ts';
+
+/** A transaction as the history stores it. Times are epoch milliseconds. */
+export interface NewTransaction {
+  transaction_id: string;
+  time: number;
+  amount: number;
+  customer_id: string;
+  merchant_id: string;
+  location: string;
+  payment_type: string;
+  source: 'scored' | 'import';
+  import_job_id?: string | null;
+  /** The decision answered (scored transactions). */
+  decision?: StoredDecision | null;
+  /** The exact response body (scored transactions), for idempotent replays. */
+  response?: string | null;
+  /** An imported label and when it became known. */
+  label?: 0 | 1 | null;
+  label_known_ms?: number | null;
+  outcome_source?: string | null;
+  outcome_reported_by?: string | null;
+}
+
+/** The decision record kept for a scored transaction (src/scoring/decision.ts shapes it). */
+export interface StoredDecision {
+  risk_score: number;
+  risk_band: string;
+  decision: string;
+  mode: string;
+}
+
+/** One stored transaction as read back. */
+export interface TransactionRow {
+  seq: number;
+  transaction_id: string;
+  time_ms: number;
+  amount: number;
+  customer_id: string;
+  merchant_id: string;
+  location: string;
+  payment_type: string;
+  source: 'scored' | 'import';
+  decision_record: StoredDecision | null;
+  label: 0 | 1 | null;
+  label_known_ms: number | null;
+  outcome_source: string | null;
+  outcome_reported_by: string | null;
+}
+
+/** What the history needs of a stored transaction, in time order. */
+export interface HistoryRow {
+  transaction_id: string;
+  time: number;
+  amount: number;
+  customer_id: string;
+  merchant_id: string;
+  location: string;
+  payment_type: string;
+  label: 0 | 1 | null;
+  label_known_ms: number | null;
+}
+
+export interface OutcomeChangeRow {
+  transaction_seq: number;
+  from_label: 0 | 1 | null;
+  to_label: 0 | 1;
+  source: string;
+  reported_at_ms: number;
+  reported_by: string;
+}
+
+/** An outcome to set: `label` known from `reported_at_ms`. */
+export interface OutcomeInput {
+  transaction_id: string;
+  label: 0 | 1;
+  source: string;
+  reported_at_ms: number;
+  reported_by: string;
+}
+
+export type OutcomeResult =
+  | { transaction_id: string; status: 'applied'; changed: boolean; seq: number; label: 0 | 1; known_ms: number }
+  | { transaction_id: string; status: 'not_found' }
+  | { transaction_id: string; status: 'invalid'; message: string };
+
+export interface ListFilters {
+  decision?: string | undefined;
+  risk_band?: string | undefined;
+  outcome?: 'fraud' | 'legit' | 'none' | undefined;
+  customer_id?: string | undefined;
+  merchant_id?: string | undefined;
+  /** Epoch ms, inclusive. */
+  from?: number | undefined;
+  /** Epoch ms, exclusive. */
+  to?: number | undefined;
+}
+
+/** Per week of a performance report: scored volume and decisions, and the labelled scores. */
+export interface WeekAggregate {
+  week: number;
+  transactions: number;
+  reviews: number;
+  blocks: number;
+  quantiles: number[] | null;
+  labelled: number;
+  fraud: number;
+}
+
+/** Rows per INSERT statement: large enough to amortise a round trip, small enough that PGlite's
+ *  WebAssembly heap (which never shrinks) does not grow for the statement. */
+const CHUNK_ROWS = 2_500;
+/** Rows per page when loading a history (one JSON value of ≈ 0.6 MB). */
+const LOAD_PAGE_ROWS = 5_000;
+
+const ROW_COLUMNS = 'seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source, decision_record, label, label_known_ms, outcome_source, outcome_reported_by';
+
+export function organizationData(db: Db, organizationId: string): OrganizationData {
+  return new OrganizationData(db, organizationId);
+}
+
+export class OrganizationData {
+  constructor(
+    private readonly db: Db,
+    readonly organizationId: string,
+  ) {}
+
+  /** Stores transactions in one database transaction; a transaction id the organization already
+   *  has is left as it is. Returns the ids that were stored. */
+  async insert(rows: readonly NewTransaction[], into: Queryable | undefined = undefined): Promise<Set<string>> {
+    const stored = new Set<string>();
+    if (rows.length === 0) return stored;
+    for (const r of rows) {
+      if (!Number.isFinite(r.time) || !Number.isFinite(r.amount)) {
+        throw new StorageError('query_failed', `transaction ${r.transaction_id} has a time or amount that is not a finite number`);
+      }
+    }
+    const write = async (tx: Queryable) => {
+      for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
+        const chunk = rows.slice(start, start + CHUNK_ROWS);
+        const inserted = await tx.query<{ transaction_id: string }>(
+          `INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source, import_job_id,
+                                     risk_score, risk_band, decision, mode, decision_record, response, label, label_known_ms, outcome_source, outcome_reported_by)
+           SELECT $1, u.id, u.t, u.a, u.c, u.m, u.l, u.p, u.s, u.j, u.rs, u.rb, u.d, u.mo, u.dr::jsonb, u.re, u.lb, u.lk, u.os, u.ob
+           FROM unnest($2::text[], $3::float8[], $4::float8[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
+                       $11::float8[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::int2[], $18::float8[], $19::text[], $20::text[])
+                AS u(id, t, a, c, m, l, p, s, j, rs, rb, d, mo, dr, re, lb, lk, os, ob)
+           ON CONFLICT (organization_id, transaction_id) DO NOTHING
+           RETURNING transaction_id`,
+          [
+            this.organizationId,
+            chunk.map((r) => r.transaction_id),
+            chunk.map((r) => r.time),
+            chunk.map((r) => r.amount),
+            chunk.map((r) => r.customer_id),
+            chunk.map((r) => r.merchant_id),
+            chunk.map((r) => r.location),
+            chunk.map((r) => r.payment_type),
+            chunk.map((r) => r.source),
+            chunk.map((r) => r.import_job_id ?? null),
+            chunk.map((r) => r.decision?.risk_score ?? null),
+            chunk.map((r) => r.decision?.risk_band ?? null),
+            chunk.map((r) => r.decision?.decision ?? null),
+            chunk.map((r) => r.decision?.mode ?? null),
+            chunk.map((r) => (r.decision ? JSON.stringify(r.decision) : null)),
+            chunk.map((r) => r.response ?? null),
+            chunk.map((r) => r.label ?? null),
+            chunk.map((r) => (r.label === 0 || r.label === 1 ? r.label_known_ms! : null)),
+            chunk.map((r) => r.outcome_source ?? null),
+            chunk.map((r) => r.outcome_reported_by ?? null),
+          ],
+        );
+        for (const row of inserted) stored.add(row.transaction_id);
+      }
+    };
+    if (into) await write(into);
+    else await this.db.transaction(write);
+    return stored;
+  }
+
+  async count(): Promise<number> {
+    const [row] = await this.db.query<{ n: number }>('SELECT count(*) AS n FROM transactions WHERE organization_id = $1', [this.organizationId]);
+    return row!.n;
+  }
+
+  /** Every stored transaction in time order (time, then the order recorded), a page at a time, so
+   *  that a caller keeping them in another form (the engine's history) never holds them all as
+   *  objects. */
+  async forEachHistoryPage(onPage: (rows: HistoryRow[]) => void): Promise<void> {
+    let after: [number, number] | undefined;
+    type Tuple = [number, string, number, number, string, string, string, string, 0 | 1 | null, number | null];
+    for (;;) {
+      const [row] = await this.db.query<{ page: string | null }>(
+        `SELECT json_agg(json_build_array(seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, label, label_known_ms)
+                         ORDER BY time_ms, seq)::text AS page
+         FROM (SELECT * FROM transactions WHERE organization_id = $1 ${after ? 'AND (time_ms, seq) > ($3, $4)' : ''}
+               ORDER BY time_ms, seq LIMIT $2) AS page_rows`,
+        after ? [this.organizationId, LOAD_PAGE_ROWS, after[0], after[1]] : [this.organizationId, LOAD_PAGE_ROWS],
+      );
+      if (!row?.page) break;
+      const tuples = JSON.parse(row.page) as Tuple[];
+      onPage(tuples.map((t) => ({ transaction_id: t[1], time: t[2], amount: t[3], customer_id: t[4], merchant_id: t[5], location: t[6], payment_type: t[7], label: t[8], label_known_ms: t[9] })));
+      if (tuples.length < LOAD_PAGE_ROWS) break;
+      const last = tuples[tuples.length - 1]!;
+      after = [last[2], last[0]];
+    }
+  }
+
+  async get(transactionId: string): Promise<TransactionRow | undefined> {
+    const [row] = await this.db.query<TransactionRow>(`SELECT ${ROW_COLUMNS} FROM transactions WHERE organization_id = $1 AND transaction_id = $2`, [this.organizationId, transactionId]);
+    return row;
+  }
+
+  /** The exact response body answered for a scored transaction (undefined for an unknown id or an
+   *  imported one). */
+  async response(transactionId: string): Promise<string | undefined> {
+    const [row] = await this.db.query<{ response: string | null }>('SELECT response FROM transactions WHERE organization_id = $1 AND transaction_id = $2', [this.organizationId, transactionId]);
+    return row?.response ?? undefined;
+  }
+
+  /** Newest first (time, then the order recorded), after the transaction `startingAfter` when
+   *  given; `limit + 1` rows are read to tell whether there are more. Undefined when
+   *  `startingAfter` is not one of the organization's transactions. */
+  async list(filters: ListFilters, limit: number, startingAfter?: string): Promise<{ rows: TransactionRow[]; hasMore: boolean } | undefined> {
+    const params: unknown[] = [this.organizationId];
+    const where = ['organization_id = $1'];
+    const add = (clause: (p: string) => string, value: unknown) => {
+      params.push(value);
+      where.push(clause(`$${params.length}`));
+    };
+    if (filters.decision !== undefined) add((p) => `decision = ${p}`, filters.decision);
+    if (filters.risk_band !== undefined) add((p) => `risk_band = ${p}`, filters.risk_band);
+    if (filters.outcome === 'none') where.push('label IS NULL');
+    else if (filters.outcome !== undefined) add((p) => `label = ${p}`, filters.outcome === 'fraud' ? 1 : 0);
+    if (filters.customer_id !== undefined) add((p) => `customer_id = ${p}`, filters.customer_id);
+    if (filters.merchant_id !== undefined) add((p) => `merchant_id = ${p}`, filters.merchant_id);
+    if (filters.from !== undefined) add((p) => `time_ms >= ${p}`, filters.from);
+    if (filters.to !== undefined) add((p) => `time_ms < ${p}`, filters.to);
+    if (startingAfter !== undefined) {
+      const [cursor] = await this.db.query<{ time_ms: number; seq: number }>('SELECT time_ms, seq FROM transactions WHERE organization_id = $1 AND transaction_id = $2', [this.organizationId, startingAfter]);
+      if (!cursor) return undefined;
+      params.push(cursor.time_ms, cursor.seq);
+      where.push(`(time_ms, seq) < ($${params.length - 1}, $${params.length})`);
+    }
+    params.push(limit + 1);
+    const rows = await this.db.query<TransactionRow>(
+      `SELECT ${ROW_COLUMNS} FROM transactions WHERE ${where.join(' AND ')} ORDER BY time_ms DESC, seq DESC LIMIT $${params.length}`,
+      params,
+    );
+    const hasMore = rows.length > limit;
+    return { rows: hasMore ? rows.slice(0, limit) : rows, hasMore };
+  }
+
+  /** Every outcome change of these transactions (by seq), oldest first. */
+  async outcomeChanges(seqs: readonly number[]): Promise<Map<number, OutcomeChangeRow[]>> {
+    const out = new Map<number, OutcomeChangeRow[]>();
+    if (seqs.length === 0) return out;
+    const rows = await this.db.query<OutcomeChangeRow>(
+      `SELECT transaction_seq, from_label, to_label, source, reported_at_ms, reported_by FROM outcome_changes
+       WHERE organization_id = $1 AND transaction_seq = ANY($2::bigint[]) ORDER BY transaction_seq, id`,
+      [this.organizationId, seqs],
+    );
+    for (const r of rows) {
+      const list = out.get(r.transaction_seq);
+      if (list) list.push(r);
+      else out.set(r.transaction_seq, [r]);
+    }
+    return out;
+  }
+
+  /**
+   * Sets outcomes in one database transaction, in the order given (a later one for the same
+   * transaction wins). An id the organization does not have is `not_found`; a `reported_at` before
+   * the transaction is `invalid`; either leaves everything as it was. Setting the outcome a
+   * transaction already has changes nothing (its first report stands). Each change is kept in
+   * `outcome_changes`.
+   */
+  async applyOutcomes(inputs: readonly OutcomeInput[]): Promise<OutcomeResult[]> {
+    return this.db.transaction(async (tx) => {
+      const ids = [...new Set(inputs.map((i) => i.transaction_id))];
+      const found = await tx.query<{ seq: number; transaction_id: string; time_ms: number; label: 0 | 1 | null; label_known_ms: number | null }>(
+        'SELECT seq, transaction_id, time_ms, label, label_known_ms FROM transactions WHERE organization_id = $1 AND transaction_id = ANY($2::text[]) FOR UPDATE',
+        [this.organizationId, ids],
+      );
+      const current = new Map(found.map((r) => [r.transaction_id, { ...r }]));
+      const results: OutcomeResult[] = [];
+      const changes: (OutcomeChangeRow & { transaction_id: string })[] = [];
+      for (const input of inputs) {
+        const row = current.get(input.transaction_id);
+        if (!row) {
+          results.push({ transaction_id: input.transaction_id, status: 'not_found' });
+          continue;
+        }
+        if (input.reported_at_ms < row.time_ms) {
+          results.push({ transaction_id: input.transaction_id, status: 'invalid', message: `reported_at ${new Date(input.reported_at_ms).toISOString()} is before the transaction (${new Date(row.time_ms).toISOString()}).` });
+          continue;
+        }
+        if (row.label === input.label) {
+          results.push({ transaction_id: input.transaction_id, status: 'applied', changed: false, seq: row.seq, label: row.label, known_ms: row.label_known_ms! });
+          continue;
+        }
+        changes.push({ transaction_id: row.transaction_id, transaction_seq: row.seq, from_label: row.label, to_label: input.label, source: input.source, reported_at_ms: input.reported_at_ms, reported_by: input.reported_by });
+        row.label = input.label;
+        row.label_known_ms = input.reported_at_ms;
+        results.push({ transaction_id: input.transaction_id, status: 'applied', changed: true, seq: row.seq, label: input.label, known_ms: input.reported_at_ms });
+      }
+      if (changes.length > 0) {
+        await tx.query(
+          `INSERT INTO outcome_changes (organization_id, transaction_seq, from_label, to_label, source, reported_at_ms, reported_by)
+           SELECT $1, * FROM unnest($2::bigint[], $3::int2[], $4::int2[], $5::text[], $6::float8[], $7::text[])`,
+          [this.organizationId, changes.map((c) => c.transaction_seq), changes.map((c) => c.from_label), changes.map((c) => c.to_label), changes.map((c) => c.source), changes.map((c) => c.reported_at_ms), changes.map((c) => c.reported_by)],
+        );
+        // The last change of each transaction is its current outcome.
+        const last = new Map(changes.map((c) => [c.transaction_seq, c]));
+        const final = [...last.values()];
+        await tx.query(
+          `UPDATE transactions AS t SET label = u.label, label_known_ms = u.known, outcome_source = u.source, outcome_reported_by = u.reported_by
+           FROM unnest($2::bigint[], $3::int2[], $4::float8[], $5::text[], $6::text[]) AS u(seq, label, known, source, reported_by)
+           WHERE t.organization_id = $1 AND t.seq = u.seq`,
+          [this.organizationId, final.map((c) => c.transaction_seq), final.map((c) => c.to_label), final.map((c) => c.reported_at_ms), final.map((c) => c.source), final.map((c) => c.reported_by)],
+        );
+      }
+      return results;
+    });
+  }
+
+  /** Scored transactions in [from, to) grouped into `period`-long buckets from `from`: volume,
+   *  decisions, score quantiles and labels. */
+  async weeklyAggregates(from: number, to: number, period: number, quantiles: readonly number[]): Promise<WeekAggregate[]> {
+    return this.db.query<WeekAggregate>(
+      `SELECT floor((time_ms - $2) / $4)::int AS week, count(*)::int AS transactions,
+              count(*) FILTER (WHERE decision = 'review')::int AS reviews, count(*) FILTER (WHERE decision = 'block')::int AS blocks,
+              percentile_cont($5::float8[]) WITHIN GROUP (ORDER BY risk_score) AS quantiles,
+              count(label)::int AS labelled, coalesce(sum(label), 0)::int AS fraud
+       FROM transactions WHERE organization_id = $1 AND source = 'scored' AND time_ms >= $2 AND time_ms < $3
+       GROUP BY 1 ORDER BY 1`,
+      [this.organizationId, from, to, period, quantiles],
+    );
+  }
+
+  /** Scores and outcomes of the labelled scored transactions in [from, to), with their bucket. */
+  async labelledScores(from: number, to: number, period: number): Promise<{ week: number; risk_score: number; label: 0 | 1 }[]> {
+    return this.db.query(
+      `SELECT floor((time_ms - $2) / $4)::int AS week, risk_score, label FROM transactions
+       WHERE organization_id = $1 AND source = 'scored' AND label IS NOT NULL AND time_ms >= $2 AND time_ms < $3`,
+      [this.organizationId, from, to, period],
+    );
+  }
+}
+
+/** A service_meta value as stored (JSON), or undefined when the key is absent. */
+export async function getMeta<T>(db: Queryable, key: string): Promise<T | undefined> {
+  const [row] = await db.query<{ value: T }>('SELECT value FROM service_meta WHERE key = $1', [key]);
+  return row ? row.value : undefined;
+}
+
+/** Stores a JSON-serialisable value under key, replacing any earlier one (undefined is stored as null). */
+export async function setMeta(db: Queryable, key: string, value: unknown): Promise<void> {
+  await db.query(
+    `INSERT INTO service_meta (key, value) VALUES ($1, $2::text::jsonb)
+     ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
+    [key, JSON.stringify(value ?? null)],
+  );
+}
