@@ -169,6 +169,8 @@ export function transactionRoutes(app: FastifyInstance, service: Service): void 
 
   r.post('/api/v1/outcomes', {
     onRequest: keyAuthentication(service),
+    // A thousand outcomes with ids of up to 200 characters.
+    bodyLimit: Math.max(service.config.MAX_JSON_BODY_BYTES, MAX_BULK_OUTCOMES * 400),
     schema: {
       tags: ['decisions'],
       summary: `Report up to ${MAX_BULK_OUTCOMES} outcomes at once`,
