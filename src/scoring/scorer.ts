@@ -188,6 +188,10 @@ export class Scorer {
     this.explained = channels.map((c, k) => ({ features: c.features, weight: file.stack.weights[c.name], values: this.features[c.name], phi: this.phi[k]! }));
   }
 
+  get bundle(): ModelBundle {
+    return this.deps.bundle;
+  }
+
   get modelId(): string {
     return this.deps.bundle.file.id;
   }

@@ -20,6 +20,12 @@ export async function getCustomModel(db: Queryable, id: string): Promise<CustomM
   return row;
 }
 
+/** The id of the organization's active custom model, if it has one. */
+export async function activeModelIdOf(db: Queryable, organizationId: string): Promise<string | undefined> {
+  const [row] = await db.query<{ id: string }>('SELECT id FROM custom_models WHERE organization_id = $1 AND active', [organizationId]);
+  return row?.id;
+}
+
 /** Custom models of the organizations a user belongs to, oldest first. */
 export async function customModelsOfUser(db: Queryable, userId: string): Promise<CustomModel[]> {
   return db.query<CustomModel>(

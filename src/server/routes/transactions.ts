@@ -18,6 +18,9 @@ import { ApiError } from '../errors.ts';
 import { memberOrganization } from '../ownership.ts';
 import { ErrorResponse } from '../schemas.ts';
 import { keyAuthentication } from './v1.ts';
+import { requireScorer } from './score.ts';
+import { organizationPerformance, MIN_LABELLED } from '../../live/performance.ts';
+import { activeModelIdOf } from '../../storage/models-store.ts';
 
 /** Most outcomes in one bulk request. */
 export const MAX_BULK_OUTCOMES = 1000;
@@ -142,6 +145,29 @@ async function memberData(service: Service, request: FastifyRequest, organizatio
   return { userId: user.id, organizationId: org.id };
 }
 
+const Rate = z.number().nullable();
+const ModePerformanceSchema = z.object({
+  review_threshold: z.number(),
+  block_threshold: z.number(),
+  precision: Rate.describe('Of blocking (score at or above the block threshold)'),
+  recall: Rate,
+  review_precision: Rate.describe('Of flagging (at or above the review threshold: review or block)'),
+  review_recall: Rate,
+});
+const WeekSchema = z.object({
+  week: z.string().describe('ISO week, e.g. 2026-W47'),
+  week_start: z.string(),
+  transactions: z.number().int(),
+  review_rate: Rate,
+  block_rate: Rate,
+  score_quantiles: z.record(z.string(), z.number()).nullable().describe('Risk score at p10, p25, p50, p75, p90, p99'),
+  labelled: z.number().int().describe('Transactions with a reported outcome'),
+  fraud: z.number().int(),
+  by_mode: z.record(z.enum(MODE_NAMES), ModePerformanceSchema),
+  roc_auc: Rate,
+  average_precision: Rate,
+});
+
 export function transactionRoutes(app: FastifyInstance, service: Service): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const keyErrors = { 401: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
@@ -205,6 +231,24 @@ export function transactionRoutes(app: FastifyInstance, service: Service): void 
     );
     if (!page) throw new ApiError(404, 'not_found', `starting_after names no transaction ${q.starting_after} in this organization.`, 'Pass the transaction_id of the last item of the previous page.');
     return { data: page.rows.map((row) => transactionRecord(row)), has_more: page.hasMore };
+  });
+
+  r.get('/api/organizations/:id/performance', {
+    schema: {
+      tags: ['decisions'],
+      summary: "How the model does on the organization's own traffic, per ISO week",
+      description: `The last \`weeks\` ISO weeks (default 12), oldest first: volume, review and block rates and score quantiles of the scored transactions; on those with a reported outcome, each mode's precision and recall, ROC AUC and average precision (null with fewer than ${MIN_LABELLED} labelled, or without both classes).`,
+      params: z.object({ id: z.string().min(1).max(100) }),
+      querystring: z.object({ weeks: z.coerce.number().int().min(1).max(104).default(12) }).strict(),
+      response: { 200: z.object({ organization_id: z.string(), model_id: z.string(), min_labelled: z.number().int(), weeks: z.array(WeekSchema) }), ...memberErrors },
+    },
+  }, async (request) => {
+    const { organizationId } = await memberData(service, request, request.params.id);
+    const active = await activeModelIdOf(service.db, organizationId);
+    const scorer = requireScorer(service, active ? (await service.scorerForModel(active))?.scorer : service.scorer);
+    await service.decisionLog.flush();
+    const weeks = await organizationPerformance(organizationData(service.db, organizationId), scorer.bundle, request.query.weeks, Date.now());
+    return { organization_id: organizationId, model_id: scorer.modelId, min_labelled: MIN_LABELLED, weeks };
   });
 
   r.get('/api/organizations/:id/transactions/:transaction_id', {
