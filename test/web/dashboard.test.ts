@@ -51,6 +51,7 @@ t.test('dashboard in a real browser', { skip: executable ? false : 'no Chromium 
     await page.fill('#score-customer_id', 'C000042');
     await page.fill('#score-merchant_id', 'M00007');
     await page.selectOption('#score-mode', 'high_recall');
+    t.match(await page.locator('#score-sandbox').textContent(), /What-if scoring.*public sandbox.*nothing is recorded/, 'the form says it is a what-if that records nothing');
     await page.getByRole('button', { name: 'Score' }).click();
     await page.waitForSelector('#reasons li');
     const reasons = await page.locator('#reasons li').allTextContents();

@@ -1,4 +1,6 @@
-// Score: a form for one transaction and a mode, and the whole answer of POST /api/risk/score: the
+// Score: a form for one transaction and a mode, and the whole answer of POST /api/risk/score (a
+// what-if against the public sandbox, the built-in example history, which records nothing: the page
+// says so above the form): the
 // calibrated score, band and decision, each channel's score and attribution as bars, the reasons
 // (contributions, never causes), entity history, graph evidence, the related ring, the stages
 // actually run with their timings, and notes.
@@ -40,6 +42,11 @@ export function scorePage(root: HTMLElement): void {
     'form',
     { class: 'card form', 'aria-label': 'Transaction to score' },
     h('h2', {}, 'Score a transaction'),
+    h(
+      'p',
+      { class: 'muted', id: 'score-sandbox' },
+      'What-if scoring: the transaction is scored against the public sandbox, the built-in example history as it stood at its last transaction, and nothing is recorded. The same transaction always gets the same answer. Your organization scores against its own history with an API key.',
+    ),
     h(
       'div',
       { class: 'grid' },
