@@ -25,7 +25,8 @@ for (const backend of backends()) {
       t.same(body.database, { status: 'ok', kind: backend.name });
       t.equal(body.auth_configured, false, 'no identity provider configured');
       t.ok(body.history_transactions > 250_000);
-      t.ok(body.startup_ms.history >= 0);
+      t.ok(body.startup_ms.sandbox >= 0, 'the start-up steps include building the sandbox');
+      t.equal(body.organizations_loaded, 0, 'no organization loaded before it is used');
     });
 
     await t.test('config: limits, and no secret', async (t) => {
@@ -92,7 +93,8 @@ for (const backend of backends()) {
       t.ok(example.body.rows > 250_000);
       t.ok(example.body.fraud_rate > 0.005 && example.body.fraud_rate < 0.03);
       t.ok(example.body.scenarios.card_testing > 0);
-      t.type(example.body.seeded_at, 'string');
+      t.equal(Date.parse(example.body.sandbox_as_of), running.service.sandbox.asOf, 'the sandbox scores as of this moment');
+      t.ok(example.body.sandbox_as_of > example.body.last_transaction_at, 'after the example\'s newest transaction');
     });
 
     await t.test('training limits', async (t) => {
@@ -117,6 +119,22 @@ for (const backend of backends()) {
       for (const path of ['/api/health', '/api/config', '/api/risk/thresholds', '/api/models', '/api/models/{id}', '/api/metrics/overview', '/api/metrics/charts', '/api/metrics/limitations', '/api/metrics/rings', '/api/datasets/format', '/api/datasets/example', '/api/training/limits']) {
         t.ok(body.paths[path]?.get, `${path} documented`);
       }
+      // The live-data surface: the decision log, outcomes and performance, with their rules.
+      for (const [path, method] of [
+        ['/api/v1/risk/score', 'post'], ['/api/v1/transactions/{transaction_id}', 'get'], ['/api/v1/transactions/{transaction_id}/outcome', 'post'], ['/api/v1/outcomes', 'post'],
+        ['/api/organizations/{id}/transactions', 'get'], ['/api/organizations/{id}/transactions/{transaction_id}', 'get'], ['/api/organizations/{id}/transactions/{transaction_id}/outcome', 'post'], ['/api/organizations/{id}/performance', 'get'],
+      ] as const) {
+        t.ok(body.paths[path]?.[method], `${method.toUpperCase()} ${path} documented`);
+      }
+      t.ok(body.paths['/api/v1/risk/score'].post.responses['409'], 'the duplicate transaction answer is documented');
+      const outcome = body.paths['/api/v1/transactions/{transaction_id}/outcome'].post.requestBody.content['application/json'].schema;
+      t.same(outcome.properties.outcome.enum, ['fraud', 'legit']);
+      t.same(outcome.properties.source.enum, ['chargeback', 'review', 'customer_report', 'other']);
+      const bulk = body.paths['/api/v1/outcomes'].post.requestBody.content['application/json'].schema;
+      t.equal(bulk.properties.outcomes.maxItems, 1000);
+      const list = body.paths['/api/organizations/{id}/transactions'].get.parameters as { name: string; schema: { maximum?: number } }[];
+      t.same(list.map((p) => p.name).filter((n) => n !== 'id').sort(), ['customer_id', 'decision', 'from', 'limit', 'merchant_id', 'outcome', 'risk_band', 'starting_after', 'to']);
+      t.equal(list.find((p) => p.name === 'limit')!.schema.maximum, 100);
     });
 
     await t.test('unknown routes: 404 in the error shape', async (t) => {
