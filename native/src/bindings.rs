@@ -9,16 +9,15 @@
 //! message when there is one.
 
 use crate::error::{EngineError, ErrorCode};
-use crate::lines::{Batch, Channel, Feature, Kind, LineFormat};
+use crate::lines::{Batch, LineFormat};
 use crate::lightgbm::capi::{Booster, Dataset, PredictKind, SingleRow};
 use crate::model::Model;
+use crate::reasons::{self, Channel, Feature, Kind, Ranked};
 use crate::registry;
 use napi::bindgen_prelude::{Float64Array, Float64ArraySlice, Int32ArraySlice, Int8ArraySlice, Uint8ArraySlice};
-use napi::Env;
+use napi::{Env, JsString};
 use napi_derive::napi;
 use std::sync::{Arc, Mutex};
-
-
 
 fn js_error(e: EngineError) -> napi::Error<String> {
     napi::Error::new(e.code.as_str().to_owned(), e.to_string())
@@ -155,32 +154,119 @@ fn invalid(message: String) -> napi::Error<String> {
     js_error(EngineError::new(ErrorCode::InvalidInput, message))
 }
 
-/// One channel booster of a `ResultLines` setup: its features' names, the names a person reads
-/// and how each value is shown (`money`, `count`, `ratio`, `rate`, `flag`, `hour`, `weekday`,
-/// `seconds_log`, `payment_type`, `number`).
+/// One channel booster as reasons see it: its stack weight, its features' names, the names a
+/// person reads and how each value is shown (`money`, `count`, `ratio`, `rate`, `flag`, `hour`,
+/// `weekday`, `seconds_log`, `payment_type`, `number`).
 #[napi(object)]
-pub struct LineChannel {
-    pub name: String,
+pub struct ReasonChannel {
     pub weight: f64,
     pub features: Vec<String>,
     pub display: Vec<String>,
     pub kinds: Vec<String>,
 }
 
+/// What reasons are ranked and worded from (reasons.rs): the channels, in order, and the names
+/// of payment types and weekdays by their codes.
+#[napi(object)]
+pub struct ReasonSetup {
+    pub channels: Vec<ReasonChannel>,
+    pub payment_types: Vec<String>,
+    pub weekdays: Vec<String>,
+}
+
+fn reasons_from(setup: ReasonSetup) -> napi::Result<reasons::Reasons, String> {
+    let mut channels = Vec::with_capacity(setup.channels.len());
+    for (k, c) in setup.channels.into_iter().enumerate() {
+        if c.display.len() != c.features.len() || c.kinds.len() != c.features.len() {
+            return Err(invalid(format!("reasons: channel {k} has {} features, {} names and {} kinds", c.features.len(), c.display.len(), c.kinds.len())));
+        }
+        let mut features = Vec::with_capacity(c.features.len());
+        for ((name, display), kind) in c.features.iter().zip(&c.display).zip(&c.kinds) {
+            let kind = Kind::parse(kind).ok_or_else(|| invalid(format!("reasons: feature {name} has an unknown kind {kind}")))?;
+            features.push(Feature::new(name, display, kind));
+        }
+        channels.push(Channel { weight: c.weight, features });
+    }
+    Ok(reasons::Reasons::new(channels, setup.payment_types, setup.weekdays))
+}
+
+/// A single row's top reasons (reasons.rs): ranked and worded by the same code as a batch's
+/// result lines.
+#[napi]
+pub struct Reasons {
+    reasons: reasons::Reasons,
+    /// The ranking, one reason's text and all of them, reused from call to call.
+    top: Vec<Ranked>,
+    text: Vec<u8>,
+    texts: Vec<u8>,
+}
+
+#[napi]
+impl Reasons {
+    #[napi(constructor)]
+    pub fn new(setup: ReasonSetup) -> napi::Result<Reasons, String> {
+        Ok(Reasons { reasons: reasons_from(setup)?, top: Vec::new(), text: Vec::with_capacity(256), texts: Vec::with_capacity(1024) })
+    }
+
+    /// Values in the row `top` takes: per channel, its feature values, then as many SHAP values.
+    #[napi(getter)]
+    pub fn row_width(&self) -> u32 {
+        self.reasons.row_width() as u32
+    }
+
+    /// The `n` top reasons of one row (`rowWidth` values: per channel in order, its feature values
+    /// then its SHAP values), largest contribution first. Returns their texts one after another;
+    /// `out` receives their count, then per reason five numbers: its contribution as reported (to
+    /// 1e-6; the text is worded from it), its channel, its feature's index in the channel, where
+    /// its text ends in the returned string (in UTF-16 code units, as JavaScript indexes strings)
+    /// and 1 if it increases the risk, 0 if it decreases it. Packed so that a call makes one
+    /// string: building the reason objects through N-API costs several times what ranking and
+    /// wording them does, and src/scoring/explain.ts builds them for a fraction of it.
+    #[napi]
+    pub fn top<'env>(&mut self, env: &'env Env, row: Float64ArraySlice, n: u32, mut out: Float64ArraySlice) -> napi::Result<JsString<'env>, String> {
+        self.reasons.rank_row(&row, n as usize, &mut self.top).map_err(|e| invalid(e.0))?;
+        if out.len() < 1 + 5 * self.top.len() {
+            return Err(invalid(format!("reasons: room for {} numbers in out, not the {} of {} reasons", out.len(), 1 + 5 * self.top.len(), self.top.len())));
+        }
+        // SAFETY: the call is synchronous on the JS thread and only `out` is written; the row is
+        // read before, so an `out` that shares its memory is at worst read stale.
+        let out = unsafe { out.as_mut() };
+        out[0] = self.top.len() as f64;
+        self.texts.clear();
+        let mut num = ryu_js::Buffer::new();
+        let mut end = 0;
+        for (i, r) in self.top.iter().enumerate() {
+            let contribution = reasons::Reasons::reported(r);
+            self.reasons.text(&mut self.text, r, contribution, &mut num);
+            self.texts.extend_from_slice(&self.text);
+            end += utf16_len(&self.text);
+            out[1 + 5 * i..1 + 5 * (i + 1)].copy_from_slice(&[contribution, r.channel as f64, r.feature as f64, end as f64, reasons::Reasons::increases(contribution) as u8 as f64]);
+        }
+        // SAFETY: the texts are whole UTF-8 strings (display names, ASCII and formatted numbers).
+        env.create_string(unsafe { std::str::from_utf8_unchecked(&self.texts) }).map_err(|e| napi::Error::new(e.status.as_ref().to_owned(), e.reason))
+    }
+}
+
+/// Length in UTF-16 code units of valid UTF-8: one per character, two for those beyond the BMP.
+fn utf16_len(s: &[u8]) -> usize {
+    s.iter().map(|&b| ((b & 0xc0) != 0x80) as usize + (b >= 0xf0) as usize).sum()
+}
+
 /// What a job's result lines share from row to row.
 #[napi(object)]
 pub struct LineSetup {
-    pub channels: Vec<LineChannel>,
+    /// How each row's reasons are ranked and worded.
+    pub reasons: ReasonSetup,
+    /// The reasons' channels' names (`channel_scores` keys), in the same order.
+    pub channels: Vec<String>,
     /// Channel names of the download's score columns, in order.
     pub csv_channels: Vec<String>,
     pub bands: Vec<String>,
     pub decisions: Vec<String>,
     pub paths: Vec<String>,
-    pub payment_types: Vec<String>,
-    pub weekdays: Vec<String>,
     /// Customer and merchant ids, by the index rows refer to them with.
     pub entities: Vec<String>,
-    /// Reasons per row.
+    /// Reasons per row, and reason cells per download line.
     pub top: u32,
 }
 
@@ -198,21 +284,16 @@ pub struct ResultLines {
 impl ResultLines {
     #[napi(constructor)]
     pub fn new(setup: LineSetup) -> napi::Result<ResultLines, String> {
-        let mut channels = Vec::with_capacity(setup.channels.len());
-        for c in setup.channels {
-            if c.display.len() != c.features.len() || c.kinds.len() != c.features.len() {
-                return Err(invalid(format!("result lines: channel {} has {} features, {} names and {} kinds", c.name, c.features.len(), c.display.len(), c.kinds.len())));
-            }
-            let mut features = Vec::with_capacity(c.features.len());
-            for ((name, display), kind) in c.features.iter().zip(&c.display).zip(&c.kinds) {
-                let kind = Kind::parse(kind).ok_or_else(|| invalid(format!("result lines: feature {name} has an unknown kind {kind}")))?;
-                features.push(Feature::new(name, display, kind));
-            }
-            channels.push(Channel { name: c.name, weight: c.weight, features });
-        }
+        let reasons = reasons_from(setup.reasons)?;
         let csv_channels: Vec<&str> = setup.csv_channels.iter().map(String::as_str).collect();
-        let format = LineFormat::new(channels, &csv_channels, &setup.bands, &setup.decisions, &setup.paths, setup.payment_types, setup.weekdays, &setup.entities, setup.top as usize);
+        let format = LineFormat::new(reasons, &setup.channels, &csv_channels, &setup.bands, &setup.decisions, &setup.paths, &setup.entities, setup.top as usize).map_err(|e| invalid(e.0))?;
         Ok(ResultLines { format, json: Vec::new(), csv: Vec::new() })
+    }
+
+    /// Reason cells in each download line (the setup's `top`).
+    #[napi(getter)]
+    pub fn top(&self) -> u32 {
+        self.format.top() as u32
     }
 
     /// Lines of `count` scored rows, numbered from `firstRow`, and each JSON line's start (`base`

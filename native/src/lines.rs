@@ -1,72 +1,15 @@
 //! A scored batch's result lines, written as bytes next to the SHAP values that explain them: for
-//! each row its three largest contributions (TreeSHAP value × the channel's stack weight), their
-//! wording, one JSON line for the result pages and one CSV line for the download.
+//! each row its top reasons (ranked and worded by reasons.rs, as the single-request path's are),
+//! one JSON line for the result pages and one CSV line for the download.
 //!
-//! The batch job made these lines in JavaScript before: building and encoding about 1.2 KB of text
-//! a row was half of a job's time (bench/README.md, bench:batch). The output is byte for byte what
-//! the JavaScript path makes (`JSON.stringify` of the row, `Number.prototype.toString` and
-//! `toFixed` for numbers, `Math.round`, the download's formula escaping), which the tests check
-//! against that path; the single-request path still explains in JavaScript (src/scoring/explain.ts),
-//! and this module follows its wording.
+//! Made here rather than in JavaScript because building and encoding about 1.2 KB of text a row
+//! was half of a job's time there (bench/README.md, bench:batch). The lines are byte for byte
+//! `JSON.stringify` of the row (`ResultRow`, src/jobs/batch-score.ts) and the download's cells in
+//! the columns of src/jobs/csv-out.ts `downloadColumns(top)`: one reason cell per reason the
+//! format keeps (`top`), every cell a spreadsheet would run as a formula defused.
 
+use crate::reasons::{Ranked, Reasons};
 use std::io::Write;
-
-/// How a feature's value is shown in a reason (src/scoring/explain.ts `formatValue`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Money,
-    Count,
-    Ratio,
-    Rate,
-    Flag,
-    Hour,
-    Weekday,
-    SecondsLog,
-    PaymentType,
-    Number,
-}
-
-impl Kind {
-    pub fn parse(name: &str) -> Option<Kind> {
-        Some(match name {
-            "money" => Kind::Money,
-            "count" => Kind::Count,
-            "ratio" => Kind::Ratio,
-            "rate" => Kind::Rate,
-            "flag" => Kind::Flag,
-            "hour" => Kind::Hour,
-            "weekday" => Kind::Weekday,
-            "seconds_log" => Kind::SecondsLog,
-            "payment_type" => Kind::PaymentType,
-            "number" => Kind::Number,
-            _ => return None,
-        })
-    }
-}
-
-/// One model feature: its name (ties between equal contributions go to the smaller name), its
-/// name as a JSON string, and how a person reads it.
-pub struct Feature {
-    name: String,
-    json_name: Vec<u8>,
-    display: String,
-    kind: Kind,
-}
-
-impl Feature {
-    pub fn new(name: &str, display: &str, kind: Kind) -> Feature {
-        let mut json_name = Vec::new();
-        json_string(&mut json_name, name.as_bytes());
-        Feature { name: name.to_owned(), json_name, display: display.to_owned(), kind }
-    }
-}
-
-/// One channel booster: its key in `channel_scores`, its stack weight and its features in order.
-pub struct Channel {
-    pub name: String,
-    pub weight: f64,
-    pub features: Vec<Feature>,
-}
 
 /// A string as both files write it: a JSON string literal and a download cell.
 struct Cell {
@@ -86,7 +29,9 @@ impl Cell {
 
 /// Everything about a job's lines that does not change from row to row.
 pub struct LineFormat {
-    channels: Vec<Channel>,
+    reasons: Reasons,
+    /// Per channel, its features' names as JSON strings.
+    feature_keys: Vec<Vec<Vec<u8>>>,
     /// `channel_scores` keys as JSON (`"tabular":`).
     channel_keys: Vec<Vec<u8>>,
     /// The channel in each of the download's score columns (tabular, behavioral, velocity, graph).
@@ -94,10 +39,9 @@ pub struct LineFormat {
     bands: Vec<Cell>,
     decisions: Vec<Cell>,
     paths: Vec<Cell>,
-    payment_types: Vec<String>,
-    weekdays: Vec<String>,
     /// Customer and merchant ids, by the index the rows refer to them with.
     entities: Vec<Cell>,
+    /// Reasons per row, and so reason cells per download line.
     top: usize,
 }
 
@@ -136,60 +80,63 @@ impl std::fmt::Display for LinesError {
     }
 }
 
-/// A reason being ranked: feature (channel, index), its value and its contribution.
-#[derive(Clone, Copy)]
-struct Candidate {
-    channel: usize,
-    feature: usize,
-    value: f64,
-    contribution: f64,
-}
-
 impl LineFormat {
+    /// `channel_names` are the `channel_scores` keys of `reasons`' channels, in the same order.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        channels: Vec<Channel>,
+        reasons: Reasons,
+        channel_names: &[String],
         csv_channels: &[&str],
         bands: &[String],
         decisions: &[String],
         paths: &[String],
-        payment_types: Vec<String>,
-        weekdays: Vec<String>,
         entities: &[String],
         top: usize,
-    ) -> LineFormat {
-        let channel_keys = channels
+    ) -> Result<LineFormat, LinesError> {
+        if channel_names.len() != reasons.channels().len() {
+            return Err(LinesError(format!("result lines: {} channel names for {} channels", channel_names.len(), reasons.channels().len())));
+        }
+        let json = |s: &str| {
+            let mut out = Vec::new();
+            json_string(&mut out, s.as_bytes());
+            out
+        };
+        let channel_keys = channel_names
             .iter()
-            .map(|c| {
-                let mut key = Vec::new();
-                json_string(&mut key, c.name.as_bytes());
+            .map(|name| {
+                let mut key = json(name);
                 key.push(b':');
                 key
             })
             .collect();
-        let csv_channels = csv_channels.iter().map(|name| channels.iter().position(|c| c.name == *name)).collect();
+        let feature_keys = reasons.channels().iter().map(|c| c.features.iter().map(|f| json(&f.name)).collect()).collect();
+        let csv_channels = csv_channels.iter().map(|name| channel_names.iter().position(|c| c == name)).collect();
         let cells = |names: &[String]| names.iter().map(|n| Cell::new(n.as_bytes())).collect::<Vec<_>>();
-        LineFormat {
+        Ok(LineFormat {
+            reasons,
+            feature_keys,
             channel_keys,
             csv_channels,
             bands: cells(bands),
             decisions: cells(decisions),
             paths: cells(paths),
-            payment_types,
-            weekdays,
             entities: cells(entities),
-            channels,
             top,
-        }
+        })
+    }
+
+    /// Reason cells in each download line.
+    pub fn top(&self) -> usize {
+        self.top
     }
 
     fn check(&self, b: &Batch, count: usize) -> Result<(), LinesError> {
-        let c = self.channels.len();
+        let c = self.reasons.channels().len();
         let bad = |what: &str| Err(LinesError(format!("result lines: {what} does not match the batch of {count} rows")));
         if b.values.len() != c || b.phi.len() != c {
             return bad("the number of channels");
         }
-        for (k, ch) in self.channels.iter().enumerate() {
+        for (k, ch) in self.reasons.channels().iter().enumerate() {
             let w = ch.features.len();
             if b.values[k].len() < count * w {
                 return bad("a channel's feature values");
@@ -225,106 +172,6 @@ impl LineFormat {
         Ok(())
     }
 
-    /// The row's largest contributions, largest magnitude first, ties by feature name; zero
-    /// contributions are never reasons (explain.ts `topReasons`).
-    fn top_reasons(&self, b: &Batch, j: usize, top: &mut Vec<Candidate>) {
-        top.clear();
-        for (k, ch) in self.channels.iter().enumerate() {
-            let w = ch.features.len();
-            let phi = &b.phi[k][j * (w + 1)..j * (w + 1) + w];
-            for (f, &p) in phi.iter().enumerate() {
-                let candidate = Candidate { channel: k, feature: f, value: b.values[k][j * w + f], contribution: ch.weight * p };
-                if candidate.contribution == 0.0 {
-                    continue;
-                }
-                // Before the first it ranks ahead of (after any it ties with), if within the top.
-                let at = top.iter().position(|t| self.ranks_before(&candidate, t)).unwrap_or(top.len());
-                if at < self.top {
-                    top.insert(at, candidate);
-                    top.truncate(self.top);
-                }
-            }
-        }
-    }
-
-    fn name(&self, c: &Candidate) -> &str {
-        &self.channels[c.channel].features[c.feature].name
-    }
-
-    /// Larger magnitude first; equal magnitudes by feature name.
-    fn ranks_before(&self, a: &Candidate, b: &Candidate) -> bool {
-        let d = a.contribution.abs() - b.contribution.abs();
-        d > 0.0 || (d == 0.0 && self.name(a) < self.name(b))
-    }
-
-    /// A reason's sentence (explain.ts `reason`), for a contribution already rounded.
-    fn reason_text(&self, out: &mut Vec<u8>, feature: &Feature, value: f64, contribution: f64, num: &mut ryu_js::Buffer) {
-        out.clear();
-        out.extend_from_slice(feature.display.as_bytes());
-        out.extend_from_slice(b" (");
-        self.format_value(out, value, feature.kind, num);
-        let up = contribution >= 0.0;
-        out.extend_from_slice(if up { b") added " } else { b") took " });
-        out.extend_from_slice(num.format_to_fixed(contribution.abs(), 2).as_bytes());
-        out.extend_from_slice(if up { b" to the log-odds of fraud" } else { b" from the log-odds of fraud" });
-    }
-
-    /// A feature's value for a person (explain.ts `formatValue`).
-    fn format_value(&self, out: &mut Vec<u8>, v: f64, kind: Kind, num: &mut ryu_js::Buffer) {
-        if v.is_nan() {
-            out.extend_from_slice(b"no history");
-            return;
-        }
-        match kind {
-            Kind::Money => out.extend_from_slice(num.format_to_fixed(v, 2).as_bytes()),
-            Kind::Count => out.extend_from_slice(num.format(js_round(v)).as_bytes()),
-            Kind::Ratio => {
-                out.extend_from_slice(num.format_to_fixed(v, 1).as_bytes());
-                out.extend_from_slice("×".as_bytes());
-            }
-            Kind::Rate => {
-                out.extend_from_slice(num.format_to_fixed(v * 100.0, 1).as_bytes());
-                out.extend_from_slice(b" %");
-            }
-            Kind::Flag => out.extend_from_slice(if v >= 0.5 { b"yes" } else { b"no" }),
-            Kind::Hour => {
-                let h = v.floor();
-                pad2(out, num.format(h));
-                out.push(b':');
-                pad2(out, num.format(js_round((v - h) * 60.0)));
-            }
-            Kind::Weekday => match index_of(v, self.weekdays.len()) {
-                Some(i) => out.extend_from_slice(self.weekdays[i].as_bytes()),
-                None => out.extend_from_slice(num.format(v).as_bytes()),
-            },
-            Kind::PaymentType => match index_of(v, self.payment_types.len()) {
-                Some(i) => out.extend_from_slice(self.payment_types[i].as_bytes()),
-                None => out.extend_from_slice(b"unknown"),
-            },
-            Kind::SecondsLog => {
-                let s = v.exp_m1();
-                let (amount, unit): (f64, &[u8]) = if s < 120.0 {
-                    (s, b" s")
-                } else if s < 7200.0 {
-                    (s / 60.0, b" min")
-                } else if s < 172_800.0 {
-                    (s / 3600.0, b" h")
-                } else {
-                    (s / 86_400.0, b" days")
-                };
-                out.extend_from_slice(num.format(js_round(amount)).as_bytes());
-                out.extend_from_slice(unit);
-            }
-            Kind::Number => {
-                if v.is_finite() && v.trunc() == v {
-                    out.extend_from_slice(num.format(v).as_bytes());
-                } else {
-                    out.extend_from_slice(num.format_to_fixed(v, 3).as_bytes());
-                }
-            }
-        }
-    }
-
     /// Appends the batch's lines to `json` and `csv`, and each JSON line's start (`base` plus its
     /// offset in `json`) to `starts`.
     pub fn write(&self, b: &Batch, count: usize, json: &mut Vec<u8>, csv: &mut Vec<u8>, base: f64, starts: &mut [f64]) -> Result<(), LinesError> {
@@ -332,10 +179,10 @@ impl LineFormat {
         if starts.len() < count {
             return Err(LinesError(format!("result lines: room for {} line starts, not {count}", starts.len())));
         }
-        let c = self.channels.len();
+        let c = self.reasons.channels().len();
         let json_at = json.len();
         let mut num = ryu_js::Buffer::new();
-        let mut top = Vec::with_capacity(self.top + 1);
+        let mut top: Vec<Ranked> = Vec::with_capacity(self.top + 1);
         let mut texts: Vec<Vec<u8>> = (0..self.top).map(|_| Vec::with_capacity(128)).collect();
         let mut rounded = vec![0.0; self.top];
         let mut numbers = Numbers::default();
@@ -356,11 +203,14 @@ impl LineFormat {
             for x in [row, b.amounts[j]].into_iter().chain(scores.iter().copied()) {
                 numbers.put(x, &mut num);
             }
-            self.top_reasons(b, j, &mut top);
-            for (r, cand) in top.iter().enumerate() {
-                rounded[r] = js_round(cand.contribution * 1e6) / 1e6;
-                let feature = &self.channels[cand.channel].features[cand.feature];
-                self.reason_text(&mut texts[r], feature, cand.value, rounded[r], &mut num);
+            let rows = self.reasons.channels().iter().enumerate().map(|(k, ch)| {
+                let w = ch.features.len();
+                (&b.values[k][j * w..(j + 1) * w], &b.phi[k][j * (w + 1)..(j + 1) * (w + 1)])
+            });
+            self.reasons.rank(rows, self.top, &mut top);
+            for (r, ranked) in top.iter().enumerate() {
+                rounded[r] = Reasons::reported(ranked);
+                self.reasons.text(&mut texts[r], ranked, rounded[r], &mut num);
             }
 
             // The result line: JSON.stringify of the row (batch-score.ts `ResultRow`).
@@ -393,12 +243,12 @@ impl LineFormat {
                 numbers.json(json, 3 + k);
             }
             json.extend_from_slice(b"},\"top_reasons\":[");
-            for (r, cand) in top.iter().enumerate() {
+            for (r, ranked) in top.iter().enumerate() {
                 if r > 0 {
                     json.push(b',');
                 }
                 json.extend_from_slice(b"{\"feature\":");
-                json.extend_from_slice(&self.channels[cand.channel].features[cand.feature].json_name);
+                json.extend_from_slice(&self.feature_keys[ranked.channel][ranked.feature]);
                 json.extend_from_slice(b",\"contribution\":");
                 json_number(json, rounded[r], &mut num);
                 json.extend_from_slice(b",\"text\":");
@@ -413,7 +263,7 @@ impl LineFormat {
             });
             json.extend_from_slice(b"}\n");
 
-            // The download line (csv-out.ts columns).
+            // The download line (csv-out.ts `downloadColumns(self.top)`).
             numbers.csv(csv, 0);
             csv.push(b',');
             if let Some(id) = id {
@@ -437,10 +287,11 @@ impl LineFormat {
                     numbers.csv(csv, 3 + k);
                 }
             }
-            for r in 0..3 {
+            // One cell per reason the format keeps (`texts` holds `self.top`), empty past the row's.
+            for (r, text) in texts.iter().enumerate() {
                 csv.push(b',');
                 if r < top.len() {
-                    csv_text(csv, &texts[r]);
+                    csv_text(csv, text);
                 }
             }
             csv.push(b',');
@@ -462,32 +313,6 @@ fn id_start(offset: i32) -> i32 {
     } else {
         offset
     }
-}
-
-/// `Math.round`: the nearest integer, halves toward +∞.
-pub fn js_round(x: f64) -> f64 {
-    let f = x.floor();
-    // Exact for every finite double; NaN for ±∞, which then stay as they are.
-    if x - f >= 0.5 {
-        f + 1.0
-    } else if x.is_finite() {
-        f
-    } else {
-        x
-    }
-}
-
-/// The index an array lookup `list[v]` would find: `v` an integer (−0 included) within the list.
-fn index_of(v: f64, len: usize) -> Option<usize> {
-    (v.trunc() == v && v >= 0.0 && v < len as f64).then_some(v as usize)
-}
-
-/// `String(x).padStart(2, '0')`.
-fn pad2(out: &mut Vec<u8>, s: &str) {
-    if s.len() < 2 {
-        out.resize(out.len() + 2 - s.len(), b'0');
-    }
-    out.extend_from_slice(s.as_bytes());
 }
 
 /// A number as `JSON.stringify` writes it (`null` when not finite).

@@ -1,7 +1,8 @@
 //! The result lines' formatting helpers against values whose JavaScript rendering is known (the
-//! whole lines are compared with JavaScript's own in test/jobs/result-lines.test.ts).
+//! whole lines are compared with a plain JavaScript rendering in test/jobs/result-lines.test.ts).
 
-use fraud_engine::lines::{csv_text, js_round, json_string};
+use fraud_engine::lines::{csv_text, json_string};
+use fraud_engine::reasons::js_round;
 
 fn json(s: &str) -> String {
     let mut out = Vec::new();

@@ -12,6 +12,8 @@ export type Engine = native.Engine;
 export type LightGbm = native.LightGbm;
 export type ResultLines = native.ResultLines;
 export type LineSetup = native.LineSetup;
+export type Reasons = native.Reasons;
+export type ReasonSetup = native.ReasonSetup;
 
 /** Codes the engine can raise; stable, part of the contract with the app's error mapping. */
 export type EngineErrorCode =
@@ -96,6 +98,13 @@ export function loadModelFile(path: string, options: LoadOptions = {}): Engine {
  */
 export function call<T>(fn: () => T): T {
   return guarded(fn);
+}
+
+/** A single row's reasons, ranked and worded natively (native/src/reasons.rs) by the same code as
+ *  the result lines'; its `top` throws `invalid_input` for a row of the wrong width (wrap it in
+ *  `call`). */
+export function reasons(setup: ReasonSetup): Reasons {
+  return guarded(() => new native.Reasons(setup));
 }
 
 /** A batch job's native result-line writer (native/src/lines.rs); its `write` throws

@@ -14,13 +14,12 @@ import { allocateFeatures, writeFeatures } from '../engine/features/extract.ts';
 import { History } from '../engine/history.ts';
 import type { ModelBundle, ModeName } from '../model/bundle.ts';
 import { BANDS, combineInto, DECISIONS, isCold } from '../scoring/combine.ts';
-import { featureText, WEEKDAYS } from '../scoring/explain.ts';
+import { reasonSetup } from '../scoring/explain.ts';
 import { call, resultLines, type LineSetup } from '../engine/addon.ts';
-import { PAYMENT_TYPE_CODES } from '../engine/features/tabular.ts';
 import { averagePrecision, brier, expectedCalibrationError, rocAuc } from '../training/metrics.ts';
 import type { ColumnMapping } from '../datasets/csv.ts';
 import { jobRows, type JobRows } from './job-rows.ts';
-import { CSV_HEADER, DOWNLOAD_SCORE_CHANNELS } from './csv-out.ts';
+import { csvHeader, DOWNLOAD_SCORE_CHANNELS } from './csv-out.ts';
 import { FeatureSpill } from './feature-spill.ts';
 
 export interface BatchOptions {
@@ -33,6 +32,8 @@ export interface BatchOptions {
   progress: (stage: 'parsing' | 'features' | 'scoring' | 'writing', fraction: number) => void;
   /** Rows per native batch. */
   batchSize?: number;
+  /** Reasons per result row, and so reason columns in the download (3 unless given). */
+  reasons?: number;
 }
 
 export interface BatchSummary {
@@ -61,6 +62,7 @@ export interface ResultRow {
   label: 0 | 1 | null;
 }
 
+/** Reasons per result row unless the job says otherwise. */
 const TOP_REASONS = 3;
 /** Result bytes a stream may hold before the scoring loop waits for the disk (per stream). */
 const WRITE_BUFFER_BYTES = 4 << 20;
@@ -143,26 +145,20 @@ class BufferPool {
   }
 }
 
-/** What the native result lines need from the model and the file: each channel's features with
- *  their wording (explain.ts), the download's score columns, and the file's customer and merchant
- *  ids by the index the parsed columns use. */
-export function lineSetup(bundle: ModelBundle, entities: readonly string[]): LineSetup {
+/** What the native result lines need from the model and the file: each channel's features and
+ *  weight as reasons see them (explain.ts, as for single requests), the download's score columns,
+ *  the file's customer and merchant ids by the index the parsed columns use, and how many reasons
+ *  a row keeps (`top`, which the download's header follows). */
+export function lineSetup(bundle: ModelBundle, entities: readonly string[], top = TOP_REASONS): LineSetup {
   return {
-    channels: bundle.channels.map((c) => ({
-      name: c.name,
-      weight: bundle.file.stack.weights[c.name],
-      features: [...c.features],
-      display: c.features.map((f) => featureText(f)[0]),
-      kinds: c.features.map((f) => featureText(f)[1]),
-    })),
+    reasons: reasonSetup(bundle.channels.map((c) => ({ weight: bundle.file.stack.weights[c.name], features: c.features }))),
+    channels: bundle.channels.map((c) => c.name),
     csvChannels: DOWNLOAD_SCORE_CHANNELS,
     bands: [...BANDS],
     decisions: [...DECISIONS],
     paths: ['MODEL', 'COLD_START'],
-    paymentTypes: [...PAYMENT_TYPE_CODES],
-    weekdays: [...WEEKDAYS],
     entities: [...entities],
-    top: TOP_REASONS,
+    top,
   };
 }
 
@@ -173,13 +169,15 @@ async function scoreAndWrite(
   { rows, spill, matrices, widths, cold, batch, stageMs, mark }: { rows: JobRows; spill: FeatureSpill; matrices: Float64Array[]; widths: number[]; cold: Uint8Array; batch: number; stageMs: Record<string, number>; mark: number },
 ): Promise<BatchSummary> {
   const n = rows.length;
+  const lines = resultLines(lineSetup(bundle, rows.entityNames, o.reasons ?? TOP_REASONS));
   // Each stream buffers up to WRITE_BUFFER_BYTES before the loop waits for it to drain: a batch's
   // lines (≈ 1.7 MB of result and 0.8 MB of download for 2,048 rows) are written by the thread
   // pool while the next batch is scored, instead of the loop stopping after every batch.
   const out = createWriteStream(o.resultPath, { flags: 'wx', highWaterMark: WRITE_BUFFER_BYTES });
-  // The download, written once here so that serving it is a plain file stream.
+  // The download, written once here so that serving it is a plain file stream; its header has as
+  // many reason columns as the writer makes reason cells.
   const csvOut = createWriteStream(`${o.resultPath}.csv`, { flags: 'w', highWaterMark: WRITE_BUFFER_BYTES });
-  csvOut.write(CSV_HEADER);
+  csvOut.write(csvHeader(lines.top));
   // The result's index (results.ts): where each line starts, then the file's length, written a
   // batch at a time as the lines are made, so that no second pass reads the result back.
   const indexOut = createWriteStream(`${o.resultPath}.idx`, { flags: 'wx' });
@@ -195,7 +193,6 @@ async function scoreAndWrite(
   const labels = new Uint8Array(n);
   let labelled = 0;
   const rawRow = new Array<number>(bundle.channels.length);
-  const lines = resultLines(lineSetup(bundle, rows.entityNames));
   // Per row of a batch: the risk, then each channel's score; band, decision and path codes.
   const width = 1 + bundle.channels.length;
   const scores = new Float64Array(batch * width);

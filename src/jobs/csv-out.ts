@@ -1,10 +1,19 @@
-// The download's columns. Its lines are written with the result's, natively (native/src/lines.rs):
-// every value a spreadsheet would run as a formula (leading =, +, -, @, tab or carriage return) is
-// prefixed with an apostrophe, and values with commas, quotes or line breaks are quoted.
-
-export const DOWNLOAD_COLUMNS = ['row', 'transaction_id', 'amount', 'customer_id', 'merchant_id', 'risk_score', 'risk_band', 'decision', 'path', 'score_tabular', 'score_behavioral', 'score_velocity', 'score_graph', 'reason_1', 'reason_2', 'reason_3', 'label'] as const;
+// The download's columns. Its lines are written with the result's, natively (native/src/lines.rs),
+// in these columns: one reason cell per reason a row keeps, so the header is made from the same
+// `top` the writer was set up with. Every value a spreadsheet would run as a formula (leading =, +,
+// -, @, tab or carriage return) is prefixed with an apostrophe, and values with commas, quotes or
+// line breaks are quoted.
 
 /** The channels of the download's score columns, in their order. */
-export const DOWNLOAD_SCORE_CHANNELS = DOWNLOAD_COLUMNS.filter((c) => c.startsWith('score_')).map((c) => c.slice('score_'.length));
+export const DOWNLOAD_SCORE_CHANNELS = ['tabular', 'behavioral', 'velocity', 'graph'];
 
-export const CSV_HEADER = DOWNLOAD_COLUMNS.join(',') + '\r\n';
+/** The download's columns for rows with `top` reasons each. */
+export function downloadColumns(top: number): string[] {
+  const reasons = Array.from({ length: top }, (_, r) => `reason_${r + 1}`);
+  return ['row', 'transaction_id', 'amount', 'customer_id', 'merchant_id', 'risk_score', 'risk_band', 'decision', 'path', ...DOWNLOAD_SCORE_CHANNELS.map((c) => `score_${c}`), ...reasons, 'label'];
+}
+
+/** The download's header line for rows with `top` reasons each. */
+export function csvHeader(top: number): string {
+  return downloadColumns(top).join(',') + '\r\n';
+}

@@ -2,7 +2,13 @@
 // the stacked log-odds (ARCHITECTURE.md), so each feature's contribution is exact in log-odds. The
 // wording says what a value contributed, never that it caused anything: "X (value) added 0.83 to the
 // log-odds of fraud". Features are named for a person, with their value formatted by kind.
+//
+// This module holds what reasons are configured from: each feature's display name and kind of
+// value, and the names of payment types and weekdays. Ranking and wording live in the addon
+// (native/src/reasons.rs), once for both paths: `topReasons` here (single requests) and the batch
+// job's result lines (native/src/lines.rs, set up from `reasonSetup`).
 
+import { call, reasons, type Reasons, type ReasonSetup } from '../engine/addon.ts';
 import { PAYMENT_TYPE_CODES } from '../engine/features/tabular.ts';
 
 export type Kind = 'money' | 'count' | 'ratio' | 'rate' | 'flag' | 'hour' | 'weekday' | 'seconds_log' | 'payment_type' | 'number';
@@ -47,9 +53,11 @@ const TEXT: Record<string, [string, Kind]> = {
 
 const WINDOW_TEXT: Record<string, string> = { '10m': '10 minutes', '1h': 'the last hour', '24h': '24 hours', '7d': '7 days', '30d': '30 days' };
 const ENTITY_TEXT: Record<string, string> = { customer: "Customer's", merchant: "Merchant's", channel: "Channel's" };
-export const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 
-function describe(feature: string): [string, Kind] {
+/** A feature's name for a person and how its value is shown (the windowed counts and sums are
+ *  named from their parts). */
+export function featureText(feature: string): readonly [string, Kind] {
   const known = TEXT[feature];
   if (known) return known;
   const m = /^(customer|merchant|channel)_(count|sum)_(\w+)$/.exec(feature);
@@ -60,72 +68,11 @@ function describe(feature: string): [string, Kind] {
   return [feature, 'number'];
 }
 
-export function formatValue(value: number, kind: Kind): string {
-  if (Number.isNaN(value)) return 'no history';
-  switch (kind) {
-    case 'money':
-      return value.toFixed(2);
-    case 'count':
-      return String(Math.round(value));
-    case 'ratio':
-      return `${value.toFixed(1)}×`;
-    case 'rate':
-      return `${(value * 100).toFixed(1)} %`;
-    case 'flag':
-      return value >= 0.5 ? 'yes' : 'no';
-    case 'hour': {
-      const h = Math.floor(value);
-      return `${String(h).padStart(2, '0')}:${String(Math.round((value - h) * 60)).padStart(2, '0')}`;
-    }
-    case 'weekday':
-      return WEEKDAYS[value] ?? String(value);
-    case 'seconds_log': {
-      const s = Math.expm1(value);
-      return s < 120 ? `${Math.round(s)} s` : s < 7200 ? `${Math.round(s / 60)} min` : s < 172_800 ? `${Math.round(s / 3600)} h` : `${Math.round(s / 86_400)} days`;
-    }
-    case 'payment_type':
-      return PAYMENT_TYPE_CODES[value] ?? 'unknown';
-    default:
-      return Number.isInteger(value) ? String(value) : value.toFixed(3);
-  }
-}
-
 export interface Reason {
   text: string;
   direction: 'increases' | 'decreases';
   contribution: number;
   feature: string;
-}
-
-/** Name and kind per feature, worked out once (the windowed names need a regular expression). */
-const described = new Map<string, [string, Kind]>();
-
-/** A feature's name for a person and how its value is shown. */
-export function featureText(feature: string): readonly [string, Kind] {
-  let d = described.get(feature);
-  if (!d) described.set(feature, (d = describe(feature)));
-  return d;
-}
-
-/** One feature's reason, from its contribution to the stacked log-odds. The batch job's native
- *  result lines (native/src/lines.rs) word reasons the same way; test/jobs/result-lines.test.ts
- *  holds them to this. */
-export function reason(feature: string, value: number, contribution: number): Reason {
-  const [name, kind] = featureText(feature);
-  const direction = contribution >= 0 ? 'increases' : 'decreases';
-  const amount = Math.abs(contribution).toFixed(2);
-  return {
-    text: `${name} (${formatValue(value, kind)}) ${contribution >= 0 ? 'added' : 'took'} ${amount} ${contribution >= 0 ? 'to' : 'from'} the log-odds of fraud`,
-    direction,
-    contribution,
-    feature,
-  };
-}
-
-/** True when contribution `a` of feature `fa` ranks before `b` of `fb`: larger magnitude first, ties by name. */
-function ranksBefore(a: number, fa: string, b: number, fb: string): boolean {
-  const d = Math.abs(a) - Math.abs(b);
-  return d > 0 || (d === 0 && fa < fb);
 }
 
 /** One channel's part of an explanation: its features' names, stack weight, values and SHAP
@@ -137,24 +84,73 @@ export interface ChannelExplanation {
   phi: ArrayLike<number>;
 }
 
-/** The `n` largest contributions as reasons (ties by feature name), from every channel's features
- *  and exact SHAP values scaled by the channel's stack weight. Keeps a small sorted list of the
- *  best so far instead of sorting every feature: this runs on every explained score. */
+/** What the addon ranks and words reasons from, for channels with these features and weights. */
+export function reasonSetup(channels: readonly { weight: number; features: readonly string[] }[]): ReasonSetup {
+  return {
+    channels: channels.map((c) => ({
+      weight: c.weight,
+      features: [...c.features],
+      display: c.features.map((f) => featureText(f)[0]),
+      kinds: c.features.map((f) => featureText(f)[1]),
+    })),
+    paymentTypes: [...PAYMENT_TYPE_CODES],
+    weekdays: [...WEEKDAYS],
+  };
+}
+
+/** A channel list's native reasons, the row and result buffers handed to them, and the weights and
+ *  feature lists they were set up from. */
+interface Prepared {
+  reasons: Reasons;
+  row: Float64Array;
+  out: Float64Array;
+  weights: number[];
+  features: (readonly string[])[];
+}
+
+/** Kept per channel list: the scorer explains every request with one list over reused buffers,
+ *  so the setup is made once and each call costs one copy of the row and one native call. */
+const prepared = new WeakMap<readonly ChannelExplanation[], Prepared>();
+
+function prepare(channels: readonly ChannelExplanation[]): Prepared {
+  const native = reasons(reasonSetup(channels));
+  return { reasons: native, row: new Float64Array(native.rowWidth), out: new Float64Array(1), weights: channels.map((c) => c.weight), features: channels.map((c) => c.features) };
+}
+
+/** True while the list still has the weights and feature lists `p` was set up from. */
+function setUpFor(p: Prepared, channels: readonly ChannelExplanation[]): boolean {
+  if (p.weights.length !== channels.length) return false;
+  for (let k = 0; k < channels.length; k++) if (!Object.is(p.weights[k], channels[k]!.weight) || p.features[k] !== channels[k]!.features) return false;
+  return true;
+}
+
+/** The `n` largest contributions as reasons (ties by feature name; zero contributions never),
+ *  from every channel's features and exact SHAP values scaled by the channel's stack weight;
+ *  each contribution rounded to 1e-6, its text and direction those of the rounded value. */
 export function topReasons(channels: readonly ChannelExplanation[], n: number): Reason[] {
-  const top: { feature: string; value: number; contribution: number }[] = [];
+  let p = prepared.get(channels);
+  if (p === undefined || !setUpFor(p, channels)) prepared.set(channels, (p = prepare(channels)));
+  // The row as the addon reads it: per channel, its feature values, then as many SHAP values.
+  const row = p.row;
+  let at = 0;
   for (const c of channels) {
-    for (let j = 0; j < c.features.length; j++) {
-      const contribution = c.weight * c.phi[j]!;
-      if (contribution === 0) continue;
-      const feature = c.features[j]!;
-      if (top.length === n && !ranksBefore(contribution, feature, top[n - 1]!.contribution, top[n - 1]!.feature)) continue;
-      let i = top.length < n ? top.length : n - 1;
-      while (i > 0 && ranksBefore(contribution, feature, top[i - 1]!.contribution, top[i - 1]!.feature)) {
-        top[i] = top[i - 1]!;
-        i--;
-      }
-      top[i] = { feature, value: c.values[j]!, contribution };
-    }
+    const w = c.features.length;
+    const { values, phi } = c;
+    for (let j = 0; j < w; j++) row[at + j] = values[j]!;
+    for (let j = 0; j < w; j++) row[at + w + j] = phi[j]!;
+    at += 2 * w;
   }
-  return top.map((r) => reason(r.feature, r.value, Math.round(r.contribution * 1e6) / 1e6));
+  if (p.out.length < 1 + 5 * n) p.out = new Float64Array(1 + 5 * n);
+  const { reasons: native, out } = p;
+  // The texts one after another, and per reason: contribution, channel, feature, end of its
+  // text, whether it increases the risk (native/src/bindings.rs `Reasons.top`).
+  const texts = call(() => native.top(row, n, out));
+  const list: Reason[] = [];
+  let from = 0;
+  for (let i = 0, o = 1; i < out[0]!; i++, o += 5) {
+    const end = out[o + 3]!;
+    list.push({ text: texts.slice(from, end), direction: out[o + 4] === 1 ? 'increases' : 'decreases', contribution: out[o]!, feature: channels[out[o + 1]!]!.features[out[o + 2]!]! });
+    from = end;
+  }
+  return list;
 }

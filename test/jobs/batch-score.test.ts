@@ -104,6 +104,34 @@ t.test('scores every row, in file order, with metrics on the labelled file', asy
   t.ok(Math.abs(batch.risk_score - single.risk) < 1e-12, `batch ${batch.risk_score} = single ${single.risk}`);
 });
 
+/** Cells in a download line (quoted cells may hold commas). */
+function cellCount(line: string): number {
+  let cells = 1;
+  let quoted = false;
+  for (const ch of line) {
+    if (ch === '"') quoted = !quoted;
+    else if (ch === ',' && !quoted) cells++;
+  }
+  return cells;
+}
+
+t.test('the download has one reason column per reason a row keeps: 3 by default, else as the job says', async (t) => {
+  const validation = await validateCsv(csv, { maxRows: 1e6 });
+  for (const reasons of [undefined, 2, 5]) {
+    const resultPath = join(dir, `reasons-${reasons ?? 'default'}.ndjson`);
+    await scoreDataset(bundle, { path: csv, mapping: {}, mode: 'balanced', resultPath, expectedRows: validation.rows, progress: () => {}, batchSize: 500, ...(reasons === undefined ? {} : { reasons }) });
+    const [header, ...lines] = readFileSync(`${resultPath}.csv`, 'utf8').split('\r\n').slice(0, -1);
+    const top = reasons ?? 3;
+    if (reasons === undefined) {
+      t.equal(header, 'row,transaction_id,amount,customer_id,merchant_id,risk_score,risk_band,decision,path,score_tabular,score_behavioral,score_velocity,score_graph,reason_1,reason_2,reason_3,label', "the default header, as it has always been");
+    }
+    t.equal(header!.split(',').filter((c) => c.startsWith('reason_')).length, top, `${top} reason columns`);
+    t.same([...new Set(lines.map(cellCount))], [cellCount(header!)], `${top} reasons: as many cells in each of the ${lines.length} lines as in the header`);
+    const rows = readFileSync(resultPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as ResultRow);
+    t.ok(rows.every((r) => r.top_reasons.length <= top) && rows.some((r) => r.top_reasons.length === top), `result rows with up to ${top} reasons`);
+  }
+});
+
 t.test('a job that fails part way rejects with its reason, throws nothing elsewhere and leaves no feature file', async (t) => {
   const validation = await validateCsv(csv, { maxRows: 1e6 });
   for (const failing of ['features', 'scoring'] as const) {

@@ -1,16 +1,19 @@
-// The batch job's result lines are made natively (native/src/lines.rs). They must be byte for byte
-// what the JavaScript explanation code makes of the same numbers: `JSON.stringify` of the row with
-// its reasons from explain.ts, and the download line with every formula defused. This test holds
-// them to a plain JavaScript rendering, over the built-in model's features and over edge values
-// (ties in rounding and ranking, NaN, ±0, infinities, huge and tiny numbers, ids that need escaping
-// in JSON and in CSV, rows without an id or a label).
+// The batch job's result lines are made natively (native/src/lines.rs, with reasons from
+// native/src/reasons.rs). This test holds them, byte for byte, to a plain JavaScript rendering
+// written here: every non-zero contribution sorted, the first `top` worded as the service words
+// them, `JSON.stringify` of the row and the download line with every formula defused. It covers
+// the built-in model's features and edge values (ties in rounding and ranking, NaN, ±0, infinities,
+// huge and tiny numbers, ids that need escaping in JSON and in CSV, rows without an id or a label).
+// It also holds the single-request path's reasons (explain.ts `topReasons`) to a batch row's, and
+// the download's header to its rows for other numbers of reasons.
 
 import t from 'tap';
-import { call, resultLines, type LineSetup } from '../../src/engine/addon.ts';
+import { call, reasons, resultLines, type LineSetup, type ReasonSetup } from '../../src/engine/addon.ts';
 import { RecordStore } from '../../src/engine/records.ts';
 import { lineSetup, type ResultRow } from '../../src/jobs/batch-score.ts';
+import { csvHeader } from '../../src/jobs/csv-out.ts';
 import { isProblem, loadModelFolder } from '../../src/model/bundle.ts';
-import { featureText, topReasons, type ChannelExplanation } from '../../src/scoring/explain.ts';
+import { reasonSetup, topReasons, type ChannelExplanation } from '../../src/scoring/explain.ts';
 import { Rng } from '../../src/training/rng.ts';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -27,12 +30,94 @@ function csvCell(value: unknown): string {
   if (FORMULA_START.test(s)) s = `'${s}`;
   return NEEDS_QUOTES.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
-function csvLine(r: ResultRow, channels: readonly string[]): string {
+function csvLine(r: ResultRow, channels: readonly string[], top: number): string {
   const cells = [r.row, r.transaction_id, r.amount, r.customer_id, r.merchant_id, r.risk_score, r.risk_band, r.decision, r.path];
   for (const c of ['tabular', 'behavioral', 'velocity', 'graph']) cells.push(channels.includes(c) ? r.channel_scores[c] : '');
-  for (let k = 0; k < 3; k++) cells.push(r.top_reasons[k]?.text ?? '');
+  for (let k = 0; k < top; k++) cells.push(r.top_reasons[k]?.text ?? '');
   cells.push(r.label ?? '');
   return cells.map(csvCell).join(',') + '\r\n';
+}
+
+/** A feature's value as a reason shows it, by kind (the wording the service documents). */
+function plainValue(value: number, kind: string, setup: ReasonSetup): string {
+  if (Number.isNaN(value)) return 'no history';
+  const round = Math.round;
+  switch (kind) {
+    case 'money':
+      return value.toFixed(2);
+    case 'count':
+      return String(round(value));
+    case 'ratio':
+      return `${value.toFixed(1)}×`;
+    case 'rate':
+      return `${(value * 100).toFixed(1)} %`;
+    case 'flag':
+      return value >= 0.5 ? 'yes' : 'no';
+    case 'hour': {
+      const h = Math.floor(value);
+      return `${String(h).padStart(2, '0')}:${String(round((value - h) * 60)).padStart(2, '0')}`;
+    }
+    case 'weekday':
+      return setup.weekdays[value] ?? String(value);
+    case 'seconds_log': {
+      const s = Math.expm1(value);
+      if (s < 120) return `${round(s)} s`;
+      if (s < 7200) return `${round(s / 60)} min`;
+      if (s < 172_800) return `${round(s / 3600)} h`;
+      return `${round(s / 86_400)} days`;
+    }
+    case 'payment_type':
+      return setup.paymentTypes[value] ?? 'unknown';
+    default:
+      return Number.isInteger(value) ? String(value) : value.toFixed(3);
+  }
+}
+
+interface PlainReason {
+  text: string;
+  direction: 'increases' | 'decreases';
+  contribution: number;
+  feature: string;
+}
+
+/** One row's reasons, plainly: every non-zero contribution (SHAP value × stack weight), sorted by
+ *  magnitude then feature name (channel order between equals), the first `n`, each reported to
+ *  1e-6 and worded from that rounded value. */
+function plainReasons(setup: ReasonSetup, values: ArrayLike<number>[], phi: ArrayLike<number>[], n: number): PlainReason[] {
+  const all: { feature: string; display: string; kind: string; value: number; contribution: number }[] = [];
+  setup.channels.forEach((c, k) => {
+    c.features.forEach((feature, f) => {
+      const contribution = c.weight * phi[k]![f]!;
+      if (contribution !== 0) all.push({ feature, display: c.display[f]!, kind: c.kinds[f]!, value: values[k]![f]!, contribution });
+    });
+  });
+  all.sort((a, b) => Math.abs(b.contribution) - Math.abs(a.contribution) || (a.feature < b.feature ? -1 : a.feature > b.feature ? 1 : 0));
+  return all.slice(0, n).map((r) => {
+    const contribution = Math.round(r.contribution * 1e6) / 1e6;
+    const up = contribution >= 0;
+    const text = `${r.display} (${plainValue(r.value, r.kind, setup)}) ${up ? 'added' : 'took'} ${Math.abs(contribution).toFixed(2)} ${up ? 'to' : 'from'} the log-odds of fraud`;
+    return { text, direction: up ? 'increases' : 'decreases', contribution, feature: r.feature };
+  });
+}
+
+/** Row `j`'s feature values and SHAP values, per channel. */
+function rowOf(setup: LineSetup, r: Rows, j: number): { values: Float64Array[]; phi: Float64Array[] } {
+  const widths = setup.reasons.channels.map((c) => c.features.length);
+  return {
+    values: widths.map((w, k) => r.values[k]!.subarray(j * w, (j + 1) * w)),
+    phi: widths.map((w, k) => r.phi[k]!.subarray(j * (w + 1), (j + 1) * (w + 1))),
+  };
+}
+
+/** Cells in a download line (quoted cells may hold commas). */
+function cellCount(line: string): number {
+  let cells = 1;
+  let quoted = false;
+  for (const ch of line.replace(/\r\n$/, '')) {
+    if (ch === '"') quoted = !quoted;
+    else if (ch === ',' && !quoted) cells++;
+  }
+  return cells;
 }
 
 const ODD_IDS = ['=cmd|x', '+1', '-2', '@SUM(A1)', '\tx', '\rx', 'a,b', 'say "hi"', 'line\nbreak', 'back\\slash', 'ctl\u0001\u001f\u0008\u000c', 'tx-€-日本-🙂', '', 'plain', '\u2028sep', 'del\u007f'];
@@ -79,13 +164,13 @@ function makeRows(setup: LineSetup, n: number, seed: number, ties: number[]): Ro
     };
     store.push(tx);
   }
-  const values = setup.channels.map((c) => {
+  const values = setup.reasons.channels.map((c) => {
     const w = c.features.length;
     const m = new Float64Array(n * w);
     for (let j = 0; j < n; j++) for (let f = 0; f < w; f++) m[j * w + f] = rand() < 0.6 ? pick(EDGE_VALUES[c.kinds[f]!]!) : (rand() - 0.3) * 100;
     return m;
   });
-  const phi = setup.channels.map((c) => {
+  const phi = setup.reasons.channels.map((c) => {
     const w = c.features.length;
     const m = new Float64Array(n * (w + 1));
     for (let j = 0; j < n; j++) {
@@ -110,19 +195,14 @@ function makeRows(setup: LineSetup, n: number, seed: number, ties: number[]): Ro
   return { store, values, phi, scores, codes };
 }
 
-/** The rows' lines as JavaScript makes them. */
+/** The rows' lines as the plain rendering makes them. */
 function expected(setup: LineSetup, r: Rows): { json: string[]; csv: string[] } {
   const width = 1 + setup.channels.length;
-  const explained: ChannelExplanation[] = setup.channels.map((c, k) => ({ features: c.features, weight: c.weight, values: r.values[k]!, phi: r.phi[k]! }));
   const json: string[] = [];
   const csv: string[] = [];
   for (let j = 0; j < r.store.length; j++) {
-    explained.forEach((e, k) => {
-      const w = setup.channels[k]!.features.length;
-      e.values = r.values[k]!.subarray(j * w, (j + 1) * w);
-      e.phi = r.phi[k]!.subarray(j * (w + 1), (j + 1) * (w + 1));
-    });
-    const reasons = topReasons(explained, setup.top);
+    const { values, phi } = rowOf(setup, r, j);
+    const kept = plainReasons(setup.reasons, values, phi, setup.top);
     const row: ResultRow = {
       row: j + 1,
       transaction_id: r.store.transactionId(j)!,
@@ -133,12 +213,12 @@ function expected(setup: LineSetup, r: Rows): { json: string[]; csv: string[] } 
       risk_band: setup.bands[r.codes[j * 3]!]!,
       decision: setup.decisions[r.codes[j * 3 + 1]!]!,
       path: setup.paths[r.codes[j * 3 + 2]!]! as ResultRow['path'],
-      channel_scores: Object.fromEntries(setup.channels.map((c, k) => [c.name, r.scores[j * width + 1 + k]!])),
-      top_reasons: reasons.map((x) => ({ feature: x.feature, contribution: x.contribution, text: x.text })),
+      channel_scores: Object.fromEntries(setup.channels.map((c, k) => [c, r.scores[j * width + 1 + k]!])),
+      top_reasons: kept.map((x) => ({ feature: x.feature, contribution: x.contribution, text: x.text })),
       label: r.store.label(j) ?? null,
     };
     json.push(JSON.stringify(row) + '\n');
-    csv.push(csvLine(row, setup.channels.map((c) => c.name)));
+    csv.push(csvLine(row, setup.channels, setup.top));
   }
   return { json, csv };
 }
@@ -156,8 +236,8 @@ function native(t: Test, setup: LineSetup, r: Rows, batch: number, base: number)
     const count = to - from;
     const cols = r.store.columns(from, to);
     const startsOut = new Float64Array(count);
-    const values = setup.channels.map((c, k) => r.values[k]!.subarray(from * c.features.length, to * c.features.length));
-    const phi = setup.channels.map((c, k) => r.phi[k]!.subarray(from * (c.features.length + 1), to * (c.features.length + 1)));
+    const values = setup.reasons.channels.map((c, k) => r.values[k]!.subarray(from * c.features.length, to * c.features.length));
+    const phi = setup.reasons.channels.map((c, k) => r.phi[k]!.subarray(from * (c.features.length + 1), to * (c.features.length + 1)));
     // Buffers too small for some batches: the lines then wait for copyInto.
     let jsonOut = Buffer.alloc(from % 2 === 0 ? 1 << 20 : 100);
     let csvOut = Buffer.alloc(1 << 20);
@@ -184,9 +264,9 @@ function compare(t: Test, setup: LineSetup, r: Rows, batch: number) {
   t.equal(jsonLines.length, want.json.length, 'one JSON line per row');
   t.equal(csvLines.length, want.csv.length, 'one download line per row');
   const firstJson = want.json.findIndex((l, j) => l !== jsonLines[j]);
-  t.equal(firstJson, -1, firstJson < 0 ? 'every JSON line as JavaScript writes it' : `row ${firstJson + 1}:\n${jsonLines[firstJson]}\n${want.json[firstJson]}`);
+  t.equal(firstJson, -1, firstJson < 0 ? 'every JSON line as the plain rendering writes it' : `row ${firstJson + 1}:\n${jsonLines[firstJson]}\n${want.json[firstJson]}`);
   const firstCsv = want.csv.findIndex((l, j) => l !== csvLines[j]);
-  t.equal(firstCsv, -1, firstCsv < 0 ? 'every download line as JavaScript writes it' : `row ${firstCsv + 1}:\n${JSON.stringify(csvLines[firstCsv])}\n${JSON.stringify(want.csv[firstCsv])}`);
+  t.equal(firstCsv, -1, firstCsv < 0 ? 'every download line as the plain rendering writes it' : `row ${firstCsv + 1}:\n${JSON.stringify(csvLines[firstCsv])}\n${JSON.stringify(want.csv[firstCsv])}`);
   let offset = 1000;
   const starts = want.json.map((l) => {
     const s = offset;
@@ -204,10 +284,14 @@ t.test("the built-in model's features: the job's own setup, edge values and rand
 
 t.test('one feature of every kind, weight 1: exact ties in rounding and in ranking, odd names', async (t) => {
   const names = ['amount', 'customer_prior_count', 'amount_to_customer_mean', 'merchant_known_fraud_rate', 'is_night', 'hour', 'weekday', 'log_seconds_since_customer_last', 'payment_type', 'log_amount', 'mean_amount_24h_with_this', 'odd "name", with\\escapes\u0001'];
-  const channel = (name: string, features: string[]) => ({ name, weight: 1, features, display: features.map((f) => featureText(f)[0]), kinds: features.map((f) => featureText(f)[1]) });
+  const base = lineSetup(bundle, []);
   const setup: LineSetup = {
-    ...lineSetup(bundle, []),
-    channels: [channel('tabular', names.slice(0, 6)), channel('graph', names.slice(6))],
+    ...base,
+    reasons: reasonSetup([
+      { weight: 1, features: names.slice(0, 6) },
+      { weight: 1, features: names.slice(6) },
+    ]),
+    channels: ['tabular', 'graph'],
   };
   // Contributions of equal magnitude in both channels, and halves where toFixed(2) and the
   // rounding to six places must round the way JavaScript does.
@@ -227,6 +311,80 @@ t.test('arrays that disagree with the batch are refused with invalid_input, not 
   t.throws(() => write({ count: 11 }), { code: 'invalid_input' }, 'more rows than the columns hold');
   t.throws(() => write({ codes: new Uint8Array(30).fill(9) }), { code: 'invalid_input' }, 'a band code with no name');
   t.throws(() => write({ customers: new Int32Array(10).fill(1e6) }), { code: 'invalid_input' }, 'a customer index past the ids');
-  t.throws(() => resultLines({ ...setup, channels: [{ ...setup.channels[0]!, kinds: setup.channels[0]!.kinds.map(() => 'colour') }] }), { code: 'invalid_input' }, 'an unknown kind of value');
+  const first = setup.reasons.channels[0]!;
+  t.throws(() => resultLines({ ...setup, reasons: { ...setup.reasons, channels: [{ ...first, kinds: first.kinds.map(() => 'colour') }, ...setup.reasons.channels.slice(1)] } }), { code: 'invalid_input' }, 'an unknown kind of value');
+  t.throws(() => resultLines({ ...setup, channels: setup.channels.slice(1) }), { code: 'invalid_input' }, 'fewer channel names than channels');
   t.doesNotThrow(() => write({}), 'the same call with consistent arrays');
+  // A single row's reasons: the same codes through explain.ts's addon object.
+  const single = reasons(setup.reasons);
+  t.throws(() => call(() => single.top(new Float64Array(single.rowWidth - 1), 3, new Float64Array(16))), { code: 'invalid_input' }, 'a row of the wrong width');
+  t.throws(() => call(() => single.top(new Float64Array(0), 3, new Float64Array(16))), { code: 'invalid_input' }, 'an empty row');
+  const ranked = new Float64Array(single.rowWidth).fill(1);
+  t.throws(() => call(() => single.top(ranked, 3, new Float64Array(15))), { code: 'invalid_input' }, 'no room for the reasons found');
+  t.equal(single.top(ranked, 3, new Float64Array(16)).length > 0, true, 'room for them');
+  t.throws(() => reasons({ ...setup.reasons, channels: [{ ...first, display: [] }] }), { code: 'invalid_input' }, 'names that do not match the features');
+});
+
+t.test("a single request's reasons are a batch row's: same features, contributions, texts and order", async (t) => {
+  const rows = makeRows(lineSetup(bundle, []), 1500, 14, [0.5, 1, 0.25, 0.0000015]);
+  for (const top of [3, 5]) {
+    const setup = lineSetup(bundle, rows.store.entityNames, top);
+    const got = native(t, setup, rows, 500, 0);
+    const batchRows = got.json.trim().split('\n').map((l) => JSON.parse(l) as ResultRow);
+    // The scorer's way: one list of channels over buffers rewritten for every request.
+    const explained: ChannelExplanation[] = setup.reasons.channels.map((c, k) => ({ features: c.features, weight: c.weight, values: new Float64Array(c.features.length), phi: new Float64Array(c.features.length + 1) }));
+    let differ = -1;
+    let plainDiffer = -1;
+    for (let j = 0; j < rows.store.length; j++) {
+      const { values, phi } = rowOf(setup, rows, j);
+      explained.forEach((e, k) => {
+        (e.values as Float64Array).set(values[k]!);
+        (e.phi as Float64Array).set(phi[k]!);
+      });
+      const single = topReasons(explained, top);
+      const fromBatch = batchRows[j]!.top_reasons;
+      const same = single.length === fromBatch.length && single.every((r, i) => r.feature === fromBatch[i]!.feature && r.contribution === fromBatch[i]!.contribution && r.text === fromBatch[i]!.text);
+      if (!same && differ < 0) differ = j;
+      if (JSON.stringify(single) !== JSON.stringify(plainReasons(setup.reasons, values, phi, top)) && plainDiffer < 0) plainDiffer = j;
+    }
+    t.equal(differ, -1, `top ${top}: every row's single-request reasons equal its batch line's`);
+    t.equal(plainDiffer, -1, `top ${top}: and the plain rendering's, direction and key order included`);
+  }
+  const reason = topReasons([{ features: ['amount'], weight: 2, values: [250], phi: [0.415, -1] }], 5);
+  t.same(reason, [{ text: 'Amount (250.00) added 0.83 to the log-odds of fraud', direction: 'increases', contribution: 0.83, feature: 'amount' }]);
+  t.same(Object.keys(reason[0]!), ['text', 'direction', 'contribution', 'feature'], "the score response's keys, in its order");
+});
+
+t.test('a list of channels whose weights or features change is set up again', async (t) => {
+  const list: ChannelExplanation[] = [{ features: ['amount', 'hour'], weight: 1, values: [10, 12.5], phi: [0.5, -0.75, -2] }];
+  t.same(
+    topReasons(list, 2).map((r) => r.text),
+    ['Hour of day (UTC) (12:30) took 0.75 from the log-odds of fraud', 'Amount (10.00) added 0.50 to the log-odds of fraud'],
+  );
+  list[0]!.weight = -2;
+  t.same(
+    topReasons(list, 2).map((r) => r.text),
+    ['Hour of day (UTC) (12:30) added 1.50 to the log-odds of fraud', 'Amount (10.00) took 1.00 from the log-odds of fraud'],
+  );
+  list[0]!.features = ['weekday', 'is_night'];
+  t.same(
+    topReasons(list, 1).map((r) => r.text),
+    ['Night-time payment (yes) added 1.50 to the log-odds of fraud'],
+  );
+});
+
+t.test('other numbers of reasons: the header and every download line have as many cells', async (t) => {
+  for (const top of [0, 1, 2, 5]) {
+    const rows = makeRows(lineSetup(bundle, []), 400, 20 + top, [0.5, 1]);
+    const setup = lineSetup(bundle, rows.store.entityNames, top);
+    const lines = resultLines(setup);
+    t.equal(lines.top, top, `top ${top}: the writer keeps the setting`);
+    const header = csvHeader(lines.top);
+    t.equal(header.split(',').filter((c) => c.startsWith('reason_')).length, top, `top ${top}: reason columns in the header`);
+    const got = native(t, setup, rows, 128, 0);
+    const csvLines = got.csv.split(/(?<=\r\n)/);
+    const counts = new Set(csvLines.map(cellCount));
+    t.same([...counts], [cellCount(header)], `top ${top}: ${cellCount(header)} cells in the header and in each of the ${csvLines.length} lines`);
+    compare(t, setup, rows, 128);
+  }
 });
