@@ -4,16 +4,26 @@
 // never exceed the limit together (the count and the claim happen under one advisory lock). A
 // running job's process writes a heartbeat with its progress; one whose heartbeat is older than the
 // stale limit (its process died) is queued again, or failed with the reason after max_attempts.
+// Jobs are of two kinds (migration 007): `score` (a dataset scored into a result file) and
+// `history_import` (rows stored into an organization's history; `params` names the source, and a
+// dataset import also fills dataset_id). Both share the queue, the running limit and the quota.
 
 import { randomBytes } from 'node:crypto';
 import type { Db, Queryable } from '../storage/db.ts';
 
 export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed';
+export type JobKind = 'score' | 'history_import';
+export type ScoreMode = 'balanced' | 'high_precision' | 'high_recall';
 
 export interface JobRecord {
   id: string;
-  dataset_id: string;
-  mode: 'balanced' | 'high_precision' | 'high_recall';
+  kind: JobKind;
+  /** What the kind needs beyond the columns (a history import's source); null for scoring. */
+  params: unknown;
+  /** Always set for scoring; for an import, the dataset imported (null for the example). */
+  dataset_id: string | null;
+  /** Scoring only. */
+  mode: ScoreMode | null;
   status: JobStatus;
   stage: string;
   progress: number;
@@ -30,7 +40,7 @@ export interface JobRecord {
   finished_at: Date | null;
 }
 
-const COLUMNS = 'id, dataset_id, mode, status, stage, progress, error, attempts, max_attempts, claimed_by, heartbeat_at, owner_user_id, organization_id, result, created_at, started_at, finished_at';
+const COLUMNS = 'id, kind, params, dataset_id, mode, status, stage, progress, error, attempts, max_attempts, claimed_by, heartbeat_at, owner_user_id, organization_id, result, created_at, started_at, finished_at';
 /** One advisory lock key for "count running jobs, then claim": serialises claims across processes. */
 const CLAIM_LOCK = 7_301_991;
 /** First half of the two-key advisory lock taken per organization while checking its job quota. */
@@ -40,10 +50,13 @@ export function newJobId(): string {
   return `job_${randomBytes(16).toString('base64url')}`;
 }
 
-export async function createJob(db: Queryable, j: { dataset_id: string; mode: JobRecord['mode']; owner_user_id?: string | null; organization_id?: string | null }): Promise<JobRecord> {
+/** A job to queue: a scoring job names its dataset and mode; another kind its params. */
+export type NewJob = { kind?: JobKind; params?: unknown; dataset_id: string | null; mode: ScoreMode | null; owner_user_id?: string | null; organization_id?: string | null };
+
+export async function createJob(db: Queryable, j: NewJob): Promise<JobRecord> {
   const [row] = await db.query<JobRecord>(
-    `INSERT INTO jobs (id, dataset_id, mode, status, stage, owner_user_id, organization_id) VALUES ($1, $2, $3, 'queued', 'queued', $4, $5) RETURNING ${COLUMNS}`,
-    [newJobId(), j.dataset_id, j.mode, j.owner_user_id ?? null, j.organization_id ?? null],
+    `INSERT INTO jobs (id, kind, params, dataset_id, mode, status, stage, owner_user_id, organization_id) VALUES ($1, $2, $3, $4, $5, 'queued', 'queued', $6, $7) RETURNING ${COLUMNS}`,
+    [newJobId(), j.kind ?? 'score', j.params ?? null, j.dataset_id, j.mode, j.owner_user_id ?? null, j.organization_id ?? null],
   );
   return row!;
 }
@@ -66,7 +79,7 @@ export async function countOrganizationJobsSince(db: Queryable, organizationId: 
  * quota); undefined when over. Count and insert run under a per-organization advisory lock, so two
  * requests (or two processes) at once cannot both take the last slot.
  */
-export async function createOrganizationJob(db: Db, j: { dataset_id: string; mode: JobRecord['mode']; owner_user_id: string; organization_id: string }, quota: number, since: Date): Promise<JobRecord | undefined> {
+export async function createOrganizationJob(db: Db, j: NewJob & { owner_user_id: string; organization_id: string }, quota: number, since: Date): Promise<JobRecord | undefined> {
   return db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [QUOTA_LOCK, j.organization_id]);
     if ((await countOrganizationJobsSince(tx, j.organization_id, since)) >= quota) return undefined;

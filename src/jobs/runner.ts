@@ -1,7 +1,8 @@
-// Runs scoring jobs in this server process: polls the durable queue (queue.ts), claims a job while
-// fewer than MAX_RUNNING_JOBS run across all processes, scores it in a Piscina worker thread
-// (score-worker.ts; the event loop that answers HTTP never does the work), writes its progress as
-// the work reports it (throttled) plus a heartbeat, and records the result or the failure. At start
+// Runs jobs in this server process: polls the durable queue (queue.ts), claims a job while fewer
+// than MAX_RUNNING_JOBS run across all processes, and runs it by its kind: a scoring job in a
+// Piscina worker thread (score-worker.ts; the event loop that answers HTTP never does the work), a
+// history import here (history-import.ts: the database does its work, in chunks). Either writes its
+// progress as the work reports it plus a heartbeat, and records the result or the failure. At start
 // it takes up jobs whose process died (stale heartbeat), so a crash loses no job.
 
 import { randomBytes } from 'node:crypto';
@@ -17,6 +18,8 @@ import type { Db } from '../storage/db.ts';
 import type { BatchSummary } from './batch-score.ts';
 import type { ValidateOptions, ValidationResult } from '../datasets/csv.ts';
 import { claimNext, failJob, finishJob, recoverStale, releaseWorker, reportProgress, type JobRecord } from './queue.ts';
+import { DEFAULT_LABEL_DELAY_MS } from '../engine/history.ts';
+import { datasetSource, exampleSource, ImportParams, ImportRefused, ImportStopped, runHistoryImport, simulatedExample, type ExampleRecords, type ImportSource } from './history-import.ts';
 
 export interface RunnerOptions {
   db: Db;
@@ -29,6 +32,16 @@ export interface RunnerOptions {
   heartbeatMs?: number;
   /** A running job whose heartbeat is older than this is taken to have lost its process. */
   staleMs?: number;
+  /** The model's label delay: an imported label is known this long after its transaction. */
+  labelDelay?: number;
+  /** The built-in example's rows for an example import (the sandbox's; else simulated again). */
+  example?: () => ExampleRecords;
+  /** Before an import stores anything: what this process has scored but not written yet is
+   *  written (the decision log), so the import skips those ids rather than taking them. */
+  beforeHistoryImport?: () => Promise<void>;
+  /** After an import stored rows into an organization's history: the service drops its copy in
+   *  memory, which must be built in time order, so the next request loads it again. */
+  onHistoryImported?: (organizationId: string) => void;
 }
 
 export class JobRunner {
@@ -99,8 +112,9 @@ export class JobRunner {
   }
 
   private async run(job: JobRecord): Promise<void> {
+    if (job.kind === 'history_import') return this.runImport(job);
     const { db } = this.o;
-    const dataset = await getDataset(db, job.dataset_id);
+    const dataset = job.dataset_id === null ? undefined : await getDataset(db, job.dataset_id);
     if (!dataset || dataset.removed) {
       await failJob(db, job.id, this.worker, `the dataset was ${dataset?.removed ?? 'not found'} before the job ran`);
       return;
@@ -126,7 +140,7 @@ export class JobRunner {
     const heartbeat = setInterval(() => void write(), this.o.heartbeatMs ?? 2000);
     try {
       const summary = (await this.pool.run(
-        { modelDir: this.o.modelDir, path: this.o.datasets.path(dataset.stored_name), mapping: dataset.mapping, mode: job.mode, resultPath, expectedRows: dataset.rows, port: channel.port2 },
+        { modelDir: this.o.modelDir, path: this.o.datasets.path(dataset.stored_name), mapping: dataset.mapping, mode: job.mode ?? 'balanced', resultPath, expectedRows: dataset.rows, port: channel.port2 },
         { transferList: [channel.port2] },
       )) as BatchSummary;
       await finishJob(db, job.id, this.worker, summary);
@@ -136,6 +150,53 @@ export class JobRunner {
     } finally {
       clearInterval(heartbeat);
       channel.port1.close();
+    }
+  }
+
+  /** A history import: its source from the job's params, checked, stored chunk by chunk with a
+   *  progress report per chunk and a heartbeat between them. */
+  private async runImport(job: JobRecord): Promise<void> {
+    const { db } = this.o;
+    let stage = 'checking';
+    let fraction = 0;
+    const write = () => reportProgress(db, job.id, this.worker, stage, fraction).catch(() => false);
+    const heartbeat = setInterval(() => void write(), this.o.heartbeatMs ?? 2000);
+    try {
+      const params = ImportParams.safeParse(job.params);
+      if (!params.success || !job.organization_id) throw new ImportRefused('the job does not say what to import or where; queue the import again');
+      // The moment the import began, the same on every attempt: the example ends there, and no
+      // uploaded row may be later.
+      const at = (job.started_at ?? new Date()).getTime();
+      const stamp = { jobId: job.id, labelDelay: this.o.labelDelay ?? DEFAULT_LABEL_DELAY_MS };
+      let source: ImportSource;
+      if (params.data.source === 'example') source = exampleSource(this.o.example?.() ?? simulatedExample(), at, stamp);
+      else {
+        const dataset = await getDataset(db, params.data.dataset_id);
+        if (!dataset || dataset.removed) throw new ImportRefused(`the dataset was ${dataset?.removed ?? 'not found'} before the import ran; upload the file again and import that`);
+        source = datasetSource(this.o.datasets.path(dataset.stored_name), dataset.mapping, dataset.validation.columns.transaction_id !== null, at, stamp);
+      }
+      const organizationId = job.organization_id;
+      await this.o.beforeHistoryImport?.();
+      const summary = await runHistoryImport({
+        db,
+        organizationId,
+        jobId: job.id,
+        source,
+        progress: (s, f) => {
+          stage = s;
+          fraction = f;
+          return write();
+        },
+        stopped: () => this.stopped,
+        onStored: () => this.o.onHistoryImported?.(organizationId),
+      });
+      await finishJob(db, job.id, this.worker, summary);
+    } catch (e) {
+      if (e instanceof ImportStopped) return; // handed back to the queue: whoever claims it next finishes it
+      if (!(e instanceof ImportRefused)) this.o.log(`job ${job.id} failed: ${(e as Error).message}`);
+      await failJob(db, job.id, this.worker, e instanceof ImportRefused ? e.message : 'the import failed on our side; rows stored so far are kept and an import queued again skips them');
+    } finally {
+      clearInterval(heartbeat);
     }
   }
 

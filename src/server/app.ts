@@ -21,6 +21,7 @@ import { authRoutes } from './routes/auth.ts';
 import { organizationRoutes } from './routes/organizations.ts';
 import { v1Routes } from './routes/v1.ts';
 import { transactionRoutes } from './routes/transactions.ts';
+import { historyImportRoutes } from './routes/history-imports.ts';
 import { trainingRoutes } from './routes/training.ts';
 import { modelRoutes } from './routes/models.ts';
 import { webRoutes } from './routes/web.ts';
@@ -97,6 +98,7 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
   organizationRoutes(app, service);
   v1Routes(app, service);
   transactionRoutes(app, service);
+  historyImportRoutes(app, service);
   trainingRoutes(app, service);
   modelRoutes(app, service);
   await webRoutes(app);

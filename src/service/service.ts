@@ -114,7 +114,9 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       customScorers.set(id, entry);
       return entry;
     };
-    const jobs = isProblem(loaded.model) ? undefined : new JobRunner({ db, datasets, dataDir: config.DATA_DIR, modelDir: config.MODEL_DIR, maxRunning: config.MAX_RUNNING_JOBS, staleMs: config.JOB_STALE_SECONDS * 1000, log });
+    const jobs = isProblem(loaded.model)
+      ? undefined
+      : new JobRunner({ db, datasets, dataDir: config.DATA_DIR, modelDir: config.MODEL_DIR, maxRunning: config.MAX_RUNNING_JOBS, staleMs: config.JOB_STALE_SECONDS * 1000, log, labelDelay, example: () => sandbox.history.transactions, beforeHistoryImport: () => decisionLog.flush(), onHistoryImported: (id) => tenants.forget(id) });
     await jobs?.start();
     step('jobs');
     const accounts = config.authConfigured ? new Accounts(db, config, clock, o.auth) : undefined;

@@ -2,6 +2,9 @@
 // read its progress, page its result, download it as CSV. Until a job has succeeded, its result and
 // download answer 409 `job_not_finished` (saying where it is); a failed job's `error` carries the
 // reason. Progress and stage come from the work itself (jobs/runner.ts), never from a timer.
+// History imports (routes/history-imports.ts) are jobs too, read and listed here with `kind`
+// `history_import`; they store rows rather than make them, so their result and download answer 404
+// `not_found` pointing at the job's `summary`.
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -19,16 +22,18 @@ import { memberOrganization, newOwnership, visibleTo } from '../ownership.ts';
 import { quotaExceeded, utcDayStart } from '../quota.ts';
 
 const JobParams = z.object({ id: z.string().min(1).max(100) });
-const Job = z.object({
+export const Job = z.object({
   id: z.string(),
+  kind: z.enum(['score', 'history_import']).describe('`score`: a dataset scored (POST /api/datasets/score); `history_import`: rows stored into an organization\'s history'),
   status: z.enum(['queued', 'running', 'succeeded', 'failed']),
   stage: z.string(),
   progress: z.number(),
   elapsed_seconds: z.number(),
   error: z.string().optional(),
-  dataset_id: z.string(),
+  dataset_id: z.string().nullable().describe('The dataset scored or imported; null for an import of the built-in example'),
+  source: z.enum(['dataset', 'example']).optional().describe('What a history import stores'),
   organization_id: z.string().nullable(),
-  mode: z.enum(MODE_NAMES),
+  mode: z.enum(MODE_NAMES).nullable().describe('Scoring jobs only'),
   created_at: z.string(),
   started_at: z.string().nullable(),
   finished_at: z.string().nullable(),
@@ -39,14 +44,17 @@ const Anything = z.record(z.string(), z.unknown());
 export function describeJob(j: JobRecord, now = Date.now()) {
   const start = j.started_at?.getTime();
   const end = j.finished_at?.getTime() ?? now;
+  const source = j.kind === 'history_import' ? (j.params as { source?: 'dataset' | 'example' } | null)?.source : undefined;
   return {
     id: j.id,
+    kind: j.kind,
     status: j.status,
     stage: j.stage,
     progress: j.progress,
     elapsed_seconds: start === undefined ? 0 : Math.round((end - start) / 100) / 10,
     ...(j.error ? { error: j.error } : {}),
     dataset_id: j.dataset_id,
+    ...(source ? { source } : {}),
     organization_id: j.organization_id,
     mode: j.mode,
     created_at: j.created_at.toISOString(),
@@ -68,6 +76,9 @@ export function jobRoutes(app: FastifyInstance, service: Service): void {
 
   const finishedJob = async (id: string, request: FastifyRequest) => {
     const job = await visibleJob(id, request);
+    if (job.kind === 'history_import') {
+      throw new ApiError(404, 'not_found', `Job ${id} is a history import: it stores rows into the organization's history and has no scored rows to page or download.`, `Read what it imported in the summary of GET /api/jobs/${id}, and the rows with GET /api/organizations/${job.organization_id ?? '{id}'}/transactions.`, { kind: job.kind });
+    }
     if (job.status !== 'succeeded') {
       throw new ApiError(409, 'job_not_finished', `Job ${id} is ${job.status}${job.status === 'running' ? ` (${job.stage}, ${Math.round(job.progress * 100)} %)` : ''}${job.error ? `: ${job.error}` : ''}.`, job.status === 'failed' ? 'Fix what the error says and queue a new job.' : 'Poll GET /api/jobs/{id} until status is succeeded.', { status: job.status });
     }
