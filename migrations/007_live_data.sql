@@ -25,14 +25,13 @@ CREATE TABLE transactions (
   source          text NOT NULL CHECK (source IN ('scored', 'import')),
   -- The import job that brought the row in (source 'import').
   import_job_id   text NULL,
-  -- The decision answered (source 'scored'): the columns lists filter on, the rest of the decision
-  -- record as JSON, and the exact response body that an idempotent replay sends again.
+  -- The decision answered (source 'scored'): the exact response body, which an idempotent replay
+  -- sends again and the decision record is read from, and the fields listings filter on.
+  response        text NULL,
   risk_score      double precision NULL,
   risk_band       text NULL CHECK (risk_band IN ('low', 'medium', 'high', 'critical')),
   decision        text NULL CHECK (decision IN ('approve', 'review', 'block')),
   mode            text NULL,
-  decision_record jsonb NULL,
-  response        text NULL,
   -- The current outcome: 1 fraud, 0 legitimate, NULL unknown; features use it from label_known_ms
   -- on (a reported outcome's reported_at; an imported label's time plus the label delay).
   label           smallint NULL CHECK (label IN (0, 1)),

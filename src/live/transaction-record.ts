@@ -3,7 +3,8 @@
 // imported transaction, which was never scored here), its current outcome and every change of it.
 
 import type { OutcomeChangeRow, TransactionRow } from '../storage/live-store.ts';
-import type { Decision } from '../scoring/decision.ts';
+import { decisionOf, type Decision } from '../scoring/decision.ts';
+import type { ScoreResult } from '../scoring/scorer.ts';
 
 export type OutcomeLabel = 'fraud' | 'legit';
 
@@ -46,7 +47,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The record of a stored row; with its outcome changes when `changes` is given. */
 export function transactionRecord(row: TransactionRow, changes?: readonly OutcomeChangeRow[]): TransactionRecord {
-  const d = row.decision_record as unknown as Decision | null;
+  const d = row.response === null ? null : decisionOf(JSON.parse(row.response) as ScoreResult);
   const record: TransactionRecord = {
     transaction_id: row.transaction_id,
     time: iso(row.time_ms),

@@ -1,7 +1,7 @@
-// A decision, in one place: the part of a score response that the decision log keeps for every
-// transaction an organization scores, and that `GET .../transactions/{id}` reads back. It is a
-// projection of the response (`decisionOf`), so the answer a caller got and the record an analyst
-// reads can never disagree; the reasons in both are the scorer's (src/scoring/explain.ts).
+// A decision, in one place: the part of a score response that the decision log's record of a
+// transaction shows (`GET .../transactions/{id}`). The log stores the response itself, and the
+// record is this projection of it (`decisionOf`), so the answer a caller got and the record an
+// analyst reads can never disagree; the reasons in both are the scorer's (native/src/reasons.rs).
 
 import type { ScoreResult } from './scorer.ts';
 
@@ -18,12 +18,10 @@ export interface Decision {
   channel_scores: ScoreResult['channel_scores'];
   channel_attribution: ScoreResult['channel_attribution'];
   reasons: ScoreResult['reasons'];
-  /** When the transaction was scored (ISO 8601 UTC). */
-  scored_at: string;
   latency_ms: number;
 }
 
-export function decisionOf(r: ScoreResult, scoredAt: number): Decision {
+export function decisionOf(r: ScoreResult): Decision {
   return {
     risk_score: r.risk_score,
     risk_band: r.risk_band,
@@ -37,7 +35,6 @@ export function decisionOf(r: ScoreResult, scoredAt: number): Decision {
     channel_scores: r.channel_scores,
     channel_attribution: r.channel_attribution,
     reasons: r.reasons,
-    scored_at: new Date(scoredAt).toISOString(),
     latency_ms: r.latency_ms,
   };
 }

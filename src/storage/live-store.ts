@@ -22,9 +22,9 @@ export interface NewTransaction {
   payment_type: string;
   source: 'scored' | 'import';
   import_job_id?: string | null;
-  /** The decision answered (scored transactions). */
+  /** The decision answered (scored transactions): the fields listings filter on. */
   decision?: StoredDecision | null;
-  /** The exact response body (scored transactions), for idempotent replays. */
+  /** The exact response body (scored transactions): replayed as it is, and read for the record. */
   response?: string | null;
   /** An imported label and when it became known. */
   label?: 0 | 1 | null;
@@ -33,7 +33,7 @@ export interface NewTransaction {
   outcome_reported_by?: string | null;
 }
 
-/** The decision record kept for a scored transaction (src/scoring/decision.ts shapes it). */
+/** What listings and reports filter and count on, of a scored transaction's decision. */
 export interface StoredDecision {
   risk_score: number;
   risk_band: string;
@@ -52,7 +52,8 @@ export interface TransactionRow {
   location: string;
   payment_type: string;
   source: 'scored' | 'import';
-  decision_record: StoredDecision | null;
+  /** The response body answered (scored transactions). */
+  response: string | null;
   label: 0 | 1 | null;
   label_known_ms: number | null;
   outcome_source: string | null;
@@ -124,7 +125,7 @@ const CHUNK_ROWS = 2_500;
 /** Rows per page when loading a history (one JSON value of ≈ 0.6 MB). */
 const LOAD_PAGE_ROWS = 5_000;
 
-const ROW_COLUMNS = 'seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source, decision_record, label, label_known_ms, outcome_source, outcome_reported_by';
+const ROW_COLUMNS = 'seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source, response, label, label_known_ms, outcome_source, outcome_reported_by';
 
 export function organizationData(db: Db, organizationId: string): OrganizationData {
   return new OrganizationData(db, organizationId);
@@ -151,11 +152,9 @@ export class OrganizationData {
         const chunk = rows.slice(start, start + CHUNK_ROWS);
         const inserted = await tx.query<{ transaction_id: string }>(
           `INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source, import_job_id,
-                                     risk_score, risk_band, decision, mode, decision_record, response, label, label_known_ms, outcome_source, outcome_reported_by)
-           SELECT $1, u.id, u.t, u.a, u.c, u.m, u.l, u.p, u.s, u.j, u.rs, u.rb, u.d, u.mo, u.dr::jsonb, u.re, u.lb, u.lk, u.os, u.ob
-           FROM unnest($2::text[], $3::float8[], $4::float8[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
-                       $11::float8[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::int2[], $18::float8[], $19::text[], $20::text[])
-                AS u(id, t, a, c, m, l, p, s, j, rs, rb, d, mo, dr, re, lb, lk, os, ob)
+                                     risk_score, risk_band, decision, mode, response, label, label_known_ms, outcome_source, outcome_reported_by)
+           SELECT $1, * FROM unnest($2::text[], $3::float8[], $4::float8[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
+                                    $11::float8[], $12::text[], $13::text[], $14::text[], $15::text[], $16::int2[], $17::float8[], $18::text[], $19::text[])
            ON CONFLICT (organization_id, transaction_id) DO NOTHING
            RETURNING transaction_id`,
           [
@@ -173,7 +172,6 @@ export class OrganizationData {
             chunk.map((r) => r.decision?.risk_band ?? null),
             chunk.map((r) => r.decision?.decision ?? null),
             chunk.map((r) => r.decision?.mode ?? null),
-            chunk.map((r) => (r.decision ? JSON.stringify(r.decision) : null)),
             chunk.map((r) => r.response ?? null),
             chunk.map((r) => r.label ?? null),
             chunk.map((r) => (r.label === 0 || r.label === 1 ? r.label_known_ms! : null)),

@@ -87,7 +87,10 @@ export function modelRoutes(app: FastifyInstance, service: Service): void {
       if (request.params.id === builtIn) throw new ApiError(400, 'bad_request', 'The built-in model is not activated: it scores whenever no custom model is active.', 'Activate or deactivate a custom model of your organization (GET /api/models).');
       const { model, role } = await memberModel(request, request.params.id);
       if (role !== 'owner') throw new ApiError(403, 'forbidden', 'Only owners of the organization choose its active model.', 'Ask an owner of the organization to do it.');
-      return customSummary(await setCustomModelActive(service.db, model.id, action === 'activate', new Date()));
+      const changed = await setCustomModelActive(service.db, model.id, action === 'activate', new Date());
+      // Keys carry their organization's active model: look them up afresh.
+      service.accounts?.forgetKeys();
+      return customSummary(changed);
     });
   }
 }

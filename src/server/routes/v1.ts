@@ -13,7 +13,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { LiveApiKey } from '../../storage/accounts-store.ts';
 import type { Service } from '../../service/service.ts';
-import { decisionOf } from '../../scoring/decision.ts';
 import type { HistoryTransaction } from '../../engine/history.ts';
 import { requireAccounts } from '../caller.ts';
 import { ApiError } from '../errors.ts';
@@ -113,7 +112,7 @@ export function v1Routes(app: FastifyInstance, service: Service): void {
       location: tx.location,
       payment_type: tx.payment_type,
       source: 'scored',
-      decision: decisionOf(result, tx.time),
+      decision: result,
       response: body,
     });
     return reply.type(JSON_TYPE).send(body as never);
