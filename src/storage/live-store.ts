@@ -12,18 +12,15 @@
 // storing the text cost about a third more per scored transaction.
 
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import type { HistoryTransaction } from '../engine/history.ts';
 import type { Db, Queryable } from './db.ts';
 import { StorageError } from './errors.ts';
 
-/** A transaction as the history stores it. Times are epoch milliseconds. */
-export interface NewTransaction {
-  transaction_id: string;
-  time: number;
-  amount: number;
-  customer_id: string;
-  merchant_id: string;
-  location: string;
-  payment_type: string;
+/** What every stored transaction has, as the engine's history names it. Times are epoch ms. */
+type TransactionFields = Required<Pick<HistoryTransaction, 'time' | 'amount' | 'customer_id' | 'merchant_id' | 'location' | 'payment_type'>> & { transaction_id: string };
+
+/** A transaction to store. */
+export interface NewTransaction extends TransactionFields {
   source: 'scored' | 'import';
   import_job_id?: string | null;
   /** The decision answered (scored transactions): the fields listings filter on. */
@@ -65,14 +62,7 @@ export interface TransactionRow {
 }
 
 /** What the history needs of a stored transaction, in time order. */
-export interface HistoryRow {
-  transaction_id: string;
-  time: number;
-  amount: number;
-  customer_id: string;
-  merchant_id: string;
-  location: string;
-  payment_type: string;
+export interface HistoryRow extends TransactionFields {
   label: 0 | 1 | null;
   label_known_ms: number | null;
 }

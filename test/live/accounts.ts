@@ -4,7 +4,7 @@
 
 import type { LightMyRequestResponse } from 'fastify';
 import { IdentityProvider, makeKey, signWith, type SigningKey } from '../auth/idp.ts';
-import { start, type Backend, type Running } from '../server/helpers.ts';
+import { freshDatabase, start, tempDir, type Backend, type Running } from '../server/helpers.ts';
 import type { Config } from '../../src/config.ts';
 
 export interface Member {
@@ -70,4 +70,35 @@ export async function startLive(o: { backend: Backend; overrides?: Partial<Confi
       if (!o.idp) await idp.close();
     },
   };
+}
+
+/** A subtest, as tap passes it to a test's callback. */
+interface Test {
+  teardown(fn: () => unknown): void;
+}
+
+/**
+ * A live service for one test on one back end, with its own database (a fresh PostgreSQL database,
+ * or an embedded one in a temporary directory) and identity provider, closed when the test ends.
+ * `restart()` stops the server and starts it again on the same database.
+ */
+export async function liveFor(t: Test, backend: Backend, overrides: Partial<Config> = {}): Promise<{ live: LiveService; restart(): Promise<LiveService> }> {
+  const db = backend.databaseUrl ? await freshDatabase(backend.databaseUrl) : undefined;
+  const idp = await new IdentityProvider().start();
+  const dataDir = tempDir('live-');
+  const open = () => startLive({ backend, dataDir, ...(db ? { databaseUrl: db.url } : {}), idp, overrides });
+  const holder = {
+    live: await open(),
+    async restart() {
+      await holder.live.close();
+      holder.live = await open();
+      return holder.live;
+    },
+  };
+  t.teardown(async () => {
+    await holder.live.close();
+    await idp.close();
+    await db?.drop();
+  });
+  return holder;
 }

@@ -9,9 +9,8 @@
 
 import t from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
-import { IdentityProvider } from '../auth/idp.ts';
-import { backends, freshDatabase } from '../server/helpers.ts';
-import { startLive, type Member, type Organization } from './accounts.ts';
+import { backends } from '../server/helpers.ts';
+import { liveFor, type Member, type Organization } from './accounts.ts';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
@@ -33,15 +32,8 @@ interface JobView {
 
 for (const backend of backends()) {
   t.test(`history imports on ${backend.name}`, async (t) => {
-    const db = backend.databaseUrl ? await freshDatabase(backend.databaseUrl) : undefined;
-    const idp = await new IdentityProvider().start();
     const QUOTA = 12;
-    const live = await startLive({ backend, ...(db ? { databaseUrl: db.url } : {}), idp, overrides: { MAX_JOBS_PER_ORG_PER_DAY: QUOTA } });
-    t.teardown(async () => {
-      await live.close();
-      await idp.close();
-      await db?.drop();
-    });
+    const { live } = await liveFor(t, backend, { MAX_JOBS_PER_ORG_PER_DAY: QUOTA });
     const { app, service } = live.s;
     const labelDelay = service.labelDelay;
 

@@ -8,22 +8,14 @@ import t from 'tap';
 import { extractOne } from '../../src/engine/features/extract.ts';
 import { GRAPH_FEATURES } from '../../src/engine/features/graph.ts';
 import { organizationData, type NewTransaction } from '../../src/storage/live-store.ts';
-import { IdentityProvider } from '../auth/idp.ts';
-import { backends, freshDatabase } from '../server/helpers.ts';
-import { startLive, type Organization } from './accounts.ts';
+import { backends } from '../server/helpers.ts';
+import { liveFor, type Organization } from './accounts.ts';
 
 const FRAUD_RATE = GRAPH_FEATURES.indexOf('merchant_known_fraud_rate');
 
 for (const backend of backends()) {
   t.test(`decision log and outcomes on ${backend.name}`, async (t) => {
-    const db = backend.databaseUrl ? await freshDatabase(backend.databaseUrl) : undefined;
-    const idp = await new IdentityProvider().start();
-    const live = await startLive({ backend, ...(db ? { databaseUrl: db.url } : {}), idp });
-    t.teardown(async () => {
-      await live.close();
-      await idp.close();
-      await db?.drop();
-    });
+    const { live } = await liveFor(t, backend);
     const { app, service } = live.s;
     const a = await live.organization('Acme');
     const b = await live.organization('Bolt');

@@ -6,9 +6,8 @@
 import t from 'tap';
 import { isoWeek, weekStart } from '../../src/live/performance.ts';
 import { organizationData, type NewTransaction } from '../../src/storage/live-store.ts';
-import { IdentityProvider } from '../auth/idp.ts';
-import { backends, freshDatabase } from '../server/helpers.ts';
-import { startLive } from './accounts.ts';
+import { backends } from '../server/helpers.ts';
+import { liveFor } from './accounts.ts';
 
 const WEEK = 7 * 86_400_000;
 
@@ -36,14 +35,7 @@ t.test('ISO weeks', async (t) => {
 
 for (const backend of backends()) {
   t.test(`performance on ${backend.name}`, async (t) => {
-    const db = backend.databaseUrl ? await freshDatabase(backend.databaseUrl) : undefined;
-    const idp = await new IdentityProvider().start();
-    const live = await startLive({ backend, ...(db ? { databaseUrl: db.url } : {}), idp });
-    t.teardown(async () => {
-      await live.close();
-      await idp.close();
-      await db?.drop();
-    });
+    const { live } = await liveFor(t, backend);
     const { app, service } = live.s;
     const org = await live.organization('Perf');
     const other = await live.organization('Other');

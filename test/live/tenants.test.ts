@@ -4,9 +4,8 @@
 // 409; concurrent copies record one transaction; and the decision survives a restart.
 
 import t from 'tap';
-import { backends, freshDatabase, tempDir } from '../server/helpers.ts';
-import { IdentityProvider } from '../auth/idp.ts';
-import { startLive, type LiveService } from './accounts.ts';
+import { backends } from '../server/helpers.ts';
+import { liveFor, type LiveService } from './accounts.ts';
 
 const stored = async (live: LiveService, where = 'TRUE', params: unknown[] = []) => {
   await live.s.service.decisionLog.flush();
@@ -22,15 +21,8 @@ const timeless = (r: Record<string, unknown>) => ({ ...r, stages: undefined, lat
 
 for (const backend of backends()) {
   t.test(`tenants on ${backend.name}`, async (t) => {
-    const dataDir = tempDir('live-');
-    const db = backend.databaseUrl ? await freshDatabase(backend.databaseUrl) : undefined;
-    const idp = await new IdentityProvider().start();
-    let live = await startLive({ backend, dataDir, ...(db ? { databaseUrl: db.url } : {}), idp });
-    t.teardown(async () => {
-      await live.close();
-      await idp.close();
-      await db?.drop();
-    });
+    const service = await liveFor(t, backend);
+    let live = service.live;
     const sandbox = live.s.service.sandbox.history;
     const known = sandbox.recent('customer', 'C000001', Infinity, 1)[0]!;
     const a = await live.organization('Acme');
@@ -129,8 +121,7 @@ for (const backend of backends()) {
       const first = await live.score(a, body);
       t.equal(first.statusCode, 200);
       const size = (await live.s.service.tenants.get(a.id)).history.size;
-      await live.close();
-      live = await startLive({ backend, dataDir, ...(db ? { databaseUrl: db.url } : {}), idp });
+      live = await service.restart();
       const replay = await live.score(a, body);
       t.equal(replay.headers['idempotent-replayed'], 'true', 'the id is still known');
       t.equal(replay.body, first.body);
