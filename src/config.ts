@@ -30,6 +30,9 @@ const EnvSchema = z.object({
   UPLOAD_RATE_PER_MINUTE: positiveInt(10),
   /** A running job whose process has not written a heartbeat for this long is taken up again. */
   JOB_STALE_SECONDS: z.coerce.number().positive().default(30),
+  /** The longest a stop (SIGTERM, SIGINT) may take before the process exits, whatever its log
+   *  destination does. */
+  SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().positive().default(10),
   /** Largest JSON body accepted, bytes (a score request is a few hundred bytes). */
   MAX_JSON_BODY_BYTES: positiveInt(64 * 1024),
   AUTHPROVIDER_URL: optional,

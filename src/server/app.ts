@@ -26,6 +26,7 @@ import { trainingRoutes } from './routes/training.ts';
 import { modelRoutes } from './routes/models.ts';
 import { webRoutes } from './routes/web.ts';
 import { installCaller } from './caller.ts';
+import { stdoutLog } from './log-stream.ts';
 
 export interface AppOptions {
   /** Pino logger options, or false for none (tests). */
@@ -34,7 +35,9 @@ export interface AppOptions {
 
 export async function buildApp(service: Service, o: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: o.logger === undefined ? { level: service.config.LOG_LEVEL, redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-csrf-token"]'] } : o.logger,
+    // Standard output through a stream that never blocks the server and never waits at exit
+    // (log-stream.ts): a log reader that stops must not stop the service.
+    logger: o.logger === undefined ? { level: service.config.LOG_LEVEL, redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-csrf-token"]'], stream: stdoutLog() } : o.logger,
     bodyLimit: service.config.MAX_JSON_BODY_BYTES,
     trustProxy: false,
     // Request ids let an operator find a 500's details in the log.

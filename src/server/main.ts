@@ -1,16 +1,19 @@
-// `npm start`: reads the configuration, starts the service (model, database, history) and serves
+// `npm start`: reads the configuration, starts the service (model, database, sandbox) and serves
 // HTTP until SIGINT or SIGTERM, then shuts down gracefully: stops accepting connections, lets
-// in-flight requests finish, flushes scored transactions to the database and closes it.
+// in-flight requests finish, stores the decisions it answered, hands its running jobs back to the
+// queue and closes the database. Whatever happens, it exits within SHUTDOWN_TIMEOUT_SECONDS: its
+// log lines go through streams that never block (log-stream.ts), and nothing waits for them at exit.
 
 import { loadConfig } from '../config.ts';
 import { holdAllocatorThresholds, settleMemory } from '../engine/memory.ts';
 import { startService } from '../service/service.ts';
 import { buildApp } from './app.ts';
+import { drainLogs, stderrLog } from './log-stream.ts';
 
 holdAllocatorThresholds();
 const started = performance.now();
 const config = loadConfig();
-const say = (msg: string) => process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1)} s] ${msg}\n`);
+const say = (msg: string) => stderrLog().write(`[${((performance.now() - started) / 1000).toFixed(1)} s] ${msg}\n`);
 say(`starting (storage: ${config.DATABASE_URL ? 'PostgreSQL' : `embedded, ${config.DATA_DIR}`}; model: ${config.MODEL_DIR})`);
 if (config.ENVIRONMENT === 'production' && config.authConfigured && !config.COOKIE_SECURE) {
   say('warning: ENVIRONMENT=production but COOKIE_SECURE is not true, so session cookies are not marked Secure and may travel over plain HTTP; set COOKIE_SECURE=true behind HTTPS');
@@ -30,17 +33,19 @@ const stop = async (signal: string) => {
   stopping = true;
   say(`${signal}: shutting down`);
   const force = setTimeout(() => {
-    say('shutdown took over 10 s; exiting');
+    say(`shutdown took over ${config.SHUTDOWN_TIMEOUT_SECONDS} s (SHUTDOWN_TIMEOUT_SECONDS); exiting`);
     process.exit(1);
-  }, 10_000);
+  }, config.SHUTDOWN_TIMEOUT_SECONDS * 1000);
   force.unref();
   try {
     await app.close();
     await service.close();
     say('stopped');
+    await drainLogs(200);
     process.exit(0);
   } catch (e) {
     say(`error while stopping: ${(e as Error).message}`);
+    await drainLogs(200);
     process.exit(1);
   }
 };
