@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
-const benchmarks = ['engine', 'http', 'batch'].filter((name) => existsSync(new URL(`./${name}.ts`, import.meta.url)));
+const benchmarks = ['engine', 'http', 'batch', 'listing'].filter((name) => existsSync(new URL(`./${name}.ts`, import.meta.url)));
 const results: Record<string, unknown> = {};
 let failed = false;
 for (const name of benchmarks) {

@@ -63,9 +63,13 @@ export class DatasetFiles {
         else done(null, chunk);
       },
     });
+    const out = createWriteStream(path, { flags: 'wx', mode: 0o600 });
     try {
-      await pipeline(body, limit, createWriteStream(path, { flags: 'wx', mode: 0o600 }));
+      await pipeline(body, limit, out);
     } catch (e) {
+      // The file may still be opening when the pipeline fails (a body refused in its first chunk):
+      // remove it once the stream has closed, or the open would create it after the removal.
+      if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
       await rm(path, { force: true });
       throw e;
     }

@@ -1,0 +1,124 @@
+// `npm run bench:listing [-- --quick]`: a page of the decision log (`GET /api/organizations/{id}/
+// transactions`, 25 rows, newest first) with each filter, through the real data layer
+// (src/storage/live-store.ts `OrganizationData.list`), on an organization with a million stored
+// transactions (100,000 with --quick) beside another organization's 200,000 (20,000). The baseline
+// is the same query in the same run with the planner's index scans turned off: what the indexes
+// buy. Samples of both alternate; medians. Embedded database by default; `DATABASE_URL` set runs it
+// on that PostgreSQL server (in a schema of its own, dropped at the end). Last line: one JSON object.
+
+import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { openDatabase, type Db, type Queryable } from '../src/storage/db.ts';
+import { organizationData, type ListFilters } from '../src/storage/live-store.ts';
+import { quick } from './harness.ts';
+import { tempDir } from '../test/temp.ts';
+
+const ROWS = quick ? 100_000 : 1_000_000;
+const OTHER_ROWS = ROWS / 5;
+const SAMPLES = quick ? 9 : 21;
+const DAY = 86_400_000;
+
+const schema = `bench_listing_${randomBytes(4).toString('hex')}`;
+let url: string | undefined;
+if (process.env.DATABASE_URL) {
+  const u = new URL(process.env.DATABASE_URL);
+  u.searchParams.set('search_path', schema);
+  url = u.toString();
+}
+const dataDir = tempDir('bench-listing-');
+const setup = url ? await openDatabase({ databaseUrl: process.env.DATABASE_URL!, dataDir }) : undefined;
+if (setup) await setup.query(`CREATE SCHEMA ${schema}`);
+const db = await openDatabase({ dataDir, ...(url ? { databaseUrl: url } : {}) });
+process.stderr.write(`storing ${ROWS.toLocaleString('en')} + ${OTHER_ROWS.toLocaleString('en')} transactions on ${db.kind}…\n`);
+
+await db.query(`INSERT INTO users (id, email) VALUES ('u', 'u@example.com')`);
+await db.query(`INSERT INTO organizations (id, name, stage, created_by) VALUES ('org_bench', 'bench', 'test', 'u'), ('org_other', 'other', 'test', 'u')`);
+const now = Date.now();
+// Deterministic rows: 2,000 customers, 400 merchants over 90 days; 90 % approved, 7 % review, 3 %
+// block; 2 % with an outcome, a tenth of those fraud.
+const seed = async (org: string, n: number) => {
+  const started = performance.now();
+  for (let from = 0; from < n; from += 100_000) {
+    const to = Math.min(n, from + 100_000);
+    await db.query(
+      `INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source, risk_score, risk_band, decision, mode, label, label_known_ms)
+       SELECT $1, 'tx-' || i, $2 - 90 * ${DAY}::float8 * (1 - i::float8 / $4), 10 + (i * 7919) % 500, 'C' || (i * 31) % 2000, 'M' || (i * 17) % 400, 'Lisbon', 'wallet', 'scored',
+              ((i * 7) % 100) / 100.0,
+              CASE WHEN (i * 7) % 100 >= 97 THEN 'critical' WHEN (i * 7) % 100 >= 90 THEN 'high' WHEN (i * 7) % 100 >= 60 THEN 'medium' ELSE 'low' END,
+              CASE WHEN (i * 7) % 100 >= 97 THEN 'block' WHEN (i * 7) % 100 >= 90 THEN 'review' ELSE 'approve' END,
+              'balanced',
+              CASE WHEN i % 50 = 0 THEN (CASE WHEN i % 500 = 0 THEN 1 ELSE 0 END) END,
+              CASE WHEN i % 50 = 0 THEN $2::float8 END
+       FROM generate_series($3::int, $5::int - 1) AS i`,
+      [org, now, from, n, to],
+    );
+  }
+  return (performance.now() - started) / 1000;
+};
+const seconds = await seed('org_bench', ROWS);
+await seed('org_other', OTHER_ROWS);
+await db.query('ANALYZE transactions');
+process.stderr.write(`stored in ${seconds.toFixed(1)} s\n`);
+
+const mid = now - 45 * DAY;
+const deep = `tx-${Math.floor(ROWS / 2)}`;
+const cases: [string, ListFilters, string?][] = [
+  ['newest 25, no filter', {}],
+  ['decision=block', { decision: 'block' }],
+  ['decision=review', { decision: 'review' }],
+  ['risk_band=critical', { risk_band: 'critical' }],
+  ['outcome=fraud', { outcome: 'fraud' }],
+  ['outcome=none', { outcome: 'none' }],
+  ['customer_id', { customer_id: 'C403' }],
+  ['merchant_id', { merchant_id: 'M321' }],
+  ['customer_id + decision=review', { customer_id: 'C403', decision: 'review' }],
+  ['from/to: one day 45 days ago', { from: mid, to: mid + DAY }],
+  ['starting_after, half-way down', {}, deep],
+];
+
+/** A data layer whose queries run with index scans off (the baseline), in one transaction. */
+async function withoutIndexes<R>(fn: (data: ReturnType<typeof organizationData>) => Promise<R>): Promise<R> {
+  return db.transaction(async (tx: Queryable) => {
+    await tx.query('SET LOCAL enable_indexscan = off');
+    await tx.query('SET LOCAL enable_bitmapscan = off');
+    await tx.query('SET LOCAL enable_indexonlyscan = off');
+    return fn(organizationData({ query: tx.query.bind(tx) } as unknown as Db, 'org_bench'));
+  });
+}
+
+const data = organizationData(db, 'org_bench');
+const median = (v: number[]) => [...v].sort((a, b) => a - b)[v.length >> 1]!;
+const results: { case: string; rows: number; ms: number; baseline_ms: number; ratio: number }[] = [];
+console.log(`| A page of 25 (${ROWS.toLocaleString('en')} transactions in the organization, ${db.kind}) | indexed | index scans off | ratio |`);
+console.log('|---|---|---|---|');
+for (const [name, filters, after] of cases) {
+  const ours: number[] = [];
+  const base: number[] = [];
+  let rows = 0;
+  for (let i = 0; i < SAMPLES; i++) {
+    let t = performance.now();
+    const page = await data.list(filters, 25, after);
+    ours.push(performance.now() - t);
+    rows = page!.rows.length;
+    // The baseline scans the table: a few samples are enough to see what it costs.
+    if (i < (quick ? 3 : 5)) {
+      t = performance.now();
+      const check = await withoutIndexes((d) => d.list(filters, 25, after));
+      base.push(performance.now() - t);
+      if (JSON.stringify(check!.rows.map((r) => r.seq)) !== JSON.stringify(page!.rows.map((r) => r.seq))) throw new Error(`${name}: the baseline found other rows`);
+    }
+  }
+  const r = { case: name, rows, ms: Math.round(median(ours) * 100) / 100, baseline_ms: Math.round(median(base) * 10) / 10, ratio: Math.round((median(base) / median(ours)) * 10) / 10 };
+  results.push(r);
+  console.log(`| ${name} (${rows} rows) | ${r.ms} ms | ${r.baseline_ms} ms | ${r.ratio}× |`);
+}
+await db.close();
+if (setup) {
+  await setup.query(`DROP SCHEMA ${schema} CASCADE`);
+  await setup.close();
+}
+await rm(dataDir, { recursive: true, force: true });
+const worst = Math.max(...results.map((r) => r.ms));
+console.log(`\nslowest indexed page: ${worst} ms (goal: milliseconds with a million stored transactions)`);
+console.log(JSON.stringify({ benchmark: 'listing', quick, database: db.kind, transactions: ROWS, other_organization: OTHER_ROWS, seed_seconds: Math.round(seconds * 10) / 10, pages: results, slowest_ms: worst }));
+process.exit(0);
