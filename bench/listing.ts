@@ -49,7 +49,7 @@ const seed = async (org: string, n: number) => {
               'balanced',
               CASE WHEN i % 50 = 0 THEN (CASE WHEN i % 500 = 0 THEN 1 ELSE 0 END) END,
               CASE WHEN i % 50 = 0 THEN $2::float8 END
-       FROM generate_series($3::int, $5::int - 1) AS i`,
+       FROM generate_series($3::bigint, $5::bigint - 1) AS i`,
       [org, now, from, n, to],
     );
   }
