@@ -1,5 +1,5 @@
-// The service's configuration, read once from the environment (CONTRACT.md "Limits" and the
-// specification's sign-in variables) and validated with zod, so that a bad value stops the start
+// The service's configuration, read once from the environment (the limits and sign-in
+// variables of README, Configuration) and validated with zod, so that a bad value stops the start
 // with the variable's name and what it should look like, instead of misbehaving later.
 // `publicConfig` is the part a browser may see (`GET /api/config`): limits and whether sign-in
 // exists, never a secret.

@@ -32,7 +32,7 @@ export interface NewSession extends SignedIn {
   csrf: string;
 }
 
-/** A key's public listing (CONTRACT.md): never the secret or its hash. */
+/** A key's public listing (docs/accounts.md): never the secret or its hash. */
 export function publicKey(k: ApiKeyRow) {
   return { id: k.id, name: k.name, prefix: k.prefix, last4: k.last4, created_at: k.created_at.toISOString(), last_used_at: k.last_used_at?.toISOString() ?? null, revoked_at: k.revoked_at?.toISOString() ?? null };
 }

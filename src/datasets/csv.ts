@@ -1,4 +1,4 @@
-// Reading an uploaded dataset CSV (CONTRACT.md "Dataset CSV format") without trusting it: the file
+// Reading an uploaded dataset CSV (the format GET /api/datasets/format describes) without trusting it: the file
 // is only ever parsed as text by csv-parser (BOM, quoted commas, CRLF), never executed. A column
 // mapping names the file's own headers for our columns. `validateCsv` reads the whole file once
 // and answers what a person needs to fix it: columns found and missing, rows, and per-column

@@ -220,8 +220,8 @@ export class RecordStore {
       amount: this.amounts[k]!,
       customer_id: this.customerId(k),
       merchant_id: this.merchantId(k),
-      location: this.places.values[this.locations[k]!]!,
-      payment_type: this.places.values[this.paymentTypes[k]!]!,
+      location: this.location(k),
+      payment_type: this.paymentType(k),
     };
     const label = this.label(k);
     if (label !== undefined) {

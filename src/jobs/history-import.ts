@@ -16,7 +16,6 @@
 
 import { z } from 'zod';
 import { readRows, type ColumnMapping, type ParsedRow } from '../datasets/csv.ts';
-import { exampleRows } from '../live/sandbox.ts';
 import type { Db } from '../storage/db.ts';
 import { organizationData, type NewTransaction } from '../storage/live-store.ts';
 
@@ -61,22 +60,6 @@ export interface ExampleRecords {
   paymentType(k: number): string;
   transactionId(k: number): string | undefined;
   label(k: number): 0 | 1 | undefined;
-}
-
-/** The example as ExampleRecords, simulated now (≈ 0.7 s of CPU) when no records are at hand. */
-export function simulatedExample(): ExampleRecords {
-  const rows = exampleRows();
-  return {
-    length: rows.length,
-    time: (k) => rows[k]!.time,
-    amount: (k) => rows[k]!.amount,
-    customerId: (k) => rows[k]!.customer_id,
-    merchantId: (k) => rows[k]!.merchant_id,
-    location: (k) => rows[k]!.location,
-    paymentType: (k) => rows[k]!.payment_type,
-    transactionId: (k) => rows[k]!.transaction_id,
-    label: (k) => rows[k]!.label,
-  };
 }
 
 /** Rows to import: how many, a check before anything is stored, and the rows in chunks. */
@@ -202,18 +185,14 @@ export async function runHistoryImport(o: ImportRun): Promise<HistoryImportSumma
     if (done > 0) o.onStored();
   }
   // Counted from the rows that carry this job's id: an earlier attempt's rows (skipped this time as
-  // existing) are this job's too. Bound to the one organization, like every live-data read.
-  const [s] = await o.db.query<{ imported: number; labelled: number; fraud: number; first: number | null; last: number | null }>(
-    `SELECT count(*)::int AS imported, count(label)::int AS labelled, coalesce(sum(label), 0)::int AS fraud, min(time_ms) AS first, max(time_ms) AS last
-     FROM transactions WHERE organization_id = $1 AND import_job_id = $2`,
-    [o.organizationId, o.jobId],
-  );
+  // existing) are this job's too.
+  const s = await data.importedBy(o.jobId);
   return {
-    imported: s!.imported,
-    skipped_existing: Math.max(0, total - s!.imported),
-    labelled: s!.labelled,
-    fraud: s!.fraud,
-    first_time: s!.first === null ? null : iso(s!.first),
-    last_time: s!.last === null ? null : iso(s!.last),
+    imported: s.imported,
+    skipped_existing: Math.max(0, total - s.imported),
+    labelled: s.labelled,
+    fraud: s.fraud,
+    first_time: s.first === null ? null : iso(s.first),
+    last_time: s.last === null ? null : iso(s.last),
   };
 }

@@ -19,7 +19,7 @@ import type { BatchSummary } from './batch-score.ts';
 import type { ValidateOptions, ValidationResult } from '../datasets/csv.ts';
 import { claimNext, failJob, finishJob, recoverStale, releaseWorker, reportProgress, type JobRecord } from './queue.ts';
 import { DEFAULT_LABEL_DELAY_MS } from '../engine/history.ts';
-import { datasetSource, exampleSource, ImportParams, ImportRefused, ImportStopped, runHistoryImport, simulatedExample, type ExampleRecords, type ImportSource } from './history-import.ts';
+import { datasetSource, exampleSource, ImportParams, ImportRefused, ImportStopped, runHistoryImport, type ExampleRecords, type ImportSource } from './history-import.ts';
 
 export interface RunnerOptions {
   db: Db;
@@ -34,8 +34,8 @@ export interface RunnerOptions {
   staleMs?: number;
   /** The model's label delay: an imported label is known this long after its transaction. */
   labelDelay?: number;
-  /** The built-in example's rows for an example import (the sandbox's; else simulated again). */
-  example?: () => ExampleRecords;
+  /** The built-in example's rows for an example import (the sandbox's: nothing simulated again). */
+  example: () => ExampleRecords;
   /** Before an import stores anything: what this process has scored but not written yet is
    *  written (the decision log), so the import skips those ids rather than taking them. */
   beforeHistoryImport?: () => Promise<void>;
@@ -169,7 +169,7 @@ export class JobRunner {
       const at = (job.started_at ?? new Date()).getTime();
       const stamp = { jobId: job.id, labelDelay: this.o.labelDelay ?? DEFAULT_LABEL_DELAY_MS };
       let source: ImportSource;
-      if (params.data.source === 'example') source = exampleSource(this.o.example?.() ?? simulatedExample(), at, stamp);
+      if (params.data.source === 'example') source = exampleSource(this.o.example(), at, stamp);
       else {
         const dataset = await getDataset(db, params.data.dataset_id);
         if (!dataset || dataset.removed) throw new ImportRefused(`the dataset was ${dataset?.removed ?? 'not found'} before the import ran; upload the file again and import that`);

@@ -70,7 +70,8 @@ export async function organizationPerformance(data: OrganizationData, model: Mod
   const last = weekStart(now);
   const from = last - (weeks - 1) * WEEK_MS;
   const to = last + WEEK_MS;
-  const [aggregates, labelled] = [await data.weeklyAggregates(from, to, WEEK_MS, SCORE_QUANTILES), await data.labelledScores(from, to, WEEK_MS)];
+  const aggregates = await data.weeklyAggregates(from, to, WEEK_MS, SCORE_QUANTILES);
+  const labelled = await data.labelledScores(from, to, WEEK_MS);
   const byWeek = new Map(aggregates.map((a) => [a.week, a]));
   const scores = new Map<number, { s: number[]; y: number[] }>();
   for (const r of labelled) {

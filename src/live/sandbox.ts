@@ -5,7 +5,7 @@
 // start (about 1.5 s), never written to, and holds no organization's data.
 
 import { History } from '../engine/history.ts';
-import { detectRings, type Ring } from '../engine/rings.ts';
+import { detectRings } from '../engine/rings.ts';
 import { RingIndex } from '../scoring/scorer.ts';
 import { DEFAULT_SIMULATION, simulate, SCENARIOS } from '../training/simulate.ts';
 
@@ -30,7 +30,7 @@ export interface ExampleDataset {
 
 export interface Sandbox {
   history: History;
-  rings: Ring[];
+  /** Its flagged rings (`ringIndex.rings`), looked up by merchant and channel. */
   ringIndex: RingIndex;
   /** When sandbox scores are made (epoch ms). */
   asOf: number;
@@ -40,17 +40,11 @@ export interface Sandbox {
 /** How long after the example's newest transaction the sandbox scores. */
 const AFTER_NEWEST_MS = 1000;
 
-/** The example dataset's rows (deterministic, at their simulated times) and its description. */
-export function exampleRows(): ReturnType<typeof simulate> {
-  return simulate();
-}
-
 export function buildSandbox(labelDelay: number): Sandbox {
-  const rows = exampleRows();
+  const rows = simulate();
   const history = new History(labelDelay).withRecords(rows.length);
   for (const r of rows) history.add(r);
   const asOf = history.newest + AFTER_NEWEST_MS;
-  const rings = detectRings(history.transactions, asOf, { labelDelay });
   const fraud = rows.filter((r) => r.label === 1).length;
   const example: ExampleDataset = {
     name: 'built-in example (service simulator)',
@@ -70,5 +64,5 @@ export function buildSandbox(labelDelay: number): Sandbox {
     last_transaction_at: new Date(history.newest).toISOString(),
     sandbox_as_of: new Date(asOf).toISOString(),
   };
-  return { history, rings, ringIndex: new RingIndex(rings), asOf, example };
+  return { history, ringIndex: new RingIndex(detectRings(history.transactions, asOf, { labelDelay })), asOf, example };
 }

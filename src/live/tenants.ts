@@ -13,13 +13,12 @@ import type { DecisionLog } from './decision-log.ts';
 
 export class Tenant {
   readonly history: History;
-  rings: Ring[] = [];
-  ringIndex = new RingIndex([]);
   /** Transaction id → index among the history's records. */
   private readonly ids = new Map<string, number>();
   /** Outcome changes run one at a time, so memory applies them in the order the database did. */
   private outcomes: Promise<unknown> = Promise.resolve();
-  /** The scoring context of this organization's requests (made once: it is the same every time). */
+  /** What this organization's requests are scored against: its history and its rings. A request
+   *  that records adds its own `record` (routes/v1.ts). */
   readonly context: ScoreContext;
 
   constructor(
@@ -29,7 +28,7 @@ export class Tenant {
     expected: number,
   ) {
     this.history = new History(labelDelay).withRecords(expected);
-    this.context = { history: this.history, rings: this.ringIndex, record: (tx) => this.add(tx) };
+    this.context = { history: this.history, rings: new RingIndex([]) };
   }
 
   /** Adds a transaction (in time order) to the history. */
@@ -55,9 +54,7 @@ export class Tenant {
   }
 
   setRings(rings: Ring[]): void {
-    this.rings = rings;
-    this.ringIndex = new RingIndex(rings);
-    this.context.rings = this.ringIndex;
+    this.context.rings = new RingIndex(rings);
   }
 
   /** Whether the organization has a transaction with this id. */

@@ -1,5 +1,5 @@
 // Reasons from exact TreeSHAP: every channel booster's SHAP values times its stack weight add up to
-// the stacked log-odds (ARCHITECTURE.md), so each feature's contribution is exact in log-odds. The
+// the stacked log-odds (docs/model.md), so each feature's contribution is exact in log-odds. The
 // wording says what a value contributed, never that it caused anything: "X (value) added 0.83 to the
 // log-odds of fraud". Features are named for a person, with their value formatted by kind.
 //

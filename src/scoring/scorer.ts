@@ -206,7 +206,7 @@ export class Scorer {
     if (input.transaction_id === undefined) notes.push(`transaction_id was not given: generated ${transactionId}.`);
     if (input.location === undefined) notes.push('location was not given: recorded as "unknown", so location features treat it as one shared unknown place.');
     if (input.payment_type === undefined) notes.push('payment_type was not given: recorded as "unknown"; the payment-type feature is then missing and the model uses its learned default.');
-    // A score request's time is when the server receives it (CONTRACT.md); never earlier than the
+    // A score request's time is when the server receives it (docs/api.md); never earlier than the
     // newest transaction already in the history, so the history stays in time order.
     const time = context.at ?? Math.max(this.clock(), history.newest);
     const tx: HistoryTransaction & { transaction_id: string } = {

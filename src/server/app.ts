@@ -75,7 +75,7 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
   await app.register(rateLimit, {
     global: false,
-    // Fixed window in memory, per client IP (CONTRACT.md): resets on restart, not shared.
+    // Fixed window in memory, per client IP (README, Configuration): resets on restart, not shared.
     errorResponseBuilder: (_request, context) => {
       const seconds = Math.max(1, Math.ceil(context.ttl / 1000));
       return new ApiError(429, 'rate_limited', `Too many requests: at most ${context.max} per minute.`, `Wait ${seconds} s (Retry-After) before sending more.`, { retry_after_seconds: seconds }, { 'retry-after': String(seconds) });

@@ -1,5 +1,5 @@
 // Errors as the specification shapes them: `{"detail": {"message", "reason", "fix", ...}}` with a
-// reason code from CONTRACT.md, on every error the service answers, including Fastify's own
+// reason code of REASONS below (docs/api.md, Errors), on every error the service answers, including Fastify's own
 // (malformed JSON, oversized body, unknown route, wrong content type) and zod's validation failures
 // (422 with `detail.fields`). A 500 says nothing about what failed; the detail goes to the log.
 

@@ -1,4 +1,4 @@
-// The per-organization daily job quota (MAX_JOBS_PER_ORG_PER_DAY, CONTRACT.md): days are UTC days,
+// The per-organization daily job quota (MAX_JOBS_PER_ORG_PER_DAY, README Configuration): days are UTC days,
 // and going over answers 429 `job_quota_exceeded` with Retry-After until the next UTC midnight.
 
 import { ApiError } from './errors.ts';

@@ -1,6 +1,6 @@
 // The zod schemas of the HTTP surface: one schema validates a request and documents it in the
 // OpenAPI reference (/api/docs), and the response schemas document (and serialise) what each route
-// returns. Field rules follow the specification and CONTRACT.md.
+// returns. Field rules are the ones docs/api.md records.
 
 import { z } from 'zod';
 import { MODE_NAMES } from '../model/bundle.ts';
@@ -20,7 +20,10 @@ export const ScoreRequest = z
   })
   .strict();
 
-const Channels = z.object({ tabular: z.number(), graph: z.number(), behavioral: z.number(), velocity: z.number() });
+/** One number per channel (scores, attribution). */
+export const Channels = z.object({ tabular: z.number(), graph: z.number(), behavioral: z.number(), velocity: z.number() });
+/** One reason of a decision (src/scoring/explain.ts). */
+export const ReasonSchema = z.object({ text: z.string(), direction: z.enum(['increases', 'decreases']), contribution: z.number(), feature: z.string() });
 
 export const ScoreResponse = z.object({
   transaction_id: z.string(),
@@ -35,7 +38,7 @@ export const ScoreResponse = z.object({
   block_threshold: z.number(),
   channel_scores: Channels.describe("Calibrated probability from each channel's evidence, the others at their average"),
   channel_attribution: Channels.describe("Each channel's signed share of how far the stacked log-odds moved from the average"),
-  reasons: z.array(z.object({ text: z.string(), direction: z.enum(['increases', 'decreases']), contribution: z.number(), feature: z.string() })),
+  reasons: z.array(ReasonSchema),
   entity_history: z.record(z.string(), z.object({ role: z.enum(['customer', 'merchant', 'channel']), prior_transactions: z.number().int(), is_new: z.boolean() })),
   graph_evidence: z.record(
     z.string(),

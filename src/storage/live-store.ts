@@ -342,6 +342,16 @@ export class OrganizationData {
     });
   }
 
+  /** What one import job stored: rows, of them labelled and fraud, and their time range (ms). */
+  async importedBy(jobId: string): Promise<{ imported: number; labelled: number; fraud: number; first: number | null; last: number | null }> {
+    const [row] = await this.db.query<{ imported: number; labelled: number; fraud: number; first: number | null; last: number | null }>(
+      `SELECT count(*)::int AS imported, count(label)::int AS labelled, coalesce(sum(label), 0)::int AS fraud, min(time_ms) AS first, max(time_ms) AS last
+       FROM transactions WHERE organization_id = $1 AND import_job_id = $2`,
+      [this.organizationId, jobId],
+    );
+    return row!;
+  }
+
   /** Scored transactions in [from, to) grouped into `period`-long buckets from `from`: volume,
    *  decisions, score quantiles and labels. */
   async weeklyAggregates(from: number, to: number, period: number, quantiles: readonly number[]): Promise<WeekAggregate[]> {

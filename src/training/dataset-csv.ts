@@ -1,4 +1,4 @@
-// Reads a labelled CSV in the dataset format (CONTRACT.md) for the command-line tools (`npm run
+// Reads a labelled CSV in the dataset format (GET /api/datasets/format) for the command-line tools (`npm run
 // train -- --data`, `npm run eval:handbook -- --data`): parsed by csv-parser (quotes, BOM, CRLF),
 // `timestamp` as ISO 8601 or epoch seconds, rows sorted by time (stable: file order breaks ties).
 // Every problem names its line and what to do. The HTTP upload path has its own validator with

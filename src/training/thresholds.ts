@@ -1,4 +1,4 @@
-// Decision thresholds per mode, chosen on validation for a stated target (CONTRACT.md), and the
+// Decision thresholds per mode, chosen on validation for a stated target (docs/model.md), and the
 // check on test of whether each target still holds.
 //
 // | mode           | block                                   | review                                  |

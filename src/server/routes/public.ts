@@ -111,8 +111,8 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
       evaluation: m.rings,
       live: {
         note: 'Groups flagged over the public sandbox (the example history; completed weekly windows, published one label delay after they close). An organization\'s own rings are never listed here.',
-        flagged_groups: service.sandbox.rings.length,
-        groups: service.sandbox.rings.slice(-50).map((g) => ({
+        flagged_groups: service.sandbox.ringIndex.rings.length,
+        groups: service.sandbox.ringIndex.rings.slice(-50).map((g) => ({
           ring_id: g.ring_id,
           window_start: new Date(g.window_start).toISOString(),
           window_end: new Date(g.window_end).toISOString(),

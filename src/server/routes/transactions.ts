@@ -16,7 +16,7 @@ import { MODE_NAMES } from '../../model/bundle.ts';
 import { requireUser } from '../caller.ts';
 import { ApiError } from '../errors.ts';
 import { memberOrganization } from '../ownership.ts';
-import { ErrorResponse } from '../schemas.ts';
+import { Channels, ErrorResponse, ReasonSchema } from '../schemas.ts';
 import { keyAuthentication } from './v1.ts';
 import { requireScorer } from './score.ts';
 import { organizationPerformance, MIN_LABELLED } from '../../live/performance.ts';
@@ -25,7 +25,6 @@ import { activeModelIdOf } from '../../storage/models-store.ts';
 /** Most outcomes in one bulk request. */
 export const MAX_BULK_OUTCOMES = 1000;
 
-const Channels = z.object({ tabular: z.number(), graph: z.number(), behavioral: z.number(), velocity: z.number() });
 const OutcomeLabel = z.enum(['fraud', 'legit']);
 const Iso = (what: string) => z.iso.datetime({ offset: true, error: `${what} must be an ISO 8601 date and time, e.g. 2026-11-23T10:15:00Z` });
 
@@ -49,7 +48,7 @@ export const TransactionRecordSchema = z.object({
   block_threshold: z.number().nullable(),
   channel_scores: Channels.nullable(),
   channel_attribution: Channels.nullable(),
-  reasons: z.array(z.object({ text: z.string(), direction: z.enum(['increases', 'decreases']), contribution: z.number(), feature: z.string() })),
+  reasons: z.array(ReasonSchema),
   latency_ms: z.number().nullable(),
   outcome: z
     .object({ outcome: OutcomeLabel, source: z.string(), reported_at: z.string(), reported_by: z.string().describe('A user id, `key:<api key id>`, or `import:<job id>`') })

@@ -4,8 +4,9 @@
 // decision that was answered (the decision log). A `transaction_id` is unique within the
 // organization: the same id with the same amount, customer and merchant is a retry, answered with
 // the stored response and `Idempotent-Replayed: true`, nothing recorded twice; with other values it
-// is 409 `duplicate_transaction`. The key is looked up on every request (a rotation or revocation
-// anywhere takes effect at once), its use is counted, and the rate limit is per key. A missing,
+// is 409 `duplicate_transaction`. The key is authenticated by src/auth/accounts.ts (a rotation or
+// revocation takes effect at once in this process, within a second in another), its use is counted,
+// and the rate limit is per key. A missing,
 // malformed, unknown, rotated-out or revoked key is 401 `invalid_api_key`; the key never appears in
 // a log line or an error.
 
@@ -45,7 +46,7 @@ export function keyAuthentication(service: Service) {
 }
 
 /** The rate limit of the key surface: SCORE_RATE_PER_MINUTE per key, counted after authentication. */
-export function keyRateLimit(service: Service) {
+function keyRateLimit(service: Service) {
   return {
     max: service.config.SCORE_RATE_PER_MINUTE,
     timeWindow: 60_000,
