@@ -19,7 +19,6 @@ export class DecisionLog {
   private readonly bodies = new Map<string, string>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
-  failures = 0;
 
   constructor(
     private readonly db: Db,
@@ -58,7 +57,6 @@ export class DecisionLog {
           for (const r of rows) this.bodies.delete(key(organizationId, r.transaction_id));
         } catch (e) {
           // Kept for the next flush rather than lost.
-          this.failures++;
           this.pending.unshift(...rows.map((row) => ({ organizationId, row })));
           this.timer ??= setTimeout(() => void this.flush(), Math.max(this.intervalMs, 1000));
           this.onError(e);
@@ -66,10 +64,6 @@ export class DecisionLog {
       }
     });
     return this.flushing;
-  }
-
-  get size(): number {
-    return this.pending.length;
   }
 }
 
