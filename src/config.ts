@@ -33,6 +33,11 @@ const EnvSchema = z.object({
   /** The longest a stop (SIGTERM, SIGINT) may take before the process exits, whatever its log
    *  destination does. */
   SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().positive().default(10),
+  /** `commit`: a score's response is sent once its transaction and decision are committed;
+   *  `write_behind`: at once, stored within 25 ms. */
+  DURABILITY: z.enum(['commit', 'write_behind']).default('commit'),
+  /** Server processes `npm start` runs on one port (more than one needs DATABASE_URL). */
+  WEB_CONCURRENCY: positiveInt(1),
   /** Largest JSON body accepted, bytes (a score request is a few hundred bytes). */
   MAX_JSON_BODY_BYTES: positiveInt(64 * 1024),
   AUTHPROVIDER_URL: optional,
@@ -64,6 +69,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
   }
   const c = { ...parsed.data, ...overrides };
+  if (c.WEB_CONCURRENCY > 1 && !c.DATABASE_URL) {
+    throw new ConfigError(
+      `invalid configuration: WEB_CONCURRENCY: ${c.WEB_CONCURRENCY} server processes need DATABASE_URL (a PostgreSQL server they share); the embedded database belongs to one process. Set DATABASE_URL, or leave WEB_CONCURRENCY at 1.`,
+    );
+  }
   return { ...c, authConfigured: Boolean(c.AUTHPROVIDER_URL && c.SESSION_SECRET), ...('authConfigured' in overrides ? { authConfigured: overrides.authConfigured! } : {}) };
 }
 

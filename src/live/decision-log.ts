@@ -1,35 +1,83 @@
 // The decision log's writer: every transaction an organization scores is stored with the decision
-// it was answered and the exact response body, written behind the response in batches (one
-// statement per organization every few milliseconds) so that scoring never waits for the database.
-// Until a batch is stored, its response bodies are kept here, so that an idempotent replay can be
-// answered at once. `flush()` stores what is pending; anything that reads the log from the database
-// (a record, a listing, an outcome) flushes first, so a caller always reads what it was answered.
-// A crash can lose at most the last interval of decisions (25 ms by default).
+// it was answered and the exact response body. Writes are grouped: everything queued while the
+// previous write was in flight goes to the database as one database transaction (one insert per
+// organization, one commit), so the cost of a commit is shared by all the requests of those few
+// milliseconds.
+//
+// Two durabilities (DURABILITY):
+// - `commit` (the default): `commit()` resolves once the row is committed and this process's live
+//   tail has applied it, so a response acknowledges only what is durable, and the next request this
+//   process answers sees it. A transaction id another process stored first resolves `false`: the
+//   caller answers with the stored one (the unique constraint decides).
+// - `write_behind`: `push()` returns at once and the row is written within 25 ms. A crash loses
+//   what was not written yet, and a copy of an id that another process stored at the same moment is
+//   dropped from the log after it was answered.
+//
+// Until a row is stored its response body is kept here, so that an idempotent replay can be answered
+// at once; a second copy of an id being committed waits for the first (`inFlight`). `flush()`
+// stores what is pending: anything that reads the log from the database (a record, a listing, an
+// outcome) flushes first, so a caller always reads what it was answered.
 
 import type { Db } from '../storage/db.ts';
 import { organizationData, type NewTransaction } from '../storage/live-store.ts';
 
+export type Durability = 'commit' | 'write_behind';
+
+const WRITE_BEHIND_MS = 25;
+/** How long a write-behind batch that failed waits before it is tried again. */
+const RETRY_MS = 1000;
+
 interface Pending {
   organizationId: string;
   row: NewTransaction;
+  /** Commit durability: settles the caller's promise once the row is stored (true) or was taken. */
+  settle?: { resolve: (stored: boolean) => void; reject: (e: unknown) => void };
 }
 
 export class DecisionLog {
   private pending: Pending[] = [];
   private readonly bodies = new Map<string, string>();
+  private readonly committing = new Map<string, Promise<boolean>>();
   private timer: NodeJS.Timeout | undefined;
-  private flushing: Promise<void> = Promise.resolve();
+  private immediate: NodeJS.Immediate | undefined;
+  private writing: Promise<void> | undefined;
 
   constructor(
     private readonly db: Db,
-    private readonly intervalMs = 25,
+    readonly durability: Durability,
+    /** Runs after each commit, before commit() callers resume: the live tail applies the rows. */
+    private readonly afterCommit: () => Promise<void>,
     private readonly onError: (e: unknown) => void = () => {},
   ) {}
 
+  /** Write-behind: queues a scored transaction to be stored within a few milliseconds. */
   push(organizationId: string, row: NewTransaction): void {
-    this.pending.push({ organizationId, row });
-    if (row.response) this.bodies.set(key(organizationId, row.transaction_id), row.response);
-    this.timer ??= setTimeout(() => void this.flush(), this.intervalMs);
+    this.enqueue({ organizationId, row });
+    this.timer ??= setTimeout(() => void this.flush(), WRITE_BEHIND_MS);
+  }
+
+  /** Commit: stores a scored transaction with the next group; resolves true once it is committed
+   *  and applied by this process's tail, false when the organization already had the id. Rejects
+   *  (a StorageError) when the database could not store it: nothing was recorded. */
+  commit(organizationId: string, row: NewTransaction): Promise<boolean> {
+    const done = new Promise<boolean>((resolve, reject) => this.enqueue({ organizationId, row, settle: { resolve, reject } }));
+    const k = key(organizationId, row.transaction_id);
+    this.committing.set(k, done);
+    const forget = () => {
+      if (this.committing.get(k) === done) this.committing.delete(k);
+    };
+    done.then(forget, forget);
+    // Everything queued in this turn of the event loop, and while a write is in flight, goes in one.
+    this.immediate ??= setImmediate(() => {
+      this.immediate = undefined;
+      void this.flush();
+    });
+    return done;
+  }
+
+  /** A commit of this id in flight in this process, if any. */
+  inFlight(organizationId: string, transactionId: string): Promise<boolean> | undefined {
+    return this.committing.get(key(organizationId, transactionId));
   }
 
   /** The response body of a scored transaction not stored yet. */
@@ -37,33 +85,68 @@ export class DecisionLog {
     return this.bodies.get(key(organizationId, transactionId));
   }
 
-  /** Stores everything pending; resolves when it is stored (or kept for the next try). */
-  flush(): Promise<void> {
+  private enqueue(p: Pending): void {
+    this.pending.push(p);
+    if (p.row.response) this.bodies.set(key(p.organizationId, p.row.transaction_id), p.row.response);
+  }
+
+  /** Stores everything pending; resolves when it is stored (or, write-behind, kept for the next
+   *  try). One write at a time: a flush called during a write runs right after it. */
+  async flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    while (this.writing) await this.writing;
     const batch = this.pending;
     this.pending = [];
-    this.flushing = this.flushing.then(async () => {
-      if (batch.length === 0) return;
-      const byOrganization = new Map<string, NewTransaction[]>();
-      for (const p of batch) {
-        const rows = byOrganization.get(p.organizationId);
-        if (rows) rows.push(p.row);
-        else byOrganization.set(p.organizationId, [p.row]);
-      }
-      for (const [organizationId, rows] of byOrganization) {
-        try {
-          await organizationData(this.db, organizationId).insert(rows);
-          for (const r of rows) this.bodies.delete(key(organizationId, r.transaction_id));
-        } catch (e) {
-          // Kept for the next flush rather than lost.
-          this.pending.unshift(...rows.map((row) => ({ organizationId, row })));
-          this.timer ??= setTimeout(() => void this.flush(), Math.max(this.intervalMs, 1000));
-          this.onError(e);
-        }
-      }
+    if (batch.length === 0) return;
+    this.writing = this.write(batch).finally(() => {
+      this.writing = undefined;
     });
-    return this.flushing;
+    await this.writing;
+  }
+
+  private async write(batch: Pending[]): Promise<void> {
+    const byOrganization = new Map<string, NewTransaction[]>();
+    for (const p of batch) {
+      const rows = byOrganization.get(p.organizationId);
+      if (rows) rows.push(p.row);
+      else byOrganization.set(p.organizationId, [p.row]);
+    }
+    let stored: Map<string, Map<string, number>>;
+    try {
+      stored = await this.db.transaction(async (tx) => {
+        const out = new Map<string, Map<string, number>>();
+        for (const [organizationId, rows] of byOrganization) out.set(organizationId, await organizationData(this.db, organizationId).insert(rows, tx));
+        return out;
+      });
+    } catch (e) {
+      this.onError(e);
+      const retry = batch.filter((p) => !p.settle);
+      for (const p of batch) {
+        if (!p.settle) continue;
+        this.bodies.delete(key(p.organizationId, p.row.transaction_id));
+        p.settle.reject(e);
+      }
+      if (retry.length) {
+        // Kept for the next flush rather than lost.
+        this.pending.unshift(...retry);
+        this.timer ??= setTimeout(() => void this.flush(), RETRY_MS);
+      }
+      return;
+    }
+    const settled = batch.filter((p) => p.settle);
+    if (settled.length) {
+      try {
+        await this.afterCommit();
+      } catch (e) {
+        // Stored: the tail will apply it with its next read.
+        this.onError(e);
+      }
+    }
+    for (const p of batch) {
+      this.bodies.delete(key(p.organizationId, p.row.transaction_id));
+      p.settle?.resolve(stored.get(p.organizationId)!.has(p.row.transaction_id));
+    }
   }
 }
 

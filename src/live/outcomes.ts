@@ -1,12 +1,13 @@
 // Outcomes reported on an organization's transactions (fraud or legitimate, with a source and the
 // time it was known), from an API key or a member in the dashboard. The database applies them first
-// (every change kept, in one statement per batch); the organization's live history then files each
-// label under its `reported_at`, so later transactions' graph features and evidence see it from
-// then on, in that organization only. One organization's outcomes run one batch at a time.
+// (every change kept, in one statement per batch, in the live feed's order); every process's live
+// tail then files each label under its `reported_at` in that organization's history, so later
+// transactions' graph features and evidence see it from then on, in that organization only. The
+// reporting process catches its tail up before answering, so its own next request sees the change.
 
-import type { OutcomeResult } from '../storage/live-store.ts';
+import type { OrganizationData, OutcomeResult } from '../storage/live-store.ts';
 import type { DecisionLog } from './decision-log.ts';
-import type { Tenant } from './tenants.ts';
+import type { LiveTail } from './tail.ts';
 
 export const OUTCOME_SOURCES = ['chargeback', 'review', 'customer_report', 'other'] as const;
 
@@ -20,7 +21,7 @@ export interface OutcomeReport {
 
 /** Applies reports in order; a report whose `reported_at` is in the future is `invalid` and
  *  changes nothing. `reportedBy`: a user id, or `key:<api key id>`. */
-export async function reportOutcomes(log: DecisionLog, tenant: Tenant, reports: readonly OutcomeReport[], reportedBy: string, now: number): Promise<OutcomeResult[]> {
+export async function reportOutcomes(log: DecisionLog, tail: LiveTail, data: OrganizationData, reports: readonly OutcomeReport[], reportedBy: string, now: number): Promise<OutcomeResult[]> {
   // Transactions answered a moment ago may not be stored yet.
   await log.flush();
   const results: (OutcomeResult | undefined)[] = reports.map((r) =>
@@ -29,13 +30,10 @@ export async function reportOutcomes(log: DecisionLog, tenant: Tenant, reports: 
       : undefined,
   );
   const valid = reports.filter((_, i) => results[i] === undefined);
-  const applied = await tenant.serially(async () => {
-    const out = await tenant.data.applyOutcomes(
-      valid.map((r) => ({ transaction_id: r.transaction_id, label: r.outcome === 'fraud' ? 1 : 0, source: r.source ?? 'other', reported_at_ms: r.reported_at ?? now, reported_by: reportedBy })),
-    );
-    for (const r of out) if (r.status === 'applied' && r.changed) tenant.applyOutcome(r.transaction_id, r.label, r.known_ms);
-    return out;
-  });
+  const applied = await data.applyOutcomes(
+    valid.map((r) => ({ transaction_id: r.transaction_id, label: r.outcome === 'fraud' ? 1 : 0, source: r.source ?? 'other', reported_at_ms: r.reported_at ?? now, reported_by: reportedBy })),
+  );
+  if (applied.some((r) => r.status === 'applied' && r.changed)) await tail.catchUp();
   let next = 0;
   return results.map((r) => r ?? applied[next++]!);
 }

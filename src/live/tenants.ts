@@ -1,24 +1,31 @@
 // Each organization's live history in this process: loaded from the database the first time the
-// organization is scored or reports an outcome, then kept up to date by what this process records
-// (scored transactions, outcomes). Nothing here is shared between organizations: a tenant holds one
-// organization's transactions, the ids it has used (what makes a retry a replay), its rings and its
-// outcomes, and the scorer reads only the tenant it is handed.
+// organization is scored or reports an outcome, then kept in step with the database by the live
+// tail (src/live/tail.ts), which hands every change any process records (scored transactions,
+// imports, outcome changes) to the organization it belongs to, in feed order. Nothing here is shared
+// between organizations: a tenant holds one organization's transactions, the ids it has used (what
+// makes a retry a replay), its rings and its outcomes, and the scorer reads only the tenant it is
+// handed.
+//
+// A load and the tail run side by side: changes the tail reads while an organization loads are
+// kept and applied once the load is done, and a change the load already read (a transaction id the
+// tenant has) is skipped, so a tenant misses nothing and counts nothing twice. A transaction that
+// cannot be placed (older than the in-memory horizon) or an import makes the tenant load afresh on
+// its next use.
 
 import { History, type HistoryTransaction } from '../engine/history.ts';
 import { detectRings, type Ring } from '../engine/rings.ts';
 import { RingIndex, type ScoreContext, type ScoreInput } from '../scoring/scorer.ts';
 import type { Db } from '../storage/db.ts';
 import { organizationData, type HistoryRow, type OrganizationData } from '../storage/live-store.ts';
+import type { FeedChange } from '../storage/live-feed.ts';
 import type { DecisionLog } from './decision-log.ts';
 
 export class Tenant {
   readonly history: History;
   /** Transaction id → index among the history's records. */
   private readonly ids = new Map<string, number>();
-  /** Outcome changes run one at a time, so memory applies them in the order the database did. */
-  private outcomes: Promise<unknown> = Promise.resolve();
   /** What this organization's requests are scored against: its history and its rings. A request
-   *  that records adds its own `record` (routes/v1.ts). */
+   *  that records with write-behind durability adds its own `record` (routes/v1.ts). */
   readonly context: ScoreContext;
 
   constructor(
@@ -76,16 +83,31 @@ export class Tenant {
     if (k !== undefined) this.history.setOutcome(k, label, knownAt);
   }
 
-  /** Runs outcome changes one after another. */
-  serially<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.outcomes.then(fn, fn);
-    this.outcomes = run.catch(() => {});
-    return run;
+  /** Applies one change of the live feed; false when the tenant must be loaded afresh. */
+  applyChange(c: FeedChange): boolean {
+    if (c.kind === 'outcome') {
+      this.applyOutcome(c.transaction_id, c.label, c.known_ms);
+      return true;
+    }
+    // Recorded by this process (write-behind) or read by the load already.
+    if (this.has(c.transaction_id)) return true;
+    // An import brings old transactions in bulk: loading again places them at once.
+    if (c.source === 'import') return false;
+    try {
+      this.addStored(c);
+      return true;
+    } catch {
+      return false;
+    }
   }
 }
 
 export class Tenants {
   private readonly loaded = new Map<string, Promise<Tenant>>();
+  /** Tenants ready for the tail's changes. */
+  private readonly ready = new Map<string, Tenant>();
+  /** Changes read by the tail while the organization loads, applied when the load is done. */
+  private readonly loading = new Map<string, FeedChange[]>();
 
   constructor(
     private readonly db: Db,
@@ -98,10 +120,15 @@ export class Tenants {
   get(organizationId: string): Promise<Tenant> {
     let t = this.loaded.get(organizationId);
     if (!t) {
-      t = this.load(organizationId);
-      this.loaded.set(organizationId, t);
+      const buffer: FeedChange[] = [];
+      this.loading.set(organizationId, buffer);
+      t = this.load(organizationId, buffer);
+      const attempt = t;
+      this.loaded.set(organizationId, attempt);
       // A load that failed (the database was down) is tried again by the next request.
-      t.catch(() => this.loaded.delete(organizationId));
+      attempt.catch(() => {
+        if (this.loaded.get(organizationId) === attempt) this.forget(organizationId);
+      });
     }
     return t;
   }
@@ -109,21 +136,50 @@ export class Tenants {
   /** Drops the organization's tenant, so that the next use loads it again (after an import). */
   forget(organizationId: string): void {
     this.loaded.delete(organizationId);
+    this.ready.delete(organizationId);
+    this.loading.delete(organizationId);
   }
 
   get size(): number {
     return this.loaded.size;
   }
 
-  private async load(organizationId: string): Promise<Tenant> {
+  /** The live tail's changes, in feed order: each goes to its own organization's tenant, if this
+   *  process has it. */
+  apply(changes: readonly FeedChange[]): void {
+    for (const c of changes) {
+      const tenant = this.ready.get(c.organization_id);
+      if (tenant) {
+        if (!tenant.applyChange(c)) this.forget(c.organization_id);
+      } else {
+        this.loading.get(c.organization_id)?.push(c);
+      }
+    }
+  }
+
+  /** Loads the organization's history; `buffer` collects what the tail reads meanwhile (it is
+   *  also this load's ticket: a tenant forgotten during its load is handed to the requests that
+   *  waited for it, but not kept). */
+  private async load(organizationId: string, buffer: FeedChange[]): Promise<Tenant> {
     // What this process has answered but not stored yet belongs in the history too.
     await this.log.flush();
     const data = organizationData(this.db, organizationId);
-    const tenant = new Tenant(organizationId, data, this.labelDelay, await data.count());
-    await data.forEachHistoryPage((rows) => {
-      for (const r of rows) tenant.addStored(r);
-    });
-    tenant.setRings(detectRings(tenant.history.transactions, this.clock(), { labelDelay: this.labelDelay }));
-    return tenant;
+    for (;;) {
+      const tenant = new Tenant(organizationId, data, this.labelDelay, await data.count());
+      await data.forEachHistoryPage((rows) => {
+        for (const r of rows) tenant.addStored(r);
+      });
+      tenant.setRings(detectRings(tenant.history.transactions, this.clock(), { labelDelay: this.labelDelay }));
+      // What the tail read meanwhile, then ready for the tail, in one synchronous step so that no
+      // change falls between the two. A change that needs a fresh load (an import) means reading
+      // again: the next read has everything the buffer had.
+      const changes = buffer.splice(0);
+      if (!changes.every((c) => tenant.applyChange(c))) continue;
+      if (this.loading.get(organizationId) === buffer) {
+        this.loading.delete(organizationId);
+        this.ready.set(organizationId, tenant);
+      }
+      return tenant;
+    }
   }
 }

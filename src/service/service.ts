@@ -1,7 +1,8 @@
 // The running service's state, assembled once at start and owned here: configuration, database,
 // the loaded model and its evaluation (or the reason either is unavailable), the public sandbox
 // (the example history guests score against), each organization's live history (loaded on first
-// use), the scorer, and the decision log that stores what organizations score. `startService`
+// use) and the live tail that keeps them in step with every process sharing the database, the
+// scorer, and the decision log that stores what organizations score. `startService`
 // times each start-up step (reported by /api/health and the start log); `close` flushes and shuts
 // down.
 
@@ -15,6 +16,7 @@ import { JobRunner } from '../jobs/runner.ts';
 import { buildSandbox, type Sandbox } from '../live/sandbox.ts';
 import { DecisionLog } from '../live/decision-log.ts';
 import { Tenants } from '../live/tenants.ts';
+import { LiveTail } from '../live/tail.ts';
 import { Accounts } from '../auth/accounts.ts';
 import { applySettings } from '../model/custom.ts';
 import { getCustomModel } from '../storage/models-store.ts';
@@ -35,8 +37,10 @@ export interface Service {
   sandbox: Sandbox;
   /** Each organization's live history, loaded on first use. */
   tenants: Tenants;
-  /** Where organizations' scored transactions and decisions are stored (written behind). */
+  /** Where organizations' scored transactions and decisions are stored (DURABILITY). */
   decisionLog: DecisionLog;
+  /** This process's tail of the live feed: what any process records reaches `tenants` through it. */
+  tail: LiveTail;
   /** The model's label delay (imported labels are known that long after their transaction). */
   labelDelay: number;
   /** Uploaded files (DATA_DIR/uploads). */
@@ -84,8 +88,11 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
     const labelDelay = isProblem(loaded.model) ? DEFAULT_LABEL_DELAY_MS : loaded.model.file.training.label_delay_ms;
     const sandbox = buildSandbox(labelDelay);
     step('sandbox');
-    const decisionLog = new DecisionLog(db, 25, (e) => log(`could not store scored transactions yet: ${(e as Error).message}`));
+    const tail = new LiveTail(db, (changes) => tenants.apply(changes), (e) => log(`could not read the live feed: ${(e as Error).message}`));
+    const decisionLog = new DecisionLog(db, config.DURABILITY, () => tail.catchUp(), (e) => log(`could not store scored transactions: ${(e as Error).message}`));
     const tenants = new Tenants(db, decisionLog, labelDelay, clock);
+    await tail.start();
+    step('tail');
     const datasets = new DatasetFiles(config.DATA_DIR);
     const sweepExpired = async () => {
       const names = await expireDue(db, new Date(clock()));
@@ -132,6 +139,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       sandbox,
       tenants,
       decisionLog,
+      tail,
       labelDelay,
       datasets,
       sweepExpired,
@@ -142,6 +150,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
         await jobs?.close();
         await accounts?.flushUse();
         await decisionLog.flush();
+        await tail.stop();
         await db.close();
       },
     };

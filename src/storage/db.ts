@@ -33,6 +33,12 @@ export interface Db extends Queryable {
   transaction<R>(fn: (tx: Queryable) => Promise<R>): Promise<R>;
   /** Cheap liveness check for /api/health: resolves true/false, never throws. */
   ping(): Promise<boolean>;
+  /**
+   * Calls `onNotify` for each NOTIFY on `channel`, and `onListening` whenever listening (re)starts:
+   * after a dropped connection is re-established, notifications sent meanwhile were lost, so a
+   * caller catches up there. Resolves to a function that stops listening.
+   */
+  listen(channel: string, onNotify: () => void, onListening: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 

@@ -15,6 +15,7 @@ import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { HistoryTransaction } from '../engine/history.ts';
 import type { Db, Queryable } from './db.ts';
 import { StorageError } from './errors.ts';
+import { lockFeed } from './live-feed.ts';
 
 /** What every stored transaction has, as the engine's history names it. Times are epoch ms. */
 type TransactionFields = Required<Pick<HistoryTransaction, 'time' | 'amount' | 'customer_id' | 'merchant_id' | 'location' | 'payment_type'>> & { transaction_id: string };
@@ -142,10 +143,11 @@ export class OrganizationData {
     readonly organizationId: string,
   ) {}
 
-  /** Stores transactions in one database transaction; a transaction id the organization already
-   *  has is left as it is. Returns the ids that were stored. */
-  async insert(rows: readonly NewTransaction[], into: Queryable | undefined = undefined): Promise<Set<string>> {
-    const stored = new Set<string>();
+  /** Stores transactions in one database transaction (`into`, when given: the caller's), in the
+   *  live feed's order; a transaction id the organization already has is left as it is. Returns
+   *  the ids that were stored, each with its feed position. */
+  async insert(rows: readonly NewTransaction[], into: Queryable | undefined = undefined): Promise<Map<string, number>> {
+    const stored = new Map<string, number>();
     if (rows.length === 0) return stored;
     for (const r of rows) {
       if (!Number.isFinite(r.time) || !Number.isFinite(r.amount)) {
@@ -153,9 +155,10 @@ export class OrganizationData {
       }
     }
     const write = async (tx: Queryable) => {
+      await lockFeed(tx);
       for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
         const chunk = rows.slice(start, start + CHUNK_ROWS);
-        const inserted = await tx.query<{ transaction_id: string }>(
+        const inserted = await tx.query<{ transaction_id: string; seq: number }>(
           `INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source, import_job_id,
                                      risk_score, risk_band, decision, mode, response, label, label_known_ms, outcome_source, outcome_reported_by)
            SELECT $1, u.id, u.t, u.a, u.c, u.m, u.l, u.p, u.s, u.j, u.rs, u.rb, u.d, u.mo, decode(u.re, 'base64'), u.lb, u.lk, u.os, u.ob
@@ -163,7 +166,7 @@ export class OrganizationData {
                        $11::float8[], $12::text[], $13::text[], $14::text[], $15::text[], $16::int2[], $17::float8[], $18::text[], $19::text[])
                 AS u(id, t, a, c, m, l, p, s, j, rs, rb, d, mo, re, lb, lk, os, ob)
            ON CONFLICT (organization_id, transaction_id) DO NOTHING
-           RETURNING transaction_id`,
+           RETURNING transaction_id, seq`,
           [
             this.organizationId,
             chunk.map((r) => r.transaction_id),
@@ -188,7 +191,7 @@ export class OrganizationData {
             chunk.map((r) => r.outcome_reported_by ?? null),
           ],
         );
-        for (const row of inserted) stored.add(row.transaction_id);
+        for (const row of inserted) stored.set(row.transaction_id, row.seq);
       }
     };
     if (into) await write(into);
@@ -295,6 +298,7 @@ export class OrganizationData {
    */
   async applyOutcomes(inputs: readonly OutcomeInput[]): Promise<OutcomeResult[]> {
     return this.db.transaction(async (tx) => {
+      await lockFeed(tx);
       const ids = [...new Set(inputs.map((i) => i.transaction_id))];
       const found = await tx.query<{ seq: number; transaction_id: string; time_ms: number; label: 0 | 1 | null; label_known_ms: number | null }>(
         'SELECT seq, transaction_id, time_ms, label, label_known_ms FROM transactions WHERE organization_id = $1 AND transaction_id = ANY($2::text[]) FOR UPDATE',

@@ -182,6 +182,19 @@ class PgliteDb implements Backend {
     return handle;
   }
 
+  async listen(channel: string, onNotify: () => void, onListening: () => void): Promise<() => Promise<void>> {
+    this.#checkOpen('listen');
+    try {
+      const unlisten = await this.#pg.listen(channel, () => onNotify());
+      onListening();
+      return async () => {
+        if (!this.#closed) await unlisten().catch(() => {});
+      };
+    } catch (err) {
+      throw toStorageError(err, this.#closed);
+    }
+  }
+
   async ping(): Promise<boolean> {
     if (this.#closed || this.#pg.closed) return false;
     // A long transaction (seeding the history) holds the only connection: the database is alive.

@@ -187,6 +187,20 @@ class PostgresDb implements Backend {
     }
   }
 
+  async listen(channel: string, onNotify: () => void, onListening: () => void): Promise<() => Promise<void>> {
+    this.#checkOpen('listen');
+    try {
+      // postgres.js listens on a connection of its own, outside the pool, and listens again after
+      // reconnecting (calling onListening each time).
+      const { unlisten } = await this.#sql.listen(channel, () => onNotify(), () => onListening());
+      return async () => {
+        if (!this.#closed) await unlisten().catch(() => {});
+      };
+    } catch (err) {
+      throw this.toStorageError(err);
+    }
+  }
+
   async ping(): Promise<boolean> {
     if (this.#closed) return false;
     return probe(() => this.#sql.unsafe('select 1'));

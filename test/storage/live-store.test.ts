@@ -34,7 +34,7 @@ eachBackend('every read of an organization returns its own rows only', async (t,
   const a = organizationData(db, 'org_a');
   const b = organizationData(db, 'org_b');
   const stored = await a.insert([0, 1, 2, 3].map((i) => row(i)));
-  t.same([...stored].sort(), ['t-0', 't-1', 't-2', 't-3']);
+  t.same([...stored.keys()].sort(), ['t-0', 't-1', 't-2', 't-3']);
   // B uses the same ids, customers and merchant, with other amounts.
   await b.insert([0, 1, 2, 3, 4, 5].map((i) => row(i, { amount: 1000 + i, response: `{"b":${i}}` })));
 
@@ -82,11 +82,11 @@ eachBackend('ids are unique per organization; an insert keeps what is there', as
   const a = organizationData(db, 'org_a');
   await a.insert([row(0)]);
   const again = await a.insert([row(0, { amount: 999 }), row(1)]);
-  t.same([...again], ['t-1'], 'only the new id was stored');
+  t.same([...again.keys()], ['t-1'], 'only the new id was stored');
   t.equal((await a.get('t-0'))!.amount, 10, 'the first t-0 stands');
   await t.rejects(db.query(`INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source) VALUES ('org_a', 't-0', 0, 1, 'c', 'm', 'l', 'p', 'scored')`), 'the database refuses a duplicate');
   const labelled = await a.insert([row(5, { source: 'import', decision: null, response: null, label: 1, label_known_ms: 123, outcome_source: 'import', outcome_reported_by: 'import:job_1' })]);
-  t.same([...labelled], ['t-5']);
+  t.same([...labelled.keys()], ['t-5']);
   const pages: { label: 0 | 1 | null; label_known_ms: number | null }[] = [];
   await a.forEachHistoryPage((rows) => pages.push(...rows));
   t.same(pages.map((r) => [r.label, r.label_known_ms]), [[null, null], [null, null], [1, 123]]);

@@ -118,13 +118,13 @@ const toReport = (id: string, b: z.infer<typeof OutcomeBody>): OutcomeReport => 
 
 /** Reports one outcome and answers the record, or 404 / 422 with nothing changed. */
 async function reportOne(service: Service, organizationId: string, transactionId: string, body: z.infer<typeof OutcomeBody>, reportedBy: string): Promise<TransactionRecord> {
-  const tenant = await service.tenants.get(organizationId);
-  const [result] = await reportOutcomes(service.decisionLog, tenant, [toReport(transactionId, body)], reportedBy, Date.now());
+  const data = organizationData(service.db, organizationId);
+  const [result] = await reportOutcomes(service.decisionLog, service.tail, data, [toReport(transactionId, body)], reportedBy, Date.now());
   if (result!.status === 'not_found') throw notFound(transactionId);
   if (result!.status === 'invalid') {
     throw new ApiError(422, 'validation_failed', result!.message, 'Send reported_at between the transaction\'s time and now, or leave it out to mean now.', { fields: [{ path: 'body.reported_at', message: result!.message }] });
   }
-  return readRecord(service, tenant.data, transactionId);
+  return readRecord(service, data, transactionId);
 }
 
 const bulkResults = (results: OutcomeResult[]) => ({
@@ -205,9 +205,9 @@ export function transactionRoutes(app: FastifyInstance, service: Service): void 
       response: { 200: BulkResult, ...keyErrors },
     },
   }, async (request) => {
-    const tenant = await service.tenants.get(request.apiKey!.organization_id);
+    const data = organizationData(service.db, request.apiKey!.organization_id);
     const reports = request.body.outcomes.map((o) => toReport(o.transaction_id, o));
-    return bulkResults(await reportOutcomes(service.decisionLog, tenant, reports, `key:${request.apiKey!.id}`, Date.now()));
+    return bulkResults(await reportOutcomes(service.decisionLog, service.tail, data, reports, `key:${request.apiKey!.id}`, Date.now()));
   });
 
   r.get('/api/organizations/:id/transactions', {

@@ -10,11 +10,12 @@
 // malformed, unknown, rotated-out or revoked key is 401 `invalid_api_key`; the key never appears in
 // a log line or an error.
 
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { LiveApiKey } from '../../storage/accounts-store.ts';
 import type { Service } from '../../service/service.ts';
 import type { HistoryTransaction } from '../../engine/history.ts';
+import type { NewTransaction } from '../../storage/live-store.ts';
 import { requireAccounts } from '../caller.ts';
 import { ApiError } from '../errors.ts';
 import { ErrorResponse, ScoreRequest, ScoreResponse } from '../schemas.ts';
@@ -59,6 +60,13 @@ function keyRateLimit(service: Service) {
  *  as it is, so a replay is byte for byte the first answer. */
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+/** The stored answer to a retry (`Idempotent-Replayed: true`), or 409 for an imported id, which
+ *  has no decision to return. */
+function replay(reply: FastifyReply, body: string | undefined, id: string): FastifyReply {
+  if (body === undefined) throw duplicate(id, 'by a history import, so there is no decision to return');
+  return reply.header('idempotent-replayed', 'true').type(JSON_TYPE).send(body as never);
+}
+
 function duplicate(id: string, why: string): ApiError {
   return new ApiError(409, 'duplicate_transaction', `Transaction ${id} is already recorded ${why}.`, 'Send a retry with exactly the same amount, customer_id and merchant_id to get the stored decision back, or use a new transaction_id for a new transaction.');
 }
@@ -85,26 +93,33 @@ export function v1Routes(app: FastifyInstance, service: Service): void {
     const organizationId = key.organization_id;
     const tenant = await service.tenants.get(organizationId);
     service.accounts!.recordUse(key.id);
+    const log = service.decisionLog;
     const id = input.transaction_id;
-    if (id !== undefined && tenant.has(id)) {
-      if (!tenant.sameAs(id, input)) throw duplicate(id, 'with a different amount, customer_id or merchant_id');
-      const body = service.decisionLog.pendingResponse(organizationId, id) ?? (await tenant.data.response(id));
-      if (body === undefined) throw duplicate(id, 'by a history import, so there is no decision to return');
-      return reply.header('idempotent-replayed', 'true').type(JSON_TYPE).send(body as never);
+    if (id !== undefined) {
+      // A copy of this id being committed by this process: its outcome decides what this one is.
+      for (let first = log.inFlight(organizationId, id); first; first = log.inFlight(organizationId, id)) await first.catch(() => {});
+      if (tenant.has(id)) {
+        if (!tenant.sameAs(id, input)) throw duplicate(id, 'with a different amount, customer_id or merchant_id');
+        return replay(reply, log.pendingResponse(organizationId, id) ?? (await tenant.data.response(id)), id);
+      }
     }
-    // From the check above to recording, nothing awaits: a concurrent copy of this id sees it.
+    // From the checks above to queueing the row, nothing awaits: a concurrent copy of this id in
+    // this process sees it.
     let recorded: (HistoryTransaction & { transaction_id: string }) | undefined;
+    const writeBehind = log.durability === 'write_behind';
     const result = scorer.score(input, {
       ...tenant.context,
       record: (tx) => {
-        tenant.add(tx);
+        // Write-behind: this process's history has it at once. Commit: every process's history
+        // gets it from the live feed once it is committed, this one's before the response is sent.
+        if (writeBehind) tenant.add(tx);
         recorded = tx;
       },
     });
     if (custom?.note) result.notes.push(custom.note);
     const body = JSON.stringify(result);
     const tx = recorded!;
-    service.decisionLog.push(organizationId, {
+    const row: NewTransaction = {
       transaction_id: tx.transaction_id,
       time: tx.time,
       amount: tx.amount,
@@ -115,7 +130,16 @@ export function v1Routes(app: FastifyInstance, service: Service): void {
       source: 'scored',
       decision: result,
       response: body,
-    });
+    };
+    if (writeBehind) log.push(organizationId, row);
+    else if (!(await log.commit(organizationId, row))) {
+      // Another process recorded this id first: answer as a retry of the one it stored.
+      const stored = await tenant.data.get(tx.transaction_id);
+      if (!stored || stored.amount !== tx.amount || stored.customer_id !== tx.customer_id || stored.merchant_id !== tx.merchant_id) {
+        throw duplicate(tx.transaction_id, 'with a different amount, customer_id or merchant_id');
+      }
+      return replay(reply, stored.response ?? undefined, tx.transaction_id);
+    }
     return reply.type(JSON_TYPE).send(body as never);
   });
 }

@@ -1,0 +1,88 @@
+// This process's tail of the live feed (src/storage/live-feed.ts): it reads every change recorded
+// after the position it has applied, by any process, in feed order, and hands them to the
+// organizations' in-memory histories (src/live/tenants.ts). It is the only way a change reaches
+// memory in commit durability, this process's own scored transactions and outcomes included, so
+// every process applies the same changes in the same order.
+//
+// It reads when woken: by a NOTIFY from a committing writer (at once), by this process after its
+// own commit (`catchUp`, awaited before the response is sent), when the notification connection is
+// re-established, and by a catch-up poll every second that covers a notification that was lost.
+// One read runs at a time; a wake during a read starts another right after it, so a caller of
+// `catchUp` always gets a read that began after it asked.
+
+import type { Db } from '../storage/db.ts';
+import { FEED_CHANNEL, feedHead, readFeed, type FeedChange } from '../storage/live-feed.ts';
+
+/** Changes per read. */
+const PAGE = 2_000;
+/** The catch-up poll's period. */
+export const POLL_MS = 1_000;
+
+export class LiveTail {
+  private position = 0;
+  private reading: Promise<void> | undefined;
+  private next: Promise<void> | undefined;
+  private poll: NodeJS.Timeout | undefined;
+  private unlisten: (() => Promise<void>) | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly apply: (changes: FeedChange[]) => void,
+    private readonly onError: (e: unknown) => void = () => {},
+    private readonly pollMs = POLL_MS,
+  ) {}
+
+  /** Starts from the feed's current head: histories are loaded from the database, so what came
+   *  before is in them already. */
+  async start(): Promise<void> {
+    this.position = await feedHead(this.db);
+    this.unlisten = await this.db.listen(FEED_CHANNEL, () => this.wake(), () => this.wake());
+    this.poll = setInterval(() => this.wake(), this.pollMs);
+    this.poll.unref();
+  }
+
+  /** The feed position up to which every change has been applied. */
+  get applied(): number {
+    return this.position;
+  }
+
+  /** Reads and applies everything visible now; resolves once a read that began after this call
+   *  has finished. */
+  catchUp(): Promise<void> {
+    if (!this.reading) {
+      this.reading = this.read().finally(() => {
+        this.reading = undefined;
+      });
+      return this.reading;
+    }
+    this.next ??= this.reading
+      .catch(() => {})
+      .then(() => {
+        this.next = undefined;
+        return this.catchUp();
+      });
+    return this.next;
+  }
+
+  private wake(): void {
+    if (this.stopped) return;
+    this.catchUp().catch((e) => this.onError(e));
+  }
+
+  private async read(): Promise<void> {
+    for (;;) {
+      const { changes, through } = await readFeed(this.db, this.position, PAGE);
+      if (changes.length) this.apply(changes);
+      this.position = through;
+      if (changes.length < PAGE) return;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.poll) clearInterval(this.poll);
+    await this.unlisten?.();
+    await this.reading?.catch(() => {});
+  }
+}
