@@ -1,0 +1,131 @@
+// Two server processes on one real PostgreSQL share an organization's live state through the live
+// feed: what one records counts in the other's features and evidence within the lag, an outcome
+// reported on one changes the other's graph features, one transaction id sent to both at once is
+// recorded once (the loser answers with the winner's decision), a decision acknowledged by a process
+// killed right after its 200 is readable on the other, and the catch-up poll finds a transaction
+// whose notification never came.
+
+import t from 'tap';
+import postgres from 'postgres';
+import { backends, freshDatabase } from '../server/helpers.ts';
+import { getWithKey, SignIn, spawnServer, withKey, type ServerProcess } from './processes.ts';
+
+/** Longer than any lag the feed should show here (NOTIFY wakes the tail within milliseconds; a
+ *  loaded CI machine is given room). */
+const LAG_BUDGET_MS = 500;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const pg = backends().find((b) => b.name === 'postgres');
+
+t.test('two server processes on one PostgreSQL', { skip: pg ? false : 'needs TEST_DATABASE_URL (a PostgreSQL server)' }, async (t) => {
+  const db = await freshDatabase(pg!.databaseUrl!);
+  const signIn = await SignIn.start();
+  const env = { ...signIn.env, DATABASE_URL: db.url };
+  const servers: ServerProcess[] = [];
+  t.teardown(async () => {
+    await Promise.all(servers.map((s) => s.stop('SIGKILL')));
+    await signIn.close();
+    await db.drop();
+  });
+  // One after the other: the first applies the migrations.
+  const a = await spawnServer(env);
+  servers.push(a);
+  const b = await spawnServer(env);
+  servers.push(b);
+  const org = await signIn.organization(a.base, 'shared');
+  const other = await signIn.organization(a.base, 'bystander');
+  const score = (s: ServerProcess, body: Record<string, unknown>, o = org) => withKey(s.base, o.secret, '/api/v1/risk/score', body);
+
+  t.test("a transaction recorded on A counts in B's velocity features and evidence", async (t) => {
+    // B loads the organization before A records anything, so what follows reaches B by the feed.
+    t.equal((await score(b, { transaction_id: 'warm-b', amount: 5, customer_id: 'c-warm', merchant_id: 'm-warm' })).status, 200);
+    const first = await score(a, { transaction_id: 'v-1', amount: 40, customer_id: 'c-v', merchant_id: 'm-v' });
+    t.equal(first.status, 200);
+    t.equal(first.json.entity_history['c-v'].prior_transactions, 0);
+    await sleep(LAG_BUDGET_MS);
+    const second = await score(b, { transaction_id: 'v-2', amount: 41, customer_id: 'c-v', merchant_id: 'm-v2' });
+    t.equal(second.status, 200);
+    t.equal(second.json.entity_history['c-v'].prior_transactions, 1, "B counts A's transaction for the customer");
+    t.same(second.json.graph_evidence['c-v'].map((e: { transaction_id: string }) => e.transaction_id), ['v-1'], "B's evidence shows A's transaction");
+    // And back: A sees B's.
+    await sleep(LAG_BUDGET_MS);
+    const third = await score(a, { transaction_id: 'v-3', amount: 42, customer_id: 'c-v', merchant_id: 'm-v' });
+    t.equal(third.json.entity_history['c-v'].prior_transactions, 2, "A counts its own and B's");
+    // Another organization with the same customer and merchant ids sees none of it.
+    const stranger = await score(b, { transaction_id: 'v-1', amount: 40, customer_id: 'c-v', merchant_id: 'm-v' }, other);
+    t.equal(stranger.status, 200);
+    t.equal(stranger.json.entity_history['c-v'].prior_transactions, 0, "the other organization's history is its own");
+    t.notOk(stranger.replayed, 'its v-1 is its own transaction');
+  });
+
+  t.test("an outcome reported on B changes A's graph features", async (t) => {
+    t.equal((await score(a, { transaction_id: 'g-1', amount: 900, customer_id: 'c-g1', merchant_id: 'm-g' })).status, 200);
+    await sleep(LAG_BUDGET_MS);
+    const before = await score(a, { transaction_id: 'g-2', amount: 30, customer_id: 'c-g2', merchant_id: 'm-g' });
+    t.equal(before.json.graph_evidence['m-g'].find((e: { transaction_id: string }) => e.transaction_id === 'g-1').outcome, 'unknown');
+    const reported = await withKey(b.base, org.secret, '/api/v1/transactions/g-1/outcome', { outcome: 'fraud', source: 'chargeback' });
+    t.equal(reported.status, 200, reported.text);
+    await sleep(LAG_BUDGET_MS);
+    const after = await score(a, { transaction_id: 'g-3', amount: 30, customer_id: 'c-g3', merchant_id: 'm-g' });
+    t.equal(after.json.graph_evidence['m-g'].find((e: { transaction_id: string }) => e.transaction_id === 'g-1').outcome, 'fraud', "A's evidence knows the fraud B was told of");
+    t.ok(after.json.channel_scores.graph > before.json.channel_scores.graph, `A's graph channel rises (${before.json.channel_scores.graph} → ${after.json.channel_scores.graph})`);
+  });
+
+  t.test('one transaction id sent to A and B at once is recorded once', async (t) => {
+    for (let i = 0; i < 12; i++) {
+      const body = { transaction_id: `race-${i}`, amount: 70 + i, customer_id: `c-r${i % 3}`, merchant_id: 'm-r' };
+      const [x, y] = await Promise.all([score(a, body), score(b, body)]);
+      t.equal(x.status, 200);
+      t.equal(y.status, 200);
+      t.equal(x.text, y.text, `race-${i}: both answers are the one stored decision`);
+      t.ok(!(x.replayed && y.replayed), `race-${i}: at most one is a replay`);
+    }
+    const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+    try {
+      const rows = await sql`SELECT transaction_id, count(*)::int AS n FROM transactions WHERE organization_id = ${org.id} AND transaction_id LIKE 'race-%' GROUP BY 1`;
+      t.equal(rows.length, 12);
+      t.ok(rows.every((r) => r.n === 1), 'each id stored once');
+    } finally {
+      await sql.end();
+    }
+    // Different values under a racing id: one is recorded, the other is 409.
+    const [x, y] = await Promise.all([
+      score(a, { transaction_id: 'race-x', amount: 1, customer_id: 'c-x', merchant_id: 'm-x' }),
+      score(b, { transaction_id: 'race-x', amount: 2, customer_id: 'c-x', merchant_id: 'm-x' }),
+    ]);
+    t.same([x.status, y.status].sort(), [200, 409], 'the loser with other values gets duplicate_transaction');
+  });
+
+  t.test('the catch-up poll recovers a transaction whose notification was lost', async (t) => {
+    t.equal((await score(b, { transaction_id: 'p-0', amount: 5, customer_id: 'c-p0', merchant_id: 'm-p' })).status, 200);
+    // Recorded as a writer does (the feed's lock), but with no NOTIFY: only the poll can find it.
+    const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+    try {
+      await sql.begin(async (tx) => {
+        await tx`SELECT pg_advisory_xact_lock(7340215008)`;
+        await tx`INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source)
+                 VALUES (${org.id}, 'p-lost', ${Date.now() - 1000}, 25, 'c-p', 'm-p', 'unknown', 'unknown', 'scored')`;
+      });
+    } finally {
+      await sql.end();
+    }
+    const seen = async () => (await score(b, { transaction_id: `p-probe-${Date.now()}`, amount: 5, customer_id: 'c-p', merchant_id: 'm-p2' })).json.entity_history['c-p'].prior_transactions;
+    const started = performance.now();
+    let count = 0;
+    while (performance.now() - started < 5_000 && (count = await seen()) === 0) await sleep(100);
+    t.ok(count >= 1, `B counts the transaction without its notification after ${Math.round(performance.now() - started)} ms (poll every 1 s)`);
+  });
+
+  t.test('A killed with SIGKILL right after a 200 leaves its decision readable on B', async (t) => {
+    const answered = await score(a, { transaction_id: 'k-1', amount: 333, customer_id: 'c-k', merchant_id: 'm-k' });
+    t.equal(answered.status, 200);
+    await a.stop('SIGKILL');
+    const read = await getWithKey(b.base, org.secret, '/api/v1/transactions/k-1');
+    t.equal(read.status, 200);
+    t.equal(read.json.risk_score, answered.json.risk_score);
+    t.equal(read.json.decision, answered.json.decision);
+    const retry = await score(b, { transaction_id: 'k-1', amount: 333, customer_id: 'c-k', merchant_id: 'm-k' });
+    t.ok(retry.replayed, 'a retry on B is a replay of what A answered');
+    t.equal(retry.text, answered.text);
+  });
+});
