@@ -3,7 +3,8 @@
 // few hundred logged requests (scored with an organization's key, each recorded) the pipe is full;
 // the server must still answer, and on SIGTERM exit within SHUTDOWN_TIMEOUT_SECONDS with every
 // decision it acknowledged stored. Before, the request log's synchronous writes and pino's
-// synchronous flush at exit waited on the pipe for ever.
+// synchronous flush at exit waited on the pipe for ever. With WEB_CONCURRENCY=2 (PostgreSQL) the
+// primary stops its two server processes the same way, within the same deadline.
 
 import t from 'tap';
 import { spawn } from 'node:child_process';
@@ -15,8 +16,10 @@ import { backends, freshDatabase, tempDir } from './helpers.ts';
 const SHUTDOWN_TIMEOUT_SECONDS = 5;
 const REQUESTS = 600;
 
-for (const backend of backends()) {
-  t.test(`a server whose log pipe is not read stops within its deadline on ${backend.name}`, async (t) => {
+const cases = backends().flatMap((backend) => [{ backend, processes: 1 }, ...(backend.databaseUrl ? [{ backend, processes: 2 }] : [])]);
+
+for (const { backend, processes } of cases) {
+  t.test(`a server${processes > 1 ? ` of ${processes} processes` : ''} whose log pipe is not read stops within its deadline on ${backend.name}`, async (t) => {
     const idp = await new IdentityProvider().start();
     const key = await makeKey('ES256', 'k1');
     idp.published = [key];
@@ -27,6 +30,7 @@ for (const backend of backends()) {
       env: {
         ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: db?.url ?? '', LOG_LEVEL: 'info',
         AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 's'.repeat(48), SCORE_RATE_PER_MINUTE: '1000000', SHUTDOWN_TIMEOUT_SECONDS: String(SHUTDOWN_TIMEOUT_SECONDS),
+        WEB_CONCURRENCY: String(processes),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -41,7 +45,7 @@ for (const backend of backends()) {
     });
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    while (!/ready on/.test(stderr)) {
+    while (!/ready on|ready: /.test(stderr)) {
       if (exited) throw new Error(`the server exited: ${stderr}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
