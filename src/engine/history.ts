@@ -3,10 +3,23 @@
 // labels as they become known; and the customer–merchant graph (graphology) with the time each edge
 // first appeared.
 //
-// Point in time: `features(tx)` must only see transactions strictly older than `tx`. Callers add
-// transactions in non-decreasing time order; every query takes a cut-off time and counts only
-// entries strictly before it, so transactions sharing a timestamp never see each other even when
-// they are already in the history (batch and single scoring then agree exactly).
+// Point in time: `features(tx)` must only see transactions strictly older than `tx`. Every query
+// takes a cut-off time and counts only entries strictly before it, so transactions sharing a
+// timestamp never see each other even when they are already in the history (batch and single
+// scoring then agree exactly).
+//
+// Transactions mostly come in time order, and that path is only appends. Processes sharing one
+// organization's history apply its transactions in the order the database committed them, which can
+// be a little out of time order, so a transaction older than the newest (a late arrival) is placed
+// where time order puts it (after those at the same time) and every structure it touches is brought
+// to what adding in time order would have made: afterwards every query answers exactly as if the
+// transactions had come in time order, with ties in the order they came. That takes the kept
+// records (`withRecords`, as the live service's histories have): the series keep running sums, not
+// amounts, and summing again from the late one's place on needs the amounts after it. A history
+// without records (training, batch jobs: built from time-ordered data, where a row out of order is a
+// mistake) refuses a late arrival. A transaction older than what a series has already dropped past
+// its horizon (WINDOW_HORIZON_MS) cannot be placed either: `add` throws a HorizonError and the caller
+// loads the history afresh.
 //
 // Labels are learned late: a transaction's label is usable only from the time it became known. For a
 // labelled dataset (training, a backtest, an import) that is `time + labelDelay` (default seven
@@ -72,15 +85,31 @@ export function channelOf(tx: Pick<HistoryTransaction, 'payment_type' | 'locatio
 
 /** The longest look-back of any windowed feature (30 days) plus a day's margin. A series drops
  *  entries older than this before the newest transaction: no query can reach them, since queries
- *  come at or after the newest transaction (the history is built in time order and scored at its
- *  newest), and all-time counts and sums survive in the series' running totals. A query further
- *  back throws instead of answering wrongly. */
+ *  come at or after the newest transaction (a history is scored at its newest), and all-time counts
+ *  and sums survive in the series' running totals. A query further back throws instead of answering
+ *  wrongly, and so does adding a transaction at or before an entry already dropped (HorizonError):
+ *  its place among the dropped entries is gone. */
 export const WINDOW_HORIZON_MS = 31 * 86_400_000;
+
+/** A transaction too old to place: at or before entries a series has dropped past the horizon.
+ *  The history is unchanged; loading it afresh (in time order) places the transaction. */
+export class HorizonError extends Error {
+  constructor(time: number, newest: number) {
+    const at = (t: number) => (Number.isFinite(t) ? new Date(t).toISOString() : String(t));
+    super(
+      `transaction at ${at(time)} is older than the history's ${WINDOW_HORIZON_MS / 86_400_000}-day horizon` +
+        `${Number.isFinite(newest) ? ` (newest transaction ${at(newest)})` : ''}: it cannot be placed; load the history afresh`,
+    );
+    this.name = 'HorizonError';
+  }
+}
 
 /** Time-ordered times and amounts of one entity, with prefix sums for window sums (and, for the
  *  series whose spread is asked for, prefix sums of squares: only customers' are). Entries older
  *  than the horizon are dropped from the front (see WINDOW_HORIZON_MS): `dropped` of them, the
- *  last at `lastDropped`; the prefix sums stay cumulative from the series' first entry. */
+ *  last at `lastDropped`; the prefix sums stay cumulative from the series' first entry. Amounts are
+ *  not kept (only the sums), so a late entry's caller hands over those of the entries after it
+ *  (`insert`: the history has them in its records). */
 export class Series {
   private times: number[] = [];
   private prefix: number[] = [0];
@@ -92,7 +121,8 @@ export class Series {
     this.prefixSquares = withSquares ? [0] : undefined;
   }
 
-  /** Appends an entry; entries older than `keepFrom` may then be dropped. */
+  /** Appends an entry (an older one goes through `insert`); entries older than `keepFrom` may then
+   *  be dropped. */
   add(time: number, amount: number, keepFrom = -Infinity): void {
     const times = this.times;
     const last = times.length ? times[times.length - 1]! : this.lastDropped;
@@ -103,6 +133,42 @@ export class Series {
     if (squares) squares.push(squares[squares.length - 1]! + amount * amount);
     // Compact once at least half the entries are past the horizon (amortised O(1) per entry).
     if (times.length >= 64 && times[times.length >> 1]! < keepFrom) this.dropBefore(keepFrom);
+  }
+
+  /** Whether an entry at `time` can still be placed: not at or before an entry already dropped
+   *  (appending after the last dropped one when nothing is held is fine). */
+  accepts(time: number): boolean {
+    return time > this.lastDropped || (this.times.length === 0 && time === this.lastDropped);
+  }
+
+  /**
+   * Adds an entry at any time it `accepts` (else throws a HorizonError, `newest` naming the
+   * history's newest time), after the entries at or before `time`. `after`: the amounts of the
+   * entries later than `time`, in order, so that the running sums from there on are summed again in
+   * time order: the very values adding in time order gives (adding the amount to each later sum
+   * instead could differ in the last bits). Costs O(entries later than `time`); `keepFrom` should
+   * come from the newest time, not this entry's.
+   */
+  insert(time: number, amount: number, keepFrom: number, after: readonly number[], newest = keepFrom + WINDOW_HORIZON_MS): void {
+    if (!this.accepts(time)) throw new HorizonError(time, newest);
+    const times = this.times;
+    let i = times.length;
+    while (i > 0 && times[i - 1]! > time) i--;
+    const n = times.length + 1;
+    if (after.length !== n - 1 - i) throw new Error(`insert needs the amounts of the ${n - 1 - i} entries after the new one, got ${after.length}`);
+    times.splice(i, 0, time);
+    const prefix = this.prefix;
+    const squares = this.prefixSquares;
+    // prefix[j] is the total of the first j held entries (plus the dropped ones): the new entry's
+    // total goes at i + 1, and every one after it changes.
+    prefix.splice(i + 1, 0, prefix[i]! + amount);
+    squares?.splice(i + 1, 0, squares[i]! + amount * amount);
+    for (let j = i + 1; j < n; j++) {
+      const a = after[j - i - 1]!;
+      prefix[j + 1] = prefix[j]! + a;
+      if (squares) squares[j + 1] = squares[j]! + a * a;
+    }
+    if (n >= 64 && times[n >> 1]! < keepFrom) this.dropBefore(keepFrom);
   }
 
   private dropBefore(keepFrom: number): void {
@@ -230,11 +296,24 @@ class Usage {
   readonly channels = new Map<string, number>();
   readonly locations = new Map<string, number>();
 
+  /** Notes a transaction no older than any noted before (the first use stays). */
   note(tx: HistoryTransaction, channel: string): void {
     if (!this.merchants.has(tx.merchant_id)) this.merchants.set(tx.merchant_id, tx.time);
     if (!this.channels.has(channel)) this.channels.set(channel, tx.time);
     if (!this.locations.has(tx.location)) this.locations.set(tx.location, tx.time);
   }
+
+  /** Notes a late transaction: it may be an earlier first use. */
+  noteLate(tx: HistoryTransaction, channel: string): void {
+    keepEarliest(this.merchants, tx.merchant_id, tx.time);
+    keepEarliest(this.channels, channel, tx.time);
+    keepEarliest(this.locations, tx.location, tx.time);
+  }
+}
+
+function keepEarliest(map: Map<string, number>, key: string, time: number): void {
+  const first = map.get(key);
+  if (first === undefined || time < first) map.set(key, time);
 }
 
 /** Whether `key` was first used strictly before `time`. */
@@ -337,8 +416,9 @@ export class History {
   readonly graph = new UndirectedGraph<{ fraudKnownAt?: number }, { first: number }>();
   private latest = -Infinity;
   size = 0;
-  /** Optional record keeping for evidence: every transaction, and per entity the indices of its
-   *  transactions in time order (see `keepRecords`). */
+  /** Optional record keeping for evidence: every transaction in the order added (time order,
+   *  except late arrivals), and per entity the indices of its transactions in time order (ties in
+   *  the order added; see `keepRecords`). */
   private records = new RecordStore();
   private readonly recordIndex = { customer: new Map<string, number[]>(), merchant: new Map<string, number[]>(), channel: new Map<string, number[]>() };
   private keepRecords = false;
@@ -363,10 +443,13 @@ export class History {
 
   constructor(readonly labelDelay = DEFAULT_LABEL_DELAY_MS) {}
 
-  /** Adds a transaction (in time order); returns its index among the kept records, or -1 when
-   *  records are not kept. */
+  /** Adds a transaction; returns its index among the kept records (the order added), or -1 when
+   *  records are not kept. One older than the newest (a late arrival) is placed as if it had come
+   *  in time order when every transaction is kept (`withRecords` before the first add; see
+   *  `addLate`), and refused otherwise; one older than a series' horizon throws a HorizonError.
+   *  A refused transaction leaves the history unchanged. */
   add(tx: HistoryTransaction): number {
-    if (tx.time < this.latest) throw new Error('history must be added in time order');
+    if (tx.time < this.latest) return this.addLate(tx);
     this.latest = tx.time;
     const channel = channelOf(tx);
     const keepFrom = tx.time - WINDOW_HORIZON_MS;
@@ -396,6 +479,84 @@ export class History {
     }
     if (tx.label === 1) this.refreshCompromised(tx.customer_id);
     return this.addRecord(tx, channel, known);
+  }
+
+  /**
+   * `add` for a transaction older than the newest. Each structure takes it where time order puts
+   * it: the series and the per-entity record lists after the entries at or before its time (the
+   * records give the series the amounts after it, so its running sums come out as in time order),
+   * the customer's first uses and the pair's first payment (the graph edge's `first`, the
+   * merchant's customer and compromised-neighbour times) if it is earlier. Labels are filed by
+   * when they became known, which is order-free already. Costs O(entries later than it) in each
+   * structure, plus what an in-order fraud costs (refreshCompromised walks the customer's edges).
+   */
+  private addLate(tx: HistoryTransaction): number {
+    const t = tx.time;
+    // Refused before anything changes, so a caller can keep the history or load it afresh.
+    if (!this.keepRecords || this.records.length !== this.size) {
+      throw new Error('history must be added in time order: a late transaction is placed only by a history that keeps every transaction (withRecords() before the first add)');
+    }
+    const channel = channelOf(tx);
+    const placeable = (s: Series | undefined) => s === undefined || s.accepts(t);
+    if (!placeable(this.customers.get(tx.customer_id)) || !placeable(this.merchants.get(tx.merchant_id)) || !placeable(this.channels.get(channel))) {
+      throw new HorizonError(t, this.latest);
+    }
+    const labelled = tx.label === 0 || tx.label === 1;
+    const known = labelled ? (tx.labelKnownAt ?? t + this.labelDelay) : Number.NaN;
+    const k = this.records.push(tx, known);
+    this.size++;
+    const keepFrom = this.latest - WINDOW_HORIZON_MS;
+    this.placeLate(series(this.customers, tx.customer_id, true), 'customer', tx.customer_id, tx, k, keepFrom);
+    this.placeLate(series(this.merchants, tx.merchant_id), 'merchant', tx.merchant_id, tx, k, keepFrom);
+    this.placeLate(series(this.channels, channel), 'channel', channel, tx, k, keepFrom);
+    if (labelled) this.fileLabel(tx.customer_id, tx.merchant_id, channel, tx.label!, known);
+
+    let u = this.usage.get(tx.customer_id);
+    if (!u) this.usage.set(tx.customer_id, (u = new Usage()));
+    const first = u.merchants.get(tx.merchant_id);
+    u.noteLate(tx, channel);
+    if (first !== undefined && first <= t && tx.label !== 1) return k;
+
+    const c = customerNode(tx.customer_id);
+    const m = merchantNode(tx.merchant_id);
+    this.graph.mergeNode(c);
+    this.graph.mergeNode(m);
+    // The customer's compromised time as the graph has it (a fraud of this transaction's joins
+    // in refreshCompromised, below).
+    const fraudKnown = this.graph.getNodeAttribute(c, 'fraudKnownAt');
+    if (first === undefined) {
+      this.graph.addEdge(c, m, { first: t });
+      insertSorted(this.merchantCustomerTimes, tx.merchant_id, t);
+      if (fraudKnown !== undefined) insertSorted(this.merchantCompromisedTimes, tx.merchant_id, Math.max(t, fraudKnown));
+    } else if (t < first) {
+      // An earlier first payment of a known pair.
+      this.graph.setEdgeAttribute(this.graph.edge(c, m)!, 'first', t);
+      removeSorted(this.merchantCustomerTimes, tx.merchant_id, first);
+      insertSorted(this.merchantCustomerTimes, tx.merchant_id, t);
+      if (fraudKnown !== undefined) {
+        removeSorted(this.merchantCompromisedTimes, tx.merchant_id, Math.max(first, fraudKnown));
+        insertSorted(this.merchantCompromisedTimes, tx.merchant_id, Math.max(t, fraudKnown));
+      }
+    }
+    if (tx.label === 1) this.refreshCompromised(tx.customer_id);
+    return k;
+  }
+
+  /** Puts late transaction `k` into an entity's record list and series, both after the entries at
+   *  or before its time; the list's records give the series the amounts after it. */
+  private placeLate(s: Series, role: 'customer' | 'merchant' | 'channel', key: string, tx: HistoryTransaction, k: number, keepFrom: number): void {
+    const index = this.recordIndex[role];
+    const records = this.records;
+    const after: number[] = [];
+    const list = index.get(key);
+    if (!list) index.set(key, [k]);
+    else {
+      let i = list.length;
+      while (i > 0 && records.time(list[i - 1]!) > tx.time) i--;
+      for (let j = i; j < list.length; j++) after.push(records.amount(list[j]!));
+      list.splice(i, 0, k);
+    }
+    s.insert(tx.time, tx.amount, keepFrom, after, this.latest);
   }
 
   /** Files a label under the time it became known. */
@@ -494,7 +655,8 @@ export class History {
     return this.recentIndices(role, key, before, n).map((k) => this.records.at(k)!);
   }
 
-  /** Every transaction kept by `withRecords()`, in the order added (time order). */
+  /** Every transaction kept by `withRecords()`, in the order added (time order, except late
+   *  arrivals). */
   get transactions(): RecordStore {
     return this.records;
   }
