@@ -22,6 +22,17 @@ import { memoryMb, root, startServer, waitFor } from './server-process.ts';
 import { tempDir } from '../test/temp.ts';
 import { IdentityProvider, makeKey, signWith } from '../test/auth/idp.ts';
 
+// `--processes 2`: the PostgreSQL set-ups (one process and two, commit and write-behind, the
+// replication lag) instead; see http-processes.ts.
+const processesAt = process.argv.indexOf('--processes');
+if (processesAt >= 0) {
+  if (process.argv[processesAt + 1] !== '2') {
+    process.stderr.write('--processes takes 2 (one process against two, on PostgreSQL)\n');
+    process.exit(2);
+  }
+  await import('./http-processes.ts');
+}
+
 const DURATION = quick ? 5 : 20;
 const CONNECTIONS = 8;
 

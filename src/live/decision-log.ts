@@ -1,8 +1,8 @@
 // The decision log's writer: every transaction an organization scores is stored with the decision
 // it was answered and the exact response body. Writes are grouped: everything queued while the
-// previous write was in flight goes to the database as one database transaction (one insert per
-// organization, one commit), so the cost of a commit is shared by all the requests of those few
-// milliseconds.
+// previous write was in flight goes to the database as one statement (one round trip and one
+// commit for every organization's rows), so the cost of a commit is shared by all the requests of
+// those few milliseconds.
 //
 // Two durabilities (DURABILITY):
 // - `commit` (the default): `commit()` resolves once the row is committed and this process's live
@@ -19,7 +19,8 @@
 // outcome) flushes first, so a caller always reads what it was answered.
 
 import type { Db } from '../storage/db.ts';
-import { organizationData, type NewTransaction } from '../storage/live-store.ts';
+import type { FeedTransaction } from '../storage/live-feed.ts';
+import { recordGroup, type NewTransaction } from '../storage/live-store.ts';
 
 export type Durability = 'commit' | 'write_behind';
 
@@ -45,8 +46,9 @@ export class DecisionLog {
   constructor(
     private readonly db: Db,
     readonly durability: Durability,
-    /** Runs after each commit, before commit() callers resume: the live tail applies the rows. */
-    private readonly afterCommit: () => Promise<void>,
+    /** Runs after each commit with the rows stored, in feed order, before commit() callers resume:
+     *  the live tail applies them. */
+    private readonly afterCommit: (stored: FeedTransaction[]) => Promise<void>,
     private readonly onError: (e: unknown) => void = () => {},
   ) {}
 
@@ -106,19 +108,9 @@ export class DecisionLog {
   }
 
   private async write(batch: Pending[]): Promise<void> {
-    const byOrganization = new Map<string, NewTransaction[]>();
-    for (const p of batch) {
-      const rows = byOrganization.get(p.organizationId);
-      if (rows) rows.push(p.row);
-      else byOrganization.set(p.organizationId, [p.row]);
-    }
     let stored: Map<string, Map<string, number>>;
     try {
-      stored = await this.db.transaction(async (tx) => {
-        const out = new Map<string, Map<string, number>>();
-        for (const [organizationId, rows] of byOrganization) out.set(organizationId, await organizationData(this.db, organizationId).insert(rows, tx));
-        return out;
-      });
+      stored = await recordGroup(this.db, batch);
     } catch (e) {
       this.onError(e);
       const retry = batch.filter((p) => !p.settle);
@@ -134,10 +126,14 @@ export class DecisionLog {
       }
       return;
     }
-    const settled = batch.filter((p) => p.settle);
-    if (settled.length) {
+    if (batch.some((p) => p.settle)) {
+      const feed: FeedTransaction[] = [];
+      for (const p of batch) {
+        const seq = stored.get(p.organizationId)!.get(p.row.transaction_id);
+        if (seq !== undefined) feed.push(feedTransaction(p.organizationId, p.row, seq));
+      }
       try {
-        await this.afterCommit();
+        await this.afterCommit(feed.sort((a, b) => a.seq - b.seq));
       } catch (e) {
         // Stored: the tail will apply it with its next read.
         this.onError(e);
@@ -148,6 +144,24 @@ export class DecisionLog {
       p.settle?.resolve(stored.get(p.organizationId)!.has(p.row.transaction_id));
     }
   }
+}
+
+function feedTransaction(organizationId: string, r: NewTransaction, seq: number): FeedTransaction {
+  return {
+    kind: 'transaction',
+    seq,
+    organization_id: organizationId,
+    transaction_id: r.transaction_id,
+    time: r.time,
+    amount: r.amount,
+    customer_id: r.customer_id,
+    merchant_id: r.merchant_id,
+    location: r.location,
+    payment_type: r.payment_type,
+    source: r.source,
+    label: r.label ?? null,
+    label_known_ms: r.label_known_ms ?? null,
+  };
 }
 
 function key(organizationId: string, transactionId: string): string {

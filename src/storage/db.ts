@@ -34,11 +34,11 @@ export interface Db extends Queryable {
   /** Cheap liveness check for /api/health: resolves true/false, never throws. */
   ping(): Promise<boolean>;
   /**
-   * Calls `onNotify` for each NOTIFY on `channel`, and `onListening` whenever listening (re)starts:
+   * Calls `onNotify` with the payload of each NOTIFY on `channel`, and `onListening` whenever listening (re)starts:
    * after a dropped connection is re-established, notifications sent meanwhile were lost, so a
    * caller catches up there. Resolves to a function that stops listening.
    */
-  listen(channel: string, onNotify: () => void, onListening: () => void): Promise<() => Promise<void>>;
+  listen(channel: string, onNotify: (payload: string) => void, onListening: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 

@@ -13,23 +13,29 @@
 // batch of outcomes, a chunk of an import), which is what bounds the feed's write rate.
 //
 // `lockFeed` also queues a NOTIFY on FEED_CHANNEL, which PostgreSQL delivers to every listener when
-// (and only if) the transaction commits: it wakes the other processes' tails at once.
+// (and only if) the transaction commits: it wakes the other processes' tails at once. Its payload is
+// this process's FEED_SENDER, so a tail can leave its own process's commits to the code that made
+// them (which hands them over directly).
 //
 // This is the one reader of live data that spans organizations: it is replication, not a surface.
 // Each change carries its organization, and the tail hands it to that organization's history only.
 
+import { randomBytes } from 'node:crypto';
 import type { Db, Queryable } from './db.ts';
 
 export const FEED_CHANNEL = 'live_feed';
 
+/** This process, as its notifications name it. */
+export const FEED_SENDER = randomBytes(9).toString('base64url');
+
 /** An arbitrary constant shared by every process of this service: the feed writers' lock key. */
-const FEED_LOCK_KEY = 7_340_215_008;
+export const FEED_LOCK_KEY = 7_340_215_008;
 
 /** Takes the feed writers' lock for the rest of the database transaction `tx` (call it before
  *  drawing a position: before inserting transactions or outcome changes), and queues the NOTIFY
  *  that wakes the tails when it commits. */
 export async function lockFeed(tx: Queryable): Promise<void> {
-  await tx.query(`SELECT pg_advisory_xact_lock($1::bigint), pg_notify('${FEED_CHANNEL}', '')`, [FEED_LOCK_KEY]);
+  await tx.query(`SELECT pg_advisory_xact_lock($1::bigint), pg_notify('${FEED_CHANNEL}', $2)`, [FEED_LOCK_KEY, FEED_SENDER]);
 }
 
 /** A transaction recorded in an organization's history. */
@@ -90,15 +96,18 @@ export async function feedHead(db: Queryable): Promise<number> {
  * snapshot); `through` is the position up to which the caller has now seen every change.
  */
 export async function readFeed(db: Db, after: number, limit: number): Promise<{ changes: FeedChange[]; through: number }> {
+  // Both halves walk an index by seq from `after` and stop at `limit`; the transaction id of an
+  // outcome change is looked up by primary key. (A join or a large limit lets the planner choose a
+  // scan of the whole table while its statistics are young.)
   const rows = await db.query<FeedRow>(
     `SELECT * FROM (
        (SELECT seq, false AS outcome, organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source,
                label, label_known_ms AS known_ms
         FROM transactions WHERE seq > $1 ORDER BY seq LIMIT $2)
        UNION ALL
-       (SELECT c.seq, true, c.organization_id, t.transaction_id, NULL::float8, NULL::float8, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text,
-               c.to_label, c.reported_at_ms
-        FROM outcome_changes c JOIN transactions t ON t.seq = c.transaction_seq WHERE c.seq > $1 ORDER BY c.seq LIMIT $2)
+       (SELECT c.seq, true, c.organization_id, (SELECT t.transaction_id FROM transactions t WHERE t.seq = c.transaction_seq),
+               NULL::float8, NULL::float8, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text, c.to_label, c.reported_at_ms
+        FROM outcome_changes c WHERE c.seq > $1 ORDER BY c.seq LIMIT $2)
      ) AS feed ORDER BY seq LIMIT $2`,
     [after, limit],
   );

@@ -15,7 +15,7 @@ import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { HistoryTransaction } from '../engine/history.ts';
 import type { Db, Queryable } from './db.ts';
 import { StorageError } from './errors.ts';
-import { lockFeed } from './live-feed.ts';
+import { FEED_CHANNEL, FEED_LOCK_KEY, FEED_SENDER, lockFeed } from './live-feed.ts';
 
 /** What every stored transaction has, as the engine's history names it. Times are epoch ms. */
 type TransactionFields = Required<Pick<HistoryTransaction, 'time' | 'amount' | 'customer_id' | 'merchant_id' | 'location' | 'payment_type'>> & { transaction_id: string };
@@ -120,6 +120,83 @@ const CHUNK_ROWS = 2_500;
 /** Rows per page when loading a history (one JSON value of ≈ 0.6 MB). */
 const LOAD_PAGE_ROWS = 5_000;
 
+/** Inserts rows given as whole columns (UNNEST), each with its organization; an id the
+ *  organization already has is skipped. The response arrives as base64 text: both drivers send a
+ *  text array the same way (postgres.js sends an array of byte buffers as one bytea). */
+const INSERT_ROWS = `INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source, import_job_id,
+                                   risk_score, risk_band, decision, mode, response, label, label_known_ms, outcome_source, outcome_reported_by)
+  SELECT u.o, u.id, u.t, u.a, u.c, u.m, u.l, u.p, u.s, u.j, u.rs, u.rb, u.d, u.mo, decode(u.re, 'base64'), u.lb, u.lk, u.os, u.ob
+  FROM unnest($1::text[], $2::text[], $3::float8[], $4::float8[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
+              $11::float8[], $12::text[], $13::text[], $14::text[], $15::text[], $16::int2[], $17::float8[], $18::text[], $19::text[])
+       AS u(o, id, t, a, c, m, l, p, s, j, rs, rb, d, mo, re, lb, lk, os, ob)
+  ON CONFLICT (organization_id, transaction_id) DO NOTHING
+  RETURNING organization_id, transaction_id, seq`;
+
+function insertParams(organizations: readonly string[], chunk: readonly NewTransaction[]): unknown[] {
+  return [
+    organizations,
+    chunk.map((r) => r.transaction_id),
+    chunk.map((r) => r.time),
+    chunk.map((r) => r.amount),
+    chunk.map((r) => r.customer_id),
+    chunk.map((r) => r.merchant_id),
+    chunk.map((r) => r.location),
+    chunk.map((r) => r.payment_type),
+    chunk.map((r) => r.source),
+    chunk.map((r) => r.import_job_id ?? null),
+    chunk.map((r) => r.decision?.risk_score ?? null),
+    chunk.map((r) => r.decision?.risk_band ?? null),
+    chunk.map((r) => r.decision?.decision ?? null),
+    chunk.map((r) => r.decision?.mode ?? null),
+    chunk.map((r) => (r.response ? deflateRawSync(r.response, { level: 1 }).toString('base64') : null)),
+    chunk.map((r) => r.label ?? null),
+    chunk.map((r) => (r.label === 0 || r.label === 1 ? r.label_known_ms! : null)),
+    chunk.map((r) => r.outcome_source ?? null),
+    chunk.map((r) => r.outcome_reported_by ?? null),
+  ];
+}
+
+function checkFinite(rows: readonly NewTransaction[]): void {
+  for (const r of rows) {
+    if (!Number.isFinite(r.time) || !Number.isFinite(r.amount)) {
+      throw new StorageError('query_failed', `transaction ${r.transaction_id} has a time or amount that is not a finite number`);
+    }
+  }
+}
+
+/** Scored transactions of several organizations, each as its key's organization decided. */
+export interface GroupRow {
+  organizationId: string;
+  row: NewTransaction;
+}
+
+/**
+ * The decision log's group commit: stores the scored transactions of several organizations with
+ * one statement per chunk, each its own database transaction (one round trip, commit included),
+ * taking the feed lock first (in a CTE every inserted row depends on, so no position is drawn
+ * before it). Returns, per organization, the ids stored with their feed positions; an id the
+ * organization already had is left out. A write only: every row carries the organization its API
+ * key belongs to, and nothing is read back but what was inserted.
+ */
+export async function recordGroup(db: Db, group: readonly GroupRow[]): Promise<Map<string, Map<string, number>>> {
+  const stored = new Map<string, Map<string, number>>();
+  for (const g of group) if (!stored.has(g.organizationId)) stored.set(g.organizationId, new Map());
+  const rows = group.map((g) => g.row);
+  checkFinite(rows);
+  for (let start = 0; start < group.length; start += CHUNK_ROWS) {
+    const chunk = group.slice(start, start + CHUNK_ROWS);
+    const params = insertParams(chunk.map((g) => g.organizationId), chunk.map((g) => g.row));
+    params.push(FEED_LOCK_KEY, FEED_SENDER);
+    const inserted = await db.query<{ organization_id: string; transaction_id: string; seq: number }>(
+      `WITH feed_lock AS MATERIALIZED (SELECT pg_advisory_xact_lock($20::bigint) AS locked, pg_notify('${FEED_CHANNEL}', $21))
+       ${INSERT_ROWS.replace('FROM unnest(', 'FROM feed_lock, unnest(')}`,
+      params,
+    );
+    for (const r of inserted) stored.get(r.organization_id)!.set(r.transaction_id, r.seq);
+  }
+  return stored;
+}
+
 const ROW_COLUMNS = 'seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source, response, label, label_known_ms, outcome_source, outcome_reported_by';
 
 /** A row as the database sends it: the response still deflated. */
@@ -149,49 +226,12 @@ export class OrganizationData {
   async insert(rows: readonly NewTransaction[], into: Queryable | undefined = undefined): Promise<Map<string, number>> {
     const stored = new Map<string, number>();
     if (rows.length === 0) return stored;
-    for (const r of rows) {
-      if (!Number.isFinite(r.time) || !Number.isFinite(r.amount)) {
-        throw new StorageError('query_failed', `transaction ${r.transaction_id} has a time or amount that is not a finite number`);
-      }
-    }
+    checkFinite(rows);
     const write = async (tx: Queryable) => {
       await lockFeed(tx);
       for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
         const chunk = rows.slice(start, start + CHUNK_ROWS);
-        const inserted = await tx.query<{ transaction_id: string; seq: number }>(
-          `INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source, import_job_id,
-                                     risk_score, risk_band, decision, mode, response, label, label_known_ms, outcome_source, outcome_reported_by)
-           SELECT $1, u.id, u.t, u.a, u.c, u.m, u.l, u.p, u.s, u.j, u.rs, u.rb, u.d, u.mo, decode(u.re, 'base64'), u.lb, u.lk, u.os, u.ob
-           FROM unnest($2::text[], $3::float8[], $4::float8[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
-                       $11::float8[], $12::text[], $13::text[], $14::text[], $15::text[], $16::int2[], $17::float8[], $18::text[], $19::text[])
-                AS u(id, t, a, c, m, l, p, s, j, rs, rb, d, mo, re, lb, lk, os, ob)
-           ON CONFLICT (organization_id, transaction_id) DO NOTHING
-           RETURNING transaction_id, seq`,
-          [
-            this.organizationId,
-            chunk.map((r) => r.transaction_id),
-            chunk.map((r) => r.time),
-            chunk.map((r) => r.amount),
-            chunk.map((r) => r.customer_id),
-            chunk.map((r) => r.merchant_id),
-            chunk.map((r) => r.location),
-            chunk.map((r) => r.payment_type),
-            chunk.map((r) => r.source),
-            chunk.map((r) => r.import_job_id ?? null),
-            chunk.map((r) => r.decision?.risk_score ?? null),
-            chunk.map((r) => r.decision?.risk_band ?? null),
-            chunk.map((r) => r.decision?.decision ?? null),
-            chunk.map((r) => r.decision?.mode ?? null),
-            // As base64 text: both drivers send a text array the same way (postgres.js sends an
-            // array of byte buffers as one bytea).
-            chunk.map((r) => (r.response ? deflateRawSync(r.response, { level: 1 }).toString('base64') : null)),
-            chunk.map((r) => r.label ?? null),
-            chunk.map((r) => (r.label === 0 || r.label === 1 ? r.label_known_ms! : null)),
-            chunk.map((r) => r.outcome_source ?? null),
-            chunk.map((r) => r.outcome_reported_by ?? null),
-          ],
-        );
-        for (const row of inserted) stored.set(row.transaction_id, row.seq);
+        for (const row of await tx.query<{ transaction_id: string; seq: number }>(INSERT_ROWS, insertParams(chunk.map(() => this.organizationId), chunk))) stored.set(row.transaction_id, row.seq);
       }
     };
     if (into) await write(into);

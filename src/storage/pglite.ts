@@ -182,10 +182,10 @@ class PgliteDb implements Backend {
     return handle;
   }
 
-  async listen(channel: string, onNotify: () => void, onListening: () => void): Promise<() => Promise<void>> {
+  async listen(channel: string, onNotify: (payload: string) => void, onListening: () => void): Promise<() => Promise<void>> {
     this.#checkOpen('listen');
     try {
-      const unlisten = await this.#pg.listen(channel, () => onNotify());
+      const unlisten = await this.#pg.listen(channel, (payload) => onNotify(payload));
       onListening();
       return async () => {
         if (!this.#closed) await unlisten().catch(() => {});

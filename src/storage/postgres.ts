@@ -187,12 +187,12 @@ class PostgresDb implements Backend {
     }
   }
 
-  async listen(channel: string, onNotify: () => void, onListening: () => void): Promise<() => Promise<void>> {
+  async listen(channel: string, onNotify: (payload: string) => void, onListening: () => void): Promise<() => Promise<void>> {
     this.#checkOpen('listen');
     try {
       // postgres.js listens on a connection of its own, outside the pool, and listens again after
       // reconnecting (calling onListening each time).
-      const { unlisten } = await this.#sql.listen(channel, () => onNotify(), () => onListening());
+      const { unlisten } = await this.#sql.listen(channel, (payload) => onNotify(payload), () => onListening());
       return async () => {
         if (!this.#closed) await unlisten().catch(() => {});
       };

@@ -1,0 +1,212 @@
+// `npm run bench:http -- --processes 2 [--quick]` (needs DATABASE_URL: a PostgreSQL server on which
+// the benchmark may create and drop databases): scoring with an organization's API key, every
+// request a new recorded transaction, against PostgreSQL, in three set-ups in the same run, each
+// with a database of its own:
+//   1. one server process, DURABILITY=commit (the default: answered once committed);
+//   2. one server process, DURABILITY=write_behind (the baseline: answered at once);
+//   3. two server processes sharing one database (as two machines behind a load balancer would),
+//      commit, each loaded by half the connections.
+// Each load reports throughput and client p50/p99. Each process reports its CPU time per request
+// (user + system, from /proc): on this 2-core machine the client shares the cores with the servers,
+// so two processes cannot show two cores' throughput, and CPU per request times cores is what
+// scaling would be. During the two-process load a probe measures the replication lag: it scores a
+// transaction for a fresh customer on one process and then asks the other, request after request,
+// until its response's evidence shows that transaction; the lag is the time from the first
+// response to the answer that showed it (an upper bound: it includes that last request).
+// Prints a table, then one JSON object.
+
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+import postgres from 'postgres';
+import { quick } from './harness.ts';
+import { startServer } from './server-process.ts';
+import { IdentityProvider, makeKey, signWith } from '../test/auth/idp.ts';
+
+const DURATION = quick ? 4 : 20;
+const CONNECTIONS = 8;
+const adminUrl = process.env.DATABASE_URL;
+if (!adminUrl) {
+  process.stderr.write('bench:http --processes 2 runs on PostgreSQL: set DATABASE_URL to a server where this role may CREATE DATABASE.\n');
+  process.exit(2);
+}
+
+function percentile(values: number[], p: number): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! : Number.NaN;
+}
+
+/** CPU seconds (user + system) a process has used. */
+const TICKS = 100;
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS;
+}
+
+// --- databases and servers ----------------------------------------------------------------------
+const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+const databases: string[] = [];
+async function database(): Promise<string> {
+  const name = `bench_${randomBytes(4).toString('hex')}`;
+  await admin.unsafe(`CREATE DATABASE ${name}`);
+  databases.push(name);
+  const u = new URL(adminUrl!);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+const idp = await new IdentityProvider().start();
+const signingKey = await makeKey('ES256', 'bench');
+idp.published = [signingKey];
+const auth = { SCORE_RATE_PER_MINUTE: '100000000', AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 'b'.repeat(48) };
+process.stderr.write('starting four server processes on PostgreSQL…\n');
+const [commitDb, writeBehindDb, sharedDb] = [await database(), await database(), await database()];
+// The first of the pair applies the migrations before the second starts.
+const [single, writeBehind, pairA] = await Promise.all([
+  startServer({ ...auth, DATABASE_URL: commitDb, DURABILITY: 'commit' }),
+  startServer({ ...auth, DATABASE_URL: writeBehindDb, DURABILITY: 'write_behind' }),
+  startServer({ ...auth, DATABASE_URL: sharedDb, DURABILITY: 'commit' }),
+]);
+const pairB = await startServer({ ...auth, DATABASE_URL: sharedDb, DURABILITY: 'commit' });
+const servers = [single, writeBehind, pairA, pairB];
+
+/** An organization and its key, made through the API as a customer makes them. */
+async function organizationKey(base: string): Promise<string> {
+  const session = await fetch(`${base}/api/auth/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ access_token: await signWith(signingKey, idp.issuer, { sub: 'bench-user' }) }) });
+  const cookies = Object.fromEntries(session.headers.getSetCookie().map((c) => c.split(';')[0]!.split('=') as [string, string]));
+  const member = { cookie: `service_session=${cookies.service_session}; service_csrf=${cookies.service_csrf}`, 'x-csrf-token': cookies.service_csrf!, 'content-type': 'application/json' };
+  const org = (await (await fetch(`${base}/api/organizations`, { method: 'POST', headers: member, body: JSON.stringify({ name: 'bench' }) })).json()) as { id: string };
+  return ((await (await fetch(`${base}/api/organizations/${org.id}/api-keys`, { method: 'POST', headers: member, body: JSON.stringify({ name: 'bench' }) })).json()) as { secret: string }).secret;
+}
+const singleKey = await organizationKey(single.url);
+const writeBehindKey = await organizationKey(writeBehind.url);
+const sharedKey = await organizationKey(pairA.url);
+
+// --- requests -------------------------------------------------------------------------------------
+const customers = Array.from({ length: 2000 }, (_, i) => `C${String(i + 1).padStart(6, '0')}`);
+const merchants = Array.from({ length: 400 }, (_, i) => `M${String(i + 1).padStart(5, '0')}`);
+const cities = ['Lisbon', 'Porto', 'Madrid', 'Paris', 'Berlin', 'Rome'];
+const types = ['card_present', 'card_not_present', 'wallet', 'bank_transfer'];
+let k = 0;
+const newTransaction = () => {
+  k++;
+  return JSON.stringify({
+    transaction_id: `bench-${k}`,
+    amount: Math.round((5 + ((k * 7919) % 400)) * 100) / 100,
+    customer_id: customers[(k * 31) % customers.length],
+    merchant_id: merchants[(k * 17) % merchants.length],
+    location: cities[k % cities.length],
+    payment_type: types[k % types.length],
+    explain: true,
+  });
+};
+
+interface Load {
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  non2xx: number;
+}
+
+function load(base: string, key: string, connections: number, duration: number): Promise<Load> {
+  return autocannon({
+    url: `${base}/api/v1/risk/score`,
+    method: 'POST',
+    connections,
+    duration,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    requests: [{ setupRequest: (req) => ({ ...req, body: newTransaction() }) }],
+  }).then((r) => ({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, non2xx: r.non2xx + r.errors }));
+}
+
+/** A load on some processes at once, with each process's CPU time per request answered. */
+async function measured(title: string, targets: { server: (typeof servers)[number]; key: string }[]): Promise<{ total: Load & { cpu_ms_per_request: number }; each: (Load & { cpu_ms_per_request: number })[] }> {
+  for (const t of targets) await load(t.server.url, t.key, 2, 2);
+  const before = targets.map((t) => cpuSeconds(t.server.child.pid!));
+  const results = await Promise.all(targets.map((t) => load(t.server.url, t.key, CONNECTIONS / targets.length, DURATION)));
+  const each = results.map((r, i) => ({ ...r, cpu_ms_per_request: ((cpuSeconds(targets[i]!.server.child.pid!) - before[i]!) * 1000) / Math.max(1, r.requests) }));
+  const requests = each.reduce((s, r) => s + r.requests, 0);
+  const total = {
+    rps: each.reduce((s, r) => s + r.rps, 0),
+    p50: Math.max(...each.map((r) => r.p50)),
+    p99: Math.max(...each.map((r) => r.p99)),
+    requests,
+    non2xx: each.reduce((s, r) => s + r.non2xx, 0),
+    cpu_ms_per_request: each.reduce((s, r) => s + r.cpu_ms_per_request * r.requests, 0) / Math.max(1, requests),
+  };
+  process.stderr.write(`${title}: ${Math.round(total.rps)} req/s, p50 ${total.p50} ms, p99 ${total.p99} ms, CPU ${each.map((r) => r.cpu_ms_per_request.toFixed(3)).join(' + ')} ms per request, errors/non-2xx ${total.non2xx}\n`);
+  return { total, each };
+}
+
+/** Scores on `from`, then asks `to` until its evidence shows the transaction: ms. */
+let probes = 0;
+async function lagOnce(from: string, to: string): Promise<number> {
+  const n = ++probes;
+  const customer = `lag-${n}`;
+  const send = (base: string, id: string, merchant: string) =>
+    fetch(`${base}/api/v1/risk/score`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${sharedKey}` }, body: JSON.stringify({ transaction_id: id, amount: 12.5, customer_id: customer, merchant_id: merchant }) });
+  await (await send(from, `lag-${n}`, 'lag-m')).text();
+  const answered = performance.now();
+  for (let attempt = 0; ; attempt++) {
+    const body = (await (await send(to, `lag-${n}-${attempt}`, `lag-m-${attempt}`)).json()) as { graph_evidence: Record<string, { transaction_id: string }[]> };
+    if (body.graph_evidence[customer]?.some((e) => e.transaction_id === `lag-${n}`)) return performance.now() - answered;
+    if (attempt > 5_000) throw new Error('the other process never saw the transaction');
+  }
+}
+
+const oneCommit = await measured('1 process, DURABILITY=commit', [{ server: single, key: singleKey }]);
+const oneWriteBehind = await measured('1 process, DURABILITY=write_behind', [{ server: writeBehind, key: writeBehindKey }]);
+let probing = true;
+const lags: number[] = [];
+const probe = (async () => {
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  for (let i = 0; probing; i++) {
+    lags.push(i % 2 ? await lagOnce(pairA.url, pairB.url) : await lagOnce(pairB.url, pairA.url));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+})();
+const two = await measured('2 processes, one database, DURABILITY=commit', [
+  { server: pairA, key: sharedKey },
+  { server: pairB, key: sharedKey },
+]);
+probing = false;
+await probe;
+
+for (const s of servers) s.child.kill('SIGTERM');
+await Promise.all(servers.map((s) => new Promise((resolve) => (s.child.exitCode !== null ? resolve(null) : s.child.once('exit', resolve)))));
+await idp.close();
+for (const name of databases) await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+await admin.end();
+
+const lagP50 = percentile(lags, 50);
+const lagP99 = percentile(lags, 99);
+const commitCost = oneCommit.total.rps / oneWriteBehind.total.rps;
+const scaling = two.total.rps / oneCommit.total.rps;
+const row = (name: string, l: Load & { cpu_ms_per_request: number }, cpu: string) => `| ${name} | ${Math.round(l.rps)} | ${l.p50} | ${l.p99} | ${cpu} |`;
+console.log('');
+console.log(`| API-key scoring on PostgreSQL (${CONNECTIONS} connections, ${DURATION} s, loopback) | req/s | p50 ms | p99 ms | server CPU ms per request |`);
+console.log('|---|---|---|---|---|');
+console.log(row('1 process, DURABILITY=write_behind', oneWriteBehind.total, oneWriteBehind.total.cpu_ms_per_request.toFixed(3)));
+console.log(row('1 process, DURABILITY=commit', oneCommit.total, oneCommit.total.cpu_ms_per_request.toFixed(3)));
+console.log(row('2 processes, one database, DURABILITY=commit', two.total, two.each.map((r) => r.cpu_ms_per_request.toFixed(3)).join(' / ')));
+console.log('');
+console.log(`commit / write_behind throughput: ${(commitCost * 100).toFixed(1)} % (goal ≥ 75 %)`);
+console.log(`2 processes / 1 process throughput: ${scaling.toFixed(2)}× (client and servers share 2 cores: see CPU per request)`);
+console.log(`replication lag under the two-process load, over ${lags.length} probes: p50 ${lagP50.toFixed(1)} ms, p99 ${lagP99.toFixed(1)} ms (goal p99 < 100 ms)`);
+console.log(
+  JSON.stringify({
+    benchmark: 'http_processes',
+    quick,
+    duration_s: DURATION,
+    connections: CONNECTIONS,
+    one_process_write_behind: oneWriteBehind.total,
+    one_process_commit: oneCommit.total,
+    two_processes_commit: { ...two.total, per_process: two.each },
+    ratio_commit_to_write_behind: Math.round(commitCost * 1000) / 1000,
+    ratio_two_to_one_process: Math.round(scaling * 1000) / 1000,
+    lag_ms: { p50: Math.round(lagP50 * 10) / 10, p99: Math.round(lagP99 * 10) / 10, probes: lags.length },
+    goals: { lag_p99_under_100ms: lagP99 < 100, commit_within_25_percent: commitCost >= 0.75 },
+  }),
+);
+process.exit(0);
