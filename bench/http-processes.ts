@@ -24,7 +24,7 @@ import { startServer } from './server-process.ts';
 import { IdentityProvider, makeKey, signWith } from '../test/auth/idp.ts';
 
 const DURATION = quick ? 4 : 20;
-const CONNECTIONS = 8;
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 8);
 const adminUrl = process.env.DATABASE_URL;
 if (!adminUrl) {
   process.stderr.write('bench:http --processes 2 runs on PostgreSQL: set DATABASE_URL to a server where this role may CREATE DATABASE.\n');
