@@ -1,5 +1,5 @@
 // Each organization's live history in this process: loaded from the database the first time the
-// organization is scored or reports an outcome, then kept in step with the database by the live
+// organization is scored, then kept in step with the database by the live
 // tail (src/live/tail.ts), which hands every change any process records (scored transactions,
 // imports, outcome changes) to the organization it belongs to, in feed order. Nothing here is shared
 // between organizations: a tenant holds one organization's transactions, the ids it has used (what
@@ -38,7 +38,7 @@ export class Tenant {
     this.context = { history: this.history, rings: new RingIndex([]) };
   }
 
-  /** Adds a transaction (in time order) to the history. */
+  /** Adds a transaction to the history (one older than its newest is placed by its time). */
   add(tx: HistoryTransaction & { transaction_id: string }): void {
     this.ids.set(tx.transaction_id, this.history.add(tx));
   }
@@ -97,6 +97,8 @@ export class Tenant {
       this.addStored(c);
       return true;
     } catch {
+      // Older than the history's horizon (HorizonError): only a fresh load can place it. Any other
+      // failure is treated alike, so one change can never stop the tail for every organization.
       return false;
     }
   }

@@ -1,14 +1,15 @@
 // The customer surface: `/api/v1/...` with `Authorization: Bearer <API key>`. Scoring reads and
 // records the key's organization's history (src/live/tenants.ts): features, entity history,
 // evidence and rings are that organization's only, and the transaction joins its history with the
-// decision that was answered (the decision log). A `transaction_id` is unique within the
-// organization: the same id with the same amount, customer and merchant is a retry, answered with
-// the stored response and `Idempotent-Replayed: true`, nothing recorded twice; with other values it
-// is 409 `duplicate_transaction`. The key is authenticated by src/auth/accounts.ts (a rotation or
-// revocation takes effect at once in this process, within a second in another), its use is counted,
-// and the rate limit is per key. A missing,
-// malformed, unknown, rotated-out or revoked key is 401 `invalid_api_key`; the key never appears in
-// a log line or an error.
+// decision that was answered (the decision log; by default the response waits for its commit). A
+// `transaction_id` is unique within the organization: the same id with the same amount, customer
+// and merchant is a retry, answered with the stored response and `Idempotent-Replayed: true`,
+// nothing recorded twice; with other values it is 409 `duplicate_transaction`. Across processes
+// the database's unique constraint decides, and the process that lost answers with the winner's
+// stored response. The key is authenticated by src/auth/accounts.ts (a rotation or revocation takes
+// effect at once in this process, within a second in another), its use is counted, and the rate
+// limit is per key. A missing, malformed, unknown, rotated-out or revoked key is 401
+// `invalid_api_key`; the key never appears in a log line or an error.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
