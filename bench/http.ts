@@ -9,7 +9,9 @@
 // explanations and vary over customers and merchants of the example history. A fourth load scores
 // with an organization's API key (`POST /api/v1/risk/score`), each request a new transaction that
 // is recorded in the organization's history and decision log; the organization and its key are
-// made through the API, signed in through a stand-in identity provider on loopback. Ends with the
+// made through the API, signed in through a stand-in identity provider on loopback; the same load
+// then runs on a second server started with DURABILITY=write_behind (the default, commit, answers
+// after the group commit), for p50/p99 and throughput of both. Ends with the
 // server's resident memory, what the organization's history added to it per 100,000 transactions,
 // and one JSON line.
 
@@ -46,15 +48,23 @@ process.stderr.write(`starting the service…\n`);
 const idp = await new IdentityProvider().start();
 const signingKey = await makeKey('ES256', 'bench');
 idp.published = [signingKey];
-const { child: server, url: base, startup } = await startServer({ SCORE_RATE_PER_MINUTE: '100000000', AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 'b'.repeat(48) });
+const serverEnv = { SCORE_RATE_PER_MINUTE: '100000000', AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 'b'.repeat(48) };
+// The service as configured by default (DURABILITY=commit), and beside it one that writes behind,
+// for the API-key load only.
+const [{ child: server, url: base, startup }, { child: writeBehindServer, url: writeBehindBase }] = await Promise.all([startServer(serverEnv), startServer({ ...serverEnv, DURABILITY: 'write_behind' })]);
 const rssAfterStart = memoryMb(server.pid!);
 
-// An organization and its API key, made as a customer makes them.
-const session = await fetch(`${base}/api/auth/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ access_token: await signWith(signingKey, idp.issuer, { sub: 'bench-user' }) }) });
-const cookies = Object.fromEntries(session.headers.getSetCookie().map((c) => c.split(';')[0]!.split('=') as [string, string]));
-const member = { cookie: `service_session=${cookies.service_session}; service_csrf=${cookies.service_csrf}`, 'x-csrf-token': cookies.service_csrf!, 'content-type': 'application/json' };
-const organization = (await (await fetch(`${base}/api/organizations`, { method: 'POST', headers: member, body: JSON.stringify({ name: 'bench' }) })).json()) as { id: string };
-const apiKey = ((await (await fetch(`${base}/api/organizations/${organization.id}/api-keys`, { method: 'POST', headers: member, body: JSON.stringify({ name: 'bench' }) })).json()) as { secret: string }).secret;
+/** A member's session and an organization with an API key, made as a customer makes them. */
+async function organizationKey(at: string) {
+  const session = await fetch(`${at}/api/auth/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ access_token: await signWith(signingKey, idp.issuer, { sub: 'bench-user' }) }) });
+  const cookies = Object.fromEntries(session.headers.getSetCookie().map((c) => c.split(';')[0]!.split('=') as [string, string]));
+  const member = { cookie: `service_session=${cookies.service_session}; service_csrf=${cookies.service_csrf}`, 'x-csrf-token': cookies.service_csrf!, 'content-type': 'application/json' };
+  const organization = (await (await fetch(`${at}/api/organizations`, { method: 'POST', headers: member, body: JSON.stringify({ name: 'bench' }) })).json()) as { id: string };
+  const secret = ((await (await fetch(`${at}/api/organizations/${organization.id}/api-keys`, { method: 'POST', headers: member, body: JSON.stringify({ name: 'bench' }) })).json()) as { secret: string }).secret;
+  return { member, secret };
+}
+const { member, secret: apiKey } = await organizationKey(base);
+const writeBehindKey = (await organizationKey(writeBehindBase)).secret;
 
 // --- requests ---------------------------------------------------------------------------------
 const customers = Array.from({ length: 2000 }, (_, i) => `C${String(i + 1).padStart(6, '0')}`);
@@ -134,6 +144,11 @@ const rssAfterKey = memoryMb(server.pid!);
 const stored = recorded - recordedBeforeKey;
 let mbPer100k = ((rssAfterKey - rssBeforeKey) / stored) * 100_000;
 let historyMemory = `${stored} transactions recorded during the key's load added ${rssAfterKey - rssBeforeKey} MB resident`;
+serverLatency = [];
+// The same load on the server that writes behind: what waiting for the commit costs.
+await autocannon({ url: `${writeBehindBase}/api/v1/risk/score`, method: 'POST', connections: 2, amount: 2000, headers: { 'content-type': 'application/json', authorization: `Bearer ${writeBehindKey}` }, requests: [{ setupRequest: (req) => ({ ...req, body: newTransaction() }) }] });
+const keyedWriteBehind = await load(`${writeBehindBase}/api/v1/risk/score`, 'the same with DURABILITY=write_behind (answered before the write)', true, { headers: { authorization: `Bearer ${writeBehindKey}` }, makeBody: newTransaction });
+writeBehindServer.kill('SIGTERM');
 // The full run measures a large history: a second organization imports the built-in example
 // (255,552 transactions), and its first score loads that history into the server's memory.
 if (!quick) {
@@ -174,12 +189,14 @@ console.log('|---|---|---|---|');
 console.log(`| bare Fastify JSON route (ceiling) | ${Math.round(ceiling.rps)} | ${ceiling.p50} | ${ceiling.p99} |`);
 console.log(`| bare route sending a ${cannedText.length}-byte score response as it is | ${Math.round(canned.rps)} | ${canned.p50} | ${canned.p99} |`);
 console.log(`| POST /api/risk/score, explain=true (public sandbox) | ${Math.round(scoring.rps)} | ${scoring.p50} | ${scoring.p99} |`);
-console.log(`| POST /api/v1/risk/score, explain=true, API key, each a new recorded transaction | ${Math.round(keyed.rps)} | ${keyed.p50} | ${keyed.p99} |`);
+console.log(`| POST /api/v1/risk/score, explain=true, API key, each a new recorded transaction (DURABILITY=commit) | ${Math.round(keyed.rps)} | ${keyed.p50} | ${keyed.p99} |`);
+console.log(`| the same, DURABILITY=write_behind | ${Math.round(keyedWriteBehind.rps)} | ${keyedWriteBehind.p50} | ${keyedWriteBehind.p99} |`);
 console.log('');
 console.log(`scoring throughput / ceiling: ${(ratio * 100).toFixed(1)} % (goal ≥ 40 %)`);
 console.log(`sending the response alone / ceiling: ${((canned.rps / ceiling.rps) * 100).toFixed(1)} % (the most any server sending this response reaches here); scoring / that: ${((scoring.rps / canned.rps) * 100).toFixed(1)} %`);
 console.log(`server-side latency_ms over ${sandboxLatency.length} sandbox responses: p50 ${latencyP50.toFixed(3)} ms (goal < 1 ms), p99 ${latencyP99.toFixed(3)} ms`);
 console.log(`with an API key: ${((keyed.rps / ceiling.rps) * 100).toFixed(1)} % of the ceiling, ${((keyed.rps / scoring.rps) * 100).toFixed(1)} % of the sandbox's throughput; latency_ms over ${keyLatency.length} responses p50 ${keyP50.toFixed(3)} ms (goal < 1 ms), p99 ${keyP99.toFixed(3)} ms`);
+console.log(`DURABILITY=commit against write_behind: ${((keyed.rps / keyedWriteBehind.rps) * 100).toFixed(1)} % of the throughput; client p50/p99 ${keyed.p50}/${keyed.p99} ms against ${keyedWriteBehind.p50}/${keyedWriteBehind.p99} ms`);
 console.log(`server resident memory: ${rssAfterStart} MB after start, ${rssAfter} MB after the sandbox load (goal < 300 MB), ${rssAfterKey} MB after the key's load`);
 console.log(`organization history: ${historyMemory}: ${mbPer100k.toFixed(1)} MB per 100,000 transactions${quick ? ' (a short load: the full run measures an imported history of 255,552 transactions)' : ''}`);
 console.log(`start-up steps (ms): ${JSON.stringify(startup)}`);
@@ -192,6 +209,7 @@ console.log(
     ceiling: { rps: Math.round(ceiling.rps), p50_ms: ceiling.p50, p99_ms: ceiling.p99 },
     canned_response: { bytes: cannedText.length, rps: Math.round(canned.rps), ratio_to_ceiling: Math.round((canned.rps / ceiling.rps) * 1000) / 1000 },
     scoring: { rps: Math.round(scoring.rps), p50_ms: scoring.p50, p99_ms: scoring.p99, non_2xx: scoring.non2xx, server_latency_ms: { p50: latencyP50, p99: latencyP99 } },
+    api_key_scoring_write_behind: { rps: Math.round(keyedWriteBehind.rps), p50_ms: keyedWriteBehind.p50, p99_ms: keyedWriteBehind.p99, non_2xx: keyedWriteBehind.non2xx, ratio_commit_to_write_behind: Math.round((keyed.rps / keyedWriteBehind.rps) * 1000) / 1000 },
     api_key_scoring: { rps: Math.round(keyed.rps), p50_ms: keyed.p50, p99_ms: keyed.p99, non_2xx: keyed.non2xx, recorded: stored, server_latency_ms: { p50: keyP50, p99: keyP99 }, ratio_to_ceiling: Math.round((keyed.rps / ceiling.rps) * 1000) / 1000 },
     ratio: Math.round(ratio * 1000) / 1000,
     goals: { ratio_at_least_0_4: ratio >= 0.4, server_p50_under_1ms: latencyP50 < 1, api_key_p50_under_1ms: keyP50 < 1, rss_under_300mb: rssAfter < 300 },
