@@ -21,7 +21,7 @@ import autocannon from 'autocannon';
 import postgres from 'postgres';
 import { quick } from './harness.ts';
 import { startServer } from './server-process.ts';
-import { IdentityProvider, makeKey, signWith } from '../test/auth/idp.ts';
+import { SignIn } from '../test/live/processes.ts';
 
 const DURATION = quick ? 4 : 20;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 8);
@@ -55,10 +55,8 @@ async function database(): Promise<string> {
   return u.toString();
 }
 
-const idp = await new IdentityProvider().start();
-const signingKey = await makeKey('ES256', 'bench');
-idp.published = [signingKey];
-const auth = { SCORE_RATE_PER_MINUTE: '100000000', AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 'b'.repeat(48) };
+const signIn = await SignIn.start();
+const auth = { SCORE_RATE_PER_MINUTE: '100000000', ...signIn.env };
 process.stderr.write('starting four server processes on PostgreSQL…\n');
 const [commitDb, writeBehindDb, sharedDb] = [await database(), await database(), await database()];
 // The first of the pair applies the migrations before the second starts.
@@ -70,17 +68,10 @@ const [single, writeBehind, pairA] = await Promise.all([
 const pairB = await startServer({ ...auth, DATABASE_URL: sharedDb, DURABILITY: 'commit' });
 const servers = [single, writeBehind, pairA, pairB];
 
-/** An organization and its key, made through the API as a customer makes them. */
-async function organizationKey(base: string): Promise<string> {
-  const session = await fetch(`${base}/api/auth/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ access_token: await signWith(signingKey, idp.issuer, { sub: 'bench-user' }) }) });
-  const cookies = Object.fromEntries(session.headers.getSetCookie().map((c) => c.split(';')[0]!.split('=') as [string, string]));
-  const member = { cookie: `service_session=${cookies.service_session}; service_csrf=${cookies.service_csrf}`, 'x-csrf-token': cookies.service_csrf!, 'content-type': 'application/json' };
-  const org = (await (await fetch(`${base}/api/organizations`, { method: 'POST', headers: member, body: JSON.stringify({ name: 'bench' }) })).json()) as { id: string };
-  return ((await (await fetch(`${base}/api/organizations/${org.id}/api-keys`, { method: 'POST', headers: member, body: JSON.stringify({ name: 'bench' }) })).json()) as { secret: string }).secret;
-}
-const singleKey = await organizationKey(single.url);
-const writeBehindKey = await organizationKey(writeBehind.url);
-const sharedKey = await organizationKey(pairA.url);
+// An organization and its key on each set-up, made through the API as a customer makes them.
+const singleKey = (await signIn.organization(single.url, 'bench')).secret;
+const writeBehindKey = (await signIn.organization(writeBehind.url, 'bench')).secret;
+const sharedKey = (await signIn.organization(pairA.url, 'bench')).secret;
 
 // --- requests -------------------------------------------------------------------------------------
 const customers = Array.from({ length: 2000 }, (_, i) => `C${String(i + 1).padStart(6, '0')}`);
@@ -175,7 +166,7 @@ await probe;
 
 for (const s of servers) s.child.kill('SIGTERM');
 await Promise.all(servers.map((s) => new Promise((resolve) => (s.child.exitCode !== null ? resolve(null) : s.child.once('exit', resolve)))));
-await idp.close();
+await signIn.close();
 for (const name of databases) await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
 await admin.end();
 

@@ -22,7 +22,7 @@ import autocannon from 'autocannon';
 import { quick } from './harness.ts';
 import { memoryMb, root, startServer, waitFor } from './server-process.ts';
 import { tempDir } from '../test/temp.ts';
-import { IdentityProvider, makeKey, signWith } from '../test/auth/idp.ts';
+import { SignIn } from '../test/live/processes.ts';
 
 // `--processes 2`: the PostgreSQL set-ups (one process and two, commit and write-behind, the
 // replication lag) instead; see http-processes.ts.
@@ -45,26 +45,17 @@ function percentile(values: number[], p: number): number {
 
 // --- start both servers -----------------------------------------------------------------------
 process.stderr.write(`starting the service…\n`);
-const idp = await new IdentityProvider().start();
-const signingKey = await makeKey('ES256', 'bench');
-idp.published = [signingKey];
-const serverEnv = { SCORE_RATE_PER_MINUTE: '100000000', AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 'b'.repeat(48) };
+// Members sign in through a stand-in identity provider on loopback.
+const signIn = await SignIn.start();
+const serverEnv = { SCORE_RATE_PER_MINUTE: '100000000', ...signIn.env };
 // The service as configured by default (DURABILITY=commit), and beside it one that writes behind,
 // for the API-key load only.
 const [{ child: server, url: base, startup }, { child: writeBehindServer, url: writeBehindBase }] = await Promise.all([startServer(serverEnv), startServer({ ...serverEnv, DURABILITY: 'write_behind' })]);
 const rssAfterStart = memoryMb(server.pid!);
 
-/** A member's session and an organization with an API key, made as a customer makes them. */
-async function organizationKey(at: string) {
-  const session = await fetch(`${at}/api/auth/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ access_token: await signWith(signingKey, idp.issuer, { sub: 'bench-user' }) }) });
-  const cookies = Object.fromEntries(session.headers.getSetCookie().map((c) => c.split(';')[0]!.split('=') as [string, string]));
-  const member = { cookie: `service_session=${cookies.service_session}; service_csrf=${cookies.service_csrf}`, 'x-csrf-token': cookies.service_csrf!, 'content-type': 'application/json' };
-  const organization = (await (await fetch(`${at}/api/organizations`, { method: 'POST', headers: member, body: JSON.stringify({ name: 'bench' }) })).json()) as { id: string };
-  const secret = ((await (await fetch(`${at}/api/organizations/${organization.id}/api-keys`, { method: 'POST', headers: member, body: JSON.stringify({ name: 'bench' }) })).json()) as { secret: string }).secret;
-  return { member, secret };
-}
-const { member, secret: apiKey } = await organizationKey(base);
-const writeBehindKey = (await organizationKey(writeBehindBase)).secret;
+// An organization and its API key on each, made as a customer makes them.
+const { member, secret: apiKey } = await signIn.organization(base, 'bench');
+const writeBehindKey = (await signIn.organization(writeBehindBase, 'bench')).secret;
 
 // --- requests ---------------------------------------------------------------------------------
 const customers = Array.from({ length: 2000 }, (_, i) => `C${String(i + 1).padStart(6, '0')}`);
@@ -171,7 +162,7 @@ if (!quick) {
 }
 server.kill('SIGTERM');
 trivial.kill('SIGTERM');
-await idp.close();
+await signIn.close();
 // Let the server shut down (and write a profile, with BENCH_SERVER_NODE_ARGS=--cpu-prof).
 await new Promise((resolve) => {
   server.once('exit', resolve);

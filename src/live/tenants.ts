@@ -20,6 +20,14 @@ import { organizationData, type HistoryRow, type OrganizationData } from '../sto
 import type { FeedChange } from '../storage/live-feed.ts';
 import type { DecisionLog } from './decision-log.ts';
 
+/** What makes a request with a known transaction id a retry rather than a different transaction. */
+export type TransactionIdentity = Pick<ScoreInput, 'amount' | 'customer_id' | 'merchant_id'>;
+
+/** A retry carries the recorded transaction's amount, customer and merchant. */
+export function sameTransaction(recorded: TransactionIdentity, input: TransactionIdentity): boolean {
+  return recorded.amount === input.amount && recorded.customer_id === input.customer_id && recorded.merchant_id === input.merchant_id;
+}
+
 export class Tenant {
   readonly history: History;
   /** Transaction id → index among the history's records. */
@@ -69,12 +77,11 @@ export class Tenant {
     return this.ids.has(transactionId);
   }
 
-  /** Whether a request is the same transaction as the recorded one with its id: same amount,
-   *  customer and merchant. */
-  sameAs(transactionId: string, input: Pick<ScoreInput, 'amount' | 'customer_id' | 'merchant_id'>): boolean {
+  /** Whether a request is the same transaction as the recorded one with its id (`sameTransaction`). */
+  sameAs(transactionId: string, input: TransactionIdentity): boolean {
     const k = this.ids.get(transactionId)!;
     const r = this.history.transactions;
-    return r.amount(k) === input.amount && r.customerId(k) === input.customer_id && r.merchantId(k) === input.merchant_id;
+    return sameTransaction({ amount: r.amount(k), customer_id: r.customerId(k), merchant_id: r.merchantId(k) }, input);
   }
 
   /** Applies an outcome the database has stored: features see it from `knownAt` on. */

@@ -22,6 +22,7 @@
 
 import { randomBytes } from 'node:crypto';
 import type { Db, Queryable } from './db.ts';
+import type { HistoryRow } from './live-store.ts';
 
 export const FEED_CHANNEL = 'live_feed';
 
@@ -38,21 +39,12 @@ export async function lockFeed(tx: Queryable): Promise<void> {
   await tx.query(`SELECT pg_advisory_xact_lock($1::bigint), pg_notify('${FEED_CHANNEL}', $2)`, [FEED_LOCK_KEY, FEED_SENDER]);
 }
 
-/** A transaction recorded in an organization's history. */
-export interface FeedTransaction {
+/** A transaction recorded in an organization's history, as the history reads it. */
+export interface FeedTransaction extends HistoryRow {
   kind: 'transaction';
   seq: number;
   organization_id: string;
-  transaction_id: string;
-  time: number;
-  amount: number;
-  customer_id: string;
-  merchant_id: string;
-  location: string;
-  payment_type: string;
   source: 'scored' | 'import';
-  label: 0 | 1 | null;
-  label_known_ms: number | null;
 }
 
 /** A change of a recorded transaction's outcome: `label` known from `known_ms` on. */

@@ -10,7 +10,7 @@ import t from 'tap';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { openDatabase } from '../../src/storage/db.ts';
-import { IdentityProvider, makeKey, signWith } from '../auth/idp.ts';
+import { SignIn } from '../live/processes.ts';
 import { backends, freshDatabase, tempDir } from './helpers.ts';
 
 const SHUTDOWN_TIMEOUT_SECONDS = 5;
@@ -20,16 +20,14 @@ const cases = backends().flatMap((backend) => [{ backend, processes: 1 }, ...(ba
 
 for (const { backend, processes } of cases) {
   t.test(`a server${processes > 1 ? ` of ${processes} processes` : ''} whose log pipe is not read stops within its deadline on ${backend.name}`, async (t) => {
-    const idp = await new IdentityProvider().start();
-    const key = await makeKey('ES256', 'k1');
-    idp.published = [key];
+    const signIn = await SignIn.start();
     const db = backend.databaseUrl ? await freshDatabase(backend.databaseUrl) : undefined;
     const dataDir = tempDir('shutdown-');
     const port = 30_000 + Math.floor(Math.random() * 20_000);
     const child = spawn(process.execPath, ['--import=tsx', 'src/server/main.ts'], {
       env: {
         ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: db?.url ?? '', LOG_LEVEL: 'info',
-        AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 's'.repeat(48), SCORE_RATE_PER_MINUTE: '1000000', SHUTDOWN_TIMEOUT_SECONDS: String(SHUTDOWN_TIMEOUT_SECONDS),
+        ...signIn.env, SCORE_RATE_PER_MINUTE: '1000000', SHUTDOWN_TIMEOUT_SECONDS: String(SHUTDOWN_TIMEOUT_SECONDS),
         WEB_CONCURRENCY: String(processes),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -40,7 +38,7 @@ for (const { backend, processes } of cases) {
     child.on('exit', () => (exited = true));
     t.teardown(async () => {
       if (!exited) child.kill('SIGKILL');
-      await idp.close();
+      await signIn.close();
       await db?.drop();
     });
     let stderr = '';
@@ -50,11 +48,7 @@ for (const { backend, processes } of cases) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     const base = `http://127.0.0.1:${port}`;
-    const session = await fetch(`${base}/api/auth/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ access_token: await signWith(key, idp.issuer, { sub: 'u' }) }) });
-    const cookies = Object.fromEntries(session.headers.getSetCookie().map((c) => c.split(';')[0]!.split('=') as [string, string]));
-    const member = { cookie: `service_session=${cookies.service_session}; service_csrf=${cookies.service_csrf}`, 'x-csrf-token': cookies.service_csrf!, 'content-type': 'application/json' };
-    const org = (await (await fetch(`${base}/api/organizations`, { method: 'POST', headers: member, body: JSON.stringify({ name: 'o' }) })).json()) as { id: string };
-    const secret = ((await (await fetch(`${base}/api/organizations/${org.id}/api-keys`, { method: 'POST', headers: member, body: JSON.stringify({ name: 'k' }) })).json()) as { secret: string }).secret;
+    const { id: orgId, secret } = await signIn.organization(base, 'o');
 
     let acknowledged = 0;
     for (let i = 0; i < REQUESTS; i += 20) {
@@ -83,7 +77,7 @@ for (const { backend, processes } of cases) {
 
     const after = await openDatabase({ dataDir, ...(db ? { databaseUrl: db.url } : {}) });
     try {
-      const [row] = await after.query<{ n: number }>('SELECT count(*)::int AS n FROM transactions WHERE organization_id = $1', [org.id]);
+      const [row] = await after.query<{ n: number }>('SELECT count(*)::int AS n FROM transactions WHERE organization_id = $1', [orgId]);
       t.equal(row!.n, acknowledged, 'every acknowledged decision is stored');
     } finally {
       await after.close();

@@ -21,6 +21,7 @@ import { requireAccounts } from '../caller.ts';
 import { ApiError } from '../errors.ts';
 import { ErrorResponse, ScoreRequest, ScoreResponse } from '../schemas.ts';
 import { requireScorer } from './score.ts';
+import { sameTransaction } from '../../live/tenants.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -136,7 +137,7 @@ export function v1Routes(app: FastifyInstance, service: Service): void {
     else if (!(await log.commit(organizationId, row))) {
       // Another process recorded this id first: answer as a retry of the one it stored.
       const stored = await tenant.data.get(tx.transaction_id);
-      if (!stored || stored.amount !== tx.amount || stored.customer_id !== tx.customer_id || stored.merchant_id !== tx.merchant_id) {
+      if (!stored || !sameTransaction(stored, tx)) {
         throw duplicate(tx.transaction_id, 'with a different amount, customer_id or merchant_id');
       }
       return replay(reply, stored.response ?? undefined, tx.transaction_id);
