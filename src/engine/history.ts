@@ -21,6 +21,11 @@
 // its horizon (WINDOW_HORIZON_MS) cannot be placed either: `add` throws a HorizonError and the caller
 // loads the history afresh.
 //
+// A history need not hold every transaction: the live service loads an organization's from a floor
+// (its last WINDOW_HORIZON_MS), the transactions from there on in full and everything before as
+// per-entity totals the database keeps (all-time counts, sums and first uses; `loadFrom` …
+// `finishLoad`), so that loading costs the same however much older history is stored.
+//
 // Labels are learned late: a transaction's label is usable only from the time it became known. For a
 // labelled dataset (training, a backtest, an import) that is `time + labelDelay` (default seven
 // days); for an outcome reported on a live transaction it is the report's `reported_at`
@@ -49,6 +54,22 @@ export interface HistoryTransaction {
 }
 
 export const DEFAULT_LABEL_DELAY_MS = 7 * 86_400_000;
+
+/** An entity's all-time totals, as the database keeps them for a loaded history (`finishLoad`). */
+export interface EntityTotals {
+  kind: 'customer' | 'merchant' | 'channel';
+  key: string;
+  transactions: number;
+  amountSum: number;
+  amountSquares: number;
+  /** The newest transaction's time. */
+  last: number;
+  /** Transactions with an outcome, and the frauds among them. */
+  labels: number;
+  frauds: number;
+  /** When the earliest fraud became known (customers with frauds). */
+  firstFraudKnown: number | null;
+}
 
 /** Keys made once and reused: a key built afresh for every lookup is a new string, which every map
  *  it is looked up in hashes again; one kept here has its hash computed once. The history holds
@@ -94,10 +115,10 @@ export const WINDOW_HORIZON_MS = 31 * 86_400_000;
 /** A transaction too old to place: at or before entries a series has dropped past the horizon.
  *  The history is unchanged; loading it afresh (in time order) places the transaction. */
 export class HorizonError extends Error {
-  constructor(time: number, newest: number) {
+  constructor(time: number, newest: number, what = 'transaction') {
     const at = (t: number) => (Number.isFinite(t) ? new Date(t).toISOString() : String(t));
     super(
-      `transaction at ${at(time)} is older than the history's ${WINDOW_HORIZON_MS / 86_400_000}-day horizon` +
+      `${what} at ${at(time)} is older than the history's ${WINDOW_HORIZON_MS / 86_400_000}-day horizon` +
         `${Number.isFinite(newest) ? ` (newest transaction ${at(newest)})` : ''}: it cannot be placed; load the history afresh`,
     );
     this.name = 'HorizonError';
@@ -116,6 +137,10 @@ export class Series {
   private prefixSquares: number[] | undefined;
   private dropped = 0;
   private lastDropped = -Infinity;
+  /** Sum and sum of squares of the entries a loaded history holds only as totals (`setBase`): they
+   *  come before the first entry the prefix sums start from. */
+  private baseSum = 0;
+  private baseSquares = 0;
 
   constructor(withSquares = false) {
     this.prefixSquares = withSquares ? [0] : undefined;
@@ -171,6 +196,22 @@ export class Series {
     if (n >= 64 && times[n >> 1]! < keepFrom) this.dropBefore(keepFrom);
   }
 
+  /**
+   * Makes this series, loaded with the entries from some time on, stand for the entity's whole
+   * history: `count` more entries before all of these, with those amounts' sum and sum of squares,
+   * the last of them at `last` (or, if entries are held, any time from the last of them up to the
+   * first held entry: a query cannot reach between the two, see `lastBefore`). Only before anything
+   * was dropped.
+   */
+  setBase(count: number, sum: number, squares: number, last: number): void {
+    if (this.dropped !== 0) throw new Error('setBase() on a series that dropped entries');
+    if (count === 0) return;
+    this.dropped = count;
+    this.baseSum = sum;
+    this.baseSquares = squares;
+    this.lastDropped = last;
+  }
+
   private dropBefore(keepFrom: number): void {
     const k = countBelow(this.times, keepFrom);
     this.lastDropped = this.times[k - 1]!;
@@ -190,15 +231,21 @@ export class Series {
   }
 
   /** Running total of the first `k` entries (k = 0, or k at least the dropped entries). */
-  private sumOf(prefix: number[], k: number): number {
-    return k === 0 ? 0 : prefix[k - this.dropped]!;
+  private sumOf(prefix: number[], base: number, k: number): number {
+    return k === 0 ? 0 : base + prefix[k - this.dropped]!;
+  }
+
+  /** Sum of the amounts of entries a..b−1 (a ≤ b, each 0 or at least the dropped entries). A window
+   *  within the held entries is a difference of held running totals, whatever came before them. */
+  private sumBetween(a: number, b: number): number {
+    return a === 0 ? this.sumOf(this.prefix, this.baseSum, b) : this.prefix[b - this.dropped]! - this.prefix[a - this.dropped]!;
   }
 
   /** Count and sum of amounts in [from, to) (to exclusive: strictly older than `to`). */
   window(from: number, to: number): { count: number; sum: number } {
     const a = this.countBefore(from);
     const b = this.countBefore(to);
-    return { count: b - a, sum: this.sumOf(this.prefix, b) - this.sumOf(this.prefix, a) };
+    return { count: b - a, sum: this.sumBetween(a, b) };
   }
 
   /** `window(from, to)` written as `out[at]` = count and `out[at + 1]` = sum, with no object made
@@ -207,7 +254,7 @@ export class Series {
     const a = this.countBefore(from);
     const b = this.countBefore(to);
     out[at] = b - a;
-    out[at + 1] = this.sumOf(this.prefix, b) - this.sumOf(this.prefix, a);
+    out[at + 1] = this.sumBetween(a, b);
   }
 
   /** Count, mean and standard deviation of all amounts strictly before `time`. */
@@ -215,8 +262,8 @@ export class Series {
     const n = this.countBefore(time);
     if (n === 0) return { count: 0, mean: 0, std: 0 };
     if (!this.prefixSquares) throw new Error('stats() needs a series made with squares');
-    const mean = this.sumOf(this.prefix, n) / n;
-    const variance = Math.max(0, this.sumOf(this.prefixSquares, n) / n - mean * mean);
+    const mean = this.sumOf(this.prefix, this.baseSum, n) / n;
+    const variance = Math.max(0, this.sumOf(this.prefixSquares, this.baseSquares, n) / n - mean * mean);
     return { count: n, mean, std: Math.sqrt(variance) };
   }
 
@@ -231,6 +278,18 @@ export class Series {
   get held(): number {
     return this.times.length;
   }
+
+  /** Every entry, held or not. */
+  get total(): number {
+    return this.dropped + this.times.length;
+  }
+
+  /** Sum and sum of squares of the held entries (the squares 0 without them). */
+  heldSums(): { sum: number; squares: number } {
+    const n = this.times.length;
+    const squares = this.prefixSquares;
+    return { sum: this.prefix[n]! - this.prefix[0]!, squares: squares ? squares[n]! - squares[0]! : 0 };
+  }
 }
 
 /** Labels filed by the time they became known: entries kept sorted by that time (a label may be
@@ -243,12 +302,35 @@ export class LabelSeries {
   private times: number[] = [];
   /** Frauds among the first k entries at [k]. */
   private frauds: number[] = [0];
+  /** A loaded history's labels known before `floor`, held only as counts (`setBase`). */
+  private floor = -Infinity;
+  private baseLabels = 0;
+  private baseFrauds = 0;
 
+  /** Entries held (labels known from the floor on). */
   get size(): number {
     return this.times.length;
   }
 
+  /** Frauds among the held entries. */
+  get heldFrauds(): number {
+    return this.frauds[this.times.length]!;
+  }
+
+  /** `labels` more labels, `frauds` of them fraud, all known before `floor`, which every held
+   *  entry is not. */
+  setBase(floor: number, labels: number, frauds: number): void {
+    this.floor = floor;
+    this.baseLabels = labels;
+    this.baseFrauds = frauds;
+  }
+
   insert(time: number, label: 0 | 1): void {
+    if (time < this.floor) {
+      this.baseLabels++;
+      this.baseFrauds += label;
+      return;
+    }
     const times = this.times;
     // After every entry at or before `time` (mostly the end: labels arrive roughly in order).
     let i = times.length;
@@ -265,6 +347,11 @@ export class LabelSeries {
 
   /** Removes one entry filed at `time` with this label (an outcome that changed). */
   remove(time: number, label: 0 | 1): void {
+    if (time < this.floor) {
+      this.baseLabels--;
+      this.baseFrauds -= label;
+      return;
+    }
     const times = this.times;
     for (let i = countBelow(times, time); i < times.length && times[i] === time; i++) {
       if (this.frauds[i + 1]! - this.frauds[i]! !== label) continue;
@@ -277,17 +364,32 @@ export class LabelSeries {
   }
 
   window(from: number, to: number): { count: number; sum: number } {
-    const a = countBelow(this.times, from);
-    const b = countBelow(this.times, to);
-    return { count: b - a, sum: this.frauds[b]! - this.frauds[a]! };
+    const a = this.indexOf(from);
+    const b = this.indexOf(to);
+    const base = baseIn(from, to);
+    return { count: b - a + base * this.baseLabels, sum: this.frauds[b]! - this.frauds[a]! + base * this.baseFrauds };
   }
 
   windowInto(from: number, to: number, out: Float64Array, at: number): void {
-    const a = countBelow(this.times, from);
-    const b = countBelow(this.times, to);
-    out[at] = b - a;
-    out[at + 1] = this.frauds[b]! - this.frauds[a]!;
+    const a = this.indexOf(from);
+    const b = this.indexOf(to);
+    const base = baseIn(from, to);
+    out[at] = b - a + base * this.baseLabels;
+    out[at + 1] = this.frauds[b]! - this.frauds[a]! + base * this.baseFrauds;
   }
+
+  /** Held entries strictly before `t`; a time before the floor cannot be told apart from the base. */
+  private indexOf(t: number): number {
+    if (t < this.floor && t !== -Infinity) throw new Error(`a label query reached back past the ${WINDOW_HORIZON_MS / 86_400_000}-day horizon`);
+    return countBelow(this.times, t);
+  }
+}
+
+/** Whether the base labels (all known before the floor) fall in [from, to), given both bounds are
+ *  -Infinity or at least the floor: 1 when only `from` is -Infinity, else 0 (or -1 for a reversed
+ *  range from -Infinity, which counts negatively like the held entries do). */
+function baseIn(from: number, to: number): number {
+  return (from === -Infinity ? 1 : 0) - (to === -Infinity ? 1 : 0);
 }
 
 /** First time a customer used each merchant, channel and location. */
@@ -408,6 +510,12 @@ export class History {
   /** Labels by availability time: value 1 for fraud, 0 for legitimate. A customer's are only
    *  ever asked how many frauds were known, so only their frauds' availability times are kept. */
   private readonly customerFrauds = new Map<string, number[]>();
+  /** A loaded history's customer frauds known before its floor: how many, and when the earliest of
+   *  them became known. */
+  private readonly customerFraudBase = new Map<string, { count: number; first: number }>();
+  /** A loaded history holds every transaction from `floor` on and every label known from it on;
+   *  what came before is in totals (`loadFrom`). */
+  private floor = -Infinity;
   private readonly merchantLabels = new Map<string, LabelSeries>();
   private readonly channelLabels = new Map<string, LabelSeries>();
   private readonly usage = new Map<string, Usage>();
@@ -561,15 +669,32 @@ export class History {
 
   /** Files a label under the time it became known. */
   private fileLabel(customerId: string, merchantId: string, channel: string, label: 0 | 1, known: number): void {
-    if (label === 1) insertSorted(this.customerFrauds, customerId, known);
+    if (label === 1) {
+      if (known < this.floor) {
+        const base = this.customerFraudBase.get(customerId);
+        if (base) {
+          base.count++;
+          base.first = Math.min(base.first, known);
+        } else this.customerFraudBase.set(customerId, { count: 1, first: known });
+      } else insertSorted(this.customerFrauds, customerId, known);
+    }
     labelSeries(this.merchantLabels, merchantId).insert(known, label);
     labelSeries(this.channelLabels, channel).insert(known, label);
   }
 
+  /** Withdraws a filed label. One of a customer's frauds held only in totals that may have been the
+   *  earliest of several is refused (HorizonError, nothing changed): the totals cannot tell the next
+   *  earliest, loading afresh can. */
   private unfileLabel(customerId: string, merchantId: string, channel: string, label: 0 | 1, known: number): void {
-    if (label === 1) removeSorted(this.customerFrauds, customerId, known);
-    this.merchantLabels.get(merchantId)!.remove(known, label);
-    this.channelLabels.get(channel)!.remove(known, label);
+    if (label === 1) {
+      if (known < this.floor) {
+        const base = this.customerFraudBase.get(customerId);
+        if (!base || (base.count > 1 && known <= base.first)) throw new HorizonError(known, this.latest, 'an outcome known');
+        if (--base.count === 0) this.customerFraudBase.delete(customerId);
+      } else removeSorted(this.customerFrauds, customerId, known);
+    }
+    labelSeries(this.merchantLabels, merchantId).remove(known, label);
+    labelSeries(this.channelLabels, channel).remove(known, label);
   }
 
   /** A customer counts as compromised from its earliest known fraud: keeps the graph's
@@ -578,7 +703,9 @@ export class History {
     const c = customerNode(customerId);
     if (!this.graph.hasNode(c)) return;
     const before = this.graph.getNodeAttribute(c, 'fraudKnownAt');
-    const after = this.customerFrauds.get(customerId)?.[0];
+    const held = this.customerFrauds.get(customerId)?.[0];
+    const base = this.customerFraudBase.get(customerId)?.first;
+    const after = base === undefined ? held : held === undefined ? base : Math.min(base, held);
     if (before === after) return;
     if (after === undefined) this.graph.removeNodeAttribute(c, 'fraudKnownAt');
     else this.graph.setNodeAttribute(c, 'fraudKnownAt', after);
@@ -605,6 +732,82 @@ export class History {
     if (label !== undefined) this.fileLabel(customerId, merchantId, channel, label, knownAt);
     r.setLabel(k, label, knownAt);
     if (old === 1 || label === 1) this.refreshCompromised(customerId);
+  }
+
+  /**
+   * Sets the outcome of a transaction this history holds only in its totals (one before a loaded
+   * history's floor): its old label (`from`, known at `fromKnown`) is withdrawn and the new one
+   * filed, as `setOutcome` does for a kept record. Throws a HorizonError, changing nothing, when
+   * the totals cannot follow (see `unfileLabel`).
+   */
+  relabel(tx: Pick<HistoryTransaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>, from: 0 | 1 | undefined, fromKnown: number, label: 0 | 1, knownAt: number): void {
+    const channel = channelOf(tx);
+    if (from !== undefined) this.unfileLabel(tx.customer_id, tx.merchant_id, channel, from, fromKnown);
+    this.fileLabel(tx.customer_id, tx.merchant_id, channel, label, knownAt);
+    if (from === 1 || label === 1) this.refreshCompromised(tx.customer_id);
+  }
+
+  // Loading a history from a floor: what windowed features can reach is loaded as transactions, the
+  // rest as totals. In this order: `loadFrom`, every `loadUse`, the transactions from the floor on
+  // (`add`, in time order), `loadLabel` for the labels known from the floor on of transactions
+  // before it, then `finishLoad` with the all-time totals. Afterwards every query at or after the
+  // newest transaction answers as the whole history would (running sums up to rounding: the totals
+  // were summed in the order recorded, not in time order).
+
+  /** Starts a load: every transaction from `floor` on and every label known from it on follow. */
+  loadFrom(floor: number): this {
+    if (this.size !== 0) throw new Error('loadFrom() on a history that has transactions');
+    this.floor = floor;
+    return this;
+  }
+
+  /** When a customer first used a merchant, channel or location (all-time). */
+  loadUse(customerId: string, kind: 'merchant' | 'channel' | 'location', key: string, first: number): void {
+    let u = this.usage.get(customerId);
+    if (!u) this.usage.set(customerId, (u = new Usage()));
+    if (kind === 'channel') return void keepEarliest(u.channels, key, first);
+    if (kind === 'location') return void keepEarliest(u.locations, key, first);
+    if (u.merchants.has(key)) throw new Error('loadUse() of a pair twice');
+    u.merchants.set(key, first);
+    const c = customerNode(customerId);
+    const m = merchantNode(key);
+    this.graph.mergeNode(c);
+    this.graph.mergeNode(m);
+    this.graph.addEdge(c, m, { first });
+    // Sorted in finishLoad.
+    append(this.merchantCustomerTimes, key, first);
+  }
+
+  /** A label known from the floor on, of a transaction before it. */
+  loadLabel(tx: Pick<HistoryTransaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>, label: 0 | 1, known: number): void {
+    this.fileLabel(tx.customer_id, tx.merchant_id, channelOf(tx), label, known);
+    if (label === 1) this.refreshCompromised(tx.customer_id);
+  }
+
+  /** Ends a load with each entity's all-time totals: what they count beyond what was loaded is
+   *  what came before the floor. */
+  finishLoad(totals: Iterable<EntityTotals>): void {
+    for (const list of this.merchantCustomerTimes.values()) list.sort((a, b) => a - b);
+    const compromised: string[] = [];
+    for (const t of totals) {
+      const s = t.kind === 'customer' ? series(this.customers, t.key, true) : series(t.kind === 'merchant' ? this.merchants : this.channels, t.key);
+      const before = t.transactions - s.total;
+      if (before > 0) {
+        const held = s.heldSums();
+        s.setBase(before, t.amountSum - held.sum, t.amountSquares - held.squares, s.held > 0 ? this.floor : t.last);
+      }
+      if (t.kind === 'customer') {
+        const frauds = t.frauds - (this.customerFrauds.get(t.key)?.length ?? 0);
+        if (frauds > 0) {
+          this.customerFraudBase.set(t.key, { count: frauds, first: t.firstFraudKnown! });
+          compromised.push(t.key);
+        }
+      } else if (t.labels > 0) {
+        const labels = labelSeries(t.kind === 'merchant' ? this.merchantLabels : this.channelLabels, t.key);
+        labels.setBase(this.floor, t.labels - labels.size, t.frauds - labels.heldFrauds);
+      }
+    }
+    for (const id of compromised) this.refreshCompromised(id);
   }
 
   private addRecord(tx: HistoryTransaction, channel: string, labelKnownAt: number): number {
@@ -650,6 +853,20 @@ export class History {
     return out;
   }
 
+  /** How many more of an entity's earlier transactions than its kept records hold would make `n`
+   *  (a loaded history keeps none from before its floor; evidence reads those from the database). */
+  recordsMissing(role: 'customer' | 'merchant' | 'channel', key: string, n: number): number {
+    const held = this.recordIndex[role].get(key)?.length ?? 0;
+    if (held >= n) return 0;
+    const all = (role === 'customer' ? this.customer(key) : role === 'merchant' ? this.merchant(key) : this.channel(key)).total;
+    return Math.max(0, Math.min(n, all) - held);
+  }
+
+  /** Before this time a loaded history holds totals only (-Infinity: it holds everything). */
+  get heldFrom(): number {
+    return this.floor;
+  }
+
   /** The same transactions as objects. */
   recent(role: 'customer' | 'merchant' | 'channel', key: string, before: number, n: number): HistoryTransaction[] {
     return this.recentIndices(role, key, before, n).map((k) => this.records.at(k)!);
@@ -663,7 +880,7 @@ export class History {
 
   /** The customer's frauds whose labels were known strictly before `t`. */
   customerKnownFrauds(id: string, t: number): number {
-    return countBelow(this.customerFrauds.get(id), t);
+    return (this.customerFraudBase.get(id)?.count ?? 0) + countBelow(this.customerFrauds.get(id), t);
   }
 
   /** Labels of a merchant's or channel's transactions, filed by when they became known:
