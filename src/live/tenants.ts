@@ -6,17 +6,24 @@
 // makes a retry a replay), its rings and its outcomes, and the scorer reads only the tenant it is
 // handed.
 //
+// A tenant holds what features can reach: the organization's last 31 days of transactions (from
+// the floor: the horizon before the newest of now and its newest transaction) and, for everything
+// before, the per-entity totals the database keeps (src/storage/live-store.ts `loadHistory`), so
+// loading it costs the same however much older history is stored. Evidence older than the floor
+// is read from the database when a response lists it (`earlier`); a retry of a transaction id
+// before the floor is found by the database's unique constraint (routes/v1.ts).
+//
 // A load and the tail run side by side: changes the tail reads while an organization loads are
-// kept and applied once the load is done, and a change the load already read (a transaction id the
-// tenant has) is skipped, so a tenant misses nothing and counts nothing twice. A transaction that
-// cannot be placed (older than the in-memory horizon) or an import makes the tenant load afresh on
-// its next use.
+// kept and applied once the load is done, except those the load's snapshot already had (at or
+// before the feed position it read up to), so a tenant misses nothing and counts nothing twice. A
+// transaction that cannot be placed (older than the floor), an outcome change the totals cannot
+// follow, or an import makes the tenant load afresh on its next use.
 
-import { History, type HistoryTransaction } from '../engine/history.ts';
+import { channelOf, History, type HistoryTransaction } from '../engine/history.ts';
 import { detectRings, type Ring } from '../engine/rings.ts';
-import { RingIndex, type ScoreContext, type ScoreInput } from '../scoring/scorer.ts';
+import { MAX_EVIDENCE, RingIndex, type EarlierEvidence, type ScoreContext, type ScoreInput, type ScoredEntities } from '../scoring/scorer.ts';
 import type { Db } from '../storage/db.ts';
-import { organizationData, type HistoryRow, type OrganizationData } from '../storage/live-store.ts';
+import { organizationData, type HistoryLoader, type HistoryRow, type OrganizationData } from '../storage/live-store.ts';
 import type { FeedChange } from '../storage/live-feed.ts';
 import type { DecisionLog } from './decision-log.ts';
 
@@ -40,10 +47,43 @@ export class Tenant {
     readonly organizationId: string,
     readonly data: OrganizationData,
     labelDelay: number,
-    expected: number,
   ) {
-    this.history = new History(labelDelay).withRecords(expected);
+    this.history = new History(labelDelay).withRecords();
     this.context = { history: this.history, rings: new RingIndex([]) };
+  }
+
+  /** What `OrganizationData.loadHistory` hands over, into this tenant's history. */
+  loader(): HistoryLoader {
+    const h = this.history;
+    return {
+      start: (floor) => void h.loadFrom(floor),
+      uses: (rows) => {
+        for (const r of rows) h.loadUse(r.customer_id, r.kind, r.key, r.first);
+      },
+      transactions: (rows) => {
+        for (const r of rows) this.addStored(r);
+      },
+      labels: (rows) => {
+        for (const r of rows) h.loadLabel(r, r.label, r.known);
+      },
+      finish: (totals) => h.finishLoad(totals),
+    };
+  }
+
+  /** The transactions before the floor that a response's evidence would list (the history holds
+   *  them only in totals), read from the database; undefined when it needs none (the usual case). */
+  async earlier(entities: ScoredEntities): Promise<EarlierEvidence | undefined> {
+    const h = this.history;
+    let out: EarlierEvidence | undefined;
+    for (const role of ['customer', 'merchant', 'channel'] as const) {
+      const key = role === 'customer' ? entities.customer_id : role === 'merchant' ? entities.merchant_id : channelOf(entities);
+      const missing = h.recordsMissing(role, key, MAX_EVIDENCE);
+      if (missing === 0) continue;
+      // A transaction placed late below the floor is held already: read enough to leave it out.
+      const rows = await this.data.earlier(role, entities, h.heldFrom, MAX_EVIDENCE);
+      (out ??= {})[role] = rows.filter((r) => !this.ids.has(r.transaction_id)).slice(0, missing);
+    }
+    return out;
   }
 
   /** Adds a transaction to the history (one older than its newest is placed by its time). */
@@ -84,19 +124,24 @@ export class Tenant {
     return sameTransaction({ amount: r.amount(k), customer_id: r.customerId(k), merchant_id: r.merchantId(k) }, input);
   }
 
-  /** Applies an outcome the database has stored: features see it from `knownAt` on. */
-  applyOutcome(transactionId: string, label: 0 | 1, knownAt: number): void {
-    const k = this.ids.get(transactionId);
-    if (k !== undefined) this.history.setOutcome(k, label, knownAt);
-  }
-
   /** Applies one change of the live feed; false when the tenant must be loaded afresh. */
   applyChange(c: FeedChange): boolean {
     if (c.kind === 'outcome') {
-      this.applyOutcome(c.transaction_id, c.label, c.known_ms);
-      return true;
+      // Features see the new outcome from `known_ms` on.
+      const k = this.ids.get(c.transaction_id);
+      if (k !== undefined) {
+        this.history.setOutcome(k, c.label, c.known_ms);
+        return true;
+      }
+      try {
+        this.history.relabel(c, c.from_label ?? undefined, c.from_known_ms ?? Number.NaN, c.label, c.known_ms);
+        return true;
+      } catch {
+        // The totals cannot follow (HorizonError): a fresh load can.
+        return false;
+      }
     }
-    // Recorded by this process (write-behind) or read by the load already.
+    // Recorded by this process already (write-behind).
     if (this.has(c.transaction_id)) return true;
     // An import brings old transactions in bulk: loading again places them at once.
     if (c.source === 'import') return false;
@@ -174,15 +219,13 @@ export class Tenants {
     await this.log.flush();
     const data = organizationData(this.db, organizationId);
     for (;;) {
-      const tenant = new Tenant(organizationId, data, this.labelDelay, await data.count());
-      await data.forEachHistoryPage((rows) => {
-        for (const r of rows) tenant.addStored(r);
-      });
+      const tenant = new Tenant(organizationId, data, this.labelDelay);
+      const { through } = await data.loadHistory(this.clock(), tenant.loader());
       tenant.setRings(detectRings(tenant.history.transactions, this.clock(), { labelDelay: this.labelDelay }));
-      // What the tail read meanwhile, then ready for the tail, in one synchronous step so that no
-      // change falls between the two. A change that needs a fresh load (an import) means reading
-      // again: the next read has everything the buffer had.
-      const changes = buffer.splice(0);
+      // What the tail read meanwhile and the load did not, then ready for the tail, in one
+      // synchronous step so that no change falls between the two. A change that needs a fresh load
+      // (an import) means reading again: the next read has everything the buffer had.
+      const changes = buffer.splice(0).filter((c) => c.seq > through);
       if (!changes.every((c) => tenant.applyChange(c))) continue;
       if (this.loading.get(organizationId) === buffer) {
         this.loading.delete(organizationId);

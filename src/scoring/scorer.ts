@@ -74,6 +74,28 @@ export interface ScoreResult {
   notes: string[];
 }
 
+/** The entities a request's transaction belongs to: a missing location or payment type is
+ *  recorded as "unknown" (the notes say so). */
+export type ScoredEntities = Pick<HistoryTransaction, 'customer_id' | 'merchant_id' | 'location' | 'payment_type'>;
+
+export function scoredEntities(input: Pick<ScoreInput, 'customer_id' | 'merchant_id' | 'location' | 'payment_type'>): ScoredEntities {
+  return { customer_id: input.customer_id, merchant_id: input.merchant_id, location: input.location ?? 'unknown', payment_type: input.payment_type ?? 'unknown' };
+}
+
+/** An earlier transaction the history holds only in totals, as read from the database. */
+export interface EarlierTransaction {
+  transaction_id: string;
+  time: number;
+  amount: number;
+  customer_id: string;
+  merchant_id: string;
+  label: 0 | 1 | null;
+  label_known_ms: number | null;
+}
+
+/** Per role, the entity's newest earlier transactions beyond those the history holds. */
+export type EarlierEvidence = Partial<Record<'customer' | 'merchant' | 'channel', readonly EarlierTransaction[]>>;
+
 /** Reasons kept per response, and earlier transactions listed per entity. */
 export const MAX_REASONS = 5;
 export const MAX_EVIDENCE = 5;
@@ -114,9 +136,9 @@ const RELATION = { customer: 'same_customer', merchant: 'same_merchant', channel
 
 /** The entity's most recent earlier transactions as graph evidence, with each outcome as known at
  *  `time` (a label counts only from when it became known). */
-function addEvidence(evidence: ScoreResult['graph_evidence'], history: History, role: 'customer' | 'merchant' | 'channel', key: string, time: number): void {
+function addEvidence(evidence: ScoreResult['graph_evidence'], history: History, role: 'customer' | 'merchant' | 'channel', key: string, time: number, older: readonly EarlierTransaction[] | undefined): void {
   const earlier = history.recentIndices(role, key, time, MAX_EVIDENCE);
-  if (earlier.length === 0) return;
+  if (earlier.length === 0 && !older?.length) return;
   const records = history.transactions;
   const list: Evidence[] = [];
   for (const k of earlier) {
@@ -131,6 +153,20 @@ function addEvidence(evidence: ScoreResult['graph_evidence'], history: History, 
       target: records.merchantId(k),
       relation: RELATION[role],
       outcome: !known ? 'unknown' : label === 1 ? 'fraud' : 'legit',
+    });
+  }
+  // Then those before the history's floor, older than every one it holds.
+  for (const r of older ?? []) {
+    if (list.length >= MAX_EVIDENCE) break;
+    const known = r.label !== null && r.label_known_ms! < time;
+    list.push({
+      transaction_id: r.transaction_id,
+      time: isoTime(r.time),
+      amount: r.amount,
+      source: r.customer_id,
+      target: r.merchant_id,
+      relation: RELATION[role],
+      outcome: !known ? 'unknown' : r.label === 1 ? 'fraud' : 'legit',
     });
   }
   put(evidence, key, list, role);
@@ -169,6 +205,8 @@ export interface ScoreContext {
   record?: (tx: HistoryTransaction & { transaction_id: string }) => void;
   /** Notes that come first in the response (what the context means). */
   notes?: readonly string[];
+  /** Evidence the history holds only in totals, read beforehand (Tenant.earlier). */
+  earlier?: EarlierEvidence | undefined;
 }
 
 export class Scorer {
@@ -209,15 +247,7 @@ export class Scorer {
     // A score request's time is when the server receives it (docs/api.md); never earlier than the
     // newest transaction already in the history, so the history stays in time order.
     const time = context.at ?? Math.max(this.clock(), history.newest);
-    const tx: HistoryTransaction & { transaction_id: string } = {
-      time,
-      amount: input.amount,
-      customer_id: input.customer_id,
-      merchant_id: input.merchant_id,
-      location: input.location ?? 'unknown',
-      payment_type: input.payment_type ?? 'unknown',
-      transaction_id: transactionId,
-    };
+    const tx: HistoryTransaction & { transaction_id: string } = { time, amount: input.amount, ...scoredEntities(input), transaction_id: transactionId };
     const channel = channelOf(tx);
 
     const priors = history.priors(tx);
@@ -257,9 +287,10 @@ export class Scorer {
     } else notes.push('explain was false: reasons were not computed.');
 
     const evidence: ScoreResult['graph_evidence'] = Object.create(null);
-    addEvidence(evidence, history, 'customer', tx.customer_id, time);
-    addEvidence(evidence, history, 'merchant', tx.merchant_id, time);
-    addEvidence(evidence, history, 'channel', channel, time);
+    const older = context.earlier;
+    addEvidence(evidence, history, 'customer', tx.customer_id, time, older?.customer);
+    addEvidence(evidence, history, 'merchant', tx.merchant_id, time, older?.merchant);
+    addEvidence(evidence, history, 'channel', channel, time, older?.channel);
     const relatedRing = context.rings.related(tx.merchant_id, channel, time);
     stages.end('evidence');
 

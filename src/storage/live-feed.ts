@@ -47,14 +47,22 @@ export interface FeedTransaction extends HistoryRow {
   source: 'scored' | 'import';
 }
 
-/** A change of a recorded transaction's outcome: `label` known from `known_ms` on. */
+/** A change of a recorded transaction's outcome: `label` known from `known_ms` on, replacing
+ *  `from_label` known from `from_known_ms` (both null when it had none); with the transaction's
+ *  entities, for a process that holds it only in totals. */
 export interface FeedOutcome {
   kind: 'outcome';
   seq: number;
   organization_id: string;
   transaction_id: string;
+  customer_id: string;
+  merchant_id: string;
+  location: string;
+  payment_type: string;
   label: 0 | 1;
   known_ms: number;
+  from_label: 0 | 1 | null;
+  from_known_ms: number | null;
 }
 
 export type FeedChange = FeedTransaction | FeedOutcome;
@@ -73,6 +81,8 @@ interface FeedRow {
   source: 'scored' | 'import' | null;
   label: 0 | 1 | null;
   known_ms: number | null;
+  from_label: 0 | 1 | null;
+  from_known_ms: number | null;
 }
 
 /** The newest position of the feed that is visible now. */
@@ -88,24 +98,38 @@ export async function feedHead(db: Queryable): Promise<number> {
  * snapshot); `through` is the position up to which the caller has now seen every change.
  */
 export async function readFeed(db: Db, after: number, limit: number): Promise<{ changes: FeedChange[]; through: number }> {
-  // Both halves walk an index by seq from `after` and stop at `limit`; the transaction id of an
-  // outcome change is looked up by primary key. (A join or a large limit lets the planner choose a
-  // scan of the whole table while its statistics are young.)
+  // Both halves walk an index by seq from `after` and stop at `limit`; the transaction of an
+  // outcome change is looked up by primary key, in a lateral subquery the planner cannot turn into
+  // a scan of the whole table (as a plain join or a large limit may while its statistics are young).
   const rows = await db.query<FeedRow>(
     `SELECT * FROM (
        (SELECT seq, false AS outcome, organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source,
-               label, label_known_ms AS known_ms
+               label, label_known_ms AS known_ms, NULL::int2 AS from_label, NULL::float8 AS from_known_ms
         FROM transactions WHERE seq > $1 ORDER BY seq LIMIT $2)
        UNION ALL
-       (SELECT c.seq, true, c.organization_id, (SELECT t.transaction_id FROM transactions t WHERE t.seq = c.transaction_seq),
-               NULL::float8, NULL::float8, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text, c.to_label, c.reported_at_ms
-        FROM outcome_changes c WHERE c.seq > $1 ORDER BY c.seq LIMIT $2)
+       (SELECT c.seq, true, c.organization_id, t.transaction_id, NULL::float8, NULL::float8, t.customer_id, t.merchant_id, t.location, t.payment_type, NULL::text,
+               c.to_label, c.reported_at_ms, c.from_label, c.from_known_ms
+        FROM outcome_changes c CROSS JOIN LATERAL (SELECT * FROM transactions t WHERE t.seq = c.transaction_seq OFFSET 0) AS t
+        WHERE c.seq > $1 ORDER BY c.seq LIMIT $2)
      ) AS feed ORDER BY seq LIMIT $2`,
     [after, limit],
   );
   const changes: FeedChange[] = rows.map((r) =>
     r.outcome
-      ? { kind: 'outcome', seq: r.seq, organization_id: r.organization_id, transaction_id: r.transaction_id, label: r.label!, known_ms: r.known_ms! }
+      ? {
+          kind: 'outcome',
+          seq: r.seq,
+          organization_id: r.organization_id,
+          transaction_id: r.transaction_id,
+          customer_id: r.customer_id!,
+          merchant_id: r.merchant_id!,
+          location: r.location!,
+          payment_type: r.payment_type!,
+          label: r.label!,
+          known_ms: r.known_ms!,
+          from_label: r.from_label,
+          from_known_ms: r.from_known_ms,
+        }
       : {
           kind: 'transaction',
           seq: r.seq,

@@ -12,10 +12,11 @@
 // storing the text cost about a third more per scored transaction.
 
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import type { HistoryTransaction } from '../engine/history.ts';
+import { WINDOW_HORIZON_MS, type EntityTotals, type HistoryTransaction } from '../engine/history.ts';
 import type { Db, Queryable } from './db.ts';
 import { StorageError } from './errors.ts';
-import { FEED_CHANNEL, FEED_LOCK_KEY, FEED_SENDER, lockFeed } from './live-feed.ts';
+import type { EarlierTransaction } from '../scoring/scorer.ts';
+import { FEED_CHANNEL, FEED_LOCK_KEY, FEED_SENDER, feedHead, lockFeed } from './live-feed.ts';
 
 /** What every stored transaction has, as the engine's history names it. Times are epoch ms. */
 type TransactionFields = Required<Pick<HistoryTransaction, 'time' | 'amount' | 'customer_id' | 'merchant_id' | 'location' | 'payment_type'>> & { transaction_id: string };
@@ -119,6 +120,43 @@ export interface WeekAggregate {
 const CHUNK_ROWS = 2_500;
 /** Rows per page when loading a history (one JSON value of ≈ 0.6 MB). */
 const LOAD_PAGE_ROWS = 5_000;
+/** Rows per page of first uses and totals. */
+const ENTITY_PAGE_ROWS = 20_000;
+
+const USE_KINDS = { m: 'merchant', h: 'channel', l: 'location' } as const;
+const TOTAL_KINDS = { c: 'customer', m: 'merchant', h: 'channel' } as const;
+
+/** Reads an organization's rows of an entity table (customer_uses, entity_totals) in pages of
+ *  JSON arrays of `columns`, in the order of `keys` (the primary key after the organization). */
+async function pages<Row extends unknown[]>(tx: Queryable, table: string, keys: string, columns: string, organizationId: string, onPage: (rows: Row[]) => void): Promise<void> {
+  const width = keys.split(',').length;
+  let after: unknown[] | undefined;
+  for (;;) {
+    const cursor = after ? `AND (${keys}) > (${after.map((_, i) => `$${i + 3}`).join(', ')})` : '';
+    const [row] = await tx.query<{ page: string | null }>(
+      `SELECT json_agg(json_build_array(${columns}) ORDER BY ${keys})::text AS page
+       FROM (SELECT * FROM ${table} WHERE organization_id = $1 ${cursor} ORDER BY ${keys} LIMIT $2) AS page_rows`,
+      [organizationId, ENTITY_PAGE_ROWS, ...(after ?? [])],
+    );
+    if (!row?.page) return;
+    const rows = JSON.parse(row.page) as Row[];
+    onPage(rows);
+    if (rows.length < ENTITY_PAGE_ROWS) return;
+    after = rows[rows.length - 1]!.slice(0, width);
+  }
+}
+
+/** What a process keeps of an organization's history, as `loadHistory` hands it over, in this order. */
+export interface HistoryLoader {
+  /** Transactions before `floor` come only as totals. */
+  start(floor: number): void;
+  uses(rows: { customer_id: string; kind: 'merchant' | 'channel' | 'location'; key: string; first: number }[]): void;
+  transactions(rows: HistoryRow[]): void;
+  /** Outcomes known from the floor on, of transactions before it. */
+  labels(rows: { customer_id: string; merchant_id: string; location: string; payment_type: string; label: 0 | 1; known: number }[]): void;
+  finish(totals: EntityTotals[]): void;
+}
+
 
 /** Inserts rows given as whole columns (UNNEST), each with its organization; an id the
  *  organization already has is skipped. The response arrives as base64 text: both drivers send a
@@ -239,24 +277,59 @@ export class OrganizationData {
     return stored;
   }
 
-  async count(): Promise<number> {
-    const [row] = await this.db.query<{ n: number }>('SELECT count(*) AS n FROM transactions WHERE organization_id = $1', [this.organizationId]);
-    return row!.n;
+  /**
+   * Reads what a process keeps of the organization's history (src/live/tenants.ts), all in one
+   * snapshot: the floor is `WINDOW_HORIZON_MS` before the newest of `now` and the newest stored
+   * transaction; every customer's first uses; the transactions from the floor on, in time order
+   * (time, then the order recorded), a page at a time; the outcomes known from the floor on of
+   * transactions before it; and every entity's all-time totals. Returns the floor and the feed
+   * position the snapshot has seen everything up to. What is read does not grow with the history
+   * stored before the floor, only with the entities and the floor's window.
+   */
+  async loadHistory(now: number, into: HistoryLoader): Promise<{ floor: number; through: number }> {
+    const org = this.organizationId;
+    return this.db.transaction(async (tx) => {
+      await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+      const through = await feedHead(tx);
+      const [newest] = await tx.query<{ newest: number | null }>('SELECT max(time_ms) AS newest FROM transactions WHERE organization_id = $1', [org]);
+      const floor = Math.max(now, newest?.newest ?? -Infinity) - WINDOW_HORIZON_MS;
+      into.start(floor);
+      await pages<[string, 'm' | 'h' | 'l', string, number]>(tx, 'customer_uses', 'customer_id, kind, key', 'customer_id, kind, key, first_ms', org, (rows) => {
+        into.uses(rows.map(([customer_id, kind, key, first]) => ({ customer_id, kind: USE_KINDS[kind], key, first })));
+      });
+      await this.historyPages(tx, floor, (rows) => into.transactions(rows));
+      const [labels] = await tx.query<{ page: string | null }>(
+        `SELECT json_agg(json_build_array(customer_id, merchant_id, location, payment_type, label, label_known_ms))::text AS page
+         FROM transactions WHERE organization_id = $1 AND label IS NOT NULL AND label_known_ms >= $2 AND time_ms < $2`,
+        [org, floor],
+      );
+      type Label = [string, string, string, string, 0 | 1, number];
+      into.labels(((labels?.page ? JSON.parse(labels.page) : []) as Label[]).map(([customer_id, merchant_id, location, payment_type, label, known]) => ({ customer_id, merchant_id, location, payment_type, label, known })));
+      const totals: EntityTotals[] = [];
+      type Total = [keyof typeof TOTAL_KINDS, string, number, number, number, number, number, number, number | null];
+      await pages<Total>(tx, 'entity_totals', 'kind, key', 'kind, key, transactions, amount_sum, amount_squares, last_ms, labels, frauds, first_fraud_known_ms', org, (rows) => {
+        for (const [kind, key, transactions, amountSum, amountSquares, last, labels, frauds, firstFraudKnown] of rows) {
+          totals.push({ kind: TOTAL_KINDS[kind], key, transactions, amountSum, amountSquares, last, labels, frauds, firstFraudKnown });
+        }
+      });
+      into.finish(totals);
+      return { floor, through };
+    });
   }
 
-  /** Every stored transaction in time order (time, then the order recorded), a page at a time, so
-   *  that a caller keeping them in another form (the engine's history) never holds them all as
-   *  objects. */
-  async forEachHistoryPage(onPage: (rows: HistoryRow[]) => void): Promise<void> {
+  /** The stored transactions from `from` on in time order (time, then the order recorded), a page
+   *  at a time, so that a caller keeping them in another form (the engine's history) never holds
+   *  them all as objects. */
+  private async historyPages(tx: Queryable, from: number, onPage: (rows: HistoryRow[]) => void): Promise<void> {
     let after: [number, number] | undefined;
     type Tuple = [number, string, number, number, string, string, string, string, 0 | 1 | null, number | null];
     for (;;) {
-      const [row] = await this.db.query<{ page: string | null }>(
+      const [row] = await tx.query<{ page: string | null }>(
         `SELECT json_agg(json_build_array(seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, label, label_known_ms)
                          ORDER BY time_ms, seq)::text AS page
-         FROM (SELECT * FROM transactions WHERE organization_id = $1 ${after ? 'AND (time_ms, seq) > ($3, $4)' : ''}
+         FROM (SELECT * FROM transactions WHERE organization_id = $1 AND time_ms >= $3 ${after ? 'AND (time_ms, seq) > ($4, $5)' : ''}
                ORDER BY time_ms, seq LIMIT $2) AS page_rows`,
-        after ? [this.organizationId, LOAD_PAGE_ROWS, after[0], after[1]] : [this.organizationId, LOAD_PAGE_ROWS],
+        after ? [this.organizationId, LOAD_PAGE_ROWS, from, after[0], after[1]] : [this.organizationId, LOAD_PAGE_ROWS, from],
       );
       if (!row?.page) break;
       const tuples = JSON.parse(row.page) as Tuple[];
@@ -265,6 +338,24 @@ export class OrganizationData {
       const last = tuples[tuples.length - 1]!;
       after = [last[2], last[0]];
     }
+  }
+
+  /** Up to `limit` of an entity's transactions before `before`, newest first: the evidence a
+   *  loaded history no longer holds. A channel is its payment type and location. */
+  async earlier(role: 'customer' | 'merchant' | 'channel', entity: { customer_id: string; merchant_id: string; payment_type: string; location: string }, before: number, limit: number): Promise<EarlierTransaction[]> {
+    const [where, params] =
+      role === 'customer'
+        ? ['customer_id = $2', [entity.customer_id]]
+        : role === 'merchant'
+          ? ['merchant_id = $2', [entity.merchant_id]]
+          : ['payment_type = $2 AND location = $5', [entity.payment_type]];
+    const args = [this.organizationId, ...params, before, limit];
+    if (role === 'channel') args.push(entity.location);
+    return this.db.query<EarlierTransaction>(
+      `SELECT transaction_id, time_ms AS time, amount, customer_id, merchant_id, label, label_known_ms FROM transactions
+       WHERE organization_id = $1 AND ${where} AND time_ms < $3 ORDER BY time_ms DESC, seq DESC LIMIT $4`,
+      args,
+    );
   }
 
   async get(transactionId: string): Promise<TransactionRow | undefined> {
@@ -346,7 +437,7 @@ export class OrganizationData {
       );
       const current = new Map(found.map((r) => [r.transaction_id, { ...r }]));
       const results: OutcomeResult[] = [];
-      const changes: (OutcomeChangeRow & { transaction_id: string })[] = [];
+      const changes: (OutcomeChangeRow & { transaction_id: string; from_known_ms: number | null })[] = [];
       for (const input of inputs) {
         const row = current.get(input.transaction_id);
         if (!row) {
@@ -361,16 +452,16 @@ export class OrganizationData {
           results.push({ transaction_id: input.transaction_id, status: 'applied', changed: false, seq: row.seq, label: row.label, known_ms: row.label_known_ms! });
           continue;
         }
-        changes.push({ transaction_id: row.transaction_id, transaction_seq: row.seq, from_label: row.label, to_label: input.label, source: input.source, reported_at_ms: input.reported_at_ms, reported_by: input.reported_by });
+        changes.push({ transaction_id: row.transaction_id, transaction_seq: row.seq, from_label: row.label, from_known_ms: row.label_known_ms, to_label: input.label, source: input.source, reported_at_ms: input.reported_at_ms, reported_by: input.reported_by });
         row.label = input.label;
         row.label_known_ms = input.reported_at_ms;
         results.push({ transaction_id: input.transaction_id, status: 'applied', changed: true, seq: row.seq, label: input.label, known_ms: input.reported_at_ms });
       }
       if (changes.length > 0) {
         await tx.query(
-          `INSERT INTO outcome_changes (organization_id, transaction_seq, from_label, to_label, source, reported_at_ms, reported_by)
-           SELECT $1, * FROM unnest($2::bigint[], $3::int2[], $4::int2[], $5::text[], $6::float8[], $7::text[])`,
-          [this.organizationId, changes.map((c) => c.transaction_seq), changes.map((c) => c.from_label), changes.map((c) => c.to_label), changes.map((c) => c.source), changes.map((c) => c.reported_at_ms), changes.map((c) => c.reported_by)],
+          `INSERT INTO outcome_changes (organization_id, transaction_seq, from_label, to_label, source, reported_at_ms, reported_by, from_known_ms)
+           SELECT $1, * FROM unnest($2::bigint[], $3::int2[], $4::int2[], $5::text[], $6::float8[], $7::text[], $8::float8[])`,
+          [this.organizationId, changes.map((c) => c.transaction_seq), changes.map((c) => c.from_label), changes.map((c) => c.to_label), changes.map((c) => c.source), changes.map((c) => c.reported_at_ms), changes.map((c) => c.reported_by), changes.map((c) => c.from_known_ms)],
         );
         // The last change of each transaction is its current outcome.
         const last = new Map(changes.map((c) => [c.transaction_seq, c]));

@@ -2,16 +2,32 @@
 // transaction ids, customers and merchants, and every read method of one organization's
 // `OrganizationData` returns its own rows only, whatever it is asked; outcomes set through one never
 // touch the other's; ids are unique per organization and inserts keep what is already there; the
-// history load returns rows in time order with their labels.
+// history load returns rows in time order with their labels, and the per-entity totals the database
+// keeps follow inserts and outcome changes.
 
 import t from 'tap';
 import type { Db } from '../../src/storage/db.ts';
-import { organizationData, type NewTransaction } from '../../src/storage/live-store.ts';
+import type { EntityTotals } from '../../src/engine/history.ts';
+import { organizationData, type HistoryLoader, type HistoryRow, type NewTransaction, type OrganizationData } from '../../src/storage/live-store.ts';
 import { eachBackend } from './backends.ts';
 
 async function twoOrganizations(db: Db): Promise<void> {
   await db.query(`INSERT INTO users (id, email) VALUES ('u1', 'u1@example.com')`);
   await db.query(`INSERT INTO organizations (id, name, stage, created_by) VALUES ('org_a', 'A', 'test', 'u1'), ('org_b', 'B', 'test', 'u1')`);
+}
+
+/** Everything `loadHistory` hands over, as plain lists. */
+async function loaded(data: OrganizationData, now = 0) {
+  const got = { floor: Number.NaN, uses: [] as unknown[], transactions: [] as HistoryRow[], labels: [] as unknown[], totals: [] as EntityTotals[] };
+  const into: HistoryLoader = {
+    start: (floor) => void (got.floor = floor),
+    uses: (rows) => void got.uses.push(...rows),
+    transactions: (rows) => void got.transactions.push(...rows),
+    labels: (rows) => void got.labels.push(...rows),
+    finish: (totals) => void got.totals.push(...totals),
+  };
+  const { through } = await data.loadHistory(now, into);
+  return { ...got, through };
 }
 
 const row = (i: number, extra: Partial<NewTransaction> = {}): NewTransaction => ({
@@ -38,15 +54,18 @@ eachBackend('every read of an organization returns its own rows only', async (t,
   // B uses the same ids, customers and merchant, with other amounts.
   await b.insert([0, 1, 2, 3, 4, 5].map((i) => row(i, { amount: 1000 + i, response: `{"b":${i}}` })));
 
-  t.equal(await a.count(), 4);
-  t.equal(await b.count(), 6);
+  t.equal((await loaded(a)).transactions.length, 4);
+  t.equal((await loaded(b)).transactions.length, 6);
   t.equal((await a.get('t-1'))!.amount, 11);
   t.equal(await a.get('t-5'), undefined, "B's t-5 is not A's");
   t.equal(await a.response('t-2'), '{"i":2}');
   t.equal(await a.response('t-5'), undefined);
-  const history: number[] = [];
-  await a.forEachHistoryPage((rows) => history.push(...rows.map((r) => r.amount)));
-  t.same(history, [10, 11, 12, 13], "A's history, in time order");
+  const loadA = await loaded(a);
+  t.same(loadA.transactions.map((r) => r.amount), [10, 11, 12, 13], "A's history, in time order");
+  t.same(loadA.totals.map((e) => [e.kind, e.key, e.transactions, e.amountSum]), [['customer', 'c-0', 2, 22], ['customer', 'c-1', 2, 24], ['channel', 'wallet:Lisbon', 4, 46], ['merchant', 'm-1', 4, 46]], "A's totals");
+  t.equal(loadA.uses.length, 6, "A's customers' first uses");
+  t.same((await a.earlier('customer', { customer_id: 'c-1', merchant_id: 'm-1', location: 'Lisbon', payment_type: 'wallet' }, 2e12, 10)).map((r) => r.amount), [13, 11], "A's earlier transactions");
+  t.same((await a.earlier('channel', { customer_id: 'c-1', merchant_id: 'm-1', location: 'Lisbon', payment_type: 'wallet' }, 2e12, 2)).map((r) => r.amount), [13, 12]);
   const all = (await a.list({}, 100))!;
   t.same(all.rows.map((r) => r.amount), [13, 12, 11, 10], 'newest first, A only');
   t.same((await a.list({ customer_id: 'c-1' }, 100))!.rows.map((r) => r.amount), [13, 11]);
@@ -87,7 +106,44 @@ eachBackend('ids are unique per organization; an insert keeps what is there', as
   await t.rejects(db.query(`INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source) VALUES ('org_a', 't-0', 0, 1, 'c', 'm', 'l', 'p', 'scored')`), 'the database refuses a duplicate');
   const labelled = await a.insert([row(5, { source: 'import', decision: null, response: null, label: 1, label_known_ms: 123, outcome_source: 'import', outcome_reported_by: 'import:job_1' })]);
   t.same([...labelled.keys()], ['t-5']);
-  const pages: { label: 0 | 1 | null; label_known_ms: number | null }[] = [];
-  await a.forEachHistoryPage((rows) => pages.push(...rows));
-  t.same(pages.map((r) => [r.label, r.label_known_ms]), [[null, null], [null, null], [1, 123]]);
+  t.same((await loaded(a)).transactions.map((r) => [r.label, r.label_known_ms]), [[null, null], [null, null], [1, 123]]);
+});
+
+eachBackend("the database keeps each entity's totals and first uses as transactions are stored and outcomes change", async (t, fx) => {
+  const db = await fx.open();
+  await twoOrganizations(db);
+  const a = organizationData(db, 'org_a');
+  const DAY = 86_400_000;
+  const T = 1_700_000_000_000;
+  // c-0 pays m-1 on days 0, 10 and 50 (labelled fraud, known a week later, on the first two), and
+  // m-2 on day 50 from another place; B's rows never count for A.
+  await a.insert([
+    row(0, { time: T, amount: 3, label: 1, label_known_ms: T + 7 * DAY, source: 'import' }),
+    row(2, { time: T + 10 * DAY, amount: 4, label: 1, label_known_ms: T + 17 * DAY, source: 'import' }),
+  ]);
+  await a.insert([row(4, { time: T + 50 * DAY, amount: 5 }), row(6, { time: T + 50 * DAY, amount: 6, merchant_id: 'm-2', location: 'Porto' })]);
+  await organizationData(db, 'org_b').insert([row(0, { amount: 100 })]);
+  const customer = async () => (await loaded(a, T + 50 * DAY)).totals.find((e) => e.kind === 'customer' && e.key === 'c-0')!;
+  t.match(await customer(), { transactions: 4, amountSum: 18, amountSquares: 86, last: T + 50 * DAY, labels: 2, frauds: 2, firstFraudKnown: T + 7 * DAY });
+  const load = await loaded(a, T + 50 * DAY);
+  t.equal(load.floor, T + 50 * DAY - 31 * DAY, 'the floor: 31 days before the newest');
+  t.same(load.transactions.map((r) => r.transaction_id), ['t-4', 't-6'], 'only the transactions from the floor on');
+  t.same(load.labels, [], 'no outcome known from the floor on of an earlier transaction');
+  t.same(
+    (load.uses as { customer_id: string; kind: string; key: string; first: number }[]).map((u) => [u.kind, u.key, (u.first - T) / DAY]),
+    [['channel', 'wallet:Lisbon', 0], ['channel', 'wallet:Porto', 50], ['location', 'Lisbon', 0], ['location', 'Porto', 50], ['merchant', 'm-1', 0], ['merchant', 'm-2', 50]],
+  );
+
+  // The earliest fraud withdrawn: the next one is the earliest; then a fraud reported on day 45.
+  await a.applyOutcomes([{ transaction_id: 't-0', label: 0, source: 'review', reported_at_ms: T + 40 * DAY, reported_by: 'u1' }]);
+  t.match(await customer(), { labels: 2, frauds: 1, firstFraudKnown: T + 17 * DAY });
+  await a.applyOutcomes([{ transaction_id: 't-4', label: 1, source: 'chargeback', reported_at_ms: T + 51 * DAY, reported_by: 'u1' }]);
+  t.match(await customer(), { labels: 3, frauds: 2, firstFraudKnown: T + 17 * DAY });
+  const after = await loaded(a, T + 50 * DAY);
+  t.same(after.labels.map((l) => (l as { known: number }).known), [T + 40 * DAY], "t-0's outcome, known after the floor, comes as a label");
+  const merchant = after.totals.find((e) => e.kind === 'merchant' && e.key === 'm-1')!;
+  t.match(merchant, { transactions: 3, labels: 3, frauds: 2 });
+  // The feed carries what an outcome change replaced.
+  const [change] = await db.query<{ from_label: number; from_known_ms: number }>("SELECT from_label, from_known_ms FROM outcome_changes WHERE organization_id = 'org_a' ORDER BY id LIMIT 1");
+  t.same(change, { from_label: 1, from_known_ms: T + 7 * DAY });
 });

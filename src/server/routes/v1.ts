@@ -21,6 +21,7 @@ import { requireAccounts } from '../caller.ts';
 import { ApiError } from '../errors.ts';
 import { ErrorResponse, ScoreRequest, ScoreResponse } from '../schemas.ts';
 import { requireScorer } from './score.ts';
+import { scoredEntities } from '../../scoring/scorer.ts';
 import { sameTransaction } from '../../live/tenants.ts';
 
 declare module 'fastify' {
@@ -95,6 +96,8 @@ export function v1Routes(app: FastifyInstance, service: Service): void {
     const organizationId = key.organization_id;
     const tenant = await service.tenants.get(organizationId);
     service.accounts!.recordUse(key.id);
+    // Evidence older than what the tenant holds (its last 31 days), read now: nothing below awaits.
+    const earlier = await tenant.earlier(scoredEntities(input));
     const log = service.decisionLog;
     const id = input.transaction_id;
     if (id !== undefined) {
@@ -111,6 +114,7 @@ export function v1Routes(app: FastifyInstance, service: Service): void {
     const writeBehind = log.durability === 'write_behind';
     const result = scorer.score(input, {
       ...tenant.context,
+      earlier,
       record: (tx) => {
         // Write-behind: this process's history has it at once. Commit: every process's history
         // gets it from the live feed once it is committed, this one's before the response is sent.
