@@ -71,7 +71,8 @@ function firstAtOrAfter(rows: TimeOrderedRows, t: number): number {
   return lo;
 }
 
-/** Rings of every window whose results are published (end + label delay) by `until`. */
+/** Rings of every window whose results are published (end + label delay) by `until`, windows
+ *  counted from the first row. */
 export function detectRings(rows: TimeOrderedRows, until: number, options: Partial<RingOptions> = {}): Ring[] {
   const o = { ...DEFAULT_RINGS, ...options };
   if (rows.length === 0) return [];
@@ -85,52 +86,63 @@ export function detectRings(rows: TimeOrderedRows, until: number, options: Parti
       if (r.time >= end) break;
       inWindow.push(r);
     }
-    const graph = new UndirectedGraph();
-    for (const r of inWindow) {
-      const c = customerNode(r.customer_id);
-      const m = merchantNode(r.merchant_id);
-      graph.mergeNode(c);
-      graph.mergeNode(m);
-      const e = graph.edge(c, m);
-      if (e === undefined) graph.addEdge(c, m, { weight: 1 });
-      else graph.updateEdgeAttribute(e, 'weight', (w: number) => w + 1);
-    }
-    if (graph.size === 0) continue;
-    const rng = new Rng(o.seed + Math.floor((start - first) / o.window));
-    const community: Record<string, number> = louvain(graph, { rng: () => rng.uniform(), getEdgeWeight: 'weight' });
-
-    const groups = new Map<number, { members: Set<string>; known: number; fraud: number; channels: Map<string, number> }>();
-    for (const r of inWindow) {
-      const id = community[customerNode(r.customer_id)]!;
-      let g = groups.get(id);
-      if (!g) groups.set(id, (g = { members: new Set(), known: 0, fraud: 0, channels: new Map() }));
-      g.members.add(customerNode(r.customer_id));
-      g.members.add(merchantNode(r.merchant_id));
-      const ch = channelOf(r);
-      g.channels.set(ch, (g.channels.get(ch) ?? 0) + 1);
-      // Only labels known when the result is published (a reported outcome may come later).
-      if ((r.label === 0 || r.label === 1) && (r.labelKnownAt ?? r.time + o.labelDelay) <= end + o.labelDelay) {
-        g.known++;
-        g.fraud += r.label;
-      }
-    }
-    const flagged = [...groups.entries()]
-      .filter(([, g]) => g.members.size >= o.minMembers && g.known >= o.minKnownLabels && g.fraud / g.known >= o.minFraudShare)
-      .sort((a, b) => a[0] - b[0]);
-    for (const [, g] of flagged) {
-      const members = [...g.members].sort();
-      rings.push({
-        ring_id: `ring-${new Date(start).toISOString().slice(0, 10)}-${rings.length + 1}`,
-        window_start: start,
-        window_end: end,
-        published_at: end + o.labelDelay,
-        customers: members.filter((m) => m.startsWith('c:')).map((m) => m.slice(2)),
-        merchants: members.filter((m) => m.startsWith('m:')).map((m) => m.slice(2)),
-        channels: [...g.channels.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([c]) => c),
-        members: members.length,
-        fraud_rate: g.fraud / g.known,
-      });
-    }
+    rings.push(...detectWindow(inWindow, start, o, o.seed + Math.floor((start - first) / o.window), rings.length));
   }
   return rings;
+}
+
+/**
+ * The flagged groups of one window: `rows` are its transactions (time in [start, start + window)),
+ * with labels as stored; a label counts when it was known by the result's publication. `seed`
+ * seeds Louvain; ring ids are numbered on from `numbered`.
+ */
+export function detectWindow(rows: readonly HistoryTransaction[], start: number, options: Partial<RingOptions>, seed: number, numbered = 0): Ring[] {
+  const o = { ...DEFAULT_RINGS, ...options };
+  const end = start + o.window;
+  const graph = new UndirectedGraph();
+  for (const r of rows) {
+    const c = customerNode(r.customer_id);
+    const m = merchantNode(r.merchant_id);
+    graph.mergeNode(c);
+    graph.mergeNode(m);
+    const e = graph.edge(c, m);
+    if (e === undefined) graph.addEdge(c, m, { weight: 1 });
+    else graph.updateEdgeAttribute(e, 'weight', (w: number) => w + 1);
+  }
+  if (graph.size === 0) return [];
+  const rng = new Rng(seed);
+  const community: Record<string, number> = louvain(graph, { rng: () => rng.uniform(), getEdgeWeight: 'weight' });
+
+  const groups = new Map<number, { members: Set<string>; known: number; fraud: number; channels: Map<string, number> }>();
+  for (const r of rows) {
+    const id = community[customerNode(r.customer_id)]!;
+    let g = groups.get(id);
+    if (!g) groups.set(id, (g = { members: new Set(), known: 0, fraud: 0, channels: new Map() }));
+    g.members.add(customerNode(r.customer_id));
+    g.members.add(merchantNode(r.merchant_id));
+    const ch = channelOf(r);
+    g.channels.set(ch, (g.channels.get(ch) ?? 0) + 1);
+    // Only labels known when the result is published (a reported outcome may come later).
+    if ((r.label === 0 || r.label === 1) && (r.labelKnownAt ?? r.time + o.labelDelay) <= end + o.labelDelay) {
+      g.known++;
+      g.fraud += r.label;
+    }
+  }
+  const flagged = [...groups.entries()]
+    .filter(([, g]) => g.members.size >= o.minMembers && g.known >= o.minKnownLabels && g.fraud / g.known >= o.minFraudShare)
+    .sort((a, b) => a[0] - b[0]);
+  return flagged.map(([, g], i) => {
+    const members = [...g.members].sort();
+    return {
+      ring_id: `ring-${new Date(start).toISOString().slice(0, 10)}-${numbered + i + 1}`,
+      window_start: start,
+      window_end: end,
+      published_at: end + o.labelDelay,
+      customers: members.filter((m) => m.startsWith('c:')).map((m) => m.slice(2)),
+      merchants: members.filter((m) => m.startsWith('m:')).map((m) => m.slice(2)),
+      channels: [...g.channels.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([c]) => c),
+      members: members.length,
+      fraud_rate: g.fraud / g.known,
+    };
+  });
 }

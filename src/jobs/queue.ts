@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import type { Db, Queryable } from '../storage/db.ts';
 
 export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed';
-export type JobKind = 'score' | 'history_import';
+export type JobKind = 'score' | 'history_import' | 'rings';
 export type ScoreMode = 'balanced' | 'high_precision' | 'high_recall';
 
 export interface JobRecord {
@@ -51,12 +51,12 @@ export function newJobId(): string {
 }
 
 /** A job to queue: a scoring job names its dataset and mode; another kind its params. */
-export type NewJob = { kind?: JobKind; params?: unknown; dataset_id: string | null; mode: ScoreMode | null; owner_user_id?: string | null; organization_id?: string | null };
+export type NewJob = { id?: string; kind?: JobKind; params?: unknown; dataset_id: string | null; mode: ScoreMode | null; owner_user_id?: string | null; organization_id?: string | null };
 
 export async function createJob(db: Queryable, j: NewJob): Promise<JobRecord> {
   const [row] = await db.query<JobRecord>(
     `INSERT INTO jobs (id, kind, params, dataset_id, mode, status, stage, owner_user_id, organization_id) VALUES ($1, $2, $3, $4, $5, 'queued', 'queued', $6, $7) RETURNING ${COLUMNS}`,
-    [newJobId(), j.kind ?? 'score', j.params ?? null, j.dataset_id, j.mode, j.owner_user_id ?? null, j.organization_id ?? null],
+    [j.id ?? newJobId(), j.kind ?? 'score', j.params ?? null, j.dataset_id, j.mode, j.owner_user_id ?? null, j.organization_id ?? null],
   );
   return row!;
 }

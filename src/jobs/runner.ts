@@ -1,7 +1,8 @@
 // Runs jobs in this server process: polls the durable queue (queue.ts), claims a job while fewer
 // than MAX_RUNNING_JOBS run across all processes, and runs it by its kind: a scoring job in a
 // Piscina worker thread (score-worker.ts; the event loop that answers HTTP never does the work), a
-// history import here (history-import.ts: the database does its work, in chunks). Either writes its
+// history import here (history-import.ts: the database does its work, in chunks), a weekly window's
+// ring analysis here (src/live/ring-windows.ts: a week of one organization's transactions). Each writes its
 // progress as the work reports it plus a heartbeat, and records the result or the failure. At start
 // it takes up jobs whose process died (stale heartbeat), so a crash loses no job.
 
@@ -19,6 +20,7 @@ import type { BatchSummary } from './batch-score.ts';
 import type { ValidateOptions, ValidationResult } from '../datasets/csv.ts';
 import { claimNext, failJob, finishJob, recoverStale, releaseWorker, reportProgress, type JobRecord } from './queue.ts';
 import { DEFAULT_LABEL_DELAY_MS } from '../engine/history.ts';
+import { runRingsJob, type RingsJobParams } from '../live/ring-windows.ts';
 import { datasetSource, exampleSource, ImportParams, ImportRefused, ImportStopped, runHistoryImport, type ExampleRecords, type ImportSource } from './history-import.ts';
 
 export interface RunnerOptions {
@@ -113,6 +115,7 @@ export class JobRunner {
 
   private async run(job: JobRecord): Promise<void> {
     if (job.kind === 'history_import') return this.runImport(job);
+    if (job.kind === 'rings') return this.runRings(job);
     const { db } = this.o;
     const dataset = job.dataset_id === null ? undefined : await getDataset(db, job.dataset_id);
     if (!dataset || dataset.removed) {
@@ -195,6 +198,22 @@ export class JobRunner {
       if (e instanceof ImportStopped) return; // handed back to the queue: whoever claims it next finishes it
       if (!(e instanceof ImportRefused)) this.o.log(`job ${job.id} failed: ${(e as Error).message}`);
       await failJob(db, job.id, this.worker, e instanceof ImportRefused ? e.message : 'the import failed on our side; rows stored so far are kept and an import queued again skips them');
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  /** A weekly window's rings, found and stored (queued by src/live/ring-windows.ts). */
+  private async runRings(job: JobRecord): Promise<void> {
+    const { db } = this.o;
+    const heartbeat = setInterval(() => void reportProgress(db, job.id, this.worker, 'analysing', 0).catch(() => false), this.o.heartbeatMs ?? 2000);
+    try {
+      const params = job.params as RingsJobParams | null;
+      if (!params?.organization_id || !Number.isFinite(params.window_start)) throw new Error('the job does not name an organization and a window');
+      await finishJob(db, job.id, this.worker, await runRingsJob(db, params, this.o.labelDelay ?? DEFAULT_LABEL_DELAY_MS));
+    } catch (e) {
+      this.o.log(`job ${job.id} failed: ${(e as Error).message}`);
+      await failJob(db, job.id, this.worker, `ring analysis failed: ${(e as Error).message.slice(0, 300)}`);
     } finally {
       clearInterval(heartbeat);
     }

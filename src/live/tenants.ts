@@ -20,12 +20,13 @@
 // follow, or an import makes the tenant load afresh on its next use.
 
 import { channelOf, History, type HistoryTransaction } from '../engine/history.ts';
-import { detectRings, type Ring } from '../engine/rings.ts';
+import type { Ring } from '../engine/rings.ts';
 import { MAX_EVIDENCE, RingIndex, type EarlierEvidence, type ScoreContext, type ScoreInput, type ScoredEntities } from '../scoring/scorer.ts';
 import type { Db } from '../storage/db.ts';
 import { organizationData, type HistoryLoader, type HistoryRow, type OrganizationData } from '../storage/live-store.ts';
 import type { FeedChange } from '../storage/live-feed.ts';
 import type { DecisionLog } from './decision-log.ts';
+import { storedRings } from './ring-windows.ts';
 
 /** What makes a request with a known transaction id a retry rather than a different transaction. */
 export type TransactionIdentity = Pick<ScoreInput, 'amount' | 'customer_id' | 'merchant_id'>;
@@ -198,6 +199,18 @@ export class Tenants {
     return this.loaded.size;
   }
 
+  /** The organizations this process has a tenant of. */
+  organizations(): IterableIterator<string> {
+    return this.ready.keys();
+  }
+
+  /** Reads the organization's stored rings into its tenant, if this process has it. */
+  async refreshRings(organizationId: string): Promise<void> {
+    if (!this.ready.has(organizationId)) return;
+    const rings = await storedRings(this.db, organizationId);
+    this.ready.get(organizationId)?.setRings(rings);
+  }
+
   /** The live tail's changes, in feed order: each goes to its own organization's tenant, if this
    *  process has it. */
   apply(changes: readonly FeedChange[]): void {
@@ -221,7 +234,7 @@ export class Tenants {
     for (;;) {
       const tenant = new Tenant(organizationId, data, this.labelDelay);
       const { through } = await data.loadHistory(this.clock(), tenant.loader());
-      tenant.setRings(detectRings(tenant.history.transactions, this.clock(), { labelDelay: this.labelDelay }));
+      tenant.setRings(await storedRings(this.db, organizationId));
       // What the tail read meanwhile and the load did not, then ready for the tail, in one
       // synchronous step so that no change falls between the two. A change that needs a fresh load
       // (an import) means reading again: the next read has everything the buffer had.

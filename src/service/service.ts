@@ -1,8 +1,8 @@
 // The running service's state, assembled once at start and owned here: configuration, database,
 // the loaded model and its evaluation (or the reason either is unavailable), the public sandbox
 // (the example history guests score against), each organization's live history (loaded on first
-// use) and the live tail that keeps them in step with every process sharing the database, the
-// scorer, and the decision log that stores what organizations score. `startService`
+// use) and the live tail that keeps them in step with every process sharing the database, their
+// weekly ring analyses (queued when due, read in when stored), the scorer, and the decision log that stores what organizations score. `startService`
 // times each start-up step (reported by /api/health and the start log); `close` flushes and shuts
 // down.
 
@@ -17,6 +17,7 @@ import { buildSandbox, type Sandbox } from '../live/sandbox.ts';
 import { DecisionLog } from '../live/decision-log.ts';
 import { Tenants } from '../live/tenants.ts';
 import { LiveTail } from '../live/tail.ts';
+import { RingWindows } from '../live/ring-windows.ts';
 import { Accounts } from '../auth/accounts.ts';
 import { applySettings } from '../model/custom.ts';
 import { getCustomModel } from '../storage/models-store.ts';
@@ -41,6 +42,8 @@ export interface Service {
   decisionLog: DecisionLog;
   /** This process's tail of the live feed: what any process records reaches `tenants` through it. */
   tail: LiveTail;
+  /** Each organization's weekly ring analyses: queued when due, read into the tenants. */
+  rings: RingWindows;
   /** The model's label delay (imported labels are known that long after their transaction). */
   labelDelay: number;
   /** Uploaded files (DATA_DIR/uploads). */
@@ -126,6 +129,17 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       : new JobRunner({ db, datasets, dataDir: config.DATA_DIR, modelDir: config.MODEL_DIR, maxRunning: config.MAX_RUNNING_JOBS, staleMs: config.JOB_STALE_SECONDS * 1000, log, labelDelay, example: () => sandbox.history.transactions, beforeHistoryImport: () => decisionLog.flush(), onHistoryImported: (id) => tenants.forget(id) });
     await jobs?.start();
     step('jobs');
+    const rings = new RingWindows({
+      db,
+      clock,
+      labelDelay,
+      refresh: (id) => tenants.refreshRings(id),
+      organizations: () => tenants.organizations(),
+      queued: () => void jobs?.poll(),
+      onError: (e) => log(`ring windows: ${(e as Error).message}`),
+    });
+    await rings.start();
+    step('rings');
     const accounts = config.authConfigured ? new Accounts(db, config, clock, o.auth) : undefined;
     return {
       config,
@@ -140,6 +154,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       tenants,
       decisionLog,
       tail,
+      rings,
       labelDelay,
       datasets,
       sweepExpired,
@@ -147,6 +162,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       startup,
       async close() {
         clearInterval(sweeper);
+        await rings.stop();
         await jobs?.close();
         await accounts?.flushUse();
         await decisionLog.flush();

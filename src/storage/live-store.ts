@@ -15,8 +15,12 @@ import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { WINDOW_HORIZON_MS, type EntityTotals, type HistoryTransaction } from '../engine/history.ts';
 import type { Db, Queryable } from './db.ts';
 import { StorageError } from './errors.ts';
+import type { Ring } from '../engine/rings.ts';
 import type { EarlierTransaction } from '../scoring/scorer.ts';
 import { FEED_CHANNEL, FEED_LOCK_KEY, FEED_SENDER, feedHead, lockFeed } from './live-feed.ts';
+
+/** The NOTIFY channel on which a stored ring analysis tells every process (src/live/ring-windows.ts). */
+export const RINGS_CHANNEL = 'ring_windows';
 
 /** What every stored transaction has, as the engine's history names it. Times are epoch ms. */
 type TransactionFields = Required<Pick<HistoryTransaction, 'time' | 'amount' | 'customer_id' | 'merchant_id' | 'location' | 'payment_type'>> & { transaction_id: string };
@@ -485,6 +489,44 @@ export class OrganizationData {
       [this.organizationId, jobId],
     );
     return row!;
+  }
+
+  /** The transactions in [from, to), in time order, with their current outcomes: a ring window's. */
+  async windowTransactions(from: number, to: number): Promise<HistoryTransaction[]> {
+    const rows = await this.db.query<{ time_ms: number; amount: number; customer_id: string; merchant_id: string; location: string; payment_type: string; label: 0 | 1 | null; label_known_ms: number | null }>(
+      `SELECT time_ms, amount, customer_id, merchant_id, location, payment_type, label, label_known_ms FROM transactions
+       WHERE organization_id = $1 AND time_ms >= $2 AND time_ms < $3 ORDER BY time_ms, seq`,
+      [this.organizationId, from, to],
+    );
+    return rows.map((r) => ({
+      time: r.time_ms,
+      amount: r.amount,
+      customer_id: r.customer_id,
+      merchant_id: r.merchant_id,
+      location: r.location,
+      payment_type: r.payment_type,
+      ...(r.label === null ? {} : { label: r.label, labelKnownAt: r.label_known_ms! }),
+    }));
+  }
+
+  /** Stores the rings found in the window starting at `start` (queued in ring_windows) and tells
+   *  every process (NOTIFY on the rings channel with the organization's id). */
+  async storeRings(start: number, rings: readonly Ring[]): Promise<void> {
+    await this.db.query(
+      `WITH stored AS (UPDATE ring_windows SET rings = $3::text::jsonb, analysed_at = now() WHERE organization_id = $1 AND window_start = $2 RETURNING 1)
+       SELECT pg_notify('${RINGS_CHANNEL}', $1) FROM stored`,
+      [this.organizationId, start, JSON.stringify(rings)],
+    );
+  }
+
+  /** The rings of the latest `windows` analysed windows, oldest window first. */
+  async storedRings(windows: number): Promise<Ring[]> {
+    const rows = await this.db.query<{ rings: Ring[] }>(
+      `SELECT rings FROM (SELECT window_start, rings FROM ring_windows WHERE organization_id = $1 AND rings IS NOT NULL ORDER BY window_start DESC LIMIT $2) AS latest
+       ORDER BY window_start`,
+      [this.organizationId, windows],
+    );
+    return rows.flatMap((r) => r.rings);
   }
 
   /** Scored transactions in [from, to) grouped into `period`-long buckets from `from`: volume,

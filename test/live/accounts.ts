@@ -31,7 +31,7 @@ export interface LiveService {
   close(): Promise<void>;
 }
 
-export async function startLive(o: { backend: Backend; overrides?: Partial<Config>; dataDir?: string; databaseUrl?: string; idp?: IdentityProvider; signingKey?: SigningKey }): Promise<LiveService> {
+export async function startLive(o: { backend: Backend; overrides?: Partial<Config>; dataDir?: string; databaseUrl?: string; idp?: IdentityProvider; signingKey?: SigningKey; clock?: () => number }): Promise<LiveService> {
   const idp = o.idp ?? (await new IdentityProvider().start());
   const key = o.signingKey ?? (await makeKey('ES256', 'k1'));
   idp.published = [key];
@@ -39,6 +39,7 @@ export async function startLive(o: { backend: Backend; overrides?: Partial<Confi
     backend: o.backend,
     ...(o.dataDir ? { dataDir: o.dataDir } : {}),
     ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}),
+    ...(o.clock ? { clock: o.clock } : {}),
     overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 'z'.repeat(48), authConfigured: true, SCORE_RATE_PER_MINUTE: 100_000, ...o.overrides },
   });
   const members = new Map<string, Member>();

@@ -24,7 +24,7 @@ import { quotaExceeded, utcDayStart } from '../quota.ts';
 const JobParams = z.object({ id: z.string().min(1).max(100) });
 export const Job = z.object({
   id: z.string(),
-  kind: z.enum(['score', 'history_import']).describe('`score`: a dataset scored (POST /api/datasets/score); `history_import`: rows stored into an organization\'s history'),
+  kind: z.enum(['score', 'history_import', 'rings']).describe('`score`: a dataset scored (POST /api/datasets/score); `history_import`: rows stored into an organization\'s history; `rings`: the service\'s own analysis of a weekly window, which belongs to no user and is never listed'),
   status: z.enum(['queued', 'running', 'succeeded', 'failed']),
   stage: z.string(),
   progress: z.number(),

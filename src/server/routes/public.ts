@@ -9,7 +9,9 @@ import { publicConfig } from '../../config.ts';
 import { CHANNEL_FEATURES } from '../../engine/features/extract.ts';
 import { isProblem, MODE_NAMES, type MetricsFile, type ModelBundle } from '../../model/bundle.ts';
 import type { Service } from '../../service/service.ts';
+import { storedRings } from '../../live/ring-windows.ts';
 import { ApiError } from '../errors.ts';
+import { keyAuthentication } from './v1.ts';
 import { ErrorResponse, ModelIdParams } from '../schemas.ts';
 
 export function requireModel(service: Service): ModelBundle {
@@ -104,15 +106,28 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
     return { model_id: m.model_id, limitations: m.limitations };
   });
 
-  r.get('/api/metrics/rings', { schema: { tags: ['evaluation'], summary: 'Abuse-ring detection results', response: { 200: Anything, ...errors } } }, async () => {
+  r.get('/api/metrics/rings', {
+    schema: {
+      tags: ['evaluation'],
+      summary: 'Abuse-ring detection results',
+      description:
+        "Without credentials: the evaluation's ring results and the groups flagged over the public sandbox. With an organization's API key (Authorization: Bearer <API key>): the groups flagged in that organization's own weekly windows, each analysed as soon as it ended a label delay ago, latest windows last.",
+      response: { 200: Anything, ...errors },
+    },
+  }, async (request) => {
     const m = requireMetrics(service);
+    const key = request.headers.authorization === undefined ? undefined : (await keyAuthentication(service)(request), request.apiKey!);
+    const rings = key ? await storedRings(service.db, key.organization_id) : service.sandbox.ringIndex.rings;
     return {
       model_id: m.model_id,
       evaluation: m.rings,
       live: {
-        note: 'Groups flagged over the public sandbox (the example history; completed weekly windows, published one label delay after they close). An organization\'s own rings are never listed here.',
-        flagged_groups: service.sandbox.ringIndex.rings.length,
-        groups: service.sandbox.ringIndex.rings.slice(-50).map((g) => ({
+        note: key
+          ? "Groups flagged in your organization's weekly windows (Monday 00:00 UTC to Monday), each analysed once the window ended a label delay ago; the latest 52 windows."
+          : 'Groups flagged over the public sandbox (the example history; completed weekly windows, published one label delay after they close). An organization\'s own rings are listed only with its API key.',
+        ...(key ? { organization_id: key.organization_id } : {}),
+        flagged_groups: rings.length,
+        groups: rings.slice(-50).map((g) => ({
           ring_id: g.ring_id,
           window_start: new Date(g.window_start).toISOString(),
           window_end: new Date(g.window_end).toISOString(),

@@ -1,0 +1,152 @@
+// Fraud rings that keep up with live data: each organization's weekly windows (weeks from Monday
+// 00:00 UTC, the same in every process) are analysed as soon as their result can exist, the
+// window's end plus the label delay (the labels it counts are known by then).
+//
+// Every process ticks (`RingWindows`): it queues a `rings` job for each organization with
+// transactions in a due window that has none; the window's row in `ring_windows` is inserted in the
+// same database transaction and its primary key lets one process win, so each window is analysed
+// once however many processes there are. Whichever process claims the job (the durable queue,
+// src/jobs/runner.ts) reads the window's transactions from the database, finds the rings
+// (src/engine/rings.ts `detectWindow`) and stores them, then NOTIFY wakes every process to read
+// the organization's latest windows into its tenant (`related_ring` in scores, and
+// GET /api/metrics/rings with the organization's key). The tick also reads them again, covering a
+// lost notification.
+
+import { DEFAULT_RINGS, detectWindow, type Ring } from '../engine/rings.ts';
+import { createJob, newJobId } from '../jobs/queue.ts';
+import type { Db } from '../storage/db.ts';
+import { organizationData, RINGS_CHANNEL } from '../storage/live-store.ts';
+
+export const WEEK = 7 * 86_400_000;
+/** 1970-01-05 00:00 UTC, a Monday: windows start on Mondays. */
+const MONDAY = 4 * 86_400_000;
+/** After a stop, the latest this many due windows are still analysed. */
+export const CATCH_UP_WINDOWS = 4;
+/** Windows whose rings a tenant keeps (about a year). */
+export const KEPT_WINDOWS = 52;
+/** How often a process looks for due windows and reads the stored rings again. */
+export const TICK_MS = 30_000;
+
+/** The start of the window holding `t`. */
+export function windowStart(t: number): number {
+  return Math.floor((t - MONDAY) / WEEK) * WEEK + MONDAY;
+}
+
+/** The windows due at `now`, newest first: ended at least a label delay ago. */
+export function dueWindows(now: number, labelDelay: number): number[] {
+  // The newest window whose end + labelDelay ≤ now ends at the start of the window holding now − labelDelay.
+  const newestEnd = windowStart(now - labelDelay);
+  return Array.from({ length: CATCH_UP_WINDOWS }, (_, k) => newestEnd - (k + 1) * WEEK);
+}
+
+/** What a `rings` job names. */
+export interface RingsJobParams {
+  organization_id: string;
+  window_start: number;
+}
+
+/** Queues the analysis of every due window of every organization with transactions in it and no
+ *  analysis yet; returns how many this process queued (a window another process queued first is
+ *  left to it). */
+export async function queueDueWindows(db: Db, now: number, labelDelay: number): Promise<number> {
+  let queued = 0;
+  for (const start of dueWindows(now, labelDelay)) {
+    const end = start + WEEK;
+    const organizations = await db.query<{ id: string }>(
+      `SELECT o.id FROM organizations o
+       WHERE EXISTS (SELECT 1 FROM transactions t WHERE t.organization_id = o.id AND t.time_ms >= $1 AND t.time_ms < $2)
+         AND NOT EXISTS (SELECT 1 FROM ring_windows w WHERE w.organization_id = o.id AND w.window_start = $1)`,
+      [start, end],
+    );
+    for (const { id } of organizations) {
+      const won = await db.transaction(async (tx) => {
+        const jobId = newJobId();
+        const [row] = await tx.query(
+          `INSERT INTO ring_windows (organization_id, window_start, window_end, published_at, job_id) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (organization_id, window_start) DO NOTHING RETURNING job_id`,
+          [id, start, end, end + labelDelay, jobId],
+        );
+        if (!row) return false;
+        // No owner: the job is the service's, listed to nobody and counted in no quota.
+        await createJob(tx, { id: jobId, kind: 'rings', params: { organization_id: id, window_start: start } satisfies RingsJobParams, dataset_id: null, mode: null });
+        return true;
+      });
+      if (won) queued++;
+    }
+  }
+  return queued;
+}
+
+/** A `rings` job: the window's transactions from the database, their rings, stored; every process
+ *  is told. Returns the job's result. */
+export async function runRingsJob(db: Db, params: RingsJobParams, labelDelay: number): Promise<{ window_start: string; transactions: number; flagged: number }> {
+  const data = organizationData(db, params.organization_id);
+  const start = params.window_start;
+  const rows = await data.windowTransactions(start, start + WEEK);
+  const rings = detectWindow(rows, start, { labelDelay, window: WEEK }, DEFAULT_RINGS.seed + Math.round((start - MONDAY) / WEEK));
+  await data.storeRings(start, rings);
+  return { window_start: new Date(start).toISOString(), transactions: rows.length, flagged: rings.length };
+}
+
+/** The organization's rings of its latest analysed windows, oldest window first. */
+export function storedRings(db: Db, organizationId: string): Promise<Ring[]> {
+  return organizationData(db, organizationId).storedRings(KEPT_WINDOWS);
+}
+
+/** This process's part: ticks, and reads stored rings into its tenants when told. */
+export class RingWindows {
+  private timer: NodeJS.Timeout | undefined;
+  private unlisten: (() => Promise<void>) | undefined;
+  private ticking: Promise<void> | undefined;
+
+  constructor(
+    private readonly o: {
+      db: Db;
+      clock: () => number;
+      labelDelay: number;
+      /** Reads an organization's stored rings into its tenant, if this process has it. */
+      refresh: (organizationId: string) => Promise<void>;
+      /** Every organization this process has a tenant of. */
+      organizations: () => Iterable<string>;
+      /** After queueing: the job runner looks for work at once. */
+      queued: () => void;
+      onError: (e: unknown) => void;
+    },
+  ) {}
+
+  async start(): Promise<void> {
+    this.unlisten = await this.o.db.listen(
+      RINGS_CHANNEL,
+      (organizationId) => void this.o.refresh(organizationId).catch(this.o.onError),
+      () => void this.refreshAll(),
+    );
+    this.timer = setInterval(() => void this.tick(), TICK_MS);
+    this.timer.unref();
+    void this.tick();
+  }
+
+  /** Queues what is due, then reads every tenant's rings again; one tick at a time. */
+  tick(): Promise<void> {
+    this.ticking ??= (async () => {
+      try {
+        if ((await queueDueWindows(this.o.db, this.o.clock(), this.o.labelDelay)) > 0) this.o.queued();
+        await this.refreshAll();
+      } catch (e) {
+        this.o.onError(e);
+      } finally {
+        this.ticking = undefined;
+      }
+    })();
+    return this.ticking;
+  }
+
+  private async refreshAll(): Promise<void> {
+    for (const id of [...this.o.organizations()]) await this.o.refresh(id).catch(this.o.onError);
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.unlisten?.();
+    await this.ticking;
+  }
+}
