@@ -22,6 +22,8 @@ export const WEEK = 7 * 86_400_000;
 const MONDAY = 4 * 86_400_000;
 /** After a stop, the latest this many due windows are still analysed. */
 export const CATCH_UP_WINDOWS = 4;
+/** After an import, its due windows are analysed, at most this many (two years). */
+export const IMPORT_WINDOWS = 104;
 /** Windows whose rings a tenant keeps (about a year). */
 export const KEPT_WINDOWS = 52;
 /** How often a process looks for due windows and reads the stored rings again. */
@@ -32,11 +34,13 @@ export function windowStart(t: number): number {
   return Math.floor((t - MONDAY) / WEEK) * WEEK + MONDAY;
 }
 
-/** The windows due at `now`, newest first: ended at least a label delay ago. */
-export function dueWindows(now: number, labelDelay: number): number[] {
+/** The windows due at `now`, newest first: ended at least a label delay ago; the latest
+ *  `count`, or those from the one holding `since` on (at most IMPORT_WINDOWS). */
+export function dueWindows(now: number, labelDelay: number, since?: number): number[] {
   // The newest window whose end + labelDelay ≤ now ends at the start of the window holding now − labelDelay.
   const newestEnd = windowStart(now - labelDelay);
-  return Array.from({ length: CATCH_UP_WINDOWS }, (_, k) => newestEnd - (k + 1) * WEEK);
+  const count = since === undefined ? CATCH_UP_WINDOWS : Math.min(IMPORT_WINDOWS, Math.max(0, (newestEnd - windowStart(since)) / WEEK));
+  return Array.from({ length: count }, (_, k) => newestEnd - (k + 1) * WEEK);
 }
 
 /** What a `rings` job names. */
@@ -45,18 +49,20 @@ export interface RingsJobParams {
   window_start: number;
 }
 
-/** Queues the analysis of every due window of every organization with transactions in it and no
+/** Queues the analysis of every due window (the latest few; `after.organization`'s from its
+ *  oldest transaction on, after an import) of every organization with transactions in it and no
  *  analysis yet; returns how many this process queued (a window another process queued first is
  *  left to it). */
-export async function queueDueWindows(db: Db, now: number, labelDelay: number): Promise<number> {
+export async function queueDueWindows(db: Db, now: number, labelDelay: number, after?: { organization: string; since: number }): Promise<number> {
   let queued = 0;
-  for (const start of dueWindows(now, labelDelay)) {
+  for (const start of dueWindows(now, labelDelay, after?.since)) {
     const end = start + WEEK;
     const organizations = await db.query<{ id: string }>(
       `SELECT o.id FROM organizations o
        WHERE EXISTS (SELECT 1 FROM transactions t WHERE t.organization_id = o.id AND t.time_ms >= $1 AND t.time_ms < $2)
-         AND NOT EXISTS (SELECT 1 FROM ring_windows w WHERE w.organization_id = o.id AND w.window_start = $1)`,
-      [start, end],
+         AND NOT EXISTS (SELECT 1 FROM ring_windows w WHERE w.organization_id = o.id AND w.window_start = $1)
+         ${after ? 'AND o.id = $3' : ''}`,
+      after ? [start, end, after.organization] : [start, end],
     );
     for (const { id } of organizations) {
       const won = await db.transaction(async (tx) => {
@@ -138,6 +144,17 @@ export class RingWindows {
       }
     })();
     return this.ticking;
+  }
+
+  /** After an import into the organization: its due windows back to its oldest transaction. */
+  async imported(organizationId: string): Promise<void> {
+    try {
+      const [row] = await this.o.db.query<{ since: number | null }>('SELECT min(time_ms) AS since FROM transactions WHERE organization_id = $1', [organizationId]);
+      if (row?.since === null || row?.since === undefined) return;
+      if ((await queueDueWindows(this.o.db, this.o.clock(), this.o.labelDelay, { organization: organizationId, since: row.since })) > 0) this.o.queued();
+    } catch (e) {
+      this.o.onError(e);
+    }
   }
 
   private async refreshAll(): Promise<void> {

@@ -124,11 +124,6 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       customScorers.set(id, entry);
       return entry;
     };
-    const jobs = isProblem(loaded.model)
-      ? undefined
-      : new JobRunner({ db, datasets, dataDir: config.DATA_DIR, modelDir: config.MODEL_DIR, maxRunning: config.MAX_RUNNING_JOBS, staleMs: config.JOB_STALE_SECONDS * 1000, log, labelDelay, example: () => sandbox.history.transactions, beforeHistoryImport: () => decisionLog.flush(), onHistoryImported: (id) => tenants.forget(id) });
-    await jobs?.start();
-    step('jobs');
     const rings = new RingWindows({
       db,
       clock,
@@ -138,6 +133,14 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       queued: () => void jobs?.poll(),
       onError: (e) => log(`ring windows: ${(e as Error).message}`),
     });
+    const jobs = isProblem(loaded.model)
+      ? undefined
+      : new JobRunner({ db, datasets, dataDir: config.DATA_DIR, modelDir: config.MODEL_DIR, maxRunning: config.MAX_RUNNING_JOBS, staleMs: config.JOB_STALE_SECONDS * 1000, log, labelDelay, example: () => sandbox.history.transactions, beforeHistoryImport: () => decisionLog.flush(), onHistoryImported: (id) => {
+            tenants.forget(id);
+            void rings.imported(id);
+          } });
+    await jobs?.start();
+    step('jobs');
     await rings.start();
     step('rings');
     const accounts = config.authConfigured ? new Accounts(db, config, clock, o.auth) : undefined;

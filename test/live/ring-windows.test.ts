@@ -7,7 +7,7 @@
 
 import t from 'tap';
 import { DEFAULT_LABEL_DELAY_MS } from '../../src/engine/history.ts';
-import { queueDueWindows, WEEK, windowStart } from '../../src/live/ring-windows.ts';
+import { CATCH_UP_WINDOWS, dueWindows, queueDueWindows, WEEK, windowStart } from '../../src/live/ring-windows.ts';
 import { organizationData, type NewTransaction } from '../../src/storage/live-store.ts';
 import { backends } from '../server/helpers.ts';
 import { startLive } from './accounts.ts';
@@ -86,3 +86,15 @@ for (const backend of backends()) {
     });
   });
 }
+
+t.test('due windows: Mondays, ended a label delay ago; the latest few, or back to an import\'s oldest transaction', async (t) => {
+  const now = Date.UTC(2026, 10, 23, 12); // a Monday noon
+  const latest = dueWindows(now, DEFAULT_LABEL_DELAY_MS);
+  t.equal(latest.length, CATCH_UP_WINDOWS);
+  t.ok(latest.every((s) => new Date(s).getUTCDay() === 1 && new Date(s).getUTCHours() === 0), 'each starts on a Monday at 00:00 UTC');
+  t.equal(latest[0], Date.UTC(2026, 10, 9), 'the newest due ended on 16 November, a label delay before now');
+  t.ok(latest[0]! + WEEK + DEFAULT_LABEL_DELAY_MS <= now);
+  const imported = dueWindows(now, DEFAULT_LABEL_DELAY_MS, Date.UTC(2026, 7, 5));
+  t.equal(imported[imported.length - 1], Date.UTC(2026, 7, 3), "back to the window holding the import's oldest transaction");
+  t.equal(imported.length, 15);
+});
