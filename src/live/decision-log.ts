@@ -1,12 +1,13 @@
 // The decision log's writer: every transaction an organization scores is stored with the decision
-// it was answered and the exact response body. Writes are grouped: everything queued while the
-// previous write was in flight goes to the database as one statement (one round trip and one
-// commit for every organization's rows), so the cost of a commit is shared by all the requests of
-// those few milliseconds.
+// it was answered and the exact response body. Writes are grouped: everything queued in one turn of
+// the event loop goes to the database as one statement (one round trip and one commit for every
+// organization's rows), and up to MAX_WRITES groups are written at once, so that their commits
+// share the database's WAL flushes (the feed needs no lock between writers: src/storage/live-feed.ts).
+// Once the writes in flight are at that limit, everything queued meanwhile waits and goes as one.
 //
 // Two durabilities (DURABILITY):
-// - `commit` (the default): `commit()` resolves once the row is committed and this process's live
-//   tail has applied it, so a response acknowledges only what is durable, and the next request this
+// - `commit` (the default): `commit()` resolves once the row is committed and handed to this
+//   process's histories, so a response acknowledges only what is durable, and the next request this
 //   process answers sees it. A transaction id another process stored first resolves `false`: the
 //   caller answers with the stored one (the unique constraint decides).
 // - `write_behind`: `push()` returns at once and the row is written within 25 ms. A crash loses
@@ -19,12 +20,14 @@
 // outcome) flushes first, so a caller always reads what it was answered.
 
 import type { Db } from '../storage/db.ts';
-import type { FeedTransaction } from '../storage/live-feed.ts';
+import type { FeedPosition, FeedTransaction } from '../storage/live-feed.ts';
 import { recordGroup, type NewTransaction } from '../storage/live-store.ts';
 
 export type Durability = 'commit' | 'write_behind';
 
 const WRITE_BEHIND_MS = 25;
+/** Groups written at once (each holds one of the pool's connections while it commits). */
+const MAX_WRITES = 3;
 /** How long a write-behind batch that failed waits before it is tried again. */
 const RETRY_MS = 1000;
 
@@ -41,14 +44,14 @@ export class DecisionLog {
   private readonly committing = new Map<string, Promise<boolean>>();
   private timer: NodeJS.Timeout | undefined;
   private immediate: NodeJS.Immediate | undefined;
-  private writing: Promise<void> | undefined;
+  private readonly writes = new Set<Promise<void>>();
 
   constructor(
     private readonly db: Db,
     readonly durability: Durability,
     /** Runs after each commit with the rows stored, in feed order, before commit() callers resume:
-     *  the live tail applies them. */
-    private readonly afterCommit: (stored: FeedTransaction[]) => Promise<void>,
+     *  the histories take them. */
+    private readonly afterCommit: (stored: FeedTransaction[]) => void,
     private readonly onError: (e: unknown) => void = () => {},
   ) {}
 
@@ -69,7 +72,8 @@ export class DecisionLog {
       if (this.committing.get(k) === done) this.committing.delete(k);
     };
     done.then(forget, forget);
-    // Everything queued in this turn of the event loop, and while a write is in flight, goes in one.
+    // Everything queued in this turn of the event loop goes in one (and more while MAX_WRITES are
+    // in flight).
     this.immediate ??= setImmediate(() => {
       this.immediate = undefined;
       void this.flush();
@@ -92,23 +96,23 @@ export class DecisionLog {
     if (p.row.response) this.bodies.set(key(p.organizationId, p.row.transaction_id), p.row.response);
   }
 
-  /** Stores everything pending; resolves when it is stored (or, write-behind, kept for the next
-   *  try). One write at a time: a flush called during a write runs right after it. */
+  /** Stores everything pending; resolves when it and every write in flight are stored (or,
+   *  write-behind, kept for the next try). */
   async flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    while (this.writing) await this.writing;
+    while (this.writes.size >= MAX_WRITES) await Promise.race(this.writes);
     const batch = this.pending;
     this.pending = [];
-    if (batch.length === 0) return;
-    this.writing = this.write(batch).finally(() => {
-      this.writing = undefined;
-    });
-    await this.writing;
+    if (batch.length > 0) {
+      const write: Promise<void> = this.write(batch).finally(() => this.writes.delete(write));
+      this.writes.add(write);
+    }
+    await Promise.all(this.writes);
   }
 
   private async write(batch: Pending[]): Promise<void> {
-    let stored: Map<string, Map<string, number>>;
+    let stored: Map<string, Map<string, FeedPosition>>;
     try {
       stored = await recordGroup(this.db, batch);
     } catch (e) {
@@ -129,11 +133,11 @@ export class DecisionLog {
     if (batch.some((p) => p.settle)) {
       const feed: FeedTransaction[] = [];
       for (const p of batch) {
-        const seq = stored.get(p.organizationId)!.get(p.row.transaction_id);
-        if (seq !== undefined) feed.push(feedTransaction(p.organizationId, p.row, seq));
+        const at = stored.get(p.organizationId)!.get(p.row.transaction_id);
+        if (at !== undefined) feed.push(feedTransaction(p.organizationId, p.row, at));
       }
       try {
-        await this.afterCommit(feed.sort((a, b) => a.seq - b.seq));
+        this.afterCommit(feed.sort((a, b) => a.xid - b.xid || a.seq - b.seq));
       } catch (e) {
         // Stored: the tail will apply it with its next read.
         this.onError(e);
@@ -146,10 +150,11 @@ export class DecisionLog {
   }
 }
 
-function feedTransaction(organizationId: string, r: NewTransaction, seq: number): FeedTransaction {
+function feedTransaction(organizationId: string, r: NewTransaction, at: FeedPosition): FeedTransaction {
   return {
     kind: 'transaction',
-    seq,
+    xid: at.xid,
+    seq: at.seq,
     organization_id: organizationId,
     transaction_id: r.transaction_id,
     time: r.time,

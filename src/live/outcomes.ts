@@ -3,7 +3,8 @@
 // (every change kept, in one statement per batch, in the live feed's order); every process's live
 // tail then files each label under its `reported_at` in that organization's history, so later
 // transactions' graph features and evidence see it from then on, in that organization only. The
-// reporting process catches its tail up before answering, so its own next request sees the change.
+// reporting process waits until its tail has applied the change before answering, so its own next
+// request sees it.
 
 import type { OrganizationData, OutcomeResult } from '../storage/live-store.ts';
 import type { DecisionLog } from './decision-log.ts';
@@ -30,10 +31,10 @@ export async function reportOutcomes(log: DecisionLog, tail: LiveTail, data: Org
       : undefined,
   );
   const valid = reports.filter((_, i) => results[i] === undefined);
-  const applied = await data.applyOutcomes(
+  const { results: applied, xid } = await data.applyOutcomes(
     valid.map((r) => ({ transaction_id: r.transaction_id, label: r.outcome === 'fraud' ? 1 : 0, source: r.source ?? 'other', reported_at_ms: r.reported_at ?? now, reported_by: reportedBy })),
   );
-  if (applied.some((r) => r.status === 'applied' && r.changed)) await tail.catchUp();
+  if (xid !== undefined) await tail.reach(xid);
   let next = 0;
   return results.map((r) => r ?? applied[next++]!);
 }

@@ -14,8 +14,10 @@
 // before the floor is found by the database's unique constraint (routes/v1.ts).
 //
 // A load and the tail run side by side: changes the tail reads while an organization loads are
-// kept and applied once the load is done, except those the load's snapshot already had (at or
-// before the feed position it read up to), so a tenant misses nothing and counts nothing twice. A
+// kept and applied once the load is done, except those the load's snapshot already had (written by
+// a database transaction it saw), so a tenant misses nothing and counts nothing twice. A
+// transaction reaches a tenant twice when this process scored it (handed over after its commit,
+// then read by the tail): its id is known the second time, and it is skipped. A
 // transaction that cannot be placed (older than the floor), an outcome change the totals cannot
 // follow, or an import makes the tenant load afresh on its next use.
 
@@ -24,7 +26,7 @@ import type { Ring } from '../engine/rings.ts';
 import { MAX_EVIDENCE, RingIndex, type EarlierEvidence, type ScoreContext, type ScoreInput, type ScoredEntities } from '../scoring/scorer.ts';
 import type { Db } from '../storage/db.ts';
 import { organizationData, type HistoryLoader, type HistoryRow, type OrganizationData } from '../storage/live-store.ts';
-import type { FeedChange } from '../storage/live-feed.ts';
+import { seenBy, type FeedChange } from '../storage/live-feed.ts';
 import type { DecisionLog } from './decision-log.ts';
 import { storedRings } from './ring-windows.ts';
 
@@ -211,8 +213,8 @@ export class Tenants {
     this.ready.get(organizationId)?.setRings(rings);
   }
 
-  /** The live tail's changes, in feed order: each goes to its own organization's tenant, if this
-   *  process has it. */
+  /** Changes in feed order (the live tail's), or this process's own scored transactions just
+   *  committed: each goes to its own organization's tenant, if this process has it. */
   apply(changes: readonly FeedChange[]): void {
     for (const c of changes) {
       const tenant = this.ready.get(c.organization_id);
@@ -233,12 +235,12 @@ export class Tenants {
     const data = organizationData(this.db, organizationId);
     for (;;) {
       const tenant = new Tenant(organizationId, data, this.labelDelay);
-      const { through } = await data.loadHistory(this.clock(), tenant.loader());
+      const { seen } = await data.loadHistory(this.clock(), tenant.loader());
       tenant.setRings(await storedRings(this.db, organizationId));
       // What the tail read meanwhile and the load did not, then ready for the tail, in one
       // synchronous step so that no change falls between the two. A change that needs a fresh load
       // (an import) means reading again: the next read has everything the buffer had.
-      const changes = buffer.splice(0).filter((c) => c.seq > through);
+      const changes = buffer.splice(0).filter((c) => !seenBy(seen, c.xid));
       if (!changes.every((c) => tenant.applyChange(c))) continue;
       if (this.loading.get(organizationId) === buffer) {
         this.loading.delete(organizationId);

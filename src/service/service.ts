@@ -92,7 +92,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
     const sandbox = buildSandbox(labelDelay);
     step('sandbox');
     const tail = new LiveTail(db, (changes) => tenants.apply(changes), (e) => log(`could not read the live feed: ${(e as Error).message}`));
-    const decisionLog = new DecisionLog(db, config.DURABILITY, (stored) => tail.committed(stored), (e) => log(`could not store scored transactions: ${(e as Error).message}`));
+    const decisionLog = new DecisionLog(db, config.DURABILITY, (stored) => tenants.apply(stored), (e) => log(`could not store scored transactions: ${(e as Error).message}`));
     const tenants = new Tenants(db, decisionLog, labelDelay, clock);
     await tail.start();
     step('tail');

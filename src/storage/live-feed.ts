@@ -1,18 +1,21 @@
-// The live feed: every change to live data, in the order of one database sequence. A recorded
-// transaction's position is its `seq`; an outcome change draws its position from the same sequence
-// (migrations/008_live_feed.sql). Every server process reads the feed after the position it has
-// applied (src/live/tail.ts), so what one process records reaches the others' memory in the same
-// order everywhere.
+// The live feed: every change to live data (a recorded transaction, an outcome change) in one order
+// that every server process reads the same way (src/live/tail.ts), so what one process records
+// reaches the others' memory.
 //
-// Ordering: a sequence hands out numbers in the order they are asked for, but transactions commit
-// in any order, so a reader could see position 12 while 11 is still uncommitted and then never go
-// back for it. Every writer of live data therefore takes one transaction-scoped advisory lock before
-// it draws a position (`lockFeed`), and holds it until it commits: positions become visible in the
-// order they were drawn, and a reader that has seen N has seen everything below N that will ever
-// exist. The lock is held for one statement batch and its commit (a group of scored transactions, a
-// batch of outcomes, a chunk of an import), which is what bounds the feed's write rate.
+// Order: each row carries `xid`, the id of the database transaction that wrote it, and `seq`, its
+// number from one sequence (migrations/011_feed_order.sql); the feed's order is (xid, seq). A reader
+// reads only below the watermark, the oldest transaction id still running anywhere
+// (`pg_snapshot_xmin`): every transaction below it has committed or rolled back, so no row can
+// appear later before a position the reader has passed. Writers take no lock, and commits made side
+// by side share one WAL flush. The cost: a change becomes readable once every transaction that
+// began writing before it has ended, so a long transaction delays the feed for its length (imports
+// commit a chunk at a time for that reason).
 //
-// `lockFeed` also queues a NOTIFY on FEED_CHANNEL, which PostgreSQL delivers to every listener when
+// Outcome changes are the one kind whose order between writers matters (a later outcome of a
+// transaction replaces an earlier one): their writers take one advisory lock before they write
+// anything (`lockOutcomes`), so they draw their transaction ids, and commit, one after the other.
+//
+// Every writer queues a NOTIFY on FEED_CHANNEL, which PostgreSQL delivers to every listener when
 // (and only if) the transaction commits: it wakes the other processes' tails at once. Its payload is
 // this process's FEED_SENDER, so a tail can leave its own process's commits to the code that made
 // them (which hands them over directly).
@@ -29,19 +32,67 @@ export const FEED_CHANNEL = 'live_feed';
 /** This process, as its notifications name it. */
 export const FEED_SENDER = randomBytes(9).toString('base64url');
 
-/** An arbitrary constant shared by every process of this service: the feed writers' lock key. */
-export const FEED_LOCK_KEY = 7_340_215_008;
+/** An arbitrary constant shared by every process of this service: the outcome writers' lock key. */
+export const OUTCOME_LOCK_KEY = 7_340_215_008;
 
-/** Takes the feed writers' lock for the rest of the database transaction `tx` (call it before
- *  drawing a position: before inserting transactions or outcome changes), and queues the NOTIFY
- *  that wakes the tails when it commits. */
-export async function lockFeed(tx: Queryable): Promise<void> {
-  await tx.query(`SELECT pg_advisory_xact_lock($1::bigint), pg_notify('${FEED_CHANNEL}', $2)`, [FEED_LOCK_KEY, FEED_SENDER]);
+/** The SQL expression that queues the feed's NOTIFY (parameter `$n` is FEED_SENDER): its payload
+ *  names the sender and the writing transaction (`sender:xid`), so that a reader knows how far the
+ *  feed must go to include it. */
+export const notifyFeed = (n: number): string => `pg_notify('${FEED_CHANNEL}', $${n} || ':' || pg_current_xact_id()::text)`;
+
+/** A NOTIFY's payload, read back. */
+export function notification(payload: string): { sender: string; xid: number } {
+  const at = payload.lastIndexOf(':');
+  return { sender: payload.slice(0, at), xid: Number(payload.slice(at + 1)) };
+}
+
+/** Takes the outcome writers' lock for the rest of the database transaction `tx`. Call it first,
+ *  before the transaction writes anything (which gives it its transaction id). */
+export async function lockOutcomes(tx: Queryable): Promise<void> {
+  await tx.query('SELECT pg_advisory_xact_lock($1::bigint)', [OUTCOME_LOCK_KEY]);
+}
+
+/** A place in the feed: everything before it, in (xid, seq) order. */
+export interface FeedPosition {
+  xid: number;
+  seq: number;
+}
+
+export function before(a: FeedPosition, b: FeedPosition): boolean {
+  return a.xid < b.xid || (a.xid === b.xid && a.seq < b.seq);
+}
+
+/** What one database snapshot saw: the transactions below `xmin` and those below `xmax` not in
+ *  `running`. */
+export interface FeedSnapshot {
+  xmin: number;
+  xmax: number;
+  running: ReadonlySet<number>;
+}
+
+/** Whether the changes of database transaction `xid` were visible to the snapshot. */
+export function seenBy(snapshot: FeedSnapshot, xid: number): boolean {
+  return xid < snapshot.xmin || (xid < snapshot.xmax && !snapshot.running.has(xid));
+}
+
+/** The snapshot of the database transaction `tx` (its first statement in REPEATABLE READ). */
+export async function feedSnapshot(tx: Queryable): Promise<FeedSnapshot> {
+  const [row] = await tx.query<{ snapshot: string }>('SELECT pg_current_snapshot()::text AS snapshot');
+  const [xmin, xmax, running] = row!.snapshot.split(':');
+  return { xmin: Number(xmin), xmax: Number(xmax), running: new Set(running ? running.split(',').map(Number) : []) };
+}
+
+/** Where a reader that starts now begins: at the watermark. What committed before it is in what
+ *  the reader loads from the database afterwards. */
+export async function feedStart(db: Queryable): Promise<FeedPosition> {
+  const [row] = await db.query<{ xmin: string }>('SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin');
+  return { xid: Number(row!.xmin), seq: 0 };
 }
 
 /** A transaction recorded in an organization's history, as the history reads it. */
 export interface FeedTransaction extends HistoryRow {
   kind: 'transaction';
+  xid: number;
   seq: number;
   organization_id: string;
   source: 'scored' | 'import';
@@ -52,6 +103,7 @@ export interface FeedTransaction extends HistoryRow {
  *  entities, for a process that holds it only in totals. */
 export interface FeedOutcome {
   kind: 'outcome';
+  xid: number;
   seq: number;
   organization_id: string;
   transaction_id: string;
@@ -68,8 +120,10 @@ export interface FeedOutcome {
 export type FeedChange = FeedTransaction | FeedOutcome;
 
 interface FeedRow {
+  xid: string;
   seq: number;
-  outcome: boolean;
+  watermark: string;
+  outcome: boolean | null;
   organization_id: string;
   transaction_id: string;
   time_ms: number | null;
@@ -85,66 +139,78 @@ interface FeedRow {
   from_known_ms: number | null;
 }
 
-/** The newest position of the feed that is visible now. */
-export async function feedHead(db: Queryable): Promise<number> {
-  const [row] = await db.query<{ head: number | null }>(
-    'SELECT greatest((SELECT max(seq) FROM transactions), (SELECT max(seq) FROM outcome_changes)) AS head',
-  );
-  return row?.head ?? 0;
-}
-
 /**
- * Up to `limit` changes after position `after`, in feed order, read in one statement (one
- * snapshot); `through` is the position up to which the caller has now seen every change.
+ * Up to `limit` changes after `after`, in feed order and below the watermark, read in one statement
+ * (one snapshot); `through` is the position up to which the caller has now seen every change that
+ * will ever exist.
  */
-export async function readFeed(db: Db, after: number, limit: number): Promise<{ changes: FeedChange[]; through: number }> {
-  // Both halves walk an index by seq from `after` and stop at `limit`; the transaction of an
+export async function readFeed(db: Db, after: FeedPosition, limit: number): Promise<{ changes: FeedChange[]; through: FeedPosition }> {
+  // Both halves walk an (xid, seq) index from `after` and stop at `limit`; the transaction of an
   // outcome change is looked up by primary key, in a lateral subquery the planner cannot turn into
   // a scan of the whole table (as a plain join or a large limit may while its statistics are young).
+  // The watermark's row comes last (outcome NULL) when fewer than `limit` changes are below it.
   const rows = await db.query<FeedRow>(
-    `SELECT * FROM (
-       (SELECT seq, false AS outcome, organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source,
+    `WITH w AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin)
+     SELECT *, (SELECT xmin FROM w)::text AS watermark FROM (
+       (SELECT xid, seq, false AS outcome, organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source,
                label, label_known_ms AS known_ms, NULL::int2 AS from_label, NULL::float8 AS from_known_ms
-        FROM transactions WHERE seq > $1 ORDER BY seq LIMIT $2)
+        FROM transactions WHERE (xid, seq) > ($1::text::xid8, $2::bigint) AND xid < (SELECT xmin FROM w) ORDER BY xid, seq LIMIT $3)
        UNION ALL
-       (SELECT c.seq, true, c.organization_id, t.transaction_id, NULL::float8, NULL::float8, t.customer_id, t.merchant_id, t.location, t.payment_type, NULL::text,
+       (SELECT c.xid, c.seq, true, c.organization_id, t.transaction_id, NULL::float8, NULL::float8, t.customer_id, t.merchant_id, t.location, t.payment_type, NULL::text,
                c.to_label, c.reported_at_ms, c.from_label, c.from_known_ms
         FROM outcome_changes c CROSS JOIN LATERAL (SELECT * FROM transactions t WHERE t.seq = c.transaction_seq OFFSET 0) AS t
-        WHERE c.seq > $1 ORDER BY c.seq LIMIT $2)
-     ) AS feed ORDER BY seq LIMIT $2`,
-    [after, limit],
+        WHERE (c.xid, c.seq) > ($1::text::xid8, $2::bigint) AND c.xid < (SELECT xmin FROM w) ORDER BY c.xid, c.seq LIMIT $3)
+       UNION ALL
+       (SELECT NULL::xid8, NULL::bigint, NULL::bool, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
+     ) AS feed ORDER BY xid, seq LIMIT $3 + 1`,
+    [String(after.xid), after.seq, limit],
   );
-  const changes: FeedChange[] = rows.map((r) =>
-    r.outcome
-      ? {
-          kind: 'outcome',
-          seq: r.seq,
-          organization_id: r.organization_id,
-          transaction_id: r.transaction_id,
-          customer_id: r.customer_id!,
-          merchant_id: r.merchant_id!,
-          location: r.location!,
-          payment_type: r.payment_type!,
-          label: r.label!,
-          known_ms: r.known_ms!,
-          from_label: r.from_label,
-          from_known_ms: r.from_known_ms,
-        }
-      : {
-          kind: 'transaction',
-          seq: r.seq,
-          organization_id: r.organization_id,
-          transaction_id: r.transaction_id,
-          time: r.time_ms!,
-          amount: r.amount!,
-          customer_id: r.customer_id!,
-          merchant_id: r.merchant_id!,
-          location: r.location!,
-          payment_type: r.payment_type!,
-          source: r.source!,
-          label: r.label,
-          label_known_ms: r.known_ms,
-        },
-  );
-  return { changes, through: rows.length ? rows[rows.length - 1]!.seq : after };
+  const changes: FeedChange[] = [];
+  let through = after;
+  for (const r of rows) {
+    if (r.outcome === null) {
+      // Every change below the watermark has been read: the next read starts there.
+      const watermark: FeedPosition = { xid: Number(r.watermark), seq: 0 };
+      if (before(through, watermark)) through = watermark;
+      break;
+    }
+    const xid = Number(r.xid);
+    through = { xid, seq: r.seq };
+    changes.push(
+      r.outcome
+        ? {
+            kind: 'outcome',
+            xid,
+            seq: r.seq,
+            organization_id: r.organization_id,
+            transaction_id: r.transaction_id,
+            customer_id: r.customer_id!,
+            merchant_id: r.merchant_id!,
+            location: r.location!,
+            payment_type: r.payment_type!,
+            label: r.label!,
+            known_ms: r.known_ms!,
+            from_label: r.from_label,
+            from_known_ms: r.from_known_ms,
+          }
+        : {
+            kind: 'transaction',
+            xid,
+            seq: r.seq,
+            organization_id: r.organization_id,
+            transaction_id: r.transaction_id,
+            time: r.time_ms!,
+            amount: r.amount!,
+            customer_id: r.customer_id!,
+            merchant_id: r.merchant_id!,
+            location: r.location!,
+            payment_type: r.payment_type!,
+            source: r.source!,
+            label: r.label,
+            label_known_ms: r.known_ms,
+          },
+    );
+    if (changes.length === limit) break;
+  }
+  return { changes, through };
 }

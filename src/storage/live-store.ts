@@ -17,7 +17,7 @@ import type { Db, Queryable } from './db.ts';
 import { StorageError } from './errors.ts';
 import type { Ring } from '../engine/rings.ts';
 import type { EarlierTransaction } from '../scoring/scorer.ts';
-import { FEED_CHANNEL, FEED_LOCK_KEY, FEED_SENDER, feedHead, lockFeed } from './live-feed.ts';
+import { FEED_SENDER, feedSnapshot, lockOutcomes, notifyFeed, type FeedPosition, type FeedSnapshot } from './live-feed.ts';
 
 /** The NOTIFY channel on which a stored ring analysis tells every process (src/live/ring-windows.ts). */
 export const RINGS_CHANNEL = 'ring_windows';
@@ -172,7 +172,7 @@ const INSERT_ROWS = `INSERT INTO transactions (organization_id, transaction_id, 
               $11::float8[], $12::text[], $13::text[], $14::text[], $15::text[], $16::int2[], $17::float8[], $18::text[], $19::text[])
        AS u(o, id, t, a, c, m, l, p, s, j, rs, rb, d, mo, re, lb, lk, os, ob)
   ON CONFLICT (organization_id, transaction_id) DO NOTHING
-  RETURNING organization_id, transaction_id, seq`;
+  RETURNING organization_id, transaction_id, seq, xid::text`;
 
 function insertParams(organizations: readonly string[], chunk: readonly NewTransaction[]): unknown[] {
   return [
@@ -214,27 +214,27 @@ export interface GroupRow {
 
 /**
  * The decision log's group commit: stores the scored transactions of several organizations with
- * one statement per chunk, each its own database transaction (one round trip, commit included),
- * taking the feed lock first (in a CTE every inserted row depends on, so no position is drawn
- * before it). Returns, per organization, the ids stored with their feed positions; an id the
- * organization already had is left out. A write only: every row carries the organization its API
- * key belongs to, and nothing is read back but what was inserted.
+ * one statement per chunk, each its own database transaction (one round trip, commit included,
+ * the feed's NOTIFY queued in a CTE). Several groups may be written at once: the feed's order needs
+ * no lock (src/storage/live-feed.ts). Returns, per organization, the ids stored with their feed
+ * positions; an id the organization already had is left out. A write only: every row carries the
+ * organization its API key belongs to, and nothing is read back but what was inserted.
  */
-export async function recordGroup(db: Db, group: readonly GroupRow[]): Promise<Map<string, Map<string, number>>> {
-  const stored = new Map<string, Map<string, number>>();
+export async function recordGroup(db: Db, group: readonly GroupRow[]): Promise<Map<string, Map<string, FeedPosition>>> {
+  const stored = new Map<string, Map<string, FeedPosition>>();
   for (const g of group) if (!stored.has(g.organizationId)) stored.set(g.organizationId, new Map());
   const rows = group.map((g) => g.row);
   checkFinite(rows);
   for (let start = 0; start < group.length; start += CHUNK_ROWS) {
     const chunk = group.slice(start, start + CHUNK_ROWS);
     const params = insertParams(chunk.map((g) => g.organizationId), chunk.map((g) => g.row));
-    params.push(FEED_LOCK_KEY, FEED_SENDER);
-    const inserted = await db.query<{ organization_id: string; transaction_id: string; seq: number }>(
-      `WITH feed_lock AS MATERIALIZED (SELECT pg_advisory_xact_lock($20::bigint) AS locked, pg_notify('${FEED_CHANNEL}', $21))
-       ${INSERT_ROWS.replace('FROM unnest(', 'FROM feed_lock, unnest(')}`,
+    params.push(FEED_SENDER);
+    const inserted = await db.query<{ organization_id: string; transaction_id: string; seq: number; xid: string }>(
+      `WITH notify AS MATERIALIZED (SELECT ${notifyFeed(20)})
+       ${INSERT_ROWS.replace('FROM unnest(', 'FROM notify, unnest(')}`,
       params,
     );
-    for (const r of inserted) stored.get(r.organization_id)!.set(r.transaction_id, r.seq);
+    for (const r of inserted) stored.get(r.organization_id)!.set(r.transaction_id, { seq: r.seq, xid: Number(r.xid) });
   }
   return stored;
 }
@@ -270,7 +270,7 @@ export class OrganizationData {
     if (rows.length === 0) return stored;
     checkFinite(rows);
     const write = async (tx: Queryable) => {
-      await lockFeed(tx);
+      await tx.query(`SELECT ${notifyFeed(1)}`, [FEED_SENDER]);
       for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
         const chunk = rows.slice(start, start + CHUNK_ROWS);
         for (const row of await tx.query<{ transaction_id: string; seq: number }>(INSERT_ROWS, insertParams(chunk.map(() => this.organizationId), chunk))) stored.set(row.transaction_id, row.seq);
@@ -286,15 +286,15 @@ export class OrganizationData {
    * snapshot: the floor is `WINDOW_HORIZON_MS` before the newest of `now` and the newest stored
    * transaction; every customer's first uses; the transactions from the floor on, in time order
    * (time, then the order recorded), a page at a time; the outcomes known from the floor on of
-   * transactions before it; and every entity's all-time totals. Returns the floor and the feed
-   * position the snapshot has seen everything up to. What is read does not grow with the history
+   * transactions before it; and every entity's all-time totals. Returns the floor and the snapshot
+   * (which database transactions' changes it saw: src/storage/live-feed.ts). What is read does not grow with the history
    * stored before the floor, only with the entities and the floor's window.
    */
-  async loadHistory(now: number, into: HistoryLoader): Promise<{ floor: number; through: number }> {
+  async loadHistory(now: number, into: HistoryLoader): Promise<{ floor: number; seen: FeedSnapshot }> {
     const org = this.organizationId;
     return this.db.transaction(async (tx) => {
       await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-      const through = await feedHead(tx);
+      const seen = await feedSnapshot(tx);
       const [newest] = await tx.query<{ newest: number | null }>('SELECT max(time_ms) AS newest FROM transactions WHERE organization_id = $1', [org]);
       const floor = Math.max(now, newest?.newest ?? -Infinity) - WINDOW_HORIZON_MS;
       into.start(floor);
@@ -317,7 +317,7 @@ export class OrganizationData {
         }
       });
       into.finish(totals);
-      return { floor, through };
+      return { floor, seen };
     });
   }
 
@@ -429,11 +429,12 @@ export class OrganizationData {
    * transaction wins). An id the organization does not have is `not_found`; a `reported_at` before
    * the transaction is `invalid`; either leaves everything as it was. Setting the outcome a
    * transaction already has changes nothing (its first report stands). Each change is kept in
-   * `outcome_changes`.
+   * `outcome_changes`. `xid`: the database transaction that wrote the changes (none when nothing
+   * changed), for a caller that waits until its live tail has applied them.
    */
-  async applyOutcomes(inputs: readonly OutcomeInput[]): Promise<OutcomeResult[]> {
+  async applyOutcomes(inputs: readonly OutcomeInput[]): Promise<{ results: OutcomeResult[]; xid: number | undefined }> {
     return this.db.transaction(async (tx) => {
-      await lockFeed(tx);
+      await lockOutcomes(tx);
       const ids = [...new Set(inputs.map((i) => i.transaction_id))];
       const found = await tx.query<{ seq: number; transaction_id: string; time_ms: number; label: 0 | 1 | null; label_known_ms: number | null }>(
         'SELECT seq, transaction_id, time_ms, label, label_known_ms FROM transactions WHERE organization_id = $1 AND transaction_id = ANY($2::text[]) FOR UPDATE',
@@ -476,8 +477,10 @@ export class OrganizationData {
            WHERE t.organization_id = $1 AND t.seq = u.seq`,
           [this.organizationId, final.map((c) => c.transaction_seq), final.map((c) => c.to_label), final.map((c) => c.reported_at_ms), final.map((c) => c.source), final.map((c) => c.reported_by)],
         );
+        const [row] = await tx.query<{ xid: string }>(`SELECT pg_current_xact_id()::text AS xid, ${notifyFeed(1)}`, [FEED_SENDER]);
+        return { results, xid: Number(row!.xid) };
       }
-      return results;
+      return { results, xid: undefined };
     });
   }
 

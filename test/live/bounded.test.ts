@@ -46,6 +46,9 @@ for (const backend of backends()) {
       return { ...tx, source: 'import', label: labelled ? tx.label! : null, label_known_ms: labelled ? (tx.labelKnownAt ?? tx.time + DEFAULT_LABEL_DELAY_MS) : null };
     };
     await organizationData(live.s.service.db, org.id).insert(all.map(stored));
+    // The tail reads the stored rows before the organization is loaded (an import read by the tail
+    // later would make the tenant load afresh, and the outcome below would then come from the load).
+    await live.s.service.tail.catchUp();
     t.ok(all[0]!.time < Date.now() - 60 * DAY, 'the stored history reaches back two months');
 
     const whole = new History().withRecords();

@@ -26,8 +26,8 @@ async function loaded(data: OrganizationData, now = 0) {
     labels: (rows) => void got.labels.push(...rows),
     finish: (totals) => void got.totals.push(...totals),
   };
-  const { through } = await data.loadHistory(now, into);
-  return { ...got, through };
+  const { seen } = await data.loadHistory(now, into);
+  return { ...got, seen };
 }
 
 const row = (i: number, extra: Partial<NewTransaction> = {}): NewTransaction => ({
@@ -74,7 +74,7 @@ eachBackend('every read of an organization returns its own rows only', async (t,
   t.equal(await a.list({}, 100, 't-5'), undefined, "B's id is no cursor for A");
 
   // Outcomes: A's report on t-1 changes A's t-1 only; an id only B has is not found for A.
-  const results = await a.applyOutcomes([
+  const { results } = await a.applyOutcomes([
     { transaction_id: 't-1', label: 1, source: 'chargeback', reported_at_ms: 1_800_000_000_000, reported_by: 'key:k1' },
     { transaction_id: 't-5', label: 1, source: 'chargeback', reported_at_ms: 1_800_000_000_000, reported_by: 'key:k1' },
     { transaction_id: 't-2', label: 0, source: 'review', reported_at_ms: 1, reported_by: 'u1' },
