@@ -13,6 +13,10 @@
 // transaction for a fresh customer on one process and then asks the other, request after request,
 // until its response's evidence shows that transaction; the lag is the time from the first
 // response to the answer that showed it (an upper bound: it includes that last request).
+// Connections: 32 by default (BENCH_CONNECTIONS), enough requests in flight to keep the server
+// busy in both durabilities, so that the throughputs compared are what each can serve. With few
+// connections a commit's round trip bounds throughput instead (connections ÷ latency), whatever
+// the server's CPU: bench/README.md reports 8 connections too.
 // Prints a table, then one JSON object.
 
 import { randomBytes } from 'node:crypto';
@@ -24,7 +28,7 @@ import { startServer } from './server-process.ts';
 import { SignIn } from '../test/live/processes.ts';
 
 const DURATION = quick ? 4 : 20;
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 8);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const adminUrl = process.env.DATABASE_URL;
 if (!adminUrl) {
   process.stderr.write('bench:http --processes 2 runs on PostgreSQL: set DATABASE_URL to a server where this role may CREATE DATABASE.\n');
@@ -137,10 +141,16 @@ async function lagOnce(from: string, to: string): Promise<number> {
   const customer = `lag-${n}`;
   const send = (base: string, id: string, merchant: string) =>
     fetch(`${base}/api/v1/risk/score`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${sharedKey}` }, body: JSON.stringify({ transaction_id: id, amount: 12.5, customer_id: customer, merchant_id: merchant }) });
-  await (await send(from, `lag-${n}`, 'lag-m')).text();
+  const answer = async (base: string, id: string, merchant: string) => {
+    const res = await send(base, id, merchant);
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`the lag probe's score on ${base} answered ${res.status}: ${text.slice(0, 300)}`);
+    return JSON.parse(text) as { graph_evidence: Record<string, { transaction_id: string }[]> };
+  };
+  await answer(from, `lag-${n}`, 'lag-m');
   const answered = performance.now();
   for (let attempt = 0; ; attempt++) {
-    const body = (await (await send(to, `lag-${n}-${attempt}`, `lag-m-${attempt}`)).json()) as { graph_evidence: Record<string, { transaction_id: string }[]> };
+    const body = await answer(to, `lag-${n}-${attempt}`, `lag-m-${attempt}`);
     if (body.graph_evidence[customer]?.some((e) => e.transaction_id === `lag-${n}`)) return performance.now() - answered;
     if (attempt > 5_000) throw new Error('the other process never saw the transaction');
   }

@@ -1,9 +1,10 @@
 // The decision log's writer: every transaction an organization scores is stored with the decision
-// it was answered and the exact response body. Writes are grouped: everything queued in one turn of
-// the event loop goes to the database as one statement (one round trip and one commit for every
-// organization's rows), and up to MAX_WRITES groups are written at once, so that their commits
-// share the database's WAL flushes (the feed needs no lock between writers: src/storage/live-feed.ts).
-// Once the writes in flight are at that limit, everything queued meanwhile waits and goes as one.
+// it was answered and the exact response body. Writes are grouped: what is queued while a write is
+// in flight goes to the database as one statement when it ends (one round trip and one commit for
+// every organization's rows), so the cost of a statement is shared by all the requests of those
+// milliseconds. A group that has waited OVERLAP_MS for a slow write (a disk whose flush takes
+// milliseconds) is written beside it, up to MAX_WRITES at once: the feed needs no lock between
+// writers (src/storage/live-feed.ts), and commits in flight together share one WAL flush.
 //
 // Two durabilities (DURABILITY):
 // - `commit` (the default): `commit()` resolves once the row is committed and handed to this
@@ -26,8 +27,11 @@ import { recordGroup, type NewTransaction } from '../storage/live-store.ts';
 export type Durability = 'commit' | 'write_behind';
 
 const WRITE_BEHIND_MS = 25;
-/** Groups written at once (each holds one of the pool's connections while it commits). */
-const MAX_WRITES = 3;
+/** Groups written at once on PostgreSQL (each holds one of the pool's connections while it
+ *  commits). The embedded database runs one statement at a time on this thread: one write. */
+const MAX_WRITES = { postgres: 3, pglite: 1 } as const;
+/** How long a group waits for the write in flight before it is written beside it. */
+const OVERLAP_MS = 2;
 /** How long a write-behind batch that failed waits before it is tried again. */
 const RETRY_MS = 1000;
 
@@ -44,7 +48,9 @@ export class DecisionLog {
   private readonly committing = new Map<string, Promise<boolean>>();
   private timer: NodeJS.Timeout | undefined;
   private immediate: NodeJS.Immediate | undefined;
+  private overlap: NodeJS.Timeout | undefined;
   private readonly writes = new Set<Promise<void>>();
+  private readonly maxWrites: number;
 
   constructor(
     private readonly db: Db,
@@ -53,7 +59,9 @@ export class DecisionLog {
      *  the histories take them. */
     private readonly afterCommit: (stored: FeedTransaction[]) => void,
     private readonly onError: (e: unknown) => void = () => {},
-  ) {}
+  ) {
+    this.maxWrites = MAX_WRITES[db.kind];
+  }
 
   /** Write-behind: queues a scored transaction to be stored within a few milliseconds. */
   push(organizationId: string, row: NewTransaction): void {
@@ -62,7 +70,7 @@ export class DecisionLog {
   }
 
   /** Commit: stores a scored transaction with the next group; resolves true once it is committed
-   *  and applied by this process's tail, false when the organization already had the id. Rejects
+   *  and handed to this process's histories, false when the organization already had the id. Rejects
    *  (a StorageError) when the database could not store it: nothing was recorded. */
   commit(organizationId: string, row: NewTransaction): Promise<boolean> {
     const done = new Promise<boolean>((resolve, reject) => this.enqueue({ organizationId, row, settle: { resolve, reject } }));
@@ -72,13 +80,39 @@ export class DecisionLog {
       if (this.committing.get(k) === done) this.committing.delete(k);
     };
     done.then(forget, forget);
-    // Everything queued in this turn of the event loop goes in one (and more while MAX_WRITES are
-    // in flight).
+    // Everything queued in this turn of the event loop goes in one, and more while a write is in flight.
     this.immediate ??= setImmediate(() => {
       this.immediate = undefined;
-      void this.flush();
+      this.next();
     });
     return done;
+  }
+
+  /** Starts the next group's write: at once when no write is in flight, else when the one in
+   *  flight ends or after OVERLAP_MS, whichever comes first. */
+  private next(waited = false): void {
+    if (this.pending.length === 0 || this.writes.size >= this.maxWrites) return;
+    if (this.writes.size > 0 && !waited) {
+      this.overlap ??= setTimeout(() => {
+        this.overlap = undefined;
+        this.next(true);
+      }, OVERLAP_MS);
+      return;
+    }
+    this.start();
+  }
+
+  private start(): void {
+    if (this.overlap) clearTimeout(this.overlap);
+    this.overlap = undefined;
+    const batch = this.pending;
+    this.pending = [];
+    const write: Promise<void> = this.write(batch).finally(() => {
+      this.writes.delete(write);
+      // Write-behind rows wait for their timer (and a failed write for its retry).
+      if (this.durability === 'commit') this.next(true);
+    });
+    this.writes.add(write);
   }
 
   /** A commit of this id in flight in this process, if any. */
@@ -101,13 +135,8 @@ export class DecisionLog {
   async flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    while (this.writes.size >= MAX_WRITES) await Promise.race(this.writes);
-    const batch = this.pending;
-    this.pending = [];
-    if (batch.length > 0) {
-      const write: Promise<void> = this.write(batch).finally(() => this.writes.delete(write));
-      this.writes.add(write);
-    }
+    while (this.writes.size >= this.maxWrites) await Promise.race(this.writes);
+    if (this.pending.length > 0) this.start();
     await Promise.all(this.writes);
   }
 

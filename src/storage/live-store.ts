@@ -223,20 +223,40 @@ export interface GroupRow {
 export async function recordGroup(db: Db, group: readonly GroupRow[]): Promise<Map<string, Map<string, FeedPosition>>> {
   const stored = new Map<string, Map<string, FeedPosition>>();
   for (const g of group) if (!stored.has(g.organizationId)) stored.set(g.organizationId, new Map());
-  const rows = group.map((g) => g.row);
-  checkFinite(rows);
-  for (let start = 0; start < group.length; start += CHUNK_ROWS) {
-    const chunk = group.slice(start, start + CHUNK_ROWS);
+  checkFinite(group.map((g) => g.row));
+  // In key order, as the totals' upserts lock theirs: two groups inserting the same ids (a retry
+  // sent to two processes) wait for each other rather than deadlock.
+  const ordered = [...group].sort((a, b) => compare(a.organizationId, b.organizationId) || compare(a.row.transaction_id, b.row.transaction_id));
+  for (let start = 0; start < ordered.length; start += CHUNK_ROWS) {
+    const chunk = ordered.slice(start, start + CHUNK_ROWS);
     const params = insertParams(chunk.map((g) => g.organizationId), chunk.map((g) => g.row));
     params.push(FEED_SENDER);
-    const inserted = await db.query<{ organization_id: string; transaction_id: string; seq: number; xid: string }>(
-      `WITH notify AS MATERIALIZED (SELECT ${notifyFeed(20)})
-       ${INSERT_ROWS.replace('FROM unnest(', 'FROM notify, unnest(')}`,
-      params,
-    );
+    const insert = () =>
+      db.query<{ organization_id: string; transaction_id: string; seq: number; xid: string }>(
+        `WITH notify AS MATERIALIZED (SELECT ${notifyFeed(20)})
+         ${INSERT_ROWS.replace('FROM unnest(', 'FROM notify, unnest(')}`,
+        params,
+      );
+    const inserted = await retryConflicts(insert);
     for (const r of inserted) stored.get(r.organization_id)!.set(r.transaction_id, { seq: r.seq, xid: Number(r.xid) });
   }
   return stored;
+}
+
+const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Runs a statement that is a database transaction of its own again when PostgreSQL chose it as a
+ *  deadlock's or a serialization conflict's victim (it rolled back whole), up to three times. The
+ *  key order above makes this rare; a writer outside this code (a manual UPDATE) can still cause it. */
+async function retryConflicts<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (e) {
+      const state = e instanceof StorageError ? e.sqlState : undefined;
+      if (attempt >= 3 || (state !== '40P01' && state !== '40001')) throw e;
+    }
+  }
 }
 
 const ROW_COLUMNS = 'seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source, response, label, label_known_ms, outcome_source, outcome_reported_by';

@@ -24,9 +24,14 @@ const CONNECT_TIMEOUT_S = 10;
  * postgres.js sends a query without parameters by the simple protocol, which accepts several
  * statements; PGlite's `query` (like every query with parameters) takes exactly one. `query` always
  * uses the extended protocol so that both back ends accept the same text; scripts go through `exec`.
+ * Each text is prepared once per connection and run by name afterwards: without that, postgres.js
+ * sends a query with parameters in two round trips (describe, then execute) and the server parses
+ * and plans it every time, a large part of a small group commit's cost. Every text here is a
+ * constant or one of a few filter combinations, with values only in parameters, so the connections'
+ * statement caches stay small.
  */
 // (`simple` is a real option of `unsafe`, missing from postgres.js's type declarations.)
-const ONE_STATEMENT = { simple: false } as unknown as postgres.UnsafeQueryOptions;
+const ONE_STATEMENT = { simple: false, prepare: true } as unknown as postgres.UnsafeQueryOptions;
 
 /** OIDs of the types whose parsing or serialising is changed here. */
 const INT8 = 20;

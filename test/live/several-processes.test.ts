@@ -1,9 +1,10 @@
 // Two server processes on one real PostgreSQL share an organization's live state through the live
 // feed: what one records counts in the other's features and evidence within the lag, an outcome
 // reported on one changes the other's graph features, one transaction id sent to both at once is
-// recorded once (the loser answers with the winner's decision), a decision acknowledged by a process
-// killed right after its 200 is readable on the other, and the catch-up poll finds a transaction
-// whose notification never came.
+// recorded once (the loser answers with the winner's decision), concurrent requests on both over
+// the same entities are all stored with their totals, a decision acknowledged by a process killed
+// right after its 200 is readable on the other, and the catch-up poll finds a transaction whose
+// notification never came.
 
 import t from 'tap';
 import postgres from 'postgres';
@@ -20,7 +21,8 @@ const pg = backends().find((b) => b.name === 'postgres');
 t.test('two server processes on one PostgreSQL', { skip: pg ? false : 'needs TEST_DATABASE_URL (a PostgreSQL server)' }, async (t) => {
   const db = await freshDatabase(pg!.databaseUrl!);
   const signIn = await SignIn.start();
-  const env = { ...signIn.env, DATABASE_URL: db.url };
+  // The key's rate limit is raised for the concurrent load below.
+  const env = { ...signIn.env, DATABASE_URL: db.url, SCORE_RATE_PER_MINUTE: '100000' };
   const servers: ServerProcess[] = [];
   t.teardown(async () => {
     await Promise.all(servers.map((s) => s.stop('SIGKILL')));
@@ -98,14 +100,11 @@ t.test('two server processes on one PostgreSQL', { skip: pg ? false : 'needs TES
 
   t.test('the catch-up poll recovers a transaction whose notification was lost', async (t) => {
     t.equal((await score(b, { transaction_id: 'p-0', amount: 5, customer_id: 'c-p0', merchant_id: 'm-p' })).status, 200);
-    // Recorded as a writer does (the feed's lock), but with no NOTIFY: only the poll can find it.
+    // Recorded with no NOTIFY: only the poll can find it.
     const sql = postgres(db.url, { max: 1, onnotice: () => {} });
     try {
-      await sql.begin(async (tx) => {
-        await tx`SELECT pg_advisory_xact_lock(7340215008)`;
-        await tx`INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source)
-                 VALUES (${org.id}, 'p-lost', ${Date.now() - 1000}, 25, 'c-p', 'm-p', 'unknown', 'unknown', 'scored')`;
-      });
+      await sql`INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source)
+                VALUES (${org.id}, 'p-lost', ${Date.now() - 1000}, 25, 'c-p', 'm-p', 'unknown', 'unknown', 'scored')`;
     } finally {
       await sql.end();
     }
@@ -114,6 +113,32 @@ t.test('two server processes on one PostgreSQL', { skip: pg ? false : 'needs TES
     let count = 0;
     while (performance.now() - started < 5_000 && (count = await seen()) === 0) await sleep(100);
     t.ok(count >= 1, `B counts the transaction without its notification after ${Math.round(performance.now() - started)} ms (poll every 1 s)`);
+  });
+
+  t.test('concurrent requests on both over the same customers, merchants and channels are all stored once, with their totals', async (t) => {
+    // Writers of both processes commit side by side and upsert the same totals rows: they must wait
+    // for each other, never deadlock (which would answer 500).
+    const n = 600;
+    const statuses: number[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 24 }, async (_, lane) => {
+        for (let i = next++; i < n; i = next++) {
+          const body = { transaction_id: `busy-${i}`, amount: 10 + (i % 50), customer_id: `c-busy${i % 7}`, merchant_id: `m-busy${i % 3}`, location: i % 2 ? 'Lisbon' : 'Porto', payment_type: 'wallet' };
+          statuses.push((await score(lane % 2 ? a : b, body)).status);
+        }
+      }),
+    );
+    t.same([...new Set(statuses)], [200], `all ${n} answered 200`);
+    const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+    try {
+      const [stored] = await sql`SELECT count(*)::int AS n FROM transactions WHERE organization_id = ${org.id} AND transaction_id LIKE 'busy-%'`;
+      t.equal(stored!.n, n, 'each stored once');
+      const totals = await sql`SELECT kind, sum(transactions)::int AS n FROM entity_totals WHERE organization_id = ${org.id} AND (key LIKE 'c-busy%' OR key LIKE 'm-busy%') GROUP BY kind ORDER BY kind`;
+      t.same(totals.map((r) => [r.kind, r.n]), [['c', n], ['m', n]], "the customers' and merchants' totals count every one");
+    } finally {
+      await sql.end();
+    }
   });
 
   t.test('A killed with SIGKILL right after a 200 leaves its decision readable on B', async (t) => {
