@@ -7,11 +7,12 @@
 // lost, and by a caller that waits for a change of its own (`reach`). A notification names the
 // transaction that committed; while the feed's watermark is still below it (a transaction that
 // began writing earlier is still running), the tail reads again after 1, 2, 4… up to 50 ms rather
-// than waiting for the poll. One read runs at a time; a
-// wake during a read starts another right after it, so a caller of `catchUp` always gets a read
-// that began after it asked. This process's own scored transactions are handed to the histories
-// directly after their commit (src/live/decision-log.ts); when the tail reads them again, the
-// histories know their ids and skip them.
+// than waiting for the poll. One read runs at a time; a wake during a read starts another right
+// after it, so a caller of `catchUp` always gets a read that began after it asked.
+//
+// This process's own scored transactions are handed to the histories directly after their commit
+// (src/live/decision-log.ts); when the tail reads them again, the histories know their ids and skip
+// them.
 
 import type { Db } from '../storage/db.ts';
 import { FEED_CHANNEL, FEED_SENDER, feedStart, notification, readFeed, type FeedChange, type FeedPosition } from '../storage/live-feed.ts';

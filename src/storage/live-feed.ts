@@ -16,9 +16,10 @@
 // anything (`lockOutcomes`), so they draw their transaction ids, and commit, one after the other.
 //
 // Every writer queues a NOTIFY on FEED_CHANNEL, which PostgreSQL delivers to every listener when
-// (and only if) the transaction commits: it wakes the other processes' tails at once. Its payload is
-// this process's FEED_SENDER, so a tail can leave its own process's commits to the code that made
-// them (which hands them over directly).
+// (and only if) the transaction commits: it wakes the other processes' tails at once. Its payload
+// names this process (FEED_SENDER), so a tail can leave its own process's commits to the code that
+// made them (which hands them over directly), and the writing transaction, so a tail knows how far
+// its reads must get.
 //
 // This is the one reader of live data that spans organizations: it is replication, not a surface.
 // Each change carries its organization, and the tail hands it to that organization's history only.
