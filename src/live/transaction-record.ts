@@ -1,6 +1,8 @@
 // A recorded transaction as the decision log answers it (`GET .../transactions/{id}` and the
 // listing): the transaction, the decision it was answered (src/scoring/decision.ts; null for an
-// imported transaction, which was never scored here), its current outcome and every change of it.
+// imported transaction, which was never scored here), its current outcome and, on a single record,
+// every change of it and the evidence the answer showed (entity history, graph evidence and the
+// related ring, as they stood when it was scored).
 
 import type { OutcomeChangeRow, TransactionRow } from '../storage/live-store.ts';
 import { decisionOf, type Decision } from '../scoring/decision.ts';
@@ -40,6 +42,7 @@ export interface TransactionRecord {
   latency_ms: number | null;
   outcome: { outcome: OutcomeLabel; source: string; reported_at: string; reported_by: string } | null;
   outcome_history?: OutcomeChange[];
+  evidence?: Pick<ScoreResult, 'entity_history' | 'graph_evidence' | 'related_ring'> | null;
 }
 
 export const labelName = (label: 0 | 1): OutcomeLabel => (label === 1 ? 'fraud' : 'legit');
@@ -47,7 +50,8 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The record of a stored row; with its outcome changes when `changes` is given. */
 export function transactionRecord(row: TransactionRow, changes?: readonly OutcomeChangeRow[]): TransactionRecord {
-  const d = row.response === null ? null : decisionOf(JSON.parse(row.response) as ScoreResult);
+  const answered = row.response === null ? null : (JSON.parse(row.response) as ScoreResult);
+  const d = answered === null ? null : decisionOf(answered);
   const record: TransactionRecord = {
     transaction_id: row.transaction_id,
     time: iso(row.time_ms),
@@ -83,6 +87,7 @@ export function transactionRecord(row: TransactionRow, changes?: readonly Outcom
       reported_at: iso(c.reported_at_ms),
       reported_by: c.reported_by,
     }));
+    record.evidence = answered === null ? null : { entity_history: answered.entity_history ?? {}, graph_evidence: answered.graph_evidence ?? {}, related_ring: answered.related_ring ?? null };
   }
   return record;
 }

@@ -102,6 +102,7 @@ for (const backend of backends()) {
       const first = (await asKey(acme, `/api/v1/transactions/${records.transactionId(0)}`)).json();
       t.equal(first.source, 'import');
       t.equal(first.decision, null, 'never scored here: no decision');
+      t.equal(first.evidence, null, 'and no evidence');
       t.same(first.outcome, { outcome: records.label(0) === 1 ? 'fraud' : 'legit', source: 'import', reported_at: new Date(Date.parse(first.time) + labelDelay).toISOString(), reported_by: `import:${q.id}` });
 
       // The customer of the example's newest transaction, scored now: it has a past in Acme only.

@@ -35,6 +35,7 @@ for (const backend of backends()) {
       t.equal(r.source, 'scored');
       t.equal(r.outcome, null);
       t.same(r.outcome_history, []);
+      t.same(r.evidence, { entity_history: scored.entity_history, graph_evidence: scored.graph_evidence, related_ring: scored.related_ring }, 'the evidence as answered');
       const byMember = await asMember(a.owner.headers, 'GET', `/api/organizations/${a.id}/transactions/tx-1`);
       t.same(byMember.json(), r, 'a member reads the same record');
       t.equal((await asKey(b, 'GET', '/api/v1/transactions/tx-1')).statusCode, 404, "another organization's key: 404");

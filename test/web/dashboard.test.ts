@@ -8,22 +8,16 @@
 // artifacts/screenshots/. Skipped outside CI when no Chromium is installed (CI installs it).
 
 import t from 'tap';
-import { existsSync, mkdirSync } from 'node:fs';
 import { readFileSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { simulate, toCsv } from '../../src/training/simulate.ts';
-import { start, type Running } from '../server/helpers.ts';
-import { IdentityProvider, makeKey, signWith } from '../auth/idp.ts';
+import { start } from '../server/helpers.ts';
+import { launch, listen, noBrowser, SHOTS, signInServer, watchedPage } from './browser.ts';
 
-const SHOTS = new URL('../../artifacts/screenshots/', import.meta.url).pathname;
-const executable = ['/usr/lib/chromium/chromium', '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-if (!executable && process.env.CI === 'true') throw new Error('CI=true but no Chromium is installed: .ci/run installs Debian\'s chromium');
-
-t.test('dashboard in a real browser', { skip: executable ? false : 'no Chromium installed (apt-get install chromium)' }, async (t) => {
-  mkdirSync(SHOTS, { recursive: true });
+t.test('dashboard in a real browser', { skip: noBrowser }, async (t) => {
   const s = await start({});
   const base = await listen(s);
-  const browser: Browser = await chromium.launch({ executablePath: executable!, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  const browser = await launch();
   t.teardown(async () => {
     await browser.close();
     await s.close();
@@ -36,11 +30,7 @@ t.test('dashboard in a real browser', { skip: executable ? false : 'no Chromium 
 
   const problems: string[] = [];
   const open = async (path: string, width = 1280): Promise<Page> => {
-    const page = await browser.newPage({ viewport: { width, height: 900 } });
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(m.text());
-    });
-    page.on('pageerror', (e) => problems.push(e.message));
+    const page = await watchedPage(browser, problems, width);
     await page.goto(`${base}${path}`);
     return page;
   };
@@ -140,24 +130,14 @@ t.test('dashboard in a real browser', { skip: executable ? false : 'no Chromium 
   });
 
   t.test('sign in through a test identity provider, create an organization and a key, revoke it', async (t) => {
-    const idp = await new IdentityProvider().start();
-    const key = await makeKey('ES256', 'web-1');
-    idp.published = [key];
-    const s2 = await start({ overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 'w'.repeat(48), authConfigured: true } });
-    const base2 = await listen(s2);
-    t.teardown(async () => {
-      await s2.close();
-      await idp.close();
-    });
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.on('pageerror', (e) => problems.push(e.message));
-    page.on('dialog', (d) => void d.accept());
+    const server = await signInServer();
+    const base2 = server.base;
+    t.teardown(() => server.close());
+    const page = await watchedPage(browser, problems, 1280);
     await page.goto(`${base2}/#/account`);
     const signInHref = await page.locator('#sign-in').getAttribute('href');
-    t.equal(signInHref, `${idp.url}/auth/v1/authorize?provider=google&redirect_to=${encodeURIComponent(`${base2}/login`)}`, 'sign-in goes to the hosted project, returning to /login');
-    // What the hosted project does after the provider: back to /login with the token in the fragment.
-    const token = await signWith(key, idp.issuer, { sub: 'user-web', email: 'web@example.com', name: 'Web Tester' });
-    await page.goto(`${base2}/login#access_token=${token}&token_type=bearer&expires_in=3600`);
+    t.equal(signInHref, `${server.idp.url}/auth/v1/authorize?provider=google&redirect_to=${encodeURIComponent(`${base2}/login`)}`, 'sign-in goes to the hosted project, returning to /login');
+    const token = await server.signIn(page, { sub: 'user-web', email: 'web@example.com', name: 'Web Tester' });
     await page.waitForSelector('#who');
     t.match(await page.locator('#who').textContent(), /Web Tester/, 'signed in');
     t.notOk(page.url().includes('access_token'), 'the token is wiped from the address');
@@ -186,9 +166,3 @@ t.test('dashboard in a real browser', { skip: executable ? false : 'no Chromium 
 
   t.same(problems, [], 'no console errors or CSP violations');
 });
-
-async function listen(s: Running): Promise<string> {
-  await s.app.listen({ port: 0, host: '127.0.0.1' });
-  const address = s.app.server.address();
-  return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-}

@@ -33,7 +33,18 @@ export function bar(label: string, value: number, signed = false): HTMLElement {
   return h('div', { class: `bar ${signed ? 'signed' : ''}`, role: 'img', 'aria-label': `${label}: ${signed ? value.toFixed(3) : pct(value)}` }, h('span', { class: 'bar-label' }, label), h('span', { class: 'track' }, fill), h('span', { class: 'bar-value' }, signed ? value.toFixed(3) : pct(value)));
 }
 
-/** A table of text cells with column headers, scrolling sideways on narrow screens. */
-export function table(head: string[], rows: string[][]): HTMLElement {
-  return h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, ...head.map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, ...rows.map((r) => h('tr', {}, ...r.map((c) => h('td', {}, c)))))));
+/** A table with column headers; on a phone each row becomes a block of "header: value" lines
+ *  (style.css), so nothing is cut off. A cell is text or an element (a link, a button). */
+export function table(head: string[], rows: (string | Node)[][]): HTMLElement {
+  return h(
+    'div',
+    { class: 'table-wrap' },
+    h('table', { class: 'stack' }, h('thead', {}, h('tr', {}, ...head.map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, ...rows.map((r) => h('tr', {}, ...r.map((c, i) => h('td', { 'data-label': head[i] ?? '' }, c)))))),
+  );
 }
+
+/** A time as the service sends it (ISO 8601 UTC), shown as "2026-11-23 10:15:00 UTC". */
+export const utc = (iso: string) => `${iso.slice(0, 19).replace('T', ' ')} UTC`;
+
+/** An amount in the transaction's currency units, two decimals with thousands separators. */
+export const money = (x: number) => x.toLocaleString('en', { minimumFractionDigits: 2, maximumFractionDigits: 2 });

@@ -8,10 +8,13 @@ import { scorePage } from './pages/score.ts';
 import { datasetsPage } from './pages/datasets.ts';
 import { modelsPage } from './pages/models.ts';
 import { accountPage } from './pages/account.ts';
+import { transactionsPage } from './pages/transactions.ts';
+import { currentRoute, type Route } from './route.ts';
 import { completeSignIn } from './login.ts';
 
-const pages: Record<string, (root: HTMLElement) => void | Promise<void>> = {
+const pages: Record<string, (root: HTMLElement, route: Route) => void | Promise<void>> = {
   score: scorePage,
+  transactions: transactionsPage,
   datasets: datasetsPage,
   evaluation: evaluationPage,
   models: modelsPage,
@@ -21,13 +24,14 @@ const pages: Record<string, (root: HTMLElement) => void | Promise<void>> = {
 const main = document.getElementById('main')!;
 
 function route(moveFocus: boolean): void {
-  const name = location.hash.replace(/^#\/?/, '').split('?')[0] || 'score';
+  const r = currentRoute();
+  const name = r.path[0] ?? 'score';
   const page = pages[name] ?? scorePage;
   for (const a of document.querySelectorAll<HTMLAnchorElement>('nav a')) {
     if (a.dataset.page === name) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
-  void page(main);
+  void page(main, r);
   // After a navigation (not on first load, where the skip link comes first) focus the new page.
   if (moveFocus) main.focus({ preventScroll: true });
 }

@@ -16,7 +16,7 @@ import { MODE_NAMES } from '../../model/bundle.ts';
 import { requireUser } from '../caller.ts';
 import { ApiError } from '../errors.ts';
 import { memberOrganization } from '../ownership.ts';
-import { Channels, ErrorResponse, ReasonSchema } from '../schemas.ts';
+import { Channels, ErrorResponse, ReasonSchema, ScoreResponse } from '../schemas.ts';
 import { keyAuthentication } from './v1.ts';
 import { requireScorer } from './score.ts';
 import { organizationPerformance, MIN_LABELLED } from '../../live/performance.ts';
@@ -58,6 +58,10 @@ export const TransactionRecordSchema = z.object({
     .array(z.object({ from: OutcomeLabel.nullable(), to: OutcomeLabel, source: z.string(), reported_at: z.string(), reported_by: z.string() }))
     .optional()
     .describe('Every reported change, oldest first (on a single record, not in listings)'),
+  evidence: ScoreResponse.pick({ entity_history: true, graph_evidence: true, related_ring: true })
+    .nullable()
+    .optional()
+    .describe('What the answer showed when it was scored: entity history, graph evidence and the related ring (on a single record; null for an imported transaction)'),
 });
 
 const OutcomeBody = z

@@ -1,0 +1,60 @@
+// What the dashboard's browser tests share: Debian's Chromium driven by playwright-core (no
+// downloaded browser; CI installs it, and outside CI the tests are skipped without it), the real
+// app listening on a loopback port, pages that collect console errors, and a member signed in
+// through a stand-in identity provider on loopback with a token made by jose.
+
+import { existsSync, mkdirSync } from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { start, type Running } from '../server/helpers.ts';
+import { IdentityProvider, makeKey, signWith } from '../auth/idp.ts';
+
+export const SHOTS = new URL('../../artifacts/screenshots/', import.meta.url).pathname;
+export const executable = ['/usr/lib/chromium/chromium', '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+if (!executable && process.env.CI === 'true') throw new Error("CI=true but no Chromium is installed: .ci/run installs Debian's chromium");
+export const noBrowser = executable ? false : 'no Chromium installed (apt-get install chromium)';
+
+export async function launch(): Promise<Browser> {
+  mkdirSync(SHOTS, { recursive: true });
+  return chromium.launch({ executablePath: executable!, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+}
+
+export async function listen(s: Running): Promise<string> {
+  await s.app.listen({ port: 0, host: '127.0.0.1' });
+  const address = s.app.server.address();
+  return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+}
+
+/** A new page whose console errors and uncaught exceptions land in `problems`. */
+export async function watchedPage(browser: Browser, problems: string[], width = 1366): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width, height: 900 } });
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(m.text());
+  });
+  page.on('pageerror', (e) => problems.push(e.message));
+  page.on('dialog', (d) => void d.accept());
+  return page;
+}
+
+/** A server with sign-in through a stand-in identity provider, and a way to sign a page in as
+ *  what the hosted project does after the provider: back to /login with the token in the fragment. */
+export async function signInServer(overrides: Record<string, unknown> = {}): Promise<{ base: string; idp: IdentityProvider; s: Running; signIn(page: Page, claims: Record<string, string>): Promise<string>; close(): Promise<void> }> {
+  const idp = await new IdentityProvider().start();
+  const key = await makeKey('ES256', 'web-1');
+  idp.published = [key];
+  const s = await start({ overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 'w'.repeat(48), authConfigured: true, ...overrides } });
+  const base = await listen(s);
+  return {
+    base,
+    idp,
+    s,
+    async signIn(page, claims) {
+      const token = await signWith(key, idp.issuer, claims);
+      await page.goto(`${base}/login#access_token=${token}&token_type=bearer&expires_in=3600`);
+      return token;
+    },
+    async close() {
+      await s.close();
+      await idp.close();
+    },
+  };
+}

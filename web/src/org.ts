@@ -1,0 +1,45 @@
+// The organization an analyst's page works in (Transactions, and pages like it): the signed-in
+// member's organizations, the one named in the address (`?org=`) or chosen last in this tab, and a
+// picker when there are several. A visitor who is not signed in, or a server without sign-in, is
+// told where to go instead.
+
+import { api } from './api.ts';
+import { h } from './dom.ts';
+
+export interface Organization {
+  id: string;
+  name: string;
+  role: string;
+}
+
+const REMEMBERED = 'organization';
+
+/** The organization to show, with a picker when the member has several; undefined after telling
+ *  the visitor (in `root`) why there is none. `page` is the hash route the picker returns to. */
+export async function organizationFor(root: HTMLElement, query: URLSearchParams, page: string, title: string): Promise<{ org: Organization; picker: HTMLElement | null } | undefined> {
+  const explain = (...text: (string | Node)[]) => root.replaceChildren(h('h1', {}, title), h('div', { class: 'card', id: 'no-organization' }, h('p', {}, ...text)));
+  const config = await api('/api/config');
+  if (!config.auth_configured) {
+    explain('Transactions belong to organizations, and this server has no sign-in configured, so it has none. Scoring, datasets and the evaluation work without one.');
+    return undefined;
+  }
+  const me = await api('/api/auth/me');
+  if (!me.authenticated) {
+    explain('Sign in on the ', h('a', { href: '#/account' }, 'Account'), ' page to see your organization’s transactions.');
+    return undefined;
+  }
+  const { organizations } = await api<{ organizations: Organization[] }>('/api/organizations');
+  if (organizations.length === 0) {
+    explain('You are not a member of an organization yet. Create one on the ', h('a', { href: '#/account' }, 'Account'), ' page, then score with its API key.');
+    return undefined;
+  }
+  const wanted = query.get('org') ?? sessionStorage.getItem(REMEMBERED);
+  const org = organizations.find((o) => o.id === wanted) ?? organizations[0]!;
+  sessionStorage.setItem(REMEMBERED, org.id);
+  if (organizations.length === 1) return { org, picker: null };
+  const select = h('select', { id: 'organization', name: 'organization' }, ...organizations.map((o) => h('option', { value: o.id, selected: o.id === org.id }, o.name)));
+  select.addEventListener('change', () => {
+    location.hash = `#/${page}?org=${encodeURIComponent(select.value)}`;
+  });
+  return { org, picker: h('label', { class: 'field inline' }, h('span', {}, 'Organization'), select) };
+}

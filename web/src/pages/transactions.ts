@@ -1,0 +1,238 @@
+// Transactions: what an organization scored (and imported), newest first, for its members. Filters
+// for decision, band, outcome and a time range, a search by transaction, customer or merchant id,
+// and cursor paging, all kept in the address (`#/transactions?org=…&decision=review`), so a view
+// can be bookmarked, shared and gone back to. A transaction's page shows the decision it was
+// answered, its reasons in words, its channel scores, the evidence the answer showed, and its
+// outcome with every change, with buttons to mark it fraud or legitimate.
+
+import { api, ApiError } from '../api.ts';
+import { bar, errorBox, h, money, pct, table, utc } from '../dom.ts';
+import { organizationFor, type Organization } from '../org.ts';
+import type { Route } from '../route.ts';
+
+type Rec = Record<string, any>;
+
+const FILTERS = ['decision', 'risk_band', 'outcome', 'customer_id', 'merchant_id', 'from', 'to'] as const;
+const SOURCES = [
+  ['chargeback', 'Chargeback'],
+  ['review', 'Analyst review'],
+  ['customer_report', 'Customer report'],
+  ['other', 'Other'],
+] as const;
+
+export async function transactionsPage(root: HTMLElement, route: Route): Promise<void> {
+  root.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
+  try {
+    const chosen = await organizationFor(root, route.query, 'transactions', 'Transactions');
+    if (!chosen) return;
+    const id = route.path[1];
+    if (id !== undefined) await detail(root, chosen.org, id);
+    else await list(root, chosen.org, chosen.picker, route.query);
+  } catch (e) {
+    root.replaceChildren(h('h1', {}, 'Transactions'), errorBox(e));
+  }
+}
+
+/** `#/transactions…` with these parameters. */
+function href(params: Record<string, string | undefined>, path = ''): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v) q.set(k, v);
+  return `#/transactions${path}?${q.toString()}`;
+}
+
+const outcomeText = (r: Rec) => (r.outcome ? (r.outcome.outcome === 'fraud' ? 'fraud' : 'legitimate') : r.source === 'import' ? '—' : 'unknown');
+
+async function list(root: HTMLElement, org: Organization, picker: HTMLElement | null, query: URLSearchParams): Promise<void> {
+  const current = Object.fromEntries(FILTERS.map((f) => [f, query.get(f) ?? undefined])) as Record<(typeof FILTERS)[number], string | undefined>;
+  const after = query.get('starting_after') ?? undefined;
+  const params = new URLSearchParams({ limit: '25' });
+  for (const f of FILTERS) if (current[f]) params.set(f, current[f]!);
+  if (after) params.set('starting_after', after);
+  const page = await api<{ data: Rec[]; has_more: boolean }>(`/api/organizations/${encodeURIComponent(org.id)}/transactions?${params}`);
+
+  const select = (name: string, label: string, options: [string, string][]) =>
+    h('label', { class: 'field' }, h('span', {}, label), h('select', { name, id: `filter-${name}` }, h('option', { value: '' }, 'Any'), ...options.map(([v, text]) => h('option', { value: v, selected: current[name as keyof typeof current] === v }, text))));
+  const when = (name: 'from' | 'to', label: string) => h('label', { class: 'field' }, h('span', {}, label), h('input', { type: 'datetime-local', name, id: `filter-${name}`, step: '1', value: current[name] ? current[name]!.slice(0, 19) : undefined }));
+  const filters = h(
+    'form',
+    { class: 'card form filters', id: 'filters', 'aria-label': 'Filter transactions' },
+    h(
+      'div',
+      { class: 'grid' },
+      select('decision', 'Decision', [['approve', 'Approve'], ['review', 'Review'], ['block', 'Block']]),
+      select('risk_band', 'Band', [['low', 'Low'], ['medium', 'Medium'], ['high', 'High'], ['critical', 'Critical']]),
+      select('outcome', 'Outcome', [['fraud', 'Fraud'], ['legit', 'Legitimate'], ['none', 'Not reported yet']]),
+      when('from', 'From (UTC)'),
+      when('to', 'Before (UTC)'),
+    ),
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Apply filters'), h('a', { class: 'button secondary', href: href({ org: org.id }) }, 'Clear')),
+  );
+  filters.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const data = new FormData(filters);
+    const next: Record<string, string | undefined> = { org: org.id, customer_id: current.customer_id, merchant_id: current.merchant_id };
+    for (const f of ['decision', 'risk_band', 'outcome'] as const) next[f] = String(data.get(f) ?? '') || undefined;
+    for (const f of ['from', 'to'] as const) {
+      const v = String(data.get(f) ?? '');
+      next[f] = v ? `${v.length === 16 ? `${v}:00` : v}Z` : undefined;
+    }
+    location.hash = href(next);
+  });
+
+  const kind = h('select', { id: 'search-kind', name: 'kind', 'aria-label': 'Search by' }, h('option', { value: 'transaction' }, 'Transaction id'), h('option', { value: 'customer_id', selected: !!current.customer_id }, 'Customer id'), h('option', { value: 'merchant_id', selected: !current.customer_id && !!current.merchant_id }, 'Merchant id'));
+  const term = h('input', { id: 'search-term', name: 'term', type: 'search', autocomplete: 'off', 'aria-label': 'Id to find', placeholder: 'an id, exactly as sent', value: current.customer_id ?? current.merchant_id });
+  const search = h('form', { class: 'card form', id: 'search', role: 'search', 'aria-label': 'Find a transaction, customer or merchant' }, h('div', { class: 'actions' }, kind, term, h('button', { type: 'submit' }, 'Find')));
+  search.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const value = term.value.trim();
+    if (kind.value === 'transaction') {
+      if (value) location.hash = href({ org: org.id }, `/${encodeURIComponent(value)}`);
+      return;
+    }
+    location.hash = href({ ...current, org: org.id, customer_id: kind.value === 'customer_id' ? value || undefined : undefined, merchant_id: kind.value === 'merchant_id' ? value || undefined : undefined });
+  });
+
+  const rows = page.data.map((r) => [
+    utc(r.time),
+    h('a', { href: href({ org: org.id }, `/${encodeURIComponent(r.transaction_id)}`) }, r.transaction_id),
+    money(r.amount),
+    h('a', { href: href({ org: org.id, customer_id: r.customer_id }) }, r.customer_id),
+    h('a', { href: href({ org: org.id, merchant_id: r.merchant_id }) }, r.merchant_id),
+    r.risk_score === null ? '—' : pct(r.risk_score, 2),
+    r.risk_band ? h('span', { class: `band-${r.risk_band}` }, r.risk_band) : '—',
+    r.decision ? h('span', { class: `decision-${r.decision}` }, r.decision) : 'imported',
+    h('span', { class: r.outcome ? `outcome-${r.outcome.outcome}` : 'muted' }, outcomeText(r)),
+  ]);
+  const active = FILTERS.filter((f) => current[f]).map((f) => `${f.replace('_', ' ')} ${f === 'from' || f === 'to' ? utc(current[f]!) : current[f]}`);
+  const pager = h(
+    'nav',
+    { class: 'pager', 'aria-label': 'Pages' },
+    after ? h('a', { class: 'button secondary', href: href({ ...current, org: org.id }), id: 'first-page' }, 'Newest') : null,
+    page.has_more ? h('a', { class: 'button secondary', href: href({ ...current, org: org.id, starting_after: page.data[page.data.length - 1]!.transaction_id }), id: 'next-page' }, 'Older') : null,
+  );
+  root.replaceChildren(
+    h('h1', {}, 'Transactions'),
+    h('div', { class: 'actions' }, picker, h('p', { class: 'muted' }, `${org.name}: every transaction scored with its API keys or imported as history, newest first. Times are UTC.`)),
+    search,
+    filters,
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'results-title' },
+      h('h2', { id: 'results-title' }, active.length ? `Matching ${active.join(', ')}` : after ? 'Older transactions' : 'Newest transactions'),
+      page.data.length === 0
+        ? h('p', { class: 'muted', id: 'no-results' }, active.length ? 'No transaction matches these filters.' : 'Nothing yet: transactions appear here once the organization scores with an API key or imports its history.')
+        : h('div', { id: 'results' }, table(['Time', 'Transaction', 'Amount', 'Customer', 'Merchant', 'Score', 'Band', 'Decision', 'Outcome'], rows)),
+      pager,
+    ),
+  );
+}
+
+async function detail(root: HTMLElement, org: Organization, transactionId: string): Promise<void> {
+  const back = h('p', {}, h('a', { href: href({ org: org.id }) }, '← All transactions'));
+  let r: Rec;
+  try {
+    r = await api(`/api/organizations/${encodeURIComponent(org.id)}/transactions/${encodeURIComponent(transactionId)}`);
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404) {
+      root.replaceChildren(h('h1', {}, `Transaction ${transactionId}`), back, h('div', { class: 'card', id: 'not-found' }, h('p', {}, `${org.name} has no transaction with the id “${transactionId}”. Ids are matched exactly, as they were sent.`)));
+      return;
+    }
+    throw e;
+  }
+  const scored = r.decision !== null;
+  const summary = h(
+    'div',
+    { class: 'card summary' },
+    scored
+      ? h('div', { class: 'big' }, h('span', { class: 'score', id: 'risk-score' }, pct(r.risk_score, 2)), h('span', { class: `badge band-${r.risk_band}` }, r.risk_band), h('span', { class: `badge decision-${r.decision}`, id: 'decision' }, r.decision))
+      : h('p', {}, 'Imported as history: it was never scored here, so it has no decision.'),
+    h(
+      'dl',
+      { class: 'kv' },
+      ...[
+        ['Time', utc(r.time)],
+        ['Amount', money(r.amount)],
+        ['Customer', h('a', { href: href({ org: org.id, customer_id: r.customer_id }) }, r.customer_id)],
+        ['Merchant', h('a', { href: href({ org: org.id, merchant_id: r.merchant_id }) }, r.merchant_id)],
+        ['Channel', `${r.payment_type} in ${r.location}`],
+        ...(scored
+          ? [
+              ['Mode', `${r.mode}: review at ${pct(r.review_threshold)}, block at ${pct(r.block_threshold)}`],
+              ['Model', `${r.model_id} (${r.model_version}), ${r.path === 'COLD_START' ? 'cold start (no history for these entities)' : 'the full model'}`],
+            ]
+          : []),
+      ].flatMap(([k, v]) => [h('dt', {}, k as string), h('dd', {}, v as string | Node)]),
+    ),
+  );
+  const channels = scored ? Object.keys(r.channel_scores) : [];
+  const parts: (Node | null)[] = [
+    h('h1', {}, `Transaction ${r.transaction_id}`),
+    back,
+    summary,
+    outcomeCard(root, org, r),
+    scored
+      ? h(
+          'div',
+          { class: 'card' },
+          h('h2', {}, 'Why this score'),
+          r.reasons.length
+            ? h('ol', { id: 'reasons', class: 'reasons' }, ...r.reasons.map((x: Rec) => h('li', { class: x.direction }, h('span', {}, x.text), h('code', {}, x.feature))))
+            : h('p', { class: 'muted' }, 'No reasons: it was scored with explanations off.'),
+        )
+      : null,
+    scored ? h('div', { class: 'card' }, h('h2', {}, 'Channel scores'), h('p', { class: 'muted' }, "Each channel's evidence alone, the others at their average."), ...channels.map((c) => bar(c, r.channel_scores[c]))) : null,
+    r.evidence ? evidenceCard(org, r.evidence) : null,
+  ];
+  root.replaceChildren(...parts.filter((p): p is Node => p !== null));
+}
+
+function outcomeCard(root: HTMLElement, org: Organization, r: Rec): HTMLElement {
+  const source = h('select', { id: 'outcome-source', name: 'source' }, ...SOURCES.map(([v, text]) => h('option', { value: v, selected: v === 'review' }, text)));
+  const status = h('p', { id: 'outcome-status', role: 'status', 'aria-live': 'polite' });
+  const mark = (outcome: 'fraud' | 'legit', text: string) => {
+    const b = h('button', { type: 'button', id: `mark-${outcome}`, class: outcome === 'fraud' ? '' : 'secondary', disabled: r.outcome?.outcome === outcome }, text);
+    b.addEventListener('click', async () => {
+      b.disabled = true;
+      try {
+        await api(`/api/organizations/${encodeURIComponent(org.id)}/transactions/${encodeURIComponent(r.transaction_id)}/outcome`, { method: 'POST', body: { outcome, source: source.value } });
+        await detail(root, org, r.transaction_id);
+        document.getElementById('outcome-status')!.textContent = `Marked ${outcome === 'fraud' ? 'fraud' : 'legitimate'}. Later transactions' features use it from now on.`;
+      } catch (e) {
+        status.replaceChildren(errorBox(e));
+        b.disabled = false;
+      }
+    });
+    return b;
+  };
+  const history: Rec[] = r.outcome_history ?? [];
+  return h(
+    'section',
+    { class: 'card', id: 'outcome', 'aria-labelledby': 'outcome-title' },
+    h('h2', { id: 'outcome-title' }, 'Outcome'),
+    h(
+      'p',
+      { id: 'outcome-current' },
+      r.outcome ? h('span', { class: `outcome-${r.outcome.outcome}` }, r.outcome.outcome === 'fraud' ? 'Fraud' : 'Legitimate') : 'Not reported yet',
+      r.outcome ? ` · ${r.outcome.source.replace('_', ' ')} · known from ${utc(r.outcome.reported_at)}` : '',
+    ),
+    h('div', { class: 'actions' }, h('label', { class: 'field inline' }, h('span', {}, 'Source'), source), mark('fraud', 'Mark fraud'), mark('legit', 'Mark legitimate')),
+    status,
+    history.length
+      ? h('div', { id: 'outcome-history' }, h('h3', {}, 'Every change'), table(['From', 'To', 'Source', 'Known from', 'Reported by'], history.map((c) => [c.from ?? 'none', c.to, c.source.replace('_', ' '), utc(c.reported_at), c.reported_by])))
+      : null,
+  );
+}
+
+function evidenceCard(org: Organization, e: Rec): HTMLElement {
+  const groups = Object.entries(e.graph_evidence as Record<string, Rec[]>);
+  return h(
+    'section',
+    { class: 'card', id: 'evidence', 'aria-labelledby': 'evidence-title' },
+    h('h2', { id: 'evidence-title' }, 'Evidence when it was scored'),
+    table(['Entity', 'Role', 'Earlier transactions', 'New'], Object.entries(e.entity_history as Record<string, Rec>).map(([k, v]) => [k, v.role, String(v.prior_transactions), v.is_new ? 'yes' : 'no'])),
+    groups.length === 0
+      ? h('p', { class: 'muted' }, 'Nothing earlier shared a customer, merchant or channel with it.')
+      : h('div', {}, ...groups.map(([k, list]) => h('div', {}, h('h3', {}, k), table(['Time', 'Transaction', 'Amount', 'Customer', 'Merchant', 'Outcome'], list.map((x) => [utc(x.time), h('a', { href: href({ org: org.id }, `/${encodeURIComponent(x.transaction_id)}`) }, x.transaction_id), money(x.amount), x.source, x.target, x.outcome]))))),
+    e.related_ring ? h('p', {}, `${e.related_ring.matched_entity} (${e.related_ring.role}) was in flagged group ${e.related_ring.ring_id} of ${e.related_ring.members} members, fraud rate ${pct(e.related_ring.fraud_rate)}.`) : null,
+  );
+}
