@@ -106,6 +106,8 @@ export interface ListFilters {
   from?: number | undefined;
   /** Epoch ms, exclusive. */
   to?: number | undefined;
+  /** `newest` first (the default) or `oldest` first (a review queue works from the oldest). */
+  order?: 'newest' | 'oldest' | undefined;
 }
 
 /** Per week of a performance report: scored volume and decisions, and the labelled scores. */
@@ -394,10 +396,11 @@ export class OrganizationData {
     return row?.response ? inflate(row.response) : undefined;
   }
 
-  /** Newest first (time, then the order recorded), after the transaction `startingAfter` when
-   *  given; `limit + 1` rows are read to tell whether there are more. Undefined when
-   *  `startingAfter` is not one of the organization's transactions. */
+  /** Newest first (time, then the order recorded), or oldest first, after the transaction
+   *  `startingAfter` when given; `limit + 1` rows are read to tell whether there are more.
+   *  Undefined when `startingAfter` is not one of the organization's transactions. */
   async list(filters: ListFilters, limit: number, startingAfter?: string): Promise<{ rows: TransactionRow[]; hasMore: boolean } | undefined> {
+    const oldest = filters.order === 'oldest';
     const params: unknown[] = [this.organizationId];
     const where = ['organization_id = $1'];
     const add = (clause: (p: string) => string, value: unknown) => {
@@ -416,11 +419,11 @@ export class OrganizationData {
       const [cursor] = await this.db.query<{ time_ms: number; seq: number }>('SELECT time_ms, seq FROM transactions WHERE organization_id = $1 AND transaction_id = $2', [this.organizationId, startingAfter]);
       if (!cursor) return undefined;
       params.push(cursor.time_ms, cursor.seq);
-      where.push(`(time_ms, seq) < ($${params.length - 1}, $${params.length})`);
+      where.push(`(time_ms, seq) ${oldest ? '>' : '<'} ($${params.length - 1}, $${params.length})`);
     }
     params.push(limit + 1);
     const rows = await this.db.query<StoredRow>(
-      `SELECT ${ROW_COLUMNS} FROM transactions WHERE ${where.join(' AND ')} ORDER BY time_ms DESC, seq DESC LIMIT $${params.length}`,
+      `SELECT ${ROW_COLUMNS} FROM transactions WHERE ${where.join(' AND ')} ORDER BY ${oldest ? 'time_ms, seq' : 'time_ms DESC, seq DESC'} LIMIT $${params.length}`,
       params,
     );
     const hasMore = rows.length > limit;

@@ -71,6 +71,9 @@ eachBackend('every read of an organization returns its own rows only', async (t,
   t.same((await a.list({ customer_id: 'c-1' }, 100))!.rows.map((r) => r.amount), [13, 11]);
   t.same((await a.list({ merchant_id: 'm-1', decision: 'review' }, 100))!.rows.map((r) => r.amount), [13, 11]);
   t.same((await a.list({}, 100, 't-2'))!.rows.map((r) => r.transaction_id), ['t-1', 't-0'], 'a cursor is looked up in A');
+  const oldest = await a.list({ order: 'oldest' }, 2);
+  t.same([oldest!.rows.map((r) => r.transaction_id), oldest!.hasMore], [['t-0', 't-1'], true], 'oldest first');
+  t.same((await a.list({ order: 'oldest' }, 2, 't-1'))!.rows.map((r) => r.transaction_id), ['t-2', 't-3'], 'and its next page');
   t.equal(await a.list({}, 100, 't-5'), undefined, "B's id is no cursor for A");
 
   // Outcomes: A's report on t-1 changes A's t-1 only; an id only B has is not found for A.

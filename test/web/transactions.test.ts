@@ -161,6 +161,34 @@ t.test('Transactions: find, filter, open and mark a transaction', { skip: noBrow
     t.same(await shownIds(), ['tx-27'], 'the outcome filter finds it');
   });
 
+  await t.test('work through the review queue with the keyboard', async (t) => {
+    // Small payments in the high-recall mode, whose review threshold is low: more to review.
+    for (let i = 0; i < 6; i++) {
+      t.equal((await score(key.secret, { transaction_id: `q-${i}`, amount: 25 + i, customer_id: `C-q${i}`, merchant_id: 'M-0', location: 'Porto', payment_type: 'wallet', mode: 'high_recall' })).status, 200);
+    }
+    const queue = await apiIds('decision=review&outcome=none&order=oldest');
+    t.ok(queue.length >= 3, `${queue.length} transactions wait for review`);
+    const position = () => page.locator('#review-position').textContent();
+    await page.goto(`${server.base}/#/review?org=${org.id}`);
+    await page.waitForSelector('#review-position');
+    t.match(await position(), new RegExp(`^Transaction ${queue[0]} · ${queue.length} waiting`), 'the oldest first, with how many wait');
+    t.ok(await page.locator('#reasons li').count(), 'with its reasons');
+    await page.keyboard.press('f');
+    await page.waitForFunction((id) => document.querySelector('#review-position')?.textContent?.startsWith(`Transaction ${id} `), queue[1]);
+    t.match(await page.locator('#review-status').textContent(), new RegExp(`${queue[0]} marked fraud`), 'F marks it fraud');
+    await page.keyboard.press('n');
+    await page.waitForFunction((id) => document.querySelector('#review-position')?.textContent?.startsWith(`Transaction ${id} `), queue[2]);
+    t.pass('N moves on without an outcome');
+    await page.keyboard.press('l');
+    await page.waitForFunction(() => /marked legitimate/.test(document.querySelector('#review-status')?.textContent ?? ''));
+    await page.screenshot({ path: `${SHOTS}review.png`, fullPage: true });
+    const outcome = async (id: string) => (await (await fetch(`${server.base}/api/v1/transactions/${id}`, { headers: { authorization: `Bearer ${key.secret}` } })).json()).outcome;
+    t.match(await outcome(queue[0]), { outcome: 'fraud', source: 'review', reported_by: 'analyst-1' });
+    t.equal(await outcome(queue[1]), null, 'the skipped one has none');
+    t.match(await outcome(queue[2]), { outcome: 'legit', source: 'review' });
+    t.same(await apiIds('decision=review&outcome=none&order=oldest'), queue.filter((_, i) => i !== 0 && i !== 2), 'the marked ones left the queue');
+  });
+
   await t.test('at a phone\'s width the table stacks instead of overflowing', async (t) => {
     await page.setViewportSize({ width: 390, height: 844 });
     await goto(`#/transactions?org=${org.id}`);

@@ -9,12 +9,14 @@ import { datasetsPage } from './pages/datasets.ts';
 import { modelsPage } from './pages/models.ts';
 import { accountPage } from './pages/account.ts';
 import { transactionsPage } from './pages/transactions.ts';
+import { reviewPage } from './pages/review.ts';
 import { currentRoute, type Route } from './route.ts';
 import { completeSignIn } from './login.ts';
 
 const pages: Record<string, (root: HTMLElement, route: Route) => void | Promise<void>> = {
   score: scorePage,
   transactions: transactionsPage,
+  review: reviewPage,
   datasets: datasetsPage,
   evaluation: evaluationPage,
   models: modelsPage,

@@ -97,6 +97,7 @@ const ListQuery = z
     merchant_id: z.string().min(1).max(200).optional(),
     from: Iso('from').optional().describe('Transactions at or after this time'),
     to: Iso('to').optional().describe('Transactions before this time'),
+    order: z.enum(['newest', 'oldest']).default('newest').describe('`oldest` first serves a review queue'),
     limit: z.coerce.number().int().min(1).max(100).default(25),
     starting_after: z.string().min(1).max(200).optional().describe('The last transaction_id of the previous page'),
   })
@@ -217,8 +218,8 @@ export function transactionRoutes(app: FastifyInstance, service: Service): void 
   r.get('/api/organizations/:id/transactions', {
     schema: {
       tags: ['decisions'],
-      summary: "The organization's recorded transactions, newest first",
-      description: 'Filters combine; `limit` 1–100 (default 25); the next page starts after the last transaction_id of this one (`starting_after`). Answer: `{ data, has_more }`.',
+      summary: "The organization's recorded transactions, newest first (or oldest first)",
+      description: 'Filters combine; `limit` 1–100 (default 25); the next page starts after the last transaction_id of this one (`starting_after`), in the same `order`. Answer: `{ data, has_more }`. The review queue is `decision=review&outcome=none&order=oldest`.',
       params: z.object({ id: z.string().min(1).max(100) }),
       querystring: ListQuery,
       response: { 200: z.object({ data: z.array(TransactionRecordSchema), has_more: z.boolean() }), ...memberErrors },
@@ -228,7 +229,7 @@ export function transactionRoutes(app: FastifyInstance, service: Service): void 
     const q = request.query;
     await service.decisionLog.flush();
     const page = await organizationData(service.db, organizationId).list(
-      { decision: q.decision, risk_band: q.risk_band, outcome: q.outcome, customer_id: q.customer_id, merchant_id: q.merchant_id, from: q.from === undefined ? undefined : Date.parse(q.from), to: q.to === undefined ? undefined : Date.parse(q.to) },
+      { decision: q.decision, risk_band: q.risk_band, outcome: q.outcome, customer_id: q.customer_id, merchant_id: q.merchant_id, from: q.from === undefined ? undefined : Date.parse(q.from), to: q.to === undefined ? undefined : Date.parse(q.to), order: q.order },
       q.limit,
       q.starting_after,
     );

@@ -127,18 +127,36 @@ async function list(root: HTMLElement, org: Organization, picker: HTMLElement | 
   );
 }
 
-async function detail(root: HTMLElement, org: Organization, transactionId: string): Promise<void> {
-  const back = h('p', {}, h('a', { href: href({ org: org.id }) }, '← All transactions'));
-  let r: Rec;
+/** One recorded transaction of the organization, or undefined when it has none with this id. */
+export async function loadRecord(org: Organization, transactionId: string): Promise<Rec | undefined> {
   try {
-    r = await api(`/api/organizations/${encodeURIComponent(org.id)}/transactions/${encodeURIComponent(transactionId)}`);
+    return await api(`/api/organizations/${encodeURIComponent(org.id)}/transactions/${encodeURIComponent(transactionId)}`);
   } catch (e) {
-    if (e instanceof ApiError && e.status === 404) {
-      root.replaceChildren(h('h1', {}, `Transaction ${transactionId}`), back, h('div', { class: 'card', id: 'not-found' }, h('p', {}, `${org.name} has no transaction with the id “${transactionId}”. Ids are matched exactly, as they were sent.`)));
-      return;
-    }
+    if (e instanceof ApiError && e.status === 404) return undefined;
     throw e;
   }
+}
+
+/** Records an outcome as the signed-in member. */
+export function markOutcome(org: Organization, transactionId: string, outcome: 'fraud' | 'legit', source: string): Promise<Rec> {
+  return api(`/api/organizations/${encodeURIComponent(org.id)}/transactions/${encodeURIComponent(transactionId)}/outcome`, { method: 'POST', body: { outcome, source } });
+}
+
+async function detail(root: HTMLElement, org: Organization, transactionId: string): Promise<void> {
+  const back = h('p', {}, h('a', { href: href({ org: org.id }) }, '← All transactions'));
+  const r = await loadRecord(org, transactionId);
+  if (!r) {
+    root.replaceChildren(h('h1', {}, `Transaction ${transactionId}`), back, h('div', { class: 'card', id: 'not-found' }, h('p', {}, `${org.name} has no transaction with the id “${transactionId}”. Ids are matched exactly, as they were sent.`)));
+    return;
+  }
+  const [summary, ...rest] = recordParts(org, r);
+  const parts: Node[] = [h('h1', {}, `Transaction ${r.transaction_id}`), back, summary!, outcomeCard(root, org, r), ...rest];
+  root.replaceChildren(...parts);
+}
+
+/** What a record shows, as cards: the summary (score, band, decision, the transaction), its
+ *  reasons, channel scores and evidence. */
+export function recordParts(org: Organization, r: Rec): Node[] {
   const scored = r.decision !== null;
   const summary = h(
     'div',
@@ -166,10 +184,7 @@ async function detail(root: HTMLElement, org: Organization, transactionId: strin
   );
   const channels = scored ? Object.keys(r.channel_scores) : [];
   const parts: (Node | null)[] = [
-    h('h1', {}, `Transaction ${r.transaction_id}`),
-    back,
     summary,
-    outcomeCard(root, org, r),
     scored
       ? h(
           'div',
@@ -183,7 +198,7 @@ async function detail(root: HTMLElement, org: Organization, transactionId: strin
     scored ? h('div', { class: 'card' }, h('h2', {}, 'Channel scores'), h('p', { class: 'muted' }, "Each channel's evidence alone, the others at their average."), ...channels.map((c) => bar(c, r.channel_scores[c]))) : null,
     r.evidence ? evidenceCard(org, r.evidence) : null,
   ];
-  root.replaceChildren(...parts.filter((p): p is Node => p !== null));
+  return parts.filter((p): p is Node => p !== null);
 }
 
 function outcomeCard(root: HTMLElement, org: Organization, r: Rec): HTMLElement {
@@ -194,7 +209,7 @@ function outcomeCard(root: HTMLElement, org: Organization, r: Rec): HTMLElement 
     b.addEventListener('click', async () => {
       b.disabled = true;
       try {
-        await api(`/api/organizations/${encodeURIComponent(org.id)}/transactions/${encodeURIComponent(r.transaction_id)}/outcome`, { method: 'POST', body: { outcome, source: source.value } });
+        await markOutcome(org, r.transaction_id, outcome, source.value);
         await detail(root, org, r.transaction_id);
         document.getElementById('outcome-status')!.textContent = `Marked ${outcome === 'fraud' ? 'fraud' : 'legitimate'}. Later transactions' features use it from now on.`;
       } catch (e) {
