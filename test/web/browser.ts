@@ -37,11 +37,11 @@ export async function watchedPage(browser: Browser, problems: string[], width = 
 
 /** A server with sign-in through a stand-in identity provider, and a way to sign a page in as
  *  what the hosted project does after the provider: back to /login with the token in the fragment. */
-export async function signInServer(overrides: Record<string, unknown> = {}): Promise<{ base: string; idp: IdentityProvider; s: Running; signIn(page: Page, claims: Record<string, string>): Promise<string>; close(): Promise<void> }> {
+export async function signInServer(overrides: Record<string, unknown> = {}, clock?: () => number): Promise<{ base: string; idp: IdentityProvider; s: Running; signIn(page: Page, claims: Record<string, string>): Promise<string>; close(): Promise<void> }> {
   const idp = await new IdentityProvider().start();
   const key = await makeKey('ES256', 'web-1');
   idp.published = [key];
-  const s = await start({ overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 'w'.repeat(48), authConfigured: true, ...overrides } });
+  const s = await start({ overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 'w'.repeat(48), authConfigured: true, ...overrides }, ...(clock ? { clock } : {}) });
   const base = await listen(s);
   return {
     base,

@@ -59,7 +59,7 @@ t.test('Transactions: find, filter, open and mark a transaction', { skip: noBrow
   t.equal(everything.length, 32, "the API lists the organization's 32 transactions");
 
   const shownIds = async () => page.locator('#results tbody tr td:nth-child(2)').allTextContents();
-  const apiIds = async (query: string) => (await member(`/api/organizations/${org.id}/transactions?limit=100&${query}`)).data.map((r: Rec) => r.transaction_id);
+  const apiIds = async (query: string): Promise<string[]> => (await member(`/api/organizations/${org.id}/transactions?limit=100&${query}`)).data.map((r: Rec) => r.transaction_id);
   const goto = async (hash: string) => {
     await page.goto(`${server.base}/${hash}`);
     await page.waitForSelector('#results, #no-results, #not-found, h1:has-text("Transaction ")');

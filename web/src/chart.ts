@@ -71,3 +71,87 @@ export function histogram(title: string, description: string, edges: number[], a
   svg.append(legend);
   return svg;
 }
+
+/** One value per category (e.g. per week), as bars or lines, on a y axis from 0 to `top` with
+ *  `format`ted ticks. A missing value (null) leaves a gap. Every bar and point carries its value
+ *  in a tooltip (`<title>`) and in `data-value`. */
+export function seriesChart(
+  title: string,
+  description: string,
+  categories: string[],
+  series: { name: string; values: (number | null)[]; kind: 'bar' | 'line'; cls: string }[],
+  o: { top: number; format: (v: number) => string; yLabel: string },
+): SVGSVGElement {
+  const w = 640;
+  const h = 280;
+  const pad = { left: 56, right: 12, top: 28, bottom: 44 };
+  const svg = el('svg', { viewBox: `0 0 ${w} ${h}`, role: 'img', class: 'chart wide' });
+  const t = el('title', {});
+  t.textContent = title;
+  const d = el('desc', {});
+  d.textContent = description;
+  svg.append(t, d);
+  const n = Math.max(1, categories.length);
+  const band = (w - pad.left - pad.right) / n;
+  const cx = (i: number) => pad.left + band * (i + 0.5);
+  const top = o.top > 0 ? o.top : 1;
+  const y = (v: number) => h - pad.bottom - (Math.min(v, top) / top) * (h - pad.top - pad.bottom);
+  svg.append(el('rect', { x: pad.left, y: pad.top, width: w - pad.left - pad.right, height: h - pad.top - pad.bottom, class: 'plot' }));
+  for (let k = 0; k <= 4; k++) {
+    const v = (top * k) / 4;
+    svg.append(el('line', { x1: pad.left - 4, x2: w - pad.right, y1: y(v), y2: y(v), class: 'grid' }));
+    const ty = el('text', { x: pad.left - 7, y: y(v) + 4, 'text-anchor': 'end', class: 'axis' });
+    ty.textContent = o.format(v);
+    svg.append(ty);
+  }
+  const every = Math.ceil(n / 8);
+  categories.forEach((c, i) => {
+    if (i % every !== 0 && i !== n - 1) return;
+    const tx = el('text', { x: cx(i), y: h - pad.bottom + 16, 'text-anchor': 'middle', class: 'axis' });
+    tx.textContent = c;
+    svg.append(tx);
+  });
+  const yl = el('text', { x: 14, y: (pad.top + h - pad.bottom) / 2, 'text-anchor': 'middle', class: 'label', transform: `rotate(-90 14 ${(pad.top + h - pad.bottom) / 2})` });
+  yl.textContent = o.yLabel;
+  svg.append(yl);
+  const bars = series.filter((s) => s.kind === 'bar');
+  const tip = (node: SVGElement, s: string, i: number, v: number) => {
+    const tt = el('title', {});
+    tt.textContent = `${categories[i]}: ${s} ${o.format(v)}`;
+    node.setAttribute('data-value', String(v));
+    node.setAttribute('data-series', s);
+    node.append(tt);
+    return node;
+  };
+  bars.forEach((s, b) => {
+    const bw = (band * 0.7) / bars.length;
+    s.values.forEach((v, i) => {
+      if (v === null) return;
+      const x0 = cx(i) - (band * 0.7) / 2 + b * bw;
+      svg.append(tip(el('rect', { x: x0, y: y(v), width: Math.max(1, bw - 1), height: Math.max(0, y(0) - y(v)), class: s.cls }), s.name, i, v));
+    });
+  });
+  for (const s of series.filter((s) => s.kind === 'line')) {
+    let run: string[] = [];
+    const flush = () => {
+      if (run.length > 1) svg.append(el('polyline', { points: run.join(' '), class: `curve ${s.cls}` }));
+      run = [];
+    };
+    s.values.forEach((v, i) => {
+      if (v === null) return flush();
+      run.push(`${cx(i).toFixed(1)},${y(v).toFixed(1)}`);
+      svg.append(tip(el('circle', { cx: cx(i), cy: y(v), r: 3.5, class: `dot ${s.cls}` }), s.name, i, v));
+    });
+    flush();
+  }
+  // The legend, in the series' own colours.
+  let lx = pad.left;
+  for (const s of series) {
+    svg.append(el('rect', { x: lx, y: 8, width: 12, height: 12, class: `swatch ${s.cls}` }));
+    const lt = el('text', { x: lx + 16, y: 18, class: 'legend' });
+    lt.textContent = s.name;
+    svg.append(lt);
+    lx += 24 + s.name.length * 6.5;
+  }
+  return svg;
+}

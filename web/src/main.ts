@@ -10,6 +10,7 @@ import { modelsPage } from './pages/models.ts';
 import { accountPage } from './pages/account.ts';
 import { transactionsPage } from './pages/transactions.ts';
 import { reviewPage } from './pages/review.ts';
+import { overviewPage } from './pages/overview.ts';
 import { currentRoute, type Route } from './route.ts';
 import { completeSignIn } from './login.ts';
 
@@ -17,6 +18,7 @@ const pages: Record<string, (root: HTMLElement, route: Route) => void | Promise<
   score: scorePage,
   transactions: transactionsPage,
   review: reviewPage,
+  overview: overviewPage,
   datasets: datasetsPage,
   evaluation: evaluationPage,
   models: modelsPage,
