@@ -110,6 +110,16 @@ export interface ListFilters {
   order?: 'newest' | 'oldest' | undefined;
 }
 
+/** How many of an entity's latest transactions its page summarises, and how many counterparties. */
+export const ENTITY_RECENT = 5_000;
+const ENTITY_COUNTERPARTIES = 20;
+
+export interface EntitySummary {
+  totals: { transactions: number; amount_sum: number; last_ms: number; labels: number; frauds: number };
+  recent: { transactions: number; first_ms: number | null; reviewed: number; blocked: number };
+  counterparties: { id: string; transactions: number; amount_sum: number; labelled: number; fraud: number; last_ms: number }[];
+}
+
 /** Per week of a performance report: scored volume and decisions, and the labelled scores. */
 export interface WeekAggregate {
   week: number;
@@ -382,6 +392,33 @@ export class OrganizationData {
        WHERE organization_id = $1 AND ${where} AND time_ms < $3 ORDER BY time_ms DESC, seq DESC LIMIT $4`,
       args,
     );
+  }
+
+  /**
+   * A customer or merchant of the organization: its all-time totals (kept by the database, so
+   * reading them costs the same however long its history), and, over its latest
+   * ENTITY_RECENT transactions, how many were reviewed and blocked and the counterparties it dealt
+   * with most (the merchants of a customer, the customers of a merchant). Undefined when the
+   * organization has no transaction of it.
+   */
+  async entity(role: 'customer' | 'merchant', id: string): Promise<EntitySummary | undefined> {
+    const [own, other, kind] = role === 'customer' ? ['customer_id', 'merchant_id', 'c'] : ['merchant_id', 'customer_id', 'm'];
+    const [totals] = await this.db.query<{ transactions: number; amount_sum: number; last_ms: number; labels: number; frauds: number }>(
+      'SELECT transactions::float8 AS transactions, amount_sum, last_ms, labels::float8 AS labels, frauds::float8 AS frauds FROM entity_totals WHERE organization_id = $1 AND kind = $2 AND key = $3',
+      [this.organizationId, kind, id],
+    );
+    if (!totals) return undefined;
+    const recent = `SELECT * FROM transactions WHERE organization_id = $1 AND ${own} = $2 ORDER BY time_ms DESC, seq DESC LIMIT $3`;
+    const [window] = await this.db.query<{ transactions: number; first_ms: number | null; reviewed: number; blocked: number }>(
+      `SELECT count(*)::int AS transactions, min(time_ms) AS first_ms, count(*) FILTER (WHERE decision = 'review')::int AS reviewed, count(*) FILTER (WHERE decision = 'block')::int AS blocked FROM (${recent}) AS r`,
+      [this.organizationId, id, ENTITY_RECENT],
+    );
+    const counterparties = await this.db.query<{ id: string; transactions: number; amount_sum: number; labelled: number; fraud: number; last_ms: number }>(
+      `SELECT ${other} AS id, count(*)::int AS transactions, sum(amount) AS amount_sum, count(label)::int AS labelled, coalesce(sum(label), 0)::int AS fraud, max(time_ms) AS last_ms
+       FROM (${recent}) AS r GROUP BY ${other} ORDER BY count(*) DESC, max(time_ms) DESC, ${other} LIMIT $4`,
+      [this.organizationId, id, ENTITY_RECENT, ENTITY_COUNTERPARTIES],
+    );
+    return { totals, recent: window!, counterparties };
   }
 
   async get(transactionId: string): Promise<TransactionRow | undefined> {

@@ -42,6 +42,14 @@ for (const backend of backends()) {
       t.equal((await asMember(outsider.headers, 'GET', `/api/organizations/${a.id}/transactions/tx-1`)).statusCode, 404, 'a non-member: 404');
       t.equal((await asMember(b.owner.headers, 'GET', `/api/organizations/${b.id}/transactions/tx-1`)).statusCode, 404, "B's member asking B's log: not there");
       t.equal((await app.inject({ url: `/api/organizations/${a.id}/transactions/tx-1` })).statusCode, 401, 'a guest: 401');
+
+      // The customer's page: A's member sees A's customer; nobody else sees it.
+      const entity = await asMember(a.owner.headers, 'GET', `/api/organizations/${a.id}/entities/customer/c-1`);
+      t.equal(entity.statusCode, 200, entity.body);
+      t.match(entity.json(), { role: 'customer', id: 'c-1', totals: { transactions: 1, amount_sum: 120 }, counterparties: [{ role: 'merchant', id: 'm-shop', transactions: 1 }] });
+      t.equal((await asMember(outsider.headers, 'GET', `/api/organizations/${a.id}/entities/customer/c-1`)).statusCode, 404, 'a non-member: 404');
+      t.equal((await asMember(b.owner.headers, 'GET', `/api/organizations/${b.id}/entities/customer/c-1`)).statusCode, 404, "B has no customer c-1");
+      t.equal((await app.inject({ url: `/api/organizations/${a.id}/entities/customer/c-1` })).statusCode, 401, 'a guest: 401');
     });
 
     await t.test("an outcome joins the organization's history at reported_at, in that organization only", async (t) => {

@@ -71,6 +71,12 @@ eachBackend('every read of an organization returns its own rows only', async (t,
   t.same((await a.list({ customer_id: 'c-1' }, 100))!.rows.map((r) => r.amount), [13, 11]);
   t.same((await a.list({ merchant_id: 'm-1', decision: 'review' }, 100))!.rows.map((r) => r.amount), [13, 11]);
   t.same((await a.list({}, 100, 't-2'))!.rows.map((r) => r.transaction_id), ['t-1', 't-0'], 'a cursor is looked up in A');
+  // An entity's summary: A's customer c-1 (t-1, t-3), not B's c-1 (t-1, t-3, t-5).
+  const entityA = await a.entity('customer', 'c-1');
+  t.same([entityA!.totals.transactions, entityA!.totals.amount_sum, entityA!.recent.transactions, entityA!.recent.reviewed], [2, 24, 2, 2], "A's customer, from A's rows");
+  t.same(entityA!.counterparties.map((c) => [c.id, c.transactions]), [['m-1', 2]]);
+  t.same((await b.entity('customer', 'c-1'))!.totals.amount_sum, 1001 + 1003 + 1005, "B's customer of the same id is B's");
+  t.equal(await a.entity('merchant', 'm-none'), undefined, 'an entity the organization never saw');
   const oldest = await a.list({ order: 'oldest' }, 2);
   t.same([oldest!.rows.map((r) => r.transaction_id), oldest!.hasMore], [['t-0', 't-1'], true], 'oldest first');
   t.same((await a.list({ order: 'oldest' }, 2, 't-1'))!.rows.map((r) => r.transaction_id), ['t-2', 't-3'], 'and its next page');

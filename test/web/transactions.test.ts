@@ -161,6 +161,27 @@ t.test('Transactions: find, filter, open and mark a transaction', { skip: noBrow
     t.same(await shownIds(), ['tx-27'], 'the outcome filter finds it');
   });
 
+  await t.test("a customer's and a merchant's pages, linked from a transaction", async (t) => {
+    await goto(`#/transactions/tx-27?org=${org.id}`);
+    await page.click('.kv a:text-is("C-2")');
+    await page.waitForSelector('h1:has-text("Customer C-2")');
+    const mine = everything.filter((r) => r.customer_id === 'C-2');
+    t.match(await page.locator('#entity-summary').textContent(), new RegExp(`Transactions${mine.length}, `), `its ${mine.length} transactions`);
+    t.match(await page.locator('#entity-summary').textContent(), /1 fraud/, 'the fraud marked on tx-27');
+    const merchants = [...new Set(mine.map((r) => r.merchant_id))].sort();
+    const listed = await page.locator('#counterparties tbody tr td:first-child').allTextContents();
+    t.same([...listed].sort(), merchants, 'the merchants it paid');
+    t.same(await page.locator('#entity-transactions tbody tr td:nth-child(2)').allTextContents(), mine.slice(0, 10).map((r) => r.transaction_id), 'its newest transactions');
+    await page.screenshot({ path: `${SHOTS}customer.png`, fullPage: true });
+    await page.click(`#counterparties a:text-is("${merchants[0]}")`);
+    await page.waitForSelector(`h1:has-text("Merchant ${merchants[0]}")`);
+    const paid = everything.filter((r) => r.merchant_id === merchants[0]);
+    t.equal(await page.locator('#entity-transactions tbody tr').count(), Math.min(10, paid.length), "the merchant's own transactions");
+    await page.click('#entity-all');
+    await page.waitForSelector('#results');
+    t.same(await shownIds(), paid.slice(0, 25).map((r) => r.transaction_id), 'and all of them, filtered, on Transactions');
+  });
+
   await t.test('work through the review queue with the keyboard', async (t) => {
     // Small payments in the high-recall mode, whose review threshold is low: more to review.
     for (let i = 0; i < 6; i++) {

@@ -11,6 +11,7 @@ import { accountPage } from './pages/account.ts';
 import { transactionsPage } from './pages/transactions.ts';
 import { reviewPage } from './pages/review.ts';
 import { overviewPage } from './pages/overview.ts';
+import { entityPage } from './pages/entity.ts';
 import { currentRoute, type Route } from './route.ts';
 import { completeSignIn } from './login.ts';
 
@@ -19,6 +20,7 @@ const pages: Record<string, (root: HTMLElement, route: Route) => void | Promise<
   transactions: transactionsPage,
   review: reviewPage,
   overview: overviewPage,
+  entity: entityPage,
   datasets: datasetsPage,
   evaluation: evaluationPage,
   models: modelsPage,
@@ -32,7 +34,8 @@ function route(moveFocus: boolean): void {
   const name = r.path[0] ?? 'score';
   const page = pages[name] ?? scorePage;
   for (const a of document.querySelectorAll<HTMLAnchorElement>('nav a')) {
-    if (a.dataset.page === name) a.setAttribute('aria-current', 'page');
+    // A customer's or merchant's page belongs with Transactions.
+    if (a.dataset.page === (name === 'entity' ? 'transactions' : name)) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
   void page(main, r);

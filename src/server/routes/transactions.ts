@@ -11,7 +11,7 @@ import { z } from 'zod';
 import type { Service } from '../../service/service.ts';
 import { OUTCOME_SOURCES, reportOutcomes, type OutcomeReport } from '../../live/outcomes.ts';
 import { transactionRecord, type TransactionRecord } from '../../live/transaction-record.ts';
-import { organizationData, type OrganizationData, type OutcomeResult } from '../../storage/live-store.ts';
+import { ENTITY_RECENT, organizationData, type OrganizationData, type OutcomeResult } from '../../storage/live-store.ts';
 import { MODE_NAMES } from '../../model/bundle.ts';
 import { requireUser } from '../caller.ts';
 import { ApiError } from '../errors.ts';
@@ -172,6 +172,14 @@ const WeekSchema = z.object({
   average_precision: Rate,
 });
 
+const EntitySchema = z.object({
+  role: z.enum(['customer', 'merchant']),
+  id: z.string(),
+  totals: z.object({ transactions: z.number().int(), amount_sum: z.number(), last_time: z.string(), labelled: z.number().int().describe('With an outcome reported'), fraud: z.number().int() }).describe('All time'),
+  recent: z.object({ transactions: z.number().int(), first_time: z.string().nullable(), reviewed: z.number().int(), blocked: z.number().int() }).describe('Over its latest transactions'),
+  counterparties: z.array(z.object({ role: z.enum(['customer', 'merchant']), id: z.string(), transactions: z.number().int(), amount_sum: z.number(), labelled: z.number().int(), fraud: z.number().int(), last_time: z.string() })),
+});
+
 export function transactionRoutes(app: FastifyInstance, service: Service): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const keyErrors = { 401: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
@@ -253,6 +261,30 @@ export function transactionRoutes(app: FastifyInstance, service: Service): void 
     await service.decisionLog.flush();
     const weeks = await organizationPerformance(organizationData(service.db, organizationId), scorer.bundle, request.query.weeks, Date.now());
     return { organization_id: organizationId, model_id: scorer.modelId, min_labelled: MIN_LABELLED, weeks };
+  });
+
+  r.get('/api/organizations/:id/entities/:role/:entity_id', {
+    schema: {
+      tags: ['decisions'],
+      summary: 'A customer or merchant of the organization: totals, decisions and counterparties',
+      description: `\`totals\`: all time (kept by the database as transactions are recorded). \`recent\`: over its latest ${ENTITY_RECENT.toLocaleString('en')} transactions, how many, since when, and how many were reviewed and blocked. \`counterparties\`: the merchants a customer paid, or the customers who paid a merchant, most transactions first, over the same transactions (at most 20). 404 when the organization has no transaction of it.`,
+      params: z.object({ id: z.string().min(1).max(100), role: z.enum(['customer', 'merchant']), entity_id: z.string().min(1).max(200) }),
+      response: { 200: EntitySchema, ...memberErrors },
+    },
+  }, async (request) => {
+    const { organizationId } = await memberData(service, request, request.params.id);
+    const { role, entity_id } = request.params;
+    await service.decisionLog.flush();
+    const e = await organizationData(service.db, organizationId).entity(role, entity_id);
+    if (!e) throw new ApiError(404, 'not_found', `No transaction of ${role} ${entity_id} in this organization.`, `Check the ${role} id: it is matched exactly, as it was sent with the transactions.`);
+    const iso = (ms: number) => new Date(ms).toISOString();
+    return {
+      role,
+      id: entity_id,
+      totals: { transactions: e.totals.transactions, amount_sum: e.totals.amount_sum, last_time: iso(e.totals.last_ms), labelled: e.totals.labels, fraud: e.totals.frauds },
+      recent: { transactions: e.recent.transactions, first_time: e.recent.first_ms === null ? null : iso(e.recent.first_ms), reviewed: e.recent.reviewed, blocked: e.recent.blocked },
+      counterparties: e.counterparties.map((c) => ({ role: role === 'customer' ? ('merchant' as const) : ('customer' as const), id: c.id, transactions: c.transactions, amount_sum: c.amount_sum, labelled: c.labelled, fraud: c.fraud, last_time: iso(c.last_ms) })),
+    };
   });
 
   r.get('/api/organizations/:id/transactions/:transaction_id', {

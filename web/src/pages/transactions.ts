@@ -9,6 +9,7 @@ import { api, ApiError } from '../api.ts';
 import { bar, errorBox, h, money, pct, table, utc } from '../dom.ts';
 import { organizationFor, type Organization } from '../org.ts';
 import type { Route } from '../route.ts';
+import { entityHref, transactionHref, transactionsHref as href } from '../links.ts';
 
 type Rec = Record<string, any>;
 
@@ -33,14 +34,25 @@ export async function transactionsPage(root: HTMLElement, route: Route): Promise
   }
 }
 
-/** `#/transactions…` with these parameters. */
-function href(params: Record<string, string | undefined>, path = ''): string {
-  const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v) q.set(k, v);
-  return `#/transactions${path}?${q.toString()}`;
-}
 
 const outcomeText = (r: Rec) => (r.outcome ? (r.outcome.outcome === 'fraud' ? 'fraud' : 'legitimate') : r.source === 'import' ? '—' : 'unknown');
+
+export const TRANSACTION_COLUMNS = ['Time', 'Transaction', 'Amount', 'Customer', 'Merchant', 'Score', 'Band', 'Decision', 'Outcome'];
+
+/** Listed transactions as table rows (TRANSACTION_COLUMNS), linked to their pages. */
+export function transactionRows(org: Organization, records: Rec[]): (string | Node)[][] {
+  return records.map((r) => [
+    utc(r.time),
+    h('a', { href: transactionHref(org.id, r.transaction_id) }, r.transaction_id),
+    money(r.amount),
+    h('a', { href: entityHref(org.id, 'customer', r.customer_id) }, r.customer_id),
+    h('a', { href: entityHref(org.id, 'merchant', r.merchant_id) }, r.merchant_id),
+    r.risk_score === null ? '—' : pct(r.risk_score, 2),
+    r.risk_band ? h('span', { class: `band-${r.risk_band}` }, r.risk_band) : '—',
+    r.decision ? h('span', { class: `decision-${r.decision}` }, r.decision) : 'imported',
+    h('span', { class: r.outcome ? `outcome-${r.outcome.outcome}` : 'muted' }, outcomeText(r)),
+  ]);
+}
 
 async function list(root: HTMLElement, org: Organization, picker: HTMLElement | null, query: URLSearchParams): Promise<void> {
   const current = Object.fromEntries(FILTERS.map((f) => [f, query.get(f) ?? undefined])) as Record<(typeof FILTERS)[number], string | undefined>;
@@ -92,17 +104,7 @@ async function list(root: HTMLElement, org: Organization, picker: HTMLElement | 
     location.hash = href({ ...current, org: org.id, customer_id: kind.value === 'customer_id' ? value || undefined : undefined, merchant_id: kind.value === 'merchant_id' ? value || undefined : undefined });
   });
 
-  const rows = page.data.map((r) => [
-    utc(r.time),
-    h('a', { href: href({ org: org.id }, `/${encodeURIComponent(r.transaction_id)}`) }, r.transaction_id),
-    money(r.amount),
-    h('a', { href: href({ org: org.id, customer_id: r.customer_id }) }, r.customer_id),
-    h('a', { href: href({ org: org.id, merchant_id: r.merchant_id }) }, r.merchant_id),
-    r.risk_score === null ? '—' : pct(r.risk_score, 2),
-    r.risk_band ? h('span', { class: `band-${r.risk_band}` }, r.risk_band) : '—',
-    r.decision ? h('span', { class: `decision-${r.decision}` }, r.decision) : 'imported',
-    h('span', { class: r.outcome ? `outcome-${r.outcome.outcome}` : 'muted' }, outcomeText(r)),
-  ]);
+  const rows = transactionRows(org, page.data);
   const active = FILTERS.filter((f) => current[f]).map((f) => `${f.replace('_', ' ')} ${f === 'from' || f === 'to' ? utc(current[f]!) : current[f]}`);
   const pager = h(
     'nav',
@@ -121,7 +123,7 @@ async function list(root: HTMLElement, org: Organization, picker: HTMLElement | 
       h('h2', { id: 'results-title' }, active.length ? `Matching ${active.join(', ')}` : after ? 'Older transactions' : 'Newest transactions'),
       page.data.length === 0
         ? h('p', { class: 'muted', id: 'no-results' }, active.length ? 'No transaction matches these filters.' : 'Nothing yet: transactions appear here once the organization scores with an API key or imports its history.')
-        : h('div', { id: 'results' }, table(['Time', 'Transaction', 'Amount', 'Customer', 'Merchant', 'Score', 'Band', 'Decision', 'Outcome'], rows)),
+        : h('div', { id: 'results' }, table(TRANSACTION_COLUMNS, rows)),
       pager,
     ),
   );
@@ -170,8 +172,8 @@ export function recordParts(org: Organization, r: Rec): Node[] {
       ...[
         ['Time', utc(r.time)],
         ['Amount', money(r.amount)],
-        ['Customer', h('a', { href: href({ org: org.id, customer_id: r.customer_id }) }, r.customer_id)],
-        ['Merchant', h('a', { href: href({ org: org.id, merchant_id: r.merchant_id }) }, r.merchant_id)],
+        ['Customer', h('a', { href: entityHref(org.id, 'customer', r.customer_id) }, r.customer_id)],
+        ['Merchant', h('a', { href: entityHref(org.id, 'merchant', r.merchant_id) }, r.merchant_id)],
         ['Channel', `${r.payment_type} in ${r.location}`],
         ...(scored
           ? [
@@ -247,7 +249,7 @@ function evidenceCard(org: Organization, e: Rec): HTMLElement {
     table(['Entity', 'Role', 'Earlier transactions', 'New'], Object.entries(e.entity_history as Record<string, Rec>).map(([k, v]) => [k, v.role, String(v.prior_transactions), v.is_new ? 'yes' : 'no'])),
     groups.length === 0
       ? h('p', { class: 'muted' }, 'Nothing earlier shared a customer, merchant or channel with it.')
-      : h('div', {}, ...groups.map(([k, list]) => h('div', {}, h('h3', {}, k), table(['Time', 'Transaction', 'Amount', 'Customer', 'Merchant', 'Outcome'], list.map((x) => [utc(x.time), h('a', { href: href({ org: org.id }, `/${encodeURIComponent(x.transaction_id)}`) }, x.transaction_id), money(x.amount), x.source, x.target, x.outcome]))))),
+      : h('div', {}, ...groups.map(([k, list]) => h('div', {}, h('h3', {}, k), table(['Time', 'Transaction', 'Amount', 'Customer', 'Merchant', 'Outcome'], list.map((x) => [utc(x.time), h('a', { href: transactionHref(org.id, x.transaction_id) }, x.transaction_id), money(x.amount), h('a', { href: entityHref(org.id, 'customer', x.source) }, x.source), h('a', { href: entityHref(org.id, 'merchant', x.target) }, x.target), x.outcome]))))),
     e.related_ring ? h('p', {}, `${e.related_ring.matched_entity} (${e.related_ring.role}) was in flagged group ${e.related_ring.ring_id} of ${e.related_ring.members} members, fraud rate ${pct(e.related_ring.fraud_rate)}.`) : null,
   );
 }
