@@ -3,7 +3,8 @@
 // app listening on a loopback port, pages that collect console errors, and a member signed in
 // through a stand-in identity provider on loopback with a token made by jose.
 
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { start, type Running } from '../server/helpers.ts';
 import { IdentityProvider, makeKey, signWith } from '../auth/idp.ts';
@@ -57,4 +58,18 @@ export async function signInServer(overrides: Record<string, unknown> = {}, cloc
       await idp.close();
     },
   };
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core's serious and critical accessibility violations on the page as it is now, as
+ *  "rule: the first offending element" lines (empty when there are none). The script is evaluated
+ *  through the browser's debugging protocol, so the page's Content-Security-Policy stays as it is. */
+export async function accessibilityProblems(page: Page): Promise<string[]> {
+  await page.evaluate(axeSource);
+  return page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }[] }> } }).axe;
+    const result = await axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.help} at ${JSON.stringify(v.nodes[0]?.target)}${v.nodes.length > 1 ? ` and ${v.nodes.length - 1} more` : ''}`);
+  });
 }

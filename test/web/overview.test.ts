@@ -5,7 +5,7 @@
 // Screenshots at 1366 and 390 px go to artifacts/screenshots/.
 
 import t from 'tap';
-import { launch, noBrowser, SHOTS, signInServer, watchedPage } from './browser.ts';
+import { accessibilityProblems, launch, noBrowser, SHOTS, signInServer, watchedPage } from './browser.ts';
 
 type Rec = Record<string, any>;
 const WEEK = 7 * 86_400_000;
@@ -68,6 +68,7 @@ t.test('Overview: weekly charts with the performance endpoint\'s numbers', { ski
   const tooltip = await page.locator('#overview-charts rect[data-series="transactions"] title').last().textContent();
   t.match(tooltip, new RegExp(`transactions ${weeks.at(-1)!.transactions}$`), 'a bar says its number on hover');
   await page.screenshot({ path: `${SHOTS}overview.png`, fullPage: true });
+  t.same(await accessibilityProblems(page), [], 'no serious or critical accessibility problem (axe-core)');
   await page.selectOption('#overview-mode', 'high_recall');
   await page.waitForFunction(() => location.hash.includes('mode=high_recall') && document.querySelector('#overview-charts svg'));
   await page.waitForSelector('#overview-summary:has-text("high recall")');
@@ -75,5 +76,6 @@ t.test('Overview: weekly charts with the performance endpoint\'s numbers', { ski
   await page.setViewportSize({ width: 390, height: 844 });
   t.ok((await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)) <= 0, 'no sideways scrolling on a phone');
   await page.screenshot({ path: `${SHOTS}overview-phone.png` });
+  t.same(await accessibilityProblems(page), [], 'no serious or critical accessibility problem (axe-core)');
   t.same(problems, [], 'no console errors');
 });

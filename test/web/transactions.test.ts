@@ -8,7 +8,7 @@
 
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { launch, noBrowser, SHOTS, signInServer, watchedPage } from './browser.ts';
+import { accessibilityProblems, launch, noBrowser, SHOTS, signInServer, watchedPage } from './browser.ts';
 
 type Rec = Record<string, any>;
 
@@ -71,6 +71,7 @@ t.test('Transactions: find, filter, open and mark a transaction', { skip: noBrow
     t.same(await shownIds(), everything.slice(0, 25).map((r) => r.transaction_id), 'the newest 25, as the API orders them');
     t.match(await page.locator('#results tbody tr').first().textContent(), /UTC/, 'times say their zone');
     await page.screenshot({ path: `${SHOTS}transactions.png`, fullPage: true });
+    t.same(await accessibilityProblems(page), [], 'no serious or critical accessibility problem (axe-core)');
     await page.click('#next-page');
     await page.waitForFunction(() => !document.querySelector('#next-page') && document.querySelector('#first-page'));
     t.same(await shownIds(), everything.slice(25).map((r) => r.transaction_id), 'the older 7 on the next page');
@@ -157,6 +158,7 @@ t.test('Transactions: find, filter, open and mark a transaction', { skip: noBrow
     t.same([stored.outcome.outcome, stored.outcome.source], ['fraud', 'chargeback'], 'the API reads the outcome the analyst set');
     t.equal(stored.outcome.reported_by, 'analyst-1', 'reported by the member');
     await page.screenshot({ path: `${SHOTS}transaction.png`, fullPage: true });
+    t.same(await accessibilityProblems(page), [], 'no serious or critical accessibility problem (axe-core)');
     await goto(`#/transactions?org=${org.id}&outcome=fraud`);
     t.same(await shownIds(), ['tx-27'], 'the outcome filter finds it');
   });
@@ -173,6 +175,7 @@ t.test('Transactions: find, filter, open and mark a transaction', { skip: noBrow
     t.same([...listed].sort(), merchants, 'the merchants it paid');
     t.same(await page.locator('#entity-transactions tbody tr td:nth-child(2)').allTextContents(), mine.slice(0, 10).map((r) => r.transaction_id), 'its newest transactions');
     await page.screenshot({ path: `${SHOTS}customer.png`, fullPage: true });
+    t.same(await accessibilityProblems(page), [], 'no serious or critical accessibility problem (axe-core)');
     await page.click(`#counterparties a:text-is("${merchants[0]}")`);
     await page.waitForSelector(`h1:has-text("Merchant ${merchants[0]}")`);
     const paid = everything.filter((r) => r.merchant_id === merchants[0]);
@@ -203,6 +206,7 @@ t.test('Transactions: find, filter, open and mark a transaction', { skip: noBrow
     await page.keyboard.press('l');
     await page.waitForFunction(() => /marked legitimate/.test(document.querySelector('#review-status')?.textContent ?? ''));
     await page.screenshot({ path: `${SHOTS}review.png`, fullPage: true });
+    t.same(await accessibilityProblems(page), [], 'no serious or critical accessibility problem (axe-core)');
     const outcome = async (id: string) => (await (await fetch(`${server.base}/api/v1/transactions/${id}`, { headers: { authorization: `Bearer ${key.secret}` } })).json()).outcome;
     t.match(await outcome(queue[0]), { outcome: 'fraud', source: 'review', reported_by: 'analyst-1' });
     t.equal(await outcome(queue[1]), null, 'the skipped one has none');
@@ -218,8 +222,10 @@ t.test('Transactions: find, filter, open and mark a transaction', { skip: noBrow
     const header = await page.locator('header.top').boundingBox();
     t.ok(header !== null && header.height <= 80, `the header is ${header?.height} px high (at most 80)`);
     await page.screenshot({ path: `${SHOTS}transactions-phone.png` });
+    t.same(await accessibilityProblems(page), [], 'no serious or critical accessibility problem (axe-core)');
     await goto(`#/transactions/tx-27?org=${org.id}`);
     await page.screenshot({ path: `${SHOTS}transaction-phone.png` });
+    t.same(await accessibilityProblems(page), [], 'no serious or critical accessibility problem (axe-core)');
   });
 
   t.same(problems, [], 'no console errors');

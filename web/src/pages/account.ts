@@ -14,13 +14,13 @@ export async function accountPage(root: HTMLElement): Promise<void> {
   try {
     const config = await api('/api/config');
     if (!config.auth_configured) {
-      root.replaceChildren(h('h2', {}, 'Account'), h('div', { class: 'card', id: 'auth-off' }, h('p', {}, 'Sign-in is not configured on this server, so there are no accounts, organizations or API keys here. Scoring, datasets and the evaluation work without one.'), h('p', { class: 'muted' }, 'An operator turns it on with AUTHPROVIDER_URL and SESSION_SECRET.')));
+      root.replaceChildren(h('h1', {}, 'Account'), h('div', { class: 'card', id: 'auth-off' }, h('p', {}, 'Sign-in is not configured on this server, so there are no accounts, organizations or API keys here. Scoring, datasets and the evaluation work without one.'), h('p', { class: 'muted' }, 'An operator turns it on with AUTHPROVIDER_URL and SESSION_SECRET.')));
       return;
     }
     const me = await api('/api/auth/me');
     if (!me.authenticated) {
       const signIn = h('a', { class: 'button', id: 'sign-in', href: `${config.auth_url}/auth/v1/authorize?provider=google&redirect_to=${encodeURIComponent(`${location.origin}/login`)}` }, 'Sign in');
-      root.replaceChildren(h('h2', {}, 'Account'), h('div', { class: 'card' }, h('p', {}, 'Sign in to create organizations and API keys.'), signIn));
+      root.replaceChildren(h('h1', {}, 'Account'), h('div', { class: 'card' }, h('p', {}, 'Sign in to create organizations and API keys.'), signIn));
       return;
     }
     const signOut = h('button', { type: 'button', class: 'secondary', id: 'sign-out' }, 'Sign out');
@@ -29,7 +29,7 @@ export async function accountPage(root: HTMLElement): Promise<void> {
       await accountPage(root);
     });
     const orgArea = h('div', { id: 'organizations' });
-    root.replaceChildren(h('h2', {}, 'Account'), h('div', { class: 'card' }, h('p', { id: 'who' }, `Signed in as ${me.user.name ?? me.user.email ?? me.user.id}${me.user.email ? ` (${me.user.email})` : ''}`), signOut), orgArea);
+    root.replaceChildren(h('h1', {}, 'Account'), h('div', { class: 'card' }, h('p', { id: 'who' }, `Signed in as ${me.user.name ?? me.user.email ?? me.user.id}${me.user.email ? ` (${me.user.email})` : ''}`), signOut), orgArea);
     await organizations(orgArea);
   } catch (e) {
     root.replaceChildren(errorBox(e));
