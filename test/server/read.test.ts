@@ -1,7 +1,8 @@
 // Every public read endpoint through the real app, on each storage back end: health (API, model,
-// database, auth_configured), config (limits, nothing secret), thresholds with meets_target,
-// models, the evaluation (overview, charts, limitations, rings), dataset format and example,
-// training limits, the OpenAPI reference generated from the zod schemas, and unknown routes.
+// database, auth_configured), config (limits, nothing secret), thresholds with meets_target, the
+// payment types and locations the model knows, models, the evaluation (overview, charts,
+// limitations, rings with their members), dataset format and example, training limits, the OpenAPI
+// reference generated from the zod schemas, and unknown routes.
 
 import t from 'tap';
 import { backends, start } from './helpers.ts';
@@ -51,6 +52,17 @@ for (const backend of backends()) {
       }
     });
 
+    await t.test('the payment types and locations the model knows', async (t) => {
+      const { status, body } = await get('/api/risk/known-values');
+      t.equal(status, 200);
+      t.equal(body.model_id, model.id);
+      t.same(body.payment_types, ['card_present', 'card_not_present', 'wallet', 'bank_transfer'], 'the tabular channel\'s codes');
+      t.equal(body.locations.length, 12, "the sandbox's twelve cities");
+      t.ok(body.locations.includes('Lisbon'));
+      t.same(body.locations, [...body.locations].sort(), 'alphabetical');
+      t.equal(Date.parse(body.sandbox_as_of), running.service.sandbox.asOf);
+    });
+
     await t.test('models and one model', async (t) => {
       const list = await get('/api/models');
       t.equal(list.status, 200);
@@ -82,6 +94,10 @@ for (const backend of backends()) {
       t.equal(rings.status, 200);
       t.equal(rings.body.evaluation.precision, 1);
       t.ok(rings.body.live.flagged_groups > 0, 'rings flagged over the live history');
+      for (const g of rings.body.live.groups as { members: number; customers: number; customer_ids: string[]; merchants: string[] }[]) {
+        t.equal(g.customer_ids.length, g.customers, 'a group lists its customers');
+        t.equal(g.customer_ids.length + g.merchants.length, g.members, 'customers and merchants are its members');
+      }
     });
 
     await t.test('datasets: format and the example', async (t) => {
@@ -116,7 +132,7 @@ for (const backend of backends()) {
       t.equal(schema.properties.amount.minimum, 0, 'the negative-amount rule is in the reference');
       t.same(schema.properties.mode.enum, ['balanced', 'high_precision', 'high_recall']);
       t.ok(score.responses['200'].content['application/json'].schema.properties.risk_score);
-      for (const path of ['/api/health', '/api/config', '/api/risk/thresholds', '/api/models', '/api/models/{id}', '/api/metrics/overview', '/api/metrics/charts', '/api/metrics/limitations', '/api/metrics/rings', '/api/datasets/format', '/api/datasets/example', '/api/training/limits']) {
+      for (const path of ['/api/health', '/api/config', '/api/risk/thresholds', '/api/risk/known-values', '/api/models', '/api/models/{id}', '/api/metrics/overview', '/api/metrics/charts', '/api/metrics/limitations', '/api/metrics/rings', '/api/datasets/format', '/api/datasets/example', '/api/training/limits']) {
         t.ok(body.paths[path]?.get, `${path} documented`);
       }
       // The live-data surface: the decision log, outcomes and performance, with their rules.
@@ -133,7 +149,7 @@ for (const backend of backends()) {
       const bulk = body.paths['/api/v1/outcomes'].post.requestBody.content['application/json'].schema;
       t.equal(bulk.properties.outcomes.maxItems, 1000);
       const list = body.paths['/api/organizations/{id}/transactions'].get.parameters as { name: string; schema: { maximum?: number } }[];
-      t.same(list.map((p) => p.name).filter((n) => n !== 'id').sort(), ['customer_id', 'decision', 'from', 'limit', 'merchant_id', 'outcome', 'risk_band', 'starting_after', 'to']);
+      t.same(list.map((p) => p.name).filter((n) => n !== 'id').sort(), ['customer_id', 'decision', 'from', 'limit', 'merchant_id', 'order', 'outcome', 'risk_band', 'starting_after', 'to']);
       t.equal(list.find((p) => p.name === 'limit')!.schema.maximum, 100);
     });
 

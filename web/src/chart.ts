@@ -1,12 +1,17 @@
 // Charts as inline SVG built from the service's numbers (no chart library): a line chart for the
 // ROC, precision–recall and reliability curves (with a reference diagonal where one means
 // something), and a grouped bar chart for the score histograms. Every chart has a title and a text
-// description for screen readers.
+// description for screen readers, a legend drawn with the same classes as what it names (so its
+// colours cannot drift from the marks'), and a tooltip (`<title>`) with the numbers on every point
+// and bar. Decision thresholds can be marked: as points on a curve where it passes through them,
+// or as vertical lines on a score axis.
 
 const NS = 'http://www.w3.org/2000/svg';
-const W = 360;
-const H = 260;
-const PAD = { left: 44, right: 12, top: 12, bottom: 40 };
+// The curves and histograms are drawn on a 400-unit-wide canvas with 14-unit text (pages.css), so
+// their labels stay about 11 px on a phone, where the chart is about 330 px wide.
+const W = 400;
+const H = 340;
+const PAD = { left: 76, right: 16, top: 40, bottom: 54 };
 
 function el<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number>): SVGElementTagNameMap[K] {
   const e = document.createElementNS(NS, tag);
@@ -14,61 +19,144 @@ function el<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, 
   return e;
 }
 
-function frame(title: string, description: string, xLabel: string, yLabel: string): { svg: SVGSVGElement; x: (v: number) => number; y: (v: number) => number } {
-  const svg = el('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', class: 'chart' });
+/** Appends a tooltip to `node` (the browser shows a `<title>` child on hover). */
+function tip<T extends SVGElement>(node: T, text: string): T {
+  const t = el('title', {});
+  t.textContent = text;
+  node.append(t);
+  return node;
+}
+
+/** A legend entry: `cls` is the class of what it names; `shape` how it is drawn. */
+export interface LegendItem {
+  name: string;
+  cls: string;
+  shape: 'box' | 'line' | 'dot';
+}
+
+/** A threshold marked on a chart: with `y`, a point on a curve (a circle, or a square for `block`);
+ *  without, a vertical line at `x` across a score axis. `kind` is its class (`review`, `block`),
+ *  `title` its tooltip, `data` its `data-` attributes. */
+export interface Marker {
+  kind: string;
+  x: number;
+  y?: number;
+  title: string;
+  data: Record<string, string>;
+}
+
+const tick = (v: number) => String(Math.round(v * 100) / 100);
+
+function frame(title: string, description: string, xLabel: string, yLabel: string, legend: LegendItem[], o: { yTop?: number; yFormat?: (v: number) => string } = {}): { svg: SVGSVGElement; x: (v: number) => number; y: (v: number) => number } {
+  const yTop = o.yTop ?? 1;
+  const yFormat = o.yFormat ?? tick;
+  const svg = el('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', class: 'chart framed' });
   const t = el('title', {});
   t.textContent = title;
   const d = el('desc', {});
   d.textContent = description;
   svg.append(t, d);
   const x = (v: number) => PAD.left + v * (W - PAD.left - PAD.right);
-  const y = (v: number) => H - PAD.bottom - v * (H - PAD.top - PAD.bottom);
-  svg.append(el('rect', { x: x(0), y: y(1), width: x(1) - x(0), height: y(0) - y(1), class: 'plot' }));
-  for (const v of [0, 0.25, 0.5, 0.75, 1]) {
-    svg.append(el('line', { x1: x(v), x2: x(v), y1: y(0), y2: y(0) + 4, class: 'tick' }), el('line', { x1: x(0) - 4, x2: x(0), y1: y(v), y2: y(v), class: 'tick' }));
-    const tx = el('text', { x: x(v), y: y(0) + 16, 'text-anchor': 'middle', class: 'axis' });
-    tx.textContent = String(v);
-    const ty = el('text', { x: x(0) - 7, y: y(v) + 4, 'text-anchor': 'end', class: 'axis' });
-    ty.textContent = String(v);
+  const y = (v: number) => H - PAD.bottom - (v / yTop) * (H - PAD.top - PAD.bottom);
+  svg.append(el('rect', { x: x(0), y: y(yTop), width: x(1) - x(0), height: y(0) - y(yTop), class: 'plot' }));
+  for (let k = 0; k <= 4; k++) {
+    const vx = k / 4;
+    const vy = (yTop * k) / 4;
+    if (k > 0 && k < 4) svg.append(el('line', { x1: x(vx), x2: x(vx), y1: y(0), y2: y(yTop), class: 'grid' }), el('line', { x1: x(0), x2: x(1), y1: y(vy), y2: y(vy), class: 'grid' }));
+    svg.append(el('line', { x1: x(vx), x2: x(vx), y1: y(0), y2: y(0) + 5, class: 'tick' }), el('line', { x1: x(0) - 5, x2: x(0), y1: y(vy), y2: y(vy), class: 'tick' }));
+    const tx = el('text', { x: x(vx), y: y(0) + 20, 'text-anchor': k === 0 ? 'start' : k === 4 ? 'end' : 'middle', class: 'axis' });
+    tx.textContent = tick(vx);
+    const ty = el('text', { x: x(0) - 8, y: y(vy) + 5, 'text-anchor': 'end', class: 'axis' });
+    ty.textContent = yFormat(vy);
     svg.append(tx, ty);
   }
-  const xl = el('text', { x: (x(0) + x(1)) / 2, y: H - 6, 'text-anchor': 'middle', class: 'label' });
+  const xl = el('text', { x: (x(0) + x(1)) / 2, y: H - 8, 'text-anchor': 'middle', class: 'label' });
   xl.textContent = xLabel;
-  const yl = el('text', { x: 12, y: (y(0) + y(1)) / 2, 'text-anchor': 'middle', class: 'label', transform: `rotate(-90 12 ${(y(0) + y(1)) / 2})` });
+  const yl = el('text', { x: 16, y: (y(0) + y(yTop)) / 2, 'text-anchor': 'middle', class: 'label', transform: `rotate(-90 16 ${(y(0) + y(yTop)) / 2})` });
   yl.textContent = yLabel;
   svg.append(xl, yl);
+  // The legend, one row above the plot; each swatch has the class of the marks it names.
+  let lx = 8;
+  for (const item of legend) {
+    const g = el('g', { class: 'legend-item' });
+    if (item.shape === 'box') g.append(el('rect', { x: lx, y: 10, width: 14, height: 14, class: `swatch ${item.cls}` }));
+    else if (item.shape === 'dot') g.append(el('circle', { cx: lx + 7, cy: 17, r: 5, class: `swatch ${item.cls}` }));
+    else g.append(el('line', { x1: lx, x2: lx + 16, y1: 17, y2: 17, class: `swatch ${item.cls}` }));
+    const lt = el('text', { x: lx + 21, y: 22, class: 'legend' });
+    lt.textContent = item.name;
+    g.append(lt);
+    svg.append(g);
+    lx += 21 + item.name.length * 8.2 + 14;
+  }
   return { svg, x, y };
 }
 
-/** Points in [0,1]²; `diagonal` draws y = x for reference. */
-export function lineChart(title: string, description: string, xLabel: string, yLabel: string, points: [number, number][], o: { diagonal?: boolean; dots?: boolean } = {}): SVGSVGElement {
-  const { svg, x, y } = frame(title, description, xLabel, yLabel);
+function drawMarkers(svg: SVGSVGElement, markers: Marker[], x: (v: number) => number, y: (v: number) => number, yTop: number): void {
+  for (const m of markers) {
+    const cx = x(Math.max(0, Math.min(1, m.x)));
+    const node =
+      m.y === undefined
+        ? el('line', { x1: cx, x2: cx, y1: y(0), y2: y(yTop), class: `threshold ${m.kind}` })
+        : m.kind === 'block'
+          ? el('rect', { x: cx - 6, y: y(Math.max(0, Math.min(1, m.y))) - 6, width: 12, height: 12, class: `threshold ${m.kind}` })
+          : el('circle', { cx, cy: y(Math.max(0, Math.min(1, m.y))), r: 6.5, class: `threshold ${m.kind}` });
+    for (const [k, v] of Object.entries(m.data)) node.setAttribute(`data-${k}`, v);
+    svg.append(tip(node, m.title));
+  }
+}
+
+/** Points in [0,1]², each with its tooltip; `diagonal` draws y = x for reference. */
+export function lineChart(
+  title: string,
+  description: string,
+  xLabel: string,
+  yLabel: string,
+  points: { x: number; y: number; tip: string }[],
+  o: { legend: LegendItem[]; diagonal?: boolean; dots?: boolean; markers?: Marker[] },
+): SVGSVGElement {
+  const { svg, x, y } = frame(title, description, xLabel, yLabel, o.legend);
   if (o.diagonal) svg.append(el('line', { x1: x(0), y1: y(0), x2: x(1), y2: y(1), class: 'reference' }));
   const clamp = (v: number) => Math.max(0, Math.min(1, v));
-  svg.append(el('polyline', { points: points.map(([a, b]) => `${x(clamp(a)).toFixed(1)},${y(clamp(b)).toFixed(1)}`).join(' '), class: 'curve' }));
-  if (o.dots) for (const [a, b] of points) svg.append(el('circle', { cx: x(clamp(a)), cy: y(clamp(b)), r: 3, class: 'dot' }));
+  svg.append(el('polyline', { points: points.map((p) => `${x(clamp(p.x)).toFixed(1)},${y(clamp(p.y)).toFixed(1)}`).join(' '), class: 'curve' }));
+  // Every point answers on hover: drawn as a dot, or as a transparent target on the curve.
+  for (const p of points) svg.append(tip(el('circle', { cx: x(clamp(p.x)).toFixed(1), cy: y(clamp(p.y)).toFixed(1), r: o.dots ? 4 : 5, class: o.dots ? 'dot point' : 'hit point' }), p.tip));
+  drawMarkers(svg, o.markers ?? [], x, y, 1);
   return svg;
 }
 
-/** Two series of counts over the same bins, each scaled to its own share (so rare fraud shows). */
-export function histogram(title: string, description: string, edges: number[], a: { name: string; counts: number[] }, b: { name: string; counts: number[] }): SVGSVGElement {
-  const { svg, x, y } = frame(title, description, 'score', 'share of the class');
+/** The smallest of these tops that holds `v`: round numbers for an axis. */
+function roundTop(v: number): number {
+  return [0.05, 0.1, 0.2, 0.25, 0.5, 0.75, 1].find((t) => t >= v) ?? 1;
+}
+
+/** Two series of counts over the same score bins, each as its share of its own total (so rare
+ *  fraud shows), drawn with the classes `bar-a` and `bar-b`. */
+export function histogram(
+  title: string,
+  description: string,
+  edges: number[],
+  a: { name: string; counts: number[] },
+  b: { name: string; counts: number[] },
+  o: { legend?: LegendItem[]; markers?: Marker[] } = {},
+): SVGSVGElement {
   const share = (c: number[]) => {
     const total = c.reduce((s, v) => s + v, 0) || 1;
     return c.map((v) => v / total);
   };
   const sa = share(a.counts);
   const sb = share(b.counts);
-  const top = Math.max(...sa, ...sb, 1e-9);
+  const top = roundTop(Math.max(...sa, ...sb, 1e-9));
+  const legend: LegendItem[] = [{ name: a.name, cls: 'bar-a', shape: 'box' }, { name: b.name, cls: 'bar-b', shape: 'box' }, ...(o.legend ?? [])];
+  const { svg, x, y } = frame(title, description, 'score', 'share of the class', legend, { yTop: top, yFormat: (v) => `${Math.round(v * 100)} %` });
+  const percent = (v: number) => `${(v * 100).toFixed(1)} %`;
   for (let i = 0; i < edges.length - 1; i++) {
     const x0 = x(edges[i]!);
     const w = (x(edges[i + 1]!) - x0) / 2;
-    svg.append(el('rect', { x: x0, y: y(sa[i]! / top), width: Math.max(0, w - 0.5), height: y(0) - y(sa[i]! / top), class: 'bar-a' }));
-    svg.append(el('rect', { x: x0 + w, y: y(sb[i]! / top), width: Math.max(0, w - 0.5), height: y(0) - y(sb[i]! / top), class: 'bar-b' }));
+    const bin = `score ${edges[i]} to ${edges[i + 1]}`;
+    svg.append(tip(el('rect', { x: x0, y: y(sa[i]!), width: Math.max(0, w - 0.5), height: y(0) - y(sa[i]!), class: 'bar-a', 'data-share': sa[i]! }), `${a.name}, ${bin}: ${percent(sa[i]!)} of ${a.name} payments (${a.counts[i]!.toLocaleString('en')})`));
+    svg.append(tip(el('rect', { x: x0 + w, y: y(sb[i]!), width: Math.max(0, w - 0.5), height: y(0) - y(sb[i]!), class: 'bar-b', 'data-share': sb[i]! }), `${b.name}, ${bin}: ${percent(sb[i]!)} of ${b.name} payments (${b.counts[i]!.toLocaleString('en')})`));
   }
-  const legend = el('text', { x: x(0.55), y: y(0.95), class: 'legend' });
-  legend.textContent = `■ ${a.name}  □ ${b.name}`;
-  svg.append(legend);
+  drawMarkers(svg, o.markers ?? [], x, y, top);
   return svg;
 }
 

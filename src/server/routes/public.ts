@@ -1,5 +1,6 @@
-// The public read endpoints: health, config, thresholds, models, the published evaluation
-// (overview, charts, limitations, rings), the dataset format and example, and training limits.
+// The public read endpoints: health, config, thresholds, the payment types and locations the model
+// knows (for the score form's suggestions), models, the published evaluation (overview, charts,
+// limitations, rings), the dataset format and example, and training limits.
 // Each answers from the service's state; a missing model or evaluation is a 503 with its reason.
 
 import type { FastifyInstance } from 'fastify';
@@ -7,6 +8,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { publicConfig } from '../../config.ts';
 import { CHANNEL_FEATURES } from '../../engine/features/extract.ts';
+import { PAYMENT_TYPE_CODES } from '../../engine/features/tabular.ts';
 import { isProblem, MODE_NAMES, type MetricsFile, type ModelBundle } from '../../model/bundle.ts';
 import type { Service } from '../../service/service.ts';
 import { storedRings } from '../../live/ring-windows.ts';
@@ -91,6 +93,35 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
     };
   });
 
+  // The sandbox never changes, so its locations are listed once, on the first request.
+  let sandboxLocations: string[] | undefined;
+  r.get('/api/risk/known-values', {
+    schema: {
+      tags: ['scoring'],
+      summary: 'The payment types and locations the model knows',
+      description:
+        "What the score form suggests. Payment types: the ones the tabular channel codes; any other is scored as missing. Locations: those in the public sandbox, the data the built-in model was trained on. The model keeps no list of places: a location counts through whether the customer used it before and through its channel (payment_type:location), so one not listed is new to every customer and its channel has no history. Any value is accepted when scoring.",
+      response: {
+        200: z.object({
+          model_id: z.string(),
+          payment_types: z.array(z.string()).describe('Coded by the tabular channel; any other payment type is scored as missing'),
+          locations: z.array(z.string()).describe('In the public sandbox, alphabetical; any other location is new to every customer'),
+          sandbox_as_of: z.string().describe('The moment (ISO 8601, UTC) the public sandbox scores at'),
+        }),
+        ...errors,
+      },
+    },
+  }, async () => {
+    const m = requireModel(service);
+    if (!sandboxLocations) {
+      const rows = service.sandbox.history.transactions;
+      const seen = new Set<string>();
+      for (let k = 0; k < rows.length; k++) seen.add(rows.location(k));
+      sandboxLocations = [...seen].sort();
+    }
+    return { model_id: m.file.id, payment_types: [...PAYMENT_TYPE_CODES], locations: sandboxLocations, sandbox_as_of: service.sandbox.example.sandbox_as_of };
+  });
+
   r.get('/api/metrics/overview', { schema: { tags: ['evaluation'], summary: 'Measured results, each labelled with its data split', response: { 200: Anything, ...errors } } }, async () => {
     const m = requireMetrics(service);
     return { model_id: m.model_id, splits: m.splits, channel_auc: m.channel_auc, modes: m.modes, comparisons: m.comparisons };
@@ -111,7 +142,7 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
       tags: ['evaluation'],
       summary: 'Abuse-ring detection results',
       description:
-        "Without credentials: the evaluation's ring results and the groups flagged over the public sandbox. With an organization's API key (Authorization: Bearer <API key>): the groups flagged in that organization's own weekly windows, each analysed as soon as it ended a label delay ago, latest windows last.",
+        "Without credentials: the evaluation's ring results and the groups flagged over the public sandbox. With an organization's API key (Authorization: Bearer <API key>): the groups flagged in that organization's own weekly windows, each analysed as soon as it ended a label delay ago, latest windows last. Each group lists its members: `customer_ids` and `merchants` (ids), `members` their number.",
       response: { 200: Anything, ...errors },
     },
   }, async (request) => {
@@ -134,6 +165,7 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
           published_at: new Date(g.published_at).toISOString(),
           members: g.members,
           customers: g.customers.length,
+          customer_ids: g.customers,
           merchants: g.merchants,
           main_channel: g.channels[0] ?? null,
           fraud_rate: g.fraud_rate,

@@ -1,13 +1,19 @@
 // Evaluation: the published results of the loaded model, each labelled with its split: metrics per
-// split, the comparisons (ablation and baselines), the three modes with whether each still meets its
-// target, ROC, precision–recall and reliability curves and score histograms (test split),
-// limitations, and ring detection.
+// split, the comparisons (ablation and baselines) and the three modes, each with a sentence saying
+// what it means (including which modes miss their targets), ROC, precision–recall and reliability
+// curves and score histograms (test split) with a chosen mode's review and block thresholds marked
+// and every point's numbers in a tooltip, limitations, and the flagged rings with their members.
 
 import { api } from '../api.ts';
-import { histogram, lineChart } from '../chart.ts';
+import { histogram, lineChart, type LegendItem, type Marker } from '../chart.ts';
 import { errorBox, h, num, pct, table } from '../dom.ts';
+import './pages.css';
 
 type Rec = Record<string, any>;
+
+const MODE_LABEL: Record<string, string> = { balanced: 'balanced', high_precision: 'high precision', high_recall: 'high recall' };
+const modeLabel = (m: string) => MODE_LABEL[m] ?? m.replaceAll('_', ' ');
+const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 export async function evaluationPage(root: HTMLElement): Promise<void> {
   root.replaceChildren(h('p', { class: 'muted' }, 'Loading the evaluation…'));
@@ -25,39 +31,42 @@ export async function evaluationPage(root: HTMLElement): Promise<void> {
       ['expected_calibration_error', 'Calibration error (ECE)'], ['recall_at_1pct_fpr', 'Recall at 1 % false positives'],
     ];
     const cmp = overview.comparisons as Rec;
-    const modes = thresholds.modes as Rec;
+    const modes = thresholds.modes as Record<string, Rec>;
+    const chartBox = h('div', { class: 'charts eval-charts', id: 'charts' });
+    const picker = h('select', { id: 'threshold-mode', name: 'threshold-mode' }, ...Object.keys(modes).map((m) => h('option', { value: m, selected: m === thresholds.default_mode }, modeLabel(m))));
+    const drawCharts = () => chartBox.replaceChildren(...chartFigures(charts, picker.value, modes[picker.value]!));
+    picker.addEventListener('change', drawCharts);
+    drawCharts();
     root.replaceChildren(
-      h('h2', {}, `Evaluation of ${overview.model_id}`),
+      h('h1', { class: 'page-title' }, `Evaluation of ${overview.model_id}`),
       h('p', { class: 'muted' }, 'Every number is labelled with the split it was measured on; the test split was never used to fit anything.'),
-      h('div', { class: 'card' }, h('h3', {}, 'Metrics per split'), table(['Metric', ...splits], metricRows.map(([k, label]) => [label, ...splits.map((s) => fmt(k, overview.splits[s][k]))]))),
+      h('div', { class: 'card' }, h('h2', { class: 'card-title' }, 'Metrics per split'), table(['Metric', ...splits], metricRows.map(([k, label]) => [label, ...splits.map((s) => fmt(k, overview.splits[s][k]))]))),
       h(
         'div',
         { class: 'card' },
-        h('h3', {}, `Comparisons (${cmp.split} split)`),
+        h('h2', { class: 'card-title' }, `Comparisons (${cmp.split} split)`),
         table(['Model', 'ROC AUC', 'Average precision'], Object.entries(cmp).filter(([k]) => k !== 'split').map(([k, v]) => [k.replaceAll('_', ' '), num((v as Rec).roc_auc), num((v as Rec).average_precision)])),
+        h('p', { class: 'explain', id: 'comparisons-meaning' }, comparisonsSentence(cmp)),
       ),
       h(
         'div',
         { class: 'card' },
-        h('h3', {}, 'Modes (test split)'),
-        table(['Mode', 'Review at', 'Block at', 'Target', 'Measured', 'Precision', 'Recall', 'Meets target'], Object.entries(modes).map(([m, v]) => [m, pct((v as Rec).review_threshold), pct((v as Rec).block_threshold), `${(v as Rec).target.metric} ≥ ${(v as Rec).target.value}`, num((v as Rec).measured), num((v as Rec).precision), num((v as Rec).recall), (v as Rec).meets_target === null ? 'unknown' : (v as Rec).meets_target ? 'yes' : 'no'])),
+        h('h2', { class: 'card-title' }, `Modes (${thresholds.split} split)`),
+        table(
+          ['Mode', 'Review at', 'Block at', 'Target', 'Measured', 'Precision', 'Recall', 'Meets target'],
+          Object.entries(modes).map(([m, v]) => [modeLabel(m), pct(v.review_threshold), pct(v.block_threshold), `${v.target.metric} ≥ ${v.target.value}`, num(v.measured), num(v.precision), num(v.recall), v.meets_target === null ? 'unknown' : v.meets_target ? 'yes' : h('strong', { class: 'misses' }, 'no')]),
+        ),
+        h('p', { class: 'explain', id: 'modes-meaning' }, ...modesSentences(modes, thresholds.split)),
       ),
       h(
         'div',
-        { class: 'charts', id: 'charts' },
-        figure(lineChart('ROC curve', `True against false positive rate on the ${charts.split} split.`, 'false positive rate', 'true positive rate', (charts.roc as Rec[]).map((p) => [p.fpr, p.tpr]), { diagonal: true }), `ROC (${charts.split})`),
-        figure(lineChart('Precision–recall curve', `Precision against recall on the ${charts.split} split.`, 'recall', 'precision', (charts.precision_recall as Rec[]).map((p) => [p.recall, p.precision])), `Precision–recall (${charts.split})`),
-        figure(lineChart('Reliability', `Observed fraud rate against the predicted probability, per bin, on the ${charts.split} split; the diagonal is perfect calibration.`, 'predicted', 'observed', (charts.reliability as Rec[]).filter((b) => b.predicted !== null && b.observed !== null).map((b) => [b.predicted, b.observed]), { diagonal: true, dots: true }), `Reliability (${charts.split})`),
-        figure(histogram('Score histograms', `Share of fraud and of legitimate payments per score bin on the ${charts.split} split.`, charts.score_histograms.edges, { name: 'fraud', counts: charts.score_histograms.fraud }, { name: 'legitimate', counts: charts.score_histograms.legitimate }), `Scores by class (${charts.split})`),
+        { class: 'chart-controls' },
+        h('label', { class: 'field inline', for: 'threshold-mode' }, h('span', {}, 'Thresholds marked on the charts:'), picker),
+        h('p', { class: 'muted' }, 'A circle marks where a curve passes the review threshold, a square the block threshold (read off the drawn curve; the modes table has the exact figures of blocking); on the score axes they are the dashed and solid lines. Hover a point, bar or mark for its numbers.'),
       ),
-      h('div', { class: 'card' }, h('h3', {}, 'Limitations'), h('ul', { id: 'limitations' }, ...(limits.limitations as string[]).map((l) => h('li', {}, l)))),
-      h(
-        'div',
-        { class: 'card' },
-        h('h3', {}, 'Rings'),
-        h('p', {}, `Evaluation: ${rings.evaluation.flagged_groups} groups flagged (windows ${rings.evaluation.windows}); precision ${num(rings.evaluation.precision)}, recall ${num(rings.evaluation.recall)} against ${rings.evaluation.true_rings} simulated rings.`),
-        h('p', { class: 'muted' }, `${rings.live.note} Flagged on this server: ${rings.live.flagged_groups}.`),
-      ),
+      chartBox,
+      h('div', { class: 'card' }, h('h2', { class: 'card-title' }, 'Limitations'), h('ul', { id: 'limitations' }, ...(limits.limitations as string[]).map((l) => h('li', {}, l)))),
+      ringsCard(rings),
     );
   } catch (e) {
     root.replaceChildren(errorBox(e));
@@ -71,8 +80,125 @@ function fmt(key: string, v: number | null): string {
   return num(v, 4);
 }
 
+const COMPARED: Record<string, string> = {
+  stack: 'the stack is the served model (four channel boosters trained together, combined by a weighted sum of their log-odds)',
+  ablation_single_booster_all_features: 'the ablation is one booster over all features at once, with the same settings; it may mix channels in a tree, which the stack cannot, and gives no per-channel answer',
+  baseline_amount_only: 'the amount-only baseline uses the amount alone as the score',
+  baseline_logistic_regression: 'the logistic-regression baseline is a linear model over all features',
+};
+
+function comparisonsSentence(cmp: Rec): string {
+  const parts = Object.keys(cmp).filter((k) => k !== 'split').map((k) => COMPARED[k] ?? `${k.replaceAll('_', ' ')} is another model`);
+  return `What this compares: every model was fitted on the same training split and is measured on the ${cmp.split} split; ${parts.join('; ')}. Higher is better in both columns: ROC AUC is the chance that a random fraud scores above a random legitimate payment (0.5 is chance), and average precision summarises the precision–recall curve (the fraud rate is chance).`;
+}
+
+function modesSentences(modes: Record<string, Rec>, split: string): string[] {
+  const out = [
+    `What a mode is: a pair of thresholds chosen on the validation split for a stated target; a score at or above “review at” is sent to review, at or above “block at” it is blocked. Measured, precision and recall are those of blocking, on the ${split} split. Balanced's target (f1_ratio) is an F1 of at least 90 % of the best any threshold reaches.`,
+  ];
+  const missed = Object.entries(modes).filter(([, v]) => v.meets_target === false);
+  if (missed.length === 0) out.push(` Every mode meets its target on the ${split} split.`);
+  else
+    out.push(
+      ` ${cap(missed.map(([m, v]) => `${modeLabel(m)} (${v.target.metric} ${num(v.measured)} against ${v.target.value})`).join(' and '))} ${missed.length === 1 ? 'does' : 'do'} not meet ${missed.length === 1 ? 'its target' : 'their targets'} on the ${split} split: thresholds chosen on validation need not hold on later weeks, so such a mode blocks with less ${[...new Set(missed.map(([, v]) => (v.target.metric === 'f1_ratio' ? 'F1' : v.target.metric)))].join(' or ')} than it promises.`,
+    );
+  return out;
+}
+
+/** Where a curve whose points run from the highest threshold down passes `t`: between the last
+ *  point at or above it and the next, in proportion, so the mark lies on the drawn line. */
+function onCurve(points: { threshold: number; x: number; y: number }[], t: number): { x: number; y: number } {
+  const first = points[0]!;
+  if (t >= first.threshold) return first;
+  for (let i = 0; i + 1 < points.length; i++) {
+    const a = points[i]!;
+    const b = points[i + 1]!;
+    if (a.threshold >= t && t > b.threshold) {
+      const f = a.threshold === b.threshold ? 0 : (a.threshold - t) / (a.threshold - b.threshold);
+      return { x: a.x + f * (b.x - a.x), y: a.y + f * (b.y - a.y) };
+    }
+  }
+  return points[points.length - 1]!;
+}
+
+function chartFigures(charts: Rec, mode: string, m: Rec): HTMLElement[] {
+  const split = charts.split as string;
+  const kinds = [['review', m.review_threshold as number], ['block', m.block_threshold as number]] as const;
+  const data = (kind: string, t: number) => ({ mode, kind, threshold: String(t) });
+  const curveMarkers = (points: { threshold: number; x: number; y: number }[], xName: string, yName: string): Marker[] =>
+    kinds.map(([kind, t]) => {
+      const p = onCurve(points, t);
+      return { kind, x: p.x, y: p.y, title: `${modeLabel(mode)} mode, ${kind} at ${pct(t)}: ${xName} ≈ ${num(p.x)}, ${yName} ≈ ${num(p.y)} (read off the drawn curve, which joins its published points with straight lines)`, data: data(kind, t) };
+    });
+  const lineMarkers: Marker[] = kinds.map(([kind, t]) => ({ kind, x: t, title: `${modeLabel(mode)} mode, ${kind} at ${pct(t)}`, data: data(kind, t) }));
+  const onCurveLegend: LegendItem[] = [{ name: 'review', cls: 'threshold review', shape: 'dot' }, { name: 'block', cls: 'threshold block', shape: 'box' }];
+  const lineLegend: LegendItem[] = [{ name: 'review', cls: 'threshold review', shape: 'line' }, { name: 'block', cls: 'threshold block', shape: 'line' }];
+
+  const roc = (charts.roc as Rec[]).map((p) => ({ threshold: p.threshold as number, x: p.fpr as number, y: p.tpr as number }));
+  const pr = (charts.precision_recall as Rec[]).map((p) => ({ threshold: p.threshold as number, x: p.recall as number, y: p.precision as number }));
+  const bins = (charts.reliability as Rec[]).filter((b) => b.predicted !== null && b.observed !== null);
+  const hist = charts.score_histograms as { edges: number[]; fraud: number[]; legitimate: number[] };
+  return [
+    figure(
+      lineChart('ROC curve', `True against false positive rate on the ${split} split, ${modeLabel(mode)} thresholds marked.`, 'false positive rate', 'true positive rate', roc.map((p) => ({ x: p.x, y: p.y, tip: `threshold ${num(p.threshold)}: false positive rate ${num(p.x)}, true positive rate ${num(p.y)}` })), {
+        diagonal: true,
+        legend: [{ name: 'ROC curve', cls: 'curve', shape: 'line' }, { name: 'chance', cls: 'reference', shape: 'line' }, ...onCurveLegend],
+        markers: curveMarkers(roc, 'false positive rate', 'true positive rate'),
+      }),
+      `ROC (${split})`,
+    ),
+    figure(
+      lineChart('Precision–recall curve', `Precision against recall on the ${split} split, ${modeLabel(mode)} thresholds marked.`, 'recall', 'precision', pr.map((p) => ({ x: p.x, y: p.y, tip: `threshold ${num(p.threshold)}: recall ${num(p.x)}, precision ${num(p.y)}` })), {
+        legend: [{ name: 'precision–recall', cls: 'curve', shape: 'line' }, ...onCurveLegend],
+        markers: curveMarkers(pr, 'recall', 'precision'),
+      }),
+      `Precision–recall (${split})`,
+    ),
+    figure(
+      lineChart(
+        'Reliability',
+        `Observed fraud rate against the predicted probability, per bin, on the ${split} split; the diagonal is perfect calibration; ${modeLabel(mode)} thresholds as vertical lines.`,
+        'predicted probability (score)',
+        'observed fraud rate',
+        bins.map((b) => ({ x: b.predicted, y: b.observed, tip: `scores ${b.bin[0]} to ${b.bin[1]}: predicted ${num(b.predicted)}, observed ${num(b.observed)} (${Number(b.count).toLocaleString('en')} payments)` })),
+        { diagonal: true, dots: true, legend: [{ name: 'observed', cls: 'dot', shape: 'dot' }, { name: 'calibrated', cls: 'reference', shape: 'line' }, ...lineLegend], markers: lineMarkers },
+      ),
+      `Reliability (${split})`,
+    ),
+    figure(
+      histogram('Score histograms', `Share of fraud and of legitimate payments per score bin on the ${split} split; ${modeLabel(mode)} thresholds as vertical lines.`, hist.edges, { name: 'fraud', counts: hist.fraud }, { name: 'legitimate', counts: hist.legitimate }, { legend: lineLegend, markers: lineMarkers }),
+      `Scores by class (${split})`,
+    ),
+  ];
+}
+
 function figure(svg: SVGSVGElement, caption: string): HTMLElement {
   const f = h('figure', { class: 'card chart-card' });
   f.append(svg, h('figcaption', {}, caption));
   return f;
+}
+
+function ringsCard(rings: Rec): HTMLElement {
+  const ev = rings.evaluation as Rec;
+  const live = rings.live as Rec;
+  const groups = (live.groups as Rec[]) ?? [];
+  const ids = (list: string[]) => h('span', { class: 'ids' }, list.join(', '));
+  return h(
+    'div',
+    { class: 'card', id: 'rings' },
+    h('h2', { class: 'card-title' }, 'Rings'),
+    h('p', { class: 'explain' }, 'A ring is a group of customers and merchants that pay each other within one weekly window (a community of the customer–merchant graph) and whose payments with a known outcome are mostly fraud. A score only says that its merchant or channel belongs to such a group, never that the payment itself does.'),
+    h('p', {}, `Evaluation: ${ev.flagged_groups} groups flagged (windows ${ev.windows}); precision ${num(ev.precision)}, recall ${num(ev.recall)} against ${ev.true_rings} simulated rings.`),
+    h('p', { class: 'muted' }, `${live.note} Flagged: ${live.flagged_groups}${groups.length < live.flagged_groups ? `, the latest ${groups.length} listed` : ''}.`),
+    groups.length === 0
+      ? h('p', { class: 'muted' }, 'No group flagged.')
+      : h(
+          'div',
+          { id: 'ring-list' },
+          table(
+            ['Ring', 'Window (UTC)', 'Members', 'Customers', 'Merchants', 'Main channel', 'Fraud rate'],
+            groups.map((g) => [g.ring_id, `${String(g.window_start).slice(0, 10)} to ${String(g.window_end).slice(0, 10)}`, String(g.members), ids(g.customer_ids ?? []), ids(g.merchants), g.main_channel ?? '—', pct(g.fraud_rate)]),
+          ),
+        ),
+  );
 }
