@@ -213,6 +213,28 @@ function parseRecord(record: Record<string, string>, c: Record<DatasetColumn, st
   return rowOf(get, row, ts === '' ? undefined : parseTimestamp(ts));
 }
 
+/** A few values from the top of the file for each header, as written (distinct, non-empty, cut to
+ *  40 characters): what the mapping editor shows beside each header. Read from the file on
+ *  request, never stored, so they go when the file does. */
+export async function sampleValues(path: string, o: { rows: number; perHeader: number }): Promise<Record<string, string[]>> {
+  const samples: Record<string, string[]> = {};
+  const file = createReadStream(path);
+  const stream = file.pipe(parser());
+  stream.on('headers', (headers: string[]) => {
+    for (const h of headers) samples[h] = [];
+  });
+  let row = 0;
+  for await (const record of stream as AsyncIterable<Record<string, string>>) {
+    for (const [h, values] of Object.entries(samples)) {
+      const v = (record[h] ?? '').trim().slice(0, 40);
+      if (v !== '' && values.length < o.perHeader && !values.includes(v)) values.push(v);
+    }
+    if (++row >= o.rows) break;
+  }
+  file.destroy();
+  return samples;
+}
+
 /** The rows of a file that validated, parsed. */
 export async function* readRows(path: string, mapping: ColumnMapping = {}): AsyncGenerator<ParsedRow> {
   let columns: Record<DatasetColumn, string | null> | undefined;

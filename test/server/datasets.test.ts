@@ -1,7 +1,8 @@
 // Dataset endpoints through the real app on each storage back end: upload as text/csv and as a
 // multipart form, the validation answer (201, or 422 with per-column problems and advice), a
 // mapping that fixes missing columns, preview, delete, the size and row limits, empty and binary
-// files, expiry with a short retention (410), and files stored under random names only.
+// files, expiry with a short retention (410), and files stored under random names only. A file that
+// needs mapping gets a suggested mapping, and its preview a few values per header.
 
 import t from 'tap';
 import { existsSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
@@ -66,7 +67,12 @@ for (const backend of backends()) {
       t.match(body.message, /missing required columns customer_id, merchant_id/);
       t.match(body.fix, /mapping/);
       t.same(body.validation.missing_required, ['customer_id', 'merchant_id']);
+      t.same(body.validation.suggested_mapping, { amount: 'Amount', customer_id: 'nameOrig', merchant_id: 'nameDest' }, 'a suggested mapping from the headers');
+      t.match(body.fix, /suggested: \{"amount":"Amount","customer_id":"nameOrig","merchant_id":"nameDest"\}/);
       const id = body.dataset_id;
+      const before = (await app.inject({ method: 'GET', url: `/api/datasets/${id}/preview` })).json();
+      t.same(before.samples, { Amount: ['10', '20'], nameOrig: ['C1', 'C2'], nameDest: ['M1', 'M2'] }, 'values per header, before any mapping');
+      t.same(before.suggested_mapping, body.validation.suggested_mapping);
       const fixed = await app.inject({ method: 'POST', url: `/api/datasets/${id}/validate`, payload: { mapping: { customer_id: 'nameOrig', merchant_id: 'nameDest' } } });
       t.equal(fixed.statusCode, 200, fixed.body);
       t.equal(fixed.json().valid, true);

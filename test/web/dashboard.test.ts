@@ -210,7 +210,7 @@ t.test('dashboard in a real browser', { skip: noBrowser }, async (t) => {
     const page = await open('/#/datasets');
     await page.setInputFiles('#dataset-file', { name: 'transactions.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
     await page.waitForSelector('#mapping');
-    t.ok(await page.getByText('Missing required column amount.').count(), 'the missing columns are named');
+    t.ok(await page.getByText('Amount is required: choose the column that holds it.').count(), 'the missing columns are named');
     await page.screenshot({ path: `${SHOTS}datasets-mapping.png`, fullPage: true });
     await page.selectOption('#map-amount', 'value');
     await page.selectOption('#map-customer_id', 'payer');

@@ -12,7 +12,8 @@ export interface Organization {
   role: string;
 }
 
-const REMEMBERED = 'organization';
+/** sessionStorage key of the organization chosen last in this tab (Datasets reads it too). */
+export const REMEMBERED_ORGANIZATION = 'organization';
 
 /** The organization to show, with a picker when the member has several; undefined after telling
  *  the visitor (in `root`) why there is none. `page` is the hash route the picker returns to. */
@@ -33,9 +34,9 @@ export async function organizationFor(root: HTMLElement, query: URLSearchParams,
     explain('You are not a member of an organization yet. Create one on the ', h('a', { href: '#/account' }, 'Account'), ' page, then score with its API key.');
     return undefined;
   }
-  const wanted = query.get('org') ?? sessionStorage.getItem(REMEMBERED);
+  const wanted = query.get('org') ?? sessionStorage.getItem(REMEMBERED_ORGANIZATION);
   const org = organizations.find((o) => o.id === wanted) ?? organizations[0]!;
-  sessionStorage.setItem(REMEMBERED, org.id);
+  sessionStorage.setItem(REMEMBERED_ORGANIZATION, org.id);
   if (organizations.length === 1) return { org, picker: null };
   const select = h('select', { id: 'organization', name: 'organization' }, ...organizations.map((o) => h('option', { value: o.id, selected: o.id === org.id }, o.name)));
   select.addEventListener('change', () => {

@@ -3,14 +3,17 @@
 // The upload answers with the validation result: 201 when the file can be scored; 422
 // `validation_failed` with the per-column problems (the dataset is kept, so a mapping can fix it);
 // 400 `too_many_rows` or 422 for empty or binary files (not kept); 413 `payload_too_large`.
-// An expired dataset answers 410 `upload_expired`; a deleted or unknown one 404.
+// An expired dataset answers 410 `upload_expired`; a deleted or unknown one 404. Every validation
+// answered carries `suggested_mapping` (datasets/suggest.ts, from the headers), and the preview
+// carries a few values per header, so a person can map a file from elsewhere without opening it.
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { validateAndKeep } from '../../datasets/columns.ts';
-import { DATASET_COLUMNS, readRows, type ColumnMapping, type ValidateOptions, type ValidationResult } from '../../datasets/csv.ts';
+import { suggestMapping } from '../../datasets/suggest.ts';
+import { DATASET_COLUMNS, readRows, sampleValues, type ColumnMapping, type ValidateOptions, type ValidationResult } from '../../datasets/csv.ts';
 import { getDataset, insertDataset, markRemoved, newDatasetId, updateValidation, UploadTooLarge, type DatasetRecord } from '../../datasets/store.ts';
 import type { Service } from '../../service/service.ts';
 import { ApiError } from '../errors.ts';
@@ -18,6 +21,15 @@ import { newOwnership, visibleTo } from '../ownership.ts';
 import { ErrorResponse } from '../schemas.ts';
 
 const Mapping = z.partialRecord(z.enum(DATASET_COLUMNS as [string, ...string[]]), z.string().min(1).max(200)).describe('Our column name → the header in your file');
+const Preview = z.object({
+  id: z.string(),
+  columns: z.record(z.string(), z.string().nullable()).describe('Our column → the header used, or null when absent'),
+  columns_found: z.array(z.string()).describe("The file's headers, in file order"),
+  valid: z.boolean(),
+  rows: z.array(z.record(z.string(), z.unknown())).describe('The first rows as parsed with the dataset\'s mapping'),
+  samples: z.record(z.string(), z.array(z.string())).describe('Header → up to 3 distinct non-empty values from the first 50 rows, as written (cut to 40 characters); read from the file, never stored'),
+  suggested_mapping: Mapping.describe('Our column → the header that looks like it, from the header names alone (PaySim\'s nameOrig → customer_id, isFraud → label, …); a suggestion only, apply it with POST /api/datasets/{id}/validate'),
+});
 const DatasetParams = z.object({ id: z.string().min(1).max(100) });
 const Anything = z.record(z.string(), z.unknown());
 const errors = { 400: ErrorResponse, 404: ErrorResponse, 410: ErrorResponse, 413: ErrorResponse, 422: ErrorResponse };
@@ -37,6 +49,11 @@ function parseMappingText(text: string | undefined): ColumnMapping {
   return parsed.data as ColumnMapping;
 }
 
+/** A validation as answered: as stored, with the mapping its headers suggest. */
+function withSuggestion(v: ValidationResult): ValidationResult & { suggested_mapping: ColumnMapping } {
+  return { ...v, suggested_mapping: suggestMapping(v.columns_found) };
+}
+
 export function describeDataset(d: DatasetRecord) {
   return {
     id: d.id,
@@ -47,7 +64,7 @@ export function describeDataset(d: DatasetRecord) {
     organization_id: d.organization_id,
     mapping: d.mapping,
     valid: d.validation.valid,
-    validation: d.validation,
+    validation: withSuggestion(d.validation),
     created_at: d.created_at.toISOString(),
     expires_at: d.expires_at.toISOString(),
   };
@@ -58,8 +75,10 @@ function invalid(validation: ValidationResult, datasetId: string | undefined): A
   if (validation.missing_required.length) parts.push(`missing required column${validation.missing_required.length > 1 ? 's' : ''} ${validation.missing_required.join(', ')}`);
   for (const p of validation.problems.slice(0, 3)) parts.push(`${p.header} ${p.message} in ${p.count} row${p.count > 1 ? 's' : ''} (first: ${p.rows.join(', ')})`);
   for (const p of validation.file_problems) parts.push(p.message);
-  const fix = validation.file_problems[0]?.fix ?? validation.problems[0]?.fix ?? (validation.missing_required.length ? `Map your headers to ${validation.missing_required.join(', ')} with POST /api/datasets/${datasetId ?? '{id}'}/validate and a mapping, or rename them in the file.` : 'Correct the file and upload it again.');
-  return new ApiError(422, 'validation_failed', `The file cannot be scored as it is: ${parts.join('; ')}.`, fix, { ...(datasetId ? { dataset_id: datasetId } : {}), validation });
+  const suggested = withSuggestion(validation);
+  const hint = Object.keys(suggested.suggested_mapping).length ? ` (suggested: ${JSON.stringify(suggested.suggested_mapping)})` : '';
+  const fix = validation.file_problems[0]?.fix ?? validation.problems[0]?.fix ?? (validation.missing_required.length ? `Map your headers to ${validation.missing_required.join(', ')} with POST /api/datasets/${datasetId ?? '{id}'}/validate and a mapping${hint}, or rename them in the file.` : 'Correct the file and upload it again.');
+  return new ApiError(422, 'validation_failed', `The file cannot be scored as it is: ${parts.join('; ')}.`, fix, { ...(datasetId ? { dataset_id: datasetId } : {}), validation: suggested });
 }
 
 /** A live dataset the caller may see, or the right error: 404 unknown, deleted or someone else's
@@ -94,7 +113,7 @@ export function datasetRoutes(app: FastifyInstance, service: Service): void {
     schema: {
       tags: ['datasets'],
       summary: 'Upload a CSV; returns the validation result',
-      description: 'Send the file as the body with Content-Type: text/csv, or as the one file of a multipart/form-data form. An optional column mapping goes in the `mapping` query parameter as JSON. 201 when the file can be scored; 422 `validation_failed` lists what to fix (the dataset is kept so a mapping can fix it).',
+      description: 'Send the file as the body with Content-Type: text/csv, or as the one file of a multipart/form-data form. An optional column mapping goes in the `mapping` query parameter as JSON. 201 when the file can be scored; 422 `validation_failed` lists what to fix (the dataset is kept so a mapping can fix it). Either way `validation.suggested_mapping` maps our columns to the headers that look like them (a suggestion, not applied).',
       querystring: z.object({
         mapping: z.string().max(4000).optional(),
         filename: z.string().max(255).optional(),
@@ -161,15 +180,16 @@ export function datasetRoutes(app: FastifyInstance, service: Service): void {
   );
 
   r.get('/api/datasets/:id/preview', {
-    schema: { tags: ['datasets'], summary: 'First rows as parsed (with the dataset\'s mapping)', params: DatasetParams, querystring: z.object({ rows: z.coerce.number().int().min(1).max(100).default(20) }), response: { 200: Anything, ...errors } },
+    schema: { tags: ['datasets'], summary: 'First rows as parsed (with the dataset\'s mapping), sample values per header and a suggested mapping', params: DatasetParams, querystring: z.object({ rows: z.coerce.number().int().min(1).max(100).default(20) }), response: { 200: Preview, ...errors } },
   }, async (request) => {
     const d = await liveDataset(service, request.params.id, request);
     const rows = [];
     for await (const row of readRows(service.datasets.path(d.stored_name), d.mapping)) {
-      rows.push({ ...row, time: row.time === undefined ? null : new Date(row.time).toISOString(), label: row.label ?? null });
+      rows.push({ ...row, time: row.time === undefined || !Number.isFinite(row.time) ? null : new Date(row.time).toISOString(), label: row.label ?? null });
       if (rows.length >= request.query.rows) break;
     }
-    return { id: d.id, columns: d.validation.columns, columns_found: d.validation.columns_found, valid: d.validation.valid, rows };
+    const samples = await sampleValues(service.datasets.path(d.stored_name), { rows: 50, perHeader: 3 });
+    return { id: d.id, columns: d.validation.columns, columns_found: d.validation.columns_found, valid: d.validation.valid, rows, samples, suggested_mapping: suggestMapping(d.validation.columns_found) };
   });
 
   r.post('/api/datasets/:id/validate', {

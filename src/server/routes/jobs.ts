@@ -1,7 +1,8 @@
 // Scoring jobs over HTTP: queue one for a dataset (`POST /api/datasets/score`, 202 with the job),
 // read its progress, page its result, download it as CSV. Until a job has succeeded, its result and
 // download answer 409 `job_not_finished` (saying where it is); a failed job's `error` carries the
-// reason. Progress and stage come from the work itself (jobs/runner.ts), never from a timer.
+// reason. Progress and stage come from the work itself (jobs/runner.ts), never from a timer. The
+// download is named after the uploaded file (paysim.csv → paysim.scored.csv).
 // History imports (routes/history-imports.ts) are jobs too, read and listed here with `kind`
 // `history_import`; they store rows rather than make them, so their result and download answer 404
 // `not_found` pointing at the job's `summary`.
@@ -11,6 +12,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { createJob, createOrganizationJob, getJob, listJobs, type JobRecord } from '../../jobs/queue.ts';
 import { csvStream, readPage } from '../../jobs/results.ts';
+import { getDataset } from '../../datasets/store.ts';
+import type { Queryable } from '../../storage/db.ts';
 import { MODE_NAMES } from '../../model/bundle.ts';
 import type { Service } from '../../service/service.ts';
 import { ApiError } from '../errors.ts';
@@ -62,6 +65,15 @@ export function describeJob(j: JobRecord, now = Date.now()) {
     finished_at: j.finished_at?.toISOString() ?? null,
     summary: (j.result as Record<string, unknown> | null) ?? null,
   };
+}
+
+/** The download's file name: the upload's, with `.scored.csv` for `.csv` (paysim.csv →
+ *  paysim.scored.csv); the job id when the dataset row is gone. Upload names keep only word
+ *  characters, dots, dashes and spaces (datasets.ts), so the name is safe in a quoted header. */
+async function downloadName(db: Queryable, job: JobRecord): Promise<string> {
+  const d = job.dataset_id ? await getDataset(db, job.dataset_id) : undefined;
+  const stem = d?.original_name.replace(/\.csv$/i, '');
+  return stem ? `${stem}.scored.csv` : `${job.id}.csv`;
 }
 
 export function jobRoutes(app: FastifyInstance, service: Service): void {
@@ -143,7 +155,7 @@ export function jobRoutes(app: FastifyInstance, service: Service): void {
   }, async (request, reply) => {
     const job = await finishedJob(request.params.id, request);
     reply.header('content-type', 'text/csv; charset=utf-8');
-    reply.header('content-disposition', `attachment; filename="${job.id}.csv"`);
+    reply.header('content-disposition', `attachment; filename="${await downloadName(service.db, job)}"`);
     return reply.send(csvStream(service.jobs!.resultPath(job.id)) as never);
   });
 }
