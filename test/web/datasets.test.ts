@@ -6,10 +6,10 @@
 // upload and its job are listed as this browser's past uploads (still there after a reload, linking
 // back to the results). Screenshots at 1366 and 390 px go to artifacts/screenshots/datasets-*.png.
 
-import t from 'tap';
+import t, { type Test } from 'tap';
 import type { Page } from 'playwright-core';
 import { start } from '../server/helpers.ts';
-import { launch, listen, noBrowser, SHOTS, watchedPage } from './browser.ts';
+import { accessibilityProblems, launch, listen, noBrowser, SHOTS, watchedPage } from './browser.ts';
 
 const PAYSIM_HEADER = 'step,type,amount,nameOrig,oldbalanceOrg,newbalanceOrig,nameDest,oldbalanceDest,newbalanceDest,isFraud,isFlaggedFraud';
 const ROWS = 300;
@@ -47,10 +47,13 @@ t.test('datasets page: a PaySim file from upload to results', { skip: noBrowser 
   t.ok(frauds > 10 && frauds < ROWS / 2, `${frauds} of ${ROWS} rows labelled fraud`);
 
   const page = await watchedPage(browser, problems, 1366);
-  const shoot = async (p: Page, name: string) => {
+  /** Screenshots at both widths, with axe-core's serious and critical problems at each. */
+  const shoot = async (t: Test, p: Page, name: string) => {
     await p.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
+    t.same(await accessibilityProblems(p), [], 'no serious or critical accessibility problem (axe-core)');
     await p.setViewportSize({ width: 390, height: 844 });
     await p.screenshot({ path: `${SHOTS}${name}-phone.png`, fullPage: true });
+    t.same(await accessibilityProblems(p), [], 'no serious or critical accessibility problem at 390 px (axe-core)');
     await p.setViewportSize({ width: 1366, height: 900 });
   };
   await page.goto(`${base}/#/datasets`);
@@ -83,7 +86,7 @@ t.test('datasets page: a PaySim file from upload to results', { skip: noBrowser 
     t.match(guidance, /could not tell which columns hold the customer and the merchant\./, 'what is wrong, in words');
     t.notMatch(guidance, /\/api\/|POST/, 'no API paths');
     t.match(await page.locator('#what-to-fix .reason-code').textContent(), /validation_failed/, 'the reason code in a muted line');
-    await shoot(page, 'datasets-paysim-mapping');
+    await shoot(t, page, 'datasets-paysim-mapping');
   });
 
   let jobId = '';
@@ -112,7 +115,7 @@ t.test('datasets page: a PaySim file from upload to results', { skip: noBrowser 
     const warning = (await page.locator('#unreliable').textContent())!;
     t.match(warning, /^These scores look unreliable for this file: the model ranks your labelled fraud barely better than chance \(ROC AUC 0\.\d\d, where 0\.5 is a coin toss\)/, 'the warning in words');
     t.ok(await page.locator('#file-metrics').count(), 'the metrics on the labelled file');
-    await shoot(page, 'datasets-paysim-results');
+    await shoot(t, page, 'datasets-paysim-results');
   });
 
   await t.test('the download is named after the file', async (t) => {
