@@ -1,11 +1,14 @@
 // The dashboard end to end in headless Chromium (Debian's `chromium` driven by playwright-core; no
 // downloaded browser) against the real server on a loopback port: score a transaction and see its
-// reasons, channel bars, evidence and stages; upload a CSV with wrong headers, fix it with the
-// column mapping, watch the job finish, page the results, download them, delete the upload; open
-// the evaluation and see its curves drawn; with a test identity provider on loopback, sign in,
-// create an organization and a key, revoke it, sign out. Pages load under their
-// Content-Security-Policy with no console error. Screenshots of each page are saved in
-// artifacts/screenshots/. Skipped outside CI when no Chromium is installed (CI installs it).
+// reasons, channel bars, evidence and stages, the attribution in words, the model's known values
+// suggested and a new one noted; upload a CSV with wrong headers, fix it with the column mapping,
+// watch the job finish, page the results, download them, delete the upload; open the evaluation and
+// see its curves drawn with thresholds marked, tooltips and legends; the models' two titled tables;
+// with a test identity provider on loopback, sign in, create an organization and a key, revoke it,
+// sign out. Each page has one h1, no sideways scrolling at 390 px, no serious or critical axe-core
+// problem, and loads under its Content-Security-Policy with no console error. Screenshots of each
+// page are saved in artifacts/screenshots/. Skipped outside CI when no Chromium is installed (CI
+// installs it). The analyst's pages and Datasets' own flow have files of their own.
 
 import t from 'tap';
 import { readFileSync } from 'node:fs';
