@@ -297,6 +297,13 @@ t.test('dashboard in a real browser', { skip: noBrowser }, async (t) => {
     const score = (sk: string) => fetch(`${base2}/api/v1/risk/score`, { method: 'POST', headers: { authorization: `Bearer ${sk}`, 'content-type': 'application/json' }, body: JSON.stringify({ amount: 10, customer_id: 'C000001', merchant_id: 'M00001' }) });
     t.equal((await score(secret)).status, 200, 'the key scores');
     await page.screenshot({ path: `${SHOTS}account.png`, fullPage: true });
+    t.equal(await page.locator('h1').count(), 1, 'one h1');
+    t.same(await accessibilityProblems(page), [], 'no serious or critical accessibility problem (axe-core)');
+    await page.setViewportSize({ width: 390, height: 844 });
+    t.ok((await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)) <= 0, 'no sideways scrolling at 390 px');
+    t.same(await accessibilityProblems(page), [], 'no serious or critical accessibility problem at 390 px (axe-core)');
+    await page.screenshot({ path: `${SHOTS}account-phone.png`, fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 900 });
     await page.click('button[data-action="revoke"]');
     await page.waitForFunction(() => document.querySelector('#keys tbody tr td:nth-child(3)')?.textContent?.startsWith('revoked'));
     t.equal(await page.locator('#new-secret').count(), 0, 'the secret is not shown again');

@@ -10,15 +10,16 @@ export async function completeSignIn(main: HTMLElement): Promise<void> {
   const params = new URLSearchParams(location.hash.replace(/^#/, ''));
   const token = params.get('access_token');
   history.replaceState(null, '', '/#/account');
+  const title = h('h1', {}, 'Signing in');
   if (!token) {
-    main.replaceChildren(errorBox(new Error(params.get('error_description') ?? 'The sign-in did not return an access token.')));
+    main.replaceChildren(title, errorBox(new Error(params.get('error_description') ?? 'The sign-in did not return an access token.')));
     return;
   }
-  main.replaceChildren(h('p', { class: 'muted' }, 'Signing in…'));
+  main.replaceChildren(title, h('p', { class: 'muted' }, 'Signing in…'));
   try {
     await api('/api/auth/session', { method: 'POST', body: { access_token: token } });
     location.hash = '#/account';
   } catch (e) {
-    main.replaceChildren(errorBox(e));
+    main.replaceChildren(title, errorBox(e));
   }
 }

@@ -5,7 +5,7 @@
 // sign-in configured the page says so; the rest of the dashboard works anyway.
 
 import { api } from '../api.ts';
-import { errorBox, h, table } from '../dom.ts';
+import { errorBox, h, table, utc } from '../dom.ts';
 
 type Rec = Record<string, any>;
 
@@ -89,7 +89,7 @@ async function organization(detail: HTMLElement, org: Rec, area: HTMLElement, se
         actions.append(b);
       }
     }
-    return h('tr', { 'data-key': k.id }, h('td', {}, k.name), h('td', {}, `${k.prefix}…${k.last4}`), h('td', {}, k.revoked_at ? `revoked ${k.revoked_at.slice(0, 10)}` : 'active'), h('td', {}, k.last_used_at?.slice(0, 19).replace('T', ' ') ?? 'never'), h('td', {}, actions));
+    return h('tr', { 'data-key': k.id }, h('td', { 'data-label': 'Name' }, k.name), h('td', { 'data-label': 'Key' }, `${k.prefix}…${k.last4}`), h('td', { 'data-label': 'State' }, k.revoked_at ? `revoked ${k.revoked_at.slice(0, 10)}` : 'active'), h('td', { 'data-label': 'Last used' }, k.last_used_at ? utc(k.last_used_at) : 'never'), h('td', { 'data-label': '' }, actions));
   });
   detail.replaceChildren(
     h('div', { class: 'card' }, h('h3', {}, `${one.name}`), h('p', { class: 'muted' }, `Stage ${one.stage} · id ${one.id}`), table(['Member', 'Role', 'Joined'], (one.members as Rec[]).map((m) => [m.name ?? m.email ?? m.user_id, m.role, m.joined_at.slice(0, 10)]))),
@@ -98,7 +98,7 @@ async function organization(detail: HTMLElement, org: Rec, area: HTMLElement, se
       { class: 'card' },
       h('h3', {}, 'API keys'),
       secret ? h('div', { class: 'secret', id: 'new-secret', role: 'status' }, h('strong', {}, 'Copy this secret now; it is not shown again: '), h('code', {}, secret.value)) : null,
-      h('div', { class: 'table-wrap' }, h('table', { id: 'keys' }, h('thead', {}, h('tr', {}, ...['Name', 'Key', 'State', 'Last used', ''].map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, ...keyRows))),
+      h('div', { class: 'table-wrap' }, h('table', { id: 'keys', class: 'stack' }, h('thead', {}, h('tr', {}, ...['Name', 'Key', 'State', 'Last used', ''].map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, ...keyRows))),
       one.role === 'owner' ? newKey : h('p', { class: 'muted' }, 'Only owners manage keys.'),
     ),
     h('div', { class: 'card' }, h('h3', {}, `Usage (last ${usage.days} days)`), table(['Day', 'Key', 'Requests'], (usage.daily as Rec[]).map((d) => [d.day, d.key_name, String(d.requests)]))),
