@@ -60,16 +60,38 @@ async function database(): Promise<string> {
 }
 
 const signIn = await SignIn.start();
+// What the run started, stopped and dropped at its end, or when it fails part way (a failure must
+// not leave server processes or benchmark databases behind).
+const started: Awaited<ReturnType<typeof startServer>>[] = [];
+let cleanedUp = false;
+async function cleanUp(): Promise<void> {
+  if (cleanedUp) return;
+  cleanedUp = true;
+  for (const s of started) s.child.kill('SIGTERM');
+  await Promise.all(started.map((s) => new Promise((resolve) => (s.child.exitCode !== null ? resolve(null) : s.child.once('exit', resolve)))));
+  await signIn.close();
+  for (const name of databases) await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.end();
+}
+process.on('uncaughtException', (e) => {
+  process.stderr.write(`${(e as Error).stack ?? e}\n`);
+  if (!cleanedUp) void cleanUp().finally(() => process.exit(1));
+});
 const auth = { SCORE_RATE_PER_MINUTE: '100000000', ...signIn.env };
 process.stderr.write('starting four server processes on PostgreSQL…\n');
 const [commitDb, writeBehindDb, sharedDb] = [await database(), await database(), await database()];
 // The first of the pair applies the migrations before the second starts.
+const server = async (env: Record<string, string>) => {
+  const s = await startServer(env);
+  started.push(s);
+  return s;
+};
 const [single, writeBehind, pairA] = await Promise.all([
-  startServer({ ...auth, DATABASE_URL: commitDb, DURABILITY: 'commit' }),
-  startServer({ ...auth, DATABASE_URL: writeBehindDb, DURABILITY: 'write_behind' }),
-  startServer({ ...auth, DATABASE_URL: sharedDb, DURABILITY: 'commit' }),
+  server({ ...auth, DATABASE_URL: commitDb, DURABILITY: 'commit' }),
+  server({ ...auth, DATABASE_URL: writeBehindDb, DURABILITY: 'write_behind' }),
+  server({ ...auth, DATABASE_URL: sharedDb, DURABILITY: 'commit' }),
 ]);
-const pairB = await startServer({ ...auth, DATABASE_URL: sharedDb, DURABILITY: 'commit' });
+const pairB = await server({ ...auth, DATABASE_URL: sharedDb, DURABILITY: 'commit' });
 const servers = [single, writeBehind, pairA, pairB];
 
 // An organization and its key on each set-up, made through the API as a customer makes them.
@@ -174,11 +196,7 @@ const two = await measured('2 processes, one database, DURABILITY=commit', [
 probing = false;
 await probe;
 
-for (const s of servers) s.child.kill('SIGTERM');
-await Promise.all(servers.map((s) => new Promise((resolve) => (s.child.exitCode !== null ? resolve(null) : s.child.once('exit', resolve)))));
-await signIn.close();
-for (const name of databases) await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-await admin.end();
+await cleanUp();
 
 const lagP50 = percentile(lags, 50);
 const lagP99 = percentile(lags, 99);
