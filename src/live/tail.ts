@@ -62,11 +62,6 @@ export class LiveTail {
     this.poll.unref();
   }
 
-  /** The feed position up to which every change has been applied. */
-  get applied(): FeedPosition {
-    return this.position;
-  }
-
   /** Reads and applies everything readable now; resolves once a read that began after this call
    *  has finished. */
   catchUp(): Promise<void> {

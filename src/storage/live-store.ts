@@ -408,17 +408,17 @@ export class OrganizationData {
       [this.organizationId, kind, id],
     );
     if (!totals) return undefined;
-    const recent = `SELECT * FROM transactions WHERE organization_id = $1 AND ${own} = $2 ORDER BY time_ms DESC, seq DESC LIMIT $3`;
-    const [window] = await this.db.query<{ transactions: number; first_ms: number | null; reviewed: number; blocked: number }>(
-      `SELECT count(*)::int AS transactions, min(time_ms) AS first_ms, count(*) FILTER (WHERE decision = 'review')::int AS reviewed, count(*) FILTER (WHERE decision = 'block')::int AS blocked FROM (${recent}) AS r`,
-      [this.organizationId, id, ENTITY_RECENT],
-    );
-    const counterparties = await this.db.query<{ id: string; transactions: number; amount_sum: number; labelled: number; fraud: number; last_ms: number }>(
-      `SELECT ${other} AS id, count(*)::int AS transactions, sum(amount) AS amount_sum, count(label)::int AS labelled, coalesce(sum(label), 0)::int AS fraud, max(time_ms) AS last_ms
-       FROM (${recent}) AS r GROUP BY ${other} ORDER BY count(*) DESC, max(time_ms) DESC, ${other} LIMIT $4`,
+    // Its latest transactions are read once, for both the counts and the counterparties.
+    type Counterparty = EntitySummary['counterparties'][number];
+    const [row] = await this.db.query<{ recent: EntitySummary['recent']; counterparties: Counterparty[] }>(
+      `WITH r AS MATERIALIZED (SELECT ${other} AS other, time_ms, amount, label, decision FROM transactions WHERE organization_id = $1 AND ${own} = $2 ORDER BY time_ms DESC, seq DESC LIMIT $3)
+       SELECT (SELECT json_build_object('transactions', count(*), 'first_ms', min(time_ms), 'reviewed', count(*) FILTER (WHERE decision = 'review'), 'blocked', count(*) FILTER (WHERE decision = 'block')) FROM r) AS recent,
+              (SELECT coalesce(json_agg(c ORDER BY c.transactions DESC, c.last_ms DESC, c.id), '[]') FROM (
+                 SELECT other AS id, count(*) AS transactions, sum(amount) AS amount_sum, count(label) AS labelled, coalesce(sum(label), 0) AS fraud, max(time_ms) AS last_ms
+                 FROM r GROUP BY other ORDER BY count(*) DESC, max(time_ms) DESC, other LIMIT $4) AS c) AS counterparties`,
       [this.organizationId, id, ENTITY_RECENT, ENTITY_COUNTERPARTIES],
     );
-    return { totals, recent: window!, counterparties };
+    return { totals, recent: row!.recent, counterparties: row!.counterparties };
   }
 
   async get(transactionId: string): Promise<TransactionRow | undefined> {

@@ -60,6 +60,35 @@ export async function signInServer(overrides: Record<string, unknown> = {}, cloc
   };
 }
 
+/** The member API from a signed-in page: its session cookie, and the CSRF header on writes. */
+export function memberApi(page: Page): (path: string, method?: string, body?: unknown) => Promise<Record<string, any>> {
+  return (path, method = 'GET', body) =>
+    page.evaluate(
+      async ({ path, method, body }) => {
+        const csrf = document.cookie.split('; ').find((c) => c.startsWith('service_csrf='))?.split('=')[1];
+        const res = await fetch(path, { method, headers: { 'content-type': 'application/json', ...(csrf ? { 'x-csrf-token': decodeURIComponent(csrf) } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
+        return res.json();
+      },
+      { path, method, body },
+    );
+}
+
+/** A signed-in member's page on a sign-in server (both closed with the test), whose console errors
+ *  land in `problems`, and the member API from it. */
+export async function signedInMember(t: { teardown(fn: () => unknown): void }, claims: Record<string, string>, overrides: Record<string, unknown> = {}, clock?: () => number) {
+  const server = await signInServer(overrides, clock);
+  const browser = await launch();
+  t.teardown(async () => {
+    await browser.close();
+    await server.close();
+  });
+  const problems: string[] = [];
+  const page = await watchedPage(browser, problems);
+  await server.signIn(page, claims);
+  await page.waitForSelector('#who');
+  return { server, page, problems, member: memberApi(page) };
+}
+
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /** axe-core's serious and critical accessibility violations on the page as it is now, as

@@ -5,32 +5,14 @@
 // Screenshots at 1366 and 390 px go to artifacts/screenshots/.
 
 import t from 'tap';
-import { accessibilityProblems, launch, noBrowser, SHOTS, signInServer, watchedPage } from './browser.ts';
+import { accessibilityProblems, noBrowser, SHOTS, signedInMember } from './browser.ts';
 
 type Rec = Record<string, any>;
 const WEEK = 7 * 86_400_000;
 
 t.test('Overview: weekly charts with the performance endpoint\'s numbers', { skip: noBrowser }, async (t) => {
   let back = 0;
-  const server = await signInServer({ SCORE_RATE_PER_MINUTE: 10_000 }, () => Date.now() - back);
-  const browser = await launch();
-  t.teardown(async () => {
-    await browser.close();
-    await server.close();
-  });
-  const problems: string[] = [];
-  const page = await watchedPage(browser, problems);
-  await server.signIn(page, { sub: 'analyst-2', email: 'overview@example.com', name: 'Ovi' });
-  await page.waitForSelector('#who');
-  const member = (path: string, method = 'GET', body?: unknown): Promise<Rec> =>
-    page.evaluate(
-      async ({ path, method, body }) => {
-        const csrf = document.cookie.split('; ').find((c) => c.startsWith('service_csrf='))?.split('=')[1];
-        const res = await fetch(path, { method, headers: { 'content-type': 'application/json', ...(csrf ? { 'x-csrf-token': decodeURIComponent(csrf) } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
-        return res.json();
-      },
-      { path, method, body },
-    );
+  const { server, page, problems, member } = await signedInMember(t, { sub: 'analyst-2', email: 'overview@example.com', name: 'Ovi' }, { SCORE_RATE_PER_MINUTE: 10_000 }, () => Date.now() - back);
   const org = await member('/api/organizations', 'POST', { name: 'Weekly Co' });
   const key = await member(`/api/organizations/${org.id}/api-keys`, 'POST', { name: 'checkout' });
   const asKey = (path: string, body: Rec) => fetch(`${server.base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });

@@ -8,32 +8,12 @@
 
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { accessibilityProblems, launch, noBrowser, SHOTS, signInServer, watchedPage } from './browser.ts';
+import { accessibilityProblems, noBrowser, SHOTS, signedInMember } from './browser.ts';
 
 type Rec = Record<string, any>;
 
 t.test('Transactions: find, filter, open and mark a transaction', { skip: noBrowser }, async (t) => {
-  const server = await signInServer({ SCORE_RATE_PER_MINUTE: 10_000 });
-  const browser = await launch();
-  t.teardown(async () => {
-    await browser.close();
-    await server.close();
-  });
-  const problems: string[] = [];
-  const page = await watchedPage(browser, problems);
-  await server.signIn(page, { sub: 'analyst-1', email: 'analyst@example.com', name: 'Ana Lyst' });
-  await page.waitForSelector('#who');
-
-  /** The member API, from the signed-in page (its session cookie and CSRF header). */
-  const member = (path: string, method = 'GET', body?: unknown): Promise<Rec> =>
-    page.evaluate(
-      async ({ path, method, body }) => {
-        const csrf = document.cookie.split('; ').find((c) => c.startsWith('service_csrf='))?.split('=')[1];
-        const res = await fetch(path, { method, headers: { 'content-type': 'application/json', ...(csrf ? { 'x-csrf-token': decodeURIComponent(csrf) } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
-        return res.json();
-      },
-      { path, method, body },
-    );
+  const { server, page, problems, member } = await signedInMember(t, { sub: 'analyst-1', email: 'analyst@example.com', name: 'Ana Lyst' }, { SCORE_RATE_PER_MINUTE: 10_000 });
   const org = await member('/api/organizations', 'POST', { name: 'Acme Payments' });
   const other = await member('/api/organizations', 'POST', { name: 'Bystander' });
   const key = await member(`/api/organizations/${org.id}/api-keys`, 'POST', { name: 'checkout' });

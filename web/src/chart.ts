@@ -47,15 +47,37 @@ export interface Marker {
 
 const tick = (v: number) => String(Math.round(v * 100) / 100);
 
-function frame(title: string, description: string, xLabel: string, yLabel: string, legend: LegendItem[], o: { yTop?: number; yFormat?: (v: number) => string } = {}): { svg: SVGSVGElement; x: (v: number) => number; y: (v: number) => number } {
-  const yTop = o.yTop ?? 1;
-  const yFormat = o.yFormat ?? tick;
-  const svg = el('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', class: 'chart framed' });
+/** An empty chart with its title and its description for screen readers. */
+function chartSvg(width: number, height: number, cls: string, title: string, description: string): SVGSVGElement {
+  const svg = el('svg', { viewBox: `0 0 ${width} ${height}`, role: 'img', class: `chart ${cls}` });
   const t = el('title', {});
   t.textContent = title;
   const d = el('desc', {});
   d.textContent = description;
   svg.append(t, d);
+  return svg;
+}
+
+/** The legend, one row above the plot from `left`; each swatch has the class of the marks it names. */
+function drawLegend(svg: SVGSVGElement, legend: LegendItem[], left: number): void {
+  let lx = left;
+  for (const item of legend) {
+    const g = el('g', { class: 'legend-item' });
+    if (item.shape === 'box') g.append(el('rect', { x: lx, y: 10, width: 14, height: 14, class: `swatch ${item.cls}` }));
+    else if (item.shape === 'dot') g.append(el('circle', { cx: lx + 7, cy: 17, r: 5, class: `swatch ${item.cls}` }));
+    else g.append(el('line', { x1: lx, x2: lx + 16, y1: 17, y2: 17, class: `swatch ${item.cls}` }));
+    const lt = el('text', { x: lx + 21, y: 22, class: 'legend' });
+    lt.textContent = item.name;
+    g.append(lt);
+    svg.append(g);
+    lx += 21 + item.name.length * 8.2 + 14;
+  }
+}
+
+function frame(title: string, description: string, xLabel: string, yLabel: string, legend: LegendItem[], o: { yTop?: number; yFormat?: (v: number) => string } = {}): { svg: SVGSVGElement; x: (v: number) => number; y: (v: number) => number } {
+  const yTop = o.yTop ?? 1;
+  const yFormat = o.yFormat ?? tick;
+  const svg = chartSvg(W, H, 'framed', title, description);
   const x = (v: number) => PAD.left + v * (W - PAD.left - PAD.right);
   const y = (v: number) => H - PAD.bottom - (v / yTop) * (H - PAD.top - PAD.bottom);
   svg.append(el('rect', { x: x(0), y: y(yTop), width: x(1) - x(0), height: y(0) - y(yTop), class: 'plot' }));
@@ -75,19 +97,7 @@ function frame(title: string, description: string, xLabel: string, yLabel: strin
   const yl = el('text', { x: 16, y: (y(0) + y(yTop)) / 2, 'text-anchor': 'middle', class: 'label', transform: `rotate(-90 16 ${(y(0) + y(yTop)) / 2})` });
   yl.textContent = yLabel;
   svg.append(xl, yl);
-  // The legend, one row above the plot; each swatch has the class of the marks it names.
-  let lx = 8;
-  for (const item of legend) {
-    const g = el('g', { class: 'legend-item' });
-    if (item.shape === 'box') g.append(el('rect', { x: lx, y: 10, width: 14, height: 14, class: `swatch ${item.cls}` }));
-    else if (item.shape === 'dot') g.append(el('circle', { cx: lx + 7, cy: 17, r: 5, class: `swatch ${item.cls}` }));
-    else g.append(el('line', { x1: lx, x2: lx + 16, y1: 17, y2: 17, class: `swatch ${item.cls}` }));
-    const lt = el('text', { x: lx + 21, y: 22, class: 'legend' });
-    lt.textContent = item.name;
-    g.append(lt);
-    svg.append(g);
-    lx += 21 + item.name.length * 8.2 + 14;
-  }
+  drawLegend(svg, legend, 8);
   return { svg, x, y };
 }
 
@@ -173,12 +183,7 @@ export function seriesChart(
   const w = 640;
   const h = 280;
   const pad = { left: 56, right: 12, top: 28, bottom: 44 };
-  const svg = el('svg', { viewBox: `0 0 ${w} ${h}`, role: 'img', class: 'chart wide' });
-  const t = el('title', {});
-  t.textContent = title;
-  const d = el('desc', {});
-  d.textContent = description;
-  svg.append(t, d);
+  const svg = chartSvg(w, h, 'wide', title, description);
   const n = Math.max(1, categories.length);
   const band = (w - pad.left - pad.right) / n;
   const cx = (i: number) => pad.left + band * (i + 0.5);
@@ -203,20 +208,17 @@ export function seriesChart(
   yl.textContent = o.yLabel;
   svg.append(yl);
   const bars = series.filter((s) => s.kind === 'bar');
-  const tip = (node: SVGElement, s: string, i: number, v: number) => {
-    const tt = el('title', {});
-    tt.textContent = `${categories[i]}: ${s} ${o.format(v)}`;
+  const valued = (node: SVGElement, s: string, i: number, v: number) => {
     node.setAttribute('data-value', String(v));
     node.setAttribute('data-series', s);
-    node.append(tt);
-    return node;
+    return tip(node, `${categories[i]}: ${s} ${o.format(v)}`);
   };
   bars.forEach((s, b) => {
     const bw = (band * 0.7) / bars.length;
     s.values.forEach((v, i) => {
       if (v === null) return;
       const x0 = cx(i) - (band * 0.7) / 2 + b * bw;
-      svg.append(tip(el('rect', { x: x0, y: y(v), width: Math.max(1, bw - 1), height: Math.max(0, y(0) - y(v)), class: s.cls }), s.name, i, v));
+      svg.append(valued(el('rect', { x: x0, y: y(v), width: Math.max(1, bw - 1), height: Math.max(0, y(0) - y(v)), class: s.cls }), s.name, i, v));
     });
   });
   for (const s of series.filter((s) => s.kind === 'line')) {
@@ -228,18 +230,10 @@ export function seriesChart(
     s.values.forEach((v, i) => {
       if (v === null) return flush();
       run.push(`${cx(i).toFixed(1)},${y(v).toFixed(1)}`);
-      svg.append(tip(el('circle', { cx: cx(i), cy: y(v), r: 3.5, class: `dot ${s.cls}` }), s.name, i, v));
+      svg.append(valued(el('circle', { cx: cx(i), cy: y(v), r: 3.5, class: `dot ${s.cls}` }), s.name, i, v));
     });
     flush();
   }
-  // The legend, in the series' own colours.
-  let lx = pad.left;
-  for (const s of series) {
-    svg.append(el('rect', { x: lx, y: 8, width: 12, height: 12, class: `swatch ${s.cls}` }));
-    const lt = el('text', { x: lx + 16, y: 18, class: 'legend' });
-    lt.textContent = s.name;
-    svg.append(lt);
-    lx += 24 + s.name.length * 6.5;
-  }
+  drawLegend(svg, series.map((s) => ({ name: s.name, cls: s.cls, shape: 'box' as const })), pad.left);
   return svg;
 }

@@ -23,7 +23,8 @@ interface Queue {
   hasMore: boolean;
 }
 
-let active: { queue: Queue; act: (key: 'fraud' | 'legit' | 'next') => void } | undefined;
+/** The queue on screen: what its keys do. */
+let active: { act: (key: 'fraud' | 'legit' | 'next') => void } | undefined;
 
 // One listener for the page's keys, acting only while the queue is on screen and no field has focus.
 document.addEventListener('keydown', (ev) => {
@@ -70,7 +71,7 @@ export async function reviewPage(root: HTMLElement, route: Route): Promise<void>
         busy = false;
       }
     };
-    active = { queue, act: (k) => void act(k) };
+    active = { act: (k) => void act(k) };
     await show(view, queue, act);
   } catch (e) {
     root.replaceChildren(h('h1', {}, 'Review queue'), errorBox(e));
