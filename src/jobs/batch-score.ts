@@ -21,6 +21,7 @@ import type { ColumnMapping } from '../datasets/csv.ts';
 import { jobRows, type JobRows } from './job-rows.ts';
 import { csvHeader, DOWNLOAD_SCORE_CHANNELS } from './csv-out.ts';
 import { FeatureSpill } from './feature-spill.ts';
+import { DriftCounter, type DriftReport } from '../model/drift.ts';
 
 export interface BatchOptions {
   path: string;
@@ -43,6 +44,9 @@ export interface BatchSummary {
   cold_start_rows: number;
   /** Milliseconds per stage. */
   stage_ms: Record<string, number>;
+  /** How far the file is from what the model was validated on (model/drift.ts); null without a
+   *  reference or with too few rows. */
+  drift: DriftReport | null;
   metrics: null | { rows: number; fraud_rate: number; roc_auc: number; average_precision: number; brier: number; expected_calibration_error: number; precision: number; recall: number };
 }
 
@@ -95,6 +99,7 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
   const cold = new Uint8Array(n);
   const minPrior = bundle.file.cold_start.min_prior;
   const spill = new FeatureSpill(`${o.resultPath}.features`, n, widths);
+  const drift = bundle.reference ? new DriftCounter(bundle.reference) : undefined;
   try {
     let replayed = 0;
     for (const part of rows.replay(batch)) {
@@ -102,6 +107,7 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
         const tx = part.at(r);
         cold[part.positions[r]!] = isCold(history.priors(tx), minPrior) ? 1 : 0;
         writeFeatures(tx, history, chunk, r);
+        drift?.addRow(replayMatrices, r, tx.payment_type, tx.location);
         history.add(tx);
       }
       spill.write(replayMatrices, part.positions, part.count);
@@ -111,7 +117,12 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
     o.progress('features', 1);
     done('features');
     const matrices = bundle.channels.map((c) => new Float64Array(batch * c.features.length));
-    return await scoreAndWrite(bundle, o, { rows, spill, matrices, widths, cold, batch, stageMs, mark });
+    const summary = await scoreAndWrite(bundle, o, { rows, spill, matrices, widths, cold, batch, stageMs, mark });
+    if (drift) {
+      for (let i = 0; i < n; i++) drift.addScore(summary.risks[i]!);
+      summary.result.drift = drift.report();
+    }
+    return summary.result;
   } finally {
     spill.remove();
     rows.close();
@@ -167,7 +178,7 @@ async function scoreAndWrite(
   bundle: ModelBundle,
   o: BatchOptions,
   { rows, spill, matrices, widths, cold, batch, stageMs, mark }: { rows: JobRows; spill: FeatureSpill; matrices: Float64Array[]; widths: number[]; cold: Uint8Array; batch: number; stageMs: Record<string, number>; mark: number },
-): Promise<BatchSummary> {
+): Promise<{ result: BatchSummary; risks: Float64Array }> {
   const n = rows.length;
   const lines = resultLines(lineSetup(bundle, rows.entityNames, o.reasons ?? TOP_REASONS));
   // Each stream buffers up to WRITE_BUFFER_BYTES before the loop waits for it to drain: a batch's
@@ -187,7 +198,7 @@ async function scoreAndWrite(
   for (const stream of [out, csvOut, indexOut]) stream.on('error', (e) => void (streamError ??= e));
   const lineStarts = new Float64Array(batch);
   let resultBytes = 0;
-  const summary: BatchSummary = { rows: n, decisions: { approve: 0, review: 0, block: 0 }, bands: { low: 0, medium: 0, high: 0, critical: 0 }, cold_start_rows: 0, stage_ms: stageMs, metrics: null };
+  const summary: BatchSummary = { rows: n, decisions: { approve: 0, review: 0, block: 0 }, bands: { low: 0, medium: 0, high: 0, critical: 0 }, cold_start_rows: 0, stage_ms: stageMs, drift: null, metrics: null };
   const risks = new Float64Array(n);
   // Labels for the metrics, gathered as the rows go by (they count only when every row has one).
   const labels = new Uint8Array(n);
@@ -299,5 +310,5 @@ async function scoreAndWrite(
     };
   }
   if (summary.metrics) stageMs.metrics = Math.round(performance.now() - metricsFrom);
-  return summary;
+  return { result: summary, risks };
 }

@@ -1,11 +1,11 @@
 // A finished job's result files, all written by the job (batch-score.ts): one JSON line per scored
 // row; `<result>.idx`, the byte offset of every line and then the file's length (Float64 each), so
 // that a page is one read of a byte range however large the file; and the download CSV
-// (csv-out.ts), streamed as it is.
+// (csv-out.ts), streamed as it is, after a comment line when the job warns of drift.
 
 import { createReadStream } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { ResultRow } from './batch-score.ts';
 
 export async function readPage(path: string, page: number, pageSize: number): Promise<{ rows: ResultRow[]; total: number }> {
@@ -26,7 +26,15 @@ export async function readPage(path: string, page: number, pageSize: number): Pr
   }
 }
 
-/** The result as CSV (written by the job next to the result lines), streamed. */
-export function csvStream(path: string): Readable {
-  return createReadStream(`${path}.csv`);
+/** The result as CSV (written by the job next to the result lines), streamed; a warning, when
+ *  the job has one (a drift verdict that is not ok), comes first as a `#` comment line. */
+export function csvStream(path: string, warning?: string | null): Readable {
+  const file = createReadStream(`${path}.csv`);
+  if (!warning) return file;
+  return Readable.from(
+    (async function* () {
+      yield Buffer.from(`# ${warning.replace(/[\r\n]+/g, ' ')}\r\n`);
+      yield* file;
+    })(),
+  );
 }

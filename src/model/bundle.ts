@@ -1,6 +1,7 @@
 // A model folder (models/<id>/, see models/README.md) loaded for serving: `model.json` validated
 // with zod, each channel's LightGBM booster loaded into the native engine (one shared instance per
-// process), and `metrics.json` validated separately, because a model can serve without its
+// process), its drift reference (`reference.json`, drift.ts) when it has one, and `metrics.json`
+// validated separately, because a model can serve without its
 // evaluation but the evaluation endpoints cannot answer without it.
 //
 // Nothing here throws at a caller: a missing or corrupt file becomes a `ModelProblem` with a stable
@@ -12,6 +13,7 @@ import { basename, join } from 'node:path';
 import { z } from 'zod';
 import { EngineError, loadModel, type Engine } from '../engine/addon.ts';
 import { CHANNEL_FEATURES, type Channel } from '../engine/features/extract.ts';
+import { loadReference, type DriftReference } from './drift.ts';
 
 export const CHANNEL_NAMES = ['tabular', 'behavioral', 'velocity', 'graph'] as const satisfies readonly Channel[];
 export const MODE_NAMES = ['balanced', 'high_precision', 'high_recall'] as const;
@@ -89,6 +91,8 @@ export interface LoadedChannel {
 export interface ModelBundle {
   file: ModelFile;
   channels: LoadedChannel[];
+  /** What drift is measured against (reference.json); absent for a folder made without one. */
+  reference?: DriftReference;
 }
 
 export interface LoadResult {
@@ -156,7 +160,9 @@ export function loadModelFolder(dir: string): ModelBundle | ModelProblem {
     const phi = engine.shap(new Float64Array(c.features.length).fill(Number.NaN));
     channels.push({ name, features: c.features, engine, expected: phi[phi.length - 1]! });
   }
-  return { file, channels };
+  const bundle: ModelBundle = { file, channels };
+  bundle.reference = loadReference(dir, bundle);
+  return bundle;
 }
 
 export function loadMetrics(dir: string, modelId: string | undefined): MetricsFile | ModelProblem {

@@ -6,6 +6,7 @@
 
 import { z } from 'zod';
 import { CHANNEL_NAMES, MODE_NAMES, type ModelBundle, type ModelFile } from './bundle.ts';
+import { prepareReference } from './drift.ts';
 
 const Probability = z.number().min(0).max(1);
 const ModeThresholds = z.object({ review: Probability, block: Probability }).refine((t) => t.review <= t.block, 'review must not be above block');
@@ -53,8 +54,11 @@ export interface CustomModel {
 export function applySettings(base: ModelBundle, m: CustomModel): ModelBundle {
   const f = base.file;
   const thresholds = Object.fromEntries(MODE_NAMES.map((mode) => [mode, { ...f.thresholds[mode], review: m.settings.thresholds[mode].review, block: m.settings.thresholds[mode].block }])) as ModelFile['thresholds'];
-  return {
+  const bundle: ModelBundle = {
     channels: base.channels,
     file: { ...f, id: m.id, version: `${f.version}+${m.id}`, stack: m.settings.stack, thresholds, bands: m.settings.bands },
   };
+  // Its own weights and calibration give its own validation score distribution.
+  if (base.reference) bundle.reference = prepareReference(base.reference.file, bundle);
+  return bundle;
 }

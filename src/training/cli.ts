@@ -10,16 +10,18 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CHANNEL_FEATURES } from '../engine/features/extract.ts';
+import { loadModel } from '../engine/addon.ts';
+import { buildReference } from '../model/drift.ts';
 import { readLabelledCsv } from './dataset-csv.ts';
 import type { HistoryTransaction } from '../engine/history.ts';
 import { detectRings } from '../engine/rings.ts';
 import { averagePrecision, brier, expectedCalibrationError, logLoss, recallAtFpr, rocAuc } from './metrics.ts';
 import { DEFAULT_SIMULATION, simulate, toCsv } from './simulate.ts';
 import { checkThreshold, chooseThresholds, MODES } from './thresholds.ts';
-import { applyColdStart, fitColdStart } from './coldstart.ts';
+import { applyColdStart, fitColdStart, isColdStart } from './coldstart.ts';
 import { precisionRecallCurve, reliabilityCurve, rocCurve, scoreHistograms } from './curves.ts';
 import { ablationSingleBooster, baselineAmount, baselineLogistic, type Comparison } from './evaluate.ts';
-import { CHANNELS, DEFAULT_TRAINING, train, type TrainOptions } from './train.ts';
+import { CHANNELS, DEFAULT_TRAINING, gather, train, type TrainOptions } from './train.ts';
 
 const { values } = parseArgs({
   options: {
@@ -114,6 +116,36 @@ const model = {
   bands,
 };
 writeFileSync(join(out, 'model.json'), JSON.stringify(model, null, 2) + '\n');
+
+// The drift reference (model/drift.ts): the training split's feature distributions and
+// categories, each feature's importance (its mean absolute contribution to the stacked log-odds on
+// validation), and evenly spaced validation rows' raw channel scores.
+log('drift reference');
+const importance = CHANNELS.map((c, k) => {
+  const width = CHANNEL_FEATURES[c].length;
+  const engine = loadModel(run.model.boosters[k]!.modelText);
+  const phi = engine.shapBatch(gather(run.features[c], width, run.split.validation));
+  const sums = new Array<number>(width).fill(0);
+  for (let i = 0; i < run.split.validation.length; i++) for (let j = 0; j < width; j++) sums[j]! += Math.abs(phi[i * (width + 1) + j]!);
+  const w = Math.abs(run.model.stack.weights[k]!);
+  return sums.map((s) => (w * s) / run.split.validation.length);
+});
+const SAMPLE = 2000;
+const sampleRows = Array.from({ length: Math.min(SAMPLE, run.split.validation.length) }, (_, k) => Math.floor((k * run.split.validation.length) / Math.min(SAMPLE, run.split.validation.length)));
+const reference = buildReference({
+  modelId: id,
+  channels: CHANNELS.map((c) => ({ name: c, features: CHANNEL_FEATURES[c] })),
+  features: run.features,
+  referenceRows: run.split.validation,
+  rangeRows: [...run.split.train, ...run.split.validation],
+  categories: { payment_type: run.split.validation.map((i) => rows[i]!.payment_type), location: run.split.validation.map((i) => rows[i]!.location) },
+  importance,
+  sample: {
+    raw: sampleRows.map((k) => CHANNELS.map((c) => run.scores.validation.raw[c][k]!)),
+    cold: sampleRows.map((k) => (isColdStart(run.features, run.split.validation[k]!, coldStart.min_prior) ? 1 : 0)),
+  },
+});
+writeFileSync(join(out, 'reference.json'), JSON.stringify(reference) + '\n');
 
 const splitMetrics = (scores: Float64Array, labels: Float64Array) => ({
   rows: labels.length,

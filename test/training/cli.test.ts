@@ -36,7 +36,7 @@ t.test('writes a loadable, reproducible model folder', async (t) => {
 
   const b = join(dir, 'b');
   trainInto(b);
-  for (const f of ['model.json', 'metrics.json', 'tabular.txt', 'graph.txt']) {
+  for (const f of ['model.json', 'metrics.json', 'reference.json', 'tabular.txt', 'graph.txt']) {
     t.equal(readFileSync(join(b, f), 'utf8'), readFileSync(join(a, f), 'utf8'), `${f} is byte-identical`);
   }
 });

@@ -19,6 +19,20 @@ export const CHANNEL_FEATURES = {
 } as const;
 export type Channel = keyof typeof CHANNEL_FEATURES;
 
+/** Features that depend on how long a history is and how completely its outcomes were reported,
+ *  more than on the payment: all-time counts, and the graph channel's rates and counts of known
+ *  outcomes. A service running longer than the training period, a file shorter than it, or another
+ *  population's fraud at particular merchants and channels moves them without the payments being
+ *  unlike those the model learned from, so drift reports them but does not decide on them
+ *  (model/drift.ts); the score's own distribution still shows what they do to the answers. */
+export const HISTORY_DEPENDENT_FEATURES = [
+  'customer_prior_count',
+  'customer_distinct_merchants',
+  'merchant_prior_count',
+  'channel_prior_count',
+  ...GRAPH_FEATURES,
+] as const satisfies readonly (typeof CHANNEL_FEATURES)[Channel][number][];
+
 /** Row-major features per channel. */
 export type ChannelMatrices = Record<Channel, Float64Array>;
 

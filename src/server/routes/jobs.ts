@@ -156,6 +156,7 @@ export function jobRoutes(app: FastifyInstance, service: Service): void {
     const job = await finishedJob(request.params.id, request);
     reply.header('content-type', 'text/csv; charset=utf-8');
     reply.header('content-disposition', `attachment; filename="${await downloadName(service.db, job)}"`);
-    return reply.send(csvStream(service.jobs!.resultPath(job.id)) as never);
+    const drift = (job.result as { drift?: { warning?: string | null } | null } | null)?.drift;
+    return reply.send(csvStream(service.jobs!.resultPath(job.id), drift?.warning) as never);
   });
 }

@@ -1,0 +1,331 @@
+// Drift: whether the transactions a model is asked to score look like those it was trained and
+// validated on. The model folder carries a reference (reference.json, made by `npm run train`):
+// per feature, the training split's decile bins, missing share, range and importance; the payment
+// types and locations seen in training with their shares; and a sample of validation rows' raw
+// channel scores, from which each bundle (built-in or custom, which share the boosters) derives the
+// score distribution it was validated with. A `DriftCounter` counts rows into the same bins (a
+// dataset job, a week of live traffic) and `report` compares with the population stability index:
+//
+//   PSI = Σ_bins (actual − expected) · ln(actual / expected), shares floored at 1e-4.
+//
+// Rules of thumb (docs/model.md): below 0.1 no meaningful shift, 0.1–0.25 a moderate one, 0.25 and
+// over a major one. The verdict is `shifted` when the score's PSI or a top feature's PSI is ≥ 0.25
+// (with at least MIN_ROWS_FOR_PSI rows: below that PSI is mostly sampling noise), when values never
+// seen in training cover at least UNSEEN_SHARE of the rows, or when at least OUT_OF_RANGE_SHARE of
+// the rows have a top feature outside its training range (trees are flat beyond it: the score no
+// longer moves with the value). Top features are the TOP_FEATURES most important among those that
+// describe the payment and its parties' activity; all-time counts and rates of known outcomes
+// (HISTORY_DEPENDENT_FEATURES) are reported but decide nothing.
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { HISTORY_DEPENDENT_FEATURES, type ChannelMatrices } from '../engine/features/extract.ts';
+import { combineInto } from '../scoring/combine.ts';
+import type { ModelBundle } from './bundle.ts';
+
+export const PSI_MODERATE = 0.1;
+export const PSI_MAJOR = 0.25;
+export const UNSEEN_SHARE = 0.05;
+export const OUT_OF_RANGE_SHARE = 0.05;
+export const MIN_ROWS_FOR_PSI = 200;
+/** Below this many rows there is no report at all. */
+export const MIN_ROWS = 20;
+/** Features ranked by importance that can decide the verdict. */
+export const TOP_FEATURES = 10;
+export const BINS = 10;
+/** The sentence every surface shows when the verdict is not `ok`. */
+export const DRIFT_WARNING = 'these scores are outside what the model was validated on';
+const FLOOR = 1e-4;
+const CATEGORY_FIELDS = ['payment_type', 'location'] as const;
+type CategoryField = (typeof CATEGORY_FIELDS)[number];
+
+const Bins = z.object({ edges: z.array(z.number()), shares: z.array(z.number()) });
+export const ReferenceFileSchema = z.object({
+  model_id: z.string(),
+  split: z.literal('validation'),
+  rows: z.number().int().positive(),
+  features: z.array(
+    Bins.extend({
+      feature: z.string(),
+      channel: z.string(),
+      /** Share of reference rows where the feature was missing (NaN). */
+      missing: z.number(),
+      /** The range seen in training and validation (null: always missing). */
+      min: z.number().nullable(),
+      max: z.number().nullable(),
+      /** Share of the model's mean absolute contribution on validation. */
+      importance: z.number(),
+    }),
+  ),
+  categories: z.object({ payment_type: z.record(z.string(), z.number()), location: z.record(z.string(), z.number()) }),
+  /** Evenly spaced validation rows: each channel's raw score (channels in model order), and whether the cold-start rule held. */
+  score_sample: z.object({ raw: z.array(z.array(z.number())), cold: z.array(z.union([z.literal(0), z.literal(1)])) }),
+});
+export type ReferenceFile = z.infer<typeof ReferenceFileSchema>;
+
+/** A reference ready to count against for one bundle: each feature's place in the channel
+ *  matrices, whether it can decide the verdict, and the bundle's own validation score bins. */
+export interface DriftReference {
+  file: ReferenceFile;
+  features: (ReferenceFile['features'][number] & { channelIndex: number; column: number; decides: boolean })[];
+  /** Each channel's number of features (its matrix's row width), in the bundle's channel order. */
+  widths: number[];
+  categories: Record<CategoryField, Set<string>>;
+  score: { edges: number[]; shares: number[] };
+}
+
+export interface FeatureDrift {
+  feature: string;
+  psi: number;
+  out_of_range_share: number;
+}
+
+export interface DriftReport {
+  verdict: 'ok' | 'shifted';
+  /** What made it `shifted` (empty when ok), e.g. `score_psi`, `feature_psi:amount`. */
+  reasons: string[];
+  /** When shifted, one sentence with DRIFT_WARNING and what made it so; else null. */
+  warning: string | null;
+  rows: number;
+  score_psi: number;
+  /** Every feature, largest PSI first. */
+  features: FeatureDrift[];
+  /** Values never seen in training, most frequent first (at most 20 per field). */
+  unseen_categories: Record<CategoryField, string[]>;
+  /** Share of rows with an unseen payment type or location. */
+  unseen_share: number;
+  /** Share of rows with a top feature outside its training range. */
+  out_of_range_share: number;
+  /** The features that can decide the verdict (by importance; history-dependent ones excluded). */
+  top_features: string[];
+}
+
+/** Quantile bin edges (distinct, ascending) and each bin's share; bin k holds values ≤ edges[k]
+ *  and > edges[k − 1]; the last bin everything above the last edge. */
+export function quantileBins(values: Float64Array, bins = BINS): { edges: number[]; shares: number[] } {
+  const sorted = values.filter((v) => !Number.isNaN(v)).sort();
+  if (sorted.length === 0) return { edges: [], shares: [1] };
+  const edges: number[] = [];
+  for (let k = 1; k < bins; k++) {
+    const v = sorted[Math.ceil((k * sorted.length) / bins) - 1]!;
+    if (v < sorted[sorted.length - 1]! && (edges.length === 0 || v > edges[edges.length - 1]!)) edges.push(v);
+  }
+  const counts = new Array<number>(edges.length + 1).fill(0);
+  for (const v of sorted) counts[binOf(edges, v)]!++;
+  return { edges, shares: counts.map((c) => c / sorted.length) };
+}
+
+function binOf(edges: readonly number[], v: number): number {
+  let lo = 0;
+  let hi = edges.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (v <= edges[mid]!) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/** PSI between expected and actual shares (same bins). */
+export function psi(expected: readonly number[], actual: readonly number[]): number {
+  let s = 0;
+  for (let k = 0; k < expected.length; k++) {
+    const e = Math.max(expected[k]!, FLOOR);
+    const a = Math.max(actual[k]!, FLOOR);
+    s += (a - e) * Math.log(a / e);
+  }
+  return s;
+}
+
+/** The reference of a model folder for one bundle, or undefined when the folder has none. */
+export function loadReference(dir: string, bundle: ModelBundle, baseModelId = bundle.file.id): DriftReference | undefined {
+  let file: ReferenceFile;
+  try {
+    file = ReferenceFileSchema.parse(JSON.parse(readFileSync(join(dir, 'reference.json'), 'utf8')));
+  } catch {
+    return undefined;
+  }
+  if (file.model_id !== baseModelId) return undefined;
+  return prepareReference(file, bundle);
+}
+
+export function prepareReference(file: ReferenceFile, bundle: ModelBundle): DriftReference {
+  const ranked = file.features
+    .filter((f) => !(HISTORY_DEPENDENT_FEATURES as readonly string[]).includes(f.feature))
+    .sort((a, b) => b.importance - a.importance)
+    .slice(0, TOP_FEATURES)
+    .map((f) => f.feature);
+  const features = file.features.map((f) => {
+    const channelIndex = bundle.channels.findIndex((c) => c.name === f.channel);
+    return { ...f, channelIndex, column: bundle.channels[channelIndex]!.features.indexOf(f.feature), decides: ranked.includes(f.feature) };
+  });
+  // This bundle's scores on the validation sample, as it would answer them (weights, calibration
+  // and cold-start floor included), binned by their own deciles.
+  const out = new Float64Array(1 + 2 * bundle.channels.length);
+  const scores = Float64Array.from(file.score_sample.raw, (raw, i) => {
+    combineInto(bundle, raw, file.score_sample.cold[i] === 1, 'balanced', out, 0);
+    return out[0]!;
+  });
+  return {
+    file,
+    features,
+    widths: bundle.channels.map((c) => c.features.length),
+    categories: { payment_type: new Set(Object.keys(file.categories.payment_type)), location: new Set(Object.keys(file.categories.location)) },
+    score: quantileBins(scores),
+  };
+}
+
+/** Counts rows into a reference's bins; `report` compares them with it. */
+export class DriftCounter {
+  private rows = 0;
+  private readonly featureCounts: Float64Array[];
+  private readonly outOfRange: Float64Array;
+  private readonly scoreCounts: Float64Array;
+  private readonly unseen = { payment_type: new Map<string, number>(), location: new Map<string, number>() };
+  private unseenRows = 0;
+  private outOfRangeRows = 0;
+  private scored = 0;
+
+  constructor(private readonly reference: DriftReference) {
+    // One bin per edge plus the top bin, then the missing bin.
+    this.featureCounts = reference.features.map((f) => new Float64Array(f.edges.length + 2));
+    this.outOfRange = new Float64Array(reference.features.length);
+    this.scoreCounts = new Float64Array(reference.score.edges.length + 1);
+  }
+
+  /** One row's features (row `row` of each channel's row-major matrix, in the bundle's channel
+   *  order) and its optional fields as given. */
+  addRow(matrices: readonly Float64Array[], row: number, paymentType: string, location: string): void {
+    this.rows++;
+    let outside = false;
+    const features = this.reference.features;
+    for (let k = 0; k < features.length; k++) {
+      const f = features[k]!;
+      const value = matrices[f.channelIndex]![row * this.reference.widths[f.channelIndex]! + f.column]!;
+      const counts = this.featureCounts[k]!;
+      if (Number.isNaN(value)) {
+        counts[counts.length - 1]!++;
+        continue;
+      }
+      counts[binOf(f.edges, value)]!++;
+      if ((f.min !== null && value < f.min) || (f.max !== null && value > f.max)) {
+        this.outOfRange[k]!++;
+        if (f.decides) outside = true;
+      }
+    }
+    if (outside) this.outOfRangeRows++;
+    let unseen = false;
+    if (!this.reference.categories.payment_type.has(paymentType)) {
+      this.unseen.payment_type.set(paymentType, (this.unseen.payment_type.get(paymentType) ?? 0) + 1);
+      unseen = true;
+    }
+    if (!this.reference.categories.location.has(location)) {
+      this.unseen.location.set(location, (this.unseen.location.get(location) ?? 0) + 1);
+      unseen = true;
+    }
+    if (unseen) this.unseenRows++;
+  }
+
+  addScore(score: number): void {
+    this.scored++;
+    this.scoreCounts[binOf(this.reference.score.edges, score)]!++;
+  }
+
+  report(): DriftReport | null {
+    const n = this.rows;
+    if (n < MIN_ROWS) return null;
+    const ref = this.reference;
+    const reasons: string[] = [];
+    const scorePsi = this.scored > 0 ? psi(ref.score.shares, [...this.scoreCounts].map((c) => c / this.scored)) : 0;
+    const enough = n >= MIN_ROWS_FOR_PSI;
+    if (enough && scorePsi >= PSI_MAJOR) reasons.push('score_psi');
+    const features = ref.features.map((f, k) => {
+      const counts = this.featureCounts[k]!;
+      // Missing is a bin of its own on both sides.
+      const expected = [...f.shares.map((s) => s * (1 - f.missing)), f.missing];
+      const value = psi(expected, [...counts].map((c) => c / n));
+      if (enough && f.decides && value >= PSI_MAJOR) reasons.push(`feature_psi:${f.feature}`);
+      return { feature: f.feature, psi: round(value), out_of_range_share: round(this.outOfRange[k]! / n) };
+    });
+    features.sort((a, b) => b.psi - a.psi || (a.feature < b.feature ? -1 : 1));
+    const unseenShare = this.unseenRows / n;
+    if (unseenShare >= UNSEEN_SHARE) reasons.push('unseen_categories');
+    const outOfRangeShare = this.outOfRangeRows / n;
+    if (outOfRangeShare >= OUT_OF_RANGE_SHARE) reasons.push('out_of_range');
+    const listed = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 20).map(([v]) => v);
+    return {
+      verdict: reasons.length ? 'shifted' : 'ok',
+      reasons,
+      warning: reasons.length ? `Drift: ${DRIFT_WARNING} (${reasons.join(', ')}).` : null,
+      rows: n,
+      score_psi: round(scorePsi),
+      features,
+      unseen_categories: { payment_type: listed(this.unseen.payment_type), location: listed(this.unseen.location) },
+      unseen_share: round(unseenShare),
+      out_of_range_share: round(outOfRangeShare),
+      top_features: ref.features.filter((f) => f.decides).map((f) => f.feature),
+    };
+  }
+}
+
+const round = (x: number) => Math.round(x * 1e4) / 1e4;
+
+/** The reference file for a trained model: features over the training rows, categories, and a
+ *  validation sample of raw scores. `importance[c][j]` is feature j of channel c's importance. */
+export function buildReference(input: {
+  modelId: string;
+  channels: readonly { name: string; features: readonly string[] }[];
+  features: ChannelMatrices;
+  referenceRows: readonly number[];
+  /** Rows whose range counts as seen (the training and validation splits). */
+  rangeRows: readonly number[];
+  categories: Record<CategoryField, readonly string[]>;
+  importance: readonly (readonly number[])[];
+  sample: { raw: number[][]; cold: (0 | 1)[] };
+}): ReferenceFile {
+  const total = input.importance.flat().reduce((a, b) => a + b, 0) || 1;
+  const features: ReferenceFile['features'] = [];
+  input.channels.forEach((c, ci) => {
+    const width = c.features.length;
+    const matrix = (input.features as Record<string, Float64Array>)[c.name]!;
+    c.features.forEach((feature, j) => {
+      const values = Float64Array.from(input.referenceRows, (r) => matrix[r * width + j]!);
+      let missing = 0;
+      for (const v of values) if (Number.isNaN(v)) missing++;
+      let min = Infinity;
+      let max = -Infinity;
+      for (const r of input.rangeRows) {
+        const v = matrix[r * width + j]!;
+        if (v < min) min = v;
+        if (v > max) max = v;
+      }
+      const bins = quantileBins(values);
+      features.push({
+        feature,
+        channel: c.name,
+        edges: bins.edges,
+        shares: bins.shares.map(round6),
+        missing: round6(missing / values.length),
+        min: Number.isFinite(min) ? min : null,
+        max: Number.isFinite(max) ? max : null,
+        importance: round6(input.importance[ci]![j]! / total),
+      });
+    });
+  });
+  const shares = (values: readonly string[]) => {
+    const counts = new Map<string, number>();
+    for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+    return Object.fromEntries([...counts].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([k, c]) => [k, round6(c / values.length)]));
+  };
+  return {
+    model_id: input.modelId,
+    split: 'validation',
+    rows: input.referenceRows.length,
+    features,
+    categories: { payment_type: shares(input.categories.payment_type), location: shares(input.categories.location) },
+    score_sample: { raw: input.sample.raw.map((r) => r.map(round6)), cold: input.sample.cold },
+  };
+}
+
+const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
