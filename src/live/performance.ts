@@ -8,12 +8,18 @@
 // Precision and recall per mode are those of blocking (score at or above the mode's block
 // threshold) and of flagging (at or above its review threshold: sent to review or blocked), over
 // the week's labelled transactions, with the thresholds of the model the organization scores with.
+//
+// Each week also carries drift (model/drift.ts): the features its scored transactions were scored
+// with, against the model's reference, on an even sample of at most DRIFT_SAMPLE of them.
 
 import type { ModeName, ModelBundle } from '../model/bundle.ts';
+import { DriftCounter, type DriftReport } from '../model/drift.ts';
 import type { OrganizationData } from '../storage/live-store.ts';
 import { averagePrecision, rocAuc } from '../training/metrics.ts';
 
 export const MIN_LABELLED = 20;
+/** Scored transactions per week that drift is measured on, at most. */
+export const DRIFT_SAMPLE = 20_000;
 export const SCORE_QUANTILES = [0.1, 0.25, 0.5, 0.75, 0.9, 0.99] as const;
 const WEEK_MS = 7 * 86_400_000;
 
@@ -42,6 +48,8 @@ export interface WeekPerformance {
   by_mode: Record<ModeName, ModePerformance>;
   roc_auc: number | null;
   average_precision: number | null;
+  /** The week's traffic against the model's reference; null without one or with too few rows. */
+  drift: DriftReport | null;
 }
 
 /** Monday 00:00 UTC of the ISO week holding `t`. */
@@ -73,6 +81,7 @@ export async function organizationPerformance(data: OrganizationData, model: Mod
   const aggregates = await data.weeklyAggregates(from, to, WEEK_MS, SCORE_QUANTILES);
   const labelled = await data.labelledScores(from, to, WEEK_MS);
   const byWeek = new Map(aggregates.map((a) => [a.week, a]));
+  const drift = await weeklyDrift(data, model, from, to, weeks, byWeek);
   const scores = new Map<number, { s: number[]; y: number[] }>();
   for (const r of labelled) {
     let w = scores.get(r.week);
@@ -119,7 +128,24 @@ export async function organizationPerformance(data: OrganizationData, model: Mod
       by_mode,
       roc_auc: enough ? rocAuc(w.s, w.y) : null,
       average_precision: enough ? averagePrecision(w.s, w.y) : null,
+      drift: drift.get(k)?.report() ?? null,
     });
   }
   return out;
+}
+
+/** Each week's drift counter over its sampled scored transactions (none without a reference). */
+async function weeklyDrift(data: OrganizationData, model: ModelBundle, from: number, to: number, weeks: number, byWeek: Map<number, { transactions: number }>): Promise<Map<number, DriftCounter>> {
+  const counters = new Map<number, DriftCounter>();
+  const reference = model.reference;
+  if (!reference) return counters;
+  const strides = Array.from({ length: weeks }, (_, k) => Math.max(1, Math.ceil((byWeek.get(k)?.transactions ?? 0) / DRIFT_SAMPLE)));
+  for (const r of await data.scoredFeatures(from, to, WEEK_MS, strides)) {
+    let counter = counters.get(r.week);
+    if (!counter) counters.set(r.week, (counter = new DriftCounter(reference)));
+    // A copy: the driver's bytes need not start on a float boundary.
+    const bytes = Uint8Array.from(r.features);
+    if (counter.addPacked(new Float32Array(bytes.buffer, 0, bytes.length >> 2), r.payment_type, r.location)) counter.addScore(r.risk_score);
+  }
+  return counters;
 }

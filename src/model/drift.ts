@@ -68,7 +68,7 @@ export type ReferenceFile = z.infer<typeof ReferenceFileSchema>;
  *  matrices, whether it can decide the verdict, and the bundle's own validation score bins. */
 export interface DriftReference {
   file: ReferenceFile;
-  features: (ReferenceFile['features'][number] & { channelIndex: number; column: number; decides: boolean })[];
+  features: (ReferenceFile['features'][number] & { channelIndex: number; column: number; offset: number; decides: boolean })[];
   /** Each channel's number of features (its matrix's row width), in the bundle's channel order. */
   widths: number[];
   categories: Record<CategoryField, Set<string>>;
@@ -156,9 +156,11 @@ export function prepareReference(file: ReferenceFile, bundle: ModelBundle): Drif
     .sort((a, b) => b.importance - a.importance)
     .slice(0, TOP_FEATURES)
     .map((f) => f.feature);
+  const starts = bundle.channels.map((_, k) => bundle.channels.slice(0, k).reduce((n, c) => n + c.features.length, 0));
   const features = file.features.map((f) => {
     const channelIndex = bundle.channels.findIndex((c) => c.name === f.channel);
-    return { ...f, channelIndex, column: bundle.channels[channelIndex]!.features.indexOf(f.feature), decides: ranked.includes(f.feature) };
+    const column = bundle.channels[channelIndex]!.features.indexOf(f.feature);
+    return { ...f, channelIndex, column, offset: starts[channelIndex]! + column, decides: ranked.includes(f.feature) };
   });
   // This bundle's scores on the validation sample, as it would answer them (weights, calibration
   // and cold-start floor included), binned by their own deciles.
@@ -197,31 +199,50 @@ export class DriftCounter {
   /** One row's features (row `row` of each channel's row-major matrix, in the bundle's channel
    *  order) and its optional fields as given. */
   addRow(matrices: readonly Float64Array[], row: number, paymentType: string, location: string): void {
-    this.rows++;
-    let outside = false;
     const features = this.reference.features;
+    const widths = this.reference.widths;
+    let outside = false;
     for (let k = 0; k < features.length; k++) {
       const f = features[k]!;
-      const value = matrices[f.channelIndex]![row * this.reference.widths[f.channelIndex]! + f.column]!;
-      const counts = this.featureCounts[k]!;
-      if (Number.isNaN(value)) {
-        counts[counts.length - 1]!++;
-        continue;
-      }
-      counts[binOf(f.edges, value)]!++;
-      if ((f.min !== null && value < f.min) || (f.max !== null && value > f.max)) {
-        this.outOfRange[k]!++;
-        if (f.decides) outside = true;
-      }
+      outside = this.tally(k, matrices[f.channelIndex]![row * widths[f.channelIndex]! + f.column]!) || outside;
     }
+    this.finishRow(outside, paymentType, location);
+  }
+
+  /** One row's features as stored with a scored transaction: every channel's, one after another
+   *  in the bundle's channel order. False (and nothing counted) when the length does not match. */
+  addPacked(values: ArrayLike<number>, paymentType: string, location: string): boolean {
+    const features = this.reference.features;
+    if (values.length !== this.reference.widths.reduce((a, b) => a + b, 0)) return false;
+    let outside = false;
+    for (let k = 0; k < features.length; k++) outside = this.tally(k, values[features[k]!.offset]!) || outside;
+    this.finishRow(outside, paymentType, location);
+    return true;
+  }
+
+  /** Counts feature k's value; true when it is a top feature outside its training range. */
+  private tally(k: number, value: number): boolean {
+    const f = this.reference.features[k]!;
+    const counts = this.featureCounts[k]!;
+    if (Number.isNaN(value)) {
+      counts[counts.length - 1]!++;
+      return false;
+    }
+    counts[binOf(f.edges, value)]!++;
+    if ((f.min !== null && value < f.min) || (f.max !== null && value > f.max)) {
+      this.outOfRange[k]!++;
+      return f.decides;
+    }
+    return false;
+  }
+
+  private finishRow(outside: boolean, paymentType: string, location: string): void {
+    this.rows++;
     if (outside) this.outOfRangeRows++;
     let unseen = false;
-    if (!this.reference.categories.payment_type.has(paymentType)) {
-      this.unseen.payment_type.set(paymentType, (this.unseen.payment_type.get(paymentType) ?? 0) + 1);
-      unseen = true;
-    }
-    if (!this.reference.categories.location.has(location)) {
-      this.unseen.location.set(location, (this.unseen.location.get(location) ?? 0) + 1);
+    for (const [field, value] of [['payment_type', paymentType], ['location', location]] as const) {
+      if (this.reference.categories[field].has(value)) continue;
+      this.unseen[field].set(value, (this.unseen[field].get(value) ?? 0) + 1);
       unseen = true;
     }
     if (unseen) this.unseenRows++;

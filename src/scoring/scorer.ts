@@ -201,8 +201,9 @@ export interface ScoreContext {
   rings: RingIndex;
   /** The transaction's time (epoch ms); default: now, never before the history's newest. */
   at?: number;
-  /** Records the scored transaction (stage `record`); absent, nothing is recorded. */
-  record?: (tx: HistoryTransaction & { transaction_id: string }) => void;
+  /** Records the scored transaction (stage `record`) with the features it was scored with, every
+   *  channel's in the model's order; absent, nothing is recorded. */
+  record?: (tx: HistoryTransaction & { transaction_id: string }, features: Float32Array) => void;
   /** Notes that come first in the response (what the context means). */
   notes?: readonly string[];
   /** Evidence the history holds only in totals, read beforehand (Tenant.earlier). */
@@ -218,10 +219,13 @@ export class Scorer {
   private readonly phi: Float64Array[];
   /** Each channel's part of the explanation over those buffers (names, stack weight, values, SHAP). */
   private readonly explained: ChannelExplanation[];
+  /** Every channel's features together: the length of what `record` is given. */
+  private readonly featureCount: number;
 
   constructor(private readonly deps: ScorerDeps) {
     this.clock = deps.clock ?? Date.now;
     const { channels, file } = deps.bundle;
+    this.featureCount = channels.reduce((n, c) => n + c.features.length, 0);
     this.phi = channels.map((c) => new Float64Array(c.features.length + 1));
     this.explained = channels.map((c, k) => ({ features: c.features, weight: file.stack.weights[c.name], values: this.features[c.name], phi: this.phi[k]! }));
   }
@@ -295,7 +299,13 @@ export class Scorer {
     stages.end('evidence');
 
     if (context.record) {
-      context.record(tx);
+      const packed = new Float32Array(this.featureCount);
+      let at = 0;
+      for (const c of bundle.channels) {
+        packed.set(features[c.name], at);
+        at += c.features.length;
+      }
+      context.record(tx, packed);
       stages.end('record');
     }
 

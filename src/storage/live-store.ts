@@ -33,6 +33,8 @@ export interface NewTransaction extends TransactionFields {
   decision?: StoredDecision | null;
   /** The exact response body (scored transactions): replayed as it is, and read for the record. */
   response?: string | null;
+  /** The features it was scored with, every channel's in the model's order (drift on live traffic). */
+  features?: Float32Array | null;
   /** An imported label and when it became known. */
   label?: 0 | 1 | null;
   label_known_ms?: number | null;
@@ -178,11 +180,11 @@ export interface HistoryLoader {
  *  organization already has is skipped. The response arrives as base64 text: both drivers send a
  *  text array the same way (postgres.js sends an array of byte buffers as one bytea). */
 const INSERT_ROWS = `INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source, import_job_id,
-                                   risk_score, risk_band, decision, mode, response, label, label_known_ms, outcome_source, outcome_reported_by)
-  SELECT u.o, u.id, u.t, u.a, u.c, u.m, u.l, u.p, u.s, u.j, u.rs, u.rb, u.d, u.mo, decode(u.re, 'base64'), u.lb, u.lk, u.os, u.ob
+                                   risk_score, risk_band, decision, mode, response, label, label_known_ms, outcome_source, outcome_reported_by, features)
+  SELECT u.o, u.id, u.t, u.a, u.c, u.m, u.l, u.p, u.s, u.j, u.rs, u.rb, u.d, u.mo, decode(u.re, 'base64'), u.lb, u.lk, u.os, u.ob, decode(u.f, 'base64')
   FROM unnest($1::text[], $2::text[], $3::float8[], $4::float8[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
-              $11::float8[], $12::text[], $13::text[], $14::text[], $15::text[], $16::int2[], $17::float8[], $18::text[], $19::text[])
-       AS u(o, id, t, a, c, m, l, p, s, j, rs, rb, d, mo, re, lb, lk, os, ob)
+              $11::float8[], $12::text[], $13::text[], $14::text[], $15::text[], $16::int2[], $17::float8[], $18::text[], $19::text[], $20::text[])
+       AS u(o, id, t, a, c, m, l, p, s, j, rs, rb, d, mo, re, lb, lk, os, ob, f)
   ON CONFLICT (organization_id, transaction_id) DO NOTHING
   RETURNING organization_id, transaction_id, seq, xid::text`;
 
@@ -207,6 +209,7 @@ function insertParams(organizations: readonly string[], chunk: readonly NewTrans
     chunk.map((r) => (r.label === 0 || r.label === 1 ? r.label_known_ms! : null)),
     chunk.map((r) => r.outcome_source ?? null),
     chunk.map((r) => r.outcome_reported_by ?? null),
+    chunk.map((r) => (r.features ? Buffer.from(r.features.buffer, r.features.byteOffset, r.features.byteLength).toString('base64') : null)),
   ];
 }
 
@@ -243,9 +246,10 @@ export async function recordGroup(db: Db, group: readonly GroupRow[]): Promise<M
     const chunk = ordered.slice(start, start + CHUNK_ROWS);
     const params = insertParams(chunk.map((g) => g.organizationId), chunk.map((g) => g.row));
     params.push(FEED_SENDER);
+    const sender = params.length;
     const insert = () =>
       db.query<{ organization_id: string; transaction_id: string; seq: number; xid: string }>(
-        `WITH notify AS MATERIALIZED (SELECT ${notifyFeed(20)})
+        `WITH notify AS MATERIALIZED (SELECT ${notifyFeed(sender)})
          ${INSERT_ROWS.replace('FROM unnest(', 'FROM notify, unnest(')}`,
         params,
       );
@@ -603,6 +607,18 @@ export class OrganizationData {
        FROM transactions WHERE organization_id = $1 AND source = 'scored' AND time_ms >= $2 AND time_ms < $3
        GROUP BY 1 ORDER BY 1`,
       [this.organizationId, from, to, period, quantiles],
+    );
+  }
+
+  /** The scored transactions in [from, to) that carry their features, with their bucket: every
+   *  `strides[bucket]`-th of a bucket by the order recorded (a bounded, even sample of a busy week). */
+  async scoredFeatures(from: number, to: number, period: number, strides: readonly number[]): Promise<{ week: number; risk_score: number; location: string; payment_type: string; features: Uint8Array }[]> {
+    return this.db.query(
+      `SELECT week, risk_score, location, payment_type, features FROM (
+         SELECT floor((time_ms - $2) / $4)::int AS week, seq, risk_score, location, payment_type, features FROM transactions
+         WHERE organization_id = $1 AND source = 'scored' AND features IS NOT NULL AND time_ms >= $2 AND time_ms < $3) AS w
+       WHERE seq % ($5::int[])[week + 1] = 0`,
+      [this.organizationId, from, to, period, strides],
     );
   }
 

@@ -1,7 +1,8 @@
 // `GET /api/organizations/{id}/performance` on each storage back end, held to figures the test works
 // out itself from the transactions it stored: per ISO week, volume, review and block rates, score
 // quantiles; on the labelled ones, each mode's precision and recall and ROC AUC (by counting pairs);
-// null where too few outcomes; another organization's traffic never counted.
+// null where too few outcomes; drift of the features the transactions were scored with; another
+// organization's traffic never counted.
 
 import t from 'tap';
 import { isoWeek, weekStart } from '../../src/live/performance.ts';
@@ -108,5 +109,34 @@ for (const backend of backends()) {
     t.equal((await app.inject({ url: `/api/organizations/${org.id}/performance` })).statusCode, 401);
     const fresh = (await app.inject({ url: `/api/organizations/${org.id}/performance`, headers: org.owner.headers })).json();
     t.equal(fresh.weeks.length, 12, 'twelve weeks by default');
+    t.equal(last.drift, null, 'inserted without the features they were scored with: no drift');
+  });
+
+  t.test(`drift on live traffic on ${backend.name}`, async (t) => {
+    const { live } = await liveFor(t, backend);
+    const { app } = live.s;
+    const org = await live.organization('Transfers');
+    const other = await live.organization('Quiet');
+    // Mobile-money transfers: payment types the model never saw, amounts far above its range.
+    const types = ['TRANSFER', 'CASH_OUT', 'PAYMENT'];
+    for (let i = 0; i < 240; i++) {
+      const res = await live.score(org, { transaction_id: `d-${i}`, amount: 150_000 + 997 * i, customer_id: `C${i % 90}`, merchant_id: `M${i % 40}`, payment_type: types[i % 3], location: 'Nairobi' });
+      t.equal(res.statusCode, 200, res.body);
+    }
+    await live.score(org, { transaction_id: 'd-0', amount: 150_000, customer_id: 'C0', merchant_id: 'M0', payment_type: 'TRANSFER', location: 'Nairobi' }); // a retry counts once
+    const week = (id: string, headers: Record<string, string>) => app.inject({ url: `/api/organizations/${id}/performance?weeks=1`, headers });
+    const res = await week(org.id, org.owner.headers);
+    t.equal(res.statusCode, 200, res.body);
+    const drift = res.json().weeks[0].drift;
+    t.equal(drift.rows, 240, 'every scored transaction, once');
+    t.equal(drift.verdict, 'shifted');
+    t.same([...drift.unseen_categories.payment_type].sort(), [...types].sort());
+    t.same(drift.unseen_categories.location, ['Nairobi']);
+    t.ok(drift.reasons.includes('out_of_range'), drift.reasons.join(', '));
+    t.match(drift.warning, /these scores are outside what the model was validated on/);
+    t.equal(drift.features.find((f: { feature: string }) => f.feature === 'amount').out_of_range_share, 1);
+    const quiet = (await week(other.id, other.owner.headers)).json().weeks[0];
+    t.equal(quiet.transactions, 0);
+    t.equal(quiet.drift, null, "another organization's traffic is not in its drift");
   });
 }

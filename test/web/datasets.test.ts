@@ -115,6 +115,10 @@ t.test('datasets page: a PaySim file from upload to results', { skip: noBrowser 
     const warning = (await page.locator('#unreliable').textContent())!;
     t.match(warning, /^These scores look unreliable for this file: the model ranks your labelled fraud barely better than chance \(ROC AUC 0\.\d\d, where 0\.5 is a coin toss\)/, 'the warning in words');
     t.ok(await page.locator('#file-metrics').count(), 'the metrics on the labelled file');
+    t.equal(summary.drift.verdict, 'shifted', 'mobile-money transfers are not what the model was validated on');
+    const drift = (await page.locator('.drift-warning').textContent())!;
+    t.match(drift, /^Drift: these scores are outside what the model was validated on\./, 'the drift warning says so plainly');
+    t.match(drift, /payment type (TRANSFER|CASH_OUT|PAYMENT)/, 'and names the payment types the model never saw');
     await shoot(t, page, 'datasets-paysim-results');
   });
 
@@ -123,7 +127,9 @@ t.test('datasets page: a PaySim file from upload to results', { skip: noBrowser 
     t.equal(download.suggestedFilename(), 'paysim-sample.scored.csv');
     const res = await fetch(`${base}/api/jobs/${jobId}/download`);
     t.equal(res.headers.get('content-disposition'), 'attachment; filename="paysim-sample.scored.csv"', 'and the service names it so too');
-    t.equal((await res.text()).trim().split('\r\n').length, ROWS + 1);
+    const text = (await res.text()).trim().split('\r\n');
+    t.match(text[0], /^# Drift: these scores are outside what the model was validated on/, 'the download starts with the drift warning');
+    t.equal(text.length, ROWS + 2, 'the warning, the header and every row');
   });
 
   await t.test('past uploads list the upload and its job, after a reload too', async (t) => {

@@ -21,7 +21,7 @@ t.test('Overview: weekly charts with the performance endpoint\'s numbers', { ski
   let n = 0;
   for (const weeksAgo of [3, 2, 1, 0]) {
     back = weeksAgo * WEEK;
-    for (let i = 0; i < 6 + (3 - weeksAgo) * 4; i++, n++) {
+    for (let i = 0; i < 6 + (3 - weeksAgo) * 5; i++, n++) {
       const large = n % 5 === 4;
       t.equal((await asKey('/api/v1/risk/score', { transaction_id: `w-${n}`, amount: large ? 3_000 + n * 10 : 15 + (n % 40), customer_id: `C-${n % 9}`, merchant_id: large ? `M-new-${n}` : `M-${n % 4}`, location: 'Lisbon', payment_type: 'wallet' })).status, 200);
     }
@@ -47,6 +47,11 @@ t.test('Overview: weekly charts with the performance endpoint\'s numbers', { ski
   t.same(await values('precision'), weeks.filter((w) => w.by_mode.balanced.precision !== null).map((w) => w.by_mode.balanced.precision), 'precision of the balanced mode');
   const rows = await page.locator('#overview-table tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
   t.same(rows.map((r) => [r[0], Number(r[1]), Number(r[6]), Number(r[7])]), weeks.map((w) => [w.week, w.transactions, w.labelled, w.fraud]), 'the table: week, transactions, outcomes, fraud');
+  t.same(rows.map((r) => r[11]), weeks.map((w) => (w.drift ? `${w.drift.verdict} (score PSI ${w.drift.score_psi.toFixed(2)})` : '—')), 'the drift column: each week\'s verdict');
+  const newest = weeks.at(-1)!;
+  t.ok(newest.drift, `this week's ${newest.transactions} transactions have a drift report`);
+  t.equal(await page.locator('#overview-drift [data-verdict]').getAttribute('data-verdict'), newest.drift.verdict, "the notice shows this week's verdict");
+  if (newest.drift.verdict !== 'ok') t.match(await page.locator('#overview-drift').textContent(), /these scores are outside what the model was validated on/);
   const tooltip = await page.locator('#overview-charts rect[data-series="transactions"] title').last().textContent();
   t.match(tooltip, new RegExp(`transactions ${weeks.at(-1)!.transactions}$`), 'a bar says its number on hover');
   await page.screenshot({ path: `${SHOTS}overview.png`, fullPage: true });

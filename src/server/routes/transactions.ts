@@ -16,7 +16,7 @@ import { MODE_NAMES } from '../../model/bundle.ts';
 import { requireUser } from '../caller.ts';
 import { ApiError } from '../errors.ts';
 import { memberOrganization } from '../ownership.ts';
-import { Channels, ErrorResponse, ReasonSchema, ScoreResponse } from '../schemas.ts';
+import { Channels, DriftReportSchema, ErrorResponse, ReasonSchema, ScoreResponse } from '../schemas.ts';
 import { keyAuthentication } from './v1.ts';
 import { requireScorer } from './score.ts';
 import { organizationPerformance, MIN_LABELLED } from '../../live/performance.ts';
@@ -170,6 +170,7 @@ const WeekSchema = z.object({
   by_mode: z.record(z.enum(MODE_NAMES), ModePerformanceSchema),
   roc_auc: Rate,
   average_precision: Rate,
+  drift: DriftReportSchema.nullable(),
 });
 
 const EntitySchema = z.object({

@@ -111,15 +111,17 @@ export function v1Routes(app: FastifyInstance, service: Service): void {
     // From the checks above to queueing the row, nothing awaits: a concurrent copy of this id in
     // this process sees it.
     let recorded: (HistoryTransaction & { transaction_id: string }) | undefined;
+    let features: Float32Array | undefined;
     const writeBehind = log.durability === 'write_behind';
     const result = scorer.score(input, {
       ...tenant.context,
       earlier,
-      record: (tx) => {
+      record: (tx, scoredWith) => {
         // Write-behind: this process's history has it at once. Commit: every process's history
         // gets it from the live feed once it is committed, this one's before the response is sent.
         if (writeBehind) tenant.add(tx);
         recorded = tx;
+        features = scoredWith;
       },
     });
     if (custom?.note) result.notes.push(custom.note);
@@ -136,6 +138,7 @@ export function v1Routes(app: FastifyInstance, service: Service): void {
       source: 'scored',
       decision: result,
       response: body,
+      features,
     };
     if (writeBehind) log.push(organizationId, row);
     else if (!(await log.commit(organizationId, row))) {

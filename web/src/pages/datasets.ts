@@ -10,6 +10,7 @@
 
 import { api, ApiError } from '../api.ts';
 import { errorBox, h, num, pct, table, utc } from '../dom.ts';
+import { driftNotice } from '../drift.ts';
 import { REMEMBERED_ORGANIZATION, type Organization } from '../org.ts';
 import type { Route } from '../route.ts';
 import './datasets.css';
@@ -421,7 +422,9 @@ function summaryCards(s: Rec | null): HTMLElement[] {
         h('p', {}, 'The model learned from card payments. Files from other kinds of systems (for example a simulation like PaySim, or account transfers) can look unusual to it. Use these scores with care, and check a sample by hand before acting on them.'),
       )
     : null;
+  const drift = driftNotice(s.drift as Rec | null, 'this file');
   return [
+    ...(drift && s.drift?.verdict !== 'ok' ? [drift] : []),
     ...(warning ? [warning] : []),
     h(
       'div',
@@ -429,6 +432,7 @@ function summaryCards(s: Rec | null): HTMLElement[] {
       h('h2', {}, `What the model decided on ${plural(total, 'row')}`),
       h('div', { class: 'summary-grid' }, h('div', { id: 'summary-decisions' }, h('h3', {}, 'Decisions'), counts(['approve', 'review', 'block'], s.decisions ?? {})), h('div', { id: 'summary-bands' }, h('h3', {}, 'Risk bands'), counts(['low', 'medium', 'high', 'critical'], s.bands ?? {}))),
       s.cold_start_rows ? h('p', { class: 'muted' }, `${plural(Number(s.cold_start_rows), 'row')} had too little earlier history in the file for their customer and merchant, and were scored by the cold-start rule.`) : null,
+      s.drift?.verdict === 'ok' ? drift : null,
     ),
     ...(m
       ? [

@@ -7,6 +7,7 @@
 import { api } from '../api.ts';
 import { seriesChart } from '../chart.ts';
 import { errorBox, h, num, pct, table } from '../dom.ts';
+import { driftNotice } from '../drift.ts';
 import { organizationFor } from '../org.ts';
 import type { Route } from '../route.ts';
 
@@ -38,6 +39,8 @@ export async function overviewPage(root: HTMLElement, route: Route): Promise<voi
     const labelled = weeks.reduce((s, w) => s + w.labelled, 0);
     const q = (w: Rec, k: string) => (w.score_quantiles ? w.score_quantiles[k] : null);
     const byMode = (w: Rec, k: string) => w.by_mode[mode]?.[k] ?? null;
+    // Drift of the newest week that has a report: what the service sees now.
+    const drifted = [...weeks].reverse().find((w) => w.drift);
     root.replaceChildren(
       h('h1', {}, 'Overview'),
       h('div', { class: 'actions' }, chosen.picker, h('label', { class: 'field inline' }, h('span', {}, 'Mode'), modeSelect)),
@@ -46,6 +49,7 @@ export async function overviewPage(root: HTMLElement, route: Route): Promise<voi
         { class: 'muted', id: 'overview-summary' },
         `${chosen.org.name}, the last ${weeks.length} ISO weeks (Monday to Sunday, UTC), scored with ${report.model_id}: ${total.toLocaleString('en')} scored transactions, ${labelled.toLocaleString('en')} with an outcome reported. Rates are shares of each week's decisions; precision and recall are of blocking in the ${mode.replace('_', ' ')} mode, on the week's transactions with an outcome, and shown once a week has ${report.min_labelled} of them with both fraud and legitimate ones.`,
       ),
+      h('div', { id: 'overview-drift' }, drifted ? driftNotice(drifted.drift, `week ${drifted.week}'s traffic`) : null),
       h(
         'div',
         { class: 'overview-charts', id: 'overview-charts' },
@@ -66,8 +70,8 @@ export async function overviewPage(root: HTMLElement, route: Route): Promise<voi
           'div',
           { id: 'overview-table' },
           table(
-            ['Week', 'Transactions', 'Review rate', 'Block rate', 'Median score', 'p90 score', 'With an outcome', 'Fraud', 'Precision', 'Recall', 'ROC AUC'],
-            weeks.map((w) => [w.week, String(w.transactions), w.review_rate === null ? '—' : pct(w.review_rate), w.block_rate === null ? '—' : pct(w.block_rate), q(w, 'p50') === null ? '—' : pct(q(w, 'p50'), 2), q(w, 'p90') === null ? '—' : pct(q(w, 'p90'), 2), String(w.labelled), String(w.fraud), byMode(w, 'precision') === null ? '—' : pct(byMode(w, 'precision')), byMode(w, 'recall') === null ? '—' : pct(byMode(w, 'recall')), num(w.roc_auc)]),
+            ['Week', 'Transactions', 'Review rate', 'Block rate', 'Median score', 'p90 score', 'With an outcome', 'Fraud', 'Precision', 'Recall', 'ROC AUC', 'Drift'],
+            weeks.map((w) => [w.week, String(w.transactions), w.review_rate === null ? '—' : pct(w.review_rate), w.block_rate === null ? '—' : pct(w.block_rate), q(w, 'p50') === null ? '—' : pct(q(w, 'p50'), 2), q(w, 'p90') === null ? '—' : pct(q(w, 'p90'), 2), String(w.labelled), String(w.fraud), byMode(w, 'precision') === null ? '—' : pct(byMode(w, 'precision')), byMode(w, 'recall') === null ? '—' : pct(byMode(w, 'recall')), num(w.roc_auc), w.drift ? `${w.drift.verdict} (score PSI ${num(w.drift.score_psi, 2)})` : '—']),
           ),
         ),
       ),
