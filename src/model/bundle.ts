@@ -54,7 +54,20 @@ const SplitMetrics = z.object({
   recall_at_1pct_fpr: Num,
   cold_start_rows: z.number(),
 }).passthrough();
-const ModeResult = z.object({ review: z.number(), block: z.number(), target: z.object({ metric: z.string(), value: z.number() }), precision: Num, recall: Num, f1: Num, measured: Num, meets_target: z.boolean() });
+const ModeResult = z.object({
+  review: z.number(),
+  block: z.number(),
+  target: z.object({ metric: z.string(), value: z.number() }),
+  review_rate: Num,
+  block_rate: Num,
+  precision: Num,
+  recall: Num,
+  f1: Num,
+  fraud_caught_per_1000: Num,
+  review_warning: z.string().nullable(),
+  measured: Num,
+  meets_target: z.boolean(),
+});
 
 export const MetricsFileSchema = z.object({
   model_id: z.string(),

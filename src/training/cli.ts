@@ -172,7 +172,7 @@ const metrics = {
     ...Object.fromEntries(
       MODES.map((m) => {
         const c = checkThreshold(testP, testLabels, thresholds[m]);
-        return [m, { review: thresholds[m].review, block: thresholds[m].block, target: thresholds[m].target, precision: round(c.precision), recall: round(c.recall), f1: round(c.f1), measured: round(c.measured), meets_target: c.meets_target }];
+        return [m, { review: thresholds[m].review, block: thresholds[m].block, target: thresholds[m].target, review_rate: round(c.review_rate), block_rate: round(c.block_rate), precision: round(c.precision), recall: round(c.recall), f1: round(c.f1), fraud_caught_per_1000: round(c.fraud_caught_per_1000), review_warning: c.warning, measured: round(c.measured), meets_target: c.meets_target }];
       }),
     ),
   },

@@ -10,10 +10,18 @@
 // highest score (the best that can be done) and the test check reports the target as not met.
 // Balanced has no absolute target; its check is that F1 at the chosen threshold is at least 90 % of
 // the best F1 any threshold achieves on the same data (`f1_ratio`).
+//
+// A review threshold never sends more than REVIEW_BUDGET of validation traffic to review: a recall
+// target of 0.95 alone put high recall's at 0.06 % and 37 % of test traffic in review, more than any
+// review team clears. A mode whose test review rate is over REVIEW_WARNING says so.
 
 import { descendingCurve as curve, type CurvePoint } from './metrics.ts';
 
 export type Mode = 'high_precision' | 'balanced' | 'high_recall';
+/** The largest share of validation traffic a review threshold may send to review. */
+export const REVIEW_BUDGET = 0.05;
+/** A test review rate above this swamps a review team: the mode says so. */
+export const REVIEW_WARNING = 0.1;
 export const MODES: Mode[] = ['balanced', 'high_precision', 'high_recall'];
 
 export interface ModeThresholds {
@@ -54,10 +62,22 @@ function argmaxF(points: Point[], positives: number, beta: number): number {
   return best;
 }
 
-/** Thresholds for every mode, from validation scores and labels. Review never exceeds block. */
-export function chooseThresholds(scores: ArrayLike<number>, labels: ArrayLike<number>): Record<Mode, ModeThresholds> {
+/** The lowest threshold that flags at most `share` of the rows. */
+function lowestWithin(points: Point[], rows: number, share: number): number {
+  let best = points[0]?.threshold ?? 1;
+  for (const p of points) {
+    if (p.tp + p.fp > share * rows) break;
+    best = p.threshold;
+  }
+  return best;
+}
+
+/** Thresholds for every mode, from validation scores and labels. Review never exceeds block, nor
+ *  sends more than REVIEW_BUDGET of the rows to review. */
+export function chooseThresholds(scores: ArrayLike<number>, labels: ArrayLike<number>, reviewBudget = REVIEW_BUDGET): Record<Mode, ModeThresholds> {
   const { points, positives } = curve(scores, labels);
-  const make = (review: number, block: number, target: ModeThresholds['target']): ModeThresholds => ({ review: Math.min(review, block), block, target });
+  const budget = lowestWithin(points, scores.length, reviewBudget);
+  const make = (review: number, block: number, target: ModeThresholds['target']): ModeThresholds => ({ review: Math.min(Math.max(review, budget), block), block, target });
   return {
     high_precision: make(lowestWithPrecision(points, 0.8), lowestWithPrecision(points, 0.95), { metric: 'precision', value: 0.95 }),
     balanced: make(argmaxF(points, positives, 2), argmaxF(points, positives, 1), { metric: 'f1_ratio', value: 0.9 }),
@@ -66,9 +86,17 @@ export function chooseThresholds(scores: ArrayLike<number>, labels: ArrayLike<nu
 }
 
 export interface ModeCheck {
+  /** Shares of the rows at or above the review threshold (sent to review or blocked) and at or
+   *  above the block threshold: what a mode costs in traffic. */
+  review_rate: number;
+  block_rate: number;
   precision: number;
   recall: number;
   f1: number;
+  /** Fraud blocked per 1,000 transactions (true positives at the block threshold). */
+  fraud_caught_per_1000: number;
+  /** Set when the review rate is over REVIEW_WARNING: what that means for a review team. */
+  warning: string | null;
   /** The target's metric measured at the block threshold, and whether it holds. */
   measured: number;
   meets_target: boolean;
@@ -79,13 +107,16 @@ export function checkThreshold(scores: ArrayLike<number>, labels: ArrayLike<numb
   let tp = 0;
   let fp = 0;
   let positives = 0;
+  let reviewed = 0;
   for (let i = 0; i < scores.length; i++) {
     if (labels[i] === 1) positives++;
+    if (scores[i]! >= t.review) reviewed++;
     if (scores[i]! >= t.block) {
       if (labels[i] === 1) tp++;
       else fp++;
     }
   }
+  const n = scores.length;
   const p = tp + fp > 0 ? tp / (tp + fp) : 0;
   const r = positives > 0 ? tp / positives : 0;
   const f1 = p + r > 0 ? (2 * p * r) / (p + r) : 0;
@@ -97,5 +128,15 @@ export function checkThreshold(scores: ArrayLike<number>, labels: ArrayLike<numb
     const best = Math.max(0, ...points.map((q) => fBeta(q, n, 1)));
     measured = best > 0 ? f1 / best : 0;
   }
-  return { precision: p, recall: r, f1, measured, meets_target: measured >= t.target.value };
+  return {
+    review_rate: n ? reviewed / n : 0,
+    block_rate: n ? (tp + fp) / n : 0,
+    precision: p,
+    recall: r,
+    f1,
+    fraud_caught_per_1000: n ? (1000 * tp) / n : 0,
+    warning: n && reviewed / n > REVIEW_WARNING ? `Sends ${(100 * reviewed / n).toFixed(1)} % of transactions to review or block, over ${100 * REVIEW_WARNING} %: more than most review teams can clear.` : null,
+    measured,
+    meets_target: measured >= t.target.value,
+  };
 }

@@ -45,10 +45,17 @@ for (const backend of backends()) {
       const { status, body } = await get('/api/risk/thresholds');
       t.equal(status, 200);
       t.same(Object.keys(body.modes).sort(), ['balanced', 'high_precision', 'high_recall']);
-      for (const m of Object.values(body.modes) as { review_threshold: number; block_threshold: number; meets_target: boolean; target: { metric: string } }[]) {
+      for (const m of Object.values(body.modes) as { review_threshold: number; block_threshold: number; meets_target: boolean; target: { metric: string }; review_rate: number; block_rate: number; fraud_caught_per_1000: number; review_warning: string | null }[]) {
+        t.ok(m.review_rate >= m.block_rate && m.review_rate <= 0.1, `review rate ${m.review_rate}, block rate ${m.block_rate}: what the mode costs`);
+        t.ok(m.fraud_caught_per_1000 > 0);
+        t.equal(m.review_warning, null, 'no mode of the built-in model swamps a review team');
         t.type(m.meets_target, 'boolean');
         t.ok(m.review_threshold <= m.block_threshold);
         t.type(m.target.metric, 'string');
+      }
+      const overview = (await get('/api/metrics/overview')).body;
+      for (const [mode, m] of Object.entries(body.modes) as [string, { review_rate: number; block_rate: number }][]) {
+        t.same([overview.modes[mode].review_rate, overview.modes[mode].block_rate], [m.review_rate, m.block_rate], `${mode}: the overview's modes carry the same rates`);
       }
     });
 

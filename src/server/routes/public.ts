@@ -74,7 +74,13 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
   r.get('/api/config', { schema: { tags: ['service'], summary: 'What a browser needs to start, with the enforced limits' } }, async () => publicConfig(service.config));
 
   r.get('/api/risk/thresholds', {
-    schema: { tags: ['scoring'], summary: "The three modes' thresholds and whether each still meets its target on the test split", response: { 200: Anything, ...errors } },
+    schema: {
+      tags: ['scoring'],
+      summary: "The three modes' thresholds, what each costs, and whether each still meets its target on the test split",
+      description:
+        'Per mode, on the test split: `review_rate` and `block_rate`, the shares of transactions at or above the review and the block threshold (a transaction at or above block is blocked, so `review_rate` is the share flagged either way); precision, recall and `fraud_caught_per_1000` of blocking; `review_warning` when the review rate is over 10 % of traffic; and whether the target still holds.',
+      response: { 200: Anything, ...errors },
+    },
   }, async () => {
     const m = requireModel(service);
     const metrics = isProblem(service.metrics) ? undefined : service.metrics;
@@ -86,7 +92,22 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
         MODE_NAMES.map((mode) => {
           const t = m.file.thresholds[mode];
           const check = metrics?.modes[mode];
-          return [mode, { review_threshold: t.review, block_threshold: t.block, target: t.target, meets_target: check?.meets_target ?? null, measured: check?.measured ?? null, precision: check?.precision ?? null, recall: check?.recall ?? null }];
+          return [
+            mode,
+            {
+              review_threshold: t.review,
+              block_threshold: t.block,
+              target: t.target,
+              meets_target: check?.meets_target ?? null,
+              measured: check?.measured ?? null,
+              review_rate: check?.review_rate ?? null,
+              block_rate: check?.block_rate ?? null,
+              precision: check?.precision ?? null,
+              recall: check?.recall ?? null,
+              fraud_caught_per_1000: check?.fraud_caught_per_1000 ?? null,
+              review_warning: check?.review_warning ?? null,
+            },
+          ];
         }),
       ),
       ...(metrics ? {} : { note: 'The evaluation is unavailable, so whether each target still holds is unknown (null).' }),

@@ -53,8 +53,20 @@ export async function evaluationPage(root: HTMLElement): Promise<void> {
         { class: 'card' },
         h('h2', { class: 'card-title' }, `Modes (${thresholds.split} split)`),
         table(
-          ['Mode', 'Review at', 'Block at', 'Target', 'Measured', 'Precision', 'Recall', 'Meets target'],
-          Object.entries(modes).map(([m, v]) => [modeLabel(m), pct(v.review_threshold), pct(v.block_threshold), `${v.target.metric} ≥ ${v.target.value}`, num(v.measured), num(v.precision), num(v.recall), v.meets_target === null ? 'unknown' : v.meets_target ? 'yes' : h('strong', { class: 'misses' }, 'no')]),
+          ['Mode', 'Review at', 'Block at', 'Flagged (review or block)', 'Blocked', 'Fraud blocked per 1,000', 'Target', 'Measured', 'Precision', 'Recall', 'Meets target'],
+          Object.entries(modes).map(([m, v]) => [
+            modeLabel(m),
+            pct(v.review_threshold),
+            pct(v.block_threshold),
+            v.review_rate === null ? '—' : v.review_warning ? h('strong', { class: 'misses', title: v.review_warning }, `${pct(v.review_rate)} (over 10 %)`) : pct(v.review_rate),
+            v.block_rate === null ? '—' : pct(v.block_rate),
+            num(v.fraud_caught_per_1000, 1),
+            `${v.target.metric} ≥ ${v.target.value}`,
+            num(v.measured),
+            num(v.precision),
+            num(v.recall),
+            v.meets_target === null ? 'unknown' : v.meets_target ? 'yes' : h('strong', { class: 'misses' }, 'no'),
+          ]),
         ),
         h('p', { class: 'explain', id: 'modes-meaning' }, ...modesSentences(modes, thresholds.split)),
       ),
@@ -94,8 +106,10 @@ function comparisonsSentence(cmp: Rec): string {
 
 function modesSentences(modes: Record<string, Rec>, split: string): string[] {
   const out = [
-    `What a mode is: a pair of thresholds chosen on the validation split for a stated target; a score at or above “review at” is sent to review, at or above “block at” it is blocked. Measured, precision and recall are those of blocking, on the ${split} split. Balanced's target (f1_ratio) is an F1 of at least 90 % of the best any threshold reaches.`,
+    `What a mode is: a pair of thresholds chosen on the validation split for a stated target; a score at or above “review at” is sent to review, at or above “block at” it is blocked. Flagged and blocked are the shares of the ${split} split's transactions each threshold catches: what the mode costs in traffic (a review threshold is never set to flag more than 5 % of validation traffic). Measured, precision, recall and fraud blocked per 1,000 transactions are those of blocking, on the ${split} split. Balanced's target (f1_ratio) is an F1 of at least 90 % of the best any threshold reaches.`,
   ];
+  const heavy = Object.entries(modes).filter(([, v]) => v.review_warning);
+  for (const [m, v] of heavy) out.push(` ${modeLabel(m)}: ${v.review_warning}`);
   const missed = Object.entries(modes).filter(([, v]) => v.meets_target === false);
   if (missed.length === 0) out.push(` Every mode meets its target on the ${split} split.`);
   else
