@@ -202,7 +202,9 @@ impl Reasons {
     /// A feature's value for a person.
     fn format_value(&self, out: &mut Vec<u8>, v: f64, kind: Kind, num: &mut ryu_js::Buffer) {
         if v.is_nan() {
-            out.extend_from_slice(b"no history");
+            // A flag or a payment type is missing when the request left its field out (or gave a
+            // payment type the model does not code); anything else, when there was no history.
+            out.extend_from_slice(if matches!(kind, Kind::Flag | Kind::PaymentType) { b"not given" } else { b"no history" });
             return;
         }
         match kind {

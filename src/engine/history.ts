@@ -37,6 +37,9 @@
 import { UndirectedGraph } from 'graphology';
 import { RecordStore } from './records.ts';
 
+/** What an optional field (location, payment type) is recorded as when it is not given. */
+export const UNKNOWN = 'unknown';
+
 export interface HistoryTransaction {
   /** Epoch milliseconds. */
   time: number;

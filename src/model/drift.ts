@@ -21,6 +21,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { HISTORY_DEPENDENT_FEATURES, type ChannelMatrices } from '../engine/features/extract.ts';
+import { UNKNOWN } from '../engine/history.ts';
 import { combineInto } from '../scoring/combine.ts';
 import type { ModelBundle } from './bundle.ts';
 
@@ -241,7 +242,8 @@ export class DriftCounter {
     if (outside) this.outOfRangeRows++;
     let unseen = false;
     for (const [field, value] of [['payment_type', paymentType], ['location', location]] as const) {
-      if (this.reference.categories[field].has(value)) continue;
+      // An omitted field is missing, not a new value: its features' missing bins show it.
+      if (value === UNKNOWN || this.reference.categories[field].has(value)) continue;
       this.unseen[field].set(value, (this.unseen[field].get(value) ?? 0) + 1);
       unseen = true;
     }

@@ -246,8 +246,8 @@ export class Scorer {
     const notes: string[] = context.notes ? [...context.notes] : [];
     const transactionId = input.transaction_id ?? `tx_${randomUUID()}`;
     if (input.transaction_id === undefined) notes.push(`transaction_id was not given: generated ${transactionId}.`);
-    if (input.location === undefined) notes.push('location was not given: recorded as "unknown", so location features treat it as one shared unknown place.');
-    if (input.payment_type === undefined) notes.push('payment_type was not given: recorded as "unknown"; the payment-type feature is then missing and the model uses its learned default.');
+    if (input.location === undefined) notes.push('location was not given: recorded as "unknown"; whether the place and the channel are new to the customer is then missing, which the model was trained to see and does not take as evidence either way.');
+    if (input.payment_type === undefined) notes.push('payment_type was not given: recorded as "unknown"; the payment-type feature and whether the channel is new to the customer are then missing, which the model was trained to see.');
     // A score request's time is when the server receives it (docs/api.md); never earlier than the
     // newest transaction already in the history, so the history stays in time order.
     const time = context.at ?? Math.max(this.clock(), history.newest);

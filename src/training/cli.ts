@@ -138,7 +138,7 @@ const reference = buildReference({
   features: run.features,
   referenceRows: run.split.validation,
   rangeRows: [...run.split.train, ...run.split.validation],
-  categories: { payment_type: run.split.validation.map((i) => rows[i]!.payment_type), location: run.split.validation.map((i) => rows[i]!.location) },
+  categories: { payment_type: run.split.validation.map((i) => run.rows[i]!.payment_type), location: run.split.validation.map((i) => run.rows[i]!.location) },
   importance,
   sample: {
     raw: sampleRows.map((k) => CHANNELS.map((c) => run.scores.validation.raw[c][k]!)),
@@ -219,7 +219,8 @@ const charts = {
 const limitations = [
   values.data ? `Trained and evaluated on ${values.data} only.` : 'Trained and evaluated on simulated payments: the model knows only the fraud the simulator makes, and real fraud differs.',
   'Labels are taken as complete once older than the seven-day delay; real chargebacks arrive later and some never do.',
-  'One time split and one seed: no confidence intervals, and no measure of drift beyond the test period.',
+  'One time split and one seed: no confidence intervals yet. Drift is measured per dataset job and per week of live traffic against the validation split (reference.json), not here.',
+  'Five per cent of the training rows have their location and (independently) their payment type left out, as a client omitting them would send them; validation and test have every field.',
   'Thresholds are chosen on validation; a target that held there can fail on test (see modes.*.meets_target).',
   'Hours of the day are UTC; no customer time zone is known.',
   'Ring precision and recall use the simulator\'s ground truth and do not transfer to real data.',

@@ -4,12 +4,18 @@
 // stack of their log-odds fitted on the first half of validation, and Platt calibration of the
 // stacked log-odds fitted on the second half (a stack fitted and calibrated on the same rows would
 // look better calibrated than it is). The test split is only scored, never fitted on.
+// Optional fields are left out of a seeded share of the training split's rows first (recorded as
+// UNKNOWN, as the service records an omitted field), independently of their label, so the model
+// learns what a missing location or payment type means, and that it is not fraud evidence on its
+// own; validation and test stay as the data came, so that what is evaluated, and the drift
+// reference, describe the data and not the augmentation.
 // Deterministic: seeded LightGBM with `deterministic=true`, single-threaded.
 
 import { loadModel, trainLightgbm } from '../engine/addon.ts';
 import { CHANNEL_FEATURES, extractBatch, type Channel, type ChannelMatrices } from '../engine/features/extract.ts';
 import { TABULAR_CATEGORICAL } from '../engine/features/tabular.ts';
-import { DEFAULT_LABEL_DELAY_MS, History, type HistoryTransaction } from '../engine/history.ts';
+import { DEFAULT_LABEL_DELAY_MS, History, UNKNOWN, type HistoryTransaction } from '../engine/history.ts';
+import { Rng } from './rng.ts';
 import { fitLogistic, sigmoid, type Logistic } from './logistic.ts';
 import { interactionConstraints, partitionByChannel } from './partition.ts';
 import { splitByTime, type Split } from './split.ts';
@@ -22,6 +28,8 @@ export interface TrainOptions {
   labelDelay: number;
   validationShare: number;
   testShare: number;
+  /** Share of training rows whose location, and (independently) whose payment type, is left out. */
+  missingShare: number;
   /** Extra LightGBM parameters for every booster. */
   params: Record<string, string | number | boolean>;
   /** Called with a stage name and a fraction done. */
@@ -34,6 +42,7 @@ export const DEFAULT_TRAINING: TrainOptions = {
   labelDelay: DEFAULT_LABEL_DELAY_MS,
   validationShare: 0.2,
   testShare: 0.2,
+  missingShare: 0.05,
   params: {},
   progress: () => {},
 };
@@ -55,6 +64,8 @@ export interface TrainedModel {
 
 export interface TrainingRun {
   model: TrainedModel;
+  /** The rows as featurised: the input with optional fields left out of some training rows. */
+  rows: HistoryTransaction[];
   split: Split;
   /** Each booster's raw score, and the stacked log-odds and calibrated probability, for every row
    *  of validation and test (indexed like `split.validation` / `split.test`). */
@@ -113,13 +124,29 @@ export function trainChannelBoosters(features: ChannelMatrices, labels: Float64A
   }));
 }
 
+/** The rows with the location, and independently the payment type, replaced by UNKNOWN on a
+ *  seeded `share` of those `rows[i]` with `within(i)`. */
+export function withMissingFields(rows: readonly HistoryTransaction[], share: number, seed: number, within: (i: number) => boolean = () => true): HistoryTransaction[] {
+  if (share <= 0) return [...rows];
+  const rng = new Rng(seed ^ 0x5eed);
+  return rows.map((r, i) => {
+    if (!within(i)) return r;
+    const dropLocation = rng.uniform() < share;
+    const dropType = rng.uniform() < share;
+    return dropLocation || dropType ? { ...r, ...(dropLocation ? { location: UNKNOWN } : {}), ...(dropType ? { payment_type: UNKNOWN } : {}) } : r;
+  });
+}
+
 export function train(rows: readonly HistoryTransaction[], options: Partial<TrainOptions> = {}): TrainingRun {
   const o = { ...DEFAULT_TRAINING, ...options };
   if (rows.some((r) => r.label !== 0 && r.label !== 1)) throw new Error('every training row needs a label (0 or 1)');
+  const split = splitByTime(Float64Array.from(rows, (r) => r.time), { validationShare: o.validationShare, testShare: o.testShare, gap: o.labelDelay });
+  const inTrain = new Uint8Array(rows.length);
+  for (const i of split.train) inTrain[i] = 1;
+  rows = withMissingFields(rows, o.missingShare, o.seed, (i) => inTrain[i] === 1);
   o.progress('features', 0);
   const { features } = extractBatch(rows, new History(o.labelDelay));
   const labels = Float64Array.from(rows, (r) => r.label!);
-  const split = splitByTime(Float64Array.from(rows, (r) => r.time), { validationShare: o.validationShare, testShare: o.testShare, gap: o.labelDelay });
   const half = Math.floor(split.validation.length / 2);
   const stackRows = split.validation.slice(0, half);
   const calibrationRows = split.validation.slice(half);
@@ -149,7 +176,7 @@ export function train(rows: readonly HistoryTransaction[], options: Partial<Trai
     return { raw, stacked: z, probability: z.map((v) => sigmoid(calibration.bias + calibration.weights[0]! * v)) };
   };
   o.progress('scoring', 0.95);
-  const run: TrainingRun = { model: { boosters, stack, calibration }, split, scores: { validation: scoreSplit(split.validation), test: scoreSplit(split.test) }, labels, features };
+  const run: TrainingRun = { model: { boosters, stack, calibration }, rows: rows as HistoryTransaction[], split, scores: { validation: scoreSplit(split.validation), test: scoreSplit(split.test) }, labels, features };
   o.progress('done', 1);
   return run;
 }

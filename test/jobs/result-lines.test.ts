@@ -40,7 +40,7 @@ function csvLine(r: ResultRow, channels: readonly string[], top: number): string
 
 /** A feature's value as a reason shows it, by kind (the wording the service documents). */
 function plainValue(value: number, kind: string, setup: ReasonSetup): string {
-  if (Number.isNaN(value)) return 'no history';
+  if (Number.isNaN(value)) return kind === 'flag' || kind === 'payment_type' ? 'not given' : 'no history';
   const round = Math.round;
   switch (kind) {
     case 'money':

@@ -1,8 +1,11 @@
 // Behavioral channel: the customer against their own past (strictly older transactions only):
 // how this amount compares with what they usually spend, and whether the merchant, the channel or
-// the place is new to them; their recent mean amounts with this payment included. Undefined comparisons (no history, no spread) are missing (NaN).
+// the place is new to them; their recent mean amounts with this payment included. Undefined
+// comparisons (no history, no spread) are missing (NaN), and so is whether the place or the channel
+// is new when the request did not give them (UNKNOWN): an omitted field says nothing about the
+// customer, and training saw such payments of every kind (train.ts), so missing is not evidence.
 
-import { channelOf, distinctBefore, usedBefore, type History, type HistoryTransaction } from '../history.ts';
+import { channelOf, distinctBefore, UNKNOWN, usedBefore, type History, type HistoryTransaction } from '../history.ts';
 
 export const BEHAVIORAL_FEATURES = [
   'customer_prior_count',
@@ -31,8 +34,9 @@ export function behavioral(tx: HistoryTransaction, history: History, out: Float6
   out[at + 2] = count > 0 && mean > 0 ? tx.amount / mean : Number.NaN;
   out[at + 3] = count > 1 && std > 0 ? (tx.amount - mean) / std : Number.NaN;
   out[at + 4] = usedBefore(usage.merchants, tx.merchant_id, tx.time) ? 0 : 1;
-  out[at + 5] = usedBefore(usage.channels, channelOf(tx), tx.time) ? 0 : 1;
-  out[at + 6] = usedBefore(usage.locations, tx.location, tx.time) ? 0 : 1;
+  const noLocation = tx.location === UNKNOWN;
+  out[at + 5] = noLocation || tx.payment_type === UNKNOWN ? Number.NaN : usedBefore(usage.channels, channelOf(tx), tx.time) ? 0 : 1;
+  out[at + 6] = noLocation ? Number.NaN : usedBefore(usage.locations, tx.location, tx.time) ? 0 : 1;
   out[at + 7] = last === undefined ? Number.NaN : Math.log1p((tx.time - last) / 1000);
   out[at + 8] = distinctBefore(usage.merchants, tx.time);
   // The customer's mean amount over the last day, week and month, this payment included: a run of
