@@ -13,13 +13,11 @@
 // with, against the model's reference, on an even sample of at most DRIFT_SAMPLE of them.
 
 import type { ModeName, ModelBundle } from '../model/bundle.ts';
-import { DriftCounter, type DriftReport } from '../model/drift.ts';
+import { DRIFT_SAMPLE, DriftCounter, type DriftReport } from '../model/drift.ts';
 import type { OrganizationData } from '../storage/live-store.ts';
 import { averagePrecision, rocAuc } from '../training/metrics.ts';
 
 export const MIN_LABELLED = 20;
-/** Scored transactions per week that drift is measured on, at most. */
-export const DRIFT_SAMPLE = 20_000;
 export const SCORE_QUANTILES = [0.1, 0.25, 0.5, 0.75, 0.9, 0.99] as const;
 const WEEK_MS = 7 * 86_400_000;
 

@@ -32,6 +32,9 @@ export const OUT_OF_RANGE_SHARE = 0.05;
 export const MIN_ROWS_FOR_PSI = 200;
 /** Below this many rows there is no report at all. */
 export const MIN_ROWS = 20;
+/** Rows a report counts at most: a larger file or week is sampled evenly (every k-th row). PSI over
+ *  ten bins is as good as settled at this size. */
+export const DRIFT_SAMPLE = 20_000;
 /** Features ranked by importance that can decide the verdict. */
 export const TOP_FEATURES = 10;
 export const BINS = 10;
@@ -72,6 +75,21 @@ export interface DriftReference {
   features: (ReferenceFile['features'][number] & { channelIndex: number; column: number; offset: number; decides: boolean })[];
   /** Each channel's number of features (its matrix's row width), in the bundle's channel order. */
   widths: number[];
+  /** The same per feature as flat arrays, for counting rows without touching objects. */
+  flat: {
+    channel: Int32Array;
+    column: Int32Array;
+    offset: Int32Array;
+    /** Where each feature's edges start in `edges` (one more entry: the end). */
+    edgeStart: Int32Array;
+    edges: Float64Array;
+    /** Where each feature's bins start in a counter's counts (one more entry: the total). */
+    binStart: Int32Array;
+    /** The range seen in training (±∞ when always missing). */
+    min: Float64Array;
+    max: Float64Array;
+    decides: Uint8Array;
+  };
   categories: Record<CategoryField, Set<string>>;
   score: { edges: number[]; shares: number[] };
 }
@@ -170,9 +188,27 @@ export function prepareReference(file: ReferenceFile, bundle: ModelBundle): Drif
     combineInto(bundle, raw, file.score_sample.cold[i] === 1, 'balanced', out, 0);
     return out[0]!;
   });
+  const edgeStart = new Int32Array(features.length + 1);
+  const binStart = new Int32Array(features.length + 1);
+  features.forEach((f, k) => {
+    edgeStart[k + 1] = edgeStart[k]! + f.edges.length;
+    binStart[k + 1] = binStart[k]! + f.edges.length + 2;
+  });
+  const flat = {
+    channel: Int32Array.from(features, (f) => f.channelIndex),
+    column: Int32Array.from(features, (f) => f.column),
+    offset: Int32Array.from(features, (f) => f.offset),
+    edgeStart,
+    edges: Float64Array.from(features.flatMap((f) => f.edges)),
+    binStart,
+    min: Float64Array.from(features, (f) => f.min ?? -Infinity),
+    max: Float64Array.from(features, (f) => f.max ?? Infinity),
+    decides: Uint8Array.from(features, (f) => (f.decides ? 1 : 0)),
+  };
   return {
     file,
     features,
+    flat,
     widths: bundle.channels.map((c) => c.features.length),
     categories: { payment_type: new Set(Object.keys(file.categories.payment_type)), location: new Set(Object.keys(file.categories.location)) },
     score: quantileBins(scores),
@@ -182,7 +218,8 @@ export function prepareReference(file: ReferenceFile, bundle: ModelBundle): Drif
 /** Counts rows into a reference's bins; `report` compares them with it. */
 export class DriftCounter {
   private rows = 0;
-  private readonly featureCounts: Float64Array[];
+  /** Every feature's bins one after another (`flat.binStart`): its value bins, then missing. */
+  private readonly counts: Float64Array;
   private readonly outOfRange: Float64Array;
   private readonly scoreCounts: Float64Array;
   private readonly unseen = { payment_type: new Map<string, number>(), location: new Map<string, number>() };
@@ -191,8 +228,8 @@ export class DriftCounter {
   private scored = 0;
 
   constructor(private readonly reference: DriftReference) {
-    // One bin per edge plus the top bin, then the missing bin.
-    this.featureCounts = reference.features.map((f) => new Float64Array(f.edges.length + 2));
+    const flat = reference.flat;
+    this.counts = new Float64Array(flat.binStart[flat.binStart.length - 1]!);
     this.outOfRange = new Float64Array(reference.features.length);
     this.scoreCounts = new Float64Array(reference.score.edges.length + 1);
   }
@@ -200,12 +237,12 @@ export class DriftCounter {
   /** One row's features (row `row` of each channel's row-major matrix, in the bundle's channel
    *  order) and its optional fields as given. */
   addRow(matrices: readonly Float64Array[], row: number, paymentType: string, location: string): void {
-    const features = this.reference.features;
+    const flat = this.reference.flat;
     const widths = this.reference.widths;
     let outside = false;
-    for (let k = 0; k < features.length; k++) {
-      const f = features[k]!;
-      outside = this.tally(k, matrices[f.channelIndex]![row * widths[f.channelIndex]! + f.column]!) || outside;
+    for (let k = 0; k < flat.channel.length; k++) {
+      const c = flat.channel[k]!;
+      if (this.tally(k, matrices[c]![row * widths[c]! + flat.column[k]!]!)) outside = true;
     }
     this.finishRow(outside, paymentType, location);
   }
@@ -213,26 +250,31 @@ export class DriftCounter {
   /** One row's features as stored with a scored transaction: every channel's, one after another
    *  in the bundle's channel order. False (and nothing counted) when the length does not match. */
   addPacked(values: ArrayLike<number>, paymentType: string, location: string): boolean {
-    const features = this.reference.features;
+    const flat = this.reference.flat;
     if (values.length !== this.reference.widths.reduce((a, b) => a + b, 0)) return false;
     let outside = false;
-    for (let k = 0; k < features.length; k++) outside = this.tally(k, values[features[k]!.offset]!) || outside;
+    for (let k = 0; k < flat.offset.length; k++) if (this.tally(k, values[flat.offset[k]!]!)) outside = true;
     this.finishRow(outside, paymentType, location);
     return true;
   }
 
   /** Counts feature k's value; true when it is a top feature outside its training range. */
   private tally(k: number, value: number): boolean {
-    const f = this.reference.features[k]!;
-    const counts = this.featureCounts[k]!;
-    if (Number.isNaN(value)) {
-      counts[counts.length - 1]!++;
+    const flat = this.reference.flat;
+    const first = flat.binStart[k]!;
+    const last = flat.binStart[k + 1]! - 1; // the missing bin
+    if (value !== value) {
+      this.counts[last]!++;
       return false;
     }
-    counts[binOf(f.edges, value)]!++;
-    if ((f.min !== null && value < f.min) || (f.max !== null && value > f.max)) {
+    // Bin b holds values ≤ edges[b] (and above the edge before); the top bin the rest.
+    let b = first;
+    const edges = flat.edges;
+    for (let e = flat.edgeStart[k]!, end = flat.edgeStart[k + 1]!; e < end && value > edges[e]!; e++) b++;
+    this.counts[b]!++;
+    if (value < flat.min[k]! || value > flat.max[k]!) {
       this.outOfRange[k]!++;
-      return f.decides;
+      return flat.decides[k] === 1;
     }
     return false;
   }
@@ -240,14 +282,12 @@ export class DriftCounter {
   private finishRow(outside: boolean, paymentType: string, location: string): void {
     this.rows++;
     if (outside) this.outOfRangeRows++;
-    let unseen = false;
-    for (const [field, value] of [['payment_type', paymentType], ['location', location]] as const) {
-      // An omitted field is missing, not a new value: its features' missing bins show it.
-      if (value === UNKNOWN || this.reference.categories[field].has(value)) continue;
-      this.unseen[field].set(value, (this.unseen[field].get(value) ?? 0) + 1);
-      unseen = true;
-    }
-    if (unseen) this.unseenRows++;
+    // An omitted field is missing, not a new value: its features' missing bins show it.
+    const newType = paymentType !== UNKNOWN && !this.reference.categories.payment_type.has(paymentType);
+    const newPlace = location !== UNKNOWN && !this.reference.categories.location.has(location);
+    if (newType) this.unseen.payment_type.set(paymentType, (this.unseen.payment_type.get(paymentType) ?? 0) + 1);
+    if (newPlace) this.unseen.location.set(location, (this.unseen.location.get(location) ?? 0) + 1);
+    if (newType || newPlace) this.unseenRows++;
   }
 
   addScore(score: number): void {
@@ -264,7 +304,7 @@ export class DriftCounter {
     const enough = n >= MIN_ROWS_FOR_PSI;
     if (enough && scorePsi >= PSI_MAJOR) reasons.push('score_psi');
     const features = ref.features.map((f, k) => {
-      const counts = this.featureCounts[k]!;
+      const counts = this.counts.subarray(ref.flat.binStart[k]!, ref.flat.binStart[k + 1]!);
       // Missing is a bin of its own on both sides.
       const expected = [...f.shares.map((s) => s * (1 - f.missing)), f.missing];
       const value = psi(expected, [...counts].map((c) => c / n));
