@@ -37,6 +37,13 @@ export function startFlags(): string[] {
 }
 
 /** The service with a fresh embedded database, ready: its process, URL and start-up steps (ms). */
+/** Servers this process started: stopped when it exits, however it exits (a benchmark that throws
+ *  part way used to leave its server running). */
+const started: ChildProcess[] = [];
+process.on('exit', () => {
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
 export async function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; startup: Record<string, number> }> {
   const port = 20_000 + Math.floor(Math.random() * 20_000);
   // BENCH_SERVER_NODE_ARGS: extra Node options for the server only (e.g. `--cpu-prof`, which
@@ -47,6 +54,7 @@ export async function startServer(env: Record<string, string>): Promise<{ child:
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: tempDir('bench-'), DATABASE_URL: '', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
+  started.push(child);
   const ready = await waitFor(child, /ready on .* start-up steps ms: (\{.*\})/, 'stderr');
   return { child, url: `http://127.0.0.1:${port}`, startup: JSON.parse(ready[1]!) as Record<string, number> };
 }
