@@ -71,7 +71,7 @@ const ModeResult = z.object({
 
 export const MetricsFileSchema = z.object({
   model_id: z.string(),
-  splits: z.object({ validation: SplitMetrics, test: SplitMetrics }),
+  splits: z.object({ train: SplitMetrics, validation: SplitMetrics, test: SplitMetrics }),
   channel_auc: z.object({ validation: z.record(z.string(), Num), test: z.record(z.string(), Num) }),
   modes: z.object({ split: z.literal('test'), balanced: ModeResult, high_precision: ModeResult, high_recall: ModeResult }),
   comparisons: z.record(z.string(), z.unknown()),

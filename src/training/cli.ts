@@ -21,6 +21,7 @@ import { checkThreshold, chooseThresholds, MODES } from './thresholds.ts';
 import { applyColdStart, fitColdStart, isColdStart } from './coldstart.ts';
 import { precisionRecallCurve, reliabilityCurve, rocCurve, scoreHistograms } from './curves.ts';
 import { ablationSingleBooster, baselineAmount, baselineLogistic, type Comparison } from './evaluate.ts';
+import { gapIntervals, splitIntervals } from './split-intervals.ts';
 import { CHANNELS, DEFAULT_TRAINING, gather, train, type TrainOptions } from './train.ts';
 
 const { values } = parseArgs({
@@ -77,12 +78,14 @@ const run = train(rows, options);
 
 // Thresholds and cold start, chosen on validation.
 const labelsOf = (idx: number[]) => Float64Array.from(idx, (i) => run.labels[i]!);
+const trainLabels = labelsOf(run.split.train);
 const validationLabels = labelsOf(run.split.validation);
 const testLabels = labelsOf(run.split.test);
 // The cold-start floor, fitted on validation, applies before thresholds: it is part of the score.
 const coldStart = fitColdStart(run.features, run.split.validation, run.labels);
 const validationScored = applyColdStart(run.scores.validation.probability, run.features, run.split.validation, coldStart);
 const testScored = applyColdStart(run.scores.test.probability, run.features, run.split.test, coldStart);
+const trainScored = applyColdStart(run.scores.train.probability, run.features, run.split.train, coldStart);
 const validationP = validationScored.probabilities;
 const testP = testScored.probabilities;
 const thresholds = chooseThresholds(validationP, validationLabels);
@@ -147,6 +150,7 @@ const reference = buildReference({
 });
 writeFileSync(join(out, 'reference.json'), JSON.stringify(reference) + '\n');
 
+// Each figure with its 95 % bootstrap interval over the split's rows (split-intervals.ts).
 const splitMetrics = (scores: Float64Array, labels: Float64Array) => ({
   rows: labels.length,
   fraud_rate: round(labels.reduce((a, b) => a + b, 0) / labels.length),
@@ -156,10 +160,13 @@ const splitMetrics = (scores: Float64Array, labels: Float64Array) => ({
   log_loss: round(logLoss(scores, labels)),
   expected_calibration_error: round(expectedCalibrationError(scores, labels)),
   recall_at_1pct_fpr: round(recallAtFpr(scores, labels, 0.01)),
+  intervals: { level: 0.95, method: 'percentile bootstrap over rows, 1,000 resamples', ...splitIntervals(scores, labels, seed) },
 });
+log('intervals');
 const metrics = {
   model_id: id,
   splits: {
+    train: { ...splitMetrics(trainScored.probabilities, trainLabels), cold_start_rows: trainScored.cold, note: 'what the boosters were fitted on: a gap to validation and test is over-fitting or drift' },
     validation: { ...splitMetrics(validationP, validationLabels), cold_start_rows: validationScored.cold, note: 'stack fitted on its first half, calibration on its second half, the cold-start floor on all of it' },
     test: { ...splitMetrics(testP, testLabels), cold_start_rows: testScored.cold },
   },
@@ -179,10 +186,13 @@ const metrics = {
 };
 log('ablation and baselines');
 const rounded = (c: Comparison) => ({ roc_auc: round(c.roc_auc), average_precision: round(c.average_precision) });
+const ablation = ablationSingleBooster(run, options);
 const comparisons = {
   split: 'test',
   stack: { roc_auc: metrics.splits.test.roc_auc, average_precision: metrics.splits.test.average_precision },
-  ablation_single_booster_all_features: rounded(ablationSingleBooster(run, options)),
+  ablation_single_booster_all_features: rounded(ablation),
+  // The stack minus the ablation on the same test rows, with a paired 95 % interval.
+  stack_minus_ablation: gapIntervals(testP, ablation.scores, testLabels, seed),
   baseline_amount_only: rounded(baselineAmount(run)),
   baseline_logistic_regression: rounded(baselineLogistic(run)),
 };
@@ -219,7 +229,7 @@ const charts = {
 const limitations = [
   values.data ? `Trained and evaluated on ${values.data} only.` : 'Trained and evaluated on simulated payments: the model knows only the fraud the simulator makes, and real fraud differs.',
   'Labels are taken as complete once older than the seven-day delay; real chargebacks arrive later and some never do.',
-  'One time split and one seed: no confidence intervals yet. Drift is measured per dataset job and per week of live traffic against the validation split (reference.json), not here.',
+  'One time split and one training seed: the intervals are over the rows of each split, not over other periods or seeds. Drift is measured per dataset job and per week of live traffic against the validation split (reference.json), not here.',
   'Five per cent of the training rows have their location and (independently) their payment type left out, as a client omitting them would send them; validation and test have every field.',
   'Thresholds are chosen on validation; a target that held there can fail on test (see modes.*.meets_target).',
   'Hours of the day are UTC; no customer time zone is known.',

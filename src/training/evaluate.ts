@@ -20,7 +20,8 @@ function compare(scores: ArrayLike<number>, labels: ArrayLike<number>): Comparis
   return { roc_auc: rocAuc(scores, labels), average_precision: averagePrecision(scores, labels) };
 }
 
-export function ablationSingleBooster(run: TrainingRun, options: TrainOptions): Comparison {
+/** The ablation's figures on test, and its raw scores there (indexed like `run.split.test`). */
+export function ablationSingleBooster(run: TrainingRun, options: TrainOptions): Comparison & { scores: Float64Array } {
   const train = combinedMatrix(run.features, run.split.train);
   const text = trainLightgbm({
     rows: train.matrix,
@@ -31,7 +32,8 @@ export function ablationSingleBooster(run: TrainingRun, options: TrainOptions): 
     iterations: options.iterations,
   });
   const test = combinedMatrix(run.features, run.split.test);
-  return compare(loadModel(text).predictRawBatch(test.matrix), Float64Array.from(run.split.test, (i) => run.labels[i]!));
+  const scores = loadModel(text).predictRawBatch(test.matrix);
+  return { ...compare(scores, Float64Array.from(run.split.test, (i) => run.labels[i]!)), scores };
 }
 
 export function baselineAmount(run: TrainingRun): Comparison {

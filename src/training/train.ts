@@ -68,8 +68,8 @@ export interface TrainingRun {
   rows: HistoryTransaction[];
   split: Split;
   /** Each booster's raw score, and the stacked log-odds and calibrated probability, for every row
-   *  of validation and test (indexed like `split.validation` / `split.test`). */
-  scores: Record<'validation' | 'test', { raw: Record<Channel, Float64Array>; stacked: Float64Array; probability: Float64Array }>;
+   *  of each split (indexed like `split.train`, `split.validation`, `split.test`). */
+  scores: Record<'train' | 'validation' | 'test', { raw: Record<Channel, Float64Array>; stacked: Float64Array; probability: Float64Array }>;
   labels: Float64Array;
   /** Every row's features (row-major per channel), for evaluation. */
   features: ChannelMatrices;
@@ -176,7 +176,7 @@ export function train(rows: readonly HistoryTransaction[], options: Partial<Trai
     return { raw, stacked: z, probability: z.map((v) => sigmoid(calibration.bias + calibration.weights[0]! * v)) };
   };
   o.progress('scoring', 0.95);
-  const run: TrainingRun = { model: { boosters, stack, calibration }, rows: rows as HistoryTransaction[], split, scores: { validation: scoreSplit(split.validation), test: scoreSplit(split.test) }, labels, features };
+  const run: TrainingRun = { model: { boosters, stack, calibration }, rows: rows as HistoryTransaction[], split, scores: { train: scoreSplit(split.train), validation: scoreSplit(split.validation), test: scoreSplit(split.test) }, labels, features };
   o.progress('done', 1);
   return run;
 }

@@ -54,6 +54,15 @@ for (const backend of backends()) {
         t.type(m.target.metric, 'string');
       }
       const overview = (await get('/api/metrics/overview')).body;
+      t.same(Object.keys(overview.splits), ['train', 'validation', 'test'], 'the three splits');
+      for (const [name, split] of Object.entries(overview.splits) as [string, Record<string, number> & { intervals: Record<string, [number, number]> }][]) {
+        for (const k of ['roc_auc', 'average_precision', 'recall_at_1pct_fpr', 'expected_calibration_error']) {
+          const [low, high] = split.intervals[k]!;
+          t.ok(low <= split[k]! && split[k]! <= high && low < high, `${name} ${k} ${split[k]} within its 95 % interval [${low}, ${high}]`);
+        }
+      }
+      const gap = overview.comparisons.stack_minus_ablation.average_precision;
+      t.ok(gap.interval[0] <= gap.difference && gap.difference <= gap.interval[1], `the stack-against-ablation gap ${gap.difference} with its interval`);
       for (const [mode, m] of Object.entries(body.modes) as [string, { review_rate: number; block_rate: number }][]) {
         t.same([overview.modes[mode].review_rate, overview.modes[mode].block_rate], [m.review_rate, m.block_rate], `${mode}: the overview's modes carry the same rates`);
       }

@@ -25,7 +25,12 @@ export async function evaluationPage(root: HTMLElement): Promise<void> {
       api<Rec>('/api/metrics/rings'),
       api<Rec>('/api/risk/thresholds'),
     ]);
-    const splits = ['validation', 'test'] as const;
+    const splits = (['train', 'validation', 'test'] as const).filter((x) => overview.splits[x]);
+    // A figure with its 95 % interval when the evaluation has one.
+    const withInterval = (k: string, split: Rec) => {
+      const i = split.intervals?.[k] as [number | null, number | null] | undefined;
+      return i && i[0] !== null && i[1] !== null ? `${fmt(k, split[k])} (${fmt(k, i[0])}–${fmt(k, i[1])})` : fmt(k, split[k]);
+    };
     const metricRows: [string, string][] = [
       ['rows', 'Rows'], ['fraud_rate', 'Fraud rate'], ['roc_auc', 'ROC AUC'], ['average_precision', 'Average precision'], ['brier', 'Brier score'],
       ['expected_calibration_error', 'Calibration error (ECE)'], ['recall_at_1pct_fpr', 'Recall at 1 % false positives'],
@@ -40,12 +45,18 @@ export async function evaluationPage(root: HTMLElement): Promise<void> {
     root.replaceChildren(
       h('h1', { class: 'page-title' }, `Evaluation of ${overview.model_id}`),
       h('p', { class: 'muted' }, 'Every number is labelled with the split it was measured on; the test split was never used to fit anything.'),
-      h('div', { class: 'card' }, h('h2', { class: 'card-title' }, 'Metrics per split'), table(['Metric', ...splits], metricRows.map(([k, label]) => [label, ...splits.map((s) => fmt(k, overview.splits[s][k]))]))),
+      h(
+        'div',
+        { class: 'card' },
+        h('h2', { class: 'card-title' }, 'Metrics per split'),
+        table(['Metric', ...splits], metricRows.map(([k, label]) => [label, ...splits.map((s) => withInterval(k, overview.splits[s]))])),
+        h('p', { class: 'muted', id: 'intervals-meaning' }, 'In brackets: the 95 % bootstrap interval over the split’s rows, what another sample of the same weeks could have given. Train is what the boosters were fitted on; its lead over validation and test is over-fitting and the later weeks’ other mix of fraud.'),
+      ),
       h(
         'div',
         { class: 'card' },
         h('h2', { class: 'card-title' }, `Comparisons (${cmp.split} split)`),
-        table(['Model', 'ROC AUC', 'Average precision'], Object.entries(cmp).filter(([k]) => k !== 'split').map(([k, v]) => [k.replaceAll('_', ' '), num((v as Rec).roc_auc), num((v as Rec).average_precision)])),
+        table(['Model', 'ROC AUC', 'Average precision'], Object.entries(cmp).filter(([k]) => k !== 'split' && k !== 'stack_minus_ablation').map(([k, v]) => [k.replaceAll('_', ' '), num((v as Rec).roc_auc), num((v as Rec).average_precision)])),
         h('p', { class: 'explain', id: 'comparisons-meaning' }, comparisonsSentence(cmp)),
       ),
       h(
@@ -100,8 +111,11 @@ const COMPARED: Record<string, string> = {
 };
 
 function comparisonsSentence(cmp: Rec): string {
-  const parts = Object.keys(cmp).filter((k) => k !== 'split').map((k) => COMPARED[k] ?? `${k.replaceAll('_', ' ')} is another model`);
-  return `What this compares: every model was fitted on the same training split and is measured on the ${cmp.split} split; ${parts.join('; ')}. Higher is better in both columns: ROC AUC is the chance that a random fraud scores above a random legitimate payment (0.5 is chance), and average precision summarises the precision–recall curve (the fraud rate is chance).`;
+  const parts = Object.keys(cmp).filter((k) => k !== 'split' && k !== 'stack_minus_ablation').map((k) => COMPARED[k] ?? `${k.replaceAll('_', ' ')} is another model`);
+  const gap = cmp.stack_minus_ablation as Rec | undefined;
+  const interval = (g: Rec) => `${num(g.difference)} (95 % interval ${num(g.interval[0])} to ${num(g.interval[1])})`;
+  const gapSentence = gap ? ` The stack minus the ablation, on the same rows: average precision ${interval(gap.average_precision)}, ROC AUC ${interval(gap.roc_auc)}; what the per-channel design costs.` : '';
+  return `What this compares: every model was fitted on the same training split and is measured on the ${cmp.split} split; ${parts.join('; ')}. Higher is better in both columns: ROC AUC is the chance that a random fraud scores above a random legitimate payment (0.5 is chance), and average precision summarises the precision–recall curve (the fraud rate is chance).${gapSentence}`;
 }
 
 function modesSentences(modes: Record<string, Rec>, split: string): string[] {
