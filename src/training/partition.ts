@@ -115,3 +115,23 @@ export function partitionByChannel(text: string, groups: readonly ChannelGroup[]
 export function treeSizes(text: string): number[] {
   return parse(text).trees.map((tree, i) => Buffer.byteLength(treeText(i, tree.lines)));
 }
+
+/** The model made of trees `from` (inclusive) to `to` (exclusive) of a LightGBM model text, so that
+ *  a booster trained once to its maximum can be scored as if it had stopped after `to` trees
+ *  (`sliceTrees(text, 0, k)`), or checkpoint by checkpoint with each tree scored once: the raw
+ *  scores of consecutive slices add up to the whole model's (LightGBM folds the initial score into
+ *  the first tree). Used by selection.ts for early stopping. */
+export function sliceTrees(text: string, from: number, to: number): string {
+  const { header, trees } = parse(text);
+  if (!(Number.isInteger(from) && Number.isInteger(to) && from >= 0 && to > from && to <= trees.length)) {
+    throw new Error(`sliceTrees: trees ${from}..${to} are not within the model's ${trees.length}`);
+  }
+  const blocks = trees.slice(from, to).map((tree, i) => treeText(i, tree.lines));
+  const head = header.map((l) => (l.startsWith('tree_sizes=') ? `tree_sizes=${blocks.map((b) => Buffer.byteLength(b)).join(' ')}` : l));
+  return `${head.join('\n')}\n\n${blocks.join('')}end of trees\n\nparameters:\n[trees: ${from}..${to}]\nend of parameters\n\npandas_categorical:null\n`;
+}
+
+/** The number of trees in a LightGBM model text. */
+export function treeCount(text: string): number {
+  return parse(text).trees.length;
+}
