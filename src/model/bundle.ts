@@ -75,6 +75,8 @@ export const MetricsFileSchema = z.object({
   channel_auc: z.object({ validation: z.record(z.string(), Num), test: z.record(z.string(), Num) }),
   modes: z.object({ split: z.literal('test'), balanced: ModeResult, high_precision: ModeResult, high_recall: ModeResult }),
   comparisons: z.record(z.string(), z.unknown()),
+  /** The pipeline re-run on other simulator and training seeds (simulator data only). */
+  seed_spread: z.record(z.string(), z.unknown()).optional(),
   rings: z.record(z.string(), z.unknown()),
   charts: z.object({
     split: z.string(),

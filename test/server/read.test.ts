@@ -61,6 +61,10 @@ for (const backend of backends()) {
           t.ok(low <= split[k]! && split[k]! <= high && low < high, `${name} ${k} ${split[k]} within its 95 % interval [${low}, ${high}]`);
         }
       }
+      const spread = overview.seed_spread;
+      t.equal(spread.runs.length, 3, 'the pipeline on three simulator seeds');
+      t.equal(spread.runs[0].average_precision, overview.splits.test.average_precision, 'the first is the served model');
+      t.ok(spread.average_precision.min <= spread.average_precision.max);
       const gap = overview.comparisons.stack_minus_ablation.average_precision;
       t.ok(gap.interval[0] <= gap.difference && gap.difference <= gap.interval[1], `the stack-against-ablation gap ${gap.difference} with its interval`);
       for (const [mode, m] of Object.entries(body.modes) as [string, { review_rate: number; block_rate: number }][]) {

@@ -51,6 +51,13 @@ export async function evaluationPage(root: HTMLElement): Promise<void> {
         h('h2', { class: 'card-title' }, 'Metrics per split'),
         table(['Metric', ...splits], metricRows.map(([k, label]) => [label, ...splits.map((s) => withInterval(k, overview.splits[s]))])),
         h('p', { class: 'muted', id: 'intervals-meaning' }, 'In brackets: the 95 % bootstrap interval over the split’s rows, what another sample of the same weeks could have given. Train is what the boosters were fitted on; its lead over validation and test is over-fitting and the later weeks’ other mix of fraud.'),
+        overview.seed_spread
+          ? h(
+              'p',
+              { class: 'muted', id: 'seed-spread' },
+              `The same pipeline on ${overview.seed_spread.runs.length} simulator and training seeds (this model is the first): test ROC AUC ${num(overview.seed_spread.roc_auc.min)}–${num(overview.seed_spread.roc_auc.max)}, average precision ${num(overview.seed_spread.average_precision.min)}–${num(overview.seed_spread.average_precision.max)}, recall at 1 % false positives ${num(overview.seed_spread.recall_at_1pct_fpr.min)}–${num(overview.seed_spread.recall_at_1pct_fpr.max)}. Another seed moves a figure more than another sample of rows does.`,
+            )
+          : null,
       ),
       h(
         'div',
