@@ -6,8 +6,8 @@
 // Deterministic: the same inputs write the same bytes (no clock, no machine name in any file).
 
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CHANNEL_FEATURES } from '../engine/features/extract.ts';
 import { loadModel } from '../engine/addon.ts';
@@ -37,13 +37,17 @@ function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-/** Fingerprint of the code that shapes the model: training and feature sources (the handbook
- *  comparison's files shape no model this command writes). */
+/** Fingerprint of the code that shapes the model: this command's sources and everything they
+ *  import, followed through relative imports (the handbook comparison, say, is not among them). */
 function codeFingerprint(): string {
-  const dirs = ['src/training', 'src/engine/features'];
-  const files = dirs.flatMap((d) => readdirSync(d).filter((f) => f.endsWith('.ts') && !/handbook/.test(f)).map((f) => join(d, f)));
-  files.push('src/engine/history.ts');
-  return sha256(files.sort().map((f) => `${f}\n${readFileSync(f, 'utf8')}`).join('\n'));
+  const files = new Set<string>();
+  const visit = (file: string) => {
+    if (files.has(file)) return;
+    files.add(file);
+    for (const m of readFileSync(file, 'utf8').matchAll(/from '(\.{1,2}\/[^']+\.ts)'/g)) visit(join(dirname(file), m[1]!));
+  };
+  visit('src/training/cli.ts');
+  return sha256([...files].sort().map((f) => `${f}\n${readFileSync(f, 'utf8')}`).join('\n'));
 }
 
 const round = (x: number) => (Number.isFinite(x) ? Math.round(x * 1e6) / 1e6 : null);
