@@ -38,7 +38,7 @@ const USAGE = `usage: npm run eval:handbook -- [options]
   --seeds K        number of simulator seeds, N .. N+K-1 (default 3; 1 with --quick)
   --data FILE.csv  a labelled CSV in the dataset format instead of the simulator (one dataset)
   --settings N     random settings tried per model, besides the service's defaults (default ${SEARCH_DEFAULTS.settings}; 2 with --quick)
-  --iterations N   most trees of any setting, early stopping picks fewer (default ${SEARCH_DEFAULTS.maxIterations}; 200 with --quick)
+  --iterations N   most trees of any setting, early stopping picks fewer (default ${SEARCH_DEFAULTS.maxIterations}; 150 with --quick)
   --resamples N    bootstrap resamples of the test week (default ${BOOTSTRAP_DEFAULTS.resamples}; 200 with --quick)
   --quick          one seed, a smaller search (under a minute)
   --help           this text`;
@@ -87,7 +87,7 @@ const firstSeed = count('seed', 0, 0);
 const seedCount = dataFile !== undefined ? 1 : count('seeds', quick ? 1 : 3);
 const searchOptions: Partial<SearchOptions> = {
   settings: count('settings', quick ? 2 : SEARCH_DEFAULTS.settings, 0),
-  maxIterations: count('iterations', quick ? 200 : SEARCH_DEFAULTS.maxIterations),
+  maxIterations: count('iterations', quick ? 150 : SEARCH_DEFAULTS.maxIterations),
   checkpoints: quick ? 10 : SEARCH_DEFAULTS.checkpoints,
 };
 const resamples = count('resamples', quick ? 200 : BOOTSTRAP_DEFAULTS.resamples);
