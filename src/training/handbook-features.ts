@@ -1,4 +1,4 @@
-// The handbook's own 15 features, re-derived from its published description (ECOSYSTEM.md), for a
+// The handbook's own 15 features, re-derived from its published description, for a
 // same-data baseline in `npm run eval:handbook`: amount, weekend, night (before 06:00); per
 // customer over 1, 7 and 30 days including the current transaction, the count and mean amount;
 // per terminal over 1, 7 and 30 days shifted back by the label delay, the count and fraud ratio.

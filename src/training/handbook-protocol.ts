@@ -1,5 +1,5 @@
-// The handbook's evaluation protocol (Le Borgne et al., from its published description; see
-// ECOSYSTEM.md): train on 7 days, wait the 7-day label delay, test on the next 7 days. Customers
+// The handbook's evaluation protocol (Le Borgne et al., "Reproducible Machine Learning for Credit
+// Card Fraud Detection", from its published description): train on 7 days, wait the 7-day label delay, test on the next 7 days. Customers
 // ("cards") already known to be compromised are removed from the test: those with a fraud in the
 // training period and, for each test day d, those with a fraud on a day up to d − 8. Card
 // precision@100 is, per test day, the share of truly compromised cards among the 100 cards with the
