@@ -166,9 +166,13 @@ t.test('Transactions: find, filter, open and mark a transaction', { skip: noBrow
   });
 
   await t.test('work through the review queue with the keyboard', async (t) => {
-    // Small payments in the high-recall mode, whose review threshold is low: more to review.
-    for (let i = 0; i < 6; i++) {
-      t.equal((await score(key.secret, { transaction_id: `q-${i}`, amount: 25 + i, customer_id: `C-q${i}`, merchant_id: 'M-0', location: 'Porto', payment_type: 'wallet', mode: 'high_recall' })).status, 200);
+    // Payments of rising amounts at new merchants in the high-recall mode, until four are sent to
+    // review (between its review and block thresholds).
+    let reviews = 0;
+    for (let i = 0; i < 60 && reviews < 4; i++) {
+      const res = await score(key.secret, { transaction_id: `q-${i}`, amount: Math.round(25 * 1.2 ** i), customer_id: `C-q${i}`, merchant_id: `M-q${i}`, location: 'Porto', payment_type: 'wallet', mode: 'high_recall' });
+      t.equal(res.status, 200);
+      if ((await res.json()).decision === 'review') reviews++;
     }
     const queue = await apiIds('decision=review&outcome=none&order=oldest');
     t.ok(queue.length >= 3, `${queue.length} transactions wait for review`);

@@ -36,11 +36,18 @@ export function bar(label: string, value: number, signed = false): HTMLElement {
 /** A table with column headers; on a phone each row becomes a block of "header: value" lines
  *  (style.css), so nothing is cut off. A cell is text or an element (a link, a button). */
 export function table(head: string[], rows: (string | Node)[][]): HTMLElement {
-  return h(
+  const wrap = h(
     'div',
     { class: 'table-wrap' },
     h('table', { class: 'stack' }, h('thead', {}, h('tr', {}, ...head.map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, ...rows.map((r) => h('tr', {}, ...r.map((c, i) => h('td', { 'data-label': head[i] ?? '' }, c)))))),
   );
+  // A table wider than its box scrolls sideways: it then takes keyboard focus, so the arrow keys
+  // can scroll it, and only then (one tab stop per table that needs it).
+  new ResizeObserver(() => {
+    if (wrap.scrollWidth > wrap.clientWidth) wrap.setAttribute('tabindex', '0');
+    else wrap.removeAttribute('tabindex');
+  }).observe(wrap);
+  return wrap;
 }
 
 /** A time as the service sends it (ISO 8601 UTC), shown as "2026-11-23 10:15:00 UTC". */
