@@ -8,6 +8,7 @@
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import csv from 'csv-parser';
+import { UNKNOWN } from '../engine/history.ts';
 
 export const REQUIRED_COLUMNS = ['amount', 'customer_id', 'merchant_id'] as const;
 export const OPTIONAL_COLUMNS = ['transaction_id', 'timestamp', 'location', 'payment_type', 'label'] as const;
@@ -200,8 +201,8 @@ function rowOf(get: (col: DatasetColumn) => string, row: number, time: number | 
     amount: Number(get('amount')),
     customer_id: get('customer_id'),
     merchant_id: get('merchant_id'),
-    location: get('location') || 'unknown',
-    payment_type: get('payment_type') || 'unknown',
+    location: get('location') || UNKNOWN,
+    payment_type: get('payment_type') || UNKNOWN,
     label: label === '1' ? 1 : label === '0' ? 0 : undefined,
   };
 }

@@ -119,12 +119,7 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
     o.progress('features', 1);
     done('features');
     const matrices = bundle.channels.map((c) => new Float64Array(batch * c.features.length));
-    const summary = await scoreAndWrite(bundle, o, { rows, spill, matrices, widths, cold, batch, stageMs, mark });
-    if (drift) {
-      for (let i = 0; i < n; i += stride) drift.addScore(summary.risks[i]!);
-      summary.result.drift = drift.report();
-    }
-    return summary.result;
+    return await scoreAndWrite(bundle, o, { rows, spill, matrices, widths, cold, batch, stageMs, mark, drift, stride });
   } finally {
     spill.remove();
     rows.close();
@@ -179,8 +174,8 @@ export function lineSetup(bundle: ModelBundle, entities: readonly string[], top 
 async function scoreAndWrite(
   bundle: ModelBundle,
   o: BatchOptions,
-  { rows, spill, matrices, widths, cold, batch, stageMs, mark }: { rows: JobRows; spill: FeatureSpill; matrices: Float64Array[]; widths: number[]; cold: Uint8Array; batch: number; stageMs: Record<string, number>; mark: number },
-): Promise<{ result: BatchSummary; risks: Float64Array }> {
+  { rows, spill, matrices, widths, cold, batch, stageMs, mark, drift, stride }: { rows: JobRows; spill: FeatureSpill; matrices: Float64Array[]; widths: number[]; cold: Uint8Array; batch: number; stageMs: Record<string, number>; mark: number; drift: DriftCounter | undefined; stride: number },
+): Promise<BatchSummary> {
   const n = rows.length;
   const lines = resultLines(lineSetup(bundle, rows.entityNames, o.reasons ?? TOP_REASONS));
   // Each stream buffers up to WRITE_BUFFER_BYTES before the loop waits for it to drain: a batch's
@@ -228,6 +223,7 @@ async function scoreAndWrite(
         const coldRow = cold[i] === 1;
         const decisionAndBand = combineInto(bundle, rawRow, coldRow, o.mode, combined, 0);
         risks[i] = combined[0]!;
+        if (drift && i % stride === 0) drift.addScore(risks[i]!);
         summary.decisions[DECISIONS[decisionAndBand >> 2]!]++;
         summary.bands[BANDS[decisionAndBand & 3]!]++;
         if (coldRow) summary.cold_start_rows++;
@@ -312,5 +308,6 @@ async function scoreAndWrite(
     };
   }
   if (summary.metrics) stageMs.metrics = Math.round(performance.now() - metricsFrom);
-  return { result: summary, risks };
+  summary.drift = drift?.report() ?? null;
+  return summary;
 }

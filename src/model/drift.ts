@@ -72,9 +72,11 @@ export type ReferenceFile = z.infer<typeof ReferenceFileSchema>;
  *  matrices, whether it can decide the verdict, and the bundle's own validation score bins. */
 export interface DriftReference {
   file: ReferenceFile;
-  features: (ReferenceFile['features'][number] & { channelIndex: number; column: number; offset: number; decides: boolean })[];
-  /** Each channel's number of features (its matrix's row width), in the bundle's channel order. */
+  features: (ReferenceFile['features'][number] & { decides: boolean })[];
+  /** Each channel's number of features (its matrix's row width), in the bundle's channel order,
+   *  and all of them together (a stored row's length). */
   widths: number[];
+  total: number;
   /** The same per feature as flat arrays, for counting rows without touching objects. */
   flat: {
     channel: Int32Array;
@@ -94,31 +96,22 @@ export interface DriftReference {
   score: { edges: number[]; shares: number[] };
 }
 
-export interface FeatureDrift {
-  feature: string;
-  psi: number;
-  out_of_range_share: number;
-}
-
-export interface DriftReport {
-  verdict: 'ok' | 'shifted';
-  /** What made it `shifted` (empty when ok), e.g. `score_psi`, `feature_psi:amount`. */
-  reasons: string[];
-  /** When shifted, one sentence with DRIFT_WARNING and what made it so; else null. */
-  warning: string | null;
-  rows: number;
-  score_psi: number;
-  /** Every feature, largest PSI first. */
-  features: FeatureDrift[];
-  /** Values never seen in training, most frequent first (at most 20 per field). */
-  unseen_categories: Record<CategoryField, string[]>;
-  /** Share of rows with an unseen payment type or location. */
-  unseen_share: number;
-  /** Share of rows with a top feature outside its training range. */
-  out_of_range_share: number;
-  /** The features that can decide the verdict (by importance; history-dependent ones excluded). */
-  top_features: string[];
-}
+/** A drift report: the one definition, which the API's reference documents as it is. */
+export const DriftReportSchema = z
+  .object({
+    verdict: z.enum(['ok', 'shifted']).describe(`\`shifted\`: the score or a top feature has PSI ≥ ${PSI_MAJOR}, unseen payment types or locations are on ≥ ${100 * UNSEEN_SHARE} % of rows, or ≥ ${100 * OUT_OF_RANGE_SHARE} % of rows have a top feature outside its training range`),
+    reasons: z.array(z.string()).describe('What made it shifted (empty when ok): `score_psi`, `feature_psi:<feature>`, `unseen_categories`, `out_of_range`'),
+    warning: z.string().nullable().describe(`When shifted: "${DRIFT_WARNING}", with the reasons; else null`),
+    rows: z.number().int().describe(`Rows counted (an even sample of at most ${DRIFT_SAMPLE.toLocaleString('en')})`),
+    score_psi: z.number().describe(`Population stability index of the scores against validation (${PSI_MODERATE} moderate, ${PSI_MAJOR} major)`),
+    features: z.array(z.object({ feature: z.string(), psi: z.number(), out_of_range_share: z.number() })).describe('Every feature, largest PSI first'),
+    unseen_categories: z.object({ payment_type: z.array(z.string()), location: z.array(z.string()) }).describe('Values never seen in training, most frequent first (at most 20 each)'),
+    unseen_share: z.number().describe('Share of rows with an unseen payment type or location'),
+    out_of_range_share: z.number().describe('Share of rows with a top feature outside its training range'),
+    top_features: z.array(z.string()).describe('The features whose PSI and range decide the verdict (by importance; history-dependent ones excluded)'),
+  })
+  .describe(`Drift against the model's reference (null with fewer than ${MIN_ROWS} rows, or when the model has no reference)`);
+export type DriftReport = z.infer<typeof DriftReportSchema>;
 
 /** Quantile bin edges (distinct, ascending) and each bin's share; bin k holds values ≤ edges[k]
  *  and > edges[k − 1]; the last bin everything above the last edge. */
@@ -175,12 +168,11 @@ export function prepareReference(file: ReferenceFile, bundle: ModelBundle): Drif
     .sort((a, b) => b.importance - a.importance)
     .slice(0, TOP_FEATURES)
     .map((f) => f.feature);
-  const starts = bundle.channels.map((_, k) => bundle.channels.slice(0, k).reduce((n, c) => n + c.features.length, 0));
-  const features = file.features.map((f) => {
-    const channelIndex = bundle.channels.findIndex((c) => c.name === f.channel);
-    const column = bundle.channels[channelIndex]!.features.indexOf(f.feature);
-    return { ...f, channelIndex, column, offset: starts[channelIndex]! + column, decides: ranked.includes(f.feature) };
-  });
+  const widths = bundle.channels.map((c) => c.features.length);
+  const starts = widths.map((_, k) => widths.slice(0, k).reduce((a, b) => a + b, 0));
+  const features = file.features.map((f) => ({ ...f, decides: ranked.includes(f.feature) }));
+  const channel = Int32Array.from(file.features, (f) => bundle.channels.findIndex((c) => c.name === f.channel));
+  const column = Int32Array.from(file.features, (f, k) => bundle.channels[channel[k]!]!.features.indexOf(f.feature));
   // This bundle's scores on the validation sample, as it would answer them (weights, calibration
   // and cold-start floor included), binned by their own deciles.
   const out = new Float64Array(1 + 2 * bundle.channels.length);
@@ -195,9 +187,9 @@ export function prepareReference(file: ReferenceFile, bundle: ModelBundle): Drif
     binStart[k + 1] = binStart[k]! + f.edges.length + 2;
   });
   const flat = {
-    channel: Int32Array.from(features, (f) => f.channelIndex),
-    column: Int32Array.from(features, (f) => f.column),
-    offset: Int32Array.from(features, (f) => f.offset),
+    channel,
+    column,
+    offset: Int32Array.from(column, (c, k) => starts[channel[k]!]! + c),
     edgeStart,
     edges: Float64Array.from(features.flatMap((f) => f.edges)),
     binStart,
@@ -209,7 +201,8 @@ export function prepareReference(file: ReferenceFile, bundle: ModelBundle): Drif
     file,
     features,
     flat,
-    widths: bundle.channels.map((c) => c.features.length),
+    widths,
+    total: widths.reduce((a, b) => a + b, 0),
     categories: { payment_type: new Set(Object.keys(file.categories.payment_type)), location: new Set(Object.keys(file.categories.location)) },
     score: quantileBins(scores),
   };
@@ -251,7 +244,7 @@ export class DriftCounter {
    *  in the bundle's channel order. False (and nothing counted) when the length does not match. */
   addPacked(values: ArrayLike<number>, paymentType: string, location: string): boolean {
     const flat = this.reference.flat;
-    if (values.length !== this.reference.widths.reduce((a, b) => a + b, 0)) return false;
+    if (values.length !== this.reference.total) return false;
     let outside = false;
     for (let k = 0; k < flat.offset.length; k++) if (this.tally(k, values[flat.offset[k]!]!)) outside = true;
     this.finishRow(outside, paymentType, location);

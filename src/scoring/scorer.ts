@@ -13,7 +13,7 @@
 //   log-odds moved from the average, signed, divided by the sum of their absolute values.
 
 import { randomUUID } from 'node:crypto';
-import { channelOf, type History, type HistoryTransaction } from '../engine/history.ts';
+import { channelOf, UNKNOWN, type History, type HistoryTransaction } from '../engine/history.ts';
 import { allocateFeatures, writeFeatures, type ChannelMatrices } from '../engine/features/extract.ts';
 import type { Ring } from '../engine/rings.ts';
 import type { ModelBundle, ModeName } from '../model/bundle.ts';
@@ -79,7 +79,7 @@ export interface ScoreResult {
 export type ScoredEntities = Pick<HistoryTransaction, 'customer_id' | 'merchant_id' | 'location' | 'payment_type'>;
 
 export function scoredEntities(input: Pick<ScoreInput, 'customer_id' | 'merchant_id' | 'location' | 'payment_type'>): ScoredEntities {
-  return { customer_id: input.customer_id, merchant_id: input.merchant_id, location: input.location ?? 'unknown', payment_type: input.payment_type ?? 'unknown' };
+  return { customer_id: input.customer_id, merchant_id: input.merchant_id, location: input.location ?? UNKNOWN, payment_type: input.payment_type ?? UNKNOWN };
 }
 
 /** An earlier transaction the history holds only in totals, as read from the database. */

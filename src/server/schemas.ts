@@ -74,21 +74,4 @@ export const ErrorResponse = z.object({
     .passthrough(),
 });
 
-/** A drift report (src/model/drift.ts): a dataset job's file or a week of live traffic against the
- *  model's reference. */
-export const DriftReportSchema = z
-  .object({
-    verdict: z.enum(['ok', 'shifted']).describe('`shifted`: the score or a top feature has PSI ≥ 0.25, unseen payment types or locations are on ≥ 5 % of rows, or ≥ 5 % of rows have a top feature outside its training range'),
-    reasons: z.array(z.string()).describe('What made it shifted: `score_psi`, `feature_psi:<feature>`, `unseen_categories`, `out_of_range`'),
-    warning: z.string().nullable().describe('When shifted: "these scores are outside what the model was validated on", with the reasons'),
-    rows: z.number().int(),
-    score_psi: z.number().describe('Population stability index of the scores against validation (0.1 moderate, 0.25 major)'),
-    features: z.array(z.object({ feature: z.string(), psi: z.number(), out_of_range_share: z.number() })).describe('Every feature, largest PSI first'),
-    unseen_categories: z.object({ payment_type: z.array(z.string()), location: z.array(z.string()) }).describe('Values never seen in training, most frequent first (at most 20 each)'),
-    unseen_share: z.number().describe('Share of rows with an unseen payment type or location'),
-    out_of_range_share: z.number().describe('Share of rows with a top feature outside its training range'),
-    top_features: z.array(z.string()).describe('The features whose PSI and range decide the verdict'),
-  })
-  .describe('Drift against the model reference (null with fewer than 20 rows, or when the model has no reference)');
-
 export const ModelIdParams = z.object({ id: z.string().min(1).max(200) });

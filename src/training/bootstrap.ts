@@ -127,17 +127,23 @@ function descending(scores: ArrayLike<number>): { order: Uint32Array; ends: numb
   return { order, ends };
 }
 
+/** The weight of the positive (label 1) and of every other row. */
+function classWeights(labels: ArrayLike<number>, w: Uint32Array): { positives: number; negatives: number } {
+  let positives = 0;
+  let negatives = 0;
+  for (let i = 0; i < labels.length; i++) {
+    if (labels[i] === 1) positives += w[i]!;
+    else negatives += w[i]!;
+  }
+  return { positives, negatives };
+}
+
 /** ROC AUC of weighted rows (ties between a positive and a negative count one half), as
  *  `rocAuc` in metrics.ts computes it on the rows repeated by their weights. */
 export function rocAucStatistic(scores: ArrayLike<number>, labels: ArrayLike<number>): Statistic {
   const { order, ends } = descending(scores);
   return (w) => {
-    let positives = 0;
-    let negatives = 0;
-    for (let i = 0; i < labels.length; i++) {
-      if (labels[i] === 1) positives += w[i]!;
-      else negatives += w[i]!;
-    }
+    const { positives, negatives } = classWeights(labels, w);
     if (positives === 0 || negatives === 0) return Number.NaN;
     // From the highest score down: each positive beats the negatives below its group, ties half.
     let area = 0;
@@ -183,6 +189,55 @@ export function averagePrecisionStatistic(scores: ArrayLike<number>, labels: Arr
       start = end;
     }
     return ap;
+  };
+}
+
+/** Recall at the lowest threshold whose false-positive rate stays at or below `fpr`, on weighted
+ *  rows (as `recallAtFpr` in metrics.ts computes it on the rows repeated by their weights). */
+export function recallAtFprStatistic(scores: ArrayLike<number>, labels: ArrayLike<number>, fpr = 0.01): Statistic {
+  const { order, ends } = descending(scores);
+  return (w) => {
+    const { positives, negatives } = classWeights(labels, w);
+    if (positives === 0 || negatives === 0) return Number.NaN;
+    let tp = 0;
+    let fp = 0;
+    let best = 0;
+    let start = 0;
+    // A group of equal scores is flagged together.
+    for (const end of ends) {
+      for (let k = start; k < end; k++) {
+        const i = order[k]!;
+        if (labels[i] === 1) tp += w[i]!;
+        else fp += w[i]!;
+      }
+      if (fp / negatives > fpr) break;
+      best = tp / positives;
+      start = end;
+    }
+    return best;
+  };
+}
+
+/** Expected calibration error over equal-width probability bins on weighted rows (as
+ *  `expectedCalibrationError` in metrics.ts). */
+export function calibrationErrorStatistic(probabilities: ArrayLike<number>, labels: ArrayLike<number>, bins = 10): Statistic {
+  const bin = Uint8Array.from(probabilities as ArrayLike<number>, (p) => Math.min(bins - 1, Math.floor(p * bins)));
+  const predicted = new Float64Array(bins);
+  const observed = new Float64Array(bins);
+  return (w) => {
+    predicted.fill(0);
+    observed.fill(0);
+    let n = 0;
+    for (let i = 0; i < bin.length; i++) {
+      const weight = w[i]!;
+      if (weight === 0) continue;
+      n += weight;
+      predicted[bin[i]!]! += weight * probabilities[i]!;
+      observed[bin[i]!]! += weight * labels[i]!;
+    }
+    let ece = 0;
+    for (let b = 0; b < bins; b++) ece += Math.abs(predicted[b]! - observed[b]!);
+    return n ? ece / n : Number.NaN;
   };
 }
 

@@ -125,7 +125,7 @@ const model = {
 };
 writeFileSync(join(out, 'model.json'), JSON.stringify(model, null, 2) + '\n');
 
-// The drift reference (model/drift.ts): the training split's feature distributions and
+// The drift reference (model/drift.ts): the validation split's feature distributions and
 // categories, each feature's importance (its mean absolute contribution to the stacked log-odds on
 // validation), and evenly spaced validation rows' raw channel scores.
 log('drift reference');
@@ -138,8 +138,8 @@ const importance = CHANNELS.map((c, k) => {
   const w = Math.abs(run.model.stack.weights[k]!);
   return sums.map((s) => (w * s) / run.split.validation.length);
 });
-const SAMPLE = 2000;
-const sampleRows = Array.from({ length: Math.min(SAMPLE, run.split.validation.length) }, (_, k) => Math.floor((k * run.split.validation.length) / Math.min(SAMPLE, run.split.validation.length)));
+const sampled = Math.min(2000, run.split.validation.length);
+const sampleRows = Array.from({ length: sampled }, (_, k) => Math.floor((k * run.split.validation.length) / sampled));
 const reference = buildReference({
   modelId: id,
   channels: CHANNELS.map((c) => ({ name: c, features: CHANNEL_FEATURES[c] })),
@@ -165,17 +165,20 @@ function headline(scores: Float64Array, labels: Float64Array) {
   };
 }
 // Each figure with its 95 % bootstrap interval over the split's rows (split-intervals.ts).
-const splitMetrics = (scores: Float64Array, labels: Float64Array) => ({
-  rows: labels.length,
-  fraud_rate: round(labels.reduce((a, b) => a + b, 0) / labels.length),
-  roc_auc: round(rocAuc(scores, labels)),
-  average_precision: round(averagePrecision(scores, labels)),
-  brier: round(brier(scores, labels)),
-  log_loss: round(logLoss(scores, labels)),
-  expected_calibration_error: round(expectedCalibrationError(scores, labels)),
-  recall_at_1pct_fpr: round(recallAtFpr(scores, labels, 0.01)),
-  intervals: { level: 0.95, method: 'percentile bootstrap over rows, 1,000 resamples', ...splitIntervals(scores, labels, seed) },
-});
+const splitMetrics = (scores: Float64Array, labels: Float64Array) => {
+  const h = headline(scores, labels);
+  return {
+    rows: labels.length,
+    fraud_rate: round(labels.reduce((a, b) => a + b, 0) / labels.length),
+    roc_auc: h.roc_auc,
+    average_precision: h.average_precision,
+    brier: round(brier(scores, labels)),
+    log_loss: round(logLoss(scores, labels)),
+    expected_calibration_error: h.expected_calibration_error,
+    recall_at_1pct_fpr: h.recall_at_1pct_fpr,
+    intervals: { level: 0.95, method: 'percentile bootstrap over rows, 1,000 resamples', ...splitIntervals(scores, labels, seed) },
+  };
+};
 log('intervals');
 const metrics = {
   model_id: id,

@@ -6,7 +6,7 @@
 
 import { createReadStream } from 'node:fs';
 import csv from 'csv-parser';
-import type { HistoryTransaction } from '../engine/history.ts';
+import { UNKNOWN, type HistoryTransaction } from '../engine/history.ts';
 
 export interface LabelledRow extends HistoryTransaction {
   label: 0 | 1;
@@ -43,8 +43,8 @@ export async function readLabelledCsv(path: string): Promise<LabelledRow[]> {
       amount,
       customer_id: record.customer_id!.trim(),
       merchant_id: record.merchant_id!.trim(),
-      location: record.location?.trim() || 'unknown',
-      payment_type: record.payment_type?.trim() || 'unknown',
+      location: record.location?.trim() || UNKNOWN,
+      payment_type: record.payment_type?.trim() || UNKNOWN,
       label: label === '1' ? 1 : 0,
     });
   }

@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 import { readLabelledCsv } from './dataset-csv.ts';
 import { CHANNEL_FEATURES, extractBatch } from '../engine/features/extract.ts';
 import { TABULAR_CATEGORICAL } from '../engine/features/tabular.ts';
-import { History, type HistoryTransaction } from '../engine/history.ts';
+import { History, UNKNOWN, type HistoryTransaction } from '../engine/history.ts';
 import { loadModel, trainLightgbm } from '../engine/addon.ts';
 import { BOOTSTRAP_DEFAULTS, averagePrecisionStatistic, cardPrecisionStatistic, pairedBootstrap, rocAucStatistic, type Interval } from './bootstrap.ts';
 import { HANDBOOK_FEATURES, handbookFeatures } from './handbook-features.ts';
@@ -132,7 +132,7 @@ async function load(seed: number | undefined): Promise<{ rows: HistoryTransactio
   log(`simulating (handbook preset, seed ${seed})`);
   const simulated = simulateHandbook({ seed }).filter((r) => r.day < lastDay);
   return {
-    rows: simulated.map((r) => ({ time: r.time, amount: r.amount, customer_id: r.customer_id, merchant_id: r.terminal_id, location: 'unknown', payment_type: 'unknown', label: r.label })),
+    rows: simulated.map((r) => ({ time: r.time, amount: r.amount, customer_id: r.customer_id, merchant_id: r.terminal_id, location: UNKNOWN, payment_type: UNKNOWN, label: r.label })),
     days: simulated.map((r) => r.day),
   };
 }

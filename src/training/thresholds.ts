@@ -116,7 +116,7 @@ export function checkThreshold(scores: ArrayLike<number>, labels: ArrayLike<numb
       else fp++;
     }
   }
-  const n = scores.length;
+  const rows = scores.length;
   const p = tp + fp > 0 ? tp / (tp + fp) : 0;
   const r = positives > 0 ? tp / positives : 0;
   const f1 = p + r > 0 ? (2 * p * r) / (p + r) : 0;
@@ -129,13 +129,13 @@ export function checkThreshold(scores: ArrayLike<number>, labels: ArrayLike<numb
     measured = best > 0 ? f1 / best : 0;
   }
   return {
-    review_rate: n ? reviewed / n : 0,
-    block_rate: n ? (tp + fp) / n : 0,
+    review_rate: rows ? reviewed / rows : 0,
+    block_rate: rows ? (tp + fp) / rows : 0,
     precision: p,
     recall: r,
     f1,
-    fraud_caught_per_1000: n ? (1000 * tp) / n : 0,
-    warning: n && reviewed / n > REVIEW_WARNING ? `Sends ${(100 * reviewed / n).toFixed(1)} % of transactions to review or block, over ${100 * REVIEW_WARNING} %: more than most review teams can clear.` : null,
+    fraud_caught_per_1000: rows ? (1000 * tp) / rows : 0,
+    warning: rows && reviewed / rows > REVIEW_WARNING ? `Sends ${((100 * reviewed) / rows).toFixed(1)} % of transactions to review or block, over ${100 * REVIEW_WARNING} %: more than most review teams can clear.` : null,
     measured,
     meets_target: measured >= t.target.value,
   };

@@ -143,10 +143,10 @@ export function train(rows: readonly HistoryTransaction[], options: Partial<Trai
   const split = splitByTime(Float64Array.from(rows, (r) => r.time), { validationShare: o.validationShare, testShare: o.testShare, gap: o.labelDelay });
   const inTrain = new Uint8Array(rows.length);
   for (const i of split.train) inTrain[i] = 1;
-  rows = withMissingFields(rows, o.missingShare, o.seed, (i) => inTrain[i] === 1);
+  const featurised = withMissingFields(rows, o.missingShare, o.seed, (i) => inTrain[i] === 1);
   o.progress('features', 0);
-  const { features } = extractBatch(rows, new History(o.labelDelay));
-  const labels = Float64Array.from(rows, (r) => r.label!);
+  const { features } = extractBatch(featurised, new History(o.labelDelay));
+  const labels = Float64Array.from(featurised, (r) => r.label!);
   const half = Math.floor(split.validation.length / 2);
   const stackRows = split.validation.slice(0, half);
   const calibrationRows = split.validation.slice(half);
@@ -176,7 +176,7 @@ export function train(rows: readonly HistoryTransaction[], options: Partial<Trai
     return { raw, stacked: z, probability: z.map((v) => sigmoid(calibration.bias + calibration.weights[0]! * v)) };
   };
   o.progress('scoring', 0.95);
-  const run: TrainingRun = { model: { boosters, stack, calibration }, rows: rows as HistoryTransaction[], split, scores: { train: scoreSplit(split.train), validation: scoreSplit(split.validation), test: scoreSplit(split.test) }, labels, features };
+  const run: TrainingRun = { model: { boosters, stack, calibration }, rows: featurised, split, scores: { train: scoreSplit(split.train), validation: scoreSplit(split.validation), test: scoreSplit(split.test) }, labels, features };
   o.progress('done', 1);
   return run;
 }
