@@ -14,8 +14,14 @@ import { extractBatch } from '../src/engine/features/extract.ts';
 import { History } from '../src/engine/history.ts';
 import { isProblem, loadModelFolder } from '../src/model/bundle.ts';
 import { simulate, toCsv } from '../src/training/simulate.ts';
-import { quick } from './harness.ts';
+import { benchmarkCommandLine, quick } from './harness.ts';
 import { memoryMb, resetPeakMemory, root, startServer } from './server-process.ts';
+
+benchmarkCommandLine({
+  name: 'bench:batch',
+  about: 'A labelled dataset from upload to finished download through the real server, against the addon alone.',
+  quick: '100,000 rows three times in one server (the full run: 50,000, 100,000, 200,000, then 100,000 twice)',
+});
 
 const sizes = quick ? [100_000, 100_000, 100_000] : [50_000, 100_000, 200_000, 100_000, 100_000];
 

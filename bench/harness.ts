@@ -1,8 +1,24 @@
 // The benchmarks' own timing harness: every measurement runs its baseline in the same process,
 // interleaved sample by sample so that drift affects both sides alike, and reports medians.
-// `--quick` shortens the sampling, never the work measured per sample.
+// `--quick` shortens the sampling, never the work measured per sample. Every benchmark reads its
+// command line through benchmarkCommandLine() first thing, so that `--help` and a mistyped option
+// are answered before any server starts or any data is made (command-line.ts).
 
-export const quick = process.argv.includes('--quick');
+import { commandLine, flag, type Command, type Option, type Options, type Values } from '../src/command-line.ts';
+
+/** `--quick` was given; set by benchmarkCommandLine(), which every benchmark calls first. */
+export let quick = false;
+
+/** The benchmark's options (`--quick`, described by `quick`, and its own) from the command line;
+ *  `--help` prints them, a mistake exits 2 with the usage. */
+export function benchmarkCommandLine<O extends Options = {}>(
+  command: Omit<Command<O & { quick: Option<boolean> }>, 'options'> & { quick: string; options?: O },
+): Values<O & { quick: Option<boolean> }> {
+  const { quick: quickDescription, options, ...rest } = command;
+  const values = commandLine({ ...rest, options: { ...(options ?? ({} as O)), quick: flag(quickDescription) } });
+  quick = (values as { quick: boolean }).quick;
+  return values;
+}
 
 export interface Timing {
   /** Median nanoseconds per operation. */

@@ -19,21 +19,25 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { quick } from './harness.ts';
+import { oneOf } from '../src/command-line.ts';
+import { benchmarkCommandLine, quick } from './harness.ts';
 import { memoryMb, root, startServer, waitFor } from './server-process.ts';
 import { tempDir } from '../test/temp.ts';
 import { SignIn } from '../test/live/processes.ts';
 
+const options = benchmarkCommandLine({
+  name: 'bench:http',
+  about: 'The real server under load over loopback, against a bare Fastify route; then API-key scoring, commit and write-behind.',
+  quick: '5 s a load instead of 20 s (with --processes 2: 4 s)',
+  options: {
+    processes: oneOf(['2'], 'the PostgreSQL set-ups instead: one server process against two (needs DATABASE_URL)'),
+  },
+  notes: ['With --processes 2: DATABASE_URL, a PostgreSQL server on which this role may create and drop databases; BENCH_CONNECTIONS (default 32).'],
+});
+
 // `--processes 2`: the PostgreSQL set-ups (one process and two, commit and write-behind, the
-// replication lag) instead; see http-processes.ts.
-const processesAt = process.argv.indexOf('--processes');
-if (processesAt >= 0) {
-  if (process.argv[processesAt + 1] !== '2') {
-    process.stderr.write('--processes takes 2 (one process against two, on PostgreSQL)\n');
-    process.exit(2);
-  }
-  await import('./http-processes.ts');
-}
+// replication lag) instead; see http-processes.ts, which exits when done.
+if (options.processes !== undefined) await import('./http-processes.ts');
 
 const DURATION = quick ? 5 : 20;
 const CONNECTIONS = 8;

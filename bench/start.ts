@@ -17,10 +17,17 @@ import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { quick } from './harness.ts';
+import { benchmarkCommandLine, quick } from './harness.ts';
 import { memoryMb, root, startFlags, waitFor } from './server-process.ts';
 import { SignIn } from '../test/live/processes.ts';
 import { tempDir } from '../test/temp.ts';
+
+benchmarkCommandLine({
+  name: 'bench:start',
+  about: "A server process's start against 1 M and 5 M stored transactions that share their last 31 days.",
+  quick: 'seeds 100,000 and 500,000 transactions, two starts each (the full run: 1 M and 5 M, three each)',
+  notes: ['Needs DATABASE_URL: a PostgreSQL server on which this role may create and drop databases.'],
+});
 
 const adminUrl = process.env.DATABASE_URL;
 if (!adminUrl) {

@@ -1,15 +1,17 @@
-// `npm run model:create -- --organization ORG --name NAME [--settings FILE.json]`: makes a custom
-// model for an organization (custom.ts): the built-in model of MODEL_DIR with the settings given
-// (stack weights and bias, thresholds per mode, bands; anything left out keeps the base's value).
-// It uses the server's storage configuration (DATABASE_URL, or the embedded database in DATA_DIR,
-// which the server must not have open at the same time). Prints the model as one JSON line; an
-// owner then activates it with POST /api/models/{id}/activate.
+// `npm run model:create -- --organization ORG --name NAME [--settings FILE.json]` (`--help` lists
+// them): makes a custom model for an organization (custom.ts): the built-in model of MODEL_DIR with
+// the settings given (stack weights and bias, thresholds per mode, bands; anything left out keeps
+// the base's value). It uses the server's storage configuration (DATABASE_URL, or the embedded
+// database in DATA_DIR, which the server must not have open at the same time). Prints the model as
+// one JSON line; an owner then activates it with POST /api/models/{id}/activate. The settings file
+// is read and checked with the other options, before anything is opened, so a missing or malformed
+// one is a usage error (command-line.ts) like a mistyped option.
 //
 // Example settings file: {"thresholds": {"balanced": {"review": 0.2, "block": 0.6}}, "stack": {"weights": {"graph": 1.5}}}
 
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { randomId } from '../auth/secrets.ts';
+import { commandLine, existingFile, required, text, UsageError, type Option } from '../command-line.ts';
 import { loadConfig } from '../config.ts';
 import { openDatabase } from '../storage/db.ts';
 import { insertCustomModel, organizationExists } from '../storage/models-store.ts';
@@ -17,28 +19,43 @@ import { isProblem, loadModelFolder } from './bundle.ts';
 import { CustomSettingsInput, mergeSettings } from './custom.ts';
 
 function fail(message: string): never {
-  process.stderr.write(`model:create: ${message}\n`);
+  process.stderr.write(`npm run model:create: ${message}\n`);
   process.exit(2);
 }
 
-const { values } = parseArgs({
-  options: { organization: { type: 'string' }, name: { type: 'string' }, settings: { type: 'string' } },
-  strict: true,
-});
-if (!values.organization || !values.name) fail('usage: npm run model:create -- --organization ORG_ID --name NAME [--settings FILE.json]');
+/** `--settings FILE.json`, read and checked with the other options, before anything is opened. */
+const settingsOption: Option<CustomSettingsInput> = {
+  value: 'FILE.json',
+  description: "stack weights and bias, thresholds per mode, bands (default: the base model's)",
+  absent: {},
+  parse: (raw) => {
+    existingFile('FILE.json', '').parse(raw); // the usual "no such file"
+    let json: unknown;
+    try {
+      json = JSON.parse(readFileSync(raw, 'utf8'));
+    } catch (e) {
+      throw new UsageError(`${raw}: not JSON (${(e as Error).message})`);
+    }
+    const parsed = CustomSettingsInput.safeParse(json);
+    if (!parsed.success) throw new UsageError(`${raw}: invalid settings: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ')}`);
+    return parsed.data;
+  },
+};
 
-let input: CustomSettingsInput = {};
-if (values.settings) {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(values.settings, 'utf8'));
-  } catch (e) {
-    fail(`cannot read ${values.settings} as JSON: ${(e as Error).message}`);
-  }
-  const parsed = CustomSettingsInput.safeParse(raw);
-  if (!parsed.success) fail(`settings: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ')}`);
-  input = parsed.data;
-}
+const values = commandLine({
+  name: 'model:create',
+  about: 'Makes a custom model for an organization: the base model (MODEL_DIR) with the settings given.',
+  options: {
+    organization: required(text('ORG_ID', 'the organization the model is for (GET /api/organizations lists yours)')),
+    name: required(text('NAME', "the model's name")),
+    settings: settingsOption,
+  },
+  notes: [
+    "Storage as the server's: DATABASE_URL, or the embedded database in DATA_DIR (not open in a server meanwhile).",
+    'Example settings: {"thresholds": {"balanced": {"review": 0.2, "block": 0.6}}, "stack": {"weights": {"graph": 1.5}}}',
+  ],
+});
+const input = values.settings;
 
 const config = loadConfig();
 const base = loadModelFolder(config.MODEL_DIR);

@@ -18,8 +18,7 @@
 // trained booster (partition.ts), and calibration, being monotone, would not change any of the
 // three figures. Deterministic: the same command prints the same numbers.
 
-import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { commandLine, existingFile, flag, wholeNumber } from '../command-line.ts';
 import { readLabelledCsv } from './dataset-csv.ts';
 import { CHANNEL_FEATURES, extractBatch } from '../engine/features/extract.ts';
 import { TABULAR_CATEGORICAL } from '../engine/features/tabular.ts';
@@ -33,64 +32,32 @@ import { interactionConstraints } from './partition.ts';
 import { DEFAULT_SPACE, prequentialScorer, search, SEARCH_DEFAULTS, SPACE_FIXED, type Fold, type Params, type SearchOptions, type Selection, type SelectionData } from './selection.ts';
 import { boosterParams, CHANNELS, combinedMatrix, DEFAULT_TRAINING, gather, trainChannelBoosters } from './train.ts';
 
-const USAGE = `usage: npm run eval:handbook -- [options]
-  --seed N         first simulator seed (default 0)
-  --seeds K        number of simulator seeds, N .. N+K-1 (default 3; 1 with --quick)
-  --data FILE.csv  a labelled CSV in the dataset format instead of the simulator (one dataset)
-  --settings N     random settings tried per model, besides the service's defaults (default ${SEARCH_DEFAULTS.settings}; 2 with --quick)
-  --iterations N   most trees of any setting, early stopping picks fewer (default ${SEARCH_DEFAULTS.maxIterations}; 150 with --quick)
-  --resamples N    bootstrap resamples of the test week (default ${BOOTSTRAP_DEFAULTS.resamples}; 200 with --quick)
-  --quick          one seed, a smaller search (under a minute)
-  --help           this text`;
-
-function usageError(message: string): never {
-  process.stderr.write(`eval:handbook: ${message}\n${USAGE}\n`);
-  process.exit(2);
-}
-
-let values: Record<string, string | boolean | undefined>;
-try {
-  values = parseArgs({
-    strict: true,
-    allowPositionals: false,
-    options: {
-      seed: { type: 'string' },
-      seeds: { type: 'string' },
-      data: { type: 'string' },
-      settings: { type: 'string' },
-      iterations: { type: 'string' },
-      resamples: { type: 'string' },
-      quick: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  }).values;
-} catch (err) {
-  usageError((err as Error).message);
-}
-if (values.help) {
-  process.stdout.write(`${USAGE}\n`);
-  process.exit(0);
-}
-/** A whole number ≥ `min` from option `name`, or the default. */
-function count(name: string, fallback: number, min = 1): number {
-  const raw = values[name];
-  if (raw === undefined) return fallback;
-  const n = Number(raw);
-  if (typeof raw !== 'string' || !/^\d+$/.test(raw) || n < min) usageError(`--${name} must be a whole number ≥ ${min}, got ${JSON.stringify(raw)}`);
-  return n;
-}
-const quick = values.quick === true;
-const dataFile = values.data as string | undefined;
-if (dataFile !== undefined && (values.seed !== undefined || values.seeds !== undefined)) usageError('--seed and --seeds choose simulator runs; --data is one dataset');
-if (dataFile !== undefined && !existsSync(dataFile)) usageError(`--data ${dataFile}: no such file`);
-const firstSeed = count('seed', 0, 0);
-const seedCount = dataFile !== undefined ? 1 : count('seeds', quick ? 1 : 3);
+// Every value is checked before the (minutes-long) work starts; defaults that depend on --quick
+// are applied after.
+const values = commandLine({
+  name: 'eval:handbook',
+  about: "The handbook's protocol on its simulator (or a CSV), this service beside the published table.",
+  options: {
+    seed: wholeNumber('first simulator seed (default 0)'),
+    seeds: wholeNumber('number of simulator seeds, N .. N+K-1 (default 3; 1 with --quick)', { min: 1, value: 'K' }),
+    data: existingFile('FILE.csv', 'a labelled CSV in the dataset format instead of the simulator (one dataset)'),
+    settings: wholeNumber(`random settings tried per model, besides the service's defaults (default ${SEARCH_DEFAULTS.settings}; 2 with --quick)`),
+    iterations: wholeNumber(`most trees of any setting, early stopping picks fewer (default ${SEARCH_DEFAULTS.maxIterations}; 150 with --quick)`, { min: 1 }),
+    resamples: wholeNumber(`bootstrap resamples of the test week (default ${BOOTSTRAP_DEFAULTS.resamples}; 200 with --quick)`, { min: 1 }),
+    quick: flag('one seed, a smaller search (under a minute)'),
+  },
+  check: (v) => (v.data !== undefined && (v.seed !== undefined || v.seeds !== undefined) ? '--seed and --seeds choose simulator runs; --data is one dataset' : undefined),
+});
+const quick = values.quick;
+const dataFile = values.data;
+const firstSeed = values.seed ?? 0;
+const seedCount = dataFile !== undefined ? 1 : (values.seeds ?? (quick ? 1 : 3));
 const searchOptions: Partial<SearchOptions> = {
-  settings: count('settings', quick ? 2 : SEARCH_DEFAULTS.settings, 0),
-  maxIterations: count('iterations', quick ? 150 : SEARCH_DEFAULTS.maxIterations),
+  settings: values.settings ?? (quick ? 2 : SEARCH_DEFAULTS.settings),
+  maxIterations: values.iterations ?? (quick ? 150 : SEARCH_DEFAULTS.maxIterations),
   checkpoints: quick ? 10 : SEARCH_DEFAULTS.checkpoints,
 };
-const resamples = count('resamples', quick ? 200 : BOOTSTRAP_DEFAULTS.resamples);
+const resamples = values.resamples ?? (quick ? 200 : BOOTSTRAP_DEFAULTS.resamples);
 
 const started = performance.now();
 const log = (what: string) => process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1)} s] ${what}\n`);

@@ -72,12 +72,12 @@ t.test('--help prints the usage and exits 0', async (t) => {
 
 t.test('an unknown option or a bad value: one line saying which, the usage, exit 2', async (t) => {
   const cases: [string[], RegExp][] = [
-    [['--bogus'], /^eval:handbook: .*'--bogus'/],
-    [['--seeds', '0'], /^eval:handbook: --seeds must be a whole number ≥ 1, got "0"/],
-    [['--iterations', 'many'], /^eval:handbook: --iterations must be a whole number ≥ 1, got "many"/],
-    [['--seed'], /^eval:handbook: Option '--seed <value>' argument missing/],
-    [['--data', 'no-such-file.csv'], /^eval:handbook: --data no-such-file\.csv: no such file/],
-    [['--data', 'x.csv', '--seeds', '2'], /^eval:handbook: --seed and --seeds choose simulator runs/],
+    [['--bogus'], /^npm run eval:handbook: unknown option --bogus\n/],
+    [['--seeds', '0'], /^npm run eval:handbook: --seeds must be a whole number ≥ 1, got "0"/],
+    [['--iterations', 'many'], /^npm run eval:handbook: --iterations must be a whole number ≥ 1, got "many"/],
+    [['--seed'], /^npm run eval:handbook: --seed needs a value \(N\)/],
+    [['--data', 'no-such-file.csv'], /^npm run eval:handbook: --data no-such-file\.csv: no such file/],
+    [['--data', 'package.json', '--seeds', '2'], /^npm run eval:handbook: --seed and --seeds choose simulator runs/],
   ];
   for (const [args, message] of cases) {
     const r = cli(args);
