@@ -1,8 +1,8 @@
 // What the design is measured against, on the same splits as the model: an ablation (one booster
-// over all four channels' features together, trained on the same train split with the same
-// settings) and simple baselines (the amount alone as a score; a logistic regression over all
-// features, standardised, missing values as zero with an indicator). Only the train split fits
-// anything here; scores are reported on test.
+// over all four channels' features together, trained on the same train split with the settings and
+// number of trees the model's search chose) and simple baselines (the amount alone as a score; a
+// logistic regression over all features, standardised, missing values as zero with an indicator).
+// Only the train split fits anything here; scores are reported on test.
 
 import { loadModel, trainLightgbm } from '../engine/addon.ts';
 import { CHANNEL_FEATURES } from '../engine/features/extract.ts';
@@ -27,9 +27,9 @@ export function ablationSingleBooster(run: TrainingRun, options: TrainOptions): 
     rows: train.matrix,
     numFeatures: train.width,
     labels: Float64Array.from(run.split.train, (i) => run.labels[i]!),
-    params: boosterParams(options),
+    params: { ...boosterParams(options), ...run.settings.params },
     categorical: TABULAR_CATEGORICAL, // the tabular channel comes first
-    iterations: options.iterations,
+    iterations: run.settings.iterations,
   });
   const test = combinedMatrix(run.features, run.split.test);
   const scores = loadModel(text).predictRawBatch(test.matrix);

@@ -142,26 +142,45 @@ export function checkpointsFor(params: Params, o: Pick<SearchOptions, 'maxIterat
   return [...new Set(Array.from({ length: count }, (_, k) => Math.round(((k + 1) * max) / count)))];
 }
 
+/** The settings a search tries, in order: `start`, then `settings` random draws, each with `fixed`. */
+export function candidatesOf(o: SearchOptions): Params[] {
+  const candidates = [...o.start, ...drawSettings(o.space, o.settings, o.seed)].map((p) => ({ ...p, ...o.fixed }));
+  if (candidates.length === 0) throw new Error('search: no settings to try');
+  return candidates;
+}
+
+/** A setting's trial from its validation score at each checkpoint: the best checkpoint (the fewer
+ *  trees on a tie). */
+export function trialOf(params: Params, iterations: readonly number[], scores: readonly number[]): Trial {
+  if (scores.length !== iterations.length) throw new Error(`search: the scorer returned ${scores.length} scores for ${iterations.length} checkpoints`);
+  const curve = iterations.map((n, k) => ({ iterations: n, score: scores[k]! }));
+  const top = curve.reduce((a, c) => (c.score > a.score || Number.isNaN(a.score) ? c : a));
+  return { params, iterations: top.iterations, score: top.score, curve };
+}
+
+/** The best of `trials` (in the order tried; ties go to the earlier setting). */
+export function bestOf(trials: readonly Trial[]): Trial {
+  return trials.reduce((a, t) => (t.score > a.score ? t : a));
+}
+
+/** The search's result from its trials, in the order tried. */
+export function selectionOf(trials: Trial[]): Selection {
+  const best = bestOf(trials);
+  return { params: best.params, iterations: best.iterations, score: best.score, trials, settingsTried: trials.length, modelsCompared: trials.reduce((n, t) => n + t.curve.length, 0) };
+}
+
 /** The best setting and number of trees by `scorer` over `start` then `settings` random draws.
  *  Ties go to the earlier setting and the fewer trees. */
 export function search(scorer: Scorer, options: Partial<SearchOptions> = {}): Selection {
   const o = { ...SEARCH_DEFAULTS, ...options };
-  const candidates = [...o.start, ...drawSettings(o.space, o.settings, o.seed)].map((p) => ({ ...p, ...o.fixed }));
-  if (candidates.length === 0) throw new Error('search: no settings to try');
+  const candidates = candidatesOf(o);
   const trials: Trial[] = [];
-  let best: Trial | undefined;
   for (const params of candidates) {
     const iterations = checkpointsFor(params, o);
-    const scores = scorer(params, iterations);
-    if (scores.length !== iterations.length) throw new Error(`search: the scorer returned ${scores.length} scores for ${iterations.length} checkpoints`);
-    const curve = iterations.map((n, k) => ({ iterations: n, score: scores[k]! }));
-    const top = curve.reduce((a, c) => (c.score > a.score || Number.isNaN(a.score) ? c : a));
-    const trial = { params, iterations: top.iterations, score: top.score, curve };
-    trials.push(trial);
-    if (!best || trial.score > best.score) best = trial;
-    o.progress(trials.length, candidates.length, best);
+    trials.push(trialOf(params, iterations, scorer(params, iterations)));
+    o.progress(trials.length, candidates.length, bestOf(trials));
   }
-  return { params: best!.params, iterations: best!.iterations, score: best!.score, trials, settingsTried: trials.length, modelsCompared: trials.reduce((n, t) => n + t.curve.length, 0) };
+  return selectionOf(trials);
 }
 
 /** A training period and the validation period that follows it (row indices). */
@@ -203,31 +222,50 @@ export function checkpointScores(modelText: string, rows: Float64Array, width: n
   });
 }
 
-/** The scorer of prequential validation: for each fold, a booster trained on its training rows up to
- *  the last checkpoint and scored on its validation rows at every checkpoint; the score is the
- *  metric's mean over the folds. Fold matrices are gathered once. */
-export function prequentialScorer(data: SelectionData, folds: readonly Fold[], options: Partial<ScorerOptions> = {}): Scorer {
+/** A fold's rows, gathered: row-major matrices and labels. */
+export interface PreparedFold {
+  train: Float64Array;
+  trainLabels: Float64Array;
+  validation: Float64Array;
+  validationLabels: Float64Array;
+}
+
+/** The folds' matrices and labels, gathered once for every setting; `alloc` makes each array's
+ *  storage (shared memory, say, for worker threads). */
+export function prepareFolds(data: SelectionData, folds: readonly Fold[], alloc: (length: number) => Float64Array = (n) => new Float64Array(n)): PreparedFold[] {
   if (folds.length === 0) throw new Error('prequentialScorer: no folds');
-  const metric = options.metric ?? averagePrecision;
-  const prepared = folds.map((f) => ({
-    train: data.matrix(f.train),
-    trainLabels: Float64Array.from(f.train, (i) => data.labels[i]!),
-    validation: data.matrix(f.validation),
-    validationLabels: Float64Array.from(f.validation, (i) => data.labels[i]!),
-  }));
-  return (params, iterations) => {
-    const sums = new Array<number>(iterations.length).fill(0);
-    for (const f of prepared) {
-      const text = trainLightgbm({
-        rows: f.train,
-        numFeatures: data.width,
-        labels: f.trainLabels,
-        params: { ...options.base, ...params },
-        categorical: data.categorical,
-        iterations: iterations[iterations.length - 1]!,
-      });
-      checkpointScores(text, f.validation, data.width, iterations).forEach((s, k) => (sums[k]! += metric(s, f.validationLabels)));
-    }
-    return sums.map((s) => s / prepared.length);
+  const copy = (a: Float64Array) => {
+    const out = alloc(a.length);
+    out.set(a);
+    return out;
   };
+  return folds.map((f) => ({
+    train: copy(data.matrix(f.train)),
+    trainLabels: copy(Float64Array.from(f.train, (i) => data.labels[i]!)),
+    validation: copy(data.matrix(f.validation)),
+    validationLabels: copy(Float64Array.from(f.validation, (i) => data.labels[i]!)),
+  }));
+}
+
+/** One setting's mean validation score over the folds at each checkpoint: per fold, a booster
+ *  trained on its training rows up to the last checkpoint and scored at every checkpoint. */
+export function scoreSetting(
+  folds: readonly PreparedFold[],
+  shape: { width: number; categorical?: number[] },
+  params: Params,
+  iterations: readonly number[],
+  metric: ScorerOptions['metric'] = averagePrecision,
+): number[] {
+  const sums = new Array<number>(iterations.length).fill(0);
+  for (const f of folds) {
+    const text = trainLightgbm({ rows: f.train, numFeatures: shape.width, labels: f.trainLabels, params, categorical: shape.categorical, iterations: iterations[iterations.length - 1]! });
+    checkpointScores(text, f.validation, shape.width, iterations).forEach((s, k) => (sums[k]! += metric(s, f.validationLabels)));
+  }
+  return sums.map((s) => s / folds.length);
+}
+
+/** The scorer of prequential validation: `scoreSetting` over the folds, gathered once. */
+export function prequentialScorer(data: SelectionData, folds: readonly Fold[], options: Partial<ScorerOptions> = {}): Scorer {
+  const prepared = prepareFolds(data, folds);
+  return (params, iterations) => scoreSetting(prepared, data, { ...options.base, ...params }, iterations, options.metric);
 }

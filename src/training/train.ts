@@ -9,7 +9,9 @@
 // learns what a missing location or payment type means, and that it is not fraud evidence on its
 // own; validation and test stay as the data came, so that what is evaluated, and the drift
 // reference, describe the data and not the augmentation.
-// Deterministic: seeded LightGBM with `deterministic=true`, single-threaded.
+// The boosters' settings and number of trees are chosen first, on the validation split only
+// (selectSettings): the defaults and a seeded random search, each setting early-stopped.
+// Deterministic: seeded LightGBM with `deterministic=true`, single-threaded, and a seeded search.
 
 import { loadModel, trainLightgbm } from '../engine/addon.ts';
 import { CHANNEL_FEATURES, extractBatch, type Channel, type ChannelMatrices } from '../engine/features/extract.ts';
@@ -18,13 +20,20 @@ import { DEFAULT_LABEL_DELAY_MS, History, UNKNOWN, type HistoryTransaction } fro
 import { Rng } from './rng.ts';
 import { fitLogistic, sigmoid, type Logistic } from './logistic.ts';
 import { interactionConstraints, partitionByChannel } from './partition.ts';
+import { searchOnThreads } from './parallel-search.ts';
+import { DEFAULT_SPACE, SPACE_FIXED, type Params } from './selection.ts';
 import { splitByTime, type Split } from './split.ts';
 
 export const CHANNELS = Object.keys(CHANNEL_FEATURES) as Channel[];
 
 export interface TrainOptions {
   seed: number;
+  /** With a search: the most trees any setting may have (each is also held to 15 ÷ its learning
+   *  rate, selection.ts). Without: the boosters' number of trees. */
   iterations: number;
+  /** Random settings the search draws after the defaults; `null` trains `params` with `iterations`
+   *  trees as given, without a search. */
+  settings: number | null;
   labelDelay: number;
   validationShare: number;
   testShare: number;
@@ -38,7 +47,8 @@ export interface TrainOptions {
 
 export const DEFAULT_TRAINING: TrainOptions = {
   seed: 7,
-  iterations: 300,
+  iterations: 1000,
+  settings: 15,
   labelDelay: DEFAULT_LABEL_DELAY_MS,
   validationShare: 0.2,
   testShare: 0.2,
@@ -62,8 +72,21 @@ export interface TrainedModel {
   calibration: Logistic;
 }
 
+/** What the search tried and chose (absent when trained without one). */
+export interface SettingsSearch {
+  metric: string;
+  /** Distinct settings tried, and (setting, number of trees) models compared on validation. */
+  settings_tried: number;
+  models_compared: number;
+  /** Every setting in the order tried (the defaults first), its early-stopped trees and score. */
+  trials: { params: Params; iterations: number; score: number }[];
+}
+
 export interface TrainingRun {
   model: TrainedModel;
+  /** The searched LightGBM parameters the boosters were trained with, and their number of trees. */
+  settings: { params: Params; iterations: number };
+  search?: SettingsSearch;
   /** The rows as featurised: the input with optional fields left out of some training rows. */
   rows: HistoryTransaction[];
   split: Split;
@@ -96,12 +119,14 @@ export function combinedMatrix(features: ChannelMatrices, rows: number[]): { mat
   return { matrix, width };
 }
 
-/** The LightGBM settings of the model and of its ablation (chosen on validation: docs/model.md). */
+/** The LightGBM settings every booster starts from: the search's first setting, and what the
+ *  searched ones override (docs/model.md, "Settings"). */
 export function boosterParams(o: TrainOptions): Record<string, string | number | boolean> {
   return { objective: 'binary', num_leaves: 7, learning_rate: 0.05, min_data_in_leaf: 50, feature_fraction: 0.9, bagging_fraction: 0.8, bagging_freq: 1, seed: o.seed, ...o.params };
 }
 
 const GROUPS = CHANNELS.map((name) => ({ name, features: CHANNEL_FEATURES[name] }));
+const FEATURE_WIDTH = CHANNELS.reduce((w, c) => w + CHANNEL_FEATURES[c].length, 0);
 
 /** The four channel boosters, fitted on `rows` only: one booster with an interaction constraint per
  *  channel, partitioned by channel (their raw scores add up to the joint booster's). */
@@ -124,6 +149,37 @@ export function trainChannelBoosters(features: ChannelMatrices, labels: Float64A
   }));
 }
 
+/** The boosters' settings and number of trees, chosen on the validation split: the default
+ *  setting, then `o.settings` seeded random draws from selection.ts's space, each trained on the
+ *  train split like the model (one constrained booster) and early-stopped at the checkpoint of best
+ *  validation average precision of its summed channel scores. Ties keep the earlier setting. */
+export async function selectSettings(features: ChannelMatrices, labels: Float64Array, split: Split, o: TrainOptions): Promise<{ settings: TrainingRun['settings']; search: SettingsSearch }> {
+  const base: Params = { ...boosterParams(o), interaction_constraints: interactionConstraints(GROUPS) };
+  const defaults = Object.fromEntries(Object.keys(DEFAULT_SPACE).flatMap((k) => (k in base ? [[k, base[k]!]] : [])));
+  const chosen = await searchOnThreads(
+    { matrix: (rows) => combinedMatrix(features, rows as number[]).matrix, width: FEATURE_WIDTH, labels, categorical: TABULAR_CATEGORICAL },
+    [{ train: split.train, validation: split.validation }],
+    base,
+    {
+      settings: o.settings ?? 0,
+      seed: o.seed,
+      start: [defaults],
+      fixed: SPACE_FIXED,
+      maxIterations: o.iterations,
+      progress: (done, total, best) => o.progress(`selection: ${done} of ${total} settings, best validation AP ${best.score.toFixed(4)}`, 0.05 + (0.6 * done) / total),
+    },
+  );
+  return {
+    settings: { params: chosen.params, iterations: chosen.iterations },
+    search: {
+      metric: 'average precision on the validation split of the summed channel scores',
+      settings_tried: chosen.settingsTried,
+      models_compared: chosen.modelsCompared,
+      trials: chosen.trials.map((t) => ({ params: t.params, iterations: t.iterations, score: t.score })),
+    },
+  };
+}
+
 /** The rows with the location, and independently the payment type, replaced by UNKNOWN on a
  *  seeded `share` of those `rows[i]` with `within(i)`. */
 export function withMissingFields(rows: readonly HistoryTransaction[], share: number, seed: number, within: (i: number) => boolean = () => true): HistoryTransaction[] {
@@ -137,7 +193,7 @@ export function withMissingFields(rows: readonly HistoryTransaction[], share: nu
   });
 }
 
-export function train(rows: readonly HistoryTransaction[], options: Partial<TrainOptions> = {}): TrainingRun {
+export async function train(rows: readonly HistoryTransaction[], options: Partial<TrainOptions> = {}): Promise<TrainingRun> {
   const o = { ...DEFAULT_TRAINING, ...options };
   if (rows.some((r) => r.label !== 0 && r.label !== 1)) throw new Error('every training row needs a label (0 or 1)');
   const split = splitByTime(Float64Array.from(rows, (r) => r.time), { validationShare: o.validationShare, testShare: o.testShare, gap: o.labelDelay });
@@ -151,8 +207,14 @@ export function train(rows: readonly HistoryTransaction[], options: Partial<Trai
   const stackRows = split.validation.slice(0, half);
   const calibrationRows = split.validation.slice(half);
 
-  o.progress('training', 0.1);
-  const boosters = trainChannelBoosters(features, labels, split.train, o);
+  let settings: TrainingRun['settings'] = { params: o.params, iterations: o.iterations };
+  let searched: SettingsSearch | undefined;
+  if (o.settings !== null) {
+    o.progress('selection', 0.05);
+    ({ settings, search: searched } = await selectSettings(features, labels, split, o));
+  }
+  o.progress('training', 0.7);
+  const boosters = trainChannelBoosters(features, labels, split.train, { ...o, params: { ...o.params, ...settings.params }, iterations: settings.iterations });
   const engines = boosters.map((b) => loadModel(b.modelText));
   o.progress('stacking', 0.9);
 
@@ -176,7 +238,7 @@ export function train(rows: readonly HistoryTransaction[], options: Partial<Trai
     return { raw, stacked: z, probability: z.map((v) => sigmoid(calibration.bias + calibration.weights[0]! * v)) };
   };
   o.progress('scoring', 0.95);
-  const run: TrainingRun = { model: { boosters, stack, calibration }, rows: featurised, split, scores: { train: scoreSplit(split.train), validation: scoreSplit(split.validation), test: scoreSplit(split.test) }, labels, features };
+  const run: TrainingRun = { model: { boosters, stack, calibration }, settings, ...(searched ? { search: searched } : {}), rows: featurised, split, scores: { train: scoreSplit(split.train), validation: scoreSplit(split.validation), test: scoreSplit(split.test) }, labels, features };
   o.progress('done', 1);
   return run;
 }

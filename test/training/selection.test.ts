@@ -1,11 +1,13 @@
 // Prequential selection: settings drawn reproducibly within the space, checkpoints within each
 // setting's maximum, a model cut after k trees scores as the first k trees, early stopping picks a
-// checkpoint at or below the maximum, and the same search returns the same choice.
+// checkpoint at or below the maximum, and the same search returns the same choice, whether its
+// settings are scored one after another or side by side on worker threads.
 
 import t from 'tap';
 import { loadModel, trainLightgbm } from '../../src/engine/addon.ts';
 import { sliceTrees, treeCount } from '../../src/training/partition.ts';
 import { checkpointScores, checkpointsFor, DEFAULT_SPACE, drawSettings, prequentialScorer, search, type Scorer } from '../../src/training/selection.ts';
+import { searchOnThreads } from '../../src/training/parallel-search.ts';
 import { syntheticMatrix } from '../../src/training/synthetic.ts';
 
 t.test('settings are drawn reproducibly and within the space', async (t) => {
@@ -78,4 +80,9 @@ t.test('prequential selection with early stopping: deterministic, a checkpoint a
   t.ok(trial.curve.some((c) => c.iterations === a.iterations && c.score === a.score), 'the choice is one of its checkpoints');
   t.ok(trial.curve.every((c) => c.score <= a.score), 'and the best of them');
   t.ok(a.score > 0.5, `validation AP ${a.score.toFixed(3)} above chance`);
+
+  for (const threads of [1, 2]) {
+    const parallel = await searchOnThreads(input, folds, base, { settings: 3, seed: 4, maxIterations: 60, checkpoints: 6 }, threads);
+    t.same(parallel, a, `on ${threads} worker thread(s): the same trials, scores and choice`);
+  }
 });
