@@ -137,8 +137,6 @@ const commands: CommandCase[] = [
     file: 'src/training/cli.ts',
     options: ['--data', '--out', '--iterations', '--settings', '--seed'],
     bad: [[['--iterations', 'many'], '--iterations must be a whole number ≥ 1, got "many"']],
-    // Remove once cli.ts reads its options through command-line.ts (until then `--help` would train).
-    pending: 'npm run train adopts the shared command line later',
   },
   {
     name: 'eval:handbook',

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { commandLine, existingFile, text, wholeNumber } from '../command-line.ts';
 import { CHANNEL_FEATURES } from '../engine/features/extract.ts';
 import { loadModel } from '../engine/addon.ts';
 import { buildReference } from '../model/drift.ts';
@@ -25,13 +25,15 @@ import { ablationSingleBooster, baselineAmount, baselineLogistic, type Compariso
 import { gapIntervals, splitIntervals } from './split-intervals.ts';
 import { CHANNELS, DEFAULT_TRAINING, gather, train, type TrainOptions } from './train.ts';
 
-const { values } = parseArgs({
+const values = commandLine({
+  name: 'train',
+  about: 'Trains the model from the service simulator or a labelled CSV and writes its model folder.',
   options: {
-    data: { type: 'string' },
-    out: { type: 'string' },
-    iterations: { type: 'string' },
-    settings: { type: 'string' },
-    seed: { type: 'string' },
+    data: existingFile('FILE.csv', 'a labelled CSV in the dataset format, with timestamp and label (default: the service simulator)'),
+    out: text('DIR', 'the model folder to write (default models/builtin)', { default: join('models', 'builtin') }),
+    settings: wholeNumber(`random settings the search tries after the defaults (default ${DEFAULT_TRAINING.settings})`, { default: DEFAULT_TRAINING.settings! }),
+    iterations: wholeNumber(`most trees any setting may have (default ${DEFAULT_TRAINING.iterations})`, { min: 1, default: DEFAULT_TRAINING.iterations }),
+    seed: wholeNumber(`training seed: LightGBM, the search's draws, the left-out fields (default ${DEFAULT_TRAINING.seed})`, { default: DEFAULT_TRAINING.seed }),
   },
 });
 
@@ -67,9 +69,7 @@ if (values.data) {
   dataDescription = `simulator service, seed ${DEFAULT_SIMULATION.seed}, ${DEFAULT_SIMULATION.customers} customers, ${DEFAULT_SIMULATION.merchants} merchants, ${DEFAULT_SIMULATION.days} days`;
   dataFingerprint = sha256(toCsv(simulated));
 }
-const seed = values.seed ? Number(values.seed) : DEFAULT_TRAINING.seed;
-const iterations = values.iterations ? Number(values.iterations) : DEFAULT_TRAINING.iterations;
-const settings = values.settings ? Number(values.settings) : DEFAULT_TRAINING.settings!;
+const { seed, iterations, settings } = values;
 const started = performance.now();
 let lastStage = '';
 const log = (stage: string) => process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1)} s] ${stage}\n`);
@@ -107,7 +107,7 @@ const bands = {
 const version = '1.0.0';
 const fingerprint = { data: dataFingerprint, code: codeFingerprint() };
 const id = `fraud-${sha256(`${fingerprint.data}${fingerprint.code}${seed}/${iterations}/${settings}`).slice(0, 12)}`;
-const out = values.out ?? join('models', 'builtin');
+const out = values.out;
 mkdirSync(out, { recursive: true });
 for (const b of run.model.boosters) writeFileSync(join(out, `${b.channel}.txt`), b.modelText);
 
