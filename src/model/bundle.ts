@@ -77,6 +77,11 @@ export const MetricsFileSchema = z.object({
   comparisons: z.record(z.string(), z.unknown()),
   /** The pipeline re-run on other simulator and training seeds (simulator data only). */
   seed_spread: z.record(z.string(), z.unknown()).optional(),
+  /** The settings search on validation: every setting tried, and the one chosen. */
+  selection: z
+    .object({ split: z.string(), settings_tried: z.number(), models_compared: z.number(), chosen: z.object({ params: z.record(z.string(), z.unknown()), iterations: z.number() }) })
+    .passthrough()
+    .optional(),
   rings: z.record(z.string(), z.unknown()),
   charts: z.object({
     split: z.string(),

@@ -13,10 +13,10 @@
 // Settings are chosen as the handbook's tuned rows were, by prequential validation (selection.ts):
 // the same protocol shifted one and two weeks back in time (train, delay, validate), a seeded random
 // search with the number of trees chosen by early stopping, the best mean validation average
-// precision wins; the test week is used once, at the end. The channel boosters are summed with unit
-// weights (the protocol leaves no period to fit a stack on): that sum is exactly the jointly
-// trained booster (partition.ts), and calibration, being monotone, would not change any of the
-// three figures. Deterministic: the same command prints the same numbers.
+// precision wins, its settings scored side by side on worker threads (parallel-search.ts); the test
+// week is used once, at the end. The channel boosters are summed with unit weights (the protocol
+// leaves no period to fit a stack on): that sum is exactly the jointly trained booster
+// (partition.ts), and calibration, being monotone, would not change any of the three figures. Deterministic: the same command prints the same numbers.
 
 import { commandLine, existingFile, flag, wholeNumber } from '../command-line.ts';
 import { readLabelledCsv } from './dataset-csv.ts';
@@ -29,7 +29,8 @@ import { HANDBOOK_FEATURES, handbookFeatures } from './handbook-features.ts';
 import { simulateHandbook } from './handbook.ts';
 import { cardPrecisionAtK, HANDBOOK_PROTOCOL, protocolSplit, PUBLISHED } from './handbook-protocol.ts';
 import { interactionConstraints } from './partition.ts';
-import { DEFAULT_SPACE, prequentialScorer, search, SEARCH_DEFAULTS, SPACE_FIXED, type Fold, type Params, type SearchOptions, type Selection, type SelectionData } from './selection.ts';
+import { searchOnThreads } from './parallel-search.ts';
+import { DEFAULT_SPACE, SEARCH_DEFAULTS, SPACE_FIXED, type Fold, type Params, type SearchOptions, type Selection, type SelectionData } from './selection.ts';
 import { boosterParams, CHANNELS, combinedMatrix, DEFAULT_TRAINING, gather, trainChannelBoosters } from './train.ts';
 
 // Every value is checked before the (minutes-long) work starts; defaults that depend on --quick
@@ -131,7 +132,7 @@ async function runSeed(seed: number | undefined): Promise<SeedRun> {
   };
   const oursBase = { ...boosterParams(DEFAULT_TRAINING), interaction_constraints: interactionConstraints(groups) };
   log(`this service: choosing settings by prequential validation (${(searchOptions.settings ?? 0) + 1} settings × ${folds.length} earlier weeks, up to ${searchOptions.maxIterations} trees)`);
-  const oursChoice = search(prequentialScorer(oursData, folds, { base: oursBase }), { ...searchOptions, start: [SERVICE_DEFAULTS], progress: progress('this service') });
+  const oursChoice = await searchOnThreads(oursData, folds, oursBase, { ...searchOptions, start: [SERVICE_DEFAULTS], progress: progress('this service') });
   log(`this service: chosen ${JSON.stringify(oursChoice.params)}, ${oursChoice.iterations} trees`);
   const boosters = trainChannelBoosters(features, labels, split.train, { ...DEFAULT_TRAINING, iterations: oursChoice.iterations, params: oursChoice.params });
   const oursScores = new Float64Array(split.test.length);
@@ -155,7 +156,7 @@ async function runSeed(seed: number | undefined): Promise<SeedRun> {
   };
   const baselineBase = boosterParams(DEFAULT_TRAINING);
   log(`baseline: choosing settings by prequential validation (${(searchOptions.settings ?? 0) + 1} settings × ${folds.length} earlier weeks)`);
-  const baselineChoice = search(prequentialScorer(baselineData, folds, { base: baselineBase }), { ...searchOptions, start: [SERVICE_DEFAULTS], progress: progress('baseline') });
+  const baselineChoice = await searchOnThreads(baselineData, folds, baselineBase, { ...searchOptions, start: [SERVICE_DEFAULTS], progress: progress('baseline') });
   log(`baseline: chosen ${JSON.stringify(baselineChoice.params)}, ${baselineChoice.iterations} trees`);
   const baselineModel = trainLightgbm({
     rows: baselineData.matrix(split.train),

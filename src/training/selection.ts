@@ -1,6 +1,7 @@
 // Model selection by prequential validation: which LightGBM settings, and how many trees, judged on
 // validation periods only (for the handbook protocol, the same protocol shifted one and two weeks
-// back; the test week is never looked at). Used by `npm run eval:handbook` for both of its models.
+// back; the test week is never looked at). Used by `npm run train` and by `npm run eval:handbook`
+// for both of its models.
 //
 // The search is a seeded random search, not a grid. The space has nine dimensions (leaves, minimum
 // data in a leaf, feature and bagging fractions, L1, L2, learning rate, class weight, histogram
@@ -21,8 +22,9 @@
 // is `maxIterations`, lowered to `shrinkage / learning_rate` so that slow learning rates get more
 // trees and fast ones do not waste time: the validation curves flatten at a similar learning
 // rate × trees. On the handbook protocol they peak at about 12–20 and hardly move after; the
-// default 15 keeps three seeds under 15 minutes, and where it binds (three of the six choices of
-// `npm run eval:handbook`), training on to 600 trees changed mean validation AP by under 0.002.
+// default 15 keeps three seeds under 8 minutes on two threads, and where it binds (three of the six
+// choices of `npm run eval:handbook`), training on to 600 trees changed mean validation AP by under
+// 0.002.
 //
 // Every (setting, checkpoint) pair is a model compared on validation; both counts are reported,
 // since the more models compared, the more the best validation score flatters the choice.

@@ -65,6 +65,8 @@ for (const backend of backends()) {
       t.equal(spread.runs.length, 3, 'the pipeline on three simulator seeds');
       t.equal(spread.runs[0].average_precision, overview.splits.test.average_precision, 'the first is the served model');
       t.ok(spread.average_precision.min <= spread.average_precision.max);
+      t.match(overview.selection, { split: 'validation', settings_tried: 16, chosen: { iterations: Number } }, 'how the settings were chosen, and how many were tried');
+      t.ok(overview.selection.models_compared >= overview.selection.settings_tried);
       const gap = overview.comparisons.stack_minus_ablation.average_precision;
       t.ok(gap.interval[0] <= gap.difference && gap.difference <= gap.interval[1], `the stack-against-ablation gap ${gap.difference} with its interval`);
       for (const [mode, m] of Object.entries(body.modes) as [string, { review_rate: number; block_rate: number }][]) {

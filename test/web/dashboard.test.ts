@@ -125,6 +125,7 @@ t.test('dashboard in a real browser', { skip: noBrowser }, async (t) => {
     t.ok((await page.locator('#limitations li').count()) > 0, 'limitations listed');
     t.ok(await page.getByText('Metrics per split').count(), 'metrics per split');
     t.match(await page.locator('#seed-spread').textContent(), /The same pipeline on 3 simulator and training seeds/, 'the spread over seeds');
+    t.match(await page.locator('#selection').textContent(), /Settings chosen on the validation split only: 16 settings tried/, 'how the settings were chosen');
 
     // Larger charts, axis text readable at both widths (its size on screen, after the SVG's scaling).
     // (No named functions inside the callback: tsx would wrap them in a helper the page lacks.)

@@ -145,7 +145,8 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
 
   r.get('/api/metrics/overview', { schema: { tags: ['evaluation'], summary: 'Measured results, each labelled with its data split', response: { 200: Anything, ...errors } } }, async () => {
     const m = requireMetrics(service);
-    return { model_id: m.model_id, splits: m.splits, channel_auc: m.channel_auc, modes: m.modes, comparisons: m.comparisons, seed_spread: m.seed_spread ?? null };
+    const selection = m.selection ? { split: m.selection.split, settings_tried: m.selection.settings_tried, models_compared: m.selection.models_compared, chosen: m.selection.chosen } : null;
+    return { model_id: m.model_id, splits: m.splits, channel_auc: m.channel_auc, modes: m.modes, comparisons: m.comparisons, seed_spread: m.seed_spread ?? null, selection };
   });
 
   r.get('/api/metrics/charts', { schema: { tags: ['evaluation'], summary: 'The same numbers shaped for charts', response: { 200: Anything, ...errors } } }, async () => {

@@ -58,6 +58,13 @@ export async function evaluationPage(root: HTMLElement): Promise<void> {
               `The same pipeline on ${overview.seed_spread.runs.length} simulator and training seeds (this model is the first): test ROC AUC ${num(overview.seed_spread.roc_auc.min)}–${num(overview.seed_spread.roc_auc.max)}, average precision ${num(overview.seed_spread.average_precision.min)}–${num(overview.seed_spread.average_precision.max)}, recall at 1 % false positives ${num(overview.seed_spread.recall_at_1pct_fpr.min)}–${num(overview.seed_spread.recall_at_1pct_fpr.max)}. Another seed moves a figure more than another sample of rows does.`,
             )
           : null,
+        overview.selection
+          ? h(
+              'p',
+              { class: 'muted', id: 'selection' },
+              `Settings chosen on the ${overview.selection.split} split only: ${overview.selection.settings_tried} settings tried (the defaults first), ${overview.selection.models_compared} (setting, number of trees) models compared; the boosters have ${overview.selection.chosen.iterations} trees of ${overview.selection.chosen.params.num_leaves} leaves at learning rate ${overview.selection.chosen.params.learning_rate}. The more models compared, the more the best validation figure flatters the choice: judge it on test.`,
+            )
+          : null,
       ),
       h(
         'div',
