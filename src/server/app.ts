@@ -12,7 +12,8 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Service } from '../service/service.ts';
-import { ApiError, installErrorHandling } from './errors.ts';
+import { ApiError, documentFrameworkStatuses, frameworkError, installErrorHandling, MAX_PATH_PARAMETER, RouteRegistry } from './errors.ts';
+import { ErrorResponse } from './schemas.ts';
 import { publicRoutes } from './routes/public.ts';
 import { scoreRoutes } from './routes/score.ts';
 import { datasetRoutes } from './routes/datasets.ts';
@@ -42,10 +43,17 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
     trustProxy: false,
     // Request ids let an operator find a 500's details in the log.
     requestIdHeader: false,
+    routerOptions: { maxParamLength: MAX_PATH_PARAMETER },
+    frameworkErrors: frameworkError,
+  });
+  const routes = new RouteRegistry();
+  app.addHook('onRoute', (route) => {
+    routes.add(route.url, route.method);
+    documentFrameworkStatuses(route as Parameters<typeof documentFrameworkStatuses>[0], ErrorResponse);
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
-  installErrorHandling(app);
+  installErrorHandling(app, routes);
 
   await app.register(swagger, {
     openapi: {

@@ -2,15 +2,19 @@
 // reason code of REASONS below (docs/api.md, Errors), on every error the service answers, including Fastify's own
 // (malformed JSON, oversized body, unknown route, wrong content type) and zod's validation failures
 // (422 with `detail.fields`). A 500 says nothing about what failed; the detail goes to the log.
+// A known path asked with a method it does not have answers 405 with `Allow` (the methods it has),
+// not 404: the route registry below learns every route's path and methods as they are added.
+// Every route's documented responses gain the statuses the framework itself can answer for it
+// (documentFrameworkStatuses), so the reference lists every status a client can meet.
 
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 
 export const REASONS = [
   'validation_failed', 'bad_request', 'not_signed_in', 'invalid_api_key', 'csrf_failed', 'forbidden', 'not_found',
   'job_not_finished', 'upload_expired', 'payload_too_large', 'too_many_rows', 'rate_limited', 'job_quota_exceeded',
   'auth_not_configured', 'model_unavailable', 'evaluation_unavailable', 'not_implemented', 'internal_error',
-  'duplicate_transaction',
+  'duplicate_transaction', 'method_not_allowed', 'uri_too_long', 'unsupported_media_type',
 ] as const;
 export type Reason = (typeof REASONS)[number];
 
@@ -50,10 +54,73 @@ function fieldsOf(err: FastifyError & { validation?: ZodIssueLike[]; validationC
   });
 }
 
-export function installErrorHandling(app: FastifyInstance): void {
-  app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send(errorBody('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`, 'Check the path and method against the reference at /api/docs.'));
-  });
+/** Every route's path pattern and methods, learnt as routes are added (onRoute). */
+export class RouteRegistry {
+  private readonly routes = new Map<string, { pattern: RegExp; methods: Set<string> }>();
+
+  add(url: string, methods: string | string[]): void {
+    let r = this.routes.get(url);
+    if (!r) {
+      const source = url.split('/').map((part) => (part.startsWith(':') ? '[^/]+' : part === '*' ? '.*' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
+      this.routes.set(url, (r = { pattern: new RegExp(`^${source}/?$`), methods: new Set() }));
+    }
+    for (const m of Array.isArray(methods) ? methods : [methods]) r.methods.add(m.toUpperCase());
+  }
+
+  /** The methods of the resource at `path`, sorted; empty when no route has the path. The most
+   *  specific routes name the resource: `/api/datasets/example` is the example's route, not a
+   *  dataset id, so the dataset's DELETE is not among its methods. */
+  allowed(path: string): string[] {
+    const matches = [...this.routes].filter(([, r]) => r.pattern.test(path));
+    const params = (url: string) => url.split('/').filter((p) => p.startsWith(':') || p === '*').length;
+    const fewest = Math.min(...matches.map(([url]) => params(url)));
+    const methods = new Set<string>();
+    for (const [url, r] of matches) if (params(url) === fewest) for (const m of r.methods) methods.add(m);
+    return [...methods].sort();
+  }
+}
+
+function notFoundOrNotAllowed(routes: RouteRegistry, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const path = request.url.split('?')[0]!;
+  const allowed = routes.allowed(path);
+  if (allowed.length > 0 && !allowed.includes(request.method)) {
+    reply.header('allow', allowed.join(', '));
+    return reply.code(405).send(errorBody('method_not_allowed', `${path} does not answer ${request.method.slice(0, 16)}.`, `Use one of ${allowed.join(', ')} (the Allow header); the reference at /api/docs lists each.`));
+  }
+  return reply.code(404).send(errorBody('not_found', `No route ${request.method.slice(0, 16)} ${path.slice(0, 200)}.`, 'Check the path and method against the reference at /api/docs.'));
+}
+
+/** Fastify's own errors before a route is found (`frameworkErrors`): a malformed URL, or a path
+ *  parameter longer than the router takes. */
+export function frameworkError(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    return reply.code(414).send(errorBody('uri_too_long', `A part of the path is longer than the ${MAX_PATH_PARAMETER} characters this server reads.`, 'Send the identifier as issued: ids are at most 200 characters.'));
+  }
+  return reply.code(400).send(errorBody('bad_request', 'The URL is not valid: it has a malformed percent-encoding.', 'Percent-encode the path as RFC 3986 says (a literal % is %25).'));
+}
+
+/** The longest path parameter the router reads; longer is 414. Above every declared `maxLength`,
+ *  so an over-long id within it is answered by validation (422) with the field named. */
+export const MAX_PATH_PARAMETER = 1000;
+
+type RouteSchema = { body?: unknown; querystring?: unknown; params?: unknown; headers?: unknown; consumes?: string[]; response?: Record<string | number, unknown>; hide?: boolean };
+
+/** Adds to a route's documented responses what the framework answers before its handler runs:
+ *  422 when anything is validated, 414 when the path has parameters, and for a route that reads a
+ *  body 400 (malformed JSON), 413 (too large) and 415 (another content type). */
+export function documentFrameworkStatuses(route: { url: string; method: string | string[]; schema?: RouteSchema }, errorSchema: unknown): void {
+  const schema = route.schema;
+  if (!schema?.response || schema.hide) return;
+  const add: number[] = [];
+  if (schema.body || schema.querystring || schema.params || schema.headers) add.push(422);
+  if (route.url.includes(':')) add.push(414);
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  if (methods.some((m) => ['POST', 'PUT', 'PATCH'].includes(m))) add.push(400, 413, 415);
+  for (const status of add) if (!(status in schema.response) && !(String(status) in schema.response)) schema.response[status] = errorSchema;
+}
+
+export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry): void {
+  app.setNotFoundHandler((request, reply) => notFoundOrNotAllowed(routes, request, reply));
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof ApiError) return sendError(reply, err);
@@ -68,10 +135,12 @@ export function installErrorHandling(app: FastifyInstance): void {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
         return reply.code(413).send(errorBody('payload_too_large', 'The request body is larger than this server accepts.', 'Send a smaller body; the limits are listed at GET /api/config.'));
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return reply.code(415).send(errorBody('bad_request', `Content-Type ${String(request.headers['content-type'] ?? '(none)').slice(0, 80)} is not accepted here.`, 'Send JSON with Content-Type: application/json.'));
+        return reply.code(415).send(errorBody('unsupported_media_type', `Content-Type ${String(request.headers['content-type'] ?? '(none)').slice(0, 80)} is not accepted here.`, 'Send JSON with Content-Type: application/json.'));
       case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
         return reply.code(400).send(errorBody('bad_request', 'Content-Length does not match the body.', 'Send the body with a correct Content-Length.'));
     }
+    // A method the router does not know at all (QUERY, say) on a known path.
+    if (!request.routeOptions.url && routes.allowed(request.url.split('?')[0]!).length > 0) return notFoundOrNotAllowed(routes, request, reply);
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       return reply.code(err.statusCode).send(errorBody('bad_request', 'The request cannot be handled as sent.', 'Check the request against the reference at /api/docs.'));
     }

@@ -134,7 +134,7 @@ for (const backend of backends()) {
       }
       const wrongType = await running.app.inject({ method: 'POST', url: '/api/risk/score', payload: 'amount=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
       t.equal(wrongType.statusCode, 415);
-      t.equal(wrongType.json().detail.reason, 'bad_request');
+      t.equal(wrongType.json().detail.reason, 'unsupported_media_type');
       t.equal(await countTransactions(), storedBefore, 'nothing was stored');
       t.equal(sandbox.size, historyBefore, 'nothing joined the sandbox');
     });

@@ -15,7 +15,7 @@ import { CSRF_COOKIE, requireAccounts, requireUser, SESSION_COOKIE } from '../ca
 import { ApiError } from '../errors.ts';
 import { ErrorResponse } from '../schemas.ts';
 
-const SessionRequest = z.object({ access_token: z.string().min(1, 'access_token must not be empty').max(16_384).describe("The identity provider's access token (a JWT)") }).strict();
+const SessionRequest = z.object({ access_token: z.string().min(1, 'access_token must not be empty').max(16_384, 'access_token is at most 16,384 characters').describe("The identity provider's access token (a JWT)") }).strict();
 const User = z.object({ id: z.string(), email: z.string().nullable(), name: z.string().nullable(), avatar_url: z.string().nullable() });
 const SessionResponse = z.object({
   authenticated: z.literal(true),
@@ -50,6 +50,9 @@ export function authRoutes(app: FastifyInstance, service: Service): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.post('/api/auth/session', {
+    // Room for the longest token the schema takes even when every character is JSON-escaped, so a
+    // token that is too long is told so (422), not refused as a body (413).
+    bodyLimit: 16_384 * 12 + 1024,
     schema: {
       tags: ['accounts'],
       summary: 'Exchange an identity-provider access token for a session',

@@ -135,7 +135,7 @@ export function datasetRoutes(app: FastifyInstance, service: Service): void {
     } else if (/^(text|application)\/csv/.test(type)) {
       body = request.body as Readable;
     } else {
-      throw new ApiError(415, 'bad_request', `Content-Type ${type.slice(0, 80) || '(none)'} is not an upload.`, 'Send the file with Content-Type: text/csv, or as multipart/form-data.');
+      throw new ApiError(415, 'unsupported_media_type', `Content-Type ${type.slice(0, 80) || '(none)'} is not an upload.`, 'Send the file with Content-Type: text/csv, or as multipart/form-data.');
     }
     let saved: { storedName: string; size: number };
     try {
