@@ -78,7 +78,13 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
         },
       },
     },
-    transform: jsonSchemaTransform,
+    // A route that streams its body rather than validating it (the upload) declares what it reads
+    // in `config.documentedBody`, for the reference only.
+    transform: (input) => {
+      const out = jsonSchemaTransform(input);
+      const body = (input.route.config as { documentedBody?: unknown } | undefined)?.documentedBody;
+      return body ? { ...out, schema: { ...out.schema, body } } : out;
+    },
   });
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
   await app.register(rateLimit, {

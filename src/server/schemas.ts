@@ -5,16 +5,27 @@
 import { z } from 'zod';
 import { MODE_NAMES } from '../model/bundle.ts';
 
-const id = (what: string) => z.string().trim().min(1, `${what} must not be empty`).max(200, `${what} is at most 200 characters`);
+/** Text that is stored: PostgreSQL's text cannot hold a NUL character, so none is accepted. */
+export const NO_NUL = /^[^\u0000]*$/;
+export const storedText = (what: string, max: number) => z.string().trim().min(1, `${what} must not be empty`).max(max, `${what} is at most ${max} characters`).regex(NO_NUL, `${what} must not contain a NUL character`);
+const id = (what: string) => storedText(what, 200);
 
 export const ScoreRequest = z
   .object({
-    amount: z.number({ error: 'amount must be a number' }).finite().min(0, 'amount must not be negative').max(1e12, 'amount is implausibly large'),
+    // Kept to six decimal places (a millionth of the currency unit): no payment is finer, and a
+    // stored amount's square must stay representable.
+    amount: z
+      .number({ error: 'amount must be a number' })
+      .finite()
+      .min(0, 'amount must not be negative')
+      .max(1e12, 'amount is implausibly large')
+      .transform((a) => Math.round(a * 1e6) / 1e6)
+      .describe('In the currency unit, kept to six decimal places'),
     customer_id: id('customer_id').describe('Identifies the payer'),
     merchant_id: id('merchant_id').describe('Identifies the payee'),
     transaction_id: id('transaction_id').optional().describe("Caller's reference; generated when omitted"),
-    location: z.string().trim().min(1).max(200).optional().describe('Recorded as `unknown` when omitted'),
-    payment_type: z.string().trim().min(1).max(100).optional().describe('Recorded as `unknown` when omitted'),
+    location: storedText('location', 200).optional().describe('Recorded as `unknown` when omitted'),
+    payment_type: storedText('payment_type', 100).optional().describe('Recorded as `unknown` when omitted'),
     mode: z.enum(MODE_NAMES).default('balanced').describe('Thresholds to decide with'),
     explain: z.boolean().default(true).describe('Include the explanation (reasons)'),
   })

@@ -21,6 +21,8 @@ import { newOwnership, visibleTo } from '../ownership.ts';
 import { ErrorResponse } from '../schemas.ts';
 
 const Mapping = z.partialRecord(z.enum(DATASET_COLUMNS as [string, ...string[]]), z.string().min(1).max(200)).describe('Our column name → the header in your file');
+/** The mapping's JSON Schema, for the parameters that carry it as JSON text. */
+const { $schema: _draft, ...MAPPING_JSON_SCHEMA } = z.toJSONSchema(Mapping) as Record<string, unknown>;
 const Preview = z.object({
   id: z.string(),
   columns: z.record(z.string(), z.string().nullable()).describe('Our column → the header used, or null when absent'),
@@ -109,17 +111,31 @@ export function datasetRoutes(app: FastifyInstance, service: Service): void {
   app.addContentTypeParser(['text/csv', 'application/csv'], (_request, payload, done) => done(null, payload));
 
   r.post('/api/datasets/upload', {
-    config: { rateLimit: { max: service.config.UPLOAD_RATE_PER_MINUTE, timeWindow: 60_000 } },
+    config: {
+      rateLimit: { max: service.config.UPLOAD_RATE_PER_MINUTE, timeWindow: 60_000 },
+      documentedBody: {
+        content: {
+          'text/csv': { schema: { type: 'string', description: 'The CSV file itself, with a header line' } },
+          'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', format: 'binary', description: 'The CSV file' } }, required: ['file'] } },
+        },
+      },
+    },
     schema: {
       tags: ['datasets'],
       summary: 'Upload a CSV; returns the validation result',
       description: 'Send the file as the body with Content-Type: text/csv, or as the one file of a multipart/form-data form. An optional column mapping goes in the `mapping` query parameter as JSON. 201 when the file can be scored; 422 `validation_failed` lists what to fix (the dataset is kept so a mapping can fix it). Either way `validation.suggested_mapping` maps our columns to the headers that look like them (a suggestion, not applied).',
       querystring: z.object({
-        mapping: z.string().max(4000).optional(),
+        // The text is JSON: the reference declares the object it must decode to (the parameter's
+        // `content`), and parseMappingText enforces it with a reason per problem.
+        mapping: z
+          .string()
+          .max(4000)
+          .optional()
+          .meta({ ...MAPPING_JSON_SCHEMA, 'x-consume': 'application/json', description: 'Our column name → the header in your file, as JSON (at most 4,000 characters)' }),
         filename: z.string().max(255).optional(),
         organization_id: z.string().min(1).max(100).optional().describe('Upload for an organization you belong to (signed in); its members can then use the dataset'),
       }),
-      response: { 201: Anything, ...errors, 415: ErrorResponse, 429: ErrorResponse },
+      response: { 201: Anything, ...errors, 401: ErrorResponse, 415: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
     },
   }, async (request, reply) => {
     const mapping = parseMappingText(request.query.mapping);

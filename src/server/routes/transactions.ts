@@ -16,7 +16,7 @@ import { MODE_NAMES } from '../../model/bundle.ts';
 import { requireUser } from '../caller.ts';
 import { ApiError } from '../errors.ts';
 import { memberOrganization } from '../ownership.ts';
-import { Channels, ErrorResponse, ReasonSchema, ScoreResponse } from '../schemas.ts';
+import { Channels, ErrorResponse, NO_NUL, ReasonSchema, ScoreResponse } from '../schemas.ts';
 import { DriftReportSchema } from '../../model/drift.ts';
 import { keyAuthentication } from './v1.ts';
 import { requireScorer } from './score.ts';
@@ -76,7 +76,7 @@ const OutcomeBody = z
 const BulkOutcomes = z
   .object({
     outcomes: z
-      .array(OutcomeBody.extend({ transaction_id: z.string().min(1).max(200) }).strict())
+      .array(OutcomeBody.extend({ transaction_id: z.string().min(1).max(200).regex(NO_NUL, 'transaction_id must not contain a NUL character') }).strict())
       .min(1, 'send at least one outcome')
       .max(MAX_BULK_OUTCOMES, `at most ${MAX_BULK_OUTCOMES} outcomes per request`),
   })
