@@ -1,7 +1,8 @@
 // The service against its own OpenAPI reference: schemathesis (PyPI) runs every check, 50 examples
-// per operation with a fixed seed, against the real server on loopback with sign-in configured
-// through a stand-in identity provider, signed in (session cookie and CSRF token) and with an API
-// key of an organization, and must report no failure: every status documented, every declared
+// per operation with a fixed seed and no example database (nothing carries over between runs, and
+// its working files go to a temporary directory), against the real server on loopback with sign-in
+// configured through a stand-in identity provider, signed in (session cookie and CSRF token) and
+// with an API key of an organization, and must report no failure: every status documented, every declared
 // constraint enforced, no schema-valid request refused, 405 with Allow for other methods.
 // CI installs schemathesis (.ci/run); without it the test is skipped with a message, except under
 // CI, where a missing tool is a failure.
@@ -9,7 +10,7 @@
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { start } from './helpers.ts';
+import { start, tempDir } from './helpers.ts';
 import { IdentityProvider, makeKey, signWith } from '../auth/idp.ts';
 
 // Through the Python that has it, so no PATH entry for its script is needed.
@@ -38,9 +39,9 @@ t.test('schemathesis finds no disagreement between the service and its reference
   t.ok(apiKey.secret, 'an API key for the /api/v1 surface');
 
   // Asynchronously: the server answering schemathesis runs on this process's event loop.
-  const args = ['--config-file', join(import.meta.dirname, 'schemathesis', 'schemathesis.toml'), 'run', `${base}/api/docs/json`, '--checks', 'all', '--max-examples', '50', '--seed', '1', '--workers', '1', '-H', `Cookie: ${cookie}`, '-H', `X-CSRF-Token: ${csrf}`, '-H', `Authorization: Bearer ${apiKey.secret}`];
+  const args = ['--config-file', join(import.meta.dirname, 'schemathesis', 'schemathesis.toml'), 'run', `${base}/api/docs/json`, '--checks', 'all', '--max-examples', '50', '--seed', '1', '--workers', '1', '--generation-database', 'none', '-H', `Cookie: ${cookie}`, '-H', `X-CSRF-Token: ${csrf}`, '-H', `Authorization: Bearer ${apiKey.secret}`];
   const run = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(PYTHON, [...ST, ...args], { env: { ...process.env, NO_COLOR: '1' }, timeout: 600_000 });
+    const child = spawn(PYTHON, [...ST, ...args], { cwd: tempDir('schemathesis-'), env: { ...process.env, NO_COLOR: '1' }, timeout: 600_000 });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c) => (stdout += c));
