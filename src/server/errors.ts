@@ -71,7 +71,8 @@ export class RouteRegistry {
    *  specific routes name the resource: `/api/datasets/example` is the example's route, not a
    *  dataset id, so the dataset's DELETE is not among its methods. */
   allowed(path: string): string[] {
-    const matches = [...this.routes].filter(([, r]) => r.pattern.test(path));
+    // A catch-all (CORS's preflight route, `*`) matches every path: it makes none of them known.
+    const matches = [...this.routes].filter(([url, r]) => url !== '*' && url !== '/*' && r.pattern.test(path));
     const params = (url: string) => url.split('/').filter((p) => p.startsWith(':') || p === '*').length;
     const fewest = Math.min(...matches.map(([url]) => params(url)));
     const methods = new Set<string>();
