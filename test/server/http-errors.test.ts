@@ -1,7 +1,8 @@
 // The errors Fastify itself answers, before any route handler runs, over real HTTP on loopback:
 // each has the service's body `{"detail": {"message", "reason", "fix"}}` (never Fastify's own
 // `{"error", "code", "message", "statusCode"}`), and a known path asked with a method it does not
-// have answers 405 with `Allow`. The OpenAPI reference lists those statuses for every route.
+// have answers 405 with `Allow`, also when CORS adds its catch-all preflight route. The OpenAPI
+// reference lists those statuses for every route.
 
 import t from 'tap';
 import { request as httpRequest } from 'node:http';
@@ -80,4 +81,16 @@ t.test('the reference lists the statuses the framework answers', async (t) => {
   const job = doc.paths['/api/jobs/{id}'].get.responses;
   for (const s of ['414', '422']) t.ok(job[s], `GET /api/jobs/{id} documents ${s}`);
   t.notOk(job['415'], 'a GET documents no body errors');
+});
+
+t.test('with CORS configured, its catch-all preflight route makes no unknown path known', async (t) => {
+  const cors = await start({ overrides: { CORS_ORIGINS: 'https://app.example.com' } });
+  t.teardown(() => cors.close());
+  const trace = await cors.app.inject({ method: 'TRACE', url: '/api/not-a-route' });
+  t.equal(trace.statusCode, 404, 'an unknown path stays 404');
+  const preflight = await cors.app.inject({ method: 'OPTIONS', url: '/api/risk/score', headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST' } });
+  t.equal(preflight.statusCode, 204, 'a preflight is still answered');
+  const wrong = await cors.app.inject({ method: 'PUT', url: '/api/health' });
+  t.equal(wrong.statusCode, 405);
+  t.equal(wrong.headers.allow, 'GET, HEAD', 'Allow lists the route, not the catch-all');
 });
