@@ -18,7 +18,6 @@ export async function searchOnThreads(data: SelectionData, folds: readonly Fold[
   const worker = new URL(`./search-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href;
   const pool = new Piscina({ filename: worker, minThreads: 1, maxThreads: Math.max(1, Math.min(threads, candidates.length)) });
   const trials: Trial[] = new Array(candidates.length);
-  let done = 0;
   const finished: Trial[] = [];
   try {
     await Promise.all(
@@ -28,7 +27,7 @@ export async function searchOnThreads(data: SelectionData, folds: readonly Fold[
         const trial = trialOf(params, iterations, (await pool.run(task)) as number[]);
         trials[k] = trial;
         finished.push(trial);
-        o.progress(++done, candidates.length, bestOf(finished));
+        o.progress(finished.length, candidates.length, bestOf(finished));
       }),
     );
   } finally {

@@ -232,20 +232,22 @@ export interface PreparedFold {
   validationLabels: Float64Array;
 }
 
-/** The folds' matrices and labels, gathered once for every setting; `alloc` makes each array's
- *  storage (shared memory, say, for worker threads). */
-export function prepareFolds(data: SelectionData, folds: readonly Fold[], alloc: (length: number) => Float64Array = (n) => new Float64Array(n)): PreparedFold[] {
+/** The folds' matrices and labels, gathered once for every setting; `alloc`, when given, makes
+ *  each array's storage (shared memory, say, for worker threads) and the gathered rows are copied
+ *  into it. */
+export function prepareFolds(data: SelectionData, folds: readonly Fold[], alloc?: (length: number) => Float64Array): PreparedFold[] {
   if (folds.length === 0) throw new Error('prequentialScorer: no folds');
-  const copy = (a: Float64Array) => {
+  const place = (a: Float64Array) => {
+    if (!alloc) return a;
     const out = alloc(a.length);
     out.set(a);
     return out;
   };
   return folds.map((f) => ({
-    train: copy(data.matrix(f.train)),
-    trainLabels: copy(Float64Array.from(f.train, (i) => data.labels[i]!)),
-    validation: copy(data.matrix(f.validation)),
-    validationLabels: copy(Float64Array.from(f.validation, (i) => data.labels[i]!)),
+    train: place(data.matrix(f.train)),
+    trainLabels: place(Float64Array.from(f.train, (i) => data.labels[i]!)),
+    validation: place(data.matrix(f.validation)),
+    validationLabels: place(Float64Array.from(f.validation, (i) => data.labels[i]!)),
   }));
 }
 
