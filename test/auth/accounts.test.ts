@@ -227,12 +227,19 @@ t.test('sign-in not configured', async (t) => {
     ['POST', '/api/models/model_x/deactivate', undefined],
     ['POST', '/api/training/jobs', { dataset_id: 'ds_x' }],
     ['POST', '/api/v1/risk/score', score],
+    ['GET', '/api/v1/transactions/tx_1', undefined],
+    ['POST', '/api/v1/outcomes', { outcomes: [{ transaction_id: 'tx_1', outcome: 'fraud' }] }],
   ] as const) {
-    const r = await app.inject({ method, url, ...(payload ? { payload } : {}) });
+    // The customer surface with a key: the key cannot be checked without sign-in.
+    const headers = url.startsWith('/api/v1/') ? { authorization: 'Bearer sk_live_whatever' } : {};
+    const r = await app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
     t.equal(r.statusCode, 503, `${method} ${url}: 503`);
     t.equal(r.json().detail.reason, 'auth_not_configured');
     t.match(r.json().detail.fix, /AUTHPROVIDER_URL/, 'the fix names what to set');
   }
+  const keyless = await app.inject({ method: 'POST', url: '/api/v1/risk/score', payload: score });
+  t.equal(keyless.statusCode, 401, 'the customer surface without a key: 401 whatever the configuration');
+  t.equal(keyless.json().detail.reason, 'invalid_api_key');
   const r = await app.inject({ method: 'POST', url: '/api/risk/score', payload: score });
   t.equal(r.statusCode, 200, 'guest scoring still works');
   t.equal((await app.inject('/api/models')).json().models.length, 1, 'models: the built-in one');

@@ -37,13 +37,16 @@ function bearer(request: FastifyRequest): string | undefined {
   return m?.[1];
 }
 
-/** An onRequest hook: the request's API key, or 401 `invalid_api_key` (503 without sign-in). */
+/**
+ * An onRequest hook: the request's API key, or 401 `invalid_api_key`. A request without any key is
+ * refused 401 whatever the configuration (missing credentials are the caller's to fix); one with a
+ * key, on a server without sign-in (keys cannot be checked), 503 `auth_not_configured`.
+ */
 export function keyAuthentication(service: Service) {
   return async (request: FastifyRequest): Promise<void> => {
-    const accounts = requireAccounts(service);
     const secret = bearer(request);
     if (!secret) throw new ApiError(401, 'invalid_api_key', 'This endpoint needs an API key.', 'Send the header Authorization: Bearer <API key>; an organization owner creates keys with POST /api/organizations/{id}/api-keys.');
-    const key = await accounts.authenticateKey(secret);
+    const key = await requireAccounts(service).authenticateKey(secret);
     if (!key) throw new ApiError(401, 'invalid_api_key', 'The API key is not valid: unknown, rotated out or revoked.', 'Use a current key of your organization, or ask an owner to create one.');
     request.apiKey = key;
   };
