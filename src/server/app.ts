@@ -78,12 +78,16 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
         },
       },
     },
-    // A route that streams its body rather than validating it (the upload) declares what it reads
-    // in `config.documentedBody`, for the reference only.
+    // A route that streams rather than validates declares it for the reference only: what it reads
+    // in `config.documentedBody` (the upload), what it sends in `config.documentedResponses` (the
+    // CSV download), beside the schemas that validate its other answers.
     transform: (input) => {
       const out = jsonSchemaTransform(input);
-      const body = (input.route.config as { documentedBody?: unknown } | undefined)?.documentedBody;
-      return body ? { ...out, schema: { ...out.schema, body } } : out;
+      const config = input.route.config as { documentedBody?: unknown; documentedResponses?: Record<string, unknown> } | undefined;
+      let schema = out.schema as Record<string, unknown>;
+      if (config?.documentedBody) schema = { ...schema, body: config.documentedBody };
+      if (config?.documentedResponses) schema = { ...schema, response: { ...(schema.response as object | undefined), ...config.documentedResponses } };
+      return { ...out, schema } as typeof out;
     },
   });
   await app.register(swaggerUi, { routePrefix: '/api/docs' });

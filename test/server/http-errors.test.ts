@@ -81,6 +81,16 @@ t.test('the reference lists the statuses the framework answers', async (t) => {
   const job = doc.paths['/api/jobs/{id}'].get.responses;
   for (const s of ['414', '422']) t.ok(job[s], `GET /api/jobs/{id} documents ${s}`);
   t.notOk(job['415'], 'a GET documents no body errors');
+  for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>)) {
+    for (const [method, op] of Object.entries(ops)) {
+      // Training through the API is specified to answer 501 after its checks, always.
+      const success = path === '/api/training/jobs' ? ['501'] : Object.keys(op.responses).filter((s) => s.startsWith('2'));
+      if (!success.some((s) => op.responses[s])) t.fail(`${method.toUpperCase()} ${path} documents no success`);
+    }
+  }
+  const download = doc.paths['/api/jobs/{id}/download'].get.responses['200'];
+  t.ok(download?.content?.['text/csv'], 'the download documents its CSV');
+  t.ok(download?.headers?.['content-disposition'], 'and the file name it is given');
 });
 
 t.test('with CORS configured, its catch-all preflight route makes no unknown path known', async (t) => {

@@ -126,12 +126,13 @@ export function datasetRoutes(app: FastifyInstance, service: Service): void {
       description: 'Send the file as the body with Content-Type: text/csv, or as the one file of a multipart/form-data form. An optional column mapping goes in the `mapping` query parameter as JSON. 201 when the file can be scored; 422 `validation_failed` lists what to fix (the dataset is kept so a mapping can fix it). Either way `validation.suggested_mapping` maps our columns to the headers that look like them (a suggestion, not applied).',
       querystring: z.object({
         // The text is JSON: the reference declares the object it must decode to (the parameter's
-        // `content`), and parseMappingText enforces it with a reason per problem.
+        // `content`), and parseMappingText enforces it with a reason per problem. No cap on the
+        // text itself: the object's own bounds (eight known keys, headers of 1 to 200 characters)
+        // limit it, and a cap on the encoding would refuse a valid mapping a client escapes.
         mapping: z
           .string()
-          .max(4000)
           .optional()
-          .meta({ ...MAPPING_JSON_SCHEMA, 'x-consume': 'application/json', description: 'Our column name → the header in your file, as JSON (at most 4,000 characters)' }),
+          .meta({ ...MAPPING_JSON_SCHEMA, 'x-consume': 'application/json', description: 'Our column name → the header in your file, as JSON' }),
         filename: z.string().max(255).optional(),
         organization_id: z.string().min(1).max(100).optional().describe('Upload for an organization you belong to (signed in); its members can then use the dataset'),
       }),

@@ -151,6 +151,15 @@ export function jobRoutes(app: FastifyInstance, service: Service): void {
   });
 
   r.get('/api/jobs/:id/download', {
+    config: {
+      documentedResponses: {
+        200: {
+          description: "The job's scored rows as CSV: row, transaction_id, amount, customer_id, merchant_id, risk_score, risk_band, decision, path, score_<channel> for each channel, reason_1… and label. A value a spreadsheet would run as a formula is prefixed with an apostrophe. When the job carries a drift warning, it comes first as a line starting with #.",
+          headers: { 'content-disposition': { schema: { type: 'string' }, description: 'attachment; filename="<upload name>.scored.csv"' } },
+          content: { 'text/csv': { schema: { type: 'string' } } },
+        },
+      },
+    },
     schema: { tags: ['datasets'], summary: 'Scored rows as CSV (formula-like values escaped)', params: JobParams, response: { 404: ErrorResponse, 409: ErrorResponse } },
   }, async (request, reply) => {
     const job = await finishedJob(request.params.id, request);
