@@ -26,7 +26,7 @@ import { historyImportRoutes } from './routes/history-imports.ts';
 import { trainingRoutes } from './routes/training.ts';
 import { modelRoutes } from './routes/models.ts';
 import { webRoutes } from './routes/web.ts';
-import { installCaller } from './caller.ts';
+import { csrfChecked, installCaller } from './caller.ts';
 import { stdoutLog } from './log-stream.ts';
 
 export interface AppOptions {
@@ -49,7 +49,9 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
   const routes = new RouteRegistry();
   app.addHook('onRoute', (route) => {
     routes.add(route.url, route.method);
-    documentFrameworkStatuses(route as Parameters<typeof documentFrameworkStatuses>[0], ErrorResponse);
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const csrf = methods.some((m) => csrfChecked(route.url, m)) ? [403] : [];
+    documentFrameworkStatuses(route as Parameters<typeof documentFrameworkStatuses>[0], ErrorResponse, csrf);
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

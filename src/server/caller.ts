@@ -27,16 +27,25 @@ declare module 'fastify' {
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+/** Only the dashboard surface uses sessions (not /api/v1, not the page's static files). */
+function sessionSurface(url: string): boolean {
+  return url.startsWith('/api/') && !url.startsWith('/api/v1/');
+}
+
+/** Whether a session used with this method on this path must carry its CSRF token (else 403). */
+export function csrfChecked(url: string, method: string): boolean {
+  return sessionSurface(url) && UNSAFE.has(method);
+}
+
 export function installCaller(app: FastifyInstance, service: Service): void {
   app.addHook('onRequest', async (request) => {
     const accounts = service.accounts;
-    // Only the dashboard surface uses sessions (not /api/v1, not the page's static files).
-    if (!accounts || !request.url.startsWith('/api/') || request.url.startsWith('/api/v1/')) return;
+    if (!accounts || !sessionSurface(request.url)) return;
     const cookie = request.cookies[SESSION_COOKIE];
     if (!cookie) return;
     const signedIn = await accounts.resolve(cookie);
     if (!signedIn) return;
-    if (UNSAFE.has(request.method)) {
+    if (csrfChecked(request.url, request.method)) {
       const header = request.headers[CSRF_HEADER];
       if (!accounts.csrfMatches(signedIn.session, Array.isArray(header) ? header[0] : header)) {
         throw new ApiError(403, 'csrf_failed', 'This request uses your session but does not carry its CSRF token.', `Send the header X-CSRF-Token with the value of the ${CSRF_COOKIE} cookie.`);

@@ -106,13 +106,14 @@ export const MAX_PATH_PARAMETER = 1000;
 
 type RouteSchema = { body?: unknown; querystring?: unknown; params?: unknown; headers?: unknown; consumes?: string[]; response?: Record<string | number, unknown>; hide?: boolean };
 
-/** Adds to a route's documented responses what the framework answers before its handler runs:
- *  422 when anything is validated, 414 when the path has parameters, and for a route that reads a
- *  body 400 (malformed JSON), 413 (too large) and 415 (another content type). */
-export function documentFrameworkStatuses(route: { url: string; method: string | string[]; schema?: RouteSchema }, errorSchema: unknown): void {
+/** Adds to a route's documented responses what is answered outside its handler: 422 when anything
+ *  is validated, 414 when the path has parameters; for a route that reads a body 400 (malformed
+ *  JSON), 413 (too large) and 415 (another content type); `also` (the hooks' own: CSRF's 403); and
+ *  everywhere 500 (`internal_error`, a fault of the server's own, logged with the request id). */
+export function documentFrameworkStatuses(route: { url: string; method: string | string[]; schema?: RouteSchema }, errorSchema: unknown, also: number[] = []): void {
   const schema = route.schema;
   if (!schema?.response || schema.hide) return;
-  const add: number[] = [];
+  const add: number[] = [500, ...also];
   if (schema.body || schema.querystring || schema.params || schema.headers) add.push(422);
   if (route.url.includes(':')) add.push(414);
   const methods = Array.isArray(route.method) ? route.method : [route.method];

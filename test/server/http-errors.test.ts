@@ -86,6 +86,10 @@ t.test('the reference lists the statuses the framework answers', async (t) => {
       // Training through the API is specified to answer 501 after its checks, always.
       const success = path === '/api/training/jobs' ? ['501'] : Object.keys(op.responses).filter((s) => s.startsWith('2'));
       if (!success.some((s) => op.responses[s])) t.fail(`${method.toUpperCase()} ${path} documents no success`);
+      if (!op.responses['500']) t.fail(`${method.toUpperCase()} ${path} documents no 500`);
+      // A session used on the dashboard surface with an unsafe method needs its CSRF token (403).
+      const csrf = method !== 'get' && path.startsWith('/api/') && !path.startsWith('/api/v1/');
+      if (csrf && !op.responses['403']) t.fail(`${method.toUpperCase()} ${path} documents no 403 (csrf_failed)`);
     }
   }
   const download = doc.paths['/api/jobs/{id}/download'].get.responses['200'];

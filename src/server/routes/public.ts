@@ -28,6 +28,60 @@ function requireMetrics(service: Service): MetricsFile {
 
 const errors = { 404: ErrorResponse, 503: ErrorResponse };
 const Anything = z.record(z.string(), z.unknown());
+const Count = z.number().int().nonnegative();
+
+const PublicConfig = z.object({
+  auth_configured: z.boolean(),
+  auth_url: z.string().nullable().describe('The identity provider to sign in with; null without sign-in'),
+  auth_anon_key: z.string().nullable().describe("The identity provider's public (anonymous) key, when it needs one"),
+  environment: z.string(),
+  storage: z.enum(['postgres', 'embedded']),
+  limits: z.object({
+    max_upload_mb: Count,
+    max_dataset_rows: Count,
+    max_training_rows: Count,
+    max_running_jobs: Count,
+    max_jobs_per_org_per_day: Count,
+    upload_retention_hours: z.number().nonnegative(),
+    score_rate_per_minute: Count,
+    upload_rate_per_minute: Count,
+    max_json_body_bytes: Count,
+  }),
+});
+const FormatColumn = z.object({ name: z.string(), type: z.string().describe('number, string or integer'), rule: z.string() });
+const DatasetFormat = z.object({
+  required: z.array(FormatColumn),
+  optional: z.array(FormatColumn),
+  column_mapping: z.string(),
+  encoding: z.string(),
+  limits: z.object({ max_upload_mb: Count, max_dataset_rows: Count }),
+});
+const ExampleDataset = z.object({
+  name: z.string(),
+  description: z.string(),
+  rows: Count,
+  fraud_rows: Count,
+  fraud_rate: z.number().min(0).max(1),
+  columns: z.array(z.string()),
+  customers: Count,
+  merchants: Count,
+  days: Count,
+  seed: z.number().int(),
+  scenarios: z.record(z.string(), Count).describe('Scenario → its fraud rows'),
+  generate_with: z.string().describe('The command that writes the same file'),
+  first_transaction_at: z.string(),
+  last_transaction_at: z.string(),
+  sandbox_as_of: z.string().describe('The moment sandbox scores are made at'),
+});
+const TrainingLimits = z.object({
+  max_training_rows: Count,
+  max_upload_mb: Count,
+  max_jobs_per_org_per_day: Count,
+  requires: z.array(z.string()),
+  training_available: z.boolean(),
+  note: z.string(),
+  features: z.record(z.string(), Count).describe('Channel → how many features it has'),
+});
 
 export function publicRoutes(app: FastifyInstance, service: Service): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -71,7 +125,7 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
     };
   });
 
-  r.get('/api/config', { schema: { tags: ['service'], summary: 'What a browser needs to start, with the enforced limits' } }, async () => publicConfig(service.config));
+  r.get('/api/config', { schema: { tags: ['service'], summary: 'What a browser needs to start, with the enforced limits', response: { 200: PublicConfig } } }, async () => publicConfig(service.config));
 
   r.get('/api/risk/thresholds', {
     schema: {
@@ -196,7 +250,7 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
     };
   });
 
-  r.get('/api/datasets/format', { schema: { tags: ['datasets'], summary: 'Columns required in an uploaded CSV' } }, async () => ({
+  r.get('/api/datasets/format', { schema: { tags: ['datasets'], summary: 'Columns required in an uploaded CSV', response: { 200: DatasetFormat } } }, async () => ({
     required: [
       { name: 'amount', type: 'number', rule: 'not negative; digits and a decimal point only (no currency symbols or thousands separators)' },
       { name: 'customer_id', type: 'string', rule: 'identifies the payer' },
@@ -214,9 +268,9 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
     limits: { max_upload_mb: service.config.MAX_UPLOAD_MB, max_dataset_rows: service.config.MAX_DATASET_ROWS },
   }));
 
-  r.get('/api/datasets/example', { schema: { tags: ['datasets'], summary: 'Details of the built-in example dataset' } }, async () => service.sandbox.example);
+  r.get('/api/datasets/example', { schema: { tags: ['datasets'], summary: 'Details of the built-in example dataset', response: { 200: ExampleDataset } } }, async () => service.sandbox.example);
 
-  r.get('/api/training/limits', { schema: { tags: ['training'], summary: 'Training limits enforced by this server' } }, async () => ({
+  r.get('/api/training/limits', { schema: { tags: ['training'], summary: 'Training limits enforced by this server', response: { 200: TrainingLimits } } }, async () => ({
     max_training_rows: service.config.MAX_TRAINING_ROWS,
     max_upload_mb: service.config.MAX_UPLOAD_MB,
     max_jobs_per_org_per_day: service.config.MAX_JOBS_PER_ORG_PER_DAY,
