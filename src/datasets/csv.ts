@@ -9,6 +9,7 @@ import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import csv from 'csv-parser';
 import { UNKNOWN } from '../engine/history.ts';
+import { keptAmount } from '../engine/amount.ts';
 
 export const REQUIRED_COLUMNS = ['amount', 'customer_id', 'merchant_id'] as const;
 export const OPTIONAL_COLUMNS = ['transaction_id', 'timestamp', 'location', 'payment_type', 'label'] as const;
@@ -198,7 +199,7 @@ function rowOf(get: (col: DatasetColumn) => string, row: number, time: number | 
     row,
     transaction_id: get('transaction_id') || String(row),
     time,
-    amount: Number(get('amount')),
+    amount: keptAmount(Number(get('amount'))),
     customer_id: get('customer_id'),
     merchant_id: get('merchant_id'),
     location: get('location') || UNKNOWN,

@@ -3,6 +3,7 @@
 // returns. Field rules are the ones docs/api.md records.
 
 import { z } from 'zod';
+import { AMOUNT_DECIMALS, keptAmount } from '../engine/amount.ts';
 import { MODE_NAMES } from '../model/bundle.ts';
 
 /** Text that is stored: PostgreSQL's text cannot hold a NUL character, so none is accepted. */
@@ -12,15 +13,13 @@ const id = (what: string) => storedText(what, 200);
 
 export const ScoreRequest = z
   .object({
-    // Kept to six decimal places (a millionth of the currency unit): no payment is finer, and a
-    // stored amount's square must stay representable.
     amount: z
       .number({ error: 'amount must be a number' })
       .finite()
       .min(0, 'amount must not be negative')
       .max(1e12, 'amount is implausibly large')
-      .transform((a) => Math.round(a * 1e6) / 1e6)
-      .describe('In the currency unit, kept to six decimal places'),
+      .transform(keptAmount)
+      .describe(`In the currency unit, kept to ${AMOUNT_DECIMALS} decimal places`),
     customer_id: id('customer_id').describe('Identifies the payer'),
     merchant_id: id('merchant_id').describe('Identifies the payee'),
     transaction_id: id('transaction_id').optional().describe("Caller's reference; generated when omitted"),

@@ -3,7 +3,7 @@
 // the imported customer and its evidence while another organization sees nothing; a live
 // organization is refused it); a labelled upload (labels known at time plus the label delay, ids the
 // organization had skipped, a job claimed again after a "crash" duplicating nothing, generated ids
-// for a file without them); and every refusal: no timestamps, rows in the future or without a time
+// for a file without them, amounts kept to six decimal places); and every refusal: no timestamps, rows in the future or without a time
 // (the job fails, nothing stored), another organization's dataset, expired, bad bodies, non-members,
 // the daily quota. Result and download of an import point at its summary.
 
@@ -199,6 +199,16 @@ for (const backend of backends()) {
 
       const jobs = (await app.inject({ url: `/api/jobs?organization_id=${org.id}`, headers: member.headers })).json().jobs as JobView[];
       t.equal(jobs.filter((j) => j.kind === 'history_import').length, 3, "imports are listed with the organization's jobs");
+
+      // Amounts keep six decimal places, as in a score request: a vanishingly small one is stored as
+      // 0 (its square would underflow the running totals and fail the whole import).
+      const tiny = `0.${'0'.repeat(248)}1`;
+      const fine = await upload(member, `transaction_id,timestamp,amount,customer_id,merchant_id\ntiny,${at(3 * DAY)},${tiny},c-t,m-t\nfine,${at(2 * DAY)},12.3456789,c-t,m-t\n`, org.id);
+      t.equal(fine.statusCode, 201, fine.body);
+      const kept = await finish((await importInto(org, member, { dataset_id: fine.json().id })).json().id, member);
+      t.equal(kept.job.status, 'succeeded', kept.job.error ?? '');
+      t.equal((await asKey(org, '/api/v1/transactions/tiny')).json().amount, 0, '1e-249 is kept as 0');
+      t.equal((await asKey(org, '/api/v1/transactions/fine')).json().amount, 12.345679, 'and 12.3456789 as 12.345679');
     });
 
     await t.test('refused: up front, or the job fails with nothing stored', async (t) => {
