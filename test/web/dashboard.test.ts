@@ -5,7 +5,7 @@
 // watch the job finish, page the results, download them, delete the upload; open the evaluation and
 // see its curves drawn with thresholds marked, tooltips and legends; the models' two titled tables;
 // with a test identity provider on loopback, sign in, create an organization and a key, revoke it,
-// sign out. Each page has one h1, no sideways scrolling at 390 px, no serious or critical axe-core
+// sign out; a page still loading when the user moves on never covers the next one. Each page has one h1, no sideways scrolling at 390 px, no serious or critical axe-core
 // problem, and loads under its Content-Security-Policy with no console error. Screenshots of each
 // page are saved in artifacts/screenshots/. Skipped outside CI when no Chromium is installed (CI
 // installs it). The analyst's pages and Datasets' own flow have files of their own.
@@ -206,6 +206,30 @@ t.test('dashboard in a real browser', { skip: noBrowser }, async (t) => {
     await page.keyboard.press('Enter');
     await page.waitForSelector('#charts svg');
     t.equal(await page.getByRole('link', { name: 'Evaluation' }).getAttribute('aria-current'), 'page', 'the current page is marked');
+    await page.close();
+  });
+
+  t.test('a page still loading when the user moves on never covers the page after it', async (t) => {
+    const page = await open('/#/score');
+    await page.waitForSelector('h1:text("Score a transaction")');
+    // The evaluation's data held back until the user is on the next page.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    await page.route('**/api/metrics/overview', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.evaluate(() => (location.hash = '#/evaluation'));
+    await page.waitForSelector('text=Loading the evaluation…');
+    await page.evaluate(() => (location.hash = '#/models'));
+    await page.waitForSelector('h1:text("Models")');
+    const answered = page.waitForResponse('**/api/metrics/overview');
+    release();
+    await answered;
+    // Let the evaluation page finish whatever it would draw.
+    await page.evaluate(() => new Promise((r) => setTimeout(r, 300)));
+    t.same(await page.locator('h1').allTextContents(), ['Models'], 'the page shown is the one navigated to last');
+    t.equal(await page.locator('#charts').count(), 0, "and none of the evaluation's content");
     await page.close();
   });
 

@@ -1,6 +1,11 @@
 // The dashboard: a small hash router over the pages (no framework), the service's health in the
 // header, and focus moved to the page on navigation for keyboard and screen-reader users. It calls
 // only the documented `/api/...` endpoints (api.ts).
+//
+// Each navigation renders into a container of its own, which replaces the last one: a page still
+// waiting for its data when the user moves on finishes into a container no longer shown, so a slow
+// page can never cover the one navigated to after it (and its polling, which stops once its
+// elements are detached, ends).
 
 import { api } from './api.ts';
 import { evaluationPage } from './pages/evaluation.ts';
@@ -38,7 +43,9 @@ function route(moveFocus: boolean): void {
     if (a.dataset.page === (name === 'entity' ? 'transactions' : name)) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
-  void page(main, r);
+  const view = document.createElement('div');
+  main.replaceChildren(view);
+  void page(view, r);
   // After a navigation (not on first load, where the skip link comes first) focus the new page.
   if (moveFocus) main.focus({ preventScroll: true });
 }
