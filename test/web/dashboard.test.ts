@@ -5,10 +5,10 @@
 // watch the job finish, page the results, download them, delete the upload; open the evaluation and
 // see its curves drawn with thresholds marked, tooltips and legends; the models' two titled tables;
 // with a test identity provider on loopback, sign in, create an organization and a key, revoke it,
-// sign out; a page still loading when the user moves on never covers the next one. Each page has one h1, no sideways scrolling at 390 px, no serious or critical axe-core
-// problem, and loads under its Content-Security-Policy with no console error. Screenshots of each
-// page are saved in artifacts/screenshots/. Skipped outside CI when no Chromium is installed (CI
-// installs it). The analyst's pages and Datasets' own flow have files of their own.
+// sign out; a page still loading when the user moves on never covers the next one. Each page has
+// one h1, no sideways scrolling at 390 px, no serious or critical axe-core problem, and loads under
+// its Content-Security-Policy with no console error. Screenshots of each page are saved in
+// artifacts/screenshots/. Skipped outside CI when no Chromium is installed (CI installs it). The analyst's pages and Datasets' own flow have files of their own.
 
 import t from 'tap';
 import { readFileSync } from 'node:fs';
