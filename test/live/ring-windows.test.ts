@@ -55,16 +55,17 @@ for (const backend of backends()) {
       t.ok(second === 0 || second === 1, 'a second caller may win the window, never both');
       await service.rings.tick();
       t.equal(await jobs(), 1, 'one job for the window, however often it was asked for');
-      // The job runs in this process's runner; its NOTIFY reads the result into the tenant.
-      let stored: { rings: { ring_id: string; merchants: string[] }[] } | undefined;
-      for (let i = 0; i < 200 && !stored; i++) {
-        [stored] = await service.db.query<{ rings: { ring_id: string; merchants: string[] }[] }>('SELECT rings FROM ring_windows WHERE organization_id = $1 AND rings IS NOT NULL', [acme.id]);
-        if (!stored) await new Promise((r) => setTimeout(r, 50));
+      // The job runs in this process's runner; its NOTIFY reads the result into the tenant. The
+      // analysis is stored first, then the job marked finished: wait for the job.
+      let job: { status: string; result: { flagged: number } } | undefined;
+      for (let i = 0; i < 200 && !(job && ['succeeded', 'failed'].includes(job.status)); i++) {
+        [job] = await service.db.query<{ status: string; result: { flagged: number } }>(`SELECT status, result FROM jobs WHERE kind = 'rings'`);
+        if (!(job && ['succeeded', 'failed'].includes(job.status))) await new Promise((r) => setTimeout(r, 50));
       }
+      t.match(job, { status: 'succeeded', result: { flagged: 1 } });
+      const [stored] = await service.db.query<{ rings: { ring_id: string; merchants: string[] }[] }>('SELECT rings FROM ring_windows WHERE organization_id = $1 AND rings IS NOT NULL', [acme.id]);
       t.ok(stored, 'the analysis was stored');
       t.same(stored!.rings.map((r) => r.merchants), [['rm1', 'rm2']], 'the two merchants form the ring');
-      const [job] = await service.db.query<{ status: string; result: { flagged: number } }>(`SELECT status, result FROM jobs WHERE kind = 'rings'`);
-      t.match(job, { status: 'succeeded', result: { flagged: 1 } });
       await service.rings.tick();
       const scored = (await live.score(acme, { ...probe, transaction_id: 'after' })).json();
       t.match(scored.related_ring, { ring_id: `ring-${new Date(start).toISOString().slice(0, 10)}-1`, matched_entity: 'rm1', role: 'merchant', members: 6, fraud_rate: 1 });
