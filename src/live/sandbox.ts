@@ -4,29 +4,33 @@
 // newest transaction, so the same request always gets the same answer. It is built in memory at
 // start (about 1.5 s), never written to, and holds no organization's data.
 
+import { z } from 'zod';
 import { History } from '../engine/history.ts';
 import { detectRings } from '../engine/rings.ts';
 import { RingIndex } from '../scoring/scorer.ts';
 import { DEFAULT_SIMULATION, simulate, SCENARIOS } from '../training/simulate.ts';
 
-export interface ExampleDataset {
-  name: string;
-  description: string;
-  rows: number;
-  fraud_rows: number;
-  fraud_rate: number;
-  columns: string[];
-  customers: number;
-  merchants: number;
-  days: number;
-  seed: number;
-  scenarios: Record<string, number>;
-  generate_with: string;
-  /** The simulated period (ISO 8601), and the moment sandbox scores are made at. */
-  first_transaction_at: string;
-  last_transaction_at: string;
-  sandbox_as_of: string;
-}
+const Count = z.number().int().nonnegative();
+
+/** What `GET /api/datasets/example` answers: the example's figures and how to make it. */
+export const ExampleDataset = z.object({
+  name: z.string(),
+  description: z.string(),
+  rows: Count,
+  fraud_rows: Count,
+  fraud_rate: z.number().min(0).max(1),
+  columns: z.array(z.string()),
+  customers: Count,
+  merchants: Count,
+  days: Count,
+  seed: z.number().int(),
+  scenarios: z.record(z.string(), Count).describe('Scenario → its fraud rows'),
+  generate_with: z.string().describe('The command that writes the same file'),
+  first_transaction_at: z.string().describe('The simulated period (ISO 8601)'),
+  last_transaction_at: z.string(),
+  sandbox_as_of: z.string().describe('The moment sandbox scores are made at (ISO 8601)'),
+});
+export type ExampleDataset = z.infer<typeof ExampleDataset>;
 
 export interface Sandbox {
   history: History;

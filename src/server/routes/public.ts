@@ -12,6 +12,7 @@ import { PAYMENT_TYPE_CODES } from '../../engine/features/tabular.ts';
 import { isProblem, MODE_NAMES, type MetricsFile, type ModelBundle } from '../../model/bundle.ts';
 import type { Service } from '../../service/service.ts';
 import { storedRings } from '../../live/ring-windows.ts';
+import { ExampleDataset } from '../../live/sandbox.ts';
 import { ApiError } from '../errors.ts';
 import { keyAuthentication } from './v1.ts';
 import { ErrorResponse, ModelIdParams } from '../schemas.ts';
@@ -55,23 +56,6 @@ const DatasetFormat = z.object({
   column_mapping: z.string(),
   encoding: z.string(),
   limits: z.object({ max_upload_mb: Count, max_dataset_rows: Count }),
-});
-const ExampleDataset = z.object({
-  name: z.string(),
-  description: z.string(),
-  rows: Count,
-  fraud_rows: Count,
-  fraud_rate: z.number().min(0).max(1),
-  columns: z.array(z.string()),
-  customers: Count,
-  merchants: Count,
-  days: Count,
-  seed: z.number().int(),
-  scenarios: z.record(z.string(), Count).describe('Scenario → its fraud rows'),
-  generate_with: z.string().describe('The command that writes the same file'),
-  first_transaction_at: z.string(),
-  last_transaction_at: z.string(),
-  sandbox_as_of: z.string().describe('The moment sandbox scores are made at'),
 });
 const TrainingLimits = z.object({
   max_training_rows: Count,
