@@ -46,6 +46,29 @@ export interface RunnerOptions {
   onHistoryImported?: (organizationId: string) => void;
 }
 
+/**
+ * A running job's progress, written one statement at a time and in order. A heartbeat and a report
+ * sent together would otherwise go out on two pooled connections and could land in either order,
+ * so that a reader saw progress go back. Each write sends the latest stage and fraction.
+ */
+export class ProgressWriter {
+  fraction = 0;
+  private last: Promise<boolean> = Promise.resolve(true);
+
+  constructor(
+    private readonly db: Db,
+    private readonly jobId: string,
+    private readonly worker: string,
+    public stage: string,
+  ) {}
+
+  /** Writes the progress after every earlier write; false when the job is no longer this worker's. */
+  write(): Promise<boolean> {
+    this.last = this.last.then(() => reportProgress(this.db, this.jobId, this.worker, this.stage, this.fraction).catch(() => false));
+    return this.last;
+  }
+}
+
 export class JobRunner {
   readonly worker = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   readonly resultsDir: string;
@@ -124,23 +147,21 @@ export class JobRunner {
     }
     const resultPath = this.resultPath(job.id);
     for (const f of [resultPath, `${resultPath}.csv`, `${resultPath}.idx`, `${resultPath}.features`]) await rm(f, { force: true }); // an earlier attempt's partial files
-    let stage = 'parsing';
-    let fraction = 0;
+    const progress = new ProgressWriter(db, job.id, this.worker, 'parsing');
     let lastWrite = 0;
-    const write = () => reportProgress(db, job.id, this.worker, stage, fraction).catch(() => false);
     const channel = new MessageChannel();
     channel.port1.on('message', (m: { stage: string; fraction: number }) => {
-      stage = m.stage;
+      progress.stage = m.stage;
       // Overall progress: parsing 0–10 %, features 10–40 %, scoring 40–95 %, writing 95–100 %.
       const span = { parsing: [0, 0.1], features: [0.1, 0.4], scoring: [0.4, 0.95], writing: [0.95, 1] }[m.stage] ?? [0, 1];
-      fraction = Math.max(fraction, span[0]! + (span[1]! - span[0]!) * m.fraction);
+      progress.fraction = Math.max(progress.fraction, span[0]! + (span[1]! - span[0]!) * m.fraction);
       const now = Date.now();
       if (now - lastWrite > 200) {
         lastWrite = now;
-        void write();
+        void progress.write();
       }
     });
-    const heartbeat = setInterval(() => void write(), this.o.heartbeatMs ?? 2000);
+    const heartbeat = setInterval(() => void progress.write(), this.o.heartbeatMs ?? 2000);
     try {
       const summary = (await this.pool.run(
         { modelDir: this.o.modelDir, path: this.o.datasets.path(dataset.stored_name), mapping: dataset.mapping, mode: job.mode ?? 'balanced', resultPath, expectedRows: dataset.rows, port: channel.port2 },
@@ -160,10 +181,8 @@ export class JobRunner {
    *  progress report per chunk and a heartbeat between them. */
   private async runImport(job: JobRecord): Promise<void> {
     const { db } = this.o;
-    let stage = 'checking';
-    let fraction = 0;
-    const write = () => reportProgress(db, job.id, this.worker, stage, fraction).catch(() => false);
-    const heartbeat = setInterval(() => void write(), this.o.heartbeatMs ?? 2000);
+    const progress = new ProgressWriter(db, job.id, this.worker, 'checking');
+    const heartbeat = setInterval(() => void progress.write(), this.o.heartbeatMs ?? 2000);
     try {
       const params = ImportParams.safeParse(job.params);
       if (!params.success || !job.organization_id) throw new ImportRefused('the job does not say what to import or where; queue the import again');
@@ -186,9 +205,9 @@ export class JobRunner {
         jobId: job.id,
         source,
         progress: (s, f) => {
-          stage = s;
-          fraction = f;
-          return write();
+          progress.stage = s;
+          progress.fraction = f;
+          return progress.write();
         },
         stopped: () => this.stopped,
         onStored: () => this.o.onHistoryImported?.(organizationId),
@@ -206,7 +225,8 @@ export class JobRunner {
   /** A weekly window's rings, found and stored (queued by src/live/ring-windows.ts). */
   private async runRings(job: JobRecord): Promise<void> {
     const { db } = this.o;
-    const heartbeat = setInterval(() => void reportProgress(db, job.id, this.worker, 'analysing', 0).catch(() => false), this.o.heartbeatMs ?? 2000);
+    const progress = new ProgressWriter(db, job.id, this.worker, 'analysing');
+    const heartbeat = setInterval(() => void progress.write(), this.o.heartbeatMs ?? 2000);
     try {
       const params = job.params as RingsJobParams | null;
       if (!params?.organization_id || !Number.isFinite(params.window_start)) throw new Error('the job does not name an organization and a window');
