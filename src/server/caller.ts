@@ -40,12 +40,14 @@ export function csrfChecked(url: string, method: string): boolean {
 export function installCaller(app: FastifyInstance, service: Service): void {
   app.addHook('onRequest', async (request) => {
     const accounts = service.accounts;
-    if (!accounts || !sessionSurface(request.url)) return;
+    // The route's own path when there is one: the raw URL may spell /api/v1 in percent-encoding.
+    const path = request.routeOptions.url ?? request.url;
+    if (!accounts || !sessionSurface(path)) return;
     const cookie = request.cookies[SESSION_COOKIE];
     if (!cookie) return;
     const signedIn = await accounts.resolve(cookie);
     if (!signedIn) return;
-    if (csrfChecked(request.url, request.method)) {
+    if (csrfChecked(path, request.method)) {
       const header = request.headers[CSRF_HEADER];
       if (!accounts.csrfMatches(signedIn.session, Array.isArray(header) ? header[0] : header)) {
         throw new ApiError(403, 'csrf_failed', 'This request uses your session but does not carry its CSRF token.', `Send the header X-CSRF-Token with the value of the ${CSRF_COOKIE} cookie.`);

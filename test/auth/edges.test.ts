@@ -286,6 +286,11 @@ t.test('everything optional switched on', async (t) => {
     const r = await inject({ method: 'POST', url: '/api/risk/score', remoteAddress: '10.0.2.1', headers: as(ana, false), payload: score });
     t.equal(r.statusCode, 403, 'a live session without the CSRF header is refused');
     t.equal(r.json().detail.reason, 'csrf_failed');
+    // The surface is the route's, however the path is spelled: /api/%761/... is /api/v1/..., where
+    // sessions play no part (no CSRF check; the API key decides).
+    const v1 = await inject({ method: 'POST', url: '/api/%761/risk/score', remoteAddress: '10.0.2.2', headers: as(ana, false), payload: score });
+    t.equal(v1.statusCode, 401, 'a percent-encoded /api/v1 path is the key surface');
+    t.equal(v1.json().detail.reason, 'invalid_api_key');
   });
 
   // 7. What a browser may see.

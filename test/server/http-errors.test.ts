@@ -87,6 +87,8 @@ t.test('the reference lists the statuses the framework answers', async (t) => {
       const success = path === '/api/training/jobs' ? ['501'] : Object.keys(op.responses).filter((s) => s.startsWith('2'));
       if (!success.some((s) => op.responses[s])) t.fail(`${method.toUpperCase()} ${path} documents no success`);
       if (!op.responses['500']) t.fail(`${method.toUpperCase()} ${path} documents no 500`);
+      if (path.includes('{') && !(op.responses['400'] && op.responses['414'])) t.fail(`${method.toUpperCase()} ${path} documents no 400 and 414 for its path parameters`);
+      if (method === 'delete' && !(op.responses['413'] && op.responses['415'])) t.fail(`${method.toUpperCase()} ${path} documents no 413 and 415 for a body`);
       // A session used on the dashboard surface with an unsafe method needs its CSRF token (403).
       const csrf = method !== 'get' && path.startsWith('/api/') && !path.startsWith('/api/v1/');
       if (csrf && !op.responses['403']) t.fail(`${method.toUpperCase()} ${path} documents no 403 (csrf_failed)`);

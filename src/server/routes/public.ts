@@ -203,7 +203,7 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
       summary: 'Abuse-ring detection results',
       description:
         "Without credentials: the evaluation's ring results and the groups flagged over the public sandbox. With an organization's API key (Authorization: Bearer <API key>): the groups flagged in that organization's own weekly windows, each analysed as soon as it ended a label delay ago, latest windows last. Each group lists its members: `customer_ids` and `merchants` (ids), `members` their number.",
-      response: { 200: Anything, ...errors },
+      response: { 200: Anything, ...errors, 401: ErrorResponse },
     },
   }, async (request) => {
     const m = requireMetrics(service);
