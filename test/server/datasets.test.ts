@@ -1,6 +1,7 @@
 // Dataset endpoints through the real app on each storage back end: upload as text/csv and as a
 // multipart form, the validation answer (201, or 422 with per-column problems and advice), a
-// mapping that fixes missing columns, preview, delete, the size and row limits, empty and binary
+// mapping that fixes missing columns, preview, delete, the size and row limits (a file in a form
+// too: refused, never cut at the limit), a form the parser cannot read (400), empty and binary
 // files, expiry with a short retention (410), and files stored under random names only. A file that
 // needs mapping gets a suggested mapping, and its preview a few values per header.
 
@@ -116,6 +117,22 @@ for (const backend of backends()) {
       t.equal(uploads().length, before, 'neither file was kept');
       const wrongType = await app.inject({ method: 'POST', url: '/api/datasets/upload', payload: { a: 1 } });
       t.equal(wrongType.statusCode, 415);
+      // The same limit for a file in a form: refused, never cut at the limit and kept.
+      const bigForm = multipart('big.csv', 'amount,customer_id,merchant_id\n' + '1,C,M\n'.repeat(200_000));
+      const bigPart = await app.inject({ method: 'POST', url: '/api/datasets/upload', payload: bigForm.payload, headers: bigForm.headers });
+      t.equal(bigPart.statusCode, 413, bigPart.body.slice(0, 300));
+      t.equal(bigPart.json().detail.reason, 'payload_too_large');
+      t.equal(uploads().length, before, 'nor the form\'s');
+    });
+
+    await t.test('a form the parser cannot read: 400 with a reason, nothing kept', async (t) => {
+      const before = uploads().length;
+      const form = multipart('mine.csv', GOOD);
+      const noBoundary = await app.inject({ method: 'POST', url: '/api/datasets/upload', payload: form.payload, headers: { 'content-type': 'multipart/form-data' } });
+      t.equal(noBoundary.statusCode, 400, noBoundary.body.slice(0, 300));
+      t.equal(noBoundary.json().detail.reason, 'bad_request');
+      t.match(noBoundary.json().detail.fix, /multipart\/form-data/);
+      t.equal(uploads().length, before, 'nothing kept');
     });
 
     await t.test('delete: the file goes at once, then 404', async (t) => {

@@ -51,6 +51,17 @@ function parseMappingText(text: string | undefined): ColumnMapping {
   return parsed.data as ColumnMapping;
 }
 
+/** A multipart form the parser could not read (no boundary, cut short, too many parts), as the
+ *  client's error it is rather than a 500. */
+function unreadableForm(e: unknown): ApiError {
+  if (e instanceof ApiError) return e;
+  const code = (e as { code?: string }).code ?? '';
+  if (/^FST_(FIELDS|PARTS|FILES)_LIMIT$/.test(code)) {
+    return new ApiError(413, 'payload_too_large', 'The form has more parts than an upload takes.', 'Send a form with the one file field (and at most 10 other fields), or the CSV itself with Content-Type: text/csv.');
+  }
+  return new ApiError(400, 'bad_request', `The multipart form could not be read: ${String((e as Error).message ?? e).slice(0, 120)}.`, 'Send a well-formed multipart/form-data body with its boundary, or the CSV itself with Content-Type: text/csv.');
+}
+
 /** A validation as answered: as stored, with the mapping its headers suggest. */
 function withSuggestion(v: ValidationResult): ValidationResult & { suggested_mapping: ColumnMapping } {
   return { ...v, suggested_mapping: suggestMapping(v.columns_found) };
@@ -144,8 +155,13 @@ export function datasetRoutes(app: FastifyInstance, service: Service): void {
     let body: Readable;
     let originalName = request.query.filename ?? 'upload.csv';
     const type = String(request.headers['content-type'] ?? '');
-    if (type.startsWith('multipart/form-data')) {
-      const part = await (request as FastifyRequest & { file: (o?: unknown) => Promise<{ file: Readable; filename: string } | undefined> }).file({ limits: { fileSize: maxBytes, files: 1 } });
+    const multipart = type.startsWith('multipart/form-data');
+    if (multipart) {
+      // One byte over the limit, so that a file over it reaches save()'s check (413) rather than
+      // being cut at the limit, silently, by the form parser.
+      const part = await (request as FastifyRequest & { file: (o?: unknown) => Promise<{ file: Readable; filename: string } | undefined> })
+        .file({ limits: { fileSize: maxBytes + 1, files: 1 } })
+        .catch((e: unknown) => Promise.reject(unreadableForm(e)));
       if (!part) throw new ApiError(422, 'validation_failed', 'The form has no file.', 'Send the CSV as a file field of the form.', { fields: [{ path: 'file', message: 'missing' }] });
       body = part.file;
       originalName = part.filename || originalName;
@@ -161,7 +177,7 @@ export function datasetRoutes(app: FastifyInstance, service: Service): void {
       if (e instanceof UploadTooLarge || (e as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
         throw new ApiError(413, 'payload_too_large', `The file is larger than ${service.config.MAX_UPLOAD_MB} MB.`, `Split it into files of at most ${service.config.MAX_UPLOAD_MB} MB.`);
       }
-      throw e;
+      throw multipart ? unreadableForm(e) : e;
     }
     // Until the dataset is recorded the stored file is this request's: any failure removes it.
     let validation: ValidationResult;
