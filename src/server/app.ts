@@ -45,6 +45,17 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
     requestIdHeader: false,
     routerOptions: { maxParamLength: MAX_PATH_PARAMETER },
     frameworkErrors: frameworkError,
+    // While the server drains, a request still arriving on an open connection is answered 503
+    // `shutting_down` in the service's error shape (below), not with Fastify's own body.
+    return503OnClosing: false,
+  });
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', async () => {
+    if (closing) throw new ApiError(503, 'shutting_down', 'This server is shutting down.', 'Send the request again: another server, or this one once restarted, will answer it.', {}, { connection: 'close' });
   });
   const routes = new RouteRegistry();
   app.addHook('onRoute', (route) => {

@@ -14,7 +14,7 @@ export const REASONS = [
   'validation_failed', 'bad_request', 'not_signed_in', 'invalid_api_key', 'csrf_failed', 'forbidden', 'not_found',
   'job_not_finished', 'upload_expired', 'payload_too_large', 'too_many_rows', 'rate_limited', 'job_quota_exceeded',
   'auth_not_configured', 'model_unavailable', 'evaluation_unavailable', 'not_implemented', 'internal_error',
-  'duplicate_transaction', 'method_not_allowed', 'uri_too_long', 'unsupported_media_type',
+  'duplicate_transaction', 'method_not_allowed', 'uri_too_long', 'unsupported_media_type', 'shutting_down',
 ] as const;
 export type Reason = (typeof REASONS)[number];
 
@@ -108,12 +108,14 @@ type RouteSchema = { body?: unknown; querystring?: unknown; params?: unknown; he
 
 /** Adds to a route's documented responses what is answered outside its handler: 422 when anything
  *  is validated, 414 and 400 (malformed percent-encoding) when the path has parameters; for a route
- *  that may read a body 400 (malformed JSON), 413 (too large) and 415 (another content type); `also` (the hooks' own: CSRF's 403); and
- *  everywhere 500 (`internal_error`, a fault of the server's own, logged with the request id). */
+ *  that may read a body 400 (malformed JSON), 413 (too large) and 415 (another content type);
+ *  `also` (the hooks' own: CSRF's 403); and everywhere 500 (`internal_error`, a fault of the
+ *  server's own, logged with the request id) and 503 (`shutting_down`, a request that arrives
+ *  while the server drains: app.ts). */
 export function documentFrameworkStatuses(route: { url: string; method: string | string[]; schema?: RouteSchema }, errorSchema: unknown, also: number[] = []): void {
   const schema = route.schema;
   if (!schema?.response || schema.hide) return;
-  const add: number[] = [500, ...also];
+  const add: number[] = [500, 503, ...also];
   if (schema.body || schema.querystring || schema.params || schema.headers) add.push(422);
   // A path parameter: too long (414), or a malformed percent-encoding in it (400).
   if (route.url.includes(':')) add.push(414, 400);
