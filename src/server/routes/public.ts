@@ -27,7 +27,8 @@ function requireMetrics(service: Service): MetricsFile {
   return service.metrics;
 }
 
-const errors = { 404: ErrorResponse, 503: ErrorResponse };
+// What these reads can fail with besides the statuses every route has: no model or no evaluation.
+const errors = { 503: ErrorResponse };
 const Anything = z.record(z.string(), z.unknown());
 const Count = z.number().int().nonnegative();
 
