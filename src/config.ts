@@ -78,7 +78,30 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
 }
 
 /** What `GET /api/config` shows: limits and public switches only. */
-export function publicConfig(c: Config) {
+const Count = z.number().int().nonnegative();
+
+/** What `GET /api/config` answers: what a browser needs to start, and the limits enforced. */
+export const PublicConfig = z.object({
+  auth_configured: z.boolean(),
+  auth_url: z.string().nullable().describe('The identity provider to sign in with; null without sign-in'),
+  auth_anon_key: z.string().nullable().describe("The identity provider's public (anonymous) key, when it needs one"),
+  environment: z.string(),
+  storage: z.enum(['postgres', 'embedded']),
+  limits: z.object({
+    max_upload_mb: Count,
+    max_dataset_rows: Count,
+    max_training_rows: Count,
+    max_running_jobs: Count,
+    max_jobs_per_org_per_day: Count,
+    upload_retention_hours: z.number().nonnegative(),
+    score_rate_per_minute: Count,
+    upload_rate_per_minute: Count,
+    max_json_body_bytes: Count,
+  }),
+});
+export type PublicConfig = z.infer<typeof PublicConfig>;
+
+export function publicConfig(c: Config): PublicConfig {
   return {
     auth_configured: c.authConfigured,
     auth_url: c.authConfigured ? c.AUTHPROVIDER_URL! : null,

@@ -54,15 +54,15 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
     closing = true;
     done();
   });
-  app.addHook('onRequest', async () => {
-    if (closing) throw new ApiError(503, 'shutting_down', 'This server is shutting down.', 'Send the request again: another server, or this one once restarted, will answer it.', {}, { connection: 'close' });
+  // A callback hook, not an async one: it runs on every request, scoring included.
+  app.addHook('onRequest', (_request, _reply, done) => {
+    if (!closing) return done();
+    done(new ApiError(503, 'shutting_down', 'This server is shutting down.', 'Send the request again: another server, or this one once restarted, will answer it.', {}, { connection: 'close' }));
   });
   const routes = new RouteRegistry();
   app.addHook('onRoute', (route) => {
     routes.add(route.url, route.method);
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const csrf = methods.some((m) => csrfChecked(route.url, m)) ? [403] : [];
-    documentFrameworkStatuses(route as Parameters<typeof documentFrameworkStatuses>[0], ErrorResponse, csrf);
+    documentFrameworkStatuses(route as Parameters<typeof documentFrameworkStatuses>[0], ErrorResponse, csrfChecked);
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

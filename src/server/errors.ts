@@ -109,19 +109,20 @@ type RouteSchema = { body?: unknown; querystring?: unknown; params?: unknown; he
 /** Adds to a route's documented responses what is answered outside its handler: 422 when anything
  *  is validated, 414 and 400 (malformed percent-encoding) when the path has parameters; for a route
  *  that may read a body 400 (malformed JSON), 413 (too large) and 415 (another content type);
- *  `also` (the hooks' own: CSRF's 403); and everywhere 500 (`internal_error`, a fault of the
+ *  403 where `csrfChecked` says a session needs its CSRF token; and everywhere 500 (`internal_error`, a fault of the
  *  server's own, logged with the request id) and 503 (`shutting_down`, a request that arrives
  *  while the server drains: app.ts). */
-export function documentFrameworkStatuses(route: { url: string; method: string | string[]; schema?: RouteSchema }, errorSchema: unknown, also: number[] = []): void {
+export function documentFrameworkStatuses(route: { url: string; method: string | string[]; schema?: RouteSchema }, errorSchema: unknown, csrfChecked: (url: string, method: string) => boolean): void {
   const schema = route.schema;
   if (!schema?.response || schema.hide) return;
-  const add: number[] = [500, 503, ...also];
+  const add: number[] = [500, 503];
   if (schema.body || schema.querystring || schema.params || schema.headers) add.push(422);
   // A path parameter: too long (414), or a malformed percent-encoding in it (400).
   if (route.url.includes(':')) add.push(414, 400);
   const methods = Array.isArray(route.method) ? route.method : [route.method];
   // Fastify reads a body sent with DELETE too.
   if (methods.some((m) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(m))) add.push(400, 413, 415);
+  if (methods.some((m) => csrfChecked(route.url, m))) add.push(403);
   for (const status of add) if (!(status in schema.response) && !(String(status) in schema.response)) schema.response[status] = errorSchema;
 }
 

@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { publicConfig } from '../../config.ts';
+import { PublicConfig, publicConfig } from '../../config.ts';
 import { CHANNEL_FEATURES } from '../../engine/features/extract.ts';
 import { PAYMENT_TYPE_CODES } from '../../engine/features/tabular.ts';
 import { isProblem, MODE_NAMES, type MetricsFile, type ModelBundle } from '../../model/bundle.ts';
@@ -32,24 +32,6 @@ const errors = { 503: ErrorResponse };
 const Anything = z.record(z.string(), z.unknown());
 const Count = z.number().int().nonnegative();
 
-const PublicConfig = z.object({
-  auth_configured: z.boolean(),
-  auth_url: z.string().nullable().describe('The identity provider to sign in with; null without sign-in'),
-  auth_anon_key: z.string().nullable().describe("The identity provider's public (anonymous) key, when it needs one"),
-  environment: z.string(),
-  storage: z.enum(['postgres', 'embedded']),
-  limits: z.object({
-    max_upload_mb: Count,
-    max_dataset_rows: Count,
-    max_training_rows: Count,
-    max_running_jobs: Count,
-    max_jobs_per_org_per_day: Count,
-    upload_retention_hours: z.number().nonnegative(),
-    score_rate_per_minute: Count,
-    upload_rate_per_minute: Count,
-    max_json_body_bytes: Count,
-  }),
-});
 const FormatColumn = z.object({ name: z.string(), type: z.string().describe('number, string or integer'), rule: z.string() });
 const DatasetFormat = z.object({
   required: z.array(FormatColumn),
