@@ -1,5 +1,5 @@
 // `npm run bench:batch [-- --quick]`: a labelled dataset from upload to finished download through
-// the real server as `npm start` runs it (`scripts/start.mjs`: the compiled `dist/server/main.js`;
+// the real server as `npm start` runs it (`scripts/start.mjs`: the compiled `dist/main.js`;
 // embedded database, its own process, loaded over loopback from this one): rows per second end to
 // end and per stage (upload with validation, the job's own stages, download), the server's peak
 // resident memory, and, in the same run, the addon's raw batch speed on the same rows (the four
@@ -10,10 +10,10 @@
 // 100,000-row runs. Last line: JSON.
 
 import { join } from 'node:path';
-import { extractBatch } from '../src/engine/features/extract.ts';
-import { History } from '../src/engine/history.ts';
+import { extractBatch } from '../src/domain/features/extract.ts';
+import { History } from '../src/domain/history.ts';
 import { isProblem, loadModelFolder } from '../src/model/bundle.ts';
-import { simulate, toCsv } from '../src/training/simulate.ts';
+import { simulate, toCsv } from '../src/domain/simulate.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
 import { memoryMb, resetPeakMemory, root, startServer } from './server-process.ts';
 

@@ -6,8 +6,8 @@
 // overhead, the model's memory, and the largest difference from LightGBM. The last line printed is
 // one JSON object with the figures and ratios.
 
-import { call, lightgbmReference, loadModel, noopCall, trainLightgbm } from '../src/engine/addon.ts';
-import { syntheticMatrix } from '../src/training/synthetic.ts';
+import { call, lightgbmReference, loadModel, noopCall, trainLightgbm } from '../src/addon/addon.ts';
+import { syntheticMatrix } from '../tools/training/synthetic.ts';
 import { benchmarkCommandLine, compare, fmt, quick, time } from './harness.ts';
 
 benchmarkCommandLine({

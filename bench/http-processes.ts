@@ -25,7 +25,7 @@ import autocannon from 'autocannon';
 import postgres from 'postgres';
 import { quick } from './harness.ts';
 import { startServer } from './server-process.ts';
-import { SignIn } from '../test/live/processes.ts';
+import { SignIn } from '../test/support/processes.ts';
 
 const DURATION = quick ? 4 : 20;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);

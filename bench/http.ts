@@ -1,6 +1,6 @@
 // `npm run bench:http [-- --quick]`: the HTTP service under load from a second process on loopback.
 // Starts the real server as `npm start` runs it (`scripts/start.mjs`: the compiled
-// `dist/server/main.js`; embedded database, built-in model, scoring rate limit raised for the run)
+// `dist/main.js`; embedded database, built-in model, scoring rate limit raised for the run)
 // and a bare Fastify JSON route (trivial-server.ts) as the ceiling, each in its own process, then
 // drives both with autocannon from this process, one after the other in the same run, with a third
 // load between them: the bare server sending a real score response of median size as it is (what
@@ -19,11 +19,11 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { oneOf } from '../src/command-line.ts';
+import { oneOf } from '../tools/command-line.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
 import { memoryMb, root, startServer, waitFor } from './server-process.ts';
-import { tempDir } from '../test/temp.ts';
-import { SignIn } from '../test/live/processes.ts';
+import { tempDir } from '../test/support/temp.ts';
+import { SignIn } from '../test/support/processes.ts';
 
 const options = benchmarkCommandLine({
   name: 'bench:http',

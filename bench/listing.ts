@@ -11,7 +11,7 @@ import { rm } from 'node:fs/promises';
 import { openDatabase, type Db, type Queryable } from '../src/storage/db.ts';
 import { organizationData, type ListFilters } from '../src/storage/live-store.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
-import { tempDir } from '../test/temp.ts';
+import { tempDir } from '../test/support/temp.ts';
 
 benchmarkCommandLine({
   name: 'bench:listing',

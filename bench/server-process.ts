@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempDir } from '../test/temp.ts';
+import { tempDir } from '../test/support/temp.ts';
 
 export const root = new URL('..', import.meta.url).pathname;
 

@@ -19,8 +19,8 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import { benchmarkCommandLine, quick } from './harness.ts';
 import { memoryMb, root, startFlags, waitFor } from './server-process.ts';
-import { SignIn } from '../test/live/processes.ts';
-import { tempDir } from '../test/temp.ts';
+import { SignIn } from '../test/support/processes.ts';
+import { tempDir } from '../test/support/temp.ts';
 
 benchmarkCommandLine({
   name: 'bench:start',

@@ -20,7 +20,7 @@ function newestSource(dir) {
   return newest;
 }
 
-const built = existsSync(stamp) && existsSync(join(root, 'dist', 'server', 'main.js'));
+const built = existsSync(stamp) && existsSync(join(root, 'dist', 'main.js'));
 if (!built || newestSource(join(root, 'src')) > statSync(stamp).mtimeMs) {
   process.stderr.write('compiling src/ to dist/ (npm run build:server)…\n');
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -31,4 +31,4 @@ if (!built || newestSource(join(root, 'src')) > statSync(stamp).mtimeMs) {
   utimesSync(stamp, now, now);
 }
 
-await import(pathToFileURL(join(root, 'dist', 'server', 'main.js')).href);
+await import(pathToFileURL(join(root, 'dist', 'main.js')).href);

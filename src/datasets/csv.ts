@@ -8,8 +8,8 @@
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import csv from 'csv-parser';
-import { UNKNOWN } from '../engine/history.ts';
-import { keptAmount } from '../engine/amount.ts';
+import { UNKNOWN } from '../domain/history.ts';
+import { keptAmount } from '../domain/amount.ts';
 
 export const REQUIRED_COLUMNS = ['amount', 'customer_id', 'merchant_id'] as const;
 export const OPTIONAL_COLUMNS = ['transaction_id', 'timestamp', 'location', 'payment_type', 'label'] as const;

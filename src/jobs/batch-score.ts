@@ -10,13 +10,13 @@
 
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { allocateFeatures, writeFeatures } from '../engine/features/extract.ts';
-import { History } from '../engine/history.ts';
+import { allocateFeatures, writeFeatures } from '../domain/features/extract.ts';
+import { History } from '../domain/history.ts';
 import type { ModelBundle, ModeName } from '../model/bundle.ts';
-import { BANDS, combineInto, DECISIONS, isCold } from '../scoring/combine.ts';
+import { BANDS, combineInto, DECISIONS, isCold } from '../model/combine.ts';
 import { reasonSetup } from '../scoring/explain.ts';
-import { call, resultLines, type LineSetup } from '../engine/addon.ts';
-import { averagePrecision, brier, expectedCalibrationError, rocAuc } from '../training/metrics.ts';
+import { call, resultLines, type LineSetup } from '../addon/addon.ts';
+import { averagePrecision, brier, expectedCalibrationError, rocAuc } from '../model/metrics.ts';
 import type { ColumnMapping } from '../datasets/csv.ts';
 import { jobRows, type JobRows } from './job-rows.ts';
 import { csvHeader, DOWNLOAD_SCORE_CHANNELS } from './csv-out.ts';

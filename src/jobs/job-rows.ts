@@ -4,8 +4,8 @@
 // the file. Otherwise the rows are held as columns in memory (records.ts, ≈ 53 bytes a row): read
 // from the kept file when there is one, else parsed from the CSV; and put in time order.
 
-import type { HistoryTransaction } from '../engine/history.ts';
-import { packedStart, RecordStore, type RowColumns } from '../engine/records.ts';
+import type { HistoryTransaction } from '../domain/history.ts';
+import { packedStart, RecordStore, type RowColumns } from '../domain/records.ts';
 import { KeptColumns, type ColumnChunk } from '../datasets/columns.ts';
 import { readRows, type ColumnMapping, type ParsedRow } from '../datasets/csv.ts';
 

@@ -13,13 +13,13 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { getDataset } from '../datasets/store.ts';
-import type { DatasetFiles } from '../datasets/store.ts';
+import { getDataset } from '../storage/datasets.ts';
+import type { DatasetFiles } from '../storage/datasets.ts';
 import type { Db } from '../storage/db.ts';
 import type { BatchSummary } from './batch-score.ts';
 import type { ValidateOptions, ValidationResult } from '../datasets/csv.ts';
-import { claimNext, failJob, finishJob, recoverStale, releaseWorker, reportProgress, type JobRecord } from './queue.ts';
-import { DEFAULT_LABEL_DELAY_MS } from '../engine/history.ts';
+import { claimNext, failJob, finishJob, recoverStale, releaseWorker, reportProgress, type JobRecord } from '../storage/job-queue.ts';
+import { DEFAULT_LABEL_DELAY_MS } from '../domain/history.ts';
 import { runRingsJob, type RingsJobParams } from '../live/ring-windows.ts';
 import { datasetSource, exampleSource, ImportParams, ImportRefused, ImportStopped, runHistoryImport, type ExampleRecords, type ImportSource } from './history-import.ts';
 

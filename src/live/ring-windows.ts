@@ -7,13 +7,13 @@
 // same database transaction and its primary key lets one process win, so each window is analysed
 // once however many processes there are. Whichever process claims the job (the durable queue,
 // src/jobs/runner.ts) reads the window's transactions from the database, finds the rings
-// (src/engine/rings.ts `detectWindow`) and stores them, then NOTIFY wakes every process to read
+// (src/domain/rings.ts `detectWindow`) and stores them, then NOTIFY wakes every process to read
 // the organization's latest windows into its tenant (`related_ring` in scores, and
 // GET /api/metrics/rings with the organization's key). The tick also reads them again, covering a
 // lost notification.
 
-import { DEFAULT_RINGS, detectWindow, type Ring } from '../engine/rings.ts';
-import { createJob, newJobId } from '../jobs/queue.ts';
+import { DEFAULT_RINGS, detectWindow, type Ring } from '../domain/rings.ts';
+import { createJob, newJobId } from '../storage/job-queue.ts';
 import type { Db } from '../storage/db.ts';
 import { organizationData, RINGS_CHANNEL } from '../storage/live-store.ts';
 

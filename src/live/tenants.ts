@@ -21,8 +21,8 @@
 // transaction that cannot be placed (older than the floor), an outcome change the totals cannot
 // follow, or an import makes the tenant load afresh on its next use.
 
-import { channelOf, History, type HistoryTransaction } from '../engine/history.ts';
-import type { Ring } from '../engine/rings.ts';
+import { channelOf, History, type HistoryTransaction } from '../domain/history.ts';
+import type { Ring } from '../domain/rings.ts';
 import { MAX_EVIDENCE, RingIndex, type EarlierEvidence, type ScoreContext, type ScoreInput, type ScoredEntities } from '../scoring/scorer.ts';
 import type { Db } from '../storage/db.ts';
 import { organizationData, type HistoryLoader, type HistoryRow, type OrganizationData } from '../storage/live-store.ts';

@@ -11,8 +11,8 @@
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
-import { EngineError, loadModel, type Engine } from '../engine/addon.ts';
-import { CHANNEL_FEATURES, type Channel } from '../engine/features/extract.ts';
+import { EngineError, loadModel, type Engine } from '../addon/addon.ts';
+import { CHANNEL_FEATURES, type Channel } from '../domain/features/extract.ts';
 import { loadReference, type DriftReference } from './drift.ts';
 
 export const CHANNEL_NAMES = ['tabular', 'behavioral', 'velocity', 'graph'] as const satisfies readonly Channel[];

@@ -20,9 +20,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { HISTORY_DEPENDENT_FEATURES, type ChannelMatrices } from '../engine/features/extract.ts';
-import { UNKNOWN } from '../engine/history.ts';
-import { combineInto } from '../scoring/combine.ts';
+import { HISTORY_DEPENDENT_FEATURES, type ChannelMatrices } from '../domain/features/extract.ts';
+import { UNKNOWN } from '../domain/history.ts';
+import { combineInto } from './combine.ts';
 import type { ModelBundle } from './bundle.ts';
 
 export const PSI_MODERATE = 0.1;

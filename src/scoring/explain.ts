@@ -8,8 +8,8 @@
 // (native/src/reasons.rs), once for both paths: `topReasons` here (single requests) and the batch
 // job's result lines (native/src/lines.rs, set up from `reasonSetup`).
 
-import { call, reasons, type Reasons, type ReasonSetup } from '../engine/addon.ts';
-import { PAYMENT_TYPE_CODES } from '../engine/features/tabular.ts';
+import { call, reasons, type Reasons, type ReasonSetup } from '../addon/addon.ts';
+import { PAYMENT_TYPE_CODES } from '../domain/features/tabular.ts';
 
 export type Kind = 'money' | 'count' | 'ratio' | 'rate' | 'flag' | 'hour' | 'weekday' | 'seconds_log' | 'payment_type' | 'number';
 

@@ -13,13 +13,13 @@
 //   log-odds moved from the average, signed, divided by the sum of their absolute values.
 
 import { randomUUID } from 'node:crypto';
-import { channelOf, UNKNOWN, type History, type HistoryTransaction } from '../engine/history.ts';
-import { allocateFeatures, writeFeatures, type ChannelMatrices } from '../engine/features/extract.ts';
-import type { Ring } from '../engine/rings.ts';
+import { channelOf, UNKNOWN, type History, type HistoryTransaction } from '../domain/history.ts';
+import { allocateFeatures, writeFeatures, type ChannelMatrices } from '../domain/features/extract.ts';
+import type { Ring } from '../domain/rings.ts';
 import type { ModelBundle, ModeName } from '../model/bundle.ts';
-import { combine, isCold } from './combine.ts';
+import { combine, isCold } from '../model/combine.ts';
 import { topReasons, type ChannelExplanation, type Reason } from './explain.ts';
-import { isoTime } from './iso-time.ts';
+import { isoTime } from '../domain/iso-time.ts';
 
 export interface ScoreInput {
   amount: number;

@@ -12,10 +12,10 @@
 // storing the text cost about a third more per scored transaction.
 
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { WINDOW_HORIZON_MS, type EntityTotals, type HistoryTransaction } from '../engine/history.ts';
+import { WINDOW_HORIZON_MS, type EntityTotals, type HistoryTransaction } from '../domain/history.ts';
 import type { Db, Queryable } from './db.ts';
 import { StorageError } from './errors.ts';
-import type { Ring } from '../engine/rings.ts';
+import type { Ring } from '../domain/rings.ts';
 import type { EarlierTransaction } from '../scoring/scorer.ts';
 import { FEED_SENDER, feedSnapshot, lockOutcomes, notifyFeed, type FeedPosition, type FeedSnapshot } from './live-feed.ts';
 

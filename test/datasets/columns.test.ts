@@ -9,13 +9,13 @@ import { existsSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CHUNK_ROWS, columnsPath, KeptColumns, validateAndKeep } from '../../src/datasets/columns.ts';
 import { toRecord } from '../../src/jobs/job-rows.ts';
-import type { HistoryTransaction } from '../../src/engine/history.ts';
+import type { HistoryTransaction } from '../../src/domain/history.ts';
 import { readRows } from '../../src/datasets/csv.ts';
-import { DatasetFiles } from '../../src/datasets/store.ts';
+import { DatasetFiles } from '../../src/storage/datasets.ts';
 import { scoreDataset } from '../../src/jobs/batch-score.ts';
 import { isProblem, loadModelFolder } from '../../src/model/bundle.ts';
-import { simulate, toCsv } from '../../src/training/simulate.ts';
-import { tempDir } from '../temp.ts';
+import { simulate, toCsv } from '../../src/domain/simulate.ts';
+import { tempDir } from '../support/temp.ts';
 
 const dir = tempDir('columns-');
 let n = 0;

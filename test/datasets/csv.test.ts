@@ -6,7 +6,7 @@ import t from 'tap';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readRows, validateCsv } from '../../src/datasets/csv.ts';
-import { tempDir } from '../temp.ts';
+import { tempDir } from '../support/temp.ts';
 
 const dir = tempDir('csv-');
 let n = 0;

@@ -8,13 +8,13 @@
 // the download's header to its rows for other numbers of reasons.
 
 import t from 'tap';
-import { call, reasons, resultLines, type LineSetup, type ReasonSetup } from '../../src/engine/addon.ts';
-import { RecordStore } from '../../src/engine/records.ts';
+import { call, reasons, resultLines, type LineSetup, type ReasonSetup } from '../../src/addon/addon.ts';
+import { RecordStore } from '../../src/domain/records.ts';
 import { lineSetup, type ResultRow } from '../../src/jobs/batch-score.ts';
 import { csvHeader } from '../../src/jobs/csv-out.ts';
 import { isProblem, loadModelFolder } from '../../src/model/bundle.ts';
 import { reasonSetup, topReasons, type ChannelExplanation } from '../../src/scoring/explain.ts';
-import { Rng } from '../../src/training/rng.ts';
+import { Rng } from '../../src/domain/rng.ts';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 

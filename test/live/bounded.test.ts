@@ -6,13 +6,13 @@
 // floor, and a retry of such a transaction's id.
 
 import t from 'tap';
-import { extractOne } from '../../src/engine/features/extract.ts';
-import { DEFAULT_LABEL_DELAY_MS, History, WINDOW_HORIZON_MS } from '../../src/engine/history.ts';
+import { extractOne } from '../../src/domain/features/extract.ts';
+import { DEFAULT_LABEL_DELAY_MS, History, WINDOW_HORIZON_MS } from '../../src/domain/history.ts';
 import { organizationData, type NewTransaction } from '../../src/storage/live-store.ts';
-import { Rng } from '../../src/training/rng.ts';
-import { backends } from '../server/helpers.ts';
-import { DAY, generate, probes, type Tx } from '../engine/history-fixtures.ts';
-import { liveFor } from './accounts.ts';
+import { Rng } from '../../src/domain/rng.ts';
+import { backends } from '../support/server.ts';
+import { DAY, generate, probes, type Tx } from '../support/history-fixtures.ts';
+import { liveFor } from '../support/accounts.ts';
 
 /** Same numbers within a relative 1e-9 (sums added in another order round differently), NaN equal to NaN. */
 function closeNumbers(a: ArrayLike<number>, b: ArrayLike<number>): boolean {

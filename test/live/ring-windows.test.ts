@@ -6,11 +6,11 @@
 // same merchant ids sees none of it.
 
 import t from 'tap';
-import { DEFAULT_LABEL_DELAY_MS } from '../../src/engine/history.ts';
+import { DEFAULT_LABEL_DELAY_MS } from '../../src/domain/history.ts';
 import { CATCH_UP_WINDOWS, dueWindows, queueDueWindows, WEEK, windowStart } from '../../src/live/ring-windows.ts';
 import { organizationData, type NewTransaction } from '../../src/storage/live-store.ts';
-import { backends } from '../server/helpers.ts';
-import { startLive } from './accounts.ts';
+import { backends } from '../support/server.ts';
+import { startLive } from '../support/accounts.ts';
 
 const HOUR = 3_600_000;
 

@@ -8,8 +8,8 @@
 
 import t from 'tap';
 import postgres from 'postgres';
-import { backends, freshDatabase } from '../server/helpers.ts';
-import { getWithKey, SignIn, spawnServer, withKey, type ServerProcess } from './processes.ts';
+import { backends, freshDatabase } from '../support/server.ts';
+import { getWithKey, SignIn, spawnServer, withKey, type ServerProcess } from '../support/processes.ts';
 
 /** Longer than any lag the feed should show here (NOTIFY wakes the tail within milliseconds; a
  *  loaded CI machine is given room). */

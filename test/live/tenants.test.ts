@@ -4,8 +4,8 @@
 // 409; concurrent copies record one transaction; and the decision survives a restart.
 
 import t from 'tap';
-import { backends } from '../server/helpers.ts';
-import { liveFor, type LiveService } from './accounts.ts';
+import { backends } from '../support/server.ts';
+import { liveFor, type LiveService } from '../support/accounts.ts';
 
 const stored = async (live: LiveService, where = 'TRUE', params: unknown[] = []) => {
   await live.s.service.decisionLog.flush();

@@ -7,17 +7,17 @@
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { extractBatch } from '../../src/engine/features/extract.ts';
-import { History } from '../../src/engine/history.ts';
+import { extractBatch } from '../../src/domain/features/extract.ts';
+import { History } from '../../src/domain/history.ts';
 import { scoreDataset } from '../../src/jobs/batch-score.ts';
 import { csvStream } from '../../src/jobs/results.ts';
 import { isProblem, loadModelFolder } from '../../src/model/bundle.ts';
 import { DRIFT_WARNING, DriftCounter, psi, PSI_MAJOR, quantileBins } from '../../src/model/drift.ts';
-import { combineInto } from '../../src/scoring/combine.ts';
-import { isColdStart } from '../../src/training/coldstart.ts';
-import { simulate, toCsv } from '../../src/training/simulate.ts';
-import { Rng } from '../../src/training/rng.ts';
-import { tempDir } from '../temp.ts';
+import { combineInto } from '../../src/model/combine.ts';
+import { isColdStart } from '../../tools/training/coldstart.ts';
+import { simulate, toCsv } from '../../src/domain/simulate.ts';
+import { Rng } from '../../src/domain/rng.ts';
+import { tempDir } from '../support/temp.ts';
 
 const bundle = loadModelFolder('models/builtin');
 if (isProblem(bundle)) throw new Error(bundle.message);

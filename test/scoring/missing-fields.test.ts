@@ -6,10 +6,10 @@
 // and none goes from approve to block.
 
 import t from 'tap';
-import { History } from '../../src/engine/history.ts';
+import { History } from '../../src/domain/history.ts';
 import { isProblem, loadModelFolder, MODE_NAMES } from '../../src/model/bundle.ts';
 import { RingIndex, Scorer } from '../../src/scoring/scorer.ts';
-import { simulate } from '../../src/training/simulate.ts';
+import { simulate } from '../../src/domain/simulate.ts';
 
 const bundle = loadModelFolder('models/builtin');
 if (isProblem(bundle)) throw new Error(bundle.message);

@@ -6,7 +6,7 @@
 import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openDatabase, StorageError } from '../../src/storage/db.ts';
-import { eachBackend } from './backends.ts';
+import { eachBackend } from '../support/backends.ts';
 
 eachBackend('values come back as the same JS types on both back ends', async (t, fx) => {
   const db = await fx.open();

@@ -6,7 +6,7 @@
 import type { Db } from '../../src/storage/db.ts';
 import { before, feedSnapshot, feedStart, readFeed, seenBy, type FeedChange, type FeedPosition } from '../../src/storage/live-feed.ts';
 import { organizationData, recordGroup, type NewTransaction } from '../../src/storage/live-store.ts';
-import { eachBackend } from './backends.ts';
+import { eachBackend } from '../support/backends.ts';
 
 async function oneOrganization(db: Db): Promise<void> {
   await db.query(`INSERT INTO users (id, email) VALUES ('u1', 'u1@example.com')`);

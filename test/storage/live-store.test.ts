@@ -7,9 +7,9 @@
 
 import t from 'tap';
 import type { Db } from '../../src/storage/db.ts';
-import type { EntityTotals } from '../../src/engine/history.ts';
+import type { EntityTotals } from '../../src/domain/history.ts';
 import { organizationData, type HistoryLoader, type HistoryRow, type NewTransaction, type OrganizationData } from '../../src/storage/live-store.ts';
-import { eachBackend } from './backends.ts';
+import { eachBackend } from '../support/backends.ts';
 
 async function twoOrganizations(db: Db): Promise<void> {
   await db.query(`INSERT INTO users (id, email) VALUES ('u1', 'u1@example.com')`);

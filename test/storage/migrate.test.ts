@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase, StorageError } from '../../src/storage/db.ts';
 import { migrate, MIGRATIONS_DIR, readMigrations } from '../../src/storage/migrate.ts';
-import { eachBackend } from './backends.ts';
+import { eachBackend } from '../support/backends.ts';
 
 /** A temporary folder, removed when the test file ends. */
 async function tempDir(): Promise<string> {

@@ -13,9 +13,9 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
-import { simulate, toCsv } from '../../src/training/simulate.ts';
-import { start } from '../server/helpers.ts';
-import { accessibilityProblems, launch, listen, noBrowser, SHOTS, signInServer, watchedPage } from './browser.ts';
+import { simulate, toCsv } from '../../src/domain/simulate.ts';
+import { start } from '../support/server.ts';
+import { accessibilityProblems, launch, listen, noBrowser, SHOTS, signInServer, watchedPage } from '../support/browser.ts';
 
 t.test('dashboard in a real browser', { skip: noBrowser }, async (t) => {
   const s = await start({});

@@ -8,8 +8,8 @@
 
 import t, { type Test } from 'tap';
 import type { Page } from 'playwright-core';
-import { start } from '../server/helpers.ts';
-import { accessibilityProblems, launch, listen, noBrowser, SHOTS, watchedPage } from './browser.ts';
+import { start } from '../support/server.ts';
+import { accessibilityProblems, launch, listen, noBrowser, SHOTS, watchedPage } from '../support/browser.ts';
 
 const PAYSIM_HEADER = 'step,type,amount,nameOrig,oldbalanceOrg,newbalanceOrig,nameDest,oldbalanceDest,newbalanceDest,isFraud,isFlaggedFraud';
 const ROWS = 300;

@@ -5,7 +5,7 @@
 // Screenshots at 1366 and 390 px go to artifacts/screenshots/.
 
 import t from 'tap';
-import { accessibilityProblems, noBrowser, SHOTS, signedInMember } from './browser.ts';
+import { accessibilityProblems, noBrowser, SHOTS, signedInMember } from '../support/browser.ts';
 
 type Rec = Record<string, any>;
 const WEEK = 7 * 86_400_000;

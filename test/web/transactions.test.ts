@@ -8,7 +8,7 @@
 
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { accessibilityProblems, noBrowser, SHOTS, signedInMember } from './browser.ts';
+import { accessibilityProblems, noBrowser, SHOTS, signedInMember } from '../support/browser.ts';
 
 type Rec = Record<string, any>;
 

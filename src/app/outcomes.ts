@@ -1,0 +1,40 @@
+// Outcomes reported on an organization's transactions (fraud or legitimate, with a source and the
+// time it was known), from an API key or a member in the dashboard. The database applies them first
+// (every change kept, in one statement per batch, in the live feed's order); every process's live
+// tail then files each label under its `reported_at` in that organization's history, so later
+// transactions' graph features and evidence see it from then on, in that organization only. The
+// reporting process waits until its tail has applied the change before answering, so its own next
+// request sees it.
+
+import type { OrganizationData, OutcomeResult } from '../storage/live-store.ts';
+import type { DecisionLog } from '../live/decision-log.ts';
+import type { LiveTail } from '../live/tail.ts';
+
+export const OUTCOME_SOURCES = ['chargeback', 'review', 'customer_report', 'other'] as const;
+
+export interface OutcomeReport {
+  transaction_id: string;
+  outcome: 'fraud' | 'legit';
+  source?: (typeof OUTCOME_SOURCES)[number] | undefined;
+  /** Epoch ms; default now. */
+  reported_at?: number | undefined;
+}
+
+/** Applies reports in order; a report whose `reported_at` is in the future is `invalid` and
+ *  changes nothing. `reportedBy`: a user id, or `key:<api key id>`. */
+export async function reportOutcomes(log: DecisionLog, tail: LiveTail, data: OrganizationData, reports: readonly OutcomeReport[], reportedBy: string, now: number): Promise<OutcomeResult[]> {
+  // Transactions answered a moment ago may not be stored yet.
+  await log.flush();
+  const results: (OutcomeResult | undefined)[] = reports.map((r) =>
+    r.reported_at !== undefined && r.reported_at > now
+      ? { transaction_id: r.transaction_id, status: 'invalid' as const, message: `reported_at ${new Date(r.reported_at).toISOString()} is in the future.` }
+      : undefined,
+  );
+  const valid = reports.filter((_, i) => results[i] === undefined);
+  const { results: applied, xid } = await data.applyOutcomes(
+    valid.map((r) => ({ transaction_id: r.transaction_id, label: r.outcome === 'fraud' ? 1 : 0, source: r.source ?? 'other', reported_at_ms: r.reported_at ?? now, reported_by: reportedBy })),
+  );
+  if (xid !== undefined) await tail.reach(xid);
+  let next = 0;
+  return results.map((r) => r ?? applied[next++]!);
+}

@@ -1,0 +1,149 @@
+// How the model does on an organization's own traffic, week by week (ISO weeks, Monday 00:00 UTC):
+// how many transactions it scored, what share it sent to review and blocked, the spread of its
+// scores; and, on the transactions whose outcome has been reported, each mode's precision and
+// recall at its thresholds and the ranking figures (ROC AUC, average precision). A figure needs
+// enough outcomes to mean anything: with fewer than MIN_LABELLED labelled transactions in a week,
+// or no fraud (or no legitimate one) among them, it is null rather than a number that looks exact.
+//
+// Precision and recall per mode are those of blocking (score at or above the mode's block
+// threshold) and of flagging (at or above its review threshold: sent to review or blocked), over
+// the week's labelled transactions, with the thresholds of the model the organization scores with.
+//
+// Each week also carries drift (model/drift.ts): the features its scored transactions were scored
+// with, against the model's reference, on an even sample of at most DRIFT_SAMPLE of them.
+
+import type { ModeName, ModelBundle } from '../model/bundle.ts';
+import { DRIFT_SAMPLE, DriftCounter, type DriftReport } from '../model/drift.ts';
+import type { OrganizationData } from '../storage/live-store.ts';
+import { averagePrecision, rocAuc } from '../model/metrics.ts';
+
+export const MIN_LABELLED = 20;
+export const SCORE_QUANTILES = [0.1, 0.25, 0.5, 0.75, 0.9, 0.99] as const;
+const WEEK_MS = 7 * 86_400_000;
+
+export interface ModePerformance {
+  review_threshold: number;
+  block_threshold: number;
+  /** Of blocking: score at or above the block threshold. */
+  precision: number | null;
+  recall: number | null;
+  /** Of flagging: score at or above the review threshold (review or block). */
+  review_precision: number | null;
+  review_recall: number | null;
+}
+
+export interface WeekPerformance {
+  /** ISO week, e.g. `2026-W47`. */
+  week: string;
+  week_start: string;
+  transactions: number;
+  review_rate: number | null;
+  block_rate: number | null;
+  /** Score at each quantile (keys `p10` … `p99`); null without transactions. */
+  score_quantiles: Record<string, number> | null;
+  labelled: number;
+  fraud: number;
+  by_mode: Record<ModeName, ModePerformance>;
+  roc_auc: number | null;
+  average_precision: number | null;
+  /** The week's traffic against the model's reference; null without one or with too few rows. */
+  drift: DriftReport | null;
+}
+
+/** Monday 00:00 UTC of the ISO week holding `t`. */
+export function weekStart(t: number): number {
+  const d = new Date(t);
+  const day = (d.getUTCDay() + 6) % 7;
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() - day);
+}
+
+/** The ISO week name (`YYYY-Www`) of a Monday. */
+export function isoWeek(monday: number): string {
+  // The ISO year is the year of the week's Thursday; week 1 holds that year's first Thursday.
+  const thursday = new Date(monday + 3 * 86_400_000);
+  const year = thursday.getUTCFullYear();
+  const firstThursday = Date.UTC(year, 0, 4);
+  const week = 1 + Math.round((weekStart(thursday.getTime()) - weekStart(firstThursday)) / WEEK_MS);
+  return `${year}-W${String(week).padStart(2, '0')}`;
+}
+
+function ratio(num: number, den: number): number | null {
+  return den > 0 ? num / den : null;
+}
+
+/** The last `weeks` ISO weeks up to and including the one holding `now`, oldest first. */
+export async function organizationPerformance(data: OrganizationData, model: ModelBundle, weeks: number, now: number): Promise<WeekPerformance[]> {
+  const last = weekStart(now);
+  const from = last - (weeks - 1) * WEEK_MS;
+  const to = last + WEEK_MS;
+  const aggregates = await data.weeklyAggregates(from, to, WEEK_MS, SCORE_QUANTILES);
+  const labelled = await data.labelledScores(from, to, WEEK_MS);
+  const byWeek = new Map(aggregates.map((a) => [a.week, a]));
+  const drift = await weeklyDrift(data, model, from, to, weeks, byWeek);
+  const scores = new Map<number, { s: number[]; y: number[] }>();
+  for (const r of labelled) {
+    let w = scores.get(r.week);
+    if (!w) scores.set(r.week, (w = { s: [], y: [] }));
+    w.s.push(r.risk_score);
+    w.y.push(r.label);
+  }
+  const modes = Object.keys(model.file.thresholds) as ModeName[];
+  const out: WeekPerformance[] = [];
+  for (let k = 0; k < weeks; k++) {
+    const a = byWeek.get(k);
+    const w = scores.get(k) ?? { s: [], y: [] };
+    const n = w.y.length;
+    const fraud = w.y.reduce((x, y) => x + y, 0);
+    const enough = n >= MIN_LABELLED && fraud > 0 && fraud < n;
+    const by_mode = {} as Record<ModeName, ModePerformance>;
+    for (const mode of modes) {
+      const t = model.file.thresholds[mode];
+      const at = (threshold: number) => {
+        let flagged = 0;
+        let caught = 0;
+        for (let i = 0; i < n; i++) {
+          if (w.s[i]! >= threshold) {
+            flagged++;
+            caught += w.y[i]!;
+          }
+        }
+        return { precision: enough ? ratio(caught, flagged) : null, recall: enough ? ratio(caught, fraud) : null };
+      };
+      const block = at(t.block);
+      const review = at(t.review);
+      by_mode[mode] = { review_threshold: t.review, block_threshold: t.block, precision: block.precision, recall: block.recall, review_precision: review.precision, review_recall: review.recall };
+    }
+    const monday = from + k * WEEK_MS;
+    out.push({
+      week: isoWeek(monday),
+      week_start: new Date(monday).toISOString(),
+      transactions: a?.transactions ?? 0,
+      review_rate: a ? ratio(a.reviews, a.transactions) : null,
+      block_rate: a ? ratio(a.blocks, a.transactions) : null,
+      score_quantiles: a?.quantiles ? Object.fromEntries(SCORE_QUANTILES.map((q, i) => [`p${Math.round(q * 100)}`, a.quantiles![i]!])) : null,
+      labelled: n,
+      fraud,
+      by_mode,
+      roc_auc: enough ? rocAuc(w.s, w.y) : null,
+      average_precision: enough ? averagePrecision(w.s, w.y) : null,
+      drift: drift.get(k)?.report() ?? null,
+    });
+  }
+  return out;
+}
+
+/** Each week's drift counter over its sampled scored transactions (none without a reference). */
+async function weeklyDrift(data: OrganizationData, model: ModelBundle, from: number, to: number, weeks: number, byWeek: Map<number, { transactions: number }>): Promise<Map<number, DriftCounter>> {
+  const counters = new Map<number, DriftCounter>();
+  const reference = model.reference;
+  if (!reference) return counters;
+  const strides = Array.from({ length: weeks }, (_, k) => Math.max(1, Math.ceil((byWeek.get(k)?.transactions ?? 0) / DRIFT_SAMPLE)));
+  for (const r of await data.scoredFeatures(from, to, WEEK_MS, strides)) {
+    let counter = counters.get(r.week);
+    if (!counter) counters.set(r.week, (counter = new DriftCounter(reference)));
+    // A copy: the driver's bytes need not start on a float boundary.
+    const bytes = Uint8Array.from(r.features);
+    if (counter.addPacked(new Float32Array(bytes.buffer, 0, bytes.length >> 2), r.payment_type, r.location)) counter.addScore(r.risk_score);
+  }
+  return counters;
+}

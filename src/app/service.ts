@@ -1,0 +1,180 @@
+// The running service's state, assembled once at start and owned here: configuration, database,
+// the loaded model and its evaluation (or the reason either is unavailable), the public sandbox
+// (the example history guests score against), each organization's live history (loaded on first
+// use) and the live tail that keeps them in step with every process sharing the database, their
+// weekly ring analyses (queued when due, read in when stored), the scorer, and the decision log that stores what organizations score. `startService`
+// times each start-up step (reported by /api/health and the start log); `close` flushes and shuts
+// down.
+
+import { isProblem, loadModelAndMetrics, type MetricsFile, type ModelBundle, type ModelProblem } from '../model/bundle.ts';
+import type { Config } from '../config.ts';
+import { DEFAULT_LABEL_DELAY_MS } from '../domain/history.ts';
+import { Scorer } from '../scoring/scorer.ts';
+import { openDatabase, type Db } from '../storage/db.ts';
+import { DatasetFiles, expireDue, liveStoredNames, sweepOrphans } from '../storage/datasets.ts';
+import { JobRunner } from '../jobs/runner.ts';
+import { buildSandbox, type Sandbox } from './sandbox.ts';
+import { DecisionLog } from '../live/decision-log.ts';
+import { Tenants } from '../live/tenants.ts';
+import { LiveTail } from '../live/tail.ts';
+import { RingWindows } from '../live/ring-windows.ts';
+import { Accounts } from './accounts.ts';
+import { applySettings } from '../model/custom.ts';
+import { getCustomModel } from '../storage/models-store.ts';
+
+/** How old a file in the uploads directory must be before the sweeper removes it for belonging
+ *  to no dataset (an upload in progress is stored a moment before it is recorded). */
+const ORPHAN_GRACE_MS = 3_600_000;
+import type { TokenVerifierOptions } from './tokens.ts';
+
+export interface Service {
+  config: Config;
+  db: Db;
+  model: ModelBundle | ModelProblem;
+  metrics: MetricsFile | ModelProblem;
+  /** Undefined when no model is loaded (every scoring route then answers 503). */
+  scorer: Scorer | undefined;
+  /** The public sandbox: the example history, read-only, that guests score against. */
+  sandbox: Sandbox;
+  /** Each organization's live history, loaded on first use. */
+  tenants: Tenants;
+  /** Where organizations' scored transactions and decisions are stored (DURABILITY). */
+  decisionLog: DecisionLog;
+  /** This process's tail of the live feed: what any process records reaches `tenants` through it. */
+  tail: LiveTail;
+  /** Each organization's weekly ring analyses: queued when due, read into the tenants. */
+  rings: RingWindows;
+  /** The model's label delay (imported labels are known that long after their transaction). */
+  labelDelay: number;
+  /** Uploaded files (DATA_DIR/uploads). */
+  datasets: DatasetFiles;
+  /** The scorer of an organization's active custom model (cached; models never change), with a
+   *  note when it cannot be used and the built-in model scores instead. */
+  scorerForModel(id: string): Promise<{ scorer: Scorer; note?: string } | undefined>;
+  /** Sign-in, sessions and API keys; undefined when sign-in is not configured. */
+  accounts: Accounts | undefined;
+  /** Scoring jobs of this process (undefined without a model). */
+  jobs: JobRunner | undefined;
+  /** Deletes the files of datasets past their retention; returns how many (runs on a timer too). */
+  sweepExpired(): Promise<number>;
+  startedAt: number;
+  /** Milliseconds per start-up step. */
+  startup: Record<string, number>;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  log?: (msg: string) => void;
+  clock?: () => number;
+  /** Token verification settings beyond the configuration (tests shorten the key-set cooldown). */
+  auth?: Partial<TokenVerifierOptions>;
+}
+
+export async function startService(config: Config, o: StartOptions = {}): Promise<Service> {
+  const log = o.log ?? (() => {});
+  const clock = o.clock ?? Date.now;
+  const startup: Record<string, number> = {};
+  let mark = performance.now();
+  const step = (name: string) => {
+    const t = performance.now();
+    startup[name] = Math.round(t - mark);
+    mark = t;
+  };
+
+  const loaded = loadModelAndMetrics(config.MODEL_DIR);
+  if (isProblem(loaded.model)) log(`model unavailable: ${loaded.model.message}`);
+  else if (isProblem(loaded.metrics)) log(`evaluation unavailable: ${loaded.metrics.message}`);
+  step('model');
+  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  step('database');
+  try {
+    const labelDelay = isProblem(loaded.model) ? DEFAULT_LABEL_DELAY_MS : loaded.model.file.training.label_delay_ms;
+    const sandbox = buildSandbox(labelDelay);
+    step('sandbox');
+    const tail = new LiveTail(db, (changes) => tenants.apply(changes), (e) => log(`could not read the live feed: ${(e as Error).message}`));
+    const decisionLog = new DecisionLog(db, config.DURABILITY, (stored) => tenants.apply(stored), (e) => log(`could not store scored transactions: ${(e as Error).message}`));
+    const tenants = new Tenants(db, decisionLog, labelDelay, clock);
+    await tail.start();
+    step('tail');
+    const datasets = new DatasetFiles(config.DATA_DIR);
+    const sweepExpired = async () => {
+      const names = await expireDue(db, new Date(clock()));
+      for (const n of names) await datasets.remove(n);
+      // Files no dataset owns (a crash between storing an upload and recording it), after an hour.
+      const orphans = await sweepOrphans(datasets, await liveStoredNames(db), Date.now(), ORPHAN_GRACE_MS);
+      if (orphans.length) log(`removed ${orphans.length} upload file(s) that belonged to no dataset`);
+      return names.length;
+    };
+    // Retention sweeps: every minute, or more often when the retention itself is shorter.
+    const sweepEvery = Math.max(1000, Math.min(60_000, (config.UPLOAD_RETENTION_HOURS * 3_600_000) / 2));
+    const sweeper = setInterval(() => void sweepExpired().catch((e) => log(`retention sweep failed: ${(e as Error).message}`)), sweepEvery);
+    sweeper.unref();
+    const scorer = isProblem(loaded.model) ? undefined : new Scorer({ bundle: loaded.model, clock });
+    const customScorers = new Map<string, { scorer: Scorer; note?: string }>();
+    const scorerForModel = async (id: string) => {
+      if (!scorer || isProblem(loaded.model)) return undefined;
+      const cached = customScorers.get(id);
+      if (cached) return cached;
+      const m = await getCustomModel(db, id);
+      if (!m) return { scorer };
+      const entry =
+        m.base_model_id === loaded.model.file.id
+          ? { scorer: new Scorer({ bundle: applySettings(loaded.model, m), clock }) }
+          : { scorer, note: `The organization's active model ${m.id} was made for base model ${m.base_model_id}, not the loaded ${loaded.model.file.id}: scored with the built-in model. Recreate it from the command line.` };
+      customScorers.set(id, entry);
+      return entry;
+    };
+    const rings = new RingWindows({
+      db,
+      clock,
+      labelDelay,
+      refresh: (id) => tenants.refreshRings(id),
+      organizations: () => tenants.organizations(),
+      queued: () => void jobs?.poll(),
+      onError: (e) => log(`ring windows: ${(e as Error).message}`),
+    });
+    const jobs = isProblem(loaded.model)
+      ? undefined
+      : new JobRunner({ db, datasets, dataDir: config.DATA_DIR, modelDir: config.MODEL_DIR, maxRunning: config.MAX_RUNNING_JOBS, staleMs: config.JOB_STALE_SECONDS * 1000, log, labelDelay, example: () => sandbox.history.transactions, beforeHistoryImport: () => decisionLog.flush(), onHistoryImported: (id) => {
+            tenants.forget(id);
+            void rings.imported(id);
+          } });
+    await jobs?.start();
+    step('jobs');
+    await rings.start();
+    step('rings');
+    const accounts = config.authConfigured ? new Accounts(db, config, clock, o.auth) : undefined;
+    return {
+      config,
+      db,
+      jobs,
+      accounts,
+      model: loaded.model,
+      metrics: loaded.metrics,
+      scorer,
+      scorerForModel,
+      sandbox,
+      tenants,
+      decisionLog,
+      tail,
+      rings,
+      labelDelay,
+      datasets,
+      sweepExpired,
+      startedAt: clock(),
+      startup,
+      async close() {
+        clearInterval(sweeper);
+        await rings.stop();
+        await jobs?.close();
+        await accounts?.flushUse();
+        await decisionLog.flush();
+        await tail.stop();
+        await db.close();
+      },
+    };
+  } catch (e) {
+    await db.close();
+    throw e;
+  }
+}

@@ -1,0 +1,140 @@
+// The Fastify application: zod validation and serialisation (fastify-type-provider-zod), the
+// OpenAPI reference generated from the same schemas (/api/docs, JSON at /api/docs/json), the
+// specification's error body everywhere (errors.ts), rate limiting where the contract asks for it,
+// and the routes. `buildApp` takes a started service, so tests run the real app through `inject`.
+
+import Fastify, { type FastifyInstance } from 'fastify';
+import cookie from '@fastify/cookie';
+import cors from '@fastify/cors';
+import multipart from '@fastify/multipart';
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { Service } from '../app/service.ts';
+import { ApiError, documentFrameworkStatuses, frameworkError, installErrorHandling, MAX_PATH_PARAMETER, RouteRegistry } from './errors.ts';
+import { ErrorResponse } from './schemas.ts';
+import { publicRoutes } from './routes/public.ts';
+import { scoreRoutes } from './routes/score.ts';
+import { datasetRoutes } from './routes/datasets.ts';
+import { jobRoutes } from './routes/jobs.ts';
+import { authRoutes } from './routes/auth.ts';
+import { organizationRoutes } from './routes/organizations.ts';
+import { v1Routes } from './routes/v1.ts';
+import { transactionRoutes } from './routes/transactions.ts';
+import { historyImportRoutes } from './routes/history-imports.ts';
+import { trainingRoutes } from './routes/training.ts';
+import { modelRoutes } from './routes/models.ts';
+import { webRoutes } from './routes/web.ts';
+import { csrfChecked, installCaller } from './caller.ts';
+import { stdoutLog } from './log-stream.ts';
+
+export interface AppOptions {
+  /** Pino logger options, or false for none (tests). */
+  logger?: boolean | Record<string, unknown>;
+}
+
+export async function buildApp(service: Service, o: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    // Standard output through a stream that never blocks the server and never waits at exit
+    // (log-stream.ts): a log reader that stops must not stop the service.
+    logger: o.logger === undefined ? { level: service.config.LOG_LEVEL, redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-csrf-token"]'], stream: stdoutLog() } : o.logger,
+    bodyLimit: service.config.MAX_JSON_BODY_BYTES,
+    trustProxy: false,
+    // Request ids let an operator find a 500's details in the log.
+    requestIdHeader: false,
+    routerOptions: { maxParamLength: MAX_PATH_PARAMETER },
+    frameworkErrors: frameworkError,
+    // While the server drains, a request still arriving on an open connection is answered 503
+    // `shutting_down` in the service's error shape (below), not with Fastify's own body.
+    return503OnClosing: false,
+  });
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  // A callback hook, not an async one: it runs on every request, scoring included.
+  app.addHook('onRequest', (_request, _reply, done) => {
+    if (!closing) return done();
+    done(new ApiError(503, 'shutting_down', 'This server is shutting down.', 'Send the request again: another server, or this one once restarted, will answer it.', {}, { connection: 'close' }));
+  });
+  const routes = new RouteRegistry();
+  app.addHook('onRoute', (route) => {
+    routes.add(route.url, route.method);
+    documentFrameworkStatuses(route as Parameters<typeof documentFrameworkStatuses>[0], ErrorResponse, csrfChecked);
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  installErrorHandling(app, routes);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      // BACKEND_URL: the API's public origin in production, so the reference's "try it" calls go there.
+      ...(service.config.BACKEND_URL ? { servers: [{ url: service.config.BACKEND_URL.replace(/\/+$/, ''), description: 'this service' }] } : {}),
+      info: { title: 'Fraud-risk scoring service', version: '0.1.0', description: 'Scores payment transactions for fraud with a calibrated probability, a decision and exact reasons. Errors: `{"detail": {"message", "reason", "fix"}}`.' },
+      tags: [
+        { name: 'scoring', description: 'Score transactions' },
+        { name: 'models', description: 'Models and their settings' },
+        { name: 'evaluation', description: 'Published, split-labelled results' },
+        { name: 'datasets', description: 'Dataset format and example' },
+        { name: 'decisions', description: "An organization's decision log: recorded transactions, their decisions and outcomes" },
+        { name: 'training', description: 'Training limits' },
+        { name: 'service', description: 'Health and configuration' },
+        { name: 'accounts', description: 'Sign-in, organizations and API keys (docs/accounts.md)' },
+      ],
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'An API key of your organization (sk_test_… or sk_live_…)' },
+          session: { type: 'apiKey', in: 'cookie', name: 'service_session', description: 'Set by POST /api/auth/session; unsafe methods also need X-CSRF-Token' },
+        },
+      },
+    },
+    // A route that streams rather than validates declares it for the reference only: what it reads
+    // in `config.documentedBody` (the upload), what it sends in `config.documentedResponses` (the
+    // CSV download), beside the schemas that validate its other answers.
+    transform: (input) => {
+      const out = jsonSchemaTransform(input);
+      const config = input.route.config as { documentedBody?: unknown; documentedResponses?: Record<string, unknown> } | undefined;
+      let schema = out.schema as Record<string, unknown>;
+      if (config?.documentedBody) schema = { ...schema, body: config.documentedBody };
+      if (config?.documentedResponses) schema = { ...schema, response: { ...(schema.response as object | undefined), ...config.documentedResponses } };
+      return { ...out, schema } as typeof out;
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+  await app.register(rateLimit, {
+    global: false,
+    // Fixed window in memory, per client IP (README, Configuration): resets on restart, not shared.
+    errorResponseBuilder: (_request, context) => {
+      const seconds = Math.max(1, Math.ceil(context.ttl / 1000));
+      return new ApiError(429, 'rate_limited', `Too many requests: at most ${context.max} per minute.`, `Wait ${seconds} s (Retry-After) before sending more.`, { retry_after_seconds: seconds }, { 'retry-after': String(seconds) });
+    },
+  });
+
+  await app.register(cookie);
+  // Cross-origin callers only where configured (CORS_ORIGINS, FRONTEND_URL): the dashboard on its
+  // own origin sends cookies, so credentials are allowed for exactly those origins.
+  const origins = [...(service.config.CORS_ORIGINS ?? '').split(','), service.config.FRONTEND_URL ?? ''].map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean);
+  if (origins.length > 0) {
+    await app.register(cors, { origin: origins, credentials: true, allowedHeaders: ['content-type', 'authorization', 'x-csrf-token'], methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], maxAge: 600 });
+  }
+  installCaller(app, service);
+
+  await app.register(multipart, { limits: { fileSize: service.config.MAX_UPLOAD_MB * 1024 * 1024, files: 1, fields: 10 } });
+
+  publicRoutes(app, service);
+  scoreRoutes(app, service);
+  datasetRoutes(app, service);
+  jobRoutes(app, service);
+  authRoutes(app, service);
+  organizationRoutes(app, service);
+  v1Routes(app, service);
+  transactionRoutes(app, service);
+  historyImportRoutes(app, service);
+  trainingRoutes(app, service);
+  modelRoutes(app, service);
+  await webRoutes(app);
+  return app;
+}

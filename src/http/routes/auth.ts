@@ -1,0 +1,105 @@
+// Sign-in (the specification's "Sign-in flow", steps 3–6): `POST /api/auth/session` exchanges an
+// identity-provider access token, verified here (auth/tokens.ts), for the HttpOnly `service_session`
+// cookie and the readable `service_csrf` cookie; `POST /api/auth/logout` revokes the session on the
+// server and clears both; `GET /api/auth/me` says who is calling (`authenticated: false` for guests).
+// The token itself is never stored or logged.
+
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { NewSession } from '../../app/accounts.ts';
+import { TokenError } from '../../app/tokens.ts';
+import type { Service } from '../../app/service.ts';
+import type { UserRow } from '../../storage/accounts-store.ts';
+import { CSRF_COOKIE, requireAccounts, requireUser, SESSION_COOKIE } from '../caller.ts';
+import { ApiError } from '../errors.ts';
+import { ErrorResponse } from '../schemas.ts';
+
+const SessionRequest = z.object({ access_token: z.string().min(1, 'access_token must not be empty').max(16_384, 'access_token is at most 16,384 characters').describe("The identity provider's access token (a JWT)") }).strict();
+const User = z.object({ id: z.string(), email: z.string().nullable(), name: z.string().nullable(), avatar_url: z.string().nullable() });
+const SessionResponse = z.object({
+  authenticated: z.literal(true),
+  user: User,
+  csrf_token: z.string().describe('Also set as the readable service_csrf cookie: send it as X-CSRF-Token on unsafe requests'),
+  expires_at: z.string(),
+});
+const Me = z.object({
+  authenticated: z.boolean(),
+  auth_configured: z.boolean(),
+  user: User.optional(),
+  expires_at: z.string().optional(),
+});
+
+export const describeUser = (u: UserRow) => ({ id: u.id, email: u.email, name: u.name, avatar_url: u.avatar_url });
+
+function setSessionCookies(reply: FastifyReply, service: Service, s: NewSession): void {
+  const c = service.config;
+  const common = { path: '/', sameSite: 'lax' as const, secure: c.COOKIE_SECURE, expires: s.session.expires_at, ...(c.COOKIE_DOMAIN ? { domain: c.COOKIE_DOMAIN } : {}) };
+  reply.setCookie(SESSION_COOKIE, s.cookie, { ...common, httpOnly: true });
+  reply.setCookie(CSRF_COOKIE, s.csrf, { ...common, httpOnly: false });
+}
+
+function clearSessionCookies(reply: FastifyReply, service: Service): void {
+  const c = service.config;
+  const common = { path: '/', sameSite: 'lax' as const, secure: c.COOKIE_SECURE, ...(c.COOKIE_DOMAIN ? { domain: c.COOKIE_DOMAIN } : {}) };
+  reply.clearCookie(SESSION_COOKIE, { ...common, httpOnly: true });
+  reply.clearCookie(CSRF_COOKIE, common);
+}
+
+export function authRoutes(app: FastifyInstance, service: Service): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.post('/api/auth/session', {
+    // Room for the longest token the schema takes even when every character is JSON-escaped, so a
+    // token that is too long is told so (422), not refused as a body (413).
+    bodyLimit: 16_384 * 12 + 1024,
+    schema: {
+      tags: ['accounts'],
+      summary: 'Exchange an identity-provider access token for a session',
+      description: 'Verifies the token (ES256/RS256 through the project key set, HS256 with the legacy secret; issuer must be the configured project), then sets the HttpOnly service_session cookie and the readable service_csrf cookie. The token is not stored.',
+      body: SessionRequest,
+      response: { 200: SessionResponse, 401: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse },
+    },
+  }, async (request, reply) => {
+    const accounts = requireAccounts(service);
+    let s: NewSession;
+    try {
+      s = await accounts.signIn(request.body.access_token);
+    } catch (e) {
+      if (e instanceof TokenError) {
+        request.log.info({ reason: e.code }, 'sign-in refused');
+        throw new ApiError(401, 'not_signed_in', `The access token was refused: ${e.message}.`, 'Sign in again with the identity provider and send the new access token.', { token_problem: e.code });
+      }
+      throw e;
+    }
+    setSessionCookies(reply, service, s);
+    return { authenticated: true as const, user: describeUser(s.user), csrf_token: s.csrf, expires_at: s.session.expires_at.toISOString() };
+  });
+
+  r.post('/api/auth/logout', {
+    schema: {
+      tags: ['accounts'],
+      summary: 'End the session on the server',
+      description: 'Marks the session revoked (its cookie stops working everywhere at once) and clears both cookies. Needs X-CSRF-Token.',
+      response: { 204: z.null(), 401: ErrorResponse, 403: ErrorResponse, 503: ErrorResponse },
+    },
+  }, async (request, reply) => {
+    const { session } = requireUser(request, service);
+    await service.accounts!.signOut(session);
+    clearSessionCookies(reply, service);
+    return reply.code(204).send(null);
+  });
+
+  r.get('/api/auth/me', {
+    schema: {
+      tags: ['accounts'],
+      summary: 'Who is calling',
+      description: 'The signed-in user, or `authenticated: false` for a guest (also when sign-in is not configured).',
+      response: { 200: Me },
+    },
+  }, async (request) => {
+    const signedIn = request.signedIn;
+    if (!signedIn) return { authenticated: false, auth_configured: service.config.authConfigured };
+    return { authenticated: true, auth_configured: true, user: describeUser(signedIn.user), expires_at: signedIn.session.expires_at.toISOString() };
+  });
+}

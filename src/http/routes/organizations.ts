@@ -1,0 +1,154 @@
+// Organizations and their API keys (signed in; docs/accounts.md): create one (the caller becomes its
+// owner), list mine, read one with its members and stage, list its keys masked, create a key (the
+// secret is shown once), rotate (the old secret stops at once) and revoke (permanent), and read the
+// keys' daily usage. Another organization's organization, keys and usage answer 404, never 403: an
+// outsider cannot even learn that an id exists. Managing keys is for owners (a member gets 403).
+
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { publicKey } from '../../app/accounts.ts';
+import { randomId } from '../../app/secrets.ts';
+import type { Service } from '../../app/service.ts';
+import { apiKeyForMember, apiKeysOf, createOrganization, membersOf, organizationsOf, usageOf, type OrganizationRow } from '../../storage/accounts-store.ts';
+import { memberOrganization } from '../ownership.ts';
+import { requireUser } from '../caller.ts';
+import { datasetsOfOrganization } from '../../storage/datasets.ts';
+import { describeDataset } from './datasets.ts';
+import { ApiError } from '../errors.ts';
+import { ErrorResponse } from '../schemas.ts';
+
+const USAGE_DAYS = 30;
+
+export const OrgParams = z.object({ id: z.string().min(1).max(100) });
+const CreateOrganization = z
+  .object({
+    name: z.string().trim().min(1, 'name must not be empty').max(200, 'name is at most 200 characters'),
+    stage: z.enum(['test', 'live']).default('test').describe('`test` keys begin sk_test_, `live` keys sk_live_'),
+  })
+  .strict();
+const CreateKey = z.object({ name: z.string().trim().min(1, 'name must not be empty').max(200, 'name is at most 200 characters') }).strict();
+
+const Organization = z.object({ id: z.string(), name: z.string(), stage: z.enum(['test', 'live']), role: z.enum(['owner', 'member']), created_at: z.string() });
+const Member = z.object({ user_id: z.string(), email: z.string().nullable(), name: z.string().nullable(), role: z.enum(['owner', 'member']), joined_at: z.string() });
+const ApiKey = z.object({ id: z.string(), name: z.string(), prefix: z.string(), last4: z.string(), created_at: z.string(), last_used_at: z.string().nullable(), revoked_at: z.string().nullable() });
+const ApiKeyWithSecret = ApiKey.extend({ secret: z.string().describe('Shown once: store it now; the server keeps only a keyed hash') });
+const Usage = z.object({
+  organization_id: z.string(),
+  since: z.string(),
+  days: z.number().int(),
+  keys: z.array(ApiKey.extend({ requests: z.number().int() })),
+  daily: z.array(z.object({ day: z.string(), key_id: z.string(), key_name: z.string(), requests: z.number().int(), last_used_at: z.string() })),
+});
+
+const describeOrganization = (o: OrganizationRow) => ({ id: o.id, name: o.name, stage: o.stage, role: o.role, created_at: o.created_at.toISOString() });
+
+export function organizationRoutes(app: FastifyInstance, service: Service): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
+
+  r.get('/api/organizations', {
+    schema: { tags: ['accounts'], summary: 'Organizations I belong to', response: { 200: z.object({ organizations: z.array(Organization) }), ...errors } },
+  }, async (request) => {
+    const { user } = requireUser(request, service);
+    return { organizations: (await organizationsOf(service.db, user.id)).map(describeOrganization) };
+  });
+
+  r.post('/api/organizations', {
+    schema: { tags: ['accounts'], summary: 'Create an organization (I become its owner)', body: CreateOrganization, response: { 201: Organization, ...errors } },
+  }, async (request, reply) => {
+    const { user } = requireUser(request, service);
+    const org = await createOrganization(service.db, { id: randomId('org'), name: request.body.name, stage: request.body.stage, ownerId: user.id });
+    return reply.code(201).send(describeOrganization(org));
+  });
+
+  r.get('/api/organizations/:id', {
+    schema: { tags: ['accounts'], summary: 'One organization with its members and stage', params: OrgParams, response: { 200: Organization.extend({ members: z.array(Member) }), ...errors } },
+  }, async (request) => {
+    const { user } = requireUser(request, service);
+    const org = await memberOrganization(service, request.params.id, user.id);
+    const members = (await membersOf(service.db, org.id)).map((m) => ({ ...m, joined_at: m.joined_at.toISOString() }));
+    return { ...describeOrganization(org), members };
+  });
+
+  r.get('/api/organizations/:id/api-keys', {
+    schema: { tags: ['accounts'], summary: "The organization's API keys, masked", params: OrgParams, response: { 200: z.object({ api_keys: z.array(ApiKey) }), ...errors } },
+  }, async (request) => {
+    const { user } = requireUser(request, service);
+    const org = await memberOrganization(service, request.params.id, user.id);
+    return { api_keys: (await apiKeysOf(service.db, org.id)).map(publicKey) };
+  });
+
+  r.post('/api/organizations/:id/api-keys', {
+    schema: { tags: ['accounts'], summary: 'Create an API key (the secret is returned once)', params: OrgParams, body: CreateKey, response: { 201: ApiKeyWithSecret, ...errors } },
+  }, async (request, reply) => {
+    const { user } = requireUser(request, service);
+    const org = await memberOrganization(service, request.params.id, user.id);
+    ownerOnly(org.role, org.name);
+    const { key, secret } = await service.accounts!.createKey(org.id, org.stage, request.body.name, user.id);
+    return reply.code(201).send({ ...publicKey(key), secret });
+  });
+
+  const KeyParams = z.object({ id: z.string().min(1).max(100) });
+  const ownKey = async (keyId: string, userId: string) => {
+    const key = await apiKeyForMember(service.db, keyId, userId);
+    if (!key) throw new ApiError(404, 'not_found', `No API key ${keyId} in an organization you belong to.`, "List an organization's keys with GET /api/organizations/{id}/api-keys.");
+    ownerOnly(key.role, key.organization_name);
+    return key;
+  };
+
+  r.post('/api/api-keys/:id/rotate', {
+    schema: { tags: ['accounts'], summary: 'Issue a new secret; the old one stops at once', params: KeyParams, response: { 200: ApiKeyWithSecret, 409: ErrorResponse, ...errors } },
+  }, async (request) => {
+    const { user } = requireUser(request, service);
+    const key = await ownKey(request.params.id, user.id);
+    const rotated = await service.accounts!.rotateKey(key);
+    if (!rotated) throw new ApiError(409, 'bad_request', `API key ${key.id} is revoked and cannot be rotated.`, 'Create a new key with POST /api/organizations/{id}/api-keys.');
+    return { ...publicKey(rotated.key), secret: rotated.secret };
+  });
+
+  r.post('/api/api-keys/:id/revoke', {
+    schema: { tags: ['accounts'], summary: 'Turn a key off for good (requests with it get 401)', params: KeyParams, response: { 200: ApiKey, ...errors } },
+  }, async (request) => {
+    const { user } = requireUser(request, service);
+    const key = await ownKey(request.params.id, user.id);
+    return publicKey(await service.accounts!.revokeKey(key));
+  });
+
+  r.get('/api/organizations/:id/datasets', {
+    schema: { tags: ['accounts'], summary: 'Datasets owned by the organization', description: 'Uploads made with its `organization_id` that still have their file, newest first (at most 500).', params: OrgParams, response: { 200: z.object({ datasets: z.array(z.record(z.string(), z.unknown())) }), ...errors } },
+  }, async (request) => {
+    const { user } = requireUser(request, service);
+    const org = await memberOrganization(service, request.params.id, user.id);
+    return { datasets: (await datasetsOfOrganization(service.db, org.id)).map(describeDataset) };
+  });
+
+  r.get('/api/organizations/:id/usage', {
+    schema: {
+      tags: ['accounts'],
+      summary: "Activity of the organization's keys",
+      description: `Requests per key and UTC day over the last ${USAGE_DAYS} days, and each key's last use. Counts are written within a second of the request.`,
+      params: OrgParams,
+      response: { 200: Usage, ...errors },
+    },
+  }, async (request) => {
+    const { user } = requireUser(request, service);
+    const org = await memberOrganization(service, request.params.id, user.id);
+    await service.accounts!.flushUse();
+    const since = new Date(Date.now() - (USAGE_DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
+    const [keys, daily] = await Promise.all([apiKeysOf(service.db, org.id), usageOf(service.db, org.id, since)]);
+    const totals = new Map<string, number>();
+    for (const d of daily) totals.set(d.key_id, (totals.get(d.key_id) ?? 0) + d.requests);
+    return {
+      organization_id: org.id,
+      since,
+      days: USAGE_DAYS,
+      keys: keys.map((k) => ({ ...publicKey(k), requests: totals.get(k.id) ?? 0 })),
+      daily: daily.map((d) => ({ day: d.day, key_id: d.key_id, key_name: d.key_name, requests: d.requests, last_used_at: d.last_used_at.toISOString() })),
+    };
+  });
+}
+
+function ownerOnly(role: 'owner' | 'member', organizationName: string): void {
+  if (role !== 'owner') throw new ApiError(403, 'forbidden', `Only owners of ${organizationName} manage its API keys.`, 'Ask an owner of the organization to do it.');
+}

@@ -1,0 +1,249 @@
+// The public read endpoints: health, config, thresholds, the payment types and locations the model
+// knows (for the score form's suggestions), models, the published evaluation (overview, charts,
+// limitations, rings), the dataset format and example, and training limits.
+// Each answers from the service's state; a missing model or evaluation is a 503 with its reason.
+
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { PublicConfig, publicConfig } from '../../config.ts';
+import { CHANNEL_FEATURES } from '../../domain/features/extract.ts';
+import { PAYMENT_TYPE_CODES } from '../../domain/features/tabular.ts';
+import { isProblem, MODE_NAMES, type MetricsFile, type ModelBundle } from '../../model/bundle.ts';
+import type { Service } from '../../app/service.ts';
+import { storedRings } from '../../live/ring-windows.ts';
+import { ExampleDataset } from '../../app/sandbox.ts';
+import { ApiError } from '../errors.ts';
+import { keyAuthentication } from './v1.ts';
+import { ErrorResponse, ModelIdParams } from '../schemas.ts';
+
+export function requireModel(service: Service): ModelBundle {
+  if (isProblem(service.model)) throw new ApiError(503, service.model.reason, service.model.message, service.model.fix);
+  return service.model;
+}
+
+function requireMetrics(service: Service): MetricsFile {
+  if (isProblem(service.metrics)) throw new ApiError(503, service.metrics.reason, service.metrics.message, service.metrics.fix);
+  return service.metrics;
+}
+
+// What these reads can fail with besides the statuses every route has: no model or no evaluation.
+const errors = { 503: ErrorResponse };
+const Anything = z.record(z.string(), z.unknown());
+const Count = z.number().int().nonnegative();
+
+const FormatColumn = z.object({ name: z.string(), type: z.string().describe('number, string or integer'), rule: z.string() });
+const DatasetFormat = z.object({
+  required: z.array(FormatColumn),
+  optional: z.array(FormatColumn),
+  column_mapping: z.string(),
+  encoding: z.string(),
+  limits: z.object({ max_upload_mb: Count, max_dataset_rows: Count }),
+});
+const TrainingLimits = z.object({
+  max_training_rows: Count,
+  max_upload_mb: Count,
+  max_jobs_per_org_per_day: Count,
+  requires: z.array(z.string()),
+  training_available: z.boolean(),
+  note: z.string(),
+  features: z.record(z.string(), Count).describe('Channel → how many features it has'),
+});
+
+export function publicRoutes(app: FastifyInstance, service: Service): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.get('/api/health', {
+    schema: {
+      tags: ['service'],
+      summary: 'Whether the API, the model and the database work',
+      response: {
+        200: z.object({
+          status: z.enum(['ok', 'degraded']),
+          api: z.literal('ok'),
+          model: z.object({ status: z.enum(['ok', 'unavailable']), id: z.string().nullable(), version: z.string().nullable(), reason: z.string().nullable(), message: z.string().nullable() }),
+          evaluation: z.object({ status: z.enum(['ok', 'unavailable']), reason: z.string().nullable() }),
+          database: z.object({ status: z.enum(['ok', 'unavailable']), kind: z.enum(['pglite', 'postgres']) }),
+          auth_configured: z.boolean(),
+          history_transactions: z.number().int().describe('Transactions in the public sandbox (the example history guests score against)'),
+          organizations_loaded: z.number().int().describe("Organizations whose live history this process holds in memory"),
+          started_at: z.string(),
+          startup_ms: z.record(z.string(), z.number()),
+        }),
+      },
+    },
+  }, async () => {
+    const database = await service.db.ping();
+    const model = service.model;
+    const metrics = service.metrics;
+    return {
+      status: database && !isProblem(model) ? ('ok' as const) : ('degraded' as const),
+      api: 'ok' as const,
+      model: isProblem(model)
+        ? { status: 'unavailable' as const, id: null, version: null, reason: model.reason, message: model.message }
+        : { status: 'ok' as const, id: model.file.id, version: model.file.version, reason: null, message: null },
+      evaluation: isProblem(metrics) ? { status: 'unavailable' as const, reason: metrics.reason } : { status: 'ok' as const, reason: null },
+      database: { status: database ? ('ok' as const) : ('unavailable' as const), kind: service.db.kind },
+      auth_configured: service.config.authConfigured,
+      history_transactions: service.sandbox.history.size,
+      organizations_loaded: service.tenants.size,
+      started_at: new Date(service.startedAt).toISOString(),
+      startup_ms: service.startup,
+    };
+  });
+
+  r.get('/api/config', { schema: { tags: ['service'], summary: 'What a browser needs to start, with the enforced limits', response: { 200: PublicConfig } } }, async () => publicConfig(service.config));
+
+  r.get('/api/risk/thresholds', {
+    schema: {
+      tags: ['scoring'],
+      summary: "The three modes' thresholds, what each costs, and whether each still meets its target on the test split",
+      description:
+        'Per mode, on the test split: `review_rate` and `block_rate`, the shares of transactions at or above the review and the block threshold (a transaction at or above block is blocked, so `review_rate` is the share flagged either way); precision, recall and `fraud_caught_per_1000` of blocking; `review_warning` when the review rate is over 10 % of traffic; and whether the target still holds.',
+      response: { 200: Anything, ...errors },
+    },
+  }, async () => {
+    const m = requireModel(service);
+    const metrics = isProblem(service.metrics) ? undefined : service.metrics;
+    return {
+      model_id: m.file.id,
+      default_mode: 'balanced',
+      split: 'test',
+      modes: Object.fromEntries(
+        MODE_NAMES.map((mode) => {
+          const t = m.file.thresholds[mode];
+          const check = metrics?.modes[mode];
+          return [
+            mode,
+            {
+              review_threshold: t.review,
+              block_threshold: t.block,
+              target: t.target,
+              meets_target: check?.meets_target ?? null,
+              measured: check?.measured ?? null,
+              review_rate: check?.review_rate ?? null,
+              block_rate: check?.block_rate ?? null,
+              precision: check?.precision ?? null,
+              recall: check?.recall ?? null,
+              fraud_caught_per_1000: check?.fraud_caught_per_1000 ?? null,
+              review_warning: check?.review_warning ?? null,
+            },
+          ];
+        }),
+      ),
+      ...(metrics ? {} : { note: 'The evaluation is unavailable, so whether each target still holds is unknown (null).' }),
+    };
+  });
+
+  // The sandbox never changes, so its locations are listed once, on the first request.
+  let sandboxLocations: string[] | undefined;
+  r.get('/api/risk/known-values', {
+    schema: {
+      tags: ['scoring'],
+      summary: 'The payment types and locations the model knows',
+      description:
+        "What the score form suggests. Payment types: the ones the tabular channel codes; any other is scored as missing. Locations: those in the public sandbox, the data the built-in model was trained on. The model keeps no list of places: a location counts through whether the customer used it before and through its channel (payment_type:location), so one not listed is new to every customer and its channel has no history. Any value is accepted when scoring.",
+      response: {
+        200: z.object({
+          model_id: z.string(),
+          payment_types: z.array(z.string()).describe('Coded by the tabular channel; any other payment type is scored as missing'),
+          locations: z.array(z.string()).describe('In the public sandbox, alphabetical; any other location is new to every customer'),
+          sandbox_as_of: z.string().describe('The moment (ISO 8601, UTC) the public sandbox scores at'),
+        }),
+        ...errors,
+      },
+    },
+  }, async () => {
+    const m = requireModel(service);
+    if (!sandboxLocations) {
+      const rows = service.sandbox.history.transactions;
+      const seen = new Set<string>();
+      for (let k = 0; k < rows.length; k++) seen.add(rows.location(k));
+      sandboxLocations = [...seen].sort();
+    }
+    return { model_id: m.file.id, payment_types: [...PAYMENT_TYPE_CODES], locations: sandboxLocations, sandbox_as_of: service.sandbox.example.sandbox_as_of };
+  });
+
+  r.get('/api/metrics/overview', { schema: { tags: ['evaluation'], summary: 'Measured results, each labelled with its data split', response: { 200: Anything, ...errors } } }, async () => {
+    const m = requireMetrics(service);
+    const selection = m.selection ? { split: m.selection.split, settings_tried: m.selection.settings_tried, models_compared: m.selection.models_compared, chosen: m.selection.chosen } : null;
+    return { model_id: m.model_id, splits: m.splits, channel_auc: m.channel_auc, modes: m.modes, comparisons: m.comparisons, seed_spread: m.seed_spread ?? null, selection };
+  });
+
+  r.get('/api/metrics/charts', { schema: { tags: ['evaluation'], summary: 'The same numbers shaped for charts', response: { 200: Anything, ...errors } } }, async () => {
+    const m = requireMetrics(service);
+    return { model_id: m.model_id, ...m.charts };
+  });
+
+  r.get('/api/metrics/limitations', { schema: { tags: ['evaluation'], summary: 'What the metrics do not cover', response: { 200: Anything, ...errors } } }, async () => {
+    const m = requireMetrics(service);
+    return { model_id: m.model_id, limitations: m.limitations };
+  });
+
+  r.get('/api/metrics/rings', {
+    schema: {
+      tags: ['evaluation'],
+      summary: 'Abuse-ring detection results',
+      description:
+        "Without credentials: the evaluation's ring results and the groups flagged over the public sandbox. With an organization's API key (Authorization: Bearer <API key>): the groups flagged in that organization's own weekly windows, each analysed as soon as it ended a label delay ago, latest windows last. Each group lists its members: `customer_ids` and `merchants` (ids), `members` their number.",
+      response: { 200: Anything, ...errors, 401: ErrorResponse },
+    },
+  }, async (request) => {
+    const m = requireMetrics(service);
+    const key = request.headers.authorization === undefined ? undefined : (await keyAuthentication(service)(request), request.apiKey!);
+    const rings = key ? await storedRings(service.db, key.organization_id) : service.sandbox.ringIndex.rings;
+    return {
+      model_id: m.model_id,
+      evaluation: m.rings,
+      live: {
+        note: key
+          ? "Groups flagged in your organization's weekly windows (Monday 00:00 UTC to Monday), each analysed once the window ended a label delay ago; the latest 52 windows."
+          : 'Groups flagged over the public sandbox (the example history; completed weekly windows, published one label delay after they close). An organization\'s own rings are listed only with its API key.',
+        ...(key ? { organization_id: key.organization_id } : {}),
+        flagged_groups: rings.length,
+        groups: rings.slice(-50).map((g) => ({
+          ring_id: g.ring_id,
+          window_start: new Date(g.window_start).toISOString(),
+          window_end: new Date(g.window_end).toISOString(),
+          published_at: new Date(g.published_at).toISOString(),
+          members: g.members,
+          customers: g.customers.length,
+          customer_ids: g.customers,
+          merchants: g.merchants,
+          main_channel: g.channels[0] ?? null,
+          fraud_rate: g.fraud_rate,
+        })),
+      },
+    };
+  });
+
+  r.get('/api/datasets/format', { schema: { tags: ['datasets'], summary: 'Columns required in an uploaded CSV', response: { 200: DatasetFormat } } }, async () => ({
+    required: [
+      { name: 'amount', type: 'number', rule: 'not negative; digits and a decimal point only (no currency symbols or thousands separators)' },
+      { name: 'customer_id', type: 'string', rule: 'identifies the payer' },
+      { name: 'merchant_id', type: 'string', rule: 'identifies the payee' },
+    ],
+    optional: [
+      { name: 'transaction_id', type: 'string', rule: 'your reference; row number when absent' },
+      { name: 'timestamp', type: 'string', rule: 'ISO 8601 or epoch seconds; without it, row order is time order' },
+      { name: 'location', type: 'string', rule: '`unknown` when absent' },
+      { name: 'payment_type', type: 'string', rule: 'card_present, card_not_present, wallet or bank_transfer are known to the model; others count as unknown' },
+      { name: 'label', type: 'integer', rule: '1 fraud, 0 legitimate; when present the job also reports how the model did on the file' },
+    ],
+    column_mapping: 'Map these names to your own headers, e.g. {"amount": "Amount", "customer_id": "nameOrig"}.',
+    encoding: 'UTF-8 (a byte-order mark is accepted), comma-separated, first line the header, quoted fields allowed',
+    limits: { max_upload_mb: service.config.MAX_UPLOAD_MB, max_dataset_rows: service.config.MAX_DATASET_ROWS },
+  }));
+
+  r.get('/api/datasets/example', { schema: { tags: ['datasets'], summary: 'Details of the built-in example dataset', response: { 200: ExampleDataset } } }, async () => service.sandbox.example);
+
+  r.get('/api/training/limits', { schema: { tags: ['training'], summary: 'Training limits enforced by this server', response: { 200: TrainingLimits } } }, async () => ({
+    max_training_rows: service.config.MAX_TRAINING_ROWS,
+    max_upload_mb: service.config.MAX_UPLOAD_MB,
+    max_jobs_per_org_per_day: service.config.MAX_JOBS_PER_ORG_PER_DAY,
+    requires: ['signed in (and a member of the organization named, if any)', 'a dataset the caller can see that has not expired and validates', `at most ${service.config.MAX_TRAINING_ROWS} rows`, 'a label column with both classes', "the organization's daily job quota"],
+    training_available: false,
+    note: 'Training through the API is not built: POST /api/training/jobs runs its checks and answers 501. Train from the command line with `npm run train -- --data FILE.csv`.',
+    features: Object.fromEntries(Object.entries(CHANNEL_FEATURES).map(([c, f]) => [c, f.length])),
+  }));
+}

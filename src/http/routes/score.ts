@@ -1,0 +1,45 @@
+// `POST /api/risk/score`: what-if scoring against the public sandbox (src/app/sandbox.ts): the
+// built-in example history as of its newest transaction, so the same request always gets the same
+// answer. It reads no organization's data and records nothing; `notes` says so. Rate limited per
+// client IP with a fixed window in memory (@fastify/rate-limit), 429 with `Retry-After` and
+// `detail.retry_after_seconds`. Without a model it answers 503 with the reason.
+
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Service } from '../../app/service.ts';
+import { ApiError } from '../errors.ts';
+import { ErrorResponse, ScoreRequest, ScoreResponse } from '../schemas.ts';
+import { requireModel } from './public.ts';
+import type { Scorer } from '../../scoring/scorer.ts';
+
+/** The scorer to use, or 503 `model_unavailable` (shared by both surfaces). */
+export function requireScorer(service: Service, scorer = service.scorer): Scorer {
+  requireModel(service);
+  if (!scorer) throw new ApiError(503, 'model_unavailable', 'No model is loaded.', 'Restart the server with a complete model folder.');
+  return scorer;
+}
+
+export function sandboxNote(service: Service): string {
+  return `What-if: scored against the public sandbox (the built-in example history as of ${service.sandbox.example.sandbox_as_of}); nothing was recorded. Score with an API key (POST /api/v1/risk/score) to use and record your organization's own history.`;
+}
+
+export function scoreRoutes(app: FastifyInstance, service: Service): void {
+  const note = [sandboxNote(service)];
+  app.withTypeProvider<ZodTypeProvider>().post('/api/risk/score', {
+    config: { rateLimit: { max: service.config.SCORE_RATE_PER_MINUTE, timeWindow: 60_000 } },
+    // The response schema documents the answer; the scorer's typed result is serialised directly
+    // rather than re-validated by zod on every request (that cost a fifth of the server's time).
+    serializerCompiler: () => (data) => JSON.stringify(data),
+    schema: {
+      tags: ['scoring'],
+      summary: 'Score one transaction against the public sandbox (what-if; nothing recorded)',
+      description:
+        'Calibrated risk score, band, decision, channel scores and attribution, exact SHAP reasons, entity history, graph evidence and a related ring, all read from the public sandbox: the built-in example history as of its newest transaction. Nothing is recorded and no organization\'s data is read; the same request always gets the same answer. Rate limited per client IP.',
+      body: ScoreRequest,
+      response: { 200: ScoreResponse, 422: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
+    },
+  }, async (request) => {
+    const { sandbox } = service;
+    return requireScorer(service).score(request.body, { history: sandbox.history, rings: sandbox.ringIndex, at: sandbox.asOf, notes: note });
+  });
+}

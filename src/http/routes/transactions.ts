@@ -1,0 +1,305 @@
+// The decision log and outcomes of an organization, on both surfaces: an API key reads and reports
+// on its own organization's transactions (`/api/v1/transactions/...`, `/api/v1/outcomes`); a member
+// does the same from the dashboard (`/api/organizations/{id}/transactions...`, session and CSRF),
+// and lists them newest first with filters and cursor paging. Every read goes through the
+// organization's `OrganizationData` (src/storage/live-store.ts), bound to the organization the key
+// or the membership names, so another organization's transaction is simply not found (404).
+
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Service } from '../../app/service.ts';
+import { OUTCOME_SOURCES, reportOutcomes, type OutcomeReport } from '../../app/outcomes.ts';
+import { transactionRecord, type TransactionRecord } from '../../app/transaction-record.ts';
+import { ENTITY_RECENT, organizationData, type OrganizationData, type OutcomeResult } from '../../storage/live-store.ts';
+import { MODE_NAMES } from '../../model/bundle.ts';
+import { requireUser } from '../caller.ts';
+import { ApiError } from '../errors.ts';
+import { memberOrganization } from '../ownership.ts';
+import { Channels, ErrorResponse, NO_NUL, ReasonSchema, ScoreResponse } from '../schemas.ts';
+import { DriftReportSchema } from '../../model/drift.ts';
+import { keyAuthentication } from './v1.ts';
+import { requireScorer } from './score.ts';
+import { organizationPerformance, MIN_LABELLED } from '../../app/performance.ts';
+import { activeModelIdOf } from '../../storage/models-store.ts';
+
+/** Most outcomes in one bulk request. */
+export const MAX_BULK_OUTCOMES = 1000;
+
+const OutcomeLabel = z.enum(['fraud', 'legit']);
+const Iso = (what: string) => z.iso.datetime({ offset: true, error: `${what} must be an ISO 8601 date and time, e.g. 2026-11-23T10:15:00Z` });
+
+export const TransactionRecordSchema = z.object({
+  transaction_id: z.string(),
+  time: z.string().describe('When the transaction was scored or happened (ISO 8601 UTC)'),
+  amount: z.number(),
+  customer_id: z.string(),
+  merchant_id: z.string(),
+  location: z.string(),
+  payment_type: z.string(),
+  source: z.enum(['scored', 'import']).describe('`scored` through an API key, or `import`ed as history (no decision)'),
+  risk_score: z.number().nullable(),
+  risk_band: z.enum(['low', 'medium', 'high', 'critical']).nullable(),
+  decision: z.enum(['approve', 'review', 'block']).nullable(),
+  mode: z.enum(MODE_NAMES).nullable(),
+  model_id: z.string().nullable(),
+  model_version: z.string().nullable(),
+  path: z.enum(['MODEL', 'COLD_START']).nullable(),
+  review_threshold: z.number().nullable(),
+  block_threshold: z.number().nullable(),
+  channel_scores: Channels.nullable(),
+  channel_attribution: Channels.nullable(),
+  reasons: z.array(ReasonSchema),
+  latency_ms: z.number().nullable(),
+  outcome: z
+    .object({ outcome: OutcomeLabel, source: z.string(), reported_at: z.string(), reported_by: z.string().describe('A user id, `key:<api key id>`, or `import:<job id>`') })
+    .nullable()
+    .describe('The current outcome; null while unknown'),
+  outcome_history: z
+    .array(z.object({ from: OutcomeLabel.nullable(), to: OutcomeLabel, source: z.string(), reported_at: z.string(), reported_by: z.string() }))
+    .optional()
+    .describe('Every reported change, oldest first (on a single record, not in listings)'),
+  evidence: ScoreResponse.pick({ entity_history: true, graph_evidence: true, related_ring: true })
+    .nullable()
+    .optional()
+    .describe('What the answer showed when it was scored: entity history, graph evidence and the related ring (on a single record; null for an imported transaction)'),
+});
+
+const OutcomeBody = z
+  .object({
+    outcome: OutcomeLabel.describe('`fraud` or `legit`'),
+    source: z.enum(OUTCOME_SOURCES).default('other').describe('How the outcome was learned'),
+    reported_at: Iso('reported_at').optional().describe('When it was known (default now); not in the future, not before the transaction'),
+  })
+  .strict();
+
+const BulkOutcomes = z
+  .object({
+    outcomes: z
+      .array(OutcomeBody.extend({ transaction_id: z.string().min(1).max(200).regex(NO_NUL, 'transaction_id must not contain a NUL character') }).strict())
+      .min(1, 'send at least one outcome')
+      .max(MAX_BULK_OUTCOMES, `at most ${MAX_BULK_OUTCOMES} outcomes per request`),
+  })
+  .strict();
+
+const BulkResult = z.object({
+  results: z.array(z.object({ transaction_id: z.string(), status: z.enum(['applied', 'not_found', 'invalid']), message: z.string().optional() })),
+});
+
+const TxParams = z.object({ transaction_id: z.string().min(1).max(200) });
+const OrgTxParams = z.object({ id: z.string().min(1).max(100), transaction_id: z.string().min(1).max(200) });
+
+const ListQuery = z
+  .object({
+    decision: z.enum(['approve', 'review', 'block']).optional(),
+    risk_band: z.enum(['low', 'medium', 'high', 'critical']).optional(),
+    outcome: z.enum(['fraud', 'legit', 'none']).optional().describe('`none`: no outcome reported yet'),
+    customer_id: z.string().min(1).max(200).optional(),
+    merchant_id: z.string().min(1).max(200).optional(),
+    from: Iso('from').optional().describe('Transactions at or after this time'),
+    to: Iso('to').optional().describe('Transactions before this time'),
+    order: z.enum(['newest', 'oldest']).default('newest').describe('`oldest` first serves a review queue'),
+    limit: z.coerce.number().int().min(1).max(100).default(25),
+    starting_after: z.string().min(1).max(200).optional().describe('The last transaction_id of the previous page'),
+  })
+  .strict();
+
+const notFound = (id: string) => new ApiError(404, 'not_found', `No transaction ${id} in this organization.`, 'Check the transaction_id: it is the one sent with (or returned by) the score request.');
+
+/** One record with its outcome history, or 404. */
+async function readRecord(service: Service, data: OrganizationData, transactionId: string): Promise<TransactionRecord> {
+  await service.decisionLog.flush();
+  const row = await data.get(transactionId);
+  if (!row) throw notFound(transactionId);
+  const changes = await data.outcomeChanges([row.seq]);
+  return transactionRecord(row, changes.get(row.seq) ?? []);
+}
+
+const toReport = (id: string, b: z.infer<typeof OutcomeBody>): OutcomeReport => ({
+  transaction_id: id,
+  outcome: b.outcome,
+  source: b.source,
+  reported_at: b.reported_at === undefined ? undefined : Date.parse(b.reported_at),
+});
+
+/** Reports one outcome and answers the record, or 404 / 422 with nothing changed. */
+async function reportOne(service: Service, organizationId: string, transactionId: string, body: z.infer<typeof OutcomeBody>, reportedBy: string): Promise<TransactionRecord> {
+  const data = organizationData(service.db, organizationId);
+  const [result] = await reportOutcomes(service.decisionLog, service.tail, data, [toReport(transactionId, body)], reportedBy, Date.now());
+  if (result!.status === 'not_found') throw notFound(transactionId);
+  if (result!.status === 'invalid') {
+    throw new ApiError(422, 'validation_failed', result!.message, 'Send reported_at between the transaction\'s time and now, or leave it out to mean now.', { fields: [{ path: 'body.reported_at', message: result!.message }] });
+  }
+  return readRecord(service, data, transactionId);
+}
+
+const bulkResults = (results: OutcomeResult[]) => ({
+  results: results.map((r) =>
+    r.status === 'applied'
+      ? { transaction_id: r.transaction_id, status: r.status }
+      : r.status === 'not_found'
+        ? { transaction_id: r.transaction_id, status: r.status, message: 'No such transaction in this organization.' }
+        : { transaction_id: r.transaction_id, status: r.status, message: r.message },
+  ),
+});
+
+/** The organization of a member's request, or 404 (401/503 as for every signed-in route). */
+async function memberData(service: Service, request: FastifyRequest, organizationId: string): Promise<{ userId: string; organizationId: string }> {
+  const { user } = requireUser(request, service);
+  const org = await memberOrganization(service, organizationId, user.id);
+  return { userId: user.id, organizationId: org.id };
+}
+
+const Rate = z.number().nullable();
+const ModePerformanceSchema = z.object({
+  review_threshold: z.number(),
+  block_threshold: z.number(),
+  precision: Rate.describe('Of blocking (score at or above the block threshold)'),
+  recall: Rate,
+  review_precision: Rate.describe('Of flagging (at or above the review threshold: review or block)'),
+  review_recall: Rate,
+});
+const WeekSchema = z.object({
+  week: z.string().describe('ISO week, e.g. 2026-W47'),
+  week_start: z.string(),
+  transactions: z.number().int(),
+  review_rate: Rate,
+  block_rate: Rate,
+  score_quantiles: z.record(z.string(), z.number()).nullable().describe('Risk score at p10, p25, p50, p75, p90, p99'),
+  labelled: z.number().int().describe('Transactions with a reported outcome'),
+  fraud: z.number().int(),
+  by_mode: z.record(z.enum(MODE_NAMES), ModePerformanceSchema),
+  roc_auc: Rate,
+  average_precision: Rate,
+  drift: DriftReportSchema.nullable(),
+});
+
+const EntitySchema = z.object({
+  role: z.enum(['customer', 'merchant']),
+  id: z.string(),
+  totals: z.object({ transactions: z.number().int(), amount_sum: z.number(), last_time: z.string(), labelled: z.number().int().describe('With an outcome reported'), fraud: z.number().int() }).describe('All time'),
+  recent: z.object({ transactions: z.number().int(), first_time: z.string().nullable(), reviewed: z.number().int(), blocked: z.number().int() }).describe('Over its latest transactions'),
+  counterparties: z.array(z.object({ role: z.enum(['customer', 'merchant']), id: z.string(), transactions: z.number().int(), amount_sum: z.number(), labelled: z.number().int(), fraud: z.number().int(), last_time: z.string() })),
+});
+
+export function transactionRoutes(app: FastifyInstance, service: Service): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const keyErrors = { 401: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
+  const memberErrors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
+
+  r.get('/api/v1/transactions/:transaction_id', {
+    onRequest: keyAuthentication(service),
+    schema: { tags: ['decisions'], summary: "A recorded transaction of the key's organization, with its decision and outcome", security: [{ apiKey: [] }], params: TxParams, response: { 200: TransactionRecordSchema, ...keyErrors } },
+  }, async (request) => {
+    return readRecord(service, organizationData(service.db, request.apiKey!.organization_id), request.params.transaction_id);
+  });
+
+  r.post('/api/v1/transactions/:transaction_id/outcome', {
+    onRequest: keyAuthentication(service),
+    schema: {
+      tags: ['decisions'],
+      summary: 'Report the outcome of a transaction (fraud or legitimate)',
+      description: 'The label joins the organization\'s history at reported_at: later transactions\' graph features and evidence use it from then on. An outcome can be changed; every change is kept with who made it. Answers the record.',
+      security: [{ apiKey: [] }],
+      params: TxParams,
+      body: OutcomeBody,
+      response: { 200: TransactionRecordSchema, ...keyErrors },
+    },
+  }, async (request) => reportOne(service, request.apiKey!.organization_id, request.params.transaction_id, request.body, `key:${request.apiKey!.id}`));
+
+  r.post('/api/v1/outcomes', {
+    onRequest: keyAuthentication(service),
+    // A thousand outcomes with ids of up to 200 characters.
+    bodyLimit: Math.max(service.config.MAX_JSON_BODY_BYTES, MAX_BULK_OUTCOMES * 400),
+    schema: {
+      tags: ['decisions'],
+      summary: `Report up to ${MAX_BULK_OUTCOMES} outcomes at once`,
+      description: 'Applied in order; each gets a status: `applied`, `not_found` (no such transaction in the organization) or `invalid` (reported_at in the future or before the transaction; nothing changed for it).',
+      security: [{ apiKey: [] }],
+      body: BulkOutcomes,
+      response: { 200: BulkResult, ...keyErrors },
+    },
+  }, async (request) => {
+    const data = organizationData(service.db, request.apiKey!.organization_id);
+    const reports = request.body.outcomes.map((o) => toReport(o.transaction_id, o));
+    return bulkResults(await reportOutcomes(service.decisionLog, service.tail, data, reports, `key:${request.apiKey!.id}`, Date.now()));
+  });
+
+  r.get('/api/organizations/:id/transactions', {
+    schema: {
+      tags: ['decisions'],
+      summary: "The organization's recorded transactions, newest first (or oldest first)",
+      description: 'Filters combine; `limit` 1–100 (default 25); the next page starts after the last transaction_id of this one (`starting_after`), in the same `order`. Answer: `{ data, has_more }`. The review queue is `decision=review&outcome=none&order=oldest`.',
+      params: z.object({ id: z.string().min(1).max(100) }),
+      querystring: ListQuery,
+      response: { 200: z.object({ data: z.array(TransactionRecordSchema), has_more: z.boolean() }), ...memberErrors },
+    },
+  }, async (request) => {
+    const { organizationId } = await memberData(service, request, request.params.id);
+    const q = request.query;
+    await service.decisionLog.flush();
+    const page = await organizationData(service.db, organizationId).list(
+      { decision: q.decision, risk_band: q.risk_band, outcome: q.outcome, customer_id: q.customer_id, merchant_id: q.merchant_id, from: q.from === undefined ? undefined : Date.parse(q.from), to: q.to === undefined ? undefined : Date.parse(q.to), order: q.order },
+      q.limit,
+      q.starting_after,
+    );
+    if (!page) throw new ApiError(404, 'not_found', `starting_after names no transaction ${q.starting_after} in this organization.`, 'Pass the transaction_id of the last item of the previous page.');
+    return { data: page.rows.map((row) => transactionRecord(row)), has_more: page.hasMore };
+  });
+
+  r.get('/api/organizations/:id/performance', {
+    schema: {
+      tags: ['decisions'],
+      summary: "How the model does on the organization's own traffic, per ISO week",
+      description: `The last \`weeks\` ISO weeks (default 12), oldest first: volume, review and block rates and score quantiles of the scored transactions; on those with a reported outcome, each mode's precision and recall, ROC AUC and average precision (null with fewer than ${MIN_LABELLED} labelled, or without both classes).`,
+      params: z.object({ id: z.string().min(1).max(100) }),
+      querystring: z.object({ weeks: z.coerce.number().int().min(1).max(104).default(12) }).strict(),
+      response: { 200: z.object({ organization_id: z.string(), model_id: z.string(), min_labelled: z.number().int(), weeks: z.array(WeekSchema) }), ...memberErrors },
+    },
+  }, async (request) => {
+    const { organizationId } = await memberData(service, request, request.params.id);
+    const active = await activeModelIdOf(service.db, organizationId);
+    const scorer = requireScorer(service, active ? (await service.scorerForModel(active))?.scorer : service.scorer);
+    await service.decisionLog.flush();
+    const weeks = await organizationPerformance(organizationData(service.db, organizationId), scorer.bundle, request.query.weeks, Date.now());
+    return { organization_id: organizationId, model_id: scorer.modelId, min_labelled: MIN_LABELLED, weeks };
+  });
+
+  r.get('/api/organizations/:id/entities/:role/:entity_id', {
+    schema: {
+      tags: ['decisions'],
+      summary: 'A customer or merchant of the organization: totals, decisions and counterparties',
+      description: `\`totals\`: all time (kept by the database as transactions are recorded). \`recent\`: over its latest ${ENTITY_RECENT.toLocaleString('en')} transactions, how many, since when, and how many were reviewed and blocked. \`counterparties\`: the merchants a customer paid, or the customers who paid a merchant, most transactions first, over the same transactions (at most 20). 404 when the organization has no transaction of it.`,
+      params: z.object({ id: z.string().min(1).max(100), role: z.enum(['customer', 'merchant']), entity_id: z.string().min(1).max(200) }),
+      response: { 200: EntitySchema, ...memberErrors },
+    },
+  }, async (request) => {
+    const { organizationId } = await memberData(service, request, request.params.id);
+    const { role, entity_id } = request.params;
+    await service.decisionLog.flush();
+    const e = await organizationData(service.db, organizationId).entity(role, entity_id);
+    if (!e) throw new ApiError(404, 'not_found', `No transaction of ${role} ${entity_id} in this organization.`, `Check the ${role} id: it is matched exactly, as it was sent with the transactions.`);
+    const iso = (ms: number) => new Date(ms).toISOString();
+    return {
+      role,
+      id: entity_id,
+      totals: { transactions: e.totals.transactions, amount_sum: e.totals.amount_sum, last_time: iso(e.totals.last_ms), labelled: e.totals.labels, fraud: e.totals.frauds },
+      recent: { transactions: e.recent.transactions, first_time: e.recent.first_ms === null ? null : iso(e.recent.first_ms), reviewed: e.recent.reviewed, blocked: e.recent.blocked },
+      counterparties: e.counterparties.map((c) => ({ role: role === 'customer' ? ('merchant' as const) : ('customer' as const), id: c.id, transactions: c.transactions, amount_sum: c.amount_sum, labelled: c.labelled, fraud: c.fraud, last_time: iso(c.last_ms) })),
+    };
+  });
+
+  r.get('/api/organizations/:id/transactions/:transaction_id', {
+    schema: { tags: ['decisions'], summary: 'One recorded transaction with its decision, outcome and outcome history', params: OrgTxParams, response: { 200: TransactionRecordSchema, ...memberErrors } },
+  }, async (request) => {
+    const { organizationId } = await memberData(service, request, request.params.id);
+    return readRecord(service, organizationData(service.db, organizationId), request.params.transaction_id);
+  });
+
+  r.post('/api/organizations/:id/transactions/:transaction_id/outcome', {
+    schema: { tags: ['decisions'], summary: 'Report the outcome of a transaction from the dashboard (CSRF)', params: OrgTxParams, body: OutcomeBody, response: { 200: TransactionRecordSchema, ...memberErrors } },
+  }, async (request) => {
+    const { organizationId, userId } = await memberData(service, request, request.params.id);
+    return reportOne(service, organizationId, request.params.transaction_id, request.body, userId);
+  });
+}

@@ -1,0 +1,87 @@
+// The zod schemas of the HTTP surface: one schema validates a request and documents it in the
+// OpenAPI reference (/api/docs), and the response schemas document (and serialise) what each route
+// returns. Field rules are the ones docs/api.md records.
+
+import { z } from 'zod';
+import { AMOUNT_DECIMALS, keptAmount } from '../domain/amount.ts';
+import { MODE_NAMES } from '../model/bundle.ts';
+
+/** Text that is stored: PostgreSQL's text cannot hold a NUL character, so none is accepted. */
+export const NO_NUL = /^[^\u0000]*$/;
+export const storedText = (what: string, max: number) => z.string().trim().min(1, `${what} must not be empty`).max(max, `${what} is at most ${max} characters`).regex(NO_NUL, `${what} must not contain a NUL character`);
+const id = (what: string) => storedText(what, 200);
+
+export const ScoreRequest = z
+  .object({
+    amount: z
+      .number({ error: 'amount must be a number' })
+      .finite()
+      .min(0, 'amount must not be negative')
+      .max(1e12, 'amount is implausibly large')
+      .transform(keptAmount)
+      .describe(`In the currency unit, kept to ${AMOUNT_DECIMALS} decimal places`),
+    customer_id: id('customer_id').describe('Identifies the payer'),
+    merchant_id: id('merchant_id').describe('Identifies the payee'),
+    transaction_id: id('transaction_id').optional().describe("Caller's reference; generated when omitted"),
+    location: storedText('location', 200).optional().describe('Recorded as `unknown` when omitted'),
+    payment_type: storedText('payment_type', 100).optional().describe('Recorded as `unknown` when omitted'),
+    mode: z.enum(MODE_NAMES).default('balanced').describe('Thresholds to decide with'),
+    explain: z.boolean().default(true).describe('Include the explanation (reasons)'),
+  })
+  .strict();
+
+/** One number per channel (scores, attribution). */
+export const Channels = z.object({ tabular: z.number(), graph: z.number(), behavioral: z.number(), velocity: z.number() });
+/** One reason of a decision (src/scoring/explain.ts). */
+export const ReasonSchema = z.object({ text: z.string(), direction: z.enum(['increases', 'decreases']), contribution: z.number(), feature: z.string() });
+
+export const ScoreResponse = z.object({
+  transaction_id: z.string(),
+  risk_score: z.number().describe('Calibrated probability of fraud'),
+  risk_band: z.enum(['low', 'medium', 'high', 'critical']),
+  decision: z.enum(['approve', 'review', 'block']),
+  mode: z.enum(MODE_NAMES),
+  model_id: z.string(),
+  model_version: z.string(),
+  path: z.enum(['MODEL', 'COLD_START']),
+  review_threshold: z.number(),
+  block_threshold: z.number(),
+  channel_scores: Channels.describe("Calibrated probability from each channel's evidence, the others at their average"),
+  channel_attribution: Channels.describe("Each channel's signed share of how far the stacked log-odds moved from the average"),
+  reasons: z.array(ReasonSchema),
+  entity_history: z.record(z.string(), z.object({ role: z.enum(['customer', 'merchant', 'channel']), prior_transactions: z.number().int(), is_new: z.boolean() })),
+  graph_evidence: z.record(
+    z.string(),
+    z.array(
+      z.object({
+        transaction_id: z.string(),
+        time: z.string(),
+        amount: z.number(),
+        source: z.string(),
+        target: z.string(),
+        relation: z.enum(['same_customer', 'same_merchant', 'same_channel']),
+        outcome: z.enum(['fraud', 'legit', 'unknown']),
+      }),
+    ),
+  ),
+  related_ring: z
+    .object({ ring_id: z.string(), window_start: z.string(), window_end: z.string(), matched_entity: z.string(), role: z.enum(['merchant', 'channel']), members: z.number().int(), fraud_rate: z.number() })
+    .nullable(),
+  stages: z.array(z.object({ name: z.string(), ms: z.number() })),
+  latency_ms: z.number(),
+  notes: z.array(z.string()),
+});
+
+export const ErrorResponse = z.object({
+  detail: z
+    .object({
+      message: z.string(),
+      reason: z.string(),
+      fix: z.string(),
+      fields: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+      retry_after_seconds: z.number().optional(),
+    })
+    .passthrough(),
+});
+
+export const ModelIdParams = z.object({ id: z.string().min(1).max(200) });

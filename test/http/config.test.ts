@@ -1,0 +1,30 @@
+// A configuration that cannot work stops the start with the variable's name and what to do, never
+// a stack trace: several server processes without a shared database, an unknown durability.
+
+import t from 'tap';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { loadConfig } from '../../src/config.ts';
+
+t.test('WEB_CONCURRENCY above 1 needs DATABASE_URL', async (t) => {
+  t.throws(() => loadConfig({ WEB_CONCURRENCY: '2' }), { code: 'config_invalid' });
+  t.throws(() => loadConfig({ WEB_CONCURRENCY: '2' }), /WEB_CONCURRENCY: 2 server processes need DATABASE_URL/);
+  t.equal(loadConfig({ WEB_CONCURRENCY: '2', DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/d' }).WEB_CONCURRENCY, 2);
+  t.equal(loadConfig({}).WEB_CONCURRENCY, 1, 'one process by default');
+});
+
+t.test('DURABILITY is commit by default, or write_behind', async (t) => {
+  t.equal(loadConfig({}).DURABILITY, 'commit');
+  t.equal(loadConfig({ DURABILITY: 'write_behind' }).DURABILITY, 'write_behind');
+  t.throws(() => loadConfig({ DURABILITY: 'sometimes' }), /DURABILITY/);
+});
+
+t.test('npm start with WEB_CONCURRENCY=2 and no DATABASE_URL says why and exits 1', async (t) => {
+  const child = spawn(process.execPath, ['--import=tsx', 'src/main.ts'], { env: { ...process.env, WEB_CONCURRENCY: '2', DATABASE_URL: '' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const [code] = await once(child, 'exit');
+  t.equal(code, 1);
+  t.match(stderr, /the embedded database belongs to one process/);
+  t.notMatch(stderr, /\n\s+at /, 'no stack trace');
+});

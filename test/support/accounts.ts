@@ -1,0 +1,105 @@
+// A running service with sign-in configured through a stand-in identity provider on loopback, for
+// the live-data tests: members sign in with real tokens, create organizations and API keys through
+// the API, and score with those keys, exactly as a customer would.
+
+import type { LightMyRequestResponse } from 'fastify';
+import { IdentityProvider, makeKey, signWith, type SigningKey } from './idp.ts';
+import { freshDatabase, start, tempDir, type Backend, type Running } from './server.ts';
+import type { Config } from '../../src/config.ts';
+
+export interface Member {
+  userId: string;
+  headers: Record<string, string>;
+}
+
+export interface Organization {
+  id: string;
+  key: string;
+  keyId: string;
+  owner: Member;
+}
+
+export interface LiveService {
+  s: Running;
+  idp: IdentityProvider;
+  signIn(sub: string): Promise<Member>;
+  organization(name: string, owner?: Member, stage?: 'test' | 'live'): Promise<Organization>;
+  /** POST /api/v1/risk/score with the organization's key. */
+  score(org: Organization, body: Record<string, unknown>): Promise<LightMyRequestResponse>;
+  /** POST /api/risk/score as a guest. */
+  guest(body: Record<string, unknown>): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+export async function startLive(o: { backend: Backend; overrides?: Partial<Config>; dataDir?: string; databaseUrl?: string; idp?: IdentityProvider; signingKey?: SigningKey; clock?: () => number }): Promise<LiveService> {
+  const idp = o.idp ?? (await new IdentityProvider().start());
+  const key = o.signingKey ?? (await makeKey('ES256', 'k1'));
+  idp.published = [key];
+  const s = await start({
+    backend: o.backend,
+    ...(o.dataDir ? { dataDir: o.dataDir } : {}),
+    ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}),
+    ...(o.clock ? { clock: o.clock } : {}),
+    overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 'z'.repeat(48), authConfigured: true, SCORE_RATE_PER_MINUTE: 100_000, ...o.overrides },
+  });
+  const members = new Map<string, Member>();
+  const signIn = async (sub: string): Promise<Member> => {
+    const known = members.get(sub);
+    if (known) return known;
+    const res = await s.app.inject({ method: 'POST', url: '/api/auth/session', payload: { access_token: await signWith(key, idp.issuer, { sub, email: `${sub}@example.com` }) } });
+    if (res.statusCode !== 200) throw new Error(`sign-in failed: ${res.body}`);
+    const c = Object.fromEntries(res.cookies.map((x) => [x.name, x.value]));
+    const me = (await s.app.inject({ url: '/api/auth/me', headers: { cookie: `service_session=${c.service_session}` } })).json();
+    const m = { userId: me.user.id as string, headers: { cookie: `service_session=${c.service_session}; service_csrf=${c.service_csrf}`, 'x-csrf-token': c.service_csrf! } };
+    members.set(sub, m);
+    return m;
+  };
+  return {
+    s,
+    idp,
+    signIn,
+    async organization(name, owner, stage = 'test') {
+      const m = owner ?? (await signIn(`owner-of-${name}`));
+      const org = (await s.app.inject({ method: 'POST', url: '/api/organizations', headers: m.headers, payload: { name, stage } })).json();
+      const k = (await s.app.inject({ method: 'POST', url: `/api/organizations/${org.id}/api-keys`, headers: m.headers, payload: { name: 'server' } })).json();
+      return { id: org.id, key: k.secret, keyId: k.id, owner: m };
+    },
+    score: (org, body) => s.app.inject({ method: 'POST', url: '/api/v1/risk/score', headers: { authorization: `Bearer ${org.key}` }, payload: body }),
+    guest: (body) => s.app.inject({ method: 'POST', url: '/api/risk/score', payload: body }),
+    async close() {
+      await s.close();
+      if (!o.idp) await idp.close();
+    },
+  };
+}
+
+/** A subtest, as tap passes it to a test's callback. */
+interface Test {
+  teardown(fn: () => unknown): void;
+}
+
+/**
+ * A live service for one test on one back end, with its own database (a fresh PostgreSQL database,
+ * or an embedded one in a temporary directory) and identity provider, closed when the test ends.
+ * `restart()` stops the server and starts it again on the same database.
+ */
+export async function liveFor(t: Test, backend: Backend, overrides: Partial<Config> = {}): Promise<{ live: LiveService; restart(): Promise<LiveService> }> {
+  const db = backend.databaseUrl ? await freshDatabase(backend.databaseUrl) : undefined;
+  const idp = await new IdentityProvider().start();
+  const dataDir = tempDir('live-');
+  const open = () => startLive({ backend, dataDir, ...(db ? { databaseUrl: db.url } : {}), idp, overrides });
+  const holder = {
+    live: await open(),
+    async restart() {
+      await holder.live.close();
+      holder.live = await open();
+      return holder.live;
+    },
+  };
+  t.teardown(async () => {
+    await holder.live.close();
+    await idp.close();
+    await db?.drop();
+  });
+  return holder;
+}

@@ -1,0 +1,106 @@
+// Real server processes for the tests about several processes: `src/main.ts`, as `npm start`
+// runs it, in child processes on one PostgreSQL, with sign-in through a stand-in identity provider
+// on loopback. A member signs in over HTTP and creates an organization and an API key, which every
+// process then accepts (they share the database).
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { IdentityProvider, makeKey, signWith, type SigningKey } from './idp.ts';
+import { tempDir } from './temp.ts';
+
+export interface ServerProcess {
+  base: string;
+  child: ChildProcess;
+  /** What the process wrote to standard error so far. */
+  stderr(): string;
+  /** Sends a signal and resolves with the exit code (or the signal) once it has exited. */
+  stop(signal?: NodeJS.Signals): Promise<number | string>;
+}
+
+/** Picks a port at random in a range no other test uses. */
+export const randomPort = () => 30_000 + Math.floor(Math.random() * 20_000);
+
+/** Starts a server process and waits until it is ready (`ready on` / `ready:` on standard error). */
+export async function spawnServer(env: Record<string, string>, o: { port?: number; stdout?: 'pipe' | 'ignore' } = {}): Promise<ServerProcess> {
+  const port = o.port ?? randomPort();
+  const child = spawn(process.execPath, ['--import=tsx', 'src/main.ts'], {
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: tempDir('server-'), LOG_LEVEL: 'warn', SCORE_RATE_PER_MINUTE: '1000000', ...env },
+    stdio: ['ignore', o.stdout ?? 'ignore', 'pipe'],
+  });
+  let exit: number | string | undefined;
+  const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve((exit = code ?? signal ?? 'unknown'))));
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  while (!/ready on|ready: /.test(err)) {
+    if (exit !== undefined) throw new Error(`the server exited (${exit}): ${err}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    base: `http://127.0.0.1:${port}`,
+    child,
+    stderr: () => err,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (exit !== undefined) return exit;
+      child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** A signed-in member's headers and an organization with an API key, made through `base`. */
+export interface KeyedOrganization {
+  id: string;
+  secret: string;
+  member: Record<string, string>;
+}
+
+export class SignIn {
+  private constructor(
+    readonly idp: IdentityProvider,
+    private readonly key: SigningKey,
+  ) {}
+
+  static async start(): Promise<SignIn> {
+    const idp = await new IdentityProvider().start();
+    const key = await makeKey('ES256', 'k1');
+    idp.published = [key];
+    return new SignIn(idp, key);
+  }
+
+  /** The environment a server needs to accept this provider's tokens. */
+  get env(): Record<string, string> {
+    return { AUTHPROVIDER_URL: this.idp.url, SESSION_SECRET: 's'.repeat(48) };
+  }
+
+  async organization(base: string, name: string): Promise<KeyedOrganization> {
+    const session = await fetch(`${base}/api/auth/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ access_token: await signWith(this.key, this.idp.issuer, { sub: `owner-of-${name}` }) }) });
+    const cookies = Object.fromEntries(session.headers.getSetCookie().map((c) => c.split(';')[0]!.split('=') as [string, string]));
+    const member = { cookie: `service_session=${cookies.service_session}; service_csrf=${cookies.service_csrf}`, 'x-csrf-token': cookies.service_csrf!, 'content-type': 'application/json' };
+    const org = (await (await fetch(`${base}/api/organizations`, { method: 'POST', headers: member, body: JSON.stringify({ name, stage: 'test' }) })).json()) as { id: string };
+    const key = (await (await fetch(`${base}/api/organizations/${org.id}/api-keys`, { method: 'POST', headers: member, body: JSON.stringify({ name: 'server' }) })).json()) as { secret: string };
+    return { id: org.id, secret: key.secret, member };
+  }
+
+  close(): Promise<void> {
+    return this.idp.close();
+  }
+}
+
+/** POST with an API key; the parsed body, status and whether it was a replay. */
+export async function withKey(base: string, secret: string, path: string, body: unknown): Promise<{ status: number; json: any; text: string; replayed: boolean }> {
+  const res = await fetch(`${base}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(20_000),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : undefined, text, replayed: res.headers.get('idempotent-replayed') === 'true' };
+}
+
+export async function getWithKey(base: string, secret: string, path: string): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${secret}` }, signal: AbortSignal.timeout(20_000) });
+  return { status: res.status, json: await res.json() };
+}
+
+export { once };

@@ -1,0 +1,102 @@
+// Test helpers for the HTTP service: a real service (real model, real database, real history)
+// started in a temporary data directory, and the real Fastify app around it for `inject`.
+// `backends()` lists the storage back ends to run on: the embedded PGlite always, and PostgreSQL
+// when TEST_DATABASE_URL is set (required when CI=true, so CI cannot skip it silently).
+
+import { cpSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import postgres from 'postgres';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { buildApp, type AppOptions } from '../../src/http/app.ts';
+import { startService, type Service, type StartOptions } from '../../src/app/service.ts';
+import { tempDir } from './temp.ts';
+
+export interface Backend {
+  name: 'pglite' | 'postgres';
+  databaseUrl?: string;
+}
+
+export function backends(): Backend[] {
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url && process.env.CI === 'true') throw new Error('CI=true but TEST_DATABASE_URL is not set: the PostgreSQL half of the storage tests cannot run');
+  return [{ name: 'pglite' }, ...(url ? [{ name: 'postgres' as const, databaseUrl: url }] : [])];
+}
+
+/** A new, empty PostgreSQL database on the test server, so test files never share state. */
+export async function freshDatabase(baseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `t_${randomBytes(6).toString('hex')}`;
+  const admin = postgres(baseUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const a = postgres(baseUrl, { max: 1, onnotice: () => {} });
+      try {
+        // FORCE ends the test's own sessions; a non-superuser cannot end an autovacuum worker that
+        // happens to be on the database (42501) or may find it busy (55006): wait and try again.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+            return;
+          } catch (e) {
+            const code = (e as { code?: string }).code;
+            if (attempt >= 20 || (code !== '42501' && code !== '55006')) throw e;
+            await new Promise((r) => setTimeout(r, 250));
+          }
+        }
+      } finally {
+        await a.end();
+      }
+    },
+  };
+}
+
+export interface Running {
+  service: Service;
+  app: FastifyInstance;
+  config: Config;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+export { tempDir };
+
+/** A copy of the built-in model folder that a test may damage. */
+export function modelCopy(): string {
+  const dir = join(tempDir('model-'), 'builtin');
+  cpSync('models/builtin', dir, { recursive: true });
+  return dir;
+}
+
+/** Starts the service on a back end. For PostgreSQL, pass `databaseUrl` from `freshDatabase` to
+ *  reuse one database across restarts; otherwise each start gets a new one. */
+export async function start(o: { backend?: Backend; dataDir?: string; databaseUrl?: string; overrides?: Partial<Config>; clock?: () => number; logger?: AppOptions['logger']; startOptions?: StartOptions } = {}): Promise<Running> {
+  const dataDir = o.dataDir ?? tempDir('data-');
+  let databaseUrl = o.databaseUrl;
+  let drop: (() => Promise<void>) | undefined;
+  if (!databaseUrl && o.backend?.databaseUrl) {
+    const fresh = await freshDatabase(o.backend.databaseUrl);
+    databaseUrl = fresh.url;
+    drop = fresh.drop;
+  }
+  const config = loadConfig({}, { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', ...o.overrides });
+  const service = await startService(config, { ...o.startOptions, ...(o.clock ? { clock: o.clock } : {}) });
+  const app = await buildApp(service, { logger: o.logger ?? false });
+  await app.ready();
+  return {
+    service,
+    app,
+    config,
+    dataDir,
+    async close() {
+      await app.close();
+      await service.close();
+      await drop?.();
+    },
+  };
+}

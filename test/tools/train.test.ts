@@ -1,0 +1,62 @@
+// Training end to end on simulated data: four channel boosters trained natively (one constrained
+// booster, partitioned), stacked and calibrated on validation only; on the untouched test split the
+// stack ranks well, stays close to a single booster over all features (0.035 average precision on
+// this small set, where it measures 0.030; the built-in model is held closer in builtin.test.ts), is
+// calibrated, and the whole run is reproducible. The boosters' settings are searched on the
+// validation split only: the test split's labels can change and nothing trained changes.
+
+import t from 'tap';
+import { averagePrecision, expectedCalibrationError, rocAuc } from '../../src/model/metrics.ts';
+import { simulate } from '../../src/domain/simulate.ts';
+import { ablationSingleBooster } from '../../tools/training/evaluate.ts';
+import { CHANNELS, DEFAULT_TRAINING, train } from '../../tools/training/train.ts';
+
+const rows = simulate({ seed: 41, customers: 1500, merchants: 300, days: 75, rings: 3 });
+const run = await train(rows, { iterations: 120, settings: 3 });
+
+t.test('splits are time-ordered and separated by the label delay', async (t) => {
+  const { train: tr, validation: va, test: te } = run.split.bounds;
+  t.ok(tr[1] + 7 * 86_400_000 <= va[0] + 1 && va[1] + 7 * 86_400_000 <= te[0] + 1, 'gaps of the label delay');
+  t.ok(run.split.train.length > run.split.test.length && run.split.test.length > 1000);
+});
+
+t.test('the stack ranks well on the test split and is calibrated', async (t) => {
+  const labels = Float64Array.from(run.split.test, (i) => run.labels[i]!);
+  const p = run.scores.test.probability;
+  const auc = rocAuc(p, labels);
+  const ap = averagePrecision(p, labels);
+  const single = ablationSingleBooster(run, { ...DEFAULT_TRAINING, iterations: 120 });
+  t.ok(auc > 0.9, `test ROC AUC ${auc.toFixed(3)}`);
+  t.ok(ap > 0.5, `test average precision ${ap.toFixed(3)}`);
+  t.ok(ap >= single.average_precision - 0.035, `stack AP ${ap.toFixed(3)} vs single booster ${single.average_precision.toFixed(3)}`);
+  const ece = expectedCalibrationError(p, labels);
+  t.ok(ece < 0.02, `test expected calibration error ${ece.toFixed(4)}`);
+  t.equal(run.model.stack.weights.length, CHANNELS.length);
+  t.ok(run.model.stack.weights.every(Number.isFinite));
+});
+
+t.test('training is reproducible', async (t) => {
+  const again = await train(rows, { iterations: 120, settings: 3 });
+  t.same(again.model.boosters.map((b) => b.modelText), run.model.boosters.map((b) => b.modelText), 'identical model files');
+  t.same(again.model.stack, run.model.stack);
+  t.same(again.model.calibration, run.model.calibration);
+  t.same(again.search, run.search, 'the same settings tried, with the same scores');
+});
+
+t.test('the settings are searched on validation only, and the best is kept', async (t) => {
+  const search = run.search!;
+  t.equal(search.settings_tried, 4, 'the defaults and three random draws');
+  t.equal(search.trials.length, 4);
+  t.ok(search.models_compared >= search.settings_tried);
+  const best = Math.max(...search.trials.map((x) => x.score));
+  const chosen = search.trials.find((x) => x.score === best)!;
+  t.same(run.settings, { params: chosen.params, iterations: chosen.iterations }, 'the boosters have the best trial\'s setting and trees');
+  t.ok(run.settings.iterations >= 1 && run.settings.iterations <= 120, `${run.settings.iterations} trees, within the cap`);
+
+  // Every test label flipped: what the search saw, and so everything it chose, is unchanged.
+  const testRows = new Set(run.split.test);
+  const flipped = rows.map((r, i) => (testRows.has(i) ? { ...r, label: r.label === 1 ? (0 as const) : (1 as const) } : r));
+  const other = await train(flipped, { iterations: 120, settings: 3 });
+  t.same(other.search, run.search, 'the same trials and scores');
+  t.same(other.model.boosters.map((b) => b.modelText), run.model.boosters.map((b) => b.modelText), 'the same boosters');
+});
