@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { randomId } from '../src/app/secrets.ts';
 import { commandLine, existingFile, required, text, UsageError, type Option } from './command-line.ts';
 import { loadConfig } from '../src/config.ts';
-import { openDatabase } from '../src/storage/db.ts';
+import { openDatabase } from '../src/storage/open.ts';
 import { insertCustomModel, organizationExists } from '../src/storage/models-store.ts';
 import { isProblem, loadModelFolder } from '../src/model/bundle.ts';
 import { CustomSettingsInput, mergeSettings } from '../src/model/custom.ts';

@@ -14,7 +14,7 @@ import { CHANNEL_FEATURES } from '../src/domain/features/extract.ts';
 import { loadModel } from '../src/addon/addon.ts';
 import { buildReference } from '../src/model/drift.ts';
 import { readLabelledCsv } from './training/dataset-csv.ts';
-import type { HistoryTransaction } from '../src/domain/history.ts';
+import type { HistoryTransaction } from '../src/domain/transaction.ts';
 import { detectRings } from '../src/domain/rings.ts';
 import { averagePrecision, brier, expectedCalibrationError, logLoss, recallAtFpr, rocAuc } from '../src/model/metrics.ts';
 import { DEFAULT_SIMULATION, simulate, toCsv } from '../src/domain/simulate.ts';

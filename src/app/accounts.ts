@@ -19,7 +19,8 @@ import {
   type ApiKeyRow, type LiveApiKey, type SessionRow, type UserRow,
 } from '../storage/accounts-store.ts';
 import { randomId, randomSecret, SecretHasher } from './secrets.ts';
-import { TokenVerifier, type Identity, type TokenVerifierOptions } from './tokens.ts';
+import { TokenVerifier, type TokenVerifierOptions } from './tokens.ts';
+import { type Identity } from '../storage/accounts-store.ts';
 
 export interface SignedIn {
   user: UserRow;

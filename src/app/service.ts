@@ -10,7 +10,8 @@ import { isProblem, loadModelAndMetrics, type MetricsFile, type ModelBundle, typ
 import type { Config } from '../config.ts';
 import { DEFAULT_LABEL_DELAY_MS } from '../domain/history.ts';
 import { Scorer } from '../scoring/scorer.ts';
-import { openDatabase, type Db } from '../storage/db.ts';
+import { type Db } from '../storage/db.ts';
+import { openDatabase } from '../storage/open.ts';
 import { DatasetFiles, expireDue, liveStoredNames, sweepOrphans } from '../storage/datasets.ts';
 import { JobRunner } from '../jobs/runner.ts';
 import { buildSandbox, type Sandbox } from './sandbox.ts';

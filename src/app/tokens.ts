@@ -13,15 +13,7 @@
 // Nothing here stores the token; callers keep only the identity it proves.
 
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
-
-/** Who a verified token belongs to: what the user record keeps, never the token. */
-export interface Identity {
-  /** The identity provider's user id (`sub`). */
-  id: string;
-  email: string | null;
-  name: string | null;
-  avatar_url: string | null;
-}
+import type { Identity } from '../storage/accounts-store.ts';
 
 export interface TokenVerifierOptions {
   /** `{auth_url}`, without a trailing slash. */

@@ -8,7 +8,7 @@
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import csv from 'csv-parser';
-import { UNKNOWN } from '../domain/history.ts';
+import { UNKNOWN } from '../domain/transaction.ts';
 import { keptAmount } from '../domain/amount.ts';
 
 export const REQUIRED_COLUMNS = ['amount', 'customer_id', 'merchant_id'] as const;

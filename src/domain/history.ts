@@ -36,25 +36,8 @@
 
 import { UndirectedGraph } from 'graphology';
 import { RecordStore } from './records.ts';
-
-/** What an optional field (location, payment type) is recorded as when it is not given. */
-export const UNKNOWN = 'unknown';
-
-export interface HistoryTransaction {
-  /** Epoch milliseconds. */
-  time: number;
-  amount: number;
-  customer_id: string;
-  merchant_id: string;
-  location: string;
-  payment_type: string;
-  /** 1 fraud, 0 legitimate; absent when the outcome is unknown. */
-  label?: 0 | 1;
-  /** The caller's reference, kept for graph evidence. */
-  transaction_id?: string;
-  /** When the label became known (epoch ms); absent: `time` plus the history's label delay. */
-  labelKnownAt?: number;
-}
+import { KeyCache } from './key-cache.ts';
+import { channelOf, type HistoryTransaction } from './transaction.ts';
 
 export const DEFAULT_LABEL_DELAY_MS = 7 * 86_400_000;
 
@@ -72,39 +55,6 @@ export interface EntityTotals {
   frauds: number;
   /** When the earliest fraud became known (customers with frauds). */
   firstFraudKnown: number | null;
-}
-
-/** Keys made once and reused: a key built afresh for every lookup is a new string, which every map
- *  it is looked up in hashes again; one kept here has its hash computed once. The history holds
- *  every key it has seen anyway (as map keys); the cache is emptied if it ever grows past
- *  KEY_CACHE_LIMIT, so it costs at most as much again. */
-class KeyCache {
-  private readonly keys = new Map<string, string>();
-
-  constructor(private readonly make: (id: string) => string) {}
-
-  get(id: string): string {
-    let key = this.keys.get(id);
-    if (key === undefined) {
-      if (this.keys.size >= KEY_CACHE_LIMIT) this.keys.clear();
-      this.keys.set(id, (key = this.make(id)));
-    }
-    return key;
-  }
-}
-
-const KEY_CACHE_LIMIT = 1 << 20;
-const channelsByPaymentType = new Map<string, KeyCache>();
-
-/** A transaction's channel: `payment_type:location`, as the contract defines it. */
-export function channelOf(tx: Pick<HistoryTransaction, 'payment_type' | 'location'>): string {
-  let byLocation = channelsByPaymentType.get(tx.payment_type);
-  if (!byLocation) {
-    const paymentType = tx.payment_type;
-    if (channelsByPaymentType.size >= KEY_CACHE_LIMIT) channelsByPaymentType.clear();
-    channelsByPaymentType.set(paymentType, (byLocation = new KeyCache((location) => `${paymentType}:${location}`)));
-  }
-  return byLocation.get(tx.location);
 }
 
 /** The longest look-back of any windowed feature (30 days) plus a day's margin. A series drops

@@ -11,7 +11,8 @@
 import { UndirectedGraph } from 'graphology';
 import louvainModule from 'graphology-communities-louvain';
 import { Rng } from './rng.ts';
-import { channelOf, customerNode, merchantNode, type HistoryTransaction } from './history.ts';
+import { customerNode, merchantNode } from './history.ts';
+import { channelOf, type HistoryTransaction } from './transaction.ts';
 
 // The package is CommonJS (`module.exports = louvain`) while its types declare a default export, so
 // under NodeNext the default import is, at run time, the function its types call `.default`.

@@ -14,7 +14,7 @@
 //   repeatedly, over weeks;
 // - large_amount (tabular): a plain out-of-pattern large payment.
 
-import type { HistoryTransaction } from './history.ts';
+import type { HistoryTransaction } from './transaction.ts';
 import { Rng } from './rng.ts';
 
 export const PAYMENT_TYPES = ['card_present', 'card_not_present', 'wallet', 'bank_transfer'] as const;

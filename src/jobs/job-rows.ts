@@ -4,7 +4,7 @@
 // the file. Otherwise the rows are held as columns in memory (records.ts, ≈ 53 bytes a row): read
 // from the kept file when there is one, else parsed from the CSV; and put in time order.
 
-import type { HistoryTransaction } from '../domain/history.ts';
+import type { HistoryTransaction } from '../domain/transaction.ts';
 import { packedStart, RecordStore, type RowColumns } from '../domain/records.ts';
 import { KeptColumns, type ColumnChunk } from '../datasets/columns.ts';
 import { readRows, type ColumnMapping, type ParsedRow } from '../datasets/csv.ts';

@@ -21,7 +21,8 @@
 // transaction that cannot be placed (older than the floor), an outcome change the totals cannot
 // follow, or an import makes the tenant load afresh on its next use.
 
-import { channelOf, History, type HistoryTransaction } from '../domain/history.ts';
+import { History } from '../domain/history.ts';
+import { channelOf, type HistoryTransaction } from '../domain/transaction.ts';
 import type { Ring } from '../domain/rings.ts';
 import { MAX_EVIDENCE, RingIndex, type EarlierEvidence, type ScoreContext, type ScoreInput, type ScoredEntities } from '../scoring/scorer.ts';
 import type { Db } from '../storage/db.ts';

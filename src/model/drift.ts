@@ -21,7 +21,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { HISTORY_DEPENDENT_FEATURES, type ChannelMatrices } from '../domain/features/extract.ts';
-import { UNKNOWN } from '../domain/history.ts';
+import { UNKNOWN } from '../domain/transaction.ts';
 import { combineInto } from './combine.ts';
 import type { ModelBundle } from './bundle.ts';
 

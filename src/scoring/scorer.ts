@@ -13,7 +13,8 @@
 //   log-odds moved from the average, signed, divided by the sum of their absolute values.
 
 import { randomUUID } from 'node:crypto';
-import { channelOf, UNKNOWN, type History, type HistoryTransaction } from '../domain/history.ts';
+import { type History } from '../domain/history.ts';
+import { channelOf, UNKNOWN, type EarlierTransaction, type HistoryTransaction } from '../domain/transaction.ts';
 import { allocateFeatures, writeFeatures, type ChannelMatrices } from '../domain/features/extract.ts';
 import type { Ring } from '../domain/rings.ts';
 import type { ModelBundle, ModeName } from '../model/bundle.ts';
@@ -80,17 +81,6 @@ export type ScoredEntities = Pick<HistoryTransaction, 'customer_id' | 'merchant_
 
 export function scoredEntities(input: Pick<ScoreInput, 'customer_id' | 'merchant_id' | 'location' | 'payment_type'>): ScoredEntities {
   return { customer_id: input.customer_id, merchant_id: input.merchant_id, location: input.location ?? UNKNOWN, payment_type: input.payment_type ?? UNKNOWN };
-}
-
-/** An earlier transaction the history holds only in totals, as read from the database. */
-export interface EarlierTransaction {
-  transaction_id: string;
-  time: number;
-  amount: number;
-  customer_id: string;
-  merchant_id: string;
-  label: 0 | 1 | null;
-  label_known_ms: number | null;
 }
 
 /** Per role, the entity's newest earlier transactions beyond those the history holds. */

@@ -3,7 +3,6 @@
 // here ever returns a hash to a caller that could send it out: listings select the public columns.
 
 import type { Db, Queryable } from './db.ts';
-import type { Identity } from '../app/tokens.ts';
 
 export interface UserRow {
   id: string;
@@ -47,6 +46,15 @@ export interface ApiKeyRow {
   rotated_at: Date | null;
   last_used_at: Date | null;
   revoked_at: Date | null;
+}
+
+/** Who a verified token belongs to: what the user record keeps, never the token. */
+export interface Identity {
+  /** The identity provider's user id (`sub`). */
+  id: string;
+  email: string | null;
+  name: string | null;
+  avatar_url: string | null;
 }
 
 const KEY_COLUMNS = 'id, organization_id, name, prefix, last4, created_at, rotated_at, last_used_at, revoked_at';

@@ -3,8 +3,8 @@
 // keeps its data in an embedded PGlite (PostgreSQL compiled to WASM) under DATA_DIR, so one process
 // needs nothing else; with DATABASE_URL it uses a PostgreSQL server through postgres.js, so several
 // processes can share one database (the URL may end in `?search_path=name` to keep the service's
-// tables in a schema of their own). Opening applies the migrations, so callers always see the
-// current schema.
+// tables in a schema of their own). Opening (open.ts) applies the migrations, so callers always
+// see the current schema.
 //
 // Both back ends return the same JS values for the same SQL: int2/int4/int8 (so count(*)) and
 // float4/float8 as numbers (int8 beyond 2^53 loses precision: cast to text if that matters),
@@ -15,13 +15,6 @@
 //
 // Inside `transaction(fn)`, use only the `tx` handle: calling the Db itself from inside its own
 // transaction throws (on PGlite it would otherwise wait for the transaction forever).
-
-import { join } from 'node:path';
-import { migrate } from './migrate.ts';
-import { openPglite } from './pglite.ts';
-import { openPostgres } from './postgres.ts';
-
-export { StorageError, type StorageErrorCode } from './errors.ts';
 
 export interface Queryable {
   query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
@@ -42,11 +35,6 @@ export interface Db extends Queryable {
   close(): Promise<void>;
 }
 
-export interface OpenOptions {
-  databaseUrl?: string;
-  dataDir: string;
-}
-
 /** A transaction handle that can also run a multi-statement script (migrations need it). */
 export interface ScriptQueryable extends Queryable {
   exec(script: string): Promise<void>;
@@ -55,20 +43,4 @@ export interface ScriptQueryable extends Queryable {
 /** What each back end implements: a Db whose transactions can run scripts. Internal to storage. */
 export interface Backend extends Db {
   transaction<R>(fn: (tx: ScriptQueryable) => Promise<R>): Promise<R>;
-}
-
-/**
- * DATABASE_URL set → PostgreSQL via postgres.js; unset (or empty) → PGlite stored in
- * `${dataDir}/pglite`. Applies migrations before returning. Throws StorageError
- * (`database_unavailable`, `migration_failed`).
- */
-export async function openDatabase(o: OpenOptions): Promise<Db> {
-  const db: Backend = o.databaseUrl ? await openPostgres(o.databaseUrl) : await openPglite(join(o.dataDir, 'pglite'));
-  try {
-    await migrate(db);
-  } catch (err) {
-    await db.close().catch(() => {});
-    throw err;
-  }
-  return db;
 }

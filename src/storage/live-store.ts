@@ -12,11 +12,12 @@
 // storing the text cost about a third more per scored transaction.
 
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { WINDOW_HORIZON_MS, type EntityTotals, type HistoryTransaction } from '../domain/history.ts';
+import { WINDOW_HORIZON_MS, type EntityTotals } from '../domain/history.ts';
+import { type HistoryTransaction } from '../domain/transaction.ts';
 import type { Db, Queryable } from './db.ts';
 import { StorageError } from './errors.ts';
 import type { Ring } from '../domain/rings.ts';
-import type { EarlierTransaction } from '../scoring/scorer.ts';
+import type { EarlierTransaction } from '../domain/transaction.ts';
 import { FEED_SENDER, feedSnapshot, lockOutcomes, notifyFeed, type FeedPosition, type FeedSnapshot } from './live-feed.ts';
 
 /** The NOTIFY channel on which a stored ring analysis tells every process (src/live/ring-windows.ts). */

@@ -9,7 +9,7 @@ import { existsSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CHUNK_ROWS, columnsPath, KeptColumns, validateAndKeep } from '../../src/datasets/columns.ts';
 import { toRecord } from '../../src/jobs/job-rows.ts';
-import type { HistoryTransaction } from '../../src/domain/history.ts';
+import type { HistoryTransaction } from '../../src/domain/transaction.ts';
 import { readRows } from '../../src/datasets/csv.ts';
 import { DatasetFiles } from '../../src/storage/datasets.ts';
 import { scoreDataset } from '../../src/jobs/batch-score.ts';

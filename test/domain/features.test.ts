@@ -3,7 +3,8 @@
 // simulator's scenarios.
 
 import t from 'tap';
-import { History, type HistoryTransaction } from '../../src/domain/history.ts';
+import { History } from '../../src/domain/history.ts';
+import { type HistoryTransaction } from '../../src/domain/transaction.ts';
 import { CHANNEL_FEATURES, extractBatch, extractOne, type Channel } from '../../src/domain/features/extract.ts';
 import { simulate } from '../../src/domain/simulate.ts';
 

@@ -5,7 +5,8 @@
 // share back; labels known at any time (earlier or later than those filed) are counted in order.
 
 import t from 'tap';
-import { History, LabelSeries, type HistoryTransaction } from '../../src/domain/history.ts';
+import { History, LabelSeries } from '../../src/domain/history.ts';
+import { type HistoryTransaction } from '../../src/domain/transaction.ts';
 import { extractOne } from '../../src/domain/features/extract.ts';
 
 const DAY = 86_400_000;

@@ -3,7 +3,7 @@
 
 import t from 'tap';
 import { RecordStore } from '../../src/domain/records.ts';
-import type { HistoryTransaction } from '../../src/domain/history.ts';
+import type { HistoryTransaction } from '../../src/domain/transaction.ts';
 
 t.test('round trip of every field through growth', async (t) => {
   const store = new RecordStore();

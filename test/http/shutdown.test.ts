@@ -9,7 +9,7 @@
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { openDatabase } from '../../src/storage/db.ts';
+import { openDatabase } from '../../src/storage/open.ts';
 import { SignIn } from '../support/processes.ts';
 import { backends, freshDatabase, tempDir } from '../support/server.ts';
 

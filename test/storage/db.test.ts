@@ -5,7 +5,8 @@
 
 import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { openDatabase, StorageError } from '../../src/storage/db.ts';
+import { StorageError } from '../../src/storage/errors.ts';
+import { openDatabase } from '../../src/storage/open.ts';
 import { eachBackend } from '../support/backends.ts';
 
 eachBackend('values come back as the same JS types on both back ends', async (t, fx) => {

@@ -6,7 +6,8 @@ import t from 'tap';
 import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase, StorageError } from '../../src/storage/db.ts';
+import { StorageError } from '../../src/storage/errors.ts';
+import { openDatabase } from '../../src/storage/open.ts';
 import { migrate, MIGRATIONS_DIR, readMigrations } from '../../src/storage/migrate.ts';
 import { eachBackend } from '../support/backends.ts';
 

@@ -14,7 +14,8 @@ import { randomBytes } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
 import postgres from 'postgres';
 import t from 'tap';
-import { openDatabase, type Backend, type Db, type OpenOptions } from '../../src/storage/db.ts';
+import { type Backend, type Db } from '../../src/storage/db.ts';
+import { openDatabase, type OpenOptions } from '../../src/storage/open.ts';
 import { openPglite } from '../../src/storage/pglite.ts';
 import { openPostgres } from '../../src/storage/postgres.ts';
 

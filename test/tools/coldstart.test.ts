@@ -3,7 +3,7 @@
 
 import t from 'tap';
 import { extractBatch } from '../../src/domain/features/extract.ts';
-import type { HistoryTransaction } from '../../src/domain/history.ts';
+import type { HistoryTransaction } from '../../src/domain/transaction.ts';
 import { applyColdStart, fitColdStart, isColdStart } from '../../tools/training/coldstart.ts';
 
 const tx = (time: number, c: string, m: string, label: 0 | 1): HistoryTransaction => ({ time, amount: 10, customer_id: c, merchant_id: m, location: 'Rome', payment_type: `p${m}`, label });

@@ -6,7 +6,7 @@
 
 import { createReadStream } from 'node:fs';
 import csv from 'csv-parser';
-import { UNKNOWN, type HistoryTransaction } from '../../src/domain/history.ts';
+import { UNKNOWN, type HistoryTransaction } from '../../src/domain/transaction.ts';
 
 export interface LabelledRow extends HistoryTransaction {
   label: 0 | 1;

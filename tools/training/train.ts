@@ -16,7 +16,8 @@
 import { loadModel, trainLightgbm } from '../../src/addon/addon.ts';
 import { CHANNEL_FEATURES, extractBatch, type Channel, type ChannelMatrices } from '../../src/domain/features/extract.ts';
 import { TABULAR_CATEGORICAL } from '../../src/domain/features/tabular.ts';
-import { DEFAULT_LABEL_DELAY_MS, History, UNKNOWN, type HistoryTransaction } from '../../src/domain/history.ts';
+import { DEFAULT_LABEL_DELAY_MS, History } from '../../src/domain/history.ts';
+import { UNKNOWN, type HistoryTransaction } from '../../src/domain/transaction.ts';
 import { Rng } from '../../src/domain/rng.ts';
 import { fitLogistic, sigmoid, type Logistic } from './logistic.ts';
 import { interactionConstraints, partitionByChannel } from './partition.ts';

@@ -5,7 +5,8 @@
 // is new when the request did not give them (UNKNOWN): an omitted field says nothing about the
 // customer, and training saw such payments of every kind (train.ts), so missing is not evidence.
 
-import { channelOf, distinctBefore, UNKNOWN, usedBefore, type History, type HistoryTransaction } from '../history.ts';
+import { distinctBefore, usedBefore, type History } from '../history.ts';
+import { channelOf, UNKNOWN, type HistoryTransaction } from '../transaction.ts';
 
 export const BEHAVIORAL_FEATURES = [
   'customer_prior_count',

@@ -5,7 +5,8 @@
 // scored alone after its history gets exactly the features the batch pass gave it (tested).
 // Fraud labels enter the history only once older than its label delay (see history.ts).
 
-import { History, type HistoryTransaction } from '../history.ts';
+import { History } from '../history.ts';
+import { type HistoryTransaction } from '../transaction.ts';
 import { behavioral, BEHAVIORAL_FEATURES } from './behavioral.ts';
 import { graph, GRAPH_FEATURES } from './graph.ts';
 import { tabular, TABULAR_FEATURES } from './tabular.ts';

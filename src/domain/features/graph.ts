@@ -5,7 +5,8 @@
 // fraud, the merchant's degree (distinct customers) and the share of those customers already known
 // to be compromised (their neighbours' fraud). Ring membership joins when ring detection lands.
 
-import { channelOf, type History, type HistoryTransaction } from '../history.ts';
+import { type History } from '../history.ts';
+import { channelOf, type HistoryTransaction } from '../transaction.ts';
 
 /** Pseudo-count and prior rate for smoothed fraud rates. */
 const PRIOR_WEIGHT = 20;

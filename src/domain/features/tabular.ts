@@ -2,7 +2,7 @@
 // (UTC) and how it was paid. Payment type is integer-coded for LightGBM's categorical splits;
 // anything outside the known list is missing (NaN), not a new category.
 
-import type { HistoryTransaction } from '../history.ts';
+import type { HistoryTransaction } from '../transaction.ts';
 
 export const PAYMENT_TYPE_CODES = ['card_present', 'card_not_present', 'wallet', 'bank_transfer'] as const;
 

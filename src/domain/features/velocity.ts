@@ -2,7 +2,8 @@
 // sums of strictly older transactions in short and long windows. Card testing shows up in the
 // customer's ten-minute count; a compromised merchant or channel in its hourly and daily volume.
 
-import { channelOf, type History, type HistoryTransaction, type Series } from '../history.ts';
+import { type History, type Series } from '../history.ts';
+import { channelOf, type HistoryTransaction } from '../transaction.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

@@ -15,7 +15,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { LiveApiKey } from '../../storage/accounts-store.ts';
 import type { Service } from '../../app/service.ts';
-import type { HistoryTransaction } from '../../domain/history.ts';
+import type { HistoryTransaction } from '../../domain/transaction.ts';
 import type { NewTransaction } from '../../storage/live-store.ts';
 import { requireAccounts } from '../caller.ts';
 import { ApiError } from '../errors.ts';

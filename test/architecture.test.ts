@@ -1,0 +1,127 @@
+// The shape of src/, held by a test: every layer imports only the layers below it, no file takes
+// part in an import cycle, nothing in src/ imports the offline tools (tools/), the benchmarks or the
+// tests, and only src/addon/ loads the native addon. Imports are read with TypeScript's own
+// pre-processor (static, type-only, re-exports and literal dynamic imports alike), so a comment or
+// a string that looks like an import counts for nothing. docs/architecture.md draws the same order.
+
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import ts from 'typescript';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const src = join(root, 'src');
+
+/** Top to bottom. A file may import its own layer and every layer listed after it. */
+export const LAYERS: readonly { layer: string; holds: (path: string) => boolean }[] = [
+  { layer: 'main', holds: (p) => p === 'main.ts' },
+  { layer: 'http', holds: (p) => p.startsWith('http/') },
+  { layer: 'app', holds: (p) => p.startsWith('app/') },
+  // Configuration is read by the process and handed down: only main, http and app see it.
+  { layer: 'config', holds: (p) => p === 'config.ts' },
+  { layer: 'jobs', holds: (p) => p.startsWith('jobs/') },
+  { layer: 'live', holds: (p) => p.startsWith('live/') },
+  { layer: 'scoring', holds: (p) => p.startsWith('scoring/') },
+  { layer: 'storage', holds: (p) => p.startsWith('storage/') },
+  { layer: 'datasets', holds: (p) => p.startsWith('datasets/') },
+  { layer: 'model', holds: (p) => p.startsWith('model/') },
+  { layer: 'addon', holds: (p) => p.startsWith('addon/') },
+  { layer: 'domain', holds: (p) => p.startsWith('domain/') },
+];
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const path = join(dir, e.name);
+    return e.isDirectory() ? sources(path) : e.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+interface Edge {
+  from: string;
+  to: string;
+  /** As written in the importing file. */
+  spec: string;
+}
+
+const files = sources(src).map((f) => relative(src, f));
+const edges: Edge[] = [];
+const outside: Edge[] = [];
+for (const file of files) {
+  const text = readFileSync(join(src, file), 'utf8');
+  for (const ref of ts.preProcessFile(text, true, true).importedFiles) {
+    const spec = ref.fileName;
+    if (!spec.startsWith('.')) continue;
+    const target = relative(src, resolve(src, dirname(file), spec));
+    if (target.startsWith('..')) outside.push({ from: file, to: relative(root, resolve(src, dirname(file), spec)), spec });
+    else edges.push({ from: file, to: target, spec });
+  }
+}
+
+function layerOf(path: string): number {
+  const k = LAYERS.findIndex((l) => l.holds(path));
+  return k;
+}
+
+/** Strongly connected components of more than one file (Tarjan), each a cycle of imports. */
+function cycles(): string[][] {
+  const next = new Map<string, string[]>();
+  for (const e of edges) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
+  let index = 0;
+  const order = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string): void => {
+    order.set(v, index);
+    low.set(v, index++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of next.get(v) ?? []) {
+      if (!order.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, order.get(w)!));
+    }
+    if (low.get(v) === order.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1 || edges.some((e) => e.from === v && e.to === v)) found.push(component.sort());
+    }
+  };
+  for (const f of files) if (!order.has(f)) visit(f);
+  return found;
+}
+
+t.test('every file of src/ belongs to a layer', async (t) => {
+  t.same(files.filter((f) => layerOf(f) < 0), [], 'files outside every layer (add the folder to LAYERS and docs/architecture.md)');
+});
+
+t.test('no import runs up a layer', async (t) => {
+  const upward = edges.filter((e) => layerOf(e.to) < layerOf(e.from)).map((e) => `${e.from} (${LAYERS[layerOf(e.from)]!.layer}) imports ${e.spec} (${LAYERS[layerOf(e.to)]!.layer})`);
+  t.same(upward, [], 'imports against the layer order');
+});
+
+t.test('no import cycles', async (t) => {
+  t.same(cycles().map((c) => c.join(' → ')), [], 'files that import each other, directly or around a circle');
+});
+
+t.test('src/ reaches outside itself only for the native addon, and only from src/addon/', async (t) => {
+  const wrong = outside.filter((e) => !(e.to.startsWith('native/') && e.from.startsWith('addon/'))).map((e) => `${e.from} imports ${e.spec}`);
+  t.same(wrong, [], 'src/ never imports tools/, bench/ or test/, and only src/addon/ loads native/');
+});
+
+t.test('the check sees imports of every kind', async (t) => {
+  // A guard against a reader that silently finds nothing: the composition root imports the
+  // runner, a route imports a use case, and the addon wrapper loads the native module.
+  t.ok(edges.length > 100, `${edges.length} imports read`);
+  t.ok(outside.some((e) => e.from === 'addon/addon.ts' && e.to === 'native/index.js'), 'addon/addon.ts loads native/index.js');
+  const sample = ts.preProcessFile("import type { A } from './a.ts';\nexport { b } from '../b.ts';\nconst c = await import('./c.ts');\n", true, true).importedFiles.map((r) => r.fileName);
+  t.same(sample, ['./a.ts', '../b.ts', './c.ts'], 'type-only imports, re-exports and dynamic imports are all read');
+});
