@@ -1,3 +1,3 @@
-// Stylesheets imported for their effect (a page's own CSS, e.g. pages/datasets.css): Vite bundles
+// Stylesheets imported for their effect (a page's own CSS, e.g. pages/datasets/datasets.css): Vite bundles
 // them into the built stylesheet; TypeScript only needs to know the import is allowed.
 declare module '*.css';

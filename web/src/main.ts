@@ -10,7 +10,7 @@
 import { api } from './api.ts';
 import { evaluationPage } from './pages/evaluation.ts';
 import { scorePage } from './pages/score.ts';
-import { datasetsPage } from './pages/datasets.ts';
+import { datasetsPage } from './pages/datasets/page.ts';
 import { modelsPage } from './pages/models.ts';
 import { accountPage } from './pages/account.ts';
 import { transactionsPage } from './pages/transactions.ts';

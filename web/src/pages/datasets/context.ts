@@ -1,0 +1,22 @@
+// Who is calling: the organization a signed-in member's uploads and jobs belong to, or nobody (a
+// guest, or a server without sign-in). The page asks once on opening; the upload files into that
+// organization, and the past uploads are the organization's, else this browser's (remembered.ts).
+
+import { api } from '../../api.ts';
+import { REMEMBERED_ORGANIZATION, type Organization } from '../../org.ts';
+
+export interface Context {
+  /** The organization uploads and jobs belong to, for a signed-in member. */
+  org: Organization | undefined;
+}
+
+/** The signed-in member's organization (the one chosen last in this tab, else the first), if any. */
+export async function whoIsThis(): Promise<Context> {
+  const config = await api('/api/config');
+  if (!config.auth_configured) return { org: undefined };
+  const me = await api('/api/auth/me');
+  if (!me.authenticated) return { org: undefined };
+  const { organizations } = await api<{ organizations: Organization[] }>('/api/organizations');
+  const wanted = sessionStorage.getItem(REMEMBERED_ORGANIZATION);
+  return { org: organizations.find((o) => o.id === wanted) ?? organizations[0] };
+}

@@ -1,0 +1,122 @@
+// A file the check refused: what is wrong with it in plain words (a required column it could not
+// find, values it cannot read, problems with the file as a whole), and the mapping editor that
+// fixes it, pre-filled with the service's suggestion and each header shown with a few of its
+// values, so a visitor can check a choice against the data. Also reached from a valid upload to
+// change its mapping. Once the file checks out, the caller's `showValid` shows it (dataset.ts):
+// passed in, since that view opens this editor in turn.
+
+import { api, ApiError } from '../../api.ts';
+import { h, table } from '../../dom.ts';
+import { plainError, plural } from './words.ts';
+
+type Rec = Record<string, any>;
+
+const COLUMNS = ['amount', 'customer_id', 'merchant_id', 'transaction_id', 'timestamp', 'location', 'payment_type', 'label'] as const;
+const REQUIRED = new Set<string>(['amount', 'customer_id', 'merchant_id']);
+/** What each column means, in words. */
+const MEANING: Record<string, string> = {
+  amount: 'Amount',
+  customer_id: 'Customer (who pays)',
+  merchant_id: 'Merchant (who is paid)',
+  transaction_id: 'Transaction id',
+  timestamp: 'Time',
+  location: 'Location',
+  payment_type: 'Payment type',
+  label: 'Fraud label (1 fraud, 0 legitimate)',
+};
+
+/** What the check found, one problem a line, each with its fix. */
+function problemsList(v: Rec): HTMLElement {
+  return h(
+    'ul',
+    { class: 'problems' },
+    ...(v.missing_required as string[]).map((c) => h('li', {}, `${MEANING[c]} is required: choose the column that holds it.`)),
+    ...(v.problems as Rec[]).map((p) => h('li', {}, `Column “${p.header}” ${p.message} in ${plural(p.count, 'row')} (first: ${p.rows.join(', ')}${p.examples?.length ? `; e.g. ${p.examples.map((x: string) => `“${x}”`).join(', ')}` : ''}). ${p.fix}`)),
+    ...(v.file_problems as Rec[]).map((p) => h('li', {}, `${p.message} ${p.fix}`)),
+  );
+}
+
+/** The mapping editor: for each of our columns, the file's header that holds it (pre-filled with
+ *  what is used now, else the suggestion) and a few of that header's values; then the file's own
+ *  columns with their values and what each is used as. */
+export async function showMapping(work: HTMLElement, id: string, v: Rec, showValid: (d: Rec) => void, refreshHistory: () => void, current?: Rec): Promise<void> {
+  let samples: Record<string, string[]> = {};
+  try {
+    samples = (await api(`/api/datasets/${encodeURIComponent(id)}/preview?rows=1`)).samples ?? {};
+  } catch {
+    // The editor works without the values.
+  }
+  const headers = v.columns_found as string[];
+  const suggested = (v.suggested_mapping ?? {}) as Record<string, string>;
+  const examples = (header: string) => (samples[header]?.length ? samples[header]!.join(', ') : '');
+  const initial = (c: string) => (current?.[c] as string | undefined) ?? v.columns?.[c] ?? suggested[c] ?? '';
+  const selects = new Map<string, HTMLSelectElement>();
+  const seens = new Map<string, HTMLElement>();
+  const rows = COLUMNS.map((c) => {
+    const s = h('select', { id: `map-${c}`, name: c }, h('option', { value: '' }, REQUIRED.has(c) ? '— choose —' : '— not in my file —'), ...headers.map((hd) => h('option', { value: hd }, hd)));
+    s.value = initial(c);
+    selects.set(c, s);
+    const seen = h('span', { class: 'map-samples muted', id: `samples-${c}` });
+    seens.set(c, seen);
+    const guessed = !v.columns?.[c] && suggested[c] !== undefined && s.value === suggested[c];
+    return h(
+      'div',
+      { class: `map-row${REQUIRED.has(c) ? ' required' : ''}` },
+      h('label', { for: `map-${c}` }, MEANING[c], REQUIRED.has(c) ? h('span', { class: 'muted' }, ' (required)') : null, h('code', { class: 'muted' }, c)),
+      s,
+      h('span', { class: 'map-note' }, seen, guessed ? h('span', { class: 'suggested' }, 'suggested') : null),
+    );
+  });
+  const fileColumns = h('div', { id: 'file-columns' });
+  const update = () => {
+    for (const [c, s] of selects) seens.get(c)!.textContent = s.value ? `e.g. ${examples(s.value) || '(empty)'}` : '';
+    const usedAs = new Map<string, string[]>();
+    for (const [c, s] of selects) if (s.value) usedAs.set(s.value, [...(usedAs.get(s.value) ?? []), MEANING[c]!]);
+    fileColumns.replaceChildren(table(['Column in your file', 'Values', 'Used as'], headers.map((hd) => [h('code', {}, hd), examples(hd) || '—', usedAs.get(hd)?.join(', ') ?? 'not used'])));
+  };
+  for (const s of selects.values()) s.addEventListener('change', update);
+  const missing = (v.missing_required as string[]).map((c) => MEANING[c]!.replace(/ \(.*/, '').toLowerCase());
+  const anySuggested = COLUMNS.some((c) => !v.columns?.[c] && suggested[c] !== undefined);
+  const timeNote = !selects.get('timestamp')!.value
+    ? headers.some((hd) => hd.trim().toLowerCase() === 'step')
+      ? 'Time is left empty: “step” counts hours (as in PaySim), but numeric times are read as seconds, so using it would squeeze the file’s hours into seconds. Without a time, rows are taken in file order.'
+      : 'Without a time, rows are taken in file order.'
+    : null;
+  const apply = h('button', { type: 'submit' }, 'Apply mapping');
+  const form = h(
+    'form',
+    { class: 'card form', id: 'mapping', 'aria-labelledby': 'mapping-title' },
+    h('h2', { id: 'mapping-title' }, 'Match your columns'),
+    h('p', {}, current ? 'Choose which of your columns holds each thing, then check the file again.' : anySuggested ? 'We filled this in from your column names. Check each choice against the example values, then apply it.' : 'Choose which of your columns holds each thing, then apply it.'),
+    h('div', { class: 'map-grid' }, ...rows),
+    timeNote ? h('p', { class: 'muted', id: 'time-note' }, timeNote) : null,
+    h('div', { class: 'actions' }, apply),
+    h('h3', {}, 'Columns in your file'),
+    fileColumns,
+  );
+  update();
+  const intro = current
+    ? null
+    : h(
+        'div',
+        { class: 'card', id: 'what-to-fix' },
+        h('h2', {}, 'This file needs a little help'),
+        h('p', {}, missing.length ? `We could not tell which columns hold the ${missing.length > 1 ? `${missing.slice(0, -1).join(', the ')} and the ${missing.at(-1)}` : missing[0]}.` : 'Some values cannot be read as they are.'),
+        problemsList(v),
+        h('p', { class: 'muted reason-code' }, 'Reason code: validation_failed'),
+      );
+  work.replaceChildren(...(intro ? [intro] : []), form);
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const mapping: Record<string, string> = {};
+    for (const [c, s] of selects) if (s.value) mapping[c] = s.value;
+    apply.disabled = true;
+    try {
+      showValid(await api(`/api/datasets/${encodeURIComponent(id)}/validate`, { method: 'POST', body: { mapping } }));
+    } catch (err) {
+      if (err instanceof ApiError && err.detail.validation) await showMapping(work, id, err.detail.validation, showValid, refreshHistory);
+      else work.replaceChildren(plainError(err));
+    }
+    refreshHistory();
+  });
+}
