@@ -12,7 +12,8 @@
 import { join } from 'node:path';
 import { extractBatch } from '../src/domain/features/extract.ts';
 import { History } from '../src/domain/history.ts';
-import { isProblem, loadModelFolder } from '../src/model/bundle.ts';
+import { loadModelFolder } from '../src/model/bundle.ts';
+import { isProblem } from '../src/model/model.ts';
 import { simulate, toCsv } from '../src/domain/simulate.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
 import { memoryMb, resetPeakMemory, root, startServer } from './server-process.ts';

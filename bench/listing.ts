@@ -8,7 +8,8 @@
 
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { openDatabase, type Db, type Queryable } from '../src/storage/db.ts';
+import { type Db, type Queryable } from '../src/storage/db.ts';
+import { openDatabase } from '../src/storage/open.ts';
 import { organizationData, type ListFilters } from '../src/storage/live-store.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
 import { tempDir } from '../test/support/temp.ts';

@@ -14,7 +14,7 @@ CREATE TABLE ring_windows (
   -- When the result may be used: the window's end plus the label delay.
   published_at    double precision NOT NULL,
   job_id          text NOT NULL,
-  -- The flagged groups (src/engine/rings.ts `Ring`), once analysed.
+  -- The flagged groups (src/domain/rings.ts `Ring`), once analysed.
   rings           jsonb NULL,
   analysed_at     timestamptz NULL,
   PRIMARY KEY (organization_id, window_start)

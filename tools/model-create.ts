@@ -15,7 +15,8 @@ import { commandLine, existingFile, required, text, UsageError, type Option } fr
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/storage/open.ts';
 import { insertCustomModel, organizationExists } from '../src/storage/models-store.ts';
-import { isProblem, loadModelFolder } from '../src/model/bundle.ts';
+import { loadModelFolder } from '../src/model/bundle.ts';
+import { isProblem } from '../src/model/model.ts';
 import { CustomSettingsInput, mergeSettings } from '../src/model/custom.ts';
 
 function fail(message: string): never {

@@ -12,7 +12,7 @@
 // Each week also carries drift (model/drift.ts): the features its scored transactions were scored
 // with, against the model's reference, on an even sample of at most DRIFT_SAMPLE of them.
 
-import type { ModeName, ModelBundle } from '../model/bundle.ts';
+import type { ModeName, ModelBundle } from '../model/model.ts';
 import { DRIFT_SAMPLE, DriftCounter, type DriftReport } from '../model/drift.ts';
 import type { OrganizationData } from '../storage/live-store.ts';
 import { averagePrecision, rocAuc } from '../model/metrics.ts';

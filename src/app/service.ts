@@ -6,7 +6,8 @@
 // times each start-up step (reported by /api/health and the start log); `close` flushes and shuts
 // down.
 
-import { isProblem, loadModelAndMetrics, type MetricsFile, type ModelBundle, type ModelProblem } from '../model/bundle.ts';
+import { loadModelAndMetrics } from '../model/bundle.ts';
+import { isProblem, type MetricsFile, type ModelBundle, type ModelProblem } from '../model/model.ts';
 import type { Config } from '../config.ts';
 import { DEFAULT_LABEL_DELAY_MS } from '../domain/history.ts';
 import { Scorer } from '../scoring/scorer.ts';

@@ -4,7 +4,7 @@
 
 import { z } from 'zod';
 import { AMOUNT_DECIMALS, keptAmount } from '../domain/amount.ts';
-import { MODE_NAMES } from '../model/bundle.ts';
+import { MODE_NAMES, perChannel } from '../model/model.ts';
 
 /** Text that is stored: PostgreSQL's text cannot hold a NUL character, so none is accepted. */
 export const NO_NUL = /^[^\u0000]*$/;
@@ -31,7 +31,7 @@ export const ScoreRequest = z
   .strict();
 
 /** One number per channel (scores, attribution). */
-export const Channels = z.object({ tabular: z.number(), graph: z.number(), behavioral: z.number(), velocity: z.number() });
+export const Channels = z.object(perChannel(z.number()));
 /** One reason of a decision (src/scoring/explain.ts). */
 export const ReasonSchema = z.object({ text: z.string(), direction: z.enum(['increases', 'decreases']), contribution: z.number(), feature: z.string() });
 

@@ -12,14 +12,15 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { allocateFeatures, writeFeatures } from '../domain/features/extract.ts';
 import { History } from '../domain/history.ts';
-import type { ModelBundle, ModeName } from '../model/bundle.ts';
+import type { ModelBundle, ModeName } from '../model/model.ts';
 import { BANDS, combineInto, DECISIONS, isCold } from '../model/combine.ts';
 import { reasonSetup } from '../scoring/explain.ts';
 import { call, resultLines, type LineSetup } from '../addon/addon.ts';
 import { averagePrecision, brier, expectedCalibrationError, rocAuc } from '../model/metrics.ts';
 import type { ColumnMapping } from '../datasets/csv.ts';
 import { jobRows, type JobRows } from './job-rows.ts';
-import { csvHeader, DOWNLOAD_SCORE_CHANNELS } from './csv-out.ts';
+import { csvHeader } from './csv-out.ts';
+import { CHANNELS } from '../domain/channels.ts';
 import { FeatureSpill } from './feature-spill.ts';
 import { DRIFT_SAMPLE, DriftCounter, type DriftReport } from '../model/drift.ts';
 
@@ -161,7 +162,7 @@ export function lineSetup(bundle: ModelBundle, entities: readonly string[], top 
   return {
     reasons: reasonSetup(bundle.channels.map((c) => ({ weight: bundle.file.stack.weights[c.name], features: c.features }))),
     channels: bundle.channels.map((c) => c.name),
-    csvChannels: DOWNLOAD_SCORE_CHANNELS,
+    csvChannels: [...CHANNELS],
     bands: [...BANDS],
     decisions: [...DECISIONS],
     paths: ['MODEL', 'COLD_START'],

@@ -4,13 +4,12 @@
 // -, @, tab or carriage return) is prefixed with an apostrophe, and values with commas, quotes or
 // line breaks are quoted.
 
-/** The channels of the download's score columns, in their order. */
-export const DOWNLOAD_SCORE_CHANNELS = ['tabular', 'behavioral', 'velocity', 'graph'];
+import { CHANNELS } from '../domain/channels.ts';
 
 /** The download's columns for rows with `top` reasons each. */
 export function downloadColumns(top: number): string[] {
   const reasons = Array.from({ length: top }, (_, r) => `reason_${r + 1}`);
-  return ['row', 'transaction_id', 'amount', 'customer_id', 'merchant_id', 'risk_score', 'risk_band', 'decision', 'path', ...DOWNLOAD_SCORE_CHANNELS.map((c) => `score_${c}`), ...reasons, 'label'];
+  return ['row', 'transaction_id', 'amount', 'customer_id', 'merchant_id', 'risk_score', 'risk_band', 'decision', 'path', ...CHANNELS.map((c) => `score_${c}`), ...reasons, 'label'];
 }
 
 /** The download's header line for rows with `top` reasons each. */

@@ -7,7 +7,8 @@
 
 import type { MessagePort } from 'node:worker_threads';
 import { scoreDataset, type BatchSummary } from './batch-score.ts';
-import { isProblem, loadModelFolder, type ModelBundle, type ModeName } from '../model/bundle.ts';
+import { loadModelFolder } from '../model/bundle.ts';
+import { isProblem, type ModelBundle, type ModeName } from '../model/model.ts';
 import type { ColumnMapping, ValidateOptions, ValidationResult } from '../datasets/csv.ts';
 import { validateAndKeep } from '../datasets/columns.ts';
 

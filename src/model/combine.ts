@@ -3,9 +3,10 @@
 // band, each channel's score (its evidence with the others at their average) and attribution
 // (its signed share of how far the log-odds moved). docs/api.md defines them.
 
-import type { ModelBundle, ModeName } from './bundle.ts';
+import type { PerChannel } from '../domain/channels.ts';
+import type { ModelBundle, ModeName } from './model.ts';
 
-export type ChannelValues = Record<'tabular' | 'graph' | 'behavioral' | 'velocity', number>;
+export type ChannelValues = PerChannel<number>;
 
 export interface Combined {
   risk: number;

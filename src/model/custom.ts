@@ -5,7 +5,8 @@
 // scoring with it is the base bundle with those values replaced (`applySettings`).
 
 import { z } from 'zod';
-import { CHANNEL_NAMES, MODE_NAMES, type ModelBundle, type ModelFile } from './bundle.ts';
+import { CHANNELS } from '../domain/channels.ts';
+import { MODE_NAMES, type ModelBundle, type ModelFile } from './model.ts';
 import { prepareReference } from './drift.ts';
 
 const Probability = z.number().min(0).max(1);
@@ -14,7 +15,7 @@ const ModeThresholds = z.object({ review: Probability, block: Probability }).ref
 /** Settings as given: any part may be left out (the base's value is kept). */
 export const CustomSettingsInput = z
   .object({
-    stack: z.object({ bias: z.number().finite().optional(), weights: z.object(Object.fromEntries(CHANNEL_NAMES.map((c) => [c, z.number().finite().min(0).max(10).optional()]))).strict().optional() }).strict().optional(),
+    stack: z.object({ bias: z.number().finite().optional(), weights: z.object(Object.fromEntries(CHANNELS.map((c) => [c, z.number().finite().min(0).max(10).optional()]))).strict().optional() }).strict().optional(),
     thresholds: z.object(Object.fromEntries(MODE_NAMES.map((m) => [m, z.object({ review: Probability.optional(), block: Probability.optional() }).strict().optional()]))).strict().optional(),
     bands: z.object({ medium: Probability.optional(), high: Probability.optional(), critical: Probability.optional() }).strict().optional(),
   })

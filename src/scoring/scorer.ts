@@ -14,10 +14,11 @@
 
 import { randomUUID } from 'node:crypto';
 import { type History } from '../domain/history.ts';
+import type { PerChannel } from '../domain/channels.ts';
 import { channelOf, UNKNOWN, type EarlierTransaction, type HistoryTransaction } from '../domain/transaction.ts';
 import { allocateFeatures, writeFeatures, type ChannelMatrices } from '../domain/features/extract.ts';
 import type { Ring } from '../domain/rings.ts';
-import type { ModelBundle, ModeName } from '../model/bundle.ts';
+import type { ModelBundle, ModeName } from '../model/model.ts';
 import { combine, isCold } from '../model/combine.ts';
 import { topReasons, type ChannelExplanation, type Reason } from './explain.ts';
 import { isoTime } from '../domain/iso-time.ts';
@@ -64,8 +65,8 @@ export interface ScoreResult {
   path: 'MODEL' | 'COLD_START';
   review_threshold: number;
   block_threshold: number;
-  channel_scores: Record<'tabular' | 'graph' | 'behavioral' | 'velocity', number>;
-  channel_attribution: Record<'tabular' | 'graph' | 'behavioral' | 'velocity', number>;
+  channel_scores: PerChannel<number>;
+  channel_attribution: PerChannel<number>;
   reasons: Reason[];
   entity_history: Record<string, { role: 'customer' | 'merchant' | 'channel'; prior_transactions: number; is_new: boolean }>;
   graph_evidence: Record<string, Evidence[]>;

@@ -13,7 +13,8 @@ import type { HistoryTransaction } from '../../src/domain/transaction.ts';
 import { readRows } from '../../src/datasets/csv.ts';
 import { DatasetFiles } from '../../src/storage/datasets.ts';
 import { scoreDataset } from '../../src/jobs/batch-score.ts';
-import { isProblem, loadModelFolder } from '../../src/model/bundle.ts';
+import { loadModelFolder } from '../../src/model/bundle.ts';
+import { isProblem } from '../../src/model/model.ts';
 import { simulate, toCsv } from '../../src/domain/simulate.ts';
 import { tempDir } from '../support/temp.ts';
 

@@ -5,7 +5,8 @@
 import t from 'tap';
 import { History } from '../../src/domain/history.ts';
 import { type HistoryTransaction } from '../../src/domain/transaction.ts';
-import { CHANNEL_FEATURES, extractBatch, extractOne, type Channel } from '../../src/domain/features/extract.ts';
+import { CHANNEL_FEATURES, extractBatch, extractOne } from '../../src/domain/features/extract.ts';
+import { type Channel } from '../../src/domain/channels.ts';
 import { simulate } from '../../src/domain/simulate.ts';
 
 const rows: HistoryTransaction[] = simulate({ seed: 31, customers: 250, merchants: 50, days: 30, rings: 1 });

@@ -12,7 +12,8 @@ import { call, reasons, resultLines, type LineSetup, type ReasonSetup } from '..
 import { RecordStore } from '../../src/domain/records.ts';
 import { lineSetup, type ResultRow } from '../../src/jobs/batch-score.ts';
 import { csvHeader } from '../../src/jobs/csv-out.ts';
-import { isProblem, loadModelFolder } from '../../src/model/bundle.ts';
+import { loadModelFolder } from '../../src/model/bundle.ts';
+import { isProblem } from '../../src/model/model.ts';
 import { reasonSetup, topReasons, type ChannelExplanation } from '../../src/scoring/explain.ts';
 import { Rng } from '../../src/domain/rng.ts';
 

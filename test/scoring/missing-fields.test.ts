@@ -7,7 +7,8 @@
 
 import t from 'tap';
 import { History } from '../../src/domain/history.ts';
-import { isProblem, loadModelFolder, MODE_NAMES } from '../../src/model/bundle.ts';
+import { loadModelFolder } from '../../src/model/bundle.ts';
+import { isProblem, MODE_NAMES } from '../../src/model/model.ts';
 import { RingIndex, Scorer } from '../../src/scoring/scorer.ts';
 import { simulate } from '../../src/domain/simulate.ts';
 

@@ -14,7 +14,8 @@
 // Deterministic: seeded LightGBM with `deterministic=true`, single-threaded, and a seeded search.
 
 import { loadModel, trainLightgbm } from '../../src/addon/addon.ts';
-import { CHANNEL_FEATURES, extractBatch, type Channel, type ChannelMatrices } from '../../src/domain/features/extract.ts';
+import { CHANNEL_FEATURES, extractBatch, type ChannelMatrices } from '../../src/domain/features/extract.ts';
+import { type Channel } from '../../src/domain/channels.ts';
 import { TABULAR_CATEGORICAL } from '../../src/domain/features/tabular.ts';
 import { DEFAULT_LABEL_DELAY_MS, History } from '../../src/domain/history.ts';
 import { UNKNOWN, type HistoryTransaction } from '../../src/domain/transaction.ts';

@@ -5,6 +5,7 @@
 // scored alone after its history gets exactly the features the batch pass gave it (tested).
 // Fraud labels enter the history only once older than its label delay (see history.ts).
 
+import type { Channel } from '../channels.ts';
 import { History } from '../history.ts';
 import { type HistoryTransaction } from '../transaction.ts';
 import { behavioral, BEHAVIORAL_FEATURES } from './behavioral.ts';
@@ -17,8 +18,7 @@ export const CHANNEL_FEATURES = {
   behavioral: BEHAVIORAL_FEATURES,
   velocity: VELOCITY_FEATURES,
   graph: GRAPH_FEATURES,
-} as const;
-export type Channel = keyof typeof CHANNEL_FEATURES;
+} as const satisfies Record<Channel, readonly string[]>;
 
 /** Features that depend on how long a history is and how completely its outcomes were reported,
  *  more than on the payment: all-time counts, and the graph channel's rates and counts of known

@@ -14,7 +14,7 @@ import { createJob, createOrganizationJob, getJob, listJobs, type JobRecord } fr
 import { csvStream, readPage } from '../../jobs/results.ts';
 import { getDataset } from '../../storage/datasets.ts';
 import type { Queryable } from '../../storage/db.ts';
-import { MODE_NAMES } from '../../model/bundle.ts';
+import { MODE_NAMES } from '../../model/model.ts';
 import type { Service } from '../../app/service.ts';
 import { ApiError } from '../errors.ts';
 import { ErrorResponse } from '../schemas.ts';

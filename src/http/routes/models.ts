@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { ModelBundle } from '../../model/bundle.ts';
+import type { ModelBundle } from '../../model/model.ts';
 import type { CustomModel } from '../../model/custom.ts';
 import type { Service } from '../../app/service.ts';
 import { organizationForMember } from '../../storage/accounts-store.ts';

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { PublicConfig, publicConfig } from '../../config.ts';
 import { CHANNEL_FEATURES } from '../../domain/features/extract.ts';
 import { PAYMENT_TYPE_CODES } from '../../domain/features/tabular.ts';
-import { isProblem, MODE_NAMES, type MetricsFile, type ModelBundle } from '../../model/bundle.ts';
+import { isProblem, MODE_NAMES, type MetricsFile, type ModelBundle } from '../../model/model.ts';
 import type { Service } from '../../app/service.ts';
 import { storedRings } from '../../live/ring-windows.ts';
 import { ExampleDataset } from '../../app/sandbox.ts';

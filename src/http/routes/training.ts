@@ -10,7 +10,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { readRows } from '../../datasets/csv.ts';
 import { countOrganizationJobsSince } from '../../storage/job-queue.ts';
-import { isProblem } from '../../model/bundle.ts';
+import { isProblem } from '../../model/model.ts';
 import type { Service } from '../../app/service.ts';
 import { requireUser } from '../caller.ts';
 import { ApiError } from '../errors.ts';

@@ -12,7 +12,7 @@ import type { Service } from '../../app/service.ts';
 import { OUTCOME_SOURCES, reportOutcomes, type OutcomeReport } from '../../app/outcomes.ts';
 import { transactionRecord, type TransactionRecord } from '../../app/transaction-record.ts';
 import { ENTITY_RECENT, organizationData, type OrganizationData, type OutcomeResult } from '../../storage/live-store.ts';
-import { MODE_NAMES } from '../../model/bundle.ts';
+import { MODE_NAMES } from '../../model/model.ts';
 import { requireUser } from '../caller.ts';
 import { ApiError } from '../errors.ts';
 import { memberOrganization } from '../ownership.ts';

@@ -1,0 +1,69 @@
+// The shapes of an organization's live data as the database stores and returns them: a recorded
+// transaction to write, as read back, as a history reads it, and a change of its outcome. They sit
+// apart from the statements so that the live feed (live-feed.ts) and the repositories that write and
+// read these rows (organization-data.ts and the modules it binds) share them without importing
+// each other.
+
+import type { HistoryTransaction } from '../domain/transaction.ts';
+
+/** What every stored transaction has, as the engine's history names it. Times are epoch ms. */
+type TransactionFields = Required<Pick<HistoryTransaction, 'time' | 'amount' | 'customer_id' | 'merchant_id' | 'location' | 'payment_type'>> & { transaction_id: string };
+
+/** A transaction to store. */
+export interface NewTransaction extends TransactionFields {
+  source: 'scored' | 'import';
+  import_job_id?: string | null;
+  /** The decision answered (scored transactions): the fields listings filter on. */
+  decision?: StoredDecision | null;
+  /** The exact response body (scored transactions): replayed as it is, and read for the record. */
+  response?: string | null;
+  /** The features it was scored with, every channel's in the model's order (drift on live traffic). */
+  features?: Float32Array | null;
+  /** An imported label and when it became known. */
+  label?: 0 | 1 | null;
+  label_known_ms?: number | null;
+  outcome_source?: string | null;
+  outcome_reported_by?: string | null;
+}
+
+/** What listings and reports filter and count on, of a scored transaction's decision. */
+export interface StoredDecision {
+  risk_score: number;
+  risk_band: string;
+  decision: string;
+  mode: string;
+}
+
+/** One stored transaction as read back. */
+export interface TransactionRow {
+  seq: number;
+  transaction_id: string;
+  time_ms: number;
+  amount: number;
+  customer_id: string;
+  merchant_id: string;
+  location: string;
+  payment_type: string;
+  source: 'scored' | 'import';
+  /** The response body answered (scored transactions). */
+  response: string | null;
+  label: 0 | 1 | null;
+  label_known_ms: number | null;
+  outcome_source: string | null;
+  outcome_reported_by: string | null;
+}
+
+/** What the history needs of a stored transaction, in time order. */
+export interface HistoryRow extends TransactionFields {
+  label: 0 | 1 | null;
+  label_known_ms: number | null;
+}
+
+export interface OutcomeChangeRow {
+  transaction_seq: number;
+  from_label: 0 | 1 | null;
+  to_label: 0 | 1;
+  source: string;
+  reported_at_ms: number;
+  reported_by: string;
+}

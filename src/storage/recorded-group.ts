@@ -1,0 +1,64 @@
+// The decision log's group commit (src/live/decision-log.ts): the scored transactions of several
+// organizations stored together, one statement per chunk. It is a write only, outside
+// OrganizationData because one statement spans organizations: every row carries the organization
+// its API key belongs to, and nothing is read back but what was inserted.
+
+import type { Db } from './db.ts';
+import { StorageError } from './errors.ts';
+import { FEED_SENDER, notifyFeed, type FeedPosition } from './live-feed.ts';
+import type { NewTransaction } from './live-rows.ts';
+import { CHUNK_ROWS, INSERT_ROWS, checkFinite, insertParams } from './transaction-insert.ts';
+
+/** Scored transactions of several organizations, each as its key's organization decided. */
+export interface GroupRow {
+  organizationId: string;
+  row: NewTransaction;
+}
+
+/**
+ * The decision log's group commit: stores the scored transactions of several organizations with
+ * one statement per chunk, each its own database transaction (one round trip, commit included,
+ * the feed's NOTIFY queued in a CTE). Several groups may be written at once: the feed's order needs
+ * no lock (src/storage/live-feed.ts). Returns, per organization, the ids stored with their feed
+ * positions; an id the organization already had is left out. A write only: every row carries the
+ * organization its API key belongs to, and nothing is read back but what was inserted.
+ */
+export async function recordGroup(db: Db, group: readonly GroupRow[]): Promise<Map<string, Map<string, FeedPosition>>> {
+  const stored = new Map<string, Map<string, FeedPosition>>();
+  for (const g of group) if (!stored.has(g.organizationId)) stored.set(g.organizationId, new Map());
+  checkFinite(group.map((g) => g.row));
+  // In key order, as the totals' upserts lock theirs: two groups inserting the same ids (a retry
+  // sent to two processes) wait for each other rather than deadlock.
+  const ordered = [...group].sort((a, b) => compare(a.organizationId, b.organizationId) || compare(a.row.transaction_id, b.row.transaction_id));
+  for (let start = 0; start < ordered.length; start += CHUNK_ROWS) {
+    const chunk = ordered.slice(start, start + CHUNK_ROWS);
+    const params = insertParams(chunk.map((g) => g.organizationId), chunk.map((g) => g.row));
+    params.push(FEED_SENDER);
+    const sender = params.length;
+    const insert = () =>
+      db.query<{ organization_id: string; transaction_id: string; seq: number; xid: string }>(
+        `WITH notify AS MATERIALIZED (SELECT ${notifyFeed(sender)})
+         ${INSERT_ROWS.replace('FROM unnest(', 'FROM notify, unnest(')}`,
+        params,
+      );
+    const inserted = await retryConflicts(insert);
+    for (const r of inserted) stored.get(r.organization_id)!.set(r.transaction_id, { seq: r.seq, xid: Number(r.xid) });
+  }
+  return stored;
+}
+
+const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Runs a statement that is a database transaction of its own again when PostgreSQL chose it as a
+ *  deadlock's or a serialization conflict's victim (it rolled back whole), up to three times. The
+ *  key order above makes this rare; a writer outside this code (a manual UPDATE) can still cause it. */
+async function retryConflicts<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (e) {
+      const state = e instanceof StorageError ? e.sqlState : undefined;
+      if (attempt >= 3 || (state !== '40P01' && state !== '40001')) throw e;
+    }
+  }
+}
