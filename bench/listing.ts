@@ -10,7 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { type Db, type Queryable } from '../src/storage/db.ts';
 import { openDatabase } from '../src/storage/open.ts';
-import { organizationData, type ListFilters } from '../src/storage/live-store.ts';
+import { organizationData } from '../src/storage/organization-data.ts';
+import type { ListFilters } from '../src/storage/transaction-reads.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
 import { tempDir } from '../test/support/temp.ts';
 

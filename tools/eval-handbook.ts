@@ -22,7 +22,7 @@ import { commandLine, existingFile, flag, wholeNumber } from './command-line.ts'
 import { readLabelledCsv } from './training/dataset-csv.ts';
 import { CHANNEL_FEATURES, extractBatch } from '../src/domain/features/extract.ts';
 import { TABULAR_CATEGORICAL } from '../src/domain/features/tabular.ts';
-import { History } from '../src/domain/history.ts';
+import { History } from '../src/domain/history/history.ts';
 import { UNKNOWN, type HistoryTransaction } from '../src/domain/transaction.ts';
 import { loadModel, trainLightgbm } from '../src/addon/addon.ts';
 import { BOOTSTRAP_DEFAULTS, averagePrecisionStatistic, cardPrecisionStatistic, pairedBootstrap, rocAucStatistic, type Interval } from './training/bootstrap.ts';

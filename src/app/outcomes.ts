@@ -6,7 +6,8 @@
 // reporting process waits until its tail has applied the change before answering, so its own next
 // request sees it.
 
-import type { OrganizationData, OutcomeResult } from '../storage/live-store.ts';
+import type { OrganizationData } from '../storage/organization-data.ts';
+import type { OutcomeResult } from '../storage/outcome-changes.ts';
 import type { DecisionLog } from '../live/decision-log.ts';
 import type { LiveTail } from '../live/tail.ts';
 

@@ -14,7 +14,7 @@
 
 import type { ModeName, ModelBundle } from '../model/model.ts';
 import { DRIFT_SAMPLE, DriftCounter, type DriftReport } from '../model/drift.ts';
-import type { OrganizationData } from '../storage/live-store.ts';
+import type { OrganizationData } from '../storage/organization-data.ts';
 import { averagePrecision, rocAuc } from '../model/metrics.ts';
 
 export const MIN_LABELLED = 20;

@@ -5,7 +5,7 @@
 // start (about 1.5 s), never written to, and holds no organization's data.
 
 import { z } from 'zod';
-import { History } from '../domain/history.ts';
+import { History } from '../domain/history/history.ts';
 import { detectRings } from '../domain/rings.ts';
 import { RingIndex } from '../scoring/scorer.ts';
 import { DEFAULT_SIMULATION, simulate, SCENARIOS } from '../domain/simulate.ts';

@@ -9,7 +9,7 @@
 import { loadModelAndMetrics } from '../model/bundle.ts';
 import { isProblem, type MetricsFile, type ModelBundle, type ModelProblem } from '../model/model.ts';
 import type { Config } from '../config.ts';
-import { DEFAULT_LABEL_DELAY_MS } from '../domain/history.ts';
+import { DEFAULT_LABEL_DELAY_MS } from '../domain/history/history.ts';
 import { Scorer } from '../scoring/scorer.ts';
 import { type Db } from '../storage/db.ts';
 import { openDatabase } from '../storage/open.ts';
@@ -21,6 +21,7 @@ import { Tenants } from '../live/tenants.ts';
 import { LiveTail } from '../live/tail.ts';
 import { RingWindows } from '../live/ring-windows.ts';
 import { Accounts } from './accounts.ts';
+import { ScoreAndRecord } from './score-and-record.ts';
 import { applySettings } from '../model/custom.ts';
 import { getCustomModel } from '../storage/models-store.ts';
 
@@ -53,6 +54,8 @@ export interface Service {
   /** The scorer of an organization's active custom model (cached; models never change), with a
    *  note when it cannot be used and the built-in model scores instead. */
   scorerForModel(id: string): Promise<{ scorer: Scorer; note?: string } | undefined>;
+  /** Scoring an organization's transaction and recording it, idempotently (POST /api/v1/risk/score). */
+  scoreAndRecord: ScoreAndRecord;
   /** Sign-in, sessions and API keys; undefined when sign-in is not configured. */
   accounts: Accounts | undefined;
   /** Scoring jobs of this process (undefined without a model). */
@@ -146,7 +149,9 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
     await rings.start();
     step('rings');
     const accounts = config.authConfigured ? new Accounts(db, config, clock, o.auth) : undefined;
+    const scoreAndRecord = new ScoreAndRecord({ model: loaded.model, tenants, decisionLog, scorer, scorerFor: scorerForModel, recordUse: (id) => accounts?.recordUse(id) });
     return {
+      scoreAndRecord,
       config,
       db,
       jobs,

@@ -4,7 +4,7 @@
 // every change of it and the evidence the answer showed (entity history, graph evidence and the
 // related ring, as they stood when it was scored).
 
-import type { OutcomeChangeRow, TransactionRow } from '../storage/live-store.ts';
+import type { OutcomeChangeRow, TransactionRow } from '../storage/live-rows.ts';
 import { decisionOf, type Decision } from '../scoring/decision.ts';
 import type { ScoreResult } from '../scoring/scorer.ts';
 

@@ -11,7 +11,7 @@
 import { UndirectedGraph } from 'graphology';
 import louvainModule from 'graphology-communities-louvain';
 import { Rng } from './rng.ts';
-import { customerNode, merchantNode } from './history.ts';
+import { customerNode, merchantNode } from './history/customer-merchant-graph.ts';
 import { channelOf, type HistoryTransaction } from './transaction.ts';
 
 // The package is CommonJS (`module.exports = louvain`) while its types declare a default export, so

@@ -21,12 +21,13 @@ import { jobRoutes } from './routes/jobs.ts';
 import { authRoutes } from './routes/auth.ts';
 import { organizationRoutes } from './routes/organizations.ts';
 import { v1Routes } from './routes/v1.ts';
-import { transactionRoutes } from './routes/transactions.ts';
+import { keyTransactionRoutes, memberTransactionRoutes } from './routes/transactions.ts';
+import { keyAuthentication } from './guards.ts';
 import { historyImportRoutes } from './routes/history-imports.ts';
 import { trainingRoutes } from './routes/training.ts';
 import { modelRoutes } from './routes/models.ts';
 import { webRoutes } from './routes/web.ts';
-import { csrfChecked, installCaller } from './caller.ts';
+import { installCaller } from './caller.ts';
 import { stdoutLog } from './log-stream.ts';
 
 export interface AppOptions {
@@ -62,7 +63,7 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
   const routes = new RouteRegistry();
   app.addHook('onRoute', (route) => {
     routes.add(route.url, route.method);
-    documentFrameworkStatuses(route as Parameters<typeof documentFrameworkStatuses>[0], ErrorResponse, csrfChecked);
+    documentFrameworkStatuses(route as Parameters<typeof documentFrameworkStatuses>[0], ErrorResponse);
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -120,21 +121,31 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
   if (origins.length > 0) {
     await app.register(cors, { origin: origins, credentials: true, allowedHeaders: ['content-type', 'authorization', 'x-csrf-token'], methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], maxAge: 600 });
   }
-  installCaller(app, service);
-
   await app.register(multipart, { limits: { fileSize: service.config.MAX_UPLOAD_MB * 1024 * 1024, files: 1, fields: 10 } });
 
-  publicRoutes(app, service);
-  scoreRoutes(app, service);
-  datasetRoutes(app, service);
-  jobRoutes(app, service);
-  authRoutes(app, service);
-  organizationRoutes(app, service);
-  v1Routes(app, service);
-  transactionRoutes(app, service);
-  historyImportRoutes(app, service);
-  trainingRoutes(app, service);
-  modelRoutes(app, service);
+  // Two surfaces, each an encapsulated plugin with its own way of knowing the caller, so a route
+  // is on a surface by where it is registered, never by matching its URL.
+  // The dashboard surface (`/api/...`): public reads, sandbox scoring and the signed-in pages;
+  // the caller is a session (cookie, CSRF on unsafe methods) or a guest.
+  await app.register(async (dashboard) => {
+    installCaller(dashboard, service, ErrorResponse);
+    publicRoutes(dashboard, service);
+    scoreRoutes(dashboard, service);
+    datasetRoutes(dashboard, service);
+    jobRoutes(dashboard, service);
+    authRoutes(dashboard, service);
+    organizationRoutes(dashboard, service);
+    memberTransactionRoutes(dashboard, service);
+    historyImportRoutes(dashboard, service);
+    trainingRoutes(dashboard, service);
+    modelRoutes(dashboard, service);
+  });
+  // The customer surface (`/api/v1/...`): one API-key check for every route.
+  await app.register(async (v1) => {
+    v1.addHook('onRequest', keyAuthentication(service));
+    v1Routes(v1, service);
+    keyTransactionRoutes(v1, service);
+  });
   await webRoutes(app);
   return app;
 }

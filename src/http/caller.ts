@@ -7,7 +7,7 @@
 // cookie that names no live session (unknown, ended, revoked) is ignored: the request goes on as a
 // guest, and routes that need an account answer 401 `not_signed_in`.
 //
-// The customer surface (`/api/v1/...`) authenticates API keys instead (routes/v1.ts).
+// The customer surface (`/api/v1/...`) authenticates API keys instead (guards.ts).
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { SignedIn } from '../app/accounts.ts';
@@ -27,27 +27,31 @@ declare module 'fastify' {
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-/** Only the dashboard surface uses sessions (not /api/v1, not the page's static files). */
-function sessionSurface(url: string): boolean {
-  return url.startsWith('/api/') && !url.startsWith('/api/v1/');
+/** Whether a session used with this method must carry its CSRF token (else 403). */
+function csrfChecked(method: string): boolean {
+  return UNSAFE.has(method);
 }
 
-/** Whether a session used with this method on this path must carry its CSRF token (else 403). */
-export function csrfChecked(url: string, method: string): boolean {
-  return sessionSurface(url) && UNSAFE.has(method);
-}
-
-export function installCaller(app: FastifyInstance, service: Service): void {
+/**
+ * The dashboard surface's way of knowing its caller, installed in that surface's plugin (app.ts), so
+ * it applies to exactly the routes registered there: an onRequest hook that resolves a session
+ * cookie and checks CSRF, and an onRoute hook that documents the 403 on every unsafe method.
+ */
+export function installCaller(app: FastifyInstance, service: Service, errorSchema: unknown): void {
+  app.addHook('onRoute', (route) => {
+    const response = (route.schema as { response?: Record<string | number, unknown>; hide?: boolean } | undefined);
+    if (!response?.response || response.hide) return;
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (methods.some(csrfChecked) && !(403 in response.response)) response.response[403] = errorSchema;
+  });
   app.addHook('onRequest', async (request) => {
     const accounts = service.accounts;
-    // The route's own path when there is one: the raw URL may spell /api/v1 in percent-encoding.
-    const path = request.routeOptions.url ?? request.url;
-    if (!accounts || !sessionSurface(path)) return;
+    if (!accounts) return;
     const cookie = request.cookies[SESSION_COOKIE];
     if (!cookie) return;
     const signedIn = await accounts.resolve(cookie);
     if (!signedIn) return;
-    if (csrfChecked(path, request.method)) {
+    if (csrfChecked(request.method)) {
       const header = request.headers[CSRF_HEADER];
       if (!accounts.csrfMatches(signedIn.session, Array.isArray(header) ? header[0] : header)) {
         throw new ApiError(403, 'csrf_failed', 'This request uses your session but does not carry its CSRF token.', `Send the header X-CSRF-Token with the value of the ${CSRF_COOKIE} cookie.`);

@@ -1,5 +1,5 @@
 // Errors as the specification shapes them: `{"detail": {"message", "reason", "fix", ...}}` with a
-// reason code of REASONS below (docs/api.md, Errors), on every error the service answers, including Fastify's own
+// reason code of app/errors.ts's ERROR_REASONS (docs/api.md, Errors), on every error the service answers, including Fastify's own
 // (malformed JSON, oversized body, unknown route, wrong content type) and zod's validation failures
 // (422 with `detail.fields`). A 500 says nothing about what failed; the detail goes to the log.
 // A known path asked with a method it does not have answers 405 with `Allow` (the methods it has),
@@ -9,19 +9,16 @@
 
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { AppError, type AppErrorKind, type ErrorReason } from '../app/errors.ts';
 
-export const REASONS = [
-  'validation_failed', 'bad_request', 'not_signed_in', 'invalid_api_key', 'csrf_failed', 'forbidden', 'not_found',
-  'job_not_finished', 'upload_expired', 'payload_too_large', 'too_many_rows', 'rate_limited', 'job_quota_exceeded',
-  'auth_not_configured', 'model_unavailable', 'evaluation_unavailable', 'not_implemented', 'internal_error',
-  'duplicate_transaction', 'method_not_allowed', 'uri_too_long', 'unsupported_media_type', 'shutting_down',
-] as const;
-export type Reason = (typeof REASONS)[number];
+
+/** The HTTP status of each kind of refusal a use case makes. */
+const STATUS_OF: Record<AppErrorKind, number> = { conflict: 409, not_found: 404, unavailable: 503 };
 
 export class ApiError extends Error {
   constructor(
     readonly status: number,
-    readonly reason: Reason,
+    readonly reason: ErrorReason,
     message: string,
     readonly fix: string,
     readonly extra: Record<string, unknown> = {},
@@ -31,7 +28,7 @@ export class ApiError extends Error {
   }
 }
 
-export function errorBody(reason: Reason, message: string, fix: string, extra: Record<string, unknown> = {}) {
+export function errorBody(reason: ErrorReason, message: string, fix: string, extra: Record<string, unknown> = {}) {
   return { detail: { message, reason, fix, ...extra } };
 }
 
@@ -109,10 +106,10 @@ type RouteSchema = { body?: unknown; querystring?: unknown; params?: unknown; he
 /** Adds to a route's documented responses what is answered outside its handler: 422 when anything
  *  is validated, 414 and 400 (malformed percent-encoding) when the path has parameters; for a route
  *  that may read a body 400 (malformed JSON), 413 (too large) and 415 (another content type);
- *  403 where `csrfChecked` says a session needs its CSRF token; and everywhere 500 (`internal_error`, a fault of the
+ *  and everywhere 500 (`internal_error`, a fault of the
  *  server's own, logged with the request id) and 503 (`shutting_down`, a request that arrives
  *  while the server drains: app.ts). */
-export function documentFrameworkStatuses(route: { url: string; method: string | string[]; schema?: RouteSchema }, errorSchema: unknown, csrfChecked: (url: string, method: string) => boolean): void {
+export function documentFrameworkStatuses(route: { url: string; method: string | string[]; schema?: RouteSchema }, errorSchema: unknown): void {
   const schema = route.schema;
   if (!schema?.response || schema.hide) return;
   const add: number[] = [500, 503];
@@ -122,7 +119,6 @@ export function documentFrameworkStatuses(route: { url: string; method: string |
   const methods = Array.isArray(route.method) ? route.method : [route.method];
   // Fastify reads a body sent with DELETE too.
   if (methods.some((m) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(m))) add.push(400, 413, 415);
-  if (methods.some((m) => csrfChecked(route.url, m))) add.push(403);
   for (const status of add) if (!(status in schema.response) && !(String(status) in schema.response)) schema.response[status] = errorSchema;
 }
 
@@ -131,6 +127,7 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof ApiError) return sendError(reply, err);
+    if (err instanceof AppError) return reply.code(STATUS_OF[err.kind]).send(errorBody(err.reason, err.message, err.fix));
     if (hasZodFastifySchemaValidationErrors(err)) {
       const fields = fieldsOf(err as FastifyError & { validation?: ZodIssueLike[] });
       return reply.code(422).send(errorBody('validation_failed', `The request has ${fields.length === 1 ? 'a field' : 'fields'} of the wrong shape.`, 'Correct the fields listed in detail.fields and send the request again.', { fields }));

@@ -11,7 +11,7 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { allocateFeatures, writeFeatures } from '../domain/features/extract.ts';
-import { History } from '../domain/history.ts';
+import { History } from '../domain/history/history.ts';
 import type { ModelBundle, ModeName } from '../model/model.ts';
 import { BANDS, combineInto, DECISIONS, isCold } from '../model/combine.ts';
 import { reasonSetup } from '../scoring/explain.ts';

@@ -17,7 +17,8 @@
 import { z } from 'zod';
 import { readRows, type ColumnMapping, type ParsedRow } from '../datasets/csv.ts';
 import type { Db } from '../storage/db.ts';
-import { organizationData, type NewTransaction } from '../storage/live-store.ts';
+import type { NewTransaction } from '../storage/live-rows.ts';
+import { organizationData } from '../storage/organization-data.ts';
 
 /** Where an import's rows come from (the job's `params`). */
 export const ImportParams = z.discriminatedUnion('source', [

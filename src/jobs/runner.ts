@@ -19,7 +19,7 @@ import type { Db } from '../storage/db.ts';
 import type { BatchSummary } from './batch-score.ts';
 import type { ValidateOptions, ValidationResult } from '../datasets/csv.ts';
 import { claimNext, failJob, finishJob, recoverStale, releaseWorker, reportProgress, type JobRecord } from '../storage/job-queue.ts';
-import { DEFAULT_LABEL_DELAY_MS } from '../domain/history.ts';
+import { DEFAULT_LABEL_DELAY_MS } from '../domain/history/history.ts';
 import { runRingsJob, type RingsJobParams } from '../live/ring-windows.ts';
 import { datasetSource, exampleSource, ImportParams, ImportRefused, ImportStopped, runHistoryImport, type ExampleRecords, type ImportSource } from './history-import.ts';
 

@@ -22,7 +22,8 @@
 
 import type { Db } from '../storage/db.ts';
 import type { FeedPosition, FeedTransaction } from '../storage/live-feed.ts';
-import { recordGroup, type NewTransaction } from '../storage/live-store.ts';
+import type { NewTransaction } from '../storage/live-rows.ts';
+import { recordGroup } from '../storage/recorded-group.ts';
 
 export type Durability = 'commit' | 'write_behind';
 

@@ -15,7 +15,8 @@
 import { DEFAULT_RINGS, detectWindow, type Ring } from '../domain/rings.ts';
 import { createJob, newJobId } from '../storage/job-queue.ts';
 import type { Db } from '../storage/db.ts';
-import { organizationData, RINGS_CHANNEL } from '../storage/live-store.ts';
+import { organizationData } from '../storage/organization-data.ts';
+import { RINGS_CHANNEL } from '../storage/rings-store.ts';
 
 export const WEEK = 7 * 86_400_000;
 /** 1970-01-05 00:00 UTC, a Monday: windows start on Mondays. */

@@ -21,12 +21,14 @@
 // transaction that cannot be placed (older than the floor), an outcome change the totals cannot
 // follow, or an import makes the tenant load afresh on its next use.
 
-import { History } from '../domain/history.ts';
+import { History } from '../domain/history/history.ts';
 import { channelOf, type HistoryTransaction } from '../domain/transaction.ts';
 import type { Ring } from '../domain/rings.ts';
 import { MAX_EVIDENCE, RingIndex, type EarlierEvidence, type ScoreContext, type ScoreInput, type ScoredEntities } from '../scoring/scorer.ts';
 import type { Db } from '../storage/db.ts';
-import { organizationData, type HistoryLoader, type HistoryRow, type OrganizationData } from '../storage/live-store.ts';
+import type { HistoryLoader } from '../storage/history-load.ts';
+import type { HistoryRow } from '../storage/live-rows.ts';
+import { organizationData, type OrganizationData } from '../storage/organization-data.ts';
 import { seenBy, type FeedChange } from '../storage/live-feed.ts';
 import type { DecisionLog } from './decision-log.ts';
 import { storedRings } from './ring-windows.ts';

@@ -68,7 +68,7 @@ export function featureText(feature: string): readonly [string, Kind] {
   return [feature, 'number'];
 }
 
-export interface Reason {
+export interface ScoreReason {
   text: string;
   direction: 'increases' | 'decreases';
   contribution: number;
@@ -127,7 +127,7 @@ function setUpFor(p: Prepared, channels: readonly ChannelExplanation[]): boolean
 /** The `n` largest contributions as reasons (ties by feature name; zero contributions never),
  *  from every channel's features and exact SHAP values scaled by the channel's stack weight;
  *  each contribution rounded to 1e-6, its text and direction those of the rounded value. */
-export function topReasons(channels: readonly ChannelExplanation[], n: number): Reason[] {
+export function topReasons(channels: readonly ChannelExplanation[], n: number): ScoreReason[] {
   let p = prepared.get(channels);
   if (p === undefined || !setUpFor(p, channels)) prepared.set(channels, (p = prepare(channels)));
   // The row as the addon reads it: per channel, its feature values, then as many SHAP values.
@@ -145,7 +145,7 @@ export function topReasons(channels: readonly ChannelExplanation[], n: number): 
   // The texts one after another, and per reason: contribution, channel, feature, end of its
   // text, whether it increases the risk (native/src/bindings.rs `Reasons.top`).
   const texts = call(() => native.top(row, n, out));
-  const list: Reason[] = [];
+  const list: ScoreReason[] = [];
   let from = 0;
   for (let i = 0, o = 1; i < out[0]!; i++, o += 5) {
     const end = out[o + 3]!;

@@ -2,9 +2,10 @@
 // (strictly older transactions only): an organization's, or the public sandbox's; computes the four
 // channels' features with the same code as training, evaluates the channel boosters natively,
 // stacks and calibrates, applies the cold-start floor, explains with exact TreeSHAP, gathers entity
-// history, graph evidence and a related ring, then, when the context records, hands the
-// transaction over to join that history (outcome unknown). Every stage that runs is timed and
-// reported. A scorer belongs to a model, not to a history: the context says whose data it reads.
+// history, graph evidence and a related ring. Every stage that runs is timed and reported. It
+// records nothing itself: `scoreToRecord` also returns the transaction and its features, which the
+// caller records (app/score-and-record.ts). A scorer belongs to a model, not to a history: the
+// context says whose data it reads.
 //
 // Channel scores and attribution (the specification leaves their exact meaning to us, docs/api.md):
 // - channel_scores[c]: the calibrated probability with channel c's evidence and every other channel
@@ -13,14 +14,14 @@
 //   log-odds moved from the average, signed, divided by the sum of their absolute values.
 
 import { randomUUID } from 'node:crypto';
-import { type History } from '../domain/history.ts';
+import { type History } from '../domain/history/history.ts';
 import type { PerChannel } from '../domain/channels.ts';
 import { channelOf, UNKNOWN, type EarlierTransaction, type HistoryTransaction } from '../domain/transaction.ts';
 import { allocateFeatures, writeFeatures, type ChannelMatrices } from '../domain/features/extract.ts';
 import type { Ring } from '../domain/rings.ts';
 import type { ModelBundle, ModeName } from '../model/model.ts';
 import { combine, isCold } from '../model/combine.ts';
-import { topReasons, type ChannelExplanation, type Reason } from './explain.ts';
+import { topReasons, type ChannelExplanation, type ScoreReason } from './explain.ts';
 import { isoTime } from '../domain/iso-time.ts';
 
 export interface ScoreInput {
@@ -67,7 +68,7 @@ export interface ScoreResult {
   block_threshold: number;
   channel_scores: PerChannel<number>;
   channel_attribution: PerChannel<number>;
-  reasons: Reason[];
+  reasons: ScoreReason[];
   entity_history: Record<string, { role: 'customer' | 'merchant' | 'channel'; prior_transactions: number; is_new: boolean }>;
   graph_evidence: Record<string, Evidence[]>;
   related_ring: RelatedRing | null;
@@ -192,9 +193,6 @@ export interface ScoreContext {
   rings: RingIndex;
   /** The transaction's time (epoch ms); default: now, never before the history's newest. */
   at?: number;
-  /** Records the scored transaction (stage `record`) with the features it was scored with, every
-   *  channel's in the model's order; absent, nothing is recorded. */
-  record?: (tx: HistoryTransaction & { transaction_id: string }, features: Float32Array) => void;
   /** Notes that come first in the response (what the context means). */
   notes?: readonly string[];
   /** Evidence the history holds only in totals, read beforehand (Tenant.earlier). */
@@ -229,7 +227,21 @@ export class Scorer {
     return this.deps.bundle.file.id;
   }
 
+  /** Scores a transaction and returns the answer; reads the context, changes nothing. */
   score(input: ScoreInput, context: ScoreContext): ScoreResult {
+    return this.run(input, context, false).result;
+  }
+
+  /**
+   * Scores a transaction that is to be recorded: the answer, the transaction as the history will
+   * hold it, and the features it was scored with (every channel's, in the model's order), which the
+   * caller records. The answer's `record` stage is still open: `recorded` closes it.
+   */
+  scoreToRecord(input: ScoreInput, context: ScoreContext): ScoredToRecord {
+    return this.run(input, context, true) as ScoredToRecord;
+  }
+
+  private run(input: ScoreInput, context: ScoreContext, keep: boolean): { result: ScoreResult; transaction?: RecordedTransaction; features?: Float32Array; recordFrom?: number; started?: number } {
     const stages = new Stages(performance.now());
     const { bundle } = this.deps;
     const { history } = context;
@@ -242,7 +254,7 @@ export class Scorer {
     // A score request's time is when the server receives it (docs/api.md); never earlier than the
     // newest transaction already in the history, so the history stays in time order.
     const time = context.at ?? Math.max(this.clock(), history.newest);
-    const tx: HistoryTransaction & { transaction_id: string } = { time, amount: input.amount, ...scoredEntities(input), transaction_id: transactionId };
+    const tx: RecordedTransaction = { time, amount: input.amount, ...scoredEntities(input), transaction_id: transactionId };
     const channel = channelOf(tx);
 
     const priors = history.priors(tx);
@@ -274,7 +286,7 @@ export class Scorer {
     const thresholds = model.thresholds[input.mode];
     stages.end('model');
 
-    let reasons: Reason[] = [];
+    let reasons: ScoreReason[] = [];
     if (input.explain) {
       bundle.channels.forEach((c, k) => c.engine.shapInto(features[c.name], this.phi[k]!));
       reasons = topReasons(this.explained, MAX_REASONS);
@@ -289,18 +301,18 @@ export class Scorer {
     const relatedRing = context.rings.related(tx.merchant_id, channel, time);
     stages.end('evidence');
 
-    if (context.record) {
-      const packed = new Float32Array(this.featureCount);
+    let packed: Float32Array | undefined;
+    const recordFrom = performance.now();
+    if (keep) {
+      packed = new Float32Array(this.featureCount);
       let at = 0;
       for (const c of bundle.channels) {
         packed.set(features[c.name], at);
         at += c.features.length;
       }
-      context.record(tx, packed);
-      stages.end('record');
     }
 
-    return {
+    const result: ScoreResult = {
       transaction_id: transactionId,
       risk_score: risk,
       risk_band: band,
@@ -321,5 +333,27 @@ export class Scorer {
       latency_ms: Math.round((performance.now() - stages.started) * 1000) / 1000,
       notes,
     };
+    return keep ? { result, transaction: tx, features: packed, recordFrom, started: stages.started } : { result };
   }
+}
+
+/** A transaction as it is recorded: with its id (given or generated). */
+export type RecordedTransaction = HistoryTransaction & { transaction_id: string };
+
+/** What `scoreToRecord` returns. */
+export interface ScoredToRecord {
+  result: ScoreResult;
+  transaction: RecordedTransaction;
+  features: Float32Array;
+  /** When the `record` stage began, and the score (performance.now()). */
+  recordFrom: number;
+  started: number;
+}
+
+/** Closes a recorded score's `record` stage once its transaction is handed over, and brings the
+ *  answer's latency up to that moment. */
+export function recorded(s: ScoredToRecord): void {
+  const t = performance.now();
+  s.result.stages.push({ name: 'record', ms: Math.round((t - s.recordFrom) * 1000) / 1000 });
+  s.result.latency_ms = Math.round((t - s.started) * 1000) / 1000;
 }

@@ -26,7 +26,7 @@
 
 import { randomBytes } from 'node:crypto';
 import type { Db, Queryable } from './db.ts';
-import type { HistoryRow } from './live-store.ts';
+import type { HistoryRow } from './live-rows.ts';
 
 export const FEED_CHANNEL = 'live_feed';
 

@@ -1,7 +1,6 @@
 // The decision log's group commit (src/live/decision-log.ts): the scored transactions of several
-// organizations stored together, one statement per chunk. It is a write only, outside
-// OrganizationData because one statement spans organizations: every row carries the organization
-// its API key belongs to, and nothing is read back but what was inserted.
+// organizations stored together. It stands outside OrganizationData because one statement spans
+// organizations; it reads nothing back but what it inserted, so it is no way around the scope.
 
 import type { Db } from './db.ts';
 import { StorageError } from './errors.ts';

@@ -7,7 +7,8 @@
 import t from 'tap';
 import { extractOne } from '../../src/domain/features/extract.ts';
 import { GRAPH_FEATURES } from '../../src/domain/features/graph.ts';
-import { organizationData, type NewTransaction } from '../../src/storage/live-store.ts';
+import type { NewTransaction } from '../../src/storage/live-rows.ts';
+import { organizationData } from '../../src/storage/organization-data.ts';
 import { backends } from '../support/server.ts';
 import { liveFor, type Organization } from '../support/accounts.ts';
 

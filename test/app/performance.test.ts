@@ -6,7 +6,8 @@
 
 import t from 'tap';
 import { isoWeek, weekStart } from '../../src/app/performance.ts';
-import { organizationData, type NewTransaction } from '../../src/storage/live-store.ts';
+import type { NewTransaction } from '../../src/storage/live-rows.ts';
+import { organizationData } from '../../src/storage/organization-data.ts';
 import { backends } from '../support/server.ts';
 import { liveFor } from '../support/accounts.ts';
 

@@ -3,7 +3,7 @@
 // simulator's scenarios.
 
 import t from 'tap';
-import { History } from '../../src/domain/history.ts';
+import { History } from '../../src/domain/history/history.ts';
 import { type HistoryTransaction } from '../../src/domain/transaction.ts';
 import { CHANNEL_FEATURES, extractBatch, extractOne } from '../../src/domain/features/extract.ts';
 import { type Channel } from '../../src/domain/channels.ts';

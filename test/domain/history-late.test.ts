@@ -8,7 +8,9 @@
 // it was.
 
 import t from 'tap';
-import { History, HorizonError, Series, WINDOW_HORIZON_MS } from '../../src/domain/history.ts';
+import { History } from '../../src/domain/history/history.ts';
+import { HorizonError, WINDOW_HORIZON_MS } from '../../src/domain/history/horizon.ts';
+import { Series } from '../../src/domain/history/series.ts';
 import { extractOne } from '../../src/domain/features/extract.ts';
 import { Rng } from '../../src/domain/rng.ts';
 import { answers, CUSTOMERS, DAY, differences, generate, HOUR, MINUTE, probes, sameNumbers, T0, type Tx } from '../support/history-fixtures.ts';

@@ -8,7 +8,8 @@
 // with a HorizonError, changing nothing.
 
 import t from 'tap';
-import { DEFAULT_LABEL_DELAY_MS, History, HorizonError, WINDOW_HORIZON_MS, type EntityTotals } from '../../src/domain/history.ts';
+import { DEFAULT_LABEL_DELAY_MS, History } from '../../src/domain/history/history.ts';
+import { HorizonError, WINDOW_HORIZON_MS, type EntityTotals } from '../../src/domain/history/horizon.ts';
 import { channelOf } from '../../src/domain/transaction.ts';
 import { Rng } from '../../src/domain/rng.ts';
 import { answers, DAY, generate, HOUR, MINUTE, probes, type Tx } from '../support/history-fixtures.ts';

@@ -3,7 +3,8 @@
 // that keeps everything; a query past the horizon fails loudly instead of answering wrongly.
 
 import t from 'tap';
-import { Series, WINDOW_HORIZON_MS } from '../../src/domain/history.ts';
+import { WINDOW_HORIZON_MS } from '../../src/domain/history/horizon.ts';
+import { Series } from '../../src/domain/history/series.ts';
 
 const DAY = 86_400_000;
 

@@ -5,7 +5,8 @@
 // share back; labels known at any time (earlier or later than those filed) are counted in order.
 
 import t from 'tap';
-import { History, LabelSeries } from '../../src/domain/history.ts';
+import { History } from '../../src/domain/history/history.ts';
+import { LabelSeries } from '../../src/domain/history/label-series.ts';
 import { type HistoryTransaction } from '../../src/domain/transaction.ts';
 import { extractOne } from '../../src/domain/features/extract.ts';
 

@@ -2,7 +2,7 @@
 // missing, empty or not ASCII, labels and their absence, across many growths of its buffers.
 
 import t from 'tap';
-import { RecordStore } from '../../src/domain/records.ts';
+import { RecordStore } from '../../src/domain/history/records.ts';
 import type { HistoryTransaction } from '../../src/domain/transaction.ts';
 
 t.test('round trip of every field through growth', async (t) => {

@@ -7,7 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { validateCsv } from '../../src/datasets/csv.ts';
 import { extractOne } from '../../src/domain/features/extract.ts';
-import { History } from '../../src/domain/history.ts';
+import { History } from '../../src/domain/history/history.ts';
 import { scoreDataset, type ResultRow } from '../../src/jobs/batch-score.ts';
 import { readPage } from '../../src/jobs/results.ts';
 import { loadModelFolder } from '../../src/model/bundle.ts';

@@ -9,7 +9,7 @@
 
 import t from 'tap';
 import { call, reasons, resultLines, type LineSetup, type ReasonSetup } from '../../src/addon/addon.ts';
-import { RecordStore } from '../../src/domain/records.ts';
+import { RecordStore } from '../../src/domain/history/records.ts';
 import { lineSetup, type ResultRow } from '../../src/jobs/batch-score.ts';
 import { csvHeader } from '../../src/jobs/csv-out.ts';
 import { loadModelFolder } from '../../src/model/bundle.ts';

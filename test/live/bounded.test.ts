@@ -7,8 +7,10 @@
 
 import t from 'tap';
 import { extractOne } from '../../src/domain/features/extract.ts';
-import { DEFAULT_LABEL_DELAY_MS, History, WINDOW_HORIZON_MS } from '../../src/domain/history.ts';
-import { organizationData, type NewTransaction } from '../../src/storage/live-store.ts';
+import { DEFAULT_LABEL_DELAY_MS, History } from '../../src/domain/history/history.ts';
+import { WINDOW_HORIZON_MS } from '../../src/domain/history/horizon.ts';
+import type { NewTransaction } from '../../src/storage/live-rows.ts';
+import { organizationData } from '../../src/storage/organization-data.ts';
 import { Rng } from '../../src/domain/rng.ts';
 import { backends } from '../support/server.ts';
 import { DAY, generate, probes, type Tx } from '../support/history-fixtures.ts';

@@ -6,9 +6,10 @@
 // same merchant ids sees none of it.
 
 import t from 'tap';
-import { DEFAULT_LABEL_DELAY_MS } from '../../src/domain/history.ts';
+import { DEFAULT_LABEL_DELAY_MS } from '../../src/domain/history/history.ts';
 import { CATCH_UP_WINDOWS, dueWindows, queueDueWindows, WEEK, windowStart } from '../../src/live/ring-windows.ts';
-import { organizationData, type NewTransaction } from '../../src/storage/live-store.ts';
+import type { NewTransaction } from '../../src/storage/live-rows.ts';
+import { organizationData } from '../../src/storage/organization-data.ts';
 import { backends } from '../support/server.ts';
 import { startLive } from '../support/accounts.ts';
 

@@ -8,7 +8,7 @@ import t from 'tap';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { extractBatch } from '../../src/domain/features/extract.ts';
-import { History } from '../../src/domain/history.ts';
+import { History } from '../../src/domain/history/history.ts';
 import { scoreDataset } from '../../src/jobs/batch-score.ts';
 import { csvStream } from '../../src/jobs/results.ts';
 import { loadModelFolder } from '../../src/model/bundle.ts';

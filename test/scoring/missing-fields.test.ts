@@ -6,7 +6,7 @@
 // and none goes from approve to block.
 
 import t from 'tap';
-import { History } from '../../src/domain/history.ts';
+import { History } from '../../src/domain/history/history.ts';
 import { loadModelFolder } from '../../src/model/bundle.ts';
 import { isProblem, MODE_NAMES } from '../../src/model/model.ts';
 import { RingIndex, Scorer } from '../../src/scoring/scorer.ts';

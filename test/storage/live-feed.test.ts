@@ -5,7 +5,9 @@
 
 import type { Db } from '../../src/storage/db.ts';
 import { before, feedSnapshot, feedStart, readFeed, seenBy, type FeedChange, type FeedPosition } from '../../src/storage/live-feed.ts';
-import { organizationData, recordGroup, type NewTransaction } from '../../src/storage/live-store.ts';
+import type { NewTransaction } from '../../src/storage/live-rows.ts';
+import { organizationData } from '../../src/storage/organization-data.ts';
+import { recordGroup } from '../../src/storage/recorded-group.ts';
 import { eachBackend } from '../support/backends.ts';
 
 async function oneOrganization(db: Db): Promise<void> {

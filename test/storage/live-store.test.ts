@@ -3,12 +3,19 @@
 // `OrganizationData` returns its own rows only, whatever it is asked; outcomes set through one never
 // touch the other's; ids are unique per organization and inserts keep what is already there; the
 // history load returns rows in time order with their labels, and the per-entity totals the database
-// keeps follow inserts and outcome changes.
+// keeps follow inserts and outcome changes. And only OrganizationData binds an organization to the
+// statements (src/storage/organization-scope.ts).
 
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import ts from 'typescript';
 import type { Db } from '../../src/storage/db.ts';
-import type { EntityTotals } from '../../src/domain/history.ts';
-import { organizationData, type HistoryLoader, type HistoryRow, type NewTransaction, type OrganizationData } from '../../src/storage/live-store.ts';
+import type { EntityTotals } from '../../src/domain/history/horizon.ts';
+import type { HistoryLoader } from '../../src/storage/history-load.ts';
+import type { HistoryRow, NewTransaction } from '../../src/storage/live-rows.ts';
+import { organizationData, type OrganizationData } from '../../src/storage/organization-data.ts';
 import { eachBackend } from '../support/backends.ts';
 
 async function twoOrganizations(db: Db): Promise<void> {
@@ -155,4 +162,27 @@ eachBackend("the database keeps each entity's totals and first uses as transacti
   // The feed carries what an outcome change replaced.
   const [change] = await db.query<{ from_label: number; from_known_ms: number }>("SELECT from_label, from_known_ms FROM outcome_changes WHERE organization_id = 'org_a' ORDER BY id LIMIT 1");
   t.same(change, { from_label: 1, from_known_ms: T + 7 * DAY });
+});
+
+// The scope is bound in one place: only OrganizationData makes an OrganizationScope, and the modules
+// that hold its statements take one from it (type only), so no caller reaches them with an
+// organization id of its own choosing.
+t.test('only OrganizationData binds an organization', async (t) => {
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+  const scope = join(root, 'src/storage/organization-scope.ts');
+  const files = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.name === 'node_modules' ? [] : e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  const uses: string[] = [];
+  for (const file of ['src', 'tools', 'bench', 'test'].flatMap((d) => files(join(root, d)))) {
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022);
+    for (const s of source.statements) {
+      if ((!ts.isImportDeclaration(s) && !ts.isExportDeclaration(s)) || !s.moduleSpecifier || !ts.isStringLiteral(s.moduleSpecifier)) continue;
+      if (resolve(dirname(file), s.moduleSpecifier.text) !== scope) continue;
+      const clause = ts.isImportDeclaration(s) ? s.importClause : undefined;
+      const named = clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : undefined;
+      const typeOnly = !!clause && (clause.isTypeOnly || (!clause.name && !!named && named.every((e) => e.isTypeOnly)));
+      if (!typeOnly) uses.push(relative(root, file));
+    }
+  }
+  t.same(uses, ['src/storage/organization-data.ts'], 'files that import more than the OrganizationScope type');
 });

@@ -2,7 +2,8 @@
 // entities (so they repeat, compact past the horizon and meet in pairs all along), probes to score,
 // and every question a history can be asked at a time, as comparable answers.
 
-import { History, Series } from '../../src/domain/history.ts';
+import { History } from '../../src/domain/history/history.ts';
+import { Series } from '../../src/domain/history/series.ts';
 import { channelOf, type HistoryTransaction } from '../../src/domain/transaction.ts';
 import { extractOne } from '../../src/domain/features/extract.ts';
 import { Rng } from '../../src/domain/rng.ts';

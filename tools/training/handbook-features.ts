@@ -4,7 +4,7 @@
 // per terminal over 1, 7 and 30 days shifted back by the label delay, the count and fraud ratio.
 // This tells apart what our features add from what the re-implemented data makes easier or harder.
 
-import { countBelow } from '../../src/domain/history.ts';
+import { countBelow } from '../../src/domain/history/sorted.ts';
 
 const DAY = 86_400_000;
 

@@ -17,7 +17,7 @@ import { loadModel, trainLightgbm } from '../../src/addon/addon.ts';
 import { CHANNEL_FEATURES, extractBatch, type ChannelMatrices } from '../../src/domain/features/extract.ts';
 import { type Channel } from '../../src/domain/channels.ts';
 import { TABULAR_CATEGORICAL } from '../../src/domain/features/tabular.ts';
-import { DEFAULT_LABEL_DELAY_MS, History } from '../../src/domain/history.ts';
+import { DEFAULT_LABEL_DELAY_MS, History } from '../../src/domain/history/history.ts';
 import { UNKNOWN, type HistoryTransaction } from '../../src/domain/transaction.ts';
 import { Rng } from '../../src/domain/rng.ts';
 import { fitLogistic, sigmoid, type Logistic } from './logistic.ts';

@@ -5,7 +5,8 @@
 // is new when the request did not give them (UNKNOWN): an omitted field says nothing about the
 // customer, and training saw such payments of every kind (train.ts), so missing is not evidence.
 
-import { distinctBefore, usedBefore, type History } from '../history.ts';
+import { type History } from '../history/history.ts';
+import { distinctBefore, usedBefore } from '../history/first-use.ts';
 import { channelOf, UNKNOWN, type HistoryTransaction } from '../transaction.ts';
 
 export const BEHAVIORAL_FEATURES = [

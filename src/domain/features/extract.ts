@@ -6,7 +6,7 @@
 // Fraud labels enter the history only once older than its label delay (see history.ts).
 
 import type { Channel } from '../channels.ts';
-import { History } from '../history.ts';
+import { History } from '../history/history.ts';
 import { type HistoryTransaction } from '../transaction.ts';
 import { behavioral, BEHAVIORAL_FEATURES } from './behavioral.ts';
 import { graph, GRAPH_FEATURES } from './graph.ts';

@@ -5,7 +5,7 @@
 // fraud, the merchant's degree (distinct customers) and the share of those customers already known
 // to be compromised (their neighbours' fraud). Ring membership joins when ring detection lands.
 
-import { type History } from '../history.ts';
+import { type History } from '../history/history.ts';
 import { channelOf, type HistoryTransaction } from '../transaction.ts';
 
 /** Pseudo-count and prior rate for smoothed fraud rates. */

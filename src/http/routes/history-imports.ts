@@ -22,7 +22,7 @@ import { ErrorResponse } from '../schemas.ts';
 import { liveDataset } from './datasets.ts';
 import { describeJob, Job } from './jobs.ts';
 import { OrgParams } from './organizations.ts';
-import { requireModel } from './public.ts';
+import { requireModel } from '../guards.ts';
 
 // Exactly one of the two, as two shapes, so the reference says what is enforced.
 const ImportBody = z.union([

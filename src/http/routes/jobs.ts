@@ -19,7 +19,7 @@ import type { Service } from '../../app/service.ts';
 import { ApiError } from '../errors.ts';
 import { ErrorResponse } from '../schemas.ts';
 import { liveDataset } from './datasets.ts';
-import { requireModel } from './public.ts';
+import { requireModel } from '../guards.ts';
 import { requireUser } from '../caller.ts';
 import { memberOrganization, newOwnership, visibleTo } from '../ownership.ts';
 import { quotaExceeded, utcDayStart } from '../quota.ts';

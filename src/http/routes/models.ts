@@ -15,7 +15,7 @@ import { customModelsOfUser, getCustomModel, setCustomModelActive } from '../../
 import { requireUser } from '../caller.ts';
 import { ApiError } from '../errors.ts';
 import { ErrorResponse, ModelIdParams } from '../schemas.ts';
-import { requireModel } from './public.ts';
+import { requireModel } from '../guards.ts';
 
 const Anything = z.record(z.string(), z.unknown());
 

@@ -9,22 +9,16 @@ import { z } from 'zod';
 import { PublicConfig, publicConfig } from '../../config.ts';
 import { CHANNEL_FEATURES } from '../../domain/features/extract.ts';
 import { PAYMENT_TYPE_CODES } from '../../domain/features/tabular.ts';
-import { isProblem, MODE_NAMES, type MetricsFile, type ModelBundle } from '../../model/model.ts';
+import { isProblem, MODE_NAMES, type MetricsFile } from '../../model/model.ts';
 import type { Service } from '../../app/service.ts';
 import { storedRings } from '../../live/ring-windows.ts';
 import { ExampleDataset } from '../../app/sandbox.ts';
-import { ApiError } from '../errors.ts';
-import { keyAuthentication } from './v1.ts';
+import { keyAuthentication, requireModel } from '../guards.ts';
+import { available } from '../../app/errors.ts';
 import { ErrorResponse, ModelIdParams } from '../schemas.ts';
 
-export function requireModel(service: Service): ModelBundle {
-  if (isProblem(service.model)) throw new ApiError(503, service.model.reason, service.model.message, service.model.fix);
-  return service.model;
-}
-
 function requireMetrics(service: Service): MetricsFile {
-  if (isProblem(service.metrics)) throw new ApiError(503, service.metrics.reason, service.metrics.message, service.metrics.fix);
-  return service.metrics;
+  return available(service.metrics);
 }
 
 // What these reads can fail with besides the statuses every route has: no model or no evaluation.

@@ -7,17 +7,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Service } from '../../app/service.ts';
-import { ApiError } from '../errors.ts';
 import { ErrorResponse, ScoreRequest, ScoreResponse } from '../schemas.ts';
-import { requireModel } from './public.ts';
-import type { Scorer } from '../../scoring/scorer.ts';
-
-/** The scorer to use, or 503 `model_unavailable` (shared by both surfaces). */
-export function requireScorer(service: Service, scorer = service.scorer): Scorer {
-  requireModel(service);
-  if (!scorer) throw new ApiError(503, 'model_unavailable', 'No model is loaded.', 'Restart the server with a complete model folder.');
-  return scorer;
-}
+import { requireScorer } from '../guards.ts';
 
 export function sandboxNote(service: Service): string {
   return `What-if: scored against the public sandbox (the built-in example history as of ${service.sandbox.example.sandbox_as_of}); nothing was recorded. Score with an API key (POST /api/v1/risk/score) to use and record your organization's own history.`;

@@ -11,15 +11,16 @@ import { z } from 'zod';
 import type { Service } from '../../app/service.ts';
 import { OUTCOME_SOURCES, reportOutcomes, type OutcomeReport } from '../../app/outcomes.ts';
 import { transactionRecord, type TransactionRecord } from '../../app/transaction-record.ts';
-import { ENTITY_RECENT, organizationData, type OrganizationData, type OutcomeResult } from '../../storage/live-store.ts';
+import { ENTITY_RECENT } from '../../storage/entity-evidence.ts';
+import { organizationData, type OrganizationData } from '../../storage/organization-data.ts';
+import type { OutcomeResult } from '../../storage/outcome-changes.ts';
 import { MODE_NAMES } from '../../model/model.ts';
 import { requireUser } from '../caller.ts';
 import { ApiError } from '../errors.ts';
 import { memberOrganization } from '../ownership.ts';
 import { Channels, ErrorResponse, NO_NUL, ReasonSchema, ScoreResponse } from '../schemas.ts';
 import { DriftReportSchema } from '../../model/drift.ts';
-import { keyAuthentication } from './v1.ts';
-import { requireScorer } from './score.ts';
+import { requireScorer } from '../guards.ts';
 import { organizationPerformance, MIN_LABELLED } from '../../app/performance.ts';
 import { activeModelIdOf } from '../../storage/models-store.ts';
 
@@ -182,20 +183,20 @@ const EntitySchema = z.object({
   counterparties: z.array(z.object({ role: z.enum(['customer', 'merchant']), id: z.string(), transactions: z.number().int(), amount_sum: z.number(), labelled: z.number().int(), fraud: z.number().int(), last_time: z.string() })),
 });
 
-export function transactionRoutes(app: FastifyInstance, service: Service): void {
+const keyErrors = { 401: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
+const memberErrors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
+
+/** The key surface's reads and reports (registered under the API-key hook, app.ts). */
+export function keyTransactionRoutes(app: FastifyInstance, service: Service): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const keyErrors = { 401: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
-  const memberErrors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
 
   r.get('/api/v1/transactions/:transaction_id', {
-    onRequest: keyAuthentication(service),
     schema: { tags: ['decisions'], summary: "A recorded transaction of the key's organization, with its decision and outcome", security: [{ apiKey: [] }], params: TxParams, response: { 200: TransactionRecordSchema, ...keyErrors } },
   }, async (request) => {
     return readRecord(service, organizationData(service.db, request.apiKey!.organization_id), request.params.transaction_id);
   });
 
   r.post('/api/v1/transactions/:transaction_id/outcome', {
-    onRequest: keyAuthentication(service),
     schema: {
       tags: ['decisions'],
       summary: 'Report the outcome of a transaction (fraud or legitimate)',
@@ -208,7 +209,6 @@ export function transactionRoutes(app: FastifyInstance, service: Service): void 
   }, async (request) => reportOne(service, request.apiKey!.organization_id, request.params.transaction_id, request.body, `key:${request.apiKey!.id}`));
 
   r.post('/api/v1/outcomes', {
-    onRequest: keyAuthentication(service),
     // A thousand outcomes with ids of up to 200 characters.
     bodyLimit: Math.max(service.config.MAX_JSON_BODY_BYTES, MAX_BULK_OUTCOMES * 400),
     schema: {
@@ -224,6 +224,12 @@ export function transactionRoutes(app: FastifyInstance, service: Service): void 
     const reports = request.body.outcomes.map((o) => toReport(o.transaction_id, o));
     return bulkResults(await reportOutcomes(service.decisionLog, service.tail, data, reports, `key:${request.apiKey!.id}`, Date.now()));
   });
+
+}
+
+/** The dashboard's: a member of the organization, by session. */
+export function memberTransactionRoutes(app: FastifyInstance, service: Service): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.get('/api/organizations/:id/transactions', {
     schema: {

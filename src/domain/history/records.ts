@@ -9,7 +9,7 @@
 // the same shape as before; `at` also makes the store usable wherever an array of transactions is
 // read by index (ring detection).
 
-import type { HistoryTransaction } from './transaction.ts';
+import type { HistoryTransaction } from '../transaction.ts';
 
 /** Interned strings: each distinct value stored once, referred to by its index. */
 export class Interned {

@@ -1,7 +1,9 @@
 // The transaction history that point-in-time features read: per customer, merchant and channel,
 // the times and amounts of earlier transactions in time order; what each customer has used; fraud
 // labels as they become known; and the customer–merchant graph (graphology) with the time each edge
-// first appeared.
+// first appeared. The History class is here; the structures it is built of are beside it, one to a
+// file: series.ts, label-series.ts, first-use.ts, customer-merchant-graph.ts, records.ts (the kept
+// transactions), with horizon.ts and sorted.ts under them all.
 //
 // Point in time: `features(tx)` must only see transactions strictly older than `tx`. Every query
 // takes a cut-off time and counts only entries strictly before it, so transactions sharing a
@@ -35,354 +37,16 @@
 // outcome unknown) add volume but no label.
 
 import { UndirectedGraph } from 'graphology';
+import { channelOf, type HistoryTransaction } from '../transaction.ts';
+import { countNeighbours, customerNode, loadPair, moveCompromised, notePair, notePairLate } from './customer-merchant-graph.ts';
+import { keepEarliest, Usage } from './first-use.ts';
+import { HorizonError, WINDOW_HORIZON_MS, type EntityTotals } from './horizon.ts';
+import { LabelSeries } from './label-series.ts';
 import { RecordStore } from './records.ts';
-import { KeyCache } from './key-cache.ts';
-import { channelOf, type HistoryTransaction } from './transaction.ts';
+import { Series } from './series.ts';
+import { append, countBelow, insertSorted, removeSorted } from './sorted.ts';
 
 export const DEFAULT_LABEL_DELAY_MS = 7 * 86_400_000;
-
-/** An entity's all-time totals, as the database keeps them for a loaded history (`finishLoad`). */
-export interface EntityTotals {
-  kind: 'customer' | 'merchant' | 'channel';
-  key: string;
-  transactions: number;
-  amountSum: number;
-  amountSquares: number;
-  /** The newest transaction's time. */
-  last: number;
-  /** Transactions with an outcome, and the frauds among them. */
-  labels: number;
-  frauds: number;
-  /** When the earliest fraud became known (customers with frauds). */
-  firstFraudKnown: number | null;
-}
-
-/** The longest look-back of any windowed feature (30 days) plus a day's margin. A series drops
- *  entries older than this before the newest transaction: no query can reach them, since queries
- *  come at or after the newest transaction (a history is scored at its newest), and all-time counts
- *  and sums survive in the series' running totals. A query further back throws instead of answering
- *  wrongly, and so does adding a transaction at or before an entry already dropped (HorizonError):
- *  its place among the dropped entries is gone. */
-export const WINDOW_HORIZON_MS = 31 * 86_400_000;
-
-/** A transaction too old to place: at or before entries a series has dropped past the horizon.
- *  The history is unchanged; loading it afresh (in time order) places the transaction. */
-export class HorizonError extends Error {
-  constructor(time: number, newest: number, what = 'transaction') {
-    const at = (t: number) => (Number.isFinite(t) ? new Date(t).toISOString() : String(t));
-    super(
-      `${what} at ${at(time)} is older than the history's ${WINDOW_HORIZON_MS / 86_400_000}-day horizon` +
-        `${Number.isFinite(newest) ? ` (newest transaction ${at(newest)})` : ''}: it cannot be placed; load the history afresh`,
-    );
-    this.name = 'HorizonError';
-  }
-}
-
-/** Time-ordered times and amounts of one entity, with prefix sums for window sums (and, for the
- *  series whose spread is asked for, prefix sums of squares: only customers' are). Entries older
- *  than the horizon are dropped from the front (see WINDOW_HORIZON_MS): `dropped` of them, the
- *  last at `lastDropped`; the prefix sums stay cumulative from the series' first entry. Amounts are
- *  not kept (only the sums), so a late entry's caller hands over those of the entries after it
- *  (`insert`: the history has them in its records). */
-export class Series {
-  private times: number[] = [];
-  private prefix: number[] = [0];
-  private prefixSquares: number[] | undefined;
-  private dropped = 0;
-  private lastDropped = -Infinity;
-  /** Sum and sum of squares of the entries a loaded history holds only as totals (`setBase`): they
-   *  come before the first entry the prefix sums start from. */
-  private baseSum = 0;
-  private baseSquares = 0;
-
-  constructor(withSquares = false) {
-    this.prefixSquares = withSquares ? [0] : undefined;
-  }
-
-  /** Appends an entry (an older one goes through `insert`); entries older than `keepFrom` may then
-   *  be dropped. */
-  add(time: number, amount: number, keepFrom = -Infinity): void {
-    const times = this.times;
-    const last = times.length ? times[times.length - 1]! : this.lastDropped;
-    if (time < last) throw new Error('history must be added in time order');
-    times.push(time);
-    this.prefix.push(this.prefix[this.prefix.length - 1]! + amount);
-    const squares = this.prefixSquares;
-    if (squares) squares.push(squares[squares.length - 1]! + amount * amount);
-    // Compact once at least half the entries are past the horizon (amortised O(1) per entry).
-    if (times.length >= 64 && times[times.length >> 1]! < keepFrom) this.dropBefore(keepFrom);
-  }
-
-  /** Whether an entry at `time` can still be placed: not at or before an entry already dropped
-   *  (appending after the last dropped one when nothing is held is fine). */
-  accepts(time: number): boolean {
-    return time > this.lastDropped || (this.times.length === 0 && time === this.lastDropped);
-  }
-
-  /**
-   * Adds an entry at any time it `accepts` (else throws a HorizonError, `newest` naming the
-   * history's newest time), after the entries at or before `time`. `after`: the amounts of the
-   * entries later than `time`, in order, so that the running sums from there on are summed again in
-   * time order: the very values adding in time order gives (adding the amount to each later sum
-   * instead could differ in the last bits). Costs O(entries later than `time`); `keepFrom` should
-   * come from the newest time, not this entry's.
-   */
-  insert(time: number, amount: number, keepFrom: number, after: readonly number[], newest = keepFrom + WINDOW_HORIZON_MS): void {
-    if (!this.accepts(time)) throw new HorizonError(time, newest);
-    const times = this.times;
-    let i = times.length;
-    while (i > 0 && times[i - 1]! > time) i--;
-    const n = times.length + 1;
-    if (after.length !== n - 1 - i) throw new Error(`insert needs the amounts of the ${n - 1 - i} entries after the new one, got ${after.length}`);
-    times.splice(i, 0, time);
-    const prefix = this.prefix;
-    const squares = this.prefixSquares;
-    // prefix[j] is the total of the first j held entries (plus the dropped ones): the new entry's
-    // total goes at i + 1, and every one after it changes.
-    prefix.splice(i + 1, 0, prefix[i]! + amount);
-    squares?.splice(i + 1, 0, squares[i]! + amount * amount);
-    for (let j = i + 1; j < n; j++) {
-      const a = after[j - i - 1]!;
-      prefix[j + 1] = prefix[j]! + a;
-      if (squares) squares[j + 1] = squares[j]! + a * a;
-    }
-    if (n >= 64 && times[n >> 1]! < keepFrom) this.dropBefore(keepFrom);
-  }
-
-  /**
-   * Makes this series, loaded with the entries from some time on, stand for the entity's whole
-   * history: `count` more entries before all of these, with those amounts' sum and sum of squares,
-   * the last of them at `last` (or, if entries are held, any time from the last of them up to the
-   * first held entry: a query cannot reach between the two, see `lastBefore`). Only before anything
-   * was dropped.
-   */
-  setBase(count: number, sum: number, squares: number, last: number): void {
-    if (this.dropped !== 0) throw new Error('setBase() on a series that dropped entries');
-    if (count === 0) return;
-    this.dropped = count;
-    this.baseSum = sum;
-    this.baseSquares = squares;
-    this.lastDropped = last;
-  }
-
-  private dropBefore(keepFrom: number): void {
-    const k = countBelow(this.times, keepFrom);
-    this.lastDropped = this.times[k - 1]!;
-    this.dropped += k;
-    this.times.splice(0, k);
-    this.prefix.splice(0, k);
-    this.prefixSquares?.splice(0, k);
-  }
-
-  /** Number of entries strictly before `time`. */
-  countBefore(time: number): number {
-    if (time <= this.lastDropped) {
-      if (time === -Infinity) return 0;
-      throw new Error(`a history query reached back past the ${WINDOW_HORIZON_MS / 86_400_000}-day horizon`);
-    }
-    return this.dropped + countBelow(this.times, time);
-  }
-
-  /** Running total of the first `k` entries (k = 0, or k at least the dropped entries). */
-  private sumOf(prefix: number[], base: number, k: number): number {
-    return k === 0 ? 0 : base + prefix[k - this.dropped]!;
-  }
-
-  /** Sum of the amounts of entries a..b−1 (a ≤ b, each 0 or at least the dropped entries). A window
-   *  within the held entries is a difference of held running totals, whatever came before them. */
-  private sumBetween(a: number, b: number): number {
-    return a === 0 ? this.sumOf(this.prefix, this.baseSum, b) : this.prefix[b - this.dropped]! - this.prefix[a - this.dropped]!;
-  }
-
-  /** Count and sum of amounts in [from, to) (to exclusive: strictly older than `to`). */
-  window(from: number, to: number): { count: number; sum: number } {
-    const a = this.countBefore(from);
-    const b = this.countBefore(to);
-    return { count: b - a, sum: this.sumBetween(a, b) };
-  }
-
-  /** `window(from, to)` written as `out[at]` = count and `out[at + 1]` = sum, with no object made
-   *  (feature extraction asks for a dozen windows per transaction). */
-  windowInto(from: number, to: number, out: Float64Array, at: number): void {
-    const a = this.countBefore(from);
-    const b = this.countBefore(to);
-    out[at] = b - a;
-    out[at + 1] = this.sumBetween(a, b);
-  }
-
-  /** Count, mean and standard deviation of all amounts strictly before `time`. */
-  stats(time: number): { count: number; mean: number; std: number } {
-    const n = this.countBefore(time);
-    if (n === 0) return { count: 0, mean: 0, std: 0 };
-    if (!this.prefixSquares) throw new Error('stats() needs a series made with squares');
-    const mean = this.sumOf(this.prefix, this.baseSum, n) / n;
-    const variance = Math.max(0, this.sumOf(this.prefixSquares, this.baseSquares, n) / n - mean * mean);
-    return { count: n, mean, std: Math.sqrt(variance) };
-  }
-
-  /** Time of the last entry strictly before `time`, or undefined. */
-  lastBefore(time: number): number | undefined {
-    const n = this.countBefore(time);
-    if (n === 0) return undefined;
-    return n > this.dropped ? this.times[n - 1 - this.dropped] : this.lastDropped;
-  }
-
-  /** Entries held in memory (not dropped past the horizon). */
-  get held(): number {
-    return this.times.length;
-  }
-
-  /** Every entry, held or not. */
-  get total(): number {
-    return this.dropped + this.times.length;
-  }
-
-  /** Sum and sum of squares of the held entries (the squares 0 without them). */
-  heldSums(): { sum: number; squares: number } {
-    const n = this.times.length;
-    const squares = this.prefixSquares;
-    return { sum: this.prefix[n]! - this.prefix[0]!, squares: squares ? squares[n]! - squares[0]! : 0 };
-  }
-}
-
-/** Labels filed by the time they became known: entries kept sorted by that time (a label may be
- *  learned at any moment, earlier or later than those already filed: an import's labels become
- *  known a label delay after their transactions, a reported outcome at its `reported_at`), with
- *  running counts of entries and of frauds. Every entry is kept: the all-time counts read them all,
- *  and an outcome that changes removes its old entry. `window(from, to)` is (labels known in
- *  [from, to), frauds among them), as `Series.window` gives it for amounts. */
-export class LabelSeries {
-  private times: number[] = [];
-  /** Frauds among the first k entries at [k]. */
-  private frauds: number[] = [0];
-  /** A loaded history's labels known before `floor`, held only as counts (`setBase`). */
-  private floor = -Infinity;
-  private baseLabels = 0;
-  private baseFrauds = 0;
-
-  /** Entries held (labels known from the floor on). */
-  get size(): number {
-    return this.times.length;
-  }
-
-  /** Frauds among the held entries. */
-  get heldFrauds(): number {
-    return this.frauds[this.times.length]!;
-  }
-
-  /** `labels` more labels, `frauds` of them fraud, all known before `floor`, which every held
-   *  entry is not. */
-  setBase(floor: number, labels: number, frauds: number): void {
-    this.floor = floor;
-    this.baseLabels = labels;
-    this.baseFrauds = frauds;
-  }
-
-  insert(time: number, label: 0 | 1): void {
-    if (time < this.floor) {
-      this.baseLabels++;
-      this.baseFrauds += label;
-      return;
-    }
-    const times = this.times;
-    // After every entry at or before `time` (mostly the end: labels arrive roughly in order).
-    let i = times.length;
-    while (i > 0 && times[i - 1]! > time) i--;
-    if (i === times.length) {
-      times.push(time);
-      this.frauds.push(this.frauds[i]! + label);
-      return;
-    }
-    times.splice(i, 0, time);
-    this.frauds.splice(i + 1, 0, this.frauds[i]! + label);
-    if (label) for (let k = i + 2; k < this.frauds.length; k++) this.frauds[k]!++;
-  }
-
-  /** Removes one entry filed at `time` with this label (an outcome that changed). */
-  remove(time: number, label: 0 | 1): void {
-    if (time < this.floor) {
-      this.baseLabels--;
-      this.baseFrauds -= label;
-      return;
-    }
-    const times = this.times;
-    for (let i = countBelow(times, time); i < times.length && times[i] === time; i++) {
-      if (this.frauds[i + 1]! - this.frauds[i]! !== label) continue;
-      times.splice(i, 1);
-      this.frauds.splice(i + 1, 1);
-      if (label) for (let k = i + 1; k < this.frauds.length; k++) this.frauds[k]!--;
-      return;
-    }
-    throw new Error('no such label in the history');
-  }
-
-  window(from: number, to: number): { count: number; sum: number } {
-    const a = this.indexOf(from);
-    const b = this.indexOf(to);
-    const base = baseIn(from, to);
-    return { count: b - a + base * this.baseLabels, sum: this.frauds[b]! - this.frauds[a]! + base * this.baseFrauds };
-  }
-
-  windowInto(from: number, to: number, out: Float64Array, at: number): void {
-    const a = this.indexOf(from);
-    const b = this.indexOf(to);
-    const base = baseIn(from, to);
-    out[at] = b - a + base * this.baseLabels;
-    out[at + 1] = this.frauds[b]! - this.frauds[a]! + base * this.baseFrauds;
-  }
-
-  /** Held entries strictly before `t`; a time before the floor cannot be told apart from the base. */
-  private indexOf(t: number): number {
-    if (t < this.floor && t !== -Infinity) throw new Error(`a label query reached back past the ${WINDOW_HORIZON_MS / 86_400_000}-day horizon`);
-    return countBelow(this.times, t);
-  }
-}
-
-/** Whether the base labels (all known before the floor) fall in [from, to), given both bounds are
- *  -Infinity or at least the floor: 1 when only `from` is -Infinity, else 0 (or -1 for a reversed
- *  range from -Infinity, which counts negatively like the held entries do). */
-function baseIn(from: number, to: number): number {
-  return (from === -Infinity ? 1 : 0) - (to === -Infinity ? 1 : 0);
-}
-
-/** First time a customer used each merchant, channel and location. */
-class Usage {
-  readonly merchants = new Map<string, number>();
-  readonly channels = new Map<string, number>();
-  readonly locations = new Map<string, number>();
-
-  /** Notes a transaction no older than any noted before (the first use stays). */
-  note(tx: HistoryTransaction, channel: string): void {
-    if (!this.merchants.has(tx.merchant_id)) this.merchants.set(tx.merchant_id, tx.time);
-    if (!this.channels.has(channel)) this.channels.set(channel, tx.time);
-    if (!this.locations.has(tx.location)) this.locations.set(tx.location, tx.time);
-  }
-
-  /** Notes a late transaction: it may be an earlier first use. */
-  noteLate(tx: HistoryTransaction, channel: string): void {
-    keepEarliest(this.merchants, tx.merchant_id, tx.time);
-    keepEarliest(this.channels, channel, tx.time);
-    keepEarliest(this.locations, tx.location, tx.time);
-  }
-}
-
-function keepEarliest(map: Map<string, number>, key: string, time: number): void {
-  const first = map.get(key);
-  if (first === undefined || time < first) map.set(key, time);
-}
-
-/** Whether `key` was first used strictly before `time`. */
-export function usedBefore(map: Map<string, number>, key: string, time: number): boolean {
-  const first = map.get(key);
-  return first !== undefined && first < time;
-}
-
-/** Distinct keys first used strictly before `time`. */
-export function distinctBefore(map: Map<string, number>, time: number): number {
-  let n = 0;
-  for (const first of map.values()) if (first < time) n++;
-  return n;
-}
 
 const EMPTY = new Series();
 const EMPTY_LABELS = new LabelSeries();
@@ -399,62 +63,6 @@ function labelSeries(map: Map<string, LabelSeries>, key: string): LabelSeries {
   if (!s) map.set(key, (s = new LabelSeries()));
   return s;
 }
-
-/** Entries of an ascending array strictly below `t`. Queries mostly ask about recent times (windows
- *  ending now, the last few minutes or days), so the search gallops back from the end first: it
- *  touches the array's tail, which is in cache, instead of probing from the middle of a long array. */
-export function countBelow(a: readonly number[] | undefined, t: number): number {
-  if (!a) return 0;
-  const n = a.length;
-  if (n === 0 || a[n - 1]! < t) return n;
-  // a[hi] >= t; widen the step until a[lo] < t or the start is passed.
-  let hi = n - 1;
-  let step = 1;
-  let lo = hi - step;
-  while (lo >= 0 && a[lo]! >= t) {
-    hi = lo;
-    step *= 2;
-    lo = hi - step;
-  }
-  // The answer is in (lo, hi]: the first index whose value is >= t.
-  lo = lo < 0 ? 0 : lo + 1;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (a[mid]! < t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-function append(map: Map<string, number[]>, key: string, value: number): void {
-  const list = map.get(key);
-  if (list) list.push(value);
-  else map.set(key, [value]);
-}
-
-/** Inserts keeping the list ascending (values mostly arrive near the end). */
-function insertSorted(map: Map<string, number[]>, key: string, value: number): void {
-  const list = map.get(key);
-  if (!list) return void map.set(key, [value]);
-  let i = list.length;
-  while (i > 0 && list[i - 1]! > value) i--;
-  list.splice(i, 0, value);
-}
-
-/** Removes one occurrence of `value` from an ascending list. */
-function removeSorted(map: Map<string, number[]>, key: string, value: number): void {
-  const list = map.get(key);
-  const i = list ? countBelow(list, value) : -1;
-  if (!list || list[i] !== value) throw new Error('no such entry in the history');
-  list.splice(i, 1);
-  if (list.length === 0) map.delete(key);
-}
-
-/** Node keys of the customer–merchant graph. */
-const customerNodes = new KeyCache((id) => `c:${id}`);
-const merchantNodes = new KeyCache((id) => `m:${id}`);
-export const customerNode = (id: string) => customerNodes.get(id);
-export const merchantNode = (id: string) => merchantNodes.get(id);
 
 export class History {
   private readonly customers = new Map<string, Series>();
@@ -528,16 +136,7 @@ export class History {
     u.note(tx, channel);
     if (!newPair && tx.label !== 1) return this.addRecord(tx, channel, known);
 
-    const c = customerNode(tx.customer_id);
-    const m = merchantNode(tx.merchant_id);
-    this.graph.mergeNode(c);
-    this.graph.mergeNode(m);
-    if (newPair) {
-      this.graph.addEdge(c, m, { first: tx.time });
-      append(this.merchantCustomerTimes, tx.merchant_id, tx.time);
-      const fraudKnown = this.graph.getNodeAttribute(c, 'fraudKnownAt');
-      if (fraudKnown !== undefined) insertSorted(this.merchantCompromisedTimes, tx.merchant_id, Math.max(tx.time, fraudKnown));
-    }
+    notePair(this.graph, this.merchantCustomerTimes, this.merchantCompromisedTimes, tx.customer_id, tx.merchant_id, tx.time, newPair);
     if (tx.label === 1) this.refreshCompromised(tx.customer_id);
     return this.addRecord(tx, channel, known);
   }
@@ -578,27 +177,7 @@ export class History {
     u.noteLate(tx, channel);
     if (first !== undefined && first <= t && tx.label !== 1) return k;
 
-    const c = customerNode(tx.customer_id);
-    const m = merchantNode(tx.merchant_id);
-    this.graph.mergeNode(c);
-    this.graph.mergeNode(m);
-    // The customer's compromised time as the graph has it (a fraud of this transaction's joins
-    // in refreshCompromised, below).
-    const fraudKnown = this.graph.getNodeAttribute(c, 'fraudKnownAt');
-    if (first === undefined) {
-      this.graph.addEdge(c, m, { first: t });
-      insertSorted(this.merchantCustomerTimes, tx.merchant_id, t);
-      if (fraudKnown !== undefined) insertSorted(this.merchantCompromisedTimes, tx.merchant_id, Math.max(t, fraudKnown));
-    } else if (t < first) {
-      // An earlier first payment of a known pair.
-      this.graph.setEdgeAttribute(this.graph.edge(c, m)!, 'first', t);
-      removeSorted(this.merchantCustomerTimes, tx.merchant_id, first);
-      insertSorted(this.merchantCustomerTimes, tx.merchant_id, t);
-      if (fraudKnown !== undefined) {
-        removeSorted(this.merchantCompromisedTimes, tx.merchant_id, Math.max(first, fraudKnown));
-        insertSorted(this.merchantCompromisedTimes, tx.merchant_id, Math.max(t, fraudKnown));
-      }
-    }
+    notePairLate(this.graph, this.merchantCustomerTimes, this.merchantCompromisedTimes, tx.customer_id, tx.merchant_id, t, first);
     if (tx.label === 1) this.refreshCompromised(tx.customer_id);
     return k;
   }
@@ -660,13 +239,7 @@ export class History {
     const base = this.customerFraudBase.get(customerId)?.first;
     const after = base === undefined ? held : held === undefined ? base : Math.min(base, held);
     if (before === after) return;
-    if (after === undefined) this.graph.removeNodeAttribute(c, 'fraudKnownAt');
-    else this.graph.setNodeAttribute(c, 'fraudKnownAt', after);
-    this.graph.forEachEdge(c, (_e, attributes, source, target) => {
-      const merchant = (source === c ? target : source).slice(2);
-      if (before !== undefined) removeSorted(this.merchantCompromisedTimes, merchant, Math.max(attributes.first, before));
-      if (after !== undefined) insertSorted(this.merchantCompromisedTimes, merchant, Math.max(attributes.first, after));
-    });
+    moveCompromised(this.graph, this.merchantCompromisedTimes, c, before, after);
   }
 
   /**
@@ -722,13 +295,7 @@ export class History {
     if (kind === 'location') return void keepEarliest(u.locations, key, first);
     if (u.merchants.has(key)) throw new Error('loadUse() of a pair twice');
     u.merchants.set(key, first);
-    const c = customerNode(customerId);
-    const m = merchantNode(key);
-    this.graph.mergeNode(c);
-    this.graph.mergeNode(m);
-    this.graph.addEdge(c, m, { first });
-    // Sorted in finishLoad.
-    append(this.merchantCustomerTimes, key, first);
+    loadPair(this.graph, this.merchantCustomerTimes, customerId, key, first);
   }
 
   /** A label known from the floor on, of a transaction before it. */
@@ -776,16 +343,7 @@ export class History {
   /** The merchant's distinct customers whose first payment there is strictly before `t`, and how
    *  many of those were known compromised strictly before `t`, excluding `customer` itself. */
   merchantNeighbours(merchantId: string, customerId: string, t: number): { customers: number; compromised: number } {
-    const customers = countBelow(this.merchantCustomerTimes.get(merchantId), t);
-    let compromised = countBelow(this.merchantCompromisedTimes.get(merchantId), t);
-    const c = customerNode(customerId);
-    const m = merchantNode(merchantId);
-    const known = this.graph.hasNode(c) ? this.graph.getNodeAttribute(c, 'fraudKnownAt') : undefined;
-    if (known !== undefined && this.graph.hasNode(m)) {
-      const edge = this.graph.edge(c, m);
-      if (edge !== undefined && Math.max(this.graph.getEdgeAttribute(edge, 'first'), known) < t) compromised--;
-    }
-    return { customers, compromised };
+    return countNeighbours(this.graph, this.merchantCustomerTimes, this.merchantCompromisedTimes, merchantId, customerId, t);
   }
 
   /** Earlier transactions (strictly before `time`) of a transaction's customer, merchant and channel. */

@@ -1,0 +1,40 @@
+// What a use case can refuse, in one definition: the error reason codes the service answers with
+// (every error body's `detail.reason`), and `AppError`, which a use case throws with one of them, a
+// message and a fix. It names what went wrong, not an HTTP status: the HTTP layer maps each kind to
+// its status (http/errors.ts), so the same use case can serve any surface.
+
+import { isProblem, type ModelProblem } from '../model/model.ts';
+
+export const ERROR_REASONS = [
+  'validation_failed', 'bad_request', 'not_signed_in', 'invalid_api_key', 'csrf_failed', 'forbidden', 'not_found',
+  'job_not_finished', 'upload_expired', 'payload_too_large', 'too_many_rows', 'rate_limited', 'job_quota_exceeded',
+  'auth_not_configured', 'model_unavailable', 'evaluation_unavailable', 'not_implemented', 'internal_error',
+  'duplicate_transaction', 'method_not_allowed', 'uri_too_long', 'unsupported_media_type', 'shutting_down',
+] as const;
+export type ErrorReason = (typeof ERROR_REASONS)[number];
+
+/** What kind of refusal: the caller's input conflicts with what is stored, names nothing, or the
+ *  service cannot do it now. */
+export type AppErrorKind = 'conflict' | 'not_found' | 'unavailable';
+
+export class AppError extends Error {
+  constructor(
+    readonly kind: AppErrorKind,
+    readonly reason: ErrorReason,
+    message: string,
+    readonly fix: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The model (or its evaluation) a use case needs, or the reason it is unavailable. */
+export function available<T>(x: T | ModelProblem): T {
+  if (isProblem(x)) throw new AppError('unavailable', x.reason, x.message, x.fix);
+  return x;
+}
+
+/** `model_unavailable`: scoring without a scorer. */
+export function modelUnavailable(): AppError {
+  return new AppError('unavailable', 'model_unavailable', 'No model is loaded.', 'Restart the server with a complete model folder.');
+}

@@ -1,0 +1,122 @@
+// Scoring an organization's transaction and recording it (POST /api/v1/risk/score): the one owner of
+// what makes that safe to retry. The score reads the organization's own history (live/tenants.ts)
+// and the transaction joins it with the decision that was answered (live/decision-log.ts).
+//
+// Idempotency: a `transaction_id` is unique within the organization. The same id with the same
+// amount, customer and merchant is a retry, answered with the stored response (`replayed`) and
+// nothing recorded twice; with other values it is `duplicate_transaction`. In this process a copy
+// of an id still being committed is waited for first, and from those checks to queueing the row
+// nothing awaits, so a concurrent copy here sees it. Across processes the database's unique
+// constraint decides, and the process that lost answers with the winner's stored response.
+//
+// Durability: with `commit` (the default) the answer waits for the row's commit and every process's
+// history gets it from the live feed; with `write_behind` this process's history has it at once
+// and the row is stored within milliseconds.
+
+import { AppError, available, modelUnavailable } from './errors.ts';
+import type { ModelBundle, ModelProblem } from '../model/model.ts';
+import type { Tenants } from '../live/tenants.ts';
+import { sameTransaction } from '../live/tenants.ts';
+import type { DecisionLog } from '../live/decision-log.ts';
+import { recorded, scoredEntities, type Scorer, type ScoreInput } from '../scoring/scorer.ts';
+
+/** The API key a request authenticated with, as far as scoring needs it. */
+export interface ScoringKey {
+  id: string;
+  organization_id: string;
+  active_model_id: string | null;
+}
+
+/** The scorer of an organization's active custom model, with a note when the built-in model
+ *  scores instead; undefined without a model. */
+export type ScorerFor = (modelId: string) => Promise<{ scorer: Scorer; note?: string } | undefined>;
+
+export interface ScoreAndRecordDeps {
+  /** The loaded model, or why there is none. */
+  model: ModelBundle | ModelProblem;
+  tenants: Tenants;
+  decisionLog: DecisionLog;
+  /** The built-in model's scorer; undefined when no model is loaded. */
+  scorer: Scorer | undefined;
+  scorerFor: ScorerFor;
+  /** Counts a use of the key. */
+  recordUse: (keyId: string) => void;
+}
+
+/** The answer's JSON text, exactly as stored, and whether it is a stored answer sent again. */
+export interface RecordedAnswer {
+  body: string;
+  replayed: boolean;
+}
+
+function duplicate(id: string, why: string): AppError {
+  return new AppError('conflict', 'duplicate_transaction', `Transaction ${id} is already recorded ${why}.`, 'Send a retry with exactly the same amount, customer_id and merchant_id to get the stored decision back, or use a new transaction_id for a new transaction.');
+}
+
+const DIFFERENT = 'with a different amount, customer_id or merchant_id';
+
+/** The stored answer to a retry, or `duplicate_transaction` for an imported id, which has no
+ *  decision to return. */
+function replay(body: string | null | undefined, id: string): RecordedAnswer {
+  if (body === undefined || body === null) throw duplicate(id, 'by a history import, so there is no decision to return');
+  return { body, replayed: true };
+}
+
+export class ScoreAndRecord {
+  constructor(private readonly deps: ScoreAndRecordDeps) {}
+
+  async score(key: ScoringKey, input: ScoreInput): Promise<RecordedAnswer> {
+    const { tenants, decisionLog: log } = this.deps;
+    // The organization's active custom model, if it has one; else the built-in model.
+    const custom = key.active_model_id ? await this.deps.scorerFor(key.active_model_id) : undefined;
+    available(this.deps.model);
+    const scorer = custom?.scorer ?? this.deps.scorer;
+    if (!scorer) throw modelUnavailable();
+    const organizationId = key.organization_id;
+    const tenant = await tenants.get(organizationId);
+    this.deps.recordUse(key.id);
+    // Evidence older than what the tenant holds (its last 31 days), read now: nothing below awaits.
+    const earlier = await tenant.earlier(scoredEntities(input));
+    const id = input.transaction_id;
+    if (id !== undefined) {
+      // A copy of this id being committed by this process: its outcome decides what this one is.
+      for (let first = log.inFlight(organizationId, id); first; first = log.inFlight(organizationId, id)) await first.catch(() => {});
+      if (tenant.has(id)) {
+        if (!tenant.sameAs(id, input)) throw duplicate(id, DIFFERENT);
+        return replay(log.pendingResponse(organizationId, id) ?? (await tenant.data.response(id)), id);
+      }
+    }
+    // From the checks above to queueing the row, nothing awaits: a concurrent copy of this id in
+    // this process sees it.
+    const scored = scorer.scoreToRecord(input, { ...tenant.context, earlier });
+    const { result, transaction: tx, features } = scored;
+    const writeBehind = log.durability === 'write_behind';
+    // Write-behind: this process's history has it at once. Commit: every process's history gets it
+    // from the live feed once it is committed, this one's before the answer is sent.
+    if (writeBehind) tenant.add(tx);
+    recorded(scored);
+    if (custom?.note) result.notes.push(custom.note);
+    const body = JSON.stringify(result);
+    const row = {
+      transaction_id: tx.transaction_id,
+      time: tx.time,
+      amount: tx.amount,
+      customer_id: tx.customer_id,
+      merchant_id: tx.merchant_id,
+      location: tx.location,
+      payment_type: tx.payment_type,
+      source: 'scored' as const,
+      decision: result,
+      response: body,
+      features,
+    };
+    if (writeBehind) log.push(organizationId, row);
+    else if (!(await log.commit(organizationId, row))) {
+      // Another process recorded this id first: answer as a retry of the one it stored.
+      const stored = await tenant.data.get(tx.transaction_id);
+      if (!stored || !sameTransaction(stored, tx)) throw duplicate(tx.transaction_id, DIFFERENT);
+      return replay(stored.response, tx.transaction_id);
+    }
+    return { body, replayed: false };
+  }
+}

@@ -1,0 +1,52 @@
+// What a route needs before it can do anything, in one place for every surface: a loaded model
+// (else 503 with the reason it is missing), a scorer, and on the customer surface an API key (one
+// onRequest hook for every /api/v1 route, routes/v1.ts). Sessions and CSRF are caller.ts's.
+
+import type { FastifyRequest } from 'fastify';
+import type { Service } from '../app/service.ts';
+import { available } from '../app/errors.ts';
+import type { LiveApiKey } from '../storage/accounts-store.ts';
+import type { ModelBundle } from '../model/model.ts';
+import type { Scorer } from '../scoring/scorer.ts';
+import { requireAccounts } from './caller.ts';
+import { ApiError } from './errors.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The API key a `/api/v1` request authenticated with. */
+    apiKey?: LiveApiKey;
+  }
+}
+
+/** The loaded model, or 503 with the reason it is unavailable. */
+export function requireModel(service: Service): ModelBundle {
+  return available(service.model);
+}
+
+/** The scorer to use, or 503 `model_unavailable` (shared by both surfaces). */
+export function requireScorer(service: Service, scorer = service.scorer): Scorer {
+  requireModel(service);
+  if (!scorer) throw new ApiError(503, 'model_unavailable', 'No model is loaded.', 'Restart the server with a complete model folder.');
+  return scorer;
+}
+
+function bearer(request: FastifyRequest): string | undefined {
+  const h = request.headers.authorization;
+  const m = typeof h === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(h) : null;
+  return m?.[1];
+}
+
+/**
+ * An onRequest hook: the request's API key, or 401 `invalid_api_key`. A request without any key is
+ * refused 401 whatever the configuration (missing credentials are the caller's to fix); one with a
+ * key, on a server without sign-in (keys cannot be checked), 503 `auth_not_configured`.
+ */
+export function keyAuthentication(service: Service) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const secret = bearer(request);
+    if (!secret) throw new ApiError(401, 'invalid_api_key', 'This endpoint needs an API key.', 'Send the header Authorization: Bearer <API key>; an organization owner creates keys with POST /api/organizations/{id}/api-keys.');
+    const key = await requireAccounts(service).authenticateKey(secret);
+    if (!key) throw new ApiError(401, 'invalid_api_key', 'The API key is not valid: unknown, rotated out or revoked.', 'Use a current key of your organization, or ask an owner to create one.');
+    request.apiKey = key;
+  };
+}

@@ -1,0 +1,127 @@
+// An organization's live data in the database: its recorded transactions with the decisions that
+// were answered, their outcomes and every change of them, its entities' totals and its ring
+// analyses. Everything that reads live data goes through `organizationData(db, id)`, whose every
+// statement is bound to that one organization: a route holds an `OrganizationData` only after
+// deciding who the caller is, and cannot ask it for another organization's rows
+// (test/storage/live-store.test.ts holds every method to that).
+//
+// This class is the one place that binds an organization (organization-scope.ts); the statements
+// live in one module per concern, each taking the scope this class made:
+//   transaction-insert.ts   storing transactions
+//   transaction-reads.ts    one transaction, its response, the listing, what an import stored
+//   outcome-changes.ts      setting outcomes and reading their changes
+//   history-load.ts         what a process keeps of the history, from a floor on
+//   entity-evidence.ts      an entity's earlier transactions and its summary
+//   weekly-aggregates.ts    a performance report's buckets
+//   rings-store.ts          ring windows' transactions and their stored rings
+
+import type { EarlierTransaction, HistoryTransaction } from '../domain/transaction.ts';
+import type { Ring } from '../domain/rings.ts';
+import type { Db, Queryable } from './db.ts';
+import type { FeedSnapshot } from './live-feed.ts';
+import type { NewTransaction, OutcomeChangeRow, TransactionRow } from './live-rows.ts';
+import { bindOrganization, type OrganizationScope } from './organization-scope.ts';
+import { earlierTransactions, entitySummary, type EntitySummary } from './entity-evidence.ts';
+import { loadHistory, type HistoryLoader } from './history-load.ts';
+import { applyOutcomes, outcomeChanges, type OutcomeInput, type OutcomeResult } from './outcome-changes.ts';
+import { storedRings, storeRings, windowTransactions } from './rings-store.ts';
+import { insertTransactions } from './transaction-insert.ts';
+import { getTransaction, importedBy, listTransactions, responseBody, type ListFilters } from './transaction-reads.ts';
+import { labelledScores, scoredFeatures, weeklyAggregates, type WeekAggregate } from './weekly-aggregates.ts';
+
+export function organizationData(db: Db, organizationId: string): OrganizationData {
+  return new OrganizationData(db, organizationId);
+}
+
+/** The organization's live data; each method's statements are described where they are written. */
+export class OrganizationData {
+  private readonly scope: OrganizationScope;
+
+  constructor(
+    db: Db,
+    readonly organizationId: string,
+  ) {
+    this.scope = bindOrganization(db, organizationId);
+  }
+
+  /** Stores transactions in one database transaction (`into`, when given: the caller's); an id
+   *  the organization already has is left as it is (transaction-insert.ts). */
+  insert(rows: readonly NewTransaction[], into: Queryable | undefined = undefined): Promise<Map<string, number>> {
+    return insertTransactions(this.scope, rows, into);
+  }
+
+  /** What a process keeps of the organization's history, in one snapshot (history-load.ts). */
+  loadHistory(now: number, into: HistoryLoader): Promise<{ floor: number; seen: FeedSnapshot }> {
+    return loadHistory(this.scope, now, into);
+  }
+
+  /** Up to `limit` of an entity's transactions before `before`, newest first (entity-evidence.ts). */
+  earlier(role: 'customer' | 'merchant' | 'channel', entity: { customer_id: string; merchant_id: string; payment_type: string; location: string }, before: number, limit: number): Promise<EarlierTransaction[]> {
+    return earlierTransactions(this.scope, role, entity, before, limit);
+  }
+
+  /** A customer's or merchant's summary; undefined when the organization has none of it (entity-evidence.ts). */
+  entity(role: 'customer' | 'merchant', id: string): Promise<EntitySummary | undefined> {
+    return entitySummary(this.scope, role, id);
+  }
+
+  get(transactionId: string): Promise<TransactionRow | undefined> {
+    return getTransaction(this.scope, transactionId);
+  }
+
+  /** The exact response body answered for a scored transaction (transaction-reads.ts). */
+  response(transactionId: string): Promise<string | undefined> {
+    return responseBody(this.scope, transactionId);
+  }
+
+  /** The decision log's listing, a page after `startingAfter`; undefined for a cursor the
+   *  organization does not have (transaction-reads.ts). */
+  list(filters: ListFilters, limit: number, startingAfter?: string): Promise<{ rows: TransactionRow[]; hasMore: boolean } | undefined> {
+    return listTransactions(this.scope, filters, limit, startingAfter);
+  }
+
+  /** Every outcome change of these transactions (by seq), oldest first (outcome-changes.ts). */
+  outcomeChanges(seqs: readonly number[]): Promise<Map<number, OutcomeChangeRow[]>> {
+    return outcomeChanges(this.scope, seqs);
+  }
+
+  /** Sets outcomes in one database transaction, in the order given (outcome-changes.ts). */
+  applyOutcomes(inputs: readonly OutcomeInput[]): Promise<{ results: OutcomeResult[]; xid: number | undefined }> {
+    return applyOutcomes(this.scope, inputs);
+  }
+
+  /** What one import job stored (transaction-reads.ts). */
+  importedBy(jobId: string): Promise<{ imported: number; labelled: number; fraud: number; first: number | null; last: number | null }> {
+    return importedBy(this.scope, jobId);
+  }
+
+  /** A ring window's transactions, in time order (rings-store.ts). */
+  windowTransactions(from: number, to: number): Promise<HistoryTransaction[]> {
+    return windowTransactions(this.scope, from, to);
+  }
+
+  /** Stores a window's rings and tells every process (rings-store.ts). */
+  storeRings(start: number, rings: readonly Ring[]): Promise<void> {
+    return storeRings(this.scope, start, rings);
+  }
+
+  /** The rings of the latest `windows` analysed windows (rings-store.ts). */
+  storedRings(windows: number): Promise<Ring[]> {
+    return storedRings(this.scope, windows);
+  }
+
+  /** Scored transactions in [from, to) per `period`-long bucket (weekly-aggregates.ts). */
+  weeklyAggregates(from: number, to: number, period: number, quantiles: readonly number[]): Promise<WeekAggregate[]> {
+    return weeklyAggregates(this.scope, from, to, period, quantiles);
+  }
+
+  /** A bounded sample of the scored transactions' features per bucket (weekly-aggregates.ts). */
+  scoredFeatures(from: number, to: number, period: number, strides: readonly number[]): Promise<{ week: number; risk_score: number; location: string; payment_type: string; features: Uint8Array }[]> {
+    return scoredFeatures(this.scope, from, to, period, strides);
+  }
+
+  /** Scores and outcomes of the labelled scored transactions per bucket (weekly-aggregates.ts). */
+  labelledScores(from: number, to: number, period: number): Promise<{ week: number; risk_score: number; label: 0 | 1 }[]> {
+    return labelledScores(this.scope, from, to, period);
+  }
+}

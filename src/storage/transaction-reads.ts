@@ -1,0 +1,93 @@
+// Reading an organization's recorded transactions back, as the decision log shows them: one
+// transaction with its answered response, the listing with its filters and cursor, and what one
+// import job stored. Every statement reads the scope's organization only (organization-scope.ts).
+//
+// Speed: listings read the (organization, …, time, seq) indexes from the newest end (or the oldest).
+// Response bodies are stored raw-deflated (transaction-insert.ts) and inflated here.
+
+import { inflateRawSync } from 'node:zlib';
+import type { TransactionRow } from './live-rows.ts';
+import type { OrganizationScope } from './organization-scope.ts';
+
+export interface ListFilters {
+  decision?: string | undefined;
+  risk_band?: string | undefined;
+  outcome?: 'fraud' | 'legit' | 'none' | undefined;
+  customer_id?: string | undefined;
+  merchant_id?: string | undefined;
+  /** Epoch ms, inclusive. */
+  from?: number | undefined;
+  /** Epoch ms, exclusive. */
+  to?: number | undefined;
+  /** `newest` first (the default) or `oldest` first (a review queue works from the oldest). */
+  order?: 'newest' | 'oldest' | undefined;
+}
+
+const ROW_COLUMNS = 'seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source, response, label, label_known_ms, outcome_source, outcome_reported_by';
+
+/** A row as the database sends it: the response still deflated. */
+type StoredRow = Omit<TransactionRow, 'response'> & { response: Uint8Array | null };
+
+function inflate(bytes: Uint8Array): string {
+  return inflateRawSync(bytes).toString('utf8');
+}
+
+function readRow(row: StoredRow): TransactionRow {
+  return { ...row, response: row.response ? inflate(row.response) : null };
+}
+
+export async function getTransaction(scope: OrganizationScope, transactionId: string): Promise<TransactionRow | undefined> {
+  const [row] = await scope.db.query<StoredRow>(`SELECT ${ROW_COLUMNS} FROM transactions WHERE organization_id = $1 AND transaction_id = $2`, [scope.organizationId, transactionId]);
+  return row && readRow(row);
+}
+
+/** The exact response body answered for a scored transaction (undefined for an unknown id or an
+ *  imported one). */
+export async function responseBody(scope: OrganizationScope, transactionId: string): Promise<string | undefined> {
+  const [row] = await scope.db.query<{ response: Uint8Array | null }>('SELECT response FROM transactions WHERE organization_id = $1 AND transaction_id = $2', [scope.organizationId, transactionId]);
+  return row?.response ? inflate(row.response) : undefined;
+}
+
+/** Newest first (time, then the order recorded), or oldest first, after the transaction
+ *  `startingAfter` when given; `limit + 1` rows are read to tell whether there are more.
+ *  Undefined when `startingAfter` is not one of the organization's transactions. */
+export async function listTransactions(scope: OrganizationScope, filters: ListFilters, limit: number, startingAfter?: string): Promise<{ rows: TransactionRow[]; hasMore: boolean } | undefined> {
+  const oldest = filters.order === 'oldest';
+  const params: unknown[] = [scope.organizationId];
+  const where = ['organization_id = $1'];
+  const add = (clause: (p: string) => string, value: unknown) => {
+    params.push(value);
+    where.push(clause(`$${params.length}`));
+  };
+  if (filters.decision !== undefined) add((p) => `decision = ${p}`, filters.decision);
+  if (filters.risk_band !== undefined) add((p) => `risk_band = ${p}`, filters.risk_band);
+  if (filters.outcome === 'none') where.push('label IS NULL');
+  else if (filters.outcome !== undefined) add((p) => `label = ${p}`, filters.outcome === 'fraud' ? 1 : 0);
+  if (filters.customer_id !== undefined) add((p) => `customer_id = ${p}`, filters.customer_id);
+  if (filters.merchant_id !== undefined) add((p) => `merchant_id = ${p}`, filters.merchant_id);
+  if (filters.from !== undefined) add((p) => `time_ms >= ${p}`, filters.from);
+  if (filters.to !== undefined) add((p) => `time_ms < ${p}`, filters.to);
+  if (startingAfter !== undefined) {
+    const [cursor] = await scope.db.query<{ time_ms: number; seq: number }>('SELECT time_ms, seq FROM transactions WHERE organization_id = $1 AND transaction_id = $2', [scope.organizationId, startingAfter]);
+    if (!cursor) return undefined;
+    params.push(cursor.time_ms, cursor.seq);
+    where.push(`(time_ms, seq) ${oldest ? '>' : '<'} ($${params.length - 1}, $${params.length})`);
+  }
+  params.push(limit + 1);
+  const rows = await scope.db.query<StoredRow>(
+    `SELECT ${ROW_COLUMNS} FROM transactions WHERE ${where.join(' AND ')} ORDER BY ${oldest ? 'time_ms, seq' : 'time_ms DESC, seq DESC'} LIMIT $${params.length}`,
+    params,
+  );
+  const hasMore = rows.length > limit;
+  return { rows: (hasMore ? rows.slice(0, limit) : rows).map(readRow), hasMore };
+}
+
+/** What one import job stored: rows, of them labelled and fraud, and their time range (ms). */
+export async function importedBy(scope: OrganizationScope, jobId: string): Promise<{ imported: number; labelled: number; fraud: number; first: number | null; last: number | null }> {
+  const [row] = await scope.db.query<{ imported: number; labelled: number; fraud: number; first: number | null; last: number | null }>(
+    `SELECT count(*)::int AS imported, count(label)::int AS labelled, coalesce(sum(label), 0)::int AS fraud, min(time_ms) AS first, max(time_ms) AS last
+     FROM transactions WHERE organization_id = $1 AND import_job_id = $2`,
+    [scope.organizationId, jobId],
+  );
+  return row!;
+}
