@@ -1,14 +1,26 @@
 // The public sandbox: what `POST /api/risk/score` (guests, the dashboard's score form) scores
 // against. It is the built-in example dataset (the service simulator's default run, the data the
 // built-in model was trained on) at its own simulated times, scored as of one second after its
-// newest transaction, so the same request always gets the same answer. It is built in memory at
-// start (about 1.5 s), never written to, and holds no organization's data.
+// newest transaction, so the same request always gets the same answer. It is never written to and
+// holds no organization's data.
+//
+// Start-up does not simulate. What the service says about the example without scoring it (its
+// figures, the moment it scores at, its locations) is kept in a small file under DATA_DIR once
+// known, keyed by the simulation's settings and the label delay, and read at start in
+// milliseconds. The history itself (a quarter of a million transactions) and its rings are built on
+// first use: the first sandbox score, ring listing or example import pays about as long as start-up
+// used to. The build checks the kept figures against the rows it simulated and replaces them if the
+// simulator changed since they were written.
 
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { History } from '../domain/history/history.ts';
 import { detectRings } from '../domain/rings.ts';
 import { RingIndex } from '../scoring/scorer.ts';
-import { DEFAULT_SIMULATION, simulate, SCENARIOS } from '../domain/simulate.ts';
+import { DEFAULT_SIMULATION, simulate, SCENARIOS, type SimulatedTransaction } from '../domain/simulate.ts';
 
 const Count = z.number().int().nonnegative();
 
@@ -32,23 +44,17 @@ export const ExampleDataset = z.object({
 });
 export type ExampleDataset = z.infer<typeof ExampleDataset>;
 
-export interface Sandbox {
-  history: History;
-  /** Its flagged rings (`ringIndex.rings`), looked up by merchant and channel. */
-  ringIndex: RingIndex;
-  /** When sandbox scores are made (epoch ms). */
-  asOf: number;
-  example: ExampleDataset;
-}
+/** What is known about the example without its history: kept on disk between starts. */
+const Facts = z.object({ key: z.string(), example: ExampleDataset, locations: z.array(z.string()) });
+type Facts = z.infer<typeof Facts>;
 
 /** How long after the example's newest transaction the sandbox scores. */
 const AFTER_NEWEST_MS = 1000;
+/** Bumped when the kept file's shape or meaning changes. */
+const FACTS_FORMAT = 1;
 
-export function buildSandbox(labelDelay: number): Sandbox {
-  const rows = simulate();
-  const history = new History(labelDelay).withRecords(rows.length);
-  for (const r of rows) history.add(r);
-  const asOf = history.newest + AFTER_NEWEST_MS;
+function factsOf(rows: readonly SimulatedTransaction[]): Facts {
+  const newest = rows.reduce((t, r) => Math.max(t, r.time), -Infinity);
   const fraud = rows.filter((r) => r.label === 1).length;
   const example: ExampleDataset = {
     name: 'built-in example (service simulator)',
@@ -65,8 +71,104 @@ export function buildSandbox(labelDelay: number): Sandbox {
     scenarios: Object.fromEntries(SCENARIOS.map((s) => [s, rows.filter((r) => r.scenario === s).length])),
     generate_with: 'npm run simulate -- --out example.csv',
     first_transaction_at: new Date(rows[0]!.time).toISOString(),
-    last_transaction_at: new Date(history.newest).toISOString(),
-    sandbox_as_of: new Date(asOf).toISOString(),
+    last_transaction_at: new Date(newest).toISOString(),
+    sandbox_as_of: new Date(newest + AFTER_NEWEST_MS).toISOString(),
   };
-  return { history, ringIndex: new RingIndex(detectRings(history.transactions, asOf, { labelDelay })), asOf, example };
+  return { key: '', example, locations: [...new Set(rows.map((r) => r.location))].sort() };
+}
+
+/** The history and rings, built on first use. */
+interface Built {
+  history: History;
+  ringIndex: RingIndex;
+}
+
+export class Sandbox {
+  private facts: Facts;
+  private built: Built | undefined;
+
+  /**
+   * @param labelDelay the model's label delay (the sandbox's labels become known that long after
+   *   their transactions).
+   * @param dir where the example's figures are kept between starts (DATA_DIR); none: simulated at once.
+   */
+  constructor(
+    private readonly labelDelay: number,
+    private readonly dir?: string,
+  ) {
+    const key = createHash('sha256').update(JSON.stringify({ FACTS_FORMAT, DEFAULT_SIMULATION, labelDelay })).digest('hex').slice(0, 16);
+    const kept = dir === undefined ? undefined : this.read(key);
+    // Without kept figures the rows are simulated now and dropped: the build simulates them again
+    // rather than hold a quarter of a million objects until first use.
+    this.facts = kept ?? this.remember({ ...factsOf(simulate()), key });
+  }
+
+  /** The example's figures (GET /api/datasets/example). */
+  get example(): ExampleDataset {
+    return this.facts.example;
+  }
+
+  /** When sandbox scores are made (epoch ms). */
+  get asOf(): number {
+    return Date.parse(this.facts.example.sandbox_as_of);
+  }
+
+  /** Its transactions' locations, alphabetical. */
+  get locations(): readonly string[] {
+    return this.facts.locations;
+  }
+
+  /** How many transactions it holds. */
+  get size(): number {
+    return this.facts.example.rows;
+  }
+
+  /** The example history; built on first use. */
+  get history(): History {
+    return this.build().history;
+  }
+
+  /** Its flagged rings (`ringIndex.rings`), looked up by merchant and channel; built on first use. */
+  get ringIndex(): RingIndex {
+    return this.build().ringIndex;
+  }
+
+  private build(): Built {
+    if (this.built) return this.built;
+    const rows = simulate();
+    const fresh = { ...factsOf(rows), key: this.facts.key };
+    // Kept figures from before a change to the simulator: the rows decide.
+    if (!isDeepStrictEqual(fresh, this.facts)) this.facts = this.remember(fresh);
+    const history = new History(this.labelDelay).withRecords(rows.length);
+    for (const r of rows) history.add(r);
+    this.built = { history, ringIndex: new RingIndex(detectRings(history.transactions, this.asOf, { labelDelay: this.labelDelay })) };
+    return this.built;
+  }
+
+  private file(): string {
+    return join(this.dir!, 'sandbox', 'example.json');
+  }
+
+  private read(key: string): Facts | undefined {
+    try {
+      const facts = Facts.parse(JSON.parse(readFileSync(this.file(), 'utf8')));
+      return facts.key === key ? facts : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Keeps the figures for the next start (best effort: a read-only DATA_DIR only costs a simulation then). */
+  private remember(facts: Facts): Facts {
+    if (this.dir === undefined) return facts;
+    try {
+      const file = this.file();
+      mkdirSync(join(this.dir, 'sandbox'), { recursive: true });
+      writeFileSync(`${file}.tmp`, JSON.stringify(facts));
+      renameSync(`${file}.tmp`, file);
+    } catch {
+      // Not kept: the next start simulates again.
+    }
+    return facts;
+  }
 }

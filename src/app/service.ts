@@ -15,7 +15,7 @@ import { type Db } from '../storage/db.ts';
 import { openDatabase } from '../storage/open.ts';
 import { DatasetFiles, expireDue, liveStoredNames, sweepOrphans } from '../storage/datasets.ts';
 import { JobRunner } from '../jobs/runner.ts';
-import { buildSandbox, type Sandbox } from './sandbox.ts';
+import { Sandbox } from './sandbox.ts';
 import { DecisionLog } from '../live/decision-log.ts';
 import { Tenants } from '../live/tenants.ts';
 import { LiveTail } from '../live/tail.ts';
@@ -94,7 +94,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
   step('database');
   try {
     const labelDelay = isProblem(loaded.model) ? DEFAULT_LABEL_DELAY_MS : loaded.model.file.training.label_delay_ms;
-    const sandbox = buildSandbox(labelDelay);
+    const sandbox = new Sandbox(labelDelay, config.DATA_DIR);
     step('sandbox');
     const tail = new LiveTail(db, (changes) => tenants.apply(changes), (e) => log(`could not read the live feed: ${(e as Error).message}`));
     const decisionLog = new DecisionLog(db, config.DURABILITY, (stored) => tenants.apply(stored), (e) => log(`could not store scored transactions: ${(e as Error).message}`));

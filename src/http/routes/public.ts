@@ -79,7 +79,7 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
       evaluation: isProblem(metrics) ? { status: 'unavailable' as const, reason: metrics.reason } : { status: 'ok' as const, reason: null },
       database: { status: database ? ('ok' as const) : ('unavailable' as const), kind: service.db.kind },
       auth_configured: service.config.authConfigured,
-      history_transactions: service.sandbox.history.size,
+      history_transactions: service.sandbox.size,
       organizations_loaded: service.tenants.size,
       started_at: new Date(service.startedAt).toISOString(),
       startup_ms: service.startup,
@@ -129,8 +129,6 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
     };
   });
 
-  // The sandbox never changes, so its locations are listed once, on the first request.
-  let sandboxLocations: string[] | undefined;
   r.get('/api/risk/known-values', {
     schema: {
       tags: ['scoring'],
@@ -149,13 +147,7 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
     },
   }, async () => {
     const m = requireModel(service);
-    if (!sandboxLocations) {
-      const rows = service.sandbox.history.transactions;
-      const seen = new Set<string>();
-      for (let k = 0; k < rows.length; k++) seen.add(rows.location(k));
-      sandboxLocations = [...seen].sort();
-    }
-    return { model_id: m.file.id, payment_types: [...PAYMENT_TYPE_CODES], locations: sandboxLocations, sandbox_as_of: service.sandbox.example.sandbox_as_of };
+    return { model_id: m.file.id, payment_types: [...PAYMENT_TYPE_CODES], locations: [...service.sandbox.locations], sandbox_as_of: service.sandbox.example.sandbox_as_of };
   });
 
   r.get('/api/metrics/overview', { schema: { tags: ['evaluation'], summary: 'Measured results, each labelled with its data split', response: { 200: Anything, ...errors } } }, async () => {

@@ -1,0 +1,50 @@
+// The public sandbox starts without simulating once its figures are kept: the first start under a
+// data directory simulates and keeps them; the next reads them; the history and rings are built on
+// first use, and the rows they are built from decide when kept figures disagree with them.
+
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { Sandbox } from '../../src/app/sandbox.ts';
+import { DEFAULT_LABEL_DELAY_MS } from '../../src/domain/history/history.ts';
+import { tempDir } from '../support/temp.ts';
+
+t.test('figures are kept under the data directory and read at the next start', async (t) => {
+  const dir = tempDir('sandbox-');
+  const first = new Sandbox(DEFAULT_LABEL_DELAY_MS, dir);
+  const file = join(dir, 'sandbox', 'example.json');
+  const kept = JSON.parse(readFileSync(file, 'utf8'));
+  t.same(kept.example, first.example, 'the first start keeps the example\'s figures');
+
+  // A kept file the next start must read instead of simulating: its figures are the file's.
+  kept.example.description = 'read from the kept file';
+  writeFileSync(file, JSON.stringify(kept));
+  const second = new Sandbox(DEFAULT_LABEL_DELAY_MS, dir);
+  t.equal(second.example.description, 'read from the kept file', 'the next start read the file, not the simulator');
+  t.equal(second.asOf, first.asOf);
+  t.same(second.locations, first.locations);
+
+  // First use builds the history from the simulated rows, which decide: the figures are corrected
+  // and kept again.
+  t.equal(second.history.size, first.example.rows, 'the history holds every example row');
+  t.same(second.example, first.example, 'figures that disagree with the rows are replaced on first use');
+  t.same(JSON.parse(readFileSync(file, 'utf8')).example, first.example, 'and kept');
+  t.equal(second.history.newest + 1000, second.asOf, 'scores are made a second after the newest transaction');
+  const locations = new Set<string>();
+  for (let k = 0; k < second.history.transactions.length; k++) locations.add(second.history.transactions.location(k));
+  t.same([...locations].sort(), second.locations, 'the kept locations are the history\'s');
+  t.ok(second.ringIndex.rings.length > 0, 'rings are found on first use');
+});
+
+t.test('a kept file for other settings is not used', async (t) => {
+  const dir = tempDir('sandbox-');
+  new Sandbox(DEFAULT_LABEL_DELAY_MS, dir);
+  const file = join(dir, 'sandbox', 'example.json');
+  const kept = JSON.parse(readFileSync(file, 'utf8'));
+  kept.example.description = 'for another label delay';
+  writeFileSync(file, JSON.stringify(kept));
+  const other = new Sandbox(DEFAULT_LABEL_DELAY_MS * 2, dir);
+  t.not(other.example.description, 'for another label delay', 'a different label delay simulates afresh');
+  writeFileSync(file, '{ not json');
+  t.ok(new Sandbox(DEFAULT_LABEL_DELAY_MS, dir).example.rows > 0, 'an unreadable file is simulated past');
+});
