@@ -13,9 +13,10 @@ export const ERROR_REASONS = [
 ] as const;
 export type ErrorReason = (typeof ERROR_REASONS)[number];
 
-/** What kind of refusal: the caller's input conflicts with what is stored, names nothing, or the
- *  service cannot do it now. */
-export type AppErrorKind = 'conflict' | 'not_found' | 'unavailable';
+/** What kind of refusal: the caller is not known, may not do it, sent what cannot be used, names
+ *  nothing (or nothing they may see), conflicts with what is stored or is not ready yet, sent too
+ *  much or too often, asks for what has gone, or the service cannot do it now. */
+export type AppErrorKind = 'unauthorized' | 'forbidden' | 'invalid' | 'not_found' | 'conflict' | 'not_ready' | 'too_large' | 'too_many' | 'gone' | 'unavailable';
 
 export class AppError extends Error {
   constructor(
@@ -23,6 +24,8 @@ export class AppError extends Error {
     readonly reason: ErrorReason,
     message: string,
     readonly fix: string,
+    /** More of `detail`, e.g. `fields` of a validation failure. */
+    readonly extra: Record<string, unknown> = {},
   ) {
     super(message);
   }

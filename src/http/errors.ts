@@ -13,7 +13,18 @@ import { AppError, type AppErrorKind, type ErrorReason } from '../app/errors.ts'
 
 
 /** The HTTP status of each kind of refusal a use case makes. */
-const STATUS_OF: Record<AppErrorKind, number> = { conflict: 409, not_found: 404, unavailable: 503 };
+const STATUS_OF: Record<AppErrorKind, number> = {
+  unauthorized: 401,
+  forbidden: 403,
+  invalid: 422,
+  not_found: 404,
+  conflict: 409,
+  not_ready: 409,
+  too_large: 413,
+  too_many: 429,
+  gone: 410,
+  unavailable: 503,
+};
 
 export class ApiError extends Error {
   constructor(
@@ -127,7 +138,7 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof ApiError) return sendError(reply, err);
-    if (err instanceof AppError) return reply.code(STATUS_OF[err.kind]).send(errorBody(err.reason, err.message, err.fix));
+    if (err instanceof AppError) return reply.code(STATUS_OF[err.kind]).send(errorBody(err.reason, err.message, err.fix, err.extra));
     if (hasZodFastifySchemaValidationErrors(err)) {
       const fields = fieldsOf(err as FastifyError & { validation?: ZodIssueLike[] });
       return reply.code(422).send(errorBody('validation_failed', `The request has ${fields.length === 1 ? 'a field' : 'fields'} of the wrong shape.`, 'Correct the fields listed in detail.fields and send the request again.', { fields }));
