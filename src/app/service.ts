@@ -15,6 +15,10 @@ import { type Db } from '../storage/db.ts';
 import { openDatabase } from '../storage/open.ts';
 import { DatasetFiles, expireDue, liveStoredNames, sweepOrphans } from '../storage/datasets.ts';
 import { JobRunner } from '../jobs/runner.ts';
+import { WorkerPool } from '../jobs/worker-pool.ts';
+import { scoreDatasetHandler } from '../jobs/score-dataset-job.ts';
+import { historyImportHandler } from '../jobs/history-import-job.ts';
+import { ringsHandler } from '../jobs/rings-job.ts';
 import { Sandbox } from './sandbox.ts';
 import { DecisionLog } from '../live/decision-log.ts';
 import { Tenants } from '../live/tenants.ts';
@@ -138,12 +142,18 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       queued: () => void jobs?.poll(),
       onError: (e) => log(`ring windows: ${(e as Error).message}`),
     });
-    const jobs = isProblem(loaded.model)
-      ? undefined
-      : new JobRunner({ db, datasets, dataDir: config.DATA_DIR, modelDir: config.MODEL_DIR, maxRunning: config.MAX_RUNNING_JOBS, staleMs: config.JOB_STALE_SECONDS * 1000, log, labelDelay, example: () => sandbox.history.transactions, beforeHistoryImport: () => decisionLog.flush(), onHistoryImported: (id) => {
-            tenants.forget(id);
-            void rings.imported(id);
-          } });
+    // Jobs run in this process by kind; the runner knows none of them.
+    const jobRunner = () => {
+      const pool = new WorkerPool(config.MODEL_DIR, config.MAX_RUNNING_JOBS);
+      return new JobRunner({ db, dataDir: config.DATA_DIR, pool, maxRunning: config.MAX_RUNNING_JOBS, staleMs: config.JOB_STALE_SECONDS * 1000, log })
+        .register('score', scoreDatasetHandler({ db, datasets, pool, dataDir: config.DATA_DIR }))
+        .register('history_import', historyImportHandler({ db, datasets, labelDelay, example: () => sandbox.history.transactions, beforeImport: () => decisionLog.flush(), imported: (id) => {
+          tenants.forget(id);
+          void rings.imported(id);
+        } }))
+        .register('rings', ringsHandler(db, labelDelay));
+    };
+    const jobs = isProblem(loaded.model) ? undefined : jobRunner();
     await jobs?.start();
     step('jobs');
     await rings.start();

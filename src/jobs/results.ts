@@ -5,8 +5,20 @@
 
 import { createReadStream } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { ResultRow } from './batch-score.ts';
+
+/** Where jobs' result files are kept: DATA_DIR/results. */
+export function resultsDir(dataDir: string): string {
+  return join(dataDir, 'results');
+}
+
+/** A job's result lines (`<id>.ndjson`, with `.idx`, `.csv` and, while it runs, `.features` beside). */
+export function resultPath(dataDir: string, jobId: string): string {
+  if (!/^job_[\w-]+$/.test(jobId)) throw new Error('not a job id');
+  return join(resultsDir(dataDir), `${jobId}.ndjson`);
+}
 
 export async function readPage(path: string, page: number, pageSize: number): Promise<{ rows: ResultRow[]; total: number }> {
   const idx = new Float64Array(new Uint8Array(await readFile(`${path}.idx`)).buffer);
