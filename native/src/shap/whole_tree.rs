@@ -4,8 +4,8 @@
 //! right, missing values and categories included) at every internal node: the covers are
 //! constants. A tree with n internal nodes therefore has at most 2^n SHAP vectors, each nonzero
 //! only on the tree's d distinct split features. For small trees (the service's built-in models
-//! have n ≤ 6) they are all tabulated at load, computed by the per-leaf machinery of the parent
-//! module with the decisions taken from the bits of the index. Explaining a row then costs, per
+//! have n ≤ 6) they are all tabulated at load, computed by the per-leaf machinery of `table` with
+//! the decisions taken from the bits of the index. Explaining a row then costs, per
 //! tree, n decisions (bit k = the decision at the tree's k-th internal node, breadth-first), one
 //! n-bit index and d additions from one contiguous row of the table; no per-node state at all.
 //!
@@ -13,7 +13,8 @@
 //! in practice) and per model (`MAX_MODEL_ENTRIES`); trees past either bound keep the per-leaf
 //! tables, and trees that have none (a zero cover ratio) stay on the recursive algorithm.
 
-use super::{Inner, LeafTable, RowState, Shap};
+use super::table::{Inner, LeafTable, RowState};
+use super::Shap;
 use crate::predict::Compiled;
 
 /// Largest number of internal nodes of a tree that gets a whole-tree table.
