@@ -4,8 +4,8 @@
 //!
 //! Made here rather than in JavaScript because building and encoding about 1.2 KB of text a row
 //! was half of a job's time there (bench/README.md, bench:batch). The lines are byte for byte
-//! `JSON.stringify` of the row (`ResultRow`, src/jobs/batch-score.ts) and the download's cells in
-//! the columns of src/jobs/csv-out.ts `downloadColumns(top)`: one reason cell per reason the
+//! `JSON.stringify` of the row (`ResultRow`, src/jobs/result-row.ts) and the download's cells in
+//! the columns of src/jobs/result-row.ts `downloadColumns(top)`: one reason cell per reason the
 //! format keeps (`top`), every cell a spreadsheet would run as a formula defused.
 
 use crate::reasons::{Ranked, Reasons};
@@ -263,7 +263,7 @@ impl LineFormat {
             });
             json.extend_from_slice(b"}\n");
 
-            // The download line (csv-out.ts `downloadColumns(self.top)`).
+            // The download line (result-row.ts `downloadColumns(self.top)`).
             numbers.csv(csv, 0);
             csv.push(b',');
             if let Some(id) = id {
@@ -360,7 +360,7 @@ pub fn json_string(out: &mut Vec<u8>, s: &[u8]) {
 
 /// A text cell of the download: defused when a spreadsheet would run it as a formula (leading
 /// `=`, `+`, `-`, `@`, tab or carriage return, prefixed with an apostrophe), quoted when it holds
-/// a comma, quote or line break (csv-out.ts `csvCell`).
+/// a comma, quote or line break (result-row.ts).
 pub fn csv_text(out: &mut Vec<u8>, s: &[u8]) {
     let formula = matches!(s.first(), Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r'));
     let quoted = s.iter().fold(false, |any, &c| any | (c == b'"') | (c == b',') | (c == b'\n') | (c == b'\r'));

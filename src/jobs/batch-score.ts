@@ -19,7 +19,7 @@ import { call, resultLines, type LineSetup } from '../addon/addon.ts';
 import { averagePrecision, brier, expectedCalibrationError, rocAuc } from '../model/metrics.ts';
 import type { ColumnMapping } from '../datasets/csv.ts';
 import { jobRows, type JobRows } from './job-rows.ts';
-import { csvHeader } from './csv-out.ts';
+import { csvHeader } from './result-row.ts';
 import { CHANNELS } from '../domain/channels.ts';
 import { FeatureSpill } from './feature-spill.ts';
 import { DRIFT_SAMPLE, DriftCounter, type DriftReport } from '../model/drift.ts';
@@ -52,21 +52,6 @@ export interface BatchSummary {
 }
 
 /** One result line (also the shape of a result page's row). */
-export interface ResultRow {
-  row: number;
-  transaction_id: string;
-  amount: number;
-  customer_id: string;
-  merchant_id: string;
-  risk_score: number;
-  risk_band: string;
-  decision: string;
-  path: 'MODEL' | 'COLD_START';
-  channel_scores: Record<string, number>;
-  top_reasons: { feature: string; contribution: number; text: string }[];
-  label: 0 | 1 | null;
-}
-
 /** Reasons per result row unless the job says otherwise. */
 const TOP_REASONS = 3;
 /** Result bytes a stream may hold before the scoring loop waits for the disk (per stream). */

@@ -1,13 +1,13 @@
 // A finished job's result files, all written by the job (batch-score.ts): one JSON line per scored
 // row; `<result>.idx`, the byte offset of every line and then the file's length (Float64 each), so
 // that a page is one read of a byte range however large the file; and the download CSV
-// (csv-out.ts), streamed as it is, after a comment line when the job warns of drift.
+// (result-row.ts), streamed as it is, after a comment line when the job warns of drift.
 
 import { createReadStream } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import type { ResultRow } from './batch-score.ts';
+import type { ResultRow } from './result-row.ts';
 
 /** Where jobs' result files are kept: DATA_DIR/results. */
 export function resultsDir(dataDir: string): string {

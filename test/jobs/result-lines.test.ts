@@ -10,8 +10,9 @@
 import t from 'tap';
 import { call, reasons, resultLines, type LineSetup, type ReasonSetup } from '../../src/addon/addon.ts';
 import { RecordStore } from '../../src/domain/history/records.ts';
-import { lineSetup, type ResultRow } from '../../src/jobs/batch-score.ts';
-import { csvHeader } from '../../src/jobs/csv-out.ts';
+import { lineSetup } from '../../src/jobs/batch-score.ts';
+import { type ResultRow } from '../../src/jobs/result-row.ts';
+import { csvHeader, downloadColumns, RESULT_ROW_KEYS } from '../../src/jobs/result-row.ts';
 import { loadModelFolder } from '../../src/model/bundle.ts';
 import { isProblem } from '../../src/model/model.ts';
 import { reasonSetup, topReasons, type ChannelExplanation } from '../../src/scoring/explain.ts';
@@ -32,10 +33,15 @@ function csvCell(value: unknown): string {
   return NEEDS_QUOTES.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 function csvLine(r: ResultRow, channels: readonly string[], top: number): string {
-  const cells = [r.row, r.transaction_id, r.amount, r.customer_id, r.merchant_id, r.risk_score, r.risk_band, r.decision, r.path];
-  for (const c of ['tabular', 'behavioral', 'velocity', 'graph']) cells.push(channels.includes(c) ? r.channel_scores[c] : '');
-  for (let k = 0; k < top; k++) cells.push(r.top_reasons[k]?.text ?? '');
-  cells.push(r.label ?? '');
+  // The columns as the service defines them (result-row.ts), each read from the row.
+  const cells = downloadColumns(top).map((column): string | number => {
+    if (column.startsWith('score_')) {
+      const c = column.slice('score_'.length);
+      return channels.includes(c) ? r.channel_scores[c]! : '';
+    }
+    if (column.startsWith('reason_')) return r.top_reasons[Number(column.slice('reason_'.length)) - 1]?.text ?? '';
+    return (r[column as keyof ResultRow] as string | number | null) ?? '';
+  });
   return cells.map(csvCell).join(',') + '\r\n';
 }
 
@@ -264,6 +270,7 @@ function compare(t: Test, setup: LineSetup, r: Rows, batch: number) {
   const csvLines = got.csv.split(/(?<=\r\n)/);
   t.equal(jsonLines.length, want.json.length, 'one JSON line per row');
   t.equal(csvLines.length, want.csv.length, 'one download line per row');
+  t.same(Object.keys(JSON.parse(jsonLines[0]!)), [...RESULT_ROW_KEYS], "a result line's keys are the service's (result-row.ts), in its order");
   const firstJson = want.json.findIndex((l, j) => l !== jsonLines[j]);
   t.equal(firstJson, -1, firstJson < 0 ? 'every JSON line as the plain rendering writes it' : `row ${firstJson + 1}:\n${jsonLines[firstJson]}\n${want.json[firstJson]}`);
   const firstCsv = want.csv.findIndex((l, j) => l !== csvLines[j]);
