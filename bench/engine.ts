@@ -6,7 +6,7 @@
 // overhead, the model's memory, and the largest difference from LightGBM. The last line printed is
 // one JSON object with the figures and ratios.
 
-import { call, lightgbmReference, loadModel, noopCall, trainLightgbm } from '../src/addon/addon.ts';
+import { lightgbmReference, loadModel, noopCall, trainLightgbm } from '../src/addon/addon.ts';
 import { syntheticMatrix } from '../tools/training/synthetic.ts';
 import { benchmarkCommandLine, compare, fmt, quick, time } from './harness.ts';
 
@@ -81,7 +81,7 @@ const shapSingle = compare(
 );
 const shapBatched = compare(
   'TreeSHAP, batch',
-  () => { sink += call(() => ours.shapBatch(shapBatch))[0]!; },
+  () => { sink += ours.shapBatch(shapBatch)[0]!; },
   shapBatchRows,
   () => { sink += theirs.predictContrib(shapBatch)[0]!; },
   shapBatchRows,

@@ -15,7 +15,7 @@ import { History } from '../domain/history/history.ts';
 import type { ModelBundle, ModeName } from '../model/model.ts';
 import { BANDS, combineInto, DECISIONS, isCold } from '../model/combine.ts';
 import { reasonSetup } from '../scoring/explain.ts';
-import { call, resultLines, type LineSetup } from '../addon/addon.ts';
+import { resultLines, type LineSetup } from '../addon/addon.ts';
 import { averagePrecision, brier, expectedCalibrationError, rocAuc } from '../model/metrics.ts';
 import type { ColumnMapping } from '../datasets/csv.ts';
 import { jobRows, type JobRows } from './job-rows.ts';
@@ -229,11 +229,11 @@ async function scoreAndWrite(
       }
       let json = jsonBuffers.take();
       let csv = csvBuffers.take();
-      const [jsonBytes, csvBytes] = call(() => lines.write(start + 1, count, matrices, phi, scores, codes, cols.amounts, cols.labels, cols.customers, cols.merchants, cols.idBytes, cols.idOffsets, resultBytes, lineStarts, json, csv));
+      const [jsonBytes, csvBytes] = lines.write(start + 1, count, matrices, phi, scores, codes, cols.amounts, cols.labels, cols.customers, cols.merchants, cols.idBytes, cols.idOffsets, resultBytes, lineStarts, json, csv);
       if (jsonBytes > json.length || csvBytes > csv.length) {
         json = jsonBuffers.grow(json, jsonBytes);
         csv = csvBuffers.grow(csv, csvBytes);
-        call(() => lines.copyInto(json, csv));
+        lines.copyInto(json, csv);
       }
       resultBytes += jsonBytes;
       const [jsonDone, csvDone] = [json, csv];

@@ -8,7 +8,7 @@
 // (native/src/reasons.rs), once for both paths: `topReasons` here (single requests) and the batch
 // job's result lines (native/src/lines.rs, set up from `reasonSetup`).
 
-import { call, reasons, type Reasons, type ReasonSetup } from '../addon/addon.ts';
+import { reasons, type Reasons, type ReasonSetup } from '../addon/addon.ts';
 import { PAYMENT_TYPE_CODES } from '../domain/features/tabular.ts';
 
 export type Kind = 'money' | 'count' | 'ratio' | 'rate' | 'flag' | 'hour' | 'weekday' | 'seconds_log' | 'payment_type' | 'number';
@@ -144,7 +144,7 @@ export function topReasons(channels: readonly ChannelExplanation[], n: number): 
   const { reasons: native, out } = p;
   // The texts one after another, and per reason: contribution, channel, feature, end of its
   // text, whether it increases the risk (native/src/bindings.rs `Reasons.top`).
-  const texts = call(() => native.top(row, n, out));
+  const texts = native.top(row, n, out);
   const list: ScoreReason[] = [];
   let from = 0;
   for (let i = 0, o = 1; i < out[0]!; i++, o += 5) {

@@ -3,7 +3,7 @@
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EngineError, call, loadModel, loadModelFile, trainLightgbm } from '../../src/addon/addon.ts';
+import { EngineError, loadModel, loadModelFile, trainLightgbm } from '../../src/addon/addon.ts';
 import { syntheticMatrix } from '../../tools/training/synthetic.ts';
 import { tempDir } from '../support/temp.ts';
 
@@ -46,14 +46,14 @@ t.test('model files: unreadable is model_io, good loads', async (t) => {
   t.equal(loadModelFile(join(dir, 'model.txt')).numFeatures, 4);
 });
 
-t.test('rows of the wrong width are invalid_input', async (t) => {
+t.test('rows of the wrong width are invalid_input: every engine method throws typed errors, unwrapped', async (t) => {
   const engine = loadModel(good);
-  t.equal(codeOf(() => call(() => engine.predictRaw(new Float64Array(3)))).code, 'invalid_input');
-  t.equal(codeOf(() => call(() => engine.shap(new Float64Array(5)))).code, 'invalid_input');
-  t.equal(codeOf(() => call(() => engine.shapInto(new Float64Array(5), new Float64Array(6)))).code, 'invalid_input');
-  t.equal(codeOf(() => call(() => engine.shapInto(new Float64Array(4), new Float64Array(4)))).code, 'invalid_input', 'an output without room for the expected value');
+  t.equal(codeOf(() => engine.predictRaw(new Float64Array(3))).code, 'invalid_input');
+  t.equal(codeOf(() => engine.shap(new Float64Array(5))).code, 'invalid_input');
+  t.equal(codeOf(() => engine.shapInto(new Float64Array(5), new Float64Array(6))).code, 'invalid_input');
+  t.equal(codeOf(() => engine.shapInto(new Float64Array(4), new Float64Array(4))).code, 'invalid_input', 'an output without room for the expected value');
   const shared = new Float64Array(9);
-  t.equal(codeOf(() => call(() => engine.shapInto(shared.subarray(0, 4), shared.subarray(3, 8)))).code, 'invalid_input', 'an output overlapping the row');
-  t.equal(codeOf(() => call(() => engine.predictRawBatch(new Float64Array(10)))).code, 'invalid_input');
+  t.equal(codeOf(() => engine.shapInto(shared.subarray(0, 4), shared.subarray(3, 8))).code, 'invalid_input', 'an output overlapping the row');
+  t.equal(codeOf(() => engine.predictRawBatch(new Float64Array(10))).code, 'invalid_input');
   t.equal(engine.predictRawBatch(new Float64Array(0)).length, 0, 'an empty batch is fine');
 });

@@ -8,7 +8,7 @@
 // the download's header to its rows for other numbers of reasons.
 
 import t from 'tap';
-import { call, reasons, resultLines, type LineSetup, type ReasonSetup } from '../../src/addon/addon.ts';
+import { reasons, resultLines, type LineSetup, type ReasonSetup } from '../../src/addon/addon.ts';
 import { RecordStore } from '../../src/domain/history/records.ts';
 import { lineSetup } from '../../src/jobs/batch-score.ts';
 import { type ResultRow } from '../../src/jobs/result-row.ts';
@@ -250,7 +250,7 @@ function native(t: Test, setup: LineSetup, r: Rows, batch: number, base: number)
     let csvOut = Buffer.alloc(1 << 20);
     const [jsonBytes, csvBytes] = lines.write(from + 1, count, values, phi, r.scores.subarray(from * width, to * width), r.codes.subarray(from * 3, to * 3), cols.amounts, cols.labels, cols.customers, cols.merchants, cols.idBytes, cols.idOffsets, at, startsOut, jsonOut, csvOut);
     if (jsonBytes > jsonOut.length || csvBytes > csvOut.length) {
-      t.throws(() => call(() => lines.copyInto(jsonOut, csvOut)), { code: 'invalid_input' }, 'copyInto refuses a buffer too small');
+      t.throws(() => lines.copyInto(jsonOut, csvOut), { code: 'invalid_input' }, 'copyInto refuses a buffer too small');
       jsonOut = Buffer.alloc(jsonBytes);
       csvOut = Buffer.alloc(csvBytes);
       lines.copyInto(jsonOut, csvOut);
@@ -314,7 +314,7 @@ t.test('arrays that disagree with the batch are refused with invalid_input, not 
   const lines = resultLines(setup);
   const cols = rows.store.columns(0, 10);
   const write = (over: Partial<{ scores: Float64Array; codes: Uint8Array; customers: Int32Array; count: number }>) =>
-    call(() => lines.write(1, over.count ?? 10, rows.values, rows.phi, over.scores ?? rows.scores, over.codes ?? rows.codes, cols.amounts, cols.labels, over.customers ?? cols.customers, cols.merchants, cols.idBytes, cols.idOffsets, 0, new Float64Array(10), Buffer.alloc(1 << 16), Buffer.alloc(1 << 16)));
+    lines.write(1, over.count ?? 10, rows.values, rows.phi, over.scores ?? rows.scores, over.codes ?? rows.codes, cols.amounts, cols.labels, over.customers ?? cols.customers, cols.merchants, cols.idBytes, cols.idOffsets, 0, new Float64Array(10), Buffer.alloc(1 << 16), Buffer.alloc(1 << 16));
   t.throws(() => write({ scores: rows.scores.subarray(0, 5) }), { code: 'invalid_input' }, 'scores too short');
   t.throws(() => write({ count: 11 }), { code: 'invalid_input' }, 'more rows than the columns hold');
   t.throws(() => write({ codes: new Uint8Array(30).fill(9) }), { code: 'invalid_input' }, 'a band code with no name');
@@ -325,10 +325,10 @@ t.test('arrays that disagree with the batch are refused with invalid_input, not 
   t.doesNotThrow(() => write({}), 'the same call with consistent arrays');
   // A single row's reasons: the same codes through explain.ts's addon object.
   const single = reasons(setup.reasons);
-  t.throws(() => call(() => single.top(new Float64Array(single.rowWidth - 1), 3, new Float64Array(16))), { code: 'invalid_input' }, 'a row of the wrong width');
-  t.throws(() => call(() => single.top(new Float64Array(0), 3, new Float64Array(16))), { code: 'invalid_input' }, 'an empty row');
+  t.throws(() => single.top(new Float64Array(single.rowWidth - 1), 3, new Float64Array(16)), { code: 'invalid_input' }, 'a row of the wrong width');
+  t.throws(() => single.top(new Float64Array(0), 3, new Float64Array(16)), { code: 'invalid_input' }, 'an empty row');
   const ranked = new Float64Array(single.rowWidth).fill(1);
-  t.throws(() => call(() => single.top(ranked, 3, new Float64Array(15))), { code: 'invalid_input' }, 'no room for the reasons found');
+  t.throws(() => single.top(ranked, 3, new Float64Array(15)), { code: 'invalid_input' }, 'no room for the reasons found');
   t.equal(single.top(ranked, 3, new Float64Array(16)).length > 0, true, 'room for them');
   t.throws(() => reasons({ ...setup.reasons, channels: [{ ...first, display: [] }] }), { code: 'invalid_input' }, 'names that do not match the features');
 });
