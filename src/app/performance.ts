@@ -11,11 +11,22 @@
 //
 // Each week also carries drift (model/drift.ts): the features its scored transactions were scored
 // with, against the model's reference, on an even sample of at most DRIFT_SAMPLE of them.
+//
+// The use case (`weeklyPerformance`, GET /api/organizations/{id}/performance) reads the weeks of the
+// organization a checked membership names (organization-caller.ts), through its `OrganizationData`,
+// with the scorer of the organization's active custom model (the built-in model's without one).
 
-import type { ModeName, ModelBundle } from '../model/model.ts';
+import type { ModeName, ModelBundle, ModelProblem } from '../model/model.ts';
 import { DRIFT_SAMPLE, DriftCounter, type DriftReport } from '../model/drift.ts';
-import type { OrganizationData } from '../storage/organization-data.ts';
+import type { Db } from '../storage/db.ts';
+import { activeModelIdOf } from '../storage/models-store.ts';
+import { organizationData, type OrganizationData } from '../storage/organization-data.ts';
 import { averagePrecision, rocAuc } from '../model/metrics.ts';
+import type { DecisionLog } from '../live/decision-log.ts';
+import type { Scorer } from '../scoring/scorer.ts';
+import { available, modelUnavailable } from './errors.ts';
+import type { OrganizationCaller } from './organization-caller.ts';
+import type { ScorerFor } from './score-and-record.ts';
 
 export const MIN_LABELLED = 20;
 export const SCORE_QUANTILES = [0.1, 0.25, 0.5, 0.75, 0.9, 0.99] as const;
@@ -146,4 +157,28 @@ async function weeklyDrift(data: OrganizationData, model: ModelBundle, from: num
     if (counter.addPacked(new Float32Array(bytes.buffer, 0, bytes.length >> 2), r.payment_type, r.location)) counter.addScore(r.risk_score);
   }
   return counters;
+}
+
+/** What the performance report needs of the service. */
+export interface PerformanceDeps {
+  db: Db;
+  /** The loaded model, or why there is none (`unavailable` with its reason). */
+  model: ModelBundle | ModelProblem;
+  /** The built-in model's scorer; undefined when no model is loaded. */
+  scorer: Scorer | undefined;
+  /** The scorer of an organization's active custom model. */
+  scorerForModel: ScorerFor;
+  /** Flushed first: transactions answered a moment ago may not be stored yet. */
+  decisionLog: DecisionLog;
+}
+
+/** The organization's last `weeks` ISO weeks, oldest first, measured with the scorer it scores
+ *  with (its active custom model's, else the built-in one), or `unavailable` without a model. */
+export async function weeklyPerformance(deps: PerformanceDeps, caller: OrganizationCaller, weeks: number): Promise<{ modelId: string; weeks: WeekPerformance[] }> {
+  const active = await activeModelIdOf(deps.db, caller.organizationId);
+  const scorer = (active ? (await deps.scorerForModel(active))?.scorer : undefined) ?? deps.scorer;
+  available(deps.model);
+  if (!scorer) throw modelUnavailable();
+  await deps.decisionLog.flush();
+  return { modelId: scorer.modelId, weeks: await organizationPerformance(organizationData(deps.db, caller.organizationId), scorer.bundle, weeks, Date.now()) };
 }

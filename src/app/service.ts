@@ -20,11 +20,13 @@ import { scoreDatasetHandler } from '../jobs/score-dataset-job.ts';
 import { historyImportHandler } from '../jobs/history-import-job.ts';
 import { ringsHandler } from '../jobs/rings-job.ts';
 import { Sandbox } from './sandbox.ts';
-import { DecisionLog } from '../live/decision-log.ts';
-import { Tenants } from '../live/tenants.ts';
-import { LiveTail } from '../live/tail.ts';
-import { RingWindows } from '../live/ring-windows.ts';
+import type { DecisionLog } from '../live/decision-log.ts';
+import type { Tenants } from '../live/tenants.ts';
+import { Live } from '../live/live.ts';
+import type { LiveTail } from '../live/tail.ts';
+import type { RingWindows } from '../live/ring-windows.ts';
 import { Accounts } from './accounts.ts';
+import type { TokenVerifierOptions } from './tokens.ts';
 import { ScoreAndRecord } from './score-and-record.ts';
 import { applySettings } from '../model/custom.ts';
 import { getCustomModel } from '../storage/models-store.ts';
@@ -32,7 +34,6 @@ import { getCustomModel } from '../storage/models-store.ts';
 /** How old a file in the uploads directory must be before the sweeper removes it for belonging
  *  to no dataset (an upload in progress is stored a moment before it is recorded). */
 const ORPHAN_GRACE_MS = 3_600_000;
-import type { TokenVerifierOptions } from './tokens.ts';
 
 export interface Service {
   config: Config;
@@ -100,9 +101,8 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
     const labelDelay = isProblem(loaded.model) ? DEFAULT_LABEL_DELAY_MS : loaded.model.file.training.label_delay_ms;
     const sandbox = new Sandbox(labelDelay, config.DATA_DIR);
     step('sandbox');
-    const tail = new LiveTail(db, (changes) => tenants.apply(changes), (e) => log(`could not read the live feed: ${(e as Error).message}`));
-    const decisionLog = new DecisionLog(db, config.DURABILITY, (stored) => tenants.apply(stored), (e) => log(`could not store scored transactions: ${(e as Error).message}`));
-    const tenants = new Tenants(db, decisionLog, labelDelay, clock);
+    const live = new Live({ db, durability: config.DURABILITY, labelDelay, clock, log, queued: () => void jobs?.poll() });
+    const { tenants, decisionLog, tail, rings } = live;
     await tail.start();
     step('tail');
     const datasets = new DatasetFiles(config.DATA_DIR);
@@ -133,24 +133,12 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       customScorers.set(id, entry);
       return entry;
     };
-    const rings = new RingWindows({
-      db,
-      clock,
-      labelDelay,
-      refresh: (id) => tenants.refreshRings(id),
-      organizations: () => tenants.organizations(),
-      queued: () => void jobs?.poll(),
-      onError: (e) => log(`ring windows: ${(e as Error).message}`),
-    });
     // Jobs run in this process by kind; the runner knows none of them.
     const jobRunner = () => {
       const pool = new WorkerPool(config.MODEL_DIR, config.MAX_RUNNING_JOBS);
       return new JobRunner({ db, dataDir: config.DATA_DIR, pool, maxRunning: config.MAX_RUNNING_JOBS, staleMs: config.JOB_STALE_SECONDS * 1000, log })
         .register('score', scoreDatasetHandler({ db, datasets, pool, dataDir: config.DATA_DIR }))
-        .register('history_import', historyImportHandler({ db, datasets, labelDelay, example: () => sandbox.history.transactions, beforeImport: () => decisionLog.flush(), imported: (id) => {
-          tenants.forget(id);
-          void rings.imported(id);
-        } }))
+        .register('history_import', historyImportHandler({ db, datasets, labelDelay, example: () => sandbox.history.transactions, beforeImport: () => decisionLog.flush(), imported: (id) => live.imported(id) }))
         .register('rings', ringsHandler(db, labelDelay));
     };
     const jobs = isProblem(loaded.model) ? undefined : jobRunner();

@@ -11,7 +11,8 @@ import { CHANNEL_FEATURES } from '../../domain/features/extract.ts';
 import { PAYMENT_TYPE_CODES } from '../../domain/features/tabular.ts';
 import { isProblem, MODE_NAMES, type MetricsFile } from '../../model/model.ts';
 import type { Service } from '../../app/service.ts';
-import { storedRings } from '../../live/ring-windows.ts';
+import { OrganizationCaller } from '../../app/organization-caller.ts';
+import { ringsToList } from '../../app/rings.ts';
 import { ExampleDataset } from '../../app/sandbox.ts';
 import { keyAuthentication, requireModel } from '../guards.ts';
 import { available } from '../../app/errors.ts';
@@ -177,7 +178,7 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
   }, async (request) => {
     const m = requireMetrics(service);
     const key = request.headers.authorization === undefined ? undefined : (await keyAuthentication(service)(request), request.apiKey!);
-    const rings = key ? await storedRings(service.db, key.organization_id) : service.sandbox.ringIndex.rings;
+    const rings = await ringsToList(service, key ? OrganizationCaller.key(key) : undefined);
     return {
       model_id: m.model_id,
       evaluation: m.rings,

@@ -2,27 +2,24 @@
 // on its own organization's transactions (`/api/v1/transactions/...`, `/api/v1/outcomes`); a member
 // does the same from the dashboard (`/api/organizations/{id}/transactions...`, session and CSRF),
 // and lists them newest first with filters and cursor paging. Every read goes through the
-// organization's `OrganizationData` (src/storage/live-store.ts), bound to the organization the key
+// organization's `OrganizationData` (src/storage/organization-data.ts), bound to the organization the key
 // or the membership names, so another organization's transaction is simply not found (404).
+// The use cases are app/decisions.ts's and app/performance.ts's; this file reads the request, names
+// whom it acts for (app/organization-caller.ts) and shapes the reply.
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Service } from '../../app/service.ts';
-import { OUTCOME_SOURCES, reportOutcomes, type OutcomeReport } from '../../app/outcomes.ts';
-import { transactionRecord, type TransactionRecord } from '../../app/transaction-record.ts';
-import { ENTITY_RECENT } from '../../storage/entity-evidence.ts';
-import { organizationData, type OrganizationData } from '../../storage/organization-data.ts';
-import type { OutcomeResult } from '../../storage/outcome-changes.ts';
+import { OUTCOME_SOURCES, type OutcomeReport } from '../../app/outcomes.ts';
+import { decisionList, decisionRecord, ENTITY_RECENT, entitySummary, reportOutcome, reportOutcomesInBulk } from '../../app/decisions.ts';
+import { OrganizationCaller } from '../../app/organization-caller.ts';
 import { MODE_NAMES } from '../../model/model.ts';
 import { requireUser } from '../caller.ts';
-import { ApiError } from '../errors.ts';
 import { memberOrganization } from '../ownership.ts';
 import { Channels, ErrorResponse, NO_NUL, ReasonSchema, ScoreResponse } from '../schemas.ts';
 import { DriftReportSchema } from '../../model/drift.ts';
-import { requireScorer } from '../guards.ts';
-import { organizationPerformance, MIN_LABELLED } from '../../app/performance.ts';
-import { activeModelIdOf } from '../../storage/models-store.ts';
+import { weeklyPerformance, MIN_LABELLED } from '../../app/performance.ts';
 
 /** Most outcomes in one bulk request. */
 export const MAX_BULK_OUTCOMES = 1000;
@@ -105,17 +102,6 @@ const ListQuery = z
   })
   .strict();
 
-const notFound = (id: string) => new ApiError(404, 'not_found', `No transaction ${id} in this organization.`, 'Check the transaction_id: it is the one sent with (or returned by) the score request.');
-
-/** One record with its outcome history, or 404. */
-async function readRecord(service: Service, data: OrganizationData, transactionId: string): Promise<TransactionRecord> {
-  await service.decisionLog.flush();
-  const row = await data.get(transactionId);
-  if (!row) throw notFound(transactionId);
-  const changes = await data.outcomeChanges([row.seq]);
-  return transactionRecord(row, changes.get(row.seq) ?? []);
-}
-
 const toReport = (id: string, b: z.infer<typeof OutcomeBody>): OutcomeReport => ({
   transaction_id: id,
   outcome: b.outcome,
@@ -123,32 +109,11 @@ const toReport = (id: string, b: z.infer<typeof OutcomeBody>): OutcomeReport => 
   reported_at: b.reported_at === undefined ? undefined : Date.parse(b.reported_at),
 });
 
-/** Reports one outcome and answers the record, or 404 / 422 with nothing changed. */
-async function reportOne(service: Service, organizationId: string, transactionId: string, body: z.infer<typeof OutcomeBody>, reportedBy: string): Promise<TransactionRecord> {
-  const data = organizationData(service.db, organizationId);
-  const [result] = await reportOutcomes(service.decisionLog, service.tail, data, [toReport(transactionId, body)], reportedBy, Date.now());
-  if (result!.status === 'not_found') throw notFound(transactionId);
-  if (result!.status === 'invalid') {
-    throw new ApiError(422, 'validation_failed', result!.message, 'Send reported_at between the transaction\'s time and now, or leave it out to mean now.', { fields: [{ path: 'body.reported_at', message: result!.message }] });
-  }
-  return readRecord(service, data, transactionId);
-}
-
-const bulkResults = (results: OutcomeResult[]) => ({
-  results: results.map((r) =>
-    r.status === 'applied'
-      ? { transaction_id: r.transaction_id, status: r.status }
-      : r.status === 'not_found'
-        ? { transaction_id: r.transaction_id, status: r.status, message: 'No such transaction in this organization.' }
-        : { transaction_id: r.transaction_id, status: r.status, message: r.message },
-  ),
-});
-
 /** The organization of a member's request, or 404 (401/503 as for every signed-in route). */
-async function memberData(service: Service, request: FastifyRequest, organizationId: string): Promise<{ userId: string; organizationId: string }> {
+async function memberData(service: Service, request: FastifyRequest, organizationId: string): Promise<OrganizationCaller> {
   const { user } = requireUser(request, service);
   const org = await memberOrganization(service, organizationId, user.id);
-  return { userId: user.id, organizationId: org.id };
+  return OrganizationCaller.member(org, user.id);
 }
 
 const Rate = z.number().nullable();
@@ -193,7 +158,7 @@ export function keyTransactionRoutes(app: FastifyInstance, service: Service): vo
   r.get('/api/v1/transactions/:transaction_id', {
     schema: { tags: ['decisions'], summary: "A recorded transaction of the key's organization, with its decision and outcome", security: [{ apiKey: [] }], params: TxParams, response: { 200: TransactionRecordSchema, ...keyErrors } },
   }, async (request) => {
-    return readRecord(service, organizationData(service.db, request.apiKey!.organization_id), request.params.transaction_id);
+    return decisionRecord(service, OrganizationCaller.key(request.apiKey!), request.params.transaction_id);
   });
 
   r.post('/api/v1/transactions/:transaction_id/outcome', {
@@ -206,7 +171,7 @@ export function keyTransactionRoutes(app: FastifyInstance, service: Service): vo
       body: OutcomeBody,
       response: { 200: TransactionRecordSchema, ...keyErrors },
     },
-  }, async (request) => reportOne(service, request.apiKey!.organization_id, request.params.transaction_id, request.body, `key:${request.apiKey!.id}`));
+  }, async (request) => reportOutcome(service, OrganizationCaller.key(request.apiKey!), toReport(request.params.transaction_id, request.body)));
 
   r.post('/api/v1/outcomes', {
     // A thousand outcomes with ids of up to 200 characters.
@@ -220,9 +185,8 @@ export function keyTransactionRoutes(app: FastifyInstance, service: Service): vo
       response: { 200: BulkResult, ...keyErrors },
     },
   }, async (request) => {
-    const data = organizationData(service.db, request.apiKey!.organization_id);
     const reports = request.body.outcomes.map((o) => toReport(o.transaction_id, o));
-    return bulkResults(await reportOutcomes(service.decisionLog, service.tail, data, reports, `key:${request.apiKey!.id}`, Date.now()));
+    return { results: await reportOutcomesInBulk(service, OrganizationCaller.key(request.apiKey!), reports) };
   });
 
 }
@@ -241,16 +205,16 @@ export function memberTransactionRoutes(app: FastifyInstance, service: Service):
       response: { 200: z.object({ data: z.array(TransactionRecordSchema), has_more: z.boolean() }), ...memberErrors },
     },
   }, async (request) => {
-    const { organizationId } = await memberData(service, request, request.params.id);
+    const caller = await memberData(service, request, request.params.id);
     const q = request.query;
-    await service.decisionLog.flush();
-    const page = await organizationData(service.db, organizationId).list(
+    const page = await decisionList(
+      service,
+      caller,
       { decision: q.decision, risk_band: q.risk_band, outcome: q.outcome, customer_id: q.customer_id, merchant_id: q.merchant_id, from: q.from === undefined ? undefined : Date.parse(q.from), to: q.to === undefined ? undefined : Date.parse(q.to), order: q.order },
       q.limit,
       q.starting_after,
     );
-    if (!page) throw new ApiError(404, 'not_found', `starting_after names no transaction ${q.starting_after} in this organization.`, 'Pass the transaction_id of the last item of the previous page.');
-    return { data: page.rows.map((row) => transactionRecord(row)), has_more: page.hasMore };
+    return { data: page.records, has_more: page.hasMore };
   });
 
   r.get('/api/organizations/:id/performance', {
@@ -263,12 +227,9 @@ export function memberTransactionRoutes(app: FastifyInstance, service: Service):
       response: { 200: z.object({ organization_id: z.string(), model_id: z.string(), min_labelled: z.number().int(), weeks: z.array(WeekSchema) }), ...memberErrors },
     },
   }, async (request) => {
-    const { organizationId } = await memberData(service, request, request.params.id);
-    const active = await activeModelIdOf(service.db, organizationId);
-    const scorer = requireScorer(service, active ? (await service.scorerForModel(active))?.scorer : service.scorer);
-    await service.decisionLog.flush();
-    const weeks = await organizationPerformance(organizationData(service.db, organizationId), scorer.bundle, request.query.weeks, Date.now());
-    return { organization_id: organizationId, model_id: scorer.modelId, min_labelled: MIN_LABELLED, weeks };
+    const caller = await memberData(service, request, request.params.id);
+    const { modelId, weeks } = await weeklyPerformance(service, caller, request.query.weeks);
+    return { organization_id: caller.organizationId, model_id: modelId, min_labelled: MIN_LABELLED, weeks };
   });
 
   r.get('/api/organizations/:id/entities/:role/:entity_id', {
@@ -280,11 +241,9 @@ export function memberTransactionRoutes(app: FastifyInstance, service: Service):
       response: { 200: EntitySchema, ...memberErrors },
     },
   }, async (request) => {
-    const { organizationId } = await memberData(service, request, request.params.id);
+    const caller = await memberData(service, request, request.params.id);
     const { role, entity_id } = request.params;
-    await service.decisionLog.flush();
-    const e = await organizationData(service.db, organizationId).entity(role, entity_id);
-    if (!e) throw new ApiError(404, 'not_found', `No transaction of ${role} ${entity_id} in this organization.`, `Check the ${role} id: it is matched exactly, as it was sent with the transactions.`);
+    const e = await entitySummary(service, caller, role, entity_id);
     const iso = (ms: number) => new Date(ms).toISOString();
     return {
       role,
@@ -298,14 +257,14 @@ export function memberTransactionRoutes(app: FastifyInstance, service: Service):
   r.get('/api/organizations/:id/transactions/:transaction_id', {
     schema: { tags: ['decisions'], summary: 'One recorded transaction with its decision, outcome and outcome history', params: OrgTxParams, response: { 200: TransactionRecordSchema, ...memberErrors } },
   }, async (request) => {
-    const { organizationId } = await memberData(service, request, request.params.id);
-    return readRecord(service, organizationData(service.db, organizationId), request.params.transaction_id);
+    const caller = await memberData(service, request, request.params.id);
+    return decisionRecord(service, caller, request.params.transaction_id);
   });
 
   r.post('/api/organizations/:id/transactions/:transaction_id/outcome', {
     schema: { tags: ['decisions'], summary: 'Report the outcome of a transaction from the dashboard (CSRF)', params: OrgTxParams, body: OutcomeBody, response: { 200: TransactionRecordSchema, ...memberErrors } },
   }, async (request) => {
-    const { organizationId, userId } = await memberData(service, request, request.params.id);
-    return reportOne(service, organizationId, request.params.transaction_id, request.body, userId);
+    const caller = await memberData(service, request, request.params.id);
+    return reportOutcome(service, caller, toReport(request.params.transaction_id, request.body));
   });
 }

@@ -1,0 +1,99 @@
+// The decision log of an organization and the outcomes reported on it, as use cases for both
+// surfaces (routes/transactions.ts): an API key reads and reports on its own organization's
+// transactions; a member does the same from the dashboard, lists them with filters and cursor
+// paging, and reads a customer's or merchant's summary. Every read goes through the organization's
+// `OrganizationData` (storage/organization-data.ts), bound to the organization the caller acts for
+// (organization-caller.ts: the one the key or the membership names), so another organization's
+// transaction is simply not found. Each read flushes the write-behind queue first
+// (live/decision-log.ts), so a transaction answered a moment ago is read back.
+
+import { AppError } from './errors.ts';
+import type { OrganizationCaller } from './organization-caller.ts';
+import { reportOutcomes, type OutcomeReport } from './outcomes.ts';
+import { transactionRecord, type TransactionRecord } from './transaction-record.ts';
+import type { Db } from '../storage/db.ts';
+import type { EntitySummary } from '../storage/entity-evidence.ts';
+import { organizationData, type OrganizationData } from '../storage/organization-data.ts';
+import type { ListFilters } from '../storage/transaction-reads.ts';
+import type { DecisionLog } from '../live/decision-log.ts';
+import type { LiveTail } from '../live/tail.ts';
+
+/** How many of an entity's latest transactions its `recent` figures cover (for the reference). */
+export { ENTITY_RECENT } from '../storage/entity-evidence.ts';
+
+/** What these use cases need of the service. */
+export interface DecisionLogDeps {
+  db: Db;
+  /** Flushed before every read: transactions answered a moment ago may not be stored yet. */
+  decisionLog: DecisionLog;
+  /** Waited on after outcomes are applied, so this process's next request sees them. */
+  tail: LiveTail;
+}
+
+/** The listing's filters: times in epoch ms (`from` inclusive, `to` exclusive). */
+export type DecisionFilters = ListFilters;
+
+/** A bulk report's outcome per transaction, in the order sent. */
+export interface BulkOutcomeResult {
+  transaction_id: string;
+  status: 'applied' | 'not_found' | 'invalid';
+  message?: string;
+}
+
+const notFound = (id: string) => new AppError('not_found', 'not_found', `No transaction ${id} in this organization.`, 'Check the transaction_id: it is the one sent with (or returned by) the score request.');
+
+/** One record with its outcome history, or `not_found`. */
+async function readRecord(deps: DecisionLogDeps, data: OrganizationData, transactionId: string): Promise<TransactionRecord> {
+  await deps.decisionLog.flush();
+  const row = await data.get(transactionId);
+  if (!row) throw notFound(transactionId);
+  const changes = await data.outcomeChanges([row.seq]);
+  return transactionRecord(row, changes.get(row.seq) ?? []);
+}
+
+/** A recorded transaction of the caller's organization, with its outcome history. */
+export function decisionRecord(deps: DecisionLogDeps, caller: OrganizationCaller, transactionId: string): Promise<TransactionRecord> {
+  return readRecord(deps, organizationData(deps.db, caller.organizationId), transactionId);
+}
+
+/** A page of the organization's records after `startingAfter` (a transaction_id of the previous
+ *  page), or `not_found` for a cursor the organization does not have. */
+export async function decisionList(deps: DecisionLogDeps, caller: OrganizationCaller, filters: DecisionFilters, limit: number, startingAfter: string | undefined): Promise<{ records: TransactionRecord[]; hasMore: boolean }> {
+  await deps.decisionLog.flush();
+  const page = await organizationData(deps.db, caller.organizationId).list(filters, limit, startingAfter);
+  if (!page) throw new AppError('not_found', 'not_found', `starting_after names no transaction ${startingAfter} in this organization.`, 'Pass the transaction_id of the last item of the previous page.');
+  return { records: page.rows.map((row) => transactionRecord(row)), hasMore: page.hasMore };
+}
+
+/** A customer's or merchant's totals, recent decisions and counterparties in the organization, or
+ *  `not_found` when it has no transaction of it. */
+export async function entitySummary(deps: DecisionLogDeps, caller: OrganizationCaller, role: 'customer' | 'merchant', id: string): Promise<EntitySummary> {
+  await deps.decisionLog.flush();
+  const e = await organizationData(deps.db, caller.organizationId).entity(role, id);
+  if (!e) throw new AppError('not_found', 'not_found', `No transaction of ${role} ${id} in this organization.`, `Check the ${role} id: it is matched exactly, as it was sent with the transactions.`);
+  return e;
+}
+
+/** Reports one outcome and answers the record, or `not_found` / `invalid` with nothing changed. */
+export async function reportOutcome(deps: DecisionLogDeps, caller: OrganizationCaller, report: OutcomeReport): Promise<TransactionRecord> {
+  const data = organizationData(deps.db, caller.organizationId);
+  const [result] = await reportOutcomes(deps.decisionLog, deps.tail, data, [report], caller.by, Date.now());
+  if (result!.status === 'not_found') throw notFound(report.transaction_id);
+  if (result!.status === 'invalid') {
+    throw new AppError('invalid', 'validation_failed', result!.message, 'Send reported_at between the transaction\'s time and now, or leave it out to mean now.', { fields: [{ path: 'body.reported_at', message: result!.message }] });
+  }
+  return readRecord(deps, data, report.transaction_id);
+}
+
+/** Reports outcomes in order; each gets a status (and, unless applied, why). */
+export async function reportOutcomesInBulk(deps: DecisionLogDeps, caller: OrganizationCaller, reports: readonly OutcomeReport[]): Promise<BulkOutcomeResult[]> {
+  const data = organizationData(deps.db, caller.organizationId);
+  const results = await reportOutcomes(deps.decisionLog, deps.tail, data, reports, caller.by, Date.now());
+  return results.map((r) =>
+    r.status === 'applied'
+      ? { transaction_id: r.transaction_id, status: r.status }
+      : r.status === 'not_found'
+        ? { transaction_id: r.transaction_id, status: r.status, message: 'No such transaction in this organization.' }
+        : { transaction_id: r.transaction_id, status: r.status, message: r.message },
+  );
+}

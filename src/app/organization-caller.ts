@@ -1,0 +1,27 @@
+// Whom a request about an organization's live data acts for: the organization an authenticated API
+// key belongs to, or one a membership check has returned, and who that is (`key:<api key id>` or the
+// user id, kept with every outcome reported). The use cases of the decision log, outcomes,
+// performance and rings (decisions.ts, performance.ts, rings.ts) take the organization from this
+// and from nothing else, and read its data only through `organizationData` bound to it
+// (storage/organization-data.ts). Its constructor is private: one is made only from a key or from
+// the organization row a membership check answered (http/ownership.ts, app/ownership.ts).
+
+import type { LiveApiKey, OrganizationRow } from '../storage/accounts-store.ts';
+
+export class OrganizationCaller {
+  private constructor(
+    readonly organizationId: string,
+    /** Who acts: `key:<api key id>`, or a user id. */
+    readonly by: string,
+  ) {}
+
+  /** The organization of an API key the request authenticated with. */
+  static key(key: Pick<LiveApiKey, 'id' | 'organization_id'>): OrganizationCaller {
+    return new OrganizationCaller(key.organization_id, `key:${key.id}`);
+  }
+
+  /** An organization the signed-in user `userId` has been checked to belong to. */
+  static member(organization: Pick<OrganizationRow, 'id'>, userId: string): OrganizationCaller {
+    return new OrganizationCaller(organization.id, userId);
+  }
+}

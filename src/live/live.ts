@@ -1,0 +1,55 @@
+// A process's live state, wired in one place: each organization's history in memory (tenants.ts),
+// the decision log that stores what they score (decision-log.ts), this process's tail of the live
+// feed (tail.ts), and the weekly ring analyses (ring-windows.ts). What the log commits and what
+// the tail reads reach the tenants from here, so no caller outside this layer relays between them.
+
+import type { Db } from '../storage/db.ts';
+import { DecisionLog, type Durability } from './decision-log.ts';
+import { RingWindows } from './ring-windows.ts';
+import { LiveTail } from './tail.ts';
+import { Tenants } from './tenants.ts';
+
+export interface LiveOptions {
+  db: Db;
+  durability: Durability;
+  /** The model's label delay (imported labels are known that long after their transaction). */
+  labelDelay: number;
+  clock: () => number;
+  log: (msg: string) => void;
+  /** A ring analysis was queued: the job runner may claim it now. */
+  queued: () => void;
+}
+
+export class Live {
+  readonly tenants: Tenants;
+  /** Where organizations' scored transactions and decisions are stored (DURABILITY). */
+  readonly decisionLog: DecisionLog;
+  /** This process's tail of the live feed: what any process records reaches the tenants through it. */
+  readonly tail: LiveTail;
+  /** Each organization's weekly ring analyses: queued when due, read into the tenants. */
+  readonly rings: RingWindows;
+
+  constructor(o: LiveOptions) {
+    const { db, log } = o;
+    this.decisionLog = new DecisionLog(db, o.durability, (stored) => this.tenants.apply(stored), (e) => log(`could not store scored transactions: ${(e as Error).message}`));
+    this.tenants = new Tenants(db, this.decisionLog, o.labelDelay, o.clock);
+    this.tail = new LiveTail(db, (changes) => this.tenants.apply(changes), (e) => log(`could not read the live feed: ${(e as Error).message}`));
+    this.rings = new RingWindows({
+      db,
+      clock: o.clock,
+      labelDelay: o.labelDelay,
+      refresh: (id) => this.tenants.refreshRings(id),
+      organizations: () => this.tenants.organizations(),
+      queued: o.queued,
+      onError: (e) => log(`ring windows: ${(e as Error).message}`),
+    });
+  }
+
+  /** A history import stored rows into an organization's history: its copy in memory, which must
+   *  be built in time order, is dropped (the next request loads it again), and its ring windows
+   *  are looked at again. */
+  imported(organizationId: string): void {
+    this.tenants.forget(organizationId);
+    void this.rings.imported(organizationId);
+  }
+}
