@@ -1,6 +1,6 @@
 // `npm run bench:listing [-- --quick]`: a page of the decision log (`GET /api/organizations/{id}/
 // transactions`, 25 rows, newest first) with each filter, through the real data layer
-// (src/storage/live-store.ts `OrganizationData.list`), on an organization with a million stored
+// (src/storage/organization-data.ts `OrganizationData.list`), on an organization with a million stored
 // transactions (100,000 with --quick) beside another organization's 200,000 (20,000). The baseline
 // is the same query in the same run with the planner's index scans turned off: what the indexes
 // buy. Samples of both alternate; medians. Embedded database by default; `DATABASE_URL` set runs it

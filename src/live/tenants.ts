@@ -8,7 +8,7 @@
 //
 // A tenant holds what features can reach: the organization's last 31 days of transactions (from
 // the floor: the horizon before the newest of now and its newest transaction) and, for everything
-// before, the per-entity totals the database keeps (src/storage/live-store.ts `loadHistory`), so
+// before, the per-entity totals the database keeps (src/storage/history-load.ts `loadHistory`), so
 // loading it costs the same however much older history is stored. Evidence older than the floor
 // is read from the database when a response lists it (`earlier`); a retry of a transaction id
 // before the floor is found by the database's unique constraint (routes/v1.ts).
