@@ -5,7 +5,7 @@
 //
 // Why it looks the way it does:
 // - It runs on the event loop, not in a worker thread: the work is the database's. Rows go in
-//   2,500 per statement (live-store.ts), the loop is yielded between chunks, and each chunk
+//   2,500 per statement (storage/transaction-insert.ts), the loop is yielded between chunks, and each chunk
 //   reports real progress (rows handled / rows in the source) and beats the heart.
 // - An upload is read twice: a first pass checks every row (a time, none after the import began)
 //   so that a bad file fails the job with nothing stored, then the second stores it.
