@@ -42,6 +42,15 @@ interface Edge {
   to: string;
   /** As written in the importing file. */
   spec: string;
+  /** `import type` / `export type`: no value crosses. */
+  typeOnly: boolean;
+}
+
+/** Type-only imports of a file, by specifier. */
+function typeOnlySpecs(text: string): Set<string> {
+  const specs = new Set<string>();
+  for (const m of text.matchAll(/^(?:import|export)\s+type\s+[^;]*?from\s+['"]([^'"]+)['"]/gms)) specs.add(m[1]!);
+  return specs;
 }
 
 const files = sources(src).map((f) => relative(src, f));
@@ -49,12 +58,15 @@ const edges: Edge[] = [];
 const outside: Edge[] = [];
 for (const file of files) {
   const text = readFileSync(join(src, file), 'utf8');
+  const typeOnly = typeOnlySpecs(text);
+  const valueSpecs = new Set(ts.preProcessFile(text.replace(/^(?:import|export)\s+type\s+[^;]*?from\s+['"][^'"]+['"];?/gms, ''), true, true).importedFiles.map((r) => r.fileName));
   for (const ref of ts.preProcessFile(text, true, true).importedFiles) {
     const spec = ref.fileName;
     if (!spec.startsWith('.')) continue;
     const target = relative(src, resolve(src, dirname(file), spec));
-    if (target.startsWith('..')) outside.push({ from: file, to: relative(root, resolve(src, dirname(file), spec)), spec });
-    else edges.push({ from: file, to: target, spec });
+    const edge = { from: file, to: target, spec, typeOnly: typeOnly.has(spec) && !valueSpecs.has(spec) };
+    if (target.startsWith('..')) outside.push({ ...edge, to: relative(root, resolve(src, dirname(file), spec)) });
+    else edges.push(edge);
   }
 }
 
@@ -108,6 +120,13 @@ t.test('no import runs up a layer', async (t) => {
   t.same(upward, [], 'imports against the layer order');
 });
 
+t.test('routes call use cases: http/ takes no value from storage/, jobs/ or live/', async (t) => {
+  // Types may cross (a row type a route describes); a function or a constant means the route does
+  // a use case's work, which belongs in app/.
+  const reaching = edges.filter((e) => e.from.startsWith('http/') && !e.typeOnly && /^(storage|jobs|live)\//.test(e.to)).map((e) => `${e.from} imports ${e.spec}`);
+  t.same(reaching, [], 'value imports of storage, jobs or live state from the HTTP layer');
+});
+
 t.test('no import cycles', async (t) => {
   t.same(cycles().map((c) => c.join(' → ')), [], 'files that import each other, directly or around a circle');
 });
@@ -122,6 +141,8 @@ t.test('the check sees imports of every kind', async (t) => {
   // runner, a route imports a use case, and the addon wrapper loads the native module.
   t.ok(edges.length > 100, `${edges.length} imports read`);
   t.ok(outside.some((e) => e.from === 'addon/addon.ts' && e.to === 'native/index.js'), 'addon/addon.ts loads native/index.js');
-  const sample = ts.preProcessFile("import type { A } from './a.ts';\nexport { b } from '../b.ts';\nconst c = await import('./c.ts');\n", true, true).importedFiles.map((r) => r.fileName);
-  t.same(sample, ['./a.ts', '../b.ts', './c.ts'], 'type-only imports, re-exports and dynamic imports are all read');
+  const sampleText = "import type { A } from './a.ts';\nexport { b } from '../b.ts';\nconst c = await import('./c.ts');\nimport type {\n  D,\n} from './d.ts';\n";
+  const sample = ts.preProcessFile(sampleText, true, true).importedFiles.map((r) => r.fileName);
+  t.same(sample, ['./a.ts', '../b.ts', './c.ts', './d.ts'], 'type-only imports, re-exports and dynamic imports are all read');
+  t.same([...typeOnlySpecs(sampleText)], ['./a.ts', './d.ts'], 'type-only imports are told apart, over several lines too');
 });

@@ -1,5 +1,6 @@
 // Accounts as the service runs them: signing in (a verified identity-provider token becomes a
-// server-side session), resolving a session cookie, checking CSRF tokens, signing out, issuing,
+// server-side session; a refused token is `unauthorized`, `not_signed_in`, naming the token's
+// problem, and the token itself is never stored or logged), resolving a session cookie, checking CSRF tokens, signing out, issuing,
 // rotating and revoking API keys, authenticating a key, and counting its use. Routes call this;
 // SQL lives in storage/accounts-store.ts; secrets are generated and hashed in secrets.ts.
 //
@@ -19,7 +20,8 @@ import {
   type ApiKeyRow, type LiveApiKey, type SessionRow, type UserRow,
 } from '../storage/accounts-store.ts';
 import { randomId, randomSecret, SecretHasher } from './secrets.ts';
-import { TokenVerifier, type TokenVerifierOptions } from './tokens.ts';
+import { TokenError, TokenVerifier, type TokenVerifierOptions } from './tokens.ts';
+import { AppError } from './errors.ts';
 import { type Identity } from '../storage/accounts-store.ts';
 
 export interface SignedIn {
@@ -72,9 +74,20 @@ export class Accounts {
     this.ttlMs = config.SESSION_TTL_HOURS * 3_600_000;
   }
 
-  /** Verifies the token (throws TokenError) and opens a session for its user. */
-  async signIn(token: string): Promise<NewSession> {
-    const who: Identity = await this.verifier.verify(token);
+  /** Verifies the token and opens a session for its user. A refused token is `unauthorized`
+   *  (`not_signed_in`, with `token_problem` in the detail); `refused` hears the problem first, so
+   *  the caller can log it. */
+  async signIn(token: string, refused?: (problem: TokenError['code']) => void): Promise<NewSession> {
+    let who: Identity;
+    try {
+      who = await this.verifier.verify(token);
+    } catch (e) {
+      if (e instanceof TokenError) {
+        refused?.(e.code);
+        throw new AppError('unauthorized', 'not_signed_in', `The access token was refused: ${e.message}.`, 'Sign in again with the identity provider and send the new access token.', { token_problem: e.code });
+      }
+      throw e;
+    }
     const user = await upsertUser(this.db, who);
     const cookie = randomSecret();
     const csrf = randomSecret();

@@ -13,10 +13,12 @@ export const ERROR_REASONS = [
 ] as const;
 export type ErrorReason = (typeof ERROR_REASONS)[number];
 
-/** What kind of refusal: the caller is not known, may not do it, sent what cannot be used, names
- *  nothing (or nothing they may see), conflicts with what is stored or is not ready yet, sent too
- *  much or too often, asks for what has gone, or the service cannot do it now. */
-export type AppErrorKind = 'unauthorized' | 'forbidden' | 'invalid' | 'not_found' | 'conflict' | 'not_ready' | 'too_large' | 'too_many' | 'gone' | 'unavailable';
+/** What kind of refusal: the caller is not known, may not do it, sent what cannot be used, asks
+ *  for what does not apply to what it names (activating the built-in model, say), names nothing
+ *  (or nothing they may see), conflicts with what is stored or is not ready yet, sent too much or
+ *  too often, asks for more work than a limit of the service allows (a dataset over its rows),
+ *  asks for what has gone, or the service cannot do it now. */
+export type AppErrorKind = 'unauthorized' | 'forbidden' | 'invalid' | 'not_applicable' | 'not_found' | 'conflict' | 'not_ready' | 'too_large' | 'too_many' | 'over_limit' | 'gone' | 'unavailable';
 
 export class AppError extends Error {
   constructor(

@@ -17,11 +17,13 @@ const STATUS_OF: Record<AppErrorKind, number> = {
   unauthorized: 401,
   forbidden: 403,
   invalid: 422,
+  not_applicable: 400,
   not_found: 404,
   conflict: 409,
   not_ready: 409,
   too_large: 413,
   too_many: 429,
+  over_limit: 400,
   gone: 410,
   unavailable: 503,
 };
@@ -138,7 +140,11 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof ApiError) return sendError(reply, err);
-    if (err instanceof AppError) return reply.code(STATUS_OF[err.kind]).send(errorBody(err.reason, err.message, err.fix, err.extra));
+    if (err instanceof AppError) {
+      // A refusal that says when to try again (a quota) says it in Retry-After too.
+      if (typeof err.extra.retry_after_seconds === 'number') reply.header('retry-after', String(err.extra.retry_after_seconds));
+      return reply.code(STATUS_OF[err.kind]).send(errorBody(err.reason, err.message, err.fix, err.extra));
+    }
     if (hasZodFastifySchemaValidationErrors(err)) {
       const fields = fieldsOf(err as FastifyError & { validation?: ZodIssueLike[] });
       return reply.code(422).send(errorBody('validation_failed', `The request has ${fields.length === 1 ? 'a field' : 'fields'} of the wrong shape.`, 'Correct the fields listed in detail.fields and send the request again.', { fields }));

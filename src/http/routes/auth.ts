@@ -2,17 +2,16 @@
 // identity-provider access token, verified here (auth/tokens.ts), for the HttpOnly `service_session`
 // cookie and the readable `service_csrf` cookie; `POST /api/auth/logout` revokes the session on the
 // server and clears both; `GET /api/auth/me` says who is calling (`authenticated: false` for guests).
-// The token itself is never stored or logged.
+// The token itself is never stored or logged. Signing in and out are use cases of app/accounts.ts
+// (which refuses a bad token); this file keeps the cookies.
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { NewSession } from '../../app/accounts.ts';
-import { TokenError } from '../../app/tokens.ts';
 import type { Service } from '../../app/service.ts';
 import type { UserRow } from '../../storage/accounts-store.ts';
 import { CSRF_COOKIE, requireAccounts, requireUser, SESSION_COOKIE } from '../caller.ts';
-import { ApiError } from '../errors.ts';
 import { ErrorResponse } from '../schemas.ts';
 
 const SessionRequest = z.object({ access_token: z.string().min(1, 'access_token must not be empty').max(16_384, 'access_token is at most 16,384 characters').describe("The identity provider's access token (a JWT)") }).strict();
@@ -62,16 +61,7 @@ export function authRoutes(app: FastifyInstance, service: Service): void {
     },
   }, async (request, reply) => {
     const accounts = requireAccounts(service);
-    let s: NewSession;
-    try {
-      s = await accounts.signIn(request.body.access_token);
-    } catch (e) {
-      if (e instanceof TokenError) {
-        request.log.info({ reason: e.code }, 'sign-in refused');
-        throw new ApiError(401, 'not_signed_in', `The access token was refused: ${e.message}.`, 'Sign in again with the identity provider and send the new access token.', { token_problem: e.code });
-      }
-      throw e;
-    }
+    const s = await accounts.signIn(request.body.access_token, (problem) => request.log.info({ reason: problem }, 'sign-in refused'));
     setSessionCookies(reply, service, s);
     return { authenticated: true as const, user: describeUser(s.user), csrf_token: s.csrf, expires_at: s.session.expires_at.toISOString() };
   });

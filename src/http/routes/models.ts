@@ -2,18 +2,17 @@
 // made from the command line, `npm run model:create`, docs/accounts.md). Listing and reading a
 // custom model is for members of its organization (404 for anyone else); activating and
 // deactivating it is for owners (403 for members). An organization's active model is the one its
-// API keys score with; with none active they score with the built-in model.
+// API keys score with; with none active they score with the built-in model. Those decisions are the
+// use cases' (app/custom-models.ts); this file translates HTTP to them.
 
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { ModelBundle } from '../../model/model.ts';
 import type { CustomModel } from '../../model/custom.ts';
+import { customModelsVisibleTo, readCustomModel, setCustomModelActiveFor } from '../../app/custom-models.ts';
 import type { Service } from '../../app/service.ts';
-import { organizationForMember } from '../../storage/accounts-store.ts';
-import { customModelsOfUser, getCustomModel, setCustomModelActive } from '../../storage/models-store.ts';
 import { requireUser } from '../caller.ts';
-import { ApiError } from '../errors.ts';
 import { ErrorResponse, ModelIdParams } from '../schemas.ts';
 import { requireModel } from '../guards.ts';
 
@@ -34,20 +33,11 @@ export function modelRoutes(app: FastifyInstance, service: Service): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 503: ErrorResponse };
 
-  /** A custom model of an organization the caller belongs to (404 otherwise), with their role. */
-  const memberModel = async (request: FastifyRequest, id: string) => {
-    const { user } = requireUser(request, service);
-    const m = await getCustomModel(service.db, id);
-    const org = m ? await organizationForMember(service.db, m.organization_id, user.id) : undefined;
-    if (!m || !org) throw new ApiError(404, 'not_found', `No model ${id} that you can see.`, 'List the models at GET /api/models.');
-    return { model: m, role: org.role };
-  };
-
   r.get('/api/models', {
     schema: { tags: ['models'], summary: 'Models available to the caller', description: 'The built-in model, and when signed in the custom models of my organizations.', response: { 200: Anything, ...errors } },
   }, async (request) => {
     const m = requireModel(service);
-    const custom = request.signedIn ? await customModelsOfUser(service.db, request.signedIn.user.id) : [];
+    const custom = await customModelsVisibleTo(service.db, request.signedIn?.user.id);
     return { models: [builtInSummary(m), ...custom.map(customSummary)] };
   });
 
@@ -68,8 +58,7 @@ export function modelRoutes(app: FastifyInstance, service: Service): void {
         code_fingerprint: f.code_fingerprint,
       };
     }
-    if (!request.signedIn) throw new ApiError(404, 'not_found', `No model ${request.params.id}.`, 'List the models at GET /api/models.');
-    const { model } = await memberModel(request, request.params.id);
+    const model = await readCustomModel(service.db, request.params.id, request.signedIn?.user.id);
     return { ...customSummary(model), stack: model.settings.stack, thresholds: model.settings.thresholds, bands: bandsOf(model.settings.bands), calibration: f.calibration, cold_start: f.cold_start };
   });
 
@@ -82,15 +71,9 @@ export function modelRoutes(app: FastifyInstance, service: Service): void {
         response: { 200: Anything, 400: ErrorResponse, ...errors },
       },
     }, async (request) => {
-      requireUser(request, service);
+      const { user } = requireUser(request, service);
       const builtIn = requireModel(service).file.id;
-      if (request.params.id === builtIn) throw new ApiError(400, 'bad_request', 'The built-in model is not activated: it scores whenever no custom model is active.', 'Activate or deactivate a custom model of your organization (GET /api/models).');
-      const { model, role } = await memberModel(request, request.params.id);
-      if (role !== 'owner') throw new ApiError(403, 'forbidden', 'Only owners of the organization choose its active model.', 'Ask an owner of the organization to do it.');
-      const changed = await setCustomModelActive(service.db, model.id, action === 'activate', new Date());
-      // Keys carry their organization's active model: look them up afresh.
-      service.accounts?.forgetKeys();
-      return customSummary(changed);
+      return customSummary(await setCustomModelActiveFor(service, request.params.id, user.id, builtIn, action === 'activate'));
     });
   }
 }

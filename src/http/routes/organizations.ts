@@ -3,22 +3,21 @@
 // secret is shown once), rotate (the old secret stops at once) and revoke (permanent), and read the
 // keys' daily usage. Another organization's organization, keys and usage answer 404, never 403: an
 // outsider cannot even learn that an id exists. Managing keys is for owners (a member gets 403).
+// Those decisions are the use cases' (app/organizations.ts); this file translates HTTP to them.
 
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { publicKey } from '../../app/accounts.ts';
-import { randomId } from '../../app/secrets.ts';
+import {
+  apiKeysOfOrganization, createApiKey, createOrganization, datasetsOfMyOrganization, myOrganizations, organizationWithMembers, revokeApiKey, rotateApiKey,
+  usageOfOrganization, USAGE_DAYS,
+} from '../../app/organizations.ts';
 import type { Service } from '../../app/service.ts';
-import { apiKeyForMember, apiKeysOf, createOrganization, membersOf, organizationsOf, usageOf, type OrganizationRow } from '../../storage/accounts-store.ts';
-import { memberOrganization } from '../ownership.ts';
+import type { OrganizationRow } from '../../storage/accounts-store.ts';
 import { requireUser } from '../caller.ts';
-import { datasetsOfOrganization } from '../../storage/datasets.ts';
 import { describeDataset } from './datasets.ts';
-import { ApiError } from '../errors.ts';
 import { ErrorResponse } from '../schemas.ts';
-
-const USAGE_DAYS = 30;
 
 export const OrgParams = z.object({ id: z.string().min(1).max(100) });
 const CreateOrganization = z
@@ -51,14 +50,14 @@ export function organizationRoutes(app: FastifyInstance, service: Service): void
     schema: { tags: ['accounts'], summary: 'Organizations I belong to', response: { 200: z.object({ organizations: z.array(Organization) }), ...errors } },
   }, async (request) => {
     const { user } = requireUser(request, service);
-    return { organizations: (await organizationsOf(service.db, user.id)).map(describeOrganization) };
+    return { organizations: (await myOrganizations(service.db, user.id)).map(describeOrganization) };
   });
 
   r.post('/api/organizations', {
     schema: { tags: ['accounts'], summary: 'Create an organization (I become its owner)', body: CreateOrganization, response: { 201: Organization, ...errors } },
   }, async (request, reply) => {
     const { user } = requireUser(request, service);
-    const org = await createOrganization(service.db, { id: randomId('org'), name: request.body.name, stage: request.body.stage, ownerId: user.id });
+    const org = await createOrganization(service.db, user.id, { name: request.body.name, stage: request.body.stage });
     return reply.code(201).send(describeOrganization(org));
   });
 
@@ -66,44 +65,32 @@ export function organizationRoutes(app: FastifyInstance, service: Service): void
     schema: { tags: ['accounts'], summary: 'One organization with its members and stage', params: OrgParams, response: { 200: Organization.extend({ members: z.array(Member) }), ...errors } },
   }, async (request) => {
     const { user } = requireUser(request, service);
-    const org = await memberOrganization(service, request.params.id, user.id);
-    const members = (await membersOf(service.db, org.id)).map((m) => ({ ...m, joined_at: m.joined_at.toISOString() }));
-    return { ...describeOrganization(org), members };
+    const { organization, members } = await organizationWithMembers(service.db, request.params.id, user.id);
+    return { ...describeOrganization(organization), members: members.map((m) => ({ ...m, joined_at: m.joined_at.toISOString() })) };
   });
 
   r.get('/api/organizations/:id/api-keys', {
     schema: { tags: ['accounts'], summary: "The organization's API keys, masked", params: OrgParams, response: { 200: z.object({ api_keys: z.array(ApiKey) }), ...errors } },
   }, async (request) => {
     const { user } = requireUser(request, service);
-    const org = await memberOrganization(service, request.params.id, user.id);
-    return { api_keys: (await apiKeysOf(service.db, org.id)).map(publicKey) };
+    return { api_keys: (await apiKeysOfOrganization(service.db, request.params.id, user.id)).map(publicKey) };
   });
 
   r.post('/api/organizations/:id/api-keys', {
     schema: { tags: ['accounts'], summary: 'Create an API key (the secret is returned once)', params: OrgParams, body: CreateKey, response: { 201: ApiKeyWithSecret, ...errors } },
   }, async (request, reply) => {
     const { user } = requireUser(request, service);
-    const org = await memberOrganization(service, request.params.id, user.id);
-    ownerOnly(org.role, org.name);
-    const { key, secret } = await service.accounts!.createKey(org.id, org.stage, request.body.name, user.id);
+    const { key, secret } = await createApiKey(service.db, service.accounts!, request.params.id, user.id, request.body.name);
     return reply.code(201).send({ ...publicKey(key), secret });
   });
 
   const KeyParams = z.object({ id: z.string().min(1).max(100) });
-  const ownKey = async (keyId: string, userId: string) => {
-    const key = await apiKeyForMember(service.db, keyId, userId);
-    if (!key) throw new ApiError(404, 'not_found', `No API key ${keyId} in an organization you belong to.`, "List an organization's keys with GET /api/organizations/{id}/api-keys.");
-    ownerOnly(key.role, key.organization_name);
-    return key;
-  };
 
   r.post('/api/api-keys/:id/rotate', {
     schema: { tags: ['accounts'], summary: 'Issue a new secret; the old one stops at once', params: KeyParams, response: { 200: ApiKeyWithSecret, 409: ErrorResponse, ...errors } },
   }, async (request) => {
     const { user } = requireUser(request, service);
-    const key = await ownKey(request.params.id, user.id);
-    const rotated = await service.accounts!.rotateKey(key);
-    if (!rotated) throw new ApiError(409, 'bad_request', `API key ${key.id} is revoked and cannot be rotated.`, 'Create a new key with POST /api/organizations/{id}/api-keys.');
+    const rotated = await rotateApiKey(service.db, service.accounts!, request.params.id, user.id);
     return { ...publicKey(rotated.key), secret: rotated.secret };
   });
 
@@ -111,16 +98,14 @@ export function organizationRoutes(app: FastifyInstance, service: Service): void
     schema: { tags: ['accounts'], summary: 'Turn a key off for good (requests with it get 401)', params: KeyParams, response: { 200: ApiKey, ...errors } },
   }, async (request) => {
     const { user } = requireUser(request, service);
-    const key = await ownKey(request.params.id, user.id);
-    return publicKey(await service.accounts!.revokeKey(key));
+    return publicKey(await revokeApiKey(service.db, service.accounts!, request.params.id, user.id));
   });
 
   r.get('/api/organizations/:id/datasets', {
     schema: { tags: ['accounts'], summary: 'Datasets owned by the organization', description: 'Uploads made with its `organization_id` that still have their file, newest first (at most 500).', params: OrgParams, response: { 200: z.object({ datasets: z.array(z.record(z.string(), z.unknown())) }), ...errors } },
   }, async (request) => {
     const { user } = requireUser(request, service);
-    const org = await memberOrganization(service, request.params.id, user.id);
-    return { datasets: (await datasetsOfOrganization(service.db, org.id)).map(describeDataset) };
+    return { datasets: (await datasetsOfMyOrganization(service.db, request.params.id, user.id)).map(describeDataset) };
   });
 
   r.get('/api/organizations/:id/usage', {
@@ -133,22 +118,13 @@ export function organizationRoutes(app: FastifyInstance, service: Service): void
     },
   }, async (request) => {
     const { user } = requireUser(request, service);
-    const org = await memberOrganization(service, request.params.id, user.id);
-    await service.accounts!.flushUse();
-    const since = new Date(Date.now() - (USAGE_DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
-    const [keys, daily] = await Promise.all([apiKeysOf(service.db, org.id), usageOf(service.db, org.id, since)]);
-    const totals = new Map<string, number>();
-    for (const d of daily) totals.set(d.key_id, (totals.get(d.key_id) ?? 0) + d.requests);
+    const { organization, since, days, keys, daily } = await usageOfOrganization(service.db, service.accounts!, request.params.id, user.id);
     return {
-      organization_id: org.id,
+      organization_id: organization.id,
       since,
-      days: USAGE_DAYS,
-      keys: keys.map((k) => ({ ...publicKey(k), requests: totals.get(k.id) ?? 0 })),
+      days,
+      keys: keys.map(({ key, requests }) => ({ ...publicKey(key), requests })),
       daily: daily.map((d) => ({ day: d.day, key_id: d.key_id, key_name: d.key_name, requests: d.requests, last_used_at: d.last_used_at.toISOString() })),
     };
   });
-}
-
-function ownerOnly(role: 'owner' | 'member', organizationName: string): void {
-  if (role !== 'owner') throw new ApiError(403, 'forbidden', `Only owners of ${organizationName} manage its API keys.`, 'Ask an owner of the organization to do it.');
 }

@@ -1,0 +1,111 @@
+// Organizations and their API keys as use cases (docs/accounts.md): create one (the caller becomes
+// its owner), list mine, read one with its members, list its keys, create, rotate and revoke a key,
+// list its datasets, and read its keys' daily usage. The routes (http/routes/organizations.ts) only
+// translate HTTP to these and back.
+//
+// Membership is checked before anything of the organization is read, and every read is scoped to
+// the organization in the data layer. Another organization's organization, keys and usage are
+// `not_found`, never `forbidden`: an outsider cannot even learn that an id exists. Managing keys is
+// for owners (a member is `forbidden`). Keys are issued, rotated and revoked by `Accounts`
+// (accounts.ts), which holds the secret hasher and forgets keys it trusted.
+
+import type { Db, Queryable } from '../storage/db.ts';
+import {
+  apiKeyForMember, apiKeysOf, createOrganization as insertOrganization, membersOf, organizationsOf, usageOf,
+  type ApiKeyRow, type MemberRow, type OrganizationRow, type UsageRow,
+} from '../storage/accounts-store.ts';
+import { datasetsOfOrganization, type DatasetRecord } from '../storage/datasets.ts';
+import type { Accounts } from './accounts.ts';
+import { AppError } from './errors.ts';
+import { memberOrganization } from './ownership.ts';
+import { randomId } from './secrets.ts';
+
+/** How many days of key usage are reported (today included). */
+export const USAGE_DAYS = 30;
+
+/** What managing keys needs of the accounts: issuing, rotating and revoking (accounts.ts). */
+export type KeyIssuer = Pick<Accounts, 'createKey' | 'rotateKey' | 'revokeKey'>;
+
+/** The organizations the user belongs to, with their role in each. */
+export function myOrganizations(db: Queryable, userId: string): Promise<OrganizationRow[]> {
+  return organizationsOf(db, userId);
+}
+
+/** A new organization owned by the user. */
+export function createOrganization(db: Db, userId: string, o: { name: string; stage: 'test' | 'live' }): Promise<OrganizationRow> {
+  return insertOrganization(db, { id: randomId('org'), name: o.name, stage: o.stage, ownerId: userId });
+}
+
+/** One organization the user belongs to, with its members; `not_found` otherwise. */
+export async function organizationWithMembers(db: Queryable, orgId: string, userId: string): Promise<{ organization: OrganizationRow; members: MemberRow[] }> {
+  const organization = await memberOrganization(db, orgId, userId);
+  return { organization, members: await membersOf(db, organization.id) };
+}
+
+/** The keys of an organization the user belongs to (any role); `not_found` otherwise. */
+export async function apiKeysOfOrganization(db: Queryable, orgId: string, userId: string): Promise<ApiKeyRow[]> {
+  const organization = await memberOrganization(db, orgId, userId);
+  return apiKeysOf(db, organization.id);
+}
+
+/** A new key for an organization the user owns: its row and the secret, which is shown once. */
+export async function createApiKey(db: Queryable, keys: KeyIssuer, orgId: string, userId: string, name: string): Promise<{ key: ApiKeyRow; secret: string }> {
+  const organization = await memberOrganization(db, orgId, userId);
+  ownerOnly(organization.role, organization.name);
+  return keys.createKey(organization.id, organization.stage, name, userId);
+}
+
+/** A new secret for a key of an organization the user owns (the old one stops at once);
+ *  `conflict` if the key is revoked. */
+export async function rotateApiKey(db: Queryable, keys: KeyIssuer, keyId: string, userId: string): Promise<{ key: ApiKeyRow; secret: string }> {
+  const key = await ownKey(db, keyId, userId);
+  const rotated = await keys.rotateKey(key);
+  if (!rotated) throw new AppError('conflict', 'bad_request', `API key ${key.id} is revoked and cannot be rotated.`, 'Create a new key with POST /api/organizations/{id}/api-keys.');
+  return rotated;
+}
+
+/** Turns a key of an organization the user owns off for good. */
+export async function revokeApiKey(db: Queryable, keys: KeyIssuer, keyId: string, userId: string): Promise<ApiKeyRow> {
+  return keys.revokeKey(await ownKey(db, keyId, userId));
+}
+
+/** The datasets an organization the user belongs to owns, newest first (at most 500). */
+export async function datasetsOfMyOrganization(db: Queryable, orgId: string, userId: string): Promise<DatasetRecord[]> {
+  const organization = await memberOrganization(db, orgId, userId);
+  return datasetsOfOrganization(db, organization.id);
+}
+
+export interface Usage {
+  organization: OrganizationRow;
+  /** The first UTC day counted (YYYY-MM-DD). */
+  since: string;
+  days: number;
+  /** Every key of the organization with its requests over the period. */
+  keys: { key: ApiKeyRow; requests: number }[];
+  /** Requests per key and UTC day. */
+  daily: UsageRow[];
+}
+
+/** Requests per key and UTC day over the last USAGE_DAYS days of an organization the user belongs
+ *  to, after writing the uses counted so far (they are written within a second). */
+export async function usageOfOrganization(db: Queryable, accounts: Pick<Accounts, 'flushUse'>, orgId: string, userId: string, now?: number): Promise<Usage> {
+  const organization = await memberOrganization(db, orgId, userId);
+  await accounts.flushUse();
+  const since = new Date((now ?? Date.now()) - (USAGE_DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
+  const [keys, daily] = await Promise.all([apiKeysOf(db, organization.id), usageOf(db, organization.id, since)]);
+  const totals = new Map<string, number>();
+  for (const d of daily) totals.set(d.key_id, (totals.get(d.key_id) ?? 0) + d.requests);
+  return { organization, since, days: USAGE_DAYS, keys: keys.map((key) => ({ key, requests: totals.get(key.id) ?? 0 })), daily };
+}
+
+/** A key of an organization the user belongs to (`not_found` otherwise) and owns (`forbidden`). */
+async function ownKey(db: Queryable, keyId: string, userId: string) {
+  const key = await apiKeyForMember(db, keyId, userId);
+  if (!key) throw new AppError('not_found', 'not_found', `No API key ${keyId} in an organization you belong to.`, "List an organization's keys with GET /api/organizations/{id}/api-keys.");
+  ownerOnly(key.role, key.organization_name);
+  return key;
+}
+
+function ownerOnly(role: 'owner' | 'member', organizationName: string): void {
+  if (role !== 'owner') throw new AppError('forbidden', 'forbidden', `Only owners of ${organizationName} manage its API keys.`, 'Ask an owner of the organization to do it.');
+}
