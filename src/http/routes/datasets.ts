@@ -1,23 +1,22 @@
 // Dataset endpoints: upload (a `text/csv` body or a multipart form with one file), one dataset, a
 // preview of its first rows as parsed, re-validation with the caller's column mapping, and delete.
-// The upload answers with the validation result: 201 when the file can be scored; 422
-// `validation_failed` with the per-column problems (the dataset is kept, so a mapping can fix it);
-// 400 `too_many_rows` or 422 for empty or binary files (not kept); 413 `payload_too_large`.
-// An expired dataset answers 410 `upload_expired`; a deleted or unknown one 404. Every validation
-// answered carries `suggested_mapping` (datasets/suggest.ts, from the headers), and the preview
-// carries a few values per header, so a person can map a file from elsewhere without opening it.
+// The use cases are app/datasets.ts's; here the request is read and the answer shaped. The upload
+// answers with the validation result: 201 when the file can be scored; 422 `validation_failed`
+// with the per-column problems (the dataset is kept, so a mapping can fix it); 400 `too_many_rows`
+// or 422 for empty or binary files (not kept); 413 `payload_too_large`. An expired dataset answers
+// 410 `upload_expired`; a deleted or unknown one 404.
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
-import { validateAndKeep } from '../../datasets/columns.ts';
-import { suggestMapping } from '../../datasets/suggest.ts';
-import { DATASET_COLUMNS, readRows, sampleValues, type ColumnMapping, type ValidateOptions, type ValidationResult } from '../../datasets/csv.ts';
-import { getDataset, insertDataset, markRemoved, newDatasetId, updateValidation, UploadTooLarge, type DatasetRecord } from '../../storage/datasets.ts';
+import { DATASET_COLUMNS, type ColumnMapping } from '../../datasets/csv.ts';
+import type { DatasetRecord } from '../../storage/datasets.ts';
+import { deleteDataset, describeValidation, liveDataset, maxUploadBytes, previewDataset, revalidateDataset, storeUpload, uploadDataset, uploadTooLarge, type StoredUpload } from '../../app/datasets.ts';
+import { AppError } from '../../app/errors.ts';
 import type { Service } from '../../app/service.ts';
 import { ApiError } from '../errors.ts';
-import { newOwnership, visibleTo } from '../ownership.ts';
+import { newOwnership } from '../ownership.ts';
 import { ErrorResponse } from '../schemas.ts';
 
 const Mapping = z.partialRecord(z.enum(DATASET_COLUMNS as [string, ...string[]]), z.string().min(1).max(200)).describe('Our column name → the header in your file');
@@ -53,18 +52,13 @@ function parseMappingText(text: string | undefined): ColumnMapping {
 
 /** A multipart form the parser could not read (no boundary, cut short, too many parts), as the
  *  client's error it is rather than a 500. */
-function unreadableForm(e: unknown): ApiError {
-  if (e instanceof ApiError) return e;
+function unreadableForm(e: unknown): Error {
+  if (e instanceof ApiError || e instanceof AppError) return e;
   const code = (e as { code?: string }).code ?? '';
   if (/^FST_(FIELDS|PARTS|FILES)_LIMIT$/.test(code)) {
     return new ApiError(413, 'payload_too_large', 'The form has more parts than an upload takes.', 'Send a form with the one file field (and at most 10 other fields), or the CSV itself with Content-Type: text/csv.');
   }
   return new ApiError(400, 'bad_request', `The multipart form could not be read: ${String((e as Error).message ?? e).slice(0, 120)}.`, 'Send a well-formed multipart/form-data body with its boundary, or the CSV itself with Content-Type: text/csv.');
-}
-
-/** A validation as answered: as stored, with the mapping its headers suggest. */
-function withSuggestion(v: ValidationResult): ValidationResult & { suggested_mapping: ColumnMapping } {
-  return { ...v, suggested_mapping: suggestMapping(v.columns_found) };
 }
 
 export function describeDataset(d: DatasetRecord) {
@@ -77,47 +71,17 @@ export function describeDataset(d: DatasetRecord) {
     organization_id: d.organization_id,
     mapping: d.mapping,
     valid: d.validation.valid,
-    validation: withSuggestion(d.validation),
+    validation: describeValidation(d.validation),
     created_at: d.created_at.toISOString(),
     expires_at: d.expires_at.toISOString(),
   };
 }
 
-function invalid(validation: ValidationResult, datasetId: string | undefined): ApiError {
-  const parts: string[] = [];
-  if (validation.missing_required.length) parts.push(`missing required column${validation.missing_required.length > 1 ? 's' : ''} ${validation.missing_required.join(', ')}`);
-  for (const p of validation.problems.slice(0, 3)) parts.push(`${p.header} ${p.message} in ${p.count} row${p.count > 1 ? 's' : ''} (first: ${p.rows.join(', ')})`);
-  for (const p of validation.file_problems) parts.push(p.message);
-  const suggested = withSuggestion(validation);
-  const hint = Object.keys(suggested.suggested_mapping).length ? ` (suggested: ${JSON.stringify(suggested.suggested_mapping)})` : '';
-  const fix = validation.file_problems[0]?.fix ?? validation.problems[0]?.fix ?? (validation.missing_required.length ? `Map your headers to ${validation.missing_required.join(', ')} with POST /api/datasets/${datasetId ?? '{id}'}/validate and a mapping${hint}, or rename them in the file.` : 'Correct the file and upload it again.');
-  return new ApiError(422, 'validation_failed', `The file cannot be scored as it is: ${parts.join('; ')}.`, fix, { ...(datasetId ? { dataset_id: datasetId } : {}), validation: suggested });
-}
-
-/** A live dataset the caller may see, or the right error: 404 unknown, deleted or someone else's
- *  (ownership.ts), 410 expired. */
-export async function liveDataset(service: Service, id: string, request: FastifyRequest): Promise<DatasetRecord> {
-  const d = await getDataset(service.db, id);
-  if (!d || d.removed === 'deleted' || !(await visibleTo(service, request, d))) throw new ApiError(404, 'not_found', `No dataset ${id}.`, 'Upload the file with POST /api/datasets/upload.');
-  if (d.removed === 'expired' || d.expires_at.getTime() <= Date.now()) {
-    if (!d.removed) {
-      const stored = await markRemoved(service.db, d.id, 'expired');
-      if (stored) await service.datasets.remove(stored);
-    }
-    throw new ApiError(410, 'upload_expired', `Dataset ${id} expired and its file was deleted (uploads are kept ${service.config.UPLOAD_RETENTION_HOURS} h).`, 'Upload the file again.');
-  }
-  return d;
-}
-
-/** Validation of a stored upload: in a job worker thread when jobs run here (not on this event
- *  loop), else in this thread (no model: nothing else needs the CPU). */
-function validate(service: Service, path: string, options: ValidateOptions): Promise<ValidationResult> {
-  return service.jobs ? service.jobs.validate(path, options) : validateAndKeep(path, options);
-}
-
 export function datasetRoutes(app: FastifyInstance, service: Service): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const maxBytes = service.config.MAX_UPLOAD_MB * 1024 * 1024;
+  const maxBytes = maxUploadBytes(service.config);
+  /** The caller the use cases decide visibility for: signed in, or a guest. */
+  const caller = (request: FastifyRequest) => request.signedIn?.user.id;
   // A CSV body is streamed to disk as it arrives, never buffered whole.
   app.addContentTypeParser(['text/csv', 'application/csv'], (_request, payload, done) => done(null, payload));
 
@@ -157,7 +121,7 @@ export function datasetRoutes(app: FastifyInstance, service: Service): void {
     const type = String(request.headers['content-type'] ?? '');
     const multipart = type.startsWith('multipart/form-data');
     if (multipart) {
-      // One byte over the limit, so that a file over it reaches save()'s check (413) rather than
+      // One byte over the limit, so that a file over it reaches storeUpload's check (413) rather than
       // being cut at the limit, silently, by the form parser.
       const part = await (request as FastifyRequest & { file: (o?: unknown) => Promise<{ file: Readable; filename: string } | undefined> })
         .file({ limits: { fileSize: maxBytes + 1, files: 1 } })
@@ -170,76 +134,31 @@ export function datasetRoutes(app: FastifyInstance, service: Service): void {
     } else {
       throw new ApiError(415, 'unsupported_media_type', `Content-Type ${type.slice(0, 80) || '(none)'} is not an upload.`, 'Send the file with Content-Type: text/csv, or as multipart/form-data.');
     }
-    let saved: { storedName: string; size: number };
+    let stored: StoredUpload;
     try {
-      saved = await service.datasets.save(body, maxBytes);
+      stored = await storeUpload(service, body);
     } catch (e) {
-      if (e instanceof UploadTooLarge || (e as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
-        throw new ApiError(413, 'payload_too_large', `The file is larger than ${service.config.MAX_UPLOAD_MB} MB.`, `Split it into files of at most ${service.config.MAX_UPLOAD_MB} MB.`);
-      }
+      if ((e as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw uploadTooLarge(service.config);
       throw multipart ? unreadableForm(e) : e;
     }
-    // Until the dataset is recorded the stored file is this request's: any failure removes it.
-    let validation: ValidationResult;
-    let record: DatasetRecord;
-    try {
-      validation = await validate(service, service.datasets.path(saved.storedName), { mapping, maxRows: service.config.MAX_DATASET_ROWS });
-      const tooMany = validation.file_problems.find((p) => p.reason === 'too_many_rows');
-      if (tooMany) throw new ApiError(400, 'too_many_rows', tooMany.message, tooMany.fix, { validation });
-      if (validation.file_problems.some((p) => p.reason === 'validation_failed')) throw invalid(validation, undefined);
-      record = await insertDataset(service.db, {
-        id: newDatasetId(),
-        original_name: originalName.replace(/[^\w.\- ]/g, '_').slice(0, 200),
-        stored_name: saved.storedName,
-        size_bytes: saved.size,
-        rows: validation.rows,
-        has_labels: validation.has_labels,
-        mapping,
-        validation,
-        owner_user_id: ownership.owner_user_id,
-        organization_id: ownership.organization_id,
-        expires_at: new Date(Date.now() + service.config.UPLOAD_RETENTION_HOURS * 3_600_000),
-      });
-    } catch (e) {
-      await service.datasets.remove(saved.storedName).catch(() => undefined);
-      throw e;
-    }
-    if (!validation.valid) throw invalid(validation, record.id);
+    const record = await uploadDataset(service, stored, { originalName, mapping, ownership });
     return reply.code(201).send(describeDataset(record));
   });
 
   r.get('/api/datasets/:id', { schema: { tags: ['datasets'], summary: 'One uploaded dataset', params: DatasetParams, response: { 200: Anything, ...errors } } }, async (request) =>
-    describeDataset(await liveDataset(service, request.params.id, request)),
+    describeDataset(await liveDataset(service, request.params.id, caller(request))),
   );
 
   r.get('/api/datasets/:id/preview', {
     schema: { tags: ['datasets'], summary: 'First rows as parsed (with the dataset\'s mapping), sample values per header and a suggested mapping', params: DatasetParams, querystring: z.object({ rows: z.coerce.number().int().min(1).max(100).default(20) }), response: { 200: Preview, ...errors } },
-  }, async (request) => {
-    const d = await liveDataset(service, request.params.id, request);
-    const rows = [];
-    for await (const row of readRows(service.datasets.path(d.stored_name), d.mapping)) {
-      rows.push({ ...row, time: row.time === undefined || !Number.isFinite(row.time) ? null : new Date(row.time).toISOString(), label: row.label ?? null });
-      if (rows.length >= request.query.rows) break;
-    }
-    const samples = await sampleValues(service.datasets.path(d.stored_name), { rows: 50, perHeader: 3 });
-    return { id: d.id, columns: d.validation.columns, columns_found: d.validation.columns_found, valid: d.validation.valid, rows, samples, suggested_mapping: suggestMapping(d.validation.columns_found) };
-  });
+  }, async (request) => previewDataset(service, request.params.id, caller(request), request.query.rows));
 
   r.post('/api/datasets/:id/validate', {
     schema: { tags: ['datasets'], summary: 'Re-check, optionally with your own column mapping', params: DatasetParams, body: z.object({ mapping: Mapping.optional() }).strict().optional(), response: { 200: Anything, ...errors } },
-  }, async (request) => {
-    const d = await liveDataset(service, request.params.id, request);
-    const mapping = (request.body?.mapping ?? d.mapping) as ColumnMapping;
-    const validation = await validate(service, service.datasets.path(d.stored_name), { mapping, maxRows: service.config.MAX_DATASET_ROWS });
-    const updated = await updateValidation(service.db, d.id, mapping, validation);
-    if (!validation.valid) throw invalid(validation, d.id);
-    return describeDataset(updated);
-  });
+  }, async (request) => describeDataset(await revalidateDataset(service, request.params.id, caller(request), request.body?.mapping as ColumnMapping | undefined)));
 
   r.delete('/api/datasets/:id', { schema: { tags: ['datasets'], summary: 'Delete an upload immediately', params: DatasetParams, response: { 204: z.null().describe('Deleted'), 404: ErrorResponse, 410: ErrorResponse } } }, async (request, reply) => {
-    const d = await liveDataset(service, request.params.id, request);
-    const stored = await markRemoved(service.db, d.id, 'deleted');
-    if (stored) await service.datasets.remove(stored);
+    await deleteDataset(service, request.params.id, caller(request));
     return reply.code(204).send(null);
   });
 }

@@ -1,25 +1,19 @@
 // Backfilling an organization's history (`POST /api/organizations/{id}/history-imports`): a member
 // queues a job that stores a validated upload's rows, or (a `test` organization only) the built-in
-// example, into the organization's history, so that its velocity and graph features have context
-// from its first scored transaction. Everything that can be told from the request is refused here,
-// with the reason and what to do: a non-member (404), the example for a live organization (403), a
-// dataset of another organization (403), one that does not validate or has no timestamp column
-// (422), an expired one (410). What needs every row read (a row without a time, or dated after the
-// import began) fails the job before anything is stored (jobs/history-import.ts). The job is
-// answered 202 like a scoring job and read, listed and counted against the daily quota like one.
+// example, into the organization's history (app/history-imports.ts decides). Refused before
+// anything is queued, with the reason and what to do: a non-member (404), the example for a live
+// organization (403), a dataset of another organization (403), one that does not validate or has
+// no timestamp column (422), an expired one (410). The job is answered 202 like a scoring job and
+// read, listed and counted against the daily quota like one.
 
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { createOrganizationJob } from '../../storage/job-queue.ts';
-import type { ImportParams } from '../../jobs/history-import.ts';
+import { queueHistoryImport } from '../../app/history-imports.ts';
 import type { Service } from '../../app/service.ts';
 import { requireUser } from '../caller.ts';
-import { ApiError } from '../errors.ts';
 import { memberOrganization } from '../ownership.ts';
-import { quotaExceeded, utcDayStart } from '../quota.ts';
 import { ErrorResponse } from '../schemas.ts';
-import { liveDataset } from './datasets.ts';
 import { describeJob, Job } from './jobs.ts';
 import { OrgParams } from './organizations.ts';
 import { requireModel } from '../guards.ts';
@@ -46,32 +40,6 @@ export function historyImportRoutes(app: FastifyInstance, service: Service): voi
     const org = await memberOrganization(service, request.params.id, user.id);
     // Jobs run only where a model is loaded (the runner is made with it).
     requireModel(service);
-    let params: ImportParams;
-    let datasetId: string | null = null;
-    if ('example' in request.body) {
-      if (org.stage !== 'test') {
-        throw new ApiError(403, 'forbidden', `${org.name} is a live organization: the built-in example is simulated data and would mix into its real history.`, 'Import your own labelled upload with {"dataset_id": "…"}, or create a test organization (POST /api/organizations with "stage": "test") to try the example.', { stage: org.stage });
-      }
-      params = { source: 'example' };
-    } else {
-      const d = await liveDataset(service, request.body.dataset_id, request);
-      const ours = d.organization_id === org.id || (d.organization_id === null && d.owner_user_id === user.id);
-      if (!ours) {
-        throw new ApiError(403, 'forbidden', `Dataset ${d.id} belongs to ${d.organization_id ? 'another organization' : 'no one signed in'}, not to ${org.name} or you.`, `Upload the file for this organization (POST /api/datasets/upload?organization_id=${org.id}) and import that.`);
-      }
-      if (!d.validation.valid) {
-        throw new ApiError(422, 'validation_failed', `Dataset ${d.id} does not validate.`, `Fix it with POST /api/datasets/${d.id}/validate and a column mapping, then import it again.`, { validation: d.validation });
-      }
-      if (d.validation.columns.timestamp === null) {
-        throw new ApiError(422, 'validation_failed', `Dataset ${d.id} has no timestamp column: without times its rows cannot be placed in the organization's timeline.`, `Map the column that holds each transaction's time with POST /api/datasets/${d.id}/validate and {"mapping": {"timestamp": "<your header>"}}, or add a timestamp column (ISO 8601 or epoch seconds) and upload again.`, { fields: [{ path: 'body.dataset_id', message: 'no timestamp column' }] });
-      }
-      params = { source: 'dataset', dataset_id: d.id };
-      datasetId = d.id;
-    }
-    const quota = service.config.MAX_JOBS_PER_ORG_PER_DAY;
-    const job = await createOrganizationJob(service.db, { kind: 'history_import', params, dataset_id: datasetId, mode: null, owner_user_id: user.id, organization_id: org.id }, quota, utcDayStart());
-    if (!job) throw quotaExceeded(org.name, quota);
-    void service.jobs?.poll();
-    return reply.code(202).send(describeJob(job));
+    return reply.code(202).send(describeJob(await queueHistoryImport(service, org, user.id, request.body)));
   });
 }

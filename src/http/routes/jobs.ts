@@ -1,5 +1,6 @@
 // Scoring jobs over HTTP: queue one for a dataset (`POST /api/datasets/score`, 202 with the job),
-// read its progress, page its result, download it as CSV. Until a job has succeeded, its result and
+// read its progress, page its result, download it as CSV. The use cases are app/scoring-jobs.ts's;
+// here the request is read and the answer shaped. Until a job has succeeded, its result and
 // download answer 409 `job_not_finished` (saying where it is); a failed job's `error` carries the
 // reason. Progress and stage come from the work itself (jobs/runner.ts), never from a timer. The
 // download is named after the uploaded file (paysim.csv → paysim.scored.csv).
@@ -10,19 +11,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { createJob, createOrganizationJob, getJob, listJobs, type JobRecord } from '../../storage/job-queue.ts';
-import { csvStream, readPage } from '../../jobs/results.ts';
-import { getDataset } from '../../storage/datasets.ts';
-import type { Queryable } from '../../storage/db.ts';
+import type { JobRecord } from '../../storage/job-queue.ts';
 import { MODE_NAMES } from '../../model/model.ts';
+import { jobDownload, jobPage, jobsOf, queueScoringJob, scorableDataset, visibleJob } from '../../app/scoring-jobs.ts';
 import type { Service } from '../../app/service.ts';
-import { ApiError } from '../errors.ts';
 import { ErrorResponse } from '../schemas.ts';
-import { liveDataset } from './datasets.ts';
 import { requireModel } from '../guards.ts';
 import { requireUser } from '../caller.ts';
-import { memberOrganization, newOwnership, visibleTo } from '../ownership.ts';
-import { quotaExceeded, utcDayStart } from '../quota.ts';
+import { newOwnership } from '../ownership.ts';
 
 const JobParams = z.object({ id: z.string().min(1).max(100) });
 export const Job = z.object({
@@ -67,35 +63,11 @@ export function describeJob(j: JobRecord, now = Date.now()) {
   };
 }
 
-/** The download's file name: the upload's, with `.scored.csv` for `.csv` (paysim.csv →
- *  paysim.scored.csv); the job id when the dataset row is gone. Upload names keep only word
- *  characters, dots, dashes and spaces (datasets.ts), so the name is safe in a quoted header. */
-async function downloadName(db: Queryable, job: JobRecord): Promise<string> {
-  const d = job.dataset_id ? await getDataset(db, job.dataset_id) : undefined;
-  const stem = d?.original_name.replace(/\.csv$/i, '');
-  return stem ? `${stem}.scored.csv` : `${job.id}.csv`;
-}
-
 export function jobRoutes(app: FastifyInstance, service: Service): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
 
-  /** A job the caller may see (ownership.ts), or 404. */
-  const visibleJob = async (id: string, request: FastifyRequest) => {
-    const job = await getJob(service.db, id);
-    if (!job || !(await visibleTo(service, request, job))) throw new ApiError(404, 'not_found', `No job ${id}.`, 'Queue one with POST /api/datasets/score.');
-    return job;
-  };
-
-  const finishedJob = async (id: string, request: FastifyRequest) => {
-    const job = await visibleJob(id, request);
-    if (job.kind === 'history_import') {
-      throw new ApiError(404, 'not_found', `Job ${id} is a history import: it stores rows into the organization's history and has no scored rows to page or download.`, `Read what it imported in the summary of GET /api/jobs/${id}, and the rows with GET /api/organizations/${job.organization_id ?? '{id}'}/transactions.`, { kind: job.kind });
-    }
-    if (job.status !== 'succeeded') {
-      throw new ApiError(409, 'job_not_finished', `Job ${id} is ${job.status}${job.status === 'running' ? ` (${job.stage}, ${Math.round(job.progress * 100)} %)` : ''}${job.error ? `: ${job.error}` : ''}.`, job.status === 'failed' ? 'Fix what the error says and queue a new job.' : 'Poll GET /api/jobs/{id} until status is succeeded.', { status: job.status });
-    }
-    return job;
-  };
+  /** The caller the use cases decide visibility for: signed in, or a guest. */
+  const caller = (request: FastifyRequest) => request.signedIn?.user.id;
 
   r.post('/api/datasets/score', {
     schema: {
@@ -107,21 +79,14 @@ export function jobRoutes(app: FastifyInstance, service: Service): void {
     },
   }, async (request, reply) => {
     requireModel(service);
-    const d = await liveDataset(service, request.body.dataset_id, request);
-    if (!d.validation.valid) throw new ApiError(422, 'validation_failed', `Dataset ${d.id} does not validate yet.`, `Fix it with POST /api/datasets/${d.id}/validate and a column mapping, then queue it again.`, { validation: d.validation });
+    const d = await scorableDataset(service, request.body.dataset_id, caller(request));
+    // Without an organization named, a job of an organization's dataset belongs to it too.
     const ownership = await newOwnership(service, request, request.body.organization_id ?? d.organization_id ?? undefined);
-    let job: JobRecord | undefined;
-    if (ownership.organization_id) {
-      const quota = service.config.MAX_JOBS_PER_ORG_PER_DAY;
-      job = await createOrganizationJob(service.db, { dataset_id: d.id, mode: request.body.mode, owner_user_id: ownership.owner_user_id!, organization_id: ownership.organization_id }, quota, utcDayStart());
-      if (!job) throw quotaExceeded(ownership.organization?.name ?? 'This organization', quota);
-    } else job = await createJob(service.db, { dataset_id: d.id, mode: request.body.mode, owner_user_id: ownership.owner_user_id });
-    void service.jobs?.poll();
-    return reply.code(202).send(describeJob(job));
+    return reply.code(202).send(describeJob(await queueScoringJob(service, d, request.body.mode, ownership)));
   });
 
   r.get('/api/jobs/:id', { schema: { tags: ['datasets'], summary: 'Job progress', params: JobParams, response: { 200: Job, 404: ErrorResponse } } }, async (request) =>
-    describeJob(await visibleJob(request.params.id, request)),
+    describeJob(await visibleJob(service, request.params.id, caller(request))),
   );
 
   r.get('/api/jobs', {
@@ -134,21 +99,13 @@ export function jobRoutes(app: FastifyInstance, service: Service): void {
     },
   }, async (request) => {
     const { user } = requireUser(request, service);
-    const orgId = request.query.organization_id;
-    if (orgId) await memberOrganization(service, orgId, user.id);
-    const jobs = await listJobs(service.db, orgId ? { organizationId: orgId } : { userId: user.id });
+    const jobs = await jobsOf(service, user.id, request.query.organization_id);
     return { jobs: jobs.map((j) => describeJob(j)) };
   });
 
   r.get('/api/jobs/:id/result', {
     schema: { tags: ['datasets'], summary: 'Finished result, rows in pages', params: JobParams, querystring: z.object({ page: z.coerce.number().int().min(1).default(1), page_size: z.coerce.number().int().min(1).max(1000).default(100) }), response: { 200: Anything, 404: ErrorResponse, 409: ErrorResponse } },
-  }, async (request) => {
-    const job = await finishedJob(request.params.id, request);
-    const { page, page_size } = request.query;
-    const { rows, total } = await readPage(service.jobs!.resultPath(job.id), page, page_size);
-    const summary = job.result as { metrics?: unknown } | null;
-    return { job_id: job.id, mode: job.mode, rows, page, page_size, total_rows: total, total_pages: Math.ceil(total / page_size), summary, metrics: summary?.metrics ?? null };
-  });
+  }, async (request) => jobPage(service, request.params.id, caller(request), request.query.page, request.query.page_size));
 
   r.get('/api/jobs/:id/download', {
     config: {
@@ -162,10 +119,9 @@ export function jobRoutes(app: FastifyInstance, service: Service): void {
     },
     schema: { tags: ['datasets'], summary: 'Scored rows as CSV (formula-like values escaped)', params: JobParams, response: { 404: ErrorResponse, 409: ErrorResponse } },
   }, async (request, reply) => {
-    const job = await finishedJob(request.params.id, request);
+    const { filename, csv } = await jobDownload(service, request.params.id, caller(request));
     reply.header('content-type', 'text/csv; charset=utf-8');
-    reply.header('content-disposition', `attachment; filename="${await downloadName(service.db, job)}"`);
-    const drift = (job.result as { drift?: { warning?: string | null } | null } | null)?.drift;
-    return reply.send(csvStream(service.jobs!.resultPath(job.id), drift?.warning) as never);
+    reply.header('content-disposition', `attachment; filename="${filename}"`);
+    return reply.send(csv as never);
   });
 }

@@ -1,0 +1,165 @@
+// The dataset use cases: keep an upload and record it with its validation, read a dataset the
+// caller may see (unknown, deleted or someone else's is `not_found`, app/ownership.ts; expired is
+// `gone` and its file is deleted then), preview its first rows, re-validate it with a column
+// mapping, delete it. An upload that can be scored is recorded; one with per-column problems is
+// recorded too (a mapping can fix it) and refused `validation_failed`; an empty or binary file, or
+// one with too many rows, is refused and not kept. Every validation answered carries
+// `suggested_mapping` (datasets/suggest.ts, from the headers), and the preview a few values per
+// header, so a person can map a file from elsewhere without opening it.
+
+import type { Readable } from 'node:stream';
+import type { Config } from '../config.ts';
+import { validateAndKeep } from '../datasets/columns.ts';
+import { readRows, sampleValues, type ColumnMapping, type ValidateOptions, type ValidationResult } from '../datasets/csv.ts';
+import { suggestMapping } from '../datasets/suggest.ts';
+import type { Queryable } from '../storage/db.ts';
+import { getDataset, insertDataset, markRemoved, newDatasetId, updateValidation, UploadTooLarge, type DatasetFiles, type DatasetRecord } from '../storage/datasets.ts';
+import { AppError } from './errors.ts';
+import { visibleTo, type Owned } from './ownership.ts';
+
+/** What reading a dataset needs. */
+export interface DatasetStore {
+  db: Queryable;
+  datasets: DatasetFiles;
+  config: Pick<Config, 'UPLOAD_RETENTION_HOURS'>;
+}
+
+/** What uploading and validating need besides: the limits, and the job worker threads, when jobs
+ *  run here, to validate in. */
+export interface DatasetDeps extends DatasetStore {
+  config: Pick<Config, 'UPLOAD_RETENTION_HOURS' | 'MAX_UPLOAD_MB' | 'MAX_DATASET_ROWS'>;
+  jobs: { validate(path: string, options: ValidateOptions): Promise<ValidationResult> } | undefined;
+}
+
+/** An uploaded file kept under a new name, not yet a dataset. */
+export interface StoredUpload {
+  storedName: string;
+  size: number;
+}
+
+/** A validation as answered: as stored, with the mapping its headers suggest. */
+export function describeValidation(v: ValidationResult): ValidationResult & { suggested_mapping: ColumnMapping } {
+  return { ...v, suggested_mapping: suggestMapping(v.columns_found) };
+}
+
+/** `validation_failed` for a file that cannot be scored, saying what to fix (with the dataset's id
+ *  when it is kept). */
+function invalid(validation: ValidationResult, datasetId: string | undefined): AppError {
+  const parts: string[] = [];
+  if (validation.missing_required.length) parts.push(`missing required column${validation.missing_required.length > 1 ? 's' : ''} ${validation.missing_required.join(', ')}`);
+  for (const p of validation.problems.slice(0, 3)) parts.push(`${p.header} ${p.message} in ${p.count} row${p.count > 1 ? 's' : ''} (first: ${p.rows.join(', ')})`);
+  for (const p of validation.file_problems) parts.push(p.message);
+  const suggested = describeValidation(validation);
+  const hint = Object.keys(suggested.suggested_mapping).length ? ` (suggested: ${JSON.stringify(suggested.suggested_mapping)})` : '';
+  const fix = validation.file_problems[0]?.fix ?? validation.problems[0]?.fix ?? (validation.missing_required.length ? `Map your headers to ${validation.missing_required.join(', ')} with POST /api/datasets/${datasetId ?? '{id}'}/validate and a mapping${hint}, or rename them in the file.` : 'Correct the file and upload it again.');
+  return new AppError('invalid', 'validation_failed', `The file cannot be scored as it is: ${parts.join('; ')}.`, fix, { ...(datasetId ? { dataset_id: datasetId } : {}), validation: suggested });
+}
+
+/** The most bytes an upload may have (MAX_UPLOAD_MB). */
+export function maxUploadBytes(config: Pick<Config, 'MAX_UPLOAD_MB'>): number {
+  return config.MAX_UPLOAD_MB * 1024 * 1024;
+}
+
+/** `payload_too_large`: a file over MAX_UPLOAD_MB. */
+export function uploadTooLarge(config: Pick<Config, 'MAX_UPLOAD_MB'>): AppError {
+  return new AppError('too_large', 'payload_too_large', `The file is larger than ${config.MAX_UPLOAD_MB} MB.`, `Split it into files of at most ${config.MAX_UPLOAD_MB} MB.`);
+}
+
+/** A live dataset the caller (signed in as `userId`, or a guest) may see: `not_found` when unknown,
+ *  deleted or someone else's (ownership.ts), `gone` when expired (its file deleted then, if the
+ *  retention sweep has not yet). */
+export async function liveDataset(deps: DatasetStore, id: string, userId: string | undefined): Promise<DatasetRecord> {
+  const d = await getDataset(deps.db, id);
+  if (!d || d.removed === 'deleted' || !(await visibleTo(deps.db, userId, d))) throw new AppError('not_found', 'not_found', `No dataset ${id}.`, 'Upload the file with POST /api/datasets/upload.');
+  if (d.removed === 'expired' || d.expires_at.getTime() <= Date.now()) {
+    if (!d.removed) {
+      const stored = await markRemoved(deps.db, d.id, 'expired');
+      if (stored) await deps.datasets.remove(stored);
+    }
+    throw new AppError('gone', 'upload_expired', `Dataset ${id} expired and its file was deleted (uploads are kept ${deps.config.UPLOAD_RETENTION_HOURS} h).`, 'Upload the file again.');
+  }
+  return d;
+}
+
+/** Validation of a stored upload: in a job worker thread when jobs run here (not on this event
+ *  loop), else in this thread (no model: nothing else needs the CPU). */
+function validate(deps: DatasetDeps, storedName: string, mapping: ColumnMapping): Promise<ValidationResult> {
+  const path = deps.datasets.path(storedName);
+  const options = { mapping, maxRows: deps.config.MAX_DATASET_ROWS };
+  return deps.jobs ? deps.jobs.validate(path, options) : validateAndKeep(path, options);
+}
+
+/** Streams an upload's body to a new file, as it arrives (never buffered whole), refusing
+ *  `payload_too_large` past MAX_UPLOAD_MB. Other failures of the body are the caller's to name. */
+export async function storeUpload(deps: Pick<DatasetDeps, 'datasets' | 'config'>, body: Readable): Promise<StoredUpload> {
+  try {
+    return await deps.datasets.save(body, maxUploadBytes(deps.config));
+  } catch (e) {
+    if (e instanceof UploadTooLarge) throw uploadTooLarge(deps.config);
+    throw e;
+  }
+}
+
+/** Validates a stored upload and records it as a dataset of `ownership`. Too many rows
+ *  (`too_many_rows`) or a file that is no CSV at all is refused and not kept; one with problems a
+ *  mapping can fix is kept and refused `validation_failed` with its id. */
+export async function uploadDataset(deps: DatasetDeps, stored: StoredUpload, upload: { originalName: string; mapping: ColumnMapping; ownership: Owned }): Promise<DatasetRecord> {
+  // Until the dataset is recorded the stored file is this request's: any failure removes it.
+  let validation: ValidationResult;
+  let record: DatasetRecord;
+  try {
+    validation = await validate(deps, stored.storedName, upload.mapping);
+    const tooMany = validation.file_problems.find((p) => p.reason === 'too_many_rows');
+    if (tooMany) throw new AppError('over_limit', 'too_many_rows', tooMany.message, tooMany.fix, { validation });
+    if (validation.file_problems.some((p) => p.reason === 'validation_failed')) throw invalid(validation, undefined);
+    record = await insertDataset(deps.db, {
+      id: newDatasetId(),
+      original_name: upload.originalName.replace(/[^\w.\- ]/g, '_').slice(0, 200),
+      stored_name: stored.storedName,
+      size_bytes: stored.size,
+      rows: validation.rows,
+      has_labels: validation.has_labels,
+      mapping: upload.mapping,
+      validation,
+      owner_user_id: upload.ownership.owner_user_id,
+      organization_id: upload.ownership.organization_id,
+      expires_at: new Date(Date.now() + deps.config.UPLOAD_RETENTION_HOURS * 3_600_000),
+    });
+  } catch (e) {
+    await deps.datasets.remove(stored.storedName).catch(() => undefined);
+    throw e;
+  }
+  if (!validation.valid) throw invalid(validation, record.id);
+  return record;
+}
+
+/** A dataset's preview: its first `rows` rows as parsed with its mapping, a few values per header
+ *  read from the file (never stored), and the mapping its headers suggest. */
+export async function previewDataset(deps: DatasetStore, id: string, userId: string | undefined, rowCount: number) {
+  const d = await liveDataset(deps, id, userId);
+  const rows = [];
+  for await (const row of readRows(deps.datasets.path(d.stored_name), d.mapping)) {
+    rows.push({ ...row, time: row.time === undefined || !Number.isFinite(row.time) ? null : new Date(row.time).toISOString(), label: row.label ?? null });
+    if (rows.length >= rowCount) break;
+  }
+  const samples = await sampleValues(deps.datasets.path(d.stored_name), { rows: 50, perHeader: 3 });
+  return { id: d.id, columns: d.validation.columns, columns_found: d.validation.columns_found, valid: d.validation.valid, rows, samples, suggested_mapping: suggestMapping(d.validation.columns_found) };
+}
+
+/** Re-checks a dataset with `mapping` (its own when none is given) and stores the result;
+ *  `validation_failed` when it still cannot be scored (the new mapping is kept all the same). */
+export async function revalidateDataset(deps: DatasetDeps, id: string, userId: string | undefined, mapping: ColumnMapping | undefined): Promise<DatasetRecord> {
+  const d = await liveDataset(deps, id, userId);
+  const use = mapping ?? d.mapping;
+  const validation = await validate(deps, d.stored_name, use);
+  const updated = await updateValidation(deps.db, d.id, use, validation);
+  if (!validation.valid) throw invalid(validation, d.id);
+  return updated;
+}
+
+/** Deletes a dataset the caller may see, its file at once. */
+export async function deleteDataset(deps: DatasetStore, id: string, userId: string | undefined): Promise<void> {
+  const d = await liveDataset(deps, id, userId);
+  const stored = await markRemoved(deps.db, d.id, 'deleted');
+  if (stored) await deps.datasets.remove(stored);
+}
