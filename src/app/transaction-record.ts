@@ -4,6 +4,7 @@
 // every change of it and the evidence the answer showed (entity history, graph evidence and the
 // related ring, as they stood when it was scored).
 
+import type { TransactionEntities, TransactionParties } from '../domain/transaction.ts';
 import type { OutcomeChangeRow, TransactionRow } from '../storage/live-rows.ts';
 import { decisionOf, type Decision } from '../scoring/decision.ts';
 import type { ScoreResult } from '../scoring/scorer.ts';
@@ -18,14 +19,9 @@ export interface OutcomeChange {
   reported_by: string;
 }
 
-export interface TransactionRecord {
+export interface TransactionRecord extends TransactionParties, TransactionEntities {
   transaction_id: string;
   time: string;
-  amount: number;
-  customer_id: string;
-  merchant_id: string;
-  location: string;
-  payment_type: string;
   source: 'scored' | 'import';
   risk_score: number | null;
   risk_band: Decision['risk_band'] | null;

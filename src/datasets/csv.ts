@@ -8,7 +8,7 @@
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import csv from 'csv-parser';
-import { UNKNOWN } from '../domain/transaction.ts';
+import { UNKNOWN, type TransactionEntities, type TransactionParties } from '../domain/transaction.ts';
 import { keptAmount } from '../domain/amount.ts';
 
 export const REQUIRED_COLUMNS = ['amount', 'customer_id', 'merchant_id'] as const;
@@ -45,16 +45,12 @@ export interface ValidationResult {
   file_problems: { reason: 'validation_failed' | 'too_many_rows'; message: string; fix: string }[];
 }
 
-export interface ParsedRow {
+/** A CSV row as read: a transaction whose time may be missing (no timestamp column). */
+export interface ParsedRow extends TransactionParties, TransactionEntities {
   row: number;
   transaction_id: string;
   /** Epoch milliseconds, or undefined when the file has no timestamp column. */
   time: number | undefined;
-  amount: number;
-  customer_id: string;
-  merchant_id: string;
-  location: string;
-  payment_type: string;
   label: 0 | 1 | undefined;
 }
 

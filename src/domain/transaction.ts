@@ -24,17 +24,21 @@ export interface HistoryTransaction {
   labelKnownAt?: number;
 }
 
+/** Who a transaction is between and through what: its customer, its merchant and the parts of its
+ *  channel. Every shape that names a transaction's entities takes them from here. */
+export type TransactionEntities = Pick<HistoryTransaction, 'customer_id' | 'merchant_id' | 'location' | 'payment_type'>;
+
+/** What a transaction moved between whom, without its channel. */
+export type TransactionParties = Pick<HistoryTransaction, 'amount' | 'customer_id' | 'merchant_id'>;
+
 /** An earlier transaction an organization's history holds only in totals (older than its horizon),
  *  as read from the database for graph evidence. */
-export interface EarlierTransaction {
-  transaction_id: string;
-  time: number;
-  amount: number;
-  customer_id: string;
-  merchant_id: string;
-  label: 0 | 1 | null;
-  label_known_ms: number | null;
-}
+export type EarlierTransaction = Pick<HistoryTransaction, 'time'> &
+  TransactionParties & {
+    transaction_id: string;
+    label: 0 | 1 | null;
+    label_known_ms: number | null;
+  };
 
 const channelsByPaymentType = new Map<string, KeyCache>();
 

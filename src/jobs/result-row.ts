@@ -9,13 +9,11 @@
 // quoted.
 
 import { CHANNELS } from '../domain/channels.ts';
+import type { TransactionParties } from '../domain/transaction.ts';
 
-export interface ResultRow {
+export interface ResultRow extends TransactionParties {
   row: number;
   transaction_id: string;
-  amount: number;
-  customer_id: string;
-  merchant_id: string;
   risk_score: number;
   risk_band: string;
   decision: string;

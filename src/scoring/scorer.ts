@@ -16,7 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { type History } from '../domain/history/history.ts';
 import type { PerChannel } from '../domain/channels.ts';
-import { channelOf, UNKNOWN, type EarlierTransaction, type HistoryTransaction } from '../domain/transaction.ts';
+import { channelOf, UNKNOWN, type EarlierTransaction, type HistoryTransaction, type TransactionEntities, type TransactionParties } from '../domain/transaction.ts';
 import { allocateFeatures, writeFeatures, type ChannelMatrices } from '../domain/features/extract.ts';
 import type { Ring } from '../domain/rings.ts';
 import type { ModelBundle, ModeName } from '../model/model.ts';
@@ -24,16 +24,14 @@ import { combine, isCold } from '../model/combine.ts';
 import { topReasons, type ChannelExplanation, type ScoreReason } from './explain.ts';
 import { isoTime } from '../domain/iso-time.ts';
 
-export interface ScoreInput {
-  amount: number;
-  customer_id: string;
-  merchant_id: string;
+/** A score request: a transaction whose id, location and payment type may be left out. */
+export type ScoreInput = TransactionParties & {
   transaction_id?: string | undefined;
   location?: string | undefined;
   payment_type?: string | undefined;
   mode: ModeName;
   explain: boolean;
-}
+};
 
 export interface Evidence {
   transaction_id: string;
@@ -79,7 +77,7 @@ export interface ScoreResult {
 
 /** The entities a request's transaction belongs to: a missing location or payment type is
  *  recorded as "unknown" (the notes say so). */
-export type ScoredEntities = Pick<HistoryTransaction, 'customer_id' | 'merchant_id' | 'location' | 'payment_type'>;
+export type ScoredEntities = TransactionEntities;
 
 export function scoredEntities(input: Pick<ScoreInput, 'customer_id' | 'merchant_id' | 'location' | 'payment_type'>): ScoredEntities {
   return { customer_id: input.customer_id, merchant_id: input.merchant_id, location: input.location ?? UNKNOWN, payment_type: input.payment_type ?? UNKNOWN };

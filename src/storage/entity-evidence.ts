@@ -4,7 +4,7 @@
 // keeps, its latest transactions' decisions and counterparties). Every statement reads the scope's
 // organization only (organization-scope.ts).
 
-import type { EarlierTransaction } from '../domain/transaction.ts';
+import type { EarlierTransaction, TransactionEntities } from '../domain/transaction.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 
 /** How many of an entity's latest transactions its page summarises, and how many counterparties. */
@@ -19,7 +19,7 @@ export interface EntitySummary {
 
 /** Up to `limit` of an entity's transactions before `before`, newest first: the evidence a
  *  loaded history no longer holds. A channel is its payment type and location. */
-export async function earlierTransactions(scope: OrganizationScope, role: 'customer' | 'merchant' | 'channel', entity: { customer_id: string; merchant_id: string; payment_type: string; location: string }, before: number, limit: number): Promise<EarlierTransaction[]> {
+export async function earlierTransactions(scope: OrganizationScope, role: 'customer' | 'merchant' | 'channel', entity: TransactionEntities, before: number, limit: number): Promise<EarlierTransaction[]> {
   const [where, params] =
     role === 'customer'
       ? ['customer_id = $2', [entity.customer_id]]

@@ -7,6 +7,7 @@
 // plain SELECT, whose per-value decoding dominates).
 
 import { WINDOW_HORIZON_MS, type EntityTotals } from '../domain/history/horizon.ts';
+import type { HistoryTransaction, TransactionEntities } from '../domain/transaction.ts';
 import type { Queryable } from './db.ts';
 import { feedSnapshot, type FeedSnapshot } from './live-feed.ts';
 import type { HistoryRow } from './live-rows.ts';
@@ -16,10 +17,10 @@ import type { OrganizationScope } from './organization-scope.ts';
 export interface HistoryLoader {
   /** Transactions before `floor` come only as totals. */
   start(floor: number): void;
-  uses(rows: { customer_id: string; kind: 'merchant' | 'channel' | 'location'; key: string; first: number }[]): void;
+  uses(rows: { customer_id: HistoryTransaction['customer_id']; kind: 'merchant' | 'channel' | 'location'; key: string; first: number }[]): void;
   transactions(rows: HistoryRow[]): void;
   /** Outcomes known from the floor on, of transactions before it. */
-  labels(rows: { customer_id: string; merchant_id: string; location: string; payment_type: string; label: 0 | 1; known: number }[]): void;
+  labels(rows: (TransactionEntities & { label: 0 | 1; known: number })[]): void;
   finish(totals: EntityTotals[]): void;
 }
 

@@ -25,6 +25,7 @@
 // Each change carries its organization, and the tail hands it to that organization's history only.
 
 import { randomBytes } from 'node:crypto';
+import type { TransactionEntities } from '../domain/transaction.ts';
 import type { Db, Queryable } from './db.ts';
 import type { HistoryRow } from './live-rows.ts';
 
@@ -102,16 +103,12 @@ export interface FeedTransaction extends HistoryRow {
 /** A change of a recorded transaction's outcome: `label` known from `known_ms` on, replacing
  *  `from_label` known from `from_known_ms` (both null when it had none); with the transaction's
  *  entities, for a process that holds it only in totals. */
-export interface FeedOutcome {
+export interface FeedOutcome extends TransactionEntities {
   kind: 'outcome';
   xid: number;
   seq: number;
   organization_id: string;
   transaction_id: string;
-  customer_id: string;
-  merchant_id: string;
-  location: string;
-  payment_type: string;
   label: 0 | 1;
   known_ms: number;
   from_label: 0 | 1 | null;

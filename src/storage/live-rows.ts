@@ -4,7 +4,7 @@
 // read these rows (organization-data.ts and the modules it binds) share them without importing
 // each other.
 
-import type { HistoryTransaction } from '../domain/transaction.ts';
+import type { HistoryTransaction, TransactionEntities, TransactionParties } from '../domain/transaction.ts';
 
 /** What every stored transaction has, as the engine's history names it. Times are epoch ms. */
 type TransactionFields = Required<Pick<HistoryTransaction, 'time' | 'amount' | 'customer_id' | 'merchant_id' | 'location' | 'payment_type'>> & { transaction_id: string };
@@ -35,15 +35,10 @@ export interface StoredDecision {
 }
 
 /** One stored transaction as read back. */
-export interface TransactionRow {
+export interface TransactionRow extends TransactionParties, TransactionEntities {
   seq: number;
   transaction_id: string;
   time_ms: number;
-  amount: number;
-  customer_id: string;
-  merchant_id: string;
-  location: string;
-  payment_type: string;
   source: 'scored' | 'import';
   /** The response body answered (scored transactions). */
   response: string | null;

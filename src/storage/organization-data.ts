@@ -15,7 +15,7 @@
 //   weekly-aggregates.ts    a performance report's buckets
 //   rings-store.ts          ring windows' transactions and their stored rings
 
-import type { EarlierTransaction, HistoryTransaction } from '../domain/transaction.ts';
+import type { EarlierTransaction, HistoryTransaction, TransactionEntities } from '../domain/transaction.ts';
 import type { Ring } from '../domain/rings.ts';
 import type { Db, Queryable } from './db.ts';
 import type { FeedSnapshot } from './live-feed.ts';
@@ -56,7 +56,7 @@ export class OrganizationData {
   }
 
   /** Up to `limit` of an entity's transactions before `before`, newest first (entity-evidence.ts). */
-  earlier(role: 'customer' | 'merchant' | 'channel', entity: { customer_id: string; merchant_id: string; payment_type: string; location: string }, before: number, limit: number): Promise<EarlierTransaction[]> {
+  earlier(role: 'customer' | 'merchant' | 'channel', entity: TransactionEntities, before: number, limit: number): Promise<EarlierTransaction[]> {
     return earlierTransactions(this.scope, role, entity, before, limit);
   }
 

@@ -4,7 +4,7 @@
 // latest windows. Every statement reads the scope's organization only (organization-scope.ts).
 
 import type { Ring } from '../domain/rings.ts';
-import type { HistoryTransaction } from '../domain/transaction.ts';
+import type { HistoryTransaction, TransactionEntities, TransactionParties } from '../domain/transaction.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 
 /** The NOTIFY channel on which a stored ring analysis tells every process (src/live/ring-windows.ts). */
@@ -12,7 +12,7 @@ export const RINGS_CHANNEL = 'ring_windows';
 
 /** The transactions in [from, to), in time order, with their current outcomes: a ring window's. */
 export async function windowTransactions(scope: OrganizationScope, from: number, to: number): Promise<HistoryTransaction[]> {
-  const rows = await scope.db.query<{ time_ms: number; amount: number; customer_id: string; merchant_id: string; location: string; payment_type: string; label: 0 | 1 | null; label_known_ms: number | null }>(
+  const rows = await scope.db.query<TransactionParties & TransactionEntities & { time_ms: number; label: 0 | 1 | null; label_known_ms: number | null }>(
     `SELECT time_ms, amount, customer_id, merchant_id, location, payment_type, label, label_known_ms FROM transactions
      WHERE organization_id = $1 AND time_ms >= $2 AND time_ms < $3 ORDER BY time_ms, seq`,
     [scope.organizationId, from, to],
