@@ -32,12 +32,13 @@
 
 mod recursive;
 mod scheduler;
+mod strategy;
 mod table;
 mod whole_tree;
 
 use crate::forest::Forest;
 use crate::predict::Compiled;
-use scheduler::Strategy;
+use strategy::Strategy;
 use table::{Inner, LeafTable};
 use whole_tree::WholeTrees;
 

@@ -6,6 +6,7 @@
 //! (`explain_row`); a batch goes tree by tree over blocks of rows, so that every table brought into
 //! cache serves the whole block (`explain_batch`).
 
+use super::strategy::Strategy;
 use super::recursive::{recursive_tree_shap, PathElement};
 use super::table::{shapley_weights, RowState, TableScratch, DIRECT, MAX_PATTERN_BITS};
 use super::whole_tree::WholeTrees;
@@ -19,18 +20,6 @@ const PREFETCH_LEAVES: usize = 12;
 /// Rows explained together per tree in batch mode: each table fetched into cache serves them all.
 const ROW_BLOCK: usize = 256;
 
-#[derive(Debug, Clone)]
-pub(super) enum Strategy {
-    /// A tree with a single leaf: only the expected value moves.
-    Constant,
-    /// A small tree with a whole-tree table in `Shap::whole` (see `whole_tree`).
-    Whole,
-    /// Tabulated: leaves in `Shap::leaves[first..first+count]`, internal nodes (local indices,
-    /// breadth-first) in `Shap::internal[inner..inner+inner_count]`.
-    Table { first: u32, count: u32, inner: u32, inner_count: u32 },
-    /// The recursive algorithm over the source tree.
-    Recursive { max_depth: usize },
-}
 
 /// Per-thread working memory of single-row explanations, kept between calls so that a call
 /// allocates nothing; sized on first use by the largest model the thread has explained.

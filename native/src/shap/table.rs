@@ -22,7 +22,7 @@
 //! `tree_negatives`) serve single rows, blocks of rows and `whole_tree`'s tabulation alike; which
 //! trees get tables, and in what order rows go through them, is `scheduler`'s.
 
-use super::scheduler::Strategy;
+use super::strategy::Strategy;
 use super::Shap;
 use crate::forest::{Child, Tree};
 use crate::predict::Compiled;
