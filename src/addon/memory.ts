@@ -2,7 +2,8 @@
 // drops millions of short-lived objects; V8 keeps the pages they occupied (partly empty, not
 // compacted) and glibc keeps freed native memory in its arenas, so a freshly started server would
 // sit ~90 MB above what it holds live. `settleMemory` runs one full, compacting garbage collection
-// and then trims the C allocator, once, when start-up is done; it never runs on the request path.
+// and then trims the C allocator, once when start-up is done and once after the public sandbox is
+// built on first use (src/app/sandbox.ts); never on an ordinary request.
 // `holdAllocatorThresholds`, called first thing, stops glibc from raising its trim threshold after
 // each large free (measured: ~17 MB less resident after the HTTP benchmark).
 //
