@@ -6,7 +6,8 @@
 // overhead, the model's memory, and the largest difference from LightGBM. The last line printed is
 // one JSON object with the figures and ratios.
 
-import { lightgbmReference, loadModel, noopCall, trainLightgbm } from '../src/addon/addon.ts';
+import { loadModel, noopCall } from '../src/addon/addon.ts';
+import { lightgbmReference, trainLightgbm } from '../tools/lightgbm.ts';
 import { syntheticMatrix } from '../tools/training/synthetic.ts';
 import { benchmarkCommandLine, compare, fmt, quick, time } from './harness.ts';
 

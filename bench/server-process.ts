@@ -44,7 +44,7 @@ process.on('exit', () => {
   for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
-export async function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; startup: Record<string, number> }> {
+export async function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; startup: Record<string, number>; stderr: () => string }> {
   const port = 20_000 + Math.floor(Math.random() * 20_000);
   // BENCH_SERVER_NODE_ARGS: extra Node options for the server only (e.g. `--cpu-prof`, which
   // NODE_OPTIONS refuses), to profile the server under the benchmark's load.
@@ -55,8 +55,10 @@ export async function startServer(env: Record<string, string>): Promise<{ child:
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   started.push(child);
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const ready = await waitFor(child, /ready on .* start-up steps ms: (\{.*\})/, 'stderr');
-  return { child, url: `http://127.0.0.1:${port}`, startup: JSON.parse(ready[1]!) as Record<string, number> };
+  return { child, url: `http://127.0.0.1:${port}`, startup: JSON.parse(ready[1]!) as Record<string, number>, stderr: () => stderr };
 }
 
 /** Starts a new peak-memory measurement of a process (Linux: clears VmHWM down to the current

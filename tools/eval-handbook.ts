@@ -24,7 +24,8 @@ import { CHANNEL_FEATURES, extractBatch } from '../src/domain/features/extract.t
 import { TABULAR_CATEGORICAL } from '../src/domain/features/tabular.ts';
 import { History } from '../src/domain/history/history.ts';
 import { UNKNOWN, type HistoryTransaction } from '../src/domain/transaction.ts';
-import { loadModel, trainLightgbm } from '../src/addon/addon.ts';
+import { loadModel } from '../src/addon/addon.ts';
+import { trainLightgbm } from './lightgbm.ts';
 import { BOOTSTRAP_DEFAULTS, averagePrecisionStatistic, cardPrecisionStatistic, pairedBootstrap, rocAucStatistic, type Interval } from './training/bootstrap.ts';
 import { HANDBOOK_FEATURES, handbookFeatures } from './training/handbook-features.ts';
 import { simulateHandbook } from './training/handbook.ts';

@@ -302,4 +302,5 @@ const selection = {
 };
 writeFileSync(join(out, 'metrics.json'), JSON.stringify({ ...metrics, selection, comparisons, ...(seedSpread ? { seed_spread: seedSpread } : {}), rings: ringMetrics, charts, limitations }, null, 2) + '\n');
 process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1)} s] wrote ${out}\n`);
+process.stderr.write(`LightGBM's own answers for its boosters, which npm test holds the engine to: npm run golden -- --model ${out}\n`);
 console.log(JSON.stringify({ model_id: id, out, test: metrics.splits.test, comparisons }));

@@ -23,6 +23,8 @@ pub enum ErrorCode {
     InvalidInput,
     /// LightGBM's own C API reported a failure (training, reference prediction).
     LightgbmError,
+    /// This build does not link LightGBM (the crate's `lightgbm` feature is off).
+    LightgbmUnavailable,
 }
 
 impl ErrorCode {
@@ -37,6 +39,7 @@ impl ErrorCode {
             ErrorCode::ModelIo => "model_io",
             ErrorCode::InvalidInput => "invalid_input",
             ErrorCode::LightgbmError => "lightgbm_error",
+            ErrorCode::LightgbmUnavailable => "lightgbm_unavailable",
         }
     }
 }

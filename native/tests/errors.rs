@@ -1,17 +1,13 @@
 //! Malformed and unsupported model files: each refused with its own stable code, never a panic.
-//! Unsupported models are real files written by LightGBM (trained here); malformed ones are a real
-//! model with one thing broken.
+//! Unsupported models are real files written by LightGBM (tests/fixtures/, written by
+//! `examples/write_fixtures.rs`, so this runs without LightGBM); malformed ones are a real model
+//! with one thing broken.
 
-mod common;
-
-use common::{make_data, train, Rng};
 use fraud_engine::error::ErrorCode;
 use fraud_engine::model::Model;
 
 fn small_model() -> String {
-    let mut rng = Rng::new(11);
-    let data = make_data(&mut rng, 500, 4, &[], false, false);
-    train(&data, "objective=binary num_leaves=4 verbose=-1 num_threads=1", "verbose=-1", 3).1
+    include_str!("fixtures/small_binary.txt").to_owned()
 }
 
 fn refused(text: &str) -> fraud_engine::error::EngineError {
@@ -115,31 +111,19 @@ fn unknown_version_is_unsupported() {
 
 #[test]
 fn multiclass_is_unsupported() {
-    let mut rng = Rng::new(12);
-    let mut data = make_data(&mut rng, 600, 4, &[], false, false);
-    for (i, l) in data.labels.iter_mut().enumerate() {
-        *l = (i % 3) as f64;
-    }
-    let (_, text) = train(&data, "objective=multiclass num_class=3 num_leaves=4 verbose=-1 num_threads=1", "verbose=-1", 2);
+    let text = include_str!("fixtures/multiclass.txt");
     assert_eq!(refused(&text).code, ErrorCode::ModelUnsupportedMulticlass);
 }
 
 #[test]
 fn linear_trees_are_unsupported() {
-    let mut rng = Rng::new(13);
-    let data = make_data(&mut rng, 600, 4, &[], true, false);
-    let (_, text) = train(&data, "objective=regression linear_tree=true num_leaves=4 verbose=-1 num_threads=1", "verbose=-1 linear_tree=true", 2);
+    let text = include_str!("fixtures/linear_tree.txt");
     assert_eq!(refused(&text).code, ErrorCode::ModelUnsupportedLinearTree);
 }
 
 #[test]
 fn other_objectives_are_unsupported() {
-    let mut rng = Rng::new(14);
-    let mut data = make_data(&mut rng, 600, 4, &[], true, false);
-    for l in data.labels.iter_mut() {
-        *l = l.abs().round();
-    }
-    let (_, text) = train(&data, "objective=poisson num_leaves=4 verbose=-1 num_threads=1", "verbose=-1", 2);
+    let text = include_str!("fixtures/poisson.txt");
     let e = refused(&text);
     assert_eq!(e.code, ErrorCode::ModelUnsupportedObjective);
     assert_eq!(e.line, Some(line_of(&text, "objective=")));
@@ -147,14 +131,7 @@ fn other_objectives_are_unsupported() {
 
 #[test]
 fn random_forest_averaging_is_unsupported() {
-    let mut rng = Rng::new(15);
-    let data = make_data(&mut rng, 600, 4, &[], false, false);
-    let (_, text) = train(
-        &data,
-        "objective=binary boosting=rf bagging_fraction=0.8 bagging_freq=1 num_leaves=4 verbose=-1 num_threads=1",
-        "verbose=-1",
-        2,
-    );
+    let text = include_str!("fixtures/random_forest.txt");
     assert_eq!(refused(&text).code, ErrorCode::ModelUnsupportedAverageOutput);
 }
 

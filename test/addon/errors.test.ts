@@ -1,14 +1,15 @@
 // Bad models and bad rows through the addon: typed errors with stable codes, never a crash.
 
 import t from 'tap';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EngineError, loadModel, loadModelFile, trainLightgbm } from '../../src/addon/addon.ts';
-import { syntheticMatrix } from '../../tools/training/synthetic.ts';
+import { EngineError, loadModel, loadModelFile } from '../../src/addon/addon.ts';
+import * as native from '../../native/index.js';
 import { tempDir } from '../support/temp.ts';
 
-const data = syntheticMatrix({ seed: 5, numRows: 600, numFeatures: 4 });
-const good = trainLightgbm({ rows: data.rows, numFeatures: 4, labels: data.labels, params: { objective: 'binary', num_leaves: 4 }, iterations: 3 });
+// Model files LightGBM wrote (native/examples/write_fixtures.rs), shared with the crate's own tests.
+const fixture = (name: string) => readFileSync(new URL(`../../native/tests/fixtures/${name}`, import.meta.url), 'utf8');
+const good = fixture('small_binary.txt');
 
 function codeOf(fn: () => unknown): { code: string; line: number | undefined } {
   try {
@@ -31,12 +32,21 @@ t.test('malformed model text names the failing line', async (t) => {
 t.test('unsupported models each have their own code', async (t) => {
   t.equal(codeOf(() => loadModel(good.replace('version=v4', 'version=v1'))).code, 'model_unsupported_version');
   t.equal(codeOf(() => loadModel(good.replace('objective=binary sigmoid:1', 'objective=poisson'))).code, 'model_unsupported_objective');
-  const multi = syntheticMatrix({ seed: 6, numRows: 600, numFeatures: 4 });
-  multi.labels.forEach((_, i) => (multi.labels[i] = i % 3));
-  const multiclass = trainLightgbm({ rows: multi.rows, numFeatures: 4, labels: multi.labels, params: { objective: 'multiclass', num_class: 3, num_leaves: 4 }, iterations: 2 });
-  t.equal(codeOf(() => loadModel(multiclass)).code, 'model_unsupported_multiclass');
-  const linear = trainLightgbm({ rows: data.rows, numFeatures: 4, labels: data.labels, params: { objective: 'regression', linear_tree: true, num_leaves: 4 }, iterations: 2 });
-  t.equal(codeOf(() => loadModel(linear)).code, 'model_unsupported_linear_tree');
+  t.equal(codeOf(() => loadModel(fixture('multiclass.txt'))).code, 'model_unsupported_multiclass');
+  t.equal(codeOf(() => loadModel(fixture('linear_tree.txt'))).code, 'model_unsupported_linear_tree');
+  t.equal(codeOf(() => loadModel(fixture('random_forest.txt'))).code, 'model_unsupported_average_output');
+});
+
+t.test('the service build has no LightGBM: its LightGBM calls fail with lightgbm_unavailable', async (t) => {
+  for (const call of [() => native.LightGbm.fromText(good), () => native.lightgbmTrain(new Float64Array(4), 4, new Float64Array(1), '', '', 1)]) {
+    try {
+      call();
+      t.fail('a LightGBM call answered');
+    } catch (err) {
+      t.equal((err as { code?: string }).code, 'lightgbm_unavailable');
+      t.match((err as Error).message, /npm run build:native -- --lightgbm/, 'the message names the build that has it');
+    }
+  }
 });
 
 t.test('model files: unreadable is model_io, good loads', async (t) => {

@@ -2,22 +2,20 @@
 // copy as the main thread (same instance, one live model), so memory does not grow with workers.
 
 import t from 'tap';
-import { writeFileSync } from 'node:fs';
+import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Piscina } from 'piscina';
-import { liveModels, loadModelFile, trainLightgbm } from '../../src/addon/addon.ts';
-import { syntheticMatrix } from '../../tools/training/synthetic.ts';
+import { liveModels, loadModelFile } from '../../src/addon/addon.ts';
 import { tempDir } from '../support/temp.ts';
 
 t.test('eight workers share the main thread’s copy', async (t) => {
-  const data = syntheticMatrix({ seed: 9, numRows: 3000, numFeatures: 20 });
-  const text = trainLightgbm({ rows: data.rows, numFeatures: 20, labels: data.labels, params: { objective: 'binary', num_leaves: 31 }, iterations: 100 });
+  // One of the built-in model's boosters, copied so that no other test's load of it is shared.
   const path = join(tempDir('engine-'), 'model.txt');
-  writeFileSync(path, text);
+  copyFileSync(new URL('../../models/builtin/behavioral.txt', import.meta.url), path);
 
   const main = loadModelFile(path);
   t.equal(liveModels(), 1);
-  const expected = main.predictRaw(new Float64Array(20).fill(0.5));
+  const expected = main.predictRaw(new Float64Array(main.numFeatures).fill(0.5));
 
   const workers = 8;
   const pool = new Piscina({ filename: new URL('../support/load-worker.ts', import.meta.url).href, minThreads: workers, maxThreads: workers });

@@ -145,6 +145,12 @@ const commands: CommandCase[] = [
     bad: [[['--resamples', '1e3'], '--resamples must be a whole number ≥ 1, got "1e3"']],
   },
   {
+    name: 'golden',
+    file: 'tools/golden.ts',
+    options: ['--model', '--out'],
+    bad: [[['--out', join(dir, 'no', 'golden.json')], `--out ${join(dir, 'no', 'golden.json')}: no folder ${join(dir, 'no')}`]],
+  },
+  {
     name: 'model:create',
     file: 'tools/model-create.ts',
     options: ['--organization', '--name', '--settings'],

@@ -4,7 +4,8 @@
 // logistic regression over all features, standardised, missing values as zero with an indicator).
 // Only the train split fits anything here; scores are reported on test.
 
-import { loadModel, trainLightgbm } from '../../src/addon/addon.ts';
+import { loadModel } from '../../src/addon/addon.ts';
+import { trainLightgbm } from '../lightgbm.ts';
 import { CHANNEL_FEATURES } from '../../src/domain/features/extract.ts';
 import { TABULAR_CATEGORICAL } from '../../src/domain/features/tabular.ts';
 import { fitLogistic } from './logistic.ts';

@@ -29,7 +29,8 @@
 // Every (setting, checkpoint) pair is a model compared on validation; both counts are reported,
 // since the more models compared, the more the best validation score flatters the choice.
 
-import { loadModel, trainLightgbm } from '../../src/addon/addon.ts';
+import { loadModel } from '../../src/addon/addon.ts';
+import { trainLightgbm } from '../lightgbm.ts';
 import { averagePrecision } from '../../src/model/metrics.ts';
 import { sliceTrees, treeCount } from './partition.ts';
 import { Rng } from '../../src/domain/rng.ts';

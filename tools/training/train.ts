@@ -13,7 +13,8 @@
 // (selectSettings): the defaults and a seeded random search, each setting early-stopped.
 // Deterministic: seeded LightGBM with `deterministic=true`, single-threaded, and a seeded search.
 
-import { loadModel, trainLightgbm } from '../../src/addon/addon.ts';
+import { loadModel } from '../../src/addon/addon.ts';
+import { trainLightgbm } from '../lightgbm.ts';
 import { CHANNEL_FEATURES, extractBatch, type ChannelMatrices } from '../../src/domain/features/extract.ts';
 import { type Channel } from '../../src/domain/channels.ts';
 import { TABULAR_CATEGORICAL } from '../../src/domain/features/tabular.ts';

@@ -7,6 +7,7 @@
 //! `EngineError` with code `lightgbm_error`.
 
 use crate::error::{EngineError, ErrorCode, Result};
+pub use super::PredictKind;
 use lightgbm3_sys as sys;
 use std::ffi::{c_void, CStr, CString};
 use std::os::raw::c_char;
@@ -16,13 +17,6 @@ use std::sync::Arc;
 const DTYPE_FLOAT32: i32 = 0;
 const DTYPE_FLOAT64: i32 = 1;
 
-/// What a prediction returns (LightGBM's `C_API_PREDICT_*`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PredictKind {
-    Normal = 0,
-    RawScore = 1,
-    Contrib = 3,
-}
 
 fn check(status: i32) -> Result<()> {
     if status == 0 {

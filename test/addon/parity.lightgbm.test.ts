@@ -2,7 +2,8 @@
 // our engine and by LightGBM's own predict / predict_contrib, compared within 1e-9.
 
 import t from 'tap';
-import { lightgbmReference, loadModel, trainLightgbm } from '../../src/addon/addon.ts';
+import { loadModel } from '../../src/addon/addon.ts';
+import { lightgbmReference, trainLightgbm } from '../../tools/lightgbm.ts';
 import { syntheticMatrix } from '../../tools/training/synthetic.ts';
 
 const TOLERANCE = 1e-9;

@@ -4,7 +4,8 @@
 // settings are scored one after another or side by side on worker threads.
 
 import t from 'tap';
-import { loadModel, trainLightgbm } from '../../src/addon/addon.ts';
+import { loadModel } from '../../src/addon/addon.ts';
+import { trainLightgbm } from '../../tools/lightgbm.ts';
 import { sliceTrees, treeCount } from '../../tools/training/partition.ts';
 import { checkpointScores, checkpointsFor, DEFAULT_SPACE, drawSettings, prequentialScorer, search, type Scorer } from '../../tools/training/selection.ts';
 import { searchOnThreads } from '../../tools/training/parallel-search.ts';

@@ -3,7 +3,8 @@
 // within one channel, and the channels' raw scores add up to the joint booster's on every row.
 
 import t from 'tap';
-import { lightgbmReference, loadModel, trainLightgbm } from '../../src/addon/addon.ts';
+import { loadModel } from '../../src/addon/addon.ts';
+import { lightgbmReference, trainLightgbm } from '../../tools/lightgbm.ts';
 import { interactionConstraints, partitionByChannel, treeSizes } from '../../tools/training/partition.ts';
 import { syntheticMatrix } from '../../tools/training/synthetic.ts';
 
