@@ -77,8 +77,7 @@ try {
     }
     expect(state.status === 'succeeded', `the job ${state.status}: ${JSON.stringify(state.error ?? '')}`);
     const download = await fetch(`${base}/api/jobs/${job.id}/download`, { headers: member });
-    // A drift warning, when the job carries one, comes first as a line starting with #.
-    const lines = (await download.text()).trim().split('\n').filter((l) => !l.startsWith('#'));
+    const lines = (await download.text()).trim().split('\n');
     expect(download.status === 200 && lines.length === rows + 1, `download: HTTP ${download.status}, ${lines.length - 1} rows of ${rows}`);
   });
   await check('no warning from Node at start (deprecations, experimental features)', async () => {

@@ -38,6 +38,9 @@ const EnvSchema = z.object({
   DURABILITY: z.enum(['commit', 'write_behind']).default('commit'),
   /** Server processes `npm start` runs on one port (more than one needs DATABASE_URL). */
   WEB_CONCURRENCY: positiveInt(1),
+  /** The longest a request may take to arrive, headers and body, before it is answered 408 and its
+   *  connection closed: sized for a MAX_UPLOAD_MB upload (25 MB) over a slow link (≈ 0.7 Mbit/s). */
+  REQUEST_TIMEOUT_SECONDS: z.coerce.number().positive().default(300),
   /** Largest JSON body accepted, bytes (a score request is a few hundred bytes). */
   MAX_JSON_BODY_BYTES: positiveInt(64 * 1024),
   AUTHPROVIDER_URL: optional,

@@ -48,7 +48,8 @@ function invalid(validation: ValidationResult, datasetId: string | undefined): A
   const parts: string[] = [];
   if (validation.missing_required.length) parts.push(`missing required column${validation.missing_required.length > 1 ? 's' : ''} ${validation.missing_required.join(', ')}`);
   for (const p of validation.problems.slice(0, 3)) parts.push(`${p.header} ${p.message} in ${p.count} row${p.count > 1 ? 's' : ''} (first: ${p.rows.join(', ')})`);
-  for (const p of validation.file_problems) parts.push(p.message);
+  // A file problem's message is a sentence of its own: its full stop goes, the list ends with one.
+  for (const p of validation.file_problems) parts.push(p.message.replace(/\.$/, ''));
   const suggested = describeValidation(validation);
   const hint = Object.keys(suggested.suggested_mapping).length ? ` (suggested: ${JSON.stringify(suggested.suggested_mapping)})` : '';
   const fix = validation.file_problems[0]?.fix ?? validation.problems[0]?.fix ?? (validation.missing_required.length ? `Map your headers to ${validation.missing_required.join(', ')} with POST /api/datasets/${datasetId ?? '{id}'}/validate and a mapping${hint}, or rename them in the file.` : 'Correct the file and upload it again.');

@@ -88,11 +88,10 @@ async function downloadName(db: Queryable, job: JobRecord): Promise<string> {
   return stem ? `${stem}.scored.csv` : `${job.id}.csv`;
 }
 
-/** A finished job's scored rows as CSV (jobs/results.ts), streamed, under the upload's name; its
- *  drift warning, when it has one, comes first as a `#` line. */
+/** A finished job's scored rows as CSV (jobs/results.ts), streamed, under the upload's name. Its
+ *  drift warning stays in the job's summary: the file is plain CSV. */
 export async function jobDownload(deps: JobDeps, id: string, userId: string | undefined): Promise<{ filename: string; csv: Readable }> {
   const job = await finishedJob(deps, id, userId);
   const filename = await downloadName(deps.db, job);
-  const drift = (job.result as { drift?: { warning?: string | null } | null } | null)?.drift;
-  return { filename, csv: csvStream(deps.jobs!.resultPath(job.id), drift?.warning) };
+  return { filename, csv: csvStream(deps.jobs!.resultPath(job.id)) };
 }

@@ -12,7 +12,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Service } from '../app/service.ts';
-import { ApiError, documentFrameworkStatuses, frameworkError, installErrorHandling, MAX_PATH_PARAMETER, RouteRegistry } from './errors.ts';
+import { ApiError, clientError, documentFrameworkStatuses, frameworkError, installErrorHandling, MAX_PATH_PARAMETER, RouteRegistry } from './errors.ts';
 import { ErrorResponse } from './schemas.ts';
 import { publicRoutes } from './routes/public.ts';
 import { scoreRoutes } from './routes/score.ts';
@@ -35,12 +35,29 @@ export interface AppOptions {
   logger?: boolean | Record<string, unknown>;
 }
 
+/** Headers must arrive within this long (or the request timeout, if shorter). */
+const HEADERS_TIMEOUT_MS = 30_000;
+/** An idle keep-alive connection is closed after this long. */
+const KEEP_ALIVE_MS = 72_000;
+/** How often Node looks for requests past their timeouts. */
+const CHECK_INTERVAL_MS = 1_000;
+
 export async function buildApp(service: Service, o: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     // Standard output through a stream that never blocks the server and never waits at exit
     // (log-stream.ts): a log reader that stops must not stop the service.
     logger: o.logger === undefined ? { level: service.config.LOG_LEVEL, redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-csrf-token"]'], stream: stdoutLog() } : o.logger,
     bodyLimit: service.config.MAX_JSON_BODY_BYTES,
+    // Bounded requests: a request's headers and body must arrive within REQUEST_TIMEOUT_SECONDS
+    // (headers alone within HEADERS_TIMEOUT_MS), or it is answered 408 and its connection closed
+    // (clientError), so clients that send slowly or stop part way cannot hold connections and
+    // buffers for ever. Node checks every CHECK_INTERVAL_MS (its default, 30 s, would let a request
+    // run that much past its limit). Idle keep-alive connections close after KEEP_ALIVE_MS, longer
+    // than the 60 s idle timeout of common load balancers, so that it is they that close first.
+    requestTimeout: service.config.REQUEST_TIMEOUT_SECONDS * 1000,
+    keepAliveTimeout: KEEP_ALIVE_MS,
+    http: { headersTimeout: Math.min(HEADERS_TIMEOUT_MS, service.config.REQUEST_TIMEOUT_SECONDS * 1000), connectionsCheckingInterval: CHECK_INTERVAL_MS },
+    clientErrorHandler: clientError,
     trustProxy: false,
     // Request ids let an operator find a 500's details in the log.
     requestIdHeader: false,

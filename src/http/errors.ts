@@ -7,6 +7,7 @@
 // Every route's documented responses gain the statuses the framework itself can answer for it
 // (documentFrameworkStatuses), so the reference lists every status a client can meet.
 
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, type AppErrorKind, type ErrorReason } from '../app/errors.ts';
@@ -48,6 +49,23 @@ export function errorBody(reason: ErrorReason, message: string, fix: string, ext
 export function sendError(reply: FastifyReply, e: ApiError): FastifyReply {
   for (const [k, v] of Object.entries(e.headers)) reply.header(k, v);
   return reply.code(e.status).send(errorBody(e.reason, e.message, e.fix, e.extra));
+}
+
+/** What Node's HTTP parser refuses before any route sees the request (Fastify's
+ *  `clientErrorHandler`): a request that did not arrive within REQUEST_TIMEOUT_SECONDS (408), headers
+ *  over Node's limit (431), anything else the parser cannot read (400); in the service's shape, and
+ *  the connection closed. A client that went away gets nothing. */
+export function clientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, text, reason, message, fix]: [number, string, ErrorReason, string, string] =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'Request Timeout', 'request_timeout', 'The request did not arrive in time (REQUEST_TIMEOUT_SECONDS).', 'Send it again over a faster link, or split a large upload into smaller files.']
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request Header Fields Too Large', 'headers_too_large', 'The request headers are larger than the server accepts (16 KB).', 'Send fewer or smaller headers (cookies included).']
+        : [400, 'Bad Request', 'bad_request', 'The request is not valid HTTP.', 'Send a well-formed HTTP/1.1 request.'];
+  const body = JSON.stringify(errorBody(reason, message, fix));
+  if (socket.writable) socket.write(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.destroy();
 }
 
 interface ZodIssueLike {
@@ -119,13 +137,14 @@ type RouteSchema = { body?: unknown; querystring?: unknown; params?: unknown; he
 /** Adds to a route's documented responses what is answered outside its handler: 422 when anything
  *  is validated, 414 and 400 (malformed percent-encoding) when the path has parameters; for a route
  *  that may read a body 400 (malformed JSON), 413 (too large) and 415 (another content type);
- *  and everywhere 500 (`internal_error`, a fault of the
- *  server's own, logged with the request id) and 503 (`shutting_down`, a request that arrives
- *  while the server drains: app.ts). */
+ *  and everywhere 408 (`request_timeout`, a request that did not arrive within
+ *  REQUEST_TIMEOUT_SECONDS: clientError), 500 (`internal_error`, a fault of the server's own,
+ *  logged with the request id) and 503 (`shutting_down`, a request that arrives while the server
+ *  drains: app.ts). */
 export function documentFrameworkStatuses(route: { url: string; method: string | string[]; schema?: RouteSchema }, errorSchema: unknown): void {
   const schema = route.schema;
   if (!schema?.response || schema.hide) return;
-  const add: number[] = [500, 503];
+  const add: number[] = [408, 500, 503];
   if (schema.body || schema.querystring || schema.params || schema.headers) add.push(422);
   // A path parameter: too long (414), or a malformed percent-encoding in it (400).
   if (route.url.includes(':')) add.push(414, 400);

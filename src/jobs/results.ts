@@ -1,12 +1,14 @@
 // A finished job's result files, all written by the job (batch-score.ts): one JSON line per scored
 // row; `<result>.idx`, the byte offset of every line and then the file's length (Float64 each), so
 // that a page is one read of a byte range however large the file; and the download CSV
-// (result-row.ts), streamed as it is, after a comment line when the job warns of drift.
+// (result-row.ts), streamed as it is: plain RFC 4180, its header the first line. A drift warning
+// belongs to the job (its summary) and the dashboard, never inside the file, where every CSV reader
+// would take it for the header.
 
 import { createReadStream } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { ResultRow } from './result-row.ts';
 
 /** Where jobs' result files are kept: DATA_DIR/results. */
@@ -38,15 +40,7 @@ export async function readPage(path: string, page: number, pageSize: number): Pr
   }
 }
 
-/** The result as CSV (written by the job next to the result lines), streamed; a warning, when
- *  the job has one (a drift verdict that is not ok), comes first as a `#` comment line. */
-export function csvStream(path: string, warning?: string | null): Readable {
-  const file = createReadStream(`${path}.csv`);
-  if (!warning) return file;
-  return Readable.from(
-    (async function* () {
-      yield Buffer.from(`# ${warning.replace(/[\r\n]+/g, ' ')}\r\n`);
-      yield* file;
-    })(),
-  );
+/** The result as CSV (written by the job next to the result lines), streamed as it is. */
+export function csvStream(path: string): Readable {
+  return createReadStream(`${path}.csv`);
 }

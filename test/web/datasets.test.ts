@@ -8,6 +8,7 @@
 
 import t, { type Test } from 'tap';
 import type { Page } from 'playwright-core';
+import { readCsv } from '../support/csv.ts';
 import { start } from '../support/server.ts';
 import { accessibilityProblems, launch, listen, noBrowser, SHOTS, watchedPage } from '../support/browser.ts';
 
@@ -127,9 +128,12 @@ t.test('datasets page: a PaySim file from upload to results', { skip: noBrowser 
     t.equal(download.suggestedFilename(), 'paysim-sample.scored.csv');
     const res = await fetch(`${base}/api/jobs/${jobId}/download`);
     t.equal(res.headers.get('content-disposition'), 'attachment; filename="paysim-sample.scored.csv"', 'and the service names it so too');
-    const text = (await res.text()).trim().split('\r\n');
-    t.match(text[0], /^# Drift: these scores are outside what the model was validated on/, 'the download starts with the drift warning');
-    t.equal(text.length, ROWS + 2, 'the warning, the header and every row');
+    const body = await res.text();
+    t.notMatch(body, /Drift/, 'the drift warning is on the page, not in the file');
+    const { header, rows } = await readCsv(body);
+    t.same(header.slice(0, 4), ['row', 'transaction_id', 'amount', 'customer_id'], 'a CSV parser reads the header from the first line');
+    t.equal(rows.length, ROWS, 'and every row after it');
+    t.equal(body.trim().split('\r\n').length, ROWS + 1, 'the header and every row, nothing else');
   });
 
   await t.test('past uploads list the upload and its job, after a reload too', async (t) => {

@@ -111,7 +111,7 @@ export function jobRoutes(app: FastifyInstance, service: Service): void {
     config: {
       documentedResponses: {
         200: {
-          description: "The job's scored rows as CSV: row, transaction_id, amount, customer_id, merchant_id, risk_score, risk_band, decision, path, score_<channel> for each channel, reason_1… and label. A value a spreadsheet would run as a formula is prefixed with an apostrophe. When the job carries a drift warning, it comes first as a line starting with #.",
+          description: "The job's scored rows as CSV: row, transaction_id, amount, customer_id, merchant_id, risk_score, risk_band, decision, path, score_<channel> for each channel, reason_1… and label. A value a spreadsheet would run as a formula is prefixed with an apostrophe. Plain RFC 4180 (CRLF line ends): the header is the first line and nothing but rows follows. A drift warning is in the job (GET /api/jobs/{id}, summary.drift), never in the file.",
           headers: { 'content-disposition': { schema: { type: 'string' }, description: 'attachment; filename="<upload name>.scored.csv"' } },
           content: { 'text/csv': { schema: { type: 'string' } } },
         },
