@@ -1,5 +1,5 @@
 // `npm run smoke`: what a new user does first, on the Node that runs it. CI runs it after `npm ci` on
-// each supported Node line other than the one the whole suite runs on (README, "Node.js versions").
+// each supported Node line other than the one the whole suite runs on (.ci/run: 22 and 26).
 // It starts the server as `npm start` does (compiled JavaScript, embedded database in a temporary
 // folder, built-in model, sign-in through a stand-in identity provider on loopback) and checks:
 // health, the dashboard's page, one what-if score (public sandbox), one score with an API key

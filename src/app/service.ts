@@ -139,7 +139,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       return new JobRunner({ db, dataDir: config.DATA_DIR, pool, maxRunning: config.MAX_RUNNING_JOBS, staleMs: config.JOB_STALE_SECONDS * 1000, log })
         .register('score', scoreDatasetHandler({ db, datasets, pool, dataDir: config.DATA_DIR }))
         .register('history_import', historyImportHandler({ db, datasets, labelDelay, example: () => sandbox.history.transactions, beforeImport: () => decisionLog.flush(), imported: (id) => live.imported(id) }))
-        .register('rings', ringsHandler(db, labelDelay));
+        .register('rings', ringsHandler(db, pool, labelDelay));
     };
     const jobs = isProblem(loaded.model) ? undefined : jobRunner();
     await jobs?.start();

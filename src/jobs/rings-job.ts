@@ -1,18 +1,27 @@
-// The handler of `rings` jobs: one organization's weekly window analysed for fraud rings and the
-// result stored (queued when due by live/ring-windows.ts, which also does the analysis).
+// The handler of `rings` jobs: one organization's weekly window (queued when due by
+// live/ring-windows.ts) read from the database, analysed for fraud rings in a worker thread (Louvain
+// over a week's graph takes long enough to hold up every request if it ran on the event loop), and
+// the result stored; storing it tells every process.
 
+import { WEEK, windowSeed, type RingsJobParams } from '../live/ring-windows.ts';
 import type { Db } from '../storage/db.ts';
-import { runRingsJob, type RingsJobParams } from '../live/ring-windows.ts';
+import { organizationData } from '../storage/organization-data.ts';
 import type { JobHandler } from './runner.ts';
+import type { WorkerPool } from './worker-pool.ts';
 
-export function ringsHandler(db: Db, labelDelay: number): JobHandler {
+export function ringsHandler(db: Db, pool: WorkerPool, labelDelay: number): JobHandler {
   return {
     stage: 'analysing',
     failure: (message) => `ring analysis failed: ${message.slice(0, 300)}`,
     async run(job) {
       const params = job.params as RingsJobParams | null;
       if (!params?.organization_id || !Number.isFinite(params.window_start)) throw new Error('the job does not name an organization and a window');
-      return runRingsJob(db, params, labelDelay);
+      const data = organizationData(db, params.organization_id);
+      const start = params.window_start;
+      const rows = await data.windowTransactions(start, start + WEEK);
+      const rings = await pool.rings({ rows, start, options: { labelDelay, window: WEEK }, seed: windowSeed(start) });
+      await data.storeRings(start, rings);
+      return { window_start: new Date(start).toISOString(), transactions: rows.length, flagged: rings.length };
     },
   };
 }

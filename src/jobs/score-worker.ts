@@ -3,7 +3,7 @@
 // instance across threads). Progress goes back to the job runner through a MessagePort. The same
 // threads validate uploads (csv.ts) and keep their parsed rows for the job (columns.ts), off the
 // event loop that answers HTTP, and load the model after each, so that the job queued soon after
-// finds a thread ready.
+// finds a thread ready. They also find a weekly window's fraud rings for the rings job.
 
 import type { MessagePort } from 'node:worker_threads';
 import { scoreDataset, type BatchSummary } from './batch-score.ts';
@@ -11,6 +11,8 @@ import { loadModelFolder } from '../model/bundle.ts';
 import { isProblem, type ModelBundle, type ModeName } from '../model/model.ts';
 import type { ColumnMapping, ValidateOptions, ValidationResult } from '../datasets/csv.ts';
 import { validateAndKeep } from '../datasets/columns.ts';
+import { detectWindow, type RingOptions, type Ring } from '../domain/rings.ts';
+import type { HistoryTransaction } from '../domain/transaction.ts';
 
 export interface ScoreTask {
   modelDir: string;
@@ -29,6 +31,11 @@ export interface ValidateTask {
   modelDir: string;
 }
 
+/** Finds a window's rings (rings-job.ts); needs no model. */
+export interface RingsTask {
+  rings: { rows: HistoryTransaction[]; start: number; options: Partial<RingOptions>; seed: number };
+}
+
 const bundles = new Map<string, ModelBundle>();
 
 function bundleFor(modelDir: string): ModelBundle {
@@ -41,7 +48,8 @@ function bundleFor(modelDir: string): ModelBundle {
   return bundle;
 }
 
-export default async function scoreTask(task: ScoreTask | ValidateTask): Promise<BatchSummary | ValidationResult> {
+export default async function scoreTask(task: ScoreTask | ValidateTask | RingsTask): Promise<BatchSummary | ValidationResult | Ring[]> {
+  if ('rings' in task) return detectWindow(task.rings.rows, task.rings.start, task.rings.options, task.rings.seed);
   if ('validate' in task) {
     const result = await validateAndKeep(task.validate.path, task.validate.options);
     bundleFor(task.modelDir);

@@ -1,6 +1,6 @@
 // The worker threads (Piscina, score-worker.ts) that do the heavy work of datasets off the event
 // loop that answers HTTP: validating an upload (≈ 0.45 s of parsing per 100,000 rows) and scoring
-// a dataset. A thread keeps the model loaded for the job that usually follows an upload (starting
+// a dataset, and finding a weekly window's fraud rings (Louvain over its graph). A thread keeps the model loaded for the job that usually follows an upload (starting
 // a thread and loading its modules and the model takes ≈ 0.15–0.25 s, which a first job would
 // otherwise wait for); an idle thread exits after a minute. The pool has one thread more than jobs
 // may run, so an upload is never queued behind running jobs.
@@ -9,7 +9,8 @@ import type { MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { ValidateOptions, ValidationResult } from '../datasets/csv.ts';
 import type { BatchSummary } from './batch-score.ts';
-import type { ScoreTask } from './score-worker.ts';
+import type { Ring } from '../domain/rings.ts';
+import type { RingsTask, ScoreTask } from './score-worker.ts';
 
 export class WorkerPool {
   private readonly pool: Piscina;
@@ -31,6 +32,11 @@ export class WorkerPool {
   /** Scores a dataset; progress goes back through `port`. */
   async score(task: Omit<ScoreTask, 'modelDir' | 'port'>, port: MessagePort): Promise<BatchSummary> {
     return (await this.pool.run({ ...task, modelDir: this.modelDir, port }, { transferList: [port] })) as BatchSummary;
+  }
+
+  /** A window's rings (domain/rings.ts detectWindow), found in a worker thread. */
+  async rings(task: RingsTask['rings']): Promise<Ring[]> {
+    return (await this.pool.run({ rings: task })) as Ring[];
   }
 
   /** Threads running now. */

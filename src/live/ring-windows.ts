@@ -6,13 +6,13 @@
 // transactions in a due window that has none; the window's row in `ring_windows` is inserted in the
 // same database transaction and its primary key lets one process win, so each window is analysed
 // once however many processes there are. Whichever process claims the job (the durable queue,
-// src/jobs/runner.ts) reads the window's transactions from the database, finds the rings
-// (src/domain/rings.ts `detectWindow`) and stores them, then NOTIFY wakes every process to read
+// src/jobs/rings-job.ts) reads the window's transactions from the database, finds the rings
+// (src/domain/rings.ts `detectWindow`, in a worker thread) and stores them, then NOTIFY wakes every process to read
 // the organization's latest windows into its tenant (`related_ring` in scores, and
 // GET /api/metrics/rings with the organization's key). The tick also reads them again, covering a
 // lost notification.
 
-import { DEFAULT_RINGS, detectWindow, type Ring } from '../domain/rings.ts';
+import { DEFAULT_RINGS, type Ring } from '../domain/rings.ts';
 import { createJob, newJobId } from '../storage/job-queue.ts';
 import type { Db } from '../storage/db.ts';
 import { organizationData } from '../storage/organization-data.ts';
@@ -84,15 +84,9 @@ export async function queueDueWindows(db: Db, now: number, labelDelay: number, a
   return queued;
 }
 
-/** A `rings` job: the window's transactions from the database, their rings, stored; every process
- *  is told. Returns the job's result. */
-export async function runRingsJob(db: Db, params: RingsJobParams, labelDelay: number): Promise<{ window_start: string; transactions: number; flagged: number }> {
-  const data = organizationData(db, params.organization_id);
-  const start = params.window_start;
-  const rows = await data.windowTransactions(start, start + WEEK);
-  const rings = detectWindow(rows, start, { labelDelay, window: WEEK }, DEFAULT_RINGS.seed + Math.round((start - MONDAY) / WEEK));
-  await data.storeRings(start, rings);
-  return { window_start: new Date(start).toISOString(), transactions: rows.length, flagged: rings.length };
+/** The seed of a window's ring detection: the same window gets the same rings, in any process. */
+export function windowSeed(start: number): number {
+  return DEFAULT_RINGS.seed + Math.round((start - MONDAY) / WEEK);
 }
 
 /** The organization's rings of its latest analysed windows, oldest window first. */
