@@ -7,7 +7,7 @@
 // one JSON object with the figures and ratios.
 
 import { loadModel, noopCall } from '../src/addon/addon.ts';
-import { lightgbmReference, trainLightgbm } from '../tools/lightgbm.ts';
+import { largestDifference as maxDiff, lightgbmReference, trainLightgbm } from '../tools/lightgbm.ts';
 import { syntheticMatrix } from '../tools/training/synthetic.ts';
 import { benchmarkCommandLine, compare, fmt, quick, time } from './harness.ts';
 
@@ -19,12 +19,6 @@ benchmarkCommandLine({
 
 const NUM_FEATURES = 30;
 const TREES = 300;
-
-function maxDiff(a: Float64Array, b: Float64Array): number {
-  let d = 0;
-  for (let i = 0; i < a.length; i++) d = Math.max(d, Math.abs(a[i]! - b[i]!));
-  return d;
-}
 
 const t0 = performance.now();
 const train = syntheticMatrix({ seed: 42, numRows: 20000, numFeatures: NUM_FEATURES, missingRate: 0.02 });

@@ -9,7 +9,7 @@
 
 import { simulate, toCsv } from '../src/domain/simulate.ts';
 import { startServer } from '../bench/server-process.ts';
-import { SignIn, withKey } from '../test/support/processes.ts';
+import { getWithKey, SignIn, withKey } from '../test/support/processes.ts';
 
 const began = performance.now();
 const say = (line: string) => process.stdout.write(`smoke (Node ${process.versions.node}): ${line}\n`);
@@ -58,7 +58,7 @@ try {
   await check('POST /api/v1/risk/score with the key (recorded)', async () => {
     const r = await withKey(base, org.secret, '/api/v1/risk/score', { ...transaction, transaction_id: 'smoke-1' });
     expect(r.status === 200, `HTTP ${r.status}: ${r.text.slice(0, 300)}`);
-    const stored = await fetch(`${base}/api/v1/transactions/smoke-1`, { headers: { authorization: `Bearer ${org.secret}` } });
+    const stored = await getWithKey(base, org.secret, '/api/v1/transactions/smoke-1');
     expect(stored.status === 200, `the recorded transaction: HTTP ${stored.status}`);
   });
   await check('a dataset scored as a background job, to its download', async () => {

@@ -9,7 +9,8 @@ import { basename, join } from 'node:path';
 import { commandLine, outputFile, text } from './command-line.ts';
 import { lightgbmReference } from './lightgbm.ts';
 import { ModelFileSchema } from '../src/model/model.ts';
-import { goldenRows, goldenText, sha256, toJsonRows, type Golden } from './training/golden.ts';
+import { sha256 } from './training/digest.ts';
+import { goldenRows, goldenText, toJsonRows, type Golden } from './training/golden.ts';
 
 const values = commandLine({
   name: 'golden',

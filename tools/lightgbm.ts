@@ -113,6 +113,22 @@ export function trainLightgbm(o: TrainOptions): string {
   return guarded(() => native().lightgbmTrain(o.rows, o.numFeatures, o.labels, params, paramString(datasetParams), o.iterations));
 }
 
+/** The largest absolute difference between our answers and LightGBM's, element by element;
+ *  NaN against NaN agrees, NaN against a number or arrays of different lengths are infinitely
+ *  far apart. */
+export function largestDifference(ours: ArrayLike<number>, theirs: ArrayLike<number>): number {
+  if (ours.length !== theirs.length) return Infinity;
+  let d = 0;
+  for (let i = 0; i < ours.length; i++) {
+    const x = ours[i]!;
+    const y = theirs[i]!;
+    if (x === y || (Number.isNaN(x) && Number.isNaN(y))) continue;
+    const e = Math.abs(x - y);
+    d = Number.isNaN(e) ? Infinity : Math.max(d, e);
+  }
+  return d;
+}
+
 /** LightGBM's own predictor over model text: the reference in parity tests and benchmarks. */
 export function lightgbmReference(text: string): LightGbm {
   return new LightGbm(guarded(() => native().LightGbm.fromText(text)));

@@ -6,10 +6,10 @@
 // figure labelled with its split, and every setting the search tried) and reference.json (drift).
 // Deterministic: the same inputs write the same bytes (no clock, no machine name in any file).
 
-import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { commandLine, existingFile, text, wholeNumber } from './command-line.ts';
+import { sha256 } from './training/digest.ts';
 import { CHANNEL_FEATURES } from '../src/domain/features/extract.ts';
 import { loadModel } from '../src/addon/addon.ts';
 import { buildReference } from '../src/model/drift.ts';
@@ -36,10 +36,6 @@ const values = commandLine({
     seed: wholeNumber(`training seed: LightGBM, the search's draws, the left-out fields (default ${DEFAULT_TRAINING.seed})`, { default: DEFAULT_TRAINING.seed }),
   },
 });
-
-function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
 
 /** Fingerprint of the code that shapes the model: this command's sources and everything they
  *  import, followed through relative imports (the handbook comparison, say, is not among them). */

@@ -300,8 +300,9 @@ export class Scorer {
     stages.end('evidence');
 
     let packed: Float32Array | undefined;
-    const recordFrom = performance.now();
+    let recordFrom: number | undefined;
     if (keep) {
+      recordFrom = performance.now();
       packed = new Float32Array(this.featureCount);
       let at = 0;
       for (const c of bundle.channels) {

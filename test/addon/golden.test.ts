@@ -9,19 +9,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModel } from '../../src/addon/addon.ts';
 import { ModelFileSchema } from '../../src/model/model.ts';
-import { fromJsonRows, GOLDEN_ROWS, sha256, type Golden } from '../../tools/training/golden.ts';
+import { largestDifference as maxDiff } from '../../tools/lightgbm.ts';
+import { sha256 } from '../../tools/training/digest.ts';
+import { fromJsonRows, GOLDEN_ROWS, type Golden } from '../../tools/training/golden.ts';
 
 const TOLERANCE = 1e-9;
-
-function maxDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  if (a.length !== b.length) return Infinity;
-  let d = 0;
-  for (let i = 0; i < a.length; i++) {
-    const e = Math.abs(a[i]! - b[i]!);
-    d = Number.isNaN(e) ? Infinity : Math.max(d, e);
-  }
-  return d;
-}
 
 const golden = JSON.parse(readFileSync(new URL('../fixtures/golden/builtin.json', import.meta.url), 'utf8')) as Golden;
 const dir = golden.model;

@@ -3,23 +3,10 @@
 
 import t from 'tap';
 import { loadModel } from '../../src/addon/addon.ts';
-import { lightgbmReference, trainLightgbm } from '../../tools/lightgbm.ts';
+import { largestDifference as maxDiff, lightgbmReference, trainLightgbm } from '../../tools/lightgbm.ts';
 import { syntheticMatrix } from '../../tools/training/synthetic.ts';
 
 const TOLERANCE = 1e-9;
-
-function maxDiff(a: Float64Array, b: Float64Array): number {
-  if (a.length !== b.length) return Infinity;
-  let d = 0;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i]!;
-    const y = b[i]!;
-    if (x === y || (Number.isNaN(x) && Number.isNaN(y))) continue;
-    const e = Math.abs(x - y);
-    d = Number.isNaN(e) ? Infinity : Math.max(d, e);
-  }
-  return d;
-}
 
 const cases: { name: string; seed: number; features: number; categorical: number[]; params: Record<string, string | number | boolean>; iterations: number }[] = [
   { name: 'binary, NaN and zeros', seed: 21, features: 30, categorical: [], params: { objective: 'binary', num_leaves: 31 }, iterations: 150 },

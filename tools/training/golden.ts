@@ -10,7 +10,6 @@
 // ends, zero, negative zero and missing (NaN); for a categorical feature its categories, unseen and
 // negative ones and missing. Each row mixes such values over its features, seeded.
 
-import { createHash } from 'node:crypto';
 import { Rng } from '../../src/domain/rng.ts';
 
 export interface GoldenBooster {
@@ -33,10 +32,6 @@ export interface Golden {
 }
 
 export const GOLDEN_ROWS = 160;
-
-export function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
 
 /** Each numeric feature's split thresholds in the model text (categorical splits excluded). */
 function thresholds(text: string, numFeatures: number): number[][] {
