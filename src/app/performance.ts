@@ -10,7 +10,8 @@
 // the week's labelled transactions, with the thresholds of the model the organization scores with.
 //
 // Each week also carries drift (model/drift.ts): the features its scored transactions were scored
-// with, against the model's reference, on an even sample of at most DRIFT_SAMPLE of them.
+// with, against the model's reference, on an even sample of at most DRIFT_SAMPLE of them; its
+// verdict is decided by the week's outcomes when it has MIN_OUTCOMES of each kind.
 //
 // The use case (`weeklyPerformance`, GET /api/organizations/{id}/performance) reads the weeks of the
 // organization a checked membership names (organization-caller.ts), through its `OrganizationData`,
@@ -91,18 +92,19 @@ export async function organizationPerformance(data: OrganizationData, model: Mod
   const labelled = await data.labelledScores(from, to, WEEK_MS);
   const byWeek = new Map(aggregates.map((a) => [a.week, a]));
   const drift = await weeklyDrift(data, model, from, to, weeks, byWeek);
-  const scores = new Map<number, { s: number[]; y: number[] }>();
+  const scores = new Map<number, { s: number[]; y: number[]; flagged: boolean[] }>();
   for (const r of labelled) {
     let w = scores.get(r.week);
-    if (!w) scores.set(r.week, (w = { s: [], y: [] }));
+    if (!w) scores.set(r.week, (w = { s: [], y: [], flagged: [] }));
     w.s.push(r.risk_score);
     w.y.push(r.label);
+    w.flagged.push(r.decision !== 'approve');
   }
   const modes = Object.keys(model.file.thresholds) as ModeName[];
   const out: WeekPerformance[] = [];
   for (let k = 0; k < weeks; k++) {
     const a = byWeek.get(k);
-    const w = scores.get(k) ?? { s: [], y: [] };
+    const w = scores.get(k) ?? { s: [], y: [], flagged: [] };
     const n = w.y.length;
     const fraud = w.y.reduce((x, y) => x + y, 0);
     const enough = n >= MIN_LABELLED && fraud > 0 && fraud < n;
@@ -137,7 +139,8 @@ export async function organizationPerformance(data: OrganizationData, model: Mod
       by_mode,
       roc_auc: enough ? rocAuc(w.s, w.y) : null,
       average_precision: enough ? averagePrecision(w.s, w.y) : null,
-      drift: drift.get(k)?.report() ?? null,
+      // The week's outcomes decide its verdict when there are enough of both kinds.
+      drift: drift.get(k)?.report({ scores: w.s, labels: w.y, flagged: (i) => w.flagged[i]! }) ?? null,
     });
   }
   return out;
@@ -154,7 +157,7 @@ async function weeklyDrift(data: OrganizationData, model: ModelBundle, from: num
     if (!counter) counters.set(r.week, (counter = new DriftCounter(reference)));
     // A copy: the driver's bytes need not start on a float boundary.
     const bytes = Uint8Array.from(r.features);
-    if (counter.addPacked(new Float32Array(bytes.buffer, 0, bytes.length >> 2), r.payment_type, r.location)) counter.addScore(r.risk_score);
+    if (counter.addPacked(new Float32Array(bytes.buffer, 0, bytes.length >> 2), r.payment_type, r.location)) counter.addScore(r.risk_score, r.decision !== 'approve');
   }
   return counters;
 }

@@ -209,7 +209,7 @@ async function scoreAndWrite(
         const coldRow = cold[i] === 1;
         const decisionAndBand = combineInto(bundle, rawRow, coldRow, o.mode, combined, 0);
         risks[i] = combined[0]!;
-        if (drift && i % stride === 0) drift.addScore(risks[i]!);
+        if (drift && i % stride === 0) drift.addScore(risks[i]!, decisionAndBand >> 2 !== 0);
         summary.decisions[DECISIONS[decisionAndBand >> 2]!]++;
         summary.bands[BANDS[decisionAndBand & 3]!]++;
         if (coldRow) summary.cold_start_rows++;
@@ -294,6 +294,8 @@ async function scoreAndWrite(
     };
   }
   if (summary.metrics) stageMs.metrics = Math.round(performance.now() - metricsFrom);
-  summary.drift = drift?.report() ?? null;
+  // A labelled file's outcomes decide its verdict (every row, not the sample).
+  const review = bundle.file.thresholds[o.mode].review;
+  summary.drift = drift?.report(summary.metrics ? { scores: risks, labels, flagged: (i) => risks[i]! >= review } : undefined) ?? null;
   return summary;
 }

@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { EngineError, loadModel, type Engine } from '../addon/addon.ts';
 import { CHANNELS } from '../domain/channels.ts';
 import { CHANNEL_FEATURES } from '../domain/features/extract.ts';
-import { loadReference } from './drift.ts';
+import { loadReference, testFigures } from './drift.ts';
 import { isProblem, MetricsFileSchema, ModelFileSchema, type LoadedChannel, type LoadResult, type MetricsFile, type ModelBundle, type ModelProblem } from './model.ts';
 
 const where = (dir: string, file: string) => `${basename(dir)}/${file}`;
@@ -74,7 +74,9 @@ export function loadModelFolder(dir: string): ModelBundle | ModelProblem {
     channels.push({ name, features: c.features, engine, expected: phi[phi.length - 1]! });
   }
   const bundle: ModelBundle = { file, channels };
-  bundle.reference = loadReference(dir, bundle);
+  // The test figures measured performance is held to, when the evaluation is there to give them.
+  const metrics = loadMetrics(dir, file.id);
+  bundle.reference = loadReference(dir, bundle, isProblem(metrics) ? undefined : testFigures(metrics));
   return bundle;
 }
 

@@ -60,6 +60,6 @@ export function applySettings(base: ModelBundle, m: CustomModel): ModelBundle {
     file: { ...f, id: m.id, version: `${f.version}+${m.id}`, stack: m.settings.stack, thresholds, bands: m.settings.bands },
   };
   // Its own weights and calibration give its own validation score distribution.
-  if (base.reference) bundle.reference = prepareReference(base.reference.file, bundle);
+  if (base.reference) bundle.reference = prepareReference(base.reference.file, bundle, base.reference.test);
   return bundle;
 }

@@ -5,6 +5,7 @@
 // without the model's types depending on the code that counts and reports drift.
 
 import { z } from 'zod';
+import type { FeatureDependence } from '../domain/features/extract.ts';
 
 export const CATEGORY_FIELDS = ['payment_type', 'location'] as const;
 export type CategoryField = (typeof CATEGORY_FIELDS)[number];
@@ -33,11 +34,23 @@ export const ReferenceFileSchema = z.object({
 });
 export type ReferenceFile = z.infer<typeof ReferenceFileSchema>;
 
+/** The model's own figures on its test split (metrics.json), which measured performance is held
+ *  to: average precision and calibration error with their bootstrap intervals. */
+export interface TestFigures {
+  rows: number;
+  fraud_rate: number;
+  average_precision: number;
+  average_precision_interval: [number, number];
+  expected_calibration_error: number;
+  expected_calibration_error_interval: [number, number];
+}
+
 /** A reference ready to count against for one bundle: each feature's place in the channel
- *  matrices, whether it can decide the verdict, and the bundle's own validation score bins. */
+ *  matrices, what it depends on and whether it can decide the verdict, the bundle's own validation
+ *  score shares over the intervals in which its answers differ, and its test figures. */
 export interface DriftReference {
   file: ReferenceFile;
-  features: (ReferenceFile['features'][number] & { decides: boolean })[];
+  features: (ReferenceFile['features'][number] & { dependsOn: FeatureDependence; inVerdict: boolean })[];
   /** Each channel's number of features (its matrix's row width), in the bundle's channel order,
    *  and all of them together (a stored row's length). */
   widths: number[];
@@ -55,9 +68,11 @@ export interface DriftReference {
     /** The range seen in training (±∞ when always missing). */
     min: Float64Array;
     max: Float64Array;
-    decides: Uint8Array;
+    inVerdict: Uint8Array;
   };
   categories: Record<CategoryField, Set<string>>;
+  /** Score bins: bin k holds scores below edges[k] (and at or above the edge before it). */
   score: { edges: number[]; shares: number[] };
+  /** Absent when the model folder has no readable evaluation. */
+  test?: TestFigures;
 }
-

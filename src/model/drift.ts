@@ -1,30 +1,41 @@
-// Drift: whether the transactions a model is asked to score look like those it was trained and
-// validated on. The model folder carries a reference (reference.json, made by `npm run train`):
-// per feature, the training split's decile bins, missing share, range and importance; the payment
-// types and locations seen in training with their shares; and a sample of validation rows' raw
-// channel scores, from which each bundle (built-in or custom, which share the boosters) derives the
-// score distribution it was validated with. A `DriftCounter` counts rows into the same bins (a
-// dataset job, a week of live traffic) and `report` compares with the population stability index:
+// Drift: whether a model's answers on some data (a dataset job's file, a week of live traffic) can
+// be trusted, and why. The model folder carries a reference (reference.json, made by `npm run
+// train`): per feature, the training split's decile bins, missing share and range; the payment types
+// and locations seen in training; and a sample of validation rows' raw channel scores, from which
+// each bundle (built-in or custom, which share the boosters) derives the scores it was validated
+// with. Its test figures (metrics.json) say how well it did on data it never saw.
+//
+// A `DriftCounter` counts rows into the reference's bins and `report` gives the verdict:
+// - With outcomes (at least MIN_OUTCOMES fraud and as many legitimate), measured performance
+//   decides: `degraded` when average precision falls below, or calibration error rises above, what
+//   the test figures allow: their 95 % bootstrap interval, widened by this sample's own noise
+//   (a z·√(AP(1 − AP)/frauds) margin for average precision; for calibration the error that chance
+//   alone would give these scores, metrics.ts `calibrationNoise`). Otherwise `ok`.
+// - Without outcomes: `shifted` when the scores are spread unlike on validation over the intervals
+//   in which the model's answers differ (PSI ≥ PSI_MAJOR), when values never seen in training cover
+//   UNSEEN_SHARE of the rows, or when a feature of the payment itself (amount) has PSI ≥ PSI_MAJOR
+//   or OUT_OF_RANGE_SHARE of its rows beyond the training range. Features that depend on the
+//   history, its depth and its population, or on the period covered (domain/features/extract.ts,
+//   `featureDependence`) are listed with `in_verdict: false`: a 30-day file or half the customers
+//   moves them while the payments stay alike, and their effect on the answers shows in the scores.
 //
 //   PSI = Σ_bins (actual − expected) · ln(actual / expected), shares floored at 1e-4.
 //
-// Rules of thumb (docs/model.md): below 0.1 no meaningful shift, 0.1–0.25 a moderate one, 0.25 and
-// over a major one. The verdict is `shifted` when the score's PSI or a top feature's PSI is ≥ 0.25
-// (with at least MIN_ROWS_FOR_PSI rows: below that PSI is mostly sampling noise), when values never
-// seen in training cover at least UNSEEN_SHARE of the rows, or when at least OUT_OF_RANGE_SHARE of
-// the rows have a top feature outside its training range (trees are flat beyond it: the score no
-// longer moves with the value). Top features are the TOP_FEATURES most important among those that
-// describe the payment and its parties' activity; all-time counts and rates of known outcomes
-// (HISTORY_DEPENDENT_FEATURES) are reported but decide nothing.
+// The score's bins are bounded by the bundle's thresholds and band edges, not by deciles: nine in ten
+// validation scores are below 0.2 %, where a shift changes no answer (every one is approve, low) but
+// moves decile PSI past 0.25 for a population of half the size. An estimate of what the scores
+// promise (fraud rate, precision and recall of flagging) is reported beside the verdict; with
+// outcomes, the measured figures are too.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { HISTORY_DEPENDENT_FEATURES, type ChannelMatrices } from '../domain/features/extract.ts';
+import { featureDependence, type ChannelMatrices } from '../domain/features/extract.ts';
 import { UNKNOWN } from '../domain/transaction.ts';
 import { combineInto } from './combine.ts';
-import type { ModelBundle } from './model.ts';
-import { CATEGORY_FIELDS, ReferenceFileSchema, type CategoryField, type DriftReference, type ReferenceFile } from './drift-reference.ts';
+import { averagePrecision, calibrationNoise, expectedCalibrationError, rocAuc } from './metrics.ts';
+import type { MetricsFile, ModelBundle } from './model.ts';
+import { CATEGORY_FIELDS, ReferenceFileSchema, type CategoryField, type DriftReference, type ReferenceFile, type TestFigures } from './drift-reference.ts';
 
 export const PSI_MODERATE = 0.1;
 export const PSI_MAJOR = 0.25;
@@ -33,31 +44,86 @@ export const OUT_OF_RANGE_SHARE = 0.05;
 export const MIN_ROWS_FOR_PSI = 200;
 /** Below this many rows there is no report at all. */
 export const MIN_ROWS = 20;
+/** Fraud and legitimate outcomes each needed before measured performance decides. */
+export const MIN_OUTCOMES = 20;
+/** Standard normal quantile of the margins (95 %, two-sided). */
+const Z = 1.96;
 /** Rows a report counts at most: a larger file or week is sampled evenly (every k-th row). PSI over
  *  ten bins is as good as settled at this size. */
 export const DRIFT_SAMPLE = 20_000;
-/** Features ranked by importance that can decide the verdict. */
-export const TOP_FEATURES = 10;
 export const BINS = 10;
-/** The sentence every surface shows when the verdict is not `ok`. */
+/** The sentence every surface shows when the verdict is `shifted`. */
 export const DRIFT_WARNING = 'these scores are outside what the model was validated on';
+/** The sentence every surface shows when the verdict is `degraded`. */
+export const DEGRADED_WARNING = "measured on this data's outcomes, the model does worse than its test figures allow";
 const FLOOR = 1e-4;
+
+const Measured = z
+  .object({
+    rows: z.number().int().describe('Rows with an outcome'),
+    fraud: z.number().int(),
+    legit: z.number().int(),
+    roc_auc: z.number(),
+    average_precision: z.number(),
+    expected_calibration_error: z.number(),
+    precision: z.number().nullable().describe("Of flagging (review or block) at the mode's thresholds; null when nothing was flagged"),
+    recall: z.number(),
+    allowed: z
+      .object({
+        average_precision_min: z.number().describe("The test split's lower 95 % bound, less this sample's own margin"),
+        expected_calibration_error_max: z.number().describe("The test split's upper 95 % bound, plus the error chance alone gives these scores"),
+      })
+      .nullable()
+      .describe('What the test figures allow on this many outcomes (null when the model has no test figures, and nothing is decided)'),
+  })
+  .describe(`Measured on the rows' own outcomes (null without at least ${MIN_OUTCOMES} fraud and ${MIN_OUTCOMES} legitimate ones)`);
+
 /** A drift report: the one definition, which the API's reference documents as it is. */
 export const DriftReportSchema = z
   .object({
-    verdict: z.enum(['ok', 'shifted']).describe(`\`shifted\`: the score or a top feature has PSI ≥ ${PSI_MAJOR}, unseen payment types or locations are on ≥ ${100 * UNSEEN_SHARE} % of rows, or ≥ ${100 * OUT_OF_RANGE_SHARE} % of rows have a top feature outside its training range`),
-    reasons: z.array(z.string()).describe('What made it shifted (empty when ok): `score_psi`, `feature_psi:<feature>`, `unseen_categories`, `out_of_range`'),
-    warning: z.string().nullable().describe(`When shifted: "${DRIFT_WARNING}", with the reasons; else null`),
+    verdict: z
+      .enum(['ok', 'shifted', 'degraded'])
+      .describe(`\`degraded\`: measured on the outcomes, average precision or calibration is worse than the test figures allow. \`shifted\` (no outcomes): the scores moved (PSI ≥ ${PSI_MAJOR} over the answer intervals), unseen payment types or locations are on ≥ ${100 * UNSEEN_SHARE} % of rows, or the amount moved (PSI ≥ ${PSI_MAJOR}, or ≥ ${100 * OUT_OF_RANGE_SHARE} % of rows beyond the training range). \`ok\` otherwise`),
+    basis: z.enum(['outcomes', 'scores', 'categories', 'features']).describe('What decided the verdict: the outcomes when there are enough, else the first check that found a shift (scores, then categories, then features); `scores` when none did'),
+    reasons: z.array(z.string()).describe('What made the verdict (empty when ok): `average_precision`, `calibration`, `score_psi`, `unseen_categories`, `feature:<name>`'),
+    signals: z.array(z.string()).describe('What the checks without outcomes found (`score_psi`, `unseen_categories`, `feature:<name>`), listed even when outcomes decide'),
+    warning: z.string().nullable().describe(`When shifted: "${DRIFT_WARNING}"; when degraded: "${DEGRADED_WARNING}"; with the reasons. Null when ok`),
     rows: z.number().int().describe(`Rows counted (an even sample of at most ${DRIFT_SAMPLE.toLocaleString('en')})`),
-    score_psi: z.number().describe(`Population stability index of the scores against validation (${PSI_MODERATE} moderate, ${PSI_MAJOR} major)`),
-    features: z.array(z.object({ feature: z.string(), psi: z.number(), out_of_range_share: z.number() })).describe('Every feature, largest PSI first'),
+    score_psi: z.number().describe(`Population stability index of the scores against validation, over the intervals between the model's thresholds and band edges (${PSI_MODERATE} moderate, ${PSI_MAJOR} major)`),
+    features: z
+      .array(
+        z.object({
+          feature: z.string(),
+          psi: z.number(),
+          out_of_range_share: z.number().describe('Share of rows beyond the range seen in training'),
+          depends_on: z.enum(['payment', 'period', 'history']).describe('`payment`: the payment alone; `period`: the hours and days the rows cover; `history`: how much history there is and how many parties share it'),
+          in_verdict: z.boolean().describe('Whether it can decide the verdict (the amount features only)'),
+        }),
+      )
+      .describe('Every feature, largest PSI first'),
     unseen_categories: z.object({ payment_type: z.array(z.string()), location: z.array(z.string()) }).describe('Values never seen in training, most frequent first (at most 20 each)'),
     unseen_share: z.number().describe('Share of rows with an unseen payment type or location'),
-    out_of_range_share: z.number().describe('Share of rows with a top feature outside its training range'),
-    top_features: z.array(z.string()).describe('The features whose PSI and range decide the verdict (by importance; history-dependent ones excluded)'),
+    out_of_range_share: z.number().describe('Share of rows with a feature in the verdict beyond its training range'),
+    estimated: z
+      .object({
+        fraud_rate: z.number().describe('Mean calibrated score'),
+        flagged_share: z.number().describe('Share of rows flagged (review or block)'),
+        precision: z.number().nullable().describe('Mean score of the flagged rows (null when none)'),
+        recall: z.number().nullable().describe("Flagged rows' share of the summed scores (null when every score is 0)"),
+      })
+      .describe('What the calibrated scores promise, if they are right: no outcome is used'),
+    measured: Measured.nullable(),
   })
-  .describe(`Drift against the model's reference (null with fewer than ${MIN_ROWS} rows, or when the model has no reference)`);
+  .describe(`Whether the model's answers on these rows can be trusted, against its reference and test figures (null with fewer than ${MIN_ROWS} rows, or when the model has no reference)`);
 export type DriftReport = z.infer<typeof DriftReportSchema>;
+
+/** Rows' outcomes for the measured check: each row's score, its label (1 fraud, 0 legitimate) and
+ *  whether it was flagged (review or block). */
+export interface Outcomes {
+  scores: ArrayLike<number>;
+  labels: ArrayLike<number>;
+  flagged: (i: number) => boolean;
+}
 
 /** Quantile bin edges (distinct, ascending) and each bin's share; bin k holds values ≤ edges[k]
  *  and > edges[k − 1]; the last bin everything above the last edge. */
@@ -85,6 +151,14 @@ function binOf(edges: readonly number[], v: number): number {
   return lo;
 }
 
+/** Score bin: scores below edges[0], then [edges[k − 1], edges[k]), then at or above the last (a
+ *  score equal to a threshold gets that threshold's answer, so it starts a bin). */
+function scoreBinOf(edges: readonly number[], v: number): number {
+  let b = 0;
+  while (b < edges.length && v >= edges[b]!) b++;
+  return b;
+}
+
 /** PSI between expected and actual shares (same bins). */
 export function psi(expected: readonly number[], actual: readonly number[]): number {
   let s = 0;
@@ -96,8 +170,19 @@ export function psi(expected: readonly number[], actual: readonly number[]): num
   return s;
 }
 
+/** The test split's figures in a model's evaluation, or undefined when it lacks them. */
+export function testFigures(metrics: MetricsFile): TestFigures | undefined {
+  const t = metrics.splits.test;
+  const intervals = (t as { intervals?: Record<string, unknown> }).intervals;
+  const pair = (v: unknown): [number, number] | undefined => (Array.isArray(v) && v.length === 2 && v.every((x) => typeof x === 'number') ? [v[0], v[1]] : undefined);
+  const ap = pair(intervals?.average_precision);
+  const ece = pair(intervals?.expected_calibration_error);
+  if (!ap || !ece || t.average_precision === null || t.expected_calibration_error === null || t.fraud_rate === null) return undefined;
+  return { rows: t.rows, fraud_rate: t.fraud_rate, average_precision: t.average_precision, average_precision_interval: ap, expected_calibration_error: t.expected_calibration_error, expected_calibration_error_interval: ece };
+}
+
 /** The reference of a model folder for one bundle, or undefined when the folder has none. */
-export function loadReference(dir: string, bundle: ModelBundle, baseModelId = bundle.file.id): DriftReference | undefined {
+export function loadReference(dir: string, bundle: ModelBundle, test: TestFigures | undefined, baseModelId = bundle.file.id): DriftReference | undefined {
   let file: ReferenceFile;
   try {
     file = ReferenceFileSchema.parse(JSON.parse(readFileSync(join(dir, 'reference.json'), 'utf8')));
@@ -105,26 +190,28 @@ export function loadReference(dir: string, bundle: ModelBundle, baseModelId = bu
     return undefined;
   }
   if (file.model_id !== baseModelId) return undefined;
-  return prepareReference(file, bundle);
+  return prepareReference(file, bundle, test);
 }
 
-export function prepareReference(file: ReferenceFile, bundle: ModelBundle): DriftReference {
-  const ranked = file.features
-    .filter((f) => !(HISTORY_DEPENDENT_FEATURES as readonly string[]).includes(f.feature))
-    .sort((a, b) => b.importance - a.importance)
-    .slice(0, TOP_FEATURES)
-    .map((f) => f.feature);
+/** Features that can decide the verdict: those of the payment alone, but its type, whose mix is the
+ *  business's and whose new values count as unseen categories. */
+const inVerdict = (feature: string) => featureDependence(feature) === 'payment' && feature !== 'payment_type';
+
+export function prepareReference(file: ReferenceFile, bundle: ModelBundle, test: TestFigures | undefined): DriftReference {
   const widths = bundle.channels.map((c) => c.features.length);
   const starts = widths.map((_, k) => widths.slice(0, k).reduce((a, b) => a + b, 0));
-  const features = file.features.map((f) => ({ ...f, decides: ranked.includes(f.feature) }));
+  const features = file.features.map((f) => ({ ...f, dependsOn: featureDependence(f.feature), inVerdict: inVerdict(f.feature) }));
   const channel = Int32Array.from(file.features, (f) => bundle.channels.findIndex((c) => c.name === f.channel));
   const column = Int32Array.from(file.features, (f, k) => bundle.channels[channel[k]!]!.features.indexOf(f.feature));
   // This bundle's scores on the validation sample, as it would answer them (weights, calibration
-  // and cold-start floor included), binned by their own deciles.
+  // and cold-start floor included), over the intervals its thresholds and bands make.
+  const t = bundle.file.thresholds;
+  const edges = [...new Set([...Object.values(t).flatMap((m) => [m.review, m.block]), ...Object.values(bundle.file.bands)])].sort((a, b) => a - b);
   const out = new Float64Array(1 + 2 * bundle.channels.length);
-  const scores = Float64Array.from(file.score_sample.raw, (raw, i) => {
+  const shares = new Array<number>(edges.length + 1).fill(0);
+  file.score_sample.raw.forEach((raw, i) => {
     combineInto(bundle, raw, file.score_sample.cold[i] === 1, 'balanced', out, 0);
-    return out[0]!;
+    shares[scoreBinOf(edges, out[0]!)]! += 1 / file.score_sample.raw.length;
   });
   const edgeStart = new Int32Array(features.length + 1);
   const binStart = new Int32Array(features.length + 1);
@@ -141,7 +228,7 @@ export function prepareReference(file: ReferenceFile, bundle: ModelBundle): Drif
     binStart,
     min: Float64Array.from(features, (f) => f.min ?? -Infinity),
     max: Float64Array.from(features, (f) => f.max ?? Infinity),
-    decides: Uint8Array.from(features, (f) => (f.decides ? 1 : 0)),
+    inVerdict: Uint8Array.from(features, (f) => (f.inVerdict ? 1 : 0)),
   };
   return {
     file,
@@ -150,7 +237,8 @@ export function prepareReference(file: ReferenceFile, bundle: ModelBundle): Drif
     widths,
     total: widths.reduce((a, b) => a + b, 0),
     categories: { payment_type: new Set(Object.keys(file.categories.payment_type)), location: new Set(Object.keys(file.categories.location)) },
-    score: quantileBins(scores),
+    score: { edges, shares },
+    ...(test ? { test } : {}),
   };
 }
 
@@ -165,6 +253,9 @@ export class DriftCounter {
   private unseenRows = 0;
   private outOfRangeRows = 0;
   private scored = 0;
+  private scoreSum = 0;
+  private flagged = 0;
+  private flaggedSum = 0;
 
   constructor(private readonly reference: DriftReference) {
     const flat = reference.flat;
@@ -197,7 +288,7 @@ export class DriftCounter {
     return true;
   }
 
-  /** Counts feature k's value; true when it is a top feature outside its training range. */
+  /** Counts feature k's value; true when it is a feature in the verdict beyond its training range. */
   private tally(k: number, value: number): boolean {
     const flat = this.reference.flat;
     const first = flat.binStart[k]!;
@@ -213,7 +304,7 @@ export class DriftCounter {
     this.counts[b]!++;
     if (value < flat.min[k]! || value > flat.max[k]!) {
       this.outOfRange[k]!++;
-      return flat.decides[k] === 1;
+      return flat.inVerdict[k] === 1;
     }
     return false;
   }
@@ -229,46 +320,125 @@ export class DriftCounter {
     if (newType || newPlace) this.unseenRows++;
   }
 
-  addScore(score: number): void {
+  /** One row's calibrated score, and whether its answer flagged it (review or block). */
+  addScore(score: number, flagged: boolean): void {
     this.scored++;
-    this.scoreCounts[binOf(this.reference.score.edges, score)]!++;
+    this.scoreSum += score;
+    if (flagged) {
+      this.flagged++;
+      this.flaggedSum += score;
+    }
+    this.scoreCounts[scoreBinOf(this.reference.score.edges, score)]!++;
   }
 
-  report(): DriftReport | null {
+  /** The report, with measured performance when `outcomes` (every labelled row, not a sample) hold
+   *  enough of both kinds. */
+  report(outcomes?: Outcomes): DriftReport | null {
     const n = this.rows;
     if (n < MIN_ROWS) return null;
     const ref = this.reference;
-    const reasons: string[] = [];
+    const signals: string[] = [];
     const scorePsi = this.scored > 0 ? psi(ref.score.shares, [...this.scoreCounts].map((c) => c / this.scored)) : 0;
     const enough = n >= MIN_ROWS_FOR_PSI;
-    if (enough && scorePsi >= PSI_MAJOR) reasons.push('score_psi');
+    if (enough && scorePsi >= PSI_MAJOR) signals.push('score_psi');
+    const unseenShare = this.unseenRows / n;
+    if (unseenShare >= UNSEEN_SHARE) signals.push('unseen_categories');
     const features = ref.features.map((f, k) => {
       const counts = this.counts.subarray(ref.flat.binStart[k]!, ref.flat.binStart[k + 1]!);
       // Missing is a bin of its own on both sides.
       const expected = [...f.shares.map((s) => s * (1 - f.missing)), f.missing];
       const value = psi(expected, [...counts].map((c) => c / n));
-      if (enough && f.decides && value >= PSI_MAJOR) reasons.push(`feature_psi:${f.feature}`);
-      return { feature: f.feature, psi: round(value), out_of_range_share: round(this.outOfRange[k]! / n) };
+      const outside = this.outOfRange[k]! / n;
+      return { feature: f.feature, psi: round(value), out_of_range_share: round(outside), depends_on: f.dependsOn, in_verdict: f.inVerdict, moved: f.inVerdict && ((enough && value >= PSI_MAJOR) || outside >= OUT_OF_RANGE_SHARE) };
     });
     features.sort((a, b) => b.psi - a.psi || (a.feature < b.feature ? -1 : 1));
-    const unseenShare = this.unseenRows / n;
-    if (unseenShare >= UNSEEN_SHARE) reasons.push('unseen_categories');
-    const outOfRangeShare = this.outOfRangeRows / n;
-    if (outOfRangeShare >= OUT_OF_RANGE_SHARE) reasons.push('out_of_range');
+    for (const f of features) if (f.moved) signals.push(`feature:${f.feature}`);
+    const measured = outcomes ? measure(outcomes, ref.test) : null;
+    let verdict: DriftReport['verdict'];
+    let basis: DriftReport['basis'];
+    let reasons: string[];
+    let warning: string | null = null;
+    if (measured?.allowed) {
+      const m = measured;
+      const allowed = measured.allowed;
+      reasons = [...(m.average_precision < allowed.average_precision_min ? ['average_precision'] : []), ...(m.expected_calibration_error > allowed.expected_calibration_error_max ? ['calibration'] : [])];
+      verdict = reasons.length ? 'degraded' : 'ok';
+      basis = 'outcomes';
+      if (reasons.length) {
+        const parts = [
+          ...(reasons.includes('average_precision') ? [`average precision ${m.average_precision.toFixed(3)} where at least ${allowed.average_precision_min.toFixed(3)} is expected`] : []),
+          ...(reasons.includes('calibration') ? [`calibration error ${m.expected_calibration_error.toFixed(4)} where at most ${allowed.expected_calibration_error_max.toFixed(4)} is expected`] : []),
+        ];
+        warning = `Degraded: ${DEGRADED_WARNING} (${parts.join('; ')}).`;
+      }
+    } else {
+      reasons = signals;
+      verdict = signals.length ? 'shifted' : 'ok';
+      basis = signals[0] === 'unseen_categories' ? 'categories' : signals[0]?.startsWith('feature:') ? 'features' : 'scores';
+      if (signals.length) warning = `Drift: ${DRIFT_WARNING} (${signals.join(', ')}).`;
+    }
     const listed = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 20).map(([v]) => v);
     return {
-      verdict: reasons.length ? 'shifted' : 'ok',
+      verdict,
+      basis,
       reasons,
-      warning: reasons.length ? `Drift: ${DRIFT_WARNING} (${reasons.join(', ')}).` : null,
+      signals,
+      warning,
       rows: n,
       score_psi: round(scorePsi),
-      features,
+      features: features.map(({ moved: _, ...f }) => f),
       unseen_categories: { payment_type: listed(this.unseen.payment_type), location: listed(this.unseen.location) },
       unseen_share: round(unseenShare),
-      out_of_range_share: round(outOfRangeShare),
-      top_features: ref.features.filter((f) => f.decides).map((f) => f.feature),
+      out_of_range_share: round(this.outOfRangeRows / n),
+      estimated: {
+        fraud_rate: round(this.scored > 0 ? this.scoreSum / this.scored : 0),
+        flagged_share: round(this.scored > 0 ? this.flagged / this.scored : 0),
+        precision: this.flagged > 0 ? round(this.flaggedSum / this.flagged) : null,
+        recall: this.scoreSum > 0 ? round(this.flaggedSum / this.scoreSum) : null,
+      },
+      measured,
     };
   }
+}
+
+/** Measured performance on the outcomes, and what the test figures allow on this many of them;
+ *  null without MIN_OUTCOMES of each kind. */
+function measure(o: Outcomes, test: TestFigures | undefined): DriftReport['measured'] {
+  const n = o.labels.length;
+  let fraud = 0;
+  let flagged = 0;
+  let caught = 0;
+  for (let i = 0; i < n; i++) {
+    fraud += o.labels[i]!;
+    if (o.flagged(i)) {
+      flagged++;
+      caught += o.labels[i]!;
+    }
+  }
+  if (fraud < MIN_OUTCOMES || n - fraud < MIN_OUTCOMES) return null;
+  const ap = averagePrecision(o.scores, o.labels);
+  const ece = expectedCalibrationError(o.scores, o.labels);
+  let allowed: NonNullable<DriftReport['measured']>['allowed'] = null;
+  if (test) {
+    // Average precision on `fraud` frauds varies by about √(AP(1 − AP)/fraud) around the model's
+    // own (a binomial approximation); calibration error by what chance gives these scores.
+    const apMargin = Z * Math.sqrt((test.average_precision * (1 - test.average_precision)) / fraud);
+    allowed = {
+      average_precision_min: round(Math.max(0, test.average_precision_interval[0] - apMargin)),
+      expected_calibration_error_max: round(test.expected_calibration_error_interval[1] + calibrationNoise(o.scores)),
+    };
+  }
+  return {
+    rows: n,
+    fraud,
+    legit: n - fraud,
+    roc_auc: round(rocAuc(o.scores, o.labels)),
+    average_precision: round(ap),
+    expected_calibration_error: round(ece),
+    precision: flagged > 0 ? round(caught / flagged) : null,
+    recall: round(caught / fraud),
+    allowed,
+  };
 }
 
 const round = (x: number) => Math.round(x * 1e4) / 1e4;

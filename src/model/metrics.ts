@@ -1,7 +1,8 @@
 // Ranking and calibration metrics for binary labels: ROC AUC (with ties counted half), average
 // precision (the step-wise area under precision–recall, as scikit-learn computes it), Brier score,
-// log loss, and expected calibration error over equal-width bins. Inputs are parallel arrays of
-// scores (probabilities for the calibration metrics) and 0/1 labels.
+// log loss, and expected calibration error over equal-width bins (with the part of it that chance
+// alone explains). Inputs are parallel arrays of scores (probabilities for the calibration metrics)
+// and 0/1 labels.
 
 /** Confusion counts when flagging every score ≥ threshold, one point per distinct score. */
 export interface CurvePoint {
@@ -141,6 +142,21 @@ export function expectedCalibrationError(probabilities: ArrayLike<number>, label
   let ece = 0;
   for (let b = 0; b < bins; b++) if (count[b]! > 0) ece += Math.abs(predicted[b]! - observed[b]!) / probabilities.length;
   return ece;
+}
+
+/** How large the expected calibration error of `probabilities` could be by chance alone if they
+ *  were exactly right: per bin, the labels' sum then differs from the probabilities' sum by a
+ *  quantity of variance Σ p(1 − p), so `z` standard deviations of it, summed over the bins and
+ *  divided by the rows, bound the error that sampling noise makes (z = 1.96: 95 % in each bin). */
+export function calibrationNoise(probabilities: ArrayLike<number>, bins = 10, z = 1.96): number {
+  const variance = new Array<number>(bins).fill(0);
+  for (let i = 0; i < probabilities.length; i++) {
+    const p = probabilities[i]!;
+    variance[Math.min(bins - 1, Math.floor(p * bins))]! += p * (1 - p);
+  }
+  let bound = 0;
+  for (const v of variance) bound += z * Math.sqrt(v);
+  return probabilities.length > 0 ? bound / probabilities.length : 0;
 }
 
 /** Recall at the lowest threshold whose false-positive rate stays at or below `fpr`. */

@@ -116,12 +116,12 @@ export class OrganizationData {
   }
 
   /** A bounded sample of the scored transactions' features per bucket (weekly-aggregates.ts). */
-  scoredFeatures(from: number, to: number, period: number, strides: readonly number[]): Promise<{ week: number; risk_score: number; location: string; payment_type: string; features: Uint8Array }[]> {
+  scoredFeatures(from: number, to: number, period: number, strides: readonly number[]): Promise<{ week: number; risk_score: number; decision: string; location: string; payment_type: string; features: Uint8Array }[]> {
     return scoredFeatures(this.scope, from, to, period, strides);
   }
 
   /** Scores and outcomes of the labelled scored transactions per bucket (weekly-aggregates.ts). */
-  labelledScores(from: number, to: number, period: number): Promise<{ week: number; risk_score: number; label: 0 | 1 }[]> {
+  labelledScores(from: number, to: number, period: number): Promise<{ week: number; risk_score: number; decision: string; label: 0 | 1 }[]> {
     return labelledScores(this.scope, from, to, period);
   }
 }

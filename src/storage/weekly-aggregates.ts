@@ -32,20 +32,20 @@ export async function weeklyAggregates(scope: OrganizationScope, from: number, t
 
 /** The scored transactions in [from, to) that carry their features, with their bucket: every
  *  `strides[bucket]`-th of a bucket by the order recorded (a bounded, even sample of a busy week). */
-export async function scoredFeatures(scope: OrganizationScope, from: number, to: number, period: number, strides: readonly number[]): Promise<{ week: number; risk_score: number; location: string; payment_type: string; features: Uint8Array }[]> {
+export async function scoredFeatures(scope: OrganizationScope, from: number, to: number, period: number, strides: readonly number[]): Promise<{ week: number; risk_score: number; decision: string; location: string; payment_type: string; features: Uint8Array }[]> {
   return scope.db.query(
-    `SELECT week, risk_score, location, payment_type, features FROM (
-       SELECT floor((time_ms - $2) / $4)::int AS week, seq, risk_score, location, payment_type, features FROM transactions
+    `SELECT week, risk_score, decision, location, payment_type, features FROM (
+       SELECT floor((time_ms - $2) / $4)::int AS week, seq, risk_score, decision, location, payment_type, features FROM transactions
        WHERE organization_id = $1 AND source = 'scored' AND features IS NOT NULL AND time_ms >= $2 AND time_ms < $3) AS w
      WHERE seq % ($5::int[])[week + 1] = 0`,
     [scope.organizationId, from, to, period, strides],
   );
 }
 
-/** Scores and outcomes of the labelled scored transactions in [from, to), with their bucket. */
-export async function labelledScores(scope: OrganizationScope, from: number, to: number, period: number): Promise<{ week: number; risk_score: number; label: 0 | 1 }[]> {
+/** Scores, decisions and outcomes of the labelled scored transactions in [from, to), with their bucket. */
+export async function labelledScores(scope: OrganizationScope, from: number, to: number, period: number): Promise<{ week: number; risk_score: number; decision: string; label: 0 | 1 }[]> {
   return scope.db.query(
-    `SELECT floor((time_ms - $2) / $4)::int AS week, risk_score, label FROM transactions
+    `SELECT floor((time_ms - $2) / $4)::int AS week, risk_score, decision, label FROM transactions
      WHERE organization_id = $1 AND source = 'scored' AND label IS NOT NULL AND time_ms >= $2 AND time_ms < $3`,
     [scope.organizationId, from, to, period],
   );

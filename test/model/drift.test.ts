@@ -1,8 +1,10 @@
-// Drift against the model's reference, through the dataset job's own code: the built-in test split
-// and a file from the service simulator with another seed are `ok`; a file from another
-// distribution (PaySim-shaped mobile-money transfers) is `shifted`, with its unseen payment types
-// listed, and its download starts with the warning. Both directions are tested, so the check can
-// fail either way.
+// The drift verdict, through the dataset job's own code. The matrix it must hold: this service's
+// simulator at other seeds, 0.3× to 2× the population and 30 to 90 days is `ok` (by its outcomes
+// when labelled, by the checks without outcomes when not); amounts ×10 or every location new,
+// without outcomes, is `shifted`; a labelled file on which the model fails is `degraded`. Also the
+// built-in test split (ok), a file from another distribution (PaySim-shaped transfers: degraded by
+// its random labels, shifted without them) and its plain CSV download. Every direction is tested,
+// so each check can fail either way.
 
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
@@ -13,10 +15,10 @@ import { scoreDataset } from '../../src/jobs/batch-score.ts';
 import { csvStream } from '../../src/jobs/results.ts';
 import { loadModelFolder } from '../../src/model/bundle.ts';
 import { isProblem } from '../../src/model/model.ts';
-import { DRIFT_WARNING, DriftCounter, psi, PSI_MAJOR, quantileBins } from '../../src/model/drift.ts';
+import { DRIFT_WARNING, DriftCounter, psi, PSI_MAJOR, PSI_MODERATE, quantileBins, type DriftReport } from '../../src/model/drift.ts';
 import { combineInto } from '../../src/model/combine.ts';
 import { isColdStart } from '../../tools/training/coldstart.ts';
-import { simulate, toCsv } from '../../src/domain/simulate.ts';
+import { DEFAULT_SIMULATION, simulate, toCsv, type SimulatedTransaction } from '../../src/domain/simulate.ts';
 import { Rng } from '../../src/domain/rng.ts';
 import { readCsv } from '../support/csv.ts';
 import { tempDir } from '../support/temp.ts';
@@ -65,52 +67,91 @@ t.test('the model ships its reference; the built-in test split is ok', async (t)
     n++;
     counter.addRow(matrices, i, r.payment_type, r.location);
     combineInto(bundle, raw.map((x) => x[i]!), isColdStart(features, i, bundle.file.cold_start.min_prior), 'balanced', out, 0);
-    counter.addScore(out[0]!);
+    counter.addScore(out[0]!, out[0]! >= bundle.file.thresholds.balanced.review);
   });
   const report = counter.report()!;
   t.ok(n > 40_000, `${n} test rows`);
-  t.equal(report.verdict, 'ok', `test split: ${JSON.stringify({ reasons: report.reasons, score_psi: report.score_psi })}`);
+  t.equal(report.verdict, 'ok', `test split: ${brief(report)}`);
   t.ok(report.score_psi < 0.1, `score PSI ${report.score_psi}`);
   t.equal(report.warning, null);
 });
 
-t.test('a file from the service simulator with another seed is ok', async (t) => {
-  const { summary, resultPath } = await job('other-seed', toCsv(simulate({ seed: 4242 })));
-  const drift = summary.drift!;
-  t.equal(drift.verdict, 'ok', JSON.stringify({ reasons: drift.reasons, score_psi: drift.score_psi, top: drift.features.slice(0, 3) }));
-  t.same(drift.unseen_categories, { payment_type: [], location: [] });
-  t.ok(drift.score_psi < PSI_MAJOR);
-  const sorted = drift.features.map((f) => f.psi);
-  t.same(sorted, [...sorted].sort((a, b) => b - a), 'features sorted by PSI, largest first');
-  const download = await text(csvStream(resultPath));
-  t.match(download, /^row,transaction_id,/, 'the header is the first line');
+// The verdict matrix: files from this service's own simulator at other seeds, 0.3× to 2× the default
+// population and 30 to 90 days are `ok`, decided by their outcomes when labelled and by the checks
+// without outcomes when not; the same with amounts ×10 or every location new, unlabelled, are
+// `shifted`; a labelled file on which the model fails (ROC AUC below 0.6) is `degraded`.
+const S = DEFAULT_SIMULATION;
+const population = (seed: number, scale: number, days: number) => simulate({ seed, customers: Math.round(S.customers * scale), merchants: Math.round(S.merchants * scale), days });
+/** The CSV without its label column: a file without outcomes. */
+function unlabelled(rows: SimulatedTransaction[]): string {
+  const lines = toCsv(rows).trimEnd().split('\n');
+  const at = lines[0]!.split(',').indexOf('label');
+  return lines.map((l) => l.split(',').filter((_, i) => i !== at).join(',')).join('\n') + '\n';
+}
+const brief = (d: DriftReport) => JSON.stringify({ verdict: d.verdict, basis: d.basis, reasons: d.reasons, signals: d.signals, score_psi: d.score_psi, measured: d.measured && { auc: d.measured.roc_auc, ap: d.measured.average_precision, ece: d.measured.expected_calibration_error, allowed: d.measured.allowed } });
+
+t.test('own simulator, other seeds, 0.3× to 2× the population, 30 to 90 days: ok', async (t) => {
+  const cells: [seed: number, scale: number, days: number][] = [[4242, 0.3, 30], [777, 0.3, 90], [99, 2, 30], [5, 2, 90], [31, 0.5, 60], [8, 1, 45]];
+  for (const [seed, scale, days] of cells) {
+    const rows = population(seed, scale, days);
+    const { summary } = await job(`own-${seed}`, toCsv(rows));
+    const d = summary.drift!;
+    const cell = `seed ${seed}, ${scale}× population, ${days} days`;
+    t.equal(d.verdict, 'ok', `${cell}: ${brief(d)}`);
+    t.equal(d.basis, 'outcomes', `${cell}: labelled, so its outcomes decide`);
+    t.ok(d.measured!.average_precision >= d.measured!.allowed!.average_precision_min && d.measured!.expected_calibration_error <= d.measured!.allowed!.expected_calibration_error_max, `${cell}: measured within what the test figures allow`);
+    t.same(d.signals, [], `${cell}: and nothing the checks without outcomes would call a shift`);
+    t.ok(d.score_psi < PSI_MODERATE, `${cell}: score PSI ${d.score_psi}`);
+    t.ok(d.features.some((f) => !f.in_verdict && f.psi >= PSI_MAJOR), `${cell}: history-dependent features moved (${d.features.filter((f) => f.psi >= PSI_MAJOR).map((f) => f.feature).join(', ')}) and are left out of the verdict`);
+  }
+  // Without outcomes, the checks decide, and find nothing.
+  for (const [seed, scale, days] of [[4242, 0.3, 30], [99, 2, 30]] as const) {
+    const { summary } = await job(`own-unlabelled-${seed}`, unlabelled(population(seed, scale, days)));
+    const d = summary.drift!;
+    t.equal(d.verdict, 'ok', `seed ${seed} without labels: ${brief(d)}`);
+    t.equal(d.basis, 'scores');
+    t.equal(d.measured, null, 'nothing measured');
+    t.equal(d.warning, null);
+    t.ok(d.estimated.precision! > 0.3 && d.estimated.recall! > 0.5, `an estimate from the calibrated scores: ${JSON.stringify(d.estimated)}`);
+  }
 });
 
-t.test('a file from another distribution is shifted, with its unseen values and a warning in the job, not in the download', async (t) => {
-  // PaySim-shaped: mobile-money transfers, amounts a thousand times the card payments', payment
-  // types the model never saw, no location.
-  const rng = new Rng(11);
-  const types = ['TRANSFER', 'CASH_OUT', 'PAYMENT', 'CASH_IN', 'DEBIT'];
-  const lines = ['step,type,amount,nameOrig,nameDest,isFraud'];
-  for (let i = 0; i < 3000; i++) {
-    const type = types[Math.floor(rng.uniform() * types.length)]!;
-    lines.push(`${1 + Math.floor(i / 100)},${type},${(rng.uniform() * 400_000 + 1000).toFixed(2)},C${Math.floor(rng.uniform() * 2500)},M${Math.floor(rng.uniform() * 800)},${rng.uniform() < 0.05 ? 1 : 0}`);
+t.test('the same with amounts ×10, or every location new, without outcomes: shifted', async (t) => {
+  const tenfold = population(6, 1, 60).map((r) => ({ ...r, amount: Math.round(r.amount * 1000) / 100 }));
+  const amounts = (await job('tenfold', unlabelled(tenfold))).summary.drift!;
+  t.equal(amounts.verdict, 'shifted', brief(amounts));
+  t.ok(amounts.reasons.includes('feature:amount'), 'the amount moved');
+  t.equal(amounts.basis, 'features', 'a feature of the payment itself decided');
+  t.ok(amounts.score_psi >= PSI_MODERATE, `the scores moved too (PSI ${amounts.score_psi})`);
+  t.match(amounts.warning, DRIFT_WARNING);
+  const elsewhere = population(7, 0.5, 30).map((r) => ({ ...r, location: `New ${r.location}` }));
+  const places = (await job('elsewhere', unlabelled(elsewhere))).summary.drift!;
+  t.equal(places.verdict, 'shifted', brief(places));
+  t.equal(places.basis, 'categories');
+  t.same(places.reasons, ['unseen_categories']);
+  t.equal(places.unseen_share, 1);
+  t.ok(places.unseen_categories.location.every((l) => l.startsWith('New ')), 'the new locations are listed');
+});
+
+t.test('a labelled file on which the model fails: degraded, by its outcomes', async (t) => {
+  // The service's own transactions with their labels shuffled: the payments look as the model
+  // knows them, the outcomes have nothing to do with them.
+  const rows = population(8, 1, 60);
+  const rng = new Rng(8);
+  const labels = rows.map((r) => r.label);
+  for (let i = labels.length - 1; i > 0; i--) {
+    const j = Math.floor(rng.uniform() * (i + 1));
+    [labels[i], labels[j]] = [labels[j]!, labels[i]!];
   }
-  const { summary, resultPath } = await job('paysim', lines.join('\n') + '\n', { payment_type: 'type', customer_id: 'nameOrig', merchant_id: 'nameDest', label: 'isFraud' });
-  const drift = summary.drift!;
-  t.equal(drift.verdict, 'shifted');
-  t.ok(drift.reasons.includes('unseen_categories') && drift.reasons.includes('out_of_range'), drift.reasons.join(', '));
-  t.same([...drift.unseen_categories.payment_type].sort(), [...types].sort(), 'every payment type is unseen');
-  t.same(drift.unseen_categories.location, [], 'no location given: missing, not a value never seen');
-  t.equal(drift.unseen_share, 1);
-  t.ok(drift.features.find((f) => f.feature === 'amount')!.out_of_range_share > 0.9, 'amounts beyond the training range');
-  t.match(drift.warning, DRIFT_WARNING);
-  const download = await text(csvStream(resultPath));
-  t.notMatch(download, /Drift/, 'the warning is not in the file');
-  const { header, rows } = await readCsv(download);
-  t.same(header.slice(0, 3), ['row', 'transaction_id', 'amount'], 'a CSV parser finds the header on the first line');
-  t.equal(rows.length, 3000, 'and every row after it');
-  t.equal(rows[0]!.row, '1');
+  const { summary } = await job('shuffled', toCsv(rows.map((r, i) => ({ ...r, label: labels[i]! }))));
+  const d = summary.drift!;
+  t.ok(summary.metrics!.roc_auc < 0.6, `the model fails on it: ROC AUC ${summary.metrics!.roc_auc.toFixed(3)}`);
+  t.equal(d.verdict, 'degraded', brief(d));
+  t.equal(d.basis, 'outcomes');
+  t.ok(d.reasons.includes('average_precision'), d.reasons.join(', '));
+  t.same(d.signals, [], 'though nothing without outcomes would have seen it');
+  t.match(d.warning, /^Degraded: measured on this data's outcomes, the model does worse than its test figures allow \(average precision 0\.0\d+ where at least 0\.\d+ is expected/);
+  t.equal(d.measured!.fraud, labels.filter((l) => l === 1).length);
 });
 
 t.test('too few rows: no report', async (t) => {

@@ -20,19 +20,24 @@ export const CHANNEL_FEATURES = {
   graph: GRAPH_FEATURES,
 } as const satisfies Record<Channel, readonly string[]>;
 
-/** Features that depend on how long a history is and how completely its outcomes were reported,
- *  more than on the payment: all-time counts, and the graph channel's rates and counts of known
- *  outcomes. A service running longer than the training period, a file shorter than it, or another
- *  population's fraud at particular merchants and channels moves them without the payments being
- *  unlike those the model learned from, so drift reports them but does not decide on them
- *  (model/drift.ts); the score's own distribution still shows what they do to the answers. */
-export const HISTORY_DEPENDENT_FEATURES = [
-  'customer_prior_count',
-  'customer_distinct_merchants',
-  'merchant_prior_count',
-  'channel_prior_count',
-  ...GRAPH_FEATURES,
-] as const satisfies readonly (typeof CHANNEL_FEATURES)[Channel][number][];
+/** What a feature's value depends on besides the payment's own fields:
+ *  - `payment`: nothing else (its amount, whether it is round, its payment type);
+ *  - `period`: the time of day and week, so a file or week covering part of a day or a week has
+ *    another mix of them without its payments being any different;
+ *  - `history`: the transactions before it: how many there are (a file of 30 days has smaller
+ *    all-time counts than one of 90) and how many parties share a merchant or a channel (a smaller
+ *    population puts fewer transactions through each channel in a day), and which outcomes are known.
+ *  Drift (model/drift.ts) lets only `payment` features decide its verdict, since the others move with
+ *  the length and size of the data while the payments stay alike; their effect on the answers shows
+ *  in the score's own distribution. */
+export type FeatureDependence = 'payment' | 'period' | 'history';
+
+const PERIOD_FEATURES: readonly string[] = ['hour', 'is_night', 'weekday', 'is_weekend'] satisfies readonly (typeof TABULAR_FEATURES)[number][];
+
+export function featureDependence(feature: string): FeatureDependence {
+  if (PERIOD_FEATURES.includes(feature)) return 'period';
+  return (TABULAR_FEATURES as readonly string[]).includes(feature) ? 'payment' : 'history';
+}
 
 /** Row-major features per channel. */
 export type ChannelMatrices = Record<Channel, Float64Array>;
