@@ -130,12 +130,28 @@ for (const backend of backends()) {
     t.equal(res.statusCode, 200, res.body);
     const drift = res.json().weeks[0].drift;
     t.equal(drift.rows, 240, 'every scored transaction, once');
-    t.equal(drift.verdict, 'shifted');
+    t.equal(drift.verdict, 'shifted', 'no outcomes: the checks without them decide');
     t.same([...drift.unseen_categories.payment_type].sort(), [...types].sort());
     t.same(drift.unseen_categories.location, ['Nairobi']);
-    t.ok(drift.reasons.includes('out_of_range'), drift.reasons.join(', '));
+    t.ok(drift.reasons.includes('unseen_categories') && drift.reasons.includes('feature:amount'), drift.reasons.join(', '));
+    t.equal(drift.basis, drift.reasons[0] === 'score_psi' ? 'scores' : 'categories', 'the first check that found a shift');
+    t.equal(drift.measured, null);
     t.match(drift.warning, /these scores are outside what the model was validated on/);
     t.equal(drift.features.find((f: { feature: string }) => f.feature === 'amount').out_of_range_share, 1);
+
+    // Outcomes reported on the week's transactions, fraud on the lowest scores and legitimate on the
+    // highest: with 20 of each, they decide, and say the model fails on this traffic.
+    const recorded = (await Promise.all(Array.from({ length: 240 }, (_, i) => app.inject({ url: `/api/v1/transactions/d-${i}`, headers: { authorization: `Bearer ${org.key}` } })))).map((r) => r.json());
+    recorded.sort((a, b) => a.risk_score - b.risk_score);
+    const outcomes = [...recorded.slice(0, 25).map((r) => ({ transaction_id: r.transaction_id, outcome: 'fraud' })), ...recorded.slice(-25).map((r) => ({ transaction_id: r.transaction_id, outcome: 'legit' }))];
+    const reported = await app.inject({ method: 'POST', url: '/api/v1/outcomes', headers: { authorization: `Bearer ${org.key}` }, payload: { outcomes } });
+    t.equal(reported.statusCode, 200, reported.body);
+    const measured = (await week(org.id, org.owner.headers)).json().weeks[0].drift;
+    t.equal(measured.verdict, 'degraded', JSON.stringify(measured.measured));
+    t.equal(measured.basis, 'outcomes');
+    t.same([measured.measured.fraud, measured.measured.legit], [25, 25]);
+    t.ok(measured.reasons.includes('average_precision'));
+    t.ok(measured.signals.includes('unseen_categories'), 'the shift is still listed');
     const quiet = (await week(other.id, other.owner.headers)).json().weeks[0];
     t.equal(quiet.transactions, 0);
     t.equal(quiet.drift, null, "another organization's traffic is not in its drift");

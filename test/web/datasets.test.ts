@@ -116,9 +116,12 @@ t.test('datasets page: a PaySim file from upload to results', { skip: noBrowser 
     const warning = (await page.locator('#unreliable').textContent())!;
     t.match(warning, /^These scores look unreliable for this file: the model ranks your labelled fraud barely better than chance \(ROC AUC 0\.\d\d, where 0\.5 is a coin toss\)/, 'the warning in words');
     t.ok(await page.locator('#file-metrics').count(), 'the metrics on the labelled file');
-    t.equal(summary.drift.verdict, 'shifted', 'mobile-money transfers are not what the model was validated on');
+    t.equal(summary.drift.verdict, 'degraded', 'the labelled file\'s outcomes decide: the model fails on it');
+    t.equal(summary.drift.basis, 'outcomes');
     const drift = (await page.locator('.drift-warning').textContent())!;
-    t.match(drift, /^Drift: these scores are outside what the model was validated on\./, 'the drift warning says so plainly');
+    t.equal(await page.locator('.drift-warning').getAttribute('data-verdict'), 'degraded');
+    t.match(drift, /^Degraded: measured on this data's outcomes, the model does worse than its test figures allow\./, 'the verdict says so plainly');
+    t.match(drift, new RegExp(`On this file's ${summary.drift.measured.fraud} fraud and ${summary.drift.measured.legit.toLocaleString('en')} legitimate outcomes: average precision 0\\.\\d{3} \\(at least 0\\.\\d{3} expected\\)`), 'with the measured figures and what was expected');
     t.match(drift, /payment type (TRANSFER|CASH_OUT|PAYMENT)/, 'and names the payment types the model never saw');
     await shoot(t, page, 'datasets-paysim-results');
   });

@@ -47,11 +47,16 @@ t.test('Overview: weekly charts with the performance endpoint\'s numbers', { ski
   t.same(await values('precision'), weeks.filter((w) => w.by_mode.balanced.precision !== null).map((w) => w.by_mode.balanced.precision), 'precision of the balanced mode');
   const rows = await page.locator('#overview-table tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
   t.same(rows.map((r) => [r[0], Number(r[1]), Number(r[6]), Number(r[7])]), weeks.map((w) => [w.week, w.transactions, w.labelled, w.fraud]), 'the table: week, transactions, outcomes, fraud');
-  t.same(rows.map((r) => r[11]), weeks.map((w) => (w.drift ? `${w.drift.verdict} (score PSI ${w.drift.score_psi.toFixed(2)})` : '—')), 'the drift column: each week\'s verdict');
+  const basis: Record<string, string> = { outcomes: 'measured on outcomes', scores: 'by the scores’ spread', categories: 'by unseen values', features: 'by the amounts' };
+  t.same(rows.map((r) => r[11]), weeks.map((w) => (w.drift ? `${w.drift.verdict} (${basis[w.drift.basis]})` : '—')), 'the drift column: each week\'s verdict and what decided it');
   const newest = weeks.at(-1)!;
   t.ok(newest.drift, `this week's ${newest.transactions} transactions have a drift report`);
   t.equal(await page.locator('#overview-drift [data-verdict]').getAttribute('data-verdict'), newest.drift.verdict, "the notice shows this week's verdict");
-  if (newest.drift.verdict !== 'ok') t.match(await page.locator('#overview-drift').textContent(), /these scores are outside what the model was validated on/);
+  t.equal(await page.locator('#overview-drift [data-verdict]').getAttribute('data-basis'), newest.drift.basis, 'and what decided it');
+  const notice = (await page.locator('#overview-drift').textContent())!;
+  if (newest.drift.verdict === 'shifted') t.match(notice, /^Drift: these scores are outside what the model was validated on\.No outcomes to measure with, so the data decides/);
+  else if (newest.drift.verdict === 'ok') t.match(notice, /^No outcomes to measure with: the scores, payment types, locations and amounts of week \d{4}-W\d\d's traffic look like/);
+  t.match(notice, /If the scores are right, about \d+\.\d\d % of these payments are fraud/, 'beside it, what the calibrated scores promise');
   const tooltip = await page.locator('#overview-charts rect[data-series="transactions"] title').last().textContent();
   t.match(tooltip, new RegExp(`transactions ${weeks.at(-1)!.transactions}$`), 'a bar says its number on hover');
   await page.screenshot({ path: `${SHOTS}overview.png`, fullPage: true });

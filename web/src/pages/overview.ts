@@ -7,7 +7,7 @@
 import { api } from '../api.ts';
 import { seriesChart } from '../chart.ts';
 import { errorBox, h, num, pct, table } from '../dom.ts';
-import { driftNotice } from '../drift.ts';
+import { BASIS_WORDS, driftNotice } from '../drift.ts';
 import { organizationFor } from '../org.ts';
 import type { Route } from '../route.ts';
 
@@ -71,7 +71,7 @@ export async function overviewPage(root: HTMLElement, route: Route): Promise<voi
           { id: 'overview-table' },
           table(
             ['Week', 'Transactions', 'Review rate', 'Block rate', 'Median score', 'p90 score', 'With an outcome', 'Fraud', 'Precision', 'Recall', 'ROC AUC', 'Drift'],
-            weeks.map((w) => [w.week, String(w.transactions), w.review_rate === null ? '—' : pct(w.review_rate), w.block_rate === null ? '—' : pct(w.block_rate), q(w, 'p50') === null ? '—' : pct(q(w, 'p50'), 2), q(w, 'p90') === null ? '—' : pct(q(w, 'p90'), 2), String(w.labelled), String(w.fraud), byMode(w, 'precision') === null ? '—' : pct(byMode(w, 'precision')), byMode(w, 'recall') === null ? '—' : pct(byMode(w, 'recall')), num(w.roc_auc), w.drift ? `${w.drift.verdict} (score PSI ${num(w.drift.score_psi, 2)})` : '—']),
+            weeks.map((w) => [w.week, String(w.transactions), w.review_rate === null ? '—' : pct(w.review_rate), w.block_rate === null ? '—' : pct(w.block_rate), q(w, 'p50') === null ? '—' : pct(q(w, 'p50'), 2), q(w, 'p90') === null ? '—' : pct(q(w, 'p90'), 2), String(w.labelled), String(w.fraud), byMode(w, 'precision') === null ? '—' : pct(byMode(w, 'precision')), byMode(w, 'recall') === null ? '—' : pct(byMode(w, 'recall')), num(w.roc_auc), w.drift ? `${w.drift.verdict} (${BASIS_WORDS[w.drift.basis]})` : '—']),
           ),
         ),
       ),
