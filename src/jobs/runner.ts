@@ -79,6 +79,8 @@ export class JobRunner {
   readonly worker = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private readonly handlers = new Map<JobKind, JobHandler>();
   private readonly running = new Set<Promise<void>>();
+  /** Jobs this process runs now, by kind (what /api/health reports). */
+  private readonly kinds = new Map<JobKind, number>();
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
   private stopped = false;
@@ -94,6 +96,11 @@ export class JobRunner {
   /** Validates an uploaded file in a worker thread (WorkerPool.validate). */
   validate(path: string, options: ValidateOptions): Promise<ValidationResult> {
     return this.o.pool.validate(path, options);
+  }
+
+  /** Jobs this process runs now, by kind (kinds with none left out). */
+  get runningByKind(): Partial<Record<JobKind, number>> {
+    return Object.fromEntries(this.kinds);
   }
 
   /** Worker threads running now. */
@@ -143,6 +150,7 @@ export class JobRunner {
     }
     const progress = new ProgressWriter(db, job.id, this.worker, handler.stage);
     const heartbeat = setInterval(() => void progress.write(), this.o.heartbeatMs ?? 2000);
+    this.kinds.set(job.kind, (this.kinds.get(job.kind) ?? 0) + 1);
     try {
       await finishJob(db, job.id, this.worker, await handler.run(job, { progress, stopped: () => this.stopped }));
     } catch (e) {
@@ -152,6 +160,9 @@ export class JobRunner {
       await failJob(db, job.id, this.worker, e instanceof JobRefused ? message : handler.failure(message));
     } finally {
       clearInterval(heartbeat);
+      const left = this.kinds.get(job.kind)! - 1;
+      if (left > 0) this.kinds.set(job.kind, left);
+      else this.kinds.delete(job.kind);
     }
   }
 

@@ -12,7 +12,7 @@ import { isProblem, type ModelBundle, type ModeName } from '../model/model.ts';
 import type { ColumnMapping, ValidateOptions, ValidationResult } from '../datasets/csv.ts';
 import { validateAndKeep } from '../datasets/columns.ts';
 import { detectWindow, type RingOptions, type Ring } from '../domain/rings.ts';
-import type { HistoryTransaction } from '../domain/transaction.ts';
+import { decodeWindow, type WindowRows } from '../storage/rings-store.ts';
 
 export interface ScoreTask {
   modelDir: string;
@@ -33,7 +33,8 @@ export interface ValidateTask {
 
 /** Finds a window's rings (rings-job.ts); needs no model. */
 export interface RingsTask {
-  rings: { rows: HistoryTransaction[]; start: number; options: Partial<RingOptions>; seed: number };
+  /** The window's transactions as the database gave them (storage/rings-store.ts), decoded here. */
+  rings: { rows: WindowRows; start: number; options: Partial<RingOptions>; seed: number };
 }
 
 const bundles = new Map<string, ModelBundle>();
@@ -49,7 +50,7 @@ function bundleFor(modelDir: string): ModelBundle {
 }
 
 export default async function scoreTask(task: ScoreTask | ValidateTask | RingsTask): Promise<BatchSummary | ValidationResult | Ring[]> {
-  if ('rings' in task) return detectWindow(task.rings.rows, task.rings.start, task.rings.options, task.rings.seed);
+  if ('rings' in task) return detectWindow(decodeWindow(task.rings.rows), task.rings.start, task.rings.options, task.rings.seed);
   if ('validate' in task) {
     const result = await validateAndKeep(task.validate.path, task.validate.options);
     bundleFor(task.modelDir);

@@ -24,7 +24,7 @@ import { bindOrganization, type OrganizationScope } from './organization-scope.t
 import { earlierTransactions, entitySummary, type EntitySummary } from './entity-evidence.ts';
 import { loadHistory, type HistoryLoader } from './history-load.ts';
 import { applyOutcomes, outcomeChanges, type OutcomeInput, type OutcomeResult } from './outcome-changes.ts';
-import { storedRings, storeRings, windowTransactions } from './rings-store.ts';
+import { storedRings, storeRings, windowRows, windowTransactions, type WindowRows } from './rings-store.ts';
 import { insertTransactions } from './transaction-insert.ts';
 import { getTransaction, importedBy, listTransactions, responseBody, type ListFilters } from './transaction-reads.ts';
 import { labelledScores, scoredFeatures, weeklyAggregates, type WeekAggregate } from './weekly-aggregates.ts';
@@ -98,6 +98,11 @@ export class OrganizationData {
   /** A ring window's transactions, in time order (rings-store.ts). */
   windowTransactions(from: number, to: number): Promise<HistoryTransaction[]> {
     return windowTransactions(this.scope, from, to);
+  }
+
+  /** The same as text to hand a worker thread as it is (rings-store.ts). */
+  windowRows(from: number, to: number): Promise<{ rows: WindowRows; count: number }> {
+    return windowRows(this.scope, from, to);
   }
 
   /** Stores a window's rings and tells every process (rings-store.ts). */

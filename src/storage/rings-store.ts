@@ -10,22 +10,55 @@ import type { OrganizationScope } from './organization-scope.ts';
 /** The NOTIFY channel on which a stored ring analysis tells every process (src/live/ring-windows.ts). */
 export const RINGS_CHANNEL = 'ring_windows';
 
-/** The transactions in [from, to), in time order, with their current outcomes: a ring window's. */
+/** How much of a window one statement reads. A week of a busy organization is tens of thousands of
+ *  rows; read in one statement, the embedded database (which runs on the event loop) held every
+ *  request for a quarter of a second or more per window while it ran and its result was parsed. A
+ *  slice of the window is a plain index range and a few milliseconds of work, and the event loop
+ *  serves requests between slices. */
+export const WINDOW_SLICE_MS = 2 * 3_600_000;
+
+/** A window's transactions as the database gives them: a JSON array of
+ *  `[time_ms, amount, customer_id, merchant_id, location, payment_type, label, label_known_ms]`. The
+ *  rings job hands this text to a worker thread as it is: one string to copy, where an array of
+ *  objects would be cloned field by field, and decoded there (`decodeWindow`), off the event loop. */
+export type WindowRows = string;
+
+type WindowTuple = [number, number, string, string, string, string, 0 | 1 | null, number | null];
+
+/** The transactions in [from, to), in time order, with their current outcomes (a ring window's),
+ *  read a slice at a time. */
+export async function windowRows(scope: OrganizationScope, from: number, to: number): Promise<{ rows: WindowRows; count: number }> {
+  const parts: string[] = [];
+  let count = 0;
+  for (let at = from; at < to; at += WINDOW_SLICE_MS) {
+    const [slice] = await scope.db.query<{ rows: string | null; n: number }>(
+      `SELECT json_agg(json_build_array(time_ms, amount, customer_id, merchant_id, location, payment_type, label, label_known_ms) ORDER BY time_ms, seq)::text AS rows, count(*)::int AS n
+       FROM transactions WHERE organization_id = $1 AND time_ms >= $2 AND time_ms < $3`,
+      [scope.organizationId, at, Math.min(to, at + WINDOW_SLICE_MS)],
+    );
+    // Each slice is `[…]`: their insides joined make one array.
+    if (slice?.rows) {
+      parts.push(slice.rows.slice(1, -1));
+      count += slice.n;
+    }
+    // Let the event loop run: the embedded database answers without giving it a turn otherwise.
+    await new Promise(setImmediate);
+  }
+  return { rows: `[${parts.join(',')}]`, count };
+}
+
+export function decodeWindow(rows: WindowRows): HistoryTransaction[] {
+  return (JSON.parse(rows) as WindowTuple[]).map((r) => ({ time: r[0], amount: r[1], customer_id: r[2], merchant_id: r[3], location: r[4], payment_type: r[5], ...(r[6] === null ? {} : { label: r[6], labelKnownAt: r[7]! }) }));
+}
+
+/** Transactions in the same form (what a caller with rows in hand sends the worker). */
+export function encodeWindow(rows: readonly HistoryTransaction[]): WindowRows {
+  return JSON.stringify(rows.map((r): WindowTuple => [r.time, r.amount, r.customer_id, r.merchant_id, r.location, r.payment_type, r.label ?? null, r.label === undefined ? null : (r.labelKnownAt ?? null)]));
+}
+
+/** The same, decoded. */
 export async function windowTransactions(scope: OrganizationScope, from: number, to: number): Promise<HistoryTransaction[]> {
-  const rows = await scope.db.query<TransactionParties & TransactionEntities & { time_ms: number; label: 0 | 1 | null; label_known_ms: number | null }>(
-    `SELECT time_ms, amount, customer_id, merchant_id, location, payment_type, label, label_known_ms FROM transactions
-     WHERE organization_id = $1 AND time_ms >= $2 AND time_ms < $3 ORDER BY time_ms, seq`,
-    [scope.organizationId, from, to],
-  );
-  return rows.map((r) => ({
-    time: r.time_ms,
-    amount: r.amount,
-    customer_id: r.customer_id,
-    merchant_id: r.merchant_id,
-    location: r.location,
-    payment_type: r.payment_type,
-    ...(r.label === null ? {} : { label: r.label, labelKnownAt: r.label_known_ms! }),
-  }));
+  return decodeWindow((await windowRows(scope, from, to)).rows);
 }
 
 /** Stores the rings found in the window starting at `start` (queued in ring_windows) and tells

@@ -3,13 +3,14 @@
 // queued and no score names the ring; after it, one `rings` job analyses the window (however often
 // and by however many callers it is asked for), stores the result, and the organization's scores
 // (`related_ring`) and GET /api/metrics/rings with its key show it. Another organization with the
-// same merchant ids sees none of it.
+// same merchant ids sees none of it. A window is read in slices, every row once and in order.
 
 import t from 'tap';
 import { DEFAULT_LABEL_DELAY_MS } from '../../src/domain/history/history.ts';
 import { CATCH_UP_WINDOWS, dueWindows, queueDueWindows, WEEK, windowStart } from '../../src/live/ring-windows.ts';
 import type { NewTransaction } from '../../src/storage/live-rows.ts';
 import { organizationData } from '../../src/storage/organization-data.ts';
+import { WINDOW_SLICE_MS } from '../../src/storage/rings-store.ts';
 import { backends } from '../support/server.ts';
 import { startLive } from '../support/accounts.ts';
 
@@ -74,6 +75,30 @@ for (const backend of backends()) {
       const listed = (await live.s.app.inject({ url: '/api/metrics/rings', headers: { authorization: `Bearer ${acme.key}` } })).json();
       t.equal(listed.live.organization_id, acme.id);
       t.same(listed.live.groups.map((g: { merchants: string[] }) => g.merchants), [['rm1', 'rm2']]);
+    });
+
+    await t.test('a window is read in slices: every row once, in time order, across slice edges', async (t) => {
+      // 2,500 rows over five slices of the window, in groups of seven at one time, a group exactly
+      // on each slice edge; rows just before the window and at its end; the same times in another
+      // organization.
+      const from = start - 10 * WEEK;
+      const rows2: NewTransaction[] = [];
+      const step = (5 * WINDOW_SLICE_MS) / 2500;
+      for (let i = 0; i < 2500; i++) {
+        const group = Math.floor(i / 7);
+        const time = group % 40 === 0 ? from + (group / 40) * WINDOW_SLICE_MS : from + Math.floor(group * 7 * step);
+        rows2.push({ transaction_id: `p-${i}`, time, amount: 1 + i, customer_id: `pc${i % 50}`, merchant_id: 'pm', location: 'Lisbon', payment_type: 'online', source: 'import', ...(i % 11 === 0 ? { label: 1 as const, label_known_ms: from + 5000 } : {}) });
+      }
+      rows2.sort((a, b) => a.time - b.time);
+      rows2.push({ transaction_id: 'p-before', time: from - 1, amount: 1, customer_id: 'x', merchant_id: 'pm', location: 'Lisbon', payment_type: 'online', source: 'import' });
+      rows2.push({ transaction_id: 'p-after', time: from + WEEK, amount: 1, customer_id: 'x', merchant_id: 'pm', location: 'Lisbon', payment_type: 'online', source: 'import' });
+      await organizationData(service.db, acme.id).insert(rows2);
+      await organizationData(service.db, bolt.id).insert(rows2.slice(0, 300).map((r) => ({ ...r, amount: 99_999 })));
+      const read = await organizationData(service.db, acme.id).windowTransactions(from, from + WEEK);
+      t.ok(rows2.filter((r) => (r.time - from) % WINDOW_SLICE_MS === 0 && r.time >= from && r.time < from + WEEK).length >= 5 * 7, 'rows on the slice edges');
+      t.equal(read.length, 2500, 'every row of the window, once; none before it, at its end, or of another organization');
+      t.same(read.map((r) => r.amount), rows2.slice(0, 2500).map((r) => r.amount), 'in time order, rows of one time in the order recorded');
+      t.equal(read.filter((r) => r.label === 1).length, Math.ceil(2500 / 11), 'with their outcomes');
     });
 
     await t.test("another organization sees none of it", async (t) => {

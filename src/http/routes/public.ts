@@ -62,6 +62,7 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
           auth_configured: z.boolean(),
           history_transactions: z.number().int().describe('Transactions in the public sandbox (the example history guests score against)'),
           organizations_loaded: z.number().int().describe("Organizations whose live history this process holds in memory"),
+          jobs_running: z.record(z.string(), z.number().int()).describe('Jobs this process is running now, by kind (`score`, `history_import`, `rings`); empty when idle'),
           started_at: z.string(),
           startup_ms: z.record(z.string(), z.number()),
         }),
@@ -82,6 +83,7 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
       auth_configured: service.config.authConfigured,
       history_transactions: service.sandbox.size,
       organizations_loaded: service.tenants.size,
+      jobs_running: service.jobs?.runningByKind ?? {},
       started_at: new Date(service.startedAt).toISOString(),
       startup_ms: service.startup,
     };
