@@ -175,7 +175,7 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
         return reply.code(413).send(errorBody('payload_too_large', 'The request body is larger than this server accepts.', 'Send a smaller body; the limits are listed at GET /api/config.'));
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return reply.code(415).send(errorBody('unsupported_media_type', `Content-Type ${String(request.headers['content-type'] ?? '(none)').slice(0, 80)} is not accepted here.`, 'Send JSON with Content-Type: application/json.'));
+        return reply.code(415).send(errorBody('unsupported_media_type', `Content-Type ${String(request.headers['content-type'] ?? '(none)').slice(0, 80)} is not accepted here.`, `Send the body with Content-Type: ${acceptedTypes(request).join(' or ')}.`));
       case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
         return reply.code(400).send(errorBody('bad_request', 'Content-Length does not match the body.', 'Send the body with a correct Content-Length.'));
     }
@@ -187,4 +187,12 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry
     request.log.error({ err }, 'internal error');
     return reply.code(500).send(errorBody('internal_error', 'Something went wrong on our side.', 'Retry later; if it keeps happening, report the time of the request to the operator.'));
   });
+}
+
+/** The content types a route's body may have, as its reference documents them (JSON unless it
+ *  lists others: the upload takes text/csv or a multipart form). */
+function acceptedTypes(request: FastifyRequest): string[] {
+  const documented = (request.routeOptions.config as { documentedBody?: { content?: Record<string, unknown> } } | undefined)?.documentedBody;
+  const listed = documented?.content ? Object.keys(documented.content) : [];
+  return listed.length ? listed : ['application/json'];
 }

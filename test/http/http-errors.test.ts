@@ -58,6 +58,14 @@ t.test('Fastify-level errors have the contract body', async (t) => {
   t.equal((await send('POST', '/api/risk/score', score, json)).status, 200, 'and the same route answers a good request');
 });
 
+t.test('415 names the content types the route takes', async (t) => {
+  const form = await send('POST', '/api/risk/score', 'amount=1', { 'content-type': 'application/x-www-form-urlencoded' });
+  t.equal(JSON.parse(form.body).detail.fix, 'Send the body with Content-Type: application/json.', 'a JSON endpoint: JSON');
+  const bytes = await send('POST', '/api/datasets/upload', 'amount,customer_id,merchant_id\n1,c,m\n', { 'content-type': 'application/octet-stream' });
+  t.equal(bytes.status, 415);
+  t.equal(JSON.parse(bytes.body).detail.fix, 'Send the body with Content-Type: text/csv or multipart/form-data.', 'the upload: a CSV or a form');
+});
+
 t.test('a known path with a method it does not have: 405 with Allow', async (t) => {
   for (const [method, path, allow] of [
     ['TRACE', '/api/risk/score', 'POST'],
