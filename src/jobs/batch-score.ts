@@ -296,6 +296,6 @@ async function scoreAndWrite(
   if (summary.metrics) stageMs.metrics = Math.round(performance.now() - metricsFrom);
   // A labelled file's outcomes decide its verdict (every row, not the sample).
   const review = bundle.file.thresholds[o.mode].review;
-  summary.drift = drift?.report(summary.metrics ? { scores: risks, labels, flagged: (i) => risks[i]! >= review } : undefined) ?? null;
+  summary.drift = drift?.report(summary.metrics ? { scores: risks, labels, flagged: (i) => risks[i]! >= review, figures: summary.metrics } : undefined) ?? null;
   return summary;
 }

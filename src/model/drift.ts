@@ -123,6 +123,9 @@ export interface Outcomes {
   scores: ArrayLike<number>;
   labels: ArrayLike<number>;
   flagged: (i: number) => boolean;
+  /** The ranking and calibration figures when the caller has them already (a labelled job's
+   *  metrics), so that they are not computed twice. */
+  figures?: { roc_auc: number; average_precision: number; expected_calibration_error: number };
 }
 
 /** Quantile bin edges (distinct, ascending) and each bin's share; bin k holds values ≤ edges[k]
@@ -416,8 +419,8 @@ function measure(o: Outcomes, test: TestFigures | undefined): DriftReport['measu
     }
   }
   if (fraud < MIN_OUTCOMES || n - fraud < MIN_OUTCOMES) return null;
-  const ap = averagePrecision(o.scores, o.labels);
-  const ece = expectedCalibrationError(o.scores, o.labels);
+  const ap = o.figures?.average_precision ?? averagePrecision(o.scores, o.labels);
+  const ece = o.figures?.expected_calibration_error ?? expectedCalibrationError(o.scores, o.labels);
   let allowed: NonNullable<DriftReport['measured']>['allowed'] = null;
   if (test) {
     // Average precision on `fraud` frauds varies by about √(AP(1 − AP)/fraud) around the model's
@@ -432,7 +435,7 @@ function measure(o: Outcomes, test: TestFigures | undefined): DriftReport['measu
     rows: n,
     fraud,
     legit: n - fraud,
-    roc_auc: round(rocAuc(o.scores, o.labels)),
+    roc_auc: round(o.figures?.roc_auc ?? rocAuc(o.scores, o.labels)),
     average_precision: round(ap),
     expected_calibration_error: round(ece),
     precision: flagged > 0 ? round(caught / flagged) : null,
