@@ -1,6 +1,6 @@
-// PostgreSQL restarted while v1 traffic runs on two server processes: requests during the outage
-// are answered quickly with 503 `database_unavailable` and Retry-After (never a hang, a 500 or a
-// crash); both processes reconnect by themselves, listen for the feed again and carry on; and
+// PostgreSQL restarted (cleanly, then as after a crash) while v1 traffic runs on two server
+// processes: requests during each outage are answered quickly with 503 `database_unavailable` and
+// Retry-After (never a hang, a 500 or a crash); both processes reconnect by themselves, listen for the feed again and carry on; and
 // every decision acknowledged with 200, before, during or after the outage, is in the decision log
 // exactly once, including those that were answered 503 and sent again with the same id. The
 // server is the test's own (test/support/own-postgres.ts), so stopping it disturbs no other test.
@@ -22,7 +22,7 @@ interface Answer {
   text: string;
 }
 
-t.test('PostgreSQL restarted under v1 traffic', { skip: ownPostgresUnavailable() }, async (t) => {
+t.test('PostgreSQL restarted twice under v1 traffic', { skip: ownPostgresUnavailable() }, async (t) => {
   const pg: OwnPostgres = await startOwnPostgres();
   const signIn = await SignIn.start();
   const servers: ServerProcess[] = [];
@@ -60,8 +60,8 @@ t.test('PostgreSQL restarted under v1 traffic', { skip: ownPostgresUnavailable()
   };
   const bodyOf = (id: string, i: number) => ({ transaction_id: id, amount: 10 + (i % 90), customer_id: `c-${i % 11}`, merchant_id: `m-${i % 5}` });
   // Both load the organization before the outage.
-  t.equal((await score(a, bodyOf('warm-a', 0))).status, 200);
-  t.equal((await score(b, bodyOf('warm-b', 1))).status, 200);
+  t.equal((await score(a, bodyOf('warm-a', 0))).status, 200, 'A scores');
+  t.equal((await score(b, bodyOf('warm-b', 1))).status, 200, 'B scores');
 
   // Traffic: four lanes, each sending new transactions one after another to A or B, until told to
   // stop. Every answer is kept with its transaction id.
@@ -83,21 +83,31 @@ t.test('PostgreSQL restarted under v1 traffic', { skip: ownPostgresUnavailable()
     }
   });
 
+  // Two outages: a clean restart (`fast`: sessions ended, a checkpoint) and a crash of the server
+  // (`immediate`: commits in flight may be lost or kept, their answers lost either way).
+  const refusedSoFar = () => [...answers.values()].filter((tries) => tries[0]!.status !== 200).length;
+  const outages: string[] = [];
   await sleep(1_500);
-  await pg.stop('fast');
-  const stoppedAt = performance.now();
-  // During the outage: health says so, on both.
-  await sleep(500);
-  for (const s of [a, b]) {
-    const health = await (await fetch(`${s.base}/api/health`, { signal: AbortSignal.timeout(HANG_MS) })).json();
-    t.equal(health.database.status, 'unavailable', 'health: the database is unavailable');
-    t.equal(health.feed.state, 'behind', 'health: the feed is behind');
-    t.equal(health.feed.reason, 'database_unavailable', 'health: because the database is unavailable');
+  for (const mode of ['fast', 'immediate'] as const) {
+    const before = refusedSoFar();
+    await pg.stop(mode);
+    const stoppedAt = performance.now();
+    // During the outage: health says so, on both.
+    await sleep(500);
+    for (const s of [a, b]) {
+      const health = await (await fetch(`${s.base}/api/health`, { signal: AbortSignal.timeout(HANG_MS) })).json();
+      t.equal(health.database.status, 'unavailable', `${mode} stop: health says the database is unavailable`);
+      t.equal(health.feed.state, 'behind', `${mode} stop: health says the feed is behind`);
+      t.equal(health.feed.reason, 'database_unavailable', `${mode} stop: because the database is unavailable`);
+    }
+    await sleep(2_500);
+    await pg.start();
+    const outageMs = performance.now() - stoppedAt;
+    await sleep(2_500);
+    const refused = refusedSoFar() - before;
+    outages.push(`${mode} stop, ${Math.round(outageMs)} ms: ${refused} answered 503`);
+    t.ok(refused > 0, `the ${mode} stop was met: ${refused} requests answered 503 during its ${Math.round(outageMs)} ms`);
   }
-  await sleep(2_500);
-  await pg.start();
-  const outageMs = performance.now() - stoppedAt;
-  await sleep(3_000);
   stop = true;
   await Promise.all(lanes);
 
@@ -108,7 +118,7 @@ t.test('PostgreSQL restarted under v1 traffic', { skip: ownPostgresUnavailable()
   const refused = all.filter((x) => x.status !== 200);
   const wrong = refused.filter((x) => x.status !== 503 || x.reason !== 'database_unavailable' || !(Number(x.retryAfter) > 0));
   t.same(wrong.map((x) => `${x.status} ${x.text.slice(0, 200)}`), [], 'every refusal is 503 database_unavailable with Retry-After');
-  t.ok(refused.length > 0, `the outage (${Math.round(outageMs)} ms) was met: ${refused.length} of ${all.length} requests answered 503`);
+  t.ok(refused.length > 0, `${refused.length} of ${all.length} requests answered 503 (${outages.join('; ')})`);
   const slowest = Math.max(...refused.map((x) => x.ms));
   t.ok(slowest < HANG_MS, `each 503 came quickly (slowest ${Math.round(slowest)} ms)`);
   t.ok(all.filter((x) => x.status === 200).length > refused.length, 'most requests, before and after the outage, were answered 200');
@@ -150,7 +160,7 @@ t.test('PostgreSQL restarted under v1 traffic', { skip: ownPostgresUnavailable()
   } finally {
     await sql.end();
   }
-  t.equal((await score(a, { transaction_id: 'after-a', amount: 51, customer_id: 'c-after', merchant_id: 'm-after' })).status, 200);
+  t.equal((await score(a, { transaction_id: 'after-a', amount: 51, customer_id: 'c-after', merchant_id: 'm-after' })).status, 200, 'A scores after the restarts');
   let seen = false;
   const started = performance.now();
   for (let k = 0; !seen && performance.now() - started < 5_000; k++) {
