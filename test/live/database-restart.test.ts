@@ -3,7 +3,8 @@
 // Retry-After (never a hang, a 500 or a crash); both processes reconnect by themselves, listen for
 // the feed again and carry on; and every decision acknowledged with 200, before, during or after
 // an outage, is in the decision log exactly once, including those that were answered 503 and sent
-// again with the same id. The server is the test's own (test/support/own-postgres.ts), so stopping it disturbs no other test.
+// again with the same id. The server is the test's own (test/support/own-postgres.ts), so stopping
+// it disturbs no other test.
 
 import t from 'tap';
 import postgres from 'postgres';
