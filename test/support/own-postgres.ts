@@ -3,9 +3,10 @@
 // installs) into a temporary directory, listening on a free loopback port. The shared server of
 // TEST_DATABASE_URL is never touched, so the tests running beside this one are not disturbed.
 // PostgreSQL refuses to run as root: under root the server runs as the `postgres` user.
-// `stop` and `start` keep the data; `destroy` stops the server and removes the directory.
+// `stop` and `start` keep the data; `destroy` stops the server and removes the directory, and a
+// test process that exits without it (a failure, a timeout) stops the server and removes it too.
 
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -56,19 +57,36 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** Runs a PostgreSQL program, as the postgres user when this process is root. */
-async function pgRun(program: string, args: string[]): Promise<string> {
+/** A PostgreSQL program's command line, as the postgres user when this process is root. */
+function command(program: string, args: string[]): [string, string[]] {
   const bin = join(binDir()!, program);
-  const [file, argv] = process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', bin, ...args]] : [bin, args];
-  const { stdout } = await run(file, argv, { timeout: 60_000 });
+  return process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', bin, ...args]] : [bin, args];
+}
+
+async function pgRun(program: string, args: string[]): Promise<string> {
+  const { stdout } = await run(...command(program, args), { timeout: 60_000 });
   return stdout;
 }
+
+/** Servers not destroyed yet: stopped (as a crash, at once) and removed when the process exits. */
+const left = new Map<string, string>();
+process.on('exit', () => {
+  for (const [dir, data] of left) {
+    try {
+      execFileSync(...command('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']), { stdio: 'ignore', timeout: 10_000 });
+    } catch {
+      // Not running.
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
 
 /** Initialises and starts a server; the caller must `destroy` it (a teardown). */
 export async function startOwnPostgres(): Promise<OwnPostgres> {
   const dir = mkdtempSync(join(tmpdir(), 'own-pg-'));
   if (process.getuid?.() === 0) await run('chown', ['postgres', dir]);
   const data = join(dir, 'data');
+  left.set(dir, data);
   const port = await freePort();
   await pgRun('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
   // Loopback only, its socket in its own directory; durability as a real server's except the
@@ -90,6 +108,7 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     async destroy() {
       await server.stop('immediate').catch(() => {});
       rmSync(dir, { recursive: true, force: true });
+      left.delete(dir);
     },
   };
   try {
