@@ -196,14 +196,16 @@ const OUTCOME_COLUMNS = `c.xid, c.seq, true, c.organization_id, t.transaction_id
 const OUTCOME_TRANSACTION = `CROSS JOIN LATERAL (SELECT * FROM transactions t WHERE t.seq = c.transaction_seq OFFSET 0) AS t`;
 
 // One statement, so one snapshot, which it returns in its last row (part NULL). Part 0: the pending
-// transactions' changes after the seq read of each (an (xid, seq) index lookup per transaction);
+// transactions' changes after the seq read of each, an (xid, seq) index lookup per transaction
+// that has ended (the rows of one still running, an import's chunk say, are not even looked at);
 // part 1: the committed changes after the position (an index walk from it). Each part stops at $3
 // rows per table; rows of transactions still running are invisible to the snapshot, so neither
 // part waits for them.
 const READ_FEED = `
-  WITH snap AS MATERIALIZED (SELECT pg_current_snapshot()::text AS snapshot),
-       p AS MATERIALIZED (SELECT * FROM unnest($4::text[]::xid8[], $5::bigint[]) AS p(xid, seq))
-  SELECT *, (SELECT snapshot FROM snap) AS snapshot FROM (
+  WITH snap AS MATERIALIZED (SELECT pg_current_snapshot() AS snapshot),
+       p AS MATERIALIZED (SELECT * FROM unnest($4::text[]::xid8[], $5::bigint[]) AS p(xid, seq)
+                          WHERE pg_visible_in_snapshot(p.xid, (SELECT snapshot FROM snap)))
+  SELECT *, (SELECT snapshot FROM snap)::text AS snapshot FROM (
     (SELECT 0 AS part, ${TRANSACTION_COLUMNS}
      FROM p CROSS JOIN LATERAL (SELECT * FROM transactions t WHERE t.xid = p.xid AND t.seq > p.seq ORDER BY t.seq LIMIT $3) AS t
      ORDER BY t.xid, t.seq LIMIT $3)
