@@ -52,7 +52,7 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
   r.get('/api/health', {
     schema: {
       tags: ['service'],
-      summary: 'Whether the API, the model and the database work',
+      summary: 'Whether the API, the model, the database and the live feed work',
       response: {
         200: z.object({
           status: z.enum(['ok', 'degraded']),
