@@ -4,13 +4,14 @@
 // its status (http/errors.ts), so the same use case can serve any surface.
 
 import { isProblem, type ModelProblem } from '../model/model.ts';
+import { StorageError } from '../storage/errors.ts';
 
 export const ERROR_REASONS = [
   'validation_failed', 'bad_request', 'not_signed_in', 'invalid_api_key', 'csrf_failed', 'forbidden', 'not_found',
   'job_not_finished', 'upload_expired', 'payload_too_large', 'too_many_rows', 'rate_limited', 'job_quota_exceeded',
   'auth_not_configured', 'model_unavailable', 'evaluation_unavailable', 'not_implemented', 'internal_error',
   'duplicate_transaction', 'method_not_allowed', 'uri_too_long', 'unsupported_media_type', 'shutting_down',
-  'request_timeout', 'headers_too_large',
+  'request_timeout', 'headers_too_large', 'database_unavailable',
 ] as const;
 export type ErrorReason = (typeof ERROR_REASONS)[number];
 
@@ -43,4 +44,11 @@ export function available<T>(x: T | ModelProblem): T {
 /** `model_unavailable`: scoring without a scorer. */
 export function modelUnavailable(): AppError {
   return new AppError('unavailable', 'model_unavailable', 'No model is loaded.', 'Restart the server with a complete model folder.');
+}
+
+/** Whether a failure is the database being out of reach (refused, closed, shutting down, not
+ *  answering): the request may succeed once it is back, so it is answered 503 with Retry-After,
+ *  never 500. */
+export function databaseUnavailable(err: unknown): boolean {
+  return err instanceof StorageError && err.code === 'database_unavailable';
 }

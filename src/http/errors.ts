@@ -10,8 +10,13 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { AppError, type AppErrorKind, type ErrorReason } from '../app/errors.ts';
+import { AppError, databaseUnavailable, type AppErrorKind, type ErrorReason } from '../app/errors.ts';
 
+
+/** What a request that needed the database answers while it cannot be reached (a restart, a
+ *  failover, a network cut): how long a client waits before it tries again. The pool reconnects on
+ *  the next query, so the first retry after the server is back succeeds. */
+export const DATABASE_RETRY_AFTER_SECONDS = 2;
 
 /** The HTTP status of each kind of refusal a use case makes. */
 const STATUS_OF: Record<AppErrorKind, number> = {
@@ -140,7 +145,8 @@ type RouteSchema = { body?: unknown; querystring?: unknown; params?: unknown; he
  *  and everywhere 408 (`request_timeout`, a request that did not arrive within
  *  REQUEST_TIMEOUT_SECONDS: clientError), 500 (`internal_error`, a fault of the server's own,
  *  logged with the request id) and 503 (`shutting_down`, a request that arrives while the server
- *  drains: app.ts). */
+ *  drains: app.ts; `database_unavailable`, a request that needed the database while it could not be
+ *  reached). */
 export function documentFrameworkStatuses(route: { url: string; method: string | string[]; schema?: RouteSchema }, errorSchema: unknown): void {
   const schema = route.schema;
   if (!schema?.response || schema.hide) return;
@@ -163,6 +169,15 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry
       // A refusal that says when to try again (a quota) says it in Retry-After too.
       if (typeof err.extra.retry_after_seconds === 'number') reply.header('retry-after', String(err.extra.retry_after_seconds));
       return reply.code(STATUS_OF[err.kind]).send(errorBody(err.reason, err.message, err.fix, err.extra));
+    }
+    if (databaseUnavailable(err)) {
+      // The outage is the database's, not the request's: 503 with when to try again, never a 500.
+      // The message names the server (host, port, database) but never its URL or password.
+      request.log.warn({ err: err.message }, 'database unavailable');
+      reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
+      return reply.code(503).send(
+        errorBody('database_unavailable', 'The database cannot be reached right now, so this request could not be completed.', `Send the same request again after ${DATABASE_RETRY_AFTER_SECONDS} s (Retry-After); a score sent again with the same transaction_id is recorded once, whichever attempt stores it.`, { retry_after_seconds: DATABASE_RETRY_AFTER_SECONDS }),
+      );
     }
     if (hasZodFastifySchemaValidationErrors(err)) {
       const fields = fieldsOf(err as FastifyError & { validation?: ZodIssueLike[] });

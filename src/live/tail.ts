@@ -1,41 +1,57 @@
 // This process's tail of the live feed (src/storage/live-feed.ts): it reads every change recorded
-// after the position it has applied, by any process, in feed order, and hands them to the
-// organizations' in-memory histories (src/live/tenants.ts).
+// after the cursor it has applied, by any process, and hands them to the organizations' in-memory
+// histories (src/live/tenants.ts). Each read sees every transaction committed before it began,
+// whatever else is still running on the server (a transaction held open elsewhere delays only its
+// own changes), so a committed change reaches this process with the next read.
 //
 // It reads when woken: by a NOTIFY from another process's commit (at once), when the notification
-// connection is re-established, by a catch-up poll every second that covers a notification that was
-// lost, and by a caller that waits for a change of its own (`reach`). A notification names the
-// transaction that committed; while the feed's watermark is still below it (a transaction that
-// began writing earlier is still running), the tail reads again after 1, 2, 4… up to 50 ms rather
-// than waiting for the poll. One read runs at a time; a wake during a read starts another right
-// after it, so a caller of `catchUp` always gets a read that began after it asked.
+// connection is re-established (after the database restarted, say), by a catch-up poll every
+// second that covers a notification that was lost and a read that failed, and by a caller that
+// waits for a change of its own (`reach`). One read runs at a time; a wake during a read starts
+// another right after it, so a caller of `catchUp` always gets a read that began after it asked.
+//
+// `status` says how current the tail is, for /api/health: when its last successful read began, and
+// how many transactions it waits on (pending: running when the reads passed them).
 //
 // This process's own scored transactions are handed to the histories directly after their commit
-// (src/live/decision-log.ts); when the tail reads them again, the histories know their ids and skip
+// (src/live/decision-log.ts); when the tail reads them again, the histories know them and skip
 // them.
 
 import type { Db } from '../storage/db.ts';
-import { FEED_CHANNEL, FEED_SENDER, feedStart, notification, readFeed, type FeedChange, type FeedPosition } from '../storage/live-feed.ts';
+import { FEED_CHANNEL, FEED_SENDER, feedStart, notification, readFeed, type FeedChange, type FeedCursor } from '../storage/live-feed.ts';
 
 /** Changes per read. */
 const PAGE = 256;
 /** The catch-up poll's period. */
 export const POLL_MS = 1_000;
-/** The longest `reach` waits for the feed to pass a change (a long transaction elsewhere holds the
- *  feed's watermark back); the change is stored, and applied by a later read. */
+/** The longest `reach` waits for a change to be applied (while the database is unreachable, say);
+ *  the change is stored, and applied by a later read. */
 const REACH_MS = 5_000;
 
+/** How current the tail is. */
+export interface TailStatus {
+  /** When (epoch ms) the last read that succeeded began: everything committed before then has been
+   *  applied. Undefined before the first. */
+  readAt: number | undefined;
+  /** Transactions the feed waits on: running when the reads passed them (their changes are applied
+   *  when they commit). */
+  pending: number;
+  /** The message of the last read's failure, while reads fail. */
+  failing: string | undefined;
+}
+
 export class LiveTail {
-  private position: FeedPosition = { xid: 0, seq: 0 };
+  private cursor: FeedCursor = { position: { xid: 0, seq: 0 }, pending: new Map() };
   private reading: Promise<void> | undefined;
   private next: Promise<void> | undefined;
   private poll: NodeJS.Timeout | undefined;
   private unlisten: (() => Promise<void>) | undefined;
   private stopped = false;
-  /** The newest committed database transaction the tail has been told of. */
-  private target = 0;
-  private retry: NodeJS.Timeout | undefined;
-  private retryMs = 1;
+  private readAt: number | undefined;
+  private failing: string | undefined;
+  /** A failure of the reads has been reported: the next is not, until a read succeeds (a poll
+   *  every second during an outage would otherwise fill the log). */
+  private reported = false;
 
   constructor(
     private readonly db: Db,
@@ -44,22 +60,20 @@ export class LiveTail {
     private readonly pollMs = POLL_MS,
   ) {}
 
-  /** Starts at the feed's watermark: histories are loaded from the database later, so what came
-   *  before is in them. */
+  /** Starts at the feed's watermark (histories are loaded from the database later, so what came
+   *  before is in them) and reads once. */
   async start(): Promise<void> {
-    this.position = await feedStart(this.db);
+    this.cursor = { position: await feedStart(this.db), pending: new Map() };
     this.unlisten = await this.db.listen(
       FEED_CHANNEL,
       (payload) => {
-        const { sender, xid } = notification(payload);
-        if (sender === FEED_SENDER) return;
-        if (xid > this.target) this.target = xid;
-        this.wake();
+        if (notification(payload).sender !== FEED_SENDER) this.wake();
       },
       () => this.wake(),
     );
     this.poll = setInterval(() => this.wake(), this.pollMs);
     this.poll.unref();
+    await this.catchUp();
   }
 
   /** Reads and applies everything readable now; resolves once a read that began after this call
@@ -80,46 +94,62 @@ export class LiveTail {
     return this.next;
   }
 
-  /** Resolves once the changes of database transaction `xid` (committed) have been applied: reads
-   *  until the feed's watermark has passed it, which waits for transactions that began writing
-   *  before it to end (a few milliseconds; at most REACH_MS). */
+  /** Resolves once the changes of database transaction `xid` (committed before the call) have been
+   *  applied: the next read sees them. Retries a read that fails for up to REACH_MS, then throws its
+   *  error (the change is stored, and a later read applies it). */
   async reach(xid: number): Promise<void> {
-    if (xid > this.target) this.target = xid;
     const deadline = Date.now() + REACH_MS;
-    for (let wait = 1; ; wait = Math.min(wait * 2, 50)) {
-      await this.catchUp();
-      if (this.position.xid > xid || this.stopped || Date.now() > deadline) return;
+    for (let wait = 10; ; wait = Math.min(wait * 2, 200)) {
+      try {
+        await this.catchUp();
+      } catch (e) {
+        if (Date.now() > deadline) throw e;
+      }
+      if (this.applied(xid) || this.stopped || Date.now() > deadline) return;
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
 
+  /** Whether the changes of transaction `xid` are applied (or it has ended without any). */
+  private applied(xid: number): boolean {
+    const { position, pending } = this.cursor;
+    return xid < position.xid && !pending.has(xid);
+  }
+
+  status(): TailStatus {
+    return { readAt: this.readAt, pending: this.cursor.pending.size, failing: this.failing };
+  }
+
   private wake(): void {
     if (this.stopped) return;
-    this.catchUp().catch((e) => this.onError(e));
+    this.catchUp().catch((e) => {
+      if (this.reported) return;
+      this.reported = true;
+      this.onError(e);
+    });
   }
 
   private async read(): Promise<void> {
-    for (;;) {
-      const { changes, through } = await readFeed(this.db, this.position, PAGE);
-      if (changes.length) this.apply(changes);
-      this.position = through;
-      if (changes.length < PAGE) break;
+    const began = Date.now();
+    try {
+      for (;;) {
+        const { changes, next, more } = await readFeed(this.db, this.cursor, PAGE);
+        if (changes.length) this.apply(changes);
+        this.cursor = next;
+        if (!more) break;
+      }
+    } catch (e) {
+      this.failing = (e as Error).message;
+      throw e;
     }
-    if (this.position.xid > this.target || this.stopped) {
-      this.retryMs = 1;
-    } else {
-      this.retry ??= setTimeout(() => {
-        this.retry = undefined;
-        this.wake();
-      }, this.retryMs);
-      this.retryMs = Math.min(this.retryMs * 2, 50);
-    }
+    this.failing = undefined;
+    this.reported = false;
+    this.readAt = began;
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.poll) clearInterval(this.poll);
-    if (this.retry) clearTimeout(this.retry);
     await this.unlisten?.();
     await this.reading?.catch(() => {});
   }

@@ -14,8 +14,9 @@
 // before the floor is found by the database's unique constraint (routes/v1.ts).
 //
 // A load and the tail run side by side: changes the tail reads while an organization loads are
-// kept and applied once the load is done, except those the load's snapshot already had (written by
-// a database transaction it saw), so a tenant misses nothing and counts nothing twice. A
+// kept and applied once the load is done, and any change the load's snapshot already had (written
+// by a database transaction it saw) is skipped, then or whenever the tail reads it later, so a
+// tenant misses nothing and counts nothing twice. A
 // transaction reaches a tenant twice when this process scored it (handed over after its commit,
 // then read by the tail): its id is known the second time, and it is skipped. A
 // transaction that cannot be placed (older than the floor), an outcome change the totals cannot
@@ -29,7 +30,7 @@ import type { Db } from '../storage/db.ts';
 import type { HistoryLoader } from '../storage/history-load.ts';
 import type { HistoryRow } from '../storage/live-rows.ts';
 import { organizationData, type OrganizationData } from '../storage/organization-data.ts';
-import { seenBy, type FeedChange } from '../storage/live-feed.ts';
+import { seenBy, type FeedChange, type FeedSnapshot } from '../storage/live-feed.ts';
 import type { DecisionLog } from './decision-log.ts';
 import { storedRings } from './ring-windows.ts';
 
@@ -166,6 +167,8 @@ export class Tenants {
   private readonly loaded = new Map<string, Promise<Tenant>>();
   /** Tenants ready for the tail's changes. */
   private readonly ready = new Map<string, Tenant>();
+  /** The snapshot each ready tenant was loaded in: the changes it saw are in the tenant already. */
+  private readonly loadedIn = new Map<string, FeedSnapshot>();
   /** Changes read by the tail while the organization loads, applied when the load is done. */
   private readonly loading = new Map<string, FeedChange[]>();
 
@@ -197,6 +200,7 @@ export class Tenants {
   forget(organizationId: string): void {
     this.loaded.delete(organizationId);
     this.ready.delete(organizationId);
+    this.loadedIn.delete(organizationId);
     this.loading.delete(organizationId);
   }
 
@@ -222,6 +226,7 @@ export class Tenants {
     for (const c of changes) {
       const tenant = this.ready.get(c.organization_id);
       if (tenant) {
+        if (seenBy(this.loadedIn.get(c.organization_id)!, c.xid)) continue;
         if (!tenant.applyChange(c)) this.forget(c.organization_id);
       } else {
         this.loading.get(c.organization_id)?.push(c);
@@ -248,6 +253,7 @@ export class Tenants {
       if (this.loading.get(organizationId) === buffer) {
         this.loading.delete(organizationId);
         this.ready.set(organizationId, tenant);
+        this.loadedIn.set(organizationId, seen);
       }
       return tenant;
     }

@@ -3,30 +3,54 @@
 // reaches the others' memory.
 //
 // Order: each row carries `xid`, the id of the database transaction that wrote it, and `seq`, its
-// number from one sequence (migrations/011_feed_order.sql); the feed's order is (xid, seq). A reader
-// reads only below the watermark, the oldest transaction id still running anywhere
-// (`pg_snapshot_xmin`): every transaction below it has committed or rolled back, so no row can
-// appear later before a position the reader has passed. Writers take no lock, and commits made side
-// by side share one WAL flush. The cost: a change becomes readable once every transaction that
-// began writing before it has ended, so a long transaction delays the feed for its length (imports
-// commit a chunk at a time for that reason).
+// number from one sequence (migrations/011_feed_order.sql); a reader's position is an (xid, seq).
+// Writers take no lock between them, and commits made side by side share one WAL flush, so
+// transactions commit out of xid order: when a reader passes a position, a transaction below it
+// may still be running and commit rows there later.
+//
+// Reading (`readFeed`): one statement, so one snapshot, reads every committed row past the position
+// (not only those below the oldest running transaction: one write transaction held open anywhere
+// on the server, by any client, would otherwise hold every process's feed back for as long as it
+// runs), and moves the position to the snapshot's xmax. The transactions the snapshot saw running
+// below the new position become *pending*; every later read also reads, in its snapshot, the rows
+// of the pending transactions past what it read of each, and drops each pending transaction that
+// the snapshot sees ended. Why nothing is lost or read twice:
+// - A row is visible to a snapshot only once its transaction has committed, and then all of that
+//   transaction's rows are (they committed at once). A transaction below the position when the
+//   position passed it was either ended (its rows, if committed, read by that very read, past the
+//   old position), or running: then pending, and read whole by the first read whose snapshot sees
+//   it ended, after which it is dropped. One that never committed leaves nothing and is dropped.
+// - A transaction with no id yet when a snapshot was taken gets one at or above its xmax: it is
+//   past the new position, read as any later one.
+// - The position and each pending transaction's seq only move past rows that were read (a page
+//   that stops at its limit leaves them at its last row), so what a full page leaves is read next.
+// The pending set holds only transactions the last snapshot saw running (the ended ones are dropped
+// by the read that reads them), so it never exceeds the server's concurrent writers (connections
+// plus prepared transactions) and costs an index lookup each.
 //
 // Outcome changes are the one kind whose order between writers matters (a later outcome of a
 // transaction replaces an earlier one): their writers take one advisory lock before they write
 // anything (`lockOutcomes`), so they draw their transaction ids, and commit, one after the other.
+// A committed outcome row therefore implies that every outcome writer before it has ended (its
+// lock is released only after its commit is visible), so an outcome writer is never pending while
+// a later outcome is read: outcomes are applied in the order they were made. Pending rows are
+// older than the new ones and are applied first; a transaction row applied after a newer one only
+// adds itself to the history (which is kept by time, not by feed order), and an outcome change
+// always follows its transaction (the outcome writer read it committed).
 //
-// Every writer queues a NOTIFY on FEED_CHANNEL, which PostgreSQL delivers to every listener when
-// (and only if) the transaction commits: it wakes the other processes' tails at once. Its payload
-// names this process (FEED_SENDER), so a tail can leave its own process's commits to the code that
-// made them (which hands them over directly), and the writing transaction, so a tail knows how far
-// its reads must get.
+// Every writer queues a NOTIFY on FEED_CHANNEL, which PostgreSQL delivers to every listener once the
+// transaction has committed (a listener reads a notification only when its sender's commit is
+// visible to it): it wakes the other processes' tails at once, and the read they start sees the
+// commit. Its payload names this process (FEED_SENDER), so a tail can leave its own process's
+// commits to the code that made them (which hands them over directly), and the writing
+// transaction.
 //
 // This is the one reader of live data that spans organizations: it is replication, not a surface.
 // Each change carries its organization, and the tail hands it to that organization's history only.
 
 import { randomBytes } from 'node:crypto';
 import type { TransactionEntities } from '../domain/transaction.ts';
-import type { Db, Queryable } from './db.ts';
+import type { Queryable } from './db.ts';
 import type { HistoryRow } from './live-rows.ts';
 
 export const FEED_CHANNEL = 'live_feed';
@@ -80,12 +104,11 @@ export function seenBy(snapshot: FeedSnapshot, xid: number): boolean {
 /** The snapshot of the database transaction `tx` (its first statement in REPEATABLE READ). */
 export async function feedSnapshot(tx: Queryable): Promise<FeedSnapshot> {
   const [row] = await tx.query<{ snapshot: string }>('SELECT pg_current_snapshot()::text AS snapshot');
-  const [xmin, xmax, running] = row!.snapshot.split(':');
-  return { xmin: Number(xmin), xmax: Number(xmax), running: new Set(running ? running.split(',').map(Number) : []) };
+  return parseSnapshot(row!.snapshot);
 }
 
-/** Where a reader that starts now begins: at the watermark. What committed before it is in what
- *  the reader loads from the database afterwards. */
+/** Where a reader that starts now begins: at the oldest transaction still running, with nothing
+ *  pending. What committed before it is in what the reader loads from the database afterwards. */
 export async function feedStart(db: Queryable): Promise<FeedPosition> {
   const [row] = await db.query<{ xmin: string }>('SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin');
   return { xid: Number(row!.xmin), seq: 0 };
@@ -117,10 +140,34 @@ export interface FeedOutcome extends TransactionEntities {
 
 export type FeedChange = FeedTransaction | FeedOutcome;
 
+
+/**
+ * Where a reader is: it has read every change before `position` except those of the `pending`
+ * transactions, which were still running when the position passed them; of each it has read the
+ * changes up to the seq it maps to (0: none yet). A pending transaction is dropped once a read sees
+ * it ended (its changes all read, or none: rolled back), so `pending` holds only transactions the
+ * last snapshot saw running: never more than the server's connections and prepared transactions.
+ */
+export interface FeedCursor {
+  position: FeedPosition;
+  pending: ReadonlyMap<number, number>;
+}
+
+/** What one read found, in the order to apply it, and the cursor to continue from once applied. */
+export interface FeedRead {
+  changes: FeedChange[];
+  next: FeedCursor;
+  /** The read's snapshot. */
+  snapshot: FeedSnapshot;
+  /** A page was full: read again (at once) for the rest. */
+  more: boolean;
+}
+
 interface FeedRow {
+  part: number | null;
   xid: string;
   seq: number;
-  watermark: string;
+  snapshot: string;
   outcome: boolean | null;
   organization_id: string;
   transaction_id: string;
@@ -137,78 +184,121 @@ interface FeedRow {
   from_known_ms: number | null;
 }
 
+// The columns of a change, from a transactions row `t` (and, for an outcome, its outcome_changes
+// row `c`).
+const TRANSACTION_COLUMNS = `t.xid, t.seq, false AS outcome, t.organization_id, t.transaction_id, t.time_ms, t.amount, t.customer_id, t.merchant_id, t.location, t.payment_type, t.source,
+  t.label, t.label_known_ms AS known_ms, NULL::int2 AS from_label, NULL::float8 AS from_known_ms`;
+const OUTCOME_COLUMNS = `c.xid, c.seq, true, c.organization_id, t.transaction_id, NULL::float8, NULL::float8, t.customer_id, t.merchant_id, t.location, t.payment_type, NULL::text,
+  c.to_label, c.reported_at_ms, c.from_label, c.from_known_ms`;
+// The transaction of an outcome change, by primary key, in a lateral subquery the planner cannot
+// turn into a scan of the whole table (as a plain join or a large limit may while its statistics
+// are young).
+const OUTCOME_TRANSACTION = `CROSS JOIN LATERAL (SELECT * FROM transactions t WHERE t.seq = c.transaction_seq OFFSET 0) AS t`;
+
+// One statement, so one snapshot, which it returns in its last row (part NULL). Part 0: the pending
+// transactions' changes after the seq read of each, an (xid, seq) index lookup per transaction
+// that has ended (the rows of one still running, an import's chunk say, are not even looked at);
+// part 1: the committed changes after the position (an index walk from it). Each part stops at $3
+// rows per table; rows of transactions still running are invisible to the snapshot, so neither
+// part waits for them.
+const READ_FEED = `
+  WITH snap AS MATERIALIZED (SELECT pg_current_snapshot() AS snapshot),
+       p AS MATERIALIZED (SELECT * FROM unnest($4::text[]::xid8[], $5::bigint[]) AS p(xid, seq)
+                          WHERE pg_visible_in_snapshot(p.xid, (SELECT snapshot FROM snap)))
+  SELECT *, (SELECT snapshot FROM snap)::text AS snapshot FROM (
+    (SELECT 0 AS part, ${TRANSACTION_COLUMNS}
+     FROM p CROSS JOIN LATERAL (SELECT * FROM transactions t WHERE t.xid = p.xid AND t.seq > p.seq ORDER BY t.seq LIMIT $3) AS t
+     ORDER BY t.xid, t.seq LIMIT $3)
+    UNION ALL
+    (SELECT 0, ${OUTCOME_COLUMNS}
+     FROM p CROSS JOIN LATERAL (SELECT * FROM outcome_changes c WHERE c.xid = p.xid AND c.seq > p.seq ORDER BY c.seq LIMIT $3) AS c ${OUTCOME_TRANSACTION}
+     ORDER BY c.xid, c.seq LIMIT $3)
+    UNION ALL
+    (SELECT 1, ${TRANSACTION_COLUMNS}
+     FROM transactions t WHERE (t.xid, t.seq) > ($1::text::xid8, $2::bigint) ORDER BY t.xid, t.seq LIMIT $3)
+    UNION ALL
+    (SELECT 1, ${OUTCOME_COLUMNS}
+     FROM outcome_changes c ${OUTCOME_TRANSACTION}
+     WHERE (c.xid, c.seq) > ($1::text::xid8, $2::bigint) ORDER BY c.xid, c.seq LIMIT $3)
+    UNION ALL
+    (SELECT NULL, NULL::xid8, NULL::bigint, NULL::bool, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
+  ) AS feed ORDER BY part, xid, seq`;
+
+/** Parses `pg_current_snapshot()::text`: `xmin:xmax:xip,...`. */
+function parseSnapshot(text: string): FeedSnapshot {
+  const [xmin, xmax, running] = text.split(':');
+  return { xmin: Number(xmin), xmax: Number(xmax), running: new Set(running ? running.split(',').map(Number) : []) };
+}
+
 /**
- * Up to `limit` changes after `after`, in feed order and below the watermark, read in one statement
- * (one snapshot); `through` is the position up to which the caller has now seen every change that
- * will ever exist.
+ * Reads, in one snapshot, the changes after `cursor` that have committed: first those of the
+ * pending transactions that have ended (older, so applied first), then those past the position,
+ * up to `limit` of each. Apply `changes` in order, then continue from `next`; while `more`, read
+ * again.
  */
-export async function readFeed(db: Db, after: FeedPosition, limit: number): Promise<{ changes: FeedChange[]; through: FeedPosition }> {
-  // Both halves walk an (xid, seq) index from `after` and stop at `limit`; the transaction of an
-  // outcome change is looked up by primary key, in a lateral subquery the planner cannot turn into
-  // a scan of the whole table (as a plain join or a large limit may while its statistics are young).
-  // The watermark's row comes last (outcome NULL) when fewer than `limit` changes are below it.
-  const rows = await db.query<FeedRow>(
-    `WITH w AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin)
-     SELECT *, (SELECT xmin FROM w)::text AS watermark FROM (
-       (SELECT xid, seq, false AS outcome, organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source,
-               label, label_known_ms AS known_ms, NULL::int2 AS from_label, NULL::float8 AS from_known_ms
-        FROM transactions WHERE (xid, seq) > ($1::text::xid8, $2::bigint) AND xid < (SELECT xmin FROM w) ORDER BY xid, seq LIMIT $3)
-       UNION ALL
-       (SELECT c.xid, c.seq, true, c.organization_id, t.transaction_id, NULL::float8, NULL::float8, t.customer_id, t.merchant_id, t.location, t.payment_type, NULL::text,
-               c.to_label, c.reported_at_ms, c.from_label, c.from_known_ms
-        FROM outcome_changes c CROSS JOIN LATERAL (SELECT * FROM transactions t WHERE t.seq = c.transaction_seq OFFSET 0) AS t
-        WHERE (c.xid, c.seq) > ($1::text::xid8, $2::bigint) AND c.xid < (SELECT xmin FROM w) ORDER BY c.xid, c.seq LIMIT $3)
-       UNION ALL
-       (SELECT NULL::xid8, NULL::bigint, NULL::bool, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
-     ) AS feed ORDER BY xid, seq LIMIT $3 + 1`,
-    [String(after.xid), after.seq, limit],
-  );
-  const changes: FeedChange[] = [];
-  let through = after;
-  for (const r of rows) {
-    if (r.outcome === null) {
-      // Every change below the watermark has been read: the next read starts there.
-      const watermark: FeedPosition = { xid: Number(r.watermark), seq: 0 };
-      if (before(through, watermark)) through = watermark;
-      break;
-    }
-    const xid = Number(r.xid);
-    through = { xid, seq: r.seq };
-    changes.push(
-      r.outcome
-        ? {
-            kind: 'outcome',
-            xid,
-            seq: r.seq,
-            organization_id: r.organization_id,
-            transaction_id: r.transaction_id,
-            customer_id: r.customer_id!,
-            merchant_id: r.merchant_id!,
-            location: r.location!,
-            payment_type: r.payment_type!,
-            label: r.label!,
-            known_ms: r.known_ms!,
-            from_label: r.from_label,
-            from_known_ms: r.from_known_ms,
-          }
-        : {
-            kind: 'transaction',
-            xid,
-            seq: r.seq,
-            organization_id: r.organization_id,
-            transaction_id: r.transaction_id,
-            time: r.time_ms!,
-            amount: r.amount!,
-            customer_id: r.customer_id!,
-            merchant_id: r.merchant_id!,
-            location: r.location!,
-            payment_type: r.payment_type!,
-            source: r.source!,
-            label: r.label,
-            label_known_ms: r.known_ms,
-          },
-    );
-    if (changes.length === limit) break;
+export async function readFeed(db: Queryable, cursor: FeedCursor, limit: number): Promise<FeedRead> {
+  const pendingXids = [...cursor.pending.keys()];
+  const rows = await db.query<FeedRow>(READ_FEED, [String(cursor.position.xid), cursor.position.seq, limit, pendingXids.map(String), pendingXids.map((x) => cursor.pending.get(x)!)]);
+  const snapshot = parseSnapshot(rows[rows.length - 1]!.snapshot);
+  const older = rows.filter((r) => r.part === 0).slice(0, limit).map(change);
+  const newer = rows.filter((r) => r.part === 1).slice(0, limit).map(change);
+  const pending = new Map(cursor.pending);
+  let more = false;
+  for (const c of older) pending.set(c.xid, c.seq);
+  if (older.length < limit) {
+    // Every change of a pending transaction that has ended is in `older`: it is done.
+    for (const xid of cursor.pending.keys()) if (seenBy(snapshot, xid)) pending.delete(xid);
+  } else {
+    more = true;
   }
-  return { changes, through };
+  let position = cursor.position;
+  if (newer.length < limit) {
+    // Every committed change past the position has been read: below the snapshot's xmax the rest
+    // belongs to transactions still running, above it to transactions that had no id yet.
+    const end = { xid: snapshot.xmax, seq: 0 };
+    if (before(position, end)) position = end;
+  } else {
+    const last = newer[newer.length - 1]!;
+    position = { xid: last.xid, seq: last.seq };
+    more = true;
+  }
+  // The running transactions the position now passes are remembered, to be read when they end.
+  for (const xid of snapshot.running) if (xid >= cursor.position.xid && xid < position.xid && !pending.has(xid)) pending.set(xid, 0);
+  return { changes: [...older, ...newer], next: { position, pending }, snapshot, more };
+}
+
+function change(r: FeedRow): FeedChange {
+  const xid = Number(r.xid);
+  return r.outcome
+    ? {
+        kind: 'outcome',
+        xid,
+        seq: r.seq,
+        organization_id: r.organization_id,
+        transaction_id: r.transaction_id,
+        customer_id: r.customer_id!,
+        merchant_id: r.merchant_id!,
+        location: r.location!,
+        payment_type: r.payment_type!,
+        label: r.label!,
+        known_ms: r.known_ms!,
+        from_label: r.from_label,
+        from_known_ms: r.from_known_ms,
+      }
+    : {
+        kind: 'transaction',
+        xid,
+        seq: r.seq,
+        organization_id: r.organization_id,
+        transaction_id: r.transaction_id,
+        time: r.time_ms!,
+        amount: r.amount!,
+        customer_id: r.customer_id!,
+        merchant_id: r.merchant_id!,
+        location: r.location!,
+        payment_type: r.payment_type!,
+        source: r.source!,
+        label: r.label,
+        label_known_ms: r.known_ms,
+      };
 }

@@ -21,6 +21,15 @@ import { assertOutsideTransaction, insideTransaction } from './transaction-scope
 const POOL_SIZE = 5;
 const CONNECT_TIMEOUT_S = 10;
 /**
+ * How long a connection waits before it tries to connect again after a failed attempt, in seconds,
+ * by attempts so far. A query that needs a connection waits for that attempt, and postgres.js's
+ * default grows the wait to 20 s (3^n / 100), so during a database restart requests hung for up to
+ * 20 s, and the first ones after it waited as long. Capped at half a second, a request during an
+ * outage fails within about that (503 `database_unavailable`), and the pool is back within it once
+ * the server is.
+ */
+const reconnectDelay = (attempts: number): number => Math.min(0.05 * 2 ** attempts, 0.5);
+/**
  * postgres.js sends a query without parameters by the simple protocol, which accepts several
  * statements; PGlite's `query` (like every query with parameters) takes exactly one. `query` always
  * uses the extended protocol so that both back ends accept the same text; scripts go through `exec`.
@@ -74,6 +83,7 @@ export async function openPostgres(url: string): Promise<Backend> {
     sql = postgres(url, {
       max: POOL_SIZE,
       connect_timeout: CONNECT_TIMEOUT_S,
+      backoff: reconnectDelay,
       onnotice: () => {},
       transform: { undefined: null },
       types: {

@@ -1,10 +1,11 @@
 // The live feed's order on both back ends: changes come in (xid, seq) order, a page at a time,
-// each exactly once; and on PostgreSQL, where writers run side by side without a lock, a reader
-// never passes a write still in flight: a later transaction's committed rows wait until the earlier
-// one ends, and then both arrive, the earlier first. A load's snapshot tells which writes it saw.
+// each exactly once; and on PostgreSQL, where writers run side by side without a lock, a write
+// still in flight holds back only itself: a later transaction's committed rows are read at once,
+// the earlier one's when it commits (however many pages it takes), each exactly once, and a writer
+// that rolls back is forgotten. A load's snapshot tells which writes it saw.
 
 import type { Db } from '../../src/storage/db.ts';
-import { before, feedSnapshot, feedStart, readFeed, seenBy, type FeedChange, type FeedPosition } from '../../src/storage/live-feed.ts';
+import { before, feedSnapshot, feedStart, readFeed, seenBy, type FeedChange, type FeedCursor } from '../../src/storage/live-feed.ts';
 import type { NewTransaction } from '../../src/storage/live-rows.ts';
 import { organizationData } from '../../src/storage/organization-data.ts';
 import { recordGroup } from '../../src/storage/recorded-group.ts';
@@ -26,25 +27,27 @@ const row = (id: string, i: number): NewTransaction => ({
   source: 'scored',
 });
 
-/** Everything readable after `from`, `limit` at a time. */
-async function readAll(db: Db, from: FeedPosition, limit: number): Promise<{ changes: FeedChange[]; through: FeedPosition }> {
+/** Everything readable after `from`, `limit` at a time, as the tail reads it. */
+async function readAll(db: Db, from: FeedCursor, limit: number): Promise<{ changes: FeedChange[]; next: FeedCursor }> {
   const changes: FeedChange[] = [];
   let at = from;
   for (;;) {
     const page = await readFeed(db, at, limit);
     changes.push(...page.changes);
-    if (before(page.through, at)) throw new Error('the position went back');
-    at = page.through;
-    if (page.changes.length < limit) return { changes, through: at };
+    if (before(page.next.position, at.position)) throw new Error('the position went back');
+    at = page.next;
+    if (!page.more) return { changes, next: at };
   }
 }
+
+const startOf = async (db: Db): Promise<FeedCursor> => ({ position: await feedStart(db), pending: new Map() });
 
 const names = (changes: FeedChange[]) => changes.map((c) => `${c.kind === 'outcome' ? 'outcome:' : ''}${c.transaction_id}`);
 
 eachBackend('the feed reads every change once, in (xid, seq) order, a page at a time', async (t, fx) => {
   const db = await fx.open();
   await oneOrganization(db);
-  const start = await feedStart(db);
+  const start = await startOf(db);
   await recordGroup(db, [
     { organizationId: 'org_a', row: row('t-2', 2) },
     { organizationId: 'org_a', row: row('t-1', 1) },
@@ -56,49 +59,75 @@ eachBackend('the feed reads every change once, in (xid, seq) order, a page at a 
   const whole = await readAll(db, start, 256);
   t.same(names(whole.changes), ['t-1', 't-2', 't-3', 't-4', 'outcome:t-1'], 'each change once: a group in key order, then the import, then the outcome');
   for (let i = 1; i < whole.changes.length; i++) t.ok(before(whole.changes[i - 1]!, whole.changes[i]!), 'positions increase');
-  t.ok(whole.through.xid > xid!, 'the position has passed the last writer');
+  t.ok(whole.next.position.xid > xid!, 'the position has passed the last writer');
+  t.equal(whole.next.pending.size, 0, 'no writer is running: nothing is pending');
   t.same(names((await readAll(db, start, 2)).changes), names(whole.changes), 'pages of two read the same');
-  t.same((await readFeed(db, whole.through, 256)).changes, [], 'nothing after the end');
+  t.same((await readFeed(db, whole.next, 256)).changes, [], 'nothing after the end');
 });
 
 eachBackend(
-  'a reader never passes a write still in flight',
+  'a write in flight holds back only itself: read once when it commits, forgotten when it rolls back',
   async (t, fx) => {
     const db = await fx.open();
     await oneOrganization(db);
-    const start = await feedStart(db);
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let wrote!: () => void;
-    const written = new Promise<void>((resolve) => (wrote = resolve));
-    // An earlier writer: it has its transaction id and its row, and has not committed (its customer,
-    // merchant and channel are its own, so the later writer has no totals to wait for).
-    const earlier = db.transaction(async (tx) => {
-      await tx.query(
-        `INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source)
-         VALUES ('org_a', 'slow', 1, 1, 'c-s', 'm-s', 'Porto', 'card', 'scored')`,
-      );
-      wrote();
-      await held;
-    });
-    await written;
+    const start = await startOf(db);
+    // A writer that has its transaction id and rows, and has not ended (its customer, merchant and
+    // channel are its own, so the other writers have no totals to wait for).
+    const holdOpen = (ids: string[], commit: boolean, entity: string) => {
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let wrote!: () => void;
+      const written = new Promise<void>((resolve) => (wrote = resolve));
+      const ended = db
+        .transaction(async (tx) => {
+          for (const id of ids) {
+            await tx.query(
+              `INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source)
+               VALUES ('org_a', $1, 1, 1, $2, $2, $2, 'card', 'scored')`,
+              [id, entity],
+            );
+          }
+          wrote();
+          await held;
+          if (!commit) throw new Error('rolled back on purpose');
+        })
+        .catch((e: Error) => {
+          if (commit) throw e;
+        });
+      return { written, end: async () => (release(), ended) };
+    };
+    const slow = holdOpen(['slow-1', 'slow-2', 'slow-3', 'slow-4', 'slow-5'], true, 'slow');
+    await slow.written;
+    const doomed = holdOpen(['doomed'], false, 'doomed');
+    await doomed.written;
     // A later writer commits meanwhile.
     await recordGroup(db, [{ organizationId: 'org_a', row: row('fast', 1) }]);
-    const meanwhile = await readAll(db, start, 256);
-    t.same(meanwhile.changes, [], "the later writer's committed row waits: the earlier one could still add rows before it");
+    const meanwhile = await readAll(db, start, 2);
+    t.same(names(meanwhile.changes), ['fast'], "the later writer's committed row is read at once; the running writers' rows are not");
+    t.equal(meanwhile.next.pending.size, 2, 'both running writers are pending');
+    t.same(names((await readAll(db, meanwhile.next, 2)).changes), [], 'nothing is read again while they run');
 
     // A load's snapshot taken now saw the later writer, not the earlier one.
     const snapshot = await db.transaction(async (tx) => {
       await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
       return feedSnapshot(tx);
     });
-    release();
-    await earlier;
-    const after = await readAll(db, meanwhile.through, 256);
-    t.same(names(after.changes), ['slow', 'fast'], 'once the earlier writer commits, both arrive, the earlier first');
-    const [slow, fast] = after.changes;
-    t.notOk(seenBy(snapshot, slow!.xid), 'the snapshot did not see the write in flight');
-    t.ok(seenBy(snapshot, fast!.xid), 'the snapshot saw the committed one');
+    await slow.end();
+    await doomed.end();
+    await recordGroup(db, [{ organizationId: 'org_a', row: row('later', 2) }]);
+    const after = await readAll(db, meanwhile.next, 256);
+    t.same(names(after.changes), ['slow-1', 'slow-2', 'slow-3', 'slow-4', 'slow-5', 'later'], "once it commits, the earlier writer's rows arrive before the newer; the rolled-back writer's never");
+    const paged = await readAll(db, meanwhile.next, 2);
+    t.same(names(paged.changes).filter((n) => n.startsWith('slow')), ['slow-1', 'slow-2', 'slow-3', 'slow-4', 'slow-5'], 'in pages of two, every row of the earlier writer once, in order');
+    t.same(names(paged.changes).filter((n) => !n.startsWith('slow')), ['later'], 'and the newer once');
+    t.equal(paged.next.pending.size, 0, 'read in pages, both ended too');
+    t.equal(after.next.pending.size, 0, 'both ended: nothing is pending');
+    t.same((await readAll(db, after.next, 2)).changes, [], 'each change once');
+    const everything = await readAll(db, start, 256);
+    t.same(names(everything.changes).sort(), ['fast', 'later', 'slow-1', 'slow-2', 'slow-3', 'slow-4', 'slow-5'], 'a reader from the start reads the same changes');
+    const [slowRow] = after.changes;
+    t.notOk(seenBy(snapshot, slowRow!.xid), 'the snapshot did not see the write in flight');
+    t.ok(seenBy(snapshot, meanwhile.changes[0]!.xid), 'the snapshot saw the committed one');
   },
   { kind: 'postgres', because: 'PGlite is one connection: its writers never overlap' },
 );

@@ -17,6 +17,7 @@ import { ExampleDataset } from '../../app/sandbox.ts';
 import { keyAuthentication, requireModel } from '../guards.ts';
 import { available } from '../../app/errors.ts';
 import { ErrorResponse, ModelIdParams } from '../schemas.ts';
+import { FEED_BEHIND_MS, feedHealth, POLL_MS } from '../../app/feed-health.ts';
 
 function requireMetrics(service: Service): MetricsFile {
   return available(service.metrics);
@@ -51,7 +52,7 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
   r.get('/api/health', {
     schema: {
       tags: ['service'],
-      summary: 'Whether the API, the model and the database work',
+      summary: 'Whether the API, the model, the database and the live feed work',
       response: {
         200: z.object({
           status: z.enum(['ok', 'degraded']),
@@ -59,6 +60,15 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
           model: z.object({ status: z.enum(['ok', 'unavailable']), id: z.string().nullable(), version: z.string().nullable(), reason: z.string().nullable(), message: z.string().nullable() }),
           evaluation: z.object({ status: z.enum(['ok', 'unavailable']), reason: z.string().nullable() }),
           database: z.object({ status: z.enum(['ok', 'unavailable']), kind: z.enum(['pglite', 'postgres']) }),
+          feed: z
+            .object({
+              state: z.enum(['current', 'behind']).describe(`behind: this process's last successful read of the live feed began over ${FEED_BEHIND_MS / 1000} s ago (it reads at least every ${POLL_MS / 1000} s), or the database is unavailable; what other processes record may not count here yet`),
+              lag_ms: z.number().int().nonnegative().nullable().describe('How long ago the last successful read began: everything committed before it counts in this process (null before the first)'),
+              last_read_at: z.string().nullable().describe('When (ISO 8601) the last successful read began'),
+              waiting_on_transactions: z.number().int().nonnegative().describe('Database transactions that were running when the feed passed them; their changes are applied when they commit (a transaction held open elsewhere delays only its own changes)'),
+              reason: z.enum(['database_unavailable', 'reads_late']).nullable().describe('Why the feed is behind: `database_unavailable` while reads fail, `reads_late` while they succeed but too seldom'),
+            })
+            .describe("This process's tail of the live feed: how current what it holds of other processes' changes is"),
           auth_configured: z.boolean(),
           history_transactions: z.number().int().describe('Transactions in the public sandbox (the example history guests score against)'),
           organizations_loaded: z.number().int().describe("Organizations whose live history this process holds in memory"),
@@ -72,14 +82,16 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
     const database = await service.db.ping();
     const model = service.model;
     const metrics = service.metrics;
+    const feed = feedHealth(service.tail.status(), database, Date.now());
     return {
-      status: database && !isProblem(model) ? ('ok' as const) : ('degraded' as const),
+      status: database && feed.state === 'current' && !isProblem(model) ? ('ok' as const) : ('degraded' as const),
       api: 'ok' as const,
       model: isProblem(model)
         ? { status: 'unavailable' as const, id: null, version: null, reason: model.reason, message: model.message }
         : { status: 'ok' as const, id: model.file.id, version: model.file.version, reason: null, message: null },
       evaluation: isProblem(metrics) ? { status: 'unavailable' as const, reason: metrics.reason } : { status: 'ok' as const, reason: null },
       database: { status: database ? ('ok' as const) : ('unavailable' as const), kind: service.db.kind },
+      feed,
       auth_configured: service.config.authConfigured,
       history_transactions: service.sandbox.size,
       organizations_loaded: service.tenants.size,
