@@ -5,7 +5,9 @@
 // event loop that answers HTTP, and load the model after each, so that the job queued soon after
 // finds a thread ready. They also find a weekly window's fraud rings for the rings job.
 
-import type { MessagePort } from 'node:worker_threads';
+import { readlinkSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
+import { isMainThread, type MessagePort } from 'node:worker_threads';
 import { scoreDataset, type BatchSummary } from './batch-score.ts';
 import { loadModelFolder } from '../model/bundle.ts';
 import { isProblem, type ModelBundle, type ModeName } from '../model/model.ts';
@@ -13,6 +15,23 @@ import type { ColumnMapping, ValidateOptions, ValidationResult } from '../datase
 import { validateAndKeep } from '../datasets/columns.ts';
 import { detectWindow, type RingOptions, type Ring } from '../domain/rings.ts';
 import { decodeWindow, type WindowRows } from '../storage/rings-store.ts';
+
+/** How much lower than the process's the scheduling priority of these threads is (a nice
+ *  increment): jobs are background work, and on a machine with few cores a thread busy with one
+ *  would otherwise take the CPU from the event loop answering requests. */
+export const JOB_THREAD_NICENESS = 10;
+
+// Linux schedules threads one by one: this thread's own id, from /proc/thread-self, lowers its
+// priority alone (never the main thread's, should this module be loaded there). Elsewhere, or where
+// it is not allowed, the thread runs at the process's priority.
+if (!isMainThread) {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, Math.min(19, getPriority(tid) + JOB_THREAD_NICENESS));
+  } catch {
+    // Not Linux, or not permitted: nothing to lower.
+  }
+}
 
 export interface ScoreTask {
   modelDir: string;

@@ -4,10 +4,12 @@
 // window goes to the thread as the database's text (labels and the times they were known included).
 
 import t from 'tap';
+import { readdirSync, readFileSync } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
 import { detectWindow, DEFAULT_RINGS } from '../../src/domain/rings.ts';
 import { simulate } from '../../src/domain/simulate.ts';
 import { WorkerPool } from '../../src/jobs/worker-pool.ts';
+import { JOB_THREAD_NICENESS } from '../../src/jobs/score-worker.ts';
 import { encodeWindow } from '../../src/storage/rings-store.ts';
 
 const WEEK = 7 * 86_400_000;
@@ -28,4 +30,16 @@ t.test('a window analysed in a worker thread: the same rings as on the main thre
   }
   t.ok(found > 0, `the simulated rings were found (${found})`);
   t.ok(isMainThread && pool.threads >= 1, 'the analysis ran in a worker thread of the pool');
+});
+
+t.test('job threads run at a lower scheduling priority than the event loop (Linux)', { skip: process.platform === 'linux' ? false : 'thread priorities are read from /proc' }, async (t) => {
+  const pool = new WorkerPool('models/builtin', 1);
+  t.teardown(() => pool.destroy());
+  await pool.rings({ rows: encodeWindow([]), start: 0, options: { window: WEEK }, seed: 1 });
+  // Field 19 of /proc/<pid>/task/<tid>/stat is the thread's nice value (after the command in parentheses).
+  const nice = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
+  const main = nice(String(process.pid));
+  const threads = readdirSync('/proc/self/task').map(nice);
+  t.ok(threads.includes(Math.min(19, main + JOB_THREAD_NICENESS)), `a job thread at nice ${main + JOB_THREAD_NICENESS} (threads: ${threads.join(', ')})`);
+  t.equal(nice(String(process.pid)), main, 'the event loop keeps its priority');
 });
