@@ -106,6 +106,23 @@ for (const backend of backends()) {
       t.equal(uploads().length, before, 'their files were removed');
     });
 
+    await t.test('a file name at the length limit, with an empty mapping: a 4xx with its reason, never a 500', async (t) => {
+      // The request the API conformance run once found answered 500: mapping {}, a 255-character
+      // name, an empty body.
+      const name = '0'.repeat(255);
+      const empty = await app.inject({ method: 'POST', url: `/api/datasets/upload?mapping=%7B%7D&filename=${name}`, payload: '', headers: { 'content-type': 'text/csv' } });
+      t.equal(empty.statusCode, 422, empty.body.slice(0, 200));
+      t.equal(empty.json().detail.reason, 'validation_failed');
+      t.match(empty.json().detail.message, /The file is empty\./);
+      const good = await app.inject({ method: 'POST', url: `/api/datasets/upload?mapping=%7B%7D&filename=${name}`, payload: 'amount,customer_id,merchant_id\n1,c,m\n', headers: { 'content-type': 'text/csv' } });
+      t.equal(good.statusCode, 201, 'the same name with a good file is kept');
+      const kept = good.json().original_name as string;
+      t.ok(kept.length > 0 && kept.length <= 200 && name.startsWith(kept), `under its name, shortened to ${kept.length} characters`);
+      const longer = await app.inject({ method: 'POST', url: `/api/datasets/upload?filename=${'0'.repeat(256)}`, payload: 'amount,customer_id,merchant_id\n1,c,m\n', headers: { 'content-type': 'text/csv' } });
+      t.equal(longer.statusCode, 422, 'a longer name: refused by its declared length');
+      t.equal(longer.json().detail.reason, 'validation_failed');
+    });
+
     await t.test('limits: size (413) and rows (400 too_many_rows)', async (t) => {
       const before = uploads().length;
       const big = await upload('amount,customer_id,merchant_id\n' + '1,C,M\n'.repeat(200_000));
