@@ -26,6 +26,7 @@ import postgres from 'postgres';
 import { quick } from './harness.ts';
 import { startServer } from './server-process.ts';
 import { SignIn } from '../test/support/processes.ts';
+import { scoreRequests } from './requests.ts';
 
 const DURATION = quick ? 4 : 20;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -100,23 +101,7 @@ const writeBehindKey = (await signIn.organization(writeBehind.url, 'bench')).sec
 const sharedKey = (await signIn.organization(pairA.url, 'bench')).secret;
 
 // --- requests -------------------------------------------------------------------------------------
-const customers = Array.from({ length: 2000 }, (_, i) => `C${String(i + 1).padStart(6, '0')}`);
-const merchants = Array.from({ length: 400 }, (_, i) => `M${String(i + 1).padStart(5, '0')}`);
-const cities = ['Lisbon', 'Porto', 'Madrid', 'Paris', 'Berlin', 'Rome'];
-const types = ['card_present', 'card_not_present', 'wallet', 'bank_transfer'];
-let k = 0;
-const newTransaction = () => {
-  k++;
-  return JSON.stringify({
-    transaction_id: `bench-${k}`,
-    amount: Math.round((5 + ((k * 7919) % 400)) * 100) / 100,
-    customer_id: customers[(k * 31) % customers.length],
-    merchant_id: merchants[(k * 17) % merchants.length],
-    location: cities[k % cities.length],
-    payment_type: types[k % types.length],
-    explain: true,
-  });
-};
+const { newTransaction } = scoreRequests();
 
 interface Load {
   rps: number;

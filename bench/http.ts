@@ -24,6 +24,7 @@ import { benchmarkCommandLine, quick } from './harness.ts';
 import { memoryMb, root, startServer, waitFor } from './server-process.ts';
 import { tempDir } from '../test/support/temp.ts';
 import { SignIn } from '../test/support/processes.ts';
+import { scoreRequests } from './requests.ts';
 
 const options = benchmarkCommandLine({
   name: 'bench:http',
@@ -62,15 +63,7 @@ const { member, secret: apiKey } = await signIn.organization(base, 'bench');
 const writeBehindKey = (await signIn.organization(writeBehindBase, 'bench')).secret;
 
 // --- requests ---------------------------------------------------------------------------------
-const customers = Array.from({ length: 2000 }, (_, i) => `C${String(i + 1).padStart(6, '0')}`);
-const merchants = Array.from({ length: 400 }, (_, i) => `M${String(i + 1).padStart(5, '0')}`);
-const cities = ['Lisbon', 'Porto', 'Madrid', 'Paris', 'Berlin', 'Rome'];
-const types = ['card_present', 'card_not_present', 'wallet', 'bank_transfer'];
-let k = 0;
-const body = () => {
-  k++;
-  return JSON.stringify({ amount: Math.round((5 + ((k * 7919) % 400)) * 100) / 100, customer_id: customers[(k * 31) % customers.length], merchant_id: merchants[(k * 17) % merchants.length], location: cities[k % cities.length], payment_type: types[k % types.length], explain: true });
-};
+const { body, newTransaction, recorded } = scoreRequests();
 
 // A real score response of median size, which the bare server sends back as it is (`/canned`).
 const samples: string[] = [];
@@ -81,12 +74,6 @@ writeFileSync(cannedFile, cannedText);
 const trivial = spawn(process.execPath, ['--import=tsx', join(root, 'bench/trivial-server.ts')], { cwd: root, env: { ...process.env, CANNED_FILE: cannedFile }, stdio: ['ignore', 'pipe', 'inherit'] });
 const trivialPort = Number((await waitFor(trivial, /port (\d+)/, 'stdout'))[1]);
 
-/** A request body with a transaction id of its own: the organization records every one. */
-let recorded = 0;
-const newTransaction = () => {
-  const b = body();
-  return `${b.slice(0, -1)},"transaction_id":"bench-${++recorded}"}`;
-};
 
 let serverLatency: number[] = [];
 const LATENCY = /"latency_ms":([0-9.eE+-]+)/;
@@ -130,13 +117,13 @@ const rssAfter = memoryMb(server.pid!);
 const keyHeaders = { authorization: `Bearer ${apiKey}` };
 await autocannon({ url: `${base}/api/v1/risk/score`, method: 'POST', connections: 2, amount: 2000, headers: { 'content-type': 'application/json', ...keyHeaders }, requests: [{ setupRequest: (req) => ({ ...req, body: newTransaction() }) }] });
 const rssBeforeKey = memoryMb(server.pid!);
-const recordedBeforeKey = recorded;
+const recordedBeforeKey = recorded();
 const keyed = await load(`${base}/api/v1/risk/score`, "POST /api/v1/risk/score with an API key (recorded in the organization's history)", true, { headers: keyHeaders, makeBody: newTransaction });
 const keyLatency = serverLatency;
 // Let the decision log store the last batch before reading memory.
 await new Promise((resolve) => setTimeout(resolve, 200));
 const rssAfterKey = memoryMb(server.pid!);
-const stored = recorded - recordedBeforeKey;
+const stored = recorded() - recordedBeforeKey;
 let mbPer100k = ((rssAfterKey - rssBeforeKey) / stored) * 100_000;
 let historyMemory = `${stored} transactions recorded during the key's load added ${rssAfterKey - rssBeforeKey} MB resident`;
 serverLatency = [];

@@ -12,6 +12,7 @@ import autocannon from 'autocannon';
 import { benchmarkCommandLine, quick } from './harness.ts';
 import { startServer } from './server-process.ts';
 import { SignIn } from '../test/support/processes.ts';
+import { scoreRequests } from './requests.ts';
 
 benchmarkCommandLine({
   name: 'bench:rings',
@@ -30,15 +31,7 @@ const { child: server, url: base } = await startServer({ SCORE_RATE_PER_MINUTE: 
 const scorer = await signIn.organization(base, 'bench-scoring');
 const importer = await signIn.organization(base, 'bench-rings');
 
-const customers = Array.from({ length: 2000 }, (_, i) => `C${String(i + 1).padStart(6, '0')}`);
-const merchants = Array.from({ length: 400 }, (_, i) => `M${String(i + 1).padStart(5, '0')}`);
-const cities = ['Lisbon', 'Porto', 'Madrid', 'Paris', 'Berlin', 'Rome'];
-const types = ['card_present', 'card_not_present', 'wallet', 'bank_transfer'];
-let k = 0;
-const newTransaction = () => {
-  k++;
-  return JSON.stringify({ transaction_id: `bench-${k}`, amount: Math.round((5 + ((k * 7919) % 400)) * 100) / 100, customer_id: customers[(k * 31) % customers.length], merchant_id: merchants[(k * 17) % merchants.length], location: cities[k % cities.length], payment_type: types[k % types.length], explain: true });
-};
+const { newTransaction } = scoreRequests();
 
 async function ringsRunning(): Promise<number> {
   const health = (await (await fetch(`${base}/api/health`)).json()) as { jobs_running: Record<string, number> };

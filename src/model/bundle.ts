@@ -38,7 +38,13 @@ function issues(e: z.ZodError): string {
   return e.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
 }
 
+/** The model of a folder, with its drift reference and the test figures it is held to. */
 export function loadModelFolder(dir: string): ModelBundle | ModelProblem {
+  return loadModelAndMetrics(dir).model;
+}
+
+/** model.json and the boosters it names, without the reference (which needs the evaluation). */
+function loadBoosters(dir: string): ModelBundle | ModelProblem {
   const fix = 'Re-create the model folder with `npm run train`, or point MODEL_DIR at a complete model folder, then restart.';
   const json = readJson(dir, 'model.json');
   if (!json.ok) return { reason: 'model_unavailable', message: `No model is loaded: ${json.message}.`, fix };
@@ -73,11 +79,7 @@ export function loadModelFolder(dir: string): ModelBundle | ModelProblem {
     const phi = engine.shap(new Float64Array(c.features.length).fill(Number.NaN));
     channels.push({ name, features: c.features, engine, expected: phi[phi.length - 1]! });
   }
-  const bundle: ModelBundle = { file, channels };
-  // The test figures measured performance is held to, when the evaluation is there to give them.
-  const metrics = loadMetrics(dir, file.id);
-  bundle.reference = loadReference(dir, bundle, isProblem(metrics) ? undefined : testFigures(metrics));
-  return bundle;
+  return { file, channels };
 }
 
 export function loadMetrics(dir: string, modelId: string | undefined): MetricsFile | ModelProblem {
@@ -92,8 +94,11 @@ export function loadMetrics(dir: string, modelId: string | undefined): MetricsFi
   return parsed.data;
 }
 
+/** The model and its evaluation, each read once: the drift reference takes its test figures from
+ *  the evaluation when there is one. */
 export function loadModelAndMetrics(dir: string): LoadResult {
-  const model = loadModelFolder(dir);
+  const model = loadBoosters(dir);
   const metrics = loadMetrics(dir, isProblem(model) ? undefined : model.file.id);
+  if (!isProblem(model)) model.reference = loadReference(dir, model, isProblem(metrics) ? undefined : testFigures(metrics));
   return { model, metrics };
 }

@@ -37,11 +37,8 @@ export type ReferenceFile = z.infer<typeof ReferenceFileSchema>;
 /** The model's own figures on its test split (metrics.json), which measured performance is held
  *  to: average precision and calibration error with their bootstrap intervals. */
 export interface TestFigures {
-  rows: number;
-  fraud_rate: number;
   average_precision: number;
   average_precision_interval: [number, number];
-  expected_calibration_error: number;
   expected_calibration_error_interval: [number, number];
 }
 

@@ -180,8 +180,8 @@ export function testFigures(metrics: MetricsFile): TestFigures | undefined {
   const pair = (v: unknown): [number, number] | undefined => (Array.isArray(v) && v.length === 2 && v.every((x) => typeof x === 'number') ? [v[0], v[1]] : undefined);
   const ap = pair(intervals?.average_precision);
   const ece = pair(intervals?.expected_calibration_error);
-  if (!ap || !ece || t.average_precision === null || t.expected_calibration_error === null || t.fraud_rate === null) return undefined;
-  return { rows: t.rows, fraud_rate: t.fraud_rate, average_precision: t.average_precision, average_precision_interval: ap, expected_calibration_error: t.expected_calibration_error, expected_calibration_error_interval: ece };
+  if (!ap || !ece || t.average_precision === null) return undefined;
+  return { average_precision: t.average_precision, average_precision_interval: ap, expected_calibration_error_interval: ece };
 }
 
 /** The reference of a model folder for one bundle, or undefined when the folder has none. */
@@ -362,18 +362,20 @@ export class DriftCounter {
     let reasons: string[];
     let warning: string | null = null;
     if (measured?.allowed) {
-      const m = measured;
-      const allowed = measured.allowed;
-      reasons = [...(m.average_precision < allowed.average_precision_min ? ['average_precision'] : []), ...(m.expected_calibration_error > allowed.expected_calibration_error_max ? ['calibration'] : [])];
+      const { allowed } = measured;
+      reasons = [];
+      const parts: string[] = [];
+      if (measured.average_precision < allowed.average_precision_min) {
+        reasons.push('average_precision');
+        parts.push(`average precision ${measured.average_precision.toFixed(3)} where at least ${allowed.average_precision_min.toFixed(3)} is expected`);
+      }
+      if (measured.expected_calibration_error > allowed.expected_calibration_error_max) {
+        reasons.push('calibration');
+        parts.push(`calibration error ${measured.expected_calibration_error.toFixed(4)} where at most ${allowed.expected_calibration_error_max.toFixed(4)} is expected`);
+      }
       verdict = reasons.length ? 'degraded' : 'ok';
       basis = 'outcomes';
-      if (reasons.length) {
-        const parts = [
-          ...(reasons.includes('average_precision') ? [`average precision ${m.average_precision.toFixed(3)} where at least ${allowed.average_precision_min.toFixed(3)} is expected`] : []),
-          ...(reasons.includes('calibration') ? [`calibration error ${m.expected_calibration_error.toFixed(4)} where at most ${allowed.expected_calibration_error_max.toFixed(4)} is expected`] : []),
-        ];
-        warning = `Degraded: ${DEGRADED_WARNING} (${parts.join('; ')}).`;
-      }
+      if (reasons.length) warning = `Degraded: ${DEGRADED_WARNING} (${parts.join('; ')}).`;
     } else {
       reasons = signals;
       verdict = signals.length ? 'shifted' : 'ok';

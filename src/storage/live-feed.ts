@@ -62,8 +62,8 @@ export const FEED_SENDER = randomBytes(9).toString('base64url');
 export const OUTCOME_LOCK_KEY = 7_340_215_008;
 
 /** The SQL expression that queues the feed's NOTIFY (parameter `$n` is FEED_SENDER): its payload
- *  names the sender and the writing transaction (`sender:xid`), so that a reader knows how far the
- *  feed must go to include it. */
+ *  names the sender and the writing transaction (`sender:xid`); a tail reads on any other sender's
+ *  notification, since its next read sees every committed change. */
 export const notifyFeed = (n: number): string => `pg_notify('${FEED_CHANNEL}', $${n} || ':' || pg_current_xact_id()::text)`;
 
 /** A NOTIFY's payload, read back. */
@@ -139,7 +139,6 @@ export interface FeedOutcome extends TransactionEntities {
 }
 
 export type FeedChange = FeedTransaction | FeedOutcome;
-
 
 /**
  * Where a reader is: it has read every change before `position` except those of the `pending`

@@ -15,7 +15,7 @@
 //   weekly-aggregates.ts    a performance report's buckets
 //   rings-store.ts          ring windows' transactions and their stored rings
 
-import type { EarlierTransaction, HistoryTransaction, TransactionEntities } from '../domain/transaction.ts';
+import type { EarlierTransaction, TransactionEntities } from '../domain/transaction.ts';
 import type { Ring } from '../domain/rings.ts';
 import type { Db, Queryable } from './db.ts';
 import type { FeedSnapshot } from './live-feed.ts';
@@ -24,7 +24,7 @@ import { bindOrganization, type OrganizationScope } from './organization-scope.t
 import { earlierTransactions, entitySummary, type EntitySummary } from './entity-evidence.ts';
 import { loadHistory, type HistoryLoader } from './history-load.ts';
 import { applyOutcomes, outcomeChanges, type OutcomeInput, type OutcomeResult } from './outcome-changes.ts';
-import { storedRings, storeRings, windowRows, windowTransactions, type WindowRows } from './rings-store.ts';
+import { storedRings, storeRings, windowRows, type WindowRows } from './rings-store.ts';
 import { insertTransactions } from './transaction-insert.ts';
 import { getTransaction, importedBy, listTransactions, responseBody, type ListFilters } from './transaction-reads.ts';
 import { labelledScores, scoredFeatures, weeklyAggregates, type WeekAggregate } from './weekly-aggregates.ts';
@@ -95,12 +95,8 @@ export class OrganizationData {
     return importedBy(this.scope, jobId);
   }
 
-  /** A ring window's transactions, in time order (rings-store.ts). */
-  windowTransactions(from: number, to: number): Promise<HistoryTransaction[]> {
-    return windowTransactions(this.scope, from, to);
-  }
-
-  /** The same as text to hand a worker thread as it is (rings-store.ts). */
+  /** A ring window's transactions, in time order, as text to hand a worker thread as it is
+   *  (rings-store.ts). */
   windowRows(from: number, to: number): Promise<{ rows: WindowRows; count: number }> {
     return windowRows(this.scope, from, to);
   }

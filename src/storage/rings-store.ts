@@ -56,11 +56,6 @@ export function encodeWindow(rows: readonly HistoryTransaction[]): WindowRows {
   return JSON.stringify(rows.map((r): WindowTuple => [r.time, r.amount, r.customer_id, r.merchant_id, r.location, r.payment_type, r.label ?? null, r.label === undefined ? null : (r.labelKnownAt ?? null)]));
 }
 
-/** The same, decoded. */
-export async function windowTransactions(scope: OrganizationScope, from: number, to: number): Promise<HistoryTransaction[]> {
-  return decodeWindow((await windowRows(scope, from, to)).rows);
-}
-
 /** Stores the rings found in the window starting at `start` (queued in ring_windows) and tells
  *  every process (NOTIFY on the rings channel with the organization's id). */
 export async function storeRings(scope: OrganizationScope, start: number, rings: readonly Ring[]): Promise<void> {

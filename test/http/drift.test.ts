@@ -6,18 +6,12 @@
 // whole matrix runs in-process in test/model/drift.test.ts.
 
 import t from 'tap';
-import { DEFAULT_SIMULATION, simulate, toCsv, type SimulatedTransaction } from '../../src/domain/simulate.ts';
-import { Rng } from '../../src/domain/rng.ts';
+import { DEFAULT_SIMULATION, simulate, toCsv } from '../../src/domain/simulate.ts';
 import { spawnServer } from '../support/processes.ts';
 import { readCsv } from '../support/csv.ts';
+import { shuffledLabels, unlabelled } from '../support/drift-files.ts';
 
 const rows = simulate({ seed: 9, customers: Math.round(DEFAULT_SIMULATION.customers * 0.3), merchants: Math.round(DEFAULT_SIMULATION.merchants * 0.3), days: 30 });
-
-function unlabelled(rs: SimulatedTransaction[]): string {
-  const lines = toCsv(rs).trimEnd().split('\n');
-  const at = lines[0]!.split(',').indexOf('label');
-  return lines.map((l) => l.split(',').filter((_, i) => i !== at).join(',')).join('\n') + '\n';
-}
 
 t.test('a verdict per file, over HTTP', async (t) => {
   const server = await spawnServer({});
@@ -55,13 +49,9 @@ t.test('a verdict per file, over HTTP', async (t) => {
   t.equal(tenfold.summary.drift.basis, tenfold.summary.drift.reasons[0] === 'score_psi' ? 'scores' : 'features', 'the first check that found the shift');
   t.match(tenfold.summary.drift.warning, /^Drift: these scores are outside what the model was validated on \(/);
 
-  const rng = new Rng(9);
-  const labels = rows.map((r) => r.label);
-  for (let i = labels.length - 1; i > 0; i--) {
-    const j = Math.floor(rng.uniform() * (i + 1));
-    [labels[i], labels[j]] = [labels[j]!, labels[i]!];
-  }
-  const shuffled = await score('shuffled', toCsv(rows.map((r, i) => ({ ...r, label: labels[i]! }))));
+  const reshuffled = shuffledLabels(rows, 9);
+  const labels = reshuffled.map((r) => r.label);
+  const shuffled = await score('shuffled', toCsv(reshuffled));
   t.ok(shuffled.summary.metrics.roc_auc < 0.6, `the model fails on it (ROC AUC ${shuffled.summary.metrics.roc_auc.toFixed(3)})`);
   t.equal(shuffled.summary.drift.verdict, 'degraded');
   t.equal(shuffled.summary.drift.basis, 'outcomes');

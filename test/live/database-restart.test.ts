@@ -9,7 +9,7 @@
 import t from 'tap';
 import postgres from 'postgres';
 import { ownPostgresUnavailable, startOwnPostgres, type OwnPostgres } from '../support/own-postgres.ts';
-import { SignIn, spawnServer, type ServerProcess } from '../support/processes.ts';
+import { serverPair, SignIn, type ServerProcess } from '../support/processes.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Longer than any answer may take, outage or not: past it a request counts as hung. */
@@ -35,12 +35,7 @@ t.test('PostgreSQL restarted twice under v1 traffic', { skip: ownPostgresUnavail
     await pg.destroy();
   });
   const env = { ...signIn.env, DATABASE_URL: pg.url };
-  // One after the other: the first applies the migrations.
-  const a = await spawnServer(env);
-  servers.push(a);
-  const b = await spawnServer(env);
-  servers.push(b);
-  const org = await signIn.organization(a.base, 'restarted');
+  const { a, b, org } = await serverPair(env, servers, signIn, 'restarted');
 
   const score = async (s: ServerProcess, body: Record<string, unknown>): Promise<Answer> => {
     const started = performance.now();

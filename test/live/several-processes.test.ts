@@ -9,7 +9,7 @@
 import t from 'tap';
 import postgres from 'postgres';
 import { backends, freshDatabase } from '../support/server.ts';
-import { getWithKey, SignIn, spawnServer, withKey, type ServerProcess } from '../support/processes.ts';
+import { getWithKey, serverPair, SignIn, withKey, type ServerProcess } from '../support/processes.ts';
 
 /** Longer than any lag the feed should show here (NOTIFY wakes the tail within milliseconds; a
  *  loaded CI machine is given room). */
@@ -29,12 +29,7 @@ t.test('two server processes on one PostgreSQL', { skip: pg ? false : 'needs TES
     await signIn.close();
     await db.drop();
   });
-  // One after the other: the first applies the migrations.
-  const a = await spawnServer(env);
-  servers.push(a);
-  const b = await spawnServer(env);
-  servers.push(b);
-  const org = await signIn.organization(a.base, 'shared');
+  const { a, b, org } = await serverPair(env, servers, signIn, 'shared');
   const other = await signIn.organization(a.base, 'bystander');
   const score = (s: ServerProcess, body: Record<string, unknown>, o = org) => withKey(s.base, o.secret, '/api/v1/risk/score', body);
 

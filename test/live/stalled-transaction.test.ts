@@ -10,7 +10,7 @@
 import t from 'tap';
 import postgres from 'postgres';
 import { ownPostgresUnavailable, startOwnPostgres } from '../support/own-postgres.ts';
-import { SignIn, spawnServer, withKey, type ServerProcess } from '../support/processes.ts';
+import { serverPair, SignIn, withKey, type ServerProcess } from '../support/processes.ts';
 
 /** How long the transaction is held open: the figure. */
 const STALL_MS = 60_000;
@@ -38,12 +38,7 @@ t.test('the live feed while a write transaction is held open for 60 s', { skip: 
     await pg.destroy();
   });
   const env = { ...signIn.env, DATABASE_URL: pg.url };
-  // One after the other: the first applies the migrations.
-  const a = await spawnServer(env);
-  servers.push(a);
-  const b = await spawnServer(env);
-  servers.push(b);
-  const org = await signIn.organization(a.base, 'stalled');
+  const { a, b, org } = await serverPair(env, servers, signIn, 'stalled');
   const score = (s: ServerProcess, body: Record<string, unknown>) => withKey(s.base, org.secret, '/api/v1/risk/score', body);
   // Both load the organization first, so what follows reaches each through the feed.
   t.equal((await score(a, { transaction_id: 'warm-a', amount: 5, customer_id: 'c-warm', merchant_id: 'm-warm' })).status, 200);

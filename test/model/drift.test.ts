@@ -18,9 +18,10 @@ import { isProblem } from '../../src/model/model.ts';
 import { DRIFT_WARNING, DriftCounter, psi, PSI_MAJOR, PSI_MODERATE, quantileBins, type DriftReport } from '../../src/model/drift.ts';
 import { combineInto } from '../../src/model/combine.ts';
 import { isColdStart } from '../../tools/training/coldstart.ts';
-import { DEFAULT_SIMULATION, simulate, toCsv, type SimulatedTransaction } from '../../src/domain/simulate.ts';
+import { DEFAULT_SIMULATION, simulate, toCsv } from '../../src/domain/simulate.ts';
 import { Rng } from '../../src/domain/rng.ts';
 import { readCsv } from '../support/csv.ts';
+import { shuffledLabels, unlabelled } from '../support/drift-files.ts';
 import { tempDir } from '../support/temp.ts';
 
 const bundle = loadModelFolder('models/builtin');
@@ -82,12 +83,6 @@ t.test('the model ships its reference; the built-in test split is ok', async (t)
 // `shifted`; a labelled file on which the model fails (ROC AUC below 0.6) is `degraded`.
 const S = DEFAULT_SIMULATION;
 const population = (seed: number, scale: number, days: number) => simulate({ seed, customers: Math.round(S.customers * scale), merchants: Math.round(S.merchants * scale), days });
-/** The CSV without its label column: a file without outcomes. */
-function unlabelled(rows: SimulatedTransaction[]): string {
-  const lines = toCsv(rows).trimEnd().split('\n');
-  const at = lines[0]!.split(',').indexOf('label');
-  return lines.map((l) => l.split(',').filter((_, i) => i !== at).join(',')).join('\n') + '\n';
-}
 const brief = (d: DriftReport) => JSON.stringify({ verdict: d.verdict, basis: d.basis, reasons: d.reasons, signals: d.signals, score_psi: d.score_psi, measured: d.measured && { auc: d.measured.roc_auc, ap: d.measured.average_precision, ece: d.measured.expected_calibration_error, allowed: d.measured.allowed } });
 
 t.test('own simulator, other seeds, 0.3× to 2× the population, 30 to 90 days: ok', async (t) => {
@@ -136,14 +131,9 @@ t.test('the same with amounts ×10, or every location new, without outcomes: shi
 t.test('a labelled file on which the model fails: degraded, by its outcomes', async (t) => {
   // The service's own transactions with their labels shuffled: the payments look as the model
   // knows them, the outcomes have nothing to do with them.
-  const rows = population(8, 1, 60);
-  const rng = new Rng(8);
-  const labels = rows.map((r) => r.label);
-  for (let i = labels.length - 1; i > 0; i--) {
-    const j = Math.floor(rng.uniform() * (i + 1));
-    [labels[i], labels[j]] = [labels[j]!, labels[i]!];
-  }
-  const { summary } = await job('shuffled', toCsv(rows.map((r, i) => ({ ...r, label: labels[i]! }))));
+  const shuffled = shuffledLabels(population(8, 1, 60), 8);
+  const labels = shuffled.map((r) => r.label);
+  const { summary } = await job('shuffled', toCsv(shuffled));
   const d = summary.drift!;
   t.ok(summary.metrics!.roc_auc < 0.6, `the model fails on it: ROC AUC ${summary.metrics!.roc_auc.toFixed(3)}`);
   t.equal(d.verdict, 'degraded', brief(d));

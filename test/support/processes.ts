@@ -86,6 +86,17 @@ export class SignIn {
   }
 }
 
+/** Two server processes on one database, started one after the other (the first applies the
+ *  migrations), each added to `servers` as it starts (for the caller's teardown), and an
+ *  organization with an API key made through the first. */
+export async function serverPair(env: Record<string, string>, servers: ServerProcess[], signIn: SignIn, name: string): Promise<{ a: ServerProcess; b: ServerProcess; org: KeyedOrganization }> {
+  const a = await spawnServer(env);
+  servers.push(a);
+  const b = await spawnServer(env);
+  servers.push(b);
+  return { a, b, org: await signIn.organization(a.base, name) };
+}
+
 /** POST with an API key; the parsed body, status and whether it was a replay. */
 export async function withKey(base: string, secret: string, path: string, body: unknown): Promise<{ status: number; json: any; text: string; replayed: boolean }> {
   const res = await fetch(`${base}${path}`, {
