@@ -144,6 +144,39 @@ t.test('a labelled file on which the model fails: degraded, by its outcomes', as
   t.equal(d.measured!.fraud, labels.filter((l) => l === 1).length);
 });
 
+t.test('a file from another distribution: its unseen values and a warning in the job, not in the download', async (t) => {
+  // PaySim-shaped: mobile-money transfers, amounts a thousand times the card payments', payment
+  // types the model never saw, no location, labels at random.
+  const rng = new Rng(11);
+  const types = ['TRANSFER', 'CASH_OUT', 'PAYMENT', 'CASH_IN', 'DEBIT'];
+  const lines = ['step,type,amount,nameOrig,nameDest,isFraud'];
+  for (let i = 0; i < 3000; i++) {
+    const type = types[Math.floor(rng.uniform() * types.length)]!;
+    lines.push(`${1 + Math.floor(i / 100)},${type},${(rng.uniform() * 400_000 + 1000).toFixed(2)},C${Math.floor(rng.uniform() * 2500)},M${Math.floor(rng.uniform() * 800)},${rng.uniform() < 0.05 ? 1 : 0}`);
+  }
+  const mapping = { payment_type: 'type', customer_id: 'nameOrig', merchant_id: 'nameDest' };
+  const { summary, resultPath } = await job('paysim', lines.join('\n') + '\n', { ...mapping, label: 'isFraud' });
+  const drift = summary.drift!;
+  t.equal(drift.verdict, 'degraded', `its random labels decide: ${brief(drift)}`);
+  t.equal(drift.basis, 'outcomes');
+  t.ok(drift.signals.includes('unseen_categories') && drift.signals.includes('feature:amount'), `and the shift is listed: ${drift.signals.join(', ')}`);
+  t.same([...drift.unseen_categories.payment_type].sort(), [...types].sort(), 'every payment type is unseen');
+  t.same(drift.unseen_categories.location, [], 'no location given: missing, not a value never seen');
+  t.equal(drift.unseen_share, 1);
+  t.ok(drift.features.find((f) => f.feature === 'amount')!.out_of_range_share > 0.9, 'amounts beyond the training range');
+  t.match(drift.warning, /^Degraded: /);
+  const withoutLabels = (await job('paysim-unlabelled', lines.map((l) => l.slice(0, l.lastIndexOf(','))).join('\n') + '\n', mapping)).summary.drift!;
+  t.equal(withoutLabels.verdict, 'shifted', 'without its labels: shifted');
+  t.equal(withoutLabels.basis, withoutLabels.signals[0] === 'score_psi' ? 'scores' : 'categories', brief(withoutLabels));
+  t.match(withoutLabels.warning, DRIFT_WARNING);
+  const download = await text(csvStream(resultPath));
+  t.notMatch(download, /Drift|Degraded/, 'the warning is not in the file');
+  const { header, rows } = await readCsv(download);
+  t.same(header.slice(0, 3), ['row', 'transaction_id', 'amount'], 'a CSV parser finds the header on the first line');
+  t.equal(rows.length, 3000, 'and every row after it');
+  t.equal(rows[0]!.row, '1');
+});
+
 t.test('too few rows: no report', async (t) => {
   const counter = new DriftCounter(bundle.reference!);
   t.equal(counter.report(), null);
