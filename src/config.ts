@@ -43,6 +43,9 @@ const EnvSchema = z.object({
   REQUEST_TIMEOUT_SECONDS: z.coerce.number().positive().default(300),
   /** Largest JSON body accepted, bytes (a score request is a few hundred bytes). */
   MAX_JSON_BODY_BYTES: positiveInt(64 * 1024),
+  /** Rules per organization (deleted ones do not count), and items on its lists at once. */
+  MAX_RULES_PER_ORG: positiveInt(200),
+  MAX_LIST_ITEMS_PER_ORG: positiveInt(1_000_000),
   AUTHPROVIDER_URL: optional,
   AUTHPROVIDER_ANON_KEY: optional,
   AUTHPROVIDER_JWT_SECRET: optional,
@@ -100,6 +103,8 @@ export const PublicConfig = z.object({
     score_rate_per_minute: Count,
     upload_rate_per_minute: Count,
     max_json_body_bytes: Count,
+    max_rules_per_org: Count,
+    max_list_items_per_org: Count,
   }),
 });
 export type PublicConfig = z.infer<typeof PublicConfig>;
@@ -121,6 +126,8 @@ export function publicConfig(c: Config): PublicConfig {
       score_rate_per_minute: c.SCORE_RATE_PER_MINUTE,
       upload_rate_per_minute: c.UPLOAD_RATE_PER_MINUTE,
       max_json_body_bytes: c.MAX_JSON_BODY_BYTES,
+      max_rules_per_org: c.MAX_RULES_PER_ORG,
+      max_list_items_per_org: c.MAX_LIST_ITEMS_PER_ORG,
     },
   };
 }

@@ -89,7 +89,7 @@ export class ScoreAndRecord {
     // From the checks above to queueing the row, nothing awaits: a concurrent copy of this id in
     // this process sees it.
     const scored = scorer.scoreToRecord(input, { ...tenant.context, earlier });
-    const { result, transaction: tx, features } = scored;
+    const { result, transaction: tx, features, values, rules } = scored;
     const writeBehind = log.durability === 'write_behind';
     // Write-behind: this process's history has it at once. Commit: every process's history gets it
     // from the live feed once it is committed, this one's before the answer is sent.
@@ -109,6 +109,14 @@ export class ScoreAndRecord {
       decision: result,
       response: body,
       features,
+      decided: {
+        model_id: result.model_id,
+        model_decision: scored.modelDecision,
+        rule_action: rules?.action ?? null,
+        rule_ids: rules ? rules.matches.map((m) => m.id) : [],
+        rule_errors: rules ? rules.errors.map((e) => e.id) : [],
+        inputs: values,
+      },
     };
     if (writeBehind) log.push(organizationId, row);
     else if (!(await log.commit(organizationId, row))) {

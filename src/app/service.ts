@@ -59,6 +59,9 @@ export interface Service {
   /** The scorer of an organization's active custom model (cached; models never change), with a
    *  note when it cannot be used and the built-in model scores instead. */
   scorerForModel(id: string): Promise<{ scorer: Scorer; note?: string } | undefined>;
+  /** Each channel's feature names of a model that scored a stored transaction (a custom model
+   *  shares the built-in model's boosters, so their features); undefined without a model. */
+  featureNames(modelId: string): Promise<readonly (readonly string[])[] | undefined>;
   /** Scoring an organization's transaction and recording it, idempotently (POST /api/v1/risk/score). */
   scoreAndRecord: ScoreAndRecord;
   /** Sign-in, sessions and API keys; undefined when sign-in is not configured. */
@@ -158,6 +161,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       metrics: loaded.metrics,
       scorer,
       scorerForModel,
+      featureNames: async (modelId: string) => (await scorerForModel(modelId))?.scorer.bundle.channels.map((c) => c.features),
       sandbox,
       tenants,
       decisionLog,

@@ -35,6 +35,8 @@ export interface TransactionRecord extends TransactionParties, TransactionEntiti
   channel_scores: Decision['channel_scores'] | null;
   channel_attribution: Decision['channel_attribution'] | null;
   reasons: Decision['reasons'];
+  rules: Decision['rules'];
+  notes: string[];
   latency_ms: number | null;
   outcome: { outcome: OutcomeLabel; source: string; reported_at: string; reported_by: string } | null;
   outcome_history?: OutcomeChange[];
@@ -69,6 +71,8 @@ export function transactionRecord(row: TransactionRow, changes?: readonly Outcom
     channel_scores: d?.channel_scores ?? null,
     channel_attribution: d?.channel_attribution ?? null,
     reasons: d?.reasons ?? [],
+    rules: d?.rules ?? [],
+    notes: d?.notes ?? [],
     latency_ms: d?.latency_ms ?? null,
     outcome:
       row.label === null

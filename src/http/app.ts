@@ -22,6 +22,7 @@ import { authRoutes } from './routes/auth.ts';
 import { organizationRoutes } from './routes/organizations.ts';
 import { v1Routes } from './routes/v1.ts';
 import { keyTransactionRoutes, memberTransactionRoutes } from './routes/transactions.ts';
+import { keyListRoutes, memberRuleRoutes } from './routes/rules.ts';
 import { keyAuthentication } from './guards.ts';
 import { historyImportRoutes } from './routes/history-imports.ts';
 import { trainingRoutes } from './routes/training.ts';
@@ -98,6 +99,7 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
         { name: 'evaluation', description: 'Published, split-labelled results' },
         { name: 'datasets', description: 'Dataset format and example' },
         { name: 'decisions', description: "An organization's decision log: recorded transactions, their decisions and outcomes" },
+        { name: 'rules', description: "An organization's rules (CEL expressions that allow, block or review) and lists (docs/rules.md)" },
         { name: 'training', description: 'Training limits' },
         { name: 'service', description: 'Health and configuration' },
         { name: 'accounts', description: 'Sign-in, organizations and API keys (docs/accounts.md)' },
@@ -153,6 +155,7 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
     authRoutes(dashboard, service);
     organizationRoutes(dashboard, service);
     memberTransactionRoutes(dashboard, service);
+    memberRuleRoutes(dashboard, service);
     historyImportRoutes(dashboard, service);
     trainingRoutes(dashboard, service);
     modelRoutes(dashboard, service);
@@ -162,6 +165,7 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
     v1.addHook('onRequest', keyAuthentication(service));
     v1Routes(v1, service);
     keyTransactionRoutes(v1, service);
+    keyListRoutes(v1, service);
   });
   await webRoutes(app);
   return app;

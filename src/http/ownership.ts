@@ -6,6 +6,7 @@ import type { Service } from '../app/service.ts';
 import type { OrganizationRow } from '../storage/accounts-store.ts';
 import * as ownership from '../app/ownership.ts';
 import type { Owned } from '../app/ownership.ts';
+import { OrganizationCaller } from '../app/organization-caller.ts';
 import { requireUser } from './caller.ts';
 
 /** Whether the caller of `request` may see a record with this ownership. */
@@ -25,4 +26,12 @@ export async function newOwnership(service: Service, request: FastifyRequest, or
 /** The organization if the signed-in caller belongs to it; 404 otherwise (never 403). */
 export function memberOrganization(service: Service, orgId: string, userId: string): Promise<OrganizationRow> {
   return ownership.memberOrganization(service.db, orgId, userId);
+}
+
+/** Whom a member's request about an organization acts for, or 404 (401/503 as for every
+ *  signed-in route). */
+export async function memberCaller(service: Service, request: FastifyRequest, organizationId: string): Promise<OrganizationCaller> {
+  const { user } = requireUser(request, service);
+  const org = await memberOrganization(service, organizationId, user.id);
+  return OrganizationCaller.member(org, user.id);
 }

@@ -35,6 +35,15 @@ export const Channels = z.object(perChannel(z.number()));
 /** One reason of a decision (src/scoring/explain.ts). */
 export const ReasonSchema = z.object({ text: z.string(), direction: z.enum(['increases', 'decreases']), contribution: z.number(), feature: z.string() });
 
+export const RuleMatchSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  version: z.number().int(),
+  action: z.enum(['allow', 'block', 'review']),
+  status: z.enum(['active', 'shadow']),
+  applied: z.boolean(),
+});
+
 export const ScoreResponse = z.object({
   transaction_id: z.string(),
   risk_score: z.number().describe('Calibrated probability of fraud'),
@@ -44,6 +53,7 @@ export const ScoreResponse = z.object({
   model_id: z.string(),
   model_version: z.string(),
   path: z.enum(['MODEL', 'COLD_START']),
+  rules: z.array(RuleMatchSchema).optional().describe("Every rule of the organization that matched, in name order (`POST /api/v1/risk/score` only: the public sandbox has no rules). `applied`: it made the decision (an active rule of the deciding action); shadow rules are recorded, never applied."),
   review_threshold: z.number(),
   block_threshold: z.number(),
   channel_scores: Channels.describe("Calibrated probability from each channel's evidence, the others at their average"),

@@ -27,12 +27,13 @@ import { channelOf, type HistoryTransaction } from '../domain/transaction.ts';
 import type { Ring } from '../domain/rings.ts';
 import { MAX_EVIDENCE, RingIndex, type EarlierEvidence, type ScoreContext, type ScoreInput, type ScoredEntities } from '../scoring/scorer.ts';
 import type { Db } from '../storage/db.ts';
-import type { HistoryLoader } from '../storage/history-load.ts';
+import type { HistoryLoader, PolicyLoader } from '../storage/history-load.ts';
 import type { HistoryRow } from '../storage/live-rows.ts';
 import { organizationData, type OrganizationData } from '../storage/organization-data.ts';
 import { seenBy, type FeedChange, type FeedSnapshot } from '../storage/live-feed.ts';
 import type { DecisionLog } from './decision-log.ts';
 import { storedRings } from './ring-windows.ts';
+import { Policy } from './policy.ts';
 
 /** What makes a request with a known transaction id a retry rather than a different transaction. */
 export type TransactionIdentity = Pick<ScoreInput, 'amount' | 'customer_id' | 'merchant_id'>;
@@ -44,6 +45,8 @@ export function sameTransaction(recorded: TransactionIdentity, input: Transactio
 
 export class Tenant {
   readonly history: History;
+  /** The organization's rules and lists, evaluated on every score after the model. */
+  readonly policy = new Policy();
   /** Transaction id → index among the history's records. */
   private readonly ids = new Map<string, number>();
   /** What this organization's requests are scored against: its history and its rings. A request
@@ -56,7 +59,7 @@ export class Tenant {
     labelDelay: number,
   ) {
     this.history = new History(labelDelay).withRecords();
-    this.context = { history: this.history, rings: new RingIndex([]) };
+    this.context = { history: this.history, rings: new RingIndex([]), rules: this.policy };
   }
 
   /** What `OrganizationData.loadHistory` hands over, into this tenant's history. */
@@ -74,6 +77,18 @@ export class Tenant {
         for (const r of rows) h.loadLabel(r, r.label, r.known);
       },
       finish: (totals) => h.finishLoad(totals),
+    };
+  }
+
+  /** What `OrganizationData.loadHistory` hands over of the rules and lists, into this tenant. */
+  policyLoader(): PolicyLoader {
+    return {
+      rules: (states) => {
+        for (const s of states) this.policy.setRule(s);
+      },
+      stays: (stays) => {
+        for (const s of stays) this.policy.applyStay(s);
+      },
     };
   }
 
@@ -133,6 +148,14 @@ export class Tenant {
 
   /** Applies one change of the live feed; false when the tenant must be loaded afresh. */
   applyChange(c: FeedChange): boolean {
+    if (c.kind === 'rule') {
+      this.policy.setRule(c.rule);
+      return true;
+    }
+    if (c.kind === 'list_item') {
+      this.policy.applyStay(c.stay);
+      return true;
+    }
     if (c.kind === 'outcome') {
       // Features see the new outcome from `known_ms` on.
       const k = this.ids.get(c.transaction_id);
@@ -243,7 +266,7 @@ export class Tenants {
     const data = organizationData(this.db, organizationId);
     for (;;) {
       const tenant = new Tenant(organizationId, data, this.labelDelay);
-      const { seen } = await data.loadHistory(this.clock(), tenant.loader());
+      const { seen } = await data.loadHistory(this.clock(), tenant.loader(), tenant.policyLoader());
       tenant.setRings(await storedRings(this.db, organizationId));
       // What the tail read meanwhile and the load did not, then ready for the tail, in one
       // synchronous step so that no change falls between the two. A change that needs a fresh load

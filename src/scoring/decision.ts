@@ -18,6 +18,10 @@ export interface Decision {
   channel_scores: ScoreResult['channel_scores'];
   channel_attribution: ScoreResult['channel_attribution'];
   reasons: ScoreResult['reasons'];
+  /** The rules that matched (empty for an answer recorded before rules, or with none). */
+  rules: NonNullable<ScoreResult['rules']>;
+  /** The answer's notes: which rule changed the decision, and why a value was missing. */
+  notes: string[];
   latency_ms: number;
 }
 
@@ -35,6 +39,8 @@ export function decisionOf(r: ScoreResult): Decision {
     channel_scores: r.channel_scores,
     channel_attribution: r.channel_attribution,
     reasons: r.reasons,
+    rules: r.rules ?? [],
+    notes: r.notes ?? [],
     latency_ms: r.latency_ms,
   };
 }

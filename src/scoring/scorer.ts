@@ -23,6 +23,8 @@ import type { ModelBundle, ModeName } from '../model/model.ts';
 import { combine, isCold } from '../model/combine.ts';
 import { topReasons, type ChannelExplanation, type ScoreReason } from './explain.ts';
 import { isoTime } from '../domain/iso-time.ts';
+import { featureMap, type DecisionValues } from '../domain/rules/decide.ts';
+import { runRules, rulesNotes, type RuleMatch, type RuleSet, type RulesOutcome } from './rules-stage.ts';
 
 /** A score request: a transaction whose id, location and payment type may be left out. */
 export type ScoreInput = TransactionParties & {
@@ -62,6 +64,8 @@ export interface ScoreResult {
   model_id: string;
   model_version: string;
   path: 'MODEL' | 'COLD_START';
+  /** Every rule that matched (recorded scores only: the sandbox has no rules). */
+  rules?: RuleMatch[];
   review_threshold: number;
   block_threshold: number;
   channel_scores: PerChannel<number>;
@@ -195,6 +199,8 @@ export interface ScoreContext {
   notes?: readonly string[];
   /** Evidence the history holds only in totals, read beforehand (Tenant.earlier). */
   earlier?: EarlierEvidence | undefined;
+  /** The organization's rules: evaluated after the model (an organization's scores only). */
+  rules?: RuleSet;
 }
 
 export class Scorer {
@@ -208,11 +214,14 @@ export class Scorer {
   private readonly explained: ChannelExplanation[];
   /** Every channel's features together: the length of what `record` is given. */
   private readonly featureCount: number;
+  /** Each channel's feature names, in the model's order (the rules' `features` map). */
+  private readonly featureNames: readonly (readonly string[])[];
 
   constructor(private readonly deps: ScorerDeps) {
     this.clock = deps.clock ?? Date.now;
     const { channels, file } = deps.bundle;
     this.featureCount = channels.reduce((n, c) => n + c.features.length, 0);
+    this.featureNames = channels.map((c) => c.features);
     this.phi = channels.map((c) => new Float64Array(c.features.length + 1));
     this.explained = channels.map((c, k) => ({ features: c.features, weight: file.stack.weights[c.name], values: this.features[c.name], phi: this.phi[k]! }));
   }
@@ -239,7 +248,7 @@ export class Scorer {
     return this.run(input, context, true) as ScoredToRecord;
   }
 
-  private run(input: ScoreInput, context: ScoreContext, keep: boolean): { result: ScoreResult; transaction?: RecordedTransaction; features?: Float32Array; recordFrom?: number; started?: number } {
+  private run(input: ScoreInput, context: ScoreContext, keep: boolean): { result: ScoreResult; transaction?: RecordedTransaction; features?: Float32Array; recordFrom?: number; started?: number; values?: DecisionValues; modelDecision?: ScoreResult['decision']; rules?: RulesOutcome } {
     const stages = new Stages(performance.now());
     const { bundle } = this.deps;
     const { history } = context;
@@ -280,9 +289,20 @@ export class Scorer {
           : `COLD_START: the customer, merchant and channel each have fewer than ${model.cold_start.min_prior} earlier transactions; the model's score was already above the floor.`,
       );
     }
-    const { risk, decision, band, channelScores, attribution } = combined;
+    const { risk, band, channelScores, attribution } = combined;
     const thresholds = model.thresholds[input.mode];
     stages.end('model');
+
+    // What rules read of this decision (and what a backtest reads back from the record).
+    const values: DecisionValues = { time, amount: tx.amount, customer_id: tx.customer_id, merchant_id: tx.merchant_id, location: tx.location, payment_type: tx.payment_type, mode: input.mode, risk_score: risk, risk_band: band, cold, channel_scores: channelScores, priors };
+    let decision = combined.decision;
+    let rules: RulesOutcome | undefined;
+    if (context.rules) {
+      rules = runRules(context.rules, values, combined.decision, () => featureMap(this.featureNames, bundle.channels.map((c) => features[c.name])));
+      decision = rules.decision;
+      notes.push(...rulesNotes(rules, combined.decision));
+      stages.end('rules');
+    }
 
     let reasons: ScoreReason[] = [];
     if (input.explain) {
@@ -320,6 +340,7 @@ export class Scorer {
       model_id: model.id,
       model_version: model.version,
       path: cold ? 'COLD_START' : 'MODEL',
+      ...(rules ? { rules: rules.matches } : {}),
       review_threshold: thresholds.review,
       block_threshold: thresholds.block,
       channel_scores: channelScores,
@@ -332,7 +353,7 @@ export class Scorer {
       latency_ms: Math.round((performance.now() - stages.started) * 1000) / 1000,
       notes,
     };
-    return keep ? { result, transaction: tx, features: packed, recordFrom, started: stages.started } : { result };
+    return keep ? { result, transaction: tx, features: packed, recordFrom, started: stages.started, values, modelDecision: combined.decision, rules } : { result };
   }
 }
 
@@ -347,6 +368,10 @@ export interface ScoredToRecord {
   /** When the `record` stage began, and the score (performance.now()). */
   recordFrom: number;
   started: number;
+  /** What the decision saw, the model's own decision, and what the rules did (when they ran). */
+  values: DecisionValues;
+  modelDecision: ScoreResult['decision'];
+  rules: RulesOutcome | undefined;
 }
 
 /** Closes a recorded score's `record` stage once its transaction is handed over, and brings the

@@ -46,3 +46,8 @@ export function messageOf(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);
 }
+
+/** Whether the database refused a row for a value a unique index already holds (SQLSTATE 23505). */
+export function isUniqueViolation(err: unknown): boolean {
+  return err instanceof StorageError && err.sqlState === '23505';
+}

@@ -1,5 +1,5 @@
 // Loading what a process keeps of an organization's history (src/live/tenants.ts) from the
-// database, in one snapshot: transactions only from a floor on, everything before it as the
+// database, in one snapshot (with its rules and list items, when asked): transactions only from a floor on, everything before it as the
 // per-entity totals and first uses the database keeps, so what is read does not grow with the
 // history stored before the floor.
 //
@@ -12,6 +12,10 @@ import type { Queryable } from './db.ts';
 import { feedSnapshot, type FeedSnapshot } from './live-feed.ts';
 import type { HistoryRow } from './live-rows.ts';
 import type { OrganizationScope } from './organization-scope.ts';
+import { currentStays } from './lists-store.ts';
+import { liveRuleStates } from './rules-store.ts';
+import type { RuleState } from './rule-state.ts';
+import type { ItemStay } from '../domain/rules/lists.ts';
 
 /** What a process keeps of an organization's history, as `loadHistory` hands it over, in this order. */
 export interface HistoryLoader {
@@ -22,6 +26,12 @@ export interface HistoryLoader {
   /** Outcomes known from the floor on, of transactions before it. */
   labels(rows: (TransactionEntities & { label: 0 | 1; known: number })[]): void;
   finish(totals: EntityTotals[]): void;
+}
+
+/** What a process keeps of an organization's rules and lists, handed over in the same snapshot. */
+export interface PolicyLoader {
+  rules(states: RuleState[]): void;
+  stays(stays: ItemStay[]): void;
 }
 
 /** Rows per page when loading a history (one JSON value of ≈ 0.6 MB). */
@@ -41,7 +51,7 @@ const TOTAL_KINDS = { c: 'customer', m: 'merchant', h: 'channel' } as const;
  * (which database transactions' changes it saw: src/storage/live-feed.ts). What is read does not grow with the history
  * stored before the floor, only with the entities and the floor's window.
  */
-export async function loadHistory(scope: OrganizationScope, now: number, into: HistoryLoader): Promise<{ floor: number; seen: FeedSnapshot }> {
+export async function loadHistory(scope: OrganizationScope, now: number, into: HistoryLoader, policy: PolicyLoader | undefined): Promise<{ floor: number; seen: FeedSnapshot }> {
   const org = scope.organizationId;
   return scope.db.transaction(async (tx) => {
     await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
@@ -68,6 +78,10 @@ export async function loadHistory(scope: OrganizationScope, now: number, into: H
       }
     });
     into.finish(totals);
+    if (policy) {
+      policy.rules(await liveRuleStates(tx, scope));
+      await currentStays(tx, scope, (stays) => policy.stays(stays));
+    }
     return { floor, seen };
   });
 }

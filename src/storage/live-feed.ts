@@ -1,6 +1,8 @@
-// The live feed: every change to live data (a recorded transaction, an outcome change) in one order
-// that every server process reads the same way (src/live/tail.ts), so what one process records
-// reaches the others' memory.
+// The live feed: every change to live data (a recorded transaction, an outcome change, a list item's
+// stay, a rule's state) in one order that every server process reads the same way
+// (src/live/tail.ts), so what one process records reaches the others' memory. List items and rules
+// are rows that change: each change renews the row's xid and seq, so the feed meets the row again
+// and carries its state as it now is.
 //
 // Order: each row carries `xid`, the id of the database transaction that wrote it, and `seq`, its
 // number from one sequence (migrations/011_feed_order.sql); a reader's position is an (xid, seq).
@@ -52,6 +54,8 @@ import { randomBytes } from 'node:crypto';
 import type { TransactionEntities } from '../domain/transaction.ts';
 import type { Queryable } from './db.ts';
 import type { HistoryRow } from './live-rows.ts';
+import { LIVE_VERSION, parseRuleState, RULE_STATE_JSON, type RuleState } from './rule-state.ts';
+import type { ItemStay } from '../domain/rules/lists.ts';
 
 export const FEED_CHANNEL = 'live_feed';
 
@@ -138,7 +142,25 @@ export interface FeedOutcome extends TransactionEntities {
   from_known_ms: number | null;
 }
 
-export type FeedChange = FeedTransaction | FeedOutcome;
+/** A list item's stay as last written (added, or ended). */
+export interface FeedListItem {
+  kind: 'list_item';
+  xid: number;
+  seq: number;
+  organization_id: string;
+  stay: ItemStay;
+}
+
+/** A rule's state as last written. */
+export interface FeedRule {
+  kind: 'rule';
+  xid: number;
+  seq: number;
+  organization_id: string;
+  rule: RuleState;
+}
+
+export type FeedChange = FeedTransaction | FeedOutcome | FeedListItem | FeedRule;
 
 /**
  * Where a reader is: it has read every change before `position` except those of the `pending`
@@ -181,14 +203,21 @@ interface FeedRow {
   known_ms: number | null;
   from_label: 0 | 1 | null;
   from_known_ms: number | null;
+  /** 'item' or 'rule' for those kinds, with their state as JSON text. */
+  other: 'item' | 'rule' | null;
+  payload: string | null;
 }
 
 // The columns of a change, from a transactions row `t` (and, for an outcome, its outcome_changes
 // row `c`).
 const TRANSACTION_COLUMNS = `t.xid, t.seq, false AS outcome, t.organization_id, t.transaction_id, t.time_ms, t.amount, t.customer_id, t.merchant_id, t.location, t.payment_type, t.source,
-  t.label, t.label_known_ms AS known_ms, NULL::int2 AS from_label, NULL::float8 AS from_known_ms`;
+  t.label, t.label_known_ms AS known_ms, NULL::int2 AS from_label, NULL::float8 AS from_known_ms, NULL::text AS other, NULL::text AS payload`;
 const OUTCOME_COLUMNS = `c.xid, c.seq, true, c.organization_id, t.transaction_id, NULL::float8, NULL::float8, t.customer_id, t.merchant_id, t.location, t.payment_type, NULL::text,
-  c.to_label, c.reported_at_ms, c.from_label, c.from_known_ms`;
+  c.to_label, c.reported_at_ms, c.from_label, c.from_known_ms, NULL::text, NULL::text`;
+// A list item's stay (`i`) and a rule's state (`r`, its live version `lv`), the other columns empty.
+const EMPTY = `NULL::text, NULL::float8, NULL::float8, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text, NULL::int2, NULL::float8, NULL::int2, NULL::float8`;
+const ITEM_COLUMNS = `i.xid, i.seq, NULL::bool, i.organization_id, ${EMPTY}, 'item', json_build_array(i.id, i.list_id, i.value, i.added_at_ms, i.expires_at_ms, i.removed_at_ms)::text`;
+const RULE_COLUMNS = `r.xid, r.seq, NULL::bool, r.organization_id, ${EMPTY}, 'rule', ${RULE_STATE_JSON}`;
 // The transaction of an outcome change, by primary key, in a lateral subquery the planner cannot
 // turn into a scan of the whole table (as a plain join or a large limit may while its statistics
 // are young).
@@ -213,6 +242,14 @@ const READ_FEED = `
      FROM p CROSS JOIN LATERAL (SELECT * FROM outcome_changes c WHERE c.xid = p.xid AND c.seq > p.seq ORDER BY c.seq LIMIT $3) AS c ${OUTCOME_TRANSACTION}
      ORDER BY c.xid, c.seq LIMIT $3)
     UNION ALL
+    (SELECT 0, ${ITEM_COLUMNS}
+     FROM p CROSS JOIN LATERAL (SELECT * FROM list_items i WHERE i.xid = p.xid AND i.seq > p.seq ORDER BY i.seq LIMIT $3) AS i
+     ORDER BY i.xid, i.seq LIMIT $3)
+    UNION ALL
+    (SELECT 0, ${RULE_COLUMNS}
+     FROM p CROSS JOIN LATERAL (SELECT * FROM rules r WHERE r.xid = p.xid AND r.seq > p.seq ORDER BY r.seq LIMIT $3) AS r ${LIVE_VERSION}
+     ORDER BY r.xid, r.seq LIMIT $3)
+    UNION ALL
     (SELECT 1, ${TRANSACTION_COLUMNS}
      FROM transactions t WHERE (t.xid, t.seq) > ($1::text::xid8, $2::bigint) ORDER BY t.xid, t.seq LIMIT $3)
     UNION ALL
@@ -220,7 +257,13 @@ const READ_FEED = `
      FROM outcome_changes c ${OUTCOME_TRANSACTION}
      WHERE (c.xid, c.seq) > ($1::text::xid8, $2::bigint) ORDER BY c.xid, c.seq LIMIT $3)
     UNION ALL
-    (SELECT NULL, NULL::xid8, NULL::bigint, NULL::bool, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
+    (SELECT 1, ${ITEM_COLUMNS}
+     FROM list_items i WHERE (i.xid, i.seq) > ($1::text::xid8, $2::bigint) ORDER BY i.xid, i.seq LIMIT $3)
+    UNION ALL
+    (SELECT 1, ${RULE_COLUMNS}
+     FROM rules r ${LIVE_VERSION} WHERE (r.xid, r.seq) > ($1::text::xid8, $2::bigint) ORDER BY r.xid, r.seq LIMIT $3)
+    UNION ALL
+    (SELECT NULL, NULL::xid8, NULL::bigint, NULL::bool, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
   ) AS feed ORDER BY part, xid, seq`;
 
 /** Parses `pg_current_snapshot()::text`: `xmin:xmax:xip,...`. */
@@ -268,6 +311,11 @@ export async function readFeed(db: Queryable, cursor: FeedCursor, limit: number)
 
 function change(r: FeedRow): FeedChange {
   const xid = Number(r.xid);
+  if (r.other === 'item') {
+    const [id, list_id, value, added_at_ms, expires_at_ms, removed_at_ms] = JSON.parse(r.payload!) as [number, string, string, number, number | null, number | null];
+    return { kind: 'list_item', xid, seq: r.seq, organization_id: r.organization_id, stay: { id, list_id, value, added_at_ms, expires_at_ms, removed_at_ms } };
+  }
+  if (r.other === 'rule') return { kind: 'rule', xid, seq: r.seq, organization_id: r.organization_id, rule: parseRuleState(r.payload!) };
   return r.outcome
     ? {
         kind: 'outcome',

@@ -5,6 +5,7 @@
 // each other.
 
 import type { HistoryTransaction, TransactionEntities, TransactionParties } from '../domain/transaction.ts';
+import type { PackedInputs } from './decision-inputs.ts';
 
 /** What every stored transaction has, as the engine's history names it. Times are epoch ms. */
 type TransactionFields = Required<Pick<HistoryTransaction, 'time' | 'amount' | 'customer_id' | 'merchant_id' | 'location' | 'payment_type'>> & { transaction_id: string };
@@ -19,11 +20,25 @@ export interface NewTransaction extends TransactionFields {
   response?: string | null;
   /** The features it was scored with, every channel's in the model's order (drift on live traffic). */
   features?: Float32Array | null;
+  /** What the decision saw and what the rules did (scored transactions; backtests read it). */
+  decided?: DecidedBy | null;
   /** An imported label and when it became known. */
   label?: 0 | 1 | null;
   label_known_ms?: number | null;
   outcome_source?: string | null;
   outcome_reported_by?: string | null;
+}
+
+/** How a scored transaction was decided, beside its response: the model that scored it, the
+ *  decision of its thresholds, the action of the rule that decided (if one did), the rules that
+ *  matched and those that could not be evaluated (ids), and the values packed by decision-inputs.ts. */
+export interface DecidedBy {
+  model_id: string;
+  model_decision: string;
+  rule_action: string | null;
+  rule_ids: readonly string[];
+  rule_errors: readonly string[];
+  inputs: PackedInputs;
 }
 
 /** What listings and reports filter and count on, of a scored transaction's decision. */

@@ -14,6 +14,8 @@
 //   entity-evidence.ts      an entity's earlier transactions and its summary
 //   weekly-aggregates.ts    a performance report's buckets
 //   rings-store.ts          ring windows' transactions and their stored rings
+//   lists-store.ts          lists and their items' stays
+//   rules-store.ts          rules, their versions and their match counts
 
 import type { EarlierTransaction, TransactionEntities } from '../domain/transaction.ts';
 import type { Ring } from '../domain/rings.ts';
@@ -22,11 +24,16 @@ import type { FeedSnapshot } from './live-feed.ts';
 import type { NewTransaction, OutcomeChangeRow, TransactionRow } from './live-rows.ts';
 import { bindOrganization, type OrganizationScope } from './organization-scope.ts';
 import { earlierTransactions, entitySummary, type EntitySummary } from './entity-evidence.ts';
-import { loadHistory, type HistoryLoader } from './history-load.ts';
+import { loadHistory, type HistoryLoader, type PolicyLoader } from './history-load.ts';
 import { applyOutcomes, outcomeChanges, type OutcomeInput, type OutcomeResult } from './outcome-changes.ts';
 import { storedRings, storeRings, windowRows, type WindowRows } from './rings-store.ts';
 import { insertTransactions } from './transaction-insert.ts';
-import { getTransaction, importedBy, listTransactions, responseBody, type ListFilters } from './transaction-reads.ts';
+import { getTransaction, importedBy, loggedDecision, listTransactions, responseBody, type ListFilters } from './transaction-reads.ts';
+import * as lists from './lists-store.ts';
+import * as rules from './rules-store.ts';
+import type { RuleStatus } from './rule-state.ts';
+import type { LoggedDecision } from './decision-inputs.ts';
+import type { ItemStay, ListKind } from '../domain/rules/lists.ts';
 import { labelledScores, scoredFeatures, weeklyAggregates, type WeekAggregate } from './weekly-aggregates.ts';
 
 export function organizationData(db: Db, organizationId: string): OrganizationData {
@@ -51,8 +58,8 @@ export class OrganizationData {
   }
 
   /** What a process keeps of the organization's history, in one snapshot (history-load.ts). */
-  loadHistory(now: number, into: HistoryLoader): Promise<{ floor: number; seen: FeedSnapshot }> {
-    return loadHistory(this.scope, now, into);
+  loadHistory(now: number, into: HistoryLoader, policy?: PolicyLoader): Promise<{ floor: number; seen: FeedSnapshot }> {
+    return loadHistory(this.scope, now, into, policy);
   }
 
   /** Up to `limit` of an entity's transactions before `before`, newest first (entity-evidence.ts). */
@@ -67,6 +74,11 @@ export class OrganizationData {
 
   get(transactionId: string): Promise<TransactionRow | undefined> {
     return getTransaction(this.scope, transactionId);
+  }
+
+  /** A scored transaction as rules read it back; undefined for an unknown or imported id. */
+  loggedDecision(transactionId: string): Promise<LoggedDecision | undefined> {
+    return loggedDecision(this.scope, transactionId);
   }
 
   /** The exact response body answered for a scored transaction (transaction-reads.ts). */
@@ -124,5 +136,76 @@ export class OrganizationData {
   /** Scores and outcomes of the labelled scored transactions per bucket (weekly-aggregates.ts). */
   labelledScores(from: number, to: number, period: number): Promise<{ week: number; risk_score: number; decision: string; label: 0 | 1 }[]> {
     return labelledScores(this.scope, from, to, period);
+  }
+
+  // Lists (lists-store.ts).
+
+  createList(l: { id: string; name: string; kind: ListKind; description: string | null; at: number; by: string }): Promise<lists.ListRow | undefined> {
+    return lists.createList(this.scope, l);
+  }
+
+  lists(now: number): Promise<lists.ListRow[]> {
+    return lists.listLists(this.scope, now);
+  }
+
+  listNamed(name: string, now: number): Promise<lists.ListRow | undefined> {
+    return lists.getList(this.scope, name, now);
+  }
+
+  /** Names of lists by id, deleted ones included. */
+  listNames(ids: readonly string[]): Promise<Map<string, string>> {
+    return lists.listNames(this.scope, ids);
+  }
+
+  listItems(listId: string, o: { now: number; asOf?: number | undefined; after?: string | undefined; limit: number }): Promise<{ items: lists.ItemRow[]; hasMore: boolean }> {
+    return lists.listItems(this.scope, listId, o);
+  }
+
+  addListItems(listId: string, values: readonly string[], o: { reason: string | null; expiresAt: number | null; at: number; by: string; maxItems: number }): Promise<lists.AddResult | { over: number }> {
+    return lists.addItems(this.scope, listId, values, o);
+  }
+
+  removeListItems(listId: string, values: readonly string[], at: number, by: string): Promise<{ removed: number; xid: number }> {
+    return lists.removeItems(this.scope, listId, values, at, by);
+  }
+
+  deleteList(listId: string, at: number, by: string): Promise<{ xid: number }> {
+    return lists.deleteList(this.scope, listId, at, by);
+  }
+
+  /** Every stay ever on these lists (backtests read the lists as they were). */
+  listStays(listIds: readonly string[], onPage: (stays: ItemStay[]) => void): Promise<void> {
+    return lists.allStays(this.scope, listIds, onPage);
+  }
+
+  // Rules (rules-store.ts).
+
+  createRule(r: { id: string; name: string; status: RuleStatus; version: rules.VersionInput; at: number; by: string }): Promise<{ xid: number } | 'taken'> {
+    return rules.createRule(this.scope, r);
+  }
+
+  changeRule(id: string, c: rules.RuleChange, at: number, by: string): Promise<{ xid: number } | 'taken' | undefined> {
+    return rules.changeRule(this.scope, id, c, at, by);
+  }
+
+  deleteRule(id: string, at: number, by: string): Promise<{ xid: number } | undefined> {
+    return rules.deleteRule(this.scope, id, at, by);
+  }
+
+  /** The rules (or one) with their matches and errors since `since`. */
+  rules(since: number, id?: string): Promise<rules.RuleRow[]> {
+    return rules.listRules(this.scope, since, id);
+  }
+
+  ruleVersions(id: string): Promise<rules.VersionRow[]> {
+    return rules.ruleVersions(this.scope, id);
+  }
+
+  rulesUsingList(listId: string): Promise<string[]> {
+    return rules.rulesUsingList(this.scope, listId);
+  }
+
+  countRules(): Promise<number> {
+    return rules.countRules(this.scope);
   }
 }

@@ -12,6 +12,7 @@ import type { Queryable } from './db.ts';
 import { StorageError } from './errors.ts';
 import { FEED_SENDER, notifyFeed } from './live-feed.ts';
 import type { NewTransaction } from './live-rows.ts';
+import { packInputs } from './decision-inputs.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 
 /** Rows per INSERT statement: large enough to amortise a round trip, small enough that PGlite's
@@ -22,11 +23,14 @@ export const CHUNK_ROWS = 2_500;
  *  organization already has is skipped. The response arrives as base64 text: both drivers send a
  *  text array the same way (postgres.js sends an array of byte buffers as one bytea). */
 export const INSERT_ROWS = `INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source, import_job_id,
-                                   risk_score, risk_band, decision, mode, response, label, label_known_ms, outcome_source, outcome_reported_by, features)
-  SELECT u.o, u.id, u.t, u.a, u.c, u.m, u.l, u.p, u.s, u.j, u.rs, u.rb, u.d, u.mo, decode(u.re, 'base64'), u.lb, u.lk, u.os, u.ob, decode(u.f, 'base64')
+                                   risk_score, risk_band, decision, mode, response, label, label_known_ms, outcome_source, outcome_reported_by, features,
+                                   model_id, model_decision, rule_action, rule_ids, rule_errors, inputs)
+  SELECT u.o, u.id, u.t, u.a, u.c, u.m, u.l, u.p, u.s, u.j, u.rs, u.rb, u.d, u.mo, decode(u.re, 'base64'), u.lb, u.lk, u.os, u.ob, decode(u.f, 'base64'),
+         u.mi, u.md, u.ra, string_to_array(u.ri, ','), string_to_array(u.rx, ','), decode(u.ip, 'base64')
   FROM unnest($1::text[], $2::text[], $3::float8[], $4::float8[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
-              $11::float8[], $12::text[], $13::text[], $14::text[], $15::text[], $16::int2[], $17::float8[], $18::text[], $19::text[], $20::text[])
-       AS u(o, id, t, a, c, m, l, p, s, j, rs, rb, d, mo, re, lb, lk, os, ob, f)
+              $11::float8[], $12::text[], $13::text[], $14::text[], $15::text[], $16::int2[], $17::float8[], $18::text[], $19::text[], $20::text[],
+              $21::text[], $22::text[], $23::text[], $24::text[], $25::text[], $26::text[])
+       AS u(o, id, t, a, c, m, l, p, s, j, rs, rb, d, mo, re, lb, lk, os, ob, f, mi, md, ra, ri, rx, ip)
   ON CONFLICT (organization_id, transaction_id) DO NOTHING
   RETURNING organization_id, transaction_id, seq, xid::text`;
 
@@ -53,6 +57,13 @@ export function insertParams(organizations: readonly string[], chunk: readonly N
     chunk.map((r) => r.outcome_source ?? null),
     chunk.map((r) => r.outcome_reported_by ?? null),
     chunk.map((r) => (r.features ? Buffer.from(r.features.buffer, r.features.byteOffset, r.features.byteLength).toString('base64') : null)),
+    chunk.map((r) => r.decided?.model_id ?? null),
+    chunk.map((r) => r.decided?.model_decision ?? null),
+    chunk.map((r) => r.decided?.rule_action ?? null),
+    // Rule ids are the service's own (no comma): joined, and split again by the statement.
+    chunk.map((r) => (r.decided?.rule_ids.length ? r.decided.rule_ids.join(',') : null)),
+    chunk.map((r) => (r.decided?.rule_errors.length ? r.decided.rule_errors.join(',') : null)),
+    chunk.map((r) => (r.decided ? packInputs(r.decided.inputs).toString('base64') : null)),
   ];
 }
 

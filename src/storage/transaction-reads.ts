@@ -8,6 +8,7 @@
 import { inflateRawSync } from 'node:zlib';
 import type { TransactionRow } from './live-rows.ts';
 import type { OrganizationScope } from './organization-scope.ts';
+import { loggedColumns, type LoggedDecision } from './decision-inputs.ts';
 
 export interface ListFilters {
   decision?: string | undefined;
@@ -19,6 +20,8 @@ export interface ListFilters {
   from?: number | undefined;
   /** Epoch ms, exclusive. */
   to?: number | undefined;
+  /** Transactions this rule matched (applied or not, shadow included). */
+  rule_id?: string | undefined;
   /** `newest` first (the default) or `oldest` first (a review queue works from the oldest). */
   order?: 'newest' | 'oldest' | undefined;
 }
@@ -65,6 +68,8 @@ export async function listTransactions(scope: OrganizationScope, filters: ListFi
   else if (filters.outcome !== undefined) add((p) => `label = ${p}`, filters.outcome === 'fraud' ? 1 : 0);
   if (filters.customer_id !== undefined) add((p) => `customer_id = ${p}`, filters.customer_id);
   if (filters.merchant_id !== undefined) add((p) => `merchant_id = ${p}`, filters.merchant_id);
+  // Both conditions, so the planner can read the index of transactions a rule matched or failed on.
+  if (filters.rule_id !== undefined) add((p) => `(rule_ids IS NOT NULL OR rule_errors IS NOT NULL) AND rule_ids @> ARRAY[${p}::text]`, filters.rule_id);
   if (filters.from !== undefined) add((p) => `time_ms >= ${p}`, filters.from);
   if (filters.to !== undefined) add((p) => `time_ms < ${p}`, filters.to);
   if (startingAfter !== undefined) {
@@ -90,4 +95,13 @@ export async function importedBy(scope: OrganizationScope, jobId: string): Promi
     [scope.organizationId, jobId],
   );
   return row!;
+}
+
+/** A scored transaction as rules read it back (decision-inputs.ts); undefined for an unknown id. */
+export async function loggedDecision(scope: OrganizationScope, transactionId: string): Promise<LoggedDecision | undefined> {
+  const [row] = await scope.db.query<Omit<LoggedDecision, 'response'> & { response: Uint8Array | null }>(
+    `SELECT ${loggedColumns(true)} FROM transactions t WHERE t.organization_id = $1 AND t.transaction_id = $2 AND t.source = 'scored'`,
+    [scope.organizationId, transactionId],
+  );
+  return row && { ...row, response: row.response ? inflate(row.response) : null };
 }

@@ -42,7 +42,8 @@ async function readAll(db: Db, from: FeedCursor, limit: number): Promise<{ chang
 
 const startOf = async (db: Db): Promise<FeedCursor> => ({ position: await feedStart(db), pending: new Map() });
 
-const names = (changes: FeedChange[]) => changes.map((c) => `${c.kind === 'outcome' ? 'outcome:' : ''}${c.transaction_id}`);
+const names = (changes: FeedChange[]) =>
+  changes.map((c) => (c.kind === 'outcome' ? `outcome:${c.transaction_id}` : c.kind === 'transaction' ? c.transaction_id : c.kind === 'rule' ? `rule:${c.rule.name}` : `item:${c.stay.value}`));
 
 eachBackend('the feed reads every change once, in (xid, seq) order, a page at a time', async (t, fx) => {
   const db = await fx.open();

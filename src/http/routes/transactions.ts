@@ -7,7 +7,7 @@
 // The use cases are app/decisions.ts's and app/performance.ts's; this file reads the request, names
 // whom it acts for (app/organization-caller.ts) and shapes the reply.
 
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Service } from '../../app/service.ts';
@@ -15,9 +15,8 @@ import { OUTCOME_SOURCES, type OutcomeReport } from '../../app/outcomes.ts';
 import { decisionList, decisionRecord, ENTITY_RECENT, entitySummary, reportOutcome, reportOutcomesInBulk } from '../../app/decisions.ts';
 import { OrganizationCaller } from '../../app/organization-caller.ts';
 import { MODE_NAMES } from '../../model/model.ts';
-import { requireUser } from '../caller.ts';
-import { memberOrganization } from '../ownership.ts';
-import { Channels, ErrorResponse, NO_NUL, ReasonSchema, ScoreResponse } from '../schemas.ts';
+import { memberCaller } from '../ownership.ts';
+import { Channels, ErrorResponse, NO_NUL, ReasonSchema, RuleMatchSchema, ScoreResponse } from '../schemas.ts';
 import { DriftReportSchema } from '../../model/drift.ts';
 import { weeklyPerformance, MIN_LABELLED } from '../../app/performance.ts';
 
@@ -48,6 +47,8 @@ export const TransactionRecordSchema = z.object({
   channel_scores: Channels.nullable(),
   channel_attribution: Channels.nullable(),
   reasons: z.array(ReasonSchema),
+  rules: z.array(RuleMatchSchema).describe('The rules that matched when it was scored; `applied`: it made the decision'),
+  notes: z.array(z.string()).describe("The answer's notes: a rule that changed the decision, a value that was missing"),
   latency_ms: z.number().nullable(),
   outcome: z
     .object({ outcome: OutcomeLabel, source: z.string(), reported_at: z.string(), reported_by: z.string().describe('A user id, `key:<api key id>`, or `import:<job id>`') })
@@ -94,6 +95,7 @@ const ListQuery = z
     outcome: z.enum(['fraud', 'legit', 'none']).optional().describe('`none`: no outcome reported yet'),
     customer_id: z.string().min(1).max(200).optional(),
     merchant_id: z.string().min(1).max(200).optional(),
+    rule_id: z.string().min(1).max(100).optional().describe('Transactions this rule matched (applied or not, shadow included)'),
     from: Iso('from').optional().describe('Transactions at or after this time'),
     to: Iso('to').optional().describe('Transactions before this time'),
     order: z.enum(['newest', 'oldest']).default('newest').describe('`oldest` first serves a review queue'),
@@ -108,13 +110,6 @@ const toReport = (id: string, b: z.infer<typeof OutcomeBody>): OutcomeReport => 
   source: b.source,
   reported_at: b.reported_at === undefined ? undefined : Date.parse(b.reported_at),
 });
-
-/** The organization of a member's request, or 404 (401/503 as for every signed-in route). */
-async function memberData(service: Service, request: FastifyRequest, organizationId: string): Promise<OrganizationCaller> {
-  const { user } = requireUser(request, service);
-  const org = await memberOrganization(service, organizationId, user.id);
-  return OrganizationCaller.member(org, user.id);
-}
 
 const Rate = z.number().nullable();
 const ModePerformanceSchema = z.object({
@@ -205,12 +200,12 @@ export function memberTransactionRoutes(app: FastifyInstance, service: Service):
       response: { 200: z.object({ data: z.array(TransactionRecordSchema), has_more: z.boolean() }), ...memberErrors },
     },
   }, async (request) => {
-    const caller = await memberData(service, request, request.params.id);
+    const caller = await memberCaller(service, request, request.params.id);
     const q = request.query;
     const page = await decisionList(
       service,
       caller,
-      { decision: q.decision, risk_band: q.risk_band, outcome: q.outcome, customer_id: q.customer_id, merchant_id: q.merchant_id, from: q.from === undefined ? undefined : Date.parse(q.from), to: q.to === undefined ? undefined : Date.parse(q.to), order: q.order },
+      { decision: q.decision, risk_band: q.risk_band, outcome: q.outcome, customer_id: q.customer_id, merchant_id: q.merchant_id, rule_id: q.rule_id, from: q.from === undefined ? undefined : Date.parse(q.from), to: q.to === undefined ? undefined : Date.parse(q.to), order: q.order },
       q.limit,
       q.starting_after,
     );
@@ -227,7 +222,7 @@ export function memberTransactionRoutes(app: FastifyInstance, service: Service):
       response: { 200: z.object({ organization_id: z.string(), model_id: z.string(), min_labelled: z.number().int(), weeks: z.array(WeekSchema) }), ...memberErrors },
     },
   }, async (request) => {
-    const caller = await memberData(service, request, request.params.id);
+    const caller = await memberCaller(service, request, request.params.id);
     const { modelId, weeks } = await weeklyPerformance(service, caller, request.query.weeks);
     return { organization_id: caller.organizationId, model_id: modelId, min_labelled: MIN_LABELLED, weeks };
   });
@@ -241,7 +236,7 @@ export function memberTransactionRoutes(app: FastifyInstance, service: Service):
       response: { 200: EntitySchema, ...memberErrors },
     },
   }, async (request) => {
-    const caller = await memberData(service, request, request.params.id);
+    const caller = await memberCaller(service, request, request.params.id);
     const { role, entity_id } = request.params;
     const e = await entitySummary(service, caller, role, entity_id);
     const iso = (ms: number) => new Date(ms).toISOString();
@@ -257,14 +252,14 @@ export function memberTransactionRoutes(app: FastifyInstance, service: Service):
   r.get('/api/organizations/:id/transactions/:transaction_id', {
     schema: { tags: ['decisions'], summary: 'One recorded transaction with its decision, outcome and outcome history', params: OrgTxParams, response: { 200: TransactionRecordSchema, ...memberErrors } },
   }, async (request) => {
-    const caller = await memberData(service, request, request.params.id);
+    const caller = await memberCaller(service, request, request.params.id);
     return decisionRecord(service, caller, request.params.transaction_id);
   });
 
   r.post('/api/organizations/:id/transactions/:transaction_id/outcome', {
     schema: { tags: ['decisions'], summary: 'Report the outcome of a transaction from the dashboard (CSRF)', params: OrgTxParams, body: OutcomeBody, response: { 200: TransactionRecordSchema, ...memberErrors } },
   }, async (request) => {
-    const caller = await memberData(service, request, request.params.id);
+    const caller = await memberCaller(service, request, request.params.id);
     return reportOutcome(service, caller, toReport(request.params.transaction_id, request.body));
   });
 }

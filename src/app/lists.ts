@@ -1,0 +1,134 @@
+// An organization's lists, as use cases for both surfaces: a member creates, reads and deletes
+// lists and adds and removes their values from the dashboard; an API key adds and removes values
+// (`/api/v1/lists/{name}/items`), so a customer's server can block a customer after a chargeback.
+// Every read and write goes through the organization's OrganizationData, bound to the organization
+// the caller acts for, so another organization's list is simply not found. A write is answered
+// once this process has applied it (the live feed carries it to every other process), so the next
+// score here sees it.
+
+import { AppError } from './errors.ts';
+import type { OrganizationCaller } from './organization-caller.ts';
+import { randomId } from './secrets.ts';
+import { listValue, valueProblem, type ListKind } from '../domain/rules/lists.ts';
+import type { Db } from '../storage/db.ts';
+import type { ItemRow, ListRow } from '../storage/lists-store.ts';
+import { organizationData, type OrganizationData } from '../storage/organization-data.ts';
+import type { LiveTail } from '../live/tail.ts';
+
+/** Most values in one add or remove. */
+export const MAX_VALUES_PER_REQUEST = 10_000;
+
+export interface PolicyDeps {
+  db: Db;
+  /** Waited on after a write, so this process's next score sees it. */
+  tail: LiveTail;
+  config: { MAX_RULES_PER_ORG: number; MAX_LIST_ITEMS_PER_ORG: number };
+  clock?: () => number;
+}
+
+export interface ListView {
+  id: string;
+  name: string;
+  kind: ListKind;
+  description: string | null;
+  items: number;
+  created_at: string;
+  created_by: string;
+}
+
+export interface ItemView {
+  value: string;
+  added_at: string;
+  added_by: string;
+  reason: string | null;
+  expires_at: string | null;
+  removed_at: string | null;
+  removed_by: string | null;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
+const now = (deps: PolicyDeps) => (deps.clock ?? Date.now)();
+
+export function listView(l: ListRow): ListView {
+  return { id: l.id, name: l.name, kind: l.kind, description: l.description, items: l.items, created_at: iso(l.created_at_ms), created_by: l.created_by };
+}
+
+function itemView(i: ItemRow): ItemView {
+  return { value: i.value, added_at: iso(i.added_at_ms), added_by: i.added_by, reason: i.reason, expires_at: isoOrNull(i.expires_at_ms), removed_at: isoOrNull(i.removed_at_ms), removed_by: i.removed_by };
+}
+
+const noList = (name: string) => new AppError('not_found', 'not_found', `No list named ${name} in this organization.`, 'Check the name (GET the organization\'s lists), or create the list first.');
+
+async function namedList(deps: PolicyDeps, data: OrganizationData, name: string): Promise<ListRow> {
+  const list = await data.listNamed(name, now(deps));
+  if (!list) throw noList(name);
+  return list;
+}
+
+/** Values trimmed and without repeats, or `validation_failed` naming each that cannot be used. */
+function cleanValues(values: readonly string[], kind: ListKind): string[] {
+  const fields: { path: string; message: string }[] = [];
+  values.forEach((v, k) => {
+    const why = valueProblem(v);
+    if (why) fields.push({ path: `body.values.${k}`, message: `value ${why}` });
+    else if (kind === 'channel' && !listValue(v).includes(':')) fields.push({ path: `body.values.${k}`, message: 'a channel is payment_type:location, e.g. card:NG' });
+  });
+  if (fields.length) throw new AppError('invalid', 'validation_failed', `${fields.length} value(s) cannot go on the list.`, 'Send values of at most 200 characters that are not empty after trimming (a channel as payment_type:location).', { fields: fields.slice(0, 20) });
+  return [...new Set(values.map(listValue))];
+}
+
+export async function createList(deps: PolicyDeps, caller: OrganizationCaller, body: { name: string; kind: ListKind; description?: string | undefined }): Promise<ListView> {
+  const data = organizationData(deps.db, caller.organizationId);
+  const row = await data.createList({ id: randomId('list'), name: body.name, kind: body.kind, description: body.description ?? null, at: now(deps), by: caller.by });
+  if (!row) throw new AppError('conflict', 'conflict', `This organization has a list named ${body.name} already.`, 'Choose another name, or add the values to the existing list.');
+  return listView(row);
+}
+
+export async function allLists(deps: PolicyDeps, caller: OrganizationCaller): Promise<ListView[]> {
+  return (await organizationData(deps.db, caller.organizationId).lists(now(deps))).map(listView);
+}
+
+/** A list and a page of its items in value order: those on it now, or at `asOf`. */
+export async function listPage(deps: PolicyDeps, caller: OrganizationCaller, name: string, q: { asOf?: number | undefined; startingAfter?: string | undefined; limit: number }): Promise<{ list: ListView; items: ItemView[]; hasMore: boolean }> {
+  const data = organizationData(deps.db, caller.organizationId);
+  const list = await namedList(deps, data, name);
+  const page = await data.listItems(list.id, { now: now(deps), asOf: q.asOf, after: q.startingAfter, limit: q.limit });
+  return { list: listView(list), items: page.items.map(itemView), hasMore: page.hasMore };
+}
+
+export async function addListItems(deps: PolicyDeps, caller: OrganizationCaller, name: string, body: { values: readonly string[]; reason?: string | undefined; expires_at?: number | undefined }): Promise<{ list: ListView; added: number; replaced: number }> {
+  const at = now(deps);
+  if (body.expires_at !== undefined && body.expires_at <= at) {
+    throw new AppError('invalid', 'validation_failed', 'expires_at is not in the future.', 'Send a time after now, or leave expires_at out to keep the values until they are removed.', { fields: [{ path: 'body.expires_at', message: 'must be in the future' }] });
+  }
+  const data = organizationData(deps.db, caller.organizationId);
+  const list = await namedList(deps, data, name);
+  const values = cleanValues(body.values, list.kind);
+  const result = await data.addListItems(list.id, values, { reason: body.reason ?? null, expiresAt: body.expires_at ?? null, at, by: caller.by, maxItems: deps.config.MAX_LIST_ITEMS_PER_ORG });
+  if ('over' in result) {
+    throw new AppError('over_limit', 'limit_reached', `The organization's lists would hold ${result.over.toLocaleString('en')} items; at most ${deps.config.MAX_LIST_ITEMS_PER_ORG.toLocaleString('en')} are allowed (MAX_LIST_ITEMS_PER_ORG).`, 'Remove values that are no longer needed, or ask the operator to raise MAX_LIST_ITEMS_PER_ORG.');
+  }
+  await deps.tail.reach(result.xid);
+  return { list: listView((await data.listNamed(name, now(deps)))!), added: result.added, replaced: result.replaced };
+}
+
+export async function removeListItems(deps: PolicyDeps, caller: OrganizationCaller, name: string, values: readonly string[]): Promise<{ list: ListView; removed: number }> {
+  const data = organizationData(deps.db, caller.organizationId);
+  const list = await namedList(deps, data, name);
+  const result = await data.removeListItems(list.id, [...new Set(values.map(listValue))], now(deps), caller.by);
+  await deps.tail.reach(result.xid);
+  return { list: listView((await data.listNamed(name, now(deps)))!), removed: result.removed };
+}
+
+/** Deletes a list, unless a rule that is evaluated (active or shadow) names it: `list_in_use`. */
+export async function deleteList(deps: PolicyDeps, caller: OrganizationCaller, name: string): Promise<void> {
+  const data = organizationData(deps.db, caller.organizationId);
+  const list = await namedList(deps, data, name);
+  const users = await data.rulesUsingList(list.id);
+  if (users.length) {
+    throw new AppError('conflict', 'list_in_use', `The list ${name} is used by ${users.length === 1 ? 'the rule' : 'the rules'} ${users.join(', ')}.`, 'Disable those rules, or save versions of them that do not use the list, then delete it.', { rules: users });
+  }
+  const { xid } = await data.deleteList(list.id, now(deps), caller.by);
+  await deps.tail.reach(xid);
+}

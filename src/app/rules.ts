@@ -1,0 +1,191 @@
+// An organization's rules, as use cases for the dashboard: create, change (each change of the
+// expression, action or description saves a new immutable version), activate, shadow, disable,
+// delete, read with their 7-day matches and errors, and check an expression (optionally evaluated
+// on what a stored transaction's decision saw). An expression is checked when it is saved against
+// the fields rules read and the organization's lists; one that cannot be saved is `invalid_rule`
+// with each problem's line and column, and nothing stored changes. Every read and write goes
+// through the organization's OrganizationData, so another organization's rule is not found; a
+// write is answered once this process has applied it (the live feed carries it to the others).
+
+import { AppError } from './errors.ts';
+import type { OrganizationCaller } from './organization-caller.ts';
+import { randomId } from './secrets.ts';
+import type { PolicyDeps } from './lists.ts';
+import { checkExpression, evaluateText, type CheckedExpression, type RuleAction, type RuleProblem } from '../domain/rules/expression.ts';
+import { ruleInput, valuesRead } from '../domain/rules/decide.ts';
+import { ItemHistory } from '../domain/rules/lists.ts';
+import { decisionValues, loggedFeatures } from '../storage/decision-inputs.ts';
+import { organizationData, type OrganizationData } from '../storage/organization-data.ts';
+import type { RuleStatus } from '../storage/rule-state.ts';
+import type { RuleRow, VersionRow } from '../storage/rules-store.ts';
+
+/** How far back a rule's listed matches and errors are counted. */
+export const COUNT_WINDOW_MS = 7 * 86_400_000;
+
+export interface RulesDeps extends PolicyDeps {
+  /** Each channel's feature names of a model (to read a stored transaction's features by name);
+   *  undefined for a model this service cannot load. */
+  featureNames(modelId: string): Promise<readonly (readonly string[])[] | undefined>;
+}
+
+export interface RuleView {
+  id: string;
+  name: string;
+  description: string | null;
+  expression: string;
+  action: RuleAction;
+  status: RuleStatus;
+  version: number;
+  live_version: number | null;
+  created_at: string;
+  created_by: string;
+  updated_at: string;
+  updated_by: string;
+  matches_7d: number;
+  errors_7d: number;
+}
+
+export interface VersionView {
+  version: number;
+  expression: string;
+  action: RuleAction;
+  description: string | null;
+  lists: string[];
+  created_at: string;
+  created_by: string;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const now = (deps: PolicyDeps) => (deps.clock ?? Date.now)();
+
+function ruleView(r: RuleRow): RuleView {
+  return {
+    id: r.id,
+    name: r.name,
+    description: r.description,
+    expression: r.expression,
+    action: r.action,
+    status: r.status,
+    version: r.version,
+    live_version: r.live_version,
+    created_at: iso(r.created_at_ms),
+    created_by: r.created_by,
+    updated_at: iso(r.updated_at_ms),
+    updated_by: r.updated_by,
+    matches_7d: r.matches,
+    errors_7d: r.errors,
+  };
+}
+
+const noRule = (id: string) => new AppError('not_found', 'not_found', `No rule ${id} in this organization.`, 'Check the rule id (GET the organization\'s rules).');
+const nameTaken = (name: string) => new AppError('conflict', 'conflict', `This organization has a rule named ${name} already.`, 'Choose another name, or save a new version of that rule.');
+
+export function invalidRule(problems: RuleProblem[]): AppError {
+  const first = problems[0]!;
+  return new AppError('invalid', 'invalid_rule', `The expression cannot be used: ${first.message} (line ${first.line}, column ${first.column}).`, 'Correct the expression at the line and column given; docs/rules.md lists the fields, functions and limits.', { errors: problems });
+}
+
+/** The organization's lists now, name → id. */
+async function listIds(deps: PolicyDeps, data: OrganizationData): Promise<Map<string, string>> {
+  return new Map((await data.lists(now(deps))).map((l) => [l.name, l.id]));
+}
+
+/** Checks an expression against the organization's lists: what it uses, or `invalid_rule`. */
+async function checked(deps: PolicyDeps, data: OrganizationData, expression: string): Promise<{ checked: CheckedExpression; ids: Map<string, string> }> {
+  const ids = await listIds(deps, data);
+  const r = checkExpression(expression, new Set(ids.keys()));
+  if (!r.checked) throw invalidRule(r.problems);
+  return { checked: r.checked, ids };
+}
+
+async function oneRule(deps: PolicyDeps, data: OrganizationData, id: string): Promise<RuleView> {
+  const [row] = await data.rules(now(deps) - COUNT_WINDOW_MS, id);
+  if (!row) throw noRule(id);
+  return ruleView(row);
+}
+
+export async function createRule(deps: PolicyDeps, caller: OrganizationCaller, body: { name: string; expression: string; action: RuleAction; status: RuleStatus; description?: string | undefined }): Promise<RuleView> {
+  const data = organizationData(deps.db, caller.organizationId);
+  const { checked: c, ids } = await checked(deps, data, body.expression);
+  if ((await data.countRules()) >= deps.config.MAX_RULES_PER_ORG) {
+    throw new AppError('over_limit', 'limit_reached', `The organization has ${deps.config.MAX_RULES_PER_ORG} rules, the most allowed (MAX_RULES_PER_ORG).`, 'Delete rules that are no longer needed, or ask the operator to raise MAX_RULES_PER_ORG.');
+  }
+  const id = randomId('rule');
+  const result = await data.createRule({ id, name: body.name, status: body.status, version: { expression: body.expression, action: body.action, description: body.description ?? null, listIds: c.lists.map((n) => ids.get(n)!) }, at: now(deps), by: caller.by });
+  if (result === 'taken') throw nameTaken(body.name);
+  await deps.tail.reach(result.xid);
+  return oneRule(deps, data, id);
+}
+
+/** A change: any of expression, action and description saves a new version (the others kept from
+ *  the newest); a status or a name alone changes the rule, not its versions. */
+export async function changeRule(deps: PolicyDeps, caller: OrganizationCaller, id: string, body: { name?: string | undefined; expression?: string | undefined; action?: RuleAction | undefined; description?: string | null | undefined; status?: RuleStatus | undefined }): Promise<RuleView> {
+  const data = organizationData(deps.db, caller.organizationId);
+  const current = await oneRule(deps, data, id);
+  const content = body.expression !== undefined || body.action !== undefined || body.description !== undefined;
+  let version;
+  if (content) {
+    const expression = body.expression ?? current.expression;
+    const { checked: c, ids } = await checked(deps, data, expression);
+    version = { expression, action: body.action ?? current.action, description: body.description === undefined ? current.description : body.description, listIds: c.lists.map((n) => ids.get(n)!) };
+  }
+  const result = await data.changeRule(id, { version, status: body.status, name: body.name }, now(deps), caller.by);
+  if (result === undefined) throw noRule(id);
+  if (result === 'taken') throw nameTaken(body.name!);
+  await deps.tail.reach(result.xid);
+  return oneRule(deps, data, id);
+}
+
+export async function deleteRule(deps: PolicyDeps, caller: OrganizationCaller, id: string): Promise<void> {
+  const result = await organizationData(deps.db, caller.organizationId).deleteRule(id, now(deps), caller.by);
+  if (!result) throw noRule(id);
+  await deps.tail.reach(result.xid);
+}
+
+export async function allRules(deps: PolicyDeps, caller: OrganizationCaller): Promise<RuleView[]> {
+  return (await organizationData(deps.db, caller.organizationId).rules(now(deps) - COUNT_WINDOW_MS)).map(ruleView);
+}
+
+export async function rule(deps: PolicyDeps, caller: OrganizationCaller, id: string): Promise<RuleView> {
+  return oneRule(deps, organizationData(deps.db, caller.organizationId), id);
+}
+
+export async function ruleVersions(deps: PolicyDeps, caller: OrganizationCaller, id: string): Promise<VersionView[]> {
+  const data = organizationData(deps.db, caller.organizationId);
+  const rows: VersionRow[] = await data.ruleVersions(id);
+  if (rows.length === 0) throw noRule(id);
+  const names = await data.listNames([...new Set(rows.flatMap((r) => r.list_ids))]);
+  return rows.map((r) => ({ version: r.version, expression: r.expression, action: r.action, description: r.description, lists: r.list_ids.map((l) => names.get(l) ?? l), created_at: iso(r.created_at_ms), created_by: r.created_by }));
+}
+
+/** What a check answers: whether the expression can be saved (else each problem), the lists it
+ *  uses, and, given a transaction, whether it matches what that decision saw, with the values read. */
+export interface CheckResult {
+  valid: boolean;
+  errors: RuleProblem[];
+  lists: string[];
+  evaluation?: { transaction_id: string; matched: boolean; error: string | null; values: Record<string, unknown> };
+}
+
+export async function checkRule(deps: RulesDeps, caller: OrganizationCaller, body: { expression: string; transaction_id?: string | undefined }): Promise<CheckResult> {
+  const data = organizationData(deps.db, caller.organizationId);
+  const ids = await listIds(deps, data);
+  const r = checkExpression(body.expression, new Set(ids.keys()));
+  if (!r.checked) return { valid: false, errors: r.problems, lists: [] };
+  const result: CheckResult = { valid: true, errors: [], lists: r.checked.lists };
+  if (body.transaction_id === undefined) return result;
+  const row = await data.loggedDecision(body.transaction_id);
+  const values = row && decisionValues(row);
+  if (!row || !values) {
+    throw new AppError('not_found', 'not_found', `No scored transaction ${body.transaction_id} in this organization.`, 'Give the transaction_id of a transaction scored through an API key (an imported one has no decision to evaluate).');
+  }
+  const names = row.model_id ? await deps.featureNames(row.model_id) : undefined;
+  const input = ruleInput(values, () => loggedFeatures(row.features, names ?? []));
+  const lists = new Map(r.checked.lists.map((n) => [n, ids.get(n)!]));
+  // The lists as they were when the transaction was decided, as a backtest reads them.
+  const history = new ItemHistory();
+  if (lists.size) await data.listStays([...lists.values()], (stays) => stays.forEach((s) => history.add(s)));
+  const outcome = evaluateText(body.expression, lists, input, (listId, value) => history.has(listId, value, values.time));
+  result.evaluation = { transaction_id: row.transaction_id, matched: outcome.matched, error: outcome.error ?? null, values: valuesRead(input, r.checked.fields) };
+  return result;
+}

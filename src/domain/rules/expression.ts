@@ -1,0 +1,253 @@
+// The rule language: CEL (Common Expression Language) through @marcbachmann/cel-js, a maintained
+// implementation that parses and type-checks expressions and evaluates its own tree; user text is
+// never evaluated as JavaScript. This module is the one definition of what an expression reads
+// (`RULE_FIELDS`), of what is refused when a rule is saved, and of a compiled rule.
+//
+// Safety: an expression sees only the declared fields, typed, so `this`, `constructor` or any
+// other name is refused when it is checked; a map key that is not there (`features["__proto__"]`)
+// fails at run time as a missing key, never reaching an object's prototype. What could make one
+// evaluation slow is refused when the rule is saved: more than MAX_EXPRESSION_CHARS characters,
+// nesting deeper than MAX_DEPTH, a comprehension (all, exists, map, filter) inside another (a
+// thousand elements each would be a million steps), and `matches`, whose regular expressions can
+// backtrack for ever on a crafted value (JavaScript has no linear-time engine): lists,
+// `startsWith`, `endsWith` and `contains` say the same things safely.
+
+import { Environment } from '@marcbachmann/cel-js';
+
+/** Longest expression accepted. */
+export const MAX_EXPRESSION_CHARS = 4_000;
+/** Deepest nesting the parser accepts. */
+export const MAX_DEPTH = 32;
+/** Most syntax-tree nodes in one expression (4,000 characters rarely make 1,000). */
+const MAX_NODES = 2_000;
+
+/** What a rule does when its expression is true. */
+export const RULE_ACTIONS = ['allow', 'block', 'review'] as const;
+export type RuleAction = (typeof RULE_ACTIONS)[number];
+
+/** An entity's history as the decision saw it. */
+export interface EntityHistoryValue {
+  prior_transactions: bigint;
+  is_new: boolean;
+}
+
+/** Every field an expression reads, with its CEL type and what it means (docs and the dashboard's
+ *  editor list them from here). */
+export const RULE_FIELDS = [
+  { name: 'amount', type: 'double', about: 'The payment amount, as sent.' },
+  { name: 'customer_id', type: 'string', about: 'The customer, as sent.' },
+  { name: 'merchant_id', type: 'string', about: 'The merchant, as sent.' },
+  { name: 'location', type: 'string', about: 'The location, as sent; "unknown" when it was left out.' },
+  { name: 'payment_type', type: 'string', about: 'The payment type, as sent; "unknown" when it was left out.' },
+  { name: 'channel', type: 'string', about: 'payment_type:location, e.g. "card:NG".' },
+  { name: 'mode', type: 'string', about: 'The decision mode of the request (balanced, conservative, aggressive).' },
+  { name: 'hour', type: 'int', about: 'Hour of the transaction, 0 to 23, UTC.' },
+  { name: 'weekday', type: 'int', about: 'Day of the week of the transaction, UTC: 0 Sunday to 6 Saturday.' },
+  { name: 'risk_score', type: 'double', about: "The model's calibrated probability of fraud, 0 to 1." },
+  { name: 'risk_band', type: 'string', about: 'low, medium, high or critical.' },
+  { name: 'path', type: 'string', about: 'MODEL, or COLD_START when the model had too little history and raised the score to its floor.' },
+  { name: 'channel_scores', type: 'map<string, double>', about: 'Each channel\'s own score: channel_scores.tabular, .behavioral, .velocity, .graph.' },
+  { name: 'features', type: 'map<string, double>', about: "The model's features by name, as computed for this transaction; a missing value is not in the map (reading it is an error: the rule does not match)." },
+  { name: 'customer', type: 'history', about: "The customer's earlier transactions in the organization: customer.prior_transactions (int), customer.is_new (bool)." },
+  { name: 'merchant', type: 'history', about: "The merchant's: merchant.prior_transactions, merchant.is_new." },
+  { name: 'channel_history', type: 'history', about: "The channel's: channel_history.prior_transactions, channel_history.is_new." },
+] as const;
+
+export type RuleFieldName = (typeof RULE_FIELDS)[number]['name'];
+
+/** The values an expression reads, in the types CEL gives them (int as bigint). `features` may be
+ *  a getter: it is read only by rules that name it. */
+export interface RuleInput {
+  amount: number;
+  customer_id: string;
+  merchant_id: string;
+  location: string;
+  payment_type: string;
+  channel: string;
+  mode: string;
+  hour: bigint;
+  weekday: bigint;
+  risk_score: number;
+  risk_band: string;
+  path: string;
+  channel_scores: Record<string, number>;
+  features: Map<string, number>;
+  customer: EntityHistoryValue;
+  merchant: EntityHistoryValue;
+  channel_history: EntityHistoryValue;
+}
+
+/** Whether a list has a value: answered by whoever evaluates (the lists of now, or of a past time). */
+export type ListLookup = (listId: string, value: string) => boolean;
+
+/** A problem with an expression, at its place (1-based line and column). */
+export interface RuleProblem {
+  message: string;
+  line: number;
+  column: number;
+}
+
+/** The lookup of the evaluation running now. Evaluation is synchronous, so one evaluator at a time
+ *  sets it (`evaluateRule`) and `in_list` reads it; names resolve to list ids when a rule compiles. */
+let lookup: ListLookup = () => false;
+/** The list ids of the rule being evaluated, by the names its expression uses. */
+let listIds: ReadonlyMap<string, string> = new Map();
+
+function inList(name: string, value: string): boolean {
+  const id = listIds.get(name);
+  if (id === undefined) throw new Error(`no list named ${name}`);
+  return lookup(id, value.trim());
+}
+
+const environment = new Environment({ limits: { maxDepth: MAX_DEPTH, maxAstNodes: MAX_NODES } });
+environment.registerType('history', { fields: { prior_transactions: 'int', is_new: 'bool' } } as never);
+for (const f of RULE_FIELDS) environment.registerVariable(f.name, f.type);
+environment.registerFunction('in_list(string, string): bool', inList, { description: 'Whether the named list has the value (compared after trimming), at the time of the transaction.' });
+
+/** A syntax-tree node as the parser makes it. */
+interface Node {
+  op: string;
+  args: unknown;
+  start?: number;
+}
+
+const COMPREHENSIONS = new Set(['all', 'exists', 'exists_one', 'map', 'filter']);
+
+function isNode(v: unknown): v is Node {
+  return typeof v === 'object' && v !== null && typeof (v as Node).op === 'string';
+}
+
+/** Visits every node of a tree with how many comprehensions enclose it. */
+function walk(v: unknown, visit: (n: Node, comprehensions: number) => void, comprehensions = 0): void {
+  if (Array.isArray(v)) {
+    for (const c of v) walk(c, visit, comprehensions);
+    return;
+  }
+  if (!isNode(v)) return;
+  visit(v, comprehensions);
+  const inner = v.op === 'rcall' && Array.isArray(v.args) && COMPREHENSIONS.has(v.args[0] as string) ? comprehensions + 1 : comprehensions;
+  walk(v.args, visit, inner);
+}
+
+/** 1-based line and column of a character offset. */
+export function position(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, Math.max(0, Math.min(offset, text.length)));
+  const lines = before.split('\n');
+  return { line: lines.length, column: lines[lines.length - 1]!.length + 1 };
+}
+
+function problem(text: string, message: string, offset: number): RuleProblem {
+  return { message, ...position(text, offset) };
+}
+
+/** The library's message without the excerpt it draws under it. */
+function messageOf(e: { message: string }): string {
+  return e.message.split('\n')[0]!.trim();
+}
+
+function offsetOf(e: unknown): number {
+  const err = e as { range?: { start?: number }; node?: { start?: number; pos?: number } };
+  return err.range?.start ?? err.node?.start ?? err.node?.pos ?? 0;
+}
+
+/** A checked expression: the list names it uses and the fields it reads. */
+export interface CheckedExpression {
+  lists: string[];
+  fields: Set<string>;
+}
+
+/**
+ * Checks an expression: its syntax, its types (it must be a bool), the names it reads, the lists it
+ * names (each a string literal in `lists`), and the limits above. Returns the problems (empty when
+ * it can be saved) and, when there are none, what it uses.
+ */
+export function checkExpression(text: string, knownLists: ReadonlySet<string>): { problems: RuleProblem[]; checked?: CheckedExpression } {
+  if (text.trim() === '') return { problems: [problem(text, 'The expression is empty: write a condition, e.g. amount > 1000.0', 0)] };
+  if (text.length > MAX_EXPRESSION_CHARS) return { problems: [problem(text, `The expression has ${text.length} characters; at most ${MAX_EXPRESSION_CHARS} are allowed.`, MAX_EXPRESSION_CHARS)] };
+  let parsed;
+  try {
+    parsed = environment.parse(text);
+  } catch (e) {
+    return { problems: [problem(text, messageOf(e as Error), offsetOf(e))] };
+  }
+  const problems: RuleProblem[] = [];
+  const lists: string[] = [];
+  const fields = new Set<string>();
+  walk(parsed.ast, (n, comprehensions) => {
+    const args = n.args as unknown[];
+    if (n.op === 'id' && typeof n.args === 'string') fields.add(n.args);
+    if (n.op === 'rcall' && Array.isArray(args)) {
+      if (args[0] === 'matches') problems.push(problem(text, 'matches() is not available: a regular expression can take unbounded time on a crafted value. Use startsWith(), endsWith(), contains() or a list.', n.start ?? 0));
+      if (COMPREHENSIONS.has(args[0] as string) && comprehensions > 0) problems.push(problem(text, `${String(args[0])}() inside another comprehension is not allowed: its cost would multiply. Use one comprehension, or a list.`, n.start ?? 0));
+    }
+    if (n.op === 'call' && Array.isArray(args) && args[0] === 'matches') problems.push(problem(text, 'matches() is not available: a regular expression can take unbounded time on a crafted value. Use startsWith(), endsWith(), contains() or a list.', n.start ?? 0));
+    if (n.op === 'call' && Array.isArray(args) && args[0] === 'in_list') {
+      const first = (args[1] as unknown[] | undefined)?.[0];
+      if (!isNode(first) || first.op !== 'value' || typeof first.args !== 'string') {
+        problems.push(problem(text, 'in_list() takes the list\'s name as a quoted string first, e.g. in_list("blocked_customers", customer_id).', n.start ?? 0));
+      } else if (!knownLists.has(first.args)) {
+        problems.push(problem(text, `There is no list named "${first.args}" in this organization: create it on the Lists page (or POST .../lists) first.`, first.start ?? n.start ?? 0));
+      } else if (!lists.includes(first.args)) lists.push(first.args);
+    }
+  });
+  if (problems.length) return { problems };
+  const result = parsed.check();
+  if (!result.valid) return { problems: [problem(text, messageOf(result.error!), offsetOf(result.error))] };
+  if (result.type !== 'bool') return { problems: [problem(text, `The expression gives a ${result.type}; a rule needs true or false, e.g. amount > 1000.0`, 0)] };
+  return { problems: [], checked: { lists, fields } };
+}
+
+/** A rule version ready to evaluate: compiled once, when it is loaded. */
+export interface CompiledRule {
+  id: string;
+  name: string;
+  version: number;
+  action: RuleAction;
+  status: 'active' | 'shadow';
+  expression: string;
+  /** List names → ids, as the version was saved. */
+  lists: ReadonlyMap<string, string>;
+  /** Whether it reads `features` (built only when a rule does). */
+  readsFeatures: boolean;
+  run: (input: RuleInput) => unknown;
+}
+
+export interface RuleDefinition {
+  id: string;
+  name: string;
+  version: number;
+  action: RuleAction;
+  status: 'active' | 'shadow';
+  expression: string;
+  /** The ids of the lists the expression names, by name. */
+  lists: ReadonlyMap<string, string>;
+}
+
+/** Compiles a saved rule version (checked when it was saved). */
+export function compileRule(def: RuleDefinition): CompiledRule {
+  const parsed = environment.parse(def.expression);
+  let readsFeatures = false;
+  walk(parsed.ast, (n) => {
+    if (n.op === 'id' && n.args === 'features') readsFeatures = true;
+  });
+  return { ...def, readsFeatures, run: parsed as unknown as (input: RuleInput) => unknown };
+}
+
+/** One rule's result on one input: matched, not, or why it could not be evaluated. */
+export type RuleOutcome = { matched: boolean; error?: undefined } | { matched: false; error: string };
+
+/** Evaluates a rule; an error (a missing value, a missing list) is a non-match with its reason. */
+export function evaluateRule(rule: CompiledRule, input: RuleInput, lists: ListLookup): RuleOutcome {
+  lookup = lists;
+  listIds = rule.lists;
+  try {
+    return { matched: rule.run(input) === true };
+  } catch (e) {
+    return { matched: false, error: messageOf(e as Error) };
+  }
+}
+
+/** Checks an expression and evaluates it once on `input` (POST .../rules/check with a transaction). */
+export function evaluateText(text: string, lists: ReadonlyMap<string, string>, input: RuleInput, lookupFn: ListLookup): RuleOutcome {
+  return evaluateRule(compileRule({ id: '', name: '', version: 0, action: 'review', status: 'shadow', expression: text, lists }), input, lookupFn);
+}

@@ -1,0 +1,254 @@
+// Rules and lists on both surfaces: a member manages an organization's rules and lists from the
+// dashboard (`/api/organizations/{id}/rules...`, `/api/organizations/{id}/lists...`, session and
+// CSRF); an API key adds and removes list values (`/api/v1/lists/{name}/items`), so a customer's
+// server can block a customer after a chargeback. The use cases are app/rules.ts's and
+// app/lists.ts's; this file reads the request, names whom it acts for and shapes the reply. The
+// schemas here validate the requests and are the OpenAPI reference's.
+
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Service } from '../../app/service.ts';
+import { OrganizationCaller } from '../../app/organization-caller.ts';
+import { addListItems, allLists, createList, deleteList, listPage, MAX_VALUES_PER_REQUEST, removeListItems } from '../../app/lists.ts';
+import { allRules, changeRule, checkRule, createRule, deleteRule, rule, ruleVersions } from '../../app/rules.ts';
+import { LIST_KINDS, LIST_NAME, MAX_VALUE_CHARS } from '../../domain/rules/lists.ts';
+import { MAX_EXPRESSION_CHARS, RULE_ACTIONS } from '../../domain/rules/expression.ts';
+import { memberCaller } from '../ownership.ts';
+import { ErrorResponse, NO_NUL, storedText } from '../schemas.ts';
+
+const Iso = (what: string) => z.iso.datetime({ offset: true, error: `${what} must be an ISO 8601 date and time, e.g. 2026-11-23T10:15:00Z` });
+
+const ListName = z.string().regex(LIST_NAME, 'a list name is a lowercase letter, then up to 63 lowercase letters, digits or underscores, e.g. blocked_customers');
+const ListSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  kind: z.enum(LIST_KINDS),
+  description: z.string().nullable(),
+  items: z.number().int().describe('Values on the list now (removed and expired ones left out)'),
+  created_at: z.string(),
+  created_by: z.string(),
+});
+const ItemSchema = z.object({
+  value: z.string(),
+  added_at: z.string(),
+  added_by: z.string().describe('A user id, or `key:<api key id>`'),
+  reason: z.string().nullable(),
+  expires_at: z.string().nullable(),
+  removed_at: z.string().nullable().describe('When the value left the list (null: it is on it); set only when reading the list as of a past time'),
+  removed_by: z.string().nullable(),
+});
+const Values = z
+  .array(z.string().max(MAX_VALUE_CHARS, `a value is at most ${MAX_VALUE_CHARS} characters`).regex(NO_NUL, 'a value must not contain a NUL character'))
+  .min(1, 'send at least one value')
+  .max(MAX_VALUES_PER_REQUEST, `at most ${MAX_VALUES_PER_REQUEST.toLocaleString('en')} values per request`);
+const AddItems = z
+  .object({
+    values: Values.describe('Compared exactly after trimming; a value already on the list starts a new stay (its reason and expiry replaced)'),
+    reason: storedText('reason', 500).optional(),
+    expires_at: Iso('expires_at').optional().describe('When the values leave the list by themselves (in the future)'),
+  })
+  .strict();
+const RemoveItems = z.object({ values: Values }).strict();
+const AddResult = z.object({ list: ListSchema, added: z.number().int(), replaced: z.number().int().describe('Of those added, values that were on the list already') });
+const RemoveResult = z.object({ list: ListSchema, removed: z.number().int().describe('Values that were on the list') });
+
+// Length, emptiness and everything else about the text are the checker's to refuse (422
+// invalid_rule, with where and why); the request's body limit bounds what arrives at all.
+const Expression = z.string().describe(`CEL, at most ${MAX_EXPRESSION_CHARS.toLocaleString('en')} characters, e.g. \`amount > 1000.0 && customer.is_new\` or \`in_list("blocked_customers", customer_id)\``);
+const RuleName = storedText('name', 100);
+const Status = z.enum(['draft', 'shadow', 'active', 'disabled']);
+const RuleSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  expression: z.string().describe("The newest version's"),
+  action: z.enum(RULE_ACTIONS),
+  status: Status,
+  version: z.number().int().describe('The newest version'),
+  live_version: z.number().int().nullable().describe('The version evaluated while active or shadow (an older one while a newer draft waits)'),
+  created_at: z.string(),
+  created_by: z.string(),
+  updated_at: z.string(),
+  updated_by: z.string(),
+  matches_7d: z.number().int().describe('Scored transactions it matched over the last 7 days'),
+  errors_7d: z.number().int().describe('Scored transactions it could not be evaluated on over the last 7 days'),
+});
+const CreateRule = z
+  .object({ name: RuleName, expression: Expression, action: z.enum(RULE_ACTIONS), status: Status.default('draft'), description: storedText('description', 1000).optional() })
+  .strict();
+const ChangeRule = z
+  .object({
+    name: RuleName.optional(),
+    expression: Expression.optional(),
+    action: z.enum(RULE_ACTIONS).optional(),
+    description: storedText('description', 1000).nullable().optional(),
+    status: Status.optional().describe('`draft` with a new expression keeps a live rule running its live version while the new one waits'),
+  })
+  .strict()
+  .refine((b) => Object.keys(b).length > 0, 'send at least one of name, expression, action, description and status');
+const VersionSchema = z.object({
+  version: z.number().int(),
+  expression: z.string(),
+  action: z.enum(RULE_ACTIONS),
+  description: z.string().nullable(),
+  lists: z.array(z.string()).describe('The lists it names'),
+  created_at: z.string(),
+  created_by: z.string(),
+});
+const Problem = z.object({ message: z.string(), line: z.number().int(), column: z.number().int() });
+const CheckBody = z.object({ expression: Expression, transaction_id: z.string().min(1).max(200).optional().describe('Evaluate on what this stored transaction\'s decision saw') }).strict();
+const CheckResult = z.object({
+  valid: z.boolean(),
+  errors: z.array(Problem),
+  lists: z.array(z.string()),
+  evaluation: z.object({ transaction_id: z.string(), matched: z.boolean(), error: z.string().nullable(), values: z.record(z.string(), z.unknown()).describe('The fields the expression reads, as the decision saw them') }).optional(),
+});
+
+const OrgParams = z.object({ id: z.string().min(1).max(100) });
+const OrgListParams = z.object({ id: z.string().min(1).max(100), name: z.string().min(1).max(100) });
+const OrgRuleParams = z.object({ id: z.string().min(1).max(100), rule_id: z.string().min(1).max(100) });
+const memberErrors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
+const keyErrors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
+const bodyLimit = (service: Service) => Math.max(service.config.MAX_JSON_BODY_BYTES, MAX_VALUES_PER_REQUEST * (MAX_VALUE_CHARS + 8));
+const epoch = (iso: string | undefined) => (iso === undefined ? undefined : Date.parse(iso));
+
+/** The dashboard's: a member of the organization, by session. */
+export function memberRuleRoutes(app: FastifyInstance, service: Service): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.get('/api/organizations/:id/lists', {
+    schema: { tags: ['rules'], summary: "The organization's lists, by name, with their item counts", params: OrgParams, response: { 200: z.object({ data: z.array(ListSchema) }), ...memberErrors } },
+  }, async (request) => ({ data: await allLists(service, await memberCaller(service, request, request.params.id)) }));
+
+  r.post('/api/organizations/:id/lists', {
+    schema: {
+      tags: ['rules'],
+      summary: 'Create a list',
+      description: '`kind` says what it holds: `customer_id`, `merchant_id`, `location`, `payment_type`, `channel` (`payment_type:location`) or `text`. 409 `conflict` when the name is taken.',
+      params: OrgParams,
+      body: z.object({ name: ListName, kind: z.enum(LIST_KINDS), description: storedText('description', 1000).optional() }).strict(),
+      response: { 201: ListSchema, ...memberErrors },
+    },
+  }, async (request, reply) => {
+    const caller = await memberCaller(service, request, request.params.id);
+    reply.code(201);
+    return createList(service, caller, request.body);
+  });
+
+  r.get('/api/organizations/:id/lists/:name', {
+    schema: {
+      tags: ['rules'],
+      summary: 'A list and a page of its values, in value order',
+      description: 'The values on it now; with `as_of`, those it had at that time (each with when it was added and, if since, removed). The next page starts after the last value of this one (`starting_after`).',
+      params: OrgListParams,
+      querystring: z.object({ as_of: Iso('as_of').optional(), starting_after: z.string().min(1).max(MAX_VALUE_CHARS).optional(), limit: z.coerce.number().int().min(1).max(1000).default(100) }).strict(),
+      response: { 200: z.object({ list: ListSchema, data: z.array(ItemSchema), has_more: z.boolean() }), ...memberErrors },
+    },
+  }, async (request) => {
+    const caller = await memberCaller(service, request, request.params.id);
+    const q = request.query;
+    const page = await listPage(service, caller, request.params.name, { asOf: epoch(q.as_of), startingAfter: q.starting_after, limit: q.limit });
+    return { list: page.list, data: page.items, has_more: page.hasMore };
+  });
+
+  r.delete('/api/organizations/:id/lists/:name', {
+    schema: { tags: ['rules'], summary: 'Delete a list (409 `list_in_use` while an active or shadow rule names it)', params: OrgListParams, response: { 204: z.null().describe('Deleted'), ...memberErrors } },
+  }, async (request, reply) => {
+    await deleteList(service, await memberCaller(service, request, request.params.id), request.params.name);
+    reply.code(204);
+    return null;
+  });
+
+  r.post('/api/organizations/:id/lists/:name/items', {
+    bodyLimit: bodyLimit(service),
+    schema: { tags: ['rules'], summary: `Add up to ${MAX_VALUES_PER_REQUEST.toLocaleString('en')} values to a list`, params: OrgListParams, body: AddItems, response: { 200: AddResult, ...memberErrors } },
+  }, async (request) => addListItems(service, await memberCaller(service, request, request.params.id), request.params.name, { ...request.body, expires_at: epoch(request.body.expires_at) }));
+
+  r.delete('/api/organizations/:id/lists/:name/items', {
+    bodyLimit: bodyLimit(service),
+    schema: { tags: ['rules'], summary: 'Remove values from a list (kept in its history)', params: OrgListParams, body: RemoveItems, response: { 200: RemoveResult, ...memberErrors } },
+  }, async (request) => removeListItems(service, await memberCaller(service, request, request.params.id), request.params.name, request.body.values));
+
+  r.get('/api/organizations/:id/rules', {
+    schema: { tags: ['rules'], summary: "The organization's rules, by name, with their 7-day matches and errors", params: OrgParams, response: { 200: z.object({ data: z.array(RuleSchema) }), ...memberErrors } },
+  }, async (request) => ({ data: await allRules(service, await memberCaller(service, request, request.params.id)) }));
+
+  r.post('/api/organizations/:id/rules', {
+    schema: {
+      tags: ['rules'],
+      summary: 'Create a rule',
+      description: 'The expression is checked first: an invalid one is 422 `invalid_rule` with `detail.errors: [{ message, line, column }]`, and nothing is stored. `status` defaults to `draft`; `active` rules decide, `shadow` rules are recorded only. 409 `conflict` when the name is taken.',
+      params: OrgParams,
+      body: CreateRule,
+      response: { 201: RuleSchema, ...memberErrors },
+    },
+  }, async (request, reply) => {
+    const caller = await memberCaller(service, request, request.params.id);
+    const created = await createRule(service, caller, request.body);
+    reply.code(201);
+    return created;
+  });
+
+  r.post('/api/organizations/:id/rules/check', {
+    schema: {
+      tags: ['rules'],
+      summary: 'Check an expression, and evaluate it on a stored transaction',
+      description: 'Answers whether it can be saved (with each problem\'s line and column) and the lists it uses; given `transaction_id`, whether it matches what that transaction\'s decision saw, with the lists as they were then, and the values it read.',
+      params: OrgParams,
+      body: CheckBody,
+      response: { 200: CheckResult, ...memberErrors },
+    },
+  }, async (request) => checkRule(service, await memberCaller(service, request, request.params.id), request.body));
+
+  r.get('/api/organizations/:id/rules/:rule_id', {
+    schema: { tags: ['rules'], summary: 'One rule', params: OrgRuleParams, response: { 200: RuleSchema, ...memberErrors } },
+  }, async (request) => rule(service, await memberCaller(service, request, request.params.id), request.params.rule_id));
+
+  r.put('/api/organizations/:id/rules/:rule_id', {
+    schema: {
+      tags: ['rules'],
+      summary: 'Change a rule: a new version, a status, a name',
+      description: 'A new expression, action or description saves a new version (versions never change); it goes live at once when the rule is active or shadow, unless `status` is `draft`. A status alone (`active`, `shadow`, `disabled`, `draft`) changes how the newest version is used. Every change is audited.',
+      params: OrgRuleParams,
+      body: ChangeRule,
+      response: { 200: RuleSchema, ...memberErrors },
+    },
+  }, async (request) => changeRule(service, await memberCaller(service, request, request.params.id), request.params.rule_id, request.body));
+
+  r.delete('/api/organizations/:id/rules/:rule_id', {
+    schema: { tags: ['rules'], summary: 'Delete a rule (its versions and matches are kept for the record)', params: OrgRuleParams, response: { 204: z.null().describe('Deleted'), ...memberErrors } },
+  }, async (request, reply) => {
+    await deleteRule(service, await memberCaller(service, request, request.params.id), request.params.rule_id);
+    reply.code(204);
+    return null;
+  });
+
+  r.get('/api/organizations/:id/rules/:rule_id/versions', {
+    schema: { tags: ['rules'], summary: "A rule's versions, newest first", params: OrgRuleParams, response: { 200: z.object({ data: z.array(VersionSchema) }), ...memberErrors } },
+  }, async (request) => ({ data: await ruleVersions(service, await memberCaller(service, request, request.params.id), request.params.rule_id) }));
+}
+
+/** The key surface's list values (registered under the API-key hook, app.ts). */
+export function keyListRoutes(app: FastifyInstance, service: Service): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const Params = z.object({ name: z.string().min(1).max(100) });
+
+  r.post('/api/v1/lists/:name/items', {
+    bodyLimit: bodyLimit(service),
+    schema: {
+      tags: ['rules'],
+      summary: "Add values to one of the key's organization's lists",
+      description: 'E.g. block a customer after a chargeback: the next score of every process of the service sees it (within the live feed\'s lag; this process at once).',
+      security: [{ apiKey: [] }],
+      params: Params,
+      body: AddItems,
+      response: { 200: AddResult, ...keyErrors },
+    },
+  }, async (request) => addListItems(service, OrganizationCaller.key(request.apiKey!), request.params.name, { ...request.body, expires_at: epoch(request.body.expires_at) }));
+
+  r.delete('/api/v1/lists/:name/items', {
+    bodyLimit: bodyLimit(service),
+    schema: { tags: ['rules'], summary: "Remove values from one of the key's organization's lists", security: [{ apiKey: [] }], params: Params, body: RemoveItems, response: { 200: RemoveResult, ...keyErrors } },
+  }, async (request) => removeListItems(service, OrganizationCaller.key(request.apiKey!), request.params.name, request.body.values));
+}

@@ -1,0 +1,45 @@
+// An organization's rules and lists in this process: the compiled live version of every active and
+// shadow rule, and the items on its lists now. Loaded with the organization's history in one
+// snapshot (tenants.ts) and kept current by the live feed, which carries each changed rule's state
+// and each changed item's stay from whichever process made the change. Scoring reads it as the
+// organization's RuleSet (scoring/rules-stage.ts); each rule version is compiled once, here.
+
+import { compileRule, type CompiledRule } from '../domain/rules/expression.ts';
+import { CurrentItems, type ItemStay } from '../domain/rules/lists.ts';
+import type { RuleSet } from '../scoring/rules-stage.ts';
+import type { RuleState } from '../storage/rule-state.ts';
+
+export class Policy implements RuleSet {
+  /** The rules evaluated, by name. */
+  rules: readonly CompiledRule[] = [];
+  private readonly byId = new Map<string, CompiledRule>();
+  private readonly items = new CurrentItems();
+
+  constructor(private readonly onBroken: (ruleId: string, e: unknown) => void = () => {}) {}
+
+  /** A rule's new state: evaluated while active or shadow, else dropped. A version that no longer
+   *  compiles (it was checked when saved) is dropped and reported, never evaluated. */
+  setRule(s: RuleState): void {
+    const held = this.byId.get(s.id);
+    const live = !s.deleted && (s.status === 'active' || s.status === 'shadow') && s.expression !== null && s.action !== null && s.live_version !== null;
+    if (!live) {
+      if (held) this.byId.delete(s.id);
+    } else if (!held || held.version !== s.live_version || held.status !== s.status || held.name !== s.name) {
+      try {
+        this.byId.set(s.id, compileRule({ id: s.id, name: s.name, version: s.live_version!, action: s.action!, status: s.status as 'active' | 'shadow', expression: s.expression!, lists: new Map(Object.entries(s.lists)) }));
+      } catch (e) {
+        this.byId.delete(s.id);
+        this.onBroken(s.id, e);
+      }
+    } else return;
+    this.rules = [...this.byId.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  applyStay(s: ItemStay): void {
+    this.items.apply(s);
+  }
+
+  has(listId: string, value: string, at: number): boolean {
+    return this.items.has(listId, value, at);
+  }
+}

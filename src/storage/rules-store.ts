@@ -1,0 +1,205 @@
+// An organization's rules and their versions (migrations/013_rules_and_lists.sql), bound to the
+// organization by its scope (organization-data.ts). A version, once saved, never changes; the rule
+// row says which is newest, which one scoring evaluates (`live_version`) and how (`status`). Every
+// change is audited (policy_audit), renews the rule row's feed position so every process reads its
+// new state (live-feed.ts), and answers its database transaction id (LiveTail.reach).
+
+import type { Queryable } from './db.ts';
+import { isUniqueViolation } from './errors.ts';
+import { FEED_SENDER, notifyFeed } from './live-feed.ts';
+import type { OrganizationScope } from './organization-scope.ts';
+import type { RuleAction } from '../domain/rules/expression.ts';
+import { LIVE_VERSION, parseRuleState, RULE_STATE_JSON, type RuleState, type RuleStatus } from './rule-state.ts';
+
+/** A rule with its newest version's text, and its matches and errors since a time. */
+export interface RuleRow {
+  id: string;
+  name: string;
+  status: RuleStatus;
+  version: number;
+  live_version: number | null;
+  expression: string;
+  action: RuleAction;
+  description: string | null;
+  created_at_ms: number;
+  created_by: string;
+  updated_at_ms: number;
+  updated_by: string;
+  matches: number;
+  errors: number;
+}
+
+export interface VersionRow {
+  version: number;
+  expression: string;
+  action: RuleAction;
+  description: string | null;
+  list_ids: string[];
+  created_at_ms: number;
+  created_by: string;
+}
+
+/** A new version's content. */
+export interface VersionInput {
+  expression: string;
+  action: RuleAction;
+  description: string | null;
+  listIds: readonly string[];
+}
+
+const ROW = `r.id, r.name, r.status, r.version, r.live_version, v.expression, v.action, v.description, r.created_at_ms, r.created_by, r.updated_at_ms, r.updated_by`;
+
+async function currentXid(tx: Queryable): Promise<number> {
+  const [row] = await tx.query<{ xid: string }>(`SELECT pg_current_xact_id()::text AS xid, ${notifyFeed(1)}`, [FEED_SENDER]);
+  return Number(row!.xid);
+}
+
+async function audit(tx: Queryable, scope: OrganizationScope, at: number, by: string, ruleId: string, action: string, detail: unknown): Promise<void> {
+  await tx.query(`INSERT INTO policy_audit (organization_id, at_ms, by, subject, subject_id, action, detail) VALUES ($1, $2, $3, 'rule', $4, $5, $6)`, [scope.organizationId, at, by, ruleId, action, detail ?? null]);
+}
+
+async function insertVersion(tx: Queryable, scope: OrganizationScope, ruleId: string, version: number, v: VersionInput, at: number, by: string): Promise<void> {
+  await tx.query(
+    `INSERT INTO rule_versions (rule_id, version, organization_id, expression, action, description, list_ids, created_at_ms, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7::text[], $8, $9)`,
+    [ruleId, version, scope.organizationId, v.expression, v.action, v.description, v.listIds, at, by],
+  );
+}
+
+/** Creates a rule with its first version; `taken` when the organization has a rule of that name. */
+export async function createRule(scope: OrganizationScope, r: { id: string; name: string; status: RuleStatus; version: VersionInput; at: number; by: string }): Promise<{ xid: number } | 'taken'> {
+  try {
+    return await scope.db.transaction(async (tx) => {
+      const xid = await currentXid(tx);
+      const live = r.status === 'active' || r.status === 'shadow' ? 1 : null;
+      await tx.query(
+        `INSERT INTO rules (id, organization_id, name, status, version, live_version, created_at_ms, created_by, updated_at_ms, updated_by) VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $6, $7)`,
+        [r.id, scope.organizationId, r.name, r.status, live, r.at, r.by],
+      );
+      await insertVersion(tx, scope, r.id, 1, r.version, r.at, r.by);
+      await audit(tx, scope, r.at, r.by, r.id, 'created', { name: r.name, status: r.status, version: 1 });
+      return { xid };
+    });
+  } catch (e) {
+    if (isUniqueViolation(e)) return 'taken';
+    throw e;
+  }
+}
+
+/** What a change does: a new version, a new status, a new name (each optional). */
+export interface RuleChange {
+  version?: VersionInput;
+  status?: RuleStatus;
+  name?: string;
+}
+
+/**
+ * Changes a rule: a new version (numbered after the newest), a new status, a new name. A new
+ * version goes live when the status (given, or kept) is active or shadow, unless the change names
+ * status `draft` for a rule that is live: then the live version keeps running and the new one waits
+ * as a draft. A status of active or shadow with no new version puts the newest version live.
+ * Undefined when the organization has no such rule; `taken` when the name is another rule's.
+ */
+export async function changeRule(scope: OrganizationScope, id: string, c: RuleChange, at: number, by: string): Promise<{ xid: number } | 'taken' | undefined> {
+  try {
+    return await scope.db.transaction(async (tx) => {
+      const [rule] = await tx.query<{ status: RuleStatus; version: number; live_version: number | null }>(
+        `SELECT status, version, live_version FROM rules WHERE organization_id = $1 AND id = $2 AND deleted_at_ms IS NULL FOR UPDATE`,
+        [scope.organizationId, id],
+      );
+      if (!rule) return undefined;
+      const xid = await currentXid(tx);
+      let { status, version, live_version: live } = rule;
+      if (c.version) {
+        version += 1;
+        await insertVersion(tx, scope, id, version, c.version, at, by);
+      }
+      const wasLive = status === 'active' || status === 'shadow';
+      if (c.status === 'draft' && wasLive && c.version) {
+        // A draft beside the live version: both kept, the live one still evaluated.
+      } else {
+        if (c.status) status = c.status;
+        if (status === 'active' || status === 'shadow') live = version;
+      }
+      await tx.query(
+        `UPDATE rules SET status = $3, version = $4, live_version = $5, name = coalesce($6, name), updated_at_ms = $7, updated_by = $8,
+                          seq = nextval('transactions_seq_seq'), xid = pg_current_xact_id()
+         WHERE organization_id = $1 AND id = $2`,
+        [scope.organizationId, id, status, version, live, c.name ?? null, at, by],
+      );
+      await audit(tx, scope, at, by, id, c.version ? 'version' : 'changed', { status, version, live_version: live, ...(c.name ? { name: c.name } : {}) });
+      return { xid };
+    });
+  } catch (e) {
+    if (isUniqueViolation(e)) return 'taken';
+    throw e;
+  }
+}
+
+/** Deletes a rule (kept for the record, never evaluated again); undefined when there is none. */
+export async function deleteRule(scope: OrganizationScope, id: string, at: number, by: string): Promise<{ xid: number } | undefined> {
+  return scope.db.transaction(async (tx) => {
+    const xid = await currentXid(tx);
+    const rows = await tx.query(
+      `UPDATE rules SET deleted_at_ms = $3, status = 'disabled', updated_at_ms = $3, updated_by = $4, seq = nextval('transactions_seq_seq'), xid = pg_current_xact_id()
+       WHERE organization_id = $1 AND id = $2 AND deleted_at_ms IS NULL RETURNING 1`,
+      [scope.organizationId, id, at, by],
+    );
+    if (rows.length === 0) return undefined;
+    await audit(tx, scope, at, by, id, 'deleted', null);
+    return { xid };
+  });
+}
+
+/** The organization's rules (or one), by name, with their matches and errors since `since`
+ *  (epoch ms), counted over the transactions a rule matched or failed on. */
+export async function listRules(scope: OrganizationScope, since: number, id?: string): Promise<RuleRow[]> {
+  return scope.db.query<RuleRow>(
+    `WITH hits AS (
+       SELECT h.rule_id, count(*) FILTER (WHERE h.kind = 'm')::int AS matches, count(*) FILTER (WHERE h.kind = 'e')::int AS errors
+       FROM transactions t
+       CROSS JOIN LATERAL (SELECT unnest(t.rule_ids) AS rule_id, 'm' AS kind UNION ALL SELECT unnest(t.rule_errors), 'e') AS h
+       WHERE t.organization_id = $1 AND t.time_ms >= $2 AND (t.rule_ids IS NOT NULL OR t.rule_errors IS NOT NULL)
+       GROUP BY h.rule_id)
+     SELECT ${ROW}, coalesce(h.matches, 0) AS matches, coalesce(h.errors, 0) AS errors
+     FROM rules r JOIN rule_versions v ON v.rule_id = r.id AND v.version = r.version
+     LEFT JOIN hits h ON h.rule_id = r.id
+     WHERE r.organization_id = $1 AND r.deleted_at_ms IS NULL ${id === undefined ? '' : 'AND r.id = $3'}
+     ORDER BY r.name`,
+    id === undefined ? [scope.organizationId, since] : [scope.organizationId, since, id],
+  );
+}
+
+/** A rule's versions, newest first; empty when the organization has no such rule. */
+export function ruleVersions(scope: OrganizationScope, id: string): Promise<VersionRow[]> {
+  return scope.db.query<VersionRow>(
+    `SELECT v.version, v.expression, v.action, v.description, v.list_ids, v.created_at_ms, v.created_by
+     FROM rule_versions v JOIN rules r ON r.id = v.rule_id
+     WHERE v.organization_id = $1 AND r.organization_id = $1 AND v.rule_id = $2 AND r.deleted_at_ms IS NULL ORDER BY v.version DESC`,
+    [scope.organizationId, id],
+  );
+}
+
+/** The rules scoring evaluates (active and shadow), inside the caller's snapshot `tx`. */
+export async function liveRuleStates(tx: Queryable, scope: OrganizationScope): Promise<RuleState[]> {
+  const rows = await tx.query<{ state: string }>(
+    `SELECT ${RULE_STATE_JSON} AS state FROM rules r ${LIVE_VERSION} WHERE r.organization_id = $1 AND r.deleted_at_ms IS NULL AND r.status IN ('active', 'shadow')`,
+    [scope.organizationId],
+  );
+  return rows.map((r) => parseRuleState(r.state));
+}
+
+/** Names of the rules evaluated now (active or shadow) whose live version names the list. */
+export async function rulesUsingList(scope: OrganizationScope, listId: string): Promise<string[]> {
+  const rows = await scope.db.query<{ name: string }>(
+    `SELECT r.name FROM rules r JOIN rule_versions v ON v.rule_id = r.id AND v.version = r.live_version
+     WHERE r.organization_id = $1 AND r.deleted_at_ms IS NULL AND r.status IN ('active', 'shadow') AND $2 = ANY(v.list_ids) ORDER BY r.name`,
+    [scope.organizationId, listId],
+  );
+  return rows.map((r) => r.name);
+}
+
+/** How many rules the organization has (deleted ones left out). */
+export async function countRules(scope: OrganizationScope): Promise<number> {
+  const [row] = await scope.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM rules WHERE organization_id = $1 AND deleted_at_ms IS NULL`, [scope.organizationId]);
+  return row!.n;
+}
