@@ -1,0 +1,74 @@
+// Rules and lists across two server processes on one real PostgreSQL: a value an API key adds to a
+// list on one process blocks the customer's next payment on the other within the live feed's lag,
+// and its removal lets it through again; a rule activated, changed to a new version and disabled on
+// one applies on the other within the lag too. The other process has the organization loaded
+// before each change, so what it learns comes by the feed, not by a fresh load.
+
+import t from 'tap';
+import { backends, freshDatabase } from '../support/server.ts';
+import { serverPair, SignIn, withKey, type ServerProcess } from '../support/processes.ts';
+
+/** Longer than any lag the feed should show here (as in several-processes.test.ts). */
+const LAG_BUDGET_MS = 500;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const pg = backends().find((b) => b.name === 'postgres');
+
+t.test('rules and lists reach every process', { skip: pg ? false : 'needs TEST_DATABASE_URL (a PostgreSQL server)' }, async (t) => {
+  const db = await freshDatabase(pg!.databaseUrl!);
+  const signIn = await SignIn.start();
+  const env = { ...signIn.env, DATABASE_URL: db.url };
+  const servers: ServerProcess[] = [];
+  t.teardown(async () => {
+    await Promise.all(servers.map((s) => s.stop('SIGKILL')));
+    await signIn.close();
+    await db.drop();
+  });
+  const { a, b, org } = await serverPair(env, servers, signIn, 'shared');
+  const asMember = async (s: ServerProcess, method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${s.base}/api/organizations/${org.id}${path}`, { method, headers: org.member, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    return { status: res.status, json: (await res.json()) as any };
+  };
+  let n = 0;
+  const pay = async (s: ServerProcess, customer: string) => {
+    const res = await withKey(s.base, org.secret, '/api/v1/risk/score', { transaction_id: `p-${++n}`, amount: 30, customer_id: customer, merchant_id: 'm-1', location: 'Lisbon', payment_type: 'card' });
+    if (res.status !== 200) throw new Error(res.text);
+    return res.json as { decision: string; rules: { name: string; version: number; applied: boolean }[] };
+  };
+
+  t.equal((await asMember(a, 'POST', '/lists', { name: 'blocked', kind: 'customer_id' })).status, 201);
+  const rule = await asMember(a, 'POST', '/rules', { name: 'Blocked', expression: 'in_list("blocked", customer_id)', action: 'block', status: 'active' });
+  t.equal(rule.status, 201);
+  // B loads the organization (its rules and lists with it) before the changes below.
+  t.equal((await pay(b, 'c-ok')).decision, 'approve');
+
+  t.test("a value added on A blocks on B; removed on A, B lets it through", async (t) => {
+    t.equal((await withKey(a.base, org.secret, '/api/v1/lists/blocked/items', { values: ['c-bad'] })).status, 200);
+    await sleep(LAG_BUDGET_MS);
+    const blocked = await pay(b, 'c-bad');
+    t.equal(blocked.decision, 'block', 'B blocks the customer A listed');
+    t.match(blocked.rules, [{ name: 'Blocked', applied: true }]);
+    const removed = await fetch(`${a.base}/api/v1/lists/blocked/items`, { method: 'DELETE', headers: { 'content-type': 'application/json', authorization: `Bearer ${org.secret}` }, body: JSON.stringify({ values: ['c-bad'] }) });
+    t.equal(removed.status, 200);
+    await sleep(LAG_BUDGET_MS);
+    t.equal((await pay(b, 'c-bad')).decision, 'approve', 'B lets the customer through once A removed it');
+  });
+
+  t.test('a rule changed on B applies on A', async (t) => {
+    const id = rule.json.id;
+    t.equal((await pay(a, 'c-vip')).decision, 'approve');
+    t.equal((await asMember(b, 'PUT', `/rules/${id}`, { expression: 'in_list("blocked", customer_id) || customer_id == "c-vip"' })).status, 200);
+    await sleep(LAG_BUDGET_MS);
+    const v2 = await pay(a, 'c-vip');
+    t.equal(v2.decision, 'block', "A evaluates B's new version");
+    t.match(v2.rules, [{ name: 'Blocked', version: 2 }]);
+    t.equal((await asMember(b, 'PUT', `/rules/${id}`, { status: 'shadow' })).status, 200);
+    await sleep(LAG_BUDGET_MS);
+    const shadow = await pay(a, 'c-vip');
+    t.equal(shadow.decision, 'approve', 'shadowed on B: A records it without applying it');
+    t.match(shadow.rules, [{ name: 'Blocked', applied: false }]);
+    t.equal((await asMember(b, 'PUT', `/rules/${id}`, { status: 'disabled' })).status, 200);
+    await sleep(LAG_BUDGET_MS);
+    t.same((await pay(a, 'c-vip')).rules, [], 'disabled on B: A no longer evaluates it');
+  });
+});
