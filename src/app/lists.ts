@@ -99,11 +99,11 @@ export async function listPage(deps: PolicyDeps, caller: OrganizationCaller, nam
 
 export async function addListItems(deps: PolicyDeps, caller: OrganizationCaller, name: string, body: { values: readonly string[]; reason?: string | undefined; expires_at?: number | undefined }): Promise<{ list: ListView; added: number; replaced: number }> {
   const at = now(deps);
+  const data = organizationData(deps.db, caller.organizationId);
+  const list = await namedList(deps, data, name);
   if (body.expires_at !== undefined && body.expires_at <= at) {
     throw new AppError('invalid', 'validation_failed', 'expires_at is not in the future.', 'Send a time after now, or leave expires_at out to keep the values until they are removed.', { fields: [{ path: 'body.expires_at', message: 'must be in the future' }] });
   }
-  const data = organizationData(deps.db, caller.organizationId);
-  const list = await namedList(deps, data, name);
   const values = cleanValues(body.values, list.kind);
   const result = await data.addListItems(list.id, values, { reason: body.reason ?? null, expiresAt: body.expires_at ?? null, at, by: caller.by, maxItems: deps.config.MAX_LIST_ITEMS_PER_ORG });
   if ('over' in result) {

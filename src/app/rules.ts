@@ -123,6 +123,7 @@ export async function changeRule(deps: PolicyDeps, caller: OrganizationCaller, i
   const data = organizationData(deps.db, caller.organizationId);
   const current = await oneRule(deps, data, id);
   const content = body.expression !== undefined || body.action !== undefined || body.description !== undefined;
+  if (!content && body.status === undefined && body.name === undefined) return current;
   let version;
   if (content) {
     const expression = body.expression ?? current.expression;

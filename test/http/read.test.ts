@@ -171,7 +171,7 @@ for (const backend of backends()) {
       const bulk = body.paths['/api/v1/outcomes'].post.requestBody.content['application/json'].schema;
       t.equal(bulk.properties.outcomes.maxItems, 1000);
       const list = body.paths['/api/organizations/{id}/transactions'].get.parameters as { name: string; schema: { maximum?: number } }[];
-      t.same(list.map((p) => p.name).filter((n) => n !== 'id').sort(), ['customer_id', 'decision', 'from', 'limit', 'merchant_id', 'order', 'outcome', 'risk_band', 'starting_after', 'to']);
+      t.same(list.map((p) => p.name).filter((n) => n !== 'id').sort(), ['customer_id', 'decision', 'from', 'limit', 'merchant_id', 'order', 'outcome', 'risk_band', 'rule_id', 'starting_after', 'to']);
       t.equal(list.find((p) => p.name === 'limit')!.schema.maximum, 100);
     });
 

@@ -85,8 +85,7 @@ const ChangeRule = z
     description: storedText('description', 1000).nullable().optional(),
     status: Status.optional().describe('`draft` with a new expression keeps a live rule running its live version while the new one waits'),
   })
-  .strict()
-  .refine((b) => Object.keys(b).length > 0, 'send at least one of name, expression, action, description and status');
+  .strict();
 const VersionSchema = z.object({
   version: z.number().int(),
   expression: z.string(),
@@ -209,7 +208,7 @@ export function memberRuleRoutes(app: FastifyInstance, service: Service): void {
     schema: {
       tags: ['rules'],
       summary: 'Change a rule: a new version, a status, a name',
-      description: 'A new expression, action or description saves a new version (versions never change); it goes live at once when the rule is active or shadow, unless `status` is `draft`. A status alone (`active`, `shadow`, `disabled`, `draft`) changes how the newest version is used. Every change is audited.',
+      description: 'An empty body changes nothing. A new expression, action or description saves a new version (versions never change); it goes live at once when the rule is active or shadow, unless `status` is `draft`. A status alone (`active`, `shadow`, `disabled`, `draft`) changes how the newest version is used. Every change is audited.',
       params: OrgRuleParams,
       body: ChangeRule,
       response: { 200: RuleSchema, ...memberErrors },
