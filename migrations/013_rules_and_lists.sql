@@ -112,3 +112,7 @@ ALTER TABLE transactions ADD COLUMN inputs bytea NULL;
 -- Transactions a rule matched, newest first: the listing's rule filter and the 7-day counts read
 -- these only (most transactions match no rule, so most are not in it).
 CREATE INDEX transactions_org_rules_idx ON transactions (organization_id, time_ms DESC, seq DESC) WHERE rule_ids IS NOT NULL OR rule_errors IS NOT NULL;
+
+-- Backtests of rules are jobs of the durable queue.
+ALTER TABLE jobs DROP CONSTRAINT jobs_kind_check;
+ALTER TABLE jobs ADD CONSTRAINT jobs_kind_check CHECK (kind IN ('score', 'history_import', 'rings', 'backtest'));

@@ -51,12 +51,15 @@ export async function visibleJob(deps: Pick<JobDeps, 'db'>, id: string, userId: 
   return job;
 }
 
-/** A scoring job the caller may see that has succeeded: a history import has no result to read
+/** A scoring job the caller may see that has succeeded: a history import or a backtest has no result to read
  *  (`not_found`), and any other job is `job_not_finished` until it has succeeded. */
 async function finishedJob(deps: Pick<JobDeps, 'db'>, id: string, userId: string | undefined): Promise<JobRecord> {
   const job = await visibleJob(deps, id, userId);
   if (job.kind === 'history_import') {
     throw new AppError('not_found', 'not_found', `Job ${id} is a history import: it stores rows into the organization's history and has no scored rows to page or download.`, `Read what it imported in the summary of GET /api/jobs/${id}, and the rows with GET /api/organizations/${job.organization_id ?? '{id}'}/transactions.`, { kind: job.kind });
+  }
+  if (job.kind === 'backtest') {
+    throw new AppError('not_found', 'not_found', `Job ${id} is a backtest: its report is the summary, with no scored rows to page or download.`, `Read the report in the summary of GET /api/jobs/${id}.`, { kind: job.kind });
   }
   if (job.status !== 'succeeded') {
     throw new AppError('not_ready', 'job_not_finished', `Job ${id} is ${job.status}${job.status === 'running' ? ` (${job.stage}, ${Math.round(job.progress * 100)} %)` : ''}${job.error ? `: ${job.error}` : ''}.`, job.status === 'failed' ? 'Fix what the error says and queue a new job.' : 'Poll GET /api/jobs/{id} until status is succeeded.', { status: job.status });

@@ -19,6 +19,7 @@ import { WorkerPool } from '../jobs/worker-pool.ts';
 import { scoreDatasetHandler } from '../jobs/score-dataset-job.ts';
 import { historyImportHandler } from '../jobs/history-import-job.ts';
 import { ringsHandler } from '../jobs/rings-job.ts';
+import { backtestHandler } from '../jobs/backtest-job.ts';
 import { Sandbox } from './sandbox.ts';
 import type { DecisionLog } from '../live/decision-log.ts';
 import type { Tenants } from '../live/tenants.ts';
@@ -136,13 +137,15 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       customScorers.set(id, entry);
       return entry;
     };
+    const featureNames = async (modelId: string) => (await scorerForModel(modelId))?.scorer.bundle.channels.map((c) => c.features);
     // Jobs run in this process by kind; the runner knows none of them.
     const jobRunner = () => {
       const pool = new WorkerPool(config.MODEL_DIR, config.MAX_RUNNING_JOBS);
       return new JobRunner({ db, dataDir: config.DATA_DIR, pool, maxRunning: config.MAX_RUNNING_JOBS, staleMs: config.JOB_STALE_SECONDS * 1000, log })
         .register('score', scoreDatasetHandler({ db, datasets, pool, dataDir: config.DATA_DIR }))
         .register('history_import', historyImportHandler({ db, datasets, labelDelay, example: () => sandbox.history.transactions, beforeImport: () => decisionLog.flush(), imported: (id) => live.imported(id) }))
-        .register('rings', ringsHandler(db, pool, labelDelay));
+        .register('rings', ringsHandler(db, pool, labelDelay))
+        .register('backtest', backtestHandler({ db, labelDelay, clock, featureNames }));
     };
     const jobs = isProblem(loaded.model) ? undefined : jobRunner();
     await jobs?.start();
@@ -161,7 +164,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       metrics: loaded.metrics,
       scorer,
       scorerForModel,
-      featureNames: async (modelId: string) => (await scorerForModel(modelId))?.scorer.bundle.channels.map((c) => c.features),
+      featureNames,
       sandbox,
       tenants,
       decisionLog,

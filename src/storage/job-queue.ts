@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import type { Db, Queryable } from './db.ts';
 
 export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed';
-export type JobKind = 'score' | 'history_import' | 'rings';
+export type JobKind = 'score' | 'history_import' | 'rings' | 'backtest';
 export type ScoreMode = 'balanced' | 'high_precision' | 'high_recall';
 
 export interface JobRecord {

@@ -28,7 +28,7 @@ import { loadHistory, type HistoryLoader, type PolicyLoader } from './history-lo
 import { applyOutcomes, outcomeChanges, type OutcomeInput, type OutcomeResult } from './outcome-changes.ts';
 import { storedRings, storeRings, windowRows, type WindowRows } from './rings-store.ts';
 import { insertTransactions } from './transaction-insert.ts';
-import { getTransaction, importedBy, loggedDecision, listTransactions, responseBody, type ListFilters } from './transaction-reads.ts';
+import { countLogged, getTransaction, importedBy, loggedDecision, loggedPage, listTransactions, responseBody, type ListFilters } from './transaction-reads.ts';
 import * as lists from './lists-store.ts';
 import * as rules from './rules-store.ts';
 import type { RuleStatus } from './rule-state.ts';
@@ -79,6 +79,16 @@ export class OrganizationData {
   /** A scored transaction as rules read it back; undefined for an unknown or imported id. */
   loggedDecision(transactionId: string): Promise<LoggedDecision | undefined> {
     return loggedDecision(this.scope, transactionId);
+  }
+
+  /** A page of scored transactions in [from, to), in time order after `after` (a backtest's). */
+  loggedPage(o: { from: number; to: number; after: [number, number] | undefined; withFeatures: boolean }): Promise<LoggedDecision[]> {
+    return loggedPage(this.scope, o);
+  }
+
+  /** How many scored transactions are in [from, to). */
+  countLogged(from: number, to: number): Promise<number> {
+    return countLogged(this.scope, from, to);
   }
 
   /** The exact response body answered for a scored transaction (transaction-reads.ts). */

@@ -105,3 +105,55 @@ export async function loggedDecision(scope: OrganizationScope, transactionId: st
   );
   return row && { ...row, response: row.response ? inflate(row.response) : null };
 }
+
+/** Logged decisions per page of a backtest (one JSON value of ≈ 1 MB). */
+export const LOGGED_PAGE_ROWS = 5_000;
+
+/**
+ * A page of the organization's scored transactions in [from, to) in time order (time, then the
+ * order recorded) after `after`, read through the organization's time index as one JSON array per
+ * page (PGlite decodes one value far faster than thousands of rows); the features only when asked.
+ */
+export async function loggedPage(scope: OrganizationScope, o: { from: number; to: number; after: [number, number] | undefined; withFeatures: boolean }): Promise<LoggedDecision[]> {
+  const params: unknown[] = [scope.organizationId, o.from, o.to, LOGGED_PAGE_ROWS];
+  if (o.after) params.push(o.after[0], o.after[1]);
+  const [row] = await scope.db.query<{ page: string | null }>(
+    `SELECT json_agg(json_build_array(seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, mode, risk_score, risk_band, decision,
+                                      model_decision, rule_action, model_id, encode(inputs, 'base64'), ${o.withFeatures ? "encode(features, 'base64')" : 'NULL'},
+                                      CASE WHEN inputs IS NULL THEN encode(response, 'base64') END, label, label_known_ms) ORDER BY time_ms, seq)::text AS page
+     FROM (SELECT * FROM transactions WHERE organization_id = $1 AND source = 'scored' AND time_ms >= $2 AND time_ms < $3 ${o.after ? 'AND (time_ms, seq) > ($5, $6)' : ''}
+           ORDER BY time_ms, seq LIMIT $4) AS page_rows`,
+    params,
+  );
+  if (!row?.page) return [];
+  type Tuple = [number, string, number, number, string, string, string, string, string, number, string, string, string | null, string | null, string | null, string | null, string | null, string | null, 0 | 1 | null, number | null];
+  const bytes = (b64: string | null) => (b64 === null ? null : Buffer.from(b64, 'base64'));
+  return (JSON.parse(row.page) as Tuple[]).map((t) => ({
+    seq: t[0],
+    transaction_id: t[1],
+    time_ms: t[2],
+    amount: t[3],
+    customer_id: t[4],
+    merchant_id: t[5],
+    location: t[6],
+    payment_type: t[7],
+    mode: t[8],
+    risk_score: t[9],
+    risk_band: t[10],
+    decision: t[11],
+    model_decision: t[12],
+    rule_action: t[13],
+    model_id: t[14],
+    inputs: bytes(t[15]),
+    features: bytes(t[16]),
+    response: t[17] === null ? null : inflate(bytes(t[17])!),
+    label: t[18],
+    label_known_ms: t[19],
+  }));
+}
+
+/** How many scored transactions the organization has in [from, to) (a backtest's progress). */
+export async function countLogged(scope: OrganizationScope, from: number, to: number): Promise<number> {
+  const [row] = await scope.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM transactions WHERE organization_id = $1 AND source = 'scored' AND time_ms >= $2 AND time_ms < $3`, [scope.organizationId, from, to]);
+  return row!.n;
+}

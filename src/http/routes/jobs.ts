@@ -23,7 +23,7 @@ import { newOwnership } from '../ownership.ts';
 const JobParams = z.object({ id: z.string().min(1).max(100) });
 export const Job = z.object({
   id: z.string(),
-  kind: z.enum(['score', 'history_import', 'rings']).describe('`score`: a dataset scored (POST /api/datasets/score); `history_import`: rows stored into an organization\'s history; `rings`: the service\'s own analysis of a weekly window, which belongs to no user and is never listed'),
+  kind: z.enum(['score', 'history_import', 'rings', 'backtest']).describe('`score`: a dataset scored (POST /api/datasets/score); `history_import`: rows stored into an organization\'s history; `rings`: the service\'s own analysis of a weekly window, which belongs to no user and is never listed; `backtest`: a rule evaluated on the organization\'s logged decisions (its report is the `summary`)'),
   status: z.enum(['queued', 'running', 'succeeded', 'failed']),
   stage: z.string(),
   progress: z.number(),

@@ -14,7 +14,11 @@ import { addListItems, allLists, createList, deleteList, listPage, MAX_VALUES_PE
 import { allRules, changeRule, checkRule, createRule, deleteRule, rule, ruleVersions } from '../../app/rules.ts';
 import { LIST_KINDS, LIST_NAME, MAX_VALUE_CHARS } from '../../domain/rules/lists.ts';
 import { MAX_EXPRESSION_CHARS, RULE_ACTIONS } from '../../domain/rules/expression.ts';
-import { memberCaller } from '../ownership.ts';
+import { memberCaller, memberOrganization } from '../ownership.ts';
+import { requireUser } from '../caller.ts';
+import { requireModel } from '../guards.ts';
+import { queueBacktest } from '../../app/backtests.ts';
+import { describeJob, Job } from './jobs.ts';
 import { ErrorResponse, NO_NUL, storedText } from '../schemas.ts';
 
 const Iso = (what: string) => z.iso.datetime({ offset: true, error: `${what} must be an ISO 8601 date and time, e.g. 2026-11-23T10:15:00Z` });
@@ -103,6 +107,16 @@ const CheckResult = z.object({
   lists: z.array(z.string()),
   evaluation: z.object({ transaction_id: z.string(), matched: z.boolean(), error: z.string().nullable(), values: z.record(z.string(), z.unknown()).describe('The fields the expression reads, as the decision saw them') }).optional(),
 });
+
+const Period = {
+  from: Iso('from').optional().describe('Logged transactions at or after this time (default: the first)'),
+  to: Iso('to').optional().describe('Before this time (default: now)'),
+};
+// Exactly one of the two, as two shapes, so the reference says what is enforced.
+const BacktestBody = z.union([
+  z.object({ rule_id: z.string().min(1).max(100), version: z.number().int().min(1).optional().describe('Default: the newest'), ...Period }).strict(),
+  z.object({ expression: Expression, action: z.enum(RULE_ACTIONS), ...Period }).strict(),
+]);
 
 const OrgParams = z.object({ id: z.string().min(1).max(100) });
 const OrgListParams = z.object({ id: z.string().min(1).max(100), name: z.string().min(1).max(100) });
@@ -199,6 +213,24 @@ export function memberRuleRoutes(app: FastifyInstance, service: Service): void {
       response: { 200: CheckResult, ...memberErrors },
     },
   }, async (request) => checkRule(service, await memberCaller(service, request, request.params.id), request.body));
+
+  r.post('/api/organizations/:id/rules/backtests', {
+    schema: {
+      tags: ['rules'],
+      summary: "Backtest a rule on the organization's logged decisions (a job); returns the job",
+      description: `\`{ rule_id, version? }\` (a saved rule, by default its newest version) or \`{ expression, action }\` (not saved), over \`from\`–\`to\` (default: everything scored). Each logged transaction is evaluated on what its decision saw, with the lists as they were at its time. 202 with the job (GET /api/jobs/{id}, \`kind\` \`backtest\`); once it has succeeded its \`summary\` is the report: \`scanned, errors, matched, outcomes { fraud, legit, unknown }\` (of the matched, as known now), \`precision, recall\` (of all fraud reported in the period), \`fraud_amount, legit_amount, changes { "<from>-><to>": n }, per_day, examples { fraud, legit, unknown }\` (with the values read), \`warnings\`, and \`compare\`: the same figures for the live version when another one is tested. Counts against the organization's ${service.config.MAX_JOBS_PER_ORG_PER_DAY} jobs per UTC day.`,
+      params: OrgParams,
+      body: BacktestBody,
+      response: { 202: Job, ...memberErrors, 429: ErrorResponse },
+    },
+  }, async (request, reply) => {
+    const { user } = requireUser(request, service);
+    const org = await memberOrganization(service, request.params.id, user.id);
+    requireModel(service);
+    const b = request.body;
+    const job = await queueBacktest(service, org, user.id, { ...b, from: epoch(b.from), to: epoch(b.to) });
+    return reply.code(202).send(describeJob(job));
+  });
 
   r.get('/api/organizations/:id/rules/:rule_id', {
     schema: { tags: ['rules'], summary: 'One rule', params: OrgRuleParams, response: { 200: RuleSchema, ...memberErrors } },

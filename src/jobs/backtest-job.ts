@@ -1,0 +1,137 @@
+// The handler of `backtest` jobs: a rule version (and, to compare, the version that is live)
+// evaluated on every transaction the organization scored in the period, each on the values its
+// decision saw (storage/decision-inputs.ts) and with the lists as they were at its time, tallied
+// into the report (domain/rules/backtest.ts). Transactions are read a page at a time in time order,
+// so memory stays flat however many there are; progress is the share read.
+
+import { compileRule, evaluateRule, type CompiledRule, type RuleAction } from '../domain/rules/expression.ts';
+import { ruleInput, valuesRead, type Decision } from '../domain/rules/decide.ts';
+import { backtestWarnings, Tally, type Figures } from '../domain/rules/backtest.ts';
+import { ItemHistory } from '../domain/rules/lists.ts';
+import type { Db } from '../storage/db.ts';
+import { decisionValues, loggedFeatures } from '../storage/decision-inputs.ts';
+import { organizationData } from '../storage/organization-data.ts';
+import { JobRefused, JobStopped, type JobHandler } from './runner.ts';
+
+const DAY = 86_400_000;
+
+/** A rule version to evaluate, as the job was queued with it (checked then). */
+export interface BacktestVersion {
+  rule_id: string | null;
+  version: number | null;
+  expression: string;
+  action: RuleAction;
+  /** List name → id. */
+  lists: Record<string, string>;
+  /** The fields the expression reads (an example shows their values). */
+  fields: string[];
+}
+
+export interface BacktestParams {
+  organization_id: string;
+  target: BacktestVersion;
+  /** The rule's live version, when it is not the target. */
+  compare: BacktestVersion | null;
+  /** Epoch ms: [from, to). */
+  from: number;
+  to: number;
+}
+
+export interface BacktestDeps {
+  db: Db;
+  /** Each channel's feature names of a model (rules that read `features`). */
+  featureNames(modelId: string): Promise<readonly (readonly string[])[] | undefined>;
+  /** Outcomes of the newest transactions are still arriving over this many ms. */
+  labelDelay: number;
+  clock?: () => number;
+}
+
+function compile(v: BacktestVersion): CompiledRule {
+  return compileRule({ id: v.rule_id ?? 'draft', name: 'backtest', version: v.version ?? 0, action: v.action, status: 'active', expression: v.expression, lists: new Map(Object.entries(v.lists)) });
+}
+
+export function backtestHandler(deps: BacktestDeps): JobHandler {
+  return {
+    stage: 'evaluating',
+    failure: (message) => `the backtest failed on our side: ${message.slice(0, 300)}`,
+    async run(job, { progress, stopped }) {
+      const p = job.params as BacktestParams | null;
+      if (!p?.organization_id || !p.target?.expression) throw new JobRefused('the job does not say which rule to test; queue the backtest again');
+      const data = organizationData(deps.db, p.organization_id);
+      const versions = [p.target, ...(p.compare ? [p.compare] : [])];
+      const rules = versions.map(compile);
+      const tallies = versions.map((v) => new Tally(v.action));
+      const history = new ItemHistory();
+      const listIds = [...new Set(versions.flatMap((v) => Object.values(v.lists)))];
+      if (listIds.length) await data.listStays(listIds, (stays) => stays.forEach((s) => history.add(s)));
+      const withFeatures = rules.some((r) => r.readsFeatures);
+      const names = new Map<string, readonly (readonly string[])[]>();
+      const total = await data.countLogged(p.from, p.to);
+      const now = (deps.clock ?? Date.now)();
+      const recentFrom = now - deps.labelDelay;
+      let scanned = 0;
+      let unreadable = 0;
+      let allFraud = 0;
+      // Per version: matches of the last label delay (outcomes still arriving), and matches that were blocked.
+      const seen = versions.map(() => ({ recentMatched: 0, recentUnknown: 0, blocked: 0 }));
+      let after: [number, number] | undefined;
+      for (;;) {
+        // Handed back to the queue: whoever claims it next starts it again.
+        if (stopped()) throw new JobStopped();
+        const page = await data.loggedPage({ from: p.from, to: p.to, after, withFeatures });
+        if (page.length === 0) break;
+        for (const row of page) {
+          scanned += 1;
+          if (row.label === 1) allFraud += 1;
+          const values = decisionValues(row);
+          if (!values) {
+            unreadable += 1;
+            continue;
+          }
+          let featureNames: readonly (readonly string[])[] = [];
+          if (withFeatures && row.model_id) {
+            if (!names.has(row.model_id)) names.set(row.model_id, (await deps.featureNames(row.model_id)) ?? []);
+            featureNames = names.get(row.model_id)!;
+          }
+          const input = ruleInput(values, () => loggedFeatures(row.features, featureNames));
+          const lookup = (listId: string, value: string) => history.has(listId, value, row.time_ms);
+          const logged = { transaction_id: row.transaction_id, time: row.time_ms, amount: row.amount, decision: row.decision as Decision, model_decision: (row.model_decision ?? row.decision) as Decision, rule_action: row.rule_action as RuleAction | null, label: row.label };
+          rules.forEach((rule, k) => {
+            const r = evaluateRule(rule, input, lookup);
+            if (r.error !== undefined) tallies[k]!.error();
+            else if (r.matched) {
+              tallies[k]!.match(logged, () => valuesRead(input, versions[k]!.fields));
+              if (row.decision === 'block') seen[k]!.blocked += 1;
+              if (row.time_ms >= recentFrom) {
+                seen[k]!.recentMatched += 1;
+                if (row.label === null) seen[k]!.recentUnknown += 1;
+              }
+            }
+          });
+        }
+        const last = page[page.length - 1]!;
+        after = [last.time_ms, last.seq];
+        progress.fraction = total ? Math.min(1, scanned / total) : 1;
+        await progress.write();
+      }
+      const report = (k: number): Figures & { warnings: string[] } => {
+        const f = tallies[k]!.figures(allFraud);
+        const warnings = backtestWarnings({ action: versions[k]!.action, figures: f, matchedBlockedLogged: seen[k]!.blocked, recentMatched: seen[k]!.recentMatched, recentUnknown: seen[k]!.recentUnknown, labelDelayDays: Math.round(deps.labelDelay / DAY) });
+        return { ...f, warnings };
+      };
+      const describe = (v: BacktestVersion) => ({ rule_id: v.rule_id, version: v.version, expression: v.expression, action: v.action });
+      const target = report(0);
+      if (unreadable) target.warnings.push(`${unreadable} transaction(s) had no record of what their decision saw and were skipped.`);
+      return {
+        rule: describe(p.target),
+        from: new Date(p.from).toISOString(),
+        to: new Date(Math.min(p.to, now)).toISOString(),
+        scanned,
+        reported_fraud: allFraud,
+        ...target,
+        examples: tallies[0]!.examples,
+        compare: p.compare ? { rule: describe(p.compare), ...report(1) } : null,
+      };
+    },
+  };
+}
