@@ -106,6 +106,7 @@ export async function addListItems(deps: PolicyDeps, caller: OrganizationCaller,
   }
   const values = cleanValues(body.values, list.kind);
   const result = await data.addListItems(list.id, values, { reason: body.reason ?? null, expiresAt: body.expires_at ?? null, at, by: caller.by, maxItems: deps.config.MAX_LIST_ITEMS_PER_ORG });
+  if ('missing' in result) throw noList(name);
   if ('over' in result) {
     throw new AppError('over_limit', 'limit_reached', `The organization's lists would hold ${result.over.toLocaleString('en')} items; at most ${deps.config.MAX_LIST_ITEMS_PER_ORG.toLocaleString('en')} are allowed (MAX_LIST_ITEMS_PER_ORG).`, 'Remove values that are no longer needed, or ask the operator to raise MAX_LIST_ITEMS_PER_ORG.');
   }
@@ -129,6 +130,7 @@ export async function deleteList(deps: PolicyDeps, caller: OrganizationCaller, n
   if (users.length) {
     throw new AppError('conflict', 'list_in_use', `The list ${name} is used by ${users.length === 1 ? 'the rule' : 'the rules'} ${users.join(', ')}.`, 'Disable those rules, or save versions of them that do not use the list, then delete it.', { rules: users });
   }
-  const { xid } = await data.deleteList(list.id, now(deps), caller.by);
-  await deps.tail.reach(xid);
+  const deleted = await data.deleteList(list.id, now(deps), caller.by);
+  if (!deleted) throw noList(name);
+  await deps.tail.reach(deleted.xid);
 }

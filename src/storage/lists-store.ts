@@ -38,6 +38,13 @@ const ITEM_PAGE_ROWS = 20_000;
 const LIST_COLUMNS = `l.id, l.name, l.kind, l.description, l.created_at_ms, l.created_by`;
 const itemCount = (now: string) => `(SELECT count(*)::int FROM list_items i WHERE i.list_id = l.id AND i.removed_at_ms IS NULL AND (i.expires_at_ms IS NULL OR i.expires_at_ms > ${now})) AS items`;
 
+/** Whether the list is the organization's and not deleted (locked until the transaction ends, so
+ *  a delete and an add do not cross). */
+async function ownList(tx: Queryable, scope: OrganizationScope, listId: string): Promise<boolean> {
+  const rows = await tx.query(`SELECT 1 FROM lists WHERE organization_id = $1 AND id = $2 AND deleted_at_ms IS NULL FOR UPDATE`, [scope.organizationId, listId]);
+  return rows.length > 0;
+}
+
 /** The transaction's id, for LiveTail.reach. */
 async function currentXid(tx: Queryable): Promise<number> {
   const [row] = await tx.query<{ xid: string }>(`SELECT pg_current_xact_id()::text AS xid, ${notifyFeed(1)}`, [FEED_SENDER]);
@@ -111,11 +118,13 @@ export interface AddResult {
 }
 
 /** Adds values (distinct, trimmed) to a list, unless the organization would then hold more than
- *  `maxItems` items: then `over` with the count it would reach, and nothing changes. */
-export async function addItems(scope: OrganizationScope, listId: string, values: readonly string[], o: { reason: string | null; expiresAt: number | null; at: number; by: string; maxItems: number }): Promise<AddResult | { over: number }> {
+ *  `maxItems` items: then `over` with the count it would reach, and nothing changes; `missing`
+ *  when the organization has no such list (deleted, or another's). */
+export async function addItems(scope: OrganizationScope, listId: string, values: readonly string[], o: { reason: string | null; expiresAt: number | null; at: number; by: string; maxItems: number }): Promise<AddResult | { over: number } | { missing: true }> {
   return scope.db.transaction(async (tx) => {
     // One writer of an organization's items at a time, so the limit holds between them.
     await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 13))', [scope.organizationId]);
+    if (!(await ownList(tx, scope, listId))) return { missing: true as const };
     const xid = await currentXid(tx);
     const ended = await tx.query<{ value: string }>(
       `UPDATE list_items SET removed_at_ms = $3, removed_by = $4, seq = nextval('transactions_seq_seq'), xid = pg_current_xact_id()
@@ -156,9 +165,11 @@ export async function removeItems(scope: OrganizationScope, listId: string, valu
   });
 }
 
-/** Deletes a list: its current items' stays end, and its name is free again. */
-export async function deleteList(scope: OrganizationScope, listId: string, at: number, by: string): Promise<{ xid: number }> {
+/** Deletes a list: its current items' stays end, and its name is free again; undefined when the
+ *  organization has no such list. */
+export async function deleteList(scope: OrganizationScope, listId: string, at: number, by: string): Promise<{ xid: number } | undefined> {
   return scope.db.transaction(async (tx) => {
+    if (!(await ownList(tx, scope, listId))) return undefined;
     const xid = await currentXid(tx);
     await tx.query(
       `UPDATE list_items SET removed_at_ms = $3, removed_by = $4, seq = nextval('transactions_seq_seq'), xid = pg_current_xact_id()

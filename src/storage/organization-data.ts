@@ -171,7 +171,7 @@ export class OrganizationData {
     return lists.listItems(this.scope, listId, o);
   }
 
-  addListItems(listId: string, values: readonly string[], o: { reason: string | null; expiresAt: number | null; at: number; by: string; maxItems: number }): Promise<lists.AddResult | { over: number }> {
+  addListItems(listId: string, values: readonly string[], o: { reason: string | null; expiresAt: number | null; at: number; by: string; maxItems: number }): Promise<lists.AddResult | { over: number } | { missing: true }> {
     return lists.addItems(this.scope, listId, values, o);
   }
 
@@ -179,7 +179,7 @@ export class OrganizationData {
     return lists.removeItems(this.scope, listId, values, at, by);
   }
 
-  deleteList(listId: string, at: number, by: string): Promise<{ xid: number }> {
+  deleteList(listId: string, at: number, by: string): Promise<{ xid: number } | undefined> {
     return lists.deleteList(this.scope, listId, at, by);
   }
 

@@ -1,0 +1,86 @@
+// Rules and lists in the organization-scoped data layer, on both back ends: two organizations with
+// lists and rules of the same names, and every method of one organization's OrganizationData
+// reads and changes its own only, whatever id it is handed (another organization's list or rule id
+// is simply not there); a list's stays read as they were at any time; what a process loads of an
+// organization's rules and lists comes from that organization alone.
+
+import t from 'tap';
+import type { Db } from '../../src/storage/db.ts';
+import type { PolicyLoader } from '../../src/storage/history-load.ts';
+import type { ItemStay } from '../../src/domain/rules/lists.ts';
+import type { RuleState } from '../../src/storage/rule-state.ts';
+import { organizationData, type OrganizationData } from '../../src/storage/organization-data.ts';
+import { eachBackend } from '../support/backends.ts';
+
+async function twoOrganizations(db: Db): Promise<void> {
+  await db.query(`INSERT INTO users (id, email) VALUES ('u1', 'u1@example.com')`);
+  await db.query(`INSERT INTO organizations (id, name, stage, created_by) VALUES ('org_a', 'A', 'test', 'u1'), ('org_b', 'B', 'test', 'u1')`);
+}
+
+const version = (expression: string, listIds: string[] = []) => ({ expression, action: 'block' as const, description: null, listIds });
+const MAX = { maxItems: 1_000_000 };
+
+/** What a process loads of an organization's rules and lists. */
+async function policyOf(data: OrganizationData): Promise<{ rules: RuleState[]; stays: ItemStay[] }> {
+  const got = { rules: [] as RuleState[], stays: [] as ItemStay[] };
+  const policy: PolicyLoader = { rules: (r) => got.rules.push(...r), stays: (s) => got.stays.push(...s) };
+  const nothing = { start() {}, uses() {}, transactions() {}, labels() {}, finish() {} };
+  await data.loadHistory(0, nothing, policy);
+  return got;
+}
+
+eachBackend("one organization's rules and lists are its own, in every method", async (t, fx) => {
+  const db = await fx.open();
+  await twoOrganizations(db);
+  const a = organizationData(db, 'org_a');
+  const b = organizationData(db, 'org_b');
+  const at = 1_800_000_000_000;
+
+  const listA = await a.createList({ id: 'list_a', name: 'blocked', kind: 'customer_id', description: null, at, by: 'u1' });
+  const listB = await b.createList({ id: 'list_b', name: 'blocked', kind: 'customer_id', description: null, at, by: 'u1' });
+  t.ok(listA && listB, 'the same name in two organizations');
+  t.equal(await a.createList({ id: 'list_a2', name: 'blocked', kind: 'text', description: null, at, by: 'u1' }), undefined, 'a name once per organization');
+  t.match(await a.addListItems('list_a', ['c-1', 'c-2'], { reason: 'chargeback', expiresAt: null, at, by: 'u1', ...MAX }), { added: 2 });
+  t.match(await b.addListItems('list_b', ['c-9'], { reason: null, expiresAt: null, at, by: 'u1', ...MAX }), { added: 1 });
+
+  t.same((await a.lists(at)).map((l) => [l.id, l.items]), [['list_a', 2]], "A's lists with A's counts");
+  t.equal((await b.listNamed('blocked', at))!.id, 'list_b', "B's list of that name is B's");
+  t.same([...(await b.listNames(['list_a', 'list_b']))], [['list_b', 'blocked']], "B cannot name A's list");
+  t.same((await b.listItems('list_a', { now: at, limit: 10 })).items, [], "B cannot page A's list");
+  t.same(await b.addListItems('list_a', ['x'], { reason: null, expiresAt: null, at, by: 'u1', ...MAX }), { missing: true }, "B cannot add to A's list");
+  t.match(await b.removeListItems('list_a', ['c-1'], at + 1, 'u1'), { removed: 0 }, "B cannot remove from A's list");
+  t.equal(await b.deleteList('list_a', at + 1, 'u1'), undefined, "B cannot delete A's list");
+  const staysB: ItemStay[] = [];
+  await b.listStays(['list_a', 'list_b'], (s) => staysB.push(...s));
+  t.same(staysB.map((s) => s.value), ['c-9'], "B's stays only");
+  t.same((await a.listItems('list_a', { now: at, limit: 10 })).items.map((i) => i.value), ['c-1', 'c-2'], "A's list is whole");
+
+  // A list read as it was: c-1 removed later, c-2 replaced by a new stay.
+  await a.removeListItems('list_a', ['c-1'], at + 10, 'u1');
+  await a.addListItems('list_a', ['c-2'], { reason: 'again', expiresAt: null, at: at + 20, by: 'key:k1', ...MAX });
+  t.same((await a.listItems('list_a', { now: at + 30, limit: 10 })).items.map((i) => [i.value, i.reason]), [['c-2', 'again']], 'now');
+  t.same((await a.listItems('list_a', { now: at + 30, asOf: at + 5, limit: 10 })).items.map((i) => [i.value, i.reason, i.removed_at_ms]), [['c-1', 'chargeback', at + 10], ['c-2', 'chargeback', at + 20]], 'as it was');
+  t.same((await a.listItems('list_a', { now: at + 30, asOf: at - 1, limit: 10 })).items, [], 'before anything was added');
+
+  // Rules of the same name in both; every rule method of B misses A's rule.
+  t.same(await a.createRule({ id: 'rule_a', name: 'Block', status: 'active', version: version('in_list("blocked", customer_id)', ['list_a']), at, by: 'u1' }).then((r) => typeof r), 'object');
+  t.equal(typeof (await b.createRule({ id: 'rule_b', name: 'Block', status: 'draft', version: version('amount > 1.0'), at, by: 'u1' })), 'object');
+  t.equal(await a.createRule({ id: 'rule_a2', name: 'Block', status: 'draft', version: version('amount > 2.0'), at, by: 'u1' }), 'taken', 'a name once per organization');
+  t.same((await a.rules(0)).map((r) => r.id), ['rule_a']);
+  t.same(await b.rules(0, 'rule_a'), [], "B cannot read A's rule");
+  t.same(await b.ruleVersions('rule_a'), [], "nor its versions");
+  t.equal(await b.changeRule('rule_a', { status: 'disabled' }, at, 'u1'), undefined, "nor change it");
+  t.equal(await b.deleteRule('rule_a', at, 'u1'), undefined, 'nor delete it');
+  t.same(await b.rulesUsingList('list_a'), [], "nor see what uses A's list");
+  t.same(await a.rulesUsingList('list_a'), ['Block'], 'A sees its rule using its list');
+  t.same([await a.countRules(), await b.countRules()], [1, 1]);
+  t.equal((await a.rules(0, 'rule_a'))[0]!.status, 'active', "A's rule untouched by B");
+
+  // What a process loads: each organization's own.
+  const loadedA = await policyOf(a);
+  t.same(loadedA.rules.map((r) => [r.id, r.status, r.lists]), [['rule_a', 'active', { blocked: 'list_a' }]], "A's evaluated rules, with the lists they name");
+  t.same(loadedA.stays.map((s) => s.value), ['c-2'], "A's current values");
+  const loadedB = await policyOf(b);
+  t.same(loadedB.rules, [], "B's only rule is a draft: nothing evaluated");
+  t.same(loadedB.stays.map((s) => s.value), ['c-9']);
+});
