@@ -9,6 +9,7 @@
 
 import { CHANNELS } from '../domain/channels.ts';
 import type { DecisionValues } from '../domain/rules/decide.ts';
+import type { TransactionEntities } from '../domain/transaction.ts';
 
 const VERSION = 1;
 const SIZE = 2 + 8 * (CHANNELS.length + 3);
@@ -46,15 +47,11 @@ export function unpackInputs(b: Uint8Array): PackedInputs | undefined {
 
 /** A logged (scored) transaction as rules read it back: its columns, its packed inputs and its
  *  features; the response only where the inputs are missing (scored before they were kept). */
-export interface LoggedDecision {
+export interface LoggedDecision extends TransactionEntities {
   seq: number;
   transaction_id: string;
   time_ms: number;
   amount: number;
-  customer_id: string;
-  merchant_id: string;
-  location: string;
-  payment_type: string;
   mode: string;
   risk_score: number;
   risk_band: string;

@@ -7,6 +7,7 @@
 // evaluated and recorded, never applied.
 
 import type { EntityHistoryValue, RuleAction, RuleInput } from './expression.ts';
+import type { TransactionEntities } from '../transaction.ts';
 
 export type Decision = 'approve' | 'review' | 'block';
 
@@ -30,13 +31,9 @@ export function decide(modelDecision: Decision, action: RuleAction | undefined):
 
 /** What a decision saw, in plain values (scoring has them in its answer; a backtest reads them
  *  from the logged transaction). */
-export interface DecisionValues {
+export interface DecisionValues extends TransactionEntities {
   time: number;
   amount: number;
-  customer_id: string;
-  merchant_id: string;
-  location: string;
-  payment_type: string;
   mode: string;
   risk_score: number;
   risk_band: string;

@@ -197,8 +197,7 @@ export function checkExpression(text: string, knownLists: ReadonlySet<string>): 
   return { problems: [], checked: { lists, fields } };
 }
 
-/** A rule version ready to evaluate: compiled once, when it is loaded. */
-export interface CompiledRule {
+export interface RuleDefinition {
   id: string;
   name: string;
   version: number;
@@ -207,20 +206,13 @@ export interface CompiledRule {
   expression: string;
   /** List names → ids, as the version was saved. */
   lists: ReadonlyMap<string, string>;
+}
+
+/** A rule version ready to evaluate: compiled once, when it is loaded. */
+export interface CompiledRule extends RuleDefinition {
   /** Whether it reads `features` (built only when a rule does). */
   readsFeatures: boolean;
   run: (input: RuleInput) => unknown;
-}
-
-export interface RuleDefinition {
-  id: string;
-  name: string;
-  version: number;
-  action: RuleAction;
-  status: 'active' | 'shadow';
-  expression: string;
-  /** The ids of the lists the expression names, by name. */
-  lists: ReadonlyMap<string, string>;
 }
 
 /** Compiles a saved rule version (checked when it was saved). */
