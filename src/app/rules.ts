@@ -159,6 +159,20 @@ export async function ruleVersions(deps: PolicyDeps, caller: OrganizationCaller,
   return rows.map((r) => ({ version: r.version, expression: r.expression, action: r.action, description: r.description, lists: r.list_ids.map((l) => names.get(l) ?? l), created_at: iso(r.created_at_ms), created_by: r.created_by }));
 }
 
+export interface ChangeView {
+  at: string;
+  by: string;
+  action: string;
+  detail: Record<string, unknown> | null;
+}
+
+/** Every change of a rule, oldest first: created, a new version, a status or name, deleted. */
+export async function ruleHistory(deps: PolicyDeps, caller: OrganizationCaller, id: string): Promise<ChangeView[]> {
+  const data = organizationData(deps.db, caller.organizationId);
+  await oneRule(deps, data, id);
+  return (await data.audit('rule', id)).map((a) => ({ at: iso(a.at_ms), by: a.by, action: a.action, detail: a.detail }));
+}
+
 /** What a check answers: whether the expression can be saved (else each problem), the lists it
  *  uses, and, given a transaction, whether it matches what that decision saw, with the values read. */
 export interface CheckResult {

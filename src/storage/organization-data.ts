@@ -218,4 +218,9 @@ export class OrganizationData {
   countRules(): Promise<number> {
     return rules.countRules(this.scope);
   }
+
+  /** Every recorded change of a rule or a list, oldest first. */
+  audit(subject: 'rule' | 'list', id: string): Promise<rules.AuditRow[]> {
+    return rules.auditOf(this.scope, subject, id);
+  }
 }

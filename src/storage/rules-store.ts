@@ -203,3 +203,16 @@ export async function countRules(scope: OrganizationScope): Promise<number> {
   const [row] = await scope.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM rules WHERE organization_id = $1 AND deleted_at_ms IS NULL`, [scope.organizationId]);
   return row!.n;
 }
+
+/** A change of a rule as the audit recorded it. */
+export interface AuditRow {
+  at_ms: number;
+  by: string;
+  action: string;
+  detail: Record<string, unknown> | null;
+}
+
+/** Every recorded change of one of the organization's rules or lists, oldest first. */
+export function auditOf(scope: OrganizationScope, subject: 'rule' | 'list', id: string): Promise<AuditRow[]> {
+  return scope.db.query<AuditRow>(`SELECT at_ms, by, action, detail FROM policy_audit WHERE organization_id = $1 AND subject = $2 AND subject_id = $3 ORDER BY id`, [scope.organizationId, subject, id]);
+}

@@ -133,6 +133,10 @@ for (const backend of backends()) {
       t.match((await member(a, 'PUT', `/rules/${r.id}`, { status: 'active' })).json(), { version: 3, live_version: 3 }, 'activating puts the newest live');
       t.equal((await member(a, 'PUT', `/rules/${r.id}`, { name: 'Blocked customers' })).json().detail.reason, 'conflict', "another rule's name");
       t.equal((await member(a, 'PUT', `/rules/${r.id}`, { status: 'disabled' })).statusCode, 200);
+      const history = (await member(a, 'GET', `/rules/${r.id}/history`)).json().data;
+      t.same(history.map((h: { action: string; by: string }) => [h.action, h.by]), [['created', a.owner.userId], ['version', a.owner.userId], ['version', a.owner.userId], ['changed', a.owner.userId], ['changed', a.owner.userId]], 'every change audited with who made it');
+      t.match(history[4].detail, { status: 'disabled' });
+      t.equal((await member(b, 'GET', `/rules/${r.id}/history`)).statusCode, 404, "another organization cannot read it");
     });
 
     await t.test('check: where an expression is wrong, and what it says of a stored transaction', async (t) => {

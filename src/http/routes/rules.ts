@@ -11,7 +11,7 @@ import { z } from 'zod';
 import type { Service } from '../../app/service.ts';
 import { OrganizationCaller } from '../../app/organization-caller.ts';
 import { addListItems, allLists, createList, deleteList, listPage, MAX_VALUES_PER_REQUEST, removeListItems } from '../../app/lists.ts';
-import { allRules, changeRule, checkRule, createRule, deleteRule, rule, ruleVersions } from '../../app/rules.ts';
+import { allRules, changeRule, checkRule, createRule, deleteRule, rule, ruleHistory, ruleVersions } from '../../app/rules.ts';
 import { LIST_KINDS, LIST_NAME, MAX_VALUE_CHARS } from '../../domain/rules/lists.ts';
 import { MAX_EXPRESSION_CHARS, RULE_ACTIONS } from '../../domain/rules/expression.ts';
 import { memberCaller, memberOrganization } from '../ownership.ts';
@@ -258,6 +258,16 @@ export function memberRuleRoutes(app: FastifyInstance, service: Service): void {
   r.get('/api/organizations/:id/rules/:rule_id/versions', {
     schema: { tags: ['rules'], summary: "A rule's versions, newest first", params: OrgRuleParams, response: { 200: z.object({ data: z.array(VersionSchema) }), ...memberErrors } },
   }, async (request) => ({ data: await ruleVersions(service, await memberCaller(service, request, request.params.id), request.params.rule_id) }));
+
+  r.get('/api/organizations/:id/rules/:rule_id/history', {
+    schema: {
+      tags: ['rules'],
+      summary: "Every change of a rule, oldest first: who, when, what",
+      description: '`action`: `created`, `version` (a new version saved), `changed` (a status or name), `deleted`; `detail` holds the status, version and live version after the change.',
+      params: OrgRuleParams,
+      response: { 200: z.object({ data: z.array(z.object({ at: z.string(), by: z.string(), action: z.string(), detail: z.record(z.string(), z.unknown()).nullable() })) }), ...memberErrors },
+    },
+  }, async (request) => ({ data: await ruleHistory(service, await memberCaller(service, request, request.params.id), request.params.rule_id) }));
 }
 
 /** The key surface's list values (registered under the API-key hook, app.ts). */
