@@ -165,7 +165,7 @@ function compareCard(s: Rec): HTMLElement {
     'section',
     { class: 'card', id: 'backtest-compare', 'aria-labelledby': 'backtest-compare-title' },
     h('h2', { id: 'backtest-compare-title' }, `Beside the live version (${c.rule.version})`),
-    table(['', `Version ${s.rule.version} (tested)`, `Version ${c.rule.version} (live)`], rows.map(([label, f]) => [label, f(s), f(c)])),
+    table(['Figure', `Version ${s.rule.version} (tested)`, `Version ${c.rule.version} (live)`], rows.map(([label, f]) => [label, f(s), f(c)])),
     (c.warnings as string[]).length ? h('ul', { class: 'muted' }, ...(c.warnings as string[]).map((w) => h('li', {}, `Live version: ${w}`))) : null,
   );
 }

@@ -76,7 +76,7 @@ export function ruleEditor(org: Organization, rule: Rec | undefined, onSaved: (s
   const evaluation = h('div', { id: 'rule-evaluation', class: 'evaluation', role: 'status', 'aria-live': 'polite' });
   const from = h('input', { type: 'datetime-local', id: 'backtest-from', name: 'from', step: '1' });
   const to = h('input', { type: 'datetime-local', id: 'backtest-to', name: 'to', step: '1' });
-  const saveStatus = h('div', { id: 'rule-save-status', role: 'status', 'aria-live': 'polite' });
+  const saveStatus = h('div', { id: 'rule-save-status', class: 'notice', role: 'status', 'aria-live': 'polite' });
   const save = h('button', { type: 'submit', id: 'rule-save', value: 'save' }, rule ? (live ? 'Save and put live' : 'Save a new version') : 'Create rule');
   const saveDraft = live ? h('button', { type: 'submit', id: 'rule-save-draft', value: 'draft', class: 'secondary' }, 'Save as a draft') : null;
   const backtest = h('button', { type: 'button', id: 'rule-backtest', class: 'secondary' }, rule ? 'Backtest' : 'Backtest this expression');
