@@ -4,7 +4,8 @@
 // description for screen readers, a legend drawn with the same classes as what it names (so its
 // colours cannot drift from the marks'), and a tooltip (`<title>`) with the numbers on every point
 // and bar. Decision thresholds can be marked: as points on a curve where it passes through them,
-// or as vertical lines on a score axis.
+// or as vertical lines on a score axis. Round axis tops for counts and shares are here too, so
+// every page that charts per-period counts (Overview, a backtest's days) picks them alike.
 
 const NS = 'http://www.w3.org/2000/svg';
 // The curves and histograms are drawn on a 400-unit-wide canvas with 14-unit text (pages.css), so
@@ -236,4 +237,17 @@ export function seriesChart(
   }
   drawLegend(svg, series.map((s) => ({ name: s.name, cls: s.cls, shape: 'box' as const })), pad.left);
   return svg;
+}
+
+/** An axis top at or above `v` whose quarters are round: four times 1, 2 or 5 times a power of
+ *  ten (a count's quarters are whole numbers). */
+export function niceTop(v: number): number {
+  const quarter = Math.max(1, v / 4);
+  const p = 10 ** Math.floor(Math.log10(quarter));
+  return 4 * [1, 2, 5, 10].map((m) => m * p).find((s) => s >= quarter)!;
+}
+
+/** The same for a share, at most 1 (quarters of 0.5 %, 1 %, 2.5 %, 5 %, 10 %, 20 % or 25 %). */
+export function niceRate(v: number): number {
+  return 4 * ([0.005, 0.01, 0.025, 0.05, 0.1, 0.2].find((s) => 4 * s >= v) ?? 0.25);
 }

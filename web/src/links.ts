@@ -1,6 +1,6 @@
 // Addresses of the analyst's pages, so that every table and record links the same way: a filtered
-// list of transactions, one transaction, and a customer's or merchant's page, each in an
-// organization.
+// list of transactions, one transaction, a customer's or merchant's page, a rule (or a backtest of
+// one) and a list, each in an organization.
 
 /** `#/transactions…` with these parameters (empty ones left out). */
 export function transactionsHref(params: Record<string, string | undefined>, path = ''): string {
@@ -12,3 +12,17 @@ export function transactionsHref(params: Record<string, string | undefined>, pat
 export const transactionHref = (orgId: string, transactionId: string) => transactionsHref({ org: orgId }, `/${encodeURIComponent(transactionId)}`);
 
 export const entityHref = (orgId: string, role: 'customer' | 'merchant', id: string) => `#/entity/${role}/${encodeURIComponent(id)}?org=${encodeURIComponent(orgId)}`;
+
+/** `#/rules`, a rule (`/rule_…`), a new one (`/new`) or a backtest's report (`/backtests/job_…`). */
+export const rulesHref = (orgId: string, path = '') => `#/rules${path}?org=${encodeURIComponent(orgId)}`;
+
+export const ruleHref = (orgId: string, ruleId: string) => rulesHref(orgId, `/${encodeURIComponent(ruleId)}`);
+
+export const backtestHref = (orgId: string, jobId: string) => rulesHref(orgId, `/backtests/${encodeURIComponent(jobId)}`);
+
+/** `#/lists`, or one list by name, with these parameters (empty ones left out). */
+export function listsHref(orgId: string, name?: string, params: Record<string, string | undefined> = {}): string {
+  const q = new URLSearchParams({ org: orgId });
+  for (const [k, v] of Object.entries(params)) if (v) q.set(k, v);
+  return `#/lists${name ? `/${encodeURIComponent(name)}` : ''}?${q.toString()}`;
+}

@@ -17,6 +17,8 @@ import { transactionsPage } from './pages/transactions.ts';
 import { reviewPage } from './pages/review.ts';
 import { overviewPage } from './pages/overview.ts';
 import { entityPage } from './pages/entity.ts';
+import { rulesPage } from './pages/rules/page.ts';
+import { listsPage } from './pages/lists.ts';
 import { currentRoute, type Route } from './route.ts';
 import { completeSignIn } from './login.ts';
 
@@ -26,6 +28,8 @@ const pages: Record<string, (root: HTMLElement, route: Route) => void | Promise<
   review: reviewPage,
   overview: overviewPage,
   entity: entityPage,
+  rules: rulesPage,
+  lists: listsPage,
   datasets: datasetsPage,
   evaluation: evaluationPage,
   models: modelsPage,

@@ -5,7 +5,7 @@
 // numbers in a table beneath them.
 
 import { api } from '../api.ts';
-import { seriesChart } from '../chart.ts';
+import { niceRate, niceTop, seriesChart } from '../chart.ts';
 import { errorBox, h, num, pct, table } from '../dom.ts';
 import { BASIS_WORDS, driftNotice } from '../drift.ts';
 import { organizationFor } from '../org.ts';
@@ -79,17 +79,4 @@ export async function overviewPage(root: HTMLElement, route: Route): Promise<voi
   } catch (e) {
     root.replaceChildren(h('h1', {}, 'Overview'), errorBox(e));
   }
-}
-
-/** An axis top at or above `v` whose quarters are round: four times 1, 2 or 5 times a power of
- *  ten (a count's quarters are whole numbers). */
-function niceTop(v: number): number {
-  const quarter = Math.max(1, v / 4);
-  const p = 10 ** Math.floor(Math.log10(quarter));
-  return 4 * [1, 2, 5, 10].map((m) => m * p).find((s) => s >= quarter)!;
-}
-
-/** The same for a share, at most 1 (quarters of 0.5 %, 1 %, 2.5 %, 5 %, 10 %, 20 % or 25 %). */
-function niceRate(v: number): number {
-  return 4 * ([0.005, 0.01, 0.025, 0.05, 0.1, 0.2].find((s) => 4 * s >= v) ?? 0.25);
 }

@@ -1,19 +1,20 @@
 // Transactions: what an organization scored (and imported), newest first, for its members. Filters
-// for decision, band, outcome and a time range, a search by transaction, customer or merchant id,
-// and cursor paging, all kept in the address (`#/transactions?org=…&decision=review`), so a view
-// can be bookmarked, shared and gone back to. A transaction's page shows the decision it was
-// answered, its reasons in words, its channel scores, the evidence the answer showed, and its
-// outcome with every change, with buttons to mark it fraud or legitimate.
+// for decision, band, outcome, the rule that matched and a time range, a search by transaction,
+// customer or merchant id, and cursor paging, all kept in the address
+// (`#/transactions?org=…&decision=review`), so a view can be bookmarked, shared and gone back to. A
+// transaction's page shows the decision it was answered, the rules that matched it (and which one
+// decided) with the answer's notes, its reasons in words, its channel scores, the evidence the
+// answer showed, and its outcome with every change, with buttons to mark it fraud or legitimate.
 
 import { api, ApiError } from '../api.ts';
 import { bar, errorBox, h, money, pct, table, utc } from '../dom.ts';
 import { organizationFor, type Organization } from '../org.ts';
 import type { Route } from '../route.ts';
-import { entityHref, transactionHref, transactionsHref as href } from '../links.ts';
+import { entityHref, ruleHref, transactionHref, transactionsHref as href } from '../links.ts';
 
 type Rec = Record<string, any>;
 
-const FILTERS = ['decision', 'risk_band', 'outcome', 'customer_id', 'merchant_id', 'from', 'to'] as const;
+const FILTERS = ['decision', 'risk_band', 'outcome', 'rule_id', 'customer_id', 'merchant_id', 'from', 'to'] as const;
 const SOURCES = [
   ['chargeback', 'Chargeback'],
   ['review', 'Analyst review'],
@@ -60,7 +61,14 @@ async function list(root: HTMLElement, org: Organization, picker: HTMLElement | 
   const params = new URLSearchParams({ limit: '25' });
   for (const f of FILTERS) if (current[f]) params.set(f, current[f]!);
   if (after) params.set('starting_after', after);
-  const page = await api<{ data: Rec[]; has_more: boolean }>(`/api/organizations/${encodeURIComponent(org.id)}/transactions?${params}`);
+  // The organization's rules, for the rule filter (a deleted rule's id in the address still filters).
+  const [page, rules] = await Promise.all([
+    api<{ data: Rec[]; has_more: boolean }>(`/api/organizations/${encodeURIComponent(org.id)}/transactions?${params}`),
+    api<{ data: Rec[] }>(`/api/organizations/${encodeURIComponent(org.id)}/rules`).then((r) => r.data),
+  ]);
+  const ruleName = (id: string) => rules.find((r) => r.id === id)?.name ?? id;
+  const ruleOptions: [string, string][] = rules.map((r) => [r.id, r.name]);
+  if (current.rule_id && !rules.some((r) => r.id === current.rule_id)) ruleOptions.push([current.rule_id, current.rule_id]);
 
   const select = (name: string, label: string, options: [string, string][]) =>
     h('label', { class: 'field' }, h('span', {}, label), h('select', { name, id: `filter-${name}` }, h('option', { value: '' }, 'Any'), ...options.map(([v, text]) => h('option', { value: v, selected: current[name as keyof typeof current] === v }, text))));
@@ -74,6 +82,7 @@ async function list(root: HTMLElement, org: Organization, picker: HTMLElement | 
       select('decision', 'Decision', [['approve', 'Approve'], ['review', 'Review'], ['block', 'Block']]),
       select('risk_band', 'Band', [['low', 'Low'], ['medium', 'Medium'], ['high', 'High'], ['critical', 'Critical']]),
       select('outcome', 'Outcome', [['fraud', 'Fraud'], ['legit', 'Legitimate'], ['none', 'Not reported yet']]),
+      select('rule_id', 'Rule that matched', ruleOptions),
       when('from', 'From (UTC)'),
       when('to', 'Before (UTC)'),
     ),
@@ -83,7 +92,7 @@ async function list(root: HTMLElement, org: Organization, picker: HTMLElement | 
     ev.preventDefault();
     const data = new FormData(filters);
     const next: Record<string, string | undefined> = { org: org.id, customer_id: current.customer_id, merchant_id: current.merchant_id };
-    for (const f of ['decision', 'risk_band', 'outcome'] as const) next[f] = String(data.get(f) ?? '') || undefined;
+    for (const f of ['decision', 'risk_band', 'outcome', 'rule_id'] as const) next[f] = String(data.get(f) ?? '') || undefined;
     for (const f of ['from', 'to'] as const) {
       const v = String(data.get(f) ?? '');
       next[f] = v ? `${v.length === 16 ? `${v}:00` : v}Z` : undefined;
@@ -105,7 +114,7 @@ async function list(root: HTMLElement, org: Organization, picker: HTMLElement | 
   });
 
   const rows = transactionRows(org, page.data);
-  const active = FILTERS.filter((f) => current[f]).map((f) => `${f.replace('_', ' ')} ${f === 'from' || f === 'to' ? utc(current[f]!) : current[f]}`);
+  const active = FILTERS.filter((f) => current[f]).map((f) => (f === 'rule_id' ? `rule ${ruleName(current[f]!)}` : `${f.replace('_', ' ')} ${f === 'from' || f === 'to' ? utc(current[f]!) : current[f]}`));
   const pager = h(
     'nav',
     { class: 'pager', 'aria-label': 'Pages' },
@@ -160,11 +169,19 @@ async function detail(root: HTMLElement, org: Organization, transactionId: strin
  *  reasons, channel scores and evidence. */
 export function recordParts(org: Organization, r: Rec): Node[] {
   const scored = r.decision !== null;
+  const decidedBy = (r.rules as Rec[] | undefined)?.find((m) => m.applied);
   const summary = h(
     'div',
     { class: 'card summary' },
     scored
-      ? h('div', { class: 'big' }, h('span', { class: 'score', id: 'risk-score' }, pct(r.risk_score, 2)), h('span', { class: `badge band-${r.risk_band}` }, r.risk_band), h('span', { class: `badge decision-${r.decision}`, id: 'decision' }, r.decision))
+      ? h(
+          'div',
+          { class: 'big' },
+          h('span', { class: 'score', id: 'risk-score' }, pct(r.risk_score, 2)),
+          h('span', { class: `badge band-${r.risk_band}` }, r.risk_band),
+          h('span', { class: `badge decision-${r.decision}`, id: 'decision' }, r.decision),
+          decidedBy ? h('span', { class: 'muted', id: 'decided-by' }, 'decided by the rule ', h('a', { href: ruleHref(org.id, decidedBy.id) }, decidedBy.name)) : null,
+        )
       : h('p', {}, 'Imported as history: it was never scored here, so it has no decision.'),
     h(
       'dl',
@@ -187,6 +204,7 @@ export function recordParts(org: Organization, r: Rec): Node[] {
   const channels = scored ? Object.keys(r.channel_scores) : [];
   const parts: (Node | null)[] = [
     summary,
+    scored ? rulesCard(org, r) : null,
     scored
       ? h(
           'div',
@@ -201,6 +219,24 @@ export function recordParts(org: Organization, r: Rec): Node[] {
     r.evidence ? evidenceCard(org, r.evidence) : null,
   ];
   return parts.filter((p): p is Node => p !== null);
+}
+
+/** The rules that matched when it was scored (the one that decided marked), and the answer's notes. */
+function rulesCard(org: Organization, r: Rec): HTMLElement {
+  const rules: Rec[] = r.rules ?? [];
+  const notes: string[] = r.notes ?? [];
+  return h(
+    'section',
+    { class: 'card', id: 'record-rules', 'aria-labelledby': 'record-rules-title' },
+    h('h2', { id: 'record-rules-title' }, 'Rules'),
+    rules.length === 0
+      ? h('p', { class: 'muted' }, 'No rule matched when it was scored: the model’s thresholds decided.')
+      : table(
+          ['Rule', 'Version', 'Action', 'Status then', 'Decided it'],
+          rules.map((m) => [h('a', { href: ruleHref(org.id, m.id) }, m.name), String(m.version), h('span', { class: `action-${m.action}` }, m.action), m.status, m.applied ? h('strong', {}, 'yes') : m.status === 'shadow' ? 'no (shadow: recorded only)' : 'no']),
+        ),
+    notes.length ? h('ul', { id: 'record-notes' }, ...notes.map((n) => h('li', {}, n))) : null,
+  );
 }
 
 function outcomeCard(root: HTMLElement, org: Organization, r: Rec): HTMLElement {
