@@ -40,7 +40,7 @@ export const RULE_FIELDS = [
   { name: 'location', type: 'string', about: 'The location, as sent; "unknown" when it was left out.' },
   { name: 'payment_type', type: 'string', about: 'The payment type, as sent; "unknown" when it was left out.' },
   { name: 'channel', type: 'string', about: 'payment_type:location, e.g. "card:NG".' },
-  { name: 'mode', type: 'string', about: 'The decision mode of the request (balanced, conservative, aggressive).' },
+  { name: 'mode', type: 'string', about: 'The decision mode of the request: balanced, high_precision or high_recall.' },
   { name: 'hour', type: 'int', about: 'Hour of the transaction, 0 to 23, UTC.' },
   { name: 'weekday', type: 'int', about: 'Day of the week of the transaction, UTC: 0 Sunday to 6 Saturday.' },
   { name: 'risk_score', type: 'double', about: "The model's calibrated probability of fraud, 0 to 1." },
