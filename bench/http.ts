@@ -16,6 +16,7 @@
 // and one JSON line.
 
 import { spawn } from 'node:child_process';
+import type { IncomingHttpHeaders } from 'node:http';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -77,6 +78,38 @@ const trivialPort = Number((await waitFor(trivial, /port (\d+)/, 'stdout'))[1]);
 
 let serverLatency: number[] = [];
 const LATENCY = /"latency_ms":([0-9.eE+-]+)/;
+const STAGES = /"stages":(\[[^\]]*\])/;
+
+/** Where a recorded score's time went, per response: the Server-Timing phases (auth, validate,
+ *  prepare, score, serialize, commit, total) and the answer's own scoring stages. */
+class Profile {
+  readonly phases = new Map<string, number[]>();
+  readonly client: number[] = [];
+
+  add(headers: IncomingHttpHeaders, body: string): void {
+    const timing = headers['server-timing'];
+    if (typeof timing !== 'string') return;
+    for (const part of timing.split(',')) {
+      const [name, dur] = part.trim().split(';dur=');
+      this.push(name!, Number(dur));
+    }
+    const stages = STAGES.exec(body);
+    if (stages) for (const st of JSON.parse(stages[1]!) as { name: string; ms: number }[]) this.push(`score.${st.name}`, st.ms);
+  }
+
+  private push(name: string, ms: number): void {
+    let list = this.phases.get(name);
+    if (!list) this.phases.set(name, (list = []));
+    list.push(ms);
+  }
+
+  /** Median milliseconds per phase, in the order they happen. */
+  medians(): Record<string, number> {
+    return Object.fromEntries([...this.phases].map(([name, list]) => [name, Math.round(percentile(list, 50) * 1000) / 1000]));
+  }
+}
+let profile: Profile | undefined;
+
 async function load(url: string, title: string, scoring: boolean, o: { headers?: Record<string, string>; makeBody?: () => string } = {}) {
   const result = await autocannon({
     url,
@@ -91,9 +124,10 @@ async function load(url: string, title: string, scoring: boolean, o: { headers?:
         // Both loads do the same client work per response (autocannon keeps the body for
         // onResponse, and one regular-expression search reads the server's latency_ms), so the
         // client on the shared cores costs the ceiling what it costs scoring.
-        onResponse: (status: number, resBody: string) => {
+        onResponse: (status: number, resBody: string, _context: unknown, headers: IncomingHttpHeaders | undefined) => {
           const m = LATENCY.exec(resBody);
           if (status === 200 && m && scoring) serverLatency.push(Number(m[1]));
+          if (status === 200 && profile && headers) profile.add(headers, resBody);
         },
       },
     ],
@@ -118,7 +152,10 @@ const keyHeaders = { authorization: `Bearer ${apiKey}` };
 await autocannon({ url: `${base}/api/v1/risk/score`, method: 'POST', connections: 2, amount: 2000, headers: { 'content-type': 'application/json', ...keyHeaders }, requests: [{ setupRequest: (req) => ({ ...req, body: newTransaction() }) }] });
 const rssBeforeKey = memoryMb(server.pid!);
 const recordedBeforeKey = recorded();
+profile = new Profile();
 const keyed = await load(`${base}/api/v1/risk/score`, "POST /api/v1/risk/score with an API key (recorded in the organization's history)", true, { headers: keyHeaders, makeBody: newTransaction });
+const keyedProfile = profile.medians();
+profile = undefined;
 const keyLatency = serverLatency;
 // Let the decision log store the last batch before reading memory.
 await new Promise((resolve) => setTimeout(resolve, 200));
@@ -182,6 +219,9 @@ console.log(`DURABILITY=commit against write_behind: ${((keyed.rps / keyedWriteB
 console.log(`server resident memory: ${rssAfterStart} MB after start, ${rssAfter} MB after the sandbox load (goal < 300 MB), ${rssAfterKey} MB after the key's load`);
 console.log(`organization history: ${historyMemory}: ${mbPer100k.toFixed(1)} MB per 100,000 transactions${quick ? ' (a short load: the full run measures an imported history of 255,552 transactions)' : ''}`);
 console.log(`start-up steps (ms): ${JSON.stringify(startup)}`);
+console.log('');
+console.log(`where a recorded score's time goes (DURABILITY=commit, embedded database; medians over the key's load, ms; client p50 ${keyed.p50} ms):`);
+for (const [name, median] of Object.entries(keyedProfile)) console.log(`  ${name.padEnd(20)} ${median.toFixed(3)}`);
 console.log(
   JSON.stringify({
     benchmark: 'http',
@@ -193,6 +233,7 @@ console.log(
     scoring: { rps: Math.round(scoring.rps), p50_ms: scoring.p50, p99_ms: scoring.p99, non_2xx: scoring.non2xx, server_latency_ms: { p50: latencyP50, p99: latencyP99 } },
     api_key_scoring_write_behind: { rps: Math.round(keyedWriteBehind.rps), p50_ms: keyedWriteBehind.p50, p99_ms: keyedWriteBehind.p99, non_2xx: keyedWriteBehind.non2xx, ratio_commit_to_write_behind: Math.round((keyed.rps / keyedWriteBehind.rps) * 1000) / 1000 },
     api_key_scoring: { rps: Math.round(keyed.rps), p50_ms: keyed.p50, p99_ms: keyed.p99, non_2xx: keyed.non2xx, recorded: stored, server_latency_ms: { p50: keyP50, p99: keyP99 }, ratio_to_ceiling: Math.round((keyed.rps / ceiling.rps) * 1000) / 1000 },
+    api_key_profile_ms: keyedProfile,
     ratio: Math.round(ratio * 1000) / 1000,
     goals: { ratio_at_least_0_4: ratio >= 0.4, server_p50_under_1ms: latencyP50 < 1, api_key_p50_under_1ms: keyP50 < 1, rss_under_300mb: rssAfter < 300 },
     rss_mb: { after_start: rssAfterStart, after_benchmark: rssAfter, before_api_key_load: rssBeforeKey, after_api_key_load: rssAfterKey, organization_history_per_100k_transactions: Math.round(mbPer100k * 10) / 10 },

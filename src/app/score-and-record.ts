@@ -43,10 +43,22 @@ export interface ScoreAndRecordDeps {
   recordUse: (keyId: string) => void;
 }
 
-/** The answer's JSON text, exactly as stored, and whether it is a stored answer sent again. */
+/** Milliseconds a recorded score spent in each of its phases: reading what it needs of the
+ *  organization (its history loaded on first use, older evidence), scoring (every stage of the
+ *  answer's `stages`), turning the answer into JSON, and waiting for the commit. */
+export interface RecordTiming {
+  prepare: number;
+  score: number;
+  serialize: number;
+  commit: number;
+}
+
+/** The answer's JSON text, exactly as stored, whether it is a stored answer sent again, and where
+ *  its time went (a new answer only). */
 export interface RecordedAnswer {
   body: string;
   replayed: boolean;
+  timing?: RecordTiming;
 }
 
 function duplicate(id: string, why: string): AppError {
@@ -66,6 +78,7 @@ export class ScoreAndRecord {
   constructor(private readonly deps: ScoreAndRecordDeps) {}
 
   async score(key: ScoringKey, input: ScoreInput): Promise<RecordedAnswer> {
+    const began = performance.now();
     const { tenants, decisionLog: log } = this.deps;
     // The organization's active custom model, if it has one; else the built-in model.
     const custom = key.active_model_id ? await this.deps.scorerFor(key.active_model_id) : undefined;
@@ -88,7 +101,9 @@ export class ScoreAndRecord {
     }
     // From the checks above to queueing the row, nothing awaits: a concurrent copy of this id in
     // this process sees it.
+    const scoring = performance.now();
     const scored = scorer.scoreToRecord(input, { ...tenant.context, earlier });
+    const serializing = performance.now();
     const { result, transaction: tx, features, values, rules } = scored;
     const writeBehind = log.durability === 'write_behind';
     // Write-behind: this process's history has it at once. Commit: every process's history gets it
@@ -97,6 +112,7 @@ export class ScoreAndRecord {
     recorded(scored);
     if (custom?.note) result.notes.push(custom.note);
     const body = JSON.stringify(result);
+    const committing = performance.now();
     const row = {
       transaction_id: tx.transaction_id,
       time: tx.time,
@@ -125,6 +141,7 @@ export class ScoreAndRecord {
       if (!stored || !sameTransaction(stored, tx)) throw duplicate(tx.transaction_id, DIFFERENT);
       return replay(stored.response, tx.transaction_id);
     }
-    return { body, replayed: false };
+    const done = performance.now();
+    return { body, replayed: false, timing: { prepare: scoring - began, score: serializing - scoring, serialize: committing - serializing, commit: done - committing } };
   }
 }

@@ -15,6 +15,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The API key a `/api/v1` request authenticated with. */
     apiKey?: LiveApiKey;
+    /** When its authentication began and ended (performance.now()), for Server-Timing. */
+    authenticated?: { from: number; to: number };
   }
 }
 
@@ -43,10 +45,12 @@ function bearer(request: FastifyRequest): string | undefined {
  */
 export function keyAuthentication(service: Service) {
   return async (request: FastifyRequest): Promise<void> => {
+    const from = performance.now();
     const secret = bearer(request);
     if (!secret) throw new ApiError(401, 'invalid_api_key', 'This endpoint needs an API key.', 'Send the header Authorization: Bearer <API key>; an organization owner creates keys with POST /api/organizations/{id}/api-keys.');
     const key = await requireAccounts(service).authenticateKey(secret);
     if (!key) throw new ApiError(401, 'invalid_api_key', 'The API key is not valid: unknown, rotated out or revoked.', 'Use a current key of your organization, or ask an owner to create one.');
     request.apiKey = key;
+    request.authenticated = { from, to: performance.now() };
   };
 }

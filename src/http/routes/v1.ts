@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Service } from '../../app/service.ts';
+import type { RecordTiming } from '../../app/score-and-record.ts';
 import { ErrorResponse, ScoreRequest, ScoreResponse } from '../schemas.ts';
 
 /** The rate limit of the key surface: SCORE_RATE_PER_MINUTE per key, counted after authentication. */
@@ -23,6 +24,21 @@ function keyRateLimit(service: Service) {
  *  as it is, so a replay is byte for byte the first answer. */
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+const ms = (x: number) => x.toFixed(3);
+
+/** Where a recorded score's server time went, as the standard Server-Timing header (milliseconds;
+ *  browsers' developer tools and the HTTP benchmark read it): the key's check, the body's parsing
+ *  and validation, then the use case's phases (RecordTiming), and the total from the key's check to
+ *  the commit. What happens after the answer is handed to Fastify (sending, the request log) is
+ *  not in it. */
+function serverTiming(request: FastifyRequest, handling: number, t: RecordTiming): string {
+  const auth = request.authenticated;
+  const from = auth?.from ?? handling;
+  const validate = auth ? handling - auth.to : 0;
+  const total = performance.now() - from;
+  return `auth;dur=${ms(auth ? auth.to - auth.from : 0)}, validate;dur=${ms(validate)}, prepare;dur=${ms(t.prepare)}, score;dur=${ms(t.score)}, serialize;dur=${ms(t.serialize)}, commit;dur=${ms(t.commit)}, total;dur=${ms(total)}`;
+}
+
 export function v1Routes(app: FastifyInstance, service: Service): void {
   app.withTypeProvider<ZodTypeProvider>().post('/api/v1/risk/score', {
     config: { rateLimit: keyRateLimit(service) },
@@ -36,8 +52,10 @@ export function v1Routes(app: FastifyInstance, service: Service): void {
       response: { 200: ScoreResponse, 401: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
     },
   }, async (request, reply) => {
+    const handling = performance.now();
     const answer = await service.scoreAndRecord.score(request.apiKey!, request.body);
     if (answer.replayed) reply.header('idempotent-replayed', 'true');
+    if (answer.timing) reply.header('server-timing', serverTiming(request, handling, answer.timing));
     return reply.type(JSON_TYPE).send(answer.body as never);
   });
 }
