@@ -240,10 +240,18 @@ export type RuleOutcome = { matched: boolean; error?: undefined } | { matched: f
 export function evaluateRule(rule: CompiledRule, input: RuleInput, lists: ListLookup): RuleOutcome {
   lookup = lists;
   listIds = rule.lists;
+  // A missing value is an exception inside the library, made even where `&&` or `||` then
+  // discards it (`error && false` is false), and a new customer's features are often missing.
+  // Only the message is kept, so no stack is captured: capturing it was most of such a rule's
+  // cost.
+  const stackLimit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
   try {
     return { matched: rule.run(input) === true };
   } catch (e) {
     return { matched: false, error: messageOf(e as Error) };
+  } finally {
+    Error.stackTraceLimit = stackLimit;
   }
 }
 
