@@ -38,7 +38,7 @@ import { BLOCK_LIST, benchRules } from './rule-set.ts';
 import { memoryMb, resetPeakMemory } from './server-process.ts';
 
 const DAY = 86_400_000;
-export const ORG = 'org_bench';
+const ORG = 'org_bench';
 const TEMPLATES = 'org_templates';
 
 /** The rule backtested: the block list, or a new customer's large payment. */
@@ -111,7 +111,7 @@ function templates(example: ExampleScoring): NewTransaction[] {
   });
 }
 
-export async function seedLoggedDecisions(db: Db, example: ExampleScoring, rows: number, now: number, log: (line: string) => void): Promise<{ seconds: number; listId: string }> {
+async function seedLoggedDecisions(db: Db, example: ExampleScoring, rows: number, now: number, log: (line: string) => void): Promise<{ seconds: number; listId: string }> {
   const started = performance.now();
   await db.query(`INSERT INTO users (id, email) VALUES ('u', 'u@example.com')`);
   await db.query(`INSERT INTO organizations (id, name, stage, created_by) VALUES ($1, 'bench', 'test', 'u'), ($2, 'templates', 'test', 'u')`, [ORG, TEMPLATES]);
@@ -241,8 +241,9 @@ export async function measureBacktest(o: { quick: boolean; log: (line: string) =
     let memory: BacktestFigures['memory'] | undefined;
     const expressions = o.quick ? [BACKTEST_RULE] : [BACKTEST_RULE, BACKTEST_FEATURE_RULE];
     for (const expression of expressions) {
-      const params: BacktestParams = { organization_id: ORG, target: version(expression), compare: null, from: 0, to };
-      const withFeatures = expression.includes('features');
+      const target = version(expression);
+      const params: BacktestParams = { organization_id: ORG, target, compare: null, from: 0, to };
+      const withFeatures = target.fields.includes('features');
       const reads: number[] = [];
       const jobs: Awaited<ReturnType<typeof runJob>>[] = [];
       const repeats = o.quick ? 1 : 2;
