@@ -75,6 +75,11 @@ export function backtestHandler(deps: BacktestDeps): JobHandler {
       // Per version: matches of the last label delay (outcomes still arriving), and matches that were blocked.
       const seen = versions.map(() => ({ recentMatched: 0, recentUnknown: 0, blocked: 0 }));
       let after: [number, number] | undefined;
+      // One lookup for every row (the row's time is set before its rules run) and a features map
+      // built only for rules that read it: nothing is made per row that a row does not need.
+      let at = 0;
+      const lookup = (listId: string, value: string) => history.has(listId, value, at);
+      const noFeatures = () => new Map<string, number>();
       for (;;) {
         // Handed back to the queue: whoever claims it next starts it again.
         if (stopped()) throw new JobStopped();
@@ -88,26 +93,31 @@ export function backtestHandler(deps: BacktestDeps): JobHandler {
             unreadable += 1;
             continue;
           }
-          let featureNames: readonly (readonly string[])[] = [];
-          if (withFeatures && row.model_id) {
-            if (!names.has(row.model_id)) names.set(row.model_id, (await deps.featureNames(row.model_id)) ?? []);
-            featureNames = names.get(row.model_id)!;
+          let features = noFeatures;
+          if (withFeatures) {
+            let featureNames: readonly (readonly string[])[] = [];
+            if (row.model_id) {
+              if (!names.has(row.model_id)) names.set(row.model_id, (await deps.featureNames(row.model_id)) ?? []);
+              featureNames = names.get(row.model_id)!;
+            }
+            features = () => loggedFeatures(row.features, featureNames);
           }
-          const input = ruleInput(values, () => loggedFeatures(row.features, featureNames));
-          const lookup = (listId: string, value: string) => history.has(listId, value, row.time_ms);
-          const logged = { transaction_id: row.transaction_id, time: row.time_ms, amount: row.amount, decision: row.decision as Decision, model_decision: (row.model_decision ?? row.decision) as Decision, rule_action: row.rule_action as RuleAction | null, label: row.label };
-          rules.forEach((rule, k) => {
-            const r = evaluateRule(rule, input, lookup);
+          const input = ruleInput(values, features);
+          at = row.time_ms;
+          for (let k = 0; k < rules.length; k++) {
+            const r = evaluateRule(rules[k]!, input, lookup);
             if (r.error !== undefined) tallies[k]!.error();
             else if (r.matched) {
-              tallies[k]!.match(logged, () => valuesRead(input, versions[k]!.fields));
+              const logged = { transaction_id: row.transaction_id, time: row.time_ms, amount: row.amount, decision: row.decision as Decision, model_decision: (row.model_decision ?? row.decision) as Decision, rule_action: row.rule_action as RuleAction | null, label: row.label };
+              const fields = versions[k]!.fields;
+              tallies[k]!.match(logged, () => valuesRead(input, fields));
               if (row.decision === 'block') seen[k]!.blocked += 1;
               if (row.time_ms >= recentFrom) {
                 seen[k]!.recentMatched += 1;
                 if (row.label === null) seen[k]!.recentUnknown += 1;
               }
             }
-          });
+          }
         }
         const last = page[page.length - 1]!;
         after = [last.time_ms, last.seq];

@@ -121,7 +121,7 @@ export async function loggedPage(scope: OrganizationScope, o: { from: number; to
     `SELECT json_agg(json_build_array(seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, mode, risk_score, risk_band, decision,
                                       model_decision, rule_action, model_id, encode(inputs, 'base64'), ${o.withFeatures ? "encode(features, 'base64')" : 'NULL'},
                                       CASE WHEN inputs IS NULL THEN encode(response, 'base64') END, label, label_known_ms) ORDER BY time_ms, seq)::text AS page
-     FROM (SELECT * FROM transactions WHERE organization_id = $1 AND source = 'scored' AND time_ms >= $2 AND time_ms < $3 ${o.after ? 'AND (time_ms, seq) > ($5, $6)' : ''}
+     FROM (SELECT * FROM transactions WHERE organization_id = $1 AND source = 'scored' AND time_ms >= $2 AND time_ms < $3 ${o.after ? 'AND time_ms >= $5 AND (time_ms > $5 OR seq > $6)' : ''}
            ORDER BY time_ms, seq LIMIT $4) AS page_rows`,
     params,
   );

@@ -6,7 +6,7 @@
 // reviews, else the model's thresholds decide. Only `active` rules decide; `shadow` rules are
 // evaluated and recorded, never applied.
 
-import type { EntityHistoryValue, RuleAction, RuleInput } from './expression.ts';
+import { EntityHistoryValue, type RuleAction, type RuleInput } from './expression.ts';
 import type { TransactionEntities } from '../transaction.ts';
 
 export type Decision = 'approve' | 'review' | 'block';
@@ -42,33 +42,73 @@ export interface DecisionValues extends TransactionEntities {
   priors: { customer: number; merchant: number; channel: number };
 }
 
-const history = (prior: number): EntityHistoryValue => ({ prior_transactions: BigInt(prior), is_new: prior === 0 });
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+/** Small whole numbers as CEL's ints, and entities' histories with few priors, made once: every
+ *  hour and weekday is one, and so are most prior counts. */
+const SMALL_INTS = Array.from({ length: 1024 }, (_, k) => BigInt(k));
+const SMALL_HISTORIES = SMALL_INTS.map((n, k) => new EntityHistoryValue(n, k === 0));
+
+const int = (k: number): bigint => SMALL_INTS[k] ?? BigInt(k);
+const history = (prior: number): EntityHistoryValue => SMALL_HISTORIES[prior] ?? new EntityHistoryValue(BigInt(prior), prior === 0);
+
+const mod = (a: number, n: number) => ((a % n) + n) % n;
+
+/** What ruleInput returns: a class, so that each input is one allocation with its getter shared. */
+class Input implements RuleInput {
+  readonly amount: number;
+  readonly customer_id: string;
+  readonly merchant_id: string;
+  readonly location: string;
+  readonly payment_type: string;
+  readonly channel: string;
+  readonly mode: string;
+  readonly hour: bigint;
+  readonly weekday: bigint;
+  readonly risk_score: number;
+  readonly risk_band: string;
+  readonly path: string;
+  readonly channel_scores: Record<string, number>;
+  readonly customer: EntityHistoryValue;
+  readonly merchant: EntityHistoryValue;
+  readonly channel_history: EntityHistoryValue;
+  #features: (() => Map<string, number>) | undefined;
+  #built: Map<string, number> | undefined;
+
+  constructor(v: DecisionValues, features: () => Map<string, number>) {
+    // UTC hour and weekday as Date computes them (whole milliseconds; 1970-01-01 was a Thursday).
+    const ms = Math.trunc(v.time);
+    this.amount = v.amount;
+    this.customer_id = v.customer_id;
+    this.merchant_id = v.merchant_id;
+    this.location = v.location;
+    this.payment_type = v.payment_type;
+    this.channel = `${v.payment_type}:${v.location}`;
+    this.mode = v.mode;
+    this.hour = int(mod(Math.floor(ms / HOUR_MS), 24));
+    this.weekday = int(mod(Math.floor(ms / DAY_MS) + 4, 7));
+    this.risk_score = v.risk_score;
+    this.risk_band = v.risk_band;
+    this.path = v.cold ? 'COLD_START' : 'MODEL';
+    this.channel_scores = v.channel_scores;
+    this.customer = history(v.priors.customer);
+    this.merchant = history(v.priors.merchant);
+    this.channel_history = history(v.priors.channel);
+    this.#features = features;
+  }
+
+  get features(): Map<string, number> {
+    if (this.#built === undefined) {
+      this.#built = this.#features!();
+      this.#features = undefined;
+    }
+    return this.#built;
+  }
+}
 
 /** The values an expression reads. `features` is called only when a rule reads them. */
 export function ruleInput(v: DecisionValues, features: () => Map<string, number>): RuleInput {
-  const at = new Date(v.time);
-  let built: Map<string, number> | undefined;
-  return {
-    amount: v.amount,
-    customer_id: v.customer_id,
-    merchant_id: v.merchant_id,
-    location: v.location,
-    payment_type: v.payment_type,
-    channel: `${v.payment_type}:${v.location}`,
-    mode: v.mode,
-    hour: BigInt(at.getUTCHours()),
-    weekday: BigInt(at.getUTCDay()),
-    risk_score: v.risk_score,
-    risk_band: v.risk_band,
-    path: v.cold ? 'COLD_START' : 'MODEL',
-    channel_scores: v.channel_scores,
-    get features() {
-      return (built ??= features());
-    },
-    customer: history(v.priors.customer),
-    merchant: history(v.priors.merchant),
-    channel_history: history(v.priors.channel),
-  };
+  return new Input(v, features);
 }
 
 /** A model's features by name from its per-channel values (NaN, a missing value, is left out). */

@@ -25,10 +25,14 @@ const MAX_NODES = 2_000;
 export const RULE_ACTIONS = ['allow', 'block', 'review'] as const;
 export type RuleAction = (typeof RULE_ACTIONS)[number];
 
-/** An entity's history as the decision saw it. */
-export interface EntityHistoryValue {
-  prior_transactions: bigint;
-  is_new: boolean;
+/** An entity's history as the decision saw it. A class registered with the rule language (below),
+ *  so that an expression reads it as it is: a plain object was converted into the library's own
+ *  type again by every rule that read one. */
+export class EntityHistoryValue {
+  constructor(
+    readonly prior_transactions: bigint,
+    readonly is_new: boolean,
+  ) {}
 }
 
 /** Every field an expression reads, with its CEL type and what it means (docs and the dashboard's
@@ -100,7 +104,7 @@ function inList(name: string, value: string): boolean {
 }
 
 const environment = new Environment({ limits: { maxDepth: MAX_DEPTH, maxAstNodes: MAX_NODES } });
-environment.registerType('history', { fields: { prior_transactions: 'int', is_new: 'bool' } } as never);
+environment.registerType('history', { ctor: EntityHistoryValue, fields: { prior_transactions: 'int', is_new: 'bool' } } as never);
 for (const f of RULE_FIELDS) environment.registerVariable(f.name, f.type);
 environment.registerFunction('in_list(string, string): bool', inList, { description: 'Whether the named list has the value (compared after trimming), at the time of the transaction.' });
 
@@ -232,10 +236,18 @@ export type RuleOutcome = { matched: boolean; error?: undefined } | { matched: f
 export function evaluateRule(rule: CompiledRule, input: RuleInput, lists: ListLookup): RuleOutcome {
   lookup = lists;
   listIds = rule.lists;
+  // A missing value is an exception inside the library, made even where `&&` or `||` then
+  // discards it (`error && false` is false), and a new customer's features are often missing.
+  // Only the message is kept, so no stack is captured: capturing it was most of such a rule's
+  // cost.
+  const stackLimit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
   try {
     return { matched: rule.run(input) === true };
   } catch (e) {
     return { matched: false, error: messageOf(e as Error) };
+  } finally {
+    Error.stackTraceLimit = stackLimit;
   }
 }
 

@@ -1,0 +1,156 @@
+// bench:rules, HTTP part: the v1 route's throughput with 20 active rules against none, on one real
+// server (the compiled `dist/`, started as `npm start` starts it: embedded database, built-in
+// model, DURABILITY=commit) and in the same run. Two organizations on it, made through the API
+// as a customer makes them: one with the 100,000-value block list and the 20 rules of
+// bench/rule-set.ts (created through the member API, status active), one with none. The same
+// load as bench:http's API-key load (8 connections, the same request bodies, every request a new
+// recorded transaction) runs on each in turn, in short slices, alternating which goes first, so
+// drift, a noisy neighbour and the organizations' growing histories hit both alike; the ratio is
+// the median of the slice pairs' ratios (one burst of another process's work moves one pair, not
+// the figure), beside the ratio of all requests answered. The server's CPU time per request on
+// each side (from /proc) says the same with less noise: on two shared cores, throughput also
+// moves with the client's and the neighbours' share of the CPU.
+
+import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+import { SignIn } from '../test/support/processes.ts';
+import { startServer } from './server-process.ts';
+import { scoreRequests } from './requests.ts';
+import { BLOCK_LIST, benchRules, blockListValues } from './rule-set.ts';
+
+const CONNECTIONS = 8;
+
+/** CPU seconds (user + system) the server process has used (clock ticks of 10 ms). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+interface Side {
+  rps: number;
+  p50_ms: number;
+  p99_ms: number;
+  server_latency_p50_ms: number;
+  /** The server process's CPU time per request answered. */
+  server_cpu_us_per_request: number;
+  non_2xx: number;
+}
+
+export interface HttpFigures {
+  seconds_per_slice: number;
+  pairs: number;
+  no_rules: Side;
+  rules_20: Side & { matched_share: number };
+  /** Median of the pairs' ratios (with rules / without). */
+  ratio: number;
+  /** All requests with rules / all without (the same time each). */
+  ratio_of_totals: number;
+  pair_ratios: number[];
+  /** Server CPU per request, without rules / with (what throughput would be if the server alone
+   *  decided it). */
+  cpu_ratio: number;
+}
+
+const median = (v: readonly number[]) => {
+  const s = [...v].sort((a, b) => a - b);
+  return s.length ? s[s.length >> 1]! : Number.NaN;
+};
+
+async function call(url: string, method: string, headers: Record<string, string>, body: unknown, expect: number): Promise<unknown> {
+  const res = await fetch(url, { method, headers, body: JSON.stringify(body) });
+  if (res.status !== expect) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+/** `whileStarting` runs once the server is spawned, before it is ready (work of the caller's that
+ *  would otherwise wait for the start). */
+export async function measureHttp(o: { quick: boolean; log: (line: string) => void; whileStarting?: () => void }): Promise<HttpFigures> {
+  const seconds = 2;
+  const pairs = o.quick ? 5 : 16;
+  const signIn = await SignIn.start();
+  const starting = startServer({ SCORE_RATE_PER_MINUTE: '100000000', ...signIn.env });
+  o.whileStarting?.();
+  const { child: server, url: base } = await starting;
+  try {
+    const withRules = await signIn.organization(base, 'rules');
+    const without = await signIn.organization(base, 'no-rules');
+    const org = `${base}/api/organizations/${withRules.id}`;
+    await call(`${org}/lists`, 'POST', withRules.member, { name: BLOCK_LIST, kind: 'customer_id', description: 'Chargebacks' }, 201);
+    const values = blockListValues();
+    for (let k = 0; k < values.length; k += 10_000) await call(`${org}/lists/${BLOCK_LIST}/items`, 'POST', withRules.member, { values: values.slice(k, k + 10_000), reason: 'chargeback' }, 200);
+    for (const r of benchRules(20)) await call(`${org}/rules`, 'POST', withRules.member, { ...r, status: 'active' }, 201);
+
+    // Each organization gets the same sequence of request bodies.
+    const requests = { rules: scoreRequests(), none: scoreRequests() };
+    const latency = { rules: [] as number[], none: [] as number[] };
+    let matched = 0;
+    let answered = 0;
+    const LATENCY = /"latency_ms":([0-9.eE+-]+)/;
+    const load = async (which: 'rules' | 'none', duration: number, keep: boolean) => {
+      const key = which === 'rules' ? withRules.secret : without.secret;
+      const cpuBefore = cpuSeconds(server.pid!);
+      const r = await autocannon({
+        url: `${base}/api/v1/risk/score`,
+        method: 'POST',
+        connections: CONNECTIONS,
+        ...(duration > 0 ? { duration } : { amount: 2000 }),
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        requests: [
+          {
+            setupRequest: (req) => ({ ...req, body: requests[which].newTransaction() }),
+            // The same client work per response on both sides: one search for latency_ms (and, on
+            // the side with rules, one for a match).
+            onResponse: (status: number, body: string) => {
+              const m = LATENCY.exec(body);
+              if (!keep || status !== 200 || !m) return;
+              latency[which].push(Number(m[1]));
+              if (which === 'rules') {
+                answered++;
+                if (body.includes('"rules":[{')) matched++;
+              }
+            },
+          },
+        ],
+      });
+      const cpu = cpuSeconds(server.pid!) - cpuBefore;
+      return { rps: r.requests.total / Math.max(1, duration), requests: r.requests.total, cpu, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx + r.errors };
+    };
+    // Warm-up: each organization's history loads and its code paths compile.
+    await load('rules', 0, false);
+    await load('none', 0, false);
+    const runs = { rules: [] as Awaited<ReturnType<typeof load>>[], none: [] as Awaited<ReturnType<typeof load>>[] };
+    const pairRatios: number[] = [];
+    for (let i = 0; i < pairs; i++) {
+      const order: ('rules' | 'none')[] = i % 2 === 0 ? ['rules', 'none'] : ['none', 'rules'];
+      for (const which of order) runs[which].push(await load(which, seconds, true));
+      pairRatios.push(Math.round((runs.rules[i]!.rps / runs.none[i]!.rps) * 1000) / 1000);
+    }
+    o.log(`pairs (20 rules / none): ${pairRatios.join(' ')}`);
+    const total = (list: Awaited<ReturnType<typeof load>>[]) => list.reduce((s, r) => s + r.requests, 0) / (list.length * seconds);
+    const side = (which: 'rules' | 'none') => ({
+      rps: Math.round(total(runs[which])),
+      p50_ms: median(runs[which].map((r) => r.p50)),
+      p99_ms: median(runs[which].map((r) => r.p99)),
+      server_latency_p50_ms: median(latency[which]),
+      server_cpu_us_per_request: Math.round((runs[which].reduce((s, r) => s + r.cpu, 0) / Math.max(1, runs[which].reduce((s, r) => s + r.requests, 0))) * 1e6),
+      non_2xx: runs[which].reduce((s, r) => s + r.non2xx, 0),
+    });
+    const none = side('none');
+    const rules = side('rules');
+    const figures: HttpFigures = {
+      seconds_per_slice: seconds,
+      pairs,
+      no_rules: none,
+      rules_20: { ...rules, matched_share: Math.round((matched / Math.max(1, answered)) * 1000) / 1000 },
+      ratio: median(pairRatios),
+      ratio_of_totals: Math.round((total(runs.rules) / total(runs.none)) * 1000) / 1000,
+      pair_ratios: pairRatios,
+      cpu_ratio: Math.round((none.server_cpu_us_per_request / rules.server_cpu_us_per_request) * 1000) / 1000,
+    };
+    o.log(`POST /api/v1/risk/score, ${CONNECTIONS} connections, ${pairs} × ${seconds} s a side: 20 rules ${figures.rules_20.rps} req/s (server latency_ms p50 ${figures.rules_20.server_latency_p50_ms}), no rules ${figures.no_rules.rps} req/s (${figures.no_rules.server_latency_p50_ms}): ratio ${figures.ratio} (median of pairs), ${figures.ratio_of_totals} (totals); server CPU ${rules.server_cpu_us_per_request} µs against ${none.server_cpu_us_per_request} µs a request (${figures.cpu_ratio})`);
+    return figures;
+  } finally {
+    server.kill('SIGTERM');
+    await signIn.close();
+  }
+}
