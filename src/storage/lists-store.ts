@@ -38,6 +38,19 @@ const ITEM_PAGE_ROWS = 20_000;
 const LIST_COLUMNS = `l.id, l.name, l.kind, l.description, l.created_at_ms, l.created_by`;
 const itemCount = (now: string) => `(SELECT count(*)::int FROM list_items i WHERE i.list_id = l.id AND i.removed_at_ms IS NULL AND (i.expires_at_ms IS NULL OR i.expires_at_ms > ${now})) AS items`;
 
+/** Ends the current stays of the values $5 on list $2 of organization $1, at $3 by $4. */
+const END_STAYS = `UPDATE list_items i SET removed_at_ms = $3, removed_by = $4, seq = nextval('transactions_seq_seq'), xid = pg_current_xact_id()
+  FROM unnest($5::text[]) AS v(value)
+  WHERE i.organization_id = $1 AND i.list_id = $2 AND i.removed_at_ms IS NULL AND i.value = v.value`;
+
+/** Plans every statement of the write for its own values. PostgreSQL switches a prepared statement
+ *  to a generic plan from a connection's sixth use on, and the generic plans of these compared
+ *  every item on the list with every value sent: 35 s for 10,000 values on a list of 50,000,
+ *  against 0.1 s planned for the values. */
+async function planForValues(tx: Queryable): Promise<void> {
+  await tx.query(`SET LOCAL plan_cache_mode = force_custom_plan`);
+}
+
 /** Whether the list is the organization's and not deleted (locked until the transaction ends, so
  *  a delete and an add do not cross). */
 async function ownList(tx: Queryable, scope: OrganizationScope, listId: string): Promise<boolean> {
@@ -124,13 +137,10 @@ export async function addItems(scope: OrganizationScope, listId: string, values:
   return scope.db.transaction(async (tx) => {
     // One writer of an organization's items at a time, so the limit holds between them.
     await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 13))', [scope.organizationId]);
+    await planForValues(tx);
     if (!(await ownList(tx, scope, listId))) return { missing: true as const };
     const xid = await currentXid(tx);
-    const ended = await tx.query<{ value: string }>(
-      `UPDATE list_items SET removed_at_ms = $3, removed_by = $4, seq = nextval('transactions_seq_seq'), xid = pg_current_xact_id()
-       WHERE organization_id = $1 AND list_id = $2 AND removed_at_ms IS NULL AND value = ANY($5::text[]) RETURNING value`,
-      [scope.organizationId, listId, o.at, o.by, values],
-    );
+    const ended = await tx.query<{ value: string }>(`${END_STAYS} RETURNING i.value`, [scope.organizationId, listId, o.at, o.by, values]);
     const held = await countItems(tx, scope);
     if (held + values.length > o.maxItems) throw new OverLimit(held + values.length);
     await tx.query(
@@ -155,12 +165,9 @@ class OverLimit extends Error {
 /** Ends the stays of these values on a list; answers how many were on it. */
 export async function removeItems(scope: OrganizationScope, listId: string, values: readonly string[], at: number, by: string): Promise<{ removed: number; xid: number }> {
   return scope.db.transaction(async (tx) => {
+    await planForValues(tx);
     const xid = await currentXid(tx);
-    const rows = await tx.query(
-      `UPDATE list_items SET removed_at_ms = $3, removed_by = $4, seq = nextval('transactions_seq_seq'), xid = pg_current_xact_id()
-       WHERE organization_id = $1 AND list_id = $2 AND removed_at_ms IS NULL AND value = ANY($5::text[]) RETURNING 1`,
-      [scope.organizationId, listId, at, by, values],
-    );
+    const rows = await tx.query(`${END_STAYS} RETURNING 1`, [scope.organizationId, listId, at, by, values]);
     return { removed: rows.length, xid };
   });
 }

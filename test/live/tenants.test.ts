@@ -67,7 +67,7 @@ for (const backend of backends()) {
       t.equal(fromA.entity_history['shared-customer'].prior_transactions, 3, 'A sees its own three');
       t.same(fromA.graph_evidence['shared-customer'].map((e: { transaction_id: string }) => e.transaction_id), ['a-2', 'a-1', 'a-0']);
       t.notOk(evidenceIds(fromA).includes('b-1'), "A does not see B's");
-      t.same(fromA.stages.map((s: { name: string }) => s.name), ['history', 'features', 'model', 'explain', 'evidence', 'record']);
+      t.same(fromA.stages.map((s: { name: string }) => s.name), ['history', 'features', 'model', 'rules', 'explain', 'evidence', 'record']);
       t.equal(await stored(live, 'organization_id = $1 AND customer_id = $2', [b.id, 'shared-customer']), 1);
       t.equal(await stored(live, 'organization_id = $1 AND customer_id = $2', [a.id, 'shared-customer']), 4);
     });
