@@ -1,7 +1,7 @@
 // The rule language: CEL (Common Expression Language) through @marcbachmann/cel-js, a maintained
 // implementation that parses and type-checks expressions and evaluates its own tree; user text is
-// never evaluated as JavaScript. This module is the one definition of what an expression reads
-// (`RULE_FIELDS`), of what is refused when a rule is saved, and of a compiled rule.
+// never evaluated as JavaScript. This module declares the fields (fields.ts) to CEL, and is the one
+// definition of what is refused when a rule is saved and of a compiled rule.
 //
 // Safety: an expression sees only the declared fields, typed, so `this`, `constructor` or any
 // other name is refused when it is checked; a map key that is not there (`features["__proto__"]`)
@@ -12,6 +12,7 @@
 // backtrack for ever on a crafted value (JavaScript has no linear-time engine): lists,
 // `startsWith`, `endsWith` and `contains` say the same things safely.
 
+import { RULE_FIELDS } from './fields.ts';
 import { Environment } from '@marcbachmann/cel-js';
 
 /** Longest expression accepted. */
@@ -34,28 +35,6 @@ export class EntityHistoryValue {
     readonly is_new: boolean,
   ) {}
 }
-
-/** Every field an expression reads, with its CEL type and what it means (docs and the dashboard's
- *  editor list them from here). */
-export const RULE_FIELDS = [
-  { name: 'amount', type: 'double', about: 'The payment amount, as sent.' },
-  { name: 'customer_id', type: 'string', about: 'The customer, as sent.' },
-  { name: 'merchant_id', type: 'string', about: 'The merchant, as sent.' },
-  { name: 'location', type: 'string', about: 'The location, as sent; "unknown" when it was left out.' },
-  { name: 'payment_type', type: 'string', about: 'The payment type, as sent; "unknown" when it was left out.' },
-  { name: 'channel', type: 'string', about: 'payment_type:location, e.g. "card:NG".' },
-  { name: 'mode', type: 'string', about: 'The decision mode of the request: balanced, high_precision or high_recall.' },
-  { name: 'hour', type: 'int', about: 'Hour of the transaction, 0 to 23, UTC.' },
-  { name: 'weekday', type: 'int', about: 'Day of the week of the transaction, UTC: 0 Sunday to 6 Saturday.' },
-  { name: 'risk_score', type: 'double', about: "The model's calibrated probability of fraud, 0 to 1." },
-  { name: 'risk_band', type: 'string', about: 'low, medium, high or critical.' },
-  { name: 'path', type: 'string', about: 'MODEL, or COLD_START when the model had too little history and raised the score to its floor.' },
-  { name: 'channel_scores', type: 'map<string, double>', about: 'Each channel\'s own score: channel_scores.tabular, .behavioral, .velocity, .graph.' },
-  { name: 'features', type: 'map<string, double>', about: "The model's features by name, as computed for this transaction; a missing value is not in the map (reading it is an error: the rule does not match)." },
-  { name: 'customer', type: 'history', about: "The customer's earlier transactions in the organization: customer.prior_transactions (int), customer.is_new (bool)." },
-  { name: 'merchant', type: 'history', about: "The merchant's: merchant.prior_transactions, merchant.is_new." },
-  { name: 'channel_history', type: 'history', about: "The channel's: channel_history.prior_transactions, channel_history.is_new." },
-] as const;
 
 export type RuleFieldName = (typeof RULE_FIELDS)[number]['name'];
 

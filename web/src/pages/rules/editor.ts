@@ -14,7 +14,8 @@ import { api, ApiError } from '../../api.ts';
 import { errorBox, h, table } from '../../dom.ts';
 import { transactionHref } from '../../links.ts';
 import type { Organization } from '../../org.ts';
-import { RULE_FIELDS, RULE_FUNCTIONS } from './fields.ts';
+import { RULE_FUNCTIONS } from './fields.ts';
+import { RULE_FIELDS } from '../../../../src/domain/rules/fields.ts';
 import { flatValues, queueBacktest, type Period } from './backtest.ts';
 
 type Rec = Record<string, any>;
