@@ -14,6 +14,7 @@ import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fast
 import type { Service } from '../app/service.ts';
 import { ApiError, clientError, documentFrameworkStatuses, frameworkError, installErrorHandling, MAX_PATH_PARAMETER, RouteRegistry } from './errors.ts';
 import { ErrorResponse } from './schemas.ts';
+import { installAccessLog } from './access-log.ts';
 import { publicRoutes } from './routes/public.ts';
 import { scoreRoutes } from './routes/score.ts';
 import { datasetRoutes } from './routes/datasets.ts';
@@ -48,6 +49,9 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
     // Standard output through a stream that never blocks the server and never waits at exit
     // (log-stream.ts): a log reader that stops must not stop the service.
     logger: o.logger === undefined ? { level: service.config.LOG_LEVEL, redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-csrf-token"]'], stream: stdoutLog() } : o.logger,
+    // The request log is access-log.ts's: a line for each refused or failed request, a summary of
+    // the others every few seconds, not two lines for every request.
+    disableRequestLogging: true,
     bodyLimit: service.config.MAX_JSON_BODY_BYTES,
     // Bounded requests: a request's headers and body must arrive within REQUEST_TIMEOUT_SECONDS
     // (headers alone within HEADERS_TIMEOUT_MS), or it is answered 408 and its connection closed
@@ -68,6 +72,7 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
     // `shutting_down` in the service's error shape (below), not with Fastify's own body.
     return503OnClosing: false,
   });
+  if (o.logger !== false) installAccessLog(app);
   let closing = false;
   app.addHook('preClose', (done) => {
     closing = true;

@@ -51,9 +51,15 @@ export function errorBody(reason: ErrorReason, message: string, fix: string, ext
   return { detail: { message, reason, fix, ...extra } };
 }
 
+/** Sends an error body with its status, and keeps its reason for the request's log line. */
+function answer(reply: FastifyReply, status: number, body: ReturnType<typeof errorBody>): FastifyReply {
+  reply.errorReason = body.detail.reason;
+  return reply.code(status).send(body);
+}
+
 export function sendError(reply: FastifyReply, e: ApiError): FastifyReply {
   for (const [k, v] of Object.entries(e.headers)) reply.header(k, v);
-  return reply.code(e.status).send(errorBody(e.reason, e.message, e.fix, e.extra));
+  return answer(reply, e.status, errorBody(e.reason, e.message, e.fix, e.extra));
 }
 
 /** What Node's HTTP parser refuses before any route sees the request (Fastify's
@@ -119,18 +125,18 @@ function notFoundOrNotAllowed(routes: RouteRegistry, request: FastifyRequest, re
   const allowed = routes.allowed(path);
   if (allowed.length > 0 && !allowed.includes(request.method)) {
     reply.header('allow', allowed.join(', '));
-    return reply.code(405).send(errorBody('method_not_allowed', `${path} does not answer ${request.method.slice(0, 16)}.`, `Use one of ${allowed.join(', ')} (the Allow header); the reference at /api/docs lists each.`));
+    return answer(reply, 405, errorBody('method_not_allowed', `${path} does not answer ${request.method.slice(0, 16)}.`, `Use one of ${allowed.join(', ')} (the Allow header); the reference at /api/docs lists each.`));
   }
-  return reply.code(404).send(errorBody('not_found', `No route ${request.method.slice(0, 16)} ${path.slice(0, 200)}.`, 'Check the path and method against the reference at /api/docs.'));
+  return answer(reply, 404, errorBody('not_found', `No route ${request.method.slice(0, 16)} ${path.slice(0, 200)}.`, 'Check the path and method against the reference at /api/docs.'));
 }
 
 /** Fastify's own errors before a route is found (`frameworkErrors`): a malformed URL, or a path
  *  parameter longer than the router takes. */
 export function frameworkError(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    return reply.code(414).send(errorBody('uri_too_long', `A part of the path is longer than the ${MAX_PATH_PARAMETER} characters this server reads.`, 'Send the identifier as issued: ids are at most 200 characters.'));
+    return answer(reply, 414, errorBody('uri_too_long', `A part of the path is longer than the ${MAX_PATH_PARAMETER} characters this server reads.`, 'Send the identifier as issued: ids are at most 200 characters.'));
   }
-  return reply.code(400).send(errorBody('bad_request', 'The URL is not valid: it has a malformed percent-encoding.', 'Percent-encode the path as RFC 3986 says (a literal % is %25).'));
+  return answer(reply, 400, errorBody('bad_request', 'The URL is not valid: it has a malformed percent-encoding.', 'Percent-encode the path as RFC 3986 says (a literal % is %25).'));
 }
 
 /** The longest path parameter the router reads; longer is 414. Above every declared `maxLength`,
@@ -168,39 +174,41 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry
     if (err instanceof AppError) {
       // A refusal that says when to try again (a quota) says it in Retry-After too.
       if (typeof err.extra.retry_after_seconds === 'number') reply.header('retry-after', String(err.extra.retry_after_seconds));
-      return reply.code(STATUS_OF[err.kind]).send(errorBody(err.reason, err.message, err.fix, err.extra));
+      return answer(reply, STATUS_OF[err.kind], errorBody(err.reason, err.message, err.fix, err.extra));
     }
     if (databaseUnavailable(err)) {
       // The outage is the database's, not the request's: 503 with when to try again, never a 500.
       // The message names the server (host, port, database) but never its URL or password.
       request.log.warn({ err: err.message }, 'database unavailable');
       reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
-      return reply.code(503).send(
+      return answer(
+        reply,
+        503,
         errorBody('database_unavailable', 'The database cannot be reached right now, so this request could not be completed.', `Send the same request again after ${DATABASE_RETRY_AFTER_SECONDS} s (Retry-After); a score sent again with the same transaction_id is recorded once, whichever attempt stores it.`, { retry_after_seconds: DATABASE_RETRY_AFTER_SECONDS }),
       );
     }
     if (hasZodFastifySchemaValidationErrors(err)) {
       const fields = fieldsOf(err as FastifyError & { validation?: ZodIssueLike[] });
-      return reply.code(422).send(errorBody('validation_failed', `The request has ${fields.length === 1 ? 'a field' : 'fields'} of the wrong shape.`, 'Correct the fields listed in detail.fields and send the request again.', { fields }));
+      return answer(reply, 422, errorBody('validation_failed', `The request has ${fields.length === 1 ? 'a field' : 'fields'} of the wrong shape.`, 'Correct the fields listed in detail.fields and send the request again.', { fields }));
     }
     switch (err.code) {
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-        return reply.code(400).send(errorBody('bad_request', 'The body is not valid JSON.', 'Send a JSON object with Content-Type: application/json.'));
+        return answer(reply, 400, errorBody('bad_request', 'The body is not valid JSON.', 'Send a JSON object with Content-Type: application/json.'));
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return reply.code(413).send(errorBody('payload_too_large', 'The request body is larger than this server accepts.', 'Send a smaller body; the limits are listed at GET /api/config.'));
+        return answer(reply, 413, errorBody('payload_too_large', 'The request body is larger than this server accepts.', 'Send a smaller body; the limits are listed at GET /api/config.'));
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return reply.code(415).send(errorBody('unsupported_media_type', `Content-Type ${String(request.headers['content-type'] ?? '(none)').slice(0, 80)} is not accepted here.`, `Send the body with Content-Type: ${acceptedTypes(request).join(' or ')}.`));
+        return answer(reply, 415, errorBody('unsupported_media_type', `Content-Type ${String(request.headers['content-type'] ?? '(none)').slice(0, 80)} is not accepted here.`, `Send the body with Content-Type: ${acceptedTypes(request).join(' or ')}.`));
       case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-        return reply.code(400).send(errorBody('bad_request', 'Content-Length does not match the body.', 'Send the body with a correct Content-Length.'));
+        return answer(reply, 400, errorBody('bad_request', 'Content-Length does not match the body.', 'Send the body with a correct Content-Length.'));
     }
     // A method the router does not know at all (QUERY, say) on a known path.
     if (!request.routeOptions.url && routes.allowed(request.url.split('?')[0]!).length > 0) return notFoundOrNotAllowed(routes, request, reply);
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
-      return reply.code(err.statusCode).send(errorBody('bad_request', 'The request cannot be handled as sent.', 'Check the request against the reference at /api/docs.'));
+      return answer(reply, err.statusCode, errorBody('bad_request', 'The request cannot be handled as sent.', 'Check the request against the reference at /api/docs.'));
     }
     request.log.error({ err }, 'internal error');
-    return reply.code(500).send(errorBody('internal_error', 'Something went wrong on our side.', 'Retry later; if it keeps happening, report the time of the request to the operator.'));
+    return answer(reply, 500, errorBody('internal_error', 'Something went wrong on our side.', 'Retry later; if it keeps happening, report the time of the request to the operator.'));
   });
 }
 

@@ -26,13 +26,14 @@ for (const { backend, processes } of cases) {
     const port = 30_000 + Math.floor(Math.random() * 20_000);
     const child = spawn(process.execPath, ['--import=tsx', 'src/main.ts'], {
       env: {
-        ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: db?.url ?? '', LOG_LEVEL: 'info',
+        ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: db?.url ?? '', LOG_LEVEL: 'debug',
         ...signIn.env, SCORE_RATE_PER_MINUTE: '1000000', SHUTDOWN_TIMEOUT_SECONDS: String(SHUTDOWN_TIMEOUT_SECONDS),
         WEB_CONCURRENCY: String(processes),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    // Nobody reads the server's standard output: the pipe fills and stays full.
+    // Nobody reads the server's standard output: the pipe fills and stays full (at debug every
+    // request has a line; at info successes are only summarised every few seconds).
     child.stdout!.pause();
     let exited = false;
     child.on('exit', () => (exited = true));
