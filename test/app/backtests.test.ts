@@ -110,7 +110,10 @@ for (const backend of backends()) {
       const report = await backtest(a, { expression: 'customer_id == "c-0"', action: 'allow' });
       t.ok(report.warnings.some((w: string) => /blocked when they were decided/.test(w)), report.warnings.join(' | '));
       t.ok(report.warnings.some((w: string) => /Outcomes arrive late/.test(w)), 'recent matches without an outcome');
-      t.equal(report.changes['block->approve'], 1, 'the blocked payment would have been approved');
+      // The model may block some of c-0's earlier payments too (its features include the hour).
+      const blocked = (await member(a, 'GET', '/transactions?customer_id=c-0&decision=block&limit=100')).json().data.length;
+      t.ok(blocked >= 1, 'the rule blocked t-blocked');
+      t.equal(report.changes['block->approve'], blocked, 'every blocked payment would have been approved');
     });
 
     await t.test('bad requests are refused with nothing queued; other organizations never see the job', async (t) => {
