@@ -24,6 +24,7 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { recordedRow } from '../src/app/score-and-record.ts';
 import { checkExpression } from '../src/domain/rules/expression.ts';
 import { backtestHandler, type BacktestParams } from '../src/jobs/backtest-job.ts';
 import { ProgressWriter } from '../src/jobs/runner.ts';
@@ -86,28 +87,7 @@ function templates(example: ExampleScoring): NewTransaction[] {
   const context = { ...example.base, rules: benchPolicy(benchRules(20), example.listValues) };
   return example.inputs.map((input, k) => {
     const s = example.scorer.scoreToRecord({ ...input, transaction_id: `tpl-${k}` }, context);
-    const { result, transaction: tx, rules } = s;
-    return {
-      transaction_id: tx.transaction_id,
-      time: tx.time,
-      amount: tx.amount,
-      customer_id: tx.customer_id,
-      merchant_id: tx.merchant_id,
-      location: tx.location,
-      payment_type: tx.payment_type,
-      source: 'scored',
-      decision: result,
-      response: JSON.stringify(result),
-      features: s.features,
-      decided: {
-        model_id: result.model_id,
-        model_decision: s.modelDecision,
-        rule_action: rules?.action ?? null,
-        rule_ids: rules ? rules.matches.map((m) => m.id) : [],
-        rule_errors: rules ? rules.errors.map((e) => e.id) : [],
-        inputs: s.values,
-      },
-    };
+    return recordedRow(s, JSON.stringify(s.result));
   });
 }
 

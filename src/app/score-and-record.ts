@@ -18,7 +18,8 @@ import type { ModelBundle, ModelProblem } from '../model/model.ts';
 import type { Tenants } from '../live/tenants.ts';
 import { sameTransaction } from '../live/tenants.ts';
 import type { DecisionLog } from '../live/decision-log.ts';
-import { recorded, scoredEntities, type Scorer, type ScoreInput } from '../scoring/scorer.ts';
+import { recorded, scoredEntities, type ScoredToRecord, type Scorer, type ScoreInput } from '../scoring/scorer.ts';
+import type { NewTransaction } from '../storage/live-rows.ts';
 
 /** The API key a request authenticated with, as far as scoring needs it. */
 export interface ScoringKey {
@@ -74,6 +75,33 @@ function replay(body: string | null | undefined, id: string): RecordedAnswer {
   return { body, replayed: true };
 }
 
+/** The row the decision log stores for a scored transaction: the transaction, the answer (`body`,
+ *  its JSON text) and what its decision saw and did. */
+export function recordedRow(scored: ScoredToRecord, body: string): NewTransaction {
+  const { result, transaction: tx, rules } = scored;
+  return {
+    transaction_id: tx.transaction_id,
+    time: tx.time,
+    amount: tx.amount,
+    customer_id: tx.customer_id,
+    merchant_id: tx.merchant_id,
+    location: tx.location,
+    payment_type: tx.payment_type,
+    source: 'scored',
+    decision: result,
+    response: body,
+    features: scored.features,
+    decided: {
+      model_id: result.model_id,
+      model_decision: scored.modelDecision,
+      rule_action: rules?.action ?? null,
+      rule_ids: rules ? rules.matches.map((m) => m.id) : [],
+      rule_errors: rules ? rules.errors.map((e) => e.id) : [],
+      inputs: scored.values,
+    },
+  };
+}
+
 export class ScoreAndRecord {
   constructor(private readonly deps: ScoreAndRecordDeps) {}
 
@@ -104,7 +132,7 @@ export class ScoreAndRecord {
     const scoring = performance.now();
     const scored = scorer.scoreToRecord(input, { ...tenant.context, earlier });
     const serializing = performance.now();
-    const { result, transaction: tx, features, values, rules } = scored;
+    const { result, transaction: tx } = scored;
     const writeBehind = log.durability === 'write_behind';
     // Write-behind: this process's history has it at once. Commit: every process's history gets it
     // from the live feed once it is committed, this one's before the answer is sent.
@@ -113,27 +141,7 @@ export class ScoreAndRecord {
     if (custom?.note) result.notes.push(custom.note);
     const body = JSON.stringify(result);
     const committing = performance.now();
-    const row = {
-      transaction_id: tx.transaction_id,
-      time: tx.time,
-      amount: tx.amount,
-      customer_id: tx.customer_id,
-      merchant_id: tx.merchant_id,
-      location: tx.location,
-      payment_type: tx.payment_type,
-      source: 'scored' as const,
-      decision: result,
-      response: body,
-      features,
-      decided: {
-        model_id: result.model_id,
-        model_decision: scored.modelDecision,
-        rule_action: rules?.action ?? null,
-        rule_ids: rules ? rules.matches.map((m) => m.id) : [],
-        rule_errors: rules ? rules.errors.map((e) => e.id) : [],
-        inputs: values,
-      },
-    };
+    const row = recordedRow(scored, body);
     if (writeBehind) log.push(organizationId, row);
     else if (!(await log.commit(organizationId, row))) {
       // Another process recorded this id first: answer as a retry of the one it stored.

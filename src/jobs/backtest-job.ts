@@ -6,7 +6,7 @@
 
 import { compileRule, evaluateRule, type CompiledRule, type RuleAction } from '../domain/rules/expression.ts';
 import { ruleInput, valuesRead, type Decision } from '../domain/rules/decide.ts';
-import { backtestWarnings, Tally, type Figures } from '../domain/rules/backtest.ts';
+import { Tally } from '../domain/rules/backtest.ts';
 import { ItemHistory } from '../domain/rules/lists.ts';
 import type { Db } from '../storage/db.ts';
 import { decisionValues, loggedFeatures } from '../storage/decision-inputs.ts';
@@ -60,20 +60,17 @@ export function backtestHandler(deps: BacktestDeps): JobHandler {
       const data = organizationData(deps.db, p.organization_id);
       const versions = [p.target, ...(p.compare ? [p.compare] : [])];
       const rules = versions.map(compile);
-      const tallies = versions.map((v) => new Tally(v.action));
+      const now = (deps.clock ?? Date.now)();
+      const tallies = versions.map((v) => new Tally(v.action, now - deps.labelDelay));
       const history = new ItemHistory();
       const listIds = [...new Set(versions.flatMap((v) => Object.values(v.lists)))];
       if (listIds.length) await data.listStays(listIds, (stays) => stays.forEach((s) => history.add(s)));
       const withFeatures = rules.some((r) => r.readsFeatures);
       const names = new Map<string, readonly (readonly string[])[]>();
       const total = await data.countLogged(p.from, p.to);
-      const now = (deps.clock ?? Date.now)();
-      const recentFrom = now - deps.labelDelay;
       let scanned = 0;
       let unreadable = 0;
       let allFraud = 0;
-      // Per version: matches of the last label delay (outcomes still arriving), and matches that were blocked.
-      const seen = versions.map(() => ({ recentMatched: 0, recentUnknown: 0, blocked: 0 }));
       let after: [number, number] | undefined;
       // One lookup for every row (the row's time is set before its rules run) and a features map
       // built only for rules that read it: nothing is made per row that a row does not need.
@@ -111,11 +108,6 @@ export function backtestHandler(deps: BacktestDeps): JobHandler {
               const logged = { transaction_id: row.transaction_id, time: row.time_ms, amount: row.amount, decision: row.decision as Decision, model_decision: (row.model_decision ?? row.decision) as Decision, rule_action: row.rule_action as RuleAction | null, label: row.label };
               const fields = versions[k]!.fields;
               tallies[k]!.match(logged, () => valuesRead(input, fields));
-              if (row.decision === 'block') seen[k]!.blocked += 1;
-              if (row.time_ms >= recentFrom) {
-                seen[k]!.recentMatched += 1;
-                if (row.label === null) seen[k]!.recentUnknown += 1;
-              }
             }
           }
         }
@@ -124,11 +116,7 @@ export function backtestHandler(deps: BacktestDeps): JobHandler {
         progress.fraction = total ? Math.min(1, scanned / total) : 1;
         await progress.write();
       }
-      const report = (k: number): Figures & { warnings: string[] } => {
-        const f = tallies[k]!.figures(allFraud);
-        const warnings = backtestWarnings({ action: versions[k]!.action, figures: f, matchedBlockedLogged: seen[k]!.blocked, recentMatched: seen[k]!.recentMatched, recentUnknown: seen[k]!.recentUnknown, labelDelayDays: Math.round(deps.labelDelay / DAY) });
-        return { ...f, warnings };
-      };
+      const report = (k: number) => tallies[k]!.report(allFraud, Math.round(deps.labelDelay / DAY));
       const describe = (v: BacktestVersion) => ({ rule_id: v.rule_id, version: v.version, expression: v.expression, action: v.action });
       const target = report(0);
       if (unreadable) target.warnings.push(`${unreadable} transaction(s) had no record of what their decision saw and were skipped.`);

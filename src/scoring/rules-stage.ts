@@ -37,6 +37,8 @@ export interface RulesOutcome {
 /** Evaluates the rules on one transaction's values; `features` builds the features map when a rule
  *  reads it. */
 export function runRules(set: RuleSet, values: DecisionValues, modelDecision: Decision, features: () => Map<string, number>): RulesOutcome {
+  // Most organizations have no rules: nothing to build for them.
+  if (set.rules.length === 0) return { matches: [], errors: [], action: undefined, decision: modelDecision };
   const input = ruleInput(values, features);
   const at = values.time;
   const lookup = (listId: string, value: string) => set.has(listId, value, at);

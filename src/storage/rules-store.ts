@@ -159,6 +159,7 @@ export async function listRules(scope: OrganizationScope, since: number, id?: st
        FROM transactions t
        CROSS JOIN LATERAL (SELECT unnest(t.rule_ids) AS rule_id, 'm' AS kind UNION ALL SELECT unnest(t.rule_errors), 'e') AS h
        WHERE t.organization_id = $1 AND t.time_ms >= $2 AND (t.rule_ids IS NOT NULL OR t.rule_errors IS NOT NULL)
+             ${id === undefined ? '' : 'AND (t.rule_ids @> ARRAY[$3::text] OR t.rule_errors @> ARRAY[$3::text])'}
        GROUP BY h.rule_id)
      SELECT ${ROW}, coalesce(h.matches, 0) AS matches, coalesce(h.errors, 0) AS errors
      FROM rules r JOIN rule_versions v ON v.rule_id = r.id AND v.version = r.version

@@ -62,9 +62,18 @@ export class Tally {
   private legitAmount = 0;
   private readonly changes = new Map<string, number>();
   private readonly days = new Map<string, { matched: number; fraud: number; legit: number }>();
+  /** Matches blocked when they were decided; matches since `recentFrom`, and those without an
+   *  outcome (the warnings'). */
+  private blocked = 0;
+  private recentMatched = 0;
+  private recentUnknown = 0;
   readonly examples: Record<'fraud' | 'legit' | 'unknown', Example[]> = { fraud: [], legit: [], unknown: [] };
 
-  constructor(readonly action: RuleAction) {}
+  /** `recentFrom`: outcomes of transactions from then on are still arriving (epoch ms). */
+  constructor(
+    readonly action: RuleAction,
+    private readonly recentFrom: number,
+  ) {}
 
   /** A transaction the rule could not be evaluated on (a missing value): not a match. */
   error(): void {
@@ -82,6 +91,11 @@ export class Tally {
       this.legit += 1;
       this.legitAmount += row.amount;
     } else this.unknown += 1;
+    if (row.decision === 'block') this.blocked += 1;
+    if (row.time >= this.recentFrom) {
+      this.recentMatched += 1;
+      if (outcome === 'unknown') this.recentUnknown += 1;
+    }
     const wouldBe = decide(row.model_decision, decidingAction(row.rule_action ? [row.rule_action, this.action] : [this.action]));
     if (wouldBe !== row.decision) {
       const key = `${row.decision}->${wouldBe}`;
@@ -112,12 +126,19 @@ export class Tally {
       per_day: [...this.days].sort(([a], [b]) => (a < b ? -1 : 1)).map(([day, d]) => ({ day, ...d })),
     };
   }
+
+  /** The figures with what makes them less certain, in words (`labelDelayDays`: how long outcomes
+   *  take to arrive). */
+  report(allFraud: number, labelDelayDays: number): Figures & { warnings: string[] } {
+    const figures = this.figures(allFraud);
+    return { ...figures, warnings: backtestWarnings({ action: this.action, figures, matchedBlockedLogged: this.blocked, recentMatched: this.recentMatched, recentUnknown: this.recentUnknown, labelDelayDays }) };
+  }
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
 /** What a backtest over the period should warn about, in words. */
-export function backtestWarnings(o: { action: RuleAction; figures: Figures; matchedBlockedLogged: number; recentMatched: number; recentUnknown: number; labelDelayDays: number }): string[] {
+function backtestWarnings(o: { action: RuleAction; figures: Figures; matchedBlockedLogged: number; recentMatched: number; recentUnknown: number; labelDelayDays: number }): string[] {
   const w: string[] = [];
   const { figures: f } = o;
   if (o.recentMatched > 0 && o.recentUnknown > 0) {

@@ -159,11 +159,9 @@ export function checkExpression(text: string, knownLists: ReadonlySet<string>): 
   walk(parsed.ast, (n, comprehensions) => {
     const args = n.args as unknown[];
     if (n.op === 'id' && typeof n.args === 'string') fields.add(n.args);
-    if (n.op === 'rcall' && Array.isArray(args)) {
-      if (args[0] === 'matches') problems.push(problem(text, 'matches() is not available: a regular expression can take unbounded time on a crafted value. Use startsWith(), endsWith(), contains() or a list.', n.start ?? 0));
-      if (COMPREHENSIONS.has(args[0] as string) && comprehensions > 0) problems.push(problem(text, `${String(args[0])}() inside another comprehension is not allowed: its cost would multiply. Use one comprehension, or a list.`, n.start ?? 0));
-    }
-    if (n.op === 'call' && Array.isArray(args) && args[0] === 'matches') problems.push(problem(text, 'matches() is not available: a regular expression can take unbounded time on a crafted value. Use startsWith(), endsWith(), contains() or a list.', n.start ?? 0));
+    // `matches` as a method (s.matches(re)) or a function (matches(s, re)).
+    if ((n.op === 'rcall' || n.op === 'call') && Array.isArray(args) && args[0] === 'matches') problems.push(problem(text, 'matches() is not available: a regular expression can take unbounded time on a crafted value. Use startsWith(), endsWith(), contains() or a list.', n.start ?? 0));
+    if (n.op === 'rcall' && Array.isArray(args) && COMPREHENSIONS.has(args[0] as string) && comprehensions > 0) problems.push(problem(text, `${String(args[0])}() inside another comprehension is not allowed: its cost would multiply. Use one comprehension, or a list.`, n.start ?? 0));
     if (n.op === 'call' && Array.isArray(args) && args[0] === 'in_list') {
       const first = (args[1] as unknown[] | undefined)?.[0];
       if (!isNode(first) || first.op !== 'value' || typeof first.args !== 'string') {
