@@ -1,18 +1,23 @@
 // The embedded back end: PGlite (PostgreSQL in WASM) keeping its files in one directory, for a
-// single process that needs no database server. PGlite has one connection and runs one statement
-// at a time; its own `transaction` holds that connection from BEGIN to COMMIT, and every query
-// outside waits for it, so concurrent callers can never interleave inside a transaction.
+// single process that needs no database server. PGlite runs on a worker thread of its own
+// (pglite-thread.ts), so its statements use the second core instead of the thread that answers
+// requests; this file is the main thread's side, speaking that thread's messages. PGlite has one
+// connection and runs one statement at a time; a transaction holds that connection from BEGIN to
+// COMMIT, and every query outside waits for it, so concurrent callers can never interleave inside
+// a transaction.
 //
 // Results are normalised as db.ts promises: PGlite already returns float8 as number, timestamptz as
-// Date and jsonb parsed; int8 is parsed to a number here (PGlite's own parser returns a BigInt past
-// 2^53, which postgres.js cannot match).
+// Date and jsonb parsed; int8 is parsed to a number by the thread (PGlite's own parser returns a
+// BigInt past 2^53, which postgres.js cannot match).
 
 import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { PGlite, types, type Transaction } from '@electric-sql/pglite';
+import { Worker } from 'node:worker_threads';
+import { PGlite } from '@electric-sql/pglite';
 import type { Backend, ScriptQueryable } from './db.ts';
 import { StorageError, messageOf } from './errors.ts';
+import type { Reply, Request, ThreadData } from './pglite-thread.ts';
 import { probe } from './probe.ts';
 import { assertOutsideTransaction, insideTransaction } from './transaction-scope.ts';
 
@@ -83,42 +88,153 @@ export async function openPglite(dir: string): Promise<Backend> {
     throw err instanceof StorageError ? err : new StorageError('database_unavailable', `cannot open the embedded database in ${dir}: ${messageOf(err)}`);
   }
   openDirs.add(key);
-  let pg: PGlite;
+  const release = () => {
+    openDirs.delete(key);
+    unlock();
+  };
   try {
-    pg = await PGlite.create(dir, {
-      parsers: { [types.INT8]: (value: string) => Number(value) },
+    const thread = await PgliteThread.start({
+      dir,
       startParams: [...PGlite.defaultStartParams, ...MEMORY_SETTINGS.flatMap((setting) => ['-c', setting])],
     });
+    return new PgliteDb(thread, release);
   } catch (err) {
-    openDirs.delete(key);
-    unlock();
+    release();
     throw new StorageError('database_unavailable', `cannot open the embedded database in ${dir}: ${messageOf(err)}`);
   }
-  return new PgliteDb(pg, () => {
-    openDirs.delete(key);
-    unlock();
-  });
 }
 
-/** Turns whatever PGlite threw into a StorageError. */
+type Call = Request extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
+
+/** The main thread's end of the database's thread: numbered requests, each settled by its reply. */
+class PgliteThread {
+  readonly #worker: Worker;
+  #nextId = 1;
+  readonly #waiting = new Map<number, { resolve: (value: unknown) => void; reject: (err: StorageError) => void }>();
+  readonly #listeners = new Map<string, Set<(payload: string) => void>>();
+  /** Why the thread is gone, once it is: every request after that fails with it. */
+  #gone: string | undefined;
+
+  private constructor(worker: Worker) {
+    this.#worker = worker;
+  }
+
+  /** Starts the thread and waits for PGlite to open in it. */
+  static start(data: ThreadData): Promise<PgliteThread> {
+    // The thread's module beside this one: pglite-thread.ts under tsx, pglite-thread.js in the build.
+    const file = new URL(`./pglite-thread${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+    const worker = new Worker(file, { workerData: data });
+    const thread = new PgliteThread(worker);
+    return new Promise((resolveStart, rejectStart) => {
+      let opened = false;
+      worker.on('message', (m: Reply) => {
+        if ('opened' in m) {
+          opened = m.opened;
+          if (m.opened) {
+            worker.unref();
+            resolveStart(thread);
+          } else {
+            rejectStart(new Error(m.message));
+          }
+        } else if ('channel' in m) {
+          for (const listener of thread.#listeners.get(m.channel) ?? []) listener(m.payload);
+        } else {
+          thread.#settle(m);
+        }
+      });
+      const stop = (why: string) => {
+        if (!opened) rejectStart(new Error(why));
+        thread.#stopped(why);
+      };
+      worker.on('error', (err) => stop(`the embedded database's thread failed: ${messageOf(err)}`));
+      worker.on('exit', () => stop('the embedded database is closed'));
+    });
+  }
+
+  get gone(): boolean {
+    return this.#gone !== undefined;
+  }
+
+  call(request: Call): Promise<unknown> {
+    if (this.#gone) return Promise.reject(new StorageError('database_unavailable', this.#gone));
+    const id = this.#nextId++;
+    // While a reply is awaited the thread keeps the process alive; an idle database does not.
+    if (this.#waiting.size === 0) this.#worker.ref();
+    return new Promise((resolve, reject) => {
+      this.#waiting.set(id, { resolve, reject });
+      this.#worker.postMessage({ ...request, id });
+    });
+  }
+
+  #settle(m: Extract<Reply, { id: number }>): void {
+    const waiting = this.#waiting.get(m.id);
+    if (!waiting) return;
+    this.#waiting.delete(m.id);
+    if (this.#waiting.size === 0) this.#worker.unref();
+    if (m.ok) waiting.resolve(m.value);
+    else waiting.reject(new StorageError('query_failed', m.message, m.sqlState));
+  }
+
+  #stopped(why: string): void {
+    this.#gone ??= why;
+    for (const waiting of this.#waiting.values()) waiting.reject(new StorageError('database_unavailable', this.#gone));
+    this.#waiting.clear();
+  }
+
+  /** Adds a listener of `channel`; the thread listens once per channel. Resolves to its removal. */
+  async listen(channel: string, listener: (payload: string) => void): Promise<() => Promise<void>> {
+    let listeners = this.#listeners.get(channel);
+    if (!listeners) {
+      listeners = new Set();
+      this.#listeners.set(channel, listeners);
+      try {
+        await this.call({ op: 'listen', channel });
+      } catch (err) {
+        this.#listeners.delete(channel);
+        throw err;
+      }
+    }
+    listeners.add(listener);
+    return async () => {
+      if (!listeners.delete(listener) || listeners.size > 0 || this.#listeners.get(channel) !== listeners) return;
+      this.#listeners.delete(channel);
+      if (!this.#gone) await this.call({ op: 'unlisten', channel }).catch(() => {});
+    };
+  }
+
+  /** Closes PGlite (its files complete on disk) and waits for the thread to end. */
+  async close(): Promise<void> {
+    if (this.#gone) return;
+    const exited = new Promise<void>((resolveExit) => this.#worker.once('exit', () => resolveExit()));
+    try {
+      await this.call({ op: 'close' });
+    } finally {
+      // A thread that could not close cleanly is stopped: the process must not hang on it.
+      const timer = setTimeout(() => void this.#worker.terminate(), 5000);
+      await exited;
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** Turns whatever a call threw into a StorageError. */
 function toStorageError(err: unknown, closed: boolean): StorageError {
-  if (err instanceof StorageError) return err;
   if (closed) return new StorageError('database_unavailable', 'the embedded database is closed');
-  const sqlState = typeof (err as { code?: unknown })?.code === 'string' ? (err as { code: string }).code : undefined;
-  return new StorageError('query_failed', messageOf(err), sqlState);
+  if (err instanceof StorageError) return err;
+  return new StorageError('query_failed', messageOf(err));
 }
 
 class PgliteDb implements Backend {
   readonly kind = 'pglite' as const;
-  readonly #pg: PGlite;
+  readonly #thread: PgliteThread;
   #closed = false;
   /** Transactions begun and not yet ended: ping answers true without queueing behind them. */
   #activeTransactions = 0;
 
   readonly #release: () => void;
 
-  constructor(pg: PGlite, release: () => void) {
-    this.#pg = pg;
+  constructor(thread: PgliteThread, release: () => void) {
+    this.#thread = thread;
     this.#release = release;
   }
 
@@ -130,7 +246,7 @@ class PgliteDb implements Backend {
   async query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]> {
     this.#checkOpen('query');
     try {
-      return (await this.#pg.query<T>(text, params)).rows;
+      return (await this.#thread.call({ op: 'query', text, params })) as T[];
     } catch (err) {
       throw toStorageError(err, this.#closed);
     }
@@ -139,56 +255,60 @@ class PgliteDb implements Backend {
   async transaction<R>(fn: (tx: ScriptQueryable) => Promise<R>): Promise<R> {
     this.#checkOpen('transaction');
     this.#activeTransactions++;
-    // An error thrown by fn (the caller's own, or a StorageError from one of its queries) reaches
-    // the caller unchanged; anything else came from BEGIN, COMMIT or ROLLBACK.
-    let fnFailure: { error: unknown } | undefined;
     try {
-      return await this.#pg.transaction((tx) =>
-        insideTransaction(this, async () => {
-          try {
-            return await fn(this.#handle(tx));
-          } catch (error) {
-            fnFailure = { error };
-            throw error;
-          }
-        }),
-      );
-    } catch (err) {
-      if (fnFailure && err === fnFailure.error) throw err;
-      throw toStorageError(err, this.#closed);
+      let tx: number;
+      try {
+        tx = (await this.#thread.call({ op: 'begin' })) as number;
+      } catch (err) {
+        throw toStorageError(err, this.#closed);
+      }
+      let result: R;
+      try {
+        result = await insideTransaction(this, () => fn(this.#handle(tx)));
+      } catch (error) {
+        // The caller's own error (or a StorageError from one of its queries) reaches it unchanged.
+        await this.#thread.call({ op: 'end', tx, commit: false }).catch(() => {});
+        throw error;
+      }
+      try {
+        await this.#thread.call({ op: 'end', tx, commit: true });
+      } catch (err) {
+        throw toStorageError(err, this.#closed);
+      }
+      return result;
     } finally {
       this.#activeTransactions--;
     }
   }
 
-  #handle(tx: Transaction): ScriptQueryable {
+  #handle(tx: number): ScriptQueryable {
+    const thread = this.#thread;
     const closed = () => this.#closed;
-    const handle: ScriptQueryable = {
+    return {
       async query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]> {
         try {
-          return (await tx.query<T>(text, params)).rows;
+          return (await thread.call({ op: 'query', text, params, tx })) as T[];
         } catch (err) {
           throw toStorageError(err, closed());
         }
       },
       async exec(script: string): Promise<void> {
         try {
-          await tx.exec(script);
+          await thread.call({ op: 'exec', script, tx });
         } catch (err) {
           throw toStorageError(err, closed());
         }
       },
     };
-    return handle;
   }
 
   async listen(channel: string, onNotify: (payload: string) => void, onListening: () => void): Promise<() => Promise<void>> {
     this.#checkOpen('listen');
     try {
-      const unlisten = await this.#pg.listen(channel, (payload) => onNotify(payload));
+      const unlisten = await this.#thread.listen(channel, onNotify);
       onListening();
       return async () => {
-        if (!this.#closed) await unlisten().catch(() => {});
+        if (!this.#closed) await unlisten();
       };
     } catch (err) {
       throw toStorageError(err, this.#closed);
@@ -196,17 +316,17 @@ class PgliteDb implements Backend {
   }
 
   async ping(): Promise<boolean> {
-    if (this.#closed || this.#pg.closed) return false;
+    if (this.#closed || this.#thread.gone) return false;
     // A long transaction (seeding the history) holds the only connection: the database is alive.
     if (this.#activeTransactions > 0) return true;
-    return probe(() => this.#pg.query('select 1'));
+    return probe(() => this.#thread.call({ op: 'query', text: 'select 1' }));
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     try {
-      await this.#pg.close();
+      await this.#thread.close();
     } catch (err) {
       throw new StorageError('database_unavailable', `closing the embedded database failed: ${messageOf(err)}`);
     } finally {
