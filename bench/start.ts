@@ -1,6 +1,12 @@
-// `npm run bench:start [-- --quick]` (needs DATABASE_URL: a PostgreSQL server on which the benchmark
-// may create and drop databases): what a server process costs to start against an organization's
-// stored history, and whether that cost grows with history older than the features can reach.
+// `npm run bench:start [-- --quick]`: what a server process costs to start.
+//
+// On the embedded database (always): a new install's first start, on an empty data directory, from
+// spawn until the server listens; the baseline, in the same run, is the next start of that server
+// on the same directory (a restart, nothing to create). Starts alternate; medians.
+//
+// On PostgreSQL (with DATABASE_URL: a server on which the benchmark may create and drop databases):
+// what a start costs against an organization's stored history, and whether that cost grows with
+// history older than the features can reach.
 // Two databases are seeded in the same run, one with 1,000,000 transactions and one with 5,000,000
 // (100,000 and 500,000 with --quick). Both hold the same last 30 days row for row (150,000; 30,000
 // with --quick) and the same customers, merchants, locations and payment types; the larger one only
@@ -26,14 +32,10 @@ benchmarkCommandLine({
   name: 'bench:start',
   about: "A server process's start against 1 M and 5 M stored transactions that share their last 31 days.",
   quick: 'seeds 100,000 and 500,000 transactions, two starts each (the full run: 1 M and 5 M, three each)',
-  notes: ['Needs DATABASE_URL: a PostgreSQL server on which this role may create and drop databases.'],
+  notes: ['The PostgreSQL part needs DATABASE_URL: a server on which this role may create and drop databases. Without it only the embedded part runs.'],
 });
 
-const adminUrl = process.env.DATABASE_URL;
-if (!adminUrl) {
-  process.stderr.write('bench:start runs on PostgreSQL: set DATABASE_URL to a server where this role may CREATE DATABASE.\n');
-  process.exit(2);
-}
+const adminUrl = process.env.DATABASE_URL || undefined;
 
 const DAY = 86_400_000;
 /** Rows in the window both databases share: the last 30 days, one day inside the server's 31-day
@@ -66,7 +68,7 @@ const started = performance.now();
 const say = (msg: string) => process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1)} s] ${msg}\n`);
 
 // --- what is cleaned up, whatever happens --------------------------------------------------------
-const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+const admin = adminUrl ? postgres(adminUrl, { max: 1, onnotice: () => {} }) : undefined;
 const databases: string[] = [];
 const children = new Set<ChildProcess>();
 let signIn: SignIn | undefined;
@@ -84,8 +86,8 @@ function cleanUp(): Promise<void> {
   cleaned ??= (async () => {
     await Promise.all([...children].map(stop));
     await signIn?.close().catch(() => {});
-    for (const name of databases) await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch((e: Error) => say(`could not drop ${name}: ${e.message}`));
-    await admin.end({ timeout: 5 });
+    for (const name of databases) await admin!.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch((e: Error) => say(`could not drop ${name}: ${e.message}`));
+    await admin?.end({ timeout: 5 });
   })();
   return cleaned;
 }
@@ -98,7 +100,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 async function database(): Promise<{ name: string; url: string }> {
   const name = `bench_start_${randomBytes(4).toString('hex')}`;
-  await admin.unsafe(`CREATE DATABASE ${name}`);
+  await admin!.unsafe(`CREATE DATABASE ${name}`);
   databases.push(name);
   const u = new URL(adminUrl!);
   u.pathname = `/${name}`;
@@ -227,12 +229,12 @@ interface Launched {
 
 /** A server process as `npm start` runs it, on `databaseUrl`. WEB_CONCURRENCY=1: the spawned
  *  process is the server itself, so its /proc figures are the server's. */
-function launch(databaseUrl: string): Launched {
+function launch(databaseUrl: string, dataDir = tempDir('bench-start-')): Launched {
   const port = 20_000 + Math.floor(Math.random() * 20_000);
   const spawned = performance.now();
   const child = spawn(process.execPath, [...startFlags(), join(root, 'scripts/start.mjs')], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: tempDir('bench-start-'), LOG_LEVEL: 'warn', ...env(), DATABASE_URL: databaseUrl },
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...env(), DATABASE_URL: databaseUrl },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   children.add(child);
@@ -294,10 +296,48 @@ const median = (values: number[]) => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
-// --- the run ---------------------------------------------------------------------------------------
-let exitCode = 0;
-try {
-  signIn = await SignIn.start();
+// --- the embedded database ---------------------------------------------------------------------------
+interface EmbeddedStarts {
+  /** Spawn until listening, on a new data directory. */
+  empty_ms: number[];
+  /** The same on that directory again: the baseline. */
+  restart_ms: number[];
+  /** The first start's own steps (src/app/service.ts), per start. */
+  empty_steps: Record<string, number>[];
+}
+
+/** Spawn until listening (undefined when the process compiled src/ first: not a start). */
+async function listening(dataDir: string): Promise<{ ms: number; steps: Record<string, number> } | undefined> {
+  const s = launch('', dataDir);
+  try {
+    const ready = await s.ready;
+    const ms = Math.round(performance.now() - s.spawned);
+    return /compiling src\//.test(s.output()) ? undefined : { ms, steps: JSON.parse(ready[1]!) as Record<string, number> };
+  } catch (e) {
+    throw new Error(`embedded: ${(e as Error).message}\nserver output: ${s.output().slice(-2000)}`);
+  } finally {
+    await stop(s.child);
+  }
+}
+
+async function embeddedStarts(): Promise<EmbeddedStarts> {
+  const out: EmbeddedStarts = { empty_ms: [], restart_ms: [], empty_steps: [] };
+  for (let r = 0; r < REPEATS + 1; r++) {
+    const dataDir = tempDir('bench-start-embedded-');
+    const empty = await listening(dataDir);
+    const restart = await listening(dataDir);
+    // The first pair warms the page cache (and compiles src/ if it changed): not counted.
+    if (r === 0 || !empty || !restart) continue;
+    out.empty_ms.push(empty.ms);
+    out.empty_steps.push(empty.steps);
+    out.restart_ms.push(restart.ms);
+    say(`embedded: an empty data directory listening after ${empty.ms} ms (${JSON.stringify(empty.steps)}), the restart after ${restart.ms} ms`);
+  }
+  return out;
+}
+
+// --- PostgreSQL: starts against 1 M and 5 M stored transactions --------------------------------------
+async function postgresStarts(embeddedSummary: object): Promise<void> {
   const dbs = { small: await database(), large: await database() };
 
   // A first start on each database applies the migrations; an organization and its key are made
@@ -390,6 +430,7 @@ try {
       benchmark: 'start',
       quick,
       repeats: REPEATS,
+      embedded: embeddedSummary,
       seed_seconds: Math.round(seedSeconds * 10) / 10,
       small,
       large,
@@ -400,6 +441,29 @@ try {
       run_seconds: Math.round((performance.now() - started) / 100) / 10,
     }),
   );
+}
+
+// --- the run ---------------------------------------------------------------------------------------
+let exitCode = 0;
+try {
+  signIn = await SignIn.start();
+  const embedded = await embeddedStarts();
+  const embeddedSummary = {
+    empty_ms: median(embedded.empty_ms),
+    restart_ms: median(embedded.restart_ms),
+    ratio_empty_to_restart: Math.round((median(embedded.empty_ms) / median(embedded.restart_ms)) * 1000) / 1000,
+    goal_empty_under_2s: median(embedded.empty_ms) < 2000,
+    samples: embedded,
+  };
+  console.log('');
+  console.log(`| Start on the embedded database (median of ${REPEATS}) | spawn to listening, ms |`);
+  console.log('|---|---|');
+  console.log(`| empty data directory (a new install) | ${embeddedSummary.empty_ms} |`);
+  console.log(`| the same directory again (baseline) | ${embeddedSummary.restart_ms} |`);
+  console.log(`empty / restart: ${embeddedSummary.ratio_empty_to_restart.toFixed(2)}×; goal: under 2 s on an empty directory: ${embeddedSummary.goal_empty_under_2s ? 'met' : 'NOT met'}`);
+  if (!adminUrl) console.log(JSON.stringify({ benchmark: 'start', quick, repeats: REPEATS, embedded: embeddedSummary, run_seconds: Math.round((performance.now() - started) / 100) / 10 }));
+  if (adminUrl) await postgresStarts(embeddedSummary);
+  else say('DATABASE_URL is not set: the PostgreSQL part is skipped');
 } catch (e) {
   process.stderr.write(`bench:start failed: ${(e as Error).stack ?? e}\n`);
   exitCode = 1;

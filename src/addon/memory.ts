@@ -29,13 +29,19 @@ function collector(): () => void {
   return runInNewContext('gc') as () => void;
 }
 
-/** A full compacting collection, then the allocator's free pages back to the system. */
-export function settleMemory(): void {
+/** A full compacting collection of the calling thread's heap (the embedded database's thread
+ *  runs one once PGlite is open: initdb's WebAssembly memory is garbage by then). */
+export function collectGarbage(): void {
   setFlagsFromString('--compact-on-every-full-gc');
   try {
     collector()();
   } finally {
     setFlagsFromString('--no-compact-on-every-full-gc');
   }
+}
+
+/** A full compacting collection, then the allocator's free pages back to the system. */
+export function settleMemory(): void {
+  collectGarbage();
   releaseFreeMemory();
 }

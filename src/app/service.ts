@@ -99,12 +99,16 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
   if (isProblem(loaded.model)) log(`model unavailable: ${loaded.model.message}`);
   else if (isProblem(loaded.metrics)) log(`evaluation unavailable: ${loaded.metrics.message}`);
   step('model');
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  // The database opens on its own thread (or over the network) while this one builds the
+  // sandbox's history, which needs no database: start-up takes the longer of the two, not both.
+  const opening = openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  opening.catch(() => {});
+  const labelDelay = isProblem(loaded.model) ? DEFAULT_LABEL_DELAY_MS : loaded.model.file.training.label_delay_ms;
+  const sandbox = new Sandbox(labelDelay, config.DATA_DIR);
+  step('sandbox');
+  const db = await opening;
   step('database');
   try {
-    const labelDelay = isProblem(loaded.model) ? DEFAULT_LABEL_DELAY_MS : loaded.model.file.training.label_delay_ms;
-    const sandbox = new Sandbox(labelDelay, config.DATA_DIR);
-    step('sandbox');
     const live = new Live({ db, durability: config.DURABILITY, labelDelay, clock, log, queued: () => void jobs?.poll() });
     const { tenants, decisionLog, tail, rings } = live;
     await tail.start();

@@ -16,8 +16,12 @@
 // rolls it back; statements sent meanwhile without the transaction's number wait for it, as they
 // would in one thread. Notifications of a channel being listened to are sent as they arrive.
 
+import { cpSync, existsSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import { PGlite, parse, protocol, types, type Transaction } from '@electric-sql/pglite';
+import { PGlite, parse, protocol, types, type PGliteOptions, type Transaction } from '@electric-sql/pglite';
+import { collectGarbage } from '../addon/memory.ts';
 import { messageOf } from './errors.ts';
 
 export type Request =
@@ -40,6 +44,8 @@ export type Reply =
 export interface ThreadData {
   dir: string;
   startParams: string[];
+  /** The directory a new data directory starts as a copy of (pglite-files.ts); none: initdb. */
+  template: string | null;
 }
 
 /** Thrown inside PGlite's transaction callback to roll it back. */
@@ -126,10 +132,10 @@ function concat(...parts: Uint8Array[]): Uint8Array {
 
 async function main(): Promise<void> {
   const port = parentPort!;
-  const { dir, startParams } = workerData as ThreadData;
+  const { dir, startParams, template } = workerData as ThreadData;
   let pg: PGlite;
   try {
-    pg = await PGlite.create(dir, {
+    pg = await open(dir, template, {
       // int8 as a number: both back ends return the same values (db.ts).
       parsers: { [types.INT8]: (value: string) => Number(value) },
       startParams,
@@ -138,6 +144,9 @@ async function main(): Promise<void> {
     port.postMessage({ opened: false, message: messageOf(err) } satisfies Reply);
     return;
   }
+  // Opening leaves hundreds of MB of garbage (initdb's module on a new directory) that this
+  // thread's heap would otherwise keep until some later collection.
+  collectGarbage();
   const statements = new Statements(pg);
   const transactions = new Map<number, OpenTransaction>();
   const unlisteners = new Map<string, () => Promise<void>>();
@@ -233,6 +242,21 @@ async function main(): Promise<void> {
     }
   });
   port.postMessage({ opened: true } satisfies Reply);
+}
+
+/** Opens the data directory; a new one starts as a copy of the template when there is one
+ *  (pglite-files.ts), and is made by initdb when there is none or the copy cannot be opened. */
+async function open(dir: string, template: string | null, options: PGliteOptions): Promise<PGlite> {
+  if (template !== null && !existsSync(join(dir, 'PG_VERSION')) && existsSync(join(template, 'PG_VERSION'))) {
+    try {
+      cpSync(template, dir, { recursive: true });
+      return await PGlite.create(dir, options);
+    } catch {
+      await rm(dir, { recursive: true, force: true });
+      await mkdir(dir, { recursive: true });
+    }
+  }
+  return PGlite.create(dir, options);
 }
 
 void main();

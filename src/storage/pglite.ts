@@ -10,13 +10,13 @@
 // Date and jsonb parsed; int8 is parsed to a number by the thread (PGlite's own parser returns a
 // BigInt past 2^53, which postgres.js cannot match).
 
-import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import type { Backend, ScriptQueryable } from './db.ts';
 import { StorageError, messageOf } from './errors.ts';
+import { TEMPLATE_DIR } from './pglite-files.ts';
 import type { Reply, Request, ThreadData } from './pglite-thread.ts';
 import { probe } from './probe.ts';
 import { assertOutsideTransaction, insideTransaction } from './transaction-scope.ts';
@@ -75,14 +75,18 @@ function lockDir(dir: string): () => void {
   }
 }
 
-export async function openPglite(dir: string): Promise<Backend> {
+/** Opens (or makes) the embedded database in `dir`; a new one starts as a copy of `template`
+ *  (null: made by initdb). */
+export async function openPglite(dir: string, template: string | null = TEMPLATE_DIR): Promise<Backend> {
   const key = resolve(dir);
   if (openDirs.has(key)) {
     throw new StorageError('database_unavailable', `the embedded database in ${dir} is already open in this process`);
   }
   let unlock: () => void;
   try {
-    await mkdir(dir, { recursive: true });
+    // Synchronous up to the thread's start, so that the thread starts opening PGlite before the
+    // caller's next synchronous work (the service builds its sandbox meanwhile).
+    mkdirSync(dir, { recursive: true });
     unlock = lockDir(key);
   } catch (err) {
     throw err instanceof StorageError ? err : new StorageError('database_unavailable', `cannot open the embedded database in ${dir}: ${messageOf(err)}`);
@@ -96,6 +100,7 @@ export async function openPglite(dir: string): Promise<Backend> {
     const thread = await PgliteThread.start({
       dir,
       startParams: [...PGlite.defaultStartParams, ...MEMORY_SETTINGS.flatMap((setting) => ['-c', setting])],
+      template,
     });
     return new PgliteDb(thread, release);
   } catch (err) {

@@ -1,0 +1,38 @@
+// Writes the embedded database's template (pglite-files.ts): a data directory made by initdb and
+// migrated to the current schema, without the template databases initdb makes (template0 and
+// template1, 14 MB the service never uses: it creates no databases), so that copying it is quick.
+// Run by `npm ci` (scripts/db-template.mjs).
+
+import { mkdtemp, rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { migrate } from './migrate.ts';
+import { openPglite } from './pglite.ts';
+import { TEMPLATE_DIR } from './pglite-files.ts';
+
+/** Replaces the template with a directory of the current migrations. */
+export async function writeTemplate(dir = TEMPLATE_DIR): Promise<void> {
+  await rm(dir, { recursive: true, force: true });
+  const work = await mkdtemp(join(dirname(dir), '.pglite-template-'));
+  try {
+    // Made by initdb, whatever template there is now.
+    const db = await openPglite(join(work, 'pglite'), null);
+    try {
+      await migrate(db);
+    } finally {
+      await db.close();
+    }
+    const pg = await PGlite.create(join(work, 'pglite'));
+    try {
+      await pg.exec(`UPDATE pg_database SET datistemplate = false WHERE datname IN ('template0', 'template1')`);
+      await pg.exec('DROP DATABASE template0');
+      await pg.exec('DROP DATABASE template1');
+      await pg.exec('CHECKPOINT');
+    } finally {
+      await pg.close();
+    }
+    await rename(join(work, 'pglite'), dir);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,91 @@
+// The embedded database as the service opens it: PGlite on a thread of its own, statements kept
+// prepared by their text, and a new data directory started as a copy of the install's template.
+// - A new directory copied from a template has every migration, takes writes and reopens.
+// - A template that cannot be opened is not fatal: the directory is made by initdb instead.
+// - A statement kept prepared follows a change of its table's columns (it is prepared again).
+// - Bytes sent for a bytea parameter come back byte for byte; an error keeps its SQLSTATE.
+// - A notification reaches every listener of its channel, and one that stops hears no more.
+
+import t from 'tap';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { StorageError } from '../../src/storage/errors.ts';
+import { migrate, readMigrations } from '../../src/storage/migrate.ts';
+import { openPglite } from '../../src/storage/pglite.ts';
+import { writeTemplate } from '../../src/storage/pglite-template.ts';
+import { tempDir } from '../support/temp.ts';
+
+const root = tempDir('pglite-thread-');
+const template = join(root, 'template');
+
+t.before(async () => {
+  await writeTemplate(template);
+});
+
+t.test('a new directory starts as a copy of the template, with every migration', async (t) => {
+  t.ok(existsSync(join(template, 'PG_VERSION')), 'the template is a data directory');
+  const dir = join(root, 'from-template');
+  const db = await openPglite(dir, template);
+  const applied = await db.query<{ n: number }>('SELECT count(*) AS n FROM schema_migrations');
+  t.equal(applied[0]!.n, (await readMigrations()).length, 'every migration is there before any runs');
+  t.same(await migrate(db), [], 'nothing is left to apply');
+  const databases = await db.query<{ datname: string }>('SELECT datname FROM pg_database ORDER BY datname');
+  t.same(databases.map((d) => d.datname), ['postgres'], 'without the template databases initdb makes');
+  await db.query(`INSERT INTO users (id, email) VALUES ('u1', 'u1@example.com')`);
+  await db.close();
+  const again = await openPglite(dir, template);
+  t.same(await again.query('SELECT id FROM users'), [{ id: 'u1' }], 'a reopened directory is itself, not a new copy');
+  await again.close();
+});
+
+t.test('a template that cannot be opened leaves the directory to initdb', async (t) => {
+  const broken = join(root, 'broken');
+  mkdirSync(join(broken, 'base'), { recursive: true });
+  writeFileSync(join(broken, 'PG_VERSION'), '7\n');
+  const dir = join(root, 'from-broken');
+  const db = await openPglite(dir, broken);
+  t.same(await db.query('SELECT to_regclass($1)::text AS t', ['schema_migrations']), [{ t: null }], 'a new, empty database');
+  t.ok((await migrate(db)).length > 0, 'which migrates as any new one');
+  await db.close();
+});
+
+t.test('statements: kept by text, prepared again when their table changes; bytes and errors', async (t) => {
+  const db = await openPglite(join(root, 'statements'), template);
+  t.teardown(() => db.close());
+  await db.query('CREATE TABLE things (id int PRIMARY KEY, name text)');
+  await db.query(`INSERT INTO things VALUES (1, 'one')`);
+  t.same(await db.query('SELECT * FROM things WHERE id = $1', [1]), [{ id: 1, name: 'one' }]);
+  await db.query('ALTER TABLE things ADD COLUMN size int');
+  t.same(await db.query('SELECT * FROM things WHERE id = $1', [1]), [{ id: 1, name: 'one', size: null }], 'the same text after a new column');
+  const bytes = Buffer.from([0, 1, 2, 253, 254, 255, 92, 120]);
+  const [row] = await db.query<{ b: Uint8Array; n: number }>('SELECT $1::bytea AS b, length($1::bytea) AS n', [bytes]);
+  t.same(Buffer.from(row!.b), bytes, 'bytes come back as they were sent');
+  t.equal(row!.n, bytes.length);
+  const err = await db.query(`INSERT INTO things VALUES (1, 'again')`).catch((e: unknown) => e);
+  t.ok(err instanceof StorageError && err.code === 'query_failed' && err.sqlState === '23505', 'a duplicate is a query_failed with its SQLSTATE');
+  const inTx = await db
+    .transaction(async (tx) => {
+      await tx.query(`INSERT INTO things VALUES (2, 'two')`);
+      await tx.query('SELECT 1 / 0');
+    })
+    .catch((e: unknown) => e);
+  t.ok(inTx instanceof StorageError && inTx.sqlState === '22012', 'an error inside a transaction reaches its caller');
+  t.same(await db.query('SELECT id FROM things ORDER BY id'), [{ id: 1 }], 'and nothing of it was kept');
+});
+
+t.test('notifications reach every listener of a channel until it stops', async (t) => {
+  const db = await openPglite(join(root, 'notify'), template);
+  t.teardown(() => db.close());
+  const heard: string[] = [];
+  let listening = 0;
+  const stopA = await db.listen('feed', (p) => heard.push(`a:${p}`), () => listening++);
+  const stopB = await db.listen('feed', (p) => heard.push(`b:${p}`), () => listening++);
+  t.equal(listening, 2);
+  await db.query(`SELECT pg_notify('feed', 'one')`);
+  await stopA();
+  await db.query(`SELECT pg_notify('feed', 'two')`);
+  await stopB();
+  await db.query(`SELECT pg_notify('feed', 'three')`);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.same(heard.sort(), ['a:one', 'b:one', 'b:two']);
+});
