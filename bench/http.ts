@@ -20,7 +20,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { oneOf } from '../tools/command-line.ts';
+import { oneOf, wholeNumber } from '../tools/command-line.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
 import { memoryMb, root, startServer, waitFor } from './server-process.ts';
 import { tempDir } from '../test/support/temp.ts';
@@ -34,6 +34,7 @@ const options = benchmarkCommandLine({
   quick: '5 s a load instead of 20 s (with --processes 2: 4 s)',
   options: {
     processes: oneOf(['2'], 'the PostgreSQL set-ups instead: one server process against two (needs DATABASE_URL)'),
+    soak: wholeNumber('the run at half the recorded route\'s throughput lasts this many minutes (a memory soak; resident memory sampled every 30 s) instead of one load\'s duration', { min: 1, max: 120, value: 'MINUTES' }),
   },
   notes: ['DATABASE_URL (a PostgreSQL server on which this role may create and drop databases): the API-key load and its profile run there too, on a fresh database. With --processes 2: the PostgreSQL set-ups (DATABASE_URL needed); BENCH_CONNECTIONS (default 32).'],
 });
@@ -160,6 +161,38 @@ const keyed = await load(`${base}/api/v1/risk/score`, "POST /api/v1/risk/score w
 const keyedProfile = profile.medians();
 profile = undefined;
 const keyLatency = serverLatency;
+serverLatency = [];
+// Half that throughput at a fixed rate: the latency a customer sees below saturation (the goal is
+// p99 ≤ 10 ms), and with --soak, how resident memory grows per recorded transaction over minutes.
+const halfRate = Math.max(1, Math.round(keyed.rps / 2));
+const halfSeconds = options.soak ? options.soak * 60 : DURATION;
+const halfRecordedBefore = recorded();
+const halfRss: Array<{ s: number; mb: number; recorded: number }> = [{ s: 0, mb: memoryMb(server.pid!), recorded: 0 }];
+const sampler = setInterval(() => halfRss.push({ s: halfRss.length * 30, mb: memoryMb(server.pid!), recorded: recorded() - halfRecordedBefore }), 30_000);
+const half = await autocannon({
+  url: `${base}/api/v1/risk/score`,
+  method: 'POST',
+  connections: CONNECTIONS,
+  overallRate: halfRate,
+  duration: halfSeconds,
+  headers: { 'content-type': 'application/json', ...keyHeaders },
+  requests: [{ setupRequest: (req) => ({ ...req, body: newTransaction() }) }],
+});
+clearInterval(sampler);
+await new Promise((resolve) => setTimeout(resolve, 200));
+halfRss.push({ s: halfSeconds, mb: memoryMb(server.pid!), recorded: recorded() - halfRecordedBefore });
+const halfLoad = {
+  rate: halfRate,
+  seconds: halfSeconds,
+  rps: Math.round(half.requests.average),
+  p50_ms: half.latency.p50,
+  p99_ms: half.latency.p99,
+  non_2xx: half.non2xx + half.errors,
+  p99_at_most_10ms: half.latency.p99 <= 10,
+  rss_mb: halfRss,
+  mb_per_100k_recorded: Math.round(((halfRss.at(-1)!.mb - halfRss[0]!.mb) / Math.max(1, halfRss.at(-1)!.recorded)) * 100_000 * 10) / 10,
+};
+process.stderr.write(`the same at half its throughput (${halfRate} req/s for ${halfSeconds} s): p50 ${half.latency.p50} ms, p99 ${half.latency.p99} ms, errors/non-2xx ${halfLoad.non_2xx}; resident ${halfRss[0]!.mb} → ${halfRss.at(-1)!.mb} MB over ${halfRss.at(-1)!.recorded} recorded\n`);
 // Let the decision log store the last batch before reading memory.
 await new Promise((resolve) => setTimeout(resolve, 200));
 const rssAfterKey = memoryMb(server.pid!);
@@ -246,6 +279,7 @@ console.log(`where a recorded score's time goes (DURABILITY=commit, embedded dat
 for (const [name, median] of Object.entries(keyedProfile)) console.log(`  ${name.padEnd(20)} ${median.toFixed(3)}${postgres ? `   PostgreSQL ${(postgres.profile[name] ?? NaN).toFixed(3)}` : ''}`);
 if (postgres) console.log(`on PostgreSQL: ${Math.round(postgres.rps)} req/s, client p50/p99 ${postgres.p50}/${postgres.p99} ms (${((postgres.rps / scoring.rps) * 100).toFixed(1)} % of the public route)`);
 console.log(`the recorded route against the public route: ${((keyed.rps / scoring.rps) * 100).toFixed(1)} % (goal ≥ 50 %); the public route against the canned answer: ${((scoring.rps / canned.rps) * 100).toFixed(1)} % (goal ≥ 40 %)`);
+console.log(`the recorded route at half its throughput (${halfLoad.rate} req/s, ${halfLoad.seconds} s): client p50/p99 ${halfLoad.p50_ms}/${halfLoad.p99_ms} ms (goal p99 ≤ 10 ms); resident memory ${halfRss[0]!.mb} → ${halfRss.at(-1)!.mb} MB, ${halfLoad.mb_per_100k_recorded} MB per 100,000 recorded (goal ≤ 50)`);
 console.log(
   JSON.stringify({
     benchmark: 'http',
@@ -258,6 +292,7 @@ console.log(
     api_key_scoring_write_behind: { rps: Math.round(keyedWriteBehind.rps), p50_ms: keyedWriteBehind.p50, p99_ms: keyedWriteBehind.p99, non_2xx: keyedWriteBehind.non2xx, ratio_commit_to_write_behind: Math.round((keyed.rps / keyedWriteBehind.rps) * 1000) / 1000 },
     api_key_scoring: { rps: Math.round(keyed.rps), p50_ms: keyed.p50, p99_ms: keyed.p99, non_2xx: keyed.non2xx, recorded: stored, server_latency_ms: { p50: keyP50, p99: keyP99 }, ratio_to_ceiling: Math.round((keyed.rps / ceiling.rps) * 1000) / 1000 },
     api_key_profile_ms: keyedProfile,
+    api_key_half_load: halfLoad,
     api_key_scoring_postgres: postgres ? { rps: Math.round(postgres.rps), p50_ms: postgres.p50, p99_ms: postgres.p99, ratio_to_public: Math.round((postgres.rps / scoring.rps) * 1000) / 1000, profile_ms: postgres.profile } : null,
     recorded_to_public: Math.round((keyed.rps / scoring.rps) * 1000) / 1000,
     public_to_canned: Math.round((scoring.rps / canned.rps) * 1000) / 1000,
