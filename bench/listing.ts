@@ -6,14 +6,11 @@
 // buy. Samples of both alternate; medians. Embedded database by default; `DATABASE_URL` set runs it
 // on that PostgreSQL server (in a schema of its own, dropped at the end). Last line: one JSON object.
 
-import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import { type Db, type Queryable } from '../src/storage/db.ts';
-import { openDatabase } from '../src/storage/open.ts';
 import { organizationData } from '../src/storage/organization-data.ts';
 import type { ListFilters } from '../src/storage/transaction-reads.ts';
+import { benchDatabase } from './database.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
-import { tempDir } from '../test/support/temp.ts';
 
 benchmarkCommandLine({
   name: 'bench:listing',
@@ -27,17 +24,8 @@ const OTHER_ROWS = ROWS / 5;
 const SAMPLES = quick ? 9 : 21;
 const DAY = 86_400_000;
 
-const schema = `bench_listing_${randomBytes(4).toString('hex')}`;
-let url: string | undefined;
-if (process.env.DATABASE_URL) {
-  const u = new URL(process.env.DATABASE_URL);
-  u.searchParams.set('search_path', schema);
-  url = u.toString();
-}
-const dataDir = tempDir('bench-listing-');
-const setup = url ? await openDatabase({ databaseUrl: process.env.DATABASE_URL!, dataDir }) : undefined;
-if (setup) await setup.query(`CREATE SCHEMA ${schema}`);
-const db = await openDatabase({ dataDir, ...(url ? { databaseUrl: url } : {}) });
+const bench = await benchDatabase('listing');
+const { db } = bench;
 process.stderr.write(`storing ${ROWS.toLocaleString('en')} + ${OTHER_ROWS.toLocaleString('en')} transactions on ${db.kind}…\n`);
 
 await db.query(`INSERT INTO users (id, email) VALUES ('u', 'u@example.com')`);
@@ -121,12 +109,7 @@ for (const [name, filters, after] of cases) {
   results.push(r);
   console.log(`| ${name} (${rows} rows) | ${r.ms} ms | ${r.baseline_ms} ms | ${r.ratio}× |`);
 }
-await db.close();
-if (setup) {
-  await setup.query(`DROP SCHEMA ${schema} CASCADE`);
-  await setup.close();
-}
-await rm(dataDir, { recursive: true, force: true });
+await bench.close();
 const worst = Math.max(...results.map((r) => r.ms));
 console.log(`\nslowest indexed page: ${worst} ms (goal: milliseconds with a million stored transactions)`);
 console.log(JSON.stringify({ benchmark: 'listing', quick, database: db.kind, transactions: ROWS, other_organization: OTHER_ROWS, seed_seconds: Math.round(seconds * 10) / 10, pages: results, slowest_ms: worst }));

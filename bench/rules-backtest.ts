@@ -20,10 +20,6 @@
 // Embedded database by default; `DATABASE_URL` set runs this part on that PostgreSQL server, in a
 // schema of its own dropped at the end.
 
-import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { recordedRow } from '../src/app/score-and-record.ts';
 import { checkExpression } from '../src/domain/rules/expression.ts';
 import { backtestHandler, type BacktestParams } from '../src/jobs/backtest-job.ts';
@@ -31,9 +27,9 @@ import { ProgressWriter } from '../src/jobs/runner.ts';
 import type { Db } from '../src/storage/db.ts';
 import { claimNext, createJob, finishJob } from '../src/storage/job-queue.ts';
 import type { NewTransaction } from '../src/storage/live-rows.ts';
-import { openDatabase } from '../src/storage/open.ts';
 import { organizationData } from '../src/storage/organization-data.ts';
-import { tempDir } from '../test/support/temp.ts';
+import { collectGarbage } from '../src/addon/collect.ts';
+import { benchDatabase, withoutSecondaryIndexes } from './database.ts';
 import { benchPolicy, type ExampleScoring } from './rules-scorer.ts';
 import { BLOCK_LIST, benchRules } from './rule-set.ts';
 import { memoryMb, resetPeakMemory } from './server-process.ts';
@@ -79,8 +75,7 @@ export interface BacktestFigures {
 }
 
 // A full collection before each memory sample, so the heap figure is what is alive.
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
+const gc = collectGarbage;
 
 /** Logged decisions as the decision log writes them: the example's requests scored with 20 rules. */
 function templates(example: ExampleScoring): NewTransaction[] {
@@ -99,34 +94,26 @@ async function seedLoggedDecisions(db: Db, example: ExampleScoring, rows: number
   await organizationData(db, TEMPLATES).insert(made);
   await db.query(`CREATE TABLE bench_templates AS SELECT (row_number() OVER (ORDER BY seq) - 1)::int AS k, * FROM transactions WHERE organization_id = $1`, [TEMPLATES]);
   await db.query('CREATE UNIQUE INDEX ON bench_templates (k)');
-  // Copies of the templates: new ids and times over the last 90 days, outcomes on one in fifty.
-  // The secondary indexes are dropped for the load and built again from their own definitions
-  // afterwards (as bench:start does): building an index once is several times cheaper than
-  // maintaining it row by row, and the schema ends as it was.
-  const indexes = await db.query<{ name: string; def: string }>(
-    `SELECT i.indexrelid::regclass::text AS name, pg_get_indexdef(i.indexrelid) AS def FROM pg_index i
-     WHERE i.indrelid = 'transactions'::regclass AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)`,
-  );
-  for (const i of indexes) await db.query(`DROP INDEX ${i.name}`);
-  for (let from = 0; from < rows; from += 100_000) {
-    const to = Math.min(rows, from + 100_000);
-    await db.query(
-      `INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source, risk_score, risk_band, decision, mode,
-                                 response, label, label_known_ms, features, model_id, model_decision, rule_action, rule_ids, rule_errors, inputs)
-       SELECT $1, 'tx-' || g.i, $2 - 90 * ${DAY}::float8 + g.i * (90 * ${DAY}::float8 / $3), t.amount, t.customer_id, t.merchant_id, t.location, t.payment_type, 'scored',
-              t.risk_score, t.risk_band, t.decision, t.mode, t.response,
-              CASE WHEN g.i % 50 = 0 THEN (CASE WHEN g.i % 500 = 0 THEN 1 ELSE 0 END) END,
-              CASE WHEN g.i % 50 = 0 THEN $2 - 90 * ${DAY}::float8 + g.i * (90 * ${DAY}::float8 / $3) + 3 * ${DAY}::float8 END,
-              t.features, t.model_id, t.model_decision, t.rule_action, t.rule_ids, t.rule_errors, t.inputs
-       FROM generate_series($4::bigint, $5::bigint - 1) AS g(i) JOIN bench_templates t ON t.k = g.i % $6`,
-      [ORG, now, rows, from, to, made.length],
-    );
-    log(`  ${to.toLocaleString('en')} logged decisions stored (${((performance.now() - started) / 1000).toFixed(1)} s)`);
-  }
-  await db.query('DROP TABLE bench_templates');
-  await db.query(`SET maintenance_work_mem = '64MB'`);
-  for (const i of indexes) await db.query(i.def);
-  await db.query('RESET maintenance_work_mem');
+  // Copies of the templates: new ids and times over the last 90 days, outcomes on one in fifty,
+  // loaded without the secondary indexes (bench/database.ts).
+  await withoutSecondaryIndexes((text) => db.query(text), '64MB', async () => {
+    for (let from = 0; from < rows; from += 100_000) {
+      const to = Math.min(rows, from + 100_000);
+      await db.query(
+        `INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source, risk_score, risk_band, decision, mode,
+                                   response, label, label_known_ms, features, model_id, model_decision, rule_action, rule_ids, rule_errors, inputs)
+         SELECT $1, 'tx-' || g.i, $2 - 90 * ${DAY}::float8 + g.i * (90 * ${DAY}::float8 / $3), t.amount, t.customer_id, t.merchant_id, t.location, t.payment_type, 'scored',
+                t.risk_score, t.risk_band, t.decision, t.mode, t.response,
+                CASE WHEN g.i % 50 = 0 THEN (CASE WHEN g.i % 500 = 0 THEN 1 ELSE 0 END) END,
+                CASE WHEN g.i % 50 = 0 THEN $2 - 90 * ${DAY}::float8 + g.i * (90 * ${DAY}::float8 / $3) + 3 * ${DAY}::float8 END,
+                t.features, t.model_id, t.model_decision, t.rule_action, t.rule_ids, t.rule_errors, t.inputs
+         FROM generate_series($4::bigint, $5::bigint - 1) AS g(i) JOIN bench_templates t ON t.k = g.i % $6`,
+        [ORG, now, rows, from, to, made.length],
+      );
+      log(`  ${to.toLocaleString('en')} logged decisions stored (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+    }
+    await db.query('DROP TABLE bench_templates');
+  });
   log(`  indexes built (${((performance.now() - started) / 1000).toFixed(1)} s)`);
   // The block list, added through the storage layer as the API adds it, in one call (the API
   // takes 10,000 values a request).
@@ -196,17 +183,8 @@ async function runJob(db: Db, params: BacktestParams, labelDelay: number, featur
 
 export async function measureBacktest(o: { quick: boolean; log: (line: string) => void; example: ExampleScoring; featureNames: readonly (readonly string[])[]; labelDelay: number }): Promise<BacktestFigures> {
   const rows = o.quick ? 200_000 : 1_000_000;
-  const schema = `bench_rules_${randomBytes(4).toString('hex')}`;
-  let url: string | undefined;
-  if (process.env.DATABASE_URL) {
-    const u = new URL(process.env.DATABASE_URL);
-    u.searchParams.set('search_path', schema);
-    url = u.toString();
-  }
-  const dataDir = tempDir('bench-rules-');
-  const setup = url ? await openDatabase({ databaseUrl: process.env.DATABASE_URL!, dataDir }) : undefined;
-  if (setup) await setup.query(`CREATE SCHEMA ${schema}`);
-  const db = await openDatabase({ dataDir, ...(url ? { databaseUrl: url } : {}) });
+  const bench = await benchDatabase('rules');
+  const { db } = bench;
   try {
     o.log(`storing ${rows.toLocaleString('en')} logged decisions on ${db.kind}…`);
     const now = Date.now();
@@ -257,11 +235,6 @@ export async function measureBacktest(o: { quick: boolean; log: (line: string) =
     }
     return { database: db.kind, decisions: rows, seed_seconds: Math.round(seedSeconds * 10) / 10, runs, memory: memory! };
   } finally {
-    await db.close();
-    if (setup) {
-      await setup.query(`DROP SCHEMA ${schema} CASCADE`);
-      await setup.close();
-    }
-    await rm(dataDir, { recursive: true, force: true });
+    await bench.close();
   }
 }

@@ -23,6 +23,7 @@ import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import postgres from 'postgres';
+import { withoutSecondaryIndexes } from './database.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
 import { memoryMb, root, startFlags, waitFor } from './server-process.ts';
 import { SignIn } from '../test/support/processes.ts';
@@ -130,21 +131,14 @@ const SEED_SQL = `
                            (n * 7919 + (n / ${PAIRS}) * 104729) % ${PAIRS} AS p
                     FROM generate_series($3::bigint, $4::bigint, -1) AS n) AS a) AS b) AS r`;
 
-/** Stores `total` rows, oldest first (the order a history is recorded in). The secondary indexes
- *  are dropped for the load and built again from their own definitions afterwards (the constraints'
- *  indexes stay): building an index once is several times cheaper than maintaining it row by row,
- *  and the schema ends as it was. */
+/** Stores `total` rows, oldest first (the order a history is recorded in), without the secondary
+ *  indexes during the load (bench/database.ts). */
 async function seed(sql: postgres.Sql, organizationId: string, total: number): Promise<void> {
-  const indexes = await sql.unsafe<{ name: string; def: string }[]>(
-    `SELECT i.indexrelid::regclass::text AS name, pg_get_indexdef(i.indexrelid) AS def FROM pg_index i
-     WHERE i.indrelid = 'transactions'::regclass AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)`,
-  );
-  for (const i of indexes) await sql.unsafe(`DROP INDEX ${i.name}`);
-  for (let hi = total - 1; hi >= 0; hi -= CHUNK) {
-    await sql.unsafe(SEED_SQL, [organizationId, NOW, hi, Math.max(0, hi - CHUNK + 1)]);
-  }
-  await sql.unsafe(`SET maintenance_work_mem = '256MB'`);
-  for (const i of indexes) await sql.unsafe(i.def);
+  await withoutSecondaryIndexes(async (text) => [...(await sql.unsafe(text))], '256MB', async () => {
+    for (let hi = total - 1; hi >= 0; hi -= CHUNK) {
+      await sql.unsafe(SEED_SQL, [organizationId, NOW, hi, Math.max(0, hi - CHUNK + 1)]);
+    }
+  });
   await sql.unsafe('VACUUM ANALYZE');
 }
 

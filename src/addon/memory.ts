@@ -11,33 +11,12 @@
 // a 4 MB young-generation semi-space, old-generation growth of 20 % between full collections, and
 // one V8 helper thread (each helper keeps its own malloc arena).
 
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { fixAllocatorThresholds, releaseFreeMemory } from './addon.ts';
+import { collectGarbage } from './collect.ts';
 
 /** Fixed allocator thresholds for the life of the process (see above). */
 export function holdAllocatorThresholds(): void {
   fixAllocatorThresholds();
-}
-
-/** V8's own `gc()`, made reachable without starting Node with --expose-gc (Node's documented
- *  pattern: the flag applies to contexts created after it is set). */
-function collector(): () => void {
-  const exposed = (globalThis as { gc?: () => void }).gc;
-  if (exposed) return exposed;
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as () => void;
-}
-
-/** A full compacting collection of the calling thread's heap (the embedded database's thread
- *  runs one once PGlite is open: initdb's WebAssembly memory is garbage by then). */
-export function collectGarbage(): void {
-  setFlagsFromString('--compact-on-every-full-gc');
-  try {
-    collector()();
-  } finally {
-    setFlagsFromString('--no-compact-on-every-full-gc');
-  }
 }
 
 /** A full compacting collection, then the allocator's free pages back to the system. */

@@ -5,7 +5,6 @@
 
 import { mkdtemp, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { migrate } from './migrate.ts';
 import { openPglite } from './pglite.ts';
 import { TEMPLATE_DIR } from './pglite-files.ts';
@@ -19,17 +18,12 @@ export async function writeTemplate(dir = TEMPLATE_DIR): Promise<void> {
     const db = await openPglite(join(work, 'pglite'), null);
     try {
       await migrate(db);
+      await db.query(`UPDATE pg_database SET datistemplate = false WHERE datname IN ('template0', 'template1')`);
+      await db.query('DROP DATABASE template0');
+      await db.query('DROP DATABASE template1');
+      await db.query('CHECKPOINT');
     } finally {
       await db.close();
-    }
-    const pg = await PGlite.create(join(work, 'pglite'));
-    try {
-      await pg.exec(`UPDATE pg_database SET datistemplate = false WHERE datname IN ('template0', 'template1')`);
-      await pg.exec('DROP DATABASE template0');
-      await pg.exec('DROP DATABASE template1');
-      await pg.exec('CHECKPOINT');
-    } finally {
-      await pg.close();
     }
     await rename(join(work, 'pglite'), dir);
   } finally {

@@ -21,7 +21,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, parse, protocol, types, type PGliteOptions, type Transaction } from '@electric-sql/pglite';
-import { collectGarbage } from '../addon/memory.ts';
+import { collectGarbage } from '../addon/collect.ts';
 import { messageOf } from './errors.ts';
 
 export type Request =

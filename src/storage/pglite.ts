@@ -109,14 +109,17 @@ export async function openPglite(dir: string, template: string | null = TEMPLATE
   }
 }
 
-type Call = Request extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
+/** A request before the thread's end numbers it: each kind of request without its `id`. */
+type WithoutId<R> = R extends unknown ? Omit<R, 'id'> : never;
+type Call = WithoutId<Request>;
 
 /** The main thread's end of the database's thread: numbered requests, each settled by its reply. */
 class PgliteThread {
   readonly #worker: Worker;
   #nextId = 1;
   readonly #waiting = new Map<number, { resolve: (value: unknown) => void; reject: (err: StorageError) => void }>();
-  readonly #listeners = new Map<string, Set<(payload: string) => void>>();
+  /** Per channel: its listeners, and the thread's LISTEN they all wait for. */
+  readonly #listeners = new Map<string, { listeners: Set<(payload: string) => void>; listening: Promise<unknown> }>();
   /** Why the thread is gone, once it is: every request after that fails with it. */
   #gone: string | undefined;
 
@@ -142,7 +145,7 @@ class PgliteThread {
             rejectStart(new Error(m.message));
           }
         } else if ('channel' in m) {
-          for (const listener of thread.#listeners.get(m.channel) ?? []) listener(m.payload);
+          for (const listener of thread.#listeners.get(m.channel)?.listeners ?? []) listener(m.payload);
         } else {
           thread.#settle(m);
         }
@@ -186,22 +189,23 @@ class PgliteThread {
     this.#waiting.clear();
   }
 
-  /** Adds a listener of `channel`; the thread listens once per channel. Resolves to its removal. */
+  /** Adds a listener of `channel` once the thread listens on it (it listens once per channel).
+   *  Resolves to the listener's removal. */
   async listen(channel: string, listener: (payload: string) => void): Promise<() => Promise<void>> {
-    let listeners = this.#listeners.get(channel);
-    if (!listeners) {
-      listeners = new Set();
-      this.#listeners.set(channel, listeners);
-      try {
-        await this.call({ op: 'listen', channel });
-      } catch (err) {
-        this.#listeners.delete(channel);
-        throw err;
-      }
+    let entry = this.#listeners.get(channel);
+    if (!entry) {
+      const created = { listeners: new Set<(payload: string) => void>(), listening: this.call({ op: 'listen', channel }) };
+      this.#listeners.set(channel, created);
+      created.listening.catch(() => {
+        if (this.#listeners.get(channel) === created) this.#listeners.delete(channel);
+      });
+      entry = created;
     }
+    await entry.listening;
+    const { listeners } = entry;
     listeners.add(listener);
     return async () => {
-      if (!listeners.delete(listener) || listeners.size > 0 || this.#listeners.get(channel) !== listeners) return;
+      if (!listeners.delete(listener) || listeners.size > 0 || this.#listeners.get(channel) !== entry) return;
       this.#listeners.delete(channel);
       if (!this.#gone) await this.call({ op: 'unlisten', channel }).catch(() => {});
     };
@@ -248,38 +252,34 @@ class PgliteDb implements Backend {
     assertOutsideTransaction(this, what);
   }
 
-  async query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]> {
-    this.#checkOpen('query');
+  /** A request to the thread; a failure after close() reads as the database being closed. */
+  async #call(request: Call): Promise<unknown> {
     try {
-      return (await this.#thread.call({ op: 'query', text, params })) as T[];
+      return await this.#thread.call(request);
     } catch (err) {
       throw toStorageError(err, this.#closed);
     }
+  }
+
+  async query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]> {
+    this.#checkOpen('query');
+    return (await this.#call({ op: 'query', text, params })) as T[];
   }
 
   async transaction<R>(fn: (tx: ScriptQueryable) => Promise<R>): Promise<R> {
     this.#checkOpen('transaction');
     this.#activeTransactions++;
     try {
-      let tx: number;
-      try {
-        tx = (await this.#thread.call({ op: 'begin' })) as number;
-      } catch (err) {
-        throw toStorageError(err, this.#closed);
-      }
+      const tx = (await this.#call({ op: 'begin' })) as number;
       let result: R;
       try {
         result = await insideTransaction(this, () => fn(this.#handle(tx)));
       } catch (error) {
         // The caller's own error (or a StorageError from one of its queries) reaches it unchanged.
-        await this.#thread.call({ op: 'end', tx, commit: false }).catch(() => {});
+        await this.#call({ op: 'end', tx, commit: false }).catch(() => {});
         throw error;
       }
-      try {
-        await this.#thread.call({ op: 'end', tx, commit: true });
-      } catch (err) {
-        throw toStorageError(err, this.#closed);
-      }
+      await this.#call({ op: 'end', tx, commit: true });
       return result;
     } finally {
       this.#activeTransactions--;
@@ -287,44 +287,33 @@ class PgliteDb implements Backend {
   }
 
   #handle(tx: number): ScriptQueryable {
-    const thread = this.#thread;
-    const closed = () => this.#closed;
     return {
-      async query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]> {
-        try {
-          return (await thread.call({ op: 'query', text, params, tx })) as T[];
-        } catch (err) {
-          throw toStorageError(err, closed());
-        }
-      },
-      async exec(script: string): Promise<void> {
-        try {
-          await thread.call({ op: 'exec', script, tx });
-        } catch (err) {
-          throw toStorageError(err, closed());
-        }
+      query: async <T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]> => (await this.#call({ op: 'query', text, params, tx })) as T[],
+      exec: async (script: string): Promise<void> => {
+        await this.#call({ op: 'exec', script, tx });
       },
     };
   }
 
   async listen(channel: string, onNotify: (payload: string) => void, onListening: () => void): Promise<() => Promise<void>> {
     this.#checkOpen('listen');
+    let unlisten: () => Promise<void>;
     try {
-      const unlisten = await this.#thread.listen(channel, onNotify);
-      onListening();
-      return async () => {
-        if (!this.#closed) await unlisten();
-      };
+      unlisten = await this.#thread.listen(channel, onNotify);
     } catch (err) {
       throw toStorageError(err, this.#closed);
     }
+    onListening();
+    return async () => {
+      if (!this.#closed) await unlisten();
+    };
   }
 
   async ping(): Promise<boolean> {
     if (this.#closed || this.#thread.gone) return false;
     // A long transaction (seeding the history) holds the only connection: the database is alive.
     if (this.#activeTransactions > 0) return true;
-    return probe(() => this.#thread.call({ op: 'query', text: 'select 1' }));
+    return probe(() => this.#call({ op: 'query', text: 'select 1' }));
   }
 
   async close(): Promise<void> {
