@@ -64,6 +64,9 @@ const EnvSchema = z.object({
 
 export type Config = z.output<typeof EnvSchema> & { authConfigured: boolean };
 
+/** Every environment variable the server reads (the README's configuration table lists these). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvSchema.shape);
+
 export class ConfigError extends Error {
   readonly code = 'config_invalid';
 }

@@ -1,0 +1,203 @@
+// The README's and the guides' examples run, so the docs cannot drift from the service. Every
+// shell block is read command by command:
+// - `curl`: run against a server started for this test, as a reader would run it (with `$API_KEY`
+//   an organization's key, and `$DATASET_ID` / `$JOB_ID` taken from the answers before it); the
+//   answer must not be an error, and when a ```json block follows, the answer must have its shape
+//   (every key it shows, with a value of the same JSON type);
+// - `npm`: the script exists; `npm run simulate` runs as written; any other command given options
+//   must list each of them in its `--help`;
+// - `NAME=value` before a command: NAME is one of the server's configuration variables.
+// The README's configuration table must list exactly the variables the server reads.
+
+import t from 'tap';
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { promisify } from 'node:util';
+import { CONFIG_VARIABLES } from '../../src/config.ts';
+import { SignIn, spawnServer, type ServerProcess } from '../support/processes.ts';
+import { tempDir } from '../support/temp.ts';
+
+const run = promisify(execFile);
+const root = new URL('../..', import.meta.url).pathname;
+const DOCS = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+/** Commands that set up a machine rather than use the service: named, never run. */
+const SYSTEM = new Set(['apt-get', 'python3', 'pip', 'rustup']);
+/** `npm run` scripts cheap enough to run as written. */
+const RUN_AS_WRITTEN = new Set(['simulate']);
+const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+
+interface Example {
+  file: string;
+  line: number;
+  commands: string[];
+  /** The ```json block right after the shell block, if any: the last command's answer's shape. */
+  answer?: unknown;
+}
+
+/** Every shell block of a Markdown file, split into commands (continuation lines joined, comments
+ *  and `&&` chains split off). */
+function examples(file: string): Example[] {
+  const lines = readFileSync(join(root, file), 'utf8').split('\n');
+  const out: Example[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (!/^```(sh|bash|shell)\s*$/.test(lines[i]!)) continue;
+    const start = i + 1;
+    const body: string[] = [];
+    for (i++; i < lines.length && !lines[i]!.startsWith('```'); i++) body.push(lines[i]!);
+    const commands = splitCommands(body.join('\n'));
+    let answer: unknown;
+    let j = i + 1;
+    while (j < lines.length && lines[j]!.trim() === '') j++;
+    if (lines[j] === '```json') {
+      const json: string[] = [];
+      for (j++; j < lines.length && !lines[j]!.startsWith('```'); j++) json.push(lines[j]!);
+      answer = JSON.parse(json.join('\n'));
+    }
+    out.push({ file, line: start, commands, answer });
+  }
+  return out;
+}
+
+function splitCommands(text: string): string[] {
+  const commands: string[] = [];
+  let current = '';
+  let quote: string | undefined;
+  for (let k = 0; k < text.length; k++) {
+    const c = text[k]!;
+    if (quote) {
+      if (c === '\\' && quote === '"') {
+        current += c + (text[++k] ?? '');
+        continue;
+      }
+      if (c === quote) quote = undefined;
+      current += c;
+    } else if (c === "'" || c === '"') {
+      quote = c;
+      current += c;
+    } else if (c === '\\' && text[k + 1] === '\n') {
+      k++;
+    } else if (c === '#' && (current === '' || /\s$/.test(current))) {
+      while (k < text.length && text[k] !== '\n') k++;
+      k--;
+    } else if (c === '\n' || (c === '&' && text[k + 1] === '&')) {
+      if (c === '&') k++;
+      if (current.trim()) commands.push(current.trim());
+      current = '';
+    } else current += c;
+  }
+  if (current.trim()) commands.push(current.trim());
+  return commands;
+}
+
+/** Where `answer` (what the docs show) and `actual` differ in shape: keys missing, or values of
+ *  another JSON type. A documented null matches anything; a documented array's items are
+ *  compared with the answer's items at the same places. */
+function shapeProblems(doc: unknown, actual: unknown, path = '$'): string[] {
+  if (doc === null) return [];
+  if (Array.isArray(doc)) {
+    if (!Array.isArray(actual)) return [`${path}: an array in the docs, ${JSON.stringify(actual)?.slice(0, 80)} in the answer`];
+    return doc.flatMap((d, i) => (i < actual.length ? shapeProblems(d, actual[i], `${path}[${i}]`) : [`${path}[${i}]: missing`]));
+  }
+  if (typeof doc === 'object') {
+    if (typeof actual !== 'object' || actual === null || Array.isArray(actual)) return [`${path}: an object in the docs, ${JSON.stringify(actual)?.slice(0, 80)} in the answer`];
+    return Object.entries(doc).flatMap(([k, v]) => (k in actual ? shapeProblems(v, (actual as Record<string, unknown>)[k], `${path}.${k}`) : [`${path}.${k}: missing in the answer`]));
+  }
+  return typeof doc === typeof actual ? [] : [`${path}: a ${typeof doc} in the docs, ${JSON.stringify(actual)} in the answer`];
+}
+
+t.test('the shape check itself', async (t) => {
+  t.same(shapeProblems({ a: 1, b: [{ c: 'x' }], d: null }, { a: 2, b: [{ c: 'y', e: 1 }], d: { any: 1 }, f: 0 }), []);
+  t.same(shapeProblems({ a: 1 }, { a: '1' }), ['$.a: a number in the docs, "1" in the answer']);
+  t.same(shapeProblems({ b: [{ c: 'x' }, { c: 'z' }] }, { b: [{ c: 'y' }] }), ['$.b[1]: missing']);
+  t.same(shapeProblems({ g: {} }, {}), ['$.g: missing in the answer']);
+  t.same(splitCommands("npm ci && npm start  # two\ncurl -s x \\\n  -d '{\"a\": \"#1\"}'"), ['npm ci', 'npm start', `curl -s x   -d '{"a": "#1"}'`]);
+});
+
+t.test("the README's configuration table is every variable the server reads", async (t) => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 1));
+  const listed = [...section.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]!);
+  t.same([...listed].sort(), [...CONFIG_VARIABLES].sort());
+});
+
+t.test('every example in the README and the guides runs', async (t) => {
+  const all = DOCS.flatMap(examples);
+  t.ok(all.some((e) => e.commands.some((c) => c.startsWith('curl'))), 'the docs have curl examples');
+
+  const signIn = await SignIn.start();
+  let server: ServerProcess | undefined;
+  t.teardown(async () => {
+    await server?.stop();
+    await signIn.close();
+  });
+  server = await spawnServer({ ...signIn.env, SCORE_RATE_PER_MINUTE: '1000' });
+  const org = await signIn.organization(server.base, 'docs');
+  // What the integration guide says a member made first on the dashboard: a list and a rule.
+  const post = (path: string, body: unknown) => fetch(`${server!.base}${path}`, { method: 'POST', headers: org.member, body: JSON.stringify(body) });
+  t.equal((await post(`/api/organizations/${org.id}/lists`, { name: 'blocked_customers', kind: 'customer_id' })).status, 201);
+  t.equal((await post(`/api/organizations/${org.id}/rules`, { name: 'blocked customers', expression: 'in_list("blocked_customers", customer_id)', action: 'block', status: 'active' })).status, 201);
+
+  const work = tempDir('docs-examples-');
+  const env: Record<string, string> = { ...(process.env as Record<string, string>), API_KEY: org.secret, ORG_ID: org.id };
+
+  for (const example of all) {
+    for (const [n, command] of example.commands.entries()) {
+      const where = `${example.file}:${example.line}: ${command.slice(0, 90)}`;
+      const words = command.split(/\s+/);
+      const assignments = words.filter((w, i) => /^[A-Z_]+=/.test(w) && words.slice(0, i).every((x) => /^[A-Z_]+=/.test(x)));
+      for (const a of assignments) t.ok(CONFIG_VARIABLES.includes(a.split('=')[0]!), `${where}: ${a.split('=')[0]} is a configuration variable`);
+      const [program, ...args] = words.slice(assignments.length);
+      if (program === 'curl') {
+        const text = command.replaceAll('http://127.0.0.1:8080', server.base).replaceAll('localhost:8080', server.base);
+        const { stdout } = await run('sh', ['-c', text], { cwd: work, env, timeout: 30_000 });
+        const output = / -o (\S+)/.exec(text)?.[1];
+        if (output) {
+          t.ok(existsSync(join(work, output)) && statSync(join(work, output)).size > 0, `${where}: writes ${output}`);
+          continue;
+        }
+        let answer: any;
+        try {
+          answer = JSON.parse(stdout);
+        } catch {
+          t.fail(`${where}: answered ${stdout.slice(0, 200)}`);
+          continue;
+        }
+        t.notOk(answer?.detail?.reason, `${where}: answered ${answer?.detail?.reason ?? 'no error'}`);
+        if (example.answer !== undefined && n === example.commands.length - 1) t.same(shapeProblems(example.answer, answer), [], `${where}: the answer has the shape the docs show`);
+        if (typeof answer?.id === 'string' && answer.id.startsWith('ds_')) env.DATASET_ID = answer.id;
+        if (typeof answer?.id === 'string' && answer.id.startsWith('job_')) {
+          env.JOB_ID = answer.id;
+          t.equal(await finished(server.base, answer.id), 'succeeded', `${where}: the job succeeds`);
+        }
+      } else if (program === 'npm') {
+        const [verb, script, ...rest] = args;
+        if (verb === 'ci') continue;
+        const name = verb === 'run' ? script! : verb!;
+        t.ok(scripts[name], `${where}: package.json has the script ${name}`);
+        const options = (verb === 'run' ? rest : [script, ...rest]).filter((a): a is string => a !== undefined);
+        const given = options.slice(options.indexOf('--') + 1);
+        if (!options.includes('--')) continue;
+        if (RUN_AS_WRITTEN.has(name)) {
+          // npm runs scripts in the package's folder: a file the example names goes to the work folder.
+          const placed = given.map((a) => (a.endsWith('.csv') && !a.startsWith('/') ? join(work, basename(a)) : a));
+          await run('npm', ['run', '-s', name, '--', ...placed], { cwd: root, env, timeout: 60_000 });
+        } else {
+          const { stdout } = await run('npm', ['run', '-s', name, '--', '--help'], { cwd: root, env, timeout: 60_000 });
+          for (const flag of given.filter((a) => a.startsWith('--'))) t.ok(stdout.includes(flag.split('=')[0]!), `${where}: ${name} --help lists ${flag}`);
+        }
+      } else {
+        t.ok(SYSTEM.has(program!), `${where}: a command this test knows how to check`);
+      }
+    }
+  }
+});
+
+async function finished(base: string, id: string): Promise<string> {
+  for (let i = 0; i < 300; i++) {
+    const job = (await (await fetch(`${base}/api/jobs/${id}`)).json()) as { status: string };
+    if (job.status === 'succeeded' || job.status === 'failed') return job.status;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return 'still running after 30 s';
+}
