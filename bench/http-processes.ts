@@ -1,23 +1,14 @@
 // `npm run bench:http -- --processes 2 [--quick]` (needs DATABASE_URL: a PostgreSQL server on which
 // the benchmark may create and drop databases): scoring with an organization's API key, every
-// request a new recorded transaction, against PostgreSQL, in three set-ups in the same run, each
-// with a database of its own:
-//   1. one server process, DURABILITY=commit (the default: answered once committed);
-//   2. one server process, DURABILITY=write_behind (the baseline: answered at once);
-//   3. two server processes sharing one database (as two machines behind a load balancer would),
-//      commit, each loaded by half the connections.
-// Each load reports throughput and client p50/p99. Each process reports its CPU time per request
-// (user + system, from /proc): on this 2-core machine the client shares the cores with the servers,
-// so two processes cannot show two cores' throughput, and CPU per request times cores is what
-// scaling would be. During the two-process load a probe measures the replication lag: it scores a
-// transaction for a fresh customer on one process and then asks the other, request after request,
-// until its response's evidence shows that transaction; the lag is the time from the first
-// response to the answer that showed it (an upper bound: it includes that last request).
-// Connections: 32 by default (BENCH_CONNECTIONS), enough requests in flight to keep the server
-// busy in both durabilities, so that the throughputs compared are what each can serve. With few
-// connections a commit's round trip bounds throughput instead (connections ÷ latency), whatever
-// the server's CPU: bench/README.md reports 8 connections too.
-// Prints a table, then one JSON object.
+// request a new recorded transaction, in three set-ups in the same run, each with a database of its
+// own: one process with DURABILITY=commit, one with write_behind (the baseline), and two processes
+// sharing one database (commit, each loaded by half the connections). Each load reports throughput
+// and client p50/p99, and each process its CPU time per request (/proc): with the client on the
+// same few cores, CPU per request is what shows how the processes would scale. During the
+// two-process load a probe measures the replication lag: a transaction scored on one process, then
+// asked for on the other until its evidence shows it (an upper bound). BENCH_CONNECTIONS (32 by
+// default) keeps enough requests in flight that each durability is bound by what it can serve, not
+// by a commit's round trip. Prints a table, then one JSON object.
 
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';

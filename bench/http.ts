@@ -1,19 +1,13 @@
 // `npm run bench:http [-- --quick]`: the HTTP service under load from a second process on loopback.
-// Starts the real server as `npm start` runs it (`scripts/start.mjs`: the compiled
-// `dist/main.js`; embedded database, built-in model, scoring rate limit raised for the run)
-// and a bare Fastify JSON route (trivial-server.ts) as the ceiling, each in its own process, then
-// drives both with autocannon from this process, one after the other in the same run, with a third
-// load between them: the bare server sending a real score response of median size as it is (what
-// the response alone costs). Reports requests per second, client-side p50/p99 latency, and for
-// scoring the server's own `latency_ms` (p50/p99 over every response). Scoring requests carry
-// explanations and vary over customers and merchants of the example history. A fourth load scores
-// with an organization's API key (`POST /api/v1/risk/score`), each request a new transaction that
-// is recorded in the organization's history and decision log; the organization and its key are
-// made through the API, signed in through a stand-in identity provider on loopback; the same load
-// then runs on a second server started with DURABILITY=write_behind (the default, commit, answers
-// after the group commit), for p50/p99 and throughput of both. Ends with the
-// server's resident memory, what the organization's history added to it per 100,000 transactions,
-// and one JSON line.
+// Starts the real server as `npm start` runs it (compiled, embedded database, built-in model,
+// scoring rate limit raised) and a bare Fastify JSON route (trivial-server.ts) as the ceiling, each
+// in its own process, and drives them with autocannon one after the other in the same run, with a
+// third load between them: the bare server sending a real score response as it is (what the
+// response alone costs). Reports requests per second, client p50/p99 and the server's own
+// `latency_ms`. A fourth load scores with an organization's API key (every request a new recorded
+// transaction; organization and key made through the API), on the default server (commit) and on a
+// second one with DURABILITY=write_behind. Ends with the server's resident memory, what the
+// organization's history added to it per 100,000 transactions, and one JSON line.
 
 import { spawn } from 'node:child_process';
 import type { IncomingHttpHeaders } from 'node:http';

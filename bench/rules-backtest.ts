@@ -1,24 +1,14 @@
 // bench:rules, backtest part: a backtest of one rule over an organization's logged decisions,
-// 1,000,000 of them (200,000 with --quick), run by the real job handler (jobs/backtest-job.ts)
-// on a job queued, claimed and finished in the real job table, its progress written as the
-// runner writes it. The baseline, in the same run, is a plain read of the same rows: the same
-// pages (`loggedPage`) read one after the other with nothing done with them, so the ratio says
-// what evaluating and tallying cost on top of reading. Reads and backtests alternate.
-//
-// The logged decisions look like real ones because they are: 2,000 requests scored by the real
-// Scorer against the example history with the 20 rules of bench/rule-set.ts, stored through the
-// storage layer's insert exactly as the decision log stores them (response deflated, features,
-// packed inputs, model and rule columns), then copied in SQL, 100,000 rows a statement, with new
-// ids and times over 90 days and outcomes on 2 % of them (a tenth fraud). The organization has the
-// 100,000-value block list, which the backtest reads as it was at each transaction's time.
-//
-// Memory: the job's process (this one) is sampled when a quarter of the rows has been read and at
-// the end: the V8 heap after a full collection (what the job keeps alive) and the resident size
-// (which includes the embedded database's WebAssembly memory), plus the peak resident size over
-// the job.
-//
-// Embedded database by default; `DATABASE_URL` set runs this part on that PostgreSQL server, in a
-// schema of its own dropped at the end.
+// 1,000,000 of them (200,000 with --quick), run by the real job handler (jobs/backtest-job.ts) on a
+// job queued, claimed and finished in the real job table. The baseline, in the same run, is a plain
+// read of the same pages (`loggedPage`) with nothing done with them, so the ratio says what
+// evaluating and tallying cost on top of reading; reads and backtests alternate. The logged
+// decisions are real ones: requests scored by the real Scorer with the 20 rules of
+// bench/rule-set.ts and stored as the decision log stores them, then copied in SQL with new ids and
+// times; the organization has the 100,000-value block list, read as it was at each transaction's
+// time. Memory (the V8 heap after a full collection, resident and peak resident size) is sampled
+// when a quarter of the rows has been read and at the end. Embedded database by default;
+// `DATABASE_URL` runs it on that PostgreSQL server, in a schema of its own dropped at the end.
 
 import { recordedRow } from '../src/app/score-and-record.ts';
 import { checkExpression } from '../src/domain/rules/expression.ts';

@@ -37,8 +37,8 @@ export function startFlags(): string[] {
 }
 
 /** The service with a fresh embedded database, ready: its process, URL and start-up steps (ms). */
-/** Servers this process started: stopped when it exits, however it exits (a benchmark that throws
- *  part way used to leave its server running). */
+/** Servers this process started: stopped when it exits, however it exits, so that a benchmark
+ *  that throws part way never leaves its server running. */
 const started: ChildProcess[] = [];
 process.on('exit', () => {
   for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

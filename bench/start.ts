@@ -1,22 +1,14 @@
 // `npm run bench:start [-- --quick]`: what a server process costs to start.
-//
 // On the embedded database (always): a new install's first start, on an empty data directory, from
-// spawn until the server listens; the baseline, in the same run, is the next start of that server
-// on the same directory (a restart, nothing to create). Starts alternate; medians.
-//
+// spawn until the server listens, against the next start on the same directory (a restart).
 // On PostgreSQL (with DATABASE_URL: a server on which the benchmark may create and drop databases):
-// what a start costs against an organization's stored history, and whether that cost grows with
-// history older than the features can reach.
-// Two databases are seeded in the same run, one with 1,000,000 transactions and one with 5,000,000
-// (100,000 and 500,000 with --quick). Both hold the same last 30 days row for row (150,000; 30,000
-// with --quick) and the same customers, merchants, locations and payment types; the larger one only
-// goes further back, at the same rate. A process needs each entity's last 31 days plus its
-// all-time totals, which are the same in both, so starting on either should cost the same.
-// Each start is a fresh server process as `npm start` runs it, timed from its spawn until it has
-// answered its first score with the organization's API key (that score loads the organization's
-// history, so it is part of starting), with its resident memory (/proc) after that score and a
-// second later. Starts alternate between the two databases; medians. Prints a table, then one JSON
-// object.
+// whether a start costs more with history older than the features can reach. Two databases are
+// seeded, one with 1,000,000 transactions and one with 5,000,000 (a tenth with --quick), holding
+// the same last 30 days row for row and the same entities; a process needs only each entity's last
+// 31 days and its all-time totals, so starting on either should cost the same. Each start is a
+// fresh `npm start` process, timed from spawn until its first score with the organization's API key
+// is answered (that score loads the history), with its resident memory then and a second later.
+// Starts alternate; medians. Prints a table, then one JSON object.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

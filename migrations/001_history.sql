@@ -1,8 +1,7 @@
--- The service's transaction history: the example dataset stored at first start (source 'example')
--- and every scored request (source 'scored'), read back in time order at each start to rebuild the
--- in-memory history the scorer uses. Times are epoch milliseconds as double precision, the unit the
--- engine works in, so the round trip is exact. service_meta holds small facts about the service's
--- state as JSON, such as when and from what the history was seeded.
+-- One global transaction history (source 'example' or 'scored') and service_meta, small facts about
+-- the service's state as JSON. Migration 007 drops this table: live data belongs to one
+-- organization (007_live_data.sql). Times are epoch milliseconds as double precision, the unit the
+-- engine works in, so the round trip is exact.
 
 CREATE TABLE transactions (
   seq          bigserial PRIMARY KEY,

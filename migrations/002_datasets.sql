@@ -1,6 +1,6 @@
 -- Uploaded datasets: the file lives on disk under a random name (stored_name), never the name the
 -- caller sent; this row holds what was learned from it. The id is random and unguessable: a guest's
--- dataset is reachable only through it. Owners (user, organization) arrive with accounts (issue 6).
+-- dataset is reachable only through it. Owners (user, organization) are added with accounts (migration 004).
 -- A deleted or expired dataset keeps its row (so requests for it can answer 410) but not its file.
 
 CREATE TABLE datasets (

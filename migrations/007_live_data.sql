@@ -2,9 +2,9 @@
 -- history: scored through its API keys (source 'scored', with the decision that was answered) or
 -- imported from a labelled upload or the built-in example (source 'import'). The transaction id is
 -- unique within an organization, which is what makes a retried score request a replay rather than
--- a second transaction. The history of the first releases was one global table that every caller
--- wrote to (the example dataset and anonymous scores); it belongs to no organization and is
--- dropped. The public sandbox is built from the simulator in memory and stored nowhere.
+-- a second transaction. Migration 001's global history table (the example dataset and anonymous
+-- scores) belongs to no organization and is dropped: the public sandbox is built from the
+-- simulator in memory and stored nowhere.
 --
 -- Times are epoch milliseconds as double precision, the unit the engine works in. `seq` is the
 -- order in which transactions were recorded, across every process that shares the database.
@@ -26,7 +26,7 @@ CREATE TABLE transactions (
   -- The import job that brought the row in (source 'import').
   import_job_id   text NULL,
   -- The decision answered (source 'scored'): the exact response body (UTF-8 JSON, raw-deflated by
-  -- the service: a tenth of its size, and cheaper to send and store than the text), which an
+  -- the service: a fraction of its size, and cheaper to send and store than the text), which an
   -- idempotent replay sends again and the decision record is read from; and the fields listings
   -- filter on.
   response        bytea NULL,

@@ -1,7 +1,7 @@
 -- All-time totals of each organization's live data, kept by the database as transactions are
 -- recorded and their outcomes change, so that a server process loads only what windowed features
 -- can reach (each entity's last 31 days) plus these totals, and its start-up and memory do not grow
--- with the history stored before that (src/live/tenants.ts, docs/api.md "Bounded memory").
+-- with the history stored before that (src/live/tenants.ts).
 --
 -- `entity_totals`, per customer ('c'), merchant ('m') and channel ('h', `payment_type:location`):
 -- how many transactions, the sum of their amounts and of the squared amounts, the newest time, how

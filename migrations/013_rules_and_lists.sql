@@ -1,19 +1,13 @@
 -- Rules and lists: what an organization's operators decide besides the model.
---
 -- Lists hold values of one kind (customer ids, merchant ids, locations, payment types, channels or
--- text). An item is one value's stay on a list: when it was added, by whom, why, until when, and
--- when it was removed and by whom. A row is never deleted, so a list can be read as it was at any
--- past time (a backtest reads it so). Adding a value that is on the list already ends its stay and
--- starts a new one (a new reason or expiry), so the stays of one value never overlap.
---
--- Rules are CEL expressions with an action. A rule's versions are immutable; the rule says which
--- version scoring evaluates (`live_version`) and how (`status`). Every change of a rule or a list is
--- kept in `policy_audit` with who made it and when.
---
--- The live feed (src/storage/live-feed.ts) carries list items and rules to every process: each row
--- carries the id of the database transaction that last wrote it and a number from the feed's
--- sequence, both renewed by every change, so a reader meets every row again after it changes and
--- applies its state as it now is (a rule's whole state, an item's stay).
+-- text). An item is one value's stay on a list (added, by whom, why, until when, removed, by whom);
+-- no row is ever deleted, so a list can be read as it was at any past time (a backtest reads it
+-- so), and adding a value already on the list ends its stay and starts a new one, so the stays of
+-- one value never overlap. Rules are CEL expressions with an action; a rule's versions are
+-- immutable, and the rule says which version scoring evaluates (`live_version`) and how (`status`).
+-- Every change of a rule or a list is kept in `policy_audit`. Rows carry the writing transaction's
+-- id and a feed number, both renewed by every change, so the live feed (src/storage/live-feed.ts)
+-- carries each rule's and item's current state to every process.
 
 CREATE TABLE lists (
   id              text PRIMARY KEY,

@@ -1,16 +1,12 @@
-// Builds the native addon (native/, Rust, napi-rs) in release mode.
-//
+// Builds the native addon (native/, Rust, napi-rs) in release mode (--debug: without optimisation).
 // Without arguments (as `npm ci` runs it): the serving addon, native/engine.<platform>.node with
 // native/index.js and index.d.ts. It needs Rust and nothing else: LightGBM is not compiled in.
-//
 // With --lightgbm: the same addon with LightGBM linked (the crate's `lightgbm` feature), into
 // native/lightgbm/, for training, the parity tests and the engine benchmark (tools/lightgbm.ts builds
 // it on first use). LightGBM is compiled from source (crate lightgbm3-sys), which needs CMake ≥ 3.28
 // and libclang (for bindgen); they are checked first, so that a missing tool gives one clear line
 // with the fix, not a page of cargo output. It has its own cargo target directory, so that switching
 // between the two builds never recompiles either.
-//
-// --debug builds without optimisation.
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -1,5 +1,5 @@
 // `npm start`: runs the service from its compiled JavaScript (dist/, `npm run build:server`), as in
-// production, not through a TypeScript loader at run time (which cost ~34 MB and re-named closures
+// production, not through a TypeScript loader at run time (which costs memory and re-names closures
 // on every call). If any source under src/ is newer than the last build (a developer edited it),
 // it compiles first (incremental, a few seconds), so `npm start` never runs stale code.
 

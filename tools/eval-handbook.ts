@@ -1,22 +1,14 @@
-// `npm run eval:handbook [-- options]` (`--help` lists them): the handbook's protocol on our
-// re-implementation of its simulator, over several simulator seeds, or on a labelled CSV in the
-// dataset format (for example the book's published data converted; day 0 is the UTC day of its
-// first transaction) (handbook.ts, handbook-protocol.ts). Two models, each with its own settings:
-// this service (point-in-time features in the four channels over the whole history, the channel
-// boosters fitted on the protocol's seven training days only) and the same-data baseline (the
-// handbook's own 15 features, handbook-features.ts, one booster: our learner on the book's
-// features). The test week is scored with known compromised cards removed. Prints AUC ROC, average
-// precision and card precision@100 per seed with 95 % bootstrap intervals (bootstrap.ts), the mean
-// and spread over seeds beside the handbook's published rows, and whether our learner on the 15
-// features matches the book's tuned XGBoost; the last line is one JSON object.
-//
-// Settings are chosen as the handbook's tuned rows were, by prequential validation (selection.ts):
-// the same protocol shifted one and two weeks back in time (train, delay, validate), a seeded random
-// search with the number of trees chosen by early stopping, the best mean validation average
-// precision wins, its settings scored side by side on worker threads (parallel-search.ts); the test
-// week is used once, at the end. The channel boosters are summed with unit weights (the protocol
-// leaves no period to fit a stack on): that sum is exactly the jointly trained booster
-// (partition.ts), and calibration, being monotone, would not change any of the three figures. Deterministic: the same command prints the same numbers.
+// `npm run eval:handbook [-- options]` (`--help` lists them): the handbook's protocol
+// (handbook-protocol.ts) on our re-implementation of its simulator over several seeds, or on a
+// labelled CSV in the dataset format (day 0 is the UTC day of its first transaction). Two models:
+// this service (the four channels' point-in-time features, boosters fitted on the protocol's seven
+// training days) and the same-data baseline (the handbook's 15 features, handbook-features.ts, one
+// booster), so our learner is also compared with the book's tuned XGBoost. Prints AUC ROC, average
+// precision and card precision@100 per seed with bootstrap intervals, the spread over seeds beside
+// the published rows, and a last line of JSON. Settings are chosen as the book's were, by
+// prequential validation (selection.ts, on worker threads: parallel-search.ts); the test week is
+// used once. The channel boosters are summed with unit weights: the protocol leaves no period to
+// fit a stack on, and calibration, being monotone, would change none of the figures. Deterministic.
 
 import { commandLine, existingFile, flag, wholeNumber } from './command-line.ts';
 import { readLabelledCsv } from './training/dataset-csv.ts';

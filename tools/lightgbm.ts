@@ -4,8 +4,8 @@
 // `lightgbm` feature), which the service never loads and `npm ci` does not make. The first call
 // builds it (scripts/build-native.mjs --lightgbm: a few minutes, and CMake ≥ 3.28 and libclang,
 // which the build checks first), so a command checks its options before; later runs reuse it, and
-// rebuild only when the crate's sources are newer than it. Its interface is the service build's (native/index.d.ts): in that build the same
-// names exist and fail with `lightgbm_unavailable`.
+// rebuild only when the crate's sources are newer than it. Its interface is the service build's
+// (native/index.d.ts): in that build the same names exist and fail with `lightgbm_unavailable`.
 
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';

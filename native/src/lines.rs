@@ -2,8 +2,8 @@
 //! each row its top reasons (ranked and worded by reasons.rs, as the single-request path's are),
 //! one JSON line for the result pages and one CSV line for the download.
 //!
-//! Made here rather than in JavaScript because building and encoding about 1.2 KB of text a row
-//! was half of a job's time there (bench/README.md, bench:batch). The lines are byte for byte
+//! Made here rather than in JavaScript because building and encoding a row's text there is a
+//! large part of a job's time (bench/README.md, bench:batch). The lines are byte for byte
 //! `JSON.stringify` of the row (`ResultRow`, src/jobs/result-row.ts) and the download's cells in
 //! the columns of src/jobs/result-row.ts `downloadColumns(top)`: one reason cell per reason the
 //! format keeps (`top`), every cell a spreadsheet would run as a formula defused.

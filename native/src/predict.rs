@@ -1,23 +1,13 @@
 //! The fast evaluator: a forest compiled into one flat node array for branch-free walks.
 //!
-//! Layout. Each tree is laid out breadth-first with the two children of a node side by side, so a
-//! node stores one child index and "go right" is `+1`. Leaves are nodes too: they point at
-//! themselves with a NaN threshold (`x > NaN` is false), so a walk that has reached a leaf stays
-//! there. Every tree is then walked a fixed number of steps (its depth) with no exit branch to
-//! mispredict, and independent walks (eight trees of one row, or one tree over sixteen rows) run
-//! interleaved so the CPU overlaps their memory loads.
-//!
-//! Missing values without a branch. A row is prepared once into a wider buffer: `[hi | lo | raw]`,
-//! where `hi` has NaN replaced by +inf, `lo` has NaN replaced by −inf and `raw` is the row itself.
-//! A node whose NaNs go right reads its feature from `hi` (+inf > any finite threshold), a node
-//! whose NaNs go left reads from `lo`, so every ordinary numerical split is the single comparison
-//! `x > threshold`. LightGBM's missing types fold into that at compile time: type NaN sends NaN to
-//! the default side; type None reads NaN as 0, i.e. NaN goes right exactly when `0 > threshold`.
-//! The few splits this cannot express (zero-as-missing, categorical, a +inf threshold whose NaNs go
-//! right) read `raw` and take a slower, exact branch; models without them never test for it.
-//!
-//! Rows are normalised as LightGBM's C API does (|x| <= 1e-35 becomes 0), so each leaf choice is
-//! the one LightGBM makes.
+//! Each tree is laid out breadth-first with a node's two children side by side ("go right" is
+//! `+1`); leaves point at themselves with a NaN threshold, so every tree is walked a fixed number
+//! of steps (its depth) with no exit branch to mispredict, and independent walks run interleaved
+//! so the CPU overlaps their memory loads. Missing values cost no branch: a row is prepared once
+//! into `[hi | lo | raw]` (NaN as +inf, as −inf, as given), and a node reads the copy that sends
+//! its NaNs the right way, so an ordinary split is one comparison `x > threshold`; the few splits
+//! this cannot express read `raw` through a slower, exact branch. Rows are normalised as
+//! LightGBM's C API does, so each leaf choice is LightGBM's. Detail: docs/engine.md.
 
 use crate::forest::{self, Child, Forest, MissingType, Split, Tree};
 
@@ -331,7 +321,7 @@ impl Compiled {
     /// Raw scores of many rows (row-major, `num_features` wide). Needs `out.len()` rows.
     ///
     /// Rows go in blocks of `ROW_BLOCK`, and each tree group walks the whole block before the next
-    /// group starts: a group's nodes (16 trees, ~16 KiB) stay in L1 for all the block's rows,
+    /// group starts: a group's nodes (`TREE_GROUP` trees) stay in L1 for all the block's rows,
     /// where one row at a time would fetch the whole model's nodes from L2 for every row. Each row
     /// still adds its groups in the same order as `predict_raw_prepared`, so both give identical
     /// results.

@@ -1,12 +1,11 @@
 // Keeping the server's resident memory close to what it holds live. Loading the history builds and
 // drops millions of short-lived objects; V8 keeps the pages they occupied (partly empty, not
 // compacted) and glibc keeps freed native memory in its arenas, so a freshly started server would
-// sit ~90 MB above what it holds live. `settleMemory` runs one full, compacting garbage collection
+// sit well above what it holds live. `settleMemory` runs one full, compacting garbage collection
 // and then trims the C allocator, once when start-up is done and once after the public sandbox is
 // built on first use (src/app/sandbox.ts); never on an ordinary request.
 // `holdAllocatorThresholds`, called first thing, stops glibc from raising its trim threshold after
-// each large free (measured: ~17 MB less resident after the HTTP benchmark).
-//
+// each large free, which would otherwise keep freed memory resident (docs/operating.md, memory).
 // The rest of the tuning is in Node's options, in package.json's `start` script (docs in README):
 // a 4 MB young-generation semi-space, old-generation growth of 20 % between full collections, and
 // one V8 helper thread (each helper keeps its own malloc arena).

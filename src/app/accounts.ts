@@ -1,17 +1,12 @@
 // Accounts as the service runs them: signing in (a verified identity-provider token becomes a
-// server-side session; a refused token is `unauthorized`, `not_signed_in`, naming the token's
-// problem, and the token itself is never stored or logged), resolving a session cookie, checking CSRF tokens, signing out, issuing,
-// rotating and revoking API keys, authenticating a key, and counting its use. Routes call this;
-// SQL lives in storage/accounts-store.ts; secrets are generated and hashed in secrets.ts.
-//
-// Sessions: the cookie `service_session` holds a random secret; the database keeps its keyed hash,
-// the CSRF token's keyed hash, the user, the expiry (SESSION_TTL_HOURS) and the revocation time.
-// Key use is counted in memory and written every second (write-behind, like scored transactions), so
-// scoring with a key costs no write; a crash loses at most a second of counts, never a key. A key
-// found live is trusted for KEY_TRUST_MS before it is looked up again: on the embedded database a
-// lookup per request cost about a third of a scoring request's time. A rotation, revocation or
-// model (de)activation made through this process takes effect at once (it forgets what it
-// trusted); one made through another process sharing the database takes effect within KEY_TRUST_MS.
+// server-side session; the token itself is never stored or logged), resolving a session cookie,
+// checking CSRF tokens, signing out, issuing, rotating and revoking API keys, authenticating a key,
+// and counting its use. SQL lives in storage/accounts-store.ts; secrets.ts makes and hashes secrets.
+// Key use is counted in memory and written every second (write-behind), so scoring with a key costs
+// no write; a crash loses at most a second of counts. A key found live is trusted for KEY_TRUST_MS
+// before it is looked up again, since a lookup per request is a large share of a scoring request's
+// time on the embedded database. A change to keys or to a model made through this process takes
+// effect at once; one made through another process sharing the database within KEY_TRUST_MS.
 
 import type { Config } from '../config.ts';
 import type { Db } from '../storage/db.ts';
@@ -35,7 +30,7 @@ export interface NewSession extends SignedIn {
   csrf: string;
 }
 
-/** A key's public listing (docs/accounts.md): never the secret or its hash. */
+/** A key's public listing (docs/operating.md): never the secret or its hash. */
 export function publicKey(k: ApiKeyRow) {
   return { id: k.id, name: k.name, prefix: k.prefix, last4: k.last4, created_at: k.created_at.toISOString(), last_used_at: k.last_used_at?.toISOString() ?? null, revoked_at: k.revoked_at?.toISOString() ?? null };
 }

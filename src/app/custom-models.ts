@@ -1,5 +1,5 @@
 // Custom models of the caller's organizations as use cases (made from the command line,
-// `npm run model:create`, docs/accounts.md): listing them, reading one, and choosing the one an
+// `npm run model:create`, docs/operating.md): listing them, reading one, and choosing the one an
 // organization's API keys score with. Listing and reading a custom model is for members of its
 // organization (`not_found` for anyone else, never `forbidden`); activating and deactivating it is
 // for owners (`forbidden` for members). The built-in model is never activated: it scores whenever

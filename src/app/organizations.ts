@@ -1,4 +1,4 @@
-// Organizations and their API keys as use cases (docs/accounts.md): create one (the caller becomes
+// Organizations and their API keys as use cases (docs/operating.md): create one (the caller becomes
 // its owner), list mine, read one with its members, list its keys, create, rotate and revoke a key,
 // list its datasets, and read its keys' daily usage. The routes (http/routes/organizations.ts) only
 // translate HTTP to these and back.

@@ -4,18 +4,9 @@
 // recall at its thresholds and the ranking figures (ROC AUC, average precision). A figure needs
 // enough outcomes to mean anything: with fewer than MIN_LABELLED labelled transactions in a week,
 // or no fraud (or no legitimate one) among them, it is null rather than a number that looks exact.
-//
-// Precision and recall per mode are those of blocking (score at or above the mode's block
-// threshold) and of flagging (at or above its review threshold: sent to review or blocked), over
-// the week's labelled transactions, with the thresholds of the model the organization scores with.
-//
-// Each week also carries drift (model/drift.ts): the features its scored transactions were scored
-// with, against the model's reference, on an even sample of at most DRIFT_SAMPLE of them; its
-// verdict is decided by the week's outcomes when it has MIN_OUTCOMES of each kind.
-//
-// The use case (`weeklyPerformance`, GET /api/organizations/{id}/performance) reads the weeks of the
-// organization a checked membership names (organization-caller.ts), through its `OrganizationData`,
-// with the scorer of the organization's active custom model (the built-in model's without one).
+// Each week also carries drift (model/drift.ts) on an even sample of its scored transactions'
+// features. `weeklyPerformance` (GET /api/organizations/{id}/performance) reads the organization a
+// checked membership names, with the thresholds and scorer of the model it scores with.
 
 import type { ModeName, ModelBundle, ModelProblem } from '../model/model.ts';
 import { DRIFT_SAMPLE, DriftCounter, type DriftReport } from '../model/drift.ts';

@@ -4,13 +4,12 @@
 // newest transaction, so the same request always gets the same answer. It is never written to and
 // holds no organization's data.
 //
-// Start-up does not simulate. What the service says about the example without scoring it (its
-// figures, the moment it scores at, its locations) is kept in a small file under DATA_DIR once
-// known, keyed by the simulation's settings and the label delay, and read at start in
-// milliseconds. The history itself (a quarter of a million transactions) and its rings are built on
-// first use: the first sandbox score, ring listing or example import pays about as long as start-up
-// used to. The build checks the kept figures against the rows it simulated and replaces them if the
-// simulator changed since they were written.
+// Start-up does not simulate, so that it stays quick. What the service says about the example
+// without scoring it (its figures, the moment it scores at, its locations) is kept in a small file
+// under DATA_DIR once known, keyed by the simulation's settings and the label delay. The history
+// itself (a quarter of a million transactions) and its rings are built on first use (the first
+// sandbox score, ring listing or example import waits for it); the build checks the kept figures
+// against the rows it simulated and replaces them if they differ.
 
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -138,13 +137,13 @@ export class Sandbox {
     if (this.built) return this.built;
     const rows = simulate();
     const fresh = { ...factsOf(rows), key: this.facts.key };
-    // Kept figures from before a change to the simulator: the rows decide.
+    // Kept figures that disagree with the rows (the simulator changed since): the rows decide.
     if (!isDeepStrictEqual(fresh, this.facts)) this.facts = this.remember(fresh);
     const history = new History(this.labelDelay).withRecords(rows.length);
     for (const r of rows) history.add(r);
     this.built = { history, ringIndex: new RingIndex(detectRings(history.transactions, this.asOf, { labelDelay: this.labelDelay })) };
     // The build drops a quarter of a million simulated rows and the detector's graph: hand their
-    // pages back now, as start-up does for its own garbage, or they stay resident (≈ 30 MB).
+    // pages back now, as start-up does for its own garbage, or they stay resident.
     settleMemory();
     return this.built;
   }

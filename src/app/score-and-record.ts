@@ -1,14 +1,12 @@
 // Scoring an organization's transaction and recording it (POST /api/v1/risk/score): the one owner of
 // what makes that safe to retry. The score reads the organization's own history (live/tenants.ts)
 // and the transaction joins it with the decision that was answered (live/decision-log.ts).
-//
 // Idempotency: a `transaction_id` is unique within the organization. The same id with the same
 // amount, customer and merchant is a retry, answered with the stored response (`replayed`) and
 // nothing recorded twice; with other values it is `duplicate_transaction`. In this process a copy
 // of an id still being committed is waited for first, and from those checks to queueing the row
 // nothing awaits, so a concurrent copy here sees it. Across processes the database's unique
 // constraint decides, and the process that lost answers with the winner's stored response.
-//
 // Durability: with `commit` (the default) the answer waits for the row's commit and every process's
 // history gets it from the live feed; with `write_behind` this process's history has it at once
 // and the row is stored within milliseconds.

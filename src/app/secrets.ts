@@ -2,7 +2,7 @@
 // 32 random bytes each, and in the database only as HMAC-SHA256 keyed with SESSION_SECRET, with a
 // different label per kind so that one kind's hash is never valid as another's. A stolen database
 // therefore holds nothing that signs anyone in or scores with anyone's key; changing SESSION_SECRET
-// ends every session and invalidates every API key (docs/accounts.md).
+// ends every session and invalidates every API key (docs/operating.md).
 
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 

@@ -2,9 +2,9 @@
 // the loaded model and its evaluation (or the reason either is unavailable), the public sandbox
 // (the example history guests score against), each organization's live history (loaded on first
 // use) and the live tail that keeps them in step with every process sharing the database, their
-// weekly ring analyses (queued when due, read in when stored), the scorer, and the decision log that stores what organizations score. `startService`
-// times each start-up step (reported by /api/health and the start log); `close` flushes and shuts
-// down.
+// weekly ring analyses (queued when due, read in when stored), the scorer, and the decision log
+// that stores what organizations score. `startService` times each start-up step (reported by
+// /api/health and the start log); `close` flushes and shuts down.
 
 import { loadModelAndMetrics } from '../model/bundle.ts';
 import { isProblem, type MetricsFile, type ModelBundle, type ModelProblem } from '../model/model.ts';

@@ -9,7 +9,6 @@
 //   one network round trip, only with AUTH_USER_FALLBACK=true (off by default).
 // In every case the issuer must equal `{auth_url}/auth/v1`, the token must not be expired, and it
 // must name a subject. `alg: none` and every other algorithm are refused before any key is looked at.
-//
 // Nothing here stores the token; callers keep only the identity it proves.
 
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';

@@ -1,11 +1,10 @@
 // The parsed rows of a validated upload, kept next to its file (`<stored>.csv.cols`) so that the
 // job that scores it neither parses the CSV a second time (validation reads every row anyway, and
-// parsing was a fifth of a job: bench/README.md, bench:batch) nor holds the file's rows in memory:
-// they are written and read back 2,048 at a time. The file is for one column mapping; a job whose
-// mapping differs, or that finds the file missing, unfinished, damaged or from another version,
-// parses the CSV as before. Validation writes it under a temporary name and renames it once the
-// file has validated; it is removed with its upload (store.ts).
-//
+// parsing is a large part of a job: bench/README.md, bench:batch) nor holds the file's rows in
+// memory: they are written and read back a chunk at a time. The file is for one column mapping; a
+// job whose mapping differs, or that finds the file missing, unfinished, damaged or from another
+// version, parses the CSV itself. Written under a temporary name and renamed once the file has
+// validated; removed with its upload (storage/datasets.ts).
 // Layout: "FRSCOLS2"; chunks; a footer (JSON: mapping key, rows, chunks, whether the rows are in
 // time order), its length (u32) and "FRSCOLS2" again. A chunk: five u32 (rows, new customer or
 // merchant ids, new locations or payment types, length of those strings as JSON, length of the

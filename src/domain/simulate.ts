@@ -1,18 +1,11 @@
 // Transaction simulator: customers, merchants, cities and payment types over months, with the fraud
 // scenarios the four model channels exist for. Seeded: the same options make the same rows, byte for
-// byte. Output rows follow the contract's dataset CSV format plus a `scenario` column for analysis.
-//
-// Legitimate behaviour: each customer lives in a city, has a usual spend (log-normal), a daily rate,
-// a handful of regular merchants and a preferred payment type. Fraud scenarios, each aimed at one
-// channel's signal:
-// - compromised_merchant (graph): a merchant is compromised for two weeks; a share of its payments
-//   in that window are fraud;
-// - account_takeover (behavioral): a customer's account is used for a day or two through a channel
-//   they never used, at several times their usual amounts;
-// - card_testing (velocity): a burst of many small card-not-present payments within minutes;
-// - fraud_ring (graph): mule customers and colluding merchants transacting through one channel,
-//   repeatedly, over weeks;
-// - large_amount (tabular): a plain out-of-pattern large payment.
+// byte. Output rows follow the dataset CSV format (GET /api/datasets/format) plus a `scenario`
+// column for analysis. Each customer lives in a city, has a usual spend (log-normal), a daily
+// rate, a handful of regular merchants and a preferred payment type. Each fraud scenario is aimed
+// at one channel's signal: compromised_merchant and fraud_ring (graph), account_takeover
+// (behavioral), card_testing (velocity), large_amount (tabular); each is described where it is
+// simulated below, and in docs/simulator.md.
 
 import type { HistoryTransaction } from './transaction.ts';
 import { Rng } from './rng.ts';

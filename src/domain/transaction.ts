@@ -42,7 +42,7 @@ export type EarlierTransaction = Pick<HistoryTransaction, 'time'> &
 
 const channelsByPaymentType = new Map<string, KeyCache>();
 
-/** A transaction's channel: `payment_type:location`, as the contract defines it. */
+/** A transaction's channel: `payment_type:location`, as the API defines it. */
 export function channelOf(tx: Pick<HistoryTransaction, 'payment_type' | 'location'>): string {
   let byLocation = channelsByPaymentType.get(tx.payment_type);
   if (!byLocation) {

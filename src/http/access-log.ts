@@ -1,6 +1,6 @@
 // The request log, at a cost that stays small at full load and still tells an operator what
-// happened. Fastify's own request logging writes two JSON lines per request, which cost a scoring
-// server more than a third of its throughput; here:
+// happened. Fastify's own request logging writes two JSON lines per request, a large share of a
+// scoring server's work at full load; here:
 // - every response of status 400 or more gets its own line (4xx at info, 5xx at error), with the
 //   method, the route, the path (no query string: it may carry what should not be logged), the
 //   status, the error's reason when it has one, the milliseconds and the request id;

@@ -1,6 +1,6 @@
 // The Fastify application: zod validation and serialisation (fastify-type-provider-zod), the
 // OpenAPI reference generated from the same schemas (/api/docs, JSON at /api/docs/json), the
-// specification's error body everywhere (errors.ts), rate limiting where the contract asks for it,
+// service's error body everywhere (errors.ts), rate limiting on the routes that declare it,
 // and the routes. `buildApp` takes a started service, so tests run the real app through `inject`.
 
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -107,7 +107,7 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
         { name: 'rules', description: "An organization's rules (CEL expressions that allow, block or review) and lists (docs/rules.md)" },
         { name: 'training', description: 'Training limits' },
         { name: 'service', description: 'Health and configuration' },
-        { name: 'accounts', description: 'Sign-in, organizations and API keys (docs/accounts.md)' },
+        { name: 'accounts', description: 'Sign-in, organizations and API keys (docs/operating.md, Sign-in and accounts; docs/integrating.md, API keys)' },
       ],
       components: {
         securitySchemes: {

@@ -2,7 +2,7 @@
 // live `service_session` cookie, a guest otherwise. Resolved once per request in an onRequest hook,
 // and only when there is a cookie, so guest traffic (and scoring) never touches the database here.
 //
-// CSRF (docs/accounts.md): a POST/PUT/PATCH/DELETE that uses a session must carry `X-CSRF-Token` equal
+// CSRF (docs/operating.md): a POST/PUT/PATCH/DELETE that uses a session must carry `X-CSRF-Token` equal
 // to the session's token (the readable `service_csrf` cookie); otherwise 403 `csrf_failed`. A
 // cookie that names no live session (unknown, ended, revoked) is ignored: the request goes on as a
 // guest, and routes that need an account answer 401 `not_signed_in`.

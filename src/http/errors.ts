@@ -1,9 +1,10 @@
 // Errors as the specification shapes them: `{"detail": {"message", "reason", "fix", ...}}` with a
-// reason code of app/errors.ts's ERROR_REASONS (docs/api.md, Errors), on every error the service answers, including Fastify's own
-// (malformed JSON, oversized body, unknown route, wrong content type) and zod's validation failures
-// (422 with `detail.fields`). A 500 says nothing about what failed; the detail goes to the log.
-// A known path asked with a method it does not have answers 405 with `Allow` (the methods it has),
-// not 404: the route registry below learns every route's path and methods as they are added.
+// reason code of app/errors.ts's ERROR_REASONS (docs/integrating.md, Errors), on every error the
+// service answers, including Fastify's own (malformed JSON, oversized body, unknown route, wrong
+// content type) and zod's validation failures (422 with `detail.fields`). A 500 says nothing
+// about what failed; the detail goes to the log. A known path asked with a method it does not
+// have answers 405 with `Allow` (the methods it has), not 404: the route registry below learns
+// every route's path and methods as they are added.
 // Every route's documented responses gain the statuses the framework itself can answer for it
 // (documentFrameworkStatuses), so the reference lists every status a client can meet.
 

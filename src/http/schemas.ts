@@ -1,6 +1,6 @@
 // The zod schemas of the HTTP surface: one schema validates a request and documents it in the
 // OpenAPI reference (/api/docs), and the response schemas document (and serialise) what each route
-// returns. Field rules are the ones docs/api.md records.
+// returns. Field rules are the ones docs/integrating.md records.
 
 import { z } from 'zod';
 import { AMOUNT_DECIMALS, keptAmount } from '../domain/amount.ts';

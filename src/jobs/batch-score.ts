@@ -4,7 +4,7 @@
 // scoring; the four boosters and their exact SHAP values in batches through the addon (one
 // boundary crossing per batch and channel); and one JSON line per row to the result file and one
 // to the download, in file order. The lines, with each row's reasons, are made by the addon next to
-// the SHAP values (lines.rs): in JavaScript they were half of a job's time. Progress is reported by
+// the SHAP values (lines.rs), since making them in JavaScript is slow. Progress is reported by
 // the work itself, per stage. When the file has labels, the result carries the metrics on that
 // file. Runs inside a Piscina worker (score-worker.ts); pure enough to test directly.
 
@@ -114,8 +114,8 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
 
 /**
  * Buffers for a batch's lines, taken back once their stream has written them, so each batch is
- * made in memory already paged in. Fresh buffers for every batch (2.5 MB of lines per 2,048 rows)
- * had the kernel zeroing new pages for longer than the addon took to make the lines.
+ * made in memory already paged in. Fresh buffers for every batch would have the kernel zeroing new
+ * pages for longer than the addon takes to make the lines.
  */
 class BufferPool {
   private readonly free: Buffer[] = [];
@@ -165,8 +165,8 @@ async function scoreAndWrite(
   const n = rows.length;
   const lines = resultLines(lineSetup(bundle, rows.entityNames, o.reasons ?? TOP_REASONS));
   // Each stream buffers up to WRITE_BUFFER_BYTES before the loop waits for it to drain: a batch's
-  // lines (≈ 1.7 MB of result and 0.8 MB of download for 2,048 rows) are written by the thread
-  // pool while the next batch is scored, instead of the loop stopping after every batch.
+  // lines are written by the thread pool while the next batch is scored, instead of the loop
+  // stopping after every batch.
   const out = createWriteStream(o.resultPath, { flags: 'wx', highWaterMark: WRITE_BUFFER_BYTES });
   // The download, written once here so that serving it is a plain file stream; its header has as
   // many reason columns as the writer makes reason cells.
@@ -242,9 +242,9 @@ async function scoreAndWrite(
       // A copy: the stream may still hold it while the next batch fills `lineStarts`.
       indexOut.write(new Uint8Array(lineStarts.slice(0, count).buffer));
       // Let the event loop run once per batch: a finished write's callback hands the stream its
-      // next chunk, so the disk works while the next batch is scored. Without it the loop never
-      // yielded until a stream was full, and then waited for every write it had queued (100,000
-      // rows: 126–188 ms of waiting before, 33–45 ms after; bench/README.md, bench:batch).
+      // next chunk, so the disk works while the next batch is scored. Without it the loop would not
+      // yield until a stream was full, and would then wait for every write it had queued
+      // (bench/README.md, bench:batch).
       await new Promise(setImmediate);
       // Wait for each stream only while it still needs to drain (a 'drain' that already happened
       // while waiting for the other would never come again).

@@ -1,7 +1,7 @@
 // A job's feature matrices on disk instead of in memory. Features are computed in time order (the
 // replay) and scored in file order, so every row's features must wait somewhere between the two
-// passes; kept in memory that was 424 bytes a row for the whole job, the largest part of a job's
-// peak. Here the replay writes each chunk of rows to a temporary file at their file positions, and
+// passes; kept in memory for the whole job, they would be the largest part of a job's peak.
+// Here the replay writes each chunk of rows to a temporary file at their file positions, and
 // scoring reads them back chunk by chunk in file order: memory holds one chunk whatever the file's
 // size, and the operating system's page cache makes the round trip cheap.
 //

@@ -2,17 +2,11 @@
 // history, so that its velocity and graph features have context from its first scored transaction.
 // The rows come from a validated upload with a timestamp column, or (a test organization) the
 // built-in example, shifted in time so that its newest transaction is the moment the import began.
-//
-// Why it looks the way it does:
-// - It runs on the event loop, not in a worker thread: the work is the database's. Rows go in
-//   2,500 per statement (storage/transaction-insert.ts), the loop is yielded between chunks, and each chunk
-//   reports real progress (rows handled / rows in the source) and beats the heart.
-// - An upload is read twice: a first pass checks every row (a time, none after the import began)
-//   so that a bad file fails the job with nothing stored, then the second stores it.
-// - It can run again after a crash (the job claimed again): ids the organization already has are
-//   skipped by the unique constraint, the example is shifted from the job's first start (the same
-//   times on every attempt), and the summary is counted from what this job's id stored, so it is
-//   the same whichever attempt finished.
+// It runs on the event loop, not in a worker thread, since the work is the database's: a chunk per
+// statement, the loop yielded between chunks, each reporting real progress. An upload is read
+// twice, a first pass checking every row so that a bad file fails the job with nothing stored. It
+// can run again after a crash: ids already stored are skipped, the example's shift is taken from
+// the job's first start, and the summary counts what this job's id stored, whichever attempt ends.
 
 import { z } from 'zod';
 import { readRows, type ColumnMapping, type ParsedRow } from '../datasets/csv.ts';

@@ -1,7 +1,7 @@
 // A job's rows, as the two passes of batch-score.ts read them: the replay in time order, then the
 // writing in file order. A file in time order with rows kept at validation (columns.ts) is read
 // from disk a chunk at a time on both passes, so the job holds no row beyond its chunk however long
-// the file. Otherwise the rows are held as columns in memory (records.ts, ≈ 53 bytes a row): read
+// the file. Otherwise the rows are held as compact columns in memory (records.ts): read
 // from the kept file when there is one, else parsed from the CSV; and put in time order.
 
 import type { HistoryTransaction } from '../domain/transaction.ts';

@@ -55,7 +55,7 @@ export interface JobHandler {
 /**
  * A running job's progress, written one statement at a time and in order. A heartbeat and a report
  * sent together would otherwise go out on two pooled connections and could land in either order,
- * so that a reader saw progress go back. Each write sends the latest stage and fraction.
+ * so that a reader would see progress go back. Each write sends the latest stage and fraction.
  */
 export class ProgressWriter {
   fraction = 0;

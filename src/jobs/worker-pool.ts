@@ -1,9 +1,9 @@
 // The worker threads (Piscina, score-worker.ts) that do the heavy work of datasets off the event
-// loop that answers HTTP: validating an upload (≈ 0.45 s of parsing per 100,000 rows) and scoring
-// a dataset, and finding a weekly window's fraud rings (Louvain over its graph). A thread keeps the model loaded for the job that usually follows an upload (starting
-// a thread and loading its modules and the model takes ≈ 0.15–0.25 s, which a first job would
-// otherwise wait for); an idle thread exits after a minute. The pool has one thread more than jobs
-// may run, so an upload is never queued behind running jobs.
+// loop that answers HTTP: validating an upload (parsing every row) and scoring a dataset, and
+// finding a weekly window's fraud rings (Louvain over its graph). A thread keeps the model loaded
+// for the job that usually follows an upload (starting a thread and loading its modules and the
+// model is a wait a first job would otherwise feel); an idle thread exits after a minute. The pool
+// has one thread more than jobs may run, so an upload is never queued behind running jobs.
 
 import type { MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';

@@ -2,23 +2,14 @@
 // it was answered and the exact response body. Writes are grouped: what is queued while a write is
 // in flight goes to the database as one statement when it ends (one round trip and one commit for
 // every organization's rows), so the cost of a statement is shared by all the requests of those
-// milliseconds. A group that has waited OVERLAP_MS for a slow write (a disk whose flush takes
-// milliseconds) is written beside it, up to MAX_WRITES at once: the feed needs no lock between
-// writers (src/storage/live-feed.ts), and commits in flight together share one WAL flush.
-//
-// Two durabilities (DURABILITY):
-// - `commit` (the default): `commit()` resolves once the row is committed and handed to this
-//   process's histories, so a response acknowledges only what is durable, and the next request this
-//   process answers sees it. A transaction id another process stored first resolves `false`: the
-//   caller answers with the stored one (the unique constraint decides).
-// - `write_behind`: `push()` returns at once and the row is written within 25 ms. A crash loses
-//   what was not written yet, and a copy of an id that another process stored at the same moment is
-//   dropped from the log after it was answered.
-//
-// Until a row is stored its response body is kept here, so that an idempotent replay can be answered
-// at once; a second copy of an id being committed waits for the first (`inFlight`). `flush()`
-// stores what is pending: anything that reads the log from the database (a record, a listing, an
-// outcome) flushes first, so a caller always reads what it was answered.
+// milliseconds. A group that has waited OVERLAP_MS for a slow write is written beside it, up to
+// MAX_WRITES at once: the feed needs no lock between writers (src/storage/live-feed.ts).
+// Durability (DURABILITY): with `commit` (the default) `commit()` resolves once the row is
+// committed and handed to this process's histories, so a response acknowledges only what is
+// durable; with `write_behind` `push()` returns at once and a crash loses what was not written yet.
+// Until a row is stored its response body is kept here, so an idempotent replay is answered at
+// once; anything that reads the log from the database flushes first, so a caller always reads what
+// it was answered.
 
 import type { Db } from '../storage/db.ts';
 import type { FeedPosition, FeedTransaction } from '../storage/live-feed.ts';

@@ -1,16 +1,13 @@
 // Fraud rings that keep up with live data: each organization's weekly windows (weeks from Monday
 // 00:00 UTC, the same in every process) are analysed as soon as their result can exist, the
 // window's end plus the label delay (the labels it counts are known by then).
-//
 // Every process ticks (`RingWindows`): it queues a `rings` job for each organization with
-// transactions in a due window that has none; the window's row in `ring_windows` is inserted in the
-// same database transaction and its primary key lets one process win, so each window is analysed
-// once however many processes there are. Whichever process claims the job (the durable queue,
-// src/jobs/rings-job.ts) reads the window's transactions from the database, finds the rings
-// (src/domain/rings.ts `detectWindow`, in a worker thread) and stores them, then NOTIFY wakes every process to read
-// the organization's latest windows into its tenant (`related_ring` in scores, and
-// GET /api/metrics/rings with the organization's key). The tick also reads them again, covering a
-// lost notification.
+// transactions in a due window that has none; the window's row in `ring_windows`, inserted in the
+// same database transaction, lets one process win, so each window is analysed once however many
+// processes there are. The job (src/jobs/rings-job.ts) finds the rings in a worker thread and
+// stores them, and a NOTIFY wakes every process to read the organization's latest windows into its
+// tenant (`related_ring` in scores, GET /api/metrics/rings); the tick also reads them again,
+// covering a lost notification.
 
 import { DEFAULT_RINGS, type Ring } from '../domain/rings.ts';
 import { createJob, newJobId } from '../storage/job-queue.ts';

@@ -3,19 +3,12 @@
 // histories (src/live/tenants.ts). Each read sees every transaction committed before it began,
 // whatever else is still running on the server (a transaction held open elsewhere delays only its
 // own changes), so a committed change reaches this process with the next read.
-//
-// It reads when woken: by a NOTIFY from another process's commit (at once), when the notification
-// connection is re-established (after the database restarted, say), by a catch-up poll every
-// second that covers a notification that was lost and a read that failed, and by a caller that
-// waits for a change of its own (`reach`). One read runs at a time; a wake during a read starts
-// another right after it, so a caller of `catchUp` always gets a read that began after it asked.
-//
-// `status` says how current the tail is, for /api/health: when its last successful read began, and
-// how many transactions it waits on (pending: running when the reads passed them).
-//
-// This process's own scored transactions are handed to the histories directly after their commit
-// (src/live/decision-log.ts); when the tail reads them again, the histories know them and skip
-// them.
+// It reads when woken: by another process's NOTIFY, when the notification connection is
+// re-established, by a catch-up poll every second (a lost notification, a failed read), and by a
+// caller waiting for a change of its own (`reach`). One read runs at a time; a wake during a read
+// starts another right after it, so a caller of `catchUp` always gets a read that began after it
+// asked. This process's own scored transactions reach the histories directly after their commit
+// (src/live/decision-log.ts); read again here, they are known and skipped.
 
 import type { Db } from '../storage/db.ts';
 import { FEED_CHANNEL, FEED_SENDER, feedStart, notification, readFeed, type FeedChange, type FeedCursor } from '../storage/live-feed.ts';

@@ -1,26 +1,15 @@
 // Each organization's live history in this process: loaded from the database the first time the
-// organization is scored, then kept in step with the database by the live
-// tail (src/live/tail.ts), which hands every change any process records (scored transactions,
-// imports, outcome changes) to the organization it belongs to, in feed order. Nothing here is shared
-// between organizations: a tenant holds one organization's transactions, the ids it has used (what
-// makes a retry a replay), its rings and its outcomes, and the scorer reads only the tenant it is
-// handed.
-//
-// A tenant holds what features can reach: the organization's last 31 days of transactions (from
-// the floor: the horizon before the newest of now and its newest transaction) and, for everything
-// before, the per-entity totals the database keeps (src/storage/history-load.ts `loadHistory`), so
-// loading it costs the same however much older history is stored. Evidence older than the floor
-// is read from the database when a response lists it (`earlier`); a retry of a transaction id
-// before the floor is found by the database's unique constraint (routes/v1.ts).
-//
-// A load and the tail run side by side: changes the tail reads while an organization loads are
-// kept and applied once the load is done, and any change the load's snapshot already had (written
-// by a database transaction it saw) is skipped, then or whenever the tail reads it later, so a
-// tenant misses nothing and counts nothing twice. A
-// transaction reaches a tenant twice when this process scored it (handed over after its commit,
-// then read by the tail): its id is known the second time, and it is skipped. A
-// transaction that cannot be placed (older than the floor), an outcome change the totals cannot
-// follow, or an import makes the tenant load afresh on its next use.
+// organization is scored, then kept in step by the live tail (src/live/tail.ts), which hands every
+// change any process records to the organization it belongs to, in feed order. Nothing is shared
+// between organizations: a tenant holds one organization's transactions, ids, rings, outcomes,
+// rules and lists, and the scorer reads only the tenant it is handed.
+// A tenant holds what features can reach: the last 31 days of transactions, and before that the
+// per-entity totals the database keeps (storage/history-load.ts), so loading costs the same however
+// much older history is stored; older evidence is read when a response lists it (`earlier`).
+// Changes the tail reads during a load are applied once it is done, skipping those the load's
+// snapshot already had, so a tenant misses nothing and counts nothing twice. A change that cannot
+// be placed (older than the floor, an outcome the totals cannot follow, an import) makes the
+// tenant load afresh on its next use.
 
 import { History } from '../domain/history/history.ts';
 import { channelOf, type HistoryTransaction } from '../domain/transaction.ts';

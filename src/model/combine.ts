@@ -1,7 +1,7 @@
 // From the four channel boosters' raw scores to what a response says, shared by single and batch
 // scoring: the stacked log-odds, the calibrated probability, the cold-start floor, the decision and
 // band, each channel's score (its evidence with the others at their average) and attribution
-// (its signed share of how far the log-odds moved). docs/api.md defines them.
+// (its signed share of how far the log-odds moved). docs/integrating.md defines them.
 
 import type { PerChannel } from '../domain/channels.ts';
 import type { ModelBundle, ModeName } from './model.ts';

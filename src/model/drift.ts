@@ -1,31 +1,15 @@
 // Drift: whether a model's answers on some data (a dataset job's file, a week of live traffic) can
-// be trusted, and why. The model folder carries a reference (reference.json, made by `npm run
-// train`): per feature, the training split's decile bins, missing share and range; the payment types
-// and locations seen in training; and a sample of validation rows' raw channel scores, from which
-// each bundle (built-in or custom, which share the boosters) derives the scores it was validated
-// with. Its test figures (metrics.json) say how well it did on data it never saw.
-//
-// A `DriftCounter` counts rows into the reference's bins and `report` gives the verdict:
-// - With outcomes (at least MIN_OUTCOMES fraud and as many legitimate), measured performance
-//   decides: `degraded` when average precision falls below, or calibration error rises above, what
-//   the test figures allow: their 95 % bootstrap interval, widened by this sample's own noise
-//   (a z·√(AP(1 − AP)/frauds) margin for average precision; for calibration the error that chance
-//   alone would give these scores, metrics.ts `calibrationNoise`). Otherwise `ok`.
-// - Without outcomes: `shifted` when the scores are spread unlike on validation over the intervals
-//   in which the model's answers differ (PSI ≥ PSI_MAJOR), when values never seen in training cover
-//   UNSEEN_SHARE of the rows, or when a feature of the payment itself (amount) has PSI ≥ PSI_MAJOR
-//   or OUT_OF_RANGE_SHARE of its rows beyond the training range. Features that depend on the
-//   history, its depth and its population, or on the period covered (domain/features/extract.ts,
-//   `featureDependence`) are listed with `in_verdict: false`: a 30-day file or half the customers
-//   moves them while the payments stay alike, and their effect on the answers shows in the scores.
-//
-//   PSI = Σ_bins (actual − expected) · ln(actual / expected), shares floored at 1e-4.
-//
-// The score's bins are bounded by the bundle's thresholds and band edges, not by deciles: nine in ten
-// validation scores are below 0.2 %, where a shift changes no answer (every one is approve, low) but
-// moves decile PSI past 0.25 for a population of half the size. An estimate of what the scores
-// promise (fraud rate, precision and recall of flagging) is reported beside the verdict; with
-// outcomes, the measured figures are too.
+// be trusted, and why. A `DriftCounter` counts rows into the bins of the model folder's reference
+// (reference.json, made by `npm run train`) and `report` gives the verdict:
+// - with MIN_OUTCOMES of each outcome, measured performance decides: `degraded` when average
+//   precision or calibration error leaves what the test figures (metrics.json) allow, their 95 %
+//   bootstrap interval widened by this sample's own noise; otherwise `ok`;
+// - without, `shifted` when the scores, unseen categories or a feature of the payment itself move
+//   past PSI_MAJOR, UNSEEN_SHARE or OUT_OF_RANGE_SHARE. Features that depend on the history or the
+//   period covered (`featureDependence`) are listed with `in_verdict: false`: a short file moves
+//   them while the payments stay alike. The score's bins are the bundle's thresholds and band edges,
+//   not deciles, since most scores sit where a shift changes no answer.
+// PSI = Σ_bins (actual − expected) · ln(actual / expected), shares floored at 1e-4. Detail: docs/model.md.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

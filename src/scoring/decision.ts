@@ -18,7 +18,7 @@ export interface Decision {
   channel_scores: ScoreResult['channel_scores'];
   channel_attribution: ScoreResult['channel_attribution'];
   reasons: ScoreResult['reasons'];
-  /** The rules that matched (empty for an answer recorded before rules, or with none). */
+  /** The rules that matched (empty when none did, or the stored answer has no `rules`). */
   rules: NonNullable<ScoreResult['rules']>;
   /** The answer's notes: which rule changed the decision, and why a value was missing. */
   notes: string[];

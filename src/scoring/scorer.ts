@@ -6,8 +6,7 @@
 // records nothing itself: `scoreToRecord` also returns the transaction and its features, which the
 // caller records (app/score-and-record.ts). A scorer belongs to a model, not to a history: the
 // context says whose data it reads.
-//
-// Channel scores and attribution (the specification leaves their exact meaning to us, docs/api.md):
+// Channel scores and attribution (the specification leaves their exact meaning to us, docs/integrating.md):
 // - channel_scores[c]: the calibrated probability with channel c's evidence and every other channel
 //   at its average (its booster's expected value): what this channel alone says.
 // - channel_attribution[c]: w_c · (raw_c − expected_c), each channel's share of how far the stacked
@@ -207,7 +206,7 @@ export class Scorer {
   private readonly clock: () => number;
   /** One transaction's features and each channel's SHAP values, reused by every call: a score
    *  reads them only while it runs (scoring is synchronous), and eight small typed arrays per
-   *  request were eight native allocations for the collector to find and free. */
+   *  request would be eight native allocations for the collector to find and free. */
   private readonly features: ChannelMatrices = allocateFeatures(1);
   private readonly phi: Float64Array[];
   /** Each channel's part of the explanation over those buffers (names, stack weight, values, SHAP). */
@@ -258,7 +257,7 @@ export class Scorer {
     if (input.transaction_id === undefined) notes.push(`transaction_id was not given: generated ${transactionId}.`);
     if (input.location === undefined) notes.push('location was not given: recorded as "unknown"; whether the place and the channel are new to the customer is then missing, which the model was trained to see and does not take as evidence either way.');
     if (input.payment_type === undefined) notes.push('payment_type was not given: recorded as "unknown"; the payment-type feature and whether the channel is new to the customer are then missing, which the model was trained to see.');
-    // A score request's time is when the server receives it (docs/api.md); never earlier than the
+    // A score request's time is when the server receives it (docs/integrating.md); never earlier than the
     // newest transaction already in the history, so the history stays in time order.
     const time = context.at ?? Math.max(this.clock(), history.newest);
     const tx: RecordedTransaction = { time, amount: input.amount, ...scoredEntities(input), transaction_id: transactionId };
@@ -266,7 +265,7 @@ export class Scorer {
 
     const priors = history.priors(tx);
     // Keyed by entity ids: objects without a prototype start as hash tables, where literal objects
-    // would grow a hidden class per distinct id (three times slower to build and serialise).
+    // would grow a hidden class per distinct id (much slower to build and serialise).
     const entityHistory: ScoreResult['entity_history'] = Object.create(null);
     // Keys are the entities' identifiers (see `put` for two that coincide).
     put(entityHistory, tx.customer_id, { role: 'customer' as const, prior_transactions: priors.customer, is_new: priors.customer === 0 }, 'customer');

@@ -1,18 +1,9 @@
 // The database, as the rest of the service sees it: one small interface over two back ends that
-// speak one SQL dialect (PostgreSQL's, with `$1` parameters). Without DATABASE_URL the service
-// keeps its data in an embedded PGlite (PostgreSQL compiled to WASM) under DATA_DIR, so one process
-// needs nothing else; with DATABASE_URL it uses a PostgreSQL server through postgres.js, so several
-// processes can share one database (the URL may end in `?search_path=name` to keep the service's
-// tables in a schema of their own). Opening (open.ts) applies the migrations, so callers always
-// see the current schema.
-//
-// Both back ends return the same JS values for the same SQL: int2/int4/int8 (so count(*)) and
-// float4/float8 as numbers (int8 beyond 2^53 loses precision: cast to text if that matters),
-// numeric as a string (exact; cast to float8 for a number), timestamptz as Date, json/jsonb parsed,
-// arrays as arrays, NULL as null. Parameters: JS numbers, strings, booleans, Dates, arrays and null
-// (undefined is sent as null). For a json/jsonb parameter, an object or array is serialised with
-// JSON.stringify, and a string is taken as JSON text already.
-//
+// speak PostgreSQL's SQL with `$1` parameters: an embedded PGlite under DATA_DIR (one process needs
+// nothing else) or, with DATABASE_URL, a PostgreSQL server that several processes share.
+// Both return the same JS values: integers and floats as numbers (int8 beyond 2^53 loses
+// precision), numeric as a string, timestamptz as Date, json/jsonb parsed, NULL as null; a string
+// json/jsonb parameter is taken as JSON text, an object or array is serialised.
 // Inside `transaction(fn)`, use only the `tx` handle: calling the Db itself from inside its own
 // transaction throws (on PGlite it would otherwise wait for the transaction forever).
 

@@ -2,7 +2,7 @@
 // few bytes per row (the `inputs` column): whether the cold-start floor applied, each channel's
 // score and the prior transaction counts of the customer, merchant and channel. A backtest reads
 // them back for every logged transaction, so it evaluates a rule on the values the decision had
-// without reading the response body (a tenth of the bytes, and no JSON to parse).
+// without reading the response body (far fewer bytes, and no JSON to parse).
 //
 // Layout (little-endian): a version byte (1), a flags byte (bit 0: cold start), then float64 ×
 // (the four channel scores in CHANNELS order, then the three prior counts).

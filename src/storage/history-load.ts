@@ -1,10 +1,10 @@
 // Loading what a process keeps of an organization's history (src/live/tenants.ts) from the
-// database, in one snapshot (with its rules and list items, when asked): transactions only from a floor on, everything before it as the
-// per-entity totals and first uses the database keeps, so what is read does not grow with the
-// history stored before the floor.
+// database, in one snapshot (with its rules and list items, when asked): transactions only from a
+// floor on, everything before it as the per-entity totals and first uses the database keeps, so
+// what is read does not grow with the history stored before the floor.
 //
-// Speed: rows are read in pages of one JSON array each (on PGlite about three times as fast as a
-// plain SELECT, whose per-value decoding dominates).
+// Speed: rows are read in pages of one JSON array each (on PGlite much faster than a plain
+// SELECT, whose per-value decoding dominates).
 
 import { WINDOW_HORIZON_MS, type EntityTotals } from '../domain/history/horizon.ts';
 import type { HistoryTransaction, TransactionEntities } from '../domain/transaction.ts';
@@ -34,7 +34,7 @@ export interface PolicyLoader {
   stays(stays: ItemStay[]): void;
 }
 
-/** Rows per page when loading a history (one JSON value of ≈ 0.6 MB). */
+/** Rows per page when loading a history (one JSON value per page). */
 const LOAD_PAGE_ROWS = 5_000;
 /** Rows per page of first uses and totals. */
 const ENTITY_PAGE_ROWS = 20_000;

@@ -44,9 +44,9 @@ const END_STAYS = `UPDATE list_items i SET removed_at_ms = $3, removed_by = $4, 
   WHERE i.organization_id = $1 AND i.list_id = $2 AND i.removed_at_ms IS NULL AND i.value = v.value`;
 
 /** Plans every statement of the write for its own values. PostgreSQL switches a prepared statement
- *  to a generic plan from a connection's sixth use on, and the generic plans of these compared
- *  every item on the list with every value sent: 35 s for 10,000 values on a list of 50,000,
- *  against 0.1 s planned for the values. */
+ *  to a generic plan from a connection's sixth use on, and the generic plans of these compare
+ *  every item on the list with every value sent, which on a long list is orders of magnitude
+ *  slower than a plan made for the values. */
 async function planForValues(tx: Queryable): Promise<void> {
   await tx.query(`SET LOCAL plan_cache_mode = force_custom_plan`);
 }

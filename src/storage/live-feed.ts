@@ -1,54 +1,15 @@
 // The live feed: every change to live data (a recorded transaction, an outcome change, a list item's
 // stay, a rule's state) in one order that every server process reads the same way
-// (src/live/tail.ts), so what one process records reaches the others' memory. List items and rules
-// are rows that change: each change renews the row's xid and seq, so the feed meets the row again
-// and carries its state as it now is.
-//
-// Order: each row carries `xid`, the id of the database transaction that wrote it, and `seq`, its
-// number from one sequence (migrations/011_feed_order.sql); a reader's position is an (xid, seq).
-// Writers take no lock between them, and commits made side by side share one WAL flush, so
-// transactions commit out of xid order: when a reader passes a position, a transaction below it
-// may still be running and commit rows there later.
-//
-// Reading (`readFeed`): one statement, so one snapshot, reads every committed row past the position
-// (not only those below the oldest running transaction: one write transaction held open anywhere
-// on the server, by any client, would otherwise hold every process's feed back for as long as it
-// runs), and moves the position to the snapshot's xmax. The transactions the snapshot saw running
-// below the new position become *pending*; every later read also reads, in its snapshot, the rows
-// of the pending transactions past what it read of each, and drops each pending transaction that
-// the snapshot sees ended. Why nothing is lost or read twice:
-// - A row is visible to a snapshot only once its transaction has committed, and then all of that
-//   transaction's rows are (they committed at once). A transaction below the position when the
-//   position passed it was either ended (its rows, if committed, read by that very read, past the
-//   old position), or running: then pending, and read whole by the first read whose snapshot sees
-//   it ended, after which it is dropped. One that never committed leaves nothing and is dropped.
-// - A transaction with no id yet when a snapshot was taken gets one at or above its xmax: it is
-//   past the new position, read as any later one.
-// - The position and each pending transaction's seq only move past rows that were read (a page
-//   that stops at its limit leaves them at its last row), so what a full page leaves is read next.
-// The pending set holds only transactions the last snapshot saw running (the ended ones are dropped
-// by the read that reads them), so it never exceeds the server's concurrent writers (connections
-// plus prepared transactions) and costs an index lookup each.
-//
-// Outcome changes are the one kind whose order between writers matters (a later outcome of a
-// transaction replaces an earlier one): their writers take one advisory lock before they write
-// anything (`lockOutcomes`), so they draw their transaction ids, and commit, one after the other.
-// A committed outcome row therefore implies that every outcome writer before it has ended (its
-// lock is released only after its commit is visible), so an outcome writer is never pending while
-// a later outcome is read: outcomes are applied in the order they were made. Pending rows are
-// older than the new ones and are applied first; a transaction row applied after a newer one only
-// adds itself to the history (which is kept by time, not by feed order), and an outcome change
-// always follows its transaction (the outcome writer read it committed).
-//
-// Every writer queues a NOTIFY on FEED_CHANNEL, which PostgreSQL delivers to every listener once the
-// transaction has committed (a listener reads a notification only when its sender's commit is
-// visible to it): it wakes the other processes' tails at once, and the read they start sees the
-// commit. Its payload names this process (FEED_SENDER), so a tail can leave its own process's
-// commits to the code that made them (which hands them over directly), and the writing
-// transaction.
-//
-// This is the one reader of live data that spans organizations: it is replication, not a surface.
-// Each change carries its organization, and the tail hands it to that organization's history only.
+// (src/live/tail.ts), so what one process records reaches the others' memory. Each row carries the
+// `xid` of the database transaction that wrote it and a `seq` (migrations/011_feed_order.sql); a
+// changed item or rule renews both, so the feed carries its current state. Writers take no lock
+// between them, so transactions commit out of xid order: a read (one statement, one snapshot) takes
+// every committed row past the position, moves it to the snapshot's xmax, and keeps the
+// transactions it saw running below it as *pending*, read whole once a later snapshot sees them
+// end. Outcome writers alone take one advisory lock (`lockOutcomes`), so outcomes apply in the order
+// they were made. A NOTIFY on FEED_CHANNEL wakes the other processes' tails. Why nothing is lost or
+// read twice: docs/operating.md (several processes). This is the one reader of live data that
+// spans organizations: replication, not a surface; each change carries its organization.
 
 import { randomBytes } from 'node:crypto';
 import type { TransactionEntities } from '../domain/transaction.ts';

@@ -6,16 +6,7 @@
 // (test/storage/live-store.test.ts holds every method to that).
 //
 // This class is the one place that binds an organization (organization-scope.ts); the statements
-// live in one module per concern, each taking the scope this class made:
-//   transaction-insert.ts   storing transactions
-//   transaction-reads.ts    one transaction, its response, the listing, what an import stored
-//   outcome-changes.ts      setting outcomes and reading their changes
-//   history-load.ts         what a process keeps of the history, from a floor on
-//   entity-evidence.ts      an entity's earlier transactions and its summary
-//   weekly-aggregates.ts    a performance report's buckets
-//   rings-store.ts          ring windows' transactions and their stored rings
-//   lists-store.ts          lists and their items' stays
-//   rules-store.ts          rules, their versions and their match counts
+// live in one module per concern (each method names its own), each taking the scope this class made.
 
 import type { EarlierTransaction, TransactionEntities } from '../domain/transaction.ts';
 import type { Ring } from '../domain/rings.ts';

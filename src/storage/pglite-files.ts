@@ -1,11 +1,9 @@
-// Where the embedded database finds the files it starts from. A new data directory is made by
-// PostgreSQL's initdb (≈ 1.9 s in WebAssembly on a 2-core machine) and then migrated; copying one
-// made that way at install time (26 MB, most of it a WAL segment) takes ≈ 0.45 s (unpacking
-// PGlite's own tar of it took 1–1.7 s: the writes are the cost). The copy (the template) is
-// written by `npm ci` (scripts/db-template.mjs, pglite-template.ts) beside the compiled server in
-// dist/, so a new server's first start is quick; without it (a checkout not installed yet) a new
-// directory is made by initdb as before. Migrations newer than the template are applied on opening
-// as always.
+// Where the embedded database finds the files it starts from. Running PostgreSQL's initdb in
+// WebAssembly and migrating is slow, so a new data directory starts as a copy of one made that way
+// at install time (the template), written by `npm ci` (scripts/db-template.mjs,
+// pglite-template.ts) beside the compiled server in dist/; the copy is plain file writes, not
+// PGlite's own tar. Without a template (a checkout not installed yet) a new directory is made by
+// initdb. Migrations newer than the template are applied on opening. Timings: bench/README.md.
 
 import { fileURLToPath } from 'node:url';
 

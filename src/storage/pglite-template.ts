@@ -1,6 +1,6 @@
 // Writes the embedded database's template (pglite-files.ts): a data directory made by initdb and
 // migrated to the current schema, without the template databases initdb makes (template0 and
-// template1, 14 MB the service never uses: it creates no databases), so that copying it is quick.
+// template1, which the service never uses: it creates no databases), so that copying it is quick.
 // Run by `npm ci` (scripts/db-template.mjs).
 
 import { mkdtemp, rename, rm } from 'node:fs/promises';

@@ -1,20 +1,12 @@
-// The embedded database's own thread. PGlite runs PostgreSQL compiled to WebAssembly, and a
-// statement runs on the thread that calls it: on the thread that answers requests, every group
-// commit of the decision log (milliseconds of index and trigger work) would stop every request for
-// that long. Here it runs beside it, on a worker thread the main thread talks to by messages
-// (pglite.ts), so a 2-core server answers and stores at the same time.
-//
-// Statements are prepared once by their text and run by name afterwards (as postgres.js does on
-// the other back end): a statement with parameters through PGlite's `query` is parsed, described,
-// planned and run in six calls into the WebAssembly module every time; by name it is one call,
-// bind to sync, with the plan kept. Measured on PGlite 0.5: `select $1::text[]` 68 µs by `query`,
-// 18 µs by name.
-//
-// The protocol is this file's and pglite.ts's alone: a request carries an id, and its reply the
-// same id with rows or an error's message and SQLSTATE. A database transaction is opened by
-// `begin`, which holds PGlite's only connection (its own `transaction`) until `end` commits or
-// rolls it back; statements sent meanwhile without the transaction's number wait for it, as they
-// would in one thread. Notifications of a channel being listened to are sent as they arrive.
+// The embedded database's own thread. PGlite runs PostgreSQL compiled to WebAssembly on the thread
+// that calls it; on the thread that answers requests, every group commit of the decision log would
+// stop every request for its duration. Here it runs beside it, on a worker thread the main thread
+// talks to by messages (pglite.ts), so a 2-core server answers and stores at the same time.
+// Statements are prepared once by their text and run by name afterwards (as postgres.js does):
+// by name a statement is one call into the WebAssembly module with its plan kept, where PGlite's
+// `query` parses, describes and plans it every time. The message protocol is this file's and
+// pglite.ts's alone; a database transaction (`begin` … `end`) holds PGlite's only connection, and
+// statements sent meanwhile outside it wait, as they would in one thread.
 
 import { cpSync, existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';

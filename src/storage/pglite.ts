@@ -27,8 +27,7 @@ import { assertOutsideTransaction, insideTransaction } from './transaction-scope
  * connections). The service reads the history once at start and keeps it in its own memory,
  * and writes small appends, so a 4 MB pool holds the hot index pages (the operating system's page
  * cache still serves re-reads), and one embedded session needs a handful of connection slots, not
- * a hundred. Measured on the example history: 29 MB of the WASM heap touched with a 16 MB pool,
- * 13 MB with these.
+ * a hundred.
  */
 const MEMORY_SETTINGS = ['shared_buffers=4MB', 'max_connections=3', 'wal_buffers=64kB'];
 

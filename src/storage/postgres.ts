@@ -2,15 +2,10 @@
 // processes share one database. Queries go through `sql.unsafe(text, params)`, which sends the `$n`
 // parameters separately from the text (never interpolated), so the same SQL strings work here and on
 // PGlite. The pool is small (five connections): the service's queries are short and PGlite's single
-// connection is the baseline it is designed for.
-//
-// Results are normalised as db.ts promises: postgres.js returns int8 (so count(*)) as a string by
-// default, so int8 is parsed to a number here; its json serialiser is made to take a string as JSON
-// text already, as PGlite does. Notices are silenced.
-//
-// Errors: a failure to connect or log in (refused, timeout, bad password, no such database, server
-// shutting down) is `database_unavailable`; a statement the server rejects is `query_failed`.
-// Messages name the host, port and database but never the URL or the password.
+// connection is the baseline it is designed for. Results are normalised as db.ts promises (int8 as
+// a number, a string json parameter taken as JSON text). A failure to connect or log in is
+// `database_unavailable`, a statement the server rejects `query_failed`; messages name the host,
+// port and database but never the URL or the password.
 
 import postgres from 'postgres';
 import type { Backend, ScriptQueryable } from './db.ts';
@@ -23,10 +18,10 @@ const CONNECT_TIMEOUT_S = 10;
 /**
  * How long a connection waits before it tries to connect again after a failed attempt, in seconds,
  * by attempts so far. A query that needs a connection waits for that attempt, and postgres.js's
- * default grows the wait to 20 s (3^n / 100), so during a database restart requests hung for up to
- * 20 s, and the first ones after it waited as long. Capped at half a second, a request during an
- * outage fails within about that (503 `database_unavailable`), and the pool is back within it once
- * the server is.
+ * default grows the wait to 20 s (3^n / 100), so during a database restart requests would hang for
+ * up to 20 s, and the first ones after it would wait as long. Capped at half a second, a request
+ * during an outage fails within about that (503 `database_unavailable`), and the pool is back
+ * within it once the server is.
  */
 const reconnectDelay = (attempts: number): number => Math.min(0.05 * 2 ** attempts, 0.5);
 /**

@@ -11,9 +11,8 @@ import type { OrganizationScope } from './organization-scope.ts';
 export const RINGS_CHANNEL = 'ring_windows';
 
 /** How much of a window one statement reads. A week of a busy organization is tens of thousands of
- *  rows; read in one statement, the embedded database (which runs on the event loop) held every
- *  request for a quarter of a second or more per window while it ran and its result was parsed. A
- *  slice of the window is a plain index range and a few milliseconds of work, and the event loop
+ *  rows; read in one statement, running it and parsing its result would hold every request for
+ *  that long. A slice of the window is a plain index range and little work, and the event loop
  *  serves requests between slices. */
 export const WINDOW_SLICE_MS = 2 * 3_600_000;
 

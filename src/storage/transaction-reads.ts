@@ -106,7 +106,7 @@ export async function loggedDecision(scope: OrganizationScope, transactionId: st
   return row && { ...row, response: row.response ? inflate(row.response) : null };
 }
 
-/** Logged decisions per page of a backtest (one JSON value of ≈ 1 MB). */
+/** Logged decisions per page of a backtest (one JSON value per page). */
 export const LOGGED_PAGE_ROWS = 5_000;
 
 /**

@@ -93,7 +93,7 @@ t.test('a client that closes its side part way is answered at once', async (t) =
   t.same(uploads(), [], 'nothing kept');
 });
 
-t.test('a request that arrives in time is served as before, on a kept-alive connection too', async (t) => {
+t.test('a request that arrives in time is served normally, on a kept-alive connection too', async (t) => {
   const c = rawClient(t);
   c.socket.write('GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n');
   await delay(TIMEOUT_S * 1000 + 1500);

@@ -79,7 +79,7 @@ for (const backend of backends()) {
 const pg = backends().find((b) => b.name === 'postgres');
 t.test('two servers on one PostgreSQL share the queue and never run a job twice', { skip: pg ? false : 'needs TEST_DATABASE_URL' }, async (t) => {
   const db = await freshDatabase(pg!.databaseUrl!);
-  // Servers that share a queue share DATA_DIR too (the uploaded files): docs/api.md.
+  // Servers that share a queue share DATA_DIR too (the uploaded files): docs/operating.md.
   const shared = tempDir('two-shared-');
   const servers: { child: ChildProcess }[] = [];
   // Servers stop before their database is dropped (see the test above).

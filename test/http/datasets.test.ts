@@ -107,8 +107,8 @@ for (const backend of backends()) {
     });
 
     await t.test('a file name at the length limit, with an empty mapping: a 4xx with its reason, never a 500', async (t) => {
-      // The request the API conformance run once found answered 500: mapping {}, a 255-character
-      // name, an empty body.
+      // Mapping {}, a 255-character name and an empty body together: a request the conformance
+      // run's generator makes, answered as the client's error.
       const name = '0'.repeat(255);
       const empty = await app.inject({ method: 'POST', url: `/api/datasets/upload?mapping=%7B%7D&filename=${name}`, payload: '', headers: { 'content-type': 'text/csv' } });
       t.equal(empty.statusCode, 422, empty.body.slice(0, 200));

@@ -2,9 +2,9 @@
 // `npm start` runs it) in a child process whose standard output is a pipe that nobody reads. After a
 // few hundred logged requests (scored with an organization's key, each recorded) the pipe is full;
 // the server must still answer, and on SIGTERM exit within SHUTDOWN_TIMEOUT_SECONDS with every
-// decision it acknowledged stored. Before, the request log's synchronous writes and pino's
-// synchronous flush at exit waited on the pipe for ever. With WEB_CONCURRENCY=2 (PostgreSQL) the
-// primary stops its two server processes the same way, within the same deadline.
+// decision it acknowledged stored (synchronous log writes, or pino's synchronous flush at exit,
+// would wait on the pipe for ever). With WEB_CONCURRENCY=2 (PostgreSQL) the primary stops its two
+// server processes the same way, within the same deadline.
 
 import t from 'tap';
 import { spawn } from 'node:child_process';

@@ -23,7 +23,7 @@ type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 const bundle = loadModelFolder('models/builtin');
 if (isProblem(bundle)) throw new Error(bundle.message);
 
-// The download line as the job wrote it in JavaScript before the lines moved to the addon.
+// The download line, rendered plainly in JavaScript: what the addon's lines are held to.
 const FORMULA_START = /^[=+\-@\t\r]/;
 const NEEDS_QUOTES = /[",\n\r]/;
 function csvCell(value: unknown): string {

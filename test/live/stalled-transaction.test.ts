@@ -12,9 +12,9 @@ import postgres from 'postgres';
 import { ownPostgresUnavailable, startOwnPostgres } from '../support/own-postgres.ts';
 import { serverPair, SignIn, withKey, type ServerProcess } from '../support/processes.ts';
 
-/** How long the transaction is held open: the issue's figure. */
+/** How long the transaction is held open. */
 const STALL_MS = 60_000;
-/** The visibility the issue asks for, at p99. */
+/** The visibility required of the feed, at p99. */
 const VISIBLE_MS = 1_000;
 /** How often the other process is asked whether it sees a change yet. */
 const PROBE_EVERY_MS = 20;

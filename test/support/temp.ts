@@ -1,6 +1,6 @@
-// Temporary directories for tests (and the benchmarks' servers), removed when the process exits. A server test's
-// data directory holds a whole embedded database and its uploads and results (≈ 100–270 MB), and
-// before this every run of the suite left ≈ 2 GB of them in the system's temporary folder.
+// Temporary directories for tests (and the benchmarks' servers), removed when the process exits. A
+// server test's data directory holds a whole embedded database and its uploads and results, so
+// directories left behind would fill the system's temporary folder run after run.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,7 +1,7 @@
 // Every `npm run` command line answers `--help` with its options (exit 0), and a mistake (an
 // unknown option, a missing or bad value, a stray argument) with one line naming it, then the
 // usage, exit 2, and no stack trace: first the shared module (tools/command-line.ts) on its own, then
-// each command as a real process, which must answer before doing any work (about a second each).
+// each command as a real process, which must answer before doing any work.
 
 import t from 'tap';
 import { spawn } from 'node:child_process';
@@ -116,7 +116,7 @@ interface CommandCase {
   options: string[];
   /** Bad values: the arguments and the one line expected. */
   bad?: [string[], string | RegExp][];
-  /** Not on the shared module yet: set to undefined once it is. */
+  /** A command not held to the shared module: the reason its case is skipped. */
   pending?: string;
 }
 

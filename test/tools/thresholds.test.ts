@@ -1,4 +1,4 @@
-// Mode thresholds follow the contract's definitions on a small worked example.
+// Mode thresholds follow their definitions (tools/training/thresholds.ts) on a small worked example.
 
 import t from 'tap';
 import { checkThreshold, chooseThresholds } from '../../tools/training/thresholds.ts';

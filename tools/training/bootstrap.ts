@@ -3,20 +3,12 @@
 // replacement; it is passed to a statistic as the number of times each unit was drawn (all ones is
 // the sample itself), so AUC and average precision need no re-sorting per resample: they walk the
 // rows once in an order sorted up front, O(rows) a resample.
-//
-// Units: rows for AUC and average precision. For card precision@100 the unit is the card (one
-// customer's transactions, all days): the figure ranks cards, not rows, so resampling rows would
-// only occasionally drop a card's highest-scored row and never weigh a card twice, and resampling
-// the 7 test days would give a percentile interval out of 7 values. A card's frauds come together
-// (a compromised card stays compromised), so cards are also the nearer to independent of the two.
-// `byGroup` resamples any row statistic by groups of rows (cards, say) in the same way.
-//
-// `pairedBootstrap` evaluates two statistics on the same resamples (two models scored on the same
-// test rows) and gives the interval of their difference, which is narrower than what two separate
-// intervals suggest because both models see the same hard and easy rows.
-// A bootstrap over the test rows says how much the test sample moves a figure, not how much another
-// week, another simulator seed or another training run would (eval-handbook reports the seed spread
-// for that).
+// Units are rows for AUC and average precision, and cards for card precision@100 (the figure ranks
+// cards, and a card's frauds come together); `byGroup` resamples any row statistic by groups.
+// `pairedBootstrap` evaluates two statistics on the same resamples (two models on the same test
+// rows) and gives the interval of their difference, narrower than two separate intervals suggest.
+// An interval says how much the test sample moves a figure, not how much another week, seed or
+// training run would (eval-handbook reports the seed spread for that).
 
 import { Rng } from '../../src/domain/rng.ts';
 

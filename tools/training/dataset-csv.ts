@@ -1,8 +1,8 @@
-// Reads a labelled CSV in the dataset format (GET /api/datasets/format) for the command-line tools (`npm run
-// train -- --data`, `npm run eval:handbook -- --data`): parsed by csv-parser (quotes, BOM, CRLF),
-// `timestamp` as ISO 8601 or epoch seconds, rows sorted by time (stable: file order breaks ties).
-// Every problem names its line and what to do. The HTTP upload path has its own validator with
-// column mapping (issue 5); this one is for trusted files on the operator's own disk.
+// Reads a labelled CSV in the dataset format (GET /api/datasets/format) for the command-line tools
+// (`npm run train -- --data`, `npm run eval:handbook -- --data`): parsed by csv-parser (quotes, BOM,
+// CRLF), `timestamp` as ISO 8601 or epoch seconds, rows sorted by time (stable: file order breaks
+// ties). Every problem names its line and what to do. The HTTP upload path has its own validator
+// with column mapping (src/datasets/csv.ts); this one is for trusted files on the operator's disk.
 
 import { createReadStream } from 'node:fs';
 import csv from 'csv-parser';

@@ -1,19 +1,14 @@
 // The fraud-detection handbook's simulator (Le Borgne et al., "Reproducible Machine Learning for
 // Credit Card Fraud Detection"), re-implemented from its published description only (its code is
 // GPL and was not read), for a side-by-side comparison with the handbook's published results.
-//
-// Description followed: 5,000 customers and 10,000 terminals over 183 days from 2018-04-01.
-// Customers and terminals are placed uniformly on a 100×100 grid; a customer uses the terminals
-// within radius 5. Each customer has a mean amount ~ U(5, 100) (standard deviation half of it) and
-// a daily rate ~ U(0, 4); each day draws a Poisson number of transactions, at times ~ N(noon,
-// 20,000 s) within the day (draws outside the day are dropped), at a uniformly chosen nearby terminal.
-// A negative amount is redrawn uniformly in [0, 2·mean]. Fraud scenarios, applied in order (a later
-// one overrides an earlier one's label, as in the description):
-//   1. any amount above 220 is fraud;
-//   2. each day 2 terminals are compromised for 28 days: all their transactions are fraud;
-//   3. each day 3 customers are compromised for 14 days: a third of their transactions have their
-//      amount multiplied by 5 and are fraud.
-// Published scale: ≈ 1.75 M transactions, 0.84 % fraud.
+// Description followed: 5,000 customers and 10,000 terminals over 183 days from 2018-04-01, placed
+// uniformly on a 100×100 grid; a customer uses the terminals within radius 5. Each customer has a
+// mean amount ~ U(5, 100) (standard deviation half of it) and a daily rate ~ U(0, 4); each day
+// draws a Poisson number of transactions, at times ~ N(noon, 20,000 s) within the day (draws
+// outside the day are dropped), at a uniformly chosen nearby terminal. A negative amount is redrawn
+// uniformly in [0, 2·mean]. The three fraud scenarios (large amounts, compromised terminals,
+// compromised customers) are applied in order, a later one overriding an earlier one's label, as
+// in the description (published scale: ≈ 1.75 M transactions, 0.84 % fraud).
 
 import { Rng } from '../../src/domain/rng.ts';
 

@@ -3,9 +3,8 @@
 // channels (with disjoint groups, every tree uses one channel only). Its trees are then partitioned
 // by channel into one LightGBM model text per channel, with the features renumbered to the
 // channel's own. The channel boosters' raw scores add up exactly to the joint booster's, so the
-// channels explain each other's residuals instead of each re-learning the shared signal, which is
-// what independently trained boosters did (the stack then lost 0.03 average precision to a single
-// booster; see docs/model.md).
+// channels explain each other's residuals instead of each re-learning the shared signal, as
+// independently trained boosters would (docs/model.md, why the boosters are trained together).
 
 export interface ChannelGroup {
   name: string;

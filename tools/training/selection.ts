@@ -1,33 +1,15 @@
 // Model selection by prequential validation: which LightGBM settings, and how many trees, judged on
-// validation periods only (for the handbook protocol, the same protocol shifted one and two weeks
-// back; the test week is never looked at). Used by `npm run train` and by `npm run eval:handbook`
-// for both of its models.
-//
-// The search is a seeded random search, not a grid. The space has nine dimensions (leaves, minimum
-// data in a leaf, feature and bagging fractions, L1, L2, learning rate, class weight, histogram
-// bins); a grid with two values per dimension is 512 settings and still tries each dimension at
-// only two values, while a random search of a few dozen settings tries every dimension at as many
-// values, which matters when only a few dimensions decide (Bergstra and Bengio, 2012). On the
-// handbook protocol those were the histogram bins (`max_bin` 1023 or 4095 against LightGBM's 255
-// raised validation AP by about 0.03: the amount splits that separate fraud need finer bins) and
-// the minimum data in a leaf. Settings listed in `start` (the service's defaults, say) are tried
-// first, so the search never does worse on validation than they do. The draws come from `Rng` with
-// a given seed: the same call returns the same settings in the same order, and a longer search
-// starts with a shorter one's settings.
-//
-// The number of trees is chosen by early stopping on the validation periods: each setting is
-// trained once per validation period up to its maximum, and scored at checkpoints by cutting the
-// model after its first k trees (`sliceTrees`: each tree is scored once, the checkpoints add up);
-// the best checkpoint of the mean validation curve is the setting's number of trees. The maximum
-// is `maxIterations`, lowered to `shrinkage / learning_rate` so that slow learning rates get more
-// trees and fast ones do not waste time: the validation curves flatten at a similar learning
-// rate × trees. On the handbook protocol they peak at about 12–20 and hardly move after; the
-// default 15 keeps three seeds under 8 minutes on two threads, and where it binds (three of the six
-// choices of `npm run eval:handbook`), training on to 600 trees changed mean validation AP by under
-// 0.002.
-//
-// Every (setting, checkpoint) pair is a model compared on validation; both counts are reported,
-// since the more models compared, the more the best validation score flatters the choice.
+// validation periods only (the test period is never looked at). Used by `npm run train` and by
+// `npm run eval:handbook` for both of its models. The search is seeded and random, not a grid: the
+// space has nine dimensions, and a few dozen random settings try every dimension at as many
+// values, which matters when only a few dimensions decide (Bergstra and Bengio, 2012). Settings in
+// `start` (the service's defaults, say) are tried first, so the search never does worse on
+// validation than they do; the same seed draws the same settings in the same order. The number of
+// trees is chosen by early stopping: each setting is trained once per validation period and scored
+// at checkpoints by cutting the model after its first k trees (`sliceTrees`), up to `maxIterations`
+// lowered to `shrinkage / learning_rate`, since the validation curves flatten at a similar learning
+// rate × trees. Both counts (settings, and setting-checkpoint models) are reported, since the more
+// models compared, the more the best validation score flatters the choice (docs/model.md).
 
 import { loadModel } from '../../src/addon/addon.ts';
 import { trainLightgbm } from '../lightgbm.ts';

@@ -1,19 +1,15 @@
 // Decision thresholds per mode, chosen on validation for a stated target (docs/model.md), and the
 // check on test of whether each target still holds.
-//
 // | mode           | block                                   | review                                  |
 // | high_precision | lowest score with precision ≥ 0.95      | lowest score with precision ≥ 0.80      |
 // | balanced       | score of maximum F1                      | score of maximum F2                      |
 // | high_recall    | highest score keeping recall ≥ 0.80     | highest score keeping recall ≥ 0.95     |
-//
 // A threshold t flags scores ≥ t. Where no score reaches a precision target, the threshold is the
-// highest score (the best that can be done) and the test check reports the target as not met.
-// Balanced has no absolute target; its check is that F1 at the chosen threshold is at least 90 % of
-// the best F1 any threshold achieves on the same data (`f1_ratio`).
-//
-// A review threshold never sends more than REVIEW_BUDGET of validation traffic to review: a recall
-// target of 0.95 alone put high recall's at 0.06 % and 37 % of test traffic in review, more than any
-// review team clears. A mode whose test review rate is over REVIEW_WARNING says so.
+// highest score and the test check reports the target as not met. Balanced's check is that F1 at
+// its threshold is at least 90 % of the best F1 any threshold achieves (`f1_ratio`). A review
+// threshold never sends more than REVIEW_BUDGET of validation traffic to review, since a high
+// recall target alone can send more than any review team clears; a mode whose test review rate is
+// over REVIEW_WARNING says so.
 
 import { descendingCurve as curve, type CurvePoint } from '../../src/model/metrics.ts';
 

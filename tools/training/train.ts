@@ -4,14 +4,11 @@
 // stack of their log-odds fitted on the first half of validation, and Platt calibration of the
 // stacked log-odds fitted on the second half (a stack fitted and calibrated on the same rows would
 // look better calibrated than it is). The test split is only scored, never fitted on.
-// Optional fields are left out of a seeded share of the training split's rows first (recorded as
-// UNKNOWN, as the service records an omitted field), independently of their label, so the model
-// learns what a missing location or payment type means, and that it is not fraud evidence on its
-// own; validation and test stay as the data came, so that what is evaluated, and the drift
-// reference, describe the data and not the augmentation.
-// The boosters' settings and number of trees are chosen first, on the validation split only
-// (selectSettings): the defaults and a seeded random search, each setting early-stopped.
-// Deterministic: seeded LightGBM with `deterministic=true`, single-threaded, and a seeded search.
+// Optional fields are left out of a seeded share of the training rows (recorded as UNKNOWN, as the
+// service records an omitted field), independently of their label, so the model learns that a
+// missing location or payment type is not fraud evidence on its own; validation and test stay as
+// the data came. Settings and number of trees are chosen first, on validation only
+// (selectSettings). Deterministic: seeded single-threaded LightGBM and a seeded search.
 
 import { loadModel } from '../../src/addon/addon.ts';
 import { trainLightgbm } from '../lightgbm.ts';

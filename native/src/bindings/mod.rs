@@ -1,17 +1,12 @@
 //! The N-API layer: converts between JavaScript and the engine, nothing else.
 //!
-//! Inputs are borrowed `Float64Array` views (no copy); outputs are new typed arrays. Batch calls
-//! take one flat row-major matrix, so a batch crosses the boundary once. Batch outputs hand their
-//! Rust buffer to V8 (no copy); a single row's SHAP values are copied into a JS-owned buffer
-//! instead, which for a few dozen values costs far less than an external buffer and its
-//! finalizer (about 2 µs a call). Errors are thrown with the
-//! engine's stable code as the JS error's `code` (e.g. `model_malformed`), and the line in the
-//! message when there is one.
-//!
-//! One file per JS class: `engine` (`Engine`, and `liveModels`), `reasons` (`Reasons`, and the
-//! reason setup it shares with result lines), `result_lines` (`ResultLines`), `lightgbm`
-//! (`LightGbm` and `lightgbmTrain`, LightGBM itself); `allocator` holds the glibc allocator
-//! controls. This file has the error conversion they all share, and `noopCall`.
+//! Inputs are borrowed `Float64Array` views (no copy); batch calls take one flat row-major matrix,
+//! so a batch crosses the boundary once, and hand their Rust buffer to V8 (no copy). A single
+//! row's SHAP values are copied into a JS-owned buffer instead, which for a few dozen values costs
+//! far less than an external buffer and its finalizer. Errors are thrown with the engine's stable
+//! code as the JS error's `code` (e.g. `model_malformed`), and the line in the message when known.
+//! One file per JS class: `engine`, `reasons`, `result_lines`, `lightgbm`; `allocator` holds the
+//! glibc allocator controls. This file has the error conversion they all share, and `noopCall`.
 
 mod allocator;
 mod engine;

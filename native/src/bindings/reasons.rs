@@ -75,7 +75,7 @@ impl Reasons {
     /// 1e-6; the text is worded from it), its channel, its feature's index in the channel, where
     /// its text ends in the returned string (in UTF-16 code units, as JavaScript indexes strings)
     /// and 1 if it increases the risk, 0 if it decreases it. Packed so that a call makes one
-    /// string: building the reason objects through N-API costs several times what ranking and
+    /// string: building the reason objects through N-API costs far more than ranking and
     /// wording them does, and src/scoring/explain.ts builds them for a fraction of it.
     #[napi]
     pub fn top<'env>(&mut self, env: &'env Env, row: Float64ArraySlice, n: u32, mut out: Float64ArraySlice) -> napi::Result<JsString<'env>, String> {

@@ -55,7 +55,7 @@ impl ResultLines {
     /// + its offset) written into `starts`. Returns the byte lengths of the JSON lines and of the
     /// download lines; when `jsonOut` and `csvOut` can hold them they are copied there, else they
     /// wait for `copyInto` with larger buffers. The caller reuses its buffers: fresh memory for
-    /// every batch cost more in the kernel's page zeroing than making the lines did.
+    /// every batch would cost more in the kernel's page zeroing than making the lines does.
     /// Per channel, `values` and `phi` are the batch's feature and SHAP matrices; `scores` holds
     /// per row the risk then each channel's score; `codes` band, decision and path indices;
     /// `idOffsets` the transaction ids' starts in `idBytes` (count + 1 of them, negative: none).

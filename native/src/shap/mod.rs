@@ -1,34 +1,15 @@
 //! Exact TreeSHAP (path-dependent, the values of LightGBM's `predict_contrib`), computed fast.
 //!
-//! Each tree is explained by the fastest exact algorithm it allows, one file each; summed over
-//! leaves and trees they all give the path-dependent SHAP values LightGBM computes, only the order
-//! of floating-point additions differs (agreement is ~1e-15 relative):
-//!
-//! - `table`: per-leaf tables of a quantity that depends only on the model, built at load, so a row
-//!   costs O(L·D) per tree instead of the O(L·D²) of the recursive algorithm (the method is there);
-//! - `whole_tree`: a small tree's SHAP vector for every way a row can go through it;
-//! - `recursive`: the classic recursive algorithm.
-//!
-//! `scheduler` gives each tree its strategy at load and runs single rows and batches through them.
-//! This file holds the `Shap` type they all work on and what the rest of the crate and the tests
-//! use from the module.
-//!
-//! A leaf whose table would be too large (a path with more than `MAX_TABLE_BITS` distinct
-//! features, or a tree past `MAX_TREE_ENTRIES` entries in all) is computed directly from its path
-//! (`table::leaf_direct`). Trees with a path of more than 32 distinct features, or a zero cover
-//! ratio, use the classic recursive algorithm (Lundberg et al. 2018, Algorithm 2), which the tests
-//! also use as a second reference.
-//!
-//! Small trees go one step further (`whole_tree`). A tree's SHAP vector depends on the row only
-//! through its decision at every internal node, so a tree with n internal nodes has at most 2^n of
-//! them. For n ≤ `MAX_WHOLE_TREE_BITS` (9, within a size bound) all are computed at load, by the
-//! per-leaf passes of `table` run on decisions taken from the bits of an index, and the per-leaf
-//! tables are dropped. Such a tree then costs n comparisons and d additions per row (d = its
-//! distinct split features) and needs no per-node state; models made only of them (like the
-//! service's built-in ones, ≤ 6 internal nodes per tree) explain a row in a fraction of the time.
-//!
-//! Strategies, per tree: `Constant` (one leaf), `Whole`, `Table` (per-leaf tables, some leaves
-//! possibly direct), `Recursive`. `strategy_counts` reports how many trees use each.
+//! Each tree is explained, at load, by the fastest exact strategy it allows, one file each; they
+//! differ from LightGBM only in the order of floating-point additions:
+//! - `whole_tree` (`Strategy::Whole`): a small tree's SHAP vector for every way a row can go
+//!   through it, so a row costs n comparisons and d additions;
+//! - `table` (`Strategy::Table`): per-leaf tables of a quantity that depends only on the model,
+//!   O(L·D) per tree; a leaf too large for a table is computed directly from its path;
+//! - `recursive`: the classic algorithm (Lundberg et al. 2018, Algorithm 2), for trees the tables
+//!   cannot take, and the second reference of the tests.
+//! `scheduler` assigns the strategies and runs single rows and batches through them; this file
+//! holds the `Shap` type they all work on. The method and its limits: docs/engine.md.
 
 mod recursive;
 mod scheduler;

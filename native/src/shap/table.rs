@@ -1,26 +1,14 @@
 //! Per-leaf SHAP tables: the main exact strategy, and the passes whole-tree tables are built with.
 //!
-//! The method. For one leaf with value `v`, let P be the distinct features on its path, m = |P|,
-//! `z_j` the product of cover ratios (child count / parent count) along the path at splits on
-//! feature j, and A ⊆ P the features at which the row agrees with every split of the path. The
-//! leaf's game is g(S) = v · Π_{j∈S} 1[j∈A] · Π_{j∉S} z_j, and its Shapley values are, with
-//! H(B) = Σ_{S⊆B} w_m(|S|) Π_{j∈B∖S} z_j, w_m(k) = k!(m−k−1)!/m!, Q(B) = Π_{j∈P∖B} z_j and
-//! T(B) = v · Q(B) · H(B):
-//!
-//!   φ_i = −T(A)                        for i ∉ A,
-//!   φ_i = (1 − z_i)/z_i · T(A ∖ {i})   for i ∈ A.
-//!
-//! T depends only on the model, so it is tabulated at load time for all 2^m subsets of every leaf
-//! (one f64 each). Explaining a row then costs, per tree: one decision at every internal node, one
-//! pass that carries the agreement pattern A down to every leaf (a bit cleared where the row leaves
-//! the path), and m table reads per leaf: O(L·D) instead of the O(L·D²) of the recursive algorithm.
-//! Summed over leaves and trees these are exactly the path-dependent SHAP values LightGBM computes;
-//! only the order of floating-point additions differs (agreement is ~1e-15 relative).
-//!
-//! A leaf whose path has too many distinct features for a table is computed from the same formulas
-//! directly (`leaf_direct`). The passes over a tree here (`tree_patterns`, `leaf_positives`,
-//! `tree_negatives`) serve single rows, blocks of rows and `whole_tree`'s tabulation alike; which
-//! trees get tables, and in what order rows go through them, is `scheduler`'s.
+//! For a leaf with value v, distinct path features P (m = |P|), cover-ratio products z_j and the
+//! features A ⊆ P where the row agrees with the path, the Shapley values are φ_i = −T(A) for i ∉ A
+//! and φ_i = (1 − z_i)/z_i · T(A ∖ {i}) for i ∈ A, with T(B) = v · Π_{j∈P∖B} z_j · H(B) and
+//! H(B) = Σ_{S⊆B} w_m(|S|) Π_{j∈B∖S} z_j (derivation: docs/engine.md). T depends only on the
+//! model, so it is tabulated at load for all 2^m subsets of every leaf, and a row costs O(L·D) per
+//! tree instead of the recursive algorithm's O(L·D²). A leaf with too many path features for a
+//! table is computed from the same formulas (`leaf_direct`). The passes here (`tree_patterns`,
+//! `leaf_positives`, `tree_negatives`) serve single rows, blocks of rows and `whole_tree`'s
+//! tabulation alike; which trees get tables, and how rows go through them, is `scheduler`'s.
 
 use super::strategy::Strategy;
 use super::Shap;

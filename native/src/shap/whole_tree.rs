@@ -1,17 +1,13 @@
 //! Whole-tree SHAP tables: a small tree's SHAP vector for every way a row can go through it.
 //!
-//! Path-dependent TreeSHAP of one tree depends on the row only through its decision (left or
-//! right, missing values and categories included) at every internal node: the covers are
-//! constants. A tree with n internal nodes therefore has at most 2^n SHAP vectors, each nonzero
-//! only on the tree's d distinct split features. For small trees (the service's built-in models
-//! have n ≤ 6) they are all tabulated at load, computed by the per-leaf machinery of `table` with
-//! the decisions taken from the bits of the index. Explaining a row then costs, per
-//! tree, n decisions (bit k = the decision at the tree's k-th internal node, breadth-first), one
-//! n-bit index and d additions from one contiguous row of the table; no per-node state at all.
-//!
-//! Memory is 2^n · d f64 per tree, so it is bounded per tree (`MAX_TREE_ENTRIES`, 32 KiB: n ≤ 9
-//! in practice) and per model (`MAX_MODEL_ENTRIES`); trees past either bound keep the per-leaf
-//! tables, and trees that have none (a zero cover ratio) stay on the recursive algorithm.
+//! Path-dependent TreeSHAP of one tree depends on the row only through its decision at every
+//! internal node (the covers are constants), so a tree with n internal nodes has at most 2^n SHAP
+//! vectors, each nonzero only on its d distinct split features. For small trees they are all
+//! tabulated at load by the per-leaf machinery of `table`, with the decisions taken from the bits
+//! of the index; a row then costs n decisions, one n-bit index and d additions from one contiguous
+//! table row, with no per-node state. Memory is 2^n · d f64 per tree, bounded per tree
+//! (`MAX_TREE_ENTRIES`) and per model (`MAX_MODEL_ENTRIES`); trees past either bound keep the
+//! per-leaf tables, and trees that have none (a zero cover ratio) stay on the recursive algorithm.
 
 use super::table::{Inner, LeafTable, RowState};
 use super::Shap;

@@ -3,7 +3,8 @@
 // small prior so that a handful of labels cannot read as certainty), the merchant's rates over
 // the labels that became known in the last 1, 7 and 30 days (a fresh compromise), the customer's own known
 // fraud, the merchant's degree (distinct customers) and the share of those customers already known
-// to be compromised (their neighbours' fraud). Ring membership joins when ring detection lands.
+// to be compromised (their neighbours' fraud). Ring membership is not a feature: a score reports
+// it beside the model's answer (`related_ring`).
 
 import { type History } from '../history/history.ts';
 import { channelOf, type HistoryTransaction } from '../transaction.ts';

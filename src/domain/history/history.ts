@@ -1,40 +1,15 @@
 // The transaction history that point-in-time features read: per customer, merchant and channel,
 // the times and amounts of earlier transactions in time order; what each customer has used; fraud
-// labels as they become known; and the customer–merchant graph (graphology) with the time each edge
-// first appeared. The History class is here; the structures it is built of are beside it, one to a
-// file: series.ts, label-series.ts, first-use.ts, customer-merchant-graph.ts, records.ts (the kept
-// transactions), with horizon.ts and sorted.ts under them all.
-//
-// Point in time: `features(tx)` must only see transactions strictly older than `tx`. Every query
-// takes a cut-off time and counts only entries strictly before it, so transactions sharing a
-// timestamp never see each other even when they are already in the history (batch and single
-// scoring then agree exactly).
-//
-// Transactions mostly come in time order, and that path is only appends. Processes sharing one
-// organization's history apply its transactions in the order the database committed them, which can
-// be a little out of time order, so a transaction older than the newest (a late arrival) is placed
-// where time order puts it (after those at the same time) and every structure it touches is brought
-// to what adding in time order would have made: afterwards every query answers exactly as if the
-// transactions had come in time order, with ties in the order they came. That takes the kept
-// records (`withRecords`, as the live service's histories have): the series keep running sums, not
-// amounts, and summing again from the late one's place on needs the amounts after it. A history
-// without records (training, batch jobs: built from time-ordered data, where a row out of order is a
-// mistake) refuses a late arrival. A transaction older than what a series has already dropped past
-// its horizon (WINDOW_HORIZON_MS) cannot be placed either: `add` throws a HorizonError and the caller
-// loads the history afresh.
-//
-// A history need not hold every transaction: the live service loads an organization's from a floor
-// (its last WINDOW_HORIZON_MS), the transactions from there on in full and everything before as
-// per-entity totals the database keeps (all-time counts, sums and first uses; `loadFrom` …
-// `finishLoad`), so that loading costs the same however much older history is stored.
-//
-// Labels are learned late: a transaction's label is usable only from the time it became known. For a
-// labelled dataset (training, a backtest, an import) that is `time + labelDelay` (default seven
-// days); for an outcome reported on a live transaction it is the report's `reported_at`
-// (`labelKnownAt`). The history files each label under that availability time, so a query at time t
-// sees exactly the labels known before t. An outcome can change (`setOutcome`): the transaction's
-// label is then filed anew under the time of the change. Transactions without a label (scored live,
-// outcome unknown) add volume but no label.
+// labels as they become known; and the customer–merchant graph (graphology). The structures it is
+// built of are beside it, one to a file (series.ts, label-series.ts, first-use.ts,
+// customer-merchant-graph.ts, records.ts, under them horizon.ts and sorted.ts).
+// Point in time: every query counts only entries strictly before its cut-off, so transactions
+// sharing a timestamp never see each other and batch and single scoring agree exactly. A label
+// counts only from when it became known (`time + labelDelay` for a labelled dataset, the report's
+// time for a live outcome). Processes apply transactions in commit order, which can be a little out
+// of time order, so a history with records (`withRecords`) places a late arrival as if it had come
+// in time order; one without refuses it. The live service loads a history from a floor, the rest
+// as totals (`loadFrom` … `finishLoad`), so loading costs the same however much is stored.
 
 import { UndirectedGraph } from 'graphology';
 import { channelOf, type HistoryTransaction } from '../transaction.ts';

@@ -2,7 +2,6 @@
 // implementation that parses and type-checks expressions and evaluates its own tree; user text is
 // never evaluated as JavaScript. This module declares the fields (fields.ts) to CEL, and is the one
 // definition of what is refused when a rule is saved and of a compiled rule.
-//
 // Safety: an expression sees only the declared fields, typed, so `this`, `constructor` or any
 // other name is refused when it is checked; a map key that is not there (`features["__proto__"]`)
 // fails at run time as a missing key, never reaching an object's prototype. What could make one
@@ -27,8 +26,8 @@ export const RULE_ACTIONS = ['allow', 'block', 'review'] as const;
 export type RuleAction = (typeof RULE_ACTIONS)[number];
 
 /** An entity's history as the decision saw it. A class registered with the rule language (below),
- *  so that an expression reads it as it is: a plain object was converted into the library's own
- *  type again by every rule that read one. */
+ *  so that an expression reads it as it is: a plain object would be converted into the library's
+ *  own type again by every rule that read one. */
 export class EntityHistoryValue {
   constructor(
     readonly prior_transactions: bigint,
@@ -215,8 +214,8 @@ export function evaluateRule(rule: CompiledRule, input: RuleInput, lists: ListLo
   listIds = rule.lists;
   // A missing value is an exception inside the library, made even where `&&` or `||` then
   // discards it (`error && false` is false), and a new customer's features are often missing.
-  // Only the message is kept, so no stack is captured: capturing it was most of such a rule's
-  // cost.
+  // Only the message is kept, so no stack is captured: capturing it would be most of such a
+  // rule's cost.
   const stackLimit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
   try {

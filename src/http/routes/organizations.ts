@@ -1,4 +1,4 @@
-// Organizations and their API keys (signed in; docs/accounts.md): create one (the caller becomes its
+// Organizations and their API keys (signed in; docs/operating.md): create one (the caller becomes its
 // owner), list mine, read one with its members and stage, list its keys masked, create a key (the
 // secret is shown once), rotate (the old secret stops at once) and revoke (permanent), and read the
 // keys' daily usage. Another organization's organization, keys and usage answer 404, never 403: an
