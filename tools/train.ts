@@ -8,6 +8,7 @@
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import ts from 'typescript';
 import { commandLine, existingFile, text, wholeNumber } from './command-line.ts';
 import { sha256 } from './training/digest.ts';
 import { CHANNEL_FEATURES } from '../src/domain/features/extract.ts';
@@ -38,7 +39,9 @@ const values = commandLine({
 });
 
 /** Fingerprint of the code that shapes the model: this command's sources and everything they
- *  import, followed through relative imports (the handbook comparison, say, is not among them). */
+ *  import, followed through relative imports (the handbook comparison, say, is not among them),
+ *  each as the JavaScript it runs as: comments and types shape no model, so editing them does not
+ *  make the built-in model out of date. */
 function codeFingerprint(): string {
   const files = new Set<string>();
   const visit = (file: string) => {
@@ -47,7 +50,8 @@ function codeFingerprint(): string {
     for (const m of readFileSync(file, 'utf8').matchAll(/from '(\.{1,2}\/[^']+\.ts)'/g)) visit(join(dirname(file), m[1]!));
   };
   visit('tools/train.ts');
-  return sha256([...files].sort().map((f) => `${f}\n${readFileSync(f, 'utf8')}`).join('\n'));
+  const runs = (file: string) => ts.transpileModule(readFileSync(file, 'utf8'), { compilerOptions: { removeComments: true, target: ts.ScriptTarget.ESNext, module: ts.ModuleKind.ESNext } }).outputText;
+  return sha256([...files].sort().map((f) => `${f}\n${runs(f)}`).join('\n'));
 }
 
 const round = (x: number) => (Number.isFinite(x) ? Math.round(x * 1e6) / 1e6 : null);
