@@ -1,13 +1,13 @@
-// Writes the embedded database's template (pglite-files.ts): a data directory made by initdb and
-// migrated to the current schema, without the template databases initdb makes (template0 and
-// template1, which the service never uses: it creates no databases), so that copying it is quick.
+// Writes the embedded database's template (TEMPLATE_DIR in pglite.ts): a data directory made by
+// initdb and migrated to the current schema, without the template databases initdb makes
+// (template0 and template1, which the service never uses: it creates no databases), so that
+// copying it is quick.
 // Run by `npm ci` (scripts/db-template.mjs).
 
 import { mkdtemp, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { migrate } from './migrate.ts';
-import { openPglite } from './pglite.ts';
-import { TEMPLATE_DIR } from './pglite-files.ts';
+import { TEMPLATE_DIR, openPglite } from './pglite.ts';
 
 /** Replaces the template with a directory of the current migrations. */
 export async function writeTemplate(dir = TEMPLATE_DIR): Promise<void> {

@@ -36,7 +36,7 @@ export type Reply =
 export interface ThreadData {
   dir: string;
   startParams: string[];
-  /** The directory a new data directory starts as a copy of (pglite-files.ts); none: initdb. */
+  /** The directory a new data directory starts as a copy of (TEMPLATE_DIR, pglite.ts); none: initdb. */
   template: string | null;
 }
 
@@ -237,7 +237,7 @@ async function main(): Promise<void> {
 }
 
 /** Opens the data directory; a new one starts as a copy of the template when there is one
- *  (pglite-files.ts), and is made by initdb when there is none or the copy cannot be opened. */
+ *  (TEMPLATE_DIR, pglite.ts), and is made by initdb when there is none or the copy cannot be opened. */
 async function open(dir: string, template: string | null, options: PGliteOptions): Promise<PGlite> {
   if (template !== null && !existsSync(join(dir, 'PG_VERSION')) && existsSync(join(template, 'PG_VERSION'))) {
     try {

@@ -12,14 +12,21 @@
 
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import type { Backend, ScriptQueryable } from './db.ts';
 import { StorageError, messageOf } from './errors.ts';
-import { TEMPLATE_DIR } from './pglite-files.ts';
 import type { Reply, Request, ThreadData } from './pglite-thread.ts';
 import { probe } from './probe.ts';
 import { assertOutsideTransaction, insideTransaction } from './transaction-scope.ts';
+
+/** The template a new data directory starts as a copy of: a migrated data directory, closed,
+ *  written by `npm ci` beside the compiled server (scripts/db-template.mjs, pglite-template.ts).
+ *  initdb in WebAssembly and the migrations are slow; the copy is plain file writes. Without a
+ *  template (a checkout not installed yet) a new directory is made by initdb; migrations newer than
+ *  the template are applied on opening. */
+export const TEMPLATE_DIR = fileURLToPath(new URL('../../dist/pglite-template', import.meta.url));
 
 /**
  * PostgreSQL's memory inside the WASM heap, which never shrinks and counts in the server's resident
