@@ -20,12 +20,23 @@ export interface ServerProcess {
 /** Picks a port at random in a range no other test uses. */
 export const randomPort = () => 30_000 + Math.floor(Math.random() * 20_000);
 
-/** Starts a server process and waits until it is ready (`ready on` / `ready:` on standard error). */
+/** Starts a server process and waits until it is ready (`ready on` / `ready:` on standard error).
+ *  A random port can be one the system just gave an outgoing connection: without a port of the
+ *  caller's, a start refused with EADDRINUSE is tried again on another. */
 export async function spawnServer(env: Record<string, string>, o: { port?: number; stdout?: 'pipe' | 'ignore' } = {}): Promise<ServerProcess> {
-  const port = o.port ?? randomPort();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await spawnOn(o.port ?? randomPort(), env, o.stdout);
+    } catch (e) {
+      if (o.port !== undefined || attempt >= 3 || !/EADDRINUSE/.test((e as Error).message)) throw e;
+    }
+  }
+}
+
+async function spawnOn(port: number, env: Record<string, string>, stdout: 'pipe' | 'ignore' = 'ignore'): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--import=tsx', 'src/main.ts'], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: tempDir('server-'), LOG_LEVEL: 'warn', SCORE_RATE_PER_MINUTE: '1000000', ...env },
-    stdio: ['ignore', o.stdout ?? 'ignore', 'pipe'],
+    stdio: ['ignore', stdout, 'pipe'],
   });
   let exit: number | string | undefined;
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve((exit = code ?? signal ?? 'unknown'))));
