@@ -14,7 +14,7 @@
 
 import { closeSync, fstatSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { Interned } from '../domain/history/records.ts';
+import { Interned } from '../domain/history/strings.ts';
 import { validateCsv, type ColumnMapping, type ParsedRow, type ValidateOptions, type ValidationResult } from './csv.ts';
 
 const MAGIC = Buffer.from('FRSCOLS2');

@@ -11,12 +11,18 @@
 import { UndirectedGraph } from 'graphology';
 import louvainModule from 'graphology-communities-louvain';
 import { Rng } from './rng.ts';
-import { customerNode, merchantNode } from './history/customer-merchant-graph.ts';
+import { KeyCache } from './key-cache.ts';
 import { channelOf, type HistoryTransaction } from './transaction.ts';
 
 // The package is CommonJS (`module.exports = louvain`) while its types declare a default export, so
 // under NodeNext the default import is, at run time, the function its types call `.default`.
 const louvain = louvainModule as unknown as (typeof louvainModule)['default'];
+
+/** Node keys of a window's graph: customers and merchants may share an id, so each is prefixed. */
+const customerNodes = new KeyCache((id) => `c:${id}`);
+const merchantNodes = new KeyCache((id) => `m:${id}`);
+const customerNode = (id: string) => customerNodes.get(id);
+const merchantNode = (id: string) => merchantNodes.get(id);
 
 export interface RingOptions {
   /** Window length, milliseconds (default one week). */

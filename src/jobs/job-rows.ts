@@ -5,7 +5,8 @@
 // from the kept file when there is one, else parsed from the CSV; and put in time order.
 
 import type { HistoryTransaction } from '../domain/transaction.ts';
-import { packedStart, RecordStore, type RowColumns } from '../domain/history/records.ts';
+import { RecordStore, type RowColumns } from '../domain/history/records.ts';
+import { packedStart } from '../domain/history/strings.ts';
 import { KeptColumns, type ColumnChunk } from '../datasets/columns.ts';
 import { readRows, type ColumnMapping, type ParsedRow } from '../datasets/csv.ts';
 

@@ -36,8 +36,6 @@ export class Tenant {
   readonly history: History;
   /** The organization's rules and lists, evaluated on every score after the model. */
   readonly policy = new Policy();
-  /** Transaction id → index among the history's records. */
-  private readonly ids = new Map<string, number>();
   /** What this organization's requests are scored against: its history and its rings. A request
    *  that records with write-behind durability adds its own `record` (routes/v1.ts). */
   readonly context: ScoreContext;
@@ -48,6 +46,7 @@ export class Tenant {
     labelDelay: number,
   ) {
     this.history = new History(labelDelay).withRecords();
+    this.history.transactions.indexIds();
     this.context = { history: this.history, rings: new RingIndex([]), rules: this.policy };
   }
 
@@ -90,16 +89,16 @@ export class Tenant {
       const key = role === 'customer' ? entities.customer_id : role === 'merchant' ? entities.merchant_id : channelOf(entities);
       const missing = h.recordsMissing(role, key, MAX_EVIDENCE);
       if (missing === 0) continue;
-      // A transaction placed late below the floor is held already: read enough to leave it out.
-      const rows = await this.data.earlier(role, entities, h.heldFrom, MAX_EVIDENCE);
-      (out ??= {})[role] = rows.filter((r) => !this.ids.has(r.transaction_id)).slice(0, missing);
+      // Those before the oldest it holds of the entity; one held already (placed late) is left out.
+      const rows = await this.data.earlier(role, entities, h.heldSince(role, key), MAX_EVIDENCE);
+      (out ??= {})[role] = rows.filter((r) => !this.has(r.transaction_id)).slice(0, missing);
     }
     return out;
   }
 
   /** Adds a transaction to the history (one older than its newest is placed by its time). */
   add(tx: HistoryTransaction & { transaction_id: string }): void {
-    this.ids.set(tx.transaction_id, this.history.add(tx));
+    this.history.add(tx);
   }
 
   addStored(r: HistoryRow): void {
@@ -125,13 +124,13 @@ export class Tenant {
 
   /** Whether the organization has a transaction with this id. */
   has(transactionId: string): boolean {
-    return this.ids.has(transactionId);
+    return this.history.transactions.find(transactionId) >= 0;
   }
 
   /** Whether a request is the same transaction as the recorded one with its id (`sameTransaction`). */
   sameAs(transactionId: string, input: TransactionIdentity): boolean {
-    const k = this.ids.get(transactionId)!;
     const r = this.history.transactions;
+    const k = r.find(transactionId);
     return sameTransaction({ amount: r.amount(k), customer_id: r.customerId(k), merchant_id: r.merchantId(k) }, input);
   }
 
@@ -147,8 +146,8 @@ export class Tenant {
     }
     if (c.kind === 'outcome') {
       // Features see the new outcome from `known_ms` on.
-      const k = this.ids.get(c.transaction_id);
-      if (k !== undefined) {
+      const k = this.history.transactions.find(c.transaction_id);
+      if (k >= 0) {
         this.history.setOutcome(k, c.label, c.known_ms);
         return true;
       }

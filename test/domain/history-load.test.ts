@@ -160,5 +160,5 @@ t.test('a withdrawn fraud that may have been the earliest of several held in tot
   history.relabel(rows[2]!, 1, day(3) + HOUR, 0, day(61));
   t.equal(history.customerKnownFrauds('c', day(62)), 2);
   t.same(history.merchantLabelSeries('m').window(-Infinity, day(62)), { count: 3, sum: 2 });
-  t.equal(history.graph.getNodeAttribute('c:c', 'fraudKnownAt'), day(1) + HOUR);
+  t.equal(history.customerCompromisedAt('c'), day(1) + HOUR);
 });

@@ -4,7 +4,7 @@
 
 import t from 'tap';
 import { WINDOW_HORIZON_MS } from '../../src/domain/history/horizon.ts';
-import { Series } from '../../src/domain/history/series.ts';
+import { oneSeries } from '../support/history-fixtures.ts';
 
 const DAY = 86_400_000;
 
@@ -16,8 +16,10 @@ function lcg(seed: number): () => number {
 
 t.test('a compacting series answers like one that keeps everything', async (t) => {
   const next = lcg(7);
-  const kept = new Series(true);
-  const compact = new Series(true);
+  const keptOne = oneSeries(true);
+  const compactOne = oneSeries(true);
+  const kept = keptOne.series;
+  const compact = compactOne.series;
   let time = 1_700_000_000_000;
   let mismatches = 0;
   let checks = 0;
@@ -36,8 +38,8 @@ t.test('a compacting series answers like one that keeps everything', async (t) =
       if (kept.lastBefore(time) !== compact.lastBefore(time)) mismatches++;
       if (kept.countBefore(time) !== compact.countBefore(time)) mismatches++;
     }
-    kept.add(time, amount);
-    compact.add(time, amount, time - WINDOW_HORIZON_MS);
+    keptOne.add(time, amount);
+    compactOne.add(time, amount, time - WINDOW_HORIZON_MS);
   }
   t.equal(mismatches, 0, `${checks} answers compared`);
   t.equal(kept.held, 20_000);
@@ -47,12 +49,13 @@ t.test('a compacting series answers like one that keeps everything', async (t) =
 });
 
 t.test('an entity idle for longer than the horizon still knows its last transaction', async (t) => {
-  const s = new Series();
+  const one = oneSeries();
+  const s = one.series;
   const start = 1_700_000_000_000;
-  for (let i = 0; i < 100; i++) s.add(start + i * 1000, 1, start + i * 1000 - WINDOW_HORIZON_MS);
+  for (let i = 0; i < 100; i++) one.add(start + i * 1000, 1, start + i * 1000 - WINDOW_HORIZON_MS);
   const later = start + 100 * DAY;
   // The next transaction, 100 days later, drops everything before it joins.
-  for (let i = 0; i < 64; i++) s.add(later + i, 2, later + i - WINDOW_HORIZON_MS);
+  for (let i = 0; i < 64; i++) one.add(later + i, 2, later + i - WINDOW_HORIZON_MS);
   t.equal(s.held < 100, true, 'the old entries are gone');
   t.equal(s.lastBefore(later), start + 99_000, 'the last one before the gap');
   t.same(s.window(-Infinity, later), { count: 100, sum: 100 });

@@ -3,7 +3,8 @@
 // and every question a history can be asked at a time, as comparable answers.
 
 import { History } from '../../src/domain/history/history.ts';
-import { Series } from '../../src/domain/history/series.ts';
+import { RecordStore } from '../../src/domain/history/records.ts';
+import { Series, SeriesStore } from '../../src/domain/history/series.ts';
 import { channelOf, type HistoryTransaction } from '../../src/domain/transaction.ts';
 import { extractOne } from '../../src/domain/features/extract.ts';
 import { Rng } from '../../src/domain/rng.ts';
@@ -117,11 +118,9 @@ export function answers(h: History, q: number, probes: readonly HistoryTransacti
   });
   // The graph itself: every pair's first payment, every customer's compromised time.
   const edges: unknown[] = [];
-  h.graph.forEachEdge((_e, a, source, target) => edges.push([source, target, a.first]));
+  h.forEachPair((customer, merchant, first) => edges.push([customer, merchant, first]));
   out.set('graph edges', edges.sort((a, b) => (String(a) < String(b) ? -1 : 1)));
-  const nodes: unknown[] = [];
-  h.graph.forEachNode((node, a) => nodes.push([node, a.fraudKnownAt]));
-  out.set('graph nodes', nodes.sort((a, b) => (String(a) < String(b) ? -1 : 1)));
+  out.set('graph nodes', CUSTOMERS.map((c) => [c, h.customerCompromisedAt(c)]));
   if (records) out.set('newest and size', [h.newest, h.size]);
   return out;
 }
@@ -152,4 +151,17 @@ export function probes(rng: Rng, n: number): HistoryTransaction[] {
   // A customer and a merchant the history has never seen.
   out.push({ amount: 12.5, customer_id: 'c-new', merchant_id: 'm-new', location: 'Braga', payment_type: 'online', time: 0 });
   return out;
+}
+
+/** One entity's series on its own, as the history keeps it (over a record store): `add` appends
+ *  in time order, `insert` places a late entry, `series` reads it. */
+export function oneSeries(withSquares = false): { add(time: number, amount: number, keepFrom?: number): void; insert(time: number, amount: number, keepFrom: number, newest?: number): void; series: Series } {
+  const records = new RecordStore();
+  const store = new SeriesStore(records, withSquares);
+  const push = (time: number, amount: number) => records.push({ time, amount, customer_id: 'c', merchant_id: 'm', location: 'L', payment_type: 'p' });
+  return {
+    add: (time, amount, keepFrom) => store.add(0, push(time, amount), keepFrom),
+    insert: (time, amount, keepFrom, newest) => store.insert(0, push(time, amount), keepFrom, newest),
+    series: new Series(store, 0),
+  };
 }

@@ -6,7 +6,6 @@
 // customer, and training saw such payments of every kind (train.ts), so missing is not evidence.
 
 import { type History } from '../history/history.ts';
-import { distinctBefore, usedBefore } from '../history/first-use.ts';
 import { channelOf, UNKNOWN, type HistoryTransaction } from '../transaction.ts';
 
 export const BEHAVIORAL_FEATURES = [
@@ -29,18 +28,18 @@ const DAY = 86_400_000;
 export function behavioral(tx: HistoryTransaction, history: History, out: Float64Array, at: number): void {
   const series = history.customer(tx.customer_id);
   const { count, mean, std } = series.stats(tx.time);
-  const usage = history.customerUsage(tx.customer_id);
   const last = series.lastBefore(tx.time);
   out[at] = count;
   out[at + 1] = count > 0 ? mean : Number.NaN;
   out[at + 2] = count > 0 && mean > 0 ? tx.amount / mean : Number.NaN;
   out[at + 3] = count > 1 && std > 0 ? (tx.amount - mean) / std : Number.NaN;
-  out[at + 4] = usedBefore(usage.merchants, tx.merchant_id, tx.time) ? 0 : 1;
+  const customer = tx.customer_id;
+  out[at + 4] = history.usedBefore(customer, 'merchant', tx.merchant_id, tx.time) ? 0 : 1;
   const noLocation = tx.location === UNKNOWN;
-  out[at + 5] = noLocation || tx.payment_type === UNKNOWN ? Number.NaN : usedBefore(usage.channels, channelOf(tx), tx.time) ? 0 : 1;
-  out[at + 6] = noLocation ? Number.NaN : usedBefore(usage.locations, tx.location, tx.time) ? 0 : 1;
+  out[at + 5] = noLocation || tx.payment_type === UNKNOWN ? Number.NaN : history.usedBefore(customer, 'channel', channelOf(tx), tx.time) ? 0 : 1;
+  out[at + 6] = noLocation ? Number.NaN : history.usedBefore(customer, 'location', tx.location, tx.time) ? 0 : 1;
   out[at + 7] = last === undefined ? Number.NaN : Math.log1p((tx.time - last) / 1000);
-  out[at + 8] = distinctBefore(usage.merchants, tx.time);
+  out[at + 8] = history.distinctBefore(customer, 'merchant', tx.time);
   // The customer's mean amount over the last day, week and month, this payment included: a run of
   // inflated amounts lifts the short means above the long ones.
   for (let k = 0; k < MEAN_DAYS.length; k++) {

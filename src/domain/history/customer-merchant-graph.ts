@@ -1,104 +1,100 @@
-// The history's customer–merchant graph: customers and merchants as nodes, an edge for each pair
-// that has paid, with the time of its first payment, and each customer's earliest known fraud; and
-// beside it, per merchant, the times its customers first paid it and the times they count as
-// known-compromised neighbours, kept sorted so the graph features count them by search instead of
-// walking the merchant's edges. The History class owns this state (its fields) and decides when it
-// changes; the functions here keep the graph and the two time lists in step with each other.
+// What the graph features count of the customer–merchant graph: per merchant, the times its
+// customers first paid it and the times they count as known-compromised neighbours, kept sorted so
+// a merchant's neighbours before t are counted by search instead of walking its edges; and per
+// customer, when it counts as compromised (its earliest known fraud). The pairs themselves (the
+// graph's edges, with their first payment) are the customers' first uses of merchants (first-use.ts).
+// The History class decides when this changes; the methods here keep the two time lists in step.
 
-import type { UndirectedGraph } from 'graphology';
-import { KeyCache } from '../key-cache.ts';
-import { append, countBelow, insertSorted, removeSorted } from './sorted.ts';
+import { Lists, widenFloats } from './lists.ts';
+import { countBelowIn, insertSortedIn, removeSortedIn } from './sorted.ts';
+import { USE_MERCHANT, type Uses } from './first-use.ts';
 
-/** Customer attribute `fraudKnownAt` = when their first fraud became known; edge attribute
- *  `first` = time of the pair's first transaction. */
-type CustomerMerchantGraph = UndirectedGraph<{ fraudKnownAt?: number }, { first: number }>;
+export class Neighbours {
+  /** Per merchant, ascending: when each of its customers first paid it. */
+  private readonly customerTimes = new Lists(0, 1);
+  /** Per merchant, ascending: when each of its customers counts as a known-compromised neighbour,
+   *  max(first payment there, fraud known). */
+  private readonly compromisedTimes = new Lists(0, 1);
+  /** Per customer: when its first fraud became known (NaN: none known). */
+  private compromisedAt = new Float64Array(0);
 
-/** Per merchant, ascending times (see History.merchantCustomerTimes). */
-type MerchantTimes = Map<string, number[]>;
+  constructor(private readonly uses: Uses) {}
 
-/** Node keys of the customer–merchant graph. */
-const customerNodes = new KeyCache((id) => `c:${id}`);
-const merchantNodes = new KeyCache((id) => `m:${id}`);
-export const customerNode = (id: string) => customerNodes.get(id);
-export const merchantNode = (id: string) => merchantNodes.get(id);
-
-/** A payment at `time`, in time order, that is the pair's first (`newPair`) or a fraud (whose
- *  refresh needs the customer's node): both nodes, and for a new pair its edge and the merchant's
- *  customer and compromised-neighbour times. */
-export function notePair(graph: CustomerMerchantGraph, customerTimes: MerchantTimes, compromisedTimes: MerchantTimes, customerId: string, merchantId: string, time: number, newPair: boolean): void {
-  const c = customerNode(customerId);
-  const m = merchantNode(merchantId);
-  graph.mergeNode(c);
-  graph.mergeNode(m);
-  if (newPair) {
-    graph.addEdge(c, m, { first: time });
-    append(customerTimes, merchantId, time);
-    const fraudKnown = graph.getNodeAttribute(c, 'fraudKnownAt');
-    if (fraudKnown !== undefined) insertSorted(compromisedTimes, merchantId, Math.max(time, fraudKnown));
+  /** When the customer counts as compromised, or undefined. */
+  compromised(customer: number): number | undefined {
+    const at = customer >= 0 && customer < this.compromisedAt.length ? this.compromisedAt[customer]! : Number.NaN;
+    return Number.isNaN(at) ? undefined : at;
   }
-}
 
-/** `notePair` for a late payment at `t`: a new pair (`first` undefined) or an earlier first payment
- *  of a known one (first at `first`) moves the pair's times to where time order puts them. */
-export function notePairLate(graph: CustomerMerchantGraph, customerTimes: MerchantTimes, compromisedTimes: MerchantTimes, customerId: string, merchantId: string, t: number, first: number | undefined): void {
-  const c = customerNode(customerId);
-  const m = merchantNode(merchantId);
-  graph.mergeNode(c);
-  graph.mergeNode(m);
-  // The customer's compromised time as the graph has it (a fraud of this transaction's joins
-  // in the history's refreshCompromised, after this).
-  const fraudKnown = graph.getNodeAttribute(c, 'fraudKnownAt');
-  if (first === undefined) {
-    graph.addEdge(c, m, { first: t });
-    insertSorted(customerTimes, merchantId, t);
-    if (fraudKnown !== undefined) insertSorted(compromisedTimes, merchantId, Math.max(t, fraudKnown));
-  } else if (t < first) {
-    // An earlier first payment of a known pair.
-    graph.setEdgeAttribute(graph.edge(c, m)!, 'first', t);
-    removeSorted(customerTimes, merchantId, first);
-    insertSorted(customerTimes, merchantId, t);
-    if (fraudKnown !== undefined) {
-      removeSorted(compromisedTimes, merchantId, Math.max(first, fraudKnown));
-      insertSorted(compromisedTimes, merchantId, Math.max(t, fraudKnown));
+  /** A new pair's first payment at `time`, in time order. */
+  newPair(customer: number, merchant: number, time: number): void {
+    this.customerTimes.ensure(merchant);
+    const at = this.customerTimes.append(merchant);
+    this.customerTimes.floats[0]![at] = time;
+    const known = this.compromised(customer);
+    if (known !== undefined) insertSortedIn(this.compromisedTimes, merchant, Math.max(time, known));
+  }
+
+  /** A late payment at `t`: a new pair (`first` NaN) or an earlier first payment of a known pair
+   *  (first at `first`) moves the pair's times to where time order puts them. */
+  latePair(customer: number, merchant: number, t: number, first: number): void {
+    const known = this.compromised(customer);
+    if (Number.isNaN(first)) {
+      insertSortedIn(this.customerTimes, merchant, t);
+      if (known !== undefined) insertSortedIn(this.compromisedTimes, merchant, Math.max(t, known));
+    } else if (t < first) {
+      removeSortedIn(this.customerTimes, merchant, first);
+      insertSortedIn(this.customerTimes, merchant, t);
+      if (known !== undefined) {
+        removeSortedIn(this.compromisedTimes, merchant, Math.max(first, known));
+        insertSortedIn(this.compromisedTimes, merchant, Math.max(t, known));
+      }
     }
   }
-}
 
-/** A loaded pair's first payment (`History.loadUse`); the customer times are appended unsorted,
- *  and sorted when the load finishes. */
-export function loadPair(graph: CustomerMerchantGraph, customerTimes: MerchantTimes, customerId: string, merchantId: string, first: number): void {
-  const c = customerNode(customerId);
-  const m = merchantNode(merchantId);
-  graph.mergeNode(c);
-  graph.mergeNode(m);
-  graph.addEdge(c, m, { first });
-  // Sorted in finishLoad.
-  append(customerTimes, merchantId, first);
-}
-
-/** Moves customer node `c`'s compromised time from `before` to `after` (either undefined: not
- *  compromised), and each of its merchants' compromised-neighbour times with it. */
-export function moveCompromised(graph: CustomerMerchantGraph, compromisedTimes: MerchantTimes, c: string, before: number | undefined, after: number | undefined): void {
-  if (after === undefined) graph.removeNodeAttribute(c, 'fraudKnownAt');
-  else graph.setNodeAttribute(c, 'fraudKnownAt', after);
-  graph.forEachEdge(c, (_e, attributes, source, target) => {
-    const merchant = (source === c ? target : source).slice(2);
-    if (before !== undefined) removeSorted(compromisedTimes, merchant, Math.max(attributes.first, before));
-    if (after !== undefined) insertSorted(compromisedTimes, merchant, Math.max(attributes.first, after));
-  });
-}
-
-/** The merchant's distinct customers whose first payment there is strictly before `t`, and how
- *  many of those were known compromised strictly before `t`, excluding `customer` itself. */
-export function countNeighbours(graph: CustomerMerchantGraph, customerTimes: MerchantTimes, compromisedTimes: MerchantTimes, merchantId: string, customerId: string, t: number): { customers: number; compromised: number } {
-  const customers = countBelow(customerTimes.get(merchantId), t);
-  let compromised = countBelow(compromisedTimes.get(merchantId), t);
-  const c = customerNode(customerId);
-  const m = merchantNode(merchantId);
-  const known = graph.hasNode(c) ? graph.getNodeAttribute(c, 'fraudKnownAt') : undefined;
-  if (known !== undefined && graph.hasNode(m)) {
-    const edge = graph.edge(c, m);
-    if (edge !== undefined && Math.max(graph.getEdgeAttribute(edge, 'first'), known) < t) compromised--;
+  /** A loaded pair's first payment; the times are appended unsorted and sorted by `finishLoad`. */
+  loadPair(merchant: number, first: number): void {
+    this.customerTimes.ensure(merchant);
+    const at = this.customerTimes.append(merchant);
+    this.customerTimes.floats[0]![at] = first;
   }
-  return { customers, compromised };
+
+  finishLoad(): void {
+    const l = this.customerTimes;
+    for (let m = 0; m < l.lists; m++) {
+      const n = l.count(m);
+      if (n > 1) l.floats[0]!.subarray(l.start[m]!, l.start[m]! + n).sort();
+    }
+  }
+
+  /** Moves the customer's compromised time to `after` (undefined: not compromised), and each of its
+   *  merchants' compromised-neighbour times with it. */
+  move(customer: number, after: number | undefined): void {
+    const before = this.compromised(customer);
+    this.compromisedAt = widenFloats(this.compromisedAt, customer, Number.NaN);
+    this.compromisedAt[customer] = after ?? Number.NaN;
+    this.uses.forEach(customer, (kind, merchant, first) => {
+      if (kind !== USE_MERCHANT) return;
+      if (before !== undefined) removeSortedIn(this.compromisedTimes, merchant, Math.max(first, before));
+      if (after !== undefined) insertSortedIn(this.compromisedTimes, merchant, Math.max(first, after));
+    });
+  }
+
+  /** The merchant's distinct customers whose first payment there is strictly before `t`, and how
+   *  many of those were known compromised strictly before `t`, excluding `customer` itself. */
+  count(merchant: number, customer: number, t: number): { customers: number; compromised: number } {
+    if (merchant < 0) return { customers: 0, compromised: 0 };
+    const customers = countBelowIn(this.customerTimes, merchant, t);
+    let compromised = countBelowIn(this.compromisedTimes, merchant, t);
+    const known = this.compromised(customer);
+    if (known !== undefined) {
+      const first = this.uses.first(customer, USE_MERCHANT, merchant);
+      if (!Number.isNaN(first) && Math.max(first, known) < t) compromised--;
+    }
+    return { customers, compromised };
+  }
+
+  get byteLength(): number {
+    return this.customerTimes.byteLength + this.compromisedTimes.byteLength + this.compromisedAt.byteLength;
+  }
 }

@@ -1,45 +1,100 @@
-// First-use tracking: when each customer first used each merchant, channel and location, kept by
-// the history (in time order, late arrivals and loads keeping the earliest) and read by the
-// behavioral features as "used before t" and "distinct before t".
+// First uses: when each customer first used each merchant, channel and location, kept by the
+// history (in time order, late arrivals and loads keeping the earliest) and read by the behavioral
+// features as "used before t" and "distinct before t". A customer's first use of a merchant is also
+// the customer–merchant pair's first payment, which the graph features count (see
+// customer-merchant-graph.ts). Per customer, one list of shared columns (lists.ts): what was used
+// (its number, tagged with its kind) and when first; a customer uses a handful of each, so a scan
+// finds one.
 
-import type { HistoryTransaction } from '../transaction.ts';
+import { Lists } from './lists.ts';
 
-/** First time a customer used each merchant, channel and location. */
-export class Usage {
-  readonly merchants = new Map<string, number>();
-  readonly channels = new Map<string, number>();
-  readonly locations = new Map<string, number>();
+export const USE_MERCHANT = 0;
+export const USE_CHANNEL = 1;
+export const USE_LOCATION = 2;
+export type UseKind = typeof USE_MERCHANT | typeof USE_CHANNEL | typeof USE_LOCATION;
 
-  /** Notes a transaction no older than any noted before (the first use stays). */
-  note(tx: HistoryTransaction, channel: string): void {
-    if (!this.merchants.has(tx.merchant_id)) this.merchants.set(tx.merchant_id, tx.time);
-    if (!this.channels.has(channel)) this.channels.set(channel, tx.time);
-    if (!this.locations.has(tx.location)) this.locations.set(tx.location, tx.time);
+const tag = (kind: UseKind, key: number) => key * 3 + kind;
+
+/** Per customer (by number): the merchants, channels and locations it used, each with the time of
+ *  its first use. */
+export class Uses {
+  private readonly lists = new Lists(1, 1);
+
+  /** Position in the columns of the customer's use of `key`, or -1. */
+  private find(customer: number, kind: UseKind, key: number): number {
+    const n = this.lists.count(customer);
+    if (n === 0) return -1;
+    const s = this.lists.start[customer]!;
+    const keys = this.lists.ints[0]!;
+    const wanted = tag(kind, key);
+    for (let i = s; i < s + n; i++) if (keys[i] === wanted) return i;
+    return -1;
   }
 
-  /** Notes a late transaction: it may be an earlier first use. */
-  noteLate(tx: HistoryTransaction, channel: string): void {
-    keepEarliest(this.merchants, tx.merchant_id, tx.time);
-    keepEarliest(this.channels, channel, tx.time);
-    keepEarliest(this.locations, tx.location, tx.time);
+  /** When the customer first used `key` (NaN: never). */
+  first(customer: number, kind: UseKind, key: number): number {
+    if (customer < 0 || key < 0) return Number.NaN;
+    const at = this.find(customer, kind, key);
+    return at < 0 ? Number.NaN : this.lists.floats[0]![at]!;
   }
-}
 
-/** Keeps the earlier of the first use noted for `key` and `time`. */
-export function keepEarliest(map: Map<string, number>, key: string, time: number): void {
-  const first = map.get(key);
-  if (first === undefined || time < first) map.set(key, time);
-}
+  /** Keeps the earlier of the first use noted for `key` and `time`; returns the one noted before
+   *  (NaN: none). */
+  keepEarliest(customer: number, kind: UseKind, key: number, time: number): number {
+    const at = this.find(customer, kind, key);
+    if (at >= 0) {
+      const first = this.lists.floats[0]![at]!;
+      if (time < first) this.lists.floats[0]![at] = time;
+      return first;
+    }
+    const added = this.lists.append(customer);
+    this.lists.ints[0]![added] = tag(kind, key);
+    this.lists.floats[0]![added] = time;
+    return Number.NaN;
+  }
 
-/** Whether `key` was first used strictly before `time`. */
-export function usedBefore(map: Map<string, number>, key: string, time: number): boolean {
-  const first = map.get(key);
-  return first !== undefined && first < time;
-}
+  /** Whether `key` was first used strictly before `time`. */
+  usedBefore(customer: number, kind: UseKind, key: number, time: number): boolean {
+    return this.first(customer, kind, key) < time;
+  }
 
-/** Distinct keys first used strictly before `time`. */
-export function distinctBefore(map: Map<string, number>, time: number): number {
-  let n = 0;
-  for (const first of map.values()) if (first < time) n++;
-  return n;
+  /** Distinct keys of a kind first used strictly before `time`. */
+  distinctBefore(customer: number, kind: UseKind, time: number): number {
+    if (customer < 0) return 0;
+    const n = this.lists.count(customer);
+    const s = this.lists.start[customer]!;
+    const keys = this.lists.ints[0]!;
+    const firsts = this.lists.floats[0]!;
+    let count = 0;
+    for (let i = s; i < s + n; i++) if (keys[i]! % 3 === kind && firsts[i]! < time) count++;
+    return count;
+  }
+
+  /** Whether the customer used any merchant (has a pair in the customer–merchant graph). */
+  hasMerchants(customer: number): boolean {
+    const n = this.lists.count(customer);
+    const s = this.lists.start[customer]!;
+    const keys = this.lists.ints[0]!;
+    for (let i = s; i < s + n; i++) if (keys[i]! % 3 === USE_MERCHANT) return true;
+    return false;
+  }
+
+  /** Every use of the customer: kind, key and first time. */
+  forEach(customer: number, each: (kind: UseKind, key: number, first: number) => void): void {
+    const n = this.lists.count(customer);
+    const s = this.lists.start[customer]!;
+    for (let i = 0; i < n; i++) {
+      const t = this.lists.ints[0]![s + i]!;
+      each((t % 3) as UseKind, Math.floor(t / 3), this.lists.floats[0]![s + i]!);
+    }
+  }
+
+  /** Customers there is room for (those past it used nothing). */
+  get customers(): number {
+    return this.lists.lists;
+  }
+
+  get byteLength(): number {
+    return this.lists.byteLength;
+  }
 }

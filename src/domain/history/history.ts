@@ -1,8 +1,11 @@
 // The transaction history that point-in-time features read: per customer, merchant and channel,
 // the times and amounts of earlier transactions in time order; what each customer has used; fraud
-// labels as they become known; and the customer–merchant graph (graphology). The structures it is
-// built of are beside it, one to a file (series.ts, label-series.ts, first-use.ts,
-// customer-merchant-graph.ts, records.ts, under them horizon.ts and sorted.ts).
+// labels as they become known; and what the graph features count of the customer–merchant graph.
+// Everything is kept in columns: the transactions in a record store (records.ts), and each entity's
+// entries as lists of transaction numbers in shared typed arrays (series.ts, label-series.ts,
+// first-use.ts, customer-merchant-graph.ts, over lists.ts), so an organization's history is a
+// few dozen typed arrays however many transactions and entities it holds, and a full collection
+// costs the same with a million transactions held as with none.
 // Point in time: every query counts only entries strictly before its cut-off, so transactions
 // sharing a timestamp never see each other and batch and single scoring agree exactly. A label
 // counts only from when it became known (`time + labelDelay` for a labelled dataset, the report's
@@ -11,72 +14,71 @@
 // in time order; one without refuses it. The live service loads a history from a floor, the rest
 // as totals (`loadFrom` … `finishLoad`), so loading costs the same however much is stored.
 
-import { UndirectedGraph } from 'graphology';
-import { channelOf, type HistoryTransaction } from '../transaction.ts';
-import { countNeighbours, customerNode, loadPair, moveCompromised, notePair, notePairLate } from './customer-merchant-graph.ts';
-import { keepEarliest, Usage } from './first-use.ts';
+import { type HistoryTransaction } from '../transaction.ts';
+import { channelOf } from '../transaction.ts';
+import { Neighbours } from './customer-merchant-graph.ts';
+import { USE_CHANNEL, USE_LOCATION, USE_MERCHANT, Uses, type UseKind } from './first-use.ts';
 import { HorizonError, WINDOW_HORIZON_MS, type EntityTotals } from './horizon.ts';
-import { LabelSeries } from './label-series.ts';
+import { LabelSeries, LabelStore } from './label-series.ts';
+import { Lists, widenFloats } from './lists.ts';
 import { RecordStore } from './records.ts';
-import { Series } from './series.ts';
-import { append, countBelow, insertSorted, removeSorted } from './sorted.ts';
+import { Series, SeriesStore } from './series.ts';
+import { countBelowIn, insertSortedIn, removeSortedIn } from './sorted.ts';
 
 export const DEFAULT_LABEL_DELAY_MS = 7 * 86_400_000;
 
-const EMPTY = new Series();
-const EMPTY_LABELS = new LabelSeries();
+export type Role = 'customer' | 'merchant' | 'channel';
 
-/** The entity's series, made on first use. */
-function series(map: Map<string, Series>, key: string, withSquares = false): Series {
-  let s = map.get(key);
-  if (!s) map.set(key, (s = new Series(withSquares)));
-  return s;
-}
-
-function labelSeries(map: Map<string, LabelSeries>, key: string): LabelSeries {
-  let s = map.get(key);
-  if (!s) map.set(key, (s = new LabelSeries()));
-  return s;
-}
+const USE_KINDS = { merchant: USE_MERCHANT, channel: USE_CHANNEL, location: USE_LOCATION } as const;
 
 export class History {
-  private readonly customers = new Map<string, Series>();
-  private readonly merchants = new Map<string, Series>();
-  private readonly channels = new Map<string, Series>();
-  /** Labels by availability time: value 1 for fraud, 0 for legitimate. A customer's are only
-   *  ever asked how many frauds were known, so only their frauds' availability times are kept. */
-  private readonly customerFrauds = new Map<string, number[]>();
+  private records = new RecordStore();
+  private customers: SeriesStore;
+  private merchants: SeriesStore;
+  private channels: SeriesStore;
+  /** Labels by availability time. A customer's are only ever asked how many frauds were known, so
+   *  only their frauds' availability times are kept (ascending, per customer). */
+  private readonly merchantLabels = new LabelStore();
+  private readonly channelLabels = new LabelStore();
+  private readonly customerFrauds = new Lists(0, 1);
   /** A loaded history's customer frauds known before its floor: how many, and when the earliest of
-   *  them became known. */
-  private readonly customerFraudBase = new Map<string, { count: number; first: number }>();
+   *  them became known (per customer). */
+  private fraudBaseCount = new Float64Array(0);
+  private fraudBaseFirst = new Float64Array(0);
   /** A loaded history holds every transaction from `floor` on and every label known from it on;
    *  what came before is in totals (`loadFrom`). */
   private floor = -Infinity;
-  private readonly merchantLabels = new Map<string, LabelSeries>();
-  private readonly channelLabels = new Map<string, LabelSeries>();
-  private readonly usage = new Map<string, Usage>();
-  /** Customers and merchants; edge attribute `first` = time of their first transaction; customer
-   *  attribute `fraudKnownAt` = when their first fraud became known. */
-  readonly graph = new UndirectedGraph<{ fraudKnownAt?: number }, { first: number }>();
+  private readonly uses = new Uses();
+  private readonly neighbours: Neighbours;
   private latest = -Infinity;
   size = 0;
-  /** Optional record keeping for evidence: every transaction in the order added (time order,
-   *  except late arrivals), and per entity the indices of its transactions in time order (ties in
-   *  the order added; see `keepRecords`). */
-  private records = new RecordStore();
-  private readonly recordIndex = { customer: new Map<string, number[]>(), merchant: new Map<string, number[]>(), channel: new Map<string, number[]>() };
+  /** Records are read back (`recent`, outcomes, late arrivals): asked for before the first add. */
   private keepRecords = false;
-  /** Per merchant, when each of its customers first paid it (ascending), and when each customer
-   *  counts as a known-compromised neighbour: max(first payment there, fraud known) (sorted). They
-   *  answer the graph channel's neighbour counts in O(log n) instead of walking the merchant's edges. */
-  private readonly merchantCustomerTimes = new Map<string, number[]>();
-  private readonly merchantCompromisedTimes = new Map<string, number[]>();
+  private everyRecord = false;
 
-  /** Keep every transaction for `recent()` (the service does; training does not need it);
-   *  `expected`: how many are about to be added, when known. */
+  constructor(readonly labelDelay = DEFAULT_LABEL_DELAY_MS) {
+    this.customers = new SeriesStore(this.records, true);
+    this.merchants = new SeriesStore(this.records, false);
+    this.channels = new SeriesStore(this.records, false);
+    this.neighbours = new Neighbours(this.uses);
+  }
+
+  /** Starts over on another (empty) record store, made for the transactions about to be added. */
+  private rebuild(records: RecordStore): void {
+    this.records = records;
+    this.customers = new SeriesStore(records, true);
+    this.merchants = new SeriesStore(records, false);
+    this.channels = new SeriesStore(records, false);
+  }
+
+  /** Keep every transaction for `recent()` and late arrivals (the service does; training does not
+   *  need it); `expected`: how many are about to be added, when known. */
   withRecords(expected = 0): this {
     this.keepRecords = true;
-    if (this.records.length === 0) this.records = new RecordStore(expected);
+    if (this.size === 0) {
+      this.everyRecord = true;
+      if (expected > 0) this.rebuild(new RecordStore(expected));
+    }
     return this;
   }
 
@@ -85,7 +87,22 @@ export class History {
     return this.latest;
   }
 
-  constructor(readonly labelDelay = DEFAULT_LABEL_DELAY_MS) {}
+  private entity(id: string): number {
+    return this.records.entities.find(id);
+  }
+
+  private channelNumber(tx: Pick<HistoryTransaction, 'payment_type' | 'location'>): number {
+    return this.records.channels.keys.find(channelOf(tx));
+  }
+
+  private store(role: Role): SeriesStore {
+    return role === 'customer' ? this.customers : role === 'merchant' ? this.merchants : this.channels;
+  }
+
+  /** The entity's number in its role's store: a customer or merchant id, or a channel key. */
+  private numberOf(role: Role, key: string): number {
+    return role === 'channel' ? this.records.channels.keys.find(key) : this.entity(key);
+  }
 
   /** Adds a transaction; returns its index among the kept records (the order added), or -1 when
    *  records are not kept. One older than the newest (a late arrival) is placed as if it had come
@@ -95,126 +112,120 @@ export class History {
   add(tx: HistoryTransaction): number {
     if (tx.time < this.latest) return this.addLate(tx);
     this.latest = tx.time;
-    const channel = channelOf(tx);
-    const keepFrom = tx.time - WINDOW_HORIZON_MS;
-    series(this.customers, tx.customer_id, true).add(tx.time, tx.amount, keepFrom);
-    series(this.merchants, tx.merchant_id).add(tx.time, tx.amount, keepFrom);
-    series(this.channels, channel).add(tx.time, tx.amount, keepFrom);
     const labelled = tx.label === 0 || tx.label === 1;
     const known = labelled ? (tx.labelKnownAt ?? tx.time + this.labelDelay) : Number.NaN;
-    if (labelled) this.fileLabel(tx.customer_id, tx.merchant_id, channel, tx.label!, known);
-    let u = this.usage.get(tx.customer_id);
-    if (!u) this.usage.set(tx.customer_id, (u = new Usage()));
-    // The customer–merchant edge exists exactly when the customer has used the merchant before:
-    // the graph is only touched for a new pair (or a fraud), not on every payment.
-    const newPair = !u.merchants.has(tx.merchant_id);
-    u.note(tx, channel);
-    if (!newPair && tx.label !== 1) return this.addRecord(tx, channel, known);
-
-    notePair(this.graph, this.merchantCustomerTimes, this.merchantCompromisedTimes, tx.customer_id, tx.merchant_id, tx.time, newPair);
-    if (tx.label === 1) this.refreshCompromised(tx.customer_id);
-    return this.addRecord(tx, channel, known);
+    const r = this.records;
+    const k = r.push(tx, known);
+    const c = r.customer(k);
+    const m = r.merchant(k);
+    const ch = r.channel(k);
+    const keepFrom = tx.time - WINDOW_HORIZON_MS;
+    this.customers.add(c, k, keepFrom);
+    this.merchants.add(m, k, keepFrom);
+    this.channels.add(ch, k, keepFrom);
+    if (labelled) this.fileLabel(c, m, ch, tx.label!, known);
+    // The pair's first payment exists exactly when the customer has used the merchant before: the
+    // neighbour counts are only touched for a new pair (or a fraud), not on every payment.
+    const newPair = Number.isNaN(this.uses.keepEarliest(c, USE_MERCHANT, m, tx.time));
+    this.uses.keepEarliest(c, USE_CHANNEL, ch, tx.time);
+    this.uses.keepEarliest(c, USE_LOCATION, r.channels.locationOf(ch), tx.time);
+    if (newPair) this.neighbours.newPair(c, m, tx.time);
+    if (tx.label === 1) this.refreshCompromised(c);
+    this.size++;
+    return this.keepRecords ? k : -1;
   }
 
   /**
    * `add` for a transaction older than the newest. Each structure takes it where time order puts
-   * it: the series and the per-entity record lists after the entries at or before its time (the
-   * records give the series the amounts after it, so its running sums come out as in time order),
-   * the customer's first uses and the pair's first payment (the graph edge's `first`, the
-   * merchant's customer and compromised-neighbour times) if it is earlier. Labels are filed by
-   * when they became known, which is order-free already. Costs O(entries later than it) in each
-   * structure, plus what an in-order fraud costs (refreshCompromised walks the customer's edges).
+   * it: the series after the entries at or before its time (the records give the series the
+   * amounts after it, so its running sums come out as in time order), the customer's first uses
+   * and the pair's first payment (and so the merchant's customer and compromised-neighbour times)
+   * if it is earlier. Labels are filed by when they became known, which is order-free already.
+   * Costs O(entries later than it) in each structure, plus what an in-order fraud costs
+   * (refreshCompromised walks the customer's merchants).
    */
   private addLate(tx: HistoryTransaction): number {
     const t = tx.time;
     // Refused before anything changes, so a caller can keep the history or load it afresh.
-    if (!this.keepRecords || this.records.length !== this.size) {
+    if (!this.everyRecord) {
       throw new Error('history must be added in time order: a late transaction is placed only by a history that keeps every transaction (withRecords() before the first add)');
     }
-    const channel = channelOf(tx);
-    const placeable = (s: Series | undefined) => s === undefined || s.accepts(t);
-    if (!placeable(this.customers.get(tx.customer_id)) || !placeable(this.merchants.get(tx.merchant_id)) || !placeable(this.channels.get(channel))) {
+    if (!this.customers.accepts(this.entity(tx.customer_id), t) || !this.merchants.accepts(this.entity(tx.merchant_id), t) || !this.channels.accepts(this.channelNumber(tx), t)) {
       throw new HorizonError(t, this.latest);
     }
     const labelled = tx.label === 0 || tx.label === 1;
     const known = labelled ? (tx.labelKnownAt ?? t + this.labelDelay) : Number.NaN;
-    const k = this.records.push(tx, known);
+    const r = this.records;
+    const k = r.push(tx, known);
     this.size++;
+    const c = r.customer(k);
+    const m = r.merchant(k);
+    const ch = r.channel(k);
     const keepFrom = this.latest - WINDOW_HORIZON_MS;
-    this.placeLate(series(this.customers, tx.customer_id, true), 'customer', tx.customer_id, tx, k, keepFrom);
-    this.placeLate(series(this.merchants, tx.merchant_id), 'merchant', tx.merchant_id, tx, k, keepFrom);
-    this.placeLate(series(this.channels, channel), 'channel', channel, tx, k, keepFrom);
-    if (labelled) this.fileLabel(tx.customer_id, tx.merchant_id, channel, tx.label!, known);
-
-    let u = this.usage.get(tx.customer_id);
-    if (!u) this.usage.set(tx.customer_id, (u = new Usage()));
-    const first = u.merchants.get(tx.merchant_id);
-    u.noteLate(tx, channel);
-    if (first !== undefined && first <= t && tx.label !== 1) return k;
-
-    notePairLate(this.graph, this.merchantCustomerTimes, this.merchantCompromisedTimes, tx.customer_id, tx.merchant_id, t, first);
-    if (tx.label === 1) this.refreshCompromised(tx.customer_id);
+    this.customers.insert(c, k, keepFrom, this.latest);
+    this.merchants.insert(m, k, keepFrom, this.latest);
+    this.channels.insert(ch, k, keepFrom, this.latest);
+    if (labelled) this.fileLabel(c, m, ch, tx.label!, known);
+    const first = this.uses.keepEarliest(c, USE_MERCHANT, m, t);
+    this.uses.keepEarliest(c, USE_CHANNEL, ch, t);
+    this.uses.keepEarliest(c, USE_LOCATION, r.channels.locationOf(ch), t);
+    if (!Number.isNaN(first) && first <= t && tx.label !== 1) return k;
+    this.neighbours.latePair(c, m, t, first);
+    if (tx.label === 1) this.refreshCompromised(c);
     return k;
   }
 
-  /** Puts late transaction `k` into an entity's record list and series, both after the entries at
-   *  or before its time; the list's records give the series the amounts after it. */
-  private placeLate(s: Series, role: 'customer' | 'merchant' | 'channel', key: string, tx: HistoryTransaction, k: number, keepFrom: number): void {
-    const index = this.recordIndex[role];
-    const records = this.records;
-    const after: number[] = [];
-    const list = index.get(key);
-    if (!list) index.set(key, [k]);
-    else {
-      let i = list.length;
-      while (i > 0 && records.time(list[i - 1]!) > tx.time) i--;
-      for (let j = i; j < list.length; j++) after.push(records.amount(list[j]!));
-      list.splice(i, 0, k);
-    }
-    s.insert(tx.time, tx.amount, keepFrom, after, this.latest);
+  private ensureCustomer(c: number): void {
+    this.fraudBaseCount = widenFloats(this.fraudBaseCount, c, 0);
+    this.fraudBaseFirst = widenFloats(this.fraudBaseFirst, c, Number.NaN);
   }
 
   /** Files a label under the time it became known. */
-  private fileLabel(customerId: string, merchantId: string, channel: string, label: 0 | 1, known: number): void {
+  private fileLabel(c: number, m: number, ch: number, label: 0 | 1, known: number): void {
     if (label === 1) {
       if (known < this.floor) {
-        const base = this.customerFraudBase.get(customerId);
-        if (base) {
-          base.count++;
-          base.first = Math.min(base.first, known);
-        } else this.customerFraudBase.set(customerId, { count: 1, first: known });
-      } else insertSorted(this.customerFrauds, customerId, known);
+        this.ensureCustomer(c);
+        const count = this.fraudBaseCount[c]!;
+        this.fraudBaseFirst[c] = count > 0 ? Math.min(this.fraudBaseFirst[c]!, known) : known;
+        this.fraudBaseCount[c] = count + 1;
+      } else insertSortedIn(this.customerFrauds, c, known);
     }
-    labelSeries(this.merchantLabels, merchantId).insert(known, label);
-    labelSeries(this.channelLabels, channel).insert(known, label);
+    this.merchantLabels.insert(m, known, label);
+    this.channelLabels.insert(ch, known, label);
   }
 
   /** Withdraws a filed label. One of a customer's frauds held only in totals that may have been the
    *  earliest of several is refused (HorizonError, nothing changed): the totals cannot tell the next
    *  earliest, loading afresh can. */
-  private unfileLabel(customerId: string, merchantId: string, channel: string, label: 0 | 1, known: number): void {
+  private unfileLabel(c: number, m: number, ch: number, label: 0 | 1, known: number): void {
     if (label === 1) {
       if (known < this.floor) {
-        const base = this.customerFraudBase.get(customerId);
-        if (!base || (base.count > 1 && known <= base.first)) throw new HorizonError(known, this.latest, 'an outcome known');
-        if (--base.count === 0) this.customerFraudBase.delete(customerId);
-      } else removeSorted(this.customerFrauds, customerId, known);
+        const count = c < this.fraudBaseCount.length ? this.fraudBaseCount[c]! : 0;
+        if (count === 0 || (count > 1 && known <= this.fraudBaseFirst[c]!)) throw new HorizonError(known, this.latest, 'an outcome known');
+        this.fraudBaseCount[c] = count - 1;
+        if (count === 1) this.fraudBaseFirst[c] = Number.NaN;
+      } else removeSortedIn(this.customerFrauds, c, known);
     }
-    labelSeries(this.merchantLabels, merchantId).remove(known, label);
-    labelSeries(this.channelLabels, channel).remove(known, label);
+    this.merchantLabels.remove(m, known, label);
+    this.channelLabels.remove(ch, known, label);
   }
 
-  /** A customer counts as compromised from its earliest known fraud: keeps the graph's
-   *  `fraudKnownAt` and each of its merchants' compromised-neighbour times in step with it. */
-  private refreshCompromised(customerId: string): void {
-    const c = customerNode(customerId);
-    if (!this.graph.hasNode(c)) return;
-    const before = this.graph.getNodeAttribute(c, 'fraudKnownAt');
-    const held = this.customerFrauds.get(customerId)?.[0];
-    const base = this.customerFraudBase.get(customerId)?.first;
-    const after = base === undefined ? held : held === undefined ? base : Math.min(base, held);
+  /** The earliest known fraud of the customer's (held or in totals), or undefined. */
+  private earliestFraud(c: number): number | undefined {
+    const held = this.customerFrauds.count(c) > 0 ? this.customerFrauds.floats[0]![this.customerFrauds.start[c]!]! : undefined;
+    const base = c < this.fraudBaseCount.length && this.fraudBaseCount[c]! > 0 ? this.fraudBaseFirst[c]! : undefined;
+    return base === undefined ? held : held === undefined ? base : Math.min(base, held);
+  }
+
+  /** A customer counts as compromised from its earliest known fraud: keeps its compromised time and
+   *  each of its merchants' compromised-neighbour times in step with it (only once it has paid a
+   *  merchant: before, it has no place in the graph). */
+  private refreshCompromised(c: number): void {
+    if (!this.uses.hasMerchants(c)) return;
+    const before = this.neighbours.compromised(c);
+    const after = this.earliestFraud(c);
     if (before === after) return;
-    moveCompromised(this.graph, this.merchantCompromisedTimes, c, before, after);
+    this.neighbours.move(c, after);
   }
 
   /**
@@ -225,14 +236,20 @@ export class History {
    */
   setOutcome(k: number, label: 0 | 1 | undefined, knownAt: number): void {
     const r = this.records;
-    const customerId = r.customerId(k);
-    const merchantId = r.merchantId(k);
-    const channel = channelOf({ payment_type: r.paymentType(k), location: r.location(k) });
+    const c = r.customer(k);
+    const m = r.merchant(k);
+    const ch = r.channel(k);
     const old = r.label(k);
-    if (old !== undefined) this.unfileLabel(customerId, merchantId, channel, old, r.labelKnownAt(k));
-    if (label !== undefined) this.fileLabel(customerId, merchantId, channel, label, knownAt);
+    if (old !== undefined) this.unfileLabel(c, m, ch, old, r.labelKnownAt(k));
+    if (label !== undefined) this.fileLabel(c, m, ch, label, knownAt);
     r.setLabel(k, label, knownAt);
-    if (old === 1 || label === 1) this.refreshCompromised(customerId);
+    if (old === 1 || label === 1) this.refreshCompromised(c);
+  }
+
+  /** Numbers of a transaction's customer, merchant and channel, added if new. */
+  private numbers(tx: Pick<HistoryTransaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>): [number, number, number] {
+    const r = this.records;
+    return [r.entities.id(tx.customer_id), r.entities.id(tx.merchant_id), r.channels.id(tx.payment_type, tx.location)];
   }
 
   /**
@@ -242,10 +259,10 @@ export class History {
    * the totals cannot follow (see `unfileLabel`).
    */
   relabel(tx: Pick<HistoryTransaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>, from: 0 | 1 | undefined, fromKnown: number, label: 0 | 1, knownAt: number): void {
-    const channel = channelOf(tx);
-    if (from !== undefined) this.unfileLabel(tx.customer_id, tx.merchant_id, channel, from, fromKnown);
-    this.fileLabel(tx.customer_id, tx.merchant_id, channel, label, knownAt);
-    if (from === 1 || label === 1) this.refreshCompromised(tx.customer_id);
+    const [c, m, ch] = this.numbers(tx);
+    if (from !== undefined) this.unfileLabel(c, m, ch, from, fromKnown);
+    this.fileLabel(c, m, ch, label, knownAt);
+    if (from === 1 || label === 1) this.refreshCompromised(c);
   }
 
   // Loading a history from a floor: what windowed features can reach is loaded as transactions, the
@@ -264,88 +281,90 @@ export class History {
 
   /** When a customer first used a merchant, channel or location (all-time). */
   loadUse(customerId: string, kind: 'merchant' | 'channel' | 'location', key: string, first: number): void {
-    let u = this.usage.get(customerId);
-    if (!u) this.usage.set(customerId, (u = new Usage()));
-    if (kind === 'channel') return void keepEarliest(u.channels, key, first);
-    if (kind === 'location') return void keepEarliest(u.locations, key, first);
-    if (u.merchants.has(key)) throw new Error('loadUse() of a pair twice');
-    u.merchants.set(key, first);
-    loadPair(this.graph, this.merchantCustomerTimes, customerId, key, first);
+    const r = this.records;
+    const c = r.entities.id(customerId);
+    if (kind === 'channel') return void this.uses.keepEarliest(c, USE_CHANNEL, r.channels.number(key), first);
+    if (kind === 'location') return void this.uses.keepEarliest(c, USE_LOCATION, r.places.id(key), first);
+    const m = r.entities.id(key);
+    if (!Number.isNaN(this.uses.first(c, USE_MERCHANT, m))) throw new Error('loadUse() of a pair twice');
+    this.uses.keepEarliest(c, USE_MERCHANT, m, first);
+    this.neighbours.loadPair(m, first);
   }
 
   /** A label known from the floor on, of a transaction before it. */
   loadLabel(tx: Pick<HistoryTransaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>, label: 0 | 1, known: number): void {
-    this.fileLabel(tx.customer_id, tx.merchant_id, channelOf(tx), label, known);
-    if (label === 1) this.refreshCompromised(tx.customer_id);
+    const [c, m, ch] = this.numbers(tx);
+    this.fileLabel(c, m, ch, label, known);
+    if (label === 1) this.refreshCompromised(c);
   }
 
   /** Ends a load with each entity's all-time totals: what they count beyond what was loaded is
    *  what came before the floor. */
   finishLoad(totals: Iterable<EntityTotals>): void {
-    for (const list of this.merchantCustomerTimes.values()) list.sort((a, b) => a - b);
-    const compromised: string[] = [];
+    this.neighbours.finishLoad();
+    const r = this.records;
+    const compromised: number[] = [];
     for (const t of totals) {
-      const s = t.kind === 'customer' ? series(this.customers, t.key, true) : series(t.kind === 'merchant' ? this.merchants : this.channels, t.key);
-      const before = t.transactions - s.total;
+      const e = t.kind === 'channel' ? r.channels.number(t.key) : r.entities.id(t.key);
+      const s = this.store(t.kind);
+      const before = t.transactions - s.all(e);
       if (before > 0) {
-        const held = s.heldSums();
-        s.setBase(before, t.amountSum - held.sum, t.amountSquares - held.squares, s.held > 0 ? this.floor : t.last);
+        const held = s.heldSums(e);
+        s.setBase(e, before, t.amountSum - held.sum, t.amountSquares - held.squares, s.held(e) > 0 ? this.floor : t.last);
       }
       if (t.kind === 'customer') {
-        const frauds = t.frauds - (this.customerFrauds.get(t.key)?.length ?? 0);
+        const frauds = t.frauds - this.customerFrauds.count(e);
         if (frauds > 0) {
-          this.customerFraudBase.set(t.key, { count: frauds, first: t.firstFraudKnown! });
-          compromised.push(t.key);
+          this.ensureCustomer(e);
+          this.fraudBaseCount[e] = frauds;
+          this.fraudBaseFirst[e] = t.firstFraudKnown!;
+          compromised.push(e);
         }
       } else if (t.labels > 0) {
-        const labels = labelSeries(t.kind === 'merchant' ? this.merchantLabels : this.channelLabels, t.key);
-        labels.setBase(this.floor, t.labels - labels.size, t.frauds - labels.heldFrauds);
+        const labels = t.kind === 'merchant' ? this.merchantLabels : this.channelLabels;
+        labels.setBase(e, this.floor, t.labels - labels.size(e), t.frauds - labels.heldFrauds(e));
       }
     }
-    for (const id of compromised) this.refreshCompromised(id);
-  }
-
-  private addRecord(tx: HistoryTransaction, channel: string, labelKnownAt: number): number {
-    this.size++;
-    if (!this.keepRecords) return -1;
-    const k = this.records.push(tx, labelKnownAt);
-    append(this.recordIndex.customer, tx.customer_id, k);
-    append(this.recordIndex.merchant, tx.merchant_id, k);
-    append(this.recordIndex.channel, channel, k);
-    return k;
+    for (const c of compromised) this.refreshCompromised(c);
   }
 
   /** The merchant's distinct customers whose first payment there is strictly before `t`, and how
    *  many of those were known compromised strictly before `t`, excluding `customer` itself. */
   merchantNeighbours(merchantId: string, customerId: string, t: number): { customers: number; compromised: number } {
-    return countNeighbours(this.graph, this.merchantCustomerTimes, this.merchantCompromisedTimes, merchantId, customerId, t);
+    return this.neighbours.count(this.entity(merchantId), this.entity(customerId), t);
   }
 
   /** Earlier transactions (strictly before `time`) of a transaction's customer, merchant and channel. */
   priors(tx: HistoryTransaction, time = tx.time): { customer: number; merchant: number; channel: number } {
-    return { customer: this.customer(tx.customer_id).countBefore(time), merchant: this.merchant(tx.merchant_id).countBefore(time), channel: this.channel(channelOf(tx)).countBefore(time) };
+    return {
+      customer: this.customers.countBefore(this.entity(tx.customer_id), time),
+      merchant: this.merchants.countBefore(this.entity(tx.merchant_id), time),
+      channel: this.channels.countBefore(this.channelNumber(tx), time),
+    };
   }
 
-  /** Up to `n` most recent transactions of an entity strictly older than `before`, newest first,
-   *  as indices into `transactions` (needs `withRecords()`). */
-  recentIndices(role: 'customer' | 'merchant' | 'channel', key: string, before: number, n: number): number[] {
-    const list = this.recordIndex[role].get(key);
-    if (!list) return [];
+  /** Up to `n` most recent held transactions of an entity strictly older than `before`, newest
+   *  first, as indices into `transactions` (needs `withRecords()`). */
+  recentIndices(role: Role, key: string, before: number, n: number): number[] {
+    const s = this.store(role);
+    const e = this.numberOf(role, key);
     const out: number[] = [];
-    for (let i = list.length - 1; i >= 0 && out.length < n; i--) {
-      const k = list[i]!;
+    for (let i = s.held(e) - 1; i >= 0 && out.length < n; i--) {
+      const k = s.record(e, i);
       if (this.records.time(k) < before) out.push(k);
     }
     return out;
   }
 
-  /** How many more of an entity's earlier transactions than its kept records hold would make `n`
-   *  (a loaded history keeps none from before its floor; evidence reads those from the database). */
-  recordsMissing(role: 'customer' | 'merchant' | 'channel', key: string, n: number): number {
-    const held = this.recordIndex[role].get(key)?.length ?? 0;
+  /** How many more of an entity's earlier transactions than it holds would make `n` (a loaded
+   *  history holds none from before its floor, nor any it dropped past its horizon since; evidence
+   *  reads those from the database, before `heldSince`). */
+  recordsMissing(role: Role, key: string, n: number): number {
+    const s = this.store(role);
+    const e = this.numberOf(role, key);
+    const held = s.held(e);
     if (held >= n) return 0;
-    const all = (role === 'customer' ? this.customer(key) : role === 'merchant' ? this.merchant(key) : this.channel(key)).total;
-    return Math.max(0, Math.min(n, all) - held);
+    return Math.max(0, Math.min(n, s.all(e)) - held);
   }
 
   /** Before this time a loaded history holds totals only (-Infinity: it holds everything). */
@@ -353,45 +372,104 @@ export class History {
     return this.floor;
   }
 
+  /** Before this time the history holds none of the entity's transactions: the time of the oldest
+   *  it holds (every one after it is held, including any it dropped past the horizon since a
+   *  load), or its floor when it holds none. */
+  heldSince(role: Role, key: string): number {
+    const s = this.store(role);
+    const e = this.numberOf(role, key);
+    return s.held(e) > 0 ? this.records.time(s.record(e, 0)) : this.floor;
+  }
+
   /** The same transactions as objects. */
-  recent(role: 'customer' | 'merchant' | 'channel', key: string, before: number, n: number): HistoryTransaction[] {
+  recent(role: Role, key: string, before: number, n: number): HistoryTransaction[] {
     return this.recentIndices(role, key, before, n).map((k) => this.records.at(k)!);
   }
 
-  /** Every transaction kept by `withRecords()`, in the order added (time order, except late
-   *  arrivals). */
+  /** Every transaction added, in the order added (time order, except late arrivals). */
   get transactions(): RecordStore {
     return this.records;
   }
 
   /** The customer's frauds whose labels were known strictly before `t`. */
   customerKnownFrauds(id: string, t: number): number {
-    return (this.customerFraudBase.get(id)?.count ?? 0) + countBelow(this.customerFrauds.get(id), t);
+    const c = this.entity(id);
+    if (c < 0) return 0;
+    return (c < this.fraudBaseCount.length ? this.fraudBaseCount[c]! : 0) + countBelowIn(this.customerFrauds, c, t);
   }
 
   /** Labels of a merchant's or channel's transactions, filed by when they became known:
    *  `window(-Infinity, t)` gives (labels known before t, frauds among them). */
   merchantLabelSeries(id: string): LabelSeries {
-    return this.merchantLabels.get(id) ?? EMPTY_LABELS;
+    return new LabelSeries(this.merchantLabels, this.entity(id));
   }
 
   channelLabelSeries(key: string): LabelSeries {
-    return this.channelLabels.get(key) ?? EMPTY_LABELS;
+    return new LabelSeries(this.channelLabels, this.records.channels.keys.find(key));
   }
 
   customer(id: string): Series {
-    return this.customers.get(id) ?? EMPTY;
+    return new Series(this.customers, this.entity(id));
   }
 
   merchant(id: string): Series {
-    return this.merchants.get(id) ?? EMPTY;
+    return new Series(this.merchants, this.entity(id));
   }
 
   channel(key: string): Series {
-    return this.channels.get(key) ?? EMPTY;
+    return new Series(this.channels, this.records.channels.keys.find(key));
   }
 
+  /** Whether the customer first used this merchant, channel (`payment_type:location`) or location
+   *  strictly before `t`. */
+  usedBefore(customerId: string, kind: 'merchant' | 'channel' | 'location', key: string, t: number): boolean {
+    const r = this.records;
+    const k = kind === 'merchant' ? r.entities.find(key) : kind === 'channel' ? r.channels.keys.find(key) : r.places.find(key);
+    return this.uses.usedBefore(this.entity(customerId), USE_KINDS[kind], k, t);
+  }
+
+  /** The customer's distinct merchants (channels, locations) first used strictly before `t`. */
+  distinctBefore(customerId: string, kind: 'merchant' | 'channel' | 'location', t: number): number {
+    return this.uses.distinctBefore(this.entity(customerId), USE_KINDS[kind], t);
+  }
+
+  /** The customer's first uses by name (for inspection and tests; features ask `usedBefore`). */
   customerUsage(id: string): { merchants: Map<string, number>; channels: Map<string, number>; locations: Map<string, number> } {
-    return this.usage.get(id) ?? { merchants: new Map(), channels: new Map(), locations: new Map() };
+    const out = { merchants: new Map<string, number>(), channels: new Map<string, number>(), locations: new Map<string, number>() };
+    const r = this.records;
+    const c = this.entity(id);
+    if (c < 0) return out;
+    this.uses.forEach(c, (kind: UseKind, key, first) => {
+      if (kind === USE_MERCHANT) out.merchants.set(r.entities.name(key), first);
+      else if (kind === USE_CHANNEL) out.channels.set(r.channels.keys.name(key), first);
+      else out.locations.set(r.places.name(key), first);
+    });
+    return out;
+  }
+
+  /** When the customer counts as compromised in the graph (its earliest known fraud, once it has
+   *  paid a merchant), or undefined. */
+  customerCompromisedAt(id: string): number | undefined {
+    return this.neighbours.compromised(this.entity(id));
+  }
+
+  /** Every customer–merchant pair with its first payment. */
+  forEachPair(each: (customerId: string, merchantId: string, first: number) => void): void {
+    const r = this.records;
+    for (let c = 0; c < this.uses.customers; c++) {
+      this.uses.forEach(c, (kind, m, first) => {
+        if (kind === USE_MERCHANT) each(r.entities.name(c), r.entities.name(m), first);
+      });
+    }
+  }
+
+  /** Bytes held in typed arrays, by part (for the benchmarks and the sizing figures). */
+  get byteLength(): Record<string, number> {
+    return {
+      records: this.records.byteLength,
+      series: this.customers.byteLength + this.merchants.byteLength + this.channels.byteLength,
+      labels: this.merchantLabels.byteLength + this.channelLabels.byteLength + this.customerFrauds.byteLength + 2 * this.fraudBaseCount.byteLength,
+      uses: this.uses.byteLength + this.neighbours.byteLength,
+    };
   }
 }

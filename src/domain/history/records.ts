@@ -1,35 +1,16 @@
-// Every transaction of the live history, kept column by column: times and amounts in growable
-// Float64Arrays, customers, merchants, locations and payment types as indices into interned string
-// tables, labels as one byte, and the callers' transaction ids packed as UTF-8 in one buffer. The
-// service keeps the whole history in memory for evidence and ring detection, and as columns it
-// takes a fraction of the memory of one object per transaction (and of one string per id), with
-// far less for the collector to trace.
+// Every transaction of a history, kept column by column: times, amounts and when labels became known
+// in growable Float64Arrays; customers and merchants as numbers in one packed string table, each
+// channel (`payment_type:location`) as a number in another; labels as one byte; the callers'
+// transaction ids packed as UTF-8 in one buffer, found again by an index when asked to. A million
+// transactions are a few dozen megabytes of typed arrays, which the collector never looks into,
+// instead of a million objects and strings.
 // Rows are materialised on demand (`at`) as ordinary `HistoryTransaction` objects, so readers see
 // the transaction type they expect; `at` also makes the store usable wherever an array of
 // transactions is read by index (ring detection).
 
 import type { HistoryTransaction } from '../transaction.ts';
-
-/** Interned strings: each distinct value stored once, referred to by its index. */
-export class Interned {
-  readonly values: string[] = [];
-  private readonly index = new Map<string, number>();
-
-  id(value: string): number {
-    let i = this.index.get(value);
-    if (i === undefined) {
-      i = this.values.push(value) - 1;
-      this.index.set(value, i);
-    }
-    return i;
-  }
-}
-
-/** Where a packed value starts, from its offset: stored as `-1 - start` when the row has no value.
- *  Value k ends where value k + 1 starts. */
-export function packedStart(offset: number): number {
-  return offset < 0 ? -1 - offset : offset;
-}
+import { channelOf } from '../transaction.ts';
+import { grown, PackedStrings, StringIndex, StringTable } from './strings.ts';
 
 /** Rows of a range in file order, as the batch job's result lines read them (`RecordStore.columns`):
  *  labels 0, 1 or -1 when unknown; ids packed as UTF-8 with `count + 1` offsets (`packedStart`). */
@@ -42,56 +23,50 @@ export interface RowColumns {
   idOffsets: Int32Array;
 }
 
-/** The next capacity of a growing column: half again, so a store that has just grown past a
- *  size holds at most a third of its capacity unused (doubling would leave up to half). */
-function grown(capacity: number): number {
-  return capacity + (capacity >> 1);
-}
-
-/** Strings packed end to end as UTF-8 in one growable buffer, read back by index; a missing
- *  value (undefined) is kept apart from the empty string. */
-class PackedStrings {
-  private bytes = Buffer.allocUnsafe(1 << 16);
-  private used = 0;
-  /** Start of value k at [k], end at [k + 1]; negative start: no value. */
-  private offsets = new Int32Array(1025);
-  private count = 0;
-
-  push(value: string | undefined): void {
-    if (this.count + 2 > this.offsets.length) {
-      const wider = new Int32Array(grown(this.offsets.length));
-      wider.set(this.offsets);
-      this.offsets = wider;
-    }
-    const start = this.used;
-    if (value !== undefined) {
-      const need = start + Buffer.byteLength(value, 'utf8');
-      if (need > this.bytes.length) {
-        if (need > 0x7fff_ffff) throw new Error('transaction ids exceed 2 GB');
-        const wider = Buffer.allocUnsafe(Math.min(0x7fff_ffff, Math.max(need, grown(this.bytes.length))));
-        this.bytes.copy(wider, 0, 0, start);
-        this.bytes = wider;
-      }
-      this.used += this.bytes.write(value, start, 'utf8');
-    }
-    this.offsets[this.count] = value === undefined ? -1 - start : start;
-    this.offsets[++this.count] = this.used;
-  }
-
-  get(k: number): string | undefined {
-    const start = this.offsets[k]!;
-    if (start < 0) return undefined;
-    return this.bytes.toString('utf8', start, packedStart(this.offsets[k + 1]!));
-  }
-
-  /** Values `from` to `to` (exclusive) as stored: all the bytes, and their `to - from + 1` offsets
-   *  (views, not copies; valid until the next push). */
-  packed(from: number, to: number): { bytes: Buffer; offsets: Int32Array } {
-    return { bytes: this.bytes, offsets: this.offsets.subarray(from, to + 1) };
-  }
-}
-
 const NO_LABEL = -1;
+
+/** Channels by number, with the location and payment type each is made of (few: a small table).
+ *  A channel named only by its key (a loaded first use) learns its parts from its first record. */
+class Channels {
+  readonly keys = new StringTable();
+  private location = new Int32Array(64).fill(-1);
+  private paymentType = new Int32Array(64).fill(-1);
+
+  constructor(private readonly places: StringTable) {}
+
+  /** The channel of a payment type and a location. */
+  id(paymentType: string, location: string): number {
+    const c = this.number(channelOf({ payment_type: paymentType, location }));
+    if (this.location[c] === -1) {
+      this.location[c] = this.places.id(location);
+      this.paymentType[c] = this.places.id(paymentType);
+    }
+    return c;
+  }
+
+  /** The channel with this key (`payment_type:location`), added if new. */
+  number(key: string): number {
+    const c = this.keys.id(key);
+    if (c >= this.location.length) {
+      const widen = (a: Int32Array) => {
+        const b = new Int32Array(grown(a.length)).fill(-1);
+        b.set(a);
+        return b;
+      };
+      this.location = widen(this.location);
+      this.paymentType = widen(this.paymentType);
+    }
+    return c;
+  }
+
+  locationOf(c: number): number {
+    return this.location[c]!;
+  }
+
+  paymentTypeOf(c: number): number {
+    return this.paymentType[c]!;
+  }
+}
 
 export class RecordStore {
   private capacity: number;
@@ -100,15 +75,19 @@ export class RecordStore {
   private amounts: Float64Array;
   private customers: Int32Array;
   private merchants: Int32Array;
-  private locations: Int32Array;
-  private paymentTypes: Int32Array;
+  private channelColumn: Int32Array;
   private labels: Int8Array;
   /** When each label became known (epoch ms; NaN without a label). */
   private knownAt: Float64Array;
   /** Transaction ids; undefined where the caller gave none. */
-  private readonly ids = new PackedStrings();
-  private readonly entities = new Interned();
-  private readonly places = new Interned();
+  private readonly ids: PackedStrings;
+  /** Finds a record by its id, once `indexIds` was called. */
+  private idIndex: StringIndex | undefined;
+  /** Customer and merchant ids. */
+  readonly entities: StringTable;
+  /** Locations and payment types. */
+  readonly places = new StringTable();
+  readonly channels: Channels;
 
   /** `expected`: how many transactions are about to be pushed (start-up knows), so the columns
    *  are made once at their size instead of grown and copied on the way. */
@@ -118,14 +97,32 @@ export class RecordStore {
     this.amounts = new Float64Array(n);
     this.customers = new Int32Array(n);
     this.merchants = new Int32Array(n);
-    this.locations = new Int32Array(n);
-    this.paymentTypes = new Int32Array(n);
+    this.channelColumn = new Int32Array(n);
     this.labels = new Int8Array(n);
     this.knownAt = new Float64Array(n);
+    this.ids = new PackedStrings(expected);
+    this.entities = new StringTable(expected >> 4);
+    this.channels = new Channels(this.places);
   }
 
   get length(): number {
     return this.count;
+  }
+
+  /** From now on, `find` finds a record by its transaction id (the live history's ids are unique
+   *  within their organization; of equal ids the first pushed is found). */
+  indexIds(): this {
+    if (!this.idIndex) {
+      this.idIndex = new StringIndex(this.ids, this.capacity);
+      for (let k = 0; k < this.count; k++) if (!this.ids.missing(k)) this.idIndex.add(k);
+    }
+    return this;
+  }
+
+  /** The record with this transaction id, or -1 (needs `indexIds`). */
+  find(transactionId: string): number {
+    if (!this.idIndex) throw new Error('find() needs indexIds()');
+    return this.idIndex.find(transactionId);
   }
 
   /** Appends a transaction whose label (if any) became known at `labelKnownAt`; returns its index. */
@@ -136,11 +133,11 @@ export class RecordStore {
     this.amounts[k] = tx.amount;
     this.customers[k] = this.entities.id(tx.customer_id);
     this.merchants[k] = this.entities.id(tx.merchant_id);
-    this.locations[k] = this.places.id(tx.location);
-    this.paymentTypes[k] = this.places.id(tx.payment_type);
+    this.channelColumn[k] = this.channels.id(tx.payment_type, tx.location);
     this.labels[k] = tx.label ?? NO_LABEL;
     this.knownAt[k] = tx.label === undefined ? Number.NaN : labelKnownAt;
     this.ids.push(tx.transaction_id);
+    if (this.idIndex && tx.transaction_id !== undefined) this.idIndex.add(k);
     return k;
   }
 
@@ -154,12 +151,26 @@ export class RecordStore {
     return this.amounts[k]!;
   }
 
+  /** Customer of transaction `k`, as its number among `entities`. */
+  customer(k: number): number {
+    return this.customers[k]!;
+  }
+
+  merchant(k: number): number {
+    return this.merchants[k]!;
+  }
+
+  /** Channel of transaction `k`, as its number among `channels`. */
+  channel(k: number): number {
+    return this.channelColumn[k]!;
+  }
+
   customerId(k: number): string {
-    return this.entities.values[this.customers[k]!]!;
+    return this.entities.name(this.customers[k]!);
   }
 
   merchantId(k: number): string {
-    return this.entities.values[this.merchants[k]!]!;
+    return this.entities.name(this.merchants[k]!);
   }
 
   transactionId(k: number): string | undefined {
@@ -184,16 +195,16 @@ export class RecordStore {
   }
 
   location(k: number): string {
-    return this.places.values[this.locations[k]!]!;
+    return this.places.name(this.channels.locationOf(this.channelColumn[k]!));
   }
 
   paymentType(k: number): string {
-    return this.places.values[this.paymentTypes[k]!]!;
+    return this.places.name(this.channels.paymentTypeOf(this.channelColumn[k]!));
   }
 
   /** Customer and merchant ids, by the index `columns` gives them with. */
   get entityNames(): readonly string[] {
-    return this.entities.values;
+    return this.entities.names();
   }
 
   /** Transactions `from` to `to` (exclusive) as the stored columns, for the native result lines
@@ -233,6 +244,11 @@ export class RecordStore {
     return tx;
   }
 
+  /** Bytes held by the columns, the ids and the string tables. */
+  get byteLength(): number {
+    return this.capacity * (8 + 8 + 4 + 4 + 4 + 1 + 8) + this.ids.byteLength + (this.idIndex?.byteLength ?? 0) + this.entities.byteLength;
+  }
+
   private grow(): void {
     this.capacity = grown(this.capacity);
     const widen = <T extends Float64Array | Int32Array | Int8Array>(a: T, make: (n: number) => T): T => {
@@ -244,8 +260,7 @@ export class RecordStore {
     this.amounts = widen(this.amounts, (n) => new Float64Array(n));
     this.customers = widen(this.customers, (n) => new Int32Array(n));
     this.merchants = widen(this.merchants, (n) => new Int32Array(n));
-    this.locations = widen(this.locations, (n) => new Int32Array(n));
-    this.paymentTypes = widen(this.paymentTypes, (n) => new Int32Array(n));
+    this.channelColumn = widen(this.channelColumn, (n) => new Int32Array(n));
     this.labels = widen(this.labels, (n) => new Int8Array(n));
     this.knownAt = widen(this.knownAt, (n) => new Float64Array(n));
   }

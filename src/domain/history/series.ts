@@ -1,174 +1,340 @@
-// One entity's transactions as the history's windowed features read them: times in time order with
-// running sums of the amounts (and of their squares, for customers), so a window's count and sum
-// are two searches and a difference. Entries past the horizon are dropped and only their totals
-// kept; amounts are not kept, so placing a late entry takes the amounts after it from the caller.
+// Each customer's, merchant's or channel's transactions as the history's windowed features read
+// them: per entity, the numbers of its transactions in time order (a list of shared columns,
+// lists.ts), and running sums of their amounts (and, for customers, of the squared amounts) so that
+// a window's count and sum are two searches and a difference. Entries past the horizon are dropped
+// and only their totals kept.
+// The running sums are kept at every CHECKPOINT-th entry only, and the ones between are summed
+// again from the nearest checkpoint before them, in time order: exactly the additions that made
+// them, so every sum is the very value a running sum kept at every entry would hold, for an eighth
+// of the memory. The amounts come from the record store, which the series share.
 
-import { countBelow } from './sorted.ts';
+import { Lists, widenFloats } from './lists.ts';
+import type { RecordStore } from './records.ts';
 import { HorizonError, WINDOW_HORIZON_MS } from './horizon.ts';
 
-/** Time-ordered times and amounts of one entity, with prefix sums for window sums (and, for the
- *  series whose spread is asked for, prefix sums of squares: only customers' are). Entries older
- *  than the horizon are dropped from the front (see WINDOW_HORIZON_MS): `dropped` of them, the
- *  last at `lastDropped`; the prefix sums stay cumulative from the series' first entry. Amounts are
- *  not kept (only the sums), so a late entry's caller hands over those of the entries after it
- *  (`insert`: the history has them in its records). */
-export class Series {
-  private times: number[] = [];
-  private prefix: number[] = [0];
-  private prefixSquares: number[] | undefined;
-  private dropped = 0;
-  private lastDropped = -Infinity;
-  /** Sum and sum of squares of the entries a loaded history holds only as totals (`setBase`): they
-   *  come before the first entry the prefix sums start from. */
-  private baseSum = 0;
-  private baseSquares = 0;
+/** Running sums are kept at entries 0, CHECKPOINT, 2 × CHECKPOINT, … */
+const CHECKPOINT = 8;
+const SHIFT = 3;
 
-  constructor(withSquares = false) {
-    this.prefixSquares = withSquares ? [0] : undefined;
+
+/**
+ * The series of one role (customers, merchants or channels), entity by entity (by number). An
+ * entity's running sums are cumulative from its first entry (dropped ones included); a loaded
+ * history's entries before its floor are a base count and sums (`setBase`) in front of them.
+ */
+export class SeriesStore {
+  /** Per entity, its records in time order (ties in the order added). */
+  private readonly entries = new Lists(1, 0);
+  /** Per entity, the running sum (and of squares) before entry j × CHECKPOINT, at j. */
+  private readonly checkpoints: Lists;
+  /** Per entity: entries dropped past the horizon (or held as a base), the last of them, the base's
+   *  sum and sum of squares, and the running sums after the last held entry. */
+  private dropped = new Float64Array(0);
+  private lastDropped = new Float64Array(0);
+  private baseSum = new Float64Array(0);
+  private baseSquares = new Float64Array(0);
+  private total = new Float64Array(0);
+  private totalSquares = new Float64Array(0);
+
+  constructor(
+    private readonly records: RecordStore,
+    readonly withSquares: boolean,
+  ) {
+    this.checkpoints = new Lists(0, withSquares ? 2 : 1);
   }
 
-  /** Appends an entry (an older one goes through `insert`); entries older than `keepFrom` may then
-   *  be dropped. */
-  add(time: number, amount: number, keepFrom = -Infinity): void {
-    const times = this.times;
-    const last = times.length ? times[times.length - 1]! : this.lastDropped;
+  /** Makes entity `e` (and every lower one) exist. */
+  private ensure(e: number): void {
+    if (e < this.dropped.length) return;
+    this.dropped = widenFloats(this.dropped, e, 0);
+    this.lastDropped = widenFloats(this.lastDropped, e, -Infinity);
+    this.baseSum = widenFloats(this.baseSum, e, 0);
+    this.baseSquares = widenFloats(this.baseSquares, e, 0);
+    this.total = widenFloats(this.total, e, 0);
+    this.totalSquares = widenFloats(this.totalSquares, e, 0);
+    this.entries.ensure(this.dropped.length - 1);
+    this.checkpoints.ensure(this.dropped.length - 1);
+  }
+
+  /** Held entries of entity `e`. */
+  held(e: number): number {
+    return e < 0 ? 0 : this.entries.count(e);
+  }
+
+  /** Every entry, held or not. */
+  all(e: number): number {
+    return e < 0 || e >= this.dropped.length ? 0 : this.dropped[e]! + this.entries.count(e);
+  }
+
+  /** Record of held entry i of `e`. */
+  record(e: number, i: number): number {
+    return this.entries.ints[0]![this.entries.start[e]! + i]!;
+  }
+
+  private timeAt(e: number, i: number): number {
+    return this.records.time(this.record(e, i));
+  }
+
+  /** Held entries of `e` strictly before `t`; the search gallops back from the newest, since
+   *  queries mostly ask about recent times. */
+  private heldBelow(e: number, t: number): number {
+    const n = this.held(e);
+    if (n === 0) return 0;
+    const col = this.entries.ints[0]!;
+    const s = this.entries.start[e]!;
+    const records = this.records;
+    if (records.time(col[s + n - 1]!) < t) return n;
+    let hi = n - 1;
+    let step = 1;
+    let lo = hi - step;
+    while (lo >= 0 && records.time(col[s + lo]!) >= t) {
+      hi = lo;
+      step *= 2;
+      lo = hi - step;
+    }
+    lo = lo < 0 ? 0 : lo + 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (records.time(col[s + mid]!) < t) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** The running sum before held entry i (of squares with `squares`), summed from its checkpoint. */
+  private prefix(e: number, i: number, squares: boolean): number {
+    if (i === this.entries.count(e)) return squares ? this.totalSquares[e]! : this.total[e]!;
+    const j = i >> SHIFT;
+    let v = this.checkpoints.floats[squares ? 1 : 0]![this.checkpoints.start[e]! + j]!;
+    const col = this.entries.ints[0]!;
+    const s = this.entries.start[e]!;
+    const records = this.records;
+    for (let k = j << SHIFT; k < i; k++) {
+      const a = records.amount(col[s + k]!);
+      v = squares ? v + a * a : v + a;
+    }
+    return v;
+  }
+
+  /** Appends record `k` (no older than any held entry: an older one goes through `insert`);
+   *  entries older than `keepFrom` may then be dropped. */
+  add(e: number, k: number, keepFrom = -Infinity): void {
+    this.ensure(e);
+    const time = this.records.time(k);
+    const n = this.entries.count(e);
+    const last = n ? this.timeAt(e, n - 1) : this.lastDropped[e]!;
     if (time < last) throw new Error('history must be added in time order');
-    times.push(time);
-    this.prefix.push(this.prefix[this.prefix.length - 1]! + amount);
-    const squares = this.prefixSquares;
-    if (squares) squares.push(squares[squares.length - 1]! + amount * amount);
+    if (n === 0 && this.checkpoints.count(e) === 0) this.pushCheckpoint(e);
+    const at = this.entries.append(e);
+    this.entries.ints[0]![at] = k;
+    const amount = this.records.amount(k);
+    this.total[e] = this.total[e]! + amount;
+    if (this.withSquares) this.totalSquares[e] = this.totalSquares[e]! + amount * amount;
+    if ((n + 1) % CHECKPOINT === 0) this.pushCheckpoint(e);
     // Compact once at least half the entries are past the horizon (amortised O(1) per entry).
-    if (times.length >= 64 && times[times.length >> 1]! < keepFrom) this.dropBefore(keepFrom);
+    if (n + 1 >= 64 && this.timeAt(e, (n + 1) >> 1) < keepFrom) this.dropBefore(e, keepFrom);
+  }
+
+  private pushCheckpoint(e: number): void {
+    const at = this.checkpoints.append(e);
+    this.checkpoints.floats[0]![at] = this.total[e]!;
+    if (this.withSquares) this.checkpoints.floats[1]![at] = this.totalSquares[e]!;
   }
 
   /** Whether an entry at `time` can still be placed: not at or before an entry already dropped
    *  (appending after the last dropped one when nothing is held is fine). */
-  accepts(time: number): boolean {
-    return time > this.lastDropped || (this.times.length === 0 && time === this.lastDropped);
+  accepts(e: number, time: number): boolean {
+    if (e < 0 || e >= this.dropped.length) return true;
+    const lastDropped = this.lastDropped[e]!;
+    return time > lastDropped || (this.entries.count(e) === 0 && time === lastDropped);
   }
 
   /**
-   * Adds an entry at any time it `accepts` (else throws a HorizonError, `newest` naming the
-   * history's newest time), after the entries at or before `time`. `after`: the amounts of the
-   * entries later than `time`, in order, so that the running sums from there on are summed again in
-   * time order: the very values adding in time order gives (adding the amount to each later sum
-   * instead could differ in the last bits). Costs O(entries later than `time`); `keepFrom` should
-   * come from the newest time, not this entry's.
+   * Adds record `k` at any time it `accepts` (else throws a HorizonError, `newest` naming the
+   * history's newest time), after the entries at or before its time; the running sums from there
+   * on are summed again in time order: the very values adding in time order gives. Costs
+   * O(entries later than it); `keepFrom` should come from the newest time, not this entry's.
    */
-  insert(time: number, amount: number, keepFrom: number, after: readonly number[], newest = keepFrom + WINDOW_HORIZON_MS): void {
-    if (!this.accepts(time)) throw new HorizonError(time, newest);
-    const times = this.times;
-    let i = times.length;
-    while (i > 0 && times[i - 1]! > time) i--;
-    const n = times.length + 1;
-    if (after.length !== n - 1 - i) throw new Error(`insert needs the amounts of the ${n - 1 - i} entries after the new one, got ${after.length}`);
-    times.splice(i, 0, time);
-    const prefix = this.prefix;
-    const squares = this.prefixSquares;
-    // prefix[j] is the total of the first j held entries (plus the dropped ones): the new entry's
-    // total goes at i + 1, and every one after it changes.
-    prefix.splice(i + 1, 0, prefix[i]! + amount);
-    squares?.splice(i + 1, 0, squares[i]! + amount * amount);
-    for (let j = i + 1; j < n; j++) {
-      const a = after[j - i - 1]!;
-      prefix[j + 1] = prefix[j]! + a;
-      if (squares) squares[j + 1] = squares[j]! + a * a;
+  insert(e: number, k: number, keepFrom: number, newest = keepFrom + WINDOW_HORIZON_MS): void {
+    const time = this.records.time(k);
+    if (!this.accepts(e, time)) throw new HorizonError(time, newest);
+    this.ensure(e);
+    let i = this.entries.count(e);
+    while (i > 0 && this.timeAt(e, i - 1) > time) i--;
+    if (this.checkpoints.count(e) === 0) this.pushCheckpoint(e);
+    const at = this.entries.insert(e, i);
+    this.entries.ints[0]![at] = k;
+    this.resum(e, i);
+    const n = this.entries.count(e);
+    if (n >= 64 && this.timeAt(e, n >> 1) < keepFrom) this.dropBefore(e, keepFrom);
+  }
+
+  /** Sums the running sums again from held entry `i` on (those before it are unchanged), writing
+   *  the checkpoints after it and the totals. */
+  private resum(e: number, i: number): void {
+    const n = this.entries.count(e);
+    let sum = this.prefix(e, i, false);
+    let squares = this.withSquares ? this.prefix(e, i, true) : 0;
+    const cp = this.checkpoints;
+    const keep = (i >> SHIFT) + 1;
+    while (cp.count(e) > keep) cp.remove(e, cp.count(e) - 1);
+    for (let j = i; j < n; j++) {
+      const a = this.records.amount(this.record(e, j));
+      sum += a;
+      if (this.withSquares) squares += a * a;
+      if ((j + 1) % CHECKPOINT === 0) {
+        const at = cp.append(e);
+        cp.floats[0]![at] = sum;
+        if (this.withSquares) cp.floats[1]![at] = squares;
+      }
     }
-    if (n >= 64 && times[n >> 1]! < keepFrom) this.dropBefore(keepFrom);
+    this.total[e] = sum;
+    if (this.withSquares) this.totalSquares[e] = squares;
   }
 
   /**
-   * Makes this series, loaded with the entries from some time on, stand for the entity's whole
-   * history: `count` more entries before all of these, with those amounts' sum and sum of squares,
-   * the last of them at `last` (or, if entries are held, any time from the last of them up to the
-   * first held entry: a query cannot reach between the two, see `lastBefore`). Only before anything
-   * was dropped.
+   * Makes this entity, loaded with the entries from some time on, stand for its whole history:
+   * `count` more entries before all of these, with those amounts' sum and sum of squares, the last
+   * of them at `last` (or, if entries are held, any time from the last of them up to the first held
+   * entry: a query cannot reach between the two, see `lastBefore`). Only before anything was dropped.
    */
-  setBase(count: number, sum: number, squares: number, last: number): void {
-    if (this.dropped !== 0) throw new Error('setBase() on a series that dropped entries');
+  setBase(e: number, count: number, sum: number, squares: number, last: number): void {
+    this.ensure(e);
+    if (this.dropped[e] !== 0) throw new Error('setBase() on a series that dropped entries');
     if (count === 0) return;
-    this.dropped = count;
-    this.baseSum = sum;
-    this.baseSquares = squares;
-    this.lastDropped = last;
+    this.dropped[e] = count;
+    this.baseSum[e] = sum;
+    this.baseSquares[e] = squares;
+    this.lastDropped[e] = last;
   }
 
-  private dropBefore(keepFrom: number): void {
-    const k = countBelow(this.times, keepFrom);
-    this.lastDropped = this.times[k - 1]!;
-    this.dropped += k;
-    this.times.splice(0, k);
-    this.prefix.splice(0, k);
-    this.prefixSquares?.splice(0, k);
+  private dropBefore(e: number, keepFrom: number): void {
+    const k = this.heldBelow(e, keepFrom);
+    this.lastDropped[e] = this.timeAt(e, k - 1);
+    this.dropped[e] = this.dropped[e]! + k;
+    // The running sums before the new first entry become its checkpoint; the rest follow from it.
+    const sum = this.prefix(e, k, false);
+    const squares = this.withSquares ? this.prefix(e, k, true) : 0;
+    this.entries.dropFront(e, k);
+    const cp = this.checkpoints;
+    cp.dropFront(e, cp.count(e));
+    const at = cp.append(e);
+    cp.floats[0]![at] = sum;
+    if (this.withSquares) cp.floats[1]![at] = squares;
+    this.resum(e, 0);
   }
 
   /** Number of entries strictly before `time`. */
-  countBefore(time: number): number {
-    if (time <= this.lastDropped) {
+  countBefore(e: number, time: number): number {
+    if (e < 0 || e >= this.dropped.length) return 0;
+    if (time <= this.lastDropped[e]!) {
       if (time === -Infinity) return 0;
       throw new Error(`a history query reached back past the ${WINDOW_HORIZON_MS / 86_400_000}-day horizon`);
     }
-    return this.dropped + countBelow(this.times, time);
+    return this.dropped[e]! + this.heldBelow(e, time);
   }
 
   /** Running total of the first `k` entries (k = 0, or k at least the dropped entries). */
-  private sumOf(prefix: number[], base: number, k: number): number {
-    return k === 0 ? 0 : base + prefix[k - this.dropped]!;
+  private sumOf(e: number, k: number, squares: boolean): number {
+    return k === 0 ? 0 : (squares ? this.baseSquares[e]! : this.baseSum[e]!) + this.prefix(e, k - this.dropped[e]!, squares);
   }
 
   /** Sum of the amounts of entries a..b−1 (a ≤ b, each 0 or at least the dropped entries). A window
    *  within the held entries is a difference of held running totals, whatever came before them. */
-  private sumBetween(a: number, b: number): number {
-    return a === 0 ? this.sumOf(this.prefix, this.baseSum, b) : this.prefix[b - this.dropped]! - this.prefix[a - this.dropped]!;
+  private sumBetween(e: number, a: number, b: number): number {
+    if (a === 0) return this.sumOf(e, b, false);
+    const d = this.dropped[e]!;
+    return this.prefix(e, b - d, false) - this.prefix(e, a - d, false);
   }
 
-  /** Count and sum of amounts in [from, to) (to exclusive: strictly older than `to`). */
-  window(from: number, to: number): { count: number; sum: number } {
-    const a = this.countBefore(from);
-    const b = this.countBefore(to);
-    return { count: b - a, sum: this.sumBetween(a, b) };
+  /** Count and sum of amounts in [from, to) of entity `e` (to exclusive: strictly older than `to`). */
+  window(e: number, from: number, to: number): { count: number; sum: number } {
+    const a = this.countBefore(e, from);
+    const b = this.countBefore(e, to);
+    return { count: b - a, sum: this.sumBetween(e, a, b) };
   }
 
-  /** `window(from, to)` written as `out[at]` = count and `out[at + 1]` = sum, with no object made
+  /** `window(e, from, to)` written as `out[at]` = count and `out[at + 1]` = sum, with no object made
    *  (feature extraction asks for a dozen windows per transaction). */
-  windowInto(from: number, to: number, out: Float64Array, at: number): void {
-    const a = this.countBefore(from);
-    const b = this.countBefore(to);
+  windowInto(e: number, from: number, to: number, out: Float64Array, at: number): void {
+    const a = this.countBefore(e, from);
+    const b = this.countBefore(e, to);
     out[at] = b - a;
-    out[at + 1] = this.sumBetween(a, b);
+    out[at + 1] = this.sumBetween(e, a, b);
   }
 
   /** Count, mean and standard deviation of all amounts strictly before `time`. */
-  stats(time: number): { count: number; mean: number; std: number } {
-    const n = this.countBefore(time);
+  stats(e: number, time: number): { count: number; mean: number; std: number } {
+    const n = this.countBefore(e, time);
     if (n === 0) return { count: 0, mean: 0, std: 0 };
-    if (!this.prefixSquares) throw new Error('stats() needs a series made with squares');
-    const mean = this.sumOf(this.prefix, this.baseSum, n) / n;
-    const variance = Math.max(0, this.sumOf(this.prefixSquares, this.baseSquares, n) / n - mean * mean);
+    if (!this.withSquares) throw new Error('stats() needs a series made with squares');
+    const mean = this.sumOf(e, n, false) / n;
+    const variance = Math.max(0, this.sumOf(e, n, true) / n - mean * mean);
     return { count: n, mean, std: Math.sqrt(variance) };
   }
 
   /** Time of the last entry strictly before `time`, or undefined. */
-  lastBefore(time: number): number | undefined {
-    const n = this.countBefore(time);
+  lastBefore(e: number, time: number): number | undefined {
+    const n = this.countBefore(e, time);
     if (n === 0) return undefined;
-    return n > this.dropped ? this.times[n - 1 - this.dropped] : this.lastDropped;
+    const d = this.dropped[e]!;
+    return n > d ? this.timeAt(e, n - 1 - d) : this.lastDropped[e];
+  }
+
+  /** Sum and sum of squares of the held entries (the squares 0 without them). */
+  heldSums(e: number): { sum: number; squares: number } {
+    const n = this.held(e);
+    if (n === 0) return { sum: 0, squares: 0 };
+    return { sum: this.prefix(e, n, false) - this.prefix(e, 0, false), squares: this.withSquares ? this.prefix(e, n, true) - this.prefix(e, 0, true) : 0 };
+  }
+
+  get byteLength(): number {
+    return this.entries.byteLength + this.checkpoints.byteLength + 6 * this.dropped.byteLength;
+  }
+}
+
+/** One entity's series, as the features read it (a view: it holds nothing of its own). */
+export class Series {
+  constructor(
+    private readonly store: SeriesStore | undefined,
+    private readonly e: number,
+  ) {}
+
+  countBefore(time: number): number {
+    return this.store ? this.store.countBefore(this.e, time) : 0;
+  }
+
+  window(from: number, to: number): { count: number; sum: number } {
+    return this.store ? this.store.window(this.e, from, to) : { count: 0, sum: 0 };
+  }
+
+  windowInto(from: number, to: number, out: Float64Array, at: number): void {
+    if (this.store) this.store.windowInto(this.e, from, to, out, at);
+    else {
+      out[at] = 0;
+      out[at + 1] = 0;
+    }
+  }
+
+  stats(time: number): { count: number; mean: number; std: number } {
+    return this.store ? this.store.stats(this.e, time) : { count: 0, mean: 0, std: 0 };
+  }
+
+  lastBefore(time: number): number | undefined {
+    return this.store ? this.store.lastBefore(this.e, time) : undefined;
   }
 
   /** Entries held in memory (not dropped past the horizon). */
   get held(): number {
-    return this.times.length;
+    return this.store ? this.store.held(this.e) : 0;
   }
 
   /** Every entry, held or not. */
   get total(): number {
-    return this.dropped + this.times.length;
+    return this.store ? this.store.all(this.e) : 0;
   }
 
-  /** Sum and sum of squares of the held entries (the squares 0 without them). */
   heldSums(): { sum: number; squares: number } {
-    const n = this.times.length;
-    const squares = this.prefixSquares;
-    return { sum: this.prefix[n]! - this.prefix[0]!, squares: squares ? squares[n]! - squares[0]! : 0 };
+    return this.store ? this.store.heldSums(this.e) : { sum: 0, squares: 0 };
   }
 }

@@ -1,7 +1,9 @@
 // Sorted-array helpers: the gallop-and-bisect count of an ascending array's entries below a time,
 // which every point-in-time query comes down to (the series, the label series, the history's
 // per-merchant and per-customer time lists, and the training tools' handbook features), and the
-// per-key ascending lists the history keeps in maps (append, insert, remove in place).
+// per-key ascending lists kept in maps or in shared columns (append, insert, remove in place).
+
+import type { Lists } from './lists.ts';
 
 /** Entries of an ascending array strictly below `t`. Queries mostly ask about recent times (windows
  *  ending now, the last few minutes or days), so the search gallops back from the end first: it
@@ -51,4 +53,46 @@ export function removeSorted(map: Map<string, number[]>, key: string, value: num
   if (!list || list[i] !== value) throw new Error('no such entry in the history');
   list.splice(i, 1);
   if (list.length === 0) map.delete(key);
+}
+
+/** `countBelow` for list `id` of `lists`, whose Float64 column 0 is ascending. */
+export function countBelowIn(lists: Lists, id: number, t: number): number {
+  const n = lists.count(id);
+  if (n === 0) return 0;
+  const a = lists.floats[0]!;
+  const s = lists.start[id]!;
+  if (a[s + n - 1]! < t) return n;
+  let hi = n - 1;
+  let step = 1;
+  let lo = hi - step;
+  while (lo >= 0 && a[s + lo]! >= t) {
+    hi = lo;
+    step *= 2;
+    lo = hi - step;
+  }
+  lo = lo < 0 ? 0 : lo + 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (a[s + mid]! < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Inserts into list `id` of `lists` keeping Float64 column 0 ascending (values mostly arrive near
+ *  the end). */
+export function insertSortedIn(lists: Lists, id: number, value: number): void {
+  lists.ensure(id);
+  let i = lists.count(id);
+  const s = lists.start[id]!;
+  while (i > 0 && lists.floats[0]![s + i - 1]! > value) i--;
+  const at = lists.insert(id, i);
+  lists.floats[0]![at] = value;
+}
+
+/** Removes one occurrence of `value` from list `id` of `lists` (ascending). */
+export function removeSortedIn(lists: Lists, id: number, value: number): void {
+  const i = countBelowIn(lists, id, value);
+  if (i >= lists.count(id) || lists.floats[0]![lists.start[id]! + i] !== value) throw new Error('no such entry in the history');
+  lists.remove(id, i);
 }

@@ -1,0 +1,298 @@
+// Strings packed end to end as UTF-8 in one growable buffer, and found again by content through an
+// open-addressing hash table of their numbers: the history's customer, merchant and channel names
+// and its transaction ids. Millions of them would otherwise be millions of string objects and map
+// entries on the JavaScript heap, each traced by every full collection; packed, they are a few
+// typed arrays whose contents the collector never looks into.
+// A JavaScript string is hashed and compared against the stored bytes as its UTF-8 encoding, code
+// unit by code unit, so a lookup encodes nothing and allocates nothing.
+
+/** The next capacity of a growing array: half again, so one that has just grown past a size holds
+ *  at most a third of its capacity unused (doubling would leave up to half). */
+export function grown(capacity: number): number {
+  return capacity + (capacity >> 1);
+}
+
+/** Where a packed value starts, from its offset: stored as `-1 - start` when the row has no value.
+ *  Value k ends where value k + 1 starts. */
+export function packedStart(offset: number): number {
+  return offset < 0 ? -1 - offset : offset;
+}
+
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+/** The UTF-8 bytes of `s`, one at a time, as Buffer.write encodes it (a lone surrogate as U+FFFD). */
+function forEachUtf8Byte(s: string, byte: (b: number) => boolean): boolean {
+  for (let i = 0; i < s.length; i++) {
+    let c = s.charCodeAt(i);
+    if (c < 0x80) {
+      if (!byte(c)) return false;
+      continue;
+    }
+    if (c >= 0xd800 && c <= 0xdfff) {
+      const next = i + 1 < s.length ? s.charCodeAt(i + 1) : 0;
+      if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+        c = 0x10000 + ((c - 0xd800) << 10) + (next - 0xdc00);
+        i++;
+      } else c = 0xfffd;
+    }
+    if (c < 0x800) {
+      if (!byte(0xc0 | (c >> 6)) || !byte(0x80 | (c & 0x3f))) return false;
+    } else if (c < 0x10000) {
+      if (!byte(0xe0 | (c >> 12)) || !byte(0x80 | ((c >> 6) & 0x3f)) || !byte(0x80 | (c & 0x3f))) return false;
+    } else if (!byte(0xf0 | (c >> 18)) || !byte(0x80 | ((c >> 12) & 0x3f)) || !byte(0x80 | ((c >> 6) & 0x3f)) || !byte(0x80 | (c & 0x3f))) return false;
+  }
+  return true;
+}
+
+/** FNV-1a of bytes [start, end). */
+function hashBytes(bytes: Uint8Array, start: number, end: number): number {
+  let h = FNV_OFFSET;
+  for (let i = start; i < end; i++) h = Math.imul(h ^ bytes[i]!, FNV_PRIME);
+  return h >>> 0;
+}
+
+/** FNV-1a of the UTF-8 encoding of `s` (the same as hashBytes of the encoded bytes). */
+export function hashString(s: string): number {
+  let h = FNV_OFFSET;
+  let ascii = true;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) {
+      ascii = false;
+      break;
+    }
+    h = Math.imul(h ^ c, FNV_PRIME);
+  }
+  if (ascii) return h >>> 0;
+  h = FNV_OFFSET;
+  forEachUtf8Byte(s, (b) => {
+    h = Math.imul(h ^ b, FNV_PRIME);
+    return true;
+  });
+  return h >>> 0;
+}
+
+/** Whether bytes [start, end) are the UTF-8 encoding of `s`. A string's UTF-8 is as long as it
+ *  exactly when it is ASCII, and longer otherwise. */
+function equalsString(bytes: Uint8Array, start: number, end: number, s: string): boolean {
+  const n = end - start;
+  if (n === s.length) {
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80 || bytes[start + i] !== c) return false;
+    }
+    return true;
+  }
+  return n > s.length && slowEquals(bytes, start, end, s);
+}
+
+function slowEquals(bytes: Uint8Array, start: number, end: number, s: string): boolean {
+  let at = start;
+  return forEachUtf8Byte(s, (b) => at < end && bytes[at++] === b) && at === end;
+}
+
+/** Strings packed end to end as UTF-8 in one growable buffer, read back by number; a missing value
+ *  (undefined) is kept apart from the empty string. */
+export class PackedStrings {
+  private bytes = Buffer.allocUnsafe(1 << 12);
+  private used = 0;
+  /** Start of value k at [k], end at [k + 1]; negative start: no value. */
+  private offsets: Int32Array;
+  private count = 0;
+
+  /** `expected`: how many values are about to be pushed, when known. */
+  constructor(expected = 0) {
+    this.offsets = new Int32Array(Math.max(1025, expected + 2));
+  }
+
+  get length(): number {
+    return this.count;
+  }
+
+  /** Appends a value; returns its number. */
+  push(value: string | undefined): number {
+    if (this.count + 2 > this.offsets.length) {
+      const wider = new Int32Array(grown(this.offsets.length));
+      wider.set(this.offsets);
+      this.offsets = wider;
+    }
+    const start = this.used;
+    if (value !== undefined) {
+      const need = start + Buffer.byteLength(value, 'utf8');
+      if (need > this.bytes.length) {
+        if (need > 0x7fff_ffff) throw new Error('packed strings exceed 2 GB');
+        const wider = Buffer.allocUnsafe(Math.min(0x7fff_ffff, Math.max(need, grown(this.bytes.length))));
+        this.bytes.copy(wider, 0, 0, start);
+        this.bytes = wider;
+      }
+      this.used += this.bytes.write(value, start, 'utf8');
+    }
+    this.offsets[this.count] = value === undefined ? -1 - start : start;
+    this.offsets[++this.count] = this.used;
+    return this.count - 1;
+  }
+
+  get(k: number): string | undefined {
+    const start = this.offsets[k]!;
+    if (start < 0) return undefined;
+    return this.bytes.toString('utf8', start, packedStart(this.offsets[k + 1]!));
+  }
+
+  /** Whether value k is present and equal to `s`. */
+  equals(k: number, s: string): boolean {
+    const start = this.offsets[k]!;
+    return start >= 0 && equalsString(this.bytes, start, packedStart(this.offsets[k + 1]!), s);
+  }
+
+  /** hashString of value k (which must be present). */
+  hash(k: number): number {
+    return hashBytes(this.bytes, this.offsets[k]!, packedStart(this.offsets[k + 1]!));
+  }
+
+  /** Whether value k is missing. */
+  missing(k: number): boolean {
+    return this.offsets[k]! < 0;
+  }
+
+  /** Values `from` to `to` (exclusive) as stored: all the bytes, and their `to - from + 1` offsets
+   *  (views, not copies; valid until the next push). */
+  packed(from: number, to: number): { bytes: Buffer; offsets: Int32Array } {
+    return { bytes: this.bytes, offsets: this.offsets.subarray(from, to + 1) };
+  }
+
+  /** Bytes held, for memory accounting: the buffer and the offsets. */
+  get byteLength(): number {
+    return this.bytes.length + this.offsets.byteLength;
+  }
+}
+
+/** Finds packed strings by content: an open-addressing table (linear probing) of value numbers + 1
+ *  (0: empty), kept at most two-thirds full. Values are added by number; a missing one is not. */
+export class StringIndex {
+  private slots: Int32Array;
+  private mask: number;
+  private size = 0;
+
+  constructor(
+    private readonly strings: PackedStrings,
+    expected = 0,
+  ) {
+    let n = 16;
+    while (n * 2 < expected * 3) n *= 2;
+    this.slots = new Int32Array(n);
+    this.mask = n - 1;
+  }
+
+  /** Indexes value k (present); the first value indexed of equal ones is the one found. */
+  add(k: number): void {
+    if ((this.size + 1) * 3 > this.slots.length * 2) this.rehash(this.slots.length * 2);
+    this.place(k, this.strings.hash(k));
+    this.size++;
+  }
+
+  private place(k: number, hash: number): void {
+    let i = hash & this.mask;
+    while (this.slots[i] !== 0) i = (i + 1) & this.mask;
+    this.slots[i] = k + 1;
+  }
+
+  /** The number of the value equal to `s`, or -1. */
+  find(s: string, hash = hashString(s)): number {
+    const slots = this.slots;
+    for (let i = hash & this.mask; ; i = (i + 1) & this.mask) {
+      const k = slots[i]! - 1;
+      if (k < 0) return -1;
+      if (this.strings.equals(k, s)) return k;
+    }
+  }
+
+  private rehash(n: number): void {
+    const old = this.slots;
+    this.slots = new Int32Array(n);
+    this.mask = n - 1;
+    for (const v of old) if (v !== 0) this.place(v - 1, this.strings.hash(v - 1));
+  }
+
+  get byteLength(): number {
+    return this.slots.byteLength;
+  }
+}
+
+/** Interned strings: each distinct value stored once, referred to by its number. */
+export class StringTable {
+  private readonly strings: PackedStrings;
+  private readonly index: StringIndex;
+  /** Values as strings, made on the first `names()` (the batch job's result lines need them). */
+  private materialised: string[] | undefined;
+  /** The value found last and its number: the history looks the same customer up several times
+   *  for one transaction, and a string compared with itself is compared by reference. */
+  private lastValue: string | undefined;
+  private lastNumber = -1;
+
+  constructor(expected = 0) {
+    this.strings = new PackedStrings(expected);
+    this.index = new StringIndex(this.strings, expected);
+  }
+
+  get size(): number {
+    return this.strings.length;
+  }
+
+  /** The value's number, added if new. */
+  id(value: string): number {
+    const k = this.find(value);
+    if (k >= 0) return k;
+    const added = this.strings.push(value);
+    this.index.add(added);
+    this.materialised?.push(value);
+    this.lastValue = value;
+    this.lastNumber = added;
+    return added;
+  }
+
+  /** The value's number, or -1 when it was never added. */
+  find(value: string): number {
+    if (value === this.lastValue) return this.lastNumber;
+    const k = this.index.find(value);
+    if (k >= 0) {
+      this.lastValue = value;
+      this.lastNumber = k;
+    }
+    return k;
+  }
+
+  name(k: number): string {
+    return this.materialised?.[k] ?? this.strings.get(k)!;
+  }
+
+  /** Every value by number, as strings (kept from then on: for a short-lived table that reads them
+   *  all, such as a batch job's). */
+  names(): readonly string[] {
+    if (!this.materialised) {
+      this.materialised = [];
+      for (let k = 0; k < this.strings.length; k++) this.materialised.push(this.strings.get(k)!);
+    }
+    return this.materialised;
+  }
+
+  get byteLength(): number {
+    return this.strings.byteLength + this.index.byteLength;
+  }
+}
+
+/** Interned strings kept as JavaScript strings, for a short-lived writer that hands them on in
+ *  order (a kept dataset's chunks): each distinct value stored once, referred to by its index. */
+export class Interned {
+  readonly values: string[] = [];
+  private readonly index = new Map<string, number>();
+
+  id(value: string): number {
+    let i = this.index.get(value);
+    if (i === undefined) {
+      i = this.values.push(value) - 1;
+      this.index.set(value, i);
+    }
+    return i;
+  }
+}

@@ -1,0 +1,56 @@
+// The history as it was before its columnar form: kept, unchanged, as the reference the tests hold
+// the columnar history to (test/domain/history-reference.test.ts). Not used by the service.
+// Sorted-array helpers: the gallop-and-bisect count of an ascending array's entries below a time,
+// which every point-in-time query comes down to (the series, the label series, the history's
+// per-merchant and per-customer time lists, and the training tools' handbook features), and the
+// per-key ascending lists the history keeps in maps (append, insert, remove in place).
+
+/** Entries of an ascending array strictly below `t`. Queries mostly ask about recent times (windows
+ *  ending now, the last few minutes or days), so the search gallops back from the end first: it
+ *  touches the array's tail, which is in cache, instead of probing from the middle of a long array. */
+export function countBelow(a: readonly number[] | undefined, t: number): number {
+  if (!a) return 0;
+  const n = a.length;
+  if (n === 0 || a[n - 1]! < t) return n;
+  // a[hi] >= t; widen the step until a[lo] < t or the start is passed.
+  let hi = n - 1;
+  let step = 1;
+  let lo = hi - step;
+  while (lo >= 0 && a[lo]! >= t) {
+    hi = lo;
+    step *= 2;
+    lo = hi - step;
+  }
+  // The answer is in (lo, hi]: the first index whose value is >= t.
+  lo = lo < 0 ? 0 : lo + 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (a[mid]! < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+export function append(map: Map<string, number[]>, key: string, value: number): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+/** Inserts keeping the list ascending (values mostly arrive near the end). */
+export function insertSorted(map: Map<string, number[]>, key: string, value: number): void {
+  const list = map.get(key);
+  if (!list) return void map.set(key, [value]);
+  let i = list.length;
+  while (i > 0 && list[i - 1]! > value) i--;
+  list.splice(i, 0, value);
+}
+
+/** Removes one occurrence of `value` from an ascending list. */
+export function removeSorted(map: Map<string, number[]>, key: string, value: number): void {
+  const list = map.get(key);
+  const i = list ? countBelow(list, value) : -1;
+  if (!list || list[i] !== value) throw new Error('no such entry in the history');
+  list.splice(i, 1);
+  if (list.length === 0) map.delete(key);
+}
