@@ -141,6 +141,7 @@ export class Sandbox {
     if (!isDeepStrictEqual(fresh, this.facts)) this.facts = this.remember(fresh);
     const history = new History(this.labelDelay).withRecords(rows.length);
     for (const r of rows) history.add(r);
+    history.compact();
     this.built = { history, ringIndex: new RingIndex(detectRings(history.transactions, this.asOf, { labelDelay: this.labelDelay })) };
     // The build drops a quarter of a million simulated rows and the detector's graph: hand their
     // pages back now, as start-up does for its own garbage, or they stay resident.

@@ -94,6 +94,12 @@ export class Neighbours {
     return { customers, compromised };
   }
 
+  /** Packs the lists (see Lists.compact). */
+  compact(): void {
+    this.customerTimes.compact();
+    this.compromisedTimes.compact();
+  }
+
   get byteLength(): number {
     return this.customerTimes.byteLength + this.compromisedTimes.byteLength + this.compromisedAt.byteLength;
   }

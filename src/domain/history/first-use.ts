@@ -94,6 +94,11 @@ export class Uses {
     return this.lists.lists;
   }
 
+  /** Packs the lists (see Lists.compact). */
+  compact(): void {
+    this.lists.compact();
+  }
+
   get byteLength(): number {
     return this.lists.byteLength;
   }

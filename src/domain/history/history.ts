@@ -326,6 +326,21 @@ export class History {
       }
     }
     for (const c of compromised) this.refreshCompromised(c);
+    this.compact();
+  }
+
+  /** Packs every part into columns the size of what it holds (a load or a bulk build adds entries
+   *  as they come, which leaves room behind). */
+  compact(): void {
+    this.records.trim();
+    this.customers.compact();
+    this.merchants.compact();
+    this.channels.compact();
+    this.merchantLabels.compact();
+    this.channelLabels.compact();
+    this.customerFrauds.compact();
+    this.uses.compact();
+    this.neighbours.compact();
   }
 
   /** The merchant's distinct customers whose first payment there is strictly before `t`, and how

@@ -179,6 +179,12 @@ export class LabelStore {
     out[at + 1] = this.fraudsBefore(e, b) - this.fraudsBefore(e, a) + base * this.baseFrauds[e]!;
   }
 
+  /** Packs the lists (see Lists.compact). */
+  compact(): void {
+    this.entries.compact();
+    this.checkpoints.compact();
+  }
+
   get byteLength(): number {
     return this.entries.byteLength + this.checkpoints.byteLength + 4 * this.floor.byteLength;
   }

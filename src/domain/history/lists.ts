@@ -149,6 +149,45 @@ export class Lists {
     this.length[id] = len - k;
   }
 
+  /** Moves every list into new columns, end to end, each with room for an eighth more entries
+   *  (and one): after a load, which added every entry as it came, the columns hold what the lists
+   *  hold and little else; free blocks are gone. */
+  compact(): void {
+    const n = this.start.length;
+    let total = 0;
+    for (let l = 0; l < n; l++) {
+      const len = this.length[l]!;
+      total += len === 0 ? 0 : len + (len >> 3) + 1;
+    }
+    const size = Math.max(1024, total);
+    const move = <T extends Int32Array | Float64Array | Int8Array>(old: T, make: (n: number) => T): T => {
+      const col = make(size);
+      let at = 0;
+      for (let l = 0; l < n; l++) {
+        const len = this.length[l]!;
+        if (len === 0) continue;
+        col.set(old.subarray(this.start[l]!, this.start[l]! + len), at);
+        at += len + (len >> 3) + 1;
+      }
+      return col;
+    };
+    for (let c = 0; c < this.ints.length; c++) this.ints[c] = move(this.ints[c]!, (k) => new Int32Array(k));
+    for (let c = 0; c < this.floats.length; c++) this.floats[c] = move(this.floats[c]!, (k) => new Float64Array(k));
+    for (let c = 0; c < this.bytes.length; c++) this.bytes[c] = move(this.bytes[c]!, (k) => new Int8Array(k));
+    let at = 0;
+    for (let l = 0; l < n; l++) {
+      const len = this.length[l]!;
+      const capacity = len === 0 ? 0 : len + (len >> 3) + 1;
+      this.start[l] = at;
+      this.capacity[l] = capacity;
+      at += capacity;
+    }
+    this.top = total;
+    this.size = size;
+    this.free.fill(-1);
+    this.freeEntries = 0;
+  }
+
   private allocate(capacity: number): number {
     // A free block of the class that guarantees the size: blocks of class c hold at least 2^c.
     const wanted = classOf(capacity) + (capacity & (capacity - 1) ? 1 : 0);

@@ -249,11 +249,21 @@ export class RecordStore {
     return this.capacity * (8 + 8 + 4 + 4 + 4 + 1 + 8) + this.ids.byteLength + (this.idIndex?.byteLength ?? 0) + this.entities.byteLength;
   }
 
+  /** Shrinks the columns to the records held and a sixteenth more (after a load). */
+  trim(): void {
+    this.resize(Math.max(1024, this.count + (this.count >> 4)));
+    this.ids.trim();
+  }
+
   private grow(): void {
-    this.capacity = grown(this.capacity);
+    this.resize(grown(this.capacity));
+  }
+
+  private resize(capacity: number): void {
+    this.capacity = capacity;
     const widen = <T extends Float64Array | Int32Array | Int8Array>(a: T, make: (n: number) => T): T => {
       const b = make(this.capacity);
-      b.set(a);
+      b.set(a.subarray(0, this.count));
       return b;
     };
     this.times = widen(this.times, (n) => new Float64Array(n));

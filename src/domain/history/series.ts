@@ -288,6 +288,12 @@ export class SeriesStore {
     return { sum: this.prefix(e, n, false) - this.prefix(e, 0, false), squares: this.withSquares ? this.prefix(e, n, true) - this.prefix(e, 0, true) : 0 };
   }
 
+  /** Packs the lists (see Lists.compact). */
+  compact(): void {
+    this.entries.compact();
+    this.checkpoints.compact();
+  }
+
   get byteLength(): number {
     return this.entries.byteLength + this.checkpoints.byteLength + 6 * this.dropped.byteLength;
   }

@@ -133,6 +133,16 @@ export class PackedStrings {
     return this.count - 1;
   }
 
+  /** Shrinks the buffers to what is held and a sixteenth more. */
+  trim(): void {
+    const bytes = Buffer.allocUnsafe(Math.max(1 << 12, this.used + (this.used >> 4)));
+    this.bytes.copy(bytes, 0, 0, this.used);
+    this.bytes = bytes;
+    const offsets = new Int32Array(Math.max(1025, this.count + 2 + (this.count >> 4)));
+    offsets.set(this.offsets.subarray(0, this.count + 1));
+    this.offsets = offsets;
+  }
+
   get(k: number): string | undefined {
     const start = this.offsets[k]!;
     if (start < 0) return undefined;
