@@ -16,7 +16,7 @@
 import { UndirectedGraph } from 'graphology';
 import { channelOf, type HistoryTransaction } from '../../../src/domain/transaction.ts';
 import { countNeighbours, customerNode, loadPair, moveCompromised, notePair, notePairLate } from './customer-merchant-graph.ts';
-import { keepEarliest, Usage } from './first-use.ts';
+import { distinctBefore, keepEarliest, usedBefore, Usage } from './first-use.ts';
 import { HorizonError, WINDOW_HORIZON_MS, type EntityTotals } from '../../../src/domain/history/horizon.ts';
 import { LabelSeries } from './label-series.ts';
 import { RecordStore } from './records.ts';
@@ -391,6 +391,31 @@ export class History {
 
   channel(key: string): Series {
     return this.channels.get(key) ?? EMPTY;
+  }
+
+  /** The features' questions about first uses, answered from the usage maps as the features asked
+   *  them of this history. */
+  usedBefore(customerId: string, kind: 'merchant' | 'channel' | 'location', key: string, t: number): boolean {
+    const u = this.customerUsage(customerId);
+    return usedBefore(kind === 'merchant' ? u.merchants : kind === 'channel' ? u.channels : u.locations, key, t);
+  }
+
+  distinctBefore(customerId: string, kind: 'merchant' | 'channel' | 'location', t: number): number {
+    const u = this.customerUsage(customerId);
+    return distinctBefore(kind === 'merchant' ? u.merchants : kind === 'channel' ? u.channels : u.locations, t);
+  }
+
+  /** The graph's pairs and compromised times, as the columnar history lists them. */
+  forEachPair(each: (customerId: string, merchantId: string, first: number) => void): void {
+    this.graph.forEachEdge((_e, a, source, target) => {
+      const [c, m] = source.startsWith('c:') ? [source, target] : [target, source];
+      each(c.slice(2), m.slice(2), a.first);
+    });
+  }
+
+  customerCompromisedAt(id: string): number | undefined {
+    const c = customerNode(id);
+    return this.graph.hasNode(c) ? this.graph.getNodeAttribute(c, 'fraudKnownAt') : undefined;
   }
 
   customerUsage(id: string): { merchants: Map<string, number>; channels: Map<string, number>; locations: Map<string, number> } {

@@ -1,0 +1,150 @@
+// The columnar history against the history it replaced (kept under test/support/reference-history):
+// on random histories, in time order, with late arrivals, loaded from a floor with the rest as
+// totals, and with outcomes changed after the fact (of transactions held and of ones held only in
+// totals), every question a score can ask gets the same answer from both, bit for bit: every
+// feature of every probe, every window, mean and spread, label count, neighbour count, first use,
+// pair, compromised time and prior count. An outcome change one refuses, the other refuses too.
+// Evidence lists differ by design past the horizon: the reference kept every transaction of an
+// entity in memory, the columnar history drops them with the series (a score reads those from the
+// database); within the horizon they are the same.
+
+import t from 'tap';
+import { DEFAULT_LABEL_DELAY_MS, History } from '../../src/domain/history/history.ts';
+import { WINDOW_HORIZON_MS, type EntityTotals } from '../../src/domain/history/horizon.ts';
+import { channelOf } from '../../src/domain/transaction.ts';
+import { Rng } from '../../src/domain/rng.ts';
+import { History as ReferenceHistory } from '../support/reference-history/history.ts';
+import { answers, CHANNELS, CUSTOMERS, DAY, differences, generate, HOUR, MERCHANTS, MINUTE, probes, type Tx } from '../support/history-fixtures.ts';
+
+type Either = History | ReferenceHistory;
+const QUERY_OFFSETS = [0, 1, MINUTE, HOUR, 2 * DAY];
+
+/** The answers of a reference history, through the same questions. */
+const ask = (h: Either, q: number, p: ReturnType<typeof probes>, records = true) => answers(h as History, q, p, { records });
+
+/** Loads `rows` into `h` from `floor` on, the rest as the totals the database keeps (in the order
+ *  recorded); returns the record index of each held transaction. */
+function loadInto(h: Either, rows: readonly Tx[], floor: number): Map<string, number> {
+  h.withRecords().loadFrom(floor);
+  const uses = new Map<string, number>();
+  const totals = new Map<string, EntityTotals>();
+  const known = (tx: Tx) => tx.labelKnownAt ?? tx.time + DEFAULT_LABEL_DELAY_MS;
+  for (const tx of rows) {
+    for (const [kind, key] of [['merchant', tx.merchant_id], ['channel', channelOf(tx)], ['location', tx.location]] as const) {
+      const k = `${tx.customer_id}\u0000${kind}\u0000${key}`;
+      uses.set(k, Math.min(uses.get(k) ?? Infinity, tx.time));
+    }
+    for (const [kind, key] of [['customer', tx.customer_id], ['merchant', tx.merchant_id], ['channel', channelOf(tx)]] as const) {
+      const k = `${kind}\u0000${key}`;
+      let e = totals.get(k);
+      if (!e) totals.set(k, (e = { kind, key, transactions: 0, amountSum: 0, amountSquares: 0, last: -Infinity, labels: 0, frauds: 0, firstFraudKnown: null }));
+      e.transactions++;
+      e.amountSum += tx.amount;
+      e.amountSquares += tx.amount * tx.amount;
+      e.last = Math.max(e.last, tx.time);
+      if (tx.label === 0 || tx.label === 1) {
+        e.labels++;
+        e.frauds += tx.label;
+        if (tx.label === 1) e.firstFraudKnown = Math.min(e.firstFraudKnown ?? Infinity, known(tx));
+      }
+    }
+  }
+  for (const [k, first] of uses) {
+    const [customer, kind, key] = k.split('\u0000') as [string, 'merchant' | 'channel' | 'location', string];
+    h.loadUse(customer, kind, key, first);
+  }
+  const ids = new Map<string, number>();
+  for (const tx of [...rows].sort((a, b) => a.time - b.time)) {
+    if (tx.time >= floor) ids.set(tx.transaction_id, h.add(tx));
+    else if ((tx.label === 0 || tx.label === 1) && known(tx) >= floor) h.loadLabel(tx, tx.label, known(tx));
+  }
+  h.finishLoad(totals.values());
+  return ids;
+}
+
+/** Both histories' answers at a few times after `newest`: the questions whose answers differ. The
+ *  evidence lists of `ours` are those of `theirs` up to the horizon: the same newest ones, every one
+ *  within the horizon, and nothing theirs does not list. */
+function compare(ours: History, theirs: ReferenceHistory, newest: number, p: ReturnType<typeof probes>): string[] {
+  const out: string[] = [];
+  for (const offset of QUERY_OFFSETS) out.push(...differences(ask(ours, newest + offset, p, false), ask(theirs, newest + offset, p, false)).map((d) => `+${offset} ms: ${d}`));
+  const keys = { customer: CUSTOMERS, merchant: MERCHANTS, channel: CHANNELS } as const;
+  for (const role of ['customer', 'merchant', 'channel'] as const) {
+    for (const key of keys[role]) {
+      for (const before of [newest + 1, newest - HOUR]) {
+        const a = ours.recent(role, key, before, 12).map((r) => JSON.stringify(r));
+        const b = theirs.recent(role, key, before, 12).map((r) => JSON.stringify(r));
+        const within = theirs.recent(role, key, before, 12).filter((r) => r.time > newest - WINDOW_HORIZON_MS).length;
+        if (a.length < within || a.some((r, i) => r !== b[i])) out.push(`recent ${role} ${key} before ${before}: ours ${a.join(' ')}, theirs ${b.join(' ')}`);
+      }
+    }
+  }
+  return out.slice(0, 5);
+}
+
+for (const seed of [1, 2, 3, 4]) {
+  t.test(`seed ${seed}: in time order and with late arrivals, the same answers`, async (t) => {
+    const rng = new Rng(seed);
+    const rows = generate(rng, 2500);
+    const p = probes(rng, 40);
+    const inOrder = [new History().withRecords(), new ReferenceHistory().withRecords()] as const;
+    for (const tx of rows) for (const h of inOrder) h.add(tx);
+    const newest = rows[rows.length - 1]!.time;
+    t.same(compare(inOrder[0], inOrder[1], newest, p), [], 'in time order');
+
+    // Arrival displaced by up to 10 positions, as commits from several processes come.
+    const arrival = rows.map((tx, i) => ({ tx, key: i + rng.uniform() * 10 })).sort((x, y) => x.key - y.key).map((x) => x.tx);
+    const late = [new History().withRecords(), new ReferenceHistory().withRecords()] as const;
+    for (const tx of arrival) for (const h of late) h.add(tx);
+    t.same(compare(late[0], late[1], newest, p), [], 'with late arrivals');
+  });
+
+  t.test(`seed ${seed}: loaded from a floor, as transactions and outcomes arrive, the same answers`, async (t) => {
+    const rng = new Rng(100 + seed);
+    const all = generate(rng, 2200);
+    const stored = all.slice(0, 1800);
+    const later = all.slice(1800);
+    const newest = stored[stored.length - 1]!.time;
+    const floor = newest - WINDOW_HORIZON_MS;
+    const p = probes(rng, 40);
+    const ours = new History();
+    const theirs = new ReferenceHistory();
+    const ourIds = loadInto(ours, stored, floor);
+    const theirIds = loadInto(theirs, stored, floor);
+    t.same(compare(ours, theirs, newest, p), [], 'loaded');
+
+    const current = new Map(stored.map((tx) => [tx.transaction_id, { ...tx }]));
+    let refused = 0;
+    let changed = 0;
+    for (const tx of later) {
+      ourIds.set(tx.transaction_id, ours.add(tx));
+      theirIds.set(tx.transaction_id, theirs.add(tx));
+      current.set(tx.transaction_id, { ...tx });
+      if (rng.uniform() >= 0.3) continue;
+      // An outcome reported now for an earlier transaction, held or in totals only.
+      const target = stored[rng.below(stored.length)]!;
+      const old = current.get(target.transaction_id)!;
+      const label: 0 | 1 = rng.uniform() < 0.5 ? 1 : 0;
+      if (old.label === label) continue;
+      const outcome = (h: Either, ids: Map<string, number>): string => {
+        const k = ids.get(target.transaction_id);
+        try {
+          if (k !== undefined) h.setOutcome(k, label, tx.time);
+          else h.relabel(old, old.label, old.label === undefined ? Number.NaN : (old.labelKnownAt ?? old.time + DEFAULT_LABEL_DELAY_MS), label, tx.time);
+          return 'applied';
+        } catch (e) {
+          return (e as Error).name;
+        }
+      };
+      const a = outcome(ours, ourIds);
+      const b = outcome(theirs, theirIds);
+      t.equal(a, b, `the outcome of ${target.transaction_id}: both ${b}`);
+      if (a === 'applied') {
+        changed++;
+        current.set(target.transaction_id, { ...old, label, labelKnownAt: tx.time });
+      } else refused++;
+    }
+    t.ok(changed > 20, `${changed} outcomes changed, ${refused} refused by both`);
+    t.same(compare(ours, theirs, later[later.length - 1]!.time, p), [], 'after every arrival and outcome');
+  });
+}
