@@ -32,7 +32,9 @@ class Channels {
   private location = new Int32Array(64).fill(-1);
   private paymentType = new Int32Array(64).fill(-1);
 
-  constructor(private readonly places: StringTable) {}
+  constructor(private readonly places: StringTable) {
+    this.keys.names();
+  }
 
   /** The channel of a payment type and a location. */
   id(paymentType: string, location: string): number {
@@ -85,7 +87,7 @@ export class RecordStore {
   private idIndex: StringIndex | undefined;
   /** Customer and merchant ids. */
   readonly entities: StringTable;
-  /** Locations and payment types. */
+  /** Locations and payment types (few: kept as strings too, read back without decoding). */
   readonly places = new StringTable();
   readonly channels: Channels;
 
@@ -102,6 +104,7 @@ export class RecordStore {
     this.knownAt = new Float64Array(n);
     this.ids = new PackedStrings(expected);
     this.entities = new StringTable(expected >> 4);
+    this.places.names();
     this.channels = new Channels(this.places);
   }
 
