@@ -136,7 +136,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 // Every value is a function of the row's number x (0 the oldest) or of its customer or merchant
 // number, through hashint8extended with a salt of its own: the same command makes the same rows on
 // either database, in time order (the order a history is recorded in, so the table's heap follows
-// time as a real one does), with no lookup tables.
+// time as a real one does), with no lookup tables. `OFFSET 0` keeps each level a level of its own:
+// flattened, every use of a column would compute its expression again.
 const MASK52 = 4503599627370495;
 /** A uniform number in (0, 1) from `expr` and a salt. */
 const U = (expr: string, salt: number) => `((hashint8extended(${expr}, ${salt}) & ${MASK52})::float8 + 0.5) / ${MASK52 + 1}.0`;
@@ -195,8 +196,8 @@ function seedSql(n: number): string {
       FROM (
         SELECT x, $2::float8 - ${30 * DAY}::float8 + (x + ${U('x', 1)}) * ${spacing}::float8 AS t,
                ${PICK(customers, CUSTOMER_SIGMA, 'x', 10)} AS c
-        FROM generate_series($3::bigint, $4::bigint) AS x) AS a,
-      LATERAL (SELECT ${H('c', 20, cities)} AS home, exp(3 + 0.7 * ${Z('c', 22)}) AS spend) AS who) AS b) AS r`;
+        FROM generate_series($3::bigint, $4::bigint) AS x OFFSET 0) AS a,
+      LATERAL (SELECT ${H('c', 20, cities)} AS home, exp(3 + 0.7 * ${Z('c', 22)}) AS spend) AS who OFFSET 0) AS b OFFSET 0) AS r`;
 }
 
 /** Runs one statement on the database being seeded. */
