@@ -46,6 +46,13 @@ const TrainingLimits = z.object({
   features: z.record(z.string(), Count).describe('Channel → how many features it has'),
 });
 
+const mb = (bytes: number) => Math.round(bytes / 104_857.6) / 10;
+
+function memoryNow() {
+  const m = process.memoryUsage();
+  return { rss_mb: mb(m.rss), heap_used_mb: mb(m.heapUsed), heap_total_mb: mb(m.heapTotal), array_buffers_mb: mb(m.arrayBuffers) };
+}
+
 export function publicRoutes(app: FastifyInstance, service: Service): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
 
@@ -73,6 +80,14 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
           history_transactions: z.number().int().describe('Transactions in the public sandbox (the example history guests score against)'),
           organizations_loaded: z.number().int().describe("Organizations whose live history this process holds in memory"),
           jobs_running: z.record(z.string(), z.number().int()).describe('Jobs this process is running now, by kind (`score`, `history_import`, `rings`); empty when idle'),
+          memory: z
+            .object({
+              rss_mb: z.number().nonnegative().describe('Resident memory of the process'),
+              heap_used_mb: z.number().nonnegative().describe("The main thread's JavaScript heap in use (live objects and garbage not yet collected)"),
+              heap_total_mb: z.number().nonnegative().describe("The main thread's JavaScript heap reserved"),
+              array_buffers_mb: z.number().nonnegative().describe('ArrayBuffers and Buffers, outside the heap'),
+            })
+            .describe("This process's memory now (process.memoryUsage(), MB to 0.1): what holding organizations' histories costs"),
           started_at: z.string(),
           startup_ms: z.record(z.string(), z.number()),
         }),
@@ -96,6 +111,7 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
       history_transactions: service.sandbox.size,
       organizations_loaded: service.tenants.size,
       jobs_running: service.jobs?.runningByKind ?? {},
+      memory: memoryNow(),
       started_at: new Date(service.startedAt).toISOString(),
       startup_ms: service.startup,
     };

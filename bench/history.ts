@@ -1,0 +1,591 @@
+// `npm run bench:history [-- --quick]`: what a realistic payment team's history costs a server
+// process, measured before anything is optimised. Each process keeps, per organization, the last 31
+// days of transactions in its JavaScript heap (src/live/tenants.ts, src/domain/history/history.ts).
+// One organization's last 30 days are seeded with 1,000,000 and 5,000,000 transactions (100,000 and
+// 500,000 with --quick), on the embedded database and on PostgreSQL, deterministically in SQL: about
+// N/20 customers and N/1,000 merchants with lognormal-like weights, each customer paying a handful of
+// favourite merchants (mostly in its home city) plus occasional others, the simulator's cities and
+// payment types, lognormal amounts in cents, 2 % fraud whose outcome is known 5–30 days later
+// (legitimate ones 1–5 days), so the newest outcomes are unknown. Ids are shaped like a payment
+// provider's (`pay_` + 20 hex digits, `cus_` + 14, `acct_` + 16): a history holds every id, so short
+// synthetic ones would understate its memory. In one `npm start` process per size: an empty second
+// organization's recorded scores at a fixed 300 req/s (the baseline); the large organization's
+// first score (its history's load), the memory it then holds (resident, and the heap from
+// /api/health), its own scores at 300 req/s, and the empty organization's again while it is held;
+// in a second process, the empty organization's latency while the large one loads. Prints a table,
+// then one JSON object.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
+import autocannon from 'autocannon';
+import postgres from 'postgres';
+import { withoutSecondaryIndexes } from './database.ts';
+import { benchmarkCommandLine, quick } from './harness.ts';
+import { memoryMb, resetPeakMemory, root, startFlags, waitFor } from './server-process.ts';
+import { scoreRequests } from './requests.ts';
+import { oneOf, UsageError, type Option } from '../tools/command-line.ts';
+import { openDatabase } from '../src/storage/open.ts';
+import { CITIES, PAYMENT_TYPES } from '../src/domain/simulate.ts';
+import { SignIn } from '../test/support/processes.ts';
+import { tempDir } from '../test/support/temp.ts';
+
+const sizesOption: Option<number[] | undefined> = {
+  value: 'N,N',
+  description: 'the history sizes to seed, comma-separated (default 1000000,5000000; with --quick 100000,500000)',
+  absent: undefined,
+  parse: (raw) => {
+    const sizes = raw.split(',').map((s) => s.trim().replace(/_/g, ''));
+    if (!sizes.every((s) => /^\d+$/.test(s) && Number(s) >= 1_000 && Number(s) <= 50_000_000)) throw new UsageError(`must be whole numbers from 1000 to 50000000, comma-separated, got ${JSON.stringify(raw)}`);
+    return sizes.map(Number);
+  },
+};
+
+const options = benchmarkCommandLine({
+  name: 'bench:history',
+  about: "What one organization's 31-day history of 1 M and 5 M transactions costs a server process: its load, its memory, latency at 300 req/s.",
+  quick: 'seeds 100,000 and 500,000 transactions, 5 s a load instead of 20 s (about 3 minutes a back end)',
+  options: {
+    backend: oneOf(['embedded', 'postgres', 'both'], 'the database(s) to run on (default: both with DATABASE_URL, else embedded)'),
+    sizes: sizesOption,
+  },
+  notes: ['DATABASE_URL: a PostgreSQL server on which this role may create and drop databases (each size gets its own, dropped at the end). Without it only the embedded database runs.'],
+});
+
+const adminUrl = process.env.DATABASE_URL || undefined;
+const backendChoice = options.backend ?? (adminUrl ? 'both' : 'embedded');
+if (backendChoice !== 'embedded' && !adminUrl) {
+  process.stderr.write('bench:history: --backend postgres or both needs DATABASE_URL\n');
+  process.exit(2);
+}
+const BACKENDS = (backendChoice === 'both' ? ['postgres', 'embedded'] : [backendChoice]) as Backend[];
+type Backend = 'embedded' | 'postgres';
+const SIZES = options.sizes ?? (quick ? [100_000, 500_000] : [1_000_000, 5_000_000]);
+
+const DAY = 86_400_000;
+/** Seconds of each fixed-rate load. */
+const DURATION = quick ? 5 : 20;
+/** The fixed rate: well below what one process serves here (bench:http: ≈ 2,000 recorded req/s),
+ *  so latency shows how long the event loop is held, not how two cores are shared. */
+const RATE = 300;
+/** Enough connections that a stall of 100 ms does not lower the rate sent. */
+const CONNECTIONS = 32;
+/** Rows per INSERT statement: each statement's triggers aggregate its rows once. */
+const CHUNK = 250_000;
+/** The first score may take minutes (a 5 M history); a slow load is a result, not an error. */
+const FIRST_SCORE_TIMEOUT_MS = 20 * 60_000;
+// The server's clock is the real one: every row is within the last 30 days, one day inside the
+// 31-day horizon, so that the minutes the run takes never move a row out of it.
+const NOW = Math.floor(Date.now() / 60_000) * 60_000;
+
+const started = performance.now();
+const say = (msg: string) => process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1)} s] ${msg}\n`);
+const round1 = (x: number) => Math.round(x * 10) / 10;
+
+// --- what is cleaned up, whatever happens --------------------------------------------------------
+const admin = adminUrl ? postgres(adminUrl, { max: 1, onnotice: () => {} }) : undefined;
+const databases = new Set<string>();
+const directories = new Set<string>();
+const children = new Set<ChildProcess>();
+const loads = new Set<{ stop(): void }>();
+let signIn: SignIn | undefined;
+
+function stop(child: ChildProcess): Promise<void> {
+  children.delete(child);
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  // A server stuck in a collection near its heap limit may not stop in time.
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  return exited.finally(() => clearTimeout(timer));
+}
+
+async function dropDatabase(name: string): Promise<void> {
+  databases.delete(name);
+  await admin!.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch((e: Error) => say(`could not drop ${name}: ${e.message}`));
+}
+
+async function removeDirectory(dir: string): Promise<void> {
+  directories.delete(dir);
+  await rm(dir, { recursive: true, force: true });
+}
+
+let cleaned: Promise<void> | undefined;
+function cleanUp(): Promise<void> {
+  cleaned ??= (async () => {
+    for (const l of loads) l.stop();
+    await Promise.all([...children].map(stop));
+    await signIn?.close().catch(() => {});
+    for (const name of [...databases]) await dropDatabase(name);
+    for (const dir of [...directories]) await removeDirectory(dir);
+    await admin?.end({ timeout: 5 });
+  })();
+  return cleaned;
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    say(`${signal}: cleaning up`);
+    void cleanUp().finally(() => process.exit(130));
+  });
+}
+
+// --- seeding -------------------------------------------------------------------------------------
+// Every value is a function of the row's number x (0 the oldest) or of its customer or merchant
+// number, through hashint8extended with a salt of its own: the same command makes the same rows on
+// either database, in time order (the order a history is recorded in, so the table's heap follows
+// time as a real one does), with no lookup tables. `OFFSET 0` keeps each level a level of its own:
+// flattened, every use of a column would compute its expression again.
+const MASK52 = 4503599627370495;
+/** A uniform number in (0, 1) from `expr` and a salt. */
+const U = (expr: string, salt: number) => `((hashint8extended(${expr}, ${salt}) & ${MASK52})::float8 + 0.5) / ${MASK52 + 1}.0`;
+/** A standard normal number (Box–Muller). */
+const Z = (expr: string, salt: number) => `(sqrt(-2 * ln(${U(expr, salt)})) * cos(2 * pi() * ${U(expr, salt + 1)}))`;
+/** A whole number from 0 to `n`−1. */
+const H = (expr: string, salt: number, n: number) => `((hashint8extended(${expr}, ${salt}) & 9223372036854775807) % ${n})`;
+/** One of `n` entities, rank r drawn with a weight growing as a lognormal's quantile of r
+ *  (exp(σ·Φ⁻¹(r))): r = Φ(z + σ) for a standard normal z has exactly that density. Φ is
+ *  approximated by a logistic, so the weights are lognormal-like: a long tail of heavy entities. */
+const PICK = (n: number, sigma: number, expr: string, salt: number) => `least(${n - 1}, floor(${n} / (1 + exp(-1.702 * (${Z(expr, salt)} + ${sigma})))))::bigint`;
+
+/** Customers' weights: σ 0.75 puts the median customer at about 15 payments a month for a mean of
+ *  20, a few percent above 60. */
+const CUSTOMER_SIGMA = 0.75;
+/** Merchants' weights: σ 1 spreads a mean of 1,000 payments a month from tens to several thousand. */
+const MERCHANT_SIGMA = 1.0;
+const FRAUD_RATE = 0.02;
+
+function seedSql(n: number): string {
+  const customers = Math.max(1, Math.round(n / 20));
+  // Merchant m is in city m mod 12, so a city's merchants are picked as a rank within the city.
+  const cities = CITIES.length;
+  const perCity = Math.max(1, Math.round(n / 1_000 / cities));
+  const merchants = perCity * cities;
+  const spacing = (30 * DAY - 60_000) / n;
+  const list = (xs: readonly string[]) => `(ARRAY[${xs.map((x) => `'${x}'`).join(',')}])`;
+  return `
+  INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source, label, label_known_ms)
+  SELECT $1, 'pay_' || substr(md5('bench-history:' || x), 1, 20), t,
+         greatest(0.5, round((spend * exp(0.5 * ${Z('m', 60)}) * exp(0.45 * ${Z('x', 62)}))::numeric, 2)::float8),
+         'cus_' || substr(md5('customer:' || c), 1, 14), 'acct_' || substr(md5('merchant:' || m), 1, 16),
+         ${list(CITIES)}[1 + CASE WHEN pt = 0 THEN m % ${cities} ELSE home END],
+         ${list(PAYMENT_TYPES)}[1 + pt],
+         'import',
+         CASE WHEN known <= $2::float8 THEN fraud END, CASE WHEN known <= $2::float8 THEN known END
+  FROM (
+    SELECT x, t, c, home, spend, pt, fraud,
+           -- A favourite is in the customer's city 85 % of the time, another merchant 70 %.
+           CASE WHEN CASE WHEN fav THEN ${U('c * 8 + k', 32)} < 0.85 ELSE ${U('x', 33)} < 0.7 END
+                THEN home + ${cities} * ${PICK(perCity, MERCHANT_SIGMA, 'CASE WHEN fav THEN c * 8 + k ELSE x END', 40)}
+                ELSE ${PICK(merchants, MERCHANT_SIGMA, 'CASE WHEN fav THEN c * 8 + k ELSE x END', 42)} END AS m,
+           -- Fraud is reported by chargeback, weeks later; a legitimate outcome within days.
+           t + CASE WHEN fraud = 1 THEN 5 + 25 * ${U('x', 71)} ELSE 1 + 4 * ${U('x', 71)} END * ${DAY}::float8 AS known
+    FROM (
+      SELECT x, t, c, home, spend,
+             -- 85 % of a customer's payments go to its favourites (3 to 8), the first most often.
+             ${U('x', 30)} < 0.85 AS fav,
+             floor((3 + ${H('c', 21, 6)}) * power(${U('x', 31)}, 2))::bigint AS k,
+             -- The customer's usual payment type 85 % of the time (card present 55 %, not present
+             -- 25 %, wallet 13 %, bank transfer 7 %, as the simulator's customers).
+             CASE WHEN ${U('x', 50)} < 0.85
+                  THEN CASE WHEN ${U('c', 24)} < 0.55 THEN 0 WHEN ${U('c', 24)} < 0.8 THEN 1 WHEN ${U('c', 24)} < 0.93 THEN 2 ELSE 3 END
+                  ELSE ${H('x', 51, 4)} END AS pt,
+             (${U('x', 70)} < ${FRAUD_RATE})::int AS fraud
+      FROM (
+        SELECT x, $2::float8 - ${30 * DAY}::float8 + (x + ${U('x', 1)}) * ${spacing}::float8 AS t,
+               ${PICK(customers, CUSTOMER_SIGMA, 'x', 10)} AS c
+        FROM generate_series($3::bigint, $4::bigint) AS x OFFSET 0) AS a,
+      LATERAL (SELECT ${H('c', 20, cities)} AS home, exp(3 + 0.7 * ${Z('c', 22)}) AS spend) AS who OFFSET 0) AS b OFFSET 0) AS r`;
+}
+
+/** Runs one statement on the database being seeded. */
+type Run = (text: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
+
+/** Stores `n` rows of `organizationId`, oldest first, without the secondary indexes during the
+ *  load (bench/database.ts); the totals' triggers run as for any import. */
+async function seed(run: Run, organizationId: string, n: number): Promise<void> {
+  const sql = seedSql(n);
+  await withoutSecondaryIndexes((text) => run(text), '256MB', async () => {
+    for (let lo = 0; lo < n; lo += CHUNK) {
+      await run(sql, [organizationId, NOW, lo, Math.min(n, lo + CHUNK) - 1]);
+      say(`  stored ${Math.min(n, lo + CHUNK).toLocaleString('en')} of ${n.toLocaleString('en')}`);
+    }
+  });
+  await run('VACUUM ANALYZE');
+}
+
+interface Seeded {
+  transactions: number;
+  customers: number;
+  merchants: number;
+  channels: number;
+  /** Payments per customer and per merchant in the 30 days: percentiles 10, 50, 90, 99 and the most. */
+  per_customer: number[];
+  per_merchant: number[];
+  fraud_share_of_known: number;
+  outcome_unknown_share: number;
+  seconds: number;
+}
+
+/** What was stored, from the per-entity totals the triggers kept (cheap on either database). */
+async function describe(run: Run, organizationId: string, seconds: number): Promise<Seeded> {
+  const spread = async (kind: string) => {
+    const [r] = await run(
+      `SELECT count(*)::int AS n, percentile_disc(ARRAY[0.1, 0.5, 0.9, 0.99]) WITHIN GROUP (ORDER BY transactions) AS p, max(transactions)::int AS most
+       FROM entity_totals WHERE organization_id = $1 AND kind = $2`,
+      [organizationId, kind],
+    );
+    return { n: Number(r!.n), spread: [...(r!.p as (string | number)[]).map(Number), Number(r!.most)] };
+  };
+  const [c, m, h] = [await spread('c'), await spread('m'), await spread('h')];
+  const [t] = await run(`SELECT sum(transactions)::float8 AS n, sum(labels)::float8 AS labels, sum(frauds)::float8 AS frauds FROM entity_totals WHERE organization_id = $1 AND kind = 'c'`, [organizationId]);
+  const total = Number(t!.n);
+  return {
+    transactions: total,
+    customers: c.n,
+    merchants: m.n,
+    channels: h.n,
+    per_customer: c.spread,
+    per_merchant: m.spread,
+    fraud_share_of_known: Math.round((Number(t!.frauds) / Number(t!.labels)) * 10_000) / 10_000,
+    outcome_unknown_share: Math.round((1 - Number(t!.labels) / total) * 10_000) / 10_000,
+    seconds: round1(seconds),
+  };
+}
+
+/** Request bodies for the large organization: its own customers, merchants and channels (a spread
+ *  sample of the stored rows), each with a new transaction id. */
+async function sampleBodies(run: Run, organizationId: string, n: number): Promise<() => string> {
+  const step = Math.max(1, Math.floor(n / 2_000));
+  const rows = (await run(
+    `SELECT customer_id, merchant_id, location, payment_type, amount FROM transactions
+     WHERE organization_id = $1 AND seq % $2 = 0 ORDER BY seq LIMIT 2000`,
+    [organizationId, step],
+  )) as { customer_id: string; merchant_id: string; location: string; payment_type: string; amount: number }[];
+  if (rows.length === 0) throw new Error('no stored rows to sample');
+  let k = 0;
+  const prefix = randomBytes(3).toString('hex');
+  return () => {
+    const r = rows[k++ % rows.length]!;
+    return JSON.stringify({ transaction_id: `pay_${prefix}${k.toString(16).padStart(14, '0')}`, amount: Number(r.amount), customer_id: r.customer_id, merchant_id: r.merchant_id, location: r.location, payment_type: r.payment_type, explain: true });
+  };
+}
+
+// --- a server process ------------------------------------------------------------------------------
+interface Launched {
+  child: ChildProcess;
+  base: string;
+  ready: Promise<RegExpMatchArray>;
+  output(): string;
+}
+
+/** A server process as `npm start` runs it. WEB_CONCURRENCY=1: the spawned process is the server
+ *  itself, so its /proc figures are the server's. */
+function launch(databaseUrl: string, dataDir: string): Launched {
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const child = spawn(process.execPath, [...startFlags(), join(root, 'scripts/start.mjs')], {
+    cwd: root,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      SCORE_RATE_PER_MINUTE: '100000000',
+      WEB_CONCURRENCY: '1',
+      DURABILITY: 'commit',
+      ...signIn!.env,
+      DATABASE_URL: databaseUrl,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.add(child);
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const ready = waitFor(child, /ready on .* start-up steps ms: (\{.*\})/, 'stderr', 10 * 60_000);
+  ready.catch(() => {});
+  return { child, base: `http://127.0.0.1:${port}`, ready, output: () => err };
+}
+
+/** Why a server process is gone, in a few words, from what it wrote last. */
+function exitReason(s: Launched): string {
+  const out = s.output();
+  if (/heap out of memory|Allocation failed/i.test(out)) return 'server exited: heap out of memory';
+  const code = s.child.exitCode ?? s.child.signalCode;
+  return `server exited (${code}): ${out.trim().split('\n').slice(-3).join(' | ').slice(0, 300)}`;
+}
+
+/** POST over a fresh connection; rejects when the server exits first or after `timeoutMs`. */
+function post(s: Launched, path: string, key: string, body: string, timeoutMs: number): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const onExit = () => reject(new Error(exitReason(s)));
+    s.child.once('exit', onExit);
+    const req = request(`${s.base}${path}`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => {
+        s.child.off('exit', onExit);
+        clearTimeout(timer);
+        resolve({ status: res.statusCode!, text });
+      });
+      res.on('error', reject);
+    });
+    const timer = setTimeout(() => {
+      req.destroy();
+      reject(new Error(`no answer within ${timeoutMs / 1000} s`));
+    }, timeoutMs);
+    req.on('error', (e) => {
+      // A connection reset because the server died is reported as its exit.
+      setTimeout(() => reject(s.child.exitCode !== null || s.child.signalCode !== null ? new Error(exitReason(s)) : e), 200);
+    });
+    req.end(body);
+  });
+}
+
+interface Memory {
+  rss_mb: number;
+  heap_used_mb: number;
+  heap_total_mb: number;
+}
+
+/** The server's resident memory (/proc) and its own heap figures (/api/health). */
+async function memory(s: Launched): Promise<Memory> {
+  const health = (await (await fetch(`${s.base}/api/health`)).json()) as { memory: { heap_used_mb: number; heap_total_mb: number } };
+  return { rss_mb: memoryMb(s.child.pid!), heap_used_mb: health.memory.heap_used_mb, heap_total_mb: health.memory.heap_total_mb };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Load {
+  rate: number;
+  seconds: number;
+  /** Answers with status 2xx per second. */
+  served_rps: number;
+  p50_ms: number;
+  p99_ms: number;
+  max_ms: number;
+  /** Connection errors, timeouts and non-2xx answers. */
+  errors: number;
+}
+
+/** Recorded scores at a fixed rate; `until` ends the load early (then `seconds` is its length). */
+function fixedRate(base: string, key: string, makeBody: () => string, seconds: number, until?: Promise<unknown>): Promise<Load> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const instance = autocannon(
+      {
+        url: `${base}/api/v1/risk/score`,
+        method: 'POST',
+        connections: CONNECTIONS,
+        overallRate: RATE,
+        duration: seconds,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        requests: [{ setupRequest: (req) => ({ ...req, body: makeBody() }) }],
+      },
+      (err, r) => {
+        loads.delete(instance);
+        if (err) return reject(err);
+        const elapsed = (performance.now() - t0) / 1000;
+        resolve({ rate: RATE, seconds: round1(elapsed), served_rps: Math.round(r['2xx'] / elapsed), p50_ms: r.latency.p50, p99_ms: r.latency.p99, max_ms: r.latency.max, errors: r.errors + r.timeouts + r.non2xx });
+      },
+    );
+    loads.add(instance);
+    void until?.finally(() => instance.stop());
+  });
+}
+
+/** A short load at a low rate: the code paths compiled before anything is measured. */
+async function warmUp(base: string, key: string, makeBody: () => string): Promise<void> {
+  await autocannon({ url: `${base}/api/v1/risk/score`, method: 'POST', connections: 2, amount: quick ? 600 : 2_000, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, requests: [{ setupRequest: (req) => ({ ...req, body: makeBody() }) }] });
+}
+
+// --- one back end and size -------------------------------------------------------------------------
+interface Result {
+  backend: Backend;
+  transactions: number;
+  seeded?: Seeded;
+  /** The empty organization at the fixed rate before the large one is loaded: the baseline. */
+  empty?: Load;
+  memory_before?: Memory;
+  /** The large organization's first score, sent to answered (its history's load). */
+  first_score_s?: number;
+  memory_after?: Memory;
+  peak_rss_during_load_mb?: number;
+  /** What the held history adds, per 100,000 transactions. */
+  mb_per_100k?: { rss: number; heap: number };
+  organizations_loaded?: number;
+  loaded?: Load;
+  /** p99 on the large organization over p99 on the empty one. */
+  ratio_p99?: number;
+  /** The empty organization again, while the large one is held. */
+  empty_while_held?: Load;
+  /** A second process: the empty organization's load while the large one's history loads. */
+  empty_during_load?: Load;
+  first_score_under_load_s?: number;
+  error?: string;
+}
+
+async function runOne(backend: Backend, n: number): Promise<Result> {
+  const result: Result = { backend, transactions: n };
+  const dataDir = tempDir('bench-history-');
+  directories.add(dataDir);
+  let url = '';
+  let dbName: string | undefined;
+  if (backend === 'postgres') {
+    dbName = `bench_history_${randomBytes(4).toString('hex')}`;
+    await admin!.unsafe(`CREATE DATABASE ${dbName}`);
+    databases.add(dbName);
+    const u = new URL(adminUrl!);
+    u.pathname = `/${dbName}`;
+    url = u.toString();
+  }
+  let current: Launched | undefined;
+  try {
+    // A first start makes the schema; two organizations and their keys are made through the API,
+    // as a customer makes them. The server stops before seeding: an embedded data directory has
+    // one user at a time, and the rows must be stored before the process that measures starts.
+    say(`${backend} ${n.toLocaleString('en')}: making the organizations…`);
+    current = launch(url, dataDir);
+    await current.ready;
+    const large = await signIn!.organization(current.base, 'bench-large');
+    const empty = await signIn!.organization(current.base, 'bench-empty');
+    await stop(current.child);
+
+    say(`${backend} ${n.toLocaleString('en')}: storing the transactions…`);
+    const t0 = performance.now();
+    let makeLarge: () => string;
+    if (backend === 'postgres') {
+      const sql = postgres(url, { max: 1, onnotice: () => {} });
+      const run: Run = async (text, params) => [...(await sql.unsafe(text, params as never[]))];
+      try {
+        await seed(run, large.id, n);
+        result.seeded = await describe(run, large.id, (performance.now() - t0) / 1000);
+        makeLarge = await sampleBodies(run, large.id, n);
+      } finally {
+        await sql.end({ timeout: 5 });
+      }
+    } else {
+      const db = await openDatabase({ dataDir });
+      const run: Run = (text, params) => db.query(text, params);
+      try {
+        await seed(run, large.id, n);
+        result.seeded = await describe(run, large.id, (performance.now() - t0) / 1000);
+        makeLarge = await sampleBodies(run, large.id, n);
+      } finally {
+        await db.close();
+      }
+    }
+    say(`${backend} ${n.toLocaleString('en')}: stored in ${result.seeded.seconds} s: ${JSON.stringify(result.seeded)}`);
+
+    // The process that measures.
+    current = launch(url, dataDir);
+    const s = current;
+    await s.ready;
+    const emptyBodies = scoreRequests().newTransaction;
+    await warmUp(s.base, empty.secret, emptyBodies);
+    result.empty = await fixedRate(s.base, empty.secret, emptyBodies, DURATION);
+    say(`  empty organization at ${RATE} req/s: ${JSON.stringify(result.empty)}`);
+    // Memory a couple of seconds after the last load, when the young generation has settled.
+    await sleep(2_000);
+    result.memory_before = await memory(s);
+    resetPeakMemory(s.child.pid!);
+    const tFirst = performance.now();
+    const first = await post(s, '/api/v1/risk/score', large.secret, makeLarge(), FIRST_SCORE_TIMEOUT_MS).catch((e: Error) => {
+      throw new Error(`first score: ${e.message}`);
+    });
+    if (first.status !== 200) throw new Error(`first score: ${first.status} ${first.text.slice(0, 300)}`);
+    result.first_score_s = Math.round((performance.now() - tFirst) / 100) / 10;
+    say(`  the large organization's first score after ${result.first_score_s} s`);
+    await sleep(2_000);
+    result.memory_after = await memory(s);
+    result.peak_rss_during_load_mb = memoryMb(s.child.pid!, 'VmHWM');
+    const per100k = n / 100_000;
+    result.mb_per_100k = {
+      rss: round1((result.memory_after.rss_mb - result.memory_before.rss_mb) / per100k),
+      heap: round1((result.memory_after.heap_used_mb - result.memory_before.heap_used_mb) / per100k),
+    };
+    result.organizations_loaded = ((await (await fetch(`${s.base}/api/health`)).json()) as { organizations_loaded: number }).organizations_loaded;
+    say(`  memory ${JSON.stringify(result.memory_before)} → ${JSON.stringify(result.memory_after)}: ${JSON.stringify(result.mb_per_100k)} MB per 100,000`);
+    await warmUp(s.base, large.secret, makeLarge);
+    result.loaded = await fixedRate(s.base, large.secret, makeLarge, DURATION);
+    result.ratio_p99 = Math.round((result.loaded.p99_ms / result.empty.p99_ms) * 100) / 100;
+    say(`  large organization at ${RATE} req/s: ${JSON.stringify(result.loaded)}`);
+    result.empty_while_held = await fixedRate(s.base, empty.secret, emptyBodies, DURATION);
+    say(`  empty organization while the large one is held: ${JSON.stringify(result.empty_while_held)}`);
+    await stop(s.child);
+
+    // A second process: the empty organization at the fixed rate from a second before the large
+    // organization's first score until a second after its answer: does one load hold the others?
+    current = launch(url, dataDir);
+    const s2 = current;
+    await s2.ready;
+    await warmUp(s2.base, empty.secret, emptyBodies);
+    let answered!: () => void;
+    const done = new Promise<void>((resolve) => (answered = resolve));
+    const during = fixedRate(s2.base, empty.secret, emptyBodies, FIRST_SCORE_TIMEOUT_MS / 1000, done);
+    await sleep(1_000);
+    const t2 = performance.now();
+    try {
+      const r = await post(s2, '/api/v1/risk/score', large.secret, makeLarge(), FIRST_SCORE_TIMEOUT_MS);
+      if (r.status !== 200) throw new Error(`first score under load: ${r.status} ${r.text.slice(0, 300)}`);
+      result.first_score_under_load_s = Math.round((performance.now() - t2) / 100) / 10;
+      await sleep(1_000);
+    } finally {
+      answered();
+      result.empty_during_load = await during;
+    }
+    say(`  empty organization while the large one loads (${result.first_score_under_load_s} s): ${JSON.stringify(result.empty_during_load)}`);
+  } catch (e) {
+    result.error = (e as Error).message;
+    say(`${backend} ${n.toLocaleString('en')}: ${result.error}`);
+  } finally {
+    if (current) await stop(current.child);
+    if (dbName) await dropDatabase(dbName);
+    await removeDirectory(dataDir);
+  }
+  return result;
+}
+
+// --- the run ---------------------------------------------------------------------------------------
+let exitCode = 0;
+try {
+  signIn = await SignIn.start();
+  const results: Result[] = [];
+  for (const backend of BACKENDS) for (const n of SIZES) results.push(await runOne(backend, n));
+
+  const f = (x: number | undefined, digits = 0) => (x === undefined ? '–' : x.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits }));
+  const pair = (l: Load | undefined) => (l ? `${f(l.p50_ms)} / ${f(l.p99_ms)}${l.errors ? ` (${l.errors} errors)` : ''}` : '–');
+  console.log('');
+  console.log(`| Back end, transactions held | first score s | MB/100k resident | MB/100k heap | empty org p50 / p99 ms | loaded org p50 / p99 ms | p99 ratio | other org p99 while held | other org p99 / max during the load |`);
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const r of results) {
+    const during = r.empty_during_load ? `${f(r.empty_during_load.p99_ms)} / ${f(r.empty_during_load.max_ms)}` : '–';
+    console.log(
+      `| ${r.backend}, ${f(r.transactions)}${r.error ? ` (${r.error})` : ''} | ${f(r.first_score_s, 1)} | ${f(r.mb_per_100k?.rss, 1)} | ${f(r.mb_per_100k?.heap, 1)} | ${pair(r.empty)} | ${pair(r.loaded)} | ${f(r.ratio_p99, 2)} | ${f(r.empty_while_held?.p99_ms)} | ${during} |`,
+    );
+  }
+  console.log('');
+  console.log(`${RATE} req/s of recorded scores (POST /api/v1/risk/score, explain on) for ${DURATION} s a load, ${CONNECTIONS} connections; the baseline is an empty organization in the same process before the large one is loaded.`);
+  console.log(
+    JSON.stringify({
+      benchmark: 'history',
+      quick,
+      machine: { cores: availableParallelism(), node: process.version },
+      rate: RATE,
+      duration_s: DURATION,
+      connections: CONNECTIONS,
+      results,
+      run_seconds: Math.round((performance.now() - started) / 100) / 10,
+    }),
+  );
+  if (results.some((r) => r.error && !/heap out of memory/.test(r.error))) exitCode = 1;
+} catch (e) {
+  process.stderr.write(`bench:history failed: ${(e as Error).stack ?? e}\n`);
+  exitCode = 1;
+} finally {
+  await cleanUp();
+}
+process.exit(exitCode);
