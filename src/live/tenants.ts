@@ -54,7 +54,10 @@ export class Tenant {
   loader(): HistoryLoader {
     const h = this.history;
     return {
-      start: (floor) => void h.loadFrom(floor),
+      start: (floor, expected) => {
+        h.reserve(expected);
+        h.loadFrom(floor);
+      },
       uses: (rows) => {
         for (const r of rows) h.loadUse(r.customer_id, r.kind, r.key, r.first);
       },

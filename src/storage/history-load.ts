@@ -19,8 +19,8 @@ import type { ItemStay } from '../domain/rules/lists.ts';
 
 /** What a process keeps of an organization's history, as `loadHistory` hands it over, in this order. */
 export interface HistoryLoader {
-  /** Transactions before `floor` come only as totals. */
-  start(floor: number): void;
+  /** Transactions before `floor` come only as totals; `expected` of them from the floor on. */
+  start(floor: number, expected: number): void;
   uses(rows: { customer_id: HistoryTransaction['customer_id']; kind: 'merchant' | 'channel' | 'location'; key: string; first: number }[]): void;
   transactions(rows: HistoryRow[]): void;
   /** Outcomes known from the floor on, of transactions before it. */
@@ -58,7 +58,8 @@ export async function loadHistory(scope: OrganizationScope, now: number, into: H
     const seen = await feedSnapshot(tx);
     const [newest] = await tx.query<{ newest: number | null }>('SELECT max(time_ms) AS newest FROM transactions WHERE organization_id = $1', [org]);
     const floor = Math.max(now, newest?.newest ?? -Infinity) - WINDOW_HORIZON_MS;
-    into.start(floor);
+    const [held] = await tx.query<{ n: number }>('SELECT count(*)::float8 AS n FROM transactions WHERE organization_id = $1 AND time_ms >= $2', [org, floor]);
+    into.start(floor, held?.n ?? 0);
     await pages<[string, 'm' | 'h' | 'l', string, number]>(tx, 'customer_uses', 'customer_id, kind, key', 'customer_id, kind, key, first_ms', org, (rows) => {
       into.uses(rows.map(([customer_id, kind, key, first]) => ({ customer_id, kind: USE_KINDS[kind], key, first })));
     });

@@ -53,6 +53,38 @@ export class Uses {
     return Number.NaN;
   }
 
+  /** Notes a payment no older than any noted before (the first uses stay): the customer's merchant,
+   *  channel and location, in one pass over its uses; returns whether the merchant is new to it. */
+  note(customer: number, merchant: number, channel: number, location: number, time: number): boolean {
+    const n = this.lists.count(customer);
+    let seen = 0;
+    if (n > 0) {
+      const s = this.lists.start[customer]!;
+      const keys = this.lists.ints[0]!;
+      const m = tag(USE_MERCHANT, merchant);
+      const c = tag(USE_CHANNEL, channel);
+      const l = tag(USE_LOCATION, location);
+      for (let i = s; i < s + n && seen !== 7; i++) {
+        const k = keys[i]!;
+        if (k === m) seen |= 1;
+        else if (k === c) seen |= 2;
+        else if (k === l) seen |= 4;
+      }
+    }
+    if (!(seen & 1)) this.append(customer, USE_MERCHANT, merchant, time);
+    if (!(seen & 2)) this.append(customer, USE_CHANNEL, channel, time);
+    if (!(seen & 4)) this.append(customer, USE_LOCATION, location, time);
+    return !(seen & 1);
+  }
+
+  /** Adds a use the customer is known not to have yet (a load, whose rows are unique by customer,
+ *  kind and key), without looking for it first. */
+  append(customer: number, kind: UseKind, key: number, first: number): void {
+    const added = this.lists.append(customer);
+    this.lists.ints[0]![added] = tag(kind, key);
+    this.lists.floats[0]![added] = first;
+  }
+
   /** Whether `key` was first used strictly before `time`. */
   usedBefore(customer: number, kind: UseKind, key: number, time: number): boolean {
     return this.first(customer, kind, key) < time;

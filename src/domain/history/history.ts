@@ -82,6 +82,14 @@ export class History {
     return this;
   }
 
+  /** Makes room for `expected` transactions before the first is added (a load knows how many). */
+  reserve(expected: number): void {
+    if (this.size !== 0 || this.records.length !== 0) return;
+    const indexed = this.records.indexed;
+    this.rebuild(new RecordStore(expected));
+    if (indexed) this.records.indexIds();
+  }
+
   /** Time of the newest transaction added (or -Infinity). */
   get newest(): number {
     return this.latest;
@@ -126,9 +134,7 @@ export class History {
     if (labelled) this.fileLabel(c, m, ch, tx.label!, known);
     // The pair's first payment exists exactly when the customer has used the merchant before: the
     // neighbour counts are only touched for a new pair (or a fraud), not on every payment.
-    const newPair = Number.isNaN(this.uses.keepEarliest(c, USE_MERCHANT, m, tx.time));
-    this.uses.keepEarliest(c, USE_CHANNEL, ch, tx.time);
-    this.uses.keepEarliest(c, USE_LOCATION, r.channels.locationOf(ch), tx.time);
+    const newPair = this.uses.note(c, m, ch, r.channels.locationOf(ch), tx.time);
     if (newPair) this.neighbours.newPair(c, m, tx.time);
     if (tx.label === 1) this.refreshCompromised(c);
     this.size++;
@@ -276,18 +282,21 @@ export class History {
   loadFrom(floor: number): this {
     if (this.size !== 0) throw new Error('loadFrom() on a history that has transactions');
     this.floor = floor;
+    this.merchantLabels.beginLoad();
+    this.channelLabels.beginLoad();
     return this;
   }
 
-  /** When a customer first used a merchant, channel or location (all-time). */
+  /** When a customer first used a merchant, channel or location (all-time): each (customer, kind,
+   *  key) once, as the database's key for them guarantees, before any transaction is added. */
   loadUse(customerId: string, kind: 'merchant' | 'channel' | 'location', key: string, first: number): void {
+    if (this.size !== 0) throw new Error('loadUse() after transactions were added');
     const r = this.records;
     const c = r.entities.id(customerId);
-    if (kind === 'channel') return void this.uses.keepEarliest(c, USE_CHANNEL, r.channels.number(key), first);
-    if (kind === 'location') return void this.uses.keepEarliest(c, USE_LOCATION, r.places.id(key), first);
+    if (kind === 'channel') return this.uses.append(c, USE_CHANNEL, r.channels.number(key), first);
+    if (kind === 'location') return this.uses.append(c, USE_LOCATION, r.places.id(key), first);
     const m = r.entities.id(key);
-    if (!Number.isNaN(this.uses.first(c, USE_MERCHANT, m))) throw new Error('loadUse() of a pair twice');
-    this.uses.keepEarliest(c, USE_MERCHANT, m, first);
+    this.uses.append(c, USE_MERCHANT, m, first);
     this.neighbours.loadPair(m, first);
   }
 
@@ -301,6 +310,8 @@ export class History {
   /** Ends a load with each entity's all-time totals: what they count beyond what was loaded is
    *  what came before the floor. */
   finishLoad(totals: Iterable<EntityTotals>): void {
+    this.merchantLabels.endLoad();
+    this.channelLabels.endLoad();
     this.neighbours.finishLoad();
     const r = this.records;
     const compromised: number[] = [];

@@ -18,6 +18,27 @@ function baseIn(from: number, to: number): number {
   return (from === -Infinity ? 1 : 0) - (to === -Infinity ? 1 : 0);
 }
 
+/** Sorts `times` ascending and `labels` with them. Whole milliseconds (the usual case) are sorted
+ *  as one number each, time × 2 + label, by the typed array's own sort; anything else by index. */
+function sortByTime(times: Float64Array, labels: Int8Array): void {
+  let whole = true;
+  for (const t of times) if (!Number.isSafeInteger(t * 2)) whole = false;
+  if (whole) {
+    const keys = times.map((t, i) => t * 2 + labels[i]!).sort();
+    for (let i = 0; i < keys.length; i++) {
+      const label = keys[i]! % 2 === 0 ? 0 : 1;
+      labels[i] = label;
+      times[i] = (keys[i]! - label) / 2;
+    }
+    return;
+  }
+  const order = Uint32Array.from({ length: times.length }, (_, i) => i).sort((a, b) => times[a]! - times[b]!);
+  const t = Float64Array.from(order, (i) => times[i]!);
+  const l = Int8Array.from(order, (i) => labels[i]!);
+  times.set(t);
+  labels.set(l);
+}
+
 /** Labels filed by the time they became known, entity by entity (by number): a label may be learned
  *  at any moment, earlier or later than those already filed (an import's labels become known a
  *  label delay after their transactions, a reported outcome at its `reported_at`). Every entry is
@@ -34,6 +55,10 @@ export class LabelStore {
   private baseFrauds = new Float64Array(0);
   /** Per entity: frauds among the held entries. */
   private frauds = new Float64Array(0);
+  /** Labels filed during a load (`beginLoad` … `endLoad`), filed together at its end: a load's
+   *  labels come in the order of their transactions, not of when they became known, and filing
+   *  each in its place would move every later one. */
+  private pending: { entity: number[]; time: number[]; label: number[] } | undefined;
 
   private ensure(e: number): void {
     if (e < this.floor.length) return;
@@ -72,11 +97,73 @@ export class LabelStore {
     return this.entries.bytes[0]![this.entries.start[e]! + i]!;
   }
 
+  /** From now until `endLoad`, labels are collected and filed together. */
+  beginLoad(): void {
+    this.pending ??= { entity: [], time: [], label: [] };
+  }
+
+  /** Files the labels collected since `beginLoad`, each entity's in order of when they became
+   *  known (those known at the same time in the order filed, as one at a time would place them). */
+  endLoad(): void {
+    const p = this.pending;
+    this.pending = undefined;
+    if (!p || p.entity.length === 0) return;
+    // Grouped by entity (a counting sort), then each entity's in order of time. Entries known at the
+    // same time may come in any order among themselves: no query tells them apart.
+    const n = p.entity.length;
+    let entities = 0;
+    for (const e of p.entity) entities = Math.max(entities, e + 1);
+    const starts = new Int32Array(entities + 1);
+    for (const e of p.entity) starts[e + 1]!++;
+    for (let e = 0; e < entities; e++) starts[e + 1]! += starts[e]!;
+    const fill = starts.slice(0, entities);
+    const times = new Float64Array(n);
+    const labels = new Int8Array(n);
+    for (let i = 0; i < n; i++) {
+      const at = fill[p.entity[i]!]!++;
+      times[at] = p.time[i]!;
+      labels[at] = p.label[i]!;
+    }
+    for (let e = 0; e < entities; e++) {
+      const from = starts[e]!;
+      const to = starts[e + 1]!;
+      if (from === to) continue;
+      sortByTime(times.subarray(from, to), labels.subarray(from, to));
+      if (this.entries.count(e) > 0) {
+        for (let k = from; k < to; k++) this.insert(e, times[k]!, labels[k] as 0 | 1);
+        continue;
+      }
+      this.entries.reserve(e, to - from, true);
+      if (this.checkpoints.count(e) === 0) {
+        const at = this.checkpoints.append(e);
+        this.checkpoints.ints[0]![at] = 0;
+      }
+      let frauds = this.frauds[e]!;
+      for (let k = from; k < to; k++) {
+        const at = this.entries.append(e);
+        this.entries.floats[0]![at] = times[k]!;
+        this.entries.bytes[0]![at] = labels[k]!;
+        frauds += labels[k]!;
+        if ((k - from + 1) % CHECKPOINT === 0) {
+          const c = this.checkpoints.append(e);
+          this.checkpoints.ints[0]![c] = frauds;
+        }
+      }
+      this.frauds[e] = frauds;
+    }
+  }
+
   insert(e: number, time: number, label: 0 | 1): void {
     this.ensure(e);
     if (time < this.floor[e]!) {
       this.baseLabels[e]!++;
       this.baseFrauds[e]! += label;
+      return;
+    }
+    if (this.pending) {
+      this.pending.entity.push(e);
+      this.pending.time.push(time);
+      this.pending.label.push(label);
       return;
     }
     // After every entry at or before `time` (mostly the end: labels arrive roughly in order).

@@ -122,6 +122,11 @@ export class RecordStore {
     return this;
   }
 
+  /** Whether `find` finds records by id. */
+  get indexed(): boolean {
+    return this.idIndex !== undefined;
+  }
+
   /** The record with this transaction id, or -1 (needs `indexIds`). */
   find(transactionId: string): number {
     if (!this.idIndex) throw new Error('find() needs indexIds()');
