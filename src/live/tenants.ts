@@ -61,9 +61,7 @@ export class Tenant {
       uses: (rows) => {
         for (const r of rows) h.loadUse(r.customer_id, r.kind, r.key, r.first);
       },
-      transactions: (rows) => {
-        for (const r of rows) this.addStored(r);
-      },
+      transactions: (page) => h.addColumns(page),
       labels: (rows) => {
         for (const r of rows) h.loadLabel(r, r.label, r.known);
       },

@@ -21,7 +21,7 @@ import { USE_CHANNEL, USE_LOCATION, USE_MERCHANT, Uses, type UseKind } from './f
 import { HorizonError, WINDOW_HORIZON_MS, type EntityTotals } from './horizon.ts';
 import { LabelSeries, LabelStore } from './label-series.ts';
 import { Lists, widenFloats } from './lists.ts';
-import { RecordStore } from './records.ts';
+import { RecordStore, type TransactionColumns } from './records.ts';
 import { Series, SeriesStore } from './series.ts';
 import { countBelowIn, insertSortedIn, removeSortedIn } from './sorted.ts';
 
@@ -121,24 +121,41 @@ export class History {
     if (tx.time < this.latest) return this.addLate(tx);
     this.latest = tx.time;
     const labelled = tx.label === 0 || tx.label === 1;
-    const known = labelled ? (tx.labelKnownAt ?? tx.time + this.labelDelay) : Number.NaN;
+    const k = this.records.push(tx, labelled ? (tx.labelKnownAt ?? tx.time + this.labelDelay) : Number.NaN);
+    this.place(k);
+    return this.keepRecords ? k : -1;
+  }
+
+  /** Adds every row of `c` (a load's page, in time order) as `add` would, reading the strings as
+   *  bytes: no object or string is made per row. */
+  addColumns(c: TransactionColumns): void {
+    for (let i = 0; i < c.count; i++) {
+      const time = c.times[i]!;
+      if (time < this.latest) throw new Error('addColumns() needs its rows in time order, after the newest added');
+      this.latest = time;
+      this.place(this.records.pushRow(c, i));
+    }
+  }
+
+  /** Files record `k`, the newest, everywhere an in-order transaction goes. */
+  private place(k: number): void {
     const r = this.records;
-    const k = r.push(tx, known);
+    const time = r.time(k);
     const c = r.customer(k);
     const m = r.merchant(k);
     const ch = r.channel(k);
-    const keepFrom = tx.time - WINDOW_HORIZON_MS;
+    const keepFrom = time - WINDOW_HORIZON_MS;
     this.customers.add(c, k, keepFrom);
     this.merchants.add(m, k, keepFrom);
     this.channels.add(ch, k, keepFrom);
-    if (labelled) this.fileLabel(c, m, ch, tx.label!, known);
+    const label = r.label(k);
+    if (label !== undefined) this.fileLabel(c, m, ch, label, r.labelKnownAt(k));
     // The pair's first payment exists exactly when the customer has used the merchant before: the
     // neighbour counts are only touched for a new pair (or a fraud), not on every payment.
-    const newPair = this.uses.note(c, m, ch, r.channels.locationOf(ch), tx.time);
-    if (newPair) this.neighbours.newPair(c, m, tx.time);
-    if (tx.label === 1) this.refreshCompromised(c);
+    const newPair = this.uses.note(c, m, ch, r.channels.locationOf(ch), time);
+    if (newPair) this.neighbours.newPair(c, m, time);
+    if (label === 1) this.refreshCompromised(c);
     this.size++;
-    return this.keepRecords ? k : -1;
   }
 
   /**

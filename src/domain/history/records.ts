@@ -25,12 +25,41 @@ export interface RowColumns {
 
 const NO_LABEL = -1;
 
+/** Strings of a column of rows as UTF-8 bytes end to end: value i is bytes [ends[i − 1], ends[i])
+ *  (from 0 for the first). */
+export interface PackedColumn {
+  bytes: Uint8Array;
+  ends: Int32Array;
+}
+
+/** Transactions as columns, as a load reads them from the database: labels 0, 1 or -1 when unknown
+ *  (and then `knownAt` NaN). */
+export interface TransactionColumns {
+  count: number;
+  times: Float64Array;
+  amounts: Float64Array;
+  labels: Int8Array;
+  knownAt: Float64Array;
+  ids: PackedColumn;
+  customers: PackedColumn;
+  merchants: PackedColumn;
+  locations: PackedColumn;
+  paymentTypes: PackedColumn;
+}
+
+/** Bytes [start, end) of value i of a packed column. */
+function span(c: PackedColumn, i: number): [number, number] {
+  return [i === 0 ? 0 : c.ends[i - 1]!, c.ends[i]!];
+}
+
 /** Channels by number, with the location and payment type each is made of (few: a small table).
  *  A channel named only by its key (a loaded first use) learns its parts from its first record. */
 class Channels {
   readonly keys = new StringTable();
   private location = new Int32Array(64).fill(-1);
   private paymentType = new Int32Array(64).fill(-1);
+  /** Channel by its payment type's and location's numbers among the places. */
+  private readonly byParts = new Map<number, number>();
 
   constructor(private readonly places: StringTable) {
     this.keys.names();
@@ -42,6 +71,17 @@ class Channels {
     if (this.location[c] === -1) {
       this.location[c] = this.places.id(location);
       this.paymentType[c] = this.places.id(paymentType);
+    }
+    return c;
+  }
+
+  /** The channel of a payment type and a location given by their numbers among the places. */
+  ofParts(paymentType: number, location: number): number {
+    const pair = paymentType * 0x100000 + location;
+    let c = this.byParts.get(pair);
+    if (c === undefined) {
+      c = this.id(this.places.name(paymentType), this.places.name(location));
+      this.byParts.set(pair, c);
     }
     return c;
   }
@@ -146,6 +186,28 @@ export class RecordStore {
     this.knownAt[k] = tx.label === undefined ? Number.NaN : labelKnownAt;
     this.ids.push(tx.transaction_id);
     if (this.idIndex && tx.transaction_id !== undefined) this.idIndex.add(k);
+    return k;
+  }
+
+  /** Appends row `i` of `c`; returns its index. */
+  pushRow(c: TransactionColumns, i: number): number {
+    if (this.count === this.capacity) this.grow();
+    const k = this.count++;
+    this.times[k] = c.times[i]!;
+    this.amounts[k] = c.amounts[i]!;
+    const [cs, ce] = span(c.customers, i);
+    this.customers[k] = this.entities.idBytes(c.customers.bytes, cs, ce);
+    const [ms, me] = span(c.merchants, i);
+    this.merchants[k] = this.entities.idBytes(c.merchants.bytes, ms, me);
+    const [ls, le] = span(c.locations, i);
+    const [ps, pe] = span(c.paymentTypes, i);
+    this.channelColumn[k] = this.channels.ofParts(this.places.idBytes(c.paymentTypes.bytes, ps, pe), this.places.idBytes(c.locations.bytes, ls, le));
+    const label = c.labels[i]!;
+    this.labels[k] = label;
+    this.knownAt[k] = label === NO_LABEL ? Number.NaN : c.knownAt[i]!;
+    const [is, ie] = span(c.ids, i);
+    this.ids.pushBytes(c.ids.bytes, is, ie);
+    this.idIndex?.add(k);
     return k;
   }
 

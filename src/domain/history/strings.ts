@@ -53,6 +53,10 @@ function hashBytes(bytes: Uint8Array, start: number, end: number): number {
 }
 
 /** FNV-1a of the UTF-8 encoding of `s` (the same as hashBytes of the encoded bytes). */
+export function hashOf(bytes: Uint8Array, start: number, end: number): number {
+  return hashBytes(bytes, start, end);
+}
+
 export function hashString(s: string): number {
   let h = FNV_OFFSET;
   let ascii = true;
@@ -85,6 +89,12 @@ function equalsString(bytes: Uint8Array, start: number, end: number, s: string):
     return true;
   }
   return n > s.length && slowEquals(bytes, start, end, s);
+}
+
+/** Whether bytes [a, a + n) of `x` equal bytes [b, b + n) of `y`. */
+function sameBytes(x: Uint8Array, a: number, y: Uint8Array, b: number, n: number): boolean {
+  for (let i = 0; i < n; i++) if (x[a + i] !== y[b + i]) return false;
+  return true;
 }
 
 function slowEquals(bytes: Uint8Array, start: number, end: number, s: string): boolean {
@@ -141,6 +151,34 @@ export class PackedStrings {
     const offsets = new Int32Array(Math.max(1025, this.count + 2 + (this.count >> 4)));
     offsets.set(this.offsets.subarray(0, this.count + 1));
     this.offsets = offsets;
+  }
+
+  /** Appends a value given as UTF-8 bytes [start, end) of `source`; returns its number. */
+  pushBytes(source: Uint8Array, start: number, end: number): number {
+    if (this.count + 2 > this.offsets.length) {
+      const wider = new Int32Array(grown(this.offsets.length));
+      wider.set(this.offsets);
+      this.offsets = wider;
+    }
+    const at = this.used;
+    const need = at + end - start;
+    if (need > this.bytes.length) {
+      if (need > 0x7fff_ffff) throw new Error('packed strings exceed 2 GB');
+      const wider = Buffer.allocUnsafe(Math.min(0x7fff_ffff, Math.max(need, grown(this.bytes.length))));
+      this.bytes.copy(wider, 0, 0, at);
+      this.bytes = wider;
+    }
+    this.bytes.set(source.subarray(start, end), at);
+    this.used = need;
+    this.offsets[this.count] = at;
+    this.offsets[++this.count] = this.used;
+    return this.count - 1;
+  }
+
+  /** Whether value k is present and is the bytes [start, end) of `source`. */
+  equalsBytes(k: number, source: Uint8Array, start: number, end: number): boolean {
+    const at = this.offsets[k]!;
+    return at >= 0 && packedStart(this.offsets[k + 1]!) - at === end - start && sameBytes(this.bytes, at, source, start, end - start);
   }
 
   get(k: number): string | undefined {
@@ -217,6 +255,16 @@ export class StringIndex {
     }
   }
 
+  /** The number of the value whose UTF-8 bytes are [start, end) of `source`, or -1. */
+  findBytes(source: Uint8Array, start: number, end: number, hash = hashBytes(source, start, end)): number {
+    const slots = this.slots;
+    for (let i = hash & this.mask; ; i = (i + 1) & this.mask) {
+      const k = slots[i]! - 1;
+      if (k < 0) return -1;
+      if (this.strings.equalsBytes(k, source, start, end)) return k;
+    }
+  }
+
   private rehash(n: number): void {
     const old = this.slots;
     this.slots = new Int32Array(n);
@@ -258,6 +306,16 @@ export class StringTable {
     this.materialised?.push(value);
     this.lastValue = value;
     this.lastNumber = added;
+    return added;
+  }
+
+  /** `id` of a value given as UTF-8 bytes [start, end) of `source` (no string is made). */
+  idBytes(source: Uint8Array, start: number, end: number): number {
+    const k = this.index.findBytes(source, start, end);
+    if (k >= 0) return k;
+    const added = this.strings.pushBytes(source, start, end);
+    this.index.add(added);
+    if (this.materialised) this.materialised.push(this.strings.get(added)!);
     return added;
   }
 
