@@ -189,15 +189,21 @@ export function pageRows(c: TransactionColumns): HistoryRow[] {
 }
 
 /** The stored transactions of `organizationId` (loadHistory's scope) from `from` on in time order
- *  (time, then the order recorded), a page of columns at a time. */
+ *  (time, then the order recorded), a page of columns at a time. The next page is asked for before
+ *  this one is handed over, so the database reads it while the history takes this one. */
 async function historyPages(tx: Queryable, organizationId: string, from: number, onPage: (page: TransactionColumns) => void): Promise<void> {
-  let after: number[] | undefined;
-  for (;;) {
-    const [row] = await tx.query<PageRow>(PAGE_SQL(after !== undefined), after ? [organizationId, LOAD_PAGE_ROWS, from, after[0], after[1]] : [organizationId, LOAD_PAGE_ROWS, from]);
+  const page = (after?: number[]) => tx.query<PageRow>(PAGE_SQL(after !== undefined), after ? [organizationId, LOAD_PAGE_ROWS, from, after[0], after[1]] : [organizationId, LOAD_PAGE_ROWS, from]);
+  let next: Promise<PageRow[]> | undefined = page();
+  while (next) {
+    const [row] = await next;
+    next = undefined;
     if (!row || row.n === 0) break;
+    if (row.n === LOAD_PAGE_ROWS) {
+      next = page(row.last!.map(Number));
+      // Settled by the next turn of the loop; a failure meanwhile is not unhandled.
+      next.catch(() => {});
+    }
     onPage(columns(row));
-    if (row.n < LOAD_PAGE_ROWS) break;
-    after = row.last!.map(Number);
   }
 }
 
