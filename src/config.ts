@@ -18,6 +18,9 @@ const EnvSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: optional,
+  /** On PostgreSQL, the longest one statement may run (or wait for a lock) before the server
+   *  cancels it and the request fails with `database_timeout`, instead of holding it for ever. */
+  DATABASE_STATEMENT_TIMEOUT_SECONDS: z.coerce.number().positive().default(60),
   MODEL_DIR: z.string().default('models/builtin'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   MAX_UPLOAD_MB: positiveInt(25),

@@ -11,7 +11,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { AppError, databaseUnavailable, type AppErrorKind, type ErrorReason } from '../app/errors.ts';
+import { AppError, databaseTimedOut, databaseUnavailable, type AppErrorKind, type ErrorReason } from '../app/errors.ts';
 
 
 /** What a request that needed the database answers while it cannot be reached (a restart, a
@@ -186,6 +186,15 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry
         reply,
         503,
         errorBody('database_unavailable', 'The database cannot be reached right now, so this request could not be completed.', `Send the same request again after ${DATABASE_RETRY_AFTER_SECONDS} s (Retry-After); a score sent again with the same transaction_id is recorded once, whichever attempt stores it.`, { retry_after_seconds: DATABASE_RETRY_AFTER_SECONDS }),
+      );
+    }
+    if (databaseTimedOut(err)) {
+      request.log.warn({ err: err.message }, 'database statement timed out');
+      reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
+      return answer(
+        reply,
+        503,
+        errorBody('database_timeout', 'The database did not finish this request within its statement time limit.', `Send the same request again after ${DATABASE_RETRY_AFTER_SECONDS} s (Retry-After); a score sent again with the same transaction_id is recorded once. If it keeps happening, the operator should look for long-held locks or an overloaded database (DATABASE_STATEMENT_TIMEOUT_SECONDS sets the limit).`, { retry_after_seconds: DATABASE_RETRY_AFTER_SECONDS }),
       );
     }
     if (hasZodFastifySchemaValidationErrors(err)) {

@@ -10,7 +10,9 @@ export type StorageErrorCode =
   /** A migration file failed; nothing of that file was applied. */
   | 'migration_failed'
   /** The database rejected a statement (syntax, constraint, type, aborted transaction, ...). */
-  | 'query_failed';
+  | 'query_failed'
+  /** A statement ran (or waited for a lock) past the statement time limit and was cancelled. */
+  | 'query_timeout';
 
 export class StorageError extends Error {
   override readonly name = 'StorageError';

@@ -12,6 +12,8 @@ import { openPostgres } from './postgres.ts';
 export interface OpenOptions {
   databaseUrl?: string;
   dataDir: string;
+  /** PostgreSQL only: the longest a statement may run before the server cancels it (default 60 s). */
+  statementTimeoutSeconds?: number;
 }
 
 /**
@@ -20,7 +22,7 @@ export interface OpenOptions {
  * (`database_unavailable`, `migration_failed`).
  */
 export async function openDatabase(o: OpenOptions): Promise<Db> {
-  const db: Backend = o.databaseUrl ? await openPostgres(o.databaseUrl) : await openPglite(join(o.dataDir, 'pglite'));
+  const db: Backend = o.databaseUrl ? await openPostgres(o.databaseUrl, o.statementTimeoutSeconds) : await openPglite(join(o.dataDir, 'pglite'));
   try {
     await migrate(db);
   } catch (err) {

@@ -61,7 +61,10 @@ function unavailableSqlState(state: string): boolean {
   );
 }
 
-export async function openPostgres(url: string): Promise<Backend> {
+/** The statement time limit when the caller names none. */
+export const DEFAULT_STATEMENT_TIMEOUT_S = 60;
+
+export async function openPostgres(url: string, statementTimeoutSeconds = DEFAULT_STATEMENT_TIMEOUT_S): Promise<Backend> {
   let target = 'PostgreSQL';
   let password: string | undefined;
   try {
@@ -80,6 +83,10 @@ export async function openPostgres(url: string): Promise<Backend> {
       connect_timeout: CONNECT_TIMEOUT_S,
       backoff: reconnectDelay,
       onnotice: () => {},
+      // Every session of the pool: a statement running (or waiting for a lock) longer than this is
+      // cancelled by the server (SQLSTATE 57014), so a stuck query fails instead of holding its
+      // request and its connection for ever.
+      connection: { statement_timeout: Math.round(statementTimeoutSeconds * 1000) },
       transform: { undefined: null },
       types: {
         int8: { to: INT8, from: [INT8], serialize: (x: unknown) => String(x), parse: (x: string) => Number(x) },
@@ -127,6 +134,7 @@ class PostgresDb implements Backend {
     const message = this.#redact(messageOf(err));
     if (err instanceof postgres.PostgresError) {
       const state = String(err.code);
+      if (state === '57014') return new StorageError('query_timeout', `${this.#target} cancelled a statement that ran past the statement time limit: ${message}`, state);
       if (unavailableSqlState(state)) return new StorageError('database_unavailable', `${this.#target} is unavailable: ${message}`, state);
       return new StorageError('query_failed', message, state);
     }
