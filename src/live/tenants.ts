@@ -220,6 +220,13 @@ export class Tenants {
     return this.loaded.size;
   }
 
+  /** Transactions the loaded tenants' histories hold. */
+  heldTransactions(): number {
+    let n = 0;
+    for (const t of this.ready.values()) n += t.history.size;
+    return n;
+  }
+
   /** The organizations this process has a tenant of. */
   organizations(): IterableIterator<string> {
     return this.ready.keys();

@@ -28,6 +28,7 @@ for (const backend of backends()) {
       t.ok(body.history_transactions > 250_000);
       t.ok(body.startup_ms.sandbox >= 0, 'the start-up steps include building the sandbox');
       t.equal(body.organizations_loaded, 0, 'no organization loaded before it is used');
+      t.equal(body.transactions_held, 0, 'and no transaction held');
       const m = body.memory;
       t.ok(m.heap_used_mb > 0 && m.heap_used_mb <= m.heap_total_mb, `heap used ${m.heap_used_mb} of ${m.heap_total_mb} MB`);
       t.ok(m.rss_mb > m.heap_used_mb && m.rss_mb < 64 * 1024, `resident ${m.rss_mb} MB holds the heap in use`);

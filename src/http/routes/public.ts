@@ -78,7 +78,8 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
             .describe("This process's tail of the live feed: how current what it holds of other processes' changes is"),
           auth_configured: z.boolean(),
           history_transactions: z.number().int().describe('Transactions in the public sandbox (the example history guests score against)'),
-          organizations_loaded: z.number().int().describe("Organizations whose live history this process holds in memory"),
+          organizations_loaded: z.number().int().describe("Organizations whose live history this process holds in memory (those it has served since it started)"),
+          transactions_held: z.number().int().describe("Transactions of those organizations' histories this process holds in memory (their last 31 days, and what it recorded since)"),
           jobs_running: z.record(z.string(), z.number().int()).describe('Jobs this process is running now, by kind (`score`, `history_import`, `rings`); empty when idle'),
           memory: z
             .object({
@@ -110,6 +111,7 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
       auth_configured: service.config.authConfigured,
       history_transactions: service.sandbox.size,
       organizations_loaded: service.tenants.size,
+      transactions_held: service.tenants.heldTransactions(),
       jobs_running: service.jobs?.runningByKind ?? {},
       memory: memoryNow(),
       started_at: new Date(service.startedAt).toISOString(),
