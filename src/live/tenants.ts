@@ -24,6 +24,19 @@ import type { DecisionLog } from './decision-log.ts';
 import { storedRings } from './ring-windows.ts';
 import { Policy } from './policy.ts';
 
+/** Rows a load hands to a history between two turns of the event loop (a few milliseconds). */
+const LOAD_SLICE = 4_096;
+
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** `work(from, to)` over [0, n) a slice at a time, with a turn of the event loop after each. */
+async function inSlices(n: number, work: (from: number, to: number) => void): Promise<void> {
+  for (let from = 0; from < n; from += LOAD_SLICE) {
+    work(from, Math.min(n, from + LOAD_SLICE));
+    await turn();
+  }
+}
+
 /** What makes a request with a known transaction id a retry rather than a different transaction. */
 export type TransactionIdentity = Pick<ScoreInput, 'amount' | 'customer_id' | 'merchant_id'>;
 
@@ -50,7 +63,9 @@ export class Tenant {
     this.context = { history: this.history, rings: new RingIndex([]), rules: this.policy };
   }
 
-  /** What `OrganizationData.loadHistory` hands over, into this tenant's history. */
+  /** What `OrganizationData.loadHistory` hands over, into this tenant's history, a few thousand
+   *  rows at a time with a turn of the event loop between them: a load of millions of transactions
+   *  takes seconds of this thread, and other organizations' requests are answered meanwhile. */
   loader(): HistoryLoader {
     const h = this.history;
     return {
@@ -58,14 +73,16 @@ export class Tenant {
         h.reserve(expected);
         h.loadFrom(floor);
       },
-      uses: (rows) => {
-        for (const r of rows) h.loadUse(r.customer_id, r.kind, r.key, r.first);
+      uses: (rows) => inSlices(rows.length, (from, to) => {
+        for (let i = from; i < to; i++) h.loadUse(rows[i]!.customer_id, rows[i]!.kind, rows[i]!.key, rows[i]!.first);
+      }),
+      transactions: (page) => inSlices(page.count, (from, to) => h.addColumns(page, from, to)),
+      labels: (rows) => inSlices(rows.length, (from, to) => {
+        for (let i = from; i < to; i++) h.loadLabel(rows[i]!, rows[i]!.label, rows[i]!.known);
+      }),
+      finish: async (totals) => {
+        for (const _ of h.finishing(totals)) await turn();
       },
-      transactions: (page) => h.addColumns(page),
-      labels: (rows) => {
-        for (const r of rows) h.loadLabel(r, r.label, r.known);
-      },
-      finish: (totals) => h.finishLoad(totals),
     };
   }
 

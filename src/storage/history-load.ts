@@ -21,16 +21,34 @@ import { liveRuleStates } from './rules-store.ts';
 import type { RuleState } from './rule-state.ts';
 import type { ItemStay } from '../domain/rules/lists.ts';
 
-/** What a process keeps of an organization's history, as `loadHistory` hands it over, in this order. */
+/** What a process keeps of an organization's history, as `loadHistory` hands it over, in this order;
+ *  each call may take its time (a promise), letting other work run between its steps. */
 export interface HistoryLoader {
   /** Transactions before `floor` come only as totals; `expected` of them from the floor on. */
   start(floor: number, expected: number): void;
-  uses(rows: { customer_id: HistoryTransaction['customer_id']; kind: 'merchant' | 'channel' | 'location'; key: string; first: number }[]): void;
+  uses(rows: { customer_id: HistoryTransaction['customer_id']; kind: 'merchant' | 'channel' | 'location'; key: string; first: number }[]): void | Promise<void>;
   /** A page of the transactions from the floor on, in time order (time, then the order recorded). */
-  transactions(page: TransactionColumns): void;
+  transactions(page: TransactionColumns): void | Promise<void>;
   /** Outcomes known from the floor on, of transactions before it. */
-  labels(rows: (TransactionEntities & { label: 0 | 1; known: number })[]): void;
-  finish(totals: EntityTotals[]): void;
+  labels(rows: (TransactionEntities & { label: 0 | 1; known: number })[]): void | Promise<void>;
+  finish(totals: EntityTotals[]): void | Promise<void>;
+}
+
+/** A loader that keeps every call, to make them on `into` once the database transaction is over. */
+function deferred(into: HistoryLoader): { loader: HistoryLoader; replay(): Promise<void> } {
+  const calls: (() => void | Promise<void>)[] = [];
+  return {
+    loader: {
+      start: (floor, expected) => void calls.push(() => into.start(floor, expected)),
+      uses: (rows) => void calls.push(() => into.uses(rows)),
+      transactions: (page) => void calls.push(() => into.transactions(page)),
+      labels: (rows) => void calls.push(() => into.labels(rows)),
+      finish: (totals) => void calls.push(() => into.finish(totals)),
+    },
+    async replay() {
+      for (const call of calls.splice(0)) await call();
+    },
+  };
 }
 
 /** What a process keeps of an organization's rules and lists, handed over in the same snapshot. */
@@ -55,8 +73,22 @@ const TOTAL_KINDS = { c: 'customer', m: 'merchant', h: 'channel' } as const;
  * transactions before it; and every entity's all-time totals. Returns the floor and the snapshot
  * (which database transactions' changes it saw: src/storage/live-feed.ts). What is read does not grow with the history
  * stored before the floor, only with the entities and the floor's window.
+ * On PostgreSQL each page is handed over as it comes (the server reads the next meanwhile); the
+ * embedded database has one connection, which a transaction holds from its first statement to its
+ * last, so there everything is read first and handed over once the transaction is over: other
+ * organizations' statements wait for the reading only, not for the history to be built.
  */
 export async function loadHistory(scope: OrganizationScope, now: number, into: HistoryLoader, policy: PolicyLoader | undefined): Promise<{ floor: number; seen: FeedSnapshot }> {
+  if (scope.db.kind === 'pglite') {
+    const later = deferred(into);
+    const loaded = await read(scope, now, later.loader, policy);
+    await later.replay();
+    return loaded;
+  }
+  return read(scope, now, into, policy);
+}
+
+async function read(scope: OrganizationScope, now: number, into: HistoryLoader, policy: PolicyLoader | undefined): Promise<{ floor: number; seen: FeedSnapshot }> {
   const org = scope.organizationId;
   return scope.db.transaction(async (tx) => {
     await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
@@ -65,17 +97,17 @@ export async function loadHistory(scope: OrganizationScope, now: number, into: H
     const floor = Math.max(now, newest?.newest ?? -Infinity) - WINDOW_HORIZON_MS;
     const [held] = await tx.query<{ n: number }>('SELECT count(*)::float8 AS n FROM transactions WHERE organization_id = $1 AND time_ms >= $2', [org, floor]);
     into.start(floor, held?.n ?? 0);
-    await pages<[string, 'm' | 'h' | 'l', string, number]>(tx, 'customer_uses', 'customer_id, kind, key', 'customer_id, kind, key, first_ms', org, (rows) => {
-      into.uses(rows.map(([customer_id, kind, key, first]) => ({ customer_id, kind: USE_KINDS[kind], key, first })));
-    });
-    await historyPages(tx, org, floor, (rows) => into.transactions(rows));
+    await pages<[string, 'm' | 'h' | 'l', string, number]>(tx, 'customer_uses', 'customer_id, kind, key', 'customer_id, kind, key, first_ms', org, (rows) =>
+      into.uses(rows.map(([customer_id, kind, key, first]) => ({ customer_id, kind: USE_KINDS[kind], key, first }))),
+    );
+    await historyPages(tx, org, floor, (page) => into.transactions(page));
     const [labels] = await tx.query<{ page: string | null }>(
       `SELECT json_agg(json_build_array(customer_id, merchant_id, location, payment_type, label, label_known_ms))::text AS page
        FROM transactions WHERE organization_id = $1 AND label IS NOT NULL AND label_known_ms >= $2 AND time_ms < $2`,
       [org, floor],
     );
     type Label = [string, string, string, string, 0 | 1, number];
-    into.labels(((labels?.page ? JSON.parse(labels.page) : []) as Label[]).map(([customer_id, merchant_id, location, payment_type, label, known]) => ({ customer_id, merchant_id, location, payment_type, label, known })));
+    await into.labels(((labels?.page ? JSON.parse(labels.page) : []) as Label[]).map(([customer_id, merchant_id, location, payment_type, label, known]) => ({ customer_id, merchant_id, location, payment_type, label, known })));
     const totals: EntityTotals[] = [];
     type Total = [keyof typeof TOTAL_KINDS, string, number, number, number, number, number, number, number | null];
     await pages<Total>(tx, 'entity_totals', 'kind, key', 'kind, key, transactions, amount_sum, amount_squares, last_ms, labels, frauds, first_fraud_known_ms', org, (rows) => {
@@ -83,7 +115,7 @@ export async function loadHistory(scope: OrganizationScope, now: number, into: H
         totals.push({ kind: TOTAL_KINDS[kind], key, transactions, amountSum, amountSquares, last, labels, frauds, firstFraudKnown });
       }
     });
-    into.finish(totals);
+    await into.finish(totals);
     if (policy) {
       policy.rules(await liveRuleStates(tx, scope));
       await currentStays(tx, scope, (stays) => policy.stays(stays));
@@ -191,7 +223,7 @@ export function pageRows(c: TransactionColumns): HistoryRow[] {
 /** The stored transactions of `organizationId` (loadHistory's scope) from `from` on in time order
  *  (time, then the order recorded), a page of columns at a time. The next page is asked for before
  *  this one is handed over, so the database reads it while the history takes this one. */
-async function historyPages(tx: Queryable, organizationId: string, from: number, onPage: (page: TransactionColumns) => void): Promise<void> {
+async function historyPages(tx: Queryable, organizationId: string, from: number, onPage: (page: TransactionColumns) => void | Promise<void>): Promise<void> {
   const page = (after?: number[]) => tx.query<PageRow>(PAGE_SQL(after !== undefined), after ? [organizationId, LOAD_PAGE_ROWS, from, after[0], after[1]] : [organizationId, LOAD_PAGE_ROWS, from]);
   let next: Promise<PageRow[]> | undefined = page();
   while (next) {
@@ -203,14 +235,14 @@ async function historyPages(tx: Queryable, organizationId: string, from: number,
       // Settled by the next turn of the loop; a failure meanwhile is not unhandled.
       next.catch(() => {});
     }
-    onPage(columns(row));
+    await onPage(columns(row));
   }
 }
 
 /** Reads an organization's rows (loadHistory's scope) of an entity table (customer_uses,
  *  entity_totals) in pages of JSON arrays of `columns`, in the order of `keys` (the primary key
  *  after the organization). */
-async function pages<Row extends unknown[]>(tx: Queryable, table: string, keys: string, columns: string, organizationId: string, onPage: (rows: Row[]) => void): Promise<void> {
+async function pages<Row extends unknown[]>(tx: Queryable, table: string, keys: string, columns: string, organizationId: string, onPage: (rows: Row[]) => void | Promise<void>): Promise<void> {
   const width = keys.split(',').length;
   let after: unknown[] | undefined;
   for (;;) {
@@ -222,7 +254,7 @@ async function pages<Row extends unknown[]>(tx: Queryable, table: string, keys: 
     );
     if (!row?.page) return;
     const rows = JSON.parse(row.page) as Row[];
-    onPage(rows);
+    await onPage(rows);
     if (rows.length < ENTITY_PAGE_ROWS) return;
     after = rows[rows.length - 1]!.slice(0, width);
   }

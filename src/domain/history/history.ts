@@ -126,10 +126,10 @@ export class History {
     return this.keepRecords ? k : -1;
   }
 
-  /** Adds every row of `c` (a load's page, in time order) as `add` would, reading the strings as
+  /** Adds rows `from` to `to` (exclusive) of `c` (a load's page, in time order) as `add` would, reading the strings as
    *  bytes: no object or string is made per row. */
-  addColumns(c: TransactionColumns): void {
-    for (let i = 0; i < c.count; i++) {
+  addColumns(c: TransactionColumns, from = 0, to = c.count): void {
+    for (let i = from; i < to; i++) {
       const time = c.times[i]!;
       if (time < this.latest) throw new Error('addColumns() needs its rows in time order, after the newest added');
       this.latest = time;
@@ -327,12 +327,21 @@ export class History {
   /** Ends a load with each entity's all-time totals: what they count beyond what was loaded is
    *  what came before the floor. */
   finishLoad(totals: Iterable<EntityTotals>): void {
-    this.merchantLabels.endLoad();
-    this.channelLabels.endLoad();
+    for (const _ of this.finishing(totals));
+  }
+
+  /** `finishLoad` in steps of a few milliseconds each (a caller can let other work run between
+   *  them): the labels filed, the totals set, the parts packed. */
+  *finishing(totals: Iterable<EntityTotals>): Generator<void> {
+    yield* this.merchantLabels.endLoading();
+    yield* this.channelLabels.endLoading();
     this.neighbours.finishLoad();
+    yield;
     const r = this.records;
     const compromised: number[] = [];
+    let done = 0;
     for (const t of totals) {
+      if (++done % 4096 === 0) yield;
       const e = t.kind === 'channel' ? r.channels.number(t.key) : r.entities.id(t.key);
       const s = this.store(t.kind);
       const before = t.transactions - s.all(e);
@@ -354,21 +363,22 @@ export class History {
       }
     }
     for (const c of compromised) this.refreshCompromised(c);
-    this.compact();
+    yield;
+    yield* this.compacting();
   }
 
   /** Packs every part into columns the size of what it holds (a load or a bulk build adds entries
    *  as they come, which leaves room behind). */
   compact(): void {
-    this.records.trim();
-    this.customers.compact();
-    this.merchants.compact();
-    this.channels.compact();
-    this.merchantLabels.compact();
-    this.channelLabels.compact();
-    this.customerFrauds.compact();
-    this.uses.compact();
-    this.neighbours.compact();
+    for (const _ of this.compacting());
+  }
+
+  private *compacting(): Generator<void> {
+    for (const part of [this.records, this.customers, this.merchants, this.channels, this.merchantLabels, this.channelLabels, this.customerFrauds, this.uses, this.neighbours]) {
+      if (part instanceof RecordStore) part.trim();
+      else part.compact();
+      yield;
+    }
   }
 
   /** The merchant's distinct customers whose first payment there is strictly before `t`, and how

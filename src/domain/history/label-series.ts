@@ -105,6 +105,11 @@ export class LabelStore {
   /** Files the labels collected since `beginLoad`, each entity's in order of when they became
    *  known (those known at the same time in the order filed, as one at a time would place them). */
   endLoad(): void {
+    for (const _ of this.endLoading());
+  }
+
+  /** `endLoad` in steps of some thousands of labels each. */
+  *endLoading(): Generator<void> {
     const p = this.pending;
     this.pending = undefined;
     if (!p || p.entity.length === 0) return;
@@ -124,10 +129,17 @@ export class LabelStore {
       times[at] = p.time[i]!;
       labels[at] = p.label[i]!;
     }
+    yield;
+    let filed = 0;
     for (let e = 0; e < entities; e++) {
       const from = starts[e]!;
       const to = starts[e + 1]!;
       if (from === to) continue;
+      filed += to - from;
+      if (filed >= 16_384) {
+        filed = 0;
+        yield;
+      }
       sortByTime(times.subarray(from, to), labels.subarray(from, to));
       if (this.entries.count(e) > 0) {
         for (let k = from; k < to; k++) this.insert(e, times[k]!, labels[k] as 0 | 1);
