@@ -7,6 +7,7 @@
 import t from 'tap';
 import { History } from '../../src/domain/history/history.ts';
 import { LabelStore } from '../../src/domain/history/label-series.ts';
+import { RecordStore } from '../../src/domain/history/records.ts';
 import { type HistoryTransaction } from '../../src/domain/transaction.ts';
 import { extractOne } from '../../src/domain/features/extract.ts';
 
@@ -81,21 +82,22 @@ t.test('a changed outcome replaces the old label; the compromised share follows'
 });
 
 t.test('a label series counts labels filed in any order', async (t) => {
-  const s = new LabelStore();
-  s.insert(0, 50, 1);
-  s.insert(0, 10, 0);
-  s.insert(0, 30, 1);
-  s.insert(0, 30, 0);
-  s.insert(0, 70, 0);
+  // Labels of transactions the record store does not hold (ref -1), as a loaded history keeps them.
+  const s = new LabelStore(new RecordStore());
+  s.insert(0, 50, 1, -1);
+  s.insert(0, 10, 0, -1);
+  s.insert(0, 30, 1, -1);
+  s.insert(0, 30, 0, -1);
+  s.insert(0, 70, 0, -1);
   t.same(s.window(0, -Infinity, Infinity), { count: 5, sum: 2 });
   t.same(s.window(0, 20, 60), { count: 3, sum: 2 });
   t.same(s.window(0, 31, 60), { count: 1, sum: 1 });
-  s.remove(0, 30, 1);
+  s.remove(0, 30, 1, -1);
   t.same(s.window(0, 20, 60), { count: 2, sum: 1 });
-  t.throws(() => s.remove(0, 30, 1), 'removing a label that is not there fails loudly');
+  t.throws(() => s.remove(0, 30, 1, -1), 'removing a label that is not there fails loudly');
   // Past a few checkpoints, in any order, and withdrawn again.
   const times = Array.from({ length: 200 }, (_, i) => (i * 7919) % 401);
-  for (const [i, time] of times.entries()) s.insert(1, time, (i % 3 === 0 ? 1 : 0) as 0 | 1);
+  for (const [i, time] of times.entries()) s.insert(1, time, (i % 3 === 0 ? 1 : 0) as 0 | 1, -1);
   const count = (from: number, to: number) => {
     let n = 0;
     let frauds = 0;
@@ -108,7 +110,7 @@ t.test('a label series counts labels filed in any order', async (t) => {
     return { count: n, sum: frauds };
   };
   for (const [from, to] of [[-Infinity, Infinity], [0, 100], [37, 251], [400, 401]] as const) t.same(s.window(1, from, to), count(from, to), `window [${from}, ${to})`);
-  for (let i = 0; i < 200; i += 2) s.remove(1, times[i]!, (i % 3 === 0 ? 1 : 0) as 0 | 1);
+  for (let i = 0; i < 200; i += 2) s.remove(1, times[i]!, (i % 3 === 0 ? 1 : 0) as 0 | 1, -1);
   times.forEach((_, i) => {
     if (i % 2 === 0) times[i] = -1;
   });

@@ -38,8 +38,8 @@ export class History {
   private channels: SeriesStore;
   /** Labels by availability time. A customer's are only ever asked how many frauds were known, so
    *  only their frauds' availability times are kept (ascending, per customer). */
-  private readonly merchantLabels = new LabelStore();
-  private readonly channelLabels = new LabelStore();
+  private merchantLabels: LabelStore;
+  private channelLabels: LabelStore;
   private readonly customerFrauds = new Lists(0, 1);
   /** A loaded history's customer frauds known before its floor: how many, and when the earliest of
    *  them became known (per customer). */
@@ -60,6 +60,8 @@ export class History {
     this.customers = new SeriesStore(this.records, true);
     this.merchants = new SeriesStore(this.records, false);
     this.channels = new SeriesStore(this.records, false);
+    this.merchantLabels = new LabelStore(this.records);
+    this.channelLabels = new LabelStore(this.records);
     this.neighbours = new Neighbours(this.uses);
   }
 
@@ -69,6 +71,8 @@ export class History {
     this.customers = new SeriesStore(records, true);
     this.merchants = new SeriesStore(records, false);
     this.channels = new SeriesStore(records, false);
+    this.merchantLabels = new LabelStore(records);
+    this.channelLabels = new LabelStore(records);
   }
 
   /** Keep every transaction for `recent()` and late arrivals (the service does; training does not
@@ -149,7 +153,7 @@ export class History {
     this.merchants.add(m, k, keepFrom);
     this.channels.add(ch, k, keepFrom);
     const label = r.label(k);
-    if (label !== undefined) this.fileLabel(c, m, ch, label, r.labelKnownAt(k));
+    if (label !== undefined) this.fileLabel(c, m, ch, label, r.labelKnownAt(k), k);
     // The pair's first payment exists exactly when the customer has used the merchant before: the
     // neighbour counts are only touched for a new pair (or a fraud), not on every payment.
     const newPair = this.uses.note(c, m, ch, r.channels.locationOf(ch), time);
@@ -188,7 +192,7 @@ export class History {
     this.customers.insert(c, k, keepFrom, this.latest);
     this.merchants.insert(m, k, keepFrom, this.latest);
     this.channels.insert(ch, k, keepFrom, this.latest);
-    if (labelled) this.fileLabel(c, m, ch, tx.label!, known);
+    if (labelled) this.fileLabel(c, m, ch, tx.label!, known, k);
     const first = this.uses.keepEarliest(c, USE_MERCHANT, m, t);
     this.uses.keepEarliest(c, USE_CHANNEL, ch, t);
     this.uses.keepEarliest(c, USE_LOCATION, r.channels.locationOf(ch), t);
@@ -203,8 +207,9 @@ export class History {
     this.fraudBaseFirst = widenFloats(this.fraudBaseFirst, c, Number.NaN);
   }
 
-  /** Files a label under the time it became known. */
-  private fileLabel(c: number, m: number, ch: number, label: 0 | 1, known: number): void {
+  /** Files a label under the time it became known: record `ref`'s (which has it already), or with
+   *  -1 one of a transaction the history holds only in totals. */
+  private fileLabel(c: number, m: number, ch: number, label: 0 | 1, known: number, ref: number): void {
     if (label === 1) {
       if (known < this.floor) {
         this.ensureCustomer(c);
@@ -213,14 +218,14 @@ export class History {
         this.fraudBaseCount[c] = count + 1;
       } else insertSortedIn(this.customerFrauds, c, known);
     }
-    this.merchantLabels.insert(m, known, label);
-    this.channelLabels.insert(ch, known, label);
+    this.merchantLabels.insert(m, known, label, ref);
+    this.channelLabels.insert(ch, known, label, ref);
   }
 
   /** Withdraws a filed label. One of a customer's frauds held only in totals that may have been the
    *  earliest of several is refused (HorizonError, nothing changed): the totals cannot tell the next
    *  earliest, loading afresh can. */
-  private unfileLabel(c: number, m: number, ch: number, label: 0 | 1, known: number): void {
+  private unfileLabel(c: number, m: number, ch: number, label: 0 | 1, known: number, ref: number): void {
     if (label === 1) {
       if (known < this.floor) {
         const count = c < this.fraudBaseCount.length ? this.fraudBaseCount[c]! : 0;
@@ -229,8 +234,8 @@ export class History {
         if (count === 1) this.fraudBaseFirst[c] = Number.NaN;
       } else removeSortedIn(this.customerFrauds, c, known);
     }
-    this.merchantLabels.remove(m, known, label);
-    this.channelLabels.remove(ch, known, label);
+    this.merchantLabels.remove(m, known, label, ref);
+    this.channelLabels.remove(ch, known, label, ref);
   }
 
   /** The earliest known fraud of the customer's (held or in totals), or undefined. */
@@ -263,9 +268,10 @@ export class History {
     const m = r.merchant(k);
     const ch = r.channel(k);
     const old = r.label(k);
-    if (old !== undefined) this.unfileLabel(c, m, ch, old, r.labelKnownAt(k));
-    if (label !== undefined) this.fileLabel(c, m, ch, label, knownAt);
+    if (old !== undefined) this.unfileLabel(c, m, ch, old, r.labelKnownAt(k), k);
+    // The record carries the label its entries read, so it changes between the two.
     r.setLabel(k, label, knownAt);
+    if (label !== undefined) this.fileLabel(c, m, ch, label, knownAt, k);
     if (old === 1 || label === 1) this.refreshCompromised(c);
   }
 
@@ -283,8 +289,8 @@ export class History {
    */
   relabel(tx: Pick<HistoryTransaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>, from: 0 | 1 | undefined, fromKnown: number, label: 0 | 1, knownAt: number): void {
     const [c, m, ch] = this.numbers(tx);
-    if (from !== undefined) this.unfileLabel(c, m, ch, from, fromKnown);
-    this.fileLabel(c, m, ch, label, knownAt);
+    if (from !== undefined) this.unfileLabel(c, m, ch, from, fromKnown, -1);
+    this.fileLabel(c, m, ch, label, knownAt, -1);
     if (from === 1 || label === 1) this.refreshCompromised(c);
   }
 
@@ -320,7 +326,7 @@ export class History {
   /** A label known from the floor on, of a transaction before it. */
   loadLabel(tx: Pick<HistoryTransaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>, label: 0 | 1, known: number): void {
     const [c, m, ch] = this.numbers(tx);
-    this.fileLabel(c, m, ch, label, known);
+    this.fileLabel(c, m, ch, label, known, -1);
     if (label === 1) this.refreshCompromised(c);
   }
 

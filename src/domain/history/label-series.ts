@@ -1,10 +1,13 @@
 // Merchants' or channels' fraud labels, filed by the time each became known (labels are learned
 // late, and an outcome can change), so a query at time t counts exactly the labels known before t.
-// Per entity: the times and labels in order of that time (a list of shared columns, lists.ts), with
-// the count of frauds kept at every CHECKPOINT-th entry and counted from there for the ones
-// between. The History class files and withdraws them.
+// Per entity: its labelled transactions in order of that time (a list of shared columns, lists.ts),
+// as their numbers in the record store, which holds each one's label and when it became known; a
+// label of a transaction the history holds only in totals (before a loaded history's floor) is
+// kept beside them. The count of frauds is kept at every CHECKPOINT-th entry and counted from
+// there for the ones between. The History class files and withdraws them.
 
 import { Lists, widenFloats } from './lists.ts';
+import type { RecordStore } from './records.ts';
 import { WINDOW_HORIZON_MS } from './horizon.ts';
 
 const CHECKPOINT = 8;
@@ -18,25 +21,13 @@ function baseIn(from: number, to: number): number {
   return (from === -Infinity ? 1 : 0) - (to === -Infinity ? 1 : 0);
 }
 
-/** Sorts `times` ascending and `labels` with them. Whole milliseconds (the usual case) are sorted
- *  as one number each, time × 2 + label, by the typed array's own sort; anything else by index. */
-function sortByTime(times: Float64Array, labels: Int8Array): void {
-  let whole = true;
-  for (const t of times) if (!Number.isSafeInteger(t * 2)) whole = false;
-  if (whole) {
-    const keys = times.map((t, i) => t * 2 + labels[i]!).sort();
-    for (let i = 0; i < keys.length; i++) {
-      const label = keys[i]! % 2 === 0 ? 0 : 1;
-      labels[i] = label;
-      times[i] = (keys[i]! - label) / 2;
-    }
-    return;
-  }
+/** Sorts `times` ascending and `refs` with them, by index. */
+function sortByTime(times: Float64Array, refs: Int32Array): void {
   const order = Uint32Array.from({ length: times.length }, (_, i) => i).sort((a, b) => times[a]! - times[b]!);
   const t = Float64Array.from(order, (i) => times[i]!);
-  const l = Int8Array.from(order, (i) => labels[i]!);
+  const r = Int32Array.from(order, (i) => refs[i]!);
   times.set(t);
-  labels.set(l);
+  refs.set(r);
 }
 
 /** Labels filed by the time they became known, entity by entity (by number): a label may be learned
@@ -45,8 +36,13 @@ function sortByTime(times: Float64Array, labels: Int8Array): void {
  *  kept: the all-time counts read them all, and an outcome that changes removes its old entry.
  *  `window(e, from, to)` is (labels known in [from, to), frauds among them). */
 export class LabelStore {
-  /** Per entity: when each label became known (ascending) and the label. */
-  private readonly entries = new Lists(0, 1, 1);
+  /** Per entity: its labelled transactions by when each label became known (ascending): a record's
+   *  number, or -1 − n for label n kept beside the records (`otherTimes`, `otherLabels`). */
+  private readonly entries = new Lists(1, 0);
+  /** Labels of transactions the record store does not hold. */
+  private otherTimes = new Float64Array(64);
+  private otherLabels = new Int8Array(64);
+  private others = 0;
   /** Per entity: frauds among its first j × CHECKPOINT entries, at j. */
   private readonly checkpoints = new Lists(1, 0);
   /** Per entity: a loaded history's labels known before `floor`, held only as counts. */
@@ -58,7 +54,9 @@ export class LabelStore {
   /** Labels filed during a load (`beginLoad` … `endLoad`), filed together at its end: a load's
    *  labels come in the order of their transactions, not of when they became known, and filing
    *  each in its place would move every later one. */
-  private pending: { entity: number[]; time: number[]; label: number[] } | undefined;
+  private pending: { entity: number[]; time: number[]; label: number[]; ref: number[] } | undefined;
+
+  constructor(private readonly records: RecordStore) {}
 
   private ensure(e: number): void {
     if (e < this.floor.length) return;
@@ -89,17 +87,39 @@ export class LabelStore {
     this.baseFrauds[e] = frauds;
   }
 
+  private refAt(e: number, i: number): number {
+    return this.entries.ints[0]![this.entries.start[e]! + i]!;
+  }
+
   private timeAt(e: number, i: number): number {
-    return this.entries.floats[0]![this.entries.start[e]! + i]!;
+    const v = this.refAt(e, i);
+    return v >= 0 ? this.records.labelKnownAt(v) : this.otherTimes[-1 - v]!;
   }
 
   private labelAt(e: number, i: number): number {
-    return this.entries.bytes[0]![this.entries.start[e]! + i]!;
+    const v = this.refAt(e, i);
+    return v >= 0 ? this.records.label(v)! : this.otherLabels[-1 - v]!;
+  }
+
+  /** The entry for a label: record `ref`'s, or (ref < 0) a new one kept beside the records. */
+  private entryFor(ref: number, time: number, label: 0 | 1): number {
+    if (ref >= 0) return ref;
+    if (this.others === this.otherTimes.length) {
+      const times = new Float64Array(this.others * 2);
+      times.set(this.otherTimes);
+      this.otherTimes = times;
+      const labels = new Int8Array(this.others * 2);
+      labels.set(this.otherLabels);
+      this.otherLabels = labels;
+    }
+    this.otherTimes[this.others] = time;
+    this.otherLabels[this.others] = label;
+    return -1 - this.others++;
   }
 
   /** From now until `endLoad`, labels are collected and filed together. */
   beginLoad(): void {
-    this.pending ??= { entity: [], time: [], label: [] };
+    this.pending ??= { entity: [], time: [], label: [], ref: [] };
   }
 
   /** Files the labels collected since `beginLoad`, each entity's in order of when they became
@@ -123,11 +143,11 @@ export class LabelStore {
     for (let e = 0; e < entities; e++) starts[e + 1]! += starts[e]!;
     const fill = starts.slice(0, entities);
     const times = new Float64Array(n);
-    const labels = new Int8Array(n);
+    const refs = new Int32Array(n);
     for (let i = 0; i < n; i++) {
       const at = fill[p.entity[i]!]!++;
       times[at] = p.time[i]!;
-      labels[at] = p.label[i]!;
+      refs[at] = this.entryFor(p.ref[i]!, p.time[i]!, p.label[i] as 0 | 1);
     }
     yield;
     let filed = 0;
@@ -140,9 +160,9 @@ export class LabelStore {
         filed = 0;
         yield;
       }
-      sortByTime(times.subarray(from, to), labels.subarray(from, to));
+      sortByTime(times.subarray(from, to), refs.subarray(from, to));
       if (this.entries.count(e) > 0) {
-        for (let k = from; k < to; k++) this.insert(e, times[k]!, labels[k] as 0 | 1);
+        for (let k = from; k < to; k++) this.place(e, times[k]!, refs[k]!);
         continue;
       }
       this.entries.reserve(e, to - from, true);
@@ -153,9 +173,8 @@ export class LabelStore {
       let frauds = this.frauds[e]!;
       for (let k = from; k < to; k++) {
         const at = this.entries.append(e);
-        this.entries.floats[0]![at] = times[k]!;
-        this.entries.bytes[0]![at] = labels[k]!;
-        frauds += labels[k]!;
+        this.entries.ints[0]![at] = refs[k]!;
+        frauds += this.labelAt(e, k - from);
         if ((k - from + 1) % CHECKPOINT === 0) {
           const c = this.checkpoints.append(e);
           this.checkpoints.ints[0]![c] = frauds;
@@ -165,7 +184,9 @@ export class LabelStore {
     }
   }
 
-  insert(e: number, time: number, label: 0 | 1): void {
+  /** Files the label of record `ref` (or, with -1, of a transaction the records do not hold),
+   *  known at `time`. A record's label and time must be in the store already. */
+  insert(e: number, time: number, label: 0 | 1, ref: number): void {
     this.ensure(e);
     if (time < this.floor[e]!) {
       this.baseLabels[e]!++;
@@ -176,8 +197,14 @@ export class LabelStore {
       this.pending.entity.push(e);
       this.pending.time.push(time);
       this.pending.label.push(label);
+      this.pending.ref.push(ref);
       return;
     }
+    this.place(e, time, this.entryFor(ref, time, label));
+  }
+
+  /** Puts entry `v` (known at `time`) after every entry at or before `time`. */
+  private place(e: number, time: number, v: number): void {
     // After every entry at or before `time` (mostly the end: labels arrive roughly in order).
     let i = this.entries.count(e);
     while (i > 0 && this.timeAt(e, i - 1) > time) i--;
@@ -186,14 +213,14 @@ export class LabelStore {
       this.checkpoints.ints[0]![at] = 0;
     }
     const at = this.entries.insert(e, i);
-    this.entries.floats[0]![at] = time;
-    this.entries.bytes[0]![at] = label;
-    this.frauds[e]! += label;
+    this.entries.ints[0]![at] = v;
+    this.frauds[e]! += this.labelAt(e, i);
     this.recount(e, i);
   }
 
-  /** Removes one entry filed at `time` with this label (an outcome that changed). */
-  remove(e: number, time: number, label: 0 | 1): void {
+  /** Withdraws one label filed at `time` with this label: record `ref`'s (while the record still
+   *  has it), or with -1 one of those kept beside the records. */
+  remove(e: number, time: number, label: 0 | 1, ref: number): void {
     if (e >= 0 && e < this.floor.length && time < this.floor[e]!) {
       this.baseLabels[e]!--;
       this.baseFrauds[e]! -= label;
@@ -201,7 +228,8 @@ export class LabelStore {
     }
     const n = this.size(e);
     for (let i = n === 0 ? 0 : this.below(e, time); i < n && this.timeAt(e, i) === time; i++) {
-      if (this.labelAt(e, i) !== label) continue;
+      const v = this.refAt(e, i);
+      if (ref >= 0 ? v !== ref : v >= 0 || this.otherLabels[-1 - v] !== label) continue;
       this.entries.remove(e, i);
       this.frauds[e]! -= label;
       this.recount(e, i);
@@ -237,15 +265,13 @@ export class LabelStore {
 
   /** Held entries strictly before `t` (a binary search over the ascending times). */
   private below(e: number, t: number): number {
-    const col = this.entries.floats[0]!;
-    const s = this.entries.start[e]!;
     const n = this.entries.count(e);
-    if (n === 0 || col[s + n - 1]! < t) return n;
+    if (n === 0 || this.timeAt(e, n - 1) < t) return n;
     let lo = 0;
     let hi = n - 1;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (col[s + mid]! < t) lo = mid + 1;
+      if (this.timeAt(e, mid) < t) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -285,7 +311,7 @@ export class LabelStore {
   }
 
   get byteLength(): number {
-    return this.entries.byteLength + this.checkpoints.byteLength + 4 * this.floor.byteLength;
+    return this.entries.byteLength + this.checkpoints.byteLength + 4 * this.floor.byteLength + this.otherTimes.byteLength + this.otherLabels.byteLength;
   }
 }
 
