@@ -8,12 +8,12 @@
 // payment types, lognormal amounts in cents, 2 % fraud whose outcome is known 5–30 days later
 // (legitimate ones 1–5 days), so the newest outcomes are unknown. Ids are shaped like a payment
 // provider's (`pay_` + 20 hex digits, `cus_` + 14, `acct_` + 16): a history holds every id, so short
-// synthetic ones would understate its memory. In one `npm start` process per size: an empty second
-// organization's recorded scores at a fixed 300 req/s (the baseline); the large organization's
-// first score (its history's load), the memory it then holds (resident, and the heap from
-// /api/health), its own scores at 300 req/s, and the empty organization's again while it is held;
-// in a second process, the empty organization's latency while the large one loads. Prints a table,
-// then one JSON object.
+// synthetic ones would understate its memory. In one `npm start` process per size, once the ring
+// analyses its start queues are done: an empty second organization's recorded scores at a fixed
+// 300 req/s (the baseline); the large organization's first score (its history's load), the memory
+// it then holds (resident, and the heap from /api/health), its own scores at 300 req/s, and the
+// empty organization's again while it is held; in a second process, the empty organization's
+// latency while the large one loads. Prints a table, then one JSON object.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -47,7 +47,7 @@ const sizesOption: Option<number[] | undefined> = {
 const options = benchmarkCommandLine({
   name: 'bench:history',
   about: "What one organization's 31-day history of 1 M and 5 M transactions costs a server process: its load, its memory, latency at 300 req/s.",
-  quick: 'seeds 100,000 and 500,000 transactions, 5 s a load instead of 20 s (about 3 minutes a back end)',
+  quick: 'seeds 100,000 and 500,000 transactions, 5 s a load instead of 20 s (about 2½ minutes a back end; the full run about 25 minutes a back end)',
   options: {
     backend: oneOf(['embedded', 'postgres', 'both'], 'the database(s) to run on (default: both with DATABASE_URL, else embedded)'),
     sizes: sizesOption,
@@ -71,7 +71,8 @@ const DURATION = quick ? 5 : 20;
 /** The fixed rate: well below what one process serves here (bench:http: ≈ 2,000 recorded req/s),
  *  so latency shows how long the event loop is held, not how two cores are shared. */
 const RATE = 300;
-/** Enough connections that a stall of 100 ms does not lower the rate sent. */
+/** A connection waits for each answer before its next request: 32 keep up 300 req/s while answers
+ *  take up to ≈ 100 ms, and a stall shows as latency rather than as requests never sent. */
 const CONNECTIONS = 32;
 /** Rows per INSERT statement: each statement's triggers aggregate its rows once. */
 const CHUNK = 250_000;
@@ -359,6 +360,30 @@ async function memory(s: Launched): Promise<Memory> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Waits until the process's jobs are done: on its start a process queues a `rings` job for each
+ *  due weekly window of an organization's history (src/live/ring-windows.ts; with 30 days stored,
+ *  three), which analyse the seeded weeks in a worker thread for minutes at 5 M. They are part of
+ *  what a large history costs, but not of what holding it costs, so they end before anything is
+ *  measured. Returns the seconds waited from the call: the jobs queued within `appearMs`, until
+ *  none has run for 3 s. */
+async function jobsDone(s: Launched, appearMs = 10_000): Promise<number> {
+  const t0 = performance.now();
+  let seen = false;
+  let idleSince = performance.now();
+  for (;;) {
+    const health = (await (await fetch(`${s.base}/api/health`)).json()) as { jobs_running: Record<string, number> };
+    const now = performance.now();
+    if (Object.keys(health.jobs_running).length > 0) {
+      seen = true;
+      idleSince = now;
+    } else if (seen ? now - idleSince >= 3_000 : now - t0 >= appearMs) {
+      return round1((now - t0) / 1000);
+    }
+    if (s.child.exitCode !== null || s.child.signalCode !== null) throw new Error(exitReason(s));
+    await sleep(500);
+  }
+}
+
 interface Load {
   rate: number;
   seconds: number;
@@ -407,6 +432,8 @@ interface Result {
   backend: Backend;
   transactions: number;
   seeded?: Seeded;
+  /** The process's start-up jobs (the seeded weeks' ring analyses), waited for before measuring. */
+  jobs_at_start_s?: number;
   /** The empty organization at the fixed rate before the large one is loaded: the baseline. */
   empty?: Load;
   memory_before?: Memory;
@@ -484,6 +511,8 @@ async function runOne(backend: Backend, n: number): Promise<Result> {
     current = launch(url, dataDir);
     const s = current;
     await s.ready;
+    result.jobs_at_start_s = await jobsDone(s);
+    say(`  the jobs queued at start (the ring windows' analyses) done after ${result.jobs_at_start_s} s`);
     const emptyBodies = scoreRequests().newTransaction;
     await warmUp(s.base, empty.secret, emptyBodies);
     result.empty = await fixedRate(s.base, empty.secret, emptyBodies, DURATION);
@@ -522,6 +551,7 @@ async function runOne(backend: Backend, n: number): Promise<Result> {
     current = launch(url, dataDir);
     const s2 = current;
     await s2.ready;
+    await jobsDone(s2);
     await warmUp(s2.base, empty.secret, emptyBodies);
     let answered!: () => void;
     const done = new Promise<void>((resolve) => (answered = resolve));
@@ -568,6 +598,7 @@ try {
     );
   }
   console.log('');
+  console.log(`ring analyses the process queued on its start, waited for before measuring: ${results.map((r) => `${r.backend} ${f(r.transactions)}: ${f(r.jobs_at_start_s, 1)} s`).join('; ')}`);
   console.log(`${RATE} req/s of recorded scores (POST /api/v1/risk/score, explain on) for ${DURATION} s a load, ${CONNECTIONS} connections; the baseline is an empty organization in the same process before the large one is loaded.`);
   console.log(
     JSON.stringify({
