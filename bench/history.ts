@@ -47,7 +47,7 @@ const sizesOption: Option<number[] | undefined> = {
 const options = benchmarkCommandLine({
   name: 'bench:history',
   about: "What one organization's 31-day history of 1 M and 5 M transactions costs a server process: its load, its memory, latency at 300 req/s.",
-  quick: 'seeds 100,000 and 500,000 transactions, 5 s a load instead of 20 s (about 2½ minutes a back end; the full run about 25 minutes a back end)',
+  quick: 'seeds 100,000 and 500,000 transactions, 5 s a load instead of 20 s: 2½–3½ minutes a back end on a 2-core host (the full run: 5 minutes a back end for 1 M, 17 for 5 M)',
   options: {
     backend: oneOf(['embedded', 'postgres', 'both'], 'the database(s) to run on (default: both with DATABASE_URL, else embedded)'),
     sizes: sizesOption,
