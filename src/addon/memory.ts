@@ -2,8 +2,10 @@
 // drops millions of short-lived objects; V8 keeps the pages they occupied (partly empty, not
 // compacted) and glibc keeps freed native memory in its arenas, so a freshly started server would
 // sit well above what it holds live. `settleMemory` runs one full, compacting garbage collection
-// and then trims the C allocator, once when start-up is done and once after the public sandbox is
-// built on first use (src/app/sandbox.ts); never on an ordinary request.
+// and then trims the C allocator, once when start-up is done, once after the public sandbox is built
+// on first use (src/app/sandbox.ts), and once after each organization's history is loaded (its
+// pages are garbage then; the history itself is typed arrays, so the collection is short); never on
+// an ordinary request.
 // `holdAllocatorThresholds`, called first thing, stops glibc from raising its trim threshold after
 // each large free, which would otherwise keep freed memory resident (docs/operating.md, memory).
 // The rest of the tuning is in Node's options, in package.json's `start` script (docs in README):

@@ -206,6 +206,9 @@ export class Tenants {
     private readonly log: DecisionLog,
     private readonly labelDelay: number,
     private readonly clock: () => number,
+    /** Called once a load is done: it leaves its pages and their rows as garbage, which a full
+     *  collection frees and the allocator can hand back (src/addon/memory.ts). */
+    private readonly afterLoad: () => void = () => {},
   ) {}
 
   /** The organization's tenant, loaded on first use. */
@@ -291,6 +294,7 @@ export class Tenants {
         this.ready.set(organizationId, tenant);
         this.loadedIn.set(organizationId, seen);
       }
+      this.afterLoad();
       return tenant;
     }
   }
