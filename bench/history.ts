@@ -350,12 +350,14 @@ interface Memory {
   rss_mb: number;
   heap_used_mb: number;
   heap_total_mb: number;
+  /** Typed arrays and Buffers outside the heap: where a history in columns lives. */
+  array_buffers_mb: number;
 }
 
 /** The server's resident memory (/proc) and its own heap figures (/api/health). */
 async function memory(s: Launched): Promise<Memory> {
-  const health = (await (await fetch(`${s.base}/api/health`)).json()) as { memory: { heap_used_mb: number; heap_total_mb: number } };
-  return { rss_mb: memoryMb(s.child.pid!), heap_used_mb: health.memory.heap_used_mb, heap_total_mb: health.memory.heap_total_mb };
+  const health = (await (await fetch(`${s.base}/api/health`)).json()) as { memory: { heap_used_mb: number; heap_total_mb: number; array_buffers_mb: number } };
+  return { rss_mb: memoryMb(s.child.pid!), heap_used_mb: health.memory.heap_used_mb, heap_total_mb: health.memory.heap_total_mb, array_buffers_mb: health.memory.array_buffers_mb };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -442,7 +444,7 @@ interface Result {
   memory_after?: Memory;
   peak_rss_during_load_mb?: number;
   /** What the held history adds, per 100,000 transactions. */
-  mb_per_100k?: { rss: number; heap: number };
+  mb_per_100k?: { rss: number; heap: number; array_buffers: number; heap_and_buffers: number };
   organizations_loaded?: number;
   loaded?: Load;
   /** p99 on the large organization over p99 on the empty one. */
@@ -535,6 +537,8 @@ async function runOne(backend: Backend, n: number): Promise<Result> {
     result.mb_per_100k = {
       rss: round1((result.memory_after.rss_mb - result.memory_before.rss_mb) / per100k),
       heap: round1((result.memory_after.heap_used_mb - result.memory_before.heap_used_mb) / per100k),
+      array_buffers: round1((result.memory_after.array_buffers_mb - result.memory_before.array_buffers_mb) / per100k),
+      heap_and_buffers: round1((result.memory_after.heap_used_mb + result.memory_after.array_buffers_mb - result.memory_before.heap_used_mb - result.memory_before.array_buffers_mb) / per100k),
     };
     result.organizations_loaded = ((await (await fetch(`${s.base}/api/health`)).json()) as { organizations_loaded: number }).organizations_loaded;
     say(`  memory ${JSON.stringify(result.memory_before)} → ${JSON.stringify(result.memory_after)}: ${JSON.stringify(result.mb_per_100k)} MB per 100,000`);
@@ -589,12 +593,12 @@ try {
   const f = (x: number | undefined, digits = 0) => (x === undefined ? '–' : x.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits }));
   const pair = (l: Load | undefined) => (l ? `${f(l.p50_ms)} / ${f(l.p99_ms)}${l.errors ? ` (${l.errors} errors)` : ''}` : '–');
   console.log('');
-  console.log(`| Back end, transactions held | first score s | MB/100k resident | MB/100k heap | empty org p50 / p99 ms | loaded org p50 / p99 ms | p99 ratio | other org p99 while held | other org p99 / max during the load |`);
+  console.log(`| Back end, transactions held | first score s | MB/100k resident | MB/100k heap + buffers | empty org p50 / p99 ms | loaded org p50 / p99 ms | p99 ratio | other org p99 while held | other org p99 / max during the load |`);
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
     const during = r.empty_during_load ? `${f(r.empty_during_load.p99_ms)} / ${f(r.empty_during_load.max_ms)}` : '–';
     console.log(
-      `| ${r.backend}, ${f(r.transactions)}${r.error ? ` (${r.error})` : ''} | ${f(r.first_score_s, 1)} | ${f(r.mb_per_100k?.rss, 1)} | ${f(r.mb_per_100k?.heap, 1)} | ${pair(r.empty)} | ${pair(r.loaded)} | ${f(r.ratio_p99, 2)} | ${f(r.empty_while_held?.p99_ms)} | ${during} |`,
+      `| ${r.backend}, ${f(r.transactions)}${r.error ? ` (${r.error})` : ''} | ${f(r.first_score_s, 1)} | ${f(r.mb_per_100k?.rss, 1)} | ${f(r.mb_per_100k?.heap_and_buffers, 1)} | ${pair(r.empty)} | ${pair(r.loaded)} | ${f(r.ratio_p99, 2)} | ${f(r.empty_while_held?.p99_ms)} | ${during} |`,
     );
   }
   console.log('');
