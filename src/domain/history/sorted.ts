@@ -1,7 +1,7 @@
 // Sorted-array helpers: the gallop-and-bisect count of an ascending array's entries below a time,
-// which every point-in-time query comes down to (the series, the label series, the history's
-// per-merchant and per-customer time lists, and the training tools' handbook features), and the
-// per-key ascending lists kept in maps or in shared columns (append, insert, remove in place).
+// which every point-in-time query comes down to (the history's per-merchant and per-customer time
+// lists, and the training tools' handbook features), and ascending lists kept in shared columns
+// (insert, remove in place).
 
 import type { Lists } from './lists.ts';
 
@@ -29,30 +29,6 @@ export function countBelow(a: readonly number[] | undefined, t: number): number 
     else hi = mid;
   }
   return lo;
-}
-
-export function append(map: Map<string, number[]>, key: string, value: number): void {
-  const list = map.get(key);
-  if (list) list.push(value);
-  else map.set(key, [value]);
-}
-
-/** Inserts keeping the list ascending (values mostly arrive near the end). */
-export function insertSorted(map: Map<string, number[]>, key: string, value: number): void {
-  const list = map.get(key);
-  if (!list) return void map.set(key, [value]);
-  let i = list.length;
-  while (i > 0 && list[i - 1]! > value) i--;
-  list.splice(i, 0, value);
-}
-
-/** Removes one occurrence of `value` from an ascending list. */
-export function removeSorted(map: Map<string, number[]>, key: string, value: number): void {
-  const list = map.get(key);
-  const i = list ? countBelow(list, value) : -1;
-  if (!list || list[i] !== value) throw new Error('no such entry in the history');
-  list.splice(i, 1);
-  if (list.length === 0) map.delete(key);
 }
 
 /** `countBelow` for list `id` of `lists`, whose Float64 column 0 is ascending. */
