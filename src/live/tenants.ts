@@ -73,9 +73,7 @@ export class Tenant {
         h.reserve(expected);
         h.loadFrom(floor);
       },
-      uses: (rows) => inSlices(rows.length, (from, to) => {
-        for (let i = from; i < to; i++) h.loadUse(rows[i]!.customer_id, rows[i]!.kind, rows[i]!.key, rows[i]!.first);
-      }),
+      uses: (page) => inSlices(page.count, (from, to) => h.loadUseColumns(page, from, to)),
       transactions: (page) => inSlices(page.count, (from, to) => h.addColumns(page, from, to)),
       labels: (rows) => inSlices(rows.length, (from, to) => {
         for (let i = from; i < to; i++) h.loadLabel(rows[i]!, rows[i]!.label, rows[i]!.known);

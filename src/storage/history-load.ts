@@ -11,7 +11,7 @@
 
 import { WINDOW_HORIZON_MS, type EntityTotals } from '../domain/history/horizon.ts';
 import type { HistoryTransaction, TransactionEntities } from '../domain/transaction.ts';
-import type { PackedColumn, TransactionColumns } from '../domain/history/records.ts';
+import type { PackedColumn, TransactionColumns, UseColumns } from '../domain/history/records.ts';
 import type { Queryable } from './db.ts';
 import { feedSnapshot, type FeedSnapshot } from './live-feed.ts';
 import type { HistoryRow } from './live-rows.ts';
@@ -26,7 +26,8 @@ import type { ItemStay } from '../domain/rules/lists.ts';
 export interface HistoryLoader {
   /** Transactions before `floor` come only as totals; `expected` of them from the floor on. */
   start(floor: number, expected: number): void;
-  uses(rows: { customer_id: HistoryTransaction['customer_id']; kind: 'merchant' | 'channel' | 'location'; key: string; first: number }[]): void | Promise<void>;
+  /** A page of every customer's first uses (all-time), in the table's key order. */
+  uses(page: UseColumns): void | Promise<void>;
   /** A page of the transactions from the floor on, in time order (time, then the order recorded). */
   transactions(page: TransactionColumns): void | Promise<void>;
   /** Outcomes known from the floor on, of transactions before it. */
@@ -40,7 +41,7 @@ function deferred(into: HistoryLoader): { loader: HistoryLoader; replay(): Promi
   return {
     loader: {
       start: (floor, expected) => void calls.push(() => into.start(floor, expected)),
-      uses: (rows) => void calls.push(() => into.uses(rows)),
+      uses: (page) => void calls.push(() => into.uses(page)),
       transactions: (page) => void calls.push(() => into.transactions(page)),
       labels: (rows) => void calls.push(() => into.labels(rows)),
       finish: (totals) => void calls.push(() => into.finish(totals)),
@@ -59,8 +60,8 @@ export interface PolicyLoader {
 
 /** Transactions per page when loading a history (a few megabytes of byte strings). */
 const LOAD_PAGE_ROWS = 100_000;
-/** Rows per page of first uses and totals. */
-const ENTITY_PAGE_ROWS = 20_000;
+/** Rows per page of first uses (byte columns) and totals (JSON). */
+const ENTITY_PAGE_ROWS = 100_000;
 
 const USE_KINDS = { m: 'merchant', h: 'channel', l: 'location' } as const;
 const TOTAL_KINDS = { c: 'customer', m: 'merchant', h: 'channel' } as const;
@@ -97,9 +98,7 @@ async function read(scope: OrganizationScope, now: number, into: HistoryLoader, 
     const floor = Math.max(now, newest?.newest ?? -Infinity) - WINDOW_HORIZON_MS;
     const [held] = await tx.query<{ n: number }>('SELECT count(*)::float8 AS n FROM transactions WHERE organization_id = $1 AND time_ms >= $2', [org, floor]);
     into.start(floor, held?.n ?? 0);
-    await pages<[string, 'm' | 'h' | 'l', string, number]>(tx, 'customer_uses', 'customer_id, kind, key', 'customer_id, kind, key, first_ms', org, (rows) =>
-      into.uses(rows.map(([customer_id, kind, key, first]) => ({ customer_id, kind: USE_KINDS[kind], key, first }))),
-    );
+    await usePages(tx, org, (page) => into.uses(page));
     await historyPages(tx, org, floor, (page) => into.transactions(page));
     const [labels] = await tx.query<{ page: string | null }>(
       `SELECT json_agg(json_build_array(customer_id, merchant_id, location, payment_type, label, label_known_ms))::text AS page
@@ -237,6 +236,56 @@ async function historyPages(tx: Queryable, organizationId: string, from: number,
     }
     await onPage(columns(row));
   }
+}
+
+/** One page of first uses, a column each, keyed by (customer_id, kind, key) as the table is. */
+const USE_PAGE_SQL = (after: boolean) => `
+  SELECT count(*)::int AS n, max(ARRAY[customer_id, kind::text, key]) AS last,
+         ${packed('customer_id', 'customers')}, string_agg(convert_to(kind::text, 'UTF8'), ''::bytea) AS kinds,
+         ${packed('key', 'keys')}, string_agg(float8send(first_ms), ''::bytea) AS firsts
+  FROM (SELECT customer_id, kind, key, first_ms FROM customer_uses
+        WHERE organization_id = $1 ${after ? 'AND (customer_id, kind, key) > ($3, $4, $5)' : ''}
+        ORDER BY customer_id, kind, key LIMIT $2) AS page_rows`;
+
+interface UsePageRow {
+  n: number;
+  last: string[] | null;
+  customers: Bytes;
+  customers_lengths: Bytes;
+  kinds: Bytes;
+  keys: Bytes;
+  keys_lengths: Bytes;
+  firsts: Bytes;
+}
+
+/** Every first use of `organizationId`, a page of columns at a time (the next asked for before
+ *  this one is handed over). */
+async function usePages(tx: Queryable, organizationId: string, onPage: (page: UseColumns) => void | Promise<void>): Promise<void> {
+  const page = (after?: string[]) => tx.query<UsePageRow>(USE_PAGE_SQL(after !== undefined), after ? [organizationId, ENTITY_PAGE_ROWS, ...after] : [organizationId, ENTITY_PAGE_ROWS]);
+  let next: Promise<UsePageRow[]> | undefined = page();
+  while (next) {
+    const [row] = await next;
+    next = undefined;
+    if (!row || row.n === 0) break;
+    if (row.n === ENTITY_PAGE_ROWS) {
+      next = page(row.last!);
+      next.catch(() => {});
+    }
+    const n = row.n;
+    if (!row.kinds || row.kinds.length !== n) throw new Error(`a page of first uses has ${row.kinds?.length ?? 0} kinds for ${n} rows`);
+    await onPage({ count: n, customers: strings(row.customers, row.customers_lengths, n), kinds: row.kinds, keys: strings(row.keys, row.keys_lengths, n), firsts: float64s(row.firsts, n) });
+  }
+}
+
+/** The rows of a page of first uses as objects (for tests and inspection; a load never makes them). */
+export function useRows(u: UseColumns): { customer_id: string; kind: 'merchant' | 'channel' | 'location'; key: string; first: number }[] {
+  const text = (p: PackedColumn, i: number) => Buffer.from(p.bytes.buffer, p.bytes.byteOffset, p.bytes.byteLength).toString('utf8', i === 0 ? 0 : p.ends[i - 1]!, p.ends[i]!);
+  return Array.from({ length: u.count }, (_, i) => ({
+    customer_id: text(u.customers, i),
+    kind: USE_KINDS[String.fromCharCode(u.kinds[i]!) as keyof typeof USE_KINDS],
+    key: text(u.keys, i),
+    first: u.firsts[i]!,
+  }));
 }
 
 /** Reads an organization's rows (loadHistory's scope) of an entity table (customer_uses,

@@ -13,7 +13,7 @@ import t from 'tap';
 import ts from 'typescript';
 import type { Db } from '../../src/storage/db.ts';
 import type { EntityTotals } from '../../src/domain/history/horizon.ts';
-import { pageRows, type HistoryLoader } from '../../src/storage/history-load.ts';
+import { pageRows, useRows, type HistoryLoader } from '../../src/storage/history-load.ts';
 import type { HistoryRow, NewTransaction } from '../../src/storage/live-rows.ts';
 import { organizationData, type OrganizationData } from '../../src/storage/organization-data.ts';
 import { eachBackend } from '../support/backends.ts';
@@ -28,7 +28,7 @@ async function loaded(data: OrganizationData, now = 0) {
   const got = { floor: Number.NaN, uses: [] as unknown[], transactions: [] as HistoryRow[], labels: [] as unknown[], totals: [] as EntityTotals[] };
   const into: HistoryLoader = {
     start: (floor) => void (got.floor = floor),
-    uses: (rows) => void got.uses.push(...rows),
+    uses: (page) => void got.uses.push(...useRows(page)),
     transactions: (page) => void got.transactions.push(...pageRows(page)),
     labels: (rows) => void got.labels.push(...rows),
     finish: (totals) => void got.totals.push(...totals),

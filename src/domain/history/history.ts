@@ -21,7 +21,7 @@ import { USE_CHANNEL, USE_LOCATION, USE_MERCHANT, Uses, type UseKind } from './f
 import { HorizonError, WINDOW_HORIZON_MS, type EntityTotals } from './horizon.ts';
 import { LabelSeries, LabelStore } from './label-series.ts';
 import { Lists, widenFloats } from './lists.ts';
-import { RecordStore, type TransactionColumns } from './records.ts';
+import { RecordStore, span, type TransactionColumns, type UseColumns } from './records.ts';
 import { Series, SeriesStore } from './series.ts';
 import { countBelowIn, insertSortedIn, removeSortedIn } from './sorted.ts';
 
@@ -30,6 +30,9 @@ export const DEFAULT_LABEL_DELAY_MS = 7 * 86_400_000;
 export type Role = 'customer' | 'merchant' | 'channel';
 
 const USE_KINDS = { merchant: USE_MERCHANT, channel: USE_CHANNEL, location: USE_LOCATION } as const;
+/** The kinds of a stored first use, as the byte the database spells them with. */
+const KIND_CHANNEL = 'h'.charCodeAt(0);
+const KIND_LOCATION = 'l'.charCodeAt(0);
 
 export class History {
   private records = new RecordStore();
@@ -321,6 +324,26 @@ export class History {
     const m = r.entities.id(key);
     this.uses.append(c, USE_MERCHANT, m, first);
     this.neighbours.loadPair(m, first);
+  }
+
+  /** `loadUse` for rows `from` to `to` (exclusive) of a load's page of first uses, read as bytes. */
+  loadUseColumns(u: UseColumns, from = 0, to = u.count): void {
+    if (this.size !== 0) throw new Error('loadUse() after transactions were added');
+    const r = this.records;
+    for (let i = from; i < to; i++) {
+      const [cs, ce] = span(u.customers, i);
+      const c = r.entities.idBytes(u.customers.bytes, cs, ce);
+      const [ks, ke] = span(u.keys, i);
+      const first = u.firsts[i]!;
+      const kind = u.kinds[i]!;
+      if (kind === KIND_CHANNEL) this.uses.append(c, USE_CHANNEL, r.channels.numberBytes(u.keys.bytes, ks, ke), first);
+      else if (kind === KIND_LOCATION) this.uses.append(c, USE_LOCATION, r.places.idBytes(u.keys.bytes, ks, ke), first);
+      else {
+        const m = r.entities.idBytes(u.keys.bytes, ks, ke);
+        this.uses.append(c, USE_MERCHANT, m, first);
+        this.neighbours.loadPair(m, first);
+      }
+    }
   }
 
   /** A label known from the floor on, of a transaction before it. */

@@ -47,8 +47,18 @@ export interface TransactionColumns {
   paymentTypes: PackedColumn;
 }
 
+/** Customers' first uses as columns, as a load reads them: kind `m` (merchant), `h` (channel,
+ *  `payment_type:location`) or `l` (location) as one ASCII byte each. */
+export interface UseColumns {
+  count: number;
+  customers: PackedColumn;
+  kinds: Uint8Array;
+  keys: PackedColumn;
+  firsts: Float64Array;
+}
+
 /** Bytes [start, end) of value i of a packed column. */
-function span(c: PackedColumn, i: number): [number, number] {
+export function span(c: PackedColumn, i: number): [number, number] {
   return [i === 0 ? 0 : c.ends[i - 1]!, c.ends[i]!];
 }
 
@@ -88,7 +98,16 @@ class Channels {
 
   /** The channel with this key (`payment_type:location`), added if new. */
   number(key: string): number {
-    const c = this.keys.id(key);
+    return this.sized(this.keys.id(key));
+  }
+
+  /** `number` of a key given as UTF-8 bytes [start, end) of `source`. */
+  numberBytes(source: Uint8Array, start: number, end: number): number {
+    return this.sized(this.keys.idBytes(source, start, end));
+  }
+
+  /** Channel `c`, with room for its parts. */
+  private sized(c: number): number {
     if (c >= this.location.length) {
       const widen = (a: Int32Array) => {
         const b = new Int32Array(grown(a.length)).fill(-1);
