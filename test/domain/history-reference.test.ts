@@ -4,6 +4,8 @@
 // totals), every question a score can ask gets the same answer from both, bit for bit: every
 // feature of every probe, every window, mean and spread, label count, neighbour count, first use,
 // pair, compromised time and prior count. An outcome change one refuses, the other refuses too.
+// And the built-in model's training data gets the same features from both, so `npm run train`
+// writes the same boosters.
 // Evidence lists differ by design past the horizon: the reference kept every transaction of an
 // entity in memory, the columnar history drops them with the series (a score reads those from the
 // database); within the horizon they are the same.
@@ -14,7 +16,10 @@ import { WINDOW_HORIZON_MS, type EntityTotals } from '../../src/domain/history/h
 import { channelOf } from '../../src/domain/transaction.ts';
 import { Rng } from '../../src/domain/rng.ts';
 import { History as ReferenceHistory } from '../support/reference-history/history.ts';
-import { answers, CHANNELS, CUSTOMERS, DAY, differences, generate, HOUR, MERCHANTS, MINUTE, probes, type Tx } from '../support/history-fixtures.ts';
+import { answers, CHANNELS, CUSTOMERS, DAY, differences, generate, HOUR, MERCHANTS, MINUTE, probes, sameNumbers, type Tx } from '../support/history-fixtures.ts';
+import { extractBatch } from '../../src/domain/features/extract.ts';
+import { simulate } from '../../src/domain/simulate.ts';
+import { CHANNELS as CHANNEL_NAMES } from '../../src/domain/channels.ts';
 
 type Either = History | ReferenceHistory;
 const QUERY_OFFSETS = [0, 1, MINUTE, HOUR, 2 * DAY];
@@ -148,3 +153,11 @@ for (const seed of [1, 2, 3, 4]) {
     t.same(compare(ours, theirs, later[later.length - 1]!.time, p), [], 'after every arrival and outcome');
   });
 }
+
+t.test("the built-in model's training data: every feature of every row, as training extracts them", async (t) => {
+  // extractBatch over the simulated example (what `npm run train` featurises), with each history.
+  const rows = simulate();
+  const ours = extractBatch(rows, new History(DEFAULT_LABEL_DELAY_MS)).features;
+  const theirs = extractBatch(rows, new ReferenceHistory(DEFAULT_LABEL_DELAY_MS) as unknown as History).features;
+  for (const channel of CHANNEL_NAMES) t.ok(sameNumbers(ours[channel], theirs[channel]), `${channel}: ${ours[channel].length} values, bit for bit`);
+});
