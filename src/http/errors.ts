@@ -177,24 +177,21 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry
       if (typeof err.extra.retry_after_seconds === 'number') reply.header('retry-after', String(err.extra.retry_after_seconds));
       return answer(reply, STATUS_OF[err.kind], errorBody(err.reason, err.message, err.fix, err.extra));
     }
-    if (databaseUnavailable(err)) {
-      // The outage is the database's, not the request's: 503 with when to try again, never a 500.
-      // The message names the server (host, port, database) but never its URL or password.
-      request.log.warn({ err: err.message }, 'database unavailable');
+    // The database out of reach, or a statement it cancelled at its time limit: the failure is the
+    // database's, not the request's: 503 with when to try again, never a 500. The message names the
+    // server (host, port, database) but never its URL or password.
+    const database = databaseUnavailable(err)
+      ? { reason: 'database_unavailable' as const, log: 'database unavailable', message: 'The database cannot be reached right now, so this request could not be completed.', more: ', whichever attempt stores it.' }
+      : databaseTimedOut(err)
+        ? { reason: 'database_timeout' as const, log: 'database statement timed out', message: 'The database did not finish this request within its statement time limit.', more: '. If it keeps happening, the operator should look for long-held locks or an overloaded database (DATABASE_STATEMENT_TIMEOUT_SECONDS sets the limit).' }
+        : undefined;
+    if (database) {
+      request.log.warn({ err: err.message }, database.log);
       reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
       return answer(
         reply,
         503,
-        errorBody('database_unavailable', 'The database cannot be reached right now, so this request could not be completed.', `Send the same request again after ${DATABASE_RETRY_AFTER_SECONDS} s (Retry-After); a score sent again with the same transaction_id is recorded once, whichever attempt stores it.`, { retry_after_seconds: DATABASE_RETRY_AFTER_SECONDS }),
-      );
-    }
-    if (databaseTimedOut(err)) {
-      request.log.warn({ err: err.message }, 'database statement timed out');
-      reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
-      return answer(
-        reply,
-        503,
-        errorBody('database_timeout', 'The database did not finish this request within its statement time limit.', `Send the same request again after ${DATABASE_RETRY_AFTER_SECONDS} s (Retry-After); a score sent again with the same transaction_id is recorded once. If it keeps happening, the operator should look for long-held locks or an overloaded database (DATABASE_STATEMENT_TIMEOUT_SECONDS sets the limit).`, { retry_after_seconds: DATABASE_RETRY_AFTER_SECONDS }),
+        errorBody(database.reason, database.message, `Send the same request again after ${DATABASE_RETRY_AFTER_SECONDS} s (Retry-After); a score sent again with the same transaction_id is recorded once${database.more}`, { retry_after_seconds: DATABASE_RETRY_AFTER_SECONDS }),
       );
     }
     if (hasZodFastifySchemaValidationErrors(err)) {

@@ -9,49 +9,14 @@
 
 import t from 'tap';
 import { DEFAULT_LABEL_DELAY_MS, History } from '../../src/domain/history/history.ts';
-import { HorizonError, WINDOW_HORIZON_MS, type EntityTotals } from '../../src/domain/history/horizon.ts';
-import { channelOf } from '../../src/domain/transaction.ts';
+import { HorizonError, WINDOW_HORIZON_MS } from '../../src/domain/history/horizon.ts';
 import { Rng } from '../../src/domain/rng.ts';
-import { answers, DAY, generate, HOUR, MINUTE, probes, type Tx } from '../support/history-fixtures.ts';
+import { answers, DAY, generate, HOUR, loadInto, MINUTE, probes, type Tx } from '../support/history-fixtures.ts';
 
-/** What the database keeps of `rows` (in the order recorded: sums in that order), and a history
- *  loaded from `floor` with it. */
+/** A history loaded from `floor` with what the database keeps of `rows` (history-fixtures.ts). */
 function load(rows: readonly Tx[], floor: number): { history: History; ids: Map<string, number> } {
-  const history = new History().withRecords().loadFrom(floor);
-  const uses = new Map<string, number>();
-  const totals = new Map<string, EntityTotals>();
-  const known = (tx: Tx) => tx.labelKnownAt ?? tx.time + DEFAULT_LABEL_DELAY_MS;
-  for (const tx of rows) {
-    for (const [kind, key] of [['merchant', tx.merchant_id], ['channel', channelOf(tx)], ['location', tx.location]] as const) {
-      const k = `${tx.customer_id}\u0000${kind}\u0000${key}`;
-      uses.set(k, Math.min(uses.get(k) ?? Infinity, tx.time));
-    }
-    for (const [kind, key] of [['customer', tx.customer_id], ['merchant', tx.merchant_id], ['channel', channelOf(tx)]] as const) {
-      const k = `${kind}\u0000${key}`;
-      let e = totals.get(k);
-      if (!e) totals.set(k, (e = { kind, key, transactions: 0, amountSum: 0, amountSquares: 0, last: -Infinity, labels: 0, frauds: 0, firstFraudKnown: null }));
-      e.transactions++;
-      e.amountSum += tx.amount;
-      e.amountSquares += tx.amount * tx.amount;
-      e.last = Math.max(e.last, tx.time);
-      if (tx.label === 0 || tx.label === 1) {
-        e.labels++;
-        e.frauds += tx.label;
-        if (tx.label === 1) e.firstFraudKnown = Math.min(e.firstFraudKnown ?? Infinity, known(tx));
-      }
-    }
-  }
-  for (const [k, first] of uses) {
-    const [customer, kind, key] = k.split('\u0000') as [string, 'merchant' | 'channel' | 'location', string];
-    history.loadUse(customer, kind, key, first);
-  }
-  const ids = new Map<string, number>();
-  for (const tx of [...rows].sort((a, b) => a.time - b.time)) {
-    if (tx.time >= floor) ids.set(tx.transaction_id, history.add(tx));
-    else if ((tx.label === 0 || tx.label === 1) && known(tx) >= floor) history.loadLabel(tx, tx.label, known(tx));
-  }
-  history.finishLoad(totals.values());
-  return { history, ids };
+  const history = new History();
+  return { history, ids: loadInto(history, rows, floor) };
 }
 
 /** Every number within a relative 1e-9 of the other (NaN equal to NaN); everything else equal. */

@@ -12,11 +12,10 @@
 
 import t from 'tap';
 import { DEFAULT_LABEL_DELAY_MS, History } from '../../src/domain/history/history.ts';
-import { WINDOW_HORIZON_MS, type EntityTotals } from '../../src/domain/history/horizon.ts';
-import { channelOf } from '../../src/domain/transaction.ts';
+import { WINDOW_HORIZON_MS } from '../../src/domain/history/horizon.ts';
 import { Rng } from '../../src/domain/rng.ts';
 import { History as ReferenceHistory } from '../support/reference-history/history.ts';
-import { answers, CHANNELS, CUSTOMERS, DAY, differences, generate, HOUR, MERCHANTS, MINUTE, probes, sameNumbers, type Tx } from '../support/history-fixtures.ts';
+import { answers, CHANNELS, CUSTOMERS, DAY, differences, generate, HOUR, loadInto, MERCHANTS, MINUTE, probes, sameNumbers } from '../support/history-fixtures.ts';
 import { extractBatch } from '../../src/domain/features/extract.ts';
 import { simulate } from '../../src/domain/simulate.ts';
 import { CHANNELS as CHANNEL_NAMES } from '../../src/domain/channels.ts';
@@ -26,46 +25,6 @@ const QUERY_OFFSETS = [0, 1, MINUTE, HOUR, 2 * DAY];
 
 /** The answers of a reference history, through the same questions. */
 const ask = (h: Either, q: number, p: ReturnType<typeof probes>, records = true) => answers(h as History, q, p, { records });
-
-/** Loads `rows` into `h` from `floor` on, the rest as the totals the database keeps (in the order
- *  recorded); returns the record index of each held transaction. */
-function loadInto(h: Either, rows: readonly Tx[], floor: number): Map<string, number> {
-  h.withRecords().loadFrom(floor);
-  const uses = new Map<string, number>();
-  const totals = new Map<string, EntityTotals>();
-  const known = (tx: Tx) => tx.labelKnownAt ?? tx.time + DEFAULT_LABEL_DELAY_MS;
-  for (const tx of rows) {
-    for (const [kind, key] of [['merchant', tx.merchant_id], ['channel', channelOf(tx)], ['location', tx.location]] as const) {
-      const k = `${tx.customer_id}\u0000${kind}\u0000${key}`;
-      uses.set(k, Math.min(uses.get(k) ?? Infinity, tx.time));
-    }
-    for (const [kind, key] of [['customer', tx.customer_id], ['merchant', tx.merchant_id], ['channel', channelOf(tx)]] as const) {
-      const k = `${kind}\u0000${key}`;
-      let e = totals.get(k);
-      if (!e) totals.set(k, (e = { kind, key, transactions: 0, amountSum: 0, amountSquares: 0, last: -Infinity, labels: 0, frauds: 0, firstFraudKnown: null }));
-      e.transactions++;
-      e.amountSum += tx.amount;
-      e.amountSquares += tx.amount * tx.amount;
-      e.last = Math.max(e.last, tx.time);
-      if (tx.label === 0 || tx.label === 1) {
-        e.labels++;
-        e.frauds += tx.label;
-        if (tx.label === 1) e.firstFraudKnown = Math.min(e.firstFraudKnown ?? Infinity, known(tx));
-      }
-    }
-  }
-  for (const [k, first] of uses) {
-    const [customer, kind, key] = k.split('\u0000') as [string, 'merchant' | 'channel' | 'location', string];
-    h.loadUse(customer, kind, key, first);
-  }
-  const ids = new Map<string, number>();
-  for (const tx of [...rows].sort((a, b) => a.time - b.time)) {
-    if (tx.time >= floor) ids.set(tx.transaction_id, h.add(tx));
-    else if ((tx.label === 0 || tx.label === 1) && known(tx) >= floor) h.loadLabel(tx, tx.label, known(tx));
-  }
-  h.finishLoad(totals.values());
-  return ids;
-}
 
 /** Both histories' answers at a few times after `newest`: the questions whose answers differ. The
  *  evidence lists of `ours` are those of `theirs` up to the horizon: the same newest ones, every one

@@ -2,7 +2,9 @@
 // entities (so they repeat, compact past the horizon and meet in pairs all along), probes to score,
 // and every question a history can be asked at a time, as comparable answers.
 
-import { History } from '../../src/domain/history/history.ts';
+import { DEFAULT_LABEL_DELAY_MS, History } from '../../src/domain/history/history.ts';
+import type { EntityTotals } from '../../src/domain/history/horizon.ts';
+import type { History as ReferenceHistory } from './reference-history/history.ts';
 import { RecordStore } from '../../src/domain/history/records.ts';
 import { Series, SeriesStore } from '../../src/domain/history/series.ts';
 import { channelOf, type HistoryTransaction } from '../../src/domain/transaction.ts';
@@ -164,4 +166,44 @@ export function oneSeries(withSquares = false): { add(time: number, amount: numb
     insert: (time, amount, keepFrom, newest) => store.insert(0, push(time, amount), keepFrom, newest),
     series: new Series(store, 0),
   };
+}
+
+/** Loads `rows` into `h` from `floor` on, the rest as the totals the database keeps (in the order
+ *  recorded); returns the record index of each held transaction. */
+export function loadInto(h: History | ReferenceHistory, rows: readonly Tx[], floor: number): Map<string, number> {
+  h.withRecords().loadFrom(floor);
+  const uses = new Map<string, number>();
+  const totals = new Map<string, EntityTotals>();
+  const known = (tx: Tx) => tx.labelKnownAt ?? tx.time + DEFAULT_LABEL_DELAY_MS;
+  for (const tx of rows) {
+    for (const [kind, key] of [['merchant', tx.merchant_id], ['channel', channelOf(tx)], ['location', tx.location]] as const) {
+      const k = `${tx.customer_id}\u0000${kind}\u0000${key}`;
+      uses.set(k, Math.min(uses.get(k) ?? Infinity, tx.time));
+    }
+    for (const [kind, key] of [['customer', tx.customer_id], ['merchant', tx.merchant_id], ['channel', channelOf(tx)]] as const) {
+      const k = `${kind}\u0000${key}`;
+      let e = totals.get(k);
+      if (!e) totals.set(k, (e = { kind, key, transactions: 0, amountSum: 0, amountSquares: 0, last: -Infinity, labels: 0, frauds: 0, firstFraudKnown: null }));
+      e.transactions++;
+      e.amountSum += tx.amount;
+      e.amountSquares += tx.amount * tx.amount;
+      e.last = Math.max(e.last, tx.time);
+      if (tx.label === 0 || tx.label === 1) {
+        e.labels++;
+        e.frauds += tx.label;
+        if (tx.label === 1) e.firstFraudKnown = Math.min(e.firstFraudKnown ?? Infinity, known(tx));
+      }
+    }
+  }
+  for (const [k, first] of uses) {
+    const [customer, kind, key] = k.split('\u0000') as [string, 'merchant' | 'channel' | 'location', string];
+    h.loadUse(customer, kind, key, first);
+  }
+  const ids = new Map<string, number>();
+  for (const tx of [...rows].sort((a, b) => a.time - b.time)) {
+    if (tx.time >= floor) ids.set(tx.transaction_id, h.add(tx));
+    else if ((tx.label === 0 || tx.label === 1) && known(tx) >= floor) h.loadLabel(tx, tx.label, known(tx));
+  }
+  h.finishLoad(totals.values());
+  return ids;
 }
