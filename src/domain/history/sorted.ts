@@ -5,18 +5,17 @@
 
 import type { Lists } from './lists.ts';
 
-/** Entries of an ascending array strictly below `t`. Queries mostly ask about recent times (windows
- *  ending now, the last few minutes or days), so the search gallops back from the end first: it
- *  touches the array's tail, which is in cache, instead of probing from the middle of a long array. */
-export function countBelow(a: readonly number[] | undefined, t: number): number {
-  if (!a) return 0;
-  const n = a.length;
-  if (n === 0 || a[n - 1]! < t) return n;
+/** Entries of an ascending array strictly below `t` (of its entries `start` to `start + n`, when
+ *  given: a list in shared columns). Queries mostly ask about recent times (windows ending now,
+ *  the last few minutes or days), so the search gallops back from the end first: it touches the
+ *  array's tail, which is in cache, instead of probing from the middle of a long array. */
+export function countBelow(a: ArrayLike<number> | undefined, t: number, start = 0, n = a?.length ?? 0): number {
+  if (!a || n === 0 || a[start + n - 1]! < t) return n;
   // a[hi] >= t; widen the step until a[lo] < t or the start is passed.
   let hi = n - 1;
   let step = 1;
   let lo = hi - step;
-  while (lo >= 0 && a[lo]! >= t) {
+  while (lo >= 0 && a[start + lo]! >= t) {
     hi = lo;
     step *= 2;
     lo = hi - step;
@@ -25,7 +24,7 @@ export function countBelow(a: readonly number[] | undefined, t: number): number 
   lo = lo < 0 ? 0 : lo + 1;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (a[mid]! < t) lo = mid + 1;
+    if (a[start + mid]! < t) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -34,25 +33,7 @@ export function countBelow(a: readonly number[] | undefined, t: number): number 
 /** `countBelow` for list `id` of `lists`, whose Float64 column 0 is ascending. */
 export function countBelowIn(lists: Lists, id: number, t: number): number {
   const n = lists.count(id);
-  if (n === 0) return 0;
-  const a = lists.floats[0]!;
-  const s = lists.start[id]!;
-  if (a[s + n - 1]! < t) return n;
-  let hi = n - 1;
-  let step = 1;
-  let lo = hi - step;
-  while (lo >= 0 && a[s + lo]! >= t) {
-    hi = lo;
-    step *= 2;
-    lo = hi - step;
-  }
-  lo = lo < 0 ? 0 : lo + 1;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (a[s + mid]! < t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+  return n === 0 ? 0 : countBelow(lists.floats[0], t, lists.start[id]!, n);
 }
 
 /** Inserts into list `id` of `lists` keeping Float64 column 0 ascending (values mostly arrive near
