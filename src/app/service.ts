@@ -186,6 +186,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
         await accounts?.flushUse();
         await decisionLog.flush();
         await tail.stop();
+        await tenants.settled();
         await db.close();
       },
     };

@@ -8,7 +8,7 @@ import type { Db } from '../storage/db.ts';
 import { DecisionLog, type Durability } from './decision-log.ts';
 import { RingWindows } from './ring-windows.ts';
 import { LiveTail } from './tail.ts';
-import { Tenants } from './tenants.ts';
+import { SNAPSHOTS, Tenants, type SnapshotPolicy } from './tenants.ts';
 
 export interface LiveOptions {
   db: Db;
@@ -19,6 +19,9 @@ export interface LiveOptions {
   log: (msg: string) => void;
   /** A ring analysis was queued: the job runner may claim it now. */
   queued: () => void;
+  /** When histories are written to the database as snapshots (default SNAPSHOTS; undefined in
+   *  the options object: never). */
+  snapshots?: SnapshotPolicy | undefined;
 }
 
 export class Live {
@@ -33,7 +36,7 @@ export class Live {
   constructor(o: LiveOptions) {
     const { db, log } = o;
     this.decisionLog = new DecisionLog(db, o.durability, (stored) => this.tenants.apply(stored), (e) => log(`could not store scored transactions: ${(e as Error).message}`));
-    this.tenants = new Tenants(db, this.decisionLog, o.labelDelay, o.clock, settleMemory);
+    this.tenants = new Tenants(db, this.decisionLog, o.labelDelay, o.clock, settleMemory, 'snapshots' in o ? o.snapshots : SNAPSHOTS, (e) => log(`could not store a history snapshot: ${(e as Error).message}`));
     this.tail = new LiveTail(db, (changes) => this.tenants.apply(changes), (e) => log(`could not read the live feed: ${(e as Error).message}`));
     this.rings = new RingWindows({
       db,

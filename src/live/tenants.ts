@@ -12,6 +12,7 @@
 // tenant load afresh on its next use.
 
 import { History } from '../domain/history/history.ts';
+import { historyBytes, historyFromBytes, HISTORY_FORMAT } from '../domain/history/snapshot.ts';
 import { channelOf, type HistoryTransaction } from '../domain/transaction.ts';
 import type { Ring } from '../domain/rings.ts';
 import { MAX_EVIDENCE, RingIndex, type EarlierEvidence, type ScoreContext, type ScoreInput, type ScoredEntities } from '../scoring/scorer.ts';
@@ -46,7 +47,8 @@ export function sameTransaction(recorded: TransactionIdentity, input: Transactio
 }
 
 export class Tenant {
-  readonly history: History;
+  /** Replaced whole when a load takes the stored snapshot (`loader().restore`). */
+  history: History;
   /** The organization's rules and lists, evaluated on every score after the model. */
   readonly policy = new Policy();
   /** What this organization's requests are scored against: its history and its rings. A request
@@ -58,20 +60,41 @@ export class Tenant {
     readonly data: OrganizationData,
     labelDelay: number,
   ) {
-    this.history = new History(labelDelay).withRecords();
-    this.history.transactions.indexIds();
+    this.history = Tenant.emptyHistory(labelDelay);
     this.context = { history: this.history, rings: new RingIndex([]), rules: this.policy };
+  }
+
+  /** A tenant's history before its load: every record kept, ids indexed. */
+  private static emptyHistory(labelDelay: number): History {
+    const h = new History(labelDelay).withRecords();
+    h.transactions.indexIds();
+    return h;
+  }
+
+  private setHistory(h: History): void {
+    this.history = h;
+    this.context.history = h;
   }
 
   /** What `OrganizationData.loadHistory` hands over, into this tenant's history, a few thousand
    *  rows at a time with a turn of the event loop between them: a load of millions of transactions
    *  takes seconds of this thread, and other organizations' requests are answered meanwhile. */
   loader(): HistoryLoader {
-    const h = this.history;
+    let h = this.history;
     return {
       start: (floor, expected) => {
         h.reserve(expected);
         h.loadFrom(floor);
+      },
+      restore: async (pieces, changes) => {
+        const restored = historyFromBytes(pieces);
+        if (restored.labelDelay !== h.labelDelay || !restored.transactions.indexed) throw new Error('the stored history snapshot is not a tenant history of this label delay');
+        this.setHistory((h = restored));
+        let ok = true;
+        await inSlices(changes.length, (from, to) => {
+          for (let i = from; i < to && ok; i++) ok = this.applyChange(changes[i]!);
+        });
+        return ok;
       },
       uses: (page) => inSlices(page.count, (from, to) => h.loadUseColumns(page, from, to)),
       transactions: (page) => inSlices(page.count, (from, to) => h.addColumns(page, from, to)),
@@ -190,6 +213,28 @@ export class Tenant {
   }
 }
 
+/** When a tenant's history is written to the database as a snapshot (src/storage/history-snapshots.ts). */
+export interface SnapshotPolicy {
+  /** After a load from the rows, when it holds at least this many transactions (smaller ones load
+   *  from the rows in well under a second). */
+  minTransactions: number;
+  /** After a load from the stored snapshot, when at least this many changes were applied to it. */
+  rewriteAfter: number;
+}
+
+export const SNAPSHOTS: SnapshotPolicy = { minTransactions: 50_000, rewriteAfter: 20_000 };
+
+/** Copies of a history's snapshot pieces, one piece per turn of the event loop (the history must not
+ *  change meanwhile: its tenant is still loading). */
+async function copied(pieces: Uint8Array[]): Promise<Uint8Array[]> {
+  const out: Uint8Array[] = [];
+  for (const p of pieces) {
+    out.push(Uint8Array.prototype.slice.call(p));
+    await turn();
+  }
+  return out;
+}
+
 export class Tenants {
   private readonly loaded = new Map<string, Promise<Tenant>>();
   /** Tenants ready for the tail's changes. */
@@ -207,7 +252,18 @@ export class Tenants {
     /** Called once a load is done: it leaves its pages and their rows as garbage, which a full
      *  collection frees and the allocator can hand back (src/addon/memory.ts). */
     private readonly afterLoad: () => void = () => {},
+    /** When to write snapshots (undefined: never write or read one). */
+    private readonly snapshots: SnapshotPolicy | undefined = SNAPSHOTS,
+    private readonly onError: (e: unknown) => void = () => {},
   ) {}
+
+  /** Snapshot writes in flight. */
+  private readonly writes = new Set<Promise<unknown>>();
+
+  /** Resolves once the snapshot writes begun so far have ended (stored or failed). */
+  async settled(): Promise<void> {
+    while (this.writes.size) await Promise.allSettled([...this.writes]);
+  }
 
   /** The organization's tenant, loaded on first use. */
   get(organizationId: string): Promise<Tenant> {
@@ -278,10 +334,20 @@ export class Tenants {
     // What this process has answered but not stored yet belongs in the history too.
     await this.log.flush();
     const data = organizationData(this.db, organizationId);
+    let use = this.snapshots && { format: HISTORY_FORMAT, labelDelay: this.labelDelay };
     for (;;) {
       const tenant = new Tenant(organizationId, data, this.labelDelay);
-      const { seen } = await data.loadHistory(this.clock(), tenant.loader(), tenant.policyLoader());
+      const loaded = await data.loadHistory(this.clock(), tenant.loader(), tenant.policyLoader(), use);
+      // A change the stored snapshot could not take: from the rows, then.
+      if (loaded.restored === false) {
+        use = undefined;
+        continue;
+      }
+      const { seen } = loaded;
       tenant.setRings(await storedRings(this.db, organizationId));
+      // Copied now, as the history stands in `seen`, before the changes below move it on.
+      const due = this.snapshots && (loaded.restored === undefined ? tenant.history.size >= this.snapshots.minTransactions : loaded.restored >= this.snapshots.rewriteAfter);
+      const pieces = due ? await copied(historyBytes(tenant.history)) : undefined;
       // What the tail read meanwhile and the load did not, then ready for the tail, in one
       // synchronous step so that no change falls between the two. A change that needs a fresh load
       // (an import) means reading again: the next read has everything the buffer had.
@@ -291,6 +357,12 @@ export class Tenants {
         this.loading.delete(organizationId);
         this.ready.set(organizationId, tenant);
         this.loadedIn.set(organizationId, seen);
+      }
+      if (pieces) {
+        const meta = { format: HISTORY_FORMAT, labelDelay: this.labelDelay, floor: loaded.floor, seen, transactions: tenant.history.size, writtenAt: Date.now() };
+        const write = data.writeHistorySnapshot(meta, pieces).catch((e) => this.onError(e));
+        this.writes.add(write);
+        void write.finally(() => this.writes.delete(write));
       }
       this.afterLoad();
       return tenant;

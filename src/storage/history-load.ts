@@ -13,7 +13,8 @@ import { WINDOW_HORIZON_MS, type EntityTotals } from '../domain/history/horizon.
 import type { HistoryTransaction, TransactionEntities } from '../domain/transaction.ts';
 import type { PackedColumn, TransactionColumns, UseColumns } from '../domain/history/records.ts';
 import type { Queryable } from './db.ts';
-import { feedSnapshot, type FeedSnapshot } from './live-feed.ts';
+import { changesSince, feedSnapshot, type FeedOutcome, type FeedSnapshot, type FeedTransaction } from './live-feed.ts';
+import { snapshotMeta, snapshotPieces, type SnapshotMeta } from './history-snapshots.ts';
 import type { HistoryRow } from './live-rows.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 import { currentStays } from './lists-store.ts';
@@ -33,11 +34,35 @@ export interface HistoryLoader {
   /** Outcomes known from the floor on, of transactions before it. */
   labels(rows: (TransactionEntities & { label: 0 | 1; known: number })[]): void | Promise<void>;
   finish(totals: EntityTotals[]): void | Promise<void>;
+  /** Instead of all the above: the stored snapshot's pieces, then the changes it lacks (in feed
+   *  order); false when a change cannot be applied to it (the caller then loads from the rows). */
+  restore(pieces: Uint8Array[], changes: (FeedTransaction | FeedOutcome)[]): boolean | Promise<boolean>;
 }
 
+/** Which stored snapshot a load may take: one of this history code and label delay. */
+export interface SnapshotUse {
+  format: string;
+  labelDelay: number;
+}
+
+/** What a load read: the floor of the history, the database snapshot it read in, and, when it took
+ *  the stored snapshot, how many changes were applied to it (`restored`: false when one could not
+ *  be, and the history was left unfinished). */
+export interface Loaded {
+  floor: number;
+  seen: FeedSnapshot;
+  restored?: number | false;
+}
+
+/** A stored snapshot is taken while its floor is at most this much older than a fresh load's: the
+ *  history then holds up to a day more than the horizon. */
+export const SNAPSHOT_STALE_MS = 86_400_000;
+/** …and while the changes made since are at most this many (applied one at a time: a second or so). */
+export const SNAPSHOT_MAX_CHANGES = 250_000;
+
 /** A loader that keeps every call, to make them on `into` once the database transaction is over. */
-function deferred(into: HistoryLoader): { loader: HistoryLoader; replay(): Promise<void> } {
-  const calls: (() => void | Promise<void>)[] = [];
+function deferred(into: HistoryLoader): { loader: HistoryLoader; replay(): Promise<boolean> } {
+  const calls: (() => void | boolean | Promise<void | boolean>)[] = [];
   return {
     loader: {
       start: (floor, expected) => void calls.push(() => into.start(floor, expected)),
@@ -45,9 +70,13 @@ function deferred(into: HistoryLoader): { loader: HistoryLoader; replay(): Promi
       transactions: (page) => void calls.push(() => into.transactions(page)),
       labels: (rows) => void calls.push(() => into.labels(rows)),
       finish: (totals) => void calls.push(() => into.finish(totals)),
+      restore: (pieces, changes) => (calls.push(() => into.restore(pieces, changes)), true),
     },
+    /** Makes the calls; false when a restore was refused. */
     async replay() {
-      for (const call of calls.splice(0)) await call();
+      let ok = true;
+      for (const call of calls.splice(0)) if ((await call()) === false) ok = false;
+      return ok;
     },
   };
 }
@@ -79,23 +108,40 @@ const TOTAL_KINDS = { c: 'customer', m: 'merchant', h: 'channel' } as const;
  * last, so there everything is read first and handed over once the transaction is over: other
  * organizations' statements wait for the reading only, not for the history to be built.
  */
-export async function loadHistory(scope: OrganizationScope, now: number, into: HistoryLoader, policy: PolicyLoader | undefined): Promise<{ floor: number; seen: FeedSnapshot }> {
+export async function loadHistory(scope: OrganizationScope, now: number, into: HistoryLoader, policy: PolicyLoader | undefined, use?: SnapshotUse): Promise<Loaded> {
   if (scope.db.kind === 'pglite') {
     const later = deferred(into);
-    const loaded = await read(scope, now, later.loader, policy);
-    await later.replay();
-    return loaded;
+    const loaded = await read(scope, now, later.loader, policy, use);
+    const ok = await later.replay();
+    return ok ? loaded : { ...loaded, restored: false };
   }
-  return read(scope, now, into, policy);
+  return read(scope, now, into, policy, use);
 }
 
-async function read(scope: OrganizationScope, now: number, into: HistoryLoader, policy: PolicyLoader | undefined): Promise<{ floor: number; seen: FeedSnapshot }> {
+/** The stored snapshot and the changes it lacks, when it may be taken (`use`; not too old, not too
+ *  many changes since, no import among them: an import is loaded from the rows). */
+async function usableSnapshot(tx: Queryable, scope: OrganizationScope, floor: number, use: SnapshotUse): Promise<{ meta: SnapshotMeta; changes: (FeedTransaction | FeedOutcome)[] } | undefined> {
+  const meta = await snapshotMeta(tx, scope);
+  if (!meta || meta.format !== use.format || meta.labelDelay !== use.labelDelay || meta.floor < floor - SNAPSHOT_STALE_MS) return undefined;
+  const changes = await changesSince(tx, scope, meta.seen, SNAPSHOT_MAX_CHANGES + 1);
+  if (changes.length > SNAPSHOT_MAX_CHANGES || changes.some((c) => c.kind === 'transaction' && c.source === 'import')) return undefined;
+  return { meta, changes };
+}
+
+async function read(scope: OrganizationScope, now: number, into: HistoryLoader, policy: PolicyLoader | undefined, use: SnapshotUse | undefined): Promise<Loaded> {
   const org = scope.organizationId;
   return scope.db.transaction(async (tx) => {
     await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
     const seen = await feedSnapshot(tx);
     const [newest] = await tx.query<{ newest: number | null }>('SELECT max(time_ms) AS newest FROM transactions WHERE organization_id = $1', [org]);
     const floor = Math.max(now, newest?.newest ?? -Infinity) - WINDOW_HORIZON_MS;
+    const stored = use && (await usableSnapshot(tx, scope, floor, use));
+    if (stored) {
+      const pieces = await snapshotPieces(tx, scope, stored.meta.pieces);
+      const ok = await into.restore(pieces, stored.changes);
+      if (policy) await readPolicy(tx, scope, policy);
+      return { floor: stored.meta.floor, seen, restored: ok ? stored.changes.length : false };
+    }
     const [held] = await tx.query<{ n: number }>('SELECT count(*)::float8 AS n FROM transactions WHERE organization_id = $1 AND time_ms >= $2', [org, floor]);
     into.start(floor, held?.n ?? 0);
     await usePages(tx, org, (page) => into.uses(page));
@@ -115,12 +161,14 @@ async function read(scope: OrganizationScope, now: number, into: HistoryLoader, 
       }
     });
     await into.finish(totals);
-    if (policy) {
-      policy.rules(await liveRuleStates(tx, scope));
-      await currentStays(tx, scope, (stays) => policy.stays(stays));
-    }
+    if (policy) await readPolicy(tx, scope, policy);
     return { floor, seen };
   });
+}
+
+async function readPolicy(tx: Queryable, scope: OrganizationScope, policy: PolicyLoader): Promise<void> {
+  policy.rules(await liveRuleStates(tx, scope));
+  await currentStays(tx, scope, (stays) => policy.stays(stays));
 }
 
 /** A string column as the page query sends it: the values' UTF-8 bytes end to end, and their

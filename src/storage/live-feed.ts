@@ -14,6 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import type { TransactionEntities } from '../domain/transaction.ts';
 import type { Queryable } from './db.ts';
+import type { OrganizationScope } from './organization-scope.ts';
 import type { HistoryRow } from './live-rows.ts';
 import { LIVE_VERSION, parseRuleState, RULE_STATE_JSON, type RuleState } from './rule-state.ts';
 import type { ItemStay } from '../domain/rules/lists.ts';
@@ -227,8 +228,36 @@ const READ_FEED = `
     (SELECT NULL, NULL::xid8, NULL::bigint, NULL::bool, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
   ) AS feed ORDER BY part, xid, seq`;
 
+// One organization's transactions and outcome changes that a database snapshot (`$2`, as text) did
+// not see, in feed order: from the snapshot's xmin on, an index walk of the recent rows.
+const CHANGES_SINCE = `
+  SELECT * FROM (
+    (SELECT ${TRANSACTION_COLUMNS} FROM transactions t
+     WHERE t.xid >= pg_snapshot_xmin($2::pg_snapshot) AND t.organization_id = $1 AND NOT pg_visible_in_snapshot(t.xid, $2::pg_snapshot)
+     ORDER BY t.xid, t.seq LIMIT $3)
+    UNION ALL
+    (SELECT ${OUTCOME_COLUMNS} FROM outcome_changes c ${OUTCOME_TRANSACTION}
+     WHERE c.xid >= pg_snapshot_xmin($2::pg_snapshot) AND c.organization_id = $1 AND NOT pg_visible_in_snapshot(c.xid, $2::pg_snapshot)
+     ORDER BY c.xid, c.seq LIMIT $3)
+  ) AS changes ORDER BY xid, seq`;
+
+/** `pg_current_snapshot()::text` of a snapshot. */
+export function snapshotText(s: FeedSnapshot): string {
+  return `${s.xmin}:${s.xmax}:${[...s.running].sort((a, b) => a - b).join(',')}`;
+}
+
+/**
+ * The organization's recorded transactions and outcome changes that `seen` did not see and the
+ * snapshot of `tx` does, in feed order, up to `limit` of each kind (more: read in a fresh load
+ * instead): what a history built in `seen` lacks (src/storage/history-snapshots.ts).
+ */
+export async function changesSince(tx: Queryable, scope: OrganizationScope, seen: FeedSnapshot, limit: number): Promise<(FeedTransaction | FeedOutcome)[]> {
+  const rows = await tx.query<FeedRow>(CHANGES_SINCE, [scope.organizationId, snapshotText(seen), limit]);
+  return rows.map(change) as (FeedTransaction | FeedOutcome)[];
+}
+
 /** Parses `pg_current_snapshot()::text`: `xmin:xmax:xip,...`. */
-function parseSnapshot(text: string): FeedSnapshot {
+export function parseSnapshot(text: string): FeedSnapshot {
   const [xmin, xmax, running] = text.split(':');
   return { xmin: Number(xmin), xmax: Number(xmax), running: new Set(running ? running.split(',').map(Number) : []) };
 }

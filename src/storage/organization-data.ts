@@ -11,11 +11,11 @@
 import type { EarlierTransaction, TransactionEntities } from '../domain/transaction.ts';
 import type { Ring } from '../domain/rings.ts';
 import type { Db, Queryable } from './db.ts';
-import type { FeedSnapshot } from './live-feed.ts';
 import type { NewTransaction, OutcomeChangeRow, TransactionRow } from './live-rows.ts';
 import { bindOrganization, type OrganizationScope } from './organization-scope.ts';
 import { earlierTransactions, entitySummary, type EntitySummary } from './entity-evidence.ts';
-import { loadHistory, type HistoryLoader, type PolicyLoader } from './history-load.ts';
+import { loadHistory, type HistoryLoader, type Loaded, type PolicyLoader, type SnapshotUse } from './history-load.ts';
+import { snapshotMeta, writeSnapshot, type SnapshotMeta } from './history-snapshots.ts';
 import { applyOutcomes, outcomeChanges, type OutcomeInput, type OutcomeResult } from './outcome-changes.ts';
 import { storedRings, storeRings, windowRows, type WindowRows } from './rings-store.ts';
 import { insertTransactions } from './transaction-insert.ts';
@@ -48,9 +48,20 @@ export class OrganizationData {
     return insertTransactions(this.scope, rows, into);
   }
 
-  /** What a process keeps of the organization's history, in one snapshot (history-load.ts). */
-  loadHistory(now: number, into: HistoryLoader, policy?: PolicyLoader): Promise<{ floor: number; seen: FeedSnapshot }> {
-    return loadHistory(this.scope, now, into, policy);
+  /** What a process keeps of the organization's history, in one snapshot: from the stored
+   *  snapshot of it when `use` allows one, else from the rows (history-load.ts). */
+  loadHistory(now: number, into: HistoryLoader, policy?: PolicyLoader, use?: SnapshotUse): Promise<Loaded> {
+    return loadHistory(this.scope, now, into, policy, use);
+  }
+
+  /** Stores a snapshot of the organization's history as a process holds it (history-snapshots.ts). */
+  writeHistorySnapshot(meta: Omit<SnapshotMeta, 'bytes' | 'pieces'>, pieces: readonly Uint8Array[]): Promise<boolean> {
+    return writeSnapshot(this.scope, meta, pieces);
+  }
+
+  /** What describes the organization's stored snapshot, if it has one (history-snapshots.ts). */
+  historySnapshot(): Promise<SnapshotMeta | undefined> {
+    return snapshotMeta(this.scope.db, this.scope);
   }
 
   /** Up to `limit` of an entity's transactions before `before`, newest first (entity-evidence.ts). */

@@ -32,6 +32,7 @@ async function loaded(data: OrganizationData, now = 0) {
     transactions: (page) => void got.transactions.push(...pageRows(page)),
     labels: (rows) => void got.labels.push(...rows),
     finish: (totals) => void got.totals.push(...totals),
+    restore: () => false,
   };
   const { seen } = await data.loadHistory(now, into);
   return { ...got, seen };

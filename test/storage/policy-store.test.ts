@@ -24,7 +24,7 @@ const MAX = { maxItems: 1_000_000 };
 async function policyOf(data: OrganizationData): Promise<{ rules: RuleState[]; stays: ItemStay[] }> {
   const got = { rules: [] as RuleState[], stays: [] as ItemStay[] };
   const policy: PolicyLoader = { rules: (r) => got.rules.push(...r), stays: (s) => got.stays.push(...s) };
-  const nothing = { start() {}, uses() {}, transactions() {}, labels() {}, finish() {} };
+  const nothing = { start() {}, uses() {}, transactions() {}, labels() {}, finish() {}, restore: () => false };
   await data.loadHistory(0, nothing, policy);
   return got;
 }

@@ -1,0 +1,85 @@
+// The snapshot the database keeps of each organization's history as a process holds it (migration
+// 014): its bytes (src/domain/history/snapshot.ts) in pieces, with the database snapshot it was
+// built in, so a load reads those and the changes made since (history-load.ts) instead of building
+// the history from every row. Written by the process that built it, after the load, off the
+// request path; replaced whole, and never by one built in an older database snapshot than the
+// stored one's.
+
+import type { Queryable } from './db.ts';
+import { parseSnapshot, snapshotText, type FeedSnapshot } from './live-feed.ts';
+import type { OrganizationScope } from './organization-scope.ts';
+
+/** What describes a stored snapshot. */
+export interface SnapshotMeta {
+  /** The history code that wrote it (HISTORY_FORMAT): another reads it not. */
+  format: string;
+  labelDelay: number;
+  /** The history holds every transaction from here on, the rest as totals. */
+  floor: number;
+  /** The database snapshot it was built in. */
+  seen: FeedSnapshot;
+  transactions: number;
+  bytes: number;
+  pieces: number;
+  writtenAt: number;
+}
+
+interface MetaRow {
+  format: string;
+  label_delay_ms: number;
+  floor_ms: number;
+  seen: string;
+  transactions: number;
+  bytes: number;
+  pieces: number;
+  written_at_ms: number;
+}
+
+/** The organization's stored snapshot, if it has one. */
+export async function snapshotMeta(tx: Queryable, scope: OrganizationScope): Promise<SnapshotMeta | undefined> {
+  const [r] = await tx.query<MetaRow>(
+    `SELECT format, label_delay_ms, floor_ms, seen::text AS seen, transactions::float8 AS transactions, bytes::float8 AS bytes, pieces, written_at_ms
+     FROM history_snapshots WHERE organization_id = $1`,
+    [scope.organizationId],
+  );
+  if (!r) return undefined;
+  return { format: r.format, labelDelay: r.label_delay_ms, floor: r.floor_ms, seen: parseSnapshot(r.seen), transactions: r.transactions, bytes: r.bytes, pieces: r.pieces, writtenAt: r.written_at_ms };
+}
+
+/** The stored snapshot's pieces in order (the next is asked for before this one is handed over). */
+export async function snapshotPieces(tx: Queryable, scope: OrganizationScope, pieces: number): Promise<Uint8Array[]> {
+  const piece = (i: number) => tx.query<{ bytes: Uint8Array }>('SELECT bytes FROM history_snapshot_pieces WHERE organization_id = $1 AND piece = $2', [scope.organizationId, i]);
+  const out: Uint8Array[] = [];
+  let next: Promise<{ bytes: Uint8Array }[]> | undefined = piece(0);
+  for (let i = 0; next; i++) {
+    const [row] = await next;
+    next = i + 1 < pieces ? piece(i + 1) : undefined;
+    next?.catch(() => {});
+    if (!row) throw new Error(`the history snapshot lacks piece ${i} of ${pieces}`);
+    out.push(row.bytes);
+  }
+  return out;
+}
+
+/** Stores a snapshot of the organization's history in place of the one stored, unless that one was
+ *  built in a later database snapshot (another process's, newer); true when stored. */
+export async function writeSnapshot(scope: OrganizationScope, meta: Omit<SnapshotMeta, 'bytes' | 'pieces'>, pieces: readonly Uint8Array[]): Promise<boolean> {
+  const org = scope.organizationId;
+  return scope.db.transaction(async (tx) => {
+    // One writer per organization at a time; the stored one is compared under the lock.
+    await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('history_snapshot:' || $1, 0))`, [org]);
+    const [stored] = await tx.query<{ xmax: string }>('SELECT pg_snapshot_xmax(seen)::text AS xmax FROM history_snapshots WHERE organization_id = $1', [org]);
+    if (stored && Number(stored.xmax) > meta.seen.xmax) return false;
+    await tx.query('DELETE FROM history_snapshots WHERE organization_id = $1', [org]);
+    const bytes = pieces.reduce((n, p) => n + p.length, 0);
+    await tx.query(
+      `INSERT INTO history_snapshots (organization_id, format, label_delay_ms, floor_ms, seen, transactions, bytes, pieces, written_at_ms)
+       VALUES ($1, $2, $3, $4, $5::pg_snapshot, $6, $7, $8, $9)`,
+      [org, meta.format, meta.labelDelay, meta.floor, snapshotText(meta.seen), meta.transactions, bytes, pieces.length, meta.writtenAt],
+    );
+    for (let i = 0; i < pieces.length; i++) {
+      await tx.query('INSERT INTO history_snapshot_pieces (organization_id, piece, bytes) VALUES ($1, $2, $3::bytea)', [org, i, pieces[i]]);
+    }
+    return true;
+  });
+}

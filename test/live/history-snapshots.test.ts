@@ -1,0 +1,142 @@
+// An organization's history loaded from the snapshot the database keeps of it, on each back end:
+// a load from the rows writes one (only for a history large enough to be worth it); a later load,
+// as another process's, reads it and applies the changes made since (new transactions, late ones,
+// outcomes of held transactions and of ones held only in totals), and then answers every question a
+// score can ask exactly as a load from the rows does; many changes since make the load write a
+// newer one. What the snapshot cannot take (a transaction older than its floor, an import) is
+// loaded from the rows instead; a snapshot of other history code is not read; and one
+// organization's snapshot is never read for another.
+
+import t from 'tap';
+import type { DecisionLog } from '../../src/live/decision-log.ts';
+import { Tenant, Tenants, type SnapshotPolicy } from '../../src/live/tenants.ts';
+import { DEFAULT_LABEL_DELAY_MS } from '../../src/domain/history/history.ts';
+import { HISTORY_FORMAT } from '../../src/domain/history/snapshot.ts';
+import { WINDOW_HORIZON_MS } from '../../src/domain/history/horizon.ts';
+import { Rng } from '../../src/domain/rng.ts';
+import type { Db } from '../../src/storage/db.ts';
+import { organizationData } from '../../src/storage/organization-data.ts';
+import type { NewTransaction } from '../../src/storage/live-rows.ts';
+import { eachBackend } from '../support/backends.ts';
+import { answers, CUSTOMERS, DAY, differences, LOCATIONS, MERCHANTS, PAYMENT_TYPES, probes } from '../support/history-fixtures.ts';
+
+const NOW = 1_750_000_000_000;
+const POLICY: SnapshotPolicy = { minTransactions: 1_000, rewriteAfter: 100 };
+const use = { format: HISTORY_FORMAT, labelDelay: DEFAULT_LABEL_DELAY_MS };
+const noLog = { flush: async () => {} } as unknown as DecisionLog;
+
+const tx = (i: number, time: number, extra: Partial<NewTransaction> = {}): NewTransaction => ({
+  transaction_id: `t-${i}`,
+  time,
+  amount: 5 + (i % 97) + (i % 7) / 8,
+  customer_id: CUSTOMERS[i % CUSTOMERS.length]!,
+  merchant_id: MERCHANTS[(i * 7) % MERCHANTS.length]!,
+  location: LOCATIONS[i % LOCATIONS.length]!,
+  payment_type: PAYMENT_TYPES[(i >> 2) % PAYMENT_TYPES.length]!,
+  source: 'scored',
+  ...extra,
+});
+
+/** `n` transactions from `from` on, `step` apart, every ninth with an outcome known a day later. */
+function rows(first: number, n: number, from: number, step: number): NewTransaction[] {
+  return Array.from({ length: n }, (_, k) => {
+    const i = first + k;
+    const time = from + k * step;
+    return i % 9 === 0 ? tx(i, time, { label: i % 27 === 0 ? 1 : 0, label_known_ms: time + DAY }) : tx(i, time);
+  });
+}
+
+async function organizations(db: Db): Promise<void> {
+  await db.query(`INSERT INTO users (id, email) VALUES ('u1', 'u1@example.com')`);
+  await db.query(`INSERT INTO organizations (id, name, stage, created_by) VALUES ('org_a', 'A', 'test', 'u1'), ('org_b', 'B', 'test', 'u1')`);
+}
+
+/** A tenant loaded as a process would load it now: from the stored snapshot when `snapshot`. */
+async function loadTenant(db: Db, org: string, snapshot: boolean) {
+  const tenant = new Tenant(org, organizationData(db, org), DEFAULT_LABEL_DELAY_MS);
+  const loaded = await organizationData(db, org).loadHistory(NOW, tenant.loader(), undefined, snapshot ? use : undefined);
+  return { tenant, loaded };
+}
+
+eachBackend('histories loaded from their stored snapshots', async (t, fx) => {
+  const db = await fx.open();
+  await organizations(db);
+  const a = organizationData(db, 'org_a');
+  // 40 days of A's payments (the first nine before the floor: totals only), B's few.
+  await a.insert(rows(0, 3_000, NOW - 40 * DAY, (38 * DAY) / 3_000));
+  await organizationData(db, 'org_b').insert(rows(0, 300, NOW - 10 * DAY, DAY / 60));
+  const errors: unknown[] = [];
+  const tenants = () => new Tenants(db, noLog, DEFAULT_LABEL_DELAY_MS, () => NOW, () => {}, POLICY, (e) => errors.push(e));
+
+  const first = tenants();
+  await first.get('org_a');
+  await first.get('org_b');
+  await first.settled();
+  const stored = await a.historySnapshot();
+  t.ok(stored, 'a load from the rows wrote a snapshot');
+  t.equal(stored!.format, HISTORY_FORMAT, 'of this history code');
+  t.equal(stored!.floor, NOW - WINDOW_HORIZON_MS, 'with the floor of the load');
+  t.ok(stored!.transactions > 2_000 && stored!.bytes > 0 && stored!.pieces >= 1, `${stored!.transactions} transactions in ${stored!.bytes} bytes`);
+  t.equal(await organizationData(db, 'org_b').historySnapshot(), undefined, 'none for a small history');
+
+  // Changes after it: new payments, late ones within the horizon, outcomes of held transactions
+  // and of ones before the floor.
+  await a.insert(rows(5_000, 150, NOW - DAY, 60_000));
+  await a.insert(rows(6_000, 40, NOW - 20 * DAY, 3_600_000));
+  const rng = new Rng(7);
+  const outcomes = Array.from({ length: 60 }, () => {
+    const i = rng.below(3_000);
+    return { transaction_id: `t-${i}`, label: (rng.uniform() < 0.4 ? 1 : 0) as 0 | 1, source: 'test', reported_at_ms: NOW - 1000 + i, reported_by: 'u1' };
+  });
+  await a.applyOutcomes(outcomes.slice(0, 30));
+  await a.applyOutcomes(outcomes.slice(30));
+  await a.applyOutcomes([{ transaction_id: 't-3', label: 1, source: 'test', reported_at_ms: NOW - 500, reported_by: 'u1' }]);
+
+  await t.test('a load takes the snapshot and the changes since, and answers as a load from the rows', async (t) => {
+    const fromSnapshot = await loadTenant(db, 'org_a', true);
+    const fromRows = await loadTenant(db, 'org_a', false);
+    t.ok(typeof fromSnapshot.loaded.restored === 'number' && fromSnapshot.loaded.restored >= 190, `${fromSnapshot.loaded.restored} changes applied to the snapshot`);
+    t.equal(fromRows.loaded.restored, undefined, 'the other from the rows');
+    t.equal(fromSnapshot.tenant.history.size, fromRows.tenant.history.size, 'the same transactions held');
+    const p = probes(new Rng(3), 40);
+    for (const q of [NOW, NOW + DAY]) t.same(differences(answers(fromSnapshot.tenant.history, q, p), answers(fromRows.tenant.history, q, p)), [], `every answer the same at +${(q - NOW) / DAY} d`);
+    t.ok(fromSnapshot.tenant.has('t-6039') && fromSnapshot.tenant.sameAs('t-5000', { amount: 5 + (5000 % 97) + (5000 % 7) / 8, customer_id: CUSTOMERS[0]!, merchant_id: MERCHANTS[(5000 * 7) % 6]! }), 'ids of the changes found');
+  });
+
+  await t.test('another process loads from it and, after many changes, writes a newer one', async (t) => {
+    const second = tenants();
+    const tenant = await second.get('org_a');
+    await second.settled();
+    const newer = await a.historySnapshot();
+    t.ok(newer!.seen.xmax > stored!.seen.xmax, 'a snapshot of a later database snapshot');
+    t.equal(newer!.transactions, tenant.history.size, 'of what the process holds');
+    t.equal(newer!.floor, stored!.floor, 'built on the same floor');
+    t.same(errors, [], 'no write failed');
+  });
+
+  await t.test('what a snapshot cannot take is loaded from the rows', async (t) => {
+    await a.insert([tx(7_000, NOW - 35 * DAY)]);
+    const older = await loadTenant(db, 'org_a', true);
+    t.equal(older.loaded.restored, false, 'a transaction before its floor: refused');
+    const tenant = await tenants().get('org_a');
+    const rowsLoad = await loadTenant(db, 'org_a', false);
+    const p = probes(new Rng(4), 20);
+    t.same(differences(answers(tenant.history, NOW, p), answers(rowsLoad.tenant.history, NOW, p)), [], 'and a process loads from the rows instead (it counts that one in its totals)');
+
+    await a.insert([tx(7_001, NOW - 2 * DAY, { source: 'import' })]);
+    t.equal((await loadTenant(db, 'org_a', true)).loaded.restored, undefined, 'an import since: from the rows');
+  });
+
+  await t.test("a snapshot of other history code, or of another organization, is never read", async (t) => {
+    const t2 = tenants();
+    await t2.get('org_a');
+    await t2.settled();
+    t.equal(typeof (await loadTenant(db, 'org_a', true)).loaded.restored, 'number', 'a fresh one is read');
+    await db.query(`UPDATE history_snapshots SET format = 'h1-0000000000000000' WHERE organization_id = 'org_a'`);
+    t.equal((await loadTenant(db, 'org_a', true)).loaded.restored, undefined, 'another code: from the rows');
+    const b = await loadTenant(db, 'org_b', true);
+    t.equal(b.loaded.restored, undefined, "B has none, and does not get A's");
+    t.equal(b.tenant.history.size, 300, "B holds its own 300");
+    t.notOk(b.tenant.has('t-5000'), "and none of A's");
+  });
+});
