@@ -439,7 +439,8 @@ interface Result {
   /** The empty organization at the fixed rate before the large one is loaded: the baseline. */
   empty?: Load;
   memory_before?: Memory;
-  /** The large organization's first score, sent to answered (its history's load). */
+  /** The large organization's first score, sent to answered (its history's load from the rows: no
+   *  snapshot of it is stored yet). */
   first_score_s?: number;
   memory_after?: Memory;
   peak_rss_during_load_mb?: number;
@@ -451,9 +452,14 @@ interface Result {
   ratio_p99?: number;
   /** The empty organization again, while the large one is held. */
   empty_while_held?: Load;
-  /** A second process: the empty organization's load while the large one's history loads. */
+  /** A second process (a restart): the empty organization's load while the large one's history
+   *  loads, from the snapshot the first process stored. */
   empty_during_load?: Load;
   first_score_under_load_s?: number;
+  /** The stored snapshot the second process loads (PostgreSQL, where it can be read beside). */
+  snapshot_mb?: number;
+  /** What the history loaded from the snapshot holds, per 100,000 transactions. */
+  snapshot_mb_per_100k?: { rss: number; heap_and_buffers: number };
   error?: string;
 }
 
@@ -552,11 +558,22 @@ async function runOne(backend: Backend, n: number): Promise<Result> {
 
     // A second process: the empty organization at the fixed rate from a second before the large
     // organization's first score until a second after its answer: does one load hold the others?
+    if (backend === 'postgres') {
+      const sql = postgres(url, { max: 1, onnotice: () => {} });
+      try {
+        const [row] = await sql`SELECT bytes::float8 AS bytes FROM history_snapshots WHERE organization_id = ${large.id}`;
+        result.snapshot_mb = row ? round1((row.bytes as number) / 1e6) : 0;
+      } finally {
+        await sql.end({ timeout: 5 });
+      }
+    }
     current = launch(url, dataDir);
     const s2 = current;
     await s2.ready;
     await jobsDone(s2);
     await warmUp(s2.base, empty.secret, emptyBodies);
+    await sleep(2_000);
+    const before2 = await memory(s2);
     let answered!: () => void;
     const done = new Promise<void>((resolve) => (answered = resolve));
     const during = fixedRate(s2.base, empty.secret, emptyBodies, FIRST_SCORE_TIMEOUT_MS / 1000, done);
@@ -571,6 +588,12 @@ async function runOne(backend: Backend, n: number): Promise<Result> {
       answered();
       result.empty_during_load = await during;
     }
+    await sleep(1_000);
+    const after2 = await memory(s2);
+    result.snapshot_mb_per_100k = {
+      rss: round1((after2.rss_mb - before2.rss_mb) / per100k),
+      heap_and_buffers: round1((after2.heap_used_mb + after2.array_buffers_mb - before2.heap_used_mb - before2.array_buffers_mb) / per100k),
+    };
     say(`  empty organization while the large one loads (${result.first_score_under_load_s} s): ${JSON.stringify(result.empty_during_load)}`);
   } catch (e) {
     result.error = (e as Error).message;
@@ -593,12 +616,12 @@ try {
   const f = (x: number | undefined, digits = 0) => (x === undefined ? '–' : x.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits }));
   const pair = (l: Load | undefined) => (l ? `${f(l.p50_ms)} / ${f(l.p99_ms)}${l.errors ? ` (${l.errors} errors)` : ''}` : '–');
   console.log('');
-  console.log(`| Back end, transactions held | first score s | MB/100k resident | MB/100k heap + buffers | empty org p50 / p99 ms | loaded org p50 / p99 ms | p99 ratio | other org p99 while held | other org p99 / max during the load |`);
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  console.log(`| Back end, transactions held | first score s (rows) | after a restart s (snapshot) | MB/100k resident | MB/100k heap + buffers | empty org p50 / p99 ms | loaded org p50 / p99 ms | p99 ratio | other org p99 while held | other org p99 / max during the restart's load |`);
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
     const during = r.empty_during_load ? `${f(r.empty_during_load.p99_ms)} / ${f(r.empty_during_load.max_ms)}` : '–';
     console.log(
-      `| ${r.backend}, ${f(r.transactions)}${r.error ? ` (${r.error})` : ''} | ${f(r.first_score_s, 1)} | ${f(r.mb_per_100k?.rss, 1)} | ${f(r.mb_per_100k?.heap_and_buffers, 1)} | ${pair(r.empty)} | ${pair(r.loaded)} | ${f(r.ratio_p99, 2)} | ${f(r.empty_while_held?.p99_ms)} | ${during} |`,
+      `| ${r.backend}, ${f(r.transactions)}${r.error ? ` (${r.error})` : ''} | ${f(r.first_score_s, 1)} | ${f(r.first_score_under_load_s, 1)} | ${f(r.mb_per_100k?.rss, 1)} | ${f(r.mb_per_100k?.heap_and_buffers, 1)} | ${pair(r.empty)} | ${pair(r.loaded)} | ${f(r.ratio_p99, 2)} | ${f(r.empty_while_held?.p99_ms)} | ${during} |`,
     );
   }
   console.log('');

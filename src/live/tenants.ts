@@ -12,7 +12,7 @@
 // tenant load afresh on its next use.
 
 import { History } from '../domain/history/history.ts';
-import { historyBytes, historyFromBytes, HISTORY_FORMAT } from '../domain/history/snapshot.ts';
+import { historyBytes, HISTORY_FORMAT, restoring } from '../domain/history/snapshot.ts';
 import { channelOf, type HistoryTransaction } from '../domain/transaction.ts';
 import type { Ring } from '../domain/rings.ts';
 import { MAX_EVIDENCE, RingIndex, type EarlierEvidence, type ScoreContext, type ScoreInput, type ScoredEntities } from '../scoring/scorer.ts';
@@ -87,7 +87,10 @@ export class Tenant {
         h.loadFrom(floor);
       },
       restore: async (pieces, changes) => {
-        const restored = historyFromBytes(pieces);
+        const steps = restoring(pieces);
+        let step = steps.next();
+        for (; !step.done; step = steps.next()) await turn();
+        const restored = step.value;
         if (restored.labelDelay !== h.labelDelay || !restored.transactions.indexed) throw new Error('the stored history snapshot is not a tenant history of this label delay');
         this.setHistory((h = restored));
         let ok = true;

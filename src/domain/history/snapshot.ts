@@ -23,6 +23,8 @@ export const HISTORY_FORMAT = (() => {
 })();
 
 const MAGIC = 0x48524631; // "FRH1"
+/** Bytes copied between two steps of `restoring` (a few milliseconds). */
+const COPY_STEP_BYTES = 8 << 20;
 /** Pieces of the written form are at most this long (the store keeps each as one value). */
 export const SNAPSHOT_PIECE_BYTES = 16 << 20;
 
@@ -166,6 +168,16 @@ class PieceReader {
 /** The history written by `historyBytes`, from its pieces (cut anywhere); its arrays are copies, so
  *  the pieces can be dropped. Throws on bytes that are not a snapshot of this code's history. */
 export function historyFromBytes(pieces: readonly Uint8Array[]): History {
+  const steps = restoring(pieces);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** `historyFromBytes` in steps: it yields after every few megabytes copied (a caller can let other
+ *  work run between them) and returns the history. */
+export function* restoring(pieces: readonly Uint8Array[]): Generator<void, History> {
   const reader = new PieceReader(pieces);
   const start = new Uint8Array(8);
   reader.read(start);
@@ -175,12 +187,17 @@ export function historyFromBytes(pieces: readonly Uint8Array[]): History {
   reader.read(json);
   reader.skip(pad8(8 + json.length) - 8 - json.length);
   const header = JSON.parse(Buffer.from(json.buffer).toString('utf8')) as Header;
-  const buffers = header.buffers.map((n) => {
+  const buffers: ArrayBuffer[] = [];
+  for (const n of header.buffers) {
     const b = new ArrayBuffer(n);
-    reader.read(new Uint8Array(b));
+    const bytes = new Uint8Array(b);
+    for (let at = 0; at < n; at += COPY_STEP_BYTES) {
+      reader.read(bytes.subarray(at, Math.min(n, at + COPY_STEP_BYTES)));
+      yield;
+    }
     reader.skip(pad8(n) - n);
-    return b;
-  });
+    buffers.push(b);
+  }
   const made = header.objects.map((s): object => {
     if ('a' in s) return [];
     if ('m' in s) return new Map();
