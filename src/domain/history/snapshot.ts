@@ -14,11 +14,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { History } from './history.ts';
 
-/** The code that gives a snapshot's fields their meaning: a hash of this folder's sources. */
+/** The code that gives a snapshot's fields their meaning: a hash of this folder's code as it runs
+ *  (the TypeScript sources, or the JavaScript compiled from them). */
 export const HISTORY_FORMAT = (() => {
   const dir = import.meta.dirname;
   const hash = createHash('sha256');
-  for (const f of readdirSync(dir).filter((f) => f.endsWith('.ts')).sort()) hash.update(`${f}\n`).update(readFileSync(join(dir, f)));
+  const code = readdirSync(dir).filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts')).sort();
+  if (!code.some((f) => f.startsWith('history.'))) throw new Error(`the history's code is not beside ${import.meta.filename}`);
+  for (const f of code) hash.update(`${f}\n`).update(readFileSync(join(dir, f)));
   return `h1-${hash.digest('hex').slice(0, 16)}`;
 })();
 
