@@ -186,7 +186,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
         await accounts?.flushUse();
         await decisionLog.flush();
         await tail.stop();
-        await tenants.settled();
+        await tenants.stop();
         await db.close();
       },
     };

@@ -37,6 +37,7 @@ export class Live {
     const { db, log } = o;
     this.decisionLog = new DecisionLog(db, o.durability, (stored) => this.tenants.apply(stored), (e) => log(`could not store scored transactions: ${(e as Error).message}`));
     this.tenants = new Tenants(db, this.decisionLog, o.labelDelay, o.clock, settleMemory, 'snapshots' in o ? o.snapshots : SNAPSHOTS, (e) => log(`could not store a history snapshot: ${(e as Error).message}`));
+    this.tenants.startRefreshing();
     this.tail = new LiveTail(db, (changes) => this.tenants.apply(changes), (e) => log(`could not read the live feed: ${(e as Error).message}`));
     this.rings = new RingWindows({
       db,

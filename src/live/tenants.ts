@@ -12,6 +12,7 @@
 // tenant load afresh on its next use.
 
 import { History } from '../domain/history/history.ts';
+import { WINDOW_HORIZON_MS } from '../domain/history/horizon.ts';
 import { historyBytes, HISTORY_FORMAT, restoring } from '../domain/history/snapshot.ts';
 import { channelOf, type HistoryTransaction } from '../domain/transaction.ts';
 import type { Ring } from '../domain/rings.ts';
@@ -51,6 +52,8 @@ export class Tenant {
   history: History;
   /** The organization's rules and lists, evaluated on every score after the model. */
   readonly policy = new Policy();
+  /** Changes of the live feed applied since it was built. */
+  changes = 0;
   /** What this organization's requests are scored against: its history and its rings. A request
    *  that records with write-behind durability adds its own `record` (routes/v1.ts). */
   readonly context: ScoreContext;
@@ -223,9 +226,17 @@ export interface SnapshotPolicy {
   minTransactions: number;
   /** After a load from the stored snapshot, when at least this many changes were applied to it. */
   rewriteAfter: number;
+  /** A tenant in use is built again in the background (`Tenants.refresh`) once it has taken this
+   *  many changes. */
+  refreshAfter: number;
 }
 
-export const SNAPSHOTS: SnapshotPolicy = { minTransactions: 50_000, rewriteAfter: 20_000 };
+export const SNAPSHOTS: SnapshotPolicy = { minTransactions: 50_000, rewriteAfter: 20_000, refreshAfter: 100_000 };
+
+/** How often tenants are looked at for a refresh. */
+const REFRESH_CHECK_MS = 60_000;
+/** A tenant whose floor is this far behind a fresh load's is built again from the rows. */
+const FLOOR_LAG_MS = 12 * 3_600_000;
 
 /** Copies of a history's snapshot pieces, one piece per turn of the event loop (the history must not
  *  change meanwhile: its tenant is still loading). */
@@ -320,10 +331,12 @@ export class Tenants {
    *  committed: each goes to its own organization's tenant, if this process has it. */
   apply(changes: readonly FeedChange[]): void {
     for (const c of changes) {
+      this.refreshing.get(c.organization_id)?.push(c);
       const tenant = this.ready.get(c.organization_id);
       if (tenant) {
         if (seenBy(this.loadedIn.get(c.organization_id)!, c.xid)) continue;
-        if (!tenant.applyChange(c)) this.forget(c.organization_id);
+        if (tenant.applyChange(c)) tenant.changes++;
+        else this.forget(c.organization_id);
       } else {
         this.loading.get(c.organization_id)?.push(c);
       }
@@ -334,10 +347,25 @@ export class Tenants {
    *  also this load's ticket: a tenant forgotten during its load is handed to the requests that
    *  waited for it, but not kept). */
   private async load(organizationId: string, buffer: FeedChange[]): Promise<Tenant> {
+    return this.build(organizationId, buffer, true, false, (tenant, seen) => {
+      if (this.loading.get(organizationId) !== buffer) return;
+      this.loading.delete(organizationId);
+      this.ready.set(organizationId, tenant);
+      this.loadedIn.set(organizationId, seen);
+    });
+  }
+
+  /**
+   * Builds a tenant of the organization: from the stored snapshot when `snapshot` (and it can be
+   * taken), else from the rows; writes a snapshot of it when one is due (SnapshotPolicy) or `write`. The
+   * changes the tail put in `buffer` meanwhile and the load did not see are applied, and `ready`
+   * called, in one synchronous step, so that no change falls between the two.
+   */
+  private async build(organizationId: string, buffer: FeedChange[], snapshot: boolean, write: boolean, ready: (tenant: Tenant, seen: FeedSnapshot) => void): Promise<Tenant> {
     // What this process has answered but not stored yet belongs in the history too.
     await this.log.flush();
     const data = organizationData(this.db, organizationId);
-    let use = this.snapshots && { format: HISTORY_FORMAT, labelDelay: this.labelDelay };
+    let use = snapshot && this.snapshots ? { format: HISTORY_FORMAT, labelDelay: this.labelDelay } : undefined;
     for (;;) {
       const tenant = new Tenant(organizationId, data, this.labelDelay);
       const loaded = await data.loadHistory(this.clock(), tenant.loader(), tenant.policyLoader(), use);
@@ -349,26 +377,96 @@ export class Tenants {
       const { seen } = loaded;
       tenant.setRings(await storedRings(this.db, organizationId));
       // Copied now, as the history stands in `seen`, before the changes below move it on.
-      const due = this.snapshots && (loaded.restored === undefined ? tenant.history.size >= this.snapshots.minTransactions : loaded.restored >= this.snapshots.rewriteAfter);
+      const due = this.snapshots && (write || loaded.restored === undefined ? tenant.history.size >= this.snapshots.minTransactions : loaded.restored >= this.snapshots.rewriteAfter);
       const pieces = due ? await copied(historyBytes(tenant.history)) : undefined;
-      // What the tail read meanwhile and the load did not, then ready for the tail, in one
-      // synchronous step so that no change falls between the two. A change that needs a fresh load
-      // (an import) means reading again: the next read has everything the buffer had.
+      // A change that needs a fresh load (an import) means reading again: the next read has
+      // everything the buffer had.
       const changes = buffer.splice(0).filter((c) => !seenBy(seen, c.xid));
       if (!changes.every((c) => tenant.applyChange(c))) continue;
-      if (this.loading.get(organizationId) === buffer) {
-        this.loading.delete(organizationId);
-        this.ready.set(organizationId, tenant);
-        this.loadedIn.set(organizationId, seen);
-      }
+      // What a restart would have to apply to the stored snapshot (`refreshDue`).
+      tenant.changes = (pieces ? 0 : (loaded.restored ?? 0)) + changes.length;
+      ready(tenant, seen);
       if (pieces) {
         const meta = { format: HISTORY_FORMAT, labelDelay: this.labelDelay, floor: loaded.floor, seen, transactions: tenant.history.size, writtenAt: Date.now() };
-        const write = data.writeHistorySnapshot(meta, pieces).catch((e) => this.onError(e));
-        this.writes.add(write);
-        void write.finally(() => this.writes.delete(write));
+        const stored = data.writeHistorySnapshot(meta, pieces).then(
+          // The copies are garbage now: handed back at once, not at the next full collection.
+          () => this.afterLoad(),
+          (e) => this.onError(e),
+        );
+        this.writes.add(stored);
+        void stored.finally(() => this.writes.delete(stored));
       }
       this.afterLoad();
       return tenant;
     }
+  }
+
+  /** Organizations being built again in the background (`refresh`), and the tail's changes for them
+   *  meanwhile. */
+  private readonly refreshing = new Map<string, FeedChange[]>();
+
+  /**
+   * Whether the organization's tenant is due to be built again (`refresh`): it holds enough to be
+   * worth a snapshot, and since it was built it has taken many changes (the stored snapshot lags:
+   * a restart would have them all to apply), or its floor lags the horizon by half a day (it holds
+   * that much more than a fresh load would).
+   */
+  refreshDue(organizationId: string): boolean {
+    const tenant = this.ready.get(organizationId);
+    if (!tenant || !this.snapshots || this.refreshing.has(organizationId) || tenant.history.size < this.snapshots.minTransactions) return false;
+    return tenant.changes >= this.snapshots.refreshAfter || tenant.history.heldFrom < this.clock() - WINDOW_HORIZON_MS - FLOOR_LAG_MS;
+  }
+
+  /**
+   * Builds the organization's tenant again beside the one in use, which keeps answering meanwhile,
+   * then puts it in its place: from the stored snapshot and the changes since (which writes a newer
+   * snapshot), or from the rows when the floor lags (which moves the floor, dropping what has left
+   * the horizon). The tail's changes reach both meanwhile. Holds a second copy of the history while
+   * it runs. Nothing is replaced if the tenant was dropped meanwhile (an import).
+   */
+  async refresh(organizationId: string): Promise<void> {
+    const current = this.ready.get(organizationId);
+    if (!current || this.refreshing.has(organizationId)) return;
+    const buffer: FeedChange[] = [];
+    this.refreshing.set(organizationId, buffer);
+    try {
+      const fromRows = current.history.heldFrom < this.clock() - WINDOW_HORIZON_MS - FLOOR_LAG_MS;
+      await this.build(organizationId, buffer, !fromRows, true, (tenant, seen) => {
+        if (this.ready.get(organizationId) !== current) return;
+        this.ready.set(organizationId, tenant);
+        this.loadedIn.set(organizationId, seen);
+        this.loaded.set(organizationId, Promise.resolve(tenant));
+      });
+    } finally {
+      this.refreshing.delete(organizationId);
+    }
+  }
+
+  /** Refreshes, one at a time, every tenant that is due (`refreshDue`). */
+  async refreshAll(): Promise<void> {
+    for (const id of [...this.ready.keys()]) {
+      if (this.stopped) return;
+      if (this.refreshDue(id)) await this.refresh(id).catch((e) => this.onError(e));
+    }
+  }
+
+  private timer: NodeJS.Timeout | undefined;
+  private refreshingAll: Promise<void> | undefined;
+  private stopped = false;
+
+  /** Looks for tenants due to be refreshed every `periodMs`. */
+  startRefreshing(periodMs = REFRESH_CHECK_MS): void {
+    this.timer = setInterval(() => {
+      this.refreshingAll ??= this.refreshAll().finally(() => (this.refreshingAll = undefined));
+    }, periodMs);
+    this.timer.unref();
+  }
+
+  /** Stops refreshing, and waits for a refresh and snapshot writes in flight. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.refreshingAll;
+    await this.settled();
   }
 }

@@ -14,7 +14,7 @@ import type { HistoryTransaction, TransactionEntities } from '../domain/transact
 import type { PackedColumn, TransactionColumns, UseColumns } from '../domain/history/records.ts';
 import type { Queryable } from './db.ts';
 import { changesSince, feedSnapshot, type FeedOutcome, type FeedSnapshot, type FeedTransaction } from './live-feed.ts';
-import { snapshotMeta, snapshotPieces, type SnapshotMeta } from './history-snapshots.ts';
+import { sameSnapshot, snapshotMeta, snapshotPieces, type SnapshotMeta } from './history-snapshots.ts';
 import type { HistoryRow } from './live-rows.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 import { currentStays } from './lists-store.ts';
@@ -118,29 +118,45 @@ export async function loadHistory(scope: OrganizationScope, now: number, into: H
   return read(scope, now, into, policy, use);
 }
 
-/** The stored snapshot and the changes it lacks, when it may be taken (`use`; not too old, not too
- *  many changes since, no import among them: an import is loaded from the rows). */
-async function usableSnapshot(tx: Queryable, scope: OrganizationScope, floor: number, use: SnapshotUse): Promise<{ meta: SnapshotMeta; changes: (FeedTransaction | FeedOutcome)[] } | undefined> {
-  const meta = await snapshotMeta(tx, scope);
-  if (!meta || meta.format !== use.format || meta.labelDelay !== use.labelDelay || meta.floor < floor - SNAPSHOT_STALE_MS) return undefined;
+/** Whether a stored snapshot may be taken by a load of `floor` (`use`; not too old). */
+const fits = (meta: SnapshotMeta | undefined, use: SnapshotUse, floor: number): meta is SnapshotMeta =>
+  meta !== undefined && meta.format === use.format && meta.labelDelay === use.labelDelay && meta.floor >= floor - SNAPSHOT_STALE_MS;
+
+/** The changes the stored snapshot lacks, when it may be taken: not too many, no import among them
+ *  (an import is loaded from the rows). */
+async function changesFor(tx: Queryable, scope: OrganizationScope, meta: SnapshotMeta): Promise<(FeedTransaction | FeedOutcome)[] | undefined> {
   const changes = await changesSince(tx, scope, meta.seen, SNAPSHOT_MAX_CHANGES + 1);
   if (changes.length > SNAPSHOT_MAX_CHANGES || changes.some((c) => c.kind === 'transaction' && c.source === 'import')) return undefined;
-  return { meta, changes };
+  return changes;
+}
+
+/** The stored snapshot's bytes, read before the load's transaction (statement by statement, so
+ *  that on the embedded database the others' statements run between them), when one of this code
+ *  is stored that a load now could take. */
+async function preread(scope: OrganizationScope, now: number, use: SnapshotUse | undefined): Promise<{ meta: SnapshotMeta; pieces: Uint8Array[] } | undefined> {
+  if (!use) return undefined;
+  const meta = await snapshotMeta(scope.db, scope);
+  // The floor is at least `now`'s (a newer stored transaction only moves it later).
+  if (!fits(meta, use, now - WINDOW_HORIZON_MS)) return undefined;
+  const pieces = await snapshotPieces(scope, meta);
+  return pieces && { meta, pieces };
 }
 
 async function read(scope: OrganizationScope, now: number, into: HistoryLoader, policy: PolicyLoader | undefined, use: SnapshotUse | undefined): Promise<Loaded> {
   const org = scope.organizationId;
+  const stored = await preread(scope, now, use);
   return scope.db.transaction(async (tx) => {
     await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
     const seen = await feedSnapshot(tx);
     const [newest] = await tx.query<{ newest: number | null }>('SELECT max(time_ms) AS newest FROM transactions WHERE organization_id = $1', [org]);
     const floor = Math.max(now, newest?.newest ?? -Infinity) - WINDOW_HORIZON_MS;
-    const stored = use && (await usableSnapshot(tx, scope, floor, use));
-    if (stored) {
-      const pieces = await snapshotPieces(tx, scope, stored.meta.pieces);
-      const ok = await into.restore(pieces, stored.changes);
+    // The snapshot read beforehand, if it is still the one stored and may be taken now.
+    const meta = stored && (await snapshotMeta(tx, scope));
+    const changes = stored && meta && sameSnapshot(meta, stored.meta) && fits(meta, use!, floor) ? await changesFor(tx, scope, meta) : undefined;
+    if (stored && changes) {
+      const ok = await into.restore(stored.pieces, changes);
       if (policy) await readPolicy(tx, scope, policy);
-      return { floor: stored.meta.floor, seen, restored: ok ? stored.changes.length : false };
+      return { floor: stored.meta.floor, seen, restored: ok ? changes.length : false };
     }
     const [held] = await tx.query<{ n: number }>('SELECT count(*)::float8 AS n FROM transactions WHERE organization_id = $1 AND time_ms >= $2', [org, floor]);
     into.start(floor, held?.n ?? 0);

@@ -17,11 +17,12 @@ import { Rng } from '../../src/domain/rng.ts';
 import type { Db } from '../../src/storage/db.ts';
 import { organizationData } from '../../src/storage/organization-data.ts';
 import type { NewTransaction } from '../../src/storage/live-rows.ts';
+import type { FeedTransaction } from '../../src/storage/live-feed.ts';
 import { eachBackend } from '../support/backends.ts';
 import { answers, CUSTOMERS, DAY, differences, LOCATIONS, MERCHANTS, PAYMENT_TYPES, probes } from '../support/history-fixtures.ts';
 
 const NOW = 1_750_000_000_000;
-const POLICY: SnapshotPolicy = { minTransactions: 1_000, rewriteAfter: 100 };
+const POLICY: SnapshotPolicy = { minTransactions: 1_000, rewriteAfter: 100, refreshAfter: 50 };
 const use = { format: HISTORY_FORMAT, labelDelay: DEFAULT_LABEL_DELAY_MS };
 const noLog = { flush: async () => {} } as unknown as DecisionLog;
 
@@ -125,6 +126,40 @@ eachBackend('histories loaded from their stored snapshots', async (t, fx) => {
 
     await a.insert([tx(7_001, NOW - 2 * DAY, { source: 'import' })]);
     t.equal((await loadTenant(db, 'org_a', true)).loaded.restored, undefined, 'an import since: from the rows');
+  });
+
+  await t.test('a tenant in use is built again beside it, and put in its place', async (t) => {
+    let clock = NOW;
+    const process = new Tenants(db, noLog, DEFAULT_LABEL_DELAY_MS, () => clock, () => {}, POLICY, (e) => errors.push(e));
+    const before = await process.get('org_a');
+    await process.settled();
+    t.notOk(process.refreshDue('org_a'), 'not due just after its load');
+    // Stored since, by another process (there is no tail here: only a refresh reads them).
+    await a.insert(rows(8_000, 60, NOW - 3_600_000, 1_000));
+    before.changes = POLICY.refreshAfter;
+    t.ok(process.refreshDue('org_a'), 'due after many changes');
+    const written = (await a.historySnapshot())!;
+    const refreshing = process.refresh('org_a');
+    // A change the tail hands over during the refresh reaches the tenant in use and the new one.
+    const during: FeedTransaction = { ...tx(9_000, NOW - 60_000), kind: 'transaction', xid: 2 ** 40, seq: 1, organization_id: 'org_a', source: 'scored', label: null, label_known_ms: null };
+    process.apply([during]);
+    await refreshing;
+    const after = await process.get('org_a');
+    t.not(after, before, 'a new tenant is in use');
+    t.ok(before.has('t-9000') && after.has('t-9000'), 'the change during the refresh is in both');
+    t.ok(after.has('t-8000') && !before.has('t-8000'), 'the new one has what was stored since');
+    await process.settled();
+    t.ok((await a.historySnapshot())!.seen.xmax > written.seen.xmax, 'and a newer snapshot is stored');
+
+    // Two days on, its floor lags the horizon: built from the rows, on a later floor.
+    clock = NOW + 2 * DAY;
+    t.ok(process.refreshDue('org_a'), 'due when the floor lags');
+    await process.refresh('org_a');
+    const moved = await process.get('org_a');
+    t.equal(moved.history.heldFrom, clock - WINDOW_HORIZON_MS, 'the floor moved');
+    t.ok(moved.history.size < after.history.size, `it holds less: ${moved.history.size} < ${after.history.size}`);
+    await process.stop();
+    t.same(errors, [], 'nothing failed');
   });
 
   await t.test("a snapshot of other history code, or of another organization, is never read", async (t) => {

@@ -29,7 +29,7 @@ const MAGIC = 0x48524631; // "FRH1"
 /** Bytes copied between two steps of `restoring` (a few milliseconds). */
 const COPY_STEP_BYTES = 8 << 20;
 /** Pieces of the written form are at most this long (the store keeps each as one value). */
-export const SNAPSHOT_PIECE_BYTES = 16 << 20;
+export const SNAPSHOT_PIECE_BYTES = 4 << 20;
 
 type TypedArray = Float64Array | Float32Array | Int32Array | Uint32Array | Int16Array | Uint16Array | Int8Array | Uint8Array;
 const VIEWS: Record<string, (b: ArrayBuffer, offset: number, length: number) => TypedArray> = {
