@@ -27,6 +27,7 @@ import { withoutSecondaryIndexes } from './database.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
 import { memoryMb, resetPeakMemory, root, startFlags, waitFor } from './server-process.ts';
 import { scoreRequests } from './requests.ts';
+import { fixedRate, running, type Load } from './fixed-rate.ts';
 import { oneOf, UsageError, type Option } from '../tools/command-line.ts';
 import { openDatabase } from '../src/storage/open.ts';
 import { CITIES, PAYMENT_TYPES } from '../src/domain/simulate.ts';
@@ -91,7 +92,6 @@ const admin = adminUrl ? postgres(adminUrl, { max: 1, onnotice: () => {} }) : un
 const databases = new Set<string>();
 const directories = new Set<string>();
 const children = new Set<ChildProcess>();
-const loads = new Set<{ stop(): void }>();
 let signIn: SignIn | undefined;
 
 function stop(child: ChildProcess): Promise<void> {
@@ -117,7 +117,7 @@ async function removeDirectory(dir: string): Promise<void> {
 let cleaned: Promise<void> | undefined;
 function cleanUp(): Promise<void> {
   cleaned ??= (async () => {
-    for (const l of loads) l.stop();
+    for (const l of running) l.stop();
     await Promise.all([...children].map(stop));
     await signIn?.close().catch(() => {});
     for (const name of [...databases]) await dropDatabase(name);
@@ -386,43 +386,8 @@ async function jobsDone(s: Launched, appearMs = 10_000): Promise<number> {
   }
 }
 
-interface Load {
-  rate: number;
-  seconds: number;
-  /** Answers with status 2xx per second. */
-  served_rps: number;
-  p50_ms: number;
-  p99_ms: number;
-  max_ms: number;
-  /** Connection errors, timeouts and non-2xx answers. */
-  errors: number;
-}
-
-/** Recorded scores at a fixed rate; `until` ends the load early (then `seconds` is its length). */
-function fixedRate(base: string, key: string, makeBody: () => string, seconds: number, until?: Promise<unknown>): Promise<Load> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const instance = autocannon(
-      {
-        url: `${base}/api/v1/risk/score`,
-        method: 'POST',
-        connections: CONNECTIONS,
-        overallRate: RATE,
-        duration: seconds,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-        requests: [{ setupRequest: (req) => ({ ...req, body: makeBody() }) }],
-      },
-      (err, r) => {
-        loads.delete(instance);
-        if (err) return reject(err);
-        const elapsed = (performance.now() - t0) / 1000;
-        resolve({ rate: RATE, seconds: round1(elapsed), served_rps: Math.round(r['2xx'] / elapsed), p50_ms: r.latency.p50, p99_ms: r.latency.p99, max_ms: r.latency.max, errors: r.errors + r.timeouts + r.non2xx });
-      },
-    );
-    loads.add(instance);
-    void until?.finally(() => instance.stop());
-  });
-}
+/** Recorded scores at this benchmark's rate and connections. */
+const atRate = (base: string, key: string, makeBody: () => string, seconds: number, until?: Promise<unknown>): Promise<Load> => fixedRate({ base, key, makeBody, rate: RATE, connections: CONNECTIONS, seconds, until });
 
 /** A short load at a low rate: the code paths compiled before anything is measured. */
 async function warmUp(base: string, key: string, makeBody: () => string): Promise<void> {
@@ -523,7 +488,7 @@ async function runOne(backend: Backend, n: number): Promise<Result> {
     say(`  the jobs queued at start (the ring windows' analyses) done after ${result.jobs_at_start_s} s`);
     const emptyBodies = scoreRequests().newTransaction;
     await warmUp(s.base, empty.secret, emptyBodies);
-    result.empty = await fixedRate(s.base, empty.secret, emptyBodies, DURATION);
+    result.empty = await atRate(s.base, empty.secret, emptyBodies, DURATION);
     say(`  empty organization at ${RATE} req/s: ${JSON.stringify(result.empty)}`);
     // Memory a couple of seconds after the last load, when the young generation has settled.
     await sleep(2_000);
@@ -549,10 +514,10 @@ async function runOne(backend: Backend, n: number): Promise<Result> {
     result.organizations_loaded = ((await (await fetch(`${s.base}/api/health`)).json()) as { organizations_loaded: number }).organizations_loaded;
     say(`  memory ${JSON.stringify(result.memory_before)} → ${JSON.stringify(result.memory_after)}: ${JSON.stringify(result.mb_per_100k)} MB per 100,000`);
     await warmUp(s.base, large.secret, makeLarge);
-    result.loaded = await fixedRate(s.base, large.secret, makeLarge, DURATION);
+    result.loaded = await atRate(s.base, large.secret, makeLarge, DURATION);
     result.ratio_p99 = Math.round((result.loaded.p99_ms / result.empty.p99_ms) * 100) / 100;
     say(`  large organization at ${RATE} req/s: ${JSON.stringify(result.loaded)}`);
-    result.empty_while_held = await fixedRate(s.base, empty.secret, emptyBodies, DURATION);
+    result.empty_while_held = await atRate(s.base, empty.secret, emptyBodies, DURATION);
     say(`  empty organization while the large one is held: ${JSON.stringify(result.empty_while_held)}`);
     await stop(s.child);
 
@@ -576,7 +541,7 @@ async function runOne(backend: Backend, n: number): Promise<Result> {
     const before2 = await memory(s2);
     let answered!: () => void;
     const done = new Promise<void>((resolve) => (answered = resolve));
-    const during = fixedRate(s2.base, empty.secret, emptyBodies, FIRST_SCORE_TIMEOUT_MS / 1000, done);
+    const during = atRate(s2.base, empty.secret, emptyBodies, FIRST_SCORE_TIMEOUT_MS / 1000, done);
     await sleep(1_000);
     const t2 = performance.now();
     try {

@@ -6,7 +6,9 @@
 // response alone costs). Reports requests per second, client p50/p99 and the server's own
 // `latency_ms`. A fourth load scores with an organization's API key (every request a new recorded
 // transaction; organization and key made through the API), on the default server (commit) and on a
-// second one with DURABILITY=write_behind. Ends with the server's resident memory, what the
+// second one with DURABILITY=write_behind. The full run then has a second organization import the
+// built-in example while the first records scores at a fixed rate (against the same rate alone: does
+// an import hold up the others' commits?). Ends with the server's resident memory, what the
 // organization's history added to it per 100,000 transactions, and one JSON line.
 
 import { spawn } from 'node:child_process';
@@ -21,6 +23,7 @@ import { tempDir } from '../test/support/temp.ts';
 import { freshDatabase } from '../test/support/server.ts';
 import { SignIn } from '../test/support/processes.ts';
 import { scoreRequests } from './requests.ts';
+import { fixedRate, type Load } from './fixed-rate.ts';
 
 const options = benchmarkCommandLine({
   name: 'bench:http',
@@ -39,6 +42,8 @@ if (options.processes !== undefined) await import('./http-processes.ts');
 
 const DURATION = quick ? 5 : 20;
 const CONNECTIONS = 8;
+/** Recorded scores a second while an import runs (the full run): well within what the route serves. */
+const IMPORT_RATE = 100;
 
 function percentile(values: number[], p: number): number {
   const s = [...values].sort((a, b) => a - b);
@@ -219,16 +224,30 @@ if (process.env.DATABASE_URL) {
 }
 // The full run measures a large history: a second organization imports the built-in example
 // (255,552 transactions), and its first score loads that history into the server's memory.
+let importLoad: { alone: Load; during?: Load; import_s?: number } | undefined;
 if (!quick) {
   const second = (await (await fetch(`${base}/api/organizations`, { method: 'POST', headers: member, body: JSON.stringify({ name: 'bench-import' }) })).json()) as { id: string };
   const secondKey = ((await (await fetch(`${base}/api/organizations/${second.id}/api-keys`, { method: 'POST', headers: member, body: JSON.stringify({ name: 'bench' }) })).json()) as { secret: string }).secret;
+  // The first organization's recorded scores at a fixed rate, alone and while the import stores
+  // its rows on the same embedded database: does an import hold up everyone else's commits?
+  const atRate = (seconds: number, until?: Promise<unknown>) => fixedRate({ base, key: apiKey, makeBody: newTransaction, rate: IMPORT_RATE, connections: 8, seconds, until });
+  importLoad = { alone: await atRate(10) };
+  const t0 = performance.now();
   const job = (await (await fetch(`${base}/api/organizations/${second.id}/history-imports`, { method: 'POST', headers: member, body: JSON.stringify({ example: true }) })).json()) as { id: string };
-  for (;;) {
-    const state = (await (await fetch(`${base}/api/jobs/${job.id}`, { headers: member })).json()) as { status: string; error?: string };
-    if (state.status === 'succeeded') break;
-    if (state.status === 'failed') throw new Error(`the example import failed: ${state.error}`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+  let imported!: () => void;
+  const importing = atRate(600, new Promise<void>((resolve) => (imported = resolve)));
+  try {
+    for (;;) {
+      const state = (await (await fetch(`${base}/api/jobs/${job.id}`, { headers: member })).json()) as { status: string; error?: string };
+      if (state.status === 'succeeded') break;
+      if (state.status === 'failed') throw new Error(`the example import failed: ${state.error}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  } finally {
+    imported();
   }
+  importLoad.during = await importing;
+  importLoad.import_s = Math.round((performance.now() - t0) / 100) / 10;
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const before = memoryMb(server.pid!);
   await fetch(`${base}/api/v1/risk/score`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${secondKey}` }, body: body() });
@@ -266,6 +285,7 @@ console.log(`server-side latency_ms over ${sandboxLatency.length} sandbox respon
 console.log(`with an API key: ${((keyed.rps / ceiling.rps) * 100).toFixed(1)} % of the ceiling, ${((keyed.rps / scoring.rps) * 100).toFixed(1)} % of the sandbox's throughput; latency_ms over ${keyLatency.length} responses p50 ${keyP50.toFixed(3)} ms (goal < 1 ms), p99 ${keyP99.toFixed(3)} ms`);
 console.log(`DURABILITY=commit against write_behind: ${((keyed.rps / keyedWriteBehind.rps) * 100).toFixed(1)} % of the throughput; client p50/p99 ${keyed.p50}/${keyed.p99} ms against ${keyedWriteBehind.p50}/${keyedWriteBehind.p99} ms`);
 console.log(`server resident memory: ${rssAfterStart} MB after start, ${rssAfter} MB after the sandbox load (goal < 300 MB), ${rssAfterKey} MB after the key's load`);
+if (importLoad) console.log(`recorded scores at ${IMPORT_RATE} req/s while another organization imports the example (${importLoad.import_s} s): p50/p99 ${importLoad.during!.p50_ms}/${importLoad.during!.p99_ms} ms, max ${importLoad.during!.max_ms} ms, against ${importLoad.alone.p50_ms}/${importLoad.alone.p99_ms} ms alone: p99 × ${(importLoad.during!.p99_ms / importLoad.alone.p99_ms).toFixed(2)}`);
 console.log(`organization history: ${historyMemory}: ${mbPer100k.toFixed(1)} MB per 100,000 transactions${quick ? ' (a short load: the full run measures an imported history of 255,552 transactions)' : ''}`);
 console.log(`start-up steps (ms): ${JSON.stringify(startup)}`);
 console.log('');
@@ -294,6 +314,7 @@ console.log(
     goals: { ratio_at_least_0_4: ratio >= 0.4, server_p50_under_1ms: latencyP50 < 1, api_key_p50_under_1ms: keyP50 < 1, rss_under_300mb: rssAfter < 300 },
     rss_mb: { after_start: rssAfterStart, after_benchmark: rssAfter, before_api_key_load: rssBeforeKey, after_api_key_load: rssAfterKey, organization_history_per_100k_transactions: Math.round(mbPer100k * 10) / 10 },
     startup_ms: startup,
+    during_import: importLoad ?? null,
   }),
 );
 process.exit(0);

@@ -10,6 +10,10 @@
 // snapshot already had, so a tenant misses nothing and counts nothing twice. A change that cannot
 // be placed (older than the floor, an outcome the totals cannot follow, an import) makes the
 // tenant load afresh on its next use.
+// A large history is loaded from the snapshot of it the database keeps (history-snapshots.ts) and
+// the changes since, and writes that snapshot after a load that had many to apply; a tenant in use
+// is built again in the background when its snapshot lags or its floor does (`refresh`), so a
+// restart finds a recent one (docs/operating.md, "Snapshots of a history").
 
 import { History } from '../domain/history/history.ts';
 import { WINDOW_HORIZON_MS } from '../domain/history/horizon.ts';

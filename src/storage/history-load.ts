@@ -8,6 +8,9 @@
 // as they are: no object or string per transaction on either side. The smaller tables come as
 // pages of one JSON array each (on PGlite much faster than a plain SELECT, whose per-value decoding
 // dominates).
+// Faster still: a load may take the stored snapshot of the history (history-snapshots.ts), read
+// before its transaction, and the changes made since it, read in the transaction; everything else
+// (the floor, the rules and lists) is read as for a load from the rows.
 
 import { WINDOW_HORIZON_MS, type EntityTotals } from '../domain/history/horizon.ts';
 import type { HistoryTransaction, TransactionEntities } from '../domain/transaction.ts';

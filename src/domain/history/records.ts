@@ -1,5 +1,5 @@
 // Every transaction of a history, kept column by column: times, amounts and when labels became known
-// in growable Float64Arrays; customers and merchants as numbers in one packed string table, each
+// in growable columns of four bytes a value while every value fits exactly (numbers.ts); customers and merchants as numbers in one packed string table, each
 // channel (`payment_type:location`) as a number in another; labels as one byte; the callers'
 // transaction ids packed as UTF-8 in one buffer, found again by an index when asked to. A million
 // transactions are a few dozen megabytes of typed arrays, which the collector never looks into,
@@ -10,6 +10,7 @@
 
 import type { HistoryTransaction } from '../transaction.ts';
 import { channelOf } from '../transaction.ts';
+import { NumberColumn } from './numbers.ts';
 import { grown, PackedStrings, StringIndex, StringTable } from './strings.ts';
 
 /** Rows of a range in file order, as the batch job's result lines read them (`RecordStore.columns`):
@@ -24,6 +25,8 @@ export interface RowColumns {
 }
 
 const NO_LABEL = -1;
+/** Times are kept as offsets from a week before the first time stored: room for late arrivals. */
+const TIME_LEAD_MS = 7 * 86_400_000;
 
 /** Strings of a column of rows as UTF-8 bytes end to end: value i is bytes [ends[i − 1], ends[i])
  *  (from 0 for the first). */
@@ -132,14 +135,14 @@ class Channels {
 export class RecordStore {
   private capacity: number;
   private count = 0;
-  private times: Float64Array;
-  private amounts: Float64Array;
+  private readonly times: NumberColumn;
+  private readonly amounts: NumberColumn;
   private customers: Int32Array;
   private merchants: Int32Array;
   private channelColumn: Int32Array;
   private labels: Int8Array;
   /** When each label became known (epoch ms; NaN without a label). */
-  private knownAt: Float64Array;
+  private readonly knownAt: NumberColumn;
   /** Transaction ids; undefined where the caller gave none. */
   private readonly ids: PackedStrings;
   /** Finds a record by its id, once `indexIds` was called. */
@@ -154,13 +157,13 @@ export class RecordStore {
    *  are made once at their size instead of grown and copied on the way. */
   constructor(expected = 0) {
     const n = (this.capacity = Math.max(1024, Math.ceil(expected * 1.05)));
-    this.times = new Float64Array(n);
-    this.amounts = new Float64Array(n);
+    this.times = new NumberColumn(n, 1, { below: TIME_LEAD_MS });
+    this.amounts = new NumberColumn(n, 100, 0);
     this.customers = new Int32Array(n);
     this.merchants = new Int32Array(n);
     this.channelColumn = new Int32Array(n);
     this.labels = new Int8Array(n);
-    this.knownAt = new Float64Array(n);
+    this.knownAt = new NumberColumn(n, 1, this.times);
     this.ids = new PackedStrings(expected);
     this.entities = new StringTable(expected >> 4);
     this.places.names();
@@ -196,13 +199,13 @@ export class RecordStore {
   push(tx: HistoryTransaction, labelKnownAt = Number.NaN): number {
     if (this.count === this.capacity) this.grow();
     const k = this.count++;
-    this.times[k] = tx.time;
-    this.amounts[k] = tx.amount;
+    this.times.set(k, tx.time);
+    this.amounts.set(k, tx.amount);
     this.customers[k] = this.entities.id(tx.customer_id);
     this.merchants[k] = this.entities.id(tx.merchant_id);
     this.channelColumn[k] = this.channels.id(tx.payment_type, tx.location);
     this.labels[k] = tx.label ?? NO_LABEL;
-    this.knownAt[k] = tx.label === undefined ? Number.NaN : labelKnownAt;
+    this.knownAt.set(k, tx.label === undefined ? Number.NaN : labelKnownAt);
     this.ids.push(tx.transaction_id);
     if (this.idIndex && tx.transaction_id !== undefined) this.idIndex.add(k);
     return k;
@@ -212,8 +215,8 @@ export class RecordStore {
   pushRow(c: TransactionColumns, i: number): number {
     if (this.count === this.capacity) this.grow();
     const k = this.count++;
-    this.times[k] = c.times[i]!;
-    this.amounts[k] = c.amounts[i]!;
+    this.times.set(k, c.times[i]!);
+    this.amounts.set(k, c.amounts[i]!);
     const [cs, ce] = span(c.customers, i);
     this.customers[k] = this.entities.idBytes(c.customers.bytes, cs, ce);
     const [ms, me] = span(c.merchants, i);
@@ -223,7 +226,7 @@ export class RecordStore {
     this.channelColumn[k] = this.channels.ofParts(this.places.idBytes(c.paymentTypes.bytes, ps, pe), this.places.idBytes(c.locations.bytes, ls, le));
     const label = c.labels[i]!;
     this.labels[k] = label;
-    this.knownAt[k] = label === NO_LABEL ? Number.NaN : c.knownAt[i]!;
+    this.knownAt.set(k, label === NO_LABEL ? Number.NaN : c.knownAt[i]!);
     const [is, ie] = span(c.ids, i);
     this.ids.pushBytes(c.ids.bytes, is, ie);
     this.idIndex?.add(k);
@@ -232,12 +235,12 @@ export class RecordStore {
 
   /** Time of transaction `k` (no object made). */
   time(k: number): number {
-    return this.times[k]!;
+    return this.times.get(k);
   }
 
   /** Fields of transaction `k` one at a time (no object made). */
   amount(k: number): number {
-    return this.amounts[k]!;
+    return this.amounts.get(k);
   }
 
   /** Customer of transaction `k`, as its number among `entities`. */
@@ -274,13 +277,13 @@ export class RecordStore {
 
   /** When the label of transaction `k` became known (NaN without a label). */
   labelKnownAt(k: number): number {
-    return this.knownAt[k]!;
+    return this.knownAt.get(k);
   }
 
   /** Sets (or, with undefined, clears) the label of transaction `k`, known from `knownAt`. */
   setLabel(k: number, label: 0 | 1 | undefined, knownAt: number): void {
     this.labels[k] = label ?? NO_LABEL;
-    this.knownAt[k] = label === undefined ? Number.NaN : knownAt;
+    this.knownAt.set(k, label === undefined ? Number.NaN : knownAt);
   }
 
   location(k: number): string {
@@ -301,7 +304,7 @@ export class RecordStore {
   columns(from: number, to: number): RowColumns {
     const ids = this.ids.packed(from, to);
     return {
-      amounts: this.amounts.subarray(from, to),
+      amounts: this.amounts.float64(from, to),
       labels: this.labels.subarray(from, to),
       customers: this.customers.subarray(from, to),
       merchants: this.merchants.subarray(from, to),
@@ -315,8 +318,8 @@ export class RecordStore {
     if (k < 0) k += this.count;
     if (k < 0 || k >= this.count) return undefined;
     const tx: HistoryTransaction = {
-      time: this.times[k]!,
-      amount: this.amounts[k]!,
+      time: this.times.get(k),
+      amount: this.amounts.get(k),
       customer_id: this.customerId(k),
       merchant_id: this.merchantId(k),
       location: this.location(k),
@@ -325,7 +328,7 @@ export class RecordStore {
     const label = this.label(k);
     if (label !== undefined) {
       tx.label = label;
-      const known = this.knownAt[k]!;
+      const known = this.knownAt.get(k);
       if (!Number.isNaN(known)) tx.labelKnownAt = known;
     }
     const id = this.transactionId(k);
@@ -335,7 +338,7 @@ export class RecordStore {
 
   /** Bytes held by the columns, the ids and the string tables. */
   get byteLength(): number {
-    return this.capacity * (8 + 8 + 4 + 4 + 4 + 1 + 8) + this.ids.byteLength + (this.idIndex?.byteLength ?? 0) + this.entities.byteLength;
+    return this.times.byteLength + this.amounts.byteLength + this.knownAt.byteLength + this.capacity * (4 + 4 + 4 + 1) + this.ids.byteLength + (this.idIndex?.byteLength ?? 0) + this.entities.byteLength;
   }
 
   /** Shrinks the columns to the records held and a sixteenth more (after a load). */
@@ -350,17 +353,17 @@ export class RecordStore {
 
   private resize(capacity: number): void {
     this.capacity = capacity;
-    const widen = <T extends Float64Array | Int32Array | Int8Array>(a: T, make: (n: number) => T): T => {
+    const widen = <T extends Int32Array | Int8Array>(a: T, make: (n: number) => T): T => {
       const b = make(this.capacity);
       b.set(a.subarray(0, this.count));
       return b;
     };
-    this.times = widen(this.times, (n) => new Float64Array(n));
-    this.amounts = widen(this.amounts, (n) => new Float64Array(n));
+    this.times.resize(capacity, this.count);
+    this.amounts.resize(capacity, this.count);
     this.customers = widen(this.customers, (n) => new Int32Array(n));
     this.merchants = widen(this.merchants, (n) => new Int32Array(n));
     this.channelColumn = widen(this.channelColumn, (n) => new Int32Array(n));
     this.labels = widen(this.labels, (n) => new Int8Array(n));
-    this.knownAt = widen(this.knownAt, (n) => new Float64Array(n));
+    this.knownAt.resize(capacity, this.count);
   }
 }
