@@ -144,7 +144,7 @@ export class Sandbox {
     history.compact();
     // Ring detection reads every row as an object: with the names kept as strings, each is the same
     // string every time (a few thousand customers and merchants), not one decoded per row.
-    history.transactions.entities.names();
+    history.transactions.materialiseNames();
     this.built = { history, ringIndex: new RingIndex(detectRings(history.transactions, this.asOf, { labelDelay: this.labelDelay })) };
     // The build drops a quarter of a million simulated rows and the detector's graph: hand their
     // pages back now, as start-up does for its own garbage, or they stay resident.

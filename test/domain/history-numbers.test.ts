@@ -1,10 +1,11 @@
-// The history's four-byte number columns: every value read back is the very double written, in the
+// The history's compact number columns: every value read back is the very double written, in the
 // narrow form while every value fits (whole milliseconds within seven weeks of the origin, whole
 // cents), and after a value that does not fit (a fraction, too far, negative, -0, too large) the
-// whole column is Float64 with every earlier value kept, including ones rewritten in place.
+// whole column is Float64 with every earlier value kept, including ones rewritten in place; and the
+// entity numbers in two bytes until one reaches 65,536.
 
 import t from 'tap';
-import { NumberColumn } from '../../src/domain/history/numbers.ts';
+import { IndexColumn, NumberColumn } from '../../src/domain/history/numbers.ts';
 import { Rng } from '../../src/domain/rng.ts';
 
 const DAY = 86_400_000;
@@ -74,4 +75,17 @@ t.test('a column anchored to another takes its origin; resize keeps the values',
   t.equal(known.capacity, 20);
   t.ok(same([0, 1, 2].map((k) => known.get(k)), [T0 - DAY, T0 + 35 * DAY, Number.NaN]), 'kept through a resize');
   t.ok(same([...known.float64(0, 2)], [T0 - DAY, T0 + 35 * DAY]), 'read as Float64');
+});
+
+t.test('index columns: two bytes while every number is below 65,536, four from the first that is not', async (t) => {
+  const c = new IndexColumn(10);
+  [0, 7, 65_535, 12].forEach((v, k) => c.set(k, v));
+  t.ok(c.isNarrow, 'narrow');
+  t.equal(c.byteLength, 20);
+  c.set(4, 65_536);
+  t.notOk(c.isNarrow, 'wide from 65,536');
+  t.same([0, 1, 2, 3, 4].map((k) => c.get(k)), [0, 7, 65_535, 12, 65_536], 'every number kept');
+  t.same([...c.int32(1, 4)], [7, 65_535, 12], 'read as Int32');
+  c.resize(20, 5);
+  t.equal(c.get(4), 65_536, 'kept through a resize');
 });

@@ -102,8 +102,12 @@ export class History {
     return this.latest;
   }
 
-  private entity(id: string): number {
-    return this.records.entities.find(id);
+  private customerNumber(id: string): number {
+    return this.records.customerIds.find(id);
+  }
+
+  private merchantNumber(id: string): number {
+    return this.records.merchantIds.find(id);
   }
 
   private channelNumber(tx: Pick<HistoryTransaction, 'payment_type' | 'location'>): number {
@@ -116,7 +120,7 @@ export class History {
 
   /** The entity's number in its role's store: a customer or merchant id, or a channel key. */
   private numberOf(role: Role, key: string): number {
-    return role === 'channel' ? this.records.channels.keys.find(key) : this.entity(key);
+    return role === 'channel' ? this.records.channels.keys.find(key) : role === 'customer' ? this.customerNumber(key) : this.merchantNumber(key);
   }
 
   /** Adds a transaction; returns its index among the kept records (the order added), or -1 when
@@ -180,7 +184,7 @@ export class History {
     if (!this.everyRecord) {
       throw new Error('history must be added in time order: a late transaction is placed only by a history that keeps every transaction (withRecords() before the first add)');
     }
-    if (!this.customers.accepts(this.entity(tx.customer_id), t) || !this.merchants.accepts(this.entity(tx.merchant_id), t) || !this.channels.accepts(this.channelNumber(tx), t)) {
+    if (!this.customers.accepts(this.customerNumber(tx.customer_id), t) || !this.merchants.accepts(this.merchantNumber(tx.merchant_id), t) || !this.channels.accepts(this.channelNumber(tx), t)) {
       throw new HorizonError(t, this.latest);
     }
     const labelled = tx.label === 0 || tx.label === 1;
@@ -281,7 +285,7 @@ export class History {
   /** Numbers of a transaction's customer, merchant and channel, added if new. */
   private numbers(tx: Pick<HistoryTransaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>): [number, number, number] {
     const r = this.records;
-    return [r.entities.id(tx.customer_id), r.entities.id(tx.merchant_id), r.channels.id(tx.payment_type, tx.location)];
+    return [r.customerIds.id(tx.customer_id), r.merchantIds.id(tx.merchant_id), r.channels.id(tx.payment_type, tx.location)];
   }
 
   /**
@@ -318,10 +322,10 @@ export class History {
   loadUse(customerId: string, kind: 'merchant' | 'channel' | 'location', key: string, first: number): void {
     if (this.size !== 0) throw new Error('loadUse() after transactions were added');
     const r = this.records;
-    const c = r.entities.id(customerId);
+    const c = r.customerIds.id(customerId);
     if (kind === 'channel') return this.uses.append(c, USE_CHANNEL, r.channels.number(key), first);
     if (kind === 'location') return this.uses.append(c, USE_LOCATION, r.places.id(key), first);
-    const m = r.entities.id(key);
+    const m = r.merchantIds.id(key);
     this.uses.append(c, USE_MERCHANT, m, first);
     this.neighbours.loadPair(m, first);
   }
@@ -332,14 +336,14 @@ export class History {
     const r = this.records;
     for (let i = from; i < to; i++) {
       const [cs, ce] = span(u.customers, i);
-      const c = r.entities.idBytes(u.customers.bytes, cs, ce);
+      const c = r.customerIds.idBytes(u.customers.bytes, cs, ce);
       const [ks, ke] = span(u.keys, i);
       const first = u.firsts[i]!;
       const kind = u.kinds[i]!;
       if (kind === KIND_CHANNEL) this.uses.append(c, USE_CHANNEL, r.channels.numberBytes(u.keys.bytes, ks, ke), first);
       else if (kind === KIND_LOCATION) this.uses.append(c, USE_LOCATION, r.places.idBytes(u.keys.bytes, ks, ke), first);
       else {
-        const m = r.entities.idBytes(u.keys.bytes, ks, ke);
+        const m = r.merchantIds.idBytes(u.keys.bytes, ks, ke);
         this.uses.append(c, USE_MERCHANT, m, first);
         this.neighbours.loadPair(m, first);
       }
@@ -371,7 +375,7 @@ export class History {
     let done = 0;
     for (const t of totals) {
       if (++done % 4096 === 0) yield;
-      const e = t.kind === 'channel' ? r.channels.number(t.key) : r.entities.id(t.key);
+      const e = t.kind === 'channel' ? r.channels.number(t.key) : t.kind === 'customer' ? r.customerIds.id(t.key) : r.merchantIds.id(t.key);
       const s = this.store(t.kind);
       const before = t.transactions - s.all(e);
       if (before > 0) {
@@ -413,14 +417,14 @@ export class History {
   /** The merchant's distinct customers whose first payment there is strictly before `t`, and how
    *  many of those were known compromised strictly before `t`, excluding `customer` itself. */
   merchantNeighbours(merchantId: string, customerId: string, t: number): { customers: number; compromised: number } {
-    return this.neighbours.count(this.entity(merchantId), this.entity(customerId), t);
+    return this.neighbours.count(this.merchantNumber(merchantId), this.customerNumber(customerId), t);
   }
 
   /** Earlier transactions (strictly before `time`) of a transaction's customer, merchant and channel. */
   priors(tx: HistoryTransaction, time = tx.time): { customer: number; merchant: number; channel: number } {
     return {
-      customer: this.customers.countBefore(this.entity(tx.customer_id), time),
-      merchant: this.merchants.countBefore(this.entity(tx.merchant_id), time),
+      customer: this.customers.countBefore(this.customerNumber(tx.customer_id), time),
+      merchant: this.merchants.countBefore(this.merchantNumber(tx.merchant_id), time),
       channel: this.channels.countBefore(this.channelNumber(tx), time),
     };
   }
@@ -475,7 +479,7 @@ export class History {
 
   /** The customer's frauds whose labels were known strictly before `t`. */
   customerKnownFrauds(id: string, t: number): number {
-    const c = this.entity(id);
+    const c = this.customerNumber(id);
     if (c < 0) return 0;
     return (c < this.fraudBaseCount.length ? this.fraudBaseCount[c]! : 0) + countBelowIn(this.customerFrauds, c, t);
   }
@@ -483,7 +487,7 @@ export class History {
   /** Labels of a merchant's or channel's transactions, filed by when they became known:
    *  `window(-Infinity, t)` gives (labels known before t, frauds among them). */
   merchantLabelSeries(id: string): LabelSeries {
-    return new LabelSeries(this.merchantLabels, this.entity(id));
+    return new LabelSeries(this.merchantLabels, this.merchantNumber(id));
   }
 
   channelLabelSeries(key: string): LabelSeries {
@@ -491,11 +495,11 @@ export class History {
   }
 
   customer(id: string): Series {
-    return new Series(this.customers, this.entity(id));
+    return new Series(this.customers, this.customerNumber(id));
   }
 
   merchant(id: string): Series {
-    return new Series(this.merchants, this.entity(id));
+    return new Series(this.merchants, this.merchantNumber(id));
   }
 
   channel(key: string): Series {
@@ -506,23 +510,23 @@ export class History {
    *  strictly before `t`. */
   usedBefore(customerId: string, kind: 'merchant' | 'channel' | 'location', key: string, t: number): boolean {
     const r = this.records;
-    const k = kind === 'merchant' ? r.entities.find(key) : kind === 'channel' ? r.channels.keys.find(key) : r.places.find(key);
-    return this.uses.usedBefore(this.entity(customerId), USE_KINDS[kind], k, t);
+    const k = kind === 'merchant' ? r.merchantIds.find(key) : kind === 'channel' ? r.channels.keys.find(key) : r.places.find(key);
+    return this.uses.usedBefore(this.customerNumber(customerId), USE_KINDS[kind], k, t);
   }
 
   /** The customer's distinct merchants (channels, locations) first used strictly before `t`. */
   distinctBefore(customerId: string, kind: 'merchant' | 'channel' | 'location', t: number): number {
-    return this.uses.distinctBefore(this.entity(customerId), USE_KINDS[kind], t);
+    return this.uses.distinctBefore(this.customerNumber(customerId), USE_KINDS[kind], t);
   }
 
   /** The customer's first uses by name (for inspection and tests; features ask `usedBefore`). */
   customerUsage(id: string): { merchants: Map<string, number>; channels: Map<string, number>; locations: Map<string, number> } {
     const out = { merchants: new Map<string, number>(), channels: new Map<string, number>(), locations: new Map<string, number>() };
     const r = this.records;
-    const c = this.entity(id);
+    const c = this.customerNumber(id);
     if (c < 0) return out;
     this.uses.forEach(c, (kind: UseKind, key, first) => {
-      if (kind === USE_MERCHANT) out.merchants.set(r.entities.name(key), first);
+      if (kind === USE_MERCHANT) out.merchants.set(r.merchantIds.name(key), first);
       else if (kind === USE_CHANNEL) out.channels.set(r.channels.keys.name(key), first);
       else out.locations.set(r.places.name(key), first);
     });
@@ -532,7 +536,7 @@ export class History {
   /** When the customer counts as compromised in the graph (its earliest known fraud, once it has
    *  paid a merchant), or undefined. */
   customerCompromisedAt(id: string): number | undefined {
-    return this.neighbours.compromised(this.entity(id));
+    return this.neighbours.compromised(this.customerNumber(id));
   }
 
   /** Every customer–merchant pair with its first payment. */
@@ -540,7 +544,7 @@ export class History {
     const r = this.records;
     for (let c = 0; c < this.uses.customers; c++) {
       this.uses.forEach(c, (kind, m, first) => {
-        if (kind === USE_MERCHANT) each(r.entities.name(c), r.entities.name(m), first);
+        if (kind === USE_MERCHANT) each(r.customerIds.name(c), r.merchantIds.name(m), first);
       });
     }
   }

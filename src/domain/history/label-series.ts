@@ -6,12 +6,12 @@
 // kept beside them. The count of frauds is kept at every CHECKPOINT-th entry and counted from
 // there for the ones between. The History class files and withdraws them.
 
-import { Lists, widenFloats } from './lists.ts';
+import { Lists, trimFloats, widenFloats } from './lists.ts';
 import type { RecordStore } from './records.ts';
 import { WINDOW_HORIZON_MS } from './horizon.ts';
 
-const CHECKPOINT = 8;
-const SHIFT = 3;
+const CHECKPOINT = 16;
+const SHIFT = 4;
 
 
 /** Whether the base labels (all known before the floor) fall in [from, to), given both bounds are
@@ -74,6 +74,7 @@ export class LabelStore {
   constructor(private readonly records: RecordStore) {}
 
   private ensure(e: number): void {
+    if (e >= this.made) this.made = e + 1;
     if (e < this.floor.length) return;
     this.floor = widenFloats(this.floor, e, -Infinity);
     this.baseLabels = widenFloats(this.baseLabels, e, 0);
@@ -319,10 +320,18 @@ export class LabelStore {
     out[at + 1] = this.fraudsBefore(e, b) - this.fraudsBefore(e, a) + base * this.baseFrauds[e]!;
   }
 
-  /** Packs the lists (see Lists.compact). */
+  /** Entities made: one past the highest asked for. */
+  private made = 0;
+
+  /** Packs the lists (see Lists.compact) and the per-entity arrays to the entities made. */
   compact(): void {
-    this.entries.compact();
-    this.checkpoints.compact();
+    const n = this.made;
+    this.entries.compact(n);
+    this.checkpoints.compact(n);
+    this.floor = trimFloats(this.floor, n);
+    this.baseLabels = trimFloats(this.baseLabels, n);
+    this.baseFrauds = trimFloats(this.baseFrauds, n);
+    this.frauds = trimFloats(this.frauds, n);
   }
 
   get byteLength(): number {

@@ -26,6 +26,14 @@ export function widenFloats(a: Float64Array<ArrayBuffer>, at: number, fill: numb
   return b;
 }
 
+/** `a` cut (or widened) to `n` places: the per-entity arrays after a load, the size of what it made. */
+export function trimFloats(a: Float64Array<ArrayBuffer>, n: number): Float64Array<ArrayBuffer> {
+  if (a.length === n) return a;
+  const b = new Float64Array(n);
+  b.set(a.subarray(0, Math.min(n, a.length)));
+  return b;
+}
+
 function classOf(capacity: number): number {
   return 31 - Math.clz32(capacity);
 }
@@ -64,7 +72,7 @@ export class Lists {
   ensure(id: number): void {
     if (id < this.start.length) return;
     let n = this.start.length;
-    while (n <= id) n = grown(n);
+    while (n <= id) n = Math.max(64, grown(n));
     const widen = (a: Int32Array) => {
       const b = new Int32Array(n);
       b.set(a);
@@ -149,15 +157,17 @@ export class Lists {
     this.length[id] = len - k;
   }
 
-  /** Moves every list into new columns, end to end, each with room for an eighth more entries
+  /** Moves every list into new columns, end to end, each with room for a sixteenth more entries
    *  (and one): after a load, which added every entry as it came, the columns hold what the lists
-   *  hold and little else; free blocks are gone. */
-  compact(): void {
-    const n = this.start.length;
+   *  hold and little else; free blocks are gone. `lists`: how many lists to keep room for (every
+   *  list from it on must be empty; the rest are made again when asked for). */
+  compact(lists = this.start.length): void {
+    const n = lists;
+    for (let l = n; l < this.start.length; l++) if (this.length[l]! > 0) throw new Error(`compact(${n}) would drop list ${l}`);
     let total = 0;
     for (let l = 0; l < n; l++) {
       const len = this.length[l]!;
-      total += len === 0 ? 0 : len + (len >> 3) + 1;
+      total += len === 0 ? 0 : len + (len >> 4) + 1;
     }
     const size = Math.max(1024, total);
     const move = <T extends Int32Array | Float64Array | Int8Array>(old: T, make: (n: number) => T): T => {
@@ -167,17 +177,20 @@ export class Lists {
         const len = this.length[l]!;
         if (len === 0) continue;
         col.set(old.subarray(this.start[l]!, this.start[l]! + len), at);
-        at += len + (len >> 3) + 1;
+        at += len + (len >> 4) + 1;
       }
       return col;
     };
     for (let c = 0; c < this.ints.length; c++) this.ints[c] = move(this.ints[c]!, (k) => new Int32Array(k));
     for (let c = 0; c < this.floats.length; c++) this.floats[c] = move(this.floats[c]!, (k) => new Float64Array(k));
     for (let c = 0; c < this.bytes.length; c++) this.bytes[c] = move(this.bytes[c]!, (k) => new Int8Array(k));
+    this.start = this.start.slice(0, n);
+    this.length = this.length.slice(0, n);
+    this.capacity = this.capacity.slice(0, n);
     let at = 0;
     for (let l = 0; l < n; l++) {
       const len = this.length[l]!;
-      const capacity = len === 0 ? 0 : len + (len >> 3) + 1;
+      const capacity = len === 0 ? 0 : len + (len >> 4) + 1;
       this.start[l] = at;
       this.capacity[l] = capacity;
       at += capacity;

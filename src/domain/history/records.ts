@@ -10,7 +10,7 @@
 
 import type { HistoryTransaction } from '../transaction.ts';
 import { channelOf } from '../transaction.ts';
-import { NumberColumn } from './numbers.ts';
+import { IndexColumn, NumberColumn } from './numbers.ts';
 import { grown, PackedStrings, StringIndex, StringTable } from './strings.ts';
 
 /** Rows of a range in file order, as the batch job's result lines read them (`RecordStore.columns`):
@@ -137,9 +137,9 @@ export class RecordStore {
   private count = 0;
   private readonly times: NumberColumn;
   private readonly amounts: NumberColumn;
-  private customers: Int32Array;
-  private merchants: Int32Array;
-  private channelColumn: Int32Array;
+  private readonly customers: IndexColumn;
+  private readonly merchants: IndexColumn;
+  private readonly channelColumn: IndexColumn;
   private labels: Int8Array;
   /** When each label became known (epoch ms; NaN without a label). */
   private readonly knownAt: NumberColumn;
@@ -147,8 +147,10 @@ export class RecordStore {
   private readonly ids: PackedStrings;
   /** Finds a record by its id, once `indexIds` was called. */
   private idIndex: StringIndex | undefined;
-  /** Customer and merchant ids. */
-  readonly entities: StringTable;
+  /** Customer ids and merchant ids, each numbered on its own: everything per merchant (its series,
+   *  labels, customers) is as many entries as there are merchants, not as there are entities. */
+  readonly customerIds: StringTable;
+  readonly merchantIds: StringTable;
   /** Locations and payment types (few: kept as strings too, read back without decoding). */
   readonly places = new StringTable();
   readonly channels: Channels;
@@ -159,13 +161,14 @@ export class RecordStore {
     const n = (this.capacity = Math.max(1024, Math.ceil(expected * 1.05)));
     this.times = new NumberColumn(n, 1, { below: TIME_LEAD_MS });
     this.amounts = new NumberColumn(n, 100, 0);
-    this.customers = new Int32Array(n);
-    this.merchants = new Int32Array(n);
-    this.channelColumn = new Int32Array(n);
+    this.customers = new IndexColumn(n);
+    this.merchants = new IndexColumn(n);
+    this.channelColumn = new IndexColumn(n);
     this.labels = new Int8Array(n);
     this.knownAt = new NumberColumn(n, 1, this.times);
     this.ids = new PackedStrings(expected);
-    this.entities = new StringTable(expected >> 4);
+    this.customerIds = new StringTable(expected >> 4);
+    this.merchantIds = new StringTable(expected >> 8);
     this.places.names();
     this.channels = new Channels(this.places);
   }
@@ -201,9 +204,9 @@ export class RecordStore {
     const k = this.count++;
     this.times.set(k, tx.time);
     this.amounts.set(k, tx.amount);
-    this.customers[k] = this.entities.id(tx.customer_id);
-    this.merchants[k] = this.entities.id(tx.merchant_id);
-    this.channelColumn[k] = this.channels.id(tx.payment_type, tx.location);
+    this.customers.set(k, this.customerIds.id(tx.customer_id));
+    this.merchants.set(k, this.merchantIds.id(tx.merchant_id));
+    this.channelColumn.set(k, this.channels.id(tx.payment_type, tx.location));
     this.labels[k] = tx.label ?? NO_LABEL;
     this.knownAt.set(k, tx.label === undefined ? Number.NaN : labelKnownAt);
     this.ids.push(tx.transaction_id);
@@ -218,12 +221,12 @@ export class RecordStore {
     this.times.set(k, c.times[i]!);
     this.amounts.set(k, c.amounts[i]!);
     const [cs, ce] = span(c.customers, i);
-    this.customers[k] = this.entities.idBytes(c.customers.bytes, cs, ce);
+    this.customers.set(k, this.customerIds.idBytes(c.customers.bytes, cs, ce));
     const [ms, me] = span(c.merchants, i);
-    this.merchants[k] = this.entities.idBytes(c.merchants.bytes, ms, me);
+    this.merchants.set(k, this.merchantIds.idBytes(c.merchants.bytes, ms, me));
     const [ls, le] = span(c.locations, i);
     const [ps, pe] = span(c.paymentTypes, i);
-    this.channelColumn[k] = this.channels.ofParts(this.places.idBytes(c.paymentTypes.bytes, ps, pe), this.places.idBytes(c.locations.bytes, ls, le));
+    this.channelColumn.set(k, this.channels.ofParts(this.places.idBytes(c.paymentTypes.bytes, ps, pe), this.places.idBytes(c.locations.bytes, ls, le)));
     const label = c.labels[i]!;
     this.labels[k] = label;
     this.knownAt.set(k, label === NO_LABEL ? Number.NaN : c.knownAt[i]!);
@@ -243,26 +246,26 @@ export class RecordStore {
     return this.amounts.get(k);
   }
 
-  /** Customer of transaction `k`, as its number among `entities`. */
+  /** Customer of transaction `k`, as its number among `customerIds` (a merchant's: `merchantIds`). */
   customer(k: number): number {
-    return this.customers[k]!;
+    return this.customers.get(k);
   }
 
   merchant(k: number): number {
-    return this.merchants[k]!;
+    return this.merchants.get(k);
   }
 
   /** Channel of transaction `k`, as its number among `channels`. */
   channel(k: number): number {
-    return this.channelColumn[k]!;
+    return this.channelColumn.get(k);
   }
 
   customerId(k: number): string {
-    return this.entities.name(this.customers[k]!);
+    return this.customerIds.name(this.customers.get(k));
   }
 
   merchantId(k: number): string {
-    return this.entities.name(this.merchants[k]!);
+    return this.merchantIds.name(this.merchants.get(k));
   }
 
   transactionId(k: number): string | undefined {
@@ -287,27 +290,35 @@ export class RecordStore {
   }
 
   location(k: number): string {
-    return this.places.name(this.channels.locationOf(this.channelColumn[k]!));
+    return this.places.name(this.channels.locationOf(this.channelColumn.get(k)));
   }
 
   paymentType(k: number): string {
-    return this.places.name(this.channels.paymentTypeOf(this.channelColumn[k]!));
+    return this.places.name(this.channels.paymentTypeOf(this.channelColumn.get(k)));
   }
 
-  /** Customer and merchant ids, by the index `columns` gives them with. */
+  /** Customer ids then merchant ids, by the index `columns` gives them with (read once every
+   *  transaction was pushed: a merchant's index is after every customer's). */
   get entityNames(): readonly string[] {
-    return this.entities.names();
+    return [...this.customerIds.names(), ...this.merchantIds.names()];
+  }
+
+  /** Every customer and merchant id as strings, kept from then on (for a reader of every row). */
+  materialiseNames(): void {
+    this.customerIds.names();
+    this.merchantIds.names();
   }
 
   /** Transactions `from` to `to` (exclusive) as the stored columns, for the native result lines
-   *  (views, not copies; valid until the next push). */
+   *  (views, not copies, valid until the next push; merchants as indices into `entityNames`). */
   columns(from: number, to: number): RowColumns {
     const ids = this.ids.packed(from, to);
+    const customers = this.customerIds.size;
     return {
       amounts: this.amounts.float64(from, to),
       labels: this.labels.subarray(from, to),
-      customers: this.customers.subarray(from, to),
-      merchants: this.merchants.subarray(from, to),
+      customers: this.customers.int32(from, to),
+      merchants: this.merchants.int32(from, to).map((m) => m + customers),
       idBytes: ids.bytes,
       idOffsets: ids.offsets,
     };
@@ -338,7 +349,7 @@ export class RecordStore {
 
   /** Bytes held by the columns, the ids and the string tables. */
   get byteLength(): number {
-    return this.times.byteLength + this.amounts.byteLength + this.knownAt.byteLength + this.capacity * (4 + 4 + 4 + 1) + this.ids.byteLength + (this.idIndex?.byteLength ?? 0) + this.entities.byteLength;
+    return this.times.byteLength + this.amounts.byteLength + this.knownAt.byteLength + this.customers.byteLength + this.merchants.byteLength + this.channelColumn.byteLength + this.capacity + this.ids.byteLength + (this.idIndex?.byteLength ?? 0) + this.customerIds.byteLength + this.merchantIds.byteLength;
   }
 
   /** Shrinks the columns to the records held and a sixteenth more (after a load). */
@@ -353,17 +364,14 @@ export class RecordStore {
 
   private resize(capacity: number): void {
     this.capacity = capacity;
-    const widen = <T extends Int32Array | Int8Array>(a: T, make: (n: number) => T): T => {
-      const b = make(this.capacity);
-      b.set(a.subarray(0, this.count));
-      return b;
-    };
     this.times.resize(capacity, this.count);
     this.amounts.resize(capacity, this.count);
-    this.customers = widen(this.customers, (n) => new Int32Array(n));
-    this.merchants = widen(this.merchants, (n) => new Int32Array(n));
-    this.channelColumn = widen(this.channelColumn, (n) => new Int32Array(n));
-    this.labels = widen(this.labels, (n) => new Int8Array(n));
+    this.customers.resize(capacity, this.count);
+    this.merchants.resize(capacity, this.count);
+    this.channelColumn.resize(capacity, this.count);
+    const labels = new Int8Array(capacity);
+    labels.set(this.labels.subarray(0, this.count));
+    this.labels = labels;
     this.knownAt.resize(capacity, this.count);
   }
 }

@@ -5,16 +5,16 @@
 // and only their totals kept.
 // The running sums are kept at every CHECKPOINT-th entry only, and the ones between are summed
 // again from the nearest checkpoint before them, in time order: exactly the additions that made
-// them, so every sum is the very value a running sum kept at every entry would hold, for an eighth
+// them, so every sum is the very value a running sum kept at every entry would hold, for a sixteenth
 // of the memory. The amounts come from the record store, which the series share.
 
-import { Lists, widenFloats } from './lists.ts';
+import { Lists, trimFloats, widenFloats } from './lists.ts';
 import type { RecordStore } from './records.ts';
 import { HorizonError, WINDOW_HORIZON_MS } from './horizon.ts';
 
 /** Running sums are kept at entries 0, CHECKPOINT, 2 × CHECKPOINT, … */
-const CHECKPOINT = 8;
-const SHIFT = 3;
+const CHECKPOINT = 16;
+const SHIFT = 4;
 
 
 /**
@@ -43,15 +43,21 @@ export class SeriesStore {
     this.checkpoints = new Lists(0, withSquares ? 2 : 1);
   }
 
+  /** Entities made: one past the highest asked for. */
+  private made = 0;
+
   /** Makes entity `e` (and every lower one) exist. */
   private ensure(e: number): void {
+    if (e >= this.made) this.made = e + 1;
     if (e < this.dropped.length) return;
     this.dropped = widenFloats(this.dropped, e, 0);
     this.lastDropped = widenFloats(this.lastDropped, e, -Infinity);
     this.baseSum = widenFloats(this.baseSum, e, 0);
-    this.baseSquares = widenFloats(this.baseSquares, e, 0);
     this.total = widenFloats(this.total, e, 0);
-    this.totalSquares = widenFloats(this.totalSquares, e, 0);
+    if (this.withSquares) {
+      this.baseSquares = widenFloats(this.baseSquares, e, 0);
+      this.totalSquares = widenFloats(this.totalSquares, e, 0);
+    }
     this.entries.ensure(this.dropped.length - 1);
     this.checkpoints.ensure(this.dropped.length - 1);
   }
@@ -204,7 +210,7 @@ export class SeriesStore {
     if (count === 0) return;
     this.dropped[e] = count;
     this.baseSum[e] = sum;
-    this.baseSquares[e] = squares;
+    if (this.withSquares) this.baseSquares[e] = squares;
     this.lastDropped[e] = last;
   }
 
@@ -290,12 +296,21 @@ export class SeriesStore {
 
   /** Packs the lists (see Lists.compact). */
   compact(): void {
-    this.entries.compact();
-    this.checkpoints.compact();
+    const n = this.made;
+    this.entries.compact(n);
+    this.checkpoints.compact(n);
+    this.dropped = trimFloats(this.dropped, n);
+    this.lastDropped = trimFloats(this.lastDropped, n);
+    this.baseSum = trimFloats(this.baseSum, n);
+    this.total = trimFloats(this.total, n);
+    if (this.withSquares) {
+      this.baseSquares = trimFloats(this.baseSquares, n);
+      this.totalSquares = trimFloats(this.totalSquares, n);
+    }
   }
 
   get byteLength(): number {
-    return this.entries.byteLength + this.checkpoints.byteLength + 6 * this.dropped.byteLength;
+    return this.entries.byteLength + this.checkpoints.byteLength + (this.withSquares ? 6 : 4) * this.dropped.byteLength;
   }
 }
 

@@ -8,6 +8,9 @@
 
 /** The next capacity of a growing array: half again, so one that has just grown past a size holds
  *  at most a third of its capacity unused (doubling would leave up to half). */
+/** The most an index is filled before it grows. */
+const MAX_LOAD = 0.75;
+
 export function grown(capacity: number): number {
   return capacity + (capacity >> 1);
 }
@@ -103,44 +106,87 @@ function slowEquals(bytes: Uint8Array, start: number, end: number, s: string): b
 }
 
 /** Strings packed end to end as UTF-8 in one growable buffer, read back by number; a missing value
- *  (undefined) is kept apart from the empty string. */
+ *  (undefined) is kept apart from the empty string. While every value has the same length (ids
+ *  made by one system usually do) value k is simply at k × that length and no offsets are kept;
+ *  the first value of another length (or a missing one) makes them. */
 export class PackedStrings {
   private bytes = Buffer.allocUnsafe(1 << 12);
   private used = 0;
-  /** Start of value k at [k], end at [k + 1]; negative start: no value. */
-  private offsets: Int32Array;
+  /** Start of value k at [k], end at [k + 1]; negative start: no value. Undefined while every value
+   *  is `width` bytes long. */
+  private offsets: Int32Array | undefined;
+  /** The length of every value, while there are no offsets (-1: none pushed yet). */
+  private width = -1;
   private count = 0;
+  /** Values there is room for in the offsets, when they are made. */
+  private room: number;
 
   /** `expected`: how many values are about to be pushed, when known. */
   constructor(expected = 0) {
-    this.offsets = new Int32Array(Math.max(1025, expected + 2));
+    this.room = Math.max(1025, expected + 2);
   }
 
   get length(): number {
     return this.count;
   }
 
-  /** Appends a value; returns its number. */
-  push(value: string | undefined): number {
-    if (this.count + 2 > this.offsets.length) {
-      const wider = new Int32Array(grown(this.offsets.length));
-      wider.set(this.offsets);
+  private startOf(k: number): number {
+    return this.offsets ? this.offsets[k]! : k * this.width;
+  }
+
+  private endOf(k: number): number {
+    return this.offsets ? packedStart(this.offsets[k + 1]!) : (k + 1) * this.width;
+  }
+
+  /** Makes the offsets of the values so far (a value of another length, or a missing one, comes). */
+  private withOffsets(): Int32Array {
+    if (!this.offsets) {
+      const offsets = new Int32Array(Math.max(this.room, this.count + 2));
+      for (let k = 0; k <= this.count; k++) offsets[k] = k * Math.max(0, this.width);
+      this.offsets = offsets;
+    }
+    return this.offsets;
+  }
+
+  /** Room for `need` bytes. */
+  private fit(need: number): void {
+    if (need <= this.bytes.length) return;
+    if (need > 0x7fff_ffff) throw new Error('packed strings exceed 2 GB');
+    const wider = Buffer.allocUnsafe(Math.min(0x7fff_ffff, Math.max(need, grown(this.bytes.length))));
+    this.bytes.copy(wider, 0, 0, this.used);
+    this.bytes = wider;
+  }
+
+  /** Takes a value of `length` bytes (or none) next: keeps the fixed width or makes the offsets. */
+  private next(length: number | undefined): void {
+    if (!this.offsets) {
+      if (length !== undefined && (this.width === -1 || this.width === length)) {
+        this.width = length;
+        return;
+      }
+      this.withOffsets();
+    }
+    if (this.count + 2 > this.offsets!.length) {
+      const wider = new Int32Array(grown(this.offsets!.length));
+      wider.set(this.offsets!);
       this.offsets = wider;
     }
+  }
+
+  /** Appends a value; returns its number. */
+  push(value: string | undefined): number {
+    const length = value === undefined ? undefined : Buffer.byteLength(value, 'utf8');
+    this.next(length);
     const start = this.used;
     if (value !== undefined) {
-      const need = start + Buffer.byteLength(value, 'utf8');
-      if (need > this.bytes.length) {
-        if (need > 0x7fff_ffff) throw new Error('packed strings exceed 2 GB');
-        const wider = Buffer.allocUnsafe(Math.min(0x7fff_ffff, Math.max(need, grown(this.bytes.length))));
-        this.bytes.copy(wider, 0, 0, start);
-        this.bytes = wider;
-      }
+      this.fit(start + length!);
       this.used += this.bytes.write(value, start, 'utf8');
     }
-    this.offsets[this.count] = value === undefined ? -1 - start : start;
-    this.offsets[++this.count] = this.used;
-    return this.count - 1;
+    if (this.offsets) {
+      this.offsets[this.count] = value === undefined ? -1 - start : start;
+      this.offsets[this.count + 1] = this.used;
+    }
+    return this.count++;
   }
 
   /** Shrinks the buffers to what is held and a sixteenth more. */
@@ -148,107 +194,106 @@ export class PackedStrings {
     const bytes = Buffer.allocUnsafe(Math.max(1 << 12, this.used + (this.used >> 4)));
     this.bytes.copy(bytes, 0, 0, this.used);
     this.bytes = bytes;
-    const offsets = new Int32Array(Math.max(1025, this.count + 2 + (this.count >> 4)));
-    offsets.set(this.offsets.subarray(0, this.count + 1));
-    this.offsets = offsets;
+    this.room = Math.max(1025, this.count + 2 + (this.count >> 4));
+    if (this.offsets) {
+      const offsets = new Int32Array(this.room);
+      offsets.set(this.offsets.subarray(0, this.count + 1));
+      this.offsets = offsets;
+    }
   }
 
   /** Appends a value given as UTF-8 bytes [start, end) of `source`; returns its number. */
   pushBytes(source: Uint8Array, start: number, end: number): number {
-    if (this.count + 2 > this.offsets.length) {
-      const wider = new Int32Array(grown(this.offsets.length));
-      wider.set(this.offsets);
-      this.offsets = wider;
-    }
+    this.next(end - start);
     const at = this.used;
-    const need = at + end - start;
-    if (need > this.bytes.length) {
-      if (need > 0x7fff_ffff) throw new Error('packed strings exceed 2 GB');
-      const wider = Buffer.allocUnsafe(Math.min(0x7fff_ffff, Math.max(need, grown(this.bytes.length))));
-      this.bytes.copy(wider, 0, 0, at);
-      this.bytes = wider;
-    }
+    this.fit(at + end - start);
     this.bytes.set(source.subarray(start, end), at);
-    this.used = need;
-    this.offsets[this.count] = at;
-    this.offsets[++this.count] = this.used;
-    return this.count - 1;
+    this.used = at + end - start;
+    if (this.offsets) {
+      this.offsets[this.count] = at;
+      this.offsets[this.count + 1] = this.used;
+    }
+    return this.count++;
   }
 
   /** Whether value k is present and is the bytes [start, end) of `source`. */
   equalsBytes(k: number, source: Uint8Array, start: number, end: number): boolean {
-    const at = this.offsets[k]!;
-    return at >= 0 && packedStart(this.offsets[k + 1]!) - at === end - start && sameBytes(this.bytes, at, source, start, end - start);
+    const at = this.startOf(k);
+    return at >= 0 && this.endOf(k) - at === end - start && sameBytes(this.bytes, at, source, start, end - start);
   }
 
   get(k: number): string | undefined {
-    const start = this.offsets[k]!;
+    const start = this.startOf(k);
     if (start < 0) return undefined;
-    return this.bytes.toString('utf8', start, packedStart(this.offsets[k + 1]!));
+    return this.bytes.toString('utf8', start, this.endOf(k));
   }
 
   /** Whether value k is present and equal to `s`. */
   equals(k: number, s: string): boolean {
-    const start = this.offsets[k]!;
-    return start >= 0 && equalsString(this.bytes, start, packedStart(this.offsets[k + 1]!), s);
+    const start = this.startOf(k);
+    return start >= 0 && equalsString(this.bytes, start, this.endOf(k), s);
   }
 
   /** hashString of value k (which must be present). */
   hash(k: number): number {
-    return hashBytes(this.bytes, this.offsets[k]!, packedStart(this.offsets[k + 1]!));
+    return hashBytes(this.bytes, this.startOf(k), this.endOf(k));
   }
 
   /** Whether value k is missing. */
   missing(k: number): boolean {
-    return this.offsets[k]! < 0;
+    return this.startOf(k) < 0;
   }
 
   /** Values `from` to `to` (exclusive) as stored: all the bytes, and their `to - from + 1` offsets
-   *  (views, not copies; valid until the next push). */
+   *  (views, not copies, valid until the next push; made for the range while there are none). */
   packed(from: number, to: number): { bytes: Buffer; offsets: Int32Array } {
-    return { bytes: this.bytes, offsets: this.offsets.subarray(from, to + 1) };
+    if (this.offsets) return { bytes: this.bytes, offsets: this.offsets.subarray(from, to + 1) };
+    const offsets = new Int32Array(to - from + 1);
+    for (let k = from; k <= to; k++) offsets[k - from] = k * Math.max(0, this.width);
+    return { bytes: this.bytes, offsets };
   }
 
   /** Bytes held, for memory accounting: the buffer and the offsets. */
   get byteLength(): number {
-    return this.bytes.length + this.offsets.byteLength;
+    return this.bytes.length + (this.offsets?.byteLength ?? 0);
   }
 }
 
 /** Finds packed strings by content: an open-addressing table (linear probing) of value numbers + 1
- *  (0: empty), kept at most two-thirds full. Values are added by number; a missing one is not. */
+ *  (0: empty), kept at most three-quarters full, of any size (a slot is the hash modulo the size:
+ *  a power of two would leave it between a third and two-thirds full, at twice the memory).
+ *  Values are added by number; a missing one is not. */
 export class StringIndex {
   private slots: Int32Array;
-  private mask: number;
   private size = 0;
 
   constructor(
     private readonly strings: PackedStrings,
     expected = 0,
   ) {
-    let n = 16;
-    while (n * 2 < expected * 3) n *= 2;
-    this.slots = new Int32Array(n);
-    this.mask = n - 1;
+    this.slots = new Int32Array(Math.max(16, Math.ceil(expected / MAX_LOAD) + 1));
   }
 
   /** Indexes value k (present); the first value indexed of equal ones is the one found. */
   add(k: number): void {
-    if ((this.size + 1) * 3 > this.slots.length * 2) this.rehash(this.slots.length * 2);
+    if (this.size + 1 > this.slots.length * MAX_LOAD) this.rehash(Math.ceil(this.slots.length * 1.5));
     this.place(k, this.strings.hash(k));
     this.size++;
   }
 
   private place(k: number, hash: number): void {
-    let i = hash & this.mask;
-    while (this.slots[i] !== 0) i = (i + 1) & this.mask;
-    this.slots[i] = k + 1;
+    const slots = this.slots;
+    const n = slots.length;
+    let i = (hash >>> 0) % n;
+    while (slots[i] !== 0) i = i + 1 === n ? 0 : i + 1;
+    slots[i] = k + 1;
   }
 
   /** The number of the value equal to `s`, or -1. */
   find(s: string, hash = hashString(s)): number {
     const slots = this.slots;
-    for (let i = hash & this.mask; ; i = (i + 1) & this.mask) {
+    const n = slots.length;
+    for (let i = (hash >>> 0) % n; ; i = i + 1 === n ? 0 : i + 1) {
       const k = slots[i]! - 1;
       if (k < 0) return -1;
       if (this.strings.equals(k, s)) return k;
@@ -258,7 +303,8 @@ export class StringIndex {
   /** The number of the value whose UTF-8 bytes are [start, end) of `source`, or -1. */
   findBytes(source: Uint8Array, start: number, end: number, hash = hashBytes(source, start, end)): number {
     const slots = this.slots;
-    for (let i = hash & this.mask; ; i = (i + 1) & this.mask) {
+    const n = slots.length;
+    for (let i = (hash >>> 0) % n; ; i = i + 1 === n ? 0 : i + 1) {
       const k = slots[i]! - 1;
       if (k < 0) return -1;
       if (this.strings.equalsBytes(k, source, start, end)) return k;
@@ -268,7 +314,6 @@ export class StringIndex {
   private rehash(n: number): void {
     const old = this.slots;
     this.slots = new Int32Array(n);
-    this.mask = n - 1;
     for (const v of old) if (v !== 0) this.place(v - 1, this.strings.hash(v - 1));
   }
 
