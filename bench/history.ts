@@ -5,7 +5,8 @@
 // 500,000 with --quick), on the embedded database and on PostgreSQL, deterministically in SQL: about
 // N/20 customers and N/1,000 merchants with lognormal-like weights, each customer paying a handful of
 // favourite merchants (mostly in its home city) plus occasional others, the simulator's cities and
-// payment types, lognormal amounts in cents, 2 % fraud whose outcome is known 5–30 days later
+// payment types, lognormal amounts in cents, times in whole milliseconds (as the API records them),
+// 2 % fraud whose outcome is known 5–30 days later
 // (legitimate ones 1–5 days), so the newest outcomes are unknown. Ids are shaped like a payment
 // provider's (`pay_` + 20 hex digits, `cus_` + 14, `acct_` + 16): a history holds every id, so short
 // synthetic ones would understate its memory. In one `npm start` process per size, once the ring
@@ -182,7 +183,7 @@ function seedSql(n: number): string {
                 THEN home + ${cities} * ${PICK(perCity, MERCHANT_SIGMA, 'CASE WHEN fav THEN c * 8 + k ELSE x END', 40)}
                 ELSE ${PICK(merchants, MERCHANT_SIGMA, 'CASE WHEN fav THEN c * 8 + k ELSE x END', 42)} END AS m,
            -- Fraud is reported by chargeback, weeks later; a legitimate outcome within days.
-           t + CASE WHEN fraud = 1 THEN 5 + 25 * ${U('x', 71)} ELSE 1 + 4 * ${U('x', 71)} END * ${DAY}::float8 AS known
+           floor(t + CASE WHEN fraud = 1 THEN 5 + 25 * ${U('x', 71)} ELSE 1 + 4 * ${U('x', 71)} END * ${DAY}::float8) AS known
     FROM (
       SELECT x, t, c, home, spend,
              -- 85 % of a customer's payments go to its favourites (3 to 8), the first most often.
@@ -195,7 +196,7 @@ function seedSql(n: number): string {
                   ELSE ${H('x', 51, 4)} END AS pt,
              (${U('x', 70)} < ${FRAUD_RATE})::int AS fraud
       FROM (
-        SELECT x, $2::float8 - ${30 * DAY}::float8 + (x + ${U('x', 1)}) * ${spacing}::float8 AS t,
+        SELECT x, floor($2::float8 - ${30 * DAY}::float8 + (x + ${U('x', 1)}) * ${spacing}::float8) AS t,
                ${PICK(customers, CUSTOMER_SIGMA, 'x', 10)} AS c
         FROM generate_series($3::bigint, $4::bigint) AS x OFFSET 0) AS a,
       LATERAL (SELECT ${H('c', 20, cities)} AS home, exp(3 + 0.7 * ${Z('c', 22)}) AS spend) AS who OFFSET 0) AS b OFFSET 0) AS r`;
