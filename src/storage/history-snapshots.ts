@@ -53,25 +53,23 @@ export function sameSnapshot(a: SnapshotMeta, b: SnapshotMeta): boolean {
 
 /** The stored snapshot's pieces in order, each read by a statement of its own (on the embedded
  *  database others' statements run between them), the next asked for before this one is handed
- *  over; undefined when the snapshot was replaced meanwhile. On PGlite the bytes come as base64
- *  text, which it sends many times faster than a bytea's hex. */
+ *  over; undefined when the snapshot was replaced meanwhile. */
 export async function snapshotPieces(scope: OrganizationScope, meta: SnapshotMeta): Promise<Uint8Array[] | undefined> {
   const db = scope.db;
-  const column = db.kind === 'pglite' ? `encode(p.bytes, 'base64') AS bytes` : 'p.bytes';
   const piece = (i: number) =>
-    db.query<{ bytes: Uint8Array | string }>(
-      `SELECT ${column} FROM history_snapshot_pieces p JOIN history_snapshots s USING (organization_id)
+    db.query<{ bytes: Uint8Array }>(
+      `SELECT p.bytes FROM history_snapshot_pieces p JOIN history_snapshots s USING (organization_id)
        WHERE p.organization_id = $1 AND p.piece = $2 AND s.written_at_ms = $3 AND s.seen::text = $4`,
       [scope.organizationId, i, meta.writtenAt, snapshotText(meta.seen)],
     );
   const out: Uint8Array[] = [];
-  let next: Promise<{ bytes: Uint8Array | string }[]> | undefined = piece(0);
+  let next: Promise<{ bytes: Uint8Array }[]> | undefined = piece(0);
   for (let i = 0; next; i++) {
     const [row] = await next;
     next = i + 1 < meta.pieces ? piece(i + 1) : undefined;
     next?.catch(() => {});
     if (!row) return undefined;
-    out.push(typeof row.bytes === 'string' ? Buffer.from(row.bytes, 'base64') : row.bytes);
+    out.push(row.bytes);
   }
   return out;
 }
