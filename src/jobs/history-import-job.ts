@@ -1,6 +1,6 @@
 // The handler of `history_import` jobs: its source from the job's params (the built-in example, or
 // a validated upload with a timestamp column), checked, and stored chunk by chunk into the
-// organization's history (history-import.ts), with a progress report per chunk.
+// organization's history (history-import.ts), with its progress reported as it goes.
 
 import type { Db } from '../storage/db.ts';
 import { getDataset, type DatasetFiles } from '../storage/datasets.ts';

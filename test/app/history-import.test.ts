@@ -11,6 +11,7 @@ import t from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
 import { backends } from '../support/server.ts';
 import { liveFor, type Member, type Organization } from '../support/accounts.ts';
+import { IMPORT_CHUNK_ROWS } from '../../src/jobs/history-import.ts';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
@@ -83,7 +84,7 @@ for (const backend of backends()) {
       t.ok(between.length > 0, `progress seen strictly between 0 and 1 while importing (${between.length} of ${seen.length} polls)`);
       const fractions = seen.map((j) => j.progress);
       t.ok(fractions.every((p, i) => i === 0 || p >= fractions[i - 1]!), 'progress never goes back');
-      t.ok(between.every((j) => Math.abs(j.progress * n - Math.round(j.progress * n)) < 1e-6 && Math.round(j.progress * n) % 2_500 === 0), 'progress is whole chunks of rows stored');
+      t.ok(between.every((j) => Math.abs(j.progress * n - Math.round(j.progress * n)) < 1e-6 && Math.round(j.progress * n) % IMPORT_CHUNK_ROWS === 0), 'progress is whole chunks of rows stored');
 
       const fraud = service.sandbox.example.fraud_rows;
       t.same({ ...done.summary, first_time: undefined, last_time: undefined }, { imported: n, skipped_existing: 0, labelled: n, fraud, first_time: undefined, last_time: undefined }, `all ${n} rows, ${fraud} of them fraud`);
