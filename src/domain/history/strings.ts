@@ -6,13 +6,17 @@
 // A JavaScript string is hashed and compared against the stored bytes as its UTF-8 encoding, code
 // unit by code unit, so a lookup encodes nothing and allocates nothing.
 
-/** The next capacity of a growing array: half again, so one that has just grown past a size holds
- *  at most a third of its capacity unused (doubling would leave up to half). */
 /** The most an index is filled before it grows. */
 const MAX_LOAD = 0.75;
+/** From this many entries on an array grows gently (`grown`). */
+const LARGE = 1 << 20;
 
+/** The next capacity of a growing array: half again while it is small (one that has just grown
+ *  holds at most a third unused; doubling would leave half); an eighth again from a million entries
+ *  on, so that a large history, loaded at its size, holds at most an eighth more than it uses once
+ *  it grows past it, for a copy of the array at every eighth of growth (milliseconds, rare). */
 export function grown(capacity: number): number {
-  return capacity + (capacity >> 1);
+  return capacity + (capacity >= LARGE ? capacity >> 3 : capacity >> 1);
 }
 
 /** Where a packed value starts, from its offset: stored as `-1 - start` when the row has no value.
@@ -276,7 +280,7 @@ export class StringIndex {
 
   /** Indexes value k (present); the first value indexed of equal ones is the one found. */
   add(k: number): void {
-    if (this.size + 1 > this.slots.length * MAX_LOAD) this.rehash(Math.ceil(this.slots.length * 1.5));
+    if (this.size + 1 > this.slots.length * MAX_LOAD) this.rehash(Math.ceil(this.slots.length * (this.slots.length >= LARGE ? 1.25 : 1.5)));
     this.place(k, this.strings.hash(k));
     this.size++;
   }
