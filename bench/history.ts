@@ -554,7 +554,8 @@ async function runOne(backend: Backend, n: number): Promise<Result> {
       answered();
       result.empty_during_load = await during;
     }
-    await sleep(1_000);
+    // As for the first process: 2 s after the answer, when the load's garbage has been handed back.
+    await sleep(2_000);
     const after2 = await memory(s2);
     result.snapshot_mb_per_100k = {
       rss: round1((after2.rss_mb - before2.rss_mb) / per100k),

@@ -3,7 +3,7 @@
 // feed (tail.ts), and the weekly ring analyses (ring-windows.ts). What the log commits and what
 // the tail reads reach the tenants from here, so no caller outside this layer relays between them.
 
-import { settleMemory } from '../addon/memory.ts';
+import { settleAfterLoad } from '../addon/memory.ts';
 import type { Db } from '../storage/db.ts';
 import { DecisionLog, type Durability } from './decision-log.ts';
 import { RingWindows } from './ring-windows.ts';
@@ -36,7 +36,7 @@ export class Live {
   constructor(o: LiveOptions) {
     const { db, log } = o;
     this.decisionLog = new DecisionLog(db, o.durability, (stored) => this.tenants.apply(stored), (e) => log(`could not store scored transactions: ${(e as Error).message}`));
-    this.tenants = new Tenants(db, this.decisionLog, o.labelDelay, o.clock, settleMemory, 'snapshots' in o ? o.snapshots : SNAPSHOTS, (e) => log(`could not store a history snapshot: ${(e as Error).message}`));
+    this.tenants = new Tenants(db, this.decisionLog, o.labelDelay, o.clock, settleAfterLoad, 'snapshots' in o ? o.snapshots : SNAPSHOTS, (e) => log(`could not store a history snapshot: ${(e as Error).message}`));
     this.tenants.startRefreshing();
     this.tail = new LiveTail(db, (changes) => this.tenants.apply(changes), (e) => log(`could not read the live feed: ${(e as Error).message}`));
     this.rings = new RingWindows({
