@@ -381,7 +381,10 @@ export class Tenants {
       const { seen } = loaded;
       tenant.setRings(await storedRings(this.db, organizationId));
       // Copied now, as the history stands in `seen`, before the changes below move it on.
-      const due = this.snapshots && (write || loaded.restored === undefined ? tenant.history.size >= this.snapshots.minTransactions : loaded.restored >= this.snapshots.rewriteAfter);
+      // After a load from the rows (or when asked to) a large history is stored; after one from the
+      // snapshot, once it had many changes to apply.
+      const bySize = write || loaded.restored === undefined;
+      const due = this.snapshots && (bySize ? tenant.history.size >= this.snapshots.minTransactions : loaded.restored! >= this.snapshots.rewriteAfter);
       const pieces = due ? await copied(historyBytes(tenant.history)) : undefined;
       // A change that needs a fresh load (an import) means reading again: the next read has
       // everything the buffer had.

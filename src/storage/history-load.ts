@@ -18,6 +18,7 @@ import type { PackedColumn, TransactionColumns, UseColumns } from '../domain/his
 import type { Queryable } from './db.ts';
 import { changesSince, feedSnapshot, type FeedOutcome, type FeedSnapshot, type FeedTransaction } from './live-feed.ts';
 import { sameSnapshot, snapshotMeta, snapshotPieces, type SnapshotMeta } from './history-snapshots.ts';
+import { readAhead } from './read-ahead.ts';
 import type { HistoryRow } from './live-rows.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 import { currentStays } from './lists-store.ts';
@@ -291,18 +292,11 @@ export function pageRows(c: TransactionColumns): HistoryRow[] {
  *  this one is handed over, so the database reads it while the history takes this one. */
 async function historyPages(tx: Queryable, organizationId: string, from: number, onPage: (page: TransactionColumns) => void | Promise<void>): Promise<void> {
   const page = (after?: number[]) => tx.query<PageRow>(PAGE_SQL(after !== undefined), after ? [organizationId, LOAD_PAGE_ROWS, from, after[0], after[1]] : [organizationId, LOAD_PAGE_ROWS, from]);
-  let next: Promise<PageRow[]> | undefined = page();
-  while (next) {
-    const [row] = await next;
-    next = undefined;
-    if (!row || row.n === 0) break;
-    if (row.n === LOAD_PAGE_ROWS) {
-      next = page(row.last!.map(Number));
-      // Settled by the next turn of the loop; a failure meanwhile is not unhandled.
-      next.catch(() => {});
-    }
-    await onPage(columns(row));
-  }
+  await readAhead(
+    page(),
+    ([row]) => (row?.n === LOAD_PAGE_ROWS ? page(row.last!.map(Number)) : undefined),
+    ([row]) => (row && row.n > 0 ? onPage(columns(row)) : undefined),
+  );
 }
 
 /** One page of first uses, a column each, keyed by (customer_id, kind, key) as the table is. */
@@ -329,19 +323,16 @@ interface UsePageRow {
  *  this one is handed over). */
 async function usePages(tx: Queryable, organizationId: string, onPage: (page: UseColumns) => void | Promise<void>): Promise<void> {
   const page = (after?: string[]) => tx.query<UsePageRow>(USE_PAGE_SQL(after !== undefined), after ? [organizationId, ENTITY_PAGE_ROWS, ...after] : [organizationId, ENTITY_PAGE_ROWS]);
-  let next: Promise<UsePageRow[]> | undefined = page();
-  while (next) {
-    const [row] = await next;
-    next = undefined;
-    if (!row || row.n === 0) break;
-    if (row.n === ENTITY_PAGE_ROWS) {
-      next = page(row.last!);
-      next.catch(() => {});
-    }
-    const n = row.n;
-    if (!row.kinds || row.kinds.length !== n) throw new Error(`a page of first uses has ${row.kinds?.length ?? 0} kinds for ${n} rows`);
-    await onPage({ count: n, customers: strings(row.customers, row.customers_lengths, n), kinds: row.kinds, keys: strings(row.keys, row.keys_lengths, n), firsts: float64s(row.firsts, n) });
-  }
+  await readAhead(
+    page(),
+    ([row]) => (row?.n === ENTITY_PAGE_ROWS ? page(row.last!) : undefined),
+    ([row]) => {
+      if (!row || row.n === 0) return;
+      const n = row.n;
+      if (!row.kinds || row.kinds.length !== n) throw new Error(`a page of first uses has ${row.kinds?.length ?? 0} kinds for ${n} rows`);
+      return onPage({ count: n, customers: strings(row.customers, row.customers_lengths, n), kinds: row.kinds, keys: strings(row.keys, row.keys_lengths, n), firsts: float64s(row.firsts, n) });
+    },
+  );
 }
 
 /** The rows of a page of first uses as objects (for tests and inspection; a load never makes them). */

@@ -8,6 +8,7 @@
 import type { Queryable } from './db.ts';
 import { parseSnapshot, snapshotText, type FeedSnapshot } from './live-feed.ts';
 import type { OrganizationScope } from './organization-scope.ts';
+import { readAhead } from './read-ahead.ts';
 
 /** What describes a stored snapshot. */
 export interface SnapshotMeta {
@@ -63,15 +64,16 @@ export async function snapshotPieces(scope: OrganizationScope, meta: SnapshotMet
       [scope.organizationId, i, meta.writtenAt, snapshotText(meta.seen)],
     );
   const out: Uint8Array[] = [];
-  let next: Promise<{ bytes: Uint8Array }[]> | undefined = piece(0);
-  for (let i = 0; next; i++) {
-    const [row] = await next;
-    next = i + 1 < meta.pieces ? piece(i + 1) : undefined;
-    next?.catch(() => {});
-    if (!row) return undefined;
-    out.push(row.bytes);
-  }
-  return out;
+  let replaced = false;
+  await readAhead(
+    piece(0),
+    ([row]) => (row && out.length + 1 < meta.pieces ? piece(out.length + 1) : undefined),
+    ([row]) => {
+      if (row) out.push(row.bytes);
+      else replaced = true;
+    },
+  );
+  return replaced ? undefined : out;
 }
 
 /** Stores a snapshot of the organization's history in place of the one stored, unless that one was

@@ -7,6 +7,13 @@
 // time seven weeks past the base, an amount in tenths of a cent, a 65,536th customer) turns the
 // whole column wide once, every value kept, so nothing is ever rounded.
 
+/** A typed array of `capacity` places holding the first `count` values of `a`. */
+export function resized<T extends Uint16Array | Uint32Array | Int32Array | Int8Array | Float64Array>(a: T, capacity: number, count: number): T {
+  const b = new (a.constructor as new (n: number) => T)(capacity);
+  b.set(a.subarray(0, count));
+  return b;
+}
+
 /** NaN, in the narrow form. */
 const MISSING = 0xffff_ffff;
 
@@ -87,15 +94,8 @@ export class NumberColumn {
 
   /** The same values in `capacity` places (the first `count` kept). */
   resize(capacity: number, count: number): void {
-    if (this.narrow) {
-      const b = new Uint32Array(capacity);
-      b.set(this.narrow.subarray(0, count));
-      this.narrow = b;
-    } else {
-      const b = new Float64Array(capacity);
-      b.set(this.wide!.subarray(0, count));
-      this.wide = b;
-    }
+    if (this.narrow) this.narrow = resized(this.narrow, capacity, count);
+    else this.wide = resized(this.wide!, capacity, count);
   }
 
   /** Turns the column into Float64, every value kept. */
@@ -151,14 +151,7 @@ export class IndexColumn {
 
   /** The same values in `capacity` places (the first `count` kept). */
   resize(capacity: number, count: number): void {
-    if (this.narrow) {
-      const b = new Uint16Array(capacity);
-      b.set(this.narrow.subarray(0, count));
-      this.narrow = b;
-    } else {
-      const b = new Int32Array(capacity);
-      b.set(this.wide!.subarray(0, count));
-      this.wide = b;
-    }
+    if (this.narrow) this.narrow = resized(this.narrow, capacity, count);
+    else this.wide = resized(this.wide!, capacity, count);
   }
 }

@@ -1,16 +1,16 @@
 // Every transaction of a history, kept column by column: times, amounts and when labels became known
-// in growable columns of four bytes a value while every value fits exactly (numbers.ts); customers and merchants as numbers in one packed string table, each
-// channel (`payment_type:location`) as a number in another; labels as one byte; the callers'
-// transaction ids packed as UTF-8 in one buffer, found again by an index when asked to. A million
-// transactions are a few dozen megabytes of typed arrays, which the collector never looks into,
-// instead of a million objects and strings.
+// in growable columns of four bytes a value while every value fits exactly (numbers.ts); customers,
+// merchants and channels (`payment_type:location`) as numbers in packed string tables of their own;
+// labels as one byte; the callers' transaction ids packed as UTF-8 in one buffer, found again by an
+// index when asked to. A million transactions are a few dozen megabytes of typed arrays, which the
+// collector never looks into, instead of a million objects and strings.
 // Rows are materialised on demand (`at`) as ordinary `HistoryTransaction` objects, so readers see
 // the transaction type they expect; `at` also makes the store usable wherever an array of
 // transactions is read by index (ring detection).
 
 import type { HistoryTransaction } from '../transaction.ts';
 import { channelOf } from '../transaction.ts';
-import { IndexColumn, NumberColumn } from './numbers.ts';
+import { IndexColumn, NumberColumn, resized } from './numbers.ts';
 import { grown, PackedStrings, StringIndex, StringTable } from './strings.ts';
 
 /** Rows of a range in file order, as the batch job's result lines read them (`RecordStore.columns`):
@@ -369,9 +369,7 @@ export class RecordStore {
     this.customers.resize(capacity, this.count);
     this.merchants.resize(capacity, this.count);
     this.channelColumn.resize(capacity, this.count);
-    const labels = new Int8Array(capacity);
-    labels.set(this.labels.subarray(0, this.count));
-    this.labels = labels;
+    this.labels = resized(this.labels, capacity, this.count);
     this.knownAt.resize(capacity, this.count);
   }
 }
