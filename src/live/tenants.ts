@@ -94,11 +94,17 @@ export class Tenant {
         h.loadFrom(floor);
       },
       restore: async (pieces, changes) => {
-        const steps = restoring(pieces);
-        let step = steps.next();
-        for (; !step.done; step = steps.next()) await turn();
-        const restored = step.value;
-        if (restored.labelDelay !== h.labelDelay || !restored.transactions.indexed) throw new Error('the stored history snapshot is not a tenant history of this label delay');
+        let restored: History;
+        try {
+          const steps = restoring(pieces);
+          let step = steps.next();
+          for (; !step.done; step = steps.next()) await turn();
+          restored = step.value;
+        } catch {
+          // Bytes this code cannot read (damaged): the rows are read instead, and store a new one.
+          return false;
+        }
+        if (restored.labelDelay !== h.labelDelay || !restored.transactions.indexed) return false;
         this.setHistory((h = restored));
         let ok = true;
         await inSlices(changes.length, (from, to) => {

@@ -4,8 +4,8 @@
 // outcomes of held transactions and of ones held only in totals), and then answers every question a
 // score can ask exactly as a load from the rows does; many changes since make the load write a
 // newer one. What the snapshot cannot take (a transaction older than its floor, an import) is
-// loaded from the rows instead; a snapshot of other history code is not read; and one
-// organization's snapshot is never read for another.
+// loaded from the rows instead, as are damaged bytes; a snapshot of other history code is not
+// read; and one organization's snapshot is never read for another.
 
 import t from 'tap';
 import type { DecisionLog } from '../../src/live/decision-log.ts';
@@ -167,6 +167,11 @@ eachBackend('histories loaded from their stored snapshots', async (t, fx) => {
     await t2.get('org_a');
     await t2.settled();
     t.equal(typeof (await loadTenant(db, 'org_a', true)).loaded.restored, 'number', 'a fresh one is read');
+    await db.query(`UPDATE history_snapshot_pieces SET bytes = '\\x00ff'::bytea WHERE organization_id = 'org_a' AND piece = 0`);
+    t.equal((await loadTenant(db, 'org_a', true)).loaded.restored, false, 'damaged bytes: refused');
+    const t3 = tenants();
+    t.ok((await t3.get('org_a')).has('t-5000'), 'and a process loads from the rows instead');
+    await t3.settled();
     await db.query(`UPDATE history_snapshots SET format = 'h1-0000000000000000' WHERE organization_id = 'org_a'`);
     t.equal((await loadTenant(db, 'org_a', true)).loaded.restored, undefined, 'another code: from the rows');
     const b = await loadTenant(db, 'org_b', true);
