@@ -1,7 +1,8 @@
-// The decision log and outcomes of an organization, on both surfaces: an API key reads and reports
-// on its own organization's transactions (`/api/v1/transactions/...`, `/api/v1/outcomes`); a member
-// does the same from the dashboard (`/api/organizations/{id}/transactions...`, session and CSRF),
-// and lists them newest first with filters and cursor paging. Every read goes through the
+// The decision log and outcomes of an organization, on both surfaces: an API key reads, lists and
+// reports on its own organization's transactions (`/api/v1/transactions...`, `/api/v1/outcomes`); a
+// member does the same from the dashboard (`/api/organizations/{id}/transactions...`, session and
+// CSRF). Both listings are one: the same filters, cursor paging and answer (newest first, or oldest
+// first), so a server can read the review queue the dashboard shows. Every read goes through the
 // organization's `OrganizationData` (src/storage/organization-data.ts), bound to the organization the key
 // or the membership names, so another organization's transaction is simply not found (404).
 // The use cases are app/decisions.ts's and app/performance.ts's; this file reads the request, names
@@ -104,6 +105,17 @@ const ListQuery = z
   })
   .strict();
 
+const ListPage = z.object({ data: z.array(TransactionRecordSchema), has_more: z.boolean() });
+const LIST_DESCRIPTION =
+  'Filters combine; `limit` 1–100 (default 25); the next page starts after the last transaction_id of this one (`starting_after`), in the same `order`. Answer: `{ data, has_more }`. The review queue is `decision=review&outcome=none&order=oldest`.';
+
+/** A page of the listing, for whichever surface asked (one definition for both). */
+async function listPage(service: Service, caller: OrganizationCaller, q: z.infer<typeof ListQuery>): Promise<z.infer<typeof ListPage>> {
+  const filters = { decision: q.decision, risk_band: q.risk_band, outcome: q.outcome, customer_id: q.customer_id, merchant_id: q.merchant_id, rule_id: q.rule_id, from: q.from === undefined ? undefined : Date.parse(q.from), to: q.to === undefined ? undefined : Date.parse(q.to), order: q.order };
+  const page = await decisionList(service, caller, filters, q.limit, q.starting_after);
+  return { data: page.records, has_more: page.hasMore };
+}
+
 const toReport = (id: string, b: z.infer<typeof OutcomeBody>): OutcomeReport => ({
   transaction_id: id,
   outcome: b.outcome,
@@ -150,6 +162,17 @@ const memberErrors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorRespons
 export function keyTransactionRoutes(app: FastifyInstance, service: Service): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
 
+  r.get('/api/v1/transactions', {
+    schema: {
+      tags: ['decisions'],
+      summary: "The key's organization's recorded transactions, newest first (or oldest first)",
+      description: `The dashboard's listing (GET /api/organizations/{id}/transactions) for a server. ${LIST_DESCRIPTION}`,
+      security: [{ apiKey: [] }],
+      querystring: ListQuery,
+      response: { 200: ListPage, ...keyErrors },
+    },
+  }, async (request) => listPage(service, OrganizationCaller.key(request.apiKey!), request.query));
+
   r.get('/api/v1/transactions/:transaction_id', {
     schema: { tags: ['decisions'], summary: "A recorded transaction of the key's organization, with its decision and outcome", security: [{ apiKey: [] }], params: TxParams, response: { 200: TransactionRecordSchema, ...keyErrors } },
   }, async (request) => {
@@ -194,23 +217,12 @@ export function memberTransactionRoutes(app: FastifyInstance, service: Service):
     schema: {
       tags: ['decisions'],
       summary: "The organization's recorded transactions, newest first (or oldest first)",
-      description: 'Filters combine; `limit` 1–100 (default 25); the next page starts after the last transaction_id of this one (`starting_after`), in the same `order`. Answer: `{ data, has_more }`. The review queue is `decision=review&outcome=none&order=oldest`.',
+      description: LIST_DESCRIPTION,
       params: z.object({ id: z.string().min(1).max(100) }),
       querystring: ListQuery,
-      response: { 200: z.object({ data: z.array(TransactionRecordSchema), has_more: z.boolean() }), ...memberErrors },
+      response: { 200: ListPage, ...memberErrors },
     },
-  }, async (request) => {
-    const caller = await memberCaller(service, request, request.params.id);
-    const q = request.query;
-    const page = await decisionList(
-      service,
-      caller,
-      { decision: q.decision, risk_band: q.risk_band, outcome: q.outcome, customer_id: q.customer_id, merchant_id: q.merchant_id, rule_id: q.rule_id, from: q.from === undefined ? undefined : Date.parse(q.from), to: q.to === undefined ? undefined : Date.parse(q.to), order: q.order },
-      q.limit,
-      q.starting_after,
-    );
-    return { data: page.records, has_more: page.hasMore };
-  });
+  }, async (request) => listPage(service, await memberCaller(service, request, request.params.id), request.query));
 
   r.get('/api/organizations/:id/performance', {
     schema: {
