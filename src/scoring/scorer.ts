@@ -24,6 +24,7 @@ import { topReasons, type ChannelExplanation, type ScoreReason } from './explain
 import { isoTime } from '../domain/iso-time.ts';
 import { featureMap, type DecisionValues } from '../domain/rules/decide.ts';
 import { runRules, rulesNotes, type RuleMatch, type RuleSet, type RulesOutcome } from './rules-stage.ts';
+import { KnownValues } from './known-values.ts';
 
 /** A score request: a transaction whose id, location and payment type may be left out. */
 export type ScoreInput = TransactionParties & {
@@ -215,6 +216,8 @@ export class Scorer {
   private readonly featureCount: number;
   /** Each channel's feature names, in the model's order (the rules' `features` map). */
   private readonly featureNames: readonly (readonly string[])[];
+  /** The payment types and locations the model knows: a value it does not is named in the notes. */
+  readonly known: KnownValues;
 
   constructor(private readonly deps: ScorerDeps) {
     this.clock = deps.clock ?? Date.now;
@@ -223,6 +226,7 @@ export class Scorer {
     this.featureNames = channels.map((c) => c.features);
     this.phi = channels.map((c) => new Float64Array(c.features.length + 1));
     this.explained = channels.map((c, k) => ({ features: c.features, weight: file.stack.weights[c.name], values: this.features[c.name], phi: this.phi[k]! }));
+    this.known = new KnownValues(deps.bundle);
   }
 
   get bundle(): ModelBundle {
@@ -257,6 +261,7 @@ export class Scorer {
     if (input.transaction_id === undefined) notes.push(`transaction_id was not given: generated ${transactionId}.`);
     if (input.location === undefined) notes.push('location was not given: recorded as "unknown"; whether the place and the channel are new to the customer is then missing, which the model was trained to see and does not take as evidence either way.');
     if (input.payment_type === undefined) notes.push('payment_type was not given: recorded as "unknown"; the payment-type feature and whether the channel is new to the customer are then missing, which the model was trained to see.');
+    this.known.note(input, notes);
     // A score request's time is when the server receives it (docs/integrating.md); never earlier than the
     // newest transaction already in the history, so the history stays in time order.
     const time = context.at ?? Math.max(this.clock(), history.newest);

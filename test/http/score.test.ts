@@ -1,7 +1,8 @@
 // POST /api/risk/score through the real app (real model, the public sandbox, real database), on each
 // storage back end: every field of the specification, the channel and reason arithmetic, cold
-// start, notes for missing optional fields, modes, and bad input answered with a clear 4xx that
-// stores nothing. (Organizations' scoring and recording: test/live.)
+// start, notes for missing optional fields and for values the model does not know, modes, and bad
+// input answered with a clear 4xx that stores nothing. (Organizations' scoring and recording:
+// test/live.)
 
 import t from 'tap';
 import { backends, freshDatabase, start, tempDir } from '../support/server.ts';
@@ -88,6 +89,20 @@ for (const backend of backends()) {
       t.match(notes, /COLD_START/);
       t.equal(r.entity_history['brand-new-customer'].is_new, true);
       t.ok(r.entity_history['unknown:unknown'], 'the channel is payment_type:location, unknown:unknown here');
+    });
+
+    await t.test('a payment type or location the model does not know is named in the notes', async (t) => {
+      const body = { amount: 19.99, customer_id: known!.customer_id, merchant_id: known!.merchant_id };
+      const r = (await score(running.app, { ...body, payment_type: 'card', location: 'Atlantis' })).json();
+      t.ok(r.notes.includes('payment_type "card" is not a value the model knows: scored as unknown, like a missing one; map your values onto GET /api/risk/known-values.'), r.notes.join('\n'));
+      t.ok(r.notes.some((n: string) => /^location "Atlantis" is not a value the model knows .*GET \/api\/risk\/known-values\.$/.test(n)), 'and the location');
+      const same = (await score(running.app, { ...body, payment_type: 'card', location: known!.location })).json();
+      const left = (await score(running.app, { ...body, payment_type: 'unknown', location: known!.location })).json();
+      t.equal(same.channel_scores.tabular, left.channel_scores.tabular, 'the tabular channel sees it as it sees "unknown"');
+      t.notOk(left.notes.some((n: string) => n.includes('not a value the model knows')), '"unknown" is not named');
+      const knownOnes = (await score(running.app, { ...body, payment_type: known!.payment_type, location: known!.location })).json();
+      t.notOk(knownOnes.notes.some((n: string) => n.includes('not a value the model knows')), 'known values: no such note');
+      t.same((await running.app.inject({ url: '/api/risk/known-values' })).json().locations, [...service.sandbox.locations], "the locations listed are the sandbox's, the built-in model's training data");
     });
 
     await t.test('each mode uses its own thresholds', async (t) => {

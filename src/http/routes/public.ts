@@ -8,13 +8,12 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { PublicConfig, publicConfig } from '../../config.ts';
 import { CHANNEL_FEATURES } from '../../domain/features/extract.ts';
-import { PAYMENT_TYPE_CODES } from '../../domain/features/tabular.ts';
 import { isProblem, MODE_NAMES, type MetricsFile } from '../../model/model.ts';
 import type { Service } from '../../app/service.ts';
 import { OrganizationCaller } from '../../app/organization-caller.ts';
 import { ringsToList } from '../../app/rings.ts';
 import { ExampleDataset } from '../../app/sandbox.ts';
-import { keyAuthentication, requireModel } from '../guards.ts';
+import { keyAuthentication, requireModel, requireScorer } from '../guards.ts';
 import { available } from '../../app/errors.ts';
 import { ErrorResponse, ModelIdParams } from '../schemas.ts';
 import { FEED_BEHIND_MS, feedHealth, POLL_MS } from '../../app/feed-health.ts';
@@ -167,12 +166,12 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
       tags: ['scoring'],
       summary: 'The payment types and locations the model knows',
       description:
-        "What the score form suggests. Payment types: the ones the tabular channel codes; any other is scored as missing. Locations: those in the public sandbox, the data the built-in model was trained on. The model keeps no list of places: a location counts through whether the customer used it before and through its channel (payment_type:location), so one not listed is new to every customer and its channel has no history. Any value is accepted when scoring.",
+        "What the score form suggests, and what to map your values onto: a score whose payment_type or location is not listed says so in its `notes`. Payment types: the ones the tabular channel codes; any other is scored as missing. Locations: those of the model's training data (for the built-in model, the public sandbox's). The model keeps no list of places: a location counts through whether the customer used it before and through its channel (payment_type:location), so one not listed says nothing the model learned about the place itself. Any value is accepted when scoring.",
       response: {
         200: z.object({
           model_id: z.string(),
           payment_types: z.array(z.string()).describe('Coded by the tabular channel; any other payment type is scored as missing'),
-          locations: z.array(z.string()).describe('In the public sandbox, alphabetical; any other location is new to every customer'),
+          locations: z.array(z.string()).describe("The places of the model's training data, alphabetical; any other location is new to every customer of the sandbox"),
           sandbox_as_of: z.string().describe('The moment (ISO 8601, UTC) the public sandbox scores at'),
         }),
         ...errors,
@@ -180,7 +179,9 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
     },
   }, async () => {
     const m = requireModel(service);
-    return { model_id: m.file.id, payment_types: [...PAYMENT_TYPE_CODES], locations: [...service.sandbox.locations], sandbox_as_of: service.sandbox.example.sandbox_as_of };
+    // The scorer's own sets, so that what is listed here is what a score's notes go by.
+    const known = requireScorer(service).known;
+    return { model_id: m.file.id, payment_types: [...known.paymentTypes], locations: known.locations ? [...known.locations].sort() : [...service.sandbox.locations], sandbox_as_of: service.sandbox.example.sandbox_as_of };
   });
 
   r.get('/api/metrics/overview', { schema: { tags: ['evaluation'], summary: 'Measured results, each labelled with its data split', response: { 200: Anything, ...errors } } }, async () => {
