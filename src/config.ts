@@ -65,7 +65,11 @@ const EnvSchema = z.object({
   CORS_ORIGINS: optional,
 });
 
-export type Config = z.output<typeof EnvSchema> & { authConfigured: boolean };
+export type Config = z.output<typeof EnvSchema> & {
+  /** Sign-in works: an identity provider, and a secret to hash sessions with (SESSION_SECRET, or on
+   *  the embedded database its own, storage/server-secret.ts). */
+  authConfigured: boolean;
+};
 
 /** Every environment variable the server reads (the README's configuration table lists these). */
 export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvSchema.shape);
@@ -86,7 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       `invalid configuration: WEB_CONCURRENCY: ${c.WEB_CONCURRENCY} server processes need DATABASE_URL (a PostgreSQL server they share); the embedded database belongs to one process. Set DATABASE_URL, or leave WEB_CONCURRENCY at 1.`,
     );
   }
-  return { ...c, authConfigured: Boolean(c.AUTHPROVIDER_URL && c.SESSION_SECRET), ...('authConfigured' in overrides ? { authConfigured: overrides.authConfigured! } : {}) };
+  return { ...c, authConfigured: Boolean(c.AUTHPROVIDER_URL && (c.SESSION_SECRET || !c.DATABASE_URL)), ...('authConfigured' in overrides ? { authConfigured: overrides.authConfigured! } : {}) };
 }
 
 /** What `GET /api/config` shows: limits and public switches only. */

@@ -11,7 +11,7 @@
 import type { Config } from '../config.ts';
 import type { Db } from '../storage/db.ts';
 import {
-  findLiveApiKey, findSession, insertApiKey, insertSession, recordApiKeyUse, revokeApiKey, revokeSession, rotateApiKey, upsertUser,
+  claimInvitations, findLiveApiKey, findSession, insertApiKey, insertSession, recordApiKeyUse, revokeApiKey, revokeSession, rotateApiKey, upsertUser,
   type ApiKeyRow, type LiveApiKey, type SessionRow, type UserRow,
 } from '../storage/accounts-store.ts';
 import { randomId, randomSecret, SecretHasher } from './secrets.ts';
@@ -41,7 +41,8 @@ export const KEY_TRUST_MS = 1000;
 const TRUSTED_KEYS_LIMIT = 10_000;
 
 export class Accounts {
-  readonly verifier: TokenVerifier;
+  /** Undefined without an identity provider (AUTHPROVIDER_URL): keys still work, sign-in does not. */
+  readonly verifier: TokenVerifier | undefined;
   /** Keys found live, by their secret's keyed hash, with when to look them up again. */
   private readonly trusted = new Map<string, { key: LiveApiKey; until: number }>();
   private readonly hasher: SecretHasher;
@@ -54,18 +55,21 @@ export class Accounts {
   constructor(
     private readonly db: Db,
     config: Config,
+    /** What secrets are hashed with (storage/server-secret.ts). */
+    secret: string,
     private readonly clock: () => number = Date.now,
     verifierOptions: Partial<TokenVerifierOptions> = {},
   ) {
-    if (!config.AUTHPROVIDER_URL || !config.SESSION_SECRET) throw new Error('accounts need AUTHPROVIDER_URL and SESSION_SECRET');
-    this.verifier = new TokenVerifier({
-      authUrl: config.AUTHPROVIDER_URL,
-      jwtSecret: config.AUTHPROVIDER_JWT_SECRET,
-      userFallback: config.AUTH_USER_FALLBACK,
-      anonKey: config.AUTHPROVIDER_ANON_KEY,
-      ...verifierOptions,
-    });
-    this.hasher = new SecretHasher(config.SESSION_SECRET);
+    this.verifier = config.AUTHPROVIDER_URL
+      ? new TokenVerifier({
+          authUrl: config.AUTHPROVIDER_URL,
+          jwtSecret: config.AUTHPROVIDER_JWT_SECRET,
+          userFallback: config.AUTH_USER_FALLBACK,
+          anonKey: config.AUTHPROVIDER_ANON_KEY,
+          ...verifierOptions,
+        })
+      : undefined;
+    this.hasher = new SecretHasher(secret);
     this.ttlMs = config.SESSION_TTL_HOURS * 3_600_000;
   }
 
@@ -73,6 +77,7 @@ export class Accounts {
    *  (`not_signed_in`, with `token_problem` in the detail); `refused` hears the problem first, so
    *  the caller can log it. */
   async signIn(token: string, refused?: (problem: TokenError['code']) => void): Promise<NewSession> {
+    if (!this.verifier) throw new AppError('unavailable', 'auth_not_configured', 'Sign-in is not configured on this server.', 'Set AUTHPROVIDER_URL (README, Configuration) and restart.');
     let who: Identity;
     try {
       who = await this.verifier.verify(token);
@@ -84,6 +89,8 @@ export class Accounts {
       throw e;
     }
     const user = await upsertUser(this.db, who);
+    // An organization made from the command line for this e-mail becomes theirs (org:create).
+    if (who.email && who.email_verified) await claimInvitations(this.db, user.id, who.email);
     const cookie = randomSecret();
     const csrf = randomSecret();
     const session: SessionRow = { id: randomId('ses'), user_id: user.id, csrf_hash: this.hasher.hash('csrf', csrf), expires_at: new Date(this.clock() + this.ttlMs), revoked_at: null };

@@ -11,7 +11,7 @@
 
 import type { Db, Queryable } from '../storage/db.ts';
 import {
-  apiKeyForMember, apiKeysOf, createOrganization as insertOrganization, membersOf, organizationsOf, usageOf,
+  apiKeyForMember, apiKeysOf, createOrganization as insertOrganization, createOrganizationOwnedBy, membersOf, organizationsOf, upsertUser, usageOf, usersWithEmail,
   type ApiKeyRow, type MemberRow, type OrganizationRow, type UsageRow,
 } from '../storage/accounts-store.ts';
 import { datasetsOfOrganization, type DatasetRecord } from '../storage/datasets.ts';
@@ -34,6 +34,34 @@ export function myOrganizations(db: Queryable, userId: string): Promise<Organiza
 /** A new organization owned by the user. */
 export function createOrganization(db: Db, userId: string, o: { name: string; stage: 'test' | 'live' }): Promise<OrganizationRow> {
   return insertOrganization(db, { id: randomId('org'), name: o.name, stage: o.stage, ownerId: userId });
+}
+
+/** Who made an organization from the command line: a user no identity provider can sign in as
+ *  (providers' subjects never contain a colon prefix like this), never a member of anything. */
+export const COMMAND_LINE_USER = { id: 'operator:command-line', email: null, name: 'command line (npm run org:create)', avatar_url: null } as const;
+
+export interface OperatorOrganization {
+  organization: Omit<OrganizationRow, 'role'>;
+  key: ApiKeyRow;
+  /** The API key's secret: shown once, never stored. */
+  secret: string;
+  /** The owner named by e-mail: a user who had signed in with it, or invited (becomes owner at
+   *  their first sign-in with that e-mail); null when none was named. */
+  owner: { email: string; status: 'member' | 'invited' } | null;
+}
+
+/** An organization and its first API key, made by an operator's script (`npm run org:create`)
+ *  rather than a signed-in user: owned by the users who signed in with `ownerEmail`, or by the
+ *  first who does, or (without it) by nobody yet: the key alone uses it. */
+export async function createOrganizationFromCommandLine(db: Db, keys: KeyIssuer, o: { name: string; stage: 'test' | 'live'; ownerEmail?: string | undefined; keyName?: string }): Promise<OperatorOrganization> {
+  const operator = await upsertUser(db, COMMAND_LINE_USER);
+  const owners = o.ownerEmail ? await usersWithEmail(db, o.ownerEmail) : [];
+  const organization = await createOrganizationOwnedBy(db, {
+    id: randomId('org'), name: o.name, stage: o.stage, createdBy: operator.id,
+    ownerIds: owners.map((u) => u.id), invitedEmail: o.ownerEmail && owners.length === 0 ? o.ownerEmail : undefined,
+  });
+  const { key, secret } = await keys.createKey(organization.id, organization.stage, o.keyName ?? 'first key (command line)', operator.id);
+  return { organization, key, secret, owner: o.ownerEmail ? { email: o.ownerEmail, status: owners.length > 0 ? 'member' : 'invited' } : null };
 }
 
 /** One organization the user belongs to, with its members; `not_found` otherwise. */

@@ -31,6 +31,7 @@ import type { TokenVerifierOptions } from './tokens.ts';
 import { ScoreAndRecord } from './score-and-record.ts';
 import { applySettings } from '../model/custom.ts';
 import { getCustomModel } from '../storage/models-store.ts';
+import { sessionSecret } from '../storage/server-secret.ts';
 
 /** How old a file in the uploads directory must be before the sweeper removes it for belonging
  *  to no dataset (an upload in progress is stored a moment before it is recorded). */
@@ -66,6 +67,8 @@ export interface Service {
   /** Scoring an organization's transaction and recording it, idempotently (POST /api/v1/risk/score). */
   scoreAndRecord: ScoreAndRecord;
   /** Sign-in, sessions and API keys; undefined when sign-in is not configured. */
+  /** Keys, sessions and sign-in; undefined only on PostgreSQL without SESSION_SECRET. Sign-in also
+   *  needs AUTHPROVIDER_URL (`config.authConfigured`). */
   accounts: Accounts | undefined;
   /** Scoring jobs of this process (undefined without a model). */
   jobs: JobRunner | undefined;
@@ -156,7 +159,9 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
     step('jobs');
     await rings.start();
     step('rings');
-    const accounts = config.authConfigured ? new Accounts(db, config, clock, o.auth) : undefined;
+    // API keys need only the hashing secret; sign-in also needs an identity provider (accounts.ts).
+    const secret = sessionSecret(config).secret;
+    const accounts = secret ? new Accounts(db, config, secret, clock, o.auth) : undefined;
     const scoreAndRecord = new ScoreAndRecord({ model: loaded.model, tenants, decisionLog, scorer, scorerFor: scorerForModel, recordUse: (id) => accounts?.recordUse(id) });
     return {
       scoreAndRecord,

@@ -131,6 +131,7 @@ function identityOf(payload: JWTPayload): Identity {
   return {
     id: payload.sub,
     email: text(payload.email),
+    email_verified: payload.email_verified !== false && meta.email_verified !== false,
     name: text(meta.full_name) ?? text(meta.name),
     avatar_url: text(meta.avatar_url) ?? text(meta.picture),
   };

@@ -46,7 +46,7 @@ export function installCaller(app: FastifyInstance, service: Service, errorSchem
   });
   app.addHook('onRequest', async (request) => {
     const accounts = service.accounts;
-    if (!accounts) return;
+    if (!accounts || !service.config.authConfigured) return;
     const cookie = request.cookies[SESSION_COOKIE];
     if (!cookie) return;
     const signedIn = await accounts.resolve(cookie);
@@ -63,8 +63,17 @@ export function installCaller(app: FastifyInstance, service: Service, errorSchem
 
 /** The accounts of a service where sign-in is configured, or 503 `auth_not_configured`. */
 export function requireAccounts(service: Service): NonNullable<Service['accounts']> {
+  if (!service.accounts || !service.config.authConfigured) {
+    throw new ApiError(503, 'auth_not_configured', 'Sign-in is not configured on this server.', 'Set AUTHPROVIDER_URL (and, on PostgreSQL, SESSION_SECRET; see the README, Configuration), restart, and check that GET /api/health reports auth_configured true. For development, npm run dev:idp is a local identity provider.');
+  }
+  return service.accounts;
+}
+
+/** The accounts that check API keys: there whether or not sign-in is configured, except on
+ *  PostgreSQL without SESSION_SECRET (nothing to hash keys with), 503 `auth_not_configured`. */
+export function requireKeys(service: Service): NonNullable<Service['accounts']> {
   if (!service.accounts) {
-    throw new ApiError(503, 'auth_not_configured', 'Sign-in is not configured on this server.', 'Set AUTHPROVIDER_URL and SESSION_SECRET (see the README, Configuration), restart, and check that GET /api/health reports auth_configured true.');
+    throw new ApiError(503, 'auth_not_configured', 'API keys cannot be checked: this server has no SESSION_SECRET.', 'Set SESSION_SECRET (the same value in every server process sharing the database; README, Configuration) and restart.');
   }
   return service.accounts;
 }

@@ -8,7 +8,7 @@ import { available } from '../app/errors.ts';
 import type { LiveApiKey } from '../storage/accounts-store.ts';
 import type { ModelBundle } from '../model/model.ts';
 import type { Scorer } from '../scoring/scorer.ts';
-import { requireAccounts } from './caller.ts';
+import { requireKeys } from './caller.ts';
 import { ApiError } from './errors.ts';
 
 declare module 'fastify' {
@@ -40,15 +40,16 @@ function bearer(request: FastifyRequest): string | undefined {
 
 /**
  * An onRequest hook: the request's API key, or 401 `invalid_api_key`. A request without any key is
- * refused 401 whatever the configuration (missing credentials are the caller's to fix); one with a
- * key, on a server without sign-in (keys cannot be checked), 503 `auth_not_configured`.
+ * refused 401 whatever the configuration (missing credentials are the caller's to fix). Keys work
+ * without sign-in; only on PostgreSQL without SESSION_SECRET (keys cannot be checked) is one with a
+ * key answered 503 `auth_not_configured`.
  */
 export function keyAuthentication(service: Service) {
   return async (request: FastifyRequest): Promise<void> => {
     const from = performance.now();
     const secret = bearer(request);
     if (!secret) throw new ApiError(401, 'invalid_api_key', 'This endpoint needs an API key.', 'Send the header Authorization: Bearer <API key>; an organization owner creates keys with POST /api/organizations/{id}/api-keys.');
-    const key = await requireAccounts(service).authenticateKey(secret);
+    const key = await requireKeys(service).authenticateKey(secret);
     if (!key) throw new ApiError(401, 'invalid_api_key', 'The API key is not valid: unknown, rotated out or revoked.', 'Use a current key of your organization, or ask an owner to create one.');
     request.apiKey = key;
     request.authenticated = { from, to: performance.now() };

@@ -53,6 +53,8 @@ export interface Identity {
   /** The identity provider's user id (`sub`). */
   id: string;
   email: string | null;
+  /** Whether the provider vouches for the e-mail (it does unless a claim says otherwise). */
+  email_verified?: boolean;
   name: string | null;
   avatar_url: string | null;
 }
@@ -102,6 +104,33 @@ export async function createOrganization(db: Db, o: { id: string; name: string; 
     await tx.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'owner')`, [o.id, o.ownerId]);
     return { ...row!, role: 'owner' as const };
   });
+}
+
+/** Creates an organization made by `createdBy` (a user, or the command line's own user) whose
+ *  owners are `ownerIds` (possibly none yet), in one transaction. */
+export async function createOrganizationOwnedBy(db: Db, o: { id: string; name: string; stage: 'test' | 'live'; createdBy: string; ownerIds: readonly string[]; invitedEmail?: string | undefined }): Promise<Omit<OrganizationRow, 'role'>> {
+  return db.transaction(async (tx) => {
+    const [row] = await tx.query<Omit<OrganizationRow, 'role'>>('INSERT INTO organizations (id, name, stage, created_by) VALUES ($1, $2, $3, $4) RETURNING id, name, stage, created_at', [o.id, o.name, o.stage, o.createdBy]);
+    for (const owner of o.ownerIds) await tx.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'owner')`, [o.id, owner]);
+    if (o.invitedEmail) await tx.query(`INSERT INTO organization_invitations (organization_id, email, role) VALUES ($1, $2, 'owner')`, [o.id, o.invitedEmail.toLowerCase()]);
+    return row!;
+  });
+}
+
+/** The users who signed in with this e-mail (compared without case). */
+export async function usersWithEmail(db: Queryable, email: string): Promise<UserRow[]> {
+  return db.query<UserRow>('SELECT id, email, name, avatar_url, created_at FROM users WHERE lower(email) = lower($1) ORDER BY created_at', [email]);
+}
+
+/** Memberships waiting for this e-mail become the user's (a user who already belongs keeps their
+ *  role); the invitations are removed. One statement, run at every sign-in with a verified e-mail. */
+export async function claimInvitations(db: Queryable, userId: string, email: string): Promise<void> {
+  await db.query(
+    `WITH claimed AS (DELETE FROM organization_invitations WHERE email = lower($2) RETURNING organization_id, role)
+     INSERT INTO memberships (organization_id, user_id, role) SELECT organization_id, $1, role FROM claimed
+     ON CONFLICT (organization_id, user_id) DO NOTHING`,
+    [userId, email],
+  );
 }
 
 /** Organizations the user belongs to, oldest first. */

@@ -226,16 +226,22 @@ t.test('sign-in not configured', async (t) => {
     ['POST', '/api/models/model_x/activate', undefined],
     ['POST', '/api/models/model_x/deactivate', undefined],
     ['POST', '/api/training/jobs', { dataset_id: 'ds_x' }],
+  ] as const) {
+    const r = await app.inject({ method, url, ...(payload ? { payload } : {}) });
+    t.equal(r.statusCode, 503, `${method} ${url}: 503`);
+    t.equal(r.json().detail.reason, 'auth_not_configured');
+    t.match(r.json().detail.fix, /AUTHPROVIDER_URL/, 'the fix names what to set');
+  }
+  // The customer surface checks keys without sign-in (keys are hashed with the embedded database's
+  // own secret here): an unknown key is refused as anywhere, not 503.
+  for (const [method, url, payload] of [
     ['POST', '/api/v1/risk/score', score],
     ['GET', '/api/v1/transactions/tx_1', undefined],
     ['POST', '/api/v1/outcomes', { outcomes: [{ transaction_id: 'tx_1', outcome: 'fraud' }] }],
   ] as const) {
-    // The customer surface with a key: the key cannot be checked without sign-in.
-    const headers = url.startsWith('/api/v1/') ? { authorization: 'Bearer sk_live_whatever' } : {};
-    const r = await app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
-    t.equal(r.statusCode, 503, `${method} ${url}: 503`);
-    t.equal(r.json().detail.reason, 'auth_not_configured');
-    t.match(r.json().detail.fix, /AUTHPROVIDER_URL/, 'the fix names what to set');
+    const r = await app.inject({ method, url, headers: { authorization: `Bearer sk_live_${'w'.repeat(43)}` }, ...(payload ? { payload } : {}) });
+    t.equal(r.statusCode, 401, `${method} ${url} with an unknown key: 401`);
+    t.equal(r.json().detail.reason, 'invalid_api_key');
   }
   const keyless = await app.inject({ method: 'POST', url: '/api/v1/risk/score', payload: score });
   t.equal(keyless.statusCode, 401, 'the customer surface without a key: 401 whatever the configuration');

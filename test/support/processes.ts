@@ -58,6 +58,21 @@ async function spawnOn(port: number, env: Record<string, string>, stdout: 'pipe'
   };
 }
 
+/** `npm run dev:idp` as a child process on a free loopback port; `url` is what it prints. */
+export async function spawnDevIdp(dataDir: string, args: string[] = []): Promise<{ url: string; child: ChildProcess; stop(): Promise<unknown> }> {
+  const child = spawn(process.execPath, ['--import=tsx', 'tools/dev-idp.ts', '--port', '0', ...args], { env: { ...process.env, DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = once(child, 'exit');
+  for (let waited = 0; !/listening on (\S+)/.test(out); waited += 50) {
+    if (child.exitCode !== null || waited > 20_000) throw new Error(`dev:idp did not start: ${err}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return { url: /listening on (\S+)/.exec(out)![1]!, child, stop: () => (child.exitCode === null ? (child.kill('SIGTERM'), exited) : Promise.resolve()) };
+}
+
 /** A signed-in member's headers and an organization with an API key, made through `base`. */
 export interface KeyedOrganization {
   id: string;
