@@ -30,7 +30,9 @@ async function orgCreate(env: Record<string, string>, ...args: string[]): Promis
 
 const payment = (id: string) => ({ transaction_id: id, amount: 42.5, customer_id: 'c-1', merchant_id: 'm-1', location: 'Lisbon', payment_type: 'card_not_present' });
 
-async function scoresAndRecords(t: Tap.Test, server: ServerProcess, key: string, id: string): Promise<void> {
+type Test = Parameters<Parameters<typeof t.test>[0]>[0];
+
+async function scoresAndRecords(t: Test, server: ServerProcess, key: string, id: string): Promise<void> {
   const scored = await withKey(server.base, key, '/api/v1/risk/score', payment(id));
   t.equal(scored.status, 200, `the key scores: ${scored.text.slice(0, 200)}`);
   t.ok(scored.json.risk_score >= 0 && scored.json.risk_score <= 1, 'a calibrated probability');
