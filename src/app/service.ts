@@ -104,7 +104,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
   step('model');
   // The database opens on its own thread (or over the network) while this one builds the
   // sandbox's history, which needs no database: start-up takes the longer of the two, not both.
-  const opening = openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, statementTimeoutSeconds: config.DATABASE_STATEMENT_TIMEOUT_SECONDS });
+  const opening = openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, statementTimeoutSeconds: config.DATABASE_STATEMENT_TIMEOUT_SECONDS, log });
   opening.catch(() => {});
   const labelDelay = isProblem(loaded.model) ? DEFAULT_LABEL_DELAY_MS : loaded.model.file.training.label_delay_ms;
   const sandbox = new Sandbox(labelDelay, config.DATA_DIR);

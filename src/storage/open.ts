@@ -14,6 +14,8 @@ export interface OpenOptions {
   dataDir: string;
   /** PostgreSQL only: the longest a statement may run before the server cancels it (default 60 s). */
   statementTimeoutSeconds?: number;
+  /** Where a warning line goes (the embedded database made without its template, and why). */
+  log?: (line: string) => void;
 }
 
 /**
@@ -22,7 +24,7 @@ export interface OpenOptions {
  * (`database_unavailable`, `migration_failed`).
  */
 export async function openDatabase(o: OpenOptions): Promise<Db> {
-  const db: Backend = o.databaseUrl ? await openPostgres(o.databaseUrl, o.statementTimeoutSeconds) : await openPglite(join(o.dataDir, 'pglite'));
+  const db: Backend = o.databaseUrl ? await openPostgres(o.databaseUrl, o.statementTimeoutSeconds) : await openPglite(join(o.dataDir, 'pglite'), undefined, o.log ? { log: o.log } : {});
   try {
     await migrate(db);
   } catch (err) {

@@ -30,8 +30,9 @@ export type Reply =
   | { id: number; ok: false; message: string; sqlState?: string }
   /** A NOTIFY on a listened channel. */
   | { channel: string; payload: string }
-  /** Sent once, when PGlite is open (`ok`) or could not be opened. */
-  | { opened: true } | { opened: false; message: string };
+  /** Sent once, when PGlite is open or could not be opened; with why a new directory was made by
+   *  initdb rather than copied from the template, when it was. */
+  | { opened: true; templateNotUsed?: string } | { opened: false; message: string };
 
 export interface ThreadData {
   dir: string;
@@ -126,13 +127,14 @@ async function main(): Promise<void> {
   const port = parentPort!;
   const { dir, startParams, template } = workerData as ThreadData;
   let pg: PGlite;
+  let templateNotUsed: string | undefined;
   try {
-    pg = await open(dir, template, {
+    ({ pg, templateNotUsed } = await open(dir, template, {
       // int8 as a number: both back ends return the same values (db.ts). bytea from its hex text
       // in one native call (PGlite's own parser reads it a character at a time: 18 MB/s).
       parsers: { [types.INT8]: (value: string) => Number(value), [types.BYTEA]: (value: string) => Buffer.from(value.slice(2), 'hex') },
       startParams,
-    });
+    }));
   } catch (err) {
     port.postMessage({ opened: false, message: messageOf(err) } satisfies Reply);
     return;
@@ -234,22 +236,26 @@ async function main(): Promise<void> {
         return;
     }
   });
-  port.postMessage({ opened: true } satisfies Reply);
+  port.postMessage({ opened: true, ...(templateNotUsed === undefined ? {} : { templateNotUsed }) } satisfies Reply);
 }
 
 /** Opens the data directory; a new one starts as a copy of the template when there is one
- *  (TEMPLATE_DIR, pglite.ts), and is made by initdb when there is none or the copy cannot be opened. */
-async function open(dir: string, template: string | null, options: PGliteOptions): Promise<PGlite> {
-  if (template !== null && !existsSync(join(dir, 'PG_VERSION')) && existsSync(join(template, 'PG_VERSION'))) {
-    try {
-      cpSync(template, dir, { recursive: true });
-      return await PGlite.create(dir, options);
-    } catch {
-      await rm(dir, { recursive: true, force: true });
-      await mkdir(dir, { recursive: true });
-    }
+ *  (TEMPLATE_DIR, pglite.ts), and is made by initdb when there is none or the copy cannot be opened:
+ *  then with the reason, which the main thread logs (an install without its template, or with a
+ *  damaged one, makes every new directory slowly, and would otherwise do so silently). */
+async function open(dir: string, template: string | null, options: PGliteOptions): Promise<{ pg: PGlite; templateNotUsed?: string }> {
+  if (template === null || existsSync(join(dir, 'PG_VERSION'))) return { pg: await PGlite.create(dir, options) };
+  if (!existsSync(join(template, 'PG_VERSION'))) return { pg: await PGlite.create(dir, options), templateNotUsed: `there is no template in ${template} (npm ci writes it)` };
+  let why: string;
+  try {
+    cpSync(template, dir, { recursive: true });
+    return { pg: await PGlite.create(dir, options) };
+  } catch (err) {
+    why = `the template in ${template} cannot be opened (${messageOf(err)})`;
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
   }
-  return PGlite.create(dir, options);
+  return { pg: await PGlite.create(dir, options), templateNotUsed: why };
 }
 
 void main();

@@ -82,8 +82,9 @@ function lockDir(dir: string): () => void {
 }
 
 /** Opens (or makes) the embedded database in `dir`; a new one starts as a copy of `template`
- *  (null: made by initdb). */
-export async function openPglite(dir: string, template: string | null = TEMPLATE_DIR): Promise<Backend> {
+ *  (null: made by initdb). When a new one cannot start from the template (there is none, or it
+ *  cannot be opened), it is made by initdb and `log` is given a warning line with the reason. */
+export async function openPglite(dir: string, template: string | null = TEMPLATE_DIR, o: { log?: (line: string) => void } = {}): Promise<Backend> {
   const key = resolve(dir);
   if (openDirs.has(key)) {
     throw new StorageError('database_unavailable', `the embedded database in ${dir} is already open in this process`);
@@ -103,11 +104,14 @@ export async function openPglite(dir: string, template: string | null = TEMPLATE
     unlock();
   };
   try {
-    const thread = await PgliteThread.start({
+    const { thread, templateNotUsed } = await PgliteThread.start({
       dir,
       startParams: [...PGlite.defaultStartParams, ...MEMORY_SETTINGS.flatMap((setting) => ['-c', setting])],
       template,
     });
+    if (templateNotUsed !== undefined) {
+      o.log?.(`warning: the new embedded database in ${dir} was made by initdb, not copied from the template: ${templateNotUsed}; it opens more slowly so, and runs every migration itself (npm ci writes the template)`);
+    }
     return new PgliteDb(thread, release);
   } catch (err) {
     release();
@@ -133,8 +137,9 @@ class PgliteThread {
     this.#worker = worker;
   }
 
-  /** Starts the thread and waits for PGlite to open in it. */
-  static start(data: ThreadData): Promise<PgliteThread> {
+  /** Starts the thread and waits for PGlite to open in it (with why the template was not used,
+   *  when a new directory could not start from it). */
+  static start(data: ThreadData): Promise<{ thread: PgliteThread; templateNotUsed?: string }> {
     // The thread's module beside this one: pglite-thread.ts under tsx, pglite-thread.js in the build.
     const file = new URL(`./pglite-thread${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
     const worker = new Worker(file, { workerData: data });
@@ -146,7 +151,7 @@ class PgliteThread {
           opened = m.opened;
           if (m.opened) {
             worker.unref();
-            resolveStart(thread);
+            resolveStart({ thread, ...(m.templateNotUsed === undefined ? {} : { templateNotUsed: m.templateNotUsed }) });
           } else {
             rejectStart(new Error(m.message));
           }

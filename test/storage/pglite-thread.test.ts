@@ -1,7 +1,8 @@
 // The embedded database as the service opens it: PGlite on a thread of its own, statements kept
 // prepared by their text, and a new data directory started as a copy of the install's template.
 // - A new directory copied from a template has every migration, takes writes and reopens.
-// - A template that cannot be opened is not fatal: the directory is made by initdb instead.
+// - A template that cannot be opened, or none, is not fatal: the directory is made by initdb
+//   instead, and a warning line says why (none when the template is used or not needed).
 // - A statement kept prepared follows a change of its table's columns (it is prepared again).
 // - Bytes sent for a bytea parameter come back byte for byte; an error keeps its SQLSTATE.
 // - A notification reaches every listener of its channel, and one that stops hears no more.
@@ -25,7 +26,8 @@ t.before(async () => {
 t.test('a new directory starts as a copy of the template, with every migration', async (t) => {
   t.ok(existsSync(join(template, 'PG_VERSION')), 'the template is a data directory');
   const dir = join(root, 'from-template');
-  const db = await openPglite(dir, template);
+  const lines: string[] = [];
+  const db = await openPglite(dir, template, { log: (line) => lines.push(line) });
   const applied = await db.query<{ n: number }>('SELECT count(*) AS n FROM schema_migrations');
   t.equal(applied[0]!.n, (await readMigrations()).length, 'every migration is there before any runs');
   t.same(await migrate(db), [], 'nothing is left to apply');
@@ -33,9 +35,23 @@ t.test('a new directory starts as a copy of the template, with every migration',
   t.same(databases.map((d) => d.datname), ['postgres'], 'without the template databases initdb makes');
   await db.query(`INSERT INTO users (id, email) VALUES ('u1', 'u1@example.com')`);
   await db.close();
-  const again = await openPglite(dir, template);
+  const again = await openPglite(dir, join(root, 'no-template-now'), { log: (line) => lines.push(line) });
   t.same(await again.query('SELECT id FROM users'), [{ id: 'u1' }], 'a reopened directory is itself, not a new copy');
   await again.close();
+  t.same(lines, [], 'no warning: the template was used, then not needed');
+});
+
+t.test('a new directory without a template is made by initdb, with a warning line', async (t) => {
+  const lines: string[] = [];
+  const missing = join(root, 'no-such-template');
+  const db = await openPglite(join(root, 'without-template'), missing, { log: (line) => lines.push(line) });
+  t.same(await db.query('SELECT to_regclass($1)::text AS t', ['schema_migrations']), [{ t: null }], 'a new, empty database');
+  await db.close();
+  t.equal(lines.length, 1, 'one line');
+  t.match(lines[0], /^warning: the new embedded database in .*without-template was made by initdb, not copied from the template: there is no template in .*no-such-template \(npm ci writes it\)/);
+  const quiet: string[] = [];
+  await (await openPglite(join(root, 'initdb-on-purpose'), null, { log: (line) => quiet.push(line) })).close();
+  t.same(quiet, [], 'none when no template is wanted (as the template itself is written)');
 });
 
 t.test('a template that cannot be opened leaves the directory to initdb', async (t) => {
@@ -43,10 +59,14 @@ t.test('a template that cannot be opened leaves the directory to initdb', async 
   mkdirSync(join(broken, 'base'), { recursive: true });
   writeFileSync(join(broken, 'PG_VERSION'), '7\n');
   const dir = join(root, 'from-broken');
-  const db = await openPglite(dir, broken);
+  const lines: string[] = [];
+  const db = await openPglite(dir, broken, { log: (line) => lines.push(line) });
   t.same(await db.query('SELECT to_regclass($1)::text AS t', ['schema_migrations']), [{ t: null }], 'a new, empty database');
   t.ok((await migrate(db)).length > 0, 'which migrates as any new one');
   await db.close();
+  t.equal(lines.length, 1, 'one warning line');
+  t.match(lines[0], /^warning: the new embedded database in .*from-broken was made by initdb, not copied from the template: the template in .*broken cannot be opened \(.+\); /, 'with the reason');
+  t.comment(lines[0]);
 });
 
 t.test('statements: kept by text, prepared again when their table changes; bytes and errors', async (t) => {
