@@ -164,7 +164,9 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     if (req.method === 'GET') {
       const target = redirectTarget(url.searchParams.get('redirect_to'));
       if (!target) return refuse(res, 400, 'invalid_request', 'redirect_to must be an http(s) address on this machine (a loopback host).');
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'" });
+      // The form's answer redirects to the dashboard: form-action covers redirects, so it names it.
+      const csp = `default-src 'none'; style-src 'unsafe-inline'; form-action 'self' ${target.origin}`;
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'content-security-policy': csp });
       return void res.end(signInPage(target.href));
     }
     if (req.method === 'POST') {

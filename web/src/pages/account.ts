@@ -14,7 +14,7 @@ export async function accountPage(root: HTMLElement): Promise<void> {
   try {
     const config = await api('/api/config');
     if (!config.auth_configured) {
-      root.replaceChildren(h('h1', {}, 'Account'), h('div', { class: 'card', id: 'auth-off' }, h('p', {}, 'Sign-in is not configured on this server, so there are no accounts, organizations or API keys here. Scoring, datasets and the evaluation work without one.'), h('p', { class: 'muted' }, 'An operator turns it on with AUTHPROVIDER_URL and SESSION_SECRET.')));
+      root.replaceChildren(h('h1', {}, 'Account'), h('div', { class: 'card', id: 'auth-off' }, h('p', {}, 'Sign-in is not configured on this server, so organizations and API keys cannot be managed here. Scoring, datasets and the evaluation work without one, and so do API keys made from the command line (npm run org:create).'), h('p', { class: 'muted' }, 'An operator turns sign-in on with AUTHPROVIDER_URL; for development, npm run dev:idp is a local identity provider.')));
       return;
     }
     const me = await api('/api/auth/me');
