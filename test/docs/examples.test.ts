@@ -15,7 +15,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { CONFIG_VARIABLES } from '../../src/config.ts';
-import { SignIn, spawnServer, type ServerProcess } from '../support/processes.ts';
+import { randomPort, SignIn, spawnDevIdp, spawnServer, type ServerProcess } from '../support/processes.ts';
 import { tempDir } from '../support/temp.ts';
 
 const run = promisify(execFile);
@@ -37,21 +37,29 @@ interface Example {
 
 /** Every shell block of a Markdown file, split into commands (continuation lines joined, comments
  *  and `&&` chains split off). */
-function examples(file: string): Example[] {
-  const lines = readFileSync(join(root, file), 'utf8').split('\n');
+function examples(file: string, section?: string): Example[] {
+  let text = readFileSync(join(root, file), 'utf8');
+  if (section) {
+    const from = text.indexOf(`\n## ${section}\n`);
+    text = text.slice(from, text.indexOf('\n## ', from + 1));
+  }
+  const lines = text.split('\n');
   const out: Example[] = [];
   for (let i = 0; i < lines.length; i++) {
-    if (!/^```(sh|bash|shell)\s*$/.test(lines[i]!)) continue;
+    // A block may be indented (inside a list item); its lines are read without that indent.
+    const fence = /^(\s*)```(sh|bash|shell)\s*$/.exec(lines[i]!);
+    if (!fence) continue;
+    const indent = fence[1]!.length;
     const start = i + 1;
     const body: string[] = [];
-    for (i++; i < lines.length && !lines[i]!.startsWith('```'); i++) body.push(lines[i]!);
+    for (i++; i < lines.length && !lines[i]!.trimStart().startsWith('```'); i++) body.push(lines[i]!.slice(indent));
     const commands = splitCommands(body.join('\n'));
     let answer: unknown;
     let j = i + 1;
     while (j < lines.length && lines[j]!.trim() === '') j++;
-    if (lines[j] === '```json') {
+    if (lines[j]?.trim() === '```json') {
       const json: string[] = [];
-      for (j++; j < lines.length && !lines[j]!.startsWith('```'); j++) json.push(lines[j]!);
+      for (j++; j < lines.length && !lines[j]!.trimStart().startsWith('```'); j++) json.push(lines[j]!);
       answer = JSON.parse(json.join('\n'));
     }
     out.push({ file, line: start, commands, answer });
@@ -122,7 +130,7 @@ t.test("the README's configuration table is every variable the server reads", as
 });
 
 t.test('every example in the README and the guides runs', async (t) => {
-  const all = DOCS.flatMap(examples);
+  const all = DOCS.flatMap((file) => examples(file));
   t.ok(all.some((e) => e.commands.some((c) => c.startsWith('curl'))), 'the docs have curl examples');
 
   const signIn = await SignIn.start();
@@ -191,6 +199,64 @@ t.test('every example in the README and the guides runs', async (t) => {
       }
     }
   }
+});
+
+t.test("the README's quick start runs as written, both ways to a key", async (t) => {
+  const steps = examples('README.md', 'Quick start');
+  const work = tempDir('quick-start-');
+  const port = randomPort();
+  const env: Record<string, string> = { ...(process.env as Record<string, string>), DATA_DIR: work };
+  let server: ServerProcess | undefined;
+  let idp: Awaited<ReturnType<typeof spawnDevIdp>> | undefined;
+  let idpAddress = 'http://127.0.0.1:9999';
+  t.teardown(async () => {
+    await server?.stop();
+    await idp?.stop();
+  });
+  const here = (command: string) => command.replaceAll('http://127.0.0.1:8080', `http://127.0.0.1:${port}`).replaceAll('http://127.0.0.1:9999', idpAddress);
+  const ran: string[] = [];
+  for (const step of steps) {
+    for (const [n, command] of step.commands.entries()) {
+      const where = `README.md quick start: ${command.slice(0, 90)}`;
+      const words = here(command).split(/\s+/);
+      const assignments = words.filter((w, i) => /^[A-Z_]+=/.test(w) && words.slice(0, i).every((x) => /^[A-Z_]+=/.test(x)));
+      const rest = words.slice(assignments.length).join(' ');
+      if (rest === 'npm ci' || rest === 'npm test') continue;
+      if (rest === 'npm start') {
+        // A restart, as the README says: the embedded database belongs to one process.
+        await server?.stop();
+        const set = Object.fromEntries(assignments.map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]));
+        server = await spawnServer({ DATA_DIR: work, AUTHPROVIDER_URL: '', SESSION_SECRET: '', ...set }, { port });
+        ran.push('start');
+      } else if (rest.startsWith('npm run org:create')) {
+        // "Stop the server (Ctrl-C)" comes first in the README.
+        await server?.stop();
+        server = undefined;
+        const { stdout } = await run('sh', ['-c', rest.replace('npm run ', 'npm run -s ')], { cwd: root, env, timeout: 60_000 });
+        const made = JSON.parse(stdout) as { organization_id: string; api_key: string };
+        t.match(made, { organization_id: /^org_/, api_key: /^sk_test_/ }, `${where}: prints the organization and its key`);
+        env.API_KEY = made.api_key;
+        ran.push('org:create');
+      } else if (rest === 'npm run dev:idp') {
+        idp = await spawnDevIdp(work);
+        idpAddress = idp.url;
+        ran.push('dev:idp');
+      } else if (rest.startsWith('curl')) {
+        const { stdout } = await run('sh', ['-c', rest], { cwd: work, env, timeout: 30_000 });
+        const answer = JSON.parse(stdout);
+        t.notOk(answer?.detail?.reason, `${where}: answered ${answer?.detail?.reason ?? 'no error'}`);
+        if (step.answer !== undefined && n === step.commands.length - 1) {
+          t.same(shapeProblems(step.answer, answer), [], `${where}: the answer has the shape shown`);
+          // The sandbox is a fixed state: its documented numbers are its answer's exactly.
+          if (rest.includes('/api/risk/score')) t.has(answer, step.answer, `${where}: exactly the numbers shown`);
+        }
+        ran.push(rest.includes('/api/v1/') ? 'v1' : 'sandbox');
+      } else t.fail(`${where}: a step this test does not know how to run`);
+    }
+  }
+  t.same(ran, ['start', 'sandbox', 'org:create', 'start', 'dev:idp', 'start', 'v1', 'v1'], 'every step ran, in order');
+  const health = await (await fetch(`${server!.base}/api/health`)).json();
+  t.equal(health.auth_configured, true, 'the last start has sign-in through the local identity provider');
 });
 
 async function finished(base: string, id: string): Promise<string> {
