@@ -3,10 +3,9 @@
 // service's error body everywhere (errors.ts), rate limiting on the routes that declare it,
 // and the routes. `buildApp` takes a started service, so tests run the real app through `inject`.
 
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
-import multipart from '@fastify/multipart';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -15,6 +14,8 @@ import type { Service } from '../app/service.ts';
 import { ApiError, clientError, documentFrameworkStatuses, frameworkError, installErrorHandling, MAX_PATH_PARAMETER, RouteRegistry } from './errors.ts';
 import { ErrorResponse } from './schemas.ts';
 import { installAccessLog } from './access-log.ts';
+import { operationIdOf } from './operation-ids.ts';
+import { REQUEST_ID_HEADER, requestIdOf } from './request-id.ts';
 import { publicRoutes } from './routes/public.ts';
 import { scoreRoutes } from './routes/score.ts';
 import { datasetRoutes } from './routes/datasets.ts';
@@ -50,8 +51,9 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
     // (log-stream.ts): a log reader that stops must not stop the service.
     logger: o.logger === undefined ? { level: service.config.LOG_LEVEL, redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-csrf-token"]'], stream: stdoutLog() } : o.logger,
     // The request log is access-log.ts's: a line for each refused or failed request, a summary of
-    // the others every few seconds, not two lines for every request.
-    disableRequestLogging: true,
+    // the others every few seconds, not two lines for every request. (Through a log controller:
+    // the top-level `disableRequestLogging` option is deprecated, FSTDEP023, warned at every start.)
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: service.config.MAX_JSON_BODY_BYTES,
     // Bounded requests: a request's headers and body must arrive within REQUEST_TIMEOUT_SECONDS
     // (headers alone within HEADERS_TIMEOUT_MS), or it is answered 408 and its connection closed
@@ -64,8 +66,10 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
     http: { headersTimeout: Math.min(HEADERS_TIMEOUT_MS, service.config.REQUEST_TIMEOUT_SECONDS * 1000), connectionsCheckingInterval: CHECK_INTERVAL_MS },
     clientErrorHandler: clientError,
     trustProxy: false,
-    // Request ids let an operator find a 500's details in the log.
+    // Request ids let an operator find a 500's details in the log: the caller's X-Request-Id when
+    // well formed, otherwise a generated one (request-id.ts); answered in Request-Id (below).
     requestIdHeader: false,
+    genReqId: requestIdOf,
     routerOptions: { maxParamLength: MAX_PATH_PARAMETER },
     frameworkErrors: frameworkError,
     // While the server drains, a request still arriving on an open connection is answered 503
@@ -78,8 +82,11 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
     closing = true;
     done();
   });
-  // A callback hook, not an async one: it runs on every request, scoring included.
-  app.addHook('onRequest', (_request, _reply, done) => {
+  // A callback hook, not an async one: it runs on every request, scoring included. Every response
+  // carries the request's id (an error's answer sets it again: errors.ts, `answer`, for the errors
+  // answered before this hook runs).
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header(REQUEST_ID_HEADER, request.id);
     if (!closing) return done();
     done(new ApiError(503, 'shutting_down', 'This server is shutting down.', 'Send the request again: another server, or this one once restarted, will answer it.', {}, { connection: 'close' }));
   });
@@ -88,6 +95,10 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
     routes.add(route.url, route.method);
     documentFrameworkStatuses(route as Parameters<typeof documentFrameworkStatuses>[0], ErrorResponse);
   });
+  // JSON bodies only (the upload reads its CSV and form in a context of its own: datasets.ts).
+  // Fastify also parses text/plain by default, which a JSON route would then refuse as 422 with
+  // `body` wrong; without it such a body is what it is, another media type: 415.
+  app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandling(app, routes);
@@ -96,7 +107,11 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
     openapi: {
       openapi: '3.1.0',
       // BACKEND_URL: the API's public origin in production, so the reference's "try it" calls go there.
-      ...(service.config.BACKEND_URL ? { servers: [{ url: service.config.BACKEND_URL.replace(/\/+$/, ''), description: 'this service' }] } : {}),
+      // Without it, `/`: a relative server is resolved against where the document was read from
+      // (OpenAPI 3.1, Server Object), so "try it", schemathesis and generated clients reach this
+      // service at whatever origin a client sees (a proxy's, a tunnel's). The listening origin would
+      // be the bind address (0.0.0.0, a container's), which is rarely the one a client can reach.
+      servers: [service.config.BACKEND_URL ? { url: service.config.BACKEND_URL.replace(/\/+$/, ''), description: 'this service' } : { url: '/', description: 'this service (the origin this document was read from)' }],
       info: { title: 'Fraud-risk scoring service', version: '0.1.0', description: 'Scores payment transactions for fraud with a calibrated probability, a decision and exact reasons. Errors: `{"detail": {"message", "reason", "fix"}}`.' },
       tags: [
         { name: 'scoring', description: 'Score transactions' },
@@ -118,11 +133,14 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
     },
     // A route that streams rather than validates declares it for the reference only: what it reads
     // in `config.documentedBody` (the upload), what it sends in `config.documentedResponses` (the
-    // CSV download), beside the schemas that validate its other answers.
+    // CSV download), beside the schemas that validate its other answers. Every operation gets its
+    // operationId (operation-ids.ts) unless its schema names one.
     transform: (input) => {
       const out = jsonSchemaTransform(input);
       const config = input.route.config as { documentedBody?: unknown; documentedResponses?: Record<string, unknown> } | undefined;
+      const method = ([input.route.method].flat().find((m) => m !== 'HEAD') ?? 'GET') as string;
       let schema = out.schema as Record<string, unknown>;
+      schema = { ...schema, operationId: schema.operationId ?? operationIdOf(method, input.url) };
       if (config?.documentedBody) schema = { ...schema, body: config.documentedBody };
       if (config?.documentedResponses) schema = { ...schema, response: { ...(schema.response as object | undefined), ...config.documentedResponses } };
       return { ...out, schema } as typeof out;
@@ -143,9 +161,8 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
   // own origin sends cookies, so credentials are allowed for exactly those origins.
   const origins = [...(service.config.CORS_ORIGINS ?? '').split(','), service.config.FRONTEND_URL ?? ''].map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean);
   if (origins.length > 0) {
-    await app.register(cors, { origin: origins, credentials: true, allowedHeaders: ['content-type', 'authorization', 'x-csrf-token'], methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], maxAge: 600 });
+    await app.register(cors, { origin: origins, credentials: true, allowedHeaders: ['content-type', 'authorization', 'x-csrf-token', 'x-request-id'], exposedHeaders: [REQUEST_ID_HEADER], methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], maxAge: 600 });
   }
-  await app.register(multipart, { limits: { fileSize: service.config.MAX_UPLOAD_MB * 1024 * 1024, files: 1, fields: 10 } });
 
   // Two surfaces, each an encapsulated plugin with its own way of knowing the caller, so a route
   // is on a surface by where it is registered, never by matching its URL.

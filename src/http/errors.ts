@@ -7,11 +7,14 @@
 // every route's path and methods as they are added.
 // Every route's documented responses gain the statuses the framework itself can answer for it
 // (documentFrameworkStatuses), so the reference lists every status a client can meet.
+// Every error body carries the request's id (`detail.request_id`, the `Request-Id` header:
+// request-id.ts), the one its log line has.
 
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, databaseTimedOut, databaseUnavailable, type AppErrorKind, type ErrorReason } from '../app/errors.ts';
+import { newRequestId, REQUEST_ID_HEADER } from './request-id.ts';
 
 
 /** What a request that needed the database answers while it cannot be reached (a restart, a
@@ -52,10 +55,13 @@ export function errorBody(reason: ErrorReason, message: string, fix: string, ext
   return { detail: { message, reason, fix, ...extra } };
 }
 
-/** Sends an error body with its status, and keeps its reason for the request's log line. */
+/** Sends an error body with its status and the request's id, and keeps its reason for the
+ *  request's log line. The id's header is set here too: Fastify's own errors before a route is
+ *  found (frameworkError) are answered before the onRequest hook that sets it runs. */
 function answer(reply: FastifyReply, status: number, body: ReturnType<typeof errorBody>): FastifyReply {
   reply.errorReason = body.detail.reason;
-  return reply.code(status).send(body);
+  const id = reply.request.id;
+  return reply.code(status).header(REQUEST_ID_HEADER, id).send({ detail: { ...body.detail, request_id: id } });
 }
 
 export function sendError(reply: FastifyReply, e: ApiError): FastifyReply {
@@ -66,7 +72,9 @@ export function sendError(reply: FastifyReply, e: ApiError): FastifyReply {
 /** What Node's HTTP parser refuses before any route sees the request (Fastify's
  *  `clientErrorHandler`): a request that did not arrive within REQUEST_TIMEOUT_SECONDS (408), headers
  *  over Node's limit (431), anything else the parser cannot read (400); in the service's shape, and
- *  the connection closed. A client that went away gets nothing. */
+ *  the connection closed. A client that went away gets nothing. No request was read, so its id is a
+ *  new one (a caller's X-Request-Id is not read from headers the parser refused), in no log line:
+ *  it is there so that every answer has the same shape. */
 export function clientError(err: NodeJS.ErrnoException, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const [status, text, reason, message, fix]: [number, string, ErrorReason, string, string] =
@@ -75,22 +83,33 @@ export function clientError(err: NodeJS.ErrnoException, socket: Socket): void {
       : err.code === 'HPE_HEADER_OVERFLOW'
         ? [431, 'Request Header Fields Too Large', 'headers_too_large', 'The request headers are larger than the server accepts (16 KB).', 'Send fewer or smaller headers (cookies included).']
         : [400, 'Bad Request', 'bad_request', 'The request is not valid HTTP.', 'Send a well-formed HTTP/1.1 request.'];
-  const body = JSON.stringify(errorBody(reason, message, fix));
-  if (socket.writable) socket.write(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  const id = newRequestId();
+  const body = JSON.stringify(errorBody(reason, message, fix, { request_id: id }));
+  if (socket.writable) socket.write(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nRequest-Id: ${id}\r\nConnection: close\r\n\r\n${body}`);
   socket.destroy();
 }
 
 interface ZodIssueLike {
+  /** The zod issue's code. */
+  keyword?: string;
   instancePath?: string;
   message?: string;
-  params?: { issue?: { path?: (string | number)[]; message?: string } };
+  params?: { keys?: unknown; issue?: { path?: (string | number)[]; message?: string } };
 }
 
-/** `detail.fields`: one `{ path, message }` per problem, `path` dotted from the part's root. */
+/** The longest unknown field name a path repeats: the name is the caller's, not the schema's. */
+const MAX_UNKNOWN_NAME = 200;
+
+/** `detail.fields`: one `{ path, message }` per problem, `path` dotted from the part's root. An
+ *  object with fields its (strict) schema does not have is one zod issue on the object listing
+ *  them; here each unknown field is a problem of its own, named (`body.foo`), so a client sees
+ *  which field to drop rather than `body`. */
 function fieldsOf(err: FastifyError & { validation?: ZodIssueLike[]; validationContext?: string }): { path: string; message: string }[] {
-  return ((err.validation ?? []) as unknown as ZodIssueLike[]).map((v) => {
-    const path = v.params?.issue?.path ?? (v.instancePath ?? '').split('/').filter(Boolean);
-    return { path: [err.validationContext ?? 'body', ...path].join('.'), message: v.params?.issue?.message ?? v.message ?? 'invalid' };
+  return ((err.validation ?? []) as unknown as ZodIssueLike[]).flatMap((v) => {
+    const path = [err.validationContext ?? 'body', ...(v.params?.issue?.path ?? (v.instancePath ?? '').split('/').filter(Boolean))].join('.');
+    const keys = v.keyword === 'unrecognized_keys' ? v.params?.keys : undefined;
+    if (Array.isArray(keys) && keys.length > 0) return keys.map((k) => ({ path: `${path}.${String(k).slice(0, MAX_UNKNOWN_NAME)}`, message: 'unknown field: the reference at /api/docs lists the fields this request takes' }));
+    return [{ path, message: v.params?.issue?.message ?? v.message ?? 'invalid' }];
   });
 }
 

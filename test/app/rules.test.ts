@@ -4,8 +4,8 @@
 // a payment the model blocks through; shadow rules are recorded and never applied; a rule that
 // cannot be evaluated does not match and its error is counted; versions, drafts beside a live
 // version, the check endpoint on a stored transaction, the listing's rule filter, replays, lists read
-// as they were, bad input refused with nothing stored, and one organization never seeing another's
-// rules or lists.
+// as they were, bad input refused with nothing stored (a description of white space only too, as the
+// reference's pattern says), and one organization never seeing another's rules or lists.
 
 import t from 'tap';
 import { backends } from '../support/server.ts';
@@ -204,6 +204,35 @@ for (const backend of backends()) {
       // The public sandbox has no rules.
       const guest = (await live.guest({ amount: 40, customer_id: 'c-fraud', merchant_id: 'm-shop' })).json();
       t.equal(guest.rules, undefined, 'no rules in the sandbox');
+    });
+
+    await t.test('a description of white space only is refused, as the reference says; around text it is trimmed', async (t) => {
+      const c = await live.organization('Described');
+      const doc = (await app.inject({ url: '/api/docs/json' })).json();
+      const body = (path: string, method: string) => doc.paths[path][method].requestBody.content['application/json'].schema.properties.description;
+      for (const [path, method] of [['/api/organizations/{id}/rules', 'post'], ['/api/organizations/{id}/rules/{rule_id}', 'put'], ['/api/organizations/{id}/lists', 'post']] as const) {
+        const documented = body(path, method);
+        const strings = [documented, ...(documented.anyOf ?? [])].find((x: { type?: string }) => x.type === 'string');
+        const patterns = [strings.pattern, ...(strings.allOf ?? []).map((x: { pattern?: string }) => x.pattern)].filter(Boolean).map((p: string) => new RegExp(p));
+        const meets = (x: string) => x.length >= strings.minLength && patterns.every((p: RegExp) => p.test(x));
+        t.notOk(meets('\f'), `${method} ${path}: the reference refuses white space only`);
+        t.ok(meets('\f Large payments'), `${method} ${path}: and takes text with white space around it`);
+      }
+      for (const description of ['\f', ' ', '\t\n\u3000\ufeff']) {
+        const res = await member(c, 'POST', '/rules', { name: 'Blank', expression: 'amount > 1.0', action: 'review', description });
+        t.equal(res.statusCode, 422, `${JSON.stringify(description)}: 422`);
+        t.same(res.json().detail.fields, [{ path: 'body.description', message: 'description must not be empty or white space only' }], 'one problem, named');
+      }
+      t.same((await member(c, 'GET', '/rules')).json().data, [], 'nothing stored');
+      const made = await member(c, 'POST', '/rules', { name: 'Described', expression: 'amount > 1.0', action: 'review', description: '\f Large payments \n' });
+      t.equal(made.statusCode, 201, made.body);
+      t.equal(made.json().description, 'Large payments', 'stored trimmed');
+      const id = made.json().id;
+      t.equal((await member(c, 'PUT', `/rules/${id}`, { description: '\f' })).statusCode, 422, 'a change to white space only: 422');
+      const cleared = await member(c, 'PUT', `/rules/${id}`, { description: null });
+      t.equal(cleared.statusCode, 200, cleared.body);
+      t.equal(cleared.json().description, null, 'null clears it');
+      t.equal((await member(c, 'POST', '/lists', { name: 'blank_list', kind: 'text', description: '\f' })).statusCode, 422, 'a list too');
     });
   });
 }

@@ -2,8 +2,9 @@
 // multipart form, the validation answer (201, or 422 with per-column problems and advice), a
 // mapping that fixes missing columns, preview, delete, the size and row limits (a file in a form
 // too: refused, never cut at the limit), a form the parser cannot read (400), empty and binary
-// files, expiry with a short retention (410), and files stored under random names only. A file that
-// needs mapping gets a suggested mapping, and its preview a few values per header.
+// files (the reference says a body of one character at least, a form with its file), expiry with a
+// short retention (410), and files stored under random names only. A file that needs mapping gets
+// a suggested mapping, and its preview a few values per header.
 
 import t from 'tap';
 import { existsSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
@@ -104,6 +105,23 @@ for (const backend of backends()) {
       t.equal(binary.statusCode, 422);
       t.match(binary.json().detail.message, /not a text CSV/);
       t.equal(uploads().length, before, 'their files were removed');
+    });
+
+    await t.test('the reference says what an upload needs, and an upload without it is refused as it says', async (t) => {
+      const body = (await app.inject({ url: '/api/docs/json' })).json().paths['/api/datasets/upload'].post.requestBody;
+      t.equal(body.required, true, 'a body is required');
+      t.equal(body.content['text/csv'].schema.minLength, 1, 'a CSV of one character at least: an empty one is outside the schema');
+      t.same(body.content['multipart/form-data'].schema.required, ['file'], 'a form with its file');
+      t.equal(body.content['multipart/form-data'].schema.properties.file.minLength, 1, 'a file of one byte at least');
+      const boundary = 'no-file-here';
+      const noFile = await app.inject({ method: 'POST', url: '/api/datasets/upload', payload: `--${boundary}\r\nContent-Disposition: form-data; name="note"\r\n\r\nhello\r\n--${boundary}--\r\n`, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
+      t.equal(noFile.statusCode, 422, 'a form without its file: 422');
+      t.same(noFile.json().detail.fields, [{ path: 'file', message: 'missing' }]);
+      const emptyFile = await app.inject({ method: 'POST', url: '/api/datasets/upload', ...multipart('empty.csv', '') });
+      t.equal(emptyFile.statusCode, 422, 'an empty file in a form: 422');
+      const none = await app.inject({ method: 'POST', url: '/api/datasets/upload' });
+      t.equal(none.statusCode, 415, 'no body at all: 415, with the types it takes');
+      t.equal(none.json().detail.reason, 'unsupported_media_type');
     });
 
     await t.test('a file name at the length limit, with an empty mapping: a 4xx with its reason, never a 500', async (t) => {

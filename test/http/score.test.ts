@@ -1,8 +1,8 @@
 // POST /api/risk/score through the real app (real model, the public sandbox, real database), on each
 // storage back end: every field of the specification, the channel and reason arithmetic, cold
 // start, notes for missing optional fields and for values the model does not know, modes, and bad
-// input answered with a clear 4xx that stores nothing. (Organizations' scoring and recording:
-// test/live.)
+// input answered with a clear 4xx that stores nothing (unknown fields named, a body other than JSON
+// 415). (Organizations' scoring and recording: test/live.)
 
 import t from 'tap';
 import { backends, freshDatabase, start, tempDir } from '../support/server.ts';
@@ -147,9 +147,24 @@ for (const backend of backends()) {
           if (detail) t.match(JSON.stringify(b.detail.fields), detail);
         }
       }
-      const wrongType = await running.app.inject({ method: 'POST', url: '/api/risk/score', payload: 'amount=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-      t.equal(wrongType.statusCode, 415);
-      t.equal(wrongType.json().detail.reason, 'unsupported_media_type');
+      // Unknown fields (the schema is strict) are each named in detail.fields, not as `body`.
+      const unknown = (await score(running.app, { amount: 1, customer_id: 'c', merchant_id: 'm', foo: 1, card_number: '4111' })).json();
+      t.equal(unknown.detail.reason, 'validation_failed');
+      t.same(unknown.detail.fields.map((f: { path: string }) => f.path), ['body.foo', 'body.card_number'], 'each unknown field named');
+      t.match(unknown.detail.fields[0].message, /unknown field/);
+      // White space alone is refused like an empty id: one problem, and the reference says so.
+      const blank = (await score(running.app, { amount: 1, customer_id: '\f \u3000', merchant_id: 'm' })).json();
+      t.same(blank.detail.fields, [{ path: 'body.customer_id', message: 'customer_id must not be empty or white space only' }]);
+      const padded = await score(running.app, { amount: 1, customer_id: ' c\t', merchant_id: 'm', explain: false });
+      t.equal(padded.statusCode, 200, 'white space around an id is trimmed, not refused');
+      t.ok(padded.json().entity_history.c, 'and the id is the trimmed one');
+      // Only JSON: a form, plain text, a CSV or a multipart form is 415, never tried as JSON (422).
+      for (const type of ['application/x-www-form-urlencoded', 'text/plain', 'text/plain; charset=utf-8', 'text/csv', 'application/csv', 'multipart/form-data; boundary=x']) {
+        const wrongType = await running.app.inject({ method: 'POST', url: '/api/risk/score', payload: 'amount=1', headers: { 'content-type': type } });
+        t.equal(wrongType.statusCode, 415, `${type}: 415`);
+        t.equal(wrongType.json().detail.reason, 'unsupported_media_type');
+        t.equal(wrongType.json().detail.fix, 'Send the body with Content-Type: application/json.');
+      }
       t.equal(await countTransactions(), storedBefore, 'nothing was stored');
       t.equal(sandbox.size, historyBefore, 'nothing joined the sandbox');
     });

@@ -5,8 +5,13 @@
 // with the per-column problems (the dataset is kept, so a mapping can fix it); 400 `too_many_rows`
 // or 422 for empty or binary files (not kept); 413 `payload_too_large`. An expired dataset answers
 // 410 `upload_expired`; a deleted or unknown one 404.
+// The upload is the one route that reads a body other than JSON: its CSV parser and the multipart
+// form parser are registered in a context of its own, so every other route answers a CSV, a form
+// or plain text with 415 `unsupported_media_type` rather than trying it as JSON. Its reference says
+// what it needs: a CSV body of at least one character, or a form with its `file` part.
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import formParser from '@fastify/multipart';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
@@ -79,19 +84,46 @@ export function describeDataset(d: DatasetRecord) {
 
 export function datasetRoutes(app: FastifyInstance, service: Service): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const maxBytes = maxUploadBytes(service.config);
   /** The caller the use cases decide visibility for: signed in, or a guest. */
   const caller = (request: FastifyRequest) => request.signedIn?.user.id;
-  // A CSV body is streamed to disk as it arrives, never buffered whole.
-  app.addContentTypeParser(['text/csv', 'application/csv'], (_request, payload, done) => done(null, payload));
+  // Registered now, loaded once the caller's surface has its hooks (which it inherits).
+  app.register(async (uploads) => {
+    // A CSV body is streamed to disk as it arrives, never buffered whole.
+    uploads.addContentTypeParser(['text/csv', 'application/csv'], (_request, payload, done) => done(null, payload));
+    await uploads.register(formParser, { limits: { fileSize: service.config.MAX_UPLOAD_MB * 1024 * 1024, files: 1, fields: 10 } });
+    uploadRoute(uploads, service);
+  });
 
-  r.post('/api/datasets/upload', {
+  r.get('/api/datasets/:id', { schema: { tags: ['datasets'], summary: 'One uploaded dataset', params: DatasetParams, response: { 200: Anything, ...errors } } }, async (request) =>
+    describeDataset(await liveDataset(service, request.params.id, caller(request))),
+  );
+
+  r.get('/api/datasets/:id/preview', {
+    schema: { tags: ['datasets'], summary: 'First rows as parsed (with the dataset\'s mapping), sample values per header and a suggested mapping', params: DatasetParams, querystring: z.object({ rows: z.coerce.number().int().min(1).max(100).default(20) }), response: { 200: Preview, ...errors } },
+  }, async (request) => previewDataset(service, request.params.id, caller(request), request.query.rows));
+
+  r.post('/api/datasets/:id/validate', {
+    schema: { tags: ['datasets'], summary: 'Re-check, optionally with your own column mapping', params: DatasetParams, body: z.object({ mapping: Mapping.optional() }).strict().optional(), response: { 200: Anything, ...errors } },
+  }, async (request) => describeDataset(await revalidateDataset(service, request.params.id, caller(request), request.body?.mapping as ColumnMapping | undefined)));
+
+  r.delete('/api/datasets/:id', { schema: { tags: ['datasets'], summary: 'Delete an upload immediately', params: DatasetParams, response: { 204: z.null().describe('Deleted'), 404: ErrorResponse, 410: ErrorResponse } } }, async (request, reply) => {
+    await deleteDataset(service, request.params.id, caller(request));
+    return reply.code(204).send(null);
+  });
+}
+
+/** `POST /api/datasets/upload`, in the context where a CSV body and a form can be read. */
+function uploadRoute(app: FastifyInstance, service: Service): void {
+  const maxBytes = maxUploadBytes(service.config);
+  app.withTypeProvider<ZodTypeProvider>().post('/api/datasets/upload', {
     config: {
       rateLimit: { max: service.config.UPLOAD_RATE_PER_MINUTE, timeWindow: 60_000 },
+      // Required, in either form: an empty body, or a form without its file, is 422.
       documentedBody: {
+        required: true,
         content: {
-          'text/csv': { schema: { type: 'string', description: 'The CSV file itself, with a header line' } },
-          'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', format: 'binary', description: 'The CSV file' } }, required: ['file'] } },
+          'text/csv': { schema: { type: 'string', minLength: 1, description: 'The CSV file itself, with a header line' } },
+          'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', format: 'binary', minLength: 1, description: 'The CSV file' } }, required: ['file'] } },
         },
       },
     },
@@ -143,22 +175,5 @@ export function datasetRoutes(app: FastifyInstance, service: Service): void {
     }
     const record = await uploadDataset(service, stored, { originalName, mapping, ownership });
     return reply.code(201).send(describeDataset(record));
-  });
-
-  r.get('/api/datasets/:id', { schema: { tags: ['datasets'], summary: 'One uploaded dataset', params: DatasetParams, response: { 200: Anything, ...errors } } }, async (request) =>
-    describeDataset(await liveDataset(service, request.params.id, caller(request))),
-  );
-
-  r.get('/api/datasets/:id/preview', {
-    schema: { tags: ['datasets'], summary: 'First rows as parsed (with the dataset\'s mapping), sample values per header and a suggested mapping', params: DatasetParams, querystring: z.object({ rows: z.coerce.number().int().min(1).max(100).default(20) }), response: { 200: Preview, ...errors } },
-  }, async (request) => previewDataset(service, request.params.id, caller(request), request.query.rows));
-
-  r.post('/api/datasets/:id/validate', {
-    schema: { tags: ['datasets'], summary: 'Re-check, optionally with your own column mapping', params: DatasetParams, body: z.object({ mapping: Mapping.optional() }).strict().optional(), response: { 200: Anything, ...errors } },
-  }, async (request) => describeDataset(await revalidateDataset(service, request.params.id, caller(request), request.body?.mapping as ColumnMapping | undefined)));
-
-  r.delete('/api/datasets/:id', { schema: { tags: ['datasets'], summary: 'Delete an upload immediately', params: DatasetParams, response: { 204: z.null().describe('Deleted'), 404: ErrorResponse, 410: ErrorResponse } } }, async (request, reply) => {
-    await deleteDataset(service, request.params.id, caller(request));
-    return reply.code(204).send(null);
   });
 }
