@@ -142,13 +142,18 @@ export class Accounts {
     this.trusted.clear();
   }
 
-  /** The live key a bearer secret belongs to, with its organization's stage and active model. */
+  /** The live key a bearer secret belongs to, with its organization's stage and active model. A
+   *  request it authenticates is one use of the key (the organization's usage counts requests of
+   *  every kind made with it: scores, replays, reads, outcomes, list changes). */
   async authenticateKey(secret: string): Promise<LiveApiKey | undefined> {
     if (!/^sk_(test|live)_[A-Za-z0-9_-]{20,100}$/.test(secret)) return undefined;
     const hash = this.hasher.hash('api_key', secret);
     const now = this.clock();
     const known = this.trusted.get(hash);
-    if (known && known.until > now) return known.key;
+    if (known && known.until > now) {
+      this.recordUse(known.key.id);
+      return known.key;
+    }
     const key = await findLiveApiKey(this.db, hash);
     if (!key) {
       this.trusted.delete(hash);
@@ -156,6 +161,7 @@ export class Accounts {
     }
     if (this.trusted.size >= TRUSTED_KEYS_LIMIT) this.trusted.clear();
     this.trusted.set(hash, { key, until: now + KEY_TRUST_MS });
+    this.recordUse(key.id);
     return key;
   }
 

@@ -38,8 +38,6 @@ export interface ScoreAndRecordDeps {
   /** The built-in model's scorer; undefined when no model is loaded. */
   scorer: Scorer | undefined;
   scorerFor: ScorerFor;
-  /** Counts a use of the key. */
-  recordUse: (keyId: string) => void;
 }
 
 /** Milliseconds a recorded score spent in each of its phases: reading what it needs of the
@@ -113,7 +111,6 @@ export class ScoreAndRecord {
     if (!scorer) throw modelUnavailable();
     const organizationId = key.organization_id;
     const tenant = await tenants.get(organizationId);
-    this.deps.recordUse(key.id);
     // Evidence older than what the tenant holds (its last 31 days), read now: nothing below awaits.
     const earlier = await tenant.earlier(scoredEntities(input));
     const id = input.transaction_id;

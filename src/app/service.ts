@@ -162,7 +162,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
     // API keys need only the hashing secret; sign-in also needs an identity provider (accounts.ts).
     const secret = sessionSecret(config).secret;
     const accounts = secret ? new Accounts(db, config, secret, clock, o.auth) : undefined;
-    const scoreAndRecord = new ScoreAndRecord({ model: loaded.model, tenants, decisionLog, scorer, scorerFor: scorerForModel, recordUse: (id) => accounts?.recordUse(id) });
+    const scoreAndRecord = new ScoreAndRecord({ model: loaded.model, tenants, decisionLog, scorer, scorerFor: scorerForModel });
     return {
       scoreAndRecord,
       config,

@@ -163,9 +163,11 @@ for (const backend of backends()) {
     t.not(rotatedKey.secret, key.secret);
     t.equal((await v1(key.secret)).statusCode, 401, 'the old secret stops at once');
     t.equal((await v1(rotatedKey.secret)).statusCode, 200, 'the new secret works');
+    const read = await app.inject({ url: '/api/v1/transactions?limit=1', headers: { authorization: `Bearer ${rotatedKey.secret}` } });
+    t.equal(read.statusCode, 200, 'the key reads the decision log');
 
     const usage = (await app.inject({ url: `/api/organizations/${acme.id}/usage`, headers: as(ana) })).json();
-    t.equal(usage.keys[0].requests, 2, 'usage counts both successful requests');
+    t.equal(usage.keys[0].requests, 3, "usage counts every request the key authenticated (two scores and a read), not the refused ones");
     t.equal(usage.daily.length, 1);
     t.ok(usage.keys[0].last_used_at, 'last use recorded');
 
