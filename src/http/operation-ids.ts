@@ -68,6 +68,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'DELETE /api/organizations/{id}/lists/{name}': 'deleteList',
   'POST /api/organizations/{id}/lists/{name}/items': 'addListItems',
   'DELETE /api/organizations/{id}/lists/{name}/items': 'removeListItems',
+  'GET /api/organizations/{id}/lists/{name}/audit': 'listListChanges',
   'POST /api/v1/lists/{name}/items': 'addKeyListItems',
   'DELETE /api/v1/lists/{name}/items': 'removeKeyListItems',
   'GET /api/organizations/{id}/rules': 'listRules',
