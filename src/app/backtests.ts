@@ -10,8 +10,9 @@
 import { AppError } from './errors.ts';
 import { quotaExceeded, utcDayStart } from './job-quota.ts';
 import type { PolicyDeps } from './lists.ts';
-import { invalidRule } from './rules.ts';
+import { invalidRule, listsNow } from './rules.ts';
 import { checkExpression, type RuleAction } from '../domain/rules/expression.ts';
+import type { ListKind } from '../domain/rules/lists.ts';
 import type { BacktestParams, BacktestVersion } from '../jobs/backtest-job.ts';
 import type { OrganizationRow } from '../storage/accounts-store.ts';
 import { createOrganizationJob, type JobRecord } from '../storage/job-queue.ts';
@@ -25,9 +26,10 @@ export interface BacktestDeps extends PolicyDeps {
 /** What to test: a saved rule (a version of it, by default the newest), or an expression. */
 export type BacktestTarget = { rule_id: string; version?: number | undefined } | { expression: string; action: RuleAction };
 
-/** A version checked again with the lists it names, for the job. */
-function version(expression: string, action: RuleAction, lists: Map<string, string>, rule: { id: string; version: number } | null): BacktestVersion {
-  const r = checkExpression(expression, new Set(lists.keys()));
+/** A version checked again with the lists it names, for the job; an expression not saved yet also
+ *  with the lists' kinds (a saved version is tested as it was saved). */
+function version(expression: string, action: RuleAction, lists: Map<string, string>, rule: { id: string; version: number } | null, kinds?: ReadonlyMap<string, ListKind>): BacktestVersion {
+  const r = checkExpression(expression, new Set(lists.keys()), kinds);
   if (!r.checked) throw invalidRule(r.problems);
   return { rule_id: rule?.id ?? null, version: rule?.version ?? null, expression, action, lists: Object.fromEntries(r.checked.lists.map((n) => [n, lists.get(n)!])), fields: [...r.checked.fields] };
 }
@@ -57,8 +59,8 @@ export async function queueBacktest(deps: BacktestDeps, org: OrganizationRow, us
   let chosen: { target: BacktestVersion; compare: BacktestVersion | null };
   if ('rule_id' in body) chosen = await savedVersions(data, body.rule_id, body.version);
   else {
-    const lists = new Map((await data.lists(now)).map((l) => [l.name, l.id]));
-    chosen = { target: version(body.expression, body.action, lists, null), compare: null };
+    const { ids, kinds } = await listsNow(data, now);
+    chosen = { target: version(body.expression, body.action, ids, null, kinds), compare: null };
   }
   const params: BacktestParams = { organization_id: org.id, ...chosen, from, to };
   const quota = deps.config.MAX_JOBS_PER_ORG_PER_DAY;

@@ -1,10 +1,10 @@
 // An organization's lists, as use cases for both surfaces: a member creates, reads and deletes
-// lists and adds and removes their values from the dashboard; an API key adds and removes values
-// (`/api/v1/lists/{name}/items`), so a customer's server can block a customer after a chargeback.
-// Every read and write goes through the organization's OrganizationData, bound to the organization
-// the caller acts for, so another organization's list is simply not found. A write is answered
-// once this process has applied it (the live feed carries it to every other process), so the next
-// score here sees it.
+// lists, adds and removes their values and reads each list's audit (its creation, every add and
+// remove) from the dashboard; an API key adds and removes values (`/api/v1/lists/{name}/items`),
+// so a customer's server can block a customer after a chargeback. Every read and write goes
+// through the organization's OrganizationData, bound to the organization the caller acts for, so
+// another organization's list is simply not found. A write is answered once this process has
+// applied it (the live feed carries it to every other process), so the next score here sees it.
 
 import { AppError } from './errors.ts';
 import type { OrganizationCaller } from './organization-caller.ts';
@@ -17,6 +17,8 @@ import type { LiveTail } from '../live/tail.ts';
 
 /** Most values in one add or remove. */
 export const MAX_VALUES_PER_REQUEST = 10_000;
+/** Values an audit entry of an add or a remove names (for the reference). */
+export { AUDITED_VALUES } from '../storage/lists-store.ts';
 
 export interface PolicyDeps {
   db: Db;
@@ -122,15 +124,37 @@ export async function removeListItems(deps: PolicyDeps, caller: OrganizationCall
   return { list: listView((await data.listNamed(name, now(deps)))!), removed: result.removed };
 }
 
-/** Deletes a list, unless a rule that is evaluated (active or shadow) names it: `list_in_use`. */
+/** Deletes a list, unless a rule that is evaluated (active or shadow) names it: `list_in_use`.
+ *  The check and the delete are one transaction, which a rule saved meanwhile cannot cross
+ *  (storage/lists-store.ts, deleteList). */
 export async function deleteList(deps: PolicyDeps, caller: OrganizationCaller, name: string): Promise<void> {
   const data = organizationData(deps.db, caller.organizationId);
   const list = await namedList(deps, data, name);
-  const users = await data.rulesUsingList(list.id);
-  if (users.length) {
-    throw new AppError('conflict', 'list_in_use', `The list ${name} is used by ${users.length === 1 ? 'the rule' : 'the rules'} ${users.join(', ')}.`, 'Disable those rules, or save versions of them that do not use the list, then delete it.', { rules: users });
-  }
   const deleted = await data.deleteList(list.id, now(deps), caller.by);
   if (!deleted) throw noList(name);
+  if ('inUse' in deleted) {
+    const users = deleted.inUse;
+    throw new AppError('conflict', 'list_in_use', `The list ${name} is used by ${users.length === 1 ? 'the rule' : 'the rules'} ${users.join(', ')}.`, 'Disable those rules, or save versions of them that do not use the list, then delete it.', { rules: users });
+  }
   await deps.tail.reach(deleted.xid);
+}
+
+/** A change of a list as its audit shows it: its number (the next page's `starting_after`), when,
+ *  by whom, what (`created`, `items_added`, `items_removed`) and its detail. */
+export interface ListChangeView {
+  id: string;
+  at: string;
+  by: string;
+  action: string;
+  detail: Record<string, unknown> | null;
+}
+
+/** A page of a list's recorded changes, newest first, after the change `startingAfter` (the last
+ *  of the previous page); `not_found` for a list, or a change of it, the organization does not have. */
+export async function listAudit(deps: PolicyDeps, caller: OrganizationCaller, name: string, q: { startingAfter?: string | undefined; limit: number }): Promise<{ entries: ListChangeView[]; hasMore: boolean }> {
+  const data = organizationData(deps.db, caller.organizationId);
+  const list = await namedList(deps, data, name);
+  const page = await data.auditPage('list', list.id, q.limit, q.startingAfter === undefined ? undefined : Number(q.startingAfter));
+  if (!page) throw new AppError('not_found', 'not_found', `starting_after names no change ${q.startingAfter} of the list ${name}.`, 'Pass the id of the last change of the previous page.');
+  return { entries: page.entries.map((e) => ({ id: String(e.id), at: iso(e.at_ms), by: e.by, action: e.action, detail: e.detail })), hasMore: page.hasMore };
 }

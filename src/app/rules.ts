@@ -13,7 +13,7 @@ import { randomId } from './secrets.ts';
 import type { PolicyDeps } from './lists.ts';
 import { checkExpression, evaluateText, type CheckedExpression, type RuleAction, type RuleProblem } from '../domain/rules/expression.ts';
 import { ruleInput, valuesRead } from '../domain/rules/decide.ts';
-import { ItemHistory } from '../domain/rules/lists.ts';
+import { ItemHistory, type ListKind } from '../domain/rules/lists.ts';
 import { decisionValues, loggedFeatures } from '../storage/decision-inputs.ts';
 import { organizationData, type OrganizationData } from '../storage/organization-data.ts';
 import type { RuleStatus } from '../storage/rule-state.ts';
@@ -85,17 +85,26 @@ export function invalidRule(problems: RuleProblem[]): AppError {
   return new AppError('invalid', 'invalid_rule', `The expression cannot be used: ${first.message} (line ${first.line}, column ${first.column}).`, 'Correct the expression at the line and column given; docs/rules.md lists the fields, functions and limits.', { errors: problems });
 }
 
-/** The organization's lists now, name → id. */
-async function listIds(deps: PolicyDeps, data: OrganizationData): Promise<Map<string, string>> {
-  return new Map((await data.lists(now(deps))).map((l) => [l.name, l.id]));
+/** The organization's lists now: name → id, and name → kind (what a list may be compared with). */
+export async function listsNow(data: OrganizationData, at: number): Promise<{ ids: Map<string, string>; kinds: Map<string, ListKind> }> {
+  const rows = await data.lists(at);
+  return { ids: new Map(rows.map((l) => [l.name, l.id])), kinds: new Map(rows.map((l) => [l.name, l.kind])) };
 }
 
 /** Checks an expression against the organization's lists: what it uses, or `invalid_rule`. */
 async function checked(deps: PolicyDeps, data: OrganizationData, expression: string): Promise<{ checked: CheckedExpression; ids: Map<string, string> }> {
-  const ids = await listIds(deps, data);
-  const r = checkExpression(expression, new Set(ids.keys()));
+  const { ids, kinds } = await listsNow(data, now(deps));
+  const r = checkExpression(expression, new Set(ids.keys()), kinds);
   if (!r.checked) throw invalidRule(r.problems);
   return { checked: r.checked, ids };
+}
+
+/** Why a save found a list its expression names deleted meanwhile (the check before it had seen the
+ *  list): the expression checked again says where (`invalid_rule`). A list of that name made again
+ *  since is another list: then the save is to be sent again. */
+async function listsGone(deps: PolicyDeps, data: OrganizationData, expression: string): Promise<AppError> {
+  await checked(deps, data, expression);
+  return new AppError('conflict', 'conflict', 'A list the expression names was deleted, and another of its name made, while the rule was saved.', 'Send the request again: it is checked against the lists as they are now.');
 }
 
 async function oneRule(deps: PolicyDeps, data: OrganizationData, id: string): Promise<RuleView> {
@@ -113,6 +122,7 @@ export async function createRule(deps: PolicyDeps, caller: OrganizationCaller, b
   const id = randomId('rule');
   const result = await data.createRule({ id, name: body.name, status: body.status, version: { expression: body.expression, action: body.action, description: body.description ?? null, listIds: c.lists.map((n) => ids.get(n)!) }, at: now(deps), by: caller.by });
   if (result === 'taken') throw nameTaken(body.name);
+  if ('listsGone' in result) throw await listsGone(deps, data, body.expression);
   await deps.tail.reach(result.xid);
   return oneRule(deps, data, id);
 }
@@ -133,6 +143,12 @@ export async function changeRule(deps: PolicyDeps, caller: OrganizationCaller, i
   const result = await data.changeRule(id, { version, status: body.status, name: body.name }, now(deps), caller.by);
   if (result === undefined) throw noRule(id);
   if (result === 'taken') throw nameTaken(body.name!);
+  if ('listsGone' in result) {
+    if (version) throw await listsGone(deps, data, version.expression);
+    const names = await data.listNames(result.listsGone);
+    const gone = result.listsGone.map((l) => names.get(l) ?? l).join(', ');
+    throw invalidRule([{ message: `The version this change would evaluate names the deleted list ${gone}: save a version that does not use it, then change the status.`, line: 1, column: 1 }]);
+  }
   await deps.tail.reach(result.xid);
   return oneRule(deps, data, id);
 }
@@ -184,8 +200,8 @@ export interface CheckResult {
 
 export async function checkRule(deps: RulesDeps, caller: OrganizationCaller, body: { expression: string; transaction_id?: string | undefined }): Promise<CheckResult> {
   const data = organizationData(deps.db, caller.organizationId);
-  const ids = await listIds(deps, data);
-  const r = checkExpression(body.expression, new Set(ids.keys()));
+  const { ids, kinds } = await listsNow(data, now(deps));
+  const r = checkExpression(body.expression, new Set(ids.keys()), kinds);
   if (!r.checked) return { valid: false, errors: r.problems, lists: [] };
   const result: CheckResult = { valid: true, errors: [], lists: r.checked.lists };
   if (body.transaction_id === undefined) return result;

@@ -1,14 +1,18 @@
 // An organization's lists and their items (migrations/013_rules_and_lists.sql), bound to the
 // organization by its scope (organization-data.ts). Items are stays: adding a value starts one,
 // removing it (or adding it again) ends the current one, and no row is ever deleted, so a list can
-// be read as it was at any past time. Every write queues the live feed's NOTIFY, renews the rows'
-// feed position, and answers its database transaction id, so the caller can wait until this
-// process has applied it (LiveTail.reach).
+// be read as it was at any past time. Every change is audited (policy_audit: created, items added,
+// items removed, deleted). A delete checks the rules that use the list in its own transaction,
+// under the list's lock, which a rule being saved takes too (rules-store.ts), so the two never
+// cross. Every write queues the live feed's NOTIFY, renews the rows' feed position, and answers
+// its database transaction id, so the caller can wait until this process has applied it
+// (LiveTail.reach).
 
 import type { Queryable } from './db.ts';
 import { isUniqueViolation } from './errors.ts';
 import { FEED_SENDER, notifyFeed } from './live-feed.ts';
 import type { OrganizationScope } from './organization-scope.ts';
+import { rulesUsingList } from './rules-store.ts';
 import type { ItemStay, ListKind } from '../domain/rules/lists.ts';
 
 export interface ListRow {
@@ -34,6 +38,8 @@ export interface ItemRow {
 
 /** Rows per page when a process loads an organization's items (one JSON value each). */
 const ITEM_PAGE_ROWS = 20_000;
+/** Values an audit entry of an add or a remove names (its count says how many there were). */
+export const AUDITED_VALUES = 100;
 
 const LIST_COLUMNS = `l.id, l.name, l.kind, l.description, l.created_at_ms, l.created_by`;
 const itemCount = (now: string) => `(SELECT count(*)::int FROM list_items i WHERE i.list_id = l.id AND i.removed_at_ms IS NULL AND (i.expires_at_ms IS NULL OR i.expires_at_ms > ${now})) AS items`;
@@ -148,6 +154,7 @@ export async function addItems(scope: OrganizationScope, listId: string, values:
        SELECT $1, $2, v, $3, $4, $5, $6 FROM unnest($7::text[]) AS v`,
       [scope.organizationId, listId, o.at, o.by, o.reason, o.expiresAt, values],
     );
+    await audit(tx, scope, o.at, o.by, listId, 'items_added', { count: values.length, replaced: ended.length, values: values.slice(0, AUDITED_VALUES), reason: o.reason, expires_at_ms: o.expiresAt });
     return { added: values.length, replaced: ended.length, xid };
   }).catch((e) => {
     if (e instanceof OverLimit) return { over: e.count };
@@ -162,21 +169,27 @@ class OverLimit extends Error {
   }
 }
 
-/** Ends the stays of these values on a list; answers how many were on it. */
+/** Ends the stays of these values on a list; answers how many were on it (those are audited). */
 export async function removeItems(scope: OrganizationScope, listId: string, values: readonly string[], at: number, by: string): Promise<{ removed: number; xid: number }> {
   return scope.db.transaction(async (tx) => {
     await planForValues(tx);
     const xid = await currentXid(tx);
-    const rows = await tx.query(`${END_STAYS} RETURNING 1`, [scope.organizationId, listId, at, by, values]);
+    const rows = await tx.query<{ value: string }>(`${END_STAYS} RETURNING i.value`, [scope.organizationId, listId, at, by, values]);
+    if (rows.length) await audit(tx, scope, at, by, listId, 'items_removed', { count: rows.length, values: rows.slice(0, AUDITED_VALUES).map((r) => r.value) });
     return { removed: rows.length, xid };
   });
 }
 
 /** Deletes a list: its current items' stays end, and its name is free again; undefined when the
- *  organization has no such list. */
-export async function deleteList(scope: OrganizationScope, listId: string, at: number, by: string): Promise<{ xid: number } | undefined> {
+ *  organization has no such list; `inUse` with the names of the rules evaluated now (active or
+ *  shadow) whose live version names it, and nothing changes. The rules are read once the list's
+ *  row is locked, in the same transaction: a rule being saved with the list locks it too
+ *  (rules-store.ts), so either that rule is committed and seen here, or it finds the list deleted. */
+export async function deleteList(scope: OrganizationScope, listId: string, at: number, by: string): Promise<{ xid: number } | { inUse: string[] } | undefined> {
   return scope.db.transaction(async (tx) => {
     if (!(await ownList(tx, scope, listId))) return undefined;
+    const users = await rulesUsingList(tx, scope, listId);
+    if (users.length) return { inUse: users };
     const xid = await currentXid(tx);
     await tx.query(
       `UPDATE list_items SET removed_at_ms = $3, removed_by = $4, seq = nextval('transactions_seq_seq'), xid = pg_current_xact_id()

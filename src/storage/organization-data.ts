@@ -181,7 +181,8 @@ export class OrganizationData {
     return lists.removeItems(this.scope, listId, values, at, by);
   }
 
-  deleteList(listId: string, at: number, by: string): Promise<{ xid: number } | undefined> {
+  /** Deletes a list unless an active or shadow rule uses it (checked in the same transaction). */
+  deleteList(listId: string, at: number, by: string): Promise<{ xid: number } | { inUse: string[] } | undefined> {
     return lists.deleteList(this.scope, listId, at, by);
   }
 
@@ -192,11 +193,11 @@ export class OrganizationData {
 
   // Rules (rules-store.ts).
 
-  createRule(r: { id: string; name: string; status: RuleStatus; version: rules.VersionInput; at: number; by: string }): Promise<{ xid: number } | 'taken'> {
+  createRule(r: { id: string; name: string; status: RuleStatus; version: rules.VersionInput; at: number; by: string }): Promise<{ xid: number } | 'taken' | rules.ListsGone> {
     return rules.createRule(this.scope, r);
   }
 
-  changeRule(id: string, c: rules.RuleChange, at: number, by: string): Promise<{ xid: number } | 'taken' | undefined> {
+  changeRule(id: string, c: rules.RuleChange, at: number, by: string): Promise<{ xid: number } | 'taken' | rules.ListsGone | undefined> {
     return rules.changeRule(this.scope, id, c, at, by);
   }
 
@@ -214,7 +215,7 @@ export class OrganizationData {
   }
 
   rulesUsingList(listId: string): Promise<string[]> {
-    return rules.rulesUsingList(this.scope, listId);
+    return rules.rulesUsingList(this.scope.db, this.scope, listId);
   }
 
   countRules(): Promise<number> {
@@ -224,5 +225,11 @@ export class OrganizationData {
   /** Every recorded change of a rule or a list, oldest first. */
   audit(subject: 'rule' | 'list', id: string): Promise<rules.AuditRow[]> {
     return rules.auditOf(this.scope, subject, id);
+  }
+
+  /** A page of a rule's or a list's recorded changes, newest first, after the change numbered
+   *  `startingAfter`; undefined for a number that is not one of its changes. */
+  auditPage(subject: 'rule' | 'list', id: string, limit: number, startingAfter?: number): Promise<{ entries: rules.AuditEntry[]; hasMore: boolean } | undefined> {
+    return rules.auditPage(this.scope, subject, id, limit, startingAfter);
   }
 }

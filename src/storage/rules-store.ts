@@ -2,7 +2,8 @@
 // organization by its scope (organization-data.ts). A version, once saved, never changes; the rule
 // row says which is newest, which one scoring evaluates (`live_version`) and how (`status`). Every
 // change is audited (policy_audit), renews the rule row's feed position so every process reads its
-// new state (live-feed.ts), and answers its database transaction id (LiveTail.reach).
+// new state (live-feed.ts), and answers its database transaction id (LiveTail.reach). A save locks
+// the lists its versions name, so a list cannot be deleted under a rule being saved.
 
 import type { Queryable } from './db.ts';
 import { isUniqueViolation } from './errors.ts';
@@ -58,6 +59,36 @@ async function audit(tx: Queryable, scope: OrganizationScope, at: number, by: st
   await tx.query(`INSERT INTO policy_audit (organization_id, at_ms, by, subject, subject_id, action, detail) VALUES ($1, $2, $3, 'rule', $4, $5, $6)`, [scope.organizationId, at, by, ruleId, action, detail ?? null]);
 }
 
+/**
+ * Locks the lists a rule version names, for the rest of the transaction, and answers those of them
+ * that are deleted (or not the organization's). A list's delete locks its row for update and then
+ * looks for the rules that use it (lists-store.ts), so the two cannot cross: whichever locks first
+ * commits first, and the other then sees it (a rule saved first stops the delete with
+ * `list_in_use`; a list deleted first is missing here, and the rule is refused).
+ */
+async function lockLists(tx: Queryable, scope: OrganizationScope, listIds: readonly string[]): Promise<string[]> {
+  const wanted = [...new Set(listIds)].sort();
+  if (wanted.length === 0) return [];
+  const rows = await tx.query<{ id: string }>(
+    `SELECT id FROM lists WHERE organization_id = $1 AND id = ANY($2::text[]) AND deleted_at_ms IS NULL ORDER BY id FOR SHARE`,
+    [scope.organizationId, wanted],
+  );
+  const held = new Set(rows.map((r) => r.id));
+  return wanted.filter((id) => !held.has(id));
+}
+
+/** What a save answers when a list its version names was deleted meanwhile: those lists' ids. */
+export interface ListsGone {
+  listsGone: string[];
+}
+
+/** Thrown inside a save's transaction to roll it back. */
+class Gone extends Error {
+  constructor(readonly ids: string[]) {
+    super('lists deleted');
+  }
+}
+
 async function insertVersion(tx: Queryable, scope: OrganizationScope, ruleId: string, version: number, v: VersionInput, at: number, by: string): Promise<void> {
   await tx.query(
     `INSERT INTO rule_versions (rule_id, version, organization_id, expression, action, description, list_ids, created_at_ms, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7::text[], $8, $9)`,
@@ -65,10 +96,13 @@ async function insertVersion(tx: Queryable, scope: OrganizationScope, ruleId: st
   );
 }
 
-/** Creates a rule with its first version; `taken` when the organization has a rule of that name. */
-export async function createRule(scope: OrganizationScope, r: { id: string; name: string; status: RuleStatus; version: VersionInput; at: number; by: string }): Promise<{ xid: number } | 'taken'> {
+/** Creates a rule with its first version; `taken` when the organization has a rule of that name,
+ *  `listsGone` when a list the version names has been deleted (nothing is stored then). */
+export async function createRule(scope: OrganizationScope, r: { id: string; name: string; status: RuleStatus; version: VersionInput; at: number; by: string }): Promise<{ xid: number } | 'taken' | ListsGone> {
   try {
     return await scope.db.transaction(async (tx) => {
+      const gone = await lockLists(tx, scope, r.version.listIds);
+      if (gone.length) throw new Gone(gone);
       const xid = await currentXid(tx);
       const live = r.status === 'active' || r.status === 'shadow' ? 1 : null;
       await tx.query(
@@ -80,6 +114,7 @@ export async function createRule(scope: OrganizationScope, r: { id: string; name
       return { xid };
     });
   } catch (e) {
+    if (e instanceof Gone) return { listsGone: e.ids };
     if (isUniqueViolation(e)) return 'taken';
     throw e;
   }
@@ -97,9 +132,11 @@ export interface RuleChange {
  * version goes live when the status (given, or kept) is active or shadow, unless the change names
  * status `draft` for a rule that is live: then the live version keeps running and the new one waits
  * as a draft. A status of active or shadow with no new version puts the newest version live.
- * Undefined when the organization has no such rule; `taken` when the name is another rule's.
+ * Undefined when the organization has no such rule; `taken` when the name is another rule's;
+ * `listsGone` when the new version, or the version the change puts live, names a deleted list
+ * (nothing changes then).
  */
-export async function changeRule(scope: OrganizationScope, id: string, c: RuleChange, at: number, by: string): Promise<{ xid: number } | 'taken' | undefined> {
+export async function changeRule(scope: OrganizationScope, id: string, c: RuleChange, at: number, by: string): Promise<{ xid: number } | 'taken' | ListsGone | undefined> {
   try {
     return await scope.db.transaction(async (tx) => {
       const [rule] = await tx.query<{ status: RuleStatus; version: number; live_version: number | null }>(
@@ -120,6 +157,14 @@ export async function changeRule(scope: OrganizationScope, id: string, c: RuleCh
         if (c.status) status = c.status;
         if (status === 'active' || status === 'shadow') live = version;
       }
+      // The lists of the version saved and of the one evaluated after the change must still be there.
+      const named = [...(c.version?.listIds ?? [])];
+      if ((status === 'active' || status === 'shadow') && live !== null && !(c.version && live === version)) {
+        const [v] = await tx.query<{ list_ids: string[] }>(`SELECT list_ids FROM rule_versions WHERE organization_id = $1 AND rule_id = $2 AND version = $3`, [scope.organizationId, id, live]);
+        named.push(...(v?.list_ids ?? []));
+      }
+      const gone = await lockLists(tx, scope, named);
+      if (gone.length) throw new Gone(gone);
       await tx.query(
         `UPDATE rules SET status = $3, version = $4, live_version = $5, name = coalesce($6, name), updated_at_ms = $7, updated_by = $8,
                           seq = nextval('transactions_seq_seq'), xid = pg_current_xact_id()
@@ -130,6 +175,7 @@ export async function changeRule(scope: OrganizationScope, id: string, c: RuleCh
       return { xid };
     });
   } catch (e) {
+    if (e instanceof Gone) return { listsGone: e.ids };
     if (isUniqueViolation(e)) return 'taken';
     throw e;
   }
@@ -189,9 +235,10 @@ export async function liveRuleStates(tx: Queryable, scope: OrganizationScope): P
   return rows.map((r) => parseRuleState(r.state));
 }
 
-/** Names of the rules evaluated now (active or shadow) whose live version names the list. */
-export async function rulesUsingList(scope: OrganizationScope, listId: string): Promise<string[]> {
-  const rows = await scope.db.query<{ name: string }>(
+/** Names of the rules evaluated now (active or shadow) whose live version names the list (inside
+ *  the caller's transaction `q` when it holds the list's lock: lists-store.ts, deleteList). */
+export async function rulesUsingList(q: Queryable, scope: OrganizationScope, listId: string): Promise<string[]> {
+  const rows = await q.query<{ name: string }>(
     `SELECT r.name FROM rules r JOIN rule_versions v ON v.rule_id = r.id AND v.version = r.live_version
      WHERE r.organization_id = $1 AND r.deleted_at_ms IS NULL AND r.status IN ('active', 'shadow') AND $2 = ANY(v.list_ids) ORDER BY r.name`,
     [scope.organizationId, listId],
@@ -216,4 +263,30 @@ export interface AuditRow {
 /** Every recorded change of one of the organization's rules or lists, oldest first. */
 export function auditOf(scope: OrganizationScope, subject: 'rule' | 'list', id: string): Promise<AuditRow[]> {
   return scope.db.query<AuditRow>(`SELECT at_ms, by, action, detail FROM policy_audit WHERE organization_id = $1 AND subject = $2 AND subject_id = $3 ORDER BY id`, [scope.organizationId, subject, id]);
+}
+
+/** A change as a page of the audit shows it, with its number (a page's cursor). */
+export interface AuditEntry extends AuditRow {
+  id: number;
+}
+
+/**
+ * A page of one rule's or list's recorded changes, newest first, after the change numbered
+ * `startingAfter` (the last of the previous page); undefined when that number is not one of its
+ * changes in the organization.
+ */
+export async function auditPage(scope: OrganizationScope, subject: 'rule' | 'list', id: string, limit: number, startingAfter?: number): Promise<{ entries: AuditEntry[]; hasMore: boolean } | undefined> {
+  const params: unknown[] = [scope.organizationId, subject, id];
+  if (startingAfter !== undefined) {
+    const [cursor] = await scope.db.query(`SELECT 1 FROM policy_audit WHERE organization_id = $1 AND subject = $2 AND subject_id = $3 AND id = $4`, [...params, startingAfter]);
+    if (!cursor) return undefined;
+    params.push(startingAfter);
+  }
+  params.push(limit + 1);
+  const rows = await scope.db.query<AuditEntry>(
+    `SELECT id, at_ms, by, action, detail FROM policy_audit WHERE organization_id = $1 AND subject = $2 AND subject_id = $3 ${startingAfter === undefined ? '' : 'AND id < $4'}
+     ORDER BY id DESC LIMIT $${params.length}`,
+    params,
+  );
+  return { entries: rows.slice(0, limit), hasMore: rows.length > limit };
 }

@@ -1,7 +1,8 @@
 // The rule language and lists as pure code: what the checker accepts and refuses (with line and
-// column), what an evaluation reads and how a missing value fails safely, the precedence of
-// actions, a list's items now whatever order their changes arrive in, a list as it was at any
-// time, and the packed decision inputs read back exactly.
+// column; a list compared with a field of another kind too), what an evaluation reads and how a
+// missing value fails safely, the precedence of actions, a list's items now whatever order their
+// changes arrive in, a list as it was at any time, and the packed decision inputs read back
+// exactly.
 
 import t from 'tap';
 import { checkExpression, compileRule, evaluateRule, MAX_EXPRESSION_CHARS, position } from '../../src/domain/rules/expression.ts';
@@ -59,6 +60,16 @@ t.test('a missing value or a probe of the runtime does not match, and says why',
   });
   evaluateRule(compileRule({ id: 'r', name: 'r', version: 1, action: 'block', status: 'active', expression: 'amount > 1.0', lists: new Map() }), lazy, () => false);
   t.equal(built, 0, 'features are built only for a rule that reads them');
+});
+
+t.test("a list compared with a field must hold that field's values (or be a text list)", async (t) => {
+  const kinds = new Map([['blocked', 'customer_id' as const], ['notes', 'text' as const], ['routes', 'channel' as const]]);
+  const known = new Set(kinds.keys());
+  const problems = (e: string) => checkExpression(e, known, kinds).problems;
+  t.match(problems('in_list("blocked", merchant_id)'), [{ line: 1, column: 20, message: 'The list "blocked" holds customer_id values, but in_list compares it with merchant_id: compare it with customer_id, or use a list of kind merchant_id (or text) for merchant_id.' }]);
+  t.match(problems('in_list("routes", risk_band)'), [{ message: /use a list of kind text for risk_band/ }]);
+  for (const e of ['in_list("blocked", customer_id)', 'in_list("notes", merchant_id)', 'in_list("routes", channel)', 'in_list("routes", payment_type + ":" + location)', 'in_list("blocked", " c-1 ")']) t.same(problems(e), [], e);
+  t.same(checkExpression('in_list("blocked", merchant_id)', known).problems, [], 'without kinds (a saved version tested as it was saved), not checked');
 });
 
 t.test('the checker refuses with line and column', async (t) => {

@@ -12,6 +12,7 @@
 // `startsWith`, `endsWith` and `contains` say the same things safely.
 
 import { RULE_FIELDS } from './fields.ts';
+import { kindFits, kindOfField, type ListKind } from './lists.ts';
 import { Environment } from '@marcbachmann/cel-js';
 
 /** Longest expression accepted. */
@@ -138,12 +139,16 @@ export interface CheckedExpression {
   fields: Set<string>;
 }
 
+const FIELD_NAMES: ReadonlySet<string> = new Set(RULE_FIELDS.map((f) => f.name));
+
 /**
  * Checks an expression: its syntax, its types (it must be a bool), the names it reads, the lists it
- * names (each a string literal in `lists`), and the limits above. Returns the problems (empty when
- * it can be saved) and, when there are none, what it uses.
+ * names (each a string literal in `lists`), and the limits above. Given each list's kind, a list
+ * compared with a field (`in_list("name", customer_id)`) must hold that field's values (or be a
+ * `text` list): a customer list compared with merchant_id would never match, silently. Returns the
+ * problems (empty when it can be saved) and, when there are none, what it uses.
  */
-export function checkExpression(text: string, knownLists: ReadonlySet<string>): { problems: RuleProblem[]; checked?: CheckedExpression } {
+export function checkExpression(text: string, knownLists: ReadonlySet<string>, kinds?: ReadonlyMap<string, ListKind>): { problems: RuleProblem[]; checked?: CheckedExpression } {
   if (text.trim() === '') return { problems: [problem(text, 'The expression is empty: write a condition, e.g. amount > 1000.0', 0)] };
   if (text.length > MAX_EXPRESSION_CHARS) return { problems: [problem(text, `The expression has ${text.length} characters; at most ${MAX_EXPRESSION_CHARS} are allowed.`, MAX_EXPRESSION_CHARS)] };
   let parsed;
@@ -167,7 +172,17 @@ export function checkExpression(text: string, knownLists: ReadonlySet<string>): 
         problems.push(problem(text, 'in_list() takes the list\'s name as a quoted string first, e.g. in_list("blocked_customers", customer_id).', n.start ?? 0));
       } else if (!knownLists.has(first.args)) {
         problems.push(problem(text, `There is no list named "${first.args}" in this organization: create it on the Lists page (or POST .../lists) first.`, first.start ?? n.start ?? 0));
-      } else if (!lists.includes(first.args)) lists.push(first.args);
+      } else {
+        const name = first.args;
+        const kind = kinds?.get(name);
+        const second = (args[1] as unknown[] | undefined)?.[1];
+        if (kind !== undefined && isNode(second) && second.op === 'id' && typeof second.args === 'string' && FIELD_NAMES.has(second.args) && !kindFits(kind, second.args)) {
+          const field = second.args;
+          const fitting = kindOfField(field);
+          problems.push(problem(text, `The list "${name}" holds ${kind} values, but in_list compares it with ${field}: compare it with ${kind}, or use a list of kind ${fitting ? `${fitting} (or text)` : 'text'} for ${field}.`, second.start ?? n.start ?? 0));
+        }
+        if (!lists.includes(name)) lists.push(name);
+      }
     }
   });
   if (problems.length) return { problems };

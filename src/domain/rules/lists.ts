@@ -6,6 +6,18 @@
 export const LIST_KINDS = ['customer_id', 'merchant_id', 'location', 'payment_type', 'channel', 'text'] as const;
 export type ListKind = (typeof LIST_KINDS)[number];
 
+/** Whether a list of `kind` can be compared with the field `field` (`in_list("name", field)`): a
+ *  `text` list with any field, another only with the field of its name (a `customer_id` list with
+ *  customer_id, a `channel` list with channel). */
+export function kindFits(kind: ListKind, field: string): boolean {
+  return kind === 'text' || kind === field;
+}
+
+/** The kind of list that holds a field's values, if there is one beside `text`. */
+export function kindOfField(field: string): ListKind | undefined {
+  return field !== 'text' && (LIST_KINDS as readonly string[]).includes(field) ? (field as ListKind) : undefined;
+}
+
 /** A list's name: what `in_list("name", ...)` says. */
 export const LIST_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 /** Longest value on a list (identifiers are at most 200 characters everywhere). */

@@ -10,7 +10,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Service } from '../../app/service.ts';
 import { OrganizationCaller } from '../../app/organization-caller.ts';
-import { addListItems, allLists, createList, deleteList, listPage, MAX_VALUES_PER_REQUEST, removeListItems } from '../../app/lists.ts';
+import { addListItems, allLists, AUDITED_VALUES, createList, deleteList, listAudit, listPage, MAX_VALUES_PER_REQUEST, removeListItems } from '../../app/lists.ts';
 import { allRules, changeRule, checkRule, createRule, deleteRule, rule, ruleHistory, ruleVersions } from '../../app/rules.ts';
 import { LIST_KINDS, LIST_NAME, MAX_VALUE_CHARS } from '../../domain/rules/lists.ts';
 import { MAX_EXPRESSION_CHARS, RULE_ACTIONS } from '../../domain/rules/expression.ts';
@@ -54,6 +54,16 @@ const AddItems = z
   })
   .strict();
 const RemoveItems = z.object({ values: Values }).strict();
+const ListChange = z.object({
+  id: z.string().describe("The change's number: the next page's `starting_after`"),
+  at: z.string(),
+  by: z.string().describe('A user id, or `key:<api key id>`'),
+  action: z.string().describe('`created`, `items_added` or `items_removed`'),
+  detail: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .describe(`\`created\`: name and kind; \`items_added\`: count, replaced (of those, values that were on the list already), values (the first ${AUDITED_VALUES}), reason, expires_at_ms; \`items_removed\`: count and values (the first ${AUDITED_VALUES}) of those that were on the list`),
+});
 const AddResult = z.object({ list: ListSchema, added: z.number().int(), replaced: z.number().int().describe('Of those added, values that were on the list already') });
 const RemoveResult = z.object({ list: ListSchema, removed: z.number().int().describe('Values that were on the list') });
 
@@ -165,6 +175,21 @@ export function memberRuleRoutes(app: FastifyInstance, service: Service): void {
     return { list: page.list, data: page.items, has_more: page.hasMore };
   });
 
+  r.get('/api/organizations/:id/lists/:name/audit', {
+    schema: {
+      tags: ['rules'],
+      summary: "A list's recorded changes, newest first: who, when, what",
+      description: 'Its creation and every add and remove of values, whether from the dashboard or an API key. `limit` 1–100 (default 25); the next page starts after the last `id` of this one (`starting_after`). Answer: `{ data, has_more }`.',
+      params: OrgListParams,
+      querystring: z.object({ limit: z.coerce.number().int().min(1).max(100).default(25), starting_after: z.string().regex(/^[1-9][0-9]{0,14}$/, 'starting_after is the id of a change, e.g. 42').optional().describe('The last id of the previous page') }).strict(),
+      response: { 200: z.object({ data: z.array(ListChange), has_more: z.boolean() }), ...memberErrors },
+    },
+  }, async (request) => {
+    const caller = await memberCaller(service, request, request.params.id);
+    const page = await listAudit(service, caller, request.params.name, { startingAfter: request.query.starting_after, limit: request.query.limit });
+    return { data: page.entries, has_more: page.hasMore };
+  });
+
   r.delete('/api/organizations/:id/lists/:name', {
     schema: { tags: ['rules'], summary: 'Delete a list (409 `list_in_use` while an active or shadow rule names it)', params: OrgListParams, response: { 204: z.null().describe('Deleted'), ...memberErrors } },
   }, async (request, reply) => {
@@ -191,7 +216,7 @@ export function memberRuleRoutes(app: FastifyInstance, service: Service): void {
     schema: {
       tags: ['rules'],
       summary: 'Create a rule',
-      description: 'The expression is checked first: an invalid one is 422 `invalid_rule` with `detail.errors: [{ message, line, column }]`, and nothing is stored. `status` defaults to `draft`; `active` rules decide, `shadow` rules are recorded only. 409 `conflict` when the name is taken.',
+      description: 'The expression is checked first: an invalid one is 422 `invalid_rule` with `detail.errors: [{ message, line, column }]`, and nothing is stored. A list compared with a field (`in_list("name", customer_id)`) must hold that field\'s values (a list of that kind, or `text`). `status` defaults to `draft`; `active` rules decide, `shadow` rules are recorded only. 409 `conflict` when the name is taken.',
       params: OrgParams,
       body: CreateRule,
       response: { 201: RuleSchema, ...memberErrors },
