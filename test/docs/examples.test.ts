@@ -1,13 +1,17 @@
 // The README's and the guides' examples run, so the docs cannot drift from the service. Every
 // shell block is read command by command:
-// - `curl`: run against a server started for this test, as a reader would run it (with `$API_KEY`
-//   an organization's key, and `$DATASET_ID` / `$JOB_ID` taken from the answers before it); the
-//   answer must not be an error, and when a ```json block follows, the answer must have its shape
-//   (every key it shows, with a value of the same JSON type);
+// - `curl`: run against a server started for this test, with sign-in through `npm run dev:idp`, as a
+//   reader would run it: `$API_KEY` starts as a key made beforehand, and `$ACCESS_TOKEN`,
+//   `$CSRF_TOKEN`, `$ORG_ID`, `$API_KEY`, `$DATASET_ID` and `$JOB_ID` are then taken from the answers
+//   before it, session cookies kept in the file the example names; the answer must not be an
+//   error, and when a ```json block follows, the answer must have its shape (every key it shows,
+//   with a value of the same JSON type), and the sandbox's numbers and the seeded simulator's row
+//   counts exactly;
 // - `npm`: the script exists; `npm run simulate` runs as written; any other command given options
 //   must list each of them in its `--help`;
 // - `NAME=value` before a command: NAME is one of the server's configuration variables.
-// The README's configuration table must list exactly the variables the server reads.
+// The README's configuration table must list exactly the variables the server reads, and its quick
+// start runs step by step as written (both ways to a key).
 
 import t from 'tap';
 import { execFile } from 'node:child_process';
@@ -15,7 +19,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { CONFIG_VARIABLES } from '../../src/config.ts';
-import { randomPort, SignIn, spawnDevIdp, spawnServer, type ServerProcess } from '../support/processes.ts';
+import { randomPort, spawnDevIdp, spawnServer, type ServerProcess } from '../support/processes.ts';
 import { tempDir } from '../support/temp.ts';
 
 const run = promisify(execFile);
@@ -133,20 +137,18 @@ t.test('every example in the README and the guides runs', async (t) => {
   const all = DOCS.flatMap((file) => examples(file));
   t.ok(all.some((e) => e.commands.some((c) => c.startsWith('curl'))), 'the docs have curl examples');
 
-  const signIn = await SignIn.start();
+  // Sign-in goes through the local identity provider the guides tell a developer to run, so the
+  // guides' own steps (a token, a session, an organization, a key) run as written.
+  const work = tempDir('docs-examples-');
+  const idp = await spawnDevIdp(work);
   let server: ServerProcess | undefined;
   t.teardown(async () => {
     await server?.stop();
-    await signIn.close();
+    await idp.stop();
   });
-  server = await spawnServer({ ...signIn.env, SCORE_RATE_PER_MINUTE: '1000' });
-  const org = await signIn.organization(server.base, 'docs');
-  // What the integration guide says a member made first on the dashboard: a list and a rule.
-  const post = (path: string, body: unknown) => fetch(`${server!.base}${path}`, { method: 'POST', headers: org.member, body: JSON.stringify(body) });
-  t.equal((await post(`/api/organizations/${org.id}/lists`, { name: 'blocked_customers', kind: 'customer_id' })).status, 201);
-  t.equal((await post(`/api/organizations/${org.id}/rules`, { name: 'blocked customers', expression: 'in_list("blocked_customers", customer_id)', action: 'block', status: 'active' })).status, 201);
-
-  const work = tempDir('docs-examples-');
+  server = await spawnServer({ AUTHPROVIDER_URL: idp.url, SESSION_SECRET: '', SCORE_RATE_PER_MINUTE: '1000' });
+  // The README's examples come first and use a key made beforehand, as its quick start does.
+  const org = await organizationThrough(idp.url, server.base, 'docs');
   const env: Record<string, string> = { ...(process.env as Record<string, string>), API_KEY: org.secret, ORG_ID: org.id };
 
   for (const example of all) {
@@ -157,7 +159,7 @@ t.test('every example in the README and the guides runs', async (t) => {
       for (const a of assignments) t.ok(CONFIG_VARIABLES.includes(a.split('=')[0]!), `${where}: ${a.split('=')[0]} is a configuration variable`);
       const [program, ...args] = words.slice(assignments.length);
       if (program === 'curl') {
-        const text = command.replaceAll('http://127.0.0.1:8080', server.base).replaceAll('localhost:8080', server.base);
+        const text = command.replaceAll('http://127.0.0.1:8080', server.base).replaceAll('localhost:8080', server.base).replaceAll('http://127.0.0.1:9999', idp.url);
         const { stdout } = await run('sh', ['-c', text], { cwd: work, env, timeout: 30_000 });
         const output = / -o (\S+)/.exec(text)?.[1];
         if (output) {
@@ -172,7 +174,17 @@ t.test('every example in the README and the guides runs', async (t) => {
           continue;
         }
         t.notOk(answer?.detail?.reason, `${where}: answered ${answer?.detail?.reason ?? 'no error'}`);
-        if (example.answer !== undefined && n === example.commands.length - 1) t.same(shapeProblems(example.answer, answer), [], `${where}: the answer has the shape the docs show`);
+        if (example.answer !== undefined && n === example.commands.length - 1) {
+          t.same(shapeProblems(example.answer, answer), [], `${where}: the answer has the shape the docs show`);
+          // Fixed states: the sandbox's answers and the seeded simulator's row counts are exact.
+          if (text.includes('/api/risk/score')) t.has(answer, example.answer, `${where}: the sandbox's numbers exactly`);
+          if (text.includes('/api/datasets/upload')) t.equal(answer.rows, (example.answer as { rows?: number }).rows, `${where}: the row count shown`);
+        }
+        // What the next examples name: a token, a session's CSRF token, an organization, a key.
+        if (typeof answer?.access_token === 'string') env.ACCESS_TOKEN = answer.access_token;
+        if (typeof answer?.csrf_token === 'string') env.CSRF_TOKEN = answer.csrf_token;
+        if (typeof answer?.id === 'string' && answer.id.startsWith('org_')) env.ORG_ID = answer.id;
+        if (typeof answer?.secret === 'string' && answer.secret.startsWith('sk_')) env.API_KEY = answer.secret;
         if (typeof answer?.id === 'string' && answer.id.startsWith('ds_')) env.DATASET_ID = answer.id;
         if (typeof answer?.id === 'string' && answer.id.startsWith('job_')) {
           env.JOB_ID = answer.id;
@@ -258,6 +270,19 @@ t.test("the README's quick start runs as written, both ways to a key", async (t)
   const health = await (await fetch(`${server!.base}/api/health`)).json();
   t.equal(health.auth_configured, true, 'the last start has sign-in through the local identity provider');
 });
+
+/** An organization and its key, made through the server's own routes with a session opened by a
+ *  token of the local identity provider. */
+async function organizationThrough(idpUrl: string, base: string, name: string): Promise<{ id: string; secret: string }> {
+  const json = { 'content-type': 'application/json' };
+  const token = (await (await fetch(`${idpUrl}/auth/v1/token?grant_type=password`, { method: 'POST', headers: json, body: JSON.stringify({ email: `${name}@example.com` }) })).json()) as { access_token: string };
+  const session = await fetch(`${base}/api/auth/session`, { method: 'POST', headers: json, body: JSON.stringify({ access_token: token.access_token }) });
+  const cookies = Object.fromEntries(session.headers.getSetCookie().map((c) => c.split(';')[0]!.split('=') as [string, string]));
+  const member = { ...json, cookie: `service_session=${cookies.service_session}; service_csrf=${cookies.service_csrf}`, 'x-csrf-token': cookies.service_csrf! };
+  const org = (await (await fetch(`${base}/api/organizations`, { method: 'POST', headers: member, body: JSON.stringify({ name, stage: 'test' }) })).json()) as { id: string };
+  const key = (await (await fetch(`${base}/api/organizations/${org.id}/api-keys`, { method: 'POST', headers: member, body: JSON.stringify({ name: 'docs' }) })).json()) as { secret: string };
+  return { id: org.id, secret: key.secret };
+}
 
 async function finished(base: string, id: string): Promise<string> {
   for (let i = 0; i < 300; i++) {
