@@ -215,7 +215,16 @@ t.test('everything optional switched on', async (t) => {
     const v1 = (secret: string) => inject({ method: 'POST', url: '/api/v1/risk/score', headers: { authorization: `Bearer ${secret}` }, payload: score });
     // Refused keys are answered before the limit is counted: they spend nobody's budget.
     for (let i = 0; i < 3; i++) t.equal((await v1(`sk_test_${'Z'.repeat(43)}`)).statusCode, 401, 'an unknown key is 401');
-    for (let i = 1; i <= 3; i++) t.equal((await v1(a)).statusCode, 200, `key a, request ${i}: 200`);
+    for (let i = 1; i <= 3; i++) {
+      const ok = await v1(a);
+      t.equal(ok.statusCode, 200, `key a, request ${i}: 200`);
+      // The documented headers (docs/integrating.md, Headers): the window's allowance, what is left
+      // of it, and the seconds until it starts again.
+      t.equal(ok.headers['x-ratelimit-limit'], '3', 'X-RateLimit-Limit');
+      t.equal(ok.headers['x-ratelimit-remaining'], String(3 - i), 'X-RateLimit-Remaining');
+      const reset = Number(ok.headers['x-ratelimit-reset']);
+      t.ok(Number.isInteger(reset) && reset >= 0 && reset <= 60, `X-RateLimit-Reset is 0..60 s (${String(ok.headers['x-ratelimit-reset'])})`);
+    }
     const limited = await v1(a);
     t.equal(limited.statusCode, 429, 'key a, request 4 within the minute: 429');
     t.equal(limited.json().detail.reason, 'rate_limited');
