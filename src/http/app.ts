@@ -112,7 +112,7 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
       // service at whatever origin a client sees (a proxy's, a tunnel's). The listening origin would
       // be the bind address (0.0.0.0, a container's), which is rarely the one a client can reach.
       servers: [service.config.BACKEND_URL ? { url: service.config.BACKEND_URL.replace(/\/+$/, ''), description: 'this service' } : { url: '/', description: 'this service (the origin this document was read from)' }],
-      info: { title: 'Fraud-risk scoring service', version: '0.1.0', description: 'Scores payment transactions for fraud with a calibrated probability, a decision and exact reasons. Errors: `{"detail": {"message", "reason", "fix"}}`.' },
+      info: { title: 'Fraud-risk scoring service', version: '0.1.0', description: 'Scores payment transactions for fraud with a calibrated probability, a decision and exact reasons. Errors: `{"detail": {"message", "reason", "fix", "request_id"}}`. Every response carries `Request-Id`: your `X-Request-Id` when it is 1–128 visible ASCII characters, otherwise a generated one; quote it when reporting a problem.' },
       tags: [
         { name: 'scoring', description: 'Score transactions' },
         { name: 'models', description: 'Models and their settings' },
