@@ -101,6 +101,13 @@ export async function storeUpload(deps: Pick<DatasetDeps, 'datasets' | 'config'>
   }
 }
 
+/** An upload's name as it is kept and shown: letters and digits of any script (NFC), and `.`, `-`,
+ *  `_` and spaces; anything else (path separators, quotes, control characters) becomes `_`, so the
+ *  name is text only, never a path, and safe in a quoted header. At most 200 characters. */
+export function displayName(sent: string): string {
+  return [...sent.normalize('NFC').replace(/[^\p{L}\p{M}\p{N}_.\- ]/gu, '_')].slice(0, 200).join('');
+}
+
 /** Validates a stored upload and records it as a dataset of `ownership`. Too many rows
  *  (`too_many_rows`) or a file that is no CSV at all is refused and not kept; one with problems a
  *  mapping can fix is kept and refused `validation_failed` with its id. */
@@ -115,7 +122,7 @@ export async function uploadDataset(deps: DatasetDeps, stored: StoredUpload, upl
     if (validation.file_problems.some((p) => p.reason === 'validation_failed')) throw invalid(validation, undefined);
     record = await insertDataset(deps.db, {
       id: newDatasetId(),
-      original_name: upload.originalName.replace(/[^\w.\- ]/g, '_').slice(0, 200),
+      original_name: displayName(upload.originalName),
       stored_name: stored.storedName,
       size_bytes: stored.size,
       rows: validation.rows,

@@ -83,8 +83,9 @@ export async function jobPage(deps: JobDeps, id: string, userId: string | undefi
 }
 
 /** The download's file name: the upload's, with `.scored.csv` for `.csv` (paysim.csv →
- *  paysim.scored.csv); the job id when the dataset row is gone. Upload names keep only word
- *  characters, dots, dashes and spaces (datasets.ts), so the name is safe in a quoted header. */
+ *  paysim.scored.csv); the job id when the dataset row is gone. Upload names keep only letters,
+ *  digits, dots, dashes, underscores and spaces (datasets.ts displayName); the route writes the
+ *  header's ASCII and UTF-8 forms. */
 async function downloadName(db: Queryable, job: JobRecord): Promise<string> {
   const d = job.dataset_id ? await getDataset(db, job.dataset_id) : undefined;
   const stem = d?.original_name.replace(/\.csv$/i, '');

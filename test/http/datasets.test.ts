@@ -61,6 +61,29 @@ for (const backend of backends()) {
       t.equal(res.json().original_name, 'mine.csv');
     });
 
+    await t.test('a file name in any script is kept, and names the download', async (t) => {
+      // A browser's form sends the name as raw UTF-8 in the part's header.
+      const form = multipart('transações 東京.csv', GOOD);
+      const raw = await app.inject({ method: 'POST', url: '/api/datasets/upload', payload: form.payload, headers: form.headers });
+      t.equal(raw.statusCode, 201, raw.body);
+      t.equal(raw.json().original_name, 'transações 東京.csv', 'a raw UTF-8 name in a form');
+      const queried = await upload(GOOD, `?filename=${encodeURIComponent('Müller & Söhne.csv')}`);
+      t.equal(queried.json().original_name, 'Müller _ Söhne.csv', 'a percent-encoded name in the query (punctuation other than . - _ becomes _)');
+      const extended = app.inject({
+        method: 'POST',
+        url: '/api/datasets/upload',
+        headers: form.headers,
+        payload: Buffer.from(form.payload.toString('latin1').replace(/filename="[^"]*"/, `filename*=UTF-8''${encodeURIComponent('ñandú.csv')}`), 'latin1'),
+      });
+      t.equal((await extended).json().original_name, 'ñandú.csv', "RFC 5987's filename*");
+      const job = await app.inject({ method: 'POST', url: '/api/datasets/score', payload: { dataset_id: raw.json().id } });
+      t.equal(job.statusCode, 202, job.body);
+      for (let i = 0; i < 100 && (await app.inject({ url: `/api/jobs/${job.json().id}` })).json().status !== 'succeeded'; i++) await new Promise((r) => setTimeout(r, 100));
+      const download = await app.inject({ url: `/api/jobs/${job.json().id}/download` });
+      t.equal(download.statusCode, 200);
+      t.equal(download.headers['content-disposition'], `attachment; filename="transa__es __.scored.csv"; filename*=UTF-8''${encodeURIComponent('transações 東京.scored.csv')}`, 'an ASCII name for old clients and the UTF-8 one (RFC 6266)');
+    });
+
     await t.test('missing columns: 422 with the dataset kept, then a mapping fixes it', async (t) => {
       const res = await upload('Amount,nameOrig,nameDest\n10,C1,M1\n20,C2,M2\n');
       t.equal(res.statusCode, 422);

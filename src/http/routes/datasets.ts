@@ -112,6 +112,16 @@ export function datasetRoutes(app: FastifyInstance, service: Service): void {
   });
 }
 
+/** A form part's file name as the browser meant it. Browsers send it as raw UTF-8 bytes in the
+ *  part's header, which the form parser reads as Latin-1 (one character per byte); read back as
+ *  UTF-8 when those bytes are valid UTF-8. A name sent as RFC 5987 `filename*` arrives decoded
+ *  already, and its bytes are then not valid UTF-8, so it is kept. */
+function utf8Name(name: string): string {
+  if (!/[\u0080-\u00ff]/.test(name) || /[^\u0000-\u00ff]/.test(name)) return name;
+  const decoded = Buffer.from(name, 'latin1').toString('utf8');
+  return decoded.includes('\ufffd') ? name : decoded;
+}
+
 /** `POST /api/datasets/upload`, in the context where a CSV body and a form can be read. */
 function uploadRoute(app: FastifyInstance, service: Service): void {
   const maxBytes = maxUploadBytes(service.config);
@@ -160,7 +170,7 @@ function uploadRoute(app: FastifyInstance, service: Service): void {
         .catch((e: unknown) => Promise.reject(unreadableForm(e)));
       if (!part) throw new ApiError(422, 'validation_failed', 'The form has no file.', 'Send the CSV as a file field of the form.', { fields: [{ path: 'file', message: 'missing' }] });
       body = part.file;
-      originalName = part.filename || originalName;
+      originalName = utf8Name(part.filename) || originalName;
     } else if (/^(text|application)\/csv/.test(type)) {
       body = request.body as Readable;
     } else {

@@ -63,6 +63,14 @@ export function describeJob(j: JobRecord, now = Date.now()) {
   };
 }
 
+/** `Content-Disposition` for a download (RFC 6266): the name in ASCII for clients that read only
+ *  `filename` (other characters as `_`), and exactly, UTF-8 percent-encoded, as `filename*`. */
+function attachment(name: string): string {
+  const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  const exact = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${exact}`;
+}
+
 export function jobRoutes(app: FastifyInstance, service: Service): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
 
@@ -112,7 +120,7 @@ export function jobRoutes(app: FastifyInstance, service: Service): void {
       documentedResponses: {
         200: {
           description: "The job's scored rows as CSV: row, transaction_id, amount, customer_id, merchant_id, risk_score, risk_band, decision, path, score_<channel> for each channel, reason_1… and label. A value a spreadsheet would run as a formula is prefixed with an apostrophe. Plain RFC 4180 (CRLF line ends): the header is the first line and nothing but rows follows. A drift warning is in the job (GET /api/jobs/{id}, summary.drift), never in the file.",
-          headers: { 'content-disposition': { schema: { type: 'string' }, description: 'attachment; filename="<upload name>.scored.csv"' } },
+          headers: { 'content-disposition': { schema: { type: 'string' }, description: `attachment; filename="<upload name, ASCII>.scored.csv"; filename*=UTF-8''<upload name, percent-encoded UTF-8>.scored.csv` } },
           content: { 'text/csv': { schema: { type: 'string' } } },
         },
       },
@@ -121,7 +129,7 @@ export function jobRoutes(app: FastifyInstance, service: Service): void {
   }, async (request, reply) => {
     const { filename, csv } = await jobDownload(service, request.params.id, caller(request));
     reply.header('content-type', 'text/csv; charset=utf-8');
-    reply.header('content-disposition', `attachment; filename="${filename}"`);
+    reply.header('content-disposition', attachment(filename));
     return reply.send(csv as never);
   });
 }
