@@ -115,6 +115,11 @@ for (const backend of backends()) {
     t.equal(r.json().detail.reason, 'csrf_failed');
     r = await create(ana, { ...as(ana, false), 'x-csrf-token': bo.csrf });
     t.equal(r.statusCode, 403, "another session's CSRF token: 403");
+    for (const blank of ['', '  ', '\f', '\u00a0\t']) {
+      const x = await create(ana, as(ana), blank);
+      t.equal(x.statusCode, 422, `a name of white space only (${JSON.stringify(blank)}) is refused`);
+      t.match(x.json().detail.fields, [{ path: 'body.name', message: /empty or white space only/ }]);
+    }
     t.same((await app.inject({ url: '/api/organizations', headers: as(ana) })).json(), { organizations: [] }, 'nothing was created by refused requests');
     r = await create(ana, as(ana));
     t.equal(r.statusCode, 201, 'with the CSRF header: created');

@@ -17,16 +17,16 @@ import type { Service } from '../../app/service.ts';
 import type { OrganizationRow } from '../../storage/accounts-store.ts';
 import { requireUser } from '../caller.ts';
 import { describeDataset } from './datasets.ts';
-import { ErrorResponse } from '../schemas.ts';
+import { ErrorResponse, storedText } from '../schemas.ts';
 
 export const OrgParams = z.object({ id: z.string().min(1).max(100) });
 const CreateOrganization = z
   .object({
-    name: z.string().trim().min(1, 'name must not be empty').max(200, 'name is at most 200 characters'),
+    name: storedText('name', 200),
     stage: z.enum(['test', 'live']).default('test').describe('`test` keys begin sk_test_, `live` keys sk_live_'),
   })
   .strict();
-const CreateKey = z.object({ name: z.string().trim().min(1, 'name must not be empty').max(200, 'name is at most 200 characters') }).strict();
+const CreateKey = z.object({ name: storedText('name', 200) }).strict();
 
 const Organization = z.object({ id: z.string(), name: z.string(), stage: z.enum(['test', 'live']), role: z.enum(['owner', 'member']), created_at: z.string() });
 const Member = z.object({ user_id: z.string(), email: z.string().nullable(), name: z.string().nullable(), role: z.enum(['owner', 'member']), joined_at: z.string() });

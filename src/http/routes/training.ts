@@ -12,13 +12,13 @@ import type { Service } from '../../app/service.ts';
 import { planTraining } from '../../app/training-jobs.ts';
 import { requireUser } from '../caller.ts';
 import { ApiError } from '../errors.ts';
-import { ErrorResponse } from '../schemas.ts';
+import { ErrorResponse, storedText } from '../schemas.ts';
 
 const TrainingRequest = z
   .object({
     dataset_id: z.string().min(1).max(100),
     organization_id: z.string().min(1).max(100).optional().describe('Train for an organization you belong to'),
-    name: z.string().trim().min(1).max(200).optional().describe('Name of the model it would make'),
+    name: storedText('name', 200).optional().describe('Name of the model it would make'),
   })
   .strict();
 
