@@ -45,6 +45,23 @@ const KEEP_ALIVE_MS = 72_000;
 /** How often Node looks for requests past their timeouts. */
 const CHECK_INTERVAL_MS = 1_000;
 
+/** The headers every answer carries (Request-Id), and on a rate-limited route the window's, added
+ *  to each documented response so that generated clients and readers of the reference see them. */
+function withDocumentedHeaders(response: Record<string, Record<string, unknown>> | undefined, rateLimited: boolean): Record<string, Record<string, unknown>> | undefined {
+  if (!response) return response;
+  const headers: Record<string, unknown> = {
+    'request-id': { type: 'string', description: "The request's id: the caller's X-Request-Id when it is 1–128 visible ASCII characters, otherwise generated (req_…); also detail.request_id in an error" },
+    ...(rateLimited
+      ? {
+          'x-ratelimit-limit': { type: 'integer', description: 'Requests allowed in the current one-minute window' },
+          'x-ratelimit-remaining': { type: 'integer', description: 'Requests left in it' },
+          'x-ratelimit-reset': { type: 'integer', description: 'Seconds until it starts again' },
+        }
+      : {}),
+  };
+  return Object.fromEntries(Object.entries(response).map(([status, r]) => [status, { ...r, headers: { ...headers, ...(r.headers as object | undefined) } }]));
+}
+
 export async function buildApp(service: Service, o: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     // Standard output through a stream that never blocks the server and never waits at exit
@@ -143,6 +160,7 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
       schema = { ...schema, operationId: schema.operationId ?? operationIdOf(method, input.url) };
       if (config?.documentedBody) schema = { ...schema, body: config.documentedBody };
       if (config?.documentedResponses) schema = { ...schema, response: { ...(schema.response as object | undefined), ...config.documentedResponses } };
+      schema = { ...schema, response: withDocumentedHeaders(schema.response as Record<string, Record<string, unknown>> | undefined, Boolean((input.route.config as { rateLimit?: unknown } | undefined)?.rateLimit)) };
       return { ...out, schema } as typeof out;
     },
   });
