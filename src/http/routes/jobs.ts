@@ -64,9 +64,11 @@ export function describeJob(j: JobRecord, now = Date.now()) {
 }
 
 /** `Content-Disposition` for a download (RFC 6266): the name in ASCII for clients that read only
- *  `filename` (other characters as `_`), and exactly, UTF-8 percent-encoded, as `filename*`. */
+ *  `filename` (other characters as `_`), and, when that is not the name, exactly, UTF-8
+ *  percent-encoded, as `filename*`. */
 function attachment(name: string): string {
   const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  if (ascii === name) return `attachment; filename="${name}"`;
   const exact = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `attachment; filename="${ascii}"; filename*=UTF-8''${exact}`;
 }
@@ -120,7 +122,7 @@ export function jobRoutes(app: FastifyInstance, service: Service): void {
       documentedResponses: {
         200: {
           description: "The job's scored rows as CSV: row, transaction_id, amount, customer_id, merchant_id, risk_score, risk_band, decision, path, score_<channel> for each channel, reason_1… and label. A value a spreadsheet would run as a formula is prefixed with an apostrophe. Plain RFC 4180 (CRLF line ends): the header is the first line and nothing but rows follows. A drift warning is in the job (GET /api/jobs/{id}, summary.drift), never in the file.",
-          headers: { 'content-disposition': { schema: { type: 'string' }, description: `attachment; filename="<upload name, ASCII>.scored.csv"; filename*=UTF-8''<upload name, percent-encoded UTF-8>.scored.csv` } },
+          headers: { 'content-disposition': { schema: { type: 'string' }, description: `attachment; filename="<upload name>.scored.csv", and for a name beyond ASCII also filename*=UTF-8''<the name, percent-encoded>.scored.csv` } },
           content: { 'text/csv': { schema: { type: 'string' } } },
         },
       },
