@@ -6,7 +6,7 @@
 
 import type { TransactionEntities, TransactionParties } from '../domain/transaction.ts';
 import type { OutcomeChangeRow, TransactionRow } from '../storage/live-rows.ts';
-import { decisionOf, type Decision } from '../scoring/decision.ts';
+import { decisionOf, type DecisionRecord as Decision } from '../scoring/decision.ts';
 import type { ScoreResult } from '../scoring/scorer.ts';
 
 export type OutcomeLabel = 'fraud' | 'legit';

@@ -23,6 +23,7 @@ import { csvHeader } from './result-row.ts';
 import { CHANNELS } from '../domain/channels.ts';
 import { FeatureSpill } from './feature-spill.ts';
 import { DRIFT_SAMPLE, DriftCounter, type DriftReport } from '../model/drift.ts';
+import type { Decision } from '../domain/rules/decide.ts';
 
 export interface BatchOptions {
   path: string;
@@ -40,7 +41,7 @@ export interface BatchOptions {
 
 export interface BatchSummary {
   rows: number;
-  decisions: Record<'approve' | 'review' | 'block', number>;
+  decisions: Record<Decision, number>;
   bands: Record<'low' | 'medium' | 'high' | 'critical', number>;
   cold_start_rows: number;
   /** Milliseconds per stage. */

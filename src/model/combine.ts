@@ -4,6 +4,7 @@
 // (its signed share of how far the log-odds moved). docs/integrating.md defines them.
 
 import type { PerChannel } from '../domain/channels.ts';
+import type { Decision } from '../domain/rules/decide.ts';
 import type { ModelBundle, ModeName } from './model.ts';
 
 export type ChannelValues = PerChannel<number>;
@@ -11,7 +12,7 @@ export type ChannelValues = PerChannel<number>;
 export interface Combined {
   risk: number;
   cold: boolean;
-  decision: 'approve' | 'review' | 'block';
+  decision: Decision;
   band: 'low' | 'medium' | 'high' | 'critical';
   channelScores: ChannelValues;
   attribution: ChannelValues;
@@ -27,7 +28,7 @@ function calibrated(c: { bias: number; slope: number }, logOdds: number): number
   return sigmoid(c.bias + c.slope * logOdds);
 }
 
-export const DECISIONS = ['approve', 'review', 'block'] as const;
+export const DECISIONS = ['approve', 'review', 'block'] as const satisfies readonly Decision[];
 export const BANDS = ['low', 'medium', 'high', 'critical'] as const;
 
 /**

@@ -1,11 +1,11 @@
-// A decision, in one place: the part of a score response that the decision log's record of a
-// transaction shows (`GET .../transactions/{id}`). The log stores the response itself, and the
+// A decision record, in one place: the part of a score response that the decision log's record of
+// a transaction shows (`GET .../transactions/{id}`). The log stores the response itself, and the
 // record is this projection of it (`decisionOf`), so the answer a caller got and the record an
 // analyst reads can never disagree; the reasons in both are the scorer's (native/src/reasons.rs).
 
 import type { ScoreResult } from './scorer.ts';
 
-export interface Decision {
+export interface DecisionRecord {
   risk_score: number;
   risk_band: ScoreResult['risk_band'];
   decision: ScoreResult['decision'];
@@ -25,7 +25,7 @@ export interface Decision {
   latency_ms: number;
 }
 
-export function decisionOf(r: ScoreResult): Decision {
+export function decisionOf(r: ScoreResult): DecisionRecord {
   return {
     risk_score: r.risk_score,
     risk_band: r.risk_band,

@@ -22,7 +22,7 @@ import type { ModelBundle, ModeName } from '../model/model.ts';
 import { combine, isCold } from '../model/combine.ts';
 import { topReasons, type ChannelExplanation, type ScoreReason } from './explain.ts';
 import { isoTime } from '../domain/iso-time.ts';
-import { featureMap, type DecisionValues } from '../domain/rules/decide.ts';
+import { featureMap, type Decision, type DecisionValues } from '../domain/rules/decide.ts';
 import { runRules, rulesNotes, type RuleMatch, type RuleSet, type RulesOutcome } from './rules-stage.ts';
 import { KnownValues } from './known-values.ts';
 
@@ -59,7 +59,7 @@ export interface ScoreResult {
   transaction_id: string;
   risk_score: number;
   risk_band: 'low' | 'medium' | 'high' | 'critical';
-  decision: 'approve' | 'review' | 'block';
+  decision: Decision;
   mode: ModeName;
   model_id: string;
   model_version: string;

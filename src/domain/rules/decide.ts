@@ -9,6 +9,8 @@
 import { EntityHistoryValue, type RuleAction, type RuleInput } from './expression.ts';
 import type { TransactionEntities } from '../transaction.ts';
 
+/** What a transaction is answered (a decision record, with its score and reasons, is
+ *  scoring/decision.ts's DecisionRecord). */
 export type Decision = 'approve' | 'review' | 'block';
 
 /** Precedence of the actions, first to last. */
