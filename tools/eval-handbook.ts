@@ -15,7 +15,7 @@ import { readLabelledCsv } from './training/dataset-csv.ts';
 import { CHANNEL_FEATURES, extractBatch } from '../src/domain/features/extract.ts';
 import { TABULAR_CATEGORICAL } from '../src/domain/features/tabular.ts';
 import { History } from '../src/domain/history/history.ts';
-import { UNKNOWN, type HistoryTransaction } from '../src/domain/transaction.ts';
+import { UNKNOWN, type Transaction } from '../src/domain/transaction.ts';
 import { loadModel } from '../src/addon/addon.ts';
 import { trainLightgbm } from './lightgbm.ts';
 import { BOOTSTRAP_DEFAULTS, averagePrecisionStatistic, cardPrecisionStatistic, pairedBootstrap, rocAucStatistic, type Interval } from './training/bootstrap.ts';
@@ -82,7 +82,7 @@ interface SeedRun {
   difference: Record<Figure, Interval>;
 }
 
-async function load(seed: number | undefined): Promise<{ rows: HistoryTransaction[]; days: number[] }> {
+async function load(seed: number | undefined): Promise<{ rows: Transaction[]; days: number[] }> {
   if (dataFile !== undefined) {
     log(`reading ${dataFile}`);
     const all = await readLabelledCsv(dataFile);

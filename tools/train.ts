@@ -15,7 +15,7 @@ import { CHANNEL_FEATURES } from '../src/domain/features/extract.ts';
 import { loadModel } from '../src/addon/addon.ts';
 import { buildReference } from '../src/model/drift.ts';
 import { readLabelledCsv } from './training/dataset-csv.ts';
-import type { HistoryTransaction } from '../src/domain/transaction.ts';
+import type { Transaction } from '../src/domain/transaction.ts';
 import { detectRings } from '../src/domain/rings.ts';
 import { averagePrecision, brier, expectedCalibrationError, logLoss, recallAtFpr, rocAuc } from '../src/model/metrics.ts';
 import { DEFAULT_SIMULATION, simulate, toCsv } from '../src/domain/simulate.ts';
@@ -56,7 +56,7 @@ function codeFingerprint(): string {
 
 const round = (x: number) => (Number.isFinite(x) ? Math.round(x * 1e6) / 1e6 : null);
 
-let rows: HistoryTransaction[];
+let rows: Transaction[];
 let dataDescription: string;
 let dataFingerprint: string;
 if (values.data) {

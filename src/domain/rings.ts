@@ -12,7 +12,7 @@ import { UndirectedGraph } from 'graphology';
 import louvainModule from 'graphology-communities-louvain';
 import { Rng } from './rng.ts';
 import { KeyCache } from './key-cache.ts';
-import { channelOf, type HistoryTransaction } from './transaction.ts';
+import { channelOf, type Transaction } from './transaction.ts';
 
 // The package is CommonJS (`module.exports = louvain`) while its types declare a default export, so
 // under NodeNext the default import is, at run time, the function its types call `.default`.
@@ -63,7 +63,7 @@ export interface Ring {
 /** Transactions in time order, read by index: an array, or the live history's record store. */
 export interface TimeOrderedRows {
   readonly length: number;
-  at(index: number): HistoryTransaction | undefined;
+  at(index: number): Transaction | undefined;
 }
 
 /** Index of the first row at or after `t` (rows are in time order). */
@@ -87,7 +87,7 @@ export function detectRings(rows: TimeOrderedRows, until: number, options: Parti
   const rings: Ring[] = [];
   for (let start = first; start + o.window + o.labelDelay <= until; start += o.window) {
     const end = start + o.window;
-    const inWindow: HistoryTransaction[] = [];
+    const inWindow: Transaction[] = [];
     for (let i = firstAtOrAfter(rows, start); i < rows.length; i++) {
       const r = rows.at(i)!;
       if (r.time >= end) break;
@@ -103,7 +103,7 @@ export function detectRings(rows: TimeOrderedRows, until: number, options: Parti
  * with labels as stored; a label counts when it was known by the result's publication. `seed`
  * seeds Louvain; ring ids are numbered on from `numbered`.
  */
-export function detectWindow(rows: readonly HistoryTransaction[], start: number, options: Partial<RingOptions>, seed: number, numbered = 0): Ring[] {
+export function detectWindow(rows: readonly Transaction[], start: number, options: Partial<RingOptions>, seed: number, numbered = 0): Ring[] {
   const o = { ...DEFAULT_RINGS, ...options };
   const end = start + o.window;
   const graph = new UndirectedGraph();

@@ -7,7 +7,7 @@
 // (behavioral), card_testing (velocity), large_amount (tabular); each is described where it is
 // simulated below, and in docs/simulator.md.
 
-import type { HistoryTransaction } from './transaction.ts';
+import type { Transaction } from './transaction.ts';
 import { Rng } from './rng.ts';
 
 export const PAYMENT_TYPES = ['card_present', 'card_not_present', 'wallet', 'bank_transfer'] as const;
@@ -15,7 +15,7 @@ export const CITIES = ['Lisbon', 'Porto', 'Madrid', 'Barcelona', 'Paris', 'Lyon'
 export const SCENARIOS = ['compromised_merchant', 'account_takeover', 'card_testing', 'fraud_ring', 'large_amount'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
-export interface SimulatedTransaction extends HistoryTransaction {
+export interface SimulatedTransaction extends Transaction {
   transaction_id: string;
   label: 0 | 1;
   scenario: Scenario | '';

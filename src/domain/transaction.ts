@@ -8,7 +8,7 @@ import { KEY_CACHE_LIMIT, KeyCache } from './key-cache.ts';
 /** What an optional field (location, payment type) is recorded as when it is not given. */
 export const UNKNOWN = 'unknown';
 
-export interface HistoryTransaction {
+export interface Transaction {
   /** Epoch milliseconds. */
   time: number;
   amount: number;
@@ -26,14 +26,14 @@ export interface HistoryTransaction {
 
 /** Who a transaction is between and through what: its customer, its merchant and the parts of its
  *  channel. Every shape that names a transaction's entities takes them from here. */
-export type TransactionEntities = Pick<HistoryTransaction, 'customer_id' | 'merchant_id' | 'location' | 'payment_type'>;
+export type TransactionEntities = Pick<Transaction, 'customer_id' | 'merchant_id' | 'location' | 'payment_type'>;
 
 /** What a transaction moved between whom, without its channel. */
-export type TransactionParties = Pick<HistoryTransaction, 'amount' | 'customer_id' | 'merchant_id'>;
+export type TransactionParties = Pick<Transaction, 'amount' | 'customer_id' | 'merchant_id'>;
 
 /** An earlier transaction an organization's history holds only in totals (older than its horizon),
  *  as read from the database for graph evidence. */
-export type EarlierTransaction = Pick<HistoryTransaction, 'time'> &
+export type EarlierTransaction = Pick<Transaction, 'time'> &
   TransactionParties & {
     transaction_id: string;
     label: 0 | 1 | null;
@@ -43,7 +43,7 @@ export type EarlierTransaction = Pick<HistoryTransaction, 'time'> &
 const channelsByPaymentType = new Map<string, KeyCache>();
 
 /** A transaction's channel: `payment_type:location`, as the API defines it. */
-export function channelOf(tx: Pick<HistoryTransaction, 'payment_type' | 'location'>): string {
+export function channelOf(tx: Pick<Transaction, 'payment_type' | 'location'>): string {
   let byLocation = channelsByPaymentType.get(tx.payment_type);
   if (!byLocation) {
     const paymentType = tx.payment_type;

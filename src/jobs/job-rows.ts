@@ -4,7 +4,7 @@
 // the file. Otherwise the rows are held as compact columns in memory (records.ts): read
 // from the kept file when there is one, else parsed from the CSV; and put in time order.
 
-import type { HistoryTransaction } from '../domain/transaction.ts';
+import type { Transaction } from '../domain/transaction.ts';
 import { RecordStore, type RowColumns } from '../domain/history/records.ts';
 import { packedStart } from '../domain/history/strings.ts';
 import { KeptColumns, type ColumnChunk } from '../datasets/columns.ts';
@@ -14,7 +14,7 @@ import { readRows, type ColumnMapping, type ParsedRow } from '../datasets/csv.ts
 export interface ReplayChunk {
   count: number;
   positions: ArrayLike<number>;
-  at(r: number): HistoryTransaction;
+  at(r: number): Transaction;
 }
 
 export interface JobRows {
@@ -55,15 +55,15 @@ export async function jobRows(path: string, mapping: ColumnMapping, expectedRows
 }
 
 /** A parsed row as a record of the job's history (no timestamp: NaN, which the job replaces). */
-export function toRecord(r: ParsedRow): HistoryTransaction {
-  const tx: HistoryTransaction = { time: r.time ?? Number.NaN, amount: r.amount, customer_id: r.customer_id, merchant_id: r.merchant_id, location: r.location, payment_type: r.payment_type, transaction_id: r.transaction_id };
+export function toRecord(r: ParsedRow): Transaction {
+  const tx: Transaction = { time: r.time ?? Number.NaN, amount: r.amount, customer_id: r.customer_id, merchant_id: r.merchant_id, location: r.location, payment_type: r.payment_type, transaction_id: r.transaction_id };
   if (r.label !== undefined) tx.label = r.label;
   return tx;
 }
 
 /** Row r of a kept chunk as a transaction (its id only when asked for: the replay needs none). */
-function chunkRecord(kept: KeptColumns, c: ColumnChunk, r: number, withId: boolean): HistoryTransaction {
-  const tx: HistoryTransaction = {
+function chunkRecord(kept: KeptColumns, c: ColumnChunk, r: number, withId: boolean): Transaction {
+  const tx: Transaction = {
     time: c.times[r]!,
     amount: c.amounts[r]!,
     customer_id: kept.entities[c.customers[r]!]!,

@@ -18,7 +18,7 @@
 import { History } from '../domain/history/history.ts';
 import { WINDOW_HORIZON_MS } from '../domain/history/horizon.ts';
 import { historyBytes, HISTORY_FORMAT, restoring } from '../domain/history/snapshot.ts';
-import { channelOf, type HistoryTransaction } from '../domain/transaction.ts';
+import { channelOf, type Transaction } from '../domain/transaction.ts';
 import type { Ring } from '../domain/rings.ts';
 import { MAX_EVIDENCE, RingIndex, type EarlierEvidence, type ScoreContext, type ScoreInput, type ScoredEntities } from '../scoring/scorer.ts';
 import type { Db } from '../storage/db.ts';
@@ -152,12 +152,12 @@ export class Tenant {
   }
 
   /** Adds a transaction to the history (one older than its newest is placed by its time). */
-  add(tx: HistoryTransaction & { transaction_id: string }): void {
+  add(tx: Transaction & { transaction_id: string }): void {
     this.history.add(tx);
   }
 
   addStored(r: HistoryRow): void {
-    const tx: HistoryTransaction & { transaction_id: string } = {
+    const tx: Transaction & { transaction_id: string } = {
       transaction_id: r.transaction_id,
       time: r.time,
       amount: r.amount,

@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { type History } from '../domain/history/history.ts';
 import type { PerChannel } from '../domain/channels.ts';
-import { channelOf, UNKNOWN, type EarlierTransaction, type HistoryTransaction, type TransactionEntities, type TransactionParties } from '../domain/transaction.ts';
+import { channelOf, UNKNOWN, type EarlierTransaction, type Transaction, type TransactionEntities, type TransactionParties } from '../domain/transaction.ts';
 import { allocateFeatures, writeFeatures, type ChannelMatrices } from '../domain/features/extract.ts';
 import type { Ring } from '../domain/rings.ts';
 import type { ModelBundle, ModeName } from '../model/model.ts';
@@ -362,7 +362,7 @@ export class Scorer {
 }
 
 /** A transaction as it is recorded: with its id (given or generated). */
-export type RecordedTransaction = HistoryTransaction & { transaction_id: string };
+export type RecordedTransaction = Transaction & { transaction_id: string };
 
 /** What `scoreToRecord` returns. */
 export interface ScoredToRecord {

@@ -13,7 +13,7 @@
 // (the floor, the rules and lists) is read as for a load from the rows.
 
 import { WINDOW_HORIZON_MS, type EntityTotals } from '../domain/history/horizon.ts';
-import type { HistoryTransaction, TransactionEntities } from '../domain/transaction.ts';
+import type { Transaction, TransactionEntities } from '../domain/transaction.ts';
 import type { PackedColumn, TransactionColumns, UseColumns } from '../domain/history/records.ts';
 import type { Queryable } from './db.ts';
 import { changesSince, feedSnapshot, type FeedOutcome, type FeedSnapshot, type FeedTransaction } from './live-feed.ts';

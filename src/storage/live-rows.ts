@@ -4,11 +4,11 @@
 // read these rows (organization-data.ts and the modules it binds) share them without importing
 // each other.
 
-import type { HistoryTransaction, TransactionEntities, TransactionParties } from '../domain/transaction.ts';
+import type { Transaction, TransactionEntities, TransactionParties } from '../domain/transaction.ts';
 import type { PackedInputs } from './decision-inputs.ts';
 
 /** What every stored transaction has, as the engine's history names it. Times are epoch ms. */
-type TransactionFields = Required<Pick<HistoryTransaction, 'time' | 'amount' | 'customer_id' | 'merchant_id' | 'location' | 'payment_type'>> & { transaction_id: string };
+type TransactionFields = Required<Pick<Transaction, 'time' | 'amount' | 'customer_id' | 'merchant_id' | 'location' | 'payment_type'>> & { transaction_id: string };
 
 /** A transaction to store. */
 export interface NewTransaction extends TransactionFields {

@@ -9,7 +9,7 @@ import { existsSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CHUNK_ROWS, columnsPath, KeptColumns, validateAndKeep } from '../../src/datasets/columns.ts';
 import { toRecord } from '../../src/jobs/job-rows.ts';
-import type { HistoryTransaction } from '../../src/domain/transaction.ts';
+import type { Transaction } from '../../src/domain/transaction.ts';
 import { readRows } from '../../src/datasets/csv.ts';
 import { DatasetFiles } from '../../src/storage/datasets.ts';
 import { scoreDataset } from '../../src/jobs/batch-score.ts';
@@ -28,16 +28,16 @@ const file = (content: string) => {
 const limits = { maxRows: 100_000 };
 
 /** The kept rows read back, as records, or undefined when none are kept for `mapping`. */
-function keptRows(path: string, mapping = {}): { rows: HistoryTransaction[]; timeOrdered: boolean; chunks: number } | undefined {
+function keptRows(path: string, mapping = {}): { rows: Transaction[]; timeOrdered: boolean; chunks: number } | undefined {
   const kept = KeptColumns.open(path, mapping);
   if (!kept) return undefined;
   try {
-    const rows: HistoryTransaction[] = [];
+    const rows: Transaction[] = [];
     let chunks = 0;
     for (const c of kept.chunks()) {
       chunks++;
       for (let r = 0; r < c.count; r++) {
-        const tx: HistoryTransaction = { time: c.times[r]!, amount: c.amounts[r]!, customer_id: kept.entities[c.customers[r]!]!, merchant_id: kept.entities[c.merchants[r]!]!, location: kept.places[c.locations[r]!]!, payment_type: kept.places[c.paymentTypes[r]!]!, transaction_id: c.idBytes.toString('utf8', c.idOffsets[r]!, c.idOffsets[r + 1]!) };
+        const tx: Transaction = { time: c.times[r]!, amount: c.amounts[r]!, customer_id: kept.entities[c.customers[r]!]!, merchant_id: kept.entities[c.merchants[r]!]!, location: kept.places[c.locations[r]!]!, payment_type: kept.places[c.paymentTypes[r]!]!, transaction_id: c.idBytes.toString('utf8', c.idOffsets[r]!, c.idOffsets[r + 1]!) };
         if (c.labels[r] === 0 || c.labels[r] === 1) tx.label = c.labels[r] as 0 | 1;
         rows.push(tx);
       }

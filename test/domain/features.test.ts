@@ -4,12 +4,12 @@
 
 import t from 'tap';
 import { History } from '../../src/domain/history/history.ts';
-import { type HistoryTransaction } from '../../src/domain/transaction.ts';
+import { type Transaction } from '../../src/domain/transaction.ts';
 import { CHANNEL_FEATURES, extractBatch, extractOne } from '../../src/domain/features/extract.ts';
 import { type Channel } from '../../src/domain/channels.ts';
 import { simulate } from '../../src/domain/simulate.ts';
 
-const rows: HistoryTransaction[] = simulate({ seed: 31, customers: 250, merchants: 50, days: 30, rings: 1 });
+const rows: Transaction[] = simulate({ seed: 31, customers: 250, merchants: 50, days: 30, rings: 1 });
 const { features } = extractBatch(rows);
 const channels = Object.keys(CHANNEL_FEATURES) as Channel[];
 
@@ -41,7 +41,7 @@ t.test('scoring a transaction alone after its history gives the batch features',
 
 t.test('only strictly older transactions count', async (t) => {
   const base = { customer_id: 'C1', merchant_id: 'M1', location: 'Lisbon', payment_type: 'card_present' };
-  const txs: HistoryTransaction[] = [
+  const txs: Transaction[] = [
     { ...base, time: 1_000, amount: 10 },
     { ...base, time: 2_000, amount: 20 },
     { ...base, time: 2_000, amount: 30 }, // same instant as the previous one
@@ -77,7 +77,7 @@ t.test('scenario signals are visible', async (t) => {
 
 t.test('fraud labels count only once older than the label delay', async (t) => {
   const day = 86_400_000;
-  const tx = (time: number, customer: string, label?: 0 | 1): HistoryTransaction => ({ time, amount: 50, customer_id: customer, merchant_id: 'M1', location: 'Porto', payment_type: 'wallet', label });
+  const tx = (time: number, customer: string, label?: 0 | 1): Transaction => ({ time, amount: 50, customer_id: customer, merchant_id: 'M1', location: 'Porto', payment_type: 'wallet', label });
   const txs = [tx(0, 'C1', 1), tx(1 * day, 'C2', 0), tx(6 * day, 'C3'), tx(7 * day + 1, 'C4'), tx(8 * day + 1, 'C5')];
   const { features: f } = extractBatch(txs, new History(7 * day));
   const names = CHANNEL_FEATURES.graph;
@@ -102,7 +102,7 @@ t.test('fraud labels count only once older than the label delay', async (t) => {
 
 t.test('recent mean amounts include the payment itself', async (t) => {
   const day = 86_400_000;
-  const tx = (time: number, amount: number): HistoryTransaction => ({ time, amount, customer_id: 'C1', merchant_id: 'M1', location: 'Porto', payment_type: 'wallet' });
+  const tx = (time: number, amount: number): Transaction => ({ time, amount, customer_id: 'C1', merchant_id: 'M1', location: 'Porto', payment_type: 'wallet' });
   const { features: f } = extractBatch([tx(0, 10), tx(3 * day, 20), tx(3 * day + 1000, 90)], new History(7 * day));
   const names = CHANNEL_FEATURES.behavioral;
   const at = (i: number, name: (typeof names)[number]) => rowOf('behavioral', f.behavioral, i)[names.indexOf(name)];

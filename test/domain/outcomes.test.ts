@@ -8,22 +8,22 @@ import t from 'tap';
 import { History } from '../../src/domain/history/history.ts';
 import { LabelStore } from '../../src/domain/history/label-series.ts';
 import { RecordStore } from '../../src/domain/history/records.ts';
-import { type HistoryTransaction } from '../../src/domain/transaction.ts';
+import { type Transaction } from '../../src/domain/transaction.ts';
 import { extractOne } from '../../src/domain/features/extract.ts';
 
 const DAY = 86_400_000;
 const T0 = 1_700_000_000_000;
 
 /** Customers paying merchants over 20 days, deterministic. */
-function traffic(): (HistoryTransaction & { transaction_id: string })[] {
-  const out: (HistoryTransaction & { transaction_id: string })[] = [];
+function traffic(): (Transaction & { transaction_id: string })[] {
+  const out: (Transaction & { transaction_id: string })[] = [];
   for (let i = 0; i < 400; i++) {
     out.push({ transaction_id: `t${i}`, time: T0 + i * (20 * DAY / 400), amount: 10 + (i % 37), customer_id: `c${i % 23}`, merchant_id: `m${i % 7}`, location: i % 3 ? 'Lisbon' : 'Porto', payment_type: i % 2 ? 'wallet' : 'card_present' });
   }
   return out;
 }
 
-const features = (h: History, tx: HistoryTransaction) => {
+const features = (h: History, tx: Transaction) => {
   const m = extractOne(tx, h);
   return [...m.tabular, ...m.behavioral, ...m.velocity, ...m.graph];
 };

@@ -3,15 +3,15 @@
 
 import t from 'tap';
 import { RecordStore } from '../../src/domain/history/records.ts';
-import type { HistoryTransaction } from '../../src/domain/transaction.ts';
+import type { Transaction } from '../../src/domain/transaction.ts';
 
 t.test('round trip of every field through growth', async (t) => {
   const store = new RecordStore();
-  const put: HistoryTransaction[] = [];
+  const put: Transaction[] = [];
   let indexed = 0;
   const ids = [undefined, '', 'T-1', 'ñandú-Ω-交易-🙂', 'x'.repeat(300)];
   for (let i = 0; i < 20_000; i++) {
-    const tx: HistoryTransaction = {
+    const tx: Transaction = {
       time: 1_700_000_000_000 + i * 1000,
       amount: Math.round(i * 37.13) / 100,
       customer_id: `C${i % 97}`,

@@ -7,7 +7,7 @@ import type { EntityTotals } from '../../src/domain/history/horizon.ts';
 import type { History as ReferenceHistory } from './reference-history/history.ts';
 import { RecordStore } from '../../src/domain/history/records.ts';
 import { Series, SeriesStore } from '../../src/domain/history/series.ts';
-import { channelOf, type HistoryTransaction } from '../../src/domain/transaction.ts';
+import { channelOf, type Transaction } from '../../src/domain/transaction.ts';
 import { extractOne } from '../../src/domain/features/extract.ts';
 import { Rng } from '../../src/domain/rng.ts';
 
@@ -16,7 +16,7 @@ export const HOUR = 60 * MINUTE;
 export const DAY = 24 * HOUR;
 export const T0 = 1_700_000_000_000;
 
-export type Tx = HistoryTransaction & { transaction_id: string };
+export type Tx = Transaction & { transaction_id: string };
 
 export const CUSTOMERS = Array.from({ length: 40 }, (_, i) => `c${i}`);
 export const MERCHANTS = Array.from({ length: 6 }, (_, i) => `m${i}`);
@@ -66,7 +66,7 @@ export function sameNumbers(a: ArrayLike<number>, b: ArrayLike<number>): boolean
 /** Everything a query can ask, at time `q`, as comparable values: one entry per question. */
 /** `records: false` leaves out what only a history keeping every record can answer (evidence lists,
  *  how many transactions it holds). */
-export function answers(h: History, q: number, probes: readonly HistoryTransaction[], { records = true } = {}): Map<string, unknown> {
+export function answers(h: History, q: number, probes: readonly Transaction[], { records = true } = {}): Map<string, unknown> {
   const out = new Map<string, unknown>();
   const series = (s: Series, withStats: boolean) => {
     const v: unknown[] = [];
@@ -138,8 +138,8 @@ export function differences(a: Map<string, unknown>, b: Map<string, unknown>): s
   return out.slice(0, 5);
 }
 
-export function probes(rng: Rng, n: number): HistoryTransaction[] {
-  const out: HistoryTransaction[] = [];
+export function probes(rng: Rng, n: number): Transaction[] {
+  const out: Transaction[] = [];
   for (let i = 0; i < n; i++) {
     out.push({
       amount: Math.round(Math.exp(3 + rng.normal()) * 100) / 100,

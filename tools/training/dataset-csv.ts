@@ -6,9 +6,9 @@
 
 import { createReadStream } from 'node:fs';
 import csv from 'csv-parser';
-import { UNKNOWN, type HistoryTransaction } from '../../src/domain/transaction.ts';
+import { UNKNOWN, type Transaction } from '../../src/domain/transaction.ts';
 
-export interface LabelledRow extends HistoryTransaction {
+export interface LabelledRow extends Transaction {
   label: 0 | 1;
   transaction_id: string;
 }

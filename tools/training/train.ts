@@ -16,7 +16,7 @@ import { CHANNEL_FEATURES, extractBatch, type ChannelMatrices } from '../../src/
 import { type Channel } from '../../src/domain/channels.ts';
 import { TABULAR_CATEGORICAL } from '../../src/domain/features/tabular.ts';
 import { DEFAULT_LABEL_DELAY_MS, History } from '../../src/domain/history/history.ts';
-import { UNKNOWN, type HistoryTransaction } from '../../src/domain/transaction.ts';
+import { UNKNOWN, type Transaction } from '../../src/domain/transaction.ts';
 import { Rng } from '../../src/domain/rng.ts';
 import { fitLogistic, sigmoid, type Logistic } from './logistic.ts';
 import { interactionConstraints, partitionByChannel } from './partition.ts';
@@ -88,7 +88,7 @@ export interface TrainingRun {
   settings: { params: Params; iterations: number };
   search?: SettingsSearch;
   /** The rows as featurised: the input with optional fields left out of some training rows. */
-  rows: HistoryTransaction[];
+  rows: Transaction[];
   split: Split;
   /** Each booster's raw score, and the stacked log-odds and calibrated probability, for every row
    *  of each split (indexed like `split.train`, `split.validation`, `split.test`). */
@@ -182,7 +182,7 @@ export async function selectSettings(features: ChannelMatrices, labels: Float64A
 
 /** The rows with the location, and independently the payment type, replaced by UNKNOWN on a
  *  seeded `share` of those `rows[i]` with `within(i)`. */
-export function withMissingFields(rows: readonly HistoryTransaction[], share: number, seed: number, within: (i: number) => boolean = () => true): HistoryTransaction[] {
+export function withMissingFields(rows: readonly Transaction[], share: number, seed: number, within: (i: number) => boolean = () => true): Transaction[] {
   if (share <= 0) return [...rows];
   const rng = new Rng(seed ^ 0x5eed);
   return rows.map((r, i) => {
@@ -193,7 +193,7 @@ export function withMissingFields(rows: readonly HistoryTransaction[], share: nu
   });
 }
 
-export async function train(rows: readonly HistoryTransaction[], options: Partial<TrainOptions> = {}): Promise<TrainingRun> {
+export async function train(rows: readonly Transaction[], options: Partial<TrainOptions> = {}): Promise<TrainingRun> {
   const o = { ...DEFAULT_TRAINING, ...options };
   if (rows.some((r) => r.label !== 0 && r.label !== 1)) throw new Error('every training row needs a label (0 or 1)');
   const split = splitByTime(Float64Array.from(rows, (r) => r.time), { validationShare: o.validationShare, testShare: o.testShare, gap: o.labelDelay });

@@ -6,7 +6,7 @@
 // customer, and training saw such payments of every kind (train.ts), so missing is not evidence.
 
 import { type History } from '../history/history.ts';
-import { channelOf, UNKNOWN, type HistoryTransaction } from '../transaction.ts';
+import { channelOf, UNKNOWN, type Transaction } from '../transaction.ts';
 
 export const BEHAVIORAL_FEATURES = [
   'customer_prior_count',
@@ -25,7 +25,7 @@ export const BEHAVIORAL_FEATURES = [
 
 const DAY = 86_400_000;
 
-export function behavioral(tx: HistoryTransaction, history: History, out: Float64Array, at: number): void {
+export function behavioral(tx: Transaction, history: History, out: Float64Array, at: number): void {
   const series = history.customer(tx.customer_id);
   const { count, mean, std } = series.stats(tx.time);
   const last = series.lastBefore(tx.time);

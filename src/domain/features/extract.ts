@@ -7,7 +7,7 @@
 
 import type { Channel } from '../channels.ts';
 import { History } from '../history/history.ts';
-import { type HistoryTransaction } from '../transaction.ts';
+import { type Transaction } from '../transaction.ts';
 import { behavioral, BEHAVIORAL_FEATURES } from './behavioral.ts';
 import { graph, GRAPH_FEATURES } from './graph.ts';
 import { tabular, TABULAR_FEATURES } from './tabular.ts';
@@ -43,7 +43,7 @@ export function featureDependence(feature: string): FeatureDependence {
 export type ChannelMatrices = Record<Channel, Float64Array>;
 
 /** Writes one transaction's features into row `row` of preallocated matrices (no allocation). */
-export function writeFeatures(tx: HistoryTransaction, history: History, m: ChannelMatrices, row: number): void {
+export function writeFeatures(tx: Transaction, history: History, m: ChannelMatrices, row: number): void {
   tabular(tx, m.tabular, row * TABULAR_FEATURES.length);
   behavioral(tx, history, m.behavioral, row * BEHAVIORAL_FEATURES.length);
   velocity(tx, history, m.velocity, row * VELOCITY_FEATURES.length);
@@ -60,14 +60,14 @@ export function allocateFeatures(rows: number): ChannelMatrices {
 }
 
 /** Features of one transaction given the history before it. */
-export function extractOne(tx: HistoryTransaction, history: History): ChannelMatrices {
+export function extractOne(tx: Transaction, history: History): ChannelMatrices {
   const m = allocateFeatures(1);
   writeFeatures(tx, history, m, 0);
   return m;
 }
 
 /** Features of every transaction of a time-ordered dataset; also returns the filled history. */
-export function extractBatch(rows: readonly HistoryTransaction[], history = new History()): { features: ChannelMatrices; history: History } {
+export function extractBatch(rows: readonly Transaction[], history = new History()): { features: ChannelMatrices; history: History } {
   const m = allocateFeatures(rows.length);
   rows.forEach((tx, i) => {
     writeFeatures(tx, history, m, i);

@@ -7,7 +7,7 @@
 // it beside the model's answer (`related_ring`).
 
 import { type History } from '../history/history.ts';
-import { channelOf, type HistoryTransaction } from '../transaction.ts';
+import { channelOf, type Transaction } from '../transaction.ts';
 
 /** Pseudo-count and prior rate for smoothed fraud rates. */
 const PRIOR_WEIGHT = 20;
@@ -38,7 +38,7 @@ function smoothed(labels: number, frauds: number): number {
   return (frauds + PRIOR_WEIGHT * PRIOR_RATE) / (labels + PRIOR_WEIGHT);
 }
 
-export function graph(tx: HistoryTransaction, history: History, out: Float64Array, at: number): void {
+export function graph(tx: Transaction, history: History, out: Float64Array, at: number): void {
   const t = tx.time;
   const merchant = history.merchantLabelSeries(tx.merchant_id).window(-Infinity, t);
   const channel = history.channelLabelSeries(channelOf(tx)).window(-Infinity, t);

@@ -2,7 +2,7 @@
 // (UTC) and how it was paid. Payment type is integer-coded for LightGBM's categorical splits;
 // anything outside the known list is missing (NaN), not a new category.
 
-import type { HistoryTransaction } from '../transaction.ts';
+import type { Transaction } from '../transaction.ts';
 
 export const PAYMENT_TYPE_CODES = ['card_present', 'card_not_present', 'wallet', 'bank_transfer'] as const;
 
@@ -10,7 +10,7 @@ export const TABULAR_FEATURES = ['amount', 'log_amount', 'round_amount', 'hour',
 /** Indices (within this channel) of the categorical features. */
 export const TABULAR_CATEGORICAL = [TABULAR_FEATURES.indexOf('payment_type')];
 
-export function tabular(tx: HistoryTransaction, out: Float64Array, at: number): void {
+export function tabular(tx: Transaction, out: Float64Array, at: number): void {
   const d = new Date(tx.time);
   const hour = d.getUTCHours() + d.getUTCMinutes() / 60;
   const weekday = d.getUTCDay();

@@ -4,7 +4,7 @@
 
 import { type History } from '../history/history.ts';
 import { type Series } from '../history/series.ts';
-import { channelOf, type HistoryTransaction } from '../transaction.ts';
+import { channelOf, type Transaction } from '../transaction.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -33,7 +33,7 @@ const ENTITY_INDEX = { customer: 0, merchant: 1, channel: 2 } as const;
 const WINDOW_ENTITIES = WINDOWS.map((w) => ENTITY_INDEX[w.entity]);
 const WINDOW_MS = WINDOWS.map((w) => w.ms);
 
-export function velocity(tx: HistoryTransaction, history: History, out: Float64Array, at: number): void {
+export function velocity(tx: Transaction, history: History, out: Float64Array, at: number): void {
   const customer = history.customer(tx.customer_id);
   const merchant = history.merchant(tx.merchant_id);
   const channel = history.channel(channelOf(tx));

@@ -14,7 +14,7 @@
 // in time order; one without refuses it. The live service loads a history from a floor, the rest
 // as totals (`loadFrom` … `finishLoad`), so loading costs the same however much is stored.
 
-import { type HistoryTransaction } from '../transaction.ts';
+import { type Transaction } from '../transaction.ts';
 import { channelOf } from '../transaction.ts';
 import { Neighbours } from './customer-merchant-graph.ts';
 import { USE_CHANNEL, USE_LOCATION, USE_MERCHANT, Uses, type UseKind } from './first-use.ts';
@@ -110,7 +110,7 @@ export class History {
     return this.records.merchantIds.find(id);
   }
 
-  private channelNumber(tx: Pick<HistoryTransaction, 'payment_type' | 'location'>): number {
+  private channelNumber(tx: Pick<Transaction, 'payment_type' | 'location'>): number {
     return this.records.channels.keys.find(channelOf(tx));
   }
 
@@ -128,7 +128,7 @@ export class History {
    *  in time order when every transaction is kept (`withRecords` before the first add; see
    *  `addLate`), and refused otherwise; one older than a series' horizon throws a HorizonError.
    *  A refused transaction leaves the history unchanged. */
-  add(tx: HistoryTransaction): number {
+  add(tx: Transaction): number {
     if (tx.time < this.latest) return this.addLate(tx);
     this.latest = tx.time;
     const labelled = tx.label === 0 || tx.label === 1;
@@ -178,7 +178,7 @@ export class History {
    * Costs O(entries later than it) in each structure, plus what an in-order fraud costs
    * (refreshCompromised walks the customer's merchants).
    */
-  private addLate(tx: HistoryTransaction): number {
+  private addLate(tx: Transaction): number {
     const t = tx.time;
     // Refused before anything changes, so a caller can keep the history or load it afresh.
     if (!this.everyRecord) {
@@ -283,7 +283,7 @@ export class History {
   }
 
   /** Numbers of a transaction's customer, merchant and channel, added if new. */
-  private numbers(tx: Pick<HistoryTransaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>): [number, number, number] {
+  private numbers(tx: Pick<Transaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>): [number, number, number] {
     const r = this.records;
     return [r.customerIds.id(tx.customer_id), r.merchantIds.id(tx.merchant_id), r.channels.id(tx.payment_type, tx.location)];
   }
@@ -294,7 +294,7 @@ export class History {
    * filed, as `setOutcome` does for a kept record. Throws a HorizonError, changing nothing, when
    * the totals cannot follow (see `unfileLabel`).
    */
-  relabel(tx: Pick<HistoryTransaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>, from: 0 | 1 | undefined, fromKnown: number, label: 0 | 1, knownAt: number): void {
+  relabel(tx: Pick<Transaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>, from: 0 | 1 | undefined, fromKnown: number, label: 0 | 1, knownAt: number): void {
     const [c, m, ch] = this.numbers(tx);
     if (from !== undefined) this.unfileLabel(c, m, ch, from, fromKnown, -1);
     this.fileLabel(c, m, ch, label, knownAt, -1);
@@ -351,7 +351,7 @@ export class History {
   }
 
   /** A label known from the floor on, of a transaction before it. */
-  loadLabel(tx: Pick<HistoryTransaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>, label: 0 | 1, known: number): void {
+  loadLabel(tx: Pick<Transaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>, label: 0 | 1, known: number): void {
     const [c, m, ch] = this.numbers(tx);
     this.fileLabel(c, m, ch, label, known, -1);
     if (label === 1) this.refreshCompromised(c);
@@ -421,7 +421,7 @@ export class History {
   }
 
   /** Earlier transactions (strictly before `time`) of a transaction's customer, merchant and channel. */
-  priors(tx: HistoryTransaction, time = tx.time): { customer: number; merchant: number; channel: number } {
+  priors(tx: Transaction, time = tx.time): { customer: number; merchant: number; channel: number } {
     return {
       customer: this.customers.countBefore(this.customerNumber(tx.customer_id), time),
       merchant: this.merchants.countBefore(this.merchantNumber(tx.merchant_id), time),
@@ -468,7 +468,7 @@ export class History {
   }
 
   /** The same transactions as objects. */
-  recent(role: Role, key: string, before: number, n: number): HistoryTransaction[] {
+  recent(role: Role, key: string, before: number, n: number): Transaction[] {
     return this.recentIndices(role, key, before, n).map((k) => this.records.at(k)!);
   }
 

@@ -4,11 +4,11 @@
 // labels as one byte; the callers' transaction ids packed as UTF-8 in one buffer, found again by an
 // index when asked to. A million transactions are a few dozen megabytes of typed arrays, which the
 // collector never looks into, instead of a million objects and strings.
-// Rows are materialised on demand (`at`) as ordinary `HistoryTransaction` objects, so readers see
+// Rows are materialised on demand (`at`) as ordinary `Transaction` objects, so readers see
 // the transaction type they expect; `at` also makes the store usable wherever an array of
 // transactions is read by index (ring detection).
 
-import type { HistoryTransaction } from '../transaction.ts';
+import type { Transaction } from '../transaction.ts';
 import { channelOf } from '../transaction.ts';
 import { IndexColumn, NumberColumn, resized } from './numbers.ts';
 import { grown, PackedStrings, StringIndex, StringTable } from './strings.ts';
@@ -199,7 +199,7 @@ export class RecordStore {
   }
 
   /** Appends a transaction whose label (if any) became known at `labelKnownAt`; returns its index. */
-  push(tx: HistoryTransaction, labelKnownAt = Number.NaN): number {
+  push(tx: Transaction, labelKnownAt = Number.NaN): number {
     if (this.count === this.capacity) this.grow();
     const k = this.count++;
     this.times.set(k, tx.time);
@@ -325,10 +325,10 @@ export class RecordStore {
   }
 
   /** Transaction `k` as an object (undefined past the end, like `Array.prototype.at`). */
-  at(k: number): HistoryTransaction | undefined {
+  at(k: number): Transaction | undefined {
     if (k < 0) k += this.count;
     if (k < 0 || k >= this.count) return undefined;
-    const tx: HistoryTransaction = {
+    const tx: Transaction = {
       time: this.times.get(k),
       amount: this.amounts.get(k),
       customer_id: this.customerId(k),

@@ -4,7 +4,7 @@
 // the history (in time order, late arrivals and loads keeping the earliest) and read by the
 // behavioral features as "used before t" and "distinct before t".
 
-import type { HistoryTransaction } from '../../../src/domain/transaction.ts';
+import type { Transaction } from '../../../src/domain/transaction.ts';
 
 /** First time a customer used each merchant, channel and location. */
 export class Usage {
@@ -13,14 +13,14 @@ export class Usage {
   readonly locations = new Map<string, number>();
 
   /** Notes a transaction no older than any noted before (the first use stays). */
-  note(tx: HistoryTransaction, channel: string): void {
+  note(tx: Transaction, channel: string): void {
     if (!this.merchants.has(tx.merchant_id)) this.merchants.set(tx.merchant_id, tx.time);
     if (!this.channels.has(channel)) this.channels.set(channel, tx.time);
     if (!this.locations.has(tx.location)) this.locations.set(tx.location, tx.time);
   }
 
   /** Notes a late transaction: it may be an earlier first use. */
-  noteLate(tx: HistoryTransaction, channel: string): void {
+  noteLate(tx: Transaction, channel: string): void {
     keepEarliest(this.merchants, tx.merchant_id, tx.time);
     keepEarliest(this.channels, channel, tx.time);
     keepEarliest(this.locations, tx.location, tx.time);

@@ -14,7 +14,7 @@
 // as totals (`loadFrom` … `finishLoad`), so loading costs the same however much is stored.
 
 import { UndirectedGraph } from 'graphology';
-import { channelOf, type HistoryTransaction } from '../../../src/domain/transaction.ts';
+import { channelOf, type Transaction } from '../../../src/domain/transaction.ts';
 import { countNeighbours, customerNode, loadPair, moveCompromised, notePair, notePairLate } from './customer-merchant-graph.ts';
 import { distinctBefore, keepEarliest, usedBefore, Usage } from './first-use.ts';
 import { HorizonError, WINDOW_HORIZON_MS, type EntityTotals } from '../../../src/domain/history/horizon.ts';
@@ -94,7 +94,7 @@ export class History {
    *  in time order when every transaction is kept (`withRecords` before the first add; see
    *  `addLate`), and refused otherwise; one older than a series' horizon throws a HorizonError.
    *  A refused transaction leaves the history unchanged. */
-  add(tx: HistoryTransaction): number {
+  add(tx: Transaction): number {
     if (tx.time < this.latest) return this.addLate(tx);
     this.latest = tx.time;
     const channel = channelOf(tx);
@@ -127,7 +127,7 @@ export class History {
    * when they became known, which is order-free already. Costs O(entries later than it) in each
    * structure, plus what an in-order fraud costs (refreshCompromised walks the customer's edges).
    */
-  private addLate(tx: HistoryTransaction): number {
+  private addLate(tx: Transaction): number {
     const t = tx.time;
     // Refused before anything changes, so a caller can keep the history or load it afresh.
     if (!this.keepRecords || this.records.length !== this.size) {
@@ -161,7 +161,7 @@ export class History {
 
   /** Puts late transaction `k` into an entity's record list and series, both after the entries at
    *  or before its time; the list's records give the series the amounts after it. */
-  private placeLate(s: Series, role: 'customer' | 'merchant' | 'channel', key: string, tx: HistoryTransaction, k: number, keepFrom: number): void {
+  private placeLate(s: Series, role: 'customer' | 'merchant' | 'channel', key: string, tx: Transaction, k: number, keepFrom: number): void {
     const index = this.recordIndex[role];
     const records = this.records;
     const after: number[] = [];
@@ -243,7 +243,7 @@ export class History {
    * filed, as `setOutcome` does for a kept record. Throws a HorizonError, changing nothing, when
    * the totals cannot follow (see `unfileLabel`).
    */
-  relabel(tx: Pick<HistoryTransaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>, from: 0 | 1 | undefined, fromKnown: number, label: 0 | 1, knownAt: number): void {
+  relabel(tx: Pick<Transaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>, from: 0 | 1 | undefined, fromKnown: number, label: 0 | 1, knownAt: number): void {
     const channel = channelOf(tx);
     if (from !== undefined) this.unfileLabel(tx.customer_id, tx.merchant_id, channel, from, fromKnown);
     this.fileLabel(tx.customer_id, tx.merchant_id, channel, label, knownAt);
@@ -276,7 +276,7 @@ export class History {
   }
 
   /** A label known from the floor on, of a transaction before it. */
-  loadLabel(tx: Pick<HistoryTransaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>, label: 0 | 1, known: number): void {
+  loadLabel(tx: Pick<Transaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>, label: 0 | 1, known: number): void {
     this.fileLabel(tx.customer_id, tx.merchant_id, channelOf(tx), label, known);
     if (label === 1) this.refreshCompromised(tx.customer_id);
   }
@@ -307,7 +307,7 @@ export class History {
     for (const id of compromised) this.refreshCompromised(id);
   }
 
-  private addRecord(tx: HistoryTransaction, channel: string, labelKnownAt: number): number {
+  private addRecord(tx: Transaction, channel: string, labelKnownAt: number): number {
     this.size++;
     if (!this.keepRecords) return -1;
     const k = this.records.push(tx, labelKnownAt);
@@ -324,7 +324,7 @@ export class History {
   }
 
   /** Earlier transactions (strictly before `time`) of a transaction's customer, merchant and channel. */
-  priors(tx: HistoryTransaction, time = tx.time): { customer: number; merchant: number; channel: number } {
+  priors(tx: Transaction, time = tx.time): { customer: number; merchant: number; channel: number } {
     return { customer: this.customer(tx.customer_id).countBefore(time), merchant: this.merchant(tx.merchant_id).countBefore(time), channel: this.channel(channelOf(tx)).countBefore(time) };
   }
 
@@ -356,7 +356,7 @@ export class History {
   }
 
   /** The same transactions as objects. */
-  recent(role: 'customer' | 'merchant' | 'channel', key: string, before: number, n: number): HistoryTransaction[] {
+  recent(role: 'customer' | 'merchant' | 'channel', key: string, before: number, n: number): Transaction[] {
     return this.recentIndices(role, key, before, n).map((k) => this.records.at(k)!);
   }
 

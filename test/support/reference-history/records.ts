@@ -6,11 +6,11 @@
 // service keeps the whole history in memory for evidence and ring detection, and as columns it
 // takes a fraction of the memory of one object per transaction (and of one string per id), with
 // far less for the collector to trace.
-// Rows are materialised on demand (`at`) as ordinary `HistoryTransaction` objects, so readers see
+// Rows are materialised on demand (`at`) as ordinary `Transaction` objects, so readers see
 // the transaction type they expect; `at` also makes the store usable wherever an array of
 // transactions is read by index (ring detection).
 
-import type { HistoryTransaction } from '../../../src/domain/transaction.ts';
+import type { Transaction } from '../../../src/domain/transaction.ts';
 
 /** Interned strings: each distinct value stored once, referred to by its index. */
 export class Interned {
@@ -131,7 +131,7 @@ export class RecordStore {
   }
 
   /** Appends a transaction whose label (if any) became known at `labelKnownAt`; returns its index. */
-  push(tx: HistoryTransaction, labelKnownAt = Number.NaN): number {
+  push(tx: Transaction, labelKnownAt = Number.NaN): number {
     if (this.count === this.capacity) this.grow();
     const k = this.count++;
     this.times[k] = tx.time;
@@ -213,10 +213,10 @@ export class RecordStore {
   }
 
   /** Transaction `k` as an object (undefined past the end, like `Array.prototype.at`). */
-  at(k: number): HistoryTransaction | undefined {
+  at(k: number): Transaction | undefined {
     if (k < 0) k += this.count;
     if (k < 0 || k >= this.count) return undefined;
-    const tx: HistoryTransaction = {
+    const tx: Transaction = {
       time: this.times[k]!,
       amount: this.amounts[k]!,
       customer_id: this.customerId(k),
