@@ -23,7 +23,7 @@ import { backtestHandler } from '../jobs/backtest-job.ts';
 import { Sandbox } from './sandbox.ts';
 import type { DecisionLog } from '../live/decision-log.ts';
 import type { Tenants } from '../live/tenants.ts';
-import { Live } from '../live/live.ts';
+import { Live } from '../live/process-state.ts';
 import type { LiveTail } from '../live/tail.ts';
 import type { RingWindows } from '../live/ring-windows.ts';
 import { Accounts } from './accounts.ts';
