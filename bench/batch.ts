@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { extractBatch } from '../src/domain/features/extract.ts';
 import { History } from '../src/domain/history/history.ts';
 import { loadModelFolder } from '../src/model/bundle.ts';
-import { isProblem } from '../src/model/model.ts';
+import { isProblem } from '../src/model/bundle-types.ts';
 import { simulate, toCsv } from '../src/domain/simulate.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
 import { memoryMb, resetPeakMemory, root, startServer } from './server-process.ts';

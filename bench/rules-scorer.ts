@@ -12,7 +12,7 @@ import { checkExpression } from '../src/domain/rules/expression.ts';
 import { Policy } from '../src/live/policy.ts';
 import { Sandbox } from '../src/app/sandbox.ts';
 import { loadModelFolder } from '../src/model/bundle.ts';
-import { isProblem, type ModeName } from '../src/model/model.ts';
+import { isProblem, type ModeName } from '../src/model/bundle-types.ts';
 import { Scorer, type ScoreContext, type ScoreInput } from '../src/scoring/scorer.ts';
 import { root } from './server-process.ts';
 import { BLOCK_LIST, benchRules, blockListValues, type BenchRule } from './rule-set.ts';

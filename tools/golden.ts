@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { commandLine, outputFile, text } from './command-line.ts';
 import { lightgbmReference } from './lightgbm.ts';
-import { ModelFileSchema } from '../src/model/model.ts';
+import { ModelFileSchema } from '../src/model/bundle-types.ts';
 import { sha256 } from './training/digest.ts';
 import { goldenRows, goldenText, toJsonRows, type Golden } from './training/golden.ts';
 

@@ -16,7 +16,7 @@ import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/storage/open.ts';
 import { insertCustomModel, organizationExists } from '../src/storage/models-store.ts';
 import { loadModelFolder } from '../src/model/bundle.ts';
-import { isProblem } from '../src/model/model.ts';
+import { isProblem } from '../src/model/bundle-types.ts';
 import { CustomSettingsInput, mergeSettings } from '../src/model/custom.ts';
 
 function fail(message: string): never {

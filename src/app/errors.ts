@@ -3,7 +3,7 @@
 // message and a fix. It names what went wrong, not an HTTP status: the HTTP layer maps each kind to
 // its status (http/errors.ts), so the same use case can serve any surface.
 
-import { isProblem, type ModelProblem } from '../model/model.ts';
+import { isProblem, type ModelProblem } from '../model/bundle-types.ts';
 import { StorageError } from '../storage/errors.ts';
 
 export const ERROR_REASONS = [

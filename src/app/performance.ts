@@ -8,7 +8,7 @@
 // features. `weeklyPerformance` (GET /api/organizations/{id}/performance) reads the organization a
 // checked membership names, with the thresholds and scorer of the model it scores with.
 
-import type { ModeName, ModelBundle, ModelProblem } from '../model/model.ts';
+import type { ModeName, ModelBundle, ModelProblem } from '../model/bundle-types.ts';
 import { DRIFT_SAMPLE, DriftCounter, type DriftReport } from '../model/drift.ts';
 import type { Db } from '../storage/db.ts';
 import { activeModelIdOf } from '../storage/models-store.ts';

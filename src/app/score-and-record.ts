@@ -12,7 +12,7 @@
 // and the row is stored within milliseconds.
 
 import { AppError, available, modelUnavailable } from './errors.ts';
-import type { ModelBundle, ModelProblem } from '../model/model.ts';
+import type { ModelBundle, ModelProblem } from '../model/bundle-types.ts';
 import type { Tenants } from '../live/tenants.ts';
 import { sameTransaction } from '../live/tenants.ts';
 import type { DecisionLog } from '../live/decision-log.ts';

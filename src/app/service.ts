@@ -7,7 +7,7 @@
 // /api/health and the start log); `close` flushes and shuts down.
 
 import { loadModelAndMetrics } from '../model/bundle.ts';
-import { isProblem, type MetricsFile, type ModelBundle, type ModelProblem } from '../model/model.ts';
+import { isProblem, type MetricsFile, type ModelBundle, type ModelProblem } from '../model/bundle-types.ts';
 import type { Config } from '../config.ts';
 import { DEFAULT_LABEL_DELAY_MS } from '../domain/history/history.ts';
 import { Scorer } from '../scoring/scorer.ts';

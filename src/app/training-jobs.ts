@@ -7,7 +7,7 @@
 
 import type { Config } from '../config.ts';
 import { readRows, type ColumnMapping } from '../datasets/csv.ts';
-import { isProblem, type ModelBundle, type ModelProblem } from '../model/model.ts';
+import { isProblem, type ModelBundle, type ModelProblem } from '../model/bundle-types.ts';
 import { countOrganizationJobsSince } from '../storage/job-queue.ts';
 import { liveDataset, type DatasetStore } from './datasets.ts';
 import { AppError } from './errors.ts';

@@ -6,7 +6,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Service } from '../app/service.ts';
 import { available } from '../app/errors.ts';
 import type { LiveApiKey } from '../storage/accounts-store.ts';
-import type { ModelBundle } from '../model/model.ts';
+import type { ModelBundle } from '../model/bundle-types.ts';
 import type { Scorer } from '../scoring/scorer.ts';
 import { requireKeys } from './caller.ts';
 import { ApiError } from './errors.ts';

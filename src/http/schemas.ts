@@ -4,7 +4,7 @@
 
 import { z } from 'zod';
 import { AMOUNT_DECIMALS, keptAmount } from '../domain/amount.ts';
-import { MODE_NAMES, perChannel } from '../model/model.ts';
+import { MODE_NAMES, perChannel } from '../model/bundle-types.ts';
 
 /** Text that is stored: PostgreSQL's text cannot hold a NUL character, so none is accepted. */
 export const NO_NUL = /^[^\u0000]*$/;

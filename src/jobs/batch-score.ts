@@ -12,7 +12,7 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { allocateFeatures, writeFeatures } from '../domain/features/extract.ts';
 import { History } from '../domain/history/history.ts';
-import type { ModelBundle, ModeName } from '../model/model.ts';
+import type { ModelBundle, ModeName } from '../model/bundle-types.ts';
 import { BANDS, combineInto, DECISIONS, isCold } from '../model/combine.ts';
 import { reasonSetup } from '../scoring/explain.ts';
 import { resultLines, type LineSetup } from '../addon/addon.ts';

@@ -10,7 +10,7 @@ import { getPriority, setPriority } from 'node:os';
 import { isMainThread, type MessagePort } from 'node:worker_threads';
 import { scoreDataset, type BatchSummary } from './batch-score.ts';
 import { loadModelFolder } from '../model/bundle.ts';
-import { isProblem, type ModelBundle, type ModeName } from '../model/model.ts';
+import { isProblem, type ModelBundle, type ModeName } from '../model/bundle-types.ts';
 import type { ColumnMapping, ValidateOptions, ValidationResult } from '../datasets/csv.ts';
 import { validateAndKeep } from '../datasets/columns.ts';
 import { detectWindow, type RingOptions, type Ring } from '../domain/rings.ts';

@@ -1,8 +1,8 @@
-// Loading a model folder (models/<id>/, see models/README.md) for serving (its types: model.ts): `model.json` validated
-// with zod, each channel's LightGBM booster loaded into the native engine (one shared instance per
-// process), its drift reference (`reference.json`, drift.ts) when it has one, and `metrics.json`
-// validated separately, because a model can serve without its
-// evaluation but the evaluation endpoints cannot answer without it.
+// Loading a model folder (models/<id>/, see models/README.md) for serving (its types:
+// bundle-types.ts): `model.json` validated with zod, each channel's LightGBM booster loaded into the
+// native engine (one shared instance per process), its drift reference (`reference.json`,
+// drift.ts) when it has one, and `metrics.json` validated separately, because a model can
+// serve without its evaluation but the evaluation endpoints cannot answer without it.
 //
 // Nothing here throws at a caller: a missing or corrupt file becomes a `ModelProblem` with a stable
 // reason (`model_unavailable`, `evaluation_unavailable`) and a message that names the file but not
@@ -15,7 +15,7 @@ import { EngineError, loadModel, type Engine } from '../addon/addon.ts';
 import { CHANNELS } from '../domain/channels.ts';
 import { CHANNEL_FEATURES } from '../domain/features/extract.ts';
 import { loadReference, testFigures } from './drift.ts';
-import { isProblem, MetricsFileSchema, ModelFileSchema, type LoadedChannel, type LoadResult, type MetricsFile, type ModelBundle, type ModelProblem } from './model.ts';
+import { isProblem, MetricsFileSchema, ModelFileSchema, type LoadedChannel, type LoadResult, type MetricsFile, type ModelBundle, type ModelProblem } from './bundle-types.ts';
 
 const where = (dir: string, file: string) => `${basename(dir)}/${file}`;
 

@@ -5,7 +5,7 @@
 
 import type { PerChannel } from '../domain/channels.ts';
 import type { Decision } from '../domain/rules/decide.ts';
-import type { ModelBundle, ModeName } from './model.ts';
+import type { ModelBundle, ModeName } from './bundle-types.ts';
 
 export type ChannelValues = PerChannel<number>;
 

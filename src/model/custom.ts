@@ -6,7 +6,7 @@
 
 import { z } from 'zod';
 import { CHANNELS } from '../domain/channels.ts';
-import { MODE_NAMES, type ModelBundle, type ModelFile } from './model.ts';
+import { MODE_NAMES, type ModelBundle, type ModelFile } from './bundle-types.ts';
 import { prepareReference } from './drift.ts';
 
 const Probability = z.number().min(0).max(1);

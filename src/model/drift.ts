@@ -18,7 +18,7 @@ import { featureDependence, type ChannelMatrices } from '../domain/features/extr
 import { UNKNOWN } from '../domain/transaction.ts';
 import { combineInto } from './combine.ts';
 import { averagePrecision, calibrationNoise, expectedCalibrationError, rocAuc } from './metrics.ts';
-import type { MetricsFile, ModelBundle } from './model.ts';
+import type { MetricsFile, ModelBundle } from './bundle-types.ts';
 import { CATEGORY_FIELDS, ReferenceFileSchema, type CategoryField, type DriftReference, type ReferenceFile, type TestFigures } from './drift-reference.ts';
 
 export const PSI_MODERATE = 0.1;

@@ -10,7 +10,7 @@
 
 import { PAYMENT_TYPE_CODES } from '../domain/features/tabular.ts';
 import { UNKNOWN } from '../domain/transaction.ts';
-import type { ModelBundle } from '../model/model.ts';
+import type { ModelBundle } from '../model/bundle-types.ts';
 
 /** Characters of a value a note quotes; a longer one is cut and marked with "…". */
 export const MAX_QUOTED_CHARS = 40;

@@ -18,7 +18,7 @@ import type { PerChannel } from '../domain/channels.ts';
 import { channelOf, UNKNOWN, type EarlierTransaction, type Transaction, type TransactionEntities, type TransactionParties } from '../domain/transaction.ts';
 import { allocateFeatures, writeFeatures, type ChannelMatrices } from '../domain/features/extract.ts';
 import type { Ring } from '../domain/rings.ts';
-import type { ModelBundle, ModeName } from '../model/model.ts';
+import type { ModelBundle, ModeName } from '../model/bundle-types.ts';
 import { combine, isCold } from '../model/combine.ts';
 import { topReasons, type ChannelExplanation, type ScoreReason } from './explain.ts';
 import { isoTime } from '../domain/iso-time.ts';

@@ -14,7 +14,7 @@ import { readRows } from '../../src/datasets/csv.ts';
 import { DatasetFiles } from '../../src/storage/datasets.ts';
 import { scoreDataset } from '../../src/jobs/batch-score.ts';
 import { loadModelFolder } from '../../src/model/bundle.ts';
-import { isProblem } from '../../src/model/model.ts';
+import { isProblem } from '../../src/model/bundle-types.ts';
 import { simulate, toCsv } from '../../src/domain/simulate.ts';
 import { tempDir } from '../support/temp.ts';
 

@@ -7,7 +7,7 @@ import t from 'tap';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModelAndMetrics } from '../../src/model/bundle.ts';
-import { isProblem } from '../../src/model/model.ts';
+import { isProblem } from '../../src/model/bundle-types.ts';
 import { modelCopy, start, tempDir } from '../support/server.ts';
 
 t.test('the loader names what is wrong, for each kind of damage', async (t) => {

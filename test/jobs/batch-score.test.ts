@@ -12,7 +12,7 @@ import { scoreDataset } from '../../src/jobs/batch-score.ts';
 import { type ResultRow } from '../../src/jobs/result-row.ts';
 import { readPage } from '../../src/jobs/results.ts';
 import { loadModelFolder } from '../../src/model/bundle.ts';
-import { isProblem } from '../../src/model/model.ts';
+import { isProblem } from '../../src/model/bundle-types.ts';
 import { combine } from '../../src/model/combine.ts';
 import { simulate, toCsv } from '../../src/domain/simulate.ts';
 import { tempDir } from '../support/temp.ts';

@@ -14,7 +14,7 @@ import { lineSetup } from '../../src/jobs/batch-score.ts';
 import { type ResultRow } from '../../src/jobs/result-row.ts';
 import { csvHeader, downloadColumns, RESULT_ROW_KEYS } from '../../src/jobs/result-row.ts';
 import { loadModelFolder } from '../../src/model/bundle.ts';
-import { isProblem } from '../../src/model/model.ts';
+import { isProblem } from '../../src/model/bundle-types.ts';
 import { reasonSetup, topReasons, type ChannelExplanation } from '../../src/scoring/explain.ts';
 import { Rng } from '../../src/domain/rng.ts';
 

@@ -14,7 +14,7 @@ import { History } from '../../src/domain/history/history.ts';
 import { scoreDataset } from '../../src/jobs/batch-score.ts';
 import { csvStream } from '../../src/jobs/results.ts';
 import { loadModelFolder } from '../../src/model/bundle.ts';
-import { isProblem } from '../../src/model/model.ts';
+import { isProblem } from '../../src/model/bundle-types.ts';
 import { DRIFT_WARNING, DriftCounter, psi, PSI_MAJOR, PSI_MODERATE, quantileBins, type DriftReport } from '../../src/model/drift.ts';
 import { combineInto } from '../../src/model/combine.ts';
 import { isColdStart } from '../../tools/training/coldstart.ts';

@@ -8,7 +8,7 @@
 import t from 'tap';
 import { History } from '../../src/domain/history/history.ts';
 import { loadModelFolder } from '../../src/model/bundle.ts';
-import { isProblem, MODE_NAMES } from '../../src/model/model.ts';
+import { isProblem, MODE_NAMES } from '../../src/model/bundle-types.ts';
 import { RingIndex, Scorer } from '../../src/scoring/scorer.ts';
 import { simulate } from '../../src/domain/simulate.ts';
 

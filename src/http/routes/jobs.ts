@@ -12,7 +12,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { JobRecord } from '../../storage/job-queue.ts';
-import { MODE_NAMES } from '../../model/model.ts';
+import { MODE_NAMES } from '../../model/bundle-types.ts';
 import { jobDownload, jobPage, jobsOf, queueScoringJob, scorableDataset, visibleJob } from '../../app/scoring-jobs.ts';
 import type { Service } from '../../app/service.ts';
 import { ErrorResponse } from '../schemas.ts';

@@ -8,7 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { ModelBundle } from '../../model/model.ts';
+import type { ModelBundle } from '../../model/bundle-types.ts';
 import type { CustomModel } from '../../model/custom.ts';
 import { customModelsVisibleTo, readCustomModel, setCustomModelActiveFor } from '../../app/custom-models.ts';
 import type { Service } from '../../app/service.ts';

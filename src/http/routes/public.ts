@@ -8,7 +8,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { PublicConfig, publicConfig } from '../../config.ts';
 import { CHANNEL_FEATURES } from '../../domain/features/extract.ts';
-import { isProblem, MODE_NAMES, type MetricsFile } from '../../model/model.ts';
+import { isProblem, MODE_NAMES, type MetricsFile } from '../../model/bundle-types.ts';
 import type { Service } from '../../app/service.ts';
 import { OrganizationCaller } from '../../app/organization-caller.ts';
 import { ringsToList } from '../../app/rings.ts';

@@ -15,7 +15,7 @@ import type { Service } from '../../app/service.ts';
 import { OUTCOME_SOURCES, type OutcomeReport } from '../../app/outcomes.ts';
 import { decisionList, decisionRecord, ENTITY_RECENT, entitySummary, reportOutcome, reportOutcomesInBulk } from '../../app/decisions.ts';
 import { OrganizationCaller } from '../../app/organization-caller.ts';
-import { MODE_NAMES } from '../../model/model.ts';
+import { MODE_NAMES } from '../../model/bundle-types.ts';
 import { memberCaller } from '../ownership.ts';
 import { Channels, ErrorResponse, NO_NUL, ReasonSchema, RuleMatchSchema, ScoreResponse } from '../schemas.ts';
 import { DriftReportSchema } from '../../model/drift.ts';

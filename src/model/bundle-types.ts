@@ -1,6 +1,7 @@
-// What a model is, as the rest of the service sees it: its folder's files as validated
+// A model bundle's types, as the rest of the service sees a model: its folder's files as validated
 // (`model.json`, `metrics.json`), the modes it decides in, and the bundle loaded for serving (each
-// channel's booster in the native engine, its drift reference). bundle.ts loads a folder into these.
+// channel's booster in the native engine, its drift reference). bundle.ts loads a folder into these;
+// they are apart from it so that a type needs no file system or native engine.
 
 import { z } from 'zod';
 import type { Engine } from '../addon/addon.ts';
