@@ -1,6 +1,7 @@
 // What a route needs before it can do anything, in one place for every surface: a loaded model
 // (else 503 with the reason it is missing), a scorer, and on the customer surface an API key (one
-// onRequest hook for every /api/v1 route, routes/v1.ts). Sessions and CSRF are caller.ts's.
+// onRequest hook for every /api/v1 route, installed on that surface's plugin in app.ts). Sessions
+// and CSRF are caller.ts's.
 
 import type { FastifyRequest } from 'fastify';
 import type { Service } from '../app/service.ts';

@@ -52,7 +52,6 @@ export interface BatchSummary {
   metrics: null | { rows: number; fraud_rate: number; roc_auc: number; average_precision: number; brier: number; expected_calibration_error: number; precision: number; recall: number };
 }
 
-/** One result line (also the shape of a result page's row). */
 /** Reasons per result row unless the job says otherwise. */
 const TOP_REASONS = 3;
 /** Result bytes a stream may hold before the scoring loop waits for the disk (per stream). */

@@ -58,8 +58,10 @@ export class Tenant {
   readonly policy = new Policy();
   /** Changes of the live feed applied since it was built. */
   changes = 0;
-  /** What this organization's requests are scored against: its history and its rings. A request
-   *  that records with write-behind durability adds its own `record` (routes/v1.ts). */
+  /** What this organization's requests are scored against: its history, its rings and its rules.
+   *  The scorer records nothing: a scored transaction reaches the history once the decision log
+   *  stores it (`Tenants.apply`), or at once with write-behind durability (`add`, from
+   *  app/score-and-record.ts). */
   readonly context: ScoreContext;
 
   constructor(

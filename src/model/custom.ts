@@ -1,5 +1,5 @@
 // Custom models: an organization's own version of the built-in model, made from the
-// command line (custom-cli.ts). It keeps the built-in boosters, features and calibration and sets
+// command line (tools/model-create.ts). It keeps the built-in boosters, features and calibration and sets
 // its own stack weights and bias, decision thresholds per mode, and risk bands. The settings given
 // are merged with the base's at creation and stored complete, so a model never changes once made;
 // scoring with it is the base bundle with those values replaced (`applySettings`).

@@ -212,7 +212,7 @@ export class Scorer {
   private readonly phi: Float64Array[];
   /** Each channel's part of the explanation over those buffers (names, stack weight, values, SHAP). */
   private readonly explained: ChannelExplanation[];
-  /** Every channel's features together: the length of what `record` is given. */
+  /** Every channel's features together: the length of the features a recorded score returns. */
   private readonly featureCount: number;
   /** Each channel's feature names, in the model's order (the rules' `features` map). */
   private readonly featureNames: readonly (readonly string[])[];
