@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { holdAllocatorThresholds, settleMemory } from './addon/memory.ts';
 import { startService } from './app/service.ts';
+import { openApp } from './app/app.ts';
 import { buildApp } from './http/app.ts';
 import { drainLogs, stderrLog } from './http/log-stream.ts';
 
@@ -60,7 +61,7 @@ async function serve(c: Config): Promise<void> {
     warn(c);
   }
   const service = await startService(c, { log: say });
-  const app = await buildApp(service);
+  const app = await buildApp(openApp(service));
   // Start-up leaves its garbage scattered over the heap. Collect it once now, compacting so the
   // emptied pages go back to the system, and hand the C allocator's free pages back too.
   settleMemory();

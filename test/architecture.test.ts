@@ -120,11 +120,23 @@ t.test('no import runs up a layer', async (t) => {
   t.same(upward, [], 'imports against the layer order');
 });
 
-t.test('routes call use cases: http/ takes no value from storage/, jobs/ or live/', async (t) => {
-  // Types may cross (a row type a route describes); a function or a constant means the route does
-  // a use case's work, which belongs in app/.
-  const reaching = edges.filter((e) => e.from.startsWith('http/') && !e.typeOnly && /^(storage|jobs|live)\//.test(e.to)).map((e) => `${e.from} imports ${e.spec}`);
-  t.same(reaching, [], 'value imports of storage, jobs or live state from the HTTP layer');
+t.test('one door: http/ reaches the application only through app/, never storage, jobs, live state or the service', async (t) => {
+  // Routes receive the application's capabilities (app/app.ts); the records those answer with are
+  // named there too. So no import of any kind from the layers below app/, nor of the composition
+  // root (app/service.ts), which only starts and stops things.
+  const reaching = edges.filter((e) => e.from.startsWith('http/') && (/^(storage|jobs|live)\//.test(e.to) || e.to === 'app/service.ts')).map((e) => `${e.from} imports ${e.spec}`);
+  t.same(reaching, [], 'imports of storage, jobs, live state or the service from the HTTP layer');
+  // Nor is a database, live state or the service reached by name through a re-export or an
+  // inferred type: no such identifier appears in http/ at all.
+  const FORBIDDEN = new Set(['Service', 'startService', 'Db', 'Queryable', 'Backend', 'Tenants', 'Tenant', 'LiveTail', 'DecisionLog', 'Live', 'RingWindows', 'OrganizationData']);
+  const named: string[] = [];
+  for (const file of files.filter((f) => f.startsWith('http/'))) {
+    const scanner = ts.createScanner(ts.ScriptTarget.Latest, true, ts.LanguageVariant.Standard, readFileSync(join(src, file), 'utf8'));
+    for (let k = scanner.scan(); k !== ts.SyntaxKind.EndOfFileToken; k = scanner.scan()) {
+      if (k === ts.SyntaxKind.Identifier && FORBIDDEN.has(scanner.getTokenText())) named.push(`${file}: ${scanner.getTokenText()}`);
+    }
+  }
+  t.same(named, [], 'database, live-state or service types named in the HTTP layer');
 });
 
 t.test('no import cycles', async (t) => {

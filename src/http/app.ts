@@ -1,7 +1,8 @@
 // The Fastify application: zod validation and serialisation (fastify-type-provider-zod), the
 // OpenAPI reference generated from the same schemas (/api/docs, JSON at /api/docs/json), the
 // service's error body everywhere (errors.ts), rate limiting on the routes that declare it,
-// and the routes. `buildApp` takes a started service, so tests run the real app through `inject`.
+// and the routes. `buildApp` takes the application's door (app/app.ts): the routes see its
+// capabilities and nothing else, and tests run the real app through `inject`.
 
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import cookie from '@fastify/cookie';
@@ -10,7 +11,7 @@ import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import type { Service } from '../app/service.ts';
+import type { App, KeySurface } from '../app/app.ts';
 import { ApiError, clientError, documentFrameworkStatuses, frameworkError, installErrorHandling, MAX_PATH_PARAMETER, RouteRegistry } from './errors.ts';
 import { ErrorResponse } from './schemas.ts';
 import { installAccessLog } from './access-log.ts';
@@ -62,25 +63,26 @@ function withDocumentedHeaders(response: Record<string, Record<string, unknown>>
   return Object.fromEntries(Object.entries(response).map(([status, r]) => [status, { ...r, headers: { ...headers, ...(r.headers as object | undefined) } }]));
 }
 
-export async function buildApp(service: Service, o: AppOptions = {}): Promise<FastifyInstance> {
+export async function buildApp(door: App, o: AppOptions = {}): Promise<FastifyInstance> {
+  const config = door.config;
   const app = Fastify({
     // Standard output through a stream that never blocks the server and never waits at exit
     // (log-stream.ts): a log reader that stops must not stop the service.
-    logger: o.logger === undefined ? { level: service.config.LOG_LEVEL, redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-csrf-token"]'], stream: stdoutLog() } : o.logger,
+    logger: o.logger === undefined ? { level: config.LOG_LEVEL, redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-csrf-token"]'], stream: stdoutLog() } : o.logger,
     // The request log is access-log.ts's: a line for each refused or failed request, a summary of
     // the others every few seconds, not two lines for every request. (Through a log controller:
     // the top-level `disableRequestLogging` option is deprecated, FSTDEP023, warned at every start.)
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: service.config.MAX_JSON_BODY_BYTES,
+    bodyLimit: config.MAX_JSON_BODY_BYTES,
     // Bounded requests: a request's headers and body must arrive within REQUEST_TIMEOUT_SECONDS
     // (headers alone within HEADERS_TIMEOUT_MS), or it is answered 408 and its connection closed
     // (clientError), so clients that send slowly or stop part way cannot hold connections and
     // buffers for ever. Node checks every CHECK_INTERVAL_MS (its default, 30 s, would let a request
     // run that much past its limit). Idle keep-alive connections close after KEEP_ALIVE_MS, longer
     // than the 60 s idle timeout of common load balancers, so that it is they that close first.
-    requestTimeout: service.config.REQUEST_TIMEOUT_SECONDS * 1000,
+    requestTimeout: config.REQUEST_TIMEOUT_SECONDS * 1000,
     keepAliveTimeout: KEEP_ALIVE_MS,
-    http: { headersTimeout: Math.min(HEADERS_TIMEOUT_MS, service.config.REQUEST_TIMEOUT_SECONDS * 1000), connectionsCheckingInterval: CHECK_INTERVAL_MS },
+    http: { headersTimeout: Math.min(HEADERS_TIMEOUT_MS, config.REQUEST_TIMEOUT_SECONDS * 1000), connectionsCheckingInterval: CHECK_INTERVAL_MS },
     clientErrorHandler: clientError,
     trustProxy: false,
     // Request ids let an operator find a 500's details in the log: the caller's X-Request-Id when
@@ -128,7 +130,7 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
       // (OpenAPI 3.1, Server Object), so "try it", schemathesis and generated clients reach this
       // service at whatever origin a client sees (a proxy's, a tunnel's). The listening origin would
       // be the bind address (0.0.0.0, a container's), which is rarely the one a client can reach.
-      servers: [service.config.BACKEND_URL ? { url: service.config.BACKEND_URL.replace(/\/+$/, ''), description: 'this service' } : { url: '/', description: 'this service (the origin this document was read from)' }],
+      servers: [config.BACKEND_URL ? { url: config.BACKEND_URL.replace(/\/+$/, ''), description: 'this service' } : { url: '/', description: 'this service (the origin this document was read from)' }],
       info: { title: 'Fraud-risk scoring service', version: '0.1.0', description: 'Scores payment transactions for fraud with a calibrated probability, a decision and exact reasons. Errors: `{"detail": {"message", "reason", "fix", "request_id"}}`. Every response carries `Request-Id`: your `X-Request-Id` when it is 1–128 visible ASCII characters, otherwise a generated one; quote it when reporting a problem.' },
       tags: [
         { name: 'scoring', description: 'Score transactions' },
@@ -177,7 +179,7 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
   await app.register(cookie);
   // Cross-origin callers only where configured (CORS_ORIGINS, FRONTEND_URL): the dashboard on its
   // own origin sends cookies, so credentials are allowed for exactly those origins.
-  const origins = [...(service.config.CORS_ORIGINS ?? '').split(','), service.config.FRONTEND_URL ?? ''].map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean);
+  const origins = [...(config.CORS_ORIGINS ?? '').split(','), config.FRONTEND_URL ?? ''].map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean);
   if (origins.length > 0) {
     await app.register(cors, { origin: origins, credentials: true, allowedHeaders: ['content-type', 'authorization', 'x-csrf-token', 'x-request-id'], exposedHeaders: [REQUEST_ID_HEADER], methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], maxAge: 600 });
   }
@@ -187,25 +189,26 @@ export async function buildApp(service: Service, o: AppOptions = {}): Promise<Fa
   // The dashboard surface (`/api/...`): public reads, sandbox scoring and the signed-in pages;
   // the caller is a session (cookie, CSRF on unsafe methods) or a guest.
   await app.register(async (dashboard) => {
-    installCaller(dashboard, service, ErrorResponse);
-    publicRoutes(dashboard, service);
-    scoreRoutes(dashboard, service);
-    datasetRoutes(dashboard, service);
-    jobRoutes(dashboard, service);
-    authRoutes(dashboard, service);
-    organizationRoutes(dashboard, service);
-    memberTransactionRoutes(dashboard, service);
-    memberRuleRoutes(dashboard, service);
-    historyImportRoutes(dashboard, service);
-    trainingRoutes(dashboard, service);
-    modelRoutes(dashboard, service);
+    installCaller(dashboard, door.sessions, ErrorResponse);
+    publicRoutes(dashboard, door);
+    scoreRoutes(dashboard, door);
+    datasetRoutes(dashboard, door);
+    jobRoutes(dashboard, door);
+    authRoutes(dashboard, door);
+    organizationRoutes(dashboard, door);
+    memberTransactionRoutes(dashboard, door);
+    memberRuleRoutes(dashboard, door);
+    historyImportRoutes(dashboard, door);
+    trainingRoutes(dashboard, door);
+    modelRoutes(dashboard, door);
   });
   // The customer surface (`/api/v1/...`): one API-key check for every route.
   await app.register(async (v1) => {
-    v1.addHook('onRequest', keyAuthentication(service));
-    v1Routes(v1, service);
-    keyTransactionRoutes(v1, service);
-    keyListRoutes(v1, service);
+    const surface: KeySurface = door;
+    v1.addHook('onRequest', keyAuthentication(surface.keys));
+    v1Routes(v1, surface);
+    keyTransactionRoutes(v1, surface);
+    keyListRoutes(v1, surface);
   });
   await webRoutes(app);
   return app;

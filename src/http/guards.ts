@@ -1,36 +1,18 @@
-// What a route needs before it can do anything, in one place for every surface: a loaded model
-// (else 503 with the reason it is missing), a scorer, and on the customer surface an API key (one
-// onRequest hook for every /api/v1 route, installed on that surface's plugin in app.ts). Sessions
-// and CSRF are caller.ts's.
+// The customer surface's API key check: one onRequest hook for every /api/v1 route, installed on
+// that surface's plugin by app.ts. Sessions and CSRF are caller.ts's; a missing model is the
+// application's 503 (app/app.ts, `models`).
 
 import type { FastifyRequest } from 'fastify';
-import type { Service } from '../app/service.ts';
-import { available } from '../app/errors.ts';
-import type { LiveApiKey } from '../storage/accounts-store.ts';
-import type { ModelBundle } from '../model/bundle-types.ts';
-import type { Scorer } from '../scoring/scorer.ts';
-import { requireKeys } from './caller.ts';
+import type { Keys } from '../app/app.ts';
 import { ApiError } from './errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The API key a `/api/v1` request authenticated with. */
-    apiKey?: LiveApiKey;
+    apiKey?: Awaited<ReturnType<Keys['authenticate']>>;
     /** When its authentication began and ended (performance.now()), for Server-Timing. */
     authenticated?: { from: number; to: number };
   }
-}
-
-/** The loaded model, or 503 with the reason it is unavailable. */
-export function requireModel(service: Service): ModelBundle {
-  return available(service.model);
-}
-
-/** The scorer to use, or 503 `model_unavailable` (shared by both surfaces). */
-export function requireScorer(service: Service, scorer = service.scorer): Scorer {
-  requireModel(service);
-  if (!scorer) throw new ApiError(503, 'model_unavailable', 'No model is loaded.', 'Restart the server with a complete model folder.');
-  return scorer;
 }
 
 function bearer(request: FastifyRequest): string | undefined {
@@ -45,12 +27,12 @@ function bearer(request: FastifyRequest): string | undefined {
  * without sign-in; only on PostgreSQL without SESSION_SECRET (keys cannot be checked) is one with a
  * key answered 503 `auth_not_configured`.
  */
-export function keyAuthentication(service: Service) {
+export function keyAuthentication(keys: Keys) {
   return async (request: FastifyRequest): Promise<void> => {
     const from = performance.now();
     const secret = bearer(request);
     if (!secret) throw new ApiError(401, 'invalid_api_key', 'This endpoint needs an API key.', 'Send the header Authorization: Bearer <API key>; an organization owner creates keys with POST /api/organizations/{id}/api-keys.');
-    const key = await requireKeys(service).authenticateKey(secret);
+    const key = await keys.authenticate(secret);
     if (!key) throw new ApiError(401, 'invalid_api_key', 'The API key is not valid: unknown, rotated out or revoked.', 'Use a current key of your organization, or ask an owner to create one.');
     request.apiKey = key;
     request.authenticated = { from, to: performance.now() };

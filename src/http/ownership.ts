@@ -1,37 +1,24 @@
-// The HTTP side of ownership (src/app/ownership.ts decides): the caller a request is signed in as,
-// and signing in required to name an organization on an upload or a scoring request.
+// The HTTP side of ownership (the application decides, app/ownership.ts): whom a member's request
+// acts for, and the ownership a new upload or job gets from the signed-in caller.
 
 import type { FastifyRequest } from 'fastify';
-import type { Service } from '../app/service.ts';
-import type { OrganizationRow } from '../storage/accounts-store.ts';
-import * as ownership from '../app/ownership.ts';
-import type { Owned } from '../app/ownership.ts';
-import { OrganizationCaller } from '../app/organization-caller.ts';
+import type { App } from '../app/app.ts';
 import { requireUser } from './caller.ts';
 
-/** Whether the caller of `request` may see a record with this ownership. */
-export function visibleTo(service: Service, request: FastifyRequest, record: Owned): Promise<boolean> {
-  return ownership.visibleTo(service.db, request.signedIn?.user.id, record);
-}
+type Door = Pick<App, 'sessions' | 'organizations'>;
 
 /** The ownership a new upload or job gets: the signed-in caller, and the organization they name
  *  (which they must belong to). Guests own nothing and cannot name an organization. */
-export async function newOwnership(service: Service, request: FastifyRequest, organizationId: string | undefined): Promise<Owned & { organization?: OrganizationRow }> {
+export async function newOwnership(app: Door, request: FastifyRequest, organizationId: string | undefined) {
   if (organizationId === undefined) return { owner_user_id: request.signedIn?.user.id ?? null, organization_id: null };
-  const { user } = requireUser(request, service);
-  const organization = await ownership.memberOrganization(service.db, organizationId, user.id);
+  const { user } = requireUser(request, app.sessions);
+  const organization = await app.organizations.member(organizationId, user.id);
   return { owner_user_id: user.id, organization_id: organization.id, organization };
-}
-
-/** The organization if the signed-in caller belongs to it; 404 otherwise (never 403). */
-export function memberOrganization(service: Service, orgId: string, userId: string): Promise<OrganizationRow> {
-  return ownership.memberOrganization(service.db, orgId, userId);
 }
 
 /** Whom a member's request about an organization acts for, or 404 (401/503 as for every
  *  signed-in route). */
-export async function memberCaller(service: Service, request: FastifyRequest, organizationId: string): Promise<OrganizationCaller> {
-  const { user } = requireUser(request, service);
-  const org = await memberOrganization(service, organizationId, user.id);
-  return OrganizationCaller.member(org, user.id);
+export async function memberCaller(app: Door, request: FastifyRequest, organizationId: string) {
+  const { user } = requireUser(request, app.sessions);
+  return app.organizations.caller(organizationId, user.id);
 }

@@ -11,6 +11,7 @@ import postgres from 'postgres';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { buildApp, type AppOptions } from '../../src/http/app.ts';
 import { startService, type Service, type StartOptions } from '../../src/app/service.ts';
+import { openApp } from '../../src/app/app.ts';
 import { tempDir } from './temp.ts';
 
 export interface Backend {
@@ -86,7 +87,7 @@ export async function start(o: { backend?: Backend; dataDir?: string; databaseUr
   }
   const config = loadConfig({}, { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', ...o.overrides });
   const service = await startService(config, { ...o.startOptions, ...(o.clock ? { clock: o.clock } : {}) });
-  const app = await buildApp(service, { logger: o.logger ?? false });
+  const app = await buildApp(openApp(service), { logger: o.logger ?? false });
   await app.ready();
   return {
     service,

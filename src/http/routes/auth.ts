@@ -8,10 +8,10 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { NewSession } from '../../app/accounts.ts';
-import type { Service } from '../../app/service.ts';
-import type { UserRow } from '../../storage/accounts-store.ts';
-import { CSRF_COOKIE, requireAccounts, requireUser, SESSION_COOKIE } from '../caller.ts';
+import type { NewSession, SignedIn } from '../../app/accounts.ts';
+import type { App } from '../../app/app.ts';
+import type { Config } from '../../config.ts';
+import { CSRF_COOKIE, requireUser, SESSION_COOKIE } from '../caller.ts';
 import { ErrorResponse } from '../schemas.ts';
 
 const SessionRequest = z.object({ access_token: z.string().min(1, 'access_token must not be empty').max(16_384, 'access_token is at most 16,384 characters').describe("The identity provider's access token (a JWT)") }).strict();
@@ -29,24 +29,22 @@ const Me = z.object({
   expires_at: z.string().optional(),
 });
 
-export const describeUser = (u: UserRow) => ({ id: u.id, email: u.email, name: u.name, avatar_url: u.avatar_url });
+export const describeUser = (u: SignedIn['user']) => ({ id: u.id, email: u.email, name: u.name, avatar_url: u.avatar_url });
 
-function setSessionCookies(reply: FastifyReply, service: Service, s: NewSession): void {
-  const c = service.config;
+function setSessionCookies(reply: FastifyReply, c: Config, s: NewSession): void {
   const common = { path: '/', sameSite: 'lax' as const, secure: c.COOKIE_SECURE, expires: s.session.expires_at, ...(c.COOKIE_DOMAIN ? { domain: c.COOKIE_DOMAIN } : {}) };
   reply.setCookie(SESSION_COOKIE, s.cookie, { ...common, httpOnly: true });
   reply.setCookie(CSRF_COOKIE, s.csrf, { ...common, httpOnly: false });
 }
 
-function clearSessionCookies(reply: FastifyReply, service: Service): void {
-  const c = service.config;
+function clearSessionCookies(reply: FastifyReply, c: Config): void {
   const common = { path: '/', sameSite: 'lax' as const, secure: c.COOKIE_SECURE, ...(c.COOKIE_DOMAIN ? { domain: c.COOKIE_DOMAIN } : {}) };
   reply.clearCookie(SESSION_COOKIE, { ...common, httpOnly: true });
   reply.clearCookie(CSRF_COOKIE, common);
 }
 
-export function authRoutes(app: FastifyInstance, service: Service): void {
-  const r = app.withTypeProvider<ZodTypeProvider>();
+export function authRoutes(server: FastifyInstance, app: Pick<App, 'config' | 'sessions'>): void {
+  const r = server.withTypeProvider<ZodTypeProvider>();
 
   r.post('/api/auth/session', {
     // Room for the longest token the schema takes even when every character is JSON-escaped, so a
@@ -60,9 +58,9 @@ export function authRoutes(app: FastifyInstance, service: Service): void {
       response: { 200: SessionResponse, 401: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse },
     },
   }, async (request, reply) => {
-    const accounts = requireAccounts(service);
+    const accounts = app.sessions.signedIn();
     const s = await accounts.signIn(request.body.access_token, (problem) => request.log.info({ reason: problem }, 'sign-in refused'));
-    setSessionCookies(reply, service, s);
+    setSessionCookies(reply, app.config, s);
     return { authenticated: true as const, user: describeUser(s.user), csrf_token: s.csrf, expires_at: s.session.expires_at.toISOString() };
   });
 
@@ -74,9 +72,9 @@ export function authRoutes(app: FastifyInstance, service: Service): void {
       response: { 204: z.null(), 401: ErrorResponse, 403: ErrorResponse, 503: ErrorResponse },
     },
   }, async (request, reply) => {
-    const { session } = requireUser(request, service);
-    await service.accounts!.signOut(session);
-    clearSessionCookies(reply, service);
+    const { session } = requireUser(request, app.sessions);
+    await app.sessions.signedIn().signOut(session);
+    clearSessionCookies(reply, app.config);
     return reply.code(204).send(null);
   });
 
@@ -89,7 +87,7 @@ export function authRoutes(app: FastifyInstance, service: Service): void {
     },
   }, async (request) => {
     const signedIn = request.signedIn;
-    if (!signedIn) return { authenticated: false, auth_configured: service.config.authConfigured };
+    if (!signedIn) return { authenticated: false, auth_configured: app.sessions.configured };
     return { authenticated: true, auth_configured: true, user: describeUser(signedIn.user), expires_at: signedIn.session.expires_at.toISOString() };
   });
 }

@@ -16,10 +16,9 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { DATASET_COLUMNS, type ColumnMapping } from '../../datasets/csv.ts';
-import type { DatasetRecord } from '../../storage/datasets.ts';
-import { deleteDataset, describeValidation, liveDataset, maxUploadBytes, previewDataset, revalidateDataset, storeUpload, uploadDataset, uploadTooLarge, type StoredUpload } from '../../app/datasets.ts';
+import { describeValidation, maxUploadBytes, uploadTooLarge, type StoredUpload } from '../../app/datasets.ts';
 import { AppError } from '../../app/errors.ts';
-import type { Service } from '../../app/service.ts';
+import type { App, Dataset as DatasetRecord } from '../../app/app.ts';
 import { ApiError } from '../errors.ts';
 import { newOwnership } from '../ownership.ts';
 import { ErrorResponse } from '../schemas.ts';
@@ -82,32 +81,34 @@ export function describeDataset(d: DatasetRecord) {
   };
 }
 
-export function datasetRoutes(app: FastifyInstance, service: Service): void {
-  const r = app.withTypeProvider<ZodTypeProvider>();
+type Door = Pick<App, 'config' | 'sessions' | 'organizations' | 'datasets'>;
+
+export function datasetRoutes(server: FastifyInstance, app: Door): void {
+  const r = server.withTypeProvider<ZodTypeProvider>();
   /** The caller the use cases decide visibility for: signed in, or a guest. */
   const caller = (request: FastifyRequest) => request.signedIn?.user.id;
   // Registered now, loaded once the caller's surface has its hooks (which it inherits).
-  app.register(async (uploads) => {
+  server.register(async (uploads) => {
     // A CSV body is streamed to disk as it arrives, never buffered whole.
     uploads.addContentTypeParser(['text/csv', 'application/csv'], (_request, payload, done) => done(null, payload));
-    await uploads.register(formParser, { limits: { fileSize: service.config.MAX_UPLOAD_MB * 1024 * 1024, files: 1, fields: 10 } });
-    uploadRoute(uploads, service);
+    await uploads.register(formParser, { limits: { fileSize: app.config.MAX_UPLOAD_MB * 1024 * 1024, files: 1, fields: 10 } });
+    uploadRoute(uploads, app);
   });
 
   r.get('/api/datasets/:id', { schema: { tags: ['datasets'], summary: 'One uploaded dataset', params: DatasetParams, response: { 200: Anything, ...errors } } }, async (request) =>
-    describeDataset(await liveDataset(service, request.params.id, caller(request))),
+    describeDataset(await app.datasets.live(request.params.id, caller(request))),
   );
 
   r.get('/api/datasets/:id/preview', {
     schema: { tags: ['datasets'], summary: 'First rows as parsed (with the dataset\'s mapping), sample values per header and a suggested mapping', params: DatasetParams, querystring: z.object({ rows: z.coerce.number().int().min(1).max(100).default(20) }), response: { 200: Preview, ...errors } },
-  }, async (request) => previewDataset(service, request.params.id, caller(request), request.query.rows));
+  }, async (request) => app.datasets.preview(request.params.id, caller(request), request.query.rows));
 
   r.post('/api/datasets/:id/validate', {
     schema: { tags: ['datasets'], summary: 'Re-check, optionally with your own column mapping', params: DatasetParams, body: z.object({ mapping: Mapping.optional() }).strict().optional(), response: { 200: Anything, ...errors } },
-  }, async (request) => describeDataset(await revalidateDataset(service, request.params.id, caller(request), request.body?.mapping as ColumnMapping | undefined)));
+  }, async (request) => describeDataset(await app.datasets.revalidate(request.params.id, caller(request), request.body?.mapping as ColumnMapping | undefined)));
 
   r.delete('/api/datasets/:id', { schema: { tags: ['datasets'], summary: 'Delete an upload immediately', params: DatasetParams, response: { 204: z.null().describe('Deleted'), 404: ErrorResponse, 410: ErrorResponse } } }, async (request, reply) => {
-    await deleteDataset(service, request.params.id, caller(request));
+    await app.datasets.remove(request.params.id, caller(request));
     return reply.code(204).send(null);
   });
 }
@@ -123,11 +124,11 @@ function utf8Name(name: string): string {
 }
 
 /** `POST /api/datasets/upload`, in the context where a CSV body and a form can be read. */
-function uploadRoute(app: FastifyInstance, service: Service): void {
-  const maxBytes = maxUploadBytes(service.config);
-  app.withTypeProvider<ZodTypeProvider>().post('/api/datasets/upload', {
+function uploadRoute(server: FastifyInstance, app: Door): void {
+  const maxBytes = maxUploadBytes(app.config);
+  server.withTypeProvider<ZodTypeProvider>().post('/api/datasets/upload', {
     config: {
-      rateLimit: { max: service.config.UPLOAD_RATE_PER_MINUTE, timeWindow: 60_000 },
+      rateLimit: { max: app.config.UPLOAD_RATE_PER_MINUTE, timeWindow: 60_000 },
       // Required, in either form: an empty body, or a form without its file, is 422.
       documentedBody: {
         required: true,
@@ -157,7 +158,7 @@ function uploadRoute(app: FastifyInstance, service: Service): void {
     },
   }, async (request, reply) => {
     const mapping = parseMappingText(request.query.mapping);
-    const ownership = await newOwnership(service, request, request.query.organization_id);
+    const ownership = await newOwnership(app, request, request.query.organization_id);
     let body: Readable;
     let originalName = request.query.filename ?? 'upload.csv';
     const type = String(request.headers['content-type'] ?? '');
@@ -178,12 +179,12 @@ function uploadRoute(app: FastifyInstance, service: Service): void {
     }
     let stored: StoredUpload;
     try {
-      stored = await storeUpload(service, body);
+      stored = await app.datasets.store(body);
     } catch (e) {
-      if ((e as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw uploadTooLarge(service.config);
+      if ((e as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw uploadTooLarge(app.config);
       throw multipart ? unreadableForm(e) : e;
     }
-    const record = await uploadDataset(service, stored, { originalName, mapping, ownership });
+    const record = await app.datasets.record(stored, { originalName, mapping, ownership });
     return reply.code(201).send(describeDataset(record));
   });
 }

@@ -9,14 +9,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { queueHistoryImport } from '../../app/history-imports.ts';
-import type { Service } from '../../app/service.ts';
+import type { App } from '../../app/app.ts';
 import { requireUser } from '../caller.ts';
-import { memberOrganization } from '../ownership.ts';
 import { ErrorResponse } from '../schemas.ts';
 import { describeJob, Job } from './jobs.ts';
 import { OrgParams } from './organizations.ts';
-import { requireModel } from '../guards.ts';
 
 // Exactly one of the two, as two shapes, so the reference says what is enforced.
 const ImportBody = z.union([
@@ -24,22 +21,22 @@ const ImportBody = z.union([
   z.object({ example: z.literal(true).describe('The built-in example dataset (test organizations only)') }).strict(),
 ]);
 
-export function historyImportRoutes(app: FastifyInstance, service: Service): void {
-  app.withTypeProvider<ZodTypeProvider>().post('/api/organizations/:id/history-imports', {
+export function historyImportRoutes(server: FastifyInstance, app: Pick<App, 'config' | 'sessions' | 'organizations' | 'models' | 'historyImports'>): void {
+  server.withTypeProvider<ZodTypeProvider>().post('/api/organizations/:id/history-imports', {
     schema: {
       tags: ['decisions'],
       summary: "Import labelled history into an organization (a job); returns the job",
       description:
-        `Signed in, a member (session and X-CSRF-Token). Body \`{"dataset_id": "…"}\` (a validated upload of this organization or your own, with a timestamp column) or \`{"example": true}\` (the built-in example, test organizations only, shifted so its newest transaction is when the import begins). 202 with the job (GET /api/jobs/{id}; \`kind\` \`history_import\`, stage \`checking\` then \`importing\`); when it has succeeded its \`summary\` is \`{ imported, skipped_existing, labelled, fraud, first_time, last_time }\`. Labels are known from each row's time plus the model's label delay. Transaction ids the organization already has are skipped; a row without a time or dated after the import began fails the job with nothing stored. Counts against the organization's ${service.config.MAX_JOBS_PER_ORG_PER_DAY} jobs per UTC day.`,
+        `Signed in, a member (session and X-CSRF-Token). Body \`{"dataset_id": "…"}\` (a validated upload of this organization or your own, with a timestamp column) or \`{"example": true}\` (the built-in example, test organizations only, shifted so its newest transaction is when the import begins). 202 with the job (GET /api/jobs/{id}; \`kind\` \`history_import\`, stage \`checking\` then \`importing\`); when it has succeeded its \`summary\` is \`{ imported, skipped_existing, labelled, fraud, first_time, last_time }\`. Labels are known from each row's time plus the model's label delay. Transaction ids the organization already has are skipped; a row without a time or dated after the import began fails the job with nothing stored. Counts against the organization's ${app.config.MAX_JOBS_PER_ORG_PER_DAY} jobs per UTC day.`,
       params: OrgParams,
       body: ImportBody,
       response: { 202: Job, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 410: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
     },
   }, async (request, reply) => {
-    const { user } = requireUser(request, service);
-    const org = await memberOrganization(service, request.params.id, user.id);
+    const { user } = requireUser(request, app.sessions);
+    const org = await app.organizations.member(request.params.id, user.id);
     // Jobs run only where a model is loaded (the runner is made with it).
-    requireModel(service);
-    return reply.code(202).send(describeJob(await queueHistoryImport(service, org, user.id, request.body)));
+    app.models.bundle();
+    return reply.code(202).send(describeJob(await app.historyImports.queue(org, user.id, request.body)));
   });
 }

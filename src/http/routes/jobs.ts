@@ -11,12 +11,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { JobRecord } from '../../storage/job-queue.ts';
 import { MODE_NAMES } from '../../model/bundle-types.ts';
-import { jobDownload, jobPage, jobsOf, queueScoringJob, scorableDataset, visibleJob } from '../../app/scoring-jobs.ts';
-import type { Service } from '../../app/service.ts';
+import type { App, Job as JobRecord } from '../../app/app.ts';
 import { ErrorResponse } from '../schemas.ts';
-import { requireModel } from '../guards.ts';
 import { requireUser } from '../caller.ts';
 import { newOwnership } from '../ownership.ts';
 
@@ -73,8 +70,8 @@ function attachment(name: string): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${exact}`;
 }
 
-export function jobRoutes(app: FastifyInstance, service: Service): void {
-  const r = app.withTypeProvider<ZodTypeProvider>();
+export function jobRoutes(server: FastifyInstance, app: Pick<App, 'config' | 'sessions' | 'organizations' | 'models' | 'scoringJobs'>): void {
+  const r = server.withTypeProvider<ZodTypeProvider>();
 
   /** The caller the use cases decide visibility for: signed in, or a guest. */
   const caller = (request: FastifyRequest) => request.signedIn?.user.id;
@@ -83,20 +80,20 @@ export function jobRoutes(app: FastifyInstance, service: Service): void {
     schema: {
       tags: ['datasets'],
       summary: 'Queue scoring of an uploaded dataset; returns the job',
-      description: `With \`organization_id\` (signed in, a member) the job belongs to the organization and counts against its quota of ${service.config.MAX_JOBS_PER_ORG_PER_DAY} jobs per UTC day (429 \`job_quota_exceeded\` past it). Without it, a job of an organization's dataset belongs to that organization too.`,
+      description: `With \`organization_id\` (signed in, a member) the job belongs to the organization and counts against its quota of ${app.config.MAX_JOBS_PER_ORG_PER_DAY} jobs per UTC day (429 \`job_quota_exceeded\` past it). Without it, a job of an organization's dataset belongs to that organization too.`,
       body: z.object({ dataset_id: z.string().min(1).max(100), mode: z.enum(MODE_NAMES).default('balanced'), organization_id: z.string().min(1).max(100).optional() }).strict(),
       response: { 202: Job, 401: ErrorResponse, 404: ErrorResponse, 410: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
     },
   }, async (request, reply) => {
-    requireModel(service);
-    const d = await scorableDataset(service, request.body.dataset_id, caller(request));
+    app.models.bundle();
+    const d = await app.scoringJobs.scorable(request.body.dataset_id, caller(request));
     // Without an organization named, a job of an organization's dataset belongs to it too.
-    const ownership = await newOwnership(service, request, request.body.organization_id ?? d.organization_id ?? undefined);
-    return reply.code(202).send(describeJob(await queueScoringJob(service, d, request.body.mode, ownership)));
+    const ownership = await newOwnership(app, request, request.body.organization_id ?? d.organization_id ?? undefined);
+    return reply.code(202).send(describeJob(await app.scoringJobs.queue(d, request.body.mode, ownership)));
   });
 
   r.get('/api/jobs/:id', { schema: { tags: ['datasets'], summary: 'Job progress', params: JobParams, response: { 200: Job, 404: ErrorResponse } } }, async (request) =>
-    describeJob(await visibleJob(service, request.params.id, caller(request))),
+    describeJob(await app.scoringJobs.visible(request.params.id, caller(request))),
   );
 
   r.get('/api/jobs', {
@@ -108,14 +105,14 @@ export function jobRoutes(app: FastifyInstance, service: Service): void {
       response: { 200: z.object({ jobs: z.array(Job) }), 401: ErrorResponse, 404: ErrorResponse, 503: ErrorResponse },
     },
   }, async (request) => {
-    const { user } = requireUser(request, service);
-    const jobs = await jobsOf(service, user.id, request.query.organization_id);
+    const { user } = requireUser(request, app.sessions);
+    const jobs = await app.scoringJobs.of(user.id, request.query.organization_id);
     return { jobs: jobs.map((j) => describeJob(j)) };
   });
 
   r.get('/api/jobs/:id/result', {
     schema: { tags: ['datasets'], summary: 'Finished result, rows in pages', params: JobParams, querystring: z.object({ page: z.coerce.number().int().min(1).default(1), page_size: z.coerce.number().int().min(1).max(1000).default(100) }), response: { 200: Anything, 404: ErrorResponse, 409: ErrorResponse } },
-  }, async (request) => jobPage(service, request.params.id, caller(request), request.query.page, request.query.page_size));
+  }, async (request) => app.scoringJobs.page(request.params.id, caller(request), request.query.page, request.query.page_size));
 
   r.get('/api/jobs/:id/download', {
     config: {
@@ -129,7 +126,7 @@ export function jobRoutes(app: FastifyInstance, service: Service): void {
     },
     schema: { tags: ['datasets'], summary: 'Scored rows as CSV (formula-like values escaped)', params: JobParams, response: { 404: ErrorResponse, 409: ErrorResponse } },
   }, async (request, reply) => {
-    const { filename, csv } = await jobDownload(service, request.params.id, caller(request));
+    const { filename, csv } = await app.scoringJobs.download(request.params.id, caller(request));
     reply.header('content-type', 'text/csv; charset=utf-8');
     reply.header('content-disposition', attachment(filename));
     return reply.send(csv as never);

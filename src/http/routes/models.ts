@@ -10,11 +10,9 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { ModelBundle } from '../../model/bundle-types.ts';
 import type { CustomModel } from '../../model/custom.ts';
-import { customModelsVisibleTo, readCustomModel, setCustomModelActiveFor } from '../../app/custom-models.ts';
-import type { Service } from '../../app/service.ts';
+import type { App } from '../../app/app.ts';
 import { requireUser } from '../caller.ts';
 import { ErrorResponse, ModelIdParams } from '../schemas.ts';
-import { requireModel } from '../guards.ts';
 
 const Anything = z.record(z.string(), z.unknown());
 
@@ -29,20 +27,20 @@ function customSummary(m: CustomModel) {
 
 const bandsOf = (b: { medium: number; high: number; critical: number }) => ({ low: [0, b.medium], medium: [b.medium, b.high], high: [b.high, b.critical], critical: [b.critical, 1] });
 
-export function modelRoutes(app: FastifyInstance, service: Service): void {
-  const r = app.withTypeProvider<ZodTypeProvider>();
+export function modelRoutes(server: FastifyInstance, app: Pick<App, 'sessions' | 'models' | 'customModels'>): void {
+  const r = server.withTypeProvider<ZodTypeProvider>();
   const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 503: ErrorResponse };
 
   r.get('/api/models', {
     schema: { tags: ['models'], summary: 'Models available to the caller', description: 'The built-in model, and when signed in the custom models of my organizations.', response: { 200: Anything, ...errors } },
   }, async (request) => {
-    const m = requireModel(service);
-    const custom = await customModelsVisibleTo(service.db, request.signedIn?.user.id);
+    const m = app.models.bundle();
+    const custom = await app.customModels.visibleTo(request.signedIn?.user.id);
     return { models: [builtInSummary(m), ...custom.map(customSummary)] };
   });
 
   r.get('/api/models/:id', { schema: { tags: ['models'], summary: 'One model with weights and thresholds', params: ModelIdParams, response: { 200: Anything, ...errors } } }, async (request) => {
-    const m = requireModel(service);
+    const m = app.models.bundle();
     const f = m.file;
     if (request.params.id === f.id) {
       return {
@@ -58,7 +56,7 @@ export function modelRoutes(app: FastifyInstance, service: Service): void {
         code_fingerprint: f.code_fingerprint,
       };
     }
-    const model = await readCustomModel(service.db, request.params.id, request.signedIn?.user.id);
+    const model = await app.customModels.read(request.params.id, request.signedIn?.user.id);
     return { ...customSummary(model), stack: model.settings.stack, thresholds: model.settings.thresholds, bands: bandsOf(model.settings.bands), calibration: f.calibration, cold_start: f.cold_start };
   });
 
@@ -71,9 +69,8 @@ export function modelRoutes(app: FastifyInstance, service: Service): void {
         response: { 200: Anything, 400: ErrorResponse, ...errors },
       },
     }, async (request) => {
-      const { user } = requireUser(request, service);
-      const builtIn = requireModel(service).file.id;
-      return customSummary(await setCustomModelActiveFor(service, request.params.id, user.id, builtIn, action === 'activate'));
+      const { user } = requireUser(request, app.sessions);
+      return customSummary(await app.customModels.setActive(request.params.id, user.id, action === 'activate'));
     });
   }
 }

@@ -9,12 +9,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { publicKey } from '../../app/accounts.ts';
-import {
-  apiKeysOfOrganization, createApiKey, createOrganization, datasetsOfMyOrganization, myOrganizations, organizationWithMembers, revokeApiKey, rotateApiKey,
-  usageOfOrganization, USAGE_DAYS,
-} from '../../app/organizations.ts';
-import type { Service } from '../../app/service.ts';
-import type { OrganizationRow } from '../../storage/accounts-store.ts';
+import { USAGE_DAYS } from '../../app/organizations.ts';
+import type { App } from '../../app/app.ts';
 import { requireUser } from '../caller.ts';
 import { describeDataset } from './datasets.ts';
 import { ErrorResponse, storedText } from '../schemas.ts';
@@ -40,47 +36,47 @@ const Usage = z.object({
   daily: z.array(z.object({ day: z.string(), key_id: z.string(), key_name: z.string(), requests: z.number().int(), last_used_at: z.string() })),
 });
 
-const describeOrganization = (o: OrganizationRow) => ({ id: o.id, name: o.name, stage: o.stage, role: o.role, created_at: o.created_at.toISOString() });
+const describeOrganization = (o: Awaited<ReturnType<App['organizations']['create']>>) => ({ id: o.id, name: o.name, stage: o.stage, role: o.role, created_at: o.created_at.toISOString() });
 
-export function organizationRoutes(app: FastifyInstance, service: Service): void {
-  const r = app.withTypeProvider<ZodTypeProvider>();
+export function organizationRoutes(server: FastifyInstance, app: Pick<App, 'sessions' | 'organizations'>): void {
+  const r = server.withTypeProvider<ZodTypeProvider>();
   const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
 
   r.get('/api/organizations', {
     schema: { tags: ['accounts'], summary: 'Organizations I belong to', response: { 200: z.object({ organizations: z.array(Organization) }), ...errors } },
   }, async (request) => {
-    const { user } = requireUser(request, service);
-    return { organizations: (await myOrganizations(service.db, user.id)).map(describeOrganization) };
+    const { user } = requireUser(request, app.sessions);
+    return { organizations: (await app.organizations.mine(user.id)).map(describeOrganization) };
   });
 
   r.post('/api/organizations', {
     schema: { tags: ['accounts'], summary: 'Create an organization (I become its owner)', body: CreateOrganization, response: { 201: Organization, ...errors } },
   }, async (request, reply) => {
-    const { user } = requireUser(request, service);
-    const org = await createOrganization(service.db, user.id, { name: request.body.name, stage: request.body.stage });
+    const { user } = requireUser(request, app.sessions);
+    const org = await app.organizations.create(user.id, { name: request.body.name, stage: request.body.stage });
     return reply.code(201).send(describeOrganization(org));
   });
 
   r.get('/api/organizations/:id', {
     schema: { tags: ['accounts'], summary: 'One organization with its members and stage', params: OrgParams, response: { 200: Organization.extend({ members: z.array(Member) }), ...errors } },
   }, async (request) => {
-    const { user } = requireUser(request, service);
-    const { organization, members } = await organizationWithMembers(service.db, request.params.id, user.id);
+    const { user } = requireUser(request, app.sessions);
+    const { organization, members } = await app.organizations.withMembers(request.params.id, user.id);
     return { ...describeOrganization(organization), members: members.map((m) => ({ ...m, joined_at: m.joined_at.toISOString() })) };
   });
 
   r.get('/api/organizations/:id/api-keys', {
     schema: { tags: ['accounts'], summary: "The organization's API keys, masked", params: OrgParams, response: { 200: z.object({ api_keys: z.array(ApiKey) }), ...errors } },
   }, async (request) => {
-    const { user } = requireUser(request, service);
-    return { api_keys: (await apiKeysOfOrganization(service.db, request.params.id, user.id)).map(publicKey) };
+    const { user } = requireUser(request, app.sessions);
+    return { api_keys: (await app.organizations.keys(request.params.id, user.id)).map(publicKey) };
   });
 
   r.post('/api/organizations/:id/api-keys', {
     schema: { tags: ['accounts'], summary: 'Create an API key (the secret is returned once)', params: OrgParams, body: CreateKey, response: { 201: ApiKeyWithSecret, ...errors } },
   }, async (request, reply) => {
-    const { user } = requireUser(request, service);
-    const { key, secret } = await createApiKey(service.db, service.accounts!, request.params.id, user.id, request.body.name);
+    const { user } = requireUser(request, app.sessions);
+    const { key, secret } = await app.organizations.createKey(request.params.id, user.id, request.body.name);
     return reply.code(201).send({ ...publicKey(key), secret });
   });
 
@@ -89,23 +85,23 @@ export function organizationRoutes(app: FastifyInstance, service: Service): void
   r.post('/api/api-keys/:id/rotate', {
     schema: { tags: ['accounts'], summary: 'Issue a new secret; the old one stops at once', params: KeyParams, response: { 200: ApiKeyWithSecret, 409: ErrorResponse, ...errors } },
   }, async (request) => {
-    const { user } = requireUser(request, service);
-    const rotated = await rotateApiKey(service.db, service.accounts!, request.params.id, user.id);
+    const { user } = requireUser(request, app.sessions);
+    const rotated = await app.organizations.rotateKey(request.params.id, user.id);
     return { ...publicKey(rotated.key), secret: rotated.secret };
   });
 
   r.post('/api/api-keys/:id/revoke', {
     schema: { tags: ['accounts'], summary: 'Turn a key off for good (requests with it get 401)', params: KeyParams, response: { 200: ApiKey, ...errors } },
   }, async (request) => {
-    const { user } = requireUser(request, service);
-    return publicKey(await revokeApiKey(service.db, service.accounts!, request.params.id, user.id));
+    const { user } = requireUser(request, app.sessions);
+    return publicKey(await app.organizations.revokeKey(request.params.id, user.id));
   });
 
   r.get('/api/organizations/:id/datasets', {
     schema: { tags: ['accounts'], summary: 'Datasets owned by the organization', description: 'Uploads made with its `organization_id` that still have their file, newest first (at most 500).', params: OrgParams, response: { 200: z.object({ datasets: z.array(z.record(z.string(), z.unknown())) }), ...errors } },
   }, async (request) => {
-    const { user } = requireUser(request, service);
-    return { datasets: (await datasetsOfMyOrganization(service.db, request.params.id, user.id)).map(describeDataset) };
+    const { user } = requireUser(request, app.sessions);
+    return { datasets: (await app.organizations.datasets(request.params.id, user.id)).map(describeDataset) };
   });
 
   r.get('/api/organizations/:id/usage', {
@@ -117,8 +113,8 @@ export function organizationRoutes(app: FastifyInstance, service: Service): void
       response: { 200: Usage, ...errors },
     },
   }, async (request) => {
-    const { user } = requireUser(request, service);
-    const { organization, since, days, keys, daily } = await usageOfOrganization(service.db, service.accounts!, request.params.id, user.id);
+    const { user } = requireUser(request, app.sessions);
+    const { organization, since, days, keys, daily } = await app.organizations.usage(request.params.id, user.id);
     return {
       organization_id: organization.id,
       since,

@@ -8,19 +8,13 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { PublicConfig, publicConfig } from '../../config.ts';
 import { CHANNEL_FEATURES } from '../../domain/features/extract.ts';
-import { isProblem, MODE_NAMES, type MetricsFile } from '../../model/bundle-types.ts';
-import type { Service } from '../../app/service.ts';
+import { MODE_NAMES } from '../../model/bundle-types.ts';
+import type { App } from '../../app/app.ts';
 import { OrganizationCaller } from '../../app/organization-caller.ts';
-import { ringsToList } from '../../app/rings.ts';
 import { ExampleDataset } from '../../app/sandbox.ts';
-import { keyAuthentication, requireModel, requireScorer } from '../guards.ts';
-import { available } from '../../app/errors.ts';
+import { keyAuthentication } from '../guards.ts';
 import { ErrorResponse, ModelIdParams } from '../schemas.ts';
-import { FEED_BEHIND_MS, feedHealth, POLL_MS } from '../../app/feed-health.ts';
-
-function requireMetrics(service: Service): MetricsFile {
-  return available(service.metrics);
-}
+import { FEED_BEHIND_MS, POLL_MS } from '../../app/feed-health.ts';
 
 // What these reads can fail with besides the statuses every route has: no model or no evaluation.
 const errors = { 503: ErrorResponse };
@@ -45,15 +39,8 @@ const TrainingLimits = z.object({
   features: z.record(z.string(), Count).describe('Channel → how many features it has'),
 });
 
-const mb = (bytes: number) => Math.round(bytes / 104_857.6) / 10;
-
-function memoryNow() {
-  const m = process.memoryUsage();
-  return { rss_mb: mb(m.rss), heap_used_mb: mb(m.heapUsed), heap_total_mb: mb(m.heapTotal), array_buffers_mb: mb(m.arrayBuffers) };
-}
-
-export function publicRoutes(app: FastifyInstance, service: Service): void {
-  const r = app.withTypeProvider<ZodTypeProvider>();
+export function publicRoutes(server: FastifyInstance, app: App): void {
+  const r = server.withTypeProvider<ZodTypeProvider>();
 
   r.get('/api/health', {
     schema: {
@@ -93,32 +80,9 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
         }),
       },
     },
-  }, async () => {
-    const database = await service.db.ping();
-    const model = service.model;
-    const metrics = service.metrics;
-    const feed = feedHealth(service.tail.status(), database, Date.now());
-    return {
-      status: database && feed.state === 'current' && !isProblem(model) ? ('ok' as const) : ('degraded' as const),
-      api: 'ok' as const,
-      model: isProblem(model)
-        ? { status: 'unavailable' as const, id: null, version: null, reason: model.reason, message: model.message }
-        : { status: 'ok' as const, id: model.file.id, version: model.file.version, reason: null, message: null },
-      evaluation: isProblem(metrics) ? { status: 'unavailable' as const, reason: metrics.reason } : { status: 'ok' as const, reason: null },
-      database: { status: database ? ('ok' as const) : ('unavailable' as const), kind: service.db.kind },
-      feed,
-      auth_configured: service.config.authConfigured,
-      history_transactions: service.sandbox.size,
-      organizations_loaded: service.tenants.size,
-      transactions_held: service.tenants.heldTransactions(),
-      jobs_running: service.jobs?.runningByKind ?? {},
-      memory: memoryNow(),
-      started_at: new Date(service.startedAt).toISOString(),
-      startup_ms: service.startup,
-    };
-  });
+  }, async () => app.health.report());
 
-  r.get('/api/config', { schema: { tags: ['service'], summary: 'What a browser needs to start, with the enforced limits', response: { 200: PublicConfig } } }, async () => publicConfig(service.config));
+  r.get('/api/config', { schema: { tags: ['service'], summary: 'What a browser needs to start, with the enforced limits', response: { 200: PublicConfig } } }, async () => publicConfig(app.config));
 
   r.get('/api/risk/thresholds', {
     schema: {
@@ -129,8 +93,8 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
       response: { 200: Anything, ...errors },
     },
   }, async () => {
-    const m = requireModel(service);
-    const metrics = isProblem(service.metrics) ? undefined : service.metrics;
+    const m = app.models.bundle();
+    const metrics = app.models.metricsIfAny();
     return {
       model_id: m.file.id,
       default_mode: 'balanced',
@@ -177,26 +141,21 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
         ...errors,
       },
     },
-  }, async () => {
-    const m = requireModel(service);
-    // The scorer's own sets, so that what is listed here is what a score's notes go by.
-    const known = requireScorer(service).known;
-    return { model_id: m.file.id, payment_types: [...known.paymentTypes], locations: known.locations ? [...known.locations].sort() : [...service.sandbox.locations], sandbox_as_of: service.sandbox.example.sandbox_as_of };
-  });
+  }, async () => app.sandbox.knownValues());
 
   r.get('/api/metrics/overview', { schema: { tags: ['evaluation'], summary: 'Measured results, each labelled with its data split', response: { 200: Anything, ...errors } } }, async () => {
-    const m = requireMetrics(service);
+    const m = app.models.metrics();
     const selection = m.selection ? { split: m.selection.split, settings_tried: m.selection.settings_tried, models_compared: m.selection.models_compared, chosen: m.selection.chosen } : null;
     return { model_id: m.model_id, splits: m.splits, channel_auc: m.channel_auc, modes: m.modes, comparisons: m.comparisons, seed_spread: m.seed_spread ?? null, selection };
   });
 
   r.get('/api/metrics/charts', { schema: { tags: ['evaluation'], summary: 'The same numbers shaped for charts', response: { 200: Anything, ...errors } } }, async () => {
-    const m = requireMetrics(service);
+    const m = app.models.metrics();
     return { model_id: m.model_id, ...m.charts };
   });
 
   r.get('/api/metrics/limitations', { schema: { tags: ['evaluation'], summary: 'What the metrics do not cover', response: { 200: Anything, ...errors } } }, async () => {
-    const m = requireMetrics(service);
+    const m = app.models.metrics();
     return { model_id: m.model_id, limitations: m.limitations };
   });
 
@@ -209,9 +168,9 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
       response: { 200: Anything, ...errors, 401: ErrorResponse },
     },
   }, async (request) => {
-    const m = requireMetrics(service);
-    const key = request.headers.authorization === undefined ? undefined : (await keyAuthentication(service)(request), request.apiKey!);
-    const rings = await ringsToList(service, key ? OrganizationCaller.key(key) : undefined);
+    const m = app.models.metrics();
+    const key = request.headers.authorization === undefined ? undefined : (await keyAuthentication(app.keys)(request), request.apiKey!);
+    const rings = await app.rings.list(key ? OrganizationCaller.key(key) : undefined);
     return {
       model_id: m.model_id,
       evaluation: m.rings,
@@ -252,16 +211,16 @@ export function publicRoutes(app: FastifyInstance, service: Service): void {
     ],
     column_mapping: 'Map these names to your own headers, e.g. {"amount": "Amount", "customer_id": "nameOrig"}.',
     encoding: 'UTF-8 (a byte-order mark is accepted), comma-separated, first line the header, quoted fields allowed',
-    limits: { max_upload_mb: service.config.MAX_UPLOAD_MB, max_dataset_rows: service.config.MAX_DATASET_ROWS },
+    limits: { max_upload_mb: app.config.MAX_UPLOAD_MB, max_dataset_rows: app.config.MAX_DATASET_ROWS },
   }));
 
-  r.get('/api/datasets/example', { schema: { tags: ['datasets'], summary: 'Details of the built-in example dataset', response: { 200: ExampleDataset } } }, async () => service.sandbox.example);
+  r.get('/api/datasets/example', { schema: { tags: ['datasets'], summary: 'Details of the built-in example dataset', response: { 200: ExampleDataset } } }, async () => app.sandbox.example());
 
   r.get('/api/training/limits', { schema: { tags: ['training'], summary: 'Training limits enforced by this server', response: { 200: TrainingLimits } } }, async () => ({
-    max_training_rows: service.config.MAX_TRAINING_ROWS,
-    max_upload_mb: service.config.MAX_UPLOAD_MB,
-    max_jobs_per_org_per_day: service.config.MAX_JOBS_PER_ORG_PER_DAY,
-    requires: ['signed in (and a member of the organization named, if any)', 'a dataset the caller can see that has not expired and validates', `at most ${service.config.MAX_TRAINING_ROWS} rows`, 'a label column with both classes', "the organization's daily job quota"],
+    max_training_rows: app.config.MAX_TRAINING_ROWS,
+    max_upload_mb: app.config.MAX_UPLOAD_MB,
+    max_jobs_per_org_per_day: app.config.MAX_JOBS_PER_ORG_PER_DAY,
+    requires: ['signed in (and a member of the organization named, if any)', 'a dataset the caller can see that has not expired and validates', `at most ${app.config.MAX_TRAINING_ROWS} rows`, 'a label column with both classes', "the organization's daily job quota"],
     training_available: false,
     note: 'Training through the API is not built: POST /api/training/jobs runs its checks and answers 501. Train from the command line with `npm run train -- --data FILE.csv`.',
     features: Object.fromEntries(Object.entries(CHANNEL_FEATURES).map(([c, f]) => [c, f.length])),

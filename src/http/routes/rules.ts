@@ -8,16 +8,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Service } from '../../app/service.ts';
+import type { App, KeySurface } from '../../app/app.ts';
 import { OrganizationCaller } from '../../app/organization-caller.ts';
-import { addListItems, allLists, AUDITED_VALUES, createList, deleteList, listAudit, listPage, MAX_VALUES_PER_REQUEST, removeListItems } from '../../app/lists.ts';
-import { allRules, changeRule, checkRule, createRule, deleteRule, rule, ruleHistory, ruleVersions } from '../../app/rules.ts';
+import { AUDITED_VALUES, MAX_VALUES_PER_REQUEST } from '../../app/lists.ts';
 import { LIST_KINDS, LIST_NAME, MAX_VALUE_CHARS } from '../../domain/rules/lists.ts';
 import { MAX_EXPRESSION_CHARS, RULE_ACTIONS } from '../../domain/rules/expression.ts';
-import { memberCaller, memberOrganization } from '../ownership.ts';
+import { memberCaller } from '../ownership.ts';
 import { requireUser } from '../caller.ts';
-import { requireModel } from '../guards.ts';
-import { queueBacktest } from '../../app/backtests.ts';
 import { describeJob, Job } from './jobs.ts';
 import { ErrorResponse, NO_NUL, storedText } from '../schemas.ts';
 
@@ -133,16 +130,16 @@ const OrgListParams = z.object({ id: z.string().min(1).max(100), name: z.string(
 const OrgRuleParams = z.object({ id: z.string().min(1).max(100), rule_id: z.string().min(1).max(100) });
 const memberErrors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
 const keyErrors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
-const bodyLimit = (service: Service) => Math.max(service.config.MAX_JSON_BODY_BYTES, MAX_VALUES_PER_REQUEST * (MAX_VALUE_CHARS + 8));
+const bodyLimit = (app: Pick<App, 'config'>) => Math.max(app.config.MAX_JSON_BODY_BYTES, MAX_VALUES_PER_REQUEST * (MAX_VALUE_CHARS + 8));
 const epoch = (iso: string | undefined) => (iso === undefined ? undefined : Date.parse(iso));
 
 /** The dashboard's: a member of the organization, by session. */
-export function memberRuleRoutes(app: FastifyInstance, service: Service): void {
-  const r = app.withTypeProvider<ZodTypeProvider>();
+export function memberRuleRoutes(server: FastifyInstance, app: Pick<App, 'config' | 'sessions' | 'organizations' | 'models' | 'lists' | 'rules' | 'backtests'>): void {
+  const r = server.withTypeProvider<ZodTypeProvider>();
 
   r.get('/api/organizations/:id/lists', {
     schema: { tags: ['rules'], summary: "The organization's lists, by name, with their item counts", params: OrgParams, response: { 200: z.object({ data: z.array(ListSchema) }), ...memberErrors } },
-  }, async (request) => ({ data: await allLists(service, await memberCaller(service, request, request.params.id)) }));
+  }, async (request) => ({ data: await app.lists.all(await memberCaller(app, request, request.params.id)) }));
 
   r.post('/api/organizations/:id/lists', {
     schema: {
@@ -154,9 +151,9 @@ export function memberRuleRoutes(app: FastifyInstance, service: Service): void {
       response: { 201: ListSchema, ...memberErrors },
     },
   }, async (request, reply) => {
-    const caller = await memberCaller(service, request, request.params.id);
+    const caller = await memberCaller(app, request, request.params.id);
     reply.code(201);
-    return createList(service, caller, request.body);
+    return app.lists.create(caller, request.body);
   });
 
   r.get('/api/organizations/:id/lists/:name', {
@@ -169,9 +166,9 @@ export function memberRuleRoutes(app: FastifyInstance, service: Service): void {
       response: { 200: z.object({ list: ListSchema, data: z.array(ItemSchema), has_more: z.boolean() }), ...memberErrors },
     },
   }, async (request) => {
-    const caller = await memberCaller(service, request, request.params.id);
+    const caller = await memberCaller(app, request, request.params.id);
     const q = request.query;
-    const page = await listPage(service, caller, request.params.name, { asOf: epoch(q.as_of), startingAfter: q.starting_after, limit: q.limit });
+    const page = await app.lists.page(caller, request.params.name, { asOf: epoch(q.as_of), startingAfter: q.starting_after, limit: q.limit });
     return { list: page.list, data: page.items, has_more: page.hasMore };
   });
 
@@ -185,32 +182,32 @@ export function memberRuleRoutes(app: FastifyInstance, service: Service): void {
       response: { 200: z.object({ data: z.array(ListChange), has_more: z.boolean() }), ...memberErrors },
     },
   }, async (request) => {
-    const caller = await memberCaller(service, request, request.params.id);
-    const page = await listAudit(service, caller, request.params.name, { startingAfter: request.query.starting_after, limit: request.query.limit });
+    const caller = await memberCaller(app, request, request.params.id);
+    const page = await app.lists.audit(caller, request.params.name, { startingAfter: request.query.starting_after, limit: request.query.limit });
     return { data: page.entries, has_more: page.hasMore };
   });
 
   r.delete('/api/organizations/:id/lists/:name', {
     schema: { tags: ['rules'], summary: 'Delete a list (409 `list_in_use` while an active or shadow rule names it)', params: OrgListParams, response: { 204: z.null().describe('Deleted'), ...memberErrors } },
   }, async (request, reply) => {
-    await deleteList(service, await memberCaller(service, request, request.params.id), request.params.name);
+    await app.lists.remove(await memberCaller(app, request, request.params.id), request.params.name);
     reply.code(204);
     return null;
   });
 
   r.post('/api/organizations/:id/lists/:name/items', {
-    bodyLimit: bodyLimit(service),
+    bodyLimit: bodyLimit(app),
     schema: { tags: ['rules'], summary: `Add up to ${MAX_VALUES_PER_REQUEST.toLocaleString('en')} values to a list`, params: OrgListParams, body: AddItems, response: { 200: AddResult, ...memberErrors } },
-  }, async (request) => addListItems(service, await memberCaller(service, request, request.params.id), request.params.name, { ...request.body, expires_at: epoch(request.body.expires_at) }));
+  }, async (request) => app.lists.addItems(await memberCaller(app, request, request.params.id), request.params.name, { ...request.body, expires_at: epoch(request.body.expires_at) }));
 
   r.delete('/api/organizations/:id/lists/:name/items', {
-    bodyLimit: bodyLimit(service),
+    bodyLimit: bodyLimit(app),
     schema: { tags: ['rules'], summary: 'Remove values from a list (kept in its history)', params: OrgListParams, body: RemoveItems, response: { 200: RemoveResult, ...memberErrors } },
-  }, async (request) => removeListItems(service, await memberCaller(service, request, request.params.id), request.params.name, request.body.values));
+  }, async (request) => app.lists.removeItems(await memberCaller(app, request, request.params.id), request.params.name, request.body.values));
 
   r.get('/api/organizations/:id/rules', {
     schema: { tags: ['rules'], summary: "The organization's rules, by name, with their 7-day matches and errors", params: OrgParams, response: { 200: z.object({ data: z.array(RuleSchema) }), ...memberErrors } },
-  }, async (request) => ({ data: await allRules(service, await memberCaller(service, request, request.params.id)) }));
+  }, async (request) => ({ data: await app.rules.all(await memberCaller(app, request, request.params.id)) }));
 
   r.post('/api/organizations/:id/rules', {
     schema: {
@@ -222,8 +219,8 @@ export function memberRuleRoutes(app: FastifyInstance, service: Service): void {
       response: { 201: RuleSchema, ...memberErrors },
     },
   }, async (request, reply) => {
-    const caller = await memberCaller(service, request, request.params.id);
-    const created = await createRule(service, caller, request.body);
+    const caller = await memberCaller(app, request, request.params.id);
+    const created = await app.rules.create(caller, request.body);
     reply.code(201);
     return created;
   });
@@ -237,29 +234,29 @@ export function memberRuleRoutes(app: FastifyInstance, service: Service): void {
       body: CheckBody,
       response: { 200: CheckResult, ...memberErrors },
     },
-  }, async (request) => checkRule(service, await memberCaller(service, request, request.params.id), request.body));
+  }, async (request) => app.rules.check(await memberCaller(app, request, request.params.id), request.body));
 
   r.post('/api/organizations/:id/rules/backtests', {
     schema: {
       tags: ['rules'],
       summary: "Backtest a rule on the organization's logged decisions (a job); returns the job",
-      description: `\`{ rule_id, version? }\` (a saved rule, by default its newest version) or \`{ expression, action }\` (not saved), over \`from\`–\`to\` (default: everything scored). Each logged transaction is evaluated on what its decision saw, with the lists as they were at its time. 202 with the job (GET /api/jobs/{id}, \`kind\` \`backtest\`); once it has succeeded its \`summary\` is the report: \`scanned, errors, matched, outcomes { fraud, legit, unknown }\` (of the matched, as known now), \`precision, recall\` (of all fraud reported in the period), \`fraud_amount, legit_amount, changes { "<from>-><to>": n }, per_day, examples { fraud, legit, unknown }\` (with the values read), \`warnings\`, and \`compare\`: the same figures for the live version when another one is tested. Counts against the organization's ${service.config.MAX_JOBS_PER_ORG_PER_DAY} jobs per UTC day.`,
+      description: `\`{ rule_id, version? }\` (a saved rule, by default its newest version) or \`{ expression, action }\` (not saved), over \`from\`–\`to\` (default: everything scored). Each logged transaction is evaluated on what its decision saw, with the lists as they were at its time. 202 with the job (GET /api/jobs/{id}, \`kind\` \`backtest\`); once it has succeeded its \`summary\` is the report: \`scanned, errors, matched, outcomes { fraud, legit, unknown }\` (of the matched, as known now), \`precision, recall\` (of all fraud reported in the period), \`fraud_amount, legit_amount, changes { "<from>-><to>": n }, per_day, examples { fraud, legit, unknown }\` (with the values read), \`warnings\`, and \`compare\`: the same figures for the live version when another one is tested. Counts against the organization's ${app.config.MAX_JOBS_PER_ORG_PER_DAY} jobs per UTC day.`,
       params: OrgParams,
       body: BacktestBody,
       response: { 202: Job, ...memberErrors, 429: ErrorResponse },
     },
   }, async (request, reply) => {
-    const { user } = requireUser(request, service);
-    const org = await memberOrganization(service, request.params.id, user.id);
-    requireModel(service);
+    const { user } = requireUser(request, app.sessions);
+    const org = await app.organizations.member(request.params.id, user.id);
+    app.models.bundle();
     const b = request.body;
-    const job = await queueBacktest(service, org, user.id, { ...b, from: epoch(b.from), to: epoch(b.to) });
+    const job = await app.backtests.queue(org, user.id, { ...b, from: epoch(b.from), to: epoch(b.to) });
     return reply.code(202).send(describeJob(job));
   });
 
   r.get('/api/organizations/:id/rules/:rule_id', {
     schema: { tags: ['rules'], summary: 'One rule', params: OrgRuleParams, response: { 200: RuleSchema, ...memberErrors } },
-  }, async (request) => rule(service, await memberCaller(service, request, request.params.id), request.params.rule_id));
+  }, async (request) => app.rules.one(await memberCaller(app, request, request.params.id), request.params.rule_id));
 
   r.put('/api/organizations/:id/rules/:rule_id', {
     schema: {
@@ -270,19 +267,19 @@ export function memberRuleRoutes(app: FastifyInstance, service: Service): void {
       body: ChangeRule,
       response: { 200: RuleSchema, ...memberErrors },
     },
-  }, async (request) => changeRule(service, await memberCaller(service, request, request.params.id), request.params.rule_id, request.body));
+  }, async (request) => app.rules.change(await memberCaller(app, request, request.params.id), request.params.rule_id, request.body));
 
   r.delete('/api/organizations/:id/rules/:rule_id', {
     schema: { tags: ['rules'], summary: 'Delete a rule (its versions and matches are kept for the record)', params: OrgRuleParams, response: { 204: z.null().describe('Deleted'), ...memberErrors } },
   }, async (request, reply) => {
-    await deleteRule(service, await memberCaller(service, request, request.params.id), request.params.rule_id);
+    await app.rules.remove(await memberCaller(app, request, request.params.id), request.params.rule_id);
     reply.code(204);
     return null;
   });
 
   r.get('/api/organizations/:id/rules/:rule_id/versions', {
     schema: { tags: ['rules'], summary: "A rule's versions, newest first", params: OrgRuleParams, response: { 200: z.object({ data: z.array(VersionSchema) }), ...memberErrors } },
-  }, async (request) => ({ data: await ruleVersions(service, await memberCaller(service, request, request.params.id), request.params.rule_id) }));
+  }, async (request) => ({ data: await app.rules.versions(await memberCaller(app, request, request.params.id), request.params.rule_id) }));
 
   r.get('/api/organizations/:id/rules/:rule_id/history', {
     schema: {
@@ -292,16 +289,16 @@ export function memberRuleRoutes(app: FastifyInstance, service: Service): void {
       params: OrgRuleParams,
       response: { 200: z.object({ data: z.array(z.object({ at: z.string(), by: z.string(), action: z.string(), detail: z.record(z.string(), z.unknown()).nullable() })) }), ...memberErrors },
     },
-  }, async (request) => ({ data: await ruleHistory(service, await memberCaller(service, request, request.params.id), request.params.rule_id) }));
+  }, async (request) => ({ data: await app.rules.history(await memberCaller(app, request, request.params.id), request.params.rule_id) }));
 }
 
 /** The key surface's list values (registered under the API-key hook, app.ts). */
-export function keyListRoutes(app: FastifyInstance, service: Service): void {
-  const r = app.withTypeProvider<ZodTypeProvider>();
+export function keyListRoutes(server: FastifyInstance, app: KeySurface): void {
+  const r = server.withTypeProvider<ZodTypeProvider>();
   const Params = z.object({ name: z.string().min(1).max(100) });
 
   r.post('/api/v1/lists/:name/items', {
-    bodyLimit: bodyLimit(service),
+    bodyLimit: bodyLimit(app),
     schema: {
       tags: ['rules'],
       summary: "Add values to one of the key's organization's lists",
@@ -311,10 +308,10 @@ export function keyListRoutes(app: FastifyInstance, service: Service): void {
       body: AddItems,
       response: { 200: AddResult, ...keyErrors },
     },
-  }, async (request) => addListItems(service, OrganizationCaller.key(request.apiKey!), request.params.name, { ...request.body, expires_at: epoch(request.body.expires_at) }));
+  }, async (request) => app.lists.addItems(OrganizationCaller.key(request.apiKey!), request.params.name, { ...request.body, expires_at: epoch(request.body.expires_at) }));
 
   r.delete('/api/v1/lists/:name/items', {
-    bodyLimit: bodyLimit(service),
+    bodyLimit: bodyLimit(app),
     schema: { tags: ['rules'], summary: "Remove values from one of the key's organization's lists", security: [{ apiKey: [] }], params: Params, body: RemoveItems, response: { 200: RemoveResult, ...keyErrors } },
-  }, async (request) => removeListItems(service, OrganizationCaller.key(request.apiKey!), request.params.name, request.body.values));
+  }, async (request) => app.lists.removeItems(OrganizationCaller.key(request.apiKey!), request.params.name, request.body.values));
 }

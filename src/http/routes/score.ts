@@ -6,18 +6,12 @@
 
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Service } from '../../app/service.ts';
+import type { App } from '../../app/app.ts';
 import { ErrorResponse, ScoreRequest, ScoreResponse } from '../schemas.ts';
-import { requireScorer } from '../guards.ts';
 
-export function sandboxNote(service: Service): string {
-  return `What-if: scored against the public sandbox (the built-in example history as of ${service.sandbox.example.sandbox_as_of}); nothing was recorded. Score with an API key (POST /api/v1/risk/score) to use and record your organization's own history.`;
-}
-
-export function scoreRoutes(app: FastifyInstance, service: Service): void {
-  const note = [sandboxNote(service)];
-  app.withTypeProvider<ZodTypeProvider>().post('/api/risk/score', {
-    config: { rateLimit: { max: service.config.SCORE_RATE_PER_MINUTE, timeWindow: 60_000 } },
+export function scoreRoutes(server: FastifyInstance, app: Pick<App, 'config' | 'sandbox'>): void {
+  server.withTypeProvider<ZodTypeProvider>().post('/api/risk/score', {
+    config: { rateLimit: { max: app.config.SCORE_RATE_PER_MINUTE, timeWindow: 60_000 } },
     // The response schema documents the answer; the scorer's typed result is serialised directly
     // rather than re-validated by zod on every request (too slow for the hot path).
     serializerCompiler: () => (data) => JSON.stringify(data),
@@ -29,8 +23,5 @@ export function scoreRoutes(app: FastifyInstance, service: Service): void {
       body: ScoreRequest,
       response: { 200: ScoreResponse, 422: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
     },
-  }, async (request) => {
-    const { sandbox } = service;
-    return requireScorer(service).score(request.body, { history: sandbox.history, rings: sandbox.ringIndex, at: sandbox.asOf, notes: note });
-  });
+  }, async (request) => app.sandbox.score(request.body));
 }

@@ -8,8 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Service } from '../../app/service.ts';
-import { planTraining } from '../../app/training-jobs.ts';
+import type { App } from '../../app/app.ts';
 import { requireUser } from '../caller.ts';
 import { ApiError } from '../errors.ts';
 import { ErrorResponse, storedText } from '../schemas.ts';
@@ -22,8 +21,8 @@ const TrainingRequest = z
   })
   .strict();
 
-export function trainingRoutes(app: FastifyInstance, service: Service): void {
-  app.withTypeProvider<ZodTypeProvider>().post('/api/training/jobs', {
+export function trainingRoutes(server: FastifyInstance, app: Pick<App, 'sessions' | 'training'>): void {
+  server.withTypeProvider<ZodTypeProvider>().post('/api/training/jobs', {
     schema: {
       tags: ['training'],
       summary: 'Check a training request (always answers 501 after the checks)',
@@ -32,8 +31,8 @@ export function trainingRoutes(app: FastifyInstance, service: Service): void {
       response: { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 410: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse, 501: ErrorResponse, 503: ErrorResponse },
     },
   }, async (request) => {
-    const { user } = requireUser(request, service);
-    const plan = await planTraining(service, user.id, request.body);
+    const { user } = requireUser(request, app.sessions);
+    const plan = await app.training.plan(user.id, request.body);
     throw new ApiError(501, 'not_implemented', 'Training through the API is not built yet; every check passed.', 'Train from the command line: npm run train -- --data FILE.csv --out models/NAME, then serve it with MODEL_DIR.', { would_run: plan });
   });
 }

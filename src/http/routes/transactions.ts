@@ -11,15 +11,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Service } from '../../app/service.ts';
+import type { App, KeySurface } from '../../app/app.ts';
 import { OUTCOME_SOURCES, type OutcomeReport } from '../../app/outcomes.ts';
-import { decisionList, decisionRecord, ENTITY_RECENT, entitySummary, reportOutcome, reportOutcomesInBulk } from '../../app/decisions.ts';
+import { ENTITY_RECENT } from '../../app/decisions.ts';
 import { OrganizationCaller } from '../../app/organization-caller.ts';
 import { MODE_NAMES } from '../../model/bundle-types.ts';
 import { memberCaller } from '../ownership.ts';
 import { Channels, ErrorResponse, NO_NUL, ReasonSchema, RuleMatchSchema, ScoreResponse } from '../schemas.ts';
 import { DriftReportSchema } from '../../model/drift.ts';
-import { weeklyPerformance, MIN_LABELLED } from '../../app/performance.ts';
+import { MIN_LABELLED } from '../../app/performance.ts';
 
 /** Most outcomes in one bulk request. */
 export const MAX_BULK_OUTCOMES = 1000;
@@ -110,9 +110,9 @@ const LIST_DESCRIPTION =
   'Filters combine; `limit` 1–100 (default 25); the next page starts after the last transaction_id of this one (`starting_after`), in the same `order`. Answer: `{ data, has_more }`. The review queue is `decision=review&outcome=none&order=oldest`.';
 
 /** A page of the listing, for whichever surface asked (one definition for both). */
-async function listPage(service: Service, caller: OrganizationCaller, q: z.infer<typeof ListQuery>): Promise<z.infer<typeof ListPage>> {
+async function listPage(app: Pick<App, 'decisions'>, caller: OrganizationCaller, q: z.infer<typeof ListQuery>): Promise<z.infer<typeof ListPage>> {
   const filters = { decision: q.decision, risk_band: q.risk_band, outcome: q.outcome, customer_id: q.customer_id, merchant_id: q.merchant_id, rule_id: q.rule_id, from: q.from === undefined ? undefined : Date.parse(q.from), to: q.to === undefined ? undefined : Date.parse(q.to), order: q.order };
-  const page = await decisionList(service, caller, filters, q.limit, q.starting_after);
+  const page = await app.decisions.list(caller, filters, q.limit, q.starting_after);
   return { data: page.records, has_more: page.hasMore };
 }
 
@@ -159,8 +159,8 @@ const keyErrors = { 401: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 
 const memberErrors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
 
 /** The key surface's reads and reports (registered under the API-key hook, app.ts). */
-export function keyTransactionRoutes(app: FastifyInstance, service: Service): void {
-  const r = app.withTypeProvider<ZodTypeProvider>();
+export function keyTransactionRoutes(server: FastifyInstance, app: KeySurface): void {
+  const r = server.withTypeProvider<ZodTypeProvider>();
 
   r.get('/api/v1/transactions', {
     schema: {
@@ -171,12 +171,12 @@ export function keyTransactionRoutes(app: FastifyInstance, service: Service): vo
       querystring: ListQuery,
       response: { 200: ListPage, ...keyErrors },
     },
-  }, async (request) => listPage(service, OrganizationCaller.key(request.apiKey!), request.query));
+  }, async (request) => listPage(app, OrganizationCaller.key(request.apiKey!), request.query));
 
   r.get('/api/v1/transactions/:transaction_id', {
     schema: { tags: ['decisions'], summary: "A recorded transaction of the key's organization, with its decision and outcome", security: [{ apiKey: [] }], params: TxParams, response: { 200: TransactionRecordSchema, ...keyErrors } },
   }, async (request) => {
-    return decisionRecord(service, OrganizationCaller.key(request.apiKey!), request.params.transaction_id);
+    return app.decisions.record(OrganizationCaller.key(request.apiKey!), request.params.transaction_id);
   });
 
   r.post('/api/v1/transactions/:transaction_id/outcome', {
@@ -189,11 +189,11 @@ export function keyTransactionRoutes(app: FastifyInstance, service: Service): vo
       body: OutcomeBody,
       response: { 200: TransactionRecordSchema, ...keyErrors },
     },
-  }, async (request) => reportOutcome(service, OrganizationCaller.key(request.apiKey!), toReport(request.params.transaction_id, request.body)));
+  }, async (request) => app.outcomes.report(OrganizationCaller.key(request.apiKey!), toReport(request.params.transaction_id, request.body)));
 
   r.post('/api/v1/outcomes', {
     // A thousand outcomes with ids of up to 200 characters.
-    bodyLimit: Math.max(service.config.MAX_JSON_BODY_BYTES, MAX_BULK_OUTCOMES * 400),
+    bodyLimit: Math.max(app.config.MAX_JSON_BODY_BYTES, MAX_BULK_OUTCOMES * 400),
     schema: {
       tags: ['decisions'],
       summary: `Report up to ${MAX_BULK_OUTCOMES} outcomes at once`,
@@ -204,14 +204,14 @@ export function keyTransactionRoutes(app: FastifyInstance, service: Service): vo
     },
   }, async (request) => {
     const reports = request.body.outcomes.map((o) => toReport(o.transaction_id, o));
-    return { results: await reportOutcomesInBulk(service, OrganizationCaller.key(request.apiKey!), reports) };
+    return { results: await app.outcomes.reportInBulk(OrganizationCaller.key(request.apiKey!), reports) };
   });
 
 }
 
 /** The dashboard's: a member of the organization, by session. */
-export function memberTransactionRoutes(app: FastifyInstance, service: Service): void {
-  const r = app.withTypeProvider<ZodTypeProvider>();
+export function memberTransactionRoutes(server: FastifyInstance, app: Pick<App, 'sessions' | 'organizations' | 'decisions' | 'outcomes'>): void {
+  const r = server.withTypeProvider<ZodTypeProvider>();
 
   r.get('/api/organizations/:id/transactions', {
     schema: {
@@ -222,7 +222,7 @@ export function memberTransactionRoutes(app: FastifyInstance, service: Service):
       querystring: ListQuery,
       response: { 200: ListPage, ...memberErrors },
     },
-  }, async (request) => listPage(service, await memberCaller(service, request, request.params.id), request.query));
+  }, async (request) => listPage(app, await memberCaller(app, request, request.params.id), request.query));
 
   r.get('/api/organizations/:id/performance', {
     schema: {
@@ -234,8 +234,8 @@ export function memberTransactionRoutes(app: FastifyInstance, service: Service):
       response: { 200: z.object({ organization_id: z.string(), model_id: z.string(), min_labelled: z.number().int(), weeks: z.array(WeekSchema) }), ...memberErrors },
     },
   }, async (request) => {
-    const caller = await memberCaller(service, request, request.params.id);
-    const { modelId, weeks } = await weeklyPerformance(service, caller, request.query.weeks);
+    const caller = await memberCaller(app, request, request.params.id);
+    const { modelId, weeks } = await app.decisions.weekly(caller, request.query.weeks);
     return { organization_id: caller.organizationId, model_id: modelId, min_labelled: MIN_LABELLED, weeks };
   });
 
@@ -248,9 +248,9 @@ export function memberTransactionRoutes(app: FastifyInstance, service: Service):
       response: { 200: EntitySchema, ...memberErrors },
     },
   }, async (request) => {
-    const caller = await memberCaller(service, request, request.params.id);
+    const caller = await memberCaller(app, request, request.params.id);
     const { role, entity_id } = request.params;
-    const e = await entitySummary(service, caller, role, entity_id);
+    const e = await app.decisions.entity(caller, role, entity_id);
     const iso = (ms: number) => new Date(ms).toISOString();
     return {
       role,
@@ -264,14 +264,14 @@ export function memberTransactionRoutes(app: FastifyInstance, service: Service):
   r.get('/api/organizations/:id/transactions/:transaction_id', {
     schema: { tags: ['decisions'], summary: 'One recorded transaction with its decision, outcome and outcome history', params: OrgTxParams, response: { 200: TransactionRecordSchema, ...memberErrors } },
   }, async (request) => {
-    const caller = await memberCaller(service, request, request.params.id);
-    return decisionRecord(service, caller, request.params.transaction_id);
+    const caller = await memberCaller(app, request, request.params.id);
+    return app.decisions.record(caller, request.params.transaction_id);
   });
 
   r.post('/api/organizations/:id/transactions/:transaction_id/outcome', {
     schema: { tags: ['decisions'], summary: 'Report the outcome of a transaction from the dashboard (CSRF)', params: OrgTxParams, body: OutcomeBody, response: { 200: TransactionRecordSchema, ...memberErrors } },
   }, async (request) => {
-    const caller = await memberCaller(service, request, request.params.id);
-    return reportOutcome(service, caller, toReport(request.params.transaction_id, request.body));
+    const caller = await memberCaller(app, request, request.params.id);
+    return app.outcomes.report(caller, toReport(request.params.transaction_id, request.body));
   });
 }

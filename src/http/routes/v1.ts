@@ -6,14 +6,14 @@
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Service } from '../../app/service.ts';
+import type { KeySurface } from '../../app/app.ts';
 import type { RecordTiming } from '../../app/score-and-record.ts';
 import { ErrorResponse, ScoreRequest, ScoreResponse } from '../schemas.ts';
 
 /** The rate limit of the key surface: SCORE_RATE_PER_MINUTE per key, counted after authentication. */
-function keyRateLimit(service: Service) {
+function keyRateLimit(app: KeySurface) {
   return {
-    max: service.config.SCORE_RATE_PER_MINUTE,
+    max: app.config.SCORE_RATE_PER_MINUTE,
     timeWindow: 60_000,
     hook: 'preHandler' as const,
     keyGenerator: (request: FastifyRequest) => `key:${request.apiKey?.id ?? request.ip}`,
@@ -39,9 +39,9 @@ function serverTiming(request: FastifyRequest, handling: number, t: RecordTiming
   return `auth;dur=${ms(auth ? auth.to - auth.from : 0)}, validate;dur=${ms(validate)}, prepare;dur=${ms(t.prepare)}, score;dur=${ms(t.score)}, serialize;dur=${ms(t.serialize)}, commit;dur=${ms(t.commit)}, total;dur=${ms(total)}`;
 }
 
-export function v1Routes(app: FastifyInstance, service: Service): void {
-  app.withTypeProvider<ZodTypeProvider>().post('/api/v1/risk/score', {
-    config: { rateLimit: keyRateLimit(service) },
+export function v1Routes(server: FastifyInstance, app: KeySurface): void {
+  server.withTypeProvider<ZodTypeProvider>().post('/api/v1/risk/score', {
+    config: { rateLimit: keyRateLimit(app) },
     schema: {
       tags: ['scoring'],
       summary: "Score one transaction against the organization's history, and record it",
@@ -53,7 +53,7 @@ export function v1Routes(app: FastifyInstance, service: Service): void {
     },
   }, async (request, reply) => {
     const handling = performance.now();
-    const answer = await service.scoreAndRecord.score(request.apiKey!, request.body);
+    const answer = await app.scoring.scoreAndRecord(request.apiKey!, request.body);
     if (answer.replayed) reply.header('idempotent-replayed', 'true');
     if (answer.timing) reply.header('server-timing', serverTiming(request, handling, answer.timing));
     return reply.type(JSON_TYPE).send(answer.body as never);

@@ -1,0 +1,146 @@
+// The application's one door: what the HTTP layer may do, as typed capabilities (scoring, the
+// sandbox, decisions, lists, rules, datasets, jobs, organizations, keys, sessions, …), each its use
+// cases bound to the dependencies they need. `openApp` builds them from the running service (the
+// composition root, service.ts, which only starts and stops things); the HTTP layer receives the
+// App and never the service, a database, or live state (test/architecture.test.ts keeps it so).
+
+import type { Config } from '../config.ts';
+import { isProblem, type MetricsFile, type ModelBundle } from '../model/bundle-types.ts';
+import type { ScoreInput, ScoreResult } from '../scoring/scorer.ts';
+import type { Service } from './service.ts';
+import { bind } from './capability.ts';
+import { available, AppError } from './errors.ts';
+import { healthReport, type HealthReport } from './health.ts';
+import { OrganizationCaller } from './organization-caller.ts';
+import * as ownership from './ownership.ts';
+import type { Owned } from './ownership.ts';
+import { ringsToList } from './rings.ts';
+import { decisionList, decisionRecord, entitySummary, reportOutcome, reportOutcomesInBulk } from './decisions.ts';
+import { weeklyPerformance } from './performance.ts';
+import { addListItems, allLists, createList, deleteList, listAudit, listPage, removeListItems } from './lists.ts';
+import { allRules, changeRule, checkRule, createRule, deleteRule, rule, ruleHistory, ruleVersions } from './rules.ts';
+import { queueBacktest } from './backtests.ts';
+import { deleteDataset, liveDataset, previewDataset, revalidateDataset, storeUpload, uploadDataset } from './datasets.ts';
+import { jobDownload, jobPage, jobsOf, queueScoringJob, scorableDataset, visibleJob } from './scoring-jobs.ts';
+import { queueHistoryImport } from './history-imports.ts';
+import {
+  apiKeysOfOrganization, createApiKey, createOrganization, datasetsOfMyOrganization, myOrganizations, organizationWithMembers, revokeApiKey, rotateApiKey, usageOfOrganization,
+} from './organizations.ts';
+import { customModelsVisibleTo, readCustomModel, setCustomModelActiveFor } from './custom-models.ts';
+import { planTraining } from './training-jobs.ts';
+import type { Accounts } from './accounts.ts';
+import type { LiveApiKey } from '../storage/accounts-store.ts';
+
+/** The signed-in checks the HTTP layer makes on every request with a cookie or a key. */
+export interface Sessions {
+  /** Whether sign-in is configured (an identity provider and a hashing secret). */
+  readonly configured: boolean;
+  /** The sign-in use cases, or 503 `auth_not_configured`. */
+  signedIn(): Pick<Accounts, 'signIn' | 'resolve' | 'csrfMatches' | 'signOut'>;
+  /** What resolves a session cookie, when sign-in is configured. */
+  resolver(): Pick<Accounts, 'resolve' | 'csrfMatches'> | undefined;
+}
+
+export interface Keys {
+  /** The live key a bearer secret belongs to; 503 `auth_not_configured` where keys cannot be
+   *  checked (PostgreSQL without SESSION_SECRET). */
+  authenticate(secret: string): Promise<LiveApiKey | undefined>;
+}
+
+/** The loaded model and its evaluation, or 503 with the reason either is unavailable. */
+export interface Models {
+  bundle(): ModelBundle;
+  metrics(): MetricsFile;
+  /** The evaluation when there is one (the thresholds route reports without it). */
+  metricsIfAny(): MetricsFile | undefined;
+}
+
+export function openApp(service: Service) {
+  const { config, db, tail, decisionLog, sandbox, datasets: files, jobs, accounts, model, metrics, scorer } = service;
+  const models: Models = {
+    bundle: () => available(model),
+    metrics: () => available(metrics),
+    metricsIfAny: () => (isProblem(metrics) ? undefined : metrics),
+  };
+  const requireScorer = () => {
+    models.bundle();
+    if (!scorer) throw new AppError('unavailable', 'model_unavailable', 'No model is loaded.', 'Restart the server with a complete model folder.');
+    return scorer;
+  };
+  const notConfigured = (message: string, fix: string) => new AppError('unavailable', 'auth_not_configured', message, fix);
+  const sessions: Sessions = {
+    configured: config.authConfigured,
+    signedIn: () => {
+      if (!accounts || !config.authConfigured) {
+        throw notConfigured('Sign-in is not configured on this server.', 'Set AUTHPROVIDER_URL (and, on PostgreSQL, SESSION_SECRET; see the README, Configuration), restart, and check that GET /api/health reports auth_configured true. For development, npm run dev:idp is a local identity provider.');
+      }
+      return accounts;
+    },
+    resolver: () => (accounts && config.authConfigured ? accounts : undefined),
+  };
+  const keys: Keys = {
+    authenticate: (secret) => {
+      if (!accounts) throw notConfigured('API keys cannot be checked: this server has no SESSION_SECRET.', 'Set SESSION_SECRET (the same value in every server process sharing the database; README, Configuration) and restart.');
+      return accounts.authenticateKey(secret);
+    },
+  };
+  const keyIssuer = () => sessions.signedIn() as Accounts;
+  const sandboxNote = [`What-if: scored against the public sandbox (the built-in example history as of ${sandbox.example.sandbox_as_of}); nothing was recorded. Score with an API key (POST /api/v1/risk/score) to use and record your organization's own history.`];
+  const live = { db, decisionLog, tail, model, scorer, scorerForModel: service.scorerForModel, featureNames: service.featureNames, config };
+  const store = { db, datasets: files, config, jobs };
+
+  return {
+    config: config as Config,
+    models,
+    sessions,
+    keys,
+    health: { report: (): Promise<HealthReport> => healthReport({ db, model, metrics, tail, tenants: service.tenants, authConfigured: config.authConfigured, sandboxSize: () => sandbox.size, jobsRunning: () => jobs?.runningByKind ?? {}, startedAt: service.startedAt, startup: service.startup }) },
+    sandbox: {
+      /** A what-if score against the public sandbox: nothing recorded. */
+      score: (input: ScoreInput): ScoreResult => requireScorer().score(input, { history: sandbox.history, rings: sandbox.ringIndex, at: sandbox.asOf, notes: sandboxNote }),
+      example: () => sandbox.example,
+      /** What a score's notes go by: the scorer's own sets (the sandbox's places without a reference). */
+      knownValues: () => {
+        const m = models.bundle();
+        const known = requireScorer().known;
+        return { model_id: m.file.id, payment_types: [...known.paymentTypes], locations: known.locations ? [...known.locations].sort() : [...sandbox.locations], sandbox_as_of: sandbox.example.sandbox_as_of };
+      },
+    },
+    scoring: { scoreAndRecord: service.scoreAndRecord.score.bind(service.scoreAndRecord) },
+    rings: { list: (caller: OrganizationCaller | undefined) => ringsToList({ db, sandbox }, caller) },
+    decisions: bind(live, { list: decisionList, record: decisionRecord, entity: entitySummary, weekly: weeklyPerformance }),
+    outcomes: bind(live, { report: reportOutcome, reportInBulk: reportOutcomesInBulk }),
+    lists: bind(live, { all: allLists, create: createList, page: listPage, audit: listAudit, remove: deleteList, addItems: addListItems, removeItems: removeListItems }),
+    rules: bind(live, { all: allRules, one: rule, create: createRule, change: changeRule, remove: deleteRule, versions: ruleVersions, history: ruleHistory, check: checkRule }),
+    backtests: bind({ ...live, jobs }, { queue: queueBacktest }),
+    datasets: bind(store, { live: liveDataset, preview: previewDataset, revalidate: revalidateDataset, remove: deleteDataset, store: storeUpload, record: uploadDataset }),
+    scoringJobs: bind(store, { scorable: scorableDataset, queue: queueScoringJob, visible: visibleJob, of: jobsOf, page: jobPage, download: jobDownload }),
+    historyImports: bind(store, { queue: queueHistoryImport }),
+    training: bind({ ...store, model }, { plan: planTraining }),
+    organizations: {
+      ...bind(db, { mine: myOrganizations, create: createOrganization, withMembers: organizationWithMembers, keys: apiKeysOfOrganization, datasets: datasetsOfMyOrganization, member: ownership.memberOrganization }),
+      /** Whom a member's request about an organization acts for, or 404 (never 403). */
+      caller: async (orgId: string, userId: string) => OrganizationCaller.member(await ownership.memberOrganization(db, orgId, userId), userId),
+      /** Whether a record with this ownership is the caller's to see. */
+      visibleTo: (userId: string | undefined, record: Owned) => ownership.visibleTo(db, userId, record),
+      createKey: (orgId: string, userId: string, name: string) => createApiKey(db, keyIssuer(), orgId, userId, name),
+      rotateKey: (keyId: string, userId: string) => rotateApiKey(db, keyIssuer(), keyId, userId),
+      revokeKey: (keyId: string, userId: string) => revokeApiKey(db, keyIssuer(), keyId, userId),
+      usage: (orgId: string, userId: string) => usageOfOrganization(db, keyIssuer(), orgId, userId),
+    },
+    customModels: {
+      ...bind(db, { visibleTo: customModelsVisibleTo, read: readCustomModel }),
+      setActive: (id: string, userId: string, active: boolean) => setCustomModelActiveFor({ db, accounts }, id, userId, models.bundle().file.id, active),
+    },
+  };
+}
+
+/** Everything the HTTP layer may use. */
+export type App = ReturnType<typeof openApp>;
+/** The key surface's part (`/api/v1/...`). */
+export type KeySurface = Pick<App, 'config' | 'models' | 'keys' | 'scoring' | 'decisions' | 'outcomes' | 'lists'>;
+
+/** The records the use cases answer with, as the HTTP layer describes them. */
+export type { JobRecord as Job } from '../storage/job-queue.ts';
+export type { DatasetRecord as Dataset } from '../storage/datasets.ts';
+export type { LiveApiKey as AuthenticatedKey } from '../storage/accounts-store.ts';
