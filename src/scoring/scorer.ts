@@ -239,7 +239,7 @@ export class Scorer {
 
   /** Scores a transaction and returns the answer; reads the context, changes nothing. */
   score(input: ScoreInput, context: ScoreContext): ScoreResult {
-    return this.run(input, context, false).result;
+    return this.run(input, context).result;
   }
 
   /**
@@ -248,10 +248,19 @@ export class Scorer {
    * caller records. The answer's `record` stage is still open: `recorded` closes it.
    */
   scoreToRecord(input: ScoreInput, context: ScoreContext): ScoredToRecord {
-    return this.run(input, context, true) as ScoredToRecord;
+    const scored = this.run(input, context);
+    // Copied out of the buffers the next score reuses; part of the `record` stage.
+    const recordFrom = performance.now();
+    const features = new Float32Array(this.featureCount);
+    let at = 0;
+    for (const c of this.deps.bundle.channels) {
+      features.set(this.features[c.name], at);
+      at += c.features.length;
+    }
+    return { ...scored, features, recordFrom };
   }
 
-  private run(input: ScoreInput, context: ScoreContext, keep: boolean): { result: ScoreResult; transaction?: RecordedTransaction; features?: Float32Array; recordFrom?: number; started?: number; values?: DecisionValues; modelDecision?: ScoreResult['decision']; rules?: RulesOutcome } {
+  private run(input: ScoreInput, context: ScoreContext): Scored {
     const stages = new Stages(performance.now());
     const { bundle } = this.deps;
     const { history } = context;
@@ -323,18 +332,6 @@ export class Scorer {
     const relatedRing = context.rings.related(tx.merchant_id, channel, time);
     stages.end('evidence');
 
-    let packed: Float32Array | undefined;
-    let recordFrom: number | undefined;
-    if (keep) {
-      recordFrom = performance.now();
-      packed = new Float32Array(this.featureCount);
-      let at = 0;
-      for (const c of bundle.channels) {
-        packed.set(features[c.name], at);
-        at += c.features.length;
-      }
-    }
-
     const result: ScoreResult = {
       transaction_id: transactionId,
       risk_score: risk,
@@ -357,25 +354,30 @@ export class Scorer {
       latency_ms: Math.round((performance.now() - stages.started) * 1000) / 1000,
       notes,
     };
-    return keep ? { result, transaction: tx, features: packed, recordFrom, started: stages.started, values, modelDecision: combined.decision, rules } : { result };
+    return { result, transaction: tx, started: stages.started, values, modelDecision: combined.decision, rules };
   }
 }
 
 /** A transaction as it is recorded: with its id (given or generated). */
 export type RecordedTransaction = Transaction & { transaction_id: string };
 
-/** What `scoreToRecord` returns. */
-export interface ScoredToRecord {
+/** What one score made: the answer, and what a recorded score keeps beside it. */
+interface Scored {
   result: ScoreResult;
   transaction: RecordedTransaction;
-  features: Float32Array;
-  /** When the `record` stage began, and the score (performance.now()). */
-  recordFrom: number;
+  /** When the score began (performance.now()). */
   started: number;
   /** What the decision saw, the model's own decision, and what the rules did (when they ran). */
   values: DecisionValues;
-  modelDecision: ScoreResult['decision'];
+  modelDecision: Decision;
   rules: RulesOutcome | undefined;
+}
+
+/** What `scoreToRecord` returns: the score, and the features it was made with. */
+export interface ScoredToRecord extends Scored {
+  features: Float32Array;
+  /** When the `record` stage began (performance.now()). */
+  recordFrom: number;
 }
 
 /** Closes a recorded score's `record` stage once its transaction is handed over, and brings the
