@@ -57,7 +57,10 @@ function checkLightgbmPrerequisites() {
   }
 }
 
-const args = ['napi', 'build', '--platform', '--manifest-path', 'native/Cargo.toml', '--package-json-path', 'package.json', '--dts', 'index.d.ts'];
+// `--no-const-enum`: the crate's string enums (the engine's error codes, the kinds and directions of
+// a reason) are written into index.d.ts as unions of their names, types TypeScript checks plain
+// strings against, rather than as `const enum`s, which type stripping cannot compile.
+const args = ['napi', 'build', '--platform', '--manifest-path', 'native/Cargo.toml', '--package-json-path', 'package.json', '--dts', 'index.d.ts', '--no-const-enum'];
 if (lightgbm) {
   checkLightgbmPrerequisites();
   // No JavaScript loader: tools/lightgbm.ts loads the binary itself, typed by the service build's

@@ -3,46 +3,41 @@
 
 use std::fmt;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorCode {
-    /// The model text is not a well-formed LightGBM text model (the error names the line).
-    ModelMalformed,
-    /// A header version other than v3 / v4.
-    ModelUnsupportedVersion,
-    /// An objective other than binary or regression.
-    ModelUnsupportedObjective,
-    /// More than one class, or more than one tree per iteration.
-    ModelUnsupportedMulticlass,
-    /// Linear trees (`linear_tree=true`).
-    ModelUnsupportedLinearTree,
-    /// Random-forest averaging (`average_output`).
-    ModelUnsupportedAverageOutput,
-    /// A model file that could not be read.
-    ModelIo,
-    /// Input rows of the wrong length, or a bad argument.
-    InvalidInput,
-    /// LightGBM's own C API reported a failure (training, reference prediction).
-    LightgbmError,
-    /// This build does not link LightGBM (the crate's `lightgbm` feature is off).
-    LightgbmUnavailable,
+/// The engine's error codes, each with the code JavaScript sees: the one list of them. `ErrorCode`
+/// below is made from it, and so is the TypeScript type `EngineErrorCode` (bindings/mod.rs, in
+/// index.d.ts) with the addon's `engineErrorCodes()`, from which src/addon/addon.ts knows them.
+macro_rules! error_codes {
+    ($then:ident! $($args:tt)*) => {
+        $then! { $($args)* [
+            /// The model text is not a well-formed LightGBM text model (the error names the line).
+            ModelMalformed "model_malformed",
+            /// A header version other than v3 / v4.
+            ModelUnsupportedVersion "model_unsupported_version",
+            /// An objective other than binary or regression.
+            ModelUnsupportedObjective "model_unsupported_objective",
+            /// More than one class, or more than one tree per iteration.
+            ModelUnsupportedMulticlass "model_unsupported_multiclass",
+            /// Linear trees (`linear_tree=true`).
+            ModelUnsupportedLinearTree "model_unsupported_linear_tree",
+            /// Random-forest averaging (`average_output`).
+            ModelUnsupportedAverageOutput "model_unsupported_average_output",
+            /// A model file that could not be read.
+            ModelIo "model_io",
+            /// Input rows of the wrong length, or a bad argument.
+            InvalidInput "invalid_input",
+            /// LightGBM's own C API reported a failure (training, reference prediction).
+            LightgbmError "lightgbm_error",
+            /// This build does not link LightGBM (the crate's `lightgbm` feature is off).
+            LightgbmUnavailable "lightgbm_unavailable",
+        ] }
+    };
 }
+#[cfg_attr(not(feature = "node"), allow(unused_imports))]
+pub(crate) use error_codes;
 
-impl ErrorCode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::ModelMalformed => "model_malformed",
-            ErrorCode::ModelUnsupportedVersion => "model_unsupported_version",
-            ErrorCode::ModelUnsupportedObjective => "model_unsupported_objective",
-            ErrorCode::ModelUnsupportedMulticlass => "model_unsupported_multiclass",
-            ErrorCode::ModelUnsupportedLinearTree => "model_unsupported_linear_tree",
-            ErrorCode::ModelUnsupportedAverageOutput => "model_unsupported_average_output",
-            ErrorCode::ModelIo => "model_io",
-            ErrorCode::InvalidInput => "invalid_input",
-            ErrorCode::LightgbmError => "lightgbm_error",
-            ErrorCode::LightgbmUnavailable => "lightgbm_unavailable",
-        }
-    }
-}
+error_codes!(named_enum!
+    /// An engine error's code (`name()`: the JS error's `code`).
+    pub enum ErrorCode);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EngineError {

@@ -14,31 +14,13 @@ import * as native from '../../native/index.js';
 export type LineSetup = native.LineSetup;
 export type ReasonSetup = native.ReasonSetup;
 
-/** Codes the engine can raise; stable, part of the contract with the app's error mapping. */
-export type EngineErrorCode =
-  | 'model_malformed'
-  | 'model_unsupported_version'
-  | 'model_unsupported_objective'
-  | 'model_unsupported_multiclass'
-  | 'model_unsupported_linear_tree'
-  | 'model_unsupported_average_output'
-  | 'model_io'
-  | 'invalid_input'
-  | 'lightgbm_error'
-  | 'lightgbm_unavailable';
+/** Codes the engine can raise; stable, part of the contract with the app's error mapping. The type
+ *  is generated from the engine's list (native/src/error.rs) into index.d.ts. */
+export type EngineErrorCode = native.EngineErrorCode;
 
-const KNOWN_CODES = new Set<string>([
-  'model_malformed',
-  'model_unsupported_version',
-  'model_unsupported_objective',
-  'model_unsupported_multiclass',
-  'model_unsupported_linear_tree',
-  'model_unsupported_average_output',
-  'model_io',
-  'invalid_input',
-  'lightgbm_error',
-  'lightgbm_unavailable',
-]);
+/** The same codes as the addon lists them, read once at load: an error whose `code` is not one of
+ *  them is not the engine's and is rethrown as it is. */
+const KNOWN_CODES: ReadonlySet<string> = new Set<string>(native.engineErrorCodes());
 
 export class EngineError extends Error {
   readonly code: EngineErrorCode;
