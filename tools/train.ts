@@ -13,7 +13,7 @@ import { commandLine, existingFile, text, wholeNumber } from './command-line.ts'
 import { sha256 } from './training/digest.ts';
 import { CHANNEL_FEATURES } from '../src/domain/features/extract.ts';
 import { loadModel } from '../src/addon/addon.ts';
-import { buildReference } from '../src/model/drift.ts';
+import { buildReference } from './training/reference.ts';
 import { readLabelledCsv } from './training/dataset-csv.ts';
 import type { Transaction } from '../src/domain/transaction.ts';
 import { detectRings } from '../src/domain/rings.ts';
@@ -136,9 +136,9 @@ const model = {
 };
 writeFileSync(join(out, 'model.json'), JSON.stringify(model, null, 2) + '\n');
 
-// The drift reference (model/drift.ts): the validation split's feature distributions and
-// categories, each feature's importance (its mean absolute contribution to the stacked log-odds on
-// validation), and evenly spaced validation rows' raw channel scores.
+// The drift reference (training/reference.ts; read by model/drift.ts): the validation split's
+// feature distributions and categories, each feature's importance (its mean absolute contribution
+// to the stacked log-odds on validation), and evenly spaced validation rows' raw channel scores.
 log('drift reference');
 const importance = CHANNELS.map((c, k) => {
   const width = CHANNEL_FEATURES[c].length;

@@ -9,38 +9,61 @@
 //! `ryu-js`, `Math.round` halves toward +∞, `list[v]` lookups), so that it reads the same as the
 //! rest of the service's JSON.
 
-/// How a feature's value is shown in a reason.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Money,
-    Count,
-    Ratio,
-    Rate,
-    Flag,
-    Hour,
-    Weekday,
-    SecondsLog,
-    PaymentType,
-    Number,
+/// The kinds of value a reason shows, each with the name a reason setup gives it: the one list of
+/// them. `Kind` below is made from it, and so is the TypeScript type `ReasonKind` (index.d.ts,
+/// bindings/reasons.rs) that src/scoring/explain.ts describes each feature with.
+macro_rules! reason_kinds {
+    ($then:ident! $($args:tt)*) => {
+        $then! { $($args)* [
+            /// `toFixed(2)`: "250.00".
+            Money "money",
+            /// Rounded to a whole number.
+            Count "count",
+            /// `toFixed(1)` and "×".
+            Ratio "ratio",
+            /// A fraction as a percentage, `toFixed(1)` and " %".
+            Rate "rate",
+            /// "yes" from 0.5, else "no".
+            Flag "flag",
+            /// Hours as "hh:mm".
+            Hour "hour",
+            /// A weekday's name by its number (0: the first of the setup's weekdays).
+            Weekday "weekday",
+            /// `ln(1 + seconds)` as seconds, minutes, hours or days.
+            SecondsLog "seconds_log",
+            /// A payment type's name by its code.
+            PaymentType "payment_type",
+            /// Whole numbers as they are, others `toFixed(3)`.
+            Number "number",
+        ] }
+    };
 }
+#[cfg_attr(not(feature = "node"), allow(unused_imports))]
+pub(crate) use reason_kinds;
 
-impl Kind {
-    pub fn parse(name: &str) -> Option<Kind> {
-        Some(match name {
-            "money" => Kind::Money,
-            "count" => Kind::Count,
-            "ratio" => Kind::Ratio,
-            "rate" => Kind::Rate,
-            "flag" => Kind::Flag,
-            "hour" => Kind::Hour,
-            "weekday" => Kind::Weekday,
-            "seconds_log" => Kind::SecondsLog,
-            "payment_type" => Kind::PaymentType,
-            "number" => Kind::Number,
-            _ => return None,
-        })
-    }
+reason_kinds!(named_enum!
+    /// How a feature's value is shown in a reason.
+    pub enum Kind);
+
+/// Which way a reason moved the risk, as a score response names it: the one list. `Direction` is
+/// made from it, and so is the TypeScript type `ReasonDirection` (index.d.ts), whose names
+/// src/scoring/explain.ts reads once from the addon (`reasonDirections()`).
+macro_rules! reason_directions {
+    ($then:ident! $($args:tt)*) => {
+        $then! { $($args)* [
+            /// The contribution as reported is ≥ 0 (−0 too: it "added 0.00").
+            Increases "increases",
+            /// The contribution as reported is < 0.
+            Decreases "decreases",
+        ] }
+    };
 }
+#[cfg_attr(not(feature = "node"), allow(unused_imports))]
+pub(crate) use reason_directions;
+
+reason_directions!(named_enum!
+    /// Which way a reason moved the risk.
+    pub enum Direction);
 
 /// One model feature: its name (ties between equal contributions go to the smaller name) and how
 /// a person reads it.
@@ -164,10 +187,13 @@ impl Reasons {
         js_round(r.contribution * 1e6) / 1e6
     }
 
-    /// Whether a reason with this reported contribution increases the risk (−0 does: it "added
-    /// 0.00").
-    pub fn increases(reported: f64) -> bool {
-        reported >= 0.0
+    /// The direction of a reason with this reported contribution (−0 increases: it "added 0.00").
+    pub fn direction(reported: f64) -> Direction {
+        if reported >= 0.0 {
+            Direction::Increases
+        } else {
+            Direction::Decreases
+        }
     }
 
     /// A reason's sentence into `out` (cleared first), for its reported contribution.
@@ -177,10 +203,13 @@ impl Reasons {
         out.extend_from_slice(feature.display.as_bytes());
         out.extend_from_slice(b" (");
         self.format_value(out, r.value, feature.kind, num);
-        let up = Reasons::increases(reported);
-        out.extend_from_slice(if up { b") added " } else { b") took " });
+        let (verb, preposition): (&[u8], &[u8]) = match Reasons::direction(reported) {
+            Direction::Increases => (b") added ", b" to the log-odds of fraud"),
+            Direction::Decreases => (b") took ", b" from the log-odds of fraud"),
+        };
+        out.extend_from_slice(verb);
         out.extend_from_slice(num.format_to_fixed(reported.abs(), 2).as_bytes());
-        out.extend_from_slice(if up { b" to the log-odds of fraud" } else { b" from the log-odds of fraud" });
+        out.extend_from_slice(preposition);
     }
 
     /// The top `n` reasons of one row (`rank_row`'s layout), owned.

@@ -13,6 +13,10 @@ import * as native from '../../native/index.js';
 
 export type LineSetup = native.LineSetup;
 export type ReasonSetup = native.ReasonSetup;
+/** How a reason shows a feature's value: `money`, `count`, … (native/src/reasons.rs `Kind`). */
+export type ReasonKind = native.ReasonKind;
+/** Which way a reason moved the risk: `increases` or `decreases` (native/src/reasons.rs). */
+export type ReasonDirection = native.ReasonDirection;
 
 /** Codes the engine can raise; stable, part of the contract with the app's error mapping. The type
  *  is generated from the engine's list (native/src/error.rs) into index.d.ts. */
@@ -134,6 +138,9 @@ export class Engine {
   }
 }
 
+/** The reasons' directions by the number `Reasons.top` gives each reason, read once at load. */
+export const reasonDirections: readonly ReasonDirection[] = native.reasonDirections();
+
 /** A row's reasons, ranked and worded natively (native/src/reasons.rs) by the same code as the
  *  batch result lines'. */
 export class Reasons {
@@ -143,8 +150,8 @@ export class Reasons {
     return this.inner.rowWidth;
   }
 
-  /** The row's top `n` reasons: texts returned packed, contributions and features in `out`;
-   *  `invalid_input` for a row of the wrong width. */
+  /** The row's top `n` reasons: texts returned packed, contributions, features and directions
+   *  (indices into `reasonDirections`) in `out`; `invalid_input` for a row of the wrong width. */
   top(row: Float64Array, n: number, out: Float64Array): string {
     try {
       return this.inner.top(row, n, out);

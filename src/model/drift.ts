@@ -13,13 +13,12 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { z } from 'zod';
-import { featureDependence, type ChannelMatrices } from '../domain/features/extract.ts';
+import { featureDependence, type FeatureDependence } from '../domain/features/extract.ts';
 import { UNKNOWN } from '../domain/transaction.ts';
 import { combineInto } from './combine.ts';
 import { averagePrecision, calibrationNoise, expectedCalibrationError, rocAuc } from './metrics.ts';
 import type { MetricsFile, ModelBundle } from './bundle-types.ts';
-import { CATEGORY_FIELDS, ReferenceFileSchema, type CategoryField, type DriftReference, type ReferenceFile, type TestFigures } from './drift-reference.ts';
+import { ReferenceFileSchema, type DriftReference, type ReferenceFile, type TestFigures } from './drift-reference.ts';
 
 export const PSI_MODERATE = 0.1;
 export const PSI_MAJOR = 0.25;
@@ -35,71 +34,51 @@ const Z = 1.96;
 /** Rows a report counts at most: a larger file or week is sampled evenly (every k-th row). PSI over
  *  ten bins is as good as settled at this size. */
 export const DRIFT_SAMPLE = 20_000;
-export const BINS = 10;
 /** The sentence every surface shows when the verdict is `shifted`. */
 export const DRIFT_WARNING = 'these scores are outside what the model was validated on';
 /** The sentence every surface shows when the verdict is `degraded`. */
 export const DEGRADED_WARNING = "measured on this data's outcomes, the model does worse than its test figures allow";
 const FLOOR = 1e-4;
 
-const Measured = z
-  .object({
-    rows: z.number().int().describe('Rows with an outcome'),
-    fraud: z.number().int(),
-    legit: z.number().int(),
-    roc_auc: z.number(),
-    average_precision: z.number(),
-    expected_calibration_error: z.number(),
-    precision: z.number().nullable().describe("Of flagging (review or block) at the mode's thresholds; null when nothing was flagged"),
-    recall: z.number(),
-    allowed: z
-      .object({
-        average_precision_min: z.number().describe("The test split's lower 95 % bound, less this sample's own margin"),
-        expected_calibration_error_max: z.number().describe("The test split's upper 95 % bound, plus the error chance alone gives these scores"),
-      })
-      .nullable()
-      .describe('What the test figures allow on this many outcomes (null when the model has no test figures, and nothing is decided)'),
-  })
-  .describe(`Measured on the rows' own outcomes (null without at least ${MIN_OUTCOMES} fraud and ${MIN_OUTCOMES} legitimate ones)`);
+/** A drift report. The API's reference documents it field by field (DriftReportSchema,
+ *  src/http/schemas.ts, which must keep this shape: it does not compile otherwise). */
+export interface DriftReport {
+  verdict: 'ok' | 'shifted' | 'degraded';
+  /** What decided the verdict: the outcomes when there are enough, else the first check that found
+   *  a shift; `scores` when none did. */
+  basis: 'outcomes' | 'scores' | 'categories' | 'features';
+  /** What made the verdict (empty when ok). */
+  reasons: string[];
+  /** What the checks without outcomes found, listed even when outcomes decide. */
+  signals: string[];
+  warning: string | null;
+  /** Rows counted (an even sample of at most DRIFT_SAMPLE). */
+  rows: number;
+  score_psi: number;
+  /** Every feature, largest PSI first. */
+  features: { feature: string; psi: number; out_of_range_share: number; depends_on: FeatureDependence; in_verdict: boolean }[];
+  unseen_categories: { payment_type: string[]; location: string[] };
+  unseen_share: number;
+  out_of_range_share: number;
+  /** What the calibrated scores promise, if they are right (no outcome used). */
+  estimated: { fraud_rate: number; flagged_share: number; precision: number | null; recall: number | null };
+  /** Measured on the rows' own outcomes; null without MIN_OUTCOMES of each kind. */
+  measured: MeasuredPerformance | null;
+}
 
-/** A drift report: the one definition, which the API's reference documents as it is. */
-export const DriftReportSchema = z
-  .object({
-    verdict: z
-      .enum(['ok', 'shifted', 'degraded'])
-      .describe(`\`degraded\`: measured on the outcomes, average precision or calibration is worse than the test figures allow. \`shifted\` (no outcomes): the scores moved (PSI ≥ ${PSI_MAJOR} over the answer intervals), unseen payment types or locations are on ≥ ${100 * UNSEEN_SHARE} % of rows, or the amount moved (PSI ≥ ${PSI_MAJOR}, or ≥ ${100 * OUT_OF_RANGE_SHARE} % of rows beyond the training range). \`ok\` otherwise`),
-    basis: z.enum(['outcomes', 'scores', 'categories', 'features']).describe('What decided the verdict: the outcomes when there are enough, else the first check that found a shift (scores, then categories, then features); `scores` when none did'),
-    reasons: z.array(z.string()).describe('What made the verdict (empty when ok): `average_precision`, `calibration`, `score_psi`, `unseen_categories`, `feature:<name>`'),
-    signals: z.array(z.string()).describe('What the checks without outcomes found (`score_psi`, `unseen_categories`, `feature:<name>`), listed even when outcomes decide'),
-    warning: z.string().nullable().describe(`When shifted: "${DRIFT_WARNING}"; when degraded: "${DEGRADED_WARNING}"; with the reasons. Null when ok`),
-    rows: z.number().int().describe(`Rows counted (an even sample of at most ${DRIFT_SAMPLE.toLocaleString('en')})`),
-    score_psi: z.number().describe(`Population stability index of the scores against validation, over the intervals between the model's thresholds and band edges (${PSI_MODERATE} moderate, ${PSI_MAJOR} major)`),
-    features: z
-      .array(
-        z.object({
-          feature: z.string(),
-          psi: z.number(),
-          out_of_range_share: z.number().describe('Share of rows beyond the range seen in training'),
-          depends_on: z.enum(['payment', 'period', 'history']).describe('`payment`: the payment alone; `period`: the hours and days the rows cover; `history`: how much history there is and how many parties share it'),
-          in_verdict: z.boolean().describe('Whether it can decide the verdict (the amount features only)'),
-        }),
-      )
-      .describe('Every feature, largest PSI first'),
-    unseen_categories: z.object({ payment_type: z.array(z.string()), location: z.array(z.string()) }).describe('Values never seen in training, most frequent first (at most 20 each)'),
-    unseen_share: z.number().describe('Share of rows with an unseen payment type or location'),
-    out_of_range_share: z.number().describe('Share of rows with a feature in the verdict beyond its training range'),
-    estimated: z
-      .object({
-        fraud_rate: z.number().describe('Mean calibrated score'),
-        flagged_share: z.number().describe('Share of rows flagged (review or block)'),
-        precision: z.number().nullable().describe('Mean score of the flagged rows (null when none)'),
-        recall: z.number().nullable().describe("Flagged rows' share of the summed scores (null when every score is 0)"),
-      })
-      .describe('What the calibrated scores promise, if they are right: no outcome is used'),
-    measured: Measured.nullable(),
-  })
-  .describe(`Whether the model's answers on these rows can be trusted, against its reference and test figures (null with fewer than ${MIN_ROWS} rows, or when the model has no reference)`);
-export type DriftReport = z.infer<typeof DriftReportSchema>;
+/** Performance measured on outcomes, and what the test figures allow on this many of them (null
+ *  when the model has no test figures, and nothing is decided). */
+export interface MeasuredPerformance {
+  rows: number;
+  fraud: number;
+  legit: number;
+  roc_auc: number;
+  average_precision: number;
+  expected_calibration_error: number;
+  precision: number | null;
+  recall: number;
+  allowed: { average_precision_min: number; expected_calibration_error_max: number } | null;
+}
 
 /** Rows' outcomes for the measured check: each row's score, its label (1 fraud, 0 legitimate) and
  *  whether it was flagged (review or block). */
@@ -110,32 +89,6 @@ export interface Outcomes {
   /** The ranking and calibration figures when the caller has them already (a labelled job's
    *  metrics), so that they are not computed twice. */
   figures?: { roc_auc: number; average_precision: number; expected_calibration_error: number };
-}
-
-/** Quantile bin edges (distinct, ascending) and each bin's share; bin k holds values ≤ edges[k]
- *  and > edges[k − 1]; the last bin everything above the last edge. */
-export function quantileBins(values: Float64Array, bins = BINS): { edges: number[]; shares: number[] } {
-  const sorted = values.filter((v) => !Number.isNaN(v)).sort();
-  if (sorted.length === 0) return { edges: [], shares: [1] };
-  const edges: number[] = [];
-  for (let k = 1; k < bins; k++) {
-    const v = sorted[Math.ceil((k * sorted.length) / bins) - 1]!;
-    if (v < sorted[sorted.length - 1]! && (edges.length === 0 || v > edges[edges.length - 1]!)) edges.push(v);
-  }
-  const counts = new Array<number>(edges.length + 1).fill(0);
-  for (const v of sorted) counts[binOf(edges, v)]!++;
-  return { edges, shares: counts.map((c) => c / sorted.length) };
-}
-
-function binOf(edges: readonly number[], v: number): number {
-  let lo = 0;
-  let hi = edges.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (v <= edges[mid]!) hi = mid;
-    else lo = mid + 1;
-  }
-  return lo;
 }
 
 /** Score bin: scores below edges[0], then [edges[k − 1], edges[k]), then at or above the last (a
@@ -392,7 +345,7 @@ export class DriftCounter {
 
 /** Measured performance on the outcomes, and what the test figures allow on this many of them;
  *  null without MIN_OUTCOMES of each kind. */
-function measure(o: Outcomes, test: TestFigures | undefined): DriftReport['measured'] {
+function measure(o: Outcomes, test: TestFigures | undefined): MeasuredPerformance | null {
   const n = o.labels.length;
   let fraud = 0;
   let flagged = 0;
@@ -407,7 +360,7 @@ function measure(o: Outcomes, test: TestFigures | undefined): DriftReport['measu
   if (fraud < MIN_OUTCOMES || n - fraud < MIN_OUTCOMES) return null;
   const ap = o.figures?.average_precision ?? averagePrecision(o.scores, o.labels);
   const ece = o.figures?.expected_calibration_error ?? expectedCalibrationError(o.scores, o.labels);
-  let allowed: NonNullable<DriftReport['measured']>['allowed'] = null;
+  let allowed: MeasuredPerformance['allowed'] = null;
   if (test) {
     // Average precision on `fraud` frauds varies by about √(AP(1 − AP)/fraud) around the model's
     // own (a binomial approximation); calibration error by what chance gives these scores.
@@ -431,62 +384,3 @@ function measure(o: Outcomes, test: TestFigures | undefined): DriftReport['measu
 }
 
 const round = (x: number) => Math.round(x * 1e4) / 1e4;
-
-/** The reference file for a trained model: features over the training rows, categories, and a
- *  validation sample of raw scores. `importance[c][j]` is feature j of channel c's importance. */
-export function buildReference(input: {
-  modelId: string;
-  channels: readonly { name: string; features: readonly string[] }[];
-  features: ChannelMatrices;
-  referenceRows: readonly number[];
-  /** Rows whose range counts as seen (the training and validation splits). */
-  rangeRows: readonly number[];
-  categories: Record<CategoryField, readonly string[]>;
-  importance: readonly (readonly number[])[];
-  sample: { raw: number[][]; cold: (0 | 1)[] };
-}): ReferenceFile {
-  const total = input.importance.flat().reduce((a, b) => a + b, 0) || 1;
-  const features: ReferenceFile['features'] = [];
-  input.channels.forEach((c, ci) => {
-    const width = c.features.length;
-    const matrix = (input.features as Record<string, Float64Array>)[c.name]!;
-    c.features.forEach((feature, j) => {
-      const values = Float64Array.from(input.referenceRows, (r) => matrix[r * width + j]!);
-      let missing = 0;
-      for (const v of values) if (Number.isNaN(v)) missing++;
-      let min = Infinity;
-      let max = -Infinity;
-      for (const r of input.rangeRows) {
-        const v = matrix[r * width + j]!;
-        if (v < min) min = v;
-        if (v > max) max = v;
-      }
-      const bins = quantileBins(values);
-      features.push({
-        feature,
-        channel: c.name,
-        edges: bins.edges,
-        shares: bins.shares.map(round6),
-        missing: round6(missing / values.length),
-        min: Number.isFinite(min) ? min : null,
-        max: Number.isFinite(max) ? max : null,
-        importance: round6(input.importance[ci]![j]! / total),
-      });
-    });
-  });
-  const shares = (values: readonly string[]) => {
-    const counts = new Map<string, number>();
-    for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
-    return Object.fromEntries([...counts].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([k, c]) => [k, round6(c / values.length)]));
-  };
-  return {
-    model_id: input.modelId,
-    split: 'validation',
-    rows: input.referenceRows.length,
-    features,
-    categories: { payment_type: shares(input.categories.payment_type), location: shares(input.categories.location) },
-    score_sample: { raw: input.sample.raw.map((r) => r.map(round6)), cold: input.sample.cold },
-  };
-}
-
-const round6 = (x: number) => Math.round(x * 1e6) / 1e6;

@@ -6,14 +6,13 @@
 // This module holds what reasons are configured from: each feature's display name and kind of
 // value, and the names of payment types and weekdays. Ranking and wording live in the addon
 // (native/src/reasons.rs), once for both paths: `topReasons` here (single requests) and the batch
-// job's result lines (native/src/lines.rs, set up from `reasonSetup`).
+// job's result lines (native/src/lines.rs, set up from `reasonSetup`); so do the kinds of value
+// and the directions, whose names come from the addon's generated types and lists.
 
-import { reasons, type Reasons, type ReasonSetup } from '../addon/addon.ts';
+import { reasonDirections, reasons, type ReasonDirection, type ReasonKind, type Reasons, type ReasonSetup } from '../addon/addon.ts';
 import { PAYMENT_TYPE_CODES } from '../domain/features/tabular.ts';
 
-export type Kind = 'money' | 'count' | 'ratio' | 'rate' | 'flag' | 'hour' | 'weekday' | 'seconds_log' | 'payment_type' | 'number';
-
-const TEXT: Record<string, [string, Kind]> = {
+const TEXT: Record<string, [string, ReasonKind]> = {
   amount: ['Amount', 'money'],
   log_amount: ['Amount (log scale)', 'number'],
   round_amount: ['Round amount', 'flag'],
@@ -57,7 +56,7 @@ const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Frida
 
 /** A feature's name for a person and how its value is shown (the windowed counts and sums are
  *  named from their parts). */
-export function featureText(feature: string): readonly [string, Kind] {
+export function featureText(feature: string): readonly [string, ReasonKind] {
   const known = TEXT[feature];
   if (known) return known;
   const m = /^(customer|merchant|channel)_(count|sum)_(\w+)$/.exec(feature);
@@ -70,7 +69,7 @@ export function featureText(feature: string): readonly [string, Kind] {
 
 export interface ScoreReason {
   text: string;
-  direction: 'increases' | 'decreases';
+  direction: ReasonDirection;
   contribution: number;
   feature: string;
 }
@@ -143,13 +142,13 @@ export function topReasons(channels: readonly ChannelExplanation[], n: number): 
   if (p.out.length < 1 + 5 * n) p.out = new Float64Array(1 + 5 * n);
   const { reasons: native, out } = p;
   // The texts one after another, and per reason: contribution, channel, feature, end of its
-  // text, whether it increases the risk (native/src/bindings.rs `Reasons.top`).
+  // text, its direction's index (native/src/bindings/reasons.rs `Reasons.top`).
   const texts = native.top(row, n, out);
   const list: ScoreReason[] = [];
   let from = 0;
   for (let i = 0, o = 1; i < out[0]!; i++, o += 5) {
     const end = out[o + 3]!;
-    list.push({ text: texts.slice(from, end), direction: out[o + 4] === 1 ? 'increases' : 'decreases', contribution: out[o]!, feature: channels[out[o + 1]!]!.features[out[o + 2]!]! });
+    list.push({ text: texts.slice(from, end), direction: reasonDirections[out[o + 4]!]!, contribution: out[o]!, feature: channels[out[o + 1]!]!.features[out[o + 2]!]! });
     from = end;
   }
   return list;

@@ -15,11 +15,11 @@
 //! that TypeScript reads them once at start instead of spelling them again.
 
 /// A string enum for JavaScript (its type in index.d.ts: the union of the names) made from an
-/// engine list (lib.rs `named_enum!`), converted from the engine's enum `$from`; `$list` is a
-/// function returning every name, in the list's order. The variants' docs stay with the engine's
-/// enum (a union has nowhere to show them).
+/// engine list (lib.rs `named_enum!`), converted from the engine's enum `$from`, and, when named,
+/// a function `$list` returning every name in the list's order. The variants' docs stay with the
+/// engine's enum (a union has nowhere to show them).
 macro_rules! js_string_enum {
-    ($(#[$doc:meta])* $js:ident from $from:ident, $(#[$ldoc:meta])* fn $list:ident [ $( $(#[doc = $vdoc:tt])* $variant:ident $text:tt $(($($more:tt)*))?, )* ]) => {
+    ($(#[$doc:meta])* $js:ident from $from:ident $(, $(#[$ldoc:meta])* fn $list:ident)? [ $( $(#[doc = $vdoc:tt])* $variant:ident $text:tt $(($($more:tt)*))?, )* ]) => {
         $(#[$doc])*
         #[napi_derive::napi(string_enum)]
         pub enum $js {
@@ -34,11 +34,13 @@ macro_rules! js_string_enum {
             }
         }
 
-        $(#[$ldoc])*
-        #[napi_derive::napi]
-        pub fn $list() -> Vec<$js> {
-            $from::ALL.iter().map(|&v| v.into()).collect()
-        }
+        $(
+            $(#[$ldoc])*
+            #[napi_derive::napi]
+            pub fn $list() -> Vec<$js> {
+                $from::ALL.iter().map(|&v| v.into()).collect()
+            }
+        )?
     };
 }
 

@@ -4,14 +4,24 @@
 //! for `ResultLines` alike, so that a single request and a batch word their reasons identically.
 
 use super::invalid;
-use crate::reasons::{self, Channel, Feature, Kind, Ranked};
+use crate::reasons::{self, reason_directions, reason_kinds, Channel, Direction, Feature, Kind, Ranked};
 use napi::bindgen_prelude::Float64ArraySlice;
 use napi::{Env, JsString};
 use napi_derive::napi;
 
+reason_kinds!(js_string_enum!
+    #[doc = "How a reason shows a feature's value (native/src/reasons.rs `Kind`)."]
+    ReasonKind from Kind);
+
+reason_directions!(js_string_enum!
+    #[doc = "Which way a reason moved the risk (native/src/reasons.rs `Direction`)."]
+    ReasonDirection from Direction,
+    #[doc = "The directions' names by the number `Reasons.top` gives a reason's direction."]
+    fn reason_directions);
+
 /// One channel booster as reasons see it: its stack weight, its features' names, the names a
-/// person reads and how each value is shown (`money`, `count`, `ratio`, `rate`, `flag`, `hour`,
-/// `weekday`, `seconds_log`, `payment_type`, `number`).
+/// person reads and how each value is shown (a `ReasonKind`; checked here, so that an unknown one
+/// is an `invalid_input` error naming the feature).
 #[napi(object)]
 pub struct ReasonChannel {
     pub weight: f64,
@@ -74,7 +84,7 @@ impl Reasons {
     /// `out` receives their count, then per reason five numbers: its contribution as reported (to
     /// 1e-6; the text is worded from it), its channel, its feature's index in the channel, where
     /// its text ends in the returned string (in UTF-16 code units, as JavaScript indexes strings)
-    /// and 1 if it increases the risk, 0 if it decreases it. Packed so that a call makes one
+    /// and its direction's index in `reasonDirections()`. Packed so that a call makes one
     /// string: building the reason objects through N-API costs far more than ranking and
     /// wording them does, and src/scoring/explain.ts builds them for a fraction of it.
     #[napi]
@@ -95,7 +105,7 @@ impl Reasons {
             self.reasons.text(&mut self.text, r, contribution, &mut num);
             self.texts.extend_from_slice(&self.text);
             end += utf16_len(&self.text);
-            out[1 + 5 * i..1 + 5 * (i + 1)].copy_from_slice(&[contribution, r.channel as f64, r.feature as f64, end as f64, reasons::Reasons::increases(contribution) as u8 as f64]);
+            out[1 + 5 * i..1 + 5 * (i + 1)].copy_from_slice(&[contribution, r.channel as f64, r.feature as f64, end as f64, reasons::Reasons::direction(contribution) as u8 as f64]);
         }
         // SAFETY: the texts are whole UTF-8 strings (display names, ASCII and formatted numbers).
         env.create_string(unsafe { std::str::from_utf8_unchecked(&self.texts) }).map_err(|e| napi::Error::new(e.status.as_ref().to_owned(), e.reason))

@@ -17,8 +17,7 @@ import { ENTITY_RECENT } from '../../app/decisions.ts';
 import { OrganizationCaller } from '../../app/organization-caller.ts';
 import { MODE_NAMES } from '../../model/bundle-types.ts';
 import { memberCaller } from '../ownership.ts';
-import { Channels, ErrorResponse, NO_NUL, ReasonSchema, RuleMatchSchema, ScoreResponse } from '../schemas.ts';
-import { DriftReportSchema } from '../../model/drift.ts';
+import { Channels, DriftReportSchema, ErrorResponse, NO_NUL, ReasonSchema, RuleMatchSchema, ScoreResponse } from '../schemas.ts';
 import { MIN_LABELLED } from '../../app/performance.ts';
 
 /** Most outcomes in one bulk request. */
