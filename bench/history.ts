@@ -1,6 +1,6 @@
 // `npm run bench:history [-- --quick]`: what a realistic payment team's history costs a server
 // process, measured before anything is optimised. Each process keeps, per organization, the last 31
-// days of transactions in its JavaScript heap (src/live/tenants.ts, src/domain/history/history.ts).
+// days of transactions in its JavaScript heap (src/live/tenant.ts, src/domain/history/history.ts).
 // One organization's last 30 days are seeded with 1,000,000 and 5,000,000 transactions (100,000 and
 // 500,000 with --quick), on the embedded database and on PostgreSQL, deterministically in SQL: about
 // N/20 customers and N/1,000 merchants with lognormal-like weights, each customer paying a handful of

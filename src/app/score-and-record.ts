@@ -14,7 +14,7 @@
 import { AppError, available, modelUnavailable } from './errors.ts';
 import type { ModelBundle, ModelProblem } from '../model/bundle-types.ts';
 import type { Tenants } from '../live/tenants.ts';
-import { sameTransaction } from '../live/tenants.ts';
+import { sameTransaction } from '../live/tenant.ts';
 import type { DecisionLog } from '../live/decision-log.ts';
 import { recorded, scoredEntities, type ScoredToRecord, type Scorer, type ScoreInput } from '../scoring/scorer.ts';
 import type { NewTransaction } from '../storage/live-rows.ts';

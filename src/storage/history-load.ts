@@ -1,4 +1,4 @@
-// Loading what a process keeps of an organization's history (src/live/tenants.ts) from the
+// Loading what a process keeps of an organization's history (src/live/tenant.ts) from the
 // database, in one snapshot (with its rules and list items, when asked): transactions only from a
 // floor on, everything before it as the per-entity totals and first uses the database keeps, so
 // what is read does not grow with the history stored before the floor.
@@ -100,7 +100,7 @@ const USE_KINDS = { m: 'merchant', h: 'channel', l: 'location' } as const;
 const TOTAL_KINDS = { c: 'customer', m: 'merchant', h: 'channel' } as const;
 
 /**
- * Reads what a process keeps of the organization's history (src/live/tenants.ts), all in one
+ * Reads what a process keeps of the organization's history (src/live/tenant.ts), all in one
  * snapshot: the floor is `WINDOW_HORIZON_MS` before the newest of `now` and the newest stored
  * transaction; every customer's first uses; the transactions from the floor on, in time order
  * (time, then the order recorded), a page at a time; the outcomes known from the floor on of

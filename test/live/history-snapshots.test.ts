@@ -9,7 +9,8 @@
 
 import t from 'tap';
 import type { DecisionLog } from '../../src/live/decision-log.ts';
-import { Tenant, Tenants, type SnapshotPolicy } from '../../src/live/tenants.ts';
+import { Tenant } from '../../src/live/tenant.ts';
+import { Tenants, type SnapshotPolicy } from '../../src/live/tenants.ts';
 import { DEFAULT_LABEL_DELAY_MS } from '../../src/domain/history/history.ts';
 import { HISTORY_FORMAT } from '../../src/domain/history/snapshot.ts';
 import { WINDOW_HORIZON_MS } from '../../src/domain/history/horizon.ts';

@@ -1,0 +1,222 @@
+// One organization's live state in this process (a tenant): its history, rings, rules and lists,
+// loaded from the database the first time the organization is scored (Tenants, tenants.ts), then
+// kept in step with every change any process records, applied in feed order (`applyChange`).
+// Nothing is shared between organizations: the scorer reads only the tenant it is handed.
+// A tenant holds what features can reach: the last 31 days of transactions, and before that the
+// per-entity totals the database keeps (storage/history-load.ts), so loading costs the same however
+// much older history is stored; older evidence is read when a response lists it (`earlier`). A
+// change that cannot be placed (older than the floor, an outcome the totals cannot follow, an
+// import) answers false, and the tenant is loaded afresh on its next use.
+
+import { History } from '../domain/history/history.ts';
+import { restoring } from '../domain/history/snapshot.ts';
+import { channelOf, type Transaction } from '../domain/transaction.ts';
+import type { Ring } from '../domain/rings.ts';
+import { MAX_EVIDENCE, RingIndex, type EarlierEvidence, type ScoreContext, type ScoreInput, type ScoredEntities } from '../scoring/scorer.ts';
+import type { HistoryLoader, PolicyLoader } from '../storage/history-load.ts';
+import type { HistoryRow } from '../storage/live-rows.ts';
+import type { OrganizationData } from '../storage/organization-data.ts';
+import type { FeedChange } from '../storage/live-feed.ts';
+import { Policy } from './policy.ts';
+
+/** Rows a load hands to a history between two turns of the event loop (a few milliseconds). */
+const LOAD_SLICE = 4_096;
+
+/** A turn of the event loop: what a long load yields between its slices. */
+export const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** `work(from, to)` over [0, n) a slice at a time, with a turn of the event loop after each. */
+async function inSlices(n: number, work: (from: number, to: number) => void): Promise<void> {
+  for (let from = 0; from < n; from += LOAD_SLICE) {
+    work(from, Math.min(n, from + LOAD_SLICE));
+    await turn();
+  }
+}
+
+/** What makes a request with a known transaction id a retry rather than a different transaction. */
+export type TransactionIdentity = Pick<ScoreInput, 'amount' | 'customer_id' | 'merchant_id'>;
+
+/** A retry carries the recorded transaction's amount, customer and merchant. */
+export function sameTransaction(recorded: TransactionIdentity, input: TransactionIdentity): boolean {
+  return recorded.amount === input.amount && recorded.customer_id === input.customer_id && recorded.merchant_id === input.merchant_id;
+}
+
+export class Tenant {
+  /** Replaced whole when a load takes the stored snapshot (`loader().restore`). */
+  history: History;
+  /** The organization's rules and lists, evaluated on every score after the model. */
+  readonly policy = new Policy();
+  /** Changes of the live feed applied since it was built. */
+  changes = 0;
+  /** What this organization's requests are scored against: its history, its rings and its rules.
+   *  The scorer records nothing: a scored transaction reaches the history once the decision log
+   *  stores it (`Tenants.apply`), or at once with write-behind durability (`add`, from
+   *  app/score-and-record.ts). */
+  readonly context: ScoreContext;
+
+  constructor(
+    readonly organizationId: string,
+    readonly data: OrganizationData,
+    labelDelay: number,
+  ) {
+    this.history = Tenant.emptyHistory(labelDelay);
+    this.context = { history: this.history, rings: new RingIndex([]), rules: this.policy };
+  }
+
+  /** A tenant's history before its load: every record kept, ids indexed. */
+  private static emptyHistory(labelDelay: number): History {
+    const h = new History(labelDelay).withRecords();
+    h.transactions.indexIds();
+    return h;
+  }
+
+  private setHistory(h: History): void {
+    this.history = h;
+    this.context.history = h;
+  }
+
+  /** What `OrganizationData.loadHistory` hands over, into this tenant's history, a few thousand
+   *  rows at a time with a turn of the event loop between them: a load of millions of transactions
+   *  takes seconds of this thread, and other organizations' requests are answered meanwhile. */
+  loader(): HistoryLoader {
+    let h = this.history;
+    return {
+      start: (floor, expected) => {
+        h.reserve(expected);
+        h.loadFrom(floor);
+      },
+      restore: async (pieces, changes) => {
+        let restored: History;
+        try {
+          const steps = restoring(pieces);
+          let step = steps.next();
+          for (; !step.done; step = steps.next()) await turn();
+          restored = step.value;
+        } catch {
+          // Bytes this code cannot read (damaged): the rows are read instead, and store a new one.
+          return false;
+        }
+        if (restored.labelDelay !== h.labelDelay || !restored.transactions.indexed) return false;
+        this.setHistory((h = restored));
+        let ok = true;
+        await inSlices(changes.length, (from, to) => {
+          for (let i = from; i < to && ok; i++) ok = this.applyChange(changes[i]!);
+        });
+        return ok;
+      },
+      uses: (page) => inSlices(page.count, (from, to) => h.loadUseColumns(page, from, to)),
+      transactions: (page) => inSlices(page.count, (from, to) => h.addColumns(page, from, to)),
+      labels: (rows) => inSlices(rows.length, (from, to) => {
+        for (let i = from; i < to; i++) h.loadLabel(rows[i]!, rows[i]!.label, rows[i]!.known);
+      }),
+      finish: async (totals) => {
+        for (const _ of h.finishing(totals)) await turn();
+      },
+    };
+  }
+
+  /** What `OrganizationData.loadHistory` hands over of the rules and lists, into this tenant. */
+  policyLoader(): PolicyLoader {
+    return {
+      rules: (states) => {
+        for (const s of states) this.policy.setRule(s);
+      },
+      stays: (stays) => {
+        for (const s of stays) this.policy.applyStay(s);
+      },
+    };
+  }
+
+  /** The transactions before the floor that a response's evidence would list (the history holds
+   *  them only in totals), read from the database; undefined when it needs none (the usual case). */
+  async earlier(entities: ScoredEntities): Promise<EarlierEvidence | undefined> {
+    const h = this.history;
+    let out: EarlierEvidence | undefined;
+    for (const role of ['customer', 'merchant', 'channel'] as const) {
+      const key = role === 'customer' ? entities.customer_id : role === 'merchant' ? entities.merchant_id : channelOf(entities);
+      const missing = h.recordsMissing(role, key, MAX_EVIDENCE);
+      if (missing === 0) continue;
+      // Those before the oldest it holds of the entity; one held already (placed late) is left out.
+      const rows = await this.data.earlier(role, entities, h.heldSince(role, key), MAX_EVIDENCE);
+      (out ??= {})[role] = rows.filter((r) => !this.has(r.transaction_id)).slice(0, missing);
+    }
+    return out;
+  }
+
+  /** Adds a transaction to the history (one older than its newest is placed by its time). */
+  add(tx: Transaction & { transaction_id: string }): void {
+    this.history.add(tx);
+  }
+
+  addStored(r: HistoryRow): void {
+    const tx: Transaction & { transaction_id: string } = {
+      transaction_id: r.transaction_id,
+      time: r.time,
+      amount: r.amount,
+      customer_id: r.customer_id,
+      merchant_id: r.merchant_id,
+      location: r.location,
+      payment_type: r.payment_type,
+    };
+    if (r.label === 0 || r.label === 1) {
+      tx.label = r.label;
+      tx.labelKnownAt = r.label_known_ms!;
+    }
+    this.add(tx);
+  }
+
+  setRings(rings: Ring[]): void {
+    this.context.rings = new RingIndex(rings);
+  }
+
+  /** Whether the organization has a transaction with this id. */
+  has(transactionId: string): boolean {
+    return this.history.transactions.find(transactionId) >= 0;
+  }
+
+  /** Whether a request is the same transaction as the recorded one with its id (`sameTransaction`). */
+  sameAs(transactionId: string, input: TransactionIdentity): boolean {
+    const r = this.history.transactions;
+    const k = r.find(transactionId);
+    return sameTransaction({ amount: r.amount(k), customer_id: r.customerId(k), merchant_id: r.merchantId(k) }, input);
+  }
+
+  /** Applies one change of the live feed; false when the tenant must be loaded afresh. */
+  applyChange(c: FeedChange): boolean {
+    if (c.kind === 'rule') {
+      this.policy.setRule(c.rule);
+      return true;
+    }
+    if (c.kind === 'list_item') {
+      this.policy.applyStay(c.stay);
+      return true;
+    }
+    if (c.kind === 'outcome') {
+      // Features see the new outcome from `known_ms` on.
+      const k = this.history.transactions.find(c.transaction_id);
+      if (k >= 0) {
+        this.history.setOutcome(k, c.label, c.known_ms);
+        return true;
+      }
+      try {
+        this.history.relabel(c, c.from_label ?? undefined, c.from_known_ms ?? Number.NaN, c.label, c.known_ms);
+        return true;
+      } catch {
+        // The totals cannot follow (HorizonError): a fresh load can.
+        return false;
+      }
+    }
+    // Recorded by this process already (write-behind).
+    if (this.has(c.transaction_id)) return true;
+    // An import brings old transactions in bulk: loading again places them at once.
+    if (c.source === 'import') return false;
+    try {
+      this.addStored(c);
+      return true;
+    } catch {
+      // Older than the history's horizon (HorizonError): only a fresh load can place it. Any other
+      // failure is treated alike, so one change can never stop the tail for every organization.
+      return false;
+    }
+  }
+}
