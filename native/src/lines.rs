@@ -3,13 +3,51 @@
 //! one JSON line for the result pages and one CSV line for the download.
 //!
 //! Made here rather than in JavaScript because building and encoding a row's text there is a
-//! large part of a job's time (bench/README.md, bench:batch). The lines are byte for byte
-//! `JSON.stringify` of the row (`ResultRow`, src/jobs/result-row.ts) and the download's cells in
-//! the columns of src/jobs/result-row.ts `downloadColumns(top)`: one reason cell per reason the
-//! format keeps (`top`), every cell a spreadsheet would run as a formula defused.
+//! large part of a job's time (bench/README.md, bench:batch). A result row's fields are listed
+//! once (`result_fields!`): the JSON line is byte for byte `JSON.stringify` of the row, its keys
+//! in that order, and the download has their columns in the same order (`LineFormat::header`: one
+//! score column per channel, one reason cell per reason the format keeps), every cell a
+//! spreadsheet would run as a formula defused. TypeScript reads the header from the writer and
+//! types a result line with `ResultRow`, generated from the same list into index.d.ts.
 
 use crate::reasons::{Ranked, Reasons};
 use std::io::Write;
+
+/// A result row's fields, in the order the JSON line writes its keys and the download its
+/// columns: the one definition of them. Each has its key, its TypeScript type and, for a key a
+/// line may leave out, `optional`. `Field` below is made from it, and so is the TypeScript type
+/// `ResultRow` (bindings/result_lines.rs, in index.d.ts). Docs are written as attributes so that
+/// napi-rs copies them into index.d.ts (a `///` comment inside a macro reaches it as a raw string).
+macro_rules! result_fields {
+    ($then:ident! $($args:tt)*) => {
+        $then! { $($args)* [
+            #[doc = "The row's number in the file, from 1."]
+            Row "row" ("number"),
+            #[doc = "The row's transaction id; the key is left out when the file has none for the row."]
+            TransactionId "transaction_id" ("string" optional),
+            Amount "amount" ("number"),
+            CustomerId "customer_id" ("string"),
+            MerchantId "merchant_id" ("string"),
+            RiskScore "risk_score" ("number"),
+            RiskBand "risk_band" ("string"),
+            Decision "decision" ("string"),
+            #[doc = "`COLD_START` when the row's entities had too little history for the model."]
+            Path "path" ("'MODEL' | 'COLD_START'"),
+            #[doc = "Each channel's score by its name; in the download, one `score_<channel>` column per channel."]
+            ChannelScores "channel_scores" ("Record<string, number>"),
+            #[doc = "The row's top reasons, largest contribution first; in the download, one `reason_<n>` cell per reason the job keeps (the text)."]
+            TopReasons "top_reasons" ("Array<{ feature: string; contribution: number; text: string }>"),
+            #[doc = "The row's outcome when the file gives it."]
+            Label "label" ("0 | 1 | null"),
+        ] }
+    };
+}
+#[cfg_attr(not(feature = "node"), allow(unused_imports))]
+pub(crate) use result_fields;
+
+result_fields!(named_enum!
+    /// A field of a result row (`name()`: its key).
+    pub enum Field);
 
 /// A string as both files write it: a JSON string literal and a download cell.
 struct Cell {
@@ -43,6 +81,10 @@ pub struct LineFormat {
     entities: Vec<Cell>,
     /// Reasons per row, and so reason cells per download line.
     top: usize,
+    /// Per field, its key as the JSON line writes it after another: `,"amount":`.
+    json_keys: Vec<Vec<u8>>,
+    /// The download's header line.
+    header: String,
 }
 
 /// Label code of a row whose outcome the file does not give.
@@ -110,6 +152,24 @@ impl LineFormat {
             })
             .collect();
         let feature_keys = reasons.channels().iter().map(|c| c.features.iter().map(|f| json(&f.name)).collect()).collect();
+        let json_keys = Field::ALL
+            .iter()
+            .map(|f| {
+                let mut key = vec![b','];
+                key.extend(json(f.name()));
+                key.push(b':');
+                key
+            })
+            .collect();
+        let mut columns = Vec::new();
+        for &field in Field::ALL {
+            match field {
+                Field::ChannelScores => columns.extend(csv_channels.iter().map(|c| format!("score_{c}"))),
+                Field::TopReasons => columns.extend((1..=top).map(|r| format!("reason_{r}"))),
+                _ => columns.push(field.name().to_owned()),
+            }
+        }
+        let header = columns.join(",") + "\r\n";
         let csv_channels = csv_channels.iter().map(|name| channel_names.iter().position(|c| c == name)).collect();
         let cells = |names: &[String]| names.iter().map(|n| Cell::new(n.as_bytes())).collect::<Vec<_>>();
         Ok(LineFormat {
@@ -122,12 +182,21 @@ impl LineFormat {
             paths: cells(paths),
             entities: cells(entities),
             top,
+            json_keys,
+            header,
         })
     }
 
     /// Reason cells in each download line.
     pub fn top(&self) -> usize {
         self.top
+    }
+
+    /// The download's header line (CRLF-ended): each field's key in order, `channel_scores` as
+    /// `score_<channel>` for each of the download's channels and `top_reasons` as `reason_1` to
+    /// `reason_<top>`.
+    pub fn header(&self) -> &str {
+        &self.header
     }
 
     fn check(&self, b: &Batch, count: usize) -> Result<(), LinesError> {
@@ -213,97 +282,121 @@ impl LineFormat {
                 self.reasons.text(&mut texts[r], ranked, rounded[r], &mut num);
             }
 
-            // The result line: JSON.stringify of the row (batch-score.ts `ResultRow`).
-            json.extend_from_slice(b"{\"row\":");
-            numbers.json(json, 0);
-            if let Some(id) = id {
-                json.extend_from_slice(b",\"transaction_id\":");
-                json_string(json, id);
-            }
-            json.extend_from_slice(b",\"amount\":");
-            numbers.json(json, 1);
-            json.extend_from_slice(b",\"customer_id\":");
-            json.extend_from_slice(&customer.json);
-            json.extend_from_slice(b",\"merchant_id\":");
-            json.extend_from_slice(&merchant.json);
-            json.extend_from_slice(b",\"risk_score\":");
-            numbers.json(json, 2);
-            json.extend_from_slice(b",\"risk_band\":");
-            json.extend_from_slice(&band.json);
-            json.extend_from_slice(b",\"decision\":");
-            json.extend_from_slice(&decision.json);
-            json.extend_from_slice(b",\"path\":");
-            json.extend_from_slice(&path.json);
-            json.extend_from_slice(b",\"channel_scores\":{");
-            for k in 0..c {
-                if k > 0 {
-                    json.push(b',');
+            // Both lines, field by field in the list's order: the JSON line is JSON.stringify of
+            // the row (a key left out when it has no value); in the download line every cell is
+            // followed by a comma, the last one replaced by the line's end.
+            json.push(b'{');
+            let mut first = true;
+            for (i, &field) in Field::ALL.iter().enumerate() {
+                let key = &self.json_keys[i];
+                match field {
+                    Field::Row => {
+                        json_key(json, key, &mut first);
+                        numbers.json(json, 0);
+                        numbers.csv(csv, 0);
+                    }
+                    Field::TransactionId => {
+                        if let Some(id) = id {
+                            json_key(json, key, &mut first);
+                            json_string(json, id);
+                            csv_text(csv, id);
+                        }
+                    }
+                    Field::Amount => {
+                        json_key(json, key, &mut first);
+                        numbers.json(json, 1);
+                        numbers.csv(csv, 1);
+                    }
+                    Field::CustomerId | Field::MerchantId | Field::RiskBand | Field::Decision | Field::Path => {
+                        let cell = match field {
+                            Field::CustomerId => customer,
+                            Field::MerchantId => merchant,
+                            Field::RiskBand => band,
+                            Field::Decision => decision,
+                            _ => path,
+                        };
+                        json_key(json, key, &mut first);
+                        json.extend_from_slice(&cell.json);
+                        csv.extend_from_slice(&cell.csv);
+                    }
+                    Field::RiskScore => {
+                        json_key(json, key, &mut first);
+                        numbers.json(json, 2);
+                        numbers.csv(csv, 2);
+                    }
+                    Field::ChannelScores => {
+                        json_key(json, key, &mut first);
+                        json.push(b'{');
+                        for k in 0..c {
+                            if k > 0 {
+                                json.push(b',');
+                            }
+                            json.extend_from_slice(&self.channel_keys[k]);
+                            numbers.json(json, 3 + k);
+                        }
+                        json.push(b'}');
+                        // The download's score columns, each empty when the model has no such channel.
+                        for k in &self.csv_channels {
+                            if let Some(k) = *k {
+                                numbers.csv(csv, 3 + k);
+                            }
+                            csv.push(b',');
+                        }
+                        continue;
+                    }
+                    Field::TopReasons => {
+                        json_key(json, key, &mut first);
+                        json.push(b'[');
+                        for (r, ranked) in top.iter().enumerate() {
+                            if r > 0 {
+                                json.push(b',');
+                            }
+                            json.extend_from_slice(b"{\"feature\":");
+                            json.extend_from_slice(&self.feature_keys[ranked.channel][ranked.feature]);
+                            json.extend_from_slice(b",\"contribution\":");
+                            json_number(json, rounded[r], &mut num);
+                            json.extend_from_slice(b",\"text\":");
+                            json_string(json, &texts[r]);
+                            json.push(b'}');
+                        }
+                        json.push(b']');
+                        // One cell per reason the format keeps (`texts` holds `self.top`), empty
+                        // past the row's.
+                        for (r, text) in texts.iter().enumerate() {
+                            if r < top.len() {
+                                csv_text(csv, text);
+                            }
+                            csv.push(b',');
+                        }
+                        continue;
+                    }
+                    Field::Label => {
+                        json_key(json, key, &mut first);
+                        let (json_label, csv_label): (&[u8], &[u8]) = match b.labels[j] {
+                            0 => (b"0", b"0"),
+                            1 => (b"1", b"1"),
+                            _ => (b"null", b""),
+                        };
+                        json.extend_from_slice(json_label);
+                        csv.extend_from_slice(csv_label);
+                    }
                 }
-                json.extend_from_slice(&self.channel_keys[k]);
-                numbers.json(json, 3 + k);
+                // The field's one cell.
+                csv.push(b',');
             }
-            json.extend_from_slice(b"},\"top_reasons\":[");
-            for (r, ranked) in top.iter().enumerate() {
-                if r > 0 {
-                    json.push(b',');
-                }
-                json.extend_from_slice(b"{\"feature\":");
-                json.extend_from_slice(&self.feature_keys[ranked.channel][ranked.feature]);
-                json.extend_from_slice(b",\"contribution\":");
-                json_number(json, rounded[r], &mut num);
-                json.extend_from_slice(b",\"text\":");
-                json_string(json, &texts[r]);
-                json.push(b'}');
-            }
-            json.extend_from_slice(b"],\"label\":");
-            json.extend_from_slice(match b.labels[j] {
-                0 => b"0".as_slice(),
-                1 => b"1".as_slice(),
-                _ => b"null".as_slice(),
-            });
             json.extend_from_slice(b"}\n");
-
-            // The download line (result-row.ts `downloadColumns(self.top)`).
-            numbers.csv(csv, 0);
-            csv.push(b',');
-            if let Some(id) = id {
-                csv_text(csv, id);
-            }
-            csv.push(b',');
-            numbers.csv(csv, 1);
-            csv.push(b',');
-            csv.extend_from_slice(&customer.csv);
-            csv.push(b',');
-            csv.extend_from_slice(&merchant.csv);
-            csv.push(b',');
-            numbers.csv(csv, 2);
-            for cell in [band, decision, path] {
-                csv.push(b',');
-                csv.extend_from_slice(&cell.csv);
-            }
-            for k in &self.csv_channels {
-                csv.push(b',');
-                if let Some(k) = *k {
-                    numbers.csv(csv, 3 + k);
-                }
-            }
-            // One cell per reason the format keeps (`texts` holds `self.top`), empty past the row's.
-            for (r, text) in texts.iter().enumerate() {
-                csv.push(b',');
-                if r < top.len() {
-                    csv_text(csv, text);
-                }
-            }
-            csv.push(b',');
-            match b.labels[j] {
-                0 => csv.push(b'0'),
-                1 => csv.push(b'1'),
-                _ => {}
-            }
+            // There is always a cell (the row's number), so always a comma to replace.
+            csv.pop();
             csv.extend_from_slice(b"\r\n");
         }
         Ok(())
     }
+}
+
+/// A field's key (`,"amount":`) into a JSON line, without its comma when it is the line's first.
+fn json_key(json: &mut Vec<u8>, key: &[u8], first: &mut bool) {
+    json.extend_from_slice(&key[*first as usize..]);
+    *first = false;
 }
 
 /// Where a packed id starts: stored as `-1 - start` when the row has none (records.ts).

@@ -76,5 +76,14 @@ fn a_batch_row_s_reasons_are_the_single_row_s_and_the_download_has_top_cells() {
         let csv = String::from_utf8(csv).unwrap();
         let cells = csv.trim_end().split(',').count();
         assert_eq!(cells, 9 + 2 + top + 1, "top {top}: {csv}");
+        assert_eq!(format.header().trim_end().split(',').count(), cells, "top {top}: as many columns in the header");
     }
+}
+
+#[test]
+fn the_download_header_names_a_row_s_fields_in_order() {
+    let format = LineFormat::new(setup(), &["a".into(), "b".into()], &["a", "x", "b"], &["low".into()], &["approve".into()], &["MODEL".into()], &["C".into()], 2).unwrap();
+    assert_eq!(format.header(), "row,transaction_id,amount,customer_id,merchant_id,risk_score,risk_band,decision,path,score_a,score_x,score_b,reason_1,reason_2,label\r\n");
+    let none = LineFormat::new(setup(), &["a".into(), "b".into()], &[], &["low".into()], &["approve".into()], &["MODEL".into()], &["C".into()], 0).unwrap();
+    assert_eq!(none.header(), "row,transaction_id,amount,customer_id,merchant_id,risk_score,risk_band,decision,path,label\r\n");
 }

@@ -17,6 +17,8 @@ export type ReasonSetup = native.ReasonSetup;
 export type ReasonKind = native.ReasonKind;
 /** Which way a reason moved the risk: `increases` or `decreases` (native/src/reasons.rs). */
 export type ReasonDirection = native.ReasonDirection;
+/** One line of a scored dataset's result file, parsed (native/src/lines.rs lists its fields). */
+export type ResultRow = native.ResultRow;
 
 /** Codes the engine can raise; stable, part of the contract with the app's error mapping. The type
  *  is generated from the engine's list (native/src/error.rs) into index.d.ts. */
@@ -168,6 +170,11 @@ export class ResultLines {
   /** Reasons a row keeps (the download's reason cells). */
   get top(): number {
     return this.inner.top;
+  }
+
+  /** The download's header line (CRLF-ended), with the columns the writer's lines have. */
+  get csvHeader(): string {
+    return this.inner.csvHeader;
   }
 
   /** Writes a batch's lines; `invalid_input` when the arrays disagree with each other. */

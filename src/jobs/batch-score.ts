@@ -19,7 +19,6 @@ import { resultLines, type LineSetup } from '../addon/addon.ts';
 import { averagePrecision, brier, expectedCalibrationError, rocAuc } from '../model/metrics.ts';
 import type { ColumnMapping } from '../datasets/csv.ts';
 import { jobRows, type JobRows } from './job-rows.ts';
-import { csvHeader } from './result-row.ts';
 import { CHANNELS } from '../domain/channels.ts';
 import { FeatureSpill } from './feature-spill.ts';
 import { DRIFT_SAMPLE, DriftCounter, type DriftReport } from '../model/drift.ts';
@@ -168,10 +167,10 @@ async function scoreAndWrite(
   // lines are written by the thread pool while the next batch is scored, instead of the loop
   // stopping after every batch.
   const out = createWriteStream(o.resultPath, { flags: 'wx', highWaterMark: WRITE_BUFFER_BYTES });
-  // The download, written once here so that serving it is a plain file stream; its header has as
-  // many reason columns as the writer makes reason cells.
+  // The download, written once here so that serving it is a plain file stream; its header is the
+  // writer's own, so it has the columns the lines have.
   const csvOut = createWriteStream(`${o.resultPath}.csv`, { flags: 'w', highWaterMark: WRITE_BUFFER_BYTES });
-  csvOut.write(csvHeader(lines.top));
+  csvOut.write(lines.csvHeader);
   // The result's index (results.ts): where each line starts, then the file's length, written a
   // batch at a time as the lines are made, so that no second pass reads the result back.
   const indexOut = createWriteStream(`${o.resultPath}.idx`, { flags: 'wx' });

@@ -1,11 +1,40 @@
 //! `ResultLines`: a batch job's JSON and download lines, written in Rust (lines.rs) from the
-//! batch's SHAP values in one call per batch, into buffers the caller reuses.
+//! batch's SHAP values in one call per batch, into buffers the caller reuses; and `ResultRow`, the
+//! TypeScript type of one JSON line, made from lines.rs's list of a row's fields.
 
 use super::invalid;
 use super::reasons::{reasons_from, ReasonSetup};
-use crate::lines::{Batch, LineFormat};
+use crate::lines::{result_fields, Batch, LineFormat};
 use napi::bindgen_prelude::{Float64ArraySlice, Int32ArraySlice, Int8ArraySlice, Uint8ArraySlice};
 use napi_derive::napi;
+
+/// The TypeScript type of a result line (`ResultRow` in index.d.ts) from lines.rs's list of a
+/// row's fields: one property per field, in order, with its key and type. A type and nothing
+/// else: no value of it crosses the boundary (the lines are bytes). The fields are gathered one
+/// entry at a time, so that an `optional` one is declared `Option<()>` (napi-rs writes `key?:`)
+/// before the struct is handed to napi-rs whole.
+macro_rules! result_row_type {
+    (@fields [$($fields:tt)*]) => {
+        #[doc = "One line of a scored dataset's result file, parsed (native/src/lines.rs; its download"]
+        #[doc = "has the same fields as columns, in the same order)."]
+        #[napi(object, object_to_js = false, object_from_js = false)]
+        #[allow(non_snake_case, dead_code)]
+        pub struct ResultRow {
+            $($fields)*
+        }
+    };
+    (@fields [$($fields:tt)*] $(#[doc = $doc:tt])* $variant:ident $key:tt ($ts:tt optional), $($rest:tt)*) => {
+        result_row_type!(@fields [$($fields)* $(#[doc = $doc])* #[napi(js_name = $key, ts_type = $ts)] pub $variant: Option<()>,] $($rest)*);
+    };
+    (@fields [$($fields:tt)*] $(#[doc = $doc:tt])* $variant:ident $key:tt ($ts:tt), $($rest:tt)*) => {
+        result_row_type!(@fields [$($fields)* $(#[doc = $doc])* #[napi(js_name = $key, ts_type = $ts)] pub $variant: (),] $($rest)*);
+    };
+    ([$($list:tt)*]) => {
+        result_row_type!(@fields [] $($list)*);
+    };
+}
+
+result_fields!(result_row_type!);
 
 /// What a job's result lines share from row to row.
 #[napi(object)]
@@ -49,6 +78,13 @@ impl ResultLines {
     #[napi(getter)]
     pub fn top(&self) -> u32 {
         self.format.top() as u32
+    }
+
+    /// The download's header line, CRLF-ended: a row's fields in order, one `score_<channel>`
+    /// column per `csvChannels` entry and `reason_1` to `reason_<top>`.
+    #[napi(getter)]
+    pub fn csv_header(&self) -> String {
+        self.format.header().to_owned()
     }
 
     /// Lines of `count` scored rows, numbered from `firstRow`, and each JSON line's start (`base`
