@@ -7,6 +7,10 @@
 // `model_unsupported_objective`, `invalid_input`, ...) and, for model files, the line that failed.
 // Everything above this file sees typed errors and never the raw N-API error shape, whichever call
 // it makes: no caller has to remember to wrap one.
+//
+// What the service shares with the engine (the error codes, a reason's kinds of value and
+// directions, a result row) is defined once, in the crate, and reaches TypeScript as the types
+// napi-rs generates into native/index.d.ts, re-exported here, and as lists read once at load.
 
 import { readFileSync } from 'node:fs';
 import * as native from '../../native/index.js';
