@@ -67,10 +67,13 @@ export class Neighbours {
     }
   }
 
-  /** Moves the customer's compromised time to `after` (undefined: not compromised), and each of its
-   *  merchants' compromised-neighbour times with it. */
-  move(customer: number, after: number | undefined): void {
+  /** A customer counts as compromised from its earliest known fraud (`after`; undefined: none
+   *  known), once it has paid a merchant (before, it has no place in the graph): moves its
+   *  compromised time there, and each of its merchants' compromised-neighbour times with it. */
+  follow(customer: number, after: number | undefined): void {
+    if (!this.uses.hasMerchants(customer)) return;
     const before = this.compromised(customer);
+    if (before === after) return;
     this.compromisedAt = widenFloats(this.compromisedAt, customer, Number.NaN);
     this.compromisedAt[customer] = after ?? Number.NaN;
     this.uses.forEach(customer, (kind, merchant, first) => {

@@ -5,49 +5,37 @@
 // entries as lists of transaction numbers in shared typed arrays (series.ts, label-series.ts,
 // first-use.ts, customer-merchant-graph.ts, over lists.ts), so an organization's history is a
 // few dozen typed arrays however many transactions and entities it holds, and a full collection
-// costs the same with a million transactions held as with none.
+// costs the same with a million transactions held as with none. Labels are filed by when they
+// became known (known-labels.ts); a load from a floor fills the parts as floor-load.ts says.
 // Point in time: every query counts only entries strictly before its cut-off, so transactions
-// sharing a timestamp never see each other and batch and single scoring agree exactly. A label
-// counts only from when it became known (`time + labelDelay` for a labelled dataset, the report's
-// time for a live outcome). Processes apply transactions in commit order, which can be a little out
-// of time order, so a history with records (`withRecords`) places a late arrival as if it had come
-// in time order; one without refuses it. The live service loads a history from a floor, the rest
-// as totals (`loadFrom` … `finishLoad`), so loading costs the same however much is stored.
+// sharing a timestamp never see each other and batch and single scoring agree exactly; a label
+// counts only from when it became known. Processes apply transactions in commit order, which can be
+// a little out of time order, so a history with records (`withRecords`) places a late arrival as if
+// it had come in time order; one without refuses it.
 
-import { type Transaction } from '../transaction.ts';
-import { channelOf } from '../transaction.ts';
+import { channelOf, type Transaction } from '../transaction.ts';
 import { Neighbours } from './customer-merchant-graph.ts';
 import { USE_CHANNEL, USE_LOCATION, USE_MERCHANT, Uses, type UseKind } from './first-use.ts';
 import { HorizonError, WINDOW_HORIZON_MS, type EntityTotals } from './horizon.ts';
-import { LabelSeries, LabelStore } from './label-series.ts';
-import { Lists, widenFloats } from './lists.ts';
-import { RecordStore, span, type TransactionColumns, type UseColumns } from './records.ts';
+import { finishingLoad, loadUse, loadUseColumns, type LoadTarget } from './floor-load.ts';
+import { KnownLabels } from './known-labels.ts';
+import { LabelSeries } from './label-series.ts';
+import { RecordStore, type TransactionColumns, type UseColumns } from './records.ts';
 import { Series, SeriesStore } from './series.ts';
-import { countBelowIn, insertSortedIn, removeSortedIn } from './sorted.ts';
 
 export const DEFAULT_LABEL_DELAY_MS = 7 * 86_400_000;
 
 export type Role = 'customer' | 'merchant' | 'channel';
 
 const USE_KINDS = { merchant: USE_MERCHANT, channel: USE_CHANNEL, location: USE_LOCATION } as const;
-/** The kinds of a stored first use, as the byte the database spells them with. */
-const KIND_CHANNEL = 'h'.charCodeAt(0);
-const KIND_LOCATION = 'l'.charCodeAt(0);
 
 export class History {
   private records = new RecordStore();
   private customers: SeriesStore;
   private merchants: SeriesStore;
   private channels: SeriesStore;
-  /** Labels by availability time. A customer's are only ever asked how many frauds were known, so
-   *  only their frauds' availability times are kept (ascending, per customer). */
-  private merchantLabels: LabelStore;
-  private channelLabels: LabelStore;
-  private readonly customerFrauds = new Lists(0, 1);
-  /** A loaded history's customer frauds known before its floor: how many, and when the earliest of
-   *  them became known (per customer). */
-  private fraudBaseCount = new Float64Array(0);
-  private fraudBaseFirst = new Float64Array(0);
+  /** Labels by when they became known (known-labels.ts). */
+  private readonly labels: KnownLabels;
   /** A loaded history holds every transaction from `floor` on and every label known from it on;
    *  what came before is in totals (`loadFrom`). */
   private floor = -Infinity;
@@ -63,8 +51,7 @@ export class History {
     this.customers = new SeriesStore(this.records, true);
     this.merchants = new SeriesStore(this.records, false);
     this.channels = new SeriesStore(this.records, false);
-    this.merchantLabels = new LabelStore(this.records);
-    this.channelLabels = new LabelStore(this.records);
+    this.labels = new KnownLabels(this.records);
     this.neighbours = new Neighbours(this.uses);
   }
 
@@ -74,8 +61,7 @@ export class History {
     this.customers = new SeriesStore(records, true);
     this.merchants = new SeriesStore(records, false);
     this.channels = new SeriesStore(records, false);
-    this.merchantLabels = new LabelStore(records);
-    this.channelLabels = new LabelStore(records);
+    this.labels.rebuild(records);
   }
 
   /** Keep every transaction for `recent()` and late arrivals (the service does; training does not
@@ -102,25 +88,8 @@ export class History {
     return this.latest;
   }
 
-  private customerNumber(id: string): number {
-    return this.records.customerIds.find(id);
-  }
-
-  private merchantNumber(id: string): number {
-    return this.records.merchantIds.find(id);
-  }
-
-  private channelNumber(tx: Pick<Transaction, 'payment_type' | 'location'>): number {
-    return this.records.channels.keys.find(channelOf(tx));
-  }
-
   private store(role: Role): SeriesStore {
     return role === 'customer' ? this.customers : role === 'merchant' ? this.merchants : this.channels;
-  }
-
-  /** The entity's number in its role's store: a customer or merchant id, or a channel key. */
-  private numberOf(role: Role, key: string): number {
-    return role === 'channel' ? this.records.channels.keys.find(key) : role === 'customer' ? this.customerNumber(key) : this.merchantNumber(key);
   }
 
   /** Adds a transaction; returns its index among the kept records (the order added), or -1 when
@@ -160,7 +129,7 @@ export class History {
     this.merchants.add(m, k, keepFrom);
     this.channels.add(ch, k, keepFrom);
     const label = r.label(k);
-    if (label !== undefined) this.fileLabel(c, m, ch, label, r.labelKnownAt(k), k);
+    if (label !== undefined) this.labels.file(c, m, ch, label, r.labelKnownAt(k), k);
     // The pair's first payment exists exactly when the customer has used the merchant before: the
     // neighbour counts are only touched for a new pair (or a fraud), not on every payment.
     const newPair = this.uses.note(c, m, ch, r.channels.locationOf(ch), time);
@@ -184,12 +153,12 @@ export class History {
     if (!this.everyRecord) {
       throw new Error('history must be added in time order: a late transaction is placed only by a history that keeps every transaction (withRecords() before the first add)');
     }
-    if (!this.customers.accepts(this.customerNumber(tx.customer_id), t) || !this.merchants.accepts(this.merchantNumber(tx.merchant_id), t) || !this.channels.accepts(this.channelNumber(tx), t)) {
+    const r = this.records;
+    if (!this.customers.accepts(r.customerIds.find(tx.customer_id), t) || !this.merchants.accepts(r.merchantIds.find(tx.merchant_id), t) || !this.channels.accepts(r.channels.keys.find(channelOf(tx)), t)) {
       throw new HorizonError(t, this.latest);
     }
     const labelled = tx.label === 0 || tx.label === 1;
     const known = labelled ? (tx.labelKnownAt ?? t + this.labelDelay) : Number.NaN;
-    const r = this.records;
     const k = r.push(tx, known);
     this.size++;
     const c = r.customer(k);
@@ -199,7 +168,7 @@ export class History {
     this.customers.insert(c, k, keepFrom, this.latest);
     this.merchants.insert(m, k, keepFrom, this.latest);
     this.channels.insert(ch, k, keepFrom, this.latest);
-    if (labelled) this.fileLabel(c, m, ch, tx.label!, known, k);
+    if (labelled) this.labels.file(c, m, ch, tx.label!, known, k);
     const first = this.uses.keepEarliest(c, USE_MERCHANT, m, t);
     this.uses.keepEarliest(c, USE_CHANNEL, ch, t);
     this.uses.keepEarliest(c, USE_LOCATION, r.channels.locationOf(ch), t);
@@ -209,58 +178,9 @@ export class History {
     return k;
   }
 
-  private ensureCustomer(c: number): void {
-    this.fraudBaseCount = widenFloats(this.fraudBaseCount, c, 0);
-    this.fraudBaseFirst = widenFloats(this.fraudBaseFirst, c, Number.NaN);
-  }
-
-  /** Files a label under the time it became known: record `ref`'s (which has it already), or with
-   *  -1 one of a transaction the history holds only in totals. */
-  private fileLabel(c: number, m: number, ch: number, label: 0 | 1, known: number, ref: number): void {
-    if (label === 1) {
-      if (known < this.floor) {
-        this.ensureCustomer(c);
-        const count = this.fraudBaseCount[c]!;
-        this.fraudBaseFirst[c] = count > 0 ? Math.min(this.fraudBaseFirst[c]!, known) : known;
-        this.fraudBaseCount[c] = count + 1;
-      } else insertSortedIn(this.customerFrauds, c, known);
-    }
-    this.merchantLabels.insert(m, known, label, ref);
-    this.channelLabels.insert(ch, known, label, ref);
-  }
-
-  /** Withdraws a filed label. One of a customer's frauds held only in totals that may have been the
-   *  earliest of several is refused (HorizonError, nothing changed): the totals cannot tell the next
-   *  earliest, loading afresh can. */
-  private unfileLabel(c: number, m: number, ch: number, label: 0 | 1, known: number, ref: number): void {
-    if (label === 1) {
-      if (known < this.floor) {
-        const count = c < this.fraudBaseCount.length ? this.fraudBaseCount[c]! : 0;
-        if (count === 0 || (count > 1 && known <= this.fraudBaseFirst[c]!)) throw new HorizonError(known, this.latest, 'an outcome known');
-        this.fraudBaseCount[c] = count - 1;
-        if (count === 1) this.fraudBaseFirst[c] = Number.NaN;
-      } else removeSortedIn(this.customerFrauds, c, known);
-    }
-    this.merchantLabels.remove(m, known, label, ref);
-    this.channelLabels.remove(ch, known, label, ref);
-  }
-
-  /** The earliest known fraud of the customer's (held or in totals), or undefined. */
-  private earliestFraud(c: number): number | undefined {
-    const held = this.customerFrauds.count(c) > 0 ? this.customerFrauds.floats[0]![this.customerFrauds.start[c]!]! : undefined;
-    const base = c < this.fraudBaseCount.length && this.fraudBaseCount[c]! > 0 ? this.fraudBaseFirst[c]! : undefined;
-    return base === undefined ? held : held === undefined ? base : Math.min(base, held);
-  }
-
-  /** A customer counts as compromised from its earliest known fraud: keeps its compromised time and
-   *  each of its merchants' compromised-neighbour times in step with it (only once it has paid a
-   *  merchant: before, it has no place in the graph). */
+  /** Brings the graph's compromised time of customer `c` in step with its earliest known fraud. */
   private refreshCompromised(c: number): void {
-    if (!this.uses.hasMerchants(c)) return;
-    const before = this.neighbours.compromised(c);
-    const after = this.earliestFraud(c);
-    if (before === after) return;
-    this.neighbours.move(c, after);
+    this.neighbours.follow(c, this.labels.earliestFraud(c));
   }
 
   /**
@@ -275,90 +195,61 @@ export class History {
     const m = r.merchant(k);
     const ch = r.channel(k);
     const old = r.label(k);
-    if (old !== undefined) this.unfileLabel(c, m, ch, old, r.labelKnownAt(k), k);
+    if (old !== undefined) this.labels.unfile(c, m, ch, old, r.labelKnownAt(k), k, this.latest);
     // The record carries the label its entries read, so it changes between the two.
     r.setLabel(k, label, knownAt);
-    if (label !== undefined) this.fileLabel(c, m, ch, label, knownAt, k);
+    if (label !== undefined) this.labels.file(c, m, ch, label, knownAt, k);
     if (old === 1 || label === 1) this.refreshCompromised(c);
-  }
-
-  /** Numbers of a transaction's customer, merchant and channel, added if new. */
-  private numbers(tx: Pick<Transaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>): [number, number, number] {
-    const r = this.records;
-    return [r.customerIds.id(tx.customer_id), r.merchantIds.id(tx.merchant_id), r.channels.id(tx.payment_type, tx.location)];
   }
 
   /**
    * Sets the outcome of a transaction this history holds only in its totals (one before a loaded
    * history's floor): its old label (`from`, known at `fromKnown`) is withdrawn and the new one
    * filed, as `setOutcome` does for a kept record. Throws a HorizonError, changing nothing, when
-   * the totals cannot follow (see `unfileLabel`).
+   * the totals cannot follow (see KnownLabels.unfile).
    */
   relabel(tx: Pick<Transaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>, from: 0 | 1 | undefined, fromKnown: number, label: 0 | 1, knownAt: number): void {
-    const [c, m, ch] = this.numbers(tx);
-    if (from !== undefined) this.unfileLabel(c, m, ch, from, fromKnown, -1);
-    this.fileLabel(c, m, ch, label, knownAt, -1);
+    const [c, m, ch] = this.records.numbersOf(tx);
+    if (from !== undefined) this.labels.unfile(c, m, ch, from, fromKnown, -1, this.latest);
+    this.labels.file(c, m, ch, label, knownAt, -1);
     if (from === 1 || label === 1) this.refreshCompromised(c);
   }
 
-  // Loading a history from a floor: what windowed features can reach is loaded as transactions, the
-  // rest as totals. In this order: `loadFrom`, every `loadUse`, the transactions from the floor on
-  // (`add`, in time order), `loadLabel` for the labels known from the floor on of transactions
-  // before it, then `finishLoad` with the all-time totals. Afterwards every query at or after the
-  // newest transaction answers as the whole history would (running sums up to rounding: the totals
-  // were summed in the order recorded, not in time order).
+  // Loading from a floor (floor-load.ts, which says in what order): the steps.
 
   /** Starts a load: every transaction from `floor` on and every label known from it on follow. */
   loadFrom(floor: number): this {
     if (this.size !== 0) throw new Error('loadFrom() on a history that has transactions');
     this.floor = floor;
-    this.merchantLabels.beginLoad();
-    this.channelLabels.beginLoad();
+    this.labels.beginLoad(floor);
     return this;
   }
 
-  /** When a customer first used a merchant, channel or location (all-time): each (customer, kind,
-   *  key) once, as the database's key for them guarantees, before any transaction is added. */
+  /** What a load fills. */
+  private loadTarget(): LoadTarget {
+    return { records: this.records, uses: this.uses, neighbours: this.neighbours, labels: this.labels, series: (kind) => this.store(kind), floor: this.floor, refreshCompromised: (c) => this.refreshCompromised(c) };
+  }
+
+  /** When a customer first used a merchant, channel or location (floor-load.ts). */
   loadUse(customerId: string, kind: 'merchant' | 'channel' | 'location', key: string, first: number): void {
     if (this.size !== 0) throw new Error('loadUse() after transactions were added');
-    const r = this.records;
-    const c = r.customerIds.id(customerId);
-    if (kind === 'channel') return this.uses.append(c, USE_CHANNEL, r.channels.number(key), first);
-    if (kind === 'location') return this.uses.append(c, USE_LOCATION, r.places.id(key), first);
-    const m = r.merchantIds.id(key);
-    this.uses.append(c, USE_MERCHANT, m, first);
-    this.neighbours.loadPair(m, first);
+    loadUse(this.loadTarget(), customerId, kind, key, first);
   }
 
   /** `loadUse` for rows `from` to `to` (exclusive) of a load's page of first uses, read as bytes. */
   loadUseColumns(u: UseColumns, from = 0, to = u.count): void {
     if (this.size !== 0) throw new Error('loadUse() after transactions were added');
-    const r = this.records;
-    for (let i = from; i < to; i++) {
-      const [cs, ce] = span(u.customers, i);
-      const c = r.customerIds.idBytes(u.customers.bytes, cs, ce);
-      const [ks, ke] = span(u.keys, i);
-      const first = u.firsts[i]!;
-      const kind = u.kinds[i]!;
-      if (kind === KIND_CHANNEL) this.uses.append(c, USE_CHANNEL, r.channels.numberBytes(u.keys.bytes, ks, ke), first);
-      else if (kind === KIND_LOCATION) this.uses.append(c, USE_LOCATION, r.places.idBytes(u.keys.bytes, ks, ke), first);
-      else {
-        const m = r.merchantIds.idBytes(u.keys.bytes, ks, ke);
-        this.uses.append(c, USE_MERCHANT, m, first);
-        this.neighbours.loadPair(m, first);
-      }
-    }
+    loadUseColumns(this.loadTarget(), u, from, to);
   }
 
   /** A label known from the floor on, of a transaction before it. */
   loadLabel(tx: Pick<Transaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>, label: 0 | 1, known: number): void {
-    const [c, m, ch] = this.numbers(tx);
-    this.fileLabel(c, m, ch, label, known, -1);
+    const [c, m, ch] = this.records.numbersOf(tx);
+    this.labels.file(c, m, ch, label, known, -1);
     if (label === 1) this.refreshCompromised(c);
   }
 
-  /** Ends a load with each entity's all-time totals: what they count beyond what was loaded is
-   *  what came before the floor. */
+  /** Ends a load with each entity's all-time totals. */
   finishLoad(totals: Iterable<EntityTotals>): void {
     for (const _ of this.finishing(totals));
   }
@@ -366,36 +257,7 @@ export class History {
   /** `finishLoad` in steps of a few milliseconds each (a caller can let other work run between
    *  them): the labels filed, the totals set, the parts packed. */
   *finishing(totals: Iterable<EntityTotals>): Generator<void> {
-    yield* this.merchantLabels.endLoading();
-    yield* this.channelLabels.endLoading();
-    this.neighbours.finishLoad();
-    yield;
-    const r = this.records;
-    const compromised: number[] = [];
-    let done = 0;
-    for (const t of totals) {
-      if (++done % 4096 === 0) yield;
-      const e = t.kind === 'channel' ? r.channels.number(t.key) : t.kind === 'customer' ? r.customerIds.id(t.key) : r.merchantIds.id(t.key);
-      const s = this.store(t.kind);
-      const before = t.transactions - s.all(e);
-      if (before > 0) {
-        const held = s.heldSums(e);
-        s.setBase(e, before, t.amountSum - held.sum, t.amountSquares - held.squares, s.held(e) > 0 ? this.floor : t.last);
-      }
-      if (t.kind === 'customer') {
-        const frauds = t.frauds - this.customerFrauds.count(e);
-        if (frauds > 0) {
-          this.ensureCustomer(e);
-          this.fraudBaseCount[e] = frauds;
-          this.fraudBaseFirst[e] = t.firstFraudKnown!;
-          compromised.push(e);
-        }
-      } else if (t.labels > 0) {
-        const labels = t.kind === 'merchant' ? this.merchantLabels : this.channelLabels;
-        labels.setBase(e, this.floor, t.labels - labels.size(e), t.frauds - labels.heldFrauds(e));
-      }
-    }
-    for (const c of compromised) this.refreshCompromised(c);
+    yield* finishingLoad(this.loadTarget(), totals);
     yield;
     yield* this.compacting();
   }
@@ -407,9 +269,15 @@ export class History {
   }
 
   private *compacting(): Generator<void> {
-    for (const part of [this.records, this.customers, this.merchants, this.channels, this.merchantLabels, this.channelLabels, this.customerFrauds, this.uses, this.neighbours]) {
-      if (part instanceof RecordStore) part.trim();
-      else part.compact();
+    this.records.trim();
+    yield;
+    for (const part of [this.customers, this.merchants, this.channels]) {
+      part.compact();
+      yield;
+    }
+    yield* this.labels.compacting();
+    for (const part of [this.uses, this.neighbours]) {
+      part.compact();
       yield;
     }
   }
@@ -417,15 +285,16 @@ export class History {
   /** The merchant's distinct customers whose first payment there is strictly before `t`, and how
    *  many of those were known compromised strictly before `t`, excluding `customer` itself. */
   merchantNeighbours(merchantId: string, customerId: string, t: number): { customers: number; compromised: number } {
-    return this.neighbours.count(this.merchantNumber(merchantId), this.customerNumber(customerId), t);
+    return this.neighbours.count(this.records.merchantIds.find(merchantId), this.records.customerIds.find(customerId), t);
   }
 
   /** Earlier transactions (strictly before `time`) of a transaction's customer, merchant and channel. */
   priors(tx: Transaction, time = tx.time): { customer: number; merchant: number; channel: number } {
+    const r = this.records;
     return {
-      customer: this.customers.countBefore(this.customerNumber(tx.customer_id), time),
-      merchant: this.merchants.countBefore(this.merchantNumber(tx.merchant_id), time),
-      channel: this.channels.countBefore(this.channelNumber(tx), time),
+      customer: this.customers.countBefore(r.customerIds.find(tx.customer_id), time),
+      merchant: this.merchants.countBefore(r.merchantIds.find(tx.merchant_id), time),
+      channel: this.channels.countBefore(r.channels.keys.find(channelOf(tx)), time),
     };
   }
 
@@ -433,7 +302,7 @@ export class History {
    *  first, as indices into `transactions` (needs `withRecords()`). */
   recentIndices(role: Role, key: string, before: number, n: number): number[] {
     const s = this.store(role);
-    const e = this.numberOf(role, key);
+    const e = this.records.numberOf(role, key);
     const out: number[] = [];
     for (let i = s.held(e) - 1; i >= 0 && out.length < n; i--) {
       const k = s.record(e, i);
@@ -447,7 +316,7 @@ export class History {
    *  reads those from the database, before `heldSince`). */
   recordsMissing(role: Role, key: string, n: number): number {
     const s = this.store(role);
-    const e = this.numberOf(role, key);
+    const e = this.records.numberOf(role, key);
     const held = s.held(e);
     if (held >= n) return 0;
     return Math.max(0, Math.min(n, s.all(e)) - held);
@@ -463,7 +332,7 @@ export class History {
    *  load), or its floor when it holds none. */
   heldSince(role: Role, key: string): number {
     const s = this.store(role);
-    const e = this.numberOf(role, key);
+    const e = this.records.numberOf(role, key);
     return s.held(e) > 0 ? this.records.time(s.record(e, 0)) : this.floor;
   }
 
@@ -479,27 +348,26 @@ export class History {
 
   /** The customer's frauds whose labels were known strictly before `t`. */
   customerKnownFrauds(id: string, t: number): number {
-    const c = this.customerNumber(id);
-    if (c < 0) return 0;
-    return (c < this.fraudBaseCount.length ? this.fraudBaseCount[c]! : 0) + countBelowIn(this.customerFrauds, c, t);
+    const c = this.records.customerIds.find(id);
+    return c < 0 ? 0 : this.labels.customerFraudsBefore(c, t);
   }
 
   /** Labels of a merchant's or channel's transactions, filed by when they became known:
    *  `window(-Infinity, t)` gives (labels known before t, frauds among them). */
   merchantLabelSeries(id: string): LabelSeries {
-    return new LabelSeries(this.merchantLabels, this.merchantNumber(id));
+    return new LabelSeries(this.labels.merchants, this.records.merchantIds.find(id));
   }
 
   channelLabelSeries(key: string): LabelSeries {
-    return new LabelSeries(this.channelLabels, this.records.channels.keys.find(key));
+    return new LabelSeries(this.labels.channels, this.records.channels.keys.find(key));
   }
 
   customer(id: string): Series {
-    return new Series(this.customers, this.customerNumber(id));
+    return new Series(this.customers, this.records.customerIds.find(id));
   }
 
   merchant(id: string): Series {
-    return new Series(this.merchants, this.merchantNumber(id));
+    return new Series(this.merchants, this.records.merchantIds.find(id));
   }
 
   channel(key: string): Series {
@@ -511,19 +379,19 @@ export class History {
   usedBefore(customerId: string, kind: 'merchant' | 'channel' | 'location', key: string, t: number): boolean {
     const r = this.records;
     const k = kind === 'merchant' ? r.merchantIds.find(key) : kind === 'channel' ? r.channels.keys.find(key) : r.places.find(key);
-    return this.uses.usedBefore(this.customerNumber(customerId), USE_KINDS[kind], k, t);
+    return this.uses.usedBefore(this.records.customerIds.find(customerId), USE_KINDS[kind], k, t);
   }
 
   /** The customer's distinct merchants (channels, locations) first used strictly before `t`. */
   distinctBefore(customerId: string, kind: 'merchant' | 'channel' | 'location', t: number): number {
-    return this.uses.distinctBefore(this.customerNumber(customerId), USE_KINDS[kind], t);
+    return this.uses.distinctBefore(this.records.customerIds.find(customerId), USE_KINDS[kind], t);
   }
 
   /** The customer's first uses by name (for inspection and tests; features ask `usedBefore`). */
   customerUsage(id: string): { merchants: Map<string, number>; channels: Map<string, number>; locations: Map<string, number> } {
     const out = { merchants: new Map<string, number>(), channels: new Map<string, number>(), locations: new Map<string, number>() };
     const r = this.records;
-    const c = this.customerNumber(id);
+    const c = this.records.customerIds.find(id);
     if (c < 0) return out;
     this.uses.forEach(c, (kind: UseKind, key, first) => {
       if (kind === USE_MERCHANT) out.merchants.set(r.merchantIds.name(key), first);
@@ -536,7 +404,7 @@ export class History {
   /** When the customer counts as compromised in the graph (its earliest known fraud, once it has
    *  paid a merchant), or undefined. */
   customerCompromisedAt(id: string): number | undefined {
-    return this.neighbours.compromised(this.customerNumber(id));
+    return this.neighbours.compromised(this.records.customerIds.find(id));
   }
 
   /** Every customer–merchant pair with its first payment. */
@@ -554,7 +422,7 @@ export class History {
     return {
       records: this.records.byteLength,
       series: this.customers.byteLength + this.merchants.byteLength + this.channels.byteLength,
-      labels: this.merchantLabels.byteLength + this.channelLabels.byteLength + this.customerFrauds.byteLength + 2 * this.fraudBaseCount.byteLength,
+      labels: this.labels.byteLength,
       uses: this.uses.byteLength + this.neighbours.byteLength,
     };
   }

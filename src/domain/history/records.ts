@@ -192,6 +192,16 @@ export class RecordStore {
     return this.idIndex !== undefined;
   }
 
+  /** An entity's number by its role and name (a customer or merchant id, or a channel key), or -1. */
+  numberOf(role: 'customer' | 'merchant' | 'channel', key: string): number {
+    return role === 'channel' ? this.channels.keys.find(key) : role === 'customer' ? this.customerIds.find(key) : this.merchantIds.find(key);
+  }
+
+  /** The numbers of a transaction's customer, merchant and channel, numbered now if new. */
+  numbersOf(tx: Pick<Transaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>): [number, number, number] {
+    return [this.customerIds.id(tx.customer_id), this.merchantIds.id(tx.merchant_id), this.channels.id(tx.payment_type, tx.location)];
+  }
+
   /** The record with this transaction id, or -1 (needs `indexIds`). */
   find(transactionId: string): number {
     if (!this.idIndex) throw new Error('find() needs indexIds()');
