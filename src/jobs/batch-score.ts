@@ -1,20 +1,23 @@
 // Scoring a whole dataset file: its rows (kept at validation, else parsed: job-rows.ts) in time
 // order (by `timestamp`, else row order, one second apart), replayed through a history of their
-// own so every row's features come from its strictly older rows with the same code as single
-// scoring; the four boosters and their exact SHAP values in batches through the addon (one
-// boundary crossing per batch and channel); and one JSON line per row to the result file and one
-// to the download, in file order. The lines, with each row's reasons, are made by the addon next to
+// own, each row taken through the scoring pipeline's steps (scoring/pipeline.ts, ScoringPipeline)
+// that a single score takes, so a row is answered as the same transaction sent alone would be:
+// its priors and features from its strictly older rows, then the model on the boosters' raw
+// scores. The boosters and their exact SHAP values run in batches through the addon (one boundary
+// crossing per batch and channel), and one JSON line per row goes to the result file and one to
+// the download, in file order. The lines, with each row's reasons, are made by the addon next to
 // the SHAP values (lines.rs), since making them in JavaScript is slow. Progress is reported by
 // the work itself, per stage. When the file has labels, the result carries the metrics on that
 // file. Runs inside a Piscina worker (score-worker.ts); pure enough to test directly.
 
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { allocateFeatures, writeFeatures } from '../domain/features/extract.ts';
+import { allocateFeatures } from '../domain/features/extract.ts';
 import { History } from '../domain/history/history.ts';
 import type { ModelBundle, ModeName } from '../model/bundle-types.ts';
-import { BANDS, combineInto, DECISIONS, isCold } from '../model/combine.ts';
+import { BANDS, DECISIONS } from '../model/combine.ts';
 import { reasonSetup } from '../scoring/explain.ts';
+import { ScoringPipeline } from '../scoring/pipeline.ts';
 import { resultLines, type LineSetup } from '../addon/addon.ts';
 import { averagePrecision, brier, expectedCalibrationError, rocAuc } from '../model/metrics.ts';
 import type { ColumnMapping } from '../datasets/csv.ts';
@@ -77,12 +80,12 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
   // each chunk goes to the feature file at its rows' file positions (feature-spill.ts).
   o.progress('features', 0);
   const history = new History(bundle.file.training.label_delay_ms);
+  const pipeline = new ScoringPipeline(bundle);
   const widths = bundle.channels.map((c) => c.features.length);
   const batch = o.batchSize ?? 2048;
   const chunk = allocateFeatures(batch);
   const replayMatrices = bundle.channels.map((c) => chunk[c.name]);
   const cold = new Uint8Array(n);
-  const minPrior = bundle.file.cold_start.min_prior;
   const spill = new FeatureSpill(`${o.resultPath}.features`, n, widths);
   const drift = bundle.reference ? new DriftCounter(bundle.reference) : undefined;
   // Drift counts every `stride`-th row by file position: at most DRIFT_SAMPLE of them.
@@ -92,8 +95,8 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
     for (const part of rows.replay(batch)) {
       for (let r = 0; r < part.count; r++) {
         const tx = part.at(r);
-        cold[part.positions[r]!] = isCold(history.priors(tx), minPrior) ? 1 : 0;
-        writeFeatures(tx, history, chunk, r);
+        cold[part.positions[r]!] = pipeline.cold(pipeline.priors(tx, history)) ? 1 : 0;
+        pipeline.features(tx, history, chunk, r);
         if (drift && part.positions[r]! % stride === 0) drift.addRow(replayMatrices, r, tx.payment_type, tx.location);
         history.add(tx);
       }
@@ -104,7 +107,7 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
     o.progress('features', 1);
     done('features');
     const matrices = bundle.channels.map((c) => new Float64Array(batch * c.features.length));
-    return await scoreAndWrite(bundle, o, { rows, spill, matrices, widths, cold, batch, stageMs, mark, drift, stride });
+    return await scoreAndWrite(pipeline, o, { rows, spill, matrices, widths, cold, batch, stageMs, mark, drift, stride });
   } finally {
     spill.remove();
     rows.close();
@@ -155,12 +158,14 @@ export function lineSetup(bundle: ModelBundle, entities: readonly string[], top 
   };
 }
 
-/** Scoring and writing, batch by batch, in file order, from the feature file. */
+/** The model step (the pipeline's, on the boosters' raw scores of a batch) and writing, batch by
+ *  batch, in file order, from the feature file. */
 async function scoreAndWrite(
-  bundle: ModelBundle,
+  pipeline: ScoringPipeline,
   o: BatchOptions,
   { rows, spill, matrices, widths, cold, batch, stageMs, mark, drift, stride }: { rows: JobRows; spill: FeatureSpill; matrices: Float64Array[]; widths: number[]; cold: Uint8Array; batch: number; stageMs: Record<string, number>; mark: number; drift: DriftCounter | undefined; stride: number },
 ): Promise<BatchSummary> {
+  const { bundle } = pipeline;
   const n = rows.length;
   const lines = resultLines(lineSetup(bundle, rows.entityNames, o.reasons ?? TOP_REASONS));
   // Each stream buffers up to WRITE_BUFFER_BYTES before the loop waits for it to drain: a batch's
@@ -206,7 +211,7 @@ async function scoreAndWrite(
         const i = start + j;
         for (let k = 0; k < raw.length; k++) rawRow[k] = raw[k]![j]!;
         const coldRow = cold[i] === 1;
-        const decisionAndBand = combineInto(bundle, rawRow, coldRow, o.mode, combined, 0);
+        const decisionAndBand = pipeline.model(rawRow, coldRow, o.mode, combined, 0);
         risks[i] = combined[0]!;
         if (drift && i % stride === 0) drift.addScore(risks[i]!, decisionAndBand >> 2 !== 0);
         summary.decisions[DECISIONS[decisionAndBand >> 2]!]++;

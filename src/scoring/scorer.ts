@@ -1,8 +1,9 @@
 // Scoring one transaction: the single owner of what a score response contains. It reads a history
-// (strictly older transactions only): an organization's, or the public sandbox's; computes the four
-// channels' features with the same code as training, evaluates the channel boosters natively,
-// stacks and calibrates, applies the cold-start floor, explains with exact TreeSHAP, gathers entity
-// history, graph evidence and a related ring. Every stage that runs is timed and reported. It
+// (strictly older transactions only): an organization's, or the public sandbox's; takes the
+// transaction through the pipeline's steps that batch scoring takes too (pipeline.ts: priors, the
+// four channels' features with the same code as training, the boosters evaluated natively, stacked
+// and calibrated with the cold-start floor), runs the organization's rules, explains with exact
+// TreeSHAP, gathers entity history, graph evidence and a related ring. Every stage that runs is timed and reported. It
 // records nothing itself: `scoreToRecord` also returns the transaction and its features, which the
 // caller records (app/score-and-record.ts). A scorer belongs to a model, not to a history: the
 // context says whose data it reads.
@@ -16,15 +17,15 @@ import { randomUUID } from 'node:crypto';
 import { type History } from '../domain/history/history.ts';
 import type { PerChannel } from '../domain/channels.ts';
 import { channelOf, UNKNOWN, type EarlierTransaction, type Transaction, type TransactionEntities, type TransactionParties } from '../domain/transaction.ts';
-import { allocateFeatures, writeFeatures, type ChannelMatrices } from '../domain/features/extract.ts';
+import { allocateFeatures, type ChannelMatrices } from '../domain/features/extract.ts';
 import type { Ring } from '../domain/rings.ts';
 import type { ModelBundle, ModeName } from '../model/bundle-types.ts';
-import { combine, isCold } from '../model/combine.ts';
 import { topReasons, type ChannelExplanation, type ScoreReason } from './explain.ts';
 import { isoTime } from '../domain/iso-time.ts';
 import { featureMap, type Decision, type DecisionValues } from '../domain/rules/decide.ts';
 import { runRules, rulesNotes, type RuleMatch, type RuleSet, type RulesOutcome } from './rules-stage.ts';
 import { KnownValues } from './known-values.ts';
+import { ScoringPipeline } from './pipeline.ts';
 
 /** A score request: a transaction whose id, location and payment type may be left out. */
 export type ScoreInput = TransactionParties & {
@@ -205,6 +206,7 @@ export interface ScoreContext {
 
 export class Scorer {
   private readonly clock: () => number;
+  private readonly pipeline: ScoringPipeline;
   /** One transaction's features and each channel's SHAP values, reused by every call: a score
    *  reads them only while it runs (scoring is synchronous), and eight small typed arrays per
    *  request would be eight native allocations for the collector to find and free. */
@@ -221,6 +223,7 @@ export class Scorer {
 
   constructor(private readonly deps: ScorerDeps) {
     this.clock = deps.clock ?? Date.now;
+    this.pipeline = new ScoringPipeline(deps.bundle);
     const { channels, file } = deps.bundle;
     this.featureCount = channels.reduce((n, c) => n + c.features.length, 0);
     this.featureNames = channels.map((c) => c.features);
@@ -277,7 +280,8 @@ export class Scorer {
     const tx: RecordedTransaction = { time, amount: input.amount, ...scoredEntities(input), transaction_id: transactionId };
     const channel = channelOf(tx);
 
-    const priors = history.priors(tx);
+    const { pipeline } = this;
+    const priors = pipeline.priors(tx, history);
     // Keyed by entity ids: objects without a prototype start as hash tables, where literal objects
     // would grow a hidden class per distinct id (much slower to build and serialise).
     const entityHistory: ScoreResult['entity_history'] = Object.create(null);
@@ -288,12 +292,12 @@ export class Scorer {
     stages.end('history');
 
     const features = this.features;
-    writeFeatures(tx, history, features, 0);
+    pipeline.features(tx, history, features, 0);
     stages.end('features');
 
     const raw = bundle.channels.map((c) => c.engine.predictRaw(features[c.name]));
-    const cold = isCold(priors, model.cold_start.min_prior);
-    const combined = combine(bundle, raw, cold, input.mode);
+    const cold = pipeline.cold(priors);
+    const combined = pipeline.combined(raw, cold, input.mode);
     if (cold) {
       const floorRaised = combined.risk === model.cold_start.floor;
       notes.push(
