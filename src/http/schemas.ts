@@ -50,6 +50,7 @@ export const ScoreRequest = z
 export const Channels = z.object(perChannel(z.number()));
 /** One reason of a decision (src/scoring/explain.ts). */
 export const ReasonSchema = z.object({ text: z.string(), direction: z.enum(['increases', 'decreases']), contribution: z.number(), feature: z.string() });
+export type Reason = z.infer<typeof ReasonSchema>;
 
 export const RuleMatchSchema = z.object({
   id: z.string(),
@@ -59,6 +60,7 @@ export const RuleMatchSchema = z.object({
   status: z.enum(['active', 'shadow']),
   applied: z.boolean(),
 });
+export type RuleMatch = z.infer<typeof RuleMatchSchema>;
 
 export const ScoreResponse = z.object({
   transaction_id: z.string(),
@@ -97,6 +99,7 @@ export const ScoreResponse = z.object({
   latency_ms: z.number(),
   notes: z.array(z.string()),
 });
+export type ScoreResponse = z.infer<typeof ScoreResponse>;
 
 export const ErrorResponse = z.object({
   detail: z

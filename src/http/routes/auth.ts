@@ -16,18 +16,21 @@ import { ErrorResponse } from '../schemas.ts';
 
 const SessionRequest = z.object({ access_token: z.string().min(1, 'access_token must not be empty').max(16_384, 'access_token is at most 16,384 characters').describe("The identity provider's access token (a JWT)") }).strict();
 const User = z.object({ id: z.string(), email: z.string().nullable(), name: z.string().nullable(), avatar_url: z.string().nullable() });
+export type User = z.infer<typeof User>;
 const SessionResponse = z.object({
   authenticated: z.literal(true),
   user: User,
   csrf_token: z.string().describe('Also set as the readable service_csrf cookie: send it as X-CSRF-Token on unsafe requests'),
   expires_at: z.string(),
 });
+export type SessionResponse = z.infer<typeof SessionResponse>;
 const Me = z.object({
   authenticated: z.boolean(),
   auth_configured: z.boolean(),
   user: User.optional(),
   expires_at: z.string().optional(),
 });
+export type Me = z.infer<typeof Me>;
 
 export const describeUser = (u: SignedIn['user']) => ({ id: u.id, email: u.email, name: u.name, avatar_url: u.avatar_url });
 

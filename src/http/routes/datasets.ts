@@ -35,6 +35,8 @@ const Preview = z.object({
   samples: z.record(z.string(), z.array(z.string())).describe('Header → up to 3 distinct non-empty values from the first 50 rows, as written (cut to 40 characters); read from the file, never stored'),
   suggested_mapping: Mapping.describe('Our column → the header that looks like it, from the header names alone (PaySim\'s nameOrig → customer_id, isFraud → label, …); a suggestion only, apply it with POST /api/datasets/{id}/validate'),
 });
+/** The preview; its schema says each row is an object, and the use case says which: a row as parsed. */
+export type Preview = Omit<z.infer<typeof Preview>, 'rows'> & { rows: Awaited<ReturnType<App['datasets']['preview']>>['rows'] };
 const DatasetParams = z.object({ id: z.string().min(1).max(100) });
 const Anything = z.record(z.string(), z.unknown());
 const errors = { 400: ErrorResponse, 404: ErrorResponse, 410: ErrorResponse, 413: ErrorResponse, 422: ErrorResponse };
@@ -80,6 +82,12 @@ export function describeDataset(d: DatasetRecord) {
     expires_at: d.expires_at.toISOString(),
   };
 }
+
+/** An upload as the dataset routes answer it (`GET /api/datasets/{id}`, the upload's 201, `POST …/validate`; their
+ *  schema says only "an object"): its validation is the stored one, as `describeValidation` shows it. */
+export type Dataset = ReturnType<typeof describeDataset>;
+/** What the check found (a dataset's `validation`, and `detail.validation` of a 422 `validation_failed` upload). */
+export type DatasetValidation = Dataset['validation'];
 
 type Door = Pick<App, 'config' | 'sessions' | 'organizations' | 'datasets'>;
 

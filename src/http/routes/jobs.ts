@@ -12,7 +12,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { MODE_NAMES } from '../../model/bundle-types.ts';
-import type { App, Job as JobRecord } from '../../app/app.ts';
+import type { App, BacktestReport, HistoryImportSummary, Job as JobRecord, ScoringJobSummary } from '../../app/app.ts';
 import { ErrorResponse } from '../schemas.ts';
 import { requireUser } from '../caller.ts';
 import { newOwnership } from '../ownership.ts';
@@ -35,6 +35,18 @@ export const Job = z.object({
   finished_at: z.string().nullable(),
   summary: z.record(z.string(), z.unknown()).nullable(),
 });
+export type Job = z.infer<typeof Job>;
+const JobList = z.object({ jobs: z.array(Job) });
+export type JobList = z.infer<typeof JobList>;
+/** A job's `summary` (its schema: any object) by the job's `kind`, once it has succeeded: what the
+ *  job's work reports. */
+export interface JobSummaries {
+  score: ScoringJobSummary;
+  history_import: HistoryImportSummary;
+  backtest: BacktestReport;
+}
+/** `GET /api/jobs/{id}/result` (its schema: any object): a page of the scored rows, as the use case reads it. */
+export type JobResultPage = Awaited<ReturnType<App['scoringJobs']['page']>>;
 const Anything = z.record(z.string(), z.unknown());
 
 export function describeJob(j: JobRecord, now = Date.now()) {
@@ -102,7 +114,7 @@ export function jobRoutes(server: FastifyInstance, app: Pick<App, 'config' | 'se
       summary: "An organization's jobs, or my own",
       description: 'Signed in. With `organization_id`, the jobs of that organization (members only; 404 otherwise); without it, my jobs outside any organization. Newest first, at most 500.',
       querystring: z.object({ organization_id: z.string().min(1).max(100).optional() }),
-      response: { 200: z.object({ jobs: z.array(Job) }), 401: ErrorResponse, 404: ErrorResponse, 503: ErrorResponse },
+      response: { 200: JobList, 401: ErrorResponse, 404: ErrorResponse, 503: ErrorResponse },
     },
   }, async (request) => {
     const { user } = requireUser(request, app.sessions);

@@ -8,7 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { ModelBundle } from '../../model/bundle-types.ts';
+import type { ModelBundle, ModelFile } from '../../model/bundle-types.ts';
 import type { CustomModel } from '../../model/custom.ts';
 import type { App } from '../../app/app.ts';
 import { requireUser } from '../caller.ts';
@@ -27,6 +27,34 @@ function customSummary(m: CustomModel) {
 
 const bandsOf = (b: { medium: number; high: number; critical: number }) => ({ low: [0, b.medium], medium: [b.medium, b.high], high: [b.high, b.critical], critical: [b.critical, 1] });
 
+// The model routes' schemas say only "an object" (a custom model's settings are stored as the
+// organization wrote them); their answers are these.
+/** A model as `GET /api/models` lists it; a custom one also as activating or deactivating it answers. */
+export type ModelSummary = ReturnType<typeof builtInSummary> | CustomModelSummary;
+export type CustomModelSummary = ReturnType<typeof customSummary>;
+export type ModelList = { models: ModelSummary[] };
+/** `GET /api/models/{id}`: the built-in model with its weights, calibration, thresholds, bands, features
+ *  and training, or a custom model with its own settings and the built-in calibration. */
+export type ModelDetail =
+  | (ReturnType<typeof builtInSummary> & {
+      stack: ModelFile['stack'] & { formula: string };
+      calibration: ModelFile['calibration'];
+      cold_start: ModelFile['cold_start'];
+      thresholds: ModelFile['thresholds'];
+      bands: ReturnType<typeof bandsOf>;
+      features: Record<string, string[]>;
+      training: ModelFile['training'];
+      data_fingerprint: string;
+      code_fingerprint: string;
+    })
+  | (CustomModelSummary & {
+      stack: CustomModel['settings']['stack'];
+      thresholds: CustomModel['settings']['thresholds'];
+      bands: ReturnType<typeof bandsOf>;
+      calibration: ModelFile['calibration'];
+      cold_start: ModelFile['cold_start'];
+    });
+
 export function modelRoutes(server: FastifyInstance, app: Pick<App, 'sessions' | 'models' | 'customModels'>): void {
   const r = server.withTypeProvider<ZodTypeProvider>();
   const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 503: ErrorResponse };
@@ -36,7 +64,7 @@ export function modelRoutes(server: FastifyInstance, app: Pick<App, 'sessions' |
   }, async (request) => {
     const m = app.models.bundle();
     const custom = await app.customModels.visibleTo(request.signedIn?.user.id);
-    return { models: [builtInSummary(m), ...custom.map(customSummary)] };
+    return { models: [builtInSummary(m), ...custom.map(customSummary)] } satisfies ModelList;
   });
 
   r.get('/api/models/:id', { schema: { tags: ['models'], summary: 'One model with weights and thresholds', params: ModelIdParams, response: { 200: Anything, ...errors } } }, async (request) => {
@@ -54,10 +82,10 @@ export function modelRoutes(server: FastifyInstance, app: Pick<App, 'sessions' |
         training: f.training,
         data_fingerprint: f.data.fingerprint,
         code_fingerprint: f.code_fingerprint,
-      };
+      } satisfies ModelDetail;
     }
     const model = await app.customModels.read(request.params.id, request.signedIn?.user.id);
-    return { ...customSummary(model), stack: model.settings.stack, thresholds: model.settings.thresholds, bands: bandsOf(model.settings.bands), calibration: f.calibration, cold_start: f.cold_start };
+    return { ...customSummary(model), stack: model.settings.stack, thresholds: model.settings.thresholds, bands: bandsOf(model.settings.bands), calibration: f.calibration, cold_start: f.cold_start } satisfies ModelDetail;
   });
 
   for (const action of ['activate', 'deactivate'] as const) {

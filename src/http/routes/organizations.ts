@@ -12,7 +12,7 @@ import { publicKey } from '../../app/accounts.ts';
 import { USAGE_DAYS } from '../../app/organizations.ts';
 import type { App } from '../../app/app.ts';
 import { requireUser } from '../caller.ts';
-import { describeDataset } from './datasets.ts';
+import { describeDataset, type Dataset } from './datasets.ts';
 import { ErrorResponse, storedText } from '../schemas.ts';
 
 export const OrgParams = z.object({ id: z.string().min(1).max(100) });
@@ -25,9 +25,19 @@ const CreateOrganization = z
 const CreateKey = z.object({ name: storedText('name', 200) }).strict();
 
 const Organization = z.object({ id: z.string(), name: z.string(), stage: z.enum(['test', 'live']), role: z.enum(['owner', 'member']), created_at: z.string() });
+export type Organization = z.infer<typeof Organization>;
+const OrganizationList = z.object({ organizations: z.array(Organization) });
+export type OrganizationList = z.infer<typeof OrganizationList>;
 const Member = z.object({ user_id: z.string(), email: z.string().nullable(), name: z.string().nullable(), role: z.enum(['owner', 'member']), joined_at: z.string() });
+export type Member = z.infer<typeof Member>;
+const OrganizationWithMembers = Organization.extend({ members: z.array(Member) });
+export type OrganizationWithMembers = z.infer<typeof OrganizationWithMembers>;
 const ApiKey = z.object({ id: z.string(), name: z.string(), prefix: z.string(), last4: z.string(), created_at: z.string(), last_used_at: z.string().nullable(), revoked_at: z.string().nullable() });
+export type ApiKey = z.infer<typeof ApiKey>;
+const ApiKeyList = z.object({ api_keys: z.array(ApiKey) });
+export type ApiKeyList = z.infer<typeof ApiKeyList>;
 const ApiKeyWithSecret = ApiKey.extend({ secret: z.string().describe('Shown once: store it now; the server keeps only a keyed hash') });
+export type ApiKeyWithSecret = z.infer<typeof ApiKeyWithSecret>;
 const Usage = z.object({
   organization_id: z.string(),
   since: z.string(),
@@ -35,6 +45,9 @@ const Usage = z.object({
   keys: z.array(ApiKey.extend({ requests: z.number().int() })),
   daily: z.array(z.object({ day: z.string(), key_id: z.string(), key_name: z.string(), requests: z.number().int(), last_used_at: z.string() })),
 });
+export type Usage = z.infer<typeof Usage>;
+/** `GET /api/organizations/{id}/datasets` (its schema says only "objects"): each upload as the dataset routes describe it. */
+export type OrganizationDatasets = { datasets: Dataset[] };
 
 const describeOrganization = (o: Awaited<ReturnType<App['organizations']['create']>>) => ({ id: o.id, name: o.name, stage: o.stage, role: o.role, created_at: o.created_at.toISOString() });
 
@@ -43,7 +56,7 @@ export function organizationRoutes(server: FastifyInstance, app: Pick<App, 'sess
   const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
 
   r.get('/api/organizations', {
-    schema: { tags: ['accounts'], summary: 'Organizations I belong to', response: { 200: z.object({ organizations: z.array(Organization) }), ...errors } },
+    schema: { tags: ['accounts'], summary: 'Organizations I belong to', response: { 200: OrganizationList, ...errors } },
   }, async (request) => {
     const { user } = requireUser(request, app.sessions);
     return { organizations: (await app.organizations.mine(user.id)).map(describeOrganization) };
@@ -58,7 +71,7 @@ export function organizationRoutes(server: FastifyInstance, app: Pick<App, 'sess
   });
 
   r.get('/api/organizations/:id', {
-    schema: { tags: ['accounts'], summary: 'One organization with its members and stage', params: OrgParams, response: { 200: Organization.extend({ members: z.array(Member) }), ...errors } },
+    schema: { tags: ['accounts'], summary: 'One organization with its members and stage', params: OrgParams, response: { 200: OrganizationWithMembers, ...errors } },
   }, async (request) => {
     const { user } = requireUser(request, app.sessions);
     const { organization, members } = await app.organizations.withMembers(request.params.id, user.id);
@@ -66,7 +79,7 @@ export function organizationRoutes(server: FastifyInstance, app: Pick<App, 'sess
   });
 
   r.get('/api/organizations/:id/api-keys', {
-    schema: { tags: ['accounts'], summary: "The organization's API keys, masked", params: OrgParams, response: { 200: z.object({ api_keys: z.array(ApiKey) }), ...errors } },
+    schema: { tags: ['accounts'], summary: "The organization's API keys, masked", params: OrgParams, response: { 200: ApiKeyList, ...errors } },
   }, async (request) => {
     const { user } = requireUser(request, app.sessions);
     return { api_keys: (await app.organizations.keys(request.params.id, user.id)).map(publicKey) };

@@ -8,7 +8,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { PublicConfig, publicConfig } from '../../config.ts';
 import { CHANNEL_FEATURES } from '../../domain/features/extract.ts';
-import { MODE_NAMES } from '../../model/bundle-types.ts';
+import { MetricsFileSchema, MODE_NAMES } from '../../model/bundle-types.ts';
 import type { App } from '../../app/app.ts';
 import { OrganizationCaller } from '../../app/organization-caller.ts';
 import { ExampleDataset } from '../../app/sandbox.ts';
@@ -18,7 +18,6 @@ import { FEED_BEHIND_MS, POLL_MS } from '../../app/feed-health.ts';
 
 // What these reads can fail with besides the statuses every route has: no model or no evaluation.
 const errors = { 503: ErrorResponse };
-const Anything = z.record(z.string(), z.unknown());
 const Count = z.number().int().nonnegative();
 
 const FormatColumn = z.object({ name: z.string(), type: z.string().describe('number, string or integer'), rule: z.string() });
@@ -39,6 +38,109 @@ const TrainingLimits = z.object({
   features: z.record(z.string(), Count).describe('Channel → how many features it has'),
 });
 
+const Health = z.object({
+  status: z.enum(['ok', 'degraded']),
+  api: z.literal('ok'),
+  model: z.object({ status: z.enum(['ok', 'unavailable']), id: z.string().nullable(), version: z.string().nullable(), reason: z.string().nullable(), message: z.string().nullable() }),
+  evaluation: z.object({ status: z.enum(['ok', 'unavailable']), reason: z.string().nullable() }),
+  database: z.object({ status: z.enum(['ok', 'unavailable']), kind: z.enum(['pglite', 'postgres']) }),
+  feed: z
+    .object({
+      state: z.enum(['current', 'behind']).describe(`behind: this process's last successful read of the live feed began over ${FEED_BEHIND_MS / 1000} s ago (it reads at least every ${POLL_MS / 1000} s), or the database is unavailable; what other processes record may not count here yet`),
+      lag_ms: z.number().int().nonnegative().nullable().describe('How long ago the last successful read began: everything committed before it counts in this process (null before the first)'),
+      last_read_at: z.string().nullable().describe('When (ISO 8601) the last successful read began'),
+      waiting_on_transactions: z.number().int().nonnegative().describe('Database transactions that were running when the feed passed them; their changes are applied when they commit (a transaction held open elsewhere delays only its own changes)'),
+      reason: z.enum(['database_unavailable', 'reads_late']).nullable().describe('Why the feed is behind: `database_unavailable` while reads fail, `reads_late` while they succeed but too seldom'),
+    })
+    .describe("This process's tail of the live feed: how current what it holds of other processes' changes is"),
+  auth_configured: z.boolean(),
+  history_transactions: z.number().int().describe('Transactions in the public sandbox (the example history guests score against)'),
+  organizations_loaded: z.number().int().describe("Organizations whose live history this process holds in memory (those it has served since it started)"),
+  transactions_held: z.number().int().describe("Transactions of those organizations' histories this process holds in memory (their last 31 days, and what it recorded since)"),
+  jobs_running: z.record(z.string(), z.number().int()).describe('Jobs this process is running now, by kind (`score`, `history_import`, `rings`); empty when idle'),
+  memory: z
+    .object({
+      rss_mb: z.number().nonnegative().describe('Resident memory of the process'),
+      heap_used_mb: z.number().nonnegative().describe("The main thread's JavaScript heap in use (live objects and garbage not yet collected)"),
+      heap_total_mb: z.number().nonnegative().describe("The main thread's JavaScript heap reserved"),
+      array_buffers_mb: z.number().nonnegative().describe('ArrayBuffers and Buffers, outside the heap'),
+    })
+    .describe("This process's memory now (process.memoryUsage(), MB to 0.1): what holding organizations' histories costs"),
+  started_at: z.string(),
+  startup_ms: z.record(z.string(), z.number()),
+});
+export type Health = z.infer<typeof Health>;
+const KnownValues = z.object({
+  model_id: z.string(),
+  payment_types: z.array(z.string()).describe('Coded by the tabular channel; any other payment type is scored as missing'),
+  locations: z.array(z.string()).describe("The places of the model's training data, alphabetical; any other location is new to every customer of the sandbox"),
+  sandbox_as_of: z.string().describe('The moment (ISO 8601, UTC) the public sandbox scores at'),
+});
+export type KnownValues = z.infer<typeof KnownValues>;
+
+// The published evaluation: the parts of the model's metrics.json (MetricsFileSchema, which it was
+// read with) each read answers with.
+const Metrics = MetricsFileSchema.shape;
+const Rate = z.number().nullable();
+const ModeThresholds = z.object({
+  review_threshold: z.number(),
+  block_threshold: z.number(),
+  target: z.object({ metric: z.string(), value: z.number() }),
+  meets_target: z.boolean().nullable().describe('Null when the evaluation is unavailable'),
+  measured: Rate,
+  review_rate: Rate,
+  block_rate: Rate,
+  precision: Rate,
+  recall: Rate,
+  fraud_caught_per_1000: Rate,
+  review_warning: z.string().nullable(),
+});
+const Thresholds = z.object({
+  model_id: z.string(),
+  default_mode: z.string().describe('`balanced`'),
+  split: z.string().describe('`test`'),
+  modes: z.record(z.string(), ModeThresholds).describe('Per mode: `balanced`, `high_precision`, `high_recall`'),
+  note: z.string().optional().describe('Only when the evaluation is unavailable'),
+});
+export type Thresholds = z.infer<typeof Thresholds>;
+const MetricsOverview = z.object({
+  model_id: z.string(),
+  splits: Metrics.splits,
+  channel_auc: Metrics.channel_auc,
+  modes: Metrics.modes,
+  comparisons: Metrics.comparisons,
+  seed_spread: Metrics.seed_spread.unwrap().nullable(),
+  selection: z.object(Metrics.selection.unwrap().shape).nullable(),
+});
+export type MetricsOverview = z.infer<typeof MetricsOverview>;
+const MetricsCharts = z.object({ model_id: z.string(), ...Metrics.charts.shape });
+export type MetricsCharts = z.infer<typeof MetricsCharts>;
+const MetricsLimitations = z.object({ model_id: z.string(), limitations: Metrics.limitations });
+export type MetricsLimitations = z.infer<typeof MetricsLimitations>;
+const RingGroup = z.object({
+  ring_id: z.string(),
+  window_start: z.string(),
+  window_end: z.string(),
+  published_at: z.string(),
+  members: z.number().int(),
+  customers: z.number().int(),
+  customer_ids: z.array(z.string()),
+  merchants: z.array(z.string()),
+  main_channel: z.string().nullable(),
+  fraud_rate: z.number(),
+});
+const MetricsRings = z.object({
+  model_id: z.string(),
+  evaluation: Metrics.rings,
+  live: z.object({
+    note: z.string(),
+    organization_id: z.string().optional().describe('With an API key: its organization'),
+    flagged_groups: z.number().int(),
+    groups: z.array(RingGroup).describe('The latest 50'),
+  }),
+});
+export type MetricsRings = z.infer<typeof MetricsRings>;
+
 export function publicRoutes(server: FastifyInstance, app: App): void {
   const r = server.withTypeProvider<ZodTypeProvider>();
 
@@ -47,37 +149,7 @@ export function publicRoutes(server: FastifyInstance, app: App): void {
       tags: ['service'],
       summary: 'Whether the API, the model, the database and the live feed work',
       response: {
-        200: z.object({
-          status: z.enum(['ok', 'degraded']),
-          api: z.literal('ok'),
-          model: z.object({ status: z.enum(['ok', 'unavailable']), id: z.string().nullable(), version: z.string().nullable(), reason: z.string().nullable(), message: z.string().nullable() }),
-          evaluation: z.object({ status: z.enum(['ok', 'unavailable']), reason: z.string().nullable() }),
-          database: z.object({ status: z.enum(['ok', 'unavailable']), kind: z.enum(['pglite', 'postgres']) }),
-          feed: z
-            .object({
-              state: z.enum(['current', 'behind']).describe(`behind: this process's last successful read of the live feed began over ${FEED_BEHIND_MS / 1000} s ago (it reads at least every ${POLL_MS / 1000} s), or the database is unavailable; what other processes record may not count here yet`),
-              lag_ms: z.number().int().nonnegative().nullable().describe('How long ago the last successful read began: everything committed before it counts in this process (null before the first)'),
-              last_read_at: z.string().nullable().describe('When (ISO 8601) the last successful read began'),
-              waiting_on_transactions: z.number().int().nonnegative().describe('Database transactions that were running when the feed passed them; their changes are applied when they commit (a transaction held open elsewhere delays only its own changes)'),
-              reason: z.enum(['database_unavailable', 'reads_late']).nullable().describe('Why the feed is behind: `database_unavailable` while reads fail, `reads_late` while they succeed but too seldom'),
-            })
-            .describe("This process's tail of the live feed: how current what it holds of other processes' changes is"),
-          auth_configured: z.boolean(),
-          history_transactions: z.number().int().describe('Transactions in the public sandbox (the example history guests score against)'),
-          organizations_loaded: z.number().int().describe("Organizations whose live history this process holds in memory (those it has served since it started)"),
-          transactions_held: z.number().int().describe("Transactions of those organizations' histories this process holds in memory (their last 31 days, and what it recorded since)"),
-          jobs_running: z.record(z.string(), z.number().int()).describe('Jobs this process is running now, by kind (`score`, `history_import`, `rings`); empty when idle'),
-          memory: z
-            .object({
-              rss_mb: z.number().nonnegative().describe('Resident memory of the process'),
-              heap_used_mb: z.number().nonnegative().describe("The main thread's JavaScript heap in use (live objects and garbage not yet collected)"),
-              heap_total_mb: z.number().nonnegative().describe("The main thread's JavaScript heap reserved"),
-              array_buffers_mb: z.number().nonnegative().describe('ArrayBuffers and Buffers, outside the heap'),
-            })
-            .describe("This process's memory now (process.memoryUsage(), MB to 0.1): what holding organizations' histories costs"),
-          started_at: z.string(),
-          startup_ms: z.record(z.string(), z.number()),
-        }),
+        200: Health,
       },
     },
   }, async () => app.health.report());
@@ -90,7 +162,7 @@ export function publicRoutes(server: FastifyInstance, app: App): void {
       summary: "The three modes' thresholds, what each costs, and whether each still meets its target on the test split",
       description:
         'Per mode, on the test split: `review_rate` and `block_rate`, the shares of transactions at or above the review and the block threshold (a transaction at or above block is blocked, so `review_rate` is the share flagged either way); precision, recall and `fraud_caught_per_1000` of blocking; `review_warning` when the review rate is over 10 % of traffic; and whether the target still holds.',
-      response: { 200: Anything, ...errors },
+      response: { 200: Thresholds, ...errors },
     },
   }, async () => {
     const m = app.models.bundle();
@@ -132,29 +204,24 @@ export function publicRoutes(server: FastifyInstance, app: App): void {
       description:
         "What the score form suggests, and what to map your values onto: a score whose payment_type or location is not listed says so in its `notes`. Payment types: the ones the tabular channel codes; any other is scored as missing. Locations: those of the model's training data (for the built-in model, the public sandbox's). The model keeps no list of places: a location counts through whether the customer used it before and through its channel (payment_type:location), so one not listed says nothing the model learned about the place itself. Any value is accepted when scoring.",
       response: {
-        200: z.object({
-          model_id: z.string(),
-          payment_types: z.array(z.string()).describe('Coded by the tabular channel; any other payment type is scored as missing'),
-          locations: z.array(z.string()).describe("The places of the model's training data, alphabetical; any other location is new to every customer of the sandbox"),
-          sandbox_as_of: z.string().describe('The moment (ISO 8601, UTC) the public sandbox scores at'),
-        }),
+        200: KnownValues,
         ...errors,
       },
     },
   }, async () => app.sandbox.knownValues());
 
-  r.get('/api/metrics/overview', { schema: { tags: ['evaluation'], summary: 'Measured results, each labelled with its data split', response: { 200: Anything, ...errors } } }, async () => {
+  r.get('/api/metrics/overview', { schema: { tags: ['evaluation'], summary: 'Measured results, each labelled with its data split', response: { 200: MetricsOverview, ...errors } } }, async () => {
     const m = app.models.metrics();
     const selection = m.selection ? { split: m.selection.split, settings_tried: m.selection.settings_tried, models_compared: m.selection.models_compared, chosen: m.selection.chosen } : null;
     return { model_id: m.model_id, splits: m.splits, channel_auc: m.channel_auc, modes: m.modes, comparisons: m.comparisons, seed_spread: m.seed_spread ?? null, selection };
   });
 
-  r.get('/api/metrics/charts', { schema: { tags: ['evaluation'], summary: 'The same numbers shaped for charts', response: { 200: Anything, ...errors } } }, async () => {
+  r.get('/api/metrics/charts', { schema: { tags: ['evaluation'], summary: 'The same numbers shaped for charts', response: { 200: MetricsCharts, ...errors } } }, async () => {
     const m = app.models.metrics();
     return { model_id: m.model_id, ...m.charts };
   });
 
-  r.get('/api/metrics/limitations', { schema: { tags: ['evaluation'], summary: 'What the metrics do not cover', response: { 200: Anything, ...errors } } }, async () => {
+  r.get('/api/metrics/limitations', { schema: { tags: ['evaluation'], summary: 'What the metrics do not cover', response: { 200: MetricsLimitations, ...errors } } }, async () => {
     const m = app.models.metrics();
     return { model_id: m.model_id, limitations: m.limitations };
   });
@@ -165,7 +232,7 @@ export function publicRoutes(server: FastifyInstance, app: App): void {
       summary: 'Abuse-ring detection results',
       description:
         "Without credentials: the evaluation's ring results and the groups flagged over the public sandbox. With an organization's API key (Authorization: Bearer <API key>): the groups flagged in that organization's own weekly windows, each analysed as soon as it ended a label delay ago, latest windows last. Each group lists its members: `customer_ids` and `merchants` (ids), `members` their number.",
-      response: { 200: Anything, ...errors, 401: ErrorResponse },
+      response: { 200: MetricsRings, ...errors, 401: ErrorResponse },
     },
   }, async (request) => {
     const m = app.models.metrics();

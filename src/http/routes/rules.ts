@@ -30,6 +30,9 @@ const ListSchema = z.object({
   created_at: z.string(),
   created_by: z.string(),
 });
+export type List = z.infer<typeof ListSchema>;
+const ListIndex = z.object({ data: z.array(ListSchema) });
+export type ListIndex = z.infer<typeof ListIndex>;
 const ItemSchema = z.object({
   value: z.string(),
   added_at: z.string(),
@@ -39,6 +42,9 @@ const ItemSchema = z.object({
   removed_at: z.string().nullable().describe('When the value left the list (null: it is on it); set only when reading the list as of a past time'),
   removed_by: z.string().nullable(),
 });
+export type ListItem = z.infer<typeof ItemSchema>;
+const ListPage = z.object({ list: ListSchema, data: z.array(ItemSchema), has_more: z.boolean() });
+export type ListPage = z.infer<typeof ListPage>;
 const Values = z
   .array(z.string().max(MAX_VALUE_CHARS, `a value is at most ${MAX_VALUE_CHARS} characters`).regex(NO_NUL, 'a value must not contain a NUL character'))
   .min(1, 'send at least one value')
@@ -63,6 +69,8 @@ const ListChange = z.object({
 });
 const AddResult = z.object({ list: ListSchema, added: z.number().int(), replaced: z.number().int().describe('Of those added, values that were on the list already') });
 const RemoveResult = z.object({ list: ListSchema, removed: z.number().int().describe('Values that were on the list') });
+export type AddResult = z.infer<typeof AddResult>;
+export type RemoveResult = z.infer<typeof RemoveResult>;
 
 // Length, emptiness and everything else about the text are the checker's to refuse (422
 // invalid_rule, with where and why); the request's body limit bounds what arrives at all.
@@ -85,6 +93,9 @@ const RuleSchema = z.object({
   matches_7d: z.number().int().describe('Scored transactions it matched over the last 7 days'),
   errors_7d: z.number().int().describe('Scored transactions it could not be evaluated on over the last 7 days'),
 });
+export type Rule = z.infer<typeof RuleSchema>;
+const RuleList = z.object({ data: z.array(RuleSchema) });
+export type RuleList = z.infer<typeof RuleList>;
 const CreateRule = z
   .object({ name: RuleName, expression: Expression, action: z.enum(RULE_ACTIONS), status: Status.default('draft'), description: storedText('description', 1000).optional() })
   .strict();
@@ -106,6 +117,9 @@ const VersionSchema = z.object({
   created_at: z.string(),
   created_by: z.string(),
 });
+export type RuleVersion = z.infer<typeof VersionSchema>;
+const RuleVersions = z.object({ data: z.array(VersionSchema) });
+export type RuleVersions = z.infer<typeof RuleVersions>;
 const Problem = z.object({ message: z.string(), line: z.number().int(), column: z.number().int() });
 const CheckBody = z.object({ expression: Expression, transaction_id: z.string().min(1).max(200).optional().describe('Evaluate on what this stored transaction\'s decision saw') }).strict();
 const CheckResult = z.object({
@@ -114,6 +128,7 @@ const CheckResult = z.object({
   lists: z.array(z.string()),
   evaluation: z.object({ transaction_id: z.string(), matched: z.boolean(), error: z.string().nullable(), values: z.record(z.string(), z.unknown()).describe('The fields the expression reads, as the decision saw them') }).optional(),
 });
+export type CheckResult = z.infer<typeof CheckResult>;
 
 const Period = {
   from: Iso('from').optional().describe('Logged transactions at or after this time (default: the first)'),
@@ -138,7 +153,7 @@ export function memberRuleRoutes(server: FastifyInstance, app: Pick<App, 'config
   const r = server.withTypeProvider<ZodTypeProvider>();
 
   r.get('/api/organizations/:id/lists', {
-    schema: { tags: ['rules'], summary: "The organization's lists, by name, with their item counts", params: OrgParams, response: { 200: z.object({ data: z.array(ListSchema) }), ...memberErrors } },
+    schema: { tags: ['rules'], summary: "The organization's lists, by name, with their item counts", params: OrgParams, response: { 200: ListIndex, ...memberErrors } },
   }, async (request) => ({ data: await app.lists.all(await memberCaller(app, request, request.params.id)) }));
 
   r.post('/api/organizations/:id/lists', {
@@ -163,7 +178,7 @@ export function memberRuleRoutes(server: FastifyInstance, app: Pick<App, 'config
       description: 'The values on it now; with `as_of`, those it had at that time (each with when it was added and, if since, removed). The next page starts after the last value of this one (`starting_after`).',
       params: OrgListParams,
       querystring: z.object({ as_of: Iso('as_of').optional(), starting_after: z.string().min(1).max(MAX_VALUE_CHARS).optional(), limit: z.coerce.number().int().min(1).max(1000).default(100) }).strict(),
-      response: { 200: z.object({ list: ListSchema, data: z.array(ItemSchema), has_more: z.boolean() }), ...memberErrors },
+      response: { 200: ListPage, ...memberErrors },
     },
   }, async (request) => {
     const caller = await memberCaller(app, request, request.params.id);
@@ -206,7 +221,7 @@ export function memberRuleRoutes(server: FastifyInstance, app: Pick<App, 'config
   }, async (request) => app.lists.removeItems(await memberCaller(app, request, request.params.id), request.params.name, request.body.values));
 
   r.get('/api/organizations/:id/rules', {
-    schema: { tags: ['rules'], summary: "The organization's rules, by name, with their 7-day matches and errors", params: OrgParams, response: { 200: z.object({ data: z.array(RuleSchema) }), ...memberErrors } },
+    schema: { tags: ['rules'], summary: "The organization's rules, by name, with their 7-day matches and errors", params: OrgParams, response: { 200: RuleList, ...memberErrors } },
   }, async (request) => ({ data: await app.rules.all(await memberCaller(app, request, request.params.id)) }));
 
   r.post('/api/organizations/:id/rules', {
@@ -278,7 +293,7 @@ export function memberRuleRoutes(server: FastifyInstance, app: Pick<App, 'config
   });
 
   r.get('/api/organizations/:id/rules/:rule_id/versions', {
-    schema: { tags: ['rules'], summary: "A rule's versions, newest first", params: OrgRuleParams, response: { 200: z.object({ data: z.array(VersionSchema) }), ...memberErrors } },
+    schema: { tags: ['rules'], summary: "A rule's versions, newest first", params: OrgRuleParams, response: { 200: RuleVersions, ...memberErrors } },
   }, async (request) => ({ data: await app.rules.versions(await memberCaller(app, request, request.params.id), request.params.rule_id) }));
 
   r.get('/api/organizations/:id/rules/:rule_id/history', {

@@ -63,6 +63,7 @@ export const TransactionRecordSchema = z.object({
     .optional()
     .describe('What the answer showed when it was scored: entity history, graph evidence and the related ring (on a single record; null for an imported transaction)'),
 });
+export type TransactionRecord = z.infer<typeof TransactionRecordSchema>;
 
 const OutcomeBody = z
   .object({
@@ -105,6 +106,7 @@ const ListQuery = z
   .strict();
 
 const ListPage = z.object({ data: z.array(TransactionRecordSchema), has_more: z.boolean() });
+export type TransactionPage = z.infer<typeof ListPage>;
 const LIST_DESCRIPTION =
   'Filters combine; `limit` 1–100 (default 25); the next page starts after the last transaction_id of this one (`starting_after`), in the same `order`. Answer: `{ data, has_more }`. The review queue is `decision=review&outcome=none&order=oldest`.';
 
@@ -145,6 +147,9 @@ const WeekSchema = z.object({
   average_precision: Rate,
   drift: DriftReportSchema.nullable(),
 });
+export type Week = z.infer<typeof WeekSchema>;
+const Performance = z.object({ organization_id: z.string(), model_id: z.string(), min_labelled: z.number().int(), weeks: z.array(WeekSchema) });
+export type Performance = z.infer<typeof Performance>;
 
 const EntitySchema = z.object({
   role: z.enum(['customer', 'merchant']),
@@ -153,6 +158,7 @@ const EntitySchema = z.object({
   recent: z.object({ transactions: z.number().int(), first_time: z.string().nullable(), reviewed: z.number().int(), blocked: z.number().int() }).describe('Over its latest transactions'),
   counterparties: z.array(z.object({ role: z.enum(['customer', 'merchant']), id: z.string(), transactions: z.number().int(), amount_sum: z.number(), labelled: z.number().int(), fraud: z.number().int(), last_time: z.string() })),
 });
+export type Entity = z.infer<typeof EntitySchema>;
 
 const keyErrors = { 401: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
 const memberErrors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
@@ -230,7 +236,7 @@ export function memberTransactionRoutes(server: FastifyInstance, app: Pick<App, 
       description: `The last \`weeks\` ISO weeks (default 12), oldest first: volume, review and block rates and score quantiles of the scored transactions; on those with a reported outcome, each mode's precision and recall, ROC AUC and average precision (null with fewer than ${MIN_LABELLED} labelled, or without both classes).`,
       params: z.object({ id: z.string().min(1).max(100) }),
       querystring: z.object({ weeks: z.coerce.number().int().min(1).max(104).default(12) }).strict(),
-      response: { 200: z.object({ organization_id: z.string(), model_id: z.string(), min_labelled: z.number().int(), weeks: z.array(WeekSchema) }), ...memberErrors },
+      response: { 200: Performance, ...memberErrors },
     },
   }, async (request) => {
     const caller = await memberCaller(app, request, request.params.id);
