@@ -3,6 +3,8 @@
 // `service_csrf` cookie. Errors come back as `ApiError` with the service's reason, message and fix,
 // which pages show as they are.
 
+import type { Job, JobSummaries } from './contract.ts';
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -10,7 +12,7 @@ export class ApiError extends Error {
     message: string,
     readonly fix: string,
     /** The whole `detail` of the error body (e.g. `validation` and `dataset_id` of a 422 upload). */
-    readonly detail: Record<string, any> = {},
+    readonly detail: Record<string, unknown> = {},
   ) {
     super(message);
   }
@@ -23,7 +25,8 @@ function csrfToken(): string | undefined {
     .find(([name]) => name === 'service_csrf')?.[1];
 }
 
-export async function api<T = Record<string, any>>(path: string, init: { method?: string; body?: unknown; file?: Blob } = {}): Promise<T> {
+/** `T` is the response type of the route called (contract.ts); without it the answer is `unknown`. */
+export async function api<T = unknown>(path: string, init: { method?: string; body?: unknown; file?: Blob } = {}): Promise<T> {
   const method = init.method ?? 'GET';
   const headers: Record<string, string> = { accept: 'application/json' };
   if (init.body !== undefined) headers['content-type'] = 'application/json';
@@ -44,4 +47,10 @@ export async function api<T = Record<string, any>>(path: string, init: { method?
     throw new ApiError(res.status, d.reason ?? 'error', d.message ?? `HTTP ${res.status}`, d.fix ?? '', d);
   }
   return body as T;
+}
+
+/** A finished job's `summary`, which the job's schema leaves open (any object), as what a job of
+ *  the kind `K` reports (contract.ts, JobSummaries); null before it has succeeded. */
+export function jobSummary<K extends keyof JobSummaries>(job: Job): JobSummaries[K] | null {
+  return job.summary as unknown as JobSummaries[K] | null;
 }

@@ -4,6 +4,7 @@
 // and history, and never stored by the page; then the account page opens.
 
 import { api } from './api.ts';
+import type { SessionResponse } from './contract.ts';
 import { errorBox, h } from './dom.ts';
 
 export async function completeSignIn(main: HTMLElement): Promise<void> {
@@ -17,7 +18,7 @@ export async function completeSignIn(main: HTMLElement): Promise<void> {
   }
   main.replaceChildren(title, h('p', { class: 'muted' }, 'Signing in…'));
   try {
-    await api('/api/auth/session', { method: 'POST', body: { access_token: token } });
+    await api<SessionResponse>('/api/auth/session', { method: 'POST', body: { access_token: token } });
     location.hash = '#/account';
   } catch (e) {
     main.replaceChildren(title, errorBox(e));

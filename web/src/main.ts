@@ -8,6 +8,7 @@
 // elements are detached, ends).
 
 import { api } from './api.ts';
+import type { Health } from './contract.ts';
 import { evaluationPage } from './pages/evaluation.ts';
 import { scorePage } from './pages/score.ts';
 import { datasetsPage } from './pages/datasets/page.ts';
@@ -58,7 +59,7 @@ window.addEventListener('hashchange', () => route(true));
 if (location.pathname === '/login') void completeSignIn(main).then(() => route(false));
 else route(false);
 
-api<{ status: string; model: { id: string | null }; auth_configured: boolean }>('/api/health')
+api<Health>('/api/health')
   .then((h) => {
     document.getElementById('status')!.textContent = `${h.status === 'ok' ? 'Service ok' : 'Service degraded'} · model ${h.model.id ?? 'unavailable'}`;
   })

@@ -4,13 +4,10 @@
 // told where to go instead.
 
 import { api } from './api.ts';
+import type { Me, Organization, OrganizationList, PublicConfig } from './contract.ts';
 import { h } from './dom.ts';
 
-export interface Organization {
-  id: string;
-  name: string;
-  role: string;
-}
+export type { Organization };
 
 /** sessionStorage key of the organization chosen last in this tab (Datasets reads it too). */
 export const REMEMBERED_ORGANIZATION = 'organization';
@@ -19,17 +16,17 @@ export const REMEMBERED_ORGANIZATION = 'organization';
  *  the visitor (in `root`) why there is none. `page` is the hash route the picker returns to. */
 export async function organizationFor(root: HTMLElement, query: URLSearchParams, page: string, title: string): Promise<{ org: Organization; picker: HTMLElement | null } | undefined> {
   const explain = (...text: (string | Node)[]) => root.replaceChildren(h('h1', {}, title), h('div', { class: 'card', id: 'no-organization' }, h('p', {}, ...text)));
-  const config = await api('/api/config');
+  const config = await api<PublicConfig>('/api/config');
   if (!config.auth_configured) {
     explain('Transactions belong to organizations, and this server has no sign-in configured, so it has none. Scoring, datasets and the evaluation work without one.');
     return undefined;
   }
-  const me = await api('/api/auth/me');
+  const me = await api<Me>('/api/auth/me');
   if (!me.authenticated) {
     explain('Sign in on the ', h('a', { href: '#/account' }, 'Account'), ' page to see your organization’s transactions.');
     return undefined;
   }
-  const { organizations } = await api<{ organizations: Organization[] }>('/api/organizations');
+  const { organizations } = await api<OrganizationList>('/api/organizations');
   if (organizations.length === 0) {
     explain('You are not a member of an organization yet. Create one on the ', h('a', { href: '#/account' }, 'Account'), ' page, then score with its API key.');
     return undefined;

@@ -5,31 +5,31 @@
 // sign-in configured the page says so; the rest of the dashboard works anyway.
 
 import { api } from '../api.ts';
+import type { ApiKey, ApiKeyList, ApiKeyWithSecret, Me, Organization, OrganizationList, OrganizationWithMembers, PublicConfig, Usage } from '../contract.ts';
 import { errorBox, h, table, utc } from '../dom.ts';
-
-type Rec = Record<string, any>;
 
 export async function accountPage(root: HTMLElement): Promise<void> {
   root.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
   try {
-    const config = await api('/api/config');
+    const config = await api<PublicConfig>('/api/config');
     if (!config.auth_configured) {
       root.replaceChildren(h('h1', {}, 'Account'), h('div', { class: 'card', id: 'auth-off' }, h('p', {}, 'Sign-in is not configured on this server, so organizations and API keys cannot be managed here. Scoring, datasets and the evaluation work without one, and so do API keys made from the command line (npm run org:create).'), h('p', { class: 'muted' }, 'An operator turns sign-in on with AUTHPROVIDER_URL; for development, npm run dev:idp is a local identity provider.')));
       return;
     }
-    const me = await api('/api/auth/me');
-    if (!me.authenticated) {
+    const me = await api<Me>('/api/auth/me');
+    if (!me.authenticated || !me.user) {
       const signIn = h('a', { class: 'button', id: 'sign-in', href: `${config.auth_url}/auth/v1/authorize?provider=google&redirect_to=${encodeURIComponent(`${location.origin}/login`)}` }, 'Sign in');
       root.replaceChildren(h('h1', {}, 'Account'), h('div', { class: 'card' }, h('p', {}, 'Sign in to create organizations and API keys.'), signIn));
       return;
     }
     const signOut = h('button', { type: 'button', class: 'secondary', id: 'sign-out' }, 'Sign out');
     signOut.addEventListener('click', async () => {
-      await api('/api/auth/logout', { method: 'POST' }).catch(() => undefined);
+      await api<null>('/api/auth/logout', { method: 'POST' }).catch(() => undefined);
       await accountPage(root);
     });
     const orgArea = h('div', { id: 'organizations' });
-    root.replaceChildren(h('h1', {}, 'Account'), h('div', { class: 'card' }, h('p', { id: 'who' }, `Signed in as ${me.user.name ?? me.user.email ?? me.user.id}${me.user.email ? ` (${me.user.email})` : ''}`), signOut), orgArea);
+    const user = me.user;
+    root.replaceChildren(h('h1', {}, 'Account'), h('div', { class: 'card' }, h('p', { id: 'who' }, `Signed in as ${user.name ?? user.email ?? user.id}${user.email ? ` (${user.email})` : ''}`), signOut), orgArea);
     await organizations(orgArea);
   } catch (e) {
     root.replaceChildren(errorBox(e));
@@ -37,14 +37,14 @@ export async function accountPage(root: HTMLElement): Promise<void> {
 }
 
 async function organizations(area: HTMLElement, selected?: string): Promise<void> {
-  const { organizations: orgs } = await api<{ organizations: Rec[] }>('/api/organizations');
+  const { organizations: orgs } = await api<OrganizationList>('/api/organizations');
   const name = h('input', { id: 'org-name', name: 'name', required: true, placeholder: 'Organization name' });
   const stage = h('select', { id: 'org-stage', name: 'stage', 'aria-label': 'Stage' }, h('option', { value: 'test' }, 'test (sk_test_ keys)'), h('option', { value: 'live' }, 'live (sk_live_ keys)'));
   const create = h('form', { class: 'actions', id: 'create-org' }, h('label', { class: 'field' }, h('span', {}, 'New organization'), name), stage, h('button', { type: 'submit' }, 'Create'));
   create.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     try {
-      const org = await api('/api/organizations', { method: 'POST', body: { name: name.value, stage: stage.value } });
+      const org = await api<Organization>('/api/organizations', { method: 'POST', body: { name: name.value, stage: stage.value } });
       await organizations(area, org.id);
     } catch (e) {
       area.prepend(errorBox(e));
@@ -59,20 +59,20 @@ async function organizations(area: HTMLElement, selected?: string): Promise<void
   if (current) await organization(detail, current, area);
 }
 
-async function organization(detail: HTMLElement, org: Rec, area: HTMLElement, secret?: { id: string; value: string }): Promise<void> {
-  const [one, keys, usage] = await Promise.all([api(`/api/organizations/${org.id}`), api(`/api/organizations/${org.id}/api-keys`), api(`/api/organizations/${org.id}/usage`)]);
+async function organization(detail: HTMLElement, org: Organization, area: HTMLElement, secret?: { id: string; value: string }): Promise<void> {
+  const [one, keys, usage] = await Promise.all([api<OrganizationWithMembers>(`/api/organizations/${org.id}`), api<ApiKeyList>(`/api/organizations/${org.id}/api-keys`), api<Usage>(`/api/organizations/${org.id}/usage`)]);
   const keyName = h('input', { id: 'key-name', required: true, placeholder: 'Key name' });
   const newKey = h('form', { class: 'actions', id: 'create-key' }, h('label', { class: 'field' }, h('span', {}, 'New API key'), keyName), h('button', { type: 'submit' }, 'Create key'));
   newKey.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     try {
-      const k = await api(`/api/organizations/${org.id}/api-keys`, { method: 'POST', body: { name: keyName.value } });
+      const k = await api<ApiKeyWithSecret>(`/api/organizations/${org.id}/api-keys`, { method: 'POST', body: { name: keyName.value } });
       await organization(detail, org, area, { id: k.id, value: k.secret });
     } catch (e) {
       detail.prepend(errorBox(e));
     }
   });
-  const keyRows = (keys.api_keys as Rec[]).map((k) => {
+  const keyRows = keys.api_keys.map((k) => {
     const actions = h('span', { class: 'actions' });
     if (!k.revoked_at) {
       for (const action of ['rotate', 'revoke'] as const) {
@@ -80,8 +80,13 @@ async function organization(detail: HTMLElement, org: Rec, area: HTMLElement, se
         b.addEventListener('click', async () => {
           if (action === 'revoke' && !confirm(`Revoke ${k.name}? Requests with it will get 401 at once.`)) return;
           try {
-            const r = await api(`/api/api-keys/${k.id}/${action}`, { method: 'POST' });
-            await organization(detail, org, area, action === 'rotate' ? { id: r.id, value: r.secret } : undefined);
+            if (action === 'rotate') {
+              const r = await api<ApiKeyWithSecret>(`/api/api-keys/${k.id}/rotate`, { method: 'POST' });
+              await organization(detail, org, area, { id: r.id, value: r.secret });
+            } else {
+              await api<ApiKey>(`/api/api-keys/${k.id}/revoke`, { method: 'POST' });
+              await organization(detail, org, area);
+            }
           } catch (e) {
             detail.prepend(errorBox(e));
           }
@@ -92,7 +97,7 @@ async function organization(detail: HTMLElement, org: Rec, area: HTMLElement, se
     return h('tr', { 'data-key': k.id }, h('td', { 'data-label': 'Name' }, k.name), h('td', { 'data-label': 'Key' }, `${k.prefix}…${k.last4}`), h('td', { 'data-label': 'State' }, k.revoked_at ? `revoked ${k.revoked_at.slice(0, 10)}` : 'active'), h('td', { 'data-label': 'Last used' }, k.last_used_at ? utc(k.last_used_at) : 'never'), h('td', { 'data-label': '' }, actions));
   });
   detail.replaceChildren(
-    h('div', { class: 'card' }, h('h3', {}, `${one.name}`), h('p', { class: 'muted' }, `Stage ${one.stage} · id ${one.id}`), table(['Member', 'Role', 'Joined'], (one.members as Rec[]).map((m) => [m.name ?? m.email ?? m.user_id, m.role, m.joined_at.slice(0, 10)]))),
+    h('div', { class: 'card' }, h('h3', {}, `${one.name}`), h('p', { class: 'muted' }, `Stage ${one.stage} · id ${one.id}`), table(['Member', 'Role', 'Joined'], one.members.map((m) => [m.name ?? m.email ?? m.user_id, m.role, m.joined_at.slice(0, 10)]))),
     h(
       'div',
       { class: 'card' },
@@ -101,6 +106,6 @@ async function organization(detail: HTMLElement, org: Rec, area: HTMLElement, se
       h('div', { class: 'table-wrap' }, h('table', { id: 'keys', class: 'stack' }, h('thead', {}, h('tr', {}, ...['Name', 'Key', 'State', 'Last used', ''].map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, ...keyRows))),
       one.role === 'owner' ? newKey : h('p', { class: 'muted' }, 'Only owners manage keys.'),
     ),
-    h('div', { class: 'card' }, h('h3', {}, `Usage (last ${usage.days} days)`), table(['Day', 'Key', 'Requests'], (usage.daily as Rec[]).map((d) => [d.day, d.key_name, String(d.requests)]))),
+    h('div', { class: 'card' }, h('h3', {}, `Usage (last ${usage.days} days)`), table(['Day', 'Key', 'Requests'], usage.daily.map((d) => [d.day, d.key_name, String(d.requests)]))),
   );
 }

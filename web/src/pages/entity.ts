@@ -4,13 +4,12 @@
 // dealt with most (each linked to its own page), and its newest transactions.
 
 import { api, ApiError } from '../api.ts';
+import type { Entity, TransactionPage } from '../contract.ts';
 import { errorBox, h, money, table, utc } from '../dom.ts';
 import { entityHref, transactionsHref } from '../links.ts';
 import { organizationFor } from '../org.ts';
 import type { Route } from '../route.ts';
 import { TRANSACTION_COLUMNS, transactionRows } from './transactions.ts';
-
-type Rec = Record<string, any>;
 
 const NEWEST = 10;
 
@@ -26,9 +25,9 @@ export async function entityPage(root: HTMLElement, route: Route): Promise<void>
     const base = `/api/organizations/${encodeURIComponent(org.id)}`;
     const filter = role === 'customer' ? 'customer_id' : 'merchant_id';
     const all = transactionsHref({ org: org.id, [filter]: id });
-    let e: Rec;
+    let e: Entity;
     try {
-      e = await api(`${base}/entities/${role}/${encodeURIComponent(id)}`);
+      e = await api<Entity>(`${base}/entities/${role}/${encodeURIComponent(id)}`);
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) {
         root.replaceChildren(h('h1', {}, title), h('div', { class: 'card', id: 'not-found' }, h('p', {}, `${org.name} has no transaction of ${role} “${id}”. Ids are matched exactly, as they were sent.`)));
@@ -36,7 +35,7 @@ export async function entityPage(root: HTMLElement, route: Route): Promise<void>
       }
       throw err;
     }
-    const newest = await api<{ data: Rec[]; has_more: boolean }>(`${base}/transactions?${new URLSearchParams({ [filter]: id, limit: String(NEWEST) })}`);
+    const newest = await api<TransactionPage>(`${base}/transactions?${new URLSearchParams({ [filter]: id, limit: String(NEWEST) })}`);
     const other = role === 'customer' ? 'Merchant' : 'Customer';
     const t = e.totals;
     root.replaceChildren(
@@ -60,7 +59,7 @@ export async function entityPage(root: HTMLElement, route: Route): Promise<void>
         'section',
         { class: 'card', 'aria-labelledby': 'counterparties-title' },
         h('h2', { id: 'counterparties-title' }, role === 'customer' ? 'Merchants it paid' : 'Customers who paid it'),
-        h('div', { id: 'counterparties' }, table([other, 'Transactions', 'Amount', 'Outcomes', 'Fraud', 'Latest'], (e.counterparties as Rec[]).map((c) => [h('a', { href: entityHref(org.id, c.role, c.id) }, c.id), String(c.transactions), money(c.amount_sum), String(c.labelled), String(c.fraud), utc(c.last_time)]))),
+        h('div', { id: 'counterparties' }, table([other, 'Transactions', 'Amount', 'Outcomes', 'Fraud', 'Latest'], e.counterparties.map((c) => [h('a', { href: entityHref(org.id, c.role, c.id) }, c.id), String(c.transactions), money(c.amount_sum), String(c.labelled), String(c.fraud), utc(c.last_time)]))),
       ),
       h(
         'section',

@@ -6,10 +6,42 @@
 
 import { api } from '../api.ts';
 import { histogram, lineChart, type LegendItem, type Marker } from '../chart.ts';
+import type { MetricsCharts, MetricsLimitations, MetricsOverview, MetricsRings, Thresholds } from '../contract.ts';
 import { errorBox, h, num, pct, table } from '../dom.ts';
 import './pages.css';
 
-type Rec = Record<string, any>;
+// What this page reads of the parts of the evaluation that the service publishes as it finds them
+// in the model's metrics.json, whose schema (MetricsFileSchema) leaves them open: a split's
+// bootstrap intervals, the comparisons, the seed spread and the evaluation's ring results.
+type Split = MetricsOverview['splits']['test'];
+type Intervals = Partial<Record<string, [number | null, number | null]>>;
+interface Compared {
+  roc_auc: number | null;
+  average_precision: number | null;
+}
+interface Gap {
+  difference: number | null;
+  interval: [number | null, number | null];
+}
+type Comparisons = { split: string; stack_minus_ablation?: { average_precision: Gap; roc_auc: Gap } } & Record<string, unknown>;
+interface Spread {
+  min: number | null;
+  max: number | null;
+}
+interface SeedSpread {
+  runs: unknown[];
+  roc_auc: Spread;
+  average_precision: Spread;
+  recall_at_1pct_fpr: Spread;
+}
+type RingEvaluation = {
+  flagged_groups: number;
+  windows: string;
+  precision: number | null;
+  recall: number | null;
+  true_rings: number;
+};
+type ModeThresholds = Thresholds['modes'][string];
 
 const MODE_LABEL: Record<string, string> = { balanced: 'balanced', high_precision: 'high precision', high_recall: 'high recall' };
 const modeLabel = (m: string) => MODE_LABEL[m] ?? m.replaceAll('_', ' ');
@@ -19,24 +51,26 @@ export async function evaluationPage(root: HTMLElement): Promise<void> {
   root.replaceChildren(h('p', { class: 'muted' }, 'Loading the evaluation…'));
   try {
     const [overview, charts, limits, rings, thresholds] = await Promise.all([
-      api<Rec>('/api/metrics/overview'),
-      api<Rec>('/api/metrics/charts'),
-      api<Rec>('/api/metrics/limitations'),
-      api<Rec>('/api/metrics/rings'),
-      api<Rec>('/api/risk/thresholds'),
+      api<MetricsOverview>('/api/metrics/overview'),
+      api<MetricsCharts>('/api/metrics/charts'),
+      api<MetricsLimitations>('/api/metrics/limitations'),
+      api<MetricsRings>('/api/metrics/rings'),
+      api<Thresholds>('/api/risk/thresholds'),
     ]);
     const splits = (['train', 'validation', 'test'] as const).filter((x) => overview.splits[x]);
     // A figure with its 95 % interval when the evaluation has one.
-    const withInterval = (k: string, split: Rec) => {
-      const i = split.intervals?.[k] as [number | null, number | null] | undefined;
-      return i && i[0] !== null && i[1] !== null ? `${fmt(k, split[k])} (${fmt(k, i[0])}–${fmt(k, i[1])})` : fmt(k, split[k]);
+    const withInterval = (k: string, split: Split) => {
+      const i = (split.intervals as Intervals | undefined)?.[k];
+      const v = split[k] as number | null;
+      return i && i[0] !== null && i[1] !== null ? `${fmt(k, v)} (${fmt(k, i[0])}–${fmt(k, i[1])})` : fmt(k, v);
     };
     const metricRows: [string, string][] = [
       ['rows', 'Rows'], ['fraud_rate', 'Fraud rate'], ['roc_auc', 'ROC AUC'], ['average_precision', 'Average precision'], ['brier', 'Brier score'],
       ['expected_calibration_error', 'Calibration error (ECE)'], ['recall_at_1pct_fpr', 'Recall at 1 % false positives'],
     ];
-    const cmp = overview.comparisons as Rec;
-    const modes = thresholds.modes as Record<string, Rec>;
+    const cmp = overview.comparisons as Comparisons;
+    const seeds = overview.seed_spread as SeedSpread | null;
+    const modes = thresholds.modes;
     const chartBox = h('div', { class: 'charts eval-charts', id: 'charts' });
     const picker = h('select', { id: 'threshold-mode', name: 'threshold-mode' }, ...Object.keys(modes).map((m) => h('option', { value: m, selected: m === thresholds.default_mode }, modeLabel(m))));
     const drawCharts = () => chartBox.replaceChildren(...chartFigures(charts, picker.value, modes[picker.value]!));
@@ -51,11 +85,11 @@ export async function evaluationPage(root: HTMLElement): Promise<void> {
         h('h2', { class: 'card-title' }, 'Metrics per split'),
         table(['Metric', ...splits], metricRows.map(([k, label]) => [label, ...splits.map((s) => withInterval(k, overview.splits[s]))])),
         h('p', { class: 'muted', id: 'intervals-meaning' }, 'In brackets: the 95 % bootstrap interval over the split’s rows, what another sample of the same weeks could have given. Train is what the boosters were fitted on; its lead over validation and test is over-fitting and the later weeks’ other mix of fraud.'),
-        overview.seed_spread
+        seeds
           ? h(
               'p',
               { class: 'muted', id: 'seed-spread' },
-              `The same pipeline on ${overview.seed_spread.runs.length} simulator and training seeds (this model is the first): test ROC AUC ${num(overview.seed_spread.roc_auc.min)}–${num(overview.seed_spread.roc_auc.max)}, average precision ${num(overview.seed_spread.average_precision.min)}–${num(overview.seed_spread.average_precision.max)}, recall at 1 % false positives ${num(overview.seed_spread.recall_at_1pct_fpr.min)}–${num(overview.seed_spread.recall_at_1pct_fpr.max)}. Another seed moves a figure more than another sample of rows does.`,
+              `The same pipeline on ${seeds.runs.length} simulator and training seeds (this model is the first): test ROC AUC ${num(seeds.roc_auc.min)}–${num(seeds.roc_auc.max)}, average precision ${num(seeds.average_precision.min)}–${num(seeds.average_precision.max)}, recall at 1 % false positives ${num(seeds.recall_at_1pct_fpr.min)}–${num(seeds.recall_at_1pct_fpr.max)}. Another seed moves a figure more than another sample of rows does.`,
             )
           : null,
         overview.selection
@@ -70,7 +104,7 @@ export async function evaluationPage(root: HTMLElement): Promise<void> {
         'div',
         { class: 'card' },
         h('h2', { class: 'card-title' }, `Comparisons (${cmp.split} split)`),
-        table(['Model', 'ROC AUC', 'Average precision'], Object.entries(cmp).filter(([k]) => k !== 'split' && k !== 'stack_minus_ablation').map(([k, v]) => [k.replaceAll('_', ' '), num((v as Rec).roc_auc), num((v as Rec).average_precision)])),
+        table(['Model', 'ROC AUC', 'Average precision'], Object.entries(cmp).filter(([k]) => k !== 'split' && k !== 'stack_minus_ablation').map(([k, v]) => [k.replaceAll('_', ' '), num((v as Compared).roc_auc), num((v as Compared).average_precision)])),
         h('p', { class: 'explain', id: 'comparisons-meaning' }, comparisonsSentence(cmp)),
       ),
       h(
@@ -102,7 +136,7 @@ export async function evaluationPage(root: HTMLElement): Promise<void> {
         h('p', { class: 'muted' }, 'A circle marks where a curve passes the review threshold, a square the block threshold (read off the drawn curve; the modes table has the exact figures of blocking); on the score axes they are the dashed and solid lines. Hover a point, bar or mark for its numbers.'),
       ),
       chartBox,
-      h('div', { class: 'card' }, h('h2', { class: 'card-title' }, 'Limitations'), h('ul', { id: 'limitations' }, ...(limits.limitations as string[]).map((l) => h('li', {}, l)))),
+      h('div', { class: 'card' }, h('h2', { class: 'card-title' }, 'Limitations'), h('ul', { id: 'limitations' }, ...limits.limitations.map((l) => h('li', {}, l)))),
       ringsCard(rings),
     );
   } catch (e) {
@@ -124,15 +158,15 @@ const COMPARED: Record<string, string> = {
   baseline_logistic_regression: 'the logistic-regression baseline is a linear model over all features',
 };
 
-function comparisonsSentence(cmp: Rec): string {
+function comparisonsSentence(cmp: Comparisons): string {
   const parts = Object.keys(cmp).filter((k) => k !== 'split' && k !== 'stack_minus_ablation').map((k) => COMPARED[k] ?? `${k.replaceAll('_', ' ')} is another model`);
-  const gap = cmp.stack_minus_ablation as Rec | undefined;
-  const interval = (g: Rec) => `${num(g.difference)} (95 % interval ${num(g.interval[0])} to ${num(g.interval[1])})`;
+  const gap = cmp.stack_minus_ablation;
+  const interval = (g: Gap) => `${num(g.difference)} (95 % interval ${num(g.interval[0])} to ${num(g.interval[1])})`;
   const gapSentence = gap ? ` The stack minus the ablation, on the same rows: average precision ${interval(gap.average_precision)}, ROC AUC ${interval(gap.roc_auc)}; what the per-channel design costs.` : '';
   return `What this compares: every model was fitted on the same training split and is measured on the ${cmp.split} split; ${parts.join('; ')}. Higher is better in both columns: ROC AUC is the chance that a random fraud scores above a random legitimate payment (0.5 is chance), and average precision summarises the precision–recall curve (the fraud rate is chance).${gapSentence}`;
 }
 
-function modesSentences(modes: Record<string, Rec>, split: string): string[] {
+function modesSentences(modes: Record<string, ModeThresholds>, split: string): string[] {
   const out = [
     `What a mode is: a pair of thresholds chosen on the validation split for a stated target; a score at or above “review at” is sent to review, at or above “block at” it is blocked. Flagged and blocked are the shares of the ${split} split's transactions each threshold catches: what the mode costs in traffic (a review threshold is never set to flag more than 5 % of validation traffic). Measured, precision, recall and fraud blocked per 1,000 transactions are those of blocking, on the ${split} split. Balanced's target (f1_ratio) is an F1 of at least 90 % of the best any threshold reaches.`,
   ];
@@ -163,9 +197,9 @@ function onCurve(points: { threshold: number; x: number; y: number }[], t: numbe
   return points[points.length - 1]!;
 }
 
-function chartFigures(charts: Rec, mode: string, m: Rec): HTMLElement[] {
-  const split = charts.split as string;
-  const kinds = [['review', m.review_threshold as number], ['block', m.block_threshold as number]] as const;
+function chartFigures(charts: MetricsCharts, mode: string, m: ModeThresholds): HTMLElement[] {
+  const split = charts.split;
+  const kinds = [['review', m.review_threshold], ['block', m.block_threshold]] as const;
   const data = (kind: string, t: number) => ({ mode, kind, threshold: String(t) });
   const curveMarkers = (points: { threshold: number; x: number; y: number }[], xName: string, yName: string): Marker[] =>
     kinds.map(([kind, t]) => {
@@ -176,10 +210,10 @@ function chartFigures(charts: Rec, mode: string, m: Rec): HTMLElement[] {
   const onCurveLegend: LegendItem[] = [{ name: 'review', cls: 'threshold review', shape: 'dot' }, { name: 'block', cls: 'threshold block', shape: 'box' }];
   const lineLegend: LegendItem[] = [{ name: 'review', cls: 'threshold review', shape: 'line' }, { name: 'block', cls: 'threshold block', shape: 'line' }];
 
-  const roc = (charts.roc as Rec[]).map((p) => ({ threshold: p.threshold as number, x: p.fpr as number, y: p.tpr as number }));
-  const pr = (charts.precision_recall as Rec[]).map((p) => ({ threshold: p.threshold as number, x: p.recall as number, y: p.precision as number }));
-  const bins = (charts.reliability as Rec[]).filter((b) => b.predicted !== null && b.observed !== null);
-  const hist = charts.score_histograms as { edges: number[]; fraud: number[]; legitimate: number[] };
+  const roc = charts.roc.map((p) => ({ threshold: p.threshold, x: p.fpr, y: p.tpr }));
+  const pr = charts.precision_recall.map((p) => ({ threshold: p.threshold, x: p.recall, y: p.precision }));
+  const bins = charts.reliability.filter((b): b is typeof b & { predicted: number; observed: number } => b.predicted !== null && b.observed !== null);
+  const hist = charts.score_histograms;
   return [
     figure(
       lineChart('ROC curve', `True against false positive rate on the ${split} split, ${modeLabel(mode)} thresholds marked.`, 'false positive rate', 'true positive rate', roc.map((p) => ({ x: p.x, y: p.y, tip: `threshold ${num(p.threshold)}: false positive rate ${num(p.x)}, true positive rate ${num(p.y)}` })), {
@@ -220,10 +254,10 @@ function figure(svg: SVGSVGElement, caption: string): HTMLElement {
   return f;
 }
 
-function ringsCard(rings: Rec): HTMLElement {
-  const ev = rings.evaluation as Rec;
-  const live = rings.live as Rec;
-  const groups = (live.groups as Rec[]) ?? [];
+function ringsCard(rings: MetricsRings): HTMLElement {
+  const ev = rings.evaluation as RingEvaluation;
+  const live = rings.live;
+  const groups = live.groups ?? [];
   const ids = (list: string[]) => h('span', { class: 'ids' }, list.join(', '));
   return h(
     'div',

@@ -9,14 +9,13 @@
 // the rules). Addresses: #/lists, #/lists/{name}?as_of=…&after=….
 
 import { api } from '../api.ts';
+import type { AddResult, List, ListIndex, ListPage, RemoveResult } from '../contract.ts';
 import { errorBox, h, table, utc } from '../dom.ts';
 import { listsHref, rulesHref } from '../links.ts';
 import { organizationFor, type Organization } from '../org.ts';
 import type { Route } from '../route.ts';
 import { utcInput } from './rules/editor.ts';
 import './rules/rules.css';
-
-type Rec = Record<string, any>;
 
 /** The service's limit of values per request. */
 export const BATCH = 10_000;
@@ -50,7 +49,7 @@ export async function listsPage(root: HTMLElement, route: Route): Promise<void> 
 const base = (org: Organization) => `/api/organizations/${encodeURIComponent(org.id)}/lists`;
 
 async function listIndex(root: HTMLElement, org: Organization, picker: HTMLElement | null): Promise<void> {
-  const { data } = await api<{ data: Rec[] }>(base(org));
+  const { data } = await api<ListIndex>(base(org));
   const name = h('input', { id: 'list-name', name: 'name', required: true, pattern: '[a-z][a-z0-9_]{0,63}', maxlength: '64', autocomplete: 'off', placeholder: 'blocked_customers', 'aria-describedby': 'list-name-hint' });
   const kind = h('select', { id: 'list-kind', name: 'kind' }, ...KINDS.map(([v, text]) => h('option', { value: v }, text)));
   const description = h('input', { id: 'list-description', name: 'description', maxlength: '1000', autocomplete: 'off' });
@@ -72,7 +71,7 @@ async function listIndex(root: HTMLElement, org: Organization, picker: HTMLEleme
   create.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     try {
-      const list = await api(base(org), { method: 'POST', body: { name: name.value.trim(), kind: kind.value, ...(description.value.trim() ? { description: description.value.trim() } : {}) } });
+      const list = await api<List>(base(org), { method: 'POST', body: { name: name.value.trim(), kind: kind.value, ...(description.value.trim() ? { description: description.value.trim() } : {}) } });
       location.hash = listsHref(org.id, list.name);
     } catch (e) {
       status.replaceChildren(errorBox(e));
@@ -129,7 +128,7 @@ async function listPage(root: HTMLElement, org: Organization, name: string, quer
   const q = new URLSearchParams({ limit: String(PAGE) });
   if (asOf) q.set('as_of', asOf);
   if (after) q.set('starting_after', after);
-  const page = await api<{ list: Rec; data: Rec[]; has_more: boolean }>(`${base(org)}/${encodeURIComponent(name)}?${q}`);
+  const page = await api<ListPage>(`${base(org)}/${encodeURIComponent(name)}?${q}`);
   const list = page.list;
   const path = `${base(org)}/${encodeURIComponent(list.name)}`;
   const status = h('div', { id: 'list-status', class: 'notice', role: 'status', 'aria-live': 'polite' }, message ?? '');
@@ -187,11 +186,15 @@ async function listPage(root: HTMLElement, org: Organization, name: string, quer
     try {
       for (let i = 0; i < all.length; i += BATCH) {
         const batch = all.slice(i, i + BATCH);
-        const body: Rec = removing ? { values: batch } : { values: batch, ...(reason.value.trim() ? { reason: reason.value.trim() } : {}), ...(expires.value ? { expires_at: utcInput(expires.value) } : {}) };
-        const r = await api(`${path}/items`, { method: removing ? 'DELETE' : 'POST', body });
+        if (removing) {
+          const r = await api<RemoveResult>(`${path}/items`, { method: 'DELETE', body: { values: batch } });
+          changed += r.removed;
+        } else {
+          const r = await api<AddResult>(`${path}/items`, { method: 'POST', body: { values: batch, ...(reason.value.trim() ? { reason: reason.value.trim() } : {}), ...(expires.value ? { expires_at: utcInput(expires.value) } : {}) } });
+          changed += r.added;
+          replaced += r.replaced;
+        }
         done += batch.length;
-        changed += removing ? r.removed : r.added;
-        replaced += removing ? 0 : r.replaced;
         progress.value = done / all.length;
         status.textContent = `Sent ${done.toLocaleString('en')} of ${all.length.toLocaleString('en')}…`;
       }
@@ -225,7 +228,7 @@ async function listPage(root: HTMLElement, org: Organization, name: string, quer
     b.addEventListener('click', async () => {
       b.disabled = true;
       try {
-        await api(`${path}/items`, { method: 'DELETE', body: { values: [value] } });
+        await api<RemoveResult>(`${path}/items`, { method: 'DELETE', body: { values: [value] } });
         await reload(`Removed ${value}.`);
       } catch (e) {
         status.replaceChildren(errorBox(e));
@@ -248,7 +251,7 @@ async function listPage(root: HTMLElement, org: Organization, name: string, quer
   del.addEventListener('click', async () => {
     if (!confirm(`Delete ${list.name} and its values?`)) return;
     try {
-      await api(path, { method: 'DELETE' });
+      await api<null>(path, { method: 'DELETE' });
       location.hash = listsHref(org.id);
     } catch (e) {
       status.replaceChildren(errorBox(e));

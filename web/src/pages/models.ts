@@ -4,16 +4,15 @@
 // custom model for their organization (its API keys then score with it).
 
 import { api } from '../api.ts';
+import type { CustomModelSummary, ModelDetail, ModelList } from '../contract.ts';
 import { errorBox, h, num, pct, table } from '../dom.ts';
 import './pages.css';
-
-type Rec = Record<string, any>;
 
 export async function modelsPage(root: HTMLElement): Promise<void> {
   root.replaceChildren(h('p', { class: 'muted' }, 'Loading the models…'));
   try {
-    const { models } = await api<{ models: Rec[] }>('/api/models');
-    const details = await Promise.all(models.map((m) => api(`/api/models/${m.id}`)));
+    const { models } = await api<ModelList>('/api/models');
+    const details = await Promise.all(models.map((m) => api<ModelDetail>(`/api/models/${m.id}`)));
     root.replaceChildren(
       h('h1', { class: 'page-title' }, 'Models'),
       h('p', { class: 'muted' }, "Custom models are made on the server's command line (npm run model:create) and belong to an organization; sign in to see yours."),
@@ -24,13 +23,13 @@ export async function modelsPage(root: HTMLElement): Promise<void> {
   }
 }
 
-function card(root: HTMLElement, m: Rec): HTMLElement {
-  const weights = m.stack.weights as Record<string, number>;
-  const thresholds = m.thresholds as Record<string, { review: number; block: number }>;
+function card(root: HTMLElement, m: ModelDetail): HTMLElement {
+  const weights: Record<string, number> = m.stack.weights;
+  const thresholds: Record<string, { review: number; block: number }> = m.thresholds;
   const action = m.kind === 'custom' ? h('button', { type: 'button', class: 'secondary', 'data-model': m.id }, m.active ? 'Deactivate' : 'Activate') : null;
   action?.addEventListener('click', async () => {
     try {
-      await api(`/api/models/${m.id}/${m.active ? 'deactivate' : 'activate'}`, { method: 'POST' });
+      await api<CustomModelSummary>(`/api/models/${m.id}/${m.active ? 'deactivate' : 'activate'}`, { method: 'POST' });
       await modelsPage(root);
     } catch (e) {
       action.replaceWith(errorBox(e));

@@ -6,12 +6,11 @@
 
 import { api } from '../api.ts';
 import { niceRate, niceTop, seriesChart } from '../chart.ts';
+import type { Performance, Week } from '../contract.ts';
 import { errorBox, h, num, pct, table } from '../dom.ts';
 import { BASIS_WORDS, driftNotice } from '../drift.ts';
 import { organizationFor } from '../org.ts';
 import type { Route } from '../route.ts';
-
-type Rec = Record<string, any>;
 
 const MODES = ['balanced', 'high_precision', 'high_recall'] as const;
 
@@ -21,9 +20,9 @@ export async function overviewPage(root: HTMLElement, route: Route): Promise<voi
     const chosen = await organizationFor(root, route.query, 'overview', 'Overview');
     if (!chosen) return;
     const weeksWanted = Number(route.query.get('weeks') ?? 12);
-    const mode = (MODES as readonly string[]).includes(route.query.get('mode') ?? '') ? route.query.get('mode')! : 'balanced';
-    const report = await api<Rec>(`/api/organizations/${encodeURIComponent(chosen.org.id)}/performance?weeks=${Number.isInteger(weeksWanted) && weeksWanted >= 1 && weeksWanted <= 104 ? weeksWanted : 12}`);
-    const weeks = report.weeks as Rec[];
+    const mode = (MODES as readonly string[]).includes(route.query.get('mode') ?? '') ? (route.query.get('mode') as (typeof MODES)[number]) : 'balanced';
+    const report = await api<Performance>(`/api/organizations/${encodeURIComponent(chosen.org.id)}/performance?weeks=${Number.isInteger(weeksWanted) && weeksWanted >= 1 && weeksWanted <= 104 ? weeksWanted : 12}`);
+    const weeks = report.weeks;
     const names = weeks.map((w) => w.week.replace(/^\d{4}-/, ''));
     const rate = (v: number) => pct(v, v > 0 && v < 0.1 ? 1 : 0);
     const modeSelect = h('select', { id: 'overview-mode', name: 'mode' }, ...MODES.map((m) => h('option', { value: m, selected: m === mode }, m.replace('_', ' '))));
@@ -37,8 +36,8 @@ export async function overviewPage(root: HTMLElement, route: Route): Promise<voi
     };
     const total = weeks.reduce((s, w) => s + w.transactions, 0);
     const labelled = weeks.reduce((s, w) => s + w.labelled, 0);
-    const q = (w: Rec, k: string) => (w.score_quantiles ? w.score_quantiles[k] : null);
-    const byMode = (w: Rec, k: string) => w.by_mode[mode]?.[k] ?? null;
+    const q = (w: Week, k: string) => (w.score_quantiles ? w.score_quantiles[k] : null);
+    const byMode = (w: Week, k: 'precision' | 'recall') => w.by_mode[mode]?.[k] ?? null;
     // Drift of the newest week that has a report: what the service sees now.
     const drifted = [...weeks].reverse().find((w) => w.drift);
     root.replaceChildren(
@@ -71,7 +70,10 @@ export async function overviewPage(root: HTMLElement, route: Route): Promise<voi
           { id: 'overview-table' },
           table(
             ['Week', 'Transactions', 'Review rate', 'Block rate', 'Median score', 'p90 score', 'With an outcome', 'Fraud', 'Precision', 'Recall', 'ROC AUC', 'Drift'],
-            weeks.map((w) => [w.week, String(w.transactions), w.review_rate === null ? '—' : pct(w.review_rate), w.block_rate === null ? '—' : pct(w.block_rate), q(w, 'p50') === null ? '—' : pct(q(w, 'p50'), 2), q(w, 'p90') === null ? '—' : pct(q(w, 'p90'), 2), String(w.labelled), String(w.fraud), byMode(w, 'precision') === null ? '—' : pct(byMode(w, 'precision')), byMode(w, 'recall') === null ? '—' : pct(byMode(w, 'recall')), num(w.roc_auc), w.drift ? `${w.drift.verdict} (${BASIS_WORDS[w.drift.basis]})` : '—']),
+            weeks.map((w) => {
+              const [p50, p90, precision, recall] = [q(w, 'p50'), q(w, 'p90'), byMode(w, 'precision'), byMode(w, 'recall')];
+              return [w.week, String(w.transactions), w.review_rate === null ? '—' : pct(w.review_rate), w.block_rate === null ? '—' : pct(w.block_rate), p50 === null ? '—' : pct(p50, 2), p90 === null ? '—' : pct(p90, 2), String(w.labelled), String(w.fraud), precision === null ? '—' : pct(precision), recall === null ? '—' : pct(recall), num(w.roc_auc), w.drift ? `${w.drift.verdict} (${BASIS_WORDS[w.drift.basis]})` : '—'];
+            }),
           ),
         ),
       ),

@@ -6,19 +6,18 @@
 // for next time.
 
 import { api } from '../api.ts';
+import type { TransactionPage, TransactionRecord } from '../contract.ts';
 import { errorBox, h } from '../dom.ts';
 import { organizationFor, type Organization } from '../org.ts';
 import type { Route } from '../route.ts';
 import { loadRecord, markOutcome, recordParts } from './transactions.ts';
-
-type Rec = Record<string, any>;
 
 const PAGE = 25;
 
 /** The queue as far as it has been read: its items, where the analyst is, and whether more wait. */
 interface Queue {
   org: Organization;
-  items: Rec[];
+  items: TransactionRecord[];
   at: number;
   hasMore: boolean;
 }
@@ -83,7 +82,7 @@ async function readMore(queue: Queue): Promise<void> {
   const q = new URLSearchParams({ decision: 'review', outcome: 'none', order: 'oldest', limit: String(PAGE) });
   const last = queue.items.at(-1);
   if (last) q.set('starting_after', last.transaction_id);
-  const page = await api<{ data: Rec[]; has_more: boolean }>(`/api/organizations/${encodeURIComponent(queue.org.id)}/transactions?${q}`);
+  const page = await api<TransactionPage>(`/api/organizations/${encodeURIComponent(queue.org.id)}/transactions?${q}`);
   queue.items.push(...page.data);
   queue.hasMore = page.has_more;
 }

@@ -10,37 +10,9 @@
 // stages actually run with their timings, and notes.
 
 import { api } from '../api.ts';
+import type { KnownValues, ScoreResponse } from '../contract.ts';
 import { bar, errorBox, h, money, pct, table, utc } from '../dom.ts';
 import './pages.css';
-
-interface ScoreResult {
-  transaction_id: string;
-  risk_score: number;
-  risk_band: string;
-  decision: string;
-  mode: string;
-  model_id: string;
-  model_version: string;
-  path: string;
-  review_threshold: number;
-  block_threshold: number;
-  channel_scores: Record<string, number>;
-  channel_attribution: Record<string, number>;
-  reasons: { text: string; direction: string; contribution: number; feature: string }[];
-  entity_history: Record<string, { role: string; prior_transactions: number; is_new: boolean }>;
-  graph_evidence: Record<string, { transaction_id: string; time: string; amount: number; source: string; target: string; relation: string; outcome: string }[]>;
-  related_ring: { ring_id: string; window_start: string; window_end: string; matched_entity: string; role: string; members: number; fraud_rate: number } | null;
-  stages: { name: string; ms: number }[];
-  latency_ms: number;
-  notes: string[];
-}
-
-interface KnownValues {
-  model_id: string;
-  payment_types: string[];
-  locations: string[];
-  sandbox_as_of: string;
-}
 
 /** What each channel looks at, for the sentences about attribution. */
 const CHANNEL_WORDS: Record<string, { name: string; what: string }> = {
@@ -134,7 +106,7 @@ export function scorePage(root: HTMLElement): void {
     for (const k of ['location', 'payment_type', 'transaction_id']) if (text(k)) body[k] = text(k);
     out.replaceChildren(h('p', { class: 'muted' }, 'Scoring…'));
     try {
-      out.replaceChildren(render(await api<ScoreResult>('/api/risk/score', { method: 'POST', body }), body.amount as number));
+      out.replaceChildren(render(await api<ScoreResponse>('/api/risk/score', { method: 'POST', body }), body.amount as number));
     } catch (e) {
       out.replaceChildren(errorBox(e));
     }
@@ -164,9 +136,9 @@ export function attributionSentence(attribution: Record<string, number>): string
 
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
-function render(r: ScoreResult, amount: number): HTMLElement {
-  const channels = Object.keys(r.channel_scores);
-  const highest = Math.max(...channels.map((c) => r.channel_scores[c]!));
+function render(r: ScoreResponse, amount: number): HTMLElement {
+  const channels = Object.keys(r.channel_scores) as (keyof ScoreResponse['channel_scores'])[];
+  const highest = Math.max(...channels.map((c) => r.channel_scores[c]));
   const above = r.risk_score > highest;
   return h(
     'div',
@@ -183,7 +155,7 @@ function render(r: ScoreResult, amount: number): HTMLElement {
       { class: 'card' },
       h('h2', { class: 'card-title' }, 'Channel scores'),
       h('p', { class: 'muted' }, "Each channel's evidence alone, the others at their average."),
-      ...channels.map((c) => bar(c, r.channel_scores[c]!)),
+      ...channels.map((c) => bar(c, r.channel_scores[c])),
       h(
         'p',
         { class: 'explain', id: 'score-combine' },
@@ -196,7 +168,7 @@ function render(r: ScoreResult, amount: number): HTMLElement {
       { class: 'card' },
       h('h2', { class: 'card-title' }, 'Channel attribution'),
       h('p', { class: 'muted' }, 'Signed share of how far the log-odds moved from the average.'),
-      ...channels.map((c) => bar(c, r.channel_attribution[c]!, true)),
+      ...channels.map((c) => bar(c, r.channel_attribution[c], true)),
       h('p', { class: 'explain', id: 'attribution-summary' }, attributionSentence(r.channel_attribution)),
     ),
     h(

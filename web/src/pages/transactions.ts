@@ -7,12 +7,11 @@
 // answer showed, and its outcome with every change, with buttons to mark it fraud or legitimate.
 
 import { api, ApiError } from '../api.ts';
+import type { RuleList, TransactionPage, TransactionRecord } from '../contract.ts';
 import { bar, errorBox, h, money, pct, table, utc } from '../dom.ts';
 import { organizationFor, type Organization } from '../org.ts';
 import type { Route } from '../route.ts';
 import { entityHref, ruleHref, transactionHref, transactionsHref as href } from '../links.ts';
-
-type Rec = Record<string, any>;
 
 const FILTERS = ['decision', 'risk_band', 'outcome', 'rule_id', 'customer_id', 'merchant_id', 'from', 'to'] as const;
 const SOURCES = [
@@ -36,12 +35,12 @@ export async function transactionsPage(root: HTMLElement, route: Route): Promise
 }
 
 
-const outcomeText = (r: Rec) => (r.outcome ? (r.outcome.outcome === 'fraud' ? 'fraud' : 'legitimate') : r.source === 'import' ? '—' : 'unknown');
+const outcomeText = (r: TransactionRecord) => (r.outcome ? (r.outcome.outcome === 'fraud' ? 'fraud' : 'legitimate') : r.source === 'import' ? '—' : 'unknown');
 
 export const TRANSACTION_COLUMNS = ['Time', 'Transaction', 'Amount', 'Customer', 'Merchant', 'Score', 'Band', 'Decision', 'Outcome'];
 
 /** Listed transactions as table rows (TRANSACTION_COLUMNS), linked to their pages. */
-export function transactionRows(org: Organization, records: Rec[]): (string | Node)[][] {
+export function transactionRows(org: Organization, records: TransactionRecord[]): (string | Node)[][] {
   return records.map((r) => [
     utc(r.time),
     h('a', { href: transactionHref(org.id, r.transaction_id) }, r.transaction_id),
@@ -63,8 +62,8 @@ async function list(root: HTMLElement, org: Organization, picker: HTMLElement | 
   if (after) params.set('starting_after', after);
   // The organization's rules, for the rule filter (a deleted rule's id in the address still filters).
   const [page, rules] = await Promise.all([
-    api<{ data: Rec[]; has_more: boolean }>(`/api/organizations/${encodeURIComponent(org.id)}/transactions?${params}`),
-    api<{ data: Rec[] }>(`/api/organizations/${encodeURIComponent(org.id)}/rules`).then((r) => r.data),
+    api<TransactionPage>(`/api/organizations/${encodeURIComponent(org.id)}/transactions?${params}`),
+    api<RuleList>(`/api/organizations/${encodeURIComponent(org.id)}/rules`).then((r) => r.data),
   ]);
   const ruleName = (id: string) => rules.find((r) => r.id === id)?.name ?? id;
   const ruleOptions: [string, string][] = rules.map((r) => [r.id, r.name]);
@@ -139,9 +138,9 @@ async function list(root: HTMLElement, org: Organization, picker: HTMLElement | 
 }
 
 /** One recorded transaction of the organization, or undefined when it has none with this id. */
-export async function loadRecord(org: Organization, transactionId: string): Promise<Rec | undefined> {
+export async function loadRecord(org: Organization, transactionId: string): Promise<TransactionRecord | undefined> {
   try {
-    return await api(`/api/organizations/${encodeURIComponent(org.id)}/transactions/${encodeURIComponent(transactionId)}`);
+    return await api<TransactionRecord>(`/api/organizations/${encodeURIComponent(org.id)}/transactions/${encodeURIComponent(transactionId)}`);
   } catch (e) {
     if (e instanceof ApiError && e.status === 404) return undefined;
     throw e;
@@ -149,8 +148,8 @@ export async function loadRecord(org: Organization, transactionId: string): Prom
 }
 
 /** Records an outcome as the signed-in member. */
-export function markOutcome(org: Organization, transactionId: string, outcome: 'fraud' | 'legit', source: string): Promise<Rec> {
-  return api(`/api/organizations/${encodeURIComponent(org.id)}/transactions/${encodeURIComponent(transactionId)}/outcome`, { method: 'POST', body: { outcome, source } });
+export function markOutcome(org: Organization, transactionId: string, outcome: 'fraud' | 'legit', source: string): Promise<TransactionRecord> {
+  return api<TransactionRecord>(`/api/organizations/${encodeURIComponent(org.id)}/transactions/${encodeURIComponent(transactionId)}/outcome`, { method: 'POST', body: { outcome, source } });
 }
 
 async function detail(root: HTMLElement, org: Organization, transactionId: string): Promise<void> {
@@ -167,9 +166,10 @@ async function detail(root: HTMLElement, org: Organization, transactionId: strin
 
 /** What a record shows, as cards: the summary (score, band, decision, the transaction), its
  *  reasons, channel scores and evidence. */
-export function recordParts(org: Organization, r: Rec): Node[] {
-  const scored = r.decision !== null;
-  const decidedBy = (r.rules as Rec[] | undefined)?.find((m) => m.applied);
+export function recordParts(org: Organization, r: TransactionRecord): Node[] {
+  const a = scoredAnswer(r);
+  const scored = a !== null;
+  const decidedBy = r.rules?.find((m) => m.applied);
   const summary = h(
     'div',
     { class: 'card summary' },
@@ -177,7 +177,7 @@ export function recordParts(org: Organization, r: Rec): Node[] {
       ? h(
           'div',
           { class: 'big' },
-          h('span', { class: 'score', id: 'risk-score' }, pct(r.risk_score, 2)),
+          h('span', { class: 'score', id: 'risk-score' }, pct(a.risk_score, 2)),
           h('span', { class: `badge band-${r.risk_band}` }, r.risk_band),
           h('span', { class: `badge decision-${r.decision}`, id: 'decision' }, r.decision),
           decidedBy ? h('span', { class: 'muted', id: 'decided-by' }, 'decided by the rule ', h('a', { href: ruleHref(org.id, decidedBy.id) }, decidedBy.name)) : null,
@@ -194,14 +194,13 @@ export function recordParts(org: Organization, r: Rec): Node[] {
         ['Channel', `${r.payment_type} in ${r.location}`],
         ...(scored
           ? [
-              ['Mode', `${r.mode}: review at ${pct(r.review_threshold)}, block at ${pct(r.block_threshold)}`],
+              ['Mode', `${r.mode}: review at ${pct(a.review_threshold)}, block at ${pct(a.block_threshold)}`],
               ['Model', `${r.model_id} (${r.model_version}), ${r.path === 'COLD_START' ? 'cold start (no history for these entities)' : 'the full model'}`],
             ]
           : []),
       ].flatMap(([k, v]) => [h('dt', {}, k as string), h('dd', {}, v as string | Node)]),
     ),
   );
-  const channels = scored ? Object.keys(r.channel_scores) : [];
   const parts: (Node | null)[] = [
     summary,
     scored ? rulesCard(org, r) : null,
@@ -211,19 +210,25 @@ export function recordParts(org: Organization, r: Rec): Node[] {
           { class: 'card' },
           h('h2', {}, 'Why this score'),
           r.reasons.length
-            ? h('ol', { id: 'reasons', class: 'reasons' }, ...r.reasons.map((x: Rec) => h('li', { class: x.direction }, h('span', {}, x.text), h('code', {}, x.feature))))
+            ? h('ol', { id: 'reasons', class: 'reasons' }, ...r.reasons.map((x) => h('li', { class: x.direction }, h('span', {}, x.text), h('code', {}, x.feature))))
             : h('p', { class: 'muted' }, 'No reasons: it was scored with explanations off.'),
         )
       : null,
-    scored ? h('div', { class: 'card' }, h('h2', {}, 'Channel scores'), h('p', { class: 'muted' }, "Each channel's evidence alone, the others at their average."), ...channels.map((c) => bar(c, r.channel_scores[c]))) : null,
+    scored ? h('div', { class: 'card' }, h('h2', {}, 'Channel scores'), h('p', { class: 'muted' }, "Each channel's evidence alone, the others at their average."), ...Object.entries(a.channel_scores).map(([c, score]) => bar(c, score))) : null,
     r.evidence ? evidenceCard(org, r.evidence) : null,
   ];
   return parts.filter((p): p is Node => p !== null);
 }
 
+/** A scored record's figures, which are set exactly when it has a decision; null for an imported one. */
+function scoredAnswer(r: TransactionRecord) {
+  const { risk_score, review_threshold, block_threshold, channel_scores } = r;
+  return r.decision !== null && risk_score !== null && review_threshold !== null && block_threshold !== null && channel_scores !== null ? { risk_score, review_threshold, block_threshold, channel_scores } : null;
+}
+
 /** The rules that matched when it was scored (the one that decided marked), and the answer's notes. */
-function rulesCard(org: Organization, r: Rec): HTMLElement {
-  const rules: Rec[] = r.rules ?? [];
+function rulesCard(org: Organization, r: TransactionRecord): HTMLElement {
+  const rules = r.rules ?? [];
   const notes: string[] = r.notes ?? [];
   return h(
     'section',
@@ -239,7 +244,7 @@ function rulesCard(org: Organization, r: Rec): HTMLElement {
   );
 }
 
-function outcomeCard(root: HTMLElement, org: Organization, r: Rec): HTMLElement {
+function outcomeCard(root: HTMLElement, org: Organization, r: TransactionRecord): HTMLElement {
   const source = h('select', { id: 'outcome-source', name: 'source' }, ...SOURCES.map(([v, text]) => h('option', { value: v, selected: v === 'review' }, text)));
   const status = h('p', { id: 'outcome-status', role: 'status', 'aria-live': 'polite' });
   const mark = (outcome: 'fraud' | 'legit', text: string) => {
@@ -257,7 +262,7 @@ function outcomeCard(root: HTMLElement, org: Organization, r: Rec): HTMLElement 
     });
     return b;
   };
-  const history: Rec[] = r.outcome_history ?? [];
+  const history = r.outcome_history ?? [];
   return h(
     'section',
     { class: 'card', id: 'outcome', 'aria-labelledby': 'outcome-title' },
@@ -276,13 +281,13 @@ function outcomeCard(root: HTMLElement, org: Organization, r: Rec): HTMLElement 
   );
 }
 
-function evidenceCard(org: Organization, e: Rec): HTMLElement {
-  const groups = Object.entries(e.graph_evidence as Record<string, Rec[]>);
+function evidenceCard(org: Organization, e: NonNullable<TransactionRecord['evidence']>): HTMLElement {
+  const groups = Object.entries(e.graph_evidence);
   return h(
     'section',
     { class: 'card', id: 'evidence', 'aria-labelledby': 'evidence-title' },
     h('h2', { id: 'evidence-title' }, 'Evidence when it was scored'),
-    table(['Entity', 'Role', 'Earlier transactions', 'New'], Object.entries(e.entity_history as Record<string, Rec>).map(([k, v]) => [k, v.role, String(v.prior_transactions), v.is_new ? 'yes' : 'no'])),
+    table(['Entity', 'Role', 'Earlier transactions', 'New'], Object.entries(e.entity_history).map(([k, v]) => [k, v.role, String(v.prior_transactions), v.is_new ? 'yes' : 'no'])),
     groups.length === 0
       ? h('p', { class: 'muted' }, 'Nothing earlier shared a customer, merchant or channel with it.')
       : h('div', {}, ...groups.map(([k, list]) => h('div', {}, h('h3', {}, k), table(['Time', 'Transaction', 'Amount', 'Customer', 'Merchant', 'Outcome'], list.map((x) => [utc(x.time), h('a', { href: transactionHref(org.id, x.transaction_id) }, x.transaction_id), money(x.amount), h('a', { href: entityHref(org.id, 'customer', x.source) }, x.source), h('a', { href: entityHref(org.id, 'merchant', x.target) }, x.target), x.outcome]))))),

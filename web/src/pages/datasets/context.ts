@@ -3,6 +3,7 @@
 // organization, and the past uploads are the organization's, else this browser's (remembered.ts).
 
 import { api } from '../../api.ts';
+import type { Me, OrganizationList, PublicConfig } from '../../contract.ts';
 import { REMEMBERED_ORGANIZATION, type Organization } from '../../org.ts';
 
 export interface Context {
@@ -12,11 +13,11 @@ export interface Context {
 
 /** The signed-in member's organization (the one chosen last in this tab, else the first), if any. */
 export async function whoIsThis(): Promise<Context> {
-  const config = await api('/api/config');
+  const config = await api<PublicConfig>('/api/config');
   if (!config.auth_configured) return { org: undefined };
-  const me = await api('/api/auth/me');
+  const me = await api<Me>('/api/auth/me');
   if (!me.authenticated) return { org: undefined };
-  const { organizations } = await api<{ organizations: Organization[] }>('/api/organizations');
+  const { organizations } = await api<OrganizationList>('/api/organizations');
   const wanted = sessionStorage.getItem(REMEMBERED_ORGANIZATION);
   return { org: organizations.find((o) => o.id === wanted) ?? organizations[0] };
 }

@@ -6,10 +6,9 @@
 // passed in, since that view opens this editor in turn.
 
 import { api, ApiError } from '../../api.ts';
+import type { Dataset, DatasetValidation, Preview } from '../../contract.ts';
 import { h, table } from '../../dom.ts';
 import { plainError, plural } from './words.ts';
-
-type Rec = Record<string, any>;
 
 const COLUMNS = ['amount', 'customer_id', 'merchant_id', 'transaction_id', 'timestamp', 'location', 'payment_type', 'label'] as const;
 const REQUIRED = new Set<string>(['amount', 'customer_id', 'merchant_id']);
@@ -26,30 +25,30 @@ const MEANING: Record<string, string> = {
 };
 
 /** What the check found, one problem a line, each with its fix. */
-function problemsList(v: Rec): HTMLElement {
+function problemsList(v: DatasetValidation): HTMLElement {
   return h(
     'ul',
     { class: 'problems' },
-    ...(v.missing_required as string[]).map((c) => h('li', {}, `${MEANING[c]} is required: choose the column that holds it.`)),
-    ...(v.problems as Rec[]).map((p) => h('li', {}, `Column “${p.header}” ${p.message} in ${plural(p.count, 'row')} (first: ${p.rows.join(', ')}${p.examples?.length ? `; e.g. ${p.examples.map((x: string) => `“${x}”`).join(', ')}` : ''}). ${p.fix}`)),
-    ...(v.file_problems as Rec[]).map((p) => h('li', {}, `${p.message} ${p.fix}`)),
+    ...v.missing_required.map((c) => h('li', {}, `${MEANING[c]} is required: choose the column that holds it.`)),
+    ...v.problems.map((p) => h('li', {}, `Column “${p.header}” ${p.message} in ${plural(p.count, 'row')} (first: ${p.rows.join(', ')}${p.examples?.length ? `; e.g. ${p.examples.map((x) => `“${x}”`).join(', ')}` : ''}). ${p.fix}`)),
+    ...v.file_problems.map((p) => h('li', {}, `${p.message} ${p.fix}`)),
   );
 }
 
 /** The mapping editor: for each of our columns, the file's header that holds it (pre-filled with
  *  what is used now, else the suggestion) and a few of that header's values; then the file's own
  *  columns with their values and what each is used as. */
-export async function showMapping(work: HTMLElement, id: string, v: Rec, showValid: (d: Rec) => void, refreshHistory: () => void, current?: Rec): Promise<void> {
+export async function showMapping(work: HTMLElement, id: string, v: DatasetValidation, showValid: (d: Dataset) => void, refreshHistory: () => void, current?: Partial<Record<string, string | null>>): Promise<void> {
   let samples: Record<string, string[]> = {};
   try {
-    samples = (await api(`/api/datasets/${encodeURIComponent(id)}/preview?rows=1`)).samples ?? {};
+    samples = (await api<Preview>(`/api/datasets/${encodeURIComponent(id)}/preview?rows=1`)).samples ?? {};
   } catch {
     // The editor works without the values.
   }
-  const headers = v.columns_found as string[];
-  const suggested = (v.suggested_mapping ?? {}) as Record<string, string>;
+  const headers = v.columns_found;
+  const suggested: Partial<Record<string, string>> = v.suggested_mapping ?? {};
   const examples = (header: string) => (samples[header]?.length ? samples[header]!.join(', ') : '');
-  const initial = (c: string) => (current?.[c] as string | undefined) ?? v.columns?.[c] ?? suggested[c] ?? '';
+  const initial = (c: (typeof COLUMNS)[number]) => current?.[c] ?? v.columns?.[c] ?? suggested[c] ?? '';
   const selects = new Map<string, HTMLSelectElement>();
   const seens = new Map<string, HTMLElement>();
   const rows = COLUMNS.map((c) => {
@@ -75,7 +74,7 @@ export async function showMapping(work: HTMLElement, id: string, v: Rec, showVal
     fileColumns.replaceChildren(table(['Column in your file', 'Values', 'Used as'], headers.map((hd) => [h('code', {}, hd), examples(hd) || '—', usedAs.get(hd)?.join(', ') ?? 'not used'])));
   };
   for (const s of selects.values()) s.addEventListener('change', update);
-  const missing = (v.missing_required as string[]).map((c) => MEANING[c]!.replace(/ \(.*/, '').toLowerCase());
+  const missing = v.missing_required.map((c) => MEANING[c]!.replace(/ \(.*/, '').toLowerCase());
   const anySuggested = COLUMNS.some((c) => !v.columns?.[c] && suggested[c] !== undefined);
   const timeNote = !selects.get('timestamp')!.value
     ? headers.some((hd) => hd.trim().toLowerCase() === 'step')
@@ -112,9 +111,11 @@ export async function showMapping(work: HTMLElement, id: string, v: Rec, showVal
     for (const [c, s] of selects) if (s.value) mapping[c] = s.value;
     apply.disabled = true;
     try {
-      showValid(await api(`/api/datasets/${encodeURIComponent(id)}/validate`, { method: 'POST', body: { mapping } }));
+      showValid(await api<Dataset>(`/api/datasets/${encodeURIComponent(id)}/validate`, { method: 'POST', body: { mapping } }));
     } catch (err) {
-      if (err instanceof ApiError && err.detail.validation) await showMapping(work, id, err.detail.validation, showValid, refreshHistory);
+      // Still not scorable (422 validation_failed): what the check found with this mapping.
+      const found = err instanceof ApiError ? (err.detail as { validation?: DatasetValidation }).validation : undefined;
+      if (found) await showMapping(work, id, found, showValid, refreshHistory);
       else work.replaceChildren(plainError(err));
     }
     refreshHistory();

@@ -12,6 +12,7 @@
 // upload's area, the past uploads), and what the address names when the page opens.
 
 import { api, ApiError } from '../../api.ts';
+import type { Dataset, DatasetValidation, PublicConfig } from '../../contract.ts';
 import { h } from '../../dom.ts';
 import type { Route } from '../../route.ts';
 import { address } from './address.ts';
@@ -23,8 +24,6 @@ import { showMapping } from './mapping.ts';
 import { remember } from './remembered.ts';
 import { plainError } from './words.ts';
 import './datasets.css';
-
-type Rec = Record<string, any>;
 
 export async function datasetsPage(root: HTMLElement, route?: Route): Promise<void> {
   const picker = h('input', { type: 'file', id: 'dataset-file', accept: '.csv,text/csv', hidden: true, 'aria-label': 'CSV file' });
@@ -45,11 +44,11 @@ export async function datasetsPage(root: HTMLElement, route?: Route): Promise<vo
   let context: Context = { org: undefined };
   const ready = whoIsThis().then((c) => (context = c)).catch(() => context);
   const refreshHistory = () => void ready.then(() => showHistory(past, context));
-  const showValid = (d: Rec) => showDataset(work, d, refreshHistory);
+  const showValid = (d: Dataset) => showDataset(work, d, refreshHistory);
   refreshHistory();
-  api('/api/config')
+  api<PublicConfig>('/api/config')
     .then((c) => {
-      const l = c.limits as Rec;
+      const l = c.limits;
       limits.textContent = `Files up to ${l.max_upload_mb} MB and ${Number(l.max_dataset_rows).toLocaleString('en')} rows, comma-separated with a header line. Uploads are deleted after ${l.upload_retention_hours} hours.`;
     })
     .catch(() => limits.remove());
@@ -59,15 +58,17 @@ export async function datasetsPage(root: HTMLElement, route?: Route): Promise<vo
     await ready;
     const org = context.org ? `&organization_id=${encodeURIComponent(context.org.id)}` : '';
     try {
-      const d = await api(`/api/datasets/upload?filename=${encodeURIComponent(file.name)}${org}`, { method: 'POST', file });
+      const d = await api<Dataset>(`/api/datasets/upload?filename=${encodeURIComponent(file.name)}${org}`, { method: 'POST', file });
       remember('datasets', d.id);
       address({ dataset: d.id });
       showDataset(work, d, refreshHistory);
     } catch (e) {
-      if (e instanceof ApiError && e.detail.validation && e.detail.dataset_id) {
-        remember('datasets', e.detail.dataset_id);
-        address({ dataset: e.detail.dataset_id });
-        await showMapping(work, e.detail.dataset_id, e.detail.validation, showValid, refreshHistory);
+      // A file that cannot be scored as it is (422 validation_failed): kept, with what the check found.
+      const kept = e instanceof ApiError ? (e.detail as { dataset_id?: string; validation?: DatasetValidation }) : {};
+      if (kept.validation && kept.dataset_id) {
+        remember('datasets', kept.dataset_id);
+        address({ dataset: kept.dataset_id });
+        await showMapping(work, kept.dataset_id, kept.validation, showValid, refreshHistory);
       } else work.replaceChildren(plainError(e));
     }
     refreshHistory();
@@ -89,7 +90,7 @@ export async function datasetsPage(root: HTMLElement, route?: Route): Promise<vo
   try {
     if (jobId) await showJob(work, jobId);
     else if (datasetId) {
-      const d = await api(`/api/datasets/${encodeURIComponent(datasetId)}`);
+      const d = await api<Dataset>(`/api/datasets/${encodeURIComponent(datasetId)}`);
       if (d.valid) showDataset(work, d, refreshHistory);
       else await showMapping(work, d.id, d.validation, showValid, refreshHistory);
     }

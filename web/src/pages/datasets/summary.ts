@@ -3,23 +3,22 @@
 // the scores look unreliable for this file, since a file from another kind of system (a PaySim
 // simulation, account transfers) can look unusual to a model that learned from card payments.
 
+import type { JobSummaries } from '../../contract.ts';
 import { h, num, pct, table } from '../../dom.ts';
 import { driftNotice } from '../../drift.ts';
 import { plural } from './words.ts';
-
-type Rec = Record<string, any>;
 
 /** Below this ROC AUC a labelled file's ranking is close to chance. */
 const POOR_AUC = 0.6;
 
 /** Decisions and bands with their shares, the metrics on a labelled file, and a warning in words
  *  when the scores look unreliable for this file. */
-export function summaryCards(s: Rec | null): HTMLElement[] {
+export function summaryCards(s: JobSummaries['score'] | null): HTMLElement[] {
   if (!s) return [];
   const total = Number(s.rows) || 0;
   const share = (n: number) => (total ? pct(n / total, 1) : '—');
-  const counts = (names: string[], by: Rec) => table(names.map((x) => x), [names.map((x) => `${Number(by[x] ?? 0).toLocaleString('en')} (${share(Number(by[x] ?? 0))})`)]);
-  const m = s.metrics as Rec | null;
+  const counts = (names: string[], by: Partial<Record<string, number>>) => table(names.map((x) => x), [names.map((x) => `${Number(by[x] ?? 0).toLocaleString('en')} (${share(Number(by[x] ?? 0))})`)]);
+  const m = s.metrics;
   const why: string[] = [];
   if (m && m.roc_auc < POOR_AUC) why.push(`the model ranks your labelled fraud barely better than chance (ROC AUC ${num(m.roc_auc, 2)}, where 0.5 is a coin toss)`);
   const blocked = Number(s.decisions?.block ?? 0);
@@ -32,7 +31,7 @@ export function summaryCards(s: Rec | null): HTMLElement[] {
         h('p', {}, 'The model learned from card payments. Files from other kinds of systems (for example a simulation like PaySim, or account transfers) can look unusual to it. Use these scores with care, and check a sample by hand before acting on them.'),
       )
     : null;
-  const drift = driftNotice(s.drift as Rec | null, 'this file');
+  const drift = driftNotice(s.drift, 'this file');
   return [
     ...(drift && s.drift?.verdict !== 'ok' ? [drift] : []),
     ...(warning ? [warning] : []),

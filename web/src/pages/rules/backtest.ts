@@ -8,13 +8,16 @@
 // a per-day chart with the same numbers in a table, the live version side by side when another
 // version was tested, and examples of each outcome with the values the rule read.
 
-import { api, ApiError } from '../../api.ts';
+import { api, ApiError, jobSummary } from '../../api.ts';
 import { niceTop, seriesChart } from '../../chart.ts';
+import type { Job, JobSummaries, Rule } from '../../contract.ts';
 import { h, money, pct, table, utc } from '../../dom.ts';
 import { backtestHref, ruleHref, rulesHref, transactionHref } from '../../links.ts';
 import type { Organization } from '../../org.ts';
 
-type Rec = Record<string, any>;
+type BacktestReport = JobSummaries['backtest'];
+/** The figures of one version in a report: the tested one (the report itself) or the live one (`compare`). */
+type VersionFigures = BacktestReport | NonNullable<BacktestReport['compare']>;
 
 export interface Period {
   from?: string | undefined;
@@ -23,18 +26,18 @@ export interface Period {
 
 /** The values a rule read, as `name = value` rows (a history's fields as `customer.is_new`),
  *  each written as it would be in an expression. */
-export function flatValues(values: Rec, prefix = ''): [string, string][] {
+export function flatValues(values: Record<string, unknown>, prefix = ''): [string, string][] {
   return Object.entries(values).flatMap(([k, v]): [string, string][] =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) ? flatValues(v, `${prefix}${k}.`) : [[`${prefix}${k}`, JSON.stringify(v)]],
+    v !== null && typeof v === 'object' && !Array.isArray(v) ? flatValues(v as Record<string, unknown>, `${prefix}${k}.`) : [[`${prefix}${k}`, JSON.stringify(v)]],
   );
 }
 
 /** Queues a backtest and opens its page. */
 export async function queueBacktest(org: Organization, target: { rule_id: string; version?: number } | { expression: string; action: string }, period: Period): Promise<void> {
-  const body: Rec = { ...target };
+  const body: typeof target & Period = { ...target };
   if (period.from) body.from = period.from;
   if (period.to) body.to = period.to;
-  const job = await api(`/api/organizations/${encodeURIComponent(org.id)}/rules/backtests`, { method: 'POST', body });
+  const job = await api<Job>(`/api/organizations/${encodeURIComponent(org.id)}/rules/backtests`, { method: 'POST', body });
   location.hash = backtestHref(org.id, job.id);
 }
 
@@ -45,9 +48,9 @@ export async function backtestPage(root: HTMLElement, org: Organization, jobId: 
   const running = h('section', { class: 'card', id: 'backtest-running', 'aria-labelledby': 'backtest-running-title' }, h('h2', { id: 'backtest-running-title' }, 'Running'), h('p', {}, 'Every transaction the organization scored in the period is evaluated on what its decision saw, with the lists as they were then.'), progress, stage);
   const title = h('h1', {}, 'Backtest');
   root.replaceChildren(title, back, running);
-  let job: Rec;
+  let job: Job;
   for (;;) {
-    job = await api(`/api/jobs/${encodeURIComponent(jobId)}`);
+    job = await api<Job>(`/api/jobs/${encodeURIComponent(jobId)}`);
     if (job.kind !== 'backtest') throw new ApiError(404, 'not_found', `Job ${jobId} is not a backtest.`, 'Open backtests from a rule’s page.');
     progress.value = job.progress;
     stage.textContent = `${job.status} · ${pct(job.progress, 0)} · ${job.elapsed_seconds} s`;
@@ -60,8 +63,8 @@ export async function backtestPage(root: HTMLElement, org: Organization, jobId: 
     if (!root.isConnected) return;
     await new Promise((r) => setTimeout(r, 300));
   }
-  const s = job.summary as Rec;
-  const rule = s.rule.rule_id ? await api(`/api/organizations/${encodeURIComponent(org.id)}/rules/${encodeURIComponent(s.rule.rule_id)}`).catch(() => undefined) : undefined;
+  const s = jobSummary<'backtest'>(job)!;
+  const rule = s.rule.rule_id ? await api<Rule>(`/api/organizations/${encodeURIComponent(org.id)}/rules/${encodeURIComponent(s.rule.rule_id)}`).catch(() => undefined) : undefined;
   const what = s.rule.rule_id ? `${rule?.name ?? 'a deleted rule'}, version ${s.rule.version}` : 'an unsaved expression';
   title.textContent = `Backtest of ${what}`;
   if (rule) back.replaceChildren(h('a', { href: ruleHref(org.id, rule.id) }, `← ${rule.name}`));
@@ -72,11 +75,11 @@ const count = (n: number) => n.toLocaleString('en');
 const change = (k: string) => k.replace('->', ' → ');
 
 /** The report's parts, as cards. */
-function report(org: Organization, s: Rec, job: Rec): HTMLElement[] {
-  const o = s.outcomes as { fraud: number; legit: number; unknown: number };
+function report(org: Organization, s: BacktestReport, job: Job): HTMLElement[] {
+  const o = s.outcomes;
   const labelled = o.fraud + o.legit;
-  const changes = Object.entries(s.changes as Record<string, number>);
-  const days = s.per_day as Rec[];
+  const changes = Object.entries(s.changes);
+  const days = s.per_day;
   const parts: (HTMLElement | null)[] = [
     h(
       'section',
@@ -84,7 +87,7 @@ function report(org: Organization, s: Rec, job: Rec): HTMLElement[] {
       h('p', {}, h('span', { class: `badge action-${s.rule.action}` }, s.rule.action), ' when ', h('code', { class: 'expression' }, s.rule.expression)),
       h('p', { class: 'muted' }, `${Date.parse(s.from) === 0 ? 'Everything scored' : `From ${utc(s.from)}`} to ${utc(s.to)}: ${count(s.scanned)} scored transactions, ${count(s.reported_fraud)} of them reported fraud. Outcomes as known when it ran, ${utc(job.finished_at ?? job.created_at)}.`),
     ),
-    (s.warnings as string[]).length ? h('div', { class: 'warning', id: 'backtest-warnings' }, h('strong', {}, 'Read these figures with care'), h('ul', {}, ...(s.warnings as string[]).map((w) => h('li', {}, w)))) : null,
+    s.warnings.length ? h('div', { class: 'warning', id: 'backtest-warnings' }, h('strong', {}, 'Read these figures with care'), h('ul', {}, ...s.warnings.map((w) => h('li', {}, w)))) : null,
     h(
       'section',
       { class: 'card', id: 'backtest-figures', 'aria-labelledby': 'backtest-figures-title' },
@@ -134,7 +137,7 @@ function report(org: Organization, s: Rec, job: Rec): HTMLElement[] {
             h('details', {}, h('summary', {}, 'The same numbers as a table'), table(['Day', 'Matched', 'Fraud', 'Legitimate'], days.map((d) => [d.day, count(d.matched), count(d.fraud), count(d.legit)]))),
           ),
     ),
-    s.compare ? compareCard(s) : null,
+    s.compare ? compareCard(s, s.compare) : null,
     examplesCard(org, s),
   ];
   return parts.filter((p): p is HTMLElement => p !== null);
@@ -146,9 +149,8 @@ function figure(id: string, label: string, value: string, detail: string, exact:
 }
 
 /** The tested version beside the live one, figure by figure. */
-function compareCard(s: Rec): HTMLElement {
-  const c = s.compare as Rec;
-  const rows: [string, (r: Rec) => string][] = [
+function compareCard(s: BacktestReport, c: NonNullable<BacktestReport['compare']>): HTMLElement {
+  const rows: [string, (r: VersionFigures) => string][] = [
     ['Expression', (r) => r.rule.expression],
     ['Action', (r) => r.rule.action],
     ['Matched', (r) => count(r.matched)],
@@ -166,17 +168,17 @@ function compareCard(s: Rec): HTMLElement {
     { class: 'card', id: 'backtest-compare', 'aria-labelledby': 'backtest-compare-title' },
     h('h2', { id: 'backtest-compare-title' }, `Beside the live version (${c.rule.version})`),
     table(['Figure', `Version ${s.rule.version} (tested)`, `Version ${c.rule.version} (live)`], rows.map(([label, f]) => [label, f(s), f(c)])),
-    (c.warnings as string[]).length ? h('ul', { class: 'muted' }, ...(c.warnings as string[]).map((w) => h('li', {}, `Live version: ${w}`))) : null,
+    c.warnings.length ? h('ul', { class: 'muted' }, ...c.warnings.map((w) => h('li', {}, `Live version: ${w}`))) : null,
   );
 }
 
-function examplesCard(org: Organization, s: Rec): HTMLElement {
-  const groups: [string, string][] = [
+function examplesCard(org: Organization, s: BacktestReport): HTMLElement {
+  const groups: [keyof BacktestReport['examples'], string][] = [
     ['fraud', 'Fraud'],
     ['legit', 'Legitimate'],
     ['unknown', 'Without an outcome'],
   ];
-  const shown = groups.filter(([k]) => (s.examples[k] as Rec[]).length > 0);
+  const shown = groups.filter(([k]) => s.examples[k].length > 0);
   return h(
     'section',
     { class: 'card', id: 'backtest-examples', 'aria-labelledby': 'backtest-examples-title' },
@@ -186,10 +188,10 @@ function examplesCard(org: Organization, s: Rec): HTMLElement {
       h(
         'div',
         { id: `backtest-examples-${k}` },
-        h('h3', {}, `${label} (${(s.examples[k] as Rec[]).length} shown)`),
+        h('h3', {}, `${label} (${s.examples[k].length} shown)`),
         table(
           ['Transaction', 'Time', 'Amount', 'Decided', 'Would be', 'Values read'],
-          (s.examples[k] as Rec[]).map((x) => [
+          s.examples[k].map((x) => [
             h('a', { href: transactionHref(org.id, x.transaction_id) }, x.transaction_id),
             utc(x.time),
             money(x.amount),

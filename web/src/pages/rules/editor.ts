@@ -11,6 +11,7 @@
 // live region, so a screen reader hears "No problems" or the first problem when typing pauses.
 
 import { api, ApiError } from '../../api.ts';
+import type { CheckResult, Rule, RuleVersion } from '../../contract.ts';
 import { errorBox, h, table } from '../../dom.ts';
 import { transactionHref } from '../../links.ts';
 import type { Organization } from '../../org.ts';
@@ -18,13 +19,10 @@ import { RULE_FUNCTIONS } from './fields.ts';
 import { RULE_FIELDS } from '../../../../src/domain/rules/fields.ts';
 import { flatValues, queueBacktest, type Period } from './backtest.ts';
 
-type Rec = Record<string, any>;
-
-export interface Problem {
-  message: string;
-  line: number;
-  column: number;
-}
+/** A problem the check found, at its line and column. */
+export type Problem = CheckResult['errors'][number];
+/** What the editor sends when it saves: the fields changed (all of them for a new rule). */
+type RuleChanges = Partial<Record<'name' | 'expression' | 'action' | 'status' | 'description', string | null>>;
 
 /** How long typing must pause before the expression is checked. */
 const CHECK_AFTER_MS = 350;
@@ -52,7 +50,7 @@ function offsetOf(text: string, line: number, column: number): number {
 /** A time typed in a datetime-local field (seconds optional), as the API's ISO UTC. */
 export const utcInput = (v: string) => (v ? `${v.length === 16 ? `${v}:00` : v}Z` : undefined);
 
-export function ruleEditor(org: Organization, rule: Rec | undefined, onSaved: (saved: Rec, message: string, button: string) => void): { form: HTMLFormElement; period: () => Period; load: (v: Rec) => void } {
+export function ruleEditor(org: Organization, rule: Rule | undefined, onSaved: (saved: Rule, message: string, button: string) => void): { form: HTMLFormElement; period: () => Period; load: (v: RuleVersion) => void } {
   const base = `/api/organizations/${encodeURIComponent(org.id)}/rules`;
   const live = rule !== undefined && (rule.status === 'active' || rule.status === 'shadow');
   const name = h('input', { id: 'rule-name', name: 'name', required: true, maxlength: '100', autocomplete: 'off', value: rule?.name });
@@ -137,18 +135,18 @@ export function ruleEditor(org: Organization, rule: Rec | undefined, onSaved: (s
     summary.className = `check-summary ${cls}`;
     summary.textContent = text;
   };
-  const showCheck = (text: string, r: Rec) => {
+  const showCheck = (text: string, r: Pick<CheckResult, 'valid' | 'errors'> & Partial<Pick<CheckResult, 'lists'>>) => {
     if (r.valid) {
-      const lists = r.lists as string[];
+      const lists = r.lists ?? [];
       setSummary('ok', `No problems: it can be saved.${lists.length ? ` It reads the list${lists.length > 1 ? 's' : ''} ${lists.join(', ')}.` : ''}`);
       showProblems(text, []);
     } else {
-      const first = r.errors[0] as Problem;
+      const first = r.errors[0]!;
       setSummary('bad', `${r.errors.length} problem${r.errors.length > 1 ? 's' : ''}, the first at line ${first.line}, column ${first.column}: ${first.message}`);
       showProblems(text, r.errors);
     }
   };
-  const showEvaluation = (e: Rec | undefined) => {
+  const showEvaluation = (e: CheckResult['evaluation']) => {
     if (!e) {
       evaluation.replaceChildren();
       return;
@@ -173,7 +171,7 @@ export function ruleEditor(org: Organization, rule: Rec | undefined, onSaved: (s
       showEvaluation(undefined);
       return;
     }
-    const ask = (withTransaction: boolean) => api(`${base}/check`, { method: 'POST', body: { expression: text, ...(withTransaction && id ? { transaction_id: id } : {}) } });
+    const ask = (withTransaction: boolean) => api<CheckResult>(`${base}/check`, { method: 'POST', body: { expression: text, ...(withTransaction && id ? { transaction_id: id } : {}) } });
     try {
       const r = await ask(true);
       if (n !== seq) return;
@@ -211,10 +209,10 @@ export function ruleEditor(org: Organization, rule: Rec | undefined, onSaved: (s
   });
 
   /** What changed against the saved rule (all of it for a new one). */
-  const changes = (): Rec => {
+  const changes = (): RuleChanges => {
     const desc = description.value.trim();
     if (!rule) return { name: name.value.trim(), expression: expression.value, action: action.value, status: status!.value, ...(desc ? { description: desc } : {}) };
-    const c: Rec = {};
+    const c: RuleChanges = {};
     if (name.value.trim() !== rule.name) c.name = name.value.trim();
     if (expression.value !== rule.expression) c.expression = expression.value;
     if (action.value !== rule.action) c.action = action.value;
@@ -250,7 +248,7 @@ export function ruleEditor(org: Organization, rule: Rec | undefined, onSaved: (s
     }
     saveStatus.replaceChildren(h('p', { class: 'muted' }, 'Saving…'));
     try {
-      const saved = rule ? await api(`${base}/${encodeURIComponent(rule.id)}`, { method: 'PUT', body: draft ? { ...body, status: 'draft' } : body }) : await api(base, { method: 'POST', body });
+      const saved = rule ? await api<Rule>(`${base}/${encodeURIComponent(rule.id)}`, { method: 'PUT', body: draft ? { ...body, status: 'draft' } : body }) : await api<Rule>(base, { method: 'POST', body });
       const message = !rule
         ? `Created ${saved.name} (${saved.status}).`
         : content
@@ -288,7 +286,7 @@ export function ruleEditor(org: Organization, rule: Rec | undefined, onSaved: (s
   return {
     form,
     period,
-    load(v: Rec) {
+    load(v: RuleVersion) {
       expression.value = v.expression;
       action.value = v.action;
       description.value = v.description ?? '';

@@ -8,6 +8,7 @@
 // address. Addresses: #/rules, #/rules/new, #/rules/{rule_id}, #/rules/backtests/{job_id}.
 
 import { api } from '../../api.ts';
+import type { Rule, RuleList, RuleVersions } from '../../contract.ts';
 import { errorBox, h, table, utc } from '../../dom.ts';
 import { listsHref, ruleHref, rulesHref, transactionsHref } from '../../links.ts';
 import { organizationFor, type Organization } from '../../org.ts';
@@ -15,8 +16,6 @@ import type { Route } from '../../route.ts';
 import { backtestPage, queueBacktest } from './backtest.ts';
 import { ACTION_WORDS, ruleEditor } from './editor.ts';
 import './rules.css';
-
-type Rec = Record<string, any>;
 
 const STATUS_WORDS: Record<string, string> = {
   draft: 'Draft: saved, not run on payments.',
@@ -43,13 +42,13 @@ export async function rulesPage(root: HTMLElement, route: Route): Promise<void> 
 const base = (org: Organization) => `/api/organizations/${encodeURIComponent(org.id)}/rules`;
 
 /** The live version in words: "2", "2 (3 waits as a draft)", or "none". */
-function liveText(r: Rec): string {
+function liveText(r: Rule): string {
   if (r.live_version === null || r.status === 'draft' || r.status === 'disabled') return 'none';
   return r.live_version === r.version ? String(r.live_version) : `${r.live_version} (${r.version} waits as a draft)`;
 }
 
 async function ruleList(root: HTMLElement, org: Organization, picker: HTMLElement | null): Promise<void> {
-  const { data } = await api<{ data: Rec[] }>(base(org));
+  const { data } = await api<RuleList>(base(org));
   root.replaceChildren(
     h('h1', {}, 'Rules'),
     h('div', { class: 'actions' }, picker, h('p', { class: 'muted' }, `${org.name}: rules run after the model on every payment scored with its API keys. An allow rule decides over block, block over review, and review over the model's thresholds; shadow rules are only recorded. Counts are of the last 7 days.`)),
@@ -93,7 +92,7 @@ function newRule(root: HTMLElement, org: Organization): void {
 }
 
 async function rulePage(root: HTMLElement, org: Organization, ruleId: string, message?: string): Promise<void> {
-  const [r, versions] = await Promise.all([api(`${base(org)}/${encodeURIComponent(ruleId)}`), api<{ data: Rec[] }>(`${base(org)}/${encodeURIComponent(ruleId)}/versions`)]);
+  const [r, versions] = await Promise.all([api<Rule>(`${base(org)}/${encodeURIComponent(ruleId)}`), api<RuleVersions>(`${base(org)}/${encodeURIComponent(ruleId)}/versions`)]);
   const status = h('div', { id: 'rule-status-message', class: 'notice', role: 'status', 'aria-live': 'polite' }, message ?? '');
   // After a change the page is drawn anew; focus goes back to the button pressed (or, when it is
   // gone, as the status it set is now the current one, the first of its group), so a keyboard
@@ -104,12 +103,12 @@ async function rulePage(root: HTMLElement, org: Organization, ruleId: string, me
   };
   const editor = ruleEditor(org, r, (_saved, text, button) => void again(text, button).catch((e) => status.replaceChildren(errorBox(e))));
 
-  const change = (label: string, body: Rec, id: string, cls = 'secondary') => {
+  const change = (label: string, body: { status: Rule['status'] }, id: string, cls = 'secondary') => {
     const b = h('button', { type: 'button', id, class: cls }, label);
     b.addEventListener('click', async () => {
       b.disabled = true;
       try {
-        const saved = await api(`${base(org)}/${encodeURIComponent(r.id)}`, { method: 'PUT', body });
+        const saved = await api<Rule>(`${base(org)}/${encodeURIComponent(r.id)}`, { method: 'PUT', body });
         await again(`${saved.name} is ${saved.status}${saved.status === 'active' || saved.status === 'shadow' ? `, version ${saved.live_version} live` : ''}.`, id);
       } catch (e) {
         status.replaceChildren(errorBox(e));
@@ -122,7 +121,7 @@ async function rulePage(root: HTMLElement, org: Organization, ruleId: string, me
   remove.addEventListener('click', async () => {
     if (!confirm(`Delete ${r.name}? It stops running at once; its versions and matches are kept for the record.`)) return;
     try {
-      await api(`${base(org)}/${encodeURIComponent(r.id)}`, { method: 'DELETE' });
+      await api<null>(`${base(org)}/${encodeURIComponent(r.id)}`, { method: 'DELETE' });
       location.hash = rulesHref(org.id);
     } catch (e) {
       status.replaceChildren(errorBox(e));
@@ -153,7 +152,7 @@ async function rulePage(root: HTMLElement, org: Organization, ruleId: string, me
       `${v.version}${live ? ' (live)' : v.version === r.version && waiting ? ' (draft)' : ''}`,
       h('span', { class: `action-${v.action}` }, v.action),
       h('code', { class: 'expression' }, v.expression),
-      v.lists.length ? h('span', {}, ...(v.lists as string[]).flatMap((l, i) => [i ? ', ' : '', h('a', { href: listsHref(org.id, l) }, l)])) : '—',
+      v.lists.length ? h('span', {}, ...v.lists.flatMap((l, i) => [i ? ', ' : '', h('a', { href: listsHref(org.id, l) }, l)])) : '—',
       `${utc(v.created_at)} by ${v.created_by}`,
       h('span', { class: 'actions' }, test, open),
     ];
