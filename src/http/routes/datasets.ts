@@ -16,12 +16,14 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { DATASET_COLUMNS, type ColumnMapping } from '../../datasets/csv.ts';
-import { describeValidation, maxUploadBytes, uploadTooLarge, type StoredUpload } from '../../app/datasets.ts';
+import { maxUploadBytes, uploadTooLarge, type StoredUpload } from '../../app/datasets.ts';
 import { AppError } from '../../app/errors.ts';
-import type { App, Dataset as DatasetRecord } from '../../app/app.ts';
+import type { App } from '../../app/app.ts';
 import { ApiError } from '../errors.ts';
 import { newOwnership } from '../ownership.ts';
 import { ErrorResponse } from '../schemas.ts';
+import { describeDataset, type Dataset } from '../records.ts';
+export type { Dataset, DatasetValidation } from '../records.ts';
 
 const Mapping = z.partialRecord(z.enum(DATASET_COLUMNS as [string, ...string[]]), z.string().min(1).max(200)).describe('Our column name → the header in your file');
 /** The mapping's JSON Schema, for the parameters that carry it as JSON text. */
@@ -66,28 +68,6 @@ function unreadableForm(e: unknown): Error {
   }
   return new ApiError(400, 'bad_request', `The multipart form could not be read: ${String((e as Error).message ?? e).slice(0, 120)}.`, 'Send a well-formed multipart/form-data body with its boundary, or the CSV itself with Content-Type: text/csv.');
 }
-
-export function describeDataset(d: DatasetRecord) {
-  return {
-    id: d.id,
-    original_name: d.original_name,
-    size_bytes: d.size_bytes,
-    rows: d.rows,
-    has_labels: d.has_labels,
-    organization_id: d.organization_id,
-    mapping: d.mapping,
-    valid: d.validation.valid,
-    validation: describeValidation(d.validation),
-    created_at: d.created_at.toISOString(),
-    expires_at: d.expires_at.toISOString(),
-  };
-}
-
-/** An upload as the dataset routes answer it (`GET /api/datasets/{id}`, the upload's 201, `POST …/validate`; their
- *  schema says only "an object"): its validation is the stored one, as `describeValidation` shows it. */
-export type Dataset = ReturnType<typeof describeDataset>;
-/** What the check found (a dataset's `validation`, and `detail.validation` of a 422 `validation_failed` upload). */
-export type DatasetValidation = Dataset['validation'];
 
 type Door = Pick<App, 'config' | 'sessions' | 'organizations' | 'datasets'>;
 

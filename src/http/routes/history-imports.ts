@@ -12,8 +12,7 @@ import { z } from 'zod';
 import type { App } from '../../app/app.ts';
 import { requireUser } from '../caller.ts';
 import { ErrorResponse } from '../schemas.ts';
-import { describeJob, Job } from './jobs.ts';
-import { OrgParams } from './organizations.ts';
+import { describeJob, Job, OrgParams } from '../records.ts';
 
 // Exactly one of the two, as two shapes, so the reference says what is enforced.
 const ImportBody = z.union([

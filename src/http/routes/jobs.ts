@@ -14,28 +14,12 @@ import { z } from 'zod';
 import { MODE_NAMES } from '../../model/bundle-types.ts';
 import type { App, BacktestReport, HistoryImportSummary, Job as JobRecord, ScoringJobSummary } from '../../app/app.ts';
 import { ErrorResponse } from '../schemas.ts';
+import { describeJob, Job } from '../records.ts';
+export type { Job } from '../records.ts';
 import { requireUser } from '../caller.ts';
 import { newOwnership } from '../ownership.ts';
 
 const JobParams = z.object({ id: z.string().min(1).max(100) });
-export const Job = z.object({
-  id: z.string(),
-  kind: z.enum(['score', 'history_import', 'rings', 'backtest']).describe('`score`: a dataset scored (POST /api/datasets/score); `history_import`: rows stored into an organization\'s history; `rings`: the service\'s own analysis of a weekly window, which belongs to no user and is never listed; `backtest`: a rule evaluated on the organization\'s logged decisions (its report is the `summary`)'),
-  status: z.enum(['queued', 'running', 'succeeded', 'failed']),
-  stage: z.string(),
-  progress: z.number(),
-  elapsed_seconds: z.number(),
-  error: z.string().optional(),
-  dataset_id: z.string().nullable().describe('The dataset scored or imported; null for an import of the built-in example'),
-  source: z.enum(['dataset', 'example']).optional().describe('What a history import stores'),
-  organization_id: z.string().nullable(),
-  mode: z.enum(MODE_NAMES).nullable().describe('Scoring jobs only'),
-  created_at: z.string(),
-  started_at: z.string().nullable(),
-  finished_at: z.string().nullable(),
-  summary: z.record(z.string(), z.unknown()).nullable(),
-});
-export type Job = z.infer<typeof Job>;
 const JobList = z.object({ jobs: z.array(Job) });
 export type JobList = z.infer<typeof JobList>;
 /** A job's `summary` (its schema: any object) by the job's `kind`, once it has succeeded: what the
@@ -48,29 +32,6 @@ export interface JobSummaries {
 /** `GET /api/jobs/{id}/result` (its schema: any object): a page of the scored rows, as the use case reads it. */
 export type JobResultPage = Awaited<ReturnType<App['scoringJobs']['page']>>;
 const Anything = z.record(z.string(), z.unknown());
-
-export function describeJob(j: JobRecord, now = Date.now()) {
-  const start = j.started_at?.getTime();
-  const end = j.finished_at?.getTime() ?? now;
-  const source = j.kind === 'history_import' ? (j.params as { source?: 'dataset' | 'example' } | null)?.source : undefined;
-  return {
-    id: j.id,
-    kind: j.kind,
-    status: j.status,
-    stage: j.stage,
-    progress: j.progress,
-    elapsed_seconds: start === undefined ? 0 : Math.round((end - start) / 100) / 10,
-    ...(j.error ? { error: j.error } : {}),
-    dataset_id: j.dataset_id,
-    ...(source ? { source } : {}),
-    organization_id: j.organization_id,
-    mode: j.mode,
-    created_at: j.created_at.toISOString(),
-    started_at: j.started_at?.toISOString() ?? null,
-    finished_at: j.finished_at?.toISOString() ?? null,
-    summary: (j.result as Record<string, unknown> | null) ?? null,
-  };
-}
 
 /** `Content-Disposition` for a download (RFC 6266): the name in ASCII for clients that read only
  *  `filename` (other characters as `_`), and, when that is not the name, exactly, UTF-8

@@ -12,10 +12,9 @@ import { publicKey } from '../../app/accounts.ts';
 import { USAGE_DAYS } from '../../app/organizations.ts';
 import type { App } from '../../app/app.ts';
 import { requireUser } from '../caller.ts';
-import { describeDataset, type Dataset } from './datasets.ts';
+import { describeDataset, OrgParams, type Dataset } from '../records.ts';
 import { ErrorResponse, storedText } from '../schemas.ts';
 
-export const OrgParams = z.object({ id: z.string().min(1).max(100) });
 const CreateOrganization = z
   .object({
     name: storedText('name', 200),

@@ -15,7 +15,7 @@ import { LIST_KINDS, LIST_NAME, MAX_VALUE_CHARS } from '../../domain/rules/lists
 import { MAX_EXPRESSION_CHARS, RULE_ACTIONS } from '../../domain/rules/expression.ts';
 import { memberCaller } from '../ownership.ts';
 import { requireUser } from '../caller.ts';
-import { describeJob, Job } from './jobs.ts';
+import { describeJob, Job, OrgParams } from '../records.ts';
 import { ErrorResponse, NO_NUL, storedText } from '../schemas.ts';
 
 const Iso = (what: string) => z.iso.datetime({ offset: true, error: `${what} must be an ISO 8601 date and time, e.g. 2026-11-23T10:15:00Z` });
@@ -140,7 +140,6 @@ const BacktestBody = z.union([
   z.object({ expression: Expression, action: z.enum(RULE_ACTIONS), ...Period }).strict(),
 ]);
 
-const OrgParams = z.object({ id: z.string().min(1).max(100) });
 const OrgListParams = z.object({ id: z.string().min(1).max(100), name: z.string().min(1).max(100) });
 const OrgRuleParams = z.object({ id: z.string().min(1).max(100), rule_id: z.string().min(1).max(100) });
 const memberErrors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
