@@ -1,10 +1,11 @@
 // `npm run bench:listing [-- --quick]`: a page of the decision log (`GET /api/organizations/{id}/
 // transactions`, 25 rows, newest first) with each filter, through the real data layer
-// (src/storage/organization-data.ts `OrganizationData.list`), on an organization with a million stored
-// transactions (100,000 with --quick) beside another organization's 200,000 (20,000). The baseline
-// is the same query in the same run with the planner's index scans turned off: what the indexes
-// buy. Samples of both alternate; medians. Embedded database by default; `DATABASE_URL` set runs it
-// on that PostgreSQL server (in a schema of its own, dropped at the end). Last line: one JSON object.
+// (src/storage/organization-data.ts `OrganizationData.transactions.list`), on an organization with
+// a million stored transactions (100,000 with --quick) beside another organization's 200,000
+// (20,000). The baseline is the same query in the same run with the planner's index scans turned
+// off: what the indexes buy. Samples of both alternate; medians. Embedded database by default;
+// `DATABASE_URL` set runs it on that PostgreSQL server (in a schema of its own, dropped at the end).
+// Last line: one JSON object.
 
 import { type Db, type Queryable } from '../src/storage/db.ts';
 import { organizationData } from '../src/storage/organization-data.ts';
@@ -94,13 +95,13 @@ for (const [name, filters, after] of cases) {
   let rows = 0;
   for (let i = 0; i < SAMPLES; i++) {
     let t = performance.now();
-    const page = await data.list(filters, 25, after);
+    const page = await data.transactions.list(filters, 25, after);
     ours.push(performance.now() - t);
     rows = page!.rows.length;
     // The baseline scans the table: a few samples are enough to see what it costs.
     if (i < (quick ? 3 : 5)) {
       t = performance.now();
-      const check = await withoutIndexes((d) => d.list(filters, 25, after));
+      const check = await withoutIndexes((d) => d.transactions.list(filters, 25, after));
       base.push(performance.now() - t);
       if (JSON.stringify(check!.rows.map((r) => r.seq)) !== JSON.stringify(page!.rows.map((r) => r.seq))) throw new Error(`${name}: the baseline found other rows`);
     }

@@ -1,7 +1,7 @@
 // bench:rules, backtest part: a backtest of one rule over an organization's logged decisions,
 // 1,000,000 of them (200,000 with --quick), run by the real job handler (jobs/backtest-job.ts) on a
 // job queued, claimed and finished in the real job table. The baseline, in the same run, is a plain
-// read of the same pages (`loggedPage`) with nothing done with them, so the ratio says what
+// read of the same pages (`decisions.page`) with nothing done with them, so the ratio says what
 // evaluating and tallying cost on top of reading; reads and backtests alternate. The logged
 // decisions are real ones: requests scored by the real Scorer with the 20 rules of
 // bench/rule-set.ts and stored as the decision log stores them, then copied in SQL with new ids and
@@ -81,7 +81,7 @@ async function seedLoggedDecisions(db: Db, example: ExampleScoring, rows: number
   await db.query(`INSERT INTO users (id, email) VALUES ('u', 'u@example.com')`);
   await db.query(`INSERT INTO organizations (id, name, stage, created_by) VALUES ($1, 'bench', 'test', 'u'), ($2, 'templates', 'test', 'u')`, [ORG, TEMPLATES]);
   const made = templates(example);
-  await organizationData(db, TEMPLATES).insert(made);
+  await organizationData(db, TEMPLATES).transactions.insert(made);
   await db.query(`CREATE TABLE bench_templates AS SELECT (row_number() OVER (ORDER BY seq) - 1)::int AS k, * FROM transactions WHERE organization_id = $1`, [TEMPLATES]);
   await db.query('CREATE UNIQUE INDEX ON bench_templates (k)');
   // Copies of the templates: new ids and times over the last 90 days, outcomes on one in fifty,
@@ -109,8 +109,8 @@ async function seedLoggedDecisions(db: Db, example: ExampleScoring, rows: number
   // takes 10,000 values a request).
   const data = organizationData(db, ORG);
   const listId = 'list_bench_blocked';
-  await data.createList({ id: listId, name: BLOCK_LIST, kind: 'customer_id', description: null, at: now - 100 * DAY, by: 'u' });
-  const added = await data.addListItems(listId, example.listValues, { reason: null, expiresAt: null, at: now - 100 * DAY, by: 'u', maxItems: 1_000_000 });
+  await data.lists.create({ id: listId, name: BLOCK_LIST, kind: 'customer_id', description: null, at: now - 100 * DAY, by: 'u' });
+  const added = await data.lists.addItems(listId, example.listValues, { reason: null, expiresAt: null, at: now - 100 * DAY, by: 'u', maxItems: 1_000_000 });
   if ('over' in added) throw new Error('the block list is over the limit');
   log(`  the block list's ${example.listValues.length.toLocaleString('en')} values added (${((performance.now() - started) / 1000).toFixed(1)} s)`);
   await db.query('ANALYZE transactions');
@@ -124,7 +124,7 @@ async function readPages(db: Db, to: number, withFeatures: boolean): Promise<num
   let rows = 0;
   let after: [number, number] | undefined;
   for (;;) {
-    const page = await data.loggedPage({ from: 0, to, after, withFeatures });
+    const page = await data.decisions.page({ from: 0, to, after, withFeatures });
     if (page.length === 0) return rows;
     rows += page.length;
     const last = page[page.length - 1]!;

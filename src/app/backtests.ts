@@ -43,14 +43,14 @@ function version(expression: string, action: RuleAction, lists: Map<string, stri
 }
 
 async function savedVersions(data: OrganizationData, ruleId: string, wanted: number | undefined): Promise<{ target: BacktestVersion; compare: BacktestVersion | null }> {
-  const [rule] = await data.rules(0, ruleId);
-  const versions = await data.ruleVersions(ruleId);
+  const rule = await data.rules.one(ruleId, 0);
+  const versions = await data.rules.versions(ruleId);
   if (!rule || versions.length === 0) throw new AppError('not_found', 'not_found', `No rule ${ruleId} in this organization.`, "Check the rule id (GET the organization's rules).");
   const number = wanted ?? rule.version;
   const chosen = versions.find((v) => v.version === number);
   if (!chosen) throw new AppError('not_found', 'not_found', `Rule ${rule.name} has no version ${number} (its newest is ${rule.version}).`, 'Give a version from GET .../rules/{rule_id}/versions, or leave version out to test the newest.');
   // The lists a saved version names are those it was saved with (even if deleted since).
-  const names = await data.listNames([...new Set(versions.flatMap((v) => v.list_ids))]);
+  const names = await data.lists.names([...new Set(versions.flatMap((v) => v.list_ids))]);
   const listsOf = (ids: string[]) => new Map(ids.map((id) => [names.get(id)!, id]));
   const target = version(chosen.expression, chosen.action, listsOf(chosen.list_ids), { id: rule.id, version: chosen.version });
   const live = (rule.status === 'active' || rule.status === 'shadow') && rule.live_version !== null && rule.live_version !== number ? versions.find((v) => v.version === rule.live_version) : undefined;
@@ -67,7 +67,7 @@ export async function queueBacktest(deps: BacktestDeps, org: OrganizationRow, us
   let chosen: { target: BacktestVersion; compare: BacktestVersion | null };
   if ('rule_id' in body) chosen = await savedVersions(data, body.rule_id, body.version);
   else {
-    const { ids, kinds } = await listsNow(data, now);
+    const { ids, kinds } = await listsNow(data.lists, now);
     chosen = { target: version(body.expression, body.action, ids, null, kinds), compare: null };
   }
   const params: BacktestParams = { organization_id: org.id, ...chosen, from, to };

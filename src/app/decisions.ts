@@ -2,10 +2,11 @@
 // surfaces (routes/transactions.ts): an API key reads and reports on its own organization's
 // transactions; a member does the same from the dashboard, lists them with filters and cursor
 // paging, and reads a customer's or merchant's summary. Every read goes through the organization's
-// `OrganizationData` (storage/organization-data.ts), bound to the organization the caller acts for
-// (organization-caller.ts: the one the key or the membership names), so another organization's
-// transaction is simply not found. Each read flushes the write-behind queue first
-// (live/decision-log.ts), so a transaction answered a moment ago is read back.
+// `OrganizationData` (storage/organization-data.ts: its transactions and outcomes), bound to the
+// organization the caller acts for (organization-caller.ts: the one the key or the membership
+// names), so another organization's transaction is simply not found. Each read flushes the
+// write-behind queue first (live/decision-log.ts), so a transaction answered a moment ago is read
+// back.
 
 import { AppError } from './errors.ts';
 import type { OrganizationCaller } from './organization-caller.ts';
@@ -45,9 +46,9 @@ const notFound = (id: string) => new AppError('not_found', 'not_found', `No tran
 /** One record with its outcome history, or `not_found`. */
 async function readRecord(deps: DecisionLogDeps, data: OrganizationData, transactionId: string): Promise<TransactionRecord> {
   await deps.decisionLog.flush();
-  const row = await data.get(transactionId);
+  const row = await data.transactions.get(transactionId);
   if (!row) throw notFound(transactionId);
-  const changes = await data.outcomeChanges([row.seq]);
+  const changes = await data.outcomes.changes([row.seq]);
   return transactionRecord(row, changes.get(row.seq) ?? []);
 }
 
@@ -60,7 +61,7 @@ export function decisionRecord(deps: DecisionLogDeps, caller: OrganizationCaller
  *  page), or `not_found` for a cursor the organization does not have. */
 export async function decisionList(deps: DecisionLogDeps, caller: OrganizationCaller, filters: DecisionFilters, limit: number, startingAfter: string | undefined): Promise<{ records: TransactionRecord[]; hasMore: boolean }> {
   await deps.decisionLog.flush();
-  const page = await organizationData(deps.db, caller.organizationId).list(filters, limit, startingAfter);
+  const page = await organizationData(deps.db, caller.organizationId).transactions.list(filters, limit, startingAfter);
   if (!page) throw new AppError('not_found', 'not_found', `starting_after names no transaction ${startingAfter} in this organization.`, 'Pass the transaction_id of the last item of the previous page.');
   return { records: page.rows.map((row) => transactionRecord(row)), hasMore: page.hasMore };
 }
@@ -69,7 +70,7 @@ export async function decisionList(deps: DecisionLogDeps, caller: OrganizationCa
  *  `not_found` when it has no transaction of it. */
 export async function entitySummary(deps: DecisionLogDeps, caller: OrganizationCaller, role: 'customer' | 'merchant', id: string): Promise<EntitySummary> {
   await deps.decisionLog.flush();
-  const e = await organizationData(deps.db, caller.organizationId).entity(role, id);
+  const e = await organizationData(deps.db, caller.organizationId).transactions.entity(role, id);
   if (!e) throw new AppError('not_found', 'not_found', `No transaction of ${role} ${id} in this organization.`, `Check the ${role} id: it is matched exactly, as it was sent with the transactions.`);
   return e;
 }
@@ -77,7 +78,7 @@ export async function entitySummary(deps: DecisionLogDeps, caller: OrganizationC
 /** Reports one outcome and answers the record, or `not_found` / `invalid` with nothing changed. */
 export async function reportOutcome(deps: DecisionLogDeps, caller: OrganizationCaller, report: OutcomeReport): Promise<TransactionRecord> {
   const data = organizationData(deps.db, caller.organizationId);
-  const [result] = await reportOutcomes(deps.decisionLog, deps.tail, data, [report], caller.by, Date.now());
+  const [result] = await reportOutcomes(deps.decisionLog, deps.tail, data.outcomes, [report], caller.by, Date.now());
   if (result!.status === 'not_found') throw notFound(report.transaction_id);
   if (result!.status === 'invalid') {
     throw new AppError('invalid', 'validation_failed', result!.message, 'Send reported_at between the transaction\'s time and now, or leave it out to mean now.', { fields: [{ path: 'body.reported_at', message: result!.message }] });
@@ -87,8 +88,8 @@ export async function reportOutcome(deps: DecisionLogDeps, caller: OrganizationC
 
 /** Reports outcomes in order; each gets a status (and, unless applied, why). */
 export async function reportOutcomesInBulk(deps: DecisionLogDeps, caller: OrganizationCaller, reports: readonly OutcomeReport[]): Promise<BulkOutcomeResult[]> {
-  const data = organizationData(deps.db, caller.organizationId);
-  const results = await reportOutcomes(deps.decisionLog, deps.tail, data, reports, caller.by, Date.now());
+  const outcomes = organizationData(deps.db, caller.organizationId).outcomes;
+  const results = await reportOutcomes(deps.decisionLog, deps.tail, outcomes, reports, caller.by, Date.now());
   return results.map((r) =>
     r.status === 'applied'
       ? { transaction_id: r.transaction_id, status: r.status }

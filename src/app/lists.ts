@@ -2,9 +2,10 @@
 // lists, adds and removes their values and reads each list's audit (its creation, every add and
 // remove) from the dashboard; an API key adds and removes values (`/api/v1/lists/{name}/items`),
 // so a customer's server can block a customer after a chargeback. Every read and write goes
-// through the organization's OrganizationData, bound to the organization the caller acts for, so
-// another organization's list is simply not found. A write is answered once this process has
-// applied it (the live feed carries it to every other process), so the next score here sees it.
+// through the organization's lists (`organizationData(db, id).lists`), bound to the organization
+// the caller acts for, so another organization's list is simply not found. A write is answered
+// once this process has applied it (the live feed carries it to every other process), so the next
+// score here sees it.
 
 import { AppError } from './errors.ts';
 import type { OrganizationCaller } from './organization-caller.ts';
@@ -12,7 +13,8 @@ import { randomId } from './secrets.ts';
 import { listValue, valueProblem, type ListKind } from '../domain/rules/lists.ts';
 import type { Db } from '../storage/db.ts';
 import type { ItemRow, ListRow } from '../storage/lists-store.ts';
-import { organizationData, type OrganizationData } from '../storage/organization-data.ts';
+import { organizationData } from '../storage/organization-data.ts';
+import type { OrganizationLists } from '../storage/organization/lists.ts';
 import type { LiveTail } from '../live/tail.ts';
 
 /** Most values in one add or remove. */
@@ -62,8 +64,8 @@ function itemView(i: ItemRow): ItemView {
 
 const noList = (name: string) => new AppError('not_found', 'not_found', `No list named ${name} in this organization.`, 'Check the name (GET the organization\'s lists), or create the list first.');
 
-async function namedList(deps: PolicyDeps, data: OrganizationData, name: string): Promise<ListRow> {
-  const list = await data.listNamed(name, now(deps));
+async function namedList(deps: PolicyDeps, lists: OrganizationLists, name: string): Promise<ListRow> {
+  const list = await lists.named(name, now(deps));
   if (!list) throw noList(name);
   return list;
 }
@@ -81,56 +83,55 @@ function cleanValues(values: readonly string[], kind: ListKind): string[] {
 }
 
 export async function createList(deps: PolicyDeps, caller: OrganizationCaller, body: { name: string; kind: ListKind; description?: string | undefined }): Promise<ListView> {
-  const data = organizationData(deps.db, caller.organizationId);
-  const row = await data.createList({ id: randomId('list'), name: body.name, kind: body.kind, description: body.description ?? null, at: now(deps), by: caller.by });
+  const row = await organizationData(deps.db, caller.organizationId).lists.create({ id: randomId('list'), name: body.name, kind: body.kind, description: body.description ?? null, at: now(deps), by: caller.by });
   if (!row) throw new AppError('conflict', 'conflict', `This organization has a list named ${body.name} already.`, 'Choose another name, or add the values to the existing list.');
   return listView(row);
 }
 
 export async function allLists(deps: PolicyDeps, caller: OrganizationCaller): Promise<ListView[]> {
-  return (await organizationData(deps.db, caller.organizationId).lists(now(deps))).map(listView);
+  return (await organizationData(deps.db, caller.organizationId).lists.all(now(deps))).map(listView);
 }
 
 /** A list and a page of its items in value order: those on it now, or at `asOf`. */
 export async function listPage(deps: PolicyDeps, caller: OrganizationCaller, name: string, q: { asOf?: number | undefined; startingAfter?: string | undefined; limit: number }): Promise<{ list: ListView; items: ItemView[]; hasMore: boolean }> {
-  const data = organizationData(deps.db, caller.organizationId);
-  const list = await namedList(deps, data, name);
-  const page = await data.listItems(list.id, { now: now(deps), asOf: q.asOf, after: q.startingAfter, limit: q.limit });
+  const lists = organizationData(deps.db, caller.organizationId).lists;
+  const list = await namedList(deps, lists, name);
+  const page = await lists.items(list.id, { now: now(deps), asOf: q.asOf, after: q.startingAfter, limit: q.limit });
   return { list: listView(list), items: page.items.map(itemView), hasMore: page.hasMore };
 }
 
 export async function addListItems(deps: PolicyDeps, caller: OrganizationCaller, name: string, body: { values: readonly string[]; reason?: string | undefined; expires_at?: number | undefined }): Promise<{ list: ListView; added: number; replaced: number }> {
   const at = now(deps);
-  const data = organizationData(deps.db, caller.organizationId);
-  const list = await namedList(deps, data, name);
+  const lists = organizationData(deps.db, caller.organizationId).lists;
+  const list = await namedList(deps, lists, name);
   if (body.expires_at !== undefined && body.expires_at <= at) {
     throw new AppError('invalid', 'validation_failed', 'expires_at is not in the future.', 'Send a time after now, or leave expires_at out to keep the values until they are removed.', { fields: [{ path: 'body.expires_at', message: 'must be in the future' }] });
   }
   const values = cleanValues(body.values, list.kind);
-  const result = await data.addListItems(list.id, values, { reason: body.reason ?? null, expiresAt: body.expires_at ?? null, at, by: caller.by, maxItems: deps.config.MAX_LIST_ITEMS_PER_ORG });
+  const result = await lists.addItems(list.id, values, { reason: body.reason ?? null, expiresAt: body.expires_at ?? null, at, by: caller.by, maxItems: deps.config.MAX_LIST_ITEMS_PER_ORG });
   if ('missing' in result) throw noList(name);
   if ('over' in result) {
     throw new AppError('over_limit', 'limit_reached', `The organization's lists would hold ${result.over.toLocaleString('en')} items; at most ${deps.config.MAX_LIST_ITEMS_PER_ORG.toLocaleString('en')} are allowed (MAX_LIST_ITEMS_PER_ORG).`, 'Remove values that are no longer needed, or ask the operator to raise MAX_LIST_ITEMS_PER_ORG.');
   }
   await deps.tail.reach(result.xid);
-  return { list: listView((await data.listNamed(name, now(deps)))!), added: result.added, replaced: result.replaced };
+  return { list: listView((await lists.named(name, now(deps)))!), added: result.added, replaced: result.replaced };
 }
 
 export async function removeListItems(deps: PolicyDeps, caller: OrganizationCaller, name: string, values: readonly string[]): Promise<{ list: ListView; removed: number }> {
-  const data = organizationData(deps.db, caller.organizationId);
-  const list = await namedList(deps, data, name);
-  const result = await data.removeListItems(list.id, [...new Set(values.map(listValue))], now(deps), caller.by);
+  const lists = organizationData(deps.db, caller.organizationId).lists;
+  const list = await namedList(deps, lists, name);
+  const result = await lists.removeItems(list.id, [...new Set(values.map(listValue))], now(deps), caller.by);
   await deps.tail.reach(result.xid);
-  return { list: listView((await data.listNamed(name, now(deps)))!), removed: result.removed };
+  return { list: listView((await lists.named(name, now(deps)))!), removed: result.removed };
 }
 
 /** Deletes a list, unless a rule that is evaluated (active or shadow) names it: `list_in_use`.
  *  The check and the delete are one transaction, which a rule saved meanwhile cannot cross
  *  (storage/lists-store.ts, deleteList). */
 export async function deleteList(deps: PolicyDeps, caller: OrganizationCaller, name: string): Promise<void> {
-  const data = organizationData(deps.db, caller.organizationId);
-  const list = await namedList(deps, data, name);
-  const deleted = await data.deleteList(list.id, now(deps), caller.by);
+  const lists = organizationData(deps.db, caller.organizationId).lists;
+  const list = await namedList(deps, lists, name);
+  const deleted = await lists.delete(list.id, now(deps), caller.by);
   if (!deleted) throw noList(name);
   if ('inUse' in deleted) {
     const users = deleted.inUse;
@@ -152,9 +153,9 @@ export interface ListChangeView {
 /** A page of a list's recorded changes, newest first, after the change `startingAfter` (the last
  *  of the previous page); `not_found` for a list, or a change of it, the organization does not have. */
 export async function listAudit(deps: PolicyDeps, caller: OrganizationCaller, name: string, q: { startingAfter?: string | undefined; limit: number }): Promise<{ entries: ListChangeView[]; hasMore: boolean }> {
-  const data = organizationData(deps.db, caller.organizationId);
-  const list = await namedList(deps, data, name);
-  const page = await data.auditPage('list', list.id, q.limit, q.startingAfter === undefined ? undefined : Number(q.startingAfter));
+  const lists = organizationData(deps.db, caller.organizationId).lists;
+  const list = await namedList(deps, lists, name);
+  const page = await lists.auditPage(list.id, q.limit, q.startingAfter === undefined ? undefined : Number(q.startingAfter));
   if (!page) throw new AppError('not_found', 'not_found', `starting_after names no change ${q.startingAfter} of the list ${name}.`, 'Pass the id of the last change of the previous page.');
   return { entries: page.entries.map((e) => ({ id: String(e.id), at: iso(e.at_ms), by: e.by, action: e.action, detail: e.detail })), hasMore: page.hasMore };
 }

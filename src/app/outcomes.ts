@@ -6,7 +6,7 @@
 // reporting process waits until its tail has applied the change before answering, so its own next
 // request sees it.
 
-import type { OrganizationData } from '../storage/organization-data.ts';
+import type { OrganizationOutcomes } from '../storage/organization/outcomes.ts';
 import type { OutcomeResult } from '../storage/outcome-changes.ts';
 import type { DecisionLog } from '../live/decision-log.ts';
 import type { LiveTail } from '../live/tail.ts';
@@ -23,7 +23,7 @@ export interface OutcomeReport {
 
 /** Applies reports in order; a report whose `reported_at` is in the future is `invalid` and
  *  changes nothing. `reportedBy`: a user id, or `key:<api key id>`. */
-export async function reportOutcomes(log: DecisionLog, tail: LiveTail, data: OrganizationData, reports: readonly OutcomeReport[], reportedBy: string, now: number): Promise<OutcomeResult[]> {
+export async function reportOutcomes(log: DecisionLog, tail: LiveTail, outcomes: OrganizationOutcomes, reports: readonly OutcomeReport[], reportedBy: string, now: number): Promise<OutcomeResult[]> {
   // Transactions answered a moment ago may not be stored yet.
   await log.flush();
   const results: (OutcomeResult | undefined)[] = reports.map((r) =>
@@ -32,7 +32,7 @@ export async function reportOutcomes(log: DecisionLog, tail: LiveTail, data: Org
       : undefined,
   );
   const valid = reports.filter((_, i) => results[i] === undefined);
-  const { results: applied, xid } = await data.applyOutcomes(
+  const { results: applied, xid } = await outcomes.apply(
     valid.map((r) => ({ transaction_id: r.transaction_id, label: r.outcome === 'fraud' ? 1 : 0, source: r.source ?? 'other', reported_at_ms: r.reported_at ?? now, reported_by: reportedBy })),
   );
   if (xid !== undefined) await tail.reach(xid);

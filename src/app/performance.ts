@@ -12,7 +12,8 @@ import type { ModeName, ModelBundle, ModelProblem } from '../model/bundle-types.
 import { DRIFT_SAMPLE, DriftCounter, type DriftReport } from '../model/drift.ts';
 import type { Db } from '../storage/db.ts';
 import { activeModelIdOf } from '../storage/models-store.ts';
-import { organizationData, type OrganizationData } from '../storage/organization-data.ts';
+import { organizationData } from '../storage/organization-data.ts';
+import type { OrganizationPerformance } from '../storage/organization/performance.ts';
 import { averagePrecision, rocAuc } from '../model/metrics.ts';
 import type { DecisionLog } from '../live/decision-log.ts';
 import type { Scorer } from '../scoring/scorer.ts';
@@ -75,11 +76,11 @@ function ratio(num: number, den: number): number | null {
 }
 
 /** The last `weeks` ISO weeks up to and including the one holding `now`, oldest first. */
-export async function organizationPerformance(data: OrganizationData, model: ModelBundle, weeks: number, now: number): Promise<WeekPerformance[]> {
+export async function organizationPerformance(data: OrganizationPerformance, model: ModelBundle, weeks: number, now: number): Promise<WeekPerformance[]> {
   const last = weekStart(now);
   const from = last - (weeks - 1) * WEEK_MS;
   const to = last + WEEK_MS;
-  const aggregates = await data.weeklyAggregates(from, to, WEEK_MS, SCORE_QUANTILES);
+  const aggregates = await data.weekly(from, to, WEEK_MS, SCORE_QUANTILES);
   const labelled = await data.labelledScores(from, to, WEEK_MS);
   const byWeek = new Map(aggregates.map((a) => [a.week, a]));
   const drift = await weeklyDrift(data, model, from, to, weeks, byWeek);
@@ -138,7 +139,7 @@ export async function organizationPerformance(data: OrganizationData, model: Mod
 }
 
 /** Each week's drift counter over its sampled scored transactions (none without a reference). */
-async function weeklyDrift(data: OrganizationData, model: ModelBundle, from: number, to: number, weeks: number, byWeek: Map<number, { transactions: number }>): Promise<Map<number, DriftCounter>> {
+async function weeklyDrift(data: OrganizationPerformance, model: ModelBundle, from: number, to: number, weeks: number, byWeek: Map<number, { transactions: number }>): Promise<Map<number, DriftCounter>> {
   const counters = new Map<number, DriftCounter>();
   const reference = model.reference;
   if (!reference) return counters;
@@ -174,5 +175,5 @@ export async function weeklyPerformance(deps: PerformanceDeps, caller: Organizat
   available(deps.model);
   if (!scorer) throw modelUnavailable();
   await deps.decisionLog.flush();
-  return { modelId: scorer.modelId, weeks: await organizationPerformance(organizationData(deps.db, caller.organizationId), scorer.bundle, weeks, Date.now()) };
+  return { modelId: scorer.modelId, weeks: await organizationPerformance(organizationData(deps.db, caller.organizationId).performance, scorer.bundle, weeks, Date.now()) };
 }

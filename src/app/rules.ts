@@ -4,8 +4,9 @@
 // on what a stored transaction's decision saw). An expression is checked when it is saved against
 // the fields rules read and the organization's lists; one that cannot be saved is `invalid_rule`
 // with each problem's line and column, and nothing stored changes. Every read and write goes
-// through the organization's OrganizationData, so another organization's rule is not found; a
-// write is answered once this process has applied it (the live feed carries it to the others).
+// through the organization's OrganizationData (its rules and lists), so another organization's
+// rule is not found; a write is answered once this process has applied it (the live feed carries
+// it to the others).
 
 import { AppError } from './errors.ts';
 import type { OrganizationCaller } from './organization-caller.ts';
@@ -15,7 +16,9 @@ import { checkExpression, evaluateText, type CheckedExpression, type RuleAction,
 import { ruleInput, valuesRead } from '../domain/rules/decide.ts';
 import { ItemHistory, type ListKind } from '../domain/rules/lists.ts';
 import { decisionValues, loggedFeatures } from '../storage/decision-inputs.ts';
-import { organizationData, type OrganizationData } from '../storage/organization-data.ts';
+import { organizationData } from '../storage/organization-data.ts';
+import type { OrganizationLists } from '../storage/organization/lists.ts';
+import type { OrganizationRules } from '../storage/organization/rules.ts';
 import type { RuleStatus } from '../storage/rule-state.ts';
 import type { RuleRow, VersionRow } from '../storage/rules-store.ts';
 
@@ -86,14 +89,14 @@ export function invalidRule(problems: RuleProblem[]): AppError {
 }
 
 /** The organization's lists now: name → id, and name → kind (what a list may be compared with). */
-export async function listsNow(data: OrganizationData, at: number): Promise<{ ids: Map<string, string>; kinds: Map<string, ListKind> }> {
-  const rows = await data.lists(at);
+export async function listsNow(lists: OrganizationLists, at: number): Promise<{ ids: Map<string, string>; kinds: Map<string, ListKind> }> {
+  const rows = await lists.all(at);
   return { ids: new Map(rows.map((l) => [l.name, l.id])), kinds: new Map(rows.map((l) => [l.name, l.kind])) };
 }
 
 /** Checks an expression against the organization's lists: what it uses, or `invalid_rule`. */
-async function checked(deps: PolicyDeps, data: OrganizationData, expression: string): Promise<{ checked: CheckedExpression; ids: Map<string, string> }> {
-  const { ids, kinds } = await listsNow(data, now(deps));
+async function checked(deps: PolicyDeps, lists: OrganizationLists, expression: string): Promise<{ checked: CheckedExpression; ids: Map<string, string> }> {
+  const { ids, kinds } = await listsNow(lists, now(deps));
   const r = checkExpression(expression, new Set(ids.keys()), kinds);
   if (!r.checked) throw invalidRule(r.problems);
   return { checked: r.checked, ids };
@@ -102,76 +105,76 @@ async function checked(deps: PolicyDeps, data: OrganizationData, expression: str
 /** Why a save found a list its expression names deleted meanwhile (the check before it had seen the
  *  list): the expression checked again says where (`invalid_rule`). A list of that name made again
  *  since is another list: then the save is to be sent again. */
-async function listsGone(deps: PolicyDeps, data: OrganizationData, expression: string): Promise<AppError> {
-  await checked(deps, data, expression);
+async function listsGone(deps: PolicyDeps, lists: OrganizationLists, expression: string): Promise<AppError> {
+  await checked(deps, lists, expression);
   return new AppError('conflict', 'conflict', 'A list the expression names was deleted, and another of its name made, while the rule was saved.', 'Send the request again: it is checked against the lists as they are now.');
 }
 
-async function oneRule(deps: PolicyDeps, data: OrganizationData, id: string): Promise<RuleView> {
-  const [row] = await data.rules(now(deps) - COUNT_WINDOW_MS, id);
+async function oneRule(deps: PolicyDeps, rules: OrganizationRules, id: string): Promise<RuleView> {
+  const row = await rules.one(id, now(deps) - COUNT_WINDOW_MS);
   if (!row) throw noRule(id);
   return ruleView(row);
 }
 
 export async function createRule(deps: PolicyDeps, caller: OrganizationCaller, body: { name: string; expression: string; action: RuleAction; status: RuleStatus; description?: string | undefined }): Promise<RuleView> {
   const data = organizationData(deps.db, caller.organizationId);
-  const { checked: c, ids } = await checked(deps, data, body.expression);
-  if ((await data.countRules()) >= deps.config.MAX_RULES_PER_ORG) {
+  const { checked: c, ids } = await checked(deps, data.lists, body.expression);
+  if ((await data.rules.count()) >= deps.config.MAX_RULES_PER_ORG) {
     throw new AppError('over_limit', 'limit_reached', `The organization has ${deps.config.MAX_RULES_PER_ORG} rules, the most allowed (MAX_RULES_PER_ORG).`, 'Delete rules that are no longer needed, or ask the operator to raise MAX_RULES_PER_ORG.');
   }
   const id = randomId('rule');
-  const result = await data.createRule({ id, name: body.name, status: body.status, version: { expression: body.expression, action: body.action, description: body.description ?? null, listIds: c.lists.map((n) => ids.get(n)!) }, at: now(deps), by: caller.by });
+  const result = await data.rules.create({ id, name: body.name, status: body.status, version: { expression: body.expression, action: body.action, description: body.description ?? null, listIds: c.lists.map((n) => ids.get(n)!) }, at: now(deps), by: caller.by });
   if (result === 'taken') throw nameTaken(body.name);
-  if ('listsGone' in result) throw await listsGone(deps, data, body.expression);
+  if ('listsGone' in result) throw await listsGone(deps, data.lists, body.expression);
   await deps.tail.reach(result.xid);
-  return oneRule(deps, data, id);
+  return oneRule(deps, data.rules, id);
 }
 
 /** A change: any of expression, action and description saves a new version (the others kept from
  *  the newest); a status or a name alone changes the rule, not its versions. */
 export async function changeRule(deps: PolicyDeps, caller: OrganizationCaller, id: string, body: { name?: string | undefined; expression?: string | undefined; action?: RuleAction | undefined; description?: string | null | undefined; status?: RuleStatus | undefined }): Promise<RuleView> {
   const data = organizationData(deps.db, caller.organizationId);
-  const current = await oneRule(deps, data, id);
+  const current = await oneRule(deps, data.rules, id);
   const content = body.expression !== undefined || body.action !== undefined || body.description !== undefined;
   if (!content && body.status === undefined && body.name === undefined) return current;
   let version;
   if (content) {
     const expression = body.expression ?? current.expression;
-    const { checked: c, ids } = await checked(deps, data, expression);
+    const { checked: c, ids } = await checked(deps, data.lists, expression);
     version = { expression, action: body.action ?? current.action, description: body.description === undefined ? current.description : body.description, listIds: c.lists.map((n) => ids.get(n)!) };
   }
-  const result = await data.changeRule(id, { version, status: body.status, name: body.name }, now(deps), caller.by);
+  const result = await data.rules.change(id, { version, status: body.status, name: body.name }, now(deps), caller.by);
   if (result === undefined) throw noRule(id);
   if (result === 'taken') throw nameTaken(body.name!);
   if ('listsGone' in result) {
-    if (version) throw await listsGone(deps, data, version.expression);
-    const names = await data.listNames(result.listsGone);
+    if (version) throw await listsGone(deps, data.lists, version.expression);
+    const names = await data.lists.names(result.listsGone);
     const gone = result.listsGone.map((l) => names.get(l) ?? l).join(', ');
     throw invalidRule([{ message: `The version this change would evaluate names the deleted list ${gone}: save a version that does not use it, then change the status.`, line: 1, column: 1 }]);
   }
   await deps.tail.reach(result.xid);
-  return oneRule(deps, data, id);
+  return oneRule(deps, data.rules, id);
 }
 
 export async function deleteRule(deps: PolicyDeps, caller: OrganizationCaller, id: string): Promise<void> {
-  const result = await organizationData(deps.db, caller.organizationId).deleteRule(id, now(deps), caller.by);
+  const result = await organizationData(deps.db, caller.organizationId).rules.delete(id, now(deps), caller.by);
   if (!result) throw noRule(id);
   await deps.tail.reach(result.xid);
 }
 
 export async function allRules(deps: PolicyDeps, caller: OrganizationCaller): Promise<RuleView[]> {
-  return (await organizationData(deps.db, caller.organizationId).rules(now(deps) - COUNT_WINDOW_MS)).map(ruleView);
+  return (await organizationData(deps.db, caller.organizationId).rules.all(now(deps) - COUNT_WINDOW_MS)).map(ruleView);
 }
 
 export async function rule(deps: PolicyDeps, caller: OrganizationCaller, id: string): Promise<RuleView> {
-  return oneRule(deps, organizationData(deps.db, caller.organizationId), id);
+  return oneRule(deps, organizationData(deps.db, caller.organizationId).rules, id);
 }
 
 export async function ruleVersions(deps: PolicyDeps, caller: OrganizationCaller, id: string): Promise<VersionView[]> {
   const data = organizationData(deps.db, caller.organizationId);
-  const rows: VersionRow[] = await data.ruleVersions(id);
+  const rows: VersionRow[] = await data.rules.versions(id);
   if (rows.length === 0) throw noRule(id);
-  const names = await data.listNames([...new Set(rows.flatMap((r) => r.list_ids))]);
+  const names = await data.lists.names([...new Set(rows.flatMap((r) => r.list_ids))]);
   return rows.map((r) => ({ version: r.version, expression: r.expression, action: r.action, description: r.description, lists: r.list_ids.map((l) => names.get(l) ?? l), created_at: iso(r.created_at_ms), created_by: r.created_by }));
 }
 
@@ -185,8 +188,8 @@ export interface ChangeView {
 /** Every change of a rule, oldest first: created, a new version, a status or name, deleted. */
 export async function ruleHistory(deps: PolicyDeps, caller: OrganizationCaller, id: string): Promise<ChangeView[]> {
   const data = organizationData(deps.db, caller.organizationId);
-  await oneRule(deps, data, id);
-  return (await data.audit('rule', id)).map((a) => ({ at: iso(a.at_ms), by: a.by, action: a.action, detail: a.detail }));
+  await oneRule(deps, data.rules, id);
+  return (await data.rules.audit(id)).map((a) => ({ at: iso(a.at_ms), by: a.by, action: a.action, detail: a.detail }));
 }
 
 /** What a check answers: whether the expression can be saved (else each problem), the lists it
@@ -200,12 +203,12 @@ export interface CheckResult {
 
 export async function checkRule(deps: RulesDeps, caller: OrganizationCaller, body: { expression: string; transaction_id?: string | undefined }): Promise<CheckResult> {
   const data = organizationData(deps.db, caller.organizationId);
-  const { ids, kinds } = await listsNow(data, now(deps));
+  const { ids, kinds } = await listsNow(data.lists, now(deps));
   const r = checkExpression(body.expression, new Set(ids.keys()), kinds);
   if (!r.checked) return { valid: false, errors: r.problems, lists: [] };
   const result: CheckResult = { valid: true, errors: [], lists: r.checked.lists };
   if (body.transaction_id === undefined) return result;
-  const row = await data.loggedDecision(body.transaction_id);
+  const row = await data.decisions.get(body.transaction_id);
   const values = row && decisionValues(row);
   if (!row || !values) {
     throw new AppError('not_found', 'not_found', `No scored transaction ${body.transaction_id} in this organization.`, 'Give the transaction_id of a transaction scored through an API key (an imported one has no decision to evaluate).');
@@ -215,7 +218,7 @@ export async function checkRule(deps: RulesDeps, caller: OrganizationCaller, bod
   const lists = new Map(r.checked.lists.map((n) => [n, ids.get(n)!]));
   // The lists as they were when the transaction was decided, as a backtest reads them.
   const history = new ItemHistory();
-  if (lists.size) await data.listStays([...lists.values()], (stays) => stays.forEach((s) => history.add(s)));
+  if (lists.size) await data.lists.stays([...lists.values()], (stays) => stays.forEach((s) => history.add(s)));
   const outcome = evaluateText(body.expression, lists, input, (listId, value) => history.has(listId, value, values.time));
   result.evaluation = { transaction_id: row.transaction_id, matched: outcome.matched, error: outcome.error ?? null, values: valuesRead(input, r.checked.fields) };
   return result;

@@ -119,7 +119,7 @@ export class ScoreAndRecord {
       for (let first = log.inFlight(organizationId, id); first; first = log.inFlight(organizationId, id)) await first.catch(() => {});
       if (tenant.has(id)) {
         if (!tenant.sameAs(id, input)) throw duplicate(id, DIFFERENT);
-        return replay(log.pendingResponse(organizationId, id) ?? (await tenant.data.response(id)), id);
+        return replay(log.pendingResponse(organizationId, id) ?? (await tenant.stored.response(id)), id);
       }
     }
     // From the checks above to queueing the row, nothing awaits: a concurrent copy of this id in
@@ -140,7 +140,7 @@ export class ScoreAndRecord {
     if (writeBehind) log.push(organizationId, row);
     else if (!(await log.commit(organizationId, row))) {
       // Another process recorded this id first: answer as a retry of the one it stored.
-      const stored = await tenant.data.get(tx.transaction_id);
+      const stored = await tenant.stored.get(tx.transaction_id);
       if (!stored || !sameTransaction(stored, tx)) throw duplicate(tx.transaction_id, DIFFERENT);
       return replay(stored.response, tx.transaction_id);
     }

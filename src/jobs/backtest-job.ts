@@ -64,10 +64,10 @@ export function backtestHandler(deps: BacktestDeps): JobHandler {
       const tallies = versions.map((v) => new Tally(v.action, now - deps.labelDelay));
       const history = new ItemHistory();
       const listIds = [...new Set(versions.flatMap((v) => Object.values(v.lists)))];
-      if (listIds.length) await data.listStays(listIds, (stays) => stays.forEach((s) => history.add(s)));
+      if (listIds.length) await data.lists.stays(listIds, (stays) => stays.forEach((s) => history.add(s)));
       const withFeatures = rules.some((r) => r.readsFeatures);
       const names = new Map<string, readonly (readonly string[])[]>();
-      const total = await data.countLogged(p.from, p.to);
+      const total = await data.decisions.count(p.from, p.to);
       let scanned = 0;
       let unreadable = 0;
       let allFraud = 0;
@@ -80,7 +80,7 @@ export function backtestHandler(deps: BacktestDeps): JobHandler {
       for (;;) {
         // Handed back to the queue: whoever claims it next starts it again.
         if (stopped()) throw new JobStopped();
-        const page = await data.loggedPage({ from: p.from, to: p.to, after, withFeatures });
+        const page = await data.decisions.page({ from: p.from, to: p.to, after, withFeatures });
         if (page.length === 0) break;
         for (const row of page) {
           scanned += 1;

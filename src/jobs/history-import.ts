@@ -169,13 +169,13 @@ export async function runHistoryImport(o: ImportRun): Promise<HistoryImportSumma
   await o.source.check();
   const total = o.source.total();
   if (!(await o.progress('importing', 0))) throw new ImportStopped();
-  const data = organizationData(o.db, o.organizationId);
+  const transactions = organizationData(o.db, o.organizationId).transactions;
   let done = 0;
   let reported = performance.now();
   try {
     for await (const chunk of o.source.chunks(IMPORT_CHUNK_ROWS)) {
       if (o.stopped()) throw new ImportStopped();
-      await data.insert(chunk);
+      await transactions.insert(chunk);
       done += chunk.length;
       if (done === total || performance.now() - reported >= PROGRESS_MS) {
         reported = performance.now();
@@ -189,7 +189,7 @@ export async function runHistoryImport(o: ImportRun): Promise<HistoryImportSumma
   }
   // Counted from the rows that carry this job's id: an earlier attempt's rows (skipped this time as
   // existing) are this job's too.
-  const s = await data.importedBy(o.jobId);
+  const s = await transactions.importedBy(o.jobId);
   return {
     imported: s.imported,
     skipped_existing: Math.max(0, total - s.imported),

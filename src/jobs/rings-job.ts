@@ -16,13 +16,13 @@ export function ringsHandler(db: Db, pool: WorkerPool, labelDelay: number): JobH
     async run(job) {
       const params = job.params as RingsJobParams | null;
       if (!params?.organization_id || !Number.isFinite(params.window_start)) throw new Error('the job does not name an organization and a window');
-      const data = organizationData(db, params.organization_id);
+      const rings = organizationData(db, params.organization_id).rings;
       const start = params.window_start;
       // Read in slices, handed to the worker as text and decoded there (rings-store.ts).
-      const window = await data.windowRows(start, start + WEEK);
-      const rings = await pool.rings({ rows: window.rows, start, options: { labelDelay, window: WEEK }, seed: windowSeed(start) });
-      await data.storeRings(start, rings);
-      return { window_start: new Date(start).toISOString(), transactions: window.count, flagged: rings.length };
+      const window = await rings.window(start, start + WEEK);
+      const found = await pool.rings({ rows: window.rows, start, options: { labelDelay, window: WEEK }, seed: windowSeed(start) });
+      await rings.store(start, found);
+      return { window_start: new Date(start).toISOString(), transactions: window.count, flagged: found.length };
     },
   };
 }

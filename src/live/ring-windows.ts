@@ -88,7 +88,7 @@ export function windowSeed(start: number): number {
 
 /** The organization's rings of its latest analysed windows, oldest window first. */
 export function storedRings(db: Db, organizationId: string): Promise<Ring[]> {
-  return organizationData(db, organizationId).storedRings(KEPT_WINDOWS);
+  return organizationData(db, organizationId).rings.stored(KEPT_WINDOWS);
 }
 
 /** This process's part: ticks, and reads stored rings into its tenants when told. */

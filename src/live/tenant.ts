@@ -15,7 +15,7 @@ import type { Ring } from '../domain/rings.ts';
 import { MAX_EVIDENCE, RingIndex, type EarlierEvidence, type ScoreContext, type ScoreInput, type ScoredEntities } from '../scoring/scorer.ts';
 import type { HistoryLoader, PolicyLoader } from '../storage/history-load.ts';
 import type { HistoryRow } from '../storage/live-rows.ts';
-import type { OrganizationData } from '../storage/organization-data.ts';
+import type { OrganizationTransactions } from '../storage/organization/transactions.ts';
 import type { FeedChange } from '../storage/live-feed.ts';
 import { Policy } from './policy.ts';
 
@@ -56,7 +56,9 @@ export class Tenant {
 
   constructor(
     readonly organizationId: string,
-    readonly data: OrganizationData,
+    /** The organization's stored transactions (its own only): evidence from before the floor, and a
+     *  recorded transaction or response read back. */
+    readonly stored: OrganizationTransactions,
     labelDelay: number,
   ) {
     this.history = Tenant.emptyHistory(labelDelay);
@@ -75,7 +77,7 @@ export class Tenant {
     this.context.history = h;
   }
 
-  /** What `OrganizationData.loadHistory` hands over, into this tenant's history, a few thousand
+  /** What `OrganizationData.history.load` hands over, into this tenant's history, a few thousand
    *  rows at a time with a turn of the event loop between them: a load of millions of transactions
    *  takes seconds of this thread, and other organizations' requests are answered meanwhile. */
   loader(): HistoryLoader {
@@ -115,7 +117,7 @@ export class Tenant {
     };
   }
 
-  /** What `OrganizationData.loadHistory` hands over of the rules and lists, into this tenant. */
+  /** What `OrganizationData.history.load` hands over of the rules and lists, into this tenant. */
   policyLoader(): PolicyLoader {
     return {
       rules: (states) => {
@@ -137,7 +139,7 @@ export class Tenant {
       const missing = h.recordsMissing(role, key, MAX_EVIDENCE);
       if (missing === 0) continue;
       // Those before the oldest it holds of the entity; one held already (placed late) is left out.
-      const rows = await this.data.earlier(role, entities, h.heldSince(role, key), MAX_EVIDENCE);
+      const rows = await this.stored.earlier(role, entities, h.heldSince(role, key), MAX_EVIDENCE);
       (out ??= {})[role] = rows.filter((r) => !this.has(r.transaction_id)).slice(0, missing);
     }
     return out;

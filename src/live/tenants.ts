@@ -166,8 +166,8 @@ export class Tenants {
     const data = organizationData(this.db, organizationId);
     let use = snapshot && this.snapshots ? { format: HISTORY_FORMAT, labelDelay: this.labelDelay } : undefined;
     for (;;) {
-      const tenant = new Tenant(organizationId, data, this.labelDelay);
-      const loaded = await data.loadHistory(this.clock(), tenant.loader(), tenant.policyLoader(), use);
+      const tenant = new Tenant(organizationId, data.transactions, this.labelDelay);
+      const loaded = await data.history.load(this.clock(), tenant.loader(), tenant.policyLoader(), use);
       // A change the stored snapshot could not take: from the rows, then.
       if (loaded.restored === false) {
         use = undefined;
@@ -190,7 +190,7 @@ export class Tenants {
       ready(tenant, seen);
       if (pieces) {
         const meta = { format: HISTORY_FORMAT, labelDelay: this.labelDelay, floor: loaded.floor, seen, transactions: tenant.history.size, writtenAt: Date.now() };
-        const stored = data.writeHistorySnapshot(meta, pieces).then(
+        const stored = data.history.writeSnapshot(meta, pieces).then(
           // The copies are garbage now: handed back at once, not at the next full collection.
           () => this.afterLoad(),
           (e) => this.onError(e),

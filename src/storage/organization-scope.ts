@@ -1,8 +1,10 @@
 // The one organization a statement on live data is bound to. Only OrganizationData
-// (organization-data.ts) makes a scope, for the organization a route has decided the caller is; the
-// modules that hold its statements (transaction-insert.ts, transaction-reads.ts, outcome-changes.ts,
-// history-load.ts, entity-evidence.ts, weekly-aggregates.ts, rings-store.ts) take it as their first
-// argument and read the organization's id from it alone, never from their caller per statement.
+// (organization-data.ts) makes a scope, for the organization a route has decided the caller is, and
+// hands that one scope to each of its parts (organization/*.ts, one per aggregate); the modules that
+// hold the statements (transaction-insert.ts, transaction-reads.ts, outcome-changes.ts,
+// history-load.ts, history-snapshots.ts, entity-evidence.ts, weekly-aggregates.ts, rings-store.ts,
+// lists-store.ts, rules-store.ts) take it as their first argument and read the organization's id
+// from it alone, never from their caller per statement.
 // The brand makes a look-alike object a type error, so a scope is not made by accident elsewhere
 // (test/storage/live-store.test.ts holds that only OrganizationData binds one).
 

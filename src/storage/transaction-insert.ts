@@ -1,6 +1,6 @@
 // Storing recorded transactions: the one INSERT statement that both writers use, an organization's
-// own (`insertTransactions`, through OrganizationData) and the decision log's group commit of
-// several organizations (recorded-group.ts).
+// own (`insertTransactions`, through OrganizationData's transactions) and the decision log's group
+// commit of several organizations (recorded-group.ts).
 //
 // Speed: inserts send whole columns as arrays through UNNEST. Response bodies are stored
 // raw-deflated (level 1: cheap to compute, and a fraction of the JSON's size). The binary columns

@@ -185,7 +185,7 @@ for (const backend of backends()) {
       const rows: NewTransaction[] = Array.from({ length: 10_000 }, (_, i) => ({
         transaction_id: `v-${i}`, time: now - 86_400_000 + i, amount: 10 + (i % 50), customer_id: `vc-${i % 700}`, merchant_id: `vm-${i % 40}`, location: 'Porto', payment_type: 'card_present', source: 'import',
       }));
-      await organizationData(service.db, org.id).insert(rows);
+      await organizationData(service.db, org.id).transactions.insert(rows);
       const tenant = await service.tenants.get(org.id);
       t.equal(tenant.history.size, 10_000);
       const started = performance.now();

@@ -60,8 +60,8 @@ for (const backend of backends()) {
       lastWeek.push({ score, label: i < 40 ? (fraud ? 1 : 0) : null, decision });
     }
     for (let i = 0; i < 10; i++) rows.push(made(i, 0, 0.01 * i, 'approve'));
-    await organizationData(service.db, org.id).insert(rows);
-    await organizationData(service.db, other.id).insert(rows.map((r) => ({ ...r, decision: { ...r.decision!, decision: 'block' } })));
+    await organizationData(service.db, org.id).transactions.insert(rows);
+    await organizationData(service.db, other.id).transactions.insert(rows.map((r) => ({ ...r, decision: { ...r.decision!, decision: 'block' } })));
     const outcomes = [
       ...lastWeek.flatMap((x, i) => (x.label === null ? [] : [{ transaction_id: `p-1-${i}`, outcome: x.label === 1 ? 'fraud' : 'legit' }])),
       ...Array.from({ length: 5 }, (_, i) => ({ transaction_id: `p-0-${i}`, outcome: 'legit' })),

@@ -47,7 +47,7 @@ for (const backend of backends()) {
       const labelled = tx.label === 0 || tx.label === 1;
       return { ...tx, source: 'import', label: labelled ? tx.label! : null, label_known_ms: labelled ? (tx.labelKnownAt ?? tx.time + DEFAULT_LABEL_DELAY_MS) : null };
     };
-    await organizationData(live.s.service.db, org.id).insert(all.map(stored));
+    await organizationData(live.s.service.db, org.id).transactions.insert(all.map(stored));
     // The tail reads the stored rows before the organization is loaded (an import read by the tail
     // later would make the tenant load afresh, and the outcome below would then come from the load).
     await live.s.service.tail.catchUp();

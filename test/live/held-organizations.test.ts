@@ -31,7 +31,7 @@ for (const backend of backends()) {
     const other = await live.organization('Elsewhere');
     for (let i = 0; i < 4; i++) t.equal((await live.score(served, { transaction_id: `s-${i}`, amount: 10 + i, customer_id: 'c', merchant_id: 'm' })).statusCode, 200);
     // What another process would have written for the other organization.
-    await organizationData(live.s.service.db, other.id).insert([0, 1, 2, 3, 4].map(row));
+    await organizationData(live.s.service.db, other.id).transactions.insert([0, 1, 2, 3, 4].map(row));
     await live.s.service.tail.catchUp();
     const health = (await live.s.app.inject({ url: '/api/health' })).json();
     t.equal(health.organizations_loaded, 1, 'one organization held');

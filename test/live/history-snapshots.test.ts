@@ -55,8 +55,8 @@ async function organizations(db: Db): Promise<void> {
 
 /** A tenant loaded as a process would load it now: from the stored snapshot when `snapshot`. */
 async function loadTenant(db: Db, org: string, snapshot: boolean) {
-  const tenant = new Tenant(org, organizationData(db, org), DEFAULT_LABEL_DELAY_MS);
-  const loaded = await organizationData(db, org).loadHistory(NOW, tenant.loader(), undefined, snapshot ? use : undefined);
+  const tenant = new Tenant(org, organizationData(db, org).transactions, DEFAULT_LABEL_DELAY_MS);
+  const loaded = await organizationData(db, org).history.load(NOW, tenant.loader(), undefined, snapshot ? use : undefined);
   return { tenant, loaded };
 }
 
@@ -65,8 +65,8 @@ eachBackend('histories loaded from their stored snapshots', async (t, fx) => {
   await organizations(db);
   const a = organizationData(db, 'org_a');
   // 40 days of A's payments (the first nine before the floor: totals only), B's few.
-  await a.insert(rows(0, 3_000, NOW - 40 * DAY, (38 * DAY) / 3_000));
-  await organizationData(db, 'org_b').insert(rows(0, 300, NOW - 10 * DAY, DAY / 60));
+  await a.transactions.insert(rows(0, 3_000, NOW - 40 * DAY, (38 * DAY) / 3_000));
+  await organizationData(db, 'org_b').transactions.insert(rows(0, 300, NOW - 10 * DAY, DAY / 60));
   const errors: unknown[] = [];
   const tenants = () => new Tenants(db, noLog, DEFAULT_LABEL_DELAY_MS, () => NOW, () => {}, POLICY, (e) => errors.push(e));
 
@@ -74,25 +74,25 @@ eachBackend('histories loaded from their stored snapshots', async (t, fx) => {
   await first.get('org_a');
   await first.get('org_b');
   await first.settled();
-  const stored = await a.historySnapshot();
+  const stored = await a.history.snapshot();
   t.ok(stored, 'a load from the rows wrote a snapshot');
   t.equal(stored!.format, HISTORY_FORMAT, 'of this history code');
   t.equal(stored!.floor, NOW - WINDOW_HORIZON_MS, 'with the floor of the load');
   t.ok(stored!.transactions > 2_000 && stored!.bytes > 0 && stored!.pieces >= 1, `${stored!.transactions} transactions in ${stored!.bytes} bytes`);
-  t.equal(await organizationData(db, 'org_b').historySnapshot(), undefined, 'none for a small history');
+  t.equal(await organizationData(db, 'org_b').history.snapshot(), undefined, 'none for a small history');
 
   // Changes after it: new payments, late ones within the horizon, outcomes of held transactions
   // and of ones before the floor.
-  await a.insert(rows(5_000, 150, NOW - DAY, 60_000));
-  await a.insert(rows(6_000, 40, NOW - 20 * DAY, 3_600_000));
+  await a.transactions.insert(rows(5_000, 150, NOW - DAY, 60_000));
+  await a.transactions.insert(rows(6_000, 40, NOW - 20 * DAY, 3_600_000));
   const rng = new Rng(7);
   const outcomes = Array.from({ length: 60 }, () => {
     const i = rng.below(3_000);
     return { transaction_id: `t-${i}`, label: (rng.uniform() < 0.4 ? 1 : 0) as 0 | 1, source: 'test', reported_at_ms: NOW - 1000 + i, reported_by: 'u1' };
   });
-  await a.applyOutcomes(outcomes.slice(0, 30));
-  await a.applyOutcomes(outcomes.slice(30));
-  await a.applyOutcomes([{ transaction_id: 't-3', label: 1, source: 'test', reported_at_ms: NOW - 500, reported_by: 'u1' }]);
+  await a.outcomes.apply(outcomes.slice(0, 30));
+  await a.outcomes.apply(outcomes.slice(30));
+  await a.outcomes.apply([{ transaction_id: 't-3', label: 1, source: 'test', reported_at_ms: NOW - 500, reported_by: 'u1' }]);
 
   await t.test('a load takes the snapshot and the changes since, and answers as a load from the rows', async (t) => {
     const fromSnapshot = await loadTenant(db, 'org_a', true);
@@ -109,7 +109,7 @@ eachBackend('histories loaded from their stored snapshots', async (t, fx) => {
     const second = tenants();
     const tenant = await second.get('org_a');
     await second.settled();
-    const newer = await a.historySnapshot();
+    const newer = await a.history.snapshot();
     t.ok(newer!.seen.xmax > stored!.seen.xmax, 'a snapshot of a later database snapshot');
     t.equal(newer!.transactions, tenant.history.size, 'of what the process holds');
     t.equal(newer!.floor, stored!.floor, 'built on the same floor');
@@ -117,7 +117,7 @@ eachBackend('histories loaded from their stored snapshots', async (t, fx) => {
   });
 
   await t.test('what a snapshot cannot take is loaded from the rows', async (t) => {
-    await a.insert([tx(7_000, NOW - 35 * DAY)]);
+    await a.transactions.insert([tx(7_000, NOW - 35 * DAY)]);
     const older = await loadTenant(db, 'org_a', true);
     t.equal(older.loaded.restored, false, 'a transaction before its floor: refused');
     const tenant = await tenants().get('org_a');
@@ -125,7 +125,7 @@ eachBackend('histories loaded from their stored snapshots', async (t, fx) => {
     const p = probes(new Rng(4), 20);
     t.same(differences(answers(tenant.history, NOW, p), answers(rowsLoad.tenant.history, NOW, p)), [], 'and a process loads from the rows instead (it counts that one in its totals)');
 
-    await a.insert([tx(7_001, NOW - 2 * DAY, { source: 'import' })]);
+    await a.transactions.insert([tx(7_001, NOW - 2 * DAY, { source: 'import' })]);
     t.equal((await loadTenant(db, 'org_a', true)).loaded.restored, undefined, 'an import since: from the rows');
   });
 
@@ -136,10 +136,10 @@ eachBackend('histories loaded from their stored snapshots', async (t, fx) => {
     await process.settled();
     t.notOk(process.refreshDue('org_a'), 'not due just after its load');
     // Stored since, by another process (there is no tail here: only a refresh reads them).
-    await a.insert(rows(8_000, 60, NOW - 3_600_000, 1_000));
+    await a.transactions.insert(rows(8_000, 60, NOW - 3_600_000, 1_000));
     before.changes = POLICY.refreshAfter;
     t.ok(process.refreshDue('org_a'), 'due after many changes');
-    const written = (await a.historySnapshot())!;
+    const written = (await a.history.snapshot())!;
     const refreshing = process.refresh('org_a');
     // A change the tail hands over during the refresh reaches the tenant in use and the new one.
     const during: FeedTransaction = { ...tx(9_000, NOW - 60_000), kind: 'transaction', xid: 2 ** 40, seq: 1, organization_id: 'org_a', source: 'scored', label: null, label_known_ms: null };
@@ -150,7 +150,7 @@ eachBackend('histories loaded from their stored snapshots', async (t, fx) => {
     t.ok(before.has('t-9000') && after.has('t-9000'), 'the change during the refresh is in both');
     t.ok(after.has('t-8000') && !before.has('t-8000'), 'the new one has what was stored since');
     await process.settled();
-    t.ok((await a.historySnapshot())!.seen.xmax > written.seen.xmax, 'and a newer snapshot is stored');
+    t.ok((await a.history.snapshot())!.seen.xmax > written.seen.xmax, 'and a newer snapshot is stored');
 
     // Two days on, its floor lags the horizon: built from the rows, on a later floor.
     clock = NOW + 2 * DAY;

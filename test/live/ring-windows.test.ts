@@ -38,7 +38,7 @@ for (const backend of backends()) {
     };
     for (let round = 0; round < 3; round++) for (const c of ['r1', 'r2', 'r3', 'r4']) for (const m of ['rm1', 'rm2']) add(c, m, 1);
     for (let c = 0; c < 30; c++) for (let k = 0; k < 2; k++) add(`c${c}`, 'shop', 0);
-    await organizationData(service.db, acme.id).insert(rows);
+    await organizationData(service.db, acme.id).transactions.insert(rows);
     const probe = { amount: 30, customer_id: 'newcomer', merchant_id: 'rm1', location: 'Lisbon', payment_type: 'online' };
     const jobs = async () => (await service.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE kind = 'rings' AND params->>'organization_id' = $1`, [acme.id]))[0]!.n;
 
@@ -92,9 +92,9 @@ for (const backend of backends()) {
       rows2.sort((a, b) => a.time - b.time);
       rows2.push({ transaction_id: 'p-before', time: from - 1, amount: 1, customer_id: 'x', merchant_id: 'pm', location: 'Lisbon', payment_type: 'online', source: 'import' });
       rows2.push({ transaction_id: 'p-after', time: from + WEEK, amount: 1, customer_id: 'x', merchant_id: 'pm', location: 'Lisbon', payment_type: 'online', source: 'import' });
-      await organizationData(service.db, acme.id).insert(rows2);
-      await organizationData(service.db, bolt.id).insert(rows2.slice(0, 300).map((r) => ({ ...r, amount: 99_999 })));
-      const read = decodeWindow((await organizationData(service.db, acme.id).windowRows(from, from + WEEK)).rows);
+      await organizationData(service.db, acme.id).transactions.insert(rows2);
+      await organizationData(service.db, bolt.id).transactions.insert(rows2.slice(0, 300).map((r) => ({ ...r, amount: 99_999 })));
+      const read = decodeWindow((await organizationData(service.db, acme.id).rings.window(from, from + WEEK)).rows);
       t.ok(rows2.filter((r) => (r.time - from) % WINDOW_SLICE_MS === 0 && r.time >= from && r.time < from + WEEK).length >= 5 * 7, 'rows on the slice edges');
       t.equal(read.length, 2500, 'every row of the window, once; none before it, at its end, or of another organization');
       t.same(read.map((r) => r.amount), rows2.slice(0, 2500).map((r) => r.amount), 'in time order, rows of one time in the order recorded');

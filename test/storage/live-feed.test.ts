@@ -53,8 +53,8 @@ eachBackend('the feed reads every change once, in (xid, seq) order, a page at a 
     { organizationId: 'org_a', row: row('t-2', 2) },
     { organizationId: 'org_a', row: row('t-1', 1) },
   ]);
-  await organizationData(db, 'org_a').insert([row('t-3', 3), row('t-4', 4)]);
-  const { xid } = await organizationData(db, 'org_a').applyOutcomes([{ transaction_id: 't-1', label: 1, source: 'review', reported_at_ms: 1_800_000_000_000, reported_by: 'u1' }]);
+  await organizationData(db, 'org_a').transactions.insert([row('t-3', 3), row('t-4', 4)]);
+  const { xid } = await organizationData(db, 'org_a').outcomes.apply([{ transaction_id: 't-1', label: 1, source: 'review', reported_at_ms: 1_800_000_000_000, reported_by: 'u1' }]);
   t.type(xid, 'number', 'an outcome that changed something names its database transaction');
 
   const whole = await readAll(db, start, 256);

@@ -1,10 +1,11 @@
 // The organization-scoped data layer on both back ends: two organizations that use the same
-// transaction ids, customers and merchants, and every read method of one organization's
-// `OrganizationData` returns its own rows only, whatever it is asked; outcomes set through one never
-// touch the other's; ids are unique per organization and inserts keep what is already there; the
-// history load returns rows in time order with their labels, and the per-entity totals the database
-// keeps follow inserts and outcome changes. And only OrganizationData binds an organization to the
-// statements (src/storage/organization-scope.ts).
+// transaction ids, customers and merchants, and every read of one organization's `OrganizationData`
+// (its transactions, history, logged decisions, outcomes, ring windows, performance) returns its
+// own rows only, whatever it is asked; outcomes set through one never touch the other's; ids are
+// unique per organization and inserts keep what is already there; the history load returns rows in
+// time order with their labels, and the per-entity totals the database keeps follow inserts and
+// outcome changes. And only OrganizationData binds an organization to the statements
+// (src/storage/organization-scope.ts), the one scope every part of it is made with.
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -23,7 +24,7 @@ async function twoOrganizations(db: Db): Promise<void> {
   await db.query(`INSERT INTO organizations (id, name, stage, created_by) VALUES ('org_a', 'A', 'test', 'u1'), ('org_b', 'B', 'test', 'u1')`);
 }
 
-/** Everything `loadHistory` hands over, as plain lists. */
+/** Everything `history.load` hands over, as plain lists. */
 async function loaded(data: OrganizationData, now = 0) {
   const got = { floor: Number.NaN, uses: [] as unknown[], transactions: [] as HistoryRow[], labels: [] as unknown[], totals: [] as EntityTotals[] };
   const into: HistoryLoader = {
@@ -34,7 +35,7 @@ async function loaded(data: OrganizationData, now = 0) {
     finish: (totals) => void got.totals.push(...totals),
     restore: () => false,
   };
-  const { seen } = await data.loadHistory(now, into);
+  const { seen } = await data.history.load(now, into);
   return { ...got, seen };
 }
 
@@ -57,71 +58,78 @@ eachBackend('every read of an organization returns its own rows only', async (t,
   await twoOrganizations(db);
   const a = organizationData(db, 'org_a');
   const b = organizationData(db, 'org_b');
-  const stored = await a.insert([0, 1, 2, 3].map((i) => row(i)));
+  const stored = await a.transactions.insert([0, 1, 2, 3].map((i) => row(i)));
   t.same([...stored.keys()].sort(), ['t-0', 't-1', 't-2', 't-3']);
   // B uses the same ids, customers and merchant, with other amounts.
-  await b.insert([0, 1, 2, 3, 4, 5].map((i) => row(i, { amount: 1000 + i, response: `{"b":${i}}` })));
+  await b.transactions.insert([0, 1, 2, 3, 4, 5].map((i) => row(i, { amount: 1000 + i, response: `{"b":${i}}` })));
 
   t.equal((await loaded(a)).transactions.length, 4);
   t.equal((await loaded(b)).transactions.length, 6);
-  t.equal((await a.get('t-1'))!.amount, 11);
-  t.equal(await a.get('t-5'), undefined, "B's t-5 is not A's");
-  t.equal(await a.response('t-2'), '{"i":2}');
-  t.equal(await a.response('t-5'), undefined);
+  t.equal((await a.transactions.get('t-1'))!.amount, 11);
+  t.equal(await a.transactions.get('t-5'), undefined, "B's t-5 is not A's");
+  t.equal(await a.transactions.response('t-2'), '{"i":2}');
+  t.equal(await a.transactions.response('t-5'), undefined);
   const loadA = await loaded(a);
   t.same(loadA.transactions.map((r) => r.amount), [10, 11, 12, 13], "A's history, in time order");
   t.same(loadA.totals.map((e) => [e.kind, e.key, e.transactions, e.amountSum]), [['customer', 'c-0', 2, 22], ['customer', 'c-1', 2, 24], ['channel', 'wallet:Lisbon', 4, 46], ['merchant', 'm-1', 4, 46]], "A's totals");
   t.equal(loadA.uses.length, 6, "A's customers' first uses");
-  t.same((await a.earlier('customer', { customer_id: 'c-1', merchant_id: 'm-1', location: 'Lisbon', payment_type: 'wallet' }, 2e12, 10)).map((r) => r.amount), [13, 11], "A's earlier transactions");
-  t.same((await a.earlier('channel', { customer_id: 'c-1', merchant_id: 'm-1', location: 'Lisbon', payment_type: 'wallet' }, 2e12, 2)).map((r) => r.amount), [13, 12]);
-  const all = (await a.list({}, 100))!;
+  t.same((await a.transactions.earlier('customer', { customer_id: 'c-1', merchant_id: 'm-1', location: 'Lisbon', payment_type: 'wallet' }, 2e12, 10)).map((r) => r.amount), [13, 11], "A's earlier transactions");
+  t.same((await a.transactions.earlier('channel', { customer_id: 'c-1', merchant_id: 'm-1', location: 'Lisbon', payment_type: 'wallet' }, 2e12, 2)).map((r) => r.amount), [13, 12]);
+  const all = (await a.transactions.list({}, 100))!;
   t.same(all.rows.map((r) => r.amount), [13, 12, 11, 10], 'newest first, A only');
-  t.same((await a.list({ customer_id: 'c-1' }, 100))!.rows.map((r) => r.amount), [13, 11]);
-  t.same((await a.list({ merchant_id: 'm-1', decision: 'review' }, 100))!.rows.map((r) => r.amount), [13, 11]);
-  t.same((await a.list({}, 100, 't-2'))!.rows.map((r) => r.transaction_id), ['t-1', 't-0'], 'a cursor is looked up in A');
+  t.same((await a.transactions.list({ customer_id: 'c-1' }, 100))!.rows.map((r) => r.amount), [13, 11]);
+  t.same((await a.transactions.list({ merchant_id: 'm-1', decision: 'review' }, 100))!.rows.map((r) => r.amount), [13, 11]);
+  t.same((await a.transactions.list({}, 100, 't-2'))!.rows.map((r) => r.transaction_id), ['t-1', 't-0'], 'a cursor is looked up in A');
   // An entity's summary: A's customer c-1 (t-1, t-3), not B's c-1 (t-1, t-3, t-5).
-  const entityA = await a.entity('customer', 'c-1');
+  const entityA = await a.transactions.entity('customer', 'c-1');
   t.same([entityA!.totals.transactions, entityA!.totals.amount_sum, entityA!.recent.transactions, entityA!.recent.reviewed], [2, 24, 2, 2], "A's customer, from A's rows");
   t.same(entityA!.counterparties.map((c) => [c.id, c.transactions]), [['m-1', 2]]);
-  t.same((await b.entity('customer', 'c-1'))!.totals.amount_sum, 1001 + 1003 + 1005, "B's customer of the same id is B's");
-  t.equal(await a.entity('merchant', 'm-none'), undefined, 'an entity the organization never saw');
-  const oldest = await a.list({ order: 'oldest' }, 2);
+  t.same((await b.transactions.entity('customer', 'c-1'))!.totals.amount_sum, 1001 + 1003 + 1005, "B's customer of the same id is B's");
+  t.equal(await a.transactions.entity('merchant', 'm-none'), undefined, 'an entity the organization never saw');
+  const oldest = await a.transactions.list({ order: 'oldest' }, 2);
   t.same([oldest!.rows.map((r) => r.transaction_id), oldest!.hasMore], [['t-0', 't-1'], true], 'oldest first');
-  t.same((await a.list({ order: 'oldest' }, 2, 't-1'))!.rows.map((r) => r.transaction_id), ['t-2', 't-3'], 'and its next page');
-  t.equal(await a.list({}, 100, 't-5'), undefined, "B's id is no cursor for A");
+  t.same((await a.transactions.list({ order: 'oldest' }, 2, 't-1'))!.rows.map((r) => r.transaction_id), ['t-2', 't-3'], 'and its next page');
+  t.equal(await a.transactions.list({}, 100, 't-5'), undefined, "B's id is no cursor for A");
+  // Logged decisions as rules read them back, and a ring window's rows: A's only.
+  t.equal((await a.decisions.get('t-2'))!.amount, 12);
+  t.equal(await a.decisions.get('t-5'), undefined, "B's t-5 is no logged decision of A's");
+  t.same([await a.decisions.count(0, 2e12), await b.decisions.count(0, 2e12)], [4, 6]);
+  t.same((await a.decisions.page({ from: 0, to: 2e12, after: undefined, withFeatures: false })).map((r) => r.amount), [10, 11, 12, 13]);
+  const hour = [1_700_000_000_000, 1_700_000_000_000 + 3_600_000] as const;
+  t.same([(await a.rings.window(...hour)).count, (await b.rings.window(...hour)).count], [4, 6], "each window reads its own organization's rows");
 
   // Outcomes: A's report on t-1 changes A's t-1 only; an id only B has is not found for A.
-  const { results } = await a.applyOutcomes([
+  const { results } = await a.outcomes.apply([
     { transaction_id: 't-1', label: 1, source: 'chargeback', reported_at_ms: 1_800_000_000_000, reported_by: 'key:k1' },
     { transaction_id: 't-5', label: 1, source: 'chargeback', reported_at_ms: 1_800_000_000_000, reported_by: 'key:k1' },
     { transaction_id: 't-2', label: 0, source: 'review', reported_at_ms: 1, reported_by: 'u1' },
   ]);
   t.same(results.map((r) => r.status), ['applied', 'not_found', 'invalid']);
-  t.equal((await a.get('t-1'))!.label, 1);
-  t.equal((await b.get('t-1'))!.label, null, "B's t-1 is untouched");
-  const changesA = await a.outcomeChanges([(await a.get('t-1'))!.seq]);
+  t.equal((await a.transactions.get('t-1'))!.label, 1);
+  t.equal((await b.transactions.get('t-1'))!.label, null, "B's t-1 is untouched");
+  const changesA = await a.outcomes.changes([(await a.transactions.get('t-1'))!.seq]);
   t.equal([...changesA.values()].flat().length, 1);
-  const changesB = await b.outcomeChanges([(await a.get('t-1'))!.seq]);
+  const changesB = await b.outcomes.changes([(await a.transactions.get('t-1'))!.seq]);
   t.equal(changesB.size, 0, "B asking for A's row's changes gets nothing");
-  t.same((await a.list({ outcome: 'fraud' }, 100))!.rows.map((r) => r.transaction_id), ['t-1']);
-  t.same((await b.list({ outcome: 'fraud' }, 100))!.rows, []);
-  const weeksA = await a.weeklyAggregates(0, 2e12, 2e12, [0.5]);
-  const weeksB = await b.weeklyAggregates(0, 2e12, 2e12, [0.5]);
+  t.same((await a.transactions.list({ outcome: 'fraud' }, 100))!.rows.map((r) => r.transaction_id), ['t-1']);
+  t.same((await b.transactions.list({ outcome: 'fraud' }, 100))!.rows, []);
+  const weeksA = await a.performance.weekly(0, 2e12, 2e12, [0.5]);
+  const weeksB = await b.performance.weekly(0, 2e12, 2e12, [0.5]);
   t.same([weeksA[0]!.transactions, weeksB[0]!.transactions], [4, 6]);
-  t.same(await b.labelledScores(0, 2e12, 2e12), []);
-  t.same((await a.labelledScores(0, 2e12, 2e12)).map((r) => r.label), [1]);
+  t.same(await b.performance.labelledScores(0, 2e12, 2e12), []);
+  t.same((await a.performance.labelledScores(0, 2e12, 2e12)).map((r) => r.label), [1]);
 });
 
 eachBackend('ids are unique per organization; an insert keeps what is there', async (t, fx) => {
   const db = await fx.open();
   await twoOrganizations(db);
   const a = organizationData(db, 'org_a');
-  await a.insert([row(0)]);
-  const again = await a.insert([row(0, { amount: 999 }), row(1)]);
+  await a.transactions.insert([row(0)]);
+  const again = await a.transactions.insert([row(0, { amount: 999 }), row(1)]);
   t.same([...again.keys()], ['t-1'], 'only the new id was stored');
-  t.equal((await a.get('t-0'))!.amount, 10, 'the first t-0 stands');
+  t.equal((await a.transactions.get('t-0'))!.amount, 10, 'the first t-0 stands');
   await t.rejects(db.query(`INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source) VALUES ('org_a', 't-0', 0, 1, 'c', 'm', 'l', 'p', 'scored')`), 'the database refuses a duplicate');
-  const labelled = await a.insert([row(5, { source: 'import', decision: null, response: null, label: 1, label_known_ms: 123, outcome_source: 'import', outcome_reported_by: 'import:job_1' })]);
+  const labelled = await a.transactions.insert([row(5, { source: 'import', decision: null, response: null, label: 1, label_known_ms: 123, outcome_source: 'import', outcome_reported_by: 'import:job_1' })]);
   t.same([...labelled.keys()], ['t-5']);
   t.same((await loaded(a)).transactions.map((r) => [r.label, r.label_known_ms]), [[null, null], [null, null], [1, 123]]);
 });
@@ -134,12 +142,12 @@ eachBackend("the database keeps each entity's totals and first uses as transacti
   const T = 1_700_000_000_000;
   // c-0 pays m-1 on days 0, 10 and 50 (labelled fraud, known a week later, on the first two), and
   // m-2 on day 50 from another place; B's rows never count for A.
-  await a.insert([
+  await a.transactions.insert([
     row(0, { time: T, amount: 3, label: 1, label_known_ms: T + 7 * DAY, source: 'import' }),
     row(2, { time: T + 10 * DAY, amount: 4, label: 1, label_known_ms: T + 17 * DAY, source: 'import' }),
   ]);
-  await a.insert([row(4, { time: T + 50 * DAY, amount: 5 }), row(6, { time: T + 50 * DAY, amount: 6, merchant_id: 'm-2', location: 'Porto' })]);
-  await organizationData(db, 'org_b').insert([row(0, { amount: 100 })]);
+  await a.transactions.insert([row(4, { time: T + 50 * DAY, amount: 5 }), row(6, { time: T + 50 * DAY, amount: 6, merchant_id: 'm-2', location: 'Porto' })]);
+  await organizationData(db, 'org_b').transactions.insert([row(0, { amount: 100 })]);
   const customer = async () => (await loaded(a, T + 50 * DAY)).totals.find((e) => e.kind === 'customer' && e.key === 'c-0')!;
   t.match(await customer(), { transactions: 4, amountSum: 18, amountSquares: 86, last: T + 50 * DAY, labels: 2, frauds: 2, firstFraudKnown: T + 7 * DAY });
   const load = await loaded(a, T + 50 * DAY);
@@ -152,9 +160,9 @@ eachBackend("the database keeps each entity's totals and first uses as transacti
   );
 
   // The earliest fraud withdrawn: the next one is the earliest; then a fraud reported on day 45.
-  await a.applyOutcomes([{ transaction_id: 't-0', label: 0, source: 'review', reported_at_ms: T + 40 * DAY, reported_by: 'u1' }]);
+  await a.outcomes.apply([{ transaction_id: 't-0', label: 0, source: 'review', reported_at_ms: T + 40 * DAY, reported_by: 'u1' }]);
   t.match(await customer(), { labels: 2, frauds: 1, firstFraudKnown: T + 17 * DAY });
-  await a.applyOutcomes([{ transaction_id: 't-4', label: 1, source: 'chargeback', reported_at_ms: T + 51 * DAY, reported_by: 'u1' }]);
+  await a.outcomes.apply([{ transaction_id: 't-4', label: 1, source: 'chargeback', reported_at_ms: T + 51 * DAY, reported_by: 'u1' }]);
   t.match(await customer(), { labels: 3, frauds: 2, firstFraudKnown: T + 17 * DAY });
   const after = await loaded(a, T + 50 * DAY);
   t.same(after.labels.map((l) => (l as { known: number }).known), [T + 40 * DAY], "t-0's outcome, known after the floor, comes as a label");
