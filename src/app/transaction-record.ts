@@ -6,7 +6,7 @@
 
 import type { TransactionEntities, TransactionParties } from '../domain/transaction.ts';
 import type { OutcomeChangeRow, TransactionRow } from '../storage/live-rows.ts';
-import { decisionOf, type DecisionRecord as Decision } from '../scoring/decision.ts';
+import { decisionOf, type DecisionRecord } from '../scoring/decision.ts';
 import type { ScoreResult } from '../scoring/scorer.ts';
 
 export type OutcomeLabel = 'fraud' | 'legit';
@@ -24,18 +24,18 @@ export interface TransactionRecord extends TransactionParties, TransactionEntiti
   time: string;
   source: 'scored' | 'import';
   risk_score: number | null;
-  risk_band: Decision['risk_band'] | null;
-  decision: Decision['decision'] | null;
-  mode: Decision['mode'] | null;
+  risk_band: DecisionRecord['risk_band'] | null;
+  decision: DecisionRecord['decision'] | null;
+  mode: DecisionRecord['mode'] | null;
   model_id: string | null;
   model_version: string | null;
-  path: Decision['path'] | null;
+  path: DecisionRecord['path'] | null;
   review_threshold: number | null;
   block_threshold: number | null;
-  channel_scores: Decision['channel_scores'] | null;
-  channel_attribution: Decision['channel_attribution'] | null;
-  reasons: Decision['reasons'];
-  rules: Decision['rules'];
+  channel_scores: DecisionRecord['channel_scores'] | null;
+  channel_attribution: DecisionRecord['channel_attribution'] | null;
+  reasons: DecisionRecord['reasons'];
+  rules: DecisionRecord['rules'];
   notes: string[];
   latency_ms: number | null;
   outcome: { outcome: OutcomeLabel; source: string; reported_at: string; reported_by: string } | null;
