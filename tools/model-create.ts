@@ -10,7 +10,7 @@
 // Example settings file: {"thresholds": {"balanced": {"review": 0.2, "block": 0.6}}, "stack": {"weights": {"graph": 1.5}}}
 
 import { readFileSync } from 'node:fs';
-import { randomId } from '../src/app/secrets.ts';
+import { randomId } from '../src/app/access/secrets.ts';
 import { commandLine, existingFile, required, text, UsageError, type Option } from './command-line.ts';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/storage/open.ts';

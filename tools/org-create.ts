@@ -12,8 +12,8 @@ import { commandLine, oneOf, required, text, UsageError, type Option } from './c
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/storage/open.ts';
 import { sessionSecret } from '../src/storage/server-secret.ts';
-import { Accounts } from '../src/app/accounts.ts';
-import { createOrganizationFromCommandLine } from '../src/app/organizations.ts';
+import { Accounts } from '../src/app/access/accounts.ts';
+import { createOrganizationFromCommandLine } from '../src/app/access/organizations.ts';
 
 function fail(message: string): never {
   process.stderr.write(`npm run org:create: ${message}\n`);

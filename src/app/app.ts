@@ -11,24 +11,24 @@ import type { Service } from './service.ts';
 import { bind } from './capability.ts';
 import { available, AppError } from './errors.ts';
 import { healthReport, type HealthReport } from './health.ts';
-import { OrganizationCaller } from './organization-caller.ts';
-import * as ownership from './ownership.ts';
-import type { Owned } from './ownership.ts';
-import { ringsToList } from './rings.ts';
-import { decisionList, decisionRecord, entitySummary, reportOutcome, reportOutcomesInBulk } from './decisions.ts';
-import { weeklyPerformance } from './performance.ts';
-import { addListItems, allLists, createList, deleteList, listAudit, listPage, removeListItems } from './lists.ts';
-import { allRules, changeRule, checkRule, createRule, deleteRule, rule, ruleHistory, ruleVersions } from './rules.ts';
-import { queueBacktest } from './backtests.ts';
-import { deleteDataset, liveDataset, previewDataset, revalidateDataset, storeUpload, uploadDataset } from './datasets.ts';
-import { jobDownload, jobPage, jobsOf, queueScoringJob, scorableDataset, visibleJob } from './scoring-jobs.ts';
-import { queueHistoryImport } from './history-imports.ts';
+import { OrganizationCaller } from './access/organization-caller.ts';
+import * as ownership from './access/ownership.ts';
+import type { Owned } from './access/ownership.ts';
+import { ringsToList } from './decisions/rings.ts';
+import { decisionList, decisionRecord, entitySummary, reportOutcome, reportOutcomesInBulk } from './decisions/decisions.ts';
+import { weeklyPerformance } from './decisions/performance.ts';
+import { addListItems, allLists, createList, deleteList, listAudit, listPage, removeListItems } from './policy/lists.ts';
+import { allRules, changeRule, checkRule, createRule, deleteRule, rule, ruleHistory, ruleVersions } from './policy/rules.ts';
+import { queueBacktest } from './policy/backtests.ts';
+import { deleteDataset, liveDataset, previewDataset, revalidateDataset, storeUpload, uploadDataset } from './datasets/datasets.ts';
+import { jobDownload, jobPage, jobsOf, queueScoringJob, scorableDataset, visibleJob } from './datasets/scoring-jobs.ts';
+import { queueHistoryImport } from './datasets/history-imports.ts';
 import {
   apiKeysOfOrganization, createApiKey, createOrganization, datasetsOfMyOrganization, myOrganizations, organizationWithMembers, revokeApiKey, rotateApiKey, usageOfOrganization,
-} from './organizations.ts';
+} from './access/organizations.ts';
 import { customModelsVisibleTo, readCustomModel, setCustomModelActiveFor } from './custom-models.ts';
-import { planTraining } from './training-jobs.ts';
-import type { Accounts } from './accounts.ts';
+import { planTraining } from './datasets/training-jobs.ts';
+import type { Accounts } from './access/accounts.ts';
 import type { LiveApiKey } from '../storage/accounts-store.ts';
 
 /** The signed-in checks the HTTP layer makes on every request with a cookie or a key. */
@@ -147,4 +147,4 @@ export type { LiveApiKey as AuthenticatedKey } from '../storage/accounts-store.t
 /** What a job of each kind reports (its `summary`). */
 export type { BatchSummary as ScoringJobSummary } from '../jobs/batch-score.ts';
 export type { HistoryImportSummary } from '../jobs/history-import.ts';
-export type { BacktestReport } from './backtests.ts';
+export type { BacktestReport } from './policy/backtests.ts';

@@ -10,7 +10,7 @@
 // The customer surface (`/api/v1/...`) authenticates API keys instead (guards.ts).
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { SignedIn } from '../app/accounts.ts';
+import type { SignedIn } from '../app/access/accounts.ts';
 import type { Sessions } from '../app/app.ts';
 import { ApiError } from './errors.ts';
 

@@ -1,4 +1,4 @@
-// The HTTP side of ownership (the application decides, app/ownership.ts): whom a member's request
+// The HTTP side of ownership (the application decides, app/access/ownership.ts): whom a member's request
 // acts for, and the ownership a new upload or job gets from the signed-in caller.
 
 import type { FastifyRequest } from 'fastify';

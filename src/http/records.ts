@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { MODE_NAMES } from '../model/bundle-types.ts';
 import type { Dataset as DatasetRecord, Job as JobRecord } from '../app/app.ts';
-import { describeValidation } from '../app/datasets.ts';
+import { describeValidation } from '../app/datasets/datasets.ts';
 
 /** `/api/organizations/{id}/…` */
 export const OrgParams = z.object({ id: z.string().min(1).max(100) });

@@ -1,5 +1,5 @@
 // SQL for accounts (migrations/004_accounts.sql): users, sessions, organizations and members, API
-// keys and their daily usage. Secrets arrive here already hashed (src/app/secrets.ts) and nothing
+// keys and their daily usage. Secrets arrive here already hashed (src/app/access/secrets.ts) and nothing
 // here ever returns a hash to a caller that could send it out: listings select the public columns.
 
 import type { Db, Queryable } from './db.ts';

@@ -1,4 +1,4 @@
-// The secret API keys, sessions and CSRF tokens are hashed with (app/secrets.ts): SESSION_SECRET when
+// The secret API keys, sessions and CSRF tokens are hashed with (app/access/secrets.ts): SESSION_SECRET when
 // it is set; otherwise, on the embedded database only, one made on first use and kept beside the
 // database in `DATA_DIR/session-secret` (mode 0600), so that a key made by `npm run org:create` on a
 // stopped server's DATA_DIR is the same key the server checks later. On PostgreSQL there is no such

@@ -1,4 +1,4 @@
-// The database's side of a performance report (src/app/performance.ts): an organization's scored
+// The database's side of a performance report (src/app/decisions/performance.ts): an organization's scored
 // transactions grouped into fixed-length buckets from a start (weeks, as the report uses them),
 // counted and summarised in the database so that a report reads a few rows per bucket, not the
 // transactions. Every statement reads the scope's organization only (organization-scope.ts).

@@ -5,7 +5,7 @@
 // organization's traffic never counted.
 
 import t from 'tap';
-import { isoWeek, weekStart } from '../../src/app/performance.ts';
+import { isoWeek, weekStart } from '../../src/app/decisions/performance.ts';
 import type { NewTransaction } from '../../src/storage/live-rows.ts';
 import { organizationData } from '../../src/storage/organization-data.ts';
 import { backends } from '../support/server.ts';

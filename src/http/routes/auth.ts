@@ -2,13 +2,13 @@
 // identity-provider access token, verified here (auth/tokens.ts), for the HttpOnly `service_session`
 // cookie and the readable `service_csrf` cookie; `POST /api/auth/logout` revokes the session on the
 // server and clears both; `GET /api/auth/me` says who is calling (`authenticated: false` for guests).
-// The token itself is never stored or logged. Signing in and out are use cases of app/accounts.ts
+// The token itself is never stored or logged. Signing in and out are use cases of app/access/accounts.ts
 // (which refuses a bad token); this file keeps the cookies.
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { NewSession, SignedIn } from '../../app/accounts.ts';
+import type { NewSession, SignedIn } from '../../app/access/accounts.ts';
 import type { App } from '../../app/app.ts';
 import type { Config } from '../../config.ts';
 import { CSRF_COOKIE, requireUser, SESSION_COOKIE } from '../caller.ts';

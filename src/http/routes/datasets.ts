@@ -1,6 +1,6 @@
 // Dataset endpoints: upload (a `text/csv` body or a multipart form with one file), one dataset, a
 // preview of its first rows as parsed, re-validation with the caller's column mapping, and delete.
-// The use cases are app/datasets.ts's; here the request is read and the answer shaped. The upload
+// The use cases are app/datasets/datasets.ts's; here the request is read and the answer shaped. The upload
 // answers with the validation result: 201 when the file can be scored; 422 `validation_failed`
 // with the per-column problems (the dataset is kept, so a mapping can fix it); 400 `too_many_rows`
 // or 422 for empty or binary files (not kept); 413 `payload_too_large`. An expired dataset answers
@@ -16,7 +16,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { DATASET_COLUMNS, type ColumnMapping } from '../../datasets/csv.ts';
-import { maxUploadBytes, uploadTooLarge, type StoredUpload } from '../../app/datasets.ts';
+import { maxUploadBytes, uploadTooLarge, type StoredUpload } from '../../app/datasets/datasets.ts';
 import { AppError } from '../../app/errors.ts';
 import type { App } from '../../app/app.ts';
 import { ApiError } from '../errors.ts';

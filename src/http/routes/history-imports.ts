@@ -1,6 +1,6 @@
 // Backfilling an organization's history (`POST /api/organizations/{id}/history-imports`): a member
 // queues a job that stores a validated upload's rows, or (a `test` organization only) the built-in
-// example, into the organization's history (app/history-imports.ts decides). Refused before
+// example, into the organization's history (app/datasets/history-imports.ts decides). Refused before
 // anything is queued, with the reason and what to do: a non-member (404), the example for a live
 // organization (403), a dataset of another organization (403), one that does not validate or has
 // no timestamp column (422), an expired one (410). The job is answered 202 like a scoring job and

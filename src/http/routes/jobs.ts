@@ -1,5 +1,5 @@
 // Scoring jobs over HTTP: queue one for a dataset (`POST /api/datasets/score`, 202 with the job),
-// read its progress, page its result, download it as CSV. The use cases are app/scoring-jobs.ts's;
+// read its progress, page its result, download it as CSV. The use cases are app/datasets/scoring-jobs.ts's;
 // here the request is read and the answer shaped. Until a job has succeeded, its result and
 // download answer 409 `job_not_finished` (saying where it is); a failed job's `error` carries the
 // reason. Progress and stage come from the work itself (jobs/runner.ts), never from a timer. The

@@ -3,13 +3,13 @@
 // secret is shown once), rotate (the old secret stops at once) and revoke (permanent), and read the
 // keys' daily usage. Another organization's organization, keys and usage answer 404, never 403: an
 // outsider cannot even learn that an id exists. Managing keys is for owners (a member gets 403).
-// Those decisions are the use cases' (app/organizations.ts); this file translates HTTP to them.
+// Those decisions are the use cases' (app/access/organizations.ts); this file translates HTTP to them.
 
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { publicKey } from '../../app/accounts.ts';
-import { USAGE_DAYS } from '../../app/organizations.ts';
+import { publicKey } from '../../app/access/accounts.ts';
+import { USAGE_DAYS } from '../../app/access/organizations.ts';
 import type { App } from '../../app/app.ts';
 import { requireUser } from '../caller.ts';
 import { describeDataset, OrgParams, type Dataset } from '../records.ts';

@@ -10,7 +10,7 @@ import { PublicConfig, publicConfig } from '../../config.ts';
 import { CHANNEL_FEATURES } from '../../domain/features/extract.ts';
 import { MetricsFileSchema, MODE_NAMES } from '../../model/bundle-types.ts';
 import type { App } from '../../app/app.ts';
-import { OrganizationCaller } from '../../app/organization-caller.ts';
+import { OrganizationCaller } from '../../app/access/organization-caller.ts';
 import { ExampleDataset } from '../../app/sandbox.ts';
 import { keyAuthentication } from '../guards.ts';
 import { ErrorResponse, ModelIdParams } from '../schemas.ts';

@@ -1,16 +1,16 @@
 // Rules and lists on both surfaces: a member manages an organization's rules and lists from the
 // dashboard (`/api/organizations/{id}/rules...`, `/api/organizations/{id}/lists...`, session and
 // CSRF); an API key adds and removes list values (`/api/v1/lists/{name}/items`), so a customer's
-// server can block a customer after a chargeback. The use cases are app/rules.ts's and
-// app/lists.ts's; this file reads the request, names whom it acts for and shapes the reply. The
+// server can block a customer after a chargeback. The use cases are app/policy/rules.ts's and
+// app/policy/lists.ts's; this file reads the request, names whom it acts for and shapes the reply. The
 // schemas here validate the requests and are the OpenAPI reference's.
 
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { App, KeySurface } from '../../app/app.ts';
-import { OrganizationCaller } from '../../app/organization-caller.ts';
-import { AUDITED_VALUES, MAX_VALUES_PER_REQUEST } from '../../app/lists.ts';
+import { OrganizationCaller } from '../../app/access/organization-caller.ts';
+import { AUDITED_VALUES, MAX_VALUES_PER_REQUEST } from '../../app/policy/lists.ts';
 import { LIST_KINDS, LIST_NAME, MAX_VALUE_CHARS } from '../../domain/rules/lists.ts';
 import { MAX_EXPRESSION_CHARS, RULE_ACTIONS } from '../../domain/rules/expression.ts';
 import { memberCaller } from '../ownership.ts';

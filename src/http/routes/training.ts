@@ -1,5 +1,5 @@
 // `POST /api/training/jobs`: training through the API is not built, but the request is checked for
-// real, in the order a user would fix things (app/training-jobs.ts), and only then answered 501
+// real, in the order a user would fix things (app/datasets/training-jobs.ts), and only then answered 501
 // `not_implemented` with what would have run. Checks: signed in; a member of the organization
 // named (404 otherwise); the dataset visible to the caller and not expired (404 / 410); it
 // validates; at most MAX_TRAINING_ROWS rows (400 `too_many_rows`); a label column with both classes

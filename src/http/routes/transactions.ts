@@ -5,20 +5,20 @@
 // first), so a server can read the review queue the dashboard shows. Every read goes through the
 // organization's `OrganizationData` (src/storage/organization-data.ts), bound to the organization the key
 // or the membership names, so another organization's transaction is simply not found (404).
-// The use cases are app/decisions.ts's and app/performance.ts's; this file reads the request, names
-// whom it acts for (app/organization-caller.ts) and shapes the reply.
+// The use cases are app/decisions/decisions.ts's and app/decisions/performance.ts's; this file reads the request, names
+// whom it acts for (app/access/organization-caller.ts) and shapes the reply.
 
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { App, KeySurface } from '../../app/app.ts';
-import { OUTCOME_SOURCES, type OutcomeReport } from '../../app/outcomes.ts';
-import { ENTITY_RECENT } from '../../app/decisions.ts';
-import { OrganizationCaller } from '../../app/organization-caller.ts';
+import { OUTCOME_SOURCES, type OutcomeReport } from '../../app/decisions/outcomes.ts';
+import { ENTITY_RECENT } from '../../app/decisions/decisions.ts';
+import { OrganizationCaller } from '../../app/access/organization-caller.ts';
 import { MODE_NAMES } from '../../model/bundle-types.ts';
 import { memberCaller } from '../ownership.ts';
 import { Channels, DriftReportSchema, ErrorResponse, NO_NUL, ReasonSchema, RuleMatchSchema, ScoreResponse } from '../schemas.ts';
-import { MIN_LABELLED } from '../../app/performance.ts';
+import { MIN_LABELLED } from '../../app/decisions/performance.ts';
 
 /** Most outcomes in one bulk request. */
 export const MAX_BULK_OUTCOMES = 1000;

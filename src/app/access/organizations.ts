@@ -9,14 +9,14 @@
 // for owners (a member is `forbidden`). Keys are issued, rotated and revoked by `Accounts`
 // (accounts.ts), which holds the secret hasher and forgets keys it trusted.
 
-import type { Db, Queryable } from '../storage/db.ts';
+import type { Db, Queryable } from '../../storage/db.ts';
 import {
   apiKeyForMember, apiKeysOf, createOrganization as insertOrganization, createOrganizationOwnedBy, membersOf, organizationsOf, upsertUser, usageOf, usersWithEmail,
   type ApiKeyRow, type MemberRow, type OrganizationRow, type UsageRow,
-} from '../storage/accounts-store.ts';
-import { datasetsOfOrganization, type DatasetRecord } from '../storage/datasets.ts';
+} from '../../storage/accounts-store.ts';
+import { datasetsOfOrganization, type DatasetRecord } from '../../storage/datasets.ts';
 import type { Accounts } from './accounts.ts';
-import { AppError } from './errors.ts';
+import { AppError } from '../errors.ts';
 import { memberOrganization } from './ownership.ts';
 import { randomId } from './secrets.ts';
 

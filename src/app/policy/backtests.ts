@@ -7,17 +7,17 @@
 // that is live, the live one is evaluated in the same pass, so one report compares the two. The
 // job counts against the organization's daily quota like any other.
 
-import { AppError } from './errors.ts';
-import { quotaExceeded, utcDayStart } from './job-quota.ts';
+import { AppError } from '../errors.ts';
+import { quotaExceeded, utcDayStart } from '../datasets/job-quota.ts';
 import type { PolicyDeps } from './lists.ts';
 import { invalidRule, listsNow } from './rules.ts';
-import { checkExpression, type RuleAction } from '../domain/rules/expression.ts';
-import type { ListKind } from '../domain/rules/lists.ts';
-import type { Tally } from '../domain/rules/backtest.ts';
-import type { BacktestParams, BacktestVersion } from '../jobs/backtest-job.ts';
-import type { OrganizationRow } from '../storage/accounts-store.ts';
-import { createOrganizationJob, type JobRecord } from '../storage/job-queue.ts';
-import { organizationData, type OrganizationData } from '../storage/organization-data.ts';
+import { checkExpression, type RuleAction } from '../../domain/rules/expression.ts';
+import type { ListKind } from '../../domain/rules/lists.ts';
+import type { Tally } from '../../domain/rules/backtest.ts';
+import type { BacktestParams, BacktestVersion } from '../../jobs/backtest-job.ts';
+import type { OrganizationRow } from '../../storage/accounts-store.ts';
+import { createOrganizationJob, type JobRecord } from '../../storage/job-queue.ts';
+import { organizationData, type OrganizationData } from '../../storage/organization-data.ts';
 
 export interface BacktestDeps extends PolicyDeps {
   config: PolicyDeps['config'] & { MAX_JOBS_PER_ORG_PER_DAY: number };

@@ -8,12 +8,12 @@
 // before anything is stored (jobs/history-import.ts). The job counts against the daily quota like
 // a scoring job (job-quota.ts).
 
-import type { ImportParams } from '../jobs/history-import.ts';
-import type { OrganizationRow } from '../storage/accounts-store.ts';
-import type { DatasetRecord } from '../storage/datasets.ts';
-import { createOrganizationJob, type JobRecord } from '../storage/job-queue.ts';
+import type { ImportParams } from '../../jobs/history-import.ts';
+import type { OrganizationRow } from '../../storage/accounts-store.ts';
+import type { DatasetRecord } from '../../storage/datasets.ts';
+import { createOrganizationJob, type JobRecord } from '../../storage/job-queue.ts';
 import { liveDataset } from './datasets.ts';
-import { AppError } from './errors.ts';
+import { AppError } from '../errors.ts';
 import { quotaExceeded, utcDayStart } from './job-quota.ts';
 import type { JobDeps } from './scoring-jobs.ts';
 

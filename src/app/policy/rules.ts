@@ -8,19 +8,19 @@
 // rule is not found; a write is answered once this process has applied it (the live feed carries
 // it to the others).
 
-import { AppError } from './errors.ts';
-import type { OrganizationCaller } from './organization-caller.ts';
-import { randomId } from './secrets.ts';
+import { AppError } from '../errors.ts';
+import type { OrganizationCaller } from '../access/organization-caller.ts';
+import { randomId } from '../access/secrets.ts';
 import type { PolicyDeps } from './lists.ts';
-import { checkExpression, evaluateText, type CheckedExpression, type RuleAction, type RuleProblem } from '../domain/rules/expression.ts';
-import { ruleInput, valuesRead } from '../domain/rules/decide.ts';
-import { ItemHistory, type ListKind } from '../domain/rules/lists.ts';
-import { decisionValues, loggedFeatures } from '../storage/decision-inputs.ts';
-import { organizationData } from '../storage/organization-data.ts';
-import type { OrganizationLists } from '../storage/organization/lists.ts';
-import type { OrganizationRules } from '../storage/organization/rules.ts';
-import type { RuleStatus } from '../storage/rule-state.ts';
-import type { RuleRow, VersionRow } from '../storage/rules-store.ts';
+import { checkExpression, evaluateText, type CheckedExpression, type RuleAction, type RuleProblem } from '../../domain/rules/expression.ts';
+import { ruleInput, valuesRead } from '../../domain/rules/decide.ts';
+import { ItemHistory, type ListKind } from '../../domain/rules/lists.ts';
+import { decisionValues, loggedFeatures } from '../../storage/decision-inputs.ts';
+import { organizationData } from '../../storage/organization-data.ts';
+import type { OrganizationLists } from '../../storage/organization/lists.ts';
+import type { OrganizationRules } from '../../storage/organization/rules.ts';
+import type { RuleStatus } from '../../storage/rule-state.ts';
+import type { RuleRow, VersionRow } from '../../storage/rules-store.ts';
 
 /** How far back a rule's listed matches and errors are counted. */
 export const COUNT_WINDOW_MS = 7 * 86_400_000;

@@ -8,19 +8,19 @@
 // write-behind queue first (live/decision-log.ts), so a transaction answered a moment ago is read
 // back.
 
-import { AppError } from './errors.ts';
-import type { OrganizationCaller } from './organization-caller.ts';
+import { AppError } from '../errors.ts';
+import type { OrganizationCaller } from '../access/organization-caller.ts';
 import { reportOutcomes, type OutcomeReport } from './outcomes.ts';
 import { transactionRecord, type TransactionRecord } from './transaction-record.ts';
-import type { Db } from '../storage/db.ts';
-import type { EntitySummary } from '../storage/entity-evidence.ts';
-import { organizationData, type OrganizationData } from '../storage/organization-data.ts';
-import type { ListFilters } from '../storage/transaction-reads.ts';
-import type { DecisionLog } from '../live/decision-log.ts';
-import type { LiveTail } from '../live/tail.ts';
+import type { Db } from '../../storage/db.ts';
+import type { EntitySummary } from '../../storage/entity-evidence.ts';
+import { organizationData, type OrganizationData } from '../../storage/organization-data.ts';
+import type { ListFilters } from '../../storage/transaction-reads.ts';
+import type { DecisionLog } from '../../live/decision-log.ts';
+import type { LiveTail } from '../../live/tail.ts';
 
 /** How many of an entity's latest transactions its `recent` figures cover (for the reference). */
-export { ENTITY_RECENT } from '../storage/entity-evidence.ts';
+export { ENTITY_RECENT } from '../../storage/entity-evidence.ts';
 
 /** What these use cases need of the service. */
 export interface DecisionLogDeps {

@@ -8,18 +8,18 @@
 // features. `weeklyPerformance` (GET /api/organizations/{id}/performance) reads the organization a
 // checked membership names, with the thresholds and scorer of the model it scores with.
 
-import type { ModeName, ModelBundle, ModelProblem } from '../model/bundle-types.ts';
-import { DRIFT_SAMPLE, DriftCounter, type DriftReport } from '../model/drift.ts';
-import type { Db } from '../storage/db.ts';
-import { activeModelIdOf } from '../storage/models-store.ts';
-import { organizationData } from '../storage/organization-data.ts';
-import type { OrganizationPerformance } from '../storage/organization/performance.ts';
-import { averagePrecision, rocAuc } from '../model/metrics.ts';
-import type { DecisionLog } from '../live/decision-log.ts';
-import type { Scorer } from '../scoring/scorer.ts';
-import { available, modelUnavailable } from './errors.ts';
-import type { OrganizationCaller } from './organization-caller.ts';
-import type { ScorerFor } from './score-and-record.ts';
+import type { ModeName, ModelBundle, ModelProblem } from '../../model/bundle-types.ts';
+import { DRIFT_SAMPLE, DriftCounter, type DriftReport } from '../../model/drift.ts';
+import type { Db } from '../../storage/db.ts';
+import { activeModelIdOf } from '../../storage/models-store.ts';
+import { organizationData } from '../../storage/organization-data.ts';
+import type { OrganizationPerformance } from '../../storage/organization/performance.ts';
+import { averagePrecision, rocAuc } from '../../model/metrics.ts';
+import type { DecisionLog } from '../../live/decision-log.ts';
+import type { Scorer } from '../../scoring/scorer.ts';
+import { available, modelUnavailable } from '../errors.ts';
+import type { OrganizationCaller } from '../access/organization-caller.ts';
+import type { ScorerFor } from '../score-and-record.ts';
 
 export const MIN_LABELLED = 20;
 export const SCORE_QUANTILES = [0.1, 0.25, 0.5, 0.75, 0.9, 0.99] as const;

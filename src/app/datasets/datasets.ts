@@ -1,5 +1,5 @@
 // The dataset use cases: keep an upload and record it with its validation, read a dataset the
-// caller may see (unknown, deleted or someone else's is `not_found`, app/ownership.ts; expired is
+// caller may see (unknown, deleted or someone else's is `not_found`, app/access/ownership.ts; expired is
 // `gone` and its file is deleted then), preview its first rows, re-validate it with a column
 // mapping, delete it. An upload that can be scored is recorded; one with per-column problems is
 // recorded too (a mapping can fix it) and refused `validation_failed`; an empty or binary file, or
@@ -8,14 +8,14 @@
 // header, so a person can map a file from elsewhere without opening it.
 
 import type { Readable } from 'node:stream';
-import type { Config } from '../config.ts';
-import { validateAndKeep } from '../datasets/columns.ts';
-import { readRows, sampleValues, type ColumnMapping, type ValidateOptions, type ValidationResult } from '../datasets/csv.ts';
-import { suggestMapping } from '../datasets/suggest.ts';
-import type { Queryable } from '../storage/db.ts';
-import { getDataset, insertDataset, markRemoved, newDatasetId, updateValidation, UploadTooLarge, type DatasetFiles, type DatasetRecord } from '../storage/datasets.ts';
-import { AppError } from './errors.ts';
-import { visibleTo, type Owned } from './ownership.ts';
+import type { Config } from '../../config.ts';
+import { validateAndKeep } from '../../datasets/columns.ts';
+import { readRows, sampleValues, type ColumnMapping, type ValidateOptions, type ValidationResult } from '../../datasets/csv.ts';
+import { suggestMapping } from '../../datasets/suggest.ts';
+import type { Queryable } from '../../storage/db.ts';
+import { getDataset, insertDataset, markRemoved, newDatasetId, updateValidation, UploadTooLarge, type DatasetFiles, type DatasetRecord } from '../../storage/datasets.ts';
+import { AppError } from '../errors.ts';
+import { visibleTo, type Owned } from '../access/ownership.ts';
 
 /** What reading a dataset needs. */
 export interface DatasetStore {

@@ -6,15 +6,15 @@
 // rather than make them, so their result is `not_found`, pointing at the job's `summary`.
 
 import type { Readable } from 'node:stream';
-import type { Config } from '../config.ts';
-import { csvStream, readPage } from '../jobs/results.ts';
-import { getDataset, type DatasetRecord } from '../storage/datasets.ts';
-import type { Db, Queryable } from '../storage/db.ts';
-import { createJob, createOrganizationJob, getJob, listJobs, type JobRecord, type ScoreMode } from '../storage/job-queue.ts';
+import type { Config } from '../../config.ts';
+import { csvStream, readPage } from '../../jobs/results.ts';
+import { getDataset, type DatasetRecord } from '../../storage/datasets.ts';
+import type { Db, Queryable } from '../../storage/db.ts';
+import { createJob, createOrganizationJob, getJob, listJobs, type JobRecord, type ScoreMode } from '../../storage/job-queue.ts';
 import { liveDataset, type DatasetStore } from './datasets.ts';
-import { AppError } from './errors.ts';
+import { AppError } from '../errors.ts';
 import { quotaExceeded, utcDayStart } from './job-quota.ts';
-import { memberOrganization, visibleTo, type Owned } from './ownership.ts';
+import { memberOrganization, visibleTo, type Owned } from '../access/ownership.ts';
 
 /** What the job use cases need: the database, and this process's job runner (undefined without a
  *  model), to wake on a new job and to find a result's files. */

@@ -8,16 +8,16 @@
 // time on the embedded database. A change to keys or to a model made through this process takes
 // effect at once; one made through another process sharing the database within KEY_TRUST_MS.
 
-import type { Config } from '../config.ts';
-import type { Db } from '../storage/db.ts';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../storage/db.ts';
 import {
   claimInvitations, findLiveApiKey, findSession, insertApiKey, insertSession, recordApiKeyUse, revokeApiKey, revokeSession, rotateApiKey, upsertUser,
   type ApiKeyRow, type LiveApiKey, type SessionRow, type UserRow,
-} from '../storage/accounts-store.ts';
+} from '../../storage/accounts-store.ts';
 import { randomId, randomSecret, SecretHasher } from './secrets.ts';
 import { TokenError, TokenVerifier, type TokenVerifierOptions } from './tokens.ts';
-import { AppError } from './errors.ts';
-import { type Identity } from '../storage/accounts-store.ts';
+import { AppError } from '../errors.ts';
+import { type Identity } from '../../storage/accounts-store.ts';
 
 export interface SignedIn {
   user: UserRow;

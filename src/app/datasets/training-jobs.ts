@@ -5,14 +5,14 @@
 // (`too_many_rows`); a label column with both classes (`validation_failed`, counted by reading the
 // file); the organization's daily job quota (job-quota.ts).
 
-import type { Config } from '../config.ts';
-import { readRows, type ColumnMapping } from '../datasets/csv.ts';
-import { isProblem, type ModelBundle, type ModelProblem } from '../model/bundle-types.ts';
-import { countOrganizationJobsSince } from '../storage/job-queue.ts';
+import type { Config } from '../../config.ts';
+import { readRows, type ColumnMapping } from '../../datasets/csv.ts';
+import { isProblem, type ModelBundle, type ModelProblem } from '../../model/bundle-types.ts';
+import { countOrganizationJobsSince } from '../../storage/job-queue.ts';
 import { liveDataset, type DatasetStore } from './datasets.ts';
-import { AppError } from './errors.ts';
+import { AppError } from '../errors.ts';
 import { quotaExceeded, utcDayStart } from './job-quota.ts';
-import { memberOrganization } from './ownership.ts';
+import { memberOrganization } from '../access/ownership.ts';
 
 export interface TrainingDeps extends DatasetStore {
   config: Pick<Config, 'UPLOAD_RETENTION_HOURS' | 'MAX_TRAINING_ROWS' | 'MAX_JOBS_PER_ORG_PER_DAY'>;

@@ -6,10 +6,10 @@
 // reporting process waits until its tail has applied the change before answering, so its own next
 // request sees it.
 
-import type { OrganizationOutcomes } from '../storage/organization/outcomes.ts';
-import type { OutcomeResult } from '../storage/outcome-changes.ts';
-import type { DecisionLog } from '../live/decision-log.ts';
-import type { LiveTail } from '../live/tail.ts';
+import type { OrganizationOutcomes } from '../../storage/organization/outcomes.ts';
+import type { OutcomeResult } from '../../storage/outcome-changes.ts';
+import type { DecisionLog } from '../../live/decision-log.ts';
+import type { LiveTail } from '../../live/tail.ts';
 
 export const OUTCOME_SOURCES = ['chargeback', 'review', 'customer_report', 'other'] as const;
 

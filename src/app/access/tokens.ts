@@ -12,7 +12,7 @@
 // Nothing here stores the token; callers keep only the identity it proves.
 
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
-import type { Identity } from '../storage/accounts-store.ts';
+import type { Identity } from '../../storage/accounts-store.ts';
 
 export interface TokenVerifierOptions {
   /** `{auth_url}`, without a trailing slash. */

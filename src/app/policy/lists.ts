@@ -7,20 +7,20 @@
 // once this process has applied it (the live feed carries it to every other process), so the next
 // score here sees it.
 
-import { AppError } from './errors.ts';
-import type { OrganizationCaller } from './organization-caller.ts';
-import { randomId } from './secrets.ts';
-import { listValue, valueProblem, type ListKind } from '../domain/rules/lists.ts';
-import type { Db } from '../storage/db.ts';
-import type { ItemRow, ListRow } from '../storage/lists-store.ts';
-import { organizationData } from '../storage/organization-data.ts';
-import type { OrganizationLists } from '../storage/organization/lists.ts';
-import type { LiveTail } from '../live/tail.ts';
+import { AppError } from '../errors.ts';
+import type { OrganizationCaller } from '../access/organization-caller.ts';
+import { randomId } from '../access/secrets.ts';
+import { listValue, valueProblem, type ListKind } from '../../domain/rules/lists.ts';
+import type { Db } from '../../storage/db.ts';
+import type { ItemRow, ListRow } from '../../storage/lists-store.ts';
+import { organizationData } from '../../storage/organization-data.ts';
+import type { OrganizationLists } from '../../storage/organization/lists.ts';
+import type { LiveTail } from '../../live/tail.ts';
 
 /** Most values in one add or remove. */
 export const MAX_VALUES_PER_REQUEST = 10_000;
 /** Values an audit entry of an add or a remove names (for the reference). */
-export { AUDITED_VALUES } from '../storage/lists-store.ts';
+export { AUDITED_VALUES } from '../../storage/lists-store.ts';
 
 export interface PolicyDeps {
   db: Db;

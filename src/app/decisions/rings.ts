@@ -3,11 +3,11 @@
 // stored by live/ring-windows.ts, read through its `OrganizationData`, bound to the key's
 // organization); without credentials, those found over the public sandbox (the example history).
 
-import type { OrganizationCaller } from './organization-caller.ts';
-import type { Sandbox } from './sandbox.ts';
-import type { Ring } from '../domain/rings.ts';
-import type { Db } from '../storage/db.ts';
-import { storedRings } from '../live/ring-windows.ts';
+import type { OrganizationCaller } from '../access/organization-caller.ts';
+import type { Sandbox } from '../sandbox.ts';
+import type { Ring } from '../../domain/rings.ts';
+import type { Db } from '../../storage/db.ts';
+import { storedRings } from '../../live/ring-windows.ts';
 
 /** What listing rings needs of the service. */
 export interface RingSources {

@@ -4,10 +4,10 @@
 // every change of it and the evidence the answer showed (entity history, graph evidence and the
 // related ring, as they stood when it was scored).
 
-import type { TransactionEntities, TransactionParties } from '../domain/transaction.ts';
-import type { OutcomeChangeRow, TransactionRow } from '../storage/live-rows.ts';
-import { decisionOf, type DecisionRecord } from '../scoring/decision.ts';
-import type { ScoreResult } from '../scoring/scorer.ts';
+import type { TransactionEntities, TransactionParties } from '../../domain/transaction.ts';
+import type { OutcomeChangeRow, TransactionRow } from '../../storage/live-rows.ts';
+import { decisionOf, type DecisionRecord } from '../../scoring/decision.ts';
+import type { ScoreResult } from '../../scoring/scorer.ts';
 
 export type OutcomeLabel = 'fraud' | 'legit';
 

@@ -4,9 +4,9 @@
 // performance and rings (decisions.ts, performance.ts, rings.ts) take the organization from this
 // and from nothing else, and read its data only through `organizationData` bound to it
 // (storage/organization-data.ts). Its constructor is private: one is made only from a key or from
-// the organization row a membership check answered (http/ownership.ts, app/ownership.ts).
+// the organization row a membership check answered (http/ownership.ts, app/access/ownership.ts).
 
-import type { LiveApiKey, OrganizationRow } from '../storage/accounts-store.ts';
+import type { LiveApiKey, OrganizationRow } from '../../storage/accounts-store.ts';
 
 export class OrganizationCaller {
   private constructor(

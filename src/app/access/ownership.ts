@@ -4,9 +4,9 @@
 // `not_found`, never `forbidden`, so ids cannot be probed. An organization named on an upload or a
 // scoring request must be one the caller belongs to.
 
-import { AppError } from './errors.ts';
-import type { Queryable } from '../storage/db.ts';
-import { organizationForMember, type OrganizationRow } from '../storage/accounts-store.ts';
+import { AppError } from '../errors.ts';
+import type { Queryable } from '../../storage/db.ts';
+import { organizationForMember, type OrganizationRow } from '../../storage/accounts-store.ts';
 
 export interface Owned {
   owner_user_id: string | null;

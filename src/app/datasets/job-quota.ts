@@ -3,7 +3,7 @@
 // refused `job_quota_exceeded` until the next UTC midnight, with `retry_after_seconds` (the HTTP
 // layer answers 429 and sends it as Retry-After too).
 
-import { AppError } from './errors.ts';
+import { AppError } from '../errors.ts';
 
 const DAY_MS = 86_400_000;
 
