@@ -13,7 +13,6 @@ import { available, AppError } from './errors.ts';
 import { healthReport, type HealthReport } from './health.ts';
 import { OrganizationCaller } from './access/organization-caller.ts';
 import * as ownership from './access/ownership.ts';
-import type { Owned } from './access/ownership.ts';
 import { ringsToList } from './decisions/rings.ts';
 import { decisionList, decisionRecord, entitySummary, reportOutcome, reportOutcomesInBulk } from './decisions/decisions.ts';
 import { weeklyPerformance } from './decisions/performance.ts';
@@ -35,8 +34,9 @@ import type { LiveApiKey } from '../storage/accounts-store.ts';
 export interface Sessions {
   /** Whether sign-in is configured (an identity provider and a hashing secret). */
   readonly configured: boolean;
-  /** The sign-in use cases, or 503 `auth_not_configured`. */
-  signedIn(): Pick<Accounts, 'signIn' | 'resolve' | 'csrfMatches' | 'signOut'>;
+  /** The accounts of a server with sign-in (sessions, and the keys members manage), or 503
+   *  `auth_not_configured`. */
+  signedIn(): Accounts;
   /** What resolves a session cookie, when sign-in is configured. */
   resolver(): Pick<Accounts, 'resolve' | 'csrfMatches'> | undefined;
 }
@@ -84,7 +84,6 @@ export function openApp(service: Service) {
       return accounts.authenticateKey(secret);
     },
   };
-  const keyIssuer = () => sessions.signedIn() as Accounts;
   const sandboxNote = [`What-if: scored against the public sandbox (the built-in example history as of ${sandbox.example.sandbox_as_of}); nothing was recorded. Score with an API key (POST /api/v1/risk/score) to use and record your organization's own history.`];
   const live = { db, decisionLog, tail, model, scorer, scorerForModel: service.scorerForModel, featureNames: service.featureNames, config };
   const store = { db, datasets: files, config, jobs };
@@ -121,12 +120,10 @@ export function openApp(service: Service) {
       ...bind(db, { mine: myOrganizations, create: createOrganization, withMembers: organizationWithMembers, keys: apiKeysOfOrganization, datasets: datasetsOfMyOrganization, member: ownership.memberOrganization }),
       /** Whom a member's request about an organization acts for, or 404 (never 403). */
       caller: async (orgId: string, userId: string) => OrganizationCaller.member(await ownership.memberOrganization(db, orgId, userId), userId),
-      /** Whether a record with this ownership is the caller's to see. */
-      visibleTo: (userId: string | undefined, record: Owned) => ownership.visibleTo(db, userId, record),
-      createKey: (orgId: string, userId: string, name: string) => createApiKey(db, keyIssuer(), orgId, userId, name),
-      rotateKey: (keyId: string, userId: string) => rotateApiKey(db, keyIssuer(), keyId, userId),
-      revokeKey: (keyId: string, userId: string) => revokeApiKey(db, keyIssuer(), keyId, userId),
-      usage: (orgId: string, userId: string) => usageOfOrganization(db, keyIssuer(), orgId, userId),
+      createKey: (orgId: string, userId: string, name: string) => createApiKey(db, sessions.signedIn(), orgId, userId, name),
+      rotateKey: (keyId: string, userId: string) => rotateApiKey(db, sessions.signedIn(), keyId, userId),
+      revokeKey: (keyId: string, userId: string) => revokeApiKey(db, sessions.signedIn(), keyId, userId),
+      usage: (orgId: string, userId: string) => usageOfOrganization(db, sessions.signedIn(), orgId, userId),
     },
     customModels: {
       ...bind(db, { visibleTo: customModelsVisibleTo, read: readCustomModel }),

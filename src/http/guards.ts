@@ -3,13 +3,13 @@
 // application's 503 (app/app.ts, `models`).
 
 import type { FastifyRequest } from 'fastify';
-import type { Keys } from '../app/app.ts';
+import type { AuthenticatedKey, Keys } from '../app/app.ts';
 import { ApiError } from './errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The API key a `/api/v1` request authenticated with. */
-    apiKey?: Awaited<ReturnType<Keys['authenticate']>>;
+    apiKey?: AuthenticatedKey;
     /** When its authentication began and ended (performance.now()), for Server-Timing. */
     authenticated?: { from: number; to: number };
   }

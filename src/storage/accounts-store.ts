@@ -99,11 +99,8 @@ export async function revokeSession(db: Queryable, id: string, at: Date): Promis
 
 /** Creates an organization with its creator as owner, in one transaction. */
 export async function createOrganization(db: Db, o: { id: string; name: string; stage: 'test' | 'live'; ownerId: string }): Promise<OrganizationRow> {
-  return db.transaction(async (tx) => {
-    const [row] = await tx.query<Omit<OrganizationRow, 'role'>>('INSERT INTO organizations (id, name, stage, created_by) VALUES ($1, $2, $3, $4) RETURNING id, name, stage, created_at', [o.id, o.name, o.stage, o.ownerId]);
-    await tx.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'owner')`, [o.id, o.ownerId]);
-    return { ...row!, role: 'owner' as const };
-  });
+  const row = await createOrganizationOwnedBy(db, { id: o.id, name: o.name, stage: o.stage, createdBy: o.ownerId, ownerIds: [o.ownerId] });
+  return { ...row, role: 'owner' as const };
 }
 
 /** Creates an organization made by `createdBy` (a user, or the command line's own user) whose
