@@ -1,10 +1,12 @@
 // The shape of src/, held by a test: every layer imports only the layers below it, no file takes
 // part in an import cycle, nothing in src/ imports the offline tools (tools/), the benchmarks or the
-// tests, and only src/addon/ loads the native addon. Imports are read with TypeScript's own
+// tests, only src/addon/ loads the native addon, and src/contract/ loads nothing with I/O. Imports
+// are read with TypeScript's own
 // pre-processor (static, type-only, re-exports and literal dynamic imports alike), so a comment or
 // a string that looks like an import counts for nothing. docs/architecture.md draws the same order.
 
 import { readdirSync, readFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
@@ -18,6 +20,8 @@ export const LAYERS: readonly { layer: string; holds: (path: string) => boolean 
   { layer: 'main', holds: (p) => p === 'main.ts' },
   { layer: 'http', holds: (p) => p.startsWith('http/') },
   { layer: 'app', holds: (p) => p.startsWith('app/') },
+  // The API's response schemas and their types, which http/, app/ and the dashboard all read.
+  { layer: 'contract', holds: (p) => p.startsWith('contract/') },
   // Configuration is read by the process and handed down: only main, http and app see it.
   { layer: 'config', holds: (p) => p === 'config.ts' },
   { layer: 'jobs', holds: (p) => p.startsWith('jobs/') },
@@ -56,10 +60,14 @@ function typeOnlySpecs(text: string): Set<string> {
 const files = sources(src).map((f) => relative(src, f));
 const edges: Edge[] = [];
 const outside: Edge[] = [];
+/** Per file, the packages and Node modules it imports: all of them, and those it loads at run time. */
+const packages = new Map<string, { all: string[]; loaded: string[] }>();
 for (const file of files) {
   const text = readFileSync(join(src, file), 'utf8');
   const typeOnly = typeOnlySpecs(text);
   const valueSpecs = new Set(ts.preProcessFile(text.replace(/^(?:import|export)\s+type\s+[^;]*?from\s+['"][^'"]+['"];?/gms, ''), true, true).importedFiles.map((r) => r.fileName));
+  const all = ts.preProcessFile(text, true, true).importedFiles.map((r) => r.fileName).filter((spec) => !spec.startsWith('.'));
+  packages.set(file, { all, loaded: all.filter((spec) => valueSpecs.has(spec)) });
   for (const ref of ts.preProcessFile(text, true, true).importedFiles) {
     const spec = ref.fileName;
     if (!spec.startsWith('.')) continue;
@@ -138,6 +146,27 @@ t.test('one door: http/ reaches the application only through app/, never storage
     }
   }
   t.same(named, [], 'database, live-state or service types named in the HTTP layer');
+});
+
+t.test('src/contract/ loads nothing with I/O', async (t) => {
+  // The contract is schemas and their types: http/ and app/ build on it and the dashboard's program
+  // reads it. So of packages it imports zod alone, and nothing it loads at run time (its value
+  // imports, and theirs in turn) is storage/, jobs/, live/, addon/ or config.ts (which only main,
+  // http and app see), or imports a Node module. A type-only import loads nothing, so a contract
+  // type may still name a shape a lower layer writes (a job's summary).
+  const contract = files.filter((f) => f.startsWith('contract/'));
+  t.ok(contract.length > 0, `${contract.length} contract files read`);
+  const foreign = contract.flatMap((f) => packages.get(f)!.all.filter((spec) => spec !== 'zod').map((spec) => `${f} imports ${spec}`));
+  t.same(foreign, [], 'packages other than zod imported by src/contract/');
+  const loaded = new Map<string, string>(contract.map((f) => [f, f]));
+  for (const [file, via] of loaded) {
+    for (const e of edges) if (e.from === file && !e.typeOnly && !loaded.has(e.to)) loaded.set(e.to, `${via} → ${e.to}`);
+  }
+  const io = [...loaded].flatMap(([file, via]) => [
+    ...(/^(storage|jobs|live|addon)\//.test(file) || file === 'config.ts' ? [`${via}`] : []),
+    ...packages.get(file)!.loaded.filter((spec) => isBuiltin(spec)).map((spec) => `${via} imports ${spec}`),
+  ]);
+  t.same(io, [], 'I/O loaded by src/contract/, directly or through what it loads');
 });
 
 t.test('no import cycles', async (t) => {

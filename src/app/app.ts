@@ -141,7 +141,3 @@ export type KeySurface = Pick<App, 'config' | 'models' | 'keys' | 'scoring' | 'd
 export type { JobRecord as Job } from '../storage/job-queue.ts';
 export type { DatasetRecord as Dataset } from '../storage/datasets.ts';
 export type { LiveApiKey as AuthenticatedKey } from '../storage/accounts-store.ts';
-/** What a job of each kind reports (its `summary`). */
-export type { BatchSummary as ScoringJobSummary } from '../jobs/batch-score.ts';
-export type { HistoryImportSummary } from '../jobs/history-import.ts';
-export type { BacktestReport } from './policy/backtests.ts';

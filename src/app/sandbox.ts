@@ -21,28 +21,7 @@ import { History } from '../domain/history/history.ts';
 import { detectRings } from '../domain/rings.ts';
 import { RingIndex } from '../scoring/scorer.ts';
 import { DEFAULT_SIMULATION, simulate, SCENARIOS, type SimulatedTransaction } from '../domain/simulate.ts';
-
-const Count = z.number().int().nonnegative();
-
-/** What `GET /api/datasets/example` answers: the example's figures and how to make it. */
-export const ExampleDataset = z.object({
-  name: z.string(),
-  description: z.string(),
-  rows: Count,
-  fraud_rows: Count,
-  fraud_rate: z.number().min(0).max(1),
-  columns: z.array(z.string()),
-  customers: Count,
-  merchants: Count,
-  days: Count,
-  seed: z.number().int(),
-  scenarios: z.record(z.string(), Count).describe('Scenario → its fraud rows'),
-  generate_with: z.string().describe('The command that writes the same file'),
-  first_transaction_at: z.string().describe('The simulated period (ISO 8601)'),
-  last_transaction_at: z.string(),
-  sandbox_as_of: z.string().describe('The moment sandbox scores are made at (ISO 8601)'),
-});
-export type ExampleDataset = z.infer<typeof ExampleDataset>;
+import { ExampleDataset } from '../contract/datasets.ts';
 
 /** What is known about the example without its history: kept on disk between starts. */
 const Facts = z.object({ key: z.string(), example: ExampleDataset, locations: z.array(z.string()) });

@@ -10,14 +10,9 @@ import { open } from 'node:fs/promises';
 import csv from 'csv-parser';
 import { UNKNOWN, type TransactionEntities, type TransactionParties } from '../domain/transaction.ts';
 import { keptAmount } from '../domain/amount.ts';
+import { DATASET_COLUMNS, OPTIONAL_COLUMNS, REQUIRED_COLUMNS, type ColumnMapping, type DatasetColumn } from './column-names.ts';
 
-export const REQUIRED_COLUMNS = ['amount', 'customer_id', 'merchant_id'] as const;
-export const OPTIONAL_COLUMNS = ['transaction_id', 'timestamp', 'location', 'payment_type', 'label'] as const;
-export type DatasetColumn = (typeof REQUIRED_COLUMNS)[number] | (typeof OPTIONAL_COLUMNS)[number];
-export const DATASET_COLUMNS: readonly DatasetColumn[] = [...REQUIRED_COLUMNS, ...OPTIONAL_COLUMNS];
-
-/** Our column name → the file's header that holds it. */
-export type ColumnMapping = Partial<Record<DatasetColumn, string>>;
+export { DATASET_COLUMNS, OPTIONAL_COLUMNS, REQUIRED_COLUMNS, type ColumnMapping, type DatasetColumn };
 
 export interface ColumnProblem {
   column: DatasetColumn;

@@ -19,29 +19,16 @@ import { combineInto } from './combine.ts';
 import { averagePrecision, calibrationNoise, expectedCalibrationError, rocAuc } from './metrics.ts';
 import type { MetricsFile, ModelBundle } from './bundle-types.ts';
 import { ReferenceFileSchema, type DriftReference, type ReferenceFile, type TestFigures } from './drift-reference.ts';
+import { DEGRADED_WARNING, DRIFT_SAMPLE, DRIFT_WARNING, MIN_OUTCOMES, MIN_ROWS, MIN_ROWS_FOR_PSI, OUT_OF_RANGE_SHARE, PSI_MAJOR, PSI_MODERATE, UNSEEN_SHARE } from './drift-limits.ts';
 
-export const PSI_MODERATE = 0.1;
-export const PSI_MAJOR = 0.25;
-export const UNSEEN_SHARE = 0.05;
-export const OUT_OF_RANGE_SHARE = 0.05;
-export const MIN_ROWS_FOR_PSI = 200;
-/** Below this many rows there is no report at all. */
-export const MIN_ROWS = 20;
-/** Fraud and legitimate outcomes each needed before measured performance decides. */
-export const MIN_OUTCOMES = 20;
+export { DEGRADED_WARNING, DRIFT_SAMPLE, DRIFT_WARNING, MIN_OUTCOMES, MIN_ROWS, MIN_ROWS_FOR_PSI, OUT_OF_RANGE_SHARE, PSI_MAJOR, PSI_MODERATE, UNSEEN_SHARE };
+
 /** Standard normal quantile of the margins (95 %, two-sided). */
 const Z = 1.96;
-/** Rows a report counts at most: a larger file or week is sampled evenly (every k-th row). PSI over
- *  ten bins is as good as settled at this size. */
-export const DRIFT_SAMPLE = 20_000;
-/** The sentence every surface shows when the verdict is `shifted`. */
-export const DRIFT_WARNING = 'these scores are outside what the model was validated on';
-/** The sentence every surface shows when the verdict is `degraded`. */
-export const DEGRADED_WARNING = "measured on this data's outcomes, the model does worse than its test figures allow";
 const FLOOR = 1e-4;
 
-/** A drift report. The API's reference documents it field by field (DriftReportSchema,
- *  src/http/schemas.ts, which must keep this shape: it does not compile otherwise). */
+/** A drift report. The API's reference documents it field by field (DriftReport,
+ *  src/contract/drift.ts, which must keep this shape: it does not compile otherwise). */
 export interface DriftReport {
   verdict: 'ok' | 'shifted' | 'degraded';
   /** What decided the verdict: the outcomes when there are enough, else the first check that found

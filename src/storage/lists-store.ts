@@ -13,7 +13,7 @@ import { isUniqueViolation } from './errors.ts';
 import { FEED_SENDER, notifyFeed } from './live-feed.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 import { rulesUsingList } from './rules-store.ts';
-import type { ItemStay, ListKind } from '../domain/rules/lists.ts';
+import { AUDITED_VALUES, type ItemStay, type ListKind } from '../domain/rules/lists.ts';
 
 export interface ListRow {
   id: string;
@@ -38,8 +38,6 @@ export interface ItemRow {
 
 /** Rows per page when a process loads an organization's items (one JSON value each). */
 const ITEM_PAGE_ROWS = 20_000;
-/** Values an audit entry of an add or a remove names (its count says how many there were). */
-export const AUDITED_VALUES = 100;
 
 const LIST_COLUMNS = `l.id, l.name, l.kind, l.description, l.created_at_ms, l.created_by`;
 const itemCount = (now: string) => `(SELECT count(*)::int FROM list_items i WHERE i.list_id = l.id AND i.removed_at_ms IS NULL AND (i.expires_at_ms IS NULL OR i.expires_at_ms > ${now})) AS items`;

@@ -13,7 +13,6 @@ import type { PolicyDeps } from './lists.ts';
 import { invalidRule, listsNow } from './rules.ts';
 import { checkExpression, type RuleAction } from '../../domain/rules/expression.ts';
 import type { ListKind } from '../../domain/rules/lists.ts';
-import type { Tally } from '../../domain/rules/backtest.ts';
 import type { BacktestParams, BacktestVersion } from '../../jobs/backtest-job.ts';
 import type { OrganizationRow } from '../../storage/accounts-store.ts';
 import { createOrganizationJob, type JobRecord } from '../../storage/job-queue.ts';
@@ -23,13 +22,6 @@ export interface BacktestDeps extends PolicyDeps {
   config: PolicyDeps['config'] & { MAX_JOBS_PER_ORG_PER_DAY: number };
   jobs: { poll(): Promise<void> } | undefined;
 }
-
-/** A backtest job's report, its `summary` once it has succeeded (jobs/backtest-job.ts writes it):
- *  the version tested and the period, the rows scanned, that version's figures and warnings, its
- *  first matches of each outcome, and the live version's figures when another one was tested. */
-export type BacktestReport = { rule: TestedVersion; from: string; to: string; scanned: number; reported_fraud: number } & VersionFigures & { examples: Tally['examples']; compare: ({ rule: TestedVersion } & VersionFigures) | null };
-type TestedVersion = Pick<BacktestVersion, 'rule_id' | 'version' | 'expression' | 'action'>;
-type VersionFigures = ReturnType<Tally['report']>;
 
 /** What to test: a saved rule (a version of it, by default the newest), or an expression. */
 export type BacktestTarget = { rule_id: string; version?: number | undefined } | { expression: string; action: RuleAction };

@@ -19,8 +19,6 @@ import type { LiveTail } from '../../live/tail.ts';
 
 /** Most values in one add or remove. */
 export const MAX_VALUES_PER_REQUEST = 10_000;
-/** Values an audit entry of an add or a remove names (for the reference). */
-export { AUDITED_VALUES } from '../../storage/lists-store.ts';
 
 export interface PolicyDeps {
   db: Db;

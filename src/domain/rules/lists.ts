@@ -22,6 +22,8 @@ export function kindOfField(field: string): ListKind | undefined {
 export const LIST_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 /** Longest value on a list (identifiers are at most 200 characters everywhere). */
 export const MAX_VALUE_CHARS = 200;
+/** Values an audit entry of an add or a remove names (its count says how many there were). */
+export const AUDITED_VALUES = 100;
 
 /** Values are compared exactly after trimming. */
 export function listValue(raw: string): string {

@@ -11,28 +11,13 @@ import { z } from 'zod';
 import type { NewSession, SignedIn } from '../../app/access/accounts.ts';
 import type { App } from '../../app/app.ts';
 import type { Config } from '../../config.ts';
+import { Me, SessionResponse, type User } from '../../contract/auth.ts';
+import { ErrorResponse } from '../../contract/errors.ts';
 import { CSRF_COOKIE, requireUser, SESSION_COOKIE } from '../caller.ts';
-import { ErrorResponse } from '../schemas.ts';
 
 const SessionRequest = z.object({ access_token: z.string().min(1, 'access_token must not be empty').max(16_384, 'access_token is at most 16,384 characters').describe("The identity provider's access token (a JWT)") }).strict();
-const User = z.object({ id: z.string(), email: z.string().nullable(), name: z.string().nullable(), avatar_url: z.string().nullable() });
-export type User = z.infer<typeof User>;
-const SessionResponse = z.object({
-  authenticated: z.literal(true),
-  user: User,
-  csrf_token: z.string().describe('Also set as the readable service_csrf cookie: send it as X-CSRF-Token on unsafe requests'),
-  expires_at: z.string(),
-});
-export type SessionResponse = z.infer<typeof SessionResponse>;
-const Me = z.object({
-  authenticated: z.boolean(),
-  auth_configured: z.boolean(),
-  user: User.optional(),
-  expires_at: z.string().optional(),
-});
-export type Me = z.infer<typeof Me>;
 
-export const describeUser = (u: SignedIn['user']) => ({ id: u.id, email: u.email, name: u.name, avatar_url: u.avatar_url });
+export const describeUser = (u: SignedIn['user']): User => ({ id: u.id, email: u.email, name: u.name, avatar_url: u.avatar_url });
 
 function setSessionCookies(reply: FastifyReply, c: Config, s: NewSession): void {
   const common = { path: '/', sameSite: 'lax' as const, secure: c.COOKIE_SECURE, expires: s.session.expires_at, ...(c.COOKIE_DOMAIN ? { domain: c.COOKIE_DOMAIN } : {}) };

@@ -19,28 +19,15 @@ import { DATASET_COLUMNS, type ColumnMapping } from '../../datasets/csv.ts';
 import { maxUploadBytes, uploadTooLarge, type StoredUpload } from '../../app/datasets/datasets.ts';
 import { AppError } from '../../app/errors.ts';
 import type { App } from '../../app/app.ts';
+import { DatasetObject, Mapping, Preview } from '../../contract/datasets.ts';
+import { ErrorResponse } from '../../contract/errors.ts';
 import { ApiError } from '../errors.ts';
 import { newOwnership } from '../ownership.ts';
-import { ErrorResponse } from '../schemas.ts';
-import { describeDataset, type Dataset } from '../records.ts';
-export type { Dataset, DatasetValidation } from '../records.ts';
+import { describeDataset } from '../records.ts';
 
-const Mapping = z.partialRecord(z.enum(DATASET_COLUMNS as [string, ...string[]]), z.string().min(1).max(200)).describe('Our column name → the header in your file');
 /** The mapping's JSON Schema, for the parameters that carry it as JSON text. */
 const { $schema: _draft, ...MAPPING_JSON_SCHEMA } = z.toJSONSchema(Mapping) as Record<string, unknown>;
-const Preview = z.object({
-  id: z.string(),
-  columns: z.record(z.string(), z.string().nullable()).describe('Our column → the header used, or null when absent'),
-  columns_found: z.array(z.string()).describe("The file's headers, in file order"),
-  valid: z.boolean(),
-  rows: z.array(z.record(z.string(), z.unknown())).describe('The first rows as parsed with the dataset\'s mapping'),
-  samples: z.record(z.string(), z.array(z.string())).describe('Header → up to 3 distinct non-empty values from the first 50 rows, as written (cut to 40 characters); read from the file, never stored'),
-  suggested_mapping: Mapping.describe('Our column → the header that looks like it, from the header names alone (PaySim\'s nameOrig → customer_id, isFraud → label, …); a suggestion only, apply it with POST /api/datasets/{id}/validate'),
-});
-/** The preview; its schema says each row is an object, and the use case says which: a row as parsed. */
-export type Preview = Omit<z.infer<typeof Preview>, 'rows'> & { rows: Awaited<ReturnType<App['datasets']['preview']>>['rows'] };
 const DatasetParams = z.object({ id: z.string().min(1).max(100) });
-const Anything = z.record(z.string(), z.unknown());
 const errors = { 400: ErrorResponse, 404: ErrorResponse, 410: ErrorResponse, 413: ErrorResponse, 422: ErrorResponse };
 
 function parseMappingText(text: string | undefined): ColumnMapping {
@@ -83,7 +70,7 @@ export function datasetRoutes(server: FastifyInstance, app: Door): void {
     uploadRoute(uploads, app);
   });
 
-  r.get('/api/datasets/:id', { schema: { tags: ['datasets'], summary: 'One uploaded dataset', params: DatasetParams, response: { 200: Anything, ...errors } } }, async (request) =>
+  r.get('/api/datasets/:id', { schema: { tags: ['datasets'], summary: 'One uploaded dataset', params: DatasetParams, response: { 200: DatasetObject, ...errors } } }, async (request) =>
     describeDataset(await app.datasets.live(request.params.id, caller(request))),
   );
 
@@ -92,7 +79,7 @@ export function datasetRoutes(server: FastifyInstance, app: Door): void {
   }, async (request) => app.datasets.preview(request.params.id, caller(request), request.query.rows));
 
   r.post('/api/datasets/:id/validate', {
-    schema: { tags: ['datasets'], summary: 'Re-check, optionally with your own column mapping', params: DatasetParams, body: z.object({ mapping: Mapping.optional() }).strict().optional(), response: { 200: Anything, ...errors } },
+    schema: { tags: ['datasets'], summary: 'Re-check, optionally with your own column mapping', params: DatasetParams, body: z.object({ mapping: Mapping.optional() }).strict().optional(), response: { 200: DatasetObject, ...errors } },
   }, async (request) => describeDataset(await app.datasets.revalidate(request.params.id, caller(request), request.body?.mapping as ColumnMapping | undefined)));
 
   r.delete('/api/datasets/:id', { schema: { tags: ['datasets'], summary: 'Delete an upload immediately', params: DatasetParams, response: { 204: z.null().describe('Deleted'), 404: ErrorResponse, 410: ErrorResponse } } }, async (request, reply) => {
@@ -142,7 +129,7 @@ function uploadRoute(server: FastifyInstance, app: Door): void {
         filename: z.string().max(255).optional(),
         organization_id: z.string().min(1).max(100).optional().describe('Upload for an organization you belong to (signed in); its members can then use the dataset'),
       }),
-      response: { 201: Anything, ...errors, 401: ErrorResponse, 415: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
+      response: { 201: DatasetObject, ...errors, 401: ErrorResponse, 415: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
     },
   }, async (request, reply) => {
     const mapping = parseMappingText(request.query.mapping);

@@ -10,9 +10,10 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { App } from '../../app/app.ts';
+import { ErrorResponse } from '../../contract/errors.ts';
+import { Job } from '../../contract/jobs.ts';
 import { requireUser } from '../caller.ts';
-import { ErrorResponse } from '../schemas.ts';
-import { describeJob, Job, OrgParams } from '../records.ts';
+import { describeJob, OrgParams } from '../records.ts';
 
 // Exactly one of the two, as two shapes, so the reference says what is enforced.
 const ImportBody = z.union([

@@ -12,26 +12,14 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { MODE_NAMES } from '../../model/bundle-types.ts';
-import type { App, BacktestReport, HistoryImportSummary, Job as JobRecord, ScoringJobSummary } from '../../app/app.ts';
-import { ErrorResponse } from '../schemas.ts';
-import { describeJob, Job } from '../records.ts';
-export type { Job } from '../records.ts';
+import type { App } from '../../app/app.ts';
+import { ErrorResponse } from '../../contract/errors.ts';
+import { Job, JobList, JobResultObject } from '../../contract/jobs.ts';
+import { describeJob } from '../records.ts';
 import { requireUser } from '../caller.ts';
 import { newOwnership } from '../ownership.ts';
 
 const JobParams = z.object({ id: z.string().min(1).max(100) });
-const JobList = z.object({ jobs: z.array(Job) });
-export type JobList = z.infer<typeof JobList>;
-/** A job's `summary` (its schema: any object) by the job's `kind`, once it has succeeded: what the
- *  job's work reports. */
-export interface JobSummaries {
-  score: ScoringJobSummary;
-  history_import: HistoryImportSummary;
-  backtest: BacktestReport;
-}
-/** `GET /api/jobs/{id}/result` (its schema: any object): a page of the scored rows, as the use case reads it. */
-export type JobResultPage = Awaited<ReturnType<App['scoringJobs']['page']>>;
-const Anything = z.record(z.string(), z.unknown());
 
 /** `Content-Disposition` for a download (RFC 6266): the name in ASCII for clients that read only
  *  `filename` (other characters as `_`), and, when that is not the name, exactly, UTF-8
@@ -84,7 +72,7 @@ export function jobRoutes(server: FastifyInstance, app: Pick<App, 'config' | 'se
   });
 
   r.get('/api/jobs/:id/result', {
-    schema: { tags: ['datasets'], summary: 'Finished result, rows in pages', params: JobParams, querystring: z.object({ page: z.coerce.number().int().min(1).default(1), page_size: z.coerce.number().int().min(1).max(1000).default(100) }), response: { 200: Anything, 404: ErrorResponse, 409: ErrorResponse } },
+    schema: { tags: ['datasets'], summary: 'Finished result, rows in pages', params: JobParams, querystring: z.object({ page: z.coerce.number().int().min(1).default(1), page_size: z.coerce.number().int().min(1).max(1000).default(100) }), response: { 200: JobResultObject, 404: ErrorResponse, 409: ErrorResponse } },
   }, async (request) => app.scoringJobs.page(request.params.id, caller(request), request.query.page, request.query.page_size));
 
   r.get('/api/jobs/:id/download', {

@@ -7,67 +7,38 @@
 
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
-import type { ModelBundle, ModelFile } from '../../model/bundle-types.ts';
+import type { ModelBundle } from '../../model/bundle-types.ts';
 import type { CustomModel } from '../../model/custom.ts';
 import type { App } from '../../app/app.ts';
+import { ErrorResponse } from '../../contract/errors.ts';
+import { ModelObject, type Bands, type BuiltInModelSummary, type CustomModelSummary, type ModelDetail, type ModelList } from '../../contract/models.ts';
 import { requireUser } from '../caller.ts';
-import { ErrorResponse, ModelIdParams } from '../schemas.ts';
+import { ModelIdParams } from '../schemas.ts';
 
-const Anything = z.record(z.string(), z.unknown());
-
-function builtInSummary(m: ModelBundle) {
+function builtInSummary(m: ModelBundle): BuiltInModelSummary {
   const f = m.file;
   return { id: f.id, version: f.version, kind: 'built_in' as const, active: true, organization_id: null, trained_on: f.data.description, rows: f.data.rows, channels: f.channels.map((c) => c.name), weights: f.stack.weights };
 }
 
-function customSummary(m: CustomModel) {
+function customSummary(m: CustomModel): CustomModelSummary {
   return { id: m.id, name: m.name, kind: 'custom' as const, active: m.active, organization_id: m.organization_id, base_model_id: m.base_model_id, weights: m.settings.stack.weights, created_at: m.created_at.toISOString(), activated_at: m.activated_at?.toISOString() ?? null };
 }
 
-const bandsOf = (b: { medium: number; high: number; critical: number }) => ({ low: [0, b.medium], medium: [b.medium, b.high], high: [b.high, b.critical], critical: [b.critical, 1] });
-
-// The model routes' schemas say only "an object" (a custom model's settings are stored as the
-// organization wrote them); their answers are these.
-/** A model as `GET /api/models` lists it; a custom one also as activating or deactivating it answers. */
-export type ModelSummary = ReturnType<typeof builtInSummary> | CustomModelSummary;
-export type CustomModelSummary = ReturnType<typeof customSummary>;
-export type ModelList = { models: ModelSummary[] };
-/** `GET /api/models/{id}`: the built-in model with its weights, calibration, thresholds, bands, features
- *  and training, or a custom model with its own settings and the built-in calibration. */
-export type ModelDetail =
-  | (ReturnType<typeof builtInSummary> & {
-      stack: ModelFile['stack'] & { formula: string };
-      calibration: ModelFile['calibration'];
-      cold_start: ModelFile['cold_start'];
-      thresholds: ModelFile['thresholds'];
-      bands: ReturnType<typeof bandsOf>;
-      features: Record<string, string[]>;
-      training: ModelFile['training'];
-      data_fingerprint: string;
-      code_fingerprint: string;
-    })
-  | (CustomModelSummary & {
-      stack: CustomModel['settings']['stack'];
-      thresholds: CustomModel['settings']['thresholds'];
-      bands: ReturnType<typeof bandsOf>;
-      calibration: ModelFile['calibration'];
-      cold_start: ModelFile['cold_start'];
-    });
+const bandsOf = (b: { medium: number; high: number; critical: number }): Bands => ({ low: [0, b.medium], medium: [b.medium, b.high], high: [b.high, b.critical], critical: [b.critical, 1] });
 
 export function modelRoutes(server: FastifyInstance, app: Pick<App, 'sessions' | 'models' | 'customModels'>): void {
   const r = server.withTypeProvider<ZodTypeProvider>();
   const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 503: ErrorResponse };
 
   r.get('/api/models', {
-    schema: { tags: ['models'], summary: 'Models available to the caller', description: 'The built-in model, and when signed in the custom models of my organizations.', response: { 200: Anything, ...errors } },
+    schema: { tags: ['models'], summary: 'Models available to the caller', description: 'The built-in model, and when signed in the custom models of my organizations.', response: { 200: ModelObject, ...errors } },
   }, async (request) => {
     const m = app.models.bundle();
     const custom = await app.customModels.visibleTo(request.signedIn?.user.id);
     return { models: [builtInSummary(m), ...custom.map(customSummary)] } satisfies ModelList;
   });
 
-  r.get('/api/models/:id', { schema: { tags: ['models'], summary: 'One model with weights and thresholds', params: ModelIdParams, response: { 200: Anything, ...errors } } }, async (request) => {
+  r.get('/api/models/:id', { schema: { tags: ['models'], summary: 'One model with weights and thresholds', params: ModelIdParams, response: { 200: ModelObject, ...errors } } }, async (request) => {
     const m = app.models.bundle();
     const f = m.file;
     if (request.params.id === f.id) {
@@ -94,7 +65,7 @@ export function modelRoutes(server: FastifyInstance, app: Pick<App, 'sessions' |
         tags: ['models'],
         summary: action === 'activate' ? "Start using a custom model for the organization's API keys" : 'Stop using it (the built-in model scores again)',
         params: ModelIdParams,
-        response: { 200: Anything, 400: ErrorResponse, ...errors },
+        response: { 200: ModelObject, 400: ErrorResponse, ...errors },
       },
     }, async (request) => {
       const { user } = requireUser(request, app.sessions);

@@ -11,9 +11,11 @@ import { z } from 'zod';
 import { publicKey } from '../../app/access/accounts.ts';
 import { USAGE_DAYS } from '../../app/access/organizations.ts';
 import type { App } from '../../app/app.ts';
+import { ErrorResponse } from '../../contract/errors.ts';
+import { ApiKey, ApiKeyList, ApiKeyWithSecret, Organization, OrganizationDatasetObjects, OrganizationList, OrganizationWithMembers, Usage } from '../../contract/organizations.ts';
 import { requireUser } from '../caller.ts';
-import { describeDataset, OrgParams, type Dataset } from '../records.ts';
-import { ErrorResponse, storedText } from '../schemas.ts';
+import { describeDataset, OrgParams } from '../records.ts';
+import { storedText } from '../schemas.ts';
 
 const CreateOrganization = z
   .object({
@@ -23,32 +25,7 @@ const CreateOrganization = z
   .strict();
 const CreateKey = z.object({ name: storedText('name', 200) }).strict();
 
-const Organization = z.object({ id: z.string(), name: z.string(), stage: z.enum(['test', 'live']), role: z.enum(['owner', 'member']), created_at: z.string() });
-export type Organization = z.infer<typeof Organization>;
-const OrganizationList = z.object({ organizations: z.array(Organization) });
-export type OrganizationList = z.infer<typeof OrganizationList>;
-const Member = z.object({ user_id: z.string(), email: z.string().nullable(), name: z.string().nullable(), role: z.enum(['owner', 'member']), joined_at: z.string() });
-export type Member = z.infer<typeof Member>;
-const OrganizationWithMembers = Organization.extend({ members: z.array(Member) });
-export type OrganizationWithMembers = z.infer<typeof OrganizationWithMembers>;
-const ApiKey = z.object({ id: z.string(), name: z.string(), prefix: z.string(), last4: z.string(), created_at: z.string(), last_used_at: z.string().nullable(), revoked_at: z.string().nullable() });
-export type ApiKey = z.infer<typeof ApiKey>;
-const ApiKeyList = z.object({ api_keys: z.array(ApiKey) });
-export type ApiKeyList = z.infer<typeof ApiKeyList>;
-const ApiKeyWithSecret = ApiKey.extend({ secret: z.string().describe('Shown once: store it now; the server keeps only a keyed hash') });
-export type ApiKeyWithSecret = z.infer<typeof ApiKeyWithSecret>;
-const Usage = z.object({
-  organization_id: z.string(),
-  since: z.string(),
-  days: z.number().int(),
-  keys: z.array(ApiKey.extend({ requests: z.number().int() })),
-  daily: z.array(z.object({ day: z.string(), key_id: z.string(), key_name: z.string(), requests: z.number().int(), last_used_at: z.string() })),
-});
-export type Usage = z.infer<typeof Usage>;
-/** `GET /api/organizations/{id}/datasets` (its schema says only "objects"): each upload as the dataset routes describe it. */
-export type OrganizationDatasets = { datasets: Dataset[] };
-
-const describeOrganization = (o: Awaited<ReturnType<App['organizations']['create']>>) => ({ id: o.id, name: o.name, stage: o.stage, role: o.role, created_at: o.created_at.toISOString() });
+const describeOrganization = (o: Awaited<ReturnType<App['organizations']['create']>>): Organization => ({ id: o.id, name: o.name, stage: o.stage, role: o.role, created_at: o.created_at.toISOString() });
 
 export function organizationRoutes(server: FastifyInstance, app: Pick<App, 'sessions' | 'organizations'>): void {
   const r = server.withTypeProvider<ZodTypeProvider>();
@@ -110,7 +87,7 @@ export function organizationRoutes(server: FastifyInstance, app: Pick<App, 'sess
   });
 
   r.get('/api/organizations/:id/datasets', {
-    schema: { tags: ['accounts'], summary: 'Datasets owned by the organization', description: 'Uploads made with its `organization_id` that still have their file, newest first (at most 500).', params: OrgParams, response: { 200: z.object({ datasets: z.array(z.record(z.string(), z.unknown())) }), ...errors } },
+    schema: { tags: ['accounts'], summary: 'Datasets owned by the organization', description: 'Uploads made with its `organization_id` that still have their file, newest first (at most 500).', params: OrgParams, response: { 200: OrganizationDatasetObjects, ...errors } },
   }, async (request) => {
     const { user } = requireUser(request, app.sessions);
     return { datasets: (await app.organizations.datasets(request.params.id, user.id)).map(describeDataset) };

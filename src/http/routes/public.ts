@@ -1,145 +1,28 @@
 // The public read endpoints: health, config, thresholds, the payment types and locations the model
 // knows (for the score form's suggestions), models, the published evaluation (overview, charts,
 // limitations, rings), the dataset format and example, and training limits.
-// Each answers from the service's state; a missing model or evaluation is a 503 with its reason.
+// Each answers from the service's state, in the shape src/contract/ declares; a missing model or
+// evaluation is a 503 with its reason.
 
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import { PublicConfig, publicConfig } from '../../config.ts';
 import { CHANNEL_FEATURES } from '../../domain/features/extract.ts';
-import { MetricsFileSchema, MODE_NAMES } from '../../model/bundle-types.ts';
+import { MODE_NAMES } from '../../model/bundle-types.ts';
 import type { App } from '../../app/app.ts';
 import { OrganizationCaller } from '../../app/access/organization-caller.ts';
-import { ExampleDataset } from '../../app/sandbox.ts';
-import { keyAuthentication } from '../guards.ts';
-import { ErrorResponse, ModelIdParams } from '../schemas.ts';
 import { FEED_BEHIND_MS, POLL_MS } from '../../app/feed-health.ts';
+import { DatasetFormat, ExampleDataset } from '../../contract/datasets.ts';
+import { ErrorResponse } from '../../contract/errors.ts';
+import { MetricsCharts, MetricsLimitations, MetricsOverview, MetricsRings, Thresholds } from '../../contract/evaluation.ts';
+import { healthSchema } from '../../contract/health.ts';
+import { KnownValues } from '../../contract/score.ts';
+import { TrainingLimits } from '../../contract/training.ts';
+import { keyAuthentication } from '../guards.ts';
 
 // What these reads can fail with besides the statuses every route has: no model or no evaluation.
 const errors = { 503: ErrorResponse };
-const Count = z.number().int().nonnegative();
-
-const FormatColumn = z.object({ name: z.string(), type: z.string().describe('number, string or integer'), rule: z.string() });
-const DatasetFormat = z.object({
-  required: z.array(FormatColumn),
-  optional: z.array(FormatColumn),
-  column_mapping: z.string(),
-  encoding: z.string(),
-  limits: z.object({ max_upload_mb: Count, max_dataset_rows: Count }),
-});
-const TrainingLimits = z.object({
-  max_training_rows: Count,
-  max_upload_mb: Count,
-  max_jobs_per_org_per_day: Count,
-  requires: z.array(z.string()),
-  training_available: z.boolean(),
-  note: z.string(),
-  features: z.record(z.string(), Count).describe('Channel → how many features it has'),
-});
-
-const Health = z.object({
-  status: z.enum(['ok', 'degraded']),
-  api: z.literal('ok'),
-  model: z.object({ status: z.enum(['ok', 'unavailable']), id: z.string().nullable(), version: z.string().nullable(), reason: z.string().nullable(), message: z.string().nullable() }),
-  evaluation: z.object({ status: z.enum(['ok', 'unavailable']), reason: z.string().nullable() }),
-  database: z.object({ status: z.enum(['ok', 'unavailable']), kind: z.enum(['pglite', 'postgres']) }),
-  feed: z
-    .object({
-      state: z.enum(['current', 'behind']).describe(`behind: this process's last successful read of the live feed began over ${FEED_BEHIND_MS / 1000} s ago (it reads at least every ${POLL_MS / 1000} s), or the database is unavailable; what other processes record may not count here yet`),
-      lag_ms: z.number().int().nonnegative().nullable().describe('How long ago the last successful read began: everything committed before it counts in this process (null before the first)'),
-      last_read_at: z.string().nullable().describe('When (ISO 8601) the last successful read began'),
-      waiting_on_transactions: z.number().int().nonnegative().describe('Database transactions that were running when the feed passed them; their changes are applied when they commit (a transaction held open elsewhere delays only its own changes)'),
-      reason: z.enum(['database_unavailable', 'reads_late']).nullable().describe('Why the feed is behind: `database_unavailable` while reads fail, `reads_late` while they succeed but too seldom'),
-    })
-    .describe("This process's tail of the live feed: how current what it holds of other processes' changes is"),
-  auth_configured: z.boolean(),
-  history_transactions: z.number().int().describe('Transactions in the public sandbox (the example history guests score against)'),
-  organizations_loaded: z.number().int().describe("Organizations whose live history this process holds in memory (those it has served since it started)"),
-  transactions_held: z.number().int().describe("Transactions of those organizations' histories this process holds in memory (their last 31 days, and what it recorded since)"),
-  jobs_running: z.record(z.string(), z.number().int()).describe('Jobs this process is running now, by kind (`score`, `history_import`, `rings`); empty when idle'),
-  memory: z
-    .object({
-      rss_mb: z.number().nonnegative().describe('Resident memory of the process'),
-      heap_used_mb: z.number().nonnegative().describe("The main thread's JavaScript heap in use (live objects and garbage not yet collected)"),
-      heap_total_mb: z.number().nonnegative().describe("The main thread's JavaScript heap reserved"),
-      array_buffers_mb: z.number().nonnegative().describe('ArrayBuffers and Buffers, outside the heap'),
-    })
-    .describe("This process's memory now (process.memoryUsage(), MB to 0.1): what holding organizations' histories costs"),
-  started_at: z.string(),
-  startup_ms: z.record(z.string(), z.number()),
-});
-export type Health = z.infer<typeof Health>;
-const KnownValues = z.object({
-  model_id: z.string(),
-  payment_types: z.array(z.string()).describe('Coded by the tabular channel; any other payment type is scored as missing'),
-  locations: z.array(z.string()).describe("The places of the model's training data, alphabetical; any other location is new to every customer of the sandbox"),
-  sandbox_as_of: z.string().describe('The moment (ISO 8601, UTC) the public sandbox scores at'),
-});
-export type KnownValues = z.infer<typeof KnownValues>;
-
-// The published evaluation: the parts of the model's metrics.json (MetricsFileSchema, which it was
-// read with) each read answers with.
-const Metrics = MetricsFileSchema.shape;
-const Rate = z.number().nullable();
-const ModeThresholds = z.object({
-  review_threshold: z.number(),
-  block_threshold: z.number(),
-  target: z.object({ metric: z.string(), value: z.number() }),
-  meets_target: z.boolean().nullable().describe('Null when the evaluation is unavailable'),
-  measured: Rate,
-  review_rate: Rate,
-  block_rate: Rate,
-  precision: Rate,
-  recall: Rate,
-  fraud_caught_per_1000: Rate,
-  review_warning: z.string().nullable(),
-});
-const Thresholds = z.object({
-  model_id: z.string(),
-  default_mode: z.string().describe('`balanced`'),
-  split: z.string().describe('`test`'),
-  modes: z.record(z.string(), ModeThresholds).describe('Per mode: `balanced`, `high_precision`, `high_recall`'),
-  note: z.string().optional().describe('Only when the evaluation is unavailable'),
-});
-export type Thresholds = z.infer<typeof Thresholds>;
-const MetricsOverview = z.object({
-  model_id: z.string(),
-  splits: Metrics.splits,
-  channel_auc: Metrics.channel_auc,
-  modes: Metrics.modes,
-  comparisons: Metrics.comparisons,
-  seed_spread: Metrics.seed_spread.unwrap().nullable(),
-  selection: z.object(Metrics.selection.unwrap().shape).nullable(),
-});
-export type MetricsOverview = z.infer<typeof MetricsOverview>;
-const MetricsCharts = z.object({ model_id: z.string(), ...Metrics.charts.shape });
-export type MetricsCharts = z.infer<typeof MetricsCharts>;
-const MetricsLimitations = z.object({ model_id: z.string(), limitations: Metrics.limitations });
-export type MetricsLimitations = z.infer<typeof MetricsLimitations>;
-const RingGroup = z.object({
-  ring_id: z.string(),
-  window_start: z.string(),
-  window_end: z.string(),
-  published_at: z.string(),
-  members: z.number().int(),
-  customers: z.number().int(),
-  customer_ids: z.array(z.string()),
-  merchants: z.array(z.string()),
-  main_channel: z.string().nullable(),
-  fraud_rate: z.number(),
-});
-const MetricsRings = z.object({
-  model_id: z.string(),
-  evaluation: Metrics.rings,
-  live: z.object({
-    note: z.string(),
-    organization_id: z.string().optional().describe('With an API key: its organization'),
-    flagged_groups: z.number().int(),
-    groups: z.array(RingGroup).describe('The latest 50'),
-  }),
-});
-export type MetricsRings = z.infer<typeof MetricsRings>;
+const Health = healthSchema({ pollMs: POLL_MS, behindMs: FEED_BEHIND_MS });
 
 export function publicRoutes(server: FastifyInstance, app: App): void {
   const r = server.withTypeProvider<ZodTypeProvider>();

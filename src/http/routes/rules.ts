@@ -3,48 +3,27 @@
 // CSRF); an API key adds and removes list values (`/api/v1/lists/{name}/items`), so a customer's
 // server can block a customer after a chargeback. The use cases are app/policy/rules.ts's and
 // app/policy/lists.ts's; this file reads the request, names whom it acts for and shapes the reply. The
-// schemas here validate the requests and are the OpenAPI reference's.
+// schemas here validate the requests; what the routes answer is src/contract/rules.ts's.
 
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { App, KeySurface } from '../../app/app.ts';
 import { OrganizationCaller } from '../../app/access/organization-caller.ts';
-import { AUDITED_VALUES, MAX_VALUES_PER_REQUEST } from '../../app/policy/lists.ts';
+import { MAX_VALUES_PER_REQUEST } from '../../app/policy/lists.ts';
+import { ErrorResponse } from '../../contract/errors.ts';
+import { Job } from '../../contract/jobs.ts';
+import { AddResult, CheckResult, List, ListAudit, ListIndex, ListPage, RemoveResult, Rule, RuleHistory, RuleList, RuleStatus, RuleVersions } from '../../contract/rules.ts';
 import { LIST_KINDS, LIST_NAME, MAX_VALUE_CHARS } from '../../domain/rules/lists.ts';
 import { MAX_EXPRESSION_CHARS, RULE_ACTIONS } from '../../domain/rules/expression.ts';
 import { memberCaller } from '../ownership.ts';
 import { requireUser } from '../caller.ts';
-import { describeJob, Job, OrgParams } from '../records.ts';
-import { ErrorResponse, NO_NUL, storedText } from '../schemas.ts';
+import { describeJob, OrgParams } from '../records.ts';
+import { NO_NUL, storedText } from '../schemas.ts';
 
 const Iso = (what: string) => z.iso.datetime({ offset: true, error: `${what} must be an ISO 8601 date and time, e.g. 2026-11-23T10:15:00Z` });
 
 const ListName = z.string().regex(LIST_NAME, 'a list name is a lowercase letter, then up to 63 lowercase letters, digits or underscores, e.g. blocked_customers');
-const ListSchema = z.object({
-  id: z.string(),
-  name: z.string(),
-  kind: z.enum(LIST_KINDS),
-  description: z.string().nullable(),
-  items: z.number().int().describe('Values on the list now (removed and expired ones left out)'),
-  created_at: z.string(),
-  created_by: z.string(),
-});
-export type List = z.infer<typeof ListSchema>;
-const ListIndex = z.object({ data: z.array(ListSchema) });
-export type ListIndex = z.infer<typeof ListIndex>;
-const ItemSchema = z.object({
-  value: z.string(),
-  added_at: z.string(),
-  added_by: z.string().describe('A user id, or `key:<api key id>`'),
-  reason: z.string().nullable(),
-  expires_at: z.string().nullable(),
-  removed_at: z.string().nullable().describe('When the value left the list (null: it is on it); set only when reading the list as of a past time'),
-  removed_by: z.string().nullable(),
-});
-export type ListItem = z.infer<typeof ItemSchema>;
-const ListPage = z.object({ list: ListSchema, data: z.array(ItemSchema), has_more: z.boolean() });
-export type ListPage = z.infer<typeof ListPage>;
 const Values = z
   .array(z.string().max(MAX_VALUE_CHARS, `a value is at most ${MAX_VALUE_CHARS} characters`).regex(NO_NUL, 'a value must not contain a NUL character'))
   .min(1, 'send at least one value')
@@ -57,47 +36,13 @@ const AddItems = z
   })
   .strict();
 const RemoveItems = z.object({ values: Values }).strict();
-const ListChange = z.object({
-  id: z.string().describe("The change's number: the next page's `starting_after`"),
-  at: z.string(),
-  by: z.string().describe('A user id, or `key:<api key id>`'),
-  action: z.string().describe('`created`, `items_added` or `items_removed`'),
-  detail: z
-    .record(z.string(), z.unknown())
-    .nullable()
-    .describe(`\`created\`: name and kind; \`items_added\`: count, replaced (of those, values that were on the list already), values (the first ${AUDITED_VALUES}), reason, expires_at_ms; \`items_removed\`: count and values (the first ${AUDITED_VALUES}) of those that were on the list`),
-});
-const AddResult = z.object({ list: ListSchema, added: z.number().int(), replaced: z.number().int().describe('Of those added, values that were on the list already') });
-const RemoveResult = z.object({ list: ListSchema, removed: z.number().int().describe('Values that were on the list') });
-export type AddResult = z.infer<typeof AddResult>;
-export type RemoveResult = z.infer<typeof RemoveResult>;
 
 // Length, emptiness and everything else about the text are the checker's to refuse (422
 // invalid_rule, with where and why); the request's body limit bounds what arrives at all.
 const Expression = z.string().describe(`CEL, at most ${MAX_EXPRESSION_CHARS.toLocaleString('en')} characters, e.g. \`amount > 1000.0 && customer.is_new\` or \`in_list("blocked_customers", customer_id)\``);
 const RuleName = storedText('name', 100);
-const Status = z.enum(['draft', 'shadow', 'active', 'disabled']);
-const RuleSchema = z.object({
-  id: z.string(),
-  name: z.string(),
-  description: z.string().nullable(),
-  expression: z.string().describe("The newest version's"),
-  action: z.enum(RULE_ACTIONS),
-  status: Status,
-  version: z.number().int().describe('The newest version'),
-  live_version: z.number().int().nullable().describe('The version evaluated while active or shadow (an older one while a newer draft waits)'),
-  created_at: z.string(),
-  created_by: z.string(),
-  updated_at: z.string(),
-  updated_by: z.string(),
-  matches_7d: z.number().int().describe('Scored transactions it matched over the last 7 days'),
-  errors_7d: z.number().int().describe('Scored transactions it could not be evaluated on over the last 7 days'),
-});
-export type Rule = z.infer<typeof RuleSchema>;
-const RuleList = z.object({ data: z.array(RuleSchema) });
-export type RuleList = z.infer<typeof RuleList>;
 const CreateRule = z
-  .object({ name: RuleName, expression: Expression, action: z.enum(RULE_ACTIONS), status: Status.default('draft'), description: storedText('description', 1000).optional() })
+  .object({ name: RuleName, expression: Expression, action: z.enum(RULE_ACTIONS), status: RuleStatus.default('draft'), description: storedText('description', 1000).optional() })
   .strict();
 const ChangeRule = z
   .object({
@@ -105,30 +50,10 @@ const ChangeRule = z
     expression: Expression.optional(),
     action: z.enum(RULE_ACTIONS).optional(),
     description: storedText('description', 1000).nullable().optional(),
-    status: Status.optional().describe('`draft` with a new expression keeps a live rule running its live version while the new one waits'),
+    status: RuleStatus.optional().describe('`draft` with a new expression keeps a live rule running its live version while the new one waits'),
   })
   .strict();
-const VersionSchema = z.object({
-  version: z.number().int(),
-  expression: z.string(),
-  action: z.enum(RULE_ACTIONS),
-  description: z.string().nullable(),
-  lists: z.array(z.string()).describe('The lists it names'),
-  created_at: z.string(),
-  created_by: z.string(),
-});
-export type RuleVersion = z.infer<typeof VersionSchema>;
-const RuleVersions = z.object({ data: z.array(VersionSchema) });
-export type RuleVersions = z.infer<typeof RuleVersions>;
-const Problem = z.object({ message: z.string(), line: z.number().int(), column: z.number().int() });
 const CheckBody = z.object({ expression: Expression, transaction_id: z.string().min(1).max(200).optional().describe('Evaluate on what this stored transaction\'s decision saw') }).strict();
-const CheckResult = z.object({
-  valid: z.boolean(),
-  errors: z.array(Problem),
-  lists: z.array(z.string()),
-  evaluation: z.object({ transaction_id: z.string(), matched: z.boolean(), error: z.string().nullable(), values: z.record(z.string(), z.unknown()).describe('The fields the expression reads, as the decision saw them') }).optional(),
-});
-export type CheckResult = z.infer<typeof CheckResult>;
 
 const Period = {
   from: Iso('from').optional().describe('Logged transactions at or after this time (default: the first)'),
@@ -162,7 +87,7 @@ export function memberRuleRoutes(server: FastifyInstance, app: Pick<App, 'config
       description: '`kind` says what it holds: `customer_id`, `merchant_id`, `location`, `payment_type`, `channel` (`payment_type:location`) or `text`. 409 `conflict` when the name is taken.',
       params: OrgParams,
       body: z.object({ name: ListName, kind: z.enum(LIST_KINDS), description: storedText('description', 1000).optional() }).strict(),
-      response: { 201: ListSchema, ...memberErrors },
+      response: { 201: List, ...memberErrors },
     },
   }, async (request, reply) => {
     const caller = await memberCaller(app, request, request.params.id);
@@ -193,7 +118,7 @@ export function memberRuleRoutes(server: FastifyInstance, app: Pick<App, 'config
       description: 'Its creation and every add and remove of values, whether from the dashboard or an API key. `limit` 1–100 (default 25); the next page starts after the last `id` of this one (`starting_after`). Answer: `{ data, has_more }`.',
       params: OrgListParams,
       querystring: z.object({ limit: z.coerce.number().int().min(1).max(100).default(25), starting_after: z.string().regex(/^[1-9][0-9]{0,14}$/, 'starting_after is the id of a change, e.g. 42').optional().describe('The last id of the previous page') }).strict(),
-      response: { 200: z.object({ data: z.array(ListChange), has_more: z.boolean() }), ...memberErrors },
+      response: { 200: ListAudit, ...memberErrors },
     },
   }, async (request) => {
     const caller = await memberCaller(app, request, request.params.id);
@@ -230,7 +155,7 @@ export function memberRuleRoutes(server: FastifyInstance, app: Pick<App, 'config
       description: 'The expression is checked first: an invalid one is 422 `invalid_rule` with `detail.errors: [{ message, line, column }]`, and nothing is stored. A list compared with a field (`in_list("name", customer_id)`) must hold that field\'s values (a list of that kind, or `text`). `status` defaults to `draft`; `active` rules decide, `shadow` rules are recorded only. 409 `conflict` when the name is taken.',
       params: OrgParams,
       body: CreateRule,
-      response: { 201: RuleSchema, ...memberErrors },
+      response: { 201: Rule, ...memberErrors },
     },
   }, async (request, reply) => {
     const caller = await memberCaller(app, request, request.params.id);
@@ -269,7 +194,7 @@ export function memberRuleRoutes(server: FastifyInstance, app: Pick<App, 'config
   });
 
   r.get('/api/organizations/:id/rules/:rule_id', {
-    schema: { tags: ['rules'], summary: 'One rule', params: OrgRuleParams, response: { 200: RuleSchema, ...memberErrors } },
+    schema: { tags: ['rules'], summary: 'One rule', params: OrgRuleParams, response: { 200: Rule, ...memberErrors } },
   }, async (request) => app.rules.one(await memberCaller(app, request, request.params.id), request.params.rule_id));
 
   r.put('/api/organizations/:id/rules/:rule_id', {
@@ -279,7 +204,7 @@ export function memberRuleRoutes(server: FastifyInstance, app: Pick<App, 'config
       description: 'An empty body changes nothing. A new expression, action or description saves a new version (versions never change); it goes live at once when the rule is active or shadow, unless `status` is `draft`. A status alone (`active`, `shadow`, `disabled`, `draft`) changes how the newest version is used. Every change is audited.',
       params: OrgRuleParams,
       body: ChangeRule,
-      response: { 200: RuleSchema, ...memberErrors },
+      response: { 200: Rule, ...memberErrors },
     },
   }, async (request) => app.rules.change(await memberCaller(app, request, request.params.id), request.params.rule_id, request.body));
 
@@ -301,7 +226,7 @@ export function memberRuleRoutes(server: FastifyInstance, app: Pick<App, 'config
       summary: "Every change of a rule, oldest first: who, when, what",
       description: '`action`: `created`, `version` (a new version saved), `changed` (a status or name), `deleted`; `detail` holds the status, version and live version after the change.',
       params: OrgRuleParams,
-      response: { 200: z.object({ data: z.array(z.object({ at: z.string(), by: z.string(), action: z.string(), detail: z.record(z.string(), z.unknown()).nullable() })) }), ...memberErrors },
+      response: { 200: RuleHistory, ...memberErrors },
     },
   }, async (request) => ({ data: await app.rules.history(await memberCaller(app, request, request.params.id), request.params.rule_id) }));
 }

@@ -7,7 +7,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { App } from '../../app/app.ts';
-import { ErrorResponse, ScoreRequest, ScoreResponse } from '../schemas.ts';
+import { ErrorResponse } from '../../contract/errors.ts';
+import { ScoreResponse } from '../../contract/score.ts';
+import { ScoreRequest } from '../schemas.ts';
 
 export function scoreRoutes(server: FastifyInstance, app: Pick<App, 'config' | 'sandbox'>): void {
   server.withTypeProvider<ZodTypeProvider>().post('/api/risk/score', {

@@ -9,9 +9,10 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { App } from '../../app/app.ts';
+import { ErrorResponse } from '../../contract/errors.ts';
 import { requireUser } from '../caller.ts';
 import { ApiError } from '../errors.ts';
-import { ErrorResponse, storedText } from '../schemas.ts';
+import { storedText } from '../schemas.ts';
 
 const TrainingRequest = z
   .object({

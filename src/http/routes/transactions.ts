@@ -15,55 +15,17 @@ import type { App, KeySurface } from '../../app/app.ts';
 import { OUTCOME_SOURCES, type OutcomeReport } from '../../app/decisions/outcomes.ts';
 import { ENTITY_RECENT } from '../../app/decisions/decisions.ts';
 import { OrganizationCaller } from '../../app/access/organization-caller.ts';
-import { MODE_NAMES } from '../../model/bundle-types.ts';
-import { memberCaller } from '../ownership.ts';
-import { Channels, DriftReportSchema, ErrorResponse, NO_NUL, ReasonSchema, RuleMatchSchema, ScoreResponse } from '../schemas.ts';
 import { MIN_LABELLED } from '../../app/decisions/performance.ts';
+import { ErrorResponse } from '../../contract/errors.ts';
+import { Performance } from '../../contract/performance.ts';
+import { BulkResult, Entity, OutcomeLabel, TransactionPage, TransactionRecord } from '../../contract/transactions.ts';
+import { memberCaller } from '../ownership.ts';
+import { NO_NUL } from '../schemas.ts';
 
 /** Most outcomes in one bulk request. */
 export const MAX_BULK_OUTCOMES = 1000;
 
-const OutcomeLabel = z.enum(['fraud', 'legit']);
 const Iso = (what: string) => z.iso.datetime({ offset: true, error: `${what} must be an ISO 8601 date and time, e.g. 2026-11-23T10:15:00Z` });
-
-export const TransactionRecordSchema = z.object({
-  transaction_id: z.string(),
-  time: z.string().describe('When the transaction was scored or happened (ISO 8601 UTC)'),
-  amount: z.number(),
-  customer_id: z.string(),
-  merchant_id: z.string(),
-  location: z.string(),
-  payment_type: z.string(),
-  source: z.enum(['scored', 'import']).describe('`scored` through an API key, or `import`ed as history (no decision)'),
-  risk_score: z.number().nullable(),
-  risk_band: z.enum(['low', 'medium', 'high', 'critical']).nullable(),
-  decision: z.enum(['approve', 'review', 'block']).nullable(),
-  mode: z.enum(MODE_NAMES).nullable(),
-  model_id: z.string().nullable(),
-  model_version: z.string().nullable(),
-  path: z.enum(['MODEL', 'COLD_START']).nullable(),
-  review_threshold: z.number().nullable(),
-  block_threshold: z.number().nullable(),
-  channel_scores: Channels.nullable(),
-  channel_attribution: Channels.nullable(),
-  reasons: z.array(ReasonSchema),
-  rules: z.array(RuleMatchSchema).describe('The rules that matched when it was scored; `applied`: it made the decision'),
-  notes: z.array(z.string()).describe("The answer's notes: a rule that changed the decision, a value that was missing"),
-  latency_ms: z.number().nullable(),
-  outcome: z
-    .object({ outcome: OutcomeLabel, source: z.string(), reported_at: z.string(), reported_by: z.string().describe('A user id, `key:<api key id>`, or `import:<job id>`') })
-    .nullable()
-    .describe('The current outcome; null while unknown'),
-  outcome_history: z
-    .array(z.object({ from: OutcomeLabel.nullable(), to: OutcomeLabel, source: z.string(), reported_at: z.string(), reported_by: z.string() }))
-    .optional()
-    .describe('Every reported change, oldest first (on a single record, not in listings)'),
-  evidence: ScoreResponse.pick({ entity_history: true, graph_evidence: true, related_ring: true })
-    .nullable()
-    .optional()
-    .describe('What the answer showed when it was scored: entity history, graph evidence and the related ring (on a single record; null for an imported transaction)'),
-});
-export type TransactionRecord = z.infer<typeof TransactionRecordSchema>;
 
 const OutcomeBody = z
   .object({
@@ -81,10 +43,6 @@ const BulkOutcomes = z
       .max(MAX_BULK_OUTCOMES, `at most ${MAX_BULK_OUTCOMES} outcomes per request`),
   })
   .strict();
-
-const BulkResult = z.object({
-  results: z.array(z.object({ transaction_id: z.string(), status: z.enum(['applied', 'not_found', 'invalid']), message: z.string().optional() })),
-});
 
 const TxParams = z.object({ transaction_id: z.string().min(1).max(200) });
 const OrgTxParams = z.object({ id: z.string().min(1).max(100), transaction_id: z.string().min(1).max(200) });
@@ -105,13 +63,11 @@ const ListQuery = z
   })
   .strict();
 
-const ListPage = z.object({ data: z.array(TransactionRecordSchema), has_more: z.boolean() });
-export type TransactionPage = z.infer<typeof ListPage>;
 const LIST_DESCRIPTION =
   'Filters combine; `limit` 1–100 (default 25); the next page starts after the last transaction_id of this one (`starting_after`), in the same `order`. Answer: `{ data, has_more }`. The review queue is `decision=review&outcome=none&order=oldest`.';
 
 /** A page of the listing, for whichever surface asked (one definition for both). */
-async function listPage(app: Pick<App, 'decisions'>, caller: OrganizationCaller, q: z.infer<typeof ListQuery>): Promise<z.infer<typeof ListPage>> {
+async function listPage(app: Pick<App, 'decisions'>, caller: OrganizationCaller, q: z.infer<typeof ListQuery>): Promise<TransactionPage> {
   const filters = { decision: q.decision, risk_band: q.risk_band, outcome: q.outcome, customer_id: q.customer_id, merchant_id: q.merchant_id, rule_id: q.rule_id, from: q.from === undefined ? undefined : Date.parse(q.from), to: q.to === undefined ? undefined : Date.parse(q.to), order: q.order };
   const page = await app.decisions.list(caller, filters, q.limit, q.starting_after);
   return { data: page.records, has_more: page.hasMore };
@@ -123,42 +79,6 @@ const toReport = (id: string, b: z.infer<typeof OutcomeBody>): OutcomeReport => 
   source: b.source,
   reported_at: b.reported_at === undefined ? undefined : Date.parse(b.reported_at),
 });
-
-const Rate = z.number().nullable();
-const ModePerformanceSchema = z.object({
-  review_threshold: z.number(),
-  block_threshold: z.number(),
-  precision: Rate.describe('Of blocking (score at or above the block threshold)'),
-  recall: Rate,
-  review_precision: Rate.describe('Of flagging (at or above the review threshold: review or block)'),
-  review_recall: Rate,
-});
-const WeekSchema = z.object({
-  week: z.string().describe('ISO week, e.g. 2026-W47'),
-  week_start: z.string(),
-  transactions: z.number().int(),
-  review_rate: Rate,
-  block_rate: Rate,
-  score_quantiles: z.record(z.string(), z.number()).nullable().describe('Risk score at p10, p25, p50, p75, p90, p99'),
-  labelled: z.number().int().describe('Transactions with a reported outcome'),
-  fraud: z.number().int(),
-  by_mode: z.record(z.enum(MODE_NAMES), ModePerformanceSchema),
-  roc_auc: Rate,
-  average_precision: Rate,
-  drift: DriftReportSchema.nullable(),
-});
-export type Week = z.infer<typeof WeekSchema>;
-const Performance = z.object({ organization_id: z.string(), model_id: z.string(), min_labelled: z.number().int(), weeks: z.array(WeekSchema) });
-export type Performance = z.infer<typeof Performance>;
-
-const EntitySchema = z.object({
-  role: z.enum(['customer', 'merchant']),
-  id: z.string(),
-  totals: z.object({ transactions: z.number().int(), amount_sum: z.number(), last_time: z.string(), labelled: z.number().int().describe('With an outcome reported'), fraud: z.number().int() }).describe('All time'),
-  recent: z.object({ transactions: z.number().int(), first_time: z.string().nullable(), reviewed: z.number().int(), blocked: z.number().int() }).describe('Over its latest transactions'),
-  counterparties: z.array(z.object({ role: z.enum(['customer', 'merchant']), id: z.string(), transactions: z.number().int(), amount_sum: z.number(), labelled: z.number().int(), fraud: z.number().int(), last_time: z.string() })),
-});
-export type Entity = z.infer<typeof EntitySchema>;
 
 const keyErrors = { 401: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
 const memberErrors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
@@ -174,12 +94,12 @@ export function keyTransactionRoutes(server: FastifyInstance, app: KeySurface): 
       description: `The dashboard's listing (GET /api/organizations/{id}/transactions) for a server. ${LIST_DESCRIPTION}`,
       security: [{ apiKey: [] }],
       querystring: ListQuery,
-      response: { 200: ListPage, ...keyErrors },
+      response: { 200: TransactionPage, ...keyErrors },
     },
   }, async (request) => listPage(app, OrganizationCaller.key(request.apiKey!), request.query));
 
   r.get('/api/v1/transactions/:transaction_id', {
-    schema: { tags: ['decisions'], summary: "A recorded transaction of the key's organization, with its decision and outcome", security: [{ apiKey: [] }], params: TxParams, response: { 200: TransactionRecordSchema, ...keyErrors } },
+    schema: { tags: ['decisions'], summary: "A recorded transaction of the key's organization, with its decision and outcome", security: [{ apiKey: [] }], params: TxParams, response: { 200: TransactionRecord, ...keyErrors } },
   }, async (request) => {
     return app.decisions.record(OrganizationCaller.key(request.apiKey!), request.params.transaction_id);
   });
@@ -192,7 +112,7 @@ export function keyTransactionRoutes(server: FastifyInstance, app: KeySurface): 
       security: [{ apiKey: [] }],
       params: TxParams,
       body: OutcomeBody,
-      response: { 200: TransactionRecordSchema, ...keyErrors },
+      response: { 200: TransactionRecord, ...keyErrors },
     },
   }, async (request) => app.outcomes.report(OrganizationCaller.key(request.apiKey!), toReport(request.params.transaction_id, request.body)));
 
@@ -225,7 +145,7 @@ export function memberTransactionRoutes(server: FastifyInstance, app: Pick<App, 
       description: LIST_DESCRIPTION,
       params: z.object({ id: z.string().min(1).max(100) }),
       querystring: ListQuery,
-      response: { 200: ListPage, ...memberErrors },
+      response: { 200: TransactionPage, ...memberErrors },
     },
   }, async (request) => listPage(app, await memberCaller(app, request, request.params.id), request.query));
 
@@ -250,7 +170,7 @@ export function memberTransactionRoutes(server: FastifyInstance, app: Pick<App, 
       summary: 'A customer or merchant of the organization: totals, decisions and counterparties',
       description: `\`totals\`: all time (kept by the database as transactions are recorded). \`recent\`: over its latest ${ENTITY_RECENT.toLocaleString('en')} transactions, how many, since when, and how many were reviewed and blocked. \`counterparties\`: the merchants a customer paid, or the customers who paid a merchant, most transactions first, over the same transactions (at most 20). 404 when the organization has no transaction of it.`,
       params: z.object({ id: z.string().min(1).max(100), role: z.enum(['customer', 'merchant']), entity_id: z.string().min(1).max(200) }),
-      response: { 200: EntitySchema, ...memberErrors },
+      response: { 200: Entity, ...memberErrors },
     },
   }, async (request) => {
     const caller = await memberCaller(app, request, request.params.id);
@@ -267,14 +187,14 @@ export function memberTransactionRoutes(server: FastifyInstance, app: Pick<App, 
   });
 
   r.get('/api/organizations/:id/transactions/:transaction_id', {
-    schema: { tags: ['decisions'], summary: 'One recorded transaction with its decision, outcome and outcome history', params: OrgTxParams, response: { 200: TransactionRecordSchema, ...memberErrors } },
+    schema: { tags: ['decisions'], summary: 'One recorded transaction with its decision, outcome and outcome history', params: OrgTxParams, response: { 200: TransactionRecord, ...memberErrors } },
   }, async (request) => {
     const caller = await memberCaller(app, request, request.params.id);
     return app.decisions.record(caller, request.params.transaction_id);
   });
 
   r.post('/api/organizations/:id/transactions/:transaction_id/outcome', {
-    schema: { tags: ['decisions'], summary: 'Report the outcome of a transaction from the dashboard (CSRF)', params: OrgTxParams, body: OutcomeBody, response: { 200: TransactionRecordSchema, ...memberErrors } },
+    schema: { tags: ['decisions'], summary: 'Report the outcome of a transaction from the dashboard (CSRF)', params: OrgTxParams, body: OutcomeBody, response: { 200: TransactionRecord, ...memberErrors } },
   }, async (request) => {
     const caller = await memberCaller(app, request, request.params.id);
     return app.outcomes.report(caller, toReport(request.params.transaction_id, request.body));

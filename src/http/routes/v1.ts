@@ -8,7 +8,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { KeySurface } from '../../app/app.ts';
 import type { RecordTiming } from '../../app/score-and-record.ts';
-import { ErrorResponse, ScoreRequest, ScoreResponse } from '../schemas.ts';
+import { ErrorResponse } from '../../contract/errors.ts';
+import { ScoreResponse } from '../../contract/score.ts';
+import { ScoreRequest } from '../schemas.ts';
 
 /** The rate limit of the key surface: SCORE_RATE_PER_MINUTE per key, counted after authentication. */
 function keyRateLimit(app: KeySurface) {

@@ -1,0 +1,64 @@
+// Models as the model routes answer them: the built-in model (public) and the custom models of the
+// caller's organizations, listed, read one at a time, activated and deactivated. The routes document
+// each answer only as "an object" (a custom model's settings are stored as the organization wrote
+// them), so the types below say what they hold, in the model's own terms (model/); the functions
+// that shape them (http/routes/models.ts) are held to them by the compiler.
+
+import { z } from 'zod';
+import type { Channel } from '../domain/channels.ts';
+import type { ModelFile } from '../model/bundle-types.ts';
+import type { CustomModel } from '../model/custom.ts';
+
+/** What every model route documents: an object. */
+export const ModelObject = z.record(z.string(), z.unknown());
+
+/** The built-in model, as `GET /api/models` lists it. */
+export type BuiltInModelSummary = {
+  id: string;
+  version: string;
+  kind: 'built_in';
+  active: boolean;
+  organization_id: null;
+  trained_on: string;
+  rows: number;
+  channels: Channel[];
+  weights: ModelFile['stack']['weights'];
+};
+/** A custom model, as `GET /api/models` lists it and activating or deactivating it answers. */
+export type CustomModelSummary = {
+  id: string;
+  name: string;
+  kind: 'custom';
+  active: boolean;
+  organization_id: string;
+  base_model_id: string;
+  weights: CustomModel['settings']['stack']['weights'];
+  created_at: string;
+  activated_at: string | null;
+};
+export type ModelSummary = BuiltInModelSummary | CustomModelSummary;
+export type ModelList = { models: ModelSummary[] };
+
+/** Each risk band's score interval, [from, to). */
+export type Bands = Record<'low' | 'medium' | 'high' | 'critical', number[]>;
+/** `GET /api/models/{id}`: the built-in model with its weights, calibration, thresholds, bands, features
+ *  and training, or a custom model with its own settings and the built-in calibration. */
+export type ModelDetail =
+  | (BuiltInModelSummary & {
+      stack: ModelFile['stack'] & { formula: string };
+      calibration: ModelFile['calibration'];
+      cold_start: ModelFile['cold_start'];
+      thresholds: ModelFile['thresholds'];
+      bands: Bands;
+      features: Record<string, string[]>;
+      training: ModelFile['training'];
+      data_fingerprint: string;
+      code_fingerprint: string;
+    })
+  | (CustomModelSummary & {
+      stack: CustomModel['settings']['stack'];
+      thresholds: CustomModel['settings']['thresholds'];
+      bands: Bands;
+      calibration: ModelFile['calibration'];
+      cold_start: ModelFile['cold_start'];
+    });

@@ -1,0 +1,71 @@
+// What a score answers (POST /api/risk/score, POST /api/v1/risk/score) and the parts of it a
+// recorded transaction repeats (the channels' figures, the reasons, the rules that matched), with
+// what the score form suggests (GET /api/risk/known-values). The routes document and serialise these;
+// the use cases and the dashboard take their types from here, so the three cannot drift apart.
+
+import { z } from 'zod';
+import { MODE_NAMES, perChannel } from '../model/bundle-types.ts';
+
+/** One number per channel (scores, attribution). */
+export const Channels = z.object(perChannel(z.number()));
+export type Channels = z.infer<typeof Channels>;
+/** One reason of a decision (src/scoring/explain.ts). */
+export const Reason = z.object({ text: z.string(), direction: z.enum(['increases', 'decreases']), contribution: z.number(), feature: z.string() });
+export type Reason = z.infer<typeof Reason>;
+
+export const RuleMatch = z.object({
+  id: z.string(),
+  name: z.string(),
+  version: z.number().int(),
+  action: z.enum(['allow', 'block', 'review']),
+  status: z.enum(['active', 'shadow']),
+  applied: z.boolean(),
+});
+export type RuleMatch = z.infer<typeof RuleMatch>;
+
+export const ScoreResponse = z.object({
+  transaction_id: z.string(),
+  risk_score: z.number().describe('Calibrated probability of fraud'),
+  risk_band: z.enum(['low', 'medium', 'high', 'critical']),
+  decision: z.enum(['approve', 'review', 'block']),
+  mode: z.enum(MODE_NAMES),
+  model_id: z.string(),
+  model_version: z.string(),
+  path: z.enum(['MODEL', 'COLD_START']),
+  rules: z.array(RuleMatch).optional().describe("Every rule of the organization that matched, in name order (`POST /api/v1/risk/score` only: the public sandbox has no rules). `applied`: it made the decision (an active rule of the deciding action); shadow rules are recorded, never applied."),
+  review_threshold: z.number(),
+  block_threshold: z.number(),
+  channel_scores: Channels.describe("Calibrated probability from each channel's evidence, the others at their average"),
+  channel_attribution: Channels.describe("Each channel's signed share of how far the stacked log-odds moved from the average"),
+  reasons: z.array(Reason),
+  entity_history: z.record(z.string(), z.object({ role: z.enum(['customer', 'merchant', 'channel']), prior_transactions: z.number().int(), is_new: z.boolean() })),
+  graph_evidence: z.record(
+    z.string(),
+    z.array(
+      z.object({
+        transaction_id: z.string(),
+        time: z.string(),
+        amount: z.number(),
+        source: z.string(),
+        target: z.string(),
+        relation: z.enum(['same_customer', 'same_merchant', 'same_channel']),
+        outcome: z.enum(['fraud', 'legit', 'unknown']),
+      }),
+    ),
+  ),
+  related_ring: z
+    .object({ ring_id: z.string(), window_start: z.string(), window_end: z.string(), matched_entity: z.string(), role: z.enum(['merchant', 'channel']), members: z.number().int(), fraud_rate: z.number() })
+    .nullable(),
+  stages: z.array(z.object({ name: z.string(), ms: z.number() })),
+  latency_ms: z.number(),
+  notes: z.array(z.string()),
+});
+export type ScoreResponse = z.infer<typeof ScoreResponse>;
+
+export const KnownValues = z.object({
+  model_id: z.string(),
+  payment_types: z.array(z.string()).describe('Coded by the tabular channel; any other payment type is scored as missing'),
+  locations: z.array(z.string()).describe("The places of the model's training data, alphabetical; any other location is new to every customer of the sandbox"),
+  sandbox_as_of: z.string().describe('The moment (ISO 8601, UTC) the public sandbox scores at'),
+});
+export type KnownValues = z.infer<typeof KnownValues>;
