@@ -6,11 +6,12 @@
 
 import type { Config } from '../config.ts';
 import { isProblem, type MetricsFile, type ModelBundle } from '../model/bundle-types.ts';
-import type { ScoreInput, ScoreResult } from '../scoring/scorer.ts';
+import type { ScoreInput } from '../scoring/scorer.ts';
+import type { KnownValues, ScoreResponse } from '../contract/score.ts';
 import type { Service } from './service.ts';
 import { bind } from './capability.ts';
 import { available, AppError } from './errors.ts';
-import { healthReport, type HealthReport } from './health.ts';
+import { healthReport } from './health.ts';
 import { OrganizationCaller } from './access/organization-caller.ts';
 import * as ownership from './access/ownership.ts';
 import { ringsToList } from './decisions/rings.ts';
@@ -93,13 +94,13 @@ export function openApp(service: Service) {
     models,
     sessions,
     keys,
-    health: { report: (): Promise<HealthReport> => healthReport({ db, model, metrics, tail, tenants: service.tenants, authConfigured: config.authConfigured, sandboxSize: () => sandbox.size, jobsRunning: () => jobs?.runningByKind ?? {}, startedAt: service.startedAt, startup: service.startup }) },
+    health: { report: () => healthReport({ db, model, metrics, tail, tenants: service.tenants, authConfigured: config.authConfigured, sandboxSize: () => sandbox.size, jobsRunning: () => jobs?.runningByKind ?? {}, startedAt: service.startedAt, startup: service.startup }) },
     sandbox: {
       /** A what-if score against the public sandbox: nothing recorded. */
-      score: (input: ScoreInput): ScoreResult => requireScorer().score(input, { history: sandbox.history, rings: sandbox.ringIndex, at: sandbox.asOf, notes: sandboxNote }),
+      score: (input: ScoreInput): ScoreResponse => requireScorer().score(input, { history: sandbox.history, rings: sandbox.ringIndex, at: sandbox.asOf, notes: sandboxNote }),
       example: () => sandbox.example,
       /** What a score's notes go by: the scorer's own sets (the sandbox's places without a reference). */
-      knownValues: () => {
+      knownValues: (): KnownValues => {
         const m = models.bundle();
         const known = requireScorer().known;
         return { model_id: m.file.id, payment_types: [...known.paymentTypes], locations: known.locations ? [...known.locations].sort() : [...sandbox.locations], sandbox_as_of: sandbox.example.sandbox_as_of };

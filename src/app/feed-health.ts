@@ -4,6 +4,7 @@
 // elsewhere on the server does not make the feed behind: it delays only its own changes
 // (src/storage/live-feed.ts), and the report counts such transactions.
 
+import type { Health } from '../contract/health.ts';
 import type { TailStatus } from '../live/tail.ts';
 import { POLL_MS } from '../live/tail.ts';
 
@@ -12,16 +13,8 @@ export { POLL_MS };
 /** The feed is behind when its last successful read began longer ago than this. */
 export const FEED_BEHIND_MS = 3 * POLL_MS;
 
-export interface FeedHealth {
-  state: 'current' | 'behind';
-  lag_ms: number | null;
-  last_read_at: string | null;
-  waiting_on_transactions: number;
-  reason: 'database_unavailable' | 'reads_late' | null;
-}
-
 /** The feed's health from the tail's status, whether the database answered a ping, and now. */
-export function feedHealth(tail: TailStatus, database: boolean, now: number): FeedHealth {
+export function feedHealth(tail: TailStatus, database: boolean, now: number): Health['feed'] {
   const lag = tail.readAt === undefined ? null : Math.max(0, now - tail.readAt);
   const unavailable = !database || tail.failing !== undefined;
   const late = lag === null || lag > FEED_BEHIND_MS;

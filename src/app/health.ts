@@ -1,13 +1,14 @@
 // What `GET /api/health` reports: whether the API, the model, the evaluation, the database and the
 // live feed work, and what this process holds (organizations' histories, running jobs, memory). The
-// report is made here, from the running state the composition root hands in; the HTTP layer only
-// sends it.
+// report is made here, from the running state the composition root hands in, in the shape the
+// contract declares (contract/health.ts); the HTTP layer only sends it.
 
 import { isProblem, type MetricsFile, type ModelBundle, type ModelProblem } from '../model/bundle-types.ts';
 import type { Db } from '../storage/db.ts';
 import type { LiveTail } from '../live/tail.ts';
 import type { Tenants } from '../live/tenants.ts';
-import { feedHealth, type FeedHealth } from './feed-health.ts';
+import type { Health } from '../contract/health.ts';
+import { feedHealth } from './feed-health.ts';
 
 export interface HealthSources {
   db: Pick<Db, 'ping' | 'kind'>;
@@ -22,31 +23,14 @@ export interface HealthSources {
   startup: Record<string, number>;
 }
 
-export interface HealthReport {
-  status: 'ok' | 'degraded';
-  api: 'ok';
-  model: { status: 'ok' | 'unavailable'; id: string | null; version: string | null; reason: string | null; message: string | null };
-  evaluation: { status: 'ok' | 'unavailable'; reason: string | null };
-  database: { status: 'ok' | 'unavailable'; kind: 'pglite' | 'postgres' };
-  feed: FeedHealth;
-  auth_configured: boolean;
-  history_transactions: number;
-  organizations_loaded: number;
-  transactions_held: number;
-  jobs_running: Record<string, number>;
-  memory: { rss_mb: number; heap_used_mb: number; heap_total_mb: number; array_buffers_mb: number };
-  started_at: string;
-  startup_ms: Record<string, number>;
-}
-
 const mb = (bytes: number) => Math.round(bytes / 104_857.6) / 10;
 
-function memoryNow(): HealthReport['memory'] {
+function memoryNow(): Health['memory'] {
   const m = process.memoryUsage();
   return { rss_mb: mb(m.rss), heap_used_mb: mb(m.heapUsed), heap_total_mb: mb(m.heapTotal), array_buffers_mb: mb(m.arrayBuffers) };
 }
 
-export async function healthReport(s: HealthSources, now = Date.now()): Promise<HealthReport> {
+export async function healthReport(s: HealthSources, now = Date.now()): Promise<Health> {
   const database = await s.db.ping();
   const feed = feedHealth(s.tail.status(), database, now);
   const { model, metrics } = s;

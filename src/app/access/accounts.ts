@@ -17,6 +17,7 @@ import {
 import { randomId, randomSecret, SecretHasher } from './secrets.ts';
 import { TokenError, TokenVerifier, type TokenVerifierOptions } from './tokens.ts';
 import { AppError } from '../errors.ts';
+import type { ApiKey } from '../../contract/organizations.ts';
 import { type Identity } from '../../storage/accounts-store.ts';
 
 export interface SignedIn {
@@ -31,7 +32,7 @@ export interface NewSession extends SignedIn {
 }
 
 /** A key's public listing (docs/operating.md): never the secret or its hash. */
-export function publicKey(k: ApiKeyRow) {
+export function publicKey(k: ApiKeyRow): ApiKey {
   return { id: k.id, name: k.name, prefix: k.prefix, last4: k.last4, created_at: k.created_at.toISOString(), last_used_at: k.last_used_at?.toISOString() ?? null, revoked_at: k.revoked_at?.toISOString() ?? null };
 }
 

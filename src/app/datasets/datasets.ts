@@ -16,6 +16,7 @@ import type { Queryable } from '../../storage/db.ts';
 import { getDataset, insertDataset, markRemoved, newDatasetId, updateValidation, UploadTooLarge, type DatasetFiles, type DatasetRecord } from '../../storage/datasets.ts';
 import { AppError } from '../errors.ts';
 import { visibleTo, type Owned } from '../access/ownership.ts';
+import type { DatasetValidation, Preview, PreviewRow } from '../../contract/datasets.ts';
 
 /** What reading a dataset needs. */
 export interface DatasetStore {
@@ -38,7 +39,7 @@ export interface StoredUpload {
 }
 
 /** A validation as answered: as stored, with the mapping its headers suggest. */
-export function describeValidation(v: ValidationResult): ValidationResult & { suggested_mapping: ColumnMapping } {
+export function describeValidation(v: ValidationResult): DatasetValidation {
   return { ...v, suggested_mapping: suggestMapping(v.columns_found) };
 }
 
@@ -143,9 +144,9 @@ export async function uploadDataset(deps: DatasetDeps, stored: StoredUpload, upl
 
 /** A dataset's preview: its first `rows` rows as parsed with its mapping, a few values per header
  *  read from the file (never stored), and the mapping its headers suggest. */
-export async function previewDataset(deps: DatasetStore, id: string, userId: string | undefined, rowCount: number) {
+export async function previewDataset(deps: DatasetStore, id: string, userId: string | undefined, rowCount: number): Promise<Preview> {
   const d = await liveDataset(deps, id, userId);
-  const rows = [];
+  const rows: PreviewRow[] = [];
   for await (const row of readRows(deps.datasets.path(d.stored_name), d.mapping)) {
     rows.push({ ...row, time: row.time === undefined || !Number.isFinite(row.time) ? null : new Date(row.time).toISOString(), label: row.label ?? null });
     if (rows.length >= rowCount) break;

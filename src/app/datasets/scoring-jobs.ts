@@ -15,6 +15,7 @@ import { liveDataset, type DatasetStore } from './datasets.ts';
 import { AppError } from '../errors.ts';
 import { quotaExceeded, utcDayStart } from './job-quota.ts';
 import { memberOrganization, visibleTo, type Owned } from '../access/ownership.ts';
+import type { JobResultPage } from '../../contract/jobs.ts';
 
 /** What the job use cases need: the database, and this process's job runner (undefined without a
  *  model), to wake on a new job and to find a result's files. */
@@ -75,7 +76,7 @@ export async function jobsOf(deps: Pick<JobDeps, 'db'>, userId: string, organiza
 }
 
 /** One page of a finished job's scored rows, with its summary and metrics. */
-export async function jobPage(deps: JobDeps, id: string, userId: string | undefined, page: number, pageSize: number) {
+export async function jobPage(deps: JobDeps, id: string, userId: string | undefined, page: number, pageSize: number): Promise<JobResultPage> {
   const job = await finishedJob(deps, id, userId);
   const { rows, total } = await readPage(deps.jobs!.resultPath(job.id), page, pageSize);
   const summary = job.result as { metrics?: unknown } | null;

@@ -11,7 +11,8 @@
 import { AppError } from '../errors.ts';
 import type { OrganizationCaller } from '../access/organization-caller.ts';
 import { reportOutcomes, type OutcomeReport } from './outcomes.ts';
-import { transactionRecord, type TransactionRecord } from './transaction-record.ts';
+import { transactionRecord } from './transaction-record.ts';
+import type { BulkResult, TransactionRecord } from '../../contract/transactions.ts';
 import type { Db } from '../../storage/db.ts';
 import type { EntitySummary } from '../../storage/entity-evidence.ts';
 import { organizationData, type OrganizationData } from '../../storage/organization-data.ts';
@@ -33,13 +34,6 @@ export interface DecisionLogDeps {
 
 /** The listing's filters: times in epoch ms (`from` inclusive, `to` exclusive). */
 export type DecisionFilters = ListFilters;
-
-/** A bulk report's outcome per transaction, in the order sent. */
-export interface BulkOutcomeResult {
-  transaction_id: string;
-  status: 'applied' | 'not_found' | 'invalid';
-  message?: string;
-}
 
 const notFound = (id: string) => new AppError('not_found', 'not_found', `No transaction ${id} in this organization.`, 'Check the transaction_id: it is the one sent with (or returned by) the score request.');
 
@@ -87,7 +81,7 @@ export async function reportOutcome(deps: DecisionLogDeps, caller: OrganizationC
 }
 
 /** Reports outcomes in order; each gets a status (and, unless applied, why). */
-export async function reportOutcomesInBulk(deps: DecisionLogDeps, caller: OrganizationCaller, reports: readonly OutcomeReport[]): Promise<BulkOutcomeResult[]> {
+export async function reportOutcomesInBulk(deps: DecisionLogDeps, caller: OrganizationCaller, reports: readonly OutcomeReport[]): Promise<BulkResult['results']> {
   const outcomes = organizationData(deps.db, caller.organizationId).outcomes;
   const results = await reportOutcomes(deps.decisionLog, deps.tail, outcomes, reports, caller.by, Date.now());
   return results.map((r) =>

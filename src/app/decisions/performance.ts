@@ -9,7 +9,7 @@
 // checked membership names, with the thresholds and scorer of the model it scores with.
 
 import type { ModeName, ModelBundle, ModelProblem } from '../../model/bundle-types.ts';
-import { DRIFT_SAMPLE, DriftCounter, type DriftReport } from '../../model/drift.ts';
+import { DRIFT_SAMPLE, DriftCounter } from '../../model/drift.ts';
 import type { Db } from '../../storage/db.ts';
 import { activeModelIdOf } from '../../storage/models-store.ts';
 import { organizationData } from '../../storage/organization-data.ts';
@@ -20,39 +20,11 @@ import type { Scorer } from '../../scoring/scorer.ts';
 import { available, modelUnavailable } from '../errors.ts';
 import type { OrganizationCaller } from '../access/organization-caller.ts';
 import type { ScorerFor } from '../score-and-record.ts';
+import type { ModePerformance, Week } from '../../contract/performance.ts';
 
 export const MIN_LABELLED = 20;
 export const SCORE_QUANTILES = [0.1, 0.25, 0.5, 0.75, 0.9, 0.99] as const;
 const WEEK_MS = 7 * 86_400_000;
-
-export interface ModePerformance {
-  review_threshold: number;
-  block_threshold: number;
-  /** Of blocking: score at or above the block threshold. */
-  precision: number | null;
-  recall: number | null;
-  /** Of flagging: score at or above the review threshold (review or block). */
-  review_precision: number | null;
-  review_recall: number | null;
-}
-
-export interface WeekPerformance {
-  /** ISO week, e.g. `2026-W47`. */
-  week: string;
-  week_start: string;
-  transactions: number;
-  review_rate: number | null;
-  block_rate: number | null;
-  /** Score at each quantile (keys `p10` … `p99`); null without transactions. */
-  score_quantiles: Record<string, number> | null;
-  labelled: number;
-  fraud: number;
-  by_mode: Record<ModeName, ModePerformance>;
-  roc_auc: number | null;
-  average_precision: number | null;
-  /** The week's traffic against the model's reference; null without one or with too few rows. */
-  drift: DriftReport | null;
-}
 
 /** Monday 00:00 UTC of the ISO week holding `t`. */
 export function weekStart(t: number): number {
@@ -76,7 +48,7 @@ function ratio(num: number, den: number): number | null {
 }
 
 /** The last `weeks` ISO weeks up to and including the one holding `now`, oldest first. */
-export async function organizationPerformance(data: OrganizationPerformance, model: ModelBundle, weeks: number, now: number): Promise<WeekPerformance[]> {
+export async function organizationPerformance(data: OrganizationPerformance, model: ModelBundle, weeks: number, now: number): Promise<Week[]> {
   const last = weekStart(now);
   const from = last - (weeks - 1) * WEEK_MS;
   const to = last + WEEK_MS;
@@ -93,7 +65,7 @@ export async function organizationPerformance(data: OrganizationPerformance, mod
     w.flagged.push(r.decision !== 'approve');
   }
   const modes = Object.keys(model.file.thresholds) as ModeName[];
-  const out: WeekPerformance[] = [];
+  const out: Week[] = [];
   for (let k = 0; k < weeks; k++) {
     const a = byWeek.get(k);
     const w = scores.get(k) ?? { s: [], y: [], flagged: [] };
@@ -169,7 +141,7 @@ export interface PerformanceDeps {
 
 /** The organization's last `weeks` ISO weeks, oldest first, measured with the scorer it scores
  *  with (its active custom model's, else the built-in one), or `unavailable` without a model. */
-export async function weeklyPerformance(deps: PerformanceDeps, caller: OrganizationCaller, weeks: number): Promise<{ modelId: string; weeks: WeekPerformance[] }> {
+export async function weeklyPerformance(deps: PerformanceDeps, caller: OrganizationCaller, weeks: number): Promise<{ modelId: string; weeks: Week[] }> {
   const active = await activeModelIdOf(deps.db, caller.organizationId);
   const scorer = (active ? (await deps.scorerForModel(active))?.scorer : undefined) ?? deps.scorer;
   available(deps.model);

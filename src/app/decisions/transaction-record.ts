@@ -4,44 +4,10 @@
 // every change of it and the evidence the answer showed (entity history, graph evidence and the
 // related ring, as they stood when it was scored).
 
-import type { TransactionEntities, TransactionParties } from '../../domain/transaction.ts';
+import type { OutcomeLabel, TransactionRecord } from '../../contract/transactions.ts';
 import type { OutcomeChangeRow, TransactionRow } from '../../storage/live-rows.ts';
-import { decisionOf, type DecisionRecord } from '../../scoring/decision.ts';
+import { decisionOf } from '../../scoring/decision.ts';
 import type { ScoreResult } from '../../scoring/scorer.ts';
-
-export type OutcomeLabel = 'fraud' | 'legit';
-
-export interface OutcomeChange {
-  from: OutcomeLabel | null;
-  to: OutcomeLabel;
-  source: string;
-  reported_at: string;
-  reported_by: string;
-}
-
-export interface TransactionRecord extends TransactionParties, TransactionEntities {
-  transaction_id: string;
-  time: string;
-  source: 'scored' | 'import';
-  risk_score: number | null;
-  risk_band: DecisionRecord['risk_band'] | null;
-  decision: DecisionRecord['decision'] | null;
-  mode: DecisionRecord['mode'] | null;
-  model_id: string | null;
-  model_version: string | null;
-  path: DecisionRecord['path'] | null;
-  review_threshold: number | null;
-  block_threshold: number | null;
-  channel_scores: DecisionRecord['channel_scores'] | null;
-  channel_attribution: DecisionRecord['channel_attribution'] | null;
-  reasons: DecisionRecord['reasons'];
-  rules: DecisionRecord['rules'];
-  notes: string[];
-  latency_ms: number | null;
-  outcome: { outcome: OutcomeLabel; source: string; reported_at: string; reported_by: string } | null;
-  outcome_history?: OutcomeChange[];
-  evidence?: Pick<ScoreResult, 'entity_history' | 'graph_evidence' | 'related_ring'> | null;
-}
 
 export const labelName = (label: 0 | 1): OutcomeLabel => (label === 1 ? 'fraud' : 'legit');
 const iso = (ms: number) => new Date(ms).toISOString();

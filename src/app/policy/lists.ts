@@ -10,6 +10,7 @@
 import { AppError } from '../errors.ts';
 import type { OrganizationCaller } from '../access/organization-caller.ts';
 import { randomId } from '../access/secrets.ts';
+import type { AddResult, List, ListChange, ListItem, RemoveResult } from '../../contract/rules.ts';
 import { listValue, valueProblem, type ListKind } from '../../domain/rules/lists.ts';
 import type { Db } from '../../storage/db.ts';
 import type { ItemRow, ListRow } from '../../storage/lists-store.ts';
@@ -28,35 +29,15 @@ export interface PolicyDeps {
   clock?: () => number;
 }
 
-export interface ListView {
-  id: string;
-  name: string;
-  kind: ListKind;
-  description: string | null;
-  items: number;
-  created_at: string;
-  created_by: string;
-}
-
-export interface ItemView {
-  value: string;
-  added_at: string;
-  added_by: string;
-  reason: string | null;
-  expires_at: string | null;
-  removed_at: string | null;
-  removed_by: string | null;
-}
-
 const iso = (ms: number) => new Date(ms).toISOString();
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 const now = (deps: PolicyDeps) => (deps.clock ?? Date.now)();
 
-export function listView(l: ListRow): ListView {
+export function listView(l: ListRow): List {
   return { id: l.id, name: l.name, kind: l.kind, description: l.description, items: l.items, created_at: iso(l.created_at_ms), created_by: l.created_by };
 }
 
-function itemView(i: ItemRow): ItemView {
+function itemView(i: ItemRow): ListItem {
   return { value: i.value, added_at: iso(i.added_at_ms), added_by: i.added_by, reason: i.reason, expires_at: isoOrNull(i.expires_at_ms), removed_at: isoOrNull(i.removed_at_ms), removed_by: i.removed_by };
 }
 
@@ -80,25 +61,25 @@ function cleanValues(values: readonly string[], kind: ListKind): string[] {
   return [...new Set(values.map(listValue))];
 }
 
-export async function createList(deps: PolicyDeps, caller: OrganizationCaller, body: { name: string; kind: ListKind; description?: string | undefined }): Promise<ListView> {
+export async function createList(deps: PolicyDeps, caller: OrganizationCaller, body: { name: string; kind: ListKind; description?: string | undefined }): Promise<List> {
   const row = await organizationData(deps.db, caller.organizationId).lists.create({ id: randomId('list'), name: body.name, kind: body.kind, description: body.description ?? null, at: now(deps), by: caller.by });
   if (!row) throw new AppError('conflict', 'conflict', `This organization has a list named ${body.name} already.`, 'Choose another name, or add the values to the existing list.');
   return listView(row);
 }
 
-export async function allLists(deps: PolicyDeps, caller: OrganizationCaller): Promise<ListView[]> {
+export async function allLists(deps: PolicyDeps, caller: OrganizationCaller): Promise<List[]> {
   return (await organizationData(deps.db, caller.organizationId).lists.all(now(deps))).map(listView);
 }
 
 /** A list and a page of its items in value order: those on it now, or at `asOf`. */
-export async function listPage(deps: PolicyDeps, caller: OrganizationCaller, name: string, q: { asOf?: number | undefined; startingAfter?: string | undefined; limit: number }): Promise<{ list: ListView; items: ItemView[]; hasMore: boolean }> {
+export async function listPage(deps: PolicyDeps, caller: OrganizationCaller, name: string, q: { asOf?: number | undefined; startingAfter?: string | undefined; limit: number }): Promise<{ list: List; items: ListItem[]; hasMore: boolean }> {
   const lists = organizationData(deps.db, caller.organizationId).lists;
   const list = await namedList(deps, lists, name);
   const page = await lists.items(list.id, { now: now(deps), asOf: q.asOf, after: q.startingAfter, limit: q.limit });
   return { list: listView(list), items: page.items.map(itemView), hasMore: page.hasMore };
 }
 
-export async function addListItems(deps: PolicyDeps, caller: OrganizationCaller, name: string, body: { values: readonly string[]; reason?: string | undefined; expires_at?: number | undefined }): Promise<{ list: ListView; added: number; replaced: number }> {
+export async function addListItems(deps: PolicyDeps, caller: OrganizationCaller, name: string, body: { values: readonly string[]; reason?: string | undefined; expires_at?: number | undefined }): Promise<AddResult> {
   const at = now(deps);
   const lists = organizationData(deps.db, caller.organizationId).lists;
   const list = await namedList(deps, lists, name);
@@ -115,7 +96,7 @@ export async function addListItems(deps: PolicyDeps, caller: OrganizationCaller,
   return { list: listView((await lists.named(name, now(deps)))!), added: result.added, replaced: result.replaced };
 }
 
-export async function removeListItems(deps: PolicyDeps, caller: OrganizationCaller, name: string, values: readonly string[]): Promise<{ list: ListView; removed: number }> {
+export async function removeListItems(deps: PolicyDeps, caller: OrganizationCaller, name: string, values: readonly string[]): Promise<RemoveResult> {
   const lists = organizationData(deps.db, caller.organizationId).lists;
   const list = await namedList(deps, lists, name);
   const result = await lists.removeItems(list.id, [...new Set(values.map(listValue))], now(deps), caller.by);
@@ -138,19 +119,9 @@ export async function deleteList(deps: PolicyDeps, caller: OrganizationCaller, n
   await deps.tail.reach(deleted.xid);
 }
 
-/** A change of a list as its audit shows it: its number (the next page's `starting_after`), when,
- *  by whom, what (`created`, `items_added`, `items_removed`) and its detail. */
-export interface ListChangeView {
-  id: string;
-  at: string;
-  by: string;
-  action: string;
-  detail: Record<string, unknown> | null;
-}
-
 /** A page of a list's recorded changes, newest first, after the change `startingAfter` (the last
  *  of the previous page); `not_found` for a list, or a change of it, the organization does not have. */
-export async function listAudit(deps: PolicyDeps, caller: OrganizationCaller, name: string, q: { startingAfter?: string | undefined; limit: number }): Promise<{ entries: ListChangeView[]; hasMore: boolean }> {
+export async function listAudit(deps: PolicyDeps, caller: OrganizationCaller, name: string, q: { startingAfter?: string | undefined; limit: number }): Promise<{ entries: ListChange[]; hasMore: boolean }> {
   const lists = organizationData(deps.db, caller.organizationId).lists;
   const list = await namedList(deps, lists, name);
   const page = await lists.auditPage(list.id, q.limit, q.startingAfter === undefined ? undefined : Number(q.startingAfter));

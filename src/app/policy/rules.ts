@@ -12,6 +12,7 @@ import { AppError } from '../errors.ts';
 import type { OrganizationCaller } from '../access/organization-caller.ts';
 import { randomId } from '../access/secrets.ts';
 import type { PolicyDeps } from './lists.ts';
+import type { CheckResult, Rule, RuleChange, RuleVersion } from '../../contract/rules.ts';
 import { checkExpression, evaluateText, type CheckedExpression, type RuleAction, type RuleProblem } from '../../domain/rules/expression.ts';
 import { ruleInput, valuesRead } from '../../domain/rules/decide.ts';
 import { ItemHistory, type ListKind } from '../../domain/rules/lists.ts';
@@ -31,37 +32,10 @@ export interface RulesDeps extends PolicyDeps {
   featureNames(modelId: string): Promise<readonly (readonly string[])[] | undefined>;
 }
 
-export interface RuleView {
-  id: string;
-  name: string;
-  description: string | null;
-  expression: string;
-  action: RuleAction;
-  status: RuleStatus;
-  version: number;
-  live_version: number | null;
-  created_at: string;
-  created_by: string;
-  updated_at: string;
-  updated_by: string;
-  matches_7d: number;
-  errors_7d: number;
-}
-
-export interface VersionView {
-  version: number;
-  expression: string;
-  action: RuleAction;
-  description: string | null;
-  lists: string[];
-  created_at: string;
-  created_by: string;
-}
-
 const iso = (ms: number) => new Date(ms).toISOString();
 const now = (deps: PolicyDeps) => (deps.clock ?? Date.now)();
 
-function ruleView(r: RuleRow): RuleView {
+function ruleView(r: RuleRow): Rule {
   return {
     id: r.id,
     name: r.name,
@@ -110,13 +84,13 @@ async function listsGone(deps: PolicyDeps, lists: OrganizationLists, expression:
   return new AppError('conflict', 'conflict', 'A list the expression names was deleted, and another of its name made, while the rule was saved.', 'Send the request again: it is checked against the lists as they are now.');
 }
 
-async function oneRule(deps: PolicyDeps, rules: OrganizationRules, id: string): Promise<RuleView> {
+async function oneRule(deps: PolicyDeps, rules: OrganizationRules, id: string): Promise<Rule> {
   const row = await rules.one(id, now(deps) - COUNT_WINDOW_MS);
   if (!row) throw noRule(id);
   return ruleView(row);
 }
 
-export async function createRule(deps: PolicyDeps, caller: OrganizationCaller, body: { name: string; expression: string; action: RuleAction; status: RuleStatus; description?: string | undefined }): Promise<RuleView> {
+export async function createRule(deps: PolicyDeps, caller: OrganizationCaller, body: { name: string; expression: string; action: RuleAction; status: RuleStatus; description?: string | undefined }): Promise<Rule> {
   const data = organizationData(deps.db, caller.organizationId);
   const { checked: c, ids } = await checked(deps, data.lists, body.expression);
   if ((await data.rules.count()) >= deps.config.MAX_RULES_PER_ORG) {
@@ -132,7 +106,7 @@ export async function createRule(deps: PolicyDeps, caller: OrganizationCaller, b
 
 /** A change: any of expression, action and description saves a new version (the others kept from
  *  the newest); a status or a name alone changes the rule, not its versions. */
-export async function changeRule(deps: PolicyDeps, caller: OrganizationCaller, id: string, body: { name?: string | undefined; expression?: string | undefined; action?: RuleAction | undefined; description?: string | null | undefined; status?: RuleStatus | undefined }): Promise<RuleView> {
+export async function changeRule(deps: PolicyDeps, caller: OrganizationCaller, id: string, body: { name?: string | undefined; expression?: string | undefined; action?: RuleAction | undefined; description?: string | null | undefined; status?: RuleStatus | undefined }): Promise<Rule> {
   const data = organizationData(deps.db, caller.organizationId);
   const current = await oneRule(deps, data.rules, id);
   const content = body.expression !== undefined || body.action !== undefined || body.description !== undefined;
@@ -162,15 +136,15 @@ export async function deleteRule(deps: PolicyDeps, caller: OrganizationCaller, i
   await deps.tail.reach(result.xid);
 }
 
-export async function allRules(deps: PolicyDeps, caller: OrganizationCaller): Promise<RuleView[]> {
+export async function allRules(deps: PolicyDeps, caller: OrganizationCaller): Promise<Rule[]> {
   return (await organizationData(deps.db, caller.organizationId).rules.all(now(deps) - COUNT_WINDOW_MS)).map(ruleView);
 }
 
-export async function rule(deps: PolicyDeps, caller: OrganizationCaller, id: string): Promise<RuleView> {
+export async function rule(deps: PolicyDeps, caller: OrganizationCaller, id: string): Promise<Rule> {
   return oneRule(deps, organizationData(deps.db, caller.organizationId).rules, id);
 }
 
-export async function ruleVersions(deps: PolicyDeps, caller: OrganizationCaller, id: string): Promise<VersionView[]> {
+export async function ruleVersions(deps: PolicyDeps, caller: OrganizationCaller, id: string): Promise<RuleVersion[]> {
   const data = organizationData(deps.db, caller.organizationId);
   const rows: VersionRow[] = await data.rules.versions(id);
   if (rows.length === 0) throw noRule(id);
@@ -178,29 +152,15 @@ export async function ruleVersions(deps: PolicyDeps, caller: OrganizationCaller,
   return rows.map((r) => ({ version: r.version, expression: r.expression, action: r.action, description: r.description, lists: r.list_ids.map((l) => names.get(l) ?? l), created_at: iso(r.created_at_ms), created_by: r.created_by }));
 }
 
-export interface ChangeView {
-  at: string;
-  by: string;
-  action: string;
-  detail: Record<string, unknown> | null;
-}
-
 /** Every change of a rule, oldest first: created, a new version, a status or name, deleted. */
-export async function ruleHistory(deps: PolicyDeps, caller: OrganizationCaller, id: string): Promise<ChangeView[]> {
+export async function ruleHistory(deps: PolicyDeps, caller: OrganizationCaller, id: string): Promise<RuleChange[]> {
   const data = organizationData(deps.db, caller.organizationId);
   await oneRule(deps, data.rules, id);
   return (await data.rules.audit(id)).map((a) => ({ at: iso(a.at_ms), by: a.by, action: a.action, detail: a.detail }));
 }
 
-/** What a check answers: whether the expression can be saved (else each problem), the lists it
- *  uses, and, given a transaction, whether it matches what that decision saw, with the values read. */
-export interface CheckResult {
-  valid: boolean;
-  errors: RuleProblem[];
-  lists: string[];
-  evaluation?: { transaction_id: string; matched: boolean; error: string | null; values: Record<string, unknown> };
-}
-
+/** Checks an expression: whether it can be saved (else each problem), the lists it uses, and, given
+ *  a transaction, whether it matches what that decision saw, with the values read. */
 export async function checkRule(deps: RulesDeps, caller: OrganizationCaller, body: { expression: string; transaction_id?: string | undefined }): Promise<CheckResult> {
   const data = organizationData(deps.db, caller.organizationId);
   const { ids, kinds } = await listsNow(data.lists, now(deps));
