@@ -49,6 +49,9 @@ const EnvSchema = z.object({
   /** Rules per organization (deleted ones do not count), and items on its lists at once. */
   MAX_RULES_PER_ORG: positiveInt(200),
   MAX_LIST_ITEMS_PER_ORG: positiveInt(1_000_000),
+  /** Lets webhook endpoints reach private, loopback and link-local addresses, and plain http on
+   *  loopback (tests and development only: otherwise a URL must be https to public addresses). */
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: flag,
   AUTHPROVIDER_URL: optional,
   AUTHPROVIDER_ANON_KEY: optional,
   AUTHPROVIDER_JWT_SECRET: optional,

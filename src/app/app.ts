@@ -28,6 +28,9 @@ import {
 } from './access/organizations.ts';
 import { customModelsVisibleTo, readCustomModel, setCustomModelActiveFor } from './custom-models.ts';
 import { planTraining } from './datasets/training-jobs.ts';
+import {
+  changeWebhookEndpoint, createWebhookEndpoint, deleteWebhookEndpoint, redeliverWebhook, rotateWebhookSecret, sendTestEvent, webhookDeliveries, webhookDelivery, webhookEndpoint, webhookEndpoints,
+} from './webhooks/endpoints.ts';
 import type { Accounts } from './access/accounts.ts';
 import type { LiveApiKey } from '../storage/accounts-store.ts';
 
@@ -126,6 +129,10 @@ export function openApp(service: Service) {
       revokeKey: (keyId: string, userId: string) => revokeApiKey(db, sessions.signedIn(), keyId, userId),
       usage: (orgId: string, userId: string) => usageOfOrganization(db, sessions.signedIn(), orgId, userId),
     },
+    webhooks: bind(
+      { db, box: service.secretBox, policy: { allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS } },
+      { all: webhookEndpoints, one: webhookEndpoint, create: createWebhookEndpoint, change: changeWebhookEndpoint, rotate: rotateWebhookSecret, remove: deleteWebhookEndpoint, deliveries: webhookDeliveries, delivery: webhookDelivery, test: sendTestEvent, redeliver: redeliverWebhook },
+    ),
     customModels: {
       ...bind(db, { visibleTo: customModelsVisibleTo, read: readCustomModel }),
       setActive: (id: string, userId: string, active: boolean) => setCustomModelActiveFor({ db, accounts }, id, userId, models.bundle().file.id, active),

@@ -32,6 +32,10 @@ import { ScoreAndRecord } from './score-and-record.ts';
 import { applySettings } from '../model/custom.ts';
 import { getCustomModel } from '../storage/models-store.ts';
 import { sessionSecret } from '../storage/server-secret.ts';
+import { SecretBox } from './access/secret-box.ts';
+import { WebhookDeliverer, type DelivererTimings } from '../jobs/webhook-deliverer.ts';
+import { DriftWatch } from './webhooks/drift-watch.ts';
+import { announceJob } from './datasets/job-view.ts';
 
 /** How old a file in the uploads directory must be before the sweeper removes it for belonging
  *  to no dataset (an upload in progress is stored a moment before it is recorded). */
@@ -70,6 +74,12 @@ export interface Service {
   /** Keys, sessions and sign-in; undefined only on PostgreSQL without SESSION_SECRET. Sign-in also
    *  needs AUTHPROVIDER_URL (`config.authConfigured`). */
   accounts: Accounts | undefined;
+  /** Seals the secrets the service must use again (webhook signing secrets); undefined without a hashing secret. */
+  secretBox: SecretBox | undefined;
+  /** This process's webhook deliverer (undefined without a hashing secret: no endpoint can sign). */
+  webhooks: WebhookDeliverer | undefined;
+  /** Each completed week's drift verdict, for the organizations whose endpoints subscribe to its changes. */
+  driftWatch: DriftWatch;
   /** Scoring jobs of this process (undefined without a model). */
   jobs: JobRunner | undefined;
   /** Deletes the files of datasets past their retention; returns how many (runs on a timer too). */
@@ -85,6 +95,8 @@ export interface StartOptions {
   clock?: () => number;
   /** Token verification settings beyond the configuration (tests shorten the key-set cooldown). */
   auth?: Partial<TokenVerifierOptions>;
+  /** Webhook delivery timings (tests shorten the retry schedule and the lease). */
+  webhooks?: Partial<DelivererTimings>;
 }
 
 export async function startService(config: Config, o: StartOptions = {}): Promise<Service> {
@@ -148,7 +160,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
     // Jobs run in this process by kind; the runner knows none of them.
     const jobRunner = () => {
       const pool = new WorkerPool(config.MODEL_DIR, config.MAX_RUNNING_JOBS);
-      return new JobRunner({ db, dataDir: config.DATA_DIR, pool, maxRunning: config.MAX_RUNNING_JOBS, staleMs: config.JOB_STALE_SECONDS * 1000, log })
+      return new JobRunner({ db, dataDir: config.DATA_DIR, pool, maxRunning: config.MAX_RUNNING_JOBS, staleMs: config.JOB_STALE_SECONDS * 1000, log, announce: announceJob })
         .register('score', scoreDatasetHandler({ db, datasets, pool, dataDir: config.DATA_DIR }))
         .register('history_import', historyImportHandler({ db, datasets, labelDelay, example: () => sandbox.history.transactions, beforeImport: () => decisionLog.flush(), imported: (id) => live.imported(id) }))
         .register('rings', ringsHandler(db, pool, labelDelay))
@@ -162,6 +174,14 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
     // API keys need only the hashing secret; sign-in also needs an identity provider (accounts.ts).
     const secret = sessionSecret(config).secret;
     const accounts = secret ? new Accounts(db, config, secret, clock, o.auth) : undefined;
+    const secretBox = secret ? new SecretBox(secret) : undefined;
+    const webhooks = secretBox
+      ? new WebhookDeliverer({ db, policy: { allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS }, openSecret: (sealed) => secretBox.open(sealed), log, timings: o.webhooks })
+      : undefined;
+    await webhooks?.start();
+    const driftWatch = new DriftWatch({ deps: { db, model: loaded.model, scorer, scorerForModel, decisionLog }, clock, log });
+    driftWatch.start();
+    step('webhooks');
     const scoreAndRecord = new ScoreAndRecord({ model: loaded.model, tenants, decisionLog, scorer, scorerFor: scorerForModel });
     return {
       scoreAndRecord,
@@ -169,6 +189,9 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       db,
       jobs,
       accounts,
+      secretBox,
+      webhooks,
+      driftWatch,
       model: loaded.model,
       metrics: loaded.metrics,
       scorer,
@@ -187,6 +210,8 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       async close() {
         clearInterval(sweeper);
         await rings.stop();
+        await driftWatch.stop();
+        await webhooks?.stop();
         await jobs?.close();
         await accounts?.flushUse();
         await decisionLog.flush();

@@ -30,6 +30,7 @@ import { keyAuthentication } from './guards.ts';
 import { historyImportRoutes } from './routes/history-imports.ts';
 import { trainingRoutes } from './routes/training.ts';
 import { modelRoutes } from './routes/models.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 import { webRoutes } from './routes/web.ts';
 import { installCaller } from './caller.ts';
 import { stdoutLog } from './log-stream.ts';
@@ -139,6 +140,7 @@ export async function buildApp(door: App, o: AppOptions = {}): Promise<FastifyIn
         { name: 'datasets', description: 'Dataset format and example' },
         { name: 'decisions', description: "An organization's decision log: recorded transactions, their decisions and outcomes" },
         { name: 'rules', description: "An organization's rules (CEL expressions that allow, block or review) and lists (docs/rules.md)" },
+        { name: 'webhooks', description: "An organization's webhook endpoints and their deliveries (docs/integrating.md, Webhooks)" },
         { name: 'training', description: 'Training limits' },
         { name: 'service', description: 'Health and configuration' },
         { name: 'accounts', description: 'Sign-in, organizations and API keys (docs/operating.md, Sign-in and accounts; docs/integrating.md, API keys)' },
@@ -201,6 +203,7 @@ export async function buildApp(door: App, o: AppOptions = {}): Promise<FastifyIn
     historyImportRoutes(dashboard, door);
     trainingRoutes(dashboard, door);
     modelRoutes(dashboard, door);
+    webhookRoutes(dashboard, door);
   });
   // The customer surface (`/api/v1/...`): one API-key check for every route.
   await app.register(async (v1) => {

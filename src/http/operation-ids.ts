@@ -61,6 +61,17 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /api/v1/transactions/{transaction_id}': 'getKeyTransaction',
   'POST /api/v1/transactions/{transaction_id}/outcome': 'reportKeyTransactionOutcome',
   'POST /api/v1/outcomes': 'reportKeyOutcomes',
+  // Webhooks
+  'GET /api/organizations/{id}/webhooks': 'listWebhookEndpoints',
+  'POST /api/organizations/{id}/webhooks': 'createWebhookEndpoint',
+  'GET /api/organizations/{id}/webhooks/{webhook_id}': 'getWebhookEndpoint',
+  'PATCH /api/organizations/{id}/webhooks/{webhook_id}': 'updateWebhookEndpoint',
+  'DELETE /api/organizations/{id}/webhooks/{webhook_id}': 'deleteWebhookEndpoint',
+  'POST /api/organizations/{id}/webhooks/{webhook_id}/rotate': 'rotateWebhookSecret',
+  'GET /api/organizations/{id}/webhooks/{webhook_id}/deliveries': 'listWebhookDeliveries',
+  'GET /api/organizations/{id}/webhooks/{webhook_id}/deliveries/{delivery_id}': 'getWebhookDelivery',
+  'POST /api/organizations/{id}/webhooks/{webhook_id}/test': 'sendWebhookTestEvent',
+  'POST /api/organizations/{id}/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver': 'redeliverWebhook',
   // Lists and rules
   'GET /api/organizations/{id}/lists': 'listLists',
   'POST /api/organizations/{id}/lists': 'createList',

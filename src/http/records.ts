@@ -4,36 +4,15 @@
 // here, so route files never import each other.
 
 import { z } from 'zod';
-import type { Dataset as DatasetRecord, Job as JobRecord } from '../app/app.ts';
+import type { Dataset as DatasetRecord } from '../app/app.ts';
 import { describeValidation } from '../app/datasets/datasets.ts';
 import type { Dataset } from '../contract/datasets.ts';
-import type { Job } from '../contract/jobs.ts';
 
 /** `/api/organizations/{id}/…` */
 export const OrgParams = z.object({ id: z.string().min(1).max(100) });
 
-export function describeJob(j: JobRecord, now = Date.now()): Job {
-  const start = j.started_at?.getTime();
-  const end = j.finished_at?.getTime() ?? now;
-  const source = j.kind === 'history_import' ? (j.params as { source?: 'dataset' | 'example' } | null)?.source : undefined;
-  return {
-    id: j.id,
-    kind: j.kind,
-    status: j.status,
-    stage: j.stage,
-    progress: j.progress,
-    elapsed_seconds: start === undefined ? 0 : Math.round((end - start) / 100) / 10,
-    ...(j.error ? { error: j.error } : {}),
-    dataset_id: j.dataset_id,
-    ...(source ? { source } : {}),
-    organization_id: j.organization_id,
-    mode: j.mode,
-    created_at: j.created_at.toISOString(),
-    started_at: j.started_at?.toISOString() ?? null,
-    finished_at: j.finished_at?.toISOString() ?? null,
-    summary: (j.result as Record<string, unknown> | null) ?? null,
-  };
-}
+/** A job as every route answers it (app/datasets/job-view.ts: webhooks send the same). */
+export { jobView as describeJob } from '../app/datasets/job-view.ts';
 
 export function describeDataset(d: DatasetRecord): Dataset {
   return {

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Db } from '../storage/db.ts';
-import { claimNext, failJob, finishJob, recoverStale, releaseWorker, reportProgress, type JobKind, type JobRecord } from '../storage/job-queue.ts';
+import { claimNext, failJob, finishJob, recoverStale, releaseWorker, reportProgress, type JobAnnouncer, type JobKind, type JobRecord } from '../storage/job-queue.ts';
 import type { ValidateOptions, ValidationResult } from '../datasets/csv.ts';
 import { resultPath } from './results.ts';
 import type { WorkerPool } from './worker-pool.ts';
@@ -25,6 +25,8 @@ export interface RunnerOptions {
   heartbeatMs?: number;
   /** A running job whose heartbeat is older than this is taken to have lost its process. */
   staleMs?: number;
+  /** The webhook events a finished or failed job is, written in the same transaction as its state. */
+  announce?: JobAnnouncer;
 }
 
 /** A job that cannot run as it was queued: its `error` is this message, as it is, and nothing is
@@ -114,7 +116,7 @@ export class JobRunner {
   }
 
   async start(): Promise<void> {
-    const recovered = await recoverStale(this.o.db, this.o.staleMs ?? 30_000);
+    const recovered = await recoverStale(this.o.db, this.o.staleMs ?? 30_000, this.o.announce);
     if (recovered.requeued.length) this.o.log(`queued again ${recovered.requeued.length} job(s) whose server stopped`);
     if (recovered.failed.length) this.o.log(`failed ${recovered.failed.length} job(s) that stopped too often`);
     this.timer = setInterval(() => void this.poll(), this.o.pollMs ?? 250);
@@ -127,7 +129,7 @@ export class JobRunner {
     if (this.polling || this.stopped) return;
     this.polling = true;
     try {
-      await recoverStale(this.o.db, this.o.staleMs ?? 30_000);
+      await recoverStale(this.o.db, this.o.staleMs ?? 30_000, this.o.announce);
       while (!this.stopped && this.running.size < this.o.maxRunning) {
         const job = await claimNext(this.o.db, this.worker, this.o.maxRunning);
         if (!job) break;
@@ -145,19 +147,19 @@ export class JobRunner {
     const { db } = this.o;
     const handler = this.handlers.get(job.kind);
     if (!handler) {
-      await failJob(db, job.id, this.worker, `this server does not run jobs of kind ${job.kind}`);
+      await failJob(db, job.id, this.worker, `this server does not run jobs of kind ${job.kind}`, this.o.announce);
       return;
     }
     const progress = new ProgressWriter(db, job.id, this.worker, handler.stage);
     const heartbeat = setInterval(() => void progress.write(), this.o.heartbeatMs ?? 2000);
     this.kinds.set(job.kind, (this.kinds.get(job.kind) ?? 0) + 1);
     try {
-      await finishJob(db, job.id, this.worker, await handler.run(job, { progress, stopped: () => this.stopped }));
+      await finishJob(db, job.id, this.worker, await handler.run(job, { progress, stopped: () => this.stopped }), this.o.announce);
     } catch (e) {
       if (e instanceof JobStopped) return;
       const message = (e as Error).message;
       if (!(e instanceof JobRefused)) this.o.log(`job ${job.id} failed: ${message}`);
-      await failJob(db, job.id, this.worker, e instanceof JobRefused ? message : handler.failure(message));
+      await failJob(db, job.id, this.worker, e instanceof JobRefused ? message : handler.failure(message), this.o.announce);
     } finally {
       clearInterval(heartbeat);
       const left = this.kinds.get(job.kind)! - 1;

@@ -10,6 +10,7 @@
 
 import { randomBytes } from 'node:crypto';
 import type { Db, Queryable } from './db.ts';
+import { writeOutbox, type OutboxEvent } from './webhook-outbox.ts';
 
 export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed';
 export type JobKind = 'score' | 'history_import' | 'rings' | 'backtest';
@@ -115,26 +116,44 @@ export async function reportProgress(db: Queryable, id: string, worker: string, 
   return rows.length === 1;
 }
 
-export async function finishJob(db: Queryable, id: string, worker: string, result: unknown): Promise<boolean> {
-  const rows = await db.query(
-    `UPDATE jobs SET status = 'succeeded', stage = 'done', progress = 1, result = $3, finished_at = now(), heartbeat_at = now() WHERE id = $1 AND claimed_by = $2 AND status = 'running' RETURNING id`,
-    [id, worker, result],
-  );
-  return rows.length === 1;
+/** The webhook events a finished job is (job.succeeded, job.failed), written with its new state. */
+export type JobAnnouncer = (job: JobRecord) => OutboxEvent[];
+
+/** Runs a job's final UPDATE and writes the events `announce` makes of the row it left, in one
+ *  transaction (the outbox): true when the job was this worker's. */
+async function settle(db: Db, sql: string, params: unknown[], announce: JobAnnouncer | undefined): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const [row] = await tx.query<JobRecord>(`${sql} RETURNING ${COLUMNS}`, params);
+    if (!row) return false;
+    if (announce) await writeOutbox(tx, announce(row));
+    return true;
+  });
 }
 
-export async function failJob(db: Queryable, id: string, worker: string, error: string): Promise<boolean> {
-  const rows = await db.query(`UPDATE jobs SET status = 'failed', error = $3, finished_at = now() WHERE id = $1 AND claimed_by = $2 AND status = 'running' RETURNING id`, [id, worker, error]);
-  return rows.length === 1;
+export async function finishJob(db: Db, id: string, worker: string, result: unknown, announce?: JobAnnouncer): Promise<boolean> {
+  return settle(
+    db,
+    `UPDATE jobs SET status = 'succeeded', stage = 'done', progress = 1, result = $3, finished_at = now(), heartbeat_at = now() WHERE id = $1 AND claimed_by = $2 AND status = 'running'`,
+    [id, worker, result],
+    announce,
+  );
+}
+
+export async function failJob(db: Db, id: string, worker: string, error: string, announce?: JobAnnouncer): Promise<boolean> {
+  return settle(db, `UPDATE jobs SET status = 'failed', error = $3, finished_at = now() WHERE id = $1 AND claimed_by = $2 AND status = 'running'`, [id, worker, error], announce);
 }
 
 /** Jobs whose process stopped beating for `staleMs`: queued again, or failed after max_attempts. */
-export async function recoverStale(db: Queryable, staleMs: number): Promise<{ requeued: string[]; failed: string[] }> {
-  const failed = await db.query<{ id: string }>(
-    `UPDATE jobs SET status = 'failed', error = 'the server processing this job stopped ' || attempts || ' times; giving up', finished_at = now()
-     WHERE status = 'running' AND heartbeat_at < now() - make_interval(secs => $1) AND attempts >= max_attempts RETURNING id`,
-    [staleMs / 1000],
-  );
+export async function recoverStale(db: Db, staleMs: number, announce?: JobAnnouncer): Promise<{ requeued: string[]; failed: string[] }> {
+  const failed = await db.transaction(async (tx) => {
+    const rows = await tx.query<JobRecord>(
+      `UPDATE jobs SET status = 'failed', error = 'the server processing this job stopped ' || attempts || ' times; giving up', finished_at = now()
+       WHERE status = 'running' AND heartbeat_at < now() - make_interval(secs => $1) AND attempts >= max_attempts RETURNING ${COLUMNS}`,
+      [staleMs / 1000],
+    );
+    if (announce && rows.length > 0) await writeOutbox(tx, rows.flatMap(announce));
+    return rows;
+  });
   const requeued = await db.query<{ id: string }>(
     `UPDATE jobs SET status = 'queued', stage = 'queued again after its server stopped', progress = 0, claimed_by = NULL
      WHERE status = 'running' AND heartbeat_at < now() - make_interval(secs => $1) RETURNING id`,

@@ -1,6 +1,6 @@
 // An organization's live data in the database: its recorded transactions with the decisions that
 // were answered, their outcomes and every change of them, its history as a process loads it, its
-// ring analyses, the figures a performance report reads, and its lists and rules. Everything that
+// ring analyses, the figures a performance report reads, its lists and rules, and its webhooks. Everything that
 // reads or writes live data goes through `organizationData(db, id)`, whose every statement is bound
 // to that one organization: a route holds an `OrganizationData` only after deciding who the caller
 // is, and cannot ask it for another organization's rows (test/storage/live-store.test.ts and
@@ -20,6 +20,7 @@ import { OrganizationPerformance } from './organization/performance.ts';
 import { OrganizationRings } from './organization/rings.ts';
 import { OrganizationRules } from './organization/rules.ts';
 import { OrganizationTransactions } from './organization/transactions.ts';
+import { OrganizationWebhooks } from './organization/webhooks.ts';
 
 export function organizationData(db: Db, organizationId: string): OrganizationData {
   return new OrganizationData(db, organizationId);
@@ -41,6 +42,8 @@ export class OrganizationData {
   readonly performance: OrganizationPerformance;
   readonly lists: OrganizationLists;
   readonly rules: OrganizationRules;
+  /** Webhook endpoints and their deliveries log. */
+  readonly webhooks: OrganizationWebhooks;
 
   constructor(
     db: Db,
@@ -55,5 +58,6 @@ export class OrganizationData {
     this.performance = new OrganizationPerformance(scope);
     this.lists = new OrganizationLists(scope);
     this.rules = new OrganizationRules(scope);
+    this.webhooks = new OrganizationWebhooks(scope);
   }
 }

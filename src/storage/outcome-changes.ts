@@ -6,6 +6,7 @@
 import { FEED_SENDER, lockOutcomes, notifyFeed } from './live-feed.ts';
 import type { OutcomeChangeRow } from './live-rows.ts';
 import type { OrganizationScope } from './organization-scope.ts';
+import { writeOutbox, type OutboxEvent } from './webhook-outbox.ts';
 
 /** An outcome to set: `label` known from `reported_at_ms`. */
 export interface OutcomeInput {
@@ -20,6 +21,16 @@ export type OutcomeResult =
   | { transaction_id: string; status: 'applied'; changed: boolean; seq: number; label: 0 | 1; known_ms: number }
   | { transaction_id: string; status: 'not_found' }
   | { transaction_id: string; status: 'invalid'; message: string };
+
+/** An outcome that changed, as its webhook events are made from it (`announce`). */
+export interface AppliedOutcome {
+  transaction_id: string;
+  from_label: 0 | 1 | null;
+  to_label: 0 | 1;
+  source: string;
+  reported_at_ms: number;
+  reported_by: string;
+}
 
 /** Every outcome change of these transactions (by seq), oldest first. */
 export async function outcomeChanges(scope: OrganizationScope, seqs: readonly number[]): Promise<Map<number, OutcomeChangeRow[]>> {
@@ -46,7 +57,7 @@ export async function outcomeChanges(scope: OrganizationScope, seqs: readonly nu
  * `outcome_changes`. `xid`: the database transaction that wrote the changes (none when nothing
  * changed), for a caller that waits until its live tail has applied them.
  */
-export async function applyOutcomes(scope: OrganizationScope, inputs: readonly OutcomeInput[]): Promise<{ results: OutcomeResult[]; xid: number | undefined }> {
+export async function applyOutcomes(scope: OrganizationScope, inputs: readonly OutcomeInput[], announce?: (changes: readonly AppliedOutcome[]) => Omit<OutboxEvent, 'organizationId'>[]): Promise<{ results: OutcomeResult[]; xid: number | undefined }> {
   return scope.db.transaction(async (tx) => {
     await lockOutcomes(tx);
     const ids = [...new Set(inputs.map((i) => i.transaction_id))];
@@ -91,6 +102,8 @@ export async function applyOutcomes(scope: OrganizationScope, inputs: readonly O
          WHERE t.organization_id = $1 AND t.seq = u.seq`,
         [scope.organizationId, final.map((c) => c.transaction_seq), final.map((c) => c.to_label), final.map((c) => c.reported_at_ms), final.map((c) => c.source), final.map((c) => c.reported_by)],
       );
+      // Its webhook events, in the same transaction (the outbox): sent only if this commits.
+      if (announce) await writeOutbox(tx, announce(changes).map((e) => ({ ...e, organizationId: scope.organizationId })));
       const [row] = await tx.query<{ xid: string }>(`SELECT pg_current_xact_id()::text AS xid, ${notifyFeed(1)}`, [FEED_SENDER]);
       return { results, xid: Number(row!.xid) };
     }

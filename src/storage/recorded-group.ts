@@ -7,6 +7,7 @@ import { StorageError } from './errors.ts';
 import { FEED_SENDER, notifyFeed, type FeedPosition } from './live-feed.ts';
 import type { NewTransaction } from './live-rows.ts';
 import { CHUNK_ROWS, INSERT_ROWS, checkFinite, insertParams } from './transaction-insert.ts';
+import { fanOutCtes, newEventId } from './webhook-outbox.ts';
 
 /** Scored transactions of several organizations, each as its key's organization decided. */
 export interface GroupRow {
@@ -18,7 +19,10 @@ export interface GroupRow {
  * The decision log's group commit: stores the scored transactions of several organizations with
  * one statement per chunk, each its own database transaction (one round trip, commit included,
  * the feed's NOTIFY queued in a CTE). Several groups may be written at once: the feed's order needs
- * no lock (src/storage/live-feed.ts). Returns, per organization, the ids stored with their feed
+ * no lock (src/storage/live-feed.ts). A transaction decided `review` or `block` is also a webhook
+ * event (`decision.review`, `decision.block`, its data the response answered), written by the same
+ * statement for the organization's subscribed endpoints (webhook-outbox.ts): the outbox rides the
+ * group commit, and a duplicate id (not inserted) is no event. Returns, per organization, the ids stored with their feed
  * positions; an id the organization already had is left out. A write only: every row carries the
  * organization its API key belongs to, and nothing is read back but what was inserted.
  */
@@ -34,10 +38,24 @@ export async function recordGroup(db: Db, group: readonly GroupRow[]): Promise<M
     const params = insertParams(chunk.map((g) => g.organizationId), chunk.map((g) => g.row));
     params.push(FEED_SENDER);
     const sender = params.length;
+    const flagged = chunk.filter((g) => (g.row.decision?.decision === 'review' || g.row.decision?.decision === 'block') && g.row.response);
+    let events = '';
+    if (flagged.length > 0) {
+      params.push(flagged.map(() => newEventId()), flagged.map((g) => g.organizationId), flagged.map((g) => g.row.transaction_id), flagged.map((g) => `decision.${g.row.decision!.decision}`), flagged.map((g) => g.row.response));
+      const n = params.length - 4;
+      events = `, flagged AS (SELECT f.id, f.organization_id, f.type, f.body, f.n
+          FROM unnest($${n}::text[], $${n + 1}::text[], $${n + 2}::text[], $${n + 3}::text[], $${n + 4}::text[]) WITH ORDINALITY AS f(id, organization_id, transaction_id, type, body, n)
+          JOIN ins ON ins.organization_id = f.organization_id AND ins.transaction_id = f.transaction_id)
+        ${fanOutCtes('flagged')}`;
+    }
     const insert = () =>
       db.query<{ organization_id: string; transaction_id: string; seq: number; xid: string }>(
-        `WITH notify AS MATERIALIZED (SELECT ${notifyFeed(sender)})
-         ${INSERT_ROWS.replace('FROM unnest(', 'FROM notify, unnest(')}`,
+        events
+          ? `WITH notify AS MATERIALIZED (SELECT ${notifyFeed(sender)}), ins AS (${INSERT_ROWS.replace('FROM unnest(', 'FROM notify, unnest(')})
+             ${events}
+             SELECT ins.*, (SELECT count(*) FROM wake) AS webhooks FROM ins`
+          : `WITH notify AS MATERIALIZED (SELECT ${notifyFeed(sender)})
+             ${INSERT_ROWS.replace('FROM unnest(', 'FROM notify, unnest(')}`,
         params,
       );
     const inserted = await retryConflicts(insert);

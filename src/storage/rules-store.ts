@@ -9,6 +9,7 @@ import type { Queryable } from './db.ts';
 import { isUniqueViolation } from './errors.ts';
 import { FEED_SENDER, notifyFeed } from './live-feed.ts';
 import type { OrganizationScope } from './organization-scope.ts';
+import { writeOutbox } from './webhook-outbox.ts';
 import type { RuleAction } from '../domain/rules/expression.ts';
 import { LIVE_VERSION, parseRuleState, RULE_STATE_JSON, type RuleState, type RuleStatus } from './rule-state.ts';
 
@@ -57,6 +58,9 @@ async function currentXid(tx: Queryable): Promise<number> {
 
 async function audit(tx: Queryable, scope: OrganizationScope, at: number, by: string, ruleId: string, action: string, detail: unknown): Promise<void> {
   await tx.query(`INSERT INTO policy_audit (organization_id, at_ms, by, subject, subject_id, action, detail) VALUES ($1, $2, $3, 'rule', $4, $5, $6)`, [scope.organizationId, at, by, ruleId, action, detail ?? null]);
+  // Every audited change is a `rule.changed` webhook event in the same transaction: the entry as
+  // the rule's history answers it (GET …/rules/{rule_id}/history), with the rule's id.
+  await writeOutbox(tx, [{ organizationId: scope.organizationId, type: 'rule.changed', payload: { rule_id: ruleId, at: new Date(at).toISOString(), by, action, detail: detail ?? null } }]);
 }
 
 /**

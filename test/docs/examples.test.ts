@@ -2,7 +2,7 @@
 // shell block is read command by command:
 // - `curl`: run against a server started for this test, with sign-in through `npm run dev:idp`, as a
 //   reader would run it: `$API_KEY` starts as a key made beforehand, and `$ACCESS_TOKEN`,
-//   `$CSRF_TOKEN`, `$ORG_ID`, `$API_KEY`, `$DATASET_ID` and `$JOB_ID` are then taken from the answers
+//   `$CSRF_TOKEN`, `$ORG_ID`, `$API_KEY`, `$DATASET_ID`, `$JOB_ID` and `$WEBHOOK_ID` are then taken from the answers
 //   before it, session cookies kept in the file the example names; the answer must not be an
 //   error, and when a ```json block follows, the answer must have its shape (every key it shows,
 //   with a value of the same JSON type), and the sandbox's numbers and the seeded simulator's row
@@ -146,7 +146,7 @@ t.test('every example in the README and the guides runs', async (t) => {
     await server?.stop();
     await idp.stop();
   });
-  server = await spawnServer({ AUTHPROVIDER_URL: idp.url, SESSION_SECRET: '', SCORE_RATE_PER_MINUTE: '1000' });
+  server = await spawnServer({ AUTHPROVIDER_URL: idp.url, SESSION_SECRET: '', SCORE_RATE_PER_MINUTE: '1000', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
   // The README's examples come first and use a key made beforehand, as its quick start does.
   const org = await organizationThrough(idp.url, server.base, 'docs');
   const env: Record<string, string> = { ...(process.env as Record<string, string>), API_KEY: org.secret, ORG_ID: org.id };
@@ -186,6 +186,7 @@ t.test('every example in the README and the guides runs', async (t) => {
         if (typeof answer?.id === 'string' && answer.id.startsWith('org_')) env.ORG_ID = answer.id;
         if (typeof answer?.secret === 'string' && answer.secret.startsWith('sk_')) env.API_KEY = answer.secret;
         if (typeof answer?.id === 'string' && answer.id.startsWith('ds_')) env.DATASET_ID = answer.id;
+        if (typeof answer?.id === 'string' && answer.id.startsWith('we_')) env.WEBHOOK_ID = answer.id;
         if (typeof answer?.id === 'string' && answer.id.startsWith('job_')) {
           env.JOB_ID = answer.id;
           t.equal(await finished(server.base, answer.id), 'succeeded', `${where}: the job succeeds`);

@@ -6,6 +6,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { IdentityProvider, makeKey, signWith, type SigningKey } from './idp.ts';
 import { freshDatabase, start, tempDir, type Backend, type Running } from './server.ts';
 import type { Config } from '../../src/config.ts';
+import type { StartOptions } from '../../src/app/service.ts';
 
 export interface Member {
   userId: string;
@@ -31,7 +32,7 @@ export interface LiveService {
   close(): Promise<void>;
 }
 
-export async function startLive(o: { backend: Backend; overrides?: Partial<Config>; dataDir?: string; databaseUrl?: string; idp?: IdentityProvider; signingKey?: SigningKey; clock?: () => number }): Promise<LiveService> {
+export async function startLive(o: { backend: Backend; overrides?: Partial<Config>; dataDir?: string; databaseUrl?: string; idp?: IdentityProvider; signingKey?: SigningKey; clock?: () => number; startOptions?: StartOptions }): Promise<LiveService> {
   const idp = o.idp ?? (await new IdentityProvider().start());
   const key = o.signingKey ?? (await makeKey('ES256', 'k1'));
   idp.published = [key];
@@ -40,6 +41,7 @@ export async function startLive(o: { backend: Backend; overrides?: Partial<Confi
     ...(o.dataDir ? { dataDir: o.dataDir } : {}),
     ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}),
     ...(o.clock ? { clock: o.clock } : {}),
+    ...(o.startOptions ? { startOptions: o.startOptions } : {}),
     overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 'z'.repeat(48), authConfigured: true, SCORE_RATE_PER_MINUTE: 100_000, ...o.overrides },
   });
   const members = new Map<string, Member>();
@@ -83,11 +85,11 @@ interface Test {
  * or an embedded one in a temporary directory) and identity provider, closed when the test ends.
  * `restart()` stops the server and starts it again on the same database.
  */
-export async function liveFor(t: Test, backend: Backend, overrides: Partial<Config> = {}): Promise<{ live: LiveService; restart(): Promise<LiveService> }> {
+export async function liveFor(t: Test, backend: Backend, overrides: Partial<Config> = {}, startOptions?: StartOptions): Promise<{ live: LiveService; restart(): Promise<LiveService> }> {
   const db = backend.databaseUrl ? await freshDatabase(backend.databaseUrl) : undefined;
   const idp = await new IdentityProvider().start();
   const dataDir = tempDir('live-');
-  const open = () => startLive({ backend, dataDir, ...(db ? { databaseUrl: db.url } : {}), idp, overrides });
+  const open = () => startLive({ backend, dataDir, ...(db ? { databaseUrl: db.url } : {}), idp, overrides, ...(startOptions ? { startOptions } : {}) });
   const holder = {
     live: await open(),
     async restart() {

@@ -4,7 +4,8 @@
 
 import type { OutcomeChangeRow } from '../live-rows.ts';
 import type { OrganizationScope } from '../organization-scope.ts';
-import { applyOutcomes, outcomeChanges, type OutcomeInput, type OutcomeResult } from '../outcome-changes.ts';
+import { applyOutcomes, outcomeChanges, type AppliedOutcome, type OutcomeInput, type OutcomeResult } from '../outcome-changes.ts';
+import type { OutboxEvent } from '../webhook-outbox.ts';
 
 export class OrganizationOutcomes {
   constructor(private readonly scope: OrganizationScope) {}
@@ -14,8 +15,9 @@ export class OrganizationOutcomes {
     return outcomeChanges(this.scope, seqs);
   }
 
-  /** Sets outcomes in one database transaction, in the order given (outcome-changes.ts). */
-  apply(inputs: readonly OutcomeInput[]): Promise<{ results: OutcomeResult[]; xid: number | undefined }> {
-    return applyOutcomes(this.scope, inputs);
+  /** Sets outcomes in one database transaction, in the order given, with the webhook events
+   *  `announce` makes of the changes (outcome-changes.ts). */
+  apply(inputs: readonly OutcomeInput[], announce?: (changes: readonly AppliedOutcome[]) => Omit<OutboxEvent, 'organizationId'>[]): Promise<{ results: OutcomeResult[]; xid: number | undefined }> {
+    return applyOutcomes(this.scope, inputs, announce);
   }
 }
