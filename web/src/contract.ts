@@ -18,3 +18,4 @@ export type { Entity, TransactionPage, TransactionRecord } from '../../src/contr
 export type { Performance, Week } from '../../src/contract/performance.ts';
 export type { DriftReport } from '../../src/contract/drift.ts';
 export type { KnownValues, Reason, RuleMatch, ScoreResponse } from '../../src/contract/score.ts';
+export type { WebhookDelivery, WebhookDeliveryDetail, WebhookDeliveryPage, WebhookEndpoint, WebhookEndpointList, WebhookEndpointWithSecret, WebhookEventType } from '../../src/contract/webhooks.ts';
