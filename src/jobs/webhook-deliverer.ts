@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Db } from '../storage/db.ts';
 import { WEBHOOKS_CHANNEL } from '../storage/webhook-outbox.ts';
-import { disableLeased, leaseEndpoints, pendingDeliveries, recordAttempt, releaseLease, releaseWorkerLeases, renewLease, type AttemptOutcome, type AttemptResult, type LeasedEndpoint } from '../storage/webhook-queue.ts';
+import { disableLeased, leaseEndpoints, pendingDeliveries, recordAttempts, releaseLease, releaseWorkerLeases, renewLease, type AttemptOutcome, type AttemptResult, type LeasedEndpoint, type RecordedAttempt } from '../storage/webhook-queue.ts';
 import type { AddressPolicy } from './webhook-address.ts';
 import { eventBody, WebhookSender } from './webhook-send.ts';
 
@@ -34,9 +34,12 @@ export interface DelivererTimings {
   giveUpAfterSeconds: number;
   /** Spread of each retry time, as a share of it (0.1: ±10 %). */
   jitter: number;
+  /** How long a notification waits for others before the deliverer looks: events committed
+   *  close together go out in one lease of their endpoint, not one lease each. */
+  gatherMs: number;
 }
 
-export const DEFAULT_TIMINGS: DelivererTimings = { timeoutMs: 10_000, pollMs: 1_000, leaseMs: 15_000, concurrency: 8, retrySeconds: RETRY_SCHEDULE_SECONDS, giveUpAfterSeconds: GIVE_UP_AFTER_SECONDS, jitter: 0.1 };
+export const DEFAULT_TIMINGS: DelivererTimings = { timeoutMs: 10_000, pollMs: 1_000, leaseMs: 15_000, concurrency: 8, retrySeconds: RETRY_SCHEDULE_SECONDS, giveUpAfterSeconds: GIVE_UP_AFTER_SECONDS, jitter: 0.1, gatherMs: 100 };
 
 export interface DelivererOptions {
   db: Db;
@@ -62,6 +65,7 @@ export class WebhookDeliverer {
   private leasing: Promise<void> | undefined;
   private again = false;
   private stopped = false;
+  private gathering: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: DelivererOptions) {
     this.t = { ...DEFAULT_TIMINGS, ...o.timings };
@@ -69,10 +73,18 @@ export class WebhookDeliverer {
   }
 
   async start(): Promise<void> {
-    this.unlisten = await this.o.db.listen(WEBHOOKS_CHANNEL, () => this.wake(), () => this.wake());
+    this.unlisten = await this.o.db.listen(WEBHOOKS_CHANNEL, () => this.soon(), () => this.wake());
     this.timer = setInterval(() => this.wake(), this.t.pollMs);
     this.timer.unref();
     this.wake();
+  }
+
+  /** Looks for due deliveries after the gathering time (a committed event's notification). */
+  private soon(): void {
+    this.gathering ??= setTimeout(() => {
+      this.gathering = undefined;
+      this.wake();
+    }, this.t.gatherMs);
   }
 
   /** Looks for due deliveries now (a lease round runs at most once at a time; a wake during one runs another after it). */
@@ -109,14 +121,6 @@ export class WebhookDeliverer {
 
   /** Sends the endpoint's due deliveries in order until none is due, one fails, or the process stops. */
   private async work(endpoint: LeasedEndpoint): Promise<void> {
-    let secrets: string[];
-    try {
-      secrets = [endpoint.secret_sealed, endpoint.previous_secret_sealed].filter((s): s is string => s !== null).map(this.o.openSecret);
-    } catch {
-      this.o.log(`webhooks: endpoint ${endpoint.id} disabled: its signing secret cannot be opened (the hashing secret changed)`);
-      await disableLeased(this.o.db, endpoint.id, this.worker, 'secret_unreadable', 'The signing secret cannot be read: the server\'s SESSION_SECRET changed since it was made. Rotate the secret, update your receiver, then enable the endpoint.');
-      return;
-    }
     let held = true;
     // Renewed before an attempt once a third of it has passed: an attempt may take its whole
     // timeout, and the lease must outlast it.
@@ -125,21 +129,45 @@ export class WebhookDeliverer {
       while (!this.stopped) {
         const batch = await pendingDeliveries(this.o.db, endpoint.id, BATCH);
         if (batch.length === 0) return;
+        const secrets = await this.secretsOf(endpoint, batch[0]!);
+        if (!secrets) return void (held = false);
+        // Sent one at a time, in order; recorded together when the batch ends, a failure stops it,
+        // or a third of the lease has passed (a crash in between sends those again: at least once).
+        const done: RecordedAttempt[] = [];
+        let failed = false;
         for (const d of batch) {
-          if (this.stopped || !d.due) return;
+          if (this.stopped || !d.due) break;
           if (performance.now() - renewed > this.t.leaseMs / 3) {
-            held = await renewLease(this.o.db, endpoint.id, this.worker, this.t.leaseMs);
+            held = (await recordAttempts(this.o.db, endpoint.id, this.worker, done.splice(0))) && (await renewLease(this.o.db, endpoint.id, this.worker, this.t.leaseMs));
             if (!held) return;
             renewed = performance.now();
           }
-          const result = await this.sender.send(endpoint.url, { id: d.event_id, body: eventBody({ ...d, id: d.event_id }) }, secrets);
+          const result = await this.sender.send(d.url, { id: d.event_id, body: eventBody({ ...d, id: d.event_id }) }, secrets);
           const attempt = d.attempts + 1;
-          held = await recordAttempt(this.o.db, { id: d.id, endpointId: endpoint.id, attempt }, this.worker, result, this.outcome(result, attempt, d.first_attempt_at ?? result.startedAt));
-          if (!held || result.error !== null) return;
+          done.push({ deliveryId: d.id, attempt, result, outcome: this.outcome(result, attempt, d.first_attempt_at ?? result.startedAt) });
+          if (result.error !== null) {
+            failed = true;
+            break;
+          }
         }
+        held = await recordAttempts(this.o.db, endpoint.id, this.worker, done);
+        // A batch shorter than asked for emptied the queue: what was committed since notifies, and
+        // the lease round after this endpoint is let go (finally, wake) finds it.
+        if (!held || failed || this.stopped || done.length < batch.length || batch.length < BATCH) return;
       }
     } finally {
       if (held) await releaseLease(this.o.db, endpoint.id, this.worker);
+    }
+  }
+
+  /** The secrets that sign now; undefined (and the endpoint disabled) when they cannot be opened. */
+  private async secretsOf(endpoint: LeasedEndpoint, now: { secret_sealed: string; previous_secret_sealed: string | null }): Promise<string[] | undefined> {
+    try {
+      return [now.secret_sealed, now.previous_secret_sealed].filter((s): s is string => s !== null).map(this.o.openSecret);
+    } catch {
+      this.o.log(`webhooks: endpoint ${endpoint.id} disabled: its signing secret cannot be opened (the hashing secret changed)`);
+      await disableLeased(this.o.db, endpoint.id, this.worker, 'secret_unreadable', "The signing secret cannot be read: the server's SESSION_SECRET changed since it was made. Rotate the secret, update your receiver, then enable the endpoint.");
+      return undefined;
     }
   }
 
@@ -160,6 +188,7 @@ export class WebhookDeliverer {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.gathering) clearTimeout(this.gathering);
     await this.unlisten?.().catch(() => {});
     await this.leasing;
     await Promise.all(this.active.values());

@@ -11,9 +11,6 @@ import type { Db, Queryable } from './db.ts';
 export interface LeasedEndpoint {
   id: string;
   organization_id: string;
-  url: string;
-  secret_sealed: string;
-  previous_secret_sealed: string | null;
 }
 
 export interface QueuedDelivery {
@@ -28,6 +25,10 @@ export interface QueuedDelivery {
   organization_id: string;
   created_at: Date;
   payload: unknown;
+  /** The endpoint as it is now (a URL changed or a secret rotated during a lease counts from the next batch). */
+  url: string;
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
 }
 
 /**
@@ -42,8 +43,7 @@ export async function leaseEndpoints(db: Db, worker: string, leaseMs: number, li
        WHERE c.status = 'enabled' AND (c.lease_until IS NULL OR c.lease_until < now())
          AND (SELECT d.next_attempt_at FROM webhook_deliveries d WHERE d.endpoint_id = c.id AND d.status = 'pending' ORDER BY d.seq LIMIT 1) <= now()
        ORDER BY c.id LIMIT $3 FOR UPDATE SKIP LOCKED)
-     RETURNING e.id, e.organization_id, e.url, e.secret_sealed,
-       CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret_sealed END AS previous_secret_sealed`,
+     RETURNING e.id, e.organization_id`,
     [worker, leaseMs / 1000, limit],
   );
 }
@@ -80,8 +80,9 @@ export async function disableLeased(db: Queryable, endpointId: string, worker: s
 export async function pendingDeliveries(db: Queryable, endpointId: string, limit: number): Promise<QueuedDelivery[]> {
   return db.query<QueuedDelivery>(
     `SELECT d.id, d.seq, d.attempts, d.first_attempt_at, d.next_attempt_at <= now() AS due,
-            v.id AS event_id, v.type, v.organization_id, v.created_at, v.payload
-     FROM webhook_deliveries d JOIN webhook_events v ON v.id = d.event_id
+            v.id AS event_id, v.type, v.organization_id, v.created_at, v.payload,
+            e.url, e.secret_sealed, CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret_sealed END AS previous_secret_sealed
+     FROM webhook_deliveries d JOIN webhook_events v ON v.id = d.event_id JOIN webhook_endpoints e ON e.id = d.endpoint_id
      WHERE d.endpoint_id = $1 AND d.status = 'pending' ORDER BY d.seq LIMIT $2`,
     [endpointId, limit],
   );
@@ -99,35 +100,54 @@ export interface AttemptResult {
 /** What becomes of the delivery after an attempt. */
 export type AttemptOutcome = { kind: 'succeeded' } | { kind: 'retry'; afterSeconds: number } | { kind: 'gave_up'; endpointMessage: string };
 
+/** One attempt of a delivery, with what becomes of the delivery. */
+export interface RecordedAttempt {
+  deliveryId: string;
+  attempt: number;
+  result: AttemptResult;
+  outcome: AttemptOutcome;
+}
+
 /**
- * Records one attempt and its consequence in one transaction, while `worker` still holds the
- * endpoint: a success or a retry time for the delivery; giving up fails the delivery and disables
- * the endpoint with the reason. False when the lease was lost (another process owns the endpoint
- * now and will send the delivery again: at least once).
+ * Records attempts of one endpoint's deliveries and their consequences in one transaction, while
+ * `worker` still holds the endpoint: a success, or a retry time for the delivery; giving up fails
+ * the delivery and disables the endpoint with the reason. False when the lease was lost (another
+ * process owns the endpoint now and will send those deliveries again: at least once).
  */
-export async function recordAttempt(db: Db, d: { id: string; endpointId: string; attempt: number }, worker: string, r: AttemptResult, outcome: AttemptOutcome): Promise<boolean> {
-  return db.transaction(async (tx) => {
-    const [held] = await tx.query(`SELECT id FROM webhook_endpoints WHERE id = $1 AND lease_owner = $2 FOR NO KEY UPDATE`, [d.endpointId, worker]);
-    if (!held) return false;
-    await tx.query(
-      `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_excerpt) VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (delivery_id, attempt) DO NOTHING`,
-      [d.id, d.attempt, r.startedAt, r.durationMs, r.statusCode, r.error, r.responseExcerpt],
-    );
-    const status = outcome.kind === 'succeeded' ? 'succeeded' : outcome.kind === 'gave_up' ? 'failed' : 'pending';
-    await tx.query(
-      `UPDATE webhook_deliveries SET status = $2, attempts = $3, first_attempt_at = coalesce(first_attempt_at, $4), last_attempt_at = $4,
-         last_status_code = $5, last_error = $6, delivered_at = CASE WHEN $2 = 'succeeded' THEN now() END,
-         next_attempt_at = CASE WHEN $2 = 'pending' THEN now() + make_interval(secs => $7) ELSE next_attempt_at END
-       WHERE id = $1`,
-      [d.id, status, d.attempt, r.startedAt, r.statusCode, r.error, outcome.kind === 'retry' ? outcome.afterSeconds : 0],
-    );
-    if (outcome.kind === 'gave_up')
-      await tx.query(
-        `UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'delivery_failing', disabled_message = $2, disabled_at = now(), updated_at = now(),
-           lease_owner = NULL, lease_until = NULL WHERE id = $1`,
-        [d.endpointId, outcome.endpointMessage],
-      );
-    return true;
-  });
+export async function recordAttempts(db: Db, endpointId: string, worker: string, attempts: readonly RecordedAttempt[]): Promise<boolean> {
+  if (attempts.length === 0) return true;
+  const status = (a: RecordedAttempt) => (a.outcome.kind === 'succeeded' ? 'succeeded' : a.outcome.kind === 'gave_up' ? 'failed' : 'pending');
+  const gaveUp = attempts.find((a) => a.outcome.kind === 'gave_up')?.outcome;
+  // One statement (atomic without a transaction): every part runs only while the lease is held.
+  const [row] = await db.query<{ held: number }>(
+    `WITH held AS (SELECT id FROM webhook_endpoints WHERE id = $10 AND lease_owner = $11 FOR NO KEY UPDATE),
+          a AS (SELECT a.* FROM held, unnest($1::text[], $2::int4[], $3::timestamptz[], $4::float8[], $5::int4[], $6::text[], $7::text[], $8::text[], $9::float8[])
+                AS a(delivery_id, attempt, started_at, duration_ms, status_code, error, response_excerpt, status, after_seconds)),
+          logged AS (INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_excerpt)
+                     SELECT delivery_id, attempt, started_at, duration_ms, status_code, error, response_excerpt FROM a
+                     ON CONFLICT (delivery_id, attempt) DO NOTHING),
+          done AS (UPDATE webhook_deliveries d SET status = a.status, attempts = a.attempt, first_attempt_at = coalesce(d.first_attempt_at, a.started_at), last_attempt_at = a.started_at,
+                     last_status_code = a.status_code, last_error = a.error, delivered_at = CASE WHEN a.status = 'succeeded' THEN now() END,
+                     next_attempt_at = CASE WHEN a.status = 'pending' THEN now() + make_interval(secs => a.after_seconds) ELSE d.next_attempt_at END
+                   FROM a WHERE d.id = a.delivery_id),
+          disabled AS (UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'delivery_failing', disabled_message = $12, disabled_at = now(), updated_at = now(),
+                         lease_owner = NULL, lease_until = NULL
+                       WHERE id IN (SELECT id FROM held) AND $12::text IS NOT NULL)
+     SELECT count(*)::int AS held FROM held`,
+    [
+      attempts.map((a) => a.deliveryId),
+      attempts.map((a) => a.attempt),
+      attempts.map((a) => a.result.startedAt.toISOString()),
+      attempts.map((a) => a.result.durationMs),
+      attempts.map((a) => a.result.statusCode),
+      attempts.map((a) => a.result.error),
+      attempts.map((a) => a.result.responseExcerpt),
+      attempts.map(status),
+      attempts.map((a) => (a.outcome.kind === 'retry' ? a.outcome.afterSeconds : 0)),
+      endpointId,
+      worker,
+      gaveUp?.kind === 'gave_up' ? gaveUp.endpointMessage : null,
+    ],
+  );
+  return row!.held === 1;
 }

@@ -36,6 +36,15 @@ for (const backend of backends()) {
     const verify = (secret: string, r: { headers: Record<string, unknown>; body: string }) =>
       new Webhook(secret).verify(r.body, { 'webhook-id': String(r.headers['webhook-id']), 'webhook-timestamp': String(r.headers['webhook-timestamp']), 'webhook-signature': String(r.headers['webhook-signature']) });
 
+    /** A delivery once it is no longer pending (its attempts are recorded after they are sent). */
+    const settled = async (org: Organization, path: string) => {
+      for (let i = 0; ; i++) {
+        const d = (await owner(org, 'GET', path)).json();
+        if (d.status !== 'pending' || i >= 100) return d;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+
     const created = await owner(a, 'POST', '', { url: `${receiver.url}/hooks`, events: ['decision.block', 'decision.review'], description: 'Risk desk' });
     t.equal(created.statusCode, 201, created.body);
     const endpoint = created.json();
@@ -97,6 +106,7 @@ for (const backend of backends()) {
       await new Promise((r) => setTimeout(r, 500));
       t.equal(receiver.received.length, before + 1, 'one event for one transaction');
       t.equal(other.received.length, 0, "Bolt's endpoint hears nothing of Acme's payments");
+      await settled(a, `/${endpoint.id}/deliveries/${(await owner(a, 'GET', `/${endpoint.id}/deliveries`)).json().data[0].id}`);
       const log = (await owner(a, 'GET', `/${endpoint.id}/deliveries`)).json();
       t.match(log.data[0], { event_id: event.id, event_type: 'decision.block', status: 'succeeded', attempts: 1, last_status_code: 200, attempt_log: [{ attempt: 1, status_code: 200, error: null, response_excerpt: 'ok' }] });
       t.equal((await as(b.owner.headers, b, 'GET', `/${bEndpoint.id}/deliveries`)).json().data.length, 0);
@@ -148,7 +158,7 @@ for (const backend of backends()) {
       // before its answer), then the second: in order.
       t.same(ids, [first.event_id, first.event_id, first.event_id, second.event_id], 'the second waits for the first');
       t.equal(other.received.length, 0, 'the redirect was not followed');
-      const d = (await owner(a, 'GET', `/${endpoint.id}/deliveries/${first.delivery_id}`)).json();
+      const d = await settled(a, `/${endpoint.id}/deliveries/${first.delivery_id}`);
       t.match(d, { status: 'succeeded', attempts: 4, event_type: 'webhook.test' });
       t.same(d.attempt_log.map((x: { status_code: number | null; error: string | null }) => [x.status_code, x.error]), [[500, 'http_status'], [null, 'timeout'], [302, 'redirect'], [200, null]]);
       t.equal(d.attempt_log[0].response_excerpt, 'down\ufffd\ufffd[31m', 'control characters never shown raw');
