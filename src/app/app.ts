@@ -20,7 +20,7 @@ import { weeklyPerformance } from './decisions/performance.ts';
 import { addListItems, allLists, createList, deleteList, listAudit, listPage, removeListItems } from './policy/lists.ts';
 import { allRules, changeRule, checkRule, createRule, deleteRule, rule, ruleHistory, ruleVersions } from './policy/rules.ts';
 import { queueBacktest } from './policy/backtests.ts';
-import { deleteDataset, liveDataset, previewDataset, revalidateDataset, storeUpload, uploadDataset } from './datasets/datasets.ts';
+import { deleteDataset, previewDataset, readDataset, revalidateDataset, storeUpload, uploadDataset } from './datasets/datasets.ts';
 import { jobDownload, jobPage, jobsOf, queueScoringJob, scorableDataset, visibleJob } from './datasets/scoring-jobs.ts';
 import { queueHistoryImport } from './datasets/history-imports.ts';
 import {
@@ -116,7 +116,7 @@ export function openApp(service: Service) {
     lists: bind(live, { all: allLists, create: createList, page: listPage, audit: listAudit, remove: deleteList, addItems: addListItems, removeItems: removeListItems }),
     rules: bind(live, { all: allRules, one: rule, create: createRule, change: changeRule, remove: deleteRule, versions: ruleVersions, history: ruleHistory, check: checkRule }),
     backtests: bind({ ...live, jobs }, { queue: queueBacktest }),
-    datasets: bind(store, { live: liveDataset, preview: previewDataset, revalidate: revalidateDataset, remove: deleteDataset, store: storeUpload, record: uploadDataset }),
+    datasets: bind(store, { one: readDataset, preview: previewDataset, revalidate: revalidateDataset, remove: deleteDataset, store: storeUpload, record: uploadDataset }),
     scoringJobs: bind(store, { scorable: scorableDataset, queue: queueScoringJob, visible: visibleJob, of: jobsOf, page: jobPage, download: jobDownload }),
     historyImports: bind(store, { queue: queueHistoryImport }),
     training: bind({ ...store, model }, { plan: planTraining }),
@@ -147,5 +147,4 @@ export type KeySurface = Pick<App, 'config' | 'models' | 'keys' | 'scoring' | 'd
 
 /** The records the use cases answer with, as the HTTP layer describes them. */
 export type { JobRecord as Job } from '../storage/job-queue.ts';
-export type { DatasetRecord as Dataset } from '../storage/datasets.ts';
 export type { LiveApiKey as AuthenticatedKey } from '../storage/accounts-store.ts';

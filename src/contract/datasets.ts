@@ -4,7 +4,7 @@
 // app/sandbox.ts keeps them in between starts).
 // An upload's routes document it only as "an object" (its validation is the check's own record,
 // datasets/csv.ts); `Dataset` says what it holds, and the function that shapes it
-// (http/records.ts, describeDataset) is held to it by the compiler.
+// (app/datasets/datasets.ts, datasetView) is held to it by the compiler.
 
 import { z } from 'zod';
 import { DATASET_COLUMNS, type ColumnMapping } from '../datasets/column-names.ts';

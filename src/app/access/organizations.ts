@@ -14,7 +14,9 @@ import {
   apiKeyForMember, apiKeysOf, createOrganization as insertOrganization, createOrganizationOwnedBy, membersOf, organizationsOf, upsertUser, usageOf, usersWithEmail,
   type ApiKeyRow, type MemberRow, type OrganizationRow, type UsageRow,
 } from '../../storage/accounts-store.ts';
-import { datasetsOfOrganization, type DatasetRecord } from '../../storage/datasets.ts';
+import { datasetsOfOrganization } from '../../storage/datasets.ts';
+import type { OrganizationDatasets } from '../../contract/organizations.ts';
+import { datasetView } from '../datasets/datasets.ts';
 import type { Accounts } from './accounts.ts';
 import { AppError } from '../errors.ts';
 import { memberOrganization } from './ownership.ts';
@@ -98,9 +100,9 @@ export async function revokeApiKey(db: Queryable, keys: KeyIssuer, keyId: string
 }
 
 /** The datasets an organization the user belongs to owns, newest first (at most 500). */
-export async function datasetsOfMyOrganization(db: Queryable, orgId: string, userId: string): Promise<DatasetRecord[]> {
+export async function datasetsOfMyOrganization(db: Queryable, orgId: string, userId: string): Promise<OrganizationDatasets> {
   const organization = await memberOrganization(db, orgId, userId);
-  return datasetsOfOrganization(db, organization.id);
+  return { datasets: (await datasetsOfOrganization(db, organization.id)).map(datasetView) };
 }
 
 export interface Usage {

@@ -1,7 +1,8 @@
 // The dataset use cases: keep an upload and record it with its validation, read a dataset the
 // caller may see (unknown, deleted or someone else's is `not_found`, app/access/ownership.ts; expired is
 // `gone` and its file is deleted then), preview its first rows, re-validate it with a column
-// mapping, delete it. An upload that can be scored is recorded; one with per-column problems is
+// mapping, delete it. A dataset is answered as the contract's `Dataset` (`datasetView`, one
+// definition for every route that answers with one). An upload that can be scored is recorded; one with per-column problems is
 // recorded too (a mapping can fix it) and refused `validation_failed`; an empty or binary file, or
 // one with too many rows, is refused and not kept. Every validation answered carries
 // `suggested_mapping` (datasets/suggest.ts, from the headers), and the preview a few values per
@@ -16,7 +17,7 @@ import type { Queryable } from '../../storage/db.ts';
 import { getDataset, insertDataset, markRemoved, newDatasetId, updateValidation, UploadTooLarge, type DatasetFiles, type DatasetRecord } from '../../storage/datasets.ts';
 import { AppError } from '../errors.ts';
 import { visibleTo, type Owned } from '../access/ownership.ts';
-import type { DatasetValidation, Preview, PreviewRow } from '../../contract/datasets.ts';
+import type { Dataset, DatasetValidation, Preview, PreviewRow } from '../../contract/datasets.ts';
 
 /** What reading a dataset needs. */
 export interface DatasetStore {
@@ -41,6 +42,23 @@ export interface StoredUpload {
 /** A validation as answered: as stored, with the mapping its headers suggest. */
 export function describeValidation(v: ValidationResult): DatasetValidation {
   return { ...v, suggested_mapping: suggestMapping(v.columns_found) };
+}
+
+/** A dataset as the API answers it: the record, with its validation as answered. */
+export function datasetView(d: DatasetRecord): Dataset {
+  return {
+    id: d.id,
+    original_name: d.original_name,
+    size_bytes: d.size_bytes,
+    rows: d.rows,
+    has_labels: d.has_labels,
+    organization_id: d.organization_id,
+    mapping: d.mapping,
+    valid: d.validation.valid,
+    validation: describeValidation(d.validation),
+    created_at: d.created_at.toISOString(),
+    expires_at: d.expires_at.toISOString(),
+  };
 }
 
 /** `validation_failed` for a file that cannot be scored, saying what to fix (with the dataset's id
@@ -83,6 +101,11 @@ export async function liveDataset(deps: DatasetStore, id: string, userId: string
   return d;
 }
 
+/** A live dataset the caller may see, as answered (`not_found` and `gone` as for liveDataset). */
+export async function readDataset(deps: DatasetStore, id: string, userId: string | undefined): Promise<Dataset> {
+  return datasetView(await liveDataset(deps, id, userId));
+}
+
 /** Validation of a stored upload: in a job worker thread when jobs run here (not on this event
  *  loop), else in this thread (no model: nothing else needs the CPU). */
 function validate(deps: DatasetDeps, storedName: string, mapping: ColumnMapping): Promise<ValidationResult> {
@@ -112,7 +135,7 @@ export function displayName(sent: string): string {
 /** Validates a stored upload and records it as a dataset of `ownership`. Too many rows
  *  (`too_many_rows`) or a file that is no CSV at all is refused and not kept; one with problems a
  *  mapping can fix is kept and refused `validation_failed` with its id. */
-export async function uploadDataset(deps: DatasetDeps, stored: StoredUpload, upload: { originalName: string; mapping: ColumnMapping; ownership: Owned }): Promise<DatasetRecord> {
+export async function uploadDataset(deps: DatasetDeps, stored: StoredUpload, upload: { originalName: string; mapping: ColumnMapping; ownership: Owned }): Promise<Dataset> {
   // Until the dataset is recorded the stored file is this request's: any failure removes it.
   let validation: ValidationResult;
   let record: DatasetRecord;
@@ -139,7 +162,7 @@ export async function uploadDataset(deps: DatasetDeps, stored: StoredUpload, upl
     throw e;
   }
   if (!validation.valid) throw invalid(validation, record.id);
-  return record;
+  return datasetView(record);
 }
 
 /** A dataset's preview: its first `rows` rows as parsed with its mapping, a few values per header
@@ -157,13 +180,13 @@ export async function previewDataset(deps: DatasetStore, id: string, userId: str
 
 /** Re-checks a dataset with `mapping` (its own when none is given) and stores the result;
  *  `validation_failed` when it still cannot be scored (the new mapping is kept all the same). */
-export async function revalidateDataset(deps: DatasetDeps, id: string, userId: string | undefined, mapping: ColumnMapping | undefined): Promise<DatasetRecord> {
+export async function revalidateDataset(deps: DatasetDeps, id: string, userId: string | undefined, mapping: ColumnMapping | undefined): Promise<Dataset> {
   const d = await liveDataset(deps, id, userId);
   const use = mapping ?? d.mapping;
   const validation = await validate(deps, d.stored_name, use);
   const updated = await updateValidation(deps.db, d.id, use, validation);
   if (!validation.valid) throw invalid(validation, d.id);
-  return updated;
+  return datasetView(updated);
 }
 
 /** Deletes a dataset the caller may see, its file at once. */

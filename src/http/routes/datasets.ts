@@ -1,10 +1,10 @@
 // Dataset endpoints: upload (a `text/csv` body or a multipart form with one file), one dataset, a
 // preview of its first rows as parsed, re-validation with the caller's column mapping, and delete.
-// The use cases are app/datasets/datasets.ts's; here the request is read and the answer shaped. The upload
-// answers with the validation result: 201 when the file can be scored; 422 `validation_failed`
-// with the per-column problems (the dataset is kept, so a mapping can fix it); 400 `too_many_rows`
-// or 422 for empty or binary files (not kept); 413 `payload_too_large`. An expired dataset answers
-// 410 `upload_expired`; a deleted or unknown one 404.
+// The use cases are app/datasets/datasets.ts's and answer in the contract's shapes; here the request
+// is read and their answer sent. The upload answers with the validation result: 201 when the file
+// can be scored; 422 `validation_failed` with the per-column problems (the dataset is kept, so a
+// mapping can fix it); 400 `too_many_rows` or 422 for empty or binary files (not kept); 413
+// `payload_too_large`. An expired dataset answers 410 `upload_expired`; a deleted or unknown one 404.
 // The upload is the one route that reads a body other than JSON: its CSV parser and the multipart
 // form parser are registered in a context of its own, so every other route answers a CSV, a form
 // or plain text with 415 `unsupported_media_type` rather than trying it as JSON. Its reference says
@@ -23,7 +23,6 @@ import { DatasetObject, Mapping, Preview } from '../../contract/datasets.ts';
 import { ErrorResponse } from '../../contract/errors.ts';
 import { ApiError } from '../errors.ts';
 import { newOwnership } from '../ownership.ts';
-import { describeDataset } from '../records.ts';
 
 /** The mapping's JSON Schema, for the parameters that carry it as JSON text. */
 const { $schema: _draft, ...MAPPING_JSON_SCHEMA } = z.toJSONSchema(Mapping) as Record<string, unknown>;
@@ -71,7 +70,7 @@ export function datasetRoutes(server: FastifyInstance, app: Door): void {
   });
 
   r.get('/api/datasets/:id', { schema: { tags: ['datasets'], summary: 'One uploaded dataset', params: DatasetParams, response: { 200: DatasetObject, ...errors } } }, async (request) =>
-    describeDataset(await app.datasets.live(request.params.id, caller(request))),
+    app.datasets.one(request.params.id, caller(request)),
   );
 
   r.get('/api/datasets/:id/preview', {
@@ -80,7 +79,7 @@ export function datasetRoutes(server: FastifyInstance, app: Door): void {
 
   r.post('/api/datasets/:id/validate', {
     schema: { tags: ['datasets'], summary: 'Re-check, optionally with your own column mapping', params: DatasetParams, body: z.object({ mapping: Mapping.optional() }).strict().optional(), response: { 200: DatasetObject, ...errors } },
-  }, async (request) => describeDataset(await app.datasets.revalidate(request.params.id, caller(request), request.body?.mapping as ColumnMapping | undefined)));
+  }, async (request) => app.datasets.revalidate(request.params.id, caller(request), request.body?.mapping as ColumnMapping | undefined));
 
   r.delete('/api/datasets/:id', { schema: { tags: ['datasets'], summary: 'Delete an upload immediately', params: DatasetParams, response: { 204: z.null().describe('Deleted'), 404: ErrorResponse, 410: ErrorResponse } } }, async (request, reply) => {
     await app.datasets.remove(request.params.id, caller(request));
@@ -159,7 +158,6 @@ function uploadRoute(server: FastifyInstance, app: Door): void {
       if ((e as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw uploadTooLarge(app.config);
       throw multipart ? unreadableForm(e) : e;
     }
-    const record = await app.datasets.record(stored, { originalName, mapping, ownership });
-    return reply.code(201).send(describeDataset(record));
+    return reply.code(201).send(await app.datasets.record(stored, { originalName, mapping, ownership }));
   });
 }

@@ -14,7 +14,7 @@ import type { App } from '../../app/app.ts';
 import { ErrorResponse } from '../../contract/errors.ts';
 import { ApiKey, ApiKeyList, ApiKeyWithSecret, Organization, OrganizationDatasetObjects, OrganizationList, OrganizationWithMembers, Usage } from '../../contract/organizations.ts';
 import { requireUser } from '../caller.ts';
-import { describeDataset, OrgParams } from '../records.ts';
+import { OrgParams } from '../records.ts';
 import { storedText } from '../schemas.ts';
 
 const CreateOrganization = z
@@ -90,7 +90,7 @@ export function organizationRoutes(server: FastifyInstance, app: Pick<App, 'sess
     schema: { tags: ['accounts'], summary: 'Datasets owned by the organization', description: 'Uploads made with its `organization_id` that still have their file, newest first (at most 500).', params: OrgParams, response: { 200: OrganizationDatasetObjects, ...errors } },
   }, async (request) => {
     const { user } = requireUser(request, app.sessions);
-    return { datasets: (await app.organizations.datasets(request.params.id, user.id)).map(describeDataset) };
+    return app.organizations.datasets(request.params.id, user.id);
   });
 
   r.get('/api/organizations/:id/usage', {
