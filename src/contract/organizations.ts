@@ -1,7 +1,7 @@
 // Organizations, their members and their API keys, as the account routes answer them: mine, one
 // with its members, its keys (masked; the secret only once, when a key is made or rotated), their
-// daily usage, and the uploads it owns. The use cases (app/access/) and the routes shape these; the
-// dashboard's account pages read them.
+// daily usage, and the uploads it owns. The use cases (app/access/) answer with these and the routes
+// send them; the dashboard's account pages read them.
 
 import { z } from 'zod';
 import { DatasetObject, type Dataset } from './datasets.ts';

@@ -1,7 +1,8 @@
 // Organizations and their API keys as use cases (docs/operating.md): create one (the caller becomes
 // its owner), list mine, read one with its members, list its keys, create, rotate and revoke a key,
-// list its datasets, and read its keys' daily usage. The routes (http/routes/organizations.ts) only
-// translate HTTP to these and back.
+// list its datasets, and read its keys' daily usage. Each answers in the contract's shape
+// (contract/organizations.ts: dates as ISO text, a key never with its hash, its secret only when made
+// or rotated); the routes (http/routes/organizations.ts) only translate HTTP to these and back.
 //
 // Membership is checked before anything of the organization is read, and every read is scoped to
 // the organization in the data layer. Another organization's organization, keys and usage are
@@ -15,9 +16,11 @@ import {
   type ApiKeyRow, type MemberRow, type OrganizationRow, type UsageRow,
 } from '../../storage/accounts-store.ts';
 import { datasetsOfOrganization } from '../../storage/datasets.ts';
-import type { OrganizationDatasets } from '../../contract/organizations.ts';
+import type {
+  ApiKey, ApiKeyList, ApiKeyWithSecret, Member, Organization, OrganizationDatasets, OrganizationList, OrganizationWithMembers, Usage,
+} from '../../contract/organizations.ts';
 import { datasetView } from '../datasets/datasets.ts';
-import type { Accounts } from './accounts.ts';
+import { publicKey, type Accounts } from './accounts.ts';
 import { AppError } from '../errors.ts';
 import { memberOrganization } from './ownership.ts';
 import { randomId } from './secrets.ts';
@@ -28,14 +31,29 @@ export const USAGE_DAYS = 30;
 /** What managing keys needs of the accounts: issuing, rotating and revoking (accounts.ts). */
 export type KeyIssuer = Pick<Accounts, 'createKey' | 'rotateKey' | 'revokeKey'>;
 
+/** An organization as answered: with the user's role in it. */
+function organizationView(o: OrganizationRow): Organization {
+  return { id: o.id, name: o.name, stage: o.stage, role: o.role, created_at: o.created_at.toISOString() };
+}
+
+/** A member as answered: who, with their role and when they joined. */
+function memberView(m: MemberRow): Member {
+  return { user_id: m.user_id, email: m.email, name: m.name, role: m.role, joined_at: m.joined_at.toISOString() };
+}
+
+/** A key as answered when it is made or rotated: with its secret, this once. */
+function keyWithSecret({ key, secret }: { key: ApiKeyRow; secret: string }): ApiKeyWithSecret {
+  return { ...publicKey(key), secret };
+}
+
 /** The organizations the user belongs to, with their role in each. */
-export function myOrganizations(db: Queryable, userId: string): Promise<OrganizationRow[]> {
-  return organizationsOf(db, userId);
+export async function myOrganizations(db: Queryable, userId: string): Promise<OrganizationList> {
+  return { organizations: (await organizationsOf(db, userId)).map(organizationView) };
 }
 
 /** A new organization owned by the user. */
-export function createOrganization(db: Db, userId: string, o: { name: string; stage: 'test' | 'live' }): Promise<OrganizationRow> {
-  return insertOrganization(db, { id: randomId('org'), name: o.name, stage: o.stage, ownerId: userId });
+export async function createOrganization(db: Db, userId: string, o: { name: string; stage: 'test' | 'live' }): Promise<Organization> {
+  return organizationView(await insertOrganization(db, { id: randomId('org'), name: o.name, stage: o.stage, ownerId: userId }));
 }
 
 /** Who made an organization from the command line: a user no identity provider can sign in as
@@ -67,36 +85,36 @@ export async function createOrganizationFromCommandLine(db: Db, keys: KeyIssuer,
 }
 
 /** One organization the user belongs to, with its members; `not_found` otherwise. */
-export async function organizationWithMembers(db: Queryable, orgId: string, userId: string): Promise<{ organization: OrganizationRow; members: MemberRow[] }> {
+export async function organizationWithMembers(db: Queryable, orgId: string, userId: string): Promise<OrganizationWithMembers> {
   const organization = await memberOrganization(db, orgId, userId);
-  return { organization, members: await membersOf(db, organization.id) };
+  return { ...organizationView(organization), members: (await membersOf(db, organization.id)).map(memberView) };
 }
 
-/** The keys of an organization the user belongs to (any role); `not_found` otherwise. */
-export async function apiKeysOfOrganization(db: Queryable, orgId: string, userId: string): Promise<ApiKeyRow[]> {
+/** The keys of an organization the user belongs to (any role), masked; `not_found` otherwise. */
+export async function apiKeysOfOrganization(db: Queryable, orgId: string, userId: string): Promise<ApiKeyList> {
   const organization = await memberOrganization(db, orgId, userId);
-  return apiKeysOf(db, organization.id);
+  return { api_keys: (await apiKeysOf(db, organization.id)).map(publicKey) };
 }
 
-/** A new key for an organization the user owns: its row and the secret, which is shown once. */
-export async function createApiKey(db: Queryable, keys: KeyIssuer, orgId: string, userId: string, name: string): Promise<{ key: ApiKeyRow; secret: string }> {
+/** A new key for an organization the user owns, with the secret, which is shown once. */
+export async function createApiKey(db: Queryable, keys: KeyIssuer, orgId: string, userId: string, name: string): Promise<ApiKeyWithSecret> {
   const organization = await memberOrganization(db, orgId, userId);
   ownerOnly(organization.role, organization.name);
-  return keys.createKey(organization.id, organization.stage, name, userId);
+  return keyWithSecret(await keys.createKey(organization.id, organization.stage, name, userId));
 }
 
 /** A new secret for a key of an organization the user owns (the old one stops at once);
  *  `conflict` if the key is revoked. */
-export async function rotateApiKey(db: Queryable, keys: KeyIssuer, keyId: string, userId: string): Promise<{ key: ApiKeyRow; secret: string }> {
+export async function rotateApiKey(db: Queryable, keys: KeyIssuer, keyId: string, userId: string): Promise<ApiKeyWithSecret> {
   const key = await ownKey(db, keyId, userId);
   const rotated = await keys.rotateKey(key);
   if (!rotated) throw new AppError('conflict', 'bad_request', `API key ${key.id} is revoked and cannot be rotated.`, 'Create a new key with POST /api/organizations/{id}/api-keys.');
-  return rotated;
+  return keyWithSecret(rotated);
 }
 
 /** Turns a key of an organization the user owns off for good. */
-export async function revokeApiKey(db: Queryable, keys: KeyIssuer, keyId: string, userId: string): Promise<ApiKeyRow> {
-  return keys.revokeKey(await ownKey(db, keyId, userId));
+export async function revokeApiKey(db: Queryable, keys: KeyIssuer, keyId: string, userId: string): Promise<ApiKey> {
+  return publicKey(await keys.revokeKey(await ownKey(db, keyId, userId)));
 }
 
 /** The datasets an organization the user belongs to owns, newest first (at most 500). */
@@ -105,19 +123,15 @@ export async function datasetsOfMyOrganization(db: Queryable, orgId: string, use
   return { datasets: (await datasetsOfOrganization(db, organization.id)).map(datasetView) };
 }
 
-export interface Usage {
-  organization: OrganizationRow;
-  /** The first UTC day counted (YYYY-MM-DD). */
-  since: string;
-  days: number;
-  /** Every key of the organization with its requests over the period. */
-  keys: { key: ApiKeyRow; requests: number }[];
-  /** Requests per key and UTC day. */
-  daily: UsageRow[];
+/** One key's requests on one UTC day, as answered. */
+function dayView(d: UsageRow): Usage['daily'][number] {
+  return { day: d.day, key_id: d.key_id, key_name: d.key_name, requests: d.requests, last_used_at: d.last_used_at.toISOString() };
 }
 
 /** Requests per key and UTC day over the last USAGE_DAYS days of an organization the user belongs
- *  to, after writing the uses counted so far (they are written within a second). */
+ *  to, after writing the uses counted so far (they are written within a second): from `since`, the
+ *  first UTC day counted (YYYY-MM-DD), every key of the organization with its requests over the
+ *  period, and the requests per key and day. */
 export async function usageOfOrganization(db: Queryable, accounts: Pick<Accounts, 'flushUse'>, orgId: string, userId: string, now?: number): Promise<Usage> {
   const organization = await memberOrganization(db, orgId, userId);
   await accounts.flushUse();
@@ -125,7 +139,7 @@ export async function usageOfOrganization(db: Queryable, accounts: Pick<Accounts
   const [keys, daily] = await Promise.all([apiKeysOf(db, organization.id), usageOf(db, organization.id, since)]);
   const totals = new Map<string, number>();
   for (const d of daily) totals.set(d.key_id, (totals.get(d.key_id) ?? 0) + d.requests);
-  return { organization, since, days: USAGE_DAYS, keys: keys.map((key) => ({ key, requests: totals.get(key.id) ?? 0 })), daily };
+  return { organization_id: organization.id, since, days: USAGE_DAYS, keys: keys.map((key) => ({ ...publicKey(key), requests: totals.get(key.id) ?? 0 })), daily: daily.map(dayView) };
 }
 
 /** A key of an organization the user belongs to (`not_found` otherwise) and owns (`forbidden`). */

@@ -3,12 +3,12 @@
 // secret is shown once), rotate (the old secret stops at once) and revoke (permanent), and read the
 // keys' daily usage. Another organization's organization, keys and usage answer 404, never 403: an
 // outsider cannot even learn that an id exists. Managing keys is for owners (a member gets 403).
-// Those decisions are the use cases' (app/access/organizations.ts); this file translates HTTP to them.
+// Those decisions are the use cases' (app/access/organizations.ts), and so is the shape of every
+// answer (contract/organizations.ts); this file translates HTTP to them.
 
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { publicKey } from '../../app/access/accounts.ts';
 import { USAGE_DAYS } from '../../app/access/organizations.ts';
 import type { App } from '../../app/app.ts';
 import { ErrorResponse } from '../../contract/errors.ts';
@@ -25,8 +25,6 @@ const CreateOrganization = z
   .strict();
 const CreateKey = z.object({ name: storedText('name', 200) }).strict();
 
-const describeOrganization = (o: Awaited<ReturnType<App['organizations']['create']>>): Organization => ({ id: o.id, name: o.name, stage: o.stage, role: o.role, created_at: o.created_at.toISOString() });
-
 export function organizationRoutes(server: FastifyInstance, app: Pick<App, 'sessions' | 'organizations'>): void {
   const r = server.withTypeProvider<ZodTypeProvider>();
   const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
@@ -35,38 +33,35 @@ export function organizationRoutes(server: FastifyInstance, app: Pick<App, 'sess
     schema: { tags: ['accounts'], summary: 'Organizations I belong to', response: { 200: OrganizationList, ...errors } },
   }, async (request) => {
     const { user } = requireUser(request, app.sessions);
-    return { organizations: (await app.organizations.mine(user.id)).map(describeOrganization) };
+    return app.organizations.mine(user.id);
   });
 
   r.post('/api/organizations', {
     schema: { tags: ['accounts'], summary: 'Create an organization (I become its owner)', body: CreateOrganization, response: { 201: Organization, ...errors } },
   }, async (request, reply) => {
     const { user } = requireUser(request, app.sessions);
-    const org = await app.organizations.create(user.id, { name: request.body.name, stage: request.body.stage });
-    return reply.code(201).send(describeOrganization(org));
+    return reply.code(201).send(await app.organizations.create(user.id, { name: request.body.name, stage: request.body.stage }));
   });
 
   r.get('/api/organizations/:id', {
     schema: { tags: ['accounts'], summary: 'One organization with its members and stage', params: OrgParams, response: { 200: OrganizationWithMembers, ...errors } },
   }, async (request) => {
     const { user } = requireUser(request, app.sessions);
-    const { organization, members } = await app.organizations.withMembers(request.params.id, user.id);
-    return { ...describeOrganization(organization), members: members.map((m) => ({ ...m, joined_at: m.joined_at.toISOString() })) };
+    return app.organizations.withMembers(request.params.id, user.id);
   });
 
   r.get('/api/organizations/:id/api-keys', {
     schema: { tags: ['accounts'], summary: "The organization's API keys, masked", params: OrgParams, response: { 200: ApiKeyList, ...errors } },
   }, async (request) => {
     const { user } = requireUser(request, app.sessions);
-    return { api_keys: (await app.organizations.keys(request.params.id, user.id)).map(publicKey) };
+    return app.organizations.keys(request.params.id, user.id);
   });
 
   r.post('/api/organizations/:id/api-keys', {
     schema: { tags: ['accounts'], summary: 'Create an API key (the secret is returned once)', params: OrgParams, body: CreateKey, response: { 201: ApiKeyWithSecret, ...errors } },
   }, async (request, reply) => {
     const { user } = requireUser(request, app.sessions);
-    const { key, secret } = await app.organizations.createKey(request.params.id, user.id, request.body.name);
-    return reply.code(201).send({ ...publicKey(key), secret });
+    return reply.code(201).send(await app.organizations.createKey(request.params.id, user.id, request.body.name));
   });
 
   const KeyParams = z.object({ id: z.string().min(1).max(100) });
@@ -75,15 +70,14 @@ export function organizationRoutes(server: FastifyInstance, app: Pick<App, 'sess
     schema: { tags: ['accounts'], summary: 'Issue a new secret; the old one stops at once', params: KeyParams, response: { 200: ApiKeyWithSecret, 409: ErrorResponse, ...errors } },
   }, async (request) => {
     const { user } = requireUser(request, app.sessions);
-    const rotated = await app.organizations.rotateKey(request.params.id, user.id);
-    return { ...publicKey(rotated.key), secret: rotated.secret };
+    return app.organizations.rotateKey(request.params.id, user.id);
   });
 
   r.post('/api/api-keys/:id/revoke', {
     schema: { tags: ['accounts'], summary: 'Turn a key off for good (requests with it get 401)', params: KeyParams, response: { 200: ApiKey, ...errors } },
   }, async (request) => {
     const { user } = requireUser(request, app.sessions);
-    return publicKey(await app.organizations.revokeKey(request.params.id, user.id));
+    return app.organizations.revokeKey(request.params.id, user.id);
   });
 
   r.get('/api/organizations/:id/datasets', {
@@ -103,13 +97,6 @@ export function organizationRoutes(server: FastifyInstance, app: Pick<App, 'sess
     },
   }, async (request) => {
     const { user } = requireUser(request, app.sessions);
-    const { organization, since, days, keys, daily } = await app.organizations.usage(request.params.id, user.id);
-    return {
-      organization_id: organization.id,
-      since,
-      days,
-      keys: keys.map(({ key, requests }) => ({ ...publicKey(key), requests })),
-      daily: daily.map((d) => ({ day: d.day, key_id: d.key_id, key_name: d.key_name, requests: d.requests, last_used_at: d.last_used_at.toISOString() })),
-    };
+    return app.organizations.usage(request.params.id, user.id);
   });
 }
