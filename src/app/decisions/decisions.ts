@@ -1,18 +1,18 @@
 // The decision log of an organization and the outcomes reported on it, as use cases for both
 // surfaces (routes/transactions.ts): an API key reads and reports on its own organization's
 // transactions; a member does the same from the dashboard, lists them with filters and cursor
-// paging, and reads a customer's or merchant's summary. Every read goes through the organization's
-// `OrganizationData` (storage/organization-data.ts: its transactions and outcomes), bound to the
-// organization the caller acts for (organization-caller.ts: the one the key or the membership
-// names), so another organization's transaction is simply not found. Each read flushes the
-// write-behind queue first (live/decision-log.ts), so a transaction answered a moment ago is read
-// back.
+// paging, and reads a customer's or merchant's summary, each answered in the contract's shape
+// (contract/transactions.ts). Every read goes through the organization's `OrganizationData`
+// (storage/organization-data.ts: its transactions and outcomes), bound to the organization the
+// caller acts for (organization-caller.ts: the one the key or the membership names), so another
+// organization's transaction is simply not found. Each read flushes the write-behind queue first
+// (live/decision-log.ts), so a transaction answered a moment ago is read back.
 
 import { AppError } from '../errors.ts';
 import type { OrganizationCaller } from '../access/organization-caller.ts';
 import { reportOutcomes, type OutcomeReport } from './outcomes.ts';
 import { transactionRecord } from './transaction-record.ts';
-import type { BulkResult, TransactionRecord } from '../../contract/transactions.ts';
+import type { BulkResult, Entity, TransactionPage, TransactionRecord } from '../../contract/transactions.ts';
 import type { Db } from '../../storage/db.ts';
 import type { EntitySummary } from '../../storage/entity-evidence.ts';
 import { organizationData, type OrganizationData } from '../../storage/organization-data.ts';
@@ -35,6 +35,8 @@ export interface DecisionLogDeps {
 /** The listing's filters: times in epoch ms (`from` inclusive, `to` exclusive). */
 export type DecisionFilters = ListFilters;
 
+const iso = (ms: number) => new Date(ms).toISOString();
+
 const notFound = (id: string) => new AppError('not_found', 'not_found', `No transaction ${id} in this organization.`, 'Check the transaction_id: it is the one sent with (or returned by) the score request.');
 
 /** One record with its outcome history, or `not_found`. */
@@ -53,20 +55,32 @@ export function decisionRecord(deps: DecisionLogDeps, caller: OrganizationCaller
 
 /** A page of the organization's records after `startingAfter` (a transaction_id of the previous
  *  page), or `not_found` for a cursor the organization does not have. */
-export async function decisionList(deps: DecisionLogDeps, caller: OrganizationCaller, filters: DecisionFilters, limit: number, startingAfter: string | undefined): Promise<{ records: TransactionRecord[]; hasMore: boolean }> {
+export async function decisionList(deps: DecisionLogDeps, caller: OrganizationCaller, filters: DecisionFilters, limit: number, startingAfter: string | undefined): Promise<TransactionPage> {
   await deps.decisionLog.flush();
   const page = await organizationData(deps.db, caller.organizationId).transactions.list(filters, limit, startingAfter);
   if (!page) throw new AppError('not_found', 'not_found', `starting_after names no transaction ${startingAfter} in this organization.`, 'Pass the transaction_id of the last item of the previous page.');
-  return { records: page.rows.map((row) => transactionRecord(row)), hasMore: page.hasMore };
+  return { data: page.rows.map((row) => transactionRecord(row)), has_more: page.hasMore };
 }
 
 /** A customer's or merchant's totals, recent decisions and counterparties in the organization, or
  *  `not_found` when it has no transaction of it. */
-export async function entitySummary(deps: DecisionLogDeps, caller: OrganizationCaller, role: 'customer' | 'merchant', id: string): Promise<EntitySummary> {
+export async function entitySummary(deps: DecisionLogDeps, caller: OrganizationCaller, role: Entity['role'], id: string): Promise<Entity> {
   await deps.decisionLog.flush();
   const e = await organizationData(deps.db, caller.organizationId).transactions.entity(role, id);
   if (!e) throw new AppError('not_found', 'not_found', `No transaction of ${role} ${id} in this organization.`, `Check the ${role} id: it is matched exactly, as it was sent with the transactions.`);
-  return e;
+  return entityView(role, id, e);
+}
+
+/** An entity's summary as answered: times as ISO text, its counterparties of the other role. */
+function entityView(role: Entity['role'], id: string, e: EntitySummary): Entity {
+  const other = role === 'customer' ? 'merchant' : 'customer';
+  return {
+    role,
+    id,
+    totals: { transactions: e.totals.transactions, amount_sum: e.totals.amount_sum, last_time: iso(e.totals.last_ms), labelled: e.totals.labels, fraud: e.totals.frauds },
+    recent: { transactions: e.recent.transactions, first_time: e.recent.first_ms === null ? null : iso(e.recent.first_ms), reviewed: e.recent.reviewed, blocked: e.recent.blocked },
+    counterparties: e.counterparties.map((c) => ({ role: other, id: c.id, transactions: c.transactions, amount_sum: c.amount_sum, labelled: c.labelled, fraud: c.fraud, last_time: iso(c.last_ms) })),
+  };
 }
 
 /** Reports one outcome and answers the record, or `not_found` / `invalid` with nothing changed. */
@@ -81,14 +95,16 @@ export async function reportOutcome(deps: DecisionLogDeps, caller: OrganizationC
 }
 
 /** Reports outcomes in order; each gets a status (and, unless applied, why). */
-export async function reportOutcomesInBulk(deps: DecisionLogDeps, caller: OrganizationCaller, reports: readonly OutcomeReport[]): Promise<BulkResult['results']> {
+export async function reportOutcomesInBulk(deps: DecisionLogDeps, caller: OrganizationCaller, reports: readonly OutcomeReport[]): Promise<BulkResult> {
   const outcomes = organizationData(deps.db, caller.organizationId).outcomes;
   const results = await reportOutcomes(deps.decisionLog, deps.tail, outcomes, reports, caller.by, Date.now());
-  return results.map((r) =>
-    r.status === 'applied'
-      ? { transaction_id: r.transaction_id, status: r.status }
-      : r.status === 'not_found'
-        ? { transaction_id: r.transaction_id, status: r.status, message: 'No such transaction in this organization.' }
-        : { transaction_id: r.transaction_id, status: r.status, message: r.message },
-  );
+  return {
+    results: results.map((r) =>
+      r.status === 'applied'
+        ? { transaction_id: r.transaction_id, status: r.status }
+        : r.status === 'not_found'
+          ? { transaction_id: r.transaction_id, status: r.status, message: 'No such transaction in this organization.' }
+          : { transaction_id: r.transaction_id, status: r.status, message: r.message },
+    ),
+  };
 }

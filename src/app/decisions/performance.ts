@@ -6,7 +6,8 @@
 // or no fraud (or no legitimate one) among them, it is null rather than a number that looks exact.
 // Each week also carries drift (model/drift.ts) on an even sample of its scored transactions'
 // features. `weeklyPerformance` (GET /api/organizations/{id}/performance) reads the organization a
-// checked membership names, with the thresholds and scorer of the model it scores with.
+// checked membership names, with the thresholds and scorer of the model it scores with, and answers
+// in the contract's shape (contract/performance.ts).
 
 import type { ModeName, ModelBundle, ModelProblem } from '../../model/bundle-types.ts';
 import { DRIFT_SAMPLE, DriftCounter } from '../../model/drift.ts';
@@ -20,7 +21,7 @@ import type { Scorer } from '../../scoring/scorer.ts';
 import { available, modelUnavailable } from '../errors.ts';
 import type { OrganizationCaller } from '../access/organization-caller.ts';
 import type { ScorerFor } from '../score-and-record.ts';
-import type { ModePerformance, Week } from '../../contract/performance.ts';
+import type { ModePerformance, Performance, Week } from '../../contract/performance.ts';
 
 export const MIN_LABELLED = 20;
 export const SCORE_QUANTILES = [0.1, 0.25, 0.5, 0.75, 0.9, 0.99] as const;
@@ -140,12 +141,14 @@ export interface PerformanceDeps {
 }
 
 /** The organization's last `weeks` ISO weeks, oldest first, measured with the scorer it scores
- *  with (its active custom model's, else the built-in one), or `unavailable` without a model. */
-export async function weeklyPerformance(deps: PerformanceDeps, caller: OrganizationCaller, weeks: number): Promise<{ modelId: string; weeks: Week[] }> {
+ *  with (its active custom model's, else the built-in one, named as `model_id`), or `unavailable`
+ *  without a model. */
+export async function weeklyPerformance(deps: PerformanceDeps, caller: OrganizationCaller, weeks: number): Promise<Performance> {
   const active = await activeModelIdOf(deps.db, caller.organizationId);
   const scorer = (active ? (await deps.scorerForModel(active))?.scorer : undefined) ?? deps.scorer;
   available(deps.model);
   if (!scorer) throw modelUnavailable();
   await deps.decisionLog.flush();
-  return { modelId: scorer.modelId, weeks: await organizationPerformance(organizationData(deps.db, caller.organizationId).performance, scorer.bundle, weeks, Date.now()) };
+  const measured = await organizationPerformance(organizationData(deps.db, caller.organizationId).performance, scorer.bundle, weeks, Date.now());
+  return { organization_id: caller.organizationId, model_id: scorer.modelId, min_labelled: MIN_LABELLED, weeks: measured };
 }

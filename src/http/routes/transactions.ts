@@ -5,8 +5,9 @@
 // first), so a server can read the review queue the dashboard shows. Every read goes through the
 // organization's `OrganizationData` (src/storage/organization-data.ts), bound to the organization the key
 // or the membership names, so another organization's transaction is simply not found (404).
-// The use cases are app/decisions/decisions.ts's and app/decisions/performance.ts's; this file reads the request, names
-// whom it acts for (app/access/organization-caller.ts) and shapes the reply.
+// The use cases are app/decisions/decisions.ts's and app/decisions/performance.ts's, and they answer
+// in the contract's shapes; this file reads the request, names whom it acts for
+// (app/access/organization-caller.ts) and sends their answer.
 
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -69,8 +70,7 @@ const LIST_DESCRIPTION =
 /** A page of the listing, for whichever surface asked (one definition for both). */
 async function listPage(app: Pick<App, 'decisions'>, caller: OrganizationCaller, q: z.infer<typeof ListQuery>): Promise<TransactionPage> {
   const filters = { decision: q.decision, risk_band: q.risk_band, outcome: q.outcome, customer_id: q.customer_id, merchant_id: q.merchant_id, rule_id: q.rule_id, from: q.from === undefined ? undefined : Date.parse(q.from), to: q.to === undefined ? undefined : Date.parse(q.to), order: q.order };
-  const page = await app.decisions.list(caller, filters, q.limit, q.starting_after);
-  return { data: page.records, has_more: page.hasMore };
+  return app.decisions.list(caller, filters, q.limit, q.starting_after);
 }
 
 const toReport = (id: string, b: z.infer<typeof OutcomeBody>): OutcomeReport => ({
@@ -129,7 +129,7 @@ export function keyTransactionRoutes(server: FastifyInstance, app: KeySurface): 
     },
   }, async (request) => {
     const reports = request.body.outcomes.map((o) => toReport(o.transaction_id, o));
-    return { results: await app.outcomes.reportInBulk(OrganizationCaller.key(request.apiKey!), reports) };
+    return app.outcomes.reportInBulk(OrganizationCaller.key(request.apiKey!), reports);
   });
 
 }
@@ -160,8 +160,7 @@ export function memberTransactionRoutes(server: FastifyInstance, app: Pick<App, 
     },
   }, async (request) => {
     const caller = await memberCaller(app, request, request.params.id);
-    const { modelId, weeks } = await app.decisions.weekly(caller, request.query.weeks);
-    return { organization_id: caller.organizationId, model_id: modelId, min_labelled: MIN_LABELLED, weeks };
+    return app.decisions.weekly(caller, request.query.weeks);
   });
 
   r.get('/api/organizations/:id/entities/:role/:entity_id', {
@@ -174,16 +173,7 @@ export function memberTransactionRoutes(server: FastifyInstance, app: Pick<App, 
     },
   }, async (request) => {
     const caller = await memberCaller(app, request, request.params.id);
-    const { role, entity_id } = request.params;
-    const e = await app.decisions.entity(caller, role, entity_id);
-    const iso = (ms: number) => new Date(ms).toISOString();
-    return {
-      role,
-      id: entity_id,
-      totals: { transactions: e.totals.transactions, amount_sum: e.totals.amount_sum, last_time: iso(e.totals.last_ms), labelled: e.totals.labels, fraud: e.totals.frauds },
-      recent: { transactions: e.recent.transactions, first_time: e.recent.first_ms === null ? null : iso(e.recent.first_ms), reviewed: e.recent.reviewed, blocked: e.recent.blocked },
-      counterparties: e.counterparties.map((c) => ({ role: role === 'customer' ? ('merchant' as const) : ('customer' as const), id: c.id, transactions: c.transactions, amount_sum: c.amount_sum, labelled: c.labelled, fraud: c.fraud, last_time: iso(c.last_ms) })),
-    };
+    return app.decisions.entity(caller, request.params.role, request.params.entity_id);
   });
 
   r.get('/api/organizations/:id/transactions/:transaction_id', {
