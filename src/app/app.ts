@@ -21,7 +21,7 @@ import { addListItems, allLists, createList, deleteList, listAudit, listPage, re
 import { allRules, changeRule, checkRule, createRule, deleteRule, rule, ruleHistory, ruleVersions } from './policy/rules.ts';
 import { queueBacktest } from './policy/backtests.ts';
 import { deleteDataset, previewDataset, readDataset, revalidateDataset, storeUpload, uploadDataset } from './datasets/datasets.ts';
-import { jobDownload, jobPage, jobsOf, queueScoringJob, scorableDataset, visibleJob } from './datasets/scoring-jobs.ts';
+import { jobDownload, jobPage, jobsOf, queueScoringJob, readJob, scorableDataset } from './datasets/scoring-jobs.ts';
 import { queueHistoryImport } from './datasets/history-imports.ts';
 import {
   apiKeysOfOrganization, createApiKey, createOrganization, datasetsOfMyOrganization, myOrganizations, organizationWithMembers, revokeApiKey, rotateApiKey, usageOfOrganization,
@@ -117,7 +117,7 @@ export function openApp(service: Service) {
     rules: bind(live, { all: allRules, one: rule, create: createRule, change: changeRule, remove: deleteRule, versions: ruleVersions, history: ruleHistory, check: checkRule }),
     backtests: bind({ ...live, jobs }, { queue: queueBacktest }),
     datasets: bind(store, { one: readDataset, preview: previewDataset, revalidate: revalidateDataset, remove: deleteDataset, store: storeUpload, record: uploadDataset }),
-    scoringJobs: bind(store, { scorable: scorableDataset, queue: queueScoringJob, visible: visibleJob, of: jobsOf, page: jobPage, download: jobDownload }),
+    scoringJobs: bind(store, { scorable: scorableDataset, queue: queueScoringJob, one: readJob, of: jobsOf, page: jobPage, download: jobDownload }),
     historyImports: bind(store, { queue: queueHistoryImport }),
     training: bind({ ...store, model }, { plan: planTraining }),
     organizations: {
@@ -145,6 +145,5 @@ export type App = ReturnType<typeof openApp>;
 /** The key surface's part (`/api/v1/...`). */
 export type KeySurface = Pick<App, 'config' | 'models' | 'keys' | 'scoring' | 'decisions' | 'outcomes' | 'lists'>;
 
-/** The records the use cases answer with, as the HTTP layer describes them. */
-export type { JobRecord as Job } from '../storage/job-queue.ts';
+/** The key a request on the key surface authenticated with, as the HTTP layer carries it. */
 export type { LiveApiKey as AuthenticatedKey } from '../storage/accounts-store.ts';

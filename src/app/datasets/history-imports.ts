@@ -11,8 +11,10 @@
 import type { ImportParams } from '../../jobs/history-import.ts';
 import type { OrganizationRow } from '../../storage/accounts-store.ts';
 import type { DatasetRecord } from '../../storage/datasets.ts';
-import { createOrganizationJob, type JobRecord } from '../../storage/job-queue.ts';
+import { createOrganizationJob } from '../../storage/job-queue.ts';
+import type { Job } from '../../contract/jobs.ts';
 import { liveDataset } from './datasets.ts';
+import { jobView } from './job-view.ts';
 import { AppError } from '../errors.ts';
 import { quotaExceeded, utcDayStart } from './job-quota.ts';
 import type { JobDeps } from './scoring-jobs.ts';
@@ -46,7 +48,7 @@ async function importableDataset(deps: JobDeps, org: OrganizationRow, userId: st
 
 /** Queues a history import into `org`, which user `userId` has been checked to belong to; wakes
  *  the runner. `job_quota_exceeded` past the organization's daily quota. */
-export async function queueHistoryImport(deps: JobDeps, org: OrganizationRow, userId: string, source: ImportSource): Promise<JobRecord> {
+export async function queueHistoryImport(deps: JobDeps, org: OrganizationRow, userId: string, source: ImportSource): Promise<Job> {
   let params: ImportParams;
   let datasetId: string | null = null;
   if ('example' in source) params = exampleFor(org);
@@ -59,5 +61,5 @@ export async function queueHistoryImport(deps: JobDeps, org: OrganizationRow, us
   const job = await createOrganizationJob(deps.db, { kind: 'history_import', params, dataset_id: datasetId, mode: null, owner_user_id: userId, organization_id: org.id }, quota, utcDayStart());
   if (!job) throw quotaExceeded(org.name, quota);
   void deps.jobs?.poll();
-  return job;
+  return jobView(job);
 }

@@ -1,6 +1,7 @@
 // A job (a dataset's scoring, a history import, a backtest) as the API shows it: one definition
-// for every route that answers with a job and for the `job.succeeded` and `job.failed` webhook
-// events, which carry the job exactly as GET /api/jobs/{id} answers it.
+// for every use case that answers a route with a job (queueing one, reading one, listing them) and
+// for the `job.succeeded` and `job.failed` webhook events, which carry the job exactly as
+// GET /api/jobs/{id} answers it.
 
 import type { Job } from '../../contract/jobs.ts';
 import type { JobRecord } from '../../storage/job-queue.ts';

@@ -1,6 +1,6 @@
 // The job use cases: queue the scoring of a dataset, read a job the caller may see, list an
-// organization's jobs or a user's own, page a finished job's result and stream its download. A
-// job of an organization counts against its daily quota (job-quota.ts). Until a job has succeeded
+// organization's jobs or a user's own, page a finished job's result and stream its download. A job
+// is answered as the contract's `Job` (job-view.ts). A job of an organization counts against its daily quota (job-quota.ts). Until a job has succeeded
 // its result is refused `job_not_finished` (saying where it is); a failed job's `error` carries the
 // reason. History imports (history-imports.ts) are jobs too, read and listed here; they store rows
 // rather than make them, so their result is `not_found`, pointing at the job's `summary`.
@@ -15,7 +15,8 @@ import { liveDataset, type DatasetStore } from './datasets.ts';
 import { AppError } from '../errors.ts';
 import { quotaExceeded, utcDayStart } from './job-quota.ts';
 import { memberOrganization, visibleTo, type Owned } from '../access/ownership.ts';
-import type { JobResultPage } from '../../contract/jobs.ts';
+import { jobView } from './job-view.ts';
+import type { Job, JobList, JobResultPage } from '../../contract/jobs.ts';
 
 /** What the job use cases need: the database, and this process's job runner (undefined without a
  *  model), to wake on a new job and to find a result's files. */
@@ -34,7 +35,7 @@ export async function scorableDataset(deps: DatasetStore, id: string, userId: st
 
 /** Queues the scoring of `dataset` for `ownership` (see scorableDataset): counted against the
  *  organization's quota when it has one (`job_quota_exceeded` past it). Wakes the runner. */
-export async function queueScoringJob(deps: JobDeps, dataset: DatasetRecord, mode: ScoreMode, ownership: Owned & { organization?: { name: string } }): Promise<JobRecord> {
+export async function queueScoringJob(deps: JobDeps, dataset: DatasetRecord, mode: ScoreMode, ownership: Owned & { organization?: { name: string } }): Promise<Job> {
   let job: JobRecord | undefined;
   if (ownership.organization_id) {
     const quota = deps.config.MAX_JOBS_PER_ORG_PER_DAY;
@@ -42,14 +43,19 @@ export async function queueScoringJob(deps: JobDeps, dataset: DatasetRecord, mod
     if (!job) throw quotaExceeded(ownership.organization?.name ?? 'This organization', quota);
   } else job = await createJob(deps.db, { dataset_id: dataset.id, mode, owner_user_id: ownership.owner_user_id });
   void deps.jobs?.poll();
-  return job;
+  return jobView(job);
 }
 
 /** A job the caller may see (ownership.ts), or `not_found`. */
-export async function visibleJob(deps: Pick<JobDeps, 'db'>, id: string, userId: string | undefined): Promise<JobRecord> {
+async function visibleJob(deps: Pick<JobDeps, 'db'>, id: string, userId: string | undefined): Promise<JobRecord> {
   const job = await getJob(deps.db, id);
   if (!job || !(await visibleTo(deps.db, userId, job))) throw new AppError('not_found', 'not_found', `No job ${id}.`, 'Queue one with POST /api/datasets/score.');
   return job;
+}
+
+/** A job the caller may see, as answered; `not_found` otherwise. */
+export async function readJob(deps: Pick<JobDeps, 'db'>, id: string, userId: string | undefined): Promise<Job> {
+  return jobView(await visibleJob(deps, id, userId));
 }
 
 /** A scoring job the caller may see that has succeeded: a history import or a backtest has no result to read
@@ -70,9 +76,9 @@ async function finishedJob(deps: Pick<JobDeps, 'db'>, id: string, userId: string
 
 /** The jobs of organization `organizationId` (its members only: `not_found` otherwise), or without
  *  it the user's own jobs outside any organization; newest first, at most 500. */
-export async function jobsOf(deps: Pick<JobDeps, 'db'>, userId: string, organizationId: string | undefined): Promise<JobRecord[]> {
+export async function jobsOf(deps: Pick<JobDeps, 'db'>, userId: string, organizationId: string | undefined): Promise<JobList> {
   if (organizationId) await memberOrganization(deps.db, organizationId, userId);
-  return listJobs(deps.db, organizationId ? { organizationId } : { userId });
+  return { jobs: (await listJobs(deps.db, organizationId ? { organizationId } : { userId })).map((j) => jobView(j)) };
 }
 
 /** One page of a finished job's scored rows, with its summary and metrics. */

@@ -9,13 +9,15 @@
 
 import { AppError } from '../errors.ts';
 import { quotaExceeded, utcDayStart } from '../datasets/job-quota.ts';
+import { jobView } from '../datasets/job-view.ts';
 import type { PolicyDeps } from './lists.ts';
 import { invalidRule, listsNow } from './rules.ts';
 import { checkExpression, type RuleAction } from '../../domain/rules/expression.ts';
 import type { ListKind } from '../../domain/rules/lists.ts';
 import type { BacktestParams, BacktestVersion } from '../../jobs/backtest-job.ts';
 import type { OrganizationRow } from '../../storage/accounts-store.ts';
-import { createOrganizationJob, type JobRecord } from '../../storage/job-queue.ts';
+import { createOrganizationJob } from '../../storage/job-queue.ts';
+import type { Job } from '../../contract/jobs.ts';
 import { organizationData, type OrganizationData } from '../../storage/organization-data.ts';
 
 export interface BacktestDeps extends PolicyDeps {
@@ -50,7 +52,7 @@ async function savedVersions(data: OrganizationData, ruleId: string, wanted: num
 }
 
 /** Queues a backtest in `org`, which user `userId` has been checked to belong to; wakes the runner. */
-export async function queueBacktest(deps: BacktestDeps, org: OrganizationRow, userId: string, body: BacktestTarget & { from?: number | undefined; to?: number | undefined }): Promise<JobRecord> {
+export async function queueBacktest(deps: BacktestDeps, org: OrganizationRow, userId: string, body: BacktestTarget & { from?: number | undefined; to?: number | undefined }): Promise<Job> {
   const now = (deps.clock ?? Date.now)();
   const from = body.from ?? 0;
   const to = body.to ?? now + 1;
@@ -67,5 +69,5 @@ export async function queueBacktest(deps: BacktestDeps, org: OrganizationRow, us
   const job = await createOrganizationJob(deps.db, { kind: 'backtest', params, dataset_id: null, mode: null, owner_user_id: userId, organization_id: org.id }, quota, utcDayStart(now));
   if (!job) throw quotaExceeded(org.name, quota, now);
   void deps.jobs?.poll();
-  return job;
+  return jobView(job);
 }

@@ -13,7 +13,7 @@ import type { App } from '../../app/app.ts';
 import { ErrorResponse } from '../../contract/errors.ts';
 import { Job } from '../../contract/jobs.ts';
 import { requireUser } from '../caller.ts';
-import { describeJob, OrgParams } from '../records.ts';
+import { OrgParams } from '../records.ts';
 
 // Exactly one of the two, as two shapes, so the reference says what is enforced.
 const ImportBody = z.union([
@@ -37,6 +37,6 @@ export function historyImportRoutes(server: FastifyInstance, app: Pick<App, 'con
     const org = await app.organizations.member(request.params.id, user.id);
     // Jobs run only where a model is loaded (the runner is made with it).
     app.models.bundle();
-    return reply.code(202).send(describeJob(await app.historyImports.queue(org, user.id, request.body)));
+    return reply.code(202).send(await app.historyImports.queue(org, user.id, request.body));
   });
 }

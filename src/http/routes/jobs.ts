@@ -1,9 +1,10 @@
 // Scoring jobs over HTTP: queue one for a dataset (`POST /api/datasets/score`, 202 with the job),
-// read its progress, page its result, download it as CSV. The use cases are app/datasets/scoring-jobs.ts's;
-// here the request is read and the answer shaped. Until a job has succeeded, its result and
-// download answer 409 `job_not_finished` (saying where it is); a failed job's `error` carries the
-// reason. Progress and stage come from the work itself (jobs/runner.ts), never from a timer. The
-// download is named after the uploaded file (paysim.csv → paysim.scored.csv).
+// read its progress, page its result, download it as CSV. The use cases are
+// app/datasets/scoring-jobs.ts's and answer with the contract's job; here the request is read and
+// their answer sent. Until a job has succeeded, its result and download answer 409
+// `job_not_finished` (saying where it is); a failed job's `error` carries the reason. Progress and
+// stage come from the work itself (jobs/runner.ts), never from a timer. The download is named after
+// the uploaded file (paysim.csv → paysim.scored.csv).
 // History imports (routes/history-imports.ts) are jobs too, read and listed here with `kind`
 // `history_import`; they store rows rather than make them, so their result and download answer 404
 // `not_found` pointing at the job's `summary`.
@@ -15,7 +16,6 @@ import { MODE_NAMES } from '../../model/bundle-types.ts';
 import type { App } from '../../app/app.ts';
 import { ErrorResponse } from '../../contract/errors.ts';
 import { Job, JobList, JobResultObject } from '../../contract/jobs.ts';
-import { describeJob } from '../records.ts';
 import { requireUser } from '../caller.ts';
 import { newOwnership } from '../ownership.ts';
 
@@ -50,11 +50,11 @@ export function jobRoutes(server: FastifyInstance, app: Pick<App, 'config' | 'se
     const d = await app.scoringJobs.scorable(request.body.dataset_id, caller(request));
     // Without an organization named, a job of an organization's dataset belongs to it too.
     const ownership = await newOwnership(app, request, request.body.organization_id ?? d.organization_id ?? undefined);
-    return reply.code(202).send(describeJob(await app.scoringJobs.queue(d, request.body.mode, ownership)));
+    return reply.code(202).send(await app.scoringJobs.queue(d, request.body.mode, ownership));
   });
 
   r.get('/api/jobs/:id', { schema: { tags: ['datasets'], summary: 'Job progress', params: JobParams, response: { 200: Job, 404: ErrorResponse } } }, async (request) =>
-    describeJob(await app.scoringJobs.visible(request.params.id, caller(request))),
+    app.scoringJobs.one(request.params.id, caller(request)),
   );
 
   r.get('/api/jobs', {
@@ -67,8 +67,7 @@ export function jobRoutes(server: FastifyInstance, app: Pick<App, 'config' | 'se
     },
   }, async (request) => {
     const { user } = requireUser(request, app.sessions);
-    const jobs = await app.scoringJobs.of(user.id, request.query.organization_id);
-    return { jobs: jobs.map((j) => describeJob(j)) };
+    return app.scoringJobs.of(user.id, request.query.organization_id);
   });
 
   r.get('/api/jobs/:id/result', {

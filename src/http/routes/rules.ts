@@ -18,7 +18,7 @@ import { LIST_KINDS, LIST_NAME, MAX_VALUE_CHARS } from '../../domain/rules/lists
 import { MAX_EXPRESSION_CHARS, RULE_ACTIONS } from '../../domain/rules/expression.ts';
 import { memberCaller } from '../ownership.ts';
 import { requireUser } from '../caller.ts';
-import { describeJob, OrgParams } from '../records.ts';
+import { OrgParams } from '../records.ts';
 import { NO_NUL, storedText } from '../schemas.ts';
 
 const Iso = (what: string) => z.iso.datetime({ offset: true, error: `${what} must be an ISO 8601 date and time, e.g. 2026-11-23T10:15:00Z` });
@@ -189,8 +189,7 @@ export function memberRuleRoutes(server: FastifyInstance, app: Pick<App, 'config
     const org = await app.organizations.member(request.params.id, user.id);
     app.models.bundle();
     const b = request.body;
-    const job = await app.backtests.queue(org, user.id, { ...b, from: epoch(b.from), to: epoch(b.to) });
-    return reply.code(202).send(describeJob(job));
+    return reply.code(202).send(await app.backtests.queue(org, user.id, { ...b, from: epoch(b.from), to: epoch(b.to) }));
   });
 
   r.get('/api/organizations/:id/rules/:rule_id', {
