@@ -26,7 +26,7 @@ import { queueHistoryImport } from './datasets/history-imports.ts';
 import {
   apiKeysOfOrganization, createApiKey, createOrganization, datasetsOfMyOrganization, myOrganizations, organizationWithMembers, revokeApiKey, rotateApiKey, usageOfOrganization,
 } from './access/organizations.ts';
-import { customModelsVisibleTo, readCustomModel, setCustomModelActiveFor } from './custom-models.ts';
+import { customModelsVisibleTo, modelAuditFor, readCustomModel, rollBackFor, setChallengerFor, setCustomModelActiveFor } from './custom-models.ts';
 import { planTraining } from './datasets/training-jobs.ts';
 import {
   changeWebhookEndpoint, createWebhookEndpoint, deleteWebhookEndpoint, redeliverWebhook, rotateWebhookSecret, sendTestEvent, webhookDeliveries, webhookDelivery, webhookEndpoint, webhookEndpoints,
@@ -136,6 +136,9 @@ export function openApp(service: Service) {
     customModels: {
       ...bind(db, { visibleTo: customModelsVisibleTo, read: readCustomModel }),
       setActive: (id: string, userId: string, active: boolean) => setCustomModelActiveFor({ db, accounts }, id, userId, models.bundle().file.id, active),
+      setChallenger: (id: string, userId: string, on: boolean) => setChallengerFor({ db, accounts }, id, userId, on),
+      rollBack: (organizationId: string, userId: string) => rollBackFor({ db, accounts }, organizationId, userId),
+      audit: (organizationId: string, userId: string) => modelAuditFor(db, organizationId, userId),
     },
   };
 }

@@ -8,7 +8,8 @@
 import type { CustomModel } from '../model/custom.ts';
 import type { Db, Queryable } from '../storage/db.ts';
 import { organizationForMember } from '../storage/accounts-store.ts';
-import { customModelsOfUser, getCustomModel, setCustomModelActive } from '../storage/models-store.ts';
+import { customModelsOfUser, getCustomModel, MAX_CHALLENGERS, modelAudit, rollBackPromotion, setChallenger, setCustomModelActive, type ModelAuditRow } from '../storage/models-store.ts';
+import { memberOrganization } from './access/ownership.ts';
 import { AppError } from './errors.ts';
 
 /** The custom models of the organizations a signed-in user belongs to; none for a guest. */
@@ -35,10 +36,38 @@ export async function setCustomModelActiveFor(deps: ModelChoice, id: string, use
   if (id === builtInId) throw new AppError('not_applicable', 'bad_request', 'The built-in model is not activated: it scores whenever no custom model is active.', 'Activate or deactivate a custom model of your organization (GET /api/models).');
   const { model, role } = await memberModel(deps.db, id, userId);
   if (role !== 'owner') throw new AppError('forbidden', 'forbidden', 'Only owners of the organization choose its active model.', 'Ask an owner of the organization to do it.');
-  const changed = await setCustomModelActive(deps.db, model.id, active, at);
+  const changed = await setCustomModelActive(deps.db, model.id, active, at, userId);
   // Keys carry their organization's active model: look them up afresh.
   deps.accounts?.forgetKeys();
   return changed;
+}
+
+/** Makes a custom model one of its organization's challengers (scored in shadow on every API-key
+ *  request, recorded, never answered), or stops it being one; for owners. */
+export async function setChallengerFor(deps: ModelChoice, id: string, userId: string, on: boolean): Promise<CustomModel> {
+  const { model, role } = await memberModel(deps.db, id, userId);
+  if (role !== 'owner') throw new AppError('forbidden', 'forbidden', "Only owners of the organization choose its challengers.", 'Ask an owner of the organization to do it.');
+  const changed = await setChallenger(deps.db, model.id, on, userId);
+  if (changed === 'full') throw new AppError('conflict', 'limit_reached', `The organization has ${MAX_CHALLENGERS} challengers, the most it may have.`, 'Stop one of them being a challenger (DELETE /api/models/{id}/challenger), then try again.');
+  if (changed === 'active') throw new AppError('conflict', 'conflict', `${model.id} is the organization's active model; a challenger is compared with it.`, 'Choose another model as the challenger, or roll back first.');
+  deps.accounts?.forgetKeys();
+  return changed;
+}
+
+/** Undoes the organization's last promotion (the model active before it scores again); for owners. */
+export async function rollBackFor(deps: ModelChoice, organizationId: string, userId: string, at = new Date()): Promise<{ model_id: string | null; previous_model_id: string | null }> {
+  const org = await memberOrganization(deps.db, organizationId, userId);
+  if (org.role !== 'owner') throw new AppError('forbidden', 'forbidden', `Only owners of ${org.name} roll back its model.`, 'Ask an owner of the organization to do it.');
+  const done = await rollBackPromotion(deps.db, org.id, userId, at);
+  if (!done) throw new AppError('conflict', 'conflict', 'There is no promotion to roll back: none was made, or the last one was rolled back already.', 'See the organization\'s model history (GET /api/organizations/{id}/models/audit).');
+  deps.accounts?.forgetKeys();
+  return done;
+}
+
+/** The organization's promotions, rollbacks and challenger changes, newest first, for members. */
+export async function modelAuditFor(db: Queryable, organizationId: string, userId: string): Promise<{ data: { at: string; by: string; action: ModelAuditRow['action']; model_id: string | null; previous_model_id: string | null }[] }> {
+  const org = await memberOrganization(db, organizationId, userId);
+  return { data: (await modelAudit(db, org.id)).map((r) => ({ at: r.at.toISOString(), by: r.by, action: r.action, model_id: r.model_id, previous_model_id: r.previous_model_id })) };
 }
 
 /** A custom model of an organization the user belongs to (`not_found` otherwise), with their role. */

@@ -17,13 +17,15 @@ import type { Tenants } from '../live/tenants.ts';
 import { sameTransaction } from '../live/tenant.ts';
 import type { DecisionLog } from '../live/decision-log.ts';
 import { recorded, scoredEntities, type ScoredToRecord, type Scorer, type ScoreInput } from '../scoring/scorer.ts';
-import type { NewTransaction } from '../storage/live-rows.ts';
+import type { NewTransaction, ShadowScore } from '../storage/live-rows.ts';
 
 /** The API key a request authenticated with, as far as scoring needs it. */
 export interface ScoringKey {
   id: string;
   organization_id: string;
   active_model_id: string | null;
+  /** The organization's challengers: scored in shadow, recorded, never answered. */
+  challenger_model_ids?: readonly string[];
 }
 
 /** The scorer of an organization's active custom model, with a note when the built-in model
@@ -73,7 +75,7 @@ function replay(body: string | null | undefined, id: string): RecordedAnswer {
 
 /** The row the decision log stores for a scored transaction: the transaction, the answer (`body`,
  *  its JSON text) and what its decision saw and did. */
-export function recordedRow(scored: ScoredToRecord, body: string): NewTransaction {
+export function recordedRow(scored: ScoredToRecord, body: string, challengers: readonly ShadowScore[] = []): NewTransaction {
   const { result, transaction: tx, rules } = scored;
   return {
     transaction_id: tx.transaction_id,
@@ -94,12 +96,29 @@ export function recordedRow(scored: ScoredToRecord, body: string): NewTransactio
       rule_ids: rules ? rules.matches.map((m) => m.id) : [],
       rule_errors: rules ? rules.errors.map((e) => e.id) : [],
       inputs: scored.values,
+      challengers: challengers.length ? challengers : null,
     },
   };
 }
 
 export class ScoreAndRecord {
   constructor(private readonly deps: ScoreAndRecordDeps) {}
+
+  /** The challengers' scorers (a model that cannot be used, made for another base model, is left out). */
+  private async challengers(ids: readonly string[]): Promise<{ id: string; scorer: Scorer }[]> {
+    const found = await Promise.all(ids.map(async (id) => ({ id, made: await this.deps.scorerFor(id) })));
+    return found.flatMap(({ id, made }) => (made && !made.note ? [{ id, scorer: made.scorer }] : []));
+  }
+
+  /** What each challenger makes of the transaction the active model scored: recorded, never answered. */
+  private shadows(challengers: readonly { id: string; scorer: Scorer }[], scored: ScoredToRecord, by: Scorer): ShadowScore[] {
+    const out: ShadowScore[] = [];
+    for (const c of challengers) {
+      const s = c.scorer.shadow(scored, by);
+      if (s) out.push({ model_id: c.id, risk_score: s.risk_score, decision: s.decision });
+    }
+    return out;
+  }
 
   async score(key: ScoringKey, input: ScoreInput): Promise<RecordedAnswer> {
     const began = performance.now();
@@ -109,6 +128,7 @@ export class ScoreAndRecord {
     available(this.deps.model);
     const scorer = custom?.scorer ?? this.deps.scorer;
     if (!scorer) throw modelUnavailable();
+    const challengers = key.challenger_model_ids?.length ? await this.challengers(key.challenger_model_ids) : [];
     const organizationId = key.organization_id;
     const tenant = await tenants.get(organizationId);
     // Evidence older than what the tenant holds (its last 31 days), read now: nothing below awaits.
@@ -136,7 +156,7 @@ export class ScoreAndRecord {
     if (custom?.note) result.notes.push(custom.note);
     const body = JSON.stringify(result);
     const committing = performance.now();
-    const row = recordedRow(scored, body);
+    const row = recordedRow(scored, body, this.shadows(challengers, scored, scorer));
     if (writeBehind) log.push(organizationId, row);
     else if (!(await log.commit(organizationId, row))) {
       // Another process recorded this id first: answer as a retry of the one it stored.

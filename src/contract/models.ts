@@ -35,6 +35,8 @@ export type CustomModelSummary = {
   weights: CustomModel['settings']['stack']['weights'];
   created_at: string;
   activated_at: string | null;
+  /** Scores every API-key request in shadow (recorded, never answered). */
+  challenger: boolean;
 };
 export type ModelSummary = BuiltInModelSummary | CustomModelSummary;
 export type ModelList = { models: ModelSummary[] };
@@ -62,3 +64,13 @@ export type ModelDetail =
       calibration: ModelFile['calibration'];
       cold_start: ModelFile['cold_start'];
     });
+
+const AuditAction = z.enum(['promoted', 'rolled_back', 'deactivated', 'challenger_added', 'challenger_removed']);
+/** `POST /api/organizations/{id}/models/rollback`: the model that scores now (null: the built-in) and the one it replaced. */
+export const RollBack = z.object({ model_id: z.string().nullable().describe('The model active now; null: the built-in model'), previous_model_id: z.string().nullable() });
+export type RollBack = z.infer<typeof RollBack>;
+/** `GET /api/organizations/{id}/models/audit`. */
+export const ModelAudit = z.object({
+  data: z.array(z.object({ at: z.string(), by: z.string(), action: AuditAction, model_id: z.string().nullable().describe('null: the built-in model'), previous_model_id: z.string().nullable() })),
+});
+export type ModelAudit = z.infer<typeof ModelAudit>;

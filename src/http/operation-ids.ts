@@ -98,6 +98,10 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /api/models/{id}': 'getModel',
   'POST /api/models/{id}/activate': 'activateModel',
   'POST /api/models/{id}/deactivate': 'deactivateModel',
+  'POST /api/models/{id}/challenger': 'addChallenger',
+  'DELETE /api/models/{id}/challenger': 'removeChallenger',
+  'POST /api/organizations/{id}/models/rollback': 'rollBackModel',
+  'GET /api/organizations/{id}/models/audit': 'listModelChanges',
 };
 
 /** A route's path as the reference writes it: Fastify's `:param` as `{param}`. */

@@ -49,6 +49,8 @@ export interface CustomModel {
   active: boolean;
   created_at: Date;
   activated_at: Date | null;
+  /** Scores every API-key request in shadow beside the active model (never both). */
+  challenger: boolean;
 }
 
 /** The bundle to score with: the base's boosters with the custom model's values. */

@@ -263,6 +263,31 @@ export class Scorer {
     return { ...scored, features, recordFrom };
   }
 
+  /**
+   * This model's score of a transaction another model scored to record (`scored`), for a
+   * challenger in shadow: its risk score and its model's decision (the organization's rules are
+   * the same for both, so they are left to the comparison). The same features, never computed
+   * again; with the same boosters, the same margins too, and only the stack, calibration and
+   * thresholds differ; undefined when this model reads other features than the one that scored.
+   */
+  shadow(scored: ScoredToRecord, by: Scorer): { risk_score: number; decision: Decision } | undefined {
+    const mine = this.deps.bundle.channels;
+    const theirs = by.bundle.channels;
+    if (mine.length !== theirs.length || mine.some((c, k) => c.features.length !== theirs[k]!.features.length || c.features.some((f, i) => f !== theirs[k]!.features[i]))) return undefined;
+    let raw = scored.raw;
+    if (mine.some((c, k) => c.engine !== theirs[k]!.engine)) {
+      let at = 0;
+      raw = mine.map((c) => {
+        const values = this.features[c.name];
+        for (let i = 0; i < c.features.length; i++) values[i] = scored.features[at + i]!;
+        at += c.features.length;
+        return c.engine.predictRaw(values);
+      });
+    }
+    const combined = this.pipeline.combined(raw, scored.cold, scored.mode);
+    return { risk_score: combined.risk, decision: combined.decision };
+  }
+
   private run(input: ScoreInput, context: ScoreContext): Scored {
     const stages = new Stages(performance.now());
     const { bundle } = this.deps;
@@ -358,7 +383,7 @@ export class Scorer {
       latency_ms: Math.round((performance.now() - stages.started) * 1000) / 1000,
       notes,
     };
-    return { result, transaction: tx, started: stages.started, values, modelDecision: combined.decision, rules };
+    return { result, transaction: tx, started: stages.started, values, modelDecision: combined.decision, rules, raw, cold, mode: input.mode };
   }
 }
 
@@ -375,6 +400,11 @@ interface Scored {
   values: DecisionValues;
   modelDecision: Decision;
   rules: RulesOutcome | undefined;
+  /** Each channel's raw margin, the cold-start rule's verdict and the mode: what a challenger
+   *  sharing the boosters needs to score the same transaction (`shadow`). */
+  raw: readonly number[];
+  cold: boolean;
+  mode: ModeName;
 }
 
 /** What `scoreToRecord` returns: the score, and the features it was made with. */

@@ -195,13 +195,16 @@ export async function revokeApiKey(db: Queryable, keyId: string, at: Date): Prom
   return row;
 }
 
-/** A live key as `/api/v1` needs it: its organization's stage and active custom model, if any. */
-export type LiveApiKey = ApiKeyRow & { stage: 'test' | 'live'; active_model_id: string | null };
+/** A live key as `/api/v1` needs it: its organization's stage, active custom model (if any) and
+ *  challengers (the models that score in shadow), read with the key (which a process trusts for a
+ *  second), so a promotion counts within a second in every process. */
+export type LiveApiKey = ApiKeyRow & { stage: 'test' | 'live'; active_model_id: string | null; challenger_model_ids: string[] };
 
 /** The live key whose secret hashes to `secretHash` (one indexed lookup per request). */
 export async function findLiveApiKey(db: Queryable, secretHash: string): Promise<LiveApiKey | undefined> {
   const [row] = await db.query<LiveApiKey>(
-    `SELECT ${K_KEY_COLUMNS}, o.stage, cm.id AS active_model_id
+    `SELECT ${K_KEY_COLUMNS}, o.stage, cm.id AS active_model_id,
+            ARRAY(SELECT c.id FROM custom_models c WHERE c.organization_id = k.organization_id AND c.challenger ORDER BY c.id) AS challenger_model_ids
      FROM api_keys k JOIN organizations o ON o.id = k.organization_id
      LEFT JOIN custom_models cm ON cm.organization_id = k.organization_id AND cm.active
      WHERE k.secret_hash = $1 AND k.revoked_at IS NULL`,

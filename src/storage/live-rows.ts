@@ -39,6 +39,15 @@ export interface DecidedBy {
   rule_ids: readonly string[];
   rule_errors: readonly string[];
   inputs: PackedInputs;
+  /** What the organization's challengers made of it, in shadow (none: null). */
+  challengers?: readonly ShadowScore[] | null;
+}
+
+/** A challenger's score of a transaction, recorded beside the decision it never made. */
+export interface ShadowScore {
+  model_id: string;
+  risk_score: number;
+  decision: string;
 }
 
 /** What listings and reports filter and count on, of a scored transaction's decision. */

@@ -1,11 +1,15 @@
-// SQL for custom models (migrations/005_custom_models.sql). Settings are stored complete and never
-// change; activation flips `active` with at most one active model per organization (a unique
-// partial index backs the transaction below).
+// SQL for custom models (migrations/005_custom_models.sql, 017_challengers.sql). Settings are stored
+// complete and never change; activation flips `active` with at most one active model per
+// organization (a unique partial index backs the transaction below); at most three are challengers,
+// never the active one. Every promotion, rollback and change of challengers is audited
+// (model_audit), in the transaction that makes it, with who and when.
 
 import type { CustomModel, CustomSettings } from '../model/custom.ts';
 import type { Db, Queryable } from './db.ts';
 
-const COLUMNS = 'id, organization_id, name, base_model_id, settings, active, created_at, activated_at';
+const COLUMNS = 'id, organization_id, name, base_model_id, settings, active, created_at, activated_at, challenger';
+/** Challengers an organization may have at once. */
+export const MAX_CHALLENGERS = 3;
 
 export async function insertCustomModel(db: Queryable, m: { id: string; organizationId: string; name: string; baseModelId: string; settings: CustomSettings }): Promise<CustomModel> {
   const [row] = await db.query<CustomModel>(
@@ -35,14 +39,92 @@ export async function customModelsOfUser(db: Queryable, userId: string): Promise
   );
 }
 
-/** Makes `id` its organization's active model (any other is deactivated), or deactivates it. */
-export async function setCustomModelActive(db: Db, id: string, active: boolean, at: Date): Promise<CustomModel> {
+/** Takes the organization's models' lock: changes of its active model and challengers queue. */
+async function lockModels(tx: Queryable, organizationId: string): Promise<void> {
+  await tx.query('SELECT id FROM custom_models WHERE organization_id = $1 FOR UPDATE', [organizationId]);
+}
+
+async function audit(tx: Queryable, organizationId: string, by: string, action: ModelAuditAction, modelId: string | null, previousId: string | null): Promise<void> {
+  await tx.query('INSERT INTO model_audit (organization_id, by, action, model_id, previous_model_id) VALUES ($1, $2, $3, $4, $5)', [organizationId, by, action, modelId, previousId]);
+}
+
+/**
+ * Makes `id` its organization's active model (the one active before stops, and `id` stops being a
+ * challenger): audited as `promoted`; or stops it, so the built-in model scores again: audited as
+ * `deactivated`.
+ */
+export async function setCustomModelActive(db: Db, id: string, active: boolean, at: Date, by: string): Promise<CustomModel> {
   return db.transaction(async (tx) => {
-    const [m] = await tx.query<CustomModel>(`SELECT ${COLUMNS} FROM custom_models WHERE id = $1 FOR UPDATE`, [id]);
+    const [m] = await tx.query<CustomModel>(`SELECT ${COLUMNS} FROM custom_models WHERE id = $1`, [id]);
+    await lockModels(tx, m!.organization_id);
+    const [before] = await tx.query<{ id: string }>('SELECT id FROM custom_models WHERE organization_id = $1 AND active', [m!.organization_id]);
     if (active) await tx.query('UPDATE custom_models SET active = false WHERE organization_id = $1 AND active AND id <> $2', [m!.organization_id, id]);
-    const [row] = await tx.query<CustomModel>(`UPDATE custom_models SET active = $2, activated_at = CASE WHEN $2 THEN $3::timestamptz ELSE activated_at END WHERE id = $1 RETURNING ${COLUMNS}`, [id, active, at]);
+    const [row] = await tx.query<CustomModel>(
+      `UPDATE custom_models SET active = $2, challenger = challenger AND NOT $2, activated_at = CASE WHEN $2 THEN $3::timestamptz ELSE activated_at END WHERE id = $1 RETURNING ${COLUMNS}`,
+      [id, active, at],
+    );
+    if (active && before?.id !== id) await audit(tx, m!.organization_id, by, 'promoted', id, before?.id ?? null);
+    if (!active && before?.id === id) await audit(tx, m!.organization_id, by, 'deactivated', null, id);
     return row!;
   });
+}
+
+/** Makes a model a challenger or stops it being one: `full` with three already, `active` for the active model. */
+export async function setChallenger(db: Db, id: string, on: boolean, by: string): Promise<CustomModel | 'full' | 'active'> {
+  return db.transaction(async (tx) => {
+    const [m] = await tx.query<CustomModel>(`SELECT ${COLUMNS} FROM custom_models WHERE id = $1`, [id]);
+    await lockModels(tx, m!.organization_id);
+    const [now] = await tx.query<CustomModel>(`SELECT ${COLUMNS} FROM custom_models WHERE id = $1`, [id]);
+    if (now!.challenger === on) return now!;
+    if (on && now!.active) return 'active';
+    if (on) {
+      const [{ n }] = (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM custom_models WHERE organization_id = $1 AND challenger', [m!.organization_id])) as [{ n: number }];
+      if (n >= MAX_CHALLENGERS) return 'full';
+    }
+    const [row] = await tx.query<CustomModel>(`UPDATE custom_models SET challenger = $2 WHERE id = $1 RETURNING ${COLUMNS}`, [id, on]);
+    await audit(tx, m!.organization_id, by, on ? 'challenger_added' : 'challenger_removed', id, null);
+    return row!;
+  });
+}
+
+/**
+ * Undoes the organization's newest promotion not undone yet (each rollback undoes one, newest
+ * first): the model active before it (or the built-in model) scores again, audited as
+ * `rolled_back`. Undefined when no promotion is left to undo.
+ */
+export async function rollBackPromotion(db: Db, organizationId: string, by: string, at: Date): Promise<{ model_id: string | null; previous_model_id: string | null } | undefined> {
+  return db.transaction(async (tx) => {
+    await lockModels(tx, organizationId);
+    const history = await tx.query<{ action: ModelAuditAction; previous_model_id: string | null }>(
+      `SELECT action, previous_model_id FROM model_audit WHERE organization_id = $1 AND action IN ('promoted', 'rolled_back') ORDER BY id DESC`,
+      [organizationId],
+    );
+    // Newest first: each rollback cancels the newest promotion older than it not cancelled yet.
+    let undone = 0;
+    const target = history.find((e) => (e.action === 'rolled_back' ? (undone++, false) : undone > 0 ? (undone--, false) : true));
+    if (!target) return undefined;
+    const [current] = await tx.query<{ id: string }>('SELECT id FROM custom_models WHERE organization_id = $1 AND active', [organizationId]);
+    await tx.query('UPDATE custom_models SET active = false WHERE organization_id = $1 AND active', [organizationId]);
+    if (target.previous_model_id) await tx.query('UPDATE custom_models SET active = true, challenger = false, activated_at = $2 WHERE id = $1', [target.previous_model_id, at]);
+    await audit(tx, organizationId, by, 'rolled_back', target.previous_model_id, current?.id ?? null);
+    return { model_id: target.previous_model_id, previous_model_id: current?.id ?? null };
+  });
+}
+
+export type ModelAuditAction = 'promoted' | 'rolled_back' | 'deactivated' | 'challenger_added' | 'challenger_removed';
+
+export interface ModelAuditRow {
+  id: number;
+  at: Date;
+  by: string;
+  action: ModelAuditAction;
+  model_id: string | null;
+  previous_model_id: string | null;
+}
+
+/** The organization's model changes, newest first. */
+export async function modelAudit(db: Queryable, organizationId: string, limit = 100): Promise<ModelAuditRow[]> {
+  return db.query<ModelAuditRow>('SELECT id, at, by, action, model_id, previous_model_id FROM model_audit WHERE organization_id = $1 ORDER BY id DESC LIMIT $2', [organizationId, limit]);
 }
 
 /** Whether an organization exists (the command line checks before creating a model for it). */

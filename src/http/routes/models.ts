@@ -11,9 +11,10 @@ import type { ModelBundle } from '../../model/bundle-types.ts';
 import type { CustomModel } from '../../model/custom.ts';
 import type { App } from '../../app/app.ts';
 import { ErrorResponse } from '../../contract/errors.ts';
-import { ModelObject, type Bands, type BuiltInModelSummary, type CustomModelSummary, type ModelDetail, type ModelList } from '../../contract/models.ts';
+import { ModelAudit, ModelObject, RollBack, type Bands, type BuiltInModelSummary, type CustomModelSummary, type ModelDetail, type ModelList } from '../../contract/models.ts';
 import { requireUser } from '../caller.ts';
 import { ModelIdParams } from '../schemas.ts';
+import { OrgParams } from '../records.ts';
 
 function builtInSummary(m: ModelBundle): BuiltInModelSummary {
   const f = m.file;
@@ -21,7 +22,7 @@ function builtInSummary(m: ModelBundle): BuiltInModelSummary {
 }
 
 function customSummary(m: CustomModel): CustomModelSummary {
-  return { id: m.id, name: m.name, kind: 'custom' as const, active: m.active, organization_id: m.organization_id, base_model_id: m.base_model_id, weights: m.settings.stack.weights, created_at: m.created_at.toISOString(), activated_at: m.activated_at?.toISOString() ?? null };
+  return { id: m.id, name: m.name, kind: 'custom' as const, active: m.active, challenger: m.challenger, organization_id: m.organization_id, base_model_id: m.base_model_id, weights: m.settings.stack.weights, created_at: m.created_at.toISOString(), activated_at: m.activated_at?.toISOString() ?? null };
 }
 
 const bandsOf = (b: { medium: number; high: number; critical: number }): Bands => ({ low: [0, b.medium], medium: [b.medium, b.high], high: [b.high, b.critical], critical: [b.critical, 1] });
@@ -72,4 +73,36 @@ export function modelRoutes(server: FastifyInstance, app: Pick<App, 'sessions' |
       return customSummary(await app.customModels.setActive(request.params.id, user.id, action === 'activate'));
     });
   }
+
+  for (const method of ['POST', 'DELETE'] as const) {
+    r.route({
+      method,
+      url: '/api/models/:id/challenger',
+      schema: {
+        tags: ['models'],
+        summary: method === 'POST' ? 'Make a custom model a challenger: it scores every API-key request in shadow' : 'Stop a custom model being a challenger',
+        description: 'Owners only. A challenger\'s score and decision are recorded with each transaction (the record\'s `challengers`), never answered; at most three per organization (409 `limit_reached`), never the active model (409 `conflict`). Audited.',
+        params: ModelIdParams,
+        response: { 200: ModelObject, 409: ErrorResponse, ...errors },
+      },
+      handler: async (request) => {
+        const { user } = requireUser(request, app.sessions);
+        return customSummary(await app.customModels.setChallenger(request.params.id, user.id, method === 'POST'));
+      },
+    });
+  }
+
+  r.post('/api/organizations/:id/models/rollback', {
+    schema: {
+      tags: ['models'],
+      summary: "Undo the organization's last promotion: the model active before it scores again",
+      description: 'Owners only; audited. 409 `conflict` when there is no promotion to undo.',
+      params: OrgParams,
+      response: { 200: RollBack, 409: ErrorResponse, ...errors },
+    },
+  }, async (request) => app.customModels.rollBack(request.params.id, requireUser(request, app.sessions).user.id));
+
+  r.get('/api/organizations/:id/models/audit', {
+    schema: { tags: ['models'], summary: "The organization's promotions, rollbacks and challenger changes, newest first (who and when)", params: OrgParams, response: { 200: ModelAudit, ...errors } },
+  }, async (request) => app.customModels.audit(request.params.id, requireUser(request, app.sessions).user.id));
 }
