@@ -13,12 +13,12 @@
 
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import autocannon from 'autocannon';
 import postgres from 'postgres';
 import { benchmarkCommandLine, quick } from './harness.ts';
 import { startServer } from './server-process.ts';
 import { fixedRate } from './fixed-rate.ts';
 import { scoreRequests } from './requests.ts';
+import { median, pairedRounds } from './paired-load.ts';
 import { SignIn } from '../test/support/processes.ts';
 import { Receiver } from '../test/support/receiver.ts';
 
@@ -33,7 +33,6 @@ const CONNECTIONS = 16;
 const EVENTS = quick ? 2_000 : 10_000;
 const RATE = 500;
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const percentile = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
@@ -74,32 +73,12 @@ children.push(plain, hooked);
 const reviewShare = 'amount > 385.0';
 const plainKey = await organization(plain.url, reviewShare, false);
 const hookedKey = await organization(hooked.url, reviewShare, true);
-const { newTransaction } = scoreRequests();
-const load = (base: string, key: string, seconds: number) =>
-  autocannon({
-    url: `${base}/api/v1/risk/score`,
-    method: 'POST',
-    connections: CONNECTIONS,
-    duration: seconds,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-    requests: [{ setupRequest: (req) => ({ ...req, body: newTransaction() }) }],
-  }).then((r) => ({ rps: r.requests.average, p99: r.latency.p99, errors: r.non2xx + r.errors }));
-await load(plain.url, plainKey, 2);
-await load(hooked.url, hookedKey, 2);
-const rounds: { plain: number; hooked: number; plainP99: number; hookedP99: number }[] = [];
 const receivedBefore = receiver.received.length;
-for (let r = 0; r < ROUNDS; r++) {
-  const first = r % 2 === 0;
-  const a = first ? await load(plain.url, plainKey, ROUND_SECONDS) : await load(hooked.url, hookedKey, ROUND_SECONDS);
-  const b = first ? await load(hooked.url, hookedKey, ROUND_SECONDS) : await load(plain.url, plainKey, ROUND_SECONDS);
-  const [p, h] = first ? [a, b] : [b, a];
-  if (p.errors + h.errors > 0) throw new Error(`errors under load: ${p.errors} + ${h.errors}`);
-  rounds.push({ plain: p.rps, hooked: h.rps, plainP99: p.p99, hookedP99: h.p99 });
-  process.stderr.write(`round ${r + 1}: without ${Math.round(p.rps)} req/s, with an endpoint ${Math.round(h.rps)} req/s\n`);
-}
+const paired = await pairedRounds({ baseline: { base: plain.url, key: plainKey }, changed: { base: hooked.url, key: hookedKey }, rounds: ROUNDS, seconds: ROUND_SECONDS, connections: CONNECTIONS, label: 'with an endpoint' });
+const rounds = paired.rounds.map((r) => ({ plain: r.baseline, hooked: r.changed, plainP99: r.baselineP99, hookedP99: r.changedP99 }));
 await new Promise((r) => setTimeout(r, 2_000));
 const delivered = receiver.received.length - receivedBefore;
-const ratio = median(rounds.map((x) => x.hooked)) / median(rounds.map((x) => x.plain));
+const ratio = paired.ratio;
 plain.child.kill('SIGTERM');
 hooked.child.kill('SIGTERM');
 

@@ -42,6 +42,10 @@ export const TransactionRecord = z.object({
     .array(z.object({ from: OutcomeLabel.nullable(), to: OutcomeLabel, source: z.string(), reported_at: z.string(), reported_by: z.string() }))
     .optional()
     .describe('Every reported change, oldest first (on a single record, not in listings)'),
+  challengers: z
+    .array(z.object({ model_id: z.string(), risk_score: z.number(), decision: z.enum(['approve', 'review', 'block']).describe("The challenger model's own decision (the organization's rules aside)") }))
+    .optional()
+    .describe('What the challengers scoring in shadow made of it when it was scored (on a single record; never in the answer)'),
   evidence: ScoreResponse.pick({ entity_history: true, graph_evidence: true, related_ring: true })
     .nullable()
     .optional()

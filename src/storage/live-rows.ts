@@ -70,6 +70,8 @@ export interface TransactionRow extends TransactionParties, TransactionEntities 
   label_known_ms: number | null;
   outcome_source: string | null;
   outcome_reported_by: string | null;
+  /** What the organization's challengers made of it, in shadow (null: none scored it). */
+  challengers: ShadowScore[] | null;
 }
 
 /** What the history needs of a stored transaction, in time order. */

@@ -54,6 +54,11 @@ for (const backend of backends()) {
       t.same(shadow.map((s) => [s.model_id, s.decision]), [[blocker.id, 'block']], "Acme's challenger, and not Bolt's, recorded its decision");
       t.ok(Math.abs(shadow[0]!.risk_score - body.risk_score) < 1e-9, 'same boosters and stack: the same score, other thresholds');
       t.equal(await stored(b, 'tx-1'), undefined, 'nothing recorded for Bolt');
+      const record = (await as(a, 'GET', `/api/organizations/${a.id}/transactions/tx-1`)).json();
+      t.match(record, { decision: body.decision, model_id: base.file.id, challengers: [{ model_id: blocker.id, decision: 'block' }] }, "the record shows what the challenger made of it");
+      const byKey = (await app.inject({ url: '/api/v1/transactions/tx-1', headers: { authorization: `Bearer ${a.key}` } })).json();
+      t.same(byKey.challengers, record.challengers, 'to the key too');
+      t.notOk('challengers' in (await as(a, 'GET', `/api/organizations/${a.id}/transactions`)).json().data[0], 'not in listings');
       // A replay is the stored answer: nothing scored again.
       const replay = await live.score(a, payment('tx-1'));
       t.equal(replay.body, answer.body);

@@ -1,0 +1,109 @@
+// `npm run bench:challengers [-- --quick]` (needs DATABASE_URL: a PostgreSQL server on which the
+// benchmark may create and drop databases): what shadow scoring costs the recorded route. Two
+// server processes, each on a database of its own, each with an organization scoring every request
+// as a new recorded transaction: one organization has no challenger (the baseline), the other one
+// (and then three) custom models as challengers, each scoring every request in shadow and recorded
+// with it. Rounds alternate between the two servers; the ratio is of the medians (goal: one
+// challenger keeps at least 85 % of the throughput). Prints a table, then one JSON object.
+
+import { randomBytes } from 'node:crypto';
+import postgres from 'postgres';
+import { benchmarkCommandLine, quick } from './harness.ts';
+import { startServer } from './server-process.ts';
+import { pairedRounds } from './paired-load.ts';
+import { SignIn } from '../test/support/processes.ts';
+import { loadModelFolder } from '../src/model/bundle.ts';
+import { isProblem } from '../src/model/bundle-types.ts';
+import { mergeSettings } from '../src/model/custom.ts';
+
+benchmarkCommandLine({
+  name: 'bench:challengers',
+  about: 'What one and three challengers scoring in shadow cost the recorded route (PostgreSQL: DATABASE_URL).',
+  quick: '2 rounds of 4 s for each count',
+});
+const ROUNDS = quick ? 2 : 4;
+const SECONDS = quick ? 4 : 10;
+const CONNECTIONS = 16;
+const adminUrl = process.env.DATABASE_URL;
+if (!adminUrl) {
+  process.stderr.write('bench:challengers runs on PostgreSQL: set DATABASE_URL to a server where this role may CREATE DATABASE.\n');
+  process.exit(2);
+}
+const model = loadModelFolder('models/builtin');
+if (isProblem(model)) throw new Error(model.message);
+
+const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+const names: string[] = [];
+const database = async () => {
+  const name = `bench_${randomBytes(4).toString('hex')}`;
+  await admin.unsafe(`CREATE DATABASE ${name}`);
+  names.push(name);
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  return u.toString();
+};
+const signIn = await SignIn.start();
+const servers: Awaited<ReturnType<typeof startServer>>[] = [];
+const cleanUp = async () => {
+  for (const s of servers) s.child.kill('SIGTERM');
+  await Promise.all(servers.map((s) => new Promise((r) => (s.child.exitCode !== null ? r(null) : s.child.once('exit', r)))));
+  await signIn.close();
+  for (const name of names) await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.end();
+};
+
+try {
+  const env = { SCORE_RATE_PER_MINUTE: '100000000', ...signIn.env };
+  const [plainDb, shadowDb] = [await database(), await database()];
+  const [plain, shadow] = await Promise.all([startServer({ ...env, DATABASE_URL: plainDb }), startServer({ ...env, DATABASE_URL: shadowDb })]);
+  servers.push(plain, shadow);
+  const plainOrg = await signIn.organization(plain.url, 'bench');
+  const shadowOrg = await signIn.organization(shadow.url, 'bench');
+  // Challengers as `npm run model:create` makes them: the built-in boosters with other thresholds.
+  const sql = postgres(shadowDb, { max: 1, onnotice: () => {} });
+  const challengers: string[] = [];
+  for (const [i, review] of [0.2, 0.3, 0.4].entries()) {
+    const id = `cm_bench_${i}`;
+    const settings = mergeSettings(model.file, { thresholds: { balanced: { review, block: 0.9 } } });
+    await sql`INSERT INTO custom_models (id, organization_id, name, base_model_id, settings) VALUES (${id}, ${shadowOrg.id}, ${`challenger ${i}`}, ${model.file.id}, ${sql.json(settings)})`;
+    challengers.push(id);
+  }
+  await sql.end();
+  const challenge = async (id: string) => {
+    const res = await fetch(`${shadow.url}/api/models/${id}/challenger`, { method: 'POST', headers: shadowOrg.member });
+    if (res.status !== 200) throw new Error(`challenger ${id}: ${res.status} ${await res.text()}`);
+  };
+  const results: Record<string, Awaited<ReturnType<typeof pairedRounds>>> = {};
+  for (const [count, add] of [[1, challengers.slice(0, 1)], [3, challengers.slice(1)]] as const) {
+    for (const id of add) await challenge(id);
+    await new Promise((r) => setTimeout(r, 1_100)); // keys are trusted for a second
+    process.stderr.write(`${count} challenger(s):\n`);
+    results[count] = await pairedRounds({ baseline: { base: plain.url, key: plainOrg.secret }, changed: { base: shadow.url, key: shadowOrg.secret }, rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, label: `${count} challenger(s)` });
+  }
+  const check = postgres(shadowDb, { max: 1, onnotice: () => {} });
+  const [recorded] = await check<{ n: number; shadowed: number }[]>`SELECT count(*)::int AS n, count(challengers)::int AS shadowed FROM transactions`;
+  await check.end();
+  await cleanUp();
+
+  console.log('');
+  console.log(`| Recorded route on PostgreSQL (${CONNECTIONS} connections, ${ROUNDS} × ${SECONDS} s alternating) | baseline req/s (median) | with challengers | ratio |`);
+  console.log('|---|---|---|---|');
+  for (const count of [1, 3]) console.log(`| ${count} challenger(s) in shadow | ${Math.round(results[count]!.baseline)} | ${Math.round(results[count]!.changed)} | ${(results[count]!.ratio * 100).toFixed(1)} % |`);
+  console.log(`transactions recorded with challengers: ${recorded!.shadowed} of ${recorded!.n} (the others were the warm-up before the first challenger)`);
+  console.log(
+    JSON.stringify({
+      benchmark: 'challengers',
+      quick,
+      one: results[1],
+      three: results[3],
+      ratio_one_challenger: Math.round(results[1]!.ratio * 1000) / 1000,
+      ratio_three_challengers: Math.round(results[3]!.ratio * 1000) / 1000,
+      goals: { one_challenger_within_15_percent: results[1]!.ratio >= 0.85 },
+    }),
+  );
+  process.exit(0);
+} catch (e) {
+  process.stderr.write(`${(e as Error).stack ?? e}\n`);
+  await cleanUp();
+  process.exit(1);
+}
