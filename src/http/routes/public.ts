@@ -120,30 +120,7 @@ export function publicRoutes(server: FastifyInstance, app: App): void {
   }, async (request) => {
     const m = app.models.metrics();
     const key = request.headers.authorization === undefined ? undefined : (await keyAuthentication(app.keys)(request), request.apiKey!);
-    const rings = await app.rings.list(key ? OrganizationCaller.key(key) : undefined);
-    return {
-      model_id: m.model_id,
-      evaluation: m.rings,
-      live: {
-        note: key
-          ? "Groups flagged in your organization's weekly windows (Monday 00:00 UTC to Monday), each analysed once the window ended a label delay ago; the latest 52 windows."
-          : 'Groups flagged over the public sandbox (the example history; completed weekly windows, published one label delay after they close). An organization\'s own rings are listed only with its API key.',
-        ...(key ? { organization_id: key.organization_id } : {}),
-        flagged_groups: rings.length,
-        groups: rings.slice(-50).map((g) => ({
-          ring_id: g.ring_id,
-          window_start: new Date(g.window_start).toISOString(),
-          window_end: new Date(g.window_end).toISOString(),
-          published_at: new Date(g.published_at).toISOString(),
-          members: g.members,
-          customers: g.customers.length,
-          customer_ids: g.customers,
-          merchants: g.merchants,
-          main_channel: g.channels[0] ?? null,
-          fraud_rate: g.fraud_rate,
-        })),
-      },
-    };
+    return { model_id: m.model_id, evaluation: m.rings, live: await app.rings.list(key ? OrganizationCaller.key(key) : undefined) };
   });
 
   r.get('/api/datasets/format', { schema: { tags: ['datasets'], summary: 'Columns required in an uploaded CSV', response: { 200: DatasetFormat } } }, async () => ({
