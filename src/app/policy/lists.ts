@@ -5,12 +5,12 @@
 // through the organization's lists (`organizationData(db, id).lists`), bound to the organization
 // the caller acts for, so another organization's list is simply not found. A write is answered
 // once this process has applied it (the live feed carries it to every other process), so the next
-// score here sees it.
+// score here sees it. Each answers in the contract's shape (contract/rules.ts).
 
 import { AppError } from '../errors.ts';
 import type { OrganizationCaller } from '../access/organization-caller.ts';
 import { randomId } from '../access/secrets.ts';
-import type { AddResult, List, ListChange, ListItem, RemoveResult } from '../../contract/rules.ts';
+import type { AddResult, List, ListAudit, ListIndex, ListItem, ListPage, RemoveResult } from '../../contract/rules.ts';
 import { listValue, valueProblem, type ListKind } from '../../domain/rules/lists.ts';
 import type { Db } from '../../storage/db.ts';
 import type { ItemRow, ListRow } from '../../storage/lists-store.ts';
@@ -67,16 +67,16 @@ export async function createList(deps: PolicyDeps, caller: OrganizationCaller, b
   return listView(row);
 }
 
-export async function allLists(deps: PolicyDeps, caller: OrganizationCaller): Promise<List[]> {
-  return (await organizationData(deps.db, caller.organizationId).lists.all(now(deps))).map(listView);
+export async function allLists(deps: PolicyDeps, caller: OrganizationCaller): Promise<ListIndex> {
+  return { data: (await organizationData(deps.db, caller.organizationId).lists.all(now(deps))).map(listView) };
 }
 
 /** A list and a page of its items in value order: those on it now, or at `asOf`. */
-export async function listPage(deps: PolicyDeps, caller: OrganizationCaller, name: string, q: { asOf?: number | undefined; startingAfter?: string | undefined; limit: number }): Promise<{ list: List; items: ListItem[]; hasMore: boolean }> {
+export async function listPage(deps: PolicyDeps, caller: OrganizationCaller, name: string, q: { asOf?: number | undefined; startingAfter?: string | undefined; limit: number }): Promise<ListPage> {
   const lists = organizationData(deps.db, caller.organizationId).lists;
   const list = await namedList(deps, lists, name);
   const page = await lists.items(list.id, { now: now(deps), asOf: q.asOf, after: q.startingAfter, limit: q.limit });
-  return { list: listView(list), items: page.items.map(itemView), hasMore: page.hasMore };
+  return { list: listView(list), data: page.items.map(itemView), has_more: page.hasMore };
 }
 
 export async function addListItems(deps: PolicyDeps, caller: OrganizationCaller, name: string, body: { values: readonly string[]; reason?: string | undefined; expires_at?: number | undefined }): Promise<AddResult> {
@@ -121,10 +121,10 @@ export async function deleteList(deps: PolicyDeps, caller: OrganizationCaller, n
 
 /** A page of a list's recorded changes, newest first, after the change `startingAfter` (the last
  *  of the previous page); `not_found` for a list, or a change of it, the organization does not have. */
-export async function listAudit(deps: PolicyDeps, caller: OrganizationCaller, name: string, q: { startingAfter?: string | undefined; limit: number }): Promise<{ entries: ListChange[]; hasMore: boolean }> {
+export async function listAudit(deps: PolicyDeps, caller: OrganizationCaller, name: string, q: { startingAfter?: string | undefined; limit: number }): Promise<ListAudit> {
   const lists = organizationData(deps.db, caller.organizationId).lists;
   const list = await namedList(deps, lists, name);
   const page = await lists.auditPage(list.id, q.limit, q.startingAfter === undefined ? undefined : Number(q.startingAfter));
   if (!page) throw new AppError('not_found', 'not_found', `starting_after names no change ${q.startingAfter} of the list ${name}.`, 'Pass the id of the last change of the previous page.');
-  return { entries: page.entries.map((e) => ({ id: String(e.id), at: iso(e.at_ms), by: e.by, action: e.action, detail: e.detail })), hasMore: page.hasMore };
+  return { data: page.entries.map((e) => ({ id: String(e.id), at: iso(e.at_ms), by: e.by, action: e.action, detail: e.detail })), has_more: page.hasMore };
 }

@@ -6,13 +6,13 @@
 // with each problem's line and column, and nothing stored changes. Every read and write goes
 // through the organization's OrganizationData (its rules and lists), so another organization's
 // rule is not found; a write is answered once this process has applied it (the live feed carries
-// it to the others).
+// it to the others). Each answers in the contract's shape (contract/rules.ts).
 
 import { AppError } from '../errors.ts';
 import type { OrganizationCaller } from '../access/organization-caller.ts';
 import { randomId } from '../access/secrets.ts';
 import type { PolicyDeps } from './lists.ts';
-import type { CheckResult, Rule, RuleChange, RuleVersion } from '../../contract/rules.ts';
+import type { CheckResult, Rule, RuleHistory, RuleList, RuleVersions } from '../../contract/rules.ts';
 import { checkExpression, evaluateText, type CheckedExpression, type RuleAction, type RuleProblem } from '../../domain/rules/expression.ts';
 import { ruleInput, valuesRead } from '../../domain/rules/decide.ts';
 import { ItemHistory, type ListKind } from '../../domain/rules/lists.ts';
@@ -136,27 +136,27 @@ export async function deleteRule(deps: PolicyDeps, caller: OrganizationCaller, i
   await deps.tail.reach(result.xid);
 }
 
-export async function allRules(deps: PolicyDeps, caller: OrganizationCaller): Promise<Rule[]> {
-  return (await organizationData(deps.db, caller.organizationId).rules.all(now(deps) - COUNT_WINDOW_MS)).map(ruleView);
+export async function allRules(deps: PolicyDeps, caller: OrganizationCaller): Promise<RuleList> {
+  return { data: (await organizationData(deps.db, caller.organizationId).rules.all(now(deps) - COUNT_WINDOW_MS)).map(ruleView) };
 }
 
 export async function rule(deps: PolicyDeps, caller: OrganizationCaller, id: string): Promise<Rule> {
   return oneRule(deps, organizationData(deps.db, caller.organizationId).rules, id);
 }
 
-export async function ruleVersions(deps: PolicyDeps, caller: OrganizationCaller, id: string): Promise<RuleVersion[]> {
+export async function ruleVersions(deps: PolicyDeps, caller: OrganizationCaller, id: string): Promise<RuleVersions> {
   const data = organizationData(deps.db, caller.organizationId);
   const rows: VersionRow[] = await data.rules.versions(id);
   if (rows.length === 0) throw noRule(id);
   const names = await data.lists.names([...new Set(rows.flatMap((r) => r.list_ids))]);
-  return rows.map((r) => ({ version: r.version, expression: r.expression, action: r.action, description: r.description, lists: r.list_ids.map((l) => names.get(l) ?? l), created_at: iso(r.created_at_ms), created_by: r.created_by }));
+  return { data: rows.map((r) => ({ version: r.version, expression: r.expression, action: r.action, description: r.description, lists: r.list_ids.map((l) => names.get(l) ?? l), created_at: iso(r.created_at_ms), created_by: r.created_by })) };
 }
 
 /** Every change of a rule, oldest first: created, a new version, a status or name, deleted. */
-export async function ruleHistory(deps: PolicyDeps, caller: OrganizationCaller, id: string): Promise<RuleChange[]> {
+export async function ruleHistory(deps: PolicyDeps, caller: OrganizationCaller, id: string): Promise<RuleHistory> {
   const data = organizationData(deps.db, caller.organizationId);
   await oneRule(deps, data.rules, id);
-  return (await data.rules.audit(id)).map((a) => ({ at: iso(a.at_ms), by: a.by, action: a.action, detail: a.detail }));
+  return { data: (await data.rules.audit(id)).map((a) => ({ at: iso(a.at_ms), by: a.by, action: a.action, detail: a.detail })) };
 }
 
 /** Checks an expression: whether it can be saved (else each problem), the lists it uses, and, given

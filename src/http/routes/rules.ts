@@ -2,8 +2,9 @@
 // dashboard (`/api/organizations/{id}/rules...`, `/api/organizations/{id}/lists...`, session and
 // CSRF); an API key adds and removes list values (`/api/v1/lists/{name}/items`), so a customer's
 // server can block a customer after a chargeback. The use cases are app/policy/rules.ts's and
-// app/policy/lists.ts's; this file reads the request, names whom it acts for and shapes the reply. The
-// schemas here validate the requests; what the routes answer is src/contract/rules.ts's.
+// app/policy/lists.ts's; this file reads the request, names whom it acts for and sends their answer.
+// The schemas here validate the requests; what the routes answer is src/contract/rules.ts's, as the
+// use cases give it.
 
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -78,7 +79,7 @@ export function memberRuleRoutes(server: FastifyInstance, app: Pick<App, 'config
 
   r.get('/api/organizations/:id/lists', {
     schema: { tags: ['rules'], summary: "The organization's lists, by name, with their item counts", params: OrgParams, response: { 200: ListIndex, ...memberErrors } },
-  }, async (request) => ({ data: await app.lists.all(await memberCaller(app, request, request.params.id)) }));
+  }, async (request) => app.lists.all(await memberCaller(app, request, request.params.id)));
 
   r.post('/api/organizations/:id/lists', {
     schema: {
@@ -107,8 +108,7 @@ export function memberRuleRoutes(server: FastifyInstance, app: Pick<App, 'config
   }, async (request) => {
     const caller = await memberCaller(app, request, request.params.id);
     const q = request.query;
-    const page = await app.lists.page(caller, request.params.name, { asOf: epoch(q.as_of), startingAfter: q.starting_after, limit: q.limit });
-    return { list: page.list, data: page.items, has_more: page.hasMore };
+    return app.lists.page(caller, request.params.name, { asOf: epoch(q.as_of), startingAfter: q.starting_after, limit: q.limit });
   });
 
   r.get('/api/organizations/:id/lists/:name/audit', {
@@ -122,8 +122,7 @@ export function memberRuleRoutes(server: FastifyInstance, app: Pick<App, 'config
     },
   }, async (request) => {
     const caller = await memberCaller(app, request, request.params.id);
-    const page = await app.lists.audit(caller, request.params.name, { startingAfter: request.query.starting_after, limit: request.query.limit });
-    return { data: page.entries, has_more: page.hasMore };
+    return app.lists.audit(caller, request.params.name, { startingAfter: request.query.starting_after, limit: request.query.limit });
   });
 
   r.delete('/api/organizations/:id/lists/:name', {
@@ -146,7 +145,7 @@ export function memberRuleRoutes(server: FastifyInstance, app: Pick<App, 'config
 
   r.get('/api/organizations/:id/rules', {
     schema: { tags: ['rules'], summary: "The organization's rules, by name, with their 7-day matches and errors", params: OrgParams, response: { 200: RuleList, ...memberErrors } },
-  }, async (request) => ({ data: await app.rules.all(await memberCaller(app, request, request.params.id)) }));
+  }, async (request) => app.rules.all(await memberCaller(app, request, request.params.id)));
 
   r.post('/api/organizations/:id/rules', {
     schema: {
@@ -217,7 +216,7 @@ export function memberRuleRoutes(server: FastifyInstance, app: Pick<App, 'config
 
   r.get('/api/organizations/:id/rules/:rule_id/versions', {
     schema: { tags: ['rules'], summary: "A rule's versions, newest first", params: OrgRuleParams, response: { 200: RuleVersions, ...memberErrors } },
-  }, async (request) => ({ data: await app.rules.versions(await memberCaller(app, request, request.params.id), request.params.rule_id) }));
+  }, async (request) => app.rules.versions(await memberCaller(app, request, request.params.id), request.params.rule_id));
 
   r.get('/api/organizations/:id/rules/:rule_id/history', {
     schema: {
@@ -227,7 +226,7 @@ export function memberRuleRoutes(server: FastifyInstance, app: Pick<App, 'config
       params: OrgRuleParams,
       response: { 200: RuleHistory, ...memberErrors },
     },
-  }, async (request) => ({ data: await app.rules.history(await memberCaller(app, request, request.params.id), request.params.rule_id) }));
+  }, async (request) => app.rules.history(await memberCaller(app, request, request.params.id), request.params.rule_id));
 }
 
 /** The key surface's list values (registered under the API-key hook, app.ts). */
