@@ -7,6 +7,8 @@
 // before it is looked up again, since a lookup per request is a large share of a scoring request's
 // time on the embedded database. A change to keys or to a model made through this process takes
 // effect at once; one made through another process sharing the database within KEY_TRUST_MS.
+// A session and its user are answered in the contract's shapes (contract/auth.ts: `sessionAnswer`,
+// `whoIsCalling`); the cookies are the HTTP layer's.
 
 import type { Config } from '../../config.ts';
 import type { Db } from '../../storage/db.ts';
@@ -18,6 +20,7 @@ import { randomId, randomSecret, SecretHasher } from './secrets.ts';
 import { TokenError, TokenVerifier, type TokenVerifierOptions } from './tokens.ts';
 import { AppError } from '../errors.ts';
 import type { ApiKey } from '../../contract/organizations.ts';
+import type { Me, SessionResponse, User } from '../../contract/auth.ts';
 import { type Identity } from '../../storage/accounts-store.ts';
 
 export interface SignedIn {
@@ -29,6 +32,22 @@ export interface NewSession extends SignedIn {
   /** Cookie values: shown to the browser once, never stored. */
   cookie: string;
   csrf: string;
+}
+
+function userView(u: UserRow): User {
+  return { id: u.id, email: u.email, name: u.name, avatar_url: u.avatar_url };
+}
+
+/** What a sign-in answers besides its cookies: the user, the CSRF token and when the session ends. */
+export function sessionAnswer(s: NewSession): SessionResponse {
+  return { authenticated: true, user: userView(s.user), csrf_token: s.csrf, expires_at: s.session.expires_at.toISOString() };
+}
+
+/** Who is calling: the signed-in user and when their session ends, or a guest (with whether sign-in
+ *  is configured at all). */
+export function whoIsCalling(signedIn: SignedIn | undefined, authConfigured: boolean): Me {
+  if (!signedIn) return { authenticated: false, auth_configured: authConfigured };
+  return { authenticated: true, auth_configured: true, user: userView(signedIn.user), expires_at: signedIn.session.expires_at.toISOString() };
 }
 
 /** A key's public listing (docs/operating.md): never the secret or its hash. */

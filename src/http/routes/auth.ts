@@ -1,23 +1,21 @@
 // Sign-in (the specification's "Sign-in flow", steps 3–6): `POST /api/auth/session` exchanges an
-// identity-provider access token, verified here (auth/tokens.ts), for the HttpOnly `service_session`
+// identity-provider access token, verified by app/access/tokens.ts, for the HttpOnly `service_session`
 // cookie and the readable `service_csrf` cookie; `POST /api/auth/logout` revokes the session on the
 // server and clears both; `GET /api/auth/me` says who is calling (`authenticated: false` for guests).
 // The token itself is never stored or logged. Signing in and out are use cases of app/access/accounts.ts
-// (which refuses a bad token); this file keeps the cookies.
+// (which refuses a bad token, and shapes both answers); this file keeps the cookies.
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { NewSession, SignedIn } from '../../app/access/accounts.ts';
+import { sessionAnswer, whoIsCalling, type NewSession } from '../../app/access/accounts.ts';
 import type { App } from '../../app/app.ts';
 import type { Config } from '../../config.ts';
-import { Me, SessionResponse, type User } from '../../contract/auth.ts';
+import { Me, SessionResponse } from '../../contract/auth.ts';
 import { ErrorResponse } from '../../contract/errors.ts';
 import { CSRF_COOKIE, requireUser, SESSION_COOKIE } from '../caller.ts';
 
 const SessionRequest = z.object({ access_token: z.string().min(1, 'access_token must not be empty').max(16_384, 'access_token is at most 16,384 characters').describe("The identity provider's access token (a JWT)") }).strict();
-
-export const describeUser = (u: SignedIn['user']): User => ({ id: u.id, email: u.email, name: u.name, avatar_url: u.avatar_url });
 
 function setSessionCookies(reply: FastifyReply, c: Config, s: NewSession): void {
   const common = { path: '/', sameSite: 'lax' as const, secure: c.COOKIE_SECURE, expires: s.session.expires_at, ...(c.COOKIE_DOMAIN ? { domain: c.COOKIE_DOMAIN } : {}) };
@@ -49,7 +47,7 @@ export function authRoutes(server: FastifyInstance, app: Pick<App, 'config' | 's
     const accounts = app.sessions.signedIn();
     const s = await accounts.signIn(request.body.access_token, (problem) => request.log.info({ reason: problem }, 'sign-in refused'));
     setSessionCookies(reply, app.config, s);
-    return { authenticated: true as const, user: describeUser(s.user), csrf_token: s.csrf, expires_at: s.session.expires_at.toISOString() };
+    return sessionAnswer(s);
   });
 
   r.post('/api/auth/logout', {
@@ -73,9 +71,5 @@ export function authRoutes(server: FastifyInstance, app: Pick<App, 'config' | 's
       description: 'The signed-in user, or `authenticated: false` for a guest (also when sign-in is not configured).',
       response: { 200: Me },
     },
-  }, async (request) => {
-    const signedIn = request.signedIn;
-    if (!signedIn) return { authenticated: false, auth_configured: app.sessions.configured };
-    return { authenticated: true, auth_configured: true, user: describeUser(signedIn.user), expires_at: signedIn.session.expires_at.toISOString() };
-  });
+  }, async (request) => whoIsCalling(request.signedIn, app.sessions.configured));
 }
