@@ -8,7 +8,8 @@
 import type { CustomModel } from '../model/custom.ts';
 import type { Db, Queryable } from '../storage/db.ts';
 import { organizationForMember } from '../storage/accounts-store.ts';
-import { customModelsOfUser, getCustomModel, MAX_CHALLENGERS, modelAudit, rollBackPromotion, setChallenger, setCustomModelActive, type ModelAuditRow } from '../storage/models-store.ts';
+import { customModelsOfUser, getCustomModel, MAX_CHALLENGERS, modelAudit, rollBackPromotion, setChallenger, setCustomModelActive } from '../storage/models-store.ts';
+import type { ModelAudit, RollBack } from '../contract/models.ts';
 import { memberOrganization } from './access/ownership.ts';
 import { AppError } from './errors.ts';
 
@@ -55,7 +56,7 @@ export async function setChallengerFor(deps: ModelChoice, id: string, userId: st
 }
 
 /** Undoes the organization's last promotion (the model active before it scores again); for owners. */
-export async function rollBackFor(deps: ModelChoice, organizationId: string, userId: string, at = new Date()): Promise<{ model_id: string | null; previous_model_id: string | null }> {
+export async function rollBackFor(deps: ModelChoice, organizationId: string, userId: string, at = new Date()): Promise<RollBack> {
   const org = await memberOrganization(deps.db, organizationId, userId);
   if (org.role !== 'owner') throw new AppError('forbidden', 'forbidden', `Only owners of ${org.name} roll back its model.`, 'Ask an owner of the organization to do it.');
   const done = await rollBackPromotion(deps.db, org.id, userId, at);
@@ -65,7 +66,7 @@ export async function rollBackFor(deps: ModelChoice, organizationId: string, use
 }
 
 /** The organization's promotions, rollbacks and challenger changes, newest first, for members. */
-export async function modelAuditFor(db: Queryable, organizationId: string, userId: string): Promise<{ data: { at: string; by: string; action: ModelAuditRow['action']; model_id: string | null; previous_model_id: string | null }[] }> {
+export async function modelAuditFor(db: Queryable, organizationId: string, userId: string): Promise<ModelAudit> {
   const org = await memberOrganization(db, organizationId, userId);
   return { data: (await modelAudit(db, org.id)).map((r) => ({ at: r.at.toISOString(), by: r.by, action: r.action, model_id: r.model_id, previous_model_id: r.previous_model_id })) };
 }
