@@ -18,7 +18,7 @@ import { History } from '../src/domain/history/history.ts';
 import { UNKNOWN, type Transaction } from '../src/domain/transaction.ts';
 import { loadModel } from '../src/addon/addon.ts';
 import { trainLightgbm } from './lightgbm.ts';
-import { BOOTSTRAP_DEFAULTS, averagePrecisionStatistic, cardPrecisionStatistic, pairedBootstrap, rocAucStatistic, type Interval } from './training/bootstrap.ts';
+import { BOOTSTRAP_DEFAULTS, averagePrecisionStatistic, cardPrecisionStatistic, pairedBootstrap, rocAucStatistic, type Interval } from '../src/model/bootstrap.ts';
 import { HANDBOOK_FEATURES, handbookFeatures } from './training/handbook-features.ts';
 import { simulateHandbook } from './training/handbook.ts';
 import { cardPrecisionAtK, HANDBOOK_PROTOCOL, protocolSplit, PUBLISHED } from './training/handbook-protocol.ts';

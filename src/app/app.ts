@@ -17,6 +17,7 @@ import * as ownership from './access/ownership.ts';
 import { ringsToList } from './decisions/rings.ts';
 import { decisionList, decisionRecord, entitySummary, reportOutcome, reportOutcomesInBulk } from './decisions/decisions.ts';
 import { weeklyPerformance } from './decisions/performance.ts';
+import { challengerReport } from './decisions/challenger-report.ts';
 import { addListItems, allLists, createList, deleteList, listAudit, listPage, removeListItems } from './policy/lists.ts';
 import { allRules, changeRule, checkRule, createRule, deleteRule, rule, ruleHistory, ruleVersions } from './policy/rules.ts';
 import { queueBacktest } from './policy/backtests.ts';
@@ -133,6 +134,7 @@ export function openApp(service: Service) {
       { db, box: service.secretBox, policy: { allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS } },
       { all: webhookEndpoints, one: webhookEndpoint, create: createWebhookEndpoint, change: changeWebhookEndpoint, rotate: rotateWebhookSecret, remove: deleteWebhookEndpoint, deliveries: webhookDeliveries, delivery: webhookDelivery, test: sendTestEvent, redeliver: redeliverWebhook },
     ),
+    challengers: bind({ db, labelDelay: service.labelDelay }, { report: challengerReport }),
     customModels: {
       ...bind(db, { visibleTo: customModelsVisibleTo, read: readCustomModel }),
       setActive: (id: string, userId: string, active: boolean) => setCustomModelActiveFor({ db, accounts }, id, userId, models.bundle().file.id, active),

@@ -102,6 +102,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'DELETE /api/models/{id}/challenger': 'removeChallenger',
   'POST /api/organizations/{id}/models/rollback': 'rollBackModel',
   'GET /api/organizations/{id}/models/audit': 'listModelChanges',
+  'GET /api/organizations/{id}/challengers/report': 'getChallengerReport',
 };
 
 /** A route's path as the reference writes it: Fastify's `:param` as `{param}`. */

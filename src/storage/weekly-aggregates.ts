@@ -50,3 +50,27 @@ export async function labelledScores(scope: OrganizationScope, from: number, to:
     [scope.organizationId, from, to, period],
   );
 }
+
+/** A scored transaction its challengers scored too, with the outcome known by `knownBy`. */
+export interface ShadowedTransaction {
+  time_ms: number;
+  amount: number;
+  customer_id: string;
+  risk_score: number;
+  /** The model that answered. */
+  model_id: string;
+  model_decision: string;
+  /** 1 when a fraud was reported by `knownBy`; else 0 (legitimate, or never reported). */
+  label: 0 | 1;
+  challengers: { model_id: string; risk_score: number; decision: string }[];
+}
+
+/** The scored transactions in [from, to) that challengers scored, oldest first. */
+export async function shadowedTransactions(scope: OrganizationScope, from: number, to: number, knownBy: number): Promise<ShadowedTransaction[]> {
+  return scope.db.query<ShadowedTransaction>(
+    `SELECT time_ms, amount, customer_id, risk_score, model_id, model_decision, CASE WHEN label = 1 AND label_known_ms <= $4 THEN 1 ELSE 0 END AS label, challengers
+     FROM transactions WHERE organization_id = $1 AND source = 'scored' AND challengers IS NOT NULL AND time_ms >= $2 AND time_ms < $3
+     ORDER BY time_ms, seq`,
+    [scope.organizationId, from, to, knownBy],
+  );
+}

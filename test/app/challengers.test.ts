@@ -14,6 +14,9 @@ import { insertCustomModel } from '../../src/storage/models-store.ts';
 import { mergeSettings } from '../../src/model/custom.ts';
 import { loadModelFolder } from '../../src/model/bundle.ts';
 import { isProblem } from '../../src/model/bundle-types.ts';
+import { averagePrecision, expectedCalibrationError } from '../../src/model/metrics.ts';
+import { organizationData } from '../../src/storage/organization-data.ts';
+import { Rng } from '../../src/domain/rng.ts';
 
 const base = loadModelFolder('models/builtin');
 if (isProblem(base)) throw new Error(base.message);
@@ -111,6 +114,45 @@ for (const backend of backends()) {
       t.equal((await as(b, 'POST', `/api/organizations/${a.id}/models/rollback`)).statusCode, 404);
       const bAudit = (await as(b, 'GET', `/api/organizations/${b.id}/models/audit`)).json().data;
       t.same(bAudit.map((e: { model_id: string }) => e.model_id), [theirs.id], "Bolt's own history only");
+    });
+
+    await t.test("the report: each challenger against the answering model, on outcomes older than the label delay", async (t) => {
+      const now = Date.now();
+      const delay = service.labelDelay;
+      const rng = new Rng(5);
+      const rows = Array.from({ length: 400 }, (_, i) => {
+        const fraud = rng.uniform() < 0.1;
+        const active = (fraud ? 0.3 : 0.05) + 0.3 * rng.uniform();
+        const challenger = (fraud ? 0.5 : 0.02) + 0.3 * rng.uniform();
+        // The last 20 are younger than the label delay: they do not count yet.
+        const time = i < 380 ? now - delay - (i + 1) * 3_600_000 : now - delay / 2 - i * 1000;
+        return { i, fraud, active, challenger, time };
+      });
+      const data = organizationData(service.db, a.id);
+      await data.transactions.insert(
+        rows.map((r) => ({
+          transaction_id: `old-${r.i}`, time: r.time, amount: 100, customer_id: `c${r.i % 50}`, merchant_id: 'M1', location: 'Lisbon', payment_type: 'card_present', source: 'scored' as const,
+          decision: { risk_score: r.active, risk_band: 'low', decision: r.active >= 0.5 ? 'block' : 'approve', mode: 'balanced' }, response: '{}',
+          decided: { model_id: base.file.id, model_decision: r.active >= 0.5 ? 'block' : 'approve', rule_action: null, rule_ids: [], rule_errors: [], inputs: { cold: false, channel_scores: {}, priors: { customer: 5, merchant: 5, channel: 5 } }, challengers: [{ model_id: 'cm_new', risk_score: r.challenger, decision: r.challenger >= 0.5 ? 'block' : 'approve' }] },
+          label: r.fraud ? 1 : null, label_known_ms: r.fraud ? r.time + 3_600_000 : null,
+        })),
+      );
+      const report = await as(a, 'GET', `/api/organizations/${a.id}/challengers/report`);
+      t.equal(report.statusCode, 200, report.body);
+      const mine = report.json().challengers.find((c: { model_id: string }) => c.model_id === 'cm_new');
+      const counted = rows.filter((r) => r.i < 380);
+      const labels = counted.map((r) => (r.fraud ? 1 : 0));
+      t.equal(mine.overall.transactions, 380, 'only transactions older than the label delay');
+      t.equal(mine.overall.frauds, labels.filter((l) => l === 1).length);
+      t.same(mine.active_model_ids, [base.file.id]);
+      t.ok(Math.abs(mine.overall.average_precision.active.value - averagePrecision(counted.map((r) => r.active), labels)) < 1e-9, "the active model's AP, recounted");
+      t.ok(Math.abs(mine.overall.average_precision.challenger.value - averagePrecision(counted.map((r) => r.challenger), labels)) < 1e-9, "the challenger's");
+      t.ok(Math.abs(mine.overall.calibration_error.challenger.value - expectedCalibrationError(counted.map((r) => r.challenger), labels)) < 1e-9);
+      t.equal(mine.overall.decisions_changed.count, counted.filter((r) => r.active >= 0.5 !== r.challenger >= 0.5).length);
+      t.match(mine.overall.verdict, /^(better|no_difference|worse)$/);
+      t.ok(mine.weeks.length >= 1 && mine.weeks.reduce((s: number, w: { transactions: number }) => s + w.transactions, 0) === 380, 'the weeks add up to the whole');
+      t.equal((await as(b, 'GET', `/api/organizations/${a.id}/challengers/report`)).statusCode, 404, "another organization's report is not found");
+      t.notOk((await as(b, 'GET', `/api/organizations/${b.id}/challengers/report`)).json().challengers.some((c: { model_id: string }) => c.model_id === 'cm_new'), "and Bolt's own has none of Acme's rows");
     });
   });
 }

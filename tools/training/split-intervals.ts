@@ -5,7 +5,7 @@
 // are bootstrap.ts's. An interval says how much the sample of rows moves a figure, not how much
 // another period or another seed would.
 
-import { averagePrecisionStatistic, bootstrapAll, calibrationErrorStatistic, pairedBootstrap, recallAtFprStatistic, rocAucStatistic, type Interval } from './bootstrap.ts';
+import { averagePrecisionStatistic, bootstrapAll, calibrationErrorStatistic, pairedBootstrap, recallAtFprStatistic, rocAucStatistic, type Interval } from '../../src/model/bootstrap.ts';
 
 const round = (x: number) => (Number.isFinite(x) ? Math.round(x * 1e6) / 1e6 : null);
 const pair = (i: Interval) => [round(i.low), round(i.high)];

@@ -11,7 +11,7 @@ import type { ModelBundle } from '../../model/bundle-types.ts';
 import type { CustomModel } from '../../model/custom.ts';
 import type { App } from '../../app/app.ts';
 import { ErrorResponse } from '../../contract/errors.ts';
-import { ModelAudit, ModelObject, RollBack, type Bands, type BuiltInModelSummary, type CustomModelSummary, type ModelDetail, type ModelList } from '../../contract/models.ts';
+import { ChallengerReport, ModelAudit, ModelObject, RollBack, type Bands, type BuiltInModelSummary, type CustomModelSummary, type ModelDetail, type ModelList } from '../../contract/models.ts';
 import { requireUser } from '../caller.ts';
 import { ModelIdParams } from '../schemas.ts';
 import { OrgParams } from '../records.ts';
@@ -27,7 +27,7 @@ function customSummary(m: CustomModel): CustomModelSummary {
 
 const bandsOf = (b: { medium: number; high: number; critical: number }): Bands => ({ low: [0, b.medium], medium: [b.medium, b.high], high: [b.high, b.critical], critical: [b.critical, 1] });
 
-export function modelRoutes(server: FastifyInstance, app: Pick<App, 'sessions' | 'models' | 'customModels'>): void {
+export function modelRoutes(server: FastifyInstance, app: Pick<App, 'sessions' | 'models' | 'customModels' | 'challengers'>): void {
   const r = server.withTypeProvider<ZodTypeProvider>();
   const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 503: ErrorResponse };
 
@@ -101,6 +101,16 @@ export function modelRoutes(server: FastifyInstance, app: Pick<App, 'sessions' |
       response: { 200: RollBack, 409: ErrorResponse, ...errors },
     },
   }, async (request) => app.customModels.rollBack(request.params.id, requireUser(request, app.sessions).user.id));
+
+  r.get('/api/organizations/:id/challengers/report', {
+    schema: {
+      tags: ['models'],
+      summary: "How each challenger compares with the model that answered, on the organization's own outcomes",
+      description: 'Members. Per challenger, overall and per ISO week over the last 12 weeks: the transactions it scored in shadow that are older than the label delay (a fraud younger than that may not be reported yet; one never reported counts as legitimate). Average precision, ROC AUC, card precision@100 a day, calibration error, decisions that would change, and the fraud and legitimate amounts each would block, every figure with its 95 % paired bootstrap interval and that of the difference; `verdict` is `better` only when a figure is better beyond its interval and none worse (`worse` the other way round), else `no_difference`.',
+      params: OrgParams,
+      response: { 200: ChallengerReport, ...errors },
+    },
+  }, async (request) => app.challengers.report(request.params.id, requireUser(request, app.sessions).user.id));
 
   r.get('/api/organizations/:id/models/audit', {
     schema: { tags: ['models'], summary: "The organization's promotions, rollbacks and challenger changes, newest first (who and when)", params: OrgParams, response: { 200: ModelAudit, ...errors } },

@@ -1,10 +1,10 @@
 // What a performance report reads of an organization's scored transactions, bound to the
 // organization (organization-data.ts makes one for a scope): per-bucket counts and quantiles, a
-// bounded sample of features for drift, and the labelled scores. The statements are in
+// bounded sample of features for drift, the labelled scores, and what challengers scored in shadow. The statements are in
 // weekly-aggregates.ts.
 
 import type { OrganizationScope } from '../organization-scope.ts';
-import { labelledScores, scoredFeatures, weeklyAggregates, type WeekAggregate } from '../weekly-aggregates.ts';
+import { labelledScores, scoredFeatures, shadowedTransactions, weeklyAggregates, type ShadowedTransaction, type WeekAggregate } from '../weekly-aggregates.ts';
 
 export class OrganizationPerformance {
   constructor(private readonly scope: OrganizationScope) {}
@@ -22,5 +22,10 @@ export class OrganizationPerformance {
   /** Scores and outcomes of the labelled scored transactions per bucket (weekly-aggregates.ts). */
   labelledScores(from: number, to: number, period: number): Promise<{ week: number; risk_score: number; decision: string; label: 0 | 1 }[]> {
     return labelledScores(this.scope, from, to, period);
+  }
+
+  /** The scored transactions challengers scored in shadow, with the outcomes known by `knownBy` (weekly-aggregates.ts). */
+  shadowed(from: number, to: number, knownBy: number): Promise<ShadowedTransaction[]> {
+    return shadowedTransactions(this.scope, from, to, knownBy);
   }
 }

@@ -8,9 +8,11 @@
 // `pairedBootstrap` evaluates two statistics on the same resamples (two models on the same test
 // rows) and gives the interval of their difference, narrower than two separate intervals suggest.
 // An interval says how much the test sample moves a figure, not how much another week, seed or
-// training run would (eval-handbook reports the seed spread for that).
+// training run would (eval-handbook reports the seed spread for that). Training's evaluation, the
+// handbook comparison and a challenger's report against the active model (challenger-comparison.ts)
+// all draw their intervals here.
 
-import { Rng } from '../../src/domain/rng.ts';
+import { Rng } from '../domain/rng.ts';
 
 export interface Interval {
   /** The statistic on the sample itself. */

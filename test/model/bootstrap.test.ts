@@ -14,7 +14,7 @@ import {
   pairedBootstrap,
   rocAucStatistic,
   type Statistic,
-} from '../../tools/training/bootstrap.ts';
+} from '../../src/model/bootstrap.ts';
 import { cardPrecisionAtK } from '../../tools/training/handbook-protocol.ts';
 import { averagePrecision, rocAuc } from '../../src/model/metrics.ts';
 import { Rng } from '../../src/domain/rng.ts';
