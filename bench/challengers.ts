@@ -70,7 +70,8 @@ try {
   }
   await sql.end();
   const challenge = async (id: string) => {
-    const res = await fetch(`${shadow.url}/api/models/${id}/challenger`, { method: 'POST', headers: shadowOrg.member });
+    const { 'content-type': _, ...headers } = shadowOrg.member; // no body: no content type
+    const res = await fetch(`${shadow.url}/api/models/${id}/challenger`, { method: 'POST', headers });
     if (res.status !== 200) throw new Error(`challenger ${id}: ${res.status} ${await res.text()}`);
   };
   const results: Record<string, Awaited<ReturnType<typeof pairedRounds>>> = {};
@@ -89,7 +90,7 @@ try {
   console.log(`| Recorded route on PostgreSQL (${CONNECTIONS} connections, ${ROUNDS} × ${SECONDS} s alternating) | baseline req/s (median) | with challengers | ratio |`);
   console.log('|---|---|---|---|');
   for (const count of [1, 3]) console.log(`| ${count} challenger(s) in shadow | ${Math.round(results[count]!.baseline)} | ${Math.round(results[count]!.changed)} | ${(results[count]!.ratio * 100).toFixed(1)} % |`);
-  console.log(`transactions recorded with challengers: ${recorded!.shadowed} of ${recorded!.n} (the others were the warm-up before the first challenger)`);
+  console.log(`transactions recorded with their challengers' scores: ${recorded!.shadowed} of ${recorded!.n}`);
   console.log(
     JSON.stringify({
       benchmark: 'challengers',
