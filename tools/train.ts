@@ -1,4 +1,6 @@
-// `npm run train [-- --data FILE.csv] [--out DIR] [--settings N] [--iterations N] [--seed N]`:
+// `npm run train [-- --data FILE.csv] [--out DIR] [--settings N] [--iterations N] [--seed N]`
+// (or `-- --organization ORG_ID --recalibrate [--as-of ISO_TIME] [--name NAME]`: an organization's
+// challenger from its own traffic, tools/train-organization.ts):
 // trains the model from the simulator (default) or a CSV in the dataset format (with `timestamp`
 // and `label`), shows progress, and writes DIR (default models/builtin): one LightGBM text file per
 // channel booster, model.json (channels and features, the settings chosen and how, stack weights,
@@ -9,7 +11,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import ts from 'typescript';
-import { commandLine, existingFile, text, wholeNumber } from './command-line.ts';
+import { commandLine, existingFile, flag, text, UsageError, wholeNumber } from './command-line.ts';
 import { sha256 } from './training/digest.ts';
 import { CHANNEL_FEATURES } from '../src/domain/features/extract.ts';
 import { loadModel } from '../src/addon/addon.ts';
@@ -35,8 +37,32 @@ const values = commandLine({
     settings: wholeNumber(`random settings the search tries after the defaults (default ${DEFAULT_TRAINING.settings})`, { default: DEFAULT_TRAINING.settings! }),
     iterations: wholeNumber(`most trees any setting may have (default ${DEFAULT_TRAINING.iterations})`, { min: 1, default: DEFAULT_TRAINING.iterations }),
     seed: wholeNumber(`training seed: LightGBM, the search's draws, the left-out fields (default ${DEFAULT_TRAINING.seed})`, { default: DEFAULT_TRAINING.seed }),
+    organization: text('ORG_ID', "make a challenger for this organization from its own recorded transactions and outcomes, stored in the database (with --recalibrate)"),
+    recalibrate: flag('with --organization: keep the built-in boosters, refit the stack and calibration on its outcomes'),
+    'as-of': {
+      value: 'ISO_TIME',
+      description: 'with --organization: the moment the data is read as of (outcomes known by then; default now)',
+      absent: undefined,
+      parse: (raw: string) => {
+        const t = Date.parse(raw);
+        if (Number.isNaN(t)) throw new UsageError(`--as-of ${raw}: not an ISO 8601 time, e.g. 2026-11-01T00:00:00Z`);
+        return t;
+      },
+    },
+    name: text('NAME', 'with --organization: the model\'s name (default: "recalibrated as of …")'),
   },
 });
+
+if (values.organization !== undefined || values.recalibrate) {
+  if (values.organization === undefined || !values.recalibrate) {
+    process.stderr.write('npm run train: --organization ORG_ID needs --recalibrate: a challenger keeps the built-in boosters and refits their stack and calibration on the organization\'s outcomes (training boosters of its own from one organization is not available yet)\n');
+    process.exit(2);
+  }
+  // Loaded only here: an organization's challenger shapes no built-in model, so its code (and the
+  // storage it reads) stays out of the built-in model's code fingerprint.
+  const { trainOrganization } = await import('./train-organization.ts');
+  process.exit(await trainOrganization({ organization: values.organization, asOf: values['as-of'] ?? Date.now(), name: values.name }));
+}
 
 /** Fingerprint of the code that shapes the model: this command's sources and everything they
  *  import, followed through relative imports (the handbook comparison, say, is not among them),

@@ -27,6 +27,8 @@ export const CustomSettings = z.object({
   stack: z.object({ bias: z.number(), weights: z.object({ tabular: z.number(), behavioral: z.number(), velocity: z.number(), graph: z.number() }) }),
   thresholds: z.object({ balanced: ModeThresholds, high_precision: ModeThresholds, high_recall: ModeThresholds }),
   bands: z.object({ medium: Probability, high: Probability, critical: Probability }).refine((b) => b.medium <= b.high && b.high <= b.critical, 'bands must rise: medium ≤ high ≤ critical'),
+  /** Its own Platt calibration (a model recalibrated on an organization's outcomes); else the base's. */
+  calibration: z.object({ method: z.literal('platt'), bias: z.number(), slope: z.number() }).optional(),
 });
 export type CustomSettings = z.infer<typeof CustomSettings>;
 
@@ -59,7 +61,7 @@ export function applySettings(base: ModelBundle, m: CustomModel): ModelBundle {
   const thresholds = Object.fromEntries(MODE_NAMES.map((mode) => [mode, { ...f.thresholds[mode], review: m.settings.thresholds[mode].review, block: m.settings.thresholds[mode].block }])) as ModelFile['thresholds'];
   const bundle: ModelBundle = {
     channels: base.channels,
-    file: { ...f, id: m.id, version: `${f.version}+${m.id}`, stack: m.settings.stack, thresholds, bands: m.settings.bands },
+    file: { ...f, id: m.id, version: `${f.version}+${m.id}`, stack: m.settings.stack, thresholds, bands: m.settings.bands, calibration: m.settings.calibration ?? f.calibration },
   };
   // Its own weights and calibration give its own validation score distribution.
   if (base.reference) bundle.reference = prepareReference(base.reference.file, bundle, base.reference.test);
