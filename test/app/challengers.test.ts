@@ -16,7 +16,7 @@ import { loadModelFolder } from '../../src/model/bundle.ts';
 import { isProblem } from '../../src/model/bundle-types.ts';
 import { averagePrecision, expectedCalibrationError } from '../../src/model/metrics.ts';
 import { organizationData } from '../../src/storage/organization-data.ts';
-import { Rng } from '../../src/domain/rng.ts';
+import { shadowRecords, shadowRows } from '../support/shadow-rows.ts';
 
 const base = loadModelFolder('models/builtin');
 if (isProblem(base)) throw new Error(base.message);
@@ -117,26 +117,9 @@ for (const backend of backends()) {
     });
 
     await t.test("the report: each challenger against the answering model, on outcomes older than the label delay", async (t) => {
-      const now = Date.now();
-      const delay = service.labelDelay;
-      const rng = new Rng(5);
-      const rows = Array.from({ length: 400 }, (_, i) => {
-        const fraud = rng.uniform() < 0.1;
-        const active = (fraud ? 0.3 : 0.05) + 0.3 * rng.uniform();
-        const challenger = (fraud ? 0.5 : 0.02) + 0.3 * rng.uniform();
-        // The last 20 are younger than the label delay: they do not count yet.
-        const time = i < 380 ? now - delay - (i + 1) * 3_600_000 : now - delay / 2 - i * 1000;
-        return { i, fraud, active, challenger, time };
-      });
-      const data = organizationData(service.db, a.id);
-      await data.transactions.insert(
-        rows.map((r) => ({
-          transaction_id: `old-${r.i}`, time: r.time, amount: 100, customer_id: `c${r.i % 50}`, merchant_id: 'M1', location: 'Lisbon', payment_type: 'card_present', source: 'scored' as const,
-          decision: { risk_score: r.active, risk_band: 'low', decision: r.active >= 0.5 ? 'block' : 'approve', mode: 'balanced' }, response: '{}',
-          decided: { model_id: base.file.id, model_decision: r.active >= 0.5 ? 'block' : 'approve', rule_action: null, rule_ids: [], rule_errors: [], inputs: { cold: false, channel_scores: {}, priors: { customer: 5, merchant: 5, channel: 5 } }, challengers: [{ model_id: 'cm_new', risk_score: r.challenger, decision: r.challenger >= 0.5 ? 'block' : 'approve' }] },
-          label: r.fraud ? 1 : null, label_known_ms: r.fraud ? r.time + 3_600_000 : null,
-        })),
-      );
+      // The last 20 are younger than the label delay: they do not count yet.
+      const rows = shadowRows({ seed: 5, old: 380, young: 20, now: Date.now(), labelDelay: service.labelDelay });
+      await organizationData(service.db, a.id).transactions.insert(shadowRecords(rows, base.file.id, 'cm_new'));
       const report = await as(a, 'GET', `/api/organizations/${a.id}/challengers/report`);
       t.equal(report.statusCode, 200, report.body);
       const mine = report.json().challengers.find((c: { model_id: string }) => c.model_id === 'cm_new');

@@ -12,7 +12,7 @@ export type { Dataset, DatasetValidation, Preview } from '../../src/contract/dat
 export type { Job, JobList, JobResultPage, JobSummaries } from '../../src/contract/jobs.ts';
 export type { Health } from '../../src/contract/health.ts';
 export type { MetricsCharts, MetricsLimitations, MetricsOverview, MetricsRings, Thresholds } from '../../src/contract/evaluation.ts';
-export type { CustomModelSummary, ModelDetail, ModelList, ModelSummary } from '../../src/contract/models.ts';
+export type { ChallengerReport, CustomModelSummary, ModelAudit, ModelDetail, ModelList, ModelSummary, RollBack } from '../../src/contract/models.ts';
 export type { AddResult, CheckResult, List, ListIndex, ListItem, ListPage, RemoveResult, Rule, RuleList, RuleVersion, RuleVersions } from '../../src/contract/rules.ts';
 export type { Entity, TransactionPage, TransactionRecord } from '../../src/contract/transactions.ts';
 export type { Performance, Week } from '../../src/contract/performance.ts';

@@ -33,13 +33,14 @@ export function bar(label: string, value: number, signed = false): HTMLElement {
   return h('div', { class: `bar ${signed ? 'signed' : ''}`, role: 'img', 'aria-label': `${label}: ${signed ? value.toFixed(3) : pct(value)}` }, h('span', { class: 'bar-label' }, label), h('span', { class: 'track' }, fill), h('span', { class: 'bar-value' }, signed ? value.toFixed(3) : pct(value)));
 }
 
-/** A table with column headers; on a phone each row becomes a block of "header: value" lines
- *  (style.css), so nothing is cut off. A cell is text or an element (a link, a button). */
-export function table(head: string[], rows: (string | Node)[][]): HTMLElement {
+/** A table with column headers and, when given, a caption that names it; on a phone each row
+ *  becomes a block of "header: value" lines (style.css), so nothing is cut off. A cell is text or
+ *  an element (a link, a button). */
+export function table(head: string[], rows: (string | Node)[][], caption?: string): HTMLElement {
   const wrap = h(
     'div',
     { class: 'table-wrap' },
-    h('table', { class: 'stack' }, h('thead', {}, h('tr', {}, ...head.map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, ...rows.map((r) => h('tr', {}, ...r.map((c, i) => h('td', { 'data-label': head[i] ?? '' }, c)))))),
+    h('table', { class: 'stack' }, caption ? h('caption', {}, caption) : null, h('thead', {}, h('tr', {}, ...head.map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, ...rows.map((r) => h('tr', {}, ...r.map((c, i) => h('td', { 'data-label': head[i] ?? '' }, c)))))),
   );
   // A table wider than its box scrolls sideways: it then takes keyboard focus, so the arrow keys
   // can scroll it, and only then (one tab stop per table that needs it).
