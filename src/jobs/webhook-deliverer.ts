@@ -65,6 +65,8 @@ export class WebhookDeliverer {
   private leasing: Promise<void> | undefined;
   private again = false;
   private stopped = false;
+  /** After a lease round failed (the database out of reach), the timer leaves it alone until then. */
+  private restUntil = 0;
   private gathering: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: DelivererOptions) {
@@ -74,7 +76,9 @@ export class WebhookDeliverer {
 
   async start(): Promise<void> {
     this.unlisten = await this.o.db.listen(WEBHOOKS_CHANNEL, () => this.soon(), () => this.wake());
-    this.timer = setInterval(() => this.wake(), this.t.pollMs);
+    this.timer = setInterval(() => {
+      if (performance.now() >= this.restUntil) this.wake();
+    }, this.t.pollMs);
     this.timer.unref();
     this.wake();
   }
@@ -95,7 +99,12 @@ export class WebhookDeliverer {
       return;
     }
     this.leasing = this.leaseRound()
-      .catch((e) => this.o.log(`webhooks: looking for deliveries failed: ${(e as Error).message}`))
+      .catch((e) => {
+        // The database is probably out of reach: asking every second adds nothing while it is
+        // (a notification still wakes the deliverer at once).
+        this.restUntil = performance.now() + 5 * this.t.pollMs;
+        this.o.log(`webhooks: looking for deliveries failed: ${(e as Error).message}`);
+      })
       .finally(() => {
         this.leasing = undefined;
         if (this.again) {
