@@ -131,7 +131,7 @@ export function openApp(service: Service) {
       usage: (orgId: string, userId: string) => usageOfOrganization(db, sessions.signedIn(), orgId, userId),
     },
     webhooks: bind(
-      { db, box: service.secretBox, policy: { allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS } },
+      { db, box: service.secretBox, policy: { allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS }, endpointsChanged: (id: string) => service.subscriptions.refresh(id) },
       { all: webhookEndpoints, one: webhookEndpoint, create: createWebhookEndpoint, change: changeWebhookEndpoint, rotate: rotateWebhookSecret, remove: deleteWebhookEndpoint, deliveries: webhookDeliveries, delivery: webhookDelivery, test: sendTestEvent, redeliver: redeliverWebhook },
     ),
     challengers: bind({ db, labelDelay: service.labelDelay }, { report: challengerReport }),

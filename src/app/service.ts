@@ -22,6 +22,7 @@ import { ringsHandler } from '../jobs/rings-job.ts';
 import { backtestHandler } from '../jobs/backtest-job.ts';
 import { Sandbox } from './sandbox.ts';
 import type { DecisionLog } from '../live/decision-log.ts';
+import type { DecisionSubscriptions } from '../live/decision-subscriptions.ts';
 import type { Tenants } from '../live/tenants.ts';
 import { Live } from '../live/process-state.ts';
 import type { LiveTail } from '../live/tail.ts';
@@ -54,6 +55,9 @@ export interface Service {
   tenants: Tenants;
   /** Where organizations' scored transactions and decisions are stored (DURABILITY). */
   decisionLog: DecisionLog;
+  /** Which organizations may have an endpoint subscribed to decision events (read again at once
+   *  after this process changes an endpoint). */
+  subscriptions: DecisionSubscriptions;
   /** This process's tail of the live feed: what any process records reaches `tenants` through it. */
   tail: LiveTail;
   /** Each organization's weekly ring analyses: queued when due, read into the tenants. */
@@ -125,8 +129,9 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
   step('database');
   try {
     const live = new Live({ db, durability: config.DURABILITY, labelDelay, clock, log, queued: () => void jobs?.poll() });
-    const { tenants, decisionLog, tail, rings } = live;
+    const { tenants, decisionLog, tail, rings, subscriptions } = live;
     await tail.start();
+    await subscriptions.start();
     step('tail');
     const datasets = new DatasetFiles(config.DATA_DIR);
     const sweepExpired = async () => {
@@ -200,6 +205,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       sandbox,
       tenants,
       decisionLog,
+      subscriptions,
       tail,
       rings,
       labelDelay,
@@ -215,6 +221,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
         await jobs?.close();
         await accounts?.flushUse();
         await decisionLog.flush();
+        await subscriptions.stop();
         await tail.stop();
         await tenants.stop();
         await db.close();

@@ -51,6 +51,9 @@ export class DecisionLog {
      *  the histories take them. */
     private readonly afterCommit: (stored: FeedTransaction[]) => void,
     private readonly onError: (e: unknown) => void = () => {},
+    /** Whether an organization may have an endpoint subscribed to a decision event type
+     *  (decision-subscriptions.ts); by default every one is asked. */
+    private readonly wantsEvent: (organizationId: string, type: string) => boolean = () => true,
   ) {
     this.maxWrites = MAX_WRITES[db.kind];
   }
@@ -135,7 +138,7 @@ export class DecisionLog {
   private async write(batch: Pending[]): Promise<void> {
     let stored: Map<string, Map<string, FeedPosition>>;
     try {
-      stored = await recordGroup(this.db, batch);
+      stored = await recordGroup(this.db, batch, this.wantsEvent);
     } catch (e) {
       this.onError(e);
       const retry = batch.filter((p) => !p.settle);

@@ -1,11 +1,13 @@
 // A process's live state, wired in one place: each organization's history in memory (tenants.ts),
-// the decision log that stores what they score (decision-log.ts), this process's tail of the live
-// feed (tail.ts), and the weekly ring analyses (ring-windows.ts). What the log commits and what
+// the decision log that stores what they score (decision-log.ts) with which organizations' flagged
+// payments are webhook events (decision-subscriptions.ts), this process's tail of the live feed
+// (tail.ts), and the weekly ring analyses (ring-windows.ts). What the log commits and what
 // the tail reads reach the tenants from here, so no caller outside this layer relays between them.
 
 import { settleAfterLoad } from '../addon/memory.ts';
 import type { Db } from '../storage/db.ts';
 import { DecisionLog, type Durability } from './decision-log.ts';
+import { DecisionSubscriptions } from './decision-subscriptions.ts';
 import { RingWindows } from './ring-windows.ts';
 import { LiveTail } from './tail.ts';
 import { SNAPSHOTS, Tenants, type SnapshotPolicy } from './tenants.ts';
@@ -28,6 +30,8 @@ export class Live {
   readonly tenants: Tenants;
   /** Where organizations' scored transactions and decisions are stored (DURABILITY). */
   readonly decisionLog: DecisionLog;
+  /** Which organizations' flagged payments may be webhook events; started with the tail. */
+  readonly subscriptions: DecisionSubscriptions;
   /** This process's tail of the live feed: what any process records reaches the tenants through it. */
   readonly tail: LiveTail;
   /** Each organization's weekly ring analyses: queued when due, read into the tenants. */
@@ -35,7 +39,14 @@ export class Live {
 
   constructor(o: LiveOptions) {
     const { db, log } = o;
-    this.decisionLog = new DecisionLog(db, o.durability, (stored) => this.tenants.apply(stored), (e) => log(`could not store scored transactions: ${(e as Error).message}`));
+    this.subscriptions = new DecisionSubscriptions(db, (e) => log(`could not read the webhook endpoints' subscriptions: ${(e as Error).message}`));
+    this.decisionLog = new DecisionLog(
+      db,
+      o.durability,
+      (stored) => this.tenants.apply(stored),
+      (e) => log(`could not store scored transactions: ${(e as Error).message}`),
+      (organizationId, type) => this.subscriptions.wants(organizationId, type),
+    );
     this.tenants = new Tenants(db, this.decisionLog, o.labelDelay, o.clock, settleAfterLoad, 'snapshots' in o ? o.snapshots : SNAPSHOTS, (e) => log(`could not store a history snapshot: ${(e as Error).message}`));
     this.tenants.startRefreshing();
     this.tail = new LiveTail(db, (changes) => this.tenants.apply(changes), (e) => log(`could not read the live feed: ${(e as Error).message}`));

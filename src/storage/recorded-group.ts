@@ -22,11 +22,13 @@ export interface GroupRow {
  * no lock (src/storage/live-feed.ts). A transaction decided `review` or `block` is also a webhook
  * event (`decision.review`, `decision.block`, its data the response answered), written by the same
  * statement for the organization's subscribed endpoints (webhook-outbox.ts): the outbox rides the
- * group commit, and a duplicate id (not inserted) is no event. Returns, per organization, the ids stored with their feed
+ * group commit, and a duplicate id (not inserted) is no event. `wants` says which organizations may
+ * have such an endpoint (live/decision-subscriptions.ts): the others' flagged rows add nothing to the
+ * statement, and a chunk with none is the plain insert. Returns, per organization, the ids stored with their feed
  * positions; an id the organization already had is left out. A write only: every row carries the
  * organization its API key belongs to, and nothing is read back but what was inserted.
  */
-export async function recordGroup(db: Db, group: readonly GroupRow[]): Promise<Map<string, Map<string, FeedPosition>>> {
+export async function recordGroup(db: Db, group: readonly GroupRow[], wants: (organizationId: string, type: string) => boolean = () => true): Promise<Map<string, Map<string, FeedPosition>>> {
   const stored = new Map<string, Map<string, FeedPosition>>();
   for (const g of group) if (!stored.has(g.organizationId)) stored.set(g.organizationId, new Map());
   checkFinite(group.map((g) => g.row));
@@ -38,7 +40,7 @@ export async function recordGroup(db: Db, group: readonly GroupRow[]): Promise<M
     const params = insertParams(chunk.map((g) => g.organizationId), chunk.map((g) => g.row));
     params.push(FEED_SENDER);
     const sender = params.length;
-    const flagged = chunk.filter((g) => (g.row.decision?.decision === 'review' || g.row.decision?.decision === 'block') && g.row.response);
+    const flagged = chunk.filter((g) => (g.row.decision?.decision === 'review' || g.row.decision?.decision === 'block') && g.row.response && wants(g.organizationId, `decision.${g.row.decision.decision}`));
     let events = '';
     if (flagged.length > 0) {
       params.push(flagged.map(() => newEventId()), flagged.map((g) => g.organizationId), flagged.map((g) => g.row.transaction_id), flagged.map((g) => `decision.${g.row.decision!.decision}`), flagged.map((g) => g.row.response));

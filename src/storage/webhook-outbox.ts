@@ -9,6 +9,23 @@ import type { Queryable } from './db.ts';
 
 /** The channel a committed event wakes the deliverers on (its payload means nothing). */
 export const WEBHOOKS_CHANNEL = 'webhooks';
+/** The channel a committed change to an endpoint's status or events is announced on, by a trigger
+ *  (migrations/018_webhook_endpoint_changes.sql); the payload is the organization's id. */
+export const ENDPOINTS_CHANNEL = 'webhook_endpoints';
+
+/** The decision events (`decision.review`, `decision.block`) each organization's enabled
+ *  endpoints subscribe to: every organization's, or one's. Endpoint settings only (no event, no
+ *  payload): what the decision log needs to know whether a flagged payment is an event at all. */
+export async function decisionSubscriptions(db: Queryable, organizationId?: string): Promise<Map<string, Set<string>>> {
+  const rows = await db.query<{ organization_id: string; types: string[] }>(
+    `SELECT e.organization_id, array_agg(DISTINCT t) AS types
+     FROM webhook_endpoints e, unnest(e.events) t
+     WHERE e.status = 'enabled' AND t LIKE 'decision.%' ${organizationId === undefined ? '' : 'AND e.organization_id = $1'}
+     GROUP BY e.organization_id`,
+    organizationId === undefined ? [] : [organizationId],
+  );
+  return new Map(rows.map((r) => [r.organization_id, new Set(r.types)]));
+}
 
 /** An event as its cause writes it: `payload` is the event's `data`, in the API's own shapes. */
 export interface OutboxEvent {

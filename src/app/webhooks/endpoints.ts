@@ -29,6 +29,10 @@ export interface WebhookDeps {
   /** Undefined without a hashing secret (PostgreSQL without SESSION_SECRET): no endpoint can be kept. */
   box: SecretBox | undefined;
   policy: AddressPolicy;
+  /** An endpoint's status or events changed (created, changed, deleted): resolves once this
+   *  process's view of the organization's decision subscriptions holds it, so a payment scored
+   *  after the answer is an event for it. Other processes hear of it by a notification. */
+  endpointsChanged: (organizationId: string) => Promise<void>;
 }
 
 export interface EndpointInput {
@@ -115,21 +119,23 @@ export async function webhookEndpoint(deps: WebhookDeps, orgId: string, userId: 
 
 export async function createWebhookEndpoint(deps: WebhookDeps, orgId: string, userId: string, input: EndpointInput): Promise<WebhookEndpoint & { secret: string }> {
   const box = sealing(deps);
-  const { webhooks } = await webhooksOf(deps, orgId, userId, true);
+  const { organization, webhooks } = await webhooksOf(deps, orgId, userId, true);
   if ((await webhooks.all()).length >= MAX_ENDPOINTS_PER_ORG) {
     throw new AppError('over_limit', 'limit_reached', `This organization has ${MAX_ENDPOINTS_PER_ORG} webhook endpoints, the most it may have.`, 'Delete an endpoint it no longer needs, or subscribe an existing one to more events.');
   }
   const url = await checkedUrl(deps, input.url);
   const secret = newSecret();
   const row = await webhooks.create({ id: randomId('we'), url, description: input.description ?? null, events: [...new Set(input.events)], secretSealed: box.seal(secret), by: userId });
+  await deps.endpointsChanged(organization.id);
   return { ...endpointView(row), secret };
 }
 
 export async function changeWebhookEndpoint(deps: WebhookDeps, orgId: string, userId: string, id: string, change: Partial<EndpointInput> & { status?: 'enabled' | 'disabled' | undefined }): Promise<WebhookEndpoint> {
-  const { webhooks } = await webhooksOf(deps, orgId, userId, true);
+  const { organization, webhooks } = await webhooksOf(deps, orgId, userId, true);
   const url = change.url === undefined ? undefined : await checkedUrl(deps, change.url);
   const row = await webhooks.change(id, { url, description: change.description, events: change.events && [...new Set(change.events)], status: change.status });
   if (!row) throw noEndpoint(id);
+  await deps.endpointsChanged(organization.id);
   return endpointView(row);
 }
 
@@ -144,8 +150,9 @@ export async function rotateWebhookSecret(deps: WebhookDeps, orgId: string, user
 }
 
 export async function deleteWebhookEndpoint(deps: WebhookDeps, orgId: string, userId: string, id: string): Promise<void> {
-  const { webhooks } = await webhooksOf(deps, orgId, userId, true);
+  const { organization, webhooks } = await webhooksOf(deps, orgId, userId, true);
   if (!(await webhooks.delete(id))) throw noEndpoint(id);
+  await deps.endpointsChanged(organization.id);
 }
 
 /** An endpoint's deliveries, newest first: `limit` after the delivery `startingAfter` (the previous page's last). */
