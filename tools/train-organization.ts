@@ -1,69 +1,94 @@
-// `npm run train -- --organization ORG --recalibrate [--as-of ISO] [--name NAME]`: a challenger for
-// one organization made from its own recorded traffic, offline. It keeps the built-in boosters and
-// refits what turns their margins into a probability, the stack (bias and one weight per channel)
-// and the Platt calibration, on the organization's outcomes, point in time:
-// - the margins are recomputed from the features stored with each scored transaction (exactly what
+// `npm run train -- --organization ORG [--recalibrate] [--as-of ISO] [--name NAME]`: a challenger
+// for one organization made from its own recorded traffic, offline, point in time:
+// - every figure is recomputed from the features stored with each scored transaction (exactly what
 //   the model saw when it scored it), so nothing is re-derived from later history;
 // - a transaction counts only when it is older than the model's label delay at `--as-of` (default:
 //   now), and its label is the outcome known by `--as-of`: a fraud reported later is not a fraud
 //   here (it is not known yet), and one never reported counts as legitimate;
-// - split by time into stack (first 40 %), calibration (next 30 %) and test (last 30 %) parts, each
-//   separated by the label delay, as training does; the test part measures the built-in model and
-//   the recalibrated one on the same rows.
+// - split by time into parts separated by the label delay, as training does; the last 30 % (test)
+//   measures the built-in model and the new one on the same rows, and is never fitted on.
+// Two kinds of model:
+// - its own (the default): boosters of its own, trained on the first 40 % with the built-in
+//   recipe's settings (model.json's training parameters), their number of trees early-stopped on
+//   the next 30 % (validation), the stack fitted on validation's first half and the Platt
+//   calibration on its second half: train()'s protocol (training/train.ts) on the organization's
+//   rows. No seeded field-dropping: the stored features are what was scored.
+// - `--recalibrate`: the built-in boosters kept; the stack fitted on the first 40 % and the
+//   calibration on the next 30 %.
 // Too few labelled frauds to fit from: exit 2 with the counts. Otherwise the model is stored in the
-// database as a custom model of the organization (every process loads it from there), its id a
-// digest of its settings and base model, so the same data and `--as-of` make the same model, byte
-// for byte, and running again finds it rather than storing a second copy. It is printed as one
-// JSON line with its test figures; an owner then makes it a challenger.
+// database as a custom model of the organization (its boosters beside it: every process loads it
+// from there), its id a digest of its settings (which name its boosters' digest) and base model,
+// so the same data and `--as-of` make the same model, byte for byte, and running again finds it
+// rather than storing a second copy. It is printed as one JSON line with its test figures; an owner
+// then makes it a challenger.
 
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/storage/open.ts';
+import type { Db } from '../src/storage/db.ts';
 import { getCustomModel, insertCustomModel, organizationExists } from '../src/storage/models-store.ts';
 import { organizationData } from '../src/storage/organization-data.ts';
+import { loadModel } from '../src/addon/addon.ts';
 import { loadModelFolder } from '../src/model/bundle.ts';
 import { isProblem, type ModelBundle } from '../src/model/bundle-types.ts';
-import { CustomSettings } from '../src/model/custom.ts';
+import { boostersDigest, CustomSettings } from '../src/model/custom.ts';
 import { averagePrecision, expectedCalibrationError, rocAuc } from '../src/model/metrics.ts';
-import { fitLogistic, sigmoid } from './training/logistic.ts';
-import { splitByTime } from './training/split.ts';
+import type { Channel } from '../src/domain/channels.ts';
+import type { ChannelMatrices } from '../src/domain/features/extract.ts';
+import { fitLogistic, sigmoid, type Logistic } from './training/logistic.ts';
+import { splitByTime, type Split } from './training/split.ts';
 import { sha256 } from './training/digest.ts';
+import { DEFAULT_TRAINING, selectSettings, trainChannelBoosters, type TrainOptions } from './training/train.ts';
 
-/** Fewest labelled frauds the stack and the calibration parts must each hold. */
-export const MIN_FRAUDS = { stack: 20, calibration: 10 } as const;
+/** Fewest labelled frauds each fitted part must hold: the boosters' training part (own boosters
+ *  only), the stack's and the calibration's. */
+export const MIN_FRAUDS = { train: 50, stack: 20, calibration: 10 } as const;
+/** The most trees the early stopping may keep (as the built-in model's search). */
+const MAX_TREES = 1000;
 
 export class TooFewFrauds extends Error {}
 
-interface Row {
+/** A scored transaction as it counts at `--as-of`: its stored features (every channel's, in the
+ *  model's order) and the label known then. */
+export interface Counted {
   time: number;
   label: 0 | 1;
-  raw: number[];
+  features: Float32Array;
 }
 
-/** Each channel's raw margin from the stored features (every channel's, in the model's order). */
-function margins(bundle: ModelBundle, features: Uint8Array[]): number[][] {
-  const widths = bundle.channels.map((c) => c.features.length);
-  const total = widths.reduce((a, b) => a + b, 0);
-  const rows = features.map((bytes) => new Float32Array(Uint8Array.from(bytes).buffer, 0, total));
-  const out = rows.map(() => new Array<number>(bundle.channels.length));
+/** Each channel's features of `rows`, row-major, as training takes them. */
+function channelMatrices(bundle: ModelBundle, rows: readonly Counted[]): ChannelMatrices {
+  const out = {} as ChannelMatrices;
   let offset = 0;
-  bundle.channels.forEach((c, k) => {
-    const w = widths[k]!;
+  for (const c of bundle.channels) {
+    const w = c.features.length;
     const flat = new Float64Array(rows.length * w);
     rows.forEach((r, i) => {
-      for (let j = 0; j < w; j++) flat[i * w + j] = r[offset + j]!;
+      for (let j = 0; j < w; j++) flat[i * w + j] = r.features[offset + j]!;
     });
-    const raw = c.engine.predictRawBatch(flat);
-    raw.forEach((v, i) => (out[i]![k] = v));
+    out[c.name] = flat;
     offset += w;
+  }
+  return out;
+}
+
+/** Each channel's raw margin for every row (rows × channels, row-major), by `engines` (the
+ *  bundle's own, or boosters trained here, in the channels' order). */
+function margins(bundle: ModelBundle, matrices: ChannelMatrices, n: number, engines = bundle.channels.map((c) => c.engine)): Float64Array {
+  const k = bundle.channels.length;
+  const out = new Float64Array(n * k);
+  bundle.channels.forEach((c, j) => {
+    const raw = engines[j]!.predictRawBatch(matrices[c.name]);
+    raw.forEach((v, i) => (out[i * k + j] = v));
   });
   return out;
 }
 
 /** The organization's scored transactions that count at `asOf`, oldest first. */
-async function countedRows(db: Parameters<typeof organizationData>[0], organizationId: string, bundle: ModelBundle, asOf: number): Promise<Row[]> {
+async function countedRows(db: Db, organizationId: string, bundle: ModelBundle, asOf: number): Promise<Counted[]> {
   const data = organizationData(db, organizationId);
   const until = asOf - bundle.file.training.label_delay_ms;
-  const kept: { time: number; label: 0 | 1; features: Uint8Array }[] = [];
+  const total = bundle.channels.reduce((w, c) => w + c.features.length, 0);
+  const kept: Counted[] = [];
   let after: [number, number] | undefined;
   for (;;) {
     const page = await data.decisions.page({ from: 0, to: until, after, withFeatures: true });
@@ -71,19 +96,30 @@ async function countedRows(db: Parameters<typeof organizationData>[0], organizat
     for (const r of page) {
       if (!r.features) continue;
       const known = r.label === 1 && r.label_known_ms !== null && r.label_known_ms <= asOf;
-      kept.push({ time: r.time_ms, label: known ? 1 : 0, features: r.features });
+      kept.push({ time: r.time_ms, label: known ? 1 : 0, features: new Float32Array(Uint8Array.from(r.features).buffer, 0, total) });
     }
     const last = page[page.length - 1]!;
     after = [last.time_ms, last.seq];
   }
-  const raw = margins(bundle, kept.map((k) => k.features));
-  return kept.map((k, i) => ({ time: k.time, label: k.label, raw: raw[i]! }));
+  return kept;
 }
 
-export interface Recalibrated {
+export interface Counts {
+  transactions: number;
+  frauds: number;
+  train?: number;
+  stack: number;
+  calibration: number;
+  test: number;
+  test_frauds: number;
+}
+
+export interface Made {
   settings: CustomSettings;
-  counts: { transactions: number; frauds: number; stack: number; calibration: number; test: number; test_frauds: number };
-  test: { built_in: Figures; recalibrated: Figures };
+  /** Its own boosters' texts by channel (none when recalibrated). */
+  boosters?: Record<Channel, string>;
+  counts: Counts;
+  test: { built_in: Figures; challenger: Figures };
 }
 
 interface Figures {
@@ -106,46 +142,145 @@ function figures(p: ArrayLike<number>, y: ArrayLike<number>): Figures {
   };
 }
 
-/** The stack and calibration refitted on `rows`; throws TooFewFrauds with the counts. */
-export function recalibrate(bundle: ModelBundle, rows: readonly Row[]): Recalibrated {
-  const f = bundle.file;
-  let split: ReturnType<typeof splitByTime>;
+/** The time split, or TooFewFrauds when the rows span too little time for it. */
+function split(rows: readonly Counted[], gap: number): Split {
   try {
-    split = splitByTime(Float64Array.from(rows, (r) => r.time), { validationShare: 0.3, testShare: 0.3, gap: f.training.label_delay_ms });
+    return splitByTime(Float64Array.from(rows, (r) => r.time), { validationShare: 0.3, testShare: 0.3, gap });
   } catch (e) {
     throw new TooFewFrauds(`the organization's ${rows.length} transactions older than the label delay (${rows.filter((r) => r.label === 1).length} frauds known) ${rows.length ? 'span too little time for three parts separated by the label delay' : 'are none'}: ${(e as Error).message}. Wait for more traffic.`);
   }
-  const part = (indices: number[]) => indices.map((i) => rows[i]!);
-  const stackRows = part(split.train);
-  const calibrationRows = part(split.validation);
-  const testRows = part(split.test);
-  const frauds = (rs: readonly Row[]) => rs.filter((r) => r.label === 1).length;
-  const counts = { transactions: rows.length, frauds: frauds(rows), stack: stackRows.length, calibration: calibrationRows.length, test: testRows.length, test_frauds: frauds(testRows) };
-  if (frauds(stackRows) < MIN_FRAUDS.stack || frauds(calibrationRows) < MIN_FRAUDS.calibration) {
-    throw new TooFewFrauds(
-      `too few labelled frauds to recalibrate from: ${frauds(stackRows)} in the stack part and ${frauds(calibrationRows)} in the calibration part (need ${MIN_FRAUDS.stack} and ${MIN_FRAUDS.calibration}), of ${rows.length} transactions older than the label delay with ${counts.frauds} frauds known. Report more outcomes, or wait for more traffic.`,
-    );
-  }
+}
+
+const fraudsIn = (rows: readonly Counted[], indices: readonly number[]) => indices.reduce((n, i) => n + rows[i]!.label, 0);
+
+/** Refuses, with every part's count, when a fitted part holds too few labelled frauds. */
+function enoughFrauds(rows: readonly Counted[], parts: Partial<Record<keyof typeof MIN_FRAUDS, readonly number[]>>, what: string): void {
+  const short = (Object.keys(parts) as (keyof typeof MIN_FRAUDS)[]).some((p) => fraudsIn(rows, parts[p]!) < MIN_FRAUDS[p]);
+  if (!short) return;
+  const have = (Object.keys(parts) as (keyof typeof MIN_FRAUDS)[]).map((p) => `${fraudsIn(rows, parts[p]!)} in the ${p === 'train' ? 'training' : p} part`);
+  const need = (Object.keys(parts) as (keyof typeof MIN_FRAUDS)[]).map((p) => MIN_FRAUDS[p]);
+  throw new TooFewFrauds(
+    `too few labelled frauds to ${what} from: ${have.join(', ').replace(/, ([^,]*)$/, ' and $1')} (need ${need.join(', ').replace(/, ([^,]*)$/, ' and $1')}), of ${rows.length} transactions older than the label delay with ${rows.reduce((n, r) => n + r.label, 0)} frauds known. Report more outcomes, or wait for more traffic.`,
+  );
+}
+
+/** The stack fitted on the `stack` rows' margins and the Platt calibration on the `calibration`
+ *  rows' stacked log-odds; and the probability they give a row of margins. */
+function fitHead(raw: Float64Array, k: number, labels: ArrayLike<number>, stackRows: readonly number[], calibrationRows: readonly number[]): { stack: Logistic; platt: Logistic; probability: (i: number) => number } {
+  const rowsOf = (indices: readonly number[]) => {
+    const x = new Float64Array(indices.length * k);
+    indices.forEach((i, r) => x.set(raw.subarray(i * k, (i + 1) * k), r * k));
+    return x;
+  };
+  const stack = fitLogistic(rowsOf(stackRows), k, Float64Array.from(stackRows, (i) => labels[i]!));
+  const stacked = (i: number) => {
+    let z = stack.bias;
+    for (let j = 0; j < k; j++) z += stack.weights[j]! * raw[i * k + j]!;
+    return z;
+  };
+  const platt = fitLogistic(Float64Array.from(calibrationRows, stacked), 1, Float64Array.from(calibrationRows, (i) => labels[i]!));
+  return { stack, platt, probability: (i) => sigmoid(platt.bias + platt.weights[0]! * stacked(i)) };
+}
+
+/** The base model's own probability for row i of `raw` (its boosters' margins). */
+function builtInProbability(bundle: ModelBundle, raw: Float64Array): (i: number) => number {
+  const f = bundle.file;
   const k = bundle.channels.length;
-  const flat = (rs: readonly Row[]) => Float64Array.from(rs.flatMap((r) => r.raw));
-  const stack = fitLogistic(flat(stackRows), k, Float64Array.from(stackRows, (r) => r.label));
-  const stacked = (r: Row) => r.raw.reduce((z, v, j) => z + stack.weights[j]! * v, stack.bias);
-  const platt = fitLogistic(Float64Array.from(calibrationRows, stacked), 1, Float64Array.from(calibrationRows, (r) => r.label));
-  const names = bundle.channels.map((c) => c.name);
-  const settings = CustomSettings.parse({
-    stack: { bias: stack.bias, weights: Object.fromEntries(names.map((n, j) => [n, stack.weights[j]!])) },
+  const weights = bundle.channels.map((c) => f.stack.weights[c.name]);
+  return (i) => {
+    let z = f.stack.bias;
+    for (let j = 0; j < k; j++) z += weights[j]! * raw[i * k + j]!;
+    return sigmoid(f.calibration.bias + f.calibration.slope * z);
+  };
+}
+
+function settingsOf(bundle: ModelBundle, head: { stack: Logistic; platt: Logistic }, boosters?: CustomSettings['boosters']): CustomSettings {
+  const f = bundle.file;
+  return CustomSettings.parse({
+    stack: { bias: head.stack.bias, weights: Object.fromEntries(bundle.channels.map((c, j) => [c.name, head.stack.weights[j]!])) },
     thresholds: Object.fromEntries(Object.entries(f.thresholds).map(([mode, t]) => [mode, { review: t.review, block: t.block }])),
     bands: { medium: f.bands.medium, high: f.bands.high, critical: f.bands.critical },
-    calibration: { method: 'platt', bias: platt.bias, slope: platt.weights[0]! },
+    calibration: { method: 'platt', bias: head.platt.bias, slope: head.platt.weights[0]! },
+    ...(boosters ? { boosters } : {}),
   });
-  const builtIn = (r: Row) => sigmoid(f.calibration.bias + f.calibration.slope * r.raw.reduce((z, v, j) => z + f.stack.weights[names[j]! as keyof typeof f.stack.weights] * v, f.stack.bias));
-  const mine = (r: Row) => sigmoid(platt.bias + platt.weights[0]! * stacked(r));
-  const y = Float64Array.from(testRows, (r) => r.label);
-  return { settings, counts, test: { built_in: figures(Float64Array.from(testRows, builtIn), y), recalibrated: figures(Float64Array.from(testRows, mine), y) } };
+}
+
+function testFigures(bundle: ModelBundle, baseRaw: Float64Array, made: (i: number) => number, labels: ArrayLike<number>, test: readonly number[]): Made['test'] {
+  const builtIn = builtInProbability(bundle, baseRaw);
+  const y = Float64Array.from(test, (i) => labels[i]!);
+  return { built_in: figures(Float64Array.from(test, builtIn), y), challenger: figures(Float64Array.from(test, made), y) };
+}
+
+/** The stack and calibration refitted on `rows` (the built-in boosters kept): the stack on the
+ *  first part, the calibration on the second; throws TooFewFrauds with the counts. */
+export function recalibrate(bundle: ModelBundle, rows: readonly Counted[]): Made {
+  const parts = split(rows, bundle.file.training.label_delay_ms);
+  const labels = Float64Array.from(rows, (r) => r.label);
+  const counts: Counts = { transactions: rows.length, frauds: fraudsIn(rows, rows.map((_, i) => i)), stack: parts.train.length, calibration: parts.validation.length, test: parts.test.length, test_frauds: fraudsIn(rows, parts.test) };
+  enoughFrauds(rows, { stack: parts.train, calibration: parts.validation }, 'recalibrate');
+  const k = bundle.channels.length;
+  const raw = margins(bundle, channelMatrices(bundle, rows), rows.length);
+  const head = fitHead(raw, k, labels, parts.train, parts.validation);
+  return { settings: settingsOf(bundle, head), counts, test: testFigures(bundle, raw, head.probability, labels, parts.test) };
+}
+
+/** Boosters of the organization's own, with their stack and calibration, from `rows`: trained on the
+ *  first part with the base model's recipe, their trees early-stopped on the second part, the
+ *  stack fitted on its first half and the calibration on its second; throws TooFewFrauds. */
+export async function trainOwn(bundle: ModelBundle, rows: readonly Counted[]): Promise<Made> {
+  const parts = split(rows, bundle.file.training.label_delay_ms);
+  const half = Math.floor(parts.validation.length / 2);
+  const stackRows = parts.validation.slice(0, half);
+  const calibrationRows = parts.validation.slice(half);
+  const labels = Float64Array.from(rows, (r) => r.label);
+  const counts: Counts = { transactions: rows.length, frauds: fraudsIn(rows, rows.map((_, i) => i)), train: parts.train.length, stack: stackRows.length, calibration: calibrationRows.length, test: parts.test.length, test_frauds: fraudsIn(rows, parts.test) };
+  enoughFrauds(rows, { train: parts.train, stack: stackRows, calibration: calibrationRows }, 'train boosters');
+  const matrices = channelMatrices(bundle, rows);
+  const recipe = (bundle.file.training as { params?: TrainOptions['params'] }).params ?? {};
+  const o: TrainOptions = { ...DEFAULT_TRAINING, seed: bundle.file.training.seed, labelDelay: bundle.file.training.label_delay_ms, params: recipe, iterations: MAX_TREES, settings: 0 };
+  const chosen = await selectSettings(matrices, labels, parts, o);
+  const trained = trainChannelBoosters(matrices, labels, parts.train, { ...o, params: { ...recipe, ...chosen.settings.params }, iterations: chosen.settings.iterations });
+  const engines = trained.map((b) => loadModel(b.modelText));
+  const raw = margins(bundle, matrices, rows.length, engines);
+  const head = fitHead(raw, bundle.channels.length, labels, stackRows, calibrationRows);
+  const texts = bundle.channels.map((c) => trained.find((b) => b.channel === c.name)!.modelText);
+  const settings = settingsOf(bundle, head, { sha256: boostersDigest(texts), trees: chosen.settings.iterations });
+  const baseRaw = margins(bundle, matrices, rows.length);
+  return {
+    settings,
+    boosters: Object.fromEntries(bundle.channels.map((c, j) => [c.name, texts[j]!])) as Record<Channel, string>,
+    counts,
+    test: testFigures(bundle, baseRaw, head.probability, labels, parts.test),
+  };
+}
+
+/** What the command prints: the stored model, how it was made, and its test figures. */
+export interface OrganizationModel {
+  id: string;
+  organization_id: string;
+  name: string;
+  kind: 'recalibrated' | 'own_boosters';
+  as_of: string;
+  counts: Counts;
+  test: Made['test'];
+  settings: CustomSettings;
+}
+
+/** Makes and stores the organization's model from its traffic in `db` as of `asOf` (or finds the
+ *  same one stored); throws TooFewFrauds. */
+export async function makeOrganizationModel(db: Db, base: ModelBundle, o: { organization: string; asOf: number; name?: string | undefined; recalibrate: boolean }): Promise<OrganizationModel> {
+  const rows = await countedRows(db, o.organization, base, o.asOf);
+  const made = o.recalibrate ? recalibrate(base, rows) : await trainOwn(base, rows);
+  const id = `cm_${sha256(JSON.stringify({ organization: o.organization, base: base.file.id, settings: made.settings })).slice(0, 16)}`;
+  const at = new Date(o.asOf).toISOString();
+  const model =
+    (await getCustomModel(db, id)) ??
+    (await insertCustomModel(db, { id, organizationId: o.organization, name: o.name ?? `${o.recalibrate ? 'recalibrated' : 'trained'} as of ${at}`, baseModelId: base.file.id, settings: made.settings, boosters: made.boosters }));
+  return { id: model.id, organization_id: model.organization_id, name: model.name, kind: o.recalibrate ? 'recalibrated' : 'own_boosters', as_of: at, counts: made.counts, test: made.test, settings: model.settings };
 }
 
 /** Runs the command: 0 with the model printed, 2 with the reason on standard error. */
-export async function trainOrganization(o: { organization: string; asOf: number; name: string | undefined }): Promise<number> {
+export async function trainOrganization(o: { organization: string; asOf: number; name: string | undefined; recalibrate: boolean }): Promise<number> {
   const config = loadConfig();
   const base = loadModelFolder(config.MODEL_DIR);
   if (isProblem(base)) {
@@ -158,18 +293,14 @@ export async function trainOrganization(o: { organization: string; asOf: number;
       process.stderr.write(`npm run train: no organization ${o.organization}\n`);
       return 2;
     }
-    let made: Recalibrated;
     try {
-      made = recalibrate(base, await countedRows(db, o.organization, base, o.asOf));
+      process.stdout.write(`${JSON.stringify(await makeOrganizationModel(db, base, o))}\n`);
+      return 0;
     } catch (e) {
       if (!(e instanceof TooFewFrauds)) throw e;
       process.stderr.write(`npm run train: ${e.message}\n`);
       return 2;
     }
-    const id = `cm_${sha256(JSON.stringify({ organization: o.organization, base: base.file.id, settings: made.settings })).slice(0, 16)}`;
-    const model = (await getCustomModel(db, id)) ?? (await insertCustomModel(db, { id, organizationId: o.organization, name: o.name ?? `recalibrated as of ${new Date(o.asOf).toISOString()}`, baseModelId: base.file.id, settings: made.settings }));
-    process.stdout.write(`${JSON.stringify({ id: model.id, organization_id: model.organization_id, name: model.name, base_model_id: model.base_model_id, as_of: new Date(o.asOf).toISOString(), counts: made.counts, test: made.test, settings: model.settings })}\n`);
-    return 0;
   } finally {
     await db.close();
   }

@@ -1,5 +1,5 @@
 // `npm run train [-- --data FILE.csv] [--out DIR] [--settings N] [--iterations N] [--seed N]`
-// (or `-- --organization ORG_ID --recalibrate [--as-of ISO_TIME] [--name NAME]`: an organization's
+// (or `-- --organization ORG_ID [--recalibrate] [--as-of ISO_TIME] [--name NAME]`: an organization's
 // challenger from its own traffic, tools/train-organization.ts):
 // trains the model from the simulator (default) or a CSV in the dataset format (with `timestamp`
 // and `label`), shows progress, and writes DIR (default models/builtin): one LightGBM text file per
@@ -37,8 +37,8 @@ const values = commandLine({
     settings: wholeNumber(`random settings the search tries after the defaults (default ${DEFAULT_TRAINING.settings})`, { default: DEFAULT_TRAINING.settings! }),
     iterations: wholeNumber(`most trees any setting may have (default ${DEFAULT_TRAINING.iterations})`, { min: 1, default: DEFAULT_TRAINING.iterations }),
     seed: wholeNumber(`training seed: LightGBM, the search's draws, the left-out fields (default ${DEFAULT_TRAINING.seed})`, { default: DEFAULT_TRAINING.seed }),
-    organization: text('ORG_ID', "make a challenger for this organization from its own recorded transactions and outcomes, stored in the database (with --recalibrate)"),
-    recalibrate: flag('with --organization: keep the built-in boosters, refit the stack and calibration on its outcomes'),
+    organization: text('ORG_ID', 'make a model for this organization from its own recorded transactions and outcomes (boosters of its own, stack and calibration), stored in the database'),
+    recalibrate: flag('with --organization: keep the built-in boosters, refit only the stack and calibration on its outcomes'),
     'as-of': {
       value: 'ISO_TIME',
       description: 'with --organization: the moment the data is read as of (outcomes known by then; default now)',
@@ -49,19 +49,19 @@ const values = commandLine({
         return t;
       },
     },
-    name: text('NAME', 'with --organization: the model\'s name (default: "recalibrated as of …")'),
+    name: text('NAME', 'with --organization: the model\'s name (default: "trained as of …" or "recalibrated as of …")'),
   },
 });
 
 if (values.organization !== undefined || values.recalibrate) {
-  if (values.organization === undefined || !values.recalibrate) {
-    process.stderr.write('npm run train: --organization ORG_ID needs --recalibrate: a challenger keeps the built-in boosters and refits their stack and calibration on the organization\'s outcomes (training boosters of its own from one organization is not available yet)\n');
+  if (values.organization === undefined) {
+    process.stderr.write('npm run train: --recalibrate needs --organization ORG_ID: it refits the built-in model\'s stack and calibration on one organization\'s outcomes\n');
     process.exit(2);
   }
   // Loaded only here: an organization's challenger shapes no built-in model, so its code (and the
   // storage it reads) stays out of the built-in model's code fingerprint.
   const { trainOrganization } = await import('./train-organization.ts');
-  process.exit(await trainOrganization({ organization: values.organization, asOf: values['as-of'] ?? Date.now(), name: values.name }));
+  process.exit(await trainOrganization({ organization: values.organization, asOf: values['as-of'] ?? Date.now(), name: values.name, recalibrate: values.recalibrate }));
 }
 
 /** Fingerprint of the code that shapes the model: this command's sources and everything they

@@ -30,8 +30,8 @@ import type { RingWindows } from '../live/ring-windows.ts';
 import { Accounts } from './access/accounts.ts';
 import type { TokenVerifierOptions } from './access/tokens.ts';
 import { ScoreAndRecord } from './score-and-record.ts';
-import { applySettings } from '../model/custom.ts';
-import { getCustomModel } from '../storage/models-store.ts';
+import { customBundle } from '../model/custom.ts';
+import { customModelBoosters, getCustomModel } from '../storage/models-store.ts';
 import { sessionSecret } from '../storage/server-secret.ts';
 import { SecretBox } from './access/secret-box.ts';
 import { WebhookDeliverer, type DelivererTimings } from '../jobs/webhook-deliverer.ts';
@@ -154,10 +154,13 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       if (cached) return cached;
       const m = await getCustomModel(db, id);
       if (!m) return { scorer };
-      const entry =
-        m.base_model_id === loaded.model.file.id
-          ? { scorer: new Scorer({ bundle: applySettings(loaded.model, m), clock }) }
-          : { scorer, note: `The organization's active model ${m.id} was made for base model ${m.base_model_id}, not the loaded ${loaded.model.file.id}: scored with the built-in model. Recreate it from the command line.` };
+      let entry: { scorer: Scorer; note?: string };
+      if (m.base_model_id !== loaded.model.file.id) {
+        entry = { scorer, note: `The organization's active model ${m.id} was made for base model ${m.base_model_id}, not the loaded ${loaded.model.file.id}: scored with the built-in model. Recreate it from the command line.` };
+      } else {
+        const bundle = customBundle(loaded.model, m, m.settings.boosters ? await customModelBoosters(db, id) : new Map());
+        entry = typeof bundle === 'string' ? { scorer, note: `The organization's active model ${m.id} cannot be loaded (${bundle}): scored with the built-in model. Train it again from the command line.` } : { scorer: new Scorer({ bundle, clock }) };
+      }
       customScorers.set(id, entry);
       return entry;
     };

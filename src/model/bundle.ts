@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
 import { EngineError, loadModel, type Engine } from '../addon/addon.ts';
-import { CHANNELS } from '../domain/channels.ts';
+import { CHANNELS, type Channel } from '../domain/channels.ts';
 import { CHANNEL_FEATURES } from '../domain/features/extract.ts';
 import { loadReference, testFigures } from './drift.ts';
 import { isProblem, MetricsFileSchema, ModelFileSchema, type LoadedChannel, type LoadResult, type MetricsFile, type ModelBundle, type ModelProblem } from './bundle-types.ts';
@@ -43,6 +43,22 @@ export function loadModelFolder(dir: string): ModelBundle | ModelProblem {
   return loadModelAndMetrics(dir).model;
 }
 
+/** One channel's booster from its LightGBM model text, checked against the features it is said to
+ *  take; or what is wrong with it (to follow the booster's name in a message). */
+export function loadChannel(name: Channel, features: readonly string[], text: string): LoadedChannel | string {
+  let engine: Engine;
+  try {
+    engine = loadModel(text);
+  } catch (e) {
+    const detail = e instanceof EngineError ? `${e.code}${e.line ? ` at line ${e.line}` : ''}` : 'unreadable';
+    return `is not a usable LightGBM model (${detail})`;
+  }
+  if (engine.numFeatures !== features.length) return `has ${engine.numFeatures} features, where the model lists ${features.length}`;
+  // The expected raw score: SHAP's base value, the last entry of any row's contributions.
+  const phi = engine.shap(new Float64Array(features.length).fill(Number.NaN));
+  return { name, features, engine, expected: phi[phi.length - 1]! };
+}
+
 /** model.json and the boosters it names, without the reference (which needs the evaluation). */
 function loadBoosters(dir: string): ModelBundle | ModelProblem {
   const fix = 'Re-create the model folder with `npm run train`, or point MODEL_DIR at a complete model folder, then restart.';
@@ -65,19 +81,9 @@ function loadBoosters(dir: string): ModelBundle | ModelProblem {
     } catch {
       return { reason: 'model_unavailable', message: `No model is loaded: ${where(dir, c.file)} is missing or unreadable.`, fix };
     }
-    let engine: Engine;
-    try {
-      engine = loadModel(text);
-    } catch (e) {
-      const detail = e instanceof EngineError ? `${e.code}${e.line ? ` at line ${e.line}` : ''}` : 'unreadable';
-      return { reason: 'model_unavailable', message: `No model is loaded: ${where(dir, c.file)} is not a usable LightGBM model (${detail}).`, fix };
-    }
-    if (engine.numFeatures !== c.features.length) {
-      return { reason: 'model_unavailable', message: `No model is loaded: ${where(dir, c.file)} has ${engine.numFeatures} features, model.json lists ${c.features.length}.`, fix };
-    }
-    // The expected raw score: SHAP's base value, the last entry of any row's contributions.
-    const phi = engine.shap(new Float64Array(c.features.length).fill(Number.NaN));
-    channels.push({ name, features: c.features, engine, expected: phi[phi.length - 1]! });
+    const channel = loadChannel(name, c.features, text);
+    if (typeof channel === 'string') return { reason: 'model_unavailable', message: `No model is loaded: ${where(dir, c.file)} ${channel}.`, fix };
+    channels.push(channel);
   }
   return { file, channels };
 }

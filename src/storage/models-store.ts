@@ -1,5 +1,6 @@
-// SQL for custom models (migrations/005_custom_models.sql, 017_challengers.sql). Settings are stored
-// complete and never change; activation flips `active` with at most one active model per
+// SQL for custom models (migrations/005_custom_models.sql, 017_challengers.sql,
+// 019_custom_model_boosters.sql). Settings are stored complete and never change, and so are a
+// model's own boosters, if it has any (inserted with it); activation flips `active` with at most one active model per
 // organization (a unique partial index backs the transaction below); at most three are challengers,
 // never the active one. Every promotion, rollback and change of challengers is audited
 // (model_audit), in the transaction that makes it, with who and when.
@@ -11,12 +12,24 @@ const COLUMNS = 'id, organization_id, name, base_model_id, settings, active, cre
 /** Challengers an organization may have at once. */
 export const MAX_CHALLENGERS = 3;
 
-export async function insertCustomModel(db: Queryable, m: { id: string; organizationId: string; name: string; baseModelId: string; settings: CustomSettings }): Promise<CustomModel> {
-  const [row] = await db.query<CustomModel>(
-    `INSERT INTO custom_models (id, organization_id, name, base_model_id, settings) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
-    [m.id, m.organizationId, m.name, m.baseModelId, m.settings],
-  );
-  return row!;
+export async function insertCustomModel(db: Db, m: { id: string; organizationId: string; name: string; baseModelId: string; settings: CustomSettings; boosters?: Readonly<Record<string, string>> | undefined }): Promise<CustomModel> {
+  return db.transaction(async (tx) => {
+    const [row] = await tx.query<CustomModel>(
+      `INSERT INTO custom_models (id, organization_id, name, base_model_id, settings) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
+      [m.id, m.organizationId, m.name, m.baseModelId, m.settings],
+    );
+    if (m.boosters) {
+      const channels = Object.keys(m.boosters);
+      await tx.query(`INSERT INTO custom_model_boosters (model_id, channel, model_text) SELECT $1, c, t FROM unnest($2::text[], $3::text[]) AS b(c, t)`, [m.id, channels, channels.map((c) => m.boosters![c]!)]);
+    }
+    return row!;
+  });
+}
+
+/** A custom model's own boosters (LightGBM model text by channel); empty when it uses its base's. */
+export async function customModelBoosters(db: Queryable, id: string): Promise<Map<string, string>> {
+  const rows = await db.query<{ channel: string; model_text: string }>(`SELECT channel, model_text FROM custom_model_boosters WHERE model_id = $1`, [id]);
+  return new Map(rows.map((r) => [r.channel, r.model_text]));
 }
 
 export async function getCustomModel(db: Queryable, id: string): Promise<CustomModel | undefined> {
