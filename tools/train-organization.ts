@@ -5,16 +5,17 @@
 // - a transaction counts only when it is older than the model's label delay at `--as-of` (default:
 //   now), and its label is the outcome known by `--as-of`: a fraud reported later is not a fraud
 //   here (it is not known yet), and one never reported counts as legitimate;
-// - split by time into parts separated by the label delay, as training does; the last 30 % (test)
+// - split by time into parts separated by the label delay, as training does; the last part (test)
 //   measures the built-in model and the new one on the same rows, and is never fitted on.
 // Two kinds of model:
-// - its own (the default): boosters of its own, trained on the first 40 % with the built-in
+// - its own (the default): boosters of its own, trained on the first 60 % with the built-in
 //   recipe's settings (model.json's training parameters), their number of trees early-stopped on
-//   the next 30 % (validation), the stack fitted on validation's first half and the Platt
-//   calibration on its second half: train()'s protocol (training/train.ts) on the organization's
-//   rows. No seeded field-dropping: the stored features are what was scored.
+//   the next 20 % (validation), the stack fitted on validation's first half and the Platt
+//   calibration on its second half, tested on the last 20 %: train()'s protocol
+//   (training/train.ts) on the organization's rows. No seeded field-dropping: the stored features
+//   are what was scored.
 // - `--recalibrate`: the built-in boosters kept; the stack fitted on the first 40 % and the
-//   calibration on the next 30 %.
+//   calibration on the next 30 %, tested on the last 30 %.
 // Too few labelled frauds to fit from: exit 2 with the counts. Otherwise the model is stored in the
 // database as a custom model of the organization (its boosters beside it: every process loads it
 // from there), its id a digest of its settings (which name its boosters' digest) and base model,
@@ -42,6 +43,9 @@ import { DEFAULT_TRAINING, selectSettings, trainChannelBoosters, type TrainOptio
 /** Fewest labelled frauds each fitted part must hold: the boosters' training part (own boosters
  *  only), the stack's and the calibration's. */
 export const MIN_FRAUDS = { train: 50, stack: 20, calibration: 10 } as const;
+/** The share of the span each of the validation and test parts takes for boosters of the
+ *  organization's own: npm run train's, which leaves the boosters the most. */
+const OWN_SHARE = DEFAULT_TRAINING.validationShare;
 /** The most trees the early stopping may keep (as the built-in model's search). */
 const MAX_TREES = 1000;
 
@@ -143,9 +147,9 @@ function figures(p: ArrayLike<number>, y: ArrayLike<number>): Figures {
 }
 
 /** The time split, or TooFewFrauds when the rows span too little time for it. */
-function split(rows: readonly Counted[], gap: number): Split {
+function split(rows: readonly Counted[], gap: number, share: number): Split {
   try {
-    return splitByTime(Float64Array.from(rows, (r) => r.time), { validationShare: 0.3, testShare: 0.3, gap });
+    return splitByTime(Float64Array.from(rows, (r) => r.time), { validationShare: share, testShare: share, gap });
   } catch (e) {
     throw new TooFewFrauds(`the organization's ${rows.length} transactions older than the label delay (${rows.filter((r) => r.label === 1).length} frauds known) ${rows.length ? 'span too little time for three parts separated by the label delay' : 'are none'}: ${(e as Error).message}. Wait for more traffic.`);
   }
@@ -214,7 +218,7 @@ function testFigures(bundle: ModelBundle, baseRaw: Float64Array, made: (i: numbe
 /** The stack and calibration refitted on `rows` (the built-in boosters kept): the stack on the
  *  first part, the calibration on the second; throws TooFewFrauds with the counts. */
 export function recalibrate(bundle: ModelBundle, rows: readonly Counted[]): Made {
-  const parts = split(rows, bundle.file.training.label_delay_ms);
+  const parts = split(rows, bundle.file.training.label_delay_ms, 0.3);
   const labels = Float64Array.from(rows, (r) => r.label);
   const counts: Counts = { transactions: rows.length, frauds: fraudsIn(rows, rows.map((_, i) => i)), stack: parts.train.length, calibration: parts.validation.length, test: parts.test.length, test_frauds: fraudsIn(rows, parts.test) };
   enoughFrauds(rows, { stack: parts.train, calibration: parts.validation }, 'recalibrate');
@@ -228,7 +232,7 @@ export function recalibrate(bundle: ModelBundle, rows: readonly Counted[]): Made
  *  first part with the base model's recipe, their trees early-stopped on the second part, the
  *  stack fitted on its first half and the calibration on its second; throws TooFewFrauds. */
 export async function trainOwn(bundle: ModelBundle, rows: readonly Counted[]): Promise<Made> {
-  const parts = split(rows, bundle.file.training.label_delay_ms);
+  const parts = split(rows, bundle.file.training.label_delay_ms, OWN_SHARE);
   const half = Math.floor(parts.validation.length / 2);
   const stackRows = parts.validation.slice(0, half);
   const calibrationRows = parts.validation.slice(half);

@@ -145,6 +145,12 @@ const commands: CommandCase[] = [
     bad: [[['--resamples', '1e3'], '--resamples must be a whole number ≥ 1, got "1e3"']],
   },
   {
+    name: 'eval:challengers',
+    file: 'tools/eval-challengers.ts',
+    options: ['--seed', '--seeds', '--trial', '--quick'],
+    bad: [[['--seeds', '0'], '--seeds must be a whole number ≥ 1, got "0"'], [['--trial', 'x'], '--trial must be recalibrate, other_mix or new_pattern, got "x"']],
+  },
+  {
     name: 'golden',
     file: 'tools/golden.ts',
     options: ['--model', '--out'],
