@@ -2,7 +2,7 @@
 // caller's organizations, listed, read one at a time, activated and deactivated. The routes document
 // each answer only as "an object" (a custom model's settings are stored as the organization wrote
 // them), so the types below say what they hold, in the model's own terms (model/); the functions
-// that shape them (http/routes/models.ts) are held to them by the compiler.
+// that shape them (app/model-views.ts) are held to them by the compiler.
 
 import { z } from 'zod';
 import type { Channel } from '../domain/channels.ts';
@@ -37,6 +37,9 @@ export type CustomModelSummary = {
   activated_at: string | null;
   /** Scores every API-key request in shadow (recorded, never answered). */
   challenger: boolean;
+  /** Whose boosters it scores with: its base model's, or its own (trained on its organization's
+   *  outcomes, `npm run train -- --organization`). */
+  boosters: 'built_in' | 'own';
 };
 export type ModelSummary = BuiltInModelSummary | CustomModelSummary;
 export type ModelList = { models: ModelSummary[] };
@@ -44,7 +47,7 @@ export type ModelList = { models: ModelSummary[] };
 /** Each risk band's score interval, [from, to). */
 export type Bands = Record<'low' | 'medium' | 'high' | 'critical', number[]>;
 /** `GET /api/models/{id}`: the built-in model with its weights, calibration, thresholds, bands, features
- *  and training, or a custom model with its own settings and the built-in calibration. */
+ *  and training, or a custom model with its own settings. */
 export type ModelDetail =
   | (BuiltInModelSummary & {
       stack: ModelFile['stack'] & { formula: string };
@@ -61,8 +64,11 @@ export type ModelDetail =
       stack: CustomModel['settings']['stack'];
       thresholds: CustomModel['settings']['thresholds'];
       bands: Bands;
+      /** Its own calibration (recalibrated or trained), else the base model's. */
       calibration: ModelFile['calibration'];
       cold_start: ModelFile['cold_start'];
+      /** The SHA-256 of its own boosters' texts; null when it scores with the base model's. */
+      boosters_sha256: string | null;
     });
 
 const AuditAction = z.enum(['promoted', 'rolled_back', 'deactivated', 'challenger_added', 'challenger_removed']);

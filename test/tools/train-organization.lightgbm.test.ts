@@ -14,7 +14,8 @@
 import t from 'tap';
 import { backends } from '../support/server.ts';
 import { DAY, recordedTraffic, train } from '../support/organization-traffic.ts';
-import { customModelBoosters, setChallenger } from '../../src/storage/models-store.ts';
+import { customModelBoosters, getCustomModel, setChallenger } from '../../src/storage/models-store.ts';
+import { customDetail } from '../../src/app/model-views.ts';
 import { boostersDigest } from '../../src/model/custom.ts';
 import { CHANNELS } from '../../src/domain/channels.ts';
 
@@ -53,6 +54,8 @@ for (const backend of backends()) {
     const builtIn = live.s.service.scorer!.bundle.channels;
     t.ok(served!.scorer.bundle.channels.every((c, k) => c.engine !== builtIn[k]!.engine), 'served with its own trees');
     t.notOk(served!.scorer.bundle.reference, 'and no drift reference (the built-in trees scored it)');
+    const shown = customDetail((await getCustomModel(live.s.service.db, first.out.id))!, live.s.service.scorer!.bundle);
+    t.match(shown, { id: first.out.id, boosters: 'own', boosters_sha256: first.out.settings.boosters.sha256, calibration: first.out.settings.calibration }, 'GET /api/models/{id} says so, with its own calibration');
     t.match(await setChallenger(live.s.service.db, first.out.id, true, shop.owner.userId), { challenger: true });
     await key(live, shop, '/api/v1/risk/score', { transaction_id: 'tx-new', amount: 99, customer_id: 'c1', merchant_id: 'M-bad', location: 'Lisbon', payment_type: 'card_present' });
     const record = (await live.s.app.inject({ url: '/api/v1/transactions/tx-new', headers: { authorization: `Bearer ${shop.key}` } })).json();

@@ -15,7 +15,8 @@
 import t from 'tap';
 import { backends } from '../support/server.ts';
 import { DAY, recordedTraffic, train } from '../support/organization-traffic.ts';
-import { setChallenger } from '../../src/storage/models-store.ts';
+import { getCustomModel, setChallenger } from '../../src/storage/models-store.ts';
+import { customDetail } from '../../src/app/model-views.ts';
 
 for (const backend of backends()) {
   t.test(`recalibrating from an organization's history on ${backend.name}`, async (t) => {
@@ -56,5 +57,7 @@ for (const backend of backends()) {
     await key(live, shop, '/api/v1/risk/score', { transaction_id: 'tx-new', amount: 99, customer_id: 'c1', merchant_id: 'M-bad', location: 'Lisbon', payment_type: 'card_present' });
     const record = (await live.s.app.inject({ url: '/api/v1/transactions/tx-new', headers: { authorization: `Bearer ${shop.key}` } })).json();
     t.equal(record.challengers[0]?.model_id, first.out.id, 'it scores in shadow');
+    const shown = customDetail((await getCustomModel(live.s.service.db, first.out.id))!, live.s.service.scorer!.bundle);
+    t.match(shown, { boosters: 'built_in', boosters_sha256: null, calibration: first.out.settings.calibration }, 'GET /api/models/{id} shows its own calibration, not the built-in one');
   });
 }

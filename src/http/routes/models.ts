@@ -3,29 +3,18 @@
 // custom model is for members of its organization (404 for anyone else); activating and
 // deactivating it is for owners (403 for members). An organization's active model is the one its
 // API keys score with; with none active they score with the built-in model. Those decisions are the
-// use cases' (app/custom-models.ts); this file translates HTTP to them.
+// use cases' (app/custom-models.ts) and the answers' shapes app/model-views.ts's; this file
+// translates HTTP to them.
 
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { ModelBundle } from '../../model/bundle-types.ts';
-import type { CustomModel } from '../../model/custom.ts';
 import type { App } from '../../app/app.ts';
+import { builtInDetail, builtInSummary, customDetail, customSummary } from '../../app/model-views.ts';
 import { ErrorResponse } from '../../contract/errors.ts';
-import { ChallengerReport, ModelAudit, ModelObject, RollBack, type Bands, type BuiltInModelSummary, type CustomModelSummary, type ModelDetail, type ModelList } from '../../contract/models.ts';
+import { ChallengerReport, ModelAudit, ModelObject, RollBack, type ModelList } from '../../contract/models.ts';
 import { requireUser } from '../caller.ts';
 import { ModelIdParams } from '../schemas.ts';
 import { OrgParams } from '../records.ts';
-
-function builtInSummary(m: ModelBundle): BuiltInModelSummary {
-  const f = m.file;
-  return { id: f.id, version: f.version, kind: 'built_in' as const, active: true, organization_id: null, trained_on: f.data.description, rows: f.data.rows, channels: f.channels.map((c) => c.name), weights: f.stack.weights };
-}
-
-function customSummary(m: CustomModel): CustomModelSummary {
-  return { id: m.id, name: m.name, kind: 'custom' as const, active: m.active, challenger: m.challenger, organization_id: m.organization_id, base_model_id: m.base_model_id, weights: m.settings.stack.weights, created_at: m.created_at.toISOString(), activated_at: m.activated_at?.toISOString() ?? null };
-}
-
-const bandsOf = (b: { medium: number; high: number; critical: number }): Bands => ({ low: [0, b.medium], medium: [b.medium, b.high], high: [b.high, b.critical], critical: [b.critical, 1] });
 
 export function modelRoutes(server: FastifyInstance, app: Pick<App, 'sessions' | 'models' | 'customModels' | 'challengers'>): void {
   const r = server.withTypeProvider<ZodTypeProvider>();
@@ -41,23 +30,8 @@ export function modelRoutes(server: FastifyInstance, app: Pick<App, 'sessions' |
 
   r.get('/api/models/:id', { schema: { tags: ['models'], summary: 'One model with weights and thresholds', params: ModelIdParams, response: { 200: ModelObject, ...errors } } }, async (request) => {
     const m = app.models.bundle();
-    const f = m.file;
-    if (request.params.id === f.id) {
-      return {
-        ...builtInSummary(m),
-        stack: { bias: f.stack.bias, weights: f.stack.weights, formula: 'log_odds = bias + Σ weight[c] · raw_score[c]' },
-        calibration: f.calibration,
-        cold_start: f.cold_start,
-        thresholds: f.thresholds,
-        bands: bandsOf(f.bands),
-        features: Object.fromEntries(f.channels.map((c) => [c.name, c.features])),
-        training: f.training,
-        data_fingerprint: f.data.fingerprint,
-        code_fingerprint: f.code_fingerprint,
-      } satisfies ModelDetail;
-    }
-    const model = await app.customModels.read(request.params.id, request.signedIn?.user.id);
-    return { ...customSummary(model), stack: model.settings.stack, thresholds: model.settings.thresholds, bands: bandsOf(model.settings.bands), calibration: f.calibration, cold_start: f.cold_start } satisfies ModelDetail;
+    if (request.params.id === m.file.id) return builtInDetail(m);
+    return customDetail(await app.customModels.read(request.params.id, request.signedIn?.user.id), m);
   });
 
   for (const action of ['activate', 'deactivate'] as const) {

@@ -118,7 +118,7 @@ function challengersSection(ctx: ModelsContext, org: Organization, report: Read<
     const ours = ctx.custom.filter((m) => m.organization_id === org.id);
     const empty = current.length
       ? `${current.map((m) => ctx.modelName(m.id)).join(', ')} ${current.length === 1 ? 'is a challenger' : 'are challengers'}, but no payment scored in shadow is older than the label delay (${delay}) yet: the report fills in as they age.`
-      : `No challenger has scored a payment here yet. To start, an owner makes a custom model a challenger (“Make challenger” on its card above); from then on every payment scored with ${org.name}'s API keys is also scored by it in shadow, never answered, and it is compared here once those payments are older than the label delay (${delay}).${ours.length ? '' : " The organization has no custom model yet: they are made on the server's command line (npm run model:create)."}`;
+      : `No challenger has scored a payment here yet. To start, an owner makes a custom model a challenger (“Make challenger” on its card above); from then on every payment scored with ${org.name}'s API keys is also scored by it in shadow, never answered, and it is compared here once those payments are older than the label delay (${delay}).${ours.length ? '' : " The organization has no custom model yet: they are made on the server's command line (npm run model:create, or npm run train -- --organization ORG_ID from its own outcomes)."}`;
     return section(h('p', { id: `${key}-empty`, class: 'model-report-empty' }, empty), scope);
   }
   return section(

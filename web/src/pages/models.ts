@@ -45,7 +45,7 @@ async function draw(root: HTMLElement, shown: Shown): Promise<void> {
   };
   root.replaceChildren(
     h('h1', { class: 'page-title' }, 'Models'),
-    h('p', { class: 'muted' }, "Custom models are made on the server's command line (npm run model:create) and belong to an organization; sign in to see yours. An organization's active model decides its payments; a challenger is scored in shadow beside it and compared on the organization's own outcomes below."),
+    h('p', { class: 'muted' }, "Custom models are made on the server's command line (npm run model:create, or npm run train -- --organization ORG_ID from the organization's own outcomes) and belong to an organization; sign in to see yours. An organization's active model decides its payments; a challenger is scored in shadow beside it and compared on the organization's own outcomes below."),
     ...details.map((m) => card(ctx, m, organizations)),
     ...organizations.flatMap((o, i) => organizationSections(ctx, o, reads[i]!)),
   );
@@ -62,7 +62,7 @@ function card(ctx: ModelsContext, m: ModelDetail, organizations: Organization[])
     'div',
     { class: 'card model', 'data-kind': m.kind, 'data-model': m.id, id: `model-${key}` },
     h('h2', { class: 'card-title', id: `model-${key}-title`, tabindex: '-1' }, m.kind === 'custom' ? `${m.name} (${m.id})` : `${m.id} (built-in)`),
-    h('p', { class: 'muted' }, m.kind === 'custom' ? `Organization ${org?.name ?? m.organization_id} · made from ${m.base_model_id} · created ${utc(m.created_at)}` : `Version ${m.version} · trained on ${m.trained_on} (${Number(m.rows).toLocaleString('en')} rows)`),
+    h('p', { class: 'muted' }, m.kind === 'custom' ? `Organization ${org?.name ?? m.organization_id} · made from ${m.base_model_id}${m.boosters === 'own' ? ' with boosters of its own, trained on the organization\'s outcomes' : ''} · created ${utc(m.created_at)}` : `Version ${m.version} · trained on ${m.trained_on} (${Number(m.rows).toLocaleString('en')} rows)`),
     m.kind === 'custom' ? customState(ctx, m, org) : null,
     h(
       'div',
