@@ -84,7 +84,8 @@ export class JobRunner {
   /** Jobs this process runs now, by kind (what /api/health reports). */
   private readonly kinds = new Map<JobKind, number>();
   private timer: NodeJS.Timeout | undefined;
-  private polling = false;
+  /** The poll in flight: close() waits for it, so a job it claims is handed back with the rest. */
+  private polling: Promise<void> | undefined;
   private stopped = false;
 
   constructor(private readonly o: RunnerOptions) {}
@@ -127,19 +128,24 @@ export class JobRunner {
   /** Claims and starts what it can now (also called right after a job is queued). */
   async poll(): Promise<void> {
     if (this.polling || this.stopped) return;
-    this.polling = true;
+    this.polling = this.claim().finally(() => (this.polling = undefined));
+    await this.polling;
+  }
+
+  private async claim(): Promise<void> {
     try {
       await recoverStale(this.o.db, this.o.staleMs ?? 30_000, this.o.announce);
       while (!this.stopped && this.running.size < this.o.maxRunning) {
         const job = await claimNext(this.o.db, this.worker, this.o.maxRunning);
         if (!job) break;
-        const p = this.run(job).finally(() => this.running.delete(p));
+        // A run that fails to record its end (the database gone) is logged, never left unhandled.
+        const p = this.run(job)
+          .catch((e: unknown) => this.o.log(`job ${job.id}: ${(e as Error).message}`))
+          .finally(() => this.running.delete(p));
         this.running.add(p);
       }
     } catch (e) {
       this.o.log(`job queue: ${(e as Error).message}`);
-    } finally {
-      this.polling = false;
     }
   }
 
@@ -173,6 +179,8 @@ export class JobRunner {
   async close(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    // A claim in flight may still start a job: it is handed back below with the others.
+    await this.polling;
     const released = await releaseWorker(this.o.db, this.worker).catch(() => []);
     if (released.length) this.o.log(`handed ${released.length} running job(s) back to the queue`);
     await this.o.pool.destroy();
