@@ -3,7 +3,8 @@
 // server processes, each on a database of its own, each with an organization scoring every request
 // as a new recorded transaction: one organization has no challenger (the baseline), the other one
 // (and then three) custom models as challengers, each scoring every request in shadow and recorded
-// with it. Rounds alternate between the two servers; the ratio is of the medians (goal: one
+// with it, and then instead one challenger with boosters of its own (its trees run beside the
+// active model's). Rounds alternate between the two servers; the ratio is of the medians (goal: one
 // challenger keeps at least 85 % of the throughput). Prints a table, then one JSON object.
 
 import { randomBytes } from 'node:crypto';
@@ -14,7 +15,9 @@ import { pairedRounds } from './paired-load.ts';
 import { SignIn } from '../test/support/processes.ts';
 import { loadModelFolder } from '../src/model/bundle.ts';
 import { isProblem } from '../src/model/bundle-types.ts';
-import { mergeSettings } from '../src/model/custom.ts';
+import { boostersDigest, mergeSettings } from '../src/model/custom.ts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 benchmarkCommandLine({
   name: 'bench:challengers',
@@ -68,14 +71,22 @@ try {
     await sql`INSERT INTO custom_models (id, organization_id, name, base_model_id, settings) VALUES (${id}, ${shadowOrg.id}, ${`challenger ${i}`}, ${model.file.id}, ${sql.json(settings)})`;
     challengers.push(id);
   }
+  // And one with boosters of its own, as `npm run train -- --organization` stores them: here the
+  // built-in trees copied, so that it costs what its own trees would (separate engines, one more
+  // prediction per channel) whatever they learned.
+  const texts = model.channels.map((c) => readFileSync(join('models/builtin', model.file.channels.find((f) => f.name === c.name)!.file), 'utf8'));
+  const own = { ...mergeSettings(model.file, {}), boosters: { sha256: boostersDigest(texts), trees: 1 } };
+  await sql`INSERT INTO custom_models (id, organization_id, name, base_model_id, settings) VALUES ('cm_bench_own', ${shadowOrg.id}, 'own boosters', ${model.file.id}, ${sql.json(own)})`;
+  for (const [k, c] of model.channels.entries()) await sql`INSERT INTO custom_model_boosters (model_id, channel, model_text) VALUES ('cm_bench_own', ${c.name}, ${texts[k]!})`;
   await sql.end();
-  const challenge = async (id: string) => {
+  const challenge = async (id: string, on = true) => {
     const { 'content-type': _, ...headers } = shadowOrg.member; // no body: no content type
-    const res = await fetch(`${shadow.url}/api/models/${id}/challenger`, { method: 'POST', headers });
+    const res = await fetch(`${shadow.url}/api/models/${id}/challenger`, { method: on ? 'POST' : 'DELETE', headers });
     if (res.status !== 200) throw new Error(`challenger ${id}: ${res.status} ${await res.text()}`);
   };
   const results: Record<string, Awaited<ReturnType<typeof pairedRounds>>> = {};
-  for (const [count, add] of [[1, challengers.slice(0, 1)], [3, challengers.slice(1)]] as const) {
+  for (const [count, add] of [[1, challengers.slice(0, 1)], [3, challengers.slice(1)], ['own', ['cm_bench_own']]] as const) {
+    if (count === 'own') for (const id of challengers) await challenge(id, false);
     for (const id of add) await challenge(id);
     await new Promise((r) => setTimeout(r, 1_100)); // keys are trusted for a second
     process.stderr.write(`${count} challenger(s):\n`);
@@ -89,7 +100,7 @@ try {
   console.log('');
   console.log(`| Recorded route on PostgreSQL (${CONNECTIONS} connections, ${ROUNDS} × ${SECONDS} s alternating) | baseline req/s (median) | with challengers | ratio |`);
   console.log('|---|---|---|---|');
-  for (const count of [1, 3]) console.log(`| ${count} challenger(s) in shadow | ${Math.round(results[count]!.baseline)} | ${Math.round(results[count]!.changed)} | ${(results[count]!.ratio * 100).toFixed(1)} % |`);
+  for (const count of [1, 3, 'own']) console.log(`| ${count === 'own' ? 'one challenger with boosters of its own' : `${count} challenger(s)`} in shadow | ${Math.round(results[count]!.baseline)} | ${Math.round(results[count]!.changed)} | ${(results[count]!.ratio * 100).toFixed(1)} % |`);
   console.log(`transactions recorded with their challengers' scores: ${recorded!.shadowed} of ${recorded!.n}`);
   console.log(
     JSON.stringify({
@@ -97,9 +108,11 @@ try {
       quick,
       one: results[1],
       three: results[3],
+      own_boosters: results.own,
       ratio_one_challenger: Math.round(results[1]!.ratio * 1000) / 1000,
       ratio_three_challengers: Math.round(results[3]!.ratio * 1000) / 1000,
-      goals: { one_challenger_within_15_percent: results[1]!.ratio >= 0.85 },
+      ratio_own_boosters: Math.round(results.own!.ratio * 1000) / 1000,
+      goals: { one_challenger_within_15_percent: results[1]!.ratio >= 0.85, own_boosters_within_15_percent: results.own!.ratio >= 0.85 },
     }),
   );
   process.exit(0);

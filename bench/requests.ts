@@ -8,8 +8,10 @@ const merchants = Array.from({ length: 400 }, (_, i) => `M${String(i + 1).padSta
 const cities = ['Lisbon', 'Porto', 'Madrid', 'Paris', 'Berlin', 'Rome'];
 const types = ['card_present', 'card_not_present', 'wallet', 'bank_transfer'];
 
-/** A sequence of request bodies, from its own counters; `recorded` counts the transaction ids made. */
-export function scoreRequests(): { body: () => string; newTransaction: () => string; recorded: () => number } {
+/** A sequence of request bodies, from its own counters; `recorded` counts the transaction ids made,
+ *  `prefix-1`, `prefix-2`, … (a caller that sends several sequences to one organization gives each
+ *  its own prefix, or the later ones would be idempotent replays of the first). */
+export function scoreRequests(prefix = 'bench'): { body: () => string; newTransaction: () => string; recorded: () => number } {
   let k = 0;
   let recorded = 0;
   const body = () => {
@@ -18,7 +20,7 @@ export function scoreRequests(): { body: () => string; newTransaction: () => str
   };
   const newTransaction = () => {
     const b = body();
-    return `${b.slice(0, -1)},"transaction_id":"bench-${++recorded}"}`;
+    return `${b.slice(0, -1)},"transaction_id":"${prefix}-${++recorded}"}`;
   };
   return { body, newTransaction, recorded: () => recorded };
 }
