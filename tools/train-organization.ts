@@ -151,7 +151,7 @@ function split(rows: readonly Counted[], gap: number, share: number): Split {
   try {
     return splitByTime(Float64Array.from(rows, (r) => r.time), { validationShare: share, testShare: share, gap });
   } catch (e) {
-    throw new TooFewFrauds(`the organization's ${rows.length} transactions older than the label delay (${rows.filter((r) => r.label === 1).length} frauds known) ${rows.length ? 'span too little time for three parts separated by the label delay' : 'are none'}: ${(e as Error).message}. Wait for more traffic.`);
+    throw new TooFewFrauds(`the organization's ${rows.length} transactions older than the label delay (${totalFrauds(rows)} frauds known) ${rows.length ? 'span too little time for three parts separated by the label delay' : 'are none'}: ${(e as Error).message}. Wait for more traffic.`);
   }
 }
 
@@ -159,58 +159,63 @@ const fraudsIn = (rows: readonly Counted[], indices: readonly number[]) => indic
 
 /** Refuses, with every part's count, when a fitted part holds too few labelled frauds. */
 function enoughFrauds(rows: readonly Counted[], parts: Partial<Record<keyof typeof MIN_FRAUDS, readonly number[]>>, what: string): void {
-  const short = (Object.keys(parts) as (keyof typeof MIN_FRAUDS)[]).some((p) => fraudsIn(rows, parts[p]!) < MIN_FRAUDS[p]);
-  if (!short) return;
-  const have = (Object.keys(parts) as (keyof typeof MIN_FRAUDS)[]).map((p) => `${fraudsIn(rows, parts[p]!)} in the ${p === 'train' ? 'training' : p} part`);
-  const need = (Object.keys(parts) as (keyof typeof MIN_FRAUDS)[]).map((p) => MIN_FRAUDS[p]);
+  const names = Object.keys(parts) as (keyof typeof MIN_FRAUDS)[];
+  const found = names.map((p) => fraudsIn(rows, parts[p]!));
+  if (names.every((p, j) => found[j]! >= MIN_FRAUDS[p])) return;
+  const list = (items: readonly (string | number)[]) => items.join(', ').replace(/, ([^,]*)$/, ' and $1');
   throw new TooFewFrauds(
-    `too few labelled frauds to ${what} from: ${have.join(', ').replace(/, ([^,]*)$/, ' and $1')} (need ${need.join(', ').replace(/, ([^,]*)$/, ' and $1')}), of ${rows.length} transactions older than the label delay with ${rows.reduce((n, r) => n + r.label, 0)} frauds known. Report more outcomes, or wait for more traffic.`,
+    `too few labelled frauds to ${what} from: ${list(names.map((p, j) => `${found[j]} in the ${p === 'train' ? 'training' : p} part`))} (need ${list(names.map((p) => MIN_FRAUDS[p]))}), of ${rows.length} transactions older than the label delay with ${totalFrauds(rows)} frauds known. Report more outcomes, or wait for more traffic.`,
   );
 }
 
+const totalFrauds = (rows: readonly Counted[]) => rows.reduce((n, r) => n + r.label, 0);
+
+/** A stack (bias, one weight per channel, channels in the bundle's order) and a Platt calibration. */
+interface Head {
+  stack: Logistic;
+  calibration: { bias: number; slope: number };
+}
+
+/** Row i's stacked log-odds from `raw` (rows × k margins). */
+function stackedAt(stack: Logistic, raw: Float64Array, k: number, i: number): number {
+  let z = stack.bias;
+  for (let j = 0; j < k; j++) z += stack.weights[j]! * raw[i * k + j]!;
+  return z;
+}
+
+/** The probability a head gives row i of `raw`. */
+const probabilityAt = (head: Head, raw: Float64Array, k: number) => (i: number) => sigmoid(head.calibration.bias + head.calibration.slope * stackedAt(head.stack, raw, k, i));
+
 /** The stack fitted on the `stack` rows' margins and the Platt calibration on the `calibration`
- *  rows' stacked log-odds; and the probability they give a row of margins. */
-function fitHead(raw: Float64Array, k: number, labels: ArrayLike<number>, stackRows: readonly number[], calibrationRows: readonly number[]): { stack: Logistic; platt: Logistic; probability: (i: number) => number } {
-  const rowsOf = (indices: readonly number[]) => {
-    const x = new Float64Array(indices.length * k);
-    indices.forEach((i, r) => x.set(raw.subarray(i * k, (i + 1) * k), r * k));
-    return x;
-  };
-  const stack = fitLogistic(rowsOf(stackRows), k, Float64Array.from(stackRows, (i) => labels[i]!));
-  const stacked = (i: number) => {
-    let z = stack.bias;
-    for (let j = 0; j < k; j++) z += stack.weights[j]! * raw[i * k + j]!;
-    return z;
-  };
-  const platt = fitLogistic(Float64Array.from(calibrationRows, stacked), 1, Float64Array.from(calibrationRows, (i) => labels[i]!));
-  return { stack, platt, probability: (i) => sigmoid(platt.bias + platt.weights[0]! * stacked(i)) };
+ *  rows' stacked log-odds. */
+function fitHead(raw: Float64Array, k: number, labels: ArrayLike<number>, stackRows: readonly number[], calibrationRows: readonly number[]): Head {
+  const x = new Float64Array(stackRows.length * k);
+  stackRows.forEach((i, r) => x.set(raw.subarray(i * k, (i + 1) * k), r * k));
+  const stack = fitLogistic(x, k, Float64Array.from(stackRows, (i) => labels[i]!));
+  const platt = fitLogistic(Float64Array.from(calibrationRows, (i) => stackedAt(stack, raw, k, i)), 1, Float64Array.from(calibrationRows, (i) => labels[i]!));
+  return { stack, calibration: { bias: platt.bias, slope: platt.weights[0]! } };
 }
 
-/** The base model's own probability for row i of `raw` (its boosters' margins). */
-function builtInProbability(bundle: ModelBundle, raw: Float64Array): (i: number) => number {
+/** The base model's own head. */
+function builtInHead(bundle: ModelBundle): Head {
   const f = bundle.file;
-  const k = bundle.channels.length;
-  const weights = bundle.channels.map((c) => f.stack.weights[c.name]);
-  return (i) => {
-    let z = f.stack.bias;
-    for (let j = 0; j < k; j++) z += weights[j]! * raw[i * k + j]!;
-    return sigmoid(f.calibration.bias + f.calibration.slope * z);
-  };
+  return { stack: { bias: f.stack.bias, weights: bundle.channels.map((c) => f.stack.weights[c.name]) }, calibration: f.calibration };
 }
 
-function settingsOf(bundle: ModelBundle, head: { stack: Logistic; platt: Logistic }, boosters?: CustomSettings['boosters']): CustomSettings {
+function settingsOf(bundle: ModelBundle, head: Head, boosters?: CustomSettings['boosters']): CustomSettings {
   const f = bundle.file;
   return CustomSettings.parse({
     stack: { bias: head.stack.bias, weights: Object.fromEntries(bundle.channels.map((c, j) => [c.name, head.stack.weights[j]!])) },
     thresholds: Object.fromEntries(Object.entries(f.thresholds).map(([mode, t]) => [mode, { review: t.review, block: t.block }])),
     bands: { medium: f.bands.medium, high: f.bands.high, critical: f.bands.critical },
-    calibration: { method: 'platt', bias: head.platt.bias, slope: head.platt.weights[0]! },
+    calibration: { method: 'platt', ...head.calibration },
     ...(boosters ? { boosters } : {}),
   });
 }
 
+/** The built-in model (its margins `baseRaw`) and the new one (`made`) on the test rows. */
 function testFigures(bundle: ModelBundle, baseRaw: Float64Array, made: (i: number) => number, labels: ArrayLike<number>, test: readonly number[]): Made['test'] {
-  const builtIn = builtInProbability(bundle, baseRaw);
+  const builtIn = probabilityAt(builtInHead(bundle), baseRaw, bundle.channels.length);
   const y = Float64Array.from(test, (i) => labels[i]!);
   return { built_in: figures(Float64Array.from(test, builtIn), y), challenger: figures(Float64Array.from(test, made), y) };
 }
@@ -220,12 +225,12 @@ function testFigures(bundle: ModelBundle, baseRaw: Float64Array, made: (i: numbe
 export function recalibrate(bundle: ModelBundle, rows: readonly Counted[]): Made {
   const parts = split(rows, bundle.file.training.label_delay_ms, 0.3);
   const labels = Float64Array.from(rows, (r) => r.label);
-  const counts: Counts = { transactions: rows.length, frauds: fraudsIn(rows, rows.map((_, i) => i)), stack: parts.train.length, calibration: parts.validation.length, test: parts.test.length, test_frauds: fraudsIn(rows, parts.test) };
+  const counts: Counts = { transactions: rows.length, frauds: totalFrauds(rows), stack: parts.train.length, calibration: parts.validation.length, test: parts.test.length, test_frauds: fraudsIn(rows, parts.test) };
   enoughFrauds(rows, { stack: parts.train, calibration: parts.validation }, 'recalibrate');
   const k = bundle.channels.length;
   const raw = margins(bundle, channelMatrices(bundle, rows), rows.length);
   const head = fitHead(raw, k, labels, parts.train, parts.validation);
-  return { settings: settingsOf(bundle, head), counts, test: testFigures(bundle, raw, head.probability, labels, parts.test) };
+  return { settings: settingsOf(bundle, head), counts, test: testFigures(bundle, raw, probabilityAt(head, raw, k), labels, parts.test) };
 }
 
 /** Boosters of the organization's own, with their stack and calibration, from `rows`: trained on the
@@ -237,7 +242,7 @@ export async function trainOwn(bundle: ModelBundle, rows: readonly Counted[]): P
   const stackRows = parts.validation.slice(0, half);
   const calibrationRows = parts.validation.slice(half);
   const labels = Float64Array.from(rows, (r) => r.label);
-  const counts: Counts = { transactions: rows.length, frauds: fraudsIn(rows, rows.map((_, i) => i)), train: parts.train.length, stack: stackRows.length, calibration: calibrationRows.length, test: parts.test.length, test_frauds: fraudsIn(rows, parts.test) };
+  const counts: Counts = { transactions: rows.length, frauds: totalFrauds(rows), train: parts.train.length, stack: stackRows.length, calibration: calibrationRows.length, test: parts.test.length, test_frauds: fraudsIn(rows, parts.test) };
   enoughFrauds(rows, { train: parts.train, stack: stackRows, calibration: calibrationRows }, 'train boosters');
   const matrices = channelMatrices(bundle, rows);
   const recipe = (bundle.file.training as { params?: TrainOptions['params'] }).params ?? {};
@@ -254,7 +259,7 @@ export async function trainOwn(bundle: ModelBundle, rows: readonly Counted[]): P
     settings,
     boosters: Object.fromEntries(bundle.channels.map((c, j) => [c.name, texts[j]!])) as Record<Channel, string>,
     counts,
-    test: testFigures(bundle, baseRaw, head.probability, labels, parts.test),
+    test: testFigures(bundle, baseRaw, probabilityAt(head, raw, bundle.channels.length), labels, parts.test),
   };
 }
 

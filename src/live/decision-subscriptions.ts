@@ -30,10 +30,11 @@ export class DecisionSubscriptions {
     private readonly onError: (e: unknown) => void = () => {},
   ) {}
 
-  /** Listens for endpoint changes and reads the view whole. */
+  /** Listens for endpoint changes and reads the view whole: both back ends report listening once
+   *  it starts, which queues that read; this waits for it. */
   async start(): Promise<void> {
     this.unlisten = await this.db.listen(ENDPOINTS_CHANNEL, (organizationId) => void this.refresh(organizationId), () => void this.refresh());
-    await this.refresh();
+    await this.queue;
   }
 
   async stop(): Promise<void> {
