@@ -95,6 +95,9 @@ export interface TrainOptions {
   /** Columns to treat as categorical (integer-coded). */
   categorical?: number[];
   iterations: number;
+  /** Each row's starting raw score (another model's margins): the trees learn what it misses, and
+   *  the model text holds only them. */
+  initScores?: Float64Array;
 }
 
 function paramString(params: Record<string, string | number | boolean>): string {
@@ -110,7 +113,7 @@ export function trainLightgbm(o: TrainOptions): string {
   const all = { verbose: -1, num_threads: 1, deterministic: true, ...o.params };
   const datasetParams = { ...all, ...(o.categorical?.length ? { categorical_feature: o.categorical.join(',') } : {}) };
   const params = paramString(all);
-  return guarded(() => native().lightgbmTrain(o.rows, o.numFeatures, o.labels, params, paramString(datasetParams), o.iterations));
+  return guarded(() => native().lightgbmTrain(o.rows, o.numFeatures, o.labels, params, paramString(datasetParams), o.iterations, o.initScores));
 }
 
 /** The largest absolute difference between our answers and LightGBM's, element by element;

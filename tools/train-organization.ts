@@ -39,6 +39,7 @@ import { fitLogistic, sigmoid, type Logistic } from './training/logistic.ts';
 import { splitByTime, type Split } from './training/split.ts';
 import { sha256 } from './training/digest.ts';
 import { DEFAULT_TRAINING, selectSettings, trainChannelBoosters, type TrainOptions } from './training/train.ts';
+import { appendTrees } from './training/partition.ts';
 
 /** Fewest labelled frauds each fitted part must hold: the boosters' training part (own boosters
  *  only), the stack's and the calibration's. */
@@ -50,6 +51,8 @@ const OWN_SHARE = DEFAULT_TRAINING.validationShare;
 const MAX_TREES = 1000;
 
 export class TooFewFrauds extends Error {}
+/** Boosting on from the built-in model gained nothing on validation: no model is made. */
+export class NothingLearned extends Error {}
 
 /** A scored transaction as it counts at `--as-of`: its stored features (every channel's, in the
  *  model's order) and the label known then. */
@@ -112,7 +115,7 @@ export interface Counts {
   transactions: number;
   frauds: number;
   train?: number;
-  stack: number;
+  stack?: number;
   calibration: number;
   test: number;
   test_frauds: number;
@@ -233,33 +236,42 @@ export function recalibrate(bundle: ModelBundle, rows: readonly Counted[]): Made
   return { settings: settingsOf(bundle, head), counts, test: testFigures(bundle, raw, probabilityAt(head, raw, k), labels, parts.test) };
 }
 
-/** Boosters of the organization's own, with their stack and calibration, from `rows`: trained on the
- *  first part with the base model's recipe, their trees early-stopped on the second part, the
- *  stack fitted on its first half and the calibration on its second; throws TooFewFrauds. */
+/** Boosters of the organization's own, from `rows`: the built-in boosters with trees added that
+ *  learn what their calibrated log-odds miss on this organization, trained on the first part from
+ *  those log-odds as initial scores with the base model's recipe, their number early-stopped on
+ *  the second part (validation average precision); the calibration refitted on the second part.
+ *  Each channel's new trees are appended to the built-in channel booster, scaled by
+ *  1 / (calibration slope × channel weight), so that with the built-in stack the served log-odds
+ *  are the built-in ones plus the new trees' sum, as trained. Throws TooFewFrauds, and
+ *  NothingLearned when no number of trees beats the built-in model on validation. */
 export async function trainOwn(bundle: ModelBundle, rows: readonly Counted[]): Promise<Made> {
   const parts = split(rows, bundle.file.training.label_delay_ms, OWN_SHARE);
-  const half = Math.floor(parts.validation.length / 2);
-  const stackRows = parts.validation.slice(0, half);
-  const calibrationRows = parts.validation.slice(half);
   const labels = Float64Array.from(rows, (r) => r.label);
-  const counts: Counts = { transactions: rows.length, frauds: totalFrauds(rows), train: parts.train.length, stack: stackRows.length, calibration: calibrationRows.length, test: parts.test.length, test_frauds: fraudsIn(rows, parts.test) };
-  enoughFrauds(rows, { train: parts.train, stack: stackRows, calibration: calibrationRows }, 'train boosters');
+  const counts: Counts = { transactions: rows.length, frauds: totalFrauds(rows), train: parts.train.length, calibration: parts.validation.length, test: parts.test.length, test_frauds: fraudsIn(rows, parts.test) };
+  enoughFrauds(rows, { train: parts.train, calibration: parts.validation }, 'train boosters');
+  const k = bundle.channels.length;
   const matrices = channelMatrices(bundle, rows);
+  const baseRaw = margins(bundle, matrices, rows.length);
+  const base = builtInHead(bundle);
+  const start = Float64Array.from(rows, (_, i) => base.calibration.bias + base.calibration.slope * stackedAt(base.stack, baseRaw, k, i));
   const recipe = (bundle.file.training as { params?: TrainOptions['params'] }).params ?? {};
   const o: TrainOptions = { ...DEFAULT_TRAINING, seed: bundle.file.training.seed, labelDelay: bundle.file.training.label_delay_ms, params: recipe, iterations: MAX_TREES, settings: 0 };
-  const chosen = await selectSettings(matrices, labels, parts, o);
-  const trained = trainChannelBoosters(matrices, labels, parts.train, { ...o, params: { ...recipe, ...chosen.settings.params }, iterations: chosen.settings.iterations });
-  const engines = trained.map((b) => loadModel(b.modelText));
-  const raw = margins(bundle, matrices, rows.length, engines);
-  const head = fitHead(raw, bundle.channels.length, labels, stackRows, calibrationRows);
-  const texts = bundle.channels.map((c) => trained.find((b) => b.channel === c.name)!.modelText);
-  const settings = settingsOf(bundle, head, { sha256: boostersDigest(texts), trees: chosen.settings.iterations });
-  const baseRaw = margins(bundle, matrices, rows.length);
+  const chosen = await selectSettings(matrices, labels, parts, o, start);
+  const validationLabels = Float64Array.from(parts.validation, (i) => labels[i]!);
+  const before = averagePrecision(Float64Array.from(parts.validation, (i) => start[i]!), validationLabels);
+  if (!(chosen.search.trials[0]!.score > before)) {
+    throw new NothingLearned(`no number of added trees beats the built-in model on the validation part (average precision ${before.toFixed(4)} alone, at best ${chosen.search.trials[0]!.score.toFixed(4)} with trees): the organization's outcomes teach nothing it does not know yet. Make a --recalibrate challenger instead, or wait for more outcomes.`);
+  }
+  const trained = trainChannelBoosters(matrices, labels, parts.train, { ...o, params: { ...recipe, ...chosen.settings.params }, iterations: chosen.settings.iterations }, start);
+  const texts = bundle.channels.map((c, j) => appendTrees(c.text, trained.find((b) => b.channel === c.name)!.modelText, 1 / (base.calibration.slope * base.stack.weights[j]!)));
+  const raw = margins(bundle, matrices, rows.length, texts.map((t) => loadModel(t)));
+  const platt = fitLogistic(Float64Array.from(parts.validation, (i) => stackedAt(base.stack, raw, k, i)), 1, validationLabels);
+  const head: Head = { stack: base.stack, calibration: { bias: platt.bias, slope: platt.weights[0]! } };
   return {
-    settings,
+    settings: settingsOf(bundle, head, { sha256: boostersDigest(texts), trees: chosen.settings.iterations }),
     boosters: Object.fromEntries(bundle.channels.map((c, j) => [c.name, texts[j]!])) as Record<Channel, string>,
     counts,
-    test: testFigures(bundle, baseRaw, probabilityAt(head, raw, bundle.channels.length), labels, parts.test),
+    test: testFigures(bundle, baseRaw, probabilityAt(head, raw, k), labels, parts.test),
   };
 }
 
@@ -306,7 +318,7 @@ export async function trainOrganization(o: { organization: string; asOf: number;
       process.stdout.write(`${JSON.stringify(await makeOrganizationModel(db, base, o))}\n`);
       return 0;
     } catch (e) {
-      if (!(e instanceof TooFewFrauds)) throw e;
+      if (!(e instanceof TooFewFrauds || e instanceof NothingLearned)) throw e;
       process.stderr.write(`npm run train: ${e.message}\n`);
       return 2;
     }

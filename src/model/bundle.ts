@@ -56,7 +56,7 @@ export function loadChannel(name: Channel, features: readonly string[], text: st
   if (engine.numFeatures !== features.length) return `has ${engine.numFeatures} features, where the model lists ${features.length}`;
   // The expected raw score: SHAP's base value, the last entry of any row's contributions.
   const phi = engine.shap(new Float64Array(features.length).fill(Number.NaN));
-  return { name, features, engine, expected: phi[phi.length - 1]! };
+  return { name, features, engine, expected: phi[phi.length - 1]!, text };
 }
 
 /** model.json and the boosters it names, without the reference (which needs the evaluation). */

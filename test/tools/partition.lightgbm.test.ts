@@ -1,11 +1,14 @@
 // The channel boosters are one interaction-constrained booster partitioned by channel: each is a
 // valid LightGBM model (LightGBM itself loads it and agrees with our engine), every tree stays
 // within one channel, and the channels' raw scores add up to the joint booster's on every row.
+// Trees boosted from a model's margins append to it (an organization's boosters on top of the
+// built-in ones) with a raw score of exactly the sum.
 
 import t from 'tap';
 import { loadModel } from '../../src/addon/addon.ts';
 import { lightgbmReference, trainLightgbm } from '../../tools/lightgbm.ts';
-import { interactionConstraints, partitionByChannel, treeSizes } from '../../tools/training/partition.ts';
+import { appendTrees, interactionConstraints, partitionByChannel, sliceTrees, treeCount, treeSizes } from '../../tools/training/partition.ts';
+import { logLoss } from '../../src/model/metrics.ts';
 import { syntheticMatrix } from '../../tools/training/synthetic.ts';
 
 const groups = [
@@ -67,4 +70,32 @@ t.test('a booster trained without the constraint is refused', async (t) => {
 
 t.test('a booster with another number of features is refused', async (t) => {
   t.throws(() => partitionByChannel(constrained, groups.slice(0, 3)), /the booster has 10 features, the channels 9/);
+});
+
+t.test('trees boosted from a model\'s margins, appended to it and scaled, add exactly what they learned', async (t) => {
+  const base = trainLightgbm({ rows: data.rows, numFeatures, labels: data.labels, params, categorical: [1], iterations: 10 });
+  const baseRaw = loadModel(base).predictRawBatch(data.rows);
+  const scale = 0.8;
+  const start = baseRaw.map((v) => v / scale);
+  const added = trainLightgbm({ rows: data.rows, numFeatures, labels: data.labels, params, categorical: [1], iterations: 20, initScores: start });
+  const addedRaw = loadModel(added).predictRawBatch(data.rows);
+  const loss = (margin: (i: number) => number) => logLoss(Float64Array.from(baseRaw, (_, i) => 1 / (1 + Math.exp(-margin(i)))), data.labels);
+  t.ok(loss((i) => start[i]! + addedRaw[i]!) < loss((i) => start[i]!) - 0.01, 'the added trees learn what the initial scores miss (they hold only that: no average folded in)');
+
+  const whole = appendTrees(base, added, scale);
+  t.equal(treeCount(whole), treeCount(base) + treeCount(added), 'the base trees, then the added ones');
+  t.equal(sliceTrees(whole, 0, treeCount(base)), sliceTrees(base, 0, treeCount(base)), 'the base trees unchanged');
+  const ours = loadModel(whole).predictRawBatch(data.rows);
+  const reference = lightgbmReference(whole).predict(data.rows, true);
+  let engine = 0;
+  let exact = 0;
+  for (let i = 0; i < data.numRows; i++) {
+    engine = Math.max(engine, Math.abs(ours[i]! - reference[i]!));
+    exact = Math.max(exact, Math.abs(ours[i]! - (baseRaw[i]! + scale * addedRaw[i]!)));
+  }
+  t.ok(engine < 1e-12, `our engine matches LightGBM on the appended model (${engine})`);
+  t.ok(exact < 1e-9, `its raw score is the base's plus scale × the added trees' (${exact})`);
+  t.same(whole.split('\n').find((l) => l.startsWith('tree_sizes='))!.slice('tree_sizes='.length).split(' ').map(Number), treeSizes(whole), 'tree_sizes consistent');
+  t.throws(() => appendTrees(base, partitionByChannel(constrained, groups)[0]!, 1), /the base has 10 features, the added trees 3/);
+  t.throws(() => appendTrees(base, added, 0), /finite non-zero/);
 });

@@ -110,6 +110,34 @@ export function partitionByChannel(text: string, groups: readonly ChannelGroup[]
   });
 }
 
+/** `base` followed by the trees of `extra` (a booster over the same features, trained from `base`'s
+ *  margins as initial scores) with their leaf and internal values multiplied by `scale`: the
+ *  result's raw score is base's plus `scale` × extra's, exactly, for LightGBM and the engine alike.
+ *  Used to serve an organization's boosters as the built-in ones plus what they learned on top.
+ *  Constant trees worth zero (a channel that learned nothing) are left out. */
+export function appendTrees(base: string, extra: string, scale: number): string {
+  if (!Number.isFinite(scale) || scale === 0) throw new Error(`appendTrees: the scale must be a finite non-zero number, not ${scale}`);
+  const first = parse(base);
+  const added = parse(extra);
+  const width = (field(first.header, 'feature_names') ?? '').split(' ').length;
+  const extraWidth = (field(added.header, 'feature_names') ?? '').split(' ').length;
+  if (width !== extraWidth) throw new Error(`appendTrees: the base has ${width} features, the added trees ${extraWidth}`);
+  const scaled = (l: string, key: string) => `${key}=${l.slice(key.length + 1).split(' ').map((v) => String(Number(v) * scale)).join(' ')}`;
+  const kept = added.trees
+    .filter((t) => !(t.splitFeatures.length === 0 && Number(field(t.lines, 'leaf_value')) === 0))
+    .map((t) => ({ ...t, lines: t.lines.map((l) => (l.startsWith('leaf_value=') ? scaled(l, 'leaf_value') : l.startsWith('internal_value=') && l !== 'internal_value=' ? scaled(l, 'internal_value') : l)) }));
+  const trees = [...first.trees, ...kept];
+  const blocks = trees.map((tree, i) => treeText(i, tree.lines));
+  const head = first.header.map((l) => (l.startsWith('tree_sizes=') ? `tree_sizes=${blocks.map((b) => Buffer.byteLength(b)).join(' ')}` : l));
+  const names = (field(first.header, 'feature_names') ?? '').split(' ');
+  const counts = new Map<number, number>();
+  for (const tree of trees) for (const f of tree.splitFeatures) counts.set(f, (counts.get(f) ?? 0) + 1);
+  const importances = [...counts].sort((a, b) => b[1] - a[1] || a[0] - b[0]).map(([f, n]) => `${names[f]}=${n}\n`);
+  const parameters = base.indexOf('\nparameters:\n');
+  const tail = parameters < 0 ? '\npandas_categorical:null\n' : base.slice(parameters);
+  return `${head.join('\n')}\n\n${blocks.join('')}end of trees\n\nfeature_importances:\n${importances.join('')}${tail}`;
+}
+
 /** The `tree_sizes` LightGBM would write for a model text (used to check a partition's layout). */
 export function treeSizes(text: string): number[] {
   return parse(text).trees.map((tree, i) => Buffer.byteLength(treeText(i, tree.lines)));

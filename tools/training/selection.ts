@@ -181,6 +181,9 @@ export interface SelectionData {
   labels: ArrayLike<number>;
   /** Categorical columns. */
   categorical?: number[];
+  /** Each row's starting raw score (another model's margins), when the boosters learn on from it:
+   *  training starts there and validation scores it plus the trees. */
+  initScores?: ArrayLike<number>;
 }
 
 export interface ScorerOptions {
@@ -190,11 +193,12 @@ export interface ScorerOptions {
   metric: (scores: Float64Array, labels: Float64Array) => number;
 }
 
-/** The raw scores of `rows` (row-major, `width` wide) after each of `iterations` trees of a model:
- *  the model is cut into consecutive slices of trees and each slice scored once. */
-export function checkpointScores(modelText: string, rows: Float64Array, width: number, iterations: readonly number[]): Float64Array[] {
+/** The raw scores of `rows` (row-major, `width` wide) after each of `iterations` trees of a model,
+ *  added to `start` when given: the model is cut into consecutive slices of trees and each slice
+ *  scored once. */
+export function checkpointScores(modelText: string, rows: Float64Array, width: number, iterations: readonly number[], start?: Float64Array): Float64Array[] {
   const trees = treeCount(modelText);
-  const sum = new Float64Array(rows.length / width);
+  const sum = start ? start.slice() : new Float64Array(rows.length / width);
   let done = 0;
   return iterations.map((n) => {
     const upto = Math.min(n, trees); // a booster that stops early (nothing left to split) has fewer
@@ -213,6 +217,9 @@ export interface PreparedFold {
   trainLabels: Float64Array;
   validation: Float64Array;
   validationLabels: Float64Array;
+  /** The rows' starting raw scores, when the data has them. */
+  trainInit?: Float64Array;
+  validationInit?: Float64Array;
 }
 
 /** The folds' matrices and labels, gathered once for every setting; `alloc`, when given, makes
@@ -226,11 +233,13 @@ export function prepareFolds(data: SelectionData, folds: readonly Fold[], alloc?
     out.set(a);
     return out;
   };
+  const init = data.initScores;
   return folds.map((f) => ({
     train: place(data.matrix(f.train)),
     trainLabels: place(Float64Array.from(f.train, (i) => data.labels[i]!)),
     validation: place(data.matrix(f.validation)),
     validationLabels: place(Float64Array.from(f.validation, (i) => data.labels[i]!)),
+    ...(init ? { trainInit: place(Float64Array.from(f.train, (i) => init[i]!)), validationInit: place(Float64Array.from(f.validation, (i) => init[i]!)) } : {}),
   }));
 }
 
@@ -245,8 +254,8 @@ export function scoreSetting(
 ): number[] {
   const sums = new Array<number>(iterations.length).fill(0);
   for (const f of folds) {
-    const text = trainLightgbm({ rows: f.train, numFeatures: shape.width, labels: f.trainLabels, params, categorical: shape.categorical, iterations: iterations[iterations.length - 1]! });
-    checkpointScores(text, f.validation, shape.width, iterations).forEach((s, k) => (sums[k]! += metric(s, f.validationLabels)));
+    const text = trainLightgbm({ rows: f.train, numFeatures: shape.width, labels: f.trainLabels, params, categorical: shape.categorical, iterations: iterations[iterations.length - 1]!, initScores: f.trainInit });
+    checkpointScores(text, f.validation, shape.width, iterations, f.validationInit).forEach((s, k) => (sums[k]! += metric(s, f.validationLabels)));
   }
   return sums.map((s) => s / folds.length);
 }

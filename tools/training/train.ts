@@ -129,8 +129,10 @@ const GROUPS = CHANNELS.map((name) => ({ name, features: CHANNEL_FEATURES[name] 
 const FEATURE_WIDTH = CHANNELS.reduce((w, c) => w + CHANNEL_FEATURES[c].length, 0);
 
 /** The four channel boosters, fitted on `rows` only: one booster with an interaction constraint per
- *  channel, partitioned by channel (their raw scores add up to the joint booster's). */
-export function trainChannelBoosters(features: ChannelMatrices, labels: Float64Array, rows: number[], o: TrainOptions): ChannelBooster[] {
+ *  channel, partitioned by channel (their raw scores add up to the joint booster's). With
+ *  `initScores` (every row's, indexed like `labels`), boosting starts from them and the boosters
+ *  hold only what is added to them. */
+export function trainChannelBoosters(features: ChannelMatrices, labels: Float64Array, rows: number[], o: TrainOptions, initScores?: Float64Array): ChannelBooster[] {
   const joint = combinedMatrix(features, rows);
   const jointText = trainLightgbm({
     rows: joint.matrix,
@@ -139,6 +141,7 @@ export function trainChannelBoosters(features: ChannelMatrices, labels: Float64A
     params: { ...boosterParams(o), interaction_constraints: interactionConstraints(GROUPS) },
     categorical: TABULAR_CATEGORICAL, // the tabular channel comes first
     iterations: o.iterations,
+    ...(initScores ? { initScores: Float64Array.from(rows, (i) => initScores[i]!) } : {}),
   });
   const texts = partitionByChannel(jointText, GROUPS);
   return CHANNELS.map((channel, k) => ({
@@ -152,12 +155,13 @@ export function trainChannelBoosters(features: ChannelMatrices, labels: Float64A
 /** The boosters' settings and number of trees, chosen on the validation split: the default
  *  setting, then `o.settings` seeded random draws from selection.ts's space, each trained on the
  *  train split like the model (one constrained booster) and early-stopped at the checkpoint of best
- *  validation average precision of its summed channel scores. Ties keep the earlier setting. */
-export async function selectSettings(features: ChannelMatrices, labels: Float64Array, split: Split, o: TrainOptions): Promise<{ settings: TrainingRun['settings']; search: SettingsSearch }> {
+ *  validation average precision of its summed channel scores (plus `initScores`, when boosting
+ *  from them). Ties keep the earlier setting. */
+export async function selectSettings(features: ChannelMatrices, labels: Float64Array, split: Split, o: TrainOptions, initScores?: Float64Array): Promise<{ settings: TrainingRun['settings']; search: SettingsSearch }> {
   const base: Params = { ...boosterParams(o), interaction_constraints: interactionConstraints(GROUPS) };
   const defaults = Object.fromEntries(Object.keys(DEFAULT_SPACE).flatMap((k) => (k in base ? [[k, base[k]!]] : [])));
   const chosen = await searchOnThreads(
-    { matrix: (rows) => combinedMatrix(features, rows as number[]).matrix, width: FEATURE_WIDTH, labels, categorical: TABULAR_CATEGORICAL },
+    { matrix: (rows) => combinedMatrix(features, rows as number[]).matrix, width: FEATURE_WIDTH, labels, categorical: TABULAR_CATEGORICAL, ...(initScores ? { initScores } : {}) },
     [{ train: split.train, validation: split.validation }],
     base,
     {

@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 
 /// LightGBM's own training: a row-major matrix with labels in, model text out.
 /// `params` and `datasetParams` are LightGBM parameter strings (`key=value` separated by spaces),
-/// e.g. `objective=binary num_leaves=31` and `categorical_feature=0,3`.
+/// e.g. `objective=binary num_leaves=31` and `categorical_feature=0,3`. `initScores`, when given,
+/// is each row's starting raw score (boosting on from another model's margins).
 #[napi]
 pub fn lightgbm_train(
     data: Float64ArraySlice,
@@ -18,8 +19,12 @@ pub fn lightgbm_train(
     params: String,
     dataset_params: String,
     iterations: u32,
+    init_scores: Option<Float64ArraySlice>,
 ) -> napi::Result<String, String> {
-    let dataset = Dataset::from_rows(&data, num_features as usize, &labels, &dataset_params).map_err(js_error)?;
+    let mut dataset = Dataset::from_rows(&data, num_features as usize, &labels, &dataset_params).map_err(js_error)?;
+    if let Some(scores) = init_scores {
+        dataset.set_init_scores(&scores).map_err(js_error)?;
+    }
     let booster = Booster::train(&dataset, &params, iterations as usize).map_err(js_error)?;
     booster.model_text().map_err(js_error)
 }

@@ -22,6 +22,10 @@ impl Dataset {
     pub fn from_rows(_data: &[f64], _ncol: usize, _labels: &[f64], _params: &str) -> Result<Dataset> {
         unavailable()
     }
+
+    pub fn set_init_scores(&mut self, _scores: &[f64]) -> Result<()> {
+        match *self {}
+    }
 }
 
 /// A LightGBM booster: none can be made without LightGBM.

@@ -88,6 +88,23 @@ impl Dataset {
         })?;
         Ok(dataset)
     }
+
+    /// Each row's initial raw score: the boosting starts from these instead of the labels'
+    /// average, so the trees learn what a given model's margins miss. The model text holds only
+    /// the new trees; a row's full margin is its initial score plus their raw score.
+    pub fn set_init_scores(&mut self, scores: &[f64]) -> Result<()> {
+        if scores.len() != self.num_rows {
+            return Err(EngineError::new(
+                ErrorCode::InvalidInput,
+                format!("{} initial scores for {} rows", scores.len(), self.num_rows),
+            ));
+        }
+        let field = c_string("init_score")?;
+        // SAFETY: scores has num_rows doubles; LightGBM copies them.
+        check(unsafe {
+            sys::LGBM_DatasetSetField(self.handle, field.as_ptr(), scores.as_ptr() as *const c_void, self.num_rows as i32, DTYPE_FLOAT64)
+        })
+    }
 }
 
 impl Drop for Dataset {
