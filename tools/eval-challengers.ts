@@ -13,15 +13,16 @@
 // chargeback would be, while the clock moves); the challenger is trained as of day 60
 // (tools/train-organization.ts, the command's own code) and scores the next 30 days in shadow; the
 // report (GET …/challengers/report's use case) is read once every one of those payments is older
-// than the label delay. Prints a line per trial and, last, one JSON object with every report's
-// overall figures and verdict (no ids: the organization's is random). Seeded: the same seeds make
-// the same figures. Runs on a fresh embedded database in a temporary directory, deleted at the end.
+// than the label delay; when the command refuses to make a challenger, its reason is the trial's
+// result. Prints a line per trial and, last, one JSON object with every report's overall figures
+// and verdict (no ids: the organization's is random). Seeded: the same seeds make the same figures.
+// Runs on a fresh embedded database in a temporary directory, deleted at the end.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { commandLine, flag, oneOf, wholeNumber } from './command-line.ts';
-import { makeOrganizationModel, type OrganizationModel } from './train-organization.ts';
+import { makeOrganizationModel, NothingLearned, TooFewFrauds, type OrganizationModel } from './train-organization.ts';
 import { loadConfig } from '../src/config.ts';
 import { startService } from '../src/app/service.ts';
 import { openApp } from '../src/app/app.ts';
@@ -102,6 +103,7 @@ async function trial(name: TrialName, seed: number) {
       if (r.label === 1) reports.push({ id: r.transaction_id, at: r.time + DAY * (1 + 4 * rng.uniform()) });
     };
     let challenger: OrganizationModel | undefined;
+    let refused: string | undefined;
     const start = rows[0]!.time;
     const cut = start + TRAIN_DAYS * DAY;
     let day = start;
@@ -110,21 +112,30 @@ async function trial(name: TrialName, seed: number) {
         day += DAY * Math.floor((r.time - day) / DAY);
         await report(day);
       }
-      if (r.time >= cut && !challenger) {
+      if (r.time >= cut && !challenger && refused === undefined) {
         now = cut;
         await report(cut);
-        challenger = await makeOrganizationModel(service.db, service.model, { organization, asOf: cut, recalibrate: t.recalibrate, name: `${name} as of day ${TRAIN_DAYS}` });
+        try {
+          challenger = await makeOrganizationModel(service.db, service.model, { organization, asOf: cut, recalibrate: t.recalibrate, name: `${name} as of day ${TRAIN_DAYS}` });
+        } catch (e) {
+          // The command's refusal is a result too: it is what the organization would be told.
+          if (!(e instanceof NothingLearned || e instanceof TooFewFrauds)) throw e;
+          refused = e.message;
+          break;
+        }
         await setChallenger(service.db, challenger.id, true, OWNER.id);
         service.accounts!.forgetKeys();
       }
       await score(r);
     }
+    const base = { trial: name, seed, transactions: rows.length, frauds: rows.filter((r) => r.label === 1).length };
+    if (refused !== undefined) return { ...base, refused };
     const last = rows[rows.length - 1]!.time;
     now = last + service.labelDelay + DAY;
     await report(now);
     const result = await challengerReport({ db: service.db, labelDelay: service.labelDelay, clock: () => now }, organization, OWNER.id);
     if (!challenger) throw new Error('the simulation ended before the cut');
-    return { trial: name, seed, transactions: rows.length, frauds: rows.filter((r) => r.label === 1).length, challenger, report: result.challengers[0] };
+    return { ...base, challenger, report: result.challengers[0] };
   } finally {
     await app.close();
     await service.close();
@@ -138,6 +149,11 @@ for (const name of values.trial ? [values.trial] : (Object.keys(TRIALS) as Trial
   for (let seed = firstSeed; seed < firstSeed + seeds; seed++) {
     const began = Date.now();
     const r = await trial(name, seed);
+    if ('refused' in r) {
+      console.log(`${name} seed ${seed}: ${r.transactions} payments (${r.frauds} fraud), ${((Date.now() - began) / 1000).toFixed(0)} s; no challenger: ${r.refused}`);
+      results.push({ trial: r.trial, seed: r.seed, transactions: r.transactions, frauds: r.frauds, refused: r.refused, report: null });
+      continue;
+    }
     const o = r.report?.overall;
     console.log(
       `${name} seed ${seed}: ${r.transactions} payments (${r.frauds} fraud), ${((Date.now() - began) / 1000).toFixed(0)} s; challenger ${r.challenger.kind} from ${r.challenger.counts.frauds} frauds known at day ${TRAIN_DAYS}; ` +

@@ -7,16 +7,18 @@
 //   here (it is not known yet), and one never reported counts as legitimate;
 // - split by time into parts separated by the label delay, as training does; the last part (test)
 //   measures the built-in model and the new one on the same rows, and is never fitted on.
-// Two kinds of model:
-// - its own (the default): boosters of its own, trained on the first 60 % with the built-in
-//   recipe's settings (model.json's training parameters), their number of trees early-stopped on
-//   the next 20 % (validation), the stack fitted on validation's first half and the Platt
-//   calibration on its second half, tested on the last 20 %: train()'s protocol
-//   (training/train.ts) on the organization's rows. No seeded field-dropping: the stored features
-//   are what was scored.
-// - `--recalibrate`: the built-in boosters kept; the stack fitted on the first 40 % and the
-//   calibration on the next 30 %, tested on the last 30 %.
-// Too few labelled frauds to fit from: exit 2 with the counts. Otherwise the model is stored in the
+// Two kinds of model, both keeping the built-in stack:
+// - its own boosters (the default): the built-in boosters with trees added that learn what the
+//   built-in model misses here, boosted from its calibrated log-odds on the first 60 % with the
+//   built-in recipe's settings (model.json's training parameters), their number early-stopped on
+//   the next 20 % (validation), tested on the last 20 %. No seeded field-dropping: the stored
+//   features are what was scored.
+// - `--recalibrate`: the built-in boosters and stack kept, only the Platt calibration refitted;
+//   tested on the last 30 %.
+// The test figures are measured with a calibration fitted on the rows before the test part; the
+// model stored has its calibration refitted on every counted row: the fraud rate moves from one
+// week to the next, and the longest span is the steadiest estimate of the next weeks' (measured:
+// docs/model.md). Too few labelled frauds to fit from: exit 2 with the counts. Otherwise the model is stored in the
 // database as a custom model of the organization (its boosters beside it: every process loads it
 // from there), its id a digest of its settings (which name its boosters' digest) and base model,
 // so the same data and `--as-of` make the same model, byte for byte, and running again finds it
@@ -41,9 +43,12 @@ import { sha256 } from './training/digest.ts';
 import { DEFAULT_TRAINING, selectSettings, trainChannelBoosters, type TrainOptions } from './training/train.ts';
 import { appendTrees } from './training/partition.ts';
 
-/** Fewest labelled frauds each fitted part must hold: the boosters' training part (own boosters
- *  only), the stack's and the calibration's. */
-export const MIN_FRAUDS = { train: 50, stack: 20, calibration: 10 } as const;
+/** Fewest labelled frauds each fitted part must hold: the added trees' training part and the
+ *  validation part that chooses their number (own boosters only), and the rows before the test
+ *  part that the measured calibration is fitted on. */
+export const MIN_FRAUDS = { train: 50, validation: 10, calibration: 10 } as const;
+/** The share of the span the test part takes when only the calibration is refitted. */
+const RECALIBRATE_TEST_SHARE = 0.3;
 /** The share of the span each of the validation and test parts takes for boosters of the
  *  organization's own: npm run train's, which leaves the boosters the most. */
 const OWN_SHARE = DEFAULT_TRAINING.validationShare;
@@ -91,7 +96,7 @@ function margins(bundle: ModelBundle, matrices: ChannelMatrices, n: number, engi
 }
 
 /** The organization's scored transactions that count at `asOf`, oldest first. */
-async function countedRows(db: Db, organizationId: string, bundle: ModelBundle, asOf: number): Promise<Counted[]> {
+export async function countedRows(db: Db, organizationId: string, bundle: ModelBundle, asOf: number): Promise<Counted[]> {
   const data = organizationData(db, organizationId);
   const until = asOf - bundle.file.training.label_delay_ms;
   const total = bundle.channels.reduce((w, c) => w + c.features.length, 0);
@@ -114,8 +119,11 @@ async function countedRows(db: Db, organizationId: string, bundle: ModelBundle, 
 export interface Counts {
   transactions: number;
   frauds: number;
+  /** Own boosters: the rows the added trees learned from, and those their number was chosen on. */
   train?: number;
-  stack?: number;
+  validation?: number;
+  /** The rows before the test part, which the measured calibration was fitted on (the stored
+   *  model's is fitted on all `transactions`). */
   calibration: number;
   test: number;
   test_frauds: number;
@@ -167,9 +175,11 @@ function enoughFrauds(rows: readonly Counted[], parts: Partial<Record<keyof type
   if (names.every((p, j) => found[j]! >= MIN_FRAUDS[p])) return;
   const list = (items: readonly (string | number)[]) => items.join(', ').replace(/, ([^,]*)$/, ' and $1');
   throw new TooFewFrauds(
-    `too few labelled frauds to ${what} from: ${list(names.map((p, j) => `${found[j]} in the ${p === 'train' ? 'training' : p} part`))} (need ${list(names.map((p) => MIN_FRAUDS[p]))}), of ${rows.length} transactions older than the label delay with ${totalFrauds(rows)} frauds known. Report more outcomes, or wait for more traffic.`,
+    `too few labelled frauds to ${what} from: ${list(names.map((p, j) => `${found[j]} ${PART_NAMES[p]}`))} (need ${list(names.map((p) => MIN_FRAUDS[p]))}), of ${rows.length} transactions older than the label delay with ${totalFrauds(rows)} frauds known. Report more outcomes, or wait for more traffic.`,
   );
 }
+
+const PART_NAMES: Record<keyof typeof MIN_FRAUDS, string> = { train: 'in the training part', validation: 'in the validation part', calibration: 'before the test part' };
 
 const totalFrauds = (rows: readonly Counted[]) => rows.reduce((n, r) => n + r.label, 0);
 
@@ -189,15 +199,13 @@ function stackedAt(stack: Logistic, raw: Float64Array, k: number, i: number): nu
 /** The probability a head gives row i of `raw`. */
 const probabilityAt = (head: Head, raw: Float64Array, k: number) => (i: number) => sigmoid(head.calibration.bias + head.calibration.slope * stackedAt(head.stack, raw, k, i));
 
-/** The stack fitted on the `stack` rows' margins and the Platt calibration on the `calibration`
- *  rows' stacked log-odds. */
-function fitHead(raw: Float64Array, k: number, labels: ArrayLike<number>, stackRows: readonly number[], calibrationRows: readonly number[]): Head {
-  const x = new Float64Array(stackRows.length * k);
-  stackRows.forEach((i, r) => x.set(raw.subarray(i * k, (i + 1) * k), r * k));
-  const stack = fitLogistic(x, k, Float64Array.from(stackRows, (i) => labels[i]!));
-  const platt = fitLogistic(Float64Array.from(calibrationRows, (i) => stackedAt(stack, raw, k, i)), 1, Float64Array.from(calibrationRows, (i) => labels[i]!));
-  return { stack, calibration: { bias: platt.bias, slope: platt.weights[0]! } };
+/** The Platt calibration of `stack`'s log-odds fitted on `rows`. */
+function fitPlatt(stack: Logistic, raw: Float64Array, k: number, labels: ArrayLike<number>, rows: readonly number[]): Head['calibration'] {
+  const platt = fitLogistic(Float64Array.from(rows, (i) => stackedAt(stack, raw, k, i)), 1, Float64Array.from(rows, (i) => labels[i]!));
+  return { bias: platt.bias, slope: platt.weights[0]! };
 }
+
+const rowsBefore = (rows: readonly Counted[], time: number) => rows.flatMap((r, i) => (r.time < time ? [i] : []));
 
 /** The base model's own head. */
 function builtInHead(bundle: ModelBundle): Head {
@@ -223,32 +231,38 @@ function testFigures(bundle: ModelBundle, baseRaw: Float64Array, made: (i: numbe
   return { built_in: figures(Float64Array.from(test, builtIn), y), challenger: figures(Float64Array.from(test, made), y) };
 }
 
-/** The stack and calibration refitted on `rows` (the built-in boosters kept): the stack on the
- *  first part, the calibration on the second; throws TooFewFrauds with the counts. */
+/** The built-in model with its calibration refitted on `rows` (boosters and stack kept): measured
+ *  with one fitted on the rows before the test part, stored with one fitted on every row; throws
+ *  TooFewFrauds with the counts. */
 export function recalibrate(bundle: ModelBundle, rows: readonly Counted[]): Made {
-  const parts = split(rows, bundle.file.training.label_delay_ms, 0.3);
+  const parts = split(rows, bundle.file.training.label_delay_ms, RECALIBRATE_TEST_SHARE);
+  const fitted = rowsBefore(rows, parts.bounds.validation[1]);
   const labels = Float64Array.from(rows, (r) => r.label);
-  const counts: Counts = { transactions: rows.length, frauds: totalFrauds(rows), stack: parts.train.length, calibration: parts.validation.length, test: parts.test.length, test_frauds: fraudsIn(rows, parts.test) };
-  enoughFrauds(rows, { stack: parts.train, calibration: parts.validation }, 'recalibrate');
+  const counts: Counts = { transactions: rows.length, frauds: totalFrauds(rows), calibration: fitted.length, test: parts.test.length, test_frauds: fraudsIn(rows, parts.test) };
+  enoughFrauds(rows, { calibration: fitted }, 'recalibrate');
   const k = bundle.channels.length;
   const raw = margins(bundle, channelMatrices(bundle, rows), rows.length);
-  const head = fitHead(raw, k, labels, parts.train, parts.validation);
-  return { settings: settingsOf(bundle, head), counts, test: testFigures(bundle, raw, probabilityAt(head, raw, k), labels, parts.test) };
+  const { stack } = builtInHead(bundle);
+  const measured: Head = { stack, calibration: fitPlatt(stack, raw, k, labels, fitted) };
+  const stored: Head = { stack, calibration: fitPlatt(stack, raw, k, labels, rows.map((_, i) => i)) };
+  return { settings: settingsOf(bundle, stored), counts, test: testFigures(bundle, raw, probabilityAt(measured, raw, k), labels, parts.test) };
 }
 
 /** Boosters of the organization's own, from `rows`: the built-in boosters with trees added that
  *  learn what their calibrated log-odds miss on this organization, trained on the first part from
  *  those log-odds as initial scores with the base model's recipe, their number early-stopped on
- *  the second part (validation average precision); the calibration refitted on the second part.
+ *  the second part (validation average precision).
  *  Each channel's new trees are appended to the built-in channel booster, scaled by
- *  1 / (calibration slope × channel weight), so that with the built-in stack the served log-odds
- *  are the built-in ones plus the new trees' sum, as trained. Throws TooFewFrauds, and
+ *  1 / (calibration slope × channel weight), so that with the built-in stack and calibration the
+ *  served log-odds are the built-in ones plus the new trees' sum, as trained; the calibration is
+ *  then refitted as recalibrate() does. Throws TooFewFrauds, and
  *  NothingLearned when no number of trees beats the built-in model on validation. */
 export async function trainOwn(bundle: ModelBundle, rows: readonly Counted[]): Promise<Made> {
   const parts = split(rows, bundle.file.training.label_delay_ms, OWN_SHARE);
   const labels = Float64Array.from(rows, (r) => r.label);
-  const counts: Counts = { transactions: rows.length, frauds: totalFrauds(rows), train: parts.train.length, calibration: parts.validation.length, test: parts.test.length, test_frauds: fraudsIn(rows, parts.test) };
-  enoughFrauds(rows, { train: parts.train, calibration: parts.validation }, 'train boosters');
+  const fitted = rowsBefore(rows, parts.bounds.validation[1]);
+  const counts: Counts = { transactions: rows.length, frauds: totalFrauds(rows), train: parts.train.length, validation: parts.validation.length, calibration: fitted.length, test: parts.test.length, test_frauds: fraudsIn(rows, parts.test) };
+  enoughFrauds(rows, { train: parts.train, validation: parts.validation }, 'train boosters');
   const k = bundle.channels.length;
   const matrices = channelMatrices(bundle, rows);
   const baseRaw = margins(bundle, matrices, rows.length);
@@ -258,20 +272,20 @@ export async function trainOwn(bundle: ModelBundle, rows: readonly Counted[]): P
   const o: TrainOptions = { ...DEFAULT_TRAINING, seed: bundle.file.training.seed, labelDelay: bundle.file.training.label_delay_ms, params: recipe, iterations: MAX_TREES, settings: 0 };
   const chosen = await selectSettings(matrices, labels, parts, o, start);
   const validationLabels = Float64Array.from(parts.validation, (i) => labels[i]!);
-  const before = averagePrecision(Float64Array.from(parts.validation, (i) => start[i]!), validationLabels);
-  if (!(chosen.search.trials[0]!.score > before)) {
-    throw new NothingLearned(`no number of added trees beats the built-in model on the validation part (average precision ${before.toFixed(4)} alone, at best ${chosen.search.trials[0]!.score.toFixed(4)} with trees): the organization's outcomes teach nothing it does not know yet. Make a --recalibrate challenger instead, or wait for more outcomes.`);
+  const alone = averagePrecision(Float64Array.from(parts.validation, (i) => start[i]!), validationLabels);
+  if (!(chosen.search.trials[0]!.score > alone)) {
+    throw new NothingLearned(`no number of added trees beats the built-in model on the validation part (average precision ${alone.toFixed(4)} alone, at best ${chosen.search.trials[0]!.score.toFixed(4)} with trees): the organization's outcomes teach nothing it does not know yet. Make a --recalibrate challenger instead, or wait for more outcomes.`);
   }
   const trained = trainChannelBoosters(matrices, labels, parts.train, { ...o, params: { ...recipe, ...chosen.settings.params }, iterations: chosen.settings.iterations }, start);
   const texts = bundle.channels.map((c, j) => appendTrees(c.text, trained.find((b) => b.channel === c.name)!.modelText, 1 / (base.calibration.slope * base.stack.weights[j]!)));
   const raw = margins(bundle, matrices, rows.length, texts.map((t) => loadModel(t)));
-  const platt = fitLogistic(Float64Array.from(parts.validation, (i) => stackedAt(base.stack, raw, k, i)), 1, validationLabels);
-  const head: Head = { stack: base.stack, calibration: { bias: platt.bias, slope: platt.weights[0]! } };
+  const measured: Head = { stack: base.stack, calibration: fitPlatt(base.stack, raw, k, labels, fitted) };
+  const stored: Head = { stack: base.stack, calibration: fitPlatt(base.stack, raw, k, labels, rows.map((_, i) => i)) };
   return {
-    settings: settingsOf(bundle, head, { sha256: boostersDigest(texts), trees: chosen.settings.iterations }),
+    settings: settingsOf(bundle, stored, { sha256: boostersDigest(texts), trees: chosen.settings.iterations }),
     boosters: Object.fromEntries(bundle.channels.map((c, j) => [c.name, texts[j]!])) as Record<Channel, string>,
     counts,
-    test: testFigures(bundle, baseRaw, probabilityAt(head, raw, k), labels, parts.test),
+    test: testFigures(bundle, baseRaw, probabilityAt(measured, raw, k), labels, parts.test),
   };
 }
 

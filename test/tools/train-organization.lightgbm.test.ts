@@ -3,7 +3,7 @@
 // service scored and recorded over 90 days, with frauds at one merchant the built-in model knows
 // nothing about, reported a day later (test/support/organization-traffic.ts):
 // - it adds trees to the built-in model's four channel boosters, learned from the stored features
-//   point in time, refits the calibration, and stores the boosters with the model (every process
+//   point in time, keeps the built-in stack, refits the calibration, and stores the boosters with the model (every process
 //   loads them from the database); on the last part of the traffic it ranks the frauds better than
 //   the built-in model; the built-in trees come first in each booster, unchanged;
 // - the same data and --as-of make the same model, byte for byte (the same boosters' digest, id and
@@ -30,7 +30,7 @@ for (const backend of backends()) {
     t.equal(first.code, 0, first.err);
     t.match(first.out, { id: /^cm_[0-9a-f]{16}$/, organization_id: shop.id, kind: 'own_boosters', as_of: asOf, settings: { calibration: { method: 'platt' }, boosters: { sha256: /^[0-9a-f]{64}$/ } } });
     t.ok(first.out.settings.boosters.trees >= 1, `${first.out.settings.boosters.trees} trees, early-stopped`);
-    t.ok(first.out.counts.train > 0 && first.out.counts.calibration > 0 && first.out.counts.test > 0, 'three parts');
+    t.ok(first.out.counts.train > 0 && first.out.counts.validation > 0 && first.out.counts.test > 0, 'three parts');
     t.comment(`test part: built-in AP ${first.out.test.built_in.average_precision} AUC ${first.out.test.built_in.roc_auc} ECE ${first.out.test.built_in.expected_calibration_error}; own AP ${first.out.test.challenger.average_precision} AUC ${first.out.test.challenger.roc_auc} ECE ${first.out.test.challenger.expected_calibration_error}`);
     t.ok(first.out.test.challenger.average_precision > first.out.test.built_in.average_precision, 'it learned the fraud at the merchant the built-in model knows nothing about: a higher average precision on the test part');
     const again = await train(env, ['--organization', shop.id, '--as-of', asOf]);
@@ -45,7 +45,7 @@ for (const backend of backends()) {
 
     const refused = await train(env, ['--organization', quiet.id, '--as-of', asOf]);
     t.equal(refused.code, 2);
-    t.match(refused.err, /too few labelled frauds to train boosters from: 0 in the training part and 0 in the calibration part \(need 50 and 10\), of \d+ transactions older than the label delay with 0 frauds known/);
+    t.match(refused.err, /too few labelled frauds to train boosters from: 0 in the training part and 0 in the validation part \(need 50 and 10\), of \d+ transactions older than the label delay with 0 frauds known/);
 
     live = await open(end + 10 * DAY + 2_000);
     const stored = await customModelBoosters(live.s.service.db, first.out.id);

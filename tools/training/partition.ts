@@ -11,12 +11,14 @@ export interface ChannelGroup {
   features: readonly string[];
 }
 
-/** LightGBM's `interaction_constraints` value for consecutive feature groups. */
-export function interactionConstraints(groups: readonly ChannelGroup[]): string {
+/** LightGBM's `interaction_constraints` value for consecutive feature groups. A feature named in
+ *  `unused` is left out of its group, and LightGBM then never splits on it: a feature outside every
+ *  constraint cannot start a branch. */
+export function interactionConstraints(groups: readonly ChannelGroup[], unused: ReadonlySet<string> = new Set()): string {
   let offset = 0;
   return groups
     .map((g) => {
-      const idx = g.features.map((_, j) => offset + j);
+      const idx = g.features.flatMap((f, j) => (unused.has(f) ? [] : [offset + j]));
       offset += g.features.length;
       return `[${idx.join(',')}]`;
     })
