@@ -6,8 +6,9 @@
 // booster), so our learner is also compared with the book's tuned XGBoost. Prints AUC ROC, average
 // precision and card precision@100 per seed with bootstrap intervals, the spread over seeds beside
 // the published rows, and a last line of JSON. Settings are chosen as the book's were, by
-// prequential validation (selection.ts, on worker threads: parallel-search.ts); the test week is
-// used once. The channel boosters are summed with unit weights: the protocol leaves no period to
+// prequential validation (selection.ts, on worker threads: parallel-search.ts), and for this
+// service the feature groups its boosters leave out on the same validation weeks (feature-groups.ts,
+// as npm run train does); the test week is used once. The channel boosters are summed with unit weights: the protocol leaves no period to
 // fit a stack on, and calibration, being monotone, would change none of the figures. Deterministic.
 
 import { commandLine, existingFile, flag, wholeNumber } from './command-line.ts';
@@ -24,6 +25,7 @@ import { simulateHandbook } from './training/handbook.ts';
 import { cardPrecisionAtK, HANDBOOK_PROTOCOL, protocolSplit, PUBLISHED } from './training/handbook-protocol.ts';
 import { interactionConstraints } from './training/partition.ts';
 import { searchOnThreads } from './training/parallel-search.ts';
+import { chooseUnusedFeatures, FEATURE_GROUPS, type GroupChoice } from './training/feature-groups.ts';
 import { DEFAULT_SPACE, SEARCH_DEFAULTS, SPACE_FIXED, type Fold, type Params, type SearchOptions, type Selection, type SelectionData } from './training/selection.ts';
 import { boosterParams, CHANNELS, combinedMatrix, DEFAULT_TRAINING, gather, trainChannelBoosters } from './training/train.ts';
 
@@ -68,6 +70,8 @@ const SERVICE_DEFAULTS: Params = Object.fromEntries(Object.keys(DEFAULT_SPACE).f
 
 interface ModelResult {
   selection: Selection;
+  /** Ours only: the feature groups left out on validation (feature-groups.ts). */
+  groups?: GroupChoice;
   intervals: Record<Figure, Interval>;
   cardPrecisionPerDay: number[];
 }
@@ -128,7 +132,10 @@ async function runSeed(seed: number | undefined): Promise<SeedRun> {
   log(`this service: choosing settings by prequential validation (${(searchOptions.settings ?? 0) + 1} settings × ${folds.length} earlier weeks, up to ${searchOptions.maxIterations} trees)`);
   const oursChoice = await searchOnThreads(oursData, folds, oursBase, { ...searchOptions, start: [SERVICE_DEFAULTS], progress: progress('this service') });
   log(`this service: chosen ${JSON.stringify(oursChoice.params)}, ${oursChoice.iterations} trees`);
-  const boosters = trainChannelBoosters(features, labels, split.train, { ...DEFAULT_TRAINING, iterations: oursChoice.iterations, params: oursChoice.params });
+  log(`this service: feature groups the boosters may leave out (${FEATURE_GROUPS.length}, each alone, on the same validation weeks)`);
+  const groupChoice = await chooseUnusedFeatures(oursData, folds, groups, { ...boosterParams(DEFAULT_TRAINING), ...oursChoice.params }, oursChoice.iterations);
+  log(`this service: ${groupChoice.groups.length ? `left out ${groupChoice.groups.join(', ')}` : 'every feature kept'}`);
+  const boosters = trainChannelBoosters(features, labels, split.train, { ...DEFAULT_TRAINING, iterations: oursChoice.iterations, params: oursChoice.params, unusedFeatures: groupChoice.unused });
   const oursScores = new Float64Array(split.test.length);
   boosters.forEach((b, k) => {
     const channel = CHANNELS[k]!;
@@ -179,6 +186,7 @@ async function runSeed(seed: number | undefined): Promise<SeedRun> {
     test: { rows: split.test.length, fraud: testLabels.reduce((a, b) => a + b, 0) },
     ours: {
       selection: oursChoice,
+      groups: groupChoice,
       intervals: { roc_auc: auc.a, average_precision: ap.a, card_precision_at_100: cp.a },
       cardPrecisionPerDay: cardPrecisionAtK(cards, split.testDay, oursScores, testLabels, 100).perDay,
     },
@@ -229,6 +237,8 @@ for (const r of runs) {
   console.log(`\n${r.seed === undefined ? dataFile : `Simulator seed ${r.seed}`}: ${r.transactions.toLocaleString('en')} transactions; training ${r.train.rows.toLocaleString('en')} (${r.train.fraud} fraud), test ${r.test.rows.toLocaleString('en')} (${r.test.fraud} fraud)`);
   console.log(`  baseline: ${describe(r.baseline.selection)}`);
   console.log(`  ours:     ${describe(r.ours.selection)}`);
+  const g = r.ours.groups!;
+  console.log(`            features left out: ${g.groups.length ? g.groups.join(', ') : 'none'} (validation AP / AUC with all ${r3(g.all.average_precision)} / ${r3(g.all.roc_auc)}; ${g.trials.filter((t) => t.passed).map((t) => `without ${t.group} ${r3(t.average_precision)} / ${r3(t.roc_auc)}`).join('; ') || 'no group beats that on both'})`);
   console.log(header(24));
   console.log(row(BASELINE_NAME, FIGURES.map((f) => withInterval(r.baseline.intervals[f])), 24));
   console.log(row(OURS_NAME, FIGURES.map((f) => withInterval(r.ours.intervals[f])), 24));
@@ -252,6 +262,7 @@ const modelJson = (m: ModelResult) => ({
   settings_tried: m.selection.settingsTried,
   models_compared: m.selection.modelsCompared,
   chosen: { params: m.selection.params, iterations: m.selection.iterations, validation_average_precision: round(m.selection.score) },
+  ...(m.groups ? { feature_groups_left_out: m.groups.groups, feature_group_trials: m.groups.trials.map((t) => ({ ...t, average_precision: round(t.average_precision), roc_auc: round(t.roc_auc) })), validation_with_every_feature: roundAll(m.groups.all) } : {}),
   ...Object.fromEntries(FIGURES.map((f) => [f, roundAll(m.intervals[f])])),
   card_precision_per_day: m.cardPrecisionPerDay,
 });
@@ -262,6 +273,7 @@ console.log(
     seeds: dataFile === undefined ? seeds : [],
     selection: {
       by: 'mean average precision on the protocol shifted 1 and 2 weeks back (validation weeks only)',
+      feature_groups: 'this service: a group of features is left out only when both validation average precision and ROC AUC are higher without it',
       search: 'seeded random search, the service defaults first; trees by early stopping',
       random_settings: searchOptions.settings,
       max_iterations: searchOptions.maxIterations,

@@ -146,6 +146,7 @@ const model = {
     seed,
     iterations: run.settings.iterations,
     params: run.settings.params,
+    unused_features: run.settings.unusedFeatures,
     selection: { metric: run.search!.metric, random_settings: settings, max_iterations: iterations, settings_tried: run.search!.settings_tried, models_compared: run.search!.models_compared },
     label_delay_ms: DEFAULT_TRAINING.labelDelay,
     split_bounds: run.split.bounds,
@@ -299,7 +300,7 @@ if (!values.data) {
   for (const k of SPREAD_SEEDS) {
     log(`seed spread: simulator seed ${DEFAULT_SIMULATION.seed + k}, training seed ${seed + k}`);
     // The settings the main run chose, not a search of their own (it would triple the time).
-    const other = await train(simulate({ seed: DEFAULT_SIMULATION.seed + k }), { ...options, seed: seed + k, settings: null, params: run.settings.params, iterations: run.settings.iterations, progress: () => {} });
+    const other = await train(simulate({ seed: DEFAULT_SIMULATION.seed + k }), { ...options, seed: seed + k, settings: null, params: run.settings.params, iterations: run.settings.iterations, unusedFeatures: run.settings.unusedFeatures, progress: () => {} });
     const cold = fitColdStart(other.features, other.split.validation, other.labels);
     const p = applyColdStart(other.scores.test.probability, other.features, other.split.test, cold).probabilities;
     runs.push({ data_seed: DEFAULT_SIMULATION.seed + k, training_seed: seed + k, ...headline(p, Float64Array.from(other.split.test, (i) => other.labels[i]!)) });
@@ -323,7 +324,7 @@ const selection = {
   split: 'validation',
   ...run.search!,
   trials: run.search!.trials.map((t) => ({ ...t, score: round(t.score) })),
-  chosen: run.settings,
+  chosen: { params: run.settings.params, iterations: run.settings.iterations, unused_features: run.settings.unusedFeatures },
   note: 'the defaults are tried first; the more models compared, the more the best validation score flatters the choice: judge it on test',
 };
 writeFileSync(join(out, 'metrics.json'), JSON.stringify({ ...metrics, selection, comparisons, ...(seedSpread ? { seed_spread: seedSpread } : {}), rings: ringMetrics, charts, limitations }, null, 2) + '\n');

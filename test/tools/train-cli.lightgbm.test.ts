@@ -23,7 +23,7 @@ function trainInto(out: string) {
 t.test('writes a loadable, reproducible model folder', async (t) => {
   const a = join(dir, 'a');
   const run = trainInto(a);
-  t.match(run.stderr, /features.*\n.*selection.*\n(.*selection: \d of 3 settings.*\n){3}.*training.*\n.*stacking/, 'progress is shown, stage by stage and setting by setting');
+  t.match(run.stderr, /features.*\n.*selection.*\n(.*selection: \d of 3 settings.*\n){3}.*feature groups.*\n.*training.*\n.*stacking/, 'progress is shown, stage by stage and setting by setting');
   const model = JSON.parse(readFileSync(join(a, 'model.json'), 'utf8'));
   t.same(model.channels.map((c: { name: string }) => c.name), ['tabular', 'behavioral', 'velocity', 'graph']);
   for (const c of model.channels) {
@@ -36,7 +36,8 @@ t.test('writes a loadable, reproducible model folder', async (t) => {
   t.match(model.training.selection, { settings_tried: 3, random_settings: 2, max_iterations: 40 }, 'model.json says how many settings were tried');
   t.equal(metrics.selection.split, 'validation');
   t.equal(metrics.selection.trials.length, 3, 'metrics.json lists every setting tried');
-  t.same(metrics.selection.chosen, { params: model.training.params, iterations: model.training.iterations });
+  t.same(metrics.selection.chosen, { params: model.training.params, iterations: model.training.iterations, unused_features: model.training.unused_features });
+  t.same(model.training.unused_features, metrics.selection.feature_groups.unused, 'model.json names the features its trees leave out');
 
   const b = join(dir, 'b');
   trainInto(b);

@@ -2,12 +2,15 @@
 // settings are independent, each one trains single-threaded and seeded, so the choice is the same
 // whatever the number of threads or the order they finish in, and the search takes about 1 / threads
 // of the time. The folds are gathered once into shared memory, which every thread reads in place.
-// The metric is average precision (a function cannot cross to a thread).
+// The metric is average precision (a function cannot cross to a thread); `figuresOnThreads` scores
+// fixed settings by average precision and ROC AUC both (feature-groups.ts).
 
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { bestOf, candidatesOf, checkpointsFor, prepareFolds, SEARCH_DEFAULTS, selectionOf, trialOf, type Fold, type Params, type SearchOptions, type Selection, type SelectionData, type Trial } from './selection.ts';
 import type { SearchTask } from './search-worker.ts';
+
+const WORKER = new URL(`./search-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href;
 
 /** The best setting and number of trees by mean validation average precision over `folds`, every
  *  setting trained with `base` under it, on up to `threads` worker threads. */
@@ -15,8 +18,7 @@ export async function searchOnThreads(data: SelectionData, folds: readonly Fold[
   const o = { ...SEARCH_DEFAULTS, ...options };
   const candidates = candidatesOf(o);
   const shared = prepareFolds(data, folds, (n) => new Float64Array(new SharedArrayBuffer(n * Float64Array.BYTES_PER_ELEMENT)));
-  const worker = new URL(`./search-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href;
-  const pool = new Piscina({ filename: worker, minThreads: 1, maxThreads: Math.max(1, Math.min(threads, candidates.length)) });
+  const pool = new Piscina({ filename: WORKER, minThreads: 1, maxThreads: Math.max(1, Math.min(threads, candidates.length)) });
   const trials: Trial[] = new Array(candidates.length);
   const finished: Trial[] = [];
   try {
@@ -34,4 +36,22 @@ export async function searchOnThreads(data: SelectionData, folds: readonly Fold[
     await pool.destroy();
   }
   return selectionOf(trials);
+}
+
+/** Validation average precision and ROC AUC (means over `folds`) of each of `settings` with
+ *  `iterations` trees, on up to `threads` worker threads, in the order given. */
+export async function figuresOnThreads(data: SelectionData, folds: readonly Fold[], settings: readonly Params[], iterations: number, threads = availableParallelism()): Promise<{ average_precision: number; roc_auc: number }[]> {
+  const shared = prepareFolds(data, folds, (n) => new Float64Array(new SharedArrayBuffer(n * Float64Array.BYTES_PER_ELEMENT)));
+  const pool = new Piscina({ filename: WORKER, minThreads: 1, maxThreads: Math.max(1, Math.min(threads, settings.length)) });
+  try {
+    return await Promise.all(
+      settings.map(async (params) => {
+        const task: SearchTask = { folds: shared, width: data.width, categorical: data.categorical, params, iterations: [iterations] };
+        const f = (await pool.run(task, { name: 'scoreFigures' })) as { average_precision: number[]; roc_auc: number[] };
+        return { average_precision: f.average_precision[0]!, roc_auc: f.roc_auc[0]! };
+      }),
+    );
+  } finally {
+    await pool.destroy();
+  }
 }

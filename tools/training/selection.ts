@@ -243,8 +243,26 @@ export function prepareFolds(data: SelectionData, folds: readonly Fold[], alloc?
   }));
 }
 
-/** One setting's mean validation score over the folds at each checkpoint: per fold, a booster
- *  trained on its training rows up to the last checkpoint and scored at every checkpoint. */
+/** One setting's mean validation figures over the folds at each checkpoint, one list per metric:
+ *  per fold, a booster trained on its training rows up to the last checkpoint and scored at every
+ *  checkpoint. */
+export function scoreSettingOn(
+  folds: readonly PreparedFold[],
+  shape: { width: number; categorical?: number[] },
+  params: Params,
+  iterations: readonly number[],
+  metrics: readonly ScorerOptions['metric'][],
+): number[][] {
+  const sums = metrics.map(() => new Array<number>(iterations.length).fill(0));
+  for (const f of folds) {
+    const text = trainLightgbm({ rows: f.train, numFeatures: shape.width, labels: f.trainLabels, params, categorical: shape.categorical, iterations: iterations[iterations.length - 1]!, initScores: f.trainInit });
+    checkpointScores(text, f.validation, shape.width, iterations, f.validationInit).forEach((s, k) => metrics.forEach((metric, m) => (sums[m]![k]! += metric(s, f.validationLabels))));
+  }
+  return sums.map((list) => list.map((s) => s / folds.length));
+}
+
+/** One setting's mean validation score over the folds at each checkpoint (`scoreSettingOn` with one
+ *  metric). */
 export function scoreSetting(
   folds: readonly PreparedFold[],
   shape: { width: number; categorical?: number[] },
@@ -252,12 +270,7 @@ export function scoreSetting(
   iterations: readonly number[],
   metric: ScorerOptions['metric'] = averagePrecision,
 ): number[] {
-  const sums = new Array<number>(iterations.length).fill(0);
-  for (const f of folds) {
-    const text = trainLightgbm({ rows: f.train, numFeatures: shape.width, labels: f.trainLabels, params, categorical: shape.categorical, iterations: iterations[iterations.length - 1]!, initScores: f.trainInit });
-    checkpointScores(text, f.validation, shape.width, iterations, f.validationInit).forEach((s, k) => (sums[k]! += metric(s, f.validationLabels)));
-  }
-  return sums.map((s) => s / folds.length);
+  return scoreSettingOn(folds, shape, params, iterations, [metric])[0]!;
 }
 
 /** The scorer of prequential validation: `scoreSetting` over the folds, gathered once. */

@@ -8,7 +8,8 @@
 // service records an omitted field), independently of their label, so the model learns that a
 // missing location or payment type is not fraud evidence on its own; validation and test stay as
 // the data came. Settings and number of trees are chosen first, on validation only
-// (selectSettings). Deterministic: seeded single-threaded LightGBM and a seeded search.
+// (selectSettings), then the feature groups the boosters leave out, on the same split
+// (feature-groups.ts). Deterministic: seeded single-threaded LightGBM and a seeded search.
 
 import { loadModel } from '../../src/addon/addon.ts';
 import { trainLightgbm } from '../lightgbm.ts';
@@ -21,7 +22,8 @@ import { Rng } from '../../src/domain/rng.ts';
 import { fitLogistic, sigmoid, type Logistic } from './logistic.ts';
 import { interactionConstraints, partitionByChannel } from './partition.ts';
 import { searchOnThreads } from './parallel-search.ts';
-import { DEFAULT_SPACE, SPACE_FIXED, type Params } from './selection.ts';
+import { DEFAULT_SPACE, SPACE_FIXED, type Params, type SelectionData } from './selection.ts';
+import { chooseUnusedFeatures, type GroupChoice } from './feature-groups.ts';
 import { splitByTime, type Split } from './split.ts';
 
 export const CHANNELS = Object.keys(CHANNEL_FEATURES) as Channel[];
@@ -41,6 +43,9 @@ export interface TrainOptions {
   missingShare: number;
   /** Extra LightGBM parameters for every booster. */
   params: Record<string, string | number | boolean>;
+  /** Features no tree may split on (computed and served all the same). With a search, train()
+   *  chooses them on validation (feature-groups.ts); without, these are used. */
+  unusedFeatures: readonly string[];
   /** Called with a stage name and a fraction done. */
   progress: (stage: string, fraction: number) => void;
 }
@@ -54,6 +59,7 @@ export const DEFAULT_TRAINING: TrainOptions = {
   testShare: 0.2,
   missingShare: 0.05,
   params: {},
+  unusedFeatures: [],
   progress: () => {},
 };
 
@@ -80,12 +86,14 @@ export interface SettingsSearch {
   models_compared: number;
   /** Every setting in the order tried (the defaults first), its early-stopped trees and score. */
   trials: { params: Params; iterations: number; score: number }[];
+  /** The feature groups tried for leaving out, on the same validation split. */
+  feature_groups?: GroupChoice;
 }
 
 export interface TrainingRun {
   model: TrainedModel;
   /** The searched LightGBM parameters the boosters were trained with, and their number of trees. */
-  settings: { params: Params; iterations: number };
+  settings: { params: Params; iterations: number; unusedFeatures: string[] };
   search?: SettingsSearch;
   /** The rows as featurised: the input with optional fields left out of some training rows. */
   rows: Transaction[];
@@ -128,6 +136,9 @@ export function boosterParams(o: TrainOptions): Record<string, string | number |
 const GROUPS = CHANNELS.map((name) => ({ name, features: CHANNEL_FEATURES[name] }));
 const FEATURE_WIDTH = CHANNELS.reduce((w, c) => w + CHANNEL_FEATURES[c].length, 0);
 
+/** Every channel's features side by side, as the search and the feature groups' choice read them. */
+const selectionData = (features: ChannelMatrices, labels: Float64Array): SelectionData => ({ matrix: (rows) => combinedMatrix(features, rows as number[]).matrix, width: FEATURE_WIDTH, labels, categorical: TABULAR_CATEGORICAL });
+
 /** The four channel boosters, fitted on `rows` only: one booster with an interaction constraint per
  *  channel, partitioned by channel (their raw scores add up to the joint booster's). With
  *  `initScores` (every row's, indexed like `labels`), boosting starts from them and the boosters
@@ -138,7 +149,7 @@ export function trainChannelBoosters(features: ChannelMatrices, labels: Float64A
     rows: joint.matrix,
     numFeatures: joint.width,
     labels: Float64Array.from(rows, (i) => labels[i]!),
-    params: { ...boosterParams(o), interaction_constraints: interactionConstraints(GROUPS) },
+    params: { ...boosterParams(o), interaction_constraints: interactionConstraints(GROUPS, new Set(o.unusedFeatures)) },
     categorical: TABULAR_CATEGORICAL, // the tabular channel comes first
     iterations: o.iterations,
     ...(initScores ? { initScores: Float64Array.from(rows, (i) => initScores[i]!) } : {}),
@@ -158,10 +169,10 @@ export function trainChannelBoosters(features: ChannelMatrices, labels: Float64A
  *  validation average precision of its summed channel scores (plus `initScores`, when boosting
  *  from them). Ties keep the earlier setting. */
 export async function selectSettings(features: ChannelMatrices, labels: Float64Array, split: Split, o: TrainOptions, initScores?: Float64Array): Promise<{ settings: TrainingRun['settings']; search: SettingsSearch }> {
-  const base: Params = { ...boosterParams(o), interaction_constraints: interactionConstraints(GROUPS) };
+  const base: Params = { ...boosterParams(o), interaction_constraints: interactionConstraints(GROUPS, new Set(o.unusedFeatures)) };
   const defaults = Object.fromEntries(Object.keys(DEFAULT_SPACE).flatMap((k) => (k in base ? [[k, base[k]!]] : [])));
   const chosen = await searchOnThreads(
-    { matrix: (rows) => combinedMatrix(features, rows as number[]).matrix, width: FEATURE_WIDTH, labels, categorical: TABULAR_CATEGORICAL, ...(initScores ? { initScores } : {}) },
+    { ...selectionData(features, labels), ...(initScores ? { initScores } : {}) },
     [{ train: split.train, validation: split.validation }],
     base,
     {
@@ -174,7 +185,7 @@ export async function selectSettings(features: ChannelMatrices, labels: Float64A
     },
   );
   return {
-    settings: { params: chosen.params, iterations: chosen.iterations },
+    settings: { params: chosen.params, iterations: chosen.iterations, unusedFeatures: [...o.unusedFeatures] },
     search: {
       metric: 'average precision on the validation split of the summed channel scores',
       settings_tried: chosen.settingsTried,
@@ -211,14 +222,18 @@ export async function train(rows: readonly Transaction[], options: Partial<Train
   const stackRows = split.validation.slice(0, half);
   const calibrationRows = split.validation.slice(half);
 
-  let settings: TrainingRun['settings'] = { params: o.params, iterations: o.iterations };
+  let settings: TrainingRun['settings'] = { params: o.params, iterations: o.iterations, unusedFeatures: [...o.unusedFeatures] };
   let searched: SettingsSearch | undefined;
   if (o.settings !== null) {
     o.progress('selection', 0.05);
     ({ settings, search: searched } = await selectSettings(features, labels, split, o));
+    o.progress('feature groups', 0.65);
+    const groups = await chooseUnusedFeatures(selectionData(features, labels), [{ train: split.train, validation: split.validation }], GROUPS, { ...boosterParams(o), ...settings.params }, settings.iterations);
+    settings = { ...settings, unusedFeatures: groups.unused };
+    searched = { ...searched, feature_groups: groups };
   }
   o.progress('training', 0.7);
-  const boosters = trainChannelBoosters(features, labels, split.train, { ...o, params: { ...o.params, ...settings.params }, iterations: settings.iterations });
+  const boosters = trainChannelBoosters(features, labels, split.train, { ...o, params: { ...o.params, ...settings.params }, iterations: settings.iterations, unusedFeatures: settings.unusedFeatures });
   const engines = boosters.map((b) => loadModel(b.modelText));
   o.progress('stacking', 0.9);
 
