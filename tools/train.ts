@@ -1,4 +1,4 @@
-// `npm run train [-- --data FILE.csv] [--out DIR] [--settings N] [--iterations N] [--seed N]`
+// `npm run train [-- --data FILE.csv] [--out DIR] [--settings N] [--iterations N] [--seed N] [--feature-groups]`
 // (or `-- --organization ORG_ID [--recalibrate] [--as-of ISO_TIME] [--name NAME]`: an organization's
 // challenger from its own traffic, tools/train-organization.ts):
 // trains the model from the simulator (default) or a CSV in the dataset format (with `timestamp`
@@ -37,6 +37,7 @@ const values = commandLine({
     settings: wholeNumber(`random settings the search tries after the defaults (default ${DEFAULT_TRAINING.settings})`, { default: DEFAULT_TRAINING.settings! }),
     iterations: wholeNumber(`most trees any setting may have (default ${DEFAULT_TRAINING.iterations})`, { min: 1, default: DEFAULT_TRAINING.iterations }),
     seed: wholeNumber(`training seed: LightGBM, the search's draws, the left-out fields (default ${DEFAULT_TRAINING.seed})`, { default: DEFAULT_TRAINING.seed }),
+    'feature-groups': flag('after the settings search, leave out the feature groups whose absence raises validation average precision and ROC AUC both (off for the built-in model: docs/model.md)'),
     organization: text('ORG_ID', 'make a model for this organization from its own recorded transactions and outcomes (boosters of its own, stack and calibration), stored in the database'),
     recalibrate: flag('with --organization: keep the built-in boosters, refit only the stack and calibration on its outcomes'),
     'as-of': {
@@ -96,6 +97,7 @@ if (values.data) {
   dataFingerprint = sha256(toCsv(simulated));
 }
 const { seed, iterations, settings } = values;
+const featureGroups = values['feature-groups'];
 const started = performance.now();
 let lastStage = '';
 const log = (stage: string) => process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1)} s] ${stage}\n`);
@@ -104,6 +106,7 @@ const options: TrainOptions = {
   seed,
   iterations,
   settings,
+  featureGroups,
   progress: (stage, fraction) => {
     if (stage !== lastStage) log(`${stage} (${Math.round(fraction * 100)} %)`);
     lastStage = stage;
@@ -132,7 +135,7 @@ const bands = {
 
 const version = '1.0.0';
 const fingerprint = { data: dataFingerprint, code: codeFingerprint() };
-const id = `fraud-${sha256(`${fingerprint.data}${fingerprint.code}${seed}/${iterations}/${settings}`).slice(0, 12)}`;
+const id = `fraud-${sha256(`${fingerprint.data}${fingerprint.code}${seed}/${iterations}/${settings}${featureGroups ? '/feature-groups' : ''}`).slice(0, 12)}`;
 const out = values.out;
 mkdirSync(out, { recursive: true });
 for (const b of run.model.boosters) writeFileSync(join(out, `${b.channel}.txt`), b.modelText);

@@ -14,7 +14,8 @@ import { CHANNELS, DEFAULT_TRAINING, train } from '../../tools/training/train.ts
 import { FEATURE_GROUPS } from '../../tools/training/feature-groups.ts';
 
 const rows = simulate({ seed: 41, customers: 1500, merchants: 300, days: 75, rings: 3 });
-const run = await train(rows, { iterations: 120, settings: 3 });
+const OPTIONS = { iterations: 120, settings: 3, featureGroups: true };
+const run = await train(rows, OPTIONS);
 
 t.test('splits are time-ordered and separated by the label delay', async (t) => {
   const { train: tr, validation: va, test: te } = run.split.bounds;
@@ -53,7 +54,7 @@ t.test('a group of features is left out only when validation AP and AUC are both
 });
 
 t.test('training is reproducible', async (t) => {
-  const again = await train(rows, { iterations: 120, settings: 3 });
+  const again = await train(rows, OPTIONS);
   t.same(again.model.boosters.map((b) => b.modelText), run.model.boosters.map((b) => b.modelText), 'identical model files');
   t.same(again.model.stack, run.model.stack);
   t.same(again.model.calibration, run.model.calibration);
@@ -73,7 +74,7 @@ t.test('the settings are searched on validation only, and the best is kept', asy
   // Every test label flipped: what the search saw, and so everything it chose, is unchanged.
   const testRows = new Set(run.split.test);
   const flipped = rows.map((r, i) => (testRows.has(i) ? { ...r, label: r.label === 1 ? (0 as const) : (1 as const) } : r));
-  const other = await train(flipped, { iterations: 120, settings: 3 });
+  const other = await train(flipped, OPTIONS);
   t.same(other.search, run.search, 'the same trials and scores');
   t.same(other.model.boosters.map((b) => b.modelText), run.model.boosters.map((b) => b.modelText), 'the same boosters');
 });

@@ -8,7 +8,7 @@
 // service records an omitted field), independently of their label, so the model learns that a
 // missing location or payment type is not fraud evidence on its own; validation and test stay as
 // the data came. Settings and number of trees are chosen first, on validation only
-// (selectSettings), then the feature groups the boosters leave out, on the same split
+// (selectSettings), then, when asked, the feature groups the boosters leave out, on the same split
 // (feature-groups.ts). Deterministic: seeded single-threaded LightGBM and a seeded search.
 
 import { loadModel } from '../../src/addon/addon.ts';
@@ -43,9 +43,11 @@ export interface TrainOptions {
   missingShare: number;
   /** Extra LightGBM parameters for every booster. */
   params: Record<string, string | number | boolean>;
-  /** Features no tree may split on (computed and served all the same). With a search, train()
-   *  chooses them on validation (feature-groups.ts); without, these are used. */
+  /** Features no tree may split on (computed and served all the same). */
   unusedFeatures: readonly string[];
+  /** After the settings search, choose on validation which feature groups the boosters leave out
+   *  (feature-groups.ts) instead of `unusedFeatures`. Off for the built-in model: docs/model.md. */
+  featureGroups: boolean;
   /** Called with a stage name and a fraction done. */
   progress: (stage: string, fraction: number) => void;
 }
@@ -60,6 +62,7 @@ export const DEFAULT_TRAINING: TrainOptions = {
   missingShare: 0.05,
   params: {},
   unusedFeatures: [],
+  featureGroups: false,
   progress: () => {},
 };
 
@@ -227,10 +230,12 @@ export async function train(rows: readonly Transaction[], options: Partial<Train
   if (o.settings !== null) {
     o.progress('selection', 0.05);
     ({ settings, search: searched } = await selectSettings(features, labels, split, o));
+  }
+  if (o.settings !== null && o.featureGroups) {
     o.progress('feature groups', 0.65);
     const groups = await chooseUnusedFeatures(selectionData(features, labels), [{ train: split.train, validation: split.validation }], GROUPS, { ...boosterParams(o), ...settings.params }, settings.iterations);
     settings = { ...settings, unusedFeatures: groups.unused };
-    searched = { ...searched, feature_groups: groups };
+    searched = { ...searched!, feature_groups: groups };
   }
   o.progress('training', 0.7);
   const boosters = trainChannelBoosters(features, labels, split.train, { ...o, params: { ...o.params, ...settings.params }, iterations: settings.iterations, unusedFeatures: settings.unusedFeatures });
