@@ -16,8 +16,7 @@ import { SignIn } from '../test/support/processes.ts';
 import { loadModelFolder } from '../src/model/bundle.ts';
 import { isProblem } from '../src/model/bundle-types.ts';
 import { boostersDigest, mergeSettings } from '../src/model/custom.ts';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { appendTrees } from '../tools/training/partition.ts';
 
 benchmarkCommandLine({
   name: 'bench:challengers',
@@ -71,11 +70,12 @@ try {
     await sql`INSERT INTO custom_models (id, organization_id, name, base_model_id, settings) VALUES (${id}, ${shadowOrg.id}, ${`challenger ${i}`}, ${model.file.id}, ${sql.json(settings)})`;
     challengers.push(id);
   }
-  // And one with boosters of its own, as `npm run train -- --organization` stores them: here the
-  // built-in trees copied, so that it costs what its own trees would (separate engines, one more
-  // prediction per channel) whatever they learned.
-  const texts = model.channels.map((c) => readFileSync(join('models/builtin', model.file.channels.find((f) => f.name === c.name)!.file), 'utf8'));
-  const own = { ...mergeSettings(model.file, {}), boosters: { sha256: boostersDigest(texts), trees: 1 } };
+  // And one with boosters of its own, as `npm run train -- --organization` stores them: the
+  // built-in trees followed by the trees it added (at most 300 at the recipe's learning rate);
+  // here the built-in trees again, scaled to next to nothing, so that it costs what the most added trees
+  // would (separate engines, twice the trees per channel) whatever they learned.
+  const texts = model.channels.map((c) => appendTrees(c.text, c.text, 1e-12));
+  const own = { ...mergeSettings(model.file, {}), boosters: { sha256: boostersDigest(texts), trees: model.file.training.iterations } };
   await sql`INSERT INTO custom_models (id, organization_id, name, base_model_id, settings) VALUES ('cm_bench_own', ${shadowOrg.id}, 'own boosters', ${model.file.id}, ${sql.json(own)})`;
   for (const [k, c] of model.channels.entries()) await sql`INSERT INTO custom_model_boosters (model_id, channel, model_text) VALUES ('cm_bench_own', ${c.name}, ${texts[k]!})`;
   await sql.end();

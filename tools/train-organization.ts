@@ -96,7 +96,7 @@ function margins(bundle: ModelBundle, matrices: ChannelMatrices, n: number, engi
 }
 
 /** The organization's scored transactions that count at `asOf`, oldest first. */
-export async function countedRows(db: Db, organizationId: string, bundle: ModelBundle, asOf: number): Promise<Counted[]> {
+async function countedRows(db: Db, organizationId: string, bundle: ModelBundle, asOf: number): Promise<Counted[]> {
   const data = organizationData(db, organizationId);
   const until = asOf - bundle.file.training.label_delay_ms;
   const total = bundle.channels.reduce((w, c) => w + c.features.length, 0);

@@ -62,7 +62,7 @@ function card(ctx: ModelsContext, m: ModelDetail, organizations: Organization[])
     'div',
     { class: 'card model', 'data-kind': m.kind, 'data-model': m.id, id: `model-${key}` },
     h('h2', { class: 'card-title', id: `model-${key}-title`, tabindex: '-1' }, m.kind === 'custom' ? `${m.name} (${m.id})` : `${m.id} (built-in)`),
-    h('p', { class: 'muted' }, m.kind === 'custom' ? `Organization ${org?.name ?? m.organization_id} · made from ${m.base_model_id}${m.boosters === 'own' ? ' with boosters of its own, trained on the organization\'s outcomes' : ''} · created ${utc(m.created_at)}` : `Version ${m.version} · trained on ${m.trained_on} (${Number(m.rows).toLocaleString('en')} rows)`),
+    h('p', { class: 'muted' }, m.kind === 'custom' ? `Organization ${org?.name ?? m.organization_id} · made from ${m.base_model_id}${m.boosters === 'own' ? ' with trees added to its boosters, learned from the organization\'s outcomes' : ''} · created ${utc(m.created_at)}` : `Version ${m.version} · trained on ${m.trained_on} (${Number(m.rows).toLocaleString('en')} rows)`),
     m.kind === 'custom' ? customState(ctx, m, org) : null,
     h(
       'div',
