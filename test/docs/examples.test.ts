@@ -26,7 +26,7 @@ const run = promisify(execFile);
 const root = new URL('../..', import.meta.url).pathname;
 const DOCS = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 /** Commands that set up a machine rather than use the service: named, never run. */
-const SYSTEM = new Set(['apt-get', 'python3', 'pip', 'rustup']);
+const SYSTEM = new Set(['apt-get', 'git', 'python3', 'pip', 'rustup']);
 /** `npm run` scripts cheap enough to run as written. */
 const RUN_AS_WRITTEN = new Set(['simulate']);
 const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
