@@ -10,20 +10,21 @@
 // Two kinds of model, both keeping the built-in stack:
 // - its own boosters (the default): the built-in boosters with trees added that learn what the
 //   built-in model misses here, boosted from its calibrated log-odds on the first 60 % with the
-//   built-in recipe's settings (model.json's training parameters), their number early-stopped on
-//   the next 20 % (validation), tested on the last 20 %. No seeded field-dropping: the stored
-//   features are what was scored.
+//   built-in recipe (model.json's training parameters and unused features), their number
+//   early-stopped on the next 20 % (validation), tested on the last 20 %; refused unless they beat
+//   the built-in model on validation by average precision and ROC AUC both. No seeded
+//   field-dropping: the stored features are what was scored.
 // - `--recalibrate`: the built-in boosters and stack kept, only the Platt calibration refitted;
 //   tested on the last 30 %.
 // The test figures are measured with a calibration fitted on the rows before the test part; the
 // model stored has its calibration refitted on every counted row: the fraud rate moves from one
 // week to the next, and the longest span is the steadiest estimate of the next weeks' (measured:
-// docs/model.md). Too few labelled frauds to fit from: exit 2 with the counts. Otherwise the model is stored in the
-// database as a custom model of the organization (its boosters beside it: every process loads it
-// from there), its id a digest of its settings (which name its boosters' digest) and base model,
-// so the same data and `--as-of` make the same model, byte for byte, and running again finds it
-// rather than storing a second copy. It is printed as one JSON line with its test figures; an owner
-// then makes it a challenger.
+// docs/model.md). Too few labelled frauds to fit from: exit 2 with the counts. Otherwise the model
+// is stored in the database as a custom model of the organization (its boosters beside it: every
+// process loads it from there), its id a digest of its settings (which name its boosters' digest)
+// and base model, so the same data and `--as-of` make the same model, byte for byte, and running
+// again finds it rather than storing a second copy. It is printed as one JSON line with its test
+// figures; an owner then makes it a challenger.
 
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/storage/open.ts';
