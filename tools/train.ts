@@ -38,8 +38,8 @@ const values = commandLine({
     iterations: wholeNumber(`most trees any setting may have (default ${DEFAULT_TRAINING.iterations})`, { min: 1, default: DEFAULT_TRAINING.iterations }),
     seed: wholeNumber(`training seed: LightGBM, the search's draws, the left-out fields (default ${DEFAULT_TRAINING.seed})`, { default: DEFAULT_TRAINING.seed }),
     'feature-groups': flag('after the settings search, leave out the feature groups whose absence raises validation average precision and ROC AUC both (off for the built-in model: docs/model.md)'),
-    organization: text('ORG_ID', 'make a model for this organization from its own recorded transactions and outcomes (boosters of its own, stack and calibration), stored in the database'),
-    recalibrate: flag('with --organization: keep the built-in boosters, refit only the stack and calibration on its outcomes'),
+    organization: text('ORG_ID', 'make a model for this organization from its own recorded transactions and outcomes (trees added to the built-in boosters, and its calibration), stored in the database'),
+    recalibrate: flag('with --organization: keep the built-in boosters and stack, refit only the calibration on its outcomes'),
     'as-of': {
       value: 'ISO_TIME',
       description: 'with --organization: the moment the data is read as of (outcomes known by then; default now)',
@@ -56,7 +56,7 @@ const values = commandLine({
 
 if (values.organization !== undefined || values.recalibrate) {
   if (values.organization === undefined) {
-    process.stderr.write('npm run train: --recalibrate needs --organization ORG_ID: it refits the built-in model\'s stack and calibration on one organization\'s outcomes\n');
+    process.stderr.write('npm run train: --recalibrate needs --organization ORG_ID: it refits the built-in model\'s calibration on one organization\'s outcomes\n');
     process.exit(2);
   }
   // Loaded only here: an organization's challenger shapes no built-in model, so its code (and the
