@@ -208,6 +208,12 @@ function fitPlatt(stack: Logistic, raw: Float64Array, k: number, labels: ArrayLi
 
 const rowsBefore = (rows: readonly Counted[], time: number) => rows.flatMap((r, i) => (r.time < time ? [i] : []));
 
+/** `stack` with its calibration twice: the one measured on the test part (fitted on `fitted`, the
+ *  rows before it) and the one stored (fitted on every row). */
+function measuredAndStored(stack: Logistic, raw: Float64Array, k: number, labels: ArrayLike<number>, fitted: readonly number[]): { measured: Head; stored: Head } {
+  return { measured: { stack, calibration: fitPlatt(stack, raw, k, labels, fitted) }, stored: { stack, calibration: fitPlatt(stack, raw, k, labels, Array.from(labels, (_, i) => i)) } };
+}
+
 /** The base model's own head. */
 function builtInHead(bundle: ModelBundle): Head {
   const f = bundle.file;
@@ -243,9 +249,7 @@ export function recalibrate(bundle: ModelBundle, rows: readonly Counted[]): Made
   enoughFrauds(rows, { calibration: fitted }, 'recalibrate');
   const k = bundle.channels.length;
   const raw = margins(bundle, channelMatrices(bundle, rows), rows.length);
-  const { stack } = builtInHead(bundle);
-  const measured: Head = { stack, calibration: fitPlatt(stack, raw, k, labels, fitted) };
-  const stored: Head = { stack, calibration: fitPlatt(stack, raw, k, labels, rows.map((_, i) => i)) };
+  const { measured, stored } = measuredAndStored(builtInHead(bundle).stack, raw, k, labels, fitted);
   return { settings: settingsOf(bundle, stored), counts, test: testFigures(bundle, raw, probabilityAt(measured, raw, k), labels, parts.test) };
 }
 
@@ -285,8 +289,7 @@ export async function trainOwn(bundle: ModelBundle, rows: readonly Counted[]): P
   if (checked.some((c) => !(c.added > c.alone))) {
     throw new NothingLearned(`the added trees (${chosen.settings.iterations}, early-stopped) do not beat the built-in model on the validation part in every figure (${checked.map((c) => `${c.name} ${c.alone.toFixed(4)} alone, ${c.added.toFixed(4)} with them`).join('; ')}): the organization's outcomes teach nothing it does not know yet. Make a --recalibrate challenger instead, or wait for more outcomes.`);
   }
-  const measured: Head = { stack: base.stack, calibration: fitPlatt(base.stack, raw, k, labels, fitted) };
-  const stored: Head = { stack: base.stack, calibration: fitPlatt(base.stack, raw, k, labels, rows.map((_, i) => i)) };
+  const { measured, stored } = measuredAndStored(base.stack, raw, k, labels, fitted);
   return {
     settings: settingsOf(bundle, stored, { sha256: boostersDigest(texts), trees: chosen.settings.iterations }),
     boosters: Object.fromEntries(bundle.channels.map((c, j) => [c.name, texts[j]!])) as Record<Channel, string>,
