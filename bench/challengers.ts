@@ -13,7 +13,7 @@ import { benchmarkCommandLine, quick } from './harness.ts';
 import { startServer } from './server-process.ts';
 import { pairedRounds } from './paired-load.ts';
 import { SignIn } from '../test/support/processes.ts';
-import { loadModelFolder } from '../src/model/bundle.ts';
+import { boosterTexts, loadModelFolder } from '../src/model/bundle.ts';
 import { isProblem } from '../src/model/bundle-types.ts';
 import { boostersDigest, mergeSettings } from '../src/model/custom.ts';
 import { appendTrees } from '../tools/training/partition.ts';
@@ -31,7 +31,8 @@ if (!adminUrl) {
   process.stderr.write('bench:challengers runs on PostgreSQL: set DATABASE_URL to a server where this role may CREATE DATABASE.\n');
   process.exit(2);
 }
-const model = loadModelFolder('models/builtin');
+const MODEL_DIR = 'models/builtin';
+const model = loadModelFolder(MODEL_DIR);
 if (isProblem(model)) throw new Error(model.message);
 
 const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
@@ -74,7 +75,7 @@ try {
   // built-in trees followed by the trees it added (at most 300 at the recipe's learning rate);
   // here the built-in trees again, scaled to next to nothing, so that it costs what the most added trees
   // would (separate engines, twice the trees per channel) whatever they learned.
-  const texts = model.channels.map((c) => appendTrees(c.text, c.text, 1e-12));
+  const texts = boosterTexts(MODEL_DIR, model).map((t) => appendTrees(t, t, 1e-12));
   const own = { ...mergeSettings(model.file, {}), boosters: { sha256: boostersDigest(texts), trees: model.file.training.iterations } };
   await sql`INSERT INTO custom_models (id, organization_id, name, base_model_id, settings) VALUES ('cm_bench_own', ${shadowOrg.id}, 'own boosters', ${model.file.id}, ${sql.json(own)})`;
   for (const [k, c] of model.channels.entries()) await sql`INSERT INTO custom_model_boosters (model_id, channel, model_text) VALUES ('cm_bench_own', ${c.name}, ${texts[k]!})`;

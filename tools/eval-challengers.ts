@@ -116,7 +116,7 @@ async function trial(name: TrialName, seed: number) {
         now = cut;
         await report(cut);
         try {
-          challenger = await makeOrganizationModel(service.db, service.model, { organization, asOf: cut, recalibrate: t.recalibrate, name: `${name} as of day ${TRAIN_DAYS}` });
+          challenger = await makeOrganizationModel(service.db, service.model, { modelDir: config.MODEL_DIR, organization, asOf: cut, recalibrate: t.recalibrate, name: `${name} as of day ${TRAIN_DAYS}` });
         } catch (e) {
           // The command's refusal is a result too: it is what the organization would be told.
           if (!(e instanceof NothingLearned || e instanceof TooFewFrauds)) throw e;

@@ -8,8 +8,9 @@
 // the published rows, and a last line of JSON. Settings are chosen as the book's were, by
 // prequential validation (selection.ts, on worker threads: parallel-search.ts), and for this
 // service the feature groups its boosters leave out on the same validation weeks (feature-groups.ts,
-// as npm run train does); the test week is used once. The channel boosters are summed with unit weights: the protocol leaves no period to
-// fit a stack on, and calibration, being monotone, would change none of the figures. Deterministic.
+// as `npm run train -- --feature-groups` does); the test week is used once. The channel boosters
+// are summed with unit weights: the protocol leaves no period to fit a stack on, and calibration,
+// being monotone, would change none of the figures. Deterministic.
 
 import { commandLine, existingFile, flag, wholeNumber } from './command-line.ts';
 import { readLabelledCsv } from './training/dataset-csv.ts';

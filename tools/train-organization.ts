@@ -32,7 +32,7 @@ import type { Db } from '../src/storage/db.ts';
 import { getCustomModel, insertCustomModel, organizationExists } from '../src/storage/models-store.ts';
 import { organizationData } from '../src/storage/organization-data.ts';
 import { loadModel } from '../src/addon/addon.ts';
-import { loadModelFolder } from '../src/model/bundle.ts';
+import { boosterTexts, loadModelFolder } from '../src/model/bundle.ts';
 import { isProblem, type ModelBundle } from '../src/model/bundle-types.ts';
 import { boostersDigest, CustomSettings } from '../src/model/custom.ts';
 import { averagePrecision, expectedCalibrationError, rocAuc } from '../src/model/metrics.ts';
@@ -262,7 +262,7 @@ export function recalibrate(bundle: ModelBundle, rows: readonly Counted[]): Made
  *  served log-odds are the built-in ones plus the new trees' sum, as trained; the calibration is
  *  then refitted as recalibrate() does. Throws TooFewFrauds, and NothingLearned when the trees do
  *  not beat the built-in model on validation by average precision and ROC AUC both. */
-export async function trainOwn(bundle: ModelBundle, rows: readonly Counted[]): Promise<Made> {
+export async function trainOwn(bundle: ModelBundle, builtInTexts: readonly string[], rows: readonly Counted[]): Promise<Made> {
   const parts = split(rows, bundle.file.training.label_delay_ms, OWN_SHARE);
   const labels = Float64Array.from(rows, (r) => r.label);
   const fitted = rowsBefore(rows, parts.bounds.validation[1]);
@@ -278,7 +278,7 @@ export async function trainOwn(bundle: ModelBundle, rows: readonly Counted[]): P
   const o: TrainOptions = { ...DEFAULT_TRAINING, seed: bundle.file.training.seed, labelDelay: bundle.file.training.label_delay_ms, params: recipe, unusedFeatures: training.unused_features ?? [], iterations: MAX_TREES, settings: 0 };
   const chosen = await selectSettings(matrices, labels, parts, o, start);
   const trained = trainChannelBoosters(matrices, labels, parts.train, { ...o, params: { ...recipe, ...chosen.settings.params }, iterations: chosen.settings.iterations }, start);
-  const texts = bundle.channels.map((c, j) => appendTrees(c.text, trained.find((b) => b.channel === c.name)!.modelText, 1 / (base.calibration.slope * base.stack.weights[j]!)));
+  const texts = bundle.channels.map((c, j) => appendTrees(builtInTexts[j]!, trained.find((b) => b.channel === c.name)!.modelText, 1 / (base.calibration.slope * base.stack.weights[j]!)));
   const raw = margins(bundle, matrices, rows.length, texts.map((t) => loadModel(t)));
   // Held to every figure at once: the added trees must rank validation better by AP and by AUC.
   const y = Float64Array.from(parts.validation, (i) => labels[i]!);
@@ -311,10 +311,10 @@ export interface OrganizationModel {
 }
 
 /** Makes and stores the organization's model from its traffic in `db` as of `asOf` (or finds the
- *  same one stored); throws TooFewFrauds. */
-export async function makeOrganizationModel(db: Db, base: ModelBundle, o: { organization: string; asOf: number; name?: string | undefined; recalibrate: boolean }): Promise<OrganizationModel> {
+ *  same one stored), over `base` as loaded from `modelDir`; throws TooFewFrauds or NothingLearned. */
+export async function makeOrganizationModel(db: Db, base: ModelBundle, o: { modelDir: string; organization: string; asOf: number; name?: string | undefined; recalibrate: boolean }): Promise<OrganizationModel> {
   const rows = await countedRows(db, o.organization, base, o.asOf);
-  const made = o.recalibrate ? recalibrate(base, rows) : await trainOwn(base, rows);
+  const made = o.recalibrate ? recalibrate(base, rows) : await trainOwn(base, boosterTexts(o.modelDir, base), rows);
   const id = `cm_${sha256(JSON.stringify({ organization: o.organization, base: base.file.id, settings: made.settings })).slice(0, 16)}`;
   const at = new Date(o.asOf).toISOString();
   const model =
@@ -338,7 +338,7 @@ export async function trainOrganization(o: { organization: string; asOf: number;
       return 2;
     }
     try {
-      process.stdout.write(`${JSON.stringify(await makeOrganizationModel(db, base, o))}\n`);
+      process.stdout.write(`${JSON.stringify(await makeOrganizationModel(db, base, { ...o, modelDir: config.MODEL_DIR }))}\n`);
       return 0;
     } catch (e) {
       if (!(e instanceof TooFewFrauds || e instanceof NothingLearned)) throw e;

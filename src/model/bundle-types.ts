@@ -103,8 +103,6 @@ export interface LoadedChannel {
   engine: Engine;
   /** The booster's expected raw score (its SHAP base value). */
   expected: number;
-  /** Its LightGBM model text, as loaded: an organization's boosters are trained on from it. */
-  text: string;
 }
 
 export interface ModelBundle {

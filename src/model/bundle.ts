@@ -56,7 +56,13 @@ export function loadChannel(name: Channel, features: readonly string[], text: st
   if (engine.numFeatures !== features.length) return `has ${engine.numFeatures} features, where the model lists ${features.length}`;
   // The expected raw score: SHAP's base value, the last entry of any row's contributions.
   const phi = engine.shap(new Float64Array(features.length).fill(Number.NaN));
-  return { name, features, engine, expected: phi[phi.length - 1]!, text };
+  return { name, features, engine, expected: phi[phi.length - 1]! };
+}
+
+/** The LightGBM texts of the boosters a model folder's bundle was loaded from, in the bundle's
+ *  channel order (for offline tools that build on them; a loaded bundle keeps only its engines). */
+export function boosterTexts(dir: string, bundle: ModelBundle): string[] {
+  return bundle.channels.map((c) => readFileSync(join(dir, bundle.file.channels.find((f) => f.name === c.name)!.file), 'utf8'));
 }
 
 /** model.json and the boosters it names, without the reference (which needs the evaluation). */

@@ -20,6 +20,7 @@ import { customDetail } from '../../src/app/model-views.ts';
 import { boostersDigest } from '../../src/model/custom.ts';
 import { CHANNELS } from '../../src/domain/channels.ts';
 import { sliceTrees, treeCount } from '../../tools/training/partition.ts';
+import { boosterTexts } from '../../src/model/bundle.ts';
 
 for (const backend of backends()) {
   t.test(`boosters of an organization's own on ${backend.name}`, async (t) => {
@@ -50,7 +51,7 @@ for (const backend of backends()) {
     live = await open(end + 10 * DAY + 2_000);
     const stored = await customModelBoosters(live.s.service.db, first.out.id);
     t.same([...stored.keys()].sort(), [...CHANNELS].sort(), 'a booster per channel, stored with the model');
-    const builtInTexts = live.s.service.scorer!.bundle.channels.map((c) => c.text);
+    const builtInTexts = boosterTexts('models/builtin', live.s.service.scorer!.bundle);
     t.ok(CHANNELS.every((c, k) => treeCount(stored.get(c)!) >= treeCount(builtInTexts[k]!) && sliceTrees(stored.get(c)!, 0, treeCount(builtInTexts[k]!)) === sliceTrees(builtInTexts[k]!, 0, treeCount(builtInTexts[k]!))), 'each begins with the built-in trees, unchanged');
     t.ok(CHANNELS.some((c, k) => treeCount(stored.get(c)!) > treeCount(builtInTexts[k]!)), 'and has trees added');
     t.equal(boostersDigest(CHANNELS.map((c) => stored.get(c)!)), first.out.settings.boosters.sha256, 'the ones its settings name');

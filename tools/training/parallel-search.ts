@@ -17,40 +17,43 @@ const WORKER = new URL(`./search-worker${import.meta.url.endsWith('.ts') ? '.ts'
 export async function searchOnThreads(data: SelectionData, folds: readonly Fold[], base: Params, options: Partial<SearchOptions> = {}, threads = availableParallelism()): Promise<Selection> {
   const o = { ...SEARCH_DEFAULTS, ...options };
   const candidates = candidatesOf(o);
-  const shared = prepareFolds(data, folds, (n) => new Float64Array(new SharedArrayBuffer(n * Float64Array.BYTES_PER_ELEMENT)));
-  const pool = new Piscina({ filename: WORKER, minThreads: 1, maxThreads: Math.max(1, Math.min(threads, candidates.length)) });
   const trials: Trial[] = new Array(candidates.length);
   const finished: Trial[] = [];
-  try {
-    await Promise.all(
+  await onThreads(data, folds, candidates.length, threads, (run) =>
+    Promise.all(
       candidates.map(async (params, k) => {
         const iterations = checkpointsFor(params, o);
-        const task: SearchTask = { folds: shared, width: data.width, categorical: data.categorical, params: { ...base, ...params }, iterations };
-        const trial = trialOf(params, iterations, (await pool.run(task)) as number[]);
+        const trial = trialOf(params, iterations, (await run({ params: { ...base, ...params }, iterations })) as number[]);
         trials[k] = trial;
         finished.push(trial);
         o.progress(finished.length, candidates.length, bestOf(finished));
       }),
-    );
-  } finally {
-    await pool.destroy();
-  }
+    ),
+  );
   return selectionOf(trials);
 }
 
 /** Validation average precision and ROC AUC (means over `folds`) of each of `settings` with
  *  `iterations` trees, on up to `threads` worker threads, in the order given. */
 export async function figuresOnThreads(data: SelectionData, folds: readonly Fold[], settings: readonly Params[], iterations: number, threads = availableParallelism()): Promise<{ average_precision: number; roc_auc: number }[]> {
-  const shared = prepareFolds(data, folds, (n) => new Float64Array(new SharedArrayBuffer(n * Float64Array.BYTES_PER_ELEMENT)));
-  const pool = new Piscina({ filename: WORKER, minThreads: 1, maxThreads: Math.max(1, Math.min(threads, settings.length)) });
-  try {
-    return await Promise.all(
+  return onThreads(data, folds, settings.length, threads, (run) =>
+    Promise.all(
       settings.map(async (params) => {
-        const task: SearchTask = { folds: shared, width: data.width, categorical: data.categorical, params, iterations: [iterations] };
-        const f = (await pool.run(task, { name: 'scoreFigures' })) as { average_precision: number[]; roc_auc: number[] };
+        const f = (await run({ params, iterations: [iterations] }, 'scoreFigures')) as { average_precision: number[]; roc_auc: number[] };
         return { average_precision: f.average_precision[0]!, roc_auc: f.roc_auc[0]! };
       }),
-    );
+    ),
+  );
+}
+
+/** `use` with a runner of search-worker tasks (its default export, or the named one) over `folds`
+ *  gathered once into shared memory, on up to `threads` threads (no more than `tasks`); the threads
+ *  are stopped after. */
+async function onThreads<T>(data: SelectionData, folds: readonly Fold[], tasks: number, threads: number, use: (run: (task: Pick<SearchTask, 'params' | 'iterations'>, name?: string) => Promise<unknown>) => Promise<T>): Promise<T> {
+  const shared = prepareFolds(data, folds, (n) => new Float64Array(new SharedArrayBuffer(n * Float64Array.BYTES_PER_ELEMENT)));
+  const pool = new Piscina({ filename: WORKER, minThreads: 1, maxThreads: Math.max(1, Math.min(threads, tasks)) });
+  try {
+    return await use((task, name) => pool.run({ folds: shared, width: data.width, categorical: data.categorical, ...task } satisfies SearchTask, name ? { name } : {}));
   } finally {
     await pool.destroy();
   }

@@ -230,12 +230,12 @@ export async function train(rows: readonly Transaction[], options: Partial<Train
   if (o.settings !== null) {
     o.progress('selection', 0.05);
     ({ settings, search: searched } = await selectSettings(features, labels, split, o));
-  }
-  if (o.settings !== null && o.featureGroups) {
-    o.progress('feature groups', 0.65);
-    const groups = await chooseUnusedFeatures(selectionData(features, labels), [{ train: split.train, validation: split.validation }], GROUPS, { ...boosterParams(o), ...settings.params }, settings.iterations);
-    settings = { ...settings, unusedFeatures: groups.unused };
-    searched = { ...searched!, feature_groups: groups };
+    if (o.featureGroups) {
+      o.progress('feature groups', 0.65);
+      const groups = await chooseUnusedFeatures(selectionData(features, labels), [{ train: split.train, validation: split.validation }], GROUPS, { ...boosterParams(o), ...settings.params }, settings.iterations);
+      settings = { ...settings, unusedFeatures: groups.unused };
+      searched = { ...searched, feature_groups: groups };
+    }
   }
   o.progress('training', 0.7);
   const boosters = trainChannelBoosters(features, labels, split.train, { ...o, params: { ...o.params, ...settings.params }, iterations: settings.iterations, unusedFeatures: settings.unusedFeatures });
