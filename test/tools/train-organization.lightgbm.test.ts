@@ -9,6 +9,9 @@
 // - the same data and --as-of make the same model, byte for byte (the same boosters' digest, id and
 //   settings); a fraud reported after --as-of changes nothing (planted);
 // - with too few labelled frauds it refuses with exit 2 and every part's count;
+// - on traffic whose frauds are exactly the payments the built-in model already ranks highest, the
+//   added trees cannot beat it on validation (its average precision and ROC AUC are 1 there): it
+//   refuses (NothingLearned) with both figures, rather than store a model that only looks different;
 // - served, the model scores with its own trees: as a challenger in shadow, and its scorer's
 //   boosters are the stored ones, not the built-in model's.
 
@@ -20,7 +23,12 @@ import { customDetail } from '../../src/app/model-views.ts';
 import { boostersDigest } from '../../src/model/custom.ts';
 import { CHANNELS } from '../../src/domain/channels.ts';
 import { sliceTrees, treeCount } from '../../tools/training/partition.ts';
-import { boosterTexts } from '../../src/model/bundle.ts';
+import { boosterTexts, loadModelFolder } from '../../src/model/bundle.ts';
+import { isProblem } from '../../src/model/bundle-types.ts';
+import { simulate } from '../../src/domain/simulate.ts';
+import { extractBatch } from '../../src/domain/features/extract.ts';
+import { History } from '../../src/domain/history/history.ts';
+import { NothingLearned, trainOwn, type Counted } from '../../tools/train-organization.ts';
 
 for (const backend of backends()) {
   t.test(`boosters of an organization's own on ${backend.name}`, async (t) => {
@@ -69,3 +77,42 @@ for (const backend of backends()) {
     t.not(record.challengers[0]?.risk_score, record.risk_score, 'with its own score');
   });
 }
+
+t.test('frauds the built-in model already knows: no model, and why', async (t) => {
+  const bundle = loadModelFolder('models/builtin');
+  if (isProblem(bundle)) throw new Error(bundle.message);
+  const payments = simulate({ seed: 11, customers: 600, merchants: 80, days: 60 });
+  const { features } = extractBatch(payments, new History(bundle.file.training.label_delay_ms));
+  // Each payment's stored features (every channel's, in the model's order, as float32 like the
+  // decision log) and the built-in model's stacked log-odds from them.
+  const width = bundle.channels.reduce((w, c) => w + c.features.length, 0);
+  const stored = payments.map((_, i) => {
+    const row = new Float32Array(width);
+    let offset = 0;
+    for (const c of bundle.channels) {
+      const w = c.features.length;
+      for (let j = 0; j < w; j++) row[offset + j] = features[c.name][i * w + j]!;
+      offset += w;
+    }
+    return row;
+  });
+  const z = new Float64Array(payments.length).fill(bundle.file.stack.bias);
+  let offset = 0;
+  for (const c of bundle.channels) {
+    const w = c.features.length;
+    const m = new Float64Array(payments.length * w);
+    stored.forEach((row, i) => m.set(row.subarray(offset, offset + w), i * w));
+    bundle.channels.find((x) => x.name === c.name)!.engine.predictRawBatch(m).forEach((v, i) => (z[i]! += bundle.file.stack.weights[c.name] * v));
+    offset += w;
+  }
+  // The frauds: the 3 % of payments the built-in model scores highest, so that it ranks every part perfectly.
+  const cut = [...z].sort((a, b) => b - a)[Math.floor(payments.length * 0.03)]!;
+  const rows: Counted[] = payments.map((p, i) => ({ time: p.time, label: z[i]! > cut ? 1 : 0, features: stored[i]! }));
+  t.ok(rows.filter((r) => r.label === 1).length >= 100, 'enough frauds to learn from');
+  const refused = await trainOwn(bundle, boosterTexts('models/builtin', bundle), rows).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  t.ok(refused instanceof NothingLearned, `refused: ${(refused as Error | undefined)?.message}`);
+  t.match((refused as Error).message, /do not beat the built-in model on the validation part in every figure \(average precision 1\.0000 alone, [01]\.\d{4} with them; ROC AUC 1\.0000 alone, [01]\.\d{4} with them\).*Make a --recalibrate challenger instead/);
+});
