@@ -12,8 +12,11 @@
 //   built-in model misses here, boosted from its calibrated log-odds on the first 60 % with the
 //   built-in recipe (model.json's training parameters and unused features), their number
 //   early-stopped on the next 20 % (validation), tested on the last 20 %; refused unless they beat
-//   the built-in model on validation by average precision and ROC AUC both. No seeded
-//   field-dropping: the stored features are what was scored.
+//   the built-in model on validation by average precision and ROC AUC both. The trees leave out
+//   the features whose distribution moved from the training part to validation
+//   (training/feature-drift.ts): a split on a count that grows with the organization's age means
+//   something else by the time the model scores. No seeded field-dropping: the stored features
+//   are what was scored.
 // - `--recalibrate`: the built-in boosters and stack kept, only the Platt calibration refitted;
 //   tested on the last 30 %.
 // The test figures are measured with a calibration fitted on the rows before the test part; the
@@ -43,6 +46,7 @@ import { splitByTime, type Split } from './training/split.ts';
 import { sha256 } from './training/digest.ts';
 import { DEFAULT_TRAINING, selectSettings, trainChannelBoosters, type TrainOptions } from './training/train.ts';
 import { appendTrees } from './training/partition.ts';
+import { movedFeatures, type MovedFeature } from './training/feature-drift.ts';
 
 /** Fewest labelled frauds each fitted part must hold: the added trees' training part and the
  *  validation part that chooses their number (own boosters only), and the rows before the test
@@ -134,6 +138,8 @@ export interface Made {
   settings: CustomSettings;
   /** Its own boosters' texts by channel (none when recalibrated). */
   boosters?: Record<Channel, string>;
+  /** Own boosters: the features the added trees left out, as they moved before validation. */
+  featuresLeftOut?: MovedFeature[];
   counts: Counts;
   test: { built_in: Figures; challenger: Figures };
 }
@@ -256,7 +262,8 @@ export function recalibrate(bundle: ModelBundle, rows: readonly Counted[]): Made
 /** Boosters of the organization's own, from `rows`: the built-in boosters with trees added that
  *  learn what their calibrated log-odds miss on this organization, trained on the first part from
  *  those log-odds as initial scores with the base model's recipe, their number early-stopped on
- *  the second part (validation average precision).
+ *  the second part (validation average precision), without the features that moved from the
+ *  first part to the second (feature-drift.ts).
  *  Each channel's new trees are appended to the built-in channel booster, scaled by
  *  1 / (calibration slope × channel weight), so that with the built-in stack and calibration the
  *  served log-odds are the built-in ones plus the new trees' sum, as trained; the calibration is
@@ -275,7 +282,10 @@ export async function trainOwn(bundle: ModelBundle, builtInTexts: readonly strin
   const start = Float64Array.from(rows, (_, i) => base.calibration.bias + base.calibration.slope * stackedAt(base.stack, baseRaw, k, i));
   const training = bundle.file.training as { params?: TrainOptions['params']; unused_features?: string[] };
   const recipe = training.params ?? {};
-  const o: TrainOptions = { ...DEFAULT_TRAINING, seed: bundle.file.training.seed, labelDelay: bundle.file.training.label_delay_ms, params: recipe, unusedFeatures: training.unused_features ?? [], iterations: MAX_TREES, settings: 0 };
+  const names = bundle.channels.flatMap((c) => c.features);
+  const moved = movedFeatures(names, (j, at) => Float64Array.from(at, (i) => rows[i]!.features[j]!), parts.train, parts.validation).map((m) => ({ feature: m.feature, psi: Math.round(m.psi * 1000) / 1000 }));
+  const unused = [...new Set([...(training.unused_features ?? []), ...moved.map((m) => m.feature)])];
+  const o: TrainOptions = { ...DEFAULT_TRAINING, seed: bundle.file.training.seed, labelDelay: bundle.file.training.label_delay_ms, params: recipe, unusedFeatures: unused, iterations: MAX_TREES, settings: 0 };
   const chosen = await selectSettings(matrices, labels, parts, o, start);
   const trained = trainChannelBoosters(matrices, labels, parts.train, { ...o, params: { ...recipe, ...chosen.settings.params }, iterations: chosen.settings.iterations }, start);
   const texts = bundle.channels.map((c, j) => appendTrees(builtInTexts[j]!, trained.find((b) => b.channel === c.name)!.modelText, 1 / (base.calibration.slope * base.stack.weights[j]!)));
@@ -293,6 +303,7 @@ export async function trainOwn(bundle: ModelBundle, builtInTexts: readonly strin
   return {
     settings: settingsOf(bundle, stored, { sha256: boostersDigest(texts), trees: chosen.settings.iterations }),
     boosters: Object.fromEntries(bundle.channels.map((c, j) => [c.name, texts[j]!])) as Record<Channel, string>,
+    featuresLeftOut: moved,
     counts,
     test: testFigures(bundle, baseRaw, probabilityAt(measured, raw, k), labels, parts.test),
   };
@@ -305,6 +316,9 @@ export interface OrganizationModel {
   name: string;
   kind: 'recalibrated' | 'own_boosters';
   as_of: string;
+  /** Own boosters: the features the added trees do not split on, with their stability index from
+   *  the training part to validation. */
+  features_left_out?: MovedFeature[];
   counts: Counts;
   test: Made['test'];
   settings: CustomSettings;
@@ -320,7 +334,7 @@ export async function makeOrganizationModel(db: Db, base: ModelBundle, o: { mode
   const model =
     (await getCustomModel(db, id)) ??
     (await insertCustomModel(db, { id, organizationId: o.organization, name: o.name ?? `${o.recalibrate ? 'recalibrated' : 'trained'} as of ${at}`, baseModelId: base.file.id, settings: made.settings, boosters: made.boosters }));
-  return { id: model.id, organization_id: model.organization_id, name: model.name, kind: o.recalibrate ? 'recalibrated' : 'own_boosters', as_of: at, counts: made.counts, test: made.test, settings: model.settings };
+  return { id: model.id, organization_id: model.organization_id, name: model.name, kind: o.recalibrate ? 'recalibrated' : 'own_boosters', as_of: at, ...(made.featuresLeftOut ? { features_left_out: made.featuresLeftOut } : {}), counts: made.counts, test: made.test, settings: model.settings };
 }
 
 /** Runs the command: 0 with the model printed, 2 with the reason on standard error. */

@@ -6,6 +6,9 @@
 //   point in time, keeps the built-in stack, refits the calibration, and stores the boosters with the model (every process
 //   loads them from the database); on the last part of the traffic it ranks the frauds better than
 //   the built-in model; the built-in trees come first in each booster, unchanged;
+// - the added trees leave out the features that moved from the training part to validation (the
+//   lifetime counts that grow with the organization's age), named with their stability index, and
+//   no added tree splits on one;
 // - the same data and --as-of make the same model, byte for byte (the same boosters' digest, id and
 //   settings); a fraud reported after --as-of changes nothing (planted);
 // - with too few labelled frauds it refuses with exit 2 and every part's count;
@@ -40,6 +43,10 @@ for (const backend of backends()) {
     t.match(first.out, { id: /^cm_[0-9a-f]{16}$/, organization_id: shop.id, kind: 'own_boosters', as_of: asOf, settings: { calibration: { method: 'platt' }, boosters: { sha256: /^[0-9a-f]{64}$/ } } });
     t.ok(first.out.settings.boosters.trees >= 1, `${first.out.settings.boosters.trees} trees, early-stopped`);
     t.ok(first.out.counts.train > 0 && first.out.counts.validation > 0 && first.out.counts.test > 0, 'three parts');
+    const leftOut: { feature: string; psi: number }[] = first.out.features_left_out;
+    t.ok(leftOut.some((m) => m.feature === 'merchant_prior_count') && leftOut.some((m) => m.feature === 'customer_prior_count'), `the lifetime counts are left out: ${leftOut.map((m) => `${m.feature} ${m.psi}`).join(', ')}`);
+    t.ok(leftOut.every((m, k) => m.psi >= 0.25 && (k === 0 || leftOut[k - 1]!.psi >= m.psi)), 'each above 0.25 (printed to three decimals), the largest shift first');
+    t.notOk(leftOut.some((m) => m.feature === 'payment_type' || m.feature === 'amount'), 'what the payment itself says did not move');
     t.comment(`test part: built-in AP ${first.out.test.built_in.average_precision} AUC ${first.out.test.built_in.roc_auc} ECE ${first.out.test.built_in.expected_calibration_error}; own AP ${first.out.test.challenger.average_precision} AUC ${first.out.test.challenger.roc_auc} ECE ${first.out.test.challenger.expected_calibration_error}`);
     t.ok(first.out.test.challenger.average_precision > first.out.test.built_in.average_precision, 'it learned the fraud at the merchant the built-in model knows nothing about: a higher average precision on the test part');
     const again = await train(env, ['--organization', shop.id, '--as-of', asOf]);
@@ -62,6 +69,16 @@ for (const backend of backends()) {
     const builtInTexts = boosterTexts('models/builtin', live.s.service.scorer!.bundle);
     t.ok(CHANNELS.every((c, k) => treeCount(stored.get(c)!) >= treeCount(builtInTexts[k]!) && sliceTrees(stored.get(c)!, 0, treeCount(builtInTexts[k]!)) === sliceTrees(builtInTexts[k]!, 0, treeCount(builtInTexts[k]!))), 'each begins with the built-in trees, unchanged');
     t.ok(CHANNELS.some((c, k) => treeCount(stored.get(c)!) > treeCount(builtInTexts[k]!)), 'and has trees added');
+    const splitOn = CHANNELS.flatMap((c, k) => {
+      const text = stored.get(c)!;
+      const from = treeCount(builtInTexts[k]!);
+      if (treeCount(text) === from) return [];
+      const names = /^feature_names=(.*)$/m.exec(text)![1]!.split(' ');
+      const added = sliceTrees(text, from, treeCount(text));
+      return [...added.matchAll(/^split_feature=(.*)$/gm)].flatMap((m) => (m[1] ? m[1].split(' ').map((j) => names[Number(j)]!) : []));
+    });
+    t.ok(splitOn.length > 0, `the added trees split on ${[...new Set(splitOn)].join(', ')}`);
+    t.notOk(splitOn.some((f) => leftOut.some((m) => m.feature === f)), 'never on a feature left out');
     t.equal(boostersDigest(CHANNELS.map((c) => stored.get(c)!)), first.out.settings.boosters.sha256, 'the ones its settings name');
     const served = await live.s.service.scorerForModel(first.out.id);
     t.notOk(served?.note, served?.note ?? 'loaded');

@@ -24,7 +24,8 @@ export function quantileBins(values: Float64Array, bins = BINS): { edges: number
   return { edges, shares: counts.map((c) => c / sorted.length) };
 }
 
-function binOf(edges: readonly number[], v: number): number {
+/** The bin of `v` among quantileBins' `edges`. */
+export function binOf(edges: readonly number[], v: number): number {
   let lo = 0;
   let hi = edges.length;
   while (lo < hi) {
