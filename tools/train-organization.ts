@@ -292,7 +292,7 @@ export async function trainOwn(bundle: ModelBundle, builtInTexts: readonly strin
   const texts = bundle.channels.map((c, j) => appendTrees(builtInTexts[j]!, trained.find((b) => b.channel === c.name)!.modelText, 1 / (base.calibration.slope * base.stack.weights[j]!)));
   const raw = margins(bundle, matrices, rows.length, texts.map((t) => loadModel(t)));
   // Held to every figure at once: the added trees must rank validation better by AP and by AUC,
-  // and the test part too (a split of validation's can pass by chance; the later weeks then say so).
+  // and the test part too (trees can pass validation by chance; the later weeks then say so).
   const lost = (part: readonly number[]) => {
     const y = Float64Array.from(part, (i) => labels[i]!);
     const alone = Float64Array.from(part, (i) => start[i]!);
