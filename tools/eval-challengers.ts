@@ -161,7 +161,7 @@ for (const name of values.trial ? [values.trial] : (Object.keys(TRIALS) as Trial
           ? `shadow ${o.transactions} (${o.frauds} fraud): AP ${fmt(o.average_precision?.active)} → ${fmt(o.average_precision?.challenger)}, AUC ${fmt(o.roc_auc?.active)} → ${fmt(o.roc_auc?.challenger)}, ECE ${fmt(o.calibration_error.active, 4)} → ${fmt(o.calibration_error.challenger, 4)}: ${o.verdict}`
           : 'no shadow rows'),
     );
-    results.push({ trial: r.trial, seed: r.seed, transactions: r.transactions, frauds: r.frauds, challenger: { kind: r.challenger.kind, counts: r.challenger.counts, test: r.challenger.test }, report: o ?? null });
+    results.push({ trial: r.trial, seed: r.seed, transactions: r.transactions, frauds: r.frauds, challenger: { kind: r.challenger.kind, ...(r.challenger.features_left_out ? { features_left_out: r.challenger.features_left_out.map((m) => m.feature) } : {}), counts: r.challenger.counts, test: r.challenger.test }, report: o ?? null });
   }
 }
 console.log(JSON.stringify({ evaluation: 'challengers', scale: SCALE, train_days: TRAIN_DAYS, shadow_days: SHADOW_DAYS, results }));
