@@ -4,7 +4,8 @@
 // bin, the largest shift comes first, and the line is the conventional 0.25.
 
 import t from 'tap';
-import { MOVED_PSI, movedFeatures } from '../../tools/training/feature-drift.ts';
+import { movedFeatures } from '../../tools/training/feature-drift.ts';
+import { PSI_MAJOR as MOVED_PSI } from '../../src/model/drift-limits.ts';
 import { Rng } from '../../src/domain/rng.ts';
 
 t.test('features whose distribution moved between two periods', async (t) => {

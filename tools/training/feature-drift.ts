@@ -5,14 +5,12 @@
 // something else by the time the model scores, and the model's probabilities drift with the
 // organization's age (measured in docs/model.md). The measure is the population stability index
 // of each feature, the earlier period's deciles against the later period's shares, with missing
-// values a bin of their own; above 0.25 (the conventional line of a significant shift) a feature
-// is left out. Only features are read, never labels.
+// values a bin of their own; at the drift check's line of a major shift (PSI_MAJOR, 0.25) or
+// above, a feature is left out. Only features are read, never labels.
 
 import { psi } from '../../src/model/drift.ts';
+import { PSI_MAJOR } from '../../src/model/drift-limits.ts';
 import { binOf, quantileBins } from './reference.ts';
-
-/** The stability index above which a feature is left out. */
-export const MOVED_PSI = 0.25;
 
 export interface MovedFeature {
   feature: string;
@@ -27,14 +25,15 @@ function shares(edges: readonly number[], values: Float64Array): number[] {
 }
 
 /** The features (named `names`, column j of `column(j, rows)`) whose stability index from the
- *  `before` rows to the `after` rows is above `limit`, the largest shift first. */
-export function movedFeatures(names: readonly string[], column: (j: number, rows: readonly number[]) => Float64Array, before: readonly number[], after: readonly number[], limit = MOVED_PSI): MovedFeature[] {
+ *  `before` rows to the `after` rows is `limit` or more, the largest shift first (as the drift
+ *  report orders its features). */
+export function movedFeatures(names: readonly string[], column: (j: number, rows: readonly number[]) => Float64Array, before: readonly number[], after: readonly number[], limit = PSI_MAJOR): MovedFeature[] {
   return names
     .map((feature, j) => {
       const early = column(j, before);
       const { edges } = quantileBins(early);
       return { feature, psi: psi(shares(edges, early), shares(edges, column(j, after))) };
     })
-    .filter((m) => m.psi > limit)
-    .sort((a, b) => b.psi - a.psi || a.feature.localeCompare(b.feature));
+    .filter((m) => m.psi >= limit)
+    .sort((a, b) => b.psi - a.psi || (a.feature < b.feature ? -1 : 1));
 }
