@@ -10,18 +10,14 @@
 // CI, where a missing tool is a failure.
 
 import t from 'tap';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { start, tempDir } from '../support/server.ts';
 import { IdentityProvider, makeKey, signWith } from '../support/idp.ts';
+import { needs, PYTHON } from '../support/components.ts';
 
-// Through the Python that has it, so no PATH entry for its script is needed.
-const PYTHON = process.env.PYTHON ?? 'python3';
 const ST = ['-m', 'schemathesis.cli'];
-const available = spawnSync(PYTHON, [...ST, '--version'], { encoding: 'utf8' }).status === 0;
-if (!available && process.env.CI === 'true') throw new Error(`CI=true but schemathesis is not installed for ${PYTHON}: .ci/run installs it from PyPI`);
-
-const SKIP = available ? false : `schemathesis is not installed (python3 -m pip install 'schemathesis>=4.32,<5'), so the conformance run is skipped`;
+const SKIP = needs('schemathesis');
 
 /** Runs every check against the reference the server at `base` serves, sending `headers`. */
 async function schemathesis(base: string, headers: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {

@@ -8,6 +8,7 @@ import t from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { simulate, toCsv } from '../../src/domain/simulate.ts';
 import { backends, freshDatabase, tempDir } from '../support/server.ts';
+import { needs } from '../support/components.ts';
 
 function server(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
   const port = 30_000 + Math.floor(Math.random() * 20_000);
@@ -77,7 +78,7 @@ for (const backend of backends()) {
 }
 
 const pg = backends().find((b) => b.name === 'postgres');
-t.test('two servers on one PostgreSQL share the queue and never run a job twice', { skip: pg ? false : 'needs TEST_DATABASE_URL' }, async (t) => {
+t.test('two servers on one PostgreSQL share the queue and never run a job twice', { skip: needs('postgres') }, async (t) => {
   const db = await freshDatabase(pg!.databaseUrl!);
   // Servers that share a queue share DATA_DIR too (the uploaded files): docs/operating.md.
   const shared = tempDir('two-shared-');

@@ -8,8 +8,9 @@
 
 import t from 'tap';
 import postgres from 'postgres';
-import { ownPostgresUnavailable, startOwnPostgres, type OwnPostgres } from '../support/own-postgres.ts';
+import { startOwnPostgres, type OwnPostgres } from '../support/own-postgres.ts';
 import { serverPair, SignIn, type ServerProcess } from '../support/processes.ts';
+import { needs } from '../support/components.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Longer than any answer may take, outage or not: past it a request counts as hung. */
@@ -23,7 +24,7 @@ interface Answer {
   text: string;
 }
 
-t.test('PostgreSQL restarted twice under v1 traffic', { skip: ownPostgresUnavailable() }, async (t) => {
+t.test('PostgreSQL restarted twice under v1 traffic', { skip: needs('own-postgres') }, async (t) => {
   const pg: OwnPostgres = await startOwnPostgres();
   const signIn = await SignIn.start();
   const servers: ServerProcess[] = [];

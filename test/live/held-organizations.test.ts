@@ -10,6 +10,7 @@ import { liveFor } from '../support/accounts.ts';
 import { organizationData } from '../../src/storage/organization-data.ts';
 import type { NewTransaction } from '../../src/storage/live-rows.ts';
 import { serverPair, SignIn, withKey, type ServerProcess } from '../support/processes.ts';
+import { needs } from '../support/components.ts';
 
 const row = (i: number): NewTransaction => ({
   transaction_id: `elsewhere-${i}`,
@@ -42,7 +43,7 @@ for (const backend of backends()) {
 
 const pg = backends().find((b) => b.name === 'postgres');
 
-t.test('two processes serving two organizations each hold one', { skip: pg ? false : 'needs TEST_DATABASE_URL (a PostgreSQL server)' }, async (t) => {
+t.test('two processes serving two organizations each hold one', { skip: needs('postgres') }, async (t) => {
   const db = await freshDatabase(pg!.databaseUrl!);
   const signIn = await SignIn.start();
   const servers: ServerProcess[] = [];

@@ -7,6 +7,7 @@
 import t from 'tap';
 import { backends, freshDatabase } from '../support/server.ts';
 import { serverPair, SignIn, withKey, type ServerProcess } from '../support/processes.ts';
+import { needs } from '../support/components.ts';
 
 /** Longer than any lag the feed should show here (as in several-processes.test.ts). */
 const LAG_BUDGET_MS = 500;
@@ -14,7 +15,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const pg = backends().find((b) => b.name === 'postgres');
 
-t.test('rules and lists reach every process', { skip: pg ? false : 'needs TEST_DATABASE_URL (a PostgreSQL server)' }, async (t) => {
+t.test('rules and lists reach every process', { skip: needs('postgres') }, async (t) => {
   const db = await freshDatabase(pg!.databaseUrl!);
   const signIn = await SignIn.start();
   const env = { ...signIn.env, DATABASE_URL: db.url };

@@ -10,6 +10,7 @@ import t from 'tap';
 import postgres from 'postgres';
 import { backends, freshDatabase } from '../support/server.ts';
 import { getWithKey, serverPair, SignIn, withKey, type ServerProcess } from '../support/processes.ts';
+import { needs } from '../support/components.ts';
 
 /** Longer than any lag the feed should show here (NOTIFY wakes the tail within milliseconds; a
  *  loaded CI machine is given room). */
@@ -18,7 +19,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const pg = backends().find((b) => b.name === 'postgres');
 
-t.test('two server processes on one PostgreSQL', { skip: pg ? false : 'needs TEST_DATABASE_URL (a PostgreSQL server)' }, async (t) => {
+t.test('two server processes on one PostgreSQL', { skip: needs('postgres') }, async (t) => {
   const db = await freshDatabase(pg!.databaseUrl!);
   const signIn = await SignIn.start();
   // The key's rate limit is raised for the concurrent load below.

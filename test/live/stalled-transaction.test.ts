@@ -9,8 +9,9 @@
 
 import t from 'tap';
 import postgres from 'postgres';
-import { ownPostgresUnavailable, startOwnPostgres } from '../support/own-postgres.ts';
+import { startOwnPostgres } from '../support/own-postgres.ts';
 import { serverPair, SignIn, withKey, type ServerProcess } from '../support/processes.ts';
+import { needs } from '../support/components.ts';
 
 /** How long the transaction is held open. */
 const STALL_MS = 60_000;
@@ -22,7 +23,7 @@ const PROBE_EVERY_MS = 20;
 const GIVE_UP_MS = 10_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-t.test('the live feed while a write transaction is held open for 60 s', { skip: ownPostgresUnavailable() }, async (t) => {
+t.test('the live feed while a write transaction is held open for 60 s', { skip: needs('own-postgres') }, async (t) => {
   const pg = await startOwnPostgres();
   const signIn = await SignIn.start();
   const servers: ServerProcess[] = [];

@@ -6,14 +6,14 @@
 
 import t from 'tap';
 import postgres from 'postgres';
-import { TEST_DATABASE_URL } from '../support/backends.ts';
+import { needs, TEST_DATABASE_URL } from '../support/components.ts';
 import { liveFor } from '../support/accounts.ts';
 import { openDatabase } from '../../src/storage/open.ts';
 import { StorageError } from '../../src/storage/errors.ts';
 import { tempDir } from '../support/temp.ts';
 import { freshDatabase } from '../support/server.ts';
 
-const skip = TEST_DATABASE_URL ? false : 'needs a PostgreSQL server (TEST_DATABASE_URL)';
+const skip = needs('postgres');
 
 t.test('a statement past the limit fails with query_timeout', { skip }, async (t) => {
   const fresh = await freshDatabase(TEST_DATABASE_URL!);

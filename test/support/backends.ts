@@ -5,7 +5,7 @@
 // `search_path`, dropped when the case ends, so repeated and parallel runs never collide.
 //
 // Without TEST_DATABASE_URL the PostgreSQL half is skipped with a visible reason, except under CI
-// (CI=true), where it fails: CI must prove both back ends.
+// (CI=true), where it fails (components.ts): CI must prove both back ends.
 
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
 import postgres from 'postgres';
 import t from 'tap';
+import { needs, TEST_DATABASE_URL } from './components.ts';
 import { type Backend, type Db } from '../../src/storage/db.ts';
 import { openDatabase, type OpenOptions } from '../../src/storage/open.ts';
 import { openPglite } from '../../src/storage/pglite.ts';
@@ -33,7 +34,7 @@ export interface Fixture {
   options: OpenOptions;
 }
 
-export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
+export { TEST_DATABASE_URL };
 
 const scratch = await mkdtemp(join(tmpdir(), 'storage-test-'));
 let admin: postgres.Sql | undefined;
@@ -103,16 +104,7 @@ export function eachBackend(
       t.test(title, { skip: only.because }, async () => {});
       continue;
     }
-    if (kind === 'postgres' && !TEST_DATABASE_URL) {
-      if (process.env.CI === 'true') {
-        t.test(title, async (t) => {
-          t.fail('TEST_DATABASE_URL is not set: under CI the PostgreSQL back end must be tested (.ci/run sets it up)');
-        });
-      } else {
-        t.test(title, { skip: 'TEST_DATABASE_URL is not set (e.g. postgres://user:password@127.0.0.1:5432/db): PostgreSQL back end not tested' }, async () => {});
-      }
-      continue;
-    }
-    t.test(title, async (t) => fn(t, await fixture(t, kind)));
+    const skip = kind === 'postgres' ? needs('postgres') : false;
+    t.test(title, { skip }, async (t) => fn(t, await fixture(t, kind)));
   }
 }

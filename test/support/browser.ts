@@ -1,5 +1,5 @@
 // What the dashboard's browser tests share: Debian's Chromium driven by playwright-core (no
-// downloaded browser; CI installs it, and outside CI the tests are skipped without it), the real
+// downloaded browser; components.ts: CI installs it, and outside CI the tests are skipped without it), the real
 // app listening on a loopback port, pages that collect console errors, and a member signed in
 // through a stand-in identity provider on loopback with a token made by jose.
 
@@ -8,15 +8,14 @@ import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { start, type Running } from './server.ts';
 import { IdentityProvider, makeKey, signWith } from './idp.ts';
+import { CHROMIUM, needs } from './components.ts';
 
 export const SHOTS = new URL('../../artifacts/screenshots/', import.meta.url).pathname;
-export const executable = ['/usr/lib/chromium/chromium', '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-if (!executable && process.env.CI === 'true') throw new Error("CI=true but no Chromium is installed: .ci/run installs Debian's chromium");
-export const noBrowser = executable ? false : 'no Chromium installed (apt-get install chromium)';
+export const noBrowser = needs('chromium');
 
 export async function launch(): Promise<Browser> {
   mkdirSync(SHOTS, { recursive: true });
-  return chromium.launch({ executablePath: executable!, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  return chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
 }
 
 export async function listen(s: Running): Promise<string> {

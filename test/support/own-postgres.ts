@@ -7,11 +7,12 @@
 // test process that exits without it (a failure, a timeout) stops the server and removes it too.
 
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { postgresBinDir } from './components.ts';
 
 const run = promisify(execFile);
 
@@ -27,25 +28,6 @@ export interface OwnPostgres {
   destroy(): Promise<void>;
 }
 
-/** The bin directory of the newest installed PostgreSQL with initdb and pg_ctl, if any. */
-function binDir(): string | undefined {
-  const root = '/usr/lib/postgresql';
-  if (!existsSync(root)) return undefined;
-  const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb')) && existsSync(join(root, v, 'bin', 'pg_ctl')));
-  versions.sort((a, b) => Number(b) - Number(a));
-  return versions[0] && join(root, versions[0], 'bin');
-}
-
-/** Whether this machine can run a server of the test's own; the reason when it cannot (a skip). */
-export function ownPostgresUnavailable(): string | false {
-  if (!binDir()) return 'no PostgreSQL server binaries (initdb, pg_ctl under /usr/lib/postgresql/<version>/bin): install Debian\'s postgresql';
-  // PostgreSQL will not run as root: under root it runs as the postgres user, which must exist.
-  if (process.getuid?.() === 0 && !readFileSync('/etc/passwd', 'utf8').split('\n').some((l) => l.startsWith('postgres:'))) {
-    return 'running as root without a `postgres` user to run PostgreSQL as';
-  }
-  return false;
-}
-
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
@@ -59,7 +41,7 @@ async function freePort(): Promise<number> {
 
 /** A PostgreSQL program's command line, as the postgres user when this process is root. */
 function command(program: string, args: string[]): [string, string[]] {
-  const bin = join(binDir()!, program);
+  const bin = join(postgresBinDir()!, program);
   return process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', bin, ...args]] : [bin, args];
 }
 

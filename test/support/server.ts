@@ -13,6 +13,7 @@ import { buildApp, type AppOptions } from '../../src/http/app.ts';
 import { startService, type Service, type StartOptions } from '../../src/app/service.ts';
 import { openApp } from '../../src/app/app.ts';
 import { tempDir } from './temp.ts';
+import { needs, TEST_DATABASE_URL } from './components.ts';
 
 export interface Backend {
   name: 'pglite' | 'postgres';
@@ -20,8 +21,8 @@ export interface Backend {
 }
 
 export function backends(): Backend[] {
-  const url = process.env.TEST_DATABASE_URL;
-  if (!url && process.env.CI === 'true') throw new Error('CI=true but TEST_DATABASE_URL is not set: the PostgreSQL half of the storage tests cannot run');
+  needs('postgres');
+  const url = TEST_DATABASE_URL;
   return [{ name: 'pglite' }, ...(url ? [{ name: 'postgres' as const, databaseUrl: url }] : [])];
 }
 

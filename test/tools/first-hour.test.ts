@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { spawnDevIdp, spawnServer, getWithKey, withKey, type ServerProcess } from '../support/processes.ts';
 import { backends, freshDatabase } from '../support/server.ts';
 import { tempDir } from '../support/temp.ts';
+import { needs } from '../support/components.ts';
 
 const run = promisify(execFile);
 const pg = backends().find((b) => b.name === 'postgres');
@@ -66,7 +67,7 @@ t.test('org:create on a stopped server’s embedded database, then a key scores 
   t.match(busy.err, /stop it first|Stop it first|in use|lock/i, 'and says why');
 });
 
-t.test('org:create on PostgreSQL needs SESSION_SECRET, and the servers sharing it accept the key', { skip: pg ? false : 'needs TEST_DATABASE_URL' }, async (t) => {
+t.test('org:create on PostgreSQL needs SESSION_SECRET, and the servers sharing it accept the key', { skip: needs('postgres') }, async (t) => {
   const db = await freshDatabase(pg!.databaseUrl!);
   t.teardown(() => db.drop());
   const secret = 'first-hour-session-secret-0123456789abcdef';

@@ -1,0 +1,65 @@
+// What a test needs from the machine beyond Node and the addon, asked in one place. `needs(x)` is a
+// tap `skip` value: false when the component is there; when it is missing, a reason to skip it
+// outside CI, and under CI (CI=true) a thrown error that fails the test file, so a test never
+// passes, or is counted as skipped, without running where CI promised the component.
+
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export type Component = 'postgres' | 'own-postgres' | 'chromium' | 'schemathesis';
+
+/** The shared test server (TEST_DATABASE_URL), when one is given. */
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
+
+/** The bin directory of the newest installed PostgreSQL with initdb and pg_ctl, if any. */
+export function postgresBinDir(): string | undefined {
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return undefined;
+  const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb')) && existsSync(join(root, v, 'bin', 'pg_ctl')));
+  versions.sort((a, b) => Number(b) - Number(a));
+  return versions[0] && join(root, versions[0], 'bin');
+}
+
+/** Debian's Chromium, where it is installed. */
+export const CHROMIUM = ['/usr/lib/chromium/chromium', '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+
+/** The Python that runs schemathesis (PYTHON, else python3). */
+export const PYTHON = process.env.PYTHON ?? 'python3';
+
+function schemathesisInstalled(): boolean {
+  try {
+    execFileSync(PYTHON, ['-m', 'schemathesis.cli', '--version'], { stdio: 'ignore', timeout: 60_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Why a component is missing, with what installs it; undefined when it is there. */
+function missing(component: Component): string | undefined {
+  switch (component) {
+    case 'postgres':
+      return TEST_DATABASE_URL ? undefined : 'needs a PostgreSQL server: set TEST_DATABASE_URL (e.g. postgres://user:password@127.0.0.1:5432/db; .ci/run sets one up)';
+    case 'own-postgres':
+      if (!postgresBinDir()) return "needs PostgreSQL's server programs (initdb, pg_ctl under /usr/lib/postgresql/<version>/bin): apt-get install postgresql";
+      // PostgreSQL will not run as root: under root it runs as the postgres user, which must exist.
+      if (process.getuid?.() === 0 && !readFileSync('/etc/passwd', 'utf8').split('\n').some((l) => l.startsWith('postgres:'))) {
+        return 'runs PostgreSQL as the `postgres` user when root, and there is none: apt-get install postgresql';
+      }
+      return undefined;
+    case 'chromium':
+      return CHROMIUM ? undefined : 'needs Chromium: apt-get install chromium';
+    case 'schemathesis':
+      return schemathesisInstalled() ? undefined : "needs schemathesis: python3 -m pip install 'schemathesis>=4.32,<5'";
+  }
+}
+
+/** A tap `skip` option for a test that needs these components (see the header). */
+export function needs(...components: Component[]): false | string {
+  const reasons = components.map(missing).filter((r): r is string => r !== undefined);
+  if (reasons.length === 0) return false;
+  const reason = reasons.join('; ');
+  if (process.env.CI === 'true') throw new Error(`CI=true but a component this test needs is missing: ${reason}`);
+  return reason;
+}

@@ -1,0 +1,139 @@
+// A TCP proxy on loopback between the service and PostgreSQL, for the fault tests: it forwards
+// until told to misbehave the way networks and failovers do. `blackhole` stops forwarding in both
+// directions without closing anything (new connections are accepted and held), as a partition or a
+// stalled failover looks to a client; `resume` delivers what was held and forwards again. `cut`
+// drops one direction only. `latency` delays every chunk. `reset` ends every connection with a
+// TCP reset, `close` with a clean FIN. Loopback only; `stop` closes the listener and every socket.
+
+import { createServer, connect, type Server, type Socket } from 'node:net';
+
+export type Direction = 'to_server' | 'to_client';
+
+interface Pair {
+  client: Socket;
+  server: Socket | undefined;
+  /** Chunks held while forwarding is stopped, per direction, in order. */
+  held: { to_server: Buffer[]; to_client: Buffer[] };
+}
+
+export interface FaultProxy {
+  /** The port the proxy listens on (127.0.0.1). */
+  port: number;
+  /** `url` with its host and port replaced by the proxy's. */
+  via(url: string): string;
+  /** Connections open now. */
+  connections(): number;
+  blackhole(): void;
+  /** Drops every byte sent in one direction from now on (connections stay open). */
+  cut(direction: Direction): void;
+  latency(ms: number): void;
+  /** Forwards again, delivering what a blackhole held; ends a cut and any latency. */
+  resume(): void;
+  /** Ends every connection with a TCP reset (RST). */
+  reset(): void;
+  /** Ends every connection cleanly (FIN to both ends). */
+  close(): void;
+  stop(): Promise<void>;
+}
+
+export async function startFaultProxy(target: { host: string; port: number }): Promise<FaultProxy> {
+  const pairs = new Set<Pair>();
+  let holding = false;
+  let dropping: Direction | undefined;
+  let delayMs = 0;
+
+  const send = (pair: Pair, direction: Direction, chunk: Buffer): void => {
+    if (dropping === direction) return;
+    if (holding) {
+      pair.held[direction].push(chunk);
+      return;
+    }
+    const to = direction === 'to_server' ? pair.server : pair.client;
+    if (!to) {
+      pair.held[direction].push(chunk);
+      return;
+    }
+    if (delayMs > 0) setTimeout(() => to.destroyed || to.write(chunk), delayMs);
+    else to.write(chunk);
+  };
+
+  const end = (pair: Pair, how: 'reset' | 'close'): void => {
+    pairs.delete(pair);
+    for (const s of [pair.client, pair.server]) {
+      if (!s || s.destroyed) continue;
+      if (how === 'reset') s.resetAndDestroy();
+      else s.end();
+    }
+  };
+
+  const openUpstream = (pair: Pair): void => {
+    const server = connect(target.port, target.host);
+    pair.server = server;
+    server.on('data', (chunk: Buffer) => send(pair, 'to_client', chunk));
+    server.on('error', () => end(pair, 'reset'));
+    server.on('close', () => pairs.has(pair) && end(pair, 'close'));
+    server.once('connect', () => flush(pair));
+  };
+
+  const flush = (pair: Pair): void => {
+    if (holding || !pair.server) return;
+    for (const direction of ['to_server', 'to_client'] as const) {
+      const to = direction === 'to_server' ? pair.server : pair.client;
+      for (const chunk of pair.held[direction].splice(0)) to.write(chunk);
+    }
+  };
+
+  const listener: Server = createServer((client) => {
+    const pair: Pair = { client, server: undefined, held: { to_server: [], to_client: [] } };
+    pairs.add(pair);
+    client.on('data', (chunk: Buffer) => send(pair, 'to_server', chunk));
+    client.on('error', () => end(pair, 'reset'));
+    client.on('close', () => pairs.has(pair) && end(pair, 'close'));
+    // A blackhole holds a new connection too: accepted (as a kernel would), never answered.
+    if (!holding) openUpstream(pair);
+  });
+  await new Promise<void>((resolve, reject) => {
+    listener.once('error', reject);
+    listener.listen(0, '127.0.0.1', () => resolve());
+  });
+  const port = (listener.address() as { port: number }).port;
+
+  return {
+    port,
+    via(url) {
+      const u = new URL(url);
+      u.hostname = '127.0.0.1';
+      u.port = String(port);
+      return u.toString();
+    },
+    connections: () => pairs.size,
+    blackhole() {
+      holding = true;
+    },
+    cut(direction) {
+      dropping = direction;
+    },
+    latency(ms) {
+      delayMs = ms;
+    },
+    resume() {
+      holding = false;
+      dropping = undefined;
+      delayMs = 0;
+      for (const pair of pairs) {
+        if (!pair.server) openUpstream(pair);
+        else flush(pair);
+      }
+    },
+    reset() {
+      for (const pair of [...pairs]) end(pair, 'reset');
+    },
+    close() {
+      for (const pair of [...pairs]) end(pair, 'close');
+    },
+    async stop() {
+      for (const pair of [...pairs]) end(pair, 'reset');
+      await new Promise<void>((resolve) => listener.close(() => resolve()));
+    },
+  };
+}
