@@ -21,6 +21,13 @@ const EnvSchema = z.object({
   /** On PostgreSQL, the longest one statement may run (or wait for a lock) before the server
    *  cancels it and the request fails with `database_timeout`, instead of holding it for ever. */
   DATABASE_STATEMENT_TIMEOUT_SECONDS: z.coerce.number().positive().default(60),
+  /** The longest a request waits for the database before it is answered 503
+   *  `database_unavailable` with Retry-After and its statement is cancelled: scoring (the v1 and
+   *  sandbox score routes, and the group commit that records a score), uploads and exports
+   *  (`TRANSFER`), and every other request. */
+  SCORE_DEADLINE_SECONDS: z.coerce.number().positive().default(2),
+  TRANSFER_DEADLINE_SECONDS: z.coerce.number().positive().default(120),
+  DATABASE_DEADLINE_SECONDS: z.coerce.number().positive().default(5),
   MODEL_DIR: z.string().default('models/builtin'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   MAX_UPLOAD_MB: positiveInt(25),

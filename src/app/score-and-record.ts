@@ -18,6 +18,7 @@ import { sameTransaction } from '../live/tenant.ts';
 import type { DecisionLog } from '../live/decision-log.ts';
 import { recorded, scoredEntities, type ScoredToRecord, type Scorer, type ScoreInput } from '../scoring/scorer.ts';
 import type { NewTransaction, ShadowScore } from '../storage/live-rows.ts';
+import { beforeDeadline } from '../storage/deadline.ts';
 
 /** The API key a request authenticated with, as far as scoring needs it. */
 export interface ScoringKey {
@@ -136,7 +137,9 @@ export class ScoreAndRecord {
     const id = input.transaction_id;
     if (id !== undefined) {
       // A copy of this id being committed by this process: its outcome decides what this one is.
-      for (let first = log.inFlight(organizationId, id); first; first = log.inFlight(organizationId, id)) await first.catch(() => {});
+      for (let first = log.inFlight(organizationId, id); first; first = log.inFlight(organizationId, id)) {
+        await beforeDeadline(first.catch(() => {}), 'the commit of an earlier copy of this transaction');
+      }
       if (tenant.has(id)) {
         if (!tenant.sameAs(id, input)) throw duplicate(id, DIFFERENT);
         return replay(log.pendingResponse(organizationId, id) ?? (await tenant.stored.response(id)), id);
@@ -158,7 +161,9 @@ export class ScoreAndRecord {
     const committing = performance.now();
     const row = recordedRow(scored, body, this.shadows(challengers, scored, scorer));
     if (writeBehind) log.push(organizationId, row);
-    else if (!(await log.commit(organizationId, row))) {
+    // Past the request's deadline the commit's outcome is not known yet: answered 503, never 200; a
+    // retry with the same id answers the stored decision or stores it.
+    else if (!(await beforeDeadline(log.commit(organizationId, row), 'the commit of this score'))) {
       // Another process recorded this id first: answer as a retry of the one it stored.
       const stored = await tenant.stored.get(tx.transaction_id);
       if (!stored || !sameTransaction(stored, tx)) throw duplicate(tx.transaction_id, DIFFERENT);

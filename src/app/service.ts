@@ -128,7 +128,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
   const db = await opening;
   step('database');
   try {
-    const live = new Live({ db, durability: config.DURABILITY, labelDelay, clock, log, queued: () => void jobs?.poll() });
+    const live = new Live({ db, durability: config.DURABILITY, labelDelay, clock, log, queued: () => void jobs?.poll(), commitDeadlineSeconds: config.SCORE_DEADLINE_SECONDS });
     const { tenants, decisionLog, tail, rings, subscriptions } = live;
     await tail.start();
     await subscriptions.start();

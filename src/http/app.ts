@@ -34,6 +34,7 @@ import { webhookRoutes } from './routes/webhooks.ts';
 import { webRoutes } from './routes/web.ts';
 import { installCaller } from './caller.ts';
 import { stdoutLog } from './log-stream.ts';
+import { installDeadlines } from './deadlines.ts';
 
 export interface AppOptions {
   /** Pino logger options, or false for none (tests). */
@@ -97,6 +98,7 @@ export async function buildApp(door: App, o: AppOptions = {}): Promise<FastifyIn
     return503OnClosing: false,
   });
   if (o.logger !== false) installAccessLog(app);
+  installDeadlines(app, config);
   let closing = false;
   app.addHook('preClose', (done) => {
     closing = true;

@@ -12,6 +12,7 @@ import { claimNext, failJob, finishJob, recoverStale, releaseWorker, reportProgr
 import type { ValidateOptions, ValidationResult } from '../datasets/csv.ts';
 import { resultPath } from './results.ts';
 import type { WorkerPool } from './worker-pool.ts';
+import { unbounded } from '../storage/deadline.ts';
 
 export interface RunnerOptions {
   db: Db;
@@ -125,10 +126,11 @@ export class JobRunner {
     void this.poll();
   }
 
-  /** Claims and starts what it can now (also called right after a job is queued). */
+  /** Claims and starts what it can now (also called right after a job is queued, by a request
+   *  whose deadline the jobs must not inherit). */
   async poll(): Promise<void> {
     if (this.polling || this.stopped) return;
-    this.polling = this.claim().finally(() => (this.polling = undefined));
+    this.polling = unbounded(() => this.claim()).finally(() => (this.polling = undefined));
     await this.polling;
   }
 

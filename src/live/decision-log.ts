@@ -14,6 +14,7 @@
 import type { Db } from '../storage/db.ts';
 import type { FeedPosition, FeedTransaction } from '../storage/live-feed.ts';
 import type { NewTransaction } from '../storage/live-rows.ts';
+import { withDeadline } from '../storage/deadline.ts';
 import { recordGroup } from '../storage/recorded-group.ts';
 
 export type Durability = 'commit' | 'write_behind';
@@ -54,6 +55,9 @@ export class DecisionLog {
     /** Whether an organization may have an endpoint subscribed to a decision event type
      *  (decision-subscriptions.ts); by default every one is asked. */
     private readonly wantsEvent: (organizationId: string, type: string) => boolean = () => true,
+    /** Each group's write has this deadline of its own, never the deadline of the request that
+     *  happened to start it (storage/deadline.ts). */
+    private readonly writeDeadlineSeconds = 2,
   ) {
     this.maxWrites = MAX_WRITES[db.kind];
   }
@@ -138,7 +142,7 @@ export class DecisionLog {
   private async write(batch: Pending[]): Promise<void> {
     let stored: Map<string, Map<string, FeedPosition>>;
     try {
-      stored = await recordGroup(this.db, batch, this.wantsEvent);
+      stored = await withDeadline(this.writeDeadlineSeconds, () => recordGroup(this.db, batch, this.wantsEvent));
     } catch (e) {
       this.onError(e);
       const retry = batch.filter((p) => !p.settle);

@@ -17,6 +17,7 @@ import { seenBy, type FeedChange, type FeedSnapshot } from '../storage/live-feed
 import type { DecisionLog } from './decision-log.ts';
 import { storedRings } from './ring-windows.ts';
 import { Tenant, turn } from './tenant.ts';
+import { unbounded } from '../storage/deadline.ts';
 
 /** When a tenant's history is written to the database as a snapshot (src/storage/history-snapshots.ts). */
 export interface SnapshotPolicy {
@@ -84,7 +85,8 @@ export class Tenants {
     if (!t) {
       const buffer: FeedChange[] = [];
       this.loading.set(organizationId, buffer);
-      t = this.load(organizationId, buffer);
+      // Shared by every request that waits for it: never bound by the first one's deadline.
+      t = unbounded(() => this.load(organizationId, buffer));
       const attempt = t;
       this.loaded.set(organizationId, attempt);
       // A load that failed (the database was down) is tried again by the next request.

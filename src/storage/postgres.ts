@@ -6,15 +6,32 @@
 // a number, a string json parameter taken as JSON text). A failure to connect or log in is
 // `database_unavailable`, a statement the server rejects `query_failed`; messages name the host,
 // port and database but never the URL or the password.
+// Faults: every statement waits at most until its request's deadline (deadline.ts) and is then
+// cancelled; a server that stops answering without closing its connections (a partition, a failover)
+// is found when a cancelled statement does not settle and a new connection cannot reach it either,
+// and the pool is replaced. docs/operating.md, "When the database fails", says what clients see.
 
 import postgres from 'postgres';
 import type { Backend, ScriptQueryable } from './db.ts';
 import { StorageError, messageOf, redactor } from './errors.ts';
+import { deadlinePassed, remainingMs, unbounded } from './deadline.ts';
 import { probe } from './probe.ts';
 import { assertOutsideTransaction, insideTransaction } from './transaction-scope.ts';
 
 const POOL_SIZE = 5;
-const CONNECT_TIMEOUT_S = 10;
+const CONNECT_TIMEOUT_S = 5;
+/** TCP keepalive from this idle time on (seconds): a connection whose peer vanished is found and
+ *  closed, and the pool opens another. */
+const KEEP_ALIVE_S = 10;
+/** How long a statement that missed its deadline may take to settle once cancelled before its
+ *  connections are suspected, and how long the check of a new connection then waits. */
+const CANCEL_GRACE_MS = 1000;
+const PROBE_S = 2;
+/** Added to the statement timeout for work outside a request: the server cancels a slow
+ *  statement first; this catches one whose server stopped answering. */
+const BACKGROUND_GRACE_S = 5;
+/** Between attempts to listen on a replaced pool. */
+const RELISTEN_MS = 500;
 /**
  * How long a connection waits before it tries to connect again after a failed attempt, in seconds,
  * by attempts so far. A query that needs a connection waits for that attempt, and postgres.js's
@@ -76,113 +93,230 @@ export async function openPostgres(url: string, statementTimeoutSeconds = DEFAUL
   }
   const redact = redactor([url, password, password && decodeURIComponent(password), password && encodeURIComponent(password)]);
 
-  let sql: postgres.Sql;
-  try {
-    sql = postgres(url, {
-      max: POOL_SIZE,
-      connect_timeout: CONNECT_TIMEOUT_S,
-      backoff: reconnectDelay,
-      onnotice: () => {},
-      // Every session of the pool: a statement running (or waiting for a lock) longer than this is
-      // cancelled by the server (SQLSTATE 57014), so a stuck query fails instead of holding its
-      // request and its connection for ever.
-      connection: { statement_timeout: Math.round(statementTimeoutSeconds * 1000) },
-      transform: { undefined: null },
-      types: {
-        int8: { to: INT8, from: [INT8], serialize: (x: unknown) => String(x), parse: (x: string) => Number(x) },
-        json: {
-          to: JSON_OID,
-          from: [JSON_OID, JSONB],
-          serialize: (x: unknown) => (typeof x === 'string' ? x : JSON.stringify(x)),
-          parse: (x: string) => JSON.parse(x),
-        },
+  const options: postgres.Options<Record<string, postgres.PostgresType>> = {
+    max: POOL_SIZE,
+    connect_timeout: CONNECT_TIMEOUT_S,
+    backoff: reconnectDelay,
+    keep_alive: KEEP_ALIVE_S,
+    onnotice: () => {},
+    // Every session of the pool: a statement running (or waiting for a lock) longer than this is
+    // cancelled by the server (SQLSTATE 57014), so a stuck query fails instead of holding its
+    // request and its connection for ever.
+    connection: { statement_timeout: Math.round(statementTimeoutSeconds * 1000) },
+    transform: { undefined: null },
+    types: {
+      int8: { to: INT8, from: [INT8], serialize: (x: unknown) => String(x), parse: (x: string) => Number(x) },
+      json: {
+        to: JSON_OID,
+        from: [JSON_OID, JSONB],
+        serialize: (x: unknown) => (typeof x === 'string' ? x : JSON.stringify(x)),
+        parse: (x: string) => JSON.parse(x),
       },
-    });
+    },
+  };
+  let first: postgres.Sql;
+  try {
+    first = postgres(url, options);
   } catch (err) {
     throw new StorageError('database_unavailable', `cannot use ${target}: ${redact(messageOf(err))}`);
   }
 
-  const db = new PostgresDb(sql, target, redact);
+  const db = new PostgresDb(first, () => postgres(url, options), { target, redact, backgroundSeconds: statementTimeoutSeconds + BACKGROUND_GRACE_S, reachable: () => reachable(url) });
   try {
-    await sql.unsafe('select 1');
+    await db.query('select 1');
   } catch (err) {
-    await sql.end({ timeout: 0 }).catch(() => {});
+    await db.close();
     const e = db.toStorageError(err);
     throw e.code === 'database_unavailable' ? e : new StorageError('database_unavailable', e.message, e.sqlState);
   }
   return db;
 }
 
+/** Whether a new connection to the server logs in and answers `select 1` within PROBE_S. */
+async function reachable(url: string): Promise<boolean> {
+  const sql = postgres(url, { max: 1, connect_timeout: PROBE_S, fetch_types: false, onnotice: () => {} });
+  try {
+    return await probe(() => sql.unsafe('select 1'), PROBE_S * 1000);
+  } finally {
+    void sql.end({ timeout: 0 }).catch(() => {});
+  }
+}
+
+interface PoolSettings {
+  /** Names the server in messages (host, port and database; never the URL). */
+  target: string;
+  redact: (message: string) => string;
+  /** The longest a statement sent outside any request's deadline may take (jobs, the live feed). */
+  backgroundSeconds: number;
+  /** Whether a new connection reaches the server now (the check before a pool is replaced). */
+  reachable: () => Promise<boolean>;
+}
+
+interface Listener {
+  channel: string;
+  onNotify: (payload: string) => void;
+  onListening: () => void;
+  unlisten?: () => Promise<void>;
+  stopped: boolean;
+}
+
+/** A statement as postgres.js keeps it once sent: the backend it went to (internal, untyped). */
+type Sent = postgres.PendingQuery<postgres.Row[]> & { state?: { pid?: number | null } };
+
 class PostgresDb implements Backend {
   readonly kind = 'postgres' as const;
-  readonly #sql: postgres.Sql;
-  readonly #target: string;
-  readonly #redact: (message: string) => string;
+  #sql: postgres.Sql;
+  readonly #newPool: () => postgres.Sql;
+  readonly #settings: PoolSettings;
+  readonly #listeners = new Set<Listener>();
   #closed = false;
+  #checking = false;
 
-  constructor(sql: postgres.Sql, target: string, redact: (message: string) => string) {
+  constructor(sql: postgres.Sql, newPool: () => postgres.Sql, settings: PoolSettings) {
     this.#sql = sql;
-    this.#target = target;
-    this.#redact = redact;
+    this.#newPool = newPool;
+    this.#settings = settings;
   }
 
   /** Turns whatever postgres.js threw into a StorageError with a redacted message. */
   toStorageError(err: unknown): StorageError {
     if (err instanceof StorageError) return err;
-    if (this.#closed) return new StorageError('database_unavailable', `the connection to ${this.#target} is closed`);
+    const { target, redact } = this.#settings;
+    if (this.#closed) return new StorageError('database_unavailable', `the connection to ${target} is closed`);
     const code = (err as { code?: unknown })?.code;
-    const message = this.#redact(messageOf(err));
+    const message = redact(messageOf(err));
     if (err instanceof postgres.PostgresError) {
       const state = String(err.code);
-      if (state === '57014') return new StorageError('query_timeout', `${this.#target} cancelled a statement that ran past the statement time limit: ${message}`, state);
-      if (unavailableSqlState(state)) return new StorageError('database_unavailable', `${this.#target} is unavailable: ${message}`, state);
+      if (state === '57014') return new StorageError('query_timeout', `${target} cancelled a statement that ran past the statement time limit: ${message}`, state);
+      if (unavailableSqlState(state)) return new StorageError('database_unavailable', `${target} is unavailable: ${message}`, state);
       return new StorageError('query_failed', message, state);
     }
     if (typeof code === 'string' && UNREACHABLE.has(code)) {
-      return new StorageError('database_unavailable', `cannot reach ${this.#target}: ${message}`);
+      return new StorageError('database_unavailable', `cannot reach ${target}: ${message}`);
     }
     return new StorageError('query_failed', message);
   }
 
   #checkOpen(what: string): void {
-    if (this.#closed) throw new StorageError('database_unavailable', `the connection to ${this.#target} is closed`);
+    if (this.#closed) throw new StorageError('database_unavailable', `the connection to ${this.#settings.target} is closed`);
     assertOutsideTransaction(this, what);
   }
 
-  async query<T = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> {
-    this.#checkOpen('query');
+  /**
+   * Waits for database work until the request's deadline (deadline.ts), or the background limit
+   * outside a request. Past it the caller gets `database_unavailable` at once and `missed` is told
+   * (to cancel what it can); work that then does not settle within CANCEL_GRACE_MS means the server
+   * stopped answering on these connections (`#stalled`).
+   */
+  async #bounded<T>(start: () => PromiseLike<T>, missed: () => void): Promise<T> {
+    const left = remainingMs() ?? this.#settings.backgroundSeconds * 1000;
+    if (left <= 0) throw deadlinePassed(this.#settings.target);
+    const work = Promise.resolve(start());
+    let timer: NodeJS.Timeout | undefined;
+    const passed = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        missed();
+        this.#watch(work);
+        reject(deadlinePassed(this.#settings.target));
+      }, left);
+    });
     try {
-      return [...(await this.#sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], ONE_STATEMENT))] as T[];
+      return await Promise.race([work, passed]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** A statement, bounded; past its deadline it is cancelled. */
+  async #statement<T>(send: () => Sent): Promise<T> {
+    let sent: Sent | undefined;
+    try {
+      return await this.#bounded(
+        () => (sent = send()) as unknown as PromiseLike<T>,
+        () => sent && this.#cancel(sent),
+      );
     } catch (err) {
       throw this.toStorageError(err);
     }
   }
 
+  #cancel(sent: Sent): void {
+    const pid = sent.state?.pid;
+    if (!sent.state) {
+      // Still waiting for a connection: postgres.js drops it from its queue, nothing is sent.
+      sent.cancel();
+    } else if (pid) {
+      // On a connection: the server cancels it, asked through another connection (postgres.js's own
+      // cancel rejects a promise nobody can catch when the server cannot be reached).
+      // Sent as it is, with no deadline of its own: it settles when the server answers or the pool
+      // is replaced.
+      this.#sql.unsafe('select pg_cancel_backend($1)', [pid]).catch(() => {});
+    }
+  }
+
+  /** Suspects the pool's connections if `work`, past its deadline, does not settle soon. */
+  #watch(work: Promise<unknown>): void {
+    let settled = false;
+    const done = () => {
+      settled = true;
+    };
+    work.then(done, done);
+    setTimeout(() => {
+      if (!settled) void this.#stalled();
+    }, CANCEL_GRACE_MS).unref();
+  }
+
+  /** A statement outlived its cancel: if no new connection reaches the server either, every
+   *  connection of the pool is presumed dead (a partition, a failover, a server that stopped
+   *  answering without closing them) and the pool is replaced; what ran on the old one fails. */
+  async #stalled(): Promise<void> {
+    if (this.#checking || this.#closed) return;
+    this.#checking = true;
+    try {
+      if (await this.#settings.reachable()) return;
+      if (this.#closed) return;
+      const old = this.#sql;
+      this.#sql = this.#newPool();
+      void old.end({ timeout: 0 }).catch(() => {});
+      for (const l of this.#listeners) void this.#listenOn(l);
+    } finally {
+      this.#checking = false;
+    }
+  }
+
+  async query<T = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> {
+    this.#checkOpen('query');
+    return [...(await this.#statement<Iterable<T>>(() => this.#sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], ONE_STATEMENT)))];
+  }
+
   async transaction<R>(fn: (tx: ScriptQueryable) => Promise<R>): Promise<R> {
     this.#checkOpen('transaction');
     let fnFailure: { error: unknown } | undefined;
+    // Waiting for a connection, BEGIN and COMMIT are bounded by the deadline too; a transaction
+    // whose connection comes only after its deadline rolls back before it does anything.
+    let late = false;
     try {
-      const result = await this.#sql.begin((tx) =>
+      const result = await this.#bounded(
+        () => this.#sql.begin((tx) =>
         insideTransaction(this, async () => {
+          if (late) throw deadlinePassed(this.#settings.target);
           // PostgreSQL answers COMMIT of a transaction in which a statement failed with a silent
           // ROLLBACK; PGlite throws. Failing here too makes both back ends agree.
           let statementFailed = false;
+          const run = async <T>(send: () => Sent): Promise<T> => {
+            try {
+              return await this.#statement<T>(send);
+            } catch (err) {
+              statementFailed = true;
+              throw err;
+            }
+          };
           const handle: ScriptQueryable = {
-            query: async <T = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> => {
-              try {
-                return [...(await tx.unsafe(text, params as postgres.ParameterOrJSON<never>[], ONE_STATEMENT))] as T[];
-              } catch (err) {
-                statementFailed = true;
-                throw this.toStorageError(err);
-              }
-            },
+            query: async <T = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> => [
+              ...(await run<Iterable<T>>(() => tx.unsafe(text, params as postgres.ParameterOrJSON<never>[], ONE_STATEMENT))),
+            ],
             exec: async (script: string): Promise<void> => {
-              try {
-                await tx.unsafe(script);
-              } catch (err) {
-                statementFailed = true;
-                throw this.toStorageError(err);
-              }
+              await run(() => tx.unsafe(script));
             },
           };
           let value: R;
@@ -197,6 +331,8 @@ class PostgresDb implements Backend {
           }
           return value;
         }),
+        ),
+        () => (late = true),
       );
       return result as R;
     } catch (err) {
@@ -205,23 +341,42 @@ class PostgresDb implements Backend {
     }
   }
 
+  /** Listens on the current pool; after a pool is replaced, on the new one (retried until it works). */
+  async #listenOn(l: Listener): Promise<void> {
+    for (let attempt = 0; !l.stopped && !this.#closed; attempt++) {
+      const sql = this.#sql;
+      try {
+        // postgres.js listens on a connection of its own, outside the pool, and listens again after
+        // reconnecting (calling onListening each time).
+        const { unlisten } = await sql.listen(l.channel, (payload) => l.onNotify(payload), () => l.onListening());
+        if (sql !== this.#sql || l.stopped) {
+          await unlisten().catch(() => {});
+          continue;
+        }
+        l.unlisten = unlisten;
+        return;
+      } catch (err) {
+        if (attempt === 0 && l.unlisten === undefined) throw this.toStorageError(err);
+        await new Promise((resolve) => setTimeout(resolve, RELISTEN_MS));
+      }
+    }
+  }
+
   async listen(channel: string, onNotify: (payload: string) => void, onListening: () => void): Promise<() => Promise<void>> {
     this.#checkOpen('listen');
-    try {
-      // postgres.js listens on a connection of its own, outside the pool, and listens again after
-      // reconnecting (calling onListening each time).
-      const { unlisten } = await this.#sql.listen(channel, (payload) => onNotify(payload), () => onListening());
-      return async () => {
-        if (!this.#closed) await unlisten().catch(() => {});
-      };
-    } catch (err) {
-      throw this.toStorageError(err);
-    }
+    const l: Listener = { channel, onNotify, onListening, stopped: false };
+    await unbounded(() => this.#listenOn(l));
+    this.#listeners.add(l);
+    return async () => {
+      l.stopped = true;
+      this.#listeners.delete(l);
+      if (!this.#closed) await l.unlisten?.().catch(() => {});
+    };
   }
 
   async ping(): Promise<boolean> {
     if (this.#closed) return false;
-    return probe(() => this.#sql.unsafe('select 1'));
+    return probe(() => this.#statement(() => this.#sql.unsafe('select 1')));
   }
 
   async close(): Promise<void> {

@@ -1,12 +1,14 @@
-// The database driver's defect and the patch that fixes it at install (patches/postgres+*.patch,
-// applied by patch-package in postinstall). postgres.js 3.4.9 writes to a socket that its close
-// handler has already set to null when a reserved connection or a transaction sends its next
-// statement after the server closed the connection; the TypeError is thrown from a timer, no
-// promise can catch it, and the process ends. test/fixtures/driver-closed-socket.ts runs those
-// statements through a proxy that closes the connections cleanly, once with the driver as installed
-// (patched) and once with a copy that has the patch taken back out: the copy must still crash (else
-// the patch is no longer needed: see docs/operating.md, "The database driver's patch"), and the
-// installed driver must settle every statement with CONNECTION_CLOSED and keep its pool usable.
+// The database driver's defects and the patch that fixes them at install (patches/postgres+*.patch,
+// applied by patch-package in postinstall), each run by test/fixtures/driver-closed-socket.ts through
+// a proxy, with the driver as installed (patched) and with a copy that has the patch taken back out:
+// the copy must still fail (else the patch is no longer needed: docs/operating.md, "The database
+// driver's patch"), and the installed driver must not.
+// - postgres.js 3.4.9 writes to a socket that its close handler has already set to null when a
+//   reserved connection or a transaction sends its next statement after the server closed the
+//   connection; the TypeError is thrown from a timer, no promise can catch it, and the process ends.
+// - A statement given to a pooled connection between its socket's error (a reset) and its close is
+//   never answered, or is resolved with no rows by the next session's first ReadyForQuery (a group
+//   commit that stored nothing, an API key not found).
 
 import t from 'tap';
 import { execFile } from 'node:child_process';
@@ -21,9 +23,9 @@ const ROOT = join(import.meta.dirname, '..', '..');
 const FIXTURE = join(ROOT, 'test', 'fixtures', 'driver-closed-socket.ts');
 const patch = readdirSync(join(ROOT, 'patches')).find((f) => f.startsWith('postgres+'));
 
-async function tryDriver(moduleDir: string): Promise<{ code: number; stdout: string; stderr: string }> {
+async function tryDriver(moduleDir: string, scenario: 'closed' | 'reset'): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', FIXTURE, join(moduleDir, 'src', 'index.js'), TEST_DATABASE_URL!], { cwd: ROOT, timeout: 60_000 });
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', FIXTURE, join(moduleDir, 'src', 'index.js'), TEST_DATABASE_URL!, scenario], { cwd: ROOT, timeout: 120_000 });
     return { code: 0, stdout, stderr };
   } catch (e) {
     const err = e as { code?: number; stdout?: string; stderr?: string };
@@ -31,16 +33,21 @@ async function tryDriver(moduleDir: string): Promise<{ code: number; stdout: str
   }
 }
 
+/** A copy of the installed driver with the patch taken back out. */
+async function unpatched(): Promise<string> {
+  const dir = tempDir('unpatched-driver-');
+  mkdirSync(join(dir, 'node_modules'));
+  cpSync(join(ROOT, 'node_modules', 'postgres'), join(dir, 'node_modules', 'postgres'), { recursive: true });
+  // The patch's paths start at node_modules/, so it is taken back out of the copy from its parent.
+  await run('git', ['apply', '--reverse', join(ROOT, 'patches', patch!)], { cwd: dir });
+  return join(dir, 'node_modules', 'postgres');
+}
+
 t.test('a connection closed under a reserved connection or a transaction', { skip: needs('postgres') }, async (t) => {
   t.ok(patch, 'the driver patch is in patches/');
 
   await t.test('without the patch the driver throws from its write timer and the process ends', async (t) => {
-    const dir = tempDir('unpatched-driver-');
-    mkdirSync(join(dir, 'node_modules'));
-    cpSync(join(ROOT, 'node_modules', 'postgres'), join(dir, 'node_modules', 'postgres'), { recursive: true });
-    // The patch's paths start at node_modules/, so it is taken back out of the copy from its parent.
-    await run('git', ['apply', '--reverse', join(ROOT, 'patches', patch!)], { cwd: dir });
-    const result = await tryDriver(join(dir, 'node_modules', 'postgres'));
+    const result = await tryDriver(await unpatched(), 'closed');
     t.not(result.code, 0, 'the process ended with a failure');
     t.match(result.stderr, /TypeError: Cannot read properties of null \(reading 'write'\)/, "with the driver's TypeError");
     t.match(result.stderr, /nextWrite/, 'from nextWrite');
@@ -48,7 +55,7 @@ t.test('a connection closed under a reserved connection or a transaction', { ski
   });
 
   await t.test('with the patch every statement settles with CONNECTION_CLOSED and the pool goes on', async (t) => {
-    const result = await tryDriver(join(ROOT, 'node_modules', 'postgres'));
+    const result = await tryDriver(join(ROOT, 'node_modules', 'postgres'), 'closed');
     t.equal(result.code, 0, `the process finished (${result.stderr.slice(0, 500)})`);
     t.same(JSON.parse(result.stdout), {
       reserved_first: 'CONNECTION_CLOSED',
@@ -56,5 +63,20 @@ t.test('a connection closed under a reserved connection or a transaction', { ski
       transaction: 'CONNECTION_CLOSED',
       pool_after: 'ok',
     });
+  });
+});
+
+t.test('a pooled connection reset while statements keep arriving', { skip: needs('postgres') }, async (t) => {
+  await t.test('without the patch a statement sent between the error and the close is never answered right', async (t) => {
+    const result = await tryDriver(await unpatched(), 'reset');
+    t.equal(result.code, 0, `the process finished (${result.stderr.slice(0, 500)})`);
+    t.not(JSON.parse(result.stdout).wrong, 'none', `some statement hung or answered no row (${result.stdout.trim()})`);
+  });
+
+  await t.test('with the patch every statement answers its row or fails with the connection', async (t) => {
+    const result = await tryDriver(join(ROOT, 'node_modules', 'postgres'), 'reset');
+    t.equal(result.code, 0, `the process finished (${result.stderr.slice(0, 500)})`);
+    const out = JSON.parse(result.stdout);
+    t.equal(out.wrong, 'none', `none hung or answered no row (${out.answered} answered)`);
   });
 });

@@ -2,7 +2,8 @@
 // until told to misbehave the way networks and failovers do. `blackhole` stops forwarding in both
 // directions without closing anything (new connections are accepted and held), as a partition or a
 // stalled failover looks to a client; `resume` delivers what was held and forwards again. `cut`
-// drops one direction only. `latency` delays every chunk. `reset` ends every connection with a
+// holds one direction only (a one-way partition: TCP delivers what was sent once it heals, or breaks
+// the connection, but never loses bytes from the middle of a stream, so neither does the proxy). `latency` delays every chunk. `reset` ends every connection with a
 // TCP reset, `close` with a clean FIN. Loopback only; `stop` closes the listener and every socket.
 
 import { createServer, connect, type Server, type Socket } from 'node:net';
@@ -14,6 +15,23 @@ interface Pair {
   server: Socket | undefined;
   /** Chunks held while forwarding is stopped, per direction, in order. */
   held: { to_server: Buffer[]; to_client: Buffer[] };
+  /** Delayed chunks waiting to go out, per direction, in order. */
+  late: { to_server: Late[]; to_client: Late[] };
+}
+
+interface Late {
+  chunk: Buffer;
+  /** performance.now() when it may go out. */
+  due: number;
+}
+
+/** Writes a queue's chunks as they fall due, the first one first. */
+function pump(to: Socket, queue: Late[]): void {
+  while (queue.length > 0 && queue[0]!.due <= performance.now()) {
+    const { chunk } = queue.shift()!;
+    if (!to.destroyed) to.write(chunk);
+  }
+  if (queue.length > 0) setTimeout(() => pump(to, queue), queue[0]!.due - performance.now());
 }
 
 export interface FaultProxy {
@@ -24,7 +42,7 @@ export interface FaultProxy {
   /** Connections open now. */
   connections(): number;
   blackhole(): void;
-  /** Drops every byte sent in one direction from now on (connections stay open). */
+  /** Holds every byte sent in one direction from now on (connections stay open) until `resume`. */
   cut(direction: Direction): void;
   latency(ms: number): void;
   /** Forwards again, delivering what a blackhole held; ends a cut and any latency. */
@@ -39,12 +57,11 @@ export interface FaultProxy {
 export async function startFaultProxy(target: { host: string; port: number }): Promise<FaultProxy> {
   const pairs = new Set<Pair>();
   let holding = false;
-  let dropping: Direction | undefined;
+  let cutting: Direction | undefined;
   let delayMs = 0;
 
   const send = (pair: Pair, direction: Direction, chunk: Buffer): void => {
-    if (dropping === direction) return;
-    if (holding) {
+    if (holding || cutting === direction) {
       pair.held[direction].push(chunk);
       return;
     }
@@ -53,8 +70,15 @@ export async function startFaultProxy(target: { host: string; port: number }): P
       pair.held[direction].push(chunk);
       return;
     }
-    if (delayMs > 0) setTimeout(() => to.destroyed || to.write(chunk), delayMs);
-    else to.write(chunk);
+    if (delayMs === 0 && pair.late[direction].length === 0) {
+      to.write(chunk);
+      return;
+    }
+    // A delayed chunk is never overtaken, not even by one sent after the latency ended: each
+    // direction's delayed chunks go out in order from one queue.
+    const queue = pair.late[direction];
+    queue.push({ chunk, due: performance.now() + delayMs });
+    if (queue.length === 1) pump(to, queue);
   };
 
   const end = (pair: Pair, how: 'reset' | 'close'): void => {
@@ -78,13 +102,14 @@ export async function startFaultProxy(target: { host: string; port: number }): P
   const flush = (pair: Pair): void => {
     if (holding || !pair.server) return;
     for (const direction of ['to_server', 'to_client'] as const) {
+      if (cutting === direction) continue;
       const to = direction === 'to_server' ? pair.server : pair.client;
       for (const chunk of pair.held[direction].splice(0)) to.write(chunk);
     }
   };
 
   const listener: Server = createServer((client) => {
-    const pair: Pair = { client, server: undefined, held: { to_server: [], to_client: [] } };
+    const pair: Pair = { client, server: undefined, held: { to_server: [], to_client: [] }, late: { to_server: [], to_client: [] } };
     pairs.add(pair);
     client.on('data', (chunk: Buffer) => send(pair, 'to_server', chunk));
     client.on('error', () => end(pair, 'reset'));
@@ -111,14 +136,14 @@ export async function startFaultProxy(target: { host: string; port: number }): P
       holding = true;
     },
     cut(direction) {
-      dropping = direction;
+      cutting = direction;
     },
     latency(ms) {
       delayMs = ms;
     },
     resume() {
       holding = false;
-      dropping = undefined;
+      cutting = undefined;
       delayMs = 0;
       for (const pair of pairs) {
         if (!pair.server) openUpstream(pair);

@@ -23,6 +23,7 @@ import { DatasetObject, Mapping, Preview } from '../../contract/datasets.ts';
 import { ErrorResponse } from '../../contract/errors.ts';
 import { ApiError } from '../errors.ts';
 import { newOwnership } from '../ownership.ts';
+import { deadline } from '../deadlines.ts';
 
 /** The mapping's JSON Schema, for the parameters that carry it as JSON text. */
 const { $schema: _draft, ...MAPPING_JSON_SCHEMA } = z.toJSONSchema(Mapping) as Record<string, unknown>;
@@ -102,6 +103,7 @@ function uploadRoute(server: FastifyInstance, app: Door): void {
   const maxBytes = maxUploadBytes(app.config);
   server.withTypeProvider<ZodTypeProvider>().post('/api/datasets/upload', {
     config: {
+      ...deadline('transfer'),
       rateLimit: { max: app.config.UPLOAD_RATE_PER_MINUTE, timeWindow: 60_000 },
       // Required, in either form: an empty body, or a form without its file, is 422.
       documentedBody: {

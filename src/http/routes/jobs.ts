@@ -18,6 +18,7 @@ import { ErrorResponse } from '../../contract/errors.ts';
 import { Job, JobList, JobResultObject } from '../../contract/jobs.ts';
 import { requireUser } from '../caller.ts';
 import { newOwnership } from '../ownership.ts';
+import { deadline } from '../deadlines.ts';
 
 const JobParams = z.object({ id: z.string().min(1).max(100) });
 
@@ -76,6 +77,7 @@ export function jobRoutes(server: FastifyInstance, app: Pick<App, 'config' | 'se
 
   r.get('/api/jobs/:id/download', {
     config: {
+      ...deadline('transfer'),
       documentedResponses: {
         200: {
           description: "The job's scored rows as CSV: row, transaction_id, amount, customer_id, merchant_id, risk_score, risk_band, decision, path, score_<channel> for each channel, reason_1… and label. A value a spreadsheet would run as a formula is prefixed with an apostrophe. Plain RFC 4180 (CRLF line ends): the header is the first line and nothing but rows follows. A drift warning is in the job (GET /api/jobs/{id}, summary.drift), never in the file.",

@@ -10,10 +10,11 @@ import type { App } from '../../app/app.ts';
 import { ErrorResponse } from '../../contract/errors.ts';
 import { ScoreResponse } from '../../contract/score.ts';
 import { ScoreRequest } from '../schemas.ts';
+import { deadline } from '../deadlines.ts';
 
 export function scoreRoutes(server: FastifyInstance, app: Pick<App, 'config' | 'sandbox'>): void {
   server.withTypeProvider<ZodTypeProvider>().post('/api/risk/score', {
-    config: { rateLimit: { max: app.config.SCORE_RATE_PER_MINUTE, timeWindow: 60_000 } },
+    config: { rateLimit: { max: app.config.SCORE_RATE_PER_MINUTE, timeWindow: 60_000 }, ...deadline('score') },
     // The response schema documents the answer; the scorer's typed result is serialised directly
     // rather than re-validated by zod on every request (too slow for the hot path).
     serializerCompiler: () => (data) => JSON.stringify(data),

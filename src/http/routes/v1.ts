@@ -11,6 +11,7 @@ import type { RecordTiming } from '../../app/score-and-record.ts';
 import { ErrorResponse } from '../../contract/errors.ts';
 import { ScoreResponse } from '../../contract/score.ts';
 import { ScoreRequest } from '../schemas.ts';
+import { deadline } from '../deadlines.ts';
 
 /** The rate limit of the key surface: SCORE_RATE_PER_MINUTE per key, counted after authentication. */
 function keyRateLimit(app: KeySurface) {
@@ -43,7 +44,7 @@ function serverTiming(request: FastifyRequest, handling: number, t: RecordTiming
 
 export function v1Routes(server: FastifyInstance, app: KeySurface): void {
   server.withTypeProvider<ZodTypeProvider>().post('/api/v1/risk/score', {
-    config: { rateLimit: keyRateLimit(app) },
+    config: { rateLimit: keyRateLimit(app), ...deadline('score') },
     schema: {
       tags: ['scoring'],
       summary: "Score one transaction against the organization's history, and record it",
