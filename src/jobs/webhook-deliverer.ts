@@ -15,6 +15,7 @@ import { WEBHOOKS_CHANNEL } from '../storage/webhook-outbox.ts';
 import { disableLeased, leaseEndpoints, pendingDeliveries, recordAttempts, releaseLease, releaseWorkerLeases, renewLease, type AttemptOutcome, type AttemptResult, type LeasedEndpoint, type RecordedAttempt } from '../storage/webhook-queue.ts';
 import type { AddressPolicy } from './webhook-address.ts';
 import { eventBody, WebhookSender } from './webhook-send.ts';
+import { unbounded } from '../storage/deadline.ts';
 
 /** Seconds after each failed attempt before the next; the last repeats. */
 export const RETRY_SCHEDULE_SECONDS: readonly number[] = [5, 300, 1800, 7200, 18_000, 36_000, 43_200];
@@ -98,7 +99,8 @@ export class WebhookDeliverer {
       this.again = true;
       return;
     }
-    this.leasing = this.leaseRound()
+    // Whatever woke it, deliveries are no request's work: no request's deadline applies.
+    this.leasing = unbounded(() => this.leaseRound())
       .catch((e) => {
         // The database is probably out of reach: asking every second adds nothing while it is
         // (a notification still wakes the deliverer at once).

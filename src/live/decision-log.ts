@@ -14,7 +14,7 @@
 import type { Db } from '../storage/db.ts';
 import type { FeedPosition, FeedTransaction } from '../storage/live-feed.ts';
 import type { NewTransaction } from '../storage/live-rows.ts';
-import { withDeadline } from '../storage/deadline.ts';
+import { unbounded, withDeadline } from '../storage/deadline.ts';
 import { recordGroup } from '../storage/recorded-group.ts';
 
 export type Durability = 'commit' | 'write_behind';
@@ -65,7 +65,7 @@ export class DecisionLog {
   /** Write-behind: queues a scored transaction to be stored within a few milliseconds. */
   push(organizationId: string, row: NewTransaction): void {
     this.enqueue({ organizationId, row });
-    this.timer ??= setTimeout(() => void this.flush(), WRITE_BEHIND_MS);
+    this.timer ??= setTimeout(() => void unbounded(() => this.flush()), WRITE_BEHIND_MS);
   }
 
   /** Commit: stores a scored transaction with the next group; resolves true once it is committed
@@ -80,10 +80,14 @@ export class DecisionLog {
     };
     done.then(forget, forget);
     // Everything queued in this turn of the event loop goes in one, and more while a write is in flight.
-    this.immediate ??= setImmediate(() => {
-      this.immediate = undefined;
-      this.next();
-    });
+    // The group's write is no single request's: it runs outside every request's deadline and has
+    // one of its own (write()).
+    this.immediate ??= setImmediate(() =>
+      unbounded(() => {
+        this.immediate = undefined;
+        this.next();
+      }),
+    );
     return done;
   }
 
@@ -154,7 +158,7 @@ export class DecisionLog {
       if (retry.length) {
         // Kept for the next flush rather than lost.
         this.pending.unshift(...retry);
-        this.timer ??= setTimeout(() => void this.flush(), RETRY_MS);
+        this.timer ??= setTimeout(() => void unbounded(() => this.flush()), RETRY_MS);
       }
       return;
     }

@@ -12,6 +12,7 @@
 
 import type { Db } from '../storage/db.ts';
 import { FEED_CHANNEL, FEED_SENDER, feedStart, notification, readFeed, type FeedChange, type FeedCursor } from '../storage/live-feed.ts';
+import { unbounded } from '../storage/deadline.ts';
 
 /** Changes per read. */
 const PAGE = 256;
@@ -115,7 +116,8 @@ export class LiveTail {
 
   private wake(): void {
     if (this.stopped) return;
-    this.catchUp().catch((e) => {
+    // Whatever woke it (a commit a request waits for), the feed's reads are no request's.
+    unbounded(() => this.catchUp()).catch((e) => {
       if (this.reported) return;
       this.reported = true;
       this.onError(e);

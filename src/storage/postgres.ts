@@ -262,7 +262,8 @@ class PostgresDb implements Backend {
     };
     work.then(done, done);
     setTimeout(() => {
-      if (!settled) void this.#stalled();
+      // The check and a new pool's listeners belong to no request.
+      if (!settled) void unbounded(() => this.#stalled());
     }, CANCEL_GRACE_MS).unref();
   }
 

@@ -4,8 +4,9 @@
 // direction cut), every connection is reset every second, and every packet is delayed. Throughout:
 // no process exits, every request is answered within its deadline (SCORE_DEADLINE_SECONDS, 2 s)
 // plus a second, refusals are 503 `database_unavailable` with Retry-After, scoring comes back by
-// itself within 2 s of the fault ending, and the decision log holds every acknowledged transaction
-// exactly once. `npm run bench:faults` runs the same drill at full length.
+// itself within 2 s of the fault ending, the decision log holds every acknowledged transaction
+// exactly once, the public sandbox scores throughout, and every webhook event of a blocked payment
+// is delivered once the database is back. `npm run bench:faults` runs the same drill at full length.
 
 import t from 'tap';
 import { FaultDrill, HANG_MS, percentile, sleep, type Answer } from '../support/fault-drill.ts';
@@ -16,9 +17,25 @@ const DEADLINE_MS = 2_000;
 t.test('faults between the service and PostgreSQL under v1 traffic', { skip: needs('own-postgres') }, async (t) => {
   const drill = await FaultDrill.start();
   t.teardown(async () => {
-    for (const line of drill.exits()) t.comment(line);
+    // What the processes logged, for a failure's report.
+    if (!t.passing()) {
+      for (const s of drill.servers) {
+        const errors = s.stdout().split('\n').filter((l) => /internal error/.test(l));
+        t.comment(`${s.base}: ${errors.slice(0, 20).join('\n')}\n…\n${s.stderr().slice(-3000)}`);
+      }
+    }
     await drill.stop();
   });
+  // The public sandbox needs no database: a guest's score is answered throughout (its history is
+  // built on first use, so that is done first).
+  const sandbox = async () =>
+    fetch(`${drill.servers[0]!.base}/api/risk/score`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: 42, customer_id: 'C000001', merchant_id: 'M0001' }),
+      signal: AbortSignal.timeout(HANG_MS * 4),
+    });
+  t.equal((await sandbox()).status, 200, 'the sandbox scores before any fault');
   const traffic = drill.traffic(4);
   const within = (from: number, to: number): Answer[] => [...traffic.answers.values()].flat().filter((x) => x.sentAt >= from && x.sentAt < to);
   await sleep(1_000);
@@ -49,6 +66,8 @@ t.test('faults between the service and PostgreSQL under v1 traffic', { skip: nee
         const started = performance.now();
         const h = await (await fetch(`${drill.servers[1]!.base}/api/health`, { signal: AbortSignal.timeout(HANG_MS) })).json();
         t.equal(h.database.status, 'unavailable', `blackhole: health says the database is unavailable (in ${Math.round(performance.now() - started)} ms)`);
+        const guest = await sandbox();
+        t.equal(guest.status, 200, `blackhole: the public sandbox still scores (${guest.status} ${(await guest.text()).slice(0, 200)})`);
       });
     }, 6_000);
     await health;
@@ -90,4 +109,9 @@ t.test('faults between the service and PostgreSQL under v1 traffic', { skip: nee
   t.same(audit.missing, [], 'no acknowledged transaction is missing');
   t.same(audit.duplicates, [], 'none is stored twice');
   t.same(audit.differing, [], 'every 200 for an id carries the one stored decision');
+  const blocked = [...traffic.answers.values()].filter((tries) => tries.some((x) => x.status === 200 && JSON.parse(x.text).decision === 'block')).length;
+  t.same(await drill.undelivered(traffic.answers), [], `every blocked payment's webhook event was delivered after the faults (${blocked} events)`);
+  // Stopped here, not only in the teardown: stopped from tap's teardown after the traffic, the test
+  // process did not exit (it spun until tap's timeout; not understood yet).
+  await drill.stop();
 });

@@ -9,6 +9,8 @@
 // - A statement given to a pooled connection between its socket's error (a reset) and its close is
 //   never answered, or is resolved with no rows by the next session's first ReadyForQuery (a group
 //   commit that stored nothing, an API key not found).
+// - A connection reset while it reads the server's array types (the first thing a new connection
+//   does) rejects a promise nobody handles, and the process ends.
 
 import t from 'tap';
 import { execFile } from 'node:child_process';
@@ -23,7 +25,7 @@ const ROOT = join(import.meta.dirname, '..', '..');
 const FIXTURE = join(ROOT, 'test', 'fixtures', 'driver-closed-socket.ts');
 const patch = readdirSync(join(ROOT, 'patches')).find((f) => f.startsWith('postgres+'));
 
-async function tryDriver(moduleDir: string, scenario: 'closed' | 'reset'): Promise<{ code: number; stdout: string; stderr: string }> {
+async function tryDriver(moduleDir: string, scenario: 'closed' | 'reset' | 'types'): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', FIXTURE, join(moduleDir, 'src', 'index.js'), TEST_DATABASE_URL!, scenario], { cwd: ROOT, timeout: 120_000 });
     return { code: 0, stdout, stderr };
@@ -78,5 +80,20 @@ t.test('a pooled connection reset while statements keep arriving', { skip: needs
     t.equal(result.code, 0, `the process finished (${result.stderr.slice(0, 500)})`);
     const out = JSON.parse(result.stdout);
     t.equal(out.wrong, 'none', `none hung or answered no row (${out.answered} answered)`);
+  });
+});
+
+t.test('a new connection reset while it reads the array types', { skip: needs('postgres') }, async (t) => {
+  await t.test('without the patch an unhandled rejection ends the process', async (t) => {
+    const result = await tryDriver(await unpatched(), 'types');
+    t.not(result.code, 0, 'the process ended with a failure');
+    t.match(result.stderr, /ECONNRESET/, 'on the reset');
+    t.equal(result.stdout, '', 'before the statement settled');
+  });
+
+  await t.test('with the patch the statement fails with the reset and the next one is answered', async (t) => {
+    const result = await tryDriver(join(ROOT, 'node_modules', 'postgres'), 'types');
+    t.equal(result.code, 0, `the process finished (${result.stderr.slice(0, 500)})`);
+    t.same(JSON.parse(result.stdout), { first: 'ECONNRESET', second: 'ok' });
   });
 });

@@ -1,7 +1,9 @@
 // A fault drill, shared by the fault tests and `npm run bench:faults`: a PostgreSQL server of the
 // drill's own, a fault proxy in front of it (fault-proxy.ts), two real server processes that reach
 // the database only through the proxy, an organization with an API key, and v1 traffic from several
-// lanes that keeps every answer with its timing. After the faults, `settle` sends each refused
+// lanes that keeps every answer with its timing. A rule blocks the payments of 95 or more, and a
+// webhook endpoint on a receiver of the drill's takes their `decision.block` events, so deliveries
+// go on through the faults too. After the faults, `settle` sends each refused
 // transaction again as a client honouring Retry-After would, and `audit` reads the decision log
 // directly (not through the proxy): every transaction acknowledged with 200 must be there exactly
 // once, and nothing else.
@@ -10,6 +12,7 @@ import postgres from 'postgres';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
 import { startOwnPostgres, type OwnPostgres } from './own-postgres.ts';
 import { SignIn, spawnServer, type KeyedOrganization, type ServerProcess } from './processes.ts';
+import { Receiver } from './receiver.ts';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -60,6 +63,7 @@ export class FaultDrill {
     private readonly signIn: SignIn,
     readonly servers: ServerProcess[],
     readonly org: KeyedOrganization,
+    readonly receiver: Receiver,
   ) {}
 
   /** Starts the server, the proxy and two processes (`env` added to theirs). The caller must `stop`. */
@@ -67,13 +71,22 @@ export class FaultDrill {
     const pg = await startOwnPostgres();
     const proxy = await startFaultProxy({ host: '127.0.0.1', port: pg.port });
     const signIn = await SignIn.start();
+    const receiver = await new Receiver().start();
     const servers: ServerProcess[] = [];
     try {
-      const serverEnv = { ...signIn.env, DATABASE_URL: proxy.via(pg.url), ...env };
-      servers.push(await spawnServer(serverEnv));
-      servers.push(await spawnServer(serverEnv));
+      const serverEnv = { ...signIn.env, DATABASE_URL: proxy.via(pg.url), WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', ...env };
+      servers.push(await spawnServer(serverEnv, { stdout: 'pipe' }));
+      servers.push(await spawnServer(serverEnv, { stdout: 'pipe' }));
       const org = await signIn.organization(servers[0]!.base, 'faults');
-      const drill = new FaultDrill(pg, proxy, signIn, servers, org);
+      const post = async (path: string, body: unknown) => {
+        const res = await fetch(`${servers[0]!.base}/api/organizations/${org.id}${path}`, { method: 'POST', headers: org.member, body: JSON.stringify(body) });
+        if (res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+      };
+      await post('/rules', { name: 'Large', expression: 'amount >= 95.0', action: 'block', status: 'active' });
+      await post('/webhooks', { url: receiver.url, events: ['decision.block'] });
+      // Both processes learn of the endpoint by a notification; a second is the documented bound.
+      await sleep(1_000);
+      const drill = new FaultDrill(pg, proxy, signIn, servers, org, receiver);
       // Both load the organization before any fault.
       for (const [k, s] of servers.entries()) {
         const warm = await drill.score(s, `warm-${k}`, k);
@@ -82,6 +95,7 @@ export class FaultDrill {
       return drill;
     } catch (e) {
       await Promise.all(servers.map((s) => s.stop('SIGKILL')));
+      await receiver.close();
       await signIn.close();
       await proxy.stop();
       await pg.destroy();
@@ -94,8 +108,14 @@ export class FaultDrill {
     return this.servers.filter((s) => s.child.exitCode !== null || s.child.signalCode !== null).map((s) => `${s.base} (exit ${s.child.exitCode ?? s.child.signalCode}): ${s.stderr().slice(-4000)}`);
   }
 
+  #stopped = false;
+
+  /** Stops everything; once (a test calls it at its end and again in its teardown). */
   async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
     await Promise.all(this.servers.map((s) => s.stop('SIGKILL')));
+    await this.receiver.close();
     await this.signIn.close();
     await this.proxy.stop();
     await this.pg.destroy();
@@ -168,6 +188,23 @@ export class FaultDrill {
       }
     }
     return [...answers].filter(([, tries]) => !acknowledged(tries)).map(([id]) => id);
+  }
+
+  /** The acknowledged transactions that were blocked and whose `decision.block` event has not
+   *  reached the receiver within `waitMs` (deliveries are retried with backoff). */
+  async undelivered(answers: Map<string, Answer[]>, waitMs = 30_000): Promise<string[]> {
+    const blocked = new Set<string>();
+    for (const [id, tries] of answers) {
+      const ok = tries.find((x) => x.status === 200);
+      if (ok && JSON.parse(ok.text).decision === 'block') blocked.add(id);
+    }
+    const started = performance.now();
+    for (;;) {
+      const seen = new Set(this.receiver.events().map((e) => e.data.transaction_id as string));
+      const left = [...blocked].filter((id) => !seen.has(id));
+      if (left.length === 0 || performance.now() - started > waitMs) return left;
+      await sleep(250);
+    }
   }
 
   /** The decision log against the answers (see the header). */

@@ -4,7 +4,7 @@
 // stalled failover looks to a client; `resume` delivers what was held and forwards again. `cut`
 // holds one direction only (a one-way partition: TCP delivers what was sent once it heals, or breaks
 // the connection, but never loses bytes from the middle of a stream, so neither does the proxy). `latency` delays every chunk. `reset` ends every connection with a
-// TCP reset, `close` with a clean FIN. Loopback only; `stop` closes the listener and every socket.
+// TCP reset, `close` with a clean FIN, and `resetOn` the connection that sends a given statement. Loopback only; `stop` closes the listener and every socket.
 
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
@@ -51,16 +51,32 @@ export interface FaultProxy {
   reset(): void;
   /** Ends every connection cleanly (FIN to both ends). */
   close(): void;
+  /** Resets the next connection that sends `text` to the server, before the server sees it. */
+  resetOn(text: string): void;
   stop(): Promise<void>;
 }
 
 export async function startFaultProxy(target: { host: string; port: number }): Promise<FaultProxy> {
   const pairs = new Set<Pair>();
+  /** Every socket not closed yet, the ended ones too: `stop` destroys them all (one left half-open
+   *  kept the test process from exiting). */
+  const sockets = new Set<Socket>();
+  const track = (s: Socket): Socket => {
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+    return s;
+  };
   let holding = false;
   let cutting: Direction | undefined;
   let delayMs = 0;
+  let trigger: string | undefined;
 
   const send = (pair: Pair, direction: Direction, chunk: Buffer): void => {
+    if (trigger !== undefined && direction === 'to_server' && chunk.includes(trigger)) {
+      trigger = undefined;
+      end(pair, 'reset');
+      return;
+    }
     if (holding || cutting === direction) {
       pair.held[direction].push(chunk);
       return;
@@ -81,20 +97,23 @@ export async function startFaultProxy(target: { host: string; port: number }): P
     if (queue.length === 1) pump(to, queue);
   };
 
-  const end = (pair: Pair, how: 'reset' | 'close'): void => {
+  /** Ends a pair: `reset` (RST) and `close` (FIN) are the faults; `drop` destroys what is left once
+   *  one end has gone (a reset of a socket that is not open kept the test process from exiting). */
+  const end = (pair: Pair, how: 'reset' | 'close' | 'drop'): void => {
     pairs.delete(pair);
     for (const s of [pair.client, pair.server]) {
       if (!s || s.destroyed) continue;
-      if (how === 'reset') s.resetAndDestroy();
-      else s.end();
+      if (how === 'reset' && s.readyState === 'open') s.resetAndDestroy();
+      else if (how === 'close') s.end();
+      else s.destroy();
     }
   };
 
   const openUpstream = (pair: Pair): void => {
-    const server = connect(target.port, target.host);
+    const server = track(connect(target.port, target.host));
     pair.server = server;
     server.on('data', (chunk: Buffer) => send(pair, 'to_client', chunk));
-    server.on('error', () => end(pair, 'reset'));
+    server.on('error', () => end(pair, 'drop'));
     server.on('close', () => pairs.has(pair) && end(pair, 'close'));
     server.once('connect', () => flush(pair));
   };
@@ -109,10 +128,11 @@ export async function startFaultProxy(target: { host: string; port: number }): P
   };
 
   const listener: Server = createServer((client) => {
+    track(client);
     const pair: Pair = { client, server: undefined, held: { to_server: [], to_client: [] }, late: { to_server: [], to_client: [] } };
     pairs.add(pair);
     client.on('data', (chunk: Buffer) => send(pair, 'to_server', chunk));
-    client.on('error', () => end(pair, 'reset'));
+    client.on('error', () => end(pair, 'drop'));
     client.on('close', () => pairs.has(pair) && end(pair, 'close'));
     // A blackhole holds a new connection too: accepted (as a kernel would), never answered.
     if (!holding) openUpstream(pair);
@@ -156,8 +176,12 @@ export async function startFaultProxy(target: { host: string; port: number }): P
     close() {
       for (const pair of [...pairs]) end(pair, 'close');
     },
+    resetOn(text) {
+      trigger = text;
+    },
     async stop() {
-      for (const pair of [...pairs]) end(pair, 'reset');
+      for (const s of sockets) s.destroy();
+      pairs.clear();
       await new Promise<void>((resolve) => listener.close(() => resolve()));
     },
   };

@@ -13,6 +13,8 @@ export interface ServerProcess {
   child: ChildProcess;
   /** What the process wrote to standard error so far. */
   stderr(): string;
+  /** The last 256 KB it wrote to standard output (its request log), when started with `stdout: 'pipe'`. */
+  stdout(): string;
   /** Sends a signal and resolves with the exit code (or the signal) once it has exited. */
   stop(signal?: NodeJS.Signals): Promise<number | string>;
 }
@@ -42,6 +44,8 @@ async function spawnOn(port: number, env: Record<string, string>, stdout: 'pipe'
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve((exit = code ?? signal ?? 'unknown'))));
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-256 * 1024)));
   while (!/ready on|ready: /.test(err)) {
     if (exit !== undefined) throw new Error(`the server exited (${exit}): ${err}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -50,6 +54,7 @@ async function spawnOn(port: number, env: Record<string, string>, stdout: 'pipe'
     base: `http://127.0.0.1:${port}`,
     child,
     stderr: () => err,
+    stdout: () => out,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (exit !== undefined) return exit;
       child.kill(signal);
