@@ -125,8 +125,8 @@ export async function openPostgres(url: string, statementTimeoutSeconds = DEFAUL
   try {
     await db.query('select 1');
   } catch (err) {
-    await db.close();
     const e = db.toStorageError(err);
+    await db.close();
     throw e.code === 'database_unavailable' ? e : new StorageError('database_unavailable', e.message, e.sqlState);
   }
   return db;
