@@ -122,12 +122,12 @@ export class FaultDrill {
   }
 
   /** One v1 score of a new transaction (`i` picks its customer, merchant and amount). */
-  async score(s: ServerProcess, id: string, i: number): Promise<Answer> {
+  async score(s: ServerProcess, id: string, i: number, customer = `c-${i % 11}`): Promise<Answer> {
     const sentAt = performance.now();
     const res = await fetch(`${s.base}/api/v1/risk/score`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${this.org.secret}` },
-      body: JSON.stringify({ transaction_id: id, amount: 10 + (i % 90), customer_id: `c-${i % 11}`, merchant_id: `m-${i % 5}` }),
+      body: JSON.stringify({ transaction_id: id, amount: 10 + (i % 90), customer_id: customer, merchant_id: `m-${i % 5}` }),
       signal: AbortSignal.timeout(HANG_MS),
     });
     const text = await res.text();
