@@ -11,6 +11,9 @@
 //   commit that stored nothing, an API key not found).
 // - A connection reset while it reads the server's array types (the first thing a new connection
 //   does) rejects a promise nobody handles, and the process ends.
+// - A statement cancelled part way through its rows (a statement timeout, a cancel) leaves the row
+//   count where it stopped: the next statement on that connection answers a run of empty rows
+//   before its own.
 
 import t from 'tap';
 import { execFile } from 'node:child_process';
@@ -25,7 +28,7 @@ const ROOT = join(import.meta.dirname, '..', '..');
 const FIXTURE = join(ROOT, 'test', 'fixtures', 'driver-closed-socket.ts');
 const patch = readdirSync(join(ROOT, 'patches')).find((f) => f.startsWith('postgres+'));
 
-async function tryDriver(moduleDir: string, scenario: 'closed' | 'reset' | 'types'): Promise<{ code: number; stdout: string; stderr: string }> {
+async function tryDriver(moduleDir: string, scenario: 'closed' | 'reset' | 'types' | 'rows'): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', FIXTURE, join(moduleDir, 'src', 'index.js'), TEST_DATABASE_URL!, scenario], { cwd: ROOT, timeout: 120_000 });
     return { code: 0, stdout, stderr };
@@ -95,5 +98,19 @@ t.test('a new connection reset while it reads the array types', { skip: needs('p
     const result = await tryDriver(join(ROOT, 'node_modules', 'postgres'), 'types');
     t.equal(result.code, 0, `the process finished (${result.stderr.slice(0, 500)})`);
     t.same(JSON.parse(result.stdout), { first: 'ECONNRESET', second: 'ok' });
+  });
+});
+
+t.test('a statement cancelled part way through its rows, then the next one', { skip: needs('postgres') }, async (t) => {
+  await t.test('without the patch the next statement answers empty rows before its own', async (t) => {
+    const result = await tryDriver(await unpatched(), 'rows');
+    const out = JSON.parse(result.stdout);
+    t.equal(out.cancelled, '57014', 'the first was cancelled by its statement timeout');
+    t.not(out.next_rows, '1', `select 1 answered ${out.next_rows} rows`);
+  });
+
+  await t.test('with the patch the next statement answers its one row', async (t) => {
+    const result = await tryDriver(join(ROOT, 'node_modules', 'postgres'), 'rows');
+    t.same(JSON.parse(result.stdout), { cancelled: '57014', next_rows: '1', next_first: '{"one":1}' });
   });
 });
