@@ -160,8 +160,9 @@ interface Listener {
   stopped: boolean;
 }
 
-/** A statement as postgres.js keeps it once sent: the backend it went to (internal, untyped). */
-type Sent = postgres.PendingQuery<postgres.Row[]> & { state?: { pid?: number | null } };
+/** A statement as postgres.js keeps it once sent: the backend it went to and its text (internal,
+ *  untyped). */
+type Sent = postgres.PendingQuery<postgres.Row[]> & { state?: { pid?: number | null }; string?: string };
 
 class PostgresDb implements Backend {
   readonly kind = 'postgres' as const;
@@ -247,10 +248,13 @@ class PostgresDb implements Backend {
       sent.cancel();
     } else if (pid) {
       // On a connection: the server cancels it, asked through another connection (postgres.js's own
-      // cancel rejects a promise nobody can catch when the server cannot be reached).
-      // Sent as it is, with no deadline of its own: it settles when the server answers or the pool
-      // is replaced.
-      this.#sql.unsafe('select pg_cancel_backend($1)', [pid]).catch(() => {});
+      // cancel rejects a promise nobody can catch when the server cannot be reached). Only while
+      // that backend still runs this text: a cancel that arrives after it finished would otherwise
+      // cancel the connection's next statement, another request's. Sent as it is, with no deadline
+      // of its own: it settles when the server answers or the pool is replaced.
+      this.#sql
+        .unsafe("select pg_cancel_backend(pid) from pg_stat_activity where pid = $1 and state = 'active' and query <> '' and starts_with($2, query)", [pid, sent.string ?? ''])
+        .catch(() => {});
     }
   }
 
