@@ -43,6 +43,19 @@ export function redactor(secrets: Array<string | undefined>): (message: string) 
   };
 }
 
+/** SQLSTATEs that mean the database is there but cannot serve us now, whatever the statement (not
+ *  a problem with the statement): answered as `database_unavailable`, which clients retry. */
+export function unavailableSqlState(state: string): boolean {
+  return (
+    state.startsWith('08') || // connection exception
+    state.startsWith('28') || // invalid authorisation (bad password, no such role)
+    state === '3D000' || // database does not exist
+    state === '53100' || // disk full: writes fail until space is freed, then work again
+    state === '53300' || // too many connections
+    state.startsWith('57P') // admin shutdown, crash shutdown, cannot connect now
+  );
+}
+
 /** The message of anything thrown, as a string. */
 export function messageOf(err: unknown): string {
   if (err instanceof Error) return err.message;

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import type { Backend, ScriptQueryable } from './db.ts';
-import { StorageError, messageOf } from './errors.ts';
+import { StorageError, messageOf, unavailableSqlState } from './errors.ts';
 import type { Reply, Request, ThreadData } from './pglite-thread.ts';
 import { probe } from './probe.ts';
 import { assertOutsideTransaction, insideTransaction } from './transaction-scope.ts';
@@ -191,7 +191,7 @@ class PgliteThread {
     this.#waiting.delete(m.id);
     if (this.#waiting.size === 0) this.#worker.unref();
     if (m.ok) waiting.resolve(m.value);
-    else waiting.reject(new StorageError('query_failed', m.message, m.sqlState));
+    else waiting.reject(new StorageError(m.sqlState && unavailableSqlState(m.sqlState) ? 'database_unavailable' : 'query_failed', m.message, m.sqlState));
   }
 
   #stopped(why: string): void {

@@ -13,7 +13,7 @@
 
 import postgres from 'postgres';
 import type { Backend, ScriptQueryable } from './db.ts';
-import { StorageError, messageOf, redactor } from './errors.ts';
+import { StorageError, messageOf, redactor, unavailableSqlState } from './errors.ts';
 import { deadlinePassed, remainingMs, unbounded } from './deadline.ts';
 import { probe } from './probe.ts';
 import { assertOutsideTransaction, insideTransaction } from './transaction-scope.ts';
@@ -66,17 +66,6 @@ const UNREACHABLE = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH',
   'EPIPE', 'ENOENT', 'EACCES',
 ]);
-
-/** SQLSTATEs that mean the server is there but will not serve us (not a problem with a statement). */
-function unavailableSqlState(state: string): boolean {
-  return (
-    state.startsWith('08') || // connection exception
-    state.startsWith('28') || // invalid authorisation (bad password, no such role)
-    state === '3D000' || // database does not exist
-    state === '53300' || // too many connections
-    state.startsWith('57P') // admin shutdown, crash shutdown, cannot connect now
-  );
-}
 
 /** The statement time limit when the caller names none. */
 export const DEFAULT_STATEMENT_TIMEOUT_S = 60;

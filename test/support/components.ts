@@ -4,10 +4,11 @@
 // passes, or is counted as skipped, without running where CI promised the component.
 
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export type Component = 'postgres' | 'own-postgres' | 'chromium' | 'schemathesis';
+export type Component = 'postgres' | 'own-postgres' | 'chromium' | 'schemathesis' | 'tmpfs';
 
 /** The shared test server (TEST_DATABASE_URL), when one is given. */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
@@ -36,6 +37,21 @@ function schemathesisInstalled(): boolean {
   }
 }
 
+/** Whether this process may mount a small tmpfs (root with CAP_SYS_ADMIN: the full-disk tests). */
+function canMountTmpfs(): boolean {
+  if (process.getuid?.() !== 0) return false;
+  const dir = mkdtempSync(join(tmpdir(), 'tmpfs-probe-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir], { stdio: 'ignore', timeout: 10_000 });
+    execFileSync('umount', [dir], { stdio: 'ignore', timeout: 10_000 });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** Why a component is missing, with what installs it; undefined when it is there. */
 function missing(component: Component): string | undefined {
   switch (component) {
@@ -50,6 +66,8 @@ function missing(component: Component): string | undefined {
       return undefined;
     case 'chromium':
       return CHROMIUM ? undefined : 'needs Chromium: apt-get install chromium';
+    case 'tmpfs':
+      return canMountTmpfs() ? undefined : 'mounts a small tmpfs to fill a disk: run as root with the right to mount (CAP_SYS_ADMIN)';
     case 'schemathesis':
       return schemathesisInstalled() ? undefined : "needs schemathesis: python3 -m pip install 'schemathesis>=4.32,<5'";
   }
