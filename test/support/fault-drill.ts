@@ -190,6 +190,20 @@ export class FaultDrill {
     return [...answers].filter(([, tries]) => !acknowledged(tries)).map(([id]) => id);
   }
 
+  /** Whether a transaction `a` records reaches `b`'s features (its live feed) within 5 s, and when. */
+  async feedCarries(a: ServerProcess, b: ServerProcess): Promise<{ seen: boolean; ms: number }> {
+    const id = `feed-${performance.now().toFixed(0)}`;
+    const recorded = await this.score(a, id, 0, 'c-feed');
+    if (recorded.status !== 200) throw new Error(`recording ${id}: ${recorded.status} ${recorded.text}`);
+    const started = performance.now();
+    for (let k = 1; performance.now() - started < 5_000; k++) {
+      const probe = JSON.parse((await this.score(b, `${id}-probe-${k}`, k, 'c-feed')).text);
+      if ((probe.graph_evidence?.['c-feed'] ?? []).some((e: { transaction_id: string }) => e.transaction_id === id)) return { seen: true, ms: performance.now() - started };
+      await sleep(50);
+    }
+    return { seen: false, ms: performance.now() - started };
+  }
+
   /** The acknowledged transactions that were blocked and whose `decision.block` event has not
    *  reached the receiver within `waitMs` (deliveries are retried with backoff). */
   async undelivered(answers: Map<string, Answer[]>, waitMs = 30_000): Promise<string[]> {
