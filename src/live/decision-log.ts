@@ -51,13 +51,13 @@ export class DecisionLog {
     /** Runs after each commit with the rows stored, in feed order, before commit() callers resume:
      *  the histories take them. */
     private readonly afterCommit: (stored: FeedTransaction[]) => void,
-    private readonly onError: (e: unknown) => void = () => {},
+    private readonly onError: (e: unknown) => void,
     /** Whether an organization may have an endpoint subscribed to a decision event type
-     *  (decision-subscriptions.ts); by default every one is asked. */
-    private readonly wantsEvent: (organizationId: string, type: string) => boolean = () => true,
-    /** Each group's write has this deadline of its own, never the deadline of the request that
-     *  happened to start it (storage/deadline.ts). */
-    private readonly writeDeadlineSeconds = 2,
+     *  (decision-subscriptions.ts). */
+    private readonly wantsEvent: (organizationId: string, type: string) => boolean,
+    /** Each group's write has this deadline of its own (the scoring deadline), never the deadline
+     *  of the request that happened to start it (storage/deadline.ts). */
+    private readonly writeDeadlineSeconds: number,
   ) {
     this.maxWrites = MAX_WRITES[db.kind];
   }
