@@ -8,11 +8,12 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Db } from '../storage/db.ts';
-import { claimNext, failJob, finishJob, recoverStale, releaseWorker, reportProgress, type JobAnnouncer, type JobKind, type JobRecord } from '../storage/job-queue.ts';
+import { claimNext, failJob, finishJob, recoverStale, releaseWorker, reportProgress, requeueJob, type JobAnnouncer, type JobKind, type JobRecord } from '../storage/job-queue.ts';
 import type { ValidateOptions, ValidationResult } from '../datasets/csv.ts';
 import { resultPath } from './results.ts';
 import type { WorkerPool } from './worker-pool.ts';
 import { unbounded } from '../storage/deadline.ts';
+import { StorageError } from '../storage/errors.ts';
 
 export interface RunnerOptions {
   db: Db;
@@ -71,9 +72,11 @@ export class ProgressWriter {
     public stage: string,
   ) {}
 
-  /** Writes the progress after every earlier write; false when the job is no longer this worker's. */
+  /** Writes the progress after every earlier write; false when the job is no longer this worker's.
+   *  A write that failed says nothing of whose the job is: the work goes on, and meets the outage
+   *  in its own statements if it needs the database. */
   write(): Promise<boolean> {
-    this.last = this.last.then(() => reportProgress(this.db, this.jobId, this.worker, this.stage, this.fraction).catch(() => false));
+    this.last = this.last.then(() => reportProgress(this.db, this.jobId, this.worker, this.stage, this.fraction).catch(() => true));
     return this.last;
   }
 }
@@ -88,6 +91,8 @@ export class JobRunner {
   /** The poll in flight: close() waits for it, so a job it claims is handed back with the rest. */
   private polling: Promise<void> | undefined;
   private stopped = false;
+  /** The last poll met an outage of the database (logged once, and once when it ends). */
+  private queueDown = false;
 
   constructor(private readonly o: RunnerOptions) {}
 
@@ -146,8 +151,12 @@ export class JobRunner {
           .finally(() => this.running.delete(p));
         this.running.add(p);
       }
+      if (this.queueDown) this.o.log('job queue: the database answers again; claiming jobs');
+      this.queueDown = false;
     } catch (e) {
-      this.o.log(`job queue: ${(e as Error).message}`);
+      // Said once per outage, not at every poll.
+      if (!this.queueDown || !isOutage(e)) this.o.log(`job queue: ${(e as Error).message}`);
+      this.queueDown = isOutage(e);
     }
   }
 
@@ -159,20 +168,46 @@ export class JobRunner {
       return;
     }
     const progress = new ProgressWriter(db, job.id, this.worker, handler.stage);
+    // The heartbeat goes on until the job's end is written, so a job waiting for the database
+    // stays this process's and is not taken up again as if its process had died.
     const heartbeat = setInterval(() => void progress.write(), this.o.heartbeatMs ?? 2000);
     this.kinds.set(job.kind, (this.kinds.get(job.kind) ?? 0) + 1);
     try {
-      await finishJob(db, job.id, this.worker, await handler.run(job, { progress, stopped: () => this.stopped }), this.o.announce);
-    } catch (e) {
-      if (e instanceof JobStopped) return;
-      const message = (e as Error).message;
-      if (!(e instanceof JobRefused)) this.o.log(`job ${job.id} failed: ${message}`);
-      await failJob(db, job.id, this.worker, e instanceof JobRefused ? message : handler.failure(message), this.o.announce);
+      let end: () => Promise<unknown>;
+      try {
+        const result = await handler.run(job, { progress, stopped: () => this.stopped });
+        end = () => finishJob(db, job.id, this.worker, result, this.o.announce);
+      } catch (e) {
+        if (e instanceof JobStopped) return;
+        const message = (e as Error).message;
+        if (isOutage(e)) {
+          this.o.log(`job ${job.id}: the database was unavailable (${message}); handed back to the queue`);
+          end = () => requeueJob(db, job.id, this.worker, 'queued again: the database was unavailable');
+        } else {
+          if (!(e instanceof JobRefused)) this.o.log(`job ${job.id} failed: ${message}`);
+          end = () => failJob(db, job.id, this.worker, e instanceof JobRefused ? message : handler.failure(message), this.o.announce);
+        }
+      }
+      await this.whenDatabaseIsBack(end);
     } finally {
       clearInterval(heartbeat);
       const left = this.kinds.get(job.kind)! - 1;
       if (left > 0) this.kinds.set(job.kind, left);
       else this.kinds.delete(job.kind);
+    }
+  }
+
+  /** Writes a job's end, again and again while the database is unavailable (each try a second or
+   *  a few after the last), until it lands or the runner stops (close() hands the job back). */
+  private async whenDatabaseIsBack(write: () => Promise<unknown>): Promise<void> {
+    for (let wait = 500; ; wait = Math.min(wait * 2, 5_000)) {
+      try {
+        await write();
+        return;
+      } catch (e) {
+        if (!isOutage(e) || this.stopped) throw e;
+      }
+      await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
 
@@ -188,4 +223,9 @@ export class JobRunner {
     await this.o.pool.destroy();
     await Promise.allSettled([...this.running]);
   }
+}
+
+/** An outage of the database (not a fault of the job's): the work waits for it to be back. */
+function isOutage(e: unknown): boolean {
+  return e instanceof StorageError && e.code === 'database_unavailable';
 }

@@ -162,6 +162,17 @@ export async function recoverStale(db: Db, staleMs: number, announce?: JobAnnoun
   return { requeued: requeued.map((r) => r.id), failed: failed.map((r) => r.id) };
 }
 
+/** Hands one running job of `worker`'s back to the queue, its claim not counted as an attempt (the
+ *  work met an outage of the database, no fault of the job's); false when it was not `worker`'s. */
+export async function requeueJob(db: Queryable, id: string, worker: string, stage: string): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE jobs SET status = 'queued', stage = $3, progress = 0, claimed_by = NULL, attempts = greatest(attempts - 1, 0)
+     WHERE id = $1 AND claimed_by = $2 AND status = 'running' RETURNING id`,
+    [id, worker, stage],
+  );
+  return rows.length === 1;
+}
+
 /** A stopping process hands its running jobs back to the queue at once (no wait for staleness). */
 export async function releaseWorker(db: Queryable, worker: string): Promise<string[]> {
   const rows = await db.query<{ id: string }>(
