@@ -12,9 +12,11 @@
 // synthetic ones would understate its memory. In one `npm start` process per size, once the ring
 // analyses its start queues are done: an empty second organization's recorded scores at a fixed
 // 300 req/s (the baseline); the large organization's first score (its history's load), the memory
-// it then holds (resident, and the heap from /api/health), its own scores at 300 req/s, and the
-// empty organization's again while it is held; in a second process, the empty organization's
-// latency while the large one loads. Prints a table, then one JSON object.
+// it then holds (resident, and the heap from /api/health; its peak, and a minute on), its own scores
+// at 300 req/s from 2 s after that first score (while the snapshot it built is stored) and again
+// once warmed up, the empty organization's while the large one loads from the rows and again while it
+// is held; in a second process (a restart), the empty organization's latency while the large one
+// loads from its snapshot. Prints a table, then one JSON object.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -76,6 +78,8 @@ const RATE = 300;
 /** A connection waits for each answer before its next request: 32 keep up 300 req/s while answers
  *  take up to ≈ 100 ms, and a stall shows as latency rather than as requests never sent. */
 const CONNECTIONS = 32;
+/** When the memory after a load from the rows is read again: a minute on (15 s with --quick). */
+const SETTLED_MS = quick ? 15_000 : 60_000;
 /** Rows per INSERT statement: each statement's triggers aggregate its rows once. */
 const CHUNK = 250_000;
 /** The first score may take minutes (a 5 M history); a slow load is a result, not an error. */
@@ -298,6 +302,9 @@ function launch(databaseUrl: string, dataDir: string): Launched {
       SCORE_RATE_PER_MINUTE: '100000000',
       WEB_CONCURRENCY: '1',
       DURABILITY: 'commit',
+      // The first score is what this measures (the history's load), so it may wait for the load
+      // rather than be answered 503 history_loading at the usual 2 s.
+      SCORE_DEADLINE_SECONDS: String(FIRST_SCORE_TIMEOUT_MS / 1000),
       ...signIn!.env,
       DATABASE_URL: databaseUrl,
     },
@@ -410,8 +417,17 @@ interface Result {
   first_score_s?: number;
   memory_after?: Memory;
   peak_rss_during_load_mb?: number;
-  /** What the held history adds, per 100,000 transactions. */
-  mb_per_100k?: { rss: number; heap: number; array_buffers: number; heap_and_buffers: number };
+  /** The empty organization from a second before the large one's first score (its load from the
+   *  rows) until a second after. */
+  empty_during_rows_load?: Load;
+  /** The large organization from 2 s after its first score, while its snapshot may be stored. */
+  just_loaded?: Load;
+  ratio_p99_just_loaded?: number;
+  /** Memory SETTLED_MS after the first score. */
+  memory_settled?: Memory;
+  /** What the held history adds, per 100,000 transactions: 2 s after the first score, at the peak
+   *  (from before the load to the end of `just_loaded`), and SETTLED_MS after. */
+  mb_per_100k?: { rss: number; heap: number; array_buffers: number; heap_and_buffers: number; peak_rss: number; settled_rss: number };
   organizations_loaded?: number;
   loaded?: Load;
   /** p99 on the large organization over p99 on the empty one. */
@@ -495,22 +511,44 @@ async function runOne(backend: Backend, n: number): Promise<Result> {
     await sleep(2_000);
     result.memory_before = await memory(s);
     resetPeakMemory(s.child.pid!);
+    // The empty organization at the fixed rate from a second before the large one's first score
+    // (its load from the rows) until a second after its answer.
+    let rowsAnswered!: () => void;
+    const rowsDone = new Promise<void>((resolve) => (rowsAnswered = resolve));
+    const duringRows = atRate(s.base, empty.secret, emptyBodies, FIRST_SCORE_TIMEOUT_MS / 1000, rowsDone);
+    await sleep(1_000);
     const tFirst = performance.now();
-    const first = await post(s, '/api/v1/risk/score', large.secret, makeLarge(), FIRST_SCORE_TIMEOUT_MS).catch((e: Error) => {
-      throw new Error(`first score: ${e.message}`);
-    });
-    if (first.status !== 200) throw new Error(`first score: ${first.status} ${first.text.slice(0, 300)}`);
-    result.first_score_s = Math.round((performance.now() - tFirst) / 100) / 10;
-    say(`  the large organization's first score after ${result.first_score_s} s`);
-    await sleep(2_000);
+    try {
+      const first = await post(s, '/api/v1/risk/score', large.secret, makeLarge(), FIRST_SCORE_TIMEOUT_MS).catch((e: Error) => {
+        throw new Error(`first score: ${e.message}`);
+      });
+      if (first.status !== 200) throw new Error(`first score: ${first.status} ${first.text.slice(0, 300)}`);
+      result.first_score_s = Math.round((performance.now() - tFirst) / 100) / 10;
+      await sleep(1_000);
+    } finally {
+      rowsAnswered();
+      result.empty_during_rows_load = await duringRows;
+    }
+    const answeredAt = tFirst + result.first_score_s * 1000;
+    say(`  the large organization's first score after ${result.first_score_s} s; the empty organization meanwhile: ${JSON.stringify(result.empty_during_rows_load)}`);
+    await sleep(Math.max(0, answeredAt + 2_000 - performance.now()));
     result.memory_after = await memory(s);
+    // From 2 s after the first score: the large organization's own scores while the process may
+    // still be storing the snapshot it built (no warm-up: this is what its payment server meets).
+    result.just_loaded = await atRate(s.base, large.secret, makeLarge, DURATION);
+    result.ratio_p99_just_loaded = Math.round((result.just_loaded.p99_ms / result.empty.p99_ms) * 100) / 100;
+    say(`  the large organization from 2 s after its first score: ${JSON.stringify(result.just_loaded)}`);
     result.peak_rss_during_load_mb = memoryMb(s.child.pid!, 'VmHWM');
+    await sleep(Math.max(0, answeredAt + SETTLED_MS - performance.now()));
+    result.memory_settled = await memory(s);
     const per100k = n / 100_000;
     result.mb_per_100k = {
       rss: round1((result.memory_after.rss_mb - result.memory_before.rss_mb) / per100k),
       heap: round1((result.memory_after.heap_used_mb - result.memory_before.heap_used_mb) / per100k),
       array_buffers: round1((result.memory_after.array_buffers_mb - result.memory_before.array_buffers_mb) / per100k),
       heap_and_buffers: round1((result.memory_after.heap_used_mb + result.memory_after.array_buffers_mb - result.memory_before.heap_used_mb - result.memory_before.array_buffers_mb) / per100k),
+      peak_rss: round1((result.peak_rss_during_load_mb - result.memory_before.rss_mb) / per100k),
+      settled_rss: round1((result.memory_settled.rss_mb - result.memory_before.rss_mb) / per100k),
     };
     result.organizations_loaded = ((await (await fetch(`${s.base}/api/health`)).json()) as { organizations_loaded: number }).organizations_loaded;
     say(`  memory ${JSON.stringify(result.memory_before)} → ${JSON.stringify(result.memory_after)}: ${JSON.stringify(result.mb_per_100k)} MB per 100,000`);
@@ -583,12 +621,13 @@ try {
   const f = (x: number | undefined, digits = 0) => (x === undefined ? '–' : x.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits }));
   const pair = (l: Load | undefined) => (l ? `${f(l.p50_ms)} / ${f(l.p99_ms)}${l.errors ? ` (${l.errors} errors)` : ''}` : '–');
   console.log('');
-  console.log(`| Back end, transactions held | first score s (rows) | after a restart s (snapshot) | MB/100k resident | MB/100k heap + buffers | empty org p50 / p99 ms | loaded org p50 / p99 ms | p99 ratio | other org p99 while held | other org p99 / max during the restart's load |`);
-  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  console.log(`| Back end, transactions held | first score s (rows) | after a restart s (snapshot) | MB/100k resident: 2 s after / peak / settled | MB/100k heap + buffers | empty org p50 / p99 ms | large org from 2 s after its first load p50 / p99 ms (ratio) | loaded org p50 / p99 ms | p99 ratio | other org p99 while held | other org p99 / max during the load from the rows | … from the snapshot |`);
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
-    const during = r.empty_during_load ? `${f(r.empty_during_load.p99_ms)} / ${f(r.empty_during_load.max_ms)}` : '–';
+    const during = (l: Load | undefined) => (l ? `${f(l.p99_ms)} / ${f(l.max_ms)}` : '–');
+    const memory = r.mb_per_100k ? `${f(r.mb_per_100k.rss, 1)} / ${f(r.mb_per_100k.peak_rss, 1)} / ${f(r.mb_per_100k.settled_rss, 1)}` : '–';
     console.log(
-      `| ${r.backend}, ${f(r.transactions)}${r.error ? ` (${r.error})` : ''} | ${f(r.first_score_s, 1)} | ${f(r.first_score_under_load_s, 1)} | ${f(r.mb_per_100k?.rss, 1)} | ${f(r.mb_per_100k?.heap_and_buffers, 1)} | ${pair(r.empty)} | ${pair(r.loaded)} | ${f(r.ratio_p99, 2)} | ${f(r.empty_while_held?.p99_ms)} | ${during} |`,
+      `| ${r.backend}, ${f(r.transactions)}${r.error ? ` (${r.error})` : ''} | ${f(r.first_score_s, 1)} | ${f(r.first_score_under_load_s, 1)} | ${memory} | ${f(r.mb_per_100k?.heap_and_buffers, 1)} | ${pair(r.empty)} | ${pair(r.just_loaded)} (${f(r.ratio_p99_just_loaded, 2)}) | ${pair(r.loaded)} | ${f(r.ratio_p99, 2)} | ${f(r.empty_while_held?.p99_ms)} | ${during(r.empty_during_rows_load)} | ${during(r.empty_during_load)} |`,
     );
   }
   console.log('');

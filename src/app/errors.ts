@@ -11,7 +11,7 @@ export const ERROR_REASONS = [
   'job_not_finished', 'upload_expired', 'payload_too_large', 'too_many_rows', 'rate_limited', 'job_quota_exceeded',
   'auth_not_configured', 'model_unavailable', 'evaluation_unavailable', 'not_implemented', 'internal_error',
   'duplicate_transaction', 'method_not_allowed', 'uri_too_long', 'unsupported_media_type', 'shutting_down',
-  'request_timeout', 'headers_too_large', 'database_unavailable', 'database_timeout', 'invalid_rule', 'list_in_use', 'conflict', 'limit_reached', 'invalid_webhook_url',
+  'request_timeout', 'headers_too_large', 'database_unavailable', 'database_timeout', 'history_loading', 'invalid_rule', 'list_in_use', 'conflict', 'limit_reached', 'invalid_webhook_url',
 ] as const;
 export type ErrorReason = (typeof ERROR_REASONS)[number];
 

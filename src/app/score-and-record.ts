@@ -10,6 +10,9 @@
 // Durability: with `commit` (the default) the answer waits for the row's commit and every process's
 // history gets it from the live feed; with `write_behind` this process's history has it at once
 // and the row is stored within milliseconds.
+// An organization's first score in a process waits for its history's load only until the request's
+// deadline: past it, 503 `history_loading` with Retry-After, nothing scored or stored, and the load
+// goes on for the retry.
 
 import { AppError, available, modelUnavailable } from './errors.ts';
 import type { ModelBundle, ModelProblem } from '../model/bundle-types.ts';
@@ -18,7 +21,8 @@ import { sameTransaction } from '../live/tenant.ts';
 import type { DecisionLog } from '../live/decision-log.ts';
 import { recorded, scoredEntities, type ScoredToRecord, type Scorer, type ScoreInput } from '../scoring/scorer.ts';
 import type { NewTransaction, ShadowScore } from '../storage/live-rows.ts';
-import { beforeDeadline } from '../storage/deadline.ts';
+import { beforeDeadline, remainingMs } from '../storage/deadline.ts';
+import type { Tenant } from '../live/tenant.ts';
 
 /** The API key a request authenticated with, as far as scoring needs it. */
 export interface ScoringKey {
@@ -102,6 +106,26 @@ export function recordedRow(scored: ScoredToRecord, body: string, challengers: r
   };
 }
 
+/** Seconds a score refused while its organization's history loads says to wait (Retry-After). */
+export const HISTORY_LOADING_RETRY_SECONDS = 2;
+
+/** The organization's tenant, once loaded, if that is before the request's deadline. */
+async function inTime(loading: Promise<Tenant>): Promise<Tenant> {
+  try {
+    return await beforeDeadline(loading, "the organization's history");
+  } catch (e) {
+    // The load failed (the database): answered as such. The deadline passed: the load goes on.
+    if ((remainingMs() ?? 1) > 0) throw e;
+    throw new AppError(
+      'unavailable',
+      'history_loading',
+      "This organization's history is being loaded into this server process (its first score since the process started, or since an import), which takes longer than a score may wait; the load goes on, and nothing was scored or stored.",
+      `Send the same request again after ${HISTORY_LOADING_RETRY_SECONDS} s (Retry-After); once the history is loaded, scores are answered at once.`,
+      { retry_after_seconds: HISTORY_LOADING_RETRY_SECONDS },
+    );
+  }
+}
+
 export class ScoreAndRecord {
   constructor(private readonly deps: ScoreAndRecordDeps) {}
 
@@ -131,7 +155,7 @@ export class ScoreAndRecord {
     if (!scorer) throw modelUnavailable();
     const challengers = key.challenger_model_ids?.length ? await this.challengers(key.challenger_model_ids) : [];
     const organizationId = key.organization_id;
-    const tenant = await tenants.get(organizationId);
+    const tenant = await inTime(tenants.get(organizationId));
     // Evidence older than what the tenant holds (its last 31 days), read now: nothing below awaits.
     const earlier = await tenant.earlier(scoredEntities(input));
     const id = input.transaction_id;

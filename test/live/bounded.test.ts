@@ -57,7 +57,7 @@ for (const backend of backends()) {
     for (const tx of all) whole.add(tx);
 
     // The first score loads the tenant.
-    const first = await live.score(org, { amount: 44, customer_id: 'dormant', merchant_id: 'm1', location: 'Faro', payment_type: 'online', transaction_id: 'probe-1' });
+    const first = await live.scoreLoaded(org, { amount: 44, customer_id: 'dormant', merchant_id: 'm1', location: 'Faro', payment_type: 'online', transaction_id: 'probe-1' });
     t.equal(first.statusCode, 200);
     const body = first.json();
     const tenant = await live.s.service.tenants.get(org.id);

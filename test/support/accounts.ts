@@ -27,6 +27,9 @@ export interface LiveService {
   organization(name: string, owner?: Member, stage?: 'test' | 'live'): Promise<Organization>;
   /** POST /api/v1/risk/score with the organization's key. */
   score(org: Organization, body: Record<string, unknown>): Promise<LightMyRequestResponse>;
+  /** The same, sent again as a client honouring Retry-After while the answer is 503
+   *  `history_loading` (an organization's first score whose load outlasts the score's deadline). */
+  scoreLoaded(org: Organization, body: Record<string, unknown>): Promise<LightMyRequestResponse>;
   /** POST /api/risk/score as a guest. */
   guest(body: Record<string, unknown>): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
@@ -56,6 +59,7 @@ export async function startLive(o: { backend: Backend; overrides?: Partial<Confi
     members.set(sub, m);
     return m;
   };
+  const score: LiveService['score'] = (org, body) => s.app.inject({ method: 'POST', url: '/api/v1/risk/score', headers: { authorization: `Bearer ${org.key}` }, payload: body });
   return {
     s,
     idp,
@@ -66,7 +70,14 @@ export async function startLive(o: { backend: Backend; overrides?: Partial<Confi
       const k = (await s.app.inject({ method: 'POST', url: `/api/organizations/${org.id}/api-keys`, headers: m.headers, payload: { name: 'server' } })).json();
       return { id: org.id, key: k.secret, keyId: k.id, owner: m };
     },
-    score: (org, body) => s.app.inject({ method: 'POST', url: '/api/v1/risk/score', headers: { authorization: `Bearer ${org.key}` }, payload: body }),
+    score,
+    async scoreLoaded(org, body) {
+      for (let tries = 1; ; tries++) {
+        const res = await score(org, body);
+        if (res.statusCode !== 503 || res.json().detail?.reason !== 'history_loading' || tries >= 60) return res;
+        await new Promise((resolve) => setTimeout(resolve, Number(res.headers['retry-after']) * 1000));
+      }
+    },
     guest: (body) => s.app.inject({ method: 'POST', url: '/api/risk/score', payload: body }),
     async close() {
       await s.close();
