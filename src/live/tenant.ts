@@ -19,18 +19,28 @@ import type { OrganizationTransactions } from '../storage/organization/transacti
 import type { FeedChange } from '../storage/live-feed.ts';
 import { Policy } from './policy.ts';
 
-/** Rows a load hands to a history between two turns of the event loop (a few milliseconds). */
-const LOAD_SLICE = 4_096;
+/** Rows a load hands to a history at a time; after each step, the time is looked at. */
+const LOAD_STEP = 256;
+/** The longest a load holds the event loop before a turn (the scores of other organizations wait
+ *  that long at most). How many rows fit depends on the history's size and the machine: measured,
+ *  not assumed. */
+const LOAD_SLICE_MS = 4;
 
 /** A turn of the event loop: what a long load yields between its slices. */
 export const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** `work(from, to)` over [0, n) a slice at a time, with a turn of the event loop after each. */
+/** `work(from, to)` over [0, n), a step of rows at a time, with a turn of the event loop whenever
+ *  LOAD_SLICE_MS have passed since the last. */
 async function inSlices(n: number, work: (from: number, to: number) => void): Promise<void> {
-  for (let from = 0; from < n; from += LOAD_SLICE) {
-    work(from, Math.min(n, from + LOAD_SLICE));
-    await turn();
+  let since = performance.now();
+  for (let from = 0; from < n; from += LOAD_STEP) {
+    work(from, Math.min(n, from + LOAD_STEP));
+    if (performance.now() - since >= LOAD_SLICE_MS) {
+      await turn();
+      since = performance.now();
+    }
   }
+  await turn();
 }
 
 /** What makes a request with a known transaction id a retry rather than a different transaction. */

@@ -11,10 +11,24 @@ export interface Queryable {
   query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
 }
 
+/** A column of a bulk write (`copyIn`): its name, and the type its values are sent as. */
+export interface CopyColumn {
+  name: string;
+  type: 'text' | 'int4' | 'bytea';
+}
+
+/** A database transaction's handle. */
+export interface TransactionQueryable extends Queryable {
+  /** Stores `rows` (values in `columns`' order) in `table`: on PostgreSQL as binary COPY, a bytea
+   *  value's bytes sent as they are and a slice at a time with turns of the event loop between; on
+   *  the embedded database as INSERTs whose bytea parameters go as bytes. */
+  copyIn(table: string, columns: readonly CopyColumn[], rows: readonly (readonly unknown[])[]): Promise<void>;
+}
+
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   /** Runs fn inside BEGIN/COMMIT (ROLLBACK on throw) on one connection. */
-  transaction<R>(fn: (tx: Queryable) => Promise<R>): Promise<R>;
+  transaction<R>(fn: (tx: TransactionQueryable) => Promise<R>): Promise<R>;
   /** Cheap liveness check for /api/health: resolves true/false, never throws. */
   ping(): Promise<boolean>;
   /**
@@ -27,7 +41,7 @@ export interface Db extends Queryable {
 }
 
 /** A transaction handle that can also run a multi-statement script (migrations need it). */
-export interface ScriptQueryable extends Queryable {
+export interface ScriptQueryable extends TransactionQueryable {
   exec(script: string): Promise<void>;
 }
 

@@ -2,8 +2,8 @@
 // 014): its bytes (src/domain/history/snapshot.ts) in pieces, with the database snapshot it was
 // built in, so a load reads those and the changes made since (history-load.ts) instead of building
 // the history from every row. Written by the process that built it, after the load, off the
-// request path; replaced whole, and never by one built in an older database snapshot than the
-// stored one's.
+// request path (its pieces as bytes, binary COPY on PostgreSQL, a slice at a time); replaced whole,
+// and never by one built in an older database snapshot than the stored one's.
 
 import type { Queryable } from './db.ts';
 import { parseSnapshot, snapshotText, type FeedSnapshot } from './live-feed.ts';
@@ -76,6 +76,12 @@ export async function snapshotPieces(scope: OrganizationScope, meta: SnapshotMet
   return replaced ? undefined : out;
 }
 
+const PIECE_COLUMNS = [
+  { name: 'organization_id', type: 'text' },
+  { name: 'piece', type: 'int4' },
+  { name: 'bytes', type: 'bytea' },
+] as const;
+
 /** Stores a snapshot of the organization's history in place of the one stored, unless that one was
  *  built in a later database snapshot (another process's, newer); true when stored. */
 export async function writeSnapshot(scope: OrganizationScope, meta: Omit<SnapshotMeta, 'bytes' | 'pieces'>, pieces: readonly Uint8Array[]): Promise<boolean> {
@@ -92,9 +98,7 @@ export async function writeSnapshot(scope: OrganizationScope, meta: Omit<Snapsho
        VALUES ($1, $2, $3, $4, $5::pg_snapshot, $6, $7, $8, $9)`,
       [org, meta.format, meta.labelDelay, meta.floor, snapshotText(meta.seen), meta.transactions, bytes, pieces.length, meta.writtenAt],
     );
-    for (let i = 0; i < pieces.length; i++) {
-      await tx.query('INSERT INTO history_snapshot_pieces (organization_id, piece, bytes) VALUES ($1, $2, $3::bytea)', [org, i, pieces[i]]);
-    }
+    await tx.copyIn('history_snapshot_pieces', PIECE_COLUMNS, pieces.map((bytes, i) => [org, i, bytes]));
     return true;
   });
 }

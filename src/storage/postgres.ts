@@ -16,6 +16,9 @@ import type { Backend, ScriptQueryable } from './db.ts';
 import { StorageError, messageOf, redactor, unavailableSqlState } from './errors.ts';
 import { deadlinePassed, remainingMs, unbounded } from './deadline.ts';
 import { probe } from './probe.ts';
+import { copyChunks, copyStatement } from './copy-binary.ts';
+import { finished } from 'node:stream/promises';
+import type { Writable } from 'node:stream';
 import { assertOutsideTransaction, insideTransaction } from './transaction-scope.ts';
 
 const POOL_SIZE = 5;
@@ -312,6 +315,14 @@ class PostgresDb implements Backend {
             exec: async (script: string): Promise<void> => {
               await run(() => tx.unsafe(script));
             },
+            copyIn: async (table, columns, rows) => {
+              try {
+                await copyIn(await tx.unsafe(copyStatement(table, columns)).writable(), copyChunks(columns, rows));
+              } catch (err) {
+                statementFailed = true;
+                throw this.toStorageError(err);
+              }
+            },
           };
           let value: R;
           try {
@@ -378,4 +389,23 @@ class PostgresDb implements Backend {
     this.#closed = true;
     await this.#sql.end({ timeout: 5 }).catch(() => {});
   }
+}
+
+/** Writes COPY data to the server: chunk by chunk, waiting while the socket is full and taking a
+ *  turn of the event loop every millisecond or so; resolves once the server has stored it all. */
+async function copyIn(stream: Writable, chunks: Iterable<Uint8Array>): Promise<void> {
+  let since = performance.now();
+  for (const chunk of chunks) {
+    if (!stream.write(chunk)) await new Promise<void>((resolve, reject) => {
+      const failed = (err: Error) => reject(err);
+      stream.once('error', failed);
+      stream.once('drain', () => (stream.off('error', failed), resolve()));
+    });
+    if (performance.now() - since >= 1) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      since = performance.now();
+    }
+  }
+  stream.end();
+  await finished(stream);
 }

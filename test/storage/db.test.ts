@@ -60,6 +60,40 @@ eachBackend('a transaction commits and returns its value', async (t, fx) => {
   t.strictSame(await db.query('SELECT body FROM notes ORDER BY body'), [{ body: 'a' }, { body: 'b' }]);
 });
 
+eachBackend('a bulk write stores bytes, text and whole numbers as they were, or nothing when it fails', async (t, fx) => {
+  const db = await fx.open();
+  await db.query('CREATE TABLE bulk (name text NOT NULL, piece int4 PRIMARY KEY, bytes bytea)');
+  const columns = [
+    { name: 'name', type: 'text' },
+    { name: 'piece', type: 'int4' },
+    { name: 'bytes', type: 'bytea' },
+  ] as const;
+  // Several hundred KB a value (handed out in slices on PostgreSQL), every byte value, an empty one
+  // and a missing one.
+  const big = Buffer.alloc(700_001);
+  for (let i = 0; i < big.length; i++) big[i] = (i * 31 + (i >> 8)) & 0xff;
+  const rows = [
+    ['première', 0, big],
+    ['b', -2_147_483_648, new Uint8Array(0)],
+    ['', 2_147_483_647, null],
+    ['d', 3, big.subarray(1, 300_000)],
+  ];
+  await db.transaction((tx) => tx.copyIn('bulk', columns, rows));
+  const back = await db.query<{ name: string; piece: number; bytes: Uint8Array | null }>('SELECT name, piece, bytes FROM bulk ORDER BY piece');
+  t.same(
+    back.map((r) => [r.name, r.piece, r.bytes === null ? null : Buffer.from(r.bytes).toString('base64')]),
+    [...rows].sort((a, b) => (a[1] as number) - (b[1] as number)).map(([n, p, b]) => [n, p, b === null ? null : Buffer.from(b as Uint8Array).toString('base64')]),
+    'each row reads back as written',
+  );
+  // A row the table refuses (a piece already stored): the transaction leaves nothing.
+  const failed = await db.transaction(async (tx) => {
+    await tx.query("INSERT INTO bulk (name, piece) VALUES ('kept only if the transaction commits', 10)");
+    await tx.copyIn('bulk', columns, [['again', 3, big]]);
+  }).catch((e: unknown) => e);
+  t.ok(failed instanceof StorageError && failed.code === 'query_failed', `refused as query_failed (${(failed as Error).message})`);
+  t.equal((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM bulk'))[0]!.n, 4, 'nothing of the failed transaction is stored');
+});
+
 eachBackend('a transaction that throws leaves nothing and rethrows the same error', async (t, fx) => {
   const db = await fx.open();
   await db.query('CREATE TABLE notes (body text NOT NULL)');
