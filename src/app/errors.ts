@@ -4,7 +4,7 @@
 // its status (http/errors.ts), so the same use case can serve any surface.
 
 import { isProblem, type ModelProblem } from '../model/bundle-types.ts';
-import { StorageError } from '../storage/errors.ts';
+import { StorageError, databaseUnavailable as outOfReach } from '../storage/errors.ts';
 
 export const ERROR_REASONS = [
   'validation_failed', 'bad_request', 'not_signed_in', 'invalid_api_key', 'csrf_failed', 'forbidden', 'not_found',
@@ -46,11 +46,10 @@ export function modelUnavailable(): AppError {
   return new AppError('unavailable', 'model_unavailable', 'No model is loaded.', 'Restart the server with a complete model folder.');
 }
 
-/** Whether a failure is the database being out of reach (refused, closed, shutting down, not
- *  answering): the request may succeed once it is back, so it is answered 503 with Retry-After,
- *  never 500. */
+/** Whether a failure is the database being out of reach (storage/errors.ts): the request may
+ *  succeed once it is back, so it is answered 503 with Retry-After, never 500. */
 export function databaseUnavailable(err: unknown): boolean {
-  return err instanceof StorageError && err.code === 'database_unavailable';
+  return outOfReach(err);
 }
 
 /** Whether a failure is a statement the database cancelled at the statement time limit (a lock held

@@ -13,7 +13,7 @@ import type { ValidateOptions, ValidationResult } from '../datasets/csv.ts';
 import { resultPath } from './results.ts';
 import type { WorkerPool } from './worker-pool.ts';
 import { unbounded } from '../storage/deadline.ts';
-import { StorageError } from '../storage/errors.ts';
+import { databaseUnavailable as isOutage } from '../storage/errors.ts';
 
 export interface RunnerOptions {
   db: Db;
@@ -223,9 +223,4 @@ export class JobRunner {
     await this.o.pool.destroy();
     await Promise.allSettled([...this.running]);
   }
-}
-
-/** An outage of the database (not a fault of the job's): the work waits for it to be back. */
-function isOutage(e: unknown): boolean {
-  return e instanceof StorageError && e.code === 'database_unavailable';
 }

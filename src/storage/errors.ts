@@ -56,6 +56,12 @@ export function unavailableSqlState(state: string): boolean {
   );
 }
 
+/** Whether a failure is the database being out of reach (refused, closed, shutting down, not
+ *  answering in time): not the work's fault, and it may succeed once the database is back. */
+export function databaseUnavailable(err: unknown): boolean {
+  return err instanceof StorageError && err.code === 'database_unavailable';
+}
+
 /** The message of anything thrown, as a string. */
 export function messageOf(err: unknown): string {
   if (err instanceof Error) return err.message;
