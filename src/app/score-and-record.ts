@@ -155,7 +155,7 @@ export class ScoreAndRecord {
     if (!scorer) throw modelUnavailable();
     const challengers = key.challenger_model_ids?.length ? await this.challengers(key.challenger_model_ids) : [];
     const organizationId = key.organization_id;
-    const tenant = await inTime(tenants.get(organizationId));
+    const tenant = tenants.loadedNow(organizationId) ?? (await inTime(tenants.get(organizationId)));
     // Evidence older than what the tenant holds (its last 31 days), read now: nothing below awaits.
     const earlier = await tenant.earlier(scoredEntities(input));
     const id = input.transaction_id;

@@ -97,6 +97,11 @@ export class Tenants {
     return t;
   }
 
+  /** The organization's tenant when it is loaded already (the usual case: nothing to wait for). */
+  loadedNow(organizationId: string): Tenant | undefined {
+    return this.ready.get(organizationId);
+  }
+
   /** Drops the organization's tenant, so that the next use loads it again (after an import). */
   forget(organizationId: string): void {
     this.loaded.delete(organizationId);
