@@ -27,8 +27,10 @@ export interface LiveService {
   organization(name: string, owner?: Member, stage?: 'test' | 'live'): Promise<Organization>;
   /** POST /api/v1/risk/score with the organization's key. */
   score(org: Organization, body: Record<string, unknown>): Promise<LightMyRequestResponse>;
-  /** The same, sent again as a client honouring Retry-After while the answer is 503
-   *  `history_loading` (an organization's first score whose load outlasts the score's deadline). */
+  /** The same, sent again as a client honouring Retry-After while the answer is a 503 that has one:
+   *  `history_loading` (an organization's first score whose load outlasts the score's deadline), or
+   *  `database_unavailable` (a load that ended just before the deadline, leaving too little of it
+   *  for the commit: the retry answers the stored decision, or stores it). */
   scoreLoaded(org: Organization, body: Record<string, unknown>): Promise<LightMyRequestResponse>;
   /** POST /api/risk/score as a guest. */
   guest(body: Record<string, unknown>): Promise<LightMyRequestResponse>;
@@ -74,7 +76,7 @@ export async function startLive(o: { backend: Backend; overrides?: Partial<Confi
     async scoreLoaded(org, body) {
       for (let tries = 1; ; tries++) {
         const res = await score(org, body);
-        if (res.statusCode !== 503 || res.json().detail?.reason !== 'history_loading' || tries >= 60) return res;
+        if (res.statusCode !== 503 || res.headers['retry-after'] === undefined || tries >= 60) return res;
         await new Promise((resolve) => setTimeout(resolve, Number(res.headers['retry-after']) * 1000));
       }
     },
