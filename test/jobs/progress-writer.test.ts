@@ -1,5 +1,6 @@
 // A job's progress writes land in the order they were made, even when the database answers an
-// earlier one later (two pooled connections): a reader never sees progress go back.
+// earlier one later (two pooled connections): a reader never sees progress go back. A write says
+// the job was taken over only when it found the job no longer this worker's, never when it failed.
 
 import t from 'tap';
 import { ProgressWriter } from '../../src/jobs/runner.ts';
@@ -34,7 +35,7 @@ t.test('a slow earlier write never lands after a later one', async (t) => {
   t.equal(most, 1, 'one statement at a time');
 });
 
-t.test('a failed write answers false and later writes still go out', async (t) => {
+t.test('a failed write does not say the job was taken over, and later writes still go out', async (t) => {
   const landed: number[] = [];
   let calls = 0;
   const db = {
@@ -46,8 +47,15 @@ t.test('a failed write answers false and later writes still go out', async (t) =
   } as unknown as Db;
   const progress = new ProgressWriter(db, 'job_1', 'worker-1', 'importing');
   progress.fraction = 0.3;
-  t.equal(await progress.write(), false);
+  // The database did not answer: whose the job is, is not known, so the work goes on.
+  t.equal(await progress.write(), true);
   progress.fraction = 0.4;
   t.equal(await progress.write(), true);
   t.same(landed, [0.4]);
+});
+
+t.test('a write that finds the job no longer this worker’s answers false', async (t) => {
+  const db = { query: async () => [] } as unknown as Db;
+  const progress = new ProgressWriter(db, 'job_1', 'worker-1', 'importing');
+  t.equal(await progress.write(), false, 'taken over (or ended): the work stops');
 });
