@@ -5,6 +5,9 @@
 // length and bytes (int4 big-endian for int4), then -1. Large values are handed out in slices, so a
 // writer can yield between them.
 
+import { once } from 'node:events';
+import type { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import type { CopyColumn } from './db.ts';
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
@@ -65,4 +68,25 @@ export function* copyChunks(columns: readonly CopyColumn[], rows: Iterable<reado
     if (small.length) yield Buffer.concat(small);
   }
   yield Buffer.from([0xff, 0xff]);
+}
+
+/** Writes COPY data to the driver's stream: chunk by chunk, waiting while it is full and taking a
+ *  turn of the event loop every millisecond or so; resolves once the server has stored it all, and
+ *  rejects when the stream fails (the connection reset, the server refused a row). The stream's
+ *  error is listened for from the start: one raised while this waits for a turn must be a
+ *  rejection, never an 'error' event nobody hears (which would end the process). */
+export async function writeCopy(stream: Writable, chunks: Iterable<Uint8Array>): Promise<void> {
+  const done = finished(stream);
+  done.catch(() => {});
+  let since = performance.now();
+  for (const chunk of chunks) {
+    if (stream.destroyed) break;
+    if (!stream.write(chunk)) await Promise.race([once(stream, 'drain'), done]);
+    if (performance.now() - since >= 1) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      since = performance.now();
+    }
+  }
+  if (!stream.destroyed) stream.end();
+  await done;
 }

@@ -16,9 +16,7 @@ import type { Backend, ScriptQueryable } from './db.ts';
 import { StorageError, messageOf, redactor, unavailableSqlState } from './errors.ts';
 import { deadlinePassed, remainingMs, unbounded } from './deadline.ts';
 import { probe } from './probe.ts';
-import { copyChunks, copyStatement } from './copy-binary.ts';
-import { finished } from 'node:stream/promises';
-import type { Writable } from 'node:stream';
+import { copyChunks, copyStatement, writeCopy } from './copy-binary.ts';
 import { assertOutsideTransaction, insideTransaction } from './transaction-scope.ts';
 
 const POOL_SIZE = 5;
@@ -317,7 +315,7 @@ class PostgresDb implements Backend {
             },
             copyIn: async (table, columns, rows) => {
               try {
-                await copyIn(await tx.unsafe(copyStatement(table, columns)).writable(), copyChunks(columns, rows));
+                await writeCopy(await tx.unsafe(copyStatement(table, columns)).writable(), copyChunks(columns, rows));
               } catch (err) {
                 statementFailed = true;
                 throw this.toStorageError(err);
@@ -389,23 +387,4 @@ class PostgresDb implements Backend {
     this.#closed = true;
     await this.#sql.end({ timeout: 5 }).catch(() => {});
   }
-}
-
-/** Writes COPY data to the server: chunk by chunk, waiting while the socket is full and taking a
- *  turn of the event loop every millisecond or so; resolves once the server has stored it all. */
-async function copyIn(stream: Writable, chunks: Iterable<Uint8Array>): Promise<void> {
-  let since = performance.now();
-  for (const chunk of chunks) {
-    if (!stream.write(chunk)) await new Promise<void>((resolve, reject) => {
-      const failed = (err: Error) => reject(err);
-      stream.once('error', failed);
-      stream.once('drain', () => (stream.off('error', failed), resolve()));
-    });
-    if (performance.now() - since >= 1) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      since = performance.now();
-    }
-  }
-  stream.end();
-  await finished(stream);
 }

@@ -1,0 +1,81 @@
+// Binary COPY data (src/storage/copy-binary.ts) as PostgreSQL reads it, and its writer: every byte
+// reaches a slow stream in order, waiting while it is full; a stream that fails while the writer
+// waits for a turn of the event loop is a rejection with its error, never an 'error' event nobody
+// hears. (That the server stores what it reads is test/storage/db.test.ts's bulk write.)
+
+import t from 'tap';
+import { Writable } from 'node:stream';
+import { COPY_SLICE_BYTES, copyChunks, writeCopy } from '../../src/storage/copy-binary.ts';
+
+const columns = [
+  { name: 'name', type: 'text' },
+  { name: 'piece', type: 'int4' },
+  { name: 'bytes', type: 'bytea' },
+] as const;
+
+t.test('the format: signature, rows of lengths and values, -1 at the end; large values in slices', async (t) => {
+  const big = Buffer.alloc(COPY_SLICE_BYTES * 2 + 5, 7);
+  const chunks = [...copyChunks(columns, [['é', -3, Buffer.from([1, 2])], ['x', 9, null], ['y', 1, big]])];
+  const all = Buffer.concat(chunks);
+  t.same([...all.subarray(0, 19)], [...Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), 0, 0, 0, 0, 0, 0, 0, 0], 'signature, flags and header extension');
+  let at = 19;
+  const int16 = () => ((at += 2), all.readInt16BE(at - 2));
+  const int32 = () => ((at += 4), all.readInt32BE(at - 4));
+  const bytes = (n: number) => ((at += n), all.subarray(at - n, at));
+  t.equal(int16(), 3, 'a row has three fields');
+  t.equal(int32(), 2, 'text as its UTF-8 length');
+  t.equal(bytes(2).toString('utf8'), 'é');
+  t.same([int32(), int32()], [4, -3], 'int4 as four big-endian bytes');
+  t.equal(int32(), 2);
+  t.same([...bytes(2)], [1, 2], 'bytea as it is');
+  t.equal(int16(), 3);
+  t.equal(int32(), 1);
+  bytes(1);
+  t.same([int32(), int32()], [4, 9]);
+  t.equal(int32(), -1, 'a missing value is -1');
+  t.equal(int16(), 3);
+  int32();
+  bytes(1);
+  int32();
+  int32();
+  t.equal(int32(), big.length);
+  t.ok(bytes(big.length).equals(big), 'the large value whole');
+  t.equal(int16(), -1, 'the end');
+  t.equal(at, all.length, 'and nothing after it');
+  const slices = chunks.filter((c) => c.buffer === big.buffer);
+  t.same(slices.map((c) => c.length), [COPY_SLICE_BYTES, COPY_SLICE_BYTES, 5], 'the large value in slices, views of it (no copy)');
+  t.throws(() => [...copyChunks(columns, [['a', 1.5, null]])], /not a whole number/, 'a fraction refused for int4');
+});
+
+t.test('every byte reaches a slow stream, in order', async (t) => {
+  const got: Buffer[] = [];
+  const stream = new Writable({
+    highWaterMark: 1024,
+    write(chunk: Buffer, _enc, callback) {
+      got.push(Buffer.from(chunk));
+      setTimeout(callback, 1);
+    },
+  });
+  const big = Buffer.alloc(COPY_SLICE_BYTES * 3 + 11);
+  for (let i = 0; i < big.length; i++) big[i] = i & 0xff;
+  const rows = [['a', 1, big], ['b', 2, big.subarray(3)]];
+  await writeCopy(stream, copyChunks(columns, rows));
+  t.ok(Buffer.concat(got).equals(Buffer.concat([...copyChunks(columns, rows)])), 'the stream got exactly the COPY data');
+});
+
+t.test('a stream that fails while the writer waits is a rejection, not an unheard error', async (t) => {
+  let writes = 0;
+  const stream = new Writable({
+    write(_chunk, _enc, callback) {
+      // The third chunk is never taken: the connection is reset while the writer waits for room.
+      if (++writes === 3) return void setImmediate(() => stream.destroy(new Error('connection reset')));
+      callback();
+    },
+  });
+  const big = Buffer.alloc(COPY_SLICE_BYTES * 40);
+  const outcome = await writeCopy(stream, copyChunks(columns, [['a', 1, big]])).then(
+    () => 'resolved',
+    (e: Error) => e.message,
+  );
+  t.equal(outcome, 'connection reset', 'rejected with the stream’s error');
+});
