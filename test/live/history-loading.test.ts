@@ -9,6 +9,7 @@ import postgres from 'postgres';
 import { freshDatabase } from '../support/server.ts';
 import { SignIn, spawnServer, withKey, type ServerProcess } from '../support/processes.ts';
 import { needs } from '../support/components.ts';
+import { holdLock, type HeldLock } from '../support/held-lock.ts';
 
 const DEADLINE_S = 1;
 
@@ -17,11 +18,9 @@ t.test('a first score while the history cannot load yet', { skip: needs('postgre
   const signIn = await SignIn.start();
   const lock = postgres(db.url, { max: 1, onnotice: () => {} });
   let server: ServerProcess | undefined;
-  let release: () => void = () => {};
-  let held: Promise<unknown> = Promise.resolve();
+  let held: HeldLock | undefined;
   t.teardown(async () => {
-    release();
-    await held.catch(() => {});
+    await held?.release();
     await lock.end({ timeout: 5 });
     await server?.stop('SIGKILL');
     await signIn.close();
@@ -31,14 +30,7 @@ t.test('a first score while the history cannot load yet', { skip: needs('postgre
   const org = await signIn.organization(server.base, 'loading');
   const body = { transaction_id: 'first', amount: 42, customer_id: 'c-1', merchant_id: 'm-1' };
 
-  let locked!: () => void;
-  const isLocked = new Promise<void>((resolve) => (locked = resolve));
-  held = lock.begin(async (tx) => {
-    await tx`LOCK TABLE history_snapshots IN ACCESS EXCLUSIVE MODE`;
-    locked();
-    await new Promise<void>((resolve) => (release = resolve));
-  });
-  await isLocked;
+  held = await holdLock(lock, 'history_snapshots');
 
   const sent = performance.now();
   const refused = await withKey(server.base, org.secret, '/api/v1/risk/score', body);
@@ -56,8 +48,7 @@ t.test('a first score while the history cannot load yet', { skip: needs('postgre
     await stored.end();
   }
 
-  release();
-  await held;
+  await held.release();
   let again = await withKey(server.base, org.secret, '/api/v1/risk/score', body);
   // The load that went on in the background may still be finishing: a client honours Retry-After.
   for (let tries = 0; again.status === 503 && again.json?.detail?.reason === 'history_loading' && tries < 10; tries++) {

@@ -10,6 +10,7 @@ import postgres from 'postgres';
 import { freshDatabase } from '../support/server.ts';
 import { SignIn, spawnServer, withKey, type ServerProcess } from '../support/processes.ts';
 import { needs } from '../support/components.ts';
+import { holdLock, type HeldLock } from '../support/held-lock.ts';
 
 const HELD = 60_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -19,11 +20,9 @@ t.test('a snapshot write cut by the end of its process', { skip: needs('postgres
   const signIn = await SignIn.start();
   const sql = postgres(db.url, { max: 2, onnotice: () => {} });
   const servers: ServerProcess[] = [];
-  let release: () => void = () => {};
-  let held: Promise<unknown> = Promise.resolve();
+  let held: HeldLock | undefined;
   t.teardown(async () => {
-    release();
-    await held.catch(() => {});
+    await held?.release();
     await Promise.all(servers.map((s) => s.stop('SIGKILL')));
     await sql.end({ timeout: 5 });
     await signIn.close();
@@ -39,14 +38,7 @@ t.test('a snapshot write cut by the end of its process', { skip: needs('postgres
     SELECT ${org.id}, 'held-' || x, ${now - 60_000}::float8 - (${HELD} - x) * 28000.0, 10 + x % 90, 'c' || (x % 600), 'm' || (x % 40), 'Lisbon', 'wallet', 'import'
     FROM generate_series(1, ${HELD}) AS x`;
 
-  let locked!: () => void;
-  const isLocked = new Promise<void>((resolve) => (locked = resolve));
-  held = sql.begin(async (tx) => {
-    await tx`LOCK TABLE history_snapshot_pieces IN ACCESS EXCLUSIVE MODE`;
-    locked();
-    await new Promise<void>((resolve) => (release = resolve));
-  });
-  await isLocked;
+  held = await holdLock(sql, 'history_snapshot_pieces');
 
   const score = async (s: ServerProcess, id: string) => {
     let r = await withKey(s.base, org.secret, '/api/v1/risk/score', { transaction_id: id, amount: 33, customer_id: 'c7', merchant_id: 'm7' });
@@ -66,8 +58,7 @@ t.test('a snapshot write cut by the end of its process', { skip: needs('postgres
   }
   t.equal(waiting, 1, 'the snapshot write has begun and waits');
   await a.stop('SIGKILL');
-  release();
-  await held;
+  await held.release();
   // The killed process's backend goes on once the lock is released, finds its client gone and
   // rolls back.
   let left = 1;
