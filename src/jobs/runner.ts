@@ -168,9 +168,8 @@ export class JobRunner {
       return;
     }
     const progress = new ProgressWriter(db, job.id, this.worker, handler.stage);
-    // The heartbeat goes on until the job's end is written, so a job waiting for the database
-    // stays this process's and is not taken up again as if its process had died.
-    // Four beats within the stale limit: a busy process's job never looks dead to itself.
+    // Four beats within the stale limit, until the job's end is written: a busy process's job, or
+    // one waiting for the database, never looks to anyone as if its process had died.
     const heartbeat = setInterval(() => void progress.write(), this.o.heartbeatMs ?? Math.min(2000, (this.o.staleMs ?? 30_000) / 4));
     this.kinds.set(job.kind, (this.kinds.get(job.kind) ?? 0) + 1);
     try {

@@ -162,23 +162,24 @@ export async function recoverStale(db: Db, staleMs: number, announce?: JobAnnoun
   return { requeued: requeued.map((r) => r.id), failed: failed.map((r) => r.id) };
 }
 
+/** Puts `worker`'s running jobs (or the one of them with `id`) back in the queue with `stage`;
+ *  `attemptCounted: false` takes their claim back off their attempts. The ids handed back. */
+async function handBack(db: Queryable, worker: string, stage: string, o: { id?: string; attemptCounted: boolean }): Promise<string[]> {
+  const rows = await db.query<{ id: string }>(
+    `UPDATE jobs SET status = 'queued', stage = $2, progress = 0, claimed_by = NULL${o.attemptCounted ? '' : ', attempts = greatest(attempts - 1, 0)'}
+     WHERE status = 'running' AND claimed_by = $1 ${o.id === undefined ? '' : 'AND id = $3'} RETURNING id`,
+    o.id === undefined ? [worker, stage] : [worker, stage, o.id],
+  );
+  return rows.map((r) => r.id);
+}
+
 /** Hands one running job of `worker`'s back to the queue, its claim not counted as an attempt (the
  *  work met an outage of the database, no fault of the job's); false when it was not `worker`'s. */
 export async function requeueJob(db: Queryable, id: string, worker: string, stage: string): Promise<boolean> {
-  const rows = await db.query(
-    `UPDATE jobs SET status = 'queued', stage = $3, progress = 0, claimed_by = NULL, attempts = greatest(attempts - 1, 0)
-     WHERE id = $1 AND claimed_by = $2 AND status = 'running' RETURNING id`,
-    [id, worker, stage],
-  );
-  return rows.length === 1;
+  return (await handBack(db, worker, stage, { id, attemptCounted: false })).length === 1;
 }
 
 /** A stopping process hands its running jobs back to the queue at once (no wait for staleness). */
-export async function releaseWorker(db: Queryable, worker: string): Promise<string[]> {
-  const rows = await db.query<{ id: string }>(
-    `UPDATE jobs SET status = 'queued', stage = 'queued again after its server stopped', progress = 0, claimed_by = NULL
-     WHERE status = 'running' AND claimed_by = $1 RETURNING id`,
-    [worker],
-  );
-  return rows.map((r) => r.id);
+export function releaseWorker(db: Queryable, worker: string): Promise<string[]> {
+  return handBack(db, worker, 'queued again after its server stopped', { attemptCounted: true });
 }
