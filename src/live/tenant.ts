@@ -29,18 +29,33 @@ const LOAD_SLICE_MS = 4;
 /** A turn of the event loop: what a long load yields between its slices. */
 export const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** `work(from, to)` over [0, n), a step of rows at a time, with a turn of the event loop whenever
- *  LOAD_SLICE_MS have passed since the last. */
-async function inSlices(n: number, work: (from: number, to: number) => void): Promise<void> {
+/** Runs a generator's steps (each short), with a turn of the event loop whenever LOAD_SLICE_MS
+ *  have passed since the last; returns its value. */
+async function inSteps<T>(steps: Generator<unknown, T>): Promise<T> {
   let since = performance.now();
-  for (let from = 0; from < n; from += LOAD_STEP) {
-    work(from, Math.min(n, from + LOAD_STEP));
+  for (;;) {
+    const step = steps.next();
+    if (step.done) {
+      await turn();
+      return step.value;
+    }
     if (performance.now() - since >= LOAD_SLICE_MS) {
       await turn();
       since = performance.now();
     }
   }
-  await turn();
+}
+
+/** `work(from, to)` over [0, n), LOAD_STEP rows at a time (`inSteps`). */
+function inSlices(n: number, work: (from: number, to: number) => void): Promise<void> {
+  return inSteps(
+    (function* () {
+      for (let from = 0; from < n; from += LOAD_STEP) {
+        work(from, Math.min(n, from + LOAD_STEP));
+        yield;
+      }
+    })(),
+  );
 }
 
 /** What makes a request with a known transaction id a retry rather than a different transaction. */
@@ -100,10 +115,7 @@ export class Tenant {
       restore: async (pieces, changes) => {
         let restored: History;
         try {
-          const steps = restoring(pieces);
-          let step = steps.next();
-          for (; !step.done; step = steps.next()) await turn();
-          restored = step.value;
+          restored = await inSteps(restoring(pieces));
         } catch {
           // Bytes this code cannot read (damaged): the rows are read instead, and store a new one.
           return false;
@@ -121,9 +133,7 @@ export class Tenant {
       labels: (rows) => inSlices(rows.length, (from, to) => {
         for (let i = from; i < to; i++) h.loadLabel(rows[i]!, rows[i]!.label, rows[i]!.known);
       }),
-      finish: async (totals) => {
-        for (const _ of h.finishing(totals)) await turn();
-      },
+      finish: (totals) => inSteps(h.finishing(totals)),
     };
   }
 

@@ -92,9 +92,9 @@ export interface PolicyLoader {
 }
 
 /** Transactions per page when loading a history (a few megabytes of byte strings). */
-const LOAD_PAGE_ROWS = 20_000;
+const LOAD_PAGE_ROWS = 5_000;
 /** Rows per page of first uses (byte columns) and totals (JSON). */
-const ENTITY_PAGE_ROWS = 20_000;
+const ENTITY_PAGE_ROWS = 5_000;
 
 const USE_KINDS = { m: 'merchant', h: 'channel', l: 'location' } as const;
 const TOTAL_KINDS = { c: 'customer', m: 'merchant', h: 'channel' } as const;

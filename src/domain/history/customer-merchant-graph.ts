@@ -9,6 +9,18 @@ import { Lists, widenFloats } from './lists.ts';
 import { countBelowIn, insertSortedIn, removeSortedIn } from './sorted.ts';
 import { USE_MERCHANT, type Uses } from './first-use.ts';
 
+/** Sorts the times of lists from `from` on until about `budget` entries are sorted; returns the
+ *  next list (a plain function's loop: a generator's is not optimised). */
+function sortLists(l: Lists, from: number, budget: number): number {
+  let m = from;
+  for (; m < l.lists && budget > 0; m++) {
+    const n = l.count(m);
+    if (n > 1) l.floats[0]!.subarray(l.start[m]!, l.start[m]! + n).sort();
+    budget -= n + 1;
+  }
+  return m;
+}
+
 export class Neighbours {
   /** Per merchant, ascending: when each of its customers first paid it. */
   private readonly customerTimes = new Lists(0, 1);
@@ -59,11 +71,12 @@ export class Neighbours {
     this.customerTimes.floats[0]![at] = first;
   }
 
-  finishLoad(): void {
+  /** Puts each merchant's loaded first payments in order, in steps. */
+  *finishingLoad(): Generator<void> {
     const l = this.customerTimes;
-    for (let m = 0; m < l.lists; m++) {
-      const n = l.count(m);
-      if (n > 1) l.floats[0]!.subarray(l.start[m]!, l.start[m]! + n).sort();
+    for (let m = 0; m < l.lists; ) {
+      m = sortLists(l, m, 4096);
+      yield;
     }
   }
 
@@ -97,10 +110,10 @@ export class Neighbours {
     return { customers, compromised };
   }
 
-  /** Packs the lists (see Lists.compact). */
-  compact(): void {
-    this.customerTimes.compact();
-    this.compromisedTimes.compact();
+  /** Packs the lists (see Lists.compact), in steps. */
+  *compacting(): Generator<void> {
+    yield* this.customerTimes.compacting();
+    yield* this.compromisedTimes.compacting();
   }
 
   get byteLength(): number {

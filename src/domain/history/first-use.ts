@@ -126,9 +126,9 @@ export class Uses {
     return this.lists.lists;
   }
 
-  /** Packs the lists (see Lists.compact). */
-  compact(): void {
-    this.lists.compact();
+  /** Packs the lists (see Lists.compact), in steps. */
+  compacting(): Generator<void> {
+    return this.lists.compacting();
   }
 
   get byteLength(): number {

@@ -68,25 +68,30 @@ export function loadUseColumns(h: LoadTarget, u: UseColumns, from: number, to: n
  *  floor. */
 export function* finishingLoad(h: LoadTarget, totals: Iterable<EntityTotals>): Generator<void> {
   yield* h.labels.endLoading();
-  h.neighbours.finishLoad();
-  yield;
-  const r = h.records;
+  yield* h.neighbours.finishingLoad();
   const compromised: number[] = [];
   let done = 0;
   for (const t of totals) {
-    if (++done % 4096 === 0) yield;
-    const e = t.kind === 'channel' ? r.channels.number(t.key) : t.kind === 'customer' ? r.customerIds.id(t.key) : r.merchantIds.id(t.key);
-    const s = h.series(t.kind);
-    const before = t.transactions - s.all(e);
-    if (before > 0) {
-      const held = s.heldSums(e);
-      s.setBase(e, before, t.amountSum - held.sum, t.amountSquares - held.squares, s.held(e) > 0 ? h.floor : t.last);
-    }
-    if (t.kind === 'customer') {
-      if (h.labels.setCustomerTotal(e, t.frauds, t.firstFraudKnown!)) compromised.push(e);
-    } else if (t.labels > 0) {
-      h.labels.setTotal(t.kind === 'merchant' ? h.labels.merchants : h.labels.channels, e, t.labels, t.frauds);
-    }
+    if (++done % 256 === 0) yield;
+    applyTotal(h, t, compromised);
   }
   for (const c of compromised) h.refreshCompromised(c);
+}
+
+/** One entity's all-time totals, at the end of a load (a customer with frauds known before the
+ *  floor is added to `compromised`). */
+function applyTotal(h: LoadTarget, t: EntityTotals, compromised: number[]): void {
+  const r = h.records;
+  const e = t.kind === 'channel' ? r.channels.number(t.key) : t.kind === 'customer' ? r.customerIds.id(t.key) : r.merchantIds.id(t.key);
+  const s = h.series(t.kind);
+  const before = t.transactions - s.all(e);
+  if (before > 0) {
+    const held = s.heldSums(e);
+    s.setBase(e, before, t.amountSum - held.sum, t.amountSquares - held.squares, s.held(e) > 0 ? h.floor : t.last);
+  }
+  if (t.kind === 'customer') {
+    if (h.labels.setCustomerTotal(e, t.frauds, t.firstFraudKnown!)) compromised.push(e);
+  } else if (t.labels > 0) {
+    h.labels.setTotal(t.kind === 'merchant' ? h.labels.merchants : h.labels.channels, e, t.labels, t.frauds);
+  }
 }

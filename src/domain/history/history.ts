@@ -271,15 +271,10 @@ export class History {
   private *compacting(): Generator<void> {
     this.records.trim();
     yield;
-    for (const part of [this.customers, this.merchants, this.channels]) {
-      part.compact();
-      yield;
-    }
+    for (const part of [this.customers, this.merchants, this.channels]) yield* part.compacting();
     yield* this.labels.compacting();
-    for (const part of [this.uses, this.neighbours]) {
-      part.compact();
-      yield;
-    }
+    yield* this.uses.compacting();
+    yield* this.neighbours.compacting();
   }
 
   /** The merchant's distinct customers whose first payment there is strictly before `t`, and how

@@ -113,10 +113,7 @@ export class KnownLabels {
 
   /** Packs each part to the size of what it holds, in steps. */
   *compacting(): Generator<void> {
-    for (const part of [this.merchants, this.channels, this.customerFrauds]) {
-      part.compact();
-      yield;
-    }
+    for (const part of [this.merchants, this.channels, this.customerFrauds]) yield* part.compacting();
   }
 
   get byteLength(): number {

@@ -7,12 +7,50 @@
 // there for the ones between. The History class files and withdraws them.
 
 import { Lists, trimFloats, widenFloats } from './lists.ts';
+import { grown } from './strings.ts';
 import type { RecordStore } from './records.ts';
 import { WINDOW_HORIZON_MS } from './horizon.ts';
 
 const CHECKPOINT = 16;
 const SHIFT = 4;
 
+
+/** Labels filed during a load, in typed arrays: millions of them in JavaScript arrays would be
+ *  copied and traced by the collector as they grow. */
+class PendingLabels {
+  count = 0;
+  entity = new Int32Array(1024);
+  time = new Float64Array(1024);
+  label = new Int8Array(1024);
+  ref = new Int32Array(1024);
+
+  push(e: number, time: number, label: 0 | 1, ref: number): void {
+    const i = this.count++;
+    if (i === this.entity.length) {
+      const n = grown(i);
+      const wider = <T extends Int32Array | Float64Array | Int8Array>(a: T, b: T): T => (b.set(a), b);
+      this.entity = wider(this.entity, new Int32Array(n));
+      this.time = wider(this.time, new Float64Array(n));
+      this.label = wider(this.label, new Int8Array(n));
+      this.ref = wider(this.ref, new Int32Array(n));
+    }
+    this.entity[i] = e;
+    this.time[i] = time;
+    this.label[i] = label;
+    this.ref[i] = ref;
+  }
+}
+
+/** Where each entity's entries start once grouped by entity (a counting sort): entity e's at
+ *  [starts[e], starts[e + 1]). */
+function entityStarts(entity: Int32Array): Int32Array {
+  let entities = 0;
+  for (let i = 0; i < entity.length; i++) entities = Math.max(entities, entity[i]! + 1);
+  const starts = new Int32Array(entities + 1);
+  for (let i = 0; i < entity.length; i++) starts[entity[i]! + 1]!++;
+  for (let e = 0; e < entities; e++) starts[e + 1]! += starts[e]!;
+  return starts;
+}
 
 /** Whether the base labels (all known before the floor) fall in [from, to), given both bounds are
  *  -Infinity or at least the floor: 1 when only `from` is -Infinity, else 0 (or -1 for a reversed
@@ -69,7 +107,7 @@ export class LabelStore {
   /** Labels filed during a load (`beginLoad` … `endLoad`), filed together at its end: a load's
    *  labels come in the order of their transactions, not of when they became known, and filing
    *  each in its place would move every later one. */
-  private pending: { entity: number[]; time: number[]; label: number[]; ref: number[] } | undefined;
+  private pending: PendingLabels | undefined;
 
   constructor(private readonly records: RecordStore) {}
 
@@ -135,7 +173,7 @@ export class LabelStore {
 
   /** From now until `endLoad`, labels are collected and filed together. */
   beginLoad(): void {
-    this.pending ??= { entity: [], time: [], label: [], ref: [] };
+    this.pending ??= new PendingLabels();
   }
 
   /** Files the labels collected since `beginLoad`, each entity's in order of when they became
@@ -148,56 +186,70 @@ export class LabelStore {
   *endLoading(): Generator<void> {
     const p = this.pending;
     this.pending = undefined;
-    if (!p || p.entity.length === 0) return;
+    if (!p || p.count === 0) return;
     // Grouped by entity (a counting sort), then each entity's in order of time. Entries known at the
     // same time may come in any order among themselves: no query tells them apart.
-    const n = p.entity.length;
-    let entities = 0;
-    for (const e of p.entity) entities = Math.max(entities, e + 1);
-    const starts = new Int32Array(entities + 1);
-    for (const e of p.entity) starts[e + 1]!++;
-    for (let e = 0; e < entities; e++) starts[e + 1]! += starts[e]!;
+    // The loops are in plain functions, called a step at a time: a generator's own loop runs
+    // unoptimised until it returns (V8 does not replace a running generator's frame), which over a
+    // million labels is tens of milliseconds in one step.
+    const n = p.count;
+    const starts = entityStarts(p.entity.subarray(0, n));
+    const entities = starts.length - 1;
     const fill = starts.slice(0, entities);
     const times = new Float64Array(n);
     const refs = new Int32Array(n);
-    for (let i = 0; i < n; i++) {
-      const at = fill[p.entity[i]!]!++;
-      times[at] = p.time[i]!;
-      refs[at] = this.entryFor(p.ref[i]!, p.time[i]!, p.label[i] as 0 | 1);
+    for (let from = 0; from < n; from += 4096) {
+      this.group(p, from, Math.min(n, from + 4096), fill, times, refs);
+      yield;
     }
-    yield;
     let filed = 0;
     for (let e = 0; e < entities; e++) {
       const from = starts[e]!;
       const to = starts[e + 1]!;
       if (from === to) continue;
       filed += to - from;
-      if (filed >= 16_384) {
+      if (filed >= 4096) {
         filed = 0;
         yield;
       }
-      sortByTime(times.subarray(from, to), refs.subarray(from, to));
-      if (this.entries.count(e) > 0) {
-        for (let k = from; k < to; k++) this.place(e, times[k]!, refs[k]!);
-        continue;
-      }
-      this.entries.reserve(e, to - from, true);
-      if (this.checkpoints.count(e) === 0) {
-        const at = this.checkpoints.append(e);
-        this.checkpoints.ints[0]![at] = 0;
-      }
-      let frauds = this.frauds[e]!;
-      for (let k = from; k < to; k++) {
-        const at = this.entries.append(e);
-        this.entries.ints[0]![at] = refs[k]!;
-        frauds += this.labelAt(e, k - from);
-        if ((k - from + 1) % CHECKPOINT === 0) {
-          const c = this.checkpoints.append(e);
-          this.checkpoints.ints[0]![c] = frauds;
-        }
-      }
-      this.frauds[e] = frauds;
+      this.fileSorted(e, times.subarray(from, to), refs.subarray(from, to));
     }
+  }
+
+  /** Pending labels [from, to) into their entity's part of `times` and `refs` (`fill`: each
+   *  entity's next place). */
+  private group(p: PendingLabels, from: number, to: number, fill: Int32Array, times: Float64Array, refs: Int32Array): void {
+    for (let i = from; i < to; i++) {
+      const at = fill[p.entity[i]!]!++;
+      times[at] = p.time[i]!;
+      refs[at] = this.entryFor(p.ref[i]!, p.time[i]!, p.label[i] as 0 | 1);
+    }
+  }
+
+  /** Files an entity's loaded labels (`times`, `refs`: a load's, in any order). */
+  private fileSorted(e: number, times: Float64Array, refs: Int32Array): void {
+    sortByTime(times, refs);
+    const n = times.length;
+    if (this.entries.count(e) > 0) {
+      for (let k = 0; k < n; k++) this.place(e, times[k]!, refs[k]!);
+      return;
+    }
+    this.entries.reserve(e, n, true);
+    if (this.checkpoints.count(e) === 0) {
+      const at = this.checkpoints.append(e);
+      this.checkpoints.ints[0]![at] = 0;
+    }
+    let frauds = this.frauds[e]!;
+    for (let k = 0; k < n; k++) {
+      const at = this.entries.append(e);
+      this.entries.ints[0]![at] = refs[k]!;
+      frauds += this.labelAt(e, k);
+      if ((k + 1) % CHECKPOINT === 0) {
+        const c = this.checkpoints.append(e);
+        this.checkpoints.ints[0]![c] = frauds;
+      }
+    }
+    this.frauds[e] = frauds;
   }
 
   /** Files the label of record `ref` (or, with -1, of a transaction the records do not hold),
@@ -210,10 +262,7 @@ export class LabelStore {
       return;
     }
     if (this.pending) {
-      this.pending.entity.push(e);
-      this.pending.time.push(time);
-      this.pending.label.push(label);
-      this.pending.ref.push(ref);
+      this.pending.push(e, time, label, ref);
       return;
     }
     this.place(e, time, this.entryFor(ref, time, label));
@@ -323,11 +372,11 @@ export class LabelStore {
   /** Entities made: one past the highest asked for. */
   private made = 0;
 
-  /** Packs the lists (see Lists.compact) and the per-entity arrays to the entities made. */
-  compact(): void {
+  /** Packs the lists (see Lists.compact) and the per-entity arrays to the entities made, in steps. */
+  *compacting(): Generator<void> {
     const n = this.made;
-    this.entries.compact(n);
-    this.checkpoints.compact(n);
+    yield* this.entries.compacting(n);
+    yield* this.checkpoints.compacting(n);
     this.floor = trimFloats(this.floor, n);
     this.baseLabels = trimFloats(this.baseLabels, n);
     this.baseFrauds = trimFloats(this.baseFrauds, n);

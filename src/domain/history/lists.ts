@@ -38,6 +38,18 @@ function classOf(capacity: number): number {
   return 31 - Math.clz32(capacity);
 }
 
+/** Copies lists [from, to) of `old` end to end into `col` from `at`, each followed by room for a
+ *  sixteenth more (and one); returns where the next goes. */
+function moveLists<T extends Int32Array | Float64Array | Int8Array>(old: T, col: T, start: Int32Array, length: Int32Array, from: number, to: number, at: number): number {
+  for (let l = from; l < to; l++) {
+    const len = length[l]!;
+    if (len === 0) continue;
+    col.set(old.subarray(start[l]!, start[l]! + len), at);
+    at += len + (len >> 4) + 1;
+  }
+  return at;
+}
+
 export class Lists {
   /** Where each list's entries start in the columns, how many it has, and how many fit. */
   start: Int32Array;
@@ -162,6 +174,12 @@ export class Lists {
    *  hold and little else; free blocks are gone. `lists`: how many lists to keep room for (every
    *  list from it on must be empty; the rest are made again when asked for). */
   compact(lists = this.start.length): void {
+    for (const _ of this.compacting(lists));
+  }
+
+  /** `compact` in steps of a few thousand lists each (a caller can let other work run between
+   *  them; nothing may read or change the lists until the last step). */
+  *compacting(lists = this.start.length): Generator<void> {
     const n = lists;
     for (let l = n; l < this.start.length; l++) if (this.length[l]! > 0) throw new Error(`compact(${n}) would drop list ${l}`);
     let total = 0;
@@ -170,20 +188,20 @@ export class Lists {
       total += len === 0 ? 0 : len + (len >> 4) + 1;
     }
     const size = Math.max(1024, total);
-    const move = <T extends Int32Array | Float64Array | Int8Array>(old: T, make: (n: number) => T): T => {
-      const col = make(size);
+    // A step moves a few thousand lists (a plain function's loop: a generator's is not optimised).
+    const length = this.length;
+    const start = this.start;
+    function* move<T extends Int32Array | Float64Array | Int8Array>(old: T, col: T): Generator<void, T> {
       let at = 0;
-      for (let l = 0; l < n; l++) {
-        const len = this.length[l]!;
-        if (len === 0) continue;
-        col.set(old.subarray(this.start[l]!, this.start[l]! + len), at);
-        at += len + (len >> 4) + 1;
+      for (let l = 0; l < n; l += 4096) {
+        at = moveLists(old, col, start, length, l, Math.min(n, l + 4096), at);
+        yield;
       }
       return col;
-    };
-    for (let c = 0; c < this.ints.length; c++) this.ints[c] = move(this.ints[c]!, (k) => new Int32Array(k));
-    for (let c = 0; c < this.floats.length; c++) this.floats[c] = move(this.floats[c]!, (k) => new Float64Array(k));
-    for (let c = 0; c < this.bytes.length; c++) this.bytes[c] = move(this.bytes[c]!, (k) => new Int8Array(k));
+    }
+    for (let c = 0; c < this.ints.length; c++) this.ints[c] = yield* move(this.ints[c]!, new Int32Array(size));
+    for (let c = 0; c < this.floats.length; c++) this.floats[c] = yield* move(this.floats[c]!, new Float64Array(size));
+    for (let c = 0; c < this.bytes.length; c++) this.bytes[c] = yield* move(this.bytes[c]!, new Int8Array(size));
     this.start = this.start.slice(0, n);
     this.length = this.length.slice(0, n);
     this.capacity = this.capacity.slice(0, n);

@@ -228,6 +228,9 @@ export class RecordStore {
   pushRow(c: TransactionColumns, i: number): number {
     if (this.count === this.capacity) this.grow();
     const k = this.count++;
+    // The first row of a load: room for the ids of as many rows as were reserved, at this page's
+    // average length, so that the buffer is not copied as it grows (tens of megabytes at millions).
+    if (k === 0 && c.count > 0) this.ids.reserveBytes(Math.ceil(((this.capacity * c.ids.ends[c.count - 1]!) / c.count) * 1.03));
     this.times.set(k, c.times[i]!);
     this.amounts.set(k, c.amounts[i]!);
     const [cs, ce] = span(c.customers, i);
@@ -362,9 +365,11 @@ export class RecordStore {
     return this.times.byteLength + this.amounts.byteLength + this.knownAt.byteLength + this.customers.byteLength + this.merchants.byteLength + this.channelColumn.byteLength + this.capacity + this.ids.byteLength + (this.idIndex?.byteLength ?? 0) + this.customerIds.byteLength + this.merchantIds.byteLength;
   }
 
-  /** Shrinks the columns to the records held and a sixteenth more (after a load). */
+  /** Shrinks the columns to the records held and a sixteenth more (after a load), when they hold
+   *  more than an eighth unused: a load reserves what it needs, and copying its columns to give
+   *  back a few percent would stall the process for tens of milliseconds. */
   trim(): void {
-    this.resize(Math.max(1024, this.count + (this.count >> 4)));
+    if (this.capacity > 1024 && this.capacity > this.count + (this.count >> 3)) this.resize(Math.max(1024, this.count + (this.count >> 4)));
     this.ids.trim();
   }
 

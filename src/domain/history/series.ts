@@ -294,11 +294,11 @@ export class SeriesStore {
     return { sum: this.prefix(e, n, false) - this.prefix(e, 0, false), squares: this.withSquares ? this.prefix(e, n, true) - this.prefix(e, 0, true) : 0 };
   }
 
-  /** Packs the lists (see Lists.compact). */
-  compact(): void {
+  /** Packs the lists (see Lists.compact), in steps. */
+  *compacting(): Generator<void> {
     const n = this.made;
-    this.entries.compact(n);
-    this.checkpoints.compact(n);
+    yield* this.entries.compacting(n);
+    yield* this.checkpoints.compacting(n);
     this.dropped = trimFloats(this.dropped, n);
     this.lastDropped = trimFloats(this.lastDropped, n);
     this.baseSum = trimFloats(this.baseSum, n);

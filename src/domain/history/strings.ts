@@ -193,8 +193,16 @@ export class PackedStrings {
     return this.count++;
   }
 
-  /** Shrinks the buffers to what is held and a sixteenth more. */
+  /** Room for `n` bytes in all (none is given back). */
+  reserveBytes(n: number): void {
+    this.fit(n);
+  }
+
+  /** Shrinks the buffers to what is held and a sixteenth more, when they hold more than an eighth
+   *  unused (copying them for less is not worth its stall). */
   trim(): void {
+    const unused = this.bytes.length - this.used + 4 * ((this.offsets?.length ?? 0) - this.count);
+    if (unused <= this.used >> 3) return;
     const bytes = Buffer.allocUnsafe(Math.max(1 << 12, this.used + (this.used >> 4)));
     this.bytes.copy(bytes, 0, 0, this.used);
     this.bytes = bytes;
