@@ -24,6 +24,7 @@ import { request } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
 import { withoutSecondaryIndexes } from './database.ts';
@@ -302,6 +303,23 @@ async function memory(s: Launched): Promise<Memory> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The threads of a process (/proc). */
+const threadCount = (pid: number) => Number(/Threads:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
+
+/** Waits until the job threads have exited (an idle one exits after a minute: src/jobs/worker-pool.ts),
+ *  seen as the process's threads dropping, or 70 s when none drops (no thread was left); then 2 s for
+ *  the allocator's trim that follows. Returns the seconds waited. */
+async function jobThreadsGone(s: Launched): Promise<number> {
+  const t0 = performance.now();
+  const before = threadCount(s.child.pid!);
+  while (threadCount(s.child.pid!) >= before && performance.now() - t0 < 70_000) {
+    if (s.child.exitCode !== null || s.child.signalCode !== null) throw new Error(exitReason(s));
+    await sleep(500);
+  }
+  await sleep(2_000);
+  return round1((performance.now() - t0) / 1000);
+}
+
 /** Waits until the process's jobs are done: on its start a process queues a `rings` job for each
  *  due weekly window of an organization's history (src/live/ring-windows.ts; with 30 days stored,
  *  three), which analyse the seeded weeks in a worker thread for minutes at 5 M. They are part of
@@ -339,6 +357,9 @@ interface Result {
   backend: Backend;
   transactions: number;
   seeded?: Seeded;
+  /** Seconds from the start-up jobs' end until their worker threads had exited (and the process's
+   *  allocator was trimmed), waited for before measuring memory. */
+  job_threads_gone_s?: number;
   /** The process's start-up jobs (the seeded weeks' ring analyses), waited for before measuring. */
   jobs_at_start_s?: number;
   /** The empty organization at the fixed rate before the large one is loaded: the baseline. */
@@ -435,6 +456,9 @@ async function runOne(backend: Backend, n: number): Promise<Result> {
     await s.ready;
     result.jobs_at_start_s = await jobsDone(s);
     say(`  the jobs queued at start (the ring windows' analyses) done after ${result.jobs_at_start_s} s`);
+    // Their worker threads exit after a minute idle, and the process gives their memory back then.
+    result.job_threads_gone_s = await jobThreadsGone(s);
+    say(`  their worker threads gone after ${result.job_threads_gone_s} s more`);
     const emptyBodies = scoreRequests().newTransaction;
     await warmUp(s.base, empty.secret, emptyBodies);
     result.empty = await atRate(s.base, empty.secret, emptyBodies, DURATION);

@@ -7,6 +7,7 @@
 
 import type { MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
+import { trimSoon } from '../addon/memory.ts';
 import type { ValidateOptions, ValidationResult } from '../datasets/csv.ts';
 import type { BatchSummary } from './batch-score.ts';
 import type { Ring } from '../domain/rings.ts';
@@ -22,6 +23,8 @@ export class WorkerPool {
     // The worker beside this module: score-worker.ts under tsx, score-worker.js in the build (dist/).
     const worker = new URL(`./score-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href;
     this.pool = new Piscina({ filename: worker, minThreads: 0, maxThreads: maxRunning + 1, idleTimeout: 60_000 });
+    // An exited thread's memory stays with the process until the allocator is trimmed.
+    this.pool.on('workerDestroy', trimSoon);
   }
 
   /** Validates an uploaded file and keeps its parsed rows for the job (datasets/columns.ts). */
