@@ -153,6 +153,9 @@ async function seed(run: Run, organizationId: string, n: number): Promise<void> 
     }
   });
   await run('VACUUM ANALYZE');
+  // What seeding wrote flushed now, not by a checkpoint in the middle of a measurement (PostgreSQL:
+  // needs pg_checkpoint or a superuser; without, the measurements may meet that checkpoint).
+  await run('CHECKPOINT').catch((e: Error) => say(`  no CHECKPOINT after seeding (${e.message}); the server's own may fall in a measurement`));
 }
 
 interface Seeded {
