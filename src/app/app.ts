@@ -69,10 +69,10 @@ export function openApp(service: Service) {
   };
   const requireScorer = () => {
     models.bundle();
-    if (!scorer) throw new AppError('unavailable', 'model_unavailable', 'No model is loaded.', 'Restart the server with a complete model folder.');
+    if (!scorer) throw new AppError('model_unavailable', 'No model is loaded.', 'Restart the server with a complete model folder.');
     return scorer;
   };
-  const notConfigured = (message: string, fix: string) => new AppError('unavailable', 'auth_not_configured', message, fix);
+  const notConfigured = (message: string, fix: string) => new AppError('auth_not_configured', message, fix);
   const sessions: Sessions = {
     configured: config.authConfigured,
     signedIn: () => {

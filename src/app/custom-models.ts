@@ -20,7 +20,7 @@ export async function customModelsVisibleTo(db: Queryable, userId: string | unde
 
 /** A custom model of an organization the caller belongs to; `not_found` for a guest or anyone else. */
 export async function readCustomModel(db: Queryable, id: string, userId: string | undefined): Promise<CustomModel> {
-  if (!userId) throw new AppError('not_found', 'not_found', `No model ${id}.`, 'List the models at GET /api/models.');
+  if (!userId) throw new AppError('not_found', `No model ${id}.`, 'List the models at GET /api/models.');
   return (await memberModel(db, id, userId)).model;
 }
 
@@ -34,9 +34,9 @@ export interface ModelChoice {
 /** Makes a custom model its organization's active model (any other stops), or stops it, for an
  *  owner of the organization. `builtInId` is the built-in model's id, which cannot be chosen. */
 export async function setCustomModelActiveFor(deps: ModelChoice, id: string, userId: string, builtInId: string, active: boolean, at = new Date()): Promise<CustomModel> {
-  if (id === builtInId) throw new AppError('not_applicable', 'bad_request', 'The built-in model is not activated: it scores whenever no custom model is active.', 'Activate or deactivate a custom model of your organization (GET /api/models).');
+  if (id === builtInId) throw new AppError('bad_request', 'The built-in model is not activated: it scores whenever no custom model is active.', 'Activate or deactivate a custom model of your organization (GET /api/models).');
   const { model, role } = await memberModel(deps.db, id, userId);
-  if (role !== 'owner') throw new AppError('forbidden', 'forbidden', 'Only owners of the organization choose its active model.', 'Ask an owner of the organization to do it.');
+  if (role !== 'owner') throw new AppError('forbidden', 'Only owners of the organization choose its active model.', 'Ask an owner of the organization to do it.');
   const changed = await setCustomModelActive(deps.db, model.id, active, at, userId);
   // Keys carry their organization's active model: look them up afresh.
   deps.accounts?.forgetKeys();
@@ -47,10 +47,10 @@ export async function setCustomModelActiveFor(deps: ModelChoice, id: string, use
  *  request, recorded, never answered), or stops it being one; for owners. */
 export async function setChallengerFor(deps: ModelChoice, id: string, userId: string, on: boolean): Promise<CustomModel> {
   const { model, role } = await memberModel(deps.db, id, userId);
-  if (role !== 'owner') throw new AppError('forbidden', 'forbidden', "Only owners of the organization choose its challengers.", 'Ask an owner of the organization to do it.');
+  if (role !== 'owner') throw new AppError('forbidden', "Only owners of the organization choose its challengers.", 'Ask an owner of the organization to do it.');
   const changed = await setChallenger(deps.db, model.id, on, userId);
-  if (changed === 'full') throw new AppError('conflict', 'limit_reached', `The organization has ${MAX_CHALLENGERS} challengers, the most it may have.`, 'Stop one of them being a challenger (DELETE /api/models/{id}/challenger), then try again.');
-  if (changed === 'active') throw new AppError('conflict', 'conflict', `${model.id} is the organization's active model; a challenger is compared with it.`, 'Choose another model as the challenger, or roll back first.');
+  if (changed === 'full') throw new AppError('limit_reached', `The organization has ${MAX_CHALLENGERS} challengers, the most it may have.`, 'Stop one of them being a challenger (DELETE /api/models/{id}/challenger), then try again.');
+  if (changed === 'active') throw new AppError('conflict', `${model.id} is the organization's active model; a challenger is compared with it.`, 'Choose another model as the challenger, or roll back first.');
   deps.accounts?.forgetKeys();
   return changed;
 }
@@ -58,9 +58,9 @@ export async function setChallengerFor(deps: ModelChoice, id: string, userId: st
 /** Undoes the organization's last promotion (the model active before it scores again); for owners. */
 export async function rollBackFor(deps: ModelChoice, organizationId: string, userId: string, at = new Date()): Promise<RollBack> {
   const org = await memberOrganization(deps.db, organizationId, userId);
-  if (org.role !== 'owner') throw new AppError('forbidden', 'forbidden', `Only owners of ${org.name} roll back its model.`, 'Ask an owner of the organization to do it.');
+  if (org.role !== 'owner') throw new AppError('forbidden', `Only owners of ${org.name} roll back its model.`, 'Ask an owner of the organization to do it.');
   const done = await rollBackPromotion(deps.db, org.id, userId, at);
-  if (!done) throw new AppError('conflict', 'conflict', 'There is no promotion to roll back: none was made, or the last one was rolled back already.', 'See the organization\'s model history (GET /api/organizations/{id}/models/audit).');
+  if (!done) throw new AppError('conflict', 'There is no promotion to roll back: none was made, or the last one was rolled back already.', 'See the organization\'s model history (GET /api/organizations/{id}/models/audit).');
   deps.accounts?.forgetKeys();
   return done;
 }
@@ -75,6 +75,6 @@ export async function modelAuditFor(db: Queryable, organizationId: string, userI
 async function memberModel(db: Queryable, id: string, userId: string): Promise<{ model: CustomModel; role: 'owner' | 'member' }> {
   const m = await getCustomModel(db, id);
   const org = m ? await organizationForMember(db, m.organization_id, userId) : undefined;
-  if (!m || !org) throw new AppError('not_found', 'not_found', `No model ${id} that you can see.`, 'List the models at GET /api/models.');
+  if (!m || !org) throw new AppError('not_found', `No model ${id} that you can see.`, 'List the models at GET /api/models.');
   return { model: m, role: org.role };
 }

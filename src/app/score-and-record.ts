@@ -66,7 +66,7 @@ export interface RecordedAnswer {
 }
 
 function duplicate(id: string, why: string): AppError {
-  return new AppError('conflict', 'duplicate_transaction', `Transaction ${id} is already recorded ${why}.`, 'Send a retry with exactly the same amount, customer_id and merchant_id to get the stored decision back, or use a new transaction_id for a new transaction.');
+  return new AppError('duplicate_transaction', `Transaction ${id} is already recorded ${why}.`, 'Send a retry with exactly the same amount, customer_id and merchant_id to get the stored decision back, or use a new transaction_id for a new transaction.');
 }
 
 const DIFFERENT = 'with a different amount, customer_id or merchant_id';
@@ -116,9 +116,7 @@ async function inTime(loading: Promise<Tenant>): Promise<Tenant> {
   } catch (e) {
     // The load failed (the database): answered as such. The deadline passed: the load goes on.
     if ((remainingMs() ?? 1) > 0) throw e;
-    throw new AppError(
-      'unavailable',
-      'history_loading',
+    throw new AppError('history_loading',
       "This organization's history is being loaded into this server process (its first score since the process started, or since an import), which takes longer than a score may wait; the load goes on, and nothing was scored or stored.",
       `Send the same request again after ${HISTORY_LOADING_RETRY_SECONDS} s (Retry-After); once the history is loaded, scores are answered at once.`,
       { retry_after_seconds: HISTORY_LOADING_RETRY_SECONDS },

@@ -110,7 +110,7 @@ export async function buildApp(door: App, o: AppOptions = {}): Promise<FastifyIn
   app.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
     if (!closing) return done();
-    done(new ApiError(503, 'shutting_down', 'This server is shutting down.', 'Send the request again: another server, or this one once restarted, will answer it.', {}, { connection: 'close' }));
+    done(new ApiError('shutting_down', 'This server is shutting down.', 'Send the request again: another server, or this one once restarted, will answer it.', {}, { connection: 'close' }));
   });
   const routes = new RouteRegistry();
   app.addHook('onRoute', (route) => {
@@ -176,7 +176,7 @@ export async function buildApp(door: App, o: AppOptions = {}): Promise<FastifyIn
     // Fixed window in memory, per client IP (README, Configuration): resets on restart, not shared.
     errorResponseBuilder: (_request, context) => {
       const seconds = Math.max(1, Math.ceil(context.ttl / 1000));
-      return new ApiError(429, 'rate_limited', `Too many requests: at most ${context.max} per minute.`, `Wait ${seconds} s (Retry-After) before sending more.`, { retry_after_seconds: seconds }, { 'retry-after': String(seconds) });
+      return new ApiError('rate_limited', `Too many requests: at most ${context.max} per minute.`, `Wait ${seconds} s (Retry-After) before sending more.`, { retry_after_seconds: seconds }, { 'retry-after': String(seconds) });
     },
   });
 

@@ -1,5 +1,5 @@
 // Errors as the specification shapes them: `{"detail": {"message", "reason", "fix", ...}}` with a
-// reason code of app/errors.ts's ERROR_REASONS (docs/integrating.md, Errors), on every error the
+// reason code of the catalogue (contract/errors.ts: its status; docs/integrating.md, Errors), on every error the
 // service answers, including Fastify's own (malformed JSON, oversized body, unknown route, wrong
 // content type) and zod's validation failures (422 with `detail.fields`). A 500 says nothing
 // about what failed; the detail goes to the log. A known path asked with a method it does not
@@ -10,10 +10,12 @@
 // Every error body carries the request's id (`detail.request_id`, the `Request-Id` header:
 // request-id.ts), the one its log line has.
 
+import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { AppError, databaseTimedOut, databaseUnavailable, type AppErrorKind, type ErrorReason } from '../app/errors.ts';
+import { AppError, databaseTimedOut, databaseUnavailable, type ErrorReason } from '../app/errors.ts';
+import { ERRORS, statusOf } from '../contract/errors.ts';
 import { newRequestId, REQUEST_ID_HEADER } from './request-id.ts';
 
 
@@ -22,51 +24,44 @@ import { newRequestId, REQUEST_ID_HEADER } from './request-id.ts';
  *  the next query, so the first retry after the server is back succeeds. */
 export const DATABASE_RETRY_AFTER_SECONDS = 2;
 
-/** The HTTP status of each kind of refusal a use case makes. */
-const STATUS_OF: Record<AppErrorKind, number> = {
-  unauthorized: 401,
-  forbidden: 403,
-  invalid: 422,
-  not_applicable: 400,
-  not_found: 404,
-  conflict: 409,
-  not_ready: 409,
-  too_large: 413,
-  too_many: 429,
-  over_limit: 400,
-  gone: 410,
-  unavailable: 503,
-};
-
+/** A refusal of the HTTP layer's own (before or around a use case): a reason of the catalogue
+ *  (contract/errors.ts, its status), what is particular to it, and headers to send with it. */
 export class ApiError extends Error {
+  readonly fix: string;
+
   constructor(
-    readonly status: number,
     readonly reason: ErrorReason,
-    message: string,
-    readonly fix: string,
+    message?: string,
+    fix?: string,
     readonly extra: Record<string, unknown> = {},
     readonly headers: Record<string, string> = {},
   ) {
-    super(message);
+    super(message ?? ERRORS[reason].message);
+    this.fix = fix ?? ERRORS[reason].fix;
+  }
+
+  get status(): number {
+    return statusOf(this.reason);
   }
 }
 
-export function errorBody(reason: ErrorReason, message: string, fix: string, extra: Record<string, unknown> = {}) {
+/** The body of an error: the catalogue's message and fix for `reason` unless given. */
+export function errorBody(reason: ErrorReason, message: string = ERRORS[reason].message, fix: string = ERRORS[reason].fix, extra: Record<string, unknown> = {}) {
   return { detail: { message, reason, fix, ...extra } };
 }
 
-/** Sends an error body with its status and the request's id, and keeps its reason for the
+/** Sends an error body with its reason's status and the request's id, and keeps its reason for the
  *  request's log line. The id's header is set here too: Fastify's own errors before a route is
  *  found (frameworkError) are answered before the onRequest hook that sets it runs. */
-function answer(reply: FastifyReply, status: number, body: ReturnType<typeof errorBody>): FastifyReply {
+function answer(reply: FastifyReply, body: ReturnType<typeof errorBody>): FastifyReply {
   reply.errorReason = body.detail.reason;
   const id = reply.request.id;
-  return reply.code(status).header(REQUEST_ID_HEADER, id).send({ detail: { ...body.detail, request_id: id } });
+  return reply.code(statusOf(body.detail.reason)).header(REQUEST_ID_HEADER, id).send({ detail: { ...body.detail, request_id: id } });
 }
 
 export function sendError(reply: FastifyReply, e: ApiError): FastifyReply {
   for (const [k, v] of Object.entries(e.headers)) reply.header(k, v);
-  return answer(reply, e.status, errorBody(e.reason, e.message, e.fix, e.extra));
+  return answer(reply, errorBody(e.reason, e.message, e.fix, e.extra));
 }
 
 /** What Node's HTTP parser refuses before any route sees the request (Fastify's
@@ -77,15 +72,16 @@ export function sendError(reply: FastifyReply, e: ApiError): FastifyReply {
  *  it is there so that every answer has the same shape. */
 export function clientError(err: NodeJS.ErrnoException, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, text, reason, message, fix]: [number, string, ErrorReason, string, string] =
+  const [reason, message, fix]: [ErrorReason, string?, string?] =
     err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? [408, 'Request Timeout', 'request_timeout', 'The request did not arrive in time (REQUEST_TIMEOUT_SECONDS).', 'Send it again over a faster link, or split a large upload into smaller files.']
+      ? ['request_timeout']
       : err.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, 'Request Header Fields Too Large', 'headers_too_large', 'The request headers are larger than the server accepts (16 KB).', 'Send fewer or smaller headers (cookies included).']
-        : [400, 'Bad Request', 'bad_request', 'The request is not valid HTTP.', 'Send a well-formed HTTP/1.1 request.'];
+        ? ['headers_too_large']
+        : ['bad_request', 'The request is not valid HTTP.', 'Send a well-formed HTTP/1.1 request.'];
   const id = newRequestId();
   const body = JSON.stringify(errorBody(reason, message, fix, { request_id: id }));
-  if (socket.writable) socket.write(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nRequest-Id: ${id}\r\nConnection: close\r\n\r\n${body}`);
+  const status = statusOf(reason);
+  if (socket.writable) socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nRequest-Id: ${id}\r\nConnection: close\r\n\r\n${body}`);
   socket.destroy();
 }
 
@@ -145,18 +141,18 @@ function notFoundOrNotAllowed(routes: RouteRegistry, request: FastifyRequest, re
   const allowed = routes.allowed(path);
   if (allowed.length > 0 && !allowed.includes(request.method)) {
     reply.header('allow', allowed.join(', '));
-    return answer(reply, 405, errorBody('method_not_allowed', `${path} does not answer ${request.method.slice(0, 16)}.`, `Use one of ${allowed.join(', ')} (the Allow header); the reference at /api/docs lists each.`));
+    return answer(reply, errorBody('method_not_allowed', `${path} does not answer ${request.method.slice(0, 16)}.`, `Use one of ${allowed.join(', ')} (the Allow header); the reference at /api/docs lists each.`));
   }
-  return answer(reply, 404, errorBody('not_found', `No route ${request.method.slice(0, 16)} ${path.slice(0, 200)}.`, 'Check the path and method against the reference at /api/docs.'));
+  return answer(reply, errorBody('not_found', `No route ${request.method.slice(0, 16)} ${path.slice(0, 200)}.`, 'Check the path and method against the reference at /api/docs.'));
 }
 
 /** Fastify's own errors before a route is found (`frameworkErrors`): a malformed URL, or a path
  *  parameter longer than the router takes. */
 export function frameworkError(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    return answer(reply, 414, errorBody('uri_too_long', `A part of the path is longer than the ${MAX_PATH_PARAMETER} characters this server reads.`, 'Send the identifier as issued: ids are at most 200 characters.'));
+    return answer(reply, errorBody('uri_too_long', `A part of the path is longer than the ${MAX_PATH_PARAMETER} characters this server reads.`, 'Send the identifier as issued: ids are at most 200 characters.'));
   }
-  return answer(reply, 400, errorBody('bad_request', 'The URL is not valid: it has a malformed percent-encoding.', 'Percent-encode the path as RFC 3986 says (a literal % is %25).'));
+  return answer(reply, errorBody('bad_request', 'The URL is not valid: it has a malformed percent-encoding.', 'Percent-encode the path as RFC 3986 says (a literal % is %25).'));
 }
 
 /** The longest path parameter the router reads; longer is 414. Above every declared `maxLength`,
@@ -194,7 +190,7 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry
     if (err instanceof AppError) {
       // A refusal that says when to try again (a quota) says it in Retry-After too.
       if (typeof err.extra.retry_after_seconds === 'number') reply.header('retry-after', String(err.extra.retry_after_seconds));
-      return answer(reply, STATUS_OF[err.kind], errorBody(err.reason, err.message, err.fix, err.extra));
+      return answer(reply, errorBody(err.reason, err.message, err.fix, err.extra));
     }
     // The database out of reach, or a statement it cancelled at its time limit: the failure is the
     // database's, not the request's: 503 with when to try again, never a 500. The message names the
@@ -209,32 +205,29 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry
       reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
       return answer(
         reply,
-        503,
         errorBody(database.reason, database.message, `Send the same request again after ${DATABASE_RETRY_AFTER_SECONDS} s (Retry-After); a score sent again with the same transaction_id is recorded once${database.more}`, { retry_after_seconds: DATABASE_RETRY_AFTER_SECONDS }),
       );
     }
     if (hasZodFastifySchemaValidationErrors(err)) {
       const fields = fieldsOf(err as FastifyError & { validation?: ZodIssueLike[] });
-      return answer(reply, 422, errorBody('validation_failed', `The request has ${fields.length === 1 ? 'a field' : 'fields'} of the wrong shape.`, 'Correct the fields listed in detail.fields and send the request again.', { fields }));
+      return answer(reply, errorBody('validation_failed', `The request has ${fields.length === 1 ? 'a field' : 'fields'} of the wrong shape.`, 'Correct the fields listed in detail.fields and send the request again.', { fields }));
     }
     switch (err.code) {
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-        return answer(reply, 400, errorBody('bad_request', 'The body is not valid JSON.', 'Send a JSON object with Content-Type: application/json.'));
+        return answer(reply, errorBody('bad_request', 'The body is not valid JSON.', 'Send a JSON object with Content-Type: application/json.'));
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return answer(reply, 413, errorBody('payload_too_large', 'The request body is larger than this server accepts.', 'Send a smaller body; the limits are listed at GET /api/config.'));
+        return answer(reply, errorBody('payload_too_large', 'The request body is larger than this server accepts.', 'Send a smaller body; the limits are listed at GET /api/config.'));
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return answer(reply, 415, errorBody('unsupported_media_type', `Content-Type ${String(request.headers['content-type'] ?? '(none)').slice(0, 80)} is not accepted here.`, `Send the body with Content-Type: ${acceptedTypes(request).join(' or ')}.`));
+        return answer(reply, errorBody('unsupported_media_type', `Content-Type ${String(request.headers['content-type'] ?? '(none)').slice(0, 80)} is not accepted here.`, `Send the body with Content-Type: ${acceptedTypes(request).join(' or ')}.`));
       case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-        return answer(reply, 400, errorBody('bad_request', 'Content-Length does not match the body.', 'Send the body with a correct Content-Length.'));
+        return answer(reply, errorBody('bad_request', 'Content-Length does not match the body.', 'Send the body with a correct Content-Length.'));
     }
     // A method the router does not know at all (QUERY, say) on a known path.
     if (!request.routeOptions.url && routes.allowed(request.url.split('?')[0]!).length > 0) return notFoundOrNotAllowed(routes, request, reply);
-    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
-      return answer(reply, err.statusCode, errorBody('bad_request', 'The request cannot be handled as sent.', 'Check the request against the reference at /api/docs.'));
-    }
+    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return answer(reply, errorBody('bad_request'));
     request.log.error({ err }, 'internal error');
-    return answer(reply, 500, errorBody('internal_error', 'Something went wrong on our side.', 'Retry later; if it keeps happening, report the time of the request to the operator.'));
+    return answer(reply, errorBody('internal_error', 'Something went wrong on our side.', 'Retry later; if it keeps happening, report the time of the request to the operator.'));
   });
 }
 

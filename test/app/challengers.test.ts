@@ -70,7 +70,7 @@ for (const backend of backends()) {
     await t.test('at most three challengers, never the active model', async (t) => {
       for (const m of [approver, third]) t.equal((await as(a, 'POST', `/api/models/${m.id}/challenger`)).statusCode, 200);
       const full = await as(a, 'POST', `/api/models/${fourth.id}/challenger`);
-      t.equal(full.statusCode, 409);
+      t.equal(full.statusCode, 400, "limit_reached is a 400 wherever it is answered");
       t.equal(full.json().detail.reason, 'limit_reached');
       await new Promise((r) => setTimeout(r, 1_100));
       await live.score(a, payment('tx-2'));

@@ -97,14 +97,14 @@ export class Accounts {
    *  (`not_signed_in`, with `token_problem` in the detail); `refused` hears the problem first, so
    *  the caller can log it. */
   async signIn(token: string, refused?: (problem: TokenError['code']) => void): Promise<NewSession> {
-    if (!this.verifier) throw new AppError('unavailable', 'auth_not_configured', 'Sign-in is not configured on this server.', 'Set AUTHPROVIDER_URL (README, Configuration) and restart.');
+    if (!this.verifier) throw new AppError('auth_not_configured', 'Sign-in is not configured on this server.', 'Set AUTHPROVIDER_URL (README, Configuration) and restart.');
     let who: Identity;
     try {
       who = await this.verifier.verify(token);
     } catch (e) {
       if (e instanceof TokenError) {
         refused?.(e.code);
-        throw new AppError('unauthorized', 'not_signed_in', `The access token was refused: ${e.message}.`, 'Sign in again with the identity provider and send the new access token.', { token_problem: e.code });
+        throw new AppError('not_signed_in', `The access token was refused: ${e.message}.`, 'Sign in again with the identity provider and send the new access token.', { token_problem: e.code });
       }
       throw e;
     }

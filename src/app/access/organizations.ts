@@ -108,7 +108,7 @@ export async function createApiKey(db: Queryable, keys: KeyIssuer, orgId: string
 export async function rotateApiKey(db: Queryable, keys: KeyIssuer, keyId: string, userId: string): Promise<ApiKeyWithSecret> {
   const key = await ownKey(db, keyId, userId);
   const rotated = await keys.rotateKey(key);
-  if (!rotated) throw new AppError('conflict', 'bad_request', `API key ${key.id} is revoked and cannot be rotated.`, 'Create a new key with POST /api/organizations/{id}/api-keys.');
+  if (!rotated) throw new AppError('conflict', `API key ${key.id} is revoked and cannot be rotated.`, 'Create a new key with POST /api/organizations/{id}/api-keys.');
   return keyWithSecret(rotated);
 }
 
@@ -145,11 +145,11 @@ export async function usageOfOrganization(db: Queryable, accounts: Pick<Accounts
 /** A key of an organization the user belongs to (`not_found` otherwise) and owns (`forbidden`). */
 async function ownKey(db: Queryable, keyId: string, userId: string) {
   const key = await apiKeyForMember(db, keyId, userId);
-  if (!key) throw new AppError('not_found', 'not_found', `No API key ${keyId} in an organization you belong to.`, "List an organization's keys with GET /api/organizations/{id}/api-keys.");
+  if (!key) throw new AppError('not_found', `No API key ${keyId} in an organization you belong to.`, "List an organization's keys with GET /api/organizations/{id}/api-keys.");
   ownerOnly(key.role, key.organization_name);
   return key;
 }
 
 function ownerOnly(role: 'owner' | 'member', organizationName: string): void {
-  if (role !== 'owner') throw new AppError('forbidden', 'forbidden', `Only owners of ${organizationName} manage its API keys.`, 'Ask an owner of the organization to do it.');
+  if (role !== 'owner') throw new AppError('forbidden', `Only owners of ${organizationName} manage its API keys.`, 'Ask an owner of the organization to do it.');
 }

@@ -22,7 +22,7 @@ export async function visibleTo(db: Queryable, userId: string | undefined, recor
 }
 
 export function notFoundOrganization(id: string): AppError {
-  return new AppError('not_found', 'not_found', `No organization ${id} that you belong to.`, 'List yours with GET /api/organizations.');
+  return new AppError('not_found', `No organization ${id} that you belong to.`, 'List yours with GET /api/organizations.');
 }
 
 /** The organization if the user belongs to it; `not_found` otherwise. */

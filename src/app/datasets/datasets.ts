@@ -72,7 +72,7 @@ function invalid(validation: ValidationResult, datasetId: string | undefined): A
   const suggested = describeValidation(validation);
   const hint = Object.keys(suggested.suggested_mapping).length ? ` (suggested: ${JSON.stringify(suggested.suggested_mapping)})` : '';
   const fix = validation.file_problems[0]?.fix ?? validation.problems[0]?.fix ?? (validation.missing_required.length ? `Map your headers to ${validation.missing_required.join(', ')} with POST /api/datasets/${datasetId ?? '{id}'}/validate and a mapping${hint}, or rename them in the file.` : 'Correct the file and upload it again.');
-  return new AppError('invalid', 'validation_failed', `The file cannot be scored as it is: ${parts.join('; ')}.`, fix, { ...(datasetId ? { dataset_id: datasetId } : {}), validation: suggested });
+  return new AppError('validation_failed', `The file cannot be scored as it is: ${parts.join('; ')}.`, fix, { ...(datasetId ? { dataset_id: datasetId } : {}), validation: suggested });
 }
 
 /** The most bytes an upload may have (MAX_UPLOAD_MB). */
@@ -82,7 +82,7 @@ export function maxUploadBytes(config: Pick<Config, 'MAX_UPLOAD_MB'>): number {
 
 /** `payload_too_large`: a file over MAX_UPLOAD_MB. */
 export function uploadTooLarge(config: Pick<Config, 'MAX_UPLOAD_MB'>): AppError {
-  return new AppError('too_large', 'payload_too_large', `The file is larger than ${config.MAX_UPLOAD_MB} MB.`, `Split it into files of at most ${config.MAX_UPLOAD_MB} MB.`);
+  return new AppError('payload_too_large', `The file is larger than ${config.MAX_UPLOAD_MB} MB.`, `Split it into files of at most ${config.MAX_UPLOAD_MB} MB.`);
 }
 
 /** A live dataset the caller (signed in as `userId`, or a guest) may see: `not_found` when unknown,
@@ -90,13 +90,13 @@ export function uploadTooLarge(config: Pick<Config, 'MAX_UPLOAD_MB'>): AppError 
  *  retention sweep has not yet). */
 export async function liveDataset(deps: DatasetStore, id: string, userId: string | undefined): Promise<DatasetRecord> {
   const d = await getDataset(deps.db, id);
-  if (!d || d.removed === 'deleted' || !(await visibleTo(deps.db, userId, d))) throw new AppError('not_found', 'not_found', `No dataset ${id}.`, 'Upload the file with POST /api/datasets/upload.');
+  if (!d || d.removed === 'deleted' || !(await visibleTo(deps.db, userId, d))) throw new AppError('not_found', `No dataset ${id}.`, 'Upload the file with POST /api/datasets/upload.');
   if (d.removed === 'expired' || d.expires_at.getTime() <= Date.now()) {
     if (!d.removed) {
       const stored = await markRemoved(deps.db, d.id, 'expired');
       if (stored) await deps.datasets.remove(stored);
     }
-    throw new AppError('gone', 'upload_expired', `Dataset ${id} expired and its file was deleted (uploads are kept ${deps.config.UPLOAD_RETENTION_HOURS} h).`, 'Upload the file again.');
+    throw new AppError('upload_expired', `Dataset ${id} expired and its file was deleted (uploads are kept ${deps.config.UPLOAD_RETENTION_HOURS} h).`, 'Upload the file again.');
   }
   return d;
 }
@@ -142,7 +142,7 @@ export async function uploadDataset(deps: DatasetDeps, stored: StoredUpload, upl
   try {
     validation = await validate(deps, stored.storedName, upload.mapping);
     const tooMany = validation.file_problems.find((p) => p.reason === 'too_many_rows');
-    if (tooMany) throw new AppError('over_limit', 'too_many_rows', tooMany.message, tooMany.fix, { validation });
+    if (tooMany) throw new AppError('too_many_rows', tooMany.message, tooMany.fix, { validation });
     if (validation.file_problems.some((p) => p.reason === 'validation_failed')) throw invalid(validation, undefined);
     record = await insertDataset(deps.db, {
       id: newDatasetId(),

@@ -29,7 +29,7 @@ export interface JobDeps extends DatasetStore {
 /** A dataset that can be scored: live, visible to the caller, and validating. */
 export async function scorableDataset(deps: DatasetStore, id: string, userId: string | undefined): Promise<DatasetRecord> {
   const d = await liveDataset(deps, id, userId);
-  if (!d.validation.valid) throw new AppError('invalid', 'validation_failed', `Dataset ${d.id} does not validate yet.`, `Fix it with POST /api/datasets/${d.id}/validate and a column mapping, then queue it again.`, { validation: d.validation });
+  if (!d.validation.valid) throw new AppError('validation_failed', `Dataset ${d.id} does not validate yet.`, `Fix it with POST /api/datasets/${d.id}/validate and a column mapping, then queue it again.`, { validation: d.validation });
   return d;
 }
 
@@ -49,7 +49,7 @@ export async function queueScoringJob(deps: JobDeps, dataset: DatasetRecord, mod
 /** A job the caller may see (ownership.ts), or `not_found`. */
 async function visibleJob(deps: Pick<JobDeps, 'db'>, id: string, userId: string | undefined): Promise<JobRecord> {
   const job = await getJob(deps.db, id);
-  if (!job || !(await visibleTo(deps.db, userId, job))) throw new AppError('not_found', 'not_found', `No job ${id}.`, 'Queue one with POST /api/datasets/score.');
+  if (!job || !(await visibleTo(deps.db, userId, job))) throw new AppError('not_found', `No job ${id}.`, 'Queue one with POST /api/datasets/score.');
   return job;
 }
 
@@ -63,13 +63,13 @@ export async function readJob(deps: Pick<JobDeps, 'db'>, id: string, userId: str
 async function finishedJob(deps: Pick<JobDeps, 'db'>, id: string, userId: string | undefined): Promise<JobRecord> {
   const job = await visibleJob(deps, id, userId);
   if (job.kind === 'history_import') {
-    throw new AppError('not_found', 'not_found', `Job ${id} is a history import: it stores rows into the organization's history and has no scored rows to page or download.`, `Read what it imported in the summary of GET /api/jobs/${id}, and the rows with GET /api/organizations/${job.organization_id ?? '{id}'}/transactions.`, { kind: job.kind });
+    throw new AppError('not_found', `Job ${id} is a history import: it stores rows into the organization's history and has no scored rows to page or download.`, `Read what it imported in the summary of GET /api/jobs/${id}, and the rows with GET /api/organizations/${job.organization_id ?? '{id}'}/transactions.`, { kind: job.kind });
   }
   if (job.kind === 'backtest') {
-    throw new AppError('not_found', 'not_found', `Job ${id} is a backtest: its report is the summary, with no scored rows to page or download.`, `Read the report in the summary of GET /api/jobs/${id}.`, { kind: job.kind });
+    throw new AppError('not_found', `Job ${id} is a backtest: its report is the summary, with no scored rows to page or download.`, `Read the report in the summary of GET /api/jobs/${id}.`, { kind: job.kind });
   }
   if (job.status !== 'succeeded') {
-    throw new AppError('not_ready', 'job_not_finished', `Job ${id} is ${job.status}${job.status === 'running' ? ` (${job.stage}, ${Math.round(job.progress * 100)} %)` : ''}${job.error ? `: ${job.error}` : ''}.`, job.status === 'failed' ? 'Fix what the error says and queue a new job.' : 'Poll GET /api/jobs/{id} until status is succeeded.', { status: job.status });
+    throw new AppError('job_not_finished', `Job ${id} is ${job.status}${job.status === 'running' ? ` (${job.stage}, ${Math.round(job.progress * 100)} %)` : ''}${job.error ? `: ${job.error}` : ''}.`, job.status === 'failed' ? 'Fix what the error says and queue a new job.' : 'Poll GET /api/jobs/{id} until status is succeeded.', { status: job.status });
   }
   return job;
 }

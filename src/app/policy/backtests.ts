@@ -39,10 +39,10 @@ function version(expression: string, action: RuleAction, lists: Map<string, stri
 async function savedVersions(data: OrganizationData, ruleId: string, wanted: number | undefined): Promise<{ target: BacktestVersion; compare: BacktestVersion | null }> {
   const rule = await data.rules.one(ruleId, 0);
   const versions = await data.rules.versions(ruleId);
-  if (!rule || versions.length === 0) throw new AppError('not_found', 'not_found', `No rule ${ruleId} in this organization.`, "Check the rule id (GET the organization's rules).");
+  if (!rule || versions.length === 0) throw new AppError('not_found', `No rule ${ruleId} in this organization.`, "Check the rule id (GET the organization's rules).");
   const number = wanted ?? rule.version;
   const chosen = versions.find((v) => v.version === number);
-  if (!chosen) throw new AppError('not_found', 'not_found', `Rule ${rule.name} has no version ${number} (its newest is ${rule.version}).`, 'Give a version from GET .../rules/{rule_id}/versions, or leave version out to test the newest.');
+  if (!chosen) throw new AppError('not_found', `Rule ${rule.name} has no version ${number} (its newest is ${rule.version}).`, 'Give a version from GET .../rules/{rule_id}/versions, or leave version out to test the newest.');
   // The lists a saved version names are those it was saved with (even if deleted since).
   const names = await data.lists.names([...new Set(versions.flatMap((v) => v.list_ids))]);
   const listsOf = (ids: string[]) => new Map(ids.map((id) => [names.get(id)!, id]));
@@ -56,7 +56,7 @@ export async function queueBacktest(deps: BacktestDeps, org: OrganizationRow, us
   const now = (deps.clock ?? Date.now)();
   const from = body.from ?? 0;
   const to = body.to ?? now + 1;
-  if (to <= from) throw new AppError('invalid', 'validation_failed', 'The period ends before it begins.', 'Send `from` before `to`, or leave either out (from the first logged transaction, to now).', { fields: [{ path: 'body.to', message: 'must be after from' }] });
+  if (to <= from) throw new AppError('validation_failed', 'The period ends before it begins.', 'Send `from` before `to`, or leave either out (from the first logged transaction, to now).', { fields: [{ path: 'body.to', message: 'must be after from' }] });
   const data = organizationData(deps.db, org.id);
   let chosen: { target: BacktestVersion; compare: BacktestVersion | null };
   if ('rule_id' in body) chosen = await savedVersions(data, body.rule_id, body.version);

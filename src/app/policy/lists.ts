@@ -41,7 +41,7 @@ function itemView(i: ItemRow): ListItem {
   return { value: i.value, added_at: iso(i.added_at_ms), added_by: i.added_by, reason: i.reason, expires_at: isoOrNull(i.expires_at_ms), removed_at: isoOrNull(i.removed_at_ms), removed_by: i.removed_by };
 }
 
-const noList = (name: string) => new AppError('not_found', 'not_found', `No list named ${name} in this organization.`, 'Check the name (GET the organization\'s lists), or create the list first.');
+const noList = (name: string) => new AppError('not_found', `No list named ${name} in this organization.`, 'Check the name (GET the organization\'s lists), or create the list first.');
 
 async function namedList(deps: PolicyDeps, lists: OrganizationLists, name: string): Promise<ListRow> {
   const list = await lists.named(name, now(deps));
@@ -57,13 +57,13 @@ function cleanValues(values: readonly string[], kind: ListKind): string[] {
     if (why) fields.push({ path: `body.values.${k}`, message: `value ${why}` });
     else if (kind === 'channel' && !listValue(v).includes(':')) fields.push({ path: `body.values.${k}`, message: 'a channel is payment_type:location, e.g. card:NG' });
   });
-  if (fields.length) throw new AppError('invalid', 'validation_failed', `${fields.length} value(s) cannot go on the list.`, 'Send values of at most 200 characters that are not empty after trimming (a channel as payment_type:location).', { fields: fields.slice(0, 20) });
+  if (fields.length) throw new AppError('validation_failed', `${fields.length} value(s) cannot go on the list.`, 'Send values of at most 200 characters that are not empty after trimming (a channel as payment_type:location).', { fields: fields.slice(0, 20) });
   return [...new Set(values.map(listValue))];
 }
 
 export async function createList(deps: PolicyDeps, caller: OrganizationCaller, body: { name: string; kind: ListKind; description?: string | undefined }): Promise<List> {
   const row = await organizationData(deps.db, caller.organizationId).lists.create({ id: randomId('list'), name: body.name, kind: body.kind, description: body.description ?? null, at: now(deps), by: caller.by });
-  if (!row) throw new AppError('conflict', 'conflict', `This organization has a list named ${body.name} already.`, 'Choose another name, or add the values to the existing list.');
+  if (!row) throw new AppError('conflict', `This organization has a list named ${body.name} already.`, 'Choose another name, or add the values to the existing list.');
   return listView(row);
 }
 
@@ -84,13 +84,13 @@ export async function addListItems(deps: PolicyDeps, caller: OrganizationCaller,
   const lists = organizationData(deps.db, caller.organizationId).lists;
   const list = await namedList(deps, lists, name);
   if (body.expires_at !== undefined && body.expires_at <= at) {
-    throw new AppError('invalid', 'validation_failed', 'expires_at is not in the future.', 'Send a time after now, or leave expires_at out to keep the values until they are removed.', { fields: [{ path: 'body.expires_at', message: 'must be in the future' }] });
+    throw new AppError('validation_failed', 'expires_at is not in the future.', 'Send a time after now, or leave expires_at out to keep the values until they are removed.', { fields: [{ path: 'body.expires_at', message: 'must be in the future' }] });
   }
   const values = cleanValues(body.values, list.kind);
   const result = await lists.addItems(list.id, values, { reason: body.reason ?? null, expiresAt: body.expires_at ?? null, at, by: caller.by, maxItems: deps.config.MAX_LIST_ITEMS_PER_ORG });
   if ('missing' in result) throw noList(name);
   if ('over' in result) {
-    throw new AppError('over_limit', 'limit_reached', `The organization's lists would hold ${result.over.toLocaleString('en')} items; at most ${deps.config.MAX_LIST_ITEMS_PER_ORG.toLocaleString('en')} are allowed (MAX_LIST_ITEMS_PER_ORG).`, 'Remove values that are no longer needed, or ask the operator to raise MAX_LIST_ITEMS_PER_ORG.');
+    throw new AppError('limit_reached', `The organization's lists would hold ${result.over.toLocaleString('en')} items; at most ${deps.config.MAX_LIST_ITEMS_PER_ORG.toLocaleString('en')} are allowed (MAX_LIST_ITEMS_PER_ORG).`, 'Remove values that are no longer needed, or ask the operator to raise MAX_LIST_ITEMS_PER_ORG.');
   }
   await deps.tail.reach(result.xid);
   return { list: listView((await lists.named(name, now(deps)))!), added: result.added, replaced: result.replaced };
@@ -114,7 +114,7 @@ export async function deleteList(deps: PolicyDeps, caller: OrganizationCaller, n
   if (!deleted) throw noList(name);
   if ('inUse' in deleted) {
     const users = deleted.inUse;
-    throw new AppError('conflict', 'list_in_use', `The list ${name} is used by ${users.length === 1 ? 'the rule' : 'the rules'} ${users.join(', ')}.`, 'Disable those rules, or save versions of them that do not use the list, then delete it.', { rules: users });
+    throw new AppError('list_in_use', `The list ${name} is used by ${users.length === 1 ? 'the rule' : 'the rules'} ${users.join(', ')}.`, 'Disable those rules, or save versions of them that do not use the list, then delete it.', { rules: users });
   }
   await deps.tail.reach(deleted.xid);
 }
@@ -125,6 +125,6 @@ export async function listAudit(deps: PolicyDeps, caller: OrganizationCaller, na
   const lists = organizationData(deps.db, caller.organizationId).lists;
   const list = await namedList(deps, lists, name);
   const page = await lists.auditPage(list.id, q.limit, q.startingAfter === undefined ? undefined : Number(q.startingAfter));
-  if (!page) throw new AppError('not_found', 'not_found', `starting_after names no change ${q.startingAfter} of the list ${name}.`, 'Pass the id of the last change of the previous page.');
+  if (!page) throw new AppError('not_found', `starting_after names no change ${q.startingAfter} of the list ${name}.`, 'Pass the id of the last change of the previous page.');
   return { data: page.entries.map((e) => ({ id: String(e.id), at: iso(e.at_ms), by: e.by, action: e.action, detail: e.detail })), has_more: page.hasMore };
 }

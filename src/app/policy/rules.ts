@@ -54,12 +54,12 @@ function ruleView(r: RuleRow): Rule {
   };
 }
 
-const noRule = (id: string) => new AppError('not_found', 'not_found', `No rule ${id} in this organization.`, 'Check the rule id (GET the organization\'s rules).');
-const nameTaken = (name: string) => new AppError('conflict', 'conflict', `This organization has a rule named ${name} already.`, 'Choose another name, or save a new version of that rule.');
+const noRule = (id: string) => new AppError('not_found', `No rule ${id} in this organization.`, 'Check the rule id (GET the organization\'s rules).');
+const nameTaken = (name: string) => new AppError('conflict', `This organization has a rule named ${name} already.`, 'Choose another name, or save a new version of that rule.');
 
 export function invalidRule(problems: RuleProblem[]): AppError {
   const first = problems[0]!;
-  return new AppError('invalid', 'invalid_rule', `The expression cannot be used: ${first.message} (line ${first.line}, column ${first.column}).`, 'Correct the expression at the line and column given; docs/rules.md lists the fields, functions and limits.', { errors: problems });
+  return new AppError('invalid_rule', `The expression cannot be used: ${first.message} (line ${first.line}, column ${first.column}).`, 'Correct the expression at the line and column given; docs/rules.md lists the fields, functions and limits.', { errors: problems });
 }
 
 /** The organization's lists now: name → id, and name → kind (what a list may be compared with). */
@@ -81,7 +81,7 @@ async function checked(deps: PolicyDeps, lists: OrganizationLists, expression: s
  *  since is another list: then the save is to be sent again. */
 async function listsGone(deps: PolicyDeps, lists: OrganizationLists, expression: string): Promise<AppError> {
   await checked(deps, lists, expression);
-  return new AppError('conflict', 'conflict', 'A list the expression names was deleted, and another of its name made, while the rule was saved.', 'Send the request again: it is checked against the lists as they are now.');
+  return new AppError('conflict', 'A list the expression names was deleted, and another of its name made, while the rule was saved.', 'Send the request again: it is checked against the lists as they are now.');
 }
 
 async function oneRule(deps: PolicyDeps, rules: OrganizationRules, id: string): Promise<Rule> {
@@ -94,7 +94,7 @@ export async function createRule(deps: PolicyDeps, caller: OrganizationCaller, b
   const data = organizationData(deps.db, caller.organizationId);
   const { checked: c, ids } = await checked(deps, data.lists, body.expression);
   if ((await data.rules.count()) >= deps.config.MAX_RULES_PER_ORG) {
-    throw new AppError('over_limit', 'limit_reached', `The organization has ${deps.config.MAX_RULES_PER_ORG} rules, the most allowed (MAX_RULES_PER_ORG).`, 'Delete rules that are no longer needed, or ask the operator to raise MAX_RULES_PER_ORG.');
+    throw new AppError('limit_reached', `The organization has ${deps.config.MAX_RULES_PER_ORG} rules, the most allowed (MAX_RULES_PER_ORG).`, 'Delete rules that are no longer needed, or ask the operator to raise MAX_RULES_PER_ORG.');
   }
   const id = randomId('rule');
   const result = await data.rules.create({ id, name: body.name, status: body.status, version: { expression: body.expression, action: body.action, description: body.description ?? null, listIds: c.lists.map((n) => ids.get(n)!) }, at: now(deps), by: caller.by });
@@ -171,7 +171,7 @@ export async function checkRule(deps: RulesDeps, caller: OrganizationCaller, bod
   const row = await data.decisions.get(body.transaction_id);
   const values = row && decisionValues(row);
   if (!row || !values) {
-    throw new AppError('not_found', 'not_found', `No scored transaction ${body.transaction_id} in this organization.`, 'Give the transaction_id of a transaction scored through an API key (an imported one has no decision to evaluate).');
+    throw new AppError('not_found', `No scored transaction ${body.transaction_id} in this organization.`, 'Give the transaction_id of a transaction scored through an API key (an imported one has no decision to evaluate).');
   }
   const names = row.model_id ? await deps.featureNames(row.model_id) : undefined;
   const input = ruleInput(values, () => loggedFeatures(row.features, names ?? []));

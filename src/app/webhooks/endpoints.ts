@@ -83,24 +83,24 @@ function newSecret(): string {
 }
 
 function sealing(deps: WebhookDeps): SecretBox {
-  if (!deps.box) throw new AppError('unavailable', 'auth_not_configured', 'Webhooks cannot be signed: this server has no SESSION_SECRET.', 'Set SESSION_SECRET (the same value in every server process sharing the database; README, Configuration) and restart.');
+  if (!deps.box) throw new AppError('auth_not_configured', 'Webhooks cannot be signed: this server has no SESSION_SECRET.', 'Set SESSION_SECRET (the same value in every server process sharing the database; README, Configuration) and restart.');
   return deps.box;
 }
 
 async function webhooksOf(deps: WebhookDeps, orgId: string, userId: string, owner: boolean): Promise<{ organization: OrganizationRow; webhooks: OrganizationWebhooks }> {
   const organization = await memberOrganization(deps.db, orgId, userId);
-  if (owner && organization.role !== 'owner') throw new AppError('forbidden', 'forbidden', `Only owners of ${organization.name} manage its webhooks.`, 'Ask an owner of the organization to do it.');
+  if (owner && organization.role !== 'owner') throw new AppError('forbidden', `Only owners of ${organization.name} manage its webhooks.`, 'Ask an owner of the organization to do it.');
   return { organization, webhooks: organizationData(deps.db, organization.id).webhooks };
 }
 
-const noEndpoint = (id: string) => new AppError('not_found', 'not_found', `No webhook endpoint ${id} in this organization.`, "List the organization's endpoints with GET /api/organizations/{id}/webhooks.");
+const noEndpoint = (id: string) => new AppError('not_found', `No webhook endpoint ${id} in this organization.`, "List the organization's endpoints with GET /api/organizations/{id}/webhooks.");
 
 async function checkedUrl(deps: WebhookDeps, url: string): Promise<string> {
   try {
     await checkWebhookUrl(url, deps.policy);
   } catch (e) {
     if (!(e instanceof WebhookAddressRefused)) throw e;
-    throw new AppError('invalid', 'invalid_webhook_url', e.message, deps.policy.allowPrivateNetworks ? 'Use an absolute https URL (http is allowed for loopback in development).' : 'Use an https URL whose host resolves to public addresses only (WEBHOOK_ALLOW_PRIVATE_NETWORKS=true lifts this, for development).', { fields: [{ path: 'body.url', message: e.message }] });
+    throw new AppError('invalid_webhook_url', e.message, deps.policy.allowPrivateNetworks ? 'Use an absolute https URL (http is allowed for loopback in development).' : 'Use an https URL whose host resolves to public addresses only (WEBHOOK_ALLOW_PRIVATE_NETWORKS=true lifts this, for development).', { fields: [{ path: 'body.url', message: e.message }] });
   }
   return url;
 }
@@ -121,7 +121,7 @@ export async function createWebhookEndpoint(deps: WebhookDeps, orgId: string, us
   const box = sealing(deps);
   const { organization, webhooks } = await webhooksOf(deps, orgId, userId, true);
   if ((await webhooks.all()).length >= MAX_ENDPOINTS_PER_ORG) {
-    throw new AppError('over_limit', 'limit_reached', `This organization has ${MAX_ENDPOINTS_PER_ORG} webhook endpoints, the most it may have.`, 'Delete an endpoint it no longer needs, or subscribe an existing one to more events.');
+    throw new AppError('limit_reached', `This organization has ${MAX_ENDPOINTS_PER_ORG} webhook endpoints, the most it may have.`, 'Delete an endpoint it no longer needs, or subscribe an existing one to more events.');
   }
   const url = await checkedUrl(deps, input.url);
   const secret = newSecret();
@@ -162,7 +162,7 @@ export async function webhookDeliveries(deps: WebhookDeps, orgId: string, userId
   let before: number | null = null;
   if (q.startingAfter !== undefined) {
     const after = await webhooks.delivery(id, q.startingAfter);
-    if (!after) throw new AppError('invalid', 'validation_failed', `starting_after names no delivery of endpoint ${id}.`, 'Pass the id of the last delivery of the previous page.', { fields: [{ path: 'querystring.starting_after', message: 'no such delivery' }] });
+    if (!after) throw new AppError('validation_failed', `starting_after names no delivery of endpoint ${id}.`, 'Pass the id of the last delivery of the previous page.', { fields: [{ path: 'querystring.starting_after', message: 'no such delivery' }] });
     before = after.seq;
   }
   const rows = await webhooks.deliveries(id, q.limit + 1, before, q.status ?? null);
@@ -172,7 +172,7 @@ export async function webhookDeliveries(deps: WebhookDeps, orgId: string, userId
 export async function webhookDelivery(deps: WebhookDeps, orgId: string, userId: string, id: string, deliveryId: string): Promise<WebhookDeliveryDetail> {
   const { webhooks } = await webhooksOf(deps, orgId, userId, false);
   const row = await webhooks.delivery(id, deliveryId);
-  if (!row) throw new AppError('not_found', 'not_found', `No delivery ${deliveryId} of endpoint ${id}.`, "List the endpoint's deliveries with GET …/webhooks/{webhook_id}/deliveries.");
+  if (!row) throw new AppError('not_found', `No delivery ${deliveryId} of endpoint ${id}.`, "List the endpoint's deliveries with GET …/webhooks/{webhook_id}/deliveries.");
   return { ...deliveryView(row), payload: row.payload };
 }
 
@@ -188,6 +188,6 @@ export async function sendTestEvent(deps: WebhookDeps, orgId: string, userId: st
 export async function redeliverWebhook(deps: WebhookDeps, orgId: string, userId: string, id: string, deliveryId: string): Promise<{ delivery_id: string }> {
   const { webhooks } = await webhooksOf(deps, orgId, userId, false);
   const queued = await webhooks.redeliver(id, deliveryId);
-  if (!queued) throw new AppError('not_found', 'not_found', `No delivery ${deliveryId} of endpoint ${id}.`, "List the endpoint's deliveries with GET …/webhooks/{webhook_id}/deliveries.");
+  if (!queued) throw new AppError('not_found', `No delivery ${deliveryId} of endpoint ${id}.`, "List the endpoint's deliveries with GET …/webhooks/{webhook_id}/deliveries.");
   return { delivery_id: queued };
 }

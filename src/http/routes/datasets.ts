@@ -36,11 +36,11 @@ function parseMappingText(text: string | undefined): ColumnMapping {
   try {
     value = JSON.parse(text);
   } catch {
-    throw new ApiError(422, 'validation_failed', 'The column mapping is not valid JSON.', 'Send mapping as a JSON object, e.g. {"amount": "Amount", "customer_id": "nameOrig"}.', { fields: [{ path: 'mapping', message: 'not JSON' }] });
+    throw new ApiError('validation_failed', 'The column mapping is not valid JSON.', 'Send mapping as a JSON object, e.g. {"amount": "Amount", "customer_id": "nameOrig"}.', { fields: [{ path: 'mapping', message: 'not JSON' }] });
   }
   const parsed = Mapping.safeParse(value);
   if (!parsed.success) {
-    throw new ApiError(422, 'validation_failed', 'The column mapping has unknown columns or empty names.', `Map only ${DATASET_COLUMNS.join(', ')} to header names.`, { fields: parsed.error.issues.map((i) => ({ path: ['mapping', ...i.path].join('.'), message: i.message })) });
+    throw new ApiError('validation_failed', 'The column mapping has unknown columns or empty names.', `Map only ${DATASET_COLUMNS.join(', ')} to header names.`, { fields: parsed.error.issues.map((i) => ({ path: ['mapping', ...i.path].join('.'), message: i.message })) });
   }
   return parsed.data as ColumnMapping;
 }
@@ -51,9 +51,9 @@ function unreadableForm(e: unknown): Error {
   if (e instanceof ApiError || e instanceof AppError) return e;
   const code = (e as { code?: string }).code ?? '';
   if (/^FST_(FIELDS|PARTS|FILES)_LIMIT$/.test(code)) {
-    return new ApiError(413, 'payload_too_large', 'The form has more parts than an upload takes.', 'Send a form with the one file field (and at most 10 other fields), or the CSV itself with Content-Type: text/csv.');
+    return new ApiError('payload_too_large', 'The form has more parts than an upload takes.', 'Send a form with the one file field (and at most 10 other fields), or the CSV itself with Content-Type: text/csv.');
   }
-  return new ApiError(400, 'bad_request', `The multipart form could not be read: ${String((e as Error).message ?? e).slice(0, 120)}.`, 'Send a well-formed multipart/form-data body with its boundary, or the CSV itself with Content-Type: text/csv.');
+  return new ApiError('bad_request', `The multipart form could not be read: ${String((e as Error).message ?? e).slice(0, 120)}.`, 'Send a well-formed multipart/form-data body with its boundary, or the CSV itself with Content-Type: text/csv.');
 }
 
 type Door = Pick<App, 'config' | 'sessions' | 'organizations' | 'datasets'>;
@@ -145,13 +145,13 @@ function uploadRoute(server: FastifyInstance, app: Door): void {
       const part = await (request as FastifyRequest & { file: (o?: unknown) => Promise<{ file: Readable; filename: string } | undefined> })
         .file({ limits: { fileSize: maxBytes + 1, files: 1 } })
         .catch((e: unknown) => Promise.reject(unreadableForm(e)));
-      if (!part) throw new ApiError(422, 'validation_failed', 'The form has no file.', 'Send the CSV as a file field of the form.', { fields: [{ path: 'file', message: 'missing' }] });
+      if (!part) throw new ApiError('validation_failed', 'The form has no file.', 'Send the CSV as a file field of the form.', { fields: [{ path: 'file', message: 'missing' }] });
       body = part.file;
       originalName = utf8Name(part.filename) || originalName;
     } else if (/^(text|application)\/csv/.test(type)) {
       body = request.body as Readable;
     } else {
-      throw new ApiError(415, 'unsupported_media_type', `Content-Type ${type.slice(0, 80) || '(none)'} is not an upload.`, 'Send the file with Content-Type: text/csv, or as multipart/form-data.');
+      throw new ApiError('unsupported_media_type', `Content-Type ${type.slice(0, 80) || '(none)'} is not an upload.`, 'Send the file with Content-Type: text/csv, or as multipart/form-data.');
     }
     let stored: StoredUpload;
     try {

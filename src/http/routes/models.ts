@@ -55,9 +55,9 @@ export function modelRoutes(server: FastifyInstance, app: Pick<App, 'sessions' |
       schema: {
         tags: ['models'],
         summary: method === 'POST' ? 'Make a custom model a challenger: it scores every API-key request in shadow' : 'Stop a custom model being a challenger',
-        description: 'Owners only. A challenger\'s score and decision are recorded with each transaction (the record\'s `challengers`), never answered; at most three per organization (409 `limit_reached`), never the active model (409 `conflict`). Audited.',
+        description: 'Owners only. A challenger\'s score and decision are recorded with each transaction (the record\'s `challengers`), never answered; at most three per organization (400 `limit_reached`), never the active model (409 `conflict`). Audited.',
         params: ModelIdParams,
-        response: { 200: ModelObject, 409: ErrorResponse, ...errors },
+        response: { 200: ModelObject, 400: ErrorResponse, 409: ErrorResponse, ...errors },
       },
       handler: async (request) => {
         const { user } = requireUser(request, app.sessions);

@@ -34,6 +34,6 @@ export function trainingRoutes(server: FastifyInstance, app: Pick<App, 'sessions
   }, async (request) => {
     const { user } = requireUser(request, app.sessions);
     const plan = await app.training.plan(user.id, request.body);
-    throw new ApiError(501, 'not_implemented', 'Training through the API is not built yet; every check passed.', 'Train from the command line: npm run train -- --data FILE.csv --out models/NAME, then serve it with MODEL_DIR.', { would_run: plan });
+    throw new ApiError('not_implemented', 'Training through the API is not built yet; every check passed.', 'Train from the command line: npm run train -- --data FILE.csv --out models/NAME, then serve it with MODEL_DIR.', { would_run: plan });
   });
 }

@@ -16,7 +16,7 @@ const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 's
 export async function webRoutes(app: FastifyInstance): Promise<void> {
   const built = existsSync(`${WEB_DIST}index.html`);
   const page = async (_request: unknown, reply: FastifyReply) => {
-    if (!built) throw new ApiError(404, 'not_found', 'The dashboard is not built on this server.', 'Run `npm run build:web` (npm ci does it), then restart; the API works without it.');
+    if (!built) throw new ApiError('not_found', 'The dashboard is not built on this server.', 'Run `npm run build:web` (npm ci does it), then restart; the API works without it.');
     reply.header('content-security-policy', CSP).header('cache-control', 'no-cache').header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
     return reply.sendFile('index.html', { cacheControl: false });
   };
