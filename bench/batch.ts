@@ -70,7 +70,13 @@ for (const n of sizes) {
   const d = await json(up);
   if (up.status !== 201) throw new Error(`upload: ${JSON.stringify(d).slice(0, 300)}`);
   const t1 = performance.now();
-  let job = await json(await fetch(`${server.url}/api/datasets/score`, { method: 'POST', body: JSON.stringify({ dataset_id: d.id }), headers: { 'content-type': 'application/json' } }));
+  let job = await json(
+    await fetch(`${server.url}/api/datasets/score`, {
+      method: 'POST',
+      body: JSON.stringify({ dataset_id: d.id }),
+      headers: { 'content-type': 'application/json' },
+    }),
+  );
   while (job.status !== 'succeeded' && job.status !== 'failed') {
     await new Promise((r) => setTimeout(r, 20));
     job = await json(await fetch(`${server.url}/api/jobs/${job.id}`));
@@ -93,8 +99,18 @@ for (const n of sizes) {
     rows: n,
     end_to_end_rows_per_s: Math.round(n / seconds),
     seconds: Math.round(seconds * 100) / 100,
-    stages_ms: { upload_and_validate: Math.round(t1 - t0), job: Math.round(t2 - t1), ...Object.fromEntries(Object.entries(stageMs).map(([k, v]) => [`job_${k}`, v])), download: Math.round(t3 - t2) },
-    stage_rows_per_s: Object.fromEntries(Object.entries({ upload_and_validate: t1 - t0, job: t2 - t1, download: t3 - t2, ...stageMs }).map(([k, v]) => [k, Math.round(n / (Math.max(v, 1) / 1000))])),
+    stages_ms: {
+      upload_and_validate: Math.round(t1 - t0),
+      job: Math.round(t2 - t1),
+      ...Object.fromEntries(Object.entries(stageMs).map(([k, v]) => [`job_${k}`, v])),
+      download: Math.round(t3 - t2),
+    },
+    stage_rows_per_s: Object.fromEntries(
+      Object.entries({ upload_and_validate: t1 - t0, job: t2 - t1, download: t3 - t2, ...stageMs }).map(([k, v]) => [
+        k,
+        Math.round(n / (Math.max(v, 1) / 1000)),
+      ]),
+    ),
     addon_ceiling_rows_per_s: Math.round(ceiling),
     ratio_to_ceiling: Math.round((n / seconds / ceiling) * 1000) / 1000,
     server_rss_before_mb: rssBefore,
@@ -104,12 +120,16 @@ for (const n of sizes) {
     auc_on_file: job.summary.metrics?.roc_auc ?? null,
   };
   runs.push(run);
-  console.log(`${n.toLocaleString('en')} rows: ${run.end_to_end_rows_per_s.toLocaleString('en')} rows/s end to end (${run.seconds} s); addon ceiling ${run.addon_ceiling_rows_per_s.toLocaleString('en')} rows/s; server RSS ${run.server_rss_before_mb} MB before, peak ${run.server_peak_rss_mb} MB${peakFromHere ? ' during this run' : ' since start'} (${Math.round(((run.server_peak_rss_mb - run.server_rss_before_mb) * 1048576) / n)} bytes a row above before), ${run.server_rss_mb} MB after`);
+  console.log(
+    `${n.toLocaleString('en')} rows: ${run.end_to_end_rows_per_s.toLocaleString('en')} rows/s end to end (${run.seconds} s); addon ceiling ${run.addon_ceiling_rows_per_s.toLocaleString('en')} rows/s; server RSS ${run.server_rss_before_mb} MB before, peak ${run.server_peak_rss_mb} MB${peakFromHere ? ' during this run' : ' since start'} (${Math.round(((run.server_peak_rss_mb - run.server_rss_before_mb) * 1048576) / n)} bytes a row above before), ${run.server_rss_mb} MB after`,
+  );
   console.log(`  stages ms: ${JSON.stringify(run.stages_ms)}`);
 }
 server.child.kill('SIGTERM');
 const at100k = runs.filter((r) => r.rows === 100_000).map((r) => r.end_to_end_rows_per_s as number);
 const median = [...at100k].sort((a, b) => a - b)[Math.floor(at100k.length / 2)]!;
-console.log(`100,000 rows end to end, median of ${at100k.length} runs: ${median.toLocaleString('en')} rows/s (runs: ${at100k.map((x) => x.toLocaleString('en')).join(', ')}); goal 50,000`);
+console.log(
+  `100,000 rows end to end, median of ${at100k.length} runs: ${median.toLocaleString('en')} rows/s (runs: ${at100k.map((x) => x.toLocaleString('en')).join(', ')}); goal 50,000`,
+);
 console.log(JSON.stringify({ benchmark: 'batch', quick, runs, median_100k_rows_per_s: median, goal_50k_rows_per_s: median >= 50_000 }));
 process.exit(0);

@@ -78,7 +78,8 @@ try {
   const texts = boosterTexts(MODEL_DIR, model).map((t) => appendTrees(t, t, 1e-12));
   const own = { ...mergeSettings(model.file, {}), boosters: { sha256: boostersDigest(texts), trees: model.file.training.iterations } };
   await sql`INSERT INTO custom_models (id, organization_id, name, base_model_id, settings) VALUES ('cm_bench_own', ${shadowOrg.id}, 'own boosters', ${model.file.id}, ${sql.json(own)})`;
-  for (const [k, c] of model.channels.entries()) await sql`INSERT INTO custom_model_boosters (model_id, channel, model_text) VALUES ('cm_bench_own', ${c.name}, ${texts[k]!})`;
+  for (const [k, c] of model.channels.entries())
+    await sql`INSERT INTO custom_model_boosters (model_id, channel, model_text) VALUES ('cm_bench_own', ${c.name}, ${texts[k]!})`;
   await sql.end();
   const challenge = async (id: string, on = true) => {
     const { 'content-type': _, ...headers } = shadowOrg.member; // no body: no content type
@@ -86,12 +87,23 @@ try {
     if (res.status !== 200) throw new Error(`challenger ${id}: ${res.status} ${await res.text()}`);
   };
   const results: Record<string, Awaited<ReturnType<typeof pairedRounds>>> = {};
-  for (const [count, add] of [[1, challengers.slice(0, 1)], [3, challengers.slice(1)], ['own', ['cm_bench_own']]] as const) {
+  for (const [count, add] of [
+    [1, challengers.slice(0, 1)],
+    [3, challengers.slice(1)],
+    ['own', ['cm_bench_own']],
+  ] as const) {
     if (count === 'own') for (const id of challengers) await challenge(id, false);
     for (const id of add) await challenge(id);
     await new Promise((r) => setTimeout(r, 1_100)); // keys are trusted for a second
     process.stderr.write(`${count} challenger(s):\n`);
-    results[count] = await pairedRounds({ baseline: { base: plain.url, key: plainOrg.secret }, changed: { base: shadow.url, key: shadowOrg.secret }, rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, label: `${count} challenger(s)` });
+    results[count] = await pairedRounds({
+      baseline: { base: plain.url, key: plainOrg.secret },
+      changed: { base: shadow.url, key: shadowOrg.secret },
+      rounds: ROUNDS,
+      seconds: SECONDS,
+      connections: CONNECTIONS,
+      label: `${count} challenger(s)`,
+    });
   }
   const check = postgres(shadowDb, { max: 1, onnotice: () => {} });
   const [recorded] = await check<{ n: number; shadowed: number }[]>`SELECT count(*)::int AS n, count(challengers)::int AS shadowed FROM transactions`;
@@ -99,9 +111,14 @@ try {
   await cleanUp();
 
   console.log('');
-  console.log(`| Recorded route on PostgreSQL (${CONNECTIONS} connections, ${ROUNDS} × ${SECONDS} s alternating) | baseline req/s (median) | with challengers | ratio |`);
+  console.log(
+    `| Recorded route on PostgreSQL (${CONNECTIONS} connections, ${ROUNDS} × ${SECONDS} s alternating) | baseline req/s (median) | with challengers | ratio |`,
+  );
   console.log('|---|---|---|---|');
-  for (const count of [1, 3, 'own']) console.log(`| ${count === 'own' ? 'one challenger with boosters of its own' : `${count} challenger(s)`} in shadow | ${Math.round(results[count]!.baseline)} | ${Math.round(results[count]!.changed)} | ${(results[count]!.ratio * 100).toFixed(1)} % |`);
+  for (const count of [1, 3, 'own'])
+    console.log(
+      `| ${count === 'own' ? 'one challenger with boosters of its own' : `${count} challenger(s)`} in shadow | ${Math.round(results[count]!.baseline)} | ${Math.round(results[count]!.changed)} | ${(results[count]!.ratio * 100).toFixed(1)} % |`,
+    );
   console.log(`transactions recorded with their challengers' scores: ${recorded!.shadowed} of ${recorded!.n}`);
   console.log(
     JSON.stringify({

@@ -50,7 +50,11 @@ export async function benchDatabase(name: string): Promise<BenchDatabase> {
 
 /** Runs `load` with the transactions table's secondary indexes dropped, then builds them again
  *  (with `maintenanceWorkMem` for the build). `query` runs one statement on the database loaded. */
-export async function withoutSecondaryIndexes(query: (text: string) => Promise<unknown[]>, maintenanceWorkMem: string, load: () => Promise<void>): Promise<void> {
+export async function withoutSecondaryIndexes(
+  query: (text: string) => Promise<unknown[]>,
+  maintenanceWorkMem: string,
+  load: () => Promise<void>,
+): Promise<void> {
   const indexes = (await query(
     `SELECT i.indexrelid::regclass::text AS name, pg_get_indexdef(i.indexrelid) AS def FROM pg_index i
      WHERE i.indrelid = 'transactions'::regclass AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)`,

@@ -55,34 +55,56 @@ let sink = 0;
 
 const predictSingle = compare(
   'predict, single row',
-  () => { for (let i = 0; i < singleRows; i++) sink += ours.predictRaw(singles[i]!); },
+  () => {
+    for (let i = 0; i < singleRows; i++) sink += ours.predictRaw(singles[i]!);
+  },
   singleRows,
-  () => { for (let i = 0; i < singleRows; i++) sink += theirs.predictRawSingle(singles[i]!); },
+  () => {
+    for (let i = 0; i < singleRows; i++) sink += theirs.predictRawSingle(singles[i]!);
+  },
   singleRows,
 );
 const predictBatch = compare(
   'predict, batch',
-  () => { sink += ours.predictRawBatch(rows)[0]!; },
+  () => {
+    sink += ours.predictRawBatch(rows)[0]!;
+  },
   n,
-  () => { sink += theirs.predict(rows, true)[0]!; },
+  () => {
+    sink += theirs.predict(rows, true)[0]!;
+  },
   n,
 );
 const shapSingle = compare(
   'TreeSHAP, single row',
-  () => { for (const r of shapSingles) sink += ours.shap(r)[0]!; },
+  () => {
+    for (const r of shapSingles) sink += ours.shap(r)[0]!;
+  },
   shapRows,
-  () => { for (const r of shapSingles) sink += theirs.predictContribSingle(r)[0]!; },
+  () => {
+    for (const r of shapSingles) sink += theirs.predictContribSingle(r)[0]!;
+  },
   shapRows,
 );
 const shapBatched = compare(
   'TreeSHAP, batch',
-  () => { sink += ours.shapBatch(shapBatch)[0]!; },
+  () => {
+    sink += ours.shapBatch(shapBatch)[0]!;
+  },
   shapBatchRows,
-  () => { sink += theirs.predictContrib(shapBatch)[0]!; },
+  () => {
+    sink += theirs.predictContrib(shapBatch)[0]!;
+  },
   shapBatchRows,
   { samples: quick ? 3 : 7, warmup: 1 },
 );
-const overhead = time('N-API call overhead (no-op)', () => { for (let i = 0; i < singleRows; i++) sink += noopCall(singles[i]!); }, singleRows);
+const overhead = time(
+  'N-API call overhead (no-op)',
+  () => {
+    for (let i = 0; i < singleRows; i++) sink += noopCall(singles[i]!);
+  },
+  singleRows,
+);
 
 console.log(`\nmodel memory (trees + compiled nodes + SHAP tables): ${(ours.memoryBytes / 1024 / 1024).toFixed(2)} MiB`);
 console.log(`largest difference from LightGBM: predict ${diffPredict.toExponential(2)}, SHAP ${diffShap.toExponential(2)}`);

@@ -14,7 +14,8 @@ import { FaultDrill, percentile, sleep, type Answer } from '../test/support/faul
 
 benchmarkCommandLine({
   name: 'bench:faults',
-  about: 'PostgreSQL restarts, a blackhole and a reset storm under v1 traffic on two processes: exits, lost or doubled writes, and answer times against a fault-free baseline.',
+  about:
+    'PostgreSQL restarts, a blackhole and a reset storm under v1 traffic on two processes: exits, lost or doubled writes, and answer times against a fault-free baseline.',
   quick: '4 restarts, a blackhole of 8 s and a reset storm of 10 s, after a 5 s baseline',
 });
 
@@ -55,7 +56,13 @@ try {
   drill.proxy.resume();
   await sleep(5_000);
   const hole = sent(holeStart, holeEnd);
-  const firstOk = Math.min(...[...traffic.answers.values()].flat().filter((x) => x.status === 200 && x.at >= holeEnd).map((x) => x.at)) - holeEnd;
+  const firstOk =
+    Math.min(
+      ...[...traffic.answers.values()]
+        .flat()
+        .filter((x) => x.status === 200 && x.at >= holeEnd)
+        .map((x) => x.at),
+    ) - holeEnd;
 
   const stormStart = performance.now();
   const storm = setInterval(() => drill.proxy.reset(), 1_000);
@@ -75,19 +82,36 @@ try {
   console.log('');
   console.log('| phase | requests | answered 200 | p99 of 200s ms | slowest ms |');
   console.log('|---|---|---|---|---|');
-  for (const [name, xs] of [[`baseline, ${BASELINE_S} s`, baseline], [`${RESTARTS} restarts`, restarts], [`blackhole, ${BLACKHOLE_S} s`, hole], [`reset storm, ${STORM_S} s`, stormed]] as const) {
+  for (const [name, xs] of [
+    [`baseline, ${BASELINE_S} s`, baseline],
+    [`${RESTARTS} restarts`, restarts],
+    [`blackhole, ${BLACKHOLE_S} s`, hole],
+    [`reset storm, ${STORM_S} s`, stormed],
+  ] as const) {
     console.log(`| ${name} | ${xs.length} | ${okMs(xs).length} | ${round(percentile(okMs(xs), 99))} | ${round(Math.max(0, ...xs.map((x) => x.ms)))} |`);
   }
-  console.log(`process exits ${exits.length}; acknowledged and missing ${audit.missing.length}; stored twice ${audit.duplicates.length}; not answered 200 when sent again ${unsettled.length}`);
-  console.log(`blackhole: slowest answer ${round(slowestInHole)} ms (goal ≤ ${DEADLINE_MS + 1000}), first 200 ${round(firstOk)} ms after forwarding resumed (goal ≤ 2000)`);
-  console.log(`reset storm: p99 of answered requests ${round(stormP99)} ms, ${(stormP99 / Math.max(1, baselineP99)).toFixed(2)}× the baseline's ${round(baselineP99)} ms (goal ≤ ${DEADLINE_MS} ms)`);
+  console.log(
+    `process exits ${exits.length}; acknowledged and missing ${audit.missing.length}; stored twice ${audit.duplicates.length}; not answered 200 when sent again ${unsettled.length}`,
+  );
+  console.log(
+    `blackhole: slowest answer ${round(slowestInHole)} ms (goal ≤ ${DEADLINE_MS + 1000}), first 200 ${round(firstOk)} ms after forwarding resumed (goal ≤ 2000)`,
+  );
+  console.log(
+    `reset storm: p99 of answered requests ${round(stormP99)} ms, ${(stormP99 / Math.max(1, baselineP99)).toFixed(2)}× the baseline's ${round(baselineP99)} ms (goal ≤ ${DEADLINE_MS} ms)`,
+  );
   result = {
     benchmark: 'faults',
     quick,
     baseline: { requests_per_s: round(baselineRate), p99_ms: round(baselineP99) },
     restarts: { count: RESTARTS, requests: restarts.length, answered_200: okMs(restarts).length },
     blackhole: { seconds: BLACKHOLE_S, requests: hole.length, slowest_ms: round(slowestInHole), first_200_after_ms: round(firstOk) },
-    reset_storm: { seconds: STORM_S, requests: stormed.length, answered_200: okMs(stormed).length, p99_ms: round(stormP99), p99_ratio_to_baseline: Math.round((stormP99 / Math.max(1, baselineP99)) * 100) / 100 },
+    reset_storm: {
+      seconds: STORM_S,
+      requests: stormed.length,
+      answered_200: okMs(stormed).length,
+      p99_ms: round(stormP99),
+      p99_ratio_to_baseline: Math.round((stormP99 / Math.max(1, baselineP99)) * 100) / 100,
+    },
     process_exits: exits.length,
     acknowledged_missing: audit.missing.length,
     stored_twice: audit.duplicates.length,

@@ -23,7 +23,15 @@ const round1 = (x: number) => Math.round(x * 10) / 10;
 
 /** `rate` recorded scores a second for `seconds` with `key` over `connections`; `until` ends the
  *  load early (then `seconds` is its length). */
-export function fixedRate(o: { base: string; key: string; makeBody: () => string; rate: number; connections: number; seconds: number; until?: Promise<unknown> | undefined }): Promise<Load> {
+export function fixedRate(o: {
+  base: string;
+  key: string;
+  makeBody: () => string;
+  rate: number;
+  connections: number;
+  seconds: number;
+  until?: Promise<unknown> | undefined;
+}): Promise<Load> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const instance = autocannon(
@@ -40,7 +48,15 @@ export function fixedRate(o: { base: string; key: string; makeBody: () => string
         running.delete(instance);
         if (err) return reject(err);
         const elapsed = (performance.now() - t0) / 1000;
-        resolve({ rate: o.rate, seconds: round1(elapsed), served_rps: Math.round(r['2xx'] / elapsed), p50_ms: r.latency.p50, p99_ms: r.latency.p99, max_ms: r.latency.max, errors: r.errors + r.timeouts + r.non2xx });
+        resolve({
+          rate: o.rate,
+          seconds: round1(elapsed),
+          served_rps: Math.round(r['2xx'] / elapsed),
+          p50_ms: r.latency.p50,
+          p99_ms: r.latency.p99,
+          max_ms: r.latency.max,
+          errors: r.errors + r.timeouts + r.non2xx,
+        });
       },
     );
     running.add(instance);

@@ -11,7 +11,7 @@ export let quick = false;
 
 /** The benchmark's options (`--quick`, described by `quick`, and its own) from the command line;
  *  `--help` prints them, a mistake exits 2 with the usage. */
-export function benchmarkCommandLine<O extends Options = {}>(
+export function benchmarkCommandLine<O extends Options = Record<never, never>>(
   command: Omit<Command<O & { quick: Option<boolean> }>, 'options'> & { quick: string; options?: O },
 ): Values<O & { quick: Option<boolean> }> {
   const { quick: quickDescription, options, ...rest } = command;
@@ -65,9 +65,7 @@ export function compare(
     b.push(sampleOnce(baseline, baselineOps));
   }
   const result = { name, ours: { ns: median(a), samples: a }, baseline: { ns: median(b), samples: b }, speedup: median(b) / median(a) };
-  console.log(
-    `${name.padEnd(34)} ours ${fmt(result.ours.ns).padStart(10)}   baseline ${fmt(result.baseline.ns).padStart(10)}   ${result.speedup.toFixed(2)}x`,
-  );
+  console.log(`${name.padEnd(34)} ours ${fmt(result.ours.ns).padStart(10)}   baseline ${fmt(result.baseline.ns).padStart(10)}   ${result.speedup.toFixed(2)}x`);
   return result;
 }
 

@@ -21,7 +21,8 @@ const H = (expr: string, salt: number, n: number) => `((hashint8extended(${expr}
 /** One of `n` entities, rank r drawn with a weight growing as a lognormal's quantile of r
  *  (exp(σ·Φ⁻¹(r))): r = Φ(z + σ) for a standard normal z has exactly that density. Φ is
  *  approximated by a logistic, so the weights are lognormal-like: a long tail of heavy entities. */
-const PICK = (n: number, sigma: number, expr: string, salt: number) => `least(${n - 1}, floor(${n} / (1 + exp(-1.702 * (${Z(expr, salt)} + ${sigma})))))::bigint`;
+const PICK = (n: number, sigma: number, expr: string, salt: number) =>
+  `least(${n - 1}, floor(${n} / (1 + exp(-1.702 * (${Z(expr, salt)} + ${sigma})))))::bigint`;
 
 /** Customers' weights: σ 0.75 puts the median customer at about 15 payments a month for a mean of
  *  20, a few percent above 60. */

@@ -44,7 +44,8 @@ const sizesOption: Option<number[] | undefined> = {
   absent: undefined,
   parse: (raw) => {
     const sizes = raw.split(',').map((s) => s.trim().replace(/_/g, ''));
-    if (!sizes.every((s) => /^\d+$/.test(s) && Number(s) >= 1_000 && Number(s) <= 50_000_000)) throw new UsageError(`must be whole numbers from 1000 to 50000000, comma-separated, got ${JSON.stringify(raw)}`);
+    if (!sizes.every((s) => /^\d+$/.test(s) && Number(s) >= 1_000 && Number(s) <= 50_000_000))
+      throw new UsageError(`must be whole numbers from 1000 to 50000000, comma-separated, got ${JSON.stringify(raw)}`);
     return sizes.map(Number);
   },
 };
@@ -52,12 +53,15 @@ const sizesOption: Option<number[] | undefined> = {
 const options = benchmarkCommandLine({
   name: 'bench:history',
   about: "What one organization's 31-day history of 1 M and 5 M transactions costs a server process: its load, its memory, latency at 300 req/s.",
-  quick: 'seeds 100,000 and 500,000 transactions, 5 s a load instead of 20 s: 2½–3½ minutes a back end on a 2-core host (the full run: 5 minutes a back end for 1 M, 17 for 5 M)',
+  quick:
+    'seeds 100,000 and 500,000 transactions, 5 s a load instead of 20 s: 2½–3½ minutes a back end on a 2-core host (the full run: 5 minutes a back end for 1 M, 17 for 5 M)',
   options: {
     backend: oneOf(['embedded', 'postgres', 'both'], 'the database(s) to run on (default: both with DATABASE_URL, else embedded)'),
     sizes: sizesOption,
   },
-  notes: ['DATABASE_URL: a PostgreSQL server on which this role may create and drop databases (each size gets its own, dropped at the end). Without it only the embedded database runs.'],
+  notes: [
+    'DATABASE_URL: a PostgreSQL server on which this role may create and drop databases (each size gets its own, dropped at the end). Without it only the embedded database runs.',
+  ],
 });
 
 const adminUrl = process.env.DATABASE_URL || undefined;
@@ -146,12 +150,16 @@ type Run = (text: string, params?: unknown[]) => Promise<Record<string, unknown>
  *  load (bench/database.ts); the totals' triggers run as for any import. */
 async function seed(run: Run, organizationId: string, n: number): Promise<void> {
   const sql = seedSql(n);
-  await withoutSecondaryIndexes((text) => run(text), '256MB', async () => {
-    for (let lo = 0; lo < n; lo += CHUNK) {
-      await run(sql, [organizationId, NOW, lo, Math.min(n, lo + CHUNK) - 1]);
-      say(`  stored ${Math.min(n, lo + CHUNK).toLocaleString('en')} of ${n.toLocaleString('en')}`);
-    }
-  });
+  await withoutSecondaryIndexes(
+    (text) => run(text),
+    '256MB',
+    async () => {
+      for (let lo = 0; lo < n; lo += CHUNK) {
+        await run(sql, [organizationId, NOW, lo, Math.min(n, lo + CHUNK) - 1]);
+        say(`  stored ${Math.min(n, lo + CHUNK).toLocaleString('en')} of ${n.toLocaleString('en')}`);
+      }
+    },
+  );
   await run('VACUUM ANALYZE');
   // What seeding wrote flushed now, not by a checkpoint in the middle of a measurement (PostgreSQL:
   // needs pg_checkpoint or a superuser; without, the measurements may meet that checkpoint).
@@ -182,7 +190,10 @@ async function describe(run: Run, organizationId: string, seconds: number): Prom
     return { n: Number(r!.n), spread: [...(r!.p as (string | number)[]).map(Number), Number(r!.most)] };
   };
   const [c, m, h] = [await spread('c'), await spread('m'), await spread('h')];
-  const [t] = await run(`SELECT sum(transactions)::float8 AS n, sum(labels)::float8 AS labels, sum(frauds)::float8 AS frauds FROM entity_totals WHERE organization_id = $1 AND kind = 'c'`, [organizationId]);
+  const [t] = await run(
+    `SELECT sum(transactions)::float8 AS n, sum(labels)::float8 AS labels, sum(frauds)::float8 AS frauds FROM entity_totals WHERE organization_id = $1 AND kind = 'c'`,
+    [organizationId],
+  );
   const total = Number(t!.n);
   return {
     transactions: total,
@@ -211,7 +222,15 @@ async function sampleBodies(run: Run, organizationId: string, n: number): Promis
   const prefix = randomBytes(3).toString('hex');
   return () => {
     const r = rows[k++ % rows.length]!;
-    return JSON.stringify({ transaction_id: `pay_${prefix}${k.toString(16).padStart(14, '0')}`, amount: Number(r.amount), customer_id: r.customer_id, merchant_id: r.merchant_id, location: r.location, payment_type: r.payment_type, explain: true });
+    return JSON.stringify({
+      transaction_id: `pay_${prefix}${k.toString(16).padStart(14, '0')}`,
+      amount: Number(r.amount),
+      customer_id: r.customer_id,
+      merchant_id: r.merchant_id,
+      location: r.location,
+      payment_type: r.payment_type,
+      explain: true,
+    });
   };
 }
 
@@ -267,17 +286,21 @@ function post(s: Launched, path: string, key: string, body: string, timeoutMs: n
   return new Promise((resolve, reject) => {
     const onExit = () => reject(new Error(exitReason(s)));
     s.child.once('exit', onExit);
-    const req = request(`${s.base}${path}`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => {
-        s.child.off('exit', onExit);
-        clearTimeout(timer);
-        resolve({ status: res.statusCode!, text });
-      });
-      res.on('error', reject);
-    });
+    const req = request(
+      `${s.base}${path}`,
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => {
+          s.child.off('exit', onExit);
+          clearTimeout(timer);
+          resolve({ status: res.statusCode!, text });
+        });
+        res.on('error', reject);
+      },
+    );
     const timer = setTimeout(() => {
       req.destroy();
       reject(new Error(`no answer within ${timeoutMs / 1000} s`));
@@ -301,7 +324,12 @@ interface Memory {
 /** The server's resident memory (/proc) and its own heap figures (/api/health). */
 async function memory(s: Launched): Promise<Memory> {
   const health = (await (await fetch(`${s.base}/api/health`)).json()) as { memory: { heap_used_mb: number; heap_total_mb: number; array_buffers_mb: number } };
-  return { rss_mb: memoryMb(s.child.pid!), heap_used_mb: health.memory.heap_used_mb, heap_total_mb: health.memory.heap_total_mb, array_buffers_mb: health.memory.array_buffers_mb };
+  return {
+    rss_mb: memoryMb(s.child.pid!),
+    heap_used_mb: health.memory.heap_used_mb,
+    heap_total_mb: health.memory.heap_total_mb,
+    array_buffers_mb: health.memory.array_buffers_mb,
+  };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -348,11 +376,19 @@ async function jobsDone(s: Launched, appearMs = 10_000): Promise<number> {
 }
 
 /** Recorded scores at this benchmark's rate and connections. */
-const atRate = (base: string, key: string, makeBody: () => string, seconds: number, until?: Promise<unknown>): Promise<Load> => fixedRate({ base, key, makeBody, rate: RATE, connections: CONNECTIONS, seconds, until });
+const atRate = (base: string, key: string, makeBody: () => string, seconds: number, until?: Promise<unknown>): Promise<Load> =>
+  fixedRate({ base, key, makeBody, rate: RATE, connections: CONNECTIONS, seconds, until });
 
 /** A short load at a low rate: the code paths compiled before anything is measured. */
 async function warmUp(base: string, key: string, makeBody: () => string): Promise<void> {
-  await autocannon({ url: `${base}/api/v1/risk/score`, method: 'POST', connections: 2, amount: quick ? 600 : 2_000, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, requests: [{ setupRequest: (req) => ({ ...req, body: makeBody() }) }] });
+  await autocannon({
+    url: `${base}/api/v1/risk/score`,
+    method: 'POST',
+    connections: 2,
+    amount: quick ? 600 : 2_000,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    requests: [{ setupRequest: (req) => ({ ...req, body: makeBody() }) }],
+  });
 }
 
 // --- one back end and size -------------------------------------------------------------------------
@@ -489,7 +525,9 @@ async function runOne(backend: Backend, n: number): Promise<Result> {
       result.empty_during_rows_load = await duringRows;
     }
     const answeredAt = tFirst + result.first_score_s * 1000;
-    say(`  the large organization's first score after ${result.first_score_s} s; the empty organization meanwhile: ${JSON.stringify(result.empty_during_rows_load)}`);
+    say(
+      `  the large organization's first score after ${result.first_score_s} s; the empty organization meanwhile: ${JSON.stringify(result.empty_during_rows_load)}`,
+    );
     await sleep(Math.max(0, answeredAt + 2_000 - performance.now()));
     result.memory_after = await memory(s);
     // From 2 s after the first score: the large organization's own scores while the process may
@@ -505,7 +543,10 @@ async function runOne(backend: Backend, n: number): Promise<Result> {
       rss: round1((result.memory_after.rss_mb - result.memory_before.rss_mb) / per100k),
       heap: round1((result.memory_after.heap_used_mb - result.memory_before.heap_used_mb) / per100k),
       array_buffers: round1((result.memory_after.array_buffers_mb - result.memory_before.array_buffers_mb) / per100k),
-      heap_and_buffers: round1((result.memory_after.heap_used_mb + result.memory_after.array_buffers_mb - result.memory_before.heap_used_mb - result.memory_before.array_buffers_mb) / per100k),
+      heap_and_buffers: round1(
+        (result.memory_after.heap_used_mb + result.memory_after.array_buffers_mb - result.memory_before.heap_used_mb - result.memory_before.array_buffers_mb) /
+          per100k,
+      ),
       peak_rss: round1((result.peak_rss_during_load_mb - result.memory_before.rss_mb) / per100k),
       settled_rss: round1((result.memory_settled.rss_mb - result.memory_before.rss_mb) / per100k),
     };
@@ -577,10 +618,13 @@ try {
   const results: Result[] = [];
   for (const backend of BACKENDS) for (const n of SIZES) results.push(await runOne(backend, n));
 
-  const f = (x: number | undefined, digits = 0) => (x === undefined ? '–' : x.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits }));
+  const f = (x: number | undefined, digits = 0) =>
+    x === undefined ? '–' : x.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits });
   const pair = (l: Load | undefined) => (l ? `${f(l.p50_ms)} / ${f(l.p99_ms)}${l.errors ? ` (${l.errors} errors)` : ''}` : '–');
   console.log('');
-  console.log(`| Back end, transactions held | first score s (rows) | after a restart s (snapshot) | MB/100k resident: 2 s after / peak / settled | MB/100k heap + buffers | empty org p50 / p99 ms | large org from 2 s after its first load p50 / p99 ms (ratio) | loaded org p50 / p99 ms | p99 ratio | other org p99 while held | other org p99 / max during the load from the rows | … from the snapshot |`);
+  console.log(
+    `| Back end, transactions held | first score s (rows) | after a restart s (snapshot) | MB/100k resident: 2 s after / peak / settled | MB/100k heap + buffers | empty org p50 / p99 ms | large org from 2 s after its first load p50 / p99 ms (ratio) | loaded org p50 / p99 ms | p99 ratio | other org p99 while held | other org p99 / max during the load from the rows | … from the snapshot |`,
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
     const during = (l: Load | undefined) => (l ? `${f(l.p99_ms)} / ${f(l.max_ms)}` : '–');
@@ -590,8 +634,12 @@ try {
     );
   }
   console.log('');
-  console.log(`ring analyses the process queued on its start, waited for before measuring: ${results.map((r) => `${r.backend} ${f(r.transactions)}: ${f(r.jobs_at_start_s, 1)} s`).join('; ')}`);
-  console.log(`${RATE} req/s of recorded scores (POST /api/v1/risk/score, explain on) for ${DURATION} s a load, ${CONNECTIONS} connections; the baseline is an empty organization in the same process before the large one is loaded.`);
+  console.log(
+    `ring analyses the process queued on its start, waited for before measuring: ${results.map((r) => `${r.backend} ${f(r.transactions)}: ${f(r.jobs_at_start_s, 1)} s`).join('; ')}`,
+  );
+  console.log(
+    `${RATE} req/s of recorded scores (POST /api/v1/risk/score, explain on) for ${DURATION} s a load, ${CONNECTIONS} connections; the baseline is an empty organization in the same process before the large one is loaded.`,
+  );
   console.log(
     JSON.stringify({
       benchmark: 'history',

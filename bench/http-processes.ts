@@ -114,11 +114,17 @@ function load(base: string, key: string, connections: number, duration: number):
 }
 
 /** A load on some processes at once, with each process's CPU time per request answered. */
-async function measured(title: string, targets: { server: (typeof servers)[number]; key: string }[]): Promise<{ total: Load & { cpu_ms_per_request: number }; each: (Load & { cpu_ms_per_request: number })[] }> {
+async function measured(
+  title: string,
+  targets: { server: (typeof servers)[number]; key: string }[],
+): Promise<{ total: Load & { cpu_ms_per_request: number }; each: (Load & { cpu_ms_per_request: number })[] }> {
   for (const t of targets) await load(t.server.url, t.key, 2, 2);
   const before = targets.map((t) => cpuSeconds(t.server.child.pid!));
   const results = await Promise.all(targets.map((t) => load(t.server.url, t.key, CONNECTIONS / targets.length, DURATION)));
-  const each = results.map((r, i) => ({ ...r, cpu_ms_per_request: ((cpuSeconds(targets[i]!.server.child.pid!) - before[i]!) * 1000) / Math.max(1, r.requests) }));
+  const each = results.map((r, i) => ({
+    ...r,
+    cpu_ms_per_request: ((cpuSeconds(targets[i]!.server.child.pid!) - before[i]!) * 1000) / Math.max(1, r.requests),
+  }));
   const requests = each.reduce((s, r) => s + r.requests, 0);
   const total = {
     rps: each.reduce((s, r) => s + r.rps, 0),
@@ -128,7 +134,9 @@ async function measured(title: string, targets: { server: (typeof servers)[numbe
     non2xx: each.reduce((s, r) => s + r.non2xx, 0),
     cpu_ms_per_request: each.reduce((s, r) => s + r.cpu_ms_per_request * r.requests, 0) / Math.max(1, requests),
   };
-  process.stderr.write(`${title}: ${Math.round(total.rps)} req/s, p50 ${total.p50} ms, p99 ${total.p99} ms, CPU ${each.map((r) => r.cpu_ms_per_request.toFixed(3)).join(' + ')} ms per request, errors/non-2xx ${total.non2xx}\n`);
+  process.stderr.write(
+    `${title}: ${Math.round(total.rps)} req/s, p50 ${total.p50} ms, p99 ${total.p99} ms, CPU ${each.map((r) => r.cpu_ms_per_request.toFixed(3)).join(' + ')} ms per request, errors/non-2xx ${total.non2xx}\n`,
+  );
   return { total, each };
 }
 
@@ -138,7 +146,11 @@ async function lagOnce(from: string, to: string): Promise<number> {
   const n = ++probes;
   const customer = `lag-${n}`;
   const send = (base: string, id: string, merchant: string) =>
-    fetch(`${base}/api/v1/risk/score`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${sharedKey}` }, body: JSON.stringify({ transaction_id: id, amount: 12.5, customer_id: customer, merchant_id: merchant }) });
+    fetch(`${base}/api/v1/risk/score`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${sharedKey}` },
+      body: JSON.stringify({ transaction_id: id, amount: 12.5, customer_id: customer, merchant_id: merchant }),
+    });
   const answer = async (base: string, id: string, merchant: string) => {
     const res = await send(base, id, merchant);
     const text = await res.text();
@@ -188,7 +200,9 @@ console.log(row('2 processes, one database, DURABILITY=commit', two.total, two.e
 console.log('');
 console.log(`commit / write_behind throughput: ${(commitCost * 100).toFixed(1)} % (goal ≥ 75 %)`);
 console.log(`2 processes / 1 process throughput: ${scaling.toFixed(2)}× (client and servers share 2 cores: see CPU per request)`);
-console.log(`replication lag under the two-process load, over ${lags.length} probes: p50 ${lagP50.toFixed(1)} ms, p99 ${lagP99.toFixed(1)} ms (goal p99 < 100 ms)`);
+console.log(
+  `replication lag under the two-process load, over ${lags.length} probes: p50 ${lagP50.toFixed(1)} ms, p99 ${lagP99.toFixed(1)} ms (goal p99 < 100 ms)`,
+);
 console.log(
   JSON.stringify({
     benchmark: 'http_processes',

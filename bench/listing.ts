@@ -7,7 +7,7 @@
 // `DATABASE_URL` set runs it on that PostgreSQL server (in a schema of its own, dropped at the end).
 // Last line: one JSON object.
 
-import { type Db, type Queryable } from '../src/storage/db.ts';
+import type { Db, Queryable } from '../src/storage/db.ts';
 import { organizationData } from '../src/storage/organization-data.ts';
 import type { ListFilters } from '../src/storage/transaction-reads.ts';
 import { benchDatabase } from './database.ts';
@@ -103,15 +103,33 @@ for (const [name, filters, after] of cases) {
       t = performance.now();
       const check = await withoutIndexes((d) => d.transactions.list(filters, 25, after));
       base.push(performance.now() - t);
-      if (JSON.stringify(check!.rows.map((r) => r.seq)) !== JSON.stringify(page!.rows.map((r) => r.seq))) throw new Error(`${name}: the baseline found other rows`);
+      if (JSON.stringify(check!.rows.map((r) => r.seq)) !== JSON.stringify(page!.rows.map((r) => r.seq)))
+        throw new Error(`${name}: the baseline found other rows`);
     }
   }
-  const r = { case: name, rows, ms: Math.round(median(ours) * 100) / 100, baseline_ms: Math.round(median(base) * 10) / 10, ratio: Math.round((median(base) / median(ours)) * 10) / 10 };
+  const r = {
+    case: name,
+    rows,
+    ms: Math.round(median(ours) * 100) / 100,
+    baseline_ms: Math.round(median(base) * 10) / 10,
+    ratio: Math.round((median(base) / median(ours)) * 10) / 10,
+  };
   results.push(r);
   console.log(`| ${name} (${rows} rows) | ${r.ms} ms | ${r.baseline_ms} ms | ${r.ratio}× |`);
 }
 await bench.close();
 const worst = Math.max(...results.map((r) => r.ms));
 console.log(`\nslowest indexed page: ${worst} ms (goal: milliseconds with a million stored transactions)`);
-console.log(JSON.stringify({ benchmark: 'listing', quick, database: db.kind, transactions: ROWS, other_organization: OTHER_ROWS, seed_seconds: Math.round(seconds * 10) / 10, pages: results, slowest_ms: worst }));
+console.log(
+  JSON.stringify({
+    benchmark: 'listing',
+    quick,
+    database: db.kind,
+    transactions: ROWS,
+    other_organization: OTHER_ROWS,
+    seed_seconds: Math.round(seconds * 10) / 10,
+    pages: results,
+    slowest_ms: worst,
+  }),
+);
 process.exit(0);

@@ -23,7 +23,14 @@ export interface Round {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** `rounds` alternating loads of `seconds` each over `connections`; throws on any error answer. */
-export async function pairedRounds(o: { baseline: Side; changed: Side; rounds: number; seconds: number; connections: number; label: string }): Promise<{ rounds: Round[]; ratio: number; baseline: number; changed: number }> {
+export async function pairedRounds(o: {
+  baseline: Side;
+  changed: Side;
+  rounds: number;
+  seconds: number;
+  connections: number;
+  label: string;
+}): Promise<{ rounds: Round[]; ratio: number; baseline: number; changed: number }> {
   // Ids of this call's own: an organization measured again in a later call records new payments.
   const { newTransaction } = scoreRequests(`bench-${randomBytes(4).toString('hex')}`);
   const load = (side: Side, seconds: number) =>

@@ -16,7 +16,14 @@ export function scoreRequests(prefix = 'bench'): { body: () => string; newTransa
   let recorded = 0;
   const body = () => {
     k++;
-    return JSON.stringify({ amount: Math.round((5 + ((k * 7919) % 400)) * 100) / 100, customer_id: customers[(k * 31) % customers.length], merchant_id: merchants[(k * 17) % merchants.length], location: cities[k % cities.length], payment_type: types[k % types.length], explain: true });
+    return JSON.stringify({
+      amount: Math.round((5 + ((k * 7919) % 400)) * 100) / 100,
+      customer_id: customers[(k * 31) % customers.length],
+      merchant_id: merchants[(k * 17) % merchants.length],
+      location: cities[k % cities.length],
+      payment_type: types[k % types.length],
+      explain: true,
+    });
   };
   const newTransaction = () => {
     const b = body();

@@ -57,15 +57,18 @@ async function load(title: string, o: { seconds?: number; untilRingsEnd?: boolea
   const started = Date.now();
   let stop = () => {};
   const finished = new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon({
-      url: `${base}/api/v1/risk/score`,
-      method: 'POST',
-      connections: CONNECTIONS,
-      overallRate: RATE,
-      duration: o.seconds ?? 120,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${scorer.secret}` },
-      requests: [{ setupRequest: (req) => ({ ...req, body: newTransaction() }) }],
-    }, (err, res) => (err ? reject(err) : resolve(res)));
+    const instance = autocannon(
+      {
+        url: `${base}/api/v1/risk/score`,
+        method: 'POST',
+        connections: CONNECTIONS,
+        overallRate: RATE,
+        duration: o.seconds ?? 120,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${scorer.secret}` },
+        requests: [{ setupRequest: (req) => ({ ...req, body: newTransaction() }) }],
+      },
+      (err, res) => (err ? reject(err) : resolve(res)),
+    );
     stop = () => instance.stop();
   });
   const sampler = (async () => {
@@ -85,17 +88,35 @@ async function load(title: string, o: { seconds?: number; untilRingsEnd?: boolea
   const result = await finished;
   sampling = false;
   await sampler;
-  const out = { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx + result.errors, seconds: Math.round((Date.now() - started) / 100) / 10, rings_share: samples ? Math.round((busy / samples) * 100) / 100 : 0 };
-  process.stderr.write(`${title}: ${out.seconds} s, ${out.rps} req/s, p50 ${out.p50} ms, p99 ${out.p99} ms, errors/non-2xx ${out.non2xx}, rings running in ${Math.round(out.rings_share * 100)} % of samples\n`);
+  const out = {
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx + result.errors,
+    seconds: Math.round((Date.now() - started) / 100) / 10,
+    rings_share: samples ? Math.round((busy / samples) * 100) / 100 : 0,
+  };
+  process.stderr.write(
+    `${title}: ${out.seconds} s, ${out.rps} req/s, p50 ${out.p50} ms, p99 ${out.p99} ms, errors/non-2xx ${out.non2xx}, rings running in ${Math.round(out.rings_share * 100)} % of samples\n`,
+  );
   return out;
 }
 
 // Warm up (JIT, the organization's history).
-await autocannon({ url: `${base}/api/v1/risk/score`, method: 'POST', connections: 2, amount: quick ? 2000 : 5000, headers: { 'content-type': 'application/json', authorization: `Bearer ${scorer.secret}` }, requests: [{ setupRequest: (req) => ({ ...req, body: newTransaction() }) }] });
+await autocannon({
+  url: `${base}/api/v1/risk/score`,
+  method: 'POST',
+  connections: 2,
+  amount: quick ? 2000 : 5000,
+  headers: { 'content-type': 'application/json', authorization: `Bearer ${scorer.secret}` },
+  requests: [{ setupRequest: (req) => ({ ...req, body: newTransaction() }) }],
+});
 
 // The import, then its windows' ring analyses, one job after another.
 process.stderr.write('importing the example history (its weekly windows are then analysed for rings)…\n');
-const job = (await (await fetch(`${base}/api/organizations/${importer.id}/history-imports`, { method: 'POST', headers: importer.member, body: JSON.stringify({ example: true }) })).json()) as { id: string };
+const job = (await (
+  await fetch(`${base}/api/organizations/${importer.id}/history-imports`, { method: 'POST', headers: importer.member, body: JSON.stringify({ example: true }) })
+).json()) as { id: string };
 for (;;) {
   const status = ((await (await fetch(`${base}/api/jobs/${job.id}`, { headers: importer.member })).json()) as { status: string }).status;
   if (status === 'succeeded') break;
@@ -123,9 +144,13 @@ const ratio = Math.round((during.p99 / without.p99) * 100) / 100;
 console.log('');
 console.log(`| POST /api/v1/risk/score at ${RATE} req/s, ${CONNECTIONS} connections | seconds | req/s | p50 ms | p99 ms | rings running |`);
 console.log('|---|---|---|---|---|---|');
-console.log(`| while the example's ring windows are analysed | ${during.seconds} | ${during.rps} | ${during.p50} | ${during.p99} | ${Math.round(during.rings_share * 100)} % |`);
+console.log(
+  `| while the example's ring windows are analysed | ${during.seconds} | ${during.rps} | ${during.p50} | ${during.p99} | ${Math.round(during.rings_share * 100)} % |`,
+);
 console.log(`| nothing else running | ${without.seconds} | ${without.rps} | ${without.p50} | ${without.p99} | ${Math.round(without.rings_share * 100)} % |`);
 console.log('');
 console.log(`p99 during / without: ${ratio} (goal ≤ 2)`);
-console.log(JSON.stringify({ benchmark: 'rings', quick, rate: RATE, connections: CONNECTIONS, during, without, p99_ratio: ratio, goals: { p99_within_2x: ratio <= 2 } }));
+console.log(
+  JSON.stringify({ benchmark: 'rings', quick, rate: RATE, connections: CONNECTIONS, during, without, p99_ratio: ratio, goals: { p99_within_2x: ratio <= 2 } }),
+);
 process.exit(0);

@@ -76,21 +76,32 @@ function templates(example: ExampleScoring): NewTransaction[] {
   });
 }
 
-async function seedLoggedDecisions(db: Db, example: ExampleScoring, rows: number, now: number, log: (line: string) => void): Promise<{ seconds: number; listId: string }> {
+async function seedLoggedDecisions(
+  db: Db,
+  example: ExampleScoring,
+  rows: number,
+  now: number,
+  log: (line: string) => void,
+): Promise<{ seconds: number; listId: string }> {
   const started = performance.now();
   await db.query(`INSERT INTO users (id, email) VALUES ('u', 'u@example.com')`);
   await db.query(`INSERT INTO organizations (id, name, stage, created_by) VALUES ($1, 'bench', 'test', 'u'), ($2, 'templates', 'test', 'u')`, [ORG, TEMPLATES]);
   const made = templates(example);
   await organizationData(db, TEMPLATES).transactions.insert(made);
-  await db.query(`CREATE TABLE bench_templates AS SELECT (row_number() OVER (ORDER BY seq) - 1)::int AS k, * FROM transactions WHERE organization_id = $1`, [TEMPLATES]);
+  await db.query(`CREATE TABLE bench_templates AS SELECT (row_number() OVER (ORDER BY seq) - 1)::int AS k, * FROM transactions WHERE organization_id = $1`, [
+    TEMPLATES,
+  ]);
   await db.query('CREATE UNIQUE INDEX ON bench_templates (k)');
   // Copies of the templates: new ids and times over the last 90 days, outcomes on one in fifty,
   // loaded without the secondary indexes (bench/database.ts).
-  await withoutSecondaryIndexes((text) => db.query(text), '64MB', async () => {
-    for (let from = 0; from < rows; from += 100_000) {
-      const to = Math.min(rows, from + 100_000);
-      await db.query(
-        `INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source, risk_score, risk_band, decision, mode,
+  await withoutSecondaryIndexes(
+    (text) => db.query(text),
+    '64MB',
+    async () => {
+      for (let from = 0; from < rows; from += 100_000) {
+        const to = Math.min(rows, from + 100_000);
+        await db.query(
+          `INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source, risk_score, risk_band, decision, mode,
                                    response, label, label_known_ms, features, model_id, model_decision, rule_action, rule_ids, rule_errors, inputs)
          SELECT $1, 'tx-' || g.i, $2 - 90 * ${DAY}::float8 + g.i * (90 * ${DAY}::float8 / $3), t.amount, t.customer_id, t.merchant_id, t.location, t.payment_type, 'scored',
                 t.risk_score, t.risk_band, t.decision, t.mode, t.response,
@@ -98,12 +109,13 @@ async function seedLoggedDecisions(db: Db, example: ExampleScoring, rows: number
                 CASE WHEN g.i % 50 = 0 THEN $2 - 90 * ${DAY}::float8 + g.i * (90 * ${DAY}::float8 / $3) + 3 * ${DAY}::float8 END,
                 t.features, t.model_id, t.model_decision, t.rule_action, t.rule_ids, t.rule_errors, t.inputs
          FROM generate_series($4::bigint, $5::bigint - 1) AS g(i) JOIN bench_templates t ON t.k = g.i % $6`,
-        [ORG, now, rows, from, to, made.length],
-      );
-      log(`  ${to.toLocaleString('en')} logged decisions stored (${((performance.now() - started) / 1000).toFixed(1)} s)`);
-    }
-    await db.query('DROP TABLE bench_templates');
-  });
+          [ORG, now, rows, from, to, made.length],
+        );
+        log(`  ${to.toLocaleString('en')} logged decisions stored (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+      }
+      await db.query('DROP TABLE bench_templates');
+    },
+  );
   log(`  indexes built (${((performance.now() - started) / 1000).toFixed(1)} s)`);
   // The block list, added through the storage layer as the API adds it, in one call (the API
   // takes 10,000 values a request).
@@ -154,7 +166,12 @@ function sample(): MemorySample {
 }
 
 /** One backtest job through the handler, queued and claimed as the runner claims it. */
-async function runJob(db: Db, params: BacktestParams, labelDelay: number, featureNames: readonly (readonly string[])[]): Promise<{ seconds: number; matched: number; scanned: number; quarter: MemorySample; end: MemorySample; peakMb: number }> {
+async function runJob(
+  db: Db,
+  params: BacktestParams,
+  labelDelay: number,
+  featureNames: readonly (readonly string[])[],
+): Promise<{ seconds: number; matched: number; scanned: number; quarter: MemorySample; end: MemorySample; peakMb: number }> {
   const worker = `bench:${process.pid}`;
   await createJob(db, { kind: 'backtest', params, dataset_id: null, mode: null, owner_user_id: 'u', organization_id: ORG });
   const job = await claimNext(db, worker, 100);
@@ -171,7 +188,13 @@ async function runJob(db: Db, params: BacktestParams, labelDelay: number, featur
   return { seconds, matched: result.matched, scanned: result.scanned, quarter: progress.quarter!, end, peakMb };
 }
 
-export async function measureBacktest(o: { quick: boolean; log: (line: string) => void; example: ExampleScoring; featureNames: readonly (readonly string[])[]; labelDelay: number }): Promise<BacktestFigures> {
+export async function measureBacktest(o: {
+  quick: boolean;
+  log: (line: string) => void;
+  example: ExampleScoring;
+  featureNames: readonly (readonly string[])[];
+  labelDelay: number;
+}): Promise<BacktestFigures> {
   const rows = o.quick ? 200_000 : 1_000_000;
   const bench = await benchDatabase('rules');
   const { db } = bench;
@@ -205,9 +228,19 @@ export async function measureBacktest(o: { quick: boolean; log: (line: string) =
         const job = await runJob(db, params, o.labelDelay, o.featureNames);
         if (job.scanned !== rows) throw new Error(`the backtest scanned ${job.scanned} rows, stored ${rows}`);
         jobs.push(job);
-        o.log(`${expression}: page reads ${reads[i]!.toFixed(2)} s, backtest ${job.seconds.toFixed(2)} s (${job.matched.toLocaleString('en')} matched); heap ${job.quarter.heapMb} → ${job.end.heapMb} MB, RSS ${job.quarter.rssMb} → ${job.end.rssMb} MB (peak ${job.peakMb})`);
+        o.log(
+          `${expression}: page reads ${reads[i]!.toFixed(2)} s, backtest ${job.seconds.toFixed(2)} s (${job.matched.toLocaleString('en')} matched); heap ${job.quarter.heapMb} → ${job.end.heapMb} MB, RSS ${job.quarter.rssMb} → ${job.end.rssMb} MB (peak ${job.peakMb})`,
+        );
         if (!memory && expression === BACKTEST_RULE)
-          memory = { quarter_rows: rows / 4, heap_mb_at_quarter: job.quarter.heapMb, heap_mb_at_end: job.end.heapMb, rss_mb_at_quarter: job.quarter.rssMb, rss_mb_at_end: job.end.rssMb, peak_rss_mb: job.peakMb, rss_mb_before: rssBefore };
+          memory = {
+            quarter_rows: rows / 4,
+            heap_mb_at_quarter: job.quarter.heapMb,
+            heap_mb_at_end: job.end.heapMb,
+            rss_mb_at_quarter: job.quarter.rssMb,
+            rss_mb_at_end: job.end.rssMb,
+            peak_rss_mb: job.peakMb,
+            rss_mb_before: rssBefore,
+          };
       }
       const r2 = (x: number) => Math.round(x * 100) / 100;
       const ratios = jobs.map((j, i) => j.seconds / reads[i]!).sort((a, b) => a - b);

@@ -77,7 +77,8 @@ export async function measureHttp(o: { quick: boolean; log: (line: string) => vo
     const org = `${base}/api/organizations/${withRules.id}`;
     await call(`${org}/lists`, 'POST', withRules.member, { name: BLOCK_LIST, kind: 'customer_id', description: 'Chargebacks' }, 201);
     const values = blockListValues();
-    for (let k = 0; k < values.length; k += 10_000) await call(`${org}/lists/${BLOCK_LIST}/items`, 'POST', withRules.member, { values: values.slice(k, k + 10_000), reason: 'chargeback' }, 200);
+    for (let k = 0; k < values.length; k += 10_000)
+      await call(`${org}/lists/${BLOCK_LIST}/items`, 'POST', withRules.member, { values: values.slice(k, k + 10_000), reason: 'chargeback' }, 200);
     for (const r of benchRules(20)) await call(`${org}/rules`, 'POST', withRules.member, { ...r, status: 'active' }, 201);
 
     // Each organization gets the same sequence of request bodies.
@@ -113,7 +114,14 @@ export async function measureHttp(o: { quick: boolean; log: (line: string) => vo
         ],
       });
       const cpu = cpuSeconds(server.pid!) - cpuBefore;
-      return { rps: r.requests.total / Math.max(1, duration), requests: r.requests.total, cpu, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx + r.errors };
+      return {
+        rps: r.requests.total / Math.max(1, duration),
+        requests: r.requests.total,
+        cpu,
+        p50: r.latency.p50,
+        p99: r.latency.p99,
+        non2xx: r.non2xx + r.errors,
+      };
     };
     // Warm-up: each organization's history loads and its code paths compile.
     await load('rules', 0, false);
@@ -132,7 +140,14 @@ export async function measureHttp(o: { quick: boolean; log: (line: string) => vo
       p50_ms: median(runs[which].map((r) => r.p50)),
       p99_ms: median(runs[which].map((r) => r.p99)),
       server_latency_p50_ms: median(latency[which]),
-      server_cpu_us_per_request: Math.round((runs[which].reduce((s, r) => s + r.cpu, 0) / Math.max(1, runs[which].reduce((s, r) => s + r.requests, 0))) * 1e6),
+      server_cpu_us_per_request: Math.round(
+        (runs[which].reduce((s, r) => s + r.cpu, 0) /
+          Math.max(
+            1,
+            runs[which].reduce((s, r) => s + r.requests, 0),
+          )) *
+          1e6,
+      ),
       non_2xx: runs[which].reduce((s, r) => s + r.non2xx, 0),
     });
     const none = side('none');
@@ -147,7 +162,9 @@ export async function measureHttp(o: { quick: boolean; log: (line: string) => vo
       pair_ratios: pairRatios,
       cpu_ratio: Math.round((none.server_cpu_us_per_request / rules.server_cpu_us_per_request) * 1000) / 1000,
     };
-    o.log(`POST /api/v1/risk/score, ${CONNECTIONS} connections, ${pairs} × ${seconds} s a side: 20 rules ${figures.rules_20.rps} req/s (server latency_ms p50 ${figures.rules_20.server_latency_p50_ms}), no rules ${figures.no_rules.rps} req/s (${figures.no_rules.server_latency_p50_ms}): ratio ${figures.ratio} (median of pairs), ${figures.ratio_of_totals} (totals); server CPU ${rules.server_cpu_us_per_request} µs against ${none.server_cpu_us_per_request} µs a request (${figures.cpu_ratio})`);
+    o.log(
+      `POST /api/v1/risk/score, ${CONNECTIONS} connections, ${pairs} × ${seconds} s a side: 20 rules ${figures.rules_20.rps} req/s (server latency_ms p50 ${figures.rules_20.server_latency_p50_ms}), no rules ${figures.no_rules.rps} req/s (${figures.no_rules.server_latency_p50_ms}): ratio ${figures.ratio} (median of pairs), ${figures.ratio_of_totals} (totals); server CPU ${rules.server_cpu_us_per_request} µs against ${none.server_cpu_us_per_request} µs a request (${figures.cpu_ratio})`,
+    );
     return figures;
   } finally {
     server.kill('SIGTERM');

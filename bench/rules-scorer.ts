@@ -25,11 +25,22 @@ export function benchPolicy(rules: readonly BenchRule[], listValues: readonly st
   const policy = new Policy((id, e) => {
     throw new Error(`rule ${id} does not compile: ${(e as Error).message}`);
   });
-  listValues.forEach((value, k) => policy.applyStay({ id: k + 1, list_id: LIST_ID, value, added_at_ms: 0, expires_at_ms: null, removed_at_ms: null }));
+  listValues.forEach((value, k) => {
+    policy.applyStay({ id: k + 1, list_id: LIST_ID, value, added_at_ms: 0, expires_at_ms: null, removed_at_ms: null });
+  });
   rules.forEach((r, k) => {
     const checked = checkExpression(r.expression, new Set([BLOCK_LIST]));
     if (!checked.checked) throw new Error(`${r.name}: ${checked.problems[0]!.message}`);
-    policy.setRule({ id: `rule_${k}`, name: r.name, status: 'active', deleted: false, live_version: 1, expression: r.expression, action: r.action, lists: checked.checked.lists.length ? { [BLOCK_LIST]: LIST_ID } : {} });
+    policy.setRule({
+      id: `rule_${k}`,
+      name: r.name,
+      status: 'active',
+      deleted: false,
+      live_version: 1,
+      expression: r.expression,
+      action: r.action,
+      lists: checked.checked.lists.length ? { [BLOCK_LIST]: LIST_ID } : {},
+    });
   });
   return policy;
 }
@@ -82,7 +93,12 @@ export function exampleScoring(): ExampleScoring {
     const input = { mode: 'balanced' as ModeName, ...(JSON.parse(newTransaction()) as Omit<ScoreInput, 'mode'>) };
     return k % 10 === 9 ? { ...input, customer_id: `N${String(k).padStart(6, '0')}` } : input;
   });
-  return { scorer: new Scorer({ bundle }), base: { history: sandbox.history, rings: sandbox.ringIndex, at: sandbox.asOf }, inputs, listValues: blockListValues() };
+  return {
+    scorer: new Scorer({ bundle }),
+    base: { history: sandbox.history, rings: sandbox.ringIndex, at: sandbox.asOf },
+    inputs,
+    listValues: blockListValues(),
+  };
 }
 
 /** Times the three contexts alternately. */
@@ -143,8 +159,12 @@ export async function measureScorer(o: { quick: boolean; log: (line: string) => 
     changed_share_20: round(changed / inputs.length, 3),
     errors_per_request_20: round(errors / inputs.length, 3),
   };
-  o.log(`scoreToRecord, explanations on (${SAMPLES} samples of ${PER_SAMPLE} requests, medians): no rules ${figures.no_rules_us} µs, 20 rules ${figures.rules_20_us} µs (+${figures.added_20_us}), 100 rules ${figures.rules_100_us} µs (+${figures.added_100_us})`);
+  o.log(
+    `scoreToRecord, explanations on (${SAMPLES} samples of ${PER_SAMPLE} requests, medians): no rules ${figures.no_rules_us} µs, 20 rules ${figures.rules_20_us} µs (+${figures.added_20_us}), 100 rules ${figures.rules_100_us} µs (+${figures.added_100_us})`,
+  );
   o.log(`the answer's rules stage: ${figures.stage_20_us} µs with 20 rules, ${figures.stage_100_us} µs with 100`);
-  o.log(`with 20 rules: ${(matched / inputs.length * 100).toFixed(1)} % of requests match a rule, ${(changed / inputs.length * 100).toFixed(1)} % change decision, ${figures.errors_per_request_20} errors a request`);
+  o.log(
+    `with 20 rules: ${((matched / inputs.length) * 100).toFixed(1)} % of requests match a rule, ${((changed / inputs.length) * 100).toFixed(1)} % change decision, ${figures.errors_per_request_20} errors a request`,
+  );
   return figures;
 }

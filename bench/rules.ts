@@ -55,7 +55,13 @@ if (runs('scorer')) {
 if (runs('backtest')) {
   log('--- a backtest');
   const bundle = example!.scorer.bundle;
-  backtest = await measureBacktest({ quick, log, example: example!, featureNames: bundle.channels.map((c) => c.features), labelDelay: bundle.file.training.label_delay_ms });
+  backtest = await measureBacktest({
+    quick,
+    log,
+    example: example!,
+    featureNames: bundle.channels.map((c) => c.features),
+    labelDelay: bundle.file.training.label_delay_ms,
+  });
 }
 
 console.log('');
@@ -68,24 +74,42 @@ if (scorer) {
   console.log(`20 rules add ${scorer.added_20_us} µs a request (goal ≤ 20 µs)\n`);
 }
 if (http) {
-  console.log(`| POST /api/v1/risk/score, 8 connections, ${http.pairs} × ${http.seconds_per_slice} s a side | req/s | p50 / p99 ms | server latency_ms p50 | server CPU µs a request |`);
+  console.log(
+    `| POST /api/v1/risk/score, 8 connections, ${http.pairs} × ${http.seconds_per_slice} s a side | req/s | p50 / p99 ms | server latency_ms p50 | server CPU µs a request |`,
+  );
   console.log('|---|---|---|---|---|');
-  console.log(`| no rules | ${http.no_rules.rps} | ${http.no_rules.p50_ms} / ${http.no_rules.p99_ms} | ${http.no_rules.server_latency_p50_ms} | ${http.no_rules.server_cpu_us_per_request} |`);
-  console.log(`| 20 active rules | ${http.rules_20.rps} | ${http.rules_20.p50_ms} / ${http.rules_20.p99_ms} | ${http.rules_20.server_latency_p50_ms} | ${http.rules_20.server_cpu_us_per_request} |`);
+  console.log(
+    `| no rules | ${http.no_rules.rps} | ${http.no_rules.p50_ms} / ${http.no_rules.p99_ms} | ${http.no_rules.server_latency_p50_ms} | ${http.no_rules.server_cpu_us_per_request} |`,
+  );
+  console.log(
+    `| 20 active rules | ${http.rules_20.rps} | ${http.rules_20.p50_ms} / ${http.rules_20.p99_ms} | ${http.rules_20.server_latency_p50_ms} | ${http.rules_20.server_cpu_us_per_request} |`,
+  );
   console.log(`throughput with 20 rules: ${http.ratio} of without (median of pairs; totals ${http.ratio_of_totals}; CPU ${http.cpu_ratio}) (goal ≥ 0.9)\n`);
 }
 if (backtest) {
-  console.log(`| Backtest, ${backtest.decisions.toLocaleString('en')} logged decisions, ${backtest.database} | job s (each run) | page reads alone s | job ÷ reads | rows/s (slowest run) |`);
+  console.log(
+    `| Backtest, ${backtest.decisions.toLocaleString('en')} logged decisions, ${backtest.database} | job s (each run) | page reads alone s | job ÷ reads | rows/s (slowest run) |`,
+  );
   console.log('|---|---|---|---|---|');
-  for (const r of backtest.runs) console.log(`| \`${r.expression}\` | ${r.run_seconds.join(', ')} | ${r.read_runs_seconds.join(', ')} | ${r.ratio}× | ${r.rows_per_second.toLocaleString('en')} |`);
+  for (const r of backtest.runs)
+    console.log(
+      `| \`${r.expression}\` | ${r.run_seconds.join(', ')} | ${r.read_runs_seconds.join(', ')} | ${r.ratio}× | ${r.rows_per_second.toLocaleString('en')} |`,
+    );
   const m = backtest.memory;
-  console.log(`memory: V8 heap after a full collection ${m.heap_mb_at_quarter} MB at ${m.quarter_rows.toLocaleString('en')} rows, ${m.heap_mb_at_end} MB at ${backtest.decisions.toLocaleString('en')}; resident ${m.rss_mb_at_quarter} → ${m.rss_mb_at_end} MB (peak ${m.peak_rss_mb}, ${m.rss_mb_before} before the job)`);
+  console.log(
+    `memory: V8 heap after a full collection ${m.heap_mb_at_quarter} MB at ${m.quarter_rows.toLocaleString('en')} rows, ${m.heap_mb_at_end} MB at ${backtest.decisions.toLocaleString('en')}; resident ${m.rss_mb_at_quarter} → ${m.rss_mb_at_end} MB (peak ${m.peak_rss_mb}, ${m.rss_mb_before} before the job)`,
+  );
   console.log(`backtest: ${backtest.runs[0]!.seconds} s for ${backtest.decisions.toLocaleString('en')}, the slowest run (goal ≤ 20 s for 1,000,000)\n`);
 }
 const goals = {
   ...(scorer ? { rules_20_add_at_most_20us: scorer.added_20_us <= 20 } : {}),
   ...(http ? { v1_throughput_with_20_rules_at_least_0_9: http.ratio >= 0.9 } : {}),
-  ...(backtest ? { backtest_at_most_20s: backtest.runs[0]!.seconds <= (20 * backtest.decisions) / 1_000_000, backtest_heap_flat: backtest.memory.heap_mb_at_end <= backtest.memory.heap_mb_at_quarter * 1.1 } : {}),
+  ...(backtest
+    ? {
+        backtest_at_most_20s: backtest.runs[0]!.seconds <= (20 * backtest.decisions) / 1_000_000,
+        backtest_heap_flat: backtest.memory.heap_mb_at_end <= backtest.memory.heap_mb_at_quarter * 1.1,
+      }
+    : {}),
 };
 console.log(`${Math.round((performance.now() - started) / 1000)} s in all`);
 console.log(JSON.stringify({ benchmark: 'rules', quick, ...(options.only ? { only: options.only } : {}), scorer, http, backtest, goals }));

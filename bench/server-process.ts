@@ -44,7 +44,9 @@ process.on('exit', () => {
   for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
-export async function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; startup: Record<string, number>; stderr: () => string }> {
+export async function startServer(
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; url: string; startup: Record<string, number>; stderr: () => string }> {
   const port = 20_000 + Math.floor(Math.random() * 20_000);
   // BENCH_SERVER_NODE_ARGS: extra Node options for the server only (e.g. `--cpu-prof`, which
   // NODE_OPTIONS refuses), to profile the server under the benchmark's load.

@@ -79,7 +79,8 @@ function cleanUp(): Promise<void> {
   cleaned ??= (async () => {
     await Promise.all([...children].map(stop));
     await signIn?.close().catch(() => {});
-    for (const name of databases) await admin!.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch((e: Error) => say(`could not drop ${name}: ${e.message}`));
+    for (const name of databases)
+      await admin!.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch((e: Error) => say(`could not drop ${name}: ${e.message}`));
     await admin?.end({ timeout: 5 });
   })();
   return cleaned;
@@ -126,11 +127,15 @@ const SEED_SQL = `
 /** Stores `total` rows, oldest first (the order a history is recorded in), without the secondary
  *  indexes during the load (bench/database.ts). */
 async function seed(sql: postgres.Sql, organizationId: string, total: number): Promise<void> {
-  await withoutSecondaryIndexes(async (text) => [...(await sql.unsafe(text))], '256MB', async () => {
-    for (let hi = total - 1; hi >= 0; hi -= CHUNK) {
-      await sql.unsafe(SEED_SQL, [organizationId, NOW, hi, Math.max(0, hi - CHUNK + 1)]);
-    }
-  });
+  await withoutSecondaryIndexes(
+    async (text) => [...(await sql.unsafe(text))],
+    '256MB',
+    async () => {
+      for (let hi = total - 1; hi >= 0; hi -= CHUNK) {
+        await sql.unsafe(SEED_SQL, [organizationId, NOW, hi, Math.max(0, hi - CHUNK + 1)]);
+      }
+    },
+  );
   await sql.unsafe('VACUUM ANALYZE');
 }
 
@@ -241,7 +246,12 @@ async function startOnce(t: Target): Promise<Sample | undefined> {
     const tReady = performance.now();
     const pid = s.child.pid!;
     const rssReady = memoryMb(pid);
-    const res = await post(`http://127.0.0.1:${s.port}/api/v1/risk/score`, t.key, { transaction_id: `start-probe-${++probes}`, amount: 42.5, ...t.probe, explain: true });
+    const res = await post(`http://127.0.0.1:${s.port}/api/v1/risk/score`, t.key, {
+      transaction_id: `start-probe-${++probes}`,
+      amount: 42.5,
+      ...t.probe,
+      explain: true,
+    });
     const tScore = performance.now();
     if (res.status !== 200) throw new Error(`the first score answered ${res.status}: ${res.text.slice(0, 500)}`);
     const rssScore = memoryMb(pid);
@@ -268,7 +278,9 @@ async function measure(t: Target): Promise<Sample> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const s = await startOnce(t);
     if (s) {
-      say(`${t.size}: listening after ${s.ready_ms} ms, first score after ${s.start_ms} ms; ${s.rss_ready_mb} → ${s.rss_after_score_mb} → ${s.rss_mb} MB (peak ${s.peak_mb})`);
+      say(
+        `${t.size}: listening after ${s.ready_ms} ms, first score after ${s.start_ms} ms; ${s.rss_ready_mb} → ${s.rss_after_score_mb} → ${s.rss_mb} MB (peak ${s.peak_mb})`,
+      );
       return s;
     }
     say(`${t.size}: the server compiled src/ before starting (it changed during the run); starting again`);
@@ -336,7 +348,12 @@ async function postgresStarts(embeddedSummary: object): Promise<void> {
   const second = launch(dbs.large.url);
   const made = {} as Record<Size, { id: string; secret: string }>;
   await Promise.all(
-    ([['small', first], ['large', second]] as const).map(async ([size, s]) => {
+    (
+      [
+        ['small', first],
+        ['large', second],
+      ] as const
+    ).map(async ([size, s]) => {
       try {
         await s.ready;
       } catch (e) {
@@ -347,7 +364,9 @@ async function postgresStarts(embeddedSummary: object): Promise<void> {
     }),
   );
 
-  say(`storing ${SIZES.small.toLocaleString('en')} and ${SIZES.large.toLocaleString('en')} transactions (${RECENT.toLocaleString('en')} of them shared, in the last 30 days)…`);
+  say(
+    `storing ${SIZES.small.toLocaleString('en')} and ${SIZES.large.toLocaleString('en')} transactions (${RECENT.toLocaleString('en')} of them shared, in the last 30 days)…`,
+  );
   const seedStarted = performance.now();
   const conns = { small: postgres(dbs.small.url, { max: 1, onnotice: () => {} }), large: postgres(dbs.large.url, { max: 1, onnotice: () => {} }) };
   const seeded = {} as Record<Size, Stored>;
@@ -355,7 +374,9 @@ async function postgresStarts(embeddedSummary: object): Promise<void> {
   try {
     await Promise.all((['small', 'large'] as const).map((size) => seed(conns[size], made[size].id, SIZES[size])));
     for (const size of ['small', 'large'] as const) seeded[size] = await stored(conns[size]);
-    const [row] = await conns.small.unsafe<Target['probe'][]>(`SELECT customer_id, merchant_id, location, payment_type FROM transactions WHERE transaction_id = 'tx-0'`);
+    const [row] = await conns.small.unsafe<Target['probe'][]>(
+      `SELECT customer_id, merchant_id, location, payment_type FROM transactions WHERE transaction_id = 'tx-0'`,
+    );
     probe = row!;
   } finally {
     await Promise.all([conns.small.end(), conns.large.end()]);
@@ -366,7 +387,9 @@ async function postgresStarts(embeddedSummary: object): Promise<void> {
     throw new Error('the two databases differ in the last 31 days');
   }
 
-  const targets = Object.fromEntries((['small', 'large'] as const).map((size) => [size, { size, url: dbs[size].url, key: made[size].secret, probe }])) as Record<Size, Target>;
+  const targets = Object.fromEntries(
+    (['small', 'large'] as const).map((size) => [size, { size, url: dbs[size].url, key: made[size].secret, probe }]),
+  ) as Record<Size, Target>;
   const samples: Record<Size, Sample[]> = { small: [], large: [] };
   // Alternating, and in turn the other way round, so that drift of the host touches both alike.
   for (let r = 0; r < REPEATS; r++) {
@@ -399,13 +422,25 @@ async function postgresStarts(embeddedSummary: object): Promise<void> {
   const ratioLoad = large.first_score_ms / small.first_score_ms;
   const within = (ratio: number) => Math.abs(ratio - 1) <= 0.1;
   const n = (x: number) => x.toLocaleString('en');
-  const aggregates = (a: Record<string, number>) => (Object.keys(a).length ? Object.entries(a).map(([k, v]) => `${k} ${n(v)}`).join(', ') : 'none');
+  const aggregates = (a: Record<string, number>) =>
+    Object.keys(a).length
+      ? Object.entries(a)
+          .map(([k, v]) => `${k} ${n(v)}`)
+          .join(', ')
+      : 'none';
 
   console.log('');
-  console.log(`| Start on PostgreSQL (median of ${REPEATS}) | stored transactions | in the last 31 days | per-entity totals rows | listening ms | first score ms | start ms | RSS MB after first score | RSS MB 1 s later | peak RSS MB |`);
+  console.log(
+    `| Start on PostgreSQL (median of ${REPEATS}) | stored transactions | in the last 31 days | per-entity totals rows | listening ms | first score ms | start ms | RSS MB after first score | RSS MB 1 s later | peak RSS MB |`,
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|');
-  for (const [name, x] of [['small', small], ['large', large]] as const) {
-    console.log(`| ${name} | ${n(x.transactions)} | ${n(x.last_31_days)} | ${aggregates(x.aggregate_rows)} | ${n(x.ready_ms)} | ${n(x.first_score_ms)} | ${n(x.start_ms)} | ${n(x.rss_after_score_mb)} | ${n(x.rss_mb)} | ${n(x.peak_mb)} |`);
+  for (const [name, x] of [
+    ['small', small],
+    ['large', large],
+  ] as const) {
+    console.log(
+      `| ${name} | ${n(x.transactions)} | ${n(x.last_31_days)} | ${aggregates(x.aggregate_rows)} | ${n(x.ready_ms)} | ${n(x.first_score_ms)} | ${n(x.start_ms)} | ${n(x.rss_after_score_mb)} | ${n(x.rss_mb)} | ${n(x.peak_mb)} |`,
+    );
   }
   console.log('');
   console.log(`large / small start time: ${ratioStart.toFixed(2)}× (${within(ratioStart) ? 'within' : 'NOT within'} 10 %)`);
@@ -446,8 +481,19 @@ try {
   console.log('|---|---|');
   console.log(`| empty data directory (a new install) | ${embeddedSummary.empty_ms} |`);
   console.log(`| the same directory again (baseline) | ${embeddedSummary.restart_ms} |`);
-  console.log(`empty / restart: ${embeddedSummary.ratio_empty_to_restart.toFixed(2)}×; goal: under 2 s on an empty directory: ${embeddedSummary.goal_empty_under_2s ? 'met' : 'NOT met'}`);
-  if (!adminUrl) console.log(JSON.stringify({ benchmark: 'start', quick, repeats: REPEATS, embedded: embeddedSummary, run_seconds: Math.round((performance.now() - started) / 100) / 10 }));
+  console.log(
+    `empty / restart: ${embeddedSummary.ratio_empty_to_restart.toFixed(2)}×; goal: under 2 s on an empty directory: ${embeddedSummary.goal_empty_under_2s ? 'met' : 'NOT met'}`,
+  );
+  if (!adminUrl)
+    console.log(
+      JSON.stringify({
+        benchmark: 'start',
+        quick,
+        repeats: REPEATS,
+        embedded: embeddedSummary,
+        run_seconds: Math.round((performance.now() - started) / 100) / 10,
+      }),
+    );
   if (adminUrl) await postgresStarts(embeddedSummary);
   else say('DATABASE_URL is not set: the PostgreSQL part is skipped');
 } catch (e) {

@@ -53,13 +53,29 @@ const env = { SCORE_RATE_PER_MINUTE: '100000000', WEBHOOK_ALLOW_PRIVATE_NETWORKS
  *  a payment team's would). */
 async function organization(base: string, reviewRule: string, endpoint: boolean): Promise<string> {
   const org = await signIn.organization(base, 'bench');
-  const post = (path: string, body: unknown) => fetch(`${base}/api/organizations/${org.id}${path}`, { method: 'POST', headers: org.member, body: JSON.stringify(body) });
-  for (const [name, expression, action] of [['Review', reviewRule, 'review'], ['Approve the rest', `!(${reviewRule})`, 'allow']]) {
+  const post = (path: string, body: unknown) =>
+    fetch(`${base}/api/organizations/${org.id}${path}`, { method: 'POST', headers: org.member, body: JSON.stringify(body) });
+  for (const [name, expression, action] of [
+    ['Review', reviewRule, 'review'],
+    ['Approve the rest', `!(${reviewRule})`, 'allow'],
+  ]) {
     const rule = await post('/rules', { name, expression, action, status: 'active' });
     if (rule.status !== 201) throw new Error(`rule: ${rule.status} ${await rule.text()}`);
   }
   if (endpoint) {
-    const e = await post('/webhooks', { url: receiver.url, events: ['decision.review', 'decision.block', 'review.decided', 'outcome.recorded', 'job.succeeded', 'job.failed', 'drift.verdict_changed', 'rule.changed'] });
+    const e = await post('/webhooks', {
+      url: receiver.url,
+      events: [
+        'decision.review',
+        'decision.block',
+        'review.decided',
+        'outcome.recorded',
+        'job.succeeded',
+        'job.failed',
+        'drift.verdict_changed',
+        'rule.changed',
+      ],
+    });
     if (e.status !== 201) throw new Error(`endpoint: ${e.status} ${await e.text()}`);
   }
   return org.secret;
@@ -74,7 +90,14 @@ const reviewShare = 'amount > 385.0';
 const plainKey = await organization(plain.url, reviewShare, false);
 const hookedKey = await organization(hooked.url, reviewShare, true);
 const receivedBefore = receiver.received.length;
-const paired = await pairedRounds({ baseline: { base: plain.url, key: plainKey }, changed: { base: hooked.url, key: hookedKey }, rounds: ROUNDS, seconds: ROUND_SECONDS, connections: CONNECTIONS, label: 'with an endpoint' });
+const paired = await pairedRounds({
+  baseline: { base: plain.url, key: plainKey },
+  changed: { base: hooked.url, key: hookedKey },
+  rounds: ROUNDS,
+  seconds: ROUND_SECONDS,
+  connections: CONNECTIONS,
+  label: 'with an endpoint',
+});
 const rounds = paired.rounds.map((r) => ({ plain: r.baseline, hooked: r.changed, plainP99: r.baselineP99, hookedP99: r.changedP99 }));
 await new Promise((r) => setTimeout(r, 2_000));
 const delivered = receiver.received.length - receivedBefore;
@@ -103,7 +126,9 @@ if (!adminUrl) {
     receiver.received.length = 0;
     const requests = scoreRequests();
     const seconds = EVENTS / RATE;
-    const loads = await Promise.all([first, second].map((s) => fixedRate({ base: s.url, key, makeBody: requests.newTransaction, rate: RATE / 2, connections: 8, seconds })));
+    const loads = await Promise.all(
+      [first, second].map((s) => fixedRate({ base: s.url, key, makeBody: requests.newTransaction, rate: RATE / 2, connections: 8, seconds })),
+    );
     const sent = loads.reduce((s, l) => s + Math.round(l.served_rps * l.seconds), 0);
     // What was committed: a request cut off when its load ended may not have been.
     const counted = postgres(u.toString(), { max: 1, onnotice: () => {} });
@@ -113,8 +138,17 @@ if (!adminUrl) {
     await new Promise((r) => setTimeout(r, 1_000));
     const delays = receiver.received.map((r) => r.at - Date.parse((JSON.parse(r.body) as { created_at: string }).created_at));
     const ids = new Set(receiver.received.map((r) => String(r.headers['webhook-id'])));
-    delay = { events: expected, received: receiver.received.length, distinct: ids.size, p50_ms: Math.round(percentile(delays, 50)), p99_ms: Math.round(percentile(delays, 99)), max_ms: Math.round(Math.max(...delays)) };
-    process.stderr.write(`sent ${sent} (${requests.recorded()} made, ${expected} events committed), received ${delay.received} (${delay.distinct} distinct); delay min ${Math.round(Math.min(...delays))} ms, p10 ${Math.round(percentile(delays, 10))} ms; by arrival: ${[0, 0.25, 0.5, 0.75, 0.99].map((q) => Math.round(delays[Math.floor(q * (delays.length - 1))]!)).join(' ')} ms\n`);
+    delay = {
+      events: expected,
+      received: receiver.received.length,
+      distinct: ids.size,
+      p50_ms: Math.round(percentile(delays, 50)),
+      p99_ms: Math.round(percentile(delays, 99)),
+      max_ms: Math.round(Math.max(...delays)),
+    };
+    process.stderr.write(
+      `sent ${sent} (${requests.recorded()} made, ${expected} events committed), received ${delay.received} (${delay.distinct} distinct); delay min ${Math.round(Math.min(...delays))} ms, p10 ${Math.round(percentile(delays, 10))} ms; by arrival: ${[0, 0.25, 0.5, 0.75, 0.99].map((q) => Math.round(delays[Math.floor(q * (delays.length - 1))]!)).join(' ')} ms\n`,
+    );
     first.child.kill('SIGTERM');
     second.child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 1_000));
@@ -129,9 +163,14 @@ console.log('');
 console.log(`| API-key scoring, embedded database (${CONNECTIONS} connections, ${ROUNDS} × ${ROUND_SECONDS} s each) | median req/s | median p99 ms |`);
 console.log('|---|---|---|');
 console.log(`| no webhook endpoint (baseline) | ${Math.round(median(rounds.map((x) => x.plain)))} | ${median(rounds.map((x) => x.plainP99))} |`);
-console.log(`| one endpoint, every event type (${delivered} deliveries) | ${Math.round(median(rounds.map((x) => x.hooked)))} | ${median(rounds.map((x) => x.hookedP99))} |`);
+console.log(
+  `| one endpoint, every event type (${delivered} deliveries) | ${Math.round(median(rounds.map((x) => x.hooked)))} | ${median(rounds.map((x) => x.hookedP99))} |`,
+);
 console.log(`with / without an endpoint: ${(ratio * 100).toFixed(1)} % (goal ≥ 95 %)`);
-if (delay) console.log(`two processes on PostgreSQL, ${delay.events} events: delay from commit to delivery p50 ${delay.p50_ms} ms, p99 ${delay.p99_ms} ms, max ${delay.max_ms} ms; received ${delay.received}, distinct ${delay.distinct} (goals: p99 < 1000 ms, all once)`);
+if (delay)
+  console.log(
+    `two processes on PostgreSQL, ${delay.events} events: delay from commit to delivery p50 ${delay.p50_ms} ms, p99 ${delay.p99_ms} ms, max ${delay.max_ms} ms; received ${delay.received}, distinct ${delay.distinct} (goals: p99 < 1000 ms, all once)`,
+  );
 console.log(
   JSON.stringify({
     benchmark: 'webhooks',

@@ -48,11 +48,23 @@ function checkLightgbmPrerequisites() {
       "`python3 -m pip install 'cmake>=3.28,<4'` (it goes first on PATH), or set CMAKE to a newer cmake binary.",
     );
   }
-  const libclang = ['/usr/lib/llvm-14/lib', '/usr/lib/llvm-15/lib', '/usr/lib/llvm-16/lib', '/usr/lib/llvm-17/lib', '/usr/lib/llvm-18/lib', '/usr/lib/x86_64-linux-gnu', '/usr/lib64', '/usr/local/lib'];
+  const libclang = [
+    '/usr/lib/llvm-14/lib',
+    '/usr/lib/llvm-15/lib',
+    '/usr/lib/llvm-16/lib',
+    '/usr/lib/llvm-17/lib',
+    '/usr/lib/llvm-18/lib',
+    '/usr/lib/x86_64-linux-gnu',
+    '/usr/lib64',
+    '/usr/local/lib',
+  ];
   if (process.platform === 'linux' && !process.env.LIBCLANG_PATH) {
     const found = libclang.some((dir) => existsSync(dir) && spawnSync('sh', ['-c', `ls ${dir}/libclang*.so* >/dev/null 2>&1`]).status === 0);
     if (!found) {
-      fail(`libclang was not found (bindgen reads LightGBM's C header with it); ${why}.`, '`apt-get install clang libclang-dev` (Debian/Ubuntu), or set LIBCLANG_PATH.');
+      fail(
+        `libclang was not found (bindgen reads LightGBM's C header with it); ${why}.`,
+        '`apt-get install clang libclang-dev` (Debian/Ubuntu), or set LIBCLANG_PATH.',
+      );
     }
   }
 }
@@ -60,7 +72,18 @@ function checkLightgbmPrerequisites() {
 // `--no-const-enum`: the crate's string enums (the engine's error codes, the kinds and directions of
 // a reason) are written into index.d.ts as unions of their names, types TypeScript checks plain
 // strings against, rather than as `const enum`s, which type stripping cannot compile.
-const args = ['napi', 'build', '--platform', '--manifest-path', 'native/Cargo.toml', '--package-json-path', 'package.json', '--dts', 'index.d.ts', '--no-const-enum'];
+const args = [
+  'napi',
+  'build',
+  '--platform',
+  '--manifest-path',
+  'native/Cargo.toml',
+  '--package-json-path',
+  'package.json',
+  '--dts',
+  'index.d.ts',
+  '--no-const-enum',
+];
 if (lightgbm) {
   checkLightgbmPrerequisites();
   // No JavaScript loader: tools/lightgbm.ts loads the binary itself, typed by the service build's

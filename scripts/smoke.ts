@@ -50,7 +50,10 @@ try {
   });
   const transaction = { amount: 84.5, customer_id: 'C00042', merchant_id: 'M0007', location: 'Berlin', payment_type: 'card', explain: true };
   await check('POST /api/risk/score (public sandbox)', async () => {
-    const score = await answer(await fetch(`${base}/api/risk/score`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(transaction) }), 200);
+    const score = await answer(
+      await fetch(`${base}/api/risk/score`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(transaction) }),
+      200,
+    );
     expect(score.risk_score >= 0 && score.risk_score <= 1, `risk_score ${score.risk_score}`);
     expect(Array.isArray(score.reasons) && score.reasons.length > 0, 'no reasons');
   });
@@ -65,8 +68,14 @@ try {
     const csv = toCsv(simulate({ seed: 3, customers: 60, merchants: 12, days: 5 }));
     const rows = csv.trim().split('\n').length - 1;
     const member = org.member;
-    const dataset = await answer(await fetch(`${base}/api/datasets/upload`, { method: 'POST', headers: { ...member, 'content-type': 'text/csv' }, body: csv }), 201);
-    const job = await answer(await fetch(`${base}/api/datasets/score`, { method: 'POST', headers: member, body: JSON.stringify({ dataset_id: dataset.id }) }), 202);
+    const dataset = await answer(
+      await fetch(`${base}/api/datasets/upload`, { method: 'POST', headers: { ...member, 'content-type': 'text/csv' }, body: csv }),
+      201,
+    );
+    const job = await answer(
+      await fetch(`${base}/api/datasets/score`, { method: 'POST', headers: member, body: JSON.stringify({ dataset_id: dataset.id }) }),
+      202,
+    );
     const deadline = Date.now() + 120_000;
     let state: Record<string, any>;
     for (;;) {
@@ -81,7 +90,10 @@ try {
     expect(download.status === 200 && lines.length === rows + 1, `download: HTTP ${download.status}, ${lines.length - 1} rows of ${rows}`);
   });
   await check('no warning from Node at start (deprecations, experimental features)', async () => {
-    const warning = server.stderr().split('\n').find((l) => /Warning:/.test(l));
+    const warning = server
+      .stderr()
+      .split('\n')
+      .find((l) => /Warning:/.test(l));
     expect(warning === undefined, warning ?? '');
   });
 } finally {

@@ -11,7 +11,11 @@ const flag = z
   .enum(['true', 'false', '1', '0', ''])
   .default('false')
   .transform((v) => v === 'true' || v === '1');
-const optional = z.string().trim().optional().transform((v) => (v ? v : undefined));
+const optional = z
+  .string()
+  .trim()
+  .optional()
+  .transform((v) => (v ? v : undefined));
 
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -100,7 +104,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       `invalid configuration: WEB_CONCURRENCY: ${c.WEB_CONCURRENCY} server processes need DATABASE_URL (a PostgreSQL server they share); the embedded database belongs to one process. Set DATABASE_URL, or leave WEB_CONCURRENCY at 1.`,
     );
   }
-  return { ...c, authConfigured: Boolean(c.AUTHPROVIDER_URL && (c.SESSION_SECRET || !c.DATABASE_URL)), ...('authConfigured' in overrides ? { authConfigured: overrides.authConfigured! } : {}) };
+  return {
+    ...c,
+    authConfigured: Boolean(c.AUTHPROVIDER_URL && (c.SESSION_SECRET || !c.DATABASE_URL)),
+    ...('authConfigured' in overrides ? { authConfigured: overrides.authConfigured! } : {}),
+  };
 }
 
 /** What `GET /api/config` shows: limits and public switches only. */

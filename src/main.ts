@@ -41,7 +41,9 @@ try {
 /** Said once, by the process that was started. */
 function warn(c: Config): void {
   if (c.ENVIRONMENT === 'production' && c.authConfigured && !c.COOKIE_SECURE) {
-    say('warning: ENVIRONMENT=production but COOKIE_SECURE is not true, so session cookies are not marked Secure and may travel over plain HTTP; set COOKIE_SECURE=true behind HTTPS');
+    say(
+      'warning: ENVIRONMENT=production but COOKIE_SECURE is not true, so session cookies are not marked Secure and may travel over plain HTTP; set COOKIE_SECURE=true behind HTTPS',
+    );
   }
 }
 

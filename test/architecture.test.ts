@@ -65,8 +65,13 @@ const packages = new Map<string, { all: string[]; loaded: string[] }>();
 for (const file of files) {
   const text = readFileSync(join(src, file), 'utf8');
   const typeOnly = typeOnlySpecs(text);
-  const valueSpecs = new Set(ts.preProcessFile(text.replace(/^(?:import|export)\s+type\s+[^;]*?from\s+['"][^'"]+['"];?/gms, ''), true, true).importedFiles.map((r) => r.fileName));
-  const all = ts.preProcessFile(text, true, true).importedFiles.map((r) => r.fileName).filter((spec) => !spec.startsWith('.'));
+  const valueSpecs = new Set(
+    ts.preProcessFile(text.replace(/^(?:import|export)\s+type\s+[^;]*?from\s+['"][^'"]+['"];?/gms, ''), true, true).importedFiles.map((r) => r.fileName),
+  );
+  const all = ts
+    .preProcessFile(text, true, true)
+    .importedFiles.map((r) => r.fileName)
+    .filter((spec) => !spec.startsWith('.'));
   packages.set(file, { all, loaded: all.filter((spec) => valueSpecs.has(spec)) });
   for (const ref of ts.preProcessFile(text, true, true).importedFiles) {
     const spec = ref.fileName;
@@ -120,11 +125,17 @@ function cycles(): string[][] {
 }
 
 t.test('every file of src/ belongs to a layer', async (t) => {
-  t.same(files.filter((f) => layerOf(f) < 0), [], 'files outside every layer (add the folder to LAYERS and docs/architecture.md)');
+  t.same(
+    files.filter((f) => layerOf(f) < 0),
+    [],
+    'files outside every layer (add the folder to LAYERS and docs/architecture.md)',
+  );
 });
 
 t.test('no import runs up a layer', async (t) => {
-  const upward = edges.filter((e) => layerOf(e.to) < layerOf(e.from)).map((e) => `${e.from} (${LAYERS[layerOf(e.from)]!.layer}) imports ${e.spec} (${LAYERS[layerOf(e.to)]!.layer})`);
+  const upward = edges
+    .filter((e) => layerOf(e.to) < layerOf(e.from))
+    .map((e) => `${e.from} (${LAYERS[layerOf(e.from)]!.layer}) imports ${e.spec} (${LAYERS[layerOf(e.to)]!.layer})`);
   t.same(upward, [], 'imports against the layer order');
 });
 
@@ -132,13 +143,38 @@ t.test('one door: http/ reaches the application only through app/, never storage
   // Routes receive the application's capabilities (app/app.ts); the records those answer with are
   // named there too. So no import of any kind from the layers below app/, nor of the composition
   // root (app/service.ts), which only starts and stops things.
-  const reaching = edges.filter((e) => e.from.startsWith('http/') && (/^(storage|jobs|live)\//.test(e.to) || e.to === 'app/service.ts')).map((e) => `${e.from} imports ${e.spec}`);
+  const reaching = edges
+    .filter((e) => e.from.startsWith('http/') && (/^(storage|jobs|live)\//.test(e.to) || e.to === 'app/service.ts'))
+    .map((e) => `${e.from} imports ${e.spec}`);
   t.same(reaching, [], 'imports of storage, jobs, live state or the service from the HTTP layer');
   // Nor is a database, live state or the service reached by name through a re-export or an
   // inferred type: no such identifier appears in http/ at all.
-  const FORBIDDEN = new Set(['Service', 'startService', 'Db', 'Queryable', 'Backend', 'Tenants', 'Tenant', 'LiveTail', 'DecisionLog', 'Live', 'RingWindows', 'OrganizationData',
-    'OrganizationTransactions', 'OrganizationHistory', 'OrganizationDecisions', 'OrganizationOutcomes', 'OrganizationRings', 'OrganizationPerformance', 'OrganizationLists', 'OrganizationRules',
-    'OrganizationWebhooks', 'WebhookDeliverer', 'DriftWatch', 'SecretBox']);
+  const FORBIDDEN = new Set([
+    'Service',
+    'startService',
+    'Db',
+    'Queryable',
+    'Backend',
+    'Tenants',
+    'Tenant',
+    'LiveTail',
+    'DecisionLog',
+    'Live',
+    'RingWindows',
+    'OrganizationData',
+    'OrganizationTransactions',
+    'OrganizationHistory',
+    'OrganizationDecisions',
+    'OrganizationOutcomes',
+    'OrganizationRings',
+    'OrganizationPerformance',
+    'OrganizationLists',
+    'OrganizationRules',
+    'OrganizationWebhooks',
+    'WebhookDeliverer',
+    'DriftWatch',
+    'SecretBox',
+  ]);
   const named: string[] = [];
   for (const file of files.filter((f) => f.startsWith('http/'))) {
     const scanner = ts.createScanner(ts.ScriptTarget.Latest, true, ts.LanguageVariant.Standard, readFileSync(join(src, file), 'utf8'));
@@ -157,7 +193,12 @@ t.test('src/contract/ loads nothing with I/O', async (t) => {
   // type may still name a shape a lower layer writes (a job's summary).
   const contract = files.filter((f) => f.startsWith('contract/'));
   t.ok(contract.length > 0, `${contract.length} contract files read`);
-  const foreign = contract.flatMap((f) => packages.get(f)!.all.filter((spec) => spec !== 'zod').map((spec) => `${f} imports ${spec}`));
+  const foreign = contract.flatMap((f) =>
+    packages
+      .get(f)!
+      .all.filter((spec) => spec !== 'zod')
+      .map((spec) => `${f} imports ${spec}`),
+  );
   t.same(foreign, [], 'packages other than zod imported by src/contract/');
   const loaded = new Map<string, string>(contract.map((f) => [f, f]));
   for (const [file, via] of loaded) {
@@ -165,13 +206,20 @@ t.test('src/contract/ loads nothing with I/O', async (t) => {
   }
   const io = [...loaded].flatMap(([file, via]) => [
     ...(/^(storage|jobs|live|addon)\//.test(file) || file === 'config.ts' ? [`${via}`] : []),
-    ...packages.get(file)!.loaded.filter((spec) => isBuiltin(spec)).map((spec) => `${via} imports ${spec}`),
+    ...packages
+      .get(file)!
+      .loaded.filter((spec) => isBuiltin(spec))
+      .map((spec) => `${via} imports ${spec}`),
   ]);
   t.same(io, [], 'I/O loaded by src/contract/, directly or through what it loads');
 });
 
 t.test('no import cycles', async (t) => {
-  t.same(cycles().map((c) => c.join(' → ')), [], 'files that import each other, directly or around a circle');
+  t.same(
+    cycles().map((c) => c.join(' → ')),
+    [],
+    'files that import each other, directly or around a circle',
+  );
 });
 
 t.test('src/ reaches outside itself only for the native addon, and only from src/addon/', async (t) => {
@@ -185,8 +233,12 @@ t.test('the check sees imports of every kind', async (t) => {
   // A guard against a reader that silently finds nothing: the composition root imports the
   // runner, a route imports a use case, and the addon wrapper loads the native module.
   t.ok(edges.length > 100, `${edges.length} imports read`);
-  t.ok(outside.some((e) => e.from === 'addon/addon.ts' && e.to === 'native/index.js'), 'addon/addon.ts loads native/index.js');
-  const sampleText = "import type { A } from './a.ts';\nexport { b } from '../b.ts';\nconst c = await import('./c.ts');\nimport type {\n  D,\n} from './d.ts';\n";
+  t.ok(
+    outside.some((e) => e.from === 'addon/addon.ts' && e.to === 'native/index.js'),
+    'addon/addon.ts loads native/index.js',
+  );
+  const sampleText =
+    "import type { A } from './a.ts';\nexport { b } from '../b.ts';\nconst c = await import('./c.ts');\nimport type {\n  D,\n} from './d.ts';\n";
   const sample = ts.preProcessFile(sampleText, true, true).importedFiles.map((r) => r.fileName);
   t.same(sample, ['./a.ts', '../b.ts', './c.ts', './d.ts'], 'type-only imports, re-exports and dynamic imports are all read');
   t.same([...typeOnlySpecs(sampleText)], ['./a.ts', './d.ts'], 'type-only imports are told apart, over several lines too');

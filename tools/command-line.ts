@@ -131,7 +131,10 @@ export function outputFile(value: string, description: string): Option<string | 
 /** The usage: `usage: npm run NAME -- [options]`, the command's line, one line per option, notes. */
 export function usage<O extends Options>(command: Command<O>): string {
   const entries = Object.entries(command.options);
-  const requiredPart = entries.filter(([, o]) => o.required).map(([name, o]) => `--${name} ${o.value} `).join('');
+  const requiredPart = entries
+    .filter(([, o]) => o.required)
+    .map(([name, o]) => `--${name} ${o.value} `)
+    .join('');
   const lines = entries.map(([name, o]) => [o.value === undefined ? `--${name}` : `--${name} ${o.value}`, o.description] as const);
   lines.push(['--help, -h', 'this text']);
   const width = Math.max(...lines.map(([left]) => left.length)) + 2;
@@ -149,8 +152,16 @@ export type Parsed<O extends Options> = { help: true } | { help: false; error: s
  *  over any mistake), the first problem in one line, or the values. */
 export function parseCommandLine<O extends Options>(command: Command<O>, args: readonly string[]): Parsed<O> {
   if ('help' in command.options) throw new Error(`${command.name}: --help is every command's own`);
-  const config = Object.fromEntries(Object.entries(command.options).map(([name, o]) => [name, { type: o.value === undefined ? ('boolean' as const) : ('string' as const) }]));
-  const { tokens } = parseArgs({ args: [...args], options: { ...config, help: { type: 'boolean', short: 'h' } }, strict: false, allowPositionals: true, tokens: true });
+  const config = Object.fromEntries(
+    Object.entries(command.options).map(([name, o]) => [name, { type: o.value === undefined ? ('boolean' as const) : ('string' as const) }]),
+  );
+  const { tokens } = parseArgs({
+    args: [...args],
+    options: { ...config, help: { type: 'boolean', short: 'h' } },
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
   if (tokens.some((t) => t.kind === 'option' && t.name === 'help')) return { help: true };
   // One line, whatever the parts of the message hold (a JSON parser's message may quote a newline).
   const fail = (error: string) => ({ help: false as const, error: error.replace(/\s*\n\s*/g, ' ') });

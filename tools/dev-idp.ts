@@ -31,7 +31,10 @@ const hostOption: Option<string> = {
   ...text('H', 'the loopback address to listen on', { default: '127.0.0.1' }),
   absent: '127.0.0.1',
   parse: (raw) => {
-    if (!isLoopback(raw)) throw new UsageError(`dev:idp listens on loopback only (127.0.0.1, ::1 or localhost), not ${JSON.stringify(raw)}: it signs in anyone who types an e-mail, so it must never be reachable from another machine`);
+    if (!isLoopback(raw))
+      throw new UsageError(
+        `dev:idp listens on loopback only (127.0.0.1, ::1 or localhost), not ${JSON.stringify(raw)}: it signs in anyone who types an e-mail, so it must never be reachable from another machine`,
+      );
     return raw === '[::1]' ? '::1' : raw;
   },
 };
@@ -58,7 +61,8 @@ async function signingKey(dataDir: string): Promise<KeyFile> {
   try {
     return JSON.parse(readFileSync(path, 'utf8')) as KeyFile;
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${path} is not a key this tool wrote (${(e as Error).message}): delete it to make a new one`);
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new Error(`${path} is not a key this tool wrote (${(e as Error).message}): delete it to make a new one`);
   }
   const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
   const publicJwk = await exportJWK(publicKey);
@@ -91,7 +95,15 @@ function normalEmail(v: unknown): string | undefined {
 
 function userOf(email: string) {
   const name = email.split('@')[0]!;
-  return { id: userId(email), aud: 'authenticated', role: 'authenticated', email, email_confirmed_at: new Date(0).toISOString(), user_metadata: { email, email_verified: true, full_name: name }, app_metadata: { provider: 'email', providers: ['email'] } };
+  return {
+    id: userId(email),
+    aud: 'authenticated',
+    role: 'authenticated',
+    email,
+    email_confirmed_at: new Date(0).toISOString(),
+    user_metadata: { email, email_verified: true, full_name: name },
+    app_metadata: { provider: 'email', providers: ['email'] },
+  };
 }
 
 async function tokenFor(email: string): Promise<string> {
@@ -114,7 +126,8 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
 }
 
 /** The hosted project's error shape. */
-const refuse = (res: ServerResponse, status: number, error: string, description: string) => send(res, status, { error, error_description: description, msg: description });
+const refuse = (res: ServerResponse, status: number, error: string, description: string) =>
+  send(res, status, { error, error_description: description, msg: description });
 
 /** Where a token may be sent back: an http(s) address on this machine. */
 function redirectTarget(raw: string | null): URL | undefined {
@@ -158,8 +171,10 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   if (!isLoopback(host)) return refuse(res, 421, 'misdirected_request', 'This identity provider answers only requests addressed to a loopback name.');
   const url = new URL(req.url ?? '/', issuer);
   const path = url.pathname.replace(/\/+$/, '');
-  if (req.method === 'GET' && path === '/auth/v1/.well-known/jwks.json') return send(res, 200, { keys: [key.publicJwk] }, { 'cache-control': 'public, max-age=600' });
-  if (req.method === 'GET' && (path === '/auth/v1/health' || path === '')) return send(res, 200, { name: 'dev-idp', description: 'local identity provider for development', issuer });
+  if (req.method === 'GET' && path === '/auth/v1/.well-known/jwks.json')
+    return send(res, 200, { keys: [key.publicJwk] }, { 'cache-control': 'public, max-age=600' });
+  if (req.method === 'GET' && (path === '/auth/v1/health' || path === ''))
+    return send(res, 200, { name: 'dev-idp', description: 'local identity provider for development', issuer });
   if (path === '/auth/v1/authorize') {
     if (req.method === 'GET') {
       const target = redirectTarget(url.searchParams.get('redirect_to'));
@@ -178,14 +193,26 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
         res.writeHead(422, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
         return void res.end(signInPage(target.href, 'Type an e-mail address, such as you@example.com.'));
       }
-      const fragment = new URLSearchParams({ access_token: await tokenFor(email), token_type: 'bearer', expires_in: String(TOKEN_SECONDS), expires_at: String(Math.floor(Date.now() / 1000) + TOKEN_SECONDS), type: 'signup' });
+      const fragment = new URLSearchParams({
+        access_token: await tokenFor(email),
+        token_type: 'bearer',
+        expires_in: String(TOKEN_SECONDS),
+        expires_at: String(Math.floor(Date.now() / 1000) + TOKEN_SECONDS),
+        type: 'signup',
+      });
       res.writeHead(303, { location: `${target.origin}${target.pathname}${target.search}#${fragment}`, 'cache-control': 'no-store' });
       return void res.end();
     }
   }
   if (req.method === 'POST' && path === '/auth/v1/token') {
     const grant = url.searchParams.get('grant_type');
-    if (grant !== 'password') return refuse(res, 400, 'unsupported_grant_type', 'Use POST /auth/v1/token?grant_type=password with {"email": "you@example.com"} (any password, or none).');
+    if (grant !== 'password')
+      return refuse(
+        res,
+        400,
+        'unsupported_grant_type',
+        'Use POST /auth/v1/token?grant_type=password with {"email": "you@example.com"} (any password, or none).',
+      );
     let body: unknown;
     try {
       body = JSON.parse(await readBody(req));
@@ -194,7 +221,14 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     }
     const email = normalEmail((body as { email?: unknown } | null)?.email);
     if (!email) return refuse(res, 400, 'invalid_request', 'The body needs "email": an e-mail address.');
-    return send(res, 200, { access_token: await tokenFor(email), token_type: 'bearer', expires_in: TOKEN_SECONDS, expires_at: Math.floor(Date.now() / 1000) + TOKEN_SECONDS, refresh_token: '', user: userOf(email) });
+    return send(res, 200, {
+      access_token: await tokenFor(email),
+      token_type: 'bearer',
+      expires_in: TOKEN_SECONDS,
+      expires_at: Math.floor(Date.now() / 1000) + TOKEN_SECONDS,
+      refresh_token: '',
+      user: userOf(email),
+    });
   }
   if (req.method === 'GET' && path === '/auth/v1/user') {
     const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
@@ -205,7 +239,12 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
       return refuse(res, 401, 'invalid_token', 'The token is missing, expired, or not one this provider signed.');
     }
   }
-  return refuse(res, 404, 'not_found', 'This local identity provider answers /auth/v1/.well-known/jwks.json, /auth/v1/authorize, /auth/v1/token and /auth/v1/user.');
+  return refuse(
+    res,
+    404,
+    'not_found',
+    'This local identity provider answers /auth/v1/.well-known/jwks.json, /auth/v1/authorize, /auth/v1/token and /auth/v1/user.',
+  );
 }
 
 const server = createServer((req, res) => {
@@ -215,7 +254,9 @@ const server = createServer((req, res) => {
   });
 });
 server.on('error', (e: NodeJS.ErrnoException) => {
-  process.stderr.write(`npm run dev:idp: cannot listen on ${values.host}:${values.port}: ${e.code === 'EADDRINUSE' ? 'the port is in use (another dev:idp?); choose another with --port' : e.message}\n`);
+  process.stderr.write(
+    `npm run dev:idp: cannot listen on ${values.host}:${values.port}: ${e.code === 'EADDRINUSE' ? 'the port is in use (another dev:idp?); choose another with --port' : e.message}\n`,
+  );
   process.exit(1);
 });
 server.listen(values.port, values.host, () => {

@@ -37,7 +37,7 @@ import { Rng } from '../src/domain/rng.ts';
 
 const values = commandLine({
   name: 'eval:challengers',
-  about: "Challengers on the simulator through the service: 60 days scored, a challenger trained, 30 days in shadow, its report.",
+  about: 'Challengers on the simulator through the service: 60 days scored, a challenger trained, 30 days in shadow, its report.',
   options: {
     seed: wholeNumber('first simulator seed (default 20260102)'),
     seeds: wholeNumber('number of simulator seeds, N .. N+K-1 (default 3; 1 with --quick)', { min: 1, value: 'K' }),
@@ -57,11 +57,22 @@ const S = DEFAULT_SIMULATION;
  *  wallet payments of 40 to 60 (a resold-voucher scheme, say) are fraud. */
 function planted(rows: SimulatedTransaction[], seed: number): SimulatedTransaction[] {
   const rng = new Rng(seed ^ 0x9a11e7);
-  return rows.map((r) => (r.label === 0 && r.payment_type === 'wallet' && r.amount >= 40 && r.amount < 60 && rng.uniform() < 1 / 3 ? { ...r, label: 1 as const } : r));
+  return rows.map((r) =>
+    r.label === 0 && r.payment_type === 'wallet' && r.amount >= 40 && r.amount < 60 && rng.uniform() < 1 / 3 ? { ...r, label: 1 as const } : r,
+  );
 }
 const TRIALS = {
   recalibrate: { rates: S.rates, recalibrate: true, plant: false },
-  other_mix: { rates: { compromised_merchant: S.rates.compromised_merchant * 10, account_takeover: S.rates.account_takeover / 3, card_testing: S.rates.card_testing / 3, large_amount: S.rates.large_amount }, recalibrate: false, plant: false },
+  other_mix: {
+    rates: {
+      compromised_merchant: S.rates.compromised_merchant * 10,
+      account_takeover: S.rates.account_takeover / 3,
+      card_testing: S.rates.card_testing / 3,
+      large_amount: S.rates.large_amount,
+    },
+    recalibrate: false,
+    plant: false,
+  },
   new_pattern: { rates: S.rates, recalibrate: false, plant: true },
 } as const;
 type TrialName = keyof typeof TRIALS;
@@ -70,7 +81,13 @@ const OWNER = { id: 'eval:challengers', email: 'eval-challengers@example.com', n
 
 async function trial(name: TrialName, seed: number) {
   const t = TRIALS[name];
-  const simulated = simulate({ seed, customers: Math.round(S.customers * SCALE), merchants: Math.round(S.merchants * SCALE), days: TRAIN_DAYS + SHADOW_DAYS, rates: t.rates });
+  const simulated = simulate({
+    seed,
+    customers: Math.round(S.customers * SCALE),
+    merchants: Math.round(S.merchants * SCALE),
+    days: TRAIN_DAYS + SHADOW_DAYS,
+    rates: t.rates,
+  });
   const rows = t.plant ? planted(simulated, seed) : simulated;
   const dir = mkdtempSync(join(tmpdir(), 'eval-challengers-'));
   let now = rows[0]!.time;
@@ -92,13 +109,34 @@ async function trial(name: TrialName, seed: number) {
       while (n < reports.length && reports[n]!.at <= until) n++;
       const due = reports.splice(0, n);
       for (let k = 0; k < due.length; k += 500) {
-        const res = await app.inject({ method: 'POST', url: '/api/v1/outcomes', headers: auth, payload: { outcomes: due.slice(k, k + 500).map((r) => ({ transaction_id: r.id, outcome: 'fraud', source: 'chargeback', reported_at: new Date(r.at).toISOString() })) } });
+        const res = await app.inject({
+          method: 'POST',
+          url: '/api/v1/outcomes',
+          headers: auth,
+          payload: {
+            outcomes: due
+              .slice(k, k + 500)
+              .map((r) => ({ transaction_id: r.id, outcome: 'fraud', source: 'chargeback', reported_at: new Date(r.at).toISOString() })),
+          },
+        });
         if (res.statusCode !== 200) throw new Error(`outcomes: ${res.body}`);
       }
     };
     const score = async (r: SimulatedTransaction) => {
       now = r.time;
-      const res = await app.inject({ method: 'POST', url: '/api/v1/risk/score', headers: auth, payload: { transaction_id: r.transaction_id, amount: r.amount, customer_id: r.customer_id, merchant_id: r.merchant_id, location: r.location, payment_type: r.payment_type } });
+      const res = await app.inject({
+        method: 'POST',
+        url: '/api/v1/risk/score',
+        headers: auth,
+        payload: {
+          transaction_id: r.transaction_id,
+          amount: r.amount,
+          customer_id: r.customer_id,
+          merchant_id: r.merchant_id,
+          location: r.location,
+          payment_type: r.payment_type,
+        },
+      });
       if (res.statusCode !== 200) throw new Error(`score: ${res.body}`);
       if (r.label === 1) reports.push({ id: r.transaction_id, at: r.time + DAY * (1 + 4 * rng.uniform()) });
     };
@@ -116,7 +154,13 @@ async function trial(name: TrialName, seed: number) {
         now = cut;
         await report(cut);
         try {
-          challenger = await makeOrganizationModel(service.db, service.model, { modelDir: config.MODEL_DIR, organization, asOf: cut, recalibrate: t.recalibrate, name: `${name} as of day ${TRAIN_DAYS}` });
+          challenger = await makeOrganizationModel(service.db, service.model, {
+            modelDir: config.MODEL_DIR,
+            organization,
+            asOf: cut,
+            recalibrate: t.recalibrate,
+            name: `${name} as of day ${TRAIN_DAYS}`,
+          });
         } catch (e) {
           // The command's refusal is a result too: it is what the organization would be told.
           if (!(e instanceof NothingLearned || e instanceof TooFewFrauds)) throw e;
@@ -143,14 +187,17 @@ async function trial(name: TrialName, seed: number) {
   }
 }
 
-const fmt = (x: { value: number | null; low: number | null; high: number | null } | null | undefined, d = 3) => (x && x.value !== null ? `${x.value.toFixed(d)} (${x.low?.toFixed(d)}–${x.high?.toFixed(d)})` : 'n/a');
+const fmt = (x: { value: number | null; low: number | null; high: number | null } | null | undefined, d = 3) =>
+  x && x.value !== null ? `${x.value.toFixed(d)} (${x.low?.toFixed(d)}–${x.high?.toFixed(d)})` : 'n/a';
 const results = [];
 for (const name of values.trial ? [values.trial] : (Object.keys(TRIALS) as TrialName[])) {
   for (let seed = firstSeed; seed < firstSeed + seeds; seed++) {
     const began = Date.now();
     const r = await trial(name, seed);
     if ('refused' in r) {
-      console.log(`${name} seed ${seed}: ${r.transactions} payments (${r.frauds} fraud), ${((Date.now() - began) / 1000).toFixed(0)} s; no challenger: ${r.refused}`);
+      console.log(
+        `${name} seed ${seed}: ${r.transactions} payments (${r.frauds} fraud), ${((Date.now() - began) / 1000).toFixed(0)} s; no challenger: ${r.refused}`,
+      );
       results.push({ trial: r.trial, seed: r.seed, transactions: r.transactions, frauds: r.frauds, refused: r.refused, report: null });
       continue;
     }
@@ -161,7 +208,19 @@ for (const name of values.trial ? [values.trial] : (Object.keys(TRIALS) as Trial
           ? `shadow ${o.transactions} (${o.frauds} fraud): AP ${fmt(o.average_precision?.active)} → ${fmt(o.average_precision?.challenger)}, AUC ${fmt(o.roc_auc?.active)} → ${fmt(o.roc_auc?.challenger)}, ECE ${fmt(o.calibration_error.active, 4)} → ${fmt(o.calibration_error.challenger, 4)}: ${o.verdict}`
           : 'no shadow rows'),
     );
-    results.push({ trial: r.trial, seed: r.seed, transactions: r.transactions, frauds: r.frauds, challenger: { kind: r.challenger.kind, ...(r.challenger.features_left_out ? { features_left_out: r.challenger.features_left_out.map((m) => m.feature) } : {}), counts: r.challenger.counts, test: r.challenger.test }, report: o ?? null });
+    results.push({
+      trial: r.trial,
+      seed: r.seed,
+      transactions: r.transactions,
+      frauds: r.frauds,
+      challenger: {
+        kind: r.challenger.kind,
+        ...(r.challenger.features_left_out ? { features_left_out: r.challenger.features_left_out.map((m) => m.feature) } : {}),
+        counts: r.challenger.counts,
+        test: r.challenger.test,
+      },
+      report: o ?? null,
+    });
   }
 }
 console.log(JSON.stringify({ evaluation: 'challengers', scale: SCALE, train_days: TRAIN_DAYS, shadow_days: SHADOW_DAYS, results }));

@@ -20,14 +20,30 @@ import { History } from '../src/domain/history/history.ts';
 import { UNKNOWN, type Transaction } from '../src/domain/transaction.ts';
 import { loadModel } from '../src/addon/addon.ts';
 import { trainLightgbm } from './lightgbm.ts';
-import { BOOTSTRAP_DEFAULTS, averagePrecisionStatistic, cardPrecisionStatistic, pairedBootstrap, rocAucStatistic, type Interval } from '../src/model/bootstrap.ts';
+import {
+  BOOTSTRAP_DEFAULTS,
+  averagePrecisionStatistic,
+  cardPrecisionStatistic,
+  pairedBootstrap,
+  rocAucStatistic,
+  type Interval,
+} from '../src/model/bootstrap.ts';
 import { HANDBOOK_FEATURES, handbookFeatures } from './training/handbook-features.ts';
 import { simulateHandbook } from './training/handbook.ts';
 import { cardPrecisionAtK, HANDBOOK_PROTOCOL, protocolSplit, PUBLISHED } from './training/handbook-protocol.ts';
 import { interactionConstraints } from './training/partition.ts';
 import { searchOnThreads } from './training/parallel-search.ts';
 import { chooseUnusedFeatures, FEATURE_GROUPS, type GroupChoice } from './training/feature-groups.ts';
-import { DEFAULT_SPACE, SEARCH_DEFAULTS, SPACE_FIXED, type Fold, type Params, type SearchOptions, type Selection, type SelectionData } from './training/selection.ts';
+import {
+  DEFAULT_SPACE,
+  SEARCH_DEFAULTS,
+  SPACE_FIXED,
+  type Fold,
+  type Params,
+  type SearchOptions,
+  type Selection,
+  type SelectionData,
+} from './training/selection.ts';
 import { boosterParams, CHANNELS, combinedMatrix, DEFAULT_TRAINING, gather, trainChannelBoosters } from './training/train.ts';
 
 // Every value is checked before the (minutes-long) work starts; defaults that depend on --quick
@@ -44,7 +60,8 @@ const values = commandLine({
     resamples: wholeNumber(`bootstrap resamples of the test week (default ${BOOTSTRAP_DEFAULTS.resamples}; 200 with --quick)`, { min: 1 }),
     quick: flag('one seed, a smaller search (under a minute)'),
   },
-  check: (v) => (v.data !== undefined && (v.seed !== undefined || v.seeds !== undefined) ? '--seed and --seeds choose simulator runs; --data is one dataset' : undefined),
+  check: (v) =>
+    v.data !== undefined && (v.seed !== undefined || v.seeds !== undefined) ? '--seed and --seeds choose simulator runs; --data is one dataset' : undefined,
 });
 const quick = values.quick;
 const dataFile = values.data;
@@ -67,7 +84,9 @@ type Figure = (typeof FIGURES)[number];
 const TUNED = PUBLISHED.find((m) => m.model === 'XGBoost, tuned (prequential)')!;
 
 /** The service's own settings (train.ts), tried first in every search. */
-const SERVICE_DEFAULTS: Params = Object.fromEntries(Object.keys(DEFAULT_SPACE).flatMap((k) => (k in boosterParams(DEFAULT_TRAINING) ? [[k, boosterParams(DEFAULT_TRAINING)[k]!]] : [])));
+const SERVICE_DEFAULTS: Params = Object.fromEntries(
+  Object.keys(DEFAULT_SPACE).flatMap((k) => (k in boosterParams(DEFAULT_TRAINING) ? [[k, boosterParams(DEFAULT_TRAINING)[k]!]] : [])),
+);
 
 interface ModelResult {
   selection: Selection;
@@ -99,7 +118,15 @@ async function load(seed: number | undefined): Promise<{ rows: Transaction[]; da
   log(`simulating (handbook preset, seed ${seed})`);
   const simulated = simulateHandbook({ seed }).filter((r) => r.day < lastDay);
   return {
-    rows: simulated.map((r) => ({ time: r.time, amount: r.amount, customer_id: r.customer_id, merchant_id: r.terminal_id, location: UNKNOWN, payment_type: UNKNOWN, label: r.label })),
+    rows: simulated.map((r) => ({
+      time: r.time,
+      amount: r.amount,
+      customer_id: r.customer_id,
+      merchant_id: r.terminal_id,
+      location: UNKNOWN,
+      payment_type: UNKNOWN,
+      label: r.label,
+    })),
     days: simulated.map((r) => r.day),
   };
 }
@@ -114,10 +141,14 @@ async function runSeed(seed: number | undefined): Promise<SeedRun> {
   const labels = Float64Array.from(rows, (r) => r.label!);
   const split = protocolSplit(protocolRows, p);
   // Prequential validation: the protocol one and two weeks earlier; its test week is the validation.
-  const folds: Fold[] = [1, 2].map((weeks) => protocolSplit(protocolRows, { ...p, trainStart: p.trainStart - 7 * weeks })).map((s) => ({ train: s.train, validation: s.test }));
+  const folds: Fold[] = [1, 2]
+    .map((weeks) => protocolSplit(protocolRows, { ...p, trainStart: p.trainStart - 7 * weeks }))
+    .map((s) => ({ train: s.train, validation: s.test }));
   const testLabels = Float64Array.from(split.test, (i) => labels[i]!);
   const trainFraud = split.train.reduce((n, i) => n + labels[i]!, 0);
-  log(`${rows.length.toLocaleString('en')} transactions; training ${split.train.length.toLocaleString('en')} (${trainFraud} fraud), test ${split.test.length.toLocaleString('en')} (${testLabels.reduce((a, b) => a + b, 0)} fraud)`);
+  log(
+    `${rows.length.toLocaleString('en')} transactions; training ${split.train.length.toLocaleString('en')} (${trainFraud} fraud), test ${split.test.length.toLocaleString('en')} (${testLabels.reduce((a, b) => a + b, 0)} fraud)`,
+  );
 
   // This service: every channel's features, one interaction-constrained booster per setting.
   log(`features for ${rows.length.toLocaleString('en')} transactions (every one from its older history only)`);
@@ -130,13 +161,20 @@ async function runSeed(seed: number | undefined): Promise<SeedRun> {
     categorical: TABULAR_CATEGORICAL, // the tabular channel comes first
   };
   const oursBase = { ...boosterParams(DEFAULT_TRAINING), interaction_constraints: interactionConstraints(groups) };
-  log(`this service: choosing settings by prequential validation (${(searchOptions.settings ?? 0) + 1} settings × ${folds.length} earlier weeks, up to ${searchOptions.maxIterations} trees)`);
+  log(
+    `this service: choosing settings by prequential validation (${(searchOptions.settings ?? 0) + 1} settings × ${folds.length} earlier weeks, up to ${searchOptions.maxIterations} trees)`,
+  );
   const oursChoice = await searchOnThreads(oursData, folds, oursBase, { ...searchOptions, start: [SERVICE_DEFAULTS], progress: progress('this service') });
   log(`this service: chosen ${JSON.stringify(oursChoice.params)}, ${oursChoice.iterations} trees`);
   log(`this service: feature groups the boosters may leave out (${FEATURE_GROUPS.length}, each alone, on the same validation weeks)`);
   const groupChoice = await chooseUnusedFeatures(oursData, folds, groups, { ...boosterParams(DEFAULT_TRAINING), ...oursChoice.params }, oursChoice.iterations);
   log(`this service: ${groupChoice.groups.length ? `left out ${groupChoice.groups.join(', ')}` : 'every feature kept'}`);
-  const boosters = trainChannelBoosters(features, labels, split.train, { ...DEFAULT_TRAINING, iterations: oursChoice.iterations, params: oursChoice.params, unusedFeatures: groupChoice.unused });
+  const boosters = trainChannelBoosters(features, labels, split.train, {
+    ...DEFAULT_TRAINING,
+    iterations: oursChoice.iterations,
+    params: oursChoice.params,
+    unusedFeatures: groupChoice.unused,
+  });
   const oursScores = new Float64Array(split.test.length);
   boosters.forEach((b, k) => {
     const channel = CHANNELS[k]!;
@@ -152,13 +190,22 @@ async function runSeed(seed: number | undefined): Promise<SeedRun> {
   const w = HANDBOOK_FEATURES.length;
   const handbookMatrix = handbookFeatures(baselineRows, needed);
   const baselineData: SelectionData = {
-    matrix: (r) => gather(handbookMatrix, w, r.map((i) => position.get(i)!)),
+    matrix: (r) =>
+      gather(
+        handbookMatrix,
+        w,
+        r.map((i) => position.get(i)!),
+      ),
     width: w,
     labels,
   };
   const baselineBase = boosterParams(DEFAULT_TRAINING);
   log(`baseline: choosing settings by prequential validation (${(searchOptions.settings ?? 0) + 1} settings × ${folds.length} earlier weeks)`);
-  const baselineChoice = await searchOnThreads(baselineData, folds, baselineBase, { ...searchOptions, start: [SERVICE_DEFAULTS], progress: progress('baseline') });
+  const baselineChoice = await searchOnThreads(baselineData, folds, baselineBase, {
+    ...searchOptions,
+    start: [SERVICE_DEFAULTS],
+    progress: progress('baseline'),
+  });
   log(`baseline: chosen ${JSON.stringify(baselineChoice.params)}, ${baselineChoice.iterations} trees`);
   const baselineModel = trainLightgbm({
     rows: baselineData.matrix(split.train),
@@ -216,7 +263,8 @@ function spread(xs: number[]): Spread {
   const sd = xs.length > 1 ? Math.sqrt(xs.reduce((a, b) => a + (b - mean) ** 2, 0) / (xs.length - 1)) : 0;
   return { mean, min: Math.min(...xs), max: Math.max(...xs), sd };
 }
-const summarize = (pick: (r: SeedRun) => Record<Figure, Interval>) => Object.fromEntries(FIGURES.map((f) => [f, spread(runs.map((r) => pick(r)[f].value))])) as Record<Figure, Spread>;
+const summarize = (pick: (r: SeedRun) => Record<Figure, Interval>) =>
+  Object.fromEntries(FIGURES.map((f) => [f, spread(runs.map((r) => pick(r)[f].value))])) as Record<Figure, Spread>;
 const oursSummary = summarize((r) => r.ours.intervals);
 const baselineSummary = summarize((r) => r.baseline.intervals);
 const matches = Object.fromEntries(FIGURES.map((f) => [f, baselineSummary[f].mean >= TUNED[f]])) as Record<Figure, boolean>;
@@ -230,31 +278,85 @@ const row = (name: string, cells: string[], width = 22) => `${name.padEnd(46)} $
 const header = (width = 22) => row('model (test split)', ['AUC ROC', 'AP', 'CP@100'], width);
 const BASELINE_NAME = "handbook's 15 features, our learner";
 const OURS_NAME = 'this service (four channel boosters)';
-const describe = (s: Selection) => `${s.settingsTried} settings, ${s.modelsCompared} (setting, trees) pairs compared; chose ${Object.entries(s.params).map(([k, v]) => `${k}=${v}`).join(' ')}, ${s.iterations} trees (validation AP ${r3(s.score)})`;
+const describe = (s: Selection) =>
+  `${s.settingsTried} settings, ${s.modelsCompared} (setting, trees) pairs compared; chose ${Object.entries(s.params)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ')}, ${s.iterations} trees (validation AP ${r3(s.score)})`;
 
-console.log(`\nHandbook protocol: train ${p.trainDays} days from day ${p.trainStart} (2018-07-25), ${p.delayDays}-day delay, test ${p.testDays} days; known compromised cards removed.`);
-console.log(`Settings by prequential validation (the protocol 1 and 2 weeks back), a seeded random search with early stopping; 95 % bootstrap intervals over the test week (${resamples} resamples: rows for AUC and AP, cards for CP@100).`);
+console.log(
+  `\nHandbook protocol: train ${p.trainDays} days from day ${p.trainStart} (2018-07-25), ${p.delayDays}-day delay, test ${p.testDays} days; known compromised cards removed.`,
+);
+console.log(
+  `Settings by prequential validation (the protocol 1 and 2 weeks back), a seeded random search with early stopping; 95 % bootstrap intervals over the test week (${resamples} resamples: rows for AUC and AP, cards for CP@100).`,
+);
 for (const r of runs) {
-  console.log(`\n${r.seed === undefined ? dataFile : `Simulator seed ${r.seed}`}: ${r.transactions.toLocaleString('en')} transactions; training ${r.train.rows.toLocaleString('en')} (${r.train.fraud} fraud), test ${r.test.rows.toLocaleString('en')} (${r.test.fraud} fraud)`);
+  console.log(
+    `\n${r.seed === undefined ? dataFile : `Simulator seed ${r.seed}`}: ${r.transactions.toLocaleString('en')} transactions; training ${r.train.rows.toLocaleString('en')} (${r.train.fraud} fraud), test ${r.test.rows.toLocaleString('en')} (${r.test.fraud} fraud)`,
+  );
   console.log(`  baseline: ${describe(r.baseline.selection)}`);
   console.log(`  ours:     ${describe(r.ours.selection)}`);
   const g = r.ours.groups!;
-  console.log(`            features left out: ${g.groups.length ? g.groups.join(', ') : 'none'} (validation AP / AUC with all ${r3(g.all.average_precision)} / ${r3(g.all.roc_auc)}; ${g.trials.filter((t) => t.passed).map((t) => `without ${t.group} ${r3(t.average_precision)} / ${r3(t.roc_auc)}`).join('; ') || 'no group beats that on both'})`);
+  console.log(
+    `            features left out: ${g.groups.length ? g.groups.join(', ') : 'none'} (validation AP / AUC with all ${r3(g.all.average_precision)} / ${r3(g.all.roc_auc)}; ${
+      g.trials
+        .filter((t) => t.passed)
+        .map((t) => `without ${t.group} ${r3(t.average_precision)} / ${r3(t.roc_auc)}`)
+        .join('; ') || 'no group beats that on both'
+    })`,
+  );
   console.log(header(24));
-  console.log(row(BASELINE_NAME, FIGURES.map((f) => withInterval(r.baseline.intervals[f])), 24));
-  console.log(row(OURS_NAME, FIGURES.map((f) => withInterval(r.ours.intervals[f])), 24));
-  console.log(row('  difference (ours − baseline, paired)', FIGURES.map((f) => signed(r.difference[f])), 24));
+  console.log(
+    row(
+      BASELINE_NAME,
+      FIGURES.map((f) => withInterval(r.baseline.intervals[f])),
+      24,
+    ),
+  );
+  console.log(
+    row(
+      OURS_NAME,
+      FIGURES.map((f) => withInterval(r.ours.intervals[f])),
+      24,
+    ),
+  );
+  console.log(
+    row(
+      '  difference (ours − baseline, paired)',
+      FIGURES.map((f) => signed(r.difference[f])),
+      24,
+    ),
+  );
 }
 const source = dataFile ?? `this re-implementation's data, ${runs.length === 1 ? `seed ${seeds[0]}` : `mean (min–max) over seeds ${seeds.join(', ')}`}`;
 console.log(`\nPublished rows: the handbook, on its own simulated data. Below the line: ${source}.`);
 console.log(header());
-for (const m of PUBLISHED) console.log(row(`${m.model} (published)`, FIGURES.map((f) => r3(m[f]))));
-console.log("-".repeat(46 + 3 * 23));
-console.log(row(BASELINE_NAME, FIGURES.map((f) => withSpread(baselineSummary[f]))));
-console.log(row(OURS_NAME, FIGURES.map((f) => withSpread(oursSummary[f]))));
+for (const m of PUBLISHED)
+  console.log(
+    row(
+      `${m.model} (published)`,
+      FIGURES.map((f) => r3(m[f])),
+    ),
+  );
+console.log('-'.repeat(46 + 3 * 23));
+console.log(
+  row(
+    BASELINE_NAME,
+    FIGURES.map((f) => withSpread(baselineSummary[f])),
+  ),
+);
+console.log(
+  row(
+    OURS_NAME,
+    FIGURES.map((f) => withSpread(oursSummary[f])),
+  ),
+);
 const yes = (b: boolean) => (b ? 'yes' : 'no');
-console.log(`our learner on the 15 features matches the tuned XGBoost (${FIGURES.map((f) => r3(TUNED[f])).join(' / ')}): ${FIGURES.map((f) => `${f === 'roc_auc' ? 'AUC' : f === 'average_precision' ? 'AP' : 'CP@100'} ${yes(matches[f])} (${baselineSummary[f].mean >= TUNED[f] ? '+' : ''}${r3(baselineSummary[f].mean - TUNED[f])})`).join(', ')}`);
-console.log(`this service better than every published row: AUC ${yes(beats.roc_auc)}, AP ${yes(beats.average_precision)}, CP@100 ${yes(beats.card_precision_at_100)}`);
+console.log(
+  `our learner on the 15 features matches the tuned XGBoost (${FIGURES.map((f) => r3(TUNED[f])).join(' / ')}): ${FIGURES.map((f) => `${f === 'roc_auc' ? 'AUC' : f === 'average_precision' ? 'AP' : 'CP@100'} ${yes(matches[f])} (${baselineSummary[f].mean >= TUNED[f] ? '+' : ''}${r3(baselineSummary[f].mean - TUNED[f])})`).join(', ')}`,
+);
+console.log(
+  `this service better than every published row: AUC ${yes(beats.roc_auc)}, AP ${yes(beats.average_precision)}, CP@100 ${yes(beats.card_precision_at_100)}`,
+);
 log('done');
 
 const round = (x: number) => Math.round(x * 1e4) / 1e4;
@@ -263,7 +365,13 @@ const modelJson = (m: ModelResult) => ({
   settings_tried: m.selection.settingsTried,
   models_compared: m.selection.modelsCompared,
   chosen: { params: m.selection.params, iterations: m.selection.iterations, validation_average_precision: round(m.selection.score) },
-  ...(m.groups ? { feature_groups_left_out: m.groups.groups, feature_group_trials: m.groups.trials.map((t) => ({ ...t, average_precision: round(t.average_precision), roc_auc: round(t.roc_auc) })), validation_with_every_feature: roundAll(m.groups.all) } : {}),
+  ...(m.groups
+    ? {
+        feature_groups_left_out: m.groups.groups,
+        feature_group_trials: m.groups.trials.map((t) => ({ ...t, average_precision: round(t.average_precision), roc_auc: round(t.roc_auc) })),
+        validation_with_every_feature: roundAll(m.groups.all),
+      }
+    : {}),
   ...Object.fromEntries(FIGURES.map((f) => [f, roundAll(m.intervals[f])])),
   card_precision_per_day: m.cardPrecisionPerDay,
 });

@@ -41,7 +41,9 @@ export function lightgbmBuildCurrent(): boolean {
 
 function ensureBuilt(): void {
   if (lightgbmBuildCurrent()) return;
-  process.stderr.write('Building the addon with LightGBM (native/lightgbm/; the first time takes a few minutes: it compiles LightGBM, which needs CMake >= 3.28 and libclang)…\n');
+  process.stderr.write(
+    'Building the addon with LightGBM (native/lightgbm/; the first time takes a few minutes: it compiles LightGBM, which needs CMake >= 3.28 and libclang)…\n',
+  );
   const r = spawnSync(process.execPath, [join(root, 'scripts', 'build-native.mjs'), '--lightgbm'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
   if (r.status !== 0) {
     process.stderr.write('The LightGBM-enabled addon could not be built (above: why, and the fix).\n');

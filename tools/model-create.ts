@@ -17,7 +17,7 @@ import { openDatabase } from '../src/storage/open.ts';
 import { insertCustomModel, organizationExists } from '../src/storage/models-store.ts';
 import { loadModelFolder } from '../src/model/bundle.ts';
 import { isProblem } from '../src/model/bundle-types.ts';
-import { CustomSettingsInput, mergeSettings } from '../src/model/custom.ts';
+import { type CustomSettings, CustomSettingsInput, mergeSettings } from '../src/model/custom.ts';
 
 function fail(message: string): never {
   process.stderr.write(`npm run model:create: ${message}\n`);
@@ -38,7 +38,8 @@ const settingsOption: Option<CustomSettingsInput> = {
       throw new UsageError(`${raw}: not JSON (${(e as Error).message})`);
     }
     const parsed = CustomSettingsInput.safeParse(json);
-    if (!parsed.success) throw new UsageError(`${raw}: invalid settings: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ')}`);
+    if (!parsed.success)
+      throw new UsageError(`${raw}: invalid settings: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ')}`);
     return parsed.data;
   },
 };
@@ -61,18 +62,28 @@ const input = values.settings;
 const config = loadConfig();
 const base = loadModelFolder(config.MODEL_DIR);
 if (isProblem(base)) fail(base.message);
-let settings;
+let settings: CustomSettings;
 try {
   settings = mergeSettings(base.file, input);
 } catch (e) {
-  fail(`settings do not make a consistent model: ${(e as { issues?: { message: string }[] }).issues?.map((i) => i.message).join('; ') ?? (e as Error).message}`);
+  fail(
+    `settings do not make a consistent model: ${(e as { issues?: { message: string }[] }).issues?.map((i) => i.message).join('; ') ?? (e as Error).message}`,
+  );
 }
 
 const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR }).catch((e: Error) => fail(e.message));
 try {
   if (!(await organizationExists(db, values.organization))) fail(`no organization ${values.organization} (list yours with GET /api/organizations)`);
-  const model = await insertCustomModel(db, { id: randomId('model'), organizationId: values.organization, name: values.name, baseModelId: base.file.id, settings });
-  process.stdout.write(`${JSON.stringify({ id: model.id, organization_id: model.organization_id, name: model.name, base_model_id: model.base_model_id, active: model.active, settings: model.settings })}\n`);
+  const model = await insertCustomModel(db, {
+    id: randomId('model'),
+    organizationId: values.organization,
+    name: values.name,
+    baseModelId: base.file.id,
+    settings,
+  });
+  process.stdout.write(
+    `${JSON.stringify({ id: model.id, organization_id: model.organization_id, name: model.name, base_model_id: model.base_model_id, active: model.active, settings: model.settings })}\n`,
+  );
 } finally {
   await db.close();
 }

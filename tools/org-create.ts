@@ -58,12 +58,17 @@ const values = commandLine({
 
 const config = loadConfig();
 const secret = sessionSecret(config).secret;
-if (!secret) fail('SESSION_SECRET is not set: on PostgreSQL, keys are hashed with it. Set it to the value the servers use (README, Configuration) and run again.');
+if (!secret)
+  fail('SESSION_SECRET is not set: on PostgreSQL, keys are hashed with it. Set it to the value the servers use (README, Configuration) and run again.');
 const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR }).catch((e: Error) =>
   fail(`${e.message}${config.DATABASE_URL ? '' : ' (is a server running on this DATA_DIR? Stop it first: the embedded database belongs to one process)'}`),
 );
 try {
-  const made = await createOrganizationFromCommandLine(db, new Accounts(db, config, secret), { name: values.name, stage: values.stage, ownerEmail: values['owner-email'] });
+  const made = await createOrganizationFromCommandLine(db, new Accounts(db, config, secret), {
+    name: values.name,
+    stage: values.stage,
+    ownerEmail: values['owner-email'],
+  });
   process.stdout.write(
     `${JSON.stringify({
       organization_id: made.organization.id,

@@ -95,7 +95,9 @@ function margins(bundle: ModelBundle, matrices: ChannelMatrices, n: number, engi
   const out = new Float64Array(n * k);
   bundle.channels.forEach((c, j) => {
     const raw = engines[j]!.predictRawBatch(matrices[c.name]);
-    raw.forEach((v, i) => (out[i * k + j] = v));
+    raw.forEach((v, i) => {
+      out[i * k + j] = v;
+    });
   });
   return out;
 }
@@ -167,9 +169,14 @@ function figures(p: ArrayLike<number>, y: ArrayLike<number>): Figures {
 /** The time split, or TooFewFrauds when the rows span too little time for it. */
 function split(rows: readonly Counted[], gap: number, share: number): Split {
   try {
-    return splitByTime(Float64Array.from(rows, (r) => r.time), { validationShare: share, testShare: share, gap });
+    return splitByTime(
+      Float64Array.from(rows, (r) => r.time),
+      { validationShare: share, testShare: share, gap },
+    );
   } catch (e) {
-    throw new TooFewFrauds(`the organization's ${rows.length} transactions older than the label delay (${totalFrauds(rows)} frauds known) ${rows.length ? 'span too little time for three parts separated by the label delay' : 'are none'}: ${(e as Error).message}. Wait for more traffic.`);
+    throw new TooFewFrauds(
+      `the organization's ${rows.length} transactions older than the label delay (${totalFrauds(rows)} frauds known) ${rows.length ? 'span too little time for three parts separated by the label delay' : 'are none'}: ${(e as Error).message}. Wait for more traffic.`,
+    );
   }
 }
 
@@ -186,7 +193,11 @@ function enoughFrauds(rows: readonly Counted[], parts: Partial<Record<keyof type
   );
 }
 
-const PART_NAMES: Record<keyof typeof MIN_FRAUDS, string> = { train: 'in the training part', validation: 'in the validation part', calibration: 'before the test part' };
+const PART_NAMES: Record<keyof typeof MIN_FRAUDS, string> = {
+  train: 'in the training part',
+  validation: 'in the validation part',
+  calibration: 'before the test part',
+};
 
 const totalFrauds = (rows: readonly Counted[]) => rows.reduce((n, r) => n + r.label, 0);
 
@@ -204,11 +215,16 @@ function stackedAt(stack: Logistic, raw: Float64Array, k: number, i: number): nu
 }
 
 /** The probability a head gives row i of `raw`. */
-const probabilityAt = (head: Head, raw: Float64Array, k: number) => (i: number) => sigmoid(head.calibration.bias + head.calibration.slope * stackedAt(head.stack, raw, k, i));
+const probabilityAt = (head: Head, raw: Float64Array, k: number) => (i: number) =>
+  sigmoid(head.calibration.bias + head.calibration.slope * stackedAt(head.stack, raw, k, i));
 
 /** The Platt calibration of `stack`'s log-odds fitted on `rows`. */
 function fitPlatt(stack: Logistic, raw: Float64Array, k: number, labels: ArrayLike<number>, rows: readonly number[]): Head['calibration'] {
-  const platt = fitLogistic(Float64Array.from(rows, (i) => stackedAt(stack, raw, k, i)), 1, Float64Array.from(rows, (i) => labels[i]!));
+  const platt = fitLogistic(
+    Float64Array.from(rows, (i) => stackedAt(stack, raw, k, i)),
+    1,
+    Float64Array.from(rows, (i) => labels[i]!),
+  );
   return { bias: platt.bias, slope: platt.weights[0]! };
 }
 
@@ -216,8 +232,26 @@ const rowsBefore = (rows: readonly Counted[], time: number) => rows.flatMap((r, 
 
 /** `stack` with its calibration twice: the one measured on the test part (fitted on `fitted`, the
  *  rows before it) and the one stored (fitted on every row). */
-function measuredAndStored(stack: Logistic, raw: Float64Array, k: number, labels: ArrayLike<number>, fitted: readonly number[]): { measured: Head; stored: Head } {
-  return { measured: { stack, calibration: fitPlatt(stack, raw, k, labels, fitted) }, stored: { stack, calibration: fitPlatt(stack, raw, k, labels, Array.from(labels, (_, i) => i)) } };
+function measuredAndStored(
+  stack: Logistic,
+  raw: Float64Array,
+  k: number,
+  labels: ArrayLike<number>,
+  fitted: readonly number[],
+): { measured: Head; stored: Head } {
+  return {
+    measured: { stack, calibration: fitPlatt(stack, raw, k, labels, fitted) },
+    stored: {
+      stack,
+      calibration: fitPlatt(
+        stack,
+        raw,
+        k,
+        labels,
+        Array.from(labels, (_, i) => i),
+      ),
+    },
+  };
 }
 
 /** The base model's own head. */
@@ -238,7 +272,13 @@ function settingsOf(bundle: ModelBundle, head: Head, boosters?: CustomSettings['
 }
 
 /** The built-in model (its margins `baseRaw`) and the new one (`made`) on the test rows. */
-function testFigures(bundle: ModelBundle, baseRaw: Float64Array, made: (i: number) => number, labels: ArrayLike<number>, test: readonly number[]): Made['test'] {
+function testFigures(
+  bundle: ModelBundle,
+  baseRaw: Float64Array,
+  made: (i: number) => number,
+  labels: ArrayLike<number>,
+  test: readonly number[],
+): Made['test'] {
   const builtIn = probabilityAt(builtInHead(bundle), baseRaw, bundle.channels.length);
   const y = Float64Array.from(test, (i) => labels[i]!);
   return { built_in: figures(Float64Array.from(test, builtIn), y), challenger: figures(Float64Array.from(test, made), y) };
@@ -251,7 +291,13 @@ export function recalibrate(bundle: ModelBundle, rows: readonly Counted[]): Made
   const parts = split(rows, bundle.file.training.label_delay_ms, RECALIBRATE_TEST_SHARE);
   const fitted = rowsBefore(rows, parts.bounds.validation[1]);
   const labels = Float64Array.from(rows, (r) => r.label);
-  const counts: Counts = { transactions: rows.length, frauds: totalFrauds(rows), calibration: fitted.length, test: parts.test.length, test_frauds: fraudsIn(rows, parts.test) };
+  const counts: Counts = {
+    transactions: rows.length,
+    frauds: totalFrauds(rows),
+    calibration: fitted.length,
+    test: parts.test.length,
+    test_frauds: fraudsIn(rows, parts.test),
+  };
   enoughFrauds(rows, { calibration: fitted }, 'recalibrate');
   const k = bundle.channels.length;
   const raw = margins(bundle, channelMatrices(bundle, rows), rows.length);
@@ -274,7 +320,15 @@ export async function trainOwn(bundle: ModelBundle, builtInTexts: readonly strin
   const parts = split(rows, bundle.file.training.label_delay_ms, OWN_SHARE);
   const labels = Float64Array.from(rows, (r) => r.label);
   const fitted = rowsBefore(rows, parts.bounds.validation[1]);
-  const counts: Counts = { transactions: rows.length, frauds: totalFrauds(rows), train: parts.train.length, validation: parts.validation.length, calibration: fitted.length, test: parts.test.length, test_frauds: fraudsIn(rows, parts.test) };
+  const counts: Counts = {
+    transactions: rows.length,
+    frauds: totalFrauds(rows),
+    train: parts.train.length,
+    validation: parts.validation.length,
+    calibration: fitted.length,
+    test: parts.test.length,
+    test_frauds: fraudsIn(rows, parts.test),
+  };
   enoughFrauds(rows, { train: parts.train, validation: parts.validation }, 'train boosters');
   const k = bundle.channels.length;
   const matrices = channelMatrices(bundle, rows);
@@ -284,29 +338,62 @@ export async function trainOwn(bundle: ModelBundle, builtInTexts: readonly strin
   const training = bundle.file.training as { params?: TrainOptions['params']; unused_features?: string[] };
   const recipe = training.params ?? {};
   const names = bundle.channels.flatMap((c) => c.features);
-  const moved = movedFeatures(names, (j, at) => Float64Array.from(at, (i) => rows[i]!.features[j]!), parts.train, parts.validation).map((m) => ({ feature: m.feature, psi: Math.round(m.psi * 1000) / 1000 }));
+  const moved = movedFeatures(names, (j, at) => Float64Array.from(at, (i) => rows[i]!.features[j]!), parts.train, parts.validation).map((m) => ({
+    feature: m.feature,
+    psi: Math.round(m.psi * 1000) / 1000,
+  }));
   const unused = [...new Set([...(training.unused_features ?? []), ...moved.map((m) => m.feature)])];
-  const o: TrainOptions = { ...DEFAULT_TRAINING, seed: bundle.file.training.seed, labelDelay: bundle.file.training.label_delay_ms, params: recipe, unusedFeatures: unused, iterations: MAX_TREES, settings: 0 };
+  const o: TrainOptions = {
+    ...DEFAULT_TRAINING,
+    seed: bundle.file.training.seed,
+    labelDelay: bundle.file.training.label_delay_ms,
+    params: recipe,
+    unusedFeatures: unused,
+    iterations: MAX_TREES,
+    settings: 0,
+  };
   const chosen = await selectSettings(matrices, labels, parts, o, start);
-  const trained = trainChannelBoosters(matrices, labels, parts.train, { ...o, params: { ...recipe, ...chosen.settings.params }, iterations: chosen.settings.iterations }, start);
-  const texts = bundle.channels.map((c, j) => appendTrees(builtInTexts[j]!, trained.find((b) => b.channel === c.name)!.modelText, 1 / (base.calibration.slope * base.stack.weights[j]!)));
-  const raw = margins(bundle, matrices, rows.length, texts.map((t) => loadModel(t)));
+  const trained = trainChannelBoosters(
+    matrices,
+    labels,
+    parts.train,
+    { ...o, params: { ...recipe, ...chosen.settings.params }, iterations: chosen.settings.iterations },
+    start,
+  );
+  const texts = bundle.channels.map((c, j) =>
+    appendTrees(builtInTexts[j]!, trained.find((b) => b.channel === c.name)!.modelText, 1 / (base.calibration.slope * base.stack.weights[j]!)),
+  );
+  const raw = margins(
+    bundle,
+    matrices,
+    rows.length,
+    texts.map((t) => loadModel(t)),
+  );
   // Held to every figure at once: the added trees must rank validation better by AP and by AUC,
   // and the test part too (trees can pass validation by chance; the later weeks then say so).
   const lost = (part: readonly number[]) => {
     const y = Float64Array.from(part, (i) => labels[i]!);
     const alone = Float64Array.from(part, (i) => start[i]!);
     const added = Float64Array.from(part, (i) => stackedAt(base.stack, raw, k, i));
-    const checked = [{ name: 'average precision', f: averagePrecision }, { name: 'ROC AUC', f: rocAuc }].map(({ name, f }) => ({ name, alone: f(alone, y), added: f(added, y) }));
-    return checked.some((c) => !(c.added > c.alone)) ? checked.map((c) => `${c.name} ${c.alone.toFixed(4)} alone, ${c.added.toFixed(4)} with them`).join('; ') : undefined;
+    const checked = [
+      { name: 'average precision', f: averagePrecision },
+      { name: 'ROC AUC', f: rocAuc },
+    ].map(({ name, f }) => ({ name, alone: f(alone, y), added: f(added, y) }));
+    return checked.some((c) => !(c.added > c.alone))
+      ? checked.map((c) => `${c.name} ${c.alone.toFixed(4)} alone, ${c.added.toFixed(4)} with them`).join('; ')
+      : undefined;
   };
   const onValidation = lost(parts.validation);
   if (onValidation) {
-    throw new NothingLearned(`the added trees (${chosen.settings.iterations}, early-stopped) do not beat the built-in model on the validation part in every figure (${onValidation}): the organization's outcomes teach nothing it does not know yet. Make a --recalibrate challenger instead, or wait for more outcomes.`);
+    throw new NothingLearned(
+      `the added trees (${chosen.settings.iterations}, early-stopped) do not beat the built-in model on the validation part in every figure (${onValidation}): the organization's outcomes teach nothing it does not know yet. Make a --recalibrate challenger instead, or wait for more outcomes.`,
+    );
   }
   const onTest = lost(parts.test);
   if (onTest) {
-    throw new NothingLearned(`the added trees (${chosen.settings.iterations}, early-stopped) beat the built-in model on the validation part but not on the later test part in every figure (${onTest}): what they learned did not hold. Make a --recalibrate challenger instead, or wait for more outcomes.`);
+    throw new NothingLearned(
+      `the added trees (${chosen.settings.iterations}, early-stopped) beat the built-in model on the validation part but not on the later test part in every figure (${onTest}): what they learned did not hold. Make a --recalibrate challenger instead, or wait for more outcomes.`,
+    );
   }
   const { measured, stored } = measuredAndStored(base.stack, raw, k, labels, fitted);
   return {
@@ -335,15 +422,36 @@ export interface OrganizationModel {
 
 /** Makes and stores the organization's model from its traffic in `db` as of `asOf` (or finds the
  *  same one stored), over `base` as loaded from `modelDir`; throws TooFewFrauds or NothingLearned. */
-export async function makeOrganizationModel(db: Db, base: ModelBundle, o: { modelDir: string; organization: string; asOf: number; name?: string | undefined; recalibrate: boolean }): Promise<OrganizationModel> {
+export async function makeOrganizationModel(
+  db: Db,
+  base: ModelBundle,
+  o: { modelDir: string; organization: string; asOf: number; name?: string | undefined; recalibrate: boolean },
+): Promise<OrganizationModel> {
   const rows = await countedRows(db, o.organization, base, o.asOf);
   const made = o.recalibrate ? recalibrate(base, rows) : await trainOwn(base, boosterTexts(o.modelDir, base), rows);
   const id = `cm_${sha256(JSON.stringify({ organization: o.organization, base: base.file.id, settings: made.settings })).slice(0, 16)}`;
   const at = new Date(o.asOf).toISOString();
   const model =
     (await getCustomModel(db, id)) ??
-    (await insertCustomModel(db, { id, organizationId: o.organization, name: o.name ?? `${o.recalibrate ? 'recalibrated' : 'trained'} as of ${at}`, baseModelId: base.file.id, settings: made.settings, boosters: made.boosters }));
-  return { id: model.id, organization_id: model.organization_id, name: model.name, kind: o.recalibrate ? 'recalibrated' : 'own_boosters', as_of: at, ...(made.featuresLeftOut ? { features_left_out: made.featuresLeftOut } : {}), counts: made.counts, test: made.test, settings: model.settings };
+    (await insertCustomModel(db, {
+      id,
+      organizationId: o.organization,
+      name: o.name ?? `${o.recalibrate ? 'recalibrated' : 'trained'} as of ${at}`,
+      baseModelId: base.file.id,
+      settings: made.settings,
+      boosters: made.boosters,
+    }));
+  return {
+    id: model.id,
+    organization_id: model.organization_id,
+    name: model.name,
+    kind: o.recalibrate ? 'recalibrated' : 'own_boosters',
+    as_of: at,
+    ...(made.featuresLeftOut ? { features_left_out: made.featuresLeftOut } : {}),
+    counts: made.counts,
+    test: made.test,
+    settings: model.settings,
+  };
 }
 
 /** Runs the command: 0 with the model printed, 2 with the reason on standard error. */

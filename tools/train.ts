@@ -10,9 +10,8 @@
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import ts from 'typescript';
 import { commandLine, existingFile, flag, text, UsageError, wholeNumber } from './command-line.ts';
-import { sha256 } from './training/digest.ts';
+import { codeShape, sha256 } from './training/digest.ts';
 import { CHANNEL_FEATURES } from '../src/domain/features/extract.ts';
 import { loadModel } from '../src/addon/addon.ts';
 import { buildReference } from './training/reference.ts';
@@ -34,11 +33,20 @@ const values = commandLine({
   options: {
     data: existingFile('FILE.csv', 'a labelled CSV in the dataset format, with timestamp and label (default: the service simulator)'),
     out: text('DIR', 'the model folder to write (default models/builtin)', { default: join('models', 'builtin') }),
-    settings: wholeNumber(`random settings the search tries after the defaults (default ${DEFAULT_TRAINING.settings})`, { default: DEFAULT_TRAINING.settings! }),
+    settings: wholeNumber(`random settings the search tries after the defaults (default ${DEFAULT_TRAINING.settings})`, {
+      default: DEFAULT_TRAINING.settings!,
+    }),
     iterations: wholeNumber(`most trees any setting may have (default ${DEFAULT_TRAINING.iterations})`, { min: 1, default: DEFAULT_TRAINING.iterations }),
-    seed: wholeNumber(`training seed: LightGBM, the search's draws, the left-out fields (default ${DEFAULT_TRAINING.seed})`, { default: DEFAULT_TRAINING.seed }),
-    'feature-groups': flag('after the settings search, leave out the feature groups whose absence raises validation average precision and ROC AUC both (off for the built-in model: docs/model.md)'),
-    organization: text('ORG_ID', 'make a model for this organization from its own recorded transactions and outcomes (trees added to the built-in boosters, and its calibration), stored in the database'),
+    seed: wholeNumber(`training seed: LightGBM, the search's draws, the left-out fields (default ${DEFAULT_TRAINING.seed})`, {
+      default: DEFAULT_TRAINING.seed,
+    }),
+    'feature-groups': flag(
+      'after the settings search, leave out the feature groups whose absence raises validation average precision and ROC AUC both (off for the built-in model: docs/model.md)',
+    ),
+    organization: text(
+      'ORG_ID',
+      'make a model for this organization from its own recorded transactions and outcomes (trees added to the built-in boosters, and its calibration), stored in the database',
+    ),
     recalibrate: flag('with --organization: keep the built-in boosters and stack, refit only the calibration on its outcomes'),
     'as-of': {
       value: 'ISO_TIME',
@@ -56,19 +64,23 @@ const values = commandLine({
 
 if (values.organization !== undefined || values.recalibrate) {
   if (values.organization === undefined) {
-    process.stderr.write('npm run train: --recalibrate needs --organization ORG_ID: it refits the built-in model\'s calibration on one organization\'s outcomes\n');
+    process.stderr.write(
+      "npm run train: --recalibrate needs --organization ORG_ID: it refits the built-in model's calibration on one organization's outcomes\n",
+    );
     process.exit(2);
   }
   // Loaded only here: an organization's challenger shapes no built-in model, so its code (and the
   // storage it reads) stays out of the built-in model's code fingerprint.
   const { trainOrganization } = await import('./train-organization.ts');
-  process.exit(await trainOrganization({ organization: values.organization, asOf: values['as-of'] ?? Date.now(), name: values.name, recalibrate: values.recalibrate }));
+  process.exit(
+    await trainOrganization({ organization: values.organization, asOf: values['as-of'] ?? Date.now(), name: values.name, recalibrate: values.recalibrate }),
+  );
 }
 
 /** Fingerprint of the code that shapes the model: this command's sources and everything they
  *  import, followed through relative imports (the handbook comparison, say, is not among them),
- *  each as the JavaScript it runs as: comments and types shape no model, so editing them does not
- *  make the built-in model out of date. */
+ *  each as the shape of the JavaScript it runs as (digest.ts codeShape): formatting, comments and
+ *  types shape no model, so changing them does not make the built-in model out of date. */
 function codeFingerprint(): string {
   const files = new Set<string>();
   const visit = (file: string) => {
@@ -77,8 +89,12 @@ function codeFingerprint(): string {
     for (const m of readFileSync(file, 'utf8').matchAll(/from '(\.{1,2}\/[^']+\.ts)'/g)) visit(join(dirname(file), m[1]!));
   };
   visit('tools/train.ts');
-  const runs = (file: string) => ts.transpileModule(readFileSync(file, 'utf8'), { compilerOptions: { removeComments: true, target: ts.ScriptTarget.ESNext, module: ts.ModuleKind.ESNext } }).outputText;
-  return sha256([...files].sort().map((f) => `${f}\n${runs(f)}`).join('\n'));
+  return sha256(
+    [...files]
+      .sort()
+      .map((f) => `${f}\n${codeShape(readFileSync(f, 'utf8'))}`)
+      .join('\n'),
+  );
 }
 
 const round = (x: number) => (Number.isFinite(x) ? Math.round(x * 1e6) / 1e6 : null);
@@ -150,7 +166,13 @@ const model = {
     iterations: run.settings.iterations,
     params: run.settings.params,
     unused_features: run.settings.unusedFeatures,
-    selection: { metric: run.search!.metric, random_settings: settings, max_iterations: iterations, settings_tried: run.search!.settings_tried, models_compared: run.search!.models_compared },
+    selection: {
+      metric: run.search!.metric,
+      random_settings: settings,
+      max_iterations: iterations,
+      settings_tried: run.search!.settings_tried,
+      models_compared: run.search!.models_compared,
+    },
     label_delay_ms: DEFAULT_TRAINING.labelDelay,
     split_bounds: run.split.bounds,
   },
@@ -164,7 +186,7 @@ const model = {
   thresholds,
   bands,
 };
-writeFileSync(join(out, 'model.json'), JSON.stringify(model, null, 2) + '\n');
+writeFileSync(join(out, 'model.json'), `${JSON.stringify(model, null, 2)}\n`);
 
 // The drift reference (training/reference.ts; read by model/drift.ts): the validation split's
 // feature distributions and categories, each feature's importance (its mean absolute contribution
@@ -194,7 +216,7 @@ const reference = buildReference({
     cold: sampleRows.map((k) => (isColdStart(run.features, run.split.validation[k]!, coldStart.min_prior) ? 1 : 0)),
   },
 });
-writeFileSync(join(out, 'reference.json'), JSON.stringify(reference) + '\n');
+writeFileSync(join(out, 'reference.json'), `${JSON.stringify(reference)}\n`);
 
 /** A split's ranking and calibration figures, rounded. */
 function headline(scores: Float64Array, labels: Float64Array) {
@@ -224,8 +246,16 @@ log('intervals');
 const metrics = {
   model_id: id,
   splits: {
-    train: { ...splitMetrics(trainScored.probabilities, trainLabels), cold_start_rows: trainScored.cold, note: 'what the boosters were fitted on: a gap to validation and test is over-fitting or drift' },
-    validation: { ...splitMetrics(validationP, validationLabels), cold_start_rows: validationScored.cold, note: 'stack fitted on its first half, calibration on its second half, the cold-start floor on all of it' },
+    train: {
+      ...splitMetrics(trainScored.probabilities, trainLabels),
+      cold_start_rows: trainScored.cold,
+      note: 'what the boosters were fitted on: a gap to validation and test is over-fitting or drift',
+    },
+    validation: {
+      ...splitMetrics(validationP, validationLabels),
+      cold_start_rows: validationScored.cold,
+      note: 'stack fitted on its first half, calibration on its second half, the cold-start floor on all of it',
+    },
     test: { ...splitMetrics(testP, testLabels), cold_start_rows: testScored.cold },
   },
   channel_auc: {
@@ -237,7 +267,23 @@ const metrics = {
     ...Object.fromEntries(
       MODES.map((m) => {
         const c = checkThreshold(testP, testLabels, thresholds[m]);
-        return [m, { review: thresholds[m].review, block: thresholds[m].block, target: thresholds[m].target, review_rate: round(c.review_rate), block_rate: round(c.block_rate), precision: round(c.precision), recall: round(c.recall), f1: round(c.f1), fraud_caught_per_1000: round(c.fraud_caught_per_1000), review_warning: c.warning, measured: round(c.measured), meets_target: c.meets_target }];
+        return [
+          m,
+          {
+            review: thresholds[m].review,
+            block: thresholds[m].block,
+            target: thresholds[m].target,
+            review_rate: round(c.review_rate),
+            block_rate: round(c.block_rate),
+            precision: round(c.precision),
+            recall: round(c.recall),
+            f1: round(c.f1),
+            fraud_caught_per_1000: round(c.fraud_caught_per_1000),
+            review_warning: c.warning,
+            measured: round(c.measured),
+            meets_target: c.meets_target,
+          },
+        ];
       }),
     ),
   },
@@ -273,7 +319,7 @@ const ringMetrics = {
         precision: round(rings.length ? matched.filter((m) => m !== undefined).length / rings.length : Number.NaN),
         recall: round(trueRings.size ? new Set(matched.filter((m) => m !== undefined)).size / trueRings.size : Number.NaN),
         true_rings: trueRings.size,
-        note: 'a flagged group matches a simulated ring when most of its customers are that ring\'s mules',
+        note: "a flagged group matches a simulated ring when most of its customers are that ring's mules",
       }
     : { note: 'no ground truth for rings in this data' }),
 };
@@ -285,14 +331,16 @@ const charts = {
   score_histograms: scoreHistograms(testP, testLabels),
 };
 const limitations = [
-  values.data ? `Trained and evaluated on ${values.data} only.` : 'Trained and evaluated on simulated payments: the model knows only the fraud the simulator makes, and real fraud differs.',
+  values.data
+    ? `Trained and evaluated on ${values.data} only.`
+    : 'Trained and evaluated on simulated payments: the model knows only the fraud the simulator makes, and real fraud differs.',
   'Labels are taken as complete once older than the seven-day delay; real chargebacks arrive later and some never do.',
   `The boosters' settings and number of trees were chosen on the validation split (${run.search!.settings_tried} settings, ${run.search!.models_compared} models compared), as were the stack, calibration and thresholds: validation figures flatter the model, test does not.`,
   'One time split: the intervals are over the rows of each split, not over other periods; the seed spread (simulator data only) re-runs the pipeline on two other seeds. Drift is measured per dataset job and per week of live traffic against the validation split (reference.json), not here.',
   'Five per cent of the training rows have their location and (independently) their payment type left out, as a client omitting them would send them; validation and test have every field.',
   'Thresholds are chosen on validation; a target that held there can fail on test (see modes.*.meets_target).',
   'Hours of the day are UTC; no customer time zone is known.',
-  'Ring precision and recall use the simulator\'s ground truth and do not transfer to real data.',
+  "Ring precision and recall use the simulator's ground truth and do not transfer to real data.",
 ];
 // The same pipeline on the simulator with other seeds (data and training), for the spread a single
 // run hides: each run's test figures, and their range. Not for a CSV, which has one sample.
@@ -303,10 +351,25 @@ if (!values.data) {
   for (const k of SPREAD_SEEDS) {
     log(`seed spread: simulator seed ${DEFAULT_SIMULATION.seed + k}, training seed ${seed + k}`);
     // The settings the main run chose, not a search of their own (it would triple the time).
-    const other = await train(simulate({ seed: DEFAULT_SIMULATION.seed + k }), { ...options, seed: seed + k, settings: null, params: run.settings.params, iterations: run.settings.iterations, unusedFeatures: run.settings.unusedFeatures, progress: () => {} });
+    const other = await train(simulate({ seed: DEFAULT_SIMULATION.seed + k }), {
+      ...options,
+      seed: seed + k,
+      settings: null,
+      params: run.settings.params,
+      iterations: run.settings.iterations,
+      unusedFeatures: run.settings.unusedFeatures,
+      progress: () => {},
+    });
     const cold = fitColdStart(other.features, other.split.validation, other.labels);
     const p = applyColdStart(other.scores.test.probability, other.features, other.split.test, cold).probabilities;
-    runs.push({ data_seed: DEFAULT_SIMULATION.seed + k, training_seed: seed + k, ...headline(p, Float64Array.from(other.split.test, (i) => other.labels[i]!)) });
+    runs.push({
+      data_seed: DEFAULT_SIMULATION.seed + k,
+      training_seed: seed + k,
+      ...headline(
+        p,
+        Float64Array.from(other.split.test, (i) => other.labels[i]!),
+      ),
+    });
   }
   const range = (key: keyof ReturnType<typeof headline>) => {
     const xs = runs.map((r) => r[key]).filter((x): x is number => x !== null);
@@ -330,7 +393,11 @@ const selection = {
   chosen: { params: run.settings.params, iterations: run.settings.iterations, unused_features: run.settings.unusedFeatures },
   note: 'the defaults are tried first; the more models compared, the more the best validation score flatters the choice: judge it on test',
 };
-writeFileSync(join(out, 'metrics.json'), JSON.stringify({ ...metrics, selection, comparisons, ...(seedSpread ? { seed_spread: seedSpread } : {}), rings: ringMetrics, charts, limitations }, null, 2) + '\n');
+writeFileSync(
+  join(out, 'metrics.json'),
+  JSON.stringify({ ...metrics, selection, comparisons, ...(seedSpread ? { seed_spread: seedSpread } : {}), rings: ringMetrics, charts, limitations }, null, 2) +
+    '\n',
+);
 process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1)} s] wrote ${out}\n`);
 process.stderr.write(`LightGBM's own answers for its boosters, which npm test holds the engine to: npm run golden -- --model ${out}\n`);
 console.log(JSON.stringify({ model_id: id, out, test: metrics.splits.test, comparisons }));

@@ -25,12 +25,29 @@ import { deleteDataset, previewDataset, readDataset, revalidateDataset, storeUpl
 import { jobDownload, jobPage, jobsOf, queueScoringJob, readJob, scorableDataset } from './datasets/scoring-jobs.ts';
 import { queueHistoryImport } from './datasets/history-imports.ts';
 import {
-  apiKeysOfOrganization, createApiKey, createOrganization, datasetsOfMyOrganization, myOrganizations, organizationWithMembers, revokeApiKey, rotateApiKey, usageOfOrganization,
+  apiKeysOfOrganization,
+  createApiKey,
+  createOrganization,
+  datasetsOfMyOrganization,
+  myOrganizations,
+  organizationWithMembers,
+  revokeApiKey,
+  rotateApiKey,
+  usageOfOrganization,
 } from './access/organizations.ts';
 import { customModelsVisibleTo, modelAuditFor, readCustomModel, rollBackFor, setChallengerFor, setCustomModelActiveFor } from './custom-models.ts';
 import { planTraining } from './datasets/training-jobs.ts';
 import {
-  changeWebhookEndpoint, createWebhookEndpoint, deleteWebhookEndpoint, redeliverWebhook, rotateWebhookSecret, sendTestEvent, webhookDeliveries, webhookDelivery, webhookEndpoint, webhookEndpoints,
+  changeWebhookEndpoint,
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  redeliverWebhook,
+  rotateWebhookSecret,
+  sendTestEvent,
+  webhookDeliveries,
+  webhookDelivery,
+  webhookEndpoint,
+  webhookEndpoints,
 } from './webhooks/endpoints.ts';
 import type { Accounts } from './access/accounts.ts';
 import type { LiveApiKey } from '../storage/accounts-store.ts';
@@ -77,7 +94,10 @@ export function openApp(service: Service) {
     configured: config.authConfigured,
     signedIn: () => {
       if (!accounts || !config.authConfigured) {
-        throw notConfigured('Sign-in is not configured on this server.', 'Set AUTHPROVIDER_URL (and, on PostgreSQL, SESSION_SECRET; see the README, Configuration), restart, and check that GET /api/health reports auth_configured true. For development, npm run dev:idp is a local identity provider.');
+        throw notConfigured(
+          'Sign-in is not configured on this server.',
+          'Set AUTHPROVIDER_URL (and, on PostgreSQL, SESSION_SECRET; see the README, Configuration), restart, and check that GET /api/health reports auth_configured true. For development, npm run dev:idp is a local identity provider.',
+        );
       }
       return accounts;
     },
@@ -85,11 +105,17 @@ export function openApp(service: Service) {
   };
   const keys: Keys = {
     authenticate: (secret) => {
-      if (!accounts) throw notConfigured('API keys cannot be checked: this server has no SESSION_SECRET.', 'Set SESSION_SECRET (the same value in every server process sharing the database; README, Configuration) and restart.');
+      if (!accounts)
+        throw notConfigured(
+          'API keys cannot be checked: this server has no SESSION_SECRET.',
+          'Set SESSION_SECRET (the same value in every server process sharing the database; README, Configuration) and restart.',
+        );
       return accounts.authenticateKey(secret);
     },
   };
-  const sandboxNote = [`What-if: scored against the public sandbox (the built-in example history as of ${sandbox.example.sandbox_as_of}); nothing was recorded. Score with an API key (POST /api/v1/risk/score) to use and record your organization's own history.`];
+  const sandboxNote = [
+    `What-if: scored against the public sandbox (the built-in example history as of ${sandbox.example.sandbox_as_of}); nothing was recorded. Score with an API key (POST /api/v1/risk/score) to use and record your organization's own history.`,
+  ];
   const live = { db, decisionLog, tail, model, scorer, scorerForModel: service.scorerForModel, featureNames: service.featureNames, config };
   const store = { db, datasets: files, config, jobs };
 
@@ -98,31 +124,82 @@ export function openApp(service: Service) {
     models,
     sessions,
     keys,
-    health: { report: () => healthReport({ db, model, metrics, tail, tenants: service.tenants, authConfigured: config.authConfigured, sandboxSize: () => sandbox.size, jobsRunning: () => jobs?.runningByKind ?? {}, startedAt: service.startedAt, startup: service.startup }) },
+    health: {
+      report: () =>
+        healthReport({
+          db,
+          model,
+          metrics,
+          tail,
+          tenants: service.tenants,
+          authConfigured: config.authConfigured,
+          sandboxSize: () => sandbox.size,
+          jobsRunning: () => jobs?.runningByKind ?? {},
+          startedAt: service.startedAt,
+          startup: service.startup,
+        }),
+    },
     sandbox: {
       /** A what-if score against the public sandbox: nothing recorded. */
-      score: (input: ScoreInput): ScoreResponse => requireScorer().score(input, { history: sandbox.history, rings: sandbox.ringIndex, at: sandbox.asOf, notes: sandboxNote }),
+      score: (input: ScoreInput): ScoreResponse =>
+        requireScorer().score(input, { history: sandbox.history, rings: sandbox.ringIndex, at: sandbox.asOf, notes: sandboxNote }),
       example: () => sandbox.example,
       /** What a score's notes go by: the scorer's own sets (the sandbox's places without a reference). */
       knownValues: (): KnownValues => {
         const m = models.bundle();
         const known = requireScorer().known;
-        return { model_id: m.file.id, payment_types: [...known.paymentTypes], locations: known.locations ? [...known.locations].sort() : [...sandbox.locations], sandbox_as_of: sandbox.example.sandbox_as_of };
+        return {
+          model_id: m.file.id,
+          payment_types: [...known.paymentTypes],
+          locations: known.locations ? [...known.locations].sort() : [...sandbox.locations],
+          sandbox_as_of: sandbox.example.sandbox_as_of,
+        };
       },
     },
     scoring: { scoreAndRecord: service.scoreAndRecord.score.bind(service.scoreAndRecord) },
     rings: { list: (caller: OrganizationCaller | undefined) => ringsToList({ db, sandbox }, caller) },
     decisions: bind(live, { list: decisionList, record: decisionRecord, entity: entitySummary, weekly: weeklyPerformance }),
     outcomes: bind(live, { report: reportOutcome, reportInBulk: reportOutcomesInBulk }),
-    lists: bind(live, { all: allLists, create: createList, page: listPage, audit: listAudit, remove: deleteList, addItems: addListItems, removeItems: removeListItems }),
-    rules: bind(live, { all: allRules, one: rule, create: createRule, change: changeRule, remove: deleteRule, versions: ruleVersions, history: ruleHistory, check: checkRule }),
+    lists: bind(live, {
+      all: allLists,
+      create: createList,
+      page: listPage,
+      audit: listAudit,
+      remove: deleteList,
+      addItems: addListItems,
+      removeItems: removeListItems,
+    }),
+    rules: bind(live, {
+      all: allRules,
+      one: rule,
+      create: createRule,
+      change: changeRule,
+      remove: deleteRule,
+      versions: ruleVersions,
+      history: ruleHistory,
+      check: checkRule,
+    }),
     backtests: bind({ ...live, jobs }, { queue: queueBacktest }),
-    datasets: bind(store, { one: readDataset, preview: previewDataset, revalidate: revalidateDataset, remove: deleteDataset, store: storeUpload, record: uploadDataset }),
+    datasets: bind(store, {
+      one: readDataset,
+      preview: previewDataset,
+      revalidate: revalidateDataset,
+      remove: deleteDataset,
+      store: storeUpload,
+      record: uploadDataset,
+    }),
     scoringJobs: bind(store, { scorable: scorableDataset, queue: queueScoringJob, one: readJob, of: jobsOf, page: jobPage, download: jobDownload }),
     historyImports: bind(store, { queue: queueHistoryImport }),
     training: bind({ ...store, model }, { plan: planTraining }),
     organizations: {
-      ...bind(db, { mine: myOrganizations, create: createOrganization, withMembers: organizationWithMembers, keys: apiKeysOfOrganization, datasets: datasetsOfMyOrganization, member: ownership.memberOrganization }),
+      ...bind(db, {
+        mine: myOrganizations,
+        create: createOrganization,
+        withMembers: organizationWithMembers,
+        keys: apiKeysOfOrganization,
+        datasets: datasetsOfMyOrganization,
+        member: ownership.memberOrganization,
+      }),
       /** Whom a member's request about an organization acts for, or 404 (never 403). */
       caller: async (orgId: string, userId: string) => OrganizationCaller.member(await ownership.memberOrganization(db, orgId, userId), userId),
       createKey: (orgId: string, userId: string, name: string) => createApiKey(db, sessions.signedIn(), orgId, userId, name),
@@ -131,8 +208,24 @@ export function openApp(service: Service) {
       usage: (orgId: string, userId: string) => usageOfOrganization(db, sessions.signedIn(), orgId, userId),
     },
     webhooks: bind(
-      { db, box: service.secretBox, policy: { allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS }, endpointsChanged: (id: string) => service.subscriptions.refresh(id) },
-      { all: webhookEndpoints, one: webhookEndpoint, create: createWebhookEndpoint, change: changeWebhookEndpoint, rotate: rotateWebhookSecret, remove: deleteWebhookEndpoint, deliveries: webhookDeliveries, delivery: webhookDelivery, test: sendTestEvent, redeliver: redeliverWebhook },
+      {
+        db,
+        box: service.secretBox,
+        policy: { allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS },
+        endpointsChanged: (id: string) => service.subscriptions.refresh(id),
+      },
+      {
+        all: webhookEndpoints,
+        one: webhookEndpoint,
+        create: createWebhookEndpoint,
+        change: changeWebhookEndpoint,
+        rotate: rotateWebhookSecret,
+        remove: deleteWebhookEndpoint,
+        deliveries: webhookDeliveries,
+        delivery: webhookDelivery,
+        test: sendTestEvent,
+        redeliver: redeliverWebhook,
+      },
     ),
     challengers: bind({ db, labelDelay: service.labelDelay }, { report: challengerReport }),
     customModels: {

@@ -8,7 +8,15 @@
 import type { CustomModel } from '../model/custom.ts';
 import type { Db, Queryable } from '../storage/db.ts';
 import { organizationForMember } from '../storage/accounts-store.ts';
-import { customModelsOfUser, getCustomModel, MAX_CHALLENGERS, modelAudit, rollBackPromotion, setChallenger, setCustomModelActive } from '../storage/models-store.ts';
+import {
+  customModelsOfUser,
+  getCustomModel,
+  MAX_CHALLENGERS,
+  modelAudit,
+  rollBackPromotion,
+  setChallenger,
+  setCustomModelActive,
+} from '../storage/models-store.ts';
 import type { ModelAudit, RollBack } from '../contract/models.ts';
 import { memberOrganization } from './access/ownership.ts';
 import { AppError } from './errors.ts';
@@ -33,10 +41,23 @@ export interface ModelChoice {
 
 /** Makes a custom model its organization's active model (any other stops), or stops it, for an
  *  owner of the organization. `builtInId` is the built-in model's id, which cannot be chosen. */
-export async function setCustomModelActiveFor(deps: ModelChoice, id: string, userId: string, builtInId: string, active: boolean, at = new Date()): Promise<CustomModel> {
-  if (id === builtInId) throw new AppError('bad_request', 'The built-in model is not activated: it scores whenever no custom model is active.', 'Activate or deactivate a custom model of your organization (GET /api/models).');
+export async function setCustomModelActiveFor(
+  deps: ModelChoice,
+  id: string,
+  userId: string,
+  builtInId: string,
+  active: boolean,
+  at = new Date(),
+): Promise<CustomModel> {
+  if (id === builtInId)
+    throw new AppError(
+      'bad_request',
+      'The built-in model is not activated: it scores whenever no custom model is active.',
+      'Activate or deactivate a custom model of your organization (GET /api/models).',
+    );
   const { model, role } = await memberModel(deps.db, id, userId);
-  if (role !== 'owner') throw new AppError('forbidden', 'Only owners of the organization choose its active model.', 'Ask an owner of the organization to do it.');
+  if (role !== 'owner')
+    throw new AppError('forbidden', 'Only owners of the organization choose its active model.', 'Ask an owner of the organization to do it.');
   const changed = await setCustomModelActive(deps.db, model.id, active, at, userId);
   // Keys carry their organization's active model: look them up afresh.
   deps.accounts?.forgetKeys();
@@ -47,10 +68,21 @@ export async function setCustomModelActiveFor(deps: ModelChoice, id: string, use
  *  request, recorded, never answered), or stops it being one; for owners. */
 export async function setChallengerFor(deps: ModelChoice, id: string, userId: string, on: boolean): Promise<CustomModel> {
   const { model, role } = await memberModel(deps.db, id, userId);
-  if (role !== 'owner') throw new AppError('forbidden', "Only owners of the organization choose its challengers.", 'Ask an owner of the organization to do it.');
+  if (role !== 'owner')
+    throw new AppError('forbidden', 'Only owners of the organization choose its challengers.', 'Ask an owner of the organization to do it.');
   const changed = await setChallenger(deps.db, model.id, on, userId);
-  if (changed === 'full') throw new AppError('limit_reached', `The organization has ${MAX_CHALLENGERS} challengers, the most it may have.`, 'Stop one of them being a challenger (DELETE /api/models/{id}/challenger), then try again.');
-  if (changed === 'active') throw new AppError('conflict', `${model.id} is the organization's active model; a challenger is compared with it.`, 'Choose another model as the challenger, or roll back first.');
+  if (changed === 'full')
+    throw new AppError(
+      'limit_reached',
+      `The organization has ${MAX_CHALLENGERS} challengers, the most it may have.`,
+      'Stop one of them being a challenger (DELETE /api/models/{id}/challenger), then try again.',
+    );
+  if (changed === 'active')
+    throw new AppError(
+      'conflict',
+      `${model.id} is the organization's active model; a challenger is compared with it.`,
+      'Choose another model as the challenger, or roll back first.',
+    );
   deps.accounts?.forgetKeys();
   return changed;
 }
@@ -60,7 +92,12 @@ export async function rollBackFor(deps: ModelChoice, organizationId: string, use
   const org = await memberOrganization(deps.db, organizationId, userId);
   if (org.role !== 'owner') throw new AppError('forbidden', `Only owners of ${org.name} roll back its model.`, 'Ask an owner of the organization to do it.');
   const done = await rollBackPromotion(deps.db, org.id, userId, at);
-  if (!done) throw new AppError('conflict', 'There is no promotion to roll back: none was made, or the last one was rolled back already.', 'See the organization\'s model history (GET /api/organizations/{id}/models/audit).');
+  if (!done)
+    throw new AppError(
+      'conflict',
+      'There is no promotion to roll back: none was made, or the last one was rolled back already.',
+      "See the organization's model history (GET /api/organizations/{id}/models/audit).",
+    );
   deps.accounts?.forgetKeys();
   return done;
 }
@@ -68,7 +105,15 @@ export async function rollBackFor(deps: ModelChoice, organizationId: string, use
 /** The organization's promotions, rollbacks and challenger changes, newest first, for members. */
 export async function modelAuditFor(db: Queryable, organizationId: string, userId: string): Promise<ModelAudit> {
   const org = await memberOrganization(db, organizationId, userId);
-  return { data: (await modelAudit(db, org.id)).map((r) => ({ at: r.at.toISOString(), by: r.by, action: r.action, model_id: r.model_id, previous_model_id: r.previous_model_id })) };
+  return {
+    data: (await modelAudit(db, org.id)).map((r) => ({
+      at: r.at.toISOString(),
+      by: r.by,
+      action: r.action,
+      model_id: r.model_id,
+      previous_model_id: r.previous_model_id,
+    })),
+  };
 }
 
 /** A custom model of an organization the user belongs to (`not_found` otherwise), with their role. */

@@ -7,11 +7,26 @@ import type { ModelBundle } from '../model/bundle-types.ts';
 import type { CustomModel } from '../model/custom.ts';
 import type { Bands, BuiltInModelSummary, CustomModelSummary, ModelDetail } from '../contract/models.ts';
 
-const bandsOf = (b: { medium: number; high: number; critical: number }): Bands => ({ low: [0, b.medium], medium: [b.medium, b.high], high: [b.high, b.critical], critical: [b.critical, 1] });
+const bandsOf = (b: { medium: number; high: number; critical: number }): Bands => ({
+  low: [0, b.medium],
+  medium: [b.medium, b.high],
+  high: [b.high, b.critical],
+  critical: [b.critical, 1],
+});
 
 export function builtInSummary(m: ModelBundle): BuiltInModelSummary {
   const f = m.file;
-  return { id: f.id, version: f.version, kind: 'built_in' as const, active: true, organization_id: null, trained_on: f.data.description, rows: f.data.rows, channels: f.channels.map((c) => c.name), weights: f.stack.weights };
+  return {
+    id: f.id,
+    version: f.version,
+    kind: 'built_in' as const,
+    active: true,
+    organization_id: null,
+    trained_on: f.data.description,
+    rows: f.data.rows,
+    channels: f.channels.map((c) => c.name),
+    weights: f.stack.weights,
+  };
 }
 
 export function customSummary(m: CustomModel): CustomModelSummary {

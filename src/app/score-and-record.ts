@@ -66,7 +66,11 @@ export interface RecordedAnswer {
 }
 
 function duplicate(id: string, why: string): AppError {
-  return new AppError('duplicate_transaction', `Transaction ${id} is already recorded ${why}.`, 'Send a retry with exactly the same amount, customer_id and merchant_id to get the stored decision back, or use a new transaction_id for a new transaction.');
+  return new AppError(
+    'duplicate_transaction',
+    `Transaction ${id} is already recorded ${why}.`,
+    'Send a retry with exactly the same amount, customer_id and merchant_id to get the stored decision back, or use a new transaction_id for a new transaction.',
+  );
 }
 
 const DIFFERENT = 'with a different amount, customer_id or merchant_id';
@@ -116,7 +120,8 @@ async function inTime(loading: Promise<Tenant>): Promise<Tenant> {
   } catch (e) {
     // The load failed (the database): answered as such. The deadline passed: the load goes on.
     if ((remainingMs() ?? 1) > 0) throw e;
-    throw new AppError('history_loading',
+    throw new AppError(
+      'history_loading',
       "This organization's history is being loaded into this server process (its first score since the process started, or since an import), which takes longer than a score may wait; the load goes on, and nothing was scored or stored.",
       `Send the same request again after ${HISTORY_LOADING_RETRY_SECONDS} s (Retry-After); once the history is loaded, scores are answered at once.`,
       { retry_after_seconds: HISTORY_LOADING_RETRY_SECONDS },
@@ -160,7 +165,10 @@ export class ScoreAndRecord {
     if (id !== undefined) {
       // A copy of this id being committed by this process: its outcome decides what this one is.
       for (let first = log.inFlight(organizationId, id); first; first = log.inFlight(organizationId, id)) {
-        await beforeDeadline(first.catch(() => {}), 'the commit of an earlier copy of this transaction');
+        await beforeDeadline(
+          first.catch(() => {}),
+          'the commit of an earlier copy of this transaction',
+        );
       }
       if (tenant.has(id)) {
         if (!tenant.sameAs(id, input)) throw duplicate(id, DIFFERENT);
@@ -192,6 +200,10 @@ export class ScoreAndRecord {
       return replay(stored.response, tx.transaction_id);
     }
     const done = performance.now();
-    return { body, replayed: false, timing: { prepare: scoring - began, score: serializing - scoring, serialize: committing - serializing, commit: done - committing } };
+    return {
+      body,
+      replayed: false,
+      timing: { prepare: scoring - began, score: serializing - scoring, serialize: committing - serializing, commit: done - committing },
+    };
   }
 }

@@ -11,7 +11,7 @@ import { isProblem, type MetricsFile, type ModelBundle, type ModelProblem } from
 import type { Config } from '../config.ts';
 import { DEFAULT_LABEL_DELAY_MS } from '../domain/history/history.ts';
 import { Scorer } from '../scoring/scorer.ts';
-import { type Db } from '../storage/db.ts';
+import type { Db } from '../storage/db.ts';
 import { openDatabase } from '../storage/open.ts';
 import { DatasetFiles, expireDue, liveStoredNames, sweepOrphans } from '../storage/datasets.ts';
 import { JobRunner } from '../jobs/runner.ts';
@@ -120,7 +120,12 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
   step('model');
   // The database opens on its own thread (or over the network) while this one builds the
   // sandbox's history, which needs no database: start-up takes the longer of the two, not both.
-  const opening = openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, statementTimeoutSeconds: config.DATABASE_STATEMENT_TIMEOUT_SECONDS, log });
+  const opening = openDatabase({
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.DATA_DIR,
+    statementTimeoutSeconds: config.DATABASE_STATEMENT_TIMEOUT_SECONDS,
+    log,
+  });
   opening.catch(() => {});
   const labelDelay = isProblem(loaded.model) ? DEFAULT_LABEL_DELAY_MS : loaded.model.file.training.label_delay_ms;
   const sandbox = new Sandbox(labelDelay, config.DATA_DIR);
@@ -128,7 +133,15 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
   const db = await opening;
   step('database');
   try {
-    const live = new Live({ db, durability: config.DURABILITY, labelDelay, clock, log, queued: () => void jobs?.poll(), commitDeadlineSeconds: config.SCORE_DEADLINE_SECONDS });
+    const live = new Live({
+      db,
+      durability: config.DURABILITY,
+      labelDelay,
+      clock,
+      log,
+      queued: () => void jobs?.poll(),
+      commitDeadlineSeconds: config.SCORE_DEADLINE_SECONDS,
+    });
     const { tenants, decisionLog, tail, rings, subscriptions } = live;
     await tail.start();
     await subscriptions.start();
@@ -156,10 +169,19 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       if (!m) return { scorer };
       let entry: { scorer: Scorer; note?: string };
       if (m.base_model_id !== loaded.model.file.id) {
-        entry = { scorer, note: `The organization's active model ${m.id} was made for base model ${m.base_model_id}, not the loaded ${loaded.model.file.id}: scored with the built-in model. Recreate it from the command line.` };
+        entry = {
+          scorer,
+          note: `The organization's active model ${m.id} was made for base model ${m.base_model_id}, not the loaded ${loaded.model.file.id}: scored with the built-in model. Recreate it from the command line.`,
+        };
       } else {
         const bundle = customBundle(loaded.model, m, m.settings.boosters ? await customModelBoosters(db, id) : new Map());
-        entry = typeof bundle === 'string' ? { scorer, note: `The organization's active model ${m.id} cannot be loaded (${bundle}): scored with the built-in model. Train it again from the command line.` } : { scorer: new Scorer({ bundle, clock }) };
+        entry =
+          typeof bundle === 'string'
+            ? {
+                scorer,
+                note: `The organization's active model ${m.id} cannot be loaded (${bundle}): scored with the built-in model. Train it again from the command line.`,
+              }
+            : { scorer: new Scorer({ bundle, clock }) };
       }
       customScorers.set(id, entry);
       return entry;
@@ -168,9 +190,27 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
     // Jobs run in this process by kind; the runner knows none of them.
     const jobRunner = () => {
       const pool = new WorkerPool(config.MODEL_DIR, config.MAX_RUNNING_JOBS);
-      return new JobRunner({ db, dataDir: config.DATA_DIR, pool, maxRunning: config.MAX_RUNNING_JOBS, staleMs: config.JOB_STALE_SECONDS * 1000, log, announce: announceJob })
+      return new JobRunner({
+        db,
+        dataDir: config.DATA_DIR,
+        pool,
+        maxRunning: config.MAX_RUNNING_JOBS,
+        staleMs: config.JOB_STALE_SECONDS * 1000,
+        log,
+        announce: announceJob,
+      })
         .register('score', scoreDatasetHandler({ db, datasets, pool, dataDir: config.DATA_DIR }))
-        .register('history_import', historyImportHandler({ db, datasets, labelDelay, example: () => sandbox.history.transactions, beforeImport: () => decisionLog.flush(), imported: (id) => live.imported(id) }))
+        .register(
+          'history_import',
+          historyImportHandler({
+            db,
+            datasets,
+            labelDelay,
+            example: () => sandbox.history.transactions,
+            beforeImport: () => decisionLog.flush(),
+            imported: (id) => live.imported(id),
+          }),
+        )
         .register('rings', ringsHandler(db, pool, labelDelay))
         .register('backtest', backtestHandler({ db, labelDelay, clock, featureNames }));
     };
@@ -184,7 +224,13 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
     const accounts = secret ? new Accounts(db, config, secret, clock, o.auth) : undefined;
     const secretBox = secret ? new SecretBox(secret) : undefined;
     const webhooks = secretBox
-      ? new WebhookDeliverer({ db, policy: { allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS }, openSecret: (sealed) => secretBox.open(sealed), log, timings: o.webhooks })
+      ? new WebhookDeliverer({
+          db,
+          policy: { allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS },
+          openSecret: (sealed) => secretBox.open(sealed),
+          log,
+          timings: o.webhooks,
+        })
       : undefined;
     await webhooks?.start();
     const driftWatch = new DriftWatch({ deps: { db, model: loaded.model, scorer, scorerForModel, decisionLog }, clock, log });

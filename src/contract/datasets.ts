@@ -12,7 +12,9 @@ import type { ParsedRow, ValidationResult } from '../datasets/csv.ts';
 
 const Count = z.number().int().nonnegative();
 
-export const Mapping = z.partialRecord(z.enum(DATASET_COLUMNS as [string, ...string[]]), z.string().min(1).max(200)).describe('Our column name → the header in your file');
+export const Mapping = z
+  .partialRecord(z.enum(DATASET_COLUMNS as [string, ...string[]]), z.string().min(1).max(200))
+  .describe('Our column name → the header in your file');
 export type Mapping = z.infer<typeof Mapping>;
 
 /** What the upload's routes document (the upload's 201, `GET /api/datasets/{id}`, `POST …/validate`): an object. */
@@ -40,9 +42,13 @@ export const Preview = z.object({
   columns: z.record(z.string(), z.string().nullable()).describe('Our column → the header used, or null when absent'),
   columns_found: z.array(z.string()).describe("The file's headers, in file order"),
   valid: z.boolean(),
-  rows: z.array(z.record(z.string(), z.unknown())).describe('The first rows as parsed with the dataset\'s mapping'),
-  samples: z.record(z.string(), z.array(z.string())).describe('Header → up to 3 distinct non-empty values from the first 50 rows, as written (cut to 40 characters); read from the file, never stored'),
-  suggested_mapping: Mapping.describe('Our column → the header that looks like it, from the header names alone (PaySim\'s nameOrig → customer_id, isFraud → label, …); a suggestion only, apply it with POST /api/datasets/{id}/validate'),
+  rows: z.array(z.record(z.string(), z.unknown())).describe("The first rows as parsed with the dataset's mapping"),
+  samples: z
+    .record(z.string(), z.array(z.string()))
+    .describe('Header → up to 3 distinct non-empty values from the first 50 rows, as written (cut to 40 characters); read from the file, never stored'),
+  suggested_mapping: Mapping.describe(
+    "Our column → the header that looks like it, from the header names alone (PaySim's nameOrig → customer_id, isFraud → label, …); a suggestion only, apply it with POST /api/datasets/{id}/validate",
+  ),
 });
 /** A row of the preview as parsed with the dataset's mapping: its time in ISO 8601, null without a
  *  timestamp column (or a time that is not one), and its label null without a label column. */

@@ -4,7 +4,17 @@
 // code counts must have exactly this shape, or the check at the end does not compile.
 
 import { z } from 'zod';
-import { DEGRADED_WARNING, DRIFT_SAMPLE, DRIFT_WARNING, MIN_OUTCOMES, MIN_ROWS, OUT_OF_RANGE_SHARE, PSI_MAJOR, PSI_MODERATE, UNSEEN_SHARE } from '../model/drift-limits.ts';
+import {
+  DEGRADED_WARNING,
+  DRIFT_SAMPLE,
+  DRIFT_WARNING,
+  MIN_OUTCOMES,
+  MIN_ROWS,
+  OUT_OF_RANGE_SHARE,
+  PSI_MAJOR,
+  PSI_MODERATE,
+  UNSEEN_SHARE,
+} from '../model/drift-limits.ts';
 import type { DriftReport as CountedReport } from '../model/drift.ts';
 
 /** Whether A and B are the same type (each assignable to the other). */
@@ -34,25 +44,48 @@ export const DriftReport = z
   .object({
     verdict: z
       .enum(['ok', 'shifted', 'degraded'])
-      .describe(`\`degraded\`: measured on the outcomes, average precision or calibration is worse than the test figures allow. \`shifted\` (no outcomes): the scores moved (PSI ≥ ${PSI_MAJOR} over the answer intervals), unseen payment types or locations are on ≥ ${100 * UNSEEN_SHARE} % of rows, or the amount moved (PSI ≥ ${PSI_MAJOR}, or ≥ ${100 * OUT_OF_RANGE_SHARE} % of rows beyond the training range). \`ok\` otherwise`),
-    basis: z.enum(['outcomes', 'scores', 'categories', 'features']).describe('What decided the verdict: the outcomes when there are enough, else the first check that found a shift (scores, then categories, then features); `scores` when none did'),
-    reasons: z.array(z.string()).describe('What made the verdict (empty when ok): `average_precision`, `calibration`, `score_psi`, `unseen_categories`, `feature:<name>`'),
-    signals: z.array(z.string()).describe('What the checks without outcomes found (`score_psi`, `unseen_categories`, `feature:<name>`), listed even when outcomes decide'),
+      .describe(
+        `\`degraded\`: measured on the outcomes, average precision or calibration is worse than the test figures allow. \`shifted\` (no outcomes): the scores moved (PSI ≥ ${PSI_MAJOR} over the answer intervals), unseen payment types or locations are on ≥ ${100 * UNSEEN_SHARE} % of rows, or the amount moved (PSI ≥ ${PSI_MAJOR}, or ≥ ${100 * OUT_OF_RANGE_SHARE} % of rows beyond the training range). \`ok\` otherwise`,
+      ),
+    basis: z
+      .enum(['outcomes', 'scores', 'categories', 'features'])
+      .describe(
+        'What decided the verdict: the outcomes when there are enough, else the first check that found a shift (scores, then categories, then features); `scores` when none did',
+      ),
+    reasons: z
+      .array(z.string())
+      .describe('What made the verdict (empty when ok): `average_precision`, `calibration`, `score_psi`, `unseen_categories`, `feature:<name>`'),
+    signals: z
+      .array(z.string())
+      .describe('What the checks without outcomes found (`score_psi`, `unseen_categories`, `feature:<name>`), listed even when outcomes decide'),
     warning: z.string().nullable().describe(`When shifted: "${DRIFT_WARNING}"; when degraded: "${DEGRADED_WARNING}"; with the reasons. Null when ok`),
-    rows: z.number().int().describe(`Rows counted (an even sample of at most ${DRIFT_SAMPLE.toLocaleString('en')})`),
-    score_psi: z.number().describe(`Population stability index of the scores against validation, over the intervals between the model's thresholds and band edges (${PSI_MODERATE} moderate, ${PSI_MAJOR} major)`),
+    rows: z
+      .number()
+      .int()
+      .describe(`Rows counted (an even sample of at most ${DRIFT_SAMPLE.toLocaleString('en')})`),
+    score_psi: z
+      .number()
+      .describe(
+        `Population stability index of the scores against validation, over the intervals between the model's thresholds and band edges (${PSI_MODERATE} moderate, ${PSI_MAJOR} major)`,
+      ),
     features: z
       .array(
         z.object({
           feature: z.string(),
           psi: z.number(),
           out_of_range_share: z.number().describe('Share of rows beyond the range seen in training'),
-          depends_on: z.enum(['payment', 'period', 'history']).describe('`payment`: the payment alone; `period`: the hours and days the rows cover; `history`: how much history there is and how many parties share it'),
+          depends_on: z
+            .enum(['payment', 'period', 'history'])
+            .describe(
+              '`payment`: the payment alone; `period`: the hours and days the rows cover; `history`: how much history there is and how many parties share it',
+            ),
           in_verdict: z.boolean().describe('Whether it can decide the verdict (the amount features only)'),
         }),
       )
       .describe('Every feature, largest PSI first'),
-    unseen_categories: z.object({ payment_type: z.array(z.string()), location: z.array(z.string()) }).describe('Values never seen in training, most frequent first (at most 20 each)'),
+    unseen_categories: z
+      .object({ payment_type: z.array(z.string()), location: z.array(z.string()) })
+      .describe('Values never seen in training, most frequent first (at most 20 each)'),
     unseen_share: z.number().describe('Share of rows with an unseen payment type or location'),
     out_of_range_share: z.number().describe('Share of rows with a feature in the verdict beyond its training range'),
     estimated: z
@@ -65,7 +98,9 @@ export const DriftReport = z
       .describe('What the calibrated scores promise, if they are right: no outcome is used'),
     measured: MeasuredPerformance.nullable(),
   })
-  .describe(`Whether the model's answers on these rows can be trusted, against its reference and test figures (null with fewer than ${MIN_ROWS} rows, or when the model has no reference)`);
+  .describe(
+    `Whether the model's answers on these rows can be trusted, against its reference and test figures (null with fewer than ${MIN_ROWS} rows, or when the model has no reference)`,
+  );
 export type DriftReport = z.infer<typeof DriftReport>;
 // The schema is the report's shape exactly, or this does not compile.
 true satisfies SameType<DriftReport, CountedReport>;

@@ -15,7 +15,11 @@ import type { ResultRow } from '../jobs/result-row.ts';
 
 export const Job = z.object({
   id: z.string(),
-  kind: z.enum(['score', 'history_import', 'rings', 'backtest']).describe('`score`: a dataset scored (POST /api/datasets/score); `history_import`: rows stored into an organization\'s history; `rings`: the service\'s own analysis of a weekly window, which belongs to no user and is never listed; `backtest`: a rule evaluated on the organization\'s logged decisions (its report is the `summary`)'),
+  kind: z
+    .enum(['score', 'history_import', 'rings', 'backtest'])
+    .describe(
+      "`score`: a dataset scored (POST /api/datasets/score); `history_import`: rows stored into an organization's history; `rings`: the service's own analysis of a weekly window, which belongs to no user and is never listed; `backtest`: a rule evaluated on the organization's logged decisions (its report is the `summary`)",
+    ),
   status: z.enum(['queued', 'running', 'succeeded', 'failed']),
   stage: z.string(),
   progress: z.number(),
@@ -37,7 +41,10 @@ export type JobList = z.infer<typeof JobList>;
 /** A backtest job's report, its `summary` once it has succeeded (jobs/backtest-job.ts writes it):
  *  the version tested and the period, the rows scanned, that version's figures and warnings, its
  *  first matches of each outcome, and the live version's figures when another one was tested. */
-export type BacktestReport = { rule: TestedVersion; from: string; to: string; scanned: number; reported_fraud: number } & VersionFigures & { examples: Tally['examples']; compare: ({ rule: TestedVersion } & VersionFigures) | null };
+export type BacktestReport = { rule: TestedVersion; from: string; to: string; scanned: number; reported_fraud: number } & VersionFigures & {
+    examples: Tally['examples'];
+    compare: ({ rule: TestedVersion } & VersionFigures) | null;
+  };
 type TestedVersion = Pick<BacktestVersion, 'rule_id' | 'version' | 'expression' | 'action'>;
 type VersionFigures = ReturnType<Tally['report']>;
 

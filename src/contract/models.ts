@@ -73,15 +73,28 @@ export type ModelDetail =
 
 const AuditAction = z.enum(['promoted', 'rolled_back', 'deactivated', 'challenger_added', 'challenger_removed']);
 /** `POST /api/organizations/{id}/models/rollback`: the model that scores now (null: the built-in) and the one it replaced. */
-export const RollBack = z.object({ model_id: z.string().nullable().describe('The model active now; null: the built-in model'), previous_model_id: z.string().nullable() });
+export const RollBack = z.object({
+  model_id: z.string().nullable().describe('The model active now; null: the built-in model'),
+  previous_model_id: z.string().nullable(),
+});
 export type RollBack = z.infer<typeof RollBack>;
 /** `GET /api/organizations/{id}/models/audit`. */
 export const ModelAudit = z.object({
-  data: z.array(z.object({ at: z.string(), by: z.string(), action: AuditAction, model_id: z.string().nullable().describe('null: the built-in model'), previous_model_id: z.string().nullable() })),
+  data: z.array(
+    z.object({
+      at: z.string(),
+      by: z.string(),
+      action: AuditAction,
+      model_id: z.string().nullable().describe('null: the built-in model'),
+      previous_model_id: z.string().nullable(),
+    }),
+  ),
 });
 export type ModelAudit = z.infer<typeof ModelAudit>;
 
-const Interval = z.object({ value: z.number().nullable(), low: z.number().nullable(), high: z.number().nullable() }).describe('The figure on the sample and its 95 % paired bootstrap interval (null: not defined, e.g. no fraud)');
+const Interval = z
+  .object({ value: z.number().nullable(), low: z.number().nullable(), high: z.number().nullable() })
+  .describe('The figure on the sample and its 95 % paired bootstrap interval (null: not defined, e.g. no fraud)');
 const Figure = z.object({
   active: Interval,
   challenger: Interval,
@@ -93,10 +106,19 @@ const Comparison = z.object({
   frauds: z.number().int(),
   average_precision: Figure.nullable(),
   roc_auc: Figure.nullable(),
-  card_precision_at_k: Figure.extend({ k: z.number().int() }).nullable().describe('Of the k cards with the highest score each day, the share with a fraud that day (the handbook\'s figure; cards resampled)'),
+  card_precision_at_k: Figure.extend({ k: z.number().int() })
+    .nullable()
+    .describe("Of the k cards with the highest score each day, the share with a fraud that day (the handbook's figure; cards resampled)"),
   calibration_error: Figure.describe('Expected calibration error over 10 bins: lower is better'),
-  decisions_changed: z.object({ count: z.number().int(), share: z.number(), by_change: z.record(z.string(), z.number().int()).describe('`active->challenger` decision pairs, e.g. `approve->block`') }),
-  money: z.object({ fraud_blocked: Figure.describe('Amount of fraud each would block'), legit_blocked: Figure.describe('Amount of legitimate payments each would block: lower is better') }),
+  decisions_changed: z.object({
+    count: z.number().int(),
+    share: z.number(),
+    by_change: z.record(z.string(), z.number().int()).describe('`active->challenger` decision pairs, e.g. `approve->block`'),
+  }),
+  money: z.object({
+    fraud_blocked: Figure.describe('Amount of fraud each would block'),
+    legit_blocked: Figure.describe('Amount of legitimate payments each would block: lower is better'),
+  }),
   verdict: z.enum(['better', 'no_difference', 'worse']),
   evidence: z.array(z.string()).describe('The figures that decided the verdict, each difference with its interval'),
 });
@@ -107,6 +129,13 @@ export const ChallengerReport = z.object({
   evaluated_from: z.string(),
   evaluated_until: z.string().describe('Transactions before this time count: now minus the label delay, so that their frauds could be reported'),
   label_delay_days: z.number(),
-  challengers: z.array(z.object({ model_id: z.string(), active_model_ids: z.array(z.string()).describe('The models that answered while it was in shadow (the built-in model\'s id, or a custom model\'s)'), overall: Comparison.nullable(), weeks: z.array(Comparison.extend({ week: z.string() })) })),
+  challengers: z.array(
+    z.object({
+      model_id: z.string(),
+      active_model_ids: z.array(z.string()).describe("The models that answered while it was in shadow (the built-in model's id, or a custom model's)"),
+      overall: Comparison.nullable(),
+      weeks: z.array(Comparison.extend({ week: z.string() })),
+    }),
+  ),
 });
 export type ChallengerReport = z.infer<typeof ChallengerReport>;

@@ -6,15 +6,35 @@
 import { z } from 'zod';
 import { DatasetObject, type Dataset } from './datasets.ts';
 
-export const Organization = z.object({ id: z.string(), name: z.string(), stage: z.enum(['test', 'live']), role: z.enum(['owner', 'member']), created_at: z.string() });
+export const Organization = z.object({
+  id: z.string(),
+  name: z.string(),
+  stage: z.enum(['test', 'live']),
+  role: z.enum(['owner', 'member']),
+  created_at: z.string(),
+});
 export type Organization = z.infer<typeof Organization>;
 export const OrganizationList = z.object({ organizations: z.array(Organization) });
 export type OrganizationList = z.infer<typeof OrganizationList>;
-export const Member = z.object({ user_id: z.string(), email: z.string().nullable(), name: z.string().nullable(), role: z.enum(['owner', 'member']), joined_at: z.string() });
+export const Member = z.object({
+  user_id: z.string(),
+  email: z.string().nullable(),
+  name: z.string().nullable(),
+  role: z.enum(['owner', 'member']),
+  joined_at: z.string(),
+});
 export type Member = z.infer<typeof Member>;
 export const OrganizationWithMembers = Organization.extend({ members: z.array(Member) });
 export type OrganizationWithMembers = z.infer<typeof OrganizationWithMembers>;
-export const ApiKey = z.object({ id: z.string(), name: z.string(), prefix: z.string(), last4: z.string(), created_at: z.string(), last_used_at: z.string().nullable(), revoked_at: z.string().nullable() });
+export const ApiKey = z.object({
+  id: z.string(),
+  name: z.string(),
+  prefix: z.string(),
+  last4: z.string(),
+  created_at: z.string(),
+  last_used_at: z.string().nullable(),
+  revoked_at: z.string().nullable(),
+});
 export type ApiKey = z.infer<typeof ApiKey>;
 export const ApiKeyList = z.object({ api_keys: z.array(ApiKey) });
 export type ApiKeyList = z.infer<typeof ApiKeyList>;

@@ -40,13 +40,19 @@ export const ListChange = z.object({
   detail: z
     .record(z.string(), z.unknown())
     .nullable()
-    .describe(`\`created\`: name and kind; \`items_added\`: count, replaced (of those, values that were on the list already), values (the first ${AUDITED_VALUES}), reason, expires_at_ms; \`items_removed\`: count and values (the first ${AUDITED_VALUES}) of those that were on the list`),
+    .describe(
+      `\`created\`: name and kind; \`items_added\`: count, replaced (of those, values that were on the list already), values (the first ${AUDITED_VALUES}), reason, expires_at_ms; \`items_removed\`: count and values (the first ${AUDITED_VALUES}) of those that were on the list`,
+    ),
 });
 export type ListChange = z.infer<typeof ListChange>;
 /** A page of a list's recorded changes, newest first. */
 export const ListAudit = z.object({ data: z.array(ListChange), has_more: z.boolean() });
 export type ListAudit = z.infer<typeof ListAudit>;
-export const AddResult = z.object({ list: List, added: z.number().int(), replaced: z.number().int().describe('Of those added, values that were on the list already') });
+export const AddResult = z.object({
+  list: List,
+  added: z.number().int(),
+  replaced: z.number().int().describe('Of those added, values that were on the list already'),
+});
 export const RemoveResult = z.object({ list: List, removed: z.number().int().describe('Values that were on the list') });
 export type AddResult = z.infer<typeof AddResult>;
 export type RemoveResult = z.infer<typeof RemoveResult>;
@@ -91,7 +97,14 @@ export const CheckResult = z.object({
   valid: z.boolean(),
   errors: z.array(RuleProblem),
   lists: z.array(z.string()),
-  evaluation: z.object({ transaction_id: z.string(), matched: z.boolean(), error: z.string().nullable(), values: z.record(z.string(), z.unknown()).describe('The fields the expression reads, as the decision saw them') }).optional(),
+  evaluation: z
+    .object({
+      transaction_id: z.string(),
+      matched: z.boolean(),
+      error: z.string().nullable(),
+      values: z.record(z.string(), z.unknown()).describe('The fields the expression reads, as the decision saw them'),
+    })
+    .optional(),
 });
 export type CheckResult = z.infer<typeof CheckResult>;
 /** One change of a rule: created, a new version, a status or a name, deleted. */

@@ -32,13 +32,21 @@ export const ScoreResponse = z.object({
   model_id: z.string(),
   model_version: z.string(),
   path: z.enum(['MODEL', 'COLD_START']),
-  rules: z.array(RuleMatch).optional().describe("Every rule of the organization that matched, in name order (`POST /api/v1/risk/score` only: the public sandbox has no rules). `applied`: it made the decision (an active rule of the deciding action); shadow rules are recorded, never applied."),
+  rules: z
+    .array(RuleMatch)
+    .optional()
+    .describe(
+      'Every rule of the organization that matched, in name order (`POST /api/v1/risk/score` only: the public sandbox has no rules). `applied`: it made the decision (an active rule of the deciding action); shadow rules are recorded, never applied.',
+    ),
   review_threshold: z.number(),
   block_threshold: z.number(),
   channel_scores: Channels.describe("Calibrated probability from each channel's evidence, the others at their average"),
   channel_attribution: Channels.describe("Each channel's signed share of how far the stacked log-odds moved from the average"),
   reasons: z.array(Reason),
-  entity_history: z.record(z.string(), z.object({ role: z.enum(['customer', 'merchant', 'channel']), prior_transactions: z.number().int(), is_new: z.boolean() })),
+  entity_history: z.record(
+    z.string(),
+    z.object({ role: z.enum(['customer', 'merchant', 'channel']), prior_transactions: z.number().int(), is_new: z.boolean() }),
+  ),
   graph_evidence: z.record(
     z.string(),
     z.array(
@@ -54,7 +62,15 @@ export const ScoreResponse = z.object({
     ),
   ),
   related_ring: z
-    .object({ ring_id: z.string(), window_start: z.string(), window_end: z.string(), matched_entity: z.string(), role: z.enum(['merchant', 'channel']), members: z.number().int(), fraud_rate: z.number() })
+    .object({
+      ring_id: z.string(),
+      window_start: z.string(),
+      window_end: z.string(),
+      matched_entity: z.string(),
+      role: z.enum(['merchant', 'channel']),
+      members: z.number().int(),
+      fraud_rate: z.number(),
+    })
     .nullable(),
   stages: z.array(z.object({ name: z.string(), ms: z.number() })),
   latency_ms: z.number(),

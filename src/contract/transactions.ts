@@ -35,7 +35,12 @@ export const TransactionRecord = z.object({
   notes: z.array(z.string()).describe("The answer's notes: a rule that changed the decision, a value that was missing"),
   latency_ms: z.number().nullable(),
   outcome: z
-    .object({ outcome: OutcomeLabel, source: z.string(), reported_at: z.string(), reported_by: z.string().describe('A user id, `key:<api key id>`, or `import:<job id>`') })
+    .object({
+      outcome: OutcomeLabel,
+      source: z.string(),
+      reported_at: z.string(),
+      reported_by: z.string().describe('A user id, `key:<api key id>`, or `import:<job id>`'),
+    })
     .nullable()
     .describe('The current outcome; null while unknown'),
   outcome_history: z
@@ -43,13 +48,21 @@ export const TransactionRecord = z.object({
     .optional()
     .describe('Every reported change, oldest first (on a single record, not in listings)'),
   challengers: z
-    .array(z.object({ model_id: z.string(), risk_score: z.number(), decision: z.enum(['approve', 'review', 'block']).describe("The challenger model's own decision (the organization's rules aside)") }))
+    .array(
+      z.object({
+        model_id: z.string(),
+        risk_score: z.number(),
+        decision: z.enum(['approve', 'review', 'block']).describe("The challenger model's own decision (the organization's rules aside)"),
+      }),
+    )
     .optional()
     .describe('What the challengers scoring in shadow made of it when it was scored (on a single record; never in the answer)'),
   evidence: ScoreResponse.pick({ entity_history: true, graph_evidence: true, related_ring: true })
     .nullable()
     .optional()
-    .describe('What the answer showed when it was scored: entity history, graph evidence and the related ring (on a single record; null for an imported transaction)'),
+    .describe(
+      'What the answer showed when it was scored: entity history, graph evidence and the related ring (on a single record; null for an imported transaction)',
+    ),
 });
 export type TransactionRecord = z.infer<typeof TransactionRecord>;
 
@@ -64,8 +77,28 @@ export type BulkResult = z.infer<typeof BulkResult>;
 export const Entity = z.object({
   role: z.enum(['customer', 'merchant']),
   id: z.string(),
-  totals: z.object({ transactions: z.number().int(), amount_sum: z.number(), last_time: z.string(), labelled: z.number().int().describe('With an outcome reported'), fraud: z.number().int() }).describe('All time'),
-  recent: z.object({ transactions: z.number().int(), first_time: z.string().nullable(), reviewed: z.number().int(), blocked: z.number().int() }).describe('Over its latest transactions'),
-  counterparties: z.array(z.object({ role: z.enum(['customer', 'merchant']), id: z.string(), transactions: z.number().int(), amount_sum: z.number(), labelled: z.number().int(), fraud: z.number().int(), last_time: z.string() })),
+  totals: z
+    .object({
+      transactions: z.number().int(),
+      amount_sum: z.number(),
+      last_time: z.string(),
+      labelled: z.number().int().describe('With an outcome reported'),
+      fraud: z.number().int(),
+    })
+    .describe('All time'),
+  recent: z
+    .object({ transactions: z.number().int(), first_time: z.string().nullable(), reviewed: z.number().int(), blocked: z.number().int() })
+    .describe('Over its latest transactions'),
+  counterparties: z.array(
+    z.object({
+      role: z.enum(['customer', 'merchant']),
+      id: z.string(),
+      transactions: z.number().int(),
+      amount_sum: z.number(),
+      labelled: z.number().int(),
+      fraud: z.number().int(),
+      last_time: z.string(),
+    }),
+  ),
 });
 export type Entity = z.infer<typeof Entity>;

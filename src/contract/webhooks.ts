@@ -6,7 +6,16 @@
 import { z } from 'zod';
 
 /** Every event type an endpoint may subscribe to. `webhook.test` is sent only on request. */
-export const WEBHOOK_EVENT_TYPES = ['decision.review', 'decision.block', 'review.decided', 'outcome.recorded', 'job.succeeded', 'job.failed', 'drift.verdict_changed', 'rule.changed'] as const;
+export const WEBHOOK_EVENT_TYPES = [
+  'decision.review',
+  'decision.block',
+  'review.decided',
+  'outcome.recorded',
+  'job.succeeded',
+  'job.failed',
+  'drift.verdict_changed',
+  'rule.changed',
+] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /** `outcome.recorded` and `review.decided`: an outcome that changed, as a transaction's record shows it. */
@@ -30,7 +39,12 @@ export const WebhookEndpoint = z.object({
   description: z.string().nullable(),
   events: z.array(z.enum(WEBHOOK_EVENT_TYPES)),
   status: z.enum(['enabled', 'disabled']),
-  disabled_reason: z.enum(['disabled_by_user', 'delivery_failing', 'secret_unreadable']).nullable().describe('`delivery_failing`: deliveries failed for three days and the service stopped sending; `secret_unreadable`: SESSION_SECRET changed, rotate the secret'),
+  disabled_reason: z
+    .enum(['disabled_by_user', 'delivery_failing', 'secret_unreadable'])
+    .nullable()
+    .describe(
+      '`delivery_failing`: deliveries failed for three days and the service stopped sending; `secret_unreadable`: SESSION_SECRET changed, rotate the secret',
+    ),
   disabled_message: z.string().nullable(),
   disabled_at: z.string().nullable(),
   secret_rotated_at: z.string().nullable(),
@@ -52,7 +66,10 @@ export const WebhookAttempt = z.object({
   started_at: z.string(),
   duration_ms: z.number(),
   status_code: z.number().int().nullable(),
-  error: z.string().nullable().describe('Null on success; else `http_status`, `redirect` (not followed), `timeout`, `connection_failed`, `dns_failed`, `address_refused`'),
+  error: z
+    .string()
+    .nullable()
+    .describe('Null on success; else `http_status`, `redirect` (not followed), `timeout`, `connection_failed`, `dns_failed`, `address_refused`'),
   response_excerpt: z.string().nullable().describe("The start of the receiver's answer, as text with control characters replaced"),
 });
 

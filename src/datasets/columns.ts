@@ -65,7 +65,11 @@ export function columnsPath(csvPath: string): string {
 
 /** The mapping as the file records it: its entries in a fixed order, unset ones left out. */
 function mappingKey(mapping: ColumnMapping): string {
-  return JSON.stringify(Object.entries(mapping).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : 1)));
+  return JSON.stringify(
+    Object.entries(mapping)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : 1)),
+  );
 }
 
 const pad8 = (n: number) => (8 - (n % 8)) % 8;
@@ -146,7 +150,9 @@ class ColumnsWriter {
     const newPlaces = this.places.values.slice(this.placesWritten);
     const strings = Buffer.from(JSON.stringify([newEntities, newPlaces]));
     const head = Buffer.alloc(20);
-    [n, newEntities.length, newPlaces.length, strings.length, this.idUsed].forEach((v, i) => head.writeUInt32LE(v, i * 4));
+    [n, newEntities.length, newPlaces.length, strings.length, this.idUsed].forEach((v, i) => {
+      head.writeUInt32LE(v, i * 4);
+    });
     this.write(head);
     this.write(strings);
     this.write(Buffer.alloc(pad8(this.position)));
@@ -217,7 +223,8 @@ export class KeptColumns {
       const footerBytes = Buffer.alloc(footerLength);
       const end = size - 12 - footerLength;
       const head = Buffer.alloc(MAGIC.length);
-      if (end < MAGIC.length || readAt(fd, footerBytes, end) !== footerLength || readAt(fd, head, 0) !== MAGIC.length || !head.equals(MAGIC)) throw new Error('damaged');
+      if (end < MAGIC.length || readAt(fd, footerBytes, end) !== footerLength || readAt(fd, head, 0) !== MAGIC.length || !head.equals(MAGIC))
+        throw new Error('damaged');
       const footer = JSON.parse(footerBytes.toString('utf8')) as Footer;
       if (footer.key !== mappingKey(mapping)) throw new Error('another mapping');
       // The chunks' headers, end to end: they must add up to the rows and the bytes the footer has.
@@ -258,7 +265,12 @@ export class KeptColumns {
       if (this.places.length === placesSeen) this.places.push(...places);
       entitiesSeen += entities.length;
       placesSeen += places.length;
-      if (entities.length !== extent.newEntities || places.length !== extent.newPlaces || this.entities.length < entitiesSeen || this.places.length < placesSeen) {
+      if (
+        entities.length !== extent.newEntities ||
+        places.length !== extent.newPlaces ||
+        this.entities.length < entitiesSeen ||
+        this.places.length < placesSeen
+      ) {
         throw new Error('kept rows: string tables out of step');
       }
       let p = extent.body;
@@ -270,7 +282,12 @@ export class KeptColumns {
         p += length;
       }
       chunk.idBytes = bytes.subarray(p, p + extent.idLength);
-      if (!within(chunk.customers, entitiesSeen) || !within(chunk.merchants, entitiesSeen) || !within(chunk.locations, placesSeen) || !within(chunk.paymentTypes, placesSeen)) {
+      if (
+        !within(chunk.customers, entitiesSeen) ||
+        !within(chunk.merchants, entitiesSeen) ||
+        !within(chunk.locations, placesSeen) ||
+        !within(chunk.paymentTypes, placesSeen)
+      ) {
         throw new Error('kept rows: an index past its string table');
       }
       yield chunk;
@@ -286,8 +303,17 @@ export class KeptColumns {
 
 /** A chunk's header fields, where its columns start and its length in bytes, both counted from
  *  `at`, the file offset of its header (padding is to file offsets that are multiples of 8). */
-function chunkExtent(head: Buffer, at: number): { count: number; newEntities: number; newPlaces: number; stringsLength: number; idLength: number; body: number; total: number } {
-  const [count, newEntities, newPlaces, stringsLength, idLength] = [0, 1, 2, 3, 4].map((i) => head.readUInt32LE(i * 4)) as [number, number, number, number, number];
+function chunkExtent(
+  head: Buffer,
+  at: number,
+): { count: number; newEntities: number; newPlaces: number; stringsLength: number; idLength: number; body: number; total: number } {
+  const [count, newEntities, newPlaces, stringsLength, idLength] = [0, 1, 2, 3, 4].map((i) => head.readUInt32LE(i * 4)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const bodyStart = at + 20 + stringsLength + pad8(at + 20 + stringsLength);
   const columnBytes = COLUMNS.reduce((sum, [, Type, extra]) => sum + (count + extra) * Type.BYTES_PER_ELEMENT, 0);
   const chunkEnd = bodyStart + columnBytes + idLength;

@@ -120,7 +120,11 @@ export async function validateCsv(path: string, o: ValidateOptions): Promise<Val
     file_problems: [],
   };
   if (!(await looksLikeText(path))) {
-    result.file_problems.push({ reason: 'validation_failed', message: 'The file is not a text CSV (it contains binary data or is not UTF-8).', fix: 'Export the data as CSV (UTF-8, comma-separated) and upload that file.' });
+    result.file_problems.push({
+      reason: 'validation_failed',
+      message: 'The file is not a text CSV (it contains binary data or is not UTF-8).',
+      fix: 'Export the data as CSV (UTF-8, comma-separated) and upload that file.',
+    });
     return result;
   }
   const problems = new Map<string, ColumnProblem>();
@@ -152,8 +156,17 @@ export async function validateCsv(path: string, o: ValidateOptions): Promise<Val
     const amount = value('amount');
     const amountText = amount?.trim();
     if (amount !== undefined) {
-      if (!NUMBER.test(amountText!)) note('amount', c.amount!, row, amount, 'is not a number', 'Remove currency symbols and thousands separators: write 1234.50, not $1,234.50 or 1.234,50.');
-      else if (Number(amountText) < 0) note('amount', c.amount!, row, amount, 'is negative', 'Amounts must not be negative; leave refunds and reversals out of the file.');
+      if (!NUMBER.test(amountText!))
+        note(
+          'amount',
+          c.amount!,
+          row,
+          amount,
+          'is not a number',
+          'Remove currency symbols and thousands separators: write 1234.50, not $1,234.50 or 1.234,50.',
+        );
+      else if (Number(amountText) < 0)
+        note('amount', c.amount!, row, amount, 'is negative', 'Amounts must not be negative; leave refunds and reversals out of the file.');
     }
     for (const col of ['customer_id', 'merchant_id'] as const) {
       const v = value(col);
@@ -162,22 +175,38 @@ export async function validateCsv(path: string, o: ValidateOptions): Promise<Val
     const ts = value('timestamp');
     const tsText = ts?.trim() ?? '';
     const time = tsText === '' ? undefined : parseTimestamp(tsText);
-    if (time !== undefined && !Number.isFinite(time)) note('timestamp', c.timestamp!, row, ts!, 'is not a time', 'Write times as ISO 8601 (2026-01-31T14:05:00Z) or epoch seconds, or leave the cell empty.');
+    if (time !== undefined && !Number.isFinite(time))
+      note('timestamp', c.timestamp!, row, ts!, 'is not a time', 'Write times as ISO 8601 (2026-01-31T14:05:00Z) or epoch seconds, or leave the cell empty.');
     const label = value('label');
     const labelText = label?.trim() ?? '';
-    if (label !== undefined && labelText !== '0' && labelText !== '1' && labelText !== '') note('label', c.label!, row, label, 'is not 0 or 1', 'Use 1 for fraud and 0 for legitimate (leave the cell empty when unknown).');
+    if (label !== undefined && labelText !== '0' && labelText !== '1' && labelText !== '')
+      note('label', c.label!, row, label, 'is not 0 or 1', 'Use 1 for fraud and 0 for legitimate (leave the cell empty when unknown).');
     o.collect?.(rowOf((col) => value(col)?.trim() ?? '', row, time));
   }
   if (!headersSeen) {
-    result.file_problems.push({ reason: 'validation_failed', message: 'The file is empty.', fix: 'Upload a CSV whose first line names the columns, followed by at least one row.' });
+    result.file_problems.push({
+      reason: 'validation_failed',
+      message: 'The file is empty.',
+      fix: 'Upload a CSV whose first line names the columns, followed by at least one row.',
+    });
     return result;
   }
   result.missing_required = REQUIRED_COLUMNS.filter((col) => result.columns[col] === null);
   result.missing_optional = OPTIONAL_COLUMNS.filter((col) => result.columns[col] === null);
   result.has_labels = result.columns.label !== null;
   result.problems = [...problems.values()];
-  if (result.rows === 0) result.file_problems.push({ reason: 'validation_failed', message: 'The file has a header but no rows.', fix: 'Upload a file with at least one transaction.' });
-  if (tooMany) result.file_problems.push({ reason: 'too_many_rows', message: `The file has ${result.rows} rows; this server scores at most ${o.maxRows}.`, fix: `Split the file into parts of at most ${o.maxRows} rows.` });
+  if (result.rows === 0)
+    result.file_problems.push({
+      reason: 'validation_failed',
+      message: 'The file has a header but no rows.',
+      fix: 'Upload a file with at least one transaction.',
+    });
+  if (tooMany)
+    result.file_problems.push({
+      reason: 'too_many_rows',
+      message: `The file has ${result.rows} rows; this server scores at most ${o.maxRows}.`,
+      fix: `Split the file into parts of at most ${o.maxRows} rows.`,
+    });
   result.valid = result.missing_required.length === 0 && result.problems.length === 0 && result.file_problems.length === 0;
   return result;
 }

@@ -13,8 +13,43 @@ import { DATASET_COLUMNS, type ColumnMapping, type DatasetColumn } from './csv.t
 /** Header spellings per column, best first, compared lowercased without spaces, `_`, `-` or `.`. */
 const ALIASES: Record<DatasetColumn, string[]> = {
   amount: ['amount', 'amt', 'transactionamount', 'transactionamt', 'txnamount', 'txamount', 'paymentamount', 'value', 'sum'],
-  customer_id: ['customerid', 'customer', 'nameorig', 'userid', 'user', 'payerid', 'payer', 'clientid', 'client', 'accountid', 'account', 'cardholder', 'ccnum', 'cardid', 'sender', 'senderid', 'originator'],
-  merchant_id: ['merchantid', 'merchant', 'namedest', 'payeeid', 'payee', 'recipientid', 'recipient', 'receiverid', 'receiver', 'beneficiary', 'vendorid', 'vendor', 'shopid', 'shop', 'storeid', 'store'],
+  customer_id: [
+    'customerid',
+    'customer',
+    'nameorig',
+    'userid',
+    'user',
+    'payerid',
+    'payer',
+    'clientid',
+    'client',
+    'accountid',
+    'account',
+    'cardholder',
+    'ccnum',
+    'cardid',
+    'sender',
+    'senderid',
+    'originator',
+  ],
+  merchant_id: [
+    'merchantid',
+    'merchant',
+    'namedest',
+    'payeeid',
+    'payee',
+    'recipientid',
+    'recipient',
+    'receiverid',
+    'receiver',
+    'beneficiary',
+    'vendorid',
+    'vendor',
+    'shopid',
+    'shop',
+    'storeid',
+    'store',
+  ],
   transaction_id: ['transactionid', 'transaction', 'txnid', 'txid', 'transid', 'transnum', 'paymentid', 'orderid'],
   timestamp: ['timestamp', 'datetime', 'transdatetranstime', 'transactiontime', 'transactiondate', 'eventtime', 'createdat', 'time', 'date', 'unixtime'],
   location: ['location', 'city', 'country', 'region', 'state', 'merchantcity', 'merchantcountry', 'ipcountry'],
@@ -22,7 +57,11 @@ const ALIASES: Record<DatasetColumn, string[]> = {
   label: ['label', 'isfraud', 'fraud', 'isfraudulent', 'fraudulent', 'fraudlabel', 'class', 'target'],
 };
 
-const normal = (header: string) => header.trim().toLowerCase().replace(/[\s_.-]+/g, '');
+const normal = (header: string) =>
+  header
+    .trim()
+    .toLowerCase()
+    .replace(/[\s_.-]+/g, '');
 
 /** For each of our columns, the first header that matches one of its spellings (a header is used
  *  for one column at most; columns earlier in DATASET_COLUMNS choose first). */

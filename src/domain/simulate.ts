@@ -69,7 +69,6 @@ function pad(n: number, width: number): string {
   return String(n).padStart(width, '0');
 }
 
-
 function pick<T>(rng: Rng, items: readonly T[]): T {
   return items[rng.below(items.length)]!;
 }
@@ -90,7 +89,9 @@ export function simulate(options: Partial<SimulationOptions> = {}): SimulatedTra
     ticket: Math.exp(rng.normal() * 0.5),
   }));
   const byCity = new Map<string, number[]>();
-  merchants.forEach((m, i) => byCity.set(m.city, [...(byCity.get(m.city) ?? []), i]));
+  merchants.forEach((m, i) => {
+    byCity.set(m.city, [...(byCity.get(m.city) ?? []), i]);
+  });
   const localMerchants = (city: string) => byCity.get(city) ?? [rng.below(merchants.length)];
 
   const customers: Customer[] = Array.from({ length: o.customers }, (_, i) => {
@@ -157,7 +158,10 @@ export function simulate(options: Partial<SimulationOptions> = {}): SimulatedTra
     // Account takeover: a new channel (card not present, another city), amounts 3–8× usual, 1–2 days.
     for (let e = rng.poisson(perCustomers(o.rates.account_takeover)); e > 0; e--) {
       const c = customers[rng.below(customers.length)]!;
-      const city = pick(rng, CITIES.filter((x) => x !== c.city));
+      const city = pick(
+        rng,
+        CITIES.filter((x) => x !== c.city),
+      );
       const paymentType = c.paymentType === 'card_not_present' ? 'wallet' : 'card_not_present';
       const n = 2 + rng.below(5);
       for (let k = 0; k < n; k++) {
@@ -237,7 +241,9 @@ export function simulate(options: Partial<SimulationOptions> = {}): SimulatedTra
   // Time order (ties by insertion order), then identifiers in that order.
   const order = rows.map((r, i) => [r.time, i] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   const sorted = order.map(([, i]) => rows[i]!);
-  sorted.forEach((r, i) => (r.transaction_id = `T${pad(i + 1, 8)}`));
+  sorted.forEach((r, i) => {
+    r.transaction_id = `T${pad(i + 1, 8)}`;
+  });
   return sorted;
 }
 
@@ -247,7 +253,19 @@ export const CSV_COLUMNS = ['transaction_id', 'timestamp', 'amount', 'customer_i
 export function toCsv(rows: SimulatedTransaction[]): string {
   const lines = [CSV_COLUMNS.join(',')];
   for (const r of rows) {
-    lines.push([r.transaction_id, new Date(r.time).toISOString(), r.amount.toFixed(2), r.customer_id, r.merchant_id, r.location, r.payment_type, r.label, r.scenario].join(','));
+    lines.push(
+      [
+        r.transaction_id,
+        new Date(r.time).toISOString(),
+        r.amount.toFixed(2),
+        r.customer_id,
+        r.merchant_id,
+        r.location,
+        r.payment_type,
+        r.label,
+        r.scenario,
+      ].join(','),
+    );
   }
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }

@@ -51,7 +51,15 @@ export class AccessLog {
     const route = request.routeOptions.url ?? '(no route)';
     if (status >= 400 || this.log.level === 'debug' || this.log.level === 'trace') {
       const q = request.url.indexOf('?');
-      const line = { request_id: request.id, method: request.method, route, path: q < 0 ? request.url : request.url.slice(0, q), status, ms: round(ms), ...(reply.errorReason ? { reason: reply.errorReason } : {}) };
+      const line = {
+        request_id: request.id,
+        method: request.method,
+        route,
+        path: q < 0 ? request.url : request.url.slice(0, q),
+        status,
+        ms: round(ms),
+        ...(reply.errorReason ? { reason: reply.errorReason } : {}),
+      };
       if (status >= 500) this.log.error(line, 'request failed');
       else if (status >= 400) this.log.info(line, 'request refused');
       else this.log.debug(line, 'request');
@@ -70,7 +78,19 @@ export class AccessLog {
     this.since = now;
     for (const w of this.windows.values()) {
       const sorted = w.ms.sort((a, b) => a - b);
-      this.log.info({ method: w.method, route: w.route, status: w.status, requests: sorted.length, seconds, p50_ms: round(percentile(sorted, 0.5)), p99_ms: round(percentile(sorted, 0.99)), max_ms: round(sorted[sorted.length - 1]!) }, 'requests');
+      this.log.info(
+        {
+          method: w.method,
+          route: w.route,
+          status: w.status,
+          requests: sorted.length,
+          seconds,
+          p50_ms: round(percentile(sorted, 0.5)),
+          p99_ms: round(percentile(sorted, 0.99)),
+          max_ms: round(sorted[sorted.length - 1]!),
+        },
+        'requests',
+      );
     }
     this.windows.clear();
   }

@@ -50,10 +50,17 @@ const CHECK_INTERVAL_MS = 1_000;
 
 /** The headers every answer carries (Request-Id), and on a rate-limited route the window's, added
  *  to each documented response so that generated clients and readers of the reference see them. */
-function withDocumentedHeaders(response: Record<string, Record<string, unknown>> | undefined, rateLimited: boolean): Record<string, Record<string, unknown>> | undefined {
+function withDocumentedHeaders(
+  response: Record<string, Record<string, unknown>> | undefined,
+  rateLimited: boolean,
+): Record<string, Record<string, unknown>> | undefined {
   if (!response) return response;
   const headers: Record<string, unknown> = {
-    'request-id': { type: 'string', description: "The request's id: the caller's X-Request-Id when it is 1–128 visible ASCII characters, otherwise generated (req_…); also detail.request_id in an error" },
+    'request-id': {
+      type: 'string',
+      description:
+        "The request's id: the caller's X-Request-Id when it is 1–128 visible ASCII characters, otherwise generated (req_…); also detail.request_id in an error",
+    },
     ...(rateLimited
       ? {
           'x-ratelimit-limit': { type: 'integer', description: 'Requests allowed in the current one-minute window' },
@@ -70,7 +77,10 @@ export async function buildApp(door: App, o: AppOptions = {}): Promise<FastifyIn
   const app = Fastify({
     // Standard output through a stream that never blocks the server and never waits at exit
     // (log-stream.ts): a log reader that stops must not stop the service.
-    logger: o.logger === undefined ? { level: config.LOG_LEVEL, redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-csrf-token"]'], stream: stdoutLog() } : o.logger,
+    logger:
+      o.logger === undefined
+        ? { level: config.LOG_LEVEL, redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-csrf-token"]'], stream: stdoutLog() }
+        : o.logger,
     // The request log is access-log.ts's: a line for each refused or failed request, a summary of
     // the others every few seconds, not two lines for every request. (Through a log controller:
     // the top-level `disableRequestLogging` option is deprecated, FSTDEP023, warned at every start.)
@@ -110,7 +120,15 @@ export async function buildApp(door: App, o: AppOptions = {}): Promise<FastifyIn
   app.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
     if (!closing) return done();
-    done(new ApiError('shutting_down', 'This server is shutting down.', 'Send the request again: another server, or this one once restarted, will answer it.', {}, { connection: 'close' }));
+    done(
+      new ApiError(
+        'shutting_down',
+        'This server is shutting down.',
+        'Send the request again: another server, or this one once restarted, will answer it.',
+        {},
+        { connection: 'close' },
+      ),
+    );
   });
   const routes = new RouteRegistry();
   app.addHook('onRoute', (route) => {
@@ -133,8 +151,17 @@ export async function buildApp(door: App, o: AppOptions = {}): Promise<FastifyIn
       // (OpenAPI 3.1, Server Object), so "try it", schemathesis and generated clients reach this
       // service at whatever origin a client sees (a proxy's, a tunnel's). The listening origin would
       // be the bind address (0.0.0.0, a container's), which is rarely the one a client can reach.
-      servers: [config.BACKEND_URL ? { url: config.BACKEND_URL.replace(/\/+$/, ''), description: 'this service' } : { url: '/', description: 'this service (the origin this document was read from)' }],
-      info: { title: 'Fraud-risk scoring service', version: '0.1.0', description: 'Scores payment transactions for fraud with a calibrated probability, a decision and exact reasons. Errors: `{"detail": {"message", "reason", "fix", "request_id"}}`. Every response carries `Request-Id`: your `X-Request-Id` when it is 1–128 visible ASCII characters, otherwise a generated one; quote it when reporting a problem.' },
+      servers: [
+        config.BACKEND_URL
+          ? { url: config.BACKEND_URL.replace(/\/+$/, ''), description: 'this service' }
+          : { url: '/', description: 'this service (the origin this document was read from)' },
+      ],
+      info: {
+        title: 'Fraud-risk scoring service',
+        version: '0.1.0',
+        description:
+          'Scores payment transactions for fraud with a calibrated probability, a decision and exact reasons. Errors: `{"detail": {"message", "reason", "fix", "request_id"}}`. Every response carries `Request-Id`: your `X-Request-Id` when it is 1–128 visible ASCII characters, otherwise a generated one; quote it when reporting a problem.',
+      },
       tags: [
         { name: 'scoring', description: 'Score transactions' },
         { name: 'models', description: 'Models and their settings' },
@@ -150,7 +177,12 @@ export async function buildApp(door: App, o: AppOptions = {}): Promise<FastifyIn
       components: {
         securitySchemes: {
           apiKey: { type: 'http', scheme: 'bearer', description: 'An API key of your organization (sk_test_… or sk_live_…)' },
-          session: { type: 'apiKey', in: 'cookie', name: 'service_session', description: 'Set by POST /api/auth/session; unsafe methods also need X-CSRF-Token' },
+          session: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'service_session',
+            description: 'Set by POST /api/auth/session; unsafe methods also need X-CSRF-Token',
+          },
         },
       },
     },
@@ -166,7 +198,13 @@ export async function buildApp(door: App, o: AppOptions = {}): Promise<FastifyIn
       schema = { ...schema, operationId: schema.operationId ?? operationIdOf(method, input.url) };
       if (config?.documentedBody) schema = { ...schema, body: config.documentedBody };
       if (config?.documentedResponses) schema = { ...schema, response: { ...(schema.response as object | undefined), ...config.documentedResponses } };
-      schema = { ...schema, response: withDocumentedHeaders(schema.response as Record<string, Record<string, unknown>> | undefined, Boolean((input.route.config as { rateLimit?: unknown } | undefined)?.rateLimit)) };
+      schema = {
+        ...schema,
+        response: withDocumentedHeaders(
+          schema.response as Record<string, Record<string, unknown>> | undefined,
+          Boolean((input.route.config as { rateLimit?: unknown } | undefined)?.rateLimit),
+        ),
+      };
       return { ...out, schema } as typeof out;
     },
   });
@@ -176,7 +214,13 @@ export async function buildApp(door: App, o: AppOptions = {}): Promise<FastifyIn
     // Fixed window in memory, per client IP (README, Configuration): resets on restart, not shared.
     errorResponseBuilder: (_request, context) => {
       const seconds = Math.max(1, Math.ceil(context.ttl / 1000));
-      return new ApiError('rate_limited', `Too many requests: at most ${context.max} per minute.`, `Wait ${seconds} s (Retry-After) before sending more.`, { retry_after_seconds: seconds }, { 'retry-after': String(seconds) });
+      return new ApiError(
+        'rate_limited',
+        `Too many requests: at most ${context.max} per minute.`,
+        `Wait ${seconds} s (Retry-After) before sending more.`,
+        { retry_after_seconds: seconds },
+        { 'retry-after': String(seconds) },
+      );
     },
   });
 
@@ -185,7 +229,14 @@ export async function buildApp(door: App, o: AppOptions = {}): Promise<FastifyIn
   // own origin sends cookies, so credentials are allowed for exactly those origins.
   const origins = [...(config.CORS_ORIGINS ?? '').split(','), config.FRONTEND_URL ?? ''].map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean);
   if (origins.length > 0) {
-    await app.register(cors, { origin: origins, credentials: true, allowedHeaders: ['content-type', 'authorization', 'x-csrf-token', 'x-request-id'], exposedHeaders: [REQUEST_ID_HEADER], methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], maxAge: 600 });
+    await app.register(cors, {
+      origin: origins,
+      credentials: true,
+      allowedHeaders: ['content-type', 'authorization', 'x-csrf-token', 'x-request-id'],
+      exposedHeaders: [REQUEST_ID_HEADER],
+      methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      maxAge: 600,
+    });
   }
 
   // Two surfaces, each an encapsulated plugin with its own way of knowing the caller, so a route

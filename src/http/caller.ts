@@ -39,7 +39,7 @@ function csrfChecked(method: string): boolean {
  */
 export function installCaller(app: FastifyInstance, sessions: Sessions, errorSchema: unknown): void {
   app.addHook('onRoute', (route) => {
-    const response = (route.schema as { response?: Record<string | number, unknown>; hide?: boolean } | undefined);
+    const response = route.schema as { response?: Record<string | number, unknown>; hide?: boolean } | undefined;
     if (!response?.response || response.hide) return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (methods.some(csrfChecked) && !(403 in response.response)) response.response[403] = errorSchema;
@@ -54,7 +54,11 @@ export function installCaller(app: FastifyInstance, sessions: Sessions, errorSch
     if (csrfChecked(request.method)) {
       const header = request.headers[CSRF_HEADER];
       if (!resolver.csrfMatches(signedIn.session, Array.isArray(header) ? header[0] : header)) {
-        throw new ApiError('csrf_failed', 'This request uses your session but does not carry its CSRF token.', `Send the header X-CSRF-Token with the value of the ${CSRF_COOKIE} cookie.`);
+        throw new ApiError(
+          'csrf_failed',
+          'This request uses your session but does not carry its CSRF token.',
+          `Send the header X-CSRF-Token with the value of the ${CSRF_COOKIE} cookie.`,
+        );
       }
     }
     request.signedIn = signedIn;
@@ -64,6 +68,11 @@ export function installCaller(app: FastifyInstance, sessions: Sessions, errorSch
 /** The signed-in caller, or 503 `auth_not_configured` (sign-in not configured) / 401 `not_signed_in`. */
 export function requireUser(request: FastifyRequest, sessions: Sessions): SignedIn {
   sessions.signedIn();
-  if (!request.signedIn) throw new ApiError('not_signed_in', 'You are not signed in, or your session has ended.', 'Sign in again: POST /api/auth/session with an access token from the identity provider.');
+  if (!request.signedIn)
+    throw new ApiError(
+      'not_signed_in',
+      'You are not signed in, or your session has ended.',
+      'Sign in again: POST /api/auth/session with an access token from the identity provider.',
+    );
   return request.signedIn;
 }

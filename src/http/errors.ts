@@ -18,7 +18,6 @@ import { AppError, databaseTimedOut, databaseUnavailable, type ErrorReason } fro
 import { ERRORS, statusOf } from '../contract/errors.ts';
 import { newRequestId, REQUEST_ID_HEADER } from './request-id.ts';
 
-
 /** What a request that needed the database answers while it cannot be reached (a restart, a
  *  failover, a network cut): how long a client waits before it tries again. The pool reconnects on
  *  the next query, so the first retry after the server is back succeeds. */
@@ -46,7 +45,12 @@ export class ApiError extends Error {
 }
 
 /** The body of an error: the catalogue's message and fix for `reason` unless given. */
-export function errorBody(reason: ErrorReason, message: string = ERRORS[reason].message, fix: string = ERRORS[reason].fix, extra: Record<string, unknown> = {}) {
+export function errorBody(
+  reason: ErrorReason,
+  message: string = ERRORS[reason].message,
+  fix: string = ERRORS[reason].fix,
+  extra: Record<string, unknown> = {},
+) {
   return { detail: { message, reason, fix, ...extra } };
 }
 
@@ -56,7 +60,10 @@ export function errorBody(reason: ErrorReason, message: string = ERRORS[reason].
 function answer(reply: FastifyReply, body: ReturnType<typeof errorBody>): FastifyReply {
   reply.errorReason = body.detail.reason;
   const id = reply.request.id;
-  return reply.code(statusOf(body.detail.reason)).header(REQUEST_ID_HEADER, id).send({ detail: { ...body.detail, request_id: id } });
+  return reply
+    .code(statusOf(body.detail.reason))
+    .header(REQUEST_ID_HEADER, id)
+    .send({ detail: { ...body.detail, request_id: id } });
 }
 
 export function sendError(reply: FastifyReply, e: ApiError): FastifyReply {
@@ -81,7 +88,10 @@ export function clientError(err: NodeJS.ErrnoException, socket: Socket): void {
   const id = newRequestId();
   const body = JSON.stringify(errorBody(reason, message, fix, { request_id: id }));
   const status = statusOf(reason);
-  if (socket.writable) socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nRequest-Id: ${id}\r\nConnection: close\r\n\r\n${body}`);
+  if (socket.writable)
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nRequest-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
+    );
   socket.destroy();
 }
 
@@ -104,7 +114,11 @@ function fieldsOf(err: FastifyError & { validation?: ZodIssueLike[]; validationC
   return ((err.validation ?? []) as unknown as ZodIssueLike[]).flatMap((v) => {
     const path = [err.validationContext ?? 'body', ...(v.params?.issue?.path ?? (v.instancePath ?? '').split('/').filter(Boolean))].join('.');
     const keys = v.keyword === 'unrecognized_keys' ? v.params?.keys : undefined;
-    if (Array.isArray(keys) && keys.length > 0) return keys.map((k) => ({ path: `${path}.${String(k).slice(0, MAX_UNKNOWN_NAME)}`, message: 'unknown field: the reference at /api/docs lists the fields this request takes' }));
+    if (Array.isArray(keys) && keys.length > 0)
+      return keys.map((k) => ({
+        path: `${path}.${String(k).slice(0, MAX_UNKNOWN_NAME)}`,
+        message: 'unknown field: the reference at /api/docs lists the fields this request takes',
+      }));
     return [{ path, message: v.params?.issue?.message ?? v.message ?? 'invalid' }];
   });
 }
@@ -116,7 +130,10 @@ export class RouteRegistry {
   add(url: string, methods: string | string[]): void {
     let r = this.routes.get(url);
     if (!r) {
-      const source = url.split('/').map((part) => (part.startsWith(':') ? '[^/]+' : part === '*' ? '.*' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
+      const source = url
+        .split('/')
+        .map((part) => (part.startsWith(':') ? '[^/]+' : part === '*' ? '.*' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+        .join('/');
       this.routes.set(url, (r = { pattern: new RegExp(`^${source}/?$`), methods: new Set() }));
     }
     for (const m of Array.isArray(methods) ? methods : [methods]) r.methods.add(m.toUpperCase());
@@ -141,25 +158,53 @@ function notFoundOrNotAllowed(routes: RouteRegistry, request: FastifyRequest, re
   const allowed = routes.allowed(path);
   if (allowed.length > 0 && !allowed.includes(request.method)) {
     reply.header('allow', allowed.join(', '));
-    return answer(reply, errorBody('method_not_allowed', `${path} does not answer ${request.method.slice(0, 16)}.`, `Use one of ${allowed.join(', ')} (the Allow header); the reference at /api/docs lists each.`));
+    return answer(
+      reply,
+      errorBody(
+        'method_not_allowed',
+        `${path} does not answer ${request.method.slice(0, 16)}.`,
+        `Use one of ${allowed.join(', ')} (the Allow header); the reference at /api/docs lists each.`,
+      ),
+    );
   }
-  return answer(reply, errorBody('not_found', `No route ${request.method.slice(0, 16)} ${path.slice(0, 200)}.`, 'Check the path and method against the reference at /api/docs.'));
+  return answer(
+    reply,
+    errorBody('not_found', `No route ${request.method.slice(0, 16)} ${path.slice(0, 200)}.`, 'Check the path and method against the reference at /api/docs.'),
+  );
 }
 
 /** Fastify's own errors before a route is found (`frameworkErrors`): a malformed URL, or a path
  *  parameter longer than the router takes. */
 export function frameworkError(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    return answer(reply, errorBody('uri_too_long', `A part of the path is longer than the ${MAX_PATH_PARAMETER} characters this server reads.`, 'Send the identifier as issued: ids are at most 200 characters.'));
+    return answer(
+      reply,
+      errorBody(
+        'uri_too_long',
+        `A part of the path is longer than the ${MAX_PATH_PARAMETER} characters this server reads.`,
+        'Send the identifier as issued: ids are at most 200 characters.',
+      ),
+    );
   }
-  return answer(reply, errorBody('bad_request', 'The URL is not valid: it has a malformed percent-encoding.', 'Percent-encode the path as RFC 3986 says (a literal % is %25).'));
+  return answer(
+    reply,
+    errorBody('bad_request', 'The URL is not valid: it has a malformed percent-encoding.', 'Percent-encode the path as RFC 3986 says (a literal % is %25).'),
+  );
 }
 
 /** The longest path parameter the router reads; longer is 414. Above every declared `maxLength`,
  *  so an over-long id within it is answered by validation (422) with the field named. */
 export const MAX_PATH_PARAMETER = 1000;
 
-type RouteSchema = { body?: unknown; querystring?: unknown; params?: unknown; headers?: unknown; consumes?: string[]; response?: Record<string | number, unknown>; hide?: boolean };
+type RouteSchema = {
+  body?: unknown;
+  querystring?: unknown;
+  params?: unknown;
+  headers?: unknown;
+  consumes?: string[];
+  response?: Record<string | number, unknown>;
+  hide?: boolean;
+};
 
 /** Adds to a route's documented responses what is answered outside its handler: 422 when anything
  *  is validated, 414 and 400 (malformed percent-encoding) when the path has parameters; for a route
@@ -196,30 +241,67 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry
     // database's, not the request's: 503 with when to try again, never a 500. The message names the
     // server (host, port, database) but never its URL or password.
     const database = databaseUnavailable(err)
-      ? { reason: 'database_unavailable' as const, log: 'database unavailable', message: 'The database cannot be reached right now, so this request could not be completed.', more: ', whichever attempt stores it.' }
+      ? {
+          reason: 'database_unavailable' as const,
+          log: 'database unavailable',
+          message: 'The database cannot be reached right now, so this request could not be completed.',
+          more: ', whichever attempt stores it.',
+        }
       : databaseTimedOut(err)
-        ? { reason: 'database_timeout' as const, log: 'database statement timed out', message: 'The database did not finish this request within its statement time limit.', more: '. If it keeps happening, the operator should look for long-held locks or an overloaded database (DATABASE_STATEMENT_TIMEOUT_SECONDS sets the limit).' }
+        ? {
+            reason: 'database_timeout' as const,
+            log: 'database statement timed out',
+            message: 'The database did not finish this request within its statement time limit.',
+            more: '. If it keeps happening, the operator should look for long-held locks or an overloaded database (DATABASE_STATEMENT_TIMEOUT_SECONDS sets the limit).',
+          }
         : undefined;
     if (database) {
       request.log.warn({ err: err.message }, database.log);
       reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
       return answer(
         reply,
-        errorBody(database.reason, database.message, `Send the same request again after ${DATABASE_RETRY_AFTER_SECONDS} s (Retry-After); a score sent again with the same transaction_id is recorded once${database.more}`, { retry_after_seconds: DATABASE_RETRY_AFTER_SECONDS }),
+        errorBody(
+          database.reason,
+          database.message,
+          `Send the same request again after ${DATABASE_RETRY_AFTER_SECONDS} s (Retry-After); a score sent again with the same transaction_id is recorded once${database.more}`,
+          { retry_after_seconds: DATABASE_RETRY_AFTER_SECONDS },
+        ),
       );
     }
     if (hasZodFastifySchemaValidationErrors(err)) {
       const fields = fieldsOf(err as FastifyError & { validation?: ZodIssueLike[] });
-      return answer(reply, errorBody('validation_failed', `The request has ${fields.length === 1 ? 'a field' : 'fields'} of the wrong shape.`, 'Correct the fields listed in detail.fields and send the request again.', { fields }));
+      return answer(
+        reply,
+        errorBody(
+          'validation_failed',
+          `The request has ${fields.length === 1 ? 'a field' : 'fields'} of the wrong shape.`,
+          'Correct the fields listed in detail.fields and send the request again.',
+          { fields },
+        ),
+      );
     }
     switch (err.code) {
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
         return answer(reply, errorBody('bad_request', 'The body is not valid JSON.', 'Send a JSON object with Content-Type: application/json.'));
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return answer(reply, errorBody('payload_too_large', 'The request body is larger than this server accepts.', 'Send a smaller body; the limits are listed at GET /api/config.'));
+        return answer(
+          reply,
+          errorBody(
+            'payload_too_large',
+            'The request body is larger than this server accepts.',
+            'Send a smaller body; the limits are listed at GET /api/config.',
+          ),
+        );
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return answer(reply, errorBody('unsupported_media_type', `Content-Type ${String(request.headers['content-type'] ?? '(none)').slice(0, 80)} is not accepted here.`, `Send the body with Content-Type: ${acceptedTypes(request).join(' or ')}.`));
+        return answer(
+          reply,
+          errorBody(
+            'unsupported_media_type',
+            `Content-Type ${String(request.headers['content-type'] ?? '(none)').slice(0, 80)} is not accepted here.`,
+            `Send the body with Content-Type: ${acceptedTypes(request).join(' or ')}.`,
+          ),
+        );
       case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
         return answer(reply, errorBody('bad_request', 'Content-Length does not match the body.', 'Send the body with a correct Content-Length.'));
     }
@@ -227,7 +309,10 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry
     if (!request.routeOptions.url && routes.allowed(request.url.split('?')[0]!).length > 0) return notFoundOrNotAllowed(routes, request, reply);
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return answer(reply, errorBody('bad_request'));
     request.log.error({ err }, 'internal error');
-    return answer(reply, errorBody('internal_error', 'Something went wrong on our side.', 'Retry later; if it keeps happening, report the time of the request to the operator.'));
+    return answer(
+      reply,
+      errorBody('internal_error', 'Something went wrong on our side.', 'Retry later; if it keeps happening, report the time of the request to the operator.'),
+    );
   });
 }
 

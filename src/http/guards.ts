@@ -31,9 +31,19 @@ export function keyAuthentication(keys: Keys) {
   return async (request: FastifyRequest): Promise<void> => {
     const from = performance.now();
     const secret = bearer(request);
-    if (!secret) throw new ApiError('invalid_api_key', 'This endpoint needs an API key.', 'Send the header Authorization: Bearer <API key>; an organization owner creates keys with POST /api/organizations/{id}/api-keys.');
+    if (!secret)
+      throw new ApiError(
+        'invalid_api_key',
+        'This endpoint needs an API key.',
+        'Send the header Authorization: Bearer <API key>; an organization owner creates keys with POST /api/organizations/{id}/api-keys.',
+      );
     const key = await keys.authenticate(secret);
-    if (!key) throw new ApiError('invalid_api_key', 'The API key is not valid: unknown, rotated out or revoked.', 'Use a current key of your organization, or ask an owner to create one.');
+    if (!key)
+      throw new ApiError(
+        'invalid_api_key',
+        'The API key is not valid: unknown, rotated out or revoked.',
+        'Use a current key of your organization, or ask an owner to create one.',
+      );
     request.apiKey = key;
     request.authenticated = { from, to: performance.now() };
   };

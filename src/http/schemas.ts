@@ -10,6 +10,7 @@ import { MODE_NAMES } from '../model/bundle-types.ts';
 export { ErrorResponse } from '../contract/errors.ts';
 
 /** Text that is stored: PostgreSQL's text cannot hold a NUL character, so none is accepted. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: a NUL character is what this rejects
 export const NO_NUL = /^[^\u0000]*$/;
 /** A character other than the white space `trim()` removes, spelled out rather than `\S`: the
  *  reference's pattern is read by other regular-expression engines (Python's, in schemathesis),

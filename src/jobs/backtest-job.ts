@@ -47,7 +47,15 @@ export interface BacktestDeps {
 }
 
 function compile(v: BacktestVersion): CompiledRule {
-  return compileRule({ id: v.rule_id ?? 'draft', name: 'backtest', version: v.version ?? 0, action: v.action, status: 'active', expression: v.expression, lists: new Map(Object.entries(v.lists)) });
+  return compileRule({
+    id: v.rule_id ?? 'draft',
+    name: 'backtest',
+    version: v.version ?? 0,
+    action: v.action,
+    status: 'active',
+    expression: v.expression,
+    lists: new Map(Object.entries(v.lists)),
+  });
 }
 
 export function backtestHandler(deps: BacktestDeps): JobHandler {
@@ -64,7 +72,12 @@ export function backtestHandler(deps: BacktestDeps): JobHandler {
       const tallies = versions.map((v) => new Tally(v.action, now - deps.labelDelay));
       const history = new ItemHistory();
       const listIds = [...new Set(versions.flatMap((v) => Object.values(v.lists)))];
-      if (listIds.length) await data.lists.stays(listIds, (stays) => stays.forEach((s) => history.add(s)));
+      if (listIds.length)
+        await data.lists.stays(listIds, (stays) =>
+          stays.forEach((s) => {
+            history.add(s);
+          }),
+        );
       const withFeatures = rules.some((r) => r.readsFeatures);
       const names = new Map<string, readonly (readonly string[])[]>();
       const total = await data.decisions.count(p.from, p.to);
@@ -105,7 +118,15 @@ export function backtestHandler(deps: BacktestDeps): JobHandler {
             const r = evaluateRule(rules[k]!, input, lookup);
             if (r.error !== undefined) tallies[k]!.error();
             else if (r.matched) {
-              const logged = { transaction_id: row.transaction_id, time: row.time_ms, amount: row.amount, decision: row.decision as Decision, model_decision: (row.model_decision ?? row.decision) as Decision, rule_action: row.rule_action as RuleAction | null, label: row.label };
+              const logged = {
+                transaction_id: row.transaction_id,
+                time: row.time_ms,
+                amount: row.amount,
+                decision: row.decision as Decision,
+                model_decision: (row.model_decision ?? row.decision) as Decision,
+                rule_action: row.rule_action as RuleAction | null,
+                label: row.label,
+              };
               const fields = versions[k]!.fields;
               tallies[k]!.match(logged, () => valuesRead(input, fields));
             }

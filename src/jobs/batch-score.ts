@@ -51,7 +51,16 @@ export interface BatchSummary {
   /** How far the file is from what the model was validated on (model/drift.ts); null without a
    *  reference or with too few rows. */
   drift: DriftReport | null;
-  metrics: null | { rows: number; fraud_rate: number; roc_auc: number; average_precision: number; brier: number; expected_calibration_error: number; precision: number; recall: number };
+  metrics: null | {
+    rows: number;
+    fraud_rate: number;
+    roc_auc: number;
+    average_precision: number;
+    brier: number;
+    expected_calibration_error: number;
+    precision: number;
+    recall: number;
+  };
 }
 
 /** Reasons per result row unless the job says otherwise. */
@@ -163,7 +172,29 @@ export function lineSetup(bundle: ModelBundle, entities: readonly string[], top 
 async function scoreAndWrite(
   pipeline: ScoringPipeline,
   o: BatchOptions,
-  { rows, spill, matrices, widths, cold, batch, stageMs, mark, drift, stride }: { rows: JobRows; spill: FeatureSpill; matrices: Float64Array[]; widths: number[]; cold: Uint8Array; batch: number; stageMs: Record<string, number>; mark: number; drift: DriftCounter | undefined; stride: number },
+  {
+    rows,
+    spill,
+    matrices,
+    widths,
+    cold,
+    batch,
+    stageMs,
+    mark,
+    drift,
+    stride,
+  }: {
+    rows: JobRows;
+    spill: FeatureSpill;
+    matrices: Float64Array[];
+    widths: number[];
+    cold: Uint8Array;
+    batch: number;
+    stageMs: Record<string, number>;
+    mark: number;
+    drift: DriftCounter | undefined;
+    stride: number;
+  },
 ): Promise<BatchSummary> {
   const { bundle } = pipeline;
   const n = rows.length;
@@ -185,7 +216,15 @@ async function scoreAndWrite(
   for (const stream of [out, csvOut, indexOut]) stream.on('error', (e) => void (streamError ??= e));
   const lineStarts = new Float64Array(batch);
   let resultBytes = 0;
-  const summary: BatchSummary = { rows: n, decisions: { approve: 0, review: 0, block: 0 }, bands: { low: 0, medium: 0, high: 0, critical: 0 }, cold_start_rows: 0, stage_ms: stageMs, drift: null, metrics: null };
+  const summary: BatchSummary = {
+    rows: n,
+    decisions: { approve: 0, review: 0, block: 0 },
+    bands: { low: 0, medium: 0, high: 0, critical: 0 },
+    cold_start_rows: 0,
+    stage_ms: stageMs,
+    drift: null,
+    metrics: null,
+  };
   const risks = new Float64Array(n);
   // Labels for the metrics, gathered as the rows go by (they count only when every row has one).
   const labels = new Uint8Array(n);
@@ -233,7 +272,24 @@ async function scoreAndWrite(
       }
       let json = jsonBuffers.take();
       let csv = csvBuffers.take();
-      const [jsonBytes, csvBytes] = lines.write(start + 1, count, matrices, phi, scores, codes, cols.amounts, cols.labels, cols.customers, cols.merchants, cols.idBytes, cols.idOffsets, resultBytes, lineStarts, json, csv);
+      const [jsonBytes, csvBytes] = lines.write(
+        start + 1,
+        count,
+        matrices,
+        phi,
+        scores,
+        codes,
+        cols.amounts,
+        cols.labels,
+        cols.customers,
+        cols.merchants,
+        cols.idBytes,
+        cols.idOffsets,
+        resultBytes,
+        lineStarts,
+        json,
+        csv,
+      );
       if (jsonBytes > json.length || csvBytes > csv.length) {
         json = jsonBuffers.grow(json, jsonBytes);
         csv = csvBuffers.grow(csv, csvBytes);

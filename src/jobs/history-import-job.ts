@@ -4,7 +4,16 @@
 
 import type { Db } from '../storage/db.ts';
 import { getDataset, type DatasetFiles } from '../storage/datasets.ts';
-import { datasetSource, exampleSource, ImportParams, ImportRefused, ImportStopped, runHistoryImport, type ExampleRecords, type ImportSource } from './history-import.ts';
+import {
+  datasetSource,
+  exampleSource,
+  ImportParams,
+  ImportRefused,
+  ImportStopped,
+  runHistoryImport,
+  type ExampleRecords,
+  type ImportSource,
+} from './history-import.ts';
 import { JobRefused, JobStopped, type JobHandler } from './runner.ts';
 
 export interface HistoryImportDeps {
@@ -38,7 +47,8 @@ export function historyImportHandler(o: HistoryImportDeps): JobHandler {
         if (params.data.source === 'example') source = exampleSource(o.example(), at, stamp);
         else {
           const dataset = await getDataset(o.db, params.data.dataset_id);
-          if (!dataset || dataset.removed) throw new ImportRefused(`the dataset was ${dataset?.removed ?? 'not found'} before the import ran; upload the file again and import that`);
+          if (!dataset || dataset.removed)
+            throw new ImportRefused(`the dataset was ${dataset?.removed ?? 'not found'} before the import ran; upload the file again and import that`);
           source = datasetSource(o.datasets.path(dataset.stored_name), dataset.mapping, dataset.validation.columns.transaction_id !== null, at, stamp);
         }
         const organizationId = job.organization_id;

@@ -74,7 +74,11 @@ interface Stamp {
 }
 
 /** The row as the history stores it: an import's source, job and label known a label delay on. */
-function imported(r: Omit<NewTransaction, 'source' | 'import_job_id' | 'label' | 'label_known_ms' | 'outcome_source' | 'outcome_reported_by'>, label: 0 | 1 | undefined, s: Stamp): NewTransaction {
+function imported(
+  r: Omit<NewTransaction, 'source' | 'import_job_id' | 'label' | 'label_known_ms' | 'outcome_source' | 'outcome_reported_by'>,
+  label: 0 | 1 | undefined,
+  s: Stamp,
+): NewTransaction {
   const row: NewTransaction = { ...r, source: 'import', import_job_id: s.jobId };
   if (label === 0 || label === 1) {
     row.label = label;
@@ -97,7 +101,21 @@ export function exampleSource(records: ExampleRecords, at: number, stamp: Stamp)
         const chunk: NewTransaction[] = [];
         for (let k = from; k < Math.min(n, from + size); k++) {
           const time = records.time(k) + shift;
-          chunk.push(imported({ transaction_id: records.transactionId(k) ?? `imp_${stamp.jobId}_${k + 1}`, time, amount: records.amount(k), customer_id: records.customerId(k), merchant_id: records.merchantId(k), location: records.location(k), payment_type: records.paymentType(k) }, records.label(k), stamp));
+          chunk.push(
+            imported(
+              {
+                transaction_id: records.transactionId(k) ?? `imp_${stamp.jobId}_${k + 1}`,
+                time,
+                amount: records.amount(k),
+                customer_id: records.customerId(k),
+                merchant_id: records.merchantId(k),
+                location: records.location(k),
+                payment_type: records.paymentType(k),
+              },
+              records.label(k),
+              stamp,
+            ),
+          );
         }
         yield chunk;
       }
@@ -126,10 +144,14 @@ export function datasetSource(path: string, mapping: ColumnMapping, hasIds: bool
       for await (const r of readRows(path, mapping)) {
         n++;
         if (r.time === undefined) {
-          throw new ImportRefused(`row ${r.row} (transaction ${idOf(r)}) has no timestamp, so it cannot be placed in the organization's timeline; nothing was imported. Fill in every row's time (or remove the row), upload the file again and import that.`);
+          throw new ImportRefused(
+            `row ${r.row} (transaction ${idOf(r)}) has no timestamp, so it cannot be placed in the organization's timeline; nothing was imported. Fill in every row's time (or remove the row), upload the file again and import that.`,
+          );
         }
         if (r.time > at) {
-          throw new ImportRefused(`row ${r.row} (transaction ${idOf(r)}) is at ${iso(r.time)}, after the import began (${iso(at)}): a history holds only what has happened; nothing was imported. Correct or remove the rows dated in the future, upload the file again and import that.`);
+          throw new ImportRefused(
+            `row ${r.row} (transaction ${idOf(r)}) is at ${iso(r.time)}, after the import began (${iso(at)}): a history holds only what has happened; nothing was imported. Correct or remove the rows dated in the future, upload the file again and import that.`,
+          );
         }
       }
       rows = n;
@@ -137,7 +159,21 @@ export function datasetSource(path: string, mapping: ColumnMapping, hasIds: bool
     async *chunks(size) {
       let chunk: NewTransaction[] = [];
       for await (const r of readRows(path, mapping)) {
-        chunk.push(imported({ transaction_id: idOf(r), time: r.time!, amount: r.amount, customer_id: r.customer_id, merchant_id: r.merchant_id, location: r.location, payment_type: r.payment_type }, r.label, stamp));
+        chunk.push(
+          imported(
+            {
+              transaction_id: idOf(r),
+              time: r.time!,
+              amount: r.amount,
+              customer_id: r.customer_id,
+              merchant_id: r.merchant_id,
+              location: r.location,
+              payment_type: r.payment_type,
+            },
+            r.label,
+            stamp,
+          ),
+        );
         if (chunk.length === size) {
           yield chunk;
           chunk = [];

@@ -56,7 +56,15 @@ export async function jobRows(path: string, mapping: ColumnMapping, expectedRows
 
 /** A parsed row as a record of the job's history (no timestamp: NaN, which the job replaces). */
 export function toRecord(r: ParsedRow): Transaction {
-  const tx: Transaction = { time: r.time ?? Number.NaN, amount: r.amount, customer_id: r.customer_id, merchant_id: r.merchant_id, location: r.location, payment_type: r.payment_type, transaction_id: r.transaction_id };
+  const tx: Transaction = {
+    time: r.time ?? Number.NaN,
+    amount: r.amount,
+    customer_id: r.customer_id,
+    merchant_id: r.merchant_id,
+    location: r.location,
+    payment_type: r.payment_type,
+    transaction_id: r.transaction_id,
+  };
   if (r.label !== undefined) tx.label = r.label;
   return tx;
 }

@@ -34,7 +34,14 @@ export async function readPage(path: string, page: number, pageSize: number): Pr
   try {
     const buf = Buffer.alloc(length);
     await handle.read(buf, 0, length, start);
-    return { rows: buf.toString('utf8').trim().split('\n').map((l) => JSON.parse(l) as ResultRow), total };
+    return {
+      rows: buf
+        .toString('utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as ResultRow),
+      total,
+    };
   } finally {
     await handle.close();
   }

@@ -8,7 +8,18 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Db } from '../storage/db.ts';
-import { claimNext, failJob, finishJob, recoverStale, releaseWorker, reportProgress, requeueJob, type JobAnnouncer, type JobKind, type JobRecord } from '../storage/job-queue.ts';
+import {
+  claimNext,
+  failJob,
+  finishJob,
+  recoverStale,
+  releaseWorker,
+  reportProgress,
+  requeueJob,
+  type JobAnnouncer,
+  type JobKind,
+  type JobRecord,
+} from '../storage/job-queue.ts';
 import type { ValidateOptions, ValidationResult } from '../datasets/csv.ts';
 import { resultPath } from './results.ts';
 import type { WorkerPool } from './worker-pool.ts';

@@ -36,7 +36,10 @@ export function scoreDatasetHandler(o: { db: Queryable; datasets: DatasetFiles; 
         }
       });
       try {
-        return await o.pool.score({ path: o.datasets.path(dataset.stored_name), mapping: dataset.mapping, mode: job.mode ?? 'balanced', resultPath: path, expectedRows: dataset.rows }, channel.port2);
+        return await o.pool.score(
+          { path: o.datasets.path(dataset.stored_name), mapping: dataset.mapping, mode: job.mode ?? 'balanced', resultPath: path, expectedRows: dataset.rows },
+          channel.port2,
+        );
       } finally {
         channel.port1.close();
       }

@@ -12,7 +12,19 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Db } from '../storage/db.ts';
 import { WEBHOOKS_CHANNEL } from '../storage/webhook-outbox.ts';
-import { disableLeased, leaseEndpoints, pendingDeliveries, recordAttempts, releaseLease, releaseWorkerLeases, renewLease, type AttemptOutcome, type AttemptResult, type LeasedEndpoint, type RecordedAttempt } from '../storage/webhook-queue.ts';
+import {
+  disableLeased,
+  leaseEndpoints,
+  pendingDeliveries,
+  recordAttempts,
+  releaseLease,
+  releaseWorkerLeases,
+  renewLease,
+  type AttemptOutcome,
+  type AttemptResult,
+  type LeasedEndpoint,
+  type RecordedAttempt,
+} from '../storage/webhook-queue.ts';
 import type { AddressPolicy } from './webhook-address.ts';
 import { eventBody, WebhookSender } from './webhook-send.ts';
 import { unbounded } from '../storage/deadline.ts';
@@ -40,7 +52,16 @@ export interface DelivererTimings {
   gatherMs: number;
 }
 
-export const DEFAULT_TIMINGS: DelivererTimings = { timeoutMs: 10_000, pollMs: 1_000, leaseMs: 15_000, concurrency: 8, retrySeconds: RETRY_SCHEDULE_SECONDS, giveUpAfterSeconds: GIVE_UP_AFTER_SECONDS, jitter: 0.1, gatherMs: 100 };
+export const DEFAULT_TIMINGS: DelivererTimings = {
+  timeoutMs: 10_000,
+  pollMs: 1_000,
+  leaseMs: 15_000,
+  concurrency: 8,
+  retrySeconds: RETRY_SCHEDULE_SECONDS,
+  giveUpAfterSeconds: GIVE_UP_AFTER_SECONDS,
+  jitter: 0.1,
+  gatherMs: 100,
+};
 
 export interface DelivererOptions {
   db: Db;
@@ -76,7 +97,11 @@ export class WebhookDeliverer {
   }
 
   async start(): Promise<void> {
-    this.unlisten = await this.o.db.listen(WEBHOOKS_CHANNEL, () => this.soon(), () => this.wake());
+    this.unlisten = await this.o.db.listen(
+      WEBHOOKS_CHANNEL,
+      () => this.soon(),
+      () => this.wake(),
+    );
     this.timer = setInterval(() => {
       if (performance.now() >= this.restUntil) this.wake();
     }, this.t.pollMs);
@@ -149,7 +174,9 @@ export class WebhookDeliverer {
         for (const d of batch) {
           if (this.stopped || !d.due) break;
           if (performance.now() - renewed > this.t.leaseMs / 3) {
-            held = (await recordAttempts(this.o.db, endpoint.id, this.worker, done.splice(0))) && (await renewLease(this.o.db, endpoint.id, this.worker, this.t.leaseMs));
+            held =
+              (await recordAttempts(this.o.db, endpoint.id, this.worker, done.splice(0))) &&
+              (await renewLease(this.o.db, endpoint.id, this.worker, this.t.leaseMs));
             if (!held) return;
             renewed = performance.now();
           }
@@ -177,7 +204,13 @@ export class WebhookDeliverer {
       return [now.secret_sealed, now.previous_secret_sealed].filter((s): s is string => s !== null).map(this.o.openSecret);
     } catch {
       this.o.log(`webhooks: endpoint ${endpoint.id} disabled: its signing secret cannot be opened (the hashing secret changed)`);
-      await disableLeased(this.o.db, endpoint.id, this.worker, 'secret_unreadable', "The signing secret cannot be read: the server's SESSION_SECRET changed since it was made. Rotate the secret, update your receiver, then enable the endpoint.");
+      await disableLeased(
+        this.o.db,
+        endpoint.id,
+        this.worker,
+        'secret_unreadable',
+        "The signing secret cannot be read: the server's SESSION_SECRET changed since it was made. Rotate the secret, update your receiver, then enable the endpoint.",
+      );
       return undefined;
     }
   }
@@ -190,7 +223,10 @@ export class WebhookDeliverer {
     const elapsed = (r.startedAt.getTime() - firstAttempt.getTime()) / 1000;
     if (elapsed + after > this.t.giveUpAfterSeconds) {
       const last = r.statusCode !== null ? `HTTP ${r.statusCode}` : r.error;
-      return { kind: 'gave_up', endpointMessage: `Deliveries to this endpoint failed for ${describeSeconds(this.t.giveUpAfterSeconds)}; the last attempt ended with ${last}. Fix the receiver, then enable the endpoint: its pending deliveries are sent again in order.` };
+      return {
+        kind: 'gave_up',
+        endpointMessage: `Deliveries to this endpoint failed for ${describeSeconds(this.t.giveUpAfterSeconds)}; the last attempt ended with ${last}. Fix the receiver, then enable the endpoint: its pending deliveries are sent again in order.`,
+      };
     }
     return { kind: 'retry', afterSeconds: after };
   }

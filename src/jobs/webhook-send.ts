@@ -47,7 +47,11 @@ export class WebhookSender {
   async send(url: string, event: SignedEvent, secrets: readonly string[]): Promise<AttemptResult> {
     const startedAt = new Date();
     const t0 = performance.now();
-    const done = (r: Omit<AttemptResult, 'startedAt' | 'durationMs'>): AttemptResult => ({ startedAt, durationMs: Math.round((performance.now() - t0) * 10) / 10, ...r });
+    const done = (r: Omit<AttemptResult, 'startedAt' | 'durationMs'>): AttemptResult => ({
+      startedAt,
+      durationMs: Math.round((performance.now() - t0) * 10) / 10,
+      ...r,
+    });
     let target: URL;
     try {
       target = new URL(url);
@@ -74,32 +78,42 @@ export class WebhookSender {
         clearTimeout(timer);
         resolve(done(r));
       };
-      const req = (secure ? https : http).request(target, { method: 'POST', headers, agent: secure ? this.agents.https : this.agents.http, lookup: checkedLookup(this.policy) as never }, (res) => {
-        const chunks: Buffer[] = [];
-        let read = 0;
-        const status = res.statusCode ?? 0;
-        const settle = () => {
-          const excerpt = printable(Buffer.concat(chunks).subarray(0, READ_LIMIT).toString('utf8'));
-          if (status >= 200 && status < 300) finish({ statusCode: status, error: null, responseExcerpt: excerpt });
-          else finish({ statusCode: status, error: status >= 300 && status < 400 ? 'redirect' : 'http_status', responseExcerpt: excerpt });
-        };
-        res.on('data', (c: Buffer) => {
-          if (read >= READ_LIMIT) return;
-          chunks.push(c);
-          read += c.length;
-          if (read >= READ_LIMIT) {
-            settle();
-            res.destroy();
-          }
-        });
-        res.on('end', settle);
-        res.on('error', settle);
-      });
+      const req = (secure ? https : http).request(
+        target,
+        { method: 'POST', headers, agent: secure ? this.agents.https : this.agents.http, lookup: checkedLookup(this.policy) as never },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let read = 0;
+          const status = res.statusCode ?? 0;
+          const settle = () => {
+            const excerpt = printable(Buffer.concat(chunks).subarray(0, READ_LIMIT).toString('utf8'));
+            if (status >= 200 && status < 300) finish({ statusCode: status, error: null, responseExcerpt: excerpt });
+            else finish({ statusCode: status, error: status >= 300 && status < 400 ? 'redirect' : 'http_status', responseExcerpt: excerpt });
+          };
+          res.on('data', (c: Buffer) => {
+            if (read >= READ_LIMIT) return;
+            chunks.push(c);
+            read += c.length;
+            if (read >= READ_LIMIT) {
+              settle();
+              res.destroy();
+            }
+          });
+          res.on('end', settle);
+          res.on('error', settle);
+        },
+      );
       const timer = setTimeout(() => {
         finish({ statusCode: null, error: 'timeout', responseExcerpt: null });
         req.destroy();
       }, this.timeoutMs);
-      req.on('error', (e: NodeJS.ErrnoException) => finish({ statusCode: null, error: e.code === 'EWEBHOOKADDRESS' ? 'address_refused' : e.code === 'ENOTFOUND' ? 'dns_failed' : 'connection_failed', responseExcerpt: null }));
+      req.on('error', (e: NodeJS.ErrnoException) =>
+        finish({
+          statusCode: null,
+          error: e.code === 'EWEBHOOKADDRESS' ? 'address_refused' : e.code === 'ENOTFOUND' ? 'dns_failed' : 'connection_failed',
+          responseExcerpt: null,
+        }),
+      );
       req.end(event.body);
     });
   }
@@ -113,6 +127,7 @@ export class WebhookSender {
 /** The answer as text a page can show: control characters replaced, cut to EXCERPT_CHARS. */
 function printable(text: string): string | null {
   if (text.length === 0) return null;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this replaces
   const clean = text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u2028\u2029]/g, '�');
   return clean.length > EXCERPT_CHARS ? `${clean.slice(0, EXCERPT_CHARS)}…` : clean;
 }

@@ -33,7 +33,11 @@ export class DecisionSubscriptions {
   /** Listens for endpoint changes and reads the view whole: both back ends report listening once
    *  it starts, which queues that read; this waits for it. */
   async start(): Promise<void> {
-    this.unlisten = await this.db.listen(ENDPOINTS_CHANNEL, (organizationId) => void this.refresh(organizationId), () => void this.refresh());
+    this.unlisten = await this.db.listen(
+      ENDPOINTS_CHANNEL,
+      (organizationId) => void this.refresh(organizationId),
+      () => void this.refresh(),
+    );
     await this.queue;
   }
 

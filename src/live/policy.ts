@@ -26,7 +26,18 @@ export class Policy implements RuleSet {
       if (held) this.byId.delete(s.id);
     } else if (!held || held.version !== s.live_version || held.status !== s.status || held.name !== s.name) {
       try {
-        this.byId.set(s.id, compileRule({ id: s.id, name: s.name, version: s.live_version!, action: s.action!, status: s.status as 'active' | 'shadow', expression: s.expression!, lists: new Map(Object.entries(s.lists)) }));
+        this.byId.set(
+          s.id,
+          compileRule({
+            id: s.id,
+            name: s.name,
+            version: s.live_version!,
+            action: s.action!,
+            status: s.status as 'active' | 'shadow',
+            expression: s.expression!,
+            lists: new Map(Object.entries(s.lists)),
+          }),
+        );
       } catch (e) {
         this.byId.delete(s.id);
         this.onBroken(s.id, e);

@@ -51,9 +51,15 @@ export class Live {
       (organizationId, type) => this.subscriptions.wants(organizationId, type),
       o.commitDeadlineSeconds,
     );
-    this.tenants = new Tenants(db, this.decisionLog, o.labelDelay, o.clock, settleAfterLoad, 'snapshots' in o ? o.snapshots : SNAPSHOTS, (e) => log(`could not store a history snapshot: ${(e as Error).message}`));
+    this.tenants = new Tenants(db, this.decisionLog, o.labelDelay, o.clock, settleAfterLoad, 'snapshots' in o ? o.snapshots : SNAPSHOTS, (e) =>
+      log(`could not store a history snapshot: ${(e as Error).message}`),
+    );
     this.tenants.startRefreshing();
-    this.tail = new LiveTail(db, (changes) => this.tenants.apply(changes), (e) => log(`could not read the live feed: ${(e as Error).message}`));
+    this.tail = new LiveTail(
+      db,
+      (changes) => this.tenants.apply(changes),
+      (e) => log(`could not read the live feed: ${(e as Error).message}`),
+    );
     this.rings = new RingWindows({
       db,
       clock: o.clock,

@@ -72,7 +72,13 @@ export async function queueDueWindows(db: Db, now: number, labelDelay: number, a
         );
         if (!row) return false;
         // No owner: the job is the service's, listed to nobody and counted in no quota.
-        await createJob(tx, { id: jobId, kind: 'rings', params: { organization_id: id, window_start: start } satisfies RingsJobParams, dataset_id: null, mode: null });
+        await createJob(tx, {
+          id: jobId,
+          kind: 'rings',
+          params: { organization_id: id, window_start: start } satisfies RingsJobParams,
+          dataset_id: null,
+          mode: null,
+        });
         return true;
       });
       if (won) queued++;
@@ -141,7 +147,9 @@ export class RingWindows {
   /** After an import into the organization: its due windows back to its oldest transaction. */
   async imported(organizationId: string): Promise<void> {
     try {
-      const [row] = await this.o.db.query<{ since: number | null }>('SELECT min(time_ms) AS since FROM transactions WHERE organization_id = $1', [organizationId]);
+      const [row] = await this.o.db.query<{ since: number | null }>('SELECT min(time_ms) AS since FROM transactions WHERE organization_id = $1', [
+        organizationId,
+      ]);
       if (row?.since === null || row?.since === undefined) return;
       if ((await queueDueWindows(this.o.db, this.o.clock(), this.o.labelDelay, { organization: organizationId, since: row.since })) > 0) this.o.queued();
     } catch (e) {

@@ -130,9 +130,10 @@ export class Tenant {
       },
       uses: (page) => inSlices(page.count, (from, to) => h.loadUseColumns(page, from, to)),
       transactions: (page) => inSlices(page.count, (from, to) => h.addColumns(page, from, to)),
-      labels: (rows) => inSlices(rows.length, (from, to) => {
-        for (let i = from; i < to; i++) h.loadLabel(rows[i]!, rows[i]!.label, rows[i]!.known);
-      }),
+      labels: (rows) =>
+        inSlices(rows.length, (from, to) => {
+          for (let i = from; i < to; i++) h.loadLabel(rows[i]!, rows[i]!.label, rows[i]!.known);
+        }),
       finish: (totals) => inSteps(h.finishing(totals)),
     };
   }

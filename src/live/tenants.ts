@@ -167,7 +167,13 @@ export class Tenants {
    * changes the tail put in `buffer` meanwhile and the load did not see are applied, and `ready`
    * called, in one synchronous step, so that no change falls between the two.
    */
-  private async build(organizationId: string, buffer: FeedChange[], snapshot: boolean, write: boolean, ready: (tenant: Tenant, seen: FeedSnapshot) => void): Promise<Tenant> {
+  private async build(
+    organizationId: string,
+    buffer: FeedChange[],
+    snapshot: boolean,
+    write: boolean,
+    ready: (tenant: Tenant, seen: FeedSnapshot) => void,
+  ): Promise<Tenant> {
     // What this process has answered but not stored yet belongs in the history too.
     await this.log.flush();
     const data = organizationData(this.db, organizationId);
@@ -196,7 +202,14 @@ export class Tenants {
       tenant.changes = (pieces ? 0 : (loaded.restored ?? 0)) + changes.length;
       ready(tenant, seen);
       if (pieces) {
-        const meta = { format: HISTORY_FORMAT, labelDelay: this.labelDelay, floor: loaded.floor, seen, transactions: tenant.history.size, writtenAt: Date.now() };
+        const meta = {
+          format: HISTORY_FORMAT,
+          labelDelay: this.labelDelay,
+          floor: loaded.floor,
+          seen,
+          transactions: tenant.history.size,
+          writtenAt: Date.now(),
+        };
         const stored = data.history.writeSnapshot(meta, pieces).then(
           // The copies are garbage now: handed back at once, not at the next full collection.
           () => this.afterLoad(),

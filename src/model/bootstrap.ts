@@ -62,7 +62,9 @@ function resample(units: number, statistics: readonly Statistic[], o: BootstrapO
   for (let r = 0; r < o.resamples; r++) {
     weights.fill(0);
     for (let i = 0; i < units; i++) weights[rng.below(units)]!++;
-    statistics.forEach((s, k) => (draws[k]![r] = s(weights)));
+    statistics.forEach((s, k) => {
+      draws[k]![r] = s(weights);
+    });
   }
   return { values, draws };
 }
@@ -82,11 +84,20 @@ export function bootstrapAll(units: number, statistics: readonly Statistic[], op
 }
 
 /** Two statistics on the same resamples, and their difference `a − b` resample by resample. */
-export function pairedBootstrap(units: number, a: Statistic, b: Statistic, options: Partial<BootstrapOptions> = {}): { a: Interval; b: Interval; difference: Interval } {
+export function pairedBootstrap(
+  units: number,
+  a: Statistic,
+  b: Statistic,
+  options: Partial<BootstrapOptions> = {},
+): { a: Interval; b: Interval; difference: Interval } {
   const o = { ...BOOTSTRAP_DEFAULTS, ...options };
   const { values, draws } = resample(units, [a, b], o);
   const difference = draws[0]!.map((x, r) => x - draws[1]![r]!);
-  return { a: interval(values[0]!, draws[0]!, o.level), b: interval(values[1]!, draws[1]!, o.level), difference: interval(values[0]! - values[1]!, difference, o.level) };
+  return {
+    a: interval(values[0]!, draws[0]!, o.level),
+    b: interval(values[1]!, draws[1]!, o.level),
+    difference: interval(values[0]! - values[1]!, difference, o.level),
+  };
 }
 
 /** A row statistic resampled by groups: row `i` gets the weight of group `groupOf[i]` (0-based). */
@@ -259,7 +270,9 @@ export function cardPrecisionStatistic(
     }
   });
   const idOf = new Array<string>(groups);
-  groupOf.forEach((g, i) => (idOf[g] = cards[i]!));
+  groupOf.forEach((g, i) => {
+    idOf[g] = cards[i]!;
+  });
   const ranked = [...byDay.keys()]
     .sort((a, b) => a - b)
     .map((d) => {

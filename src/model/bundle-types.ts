@@ -40,17 +40,19 @@ export const ModelFileSchema = z.object({
 export type ModelFile = z.infer<typeof ModelFileSchema>;
 
 const Num = z.number().nullable();
-const SplitMetrics = z.object({
-  rows: z.number(),
-  fraud_rate: Num,
-  roc_auc: Num,
-  average_precision: Num,
-  brier: Num,
-  log_loss: Num,
-  expected_calibration_error: Num,
-  recall_at_1pct_fpr: Num,
-  cold_start_rows: z.number(),
-}).passthrough();
+const SplitMetrics = z
+  .object({
+    rows: z.number(),
+    fraud_rate: Num,
+    roc_auc: Num,
+    average_precision: Num,
+    brier: Num,
+    log_loss: Num,
+    expected_calibration_error: Num,
+    recall_at_1pct_fpr: Num,
+    cold_start_rows: z.number(),
+  })
+  .passthrough();
 const ModeResult = z.object({
   review: z.number(),
   block: z.number(),
@@ -76,7 +78,12 @@ export const MetricsFileSchema = z.object({
   seed_spread: z.record(z.string(), z.unknown()).optional(),
   /** The settings search on validation: every setting tried, and the one chosen. */
   selection: z
-    .object({ split: z.string(), settings_tried: z.number(), models_compared: z.number(), chosen: z.object({ params: z.record(z.string(), z.unknown()), iterations: z.number() }) })
+    .object({
+      split: z.string(),
+      settings_tried: z.number(),
+      models_compared: z.number(),
+      chosen: z.object({ params: z.record(z.string(), z.unknown()), iterations: z.number() }),
+    })
     .passthrough()
     .optional(),
   rings: z.record(z.string(), z.unknown()),
@@ -120,4 +127,3 @@ export interface LoadResult {
 export function isProblem(x: unknown): x is ModelProblem {
   return typeof x === 'object' && x !== null && 'reason' in x && 'fix' in x;
 }
-

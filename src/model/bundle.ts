@@ -10,12 +10,21 @@
 
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { EngineError, loadModel, type Engine } from '../addon/addon.ts';
 import { CHANNELS, type Channel } from '../domain/channels.ts';
 import { CHANNEL_FEATURES } from '../domain/features/extract.ts';
 import { loadReference, testFigures } from './drift.ts';
-import { isProblem, MetricsFileSchema, ModelFileSchema, type LoadedChannel, type LoadResult, type MetricsFile, type ModelBundle, type ModelProblem } from './bundle-types.ts';
+import {
+  isProblem,
+  MetricsFileSchema,
+  ModelFileSchema,
+  type LoadedChannel,
+  type LoadResult,
+  type MetricsFile,
+  type ModelBundle,
+  type ModelProblem,
+} from './bundle-types.ts';
 
 const where = (dir: string, file: string) => `${basename(dir)}/${file}`;
 
@@ -35,7 +44,10 @@ function readJson(dir: string, file: string): { ok: true; value: unknown } | { o
 }
 
 function issues(e: z.ZodError): string {
-  return e.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+  return e.issues
+    .slice(0, 3)
+    .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
+    .join('; ');
 }
 
 /** The model of a folder, with its drift reference and the test figures it is held to. */
@@ -71,7 +83,12 @@ function loadBoosters(dir: string): ModelBundle | ModelProblem {
   const json = readJson(dir, 'model.json');
   if (!json.ok) return { reason: 'model_unavailable', message: `No model is loaded: ${json.message}.`, fix };
   const parsed = ModelFileSchema.safeParse(json.value);
-  if (!parsed.success) return { reason: 'model_unavailable', message: `No model is loaded: ${where(dir, 'model.json')} is not a valid model description (${issues(parsed.error)}).`, fix };
+  if (!parsed.success)
+    return {
+      reason: 'model_unavailable',
+      message: `No model is loaded: ${where(dir, 'model.json')} is not a valid model description (${issues(parsed.error)}).`,
+      fix,
+    };
   const file = parsed.data;
   const channels: LoadedChannel[] = [];
   for (const name of CHANNELS) {
@@ -79,7 +96,11 @@ function loadBoosters(dir: string): ModelBundle | ModelProblem {
     if (!c) return { reason: 'model_unavailable', message: `No model is loaded: model.json has no ${name} channel.`, fix };
     const expectedFeatures = CHANNEL_FEATURES[name] as readonly string[];
     if (c.features.length !== expectedFeatures.length || c.features.some((f, i) => f !== expectedFeatures[i])) {
-      return { reason: 'model_unavailable', message: `No model is loaded: the ${name} channel was trained on other features than this server computes (retrain with this version).`, fix };
+      return {
+        reason: 'model_unavailable',
+        message: `No model is loaded: the ${name} channel was trained on other features than this server computes (retrain with this version).`,
+        fix,
+      };
     }
     let text: string;
     try {
@@ -99,9 +120,18 @@ export function loadMetrics(dir: string, modelId: string | undefined): MetricsFi
   const json = readJson(dir, 'metrics.json');
   if (!json.ok) return { reason: 'evaluation_unavailable', message: `The evaluation has not been run: ${json.message}.`, fix };
   const parsed = MetricsFileSchema.safeParse(json.value);
-  if (!parsed.success) return { reason: 'evaluation_unavailable', message: `The evaluation cannot be read: ${where(dir, 'metrics.json')} is not valid (${issues(parsed.error)}).`, fix };
+  if (!parsed.success)
+    return {
+      reason: 'evaluation_unavailable',
+      message: `The evaluation cannot be read: ${where(dir, 'metrics.json')} is not valid (${issues(parsed.error)}).`,
+      fix,
+    };
   if (modelId !== undefined && parsed.data.model_id !== modelId) {
-    return { reason: 'evaluation_unavailable', message: `The evaluation in ${where(dir, 'metrics.json')} belongs to model ${parsed.data.model_id}, not to the loaded ${modelId}.`, fix };
+    return {
+      reason: 'evaluation_unavailable',
+      message: `The evaluation in ${where(dir, 'metrics.json')} belongs to model ${parsed.data.model_id}, not to the loaded ${modelId}.`,
+      fix,
+    };
   }
   return parsed.data;
 }

@@ -6,7 +6,15 @@
 // only when some figure is better beyond its interval and none worse, "worse" the other way round,
 // and "no_difference" otherwise (including when figures disagree), never from a point estimate.
 
-import { averagePrecisionStatistic, calibrationErrorStatistic, cardPrecisionStatistic, pairedBootstrap, rocAucStatistic, type Interval, type Statistic } from './bootstrap.ts';
+import {
+  averagePrecisionStatistic,
+  calibrationErrorStatistic,
+  cardPrecisionStatistic,
+  pairedBootstrap,
+  rocAucStatistic,
+  type Interval,
+  type Statistic,
+} from './bootstrap.ts';
 
 /** One transaction both models scored. */
 export interface ShadowedRow {
@@ -72,7 +80,8 @@ function blockedAmount(rows: readonly ShadowedRow[], label: 0 | 1, side: 'active
 }
 
 const round = (x: number, digits = 4) => (Number.isFinite(x) ? Number(x.toFixed(digits)) : x);
-const describe = (name: string, f: Figure) => `${name} ${f.difference.value >= 0 ? '+' : ''}${round(f.difference.value)} [${round(f.difference.low)}, ${round(f.difference.high)}]`;
+const describe = (name: string, f: Figure) =>
+  `${name} ${f.difference.value >= 0 ? '+' : ''}${round(f.difference.value)} [${round(f.difference.low)}, ${round(f.difference.high)}]`;
 
 /** The comparison of `rows` (at least one), figures the rows cannot give (no fraud) left null. */
 export function compareModels(rows: readonly ShadowedRow[], options: Partial<ComparisonOptions> = {}): Comparison {
@@ -106,7 +115,12 @@ export function compareModels(rows: readonly ShadowedRow[], options: Partial<Com
     fraud_blocked: figure(n, blockedAmount(rows, 1, 'challenger'), blockedAmount(rows, 1, 'active'), o),
     legit_blocked: figure(n, blockedAmount(rows, 0, 'challenger'), blockedAmount(rows, 0, 'active'), o, true),
   };
-  const ranked: [string, Figure | null][] = [['average precision', average_precision], ['ROC AUC', roc_auc], [`card precision@${o.k}`, card_precision_at_k], ['calibration error', calibration_error]];
+  const ranked: [string, Figure | null][] = [
+    ['average precision', average_precision],
+    ['ROC AUC', roc_auc],
+    [`card precision@${o.k}`, card_precision_at_k],
+    ['calibration error', calibration_error],
+  ];
   const better = ranked.filter(([, f]) => f?.favours === 'challenger');
   const worse = ranked.filter(([, f]) => f?.favours === 'active');
   const verdict = better.length > 0 && worse.length === 0 ? 'better' : worse.length > 0 && better.length === 0 ? 'worse' : 'no_difference';
@@ -115,5 +129,16 @@ export function compareModels(rows: readonly ShadowedRow[], options: Partial<Com
     ...worse.map(([name, f]) => `worse ${describe(name, f!)}`),
     ...(better.length + worse.length === 0 ? [`no figure differs beyond its 95 % interval over ${n} transactions (${frauds} fraud)`] : []),
   ];
-  return { transactions: n, frauds, average_precision, roc_auc, card_precision_at_k, calibration_error, decisions_changed: { count: changed, share: n ? changed / n : 0, by_change }, money, verdict, evidence };
+  return {
+    transactions: n,
+    frauds,
+    average_precision,
+    roc_auc,
+    card_precision_at_k,
+    calibration_error,
+    decisions_changed: { count: changed, share: n ? changed / n : 0, by_change },
+    money,
+    verdict,
+    evidence,
+  };
 }

@@ -19,8 +19,20 @@ const ModeThresholds = z.object({ review: Probability, block: Probability }).ref
 /** Settings as given: any part may be left out (the base's value is kept). */
 export const CustomSettingsInput = z
   .object({
-    stack: z.object({ bias: z.number().finite().optional(), weights: z.object(Object.fromEntries(CHANNELS.map((c) => [c, z.number().finite().min(0).max(10).optional()]))).strict().optional() }).strict().optional(),
-    thresholds: z.object(Object.fromEntries(MODE_NAMES.map((m) => [m, z.object({ review: Probability.optional(), block: Probability.optional() }).strict().optional()]))).strict().optional(),
+    stack: z
+      .object({
+        bias: z.number().finite().optional(),
+        weights: z
+          .object(Object.fromEntries(CHANNELS.map((c) => [c, z.number().finite().min(0).max(10).optional()])))
+          .strict()
+          .optional(),
+      })
+      .strict()
+      .optional(),
+    thresholds: z
+      .object(Object.fromEntries(MODE_NAMES.map((m) => [m, z.object({ review: Probability.optional(), block: Probability.optional() }).strict().optional()])))
+      .strict()
+      .optional(),
     bands: z.object({ medium: Probability.optional(), high: Probability.optional(), critical: Probability.optional() }).strict().optional(),
   })
   .strict();
@@ -30,7 +42,9 @@ export type CustomSettingsInput = z.infer<typeof CustomSettingsInput>;
 export const CustomSettings = z.object({
   stack: z.object({ bias: z.number(), weights: z.object({ tabular: z.number(), behavioral: z.number(), velocity: z.number(), graph: z.number() }) }),
   thresholds: z.object({ balanced: ModeThresholds, high_precision: ModeThresholds, high_recall: ModeThresholds }),
-  bands: z.object({ medium: Probability, high: Probability, critical: Probability }).refine((b) => b.medium <= b.high && b.high <= b.critical, 'bands must rise: medium ≤ high ≤ critical'),
+  bands: z
+    .object({ medium: Probability, high: Probability, critical: Probability })
+    .refine((b) => b.medium <= b.high && b.high <= b.critical, 'bands must rise: medium ≤ high ≤ critical'),
   /** Its own Platt calibration (a model recalibrated on an organization's outcomes); else the base's. */
   calibration: z.object({ method: z.literal('platt'), bias: z.number(), slope: z.number() }).optional(),
   /** Its own boosters (trained on an organization's outcomes, stored beside it), named by the
@@ -41,9 +55,17 @@ export type CustomSettings = z.infer<typeof CustomSettings>;
 
 /** The base model's values with the given ones laid over them, checked whole. */
 export function mergeSettings(base: ModelFile, input: CustomSettingsInput): CustomSettings {
-  const thresholds = Object.fromEntries(MODE_NAMES.map((m) => [m, { review: input.thresholds?.[m]?.review ?? base.thresholds[m].review, block: input.thresholds?.[m]?.block ?? base.thresholds[m].block }]));
+  const thresholds = Object.fromEntries(
+    MODE_NAMES.map((m) => [
+      m,
+      { review: input.thresholds?.[m]?.review ?? base.thresholds[m].review, block: input.thresholds?.[m]?.block ?? base.thresholds[m].block },
+    ]),
+  );
   return CustomSettings.parse({
-    stack: { bias: input.stack?.bias ?? base.stack.bias, weights: { ...base.stack.weights, ...Object.fromEntries(Object.entries(input.stack?.weights ?? {}).filter(([, v]) => v !== undefined)) } },
+    stack: {
+      bias: input.stack?.bias ?? base.stack.bias,
+      weights: { ...base.stack.weights, ...Object.fromEntries(Object.entries(input.stack?.weights ?? {}).filter(([, v]) => v !== undefined)) },
+    },
     thresholds,
     bands: { ...base.bands, ...Object.fromEntries(Object.entries(input.bands ?? {}).filter(([, v]) => v !== undefined)) },
   });
@@ -67,10 +89,20 @@ export interface CustomModel {
  *  validation sample was scored by the base's trees. */
 export function applySettings(base: ModelBundle, m: CustomModel, own?: LoadedChannel[]): ModelBundle {
   const f = base.file;
-  const thresholds = Object.fromEntries(MODE_NAMES.map((mode) => [mode, { ...f.thresholds[mode], review: m.settings.thresholds[mode].review, block: m.settings.thresholds[mode].block }])) as ModelFile['thresholds'];
+  const thresholds = Object.fromEntries(
+    MODE_NAMES.map((mode) => [mode, { ...f.thresholds[mode], review: m.settings.thresholds[mode].review, block: m.settings.thresholds[mode].block }]),
+  ) as ModelFile['thresholds'];
   const bundle: ModelBundle = {
     channels: own ?? base.channels,
-    file: { ...f, id: m.id, version: `${f.version}+${m.id}`, stack: m.settings.stack, thresholds, bands: m.settings.bands, calibration: m.settings.calibration ?? f.calibration },
+    file: {
+      ...f,
+      id: m.id,
+      version: `${f.version}+${m.id}`,
+      stack: m.settings.stack,
+      thresholds,
+      bands: m.settings.bands,
+      calibration: m.settings.calibration ?? f.calibration,
+    },
   };
   // Its own weights and calibration give its own validation score distribution.
   if (base.reference && !own) bundle.reference = prepareReference(base.reference.file, bundle, base.reference.test);
@@ -89,7 +121,8 @@ export function boostersDigest(texts: readonly string[]): string {
 export function customBundle(base: ModelBundle, m: CustomModel, texts: ReadonlyMap<string, string>): ModelBundle | string {
   if (!m.settings.boosters) return applySettings(base, m);
   const ordered = base.channels.map((c) => texts.get(c.name));
-  if (ordered.some((t) => t === undefined) || boostersDigest(ordered as string[]) !== m.settings.boosters.sha256) return `its stored boosters are missing or not the ones it was made with`;
+  if (ordered.some((t) => t === undefined) || boostersDigest(ordered as string[]) !== m.settings.boosters.sha256)
+    return `its stored boosters are missing or not the ones it was made with`;
   const own: LoadedChannel[] = [];
   for (const [k, c] of base.channels.entries()) {
     const loaded = loadChannel(c.name, c.features, ordered[k]!);

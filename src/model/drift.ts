@@ -19,7 +19,18 @@ import { combineInto } from './combine.ts';
 import { averagePrecision, calibrationNoise, expectedCalibrationError, rocAuc } from './metrics.ts';
 import type { MetricsFile, ModelBundle } from './bundle-types.ts';
 import { ReferenceFileSchema, type DriftReference, type ReferenceFile, type TestFigures } from './drift-reference.ts';
-import { DEGRADED_WARNING, DRIFT_SAMPLE, DRIFT_WARNING, MIN_OUTCOMES, MIN_ROWS, MIN_ROWS_FOR_PSI, OUT_OF_RANGE_SHARE, PSI_MAJOR, PSI_MODERATE, UNSEEN_SHARE } from './drift-limits.ts';
+import {
+  DEGRADED_WARNING,
+  DRIFT_SAMPLE,
+  DRIFT_WARNING,
+  MIN_OUTCOMES,
+  MIN_ROWS,
+  MIN_ROWS_FOR_PSI,
+  OUT_OF_RANGE_SHARE,
+  PSI_MAJOR,
+  PSI_MODERATE,
+  UNSEEN_SHARE,
+} from './drift-limits.ts';
 
 export { DEGRADED_WARNING, DRIFT_SAMPLE, DRIFT_WARNING, MIN_OUTCOMES, MIN_ROWS, MIN_ROWS_FOR_PSI, OUT_OF_RANGE_SHARE, PSI_MAJOR, PSI_MODERATE, UNSEEN_SHARE };
 
@@ -101,7 +112,8 @@ export function psi(expected: readonly number[], actual: readonly number[]): num
 export function testFigures(metrics: MetricsFile): TestFigures | undefined {
   const t = metrics.splits.test;
   const intervals = (t as { intervals?: Record<string, unknown> }).intervals;
-  const pair = (v: unknown): [number, number] | undefined => (Array.isArray(v) && v.length === 2 && v.every((x) => typeof x === 'number') ? [v[0], v[1]] : undefined);
+  const pair = (v: unknown): [number, number] | undefined =>
+    Array.isArray(v) && v.length === 2 && v.every((x) => typeof x === 'number') ? [v[0], v[1]] : undefined;
   const ap = pair(intervals?.average_precision);
   const ece = pair(intervals?.expected_calibration_error);
   if (!ap || !ece || t.average_precision === null) return undefined;
@@ -220,7 +232,7 @@ export class DriftCounter {
     const flat = this.reference.flat;
     const first = flat.binStart[k]!;
     const last = flat.binStart[k + 1]! - 1; // the missing bin
-    if (value !== value) {
+    if (Number.isNaN(value)) {
       this.counts[last]!++;
       return false;
     }
@@ -265,7 +277,13 @@ export class DriftCounter {
     if (n < MIN_ROWS) return null;
     const ref = this.reference;
     const signals: string[] = [];
-    const scorePsi = this.scored > 0 ? psi(ref.score.shares, [...this.scoreCounts].map((c) => c / this.scored)) : 0;
+    const scorePsi =
+      this.scored > 0
+        ? psi(
+            ref.score.shares,
+            [...this.scoreCounts].map((c) => c / this.scored),
+          )
+        : 0;
     const enough = n >= MIN_ROWS_FOR_PSI;
     if (enough && scorePsi >= PSI_MAJOR) signals.push('score_psi');
     const unseenShare = this.unseenRows / n;
@@ -274,9 +292,19 @@ export class DriftCounter {
       const counts = this.counts.subarray(ref.flat.binStart[k]!, ref.flat.binStart[k + 1]!);
       // Missing is a bin of its own on both sides.
       const expected = [...f.shares.map((s) => s * (1 - f.missing)), f.missing];
-      const value = psi(expected, [...counts].map((c) => c / n));
+      const value = psi(
+        expected,
+        [...counts].map((c) => c / n),
+      );
       const outside = this.outOfRange[k]! / n;
-      return { feature: f.feature, psi: round(value), out_of_range_share: round(outside), depends_on: f.dependsOn, in_verdict: f.inVerdict, moved: f.inVerdict && ((enough && value >= PSI_MAJOR) || outside >= OUT_OF_RANGE_SHARE) };
+      return {
+        feature: f.feature,
+        psi: round(value),
+        out_of_range_share: round(outside),
+        depends_on: f.dependsOn,
+        in_verdict: f.inVerdict,
+        moved: f.inVerdict && ((enough && value >= PSI_MAJOR) || outside >= OUT_OF_RANGE_SHARE),
+      };
     });
     features.sort((a, b) => b.psi - a.psi || (a.feature < b.feature ? -1 : 1));
     for (const f of features) if (f.moved) signals.push(`feature:${f.feature}`);
@@ -295,7 +323,9 @@ export class DriftCounter {
       }
       if (measured.expected_calibration_error > allowed.expected_calibration_error_max) {
         reasons.push('calibration');
-        parts.push(`calibration error ${measured.expected_calibration_error.toFixed(4)} where at most ${allowed.expected_calibration_error_max.toFixed(4)} is expected`);
+        parts.push(
+          `calibration error ${measured.expected_calibration_error.toFixed(4)} where at most ${allowed.expected_calibration_error_max.toFixed(4)} is expected`,
+        );
       }
       verdict = reasons.length ? 'degraded' : 'ok';
       basis = 'outcomes';
@@ -306,7 +336,11 @@ export class DriftCounter {
       basis = signals[0] === 'unseen_categories' ? 'categories' : signals[0]?.startsWith('feature:') ? 'features' : 'scores';
       if (signals.length) warning = `Drift: ${DRIFT_WARNING} (${signals.join(', ')}).`;
     }
-    const listed = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 20).map(([v]) => v);
+    const listed = (m: Map<string, number>) =>
+      [...m]
+        .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+        .slice(0, 20)
+        .map(([v]) => v);
     return {
       verdict,
       basis,

@@ -31,7 +31,7 @@ function scoresByClass(scores: ArrayLike<number>, labels: ArrayLike<number>): { 
 
 /** Equal scores (NaN equal to NaN, so a walk over sorted scores groups them too). */
 function same(a: number, b: number): boolean {
-  return a === b || (a !== a && b !== b);
+  return a === b || (Number.isNaN(a) && Number.isNaN(b));
 }
 
 /** Points at every distinct score, thresholds descending, and the number of positives. */
@@ -46,7 +46,7 @@ export function descendingCurve(scores: ArrayLike<number>, labels: ArrayLike<num
   while (i >= 0 || j >= 0) {
     const a = positives[i];
     const b = negatives[j];
-    const s = a === undefined ? b! : b === undefined ? a : a > b || a !== a ? a : b;
+    const s = a === undefined ? b! : b === undefined ? a : a > b || Number.isNaN(a) ? a : b;
     while (i >= 0 && same(positives[i]!, s)) {
       tp++;
       i--;
@@ -72,7 +72,7 @@ export function rocAuc(scores: ArrayLike<number>, labels: ArrayLike<number>): nu
   while (i < positives.length || j < negatives.length) {
     const a = positives[i];
     const b = negatives[j];
-    const s = a === undefined ? b! : b === undefined ? a : a < b || b !== b ? a : b;
+    const s = a === undefined ? b! : b === undefined ? a : a < b || Number.isNaN(b) ? a : b;
     let inGroup = 0;
     let positivesInGroup = 0;
     while (i < positives.length && same(positives[i]!, s)) {
@@ -123,7 +123,11 @@ export function logLoss(probabilities: ArrayLike<number>, labels: ArrayLike<numb
 }
 
 /** Per equal-width probability bin: rows, sum of predicted probabilities, sum of labels. */
-export function calibrationBins(probabilities: ArrayLike<number>, labels: ArrayLike<number>, bins: number): { count: number[]; predicted: number[]; observed: number[] } {
+export function calibrationBins(
+  probabilities: ArrayLike<number>,
+  labels: ArrayLike<number>,
+  bins: number,
+): { count: number[]; predicted: number[]; observed: number[] } {
   const count = new Array<number>(bins).fill(0);
   const predicted = new Array<number>(bins).fill(0);
   const observed = new Array<number>(bins).fill(0);

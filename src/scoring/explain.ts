@@ -113,7 +113,13 @@ const prepared = new WeakMap<readonly ChannelExplanation[], Prepared>();
 
 function prepare(channels: readonly ChannelExplanation[]): Prepared {
   const native = reasons(reasonSetup(channels));
-  return { reasons: native, row: new Float64Array(native.rowWidth), out: new Float64Array(1), weights: channels.map((c) => c.weight), features: channels.map((c) => c.features) };
+  return {
+    reasons: native,
+    row: new Float64Array(native.rowWidth),
+    out: new Float64Array(1),
+    weights: channels.map((c) => c.weight),
+    features: channels.map((c) => c.features),
+  };
 }
 
 /** True while the list still has the weights and feature lists `p` was set up from. */
@@ -148,7 +154,12 @@ export function topReasons(channels: readonly ChannelExplanation[], n: number): 
   let from = 0;
   for (let i = 0, o = 1; i < out[0]!; i++, o += 5) {
     const end = out[o + 3]!;
-    list.push({ text: texts.slice(from, end), direction: reasonDirections[out[o + 4]!]!, contribution: out[o]!, feature: channels[out[o + 1]!]!.features[out[o + 2]!]! });
+    list.push({
+      text: texts.slice(from, end),
+      direction: reasonDirections[out[o + 4]!]!,
+      contribution: out[o]!,
+      feature: channels[out[o + 1]!]!.features[out[o + 2]!]!,
+    });
     from = end;
   }
   return list;

@@ -41,11 +41,15 @@ export class KnownValues {
   note(input: { payment_type?: string | undefined; location?: string | undefined }, notes: string[]): void {
     const p = input.payment_type;
     if (p !== undefined && p !== UNKNOWN && !this.paymentTypes.has(p)) {
-      notes.push(`payment_type ${quoted(p)} is not a value the model knows: scored as unknown, like a missing one; map your values onto GET /api/risk/known-values.`);
+      notes.push(
+        `payment_type ${quoted(p)} is not a value the model knows: scored as unknown, like a missing one; map your values onto GET /api/risk/known-values.`,
+      );
     }
     const l = input.location;
     if (l !== undefined && l !== UNKNOWN && this.locations !== undefined && !this.locations.has(l)) {
-      notes.push(`location ${quoted(l)} is not a value the model knows (not among the places of its training data): it counts only through whether the customer used it before and through its channel's history; map your values onto GET /api/risk/known-values.`);
+      notes.push(
+        `location ${quoted(l)} is not a value the model knows (not among the places of its training data): it counts only through whether the customer used it before and through its channel's history; map your values onto GET /api/risk/known-values.`,
+      );
     }
   }
 }

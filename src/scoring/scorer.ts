@@ -14,7 +14,7 @@
 //   log-odds moved from the average, signed, divided by the sum of their absolute values.
 
 import { randomUUID } from 'node:crypto';
-import { type History } from '../domain/history/history.ts';
+import type { History } from '../domain/history/history.ts';
 import type { PerChannel } from '../domain/channels.ts';
 import { channelOf, UNKNOWN, type EarlierTransaction, type Transaction, type TransactionEntities, type TransactionParties } from '../domain/transaction.ts';
 import { allocateFeatures, type ChannelMatrices } from '../domain/features/extract.ts';
@@ -95,7 +95,6 @@ export type EarlierEvidence = Partial<Record<'customer' | 'merchant' | 'channel'
 export const MAX_REASONS = 5;
 export const MAX_EVIDENCE = 5;
 
-
 // Hot-path helpers are module-level functions rather than closures made per call: cheaper, and the
 // development loader (tsx) would otherwise re-name every closure on every call.
 
@@ -123,7 +122,15 @@ class Stages {
 
 function relatedRing(ring: Ring | undefined, matched: string, role: 'merchant' | 'channel', now: number): RelatedRing | null {
   return ring && ring.published_at <= now
-    ? { ring_id: ring.ring_id, window_start: new Date(ring.window_start).toISOString(), window_end: new Date(ring.window_end).toISOString(), matched_entity: matched, role, members: ring.members, fraud_rate: ring.fraud_rate }
+    ? {
+        ring_id: ring.ring_id,
+        window_start: new Date(ring.window_start).toISOString(),
+        window_end: new Date(ring.window_end).toISOString(),
+        matched_entity: matched,
+        role,
+        members: ring.members,
+        fraud_rate: ring.fraud_rate,
+      }
     : null;
 }
 
@@ -131,7 +138,14 @@ const RELATION = { customer: 'same_customer', merchant: 'same_merchant', channel
 
 /** The entity's most recent earlier transactions as graph evidence, with each outcome as known at
  *  `time` (a label counts only from when it became known). */
-function addEvidence(evidence: ScoreResult['graph_evidence'], history: History, role: 'customer' | 'merchant' | 'channel', key: string, time: number, older: readonly EarlierTransaction[] | undefined): void {
+function addEvidence(
+  evidence: ScoreResult['graph_evidence'],
+  history: History,
+  role: 'customer' | 'merchant' | 'channel',
+  key: string,
+  time: number,
+  older: readonly EarlierTransaction[] | undefined,
+): void {
   const earlier = history.recentIndices(role, key, time, MAX_EVIDENCE);
   if (earlier.length === 0 && !older?.length) return;
   const records = history.transactions;
@@ -273,7 +287,11 @@ export class Scorer {
   shadow(scored: ScoredToRecord, by: Scorer): { risk_score: number; decision: Decision } | undefined {
     const mine = this.deps.bundle.channels;
     const theirs = by.bundle.channels;
-    if (mine.length !== theirs.length || mine.some((c, k) => c.features.length !== theirs[k]!.features.length || c.features.some((f, i) => f !== theirs[k]!.features[i]))) return undefined;
+    if (
+      mine.length !== theirs.length ||
+      mine.some((c, k) => c.features.length !== theirs[k]!.features.length || c.features.some((f, i) => f !== theirs[k]!.features[i]))
+    )
+      return undefined;
     let raw = scored.raw;
     if (mine.some((c, k) => c.engine !== theirs[k]!.engine)) {
       let at = 0;
@@ -296,8 +314,14 @@ export class Scorer {
     const notes: string[] = context.notes ? [...context.notes] : [];
     const transactionId = input.transaction_id ?? `tx_${randomUUID()}`;
     if (input.transaction_id === undefined) notes.push(`transaction_id was not given: generated ${transactionId}.`);
-    if (input.location === undefined) notes.push('location was not given: recorded as "unknown"; whether the place and the channel are new to the customer is then missing, which the model was trained to see and does not take as evidence either way.');
-    if (input.payment_type === undefined) notes.push('payment_type was not given: recorded as "unknown"; the payment-type feature and whether the channel is new to the customer are then missing, which the model was trained to see.');
+    if (input.location === undefined)
+      notes.push(
+        'location was not given: recorded as "unknown"; whether the place and the channel are new to the customer is then missing, which the model was trained to see and does not take as evidence either way.',
+      );
+    if (input.payment_type === undefined)
+      notes.push(
+        'payment_type was not given: recorded as "unknown"; the payment-type feature and whether the channel is new to the customer are then missing, which the model was trained to see.',
+      );
     this.known.note(input, notes);
     // A score request's time is when the server receives it (docs/integrating.md); never earlier than the
     // newest transaction already in the history, so the history stays in time order.
@@ -336,11 +360,29 @@ export class Scorer {
     stages.end('model');
 
     // What rules read of this decision (and what a backtest reads back from the record).
-    const values: DecisionValues = { time, amount: tx.amount, customer_id: tx.customer_id, merchant_id: tx.merchant_id, location: tx.location, payment_type: tx.payment_type, mode: input.mode, risk_score: risk, risk_band: band, cold, channel_scores: channelScores, priors };
+    const values: DecisionValues = {
+      time,
+      amount: tx.amount,
+      customer_id: tx.customer_id,
+      merchant_id: tx.merchant_id,
+      location: tx.location,
+      payment_type: tx.payment_type,
+      mode: input.mode,
+      risk_score: risk,
+      risk_band: band,
+      cold,
+      channel_scores: channelScores,
+      priors,
+    };
     let decision = combined.decision;
     let rules: RulesOutcome | undefined;
     if (context.rules) {
-      rules = runRules(context.rules, values, combined.decision, () => featureMap(this.featureNames, bundle.channels.map((c) => features[c.name])));
+      rules = runRules(context.rules, values, combined.decision, () =>
+        featureMap(
+          this.featureNames,
+          bundle.channels.map((c) => features[c.name]),
+        ),
+      );
       decision = rules.decision;
       notes.push(...rulesNotes(rules, combined.decision));
       stages.end('rules');
@@ -348,7 +390,9 @@ export class Scorer {
 
     let reasons: ScoreReason[] = [];
     if (input.explain) {
-      bundle.channels.forEach((c, k) => c.engine.shapInto(features[c.name], this.phi[k]!));
+      bundle.channels.forEach((c, k) => {
+        c.engine.shapInto(features[c.name], this.phi[k]!);
+      });
       reasons = topReasons(this.explained, MAX_REASONS);
       stages.end('explain');
     } else notes.push('explain was false: reasons were not computed.');

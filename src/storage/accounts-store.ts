@@ -61,7 +61,9 @@ export interface Identity {
 
 const KEY_COLUMNS = 'id, organization_id, name, prefix, last4, created_at, rotated_at, last_used_at, revoked_at';
 /** The same columns of `api_keys k` in a join. */
-const K_KEY_COLUMNS = KEY_COLUMNS.split(', ').map((c) => `k.${c}`).join(', ');
+const K_KEY_COLUMNS = KEY_COLUMNS.split(', ')
+  .map((c) => `k.${c}`)
+  .join(', ');
 
 /** Creates or refreshes the user a verified token names (identity fields only, never the token). */
 export async function upsertUser(db: Queryable, who: Identity): Promise<UserRow> {
@@ -75,7 +77,13 @@ export async function upsertUser(db: Queryable, who: Identity): Promise<UserRow>
 }
 
 export async function insertSession(db: Queryable, s: { id: string; secretHash: string; csrfHash: string; userId: string; expiresAt: Date }): Promise<void> {
-  await db.query('INSERT INTO sessions (id, secret_hash, csrf_hash, user_id, expires_at) VALUES ($1, $2, $3, $4, $5)', [s.id, s.secretHash, s.csrfHash, s.userId, s.expiresAt]);
+  await db.query('INSERT INTO sessions (id, secret_hash, csrf_hash, user_id, expires_at) VALUES ($1, $2, $3, $4, $5)', [
+    s.id,
+    s.secretHash,
+    s.csrfHash,
+    s.userId,
+    s.expiresAt,
+  ]);
 }
 
 /** The session whose cookie hashes to `secretHash`, whatever its state (callers check it), with
@@ -105,11 +113,18 @@ export async function createOrganization(db: Db, o: { id: string; name: string; 
 
 /** Creates an organization made by `createdBy` (a user, or the command line's own user) whose
  *  owners are `ownerIds` (possibly none yet), in one transaction. */
-export async function createOrganizationOwnedBy(db: Db, o: { id: string; name: string; stage: 'test' | 'live'; createdBy: string; ownerIds: readonly string[]; invitedEmail?: string | undefined }): Promise<Omit<OrganizationRow, 'role'>> {
+export async function createOrganizationOwnedBy(
+  db: Db,
+  o: { id: string; name: string; stage: 'test' | 'live'; createdBy: string; ownerIds: readonly string[]; invitedEmail?: string | undefined },
+): Promise<Omit<OrganizationRow, 'role'>> {
   return db.transaction(async (tx) => {
-    const [row] = await tx.query<Omit<OrganizationRow, 'role'>>('INSERT INTO organizations (id, name, stage, created_by) VALUES ($1, $2, $3, $4) RETURNING id, name, stage, created_at', [o.id, o.name, o.stage, o.createdBy]);
+    const [row] = await tx.query<Omit<OrganizationRow, 'role'>>(
+      'INSERT INTO organizations (id, name, stage, created_by) VALUES ($1, $2, $3, $4) RETURNING id, name, stage, created_at',
+      [o.id, o.name, o.stage, o.createdBy],
+    );
     for (const owner of o.ownerIds) await tx.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'owner')`, [o.id, owner]);
-    if (o.invitedEmail) await tx.query(`INSERT INTO organization_invitations (organization_id, email, role) VALUES ($1, $2, 'owner')`, [o.id, o.invitedEmail.toLowerCase()]);
+    if (o.invitedEmail)
+      await tx.query(`INSERT INTO organization_invitations (organization_id, email, role) VALUES ($1, $2, 'owner')`, [o.id, o.invitedEmail.toLowerCase()]);
     return row!;
   });
 }
@@ -157,7 +172,10 @@ export async function membersOf(db: Queryable, orgId: string): Promise<MemberRow
   );
 }
 
-export async function insertApiKey(db: Queryable, k: { id: string; orgId: string; name: string; prefix: string; last4: string; secretHash: string; createdBy: string }): Promise<ApiKeyRow> {
+export async function insertApiKey(
+  db: Queryable,
+  k: { id: string; orgId: string; name: string; prefix: string; last4: string; secretHash: string; createdBy: string },
+): Promise<ApiKeyRow> {
   const [row] = await db.query<ApiKeyRow>(
     `INSERT INTO api_keys (id, organization_id, name, prefix, last4, secret_hash, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${KEY_COLUMNS}`,
     [k.id, k.orgId, k.name, k.prefix, k.last4, k.secretHash, k.createdBy],
@@ -171,7 +189,11 @@ export async function apiKeysOf(db: Queryable, orgId: string): Promise<ApiKeyRow
 
 /** A key, if it belongs to an organization the user is a member of (else undefined: 404), with
  *  the user's role there and the organization's name. */
-export async function apiKeyForMember(db: Queryable, keyId: string, userId: string): Promise<(ApiKeyRow & { role: 'owner' | 'member'; organization_name: string }) | undefined> {
+export async function apiKeyForMember(
+  db: Queryable,
+  keyId: string,
+  userId: string,
+): Promise<(ApiKeyRow & { role: 'owner' | 'member'; organization_name: string }) | undefined> {
   const [row] = await db.query<ApiKeyRow & { role: 'owner' | 'member'; organization_name: string }>(
     `SELECT ${K_KEY_COLUMNS}, m.role, o.name AS organization_name
      FROM api_keys k JOIN memberships m ON m.organization_id = k.organization_id JOIN organizations o ON o.id = k.organization_id

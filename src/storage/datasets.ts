@@ -97,7 +97,10 @@ export async function sweepOrphans(files: DatasetFiles, live: ReadonlySet<string
     const stored = /^([a-f0-9]{32}\.csv)(\.cols(\.partial)?)?$/.exec(name)?.[1];
     if (!stored || live.has(stored)) continue;
     const path = join(files.dir, name);
-    const modified = await stat(path).then((s) => s.mtimeMs, () => undefined);
+    const modified = await stat(path).then(
+      (s) => s.mtimeMs,
+      () => undefined,
+    );
     if (modified === undefined || now - modified < graceMs) continue;
     await rm(path, { force: true });
     removed.push(name);
@@ -115,7 +118,8 @@ export function newDatasetId(): string {
   return `ds_${randomBytes(16).toString('base64url')}`;
 }
 
-const COLUMNS = 'id, original_name, stored_name, size_bytes, rows, has_labels, mapping, validation, owner_user_id, organization_id, created_at, expires_at, removed, removed_at';
+const COLUMNS =
+  'id, original_name, stored_name, size_bytes, rows, has_labels, mapping, validation, owner_user_id, organization_id, created_at, expires_at, removed, removed_at';
 
 export async function insertDataset(db: Queryable, d: Omit<DatasetRecord, 'created_at' | 'removed' | 'removed_at'>): Promise<DatasetRecord> {
   const [row] = await db.query<DatasetRecord>(
@@ -128,7 +132,10 @@ export async function insertDataset(db: Queryable, d: Omit<DatasetRecord, 'creat
 
 /** An organization's datasets that still have their file, newest first. */
 export async function datasetsOfOrganization(db: Queryable, organizationId: string, limit = 500): Promise<DatasetRecord[]> {
-  return db.query<DatasetRecord>(`SELECT ${COLUMNS} FROM datasets WHERE organization_id = $1 AND removed IS NULL ORDER BY created_at DESC, id LIMIT $2`, [organizationId, limit]);
+  return db.query<DatasetRecord>(`SELECT ${COLUMNS} FROM datasets WHERE organization_id = $1 AND removed IS NULL ORDER BY created_at DESC, id LIMIT $2`, [
+    organizationId,
+    limit,
+  ]);
 }
 
 export async function getDataset(db: Queryable, id: string): Promise<DatasetRecord | undefined> {
@@ -146,12 +153,18 @@ export async function updateValidation(db: Queryable, id: string, mapping: Colum
 
 /** Marks a dataset removed; returns its stored name when this call removed it. */
 export async function markRemoved(db: Queryable, id: string, how: 'deleted' | 'expired'): Promise<string | undefined> {
-  const [row] = await db.query<{ stored_name: string }>(`UPDATE datasets SET removed = $2, removed_at = now() WHERE id = $1 AND removed IS NULL RETURNING stored_name`, [id, how]);
+  const [row] = await db.query<{ stored_name: string }>(
+    `UPDATE datasets SET removed = $2, removed_at = now() WHERE id = $1 AND removed IS NULL RETURNING stored_name`,
+    [id, how],
+  );
   return row?.stored_name;
 }
 
 /** Marks every dataset past its retention expired; returns their stored names (files to delete). */
 export async function expireDue(db: Db, now: Date): Promise<string[]> {
-  const rows = await db.query<{ stored_name: string }>(`UPDATE datasets SET removed = 'expired', removed_at = $1 WHERE removed IS NULL AND expires_at <= $1 RETURNING stored_name`, [now]);
+  const rows = await db.query<{ stored_name: string }>(
+    `UPDATE datasets SET removed = 'expired', removed_at = $1 WHERE removed IS NULL AND expires_at <= $1 RETURNING stored_name`,
+    [now],
+  );
   return rows.map((r) => r.stored_name);
 }

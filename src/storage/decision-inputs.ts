@@ -86,7 +86,11 @@ export function decisionValues(row: LoggedDecision): DecisionValues | undefined 
   if (!packed && row.response) {
     const answer = JSON.parse(row.response) as StoredAnswer;
     const prior = (role: string) => Object.values(answer.entity_history).find((e) => e.role === role)?.prior_transactions ?? 0;
-    packed = { cold: answer.path === 'COLD_START', channel_scores: answer.channel_scores, priors: { customer: prior('customer'), merchant: prior('merchant'), channel: prior('channel') } };
+    packed = {
+      cold: answer.path === 'COLD_START',
+      channel_scores: answer.channel_scores,
+      priors: { customer: prior('customer'), merchant: prior('merchant'), channel: prior('channel') },
+    };
   }
   if (!packed) return undefined;
   return {

@@ -23,7 +23,10 @@ export async function organizationsWatchingDrift(db: Queryable): Promise<string[
 }
 
 export async function storedVerdict(db: Queryable, organizationId: string, week: string): Promise<StoredVerdict | undefined> {
-  const [row] = await db.query<StoredVerdict>(`SELECT week, verdict, reasons, basis FROM drift_verdicts WHERE organization_id = $1 AND week = $2`, [organizationId, week]);
+  const [row] = await db.query<StoredVerdict>(`SELECT week, verdict, reasons, basis FROM drift_verdicts WHERE organization_id = $1 AND week = $2`, [
+    organizationId,
+    week,
+  ]);
   return row;
 }
 
@@ -40,7 +43,11 @@ export async function recordVerdict(db: Db, organizationId: string, v: StoredVer
     );
     if (!stored || !previous || previous.verdict === null || v.verdict === null || previous.verdict === v.verdict) return false;
     await writeOutbox(tx, [
-      { organizationId, type: 'drift.verdict_changed', payload: { week: v.week, verdict: v.verdict, previous_verdict: previous.verdict, previous_week: previous.week, reasons: v.reasons, basis: v.basis } },
+      {
+        organizationId,
+        type: 'drift.verdict_changed',
+        payload: { week: v.week, verdict: v.verdict, previous_verdict: previous.verdict, previous_week: previous.week, reasons: v.reasons, basis: v.basis },
+      },
     ]);
     return true;
   });

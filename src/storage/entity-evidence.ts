@@ -19,7 +19,13 @@ export interface EntitySummary {
 
 /** Up to `limit` of an entity's transactions before `before`, newest first: the evidence a
  *  loaded history no longer holds. A channel is its payment type and location. */
-export async function earlierTransactions(scope: OrganizationScope, role: 'customer' | 'merchant' | 'channel', entity: TransactionEntities, before: number, limit: number): Promise<EarlierTransaction[]> {
+export async function earlierTransactions(
+  scope: OrganizationScope,
+  role: 'customer' | 'merchant' | 'channel',
+  entity: TransactionEntities,
+  before: number,
+  limit: number,
+): Promise<EarlierTransaction[]> {
   const [where, params] =
     role === 'customer'
       ? ['customer_id = $2', [entity.customer_id]]

@@ -13,7 +13,7 @@
 // (the floor, the rules and lists) is read as for a load from the rows.
 
 import { WINDOW_HORIZON_MS, type EntityTotals } from '../domain/history/horizon.ts';
-import type { Transaction, TransactionEntities } from '../domain/transaction.ts';
+import type { TransactionEntities } from '../domain/transaction.ts';
 import type { PackedColumn, TransactionColumns, UseColumns } from '../domain/history/records.ts';
 import type { Queryable } from './db.ts';
 import { changesSince, feedSnapshot, type FeedOutcome, type FeedSnapshot, type FeedTransaction } from './live-feed.ts';
@@ -66,7 +66,7 @@ export const SNAPSHOT_MAX_CHANGES = 250_000;
 
 /** A loader that keeps every call, to make them on `into` once the database transaction is over. */
 function deferred(into: HistoryLoader): { loader: HistoryLoader; replay(): Promise<boolean> } {
-  const calls: (() => void | boolean | Promise<void | boolean>)[] = [];
+  const calls: (() => void | boolean | Promise<void> | Promise<boolean>)[] = [];
   return {
     loader: {
       start: (floor, expected) => void calls.push(() => into.start(floor, expected)),
@@ -74,7 +74,10 @@ function deferred(into: HistoryLoader): { loader: HistoryLoader; replay(): Promi
       transactions: (page) => void calls.push(() => into.transactions(page)),
       labels: (rows) => void calls.push(() => into.labels(rows)),
       finish: (totals) => void calls.push(() => into.finish(totals)),
-      restore: (pieces, changes) => (calls.push(() => into.restore(pieces, changes)), true),
+      restore: (pieces, changes) => {
+        calls.push(() => into.restore(pieces, changes));
+        return true;
+      },
     },
     /** Makes the calls; false when a restore was refused. */
     async replay() {
@@ -112,7 +115,13 @@ const TOTAL_KINDS = { c: 'customer', m: 'merchant', h: 'channel' } as const;
  * last, so there everything is read first and handed over once the transaction is over: other
  * organizations' statements wait for the reading only, not for the history to be built.
  */
-export async function loadHistory(scope: OrganizationScope, now: number, into: HistoryLoader, policy: PolicyLoader | undefined, use?: SnapshotUse): Promise<Loaded> {
+export async function loadHistory(
+  scope: OrganizationScope,
+  now: number,
+  into: HistoryLoader,
+  policy: PolicyLoader | undefined,
+  use?: SnapshotUse,
+): Promise<Loaded> {
   if (scope.db.kind === 'pglite') {
     const later = deferred(into);
     const loaded = await read(scope, now, later.loader, policy, use);
@@ -146,7 +155,13 @@ async function preread(scope: OrganizationScope, now: number, use: SnapshotUse |
   return pieces && { meta, pieces };
 }
 
-async function read(scope: OrganizationScope, now: number, into: HistoryLoader, policy: PolicyLoader | undefined, use: SnapshotUse | undefined): Promise<Loaded> {
+async function read(
+  scope: OrganizationScope,
+  now: number,
+  into: HistoryLoader,
+  policy: PolicyLoader | undefined,
+  use: SnapshotUse | undefined,
+): Promise<Loaded> {
   const org = scope.organizationId;
   const stored = await preread(scope, now, use);
   return scope.db.transaction(async (tx) => {
@@ -172,14 +187,30 @@ async function read(scope: OrganizationScope, now: number, into: HistoryLoader, 
       [org, floor],
     );
     type Label = [string, string, string, string, 0 | 1, number];
-    await into.labels(((labels?.page ? JSON.parse(labels.page) : []) as Label[]).map(([customer_id, merchant_id, location, payment_type, label, known]) => ({ customer_id, merchant_id, location, payment_type, label, known })));
+    await into.labels(
+      ((labels?.page ? JSON.parse(labels.page) : []) as Label[]).map(([customer_id, merchant_id, location, payment_type, label, known]) => ({
+        customer_id,
+        merchant_id,
+        location,
+        payment_type,
+        label,
+        known,
+      })),
+    );
     const totals: EntityTotals[] = [];
     type Total = [keyof typeof TOTAL_KINDS, string, number, number, number, number, number, number, number | null];
-    await pages<Total>(tx, 'entity_totals', 'kind, key', 'kind, key, transactions, amount_sum, amount_squares, last_ms, labels, frauds, first_fraud_known_ms', org, (rows) => {
-      for (const [kind, key, transactions, amountSum, amountSquares, last, labels, frauds, firstFraudKnown] of rows) {
-        totals.push({ kind: TOTAL_KINDS[kind], key, transactions, amountSum, amountSquares, last, labels, frauds, firstFraudKnown });
-      }
-    });
+    await pages<Total>(
+      tx,
+      'entity_totals',
+      'kind, key',
+      'kind, key, transactions, amount_sum, amount_squares, last_ms, labels, frauds, first_fraud_known_ms',
+      org,
+      (rows) => {
+        for (const [kind, key, transactions, amountSum, amountSquares, last, labels, frauds, firstFraudKnown] of rows) {
+          totals.push({ kind: TOTAL_KINDS[kind], key, transactions, amountSum, amountSquares, last, labels, frauds, firstFraudKnown });
+        }
+      },
+    );
     await into.finish(totals);
     if (policy) await readPolicy(tx, scope, policy);
     return { floor, seen };
@@ -193,7 +224,8 @@ async function readPolicy(tx: Queryable, scope: OrganizationScope, policy: Polic
 
 /** A string column as the page query sends it: the values' UTF-8 bytes end to end, and their
  *  lengths as big-endian int4. */
-const packed = (column: string, name: string) => `string_agg(convert_to(${column}, 'UTF8'), ''::bytea) AS ${name}, string_agg(int4send(octet_length(${column})), ''::bytea) AS ${name}_lengths`;
+const packed = (column: string, name: string) =>
+  `string_agg(convert_to(${column}, 'UTF8'), ''::bytea) AS ${name}, string_agg(int4send(octet_length(${column})), ''::bytea) AS ${name}_lengths`;
 
 /** One page of transactions, a column each. The aggregates read the rows in the subquery's order
  *  (PostgreSQL feeds an aggregate its input in the order a sorted subquery gives it); the times are
@@ -273,7 +305,8 @@ function columns(r: PageRow): TransactionColumns {
 
 /** The rows of a page as objects (for tests and inspection; a load never makes them). */
 export function pageRows(c: TransactionColumns): HistoryRow[] {
-  const text = (p: PackedColumn, i: number) => Buffer.from(p.bytes.buffer, p.bytes.byteOffset, p.bytes.byteLength).toString('utf8', i === 0 ? 0 : p.ends[i - 1]!, p.ends[i]!);
+  const text = (p: PackedColumn, i: number) =>
+    Buffer.from(p.bytes.buffer, p.bytes.byteOffset, p.bytes.byteLength).toString('utf8', i === 0 ? 0 : p.ends[i - 1]!, p.ends[i]!);
   return Array.from({ length: c.count }, (_, i) => ({
     transaction_id: text(c.ids, i),
     time: c.times[i]!,
@@ -291,7 +324,11 @@ export function pageRows(c: TransactionColumns): HistoryRow[] {
  *  (time, then the order recorded), a page of columns at a time. The next page is asked for before
  *  this one is handed over, so the database reads it while the history takes this one. */
 async function historyPages(tx: Queryable, organizationId: string, from: number, onPage: (page: TransactionColumns) => void | Promise<void>): Promise<void> {
-  const page = (after?: number[]) => tx.query<PageRow>(PAGE_SQL(after !== undefined), after ? [organizationId, LOAD_PAGE_ROWS, from, after[0], after[1]] : [organizationId, LOAD_PAGE_ROWS, from]);
+  const page = (after?: number[]) =>
+    tx.query<PageRow>(
+      PAGE_SQL(after !== undefined),
+      after ? [organizationId, LOAD_PAGE_ROWS, from, after[0], after[1]] : [organizationId, LOAD_PAGE_ROWS, from],
+    );
   await readAhead(
     page(),
     ([row]) => (row?.n === LOAD_PAGE_ROWS ? page(row.last!.map(Number)) : undefined),
@@ -322,7 +359,8 @@ interface UsePageRow {
 /** Every first use of `organizationId`, a page of columns at a time (the next asked for before
  *  this one is handed over). */
 async function usePages(tx: Queryable, organizationId: string, onPage: (page: UseColumns) => void | Promise<void>): Promise<void> {
-  const page = (after?: string[]) => tx.query<UsePageRow>(USE_PAGE_SQL(after !== undefined), after ? [organizationId, ENTITY_PAGE_ROWS, ...after] : [organizationId, ENTITY_PAGE_ROWS]);
+  const page = (after?: string[]) =>
+    tx.query<UsePageRow>(USE_PAGE_SQL(after !== undefined), after ? [organizationId, ENTITY_PAGE_ROWS, ...after] : [organizationId, ENTITY_PAGE_ROWS]);
   await readAhead(
     page(),
     ([row]) => (row?.n === ENTITY_PAGE_ROWS ? page(row.last!) : undefined),
@@ -330,14 +368,21 @@ async function usePages(tx: Queryable, organizationId: string, onPage: (page: Us
       if (!row || row.n === 0) return;
       const n = row.n;
       if (!row.kinds || row.kinds.length !== n) throw new Error(`a page of first uses has ${row.kinds?.length ?? 0} kinds for ${n} rows`);
-      return onPage({ count: n, customers: strings(row.customers, row.customers_lengths, n), kinds: row.kinds, keys: strings(row.keys, row.keys_lengths, n), firsts: float64s(row.firsts, n) });
+      return onPage({
+        count: n,
+        customers: strings(row.customers, row.customers_lengths, n),
+        kinds: row.kinds,
+        keys: strings(row.keys, row.keys_lengths, n),
+        firsts: float64s(row.firsts, n),
+      });
     },
   );
 }
 
 /** The rows of a page of first uses as objects (for tests and inspection; a load never makes them). */
 export function useRows(u: UseColumns): { customer_id: string; kind: 'merchant' | 'channel' | 'location'; key: string; first: number }[] {
-  const text = (p: PackedColumn, i: number) => Buffer.from(p.bytes.buffer, p.bytes.byteOffset, p.bytes.byteLength).toString('utf8', i === 0 ? 0 : p.ends[i - 1]!, p.ends[i]!);
+  const text = (p: PackedColumn, i: number) =>
+    Buffer.from(p.bytes.buffer, p.bytes.byteOffset, p.bytes.byteLength).toString('utf8', i === 0 ? 0 : p.ends[i - 1]!, p.ends[i]!);
   return Array.from({ length: u.count }, (_, i) => ({
     customer_id: text(u.customers, i),
     kind: USE_KINDS[String.fromCharCode(u.kinds[i]!) as keyof typeof USE_KINDS],
@@ -349,7 +394,14 @@ export function useRows(u: UseColumns): { customer_id: string; kind: 'merchant' 
 /** Reads an organization's rows (loadHistory's scope) of an entity table (customer_uses,
  *  entity_totals) in pages of JSON arrays of `columns`, in the order of `keys` (the primary key
  *  after the organization). */
-async function pages<Row extends unknown[]>(tx: Queryable, table: string, keys: string, columns: string, organizationId: string, onPage: (rows: Row[]) => void | Promise<void>): Promise<void> {
+async function pages<Row extends unknown[]>(
+  tx: Queryable,
+  table: string,
+  keys: string,
+  columns: string,
+  organizationId: string,
+  onPage: (rows: Row[]) => void | Promise<void>,
+): Promise<void> {
   const width = keys.split(',').length;
   let after: unknown[] | undefined;
   for (;;) {

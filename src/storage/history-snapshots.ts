@@ -44,7 +44,16 @@ export async function snapshotMeta(tx: Queryable, scope: OrganizationScope): Pro
     [scope.organizationId],
   );
   if (!r) return undefined;
-  return { format: r.format, labelDelay: r.label_delay_ms, floor: r.floor_ms, seen: parseSnapshot(r.seen), transactions: r.transactions, bytes: r.bytes, pieces: r.pieces, writtenAt: r.written_at_ms };
+  return {
+    format: r.format,
+    labelDelay: r.label_delay_ms,
+    floor: r.floor_ms,
+    seen: parseSnapshot(r.seen),
+    transactions: r.transactions,
+    bytes: r.bytes,
+    pieces: r.pieces,
+    writtenAt: r.written_at_ms,
+  };
 }
 
 /** The same snapshot (stored once, by one writer: history-snapshots are replaced, never changed). */
@@ -98,7 +107,11 @@ export async function writeSnapshot(scope: OrganizationScope, meta: Omit<Snapsho
        VALUES ($1, $2, $3, $4, $5::pg_snapshot, $6, $7, $8, $9)`,
       [org, meta.format, meta.labelDelay, meta.floor, snapshotText(meta.seen), meta.transactions, bytes, pieces.length, meta.writtenAt],
     );
-    await tx.copyIn('history_snapshot_pieces', PIECE_COLUMNS, pieces.map((bytes, i) => [org, i, bytes]));
+    await tx.copyIn(
+      'history_snapshot_pieces',
+      PIECE_COLUMNS,
+      pieces.map((bytes, i) => [org, i, bytes]),
+    );
     return true;
   });
 }

@@ -41,7 +41,8 @@ export interface JobRecord {
   finished_at: Date | null;
 }
 
-const COLUMNS = 'id, kind, params, dataset_id, mode, status, stage, progress, error, attempts, max_attempts, claimed_by, heartbeat_at, owner_user_id, organization_id, result, created_at, started_at, finished_at';
+const COLUMNS =
+  'id, kind, params, dataset_id, mode, status, stage, progress, error, attempts, max_attempts, claimed_by, heartbeat_at, owner_user_id, organization_id, result, created_at, started_at, finished_at';
 /** One advisory lock key for "count running jobs, then claim": serialises claims across processes. */
 const CLAIM_LOCK = 7_301_991;
 /** First half of the two-key advisory lock taken per organization while checking its job quota. */
@@ -52,7 +53,15 @@ export function newJobId(): string {
 }
 
 /** A job to queue: a scoring job names its dataset and mode; another kind its params. */
-export type NewJob = { id?: string; kind?: JobKind; params?: unknown; dataset_id: string | null; mode: ScoreMode | null; owner_user_id?: string | null; organization_id?: string | null };
+export type NewJob = {
+  id?: string;
+  kind?: JobKind;
+  params?: unknown;
+  dataset_id: string | null;
+  mode: ScoreMode | null;
+  owner_user_id?: string | null;
+  organization_id?: string | null;
+};
 
 export async function createJob(db: Queryable, j: NewJob): Promise<JobRecord> {
   const [row] = await db.query<JobRecord>(
@@ -66,7 +75,10 @@ export async function createJob(db: Queryable, j: NewJob): Promise<JobRecord> {
 export async function listJobs(db: Queryable, owner: { organizationId: string } | { userId: string }, limit = 500): Promise<JobRecord[]> {
   return 'organizationId' in owner
     ? db.query<JobRecord>(`SELECT ${COLUMNS} FROM jobs WHERE organization_id = $1 ORDER BY created_at DESC, id LIMIT $2`, [owner.organizationId, limit])
-    : db.query<JobRecord>(`SELECT ${COLUMNS} FROM jobs WHERE owner_user_id = $1 AND organization_id IS NULL ORDER BY created_at DESC, id LIMIT $2`, [owner.userId, limit]);
+    : db.query<JobRecord>(`SELECT ${COLUMNS} FROM jobs WHERE owner_user_id = $1 AND organization_id IS NULL ORDER BY created_at DESC, id LIMIT $2`, [
+        owner.userId,
+        limit,
+      ]);
 }
 
 /** Jobs an organization queued since `since` (what its daily quota counts). */
@@ -80,7 +92,12 @@ export async function countOrganizationJobsSince(db: Queryable, organizationId: 
  * quota); undefined when over. Count and insert run under a per-organization advisory lock, so two
  * requests (or two processes) at once cannot both take the last slot.
  */
-export async function createOrganizationJob(db: Db, j: NewJob & { owner_user_id: string; organization_id: string }, quota: number, since: Date): Promise<JobRecord | undefined> {
+export async function createOrganizationJob(
+  db: Db,
+  j: NewJob & { owner_user_id: string; organization_id: string },
+  quota: number,
+  since: Date,
+): Promise<JobRecord | undefined> {
   return db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [QUOTA_LOCK, j.organization_id]);
     if ((await countOrganizationJobsSince(tx, j.organization_id, since)) >= quota) return undefined;
@@ -112,7 +129,10 @@ export async function claimNext(db: Db, worker: string, maxRunning: number): Pro
 
 /** Progress from the work itself; false when the job is no longer this worker's (taken over). */
 export async function reportProgress(db: Queryable, id: string, worker: string, stage: string, progress: number): Promise<boolean> {
-  const rows = await db.query(`UPDATE jobs SET stage = $3, progress = $4, heartbeat_at = now() WHERE id = $1 AND claimed_by = $2 AND status = 'running' RETURNING id`, [id, worker, stage, progress]);
+  const rows = await db.query(
+    `UPDATE jobs SET stage = $3, progress = $4, heartbeat_at = now() WHERE id = $1 AND claimed_by = $2 AND status = 'running' RETURNING id`,
+    [id, worker, stage, progress],
+  );
   return rows.length === 1;
 }
 
@@ -140,7 +160,12 @@ export async function finishJob(db: Db, id: string, worker: string, result: unkn
 }
 
 export async function failJob(db: Db, id: string, worker: string, error: string, announce?: JobAnnouncer): Promise<boolean> {
-  return settle(db, `UPDATE jobs SET status = 'failed', error = $3, finished_at = now() WHERE id = $1 AND claimed_by = $2 AND status = 'running'`, [id, worker, error], announce);
+  return settle(
+    db,
+    `UPDATE jobs SET status = 'failed', error = $3, finished_at = now() WHERE id = $1 AND claimed_by = $2 AND status = 'running'`,
+    [id, worker, error],
+    announce,
+  );
 }
 
 /** Jobs whose process stopped beating for `staleMs`: queued again, or failed after max_attempts. */

@@ -40,7 +40,8 @@ export interface ItemRow {
 const ITEM_PAGE_ROWS = 20_000;
 
 const LIST_COLUMNS = `l.id, l.name, l.kind, l.description, l.created_at_ms, l.created_by`;
-const itemCount = (now: string) => `(SELECT count(*)::int FROM list_items i WHERE i.list_id = l.id AND i.removed_at_ms IS NULL AND (i.expires_at_ms IS NULL OR i.expires_at_ms > ${now})) AS items`;
+const itemCount = (now: string) =>
+  `(SELECT count(*)::int FROM list_items i WHERE i.list_id = l.id AND i.removed_at_ms IS NULL AND (i.expires_at_ms IS NULL OR i.expires_at_ms > ${now})) AS items`;
 
 /** Ends the current stays of the values $5 on list $2 of organization $1, at $3 by $4. */
 const END_STAYS = `UPDATE list_items i SET removed_at_ms = $3, removed_by = $4, seq = nextval('transactions_seq_seq'), xid = pg_current_xact_id()
@@ -58,7 +59,10 @@ async function planForValues(tx: Queryable): Promise<void> {
 /** Whether the list is the organization's and not deleted (locked until the transaction ends, so
  *  a delete and an add do not cross). */
 async function ownList(tx: Queryable, scope: OrganizationScope, listId: string): Promise<boolean> {
-  const rows = await tx.query(`SELECT 1 FROM lists WHERE organization_id = $1 AND id = $2 AND deleted_at_ms IS NULL FOR UPDATE`, [scope.organizationId, listId]);
+  const rows = await tx.query(`SELECT 1 FROM lists WHERE organization_id = $1 AND id = $2 AND deleted_at_ms IS NULL FOR UPDATE`, [
+    scope.organizationId,
+    listId,
+  ]);
   return rows.length > 0;
 }
 
@@ -69,14 +73,32 @@ async function currentXid(tx: Queryable): Promise<number> {
 }
 
 async function audit(tx: Queryable, scope: OrganizationScope, at: number, by: string, listId: string, action: string, detail: unknown): Promise<void> {
-  await tx.query(`INSERT INTO policy_audit (organization_id, at_ms, by, subject, subject_id, action, detail) VALUES ($1, $2, $3, 'list', $4, $5, $6)`, [scope.organizationId, at, by, listId, action, detail ?? null]);
+  await tx.query(`INSERT INTO policy_audit (organization_id, at_ms, by, subject, subject_id, action, detail) VALUES ($1, $2, $3, 'list', $4, $5, $6)`, [
+    scope.organizationId,
+    at,
+    by,
+    listId,
+    action,
+    detail ?? null,
+  ]);
 }
 
 /** Creates a list; undefined when the organization has a list of that name. */
-export async function createList(scope: OrganizationScope, l: { id: string; name: string; kind: ListKind; description: string | null; at: number; by: string }): Promise<ListRow | undefined> {
+export async function createList(
+  scope: OrganizationScope,
+  l: { id: string; name: string; kind: ListKind; description: string | null; at: number; by: string },
+): Promise<ListRow | undefined> {
   try {
     return await scope.db.transaction(async (tx) => {
-      await tx.query(`INSERT INTO lists (id, organization_id, name, kind, description, created_at_ms, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [l.id, scope.organizationId, l.name, l.kind, l.description, l.at, l.by]);
+      await tx.query(`INSERT INTO lists (id, organization_id, name, kind, description, created_at_ms, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
+        l.id,
+        scope.organizationId,
+        l.name,
+        l.kind,
+        l.description,
+        l.at,
+        l.by,
+      ]);
       await audit(tx, scope, l.at, l.by, l.id, 'created', { name: l.name, kind: l.kind });
       return { id: l.id, name: l.name, kind: l.kind, description: l.description, created_at_ms: l.at, created_by: l.by, items: 0 };
     });
@@ -88,18 +110,27 @@ export async function createList(scope: OrganizationScope, l: { id: string; name
 
 /** The organization's lists, by name, with how many items each has at `now`. */
 export function listLists(scope: OrganizationScope, now: number): Promise<ListRow[]> {
-  return scope.db.query<ListRow>(`SELECT ${LIST_COLUMNS}, ${itemCount('$2')} FROM lists l WHERE l.organization_id = $1 AND l.deleted_at_ms IS NULL ORDER BY l.name`, [scope.organizationId, now]);
+  return scope.db.query<ListRow>(
+    `SELECT ${LIST_COLUMNS}, ${itemCount('$2')} FROM lists l WHERE l.organization_id = $1 AND l.deleted_at_ms IS NULL ORDER BY l.name`,
+    [scope.organizationId, now],
+  );
 }
 
 /** One list by name. */
 export async function getList(scope: OrganizationScope, name: string, now: number): Promise<ListRow | undefined> {
-  const [row] = await scope.db.query<ListRow>(`SELECT ${LIST_COLUMNS}, ${itemCount('$3')} FROM lists l WHERE l.organization_id = $1 AND l.name = $2 AND l.deleted_at_ms IS NULL`, [scope.organizationId, name, now]);
+  const [row] = await scope.db.query<ListRow>(
+    `SELECT ${LIST_COLUMNS}, ${itemCount('$3')} FROM lists l WHERE l.organization_id = $1 AND l.name = $2 AND l.deleted_at_ms IS NULL`,
+    [scope.organizationId, name, now],
+  );
   return row;
 }
 
 /** Every list the organization has had, deleted ones included: name by id (rules name lists). */
 export async function listNames(scope: OrganizationScope, ids: readonly string[]): Promise<Map<string, string>> {
-  const rows = await scope.db.query<{ id: string; name: string }>(`SELECT id, name FROM lists WHERE organization_id = $1 AND id = ANY($2::text[])`, [scope.organizationId, ids]);
+  const rows = await scope.db.query<{ id: string; name: string }>(`SELECT id, name FROM lists WHERE organization_id = $1 AND id = ANY($2::text[])`, [
+    scope.organizationId,
+    ids,
+  ]);
   return new Map(rows.map((r) => [r.id, r.name]));
 }
 
@@ -108,7 +139,11 @@ export async function listNames(scope: OrganizationScope, ids: readonly string[]
  * at or before it and had not ended), or, without it, those on it now with removed and expired
  * ones left out.
  */
-export async function listItems(scope: OrganizationScope, listId: string, o: { now: number; asOf?: number | undefined; after?: string | undefined; limit: number }): Promise<{ items: ItemRow[]; hasMore: boolean }> {
+export async function listItems(
+  scope: OrganizationScope,
+  listId: string,
+  o: { now: number; asOf?: number | undefined; after?: string | undefined; limit: number },
+): Promise<{ items: ItemRow[]; hasMore: boolean }> {
   const at = o.asOf ?? o.now;
   const current = o.asOf === undefined ? 'AND removed_at_ms IS NULL' : 'AND added_at_ms <= $3 AND (removed_at_ms IS NULL OR removed_at_ms > $3)';
   const rows = await scope.db.query<ItemRow>(
@@ -122,7 +157,9 @@ export async function listItems(scope: OrganizationScope, listId: string, o: { n
 
 /** Items on the organization's lists now (removed ones left out; expired ones too, at `now`). */
 export async function countItems(tx: Queryable, scope: OrganizationScope): Promise<number> {
-  const [row] = await tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM list_items WHERE organization_id = $1 AND removed_at_ms IS NULL`, [scope.organizationId]);
+  const [row] = await tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM list_items WHERE organization_id = $1 AND removed_at_ms IS NULL`, [
+    scope.organizationId,
+  ]);
   return row!.n;
 }
 
@@ -137,27 +174,40 @@ export interface AddResult {
 /** Adds values (distinct, trimmed) to a list, unless the organization would then hold more than
  *  `maxItems` items: then `over` with the count it would reach, and nothing changes; `missing`
  *  when the organization has no such list (deleted, or another's). */
-export async function addItems(scope: OrganizationScope, listId: string, values: readonly string[], o: { reason: string | null; expiresAt: number | null; at: number; by: string; maxItems: number }): Promise<AddResult | { over: number } | { missing: true }> {
-  return scope.db.transaction(async (tx) => {
-    // One writer of an organization's items at a time, so the limit holds between them.
-    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 13))', [scope.organizationId]);
-    await planForValues(tx);
-    if (!(await ownList(tx, scope, listId))) return { missing: true as const };
-    const xid = await currentXid(tx);
-    const ended = await tx.query<{ value: string }>(`${END_STAYS} RETURNING i.value`, [scope.organizationId, listId, o.at, o.by, values]);
-    const held = await countItems(tx, scope);
-    if (held + values.length > o.maxItems) throw new OverLimit(held + values.length);
-    await tx.query(
-      `INSERT INTO list_items (organization_id, list_id, value, added_at_ms, added_by, reason, expires_at_ms)
+export async function addItems(
+  scope: OrganizationScope,
+  listId: string,
+  values: readonly string[],
+  o: { reason: string | null; expiresAt: number | null; at: number; by: string; maxItems: number },
+): Promise<AddResult | { over: number } | { missing: true }> {
+  return scope.db
+    .transaction(async (tx) => {
+      // One writer of an organization's items at a time, so the limit holds between them.
+      await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 13))', [scope.organizationId]);
+      await planForValues(tx);
+      if (!(await ownList(tx, scope, listId))) return { missing: true as const };
+      const xid = await currentXid(tx);
+      const ended = await tx.query<{ value: string }>(`${END_STAYS} RETURNING i.value`, [scope.organizationId, listId, o.at, o.by, values]);
+      const held = await countItems(tx, scope);
+      if (held + values.length > o.maxItems) throw new OverLimit(held + values.length);
+      await tx.query(
+        `INSERT INTO list_items (organization_id, list_id, value, added_at_ms, added_by, reason, expires_at_ms)
        SELECT $1, $2, v, $3, $4, $5, $6 FROM unnest($7::text[]) AS v`,
-      [scope.organizationId, listId, o.at, o.by, o.reason, o.expiresAt, values],
-    );
-    await audit(tx, scope, o.at, o.by, listId, 'items_added', { count: values.length, replaced: ended.length, values: values.slice(0, AUDITED_VALUES), reason: o.reason, expires_at_ms: o.expiresAt });
-    return { added: values.length, replaced: ended.length, xid };
-  }).catch((e) => {
-    if (e instanceof OverLimit) return { over: e.count };
-    throw e;
-  });
+        [scope.organizationId, listId, o.at, o.by, o.reason, o.expiresAt, values],
+      );
+      await audit(tx, scope, o.at, o.by, listId, 'items_added', {
+        count: values.length,
+        replaced: ended.length,
+        values: values.slice(0, AUDITED_VALUES),
+        reason: o.reason,
+        expires_at_ms: o.expiresAt,
+      });
+      return { added: values.length, replaced: ended.length, xid };
+    })
+    .catch((e) => {
+      if (e instanceof OverLimit) return { over: e.count };
+      throw e;
+    });
 }
 
 /** Thrown inside addItems' transaction to roll it back. */
@@ -168,7 +218,13 @@ class OverLimit extends Error {
 }
 
 /** Ends the stays of these values on a list; answers how many were on it (those are audited). */
-export async function removeItems(scope: OrganizationScope, listId: string, values: readonly string[], at: number, by: string): Promise<{ removed: number; xid: number }> {
+export async function removeItems(
+  scope: OrganizationScope,
+  listId: string,
+  values: readonly string[],
+  at: number,
+  by: string,
+): Promise<{ removed: number; xid: number }> {
   return scope.db.transaction(async (tx) => {
     await planForValues(tx);
     const xid = await currentXid(tx);
@@ -222,7 +278,9 @@ async function stayPages(q: Queryable, scope: OrganizationScope, where: string, 
     );
     if (!row?.page) return;
     const tuples = JSON.parse(row.page) as Tuple[];
-    onPage(tuples.map(([id, list_id, value, added_at_ms, expires_at_ms, removed_at_ms]) => ({ id, list_id, value, added_at_ms, expires_at_ms, removed_at_ms })));
+    onPage(
+      tuples.map(([id, list_id, value, added_at_ms, expires_at_ms, removed_at_ms]) => ({ id, list_id, value, added_at_ms, expires_at_ms, removed_at_ms })),
+    );
     if (tuples.length < ITEM_PAGE_ROWS) return;
     after = tuples[tuples.length - 1]![0];
   }

@@ -232,7 +232,23 @@ const READ_FEED = `
 // not see, in feed order: from the snapshot's xmin on, an index walk of the recent rows. They come
 // as one JSON array of arrays (`CHANGE_FIELDS` each): there may be a hundred thousand, and on PGlite
 // one JSON text parses many times faster than as many rows.
-const CHANGE_FIELDS = ['xid', 'seq', 'outcome', 'transaction_id', 'time_ms', 'amount', 'customer_id', 'merchant_id', 'location', 'payment_type', 'source', 'label', 'known_ms', 'from_label', 'from_known_ms'] as const;
+const CHANGE_FIELDS = [
+  'xid',
+  'seq',
+  'outcome',
+  'transaction_id',
+  'time_ms',
+  'amount',
+  'customer_id',
+  'merchant_id',
+  'location',
+  'payment_type',
+  'source',
+  'label',
+  'known_ms',
+  'from_label',
+  'from_known_ms',
+] as const;
 const CHANGES_SINCE = `
   SELECT json_agg(json_build_array(xid::text, ${CHANGE_FIELDS.slice(1).join(', ')}) ORDER BY xid, seq)::text AS page FROM (
     (SELECT ${TRANSACTION_COLUMNS} FROM transactions t
@@ -259,7 +275,9 @@ export async function changesSince(tx: Queryable, scope: OrganizationScope, seen
   const organization_id = scope.organizationId;
   return ((row?.page ? JSON.parse(row.page) : []) as unknown[][]).map((values) => {
     const r = { organization_id, part: 1, snapshot: '', other: null, payload: null } as Record<string, unknown>;
-    CHANGE_FIELDS.forEach((f, i) => (r[f] = values[i]));
+    CHANGE_FIELDS.forEach((f, i) => {
+      r[f] = values[i];
+    });
     return change(r as unknown as FeedRow) as FeedTransaction | FeedOutcome;
   });
 }
@@ -278,10 +296,22 @@ export function parseSnapshot(text: string): FeedSnapshot {
  */
 export async function readFeed(db: Queryable, cursor: FeedCursor, limit: number): Promise<FeedRead> {
   const pendingXids = [...cursor.pending.keys()];
-  const rows = await db.query<FeedRow>(READ_FEED, [String(cursor.position.xid), cursor.position.seq, limit, pendingXids.map(String), pendingXids.map((x) => cursor.pending.get(x)!)]);
+  const rows = await db.query<FeedRow>(READ_FEED, [
+    String(cursor.position.xid),
+    cursor.position.seq,
+    limit,
+    pendingXids.map(String),
+    pendingXids.map((x) => cursor.pending.get(x)!),
+  ]);
   const snapshot = parseSnapshot(rows[rows.length - 1]!.snapshot);
-  const older = rows.filter((r) => r.part === 0).slice(0, limit).map(change);
-  const newer = rows.filter((r) => r.part === 1).slice(0, limit).map(change);
+  const older = rows
+    .filter((r) => r.part === 0)
+    .slice(0, limit)
+    .map(change);
+  const newer = rows
+    .filter((r) => r.part === 1)
+    .slice(0, limit)
+    .map(change);
   const pending = new Map(cursor.pending);
   let more = false;
   for (const c of older) pending.set(c.xid, c.seq);
@@ -310,7 +340,14 @@ export async function readFeed(db: Queryable, cursor: FeedCursor, limit: number)
 function change(r: FeedRow): FeedChange {
   const xid = Number(r.xid);
   if (r.other === 'item') {
-    const [id, list_id, value, added_at_ms, expires_at_ms, removed_at_ms] = JSON.parse(r.payload!) as [number, string, string, number, number | null, number | null];
+    const [id, list_id, value, added_at_ms, expires_at_ms, removed_at_ms] = JSON.parse(r.payload!) as [
+      number,
+      string,
+      string,
+      number,
+      number | null,
+      number | null,
+    ];
     return { kind: 'list_item', xid, seq: r.seq, organization_id: r.organization_id, stay: { id, list_id, value, added_at_ms, expires_at_ms, removed_at_ms } };
   }
   if (r.other === 'rule') return { kind: 'rule', xid, seq: r.seq, organization_id: r.organization_id, rule: parseRuleState(r.payload!) };

@@ -8,7 +8,9 @@ import type { Transaction, TransactionEntities, TransactionParties } from '../do
 import type { PackedInputs } from './decision-inputs.ts';
 
 /** What every stored transaction has, as the engine's history names it. Times are epoch ms. */
-type TransactionFields = Required<Pick<Transaction, 'time' | 'amount' | 'customer_id' | 'merchant_id' | 'location' | 'payment_type'>> & { transaction_id: string };
+type TransactionFields = Required<Pick<Transaction, 'time' | 'amount' | 'customer_id' | 'merchant_id' | 'location' | 'payment_type'>> & {
+  transaction_id: string;
+};
 
 /** A transaction to store. */
 export interface NewTransaction extends TransactionFields {

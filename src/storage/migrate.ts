@@ -46,9 +46,7 @@ export async function readMigrations(dir: string = MIGRATIONS_DIR): Promise<Migr
       throw new StorageError('migration_failed', `two migrations share the number ${found[i]!.number}: ${found[i - 1]!.file} and ${found[i]!.file}`);
     }
   }
-  return Promise.all(
-    found.map(async ({ file }) => ({ version: file.slice(0, -'.sql'.length), file, sql: await readFile(join(dir, file), 'utf8') })),
-  );
+  return Promise.all(found.map(async ({ file }) => ({ version: file.slice(0, -'.sql'.length), file, sql: await readFile(join(dir, file), 'utf8') })));
 }
 
 async function lock(tx: ScriptQueryable): Promise<void> {

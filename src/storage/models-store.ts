@@ -12,7 +12,17 @@ const COLUMNS = 'id, organization_id, name, base_model_id, settings, active, cre
 /** Challengers an organization may have at once. */
 export const MAX_CHALLENGERS = 3;
 
-export async function insertCustomModel(db: Db, m: { id: string; organizationId: string; name: string; baseModelId: string; settings: CustomSettings; boosters?: Readonly<Record<string, string>> | undefined }): Promise<CustomModel> {
+export async function insertCustomModel(
+  db: Db,
+  m: {
+    id: string;
+    organizationId: string;
+    name: string;
+    baseModelId: string;
+    settings: CustomSettings;
+    boosters?: Readonly<Record<string, string>> | undefined;
+  },
+): Promise<CustomModel> {
   return db.transaction(async (tx) => {
     const [row] = await tx.query<CustomModel>(
       `INSERT INTO custom_models (id, organization_id, name, base_model_id, settings) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
@@ -20,7 +30,11 @@ export async function insertCustomModel(db: Db, m: { id: string; organizationId:
     );
     if (m.boosters) {
       const channels = Object.keys(m.boosters);
-      await tx.query(`INSERT INTO custom_model_boosters (model_id, channel, model_text) SELECT $1, c, t FROM unnest($2::text[], $3::text[]) AS b(c, t)`, [m.id, channels, channels.map((c) => m.boosters![c]!)]);
+      await tx.query(`INSERT INTO custom_model_boosters (model_id, channel, model_text) SELECT $1, c, t FROM unnest($2::text[], $3::text[]) AS b(c, t)`, [
+        m.id,
+        channels,
+        channels.map((c) => m.boosters![c]!),
+      ]);
     }
     return row!;
   });
@@ -46,7 +60,9 @@ export async function activeModelIdOf(db: Queryable, organizationId: string): Pr
 /** Custom models of the organizations a user belongs to, oldest first. */
 export async function customModelsOfUser(db: Queryable, userId: string): Promise<CustomModel[]> {
   return db.query<CustomModel>(
-    `SELECT ${COLUMNS.split(', ').map((c) => `cm.${c}`).join(', ')} FROM custom_models cm JOIN memberships m ON m.organization_id = cm.organization_id
+    `SELECT ${COLUMNS.split(', ')
+      .map((c) => `cm.${c}`)
+      .join(', ')} FROM custom_models cm JOIN memberships m ON m.organization_id = cm.organization_id
      WHERE m.user_id = $1 ORDER BY cm.created_at, cm.id`,
     [userId],
   );
@@ -57,8 +73,21 @@ async function lockModels(tx: Queryable, organizationId: string): Promise<void> 
   await tx.query('SELECT id FROM custom_models WHERE organization_id = $1 FOR UPDATE', [organizationId]);
 }
 
-async function audit(tx: Queryable, organizationId: string, by: string, action: ModelAuditAction, modelId: string | null, previousId: string | null): Promise<void> {
-  await tx.query('INSERT INTO model_audit (organization_id, by, action, model_id, previous_model_id) VALUES ($1, $2, $3, $4, $5)', [organizationId, by, action, modelId, previousId]);
+async function audit(
+  tx: Queryable,
+  organizationId: string,
+  by: string,
+  action: ModelAuditAction,
+  modelId: string | null,
+  previousId: string | null,
+): Promise<void> {
+  await tx.query('INSERT INTO model_audit (organization_id, by, action, model_id, previous_model_id) VALUES ($1, $2, $3, $4, $5)', [
+    organizationId,
+    by,
+    action,
+    modelId,
+    previousId,
+  ]);
 }
 
 /**
@@ -91,7 +120,9 @@ export async function setChallenger(db: Db, id: string, on: boolean, by: string)
     if (now!.challenger === on) return now!;
     if (on && now!.active) return 'active';
     if (on) {
-      const [{ n }] = (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM custom_models WHERE organization_id = $1 AND challenger', [m!.organization_id])) as [{ n: number }];
+      const [{ n }] = (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM custom_models WHERE organization_id = $1 AND challenger', [
+        m!.organization_id,
+      ])) as [{ n: number }];
       if (n >= MAX_CHALLENGERS) return 'full';
     }
     const [row] = await tx.query<CustomModel>(`UPDATE custom_models SET challenger = $2 WHERE id = $1 RETURNING ${COLUMNS}`, [id, on]);
@@ -105,7 +136,12 @@ export async function setChallenger(db: Db, id: string, on: boolean, by: string)
  * first): the model active before it (or the built-in model) scores again, audited as
  * `rolled_back`. Undefined when no promotion is left to undo.
  */
-export async function rollBackPromotion(db: Db, organizationId: string, by: string, at: Date): Promise<{ model_id: string | null; previous_model_id: string | null } | undefined> {
+export async function rollBackPromotion(
+  db: Db,
+  organizationId: string,
+  by: string,
+  at: Date,
+): Promise<{ model_id: string | null; previous_model_id: string | null } | undefined> {
   return db.transaction(async (tx) => {
     await lockModels(tx, organizationId);
     const history = await tx.query<{ action: ModelAuditAction; previous_model_id: string | null }>(
@@ -114,11 +150,22 @@ export async function rollBackPromotion(db: Db, organizationId: string, by: stri
     );
     // Newest first: each rollback cancels the newest promotion older than it not cancelled yet.
     let undone = 0;
-    const target = history.find((e) => (e.action === 'rolled_back' ? (undone++, false) : undone > 0 ? (undone--, false) : true));
+    const target = history.find((e) => {
+      if (e.action === 'rolled_back') {
+        undone++;
+        return false;
+      }
+      if (undone > 0) {
+        undone--;
+        return false;
+      }
+      return true;
+    });
     if (!target) return undefined;
     const [current] = await tx.query<{ id: string }>('SELECT id FROM custom_models WHERE organization_id = $1 AND active', [organizationId]);
     await tx.query('UPDATE custom_models SET active = false WHERE organization_id = $1 AND active', [organizationId]);
-    if (target.previous_model_id) await tx.query('UPDATE custom_models SET active = true, challenger = false, activated_at = $2 WHERE id = $1', [target.previous_model_id, at]);
+    if (target.previous_model_id)
+      await tx.query('UPDATE custom_models SET active = true, challenger = false, activated_at = $2 WHERE id = $1', [target.previous_model_id, at]);
     await audit(tx, organizationId, by, 'rolled_back', target.previous_model_id, current?.id ?? null);
     return { model_id: target.previous_model_id, previous_model_id: current?.id ?? null };
   });
@@ -137,7 +184,10 @@ export interface ModelAuditRow {
 
 /** The organization's model changes, newest first. */
 export async function modelAudit(db: Queryable, organizationId: string, limit = 100): Promise<ModelAuditRow[]> {
-  return db.query<ModelAuditRow>('SELECT id, at, by, action, model_id, previous_model_id FROM model_audit WHERE organization_id = $1 ORDER BY id DESC LIMIT $2', [organizationId, limit]);
+  return db.query<ModelAuditRow>(
+    'SELECT id, at, by, action, model_id, previous_model_id FROM model_audit WHERE organization_id = $1 ORDER BY id DESC LIMIT $2',
+    [organizationId, limit],
+  );
 }
 
 /** Whether an organization exists (the command line checks before creating a model for it). */

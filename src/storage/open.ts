@@ -24,7 +24,9 @@ export interface OpenOptions {
  * (`database_unavailable`, `migration_failed`).
  */
 export async function openDatabase(o: OpenOptions): Promise<Db> {
-  const db: Backend = o.databaseUrl ? await openPostgres(o.databaseUrl, o.statementTimeoutSeconds) : await openPglite(join(o.dataDir, 'pglite'), undefined, o.log ? { log: o.log } : {});
+  const db: Backend = o.databaseUrl
+    ? await openPostgres(o.databaseUrl, o.statementTimeoutSeconds)
+    : await openPglite(join(o.dataDir, 'pglite'), undefined, o.log ? { log: o.log } : {});
   try {
     await migrate(db);
   } catch (err) {

@@ -57,7 +57,11 @@ export async function outcomeChanges(scope: OrganizationScope, seqs: readonly nu
  * `outcome_changes`. `xid`: the database transaction that wrote the changes (none when nothing
  * changed), for a caller that waits until its live tail has applied them.
  */
-export async function applyOutcomes(scope: OrganizationScope, inputs: readonly OutcomeInput[], announce?: (changes: readonly AppliedOutcome[]) => Omit<OutboxEvent, 'organizationId'>[]): Promise<{ results: OutcomeResult[]; xid: number | undefined }> {
+export async function applyOutcomes(
+  scope: OrganizationScope,
+  inputs: readonly OutcomeInput[],
+  announce?: (changes: readonly AppliedOutcome[]) => Omit<OutboxEvent, 'organizationId'>[],
+): Promise<{ results: OutcomeResult[]; xid: number | undefined }> {
   return scope.db.transaction(async (tx) => {
     await lockOutcomes(tx);
     const ids = [...new Set(inputs.map((i) => i.transaction_id))];
@@ -75,23 +79,59 @@ export async function applyOutcomes(scope: OrganizationScope, inputs: readonly O
         continue;
       }
       if (input.reported_at_ms < row.time_ms) {
-        results.push({ transaction_id: input.transaction_id, status: 'invalid', message: `reported_at ${new Date(input.reported_at_ms).toISOString()} is before the transaction (${new Date(row.time_ms).toISOString()}).` });
+        results.push({
+          transaction_id: input.transaction_id,
+          status: 'invalid',
+          message: `reported_at ${new Date(input.reported_at_ms).toISOString()} is before the transaction (${new Date(row.time_ms).toISOString()}).`,
+        });
         continue;
       }
       if (row.label === input.label) {
-        results.push({ transaction_id: input.transaction_id, status: 'applied', changed: false, seq: row.seq, label: row.label, known_ms: row.label_known_ms! });
+        results.push({
+          transaction_id: input.transaction_id,
+          status: 'applied',
+          changed: false,
+          seq: row.seq,
+          label: row.label,
+          known_ms: row.label_known_ms!,
+        });
         continue;
       }
-      changes.push({ transaction_id: row.transaction_id, transaction_seq: row.seq, from_label: row.label, from_known_ms: row.label_known_ms, to_label: input.label, source: input.source, reported_at_ms: input.reported_at_ms, reported_by: input.reported_by });
+      changes.push({
+        transaction_id: row.transaction_id,
+        transaction_seq: row.seq,
+        from_label: row.label,
+        from_known_ms: row.label_known_ms,
+        to_label: input.label,
+        source: input.source,
+        reported_at_ms: input.reported_at_ms,
+        reported_by: input.reported_by,
+      });
       row.label = input.label;
       row.label_known_ms = input.reported_at_ms;
-      results.push({ transaction_id: input.transaction_id, status: 'applied', changed: true, seq: row.seq, label: input.label, known_ms: input.reported_at_ms });
+      results.push({
+        transaction_id: input.transaction_id,
+        status: 'applied',
+        changed: true,
+        seq: row.seq,
+        label: input.label,
+        known_ms: input.reported_at_ms,
+      });
     }
     if (changes.length > 0) {
       await tx.query(
         `INSERT INTO outcome_changes (organization_id, transaction_seq, from_label, to_label, source, reported_at_ms, reported_by, from_known_ms)
          SELECT $1, * FROM unnest($2::bigint[], $3::int2[], $4::int2[], $5::text[], $6::float8[], $7::text[], $8::float8[])`,
-        [scope.organizationId, changes.map((c) => c.transaction_seq), changes.map((c) => c.from_label), changes.map((c) => c.to_label), changes.map((c) => c.source), changes.map((c) => c.reported_at_ms), changes.map((c) => c.reported_by), changes.map((c) => c.from_known_ms)],
+        [
+          scope.organizationId,
+          changes.map((c) => c.transaction_seq),
+          changes.map((c) => c.from_label),
+          changes.map((c) => c.to_label),
+          changes.map((c) => c.source),
+          changes.map((c) => c.reported_at_ms),
+          changes.map((c) => c.reported_by),
+          changes.map((c) => c.from_known_ms),
+        ],
       );
       // The last change of each transaction is its current outcome.
       const last = new Map(changes.map((c) => [c.transaction_seq, c]));
@@ -100,10 +140,21 @@ export async function applyOutcomes(scope: OrganizationScope, inputs: readonly O
         `UPDATE transactions AS t SET label = u.label, label_known_ms = u.known, outcome_source = u.source, outcome_reported_by = u.reported_by
          FROM unnest($2::bigint[], $3::int2[], $4::float8[], $5::text[], $6::text[]) AS u(seq, label, known, source, reported_by)
          WHERE t.organization_id = $1 AND t.seq = u.seq`,
-        [scope.organizationId, final.map((c) => c.transaction_seq), final.map((c) => c.to_label), final.map((c) => c.reported_at_ms), final.map((c) => c.source), final.map((c) => c.reported_by)],
+        [
+          scope.organizationId,
+          final.map((c) => c.transaction_seq),
+          final.map((c) => c.to_label),
+          final.map((c) => c.reported_at_ms),
+          final.map((c) => c.source),
+          final.map((c) => c.reported_by),
+        ],
       );
       // Its webhook events, in the same transaction (the outbox): sent only if this commits.
-      if (announce) await writeOutbox(tx, announce(changes).map((e) => ({ ...e, organizationId: scope.organizationId })));
+      if (announce)
+        await writeOutbox(
+          tx,
+          announce(changes).map((e) => ({ ...e, organizationId: scope.organizationId })),
+        );
       const [row] = await tx.query<{ xid: string }>(`SELECT pg_current_xact_id()::text AS xid, ${notifyFeed(1)}`, [FEED_SENDER]);
       return { results, xid: Number(row!.xid) };
     }

@@ -32,7 +32,8 @@ export type Reply =
   | { channel: string; payload: string }
   /** Sent once, when PGlite is open or could not be opened; with why a new directory was made by
    *  initdb rather than copied from the template, when it was. */
-  | { opened: true; templateNotUsed?: string } | { opened: false; message: string };
+  | { opened: true; templateNotUsed?: string }
+  | { opened: false; message: string };
 
 export interface ThreadData {
   dir: string;
@@ -153,7 +154,10 @@ async function main(): Promise<void> {
     port.postMessage({ id, ok: false, message: messageOf(err), sqlState } satisfies Reply);
   };
   const run = (id: number, work: () => Promise<unknown>) => {
-    work().then((value) => ok(id, value), (err) => fail(id, err));
+    work().then(
+      (value) => ok(id, value),
+      (err) => fail(id, err),
+    );
   };
   const inTransaction = (n: number): Transaction => {
     const open = transactions.get(n);
@@ -229,10 +233,12 @@ async function main(): Promise<void> {
         });
       case 'close':
         // The reply goes first: nothing is sent once the port is closed, and the thread then ends.
-        pg.close().then(
-          () => ok(m.id, null),
-          (err) => fail(m.id, err),
-        ).finally(() => port.close());
+        pg.close()
+          .then(
+            () => ok(m.id, null),
+            (err) => fail(m.id, err),
+          )
+          .finally(() => port.close());
         return;
     }
   });
@@ -245,7 +251,8 @@ async function main(): Promise<void> {
  *  damaged one, makes every new directory slowly, and would otherwise do so silently). */
 async function open(dir: string, template: string | null, options: PGliteOptions): Promise<{ pg: PGlite; templateNotUsed?: string }> {
   if (template === null || existsSync(join(dir, 'PG_VERSION'))) return { pg: await PGlite.create(dir, options) };
-  if (!existsSync(join(template, 'PG_VERSION'))) return { pg: await PGlite.create(dir, options), templateNotUsed: `there is no template in ${template} (npm ci writes it)` };
+  if (!existsSync(join(template, 'PG_VERSION')))
+    return { pg: await PGlite.create(dir, options), templateNotUsed: `there is no template in ${template} (npm ci writes it)` };
   let why: string;
   try {
     cpSync(template, dir, { recursive: true });

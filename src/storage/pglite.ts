@@ -74,7 +74,10 @@ function lockDir(dir: string): () => void {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw e;
       const owner = Number(readFileSync(file, 'utf8'));
       if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
-        throw new StorageError('database_unavailable', `the embedded database in ${dir} is in use by process ${owner}; stop that process first, or share one database through DATABASE_URL`);
+        throw new StorageError(
+          'database_unavailable',
+          `the embedded database in ${dir} is in use by process ${owner}; stop that process first, or share one database through DATABASE_URL`,
+        );
       }
       unlinkSync(file);
     }
@@ -110,7 +113,9 @@ export async function openPglite(dir: string, template: string | null = TEMPLATE
       template,
     });
     if (templateNotUsed !== undefined) {
-      o.log?.(`warning: the new embedded database in ${dir} was made by initdb, not copied from the template: ${templateNotUsed}; it opens more slowly so, and runs every migration itself (npm ci writes the template)`);
+      o.log?.(
+        `warning: the new embedded database in ${dir} was made by initdb, not copied from the template: ${templateNotUsed}; it opens more slowly so, and runs every migration itself (npm ci writes the template)`,
+      );
     }
     return new PgliteDb(thread, release);
   } catch (err) {
@@ -298,7 +303,8 @@ class PgliteDb implements Backend {
   }
 
   #handle(tx: number): ScriptQueryable {
-    const query = async <T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]> => (await this.#call({ op: 'query', text, params, tx })) as T[];
+    const query = async <T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]> =>
+      (await this.#call({ op: 'query', text, params, tx })) as T[];
     return {
       query,
       exec: async (script: string): Promise<void> => {

@@ -62,10 +62,23 @@ const JSONB = 3802;
 
 /** Error codes of postgres.js and of Node's sockets that mean the server cannot be reached. */
 const UNREACHABLE = new Set([
-  'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED',
-  'SASL_SIGNATURE_MISMATCH', 'AUTH_TYPE_NOT_IMPLEMENTED', 'MESSAGE_NOT_SUPPORTED',
-  'ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH',
-  'EPIPE', 'ENOENT', 'EACCES',
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'SASL_SIGNATURE_MISMATCH',
+  'AUTH_TYPE_NOT_IMPLEMENTED',
+  'MESSAGE_NOT_SUPPORTED',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'ENOENT',
+  'EACCES',
 ]);
 
 /** The statement time limit when the caller names none. */
@@ -111,7 +124,12 @@ export async function openPostgres(url: string, statementTimeoutSeconds = DEFAUL
     throw new StorageError('database_unavailable', `cannot use ${target}: ${redact(messageOf(err))}`);
   }
 
-  const db = new PostgresDb(first, () => postgres(url, options), { target, redact, backgroundSeconds: statementTimeoutSeconds + BACKGROUND_GRACE_S, reachable: () => reachable(url) });
+  const db = new PostgresDb(first, () => postgres(url, options), {
+    target,
+    redact,
+    backgroundSeconds: statementTimeoutSeconds + BACKGROUND_GRACE_S,
+    reachable: () => reachable(url),
+  });
   try {
     await db.query('select 1');
   } catch (err) {
@@ -178,7 +196,8 @@ class PostgresDb implements Backend {
     const message = redact(messageOf(err));
     if (err instanceof postgres.PostgresError) {
       const state = String(err.code);
-      if (state === '57014') return new StorageError('query_timeout', `${target} cancelled a statement that ran past the statement time limit: ${message}`, state);
+      if (state === '57014')
+        return new StorageError('query_timeout', `${target} cancelled a statement that ran past the statement time limit: ${message}`, state);
       if (unavailableSqlState(state)) return new StorageError('database_unavailable', `${target} is unavailable: ${message}`, state);
       return new StorageError('query_failed', message, state);
     }
@@ -243,7 +262,10 @@ class PostgresDb implements Backend {
       // cancel the connection's next statement, another request's. Sent as it is, with no deadline
       // of its own: it settles when the server answers or the pool is replaced.
       this.#sql
-        .unsafe("select pg_cancel_backend(pid) from pg_stat_activity where pid = $1 and state = 'active' and query <> '' and starts_with($2, query)", [pid, sent.string ?? ''])
+        .unsafe("select pg_cancel_backend(pid) from pg_stat_activity where pid = $1 and state = 'active' and query <> '' and starts_with($2, query)", [
+          pid,
+          sent.string ?? '',
+        ])
         .catch(() => {});
     }
   }
@@ -292,49 +314,50 @@ class PostgresDb implements Backend {
     let late = false;
     try {
       const result = await this.#bounded(
-        () => this.#sql.begin((tx) =>
-        insideTransaction(this, async () => {
-          if (late) throw deadlinePassed(this.#settings.target);
-          // PostgreSQL answers COMMIT of a transaction in which a statement failed with a silent
-          // ROLLBACK; PGlite throws. Failing here too makes both back ends agree.
-          let statementFailed = false;
-          const run = async <T>(send: () => Sent): Promise<T> => {
-            try {
-              return await this.#statement<T>(send);
-            } catch (err) {
-              statementFailed = true;
-              throw err;
-            }
-          };
-          const handle: ScriptQueryable = {
-            query: async <T = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> => [
-              ...(await run<Iterable<T>>(() => tx.unsafe(text, params as postgres.ParameterOrJSON<never>[], ONE_STATEMENT))),
-            ],
-            exec: async (script: string): Promise<void> => {
-              await run(() => tx.unsafe(script));
-            },
-            copyIn: async (table, columns, rows) => {
+        () =>
+          this.#sql.begin((tx) =>
+            insideTransaction(this, async () => {
+              if (late) throw deadlinePassed(this.#settings.target);
+              // PostgreSQL answers COMMIT of a transaction in which a statement failed with a silent
+              // ROLLBACK; PGlite throws. Failing here too makes both back ends agree.
+              let statementFailed = false;
+              const run = async <T>(send: () => Sent): Promise<T> => {
+                try {
+                  return await this.#statement<T>(send);
+                } catch (err) {
+                  statementFailed = true;
+                  throw err;
+                }
+              };
+              const handle: ScriptQueryable = {
+                query: async <T = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> => [
+                  ...(await run<Iterable<T>>(() => tx.unsafe(text, params as postgres.ParameterOrJSON<never>[], ONE_STATEMENT))),
+                ],
+                exec: async (script: string): Promise<void> => {
+                  await run(() => tx.unsafe(script));
+                },
+                copyIn: async (table, columns, rows) => {
+                  try {
+                    await writeCopy(await tx.unsafe(copyStatement(table, columns)).writable(), copyChunks(columns, rows));
+                  } catch (err) {
+                    statementFailed = true;
+                    throw this.toStorageError(err);
+                  }
+                },
+              };
+              let value: R;
               try {
-                await writeCopy(await tx.unsafe(copyStatement(table, columns)).writable(), copyChunks(columns, rows));
-              } catch (err) {
-                statementFailed = true;
-                throw this.toStorageError(err);
+                value = await fn(handle);
+              } catch (error) {
+                fnFailure = { error };
+                throw error;
               }
-            },
-          };
-          let value: R;
-          try {
-            value = await fn(handle);
-          } catch (error) {
-            fnFailure = { error };
-            throw error;
-          }
-          if (statementFailed) {
-            throw new StorageError('query_failed', 'the transaction was rolled back because a statement in it failed');
-          }
-          return value;
-        }),
-        ),
+              if (statementFailed) {
+                throw new StorageError('query_failed', 'the transaction was rolled back because a statement in it failed');
+              }
+              return value;
+            }),
+          ),
         () => (late = true),
       );
       return result as R;
@@ -351,7 +374,11 @@ class PostgresDb implements Backend {
       try {
         // postgres.js listens on a connection of its own, outside the pool, and listens again after
         // reconnecting (calling onListening each time).
-        const { unlisten } = await sql.listen(l.channel, (payload) => l.onNotify(payload), () => l.onListening());
+        const { unlisten } = await sql.listen(
+          l.channel,
+          (payload) => l.onNotify(payload),
+          () => l.onListening(),
+        );
         if (sql !== this.#sql || l.stopped) {
           await unlisten().catch(() => {});
           continue;

@@ -10,7 +10,13 @@ export async function probe(selectOne: () => Promise<unknown>, timeoutMs = PING_
     const timeout = new Promise<false>((resolve) => {
       timer = setTimeout(() => resolve(false), timeoutMs);
     });
-    return await Promise.race([selectOne().then(() => true, () => false), timeout]);
+    return await Promise.race([
+      selectOne().then(
+        () => true,
+        () => false,
+      ),
+      timeout,
+    ]);
   } catch {
     return false;
   } finally {

@@ -28,7 +28,11 @@ export interface GroupRow {
  * positions; an id the organization already had is left out. A write only: every row carries the
  * organization its API key belongs to, and nothing is read back but what was inserted.
  */
-export async function recordGroup(db: Db, group: readonly GroupRow[], wants: (organizationId: string, type: string) => boolean = () => true): Promise<Map<string, Map<string, FeedPosition>>> {
+export async function recordGroup(
+  db: Db,
+  group: readonly GroupRow[],
+  wants: (organizationId: string, type: string) => boolean = () => true,
+): Promise<Map<string, Map<string, FeedPosition>>> {
   const stored = new Map<string, Map<string, FeedPosition>>();
   for (const g of group) if (!stored.has(g.organizationId)) stored.set(g.organizationId, new Map());
   checkFinite(group.map((g) => g.row));
@@ -37,13 +41,27 @@ export async function recordGroup(db: Db, group: readonly GroupRow[], wants: (or
   const ordered = [...group].sort((a, b) => compare(a.organizationId, b.organizationId) || compare(a.row.transaction_id, b.row.transaction_id));
   for (let start = 0; start < ordered.length; start += CHUNK_ROWS) {
     const chunk = ordered.slice(start, start + CHUNK_ROWS);
-    const params = insertParams(chunk.map((g) => g.organizationId), chunk.map((g) => g.row));
+    const params = insertParams(
+      chunk.map((g) => g.organizationId),
+      chunk.map((g) => g.row),
+    );
     params.push(FEED_SENDER);
     const sender = params.length;
-    const flagged = chunk.filter((g) => (g.row.decision?.decision === 'review' || g.row.decision?.decision === 'block') && g.row.response && wants(g.organizationId, `decision.${g.row.decision.decision}`));
+    const flagged = chunk.filter(
+      (g) =>
+        (g.row.decision?.decision === 'review' || g.row.decision?.decision === 'block') &&
+        g.row.response &&
+        wants(g.organizationId, `decision.${g.row.decision.decision}`),
+    );
     let events = '';
     if (flagged.length > 0) {
-      params.push(flagged.map(() => newEventId()), flagged.map((g) => g.organizationId), flagged.map((g) => g.row.transaction_id), flagged.map((g) => `decision.${g.row.decision!.decision}`), flagged.map((g) => g.row.response));
+      params.push(
+        flagged.map(() => newEventId()),
+        flagged.map((g) => g.organizationId),
+        flagged.map((g) => g.row.transaction_id),
+        flagged.map((g) => `decision.${g.row.decision!.decision}`),
+        flagged.map((g) => g.row.response),
+      );
       const n = params.length - 4;
       events = `, flagged AS (SELECT f.id, f.organization_id, f.type, f.body, f.n
           FROM unnest($${n}::text[], $${n + 1}::text[], $${n + 2}::text[], $${n + 3}::text[], $${n + 4}::text[]) WITH ORDINALITY AS f(id, organization_id, transaction_id, type, body, n)

@@ -4,7 +4,7 @@
 // latest windows. Every statement reads the scope's organization only (organization-scope.ts).
 
 import type { Ring } from '../domain/rings.ts';
-import type { Transaction, TransactionEntities, TransactionParties } from '../domain/transaction.ts';
+import type { Transaction } from '../domain/transaction.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 
 /** The NOTIFY channel on which a stored ring analysis tells every process (src/live/ring-windows.ts). */
@@ -47,12 +47,33 @@ export async function windowRows(scope: OrganizationScope, from: number, to: num
 }
 
 export function decodeWindow(rows: WindowRows): Transaction[] {
-  return (JSON.parse(rows) as WindowTuple[]).map((r) => ({ time: r[0], amount: r[1], customer_id: r[2], merchant_id: r[3], location: r[4], payment_type: r[5], ...(r[6] === null ? {} : { label: r[6], labelKnownAt: r[7]! }) }));
+  return (JSON.parse(rows) as WindowTuple[]).map((r) => ({
+    time: r[0],
+    amount: r[1],
+    customer_id: r[2],
+    merchant_id: r[3],
+    location: r[4],
+    payment_type: r[5],
+    ...(r[6] === null ? {} : { label: r[6], labelKnownAt: r[7]! }),
+  }));
 }
 
 /** Transactions in the same form (what a caller with rows in hand sends the worker). */
 export function encodeWindow(rows: readonly Transaction[]): WindowRows {
-  return JSON.stringify(rows.map((r): WindowTuple => [r.time, r.amount, r.customer_id, r.merchant_id, r.location, r.payment_type, r.label ?? null, r.label === undefined ? null : (r.labelKnownAt ?? null)]));
+  return JSON.stringify(
+    rows.map(
+      (r): WindowTuple => [
+        r.time,
+        r.amount,
+        r.customer_id,
+        r.merchant_id,
+        r.location,
+        r.payment_type,
+        r.label ?? null,
+        r.label === undefined ? null : (r.labelKnownAt ?? null),
+      ],
+    ),
+  );
 }
 
 /** Stores the rings found in the window starting at `start` (queued in ring_windows) and tells

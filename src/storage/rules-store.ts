@@ -57,10 +57,23 @@ async function currentXid(tx: Queryable): Promise<number> {
 }
 
 async function audit(tx: Queryable, scope: OrganizationScope, at: number, by: string, ruleId: string, action: string, detail: unknown): Promise<void> {
-  await tx.query(`INSERT INTO policy_audit (organization_id, at_ms, by, subject, subject_id, action, detail) VALUES ($1, $2, $3, 'rule', $4, $5, $6)`, [scope.organizationId, at, by, ruleId, action, detail ?? null]);
+  await tx.query(`INSERT INTO policy_audit (organization_id, at_ms, by, subject, subject_id, action, detail) VALUES ($1, $2, $3, 'rule', $4, $5, $6)`, [
+    scope.organizationId,
+    at,
+    by,
+    ruleId,
+    action,
+    detail ?? null,
+  ]);
   // Every audited change is a `rule.changed` webhook event in the same transaction: the entry as
   // the rule's history answers it (GET …/rules/{rule_id}/history), with the rule's id.
-  await writeOutbox(tx, [{ organizationId: scope.organizationId, type: 'rule.changed', payload: { rule_id: ruleId, at: new Date(at).toISOString(), by, action, detail: detail ?? null } }]);
+  await writeOutbox(tx, [
+    {
+      organizationId: scope.organizationId,
+      type: 'rule.changed',
+      payload: { rule_id: ruleId, at: new Date(at).toISOString(), by, action, detail: detail ?? null },
+    },
+  ]);
 }
 
 /**
@@ -102,7 +115,10 @@ async function insertVersion(tx: Queryable, scope: OrganizationScope, ruleId: st
 
 /** Creates a rule with its first version; `taken` when the organization has a rule of that name,
  *  `listsGone` when a list the version names has been deleted (nothing is stored then). */
-export async function createRule(scope: OrganizationScope, r: { id: string; name: string; status: RuleStatus; version: VersionInput; at: number; by: string }): Promise<{ xid: number } | 'taken' | ListsGone> {
+export async function createRule(
+  scope: OrganizationScope,
+  r: { id: string; name: string; status: RuleStatus; version: VersionInput; at: number; by: string },
+): Promise<{ xid: number } | 'taken' | ListsGone> {
   try {
     return await scope.db.transaction(async (tx) => {
       const gone = await lockLists(tx, scope, r.version.listIds);
@@ -140,7 +156,13 @@ export interface RuleChange {
  * `listsGone` when the new version, or the version the change puts live, names a deleted list
  * (nothing changes then).
  */
-export async function changeRule(scope: OrganizationScope, id: string, c: RuleChange, at: number, by: string): Promise<{ xid: number } | 'taken' | ListsGone | undefined> {
+export async function changeRule(
+  scope: OrganizationScope,
+  id: string,
+  c: RuleChange,
+  at: number,
+  by: string,
+): Promise<{ xid: number } | 'taken' | ListsGone | undefined> {
   try {
     return await scope.db.transaction(async (tx) => {
       const [rule] = await tx.query<{ status: RuleStatus; version: number; live_version: number | null }>(
@@ -164,7 +186,11 @@ export async function changeRule(scope: OrganizationScope, id: string, c: RuleCh
       // The lists of the version saved and of the one evaluated after the change must still be there.
       const named = [...(c.version?.listIds ?? [])];
       if ((status === 'active' || status === 'shadow') && live !== null && !(c.version && live === version)) {
-        const [v] = await tx.query<{ list_ids: string[] }>(`SELECT list_ids FROM rule_versions WHERE organization_id = $1 AND rule_id = $2 AND version = $3`, [scope.organizationId, id, live]);
+        const [v] = await tx.query<{ list_ids: string[] }>(`SELECT list_ids FROM rule_versions WHERE organization_id = $1 AND rule_id = $2 AND version = $3`, [
+          scope.organizationId,
+          id,
+          live,
+        ]);
         named.push(...(v?.list_ids ?? []));
       }
       const gone = await lockLists(tx, scope, named);
@@ -252,7 +278,9 @@ export async function rulesUsingList(q: Queryable, scope: OrganizationScope, lis
 
 /** How many rules the organization has (deleted ones left out). */
 export async function countRules(scope: OrganizationScope): Promise<number> {
-  const [row] = await scope.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM rules WHERE organization_id = $1 AND deleted_at_ms IS NULL`, [scope.organizationId]);
+  const [row] = await scope.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM rules WHERE organization_id = $1 AND deleted_at_ms IS NULL`, [
+    scope.organizationId,
+  ]);
   return row!.n;
 }
 
@@ -266,7 +294,10 @@ export interface AuditRow {
 
 /** Every recorded change of one of the organization's rules or lists, oldest first. */
 export function auditOf(scope: OrganizationScope, subject: 'rule' | 'list', id: string): Promise<AuditRow[]> {
-  return scope.db.query<AuditRow>(`SELECT at_ms, by, action, detail FROM policy_audit WHERE organization_id = $1 AND subject = $2 AND subject_id = $3 ORDER BY id`, [scope.organizationId, subject, id]);
+  return scope.db.query<AuditRow>(
+    `SELECT at_ms, by, action, detail FROM policy_audit WHERE organization_id = $1 AND subject = $2 AND subject_id = $3 ORDER BY id`,
+    [scope.organizationId, subject, id],
+  );
 }
 
 /** A change as a page of the audit shows it, with its number (a page's cursor). */
@@ -279,10 +310,19 @@ export interface AuditEntry extends AuditRow {
  * `startingAfter` (the last of the previous page); undefined when that number is not one of its
  * changes in the organization.
  */
-export async function auditPage(scope: OrganizationScope, subject: 'rule' | 'list', id: string, limit: number, startingAfter?: number): Promise<{ entries: AuditEntry[]; hasMore: boolean } | undefined> {
+export async function auditPage(
+  scope: OrganizationScope,
+  subject: 'rule' | 'list',
+  id: string,
+  limit: number,
+  startingAfter?: number,
+): Promise<{ entries: AuditEntry[]; hasMore: boolean } | undefined> {
   const params: unknown[] = [scope.organizationId, subject, id];
   if (startingAfter !== undefined) {
-    const [cursor] = await scope.db.query(`SELECT 1 FROM policy_audit WHERE organization_id = $1 AND subject = $2 AND subject_id = $3 AND id = $4`, [...params, startingAfter]);
+    const [cursor] = await scope.db.query(`SELECT 1 FROM policy_audit WHERE organization_id = $1 AND subject = $2 AND subject_id = $3 AND id = $4`, [
+      ...params,
+      startingAfter,
+    ]);
     if (!cursor) return undefined;
     params.push(startingAfter);
   }

@@ -11,9 +11,7 @@ import { randomBytes } from 'node:crypto';
 
 export const SECRET_FILE = 'session-secret';
 
-export type SessionSecret =
-  | { secret: string; source: 'SESSION_SECRET' | 'data_dir' }
-  | { secret: undefined; source: 'missing' };
+export type SessionSecret = { secret: string; source: 'SESSION_SECRET' | 'data_dir' } | { secret: undefined; source: 'missing' };
 
 /** The hashing secret the configuration gives, or the embedded database's own (made on first use). */
 export function sessionSecret(c: { SESSION_SECRET?: string | undefined; DATABASE_URL?: string | undefined; DATA_DIR: string }): SessionSecret {
@@ -34,7 +32,10 @@ export function sessionSecret(c: { SESSION_SECRET?: string | undefined; DATABASE
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     const other = readFileSync(path, 'utf8').trim();
-    if (other.length < 32) throw new Error(`${path} holds no usable secret (under 32 characters): set SESSION_SECRET, or delete the file to make a new one (keys made before then stop working)`);
+    if (other.length < 32)
+      throw new Error(
+        `${path} holds no usable secret (under 32 characters): set SESSION_SECRET, or delete the file to make a new one (keys made before then stop working)`,
+      );
     return { secret: other, source: 'data_dir' };
   }
   chmodSync(path, 0o600);

@@ -127,7 +127,14 @@ export async function insertTransactions(scope: OrganizationScope, rows: readonl
     await tx.query(`SELECT ${notifyFeed(1)}`, [FEED_SENDER]);
     for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
       const chunk = rows.slice(start, start + CHUNK_ROWS);
-      for (const row of await tx.query<{ transaction_id: string; seq: number }>(INSERT_ROWS, insertParams(chunk.map(() => scope.organizationId), chunk))) stored.set(row.transaction_id, row.seq);
+      for (const row of await tx.query<{ transaction_id: string; seq: number }>(
+        INSERT_ROWS,
+        insertParams(
+          chunk.map(() => scope.organizationId),
+          chunk,
+        ),
+      ))
+        stored.set(row.transaction_id, row.seq);
     }
   };
   if (into) await write(into);

@@ -26,7 +26,8 @@ export interface ListFilters {
   order?: 'newest' | 'oldest' | undefined;
 }
 
-const ROW_COLUMNS = 'seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source, response, label, label_known_ms, outcome_source, outcome_reported_by, challengers';
+const ROW_COLUMNS =
+  'seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source, response, label, label_known_ms, outcome_source, outcome_reported_by, challengers';
 
 /** A row as the database sends it: the response still deflated. */
 type StoredRow = Omit<TransactionRow, 'response'> & { response: Uint8Array | null };
@@ -40,21 +41,32 @@ function readRow(row: StoredRow): TransactionRow {
 }
 
 export async function getTransaction(scope: OrganizationScope, transactionId: string): Promise<TransactionRow | undefined> {
-  const [row] = await scope.db.query<StoredRow>(`SELECT ${ROW_COLUMNS} FROM transactions WHERE organization_id = $1 AND transaction_id = $2`, [scope.organizationId, transactionId]);
+  const [row] = await scope.db.query<StoredRow>(`SELECT ${ROW_COLUMNS} FROM transactions WHERE organization_id = $1 AND transaction_id = $2`, [
+    scope.organizationId,
+    transactionId,
+  ]);
   return row && readRow(row);
 }
 
 /** The exact response body answered for a scored transaction (undefined for an unknown id or an
  *  imported one). */
 export async function responseBody(scope: OrganizationScope, transactionId: string): Promise<string | undefined> {
-  const [row] = await scope.db.query<{ response: Uint8Array | null }>('SELECT response FROM transactions WHERE organization_id = $1 AND transaction_id = $2', [scope.organizationId, transactionId]);
+  const [row] = await scope.db.query<{ response: Uint8Array | null }>('SELECT response FROM transactions WHERE organization_id = $1 AND transaction_id = $2', [
+    scope.organizationId,
+    transactionId,
+  ]);
   return row?.response ? inflate(row.response) : undefined;
 }
 
 /** Newest first (time, then the order recorded), or oldest first, after the transaction
  *  `startingAfter` when given; `limit + 1` rows are read to tell whether there are more.
  *  Undefined when `startingAfter` is not one of the organization's transactions. */
-export async function listTransactions(scope: OrganizationScope, filters: ListFilters, limit: number, startingAfter?: string): Promise<{ rows: TransactionRow[]; hasMore: boolean } | undefined> {
+export async function listTransactions(
+  scope: OrganizationScope,
+  filters: ListFilters,
+  limit: number,
+  startingAfter?: string,
+): Promise<{ rows: TransactionRow[]; hasMore: boolean } | undefined> {
   const oldest = filters.order === 'oldest';
   const params: unknown[] = [scope.organizationId];
   const where = ['organization_id = $1'];
@@ -73,7 +85,10 @@ export async function listTransactions(scope: OrganizationScope, filters: ListFi
   if (filters.from !== undefined) add((p) => `time_ms >= ${p}`, filters.from);
   if (filters.to !== undefined) add((p) => `time_ms < ${p}`, filters.to);
   if (startingAfter !== undefined) {
-    const [cursor] = await scope.db.query<{ time_ms: number; seq: number }>('SELECT time_ms, seq FROM transactions WHERE organization_id = $1 AND transaction_id = $2', [scope.organizationId, startingAfter]);
+    const [cursor] = await scope.db.query<{ time_ms: number; seq: number }>(
+      'SELECT time_ms, seq FROM transactions WHERE organization_id = $1 AND transaction_id = $2',
+      [scope.organizationId, startingAfter],
+    );
     if (!cursor) return undefined;
     params.push(cursor.time_ms, cursor.seq);
     where.push(`(time_ms, seq) ${oldest ? '>' : '<'} ($${params.length - 1}, $${params.length})`);
@@ -88,7 +103,10 @@ export async function listTransactions(scope: OrganizationScope, filters: ListFi
 }
 
 /** What one import job stored: rows, of them labelled and fraud, and their time range (ms). */
-export async function importedBy(scope: OrganizationScope, jobId: string): Promise<{ imported: number; labelled: number; fraud: number; first: number | null; last: number | null }> {
+export async function importedBy(
+  scope: OrganizationScope,
+  jobId: string,
+): Promise<{ imported: number; labelled: number; fraud: number; first: number | null; last: number | null }> {
   const [row] = await scope.db.query<{ imported: number; labelled: number; fraud: number; first: number | null; last: number | null }>(
     `SELECT count(*)::int AS imported, count(label)::int AS labelled, coalesce(sum(label), 0)::int AS fraud, min(time_ms) AS first, max(time_ms) AS last
      FROM transactions WHERE organization_id = $1 AND import_job_id = $2`,
@@ -114,7 +132,10 @@ export const LOGGED_PAGE_ROWS = 5_000;
  * order recorded) after `after`, read through the organization's time index as one JSON array per
  * page (PGlite decodes one value far faster than thousands of rows); the features only when asked.
  */
-export async function loggedPage(scope: OrganizationScope, o: { from: number; to: number; after: [number, number] | undefined; withFeatures: boolean }): Promise<LoggedDecision[]> {
+export async function loggedPage(
+  scope: OrganizationScope,
+  o: { from: number; to: number; after: [number, number] | undefined; withFeatures: boolean },
+): Promise<LoggedDecision[]> {
   const params: unknown[] = [scope.organizationId, o.from, o.to, LOGGED_PAGE_ROWS];
   if (o.after) params.push(o.after[0], o.after[1]);
   const [row] = await scope.db.query<{ page: string | null }>(
@@ -126,7 +147,28 @@ export async function loggedPage(scope: OrganizationScope, o: { from: number; to
     params,
   );
   if (!row?.page) return [];
-  type Tuple = [number, string, number, number, string, string, string, string, string, number, string, string, string | null, string | null, string | null, string | null, string | null, string | null, 0 | 1 | null, number | null];
+  type Tuple = [
+    number,
+    string,
+    number,
+    number,
+    string,
+    string,
+    string,
+    string,
+    string,
+    number,
+    string,
+    string,
+    string | null,
+    string | null,
+    string | null,
+    string | null,
+    string | null,
+    string | null,
+    0 | 1 | null,
+    number | null,
+  ];
   const bytes = (b64: string | null) => (b64 === null ? null : Buffer.from(b64, 'base64'));
   return (JSON.parse(row.page) as Tuple[]).map((t) => ({
     seq: t[0],
@@ -154,6 +196,9 @@ export async function loggedPage(scope: OrganizationScope, o: { from: number; to
 
 /** How many scored transactions the organization has in [from, to) (a backtest's progress). */
 export async function countLogged(scope: OrganizationScope, from: number, to: number): Promise<number> {
-  const [row] = await scope.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM transactions WHERE organization_id = $1 AND source = 'scored' AND time_ms >= $2 AND time_ms < $3`, [scope.organizationId, from, to]);
+  const [row] = await scope.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM transactions WHERE organization_id = $1 AND source = 'scored' AND time_ms >= $2 AND time_ms < $3`,
+    [scope.organizationId, from, to],
+  );
   return row!.n;
 }

@@ -55,7 +55,10 @@ export interface DeliveryRow {
 const ENDPOINT = `id, url, description, events, status, disabled_reason, disabled_message, disabled_at, secret_rotated_at,
   CASE WHEN previous_secret_expires_at > now() THEN previous_secret_expires_at END AS previous_secret_expires_at, created_by, created_at, updated_at`;
 
-export async function insertEndpoint(scope: OrganizationScope, e: { id: string; url: string; description: string | null; events: readonly string[]; secretSealed: string; by: string }): Promise<EndpointRow> {
+export async function insertEndpoint(
+  scope: OrganizationScope,
+  e: { id: string; url: string; description: string | null; events: readonly string[]; secretSealed: string; by: string },
+): Promise<EndpointRow> {
   const [row] = await scope.db.query<EndpointRow>(
     `INSERT INTO webhook_endpoints (id, organization_id, url, description, events, status, secret_sealed, created_by)
      VALUES ($1, $2, $3, $4, $5, 'enabled', $6, $7) RETURNING ${ENDPOINT}`,
@@ -69,7 +72,10 @@ export function listEndpoints(scope: OrganizationScope): Promise<EndpointRow[]> 
 }
 
 export async function getEndpoint(scope: OrganizationScope, id: string): Promise<EndpointRow | undefined> {
-  const [row] = await scope.db.query<EndpointRow>(`SELECT ${ENDPOINT} FROM webhook_endpoints WHERE organization_id = $1 AND id = $2`, [scope.organizationId, id]);
+  const [row] = await scope.db.query<EndpointRow>(`SELECT ${ENDPOINT} FROM webhook_endpoints WHERE organization_id = $1 AND id = $2`, [
+    scope.organizationId,
+    id,
+  ]);
   return row;
 }
 
@@ -133,7 +139,13 @@ const DELIVERY = `d.id, d.seq, d.endpoint_id, d.event_id, v.type AS event_type, 
             FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::json) AS attempt_log`;
 
 /** An endpoint's deliveries, newest first, `limit` of them before the delivery `before` (its seq). */
-export async function listDeliveries(scope: OrganizationScope, endpointId: string, limit: number, beforeSeq: number | null, status: DeliveryRow['status'] | null): Promise<DeliveryRow[]> {
+export async function listDeliveries(
+  scope: OrganizationScope,
+  endpointId: string,
+  limit: number,
+  beforeSeq: number | null,
+  status: DeliveryRow['status'] | null,
+): Promise<DeliveryRow[]> {
   const rows = await scope.db.query<DeliveryRow>(
     `SELECT ${DELIVERY} FROM webhook_deliveries d JOIN webhook_events v ON v.id = d.event_id
      WHERE d.organization_id = $1 AND d.endpoint_id = $2 AND ($3::bigint IS NULL OR d.seq < $3) AND ($4::text IS NULL OR d.status = $4)
@@ -165,12 +177,20 @@ export async function redeliver(scope: OrganizationScope, endpointId: string, de
 }
 
 /** A `webhook.test` event queued for this endpoint alone (whatever it subscribes to). */
-export async function queueTestEvent(scope: OrganizationScope, endpointId: string, payload: unknown): Promise<{ event_id: string; delivery_id: string } | undefined> {
+export async function queueTestEvent(
+  scope: OrganizationScope,
+  endpointId: string,
+  payload: unknown,
+): Promise<{ event_id: string; delivery_id: string } | undefined> {
   return scope.db.transaction(async (tx) => {
     const [found] = await tx.query(`SELECT id FROM webhook_endpoints WHERE organization_id = $1 AND id = $2 FOR KEY SHARE`, [scope.organizationId, endpointId]);
     if (!found) return undefined;
     const eventId = newEventId();
-    await tx.query(`INSERT INTO webhook_events (id, organization_id, type, payload) VALUES ($1, $2, 'webhook.test', $3)`, [eventId, scope.organizationId, JSON.stringify(payload)]);
+    await tx.query(`INSERT INTO webhook_events (id, organization_id, type, payload) VALUES ($1, $2, 'webhook.test', $3)`, [
+      eventId,
+      scope.organizationId,
+      JSON.stringify(payload),
+    ]);
     const [row] = await tx.query<{ id: string }>(
       `INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, status) VALUES (${DELIVERY_ID_SQL}, $1, $2, $3, 'pending') RETURNING id`,
       [scope.organizationId, endpointId, eventId],

@@ -18,7 +18,13 @@ export interface WeekAggregate {
 
 /** Scored transactions in [from, to) grouped into `period`-long buckets from `from`: volume,
  *  decisions, score quantiles and labels. */
-export async function weeklyAggregates(scope: OrganizationScope, from: number, to: number, period: number, quantiles: readonly number[]): Promise<WeekAggregate[]> {
+export async function weeklyAggregates(
+  scope: OrganizationScope,
+  from: number,
+  to: number,
+  period: number,
+  quantiles: readonly number[],
+): Promise<WeekAggregate[]> {
   return scope.db.query<WeekAggregate>(
     `SELECT floor((time_ms - $2) / $4)::int AS week, count(*)::int AS transactions,
             count(*) FILTER (WHERE decision = 'review')::int AS reviews, count(*) FILTER (WHERE decision = 'block')::int AS blocks,
@@ -32,7 +38,13 @@ export async function weeklyAggregates(scope: OrganizationScope, from: number, t
 
 /** The scored transactions in [from, to) that carry their features, with their bucket: every
  *  `strides[bucket]`-th of a bucket by the order recorded (a bounded, even sample of a busy week). */
-export async function scoredFeatures(scope: OrganizationScope, from: number, to: number, period: number, strides: readonly number[]): Promise<{ week: number; risk_score: number; decision: string; location: string; payment_type: string; features: Uint8Array }[]> {
+export async function scoredFeatures(
+  scope: OrganizationScope,
+  from: number,
+  to: number,
+  period: number,
+  strides: readonly number[],
+): Promise<{ week: number; risk_score: number; decision: string; location: string; payment_type: string; features: Uint8Array }[]> {
   return scope.db.query(
     `SELECT week, risk_score, decision, location, payment_type, features FROM (
        SELECT floor((time_ms - $2) / $4)::int AS week, seq, risk_score, decision, location, payment_type, features FROM transactions
@@ -43,7 +55,12 @@ export async function scoredFeatures(scope: OrganizationScope, from: number, to:
 }
 
 /** Scores, decisions and outcomes of the labelled scored transactions in [from, to), with their bucket. */
-export async function labelledScores(scope: OrganizationScope, from: number, to: number, period: number): Promise<{ week: number; risk_score: number; decision: string; label: 0 | 1 }[]> {
+export async function labelledScores(
+  scope: OrganizationScope,
+  from: number,
+  to: number,
+  period: number,
+): Promise<{ week: number; risk_score: number; decision: string; label: 0 | 1 }[]> {
   return scope.db.query(
     `SELECT floor((time_ms - $2) / $4)::int AS week, risk_score, decision, label FROM transactions
      WHERE organization_id = $1 AND source = 'scored' AND label IS NOT NULL AND time_ms >= $2 AND time_ms < $3`,

@@ -24,7 +24,10 @@ function codeOf(fn: () => unknown): { code: string; line: number | undefined } {
 t.test('malformed model text names the failing line', async (t) => {
   const broken = good.replace('leaf_value=', 'leaf_value=oops ');
   const expectedLine = broken.split('\n').findIndex((l) => l.startsWith('leaf_value=')) + 1;
-  t.same(codeOf(() => loadModel(broken)), { code: 'model_malformed', line: expectedLine });
+  t.same(
+    codeOf(() => loadModel(broken)),
+    { code: 'model_malformed', line: expectedLine },
+  );
   t.equal(codeOf(() => loadModel(good.slice(0, good.indexOf('end of trees') - 20))).code, 'model_malformed');
   t.equal(codeOf(() => loadModel('')).code, 'model_malformed');
 });

@@ -19,7 +19,11 @@ const golden = JSON.parse(readFileSync(new URL('../fixtures/golden/builtin.json'
 const dir = golden.model;
 const model = ModelFileSchema.parse(JSON.parse(readFileSync(join(dir, 'model.json'), 'utf8')));
 
-t.same(golden.boosters.map((b) => b.file), model.channels.map((c) => c.file), 'one golden entry per booster of the model folder');
+t.same(
+  golden.boosters.map((b) => b.file),
+  model.channels.map((c) => c.file),
+  'one golden entry per booster of the model folder',
+);
 
 for (const b of golden.boosters) {
   t.test(`${dir}/${b.file}`, async (t) => {
@@ -30,7 +34,10 @@ for (const b of golden.boosters) {
     t.equal(b.rows.length, GOLDEN_ROWS);
     const nf = b.num_features;
     const rows = fromJsonRows(b.rows);
-    t.ok(b.rows.flat().some((x) => x === null), 'the rows include missing values');
+    t.ok(
+      b.rows.flat().some((x) => x === null),
+      'the rows include missing values',
+    );
 
     const raw = engine.predictRawBatch(rows);
     t.ok(maxDiff(raw, b.raw) <= TOLERANCE, `batch raw scores (largest difference ${maxDiff(raw, b.raw)})`);

@@ -5,7 +5,9 @@ import t from 'tap';
 import { fixAllocatorThresholds, releaseFreeMemory } from '../../src/addon/addon.ts';
 import { settleMemory } from '../../src/addon/memory.ts';
 
-const glibc = process.platform === 'linux' && (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime !== undefined;
+const glibc =
+  process.platform === 'linux' &&
+  (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime !== undefined;
 
 t.test('settleMemory collects what start-up dropped', async (t) => {
   let garbage: { id: number; text: string }[] | undefined = Array.from({ length: 400_000 }, (_, i) => ({ id: i, text: `row ${i}` }));

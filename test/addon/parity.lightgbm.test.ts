@@ -8,17 +8,53 @@ import { syntheticMatrix } from '../../tools/training/synthetic.ts';
 
 const TOLERANCE = 1e-9;
 
-const cases: { name: string; seed: number; features: number; categorical: number[]; params: Record<string, string | number | boolean>; iterations: number }[] = [
-  { name: 'binary, NaN and zeros', seed: 21, features: 30, categorical: [], params: { objective: 'binary', num_leaves: 31 }, iterations: 150 },
-  { name: 'regression, categoricals', seed: 22, features: 12, categorical: [0, 5], params: { objective: 'regression', num_leaves: 31, max_cat_to_onehot: 4 }, iterations: 60 },
-  { name: 'zero_as_missing', seed: 23, features: 10, categorical: [3], params: { objective: 'binary', num_leaves: 15, zero_as_missing: true }, iterations: 40 },
-  { name: 'depth 15', seed: 24, features: 16, categorical: [], params: { objective: 'binary', num_leaves: 300, max_depth: 15, min_data_in_leaf: 2 }, iterations: 8 },
-];
+const cases: { name: string; seed: number; features: number; categorical: number[]; params: Record<string, string | number | boolean>; iterations: number }[] =
+  [
+    { name: 'binary, NaN and zeros', seed: 21, features: 30, categorical: [], params: { objective: 'binary', num_leaves: 31 }, iterations: 150 },
+    {
+      name: 'regression, categoricals',
+      seed: 22,
+      features: 12,
+      categorical: [0, 5],
+      params: { objective: 'regression', num_leaves: 31, max_cat_to_onehot: 4 },
+      iterations: 60,
+    },
+    {
+      name: 'zero_as_missing',
+      seed: 23,
+      features: 10,
+      categorical: [3],
+      params: { objective: 'binary', num_leaves: 15, zero_as_missing: true },
+      iterations: 40,
+    },
+    {
+      name: 'depth 15',
+      seed: 24,
+      features: 16,
+      categorical: [],
+      params: { objective: 'binary', num_leaves: 300, max_depth: 15, min_data_in_leaf: 2 },
+      iterations: 8,
+    },
+  ];
 
 for (const c of cases) {
   t.test(c.name, async (t) => {
-    const train = syntheticMatrix({ seed: c.seed, numRows: 4000, numFeatures: c.features, categorical: c.categorical, missingRate: 0.08, regression: c.params.objective === 'regression' });
-    const text = trainLightgbm({ rows: train.rows, numFeatures: c.features, labels: train.labels, params: { ...c.params, seed: c.seed }, categorical: c.categorical, iterations: c.iterations });
+    const train = syntheticMatrix({
+      seed: c.seed,
+      numRows: 4000,
+      numFeatures: c.features,
+      categorical: c.categorical,
+      missingRate: 0.08,
+      regression: c.params.objective === 'regression',
+    });
+    const text = trainLightgbm({
+      rows: train.rows,
+      numFeatures: c.features,
+      labels: train.labels,
+      params: { ...c.params, seed: c.seed },
+      categorical: c.categorical,
+      iterations: c.iterations,
+    });
     const ours = loadModel(text);
     const theirs = lightgbmReference(text);
     t.equal(ours.numFeatures, c.features);

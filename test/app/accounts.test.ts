@@ -7,7 +7,7 @@
 import t from 'tap';
 import { Writable } from 'node:stream';
 import { backends, start, type Running } from '../support/server.ts';
-import { IdentityProvider, makeKey, signHs256, signWith, unsigned, type SigningKey } from '../support/idp.ts';
+import { IdentityProvider, makeKey, signHs256, signWith, unsigned } from '../support/idp.ts';
 
 const SESSION_SECRET = 'test-session-secret-of-a-reasonable-length-0123456789';
 const HS_SECRET = 'legacy-project-jwt-secret-0123456789abcdef';
@@ -31,10 +31,21 @@ for (const backend of backends()) {
     idp.published = [es, rs];
 
     const logLines: string[] = [];
-    const logStream = new Writable({ write(chunk, _enc, cb) { logLines.push(chunk.toString()); cb(); } });
+    const logStream = new Writable({
+      write(chunk, _enc, cb) {
+        logLines.push(chunk.toString());
+        cb();
+      },
+    });
     const s: Running = await start({
       backend,
-      overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET, AUTHPROVIDER_JWT_SECRET: HS_SECRET, authConfigured: true, BACKEND_URL: 'https://api.example.com/' },
+      overrides: {
+        AUTHPROVIDER_URL: idp.url,
+        SESSION_SECRET,
+        AUTHPROVIDER_JWT_SECRET: HS_SECRET,
+        authConfigured: true,
+        BACKEND_URL: 'https://api.example.com/',
+      },
       logger: { level: 'info', stream: logStream },
       startOptions: { auth: { jwksCooldownMs: 0 } },
     });
@@ -46,7 +57,11 @@ for (const backend of backends()) {
     const as = (c: Cookies, csrf = true) => ({ cookie: `service_session=${c.session}; service_csrf=${c.csrf}`, ...(csrf ? { 'x-csrf-token': c.csrf } : {}) });
 
     t.equal((await app.inject('/api/health')).json().auth_configured, true, 'health says sign-in is configured');
-    t.same((await app.inject('/api/docs/json')).json().servers, [{ url: 'https://api.example.com', description: 'this service' }], 'BACKEND_URL is the origin in the API reference');
+    t.same(
+      (await app.inject('/api/docs/json')).json().servers,
+      [{ url: 'https://api.example.com', description: 'this service' }],
+      'BACKEND_URL is the origin in the API reference',
+    );
 
     // --- signing in --------------------------------------------------------------------------
     const esToken = await signWith(es, idp.issuer, { sub: 'user-ana', email: 'ana@example.com' });
@@ -92,7 +107,7 @@ for (const backend of backends()) {
       ['a token signed by an unknown key', await signWith({ ...stranger, kid: 'es-2' }, idp.issuer)],
       ['a token signed by a key the set does not publish', await signWith(stranger, idp.issuer)],
       ['an HS256 token signed with the public key as secret', await signHs256(rs.publicPem, idp.issuer)],
-      ['a token of a withdrawn key', await signWith((await makeKey('ES256', 'es-1')), idp.issuer)],
+      ['a token of a withdrawn key', await signWith(await makeKey('ES256', 'es-1'), idp.issuer)],
       ['garbage', 'not-a-jwt'],
     ];
     const good = await signWith(es, idp.issuer, { sub: 'user-ana' });
@@ -109,7 +124,8 @@ for (const backend of backends()) {
     t.equal((await app.inject({ method: 'POST', url: '/api/auth/session', payload: {} })).statusCode, 422, 'a missing token is 422');
 
     // --- CSRF --------------------------------------------------------------------------------
-    const create = (c: Cookies, headers: Record<string, string>, name = 'Acme') => app.inject({ method: 'POST', url: '/api/organizations', headers, payload: { name } });
+    const create = (_c: Cookies, headers: Record<string, string>, name = 'Acme') =>
+      app.inject({ method: 'POST', url: '/api/organizations', headers, payload: { name } });
     let r = await create(ana, as(ana, false));
     t.equal(r.statusCode, 403, 'no CSRF header: 403');
     t.equal(r.json().detail.reason, 'csrf_failed');
@@ -125,18 +141,39 @@ for (const backend of backends()) {
     t.equal(r.statusCode, 201, 'with the CSRF header: created');
     const acme = r.json();
     t.same({ stage: acme.stage, role: acme.role }, { stage: 'test', role: 'owner' });
-    t.equal((await app.inject({ method: 'POST', url: '/api/organizations', payload: { name: 'x' } })).json().detail.reason, 'not_signed_in', 'a guest cannot create one');
+    t.equal(
+      (await app.inject({ method: 'POST', url: '/api/organizations', payload: { name: 'x' } })).json().detail.reason,
+      'not_signed_in',
+      'a guest cannot create one',
+    );
 
     // --- organizations across users: 404 ------------------------------------------------------
     const boOrg = (await create(bo, as(bo), 'Bo Ltd')).json();
     const one = (await app.inject({ url: `/api/organizations/${acme.id}`, headers: as(ana) })).json();
-    t.same(one.members.map((m: { user_id: string; role: string }) => [m.user_id, m.role]), [['user-ana', 'owner']], 'members and stage');
-    t.same((await app.inject({ url: '/api/organizations', headers: as(ana) })).json().organizations.map((o: { id: string }) => o.id), [acme.id], 'list shows mine only');
-    for (const url of [`/api/organizations/${boOrg.id}`, `/api/organizations/${boOrg.id}/api-keys`, `/api/organizations/${boOrg.id}/usage`, '/api/organizations/org_doesnotexist']) {
+    t.same(
+      one.members.map((m: { user_id: string; role: string }) => [m.user_id, m.role]),
+      [['user-ana', 'owner']],
+      'members and stage',
+    );
+    t.same(
+      (await app.inject({ url: '/api/organizations', headers: as(ana) })).json().organizations.map((o: { id: string }) => o.id),
+      [acme.id],
+      'list shows mine only',
+    );
+    for (const url of [
+      `/api/organizations/${boOrg.id}`,
+      `/api/organizations/${boOrg.id}/api-keys`,
+      `/api/organizations/${boOrg.id}/usage`,
+      '/api/organizations/org_doesnotexist',
+    ]) {
       const x = await app.inject({ url, headers: as(ana) });
       t.equal(x.statusCode, 404, `another organization is 404: ${url}`);
     }
-    t.equal((await app.inject({ method: 'POST', url: `/api/organizations/${boOrg.id}/api-keys`, headers: as(ana), payload: { name: 'k' } })).statusCode, 404, "creating a key in another organization is 404");
+    t.equal(
+      (await app.inject({ method: 'POST', url: `/api/organizations/${boOrg.id}/api-keys`, headers: as(ana), payload: { name: 'k' } })).statusCode,
+      404,
+      'creating a key in another organization is 404',
+    );
 
     // --- API keys ----------------------------------------------------------------------------
     r = await app.inject({ method: 'POST', url: `/api/organizations/${acme.id}/api-keys`, headers: as(ana), payload: { name: 'checkout' } });
@@ -146,16 +183,30 @@ for (const backend of backends()) {
     t.match(key.secret, /^sk_test_[A-Za-z0-9_-]{40,}$/, 'a test organization gets an sk_test_ key');
     t.equal(key.last4, key.secret.slice(-4));
     const listed = (await app.inject({ url: `/api/organizations/${acme.id}/api-keys`, headers: as(ana) })).json();
-    t.same(Object.keys(listed.api_keys[0]).sort(), ['created_at', 'id', 'last4', 'last_used_at', 'name', 'prefix', 'revoked_at'], 'listed masked: no secret field');
+    t.same(
+      Object.keys(listed.api_keys[0]).sort(),
+      ['created_at', 'id', 'last4', 'last_used_at', 'name', 'prefix', 'revoked_at'],
+      'listed masked: no secret field',
+    );
     t.notOk(JSON.stringify(listed).includes(key.secret), 'the listing never shows the secret');
-    t.equal((await app.inject({ method: 'POST', url: `/api/api-keys/${key.id}/rotate`, headers: as(bo) })).statusCode, 404, "another organization's key is 404");
+    t.equal(
+      (await app.inject({ method: 'POST', url: `/api/api-keys/${key.id}/rotate`, headers: as(bo) })).statusCode,
+      404,
+      "another organization's key is 404",
+    );
 
-    const v1 = (secret: string | undefined) => app.inject({ method: 'POST', url: '/api/v1/risk/score', headers: secret === undefined ? {} : { authorization: `Bearer ${secret}` }, payload: score });
+    const v1 = (secret: string | undefined) =>
+      app.inject({ method: 'POST', url: '/api/v1/risk/score', headers: secret === undefined ? {} : { authorization: `Bearer ${secret}` }, payload: score });
     r = await v1(key.secret);
     t.equal(r.statusCode, 200, 'a key scores');
     t.type(r.json().risk_score, 'number');
     t.ok(r.json().reasons.length > 0, 'the same response as the dashboard route');
-    for (const [what, secret] of [['no key', undefined], ['a malformed key', 'sk_test_short'], ['an unknown key', `sk_test_${'A'.repeat(43)}`], ['a session cookie value', ana.session]] as const) {
+    for (const [what, secret] of [
+      ['no key', undefined],
+      ['a malformed key', 'sk_test_short'],
+      ['an unknown key', `sk_test_${'A'.repeat(43)}`],
+      ['a session cookie value', ana.session],
+    ] as const) {
       const x = await v1(secret);
       t.equal(x.statusCode, 401, `401 with ${what}`);
       t.equal(x.json().detail.reason, 'invalid_api_key');
@@ -172,7 +223,7 @@ for (const backend of backends()) {
     t.equal(read.statusCode, 200, 'the key reads the decision log');
 
     const usage = (await app.inject({ url: `/api/organizations/${acme.id}/usage`, headers: as(ana) })).json();
-    t.equal(usage.keys[0].requests, 3, "usage counts every request the key authenticated (two scores and a read), not the refused ones");
+    t.equal(usage.keys[0].requests, 3, 'usage counts every request the key authenticated (two scores and a read), not the refused ones');
     t.equal(usage.daily.length, 1);
     t.ok(usage.keys[0].last_used_at, 'last use recorded');
 
@@ -193,17 +244,26 @@ for (const backend of backends()) {
     t.equal((await app.inject({ method: 'POST', url: '/api/auth/logout', headers: as(ana, false) })).statusCode, 403, 'logout needs the CSRF header too');
     r = await app.inject({ method: 'POST', url: '/api/auth/logout', headers: as(ana) });
     t.equal(r.statusCode, 204, 'logged out');
-    t.ok(r.cookies.some((c) => c.name === 'service_session' && c.value === ''), 'the cookie is cleared');
+    t.ok(
+      r.cookies.some((c) => c.name === 'service_session' && c.value === ''),
+      'the cookie is cleared',
+    );
     t.equal((await app.inject({ url: '/api/auth/me', headers: as(ana) })).json().authenticated, false, 'the revoked session is a guest');
     r = await app.inject({ method: 'POST', url: '/api/organizations', headers: as(ana), payload: { name: 'after' } });
     t.equal(r.statusCode, 401, 'a revoked session cannot act');
     t.equal(r.json().detail.reason, 'not_signed_in');
 
     // --- nothing secret stored or shown -------------------------------------------------------
-    const tables = await s.service.db.query<{ t: string }>(`SELECT row_to_json(x)::text AS t FROM (SELECT * FROM users) x UNION ALL SELECT row_to_json(x)::text FROM (SELECT * FROM sessions) x UNION ALL SELECT row_to_json(x)::text FROM (SELECT * FROM api_keys) x`);
+    const tables = await s.service.db.query<{ t: string }>(
+      `SELECT row_to_json(x)::text AS t FROM (SELECT * FROM users) x UNION ALL SELECT row_to_json(x)::text FROM (SELECT * FROM sessions) x UNION ALL SELECT row_to_json(x)::text FROM (SELECT * FROM api_keys) x`,
+    );
     const stored = tables.map((x) => x.t).join('\n');
     for (const secret of secrets) t.notOk(stored.includes(secret), 'no token, cookie or key is stored in clear');
-    const hashes = (await s.service.db.query<{ h: string }>('SELECT secret_hash AS h FROM api_keys UNION ALL SELECT secret_hash FROM sessions UNION ALL SELECT csrf_hash FROM sessions')).map((x) => x.h);
+    const hashes = (
+      await s.service.db.query<{ h: string }>(
+        'SELECT secret_hash AS h FROM api_keys UNION ALL SELECT secret_hash FROM sessions UNION ALL SELECT csrf_hash FROM sessions',
+      )
+    ).map((x) => x.h);
     const logs = logLines.join('');
     for (const secret of [...secrets, ...hashes]) t.notOk(logs.includes(secret), 'no secret or hash in the log');
     t.ok(logLines.length > 0, 'the log was captured');
@@ -256,8 +316,24 @@ t.test('sign-in not configured', async (t) => {
   const r = await app.inject({ method: 'POST', url: '/api/risk/score', payload: score });
   t.equal(r.statusCode, 200, 'guest scoring still works');
   t.equal((await app.inject('/api/models')).json().models.length, 1, 'models: the built-in one');
-  const up = await app.inject({ method: 'POST', url: '/api/datasets/upload', headers: { 'content-type': 'text/csv' }, payload: 'amount,customer_id,merchant_id\n10,C1,M1\n' });
+  const up = await app.inject({
+    method: 'POST',
+    url: '/api/datasets/upload',
+    headers: { 'content-type': 'text/csv' },
+    payload: 'amount,customer_id,merchant_id\n10,C1,M1\n',
+  });
   t.equal(up.statusCode, 201, 'guest uploads still work');
   t.equal((await app.inject({ method: 'POST', url: '/api/datasets/score', payload: { dataset_id: up.json().id } })).statusCode, 202, 'and guest jobs');
-  t.equal((await app.inject({ method: 'POST', url: '/api/datasets/upload?organization_id=org_x', headers: { 'content-type': 'text/csv' }, payload: 'amount,customer_id,merchant_id\n10,C1,M1\n' })).json().detail.reason, 'auth_not_configured', 'naming an organization says sign-in is not configured');
+  t.equal(
+    (
+      await app.inject({
+        method: 'POST',
+        url: '/api/datasets/upload?organization_id=org_x',
+        headers: { 'content-type': 'text/csv' },
+        payload: 'amount,customer_id,merchant_id\n10,C1,M1\n',
+      })
+    ).json().detail.reason,
+    'auth_not_configured',
+    'naming an organization says sign-in is not configured',
+  );
 });

@@ -19,8 +19,14 @@ for (const backend of backends()) {
     const b = await live.organization('Bolt');
     type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
     const member = (org: Organization, method: Method, path: string, payload?: unknown) =>
-      app.inject({ method, url: `/api/organizations/${org.id}${path}`, headers: org.owner.headers, ...(payload === undefined ? {} : { payload: payload as object }) });
-    const key = (org: Organization, method: Method, url: string, payload?: unknown) => app.inject({ method, url, headers: { authorization: `Bearer ${org.key}` }, ...(payload === undefined ? {} : { payload: payload as object }) });
+      app.inject({
+        method,
+        url: `/api/organizations/${org.id}${path}`,
+        headers: org.owner.headers,
+        ...(payload === undefined ? {} : { payload: payload as object }),
+      });
+    const key = (org: Organization, method: Method, url: string, payload?: unknown) =>
+      app.inject({ method, url, headers: { authorization: `Bearer ${org.key}` }, ...(payload === undefined ? {} : { payload: payload as object }) });
     const finished = async (org: Organization, jobId: string) => {
       for (let k = 0; k < 400; k++) {
         const job = (await app.inject({ url: `/api/jobs/${jobId}`, headers: org.owner.headers })).json();
@@ -46,10 +52,25 @@ for (const backend of backends()) {
       const customer = `c-${k % 4}`;
       // c-2 joins the watch list half way through: only its later payments match as of their time.
       if (k === 20) t.equal((await member(a, 'POST', '/lists/watch/items', { values: ['c-2'] })).statusCode, 200);
-      const res = (await live.score(a, { transaction_id: `t-${k}`, amount: 10 + k, customer_id: customer, merchant_id: `m-${k % 3}`, location: 'Lisbon', payment_type: 'card' })).json();
+      const res = (
+        await live.score(a, {
+          transaction_id: `t-${k}`,
+          amount: 10 + k,
+          customer_id: customer,
+          merchant_id: `m-${k % 3}`,
+          location: 'Lisbon',
+          payment_type: 'card',
+        })
+      ).json();
       scored.push({ id: `t-${k}`, customer, amount: 10 + k, decision: res.decision });
     }
-    const outcomes = scored.flatMap((s, k) => (s.customer === 'c-1' || s.customer === 'c-3' ? [{ transaction_id: s.id, outcome: 'fraud' }] : k % 3 === 0 ? [{ transaction_id: s.id, outcome: 'legit' }] : []));
+    const outcomes = scored.flatMap((s, k) =>
+      s.customer === 'c-1' || s.customer === 'c-3'
+        ? [{ transaction_id: s.id, outcome: 'fraud' }]
+        : k % 3 === 0
+          ? [{ transaction_id: s.id, outcome: 'legit' }]
+          : [],
+    );
     t.equal((await key(a, 'POST', '/api/v1/outcomes', { outcomes })).statusCode, 200);
 
     await t.test('precision and recall match a count of the stored outcomes', async (t) => {
@@ -72,11 +93,18 @@ for (const backend of backends()) {
       t.equal(report.precision, fraud / (fraud + legit), 'precision: fraud among the matched with an outcome');
       t.equal(report.recall, fraud / reported, 'recall: of all fraud reported in the period');
       t.equal(report.reported_fraud, reported);
-      t.equal(report.fraud_amount, matched.filter((r) => r.outcome?.outcome === 'fraud').reduce((s, r) => s + r.amount, 0));
+      t.equal(
+        report.fraud_amount,
+        matched.filter((r) => r.outcome?.outcome === 'fraud').reduce((s, r) => s + r.amount, 0),
+      );
       const changes: Record<string, number> = {};
       for (const r of matched) if (r.decision !== 'block') changes[`${r.decision}->block`] = (changes[`${r.decision}->block`] ?? 0) + 1;
       t.same(report.changes, changes, 'decisions it would change');
-      t.equal(report.per_day.reduce((s: number, d: { matched: number }) => s + d.matched, 0), matched.length, 'per day adds up');
+      t.equal(
+        report.per_day.reduce((s: number, d: { matched: number }) => s + d.matched, 0),
+        matched.length,
+        'per day adds up',
+      );
       t.ok(report.examples.fraud.length > 0 && report.examples.fraud.length <= 10);
       t.match(report.examples.fraud[0], { transaction_id: String, decision: String, would_be: 'block', values: { customer_id: String, amount: Number } });
       t.same(Object.keys(report.examples.fraud[0].values).sort(), ['amount', 'customer_id'], 'the values the rule read, and only those');
@@ -108,8 +136,14 @@ for (const backend of backends()) {
       await member(a, 'POST', '/rules', { name: 'Block c-0', expression: 'customer_id == "c-0"', action: 'block', status: 'active' });
       await live.score(a, { transaction_id: 't-blocked', amount: 12, customer_id: 'c-0', merchant_id: 'm-0', location: 'Lisbon', payment_type: 'card' });
       const report = await backtest(a, { expression: 'customer_id == "c-0"', action: 'allow' });
-      t.ok(report.warnings.some((w: string) => /blocked when they were decided/.test(w)), report.warnings.join(' | '));
-      t.ok(report.warnings.some((w: string) => /Outcomes arrive late/.test(w)), 'recent matches without an outcome');
+      t.ok(
+        report.warnings.some((w: string) => /blocked when they were decided/.test(w)),
+        report.warnings.join(' | '),
+      );
+      t.ok(
+        report.warnings.some((w: string) => /Outcomes arrive late/.test(w)),
+        'recent matches without an outcome',
+      );
       // The model may block some of c-0's earlier payments too (its features include the hour).
       const blocked = (await member(a, 'GET', '/transactions?customer_id=c-0&decision=block&limit=100')).json().data.length;
       t.ok(blocked >= 1, 'the rule blocked t-blocked');
@@ -122,14 +156,29 @@ for (const backend of backends()) {
       t.equal(invalid.statusCode, 422);
       t.equal(invalid.json().detail.reason, 'invalid_rule');
       t.equal((await member(a, 'POST', '/rules/backtests', { rule_id: 'rule_nope' })).statusCode, 404);
-      t.equal((await member(a, 'POST', '/rules/backtests', { expression: 'amount > 1.0', action: 'block', from: '2026-02-01T00:00:00Z', to: '2026-01-01T00:00:00Z' })).statusCode, 422);
+      t.equal(
+        (await member(a, 'POST', '/rules/backtests', { expression: 'amount > 1.0', action: 'block', from: '2026-02-01T00:00:00Z', to: '2026-01-01T00:00:00Z' }))
+          .statusCode,
+        422,
+      );
       t.equal((await app.inject({ url: `/api/jobs?organization_id=${a.id}`, headers: a.owner.headers })).json().jobs.length, jobsBefore, 'nothing queued');
       const res = await member(a, 'POST', '/rules/backtests', { expression: 'amount > 1.0', action: 'block' });
       const id = res.json().id;
       await finished(a, id);
       t.equal((await app.inject({ url: `/api/jobs/${id}`, headers: b.owner.headers })).statusCode, 404, "another organization's member: 404");
       t.equal((await app.inject({ url: `/api/jobs/${id}` })).statusCode, 404, 'a guest: 404');
-      t.equal((await app.inject({ method: 'POST', url: `/api/organizations/${a.id}/rules/backtests`, headers: b.owner.headers, payload: { expression: 'amount > 1.0', action: 'block' } })).statusCode, 404, 'a non-member cannot queue one');
+      t.equal(
+        (
+          await app.inject({
+            method: 'POST',
+            url: `/api/organizations/${a.id}/rules/backtests`,
+            headers: b.owner.headers,
+            payload: { expression: 'amount > 1.0', action: 'block' },
+          })
+        ).statusCode,
+        404,
+        'a non-member cannot queue one',
+      );
       // B's own backtest reads B's decisions only (none).
       const empty = await backtest(b, { expression: 'amount > 1.0', action: 'block' });
       t.equal(empty.scanned, 0);

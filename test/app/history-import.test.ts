@@ -55,7 +55,12 @@ for (const backend of backends()) {
     };
     const asKey = (org: Organization, url: string) => app.inject({ url, headers: { authorization: `Bearer ${org.key}` } });
     const upload = async (member: Member, csv: string, orgId?: string): Promise<LightMyRequestResponse> =>
-      app.inject({ method: 'POST', url: `/api/datasets/upload${orgId ? `?organization_id=${orgId}` : ''}`, headers: { ...member.headers, 'content-type': 'text/csv' }, payload: csv });
+      app.inject({
+        method: 'POST',
+        url: `/api/datasets/upload${orgId ? `?organization_id=${orgId}` : ''}`,
+        headers: { ...member.headers, 'content-type': 'text/csv' },
+        payload: csv,
+      });
     const refused = (t: Test, res: LightMyRequestResponse, status: number, reason: string, what: string) => {
       t.equal(res.statusCode, status, `${what}: ${status} (${res.body.slice(0, 300)})`);
       t.equal(res.json().detail?.reason, reason, `${what}: ${reason}`);
@@ -83,20 +88,38 @@ for (const backend of backends()) {
       const between = seen.filter((j) => j.status === 'running' && j.stage === 'importing' && j.progress > 0 && j.progress < 1);
       t.ok(between.length > 0, `progress seen strictly between 0 and 1 while importing (${between.length} of ${seen.length} polls)`);
       const fractions = seen.map((j) => j.progress);
-      t.ok(fractions.every((p, i) => i === 0 || p >= fractions[i - 1]!), 'progress never goes back');
-      t.ok(between.every((j) => Math.abs(j.progress * n - Math.round(j.progress * n)) < 1e-6 && Math.round(j.progress * n) % IMPORT_CHUNK_ROWS === 0), 'progress is whole chunks of rows stored');
+      t.ok(
+        fractions.every((p, i) => i === 0 || p >= fractions[i - 1]!),
+        'progress never goes back',
+      );
+      t.ok(
+        between.every((j) => Math.abs(j.progress * n - Math.round(j.progress * n)) < 1e-6 && Math.round(j.progress * n) % IMPORT_CHUNK_ROWS === 0),
+        'progress is whole chunks of rows stored',
+      );
 
       const fraud = service.sandbox.example.fraud_rows;
-      t.same({ ...done.summary, first_time: undefined, last_time: undefined }, { imported: n, skipped_existing: 0, labelled: n, fraud, first_time: undefined, last_time: undefined }, `all ${n} rows, ${fraud} of them fraud`);
+      t.same(
+        { ...done.summary, first_time: undefined, last_time: undefined },
+        { imported: n, skipped_existing: 0, labelled: n, fraud, first_time: undefined, last_time: undefined },
+        `all ${n} rows, ${fraud} of them fraud`,
+      );
       const lastTime = Date.parse(done.summary!.last_time!);
       t.ok(Math.abs(lastTime - Date.now()) < 5 * 60_000, 'the newest example transaction is when the import ran');
       const span = lastTime - Date.parse(done.summary!.first_time!);
-      t.ok(Math.abs(span - (records.time(last) - records.time(0))) <= 1, 'the example keeps its span (every time shifted by the same amount; ISO times are whole milliseconds)');
+      t.ok(
+        Math.abs(span - (records.time(last) - records.time(0))) <= 1,
+        'the example keeps its span (every time shifted by the same amount; ISO times are whole milliseconds)',
+      );
       t.comment(`${n} rows imported in ${(done as JobView & { elapsed_seconds: number }).elapsed_seconds} s`);
 
       const listed = (await app.inject({ url: `/api/jobs?organization_id=${acme.id}`, headers: acme.owner.headers })).json().jobs as JobView[];
-      t.same(listed.map((j) => [j.id, j.kind]), [[q.id, 'history_import']], "listed with the organization's jobs");
-      for (const path of ['/result', '/download']) refused(t, await app.inject({ url: `/api/jobs/${q.id}${path}`, headers: acme.owner.headers }), 404, 'not_found', `an import's ${path}`);
+      t.same(
+        listed.map((j) => [j.id, j.kind]),
+        [[q.id, 'history_import']],
+        "listed with the organization's jobs",
+      );
+      for (const path of ['/result', '/download'])
+        refused(t, await app.inject({ url: `/api/jobs/${q.id}${path}`, headers: acme.owner.headers }), 404, 'not_found', `an import's ${path}`);
       t.match((await app.inject({ url: `/api/jobs/${q.id}/result`, headers: acme.owner.headers })).json().detail.message, /history import/);
 
       // An imported record: its label known a label delay after it, from the import.
@@ -104,23 +127,37 @@ for (const backend of backends()) {
       t.equal(first.source, 'import');
       t.equal(first.decision, null, 'never scored here: no decision');
       t.equal(first.evidence, null, 'and no evidence');
-      t.same(first.outcome, { outcome: records.label(0) === 1 ? 'fraud' : 'legit', source: 'import', reported_at: new Date(Date.parse(first.time) + labelDelay).toISOString(), reported_by: `import:${q.id}` });
+      t.same(first.outcome, {
+        outcome: records.label(0) === 1 ? 'fraud' : 'legit',
+        source: 'import',
+        reported_at: new Date(Date.parse(first.time) + labelDelay).toISOString(),
+        reported_by: `import:${q.id}`,
+      });
 
       // The customer of the example's newest transaction, scored now: it has a past in Acme only.
-      const probe = { amount: 42, customer_id: customer, merchant_id: records.merchantId(last), location: records.location(last), payment_type: records.paymentType(last) };
+      const probe = {
+        amount: 42,
+        customer_id: customer,
+        merchant_id: records.merchantId(last),
+        location: records.location(last),
+        payment_type: records.paymentType(last),
+      };
       // Its first score loads Acme's history (255,552 rows), which may outlast a score's deadline.
       const acmeProbe = await live.scoreLoaded(acme, { ...probe, transaction_id: 'acme-probe' });
       const inAcme = acmeProbe.json();
       t.ok(inAcme.entity_history[customer].prior_transactions > 0, `Acme knows the customer (${inAcme.entity_history[customer].prior_transactions} prior)`);
       t.equal(inAcme.entity_history[customer].is_new, false);
       const evidence = inAcme.graph_evidence[customer] as { transaction_id: string; outcome: string }[];
-      t.ok(evidence.length > 0 && evidence.some((e) => e.transaction_id === records.transactionId(last)), "the evidence holds the customer's imported transactions");
+      t.ok(
+        evidence.length > 0 && evidence.some((e) => e.transaction_id === records.transactionId(last)),
+        "the evidence holds the customer's imported transactions",
+      );
       const merchantEvidence = Object.values(inAcme.graph_evidence).flat() as { outcome: string }[];
       t.ok(merchantEvidence.length > 0, 'and evidence exists');
       const inOther = (await live.score(other, { ...probe, transaction_id: 'other-probe' })).json();
       t.equal(inOther.entity_history[customer].prior_transactions, 0, 'another organization has no such customer');
       t.same(Object.values(inOther.graph_evidence).flat(), [], 'nor any evidence');
-      t.equal((await asKey(other, `/api/v1/transactions/${records.transactionId(0)}`)).statusCode, 404, "nor the imported rows");
+      t.equal((await asKey(other, `/api/v1/transactions/${records.transactionId(0)}`)).statusCode, 404, 'nor the imported rows');
 
       const liveOrg = await live.organization('Bank', undefined, 'live');
       const res = await importInto(liveOrg, liveOrg.owner, { example: true });
@@ -146,7 +183,7 @@ for (const backend of backends()) {
         ['twice', at(2 * DAY), 5, 'c-e', 'm-y', 'Faro', 'card', '0'],
         ['twice', at(2 * DAY - 1000), 6, 'c-e', 'm-y', 'Faro', 'card', '0'],
       ];
-      const csv = 'transaction_id,timestamp,amount,customer_id,merchant_id,location,payment_type,label\n' + rows.map((r) => r.join(',')).join('\n') + '\n';
+      const csv = `transaction_id,timestamp,amount,customer_id,merchant_id,location,payment_type,label\n${rows.map((r) => r.join(',')).join('\n')}\n`;
       const up = await upload(member, csv, org.id);
       t.equal(up.statusCode, 201, up.body);
       const datasetId = up.json().id as string;
@@ -156,31 +193,51 @@ for (const backend of backends()) {
       t.match(queued.json(), { kind: 'history_import', source: 'dataset', dataset_id: datasetId, mode: null });
       const { job: done } = await finish(queued.json().id, member);
       t.equal(done.status, 'succeeded', done.error ?? '');
-      const expected = { imported: 5, skipped_existing: 2, labelled: 4, fraud: 2, first_time: new Date(Date.parse(at(30 * DAY))).toISOString(), last_time: new Date(Date.parse(at(1 * DAY))).toISOString() };
+      const expected = {
+        imported: 5,
+        skipped_existing: 2,
+        labelled: 4,
+        fraud: 2,
+        first_time: new Date(Date.parse(at(30 * DAY))).toISOString(),
+        last_time: new Date(Date.parse(at(1 * DAY))).toISOString(),
+      };
       t.same(done.summary, expected, 'dup-1 (scored before) and the second "twice" were skipped');
 
       const oldFraud = (await asKey(org, '/api/v1/transactions/old-fraud')).json();
       t.equal(oldFraud.source, 'import');
-      t.same(oldFraud.outcome, { outcome: 'fraud', source: 'import', reported_at: new Date(Date.parse(at(30 * DAY)) + labelDelay).toISOString(), reported_by: `import:${done.id}` }, 'label known at time + label delay, from the import');
+      t.same(
+        oldFraud.outcome,
+        { outcome: 'fraud', source: 'import', reported_at: new Date(Date.parse(at(30 * DAY)) + labelDelay).toISOString(), reported_by: `import:${done.id}` },
+        'label known at time + label delay, from the import',
+      );
       t.equal((await asKey(org, '/api/v1/transactions/unlabelled')).json().outcome, null, 'an empty label cell: no outcome');
       const dup = (await asKey(org, '/api/v1/transactions/dup-1')).json();
       t.match(dup, { source: 'scored', amount: 10, customer_id: 'c-scored' }, 'the scored transaction with that id is untouched');
       t.equal((await asKey(org, '/api/v1/transactions/twice')).json().amount, 5, 'of an id repeated in the file, the first row is kept');
 
       // A new payment at the merchant: the old fraud is known by now, the recent one not yet.
-      const res = (await live.score(org, { amount: 50, customer_id: 'c-new', merchant_id: 'm-imp', location: 'Lisbon', payment_type: 'card', transaction_id: 'after' })).json();
+      const res = (
+        await live.score(org, { amount: 50, customer_id: 'c-new', merchant_id: 'm-imp', location: 'Lisbon', payment_type: 'card', transaction_id: 'after' })
+      ).json();
       const atMerchant = new Map((res.graph_evidence['m-imp'] as { transaction_id: string; outcome: string }[]).map((e) => [e.transaction_id, e.outcome]));
       t.equal(atMerchant.get('old-fraud'), 'fraud', 'an imported fraud older than the label delay is fraud in the evidence');
       t.equal(atMerchant.get('old-legit'), 'legit');
       t.equal(atMerchant.get('recent-fraud'), 'unknown', 'one younger than the label delay is not known yet');
       t.equal(res.entity_history['m-imp'].prior_transactions, 4, 'the merchant has its four imported payments behind it');
 
-      const listing = async () => (await app.inject({ url: `/api/organizations/${org.id}/transactions?limit=100`, headers: member.headers })).json().data as { transaction_id: string; source: string }[];
+      const listing = async () =>
+        (await app.inject({ url: `/api/organizations/${org.id}/transactions?limit=100`, headers: member.headers })).json().data as {
+          transaction_id: string;
+          source: string;
+        }[];
       const before = await listing();
 
       // The job claimed again (its server "crashed" after storing): nothing is stored twice, and the
       // summary is the same.
-      await service.db.query(`UPDATE jobs SET status = 'queued', stage = 'queued again after its server stopped', progress = 0, claimed_by = NULL, result = NULL, finished_at = NULL WHERE id = $1`, [done.id]);
+      await service.db.query(
+        `UPDATE jobs SET status = 'queued', stage = 'queued again after its server stopped', progress = 0, claimed_by = NULL, result = NULL, finished_at = NULL WHERE id = $1`,
+        [done.id],
+      );
       void service.jobs!.poll();
       const again = await finish(done.id, member);
       t.equal(again.job.status, 'succeeded', again.job.error ?? '');
@@ -189,7 +246,11 @@ for (const backend of backends()) {
 
       // The same upload imported by a second job: everything is already there.
       const second = await finish((await importInto(org, member, { dataset_id: datasetId })).json().id, member);
-      t.same(second.job.summary, { imported: 0, skipped_existing: 7, labelled: 0, fraud: 0, first_time: null, last_time: null }, 'a second import of the same file skips every row');
+      t.same(
+        second.job.summary,
+        { imported: 0, skipped_existing: 7, labelled: 0, fraud: 0, first_time: null, last_time: null },
+        'a second import of the same file skips every row',
+      );
       t.same(await listing(), before);
 
       // A file without transaction ids: each row gets one from the job and its row number.
@@ -198,7 +259,11 @@ for (const backend of backends()) {
       const generated = await finish((await importInto(org, member, { dataset_id: noIds.json().id })).json().id, member);
       t.equal(generated.job.summary?.imported, 2);
       const second2 = (await asKey(org, `/api/v1/transactions/imp_${generated.job.id}_2`)).json();
-      t.match(second2, { source: 'import', amount: 13, customer_id: 'c-n', location: 'unknown', payment_type: 'unknown', outcome: { outcome: 'fraud' } }, 'row 2 is imp_<job id>_2');
+      t.match(
+        second2,
+        { source: 'import', amount: 13, customer_id: 'c-n', location: 'unknown', payment_type: 'unknown', outcome: { outcome: 'fraud' } },
+        'row 2 is imp_<job id>_2',
+      );
 
       const jobs = (await app.inject({ url: `/api/jobs?organization_id=${org.id}`, headers: member.headers })).json().jobs as JobView[];
       t.equal(jobs.filter((j) => j.kind === 'history_import').length, 3, "imports are listed with the organization's jobs");
@@ -206,7 +271,11 @@ for (const backend of backends()) {
       // Amounts keep six decimal places, as in a score request: a vanishingly small one is stored as
       // 0 (its square would underflow the running totals and fail the whole import).
       const tiny = `0.${'0'.repeat(248)}1`;
-      const fine = await upload(member, `transaction_id,timestamp,amount,customer_id,merchant_id\ntiny,${at(3 * DAY)},${tiny},c-t,m-t\nfine,${at(2 * DAY)},12.3456789,c-t,m-t\n`, org.id);
+      const fine = await upload(
+        member,
+        `transaction_id,timestamp,amount,customer_id,merchant_id\ntiny,${at(3 * DAY)},${tiny},c-t,m-t\nfine,${at(2 * DAY)},12.3456789,c-t,m-t\n`,
+        org.id,
+      );
       t.equal(fine.statusCode, 201, fine.body);
       const kept = await finish((await importInto(org, member, { dataset_id: fine.json().id })).json().id, member);
       t.equal(kept.job.status, 'succeeded', kept.job.error ?? '');
@@ -219,7 +288,11 @@ for (const backend of backends()) {
       const member = org.owner;
       const outsider = await live.signIn('outsider');
       const now = Date.now();
-      const good = await upload(member, `transaction_id,timestamp,amount,customer_id,merchant_id,label\nok-1,${new Date(now - DAY).toISOString()},5,c,m,0\n`, org.id);
+      const good = await upload(
+        member,
+        `transaction_id,timestamp,amount,customer_id,merchant_id,label\nok-1,${new Date(now - DAY).toISOString()},5,c,m,0\n`,
+        org.id,
+      );
       const goodId = good.json().id as string;
 
       const noTimes = await upload(member, 'transaction_id,amount,customer_id,merchant_id,label\nn-1,5,c,m,0\n', org.id);
@@ -239,12 +312,26 @@ for (const backend of backends()) {
         t.match(j.error, pattern, `${what}: ${j.error}`);
         t.equal((await asKey(org, '/api/v1/transactions/first-ok')).statusCode, 404, `${what}: nothing was stored, not even the rows before it`);
       };
-      await failing(`transaction_id,timestamp,amount,customer_id,merchant_id,label\nfirst-ok,${new Date(now - DAY).toISOString()},5,c,m,0\nlater,${new Date(now + DAY).toISOString()},5,c,m,1\n`, /row 2 \(transaction later\) is at .* after the import began/, 'a row in the future');
-      await failing(`transaction_id,timestamp,amount,customer_id,merchant_id,label\nfirst-ok,${new Date(now - DAY).toISOString()},5,c,m,0\nno-time,,5,c,m,1\n`, /row 2 \(transaction no-time\) has no timestamp/, 'a row without a time');
+      await failing(
+        `transaction_id,timestamp,amount,customer_id,merchant_id,label\nfirst-ok,${new Date(now - DAY).toISOString()},5,c,m,0\nlater,${new Date(now + DAY).toISOString()},5,c,m,1\n`,
+        /row 2 \(transaction later\) is at .* after the import began/,
+        'a row in the future',
+      );
+      await failing(
+        `transaction_id,timestamp,amount,customer_id,merchant_id,label\nfirst-ok,${new Date(now - DAY).toISOString()},5,c,m,0\nno-time,,5,c,m,1\n`,
+        /row 2 \(transaction no-time\) has no timestamp/,
+        'a row without a time',
+      );
 
       refused(t, await importInto(org, outsider, { dataset_id: goodId }), 404, 'not_found', 'a non-member');
       refused(t, await importInto(org, { headers: {} }, { dataset_id: goodId }), 401, 'not_signed_in', 'a guest');
-      refused(t, await importInto(org, { headers: { cookie: member.headers.cookie! } }, { dataset_id: goodId }), 403, 'csrf_failed', 'a session without its CSRF token');
+      refused(
+        t,
+        await importInto(org, { headers: { cookie: member.headers.cookie! } }, { dataset_id: goodId }),
+        403,
+        'csrf_failed',
+        'a session without its CSRF token',
+      );
       refused(t, await importInto(org, member, { dataset_id: goodId, example: true }), 422, 'validation_failed', 'both sources');
       refused(t, await importInto(org, member, {}), 422, 'validation_failed', 'neither source');
       refused(t, await importInto(org, member, { example: false }), 422, 'validation_failed', 'example false');

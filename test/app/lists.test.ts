@@ -21,17 +21,31 @@ for (const backend of backends()) {
     const b = await live.organization('Bolt');
     type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
     const member = (org: Organization, method: Method, path: string, payload?: unknown) =>
-      app.inject({ method, url: `/api/organizations/${org.id}${path}`, headers: org.owner.headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+      app.inject({
+        method,
+        url: `/api/organizations/${org.id}${path}`,
+        headers: org.owner.headers,
+        ...(payload === undefined ? {} : { payload: payload as object }),
+      });
     const asKey = (org: Organization, method: Method, url: string, payload?: unknown) =>
       app.inject({ method, url, headers: { authorization: `Bearer ${org.key}` }, ...(payload === undefined ? {} : { payload: payload as object }) });
 
-    await t.test("a list compared with a field of another kind is refused, naming both", async (t) => {
-      for (const [name, kind] of [['merchants', 'merchant_id'], ['cities', 'location'], ['anything', 'text'], ['customers', 'customer_id'], ['channels', 'channel']]) {
+    await t.test('a list compared with a field of another kind is refused, naming both', async (t) => {
+      for (const [name, kind] of [
+        ['merchants', 'merchant_id'],
+        ['cities', 'location'],
+        ['anything', 'text'],
+        ['customers', 'customer_id'],
+        ['channels', 'channel'],
+      ]) {
         t.equal((await member(a, 'POST', '/lists', { name, kind })).statusCode, 201, `${name} (${kind})`);
       }
       const rulesBefore = (await member(a, 'GET', '/rules')).json().data;
       const refused: [string, RegExp][] = [
-        ['in_list("merchants", customer_id)', /^The list "merchants" holds merchant_id values, but in_list compares it with customer_id: compare it with merchant_id, or use a list of kind customer_id \(or text\) for customer_id\.$/],
+        [
+          'in_list("merchants", customer_id)',
+          /^The list "merchants" holds merchant_id values, but in_list compares it with customer_id: compare it with merchant_id, or use a list of kind customer_id \(or text\) for customer_id\.$/,
+        ],
         ['amount > 1.0 && in_list("cities", customer_id)', /"cities" holds location values, but in_list compares it with customer_id/],
         ['in_list("customers", merchant_id)', /"customers" holds customer_id values, but in_list compares it with merchant_id/],
         ['in_list("customers", mode)', /compares it with mode: compare it with customer_id, or use a list of kind text for mode\./],
@@ -61,7 +75,9 @@ for (const backend of backends()) {
         const res = await member(a, 'POST', '/rules', { name: `ok ${expression}`.slice(0, 100), expression, action: 'review', status: 'draft' });
         t.equal(res.statusCode, 201, `${expression}: ${res.body}`);
       }
-      const saved = (await member(a, 'POST', '/rules', { name: 'Customers', expression: 'in_list("customers", customer_id)', action: 'block', status: 'active' })).json();
+      const saved = (
+        await member(a, 'POST', '/rules', { name: 'Customers', expression: 'in_list("customers", customer_id)', action: 'block', status: 'active' })
+      ).json();
       const changed = await member(a, 'PUT', `/rules/${saved.id}`, { expression: 'in_list("customers", merchant_id)' });
       t.equal(changed.statusCode, 422, 'a change to a mismatched comparison is refused');
       t.match(changed.json().detail.errors[0].message, /"customers" holds customer_id values, but in_list compares it with merchant_id/);
@@ -79,15 +95,27 @@ for (const backend of backends()) {
       t.equal(res.statusCode, 200, res.body);
       const all = res.json();
       t.equal(all.has_more, false);
-      t.match(all.data, [
-        { action: 'items_removed', by: `key:${a.keyId}`, detail: { count: 1, values: ['c-2'] } },
-        { action: 'items_added', by: `key:${a.keyId}`, detail: { count: 2, replaced: 1, values: ['c-3', 'c-1'], reason: null, expires_at_ms: Date.parse('2099-01-01T00:00:00Z') } },
-        { action: 'items_added', by: a.owner.userId, detail: { count: 2, replaced: 0, values: ['c-1', 'c-2'], reason: 'chargeback', expires_at_ms: null } },
-        { action: 'created', by: a.owner.userId, detail: { name: 'watch', kind: 'customer_id' } },
-      ], 'newest first; removing nothing is not a change');
+      t.match(
+        all.data,
+        [
+          { action: 'items_removed', by: `key:${a.keyId}`, detail: { count: 1, values: ['c-2'] } },
+          {
+            action: 'items_added',
+            by: `key:${a.keyId}`,
+            detail: { count: 2, replaced: 1, values: ['c-3', 'c-1'], reason: null, expires_at_ms: Date.parse('2099-01-01T00:00:00Z') },
+          },
+          { action: 'items_added', by: a.owner.userId, detail: { count: 2, replaced: 0, values: ['c-1', 'c-2'], reason: 'chargeback', expires_at_ms: null } },
+          { action: 'created', by: a.owner.userId, detail: { name: 'watch', kind: 'customer_id' } },
+        ],
+        'newest first; removing nothing is not a change',
+      );
       t.equal(all.data.length, 4);
       const times = all.data.map((e: { at: string }) => Date.parse(e.at));
-      t.same(times, [...times].sort((x, y) => y - x), 'times newest first');
+      t.same(
+        times,
+        [...times].sort((x, y) => y - x),
+        'times newest first',
+      );
 
       const first = (await member(a, 'GET', '/lists/watch/audit?limit=3')).json();
       t.equal(first.has_more, true);
@@ -102,7 +130,11 @@ for (const backend of backends()) {
       t.equal((await member(a, 'GET', '/lists/nope/audit')).statusCode, 404, 'no such list: 404');
 
       // Another organization: its member gets 404 for A's list; its own list of the same name has its own audit.
-      t.equal((await app.inject({ url: `/api/organizations/${a.id}/lists/watch/audit`, headers: b.owner.headers })).statusCode, 404, "B's member asking for A's list's audit: 404");
+      t.equal(
+        (await app.inject({ url: `/api/organizations/${a.id}/lists/watch/audit`, headers: b.owner.headers })).statusCode,
+        404,
+        "B's member asking for A's list's audit: 404",
+      );
       const outsider = await live.signIn('outsider');
       t.equal((await app.inject({ url: `/api/organizations/${a.id}/lists/watch/audit`, headers: outsider.headers })).statusCode, 404, 'a non-member: 404');
       t.equal((await app.inject({ url: `/api/organizations/${a.id}/lists/watch/audit` })).statusCode, 401, 'a guest: 401');
@@ -146,9 +178,14 @@ for (const backend of backends()) {
 
         // A disabled rule put live while its list is deleted.
         t.equal((await member(a, 'POST', '/lists', { name: `live_${k}`, kind: 'customer_id' })).statusCode, 201);
-        const rule = (await member(a, 'POST', '/rules', { name: `dormant ${k}`, expression: `in_list("live_${k}", customer_id)`, action: 'block', status: 'disabled' })).json();
+        const rule = (
+          await member(a, 'POST', '/rules', { name: `dormant ${k}`, expression: `in_list("live_${k}", customer_id)`, action: 'block', status: 'disabled' })
+        ).json();
         const [activated, gone] = await Promise.all([member(a, 'PUT', `/rules/${rule.id}`, { status: 'active' }), member(a, 'DELETE', `/lists/live_${k}`)]);
-        t.notOk(activated.statusCode === 200 && gone.statusCode === 204, `round ${k}: not both put live and deleted (${activated.statusCode}, ${gone.statusCode})`);
+        t.notOk(
+          activated.statusCode === 200 && gone.statusCode === 204,
+          `round ${k}: not both put live and deleted (${activated.statusCode}, ${gone.statusCode})`,
+        );
         if (activated.statusCode === 200) t.equal(gone.json().detail.reason, 'list_in_use');
         else t.match(activated.json().detail, { reason: 'invalid_rule', errors: [{ message: /names the deleted list live_\d+/ }] });
       }

@@ -48,7 +48,14 @@ for (const backend of backends()) {
     // This week: 10 scored, 5 labelled (too few for rates). Two weeks ago: nothing.
     const rows: NewTransaction[] = [];
     const made = (i: number, week: number, score: number, decision: string) => ({
-      transaction_id: `p-${week}-${i}`, time: thisWeek - week * WEEK + 3_600_000 + i * 1000, amount: 10, customer_id: `c${i}`, merchant_id: 'm', location: 'x', payment_type: 'wallet', source: 'scored' as const,
+      transaction_id: `p-${week}-${i}`,
+      time: thisWeek - week * WEEK + 3_600_000 + i * 1000,
+      amount: 10,
+      customer_id: `c${i}`,
+      merchant_id: 'm',
+      location: 'x',
+      payment_type: 'wallet',
+      source: 'scored' as const,
       decision: { risk_score: score, risk_band: 'low', decision, mode: 'balanced' },
     });
     const lastWeek: { score: number; label: number | null; decision: string }[] = [];
@@ -72,7 +79,11 @@ for (const backend of backends()) {
     const res = await app.inject({ url: `/api/organizations/${org.id}/performance?weeks=3`, headers: org.owner.headers });
     t.equal(res.statusCode, 200, res.body);
     const report = res.json();
-    t.same(report.weeks.map((w: { week: string }) => w.week), [isoWeek(thisWeek - 2 * WEEK), isoWeek(thisWeek - WEEK), isoWeek(thisWeek)], 'three ISO weeks, oldest first');
+    t.same(
+      report.weeks.map((w: { week: string }) => w.week),
+      [isoWeek(thisWeek - 2 * WEEK), isoWeek(thisWeek - WEEK), isoWeek(thisWeek)],
+      'three ISO weeks, oldest first',
+    );
     const [empty, last, now] = report.weeks;
     t.equal(empty.transactions, 0);
     t.equal(empty.review_rate, null);
@@ -87,7 +98,16 @@ for (const backend of backends()) {
     const labelled = lastWeek.filter((x) => x.label !== null);
     const fraud = labelled.filter((x) => x.label === 1).length;
     t.equal(last.fraud, fraud);
-    t.ok(Math.abs(last.roc_auc - pairAuc(labelled.map((x) => x.score), labelled.map((x) => x.label!))) < 1e-12, 'ROC AUC as counted by pairs');
+    t.ok(
+      Math.abs(
+        last.roc_auc -
+          pairAuc(
+            labelled.map((x) => x.score),
+            labelled.map((x) => x.label!),
+          ),
+      ) < 1e-12,
+      'ROC AUC as counted by pairs',
+    );
     t.ok(last.average_precision > 0 && last.average_precision <= 1);
     for (const [mode, th] of Object.entries(model.thresholds)) {
       const at = (threshold: number) => {
@@ -97,7 +117,18 @@ for (const backend of backends()) {
       };
       const block = at(th.block);
       const review = at(th.review);
-      t.same(last.by_mode[mode], { review_threshold: th.review, block_threshold: th.block, precision: block.precision, recall: block.recall, review_precision: review.precision, review_recall: review.recall }, mode);
+      t.same(
+        last.by_mode[mode],
+        {
+          review_threshold: th.review,
+          block_threshold: th.block,
+          precision: block.precision,
+          recall: block.recall,
+          review_precision: review.precision,
+          review_recall: review.recall,
+        },
+        mode,
+      );
     }
 
     t.equal(now.transactions, 10);
@@ -105,7 +136,11 @@ for (const backend of backends()) {
     t.equal(now.roc_auc, null, 'fewer than 20 labelled: null');
     t.equal(now.by_mode.balanced.precision, null);
 
-    t.equal((await app.inject({ url: `/api/organizations/${org.id}/performance`, headers: other.owner.headers })).statusCode, 404, 'a member of another organization: 404');
+    t.equal(
+      (await app.inject({ url: `/api/organizations/${org.id}/performance`, headers: other.owner.headers })).statusCode,
+      404,
+      'a member of another organization: 404',
+    );
     t.equal((await app.inject({ url: `/api/organizations/${org.id}/performance?weeks=0`, headers: org.owner.headers })).statusCode, 422);
     t.equal((await app.inject({ url: `/api/organizations/${org.id}/performance` })).statusCode, 401);
     const fresh = (await app.inject({ url: `/api/organizations/${org.id}/performance`, headers: org.owner.headers })).json();
@@ -121,7 +156,14 @@ for (const backend of backends()) {
     // Mobile-money transfers: payment types the model never saw, amounts far above its range.
     const types = ['TRANSFER', 'CASH_OUT', 'PAYMENT'];
     for (let i = 0; i < 240; i++) {
-      const res = await live.score(org, { transaction_id: `d-${i}`, amount: 150_000 + 997 * i, customer_id: `C${i % 90}`, merchant_id: `M${i % 40}`, payment_type: types[i % 3], location: 'Nairobi' });
+      const res = await live.score(org, {
+        transaction_id: `d-${i}`,
+        amount: 150_000 + 997 * i,
+        customer_id: `C${i % 90}`,
+        merchant_id: `M${i % 40}`,
+        payment_type: types[i % 3],
+        location: 'Nairobi',
+      });
       t.equal(res.statusCode, 200, res.body);
     }
     await live.score(org, { transaction_id: 'd-0', amount: 150_000, customer_id: 'C0', merchant_id: 'M0', payment_type: 'TRANSFER', location: 'Nairobi' }); // a retry counts once
@@ -141,9 +183,16 @@ for (const backend of backends()) {
 
     // Outcomes reported on the week's transactions, fraud on the lowest scores and legitimate on the
     // highest: with 20 of each, they decide, and say the model fails on this traffic.
-    const recorded = (await Promise.all(Array.from({ length: 240 }, (_, i) => app.inject({ url: `/api/v1/transactions/d-${i}`, headers: { authorization: `Bearer ${org.key}` } })))).map((r) => r.json());
+    const recorded = (
+      await Promise.all(
+        Array.from({ length: 240 }, (_, i) => app.inject({ url: `/api/v1/transactions/d-${i}`, headers: { authorization: `Bearer ${org.key}` } })),
+      )
+    ).map((r) => r.json());
     recorded.sort((a, b) => a.risk_score - b.risk_score);
-    const outcomes = [...recorded.slice(0, 25).map((r) => ({ transaction_id: r.transaction_id, outcome: 'fraud' })), ...recorded.slice(-25).map((r) => ({ transaction_id: r.transaction_id, outcome: 'legit' }))];
+    const outcomes = [
+      ...recorded.slice(0, 25).map((r) => ({ transaction_id: r.transaction_id, outcome: 'fraud' })),
+      ...recorded.slice(-25).map((r) => ({ transaction_id: r.transaction_id, outcome: 'legit' })),
+    ];
     const reported = await app.inject({ method: 'POST', url: '/api/v1/outcomes', headers: { authorization: `Bearer ${org.key}` }, payload: { outcomes } });
     t.equal(reported.statusCode, 200, reported.body);
     const measured = (await week(org.id, org.owner.headers)).json().weeks[0].drift;

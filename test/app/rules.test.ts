@@ -20,12 +20,25 @@ for (const backend of backends()) {
     const outsider = await live.signIn('outsider');
     type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
     const member = (org: Organization, method: Method, path: string, payload?: unknown) =>
-      app.inject({ method, url: `/api/organizations/${org.id}${path}`, headers: org.owner.headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+      app.inject({
+        method,
+        url: `/api/organizations/${org.id}${path}`,
+        headers: org.owner.headers,
+        ...(payload === undefined ? {} : { payload: payload as object }),
+      });
     const asKey = (org: Organization, method: Method, url: string, payload?: unknown) =>
       app.inject({ method, url, headers: { authorization: `Bearer ${org.key}` }, ...(payload === undefined ? {} : { payload: payload as object }) });
     let n = 0;
     const pay = (org: Organization, fields: Record<string, unknown> = {}) =>
-      live.score(org, { amount: 40, customer_id: 'c-plain', merchant_id: 'm-shop', location: 'Lisbon', payment_type: 'card', transaction_id: `tx-${++n}`, ...fields });
+      live.score(org, {
+        amount: 40,
+        customer_id: 'c-plain',
+        merchant_id: 'm-shop',
+        location: 'Lisbon',
+        payment_type: 'card',
+        transaction_id: `tx-${++n}`,
+        ...fields,
+      });
 
     await t.test('from a block list to a blocked payment', async (t) => {
       const created = await member(a, 'POST', '/lists', { name: 'blocked_customers', kind: 'customer_id', description: 'Chargebacks' });
@@ -39,9 +52,17 @@ for (const backend of backends()) {
       const before = (await pay(a, { customer_id: 'c-fraud' })).json();
       t.equal(before.decision, 'approve', 'without a rule the model approves');
       t.same(before.rules, [], 'no rule matched');
-      t.ok(before.stages.some((s: { name: string }) => s.name === 'rules'), 'the rules stage is timed');
+      t.ok(
+        before.stages.some((s: { name: string }) => s.name === 'rules'),
+        'the rules stage is timed',
+      );
 
-      const rule = await member(a, 'POST', '/rules', { name: 'Blocked customers', expression: 'in_list("blocked_customers", customer_id)', action: 'block', status: 'active' });
+      const rule = await member(a, 'POST', '/rules', {
+        name: 'Blocked customers',
+        expression: 'in_list("blocked_customers", customer_id)',
+        action: 'block',
+        status: 'active',
+      });
       t.equal(rule.statusCode, 201, rule.body);
       const r = rule.json();
       t.match(r, { name: 'Blocked customers', action: 'block', status: 'active', version: 1, live_version: 1, matches_7d: 0 });
@@ -49,7 +70,10 @@ for (const backend of backends()) {
       const blocked = (await pay(a, { customer_id: 'c-fraud' })).json();
       t.equal(blocked.decision, 'block', "the listed customer's next payment is blocked");
       t.same(blocked.rules, [{ id: r.id, name: 'Blocked customers', version: 1, action: 'block', status: 'active', applied: true }]);
-      t.ok(blocked.notes.some((x: string) => x.includes('"Blocked customers"') && x.includes('from approve to block')), 'the notes name the rule that changed the decision');
+      t.ok(
+        blocked.notes.some((x: string) => x.includes('"Blocked customers"') && x.includes('from approve to block')),
+        'the notes name the rule that changed the decision',
+      );
       const other = (await pay(a, { customer_id: 'c-someone' })).json();
       t.equal(other.decision, 'approve', 'another customer is not');
       t.same(other.rules, []);
@@ -59,19 +83,39 @@ for (const backend of backends()) {
       t.same(record.rules, blocked.rules, 'the record shows the rules as answered');
       t.equal(record.decision, 'block');
       const filtered = (await member(a, 'GET', `/transactions?rule_id=${r.id}`)).json();
-      t.same(filtered.data.map((x: { transaction_id: string }) => x.transaction_id), [blocked.transaction_id], 'the listing filters on the rule');
+      t.same(
+        filtered.data.map((x: { transaction_id: string }) => x.transaction_id),
+        [blocked.transaction_id],
+        'the listing filters on the rule',
+      );
       t.equal((await member(a, 'GET', `/rules/${r.id}`)).json().matches_7d, 1, 'its 7-day matches');
 
       // A replay returns the stored decision and evaluates nothing (the item removed meanwhile).
       const removed = await asKey(a, 'DELETE', '/api/v1/lists/blocked_customers/items', { values: ['c-fraud'] });
       t.match(removed.json(), { removed: 1, list: { items: 0 } });
-      const replay = await live.score(a, { amount: 40, customer_id: 'c-fraud', merchant_id: 'm-shop', location: 'Lisbon', payment_type: 'card', transaction_id: blocked.transaction_id });
+      const replay = await live.score(a, {
+        amount: 40,
+        customer_id: 'c-fraud',
+        merchant_id: 'm-shop',
+        location: 'Lisbon',
+        payment_type: 'card',
+        transaction_id: blocked.transaction_id,
+      });
       t.equal(replay.headers['idempotent-replayed'], 'true');
       t.same(replay.json().rules, blocked.rules, 'the replay answers the stored rules');
       t.equal((await pay(a, { customer_id: 'c-fraud' })).json().decision, 'approve', 'removed from the list: approved again');
 
       // The key adds it back, with an expiry; the list read as it was while the customer was on it.
-      t.equal((await asKey(a, 'POST', '/api/v1/lists/blocked_customers/items', { values: ['c-fraud'], reason: 'second chargeback', expires_at: new Date(Date.now() + 86_400_000).toISOString() })).statusCode, 200);
+      t.equal(
+        (
+          await asKey(a, 'POST', '/api/v1/lists/blocked_customers/items', {
+            values: ['c-fraud'],
+            reason: 'second chargeback',
+            expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+          })
+        ).statusCode,
+        200,
+      );
       t.equal((await pay(a, { customer_id: 'c-fraud' })).json().decision, 'block', 'added by the API key: blocked');
       const now = (await member(a, 'GET', '/lists/blocked_customers')).json();
       t.match(now.data, [{ value: 'c-fraud', added_by: `key:${a.keyId}`, reason: 'second chargeback', removed_at: null }]);
@@ -99,24 +143,47 @@ for (const backend of backends()) {
       t.equal(allow.statusCode, 201, allow.body);
       const allowed = (await pay(a, strict)).json();
       t.equal(allowed.decision, 'approve', 'an allow rule lets through a payment the model would block');
-      t.same(allowed.rules.map((m: { name: string; applied: boolean }) => [m.name, m.applied]), [['Review large', false], ['Trusted merchant', true]], 'every match listed; only the allow rule applied');
+      t.same(
+        allowed.rules.map((m: { name: string; applied: boolean }) => [m.name, m.applied]),
+        [
+          ['Review large', false],
+          ['Trusted merchant', true],
+        ],
+        'every match listed; only the allow rule applied',
+      );
       t.ok(allowed.notes.some((x: string) => x.includes('from block to approve')));
       t.ok(allowed.risk_score >= allowed.block_threshold, `the model's own score still says block (${allowed.risk_score} ≥ ${allowed.block_threshold})`);
 
       const small = (await pay(a, { amount: 20 })).json();
       t.equal(small.decision, 'approve', 'a shadow block rule does not block');
-      t.same(small.rules, [{ id: shadowBlock.id, name: 'Shadow small', version: 1, action: 'block', status: 'shadow', applied: false }], 'but its match is recorded');
+      t.same(
+        small.rules,
+        [{ id: shadowBlock.id, name: 'Shadow small', version: 1, action: 'block', status: 'shadow', applied: false }],
+        'but its match is recorded',
+      );
       // Disabled: no longer evaluated.
       t.equal((await member(a, 'PUT', `/rules/${review.id}`, { status: 'disabled' })).json().status, 'disabled');
-      t.same((await pay(a, strict)).json().rules.map((m: { name: string }) => m.name), ['Trusted merchant'], 'a disabled rule is not evaluated');
+      t.same(
+        (await pay(a, strict)).json().rules.map((m: { name: string }) => m.name),
+        ['Trusted merchant'],
+        'a disabled rule is not evaluated',
+      );
     });
 
     await t.test('a rule that cannot be evaluated does not match, and its error is counted', async (t) => {
-      const broken = (await member(a, 'POST', '/rules', { name: 'Missing value', expression: 'features["no_such_feature"] > 1.0', action: 'block', status: 'active' })).json();
+      const broken = (
+        await member(a, 'POST', '/rules', { name: 'Missing value', expression: 'features["no_such_feature"] > 1.0', action: 'block', status: 'active' })
+      ).json();
       const res = (await pay(a, { amount: 41 })).json();
       t.equal(res.decision, 'approve');
-      t.notOk(res.rules.some((m: { id: string }) => m.id === broken.id), 'it did not match');
-      t.ok(res.notes.some((x: string) => x.includes('"Missing value" could not be evaluated')), 'the note says why');
+      t.notOk(
+        res.rules.some((m: { id: string }) => m.id === broken.id),
+        'it did not match',
+      );
+      t.ok(
+        res.notes.some((x: string) => x.includes('"Missing value" could not be evaluated')),
+        'the note says why',
+      );
       t.match((await member(a, 'GET', `/rules/${broken.id}`)).json(), { errors_7d: 1, matches_7d: 0 });
       t.equal((await member(a, 'DELETE', `/rules/${broken.id}`)).statusCode, 204);
       t.equal((await member(a, 'GET', `/rules/${broken.id}`)).statusCode, 404, 'deleted');
@@ -129,14 +196,31 @@ for (const backend of backends()) {
       const v3 = await member(a, 'PUT', `/rules/${r.id}`, { expression: 'hour < 4', status: 'draft' });
       t.match(v3.json(), { version: 3, live_version: 2, status: 'active' }, 'a draft waits while version 2 stays live');
       const versions = (await member(a, 'GET', `/rules/${r.id}/versions`)).json().data;
-      t.same(versions.map((v: { version: number; expression: string }) => [v.version, v.expression]), [[3, 'hour < 4'], [2, 'hour < 5 && amount > 100.0'], [1, 'hour < 6']]);
+      t.same(
+        versions.map((v: { version: number; expression: string }) => [v.version, v.expression]),
+        [
+          [3, 'hour < 4'],
+          [2, 'hour < 5 && amount > 100.0'],
+          [1, 'hour < 6'],
+        ],
+      );
       t.match((await member(a, 'PUT', `/rules/${r.id}`, { status: 'active' })).json(), { version: 3, live_version: 3 }, 'activating puts the newest live');
       t.equal((await member(a, 'PUT', `/rules/${r.id}`, { name: 'Blocked customers' })).json().detail.reason, 'conflict', "another rule's name");
       t.equal((await member(a, 'PUT', `/rules/${r.id}`, { status: 'disabled' })).statusCode, 200);
       const history = (await member(a, 'GET', `/rules/${r.id}/history`)).json().data;
-      t.same(history.map((h: { action: string; by: string }) => [h.action, h.by]), [['created', a.owner.userId], ['version', a.owner.userId], ['version', a.owner.userId], ['changed', a.owner.userId], ['changed', a.owner.userId]], 'every change audited with who made it');
+      t.same(
+        history.map((h: { action: string; by: string }) => [h.action, h.by]),
+        [
+          ['created', a.owner.userId],
+          ['version', a.owner.userId],
+          ['version', a.owner.userId],
+          ['changed', a.owner.userId],
+          ['changed', a.owner.userId],
+        ],
+        'every change audited with who made it',
+      );
       t.match(history[4].detail, { status: 'disabled' });
-      t.equal((await member(b, 'GET', `/rules/${r.id}/history`)).statusCode, 404, "another organization cannot read it");
+      t.equal((await member(b, 'GET', `/rules/${r.id}/history`)).statusCode, 404, 'another organization cannot read it');
     });
 
     await t.test('check: where an expression is wrong, and what it says of a stored transaction', async (t) => {
@@ -145,8 +229,19 @@ for (const backend of backends()) {
       t.match(bad.errors, [{ line: 2, column: 3, message: /Unknown variable: custome_id/ }]);
       const tx = (await pay(a, { customer_id: 'c-check', amount: 777 })).json();
       const good = (await member(a, 'POST', '/rules/check', { expression: 'amount > 500.0 && customer.is_new', transaction_id: tx.transaction_id })).json();
-      t.match(good, { valid: true, errors: [], evaluation: { transaction_id: tx.transaction_id, matched: true, error: null, values: { amount: 777, customer: { prior_transactions: 0, is_new: true } } } });
-      const listed = (await member(a, 'POST', '/rules/check', { expression: 'in_list("blocked_customers", customer_id)', transaction_id: tx.transaction_id })).json();
+      t.match(good, {
+        valid: true,
+        errors: [],
+        evaluation: {
+          transaction_id: tx.transaction_id,
+          matched: true,
+          error: null,
+          values: { amount: 777, customer: { prior_transactions: 0, is_new: true } },
+        },
+      });
+      const listed = (
+        await member(a, 'POST', '/rules/check', { expression: 'in_list("blocked_customers", customer_id)', transaction_id: tx.transaction_id })
+      ).json();
       t.match(listed, { valid: true, lists: ['blocked_customers'], evaluation: { matched: false } });
       t.equal((await member(a, 'POST', '/rules/check', { expression: 'amount > 1.0', transaction_id: 'no-such-tx' })).statusCode, 404);
     });
@@ -174,12 +269,21 @@ for (const backend of backends()) {
       const r = (await member(a, 'GET', '/rules')).json().data;
       t.same(r, before, 'no rule stored');
       // Probing the runtime at run time fails safely: a missing key, not a prototype.
-      const probe = (await member(a, 'POST', '/rules/check', { expression: 'channel_scores["__proto__"] > 0.0 || channel_scores["constructor"] > 0.0', transaction_id: 'tx-1' })).json();
+      const probe = (
+        await member(a, 'POST', '/rules/check', {
+          expression: 'channel_scores["__proto__"] > 0.0 || channel_scores["constructor"] > 0.0',
+          transaction_id: 'tx-1',
+        })
+      ).json();
       t.match(probe, { valid: true, evaluation: { matched: false, error: /No such key/ } });
       t.equal((await member(a, 'POST', '/lists', { name: 'Bad Name', kind: 'text' })).statusCode, 422);
       t.equal((await member(a, 'POST', '/lists', { name: 'x', kind: 'planet' })).statusCode, 422);
       t.equal((await member(a, 'POST', '/lists/blocked_customers/items', { values: ['   '] })).json().detail.reason, 'validation_failed');
-      t.equal((await member(a, 'POST', '/lists/blocked_customers/items', { values: ['x'], expires_at: '2001-01-01T00:00:00Z' })).statusCode, 422, 'an expiry in the past');
+      t.equal(
+        (await member(a, 'POST', '/lists/blocked_customers/items', { values: ['x'], expires_at: '2001-01-01T00:00:00Z' })).statusCode,
+        422,
+        'an expiry in the past',
+      );
       t.equal((await member(a, 'POST', '/lists/no_list/items', { values: ['x'] })).statusCode, 404);
     });
 
@@ -210,10 +314,16 @@ for (const backend of backends()) {
       const c = await live.organization('Described');
       const doc = (await app.inject({ url: '/api/docs/json' })).json();
       const body = (path: string, method: string) => doc.paths[path][method].requestBody.content['application/json'].schema.properties.description;
-      for (const [path, method] of [['/api/organizations/{id}/rules', 'post'], ['/api/organizations/{id}/rules/{rule_id}', 'put'], ['/api/organizations/{id}/lists', 'post']] as const) {
+      for (const [path, method] of [
+        ['/api/organizations/{id}/rules', 'post'],
+        ['/api/organizations/{id}/rules/{rule_id}', 'put'],
+        ['/api/organizations/{id}/lists', 'post'],
+      ] as const) {
         const documented = body(path, method);
         const strings = [documented, ...(documented.anyOf ?? [])].find((x: { type?: string }) => x.type === 'string');
-        const patterns = [strings.pattern, ...(strings.allOf ?? []).map((x: { pattern?: string }) => x.pattern)].filter(Boolean).map((p: string) => new RegExp(p));
+        const patterns = [strings.pattern, ...(strings.allOf ?? []).map((x: { pattern?: string }) => x.pattern)]
+          .filter(Boolean)
+          .map((p: string) => new RegExp(p));
         const meets = (x: string) => x.length >= strings.minLength && patterns.every((p: RegExp) => p.test(x));
         t.notOk(meets('\f'), `${method} ${path}: the reference refuses white space only`);
         t.ok(meets('\f Large payments'), `${method} ${path}: and takes text with white space around it`);

@@ -14,7 +14,7 @@ t.test('figures are kept under the data directory and read at the next start', a
   const first = new Sandbox(DEFAULT_LABEL_DELAY_MS, dir);
   const file = join(dir, 'sandbox', 'example.json');
   const kept = JSON.parse(readFileSync(file, 'utf8'));
-  t.same(kept.example, first.example, 'the first start keeps the example\'s figures');
+  t.same(kept.example, first.example, "the first start keeps the example's figures");
 
   // A kept file the next start must read instead of simulating: its figures are the file's.
   kept.example.description = 'read from the kept file';
@@ -32,7 +32,7 @@ t.test('figures are kept under the data directory and read at the next start', a
   t.equal(second.history.newest + 1000, second.asOf, 'scores are made a second after the newest transaction');
   const locations = new Set<string>();
   for (let k = 0; k < second.history.transactions.length; k++) locations.add(second.history.transactions.location(k));
-  t.same([...locations].sort(), second.locations, 'the kept locations are the history\'s');
+  t.same([...locations].sort(), second.locations, "the kept locations are the history's");
   t.ok(second.ringIndex.rings.length > 0, 'rings are found on first use');
 });
 

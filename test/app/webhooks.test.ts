@@ -34,7 +34,11 @@ for (const backend of backends()) {
       app.inject({ method, url: `/api/organizations/${org.id}/webhooks${path}`, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
     const owner = (org: Organization, method: Method, path: string, payload?: unknown) => as(org.owner.headers, org, method, path, payload);
     const verify = (secret: string, r: { headers: Record<string, unknown>; body: string }) =>
-      new Webhook(secret).verify(r.body, { 'webhook-id': String(r.headers['webhook-id']), 'webhook-timestamp': String(r.headers['webhook-timestamp']), 'webhook-signature': String(r.headers['webhook-signature']) });
+      new Webhook(secret).verify(r.body, {
+        'webhook-id': String(r.headers['webhook-id']),
+        'webhook-timestamp': String(r.headers['webhook-timestamp']),
+        'webhook-signature': String(r.headers['webhook-signature']),
+      });
 
     /** A delivery once it is no longer pending (its attempts are recorded after they are sent). */
     const settled = async (org: Organization, path: string) => {
@@ -49,7 +53,13 @@ for (const backend of backends()) {
     t.equal(created.statusCode, 201, created.body);
     const endpoint = created.json();
     t.match(endpoint.secret, /^whsec_[A-Za-z0-9+/]{43}=$/, 'a whsec_ secret, shown once');
-    t.match(endpoint, { url: `${receiver.url}/hooks`, status: 'enabled', events: ['decision.block', 'decision.review'], description: 'Risk desk', created_by: a.owner.userId });
+    t.match(endpoint, {
+      url: `${receiver.url}/hooks`,
+      status: 'enabled',
+      events: ['decision.block', 'decision.review'],
+      description: 'Risk desk',
+      created_by: a.owner.userId,
+    });
     const secret: string = endpoint.secret;
 
     await t.test('the secret is in no listing, and other callers see what they may', async (t) => {
@@ -85,13 +95,27 @@ for (const backend of backends()) {
       const bEndpoint = (await owner(b, 'POST', '', { url: other.url, events: ['decision.block'] })).json();
       t.ok(bEndpoint.id);
       for (const org of [a, b]) {
-        const rule = await app.inject({ method: 'POST', url: `/api/organizations/${org.id}/rules`, headers: org.owner.headers, payload: { name: 'Big', expression: 'amount > 5000.0', action: 'block', status: 'active' } });
+        const rule = await app.inject({
+          method: 'POST',
+          url: `/api/organizations/${org.id}/rules`,
+          headers: org.owner.headers,
+          payload: { name: 'Big', expression: 'amount > 5000.0', action: 'block', status: 'active' },
+        });
         t.equal(rule.statusCode, 201, rule.body);
       }
       const before = receiver.received.length;
-      const approved = (await live.score(a, { amount: 40, customer_id: 'c-1', merchant_id: 'm-1', location: 'Lisbon', payment_type: 'card', transaction_id: 'tx-small' })).json();
+      const approved = (
+        await live.score(a, { amount: 40, customer_id: 'c-1', merchant_id: 'm-1', location: 'Lisbon', payment_type: 'card', transaction_id: 'tx-small' })
+      ).json();
       t.equal(approved.decision, 'approve');
-      const blocked = await live.score(a, { amount: 9000, customer_id: 'c-1', merchant_id: 'm-1', location: 'Lisbon', payment_type: 'card', transaction_id: 'tx-big' });
+      const blocked = await live.score(a, {
+        amount: 9000,
+        customer_id: 'c-1',
+        merchant_id: 'm-1',
+        location: 'Lisbon',
+        payment_type: 'card',
+        transaction_id: 'tx-big',
+      });
       t.equal(blocked.json().decision, 'block');
       await receiver.waitFor(before + 1);
       const got = receiver.received[before]!;
@@ -108,36 +132,71 @@ for (const backend of backends()) {
       t.equal(other.received.length, 0, "Bolt's endpoint hears nothing of Acme's payments");
       await settled(a, `/${endpoint.id}/deliveries/${(await owner(a, 'GET', `/${endpoint.id}/deliveries`)).json().data[0].id}`);
       const log = (await owner(a, 'GET', `/${endpoint.id}/deliveries`)).json();
-      t.match(log.data[0], { event_id: event.id, event_type: 'decision.block', status: 'succeeded', attempts: 1, last_status_code: 200, attempt_log: [{ attempt: 1, status_code: 200, error: null, response_excerpt: 'ok' }] });
+      t.match(log.data[0], {
+        event_id: event.id,
+        event_type: 'decision.block',
+        status: 'succeeded',
+        attempts: 1,
+        last_status_code: 200,
+        attempt_log: [{ attempt: 1, status_code: 200, error: null, response_excerpt: 'ok' }],
+      });
       t.equal((await as(b.owner.headers, b, 'GET', `/${bEndpoint.id}/deliveries`)).json().data.length, 0);
     });
 
-    await t.test('outcomes, analysts\' verdicts, rule changes and finished jobs are events', async (t) => {
+    await t.test("outcomes, analysts' verdicts, rule changes and finished jobs are events", async (t) => {
       const ops = await new Receiver().start();
       t.teardown(() => ops.close());
-      const created = await owner(a, 'POST', '', { url: ops.url, events: ['outcome.recorded', 'review.decided', 'rule.changed', 'job.succeeded', 'job.failed'] });
+      const created = await owner(a, 'POST', '', {
+        url: ops.url,
+        events: ['outcome.recorded', 'review.decided', 'rule.changed', 'job.succeeded', 'job.failed'],
+      });
       const opsSecret: string = created.json().secret;
       const key = (method: 'POST', url: string, payload: object) => app.inject({ method, url, headers: { authorization: `Bearer ${a.key}` }, payload });
       t.equal((await key('POST', '/api/v1/transactions/tx-big/outcome', { outcome: 'fraud', source: 'chargeback' })).statusCode, 200);
       await ops.waitFor(1);
-      t.match(ops.events()[0], { type: 'outcome.recorded', organization_id: a.id, data: { transaction_id: 'tx-big', outcome: 'fraud', previous_outcome: null, source: 'chargeback', reported_by: `key:${a.keyId}` } });
+      t.match(ops.events()[0], {
+        type: 'outcome.recorded',
+        organization_id: a.id,
+        data: { transaction_id: 'tx-big', outcome: 'fraud', previous_outcome: null, source: 'chargeback', reported_by: `key:${a.keyId}` },
+      });
       // The same outcome again changes nothing, and is no event.
       await key('POST', '/api/v1/transactions/tx-big/outcome', { outcome: 'fraud', source: 'chargeback' });
       // An analyst's verdict from the dashboard: an outcome and a review decision.
-      const verdict = await app.inject({ method: 'POST', url: `/api/organizations/${a.id}/transactions/tx-small/outcome`, headers: a.owner.headers, payload: { outcome: 'legit', source: 'review' } });
+      const verdict = await app.inject({
+        method: 'POST',
+        url: `/api/organizations/${a.id}/transactions/tx-small/outcome`,
+        headers: a.owner.headers,
+        payload: { outcome: 'legit', source: 'review' },
+      });
       t.equal(verdict.statusCode, 200, verdict.body);
       await ops.waitFor(3);
-      t.same(ops.events().slice(1, 3).map((e) => [e.type, e.data.transaction_id, e.data.outcome, e.data.reported_by]), [
-        ['outcome.recorded', 'tx-small', 'legit', a.owner.userId],
-        ['review.decided', 'tx-small', 'legit', a.owner.userId],
-      ]);
+      t.same(
+        ops
+          .events()
+          .slice(1, 3)
+          .map((e) => [e.type, e.data.transaction_id, e.data.outcome, e.data.reported_by]),
+        [
+          ['outcome.recorded', 'tx-small', 'legit', a.owner.userId],
+          ['review.decided', 'tx-small', 'legit', a.owner.userId],
+        ],
+      );
       const rules = (await app.inject({ url: `/api/organizations/${a.id}/rules`, headers: a.owner.headers })).json().data;
-      const changed = await app.inject({ method: 'PUT', url: `/api/organizations/${a.id}/rules/${rules[0].id}`, headers: a.owner.headers, payload: { status: 'shadow' } });
+      const changed = await app.inject({
+        method: 'PUT',
+        url: `/api/organizations/${a.id}/rules/${rules[0].id}`,
+        headers: a.owner.headers,
+        payload: { status: 'shadow' },
+      });
       t.equal(changed.statusCode, 200, changed.body);
       await ops.waitFor(4);
       const history = (await app.inject({ url: `/api/organizations/${a.id}/rules/${rules[0].id}/history`, headers: a.owner.headers })).json().data;
       t.same(ops.events()[3]!.data, { rule_id: rules[0].id, ...history[history.length - 1] }, "rule.changed carries the rule's history entry");
-      const backtest = await app.inject({ method: 'POST', url: `/api/organizations/${a.id}/rules/backtests`, headers: a.owner.headers, payload: { expression: 'amount > 100.0', action: 'review' } });
+      const backtest = await app.inject({
+        method: 'POST',
+        url: `/api/organizations/${a.id}/rules/backtests`,
+        headers: a.owner.headers,
+        payload: { expression: 'amount > 100.0', action: 'review' },
+      });
       t.equal(backtest.statusCode, 202, backtest.body);
       await ops.waitFor(5, 60_000);
       const job = (await app.inject({ url: `/api/jobs/${backtest.json().id}`, headers: a.owner.headers })).json();
@@ -149,7 +208,11 @@ for (const backend of backends()) {
 
     await t.test('failures are retried in order, each attempt logged; a redirect is not followed', async (t) => {
       const before = receiver.received.length;
-      receiver.answers = [{ status: 500, body: 'down\u0000\u001b[31m' }, { status: 200, delayMs: 2_000 }, { status: 302, location: `${other.url}/elsewhere` }];
+      receiver.answers = [
+        { status: 500, body: 'down\u0000\u001b[31m' },
+        { status: 200, delayMs: 2_000 },
+        { status: 302, location: `${other.url}/elsewhere` },
+      ];
       const first = (await owner(a, 'POST', `/${endpoint.id}/test`)).json();
       const second = (await owner(a, 'POST', `/${endpoint.id}/test`)).json();
       await receiver.waitFor(before + 4);
@@ -160,7 +223,15 @@ for (const backend of backends()) {
       t.equal(other.received.length, 0, 'the redirect was not followed');
       const d = await settled(a, `/${endpoint.id}/deliveries/${first.delivery_id}`);
       t.match(d, { status: 'succeeded', attempts: 4, event_type: 'webhook.test' });
-      t.same(d.attempt_log.map((x: { status_code: number | null; error: string | null }) => [x.status_code, x.error]), [[500, 'http_status'], [null, 'timeout'], [302, 'redirect'], [200, null]]);
+      t.same(
+        d.attempt_log.map((x: { status_code: number | null; error: string | null }) => [x.status_code, x.error]),
+        [
+          [500, 'http_status'],
+          [null, 'timeout'],
+          [302, 'redirect'],
+          [200, null],
+        ],
+      );
       t.equal(d.attempt_log[0].response_excerpt, 'down\ufffd\ufffd[31m', 'control characters never shown raw');
       t.match(d.payload, { message: /test event/ });
     });
@@ -204,8 +275,23 @@ for (const backend of backends()) {
     await t.test('URLs that reach private addresses are refused when private networks are not allowed', async (t) => {
       const { live: strict } = await liveFor(t, backend);
       const org = await strict.organization('Strict');
-      for (const url of ['http://example.com/hook', 'https://127.0.0.1/hook', 'https://localhost/hook', 'https://169.254.169.254/latest', 'https://[::1]/x', 'https://10.1.2.3/x', 'https://[fd00:ec2::254]/x', 'ftp://example.com/x', 'https://user:pw@example.com/x']) {
-        const res = await strict.s.app.inject({ method: 'POST', url: `/api/organizations/${org.id}/webhooks`, headers: org.owner.headers, payload: { url, events: ['rule.changed'] } });
+      for (const url of [
+        'http://example.com/hook',
+        'https://127.0.0.1/hook',
+        'https://localhost/hook',
+        'https://169.254.169.254/latest',
+        'https://[::1]/x',
+        'https://10.1.2.3/x',
+        'https://[fd00:ec2::254]/x',
+        'ftp://example.com/x',
+        'https://user:pw@example.com/x',
+      ]) {
+        const res = await strict.s.app.inject({
+          method: 'POST',
+          url: `/api/organizations/${org.id}/webhooks`,
+          headers: org.owner.headers,
+          payload: { url, events: ['rule.changed'] },
+        });
         t.equal(res.statusCode, 422, url);
         t.equal(res.json().detail.reason, 'invalid_webhook_url', url);
         t.match(res.json().detail.fix, /https/);
@@ -229,19 +315,37 @@ for (const backend of backends()) {
       const failing = await new Receiver().start();
       t.teardown(() => failing.close());
       failing.answers = Array.from({ length: 100 }, () => ({ status: 503 }));
-      const e = (await brief.s.app.inject({ method: 'POST', url: `/api/organizations/${org.id}/webhooks`, headers: org.owner.headers, payload: { url: failing.url, events: ['rule.changed'] } })).json();
+      const e = (
+        await brief.s.app.inject({
+          method: 'POST',
+          url: `/api/organizations/${org.id}/webhooks`,
+          headers: org.owner.headers,
+          payload: { url: failing.url, events: ['rule.changed'] },
+        })
+      ).json();
       const path = `/api/organizations/${org.id}/webhooks/${e.id}`;
       const first = (await brief.s.app.inject({ method: 'POST', url: `${path}/test`, headers: org.owner.headers })).json();
       const second = (await brief.s.app.inject({ method: 'POST', url: `${path}/test`, headers: org.owner.headers })).json();
-      let state: { status: string; disabled_reason: string | null; disabled_message: string | null } = { status: 'enabled', disabled_reason: null, disabled_message: null };
+      let state: { status: string; disabled_reason: string | null; disabled_message: string | null } = {
+        status: 'enabled',
+        disabled_reason: null,
+        disabled_message: null,
+      };
       for (let i = 0; i < 100 && state.status === 'enabled'; i++) {
         await new Promise((r) => setTimeout(r, 100));
         state = (await brief.s.app.inject({ url: path, headers: org.owner.headers })).json();
       }
       t.match(state, { status: 'disabled', disabled_reason: 'delivery_failing', disabled_message: /failed for .*HTTP 503/ });
       const log = (await brief.s.app.inject({ url: `${path}/deliveries`, headers: org.owner.headers })).json().data;
-      t.match(log.find((d: { id: string }) => d.id === first.delivery_id), { status: 'failed' });
-      t.match(log.find((d: { id: string }) => d.id === second.delivery_id), { status: 'pending', attempts: 0 }, 'the later one waited');
+      t.match(
+        log.find((d: { id: string }) => d.id === first.delivery_id),
+        { status: 'failed' },
+      );
+      t.match(
+        log.find((d: { id: string }) => d.id === second.delivery_id),
+        { status: 'pending', attempts: 0 },
+        'the later one waited',
+      );
       failing.answers = [];
       const seen = failing.received.length;
       const enabled = await brief.s.app.inject({ method: 'PATCH', url: path, headers: org.owner.headers, payload: { status: 'enabled' } });

@@ -37,7 +37,15 @@ function keptRows(path: string, mapping = {}): { rows: Transaction[]; timeOrdere
     for (const c of kept.chunks()) {
       chunks++;
       for (let r = 0; r < c.count; r++) {
-        const tx: Transaction = { time: c.times[r]!, amount: c.amounts[r]!, customer_id: kept.entities[c.customers[r]!]!, merchant_id: kept.entities[c.merchants[r]!]!, location: kept.places[c.locations[r]!]!, payment_type: kept.places[c.paymentTypes[r]!]!, transaction_id: c.idBytes.toString('utf8', c.idOffsets[r]!, c.idOffsets[r + 1]!) };
+        const tx: Transaction = {
+          time: c.times[r]!,
+          amount: c.amounts[r]!,
+          customer_id: kept.entities[c.customers[r]!]!,
+          merchant_id: kept.entities[c.merchants[r]!]!,
+          location: kept.places[c.locations[r]!]!,
+          payment_type: kept.places[c.paymentTypes[r]!]!,
+          transaction_id: c.idBytes.toString('utf8', c.idOffsets[r]!, c.idOffsets[r + 1]!),
+        };
         if (c.labels[r] === 0 || c.labels[r] === 1) tx.label = c.labels[r] as 0 | 1;
         rows.push(tx);
       }
@@ -86,7 +94,7 @@ t.test('many chunks: every row back, string tables built across chunks, time ord
   t.same(kept.rows, await parsedRows(inOrder), 'row for row');
   t.equal(kept.timeOrdered, true, 'the simulator writes in time order');
   const lines = toCsv(rows).trim().split('\n');
-  const shuffled = file([lines[0], lines[2], lines[1], ...lines.slice(3)].join('\n') + '\n');
+  const shuffled = file(`${[lines[0], lines[2], lines[1], ...lines.slice(3)].join('\n')}\n`);
   await validateAndKeep(shuffled, limits);
   t.equal(keptRows(shuffled)!.timeOrdered, false, 'two rows swapped: not in time order');
   const noTimes = file('amount,customer_id,merchant_id\n1,C1,M1\n2,C2,M1\n');
@@ -94,7 +102,7 @@ t.test('many chunks: every row back, string tables built across chunks, time ord
   t.equal(keptRows(noTimes)!.timeOrdered, true, 'no times at all: file order is the order');
 });
 
-t.test('a file that does not validate keeps no rows, and an earlier mapping\'s rows go', async (t) => {
+t.test("a file that does not validate keeps no rows, and an earlier mapping's rows go", async (t) => {
   const path = file('total,customer_id,merchant_id\n1,C1,M1\n');
   t.equal((await validateAndKeep(path, { ...limits, mapping: { amount: 'total' } })).valid, true);
   t.ok(existsSync(columnsPath(path)));
@@ -128,12 +136,18 @@ t.test('damaged kept rows are ignored, and the job scores the same bytes streame
   const lines = toCsv(rows).trim().split('\n');
   const swappedLines = [lines[0]!];
   for (let i = 1; i < lines.length; i += 2) swappedLines.push(...(i + 1 < lines.length ? [lines[i + 1]!, lines[i]!] : [lines[i]!]));
-  const swapped = file(swappedLines.join('\n') + '\n');
+  const swapped = file(`${swappedLines.join('\n')}\n`);
   await validateAndKeep(swapped, limits);
   t.equal(keptRows(swapped)!.timeOrdered, false);
   const resultPath = join(dir, 'held.ndjson');
   await scoreDataset(bundle, { path: swapped, mapping: {}, mode: 'balanced', resultPath, expectedRows: v.rows, progress: () => {} });
-  const byId = (text: string) => new Map(text.trim().split('\n').map((l) => [JSON.parse(l).transaction_id as string, JSON.stringify({ ...JSON.parse(l), row: 0 })]));
+  const byId = (text: string) =>
+    new Map(
+      text
+        .trim()
+        .split('\n')
+        .map((l) => [JSON.parse(l).transaction_id as string, JSON.stringify({ ...JSON.parse(l), row: 0 })]),
+    );
   t.same(byId(readFileSync(resultPath, 'utf8')), byId(streamed.result.toString('utf8')), 'held in memory: every row scored and explained as when streamed');
 
   // Truncated, then with its magic changed: each is ignored and the CSV parsed instead.

@@ -24,7 +24,12 @@ import { tempDir } from '../support/temp.ts';
 
 const run = promisify(execFile);
 const root = new URL('../..', import.meta.url).pathname;
-const DOCS = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const DOCS = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 /** Commands that set up a machine rather than use the service: named, never run. */
 const SYSTEM = new Set(['apt-get', 'git', 'python3', 'pip', 'rustup']);
 /** `npm run` scripts cheap enough to run as written. */
@@ -112,8 +117,11 @@ function shapeProblems(doc: unknown, actual: unknown, path = '$'): string[] {
     return doc.flatMap((d, i) => (i < actual.length ? shapeProblems(d, actual[i], `${path}[${i}]`) : [`${path}[${i}]: missing`]));
   }
   if (typeof doc === 'object') {
-    if (typeof actual !== 'object' || actual === null || Array.isArray(actual)) return [`${path}: an object in the docs, ${JSON.stringify(actual)?.slice(0, 80)} in the answer`];
-    return Object.entries(doc).flatMap(([k, v]) => (k in actual ? shapeProblems(v, (actual as Record<string, unknown>)[k], `${path}.${k}`) : [`${path}.${k}: missing in the answer`]));
+    if (typeof actual !== 'object' || actual === null || Array.isArray(actual))
+      return [`${path}: an object in the docs, ${JSON.stringify(actual)?.slice(0, 80)} in the answer`];
+    return Object.entries(doc).flatMap(([k, v]) =>
+      k in actual ? shapeProblems(v, (actual as Record<string, unknown>)[k], `${path}.${k}`) : [`${path}.${k}: missing in the answer`],
+    );
   }
   return typeof doc === typeof actual ? [] : [`${path}: a ${typeof doc} in the docs, ${JSON.stringify(actual)} in the answer`];
 }
@@ -123,7 +131,7 @@ t.test('the shape check itself', async (t) => {
   t.same(shapeProblems({ a: 1 }, { a: '1' }), ['$.a: a number in the docs, "1" in the answer']);
   t.same(shapeProblems({ b: [{ c: 'x' }, { c: 'z' }] }, { b: [{ c: 'y' }] }), ['$.b[1]: missing']);
   t.same(shapeProblems({ g: {} }, {}), ['$.g: missing in the answer']);
-  t.same(splitCommands("npm ci && npm start  # two\ncurl -s x \\\n  -d '{\"a\": \"#1\"}'"), ['npm ci', 'npm start', `curl -s x   -d '{"a": "#1"}'`]);
+  t.same(splitCommands('npm ci && npm start  # two\ncurl -s x \\\n  -d \'{"a": "#1"}\''), ['npm ci', 'npm start', `curl -s x   -d '{"a": "#1"}'`]);
 });
 
 t.test("the README's configuration table is every variable the server reads", async (t) => {
@@ -135,7 +143,10 @@ t.test("the README's configuration table is every variable the server reads", as
 
 t.test('every example in the README and the guides runs', async (t) => {
   const all = DOCS.flatMap((file) => examples(file));
-  t.ok(all.some((e) => e.commands.some((c) => c.startsWith('curl'))), 'the docs have curl examples');
+  t.ok(
+    all.some((e) => e.commands.some((c) => c.startsWith('curl'))),
+    'the docs have curl examples',
+  );
 
   // Sign-in goes through the local identity provider the guides tell a developer to run, so the
   // guides' own steps (a token, a session, an organization, a key) run as written.
@@ -159,7 +170,10 @@ t.test('every example in the README and the guides runs', async (t) => {
       for (const a of assignments) t.ok(CONFIG_VARIABLES.includes(a.split('=')[0]!), `${where}: ${a.split('=')[0]} is a configuration variable`);
       const [program, ...args] = words.slice(assignments.length);
       if (program === 'curl') {
-        const text = command.replaceAll('http://127.0.0.1:8080', server.base).replaceAll('localhost:8080', server.base).replaceAll('http://127.0.0.1:9999', idp.url);
+        const text = command
+          .replaceAll('http://127.0.0.1:8080', server.base)
+          .replaceAll('localhost:8080', server.base)
+          .replaceAll('http://127.0.0.1:9999', idp.url);
         const { stdout } = await run('sh', ['-c', text], { cwd: work, env, timeout: 30_000 });
         const output = / -o (\S+)/.exec(text)?.[1];
         if (output) {
@@ -276,12 +290,18 @@ t.test("the README's quick start runs as written, both ways to a key", async (t)
  *  token of the local identity provider. */
 async function organizationThrough(idpUrl: string, base: string, name: string): Promise<{ id: string; secret: string }> {
   const json = { 'content-type': 'application/json' };
-  const token = (await (await fetch(`${idpUrl}/auth/v1/token?grant_type=password`, { method: 'POST', headers: json, body: JSON.stringify({ email: `${name}@example.com` }) })).json()) as { access_token: string };
+  const token = (await (
+    await fetch(`${idpUrl}/auth/v1/token?grant_type=password`, { method: 'POST', headers: json, body: JSON.stringify({ email: `${name}@example.com` }) })
+  ).json()) as { access_token: string };
   const session = await fetch(`${base}/api/auth/session`, { method: 'POST', headers: json, body: JSON.stringify({ access_token: token.access_token }) });
   const cookies = Object.fromEntries(session.headers.getSetCookie().map((c) => c.split(';')[0]!.split('=') as [string, string]));
   const member = { ...json, cookie: `service_session=${cookies.service_session}; service_csrf=${cookies.service_csrf}`, 'x-csrf-token': cookies.service_csrf! };
-  const org = (await (await fetch(`${base}/api/organizations`, { method: 'POST', headers: member, body: JSON.stringify({ name, stage: 'test' }) })).json()) as { id: string };
-  const key = (await (await fetch(`${base}/api/organizations/${org.id}/api-keys`, { method: 'POST', headers: member, body: JSON.stringify({ name: 'docs' }) })).json()) as { secret: string };
+  const org = (await (await fetch(`${base}/api/organizations`, { method: 'POST', headers: member, body: JSON.stringify({ name, stage: 'test' }) })).json()) as {
+    id: string;
+  };
+  const key = (await (
+    await fetch(`${base}/api/organizations/${org.id}/api-keys`, { method: 'POST', headers: member, body: JSON.stringify({ name: 'docs' }) })
+  ).json()) as { secret: string };
   return { id: org.id, secret: key.secret };
 }
 

@@ -16,7 +16,7 @@ import { tempDir } from '../support/temp.ts';
 const run = promisify(execFile);
 const doc = readFileSync(new URL('../../docs/integrating.md', import.meta.url), 'utf8');
 const block = (lang: string) => {
-  const m = new RegExp('```' + lang + '\\n([\\s\\S]*?)```').exec(doc.slice(doc.indexOf('\n## Webhooks\n')));
+  const m = new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``).exec(doc.slice(doc.indexOf('\n## Webhooks\n')));
   if (!m) throw new Error(`no ${lang} block in the Webhooks section`);
   return m[1]!;
 };
@@ -25,9 +25,24 @@ const secret = () => `whsec_${randomBytes(32).toString('base64')}`;
 const current = secret();
 const previous = secret();
 function delivery(o: { secrets?: string[]; at?: Date; body?: string } = {}) {
-  const body = o.body ?? JSON.stringify({ id: 'evt_1', type: 'decision.block', created_at: new Date().toISOString(), organization_id: 'org_1', data: { decision: 'block', risk_score: 0.93 } });
+  const body =
+    o.body ??
+    JSON.stringify({
+      id: 'evt_1',
+      type: 'decision.block',
+      created_at: new Date().toISOString(),
+      organization_id: 'org_1',
+      data: { decision: 'block', risk_score: 0.93 },
+    });
   const at = new Date(Math.floor((o.at ?? new Date()).getTime() / 1000) * 1000);
-  return { body, headers: { 'webhook-id': 'evt_1', 'webhook-timestamp': String(at.getTime() / 1000), 'webhook-signature': signatureHeader(o.secrets ?? [current], 'evt_1', at, body) } };
+  return {
+    body,
+    headers: {
+      'webhook-id': 'evt_1',
+      'webhook-timestamp': String(at.getTime() / 1000),
+      'webhook-signature': signatureHeader(o.secrets ?? [current], 'evt_1', at, body),
+    },
+  };
 }
 const cases = [
   { name: 'a genuine delivery', d: delivery(), secret: current, ok: true },
@@ -42,7 +57,13 @@ t.test('the Node example', async (t) => {
   const dir = tempDir('verify-js-');
   const file = join(dir, 'verify.mjs');
   // Written beside the project's node_modules is not needed: import the package by its path.
-  writeFileSync(file, block('js').replace("from 'standardwebhooks'", `from ${JSON.stringify(pathToFileURL(join(process.cwd(), 'node_modules/standardwebhooks/dist/index.js')).href)}`));
+  writeFileSync(
+    file,
+    block('js').replace(
+      "from 'standardwebhooks'",
+      `from ${JSON.stringify(pathToFileURL(join(process.cwd(), 'node_modules/standardwebhooks/dist/index.js')).href)}`,
+    ),
+  );
   const { verifiedEvent } = (await import(pathToFileURL(file).href)) as { verifiedEvent: (s: string, b: string, h: Record<string, string>) => { id: string } };
   for (const c of cases) {
     if (c.ok) t.equal(verifiedEvent(c.secret, c.d.body, c.d.headers).id, 'evt_1', c.name);
@@ -60,5 +81,8 @@ t.test('the Python example', async (t) => {
   const child = run('python3', [file], { timeout: 30_000 });
   child.child.stdin!.end(JSON.stringify(cases.map((c) => ({ secret: c.secret, body: c.d.body, headers: c.d.headers }))));
   const lines = (await child).stdout.trim().split('\n');
-  cases.forEach((c, i) => (c.ok ? t.equal(lines[i], 'evt_1', c.name) : t.match(lines[i], /^refused: /, c.name)));
+  cases.forEach((c, i) => {
+    if (c.ok) t.equal(lines[i], 'evt_1', c.name);
+    else t.match(lines[i], /^refused: /, c.name);
+  });
 });

@@ -4,9 +4,9 @@
 
 import t from 'tap';
 import { History } from '../../src/domain/history/history.ts';
-import { type Transaction } from '../../src/domain/transaction.ts';
+import type { Transaction } from '../../src/domain/transaction.ts';
 import { CHANNEL_FEATURES, extractBatch, extractOne } from '../../src/domain/features/extract.ts';
-import { type Channel } from '../../src/domain/channels.ts';
+import type { Channel } from '../../src/domain/channels.ts';
 import { simulate } from '../../src/domain/simulate.ts';
 
 const rows: Transaction[] = simulate({ seed: 31, customers: 250, merchants: 50, days: 30, rings: 1 });
@@ -55,7 +55,14 @@ t.test('only strictly older transactions count', async (t) => {
   t.ok(Number.isNaN(first[CHANNEL_FEATURES.behavioral.indexOf('customer_mean_amount')]!), 'no history: mean is missing');
   t.equal(first[CHANNEL_FEATURES.behavioral.indexOf('new_merchant_for_customer')], 1);
   t.equal(rowOf('behavioral', f.behavioral, 3)[CHANNEL_FEATURES.behavioral.indexOf('new_merchant_for_customer')], 0);
-  t.throws(() => extractBatch([{ ...base, time: 9, amount: 1 }, { ...base, time: 8, amount: 1 }]), 'out-of-order history is refused');
+  t.throws(
+    () =>
+      extractBatch([
+        { ...base, time: 9, amount: 1 },
+        { ...base, time: 8, amount: 1 },
+      ]),
+    'out-of-order history is refused',
+  );
 });
 
 t.test('scenario signals are visible', async (t) => {
@@ -70,14 +77,23 @@ t.test('scenario signals are visible', async (t) => {
   t.ok(mean(testing.map((i) => rowOf('velocity', features.velocity, i)[count10m]!)) > 3, 'card testing: many payments in 10 minutes');
   t.ok(mean(legit.map((i) => rowOf('velocity', features.velocity, i)[count10m]!)) < 0.2, 'legitimate: few');
   t.ok(
-    mean(takeover.map((i) => rowOf('behavioral', features.behavioral, i)[newChannel]!)) > mean(legit.map((i) => rowOf('behavioral', features.behavioral, i)[newChannel]!)),
+    mean(takeover.map((i) => rowOf('behavioral', features.behavioral, i)[newChannel]!)) >
+      mean(legit.map((i) => rowOf('behavioral', features.behavioral, i)[newChannel]!)),
     'account takeover: new channels more often than legitimate payments',
   );
 });
 
 t.test('fraud labels count only once older than the label delay', async (t) => {
   const day = 86_400_000;
-  const tx = (time: number, customer: string, label?: 0 | 1): Transaction => ({ time, amount: 50, customer_id: customer, merchant_id: 'M1', location: 'Porto', payment_type: 'wallet', label });
+  const tx = (time: number, customer: string, label?: 0 | 1): Transaction => ({
+    time,
+    amount: 50,
+    customer_id: customer,
+    merchant_id: 'M1',
+    location: 'Porto',
+    payment_type: 'wallet',
+    label,
+  });
   const txs = [tx(0, 'C1', 1), tx(1 * day, 'C2', 0), tx(6 * day, 'C3'), tx(7 * day + 1, 'C4'), tx(8 * day + 1, 'C5')];
   const { features: f } = extractBatch(txs, new History(7 * day));
   const names = CHANNEL_FEATURES.graph;

@@ -39,7 +39,6 @@ function build(rows: readonly Tx[], history = new History().withRecords(), ids =
   return { history, ids };
 }
 
-
 /** How many arrivals exercise each late path: late at all, an earlier first payment of a pair
  *  seen before, a pair first seen late, a late fraud. */
 function coverage(arrival: readonly Tx[]): { late: number; earlierFirst: number; newPair: number; lateFraud: number } {
@@ -85,7 +84,11 @@ for (const [seed, by] of [
     for (const upTo of [200, 700, 1100, arrival.length]) {
       const next = arrival.slice(done, upTo);
       const indices = next.map((tx) => late.history.add(tx));
-      t.same(indices, next.map((_tx, i) => done + i), 'add returns the record index, in arrival order');
+      t.same(
+        indices,
+        next.map((_tx, i) => done + i),
+        'add returns the record index, in arrival order',
+      );
       for (const tx of next) late.ids.set(tx.transaction_id, done++);
       const ordered = build(timeOrder(arrival.slice(0, upTo)));
       const newest = ordered.history.newest;
@@ -155,18 +158,38 @@ t.test('a transaction older than the horizon is refused and changes nothing', as
   for (let i = 0; i < 200; i++) history.add({ ...base, transaction_id: `t${i}`, time: T0 + i * 12 * HOUR, amount: 10 + (i % 9) });
   const newest = history.newest;
   t.ok(history.customer('c1').held < 200, `the customer's series holds ${history.customer('c1').held} of 200`);
-  const before = JSON.stringify([history.size, history.transactions.length, history.customer('c1').window(newest - 30 * DAY, newest + 1), history.customer('c1').stats(newest + 1), history.recent('customer', 'c1', newest + 1, 50)]);
+  const before = JSON.stringify([
+    history.size,
+    history.transactions.length,
+    history.customer('c1').window(newest - 30 * DAY, newest + 1),
+    history.customer('c1').stats(newest + 1),
+    history.recent('customer', 'c1', newest + 1, 50),
+  ]);
 
   const old = { ...base, transaction_id: 'old', time: newest - 40 * DAY, amount: 99 };
   t.throws(() => history.add(old), HorizonError);
   t.throws(() => history.add(old), /older than the history's 31-day horizon/);
   // Another customer, merchant or channel does not matter: one series that dropped its place is enough.
   t.throws(() => history.add({ ...old, customer_id: 'c9', merchant_id: 'm9' }), /horizon/, 'the channel has dropped it');
-  const after = JSON.stringify([history.size, history.transactions.length, history.customer('c1').window(newest - 30 * DAY, newest + 1), history.customer('c1').stats(newest + 1), history.recent('customer', 'c1', newest + 1, 50)]);
+  const after = JSON.stringify([
+    history.size,
+    history.transactions.length,
+    history.customer('c1').window(newest - 30 * DAY, newest + 1),
+    history.customer('c1').stats(newest + 1),
+    history.recent('customer', 'c1', newest + 1, 50),
+  ]);
   t.equal(after, before, 'the history is unchanged');
 
   // Entities whose series have dropped nothing take a transaction that old.
-  const fresh = { customer_id: 'c9', merchant_id: 'm9', location: 'Porto', payment_type: 'card_present', transaction_id: 'fresh', time: newest - 40 * DAY, amount: 3 };
+  const fresh = {
+    customer_id: 'c9',
+    merchant_id: 'm9',
+    location: 'Porto',
+    payment_type: 'card_present',
+    transaction_id: 'fresh',
+    time: newest - 40 * DAY,
+    amount: 3,
+  };
   t.equal(history.add(fresh), 200);
   t.same(history.customer('c9').window(-Infinity, newest + 1), { count: 1, sum: 3 });
 
@@ -174,7 +197,11 @@ t.test('a transaction older than the horizon is refused and changes nothing', as
   const recent = { ...base, transaction_id: 'recent', time: newest - 2 * DAY - 1, amount: 12.34 };
   history.add(recent);
   const ordered = new History().withRecords();
-  const all = [...Array.from({ length: 200 }, (_, i) => ({ ...base, transaction_id: `t${i}`, time: T0 + i * 12 * HOUR, amount: 10 + (i % 9) })), fresh, recent].sort((a, b) => a.time - b.time);
+  const all = [
+    ...Array.from({ length: 200 }, (_, i) => ({ ...base, transaction_id: `t${i}`, time: T0 + i * 12 * HOUR, amount: 10 + (i % 9) })),
+    fresh,
+    recent,
+  ].sort((a, b) => a.time - b.time);
   for (const tx of all) ordered.add(tx);
   for (const q of [newest, newest + HOUR]) {
     t.same(history.customer('c1').window(q - 7 * DAY, q), ordered.customer('c1').window(q - 7 * DAY, q));
@@ -194,7 +221,10 @@ t.test('a series placed out of order answers as one filled in order', async (t) 
     entries.push([time, Math.round(rng.uniform() * 100_000) / 100]);
   }
   // Arrival: displaced by up to 8 positions; in order: the same, stably sorted by time.
-  const arrival = entries.map((e, i) => ({ e, key: i + rng.uniform() * 8 })).sort((a, b) => a.key - b.key).map((x) => x.e);
+  const arrival = entries
+    .map((e, i) => ({ e, key: i + rng.uniform() * 8 }))
+    .sort((a, b) => a.key - b.key)
+    .map((x) => x.e);
   const inOrder = [...arrival].sort((a, b) => a[0] - b[0]);
   const orderedOne = oneSeries(true);
   const placedOne = oneSeries(true);
@@ -222,7 +252,10 @@ t.test('a history without every record refuses a late transaction', async (t) =>
   const late = new History();
   late.add({ ...base, time: T0 - 1, amount: 1 });
   late.withRecords();
-  for (const [name, history] of [['no records', without], ['records from the second', late]] as const) {
+  for (const [name, history] of [
+    ['no records', without],
+    ['records from the second', late],
+  ] as const) {
     history.add({ ...base, time: T0, amount: 5 });
     history.add({ ...base, time: T0 + 2_000, amount: 7 });
     const before = JSON.stringify([history.size, history.customer('c1').window(-Infinity, T0 + 3_000)]);

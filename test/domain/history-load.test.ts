@@ -59,7 +59,10 @@ for (const seed of [1, 2, 3]) {
     const wholeIds = new Map<string, number>();
     for (const tx of stored) wholeIds.set(tx.transaction_id, whole.add(tx));
     const loaded = load(stored, floor);
-    t.ok(loaded.history.transactions.length < stored.length / 2, `the loaded history keeps ${loaded.history.transactions.length} of ${stored.length} transactions`);
+    t.ok(
+      loaded.history.transactions.length < stored.length / 2,
+      `the loaded history keeps ${loaded.history.transactions.length} of ${stored.length} transactions`,
+    );
     for (const offset of QUERY_OFFSETS) {
       const q = newest + offset;
       t.same(differences(answers(whole, q, ask, { records: false }), answers(loaded.history, q, ask, { records: false })), [], `at newest + ${offset} ms`);
@@ -107,14 +110,28 @@ for (const seed of [1, 2, 3]) {
     const last = later[later.length - 1]!.time;
     for (const offset of QUERY_OFFSETS) {
       const q = last + offset;
-      t.same(differences(answers(whole, q, ask, { records: false }), answers(state.history, q, ask, { records: false })), [], `afterwards, at newest + ${offset} ms`);
+      t.same(
+        differences(answers(whole, q, ask, { records: false }), answers(state.history, q, ask, { records: false })),
+        [],
+        `afterwards, at newest + ${offset} ms`,
+      );
     }
   });
 }
 
 t.test('a withdrawn fraud that may have been the earliest of several held in totals is refused, changing nothing', async (t) => {
   const day = (n: number) => 1_700_000_000_000 + n * DAY;
-  const rows: Tx[] = [1, 2, 3].map((n) => ({ transaction_id: `t${n}`, time: day(n), amount: 10, customer_id: 'c', merchant_id: 'm', location: 'L', payment_type: 'p', label: 1, labelKnownAt: day(n) + HOUR }));
+  const rows: Tx[] = [1, 2, 3].map((n) => ({
+    transaction_id: `t${n}`,
+    time: day(n),
+    amount: 10,
+    customer_id: 'c',
+    merchant_id: 'm',
+    location: 'L',
+    payment_type: 'p',
+    label: 1,
+    labelKnownAt: day(n) + HOUR,
+  }));
   rows.push({ transaction_id: 't4', time: day(60), amount: 10, customer_id: 'c', merchant_id: 'm', location: 'L', payment_type: 'p' });
   const { history } = load(rows, day(60) - WINDOW_HORIZON_MS);
   t.equal(history.customerKnownFrauds('c', day(61)), 3);

@@ -13,7 +13,9 @@ const T0 = 1_750_000_000_000;
 
 /** Writes the values into a column and reads every one back. */
 function roundTrip(c: NumberColumn, values: number[]): number[] {
-  values.forEach((v, k) => c.set(k, v));
+  values.forEach((v, k) => {
+    c.set(k, v);
+  });
   return values.map((_, k) => c.get(k));
 }
 
@@ -44,7 +46,13 @@ t.test('a value that does not fit widens the column, keeping every value', async
     c.set(60, odd);
     values[60] = odd;
     t.notOk(c.isNarrow, `${why}: wide`);
-    t.ok(same(values.map((_, k) => c.get(k)), values), `${why}: every value kept`);
+    t.ok(
+      same(
+        values.map((_, k) => c.get(k)),
+        values,
+      ),
+      `${why}: every value kept`,
+    );
   }
 });
 
@@ -73,18 +81,30 @@ t.test('a column anchored to another takes its origin; resize keeps the values',
   t.ok(known.isNarrow, 'narrow from the times origin');
   known.resize(20, 3);
   t.equal(known.capacity, 20);
-  t.ok(same([0, 1, 2].map((k) => known.get(k)), [T0 - DAY, T0 + 35 * DAY, Number.NaN]), 'kept through a resize');
+  t.ok(
+    same(
+      [0, 1, 2].map((k) => known.get(k)),
+      [T0 - DAY, T0 + 35 * DAY, Number.NaN],
+    ),
+    'kept through a resize',
+  );
   t.ok(same([...known.float64(0, 2)], [T0 - DAY, T0 + 35 * DAY]), 'read as Float64');
 });
 
 t.test('index columns: two bytes while every number is below 65,536, four from the first that is not', async (t) => {
   const c = new IndexColumn(10);
-  [0, 7, 65_535, 12].forEach((v, k) => c.set(k, v));
+  [0, 7, 65_535, 12].forEach((v, k) => {
+    c.set(k, v);
+  });
   t.ok(c.isNarrow, 'narrow');
   t.equal(c.byteLength, 20);
   c.set(4, 65_536);
   t.notOk(c.isNarrow, 'wide from 65,536');
-  t.same([0, 1, 2, 3, 4].map((k) => c.get(k)), [0, 7, 65_535, 12, 65_536], 'every number kept');
+  t.same(
+    [0, 1, 2, 3, 4].map((k) => c.get(k)),
+    [0, 7, 65_535, 12, 65_536],
+    'every number kept',
+  );
   t.same([...c.int32(1, 4)], [7, 65_535, 12], 'read as Int32');
   c.resize(20, 5);
   t.equal(c.get(4), 65_536, 'kept through a resize');

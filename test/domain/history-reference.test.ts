@@ -15,7 +15,20 @@ import { DEFAULT_LABEL_DELAY_MS, History } from '../../src/domain/history/histor
 import { WINDOW_HORIZON_MS } from '../../src/domain/history/horizon.ts';
 import { Rng } from '../../src/domain/rng.ts';
 import { History as ReferenceHistory } from '../support/reference-history/history.ts';
-import { answers, CHANNELS, CUSTOMERS, DAY, differences, generate, HOUR, loadInto, MERCHANTS, MINUTE, probes, sameNumbers } from '../support/history-fixtures.ts';
+import {
+  answers,
+  CHANNELS,
+  CUSTOMERS,
+  DAY,
+  differences,
+  generate,
+  HOUR,
+  loadInto,
+  MERCHANTS,
+  MINUTE,
+  probes,
+  sameNumbers,
+} from '../support/history-fixtures.ts';
 import { extractBatch } from '../../src/domain/features/extract.ts';
 import { simulate } from '../../src/domain/simulate.ts';
 import { CHANNELS as CHANNEL_NAMES } from '../../src/domain/channels.ts';
@@ -31,7 +44,8 @@ const ask = (h: Either, q: number, p: ReturnType<typeof probes>, records = true)
  *  within the horizon, and nothing theirs does not list. */
 function compare(ours: History, theirs: ReferenceHistory, newest: number, p: ReturnType<typeof probes>): string[] {
   const out: string[] = [];
-  for (const offset of QUERY_OFFSETS) out.push(...differences(ask(ours, newest + offset, p, false), ask(theirs, newest + offset, p, false)).map((d) => `+${offset} ms: ${d}`));
+  for (const offset of QUERY_OFFSETS)
+    out.push(...differences(ask(ours, newest + offset, p, false), ask(theirs, newest + offset, p, false)).map((d) => `+${offset} ms: ${d}`));
   const keys = { customer: CUSTOMERS, merchant: MERCHANTS, channel: CHANNELS } as const;
   for (const role of ['customer', 'merchant', 'channel'] as const) {
     for (const key of keys[role]) {
@@ -57,7 +71,10 @@ for (const seed of [1, 2, 3, 4]) {
     t.same(compare(inOrder[0], inOrder[1], newest, p), [], 'in time order');
 
     // Arrival displaced by up to 10 positions, as commits from several processes come.
-    const arrival = rows.map((tx, i) => ({ tx, key: i + rng.uniform() * 10 })).sort((x, y) => x.key - y.key).map((x) => x.tx);
+    const arrival = rows
+      .map((tx, i) => ({ tx, key: i + rng.uniform() * 10 }))
+      .sort((x, y) => x.key - y.key)
+      .map((x) => x.tx);
     const late = [new History().withRecords(), new ReferenceHistory().withRecords()] as const;
     for (const tx of arrival) for (const h of late) h.add(tx);
     t.same(compare(late[0], late[1], newest, p), [], 'with late arrivals');

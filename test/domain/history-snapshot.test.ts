@@ -37,13 +37,20 @@ const copyOf = (rng: Rng, h: History) => historyFromBytes(recut(rng, historyByte
 
 /** The same arrivals (displaced by up to 10 positions) and outcome changes into both. */
 function goOn(rng: Rng, histories: History[], rows: Tx[], ids: Map<string, number>[]): void {
-  const arrival = rows.map((tx, i) => ({ tx, key: i + rng.uniform() * 10 })).sort((x, y) => x.key - y.key).map((x) => x.tx);
+  const arrival = rows
+    .map((tx, i) => ({ tx, key: i + rng.uniform() * 10 }))
+    .sort((x, y) => x.key - y.key)
+    .map((x) => x.tx);
   for (const tx of arrival) {
-    histories.forEach((h, i) => ids[i]!.set(tx.transaction_id, h.add(tx)));
+    histories.forEach((h, i) => {
+      ids[i]!.set(tx.transaction_id, h.add(tx));
+    });
     if (rng.uniform() < 0.2) {
       const [id, k] = [...ids[0]!][rng.below(ids[0]!.size)]!;
       const label: 0 | 1 = rng.uniform() < 0.5 ? 1 : 0;
-      histories.forEach((h, i) => h.setOutcome(ids[i]!.get(id) ?? k, label, tx.time));
+      histories.forEach((h, i) => {
+        h.setOutcome(ids[i]!.get(id) ?? k, label, tx.time);
+      });
     }
   }
 }

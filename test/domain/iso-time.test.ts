@@ -7,8 +7,18 @@ import { isoTime } from '../../src/domain/iso-time.ts';
 
 t.test('writes exactly what toISOString writes', async (t) => {
   let state = 7;
-  const next = () => ((state = (state * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648);
-  const edges = [0, -1, 1, 86_399_999, 86_400_000, -62_167_219_200_000, 253_402_300_799_999, Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(1969, 11, 31, 23, 59, 59, 1)];
+  const next = () => (state = (state * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+  const edges = [
+    0,
+    -1,
+    1,
+    86_399_999,
+    86_400_000,
+    -62_167_219_200_000,
+    253_402_300_799_999,
+    Date.UTC(2024, 1, 29, 23, 59, 59, 999),
+    Date.UTC(1969, 11, 31, 23, 59, 59, 1),
+  ];
   let mismatches = 0;
   // 20,000 times over ±300 years: far more days than the cache keeps, so it refills too.
   const times = [...edges, ...Array.from({ length: 20_000 }, () => Math.round((next() - 0.5) * 2 * 9.5e12))];

@@ -8,7 +8,7 @@ import t from 'tap';
 import { History } from '../../src/domain/history/history.ts';
 import { LabelStore } from '../../src/domain/history/label-series.ts';
 import { RecordStore } from '../../src/domain/history/records.ts';
-import { type Transaction } from '../../src/domain/transaction.ts';
+import type { Transaction } from '../../src/domain/transaction.ts';
 import { extractOne } from '../../src/domain/features/extract.ts';
 
 const DAY = 86_400_000;
@@ -18,7 +18,15 @@ const T0 = 1_700_000_000_000;
 function traffic(): (Transaction & { transaction_id: string })[] {
   const out: (Transaction & { transaction_id: string })[] = [];
   for (let i = 0; i < 400; i++) {
-    out.push({ transaction_id: `t${i}`, time: T0 + i * (20 * DAY / 400), amount: 10 + (i % 37), customer_id: `c${i % 23}`, merchant_id: `m${i % 7}`, location: i % 3 ? 'Lisbon' : 'Porto', payment_type: i % 2 ? 'wallet' : 'card_present' });
+    out.push({
+      transaction_id: `t${i}`,
+      time: T0 + i * ((20 * DAY) / 400),
+      amount: 10 + (i % 37),
+      customer_id: `c${i % 23}`,
+      merchant_id: `m${i % 7}`,
+      location: i % 3 ? 'Lisbon' : 'Porto',
+      payment_type: i % 2 ? 'wallet' : 'card_present',
+    });
   }
   return out;
 }
@@ -109,7 +117,13 @@ t.test('a label series counts labels filed in any order', async (t) => {
     });
     return { count: n, sum: frauds };
   };
-  for (const [from, to] of [[-Infinity, Infinity], [0, 100], [37, 251], [400, 401]] as const) t.same(s.window(1, from, to), count(from, to), `window [${from}, ${to})`);
+  for (const [from, to] of [
+    [-Infinity, Infinity],
+    [0, 100],
+    [37, 251],
+    [400, 401],
+  ] as const)
+    t.same(s.window(1, from, to), count(from, to), `window [${from}, ${to})`);
   for (let i = 0; i < 200; i += 2) s.remove(1, times[i]!, (i % 3 === 0 ? 1 : 0) as 0 | 1, -1);
   times.forEach((_, i) => {
     if (i % 2 === 0) times[i] = -1;

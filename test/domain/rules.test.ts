@@ -27,7 +27,11 @@ const values: DecisionValues = {
 const input = ruleInput(values, () => new Map([['amount_zscore_customer', 2.5]]));
 const lists = new Set(['blocked']);
 const run = (expression: string, lookup = (_id: string, _v: string) => false) =>
-  evaluateRule(compileRule({ id: 'r', name: 'r', version: 1, action: 'block', status: 'active', expression, lists: new Map([['blocked', 'L1']]) }), input, lookup);
+  evaluateRule(
+    compileRule({ id: 'r', name: 'r', version: 1, action: 'block', status: 'active', expression, lists: new Map([['blocked', 'L1']]) }),
+    input,
+    lookup,
+  );
 
 t.test('every field reads what the decision saw', async (t) => {
   for (const e of [
@@ -45,8 +49,16 @@ t.test('every field reads what the decision saw', async (t) => {
     t.same(checkExpression(e, lists).problems, [], e);
     t.same(run(e), { matched: true }, e);
   }
-  t.same(run('in_list("blocked", " c-1 ")', (id, v) => id === 'L1' && v === 'c-1'), { matched: true }, 'in_list compares after trimming');
-  t.same(valuesRead(input, checkExpression('amount > 1.0 && customer.is_new', lists).checked!.fields), { amount: 2500, customer: { prior_transactions: 0, is_new: true } }, 'the values an expression read');
+  t.same(
+    run('in_list("blocked", " c-1 ")', (id, v) => id === 'L1' && v === 'c-1'),
+    { matched: true },
+    'in_list compares after trimming',
+  );
+  t.same(
+    valuesRead(input, checkExpression('amount > 1.0 && customer.is_new', lists).checked!.fields),
+    { amount: 2500, customer: { prior_transactions: 0, is_new: true } },
+    'the values an expression read',
+  );
 });
 
 t.test('a missing value or a probe of the runtime does not match, and says why', async (t) => {
@@ -58,17 +70,39 @@ t.test('a missing value or a probe of the runtime does not match, and says why',
     built += 1;
     return new Map();
   });
-  evaluateRule(compileRule({ id: 'r', name: 'r', version: 1, action: 'block', status: 'active', expression: 'amount > 1.0', lists: new Map() }), lazy, () => false);
+  evaluateRule(
+    compileRule({ id: 'r', name: 'r', version: 1, action: 'block', status: 'active', expression: 'amount > 1.0', lists: new Map() }),
+    lazy,
+    () => false,
+  );
   t.equal(built, 0, 'features are built only for a rule that reads them');
 });
 
 t.test("a list compared with a field must hold that field's values (or be a text list)", async (t) => {
-  const kinds = new Map([['blocked', 'customer_id' as const], ['notes', 'text' as const], ['routes', 'channel' as const]]);
+  const kinds = new Map([
+    ['blocked', 'customer_id' as const],
+    ['notes', 'text' as const],
+    ['routes', 'channel' as const],
+  ]);
   const known = new Set(kinds.keys());
   const problems = (e: string) => checkExpression(e, known, kinds).problems;
-  t.match(problems('in_list("blocked", merchant_id)'), [{ line: 1, column: 20, message: 'The list "blocked" holds customer_id values, but in_list compares it with merchant_id: compare it with customer_id, or use a list of kind merchant_id (or text) for merchant_id.' }]);
+  t.match(problems('in_list("blocked", merchant_id)'), [
+    {
+      line: 1,
+      column: 20,
+      message:
+        'The list "blocked" holds customer_id values, but in_list compares it with merchant_id: compare it with customer_id, or use a list of kind merchant_id (or text) for merchant_id.',
+    },
+  ]);
   t.match(problems('in_list("routes", risk_band)'), [{ message: /use a list of kind text for risk_band/ }]);
-  for (const e of ['in_list("blocked", customer_id)', 'in_list("notes", merchant_id)', 'in_list("routes", channel)', 'in_list("routes", payment_type + ":" + location)', 'in_list("blocked", " c-1 ")']) t.same(problems(e), [], e);
+  for (const e of [
+    'in_list("blocked", customer_id)',
+    'in_list("notes", merchant_id)',
+    'in_list("routes", channel)',
+    'in_list("routes", payment_type + ":" + location)',
+    'in_list("blocked", " c-1 ")',
+  ])
+    t.same(problems(e), [], e);
   t.same(checkExpression('in_list("blocked", merchant_id)', known).problems, [], 'without kinds (a saved version tested as it was saved), not checked');
 });
 
@@ -100,7 +134,15 @@ t.test('allow, then block, then review, then the model', async (t) => {
   t.equal(decide('block', 'allow'), 'approve');
 });
 
-const stay = (id: number, value: string, added: number, o: Partial<ItemStay> = {}): ItemStay => ({ id, list_id: 'L', value, added_at_ms: added, expires_at_ms: null, removed_at_ms: null, ...o });
+const stay = (id: number, value: string, added: number, o: Partial<ItemStay> = {}): ItemStay => ({
+  id,
+  list_id: 'L',
+  value,
+  added_at_ms: added,
+  expires_at_ms: null,
+  removed_at_ms: null,
+  ...o,
+});
 
 t.test("a list's items now, whatever order their changes arrive in", async (t) => {
   const inOrder = new CurrentItems();
@@ -121,7 +163,10 @@ t.test('a list as it was at any time', async (t) => {
   const h = new ItemHistory();
   h.add(stay(1, 'v', 10, { removed_at_ms: 20 }));
   h.add(stay(2, 'v', 30, { expires_at_ms: 40 }));
-  t.same([5, 10, 19, 20, 25, 30, 39, 40].map((at) => h.has('L', 'v', at)), [false, true, true, false, false, true, true, false]);
+  t.same(
+    [5, 10, 19, 20, 25, 30, 39, 40].map((at) => h.has('L', 'v', at)),
+    [false, true, true, false, false, true, true, false],
+  );
 });
 
 t.test('decision inputs read back exactly', async (t) => {

@@ -20,8 +20,14 @@ t.test('rows are in time order with unique ids and valid values', async (t) => {
   let ordered = true;
   for (let i = 1; i < rows.length; i++) if (rows[i]!.time < rows[i - 1]!.time) ordered = false;
   t.ok(ordered, 'sorted by time');
-  t.ok(rows.every((r) => r.amount >= 0 && Number.isFinite(r.amount)), 'amounts are non-negative numbers');
-  t.ok(rows.every((r) => (r.label === 1) === (r.scenario !== '')), 'fraud rows, and only they, name a scenario');
+  t.ok(
+    rows.every((r) => r.amount >= 0 && Number.isFinite(r.amount)),
+    'amounts are non-negative numbers',
+  );
+  t.ok(
+    rows.every((r) => (r.label === 1) === (r.scenario !== '')),
+    'fraud rows, and only they, name a scenario',
+  );
   const fraudRate = rows.filter((r) => r.label === 1).length / rows.length;
   t.ok(fraudRate > 0.003 && fraudRate < 0.05, `fraud rate ${fraudRate.toFixed(4)} is plausible`);
 });
@@ -47,7 +53,10 @@ t.test('each scenario has its signature', async (t) => {
     const g = r.customer_id.split('C')[0]!;
     channels.set(g, (channels.get(g) ?? new Set()).add(`${r.payment_type}:${r.location}`));
   }
-  t.ok([...channels.values()].every((c) => c.size === 1), 'each ring uses one channel');
+  t.ok(
+    [...channels.values()].every((c) => c.size === 1),
+    'each ring uses one channel',
+  );
 
   // Account takeover and large amounts are out of the customer's pattern.
   const legit = rows.filter((r) => r.label === 0);

@@ -19,7 +19,11 @@ async function logged(level: string, requests: (app: Awaited<ReturnType<typeof s
   const s = await start({ logger: { level, stream } });
   await requests(s.app);
   await s.close();
-  return lines.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return lines
+    .join('')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 t.test('refusals one line each, successes summed, no headers', async (t) => {
@@ -32,10 +36,21 @@ t.test('refusals one line each, successes summed, no headers', async (t) => {
   t.notOk(text.includes('sk_test_secret-value'), 'no header in the log');
   t.notOk(text.includes('hidden'), 'no query string in the log');
   const refused = lines.filter((l) => l.msg === 'request refused');
-  t.same(refused.map((l) => [l.status, l.reason, l.path]), [[404, 'not_found', '/api/no-such-route'], [422, 'validation_failed', '/api/risk/score']], 'each refusal with its status, reason and path');
+  t.same(
+    refused.map((l) => [l.status, l.reason, l.path]),
+    [
+      [404, 'not_found', '/api/no-such-route'],
+      [422, 'validation_failed', '/api/risk/score'],
+    ],
+    'each refusal with its status, reason and path',
+  );
   t.match(refused[1], { method: 'POST', route: '/api/risk/score', ms: Number, request_id: String });
   const summaries = lines.filter((l) => l.msg === 'requests');
-  t.match(summaries, [{ method: 'GET', route: '/api/health', status: 200, requests: 5, p50_ms: Number, p99_ms: Number, max_ms: Number }], 'the five successes in one line');
+  t.match(
+    summaries,
+    [{ method: 'GET', route: '/api/health', status: 200, requests: 5, p50_ms: Number, p99_ms: Number, max_ms: Number }],
+    'the five successes in one line',
+  );
   t.equal(lines.filter((l) => l.msg === 'request').length, 0, 'no line per success at info');
 });
 

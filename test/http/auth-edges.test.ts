@@ -62,7 +62,12 @@ const signInWith = (s: Running, token: string) => injector(s)({ method: 'POST', 
 for (const backend of backends()) {
   t.test(`session expiry and dead cookies on ${backend.name}`, async (t) => {
     let now = Date.now();
-    const s = await start({ backend, clock: () => now, overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET, SESSION_TTL_HOURS: 1 }, startOptions: { auth: { jwksCooldownMs: 0 } } });
+    const s = await start({
+      backend,
+      clock: () => now,
+      overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET, SESSION_TTL_HOURS: 1 },
+      startOptions: { auth: { jwksCooldownMs: 0 } },
+    });
     t.teardown(() => s.close());
     const inject = injector(s);
 
@@ -82,14 +87,22 @@ for (const backend of backends()) {
 
     now = expiresAt + 1000;
     t.same((await inject({ url: '/api/auth/me', headers: as(c) })).json(), { authenticated: false, auth_configured: true }, 'after the end, me says a guest');
-    for (const [method, url, payload] of [['GET', '/api/organizations', undefined], ['POST', '/api/organizations', { name: 'Late' }], ['POST', '/api/auth/logout', undefined]] as const) {
+    for (const [method, url, payload] of [
+      ['GET', '/api/organizations', undefined],
+      ['POST', '/api/organizations', { name: 'Late' }],
+      ['POST', '/api/auth/logout', undefined],
+    ] as const) {
       const r = await inject({ method, url, headers: as(c), ...(payload ? { payload } : {}) });
       t.equal(r.statusCode, 401, `expired session: ${method} ${url} is 401`);
       t.equal(r.json().detail.reason, 'not_signed_in', `expired session: ${method} ${url} says not_signed_in`);
     }
     // 6: an expired session on public routes is a guest's, even for a POST without the CSRF header.
     t.equal((await inject({ url: '/api/health', headers: as(c, false) })).statusCode, 200, 'expired cookie: health 200');
-    t.equal((await inject({ method: 'POST', url: '/api/risk/score', headers: as(c, false), payload: score })).statusCode, 200, 'expired cookie, no CSRF header: guest scoring 200');
+    t.equal(
+      (await inject({ method: 'POST', url: '/api/risk/score', headers: as(c, false), payload: score })).statusCode,
+      200,
+      'expired cookie, no CSRF header: guest scoring 200',
+    );
 
     // A sign-in after the clock moved takes its expiry from the service clock too.
     const again = await signInWith(s, await signWith(es, idp.issuer, { sub: 'user-exp' }));
@@ -116,8 +129,16 @@ t.test('everything optional switched on', async (t) => {
   const DASH = 'https://dash.example.com';
   const s = await start({
     overrides: {
-      AUTHPROVIDER_URL: idp.url, SESSION_SECRET, AUTHPROVIDER_JWT_SECRET: HS_SECRET, AUTHPROVIDER_ANON_KEY: ANON_KEY, AUTH_USER_FALLBACK: true,
-      SESSION_TTL_HOURS: 2, COOKIE_SECURE: true, COOKIE_DOMAIN: '.example.com', CORS_ORIGINS: DASH, SCORE_RATE_PER_MINUTE: 3,
+      AUTHPROVIDER_URL: idp.url,
+      SESSION_SECRET,
+      AUTHPROVIDER_JWT_SECRET: HS_SECRET,
+      AUTHPROVIDER_ANON_KEY: ANON_KEY,
+      AUTH_USER_FALLBACK: true,
+      SESSION_TTL_HOURS: 2,
+      COOKIE_SECURE: true,
+      COOKIE_DOMAIN: '.example.com',
+      CORS_ORIGINS: DASH,
+      SCORE_RATE_PER_MINUTE: 3,
     },
     startOptions: { auth: { jwksCooldownMs: 0 } },
   });
@@ -129,7 +150,10 @@ t.test('everything optional switched on', async (t) => {
   const res = await signInWith(s, await signWith(es, idp.issuer, { sub: 'user-on', email: 'on@example.com' }));
   t.equal(res.statusCode, 200, 'signed in');
   const ana = cookiesOf(res);
-  for (const [name, httpOnly] of [['service_session', true], ['service_csrf', false]] as const) {
+  for (const [name, httpOnly] of [
+    ['service_session', true],
+    ['service_csrf', false],
+  ] as const) {
     const line = setCookieLine(res, name);
     t.ok(line, `${name} is set`);
     const a = attributes(line ?? '');
@@ -193,12 +217,20 @@ t.test('everything optional switched on', async (t) => {
       t.equal(refused.json().detail.token_problem, problem);
       t.equal(asked(), before, 'without asking the provider');
     };
-    await refusedWithoutAsking(await signWith(ghost, idp.issuer, { sub: 'user-fb', expiresIn: -60 }), 'expired', 'an expired token of an unpublished key is refused');
+    await refusedWithoutAsking(
+      await signWith(ghost, idp.issuer, { sub: 'user-fb', expiresIn: -60 }),
+      'expired',
+      'an expired token of an unpublished key is refused',
+    );
 
     // A tampered token of a published key is not a case for the fallback either.
     const good = await signWith(es, idp.issuer, { sub: 'user-fb' });
     const [h, p] = good.split('.');
-    await refusedWithoutAsking(`${h}.${p}.${Buffer.from('x'.repeat(64)).toString('base64url')}`, 'bad_signature', 'a badly signed token of a published key is refused');
+    await refusedWithoutAsking(
+      `${h}.${p}.${Buffer.from('x'.repeat(64)).toString('base64url')}`,
+      'bad_signature',
+      'a badly signed token of a published key is refused',
+    );
   });
 
   // 4. Rate limits: per key on /api/v1, per IP on the dashboard route, separately.
@@ -240,14 +272,25 @@ t.test('everything optional switched on', async (t) => {
     const dl = await dash('10.0.0.1');
     t.equal(dl.statusCode, 429, 'dashboard from 10.0.0.1, request 4: 429');
     t.ok(dl.headers['retry-after'], 'with Retry-After');
-    const spoofed = await inject({ method: 'POST', url: '/api/risk/score', remoteAddress: '10.0.0.1', headers: { 'x-forwarded-for': '203.0.113.9' }, payload: score });
+    const spoofed = await inject({
+      method: 'POST',
+      url: '/api/risk/score',
+      remoteAddress: '10.0.0.1',
+      headers: { 'x-forwarded-for': '203.0.113.9' },
+      payload: score,
+    });
     t.equal(spoofed.statusCode, 429, 'X-Forwarded-For does not escape the per-IP window (no trusted proxy)');
     t.equal((await dash('10.0.0.2')).statusCode, 200, 'another IP still scores on the dashboard route');
     t.equal((await v1(b)).statusCode, 200, "key b is not limited by the dashboard IP's window");
     t.equal((await v1(a)).statusCode, 429, 'key a is still limited');
     // /api/v1 authenticates the key only: a session cookie there needs no CSRF header and grants nothing.
     const c = await key('c');
-    const withCookie = await inject({ method: 'POST', url: '/api/v1/risk/score', headers: { authorization: `Bearer ${c}`, ...as(ana, false) }, payload: score });
+    const withCookie = await inject({
+      method: 'POST',
+      url: '/api/v1/risk/score',
+      headers: { authorization: `Bearer ${c}`, ...as(ana, false) },
+      payload: score,
+    });
     t.equal(withCookie.statusCode, 200, 'a key request carrying a session cookie (no CSRF header) scores');
     const cookieOnly = await inject({ method: 'POST', url: '/api/v1/risk/score', headers: as(ana), payload: score });
     t.equal(cookieOnly.statusCode, 401, 'a session cookie is not an API key');
@@ -256,7 +299,12 @@ t.test('everything optional switched on', async (t) => {
 
   // 5. CORS with credentials for the configured origin only.
   await t.test('CORS', async (t) => {
-    const preflight = (origin: string) => inject({ method: 'OPTIONS', url: '/api/organizations', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-csrf-token' } });
+    const preflight = (origin: string) =>
+      inject({
+        method: 'OPTIONS',
+        url: '/api/organizations',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-csrf-token' },
+      });
     const ok = await preflight(DASH);
     t.ok(ok.statusCode < 300, `preflight from the dashboard answers ${ok.statusCode}`);
     t.equal(ok.headers['access-control-allow-origin'], DASH, 'allow-origin is the dashboard origin');
@@ -268,8 +316,11 @@ t.test('everything optional switched on', async (t) => {
     const get = await inject({ url: '/api/auth/me', headers: { origin: DASH, ...as(ana, false) } });
     t.equal(get.headers['access-control-allow-origin'], DASH, 'an actual request from the dashboard gets allow-origin');
     t.equal(get.json().authenticated, true, 'and its session');
-    t.match(String(get.headers.vary ?? ''), /origin/i, 'Vary: Origin, so a cache never serves one origin\'s answer to another');
-    t.notOk((await inject({ url: '/api/auth/me', headers: { origin: 'https://evil.example.com' } })).headers['access-control-allow-origin'], 'an actual request from another origin does not');
+    t.match(String(get.headers.vary ?? ''), /origin/i, "Vary: Origin, so a cache never serves one origin's answer to another");
+    t.notOk(
+      (await inject({ url: '/api/auth/me', headers: { origin: 'https://evil.example.com' } })).headers['access-control-allow-origin'],
+      'an actual request from another origin does not',
+    );
   });
 
   // 6. Malformed or oversized session cookies on public routes are a guest's.
@@ -279,7 +330,7 @@ t.test('everything optional switched on', async (t) => {
       ['oversized', 'A'.repeat(6000)],
       ['bad percent-encoding', '%E0%A4%A'],
       ['unknown but well-formed', 'Q'.repeat(43)],
-      ['quoted', '"' + 'q'.repeat(43) + '"'],
+      ['quoted', `"${'q'.repeat(43)}"`],
       ['empty', ''],
     ];
     let ip = 20;
@@ -312,7 +363,10 @@ t.test('everything optional switched on', async (t) => {
     t.equal(body.auth_anon_key, ANON_KEY, 'the anon key is shown (it is public)');
     for (const url of ['/api/config', '/api/health', '/api/docs/json']) {
       const text = (await inject({ url })).body;
-      for (const [name, secret] of [['SESSION_SECRET', SESSION_SECRET], ['AUTHPROVIDER_JWT_SECRET', HS_SECRET]]) {
+      for (const [name, secret] of [
+        ['SESSION_SECRET', SESSION_SECRET],
+        ['AUTHPROVIDER_JWT_SECRET', HS_SECRET],
+      ]) {
         t.notOk(text.includes(secret!), `${url} does not show ${name}`);
       }
     }
@@ -322,14 +376,20 @@ t.test('everything optional switched on', async (t) => {
 
 // --- everything optional off: 1, 3, 5 without them -----------------------------------------------
 t.test('everything optional switched off', async (t) => {
-  const s = await start({ overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET, AUTHPROVIDER_ANON_KEY: ANON_KEY }, startOptions: { auth: { jwksCooldownMs: 0 } } });
+  const s = await start({
+    overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET, AUTHPROVIDER_ANON_KEY: ANON_KEY },
+    startOptions: { auth: { jwksCooldownMs: 0 } },
+  });
   t.teardown(() => s.close());
   const inject = injector(s);
 
   const before = Date.now();
   const res = await signInWith(s, await signWith(es, idp.issuer, { sub: 'user-off' }));
   t.equal(res.statusCode, 200, 'signed in');
-  for (const [name, httpOnly] of [['service_session', true], ['service_csrf', false]] as const) {
+  for (const [name, httpOnly] of [
+    ['service_session', true],
+    ['service_csrf', false],
+  ] as const) {
     const a = attributes(setCookieLine(res, name) ?? '');
     t.notOk(a.has('secure'), `${name}: no Secure`);
     t.notOk(a.has('domain'), `${name}: no Domain`);
@@ -351,11 +411,21 @@ t.test('everything optional switched off', async (t) => {
   t.equal(idp.userRequests, n, 'the provider was not asked');
 
   // 5 without CORS_ORIGINS: no CORS headers at all.
-  const pre = await inject({ method: 'OPTIONS', url: '/api/organizations', headers: { origin: 'https://dash.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-csrf-token' } });
-  t.notOk(Object.keys(pre.headers).some((h) => h.startsWith('access-control-')), `no CORS headers on a preflight (status ${pre.statusCode})`);
+  const pre = await inject({
+    method: 'OPTIONS',
+    url: '/api/organizations',
+    headers: { origin: 'https://dash.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-csrf-token' },
+  });
+  t.notOk(
+    Object.keys(pre.headers).some((h) => h.startsWith('access-control-')),
+    `no CORS headers on a preflight (status ${pre.statusCode})`,
+  );
   const get = await inject({ url: '/api/health', headers: { origin: 'https://dash.example.com' } });
   t.equal(get.statusCode, 200);
-  t.notOk(Object.keys(get.headers).some((h) => h.startsWith('access-control-')), 'no CORS headers on a request');
+  t.notOk(
+    Object.keys(get.headers).some((h) => h.startsWith('access-control-')),
+    'no CORS headers on a request',
+  );
 
   const config = (await inject({ url: '/api/config' })).body;
   t.notOk(config.includes(SESSION_SECRET), '/api/config does not show SESSION_SECRET');

@@ -57,7 +57,7 @@ async function keepAsking(until: Promise<unknown>): Promise<{ ok: number; failed
 t.test('an upload whose body stops part way: 408 in time, the connection closed, nothing stored', async (t) => {
   const before = uploads().length;
   const c = rawClient(t);
-  const head = 'amount,customer_id,merchant_id\n' + '12.5,C1,M1\n'.repeat(200);
+  const head = `amount,customer_id,merchant_id\n${'12.5,C1,M1\n'.repeat(200)}`;
   c.socket.write(`POST /api/datasets/upload HTTP/1.1\r\nHost: x\r\nContent-Type: text/csv\r\nContent-Length: 1000000\r\n\r\n${head}`);
   await delay(300);
   t.equal(uploads().length, before + 1, 'the upload was being written while its body arrived');
@@ -101,5 +101,8 @@ t.test('a request that arrives in time is served normally, on a kept-alive conne
   await delay(500);
   const answers = c.received().split(/(?=HTTP\/1\.1 \d{3})/);
   t.equal(answers.length, 2, 'two answers on one connection, the second after more than the request timeout of idleness');
-  t.ok(answers.every((a) => a.startsWith('HTTP/1.1 200')), 'both 200');
+  t.ok(
+    answers.every((a) => a.startsWith('HTTP/1.1 200')),
+    'both 200',
+  );
 });

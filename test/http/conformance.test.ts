@@ -21,7 +21,23 @@ const SKIP = needs('schemathesis');
 
 /** Runs every check against the reference the server at `base` serves, sending `headers`. */
 async function schemathesis(base: string, headers: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const args = ['--config-file', join(import.meta.dirname, 'schemathesis', 'schemathesis.toml'), 'run', `${base}/api/docs/json`, '--checks', 'all', '--max-examples', '50', '--seed', '1', '--workers', '1', '--generation-database', 'none', ...headers.flatMap((h) => ['-H', h])];
+  const args = [
+    '--config-file',
+    join(import.meta.dirname, 'schemathesis', 'schemathesis.toml'),
+    'run',
+    `${base}/api/docs/json`,
+    '--checks',
+    'all',
+    '--max-examples',
+    '50',
+    '--seed',
+    '1',
+    '--workers',
+    '1',
+    '--generation-database',
+    'none',
+    ...headers.flatMap((h) => ['-H', h]),
+  ];
   // Asynchronously: the server answering schemathesis runs on this process's event loop.
   return new Promise((resolve, reject) => {
     const child = spawn(PYTHON, [...ST, ...args], { cwd: tempDir('schemathesis-'), env: { ...process.env, NO_COLOR: '1' }, timeout: 600_000 });
@@ -50,17 +66,30 @@ t.test('with sign-in configured: schemathesis finds no disagreement between the 
   t.teardown(() => idp.close());
   const key = await makeKey('ES256', 'es-1');
   idp.published = [key];
-  const running = await start({ overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 'conformance-session-secret-0123456789abcdef', authConfigured: true } });
+  const running = await start({
+    overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 'conformance-session-secret-0123456789abcdef', authConfigured: true },
+  });
   t.teardown(() => running.close());
   const base = await listening(running);
 
-  const signIn = await fetch(`${base}/api/auth/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ access_token: await signWith(key, idp.issuer, { sub: 'user-ana', email: 'ana@example.com' }) }) });
+  const signIn = await fetch(`${base}/api/auth/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ access_token: await signWith(key, idp.issuer, { sub: 'user-ana', email: 'ana@example.com' }) }),
+  });
   t.equal(signIn.status, 200, 'signed in');
-  const cookie = signIn.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const cookie = signIn.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
   const csrf = /service_csrf=([^;]+)/.exec(cookie)![1]!;
   const asAna = { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' };
-  const org = await (await fetch(`${base}/api/organizations`, { method: 'POST', headers: asAna, body: JSON.stringify({ name: 'Conformance', stage: 'test' }) })).json();
-  const apiKey = await (await fetch(`${base}/api/organizations/${org.id}/api-keys`, { method: 'POST', headers: asAna, body: JSON.stringify({ name: 'schemathesis' }) })).json();
+  const org = await (
+    await fetch(`${base}/api/organizations`, { method: 'POST', headers: asAna, body: JSON.stringify({ name: 'Conformance', stage: 'test' }) })
+  ).json();
+  const apiKey = await (
+    await fetch(`${base}/api/organizations/${org.id}/api-keys`, { method: 'POST', headers: asAna, body: JSON.stringify({ name: 'schemathesis' }) })
+  ).json();
   t.ok(apiKey.secret, 'an API key for the /api/v1 surface');
 
   const run = await schemathesis(base, [`Cookie: ${cookie}`, `X-CSRF-Token: ${csrf}`, `Authorization: Bearer ${apiKey.secret}`]);

@@ -12,7 +12,10 @@ import { needs } from '../support/components.ts';
 
 function server(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
   const port = 30_000 + Math.floor(Math.random() * 20_000);
-  const child = spawn(process.execPath, ['scripts/start.mjs'], { env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['scripts/start.mjs'], {
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   return new Promise((resolve, reject) => {
     let text = '';
     child.stderr!.on('data', (d: Buffer) => {
@@ -61,7 +64,13 @@ for (const backend of backends()) {
     const env = { DATA_DIR: dataDir, DATABASE_URL: db?.url ?? '', JOB_STALE_SECONDS: '2' };
     const a = await server(env);
     const dataset = await upload(a.url, big);
-    const job = await json(await fetch(`${a.url}/api/datasets/score`, { method: 'POST', body: JSON.stringify({ dataset_id: dataset }), headers: { 'content-type': 'application/json' } }));
+    const job = await json(
+      await fetch(`${a.url}/api/datasets/score`, {
+        method: 'POST',
+        body: JSON.stringify({ dataset_id: dataset }),
+        headers: { 'content-type': 'application/json' },
+      }),
+    );
     const mid = await waitJob(a.url, job.id, (j) => j.status === 'running' && j.progress > 0);
     t.ok(mid.progress < 1, `killed at ${mid.stage} ${Math.round(mid.progress * 100)} %`);
     a.child.kill('SIGKILL');
@@ -98,7 +107,13 @@ t.test('two servers on one PostgreSQL share the queue and never run a job twice'
   for (let i = 0; i < 8; i++) {
     const via = i % 2 ? a : b;
     const dataset = await upload(via.url, small);
-    const job = await json(await fetch(`${via.url}/api/datasets/score`, { method: 'POST', body: JSON.stringify({ dataset_id: dataset }), headers: { 'content-type': 'application/json' } }));
+    const job = await json(
+      await fetch(`${via.url}/api/datasets/score`, {
+        method: 'POST',
+        body: JSON.stringify({ dataset_id: dataset }),
+        headers: { 'content-type': 'application/json' },
+      }),
+    );
     ids.push(job.id);
   }
   for (const id of ids) {
@@ -110,6 +125,11 @@ t.test('two servers on one PostgreSQL share the queue and never run a job twice'
   const rows = await sql.unsafe(`SELECT id, attempts, claimed_by FROM jobs`);
   await sql.end();
   t.equal(rows.length, 8);
-  t.ok(rows.every((r) => r.attempts === 1), 'every job ran exactly once');
-  t.comment(`jobs per server: ${JSON.stringify(Object.entries(rows.reduce((m: Record<string, number>, r) => ({ ...m, [r.claimed_by]: (m[r.claimed_by] ?? 0) + 1 }), {})).map(([, n]) => n))}`);
+  t.ok(
+    rows.every((r) => r.attempts === 1),
+    'every job ran exactly once',
+  );
+  const perServer: Record<string, number> = {};
+  for (const r of rows) perServer[r.claimed_by] = (perServer[r.claimed_by] ?? 0) + 1;
+  t.comment(`jobs per server: ${JSON.stringify(Object.values(perServer))}`);
 });

@@ -11,10 +11,11 @@ import { existsSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { backends, start, tempDir } from '../support/server.ts';
 
-const GOOD = '\uFEFFtransaction_id,timestamp,amount,customer_id,merchant_id,location,payment_type,label\r\nT1,2026-01-01T10:00:00Z,12.50,C000001,"Shop, Inc",Lisbon,wallet,0\r\nT2,2026-01-01T10:05:00Z,800,C000002,M00002,Porto,card_not_present,1\r\n';
+const GOOD =
+  '\uFEFFtransaction_id,timestamp,amount,customer_id,merchant_id,location,payment_type,label\r\nT1,2026-01-01T10:00:00Z,12.50,C000001,"Shop, Inc",Lisbon,wallet,0\r\nT2,2026-01-01T10:05:00Z,800,C000002,M00002,Porto,card_not_present,1\r\n';
 
 function multipart(name: string, content: string | Buffer): { payload: Buffer; headers: Record<string, string> } {
-  const boundary = '----test' + Math.random().toString(16).slice(2);
+  const boundary = `----test${Math.random().toString(16).slice(2)}`;
   const payload = Buffer.concat([
     Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: text/csv\r\n\r\n`),
     Buffer.isBuffer(content) ? content : Buffer.from(content),
@@ -29,7 +30,8 @@ for (const backend of backends()) {
     const running = await start({ backend, dataDir, overrides: { MAX_UPLOAD_MB: 1, MAX_DATASET_ROWS: 50, UPLOAD_RATE_PER_MINUTE: 1000 } });
     t.teardown(() => running.close());
     const app = running.app;
-    const upload = (body: string | Buffer, query = '') => app.inject({ method: 'POST', url: `/api/datasets/upload${query}`, payload: body, headers: { 'content-type': 'text/csv' } });
+    const upload = (body: string | Buffer, query = '') =>
+      app.inject({ method: 'POST', url: `/api/datasets/upload${query}`, payload: body, headers: { 'content-type': 'text/csv' } });
     const files = () => readdirSync(join(dataDir, 'uploads'));
     // The uploads themselves (a valid one also has its parsed rows beside it: columns.ts).
     const uploads = () => files().filter((f) => f.endsWith('.csv'));
@@ -43,7 +45,10 @@ for (const backend of backends()) {
       t.equal(d.valid, true);
       t.equal(d.has_labels, true);
       t.equal(d.original_name, '.._.._etc_passwd', 'the sent name is kept as text only');
-      t.ok(uploads().every((f) => /^[a-f0-9]{32}\.csv(\.cols)?$/.test(f)), 'stored under random names (and the parsed rows kept beside a valid one)');
+      t.ok(
+        uploads().every((f) => /^[a-f0-9]{32}\.csv(\.cols)?$/.test(f)),
+        'stored under random names (and the parsed rows kept beside a valid one)',
+      );
       t.notOk(existsSync(join(dataDir, 'etc')), 'no path built from the sent name');
       const again = await app.inject({ method: 'GET', url: `/api/datasets/${d.id}` });
       t.equal(again.statusCode, 200);
@@ -78,10 +83,15 @@ for (const backend of backends()) {
       t.equal((await extended).json().original_name, 'ñandú.csv', "RFC 5987's filename*");
       const job = await app.inject({ method: 'POST', url: '/api/datasets/score', payload: { dataset_id: raw.json().id } });
       t.equal(job.statusCode, 202, job.body);
-      for (let i = 0; i < 100 && (await app.inject({ url: `/api/jobs/${job.json().id}` })).json().status !== 'succeeded'; i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 100 && (await app.inject({ url: `/api/jobs/${job.json().id}` })).json().status !== 'succeeded'; i++)
+        await new Promise((r) => setTimeout(r, 100));
       const download = await app.inject({ url: `/api/jobs/${job.json().id}/download` });
       t.equal(download.statusCode, 200);
-      t.equal(download.headers['content-disposition'], `attachment; filename="transa__es __.scored.csv"; filename*=UTF-8''${encodeURIComponent('transações 東京.scored.csv')}`, 'an ASCII name for old clients and the UTF-8 one (RFC 6266)');
+      t.equal(
+        download.headers['content-disposition'],
+        `attachment; filename="transa__es __.scored.csv"; filename*=UTF-8''${encodeURIComponent('transações 東京.scored.csv')}`,
+        'an ASCII name for old clients and the UTF-8 one (RFC 6266)',
+      );
     });
 
     await t.test('missing columns: 422 with the dataset kept, then a mapping fixes it', async (t) => {
@@ -98,7 +108,11 @@ for (const backend of backends()) {
       const before = (await app.inject({ method: 'GET', url: `/api/datasets/${id}/preview` })).json();
       t.same(before.samples, { Amount: ['10', '20'], nameOrig: ['C1', 'C2'], nameDest: ['M1', 'M2'] }, 'values per header, before any mapping');
       t.same(before.suggested_mapping, body.validation.suggested_mapping);
-      const fixed = await app.inject({ method: 'POST', url: `/api/datasets/${id}/validate`, payload: { mapping: { customer_id: 'nameOrig', merchant_id: 'nameDest' } } });
+      const fixed = await app.inject({
+        method: 'POST',
+        url: `/api/datasets/${id}/validate`,
+        payload: { mapping: { customer_id: 'nameOrig', merchant_id: 'nameDest' } },
+      });
       t.equal(fixed.statusCode, 200, fixed.body);
       t.equal(fixed.json().valid, true);
       t.same(fixed.json().mapping, { customer_id: 'nameOrig', merchant_id: 'nameDest' });
@@ -137,7 +151,12 @@ for (const backend of backends()) {
       t.same(body.content['multipart/form-data'].schema.required, ['file'], 'a form with its file');
       t.equal(body.content['multipart/form-data'].schema.properties.file.minLength, 1, 'a file of one byte at least');
       const boundary = 'no-file-here';
-      const noFile = await app.inject({ method: 'POST', url: '/api/datasets/upload', payload: `--${boundary}\r\nContent-Disposition: form-data; name="note"\r\n\r\nhello\r\n--${boundary}--\r\n`, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
+      const noFile = await app.inject({
+        method: 'POST',
+        url: '/api/datasets/upload',
+        payload: `--${boundary}\r\nContent-Disposition: form-data; name="note"\r\n\r\nhello\r\n--${boundary}--\r\n`,
+        headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+      });
       t.equal(noFile.statusCode, 422, 'a form without its file: 422');
       t.same(noFile.json().detail.fields, [{ path: 'file', message: 'missing' }]);
       const emptyFile = await app.inject({ method: 'POST', url: '/api/datasets/upload', ...multipart('empty.csv', '') });
@@ -151,42 +170,62 @@ for (const backend of backends()) {
       // Mapping {}, a 255-character name and an empty body together: a request the conformance
       // run's generator makes, answered as the client's error.
       const name = '0'.repeat(255);
-      const empty = await app.inject({ method: 'POST', url: `/api/datasets/upload?mapping=%7B%7D&filename=${name}`, payload: '', headers: { 'content-type': 'text/csv' } });
+      const empty = await app.inject({
+        method: 'POST',
+        url: `/api/datasets/upload?mapping=%7B%7D&filename=${name}`,
+        payload: '',
+        headers: { 'content-type': 'text/csv' },
+      });
       t.equal(empty.statusCode, 422, empty.body.slice(0, 200));
       t.equal(empty.json().detail.reason, 'validation_failed');
       t.match(empty.json().detail.message, /The file is empty\./);
-      const good = await app.inject({ method: 'POST', url: `/api/datasets/upload?mapping=%7B%7D&filename=${name}`, payload: 'amount,customer_id,merchant_id\n1,c,m\n', headers: { 'content-type': 'text/csv' } });
+      const good = await app.inject({
+        method: 'POST',
+        url: `/api/datasets/upload?mapping=%7B%7D&filename=${name}`,
+        payload: 'amount,customer_id,merchant_id\n1,c,m\n',
+        headers: { 'content-type': 'text/csv' },
+      });
       t.equal(good.statusCode, 201, 'the same name with a good file is kept');
       const kept = good.json().original_name as string;
       t.ok(kept.length > 0 && kept.length <= 200 && name.startsWith(kept), `under its name, shortened to ${kept.length} characters`);
-      const longer = await app.inject({ method: 'POST', url: `/api/datasets/upload?filename=${'0'.repeat(256)}`, payload: 'amount,customer_id,merchant_id\n1,c,m\n', headers: { 'content-type': 'text/csv' } });
+      const longer = await app.inject({
+        method: 'POST',
+        url: `/api/datasets/upload?filename=${'0'.repeat(256)}`,
+        payload: 'amount,customer_id,merchant_id\n1,c,m\n',
+        headers: { 'content-type': 'text/csv' },
+      });
       t.equal(longer.statusCode, 422, 'a longer name: refused by its declared length');
       t.equal(longer.json().detail.reason, 'validation_failed');
     });
 
     await t.test('limits: size (413) and rows (400 too_many_rows)', async (t) => {
       const before = uploads().length;
-      const big = await upload('amount,customer_id,merchant_id\n' + '1,C,M\n'.repeat(200_000));
+      const big = await upload(`amount,customer_id,merchant_id\n${'1,C,M\n'.repeat(200_000)}`);
       t.equal(big.statusCode, 413);
       t.equal(big.json().detail.reason, 'payload_too_large');
-      const many = await upload('amount,customer_id,merchant_id\n' + '1,C,M\n'.repeat(51));
+      const many = await upload(`amount,customer_id,merchant_id\n${'1,C,M\n'.repeat(51)}`);
       t.equal(many.statusCode, 400);
       t.equal(many.json().detail.reason, 'too_many_rows');
       t.equal(uploads().length, before, 'neither file was kept');
       const wrongType = await app.inject({ method: 'POST', url: '/api/datasets/upload', payload: { a: 1 } });
       t.equal(wrongType.statusCode, 415);
       // The same limit for a file in a form: refused, never cut at the limit and kept.
-      const bigForm = multipart('big.csv', 'amount,customer_id,merchant_id\n' + '1,C,M\n'.repeat(200_000));
+      const bigForm = multipart('big.csv', `amount,customer_id,merchant_id\n${'1,C,M\n'.repeat(200_000)}`);
       const bigPart = await app.inject({ method: 'POST', url: '/api/datasets/upload', payload: bigForm.payload, headers: bigForm.headers });
       t.equal(bigPart.statusCode, 413, bigPart.body.slice(0, 300));
       t.equal(bigPart.json().detail.reason, 'payload_too_large');
-      t.equal(uploads().length, before, 'nor the form\'s');
+      t.equal(uploads().length, before, "nor the form's");
     });
 
     await t.test('a form the parser cannot read: 400 with a reason, nothing kept', async (t) => {
       const before = uploads().length;
       const form = multipart('mine.csv', GOOD);
-      const noBoundary = await app.inject({ method: 'POST', url: '/api/datasets/upload', payload: form.payload, headers: { 'content-type': 'multipart/form-data' } });
+      const noBoundary = await app.inject({
+        method: 'POST',
+        url: '/api/datasets/upload',
+        payload: form.payload,
+        headers: { 'content-type': 'multipart/form-data' },
+      });
       t.equal(noBoundary.statusCode, 400, noBoundary.body.slice(0, 300));
       t.equal(noBoundary.json().detail.reason, 'bad_request');
       t.match(noBoundary.json().detail.fix, /multipart\/form-data/);
@@ -213,7 +252,13 @@ for (const backend of backends()) {
     t.teardown(() => running.close());
     const res = await running.app.inject({ method: 'POST', url: '/api/datasets/upload', payload: GOOD, headers: { 'content-type': 'text/csv' } });
     const id = res.json().id;
-    t.same(readdirSync(join(dataDir, 'uploads')).map((f) => f.replace(/^[a-f0-9]{32}/, '')).sort(), ['.csv', '.csv.cols'], 'the upload and its parsed rows');
+    t.same(
+      readdirSync(join(dataDir, 'uploads'))
+        .map((f) => f.replace(/^[a-f0-9]{32}/, ''))
+        .sort(),
+      ['.csv', '.csv.cols'],
+      'the upload and its parsed rows',
+    );
     await new Promise((r) => setTimeout(r, 1200));
     // Files no dataset owns (a process that died between storing an upload and recording it, a
     // half-written copy of parsed rows): removed once an hour old, not before.
@@ -224,7 +269,7 @@ for (const backend of backends()) {
     for (const name of stray) utimesSync(join(uploadsDir, name), twoHoursAgo, twoHoursAgo);
     const swept = await running.service.sweepExpired();
     t.ok(swept >= 0);
-    t.same(readdirSync(uploadsDir), ['fedcba9876543210fedcba9876543210.csv'], "the expired upload and the hour-old strays are gone; a recent stray waits");
+    t.same(readdirSync(uploadsDir), ['fedcba9876543210fedcba9876543210.csv'], 'the expired upload and the hour-old strays are gone; a recent stray waits');
     const gone = await running.app.inject({ method: 'GET', url: `/api/datasets/${id}` });
     t.equal(gone.statusCode, 410);
     t.equal(gone.json().detail.reason, 'upload_expired');

@@ -11,7 +11,12 @@ import { spawnServer } from '../support/processes.ts';
 import { readCsv } from '../support/csv.ts';
 import { shuffledLabels, unlabelled } from '../support/drift-files.ts';
 
-const rows = simulate({ seed: 9, customers: Math.round(DEFAULT_SIMULATION.customers * 0.3), merchants: Math.round(DEFAULT_SIMULATION.merchants * 0.3), days: 30 });
+const rows = simulate({
+  seed: 9,
+  customers: Math.round(DEFAULT_SIMULATION.customers * 0.3),
+  merchants: Math.round(DEFAULT_SIMULATION.merchants * 0.3),
+  days: 30,
+});
 
 t.test('a verdict per file, over HTTP', async (t) => {
   const server = await spawnServer({});
@@ -22,7 +27,11 @@ t.test('a verdict per file, over HTTP', async (t) => {
     const up = await fetch(`${server.base}/api/datasets/upload?filename=${name}.csv`, { method: 'POST', headers: { 'content-type': 'text/csv' }, body: csv });
     t.equal(up.status, 201, `${name}: uploaded`);
     const dataset = (await up.json()) as { id: string };
-    const queued = await fetch(`${server.base}/api/datasets/score`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ dataset_id: dataset.id, mode: 'balanced' }) });
+    const queued = await fetch(`${server.base}/api/datasets/score`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ dataset_id: dataset.id, mode: 'balanced' }),
+    });
     t.equal(queued.status, 202);
     const { id } = (await queued.json()) as { id: string };
     for (;;) {
@@ -41,7 +50,10 @@ t.test('a verdict per file, over HTTP', async (t) => {
   t.equal(own.summary.drift.basis, 'scores', 'no outcomes: the checks without them decide');
   t.equal(own.summary.drift.measured, null);
   t.equal(own.summary.drift.warning, null);
-  t.ok(own.summary.drift.features.some((f: { in_verdict: boolean; psi: number }) => !f.in_verdict && f.psi >= 0.25), 'history-dependent features moved, outside the verdict');
+  t.ok(
+    own.summary.drift.features.some((f: { in_verdict: boolean; psi: number }) => !f.in_verdict && f.psi >= 0.25),
+    'history-dependent features moved, outside the verdict',
+  );
 
   const tenfold = await score('tenfold', unlabelled(rows.map((r) => ({ ...r, amount: Math.round(r.amount * 1000) / 100 }))));
   t.equal(tenfold.summary.drift.verdict, 'shifted');

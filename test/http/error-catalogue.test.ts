@@ -38,7 +38,9 @@ t.test('the reference documents the catalogue', async (t) => {
       for (const [status, response] of Object.entries(op.responses ?? {})) {
         if (Number(status) < 400) continue;
         if (!statuses.has(Number(status))) documented.add(`${method.toUpperCase()} ${path} documents ${status}, which no reason answers`);
-        const schema = response.content?.['application/json']?.schema as { properties?: { detail?: { properties?: { reason?: { enum?: unknown[] } } } } } | undefined;
+        const schema = response.content?.['application/json']?.schema as
+          | { properties?: { detail?: { properties?: { reason?: { enum?: unknown[] } } } } }
+          | undefined;
         enums ??= schema?.properties?.detail?.properties?.reason?.enum;
       }
     }
@@ -77,9 +79,17 @@ t.test('answers carry the status of their reason', async (t) => {
     ['a path parameter over the router limit', `/api/jobs/${'x'.repeat(1200)}`, {}],
     ['an id over its declared length', `/api/jobs/${'x'.repeat(300)}`, {}],
     ['malformed JSON', '/api/risk/score', { method: 'POST', headers: json, body: '{"amount": 1,' }],
-    ['a body over the limit', '/api/risk/score', { method: 'POST', headers: json, body: JSON.stringify({ amount: 1, customer_id: 'x'.repeat(70 * 1024), merchant_id: 'M' }) }],
+    [
+      'a body over the limit',
+      '/api/risk/score',
+      { method: 'POST', headers: json, body: JSON.stringify({ amount: 1, customer_id: 'x'.repeat(70 * 1024), merchant_id: 'M' }) },
+    ],
     ['another content type', '/api/risk/score', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: score }],
-    ['a field of the wrong shape', '/api/risk/score', { method: 'POST', headers: json, body: JSON.stringify({ amount: 'ten', customer_id: 'C1', merchant_id: 'M1' }) }],
+    [
+      'a field of the wrong shape',
+      '/api/risk/score',
+      { method: 'POST', headers: json, body: JSON.stringify({ amount: 'ten', customer_id: 'C1', merchant_id: 'M1' }) },
+    ],
     ['no API key', '/api/v1/risk/score', { method: 'POST', headers: json, body: score }],
     ['an unknown API key', '/api/v1/risk/score', { method: 'POST', headers: { ...json, authorization: 'Bearer sk_nothing' }, body: score }],
     ['a member route without a session', '/api/organizations', {}],

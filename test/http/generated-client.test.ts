@@ -40,7 +40,12 @@ function run(command: string, args: string[], o: { cwd: string; env?: Record<str
 }
 
 /** The strictest check an integrator would run, on the client's file alone. */
-const typecheck = (dir: string, file: string) => run(process.execPath, [TSC, '--strict', '--noEmit', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--types', 'node', file], { cwd: dir });
+const typecheck = (dir: string, file: string) =>
+  run(
+    process.execPath,
+    [TSC, '--strict', '--noEmit', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--types', 'node', file],
+    { cwd: dir },
+  );
 
 const CLIENT = `import createClient from 'openapi-fetch';
 import type { paths } from './api.js';
@@ -93,7 +98,11 @@ t.test('a client generated from the reference scores with an API key', async (t)
   const refused = await typecheck(dir, 'wrong.ts');
   t.not(refused.status, 0, 'a body of the wrong shape does not');
   const column = WRONG.split('\n')[4]!.indexOf('amount') + 1;
-  t.match(refused.out, new RegExp(`wrong\\.ts\\(5,${column}\\): error TS2322: Type 'string' is not assignable to type 'number'`), `the compiler points at amount: ${refused.out.slice(0, 600)}`);
+  t.match(
+    refused.out,
+    new RegExp(`wrong\\.ts\\(5,${column}\\): error TS2322: Type 'string' is not assignable to type 'number'`),
+    `the compiler points at amount: ${refused.out.slice(0, 600)}`,
+  );
 
   const ran = await run(BIN('tsx'), ['client.ts'], { cwd: dir, env: { BASE_URL: base, API_KEY: org.key } });
   t.equal(ran.status, 0, `the client runs: ${ran.out.slice(-2000)}`);

@@ -12,10 +12,14 @@ const lines = toCsv(rows).trim().split('\n');
 // Two rows whose customer ids a spreadsheet would run as formulas.
 const cols = lines[0]!.split(',');
 const ci = cols.indexOf('customer_id');
-const poison = (line: string, value: string) => line.split(',').map((v, i) => (i === ci ? value : v)).join(',');
+const poison = (line: string, value: string) =>
+  line
+    .split(',')
+    .map((v, i) => (i === ci ? value : v))
+    .join(',');
 lines[1] = poison(lines[1]!, '=HYPERLINK("http://x";"y")'.replace(/"/g, '""').replace(/^/, '"').replace(/$/, '"'));
 lines[2] = poison(lines[2]!, '@SUM(A1)');
-const CSV = lines.join('\n') + '\n';
+const CSV = `${lines.join('\n')}\n`;
 
 for (const backend of backends()) {
   t.test(`jobs on ${backend.name}`, async (t) => {
@@ -48,13 +52,20 @@ for (const backend of backends()) {
     t.equal(current.progress, 1);
     t.ok(current.elapsed_seconds >= 0);
     const progress = seen.map((s) => s.progress);
-    t.same(progress, [...progress].sort((a, b) => a - b), 'progress never goes backwards');
+    t.same(
+      progress,
+      [...progress].sort((a, b) => a - b),
+      'progress never goes backwards',
+    );
 
     const page1 = (await app.inject({ method: 'GET', url: `/api/jobs/${job.id}/result?page=1&page_size=50` })).json();
     t.equal(page1.total_rows, rows.length);
     t.equal(page1.rows.length, 50);
     t.equal(page1.total_pages, Math.ceil(rows.length / 50));
-    t.same(page1.rows.slice(0, 3).map((r: { row: number }) => r.row), [1, 2, 3]);
+    t.same(
+      page1.rows.slice(0, 3).map((r: { row: number }) => r.row),
+      [1, 2, 3],
+    );
     t.ok(page1.metrics.roc_auc > 0.8, 'metrics on the labelled file');
     const last = (await app.inject({ method: 'GET', url: `/api/jobs/${job.id}/result?page=${page1.total_pages}&page_size=50` })).json();
     t.equal(last.rows.at(-1).row, rows.length);

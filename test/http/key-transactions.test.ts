@@ -22,10 +22,22 @@ for (const backend of backends()) {
 
     // Acme: six payments of two customers; Bolt: three, two under Acme's transaction ids.
     for (let k = 1; k <= 6; k++) {
-      const res = await live.score(a, { amount: 20 + k, customer_id: k % 2 ? 'c-odd' : 'c-even', merchant_id: 'm-acme', location: 'Lisbon', payment_type: 'wallet', transaction_id: `tx-${k}` });
+      const res = await live.score(a, {
+        amount: 20 + k,
+        customer_id: k % 2 ? 'c-odd' : 'c-even',
+        merchant_id: 'm-acme',
+        location: 'Lisbon',
+        payment_type: 'wallet',
+        transaction_id: `tx-${k}`,
+      });
       t.equal(res.statusCode, 200, res.body);
     }
-    for (const id of ['tx-1', 'tx-2', 'tx-bolt']) t.equal((await live.score(b, { amount: 99, customer_id: 'c-bolt', merchant_id: 'm-bolt', location: 'Porto', payment_type: 'card_present', transaction_id: id })).statusCode, 200);
+    for (const id of ['tx-1', 'tx-2', 'tx-bolt'])
+      t.equal(
+        (await live.score(b, { amount: 99, customer_id: 'c-bolt', merchant_id: 'm-bolt', location: 'Porto', payment_type: 'card_present', transaction_id: id }))
+          .statusCode,
+        200,
+      );
 
     await t.test('the organization of the key, newest first, and nothing of another', async (t) => {
       const res = await asKey(a, '/api/v1/transactions');
@@ -33,7 +45,10 @@ for (const backend of backends()) {
       const page = res.json();
       t.same(ids(page), ['tx-6', 'tx-5', 'tx-4', 'tx-3', 'tx-2', 'tx-1'], "Acme's six, newest first");
       t.equal(page.has_more, false);
-      t.ok(page.data.every((x: { customer_id: string; merchant_id: string }) => x.customer_id !== 'c-bolt' && x.merchant_id === 'm-acme'), "none of Bolt's, though two share Acme's ids");
+      t.ok(
+        page.data.every((x: { customer_id: string; merchant_id: string }) => x.customer_id !== 'c-bolt' && x.merchant_id === 'm-acme'),
+        "none of Bolt's, though two share Acme's ids",
+      );
       t.same(ids((await asKey(b, '/api/v1/transactions')).json()), ['tx-bolt', 'tx-2', 'tx-1'], "Bolt's key lists Bolt's three");
       t.same((await asKey(b, '/api/v1/transactions?customer_id=c-odd')).json(), { data: [], has_more: false }, "Acme's customer is not in Bolt's log");
       const cursor = await asKey(a, '/api/v1/transactions?starting_after=tx-bolt');
@@ -88,26 +103,47 @@ for (const backend of backends()) {
       const known = (await app.inject({ url: '/api/risk/known-values' })).json();
       t.ok(known.payment_types.includes('wallet') && !known.payment_types.includes('card'));
       t.ok(known.locations.includes('Lisbon') && !known.locations.includes('Atlantis'));
-      const res = await live.score(a, { amount: 30, customer_id: 'c-odd', merchant_id: 'm-acme', location: 'Atlantis', payment_type: 'card', transaction_id: 'tx-unknown' });
+      const res = await live.score(a, {
+        amount: 30,
+        customer_id: 'c-odd',
+        merchant_id: 'm-acme',
+        location: 'Atlantis',
+        payment_type: 'card',
+        transaction_id: 'tx-unknown',
+      });
       t.equal(res.statusCode, 200, res.body);
       const answered: string[] = res.json().notes;
       const typeNote = answered.find((n) => n.startsWith('payment_type "card" '));
       const placeNote = answered.find((n) => n.startsWith('location "Atlantis" '));
-      t.equal(typeNote, 'payment_type "card" is not a value the model knows: scored as unknown, like a missing one; map your values onto GET /api/risk/known-values.');
+      t.equal(
+        typeNote,
+        'payment_type "card" is not a value the model knows: scored as unknown, like a missing one; map your values onto GET /api/risk/known-values.',
+      );
       t.match(placeNote, /^location "Atlantis" is not a value the model knows .*GET \/api\/risk\/known-values\.$/);
       const record = (await asKey(a, '/api/v1/transactions/tx-unknown')).json();
       t.same(record.notes, answered, 'the stored decision shows the notes the score answered');
       t.same((await asKey(a, '/api/v1/transactions?limit=1')).json().data[0].notes, answered, 'and so does the listing');
       const plain = (await asKey(a, '/api/v1/transactions/tx-1')).json();
-      t.notOk(plain.notes.some((n: string) => n.includes('not a value the model knows')), 'known values: no such note');
+      t.notOk(
+        plain.notes.some((n: string) => n.includes('not a value the model knows')),
+        'known values: no such note',
+      );
 
       // Quoted safely and cut: a value with quotes, a backslash and a line break, longer than 40 characters.
       const odd = `x"y\\z\n${'w'.repeat(60)}`;
-      const quoted = (await live.score(a, { amount: 31, customer_id: 'c-odd', merchant_id: 'm-acme', location: 'Lisbon', payment_type: odd })).json().notes.find((n: string) => n.startsWith('payment_type '));
-      t.equal(quoted, `payment_type ${JSON.stringify(odd.slice(0, 40))}… is not a value the model knows: scored as unknown, like a missing one; map your values onto GET /api/risk/known-values.`);
+      const quoted = (await live.score(a, { amount: 31, customer_id: 'c-odd', merchant_id: 'm-acme', location: 'Lisbon', payment_type: odd }))
+        .json()
+        .notes.find((n: string) => n.startsWith('payment_type '));
+      t.equal(
+        quoted,
+        `payment_type ${JSON.stringify(odd.slice(0, 40))}… is not a value the model knows: scored as unknown, like a missing one; map your values onto GET /api/risk/known-values.`,
+      );
       t.notMatch(quoted, /\n/, 'no line break inside the note');
       const missing = (await live.score(a, { amount: 32, customer_id: 'c-odd', merchant_id: 'm-acme' })).json().notes;
-      t.notOk(missing.some((n: string) => n.includes('not a value the model knows')), 'a value left out has its own note, not this one');
+      t.notOk(
+        missing.some((n: string) => n.includes('not a value the model knows')),
+        'a value left out has its own note, not this one',
+      );
     });
   });
 }

@@ -26,7 +26,8 @@ for (const backend of backends()) {
     const org = await live.organization('Media');
     await live.s.app.listen({ port: 0, host: '127.0.0.1' });
     const base = `http://127.0.0.1:${(live.s.app.server.address() as { port: number }).port}`;
-    const post = (path: string, type: string, body: string, headers: Record<string, string> = {}) => fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': type, ...headers }, body });
+    const post = (path: string, type: string, body: string, headers: Record<string, string> = {}) =>
+      fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': type, ...headers }, body });
     const key = { authorization: `Bearer ${org.key}` };
 
     await t.test('a JSON route answers any other body 415, on both surfaces', async (t) => {
@@ -49,7 +50,12 @@ for (const backend of backends()) {
       const removal = await fetch(`${base}/api/v1/lists/blocked/items`, { method: 'DELETE', headers: { ...key, 'content-type': 'text/plain' }, body: 'x' });
       t.equal(removal.status, 415, 'a DELETE with a text body: 415');
       // JSON still works on each.
-      const scored = await post('/api/v1/risk/score', 'application/json', JSON.stringify({ amount: 12, customer_id: 'c1', merchant_id: 'm1', explain: false }), key);
+      const scored = await post(
+        '/api/v1/risk/score',
+        'application/json',
+        JSON.stringify({ amount: 12, customer_id: 'c1', merchant_id: 'm1', explain: false }),
+        key,
+      );
       t.equal(scored.status, 200, 'a JSON score is answered');
     });
 
@@ -69,7 +75,10 @@ for (const backend of backends()) {
       t.equal(res.status, 422);
       const detail = (await res.json()).detail;
       t.equal(detail.reason, 'validation_failed');
-      t.same(detail.fields.map((f: { path: string }) => f.path), ['body.foo']);
+      t.same(
+        detail.fields.map((f: { path: string }) => f.path),
+        ['body.foo'],
+      );
     });
   });
 }

@@ -44,7 +44,11 @@ t.test('every operation has a unique, readable operationId', async (t) => {
     }
   }
   t.ok(operations >= 66, `the whole reference (${operations} operations)`);
-  t.same(unnamed, [], `routes without a name: add each to OPERATION_IDS in src/http/operation-ids.ts (or give its schema an operationId): ${unnamed.join(', ')}`);
+  t.same(
+    unnamed,
+    [],
+    `routes without a name: add each to OPERATION_IDS in src/http/operation-ids.ts (or give its schema an operationId): ${unnamed.join(', ')}`,
+  );
   t.equal(doc.paths['/api/risk/score'].post.operationId, 'scoreTransaction');
   t.equal(doc.paths['/api/v1/risk/score'].post.operationId, 'scoreAndRecordTransaction');
   t.equal(doc.paths['/api/organizations/{id}/transactions'].get.operationId, 'listTransactions');
@@ -60,22 +64,37 @@ t.test("the table's names are unique and camelCase, and a route missing from it 
 });
 
 t.test('the document names a server: `/` by default, BACKEND_URL when set', async (t) => {
-  t.same((await reference()).servers.map((s: { url: string }) => s.url), ['/']);
-  t.same((await reference({ BACKEND_URL: 'https://api.example.com/' })).servers.map((s: { url: string }) => s.url), ['https://api.example.com']);
+  t.same(
+    (await reference()).servers.map((s: { url: string }) => s.url),
+    ['/'],
+  );
+  t.same(
+    (await reference({ BACKEND_URL: 'https://api.example.com/' })).servers.map((s: { url: string }) => s.url),
+    ['https://api.example.com'],
+  );
 });
 
 t.test('every documented answer names Request-Id, and the rate-limited ones their window', async (t) => {
   const doc = await reference();
   const missing: string[] = [];
-  for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { responses?: Record<string, { headers?: Record<string, unknown> }> }>>)) {
+  for (const [path, item] of Object.entries(
+    doc.paths as Record<string, Record<string, { responses?: Record<string, { headers?: Record<string, unknown> }> }>>,
+  )) {
     for (const [method, op] of Object.entries(item)) {
       if (!METHODS.includes(method)) continue;
       for (const [status, r] of Object.entries(op.responses ?? {})) if (!r.headers?.['request-id']) missing.push(`${method.toUpperCase()} ${path} ${status}`);
     }
   }
   t.same(missing, [], 'Request-Id on every response');
-  for (const [path, method] of [['/api/risk/score', 'post'], ['/api/v1/risk/score', 'post'], ['/api/datasets/upload', 'post']] as const) {
-    t.ok(doc.paths[path][method].responses['200' in doc.paths[path][method].responses ? '200' : '201'].headers['x-ratelimit-remaining'], `${method.toUpperCase()} ${path}: X-RateLimit-* documented`);
+  for (const [path, method] of [
+    ['/api/risk/score', 'post'],
+    ['/api/v1/risk/score', 'post'],
+    ['/api/datasets/upload', 'post'],
+  ] as const) {
+    t.ok(
+      doc.paths[path][method].responses['200' in doc.paths[path][method].responses ? '200' : '201'].headers['x-ratelimit-remaining'],
+      `${method.toUpperCase()} ${path}: X-RateLimit-* documented`,
+    );
   }
   t.notOk(doc.paths['/api/health'].get.responses['200'].headers['x-ratelimit-limit'], 'and only there');
 });

@@ -18,7 +18,10 @@ for (const backend of backends()) {
     t.teardown(() => idp.close());
     const key = await makeKey('ES256', 'k1');
     idp.published = [key];
-    const s = await start({ backend, overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 'x'.repeat(48), authConfigured: true, MAX_JOBS_PER_ORG_PER_DAY: 2, MAX_TRAINING_ROWS: 100 } });
+    const s = await start({
+      backend,
+      overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 'x'.repeat(48), authConfigured: true, MAX_JOBS_PER_ORG_PER_DAY: 2, MAX_TRAINING_ROWS: 100 },
+    });
     t.teardown(() => s.close());
     const app = s.app;
 
@@ -29,8 +32,10 @@ for (const backend of backends()) {
     };
     const ana = await signIn('user-ana');
     const bo = await signIn('user-bo');
-    const upload = (headers: Record<string, string>, query = '') => app.inject({ method: 'POST', url: `/api/datasets/upload${query}`, headers: { ...headers, 'content-type': 'text/csv' }, payload: csv });
-    const queue = (headers: Record<string, string>, body: Record<string, unknown>) => app.inject({ method: 'POST', url: '/api/datasets/score', headers, payload: body });
+    const upload = (headers: Record<string, string>, query = '') =>
+      app.inject({ method: 'POST', url: `/api/datasets/upload${query}`, headers: { ...headers, 'content-type': 'text/csv' }, payload: csv });
+    const queue = (headers: Record<string, string>, body: Record<string, unknown>) =>
+      app.inject({ method: 'POST', url: '/api/datasets/score', headers, payload: body });
 
     const acme = (await app.inject({ method: 'POST', url: '/api/organizations', headers: ana, payload: { name: 'Acme' } })).json();
     const boOrg = (await app.inject({ method: 'POST', url: '/api/organizations', headers: bo, payload: { name: 'Bo Ltd' } })).json();
@@ -42,7 +47,7 @@ for (const backend of backends()) {
     t.equal(orgUpload.statusCode, 201, 'upload for my organization');
     const orgData = orgUpload.json();
     t.equal(orgData.organization_id, acme.id);
-    t.equal((await upload(ana, `?organization_id=${boOrg.id}`)).statusCode, 404, "uploading for another organization is 404");
+    t.equal((await upload(ana, `?organization_id=${boOrg.id}`)).statusCode, 404, 'uploading for another organization is 404');
     t.equal((await upload({}, `?organization_id=${acme.id}`)).json().detail.reason, 'not_signed_in', 'a guest cannot name an organization');
     const guestData = (await upload({})).json();
 
@@ -58,10 +63,14 @@ for (const backend of backends()) {
       t.equal((await app.inject({ url: `/api/datasets/${id}`, headers })).statusCode, expected, `dataset seen by ${who}: ${expected}`);
       t.equal((await app.inject({ url: `/api/datasets/${id}/preview`, headers })).statusCode, expected, `preview seen by ${who}: ${expected}`);
     }
-    t.equal((await app.inject({ method: 'DELETE', url: `/api/datasets/${personal.id}`, headers: bo })).statusCode, 404, "another user cannot delete it");
+    t.equal((await app.inject({ method: 'DELETE', url: `/api/datasets/${personal.id}`, headers: bo })).statusCode, 404, 'another user cannot delete it');
 
     const listed = (await app.inject({ url: `/api/organizations/${acme.id}/datasets`, headers: ana })).json();
-    t.same(listed.datasets.map((d: { id: string }) => d.id), [orgData.id], "the organization's datasets");
+    t.same(
+      listed.datasets.map((d: { id: string }) => d.id),
+      [orgData.id],
+      "the organization's datasets",
+    );
     t.equal((await app.inject({ url: `/api/organizations/${acme.id}/datasets`, headers: bo })).statusCode, 404, "another organization's datasets are 404");
 
     // Jobs: an organization dataset's job is the organization's and counts against its quota.
@@ -84,7 +93,11 @@ for (const backend of backends()) {
     const orgJobs = (await app.inject({ url: `/api/jobs?organization_id=${acme.id}`, headers: ana })).json();
     t.same(orgJobs.jobs.map((j: { id: string }) => j.id).sort(), [j1.json().id, j2.json().id].sort(), "the organization's jobs, none past the quota");
     t.equal((await app.inject({ url: `/api/jobs?organization_id=${acme.id}`, headers: bo })).statusCode, 404, "another organization's jobs are 404");
-    t.same((await app.inject({ url: '/api/jobs', headers: ana })).json().jobs.map((j: { id: string }) => j.id), [personalJob.json().id], 'my own jobs');
+    t.same(
+      (await app.inject({ url: '/api/jobs', headers: ana })).json().jobs.map((j: { id: string }) => j.id),
+      [personalJob.json().id],
+      'my own jobs',
+    );
     t.equal((await app.inject({ url: '/api/jobs' })).json().detail.reason, 'not_signed_in');
 
     for (const path of ['', '/result', '/download']) {
@@ -99,14 +112,40 @@ for (const backend of backends()) {
     // Training requests: every check for real, then 501.
     const lines = csv.trim().split('\n');
     const header = lines[0]!;
-    const labelled = lines.slice(1).filter((l) => l.split(',')[7] === '1').slice(0, 5).concat(lines.slice(1).filter((l) => l.split(',')[7] === '0').slice(0, 30));
+    const labelled = lines
+      .slice(1)
+      .filter((l) => l.split(',')[7] === '1')
+      .slice(0, 5)
+      .concat(
+        lines
+          .slice(1)
+          .filter((l) => l.split(',')[7] === '0')
+          .slice(0, 30),
+      );
     labelled.sort((a, b) => (a.split(',')[1]! < b.split(',')[1]! ? -1 : 1));
-    const small = [header, ...labelled].join('\n') + '\n';
-    const oneClass = [header, ...lines.slice(1).filter((l) => l.split(',')[7] === '0').slice(0, 30)].join('\n') + '\n';
-    const noLabel = lines.map((l) => l.split(',').filter((_, i) => i !== 7).join(',')).slice(0, 31).join('\n') + '\n';
-    const up = async (body: string, query = '') => (await app.inject({ method: 'POST', url: `/api/datasets/upload${query}`, headers: { ...ana, 'content-type': 'text/csv' }, payload: body })).json().id as string;
+    const small = `${[header, ...labelled].join('\n')}\n`;
+    const oneClass = `${[
+      header,
+      ...lines
+        .slice(1)
+        .filter((l) => l.split(',')[7] === '0')
+        .slice(0, 30),
+    ].join('\n')}\n`;
+    const noLabel = `${lines
+      .map((l) =>
+        l
+          .split(',')
+          .filter((_, i) => i !== 7)
+          .join(','),
+      )
+      .slice(0, 31)
+      .join('\n')}\n`;
+    const up = async (body: string, query = '') =>
+      (await app.inject({ method: 'POST', url: `/api/datasets/upload${query}`, headers: { ...ana, 'content-type': 'text/csv' }, payload: body })).json()
+        .id as string;
     const smallId = await up(small);
-    const train = (headers: Record<string, string>, body: Record<string, unknown>) => app.inject({ method: 'POST', url: '/api/training/jobs', headers, payload: body });
+    const train = (headers: Record<string, string>, body: Record<string, unknown>) =>
+      app.inject({ method: 'POST', url: '/api/training/jobs', headers, payload: body });
     const expectReason = async (what: string, res: Awaited<ReturnType<typeof train>>, status: number, reason: string) => {
       t.equal(res.statusCode, status, `training: ${what} → ${status}`);
       t.equal(res.json().detail.reason, reason, `training: ${what} → ${reason}`);
@@ -120,6 +159,10 @@ for (const backend of backends()) {
     await expectReason('over the quota', await train(ana, { dataset_id: smallId, organization_id: acme.id }), 429, 'job_quota_exceeded');
     const ok = await train(ana, { dataset_id: smallId, name: 'mine' });
     await expectReason('every check passed', ok, 501, 'not_implemented');
-    t.same({ rows: ok.json().detail.would_run.rows, fraud: ok.json().detail.would_run.fraud_labels, legit: ok.json().detail.would_run.legitimate_labels }, { rows: 35, fraud: 5, legit: 30 }, 'it says what would have run');
+    t.same(
+      { rows: ok.json().detail.would_run.rows, fraud: ok.json().detail.would_run.fraud_labels, legit: ok.json().detail.would_run.legitimate_labels },
+      { rows: 35, fraud: 5, legit: 30 },
+      'it says what would have run',
+    );
   });
 }

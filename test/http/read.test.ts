@@ -50,7 +50,16 @@ for (const backend of backends()) {
       const { status, body } = await get('/api/risk/thresholds');
       t.equal(status, 200);
       t.same(Object.keys(body.modes).sort(), ['balanced', 'high_precision', 'high_recall']);
-      for (const m of Object.values(body.modes) as { review_threshold: number; block_threshold: number; meets_target: boolean; target: { metric: string }; review_rate: number; block_rate: number; fraud_caught_per_1000: number; review_warning: string | null }[]) {
+      for (const m of Object.values(body.modes) as {
+        review_threshold: number;
+        block_threshold: number;
+        meets_target: boolean;
+        target: { metric: string };
+        review_rate: number;
+        block_rate: number;
+        fraud_caught_per_1000: number;
+        review_warning: string | null;
+      }[]) {
         t.ok(m.review_rate >= m.block_rate && m.review_rate <= 0.1, `review rate ${m.review_rate}, block rate ${m.block_rate}: what the mode costs`);
         t.ok(m.fraud_caught_per_1000 > 0);
         t.equal(m.review_warning, null, 'no mode of the built-in model swamps a review team');
@@ -70,12 +79,20 @@ for (const backend of backends()) {
       t.equal(spread.runs.length, 3, 'the pipeline on three simulator seeds');
       t.equal(spread.runs[0].average_precision, overview.splits.test.average_precision, 'the first is the served model');
       t.ok(spread.average_precision.min <= spread.average_precision.max);
-      t.match(overview.selection, { split: 'validation', settings_tried: 16, chosen: { iterations: Number } }, 'how the settings were chosen, and how many were tried');
+      t.match(
+        overview.selection,
+        { split: 'validation', settings_tried: 16, chosen: { iterations: Number } },
+        'how the settings were chosen, and how many were tried',
+      );
       t.ok(overview.selection.models_compared >= overview.selection.settings_tried);
       const gap = overview.comparisons.stack_minus_ablation.average_precision;
       t.ok(gap.interval[0] <= gap.difference && gap.difference <= gap.interval[1], `the stack-against-ablation gap ${gap.difference} with its interval`);
       for (const [mode, m] of Object.entries(body.modes) as [string, { review_rate: number; block_rate: number }][]) {
-        t.same([overview.modes[mode].review_rate, overview.modes[mode].block_rate], [m.review_rate, m.block_rate], `${mode}: the overview's modes carry the same rates`);
+        t.same(
+          [overview.modes[mode].review_rate, overview.modes[mode].block_rate],
+          [m.review_rate, m.block_rate],
+          `${mode}: the overview's modes carry the same rates`,
+        );
       }
     });
 
@@ -83,7 +100,7 @@ for (const backend of backends()) {
       const { status, body } = await get('/api/risk/known-values');
       t.equal(status, 200);
       t.equal(body.model_id, model.id);
-      t.same(body.payment_types, ['card_present', 'card_not_present', 'wallet', 'bank_transfer'], 'the tabular channel\'s codes');
+      t.same(body.payment_types, ['card_present', 'card_not_present', 'wallet', 'bank_transfer'], "the tabular channel's codes");
       t.equal(body.locations.length, 12, "the sandbox's twelve cities");
       t.ok(body.locations.includes('Lisbon'));
       t.same(body.locations, [...body.locations].sort(), 'alphabetical');
@@ -129,7 +146,10 @@ for (const backend of backends()) {
 
     await t.test('datasets: format and the example', async (t) => {
       const format = await get('/api/datasets/format');
-      t.same(format.body.required.map((c: { name: string }) => c.name), ['amount', 'customer_id', 'merchant_id']);
+      t.same(
+        format.body.required.map((c: { name: string }) => c.name),
+        ['amount', 'customer_id', 'merchant_id'],
+      );
       t.equal(format.body.limits.max_upload_mb, 7);
       const example = await get('/api/datasets/example');
       t.equal(example.status, 200);
@@ -137,7 +157,7 @@ for (const backend of backends()) {
       t.ok(example.body.fraud_rate > 0.005 && example.body.fraud_rate < 0.03);
       t.ok(example.body.scenarios.card_testing > 0);
       t.equal(Date.parse(example.body.sandbox_as_of), running.service.sandbox.asOf, 'the sandbox scores as of this moment');
-      t.ok(example.body.sandbox_as_of > example.body.last_transaction_at, 'after the example\'s newest transaction');
+      t.ok(example.body.sandbox_as_of > example.body.last_transaction_at, "after the example's newest transaction");
     });
 
     await t.test('training limits', async (t) => {
@@ -159,13 +179,33 @@ for (const backend of backends()) {
       t.equal(schema.properties.amount.minimum, 0, 'the negative-amount rule is in the reference');
       t.same(schema.properties.mode.enum, ['balanced', 'high_precision', 'high_recall']);
       t.ok(score.responses['200'].content['application/json'].schema.properties.risk_score);
-      for (const path of ['/api/health', '/api/config', '/api/risk/thresholds', '/api/risk/known-values', '/api/models', '/api/models/{id}', '/api/metrics/overview', '/api/metrics/charts', '/api/metrics/limitations', '/api/metrics/rings', '/api/datasets/format', '/api/datasets/example', '/api/training/limits']) {
+      for (const path of [
+        '/api/health',
+        '/api/config',
+        '/api/risk/thresholds',
+        '/api/risk/known-values',
+        '/api/models',
+        '/api/models/{id}',
+        '/api/metrics/overview',
+        '/api/metrics/charts',
+        '/api/metrics/limitations',
+        '/api/metrics/rings',
+        '/api/datasets/format',
+        '/api/datasets/example',
+        '/api/training/limits',
+      ]) {
         t.ok(body.paths[path]?.get, `${path} documented`);
       }
       // The live-data surface: the decision log, outcomes and performance, with their rules.
       for (const [path, method] of [
-        ['/api/v1/risk/score', 'post'], ['/api/v1/transactions/{transaction_id}', 'get'], ['/api/v1/transactions/{transaction_id}/outcome', 'post'], ['/api/v1/outcomes', 'post'],
-        ['/api/organizations/{id}/transactions', 'get'], ['/api/organizations/{id}/transactions/{transaction_id}', 'get'], ['/api/organizations/{id}/transactions/{transaction_id}/outcome', 'post'], ['/api/organizations/{id}/performance', 'get'],
+        ['/api/v1/risk/score', 'post'],
+        ['/api/v1/transactions/{transaction_id}', 'get'],
+        ['/api/v1/transactions/{transaction_id}/outcome', 'post'],
+        ['/api/v1/outcomes', 'post'],
+        ['/api/organizations/{id}/transactions', 'get'],
+        ['/api/organizations/{id}/transactions/{transaction_id}', 'get'],
+        ['/api/organizations/{id}/transactions/{transaction_id}/outcome', 'post'],
+        ['/api/organizations/{id}/performance', 'get'],
       ] as const) {
         t.ok(body.paths[path]?.[method], `${method.toUpperCase()} ${path} documented`);
       }
@@ -176,7 +216,13 @@ for (const backend of backends()) {
       const bulk = body.paths['/api/v1/outcomes'].post.requestBody.content['application/json'].schema;
       t.equal(bulk.properties.outcomes.maxItems, 1000);
       const list = body.paths['/api/organizations/{id}/transactions'].get.parameters as { name: string; schema: { maximum?: number } }[];
-      t.same(list.map((p) => p.name).filter((n) => n !== 'id').sort(), ['customer_id', 'decision', 'from', 'limit', 'merchant_id', 'order', 'outcome', 'risk_band', 'rule_id', 'starting_after', 'to']);
+      t.same(
+        list
+          .map((p) => p.name)
+          .filter((n) => n !== 'id')
+          .sort(),
+        ['customer_id', 'decision', 'from', 'limit', 'merchant_id', 'order', 'outcome', 'risk_band', 'rule_id', 'starting_after', 'to'],
+      );
       t.equal(list.find((p) => p.name === 'limit')!.schema.maximum, 100);
     });
 

@@ -128,9 +128,19 @@ t.test('what the HTTP parser refuses has an id in its header and body', async (t
 t.test("the access log's line has the id", async (t) => {
   await get('/api/no-such-route', 'X-Request-Id: find-me-in-the-log');
   const anonymous = await get('/api/no-such-route-either');
-  const logged = lines.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
-  t.match(logged.find((l) => l.path === '/api/no-such-route'), { msg: 'request refused', status: 404, request_id: 'find-me-in-the-log' });
-  t.match(logged.find((l) => l.path === '/api/no-such-route-either'), { msg: 'request refused', status: 404, request_id: anonymous.headers['request-id'] });
+  const logged = lines
+    .join('')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  t.match(
+    logged.find((l) => l.path === '/api/no-such-route'),
+    { msg: 'request refused', status: 404, request_id: 'find-me-in-the-log' },
+  );
+  t.match(
+    logged.find((l) => l.path === '/api/no-such-route-either'),
+    { msg: 'request refused', status: 404, request_id: anonymous.headers['request-id'] },
+  );
 });
 
 t.test('with CORS configured, a browser may read Request-Id and send X-Request-Id', async (t) => {
@@ -139,7 +149,11 @@ t.test('with CORS configured, a browser may read Request-Id and send X-Request-I
   const res = await cors.app.inject({ url: '/api/health', headers: { origin: 'https://app.example.com', 'x-request-id': 'from-the-browser' } });
   t.equal(res.headers['request-id'], 'from-the-browser');
   t.match(String(res.headers['access-control-expose-headers']), /(^|, ?)request-id(,|$)/i, 'exposed to the page');
-  const preflight = await cors.app.inject({ method: 'OPTIONS', url: '/api/risk/score', headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, x-request-id' } });
+  const preflight = await cors.app.inject({
+    method: 'OPTIONS',
+    url: '/api/risk/score',
+    headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, x-request-id' },
+  });
   t.equal(preflight.statusCode, 204);
   t.match(String(preflight.headers['access-control-allow-headers']), /x-request-id/i, 'allowed on a request');
   t.ok(preflight.headers['request-id'], 'a preflight has an id too');

@@ -8,7 +8,12 @@ import t from 'tap';
 import { backends, freshDatabase, start, tempDir } from '../support/server.ts';
 
 const score = (app: Awaited<ReturnType<typeof start>>['app'], body: unknown, headers: Record<string, string> = {}) =>
-  app.inject({ method: 'POST', url: '/api/risk/score', payload: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
+  app.inject({
+    method: 'POST',
+    url: '/api/risk/score',
+    payload: typeof body === 'string' ? body : JSON.stringify(body),
+    headers: { 'content-type': 'application/json', ...headers },
+  });
 
 for (const backend of backends()) {
   t.test(`scoring on ${backend.name}`, async (t) => {
@@ -27,10 +32,37 @@ for (const backend of backends()) {
 
     await t.test('a known customer at a known merchant: every field of the specification', async (t) => {
       const before = sandbox.size;
-      const res = await score(running.app, { amount: 42.5, customer_id: known!.customer_id, merchant_id: known!.merchant_id, location: known!.location, payment_type: known!.payment_type, transaction_id: 'order-1' });
+      const res = await score(running.app, {
+        amount: 42.5,
+        customer_id: known!.customer_id,
+        merchant_id: known!.merchant_id,
+        location: known!.location,
+        payment_type: known!.payment_type,
+        transaction_id: 'order-1',
+      });
       t.equal(res.statusCode, 200, res.body);
       const r = res.json();
-      for (const f of ['transaction_id', 'risk_score', 'risk_band', 'decision', 'mode', 'model_id', 'model_version', 'path', 'review_threshold', 'block_threshold', 'channel_scores', 'channel_attribution', 'reasons', 'entity_history', 'graph_evidence', 'related_ring', 'stages', 'latency_ms', 'notes']) {
+      for (const f of [
+        'transaction_id',
+        'risk_score',
+        'risk_band',
+        'decision',
+        'mode',
+        'model_id',
+        'model_version',
+        'path',
+        'review_threshold',
+        'block_threshold',
+        'channel_scores',
+        'channel_attribution',
+        'reasons',
+        'entity_history',
+        'graph_evidence',
+        'related_ring',
+        'stages',
+        'latency_ms',
+        'notes',
+      ]) {
         t.ok(f in r, `has ${f}`);
       }
       t.equal(r.transaction_id, 'order-1');
@@ -49,7 +81,11 @@ for (const backend of backends()) {
         t.equal(reason.direction, reason.contribution >= 0 ? 'increases' : 'decreases');
       }
       const abs = r.reasons.map((x: { contribution: number }) => Math.abs(x.contribution));
-      t.same(abs, [...abs].sort((a, b) => b - a), 'reasons ordered by size');
+      t.same(
+        abs,
+        [...abs].sort((a, b) => b - a),
+        'reasons ordered by size',
+      );
       t.equal(r.entity_history[known!.customer_id].role, 'customer');
       t.ok(r.entity_history[known!.customer_id].prior_transactions > 0);
       t.equal(r.entity_history[known!.merchant_id].is_new, false);
@@ -57,11 +93,14 @@ for (const backend of backends()) {
       t.ok(evidence.length > 0, 'graph evidence of earlier transactions');
       const asOf = service.sandbox.asOf;
       for (const e of evidence) {
-        t.ok(Date.parse(e.time) < asOf, 'evidence is older than the scored transaction (the sandbox\'s moment)');
+        t.ok(Date.parse(e.time) < asOf, "evidence is older than the scored transaction (the sandbox's moment)");
         t.ok(['same_customer', 'same_merchant', 'same_channel'].includes(e.relation));
         t.ok(['fraud', 'legit', 'unknown'].includes(e.outcome));
       }
-      t.same(r.stages.map((s: { name: string }) => s.name), ['history', 'features', 'model', 'explain', 'evidence']);
+      t.same(
+        r.stages.map((s: { name: string }) => s.name),
+        ['history', 'features', 'model', 'explain', 'evidence'],
+      );
       t.ok(r.latency_ms >= r.stages.reduce((a: number, s: { ms: number }) => a + s.ms, 0) - 0.01);
       t.equal(r.notes.length, 1, 'nothing missing: only the sandbox note');
       t.match(r.notes[0], /What-if/);
@@ -69,7 +108,13 @@ for (const backend of backends()) {
     });
 
     await t.test('explain=false gives the same score without reasons', async (t) => {
-      const body = { amount: 19.99, customer_id: known!.customer_id, merchant_id: known!.merchant_id, location: known!.location, payment_type: known!.payment_type };
+      const body = {
+        amount: 19.99,
+        customer_id: known!.customer_id,
+        merchant_id: known!.merchant_id,
+        location: known!.location,
+        payment_type: known!.payment_type,
+      };
       const a = (await score(running.app, { ...body, explain: false })).json();
       t.same(a.reasons, []);
       t.notOk(a.stages.some((s: { name: string }) => s.name === 'explain'));
@@ -94,15 +139,33 @@ for (const backend of backends()) {
     await t.test('a payment type or location the model does not know is named in the notes', async (t) => {
       const body = { amount: 19.99, customer_id: known!.customer_id, merchant_id: known!.merchant_id };
       const r = (await score(running.app, { ...body, payment_type: 'card', location: 'Atlantis' })).json();
-      t.ok(r.notes.includes('payment_type "card" is not a value the model knows: scored as unknown, like a missing one; map your values onto GET /api/risk/known-values.'), r.notes.join('\n'));
-      t.ok(r.notes.some((n: string) => /^location "Atlantis" is not a value the model knows .*GET \/api\/risk\/known-values\.$/.test(n)), 'and the location');
+      t.ok(
+        r.notes.includes(
+          'payment_type "card" is not a value the model knows: scored as unknown, like a missing one; map your values onto GET /api/risk/known-values.',
+        ),
+        r.notes.join('\n'),
+      );
+      t.ok(
+        r.notes.some((n: string) => /^location "Atlantis" is not a value the model knows .*GET \/api\/risk\/known-values\.$/.test(n)),
+        'and the location',
+      );
       const same = (await score(running.app, { ...body, payment_type: 'card', location: known!.location })).json();
       const left = (await score(running.app, { ...body, payment_type: 'unknown', location: known!.location })).json();
       t.equal(same.channel_scores.tabular, left.channel_scores.tabular, 'the tabular channel sees it as it sees "unknown"');
-      t.notOk(left.notes.some((n: string) => n.includes('not a value the model knows')), '"unknown" is not named');
+      t.notOk(
+        left.notes.some((n: string) => n.includes('not a value the model knows')),
+        '"unknown" is not named',
+      );
       const knownOnes = (await score(running.app, { ...body, payment_type: known!.payment_type, location: known!.location })).json();
-      t.notOk(knownOnes.notes.some((n: string) => n.includes('not a value the model knows')), 'known values: no such note');
-      t.same((await running.app.inject({ url: '/api/risk/known-values' })).json().locations, [...service.sandbox.locations], "the locations listed are the sandbox's, the built-in model's training data");
+      t.notOk(
+        knownOnes.notes.some((n: string) => n.includes('not a value the model knows')),
+        'known values: no such note',
+      );
+      t.same(
+        (await running.app.inject({ url: '/api/risk/known-values' })).json().locations,
+        [...service.sandbox.locations],
+        "the locations listed are the sandbox's, the built-in model's training data",
+      );
     });
 
     await t.test('each mode uses its own thresholds', async (t) => {
@@ -150,7 +213,11 @@ for (const backend of backends()) {
       // Unknown fields (the schema is strict) are each named in detail.fields, not as `body`.
       const unknown = (await score(running.app, { amount: 1, customer_id: 'c', merchant_id: 'm', foo: 1, card_number: '4111' })).json();
       t.equal(unknown.detail.reason, 'validation_failed');
-      t.same(unknown.detail.fields.map((f: { path: string }) => f.path), ['body.foo', 'body.card_number'], 'each unknown field named');
+      t.same(
+        unknown.detail.fields.map((f: { path: string }) => f.path),
+        ['body.foo', 'body.card_number'],
+        'each unknown field named',
+      );
       t.match(unknown.detail.fields[0].message, /unknown field/);
       // White space alone is refused like an empty id: one problem, and the reference says so.
       const blank = (await score(running.app, { amount: 1, customer_id: '\f \u3000', merchant_id: 'm' })).json();
@@ -159,7 +226,14 @@ for (const backend of backends()) {
       t.equal(padded.statusCode, 200, 'white space around an id is trimmed, not refused');
       t.ok(padded.json().entity_history.c, 'and the id is the trimmed one');
       // Only JSON: a form, plain text, a CSV or a multipart form is 415, never tried as JSON (422).
-      for (const type of ['application/x-www-form-urlencoded', 'text/plain', 'text/plain; charset=utf-8', 'text/csv', 'application/csv', 'multipart/form-data; boundary=x']) {
+      for (const type of [
+        'application/x-www-form-urlencoded',
+        'text/plain',
+        'text/plain; charset=utf-8',
+        'text/csv',
+        'application/csv',
+        'multipart/form-data; boundary=x',
+      ]) {
         const wrongType = await running.app.inject({ method: 'POST', url: '/api/risk/score', payload: 'amount=1', headers: { 'content-type': type } });
         t.equal(wrongType.statusCode, 415, `${type}: 415`);
         t.equal(wrongType.json().detail.reason, 'unsupported_media_type');

@@ -26,8 +26,15 @@ for (const { backend, processes } of cases) {
     const port = 30_000 + Math.floor(Math.random() * 20_000);
     const child = spawn(process.execPath, ['--import=tsx', 'src/main.ts'], {
       env: {
-        ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: db?.url ?? '', LOG_LEVEL: 'debug',
-        ...signIn.env, SCORE_RATE_PER_MINUTE: '1000000', SHUTDOWN_TIMEOUT_SECONDS: String(SHUTDOWN_TIMEOUT_SECONDS),
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        DATABASE_URL: db?.url ?? '',
+        LOG_LEVEL: 'debug',
+        ...signIn.env,
+        SCORE_RATE_PER_MINUTE: '1000000',
+        SHUTDOWN_TIMEOUT_SECONDS: String(SHUTDOWN_TIMEOUT_SECONDS),
         WEB_CONCURRENCY: String(processes),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -71,7 +78,10 @@ for (const { backend, processes } of cases) {
 
     const stopped = performance.now();
     child.kill('SIGTERM');
-    const [code] = (await Promise.race([once(child, 'exit'), new Promise((resolve) => setTimeout(() => resolve(['timed out']), (SHUTDOWN_TIMEOUT_SECONDS + 5) * 1000))])) as [number | string];
+    const [code] = (await Promise.race([
+      once(child, 'exit'),
+      new Promise((resolve) => setTimeout(() => resolve(['timed out']), (SHUTDOWN_TIMEOUT_SECONDS + 5) * 1000)),
+    ])) as [number | string];
     const seconds = (performance.now() - stopped) / 1000;
     t.ok(seconds <= SHUTDOWN_TIMEOUT_SECONDS + 1, `exited ${seconds.toFixed(2)} s after SIGTERM (deadline ${SHUTDOWN_TIMEOUT_SECONDS} s)`);
     t.equal(code, 0, 'a graceful stop, not the deadline');

@@ -19,6 +19,10 @@ t.test('a started server writes no warning to standard error', async (t) => {
   await new Promise((r) => setTimeout(r, 300));
   const stderr = server.stderr();
   t.match(stderr, /ready on /, 'standard error has the start lines');
-  t.notMatch(stderr, /DeprecationWarning|FSTDEP\d+|FastifyDeprecation|FastifyWarning|ExperimentalWarning|\(node:\d+\) \[/, `no warning: ${stderr.slice(0, 2000)}`);
+  t.notMatch(
+    stderr,
+    /DeprecationWarning|FSTDEP\d+|FastifyDeprecation|FastifyWarning|ExperimentalWarning|\(node:\d+\) \[/,
+    `no warning: ${stderr.slice(0, 2000)}`,
+  );
   t.equal(await server.stop(), 0, 'and it stops cleanly');
 });

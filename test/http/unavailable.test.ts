@@ -14,25 +14,45 @@ t.test('the loader names what is wrong, for each kind of damage', async (t) => {
   const cases: [string, (dir: string) => void, 'model' | 'metrics', RegExp][] = [
     ['model.json missing', (d) => rmSync(join(d, 'model.json')), 'model', /builtin\/model\.json is missing/],
     ['model.json not JSON', (d) => writeFileSync(join(d, 'model.json'), '{"id": '), 'model', /model\.json is not valid JSON/],
-    ['model.json without thresholds', (d) => {
-      const m = JSON.parse(readFileSync(join(d, 'model.json'), 'utf8'));
-      delete m.thresholds;
-      writeFileSync(join(d, 'model.json'), JSON.stringify(m));
-    }, 'model', /not a valid model description \(thresholds/],
+    [
+      'model.json without thresholds',
+      (d) => {
+        const m = JSON.parse(readFileSync(join(d, 'model.json'), 'utf8'));
+        delete m.thresholds;
+        writeFileSync(join(d, 'model.json'), JSON.stringify(m));
+      },
+      'model',
+      /not a valid model description \(thresholds/,
+    ],
     ['a booster file missing', (d) => rmSync(join(d, 'graph.txt')), 'model', /graph\.txt is missing or unreadable/],
-    ['a booster file truncated', (d) => writeFileSync(join(d, 'velocity.txt'), readFileSync(join(d, 'velocity.txt'), 'utf8').slice(0, 5000)), 'model', /velocity\.txt is not a usable LightGBM model \(model_malformed/],
-    ['features that this server does not compute', (d) => {
-      const m = JSON.parse(readFileSync(join(d, 'model.json'), 'utf8'));
-      m.channels[1].features[0] = 'something_else';
-      writeFileSync(join(d, 'model.json'), JSON.stringify(m));
-    }, 'model', /behavioral channel was trained on other features/],
+    [
+      'a booster file truncated',
+      (d) => writeFileSync(join(d, 'velocity.txt'), readFileSync(join(d, 'velocity.txt'), 'utf8').slice(0, 5000)),
+      'model',
+      /velocity\.txt is not a usable LightGBM model \(model_malformed/,
+    ],
+    [
+      'features that this server does not compute',
+      (d) => {
+        const m = JSON.parse(readFileSync(join(d, 'model.json'), 'utf8'));
+        m.channels[1].features[0] = 'something_else';
+        writeFileSync(join(d, 'model.json'), JSON.stringify(m));
+      },
+      'model',
+      /behavioral channel was trained on other features/,
+    ],
     ['metrics.json missing', (d) => rmSync(join(d, 'metrics.json')), 'metrics', /evaluation has not been run: builtin\/metrics\.json is missing/],
     ['metrics.json corrupt', (d) => writeFileSync(join(d, 'metrics.json'), 'nonsense'), 'metrics', /metrics\.json is not valid JSON/],
-    ['metrics.json of another model', (d) => {
-      const m = JSON.parse(readFileSync(join(d, 'metrics.json'), 'utf8'));
-      m.model_id = 'fraud-other';
-      writeFileSync(join(d, 'metrics.json'), JSON.stringify(m));
-    }, 'metrics', /belongs to model fraud-other/],
+    [
+      'metrics.json of another model',
+      (d) => {
+        const m = JSON.parse(readFileSync(join(d, 'metrics.json'), 'utf8'));
+        m.model_id = 'fraud-other';
+        writeFileSync(join(d, 'metrics.json'), JSON.stringify(m));
+      },
+      'metrics',
+      /belongs to model fraud-other/,
+    ],
   ];
   for (const [name, damage, part, message] of cases) {
     const dir = modelCopy();
@@ -94,7 +114,13 @@ t.test('over HTTP: 503 with the reason, and the rest keeps working', async (t) =
   await t.test('rate limit: a fixed window per client, 429 with Retry-After', async (t) => {
     const running = await start({ dataDir, overrides: { SCORE_RATE_PER_MINUTE: 3 } });
     t.teardown(() => running.close());
-    const send = (ip: string) => running.app.inject({ method: 'POST', url: '/api/risk/score', remoteAddress: ip, payload: { amount: 5, customer_id: 'C000003', merchant_id: 'M00003', explain: false } });
+    const send = (ip: string) =>
+      running.app.inject({
+        method: 'POST',
+        url: '/api/risk/score',
+        remoteAddress: ip,
+        payload: { amount: 5, customer_id: 'C000003', merchant_id: 'M00003', explain: false },
+      });
     for (let i = 0; i < 3; i++) t.equal((await send('10.0.0.1')).statusCode, 200);
     const limited = await send('10.0.0.1');
     t.equal(limited.statusCode, 429);

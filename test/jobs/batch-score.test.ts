@@ -9,7 +9,7 @@ import { validateCsv } from '../../src/datasets/csv.ts';
 import { extractOne } from '../../src/domain/features/extract.ts';
 import { History } from '../../src/domain/history/history.ts';
 import { scoreDataset } from '../../src/jobs/batch-score.ts';
-import { type ResultRow } from '../../src/jobs/result-row.ts';
+import type { ResultRow } from '../../src/jobs/result-row.ts';
 import { readPage } from '../../src/jobs/results.ts';
 import { loadModelFolder } from '../../src/model/bundle.ts';
 import { isProblem } from '../../src/model/bundle-types.ts';
@@ -27,20 +27,40 @@ const text = toCsv(rows).split('\n');
 const header = text[0]!;
 const body = text.slice(1).filter(Boolean);
 const cut = Math.floor(body.length * 0.9);
-writeFileSync(csv, [header, ...body.slice(cut), ...body.slice(0, cut)].join('\n') + '\n');
+writeFileSync(csv, `${[header, ...body.slice(cut), ...body.slice(0, cut)].join('\n')}\n`);
 
 t.test('many small batches: both output files keep flowing (no lost drain event)', async (t) => {
   const validation = await validateCsv(csv, { maxRows: 1e6 });
   const resultPath = join(dir, 'small-batches.ndjson');
-  const summary = await scoreDataset(bundle, { path: csv, mapping: {}, mode: 'balanced', resultPath, expectedRows: validation.rows, progress: () => {}, batchSize: 16 });
+  const summary = await scoreDataset(bundle, {
+    path: csv,
+    mapping: {},
+    mode: 'balanced',
+    resultPath,
+    expectedRows: validation.rows,
+    progress: () => {},
+    batchSize: 16,
+  });
   t.equal(readFileSync(resultPath, 'utf8').trim().split('\n').length, summary.rows);
   t.equal(readFileSync(`${resultPath}.csv`, 'utf8').trim().split('\r\n').length, summary.rows + 1);
 
   // Features wait on disk between the time-ordered replay and file-ordered scoring: any chunking
   // gives every row the same score, and the feature file is gone afterwards.
   const largePath = join(dir, 'large-batches.ndjson');
-  await scoreDataset(bundle, { path: csv, mapping: {}, mode: 'balanced', resultPath: largePath, expectedRows: validation.rows, progress: () => {}, batchSize: 1000 });
-  const scores = (path: string) => readFileSync(path, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as ResultRow).risk_score);
+  await scoreDataset(bundle, {
+    path: csv,
+    mapping: {},
+    mode: 'balanced',
+    resultPath: largePath,
+    expectedRows: validation.rows,
+    progress: () => {},
+    batchSize: 1000,
+  });
+  const scores = (path: string) =>
+    readFileSync(path, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as ResultRow).risk_score);
   t.same(scores(resultPath), scores(largePath), 'the same scores in chunks of 16 and of 1,000 rows');
   t.notOk(existsSync(`${resultPath}.features`) || existsSync(`${largePath}.features`), 'no feature file left behind');
 });
@@ -55,7 +75,7 @@ t.test('the job writes the index of its result lines: every page is read from th
     return cells.join(',');
   });
   const file = join(dir, 'unicode.csv');
-  writeFileSync(file, [head, ...unicode].join('\n') + '\n');
+  writeFileSync(file, `${[head, ...unicode].join('\n')}\n`);
   const resultPath = join(dir, 'unicode.ndjson');
   const summary = await scoreDataset(bundle, { path: file, mapping: {}, mode: 'balanced', resultPath, expectedRows: 600, progress: () => {}, batchSize: 7 });
   const bytes = readFileSync(resultPath);
@@ -67,8 +87,15 @@ t.test('the job writes the index of its result lines: every page is read from th
   t.same([...idx], starts, 'each entry is where a line starts');
   const page = await readPage(resultPath, 3, 50);
   t.equal(page.total, 600);
-  t.same(page.rows.map((r) => r.row), Array.from({ length: 50 }, (_, k) => 101 + k));
-  t.same(page.rows.slice(0, 3).map((r) => r.transaction_id), ['tx-日本-100', 'tx-101', 'tx-€-102'], 'the rows of that page, ids intact');
+  t.same(
+    page.rows.map((r) => r.row),
+    Array.from({ length: 50 }, (_, k) => 101 + k),
+  );
+  t.same(
+    page.rows.slice(0, 3).map((r) => r.transaction_id),
+    ['tx-日本-100', 'tx-101', 'tx-€-102'],
+    'the rows of that page, ids intact',
+  );
 });
 
 t.test('scores every row, in file order, with metrics on the labelled file', async (t) => {
@@ -76,11 +103,25 @@ t.test('scores every row, in file order, with metrics on the labelled file', asy
   t.equal(validation.valid, true);
   const seen: [string, number][] = [];
   const resultPath = join(dir, 'result.ndjson');
-  const summary = await scoreDataset(bundle, { path: csv, mapping: {}, mode: 'balanced', resultPath, expectedRows: validation.rows, progress: (stage, f) => seen.push([stage, f]) });
+  const summary = await scoreDataset(bundle, {
+    path: csv,
+    mapping: {},
+    mode: 'balanced',
+    resultPath,
+    expectedRows: validation.rows,
+    progress: (stage, f) => seen.push([stage, f]),
+  });
   t.equal(summary.rows, body.length);
-  const lines = readFileSync(resultPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as ResultRow);
+  const lines = readFileSync(resultPath, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as ResultRow);
   t.equal(lines.length, body.length);
-  t.same(lines.slice(0, 3).map((l) => l.row), [1, 2, 3], 'file order');
+  t.same(
+    lines.slice(0, 3).map((l) => l.row),
+    [1, 2, 3],
+    'file order',
+  );
   t.ok(lines.every((l) => l.risk_score >= 0 && l.risk_score <= 1 && l.top_reasons.length <= 3));
   t.equal(summary.decisions.approve + summary.decisions.review + summary.decisions.block, body.length);
   t.ok(summary.metrics, 'metrics, since the file has labels');
@@ -89,7 +130,11 @@ t.test('scores every row, in file order, with metrics on the labelled file', asy
   t.same(stages, ['parsing', 'features', 'scoring', 'writing'], 'stages in order');
   for (const s of stages) {
     const fs = seen.filter(([x]) => x === s).map(([, f]) => f);
-    t.same(fs, [...fs].sort((a, b) => a - b), `${s}: progress never goes backwards`);
+    t.same(
+      fs,
+      [...fs].sort((a, b) => a - b),
+      `${s}: progress never goes backwards`,
+    );
   }
 
   // The same row through the single-scoring path: features from its strictly older rows.
@@ -101,7 +146,12 @@ t.test('scores every row, in file order, with metrics on the labelled file', asy
     history.add(r);
   }
   const f = extractOne(target, history);
-  const single = combine(bundle, bundle.channels.map((c) => c.engine.predictRaw(f[c.name])), false, 'balanced');
+  const single = combine(
+    bundle,
+    bundle.channels.map((c) => c.engine.predictRaw(f[c.name])),
+    false,
+    'balanced',
+  );
   const batch = lines.find((l) => l.transaction_id === target.transaction_id)!;
   t.ok(Math.abs(batch.risk_score - single.risk) < 1e-12, `batch ${batch.risk_score} = single ${single.risk}`);
 });
@@ -121,15 +171,31 @@ t.test('the download has one reason column per reason a row keeps: 3 by default,
   const validation = await validateCsv(csv, { maxRows: 1e6 });
   for (const reasons of [undefined, 2, 5]) {
     const resultPath = join(dir, `reasons-${reasons ?? 'default'}.ndjson`);
-    await scoreDataset(bundle, { path: csv, mapping: {}, mode: 'balanced', resultPath, expectedRows: validation.rows, progress: () => {}, batchSize: 500, ...(reasons === undefined ? {} : { reasons }) });
+    await scoreDataset(bundle, {
+      path: csv,
+      mapping: {},
+      mode: 'balanced',
+      resultPath,
+      expectedRows: validation.rows,
+      progress: () => {},
+      batchSize: 500,
+      ...(reasons === undefined ? {} : { reasons }),
+    });
     const [header, ...lines] = readFileSync(`${resultPath}.csv`, 'utf8').split('\r\n').slice(0, -1);
     const top = reasons ?? 3;
     if (reasons === undefined) {
-      t.equal(header, 'row,transaction_id,amount,customer_id,merchant_id,risk_score,risk_band,decision,path,score_tabular,score_behavioral,score_velocity,score_graph,reason_1,reason_2,reason_3,label', "the default header, as it has always been");
+      t.equal(
+        header,
+        'row,transaction_id,amount,customer_id,merchant_id,risk_score,risk_band,decision,path,score_tabular,score_behavioral,score_velocity,score_graph,reason_1,reason_2,reason_3,label',
+        'the default header, as it has always been',
+      );
     }
     t.equal(header!.split(',').filter((c) => c.startsWith('reason_')).length, top, `${top} reason columns`);
     t.same([...new Set(lines.map(cellCount))], [cellCount(header!)], `${top} reasons: as many cells in each of the ${lines.length} lines as in the header`);
-    const rows = readFileSync(resultPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as ResultRow);
+    const rows = readFileSync(resultPath, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as ResultRow);
     t.ok(rows.every((r) => r.top_reasons.length <= top) && rows.some((r) => r.top_reasons.length === top), `result rows with up to ${top} reasons`);
   }
 });
@@ -142,14 +208,18 @@ t.test('a job that fails part way rejects with its reason, throws nothing elsewh
     const progress = (stage: string, fraction: number) => {
       if (stage === failing && fraction > 0.3) throw new Error(`reporting ${failing} failed`);
     };
-    await t.rejects(scoreDataset(bundle, { path: csv, mapping: {}, mode: 'balanced', resultPath, expectedRows: validation.rows, progress, batchSize: 64 }), { message: `reporting ${failing} failed` });
+    await t.rejects(scoreDataset(bundle, { path: csv, mapping: {}, mode: 'balanced', resultPath, expectedRows: validation.rows, progress, batchSize: 64 }), {
+      message: `reporting ${failing} failed`,
+    });
     t.notOk(existsSync(`${resultPath}.features`), 'no feature file left behind');
   }
   // An output that cannot be written (here the result file is already there; a full disk is the
   // same): the job rejects with the error instead of its stream throwing in the worker thread.
   const taken = join(dir, 'taken.ndjson');
   writeFileSync(taken, 'an earlier result\n');
-  await t.rejects(scoreDataset(bundle, { path: csv, mapping: {}, mode: 'balanced', resultPath: taken, expectedRows: validation.rows, progress: () => {} }), { code: 'EEXIST' });
+  await t.rejects(scoreDataset(bundle, { path: csv, mapping: {}, mode: 'balanced', resultPath: taken, expectedRows: validation.rows, progress: () => {} }), {
+    code: 'EEXIST',
+  });
   t.equal(readFileSync(taken, 'utf8'), 'an earlier result\n', 'the file that was there is untouched');
   t.notOk(existsSync(`${taken}.features`), 'no feature file left behind');
 });

@@ -12,7 +12,7 @@ import t from 'tap';
 import { reasons, resultLines, type LineSetup, type ReasonSetup } from '../../src/addon/addon.ts';
 import { RecordStore } from '../../src/domain/history/records.ts';
 import { lineSetup } from '../../src/jobs/batch-score.ts';
-import { type ResultRow } from '../../src/jobs/result-row.ts';
+import type { ResultRow } from '../../src/jobs/result-row.ts';
 import { loadModelFolder } from '../../src/model/bundle.ts';
 import { isProblem } from '../../src/model/bundle-types.ts';
 import { reasonSetup, topReasons, type ChannelExplanation } from '../../src/scoring/explain.ts';
@@ -36,15 +36,31 @@ function csvCell(value: unknown): string {
 function csvHeader(csvChannels: readonly string[], top: number): string {
   const scores = csvChannels.map((c) => `score_${c}`);
   const reasons = Array.from({ length: top }, (_, r) => `reason_${r + 1}`);
-  return ['row', 'transaction_id', 'amount', 'customer_id', 'merchant_id', 'risk_score', 'risk_band', 'decision', 'path', ...scores, ...reasons, 'label'].join(',') + '\r\n';
+  return (
+    ['row', 'transaction_id', 'amount', 'customer_id', 'merchant_id', 'risk_score', 'risk_band', 'decision', 'path', ...scores, ...reasons, 'label'].join(',') +
+    '\r\n'
+  );
 }
 /** A row's download line, in the header's columns: a score cell empty for a channel the model
  *  does not have, a reason cell empty past the row's reasons. */
 function csvLine(r: ResultRow, csvChannels: readonly string[], top: number): string {
   const scores = csvChannels.map((c) => (c in r.channel_scores ? r.channel_scores[c] : ''));
   const reasons = Array.from({ length: top }, (_, i) => r.top_reasons[i]?.text ?? '');
-  const cells = [r.row, r.transaction_id, r.amount, r.customer_id, r.merchant_id, r.risk_score, r.risk_band, r.decision, r.path, ...scores, ...reasons, r.label];
-  return cells.map(csvCell).join(',') + '\r\n';
+  const cells = [
+    r.row,
+    r.transaction_id,
+    r.amount,
+    r.customer_id,
+    r.merchant_id,
+    r.risk_score,
+    r.risk_band,
+    r.decision,
+    r.path,
+    ...scores,
+    ...reasons,
+    r.label,
+  ];
+  return `${cells.map(csvCell).join(',')}\r\n`;
 }
 
 /** A feature's value as a reason shows it, by kind (the wording the service documents). */
@@ -118,7 +134,24 @@ function rowOf(setup: LineSetup, r: Rows, j: number): { values: Float64Array[]; 
   };
 }
 
-const ODD_IDS = ['=cmd|x', '+1', '-2', '@SUM(A1)', '\tx', '\rx', 'a,b', 'say "hi"', 'line\nbreak', 'back\\slash', 'ctl\u0001\u001f\u0008\u000c', 'tx-€-日本-🙂', '', 'plain', '\u2028sep', 'del\u007f'];
+const ODD_IDS = [
+  '=cmd|x',
+  '+1',
+  '-2',
+  '@SUM(A1)',
+  '\tx',
+  '\rx',
+  'a,b',
+  'say "hi"',
+  'line\nbreak',
+  'back\\slash',
+  'ctl\u0001\u001f\u0008\u000c',
+  'tx-€-日本-🙂',
+  '',
+  'plain',
+  '\u2028sep',
+  'del\u007f',
+];
 
 /** Feature values worth trying for each kind of value a reason shows. */
 const EDGE_VALUES: Record<string, number[]> = {
@@ -215,7 +248,7 @@ function expected(setup: LineSetup, r: Rows): { json: string[]; csv: string[] } 
       top_reasons: kept.map((x) => ({ feature: x.feature, contribution: x.contribution, text: x.text })),
       label: r.store.label(j) ?? null,
     };
-    json.push(JSON.stringify(row) + '\n');
+    json.push(`${JSON.stringify(row)}\n`);
     csv.push(csvLine(row, setup.csvChannels, setup.top));
   }
   return { json, csv };
@@ -239,7 +272,24 @@ function native(t: Test, setup: LineSetup, r: Rows, batch: number, base: number)
     // Buffers too small for some batches: the lines then wait for copyInto.
     let jsonOut = Buffer.alloc(from % 2 === 0 ? 1 << 20 : 100);
     let csvOut = Buffer.alloc(1 << 20);
-    const [jsonBytes, csvBytes] = lines.write(from + 1, count, values, phi, r.scores.subarray(from * width, to * width), r.codes.subarray(from * 3, to * 3), cols.amounts, cols.labels, cols.customers, cols.merchants, cols.idBytes, cols.idOffsets, at, startsOut, jsonOut, csvOut);
+    const [jsonBytes, csvBytes] = lines.write(
+      from + 1,
+      count,
+      values,
+      phi,
+      r.scores.subarray(from * width, to * width),
+      r.codes.subarray(from * 3, to * 3),
+      cols.amounts,
+      cols.labels,
+      cols.customers,
+      cols.merchants,
+      cols.idBytes,
+      cols.idOffsets,
+      at,
+      startsOut,
+      jsonOut,
+      csvOut,
+    );
     if (jsonBytes > jsonOut.length || csvBytes > csvOut.length) {
       t.throws(() => lines.copyInto(jsonOut, csvOut), { code: 'invalid_input' }, 'copyInto refuses a buffer too small');
       jsonOut = Buffer.alloc(jsonBytes);
@@ -263,9 +313,19 @@ function compare(t: Test, setup: LineSetup, r: Rows, batch: number) {
   t.equal(csvLines.length, want.csv.length, 'one download line per row');
   t.equal(got.header, csvHeader(setup.csvChannels, setup.top), "the download's header");
   const firstJson = want.json.findIndex((l, j) => l !== jsonLines[j]);
-  t.equal(firstJson, -1, firstJson < 0 ? 'every JSON line as the plain rendering writes it' : `row ${firstJson + 1}:\n${jsonLines[firstJson]}\n${want.json[firstJson]}`);
+  t.equal(
+    firstJson,
+    -1,
+    firstJson < 0 ? 'every JSON line as the plain rendering writes it' : `row ${firstJson + 1}:\n${jsonLines[firstJson]}\n${want.json[firstJson]}`,
+  );
   const firstCsv = want.csv.findIndex((l, j) => l !== csvLines[j]);
-  t.equal(firstCsv, -1, firstCsv < 0 ? 'every download line as the plain rendering writes it' : `row ${firstCsv + 1}:\n${JSON.stringify(csvLines[firstCsv])}\n${JSON.stringify(want.csv[firstCsv])}`);
+  t.equal(
+    firstCsv,
+    -1,
+    firstCsv < 0
+      ? 'every download line as the plain rendering writes it'
+      : `row ${firstCsv + 1}:\n${JSON.stringify(csvLines[firstCsv])}\n${JSON.stringify(want.csv[firstCsv])}`,
+  );
   let offset = 1000;
   const starts = want.json.map((l) => {
     const s = offset;
@@ -282,7 +342,20 @@ t.test("the built-in model's features: the job's own setup, edge values and rand
 });
 
 t.test('one feature of every kind, weight 1: exact ties in rounding and in ranking, odd names', async (t) => {
-  const names = ['amount', 'customer_prior_count', 'amount_to_customer_mean', 'merchant_known_fraud_rate', 'is_night', 'hour', 'weekday', 'log_seconds_since_customer_last', 'payment_type', 'log_amount', 'mean_amount_24h_with_this', 'odd "name", with\\escapes\u0001'];
+  const names = [
+    'amount',
+    'customer_prior_count',
+    'amount_to_customer_mean',
+    'merchant_known_fraud_rate',
+    'is_night',
+    'hour',
+    'weekday',
+    'log_seconds_since_customer_last',
+    'payment_type',
+    'log_amount',
+    'mean_amount_24h_with_this',
+    'odd "name", with\\escapes\u0001',
+  ];
   const base = lineSetup(bundle, []);
   const setup: LineSetup = {
     ...base,
@@ -305,13 +378,38 @@ t.test('arrays that disagree with the batch are refused with invalid_input, not 
   const lines = resultLines(setup);
   const cols = rows.store.columns(0, 10);
   const write = (over: Partial<{ scores: Float64Array; codes: Uint8Array; customers: Int32Array; count: number }>) =>
-    lines.write(1, over.count ?? 10, rows.values, rows.phi, over.scores ?? rows.scores, over.codes ?? rows.codes, cols.amounts, cols.labels, over.customers ?? cols.customers, cols.merchants, cols.idBytes, cols.idOffsets, 0, new Float64Array(10), Buffer.alloc(1 << 16), Buffer.alloc(1 << 16));
+    lines.write(
+      1,
+      over.count ?? 10,
+      rows.values,
+      rows.phi,
+      over.scores ?? rows.scores,
+      over.codes ?? rows.codes,
+      cols.amounts,
+      cols.labels,
+      over.customers ?? cols.customers,
+      cols.merchants,
+      cols.idBytes,
+      cols.idOffsets,
+      0,
+      new Float64Array(10),
+      Buffer.alloc(1 << 16),
+      Buffer.alloc(1 << 16),
+    );
   t.throws(() => write({ scores: rows.scores.subarray(0, 5) }), { code: 'invalid_input' }, 'scores too short');
   t.throws(() => write({ count: 11 }), { code: 'invalid_input' }, 'more rows than the columns hold');
   t.throws(() => write({ codes: new Uint8Array(30).fill(9) }), { code: 'invalid_input' }, 'a band code with no name');
   t.throws(() => write({ customers: new Int32Array(10).fill(1e6) }), { code: 'invalid_input' }, 'a customer index past the ids');
   const first = setup.reasons.channels[0]!;
-  t.throws(() => resultLines({ ...setup, reasons: { ...setup.reasons, channels: [{ ...first, kinds: first.kinds.map(() => 'colour') }, ...setup.reasons.channels.slice(1)] } }), { code: 'invalid_input' }, 'an unknown kind of value');
+  t.throws(
+    () =>
+      resultLines({
+        ...setup,
+        reasons: { ...setup.reasons, channels: [{ ...first, kinds: first.kinds.map(() => 'colour') }, ...setup.reasons.channels.slice(1)] },
+      }),
+    { code: 'invalid_input' },
+    'an unknown kind of value',
+  );
   t.throws(() => resultLines({ ...setup, channels: setup.channels.slice(1) }), { code: 'invalid_input' }, 'fewer channel names than channels');
   t.doesNotThrow(() => write({}), 'the same call with consistent arrays');
   // A single row's reasons: the same codes through explain.ts's addon object.
@@ -329,9 +427,17 @@ t.test("a single request's reasons are a batch row's: same features, contributio
   for (const top of [3, 5]) {
     const setup = lineSetup(bundle, rows.store.entityNames, top);
     const got = native(t, setup, rows, 500, 0);
-    const batchRows = got.json.trim().split('\n').map((l) => JSON.parse(l) as ResultRow);
+    const batchRows = got.json
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as ResultRow);
     // The scorer's way: one list of channels over buffers rewritten for every request.
-    const explained: ChannelExplanation[] = setup.reasons.channels.map((c, k) => ({ features: c.features, weight: c.weight, values: new Float64Array(c.features.length), phi: new Float64Array(c.features.length + 1) }));
+    const explained: ChannelExplanation[] = setup.reasons.channels.map((c, _k) => ({
+      features: c.features,
+      weight: c.weight,
+      values: new Float64Array(c.features.length),
+      phi: new Float64Array(c.features.length + 1),
+    }));
     let differ = -1;
     let plainDiffer = -1;
     for (let j = 0; j < rows.store.length; j++) {
@@ -342,7 +448,9 @@ t.test("a single request's reasons are a batch row's: same features, contributio
       });
       const single = topReasons(explained, top);
       const fromBatch = batchRows[j]!.top_reasons;
-      const same = single.length === fromBatch.length && single.every((r, i) => r.feature === fromBatch[i]!.feature && r.contribution === fromBatch[i]!.contribution && r.text === fromBatch[i]!.text);
+      const same =
+        single.length === fromBatch.length &&
+        single.every((r, i) => r.feature === fromBatch[i]!.feature && r.contribution === fromBatch[i]!.contribution && r.text === fromBatch[i]!.text);
       if (!same && differ < 0) differ = j;
       if (JSON.stringify(single) !== JSON.stringify(plainReasons(setup.reasons, values, phi, top)) && plainDiffer < 0) plainDiffer = j;
     }

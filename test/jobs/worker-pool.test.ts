@@ -32,14 +32,18 @@ t.test('a window analysed in a worker thread: the same rings as on the main thre
   t.ok(isMainThread && pool.threads >= 1, 'the analysis ran in a worker thread of the pool');
 });
 
-t.test('job threads run at a lower scheduling priority than the event loop (Linux)', { skip: process.platform === 'linux' ? false : 'thread priorities are read from /proc' }, async (t) => {
-  const pool = new WorkerPool('models/builtin', 1);
-  t.teardown(() => pool.destroy());
-  await pool.rings({ rows: encodeWindow([]), start: 0, options: { window: WEEK }, seed: 1 });
-  // Field 19 of /proc/<pid>/task/<tid>/stat is the thread's nice value (after the command in parentheses).
-  const nice = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
-  const main = nice(String(process.pid));
-  const threads = readdirSync('/proc/self/task').map(nice);
-  t.ok(threads.includes(Math.min(19, main + JOB_THREAD_NICENESS)), `a job thread at nice ${main + JOB_THREAD_NICENESS} (threads: ${threads.join(', ')})`);
-  t.equal(nice(String(process.pid)), main, 'the event loop keeps its priority');
-});
+t.test(
+  'job threads run at a lower scheduling priority than the event loop (Linux)',
+  { skip: process.platform === 'linux' ? false : 'thread priorities are read from /proc' },
+  async (t) => {
+    const pool = new WorkerPool('models/builtin', 1);
+    t.teardown(() => pool.destroy());
+    await pool.rings({ rows: encodeWindow([]), start: 0, options: { window: WEEK }, seed: 1 });
+    // Field 19 of /proc/<pid>/task/<tid>/stat is the thread's nice value (after the command in parentheses).
+    const nice = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
+    const main = nice(String(process.pid));
+    const threads = readdirSync('/proc/self/task').map(nice);
+    t.ok(threads.includes(Math.min(19, main + JOB_THREAD_NICENESS)), `a job thread at nice ${main + JOB_THREAD_NICENESS} (threads: ${threads.join(', ')})`);
+    t.equal(nice(String(process.pid)), main, 'the event loop keeps its priority');
+  },
+);

@@ -40,12 +40,33 @@ for (const backend of backends()) {
     // two months ago, with six transactions then.
     const generated = generate(rng, 1600);
     const shift = Date.now() - 3_600_000 - generated[generated.length - 1]!.time;
-    const rows: Tx[] = generated.map((tx) => ({ ...tx, time: tx.time + shift, ...(tx.labelKnownAt !== undefined ? { labelKnownAt: tx.labelKnownAt + shift } : {}) }));
-    const dormant = Array.from({ length: 6 }, (_, i): Tx => ({ transaction_id: `dormant-${i}`, time: Date.now() - 60 * DAY + i * 60_000, amount: 30 + i, customer_id: 'dormant', merchant_id: 'm0', location: 'Faro', payment_type: 'online', ...(i === 0 ? { label: 1 as const } : {}) }));
+    const rows: Tx[] = generated.map((tx) => ({
+      ...tx,
+      time: tx.time + shift,
+      ...(tx.labelKnownAt !== undefined ? { labelKnownAt: tx.labelKnownAt + shift } : {}),
+    }));
+    const dormant = Array.from(
+      { length: 6 },
+      (_, i): Tx => ({
+        transaction_id: `dormant-${i}`,
+        time: Date.now() - 60 * DAY + i * 60_000,
+        amount: 30 + i,
+        customer_id: 'dormant',
+        merchant_id: 'm0',
+        location: 'Faro',
+        payment_type: 'online',
+        ...(i === 0 ? { label: 1 as const } : {}),
+      }),
+    );
     const all = [...rows, ...dormant].sort((a, b) => a.time - b.time);
     const stored = (tx: Tx): NewTransaction => {
       const labelled = tx.label === 0 || tx.label === 1;
-      return { ...tx, source: 'import', label: labelled ? tx.label! : null, label_known_ms: labelled ? (tx.labelKnownAt ?? tx.time + DEFAULT_LABEL_DELAY_MS) : null };
+      return {
+        ...tx,
+        source: 'import',
+        label: labelled ? tx.label! : null,
+        label_known_ms: labelled ? (tx.labelKnownAt ?? tx.time + DEFAULT_LABEL_DELAY_MS) : null,
+      };
     };
     await organizationData(live.s.service.db, org.id).transactions.insert(all.map(stored));
     // The tail reads the stored rows before the organization is loaded (an import read by the tail
@@ -57,7 +78,14 @@ for (const backend of backends()) {
     for (const tx of all) whole.add(tx);
 
     // The first score loads the tenant.
-    const first = await live.scoreLoaded(org, { amount: 44, customer_id: 'dormant', merchant_id: 'm1', location: 'Faro', payment_type: 'online', transaction_id: 'probe-1' });
+    const first = await live.scoreLoaded(org, {
+      amount: 44,
+      customer_id: 'dormant',
+      merchant_id: 'm1',
+      location: 'Faro',
+      payment_type: 'online',
+      transaction_id: 'probe-1',
+    });
     t.equal(first.statusCode, 200);
     const body = first.json();
     const tenant = await live.s.service.tenants.get(org.id);
@@ -67,7 +95,13 @@ for (const backend of backends()) {
     t.same(body.entity_history.dormant, { role: 'customer', prior_transactions: 6, is_new: false }, 'the dormant customer counts its six transactions');
     t.same(
       body.graph_evidence.dormant.map((e: { transaction_id: string; outcome: string }) => [e.transaction_id, e.outcome]),
-      [['dormant-5', 'unknown'], ['dormant-4', 'unknown'], ['dormant-3', 'unknown'], ['dormant-2', 'unknown'], ['dormant-1', 'unknown']],
+      [
+        ['dormant-5', 'unknown'],
+        ['dormant-4', 'unknown'],
+        ['dormant-3', 'unknown'],
+        ['dormant-2', 'unknown'],
+        ['dormant-1', 'unknown'],
+      ],
       'evidence from before the floor, read from the database, newest first',
     );
     t.same(body.graph_evidence.m1.length, 5, "the merchant's evidence");
@@ -77,12 +111,17 @@ for (const backend of backends()) {
     const at = tenant.history.newest + 60_000;
     const ask = [...probes(rng, 40), { amount: 9, customer_id: 'dormant', merchant_id: 'm0', location: 'Faro', payment_type: 'online', time: 0 }];
     const differ = ask.filter((p) => !closeNumbers(features(whole, { ...p, time: at }), features(tenant.history, { ...p, time: at })));
-    t.same(differ, [], 'every probe has the whole history\'s features');
+    t.same(differ, [], "every probe has the whole history's features");
 
     // An outcome on a transaction from before the floor: a fraud, known now.
     const old = all.find((tx) => tx.time < tenant.history.heldFrom - 10 * DAY && tx.label === undefined && tx.merchant_id === 'm2')!;
     const knownAt = Date.now() - 1000;
-    const reported = await live.s.app.inject({ method: 'POST', url: '/api/v1/outcomes', headers: { authorization: `Bearer ${org.key}` }, payload: { outcomes: [{ transaction_id: old.transaction_id, outcome: 'fraud', reported_at: new Date(knownAt).toISOString() }] } });
+    const reported = await live.s.app.inject({
+      method: 'POST',
+      url: '/api/v1/outcomes',
+      headers: { authorization: `Bearer ${org.key}` },
+      payload: { outcomes: [{ transaction_id: old.transaction_id, outcome: 'fraud', reported_at: new Date(knownAt).toISOString() }] },
+    });
     t.equal(reported.statusCode, 200, reported.body);
     const k = whole.transactions.length;
     for (let i = 0; i < k; i++) {
@@ -94,7 +133,14 @@ for (const backend of backends()) {
     t.equal(tenant.history.customerKnownFrauds(old.customer_id, later), whole.customerKnownFrauds(old.customer_id, later));
 
     // A retry of a transaction id from before the floor: the tenant does not hold it, the database does.
-    const retry = await live.score(org, { amount: dormant[2]!.amount, customer_id: 'dormant', merchant_id: 'm0', location: 'Faro', payment_type: 'online', transaction_id: 'dormant-2' });
+    const retry = await live.score(org, {
+      amount: dormant[2]!.amount,
+      customer_id: 'dormant',
+      merchant_id: 'm0',
+      location: 'Faro',
+      payment_type: 'online',
+      transaction_id: 'dormant-2',
+    });
     t.equal(retry.statusCode, 409, 'an imported id is not scored again');
     t.equal(tenant.history.transactions.length, held, 'and nothing was added to the history');
   });

@@ -40,7 +40,15 @@ t.test('promotion and rollback across two processes', { skip: needs('postgres') 
     const res = await fetch(`${server.base}${path}`, { method, headers });
     return { status: res.status, json: (await res.json()) as any };
   };
-  const pay = (server: ServerProcess, id: string) => withKey(server.base, org.secret, '/api/v1/risk/score', { amount: 42.5, customer_id: 'C1', merchant_id: 'M1', location: 'Lisbon', payment_type: 'card_present', transaction_id: id });
+  const pay = (server: ServerProcess, id: string) =>
+    withKey(server.base, org.secret, '/api/v1/risk/score', {
+      amount: 42.5,
+      customer_id: 'C1',
+      merchant_id: 'M1',
+      location: 'Lisbon',
+      payment_type: 'card_present',
+      transaction_id: id,
+    });
   const settle = () => new Promise((r) => setTimeout(r, 1_200));
 
   t.equal((await act(a, '/api/models/cm_strict/challenger')).status, 200, 'a challenger, through A');
@@ -48,7 +56,11 @@ t.test('promotion and rollback across two processes', { skip: needs('postgres') 
   const shadowed = await pay(b, 'tx-1');
   t.equal(shadowed.json.model_id, base.file.id, 'B answers with the built-in model');
   const [row] = await sql<{ challengers: { model_id: string; decision: string }[] }[]>`SELECT challengers FROM transactions WHERE transaction_id = 'tx-1'`;
-  t.same(row!.challengers.map((c) => [c.model_id, c.decision]), [['cm_strict', 'block']], 'and records the challenger A added');
+  t.same(
+    row!.challengers.map((c) => [c.model_id, c.decision]),
+    [['cm_strict', 'block']],
+    'and records the challenger A added',
+  );
 
   t.equal((await act(a, '/api/models/cm_strict/activate')).json.active, true, 'promoted through A');
   await settle();
@@ -58,5 +70,8 @@ t.test('promotion and rollback across two processes', { skip: needs('postgres') 
   await settle();
   t.equal((await pay(a, 'tx-3')).json.model_id, base.file.id, 'A decides with the built-in model again');
   const audit = (await act(a, `/api/organizations/${org.id}/models/audit`, 'GET')).json.data as { action: string }[];
-  t.same(audit.map((e) => e.action), ['rolled_back', 'promoted', 'challenger_added']);
+  t.same(
+    audit.map((e) => e.action),
+    ['rolled_back', 'promoted', 'challenger_added'],
+  );
 });

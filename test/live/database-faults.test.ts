@@ -21,7 +21,10 @@ t.test('faults between the service and PostgreSQL under v1 traffic', { skip: nee
     // What the processes logged, for a failure's report.
     if (!t.passing()) {
       for (const s of drill.servers) {
-        const errors = s.stdout().split('\n').filter((l) => /internal error/.test(l));
+        const errors = s
+          .stdout()
+          .split('\n')
+          .filter((l) => /internal error/.test(l));
         t.comment(`${s.base}: ${errors.slice(0, 20).join('\n')}\n…\n${s.stderr().slice(-3000)}`);
       }
     }
@@ -54,26 +57,41 @@ t.test('faults between the service and PostgreSQL under v1 traffic', { skip: nee
     await sleep(after);
     const during = within(began, ended);
     const slowest = Math.max(0, ...during.map((x) => x.ms));
-    t.ok(slowest <= DEADLINE_MS + 1_000, `${name}: every request sent during it answered within the deadline + 1 s (slowest ${Math.round(slowest)} ms of ${during.length})`);
+    t.ok(
+      slowest <= DEADLINE_MS + 1_000,
+      `${name}: every request sent during it answered within the deadline + 1 s (slowest ${Math.round(slowest)} ms of ${during.length})`,
+    );
     return { began, ended, during };
   };
 
   // A blackhole: health answers and says so; scoring is refused quickly, and back within 2 s.
   {
     const health = fetch(`${drill.servers[0]!.base}/api/health`, { signal: AbortSignal.timeout(HANG_MS) });
-    const { ended, during } = await fault('blackhole', () => {
-      drill.proxy.blackhole();
-      void sleep(3_000).then(async () => {
-        const started = performance.now();
-        const h = await (await fetch(`${drill.servers[1]!.base}/api/health`, { signal: AbortSignal.timeout(HANG_MS) })).json();
-        t.equal(h.database.status, 'unavailable', `blackhole: health says the database is unavailable (in ${Math.round(performance.now() - started)} ms)`);
-        const guest = await sandbox();
-        t.equal(guest.status, 200, `blackhole: the public sandbox still scores (${guest.status} ${(await guest.text()).slice(0, 200)})`);
-      });
-    }, 6_000);
+    const { ended, during } = await fault(
+      'blackhole',
+      () => {
+        drill.proxy.blackhole();
+        void sleep(3_000).then(async () => {
+          const started = performance.now();
+          const h = await (await fetch(`${drill.servers[1]!.base}/api/health`, { signal: AbortSignal.timeout(HANG_MS) })).json();
+          t.equal(h.database.status, 'unavailable', `blackhole: health says the database is unavailable (in ${Math.round(performance.now() - started)} ms)`);
+          const guest = await sandbox();
+          t.equal(guest.status, 200, `blackhole: the public sandbox still scores (${guest.status} ${(await guest.text()).slice(0, 200)})`);
+        });
+      },
+      6_000,
+    );
     await health;
-    t.ok(during.some((x) => x.status === 503), `blackhole: requests were refused (${during.filter((x) => x.status === 503).length} of ${during.length})`);
-    const firstOk = Math.min(...[...traffic.answers.values()].flat().filter((x) => x.status === 200 && x.at >= ended).map((x) => x.at));
+    t.ok(
+      during.some((x) => x.status === 503),
+      `blackhole: requests were refused (${during.filter((x) => x.status === 503).length} of ${during.length})`,
+    );
+    const firstOk = Math.min(
+      ...[...traffic.answers.values()]
+        .flat()
+        .filter((x) => x.status === 200 && x.at >= ended)
+        .map((x) => x.at),
+    );
     t.ok(firstOk - ended <= 2_000, `blackhole: the first 200 came ${Math.round(firstOk - ended)} ms after forwarding resumed`);
   }
 
@@ -83,18 +101,28 @@ t.test('faults between the service and PostgreSQL under v1 traffic', { skip: nee
   // Every connection reset each second.
   {
     let storm: NodeJS.Timeout | undefined;
-    const { during } = await fault('reset storm', () => {
-      storm = setInterval(() => drill.proxy.reset(), 1_000);
-    }, 8_000);
+    const { during } = await fault(
+      'reset storm',
+      () => {
+        storm = setInterval(() => drill.proxy.reset(), 1_000);
+      },
+      8_000,
+    );
     clearInterval(storm);
     const answered = during.filter((x) => x.status === 200).map((x) => x.ms);
-    t.ok(percentile(answered, 99) <= DEADLINE_MS, `reset storm: p99 of the answered requests ${Math.round(percentile(answered, 99))} ms (${answered.length} answered 200 of ${during.length})`);
+    t.ok(
+      percentile(answered, 99) <= DEADLINE_MS,
+      `reset storm: p99 of the answered requests ${Math.round(percentile(answered, 99))} ms (${answered.length} answered 200 of ${during.length})`,
+    );
   }
 
   // Every packet 100 ms late: slower, but answered.
   {
     const { during } = await fault('latency', () => drill.proxy.latency(100), 3_000);
-    t.ok(during.filter((x) => x.status === 200).length > during.length / 2, `latency: most requests answered 200 (${during.filter((x) => x.status === 200).length} of ${during.length})`);
+    t.ok(
+      during.filter((x) => x.status === 200).length > during.length / 2,
+      `latency: most requests answered 200 (${during.filter((x) => x.status === 200).length} of ${during.length})`,
+    );
   }
 
   await traffic.stop();
@@ -102,7 +130,11 @@ t.test('faults between the service and PostgreSQL under v1 traffic', { skip: nee
   t.same(drill.exits(), [], 'no process exited');
   const all = [...traffic.answers.values()].flat();
   const wrong = all.filter((x) => x.status !== 200 && (x.status !== 503 || x.reason !== 'database_unavailable' || !(Number(x.retryAfter) > 0)));
-  t.same(wrong.map((x) => `${phaseOf(x)}: ${x.status} ${x.text.slice(0, 200)}`), [], 'every refusal is 503 database_unavailable with Retry-After');
+  t.same(
+    wrong.map((x) => `${phaseOf(x)}: ${x.status} ${x.text.slice(0, 200)}`),
+    [],
+    'every refusal is 503 database_unavailable with Retry-After',
+  );
 
   t.same(await drill.settle(traffic.answers), [], 'every refused transaction is answered 200 when sent again');
   const audit = await drill.audit(traffic.answers);

@@ -54,7 +54,11 @@ t.test('PostgreSQL restarted twice under v1 traffic', { skip: needs('own-postgre
   const all = [...traffic.answers.values()].flat();
   const refused = all.filter((x) => x.status !== 200);
   const wrong = refused.filter((x) => x.status !== 503 || x.reason !== 'database_unavailable' || !(Number(x.retryAfter) > 0));
-  t.same(wrong.map((x) => `${x.status} ${x.text.slice(0, 200)}`), [], 'every refusal is 503 database_unavailable with Retry-After');
+  t.same(
+    wrong.map((x) => `${x.status} ${x.text.slice(0, 200)}`),
+    [],
+    'every refusal is 503 database_unavailable with Retry-After',
+  );
   t.ok(refused.length > 0, `${refused.length} of ${all.length} requests answered 503 (${outages.join('; ')})`);
   const slowest = Math.max(...refused.map((x) => x.ms));
   t.ok(slowest < HANG_MS, `each 503 came quickly (slowest ${Math.round(slowest)} ms)`);

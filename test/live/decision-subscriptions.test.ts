@@ -47,7 +47,9 @@ eachBackend('the view of decision subscriptions follows every change to the endp
   await view.start();
   t.notOk(view.wants('org_a', 'decision.block'), 'no endpoint: no event to write');
 
-  await db.query(`INSERT INTO webhook_endpoints (id, organization_id, url, events, status, secret_sealed, created_by) VALUES ('we_1', 'org_a', 'https://a.example/h', '{decision.block,job.failed}', 'enabled', 'v1.x', 'u1')`);
+  await db.query(
+    `INSERT INTO webhook_endpoints (id, organization_id, url, events, status, secret_sealed, created_by) VALUES ('we_1', 'org_a', 'https://a.example/h', '{decision.block,job.failed}', 'enabled', 'v1.x', 'u1')`,
+  );
   t.ok(await eventually(() => view.wants('org_a', 'decision.block')), 'an endpoint created by any writer is heard of');
   t.notOk(view.wants('org_a', 'decision.review'), 'only the types it subscribes to');
   t.notOk(view.wants('org_b', 'decision.block'), 'and only for its organization');
@@ -63,12 +65,24 @@ eachBackend('the view of decision subscriptions follows every change to the endp
 eachBackend('the group commit writes decision events only where the view and the endpoints both say so', async (t, fx) => {
   const db = await fx.open();
   await organizations(db);
-  await db.query(`INSERT INTO webhook_endpoints (id, organization_id, url, events, status, secret_sealed, created_by) VALUES ('we_a', 'org_a', 'https://a.example/h', '{decision.block}', 'enabled', 'v1.x', 'u1')`);
-  const events = async () => (await db.query<{ organization_id: string; type: string }>(`SELECT organization_id, type FROM webhook_events ORDER BY organization_id`)).map((r) => `${r.organization_id}:${r.type}`);
+  await db.query(
+    `INSERT INTO webhook_endpoints (id, organization_id, url, events, status, secret_sealed, created_by) VALUES ('we_a', 'org_a', 'https://a.example/h', '{decision.block}', 'enabled', 'v1.x', 'u1')`,
+  );
+  const events = async () =>
+    (await db.query<{ organization_id: string; type: string }>(`SELECT organization_id, type FROM webhook_events ORDER BY organization_id`)).map(
+      (r) => `${r.organization_id}:${r.type}`,
+    );
 
   await recordGroup(db, [{ organizationId: 'org_a', row: blocked('t1') }], () => false);
   t.same(await events(), [], 'ruled out by the view: no event, even with an endpoint');
-  await recordGroup(db, [{ organizationId: 'org_a', row: blocked('t2') }, { organizationId: 'org_b', row: blocked('t3') }], () => true);
+  await recordGroup(
+    db,
+    [
+      { organizationId: 'org_a', row: blocked('t2') },
+      { organizationId: 'org_b', row: blocked('t3') },
+    ],
+    () => true,
+  );
   t.same(await events(), ['org_a:decision.block'], 'let through: an event only where an enabled endpoint subscribes');
   const stored = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM transactions`);
   t.equal(stored[0]!.n, 3, 'every payment is stored either way');

@@ -31,7 +31,12 @@ t.test('a full disk under the embedded database', { skip: needs('tmpfs') }, asyn
       body: JSON.stringify({ transaction_id: id, amount: 25, customer_id: 'c-1', merchant_id: 'm-1' }),
       signal: AbortSignal.timeout(15_000),
     });
-    return { status: res.status, retryAfter: res.headers.get('retry-after'), replayed: res.headers.get('idempotent-replayed') === 'true', body: await res.json() };
+    return {
+      status: res.status,
+      retryAfter: res.headers.get('retry-after'),
+      replayed: res.headers.get('idempotent-replayed') === 'true',
+      body: await res.json(),
+    };
   };
   const first: string[] = [];
   for (let i = 0; i < 5; i++) {
@@ -57,7 +62,11 @@ t.test('a full disk under the embedded database', { skip: needs('tmpfs') }, asyn
     if (answer.status !== 200) refused.push({ status: answer.status, reason: answer.body?.detail?.reason, retryAfter: answer.retryAfter });
   }
   t.ok(refused.length > 0, `scores were refused while the disk was full (${refused.length})`);
-  t.same(refused.filter((r) => r.status !== 503 || r.reason !== 'database_unavailable' || !(Number(r.retryAfter) > 0)), [], 'each as 503 database_unavailable with Retry-After');
+  t.same(
+    refused.filter((r) => r.status !== 503 || r.reason !== 'database_unavailable' || !(Number(r.retryAfter) > 0)),
+    [],
+    'each as 503 database_unavailable with Retry-After',
+  );
   t.equal(server.child.exitCode, null, 'the process kept running');
 
   rmSync(filler);

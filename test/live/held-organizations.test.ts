@@ -30,7 +30,8 @@ for (const backend of backends()) {
     const { live } = await liveFor(t, backend);
     const served = await live.organization('Served');
     const other = await live.organization('Elsewhere');
-    for (let i = 0; i < 4; i++) t.equal((await live.score(served, { transaction_id: `s-${i}`, amount: 10 + i, customer_id: 'c', merchant_id: 'm' })).statusCode, 200);
+    for (let i = 0; i < 4; i++)
+      t.equal((await live.score(served, { transaction_id: `s-${i}`, amount: 10 + i, customer_id: 'c', merchant_id: 'm' })).statusCode, 200);
     // What another process would have written for the other organization.
     await organizationData(live.s.service.db, other.id).transactions.insert([0, 1, 2, 3, 4].map(row));
     await live.s.service.tail.catchUp();
@@ -55,10 +56,19 @@ t.test('two processes serving two organizations each hold one', { skip: needs('p
   const { a, b, org: first } = await serverPair({ ...signIn.env, DATABASE_URL: db.url }, servers, signIn, 'first');
   const second = await signIn.organization(a.base, 'second');
   for (let i = 0; i < 6; i++) {
-    t.equal((await withKey(a.base, first.secret, '/api/v1/risk/score', { transaction_id: `f-${i}`, amount: 10 + i, customer_id: 'c', merchant_id: 'm' })).status, 200);
-    t.equal((await withKey(b.base, second.secret, '/api/v1/risk/score', { transaction_id: `s-${i}`, amount: 10 + i, customer_id: 'c', merchant_id: 'm' })).status, 200);
+    t.equal(
+      (await withKey(a.base, first.secret, '/api/v1/risk/score', { transaction_id: `f-${i}`, amount: 10 + i, customer_id: 'c', merchant_id: 'm' })).status,
+      200,
+    );
+    t.equal(
+      (await withKey(b.base, second.secret, '/api/v1/risk/score', { transaction_id: `s-${i}`, amount: 10 + i, customer_id: 'c', merchant_id: 'm' })).status,
+      200,
+    );
   }
-  for (const [name, s] of [['A', a], ['B', b]] as const) {
+  for (const [name, s] of [
+    ['A', a],
+    ['B', b],
+  ] as const) {
     const health = (await (await fetch(`${s.base}/api/health`)).json()) as { organizations_loaded: number; transactions_held: number };
     t.equal(health.organizations_loaded, 1, `${name} holds one organization`);
     t.equal(health.transactions_held, 6, `${name} holds its own organization's six transactions`);

@@ -7,7 +7,6 @@
 // loaded from the rows instead, as are damaged bytes; a snapshot of other history code is not
 // read; and one organization's snapshot is never read for another.
 
-import t from 'tap';
 import type { DecisionLog } from '../../src/live/decision-log.ts';
 import { Tenant } from '../../src/live/tenant.ts';
 import { Tenants, type SnapshotPolicy } from '../../src/live/tenants.ts';
@@ -68,7 +67,16 @@ eachBackend('histories loaded from their stored snapshots', async (t, fx) => {
   await a.transactions.insert(rows(0, 3_000, NOW - 40 * DAY, (38 * DAY) / 3_000));
   await organizationData(db, 'org_b').transactions.insert(rows(0, 300, NOW - 10 * DAY, DAY / 60));
   const errors: unknown[] = [];
-  const tenants = () => new Tenants(db, noLog, DEFAULT_LABEL_DELAY_MS, () => NOW, () => {}, POLICY, (e) => errors.push(e));
+  const tenants = () =>
+    new Tenants(
+      db,
+      noLog,
+      DEFAULT_LABEL_DELAY_MS,
+      () => NOW,
+      () => {},
+      POLICY,
+      (e) => errors.push(e),
+    );
 
   const first = tenants();
   await first.get('org_a');
@@ -97,12 +105,24 @@ eachBackend('histories loaded from their stored snapshots', async (t, fx) => {
   await t.test('a load takes the snapshot and the changes since, and answers as a load from the rows', async (t) => {
     const fromSnapshot = await loadTenant(db, 'org_a', true);
     const fromRows = await loadTenant(db, 'org_a', false);
-    t.ok(typeof fromSnapshot.loaded.restored === 'number' && fromSnapshot.loaded.restored >= 190, `${fromSnapshot.loaded.restored} changes applied to the snapshot`);
+    t.ok(
+      typeof fromSnapshot.loaded.restored === 'number' && fromSnapshot.loaded.restored >= 190,
+      `${fromSnapshot.loaded.restored} changes applied to the snapshot`,
+    );
     t.equal(fromRows.loaded.restored, undefined, 'the other from the rows');
     t.equal(fromSnapshot.tenant.history.size, fromRows.tenant.history.size, 'the same transactions held');
     const p = probes(new Rng(3), 40);
-    for (const q of [NOW, NOW + DAY]) t.same(differences(answers(fromSnapshot.tenant.history, q, p), answers(fromRows.tenant.history, q, p)), [], `every answer the same at +${(q - NOW) / DAY} d`);
-    t.ok(fromSnapshot.tenant.has('t-6039') && fromSnapshot.tenant.sameAs('t-5000', { amount: 5 + (5000 % 97) + (5000 % 7) / 8, customer_id: CUSTOMERS[0]!, merchant_id: MERCHANTS[(5000 * 7) % 6]! }), 'ids of the changes found');
+    for (const q of [NOW, NOW + DAY])
+      t.same(
+        differences(answers(fromSnapshot.tenant.history, q, p), answers(fromRows.tenant.history, q, p)),
+        [],
+        `every answer the same at +${(q - NOW) / DAY} d`,
+      );
+    t.ok(
+      fromSnapshot.tenant.has('t-6039') &&
+        fromSnapshot.tenant.sameAs('t-5000', { amount: 5 + (5000 % 97) + (5000 % 7) / 8, customer_id: CUSTOMERS[0]!, merchant_id: MERCHANTS[(5000 * 7) % 6]! }),
+      'ids of the changes found',
+    );
   });
 
   await t.test('another process loads from it and, after many changes, writes a newer one', async (t) => {
@@ -123,7 +143,11 @@ eachBackend('histories loaded from their stored snapshots', async (t, fx) => {
     const tenant = await tenants().get('org_a');
     const rowsLoad = await loadTenant(db, 'org_a', false);
     const p = probes(new Rng(4), 20);
-    t.same(differences(answers(tenant.history, NOW, p), answers(rowsLoad.tenant.history, NOW, p)), [], 'and a process loads from the rows instead (it counts that one in its totals)');
+    t.same(
+      differences(answers(tenant.history, NOW, p), answers(rowsLoad.tenant.history, NOW, p)),
+      [],
+      'and a process loads from the rows instead (it counts that one in its totals)',
+    );
 
     await a.transactions.insert([tx(7_001, NOW - 2 * DAY, { source: 'import' })]);
     t.equal((await loadTenant(db, 'org_a', true)).loaded.restored, undefined, 'an import since: from the rows');
@@ -131,7 +155,15 @@ eachBackend('histories loaded from their stored snapshots', async (t, fx) => {
 
   await t.test('a tenant in use is built again beside it, and put in its place', async (t) => {
     let clock = NOW;
-    const process = new Tenants(db, noLog, DEFAULT_LABEL_DELAY_MS, () => clock, () => {}, POLICY, (e) => errors.push(e));
+    const process = new Tenants(
+      db,
+      noLog,
+      DEFAULT_LABEL_DELAY_MS,
+      () => clock,
+      () => {},
+      POLICY,
+      (e) => errors.push(e),
+    );
     const before = await process.get('org_a');
     await process.settled();
     t.notOk(process.refreshDue('org_a'), 'not due just after its load');
@@ -142,7 +174,16 @@ eachBackend('histories loaded from their stored snapshots', async (t, fx) => {
     const written = (await a.history.snapshot())!;
     const refreshing = process.refresh('org_a');
     // A change the tail hands over during the refresh reaches the tenant in use and the new one.
-    const during: FeedTransaction = { ...tx(9_000, NOW - 60_000), kind: 'transaction', xid: 2 ** 40, seq: 1, organization_id: 'org_a', source: 'scored', label: null, label_known_ms: null };
+    const during: FeedTransaction = {
+      ...tx(9_000, NOW - 60_000),
+      kind: 'transaction',
+      xid: 2 ** 40,
+      seq: 1,
+      organization_id: 'org_a',
+      source: 'scored',
+      label: null,
+      label_known_ms: null,
+    };
     process.apply([during]);
     await refreshing;
     const after = await process.get('org_a');
@@ -163,7 +204,7 @@ eachBackend('histories loaded from their stored snapshots', async (t, fx) => {
     t.same(errors, [], 'nothing failed');
   });
 
-  await t.test("a snapshot of other history code, or of another organization, is never read", async (t) => {
+  await t.test('a snapshot of other history code, or of another organization, is never read', async (t) => {
     const t2 = tenants();
     await t2.get('org_a');
     await t2.settled();
@@ -177,7 +218,7 @@ eachBackend('histories loaded from their stored snapshots', async (t, fx) => {
     t.equal((await loadTenant(db, 'org_a', true)).loaded.restored, undefined, 'another code: from the rows');
     const b = await loadTenant(db, 'org_b', true);
     t.equal(b.loaded.restored, undefined, "B has none, and does not get A's");
-    t.equal(b.tenant.history.size, 300, "B holds its own 300");
+    t.equal(b.tenant.history.size, 300, 'B holds its own 300');
     t.notOk(b.tenant.has('t-5000'), "and none of A's");
   });
 });

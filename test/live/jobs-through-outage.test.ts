@@ -55,7 +55,11 @@ t.test('jobs wait for the database and resume', { skip: needs('own-postgres') },
   const dataset = (await uploaded.json()) as { id: string };
 
   await t.test('a history import through a crash of the database', async (t) => {
-    const queued = await fetch(`${a!.base}/api/organizations/${drill.org.id}/history-imports`, { method: 'POST', headers, body: JSON.stringify({ dataset_id: dataset.id }) });
+    const queued = await fetch(`${a!.base}/api/organizations/${drill.org.id}/history-imports`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ dataset_id: dataset.id }),
+    });
     t.equal(queued.status, 202, 'the import is queued');
     const job = (await queued.json()) as Job;
     const mid = await waitFor(job.id, (j) => j.stage === 'importing' && j.progress > 0.05);

@@ -34,13 +34,25 @@ for (const backend of backends()) {
     let n = 0;
     const add = (customer: string, merchant: string, label: 0 | 1) => {
       const time = start + HOUR + n * 60_000;
-      rows.push({ transaction_id: `w-${n++}`, time, amount: 25, customer_id: customer, merchant_id: merchant, location: 'Lisbon', payment_type: 'online', source: 'import', label, label_known_ms: time + 24 * HOUR });
+      rows.push({
+        transaction_id: `w-${n++}`,
+        time,
+        amount: 25,
+        customer_id: customer,
+        merchant_id: merchant,
+        location: 'Lisbon',
+        payment_type: 'online',
+        source: 'import',
+        label,
+        label_known_ms: time + 24 * HOUR,
+      });
     };
     for (let round = 0; round < 3; round++) for (const c of ['r1', 'r2', 'r3', 'r4']) for (const m of ['rm1', 'rm2']) add(c, m, 1);
     for (let c = 0; c < 30; c++) for (let k = 0; k < 2; k++) add(`c${c}`, 'shop', 0);
     await organizationData(service.db, acme.id).transactions.insert(rows);
     const probe = { amount: 30, customer_id: 'newcomer', merchant_id: 'rm1', location: 'Lisbon', payment_type: 'online' };
-    const jobs = async () => (await service.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE kind = 'rings' AND params->>'organization_id' = $1`, [acme.id]))[0]!.n;
+    const jobs = async () =>
+      (await service.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE kind = 'rings' AND params->>'organization_id' = $1`, [acme.id]))[0]!.n;
 
     await t.test('before the window is published: nothing queued, no ring named', async (t) => {
       offset = end + DEFAULT_LABEL_DELAY_MS - HOUR - Date.now();
@@ -65,16 +77,32 @@ for (const backend of backends()) {
         if (!(job && ['succeeded', 'failed'].includes(job.status))) await new Promise((r) => setTimeout(r, 50));
       }
       t.match(job, { status: 'succeeded', result: { flagged: 1 } });
-      const [stored] = await service.db.query<{ rings: { ring_id: string; merchants: string[] }[] }>('SELECT rings FROM ring_windows WHERE organization_id = $1 AND rings IS NOT NULL', [acme.id]);
+      const [stored] = await service.db.query<{ rings: { ring_id: string; merchants: string[] }[] }>(
+        'SELECT rings FROM ring_windows WHERE organization_id = $1 AND rings IS NOT NULL',
+        [acme.id],
+      );
       t.ok(stored, 'the analysis was stored');
-      t.same(stored!.rings.map((r) => r.merchants), [['rm1', 'rm2']], 'the two merchants form the ring');
+      t.same(
+        stored!.rings.map((r) => r.merchants),
+        [['rm1', 'rm2']],
+        'the two merchants form the ring',
+      );
       await service.rings.tick();
       const scored = (await live.score(acme, { ...probe, transaction_id: 'after' })).json();
-      t.match(scored.related_ring, { ring_id: `ring-${new Date(start).toISOString().slice(0, 10)}-1`, matched_entity: 'rm1', role: 'merchant', members: 6, fraud_rate: 1 });
+      t.match(scored.related_ring, {
+        ring_id: `ring-${new Date(start).toISOString().slice(0, 10)}-1`,
+        matched_entity: 'rm1',
+        role: 'merchant',
+        members: 6,
+        fraud_rate: 1,
+      });
       t.equal(scored.related_ring.window_end, new Date(end).toISOString());
       const listed = (await live.s.app.inject({ url: '/api/metrics/rings', headers: { authorization: `Bearer ${acme.key}` } })).json();
       t.equal(listed.live.organization_id, acme.id);
-      t.same(listed.live.groups.map((g: { merchants: string[] }) => g.merchants), [['rm1', 'rm2']]);
+      t.same(
+        listed.live.groups.map((g: { merchants: string[] }) => g.merchants),
+        [['rm1', 'rm2']],
+      );
     });
 
     await t.test('a window is read in slices: every row once, in time order, across slice edges', async (t) => {
@@ -87,21 +115,53 @@ for (const backend of backends()) {
       for (let i = 0; i < 2500; i++) {
         const group = Math.floor(i / 7);
         const time = group % 40 === 0 ? from + (group / 40) * WINDOW_SLICE_MS : from + Math.floor(group * 7 * step);
-        rows2.push({ transaction_id: `p-${i}`, time, amount: 1 + i, customer_id: `pc${i % 50}`, merchant_id: 'pm', location: 'Lisbon', payment_type: 'online', source: 'import', ...(i % 11 === 0 ? { label: 1 as const, label_known_ms: from + 5000 } : {}) });
+        rows2.push({
+          transaction_id: `p-${i}`,
+          time,
+          amount: 1 + i,
+          customer_id: `pc${i % 50}`,
+          merchant_id: 'pm',
+          location: 'Lisbon',
+          payment_type: 'online',
+          source: 'import',
+          ...(i % 11 === 0 ? { label: 1 as const, label_known_ms: from + 5000 } : {}),
+        });
       }
       rows2.sort((a, b) => a.time - b.time);
-      rows2.push({ transaction_id: 'p-before', time: from - 1, amount: 1, customer_id: 'x', merchant_id: 'pm', location: 'Lisbon', payment_type: 'online', source: 'import' });
-      rows2.push({ transaction_id: 'p-after', time: from + WEEK, amount: 1, customer_id: 'x', merchant_id: 'pm', location: 'Lisbon', payment_type: 'online', source: 'import' });
+      rows2.push({
+        transaction_id: 'p-before',
+        time: from - 1,
+        amount: 1,
+        customer_id: 'x',
+        merchant_id: 'pm',
+        location: 'Lisbon',
+        payment_type: 'online',
+        source: 'import',
+      });
+      rows2.push({
+        transaction_id: 'p-after',
+        time: from + WEEK,
+        amount: 1,
+        customer_id: 'x',
+        merchant_id: 'pm',
+        location: 'Lisbon',
+        payment_type: 'online',
+        source: 'import',
+      });
       await organizationData(service.db, acme.id).transactions.insert(rows2);
       await organizationData(service.db, bolt.id).transactions.insert(rows2.slice(0, 300).map((r) => ({ ...r, amount: 99_999 })));
       const read = decodeWindow((await organizationData(service.db, acme.id).rings.window(from, from + WEEK)).rows);
       t.ok(rows2.filter((r) => (r.time - from) % WINDOW_SLICE_MS === 0 && r.time >= from && r.time < from + WEEK).length >= 5 * 7, 'rows on the slice edges');
       t.equal(read.length, 2500, 'every row of the window, once; none before it, at its end, or of another organization');
-      t.same(read.map((r) => r.amount), rows2.slice(0, 2500).map((r) => r.amount), 'in time order, rows of one time in the order recorded');
+      t.same(
+        read.map((r) => r.amount),
+        rows2.slice(0, 2500).map((r) => r.amount),
+        'in time order, rows of one time in the order recorded',
+      );
       t.equal(read.filter((r) => r.label === 1).length, Math.ceil(2500 / 11), 'with their outcomes');
     });
 
-    await t.test("another organization sees none of it", async (t) => {
+    await t.test('another organization sees none of it', async (t) => {
       const scored = (await live.score(bolt, { ...probe, transaction_id: 'bolt-1' })).json();
       t.equal(scored.related_ring, null);
       const listed = (await live.s.app.inject({ url: '/api/metrics/rings', headers: { authorization: `Bearer ${bolt.key}` } })).json();
@@ -114,11 +174,14 @@ for (const backend of backends()) {
   });
 }
 
-t.test('due windows: Mondays, ended a label delay ago; the latest few, or back to an import\'s oldest transaction', async (t) => {
+t.test("due windows: Mondays, ended a label delay ago; the latest few, or back to an import's oldest transaction", async (t) => {
   const now = Date.UTC(2026, 10, 23, 12); // a Monday noon
   const latest = dueWindows(now, DEFAULT_LABEL_DELAY_MS);
   t.equal(latest.length, CATCH_UP_WINDOWS);
-  t.ok(latest.every((s) => new Date(s).getUTCDay() === 1 && new Date(s).getUTCHours() === 0), 'each starts on a Monday at 00:00 UTC');
+  t.ok(
+    latest.every((s) => new Date(s).getUTCDay() === 1 && new Date(s).getUTCHours() === 0),
+    'each starts on a Monday at 00:00 UTC',
+  );
   t.equal(latest[0], Date.UTC(2026, 10, 9), 'the newest due ended on 16 November, a label delay before now');
   t.ok(latest[0]! + WEEK + DEFAULT_LABEL_DELAY_MS <= now);
   const imported = dueWindows(now, DEFAULT_LABEL_DELAY_MS, Date.UTC(2026, 7, 5));

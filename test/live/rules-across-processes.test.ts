@@ -27,12 +27,23 @@ t.test('rules and lists reach every process', { skip: needs('postgres') }, async
   });
   const { a, b, org } = await serverPair(env, servers, signIn, 'shared');
   const asMember = async (s: ServerProcess, method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${s.base}/api/organizations/${org.id}${path}`, { method, headers: org.member, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const res = await fetch(`${s.base}/api/organizations/${org.id}${path}`, {
+      method,
+      headers: org.member,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     return { status: res.status, json: (await res.json()) as any };
   };
   let n = 0;
   const pay = async (s: ServerProcess, customer: string) => {
-    const res = await withKey(s.base, org.secret, '/api/v1/risk/score', { transaction_id: `p-${++n}`, amount: 30, customer_id: customer, merchant_id: 'm-1', location: 'Lisbon', payment_type: 'card' });
+    const res = await withKey(s.base, org.secret, '/api/v1/risk/score', {
+      transaction_id: `p-${++n}`,
+      amount: 30,
+      customer_id: customer,
+      merchant_id: 'm-1',
+      location: 'Lisbon',
+      payment_type: 'card',
+    });
     if (res.status !== 200) throw new Error(res.text);
     return res.json as { decision: string; rules: { name: string; version: number; applied: boolean }[] };
   };
@@ -43,13 +54,17 @@ t.test('rules and lists reach every process', { skip: needs('postgres') }, async
   // B loads the organization (its rules and lists with it) before the changes below.
   t.equal((await pay(b, 'c-ok')).decision, 'approve');
 
-  t.test("a value added on A blocks on B; removed on A, B lets it through", async (t) => {
+  t.test('a value added on A blocks on B; removed on A, B lets it through', async (t) => {
     t.equal((await withKey(a.base, org.secret, '/api/v1/lists/blocked/items', { values: ['c-bad'] })).status, 200);
     await sleep(LAG_BUDGET_MS);
     const blocked = await pay(b, 'c-bad');
     t.equal(blocked.decision, 'block', 'B blocks the customer A listed');
     t.match(blocked.rules, [{ name: 'Blocked', applied: true }]);
-    const removed = await fetch(`${a.base}/api/v1/lists/blocked/items`, { method: 'DELETE', headers: { 'content-type': 'application/json', authorization: `Bearer ${org.secret}` }, body: JSON.stringify({ values: ['c-bad'] }) });
+    const removed = await fetch(`${a.base}/api/v1/lists/blocked/items`, {
+      method: 'DELETE',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${org.secret}` },
+      body: JSON.stringify({ values: ['c-bad'] }),
+    });
     t.equal(removed.status, 200);
     await sleep(LAG_BUDGET_MS);
     t.equal((await pay(b, 'c-bad')).decision, 'approve', 'B lets the customer through once A removed it');

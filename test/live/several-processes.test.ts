@@ -44,7 +44,11 @@ t.test('two server processes on one PostgreSQL', { skip: needs('postgres') }, as
     const second = await score(b, { transaction_id: 'v-2', amount: 41, customer_id: 'c-v', merchant_id: 'm-v2' });
     t.equal(second.status, 200);
     t.equal(second.json.entity_history['c-v'].prior_transactions, 1, "B counts A's transaction for the customer");
-    t.same(second.json.graph_evidence['c-v'].map((e: { transaction_id: string }) => e.transaction_id), ['v-1'], "B's evidence shows A's transaction");
+    t.same(
+      second.json.graph_evidence['c-v'].map((e: { transaction_id: string }) => e.transaction_id),
+      ['v-1'],
+      "B's evidence shows A's transaction",
+    );
     // And back: A sees B's.
     await sleep(LAG_BUDGET_MS);
     const third = await score(a, { transaction_id: 'v-3', amount: 42, customer_id: 'c-v', merchant_id: 'm-v' });
@@ -65,8 +69,15 @@ t.test('two server processes on one PostgreSQL', { skip: needs('postgres') }, as
     t.equal(reported.status, 200, reported.text);
     await sleep(LAG_BUDGET_MS);
     const after = await score(a, { transaction_id: 'g-3', amount: 30, customer_id: 'c-g3', merchant_id: 'm-g' });
-    t.equal(after.json.graph_evidence['m-g'].find((e: { transaction_id: string }) => e.transaction_id === 'g-1').outcome, 'fraud', "A's evidence knows the fraud B was told of");
-    t.ok(after.json.channel_scores.graph > before.json.channel_scores.graph, `A's graph channel rises (${before.json.channel_scores.graph} → ${after.json.channel_scores.graph})`);
+    t.equal(
+      after.json.graph_evidence['m-g'].find((e: { transaction_id: string }) => e.transaction_id === 'g-1').outcome,
+      'fraud',
+      "A's evidence knows the fraud B was told of",
+    );
+    t.ok(
+      after.json.channel_scores.graph > before.json.channel_scores.graph,
+      `A's graph channel rises (${before.json.channel_scores.graph} → ${after.json.channel_scores.graph})`,
+    );
   });
 
   t.test('one transaction id sent to A and B at once is recorded once', async (t) => {
@@ -80,9 +91,13 @@ t.test('two server processes on one PostgreSQL', { skip: needs('postgres') }, as
     }
     const sql = postgres(db.url, { max: 1, onnotice: () => {} });
     try {
-      const rows = await sql`SELECT transaction_id, count(*)::int AS n FROM transactions WHERE organization_id = ${org.id} AND transaction_id LIKE 'race-%' GROUP BY 1`;
+      const rows =
+        await sql`SELECT transaction_id, count(*)::int AS n FROM transactions WHERE organization_id = ${org.id} AND transaction_id LIKE 'race-%' GROUP BY 1`;
       t.equal(rows.length, 12);
-      t.ok(rows.every((r) => r.n === 1), 'each id stored once');
+      t.ok(
+        rows.every((r) => r.n === 1),
+        'each id stored once',
+      );
     } finally {
       await sql.end();
     }
@@ -104,7 +119,9 @@ t.test('two server processes on one PostgreSQL', { skip: needs('postgres') }, as
     } finally {
       await sql.end();
     }
-    const seen = async () => (await score(b, { transaction_id: `p-probe-${Date.now()}`, amount: 5, customer_id: 'c-p', merchant_id: 'm-p2' })).json.entity_history['c-p'].prior_transactions;
+    const seen = async () =>
+      (await score(b, { transaction_id: `p-probe-${Date.now()}`, amount: 5, customer_id: 'c-p', merchant_id: 'm-p2' })).json.entity_history['c-p']
+        .prior_transactions;
     const started = performance.now();
     let count = 0;
     while (performance.now() - started < 5_000 && (count = await seen()) === 0) await sleep(100);
@@ -120,7 +137,14 @@ t.test('two server processes on one PostgreSQL', { skip: needs('postgres') }, as
     await Promise.all(
       Array.from({ length: 24 }, async (_, lane) => {
         for (let i = next++; i < n; i = next++) {
-          const body = { transaction_id: `busy-${i}`, amount: 10 + (i % 50), customer_id: `c-busy${i % 7}`, merchant_id: `m-busy${i % 3}`, location: i % 2 ? 'Lisbon' : 'Porto', payment_type: 'wallet' };
+          const body = {
+            transaction_id: `busy-${i}`,
+            amount: 10 + (i % 50),
+            customer_id: `c-busy${i % 7}`,
+            merchant_id: `m-busy${i % 3}`,
+            location: i % 2 ? 'Lisbon' : 'Porto',
+            payment_type: 'wallet',
+          };
           statuses.push((await score(lane % 2 ? a : b, body)).status);
         }
       }),
@@ -130,8 +154,16 @@ t.test('two server processes on one PostgreSQL', { skip: needs('postgres') }, as
     try {
       const [stored] = await sql`SELECT count(*)::int AS n FROM transactions WHERE organization_id = ${org.id} AND transaction_id LIKE 'busy-%'`;
       t.equal(stored!.n, n, 'each stored once');
-      const totals = await sql`SELECT kind, sum(transactions)::int AS n FROM entity_totals WHERE organization_id = ${org.id} AND (key LIKE 'c-busy%' OR key LIKE 'm-busy%') GROUP BY kind ORDER BY kind`;
-      t.same(totals.map((r) => [r.kind, r.n]), [['c', n], ['m', n]], "the customers' and merchants' totals count every one");
+      const totals =
+        await sql`SELECT kind, sum(transactions)::int AS n FROM entity_totals WHERE organization_id = ${org.id} AND (key LIKE 'c-busy%' OR key LIKE 'm-busy%') GROUP BY kind ORDER BY kind`;
+      t.same(
+        totals.map((r) => [r.kind, r.n]),
+        [
+          ['c', n],
+          ['m', n],
+        ],
+        "the customers' and merchants' totals count every one",
+      );
     } finally {
       await sql.end();
     }

@@ -54,7 +54,9 @@ t.test('a snapshot write cut by the end of its process', { skip: needs('postgres
   // The snapshot's write waits for the lock: a backend of the server's stands in a lock wait.
   let waiting = 0;
   for (let tries = 0; tries < 100 && waiting === 0; tries++, await sleep(100)) {
-    [{ waiting }] = await sql<{ waiting: number }[]>`SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`;
+    [{ waiting }] = await sql<
+      { waiting: number }[]
+    >`SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`;
   }
   t.equal(waiting, 1, 'the snapshot write has begun and waits');
   await a.stop('SIGKILL');
@@ -63,7 +65,9 @@ t.test('a snapshot write cut by the end of its process', { skip: needs('postgres
   // rolls back.
   let left = 1;
   for (let tries = 0; tries < 100 && left > 0; tries++, await sleep(100)) {
-    [{ left }] = await sql<{ left: number }[]>`SELECT count(*)::int AS left FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'`;
+    [{ left }] = await sql<
+      { left: number }[]
+    >`SELECT count(*)::int AS left FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'`;
   }
   const [stored] = await sql<{ snapshots: number; pieces: number }[]>`
     SELECT (SELECT count(*)::int FROM history_snapshots) AS snapshots, (SELECT count(*)::int FROM history_snapshot_pieces) AS pieces`;

@@ -77,7 +77,8 @@ t.test('the live feed while a write transaction is held open for 60 s', { skip: 
       await sleep(PROBE_EVERY_MS);
     }
   };
-  const evidence = (probe: any, customer: string, id: string) => (probe.graph_evidence?.[customer] ?? []).find((e: { transaction_id: string }) => e.transaction_id === id);
+  const evidence = (probe: any, customer: string, id: string) =>
+    (probe.graph_evidence?.[customer] ?? []).find((e: { transaction_id: string }) => e.transaction_id === id);
 
   const transactions: number[] = [];
   const outcomes: number[] = [];
@@ -99,7 +100,8 @@ t.test('the live feed while a write transaction is held open for 60 s', { skip: 
   const heldFor = performance.now() - stallBegan;
 
   const p = (xs: number[], q: number) => [...xs].sort((x, y) => x - y)[Math.ceil(q * xs.length) - 1]!;
-  const figures = (xs: number[]) => `n=${xs.length}, p50 ${Math.round(p(xs, 0.5))} ms, p99 ${Math.round(p(xs, 0.99))} ms, max ${Math.round(Math.max(...xs))} ms`;
+  const figures = (xs: number[]) =>
+    `n=${xs.length}, p50 ${Math.round(p(xs, 0.5))} ms, p99 ${Math.round(p(xs, 0.99))} ms, max ${Math.round(Math.max(...xs))} ms`;
   t.same(refused, [], 'every transaction and outcome was recorded on A (200)');
   t.ok(heldFor >= STALL_MS, `the transaction was held open ${Math.round(heldFor / 1000)} s`);
   t.ok(transactions.length >= 30 && outcomes.length >= 10, `enough samples: ${transactions.length} transactions, ${outcomes.length} outcomes`);
@@ -115,7 +117,12 @@ t.test('the live feed while a write transaction is held open for 60 s', { skip: 
   await stalled;
   const stallProbes = { a: 0, b: 0 };
   const stallCount = async (s: ServerProcess, side: 'a' | 'b'): Promise<number> => {
-    const probe = await score(s, { transaction_id: `stall-probe-${side}-${++stallProbes[side]}`, amount: 1, customer_id: 'c-stall', merchant_id: 'm-stall-probe' });
+    const probe = await score(s, {
+      transaction_id: `stall-probe-${side}-${++stallProbes[side]}`,
+      amount: 1,
+      customer_id: 'c-stall',
+      merchant_id: 'm-stall-probe',
+    });
     return probe.json.entity_history['c-stall'].prior_transactions;
   };
   // A probe counts the customer's earlier transactions: the held three and this side's own probes.
@@ -128,9 +135,10 @@ t.test('the live feed while a write transaction is held open for 60 s', { skip: 
   await sleep(3_000);
   t.equal(await stallCount(b, 'b'), 3 + stallProbes.b - 1, 'B still counts each once');
   await sleep(1_000);
-  t.equal(await stallCount(a, 'a'), 3 + stallProbes.b, 'A counts each once, and B\'s probes');
+  t.equal(await stallCount(a, 'a'), 3 + stallProbes.b, "A counts each once, and B's probes");
   let after: any;
-  for (let tries = 0; tries < 50 && after?.feed.waiting_on_transactions !== 0; tries++, await sleep(100)) after = await (await fetch(`${b.base}/api/health`)).json();
+  for (let tries = 0; tries < 50 && after?.feed.waiting_on_transactions !== 0; tries++, await sleep(100))
+    after = await (await fetch(`${b.base}/api/health`)).json();
   t.equal(after.feed.waiting_on_transactions, 0, 'health after: the feed waits on nothing');
   t.equal(after.feed.state, 'current', 'health after: current');
 });

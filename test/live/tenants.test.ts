@@ -14,7 +14,10 @@ const stored = async (live: LiveService, where = 'TRUE', params: unknown[] = [])
 };
 
 /** Every transaction id a response shows as evidence. */
-const evidenceIds = (r: { graph_evidence: Record<string, { transaction_id: string }[]> }) => Object.values(r.graph_evidence).flat().map((e) => e.transaction_id);
+const evidenceIds = (r: { graph_evidence: Record<string, { transaction_id: string }[]> }) =>
+  Object.values(r.graph_evidence)
+    .flat()
+    .map((e) => e.transaction_id);
 
 /** A response without its timings (which differ from one run of the same request to the next). */
 const timeless = (r: Record<string, unknown>) => ({ ...r, stages: undefined, latency_ms: undefined });
@@ -29,7 +32,14 @@ for (const backend of backends()) {
     const b = await live.organization('Bolt');
 
     await t.test('the public sandbox: the same answer every time, nothing recorded, no organization read', async (t) => {
-      const body = { amount: 42.5, customer_id: known.customer_id, merchant_id: known.merchant_id, location: known.location, payment_type: known.payment_type, transaction_id: 'what-if-1' };
+      const body = {
+        amount: 42.5,
+        customer_id: known.customer_id,
+        merchant_id: known.merchant_id,
+        location: known.location,
+        payment_type: known.payment_type,
+        transaction_id: 'what-if-1',
+      };
       const sizeBefore = sandbox.size;
       const storedBefore = await stored(live);
       const first = (await live.guest(body)).json();
@@ -39,10 +49,20 @@ for (const backend of backends()) {
       t.equal(again.statusCode, 200);
       const second = again.json();
       t.same(timeless(second), timeless(first), 'the same request gets the same answer, whatever organizations record');
-      t.notOk(evidenceIds(second).some((id) => id.startsWith('acme-secret')), "none of Acme's transactions in the evidence");
-      t.equal(second.entity_history[known.customer_id].prior_transactions, sandbox.priors({ ...known, time: live.s.service.sandbox.asOf }).customer, 'counts are the sandbox\'s');
+      t.notOk(
+        evidenceIds(second).some((id) => id.startsWith('acme-secret')),
+        "none of Acme's transactions in the evidence",
+      );
+      t.equal(
+        second.entity_history[known.customer_id].prior_transactions,
+        sandbox.priors({ ...known, time: live.s.service.sandbox.asOf }).customer,
+        "counts are the sandbox's",
+      );
       t.match(second.notes[0], /What-if: scored against the public sandbox .*nothing was recorded/);
-      t.notOk(second.stages.some((s: { name: string }) => s.name === 'record'), 'no record stage');
+      t.notOk(
+        second.stages.some((s: { name: string }) => s.name === 'record'),
+        'no record stage',
+      );
       t.equal(sandbox.size, sizeBefore, 'the sandbox is unchanged');
       t.equal(await stored(live), storedBefore + 3, "only Acme's three transactions were stored");
       t.equal(await stored(live, 'transaction_id = $1', ['what-if-1']), 0, 'the guest transaction was not stored');
@@ -51,12 +71,19 @@ for (const backend of backends()) {
       t.equal(onlyAcme.entity_history['acme-only-customer'].is_new, true);
       await live.score(a, { amount: 10, customer_id: 'acme-only-customer', merchant_id: 'acme-only-merchant', transaction_id: 'acme-only-1' });
       const afterAcme = (await live.guest({ amount: 10, customer_id: 'acme-only-customer', merchant_id: 'acme-only-merchant' })).json();
-      t.equal(afterAcme.entity_history['acme-only-customer'].is_new, true, "an id only Acme uses is still new to guests");
+      t.equal(afterAcme.entity_history['acme-only-customer'].is_new, true, 'an id only Acme uses is still new to guests');
       t.same(afterAcme.graph_evidence, {}, 'and has no evidence');
     });
 
     await t.test('each organization scores against its own history only', async (t) => {
-      const tx = (i: number) => ({ amount: 20 + i, customer_id: 'shared-customer', merchant_id: 'shared-merchant', location: 'Lisbon', payment_type: 'wallet', transaction_id: `a-${i}` });
+      const tx = (i: number) => ({
+        amount: 20 + i,
+        customer_id: 'shared-customer',
+        merchant_id: 'shared-merchant',
+        location: 'Lisbon',
+        payment_type: 'wallet',
+        transaction_id: `a-${i}`,
+      });
       for (let i = 0; i < 3; i++) t.equal((await live.score(a, tx(i))).statusCode, 200);
       const fromB = (await live.score(b, { ...tx(9), transaction_id: 'b-1' })).json();
       t.equal(fromB.entity_history['shared-customer'].prior_transactions, 0, "B's history has none of A's transactions");
@@ -65,9 +92,15 @@ for (const backend of backends()) {
       t.equal(fromB.path, 'COLD_START', 'a new organization starts empty: cold start');
       const fromA = (await live.score(a, tx(3))).json();
       t.equal(fromA.entity_history['shared-customer'].prior_transactions, 3, 'A sees its own three');
-      t.same(fromA.graph_evidence['shared-customer'].map((e: { transaction_id: string }) => e.transaction_id), ['a-2', 'a-1', 'a-0']);
+      t.same(
+        fromA.graph_evidence['shared-customer'].map((e: { transaction_id: string }) => e.transaction_id),
+        ['a-2', 'a-1', 'a-0'],
+      );
       t.notOk(evidenceIds(fromA).includes('b-1'), "A does not see B's");
-      t.same(fromA.stages.map((s: { name: string }) => s.name), ['history', 'features', 'model', 'rules', 'explain', 'evidence', 'record']);
+      t.same(
+        fromA.stages.map((s: { name: string }) => s.name),
+        ['history', 'features', 'model', 'rules', 'explain', 'evidence', 'record'],
+      );
       t.equal(await stored(live, 'organization_id = $1 AND customer_id = $2', [b.id, 'shared-customer']), 1);
       t.equal(await stored(live, 'organization_id = $1 AND customer_id = $2', [a.id, 'shared-customer']), 4);
     });
@@ -99,7 +132,10 @@ for (const backend of backends()) {
       const body = { amount: 12, customer_id: 'burst-customer', merchant_id: 'burst-merchant', transaction_id: 'burst-1' };
       const org = await live.organization('Burst');
       const answers = await Promise.all(Array.from({ length: 6 }, () => live.score(org, body)));
-      t.same(answers.map((r) => r.statusCode), [200, 200, 200, 200, 200, 200]);
+      t.same(
+        answers.map((r) => r.statusCode),
+        [200, 200, 200, 200, 200, 200],
+      );
       t.equal(answers.filter((r) => r.headers['idempotent-replayed'] === 'true').length, 5, 'one scored, five replayed');
       t.equal(new Set(answers.map((r) => r.body)).size, 1, 'all the same body');
       t.equal(await stored(live, 'organization_id = $1', [org.id]), 1);

@@ -46,9 +46,21 @@ t.test('webhooks across two processes', { skip: needs('postgres') }, async (t) =
   await t.test('each event is delivered once by one of the processes', async (t) => {
     const n = 200;
     const answers = await Promise.all(
-      Array.from({ length: n }, (_, i) => withKey(i % 2 ? a.base : b.base, org.secret, '/api/v1/risk/score', { amount: 9000, customer_id: `c-${i % 17}`, merchant_id: 'm-1', location: 'Lisbon', payment_type: 'card', transaction_id: `tx-${i}` })),
+      Array.from({ length: n }, (_, i) =>
+        withKey(i % 2 ? a.base : b.base, org.secret, '/api/v1/risk/score', {
+          amount: 9000,
+          customer_id: `c-${i % 17}`,
+          merchant_id: 'm-1',
+          location: 'Lisbon',
+          payment_type: 'card',
+          transaction_id: `tx-${i}`,
+        }),
+      ),
     );
-    t.ok(answers.every((x) => x.status === 200 && x.json.decision === 'block'), 'all blocked');
+    t.ok(
+      answers.every((x) => x.status === 200 && x.json.decision === 'block'),
+      'all blocked',
+    );
     await receiver.waitFor(n, 60_000);
     await new Promise((r) => setTimeout(r, 1_000));
     const events = receiver.received.map((r) => hook.verify(r.body, r.headers as Record<string, string>) as { id: string; data: { transaction_id: string } });
@@ -61,7 +73,14 @@ t.test('webhooks across two processes', { skip: needs('postgres') }, async (t) =
     const before = receiver.received.length;
     // The receiver holds the first request long enough for the killed process to be mid-attempt.
     receiver.answers = [{ status: 200, delayMs: 4_000 }];
-    const x = await withKey(a.base, org.secret, '/api/v1/risk/score', { amount: 9999, customer_id: 'c-k', merchant_id: 'm-1', location: 'Lisbon', payment_type: 'card', transaction_id: 'tx-killed' });
+    const x = await withKey(a.base, org.secret, '/api/v1/risk/score', {
+      amount: 9999,
+      customer_id: 'c-k',
+      merchant_id: 'm-1',
+      location: 'Lisbon',
+      payment_type: 'card',
+      transaction_id: 'tx-killed',
+    });
     t.equal(x.json.decision, 'block');
     await new Promise((r) => setTimeout(r, 1_000));
     await a.stop('SIGKILL');
@@ -70,11 +89,19 @@ t.test('webhooks across two processes', { skip: needs('postgres') }, async (t) =
     servers.push(c);
     await receiver.waitFor(before + 1, 60_000);
     const got = receiver.received.slice(before).map((r) => JSON.parse(r.body) as { data: { transaction_id: string }; id: string });
-    t.ok(got.some((e) => e.data.transaction_id === 'tx-killed'), 'the event arrived after the crash');
-    const log = (await (await fetch(`${c.base}/api/organizations/${org.id}/webhooks/${endpoint.json.id}/deliveries?limit=1`, { headers: org.member })).json()) as { data: { status: string; event_id: string }[] };
+    t.ok(
+      got.some((e) => e.data.transaction_id === 'tx-killed'),
+      'the event arrived after the crash',
+    );
+    const log = (await (
+      await fetch(`${c.base}/api/organizations/${org.id}/webhooks/${endpoint.json.id}/deliveries?limit=1`, { headers: org.member })
+    ).json()) as { data: { status: string; event_id: string }[] };
     for (let i = 0; i < 50 && log.data[0]?.status !== 'succeeded'; i++) {
       await new Promise((r) => setTimeout(r, 200));
-      Object.assign(log, await (await fetch(`${c.base}/api/organizations/${org.id}/webhooks/${endpoint.json.id}/deliveries?limit=1`, { headers: org.member })).json());
+      Object.assign(
+        log,
+        await (await fetch(`${c.base}/api/organizations/${org.id}/webhooks/${endpoint.json.id}/deliveries?limit=1`, { headers: org.member })).json(),
+      );
     }
     t.match(log.data[0], { status: 'succeeded' }, 'and the log says delivered');
   });

@@ -30,15 +30,17 @@ function sample(seed: number, n: number, rate: number, d: number, round = false)
   return { scores, labels };
 }
 
-const mean = (x: Float64Array): Statistic => (w) => {
-  let s = 0;
-  let n = 0;
-  for (let i = 0; i < x.length; i++) {
-    s += w[i]! * x[i]!;
-    n += w[i]!;
-  }
-  return s / n;
-};
+const mean =
+  (x: Float64Array): Statistic =>
+  (w) => {
+    let s = 0;
+    let n = 0;
+    for (let i = 0; i < x.length; i++) {
+      s += w[i]! * x[i]!;
+      n += w[i]!;
+    }
+    return s / n;
+  };
 
 t.test('the weighted statistics are the metrics on the sample and on a repeated resample', async (t) => {
   const { scores, labels } = sample(1, 400, 0.1, 1, true);

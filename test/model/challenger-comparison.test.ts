@@ -20,7 +20,14 @@ function rows(seed: number, n: number, challengerOf: (active: number, fraud: boo
     const active = Math.min(0.999, Math.max(0.001, (fraud ? 0.35 : 0.05) + 0.2 * rng.uniform()));
     const challenger = challengerOf(active, fraud, rng);
     const decide = (s: number) => (s >= 0.4 ? 'block' : s >= 0.2 ? 'review' : 'approve');
-    return { time: 1_760_000_000_000 + Math.floor(i / 40) * DAY + i, amount: 10 + (i % 97), card: `c${i % 300}`, label: fraud ? 1 : 0, active: { score: active, decision: decide(active) }, challenger: { score: challenger, decision: decide(challenger) } };
+    return {
+      time: 1_760_000_000_000 + Math.floor(i / 40) * DAY + i,
+      amount: 10 + (i % 97),
+      card: `c${i % 300}`,
+      label: fraud ? 1 : 0,
+      active: { score: active, decision: decide(active) },
+      challenger: { score: challenger, decision: decide(challenger) },
+    };
   });
 }
 
@@ -38,15 +45,23 @@ t.test('every figure against a recount', async (t) => {
   t.ok(Math.abs(r.calibration_error.active.value - expectedCalibrationError(a, labels)) < 1e-12);
   const days = data.map((d) => Math.floor(d.time / DAY));
   const cards = data.map((d) => d.card);
-  t.ok(Math.abs(r.card_precision_at_k!.challenger.value - cardPrecisionAtK(cards, days, c, labels, 100).mean) < 1e-12, 'card precision@100 as the handbook counts it');
+  t.ok(
+    Math.abs(r.card_precision_at_k!.challenger.value - cardPrecisionAtK(cards, days, c, labels, 100).mean) < 1e-12,
+    'card precision@100 as the handbook counts it',
+  );
   const changed = data.filter((d) => d.active.decision !== d.challenger.decision);
   t.equal(r.decisions_changed.count, changed.length);
-  t.equal(Object.values(r.decisions_changed.by_change).reduce((x, y) => x + y, 0), changed.length);
-  const blocked = (side: 'active' | 'challenger', label: 0 | 1) => data.filter((d) => d.label === label && d[side].decision === 'block').reduce((s, d) => s + d.amount, 0);
+  t.equal(
+    Object.values(r.decisions_changed.by_change).reduce((x, y) => x + y, 0),
+    changed.length,
+  );
+  const blocked = (side: 'active' | 'challenger', label: 0 | 1) =>
+    data.filter((d) => d.label === label && d[side].decision === 'block').reduce((s, d) => s + d.amount, 0);
   t.equal(r.money.fraud_blocked.challenger.value, blocked('challenger', 1));
   t.equal(r.money.legit_blocked.active.value, blocked('active', 0));
   for (const f of [r.average_precision!, r.roc_auc!, r.card_precision_at_k!, r.calibration_error, r.money.fraud_blocked]) {
-    for (const side of [f.active, f.challenger, f.difference]) t.ok(side.low <= side.value + 1e-12 && side.value <= side.high + 1e-12, 'the interval holds its figure');
+    for (const side of [f.active, f.challenger, f.difference])
+      t.ok(side.low <= side.value + 1e-12 && side.value <= side.high + 1e-12, 'the interval holds its figure');
   }
   t.same(compareModels(data, { resamples: 200 }), r, 'the same rows, the same report');
 });

@@ -42,7 +42,10 @@ t.test('quantile bins and PSI', async (t) => {
   const values = Float64Array.from({ length: 1000 }, (_, i) => i);
   const bins = quantileBins(values);
   t.equal(bins.shares.length, 10);
-  t.ok(bins.shares.every((s) => Math.abs(s - 0.1) < 1e-9), 'deciles hold a tenth each');
+  t.ok(
+    bins.shares.every((s) => Math.abs(s - 0.1) < 1e-9),
+    'deciles hold a tenth each',
+  );
   t.equal(psi(bins.shares, bins.shares), 0, 'the same distribution: 0');
   t.ok(psi(bins.shares, [0.5, 0.5, 0, 0, 0, 0, 0, 0, 0, 0]) > PSI_MAJOR, 'all mass in two bins: a major shift');
   const binary = quantileBins(Float64Array.from({ length: 100 }, (_, i) => (i < 80 ? 0 : 1)));
@@ -53,7 +56,11 @@ t.test('quantile bins and PSI', async (t) => {
 t.test('the model ships its reference; the built-in test split is ok', async (t) => {
   t.ok(bundle.reference, 'reference.json loaded with the model');
   const ref = bundle.reference!;
-  t.equal(ref.features.length, bundle.channels.reduce((n, c) => n + c.features.length, 0), 'every feature');
+  t.equal(
+    ref.features.length,
+    bundle.channels.reduce((n, c) => n + c.features.length, 0),
+    'every feature',
+  );
   t.ok(ref.categories.payment_type.has('card_present'));
   // The test split of the training data: every row's features from the whole history before it.
   const rows = simulate();
@@ -68,7 +75,14 @@ t.test('the model ships its reference; the built-in test split is ok', async (t)
     if (r.time < from || r.time > to) return;
     n++;
     counter.addRow(matrices, i, r.payment_type, r.location);
-    combineInto(bundle, raw.map((x) => x[i]!), isColdStart(features, i, bundle.file.cold_start.min_prior), 'balanced', out, 0);
+    combineInto(
+      bundle,
+      raw.map((x) => x[i]!),
+      isColdStart(features, i, bundle.file.cold_start.min_prior),
+      'balanced',
+      out,
+      0,
+    );
     counter.addScore(out[0]!, out[0]! >= bundle.file.thresholds.balanced.review);
   });
   const report = counter.report()!;
@@ -83,11 +97,32 @@ t.test('the model ships its reference; the built-in test split is ok', async (t)
 // without outcomes when not; the same with amounts ×10 or every location new, unlabelled, are
 // `shifted`; a labelled file on which the model fails (ROC AUC below 0.6) is `degraded`.
 const S = DEFAULT_SIMULATION;
-const population = (seed: number, scale: number, days: number) => simulate({ seed, customers: Math.round(S.customers * scale), merchants: Math.round(S.merchants * scale), days });
-const brief = (d: DriftReport) => JSON.stringify({ verdict: d.verdict, basis: d.basis, reasons: d.reasons, signals: d.signals, score_psi: d.score_psi, measured: d.measured && { auc: d.measured.roc_auc, ap: d.measured.average_precision, ece: d.measured.expected_calibration_error, allowed: d.measured.allowed } });
+const population = (seed: number, scale: number, days: number) =>
+  simulate({ seed, customers: Math.round(S.customers * scale), merchants: Math.round(S.merchants * scale), days });
+const brief = (d: DriftReport) =>
+  JSON.stringify({
+    verdict: d.verdict,
+    basis: d.basis,
+    reasons: d.reasons,
+    signals: d.signals,
+    score_psi: d.score_psi,
+    measured: d.measured && {
+      auc: d.measured.roc_auc,
+      ap: d.measured.average_precision,
+      ece: d.measured.expected_calibration_error,
+      allowed: d.measured.allowed,
+    },
+  });
 
 t.test('own simulator, other seeds, 0.3× to 2× the population, 30 to 90 days: ok', async (t) => {
-  const cells: [seed: number, scale: number, days: number][] = [[4242, 0.3, 30], [777, 0.3, 90], [99, 2, 30], [5, 2, 90], [31, 0.5, 60], [8, 1, 45]];
+  const cells: [seed: number, scale: number, days: number][] = [
+    [4242, 0.3, 30],
+    [777, 0.3, 90],
+    [99, 2, 30],
+    [5, 2, 90],
+    [31, 0.5, 60],
+    [8, 1, 45],
+  ];
   for (const [seed, scale, days] of cells) {
     const rows = population(seed, scale, days);
     const { summary } = await job(`own-${seed}`, toCsv(rows));
@@ -95,13 +130,26 @@ t.test('own simulator, other seeds, 0.3× to 2× the population, 30 to 90 days: 
     const cell = `seed ${seed}, ${scale}× population, ${days} days`;
     t.equal(d.verdict, 'ok', `${cell}: ${brief(d)}`);
     t.equal(d.basis, 'outcomes', `${cell}: labelled, so its outcomes decide`);
-    t.ok(d.measured!.average_precision >= d.measured!.allowed!.average_precision_min && d.measured!.expected_calibration_error <= d.measured!.allowed!.expected_calibration_error_max, `${cell}: measured within what the test figures allow`);
+    t.ok(
+      d.measured!.average_precision >= d.measured!.allowed!.average_precision_min &&
+        d.measured!.expected_calibration_error <= d.measured!.allowed!.expected_calibration_error_max,
+      `${cell}: measured within what the test figures allow`,
+    );
     t.same(d.signals, [], `${cell}: and nothing the checks without outcomes would call a shift`);
     t.ok(d.score_psi < PSI_MODERATE, `${cell}: score PSI ${d.score_psi}`);
-    t.ok(d.features.some((f) => !f.in_verdict && f.psi >= PSI_MAJOR), `${cell}: history-dependent features moved (${d.features.filter((f) => f.psi >= PSI_MAJOR).map((f) => f.feature).join(', ')}) and are left out of the verdict`);
+    t.ok(
+      d.features.some((f) => !f.in_verdict && f.psi >= PSI_MAJOR),
+      `${cell}: history-dependent features moved (${d.features
+        .filter((f) => f.psi >= PSI_MAJOR)
+        .map((f) => f.feature)
+        .join(', ')}) and are left out of the verdict`,
+    );
   }
   // Without outcomes, the checks decide, and find nothing.
-  for (const [seed, scale, days] of [[4242, 0.3, 30], [99, 2, 30]] as const) {
+  for (const [seed, scale, days] of [
+    [4242, 0.3, 30],
+    [99, 2, 30],
+  ] as const) {
     const { summary } = await job(`own-unlabelled-${seed}`, unlabelled(population(seed, scale, days)));
     const d = summary.drift!;
     t.equal(d.verdict, 'ok', `seed ${seed} without labels: ${brief(d)}`);
@@ -126,7 +174,10 @@ t.test('the same with amounts ×10, or every location new, without outcomes: shi
   t.equal(places.basis, 'categories');
   t.same(places.reasons, ['unseen_categories']);
   t.equal(places.unseen_share, 1);
-  t.ok(places.unseen_categories.location.every((l) => l.startsWith('New ')), 'the new locations are listed');
+  t.ok(
+    places.unseen_categories.location.every((l) => l.startsWith('New ')),
+    'the new locations are listed',
+  );
 });
 
 t.test('a labelled file on which the model fails: degraded, by its outcomes', async (t) => {
@@ -141,7 +192,10 @@ t.test('a labelled file on which the model fails: degraded, by its outcomes', as
   t.equal(d.basis, 'outcomes');
   t.ok(d.reasons.includes('average_precision'), d.reasons.join(', '));
   t.same(d.signals, [], 'though nothing without outcomes would have seen it');
-  t.match(d.warning, /^Degraded: measured on this data's outcomes, the model does worse than its test figures allow \(average precision 0\.0\d+ where at least 0\.\d+ is expected/);
+  t.match(
+    d.warning,
+    /^Degraded: measured on this data's outcomes, the model does worse than its test figures allow \(average precision 0\.0\d+ where at least 0\.\d+ is expected/,
+  );
   t.equal(d.measured!.fraud, labels.filter((l) => l === 1).length);
 });
 
@@ -153,10 +207,12 @@ t.test('a file from another distribution: its unseen values and a warning in the
   const lines = ['step,type,amount,nameOrig,nameDest,isFraud'];
   for (let i = 0; i < 3000; i++) {
     const type = types[Math.floor(rng.uniform() * types.length)]!;
-    lines.push(`${1 + Math.floor(i / 100)},${type},${(rng.uniform() * 400_000 + 1000).toFixed(2)},C${Math.floor(rng.uniform() * 2500)},M${Math.floor(rng.uniform() * 800)},${rng.uniform() < 0.05 ? 1 : 0}`);
+    lines.push(
+      `${1 + Math.floor(i / 100)},${type},${(rng.uniform() * 400_000 + 1000).toFixed(2)},C${Math.floor(rng.uniform() * 2500)},M${Math.floor(rng.uniform() * 800)},${rng.uniform() < 0.05 ? 1 : 0}`,
+    );
   }
   const mapping = { payment_type: 'type', customer_id: 'nameOrig', merchant_id: 'nameDest' };
-  const { summary, resultPath } = await job('paysim', lines.join('\n') + '\n', { ...mapping, label: 'isFraud' });
+  const { summary, resultPath } = await job('paysim', `${lines.join('\n')}\n`, { ...mapping, label: 'isFraud' });
   const drift = summary.drift!;
   t.equal(drift.verdict, 'degraded', `its random labels decide: ${brief(drift)}`);
   t.equal(drift.basis, 'outcomes');
@@ -166,7 +222,7 @@ t.test('a file from another distribution: its unseen values and a warning in the
   t.equal(drift.unseen_share, 1);
   t.ok(drift.features.find((f) => f.feature === 'amount')!.out_of_range_share > 0.9, 'amounts beyond the training range');
   t.match(drift.warning, /^Degraded: /);
-  const withoutLabels = (await job('paysim-unlabelled', lines.map((l) => l.slice(0, l.lastIndexOf(','))).join('\n') + '\n', mapping)).summary.drift!;
+  const withoutLabels = (await job('paysim-unlabelled', `${lines.map((l) => l.slice(0, l.lastIndexOf(','))).join('\n')}\n`, mapping)).summary.drift!;
   t.equal(withoutLabels.verdict, 'shifted', 'without its labels: shifted');
   t.equal(withoutLabels.basis, withoutLabels.signals[0] === 'score_psi' ? 'scores' : 'categories', brief(withoutLabels));
   t.match(withoutLabels.warning, DRIFT_WARNING);
@@ -188,4 +244,3 @@ async function text(stream: NodeJS.ReadableStream): Promise<string> {
   for await (const c of stream) chunks.push(Buffer.from(c as Buffer));
   return Buffer.concat(chunks).toString('utf8');
 }
-

@@ -33,7 +33,11 @@ function plainAuc(scores: number[], labels: number[]): number {
   for (let i = 0; i < idx.length; ) {
     let j = i;
     while (j + 1 < idx.length && scores[idx[j + 1]!] === scores[idx[i]!]) j++;
-    for (let k = i; k <= j; k++) if (labels[idx[k]!] === 1) (positives++, (rankSum += (i + j) / 2 + 1));
+    for (let k = i; k <= j; k++)
+      if (labels[idx[k]!] === 1) {
+        positives++;
+        rankSum += (i + j) / 2 + 1;
+      }
     i = j + 1;
   }
   const negatives = idx.length - positives;
@@ -41,17 +45,35 @@ function plainAuc(scores: number[], labels: number[]): number {
 }
 function plainCurve(scores: number[], labels: number[]) {
   const distinct = [...new Set(scores)].sort((a, b) => b - a);
-  return distinct.map((s) => ({ threshold: s, tp: scores.filter((x, i) => x >= s && labels[i] === 1).length, fp: scores.filter((x, i) => x >= s && labels[i] !== 1).length }));
+  return distinct.map((s) => ({
+    threshold: s,
+    tp: scores.filter((x, i) => x >= s && labels[i] === 1).length,
+    fp: scores.filter((x, i) => x >= s && labels[i] !== 1).length,
+  }));
 }
 
 t.test('ROC AUC and the curve agree exactly with the plain definitions, ties and all', async (t) => {
   const rng = new Rng(3);
-  for (const [n, levels] of [[500, 7], [2000, 1e9], [3000, 40]] as const) {
+  for (const [n, levels] of [
+    [500, 7],
+    [2000, 1e9],
+    [3000, 40],
+  ] as const) {
     // Scores on a few levels (many ties, as the cold-start floor makes) or nearly all distinct.
     const scores = Array.from({ length: n }, () => Math.floor(rng.uniform() * levels) / levels);
     const labels = scores.map((s) => (rng.uniform() < 0.2 + s * 0.5 ? 1 : 0));
     t.equal(rocAuc(scores, labels), plainAuc(scores, labels), `AUC, ${n} rows on ${levels} levels`);
     t.same(descendingCurve(scores, labels).points, plainCurve(scores, labels), `curve, ${n} rows on ${levels} levels`);
   }
-  t.same(descendingCurve([0.2, 0.9, 0.2], [1, 0, 2]), { points: [{ threshold: 0.9, tp: 0, fp: 1 }, { threshold: 0.2, tp: 1, fp: 2 }], positives: 1 }, 'any label other than 1 is a negative');
+  t.same(
+    descendingCurve([0.2, 0.9, 0.2], [1, 0, 2]),
+    {
+      points: [
+        { threshold: 0.9, tp: 0, fp: 1 },
+        { threshold: 0.2, tp: 1, fp: 2 },
+      ],
+      positives: 1,
+    },
+    'any label other than 1 is a negative',
+  );
 });

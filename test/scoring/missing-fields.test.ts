@@ -15,7 +15,7 @@ import { simulate } from '../../src/domain/simulate.ts';
 const bundle = loadModelFolder('models/builtin');
 if (isProblem(bundle)) throw new Error(bundle.message);
 
-t.test('an established customer\'s ordinary payment keeps its decision without location and payment type', async (t) => {
+t.test("an established customer's ordinary payment keeps its decision without location and payment type", async (t) => {
   const rows = simulate();
   const [from] = (bundle.file.training as unknown as { split_bounds: { test: [number, number] } }).split_bounds.test;
   const history = new History(bundle.file.training.label_delay_ms);
@@ -43,7 +43,8 @@ t.test('an established customer\'s ordinary payment keeps its decision without l
       const bare = scorer.score(base, { ...context, at: r.time });
       if (full.decision === bare.decision) kept++;
       if (process.env.SHOW) console.log(mode, full.risk_score.toFixed(5), bare.risk_score.toFixed(5), full.decision, bare.decision);
-      if (full.decision === 'approve' && bare.decision === 'block') worse.push(`${r.transaction_id}: ${full.risk_score.toFixed(4)} → ${bare.risk_score.toFixed(4)}`);
+      if (full.decision === 'approve' && bare.decision === 'block')
+        worse.push(`${r.transaction_id}: ${full.risk_score.toFixed(4)} → ${bare.risk_score.toFixed(4)}`);
     }
     t.ok(kept >= 45, `${mode}: ${kept} of 50 keep their decision`);
     t.same(worse, [], `${mode}: none goes from approve to block`);

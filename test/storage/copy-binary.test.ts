@@ -15,13 +15,28 @@ const columns = [
 
 t.test('the format: signature, rows of lengths and values, -1 at the end; large values in slices', async (t) => {
   const big = Buffer.alloc(COPY_SLICE_BYTES * 2 + 5, 7);
-  const chunks = [...copyChunks(columns, [['é', -3, Buffer.from([1, 2])], ['x', 9, null], ['y', 1, big]])];
+  const chunks = [
+    ...copyChunks(columns, [
+      ['é', -3, Buffer.from([1, 2])],
+      ['x', 9, null],
+      ['y', 1, big],
+    ]),
+  ];
   const all = Buffer.concat(chunks);
   t.same([...all.subarray(0, 19)], [...Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), 0, 0, 0, 0, 0, 0, 0, 0], 'signature, flags and header extension');
   let at = 19;
-  const int16 = () => ((at += 2), all.readInt16BE(at - 2));
-  const int32 = () => ((at += 4), all.readInt32BE(at - 4));
-  const bytes = (n: number) => ((at += n), all.subarray(at - n, at));
+  const int16 = () => {
+    at += 2;
+    return all.readInt16BE(at - 2);
+  };
+  const int32 = () => {
+    at += 4;
+    return all.readInt32BE(at - 4);
+  };
+  const bytes = (n: number) => {
+    at += n;
+    return all.subarray(at - n, at);
+  };
   t.equal(int16(), 3, 'a row has three fields');
   t.equal(int32(), 2, 'text as its UTF-8 length');
   t.equal(bytes(2).toString('utf8'), 'é');
@@ -43,7 +58,11 @@ t.test('the format: signature, rows of lengths and values, -1 at the end; large 
   t.equal(int16(), -1, 'the end');
   t.equal(at, all.length, 'and nothing after it');
   const slices = chunks.filter((c) => c.buffer === big.buffer);
-  t.same(slices.map((c) => c.length), [COPY_SLICE_BYTES, COPY_SLICE_BYTES, 5], 'the large value in slices, views of it (no copy)');
+  t.same(
+    slices.map((c) => c.length),
+    [COPY_SLICE_BYTES, COPY_SLICE_BYTES, 5],
+    'the large value in slices, views of it (no copy)',
+  );
   t.throws(() => [...copyChunks(columns, [['a', 1.5, null]])], /not a whole number/, 'a fraction refused for int4');
 });
 
@@ -58,7 +77,10 @@ t.test('every byte reaches a slow stream, in order', async (t) => {
   });
   const big = Buffer.alloc(COPY_SLICE_BYTES * 3 + 11);
   for (let i = 0; i < big.length; i++) big[i] = i & 0xff;
-  const rows = [['a', 1, big], ['b', 2, big.subarray(3)]];
+  const rows = [
+    ['a', 1, big],
+    ['b', 2, big.subarray(3)],
+  ];
   await writeCopy(stream, copyChunks(columns, rows));
   t.ok(Buffer.concat(got).equals(Buffer.concat([...copyChunks(columns, rows)])), 'the stream got exactly the COPY data');
 });

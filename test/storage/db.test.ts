@@ -82,14 +82,18 @@ eachBackend('a bulk write stores bytes, text and whole numbers as they were, or 
   const back = await db.query<{ name: string; piece: number; bytes: Uint8Array | null }>('SELECT name, piece, bytes FROM bulk ORDER BY piece');
   t.same(
     back.map((r) => [r.name, r.piece, r.bytes === null ? null : Buffer.from(r.bytes).toString('base64')]),
-    [...rows].sort((a, b) => (a[1] as number) - (b[1] as number)).map(([n, p, b]) => [n, p, b === null ? null : Buffer.from(b as Uint8Array).toString('base64')]),
+    [...rows]
+      .sort((a, b) => (a[1] as number) - (b[1] as number))
+      .map(([n, p, b]) => [n, p, b === null ? null : Buffer.from(b as Uint8Array).toString('base64')]),
     'each row reads back as written',
   );
   // A row the table refuses (a piece already stored): the transaction leaves nothing.
-  const failed = await db.transaction(async (tx) => {
-    await tx.query("INSERT INTO bulk (name, piece) VALUES ('kept only if the transaction commits', 10)");
-    await tx.copyIn('bulk', columns, [['again', 3, big]]);
-  }).catch((e: unknown) => e);
+  const failed = await db
+    .transaction(async (tx) => {
+      await tx.query("INSERT INTO bulk (name, piece) VALUES ('kept only if the transaction commits', 10)");
+      await tx.copyIn('bulk', columns, [['again', 3, big]]);
+    })
+    .catch((e: unknown) => e);
   t.ok(failed instanceof StorageError && failed.code === 'query_failed', `refused as query_failed (${(failed as Error).message})`);
   t.equal((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM bulk'))[0]!.n, 4, 'nothing of the failed transaction is stored');
 });
@@ -146,7 +150,10 @@ eachBackend('concurrent callers neither see nor undo a transaction in progress',
   await t.rejects(doomed, { message: 'roll back' });
   await outside;
   await other;
-  t.notOk((await seen).some((r) => r.body === 'uncommitted'), 'the open transaction was invisible');
+  t.notOk(
+    (await seen).some((r) => r.body === 'uncommitted'),
+    'the open transaction was invisible',
+  );
   t.strictSame(
     (await db.query<{ body: string }>('SELECT body FROM notes ORDER BY body')).map((r) => r.body),
     ['other transaction', 'outside'],
@@ -161,7 +168,10 @@ eachBackend('using the database itself inside its own transaction fails at once'
     }),
     { name: 'StorageError', code: 'query_failed', message: /transaction handle/ },
   );
-  await t.rejects(db.transaction(async () => db.transaction(async () => 1)), { code: 'query_failed' });
+  await t.rejects(
+    db.transaction(async () => db.transaction(async () => 1)),
+    { code: 'query_failed' },
+  );
   // Work started inside a transaction but run after it ended is fine.
   let later: Promise<unknown> | undefined;
   await db.transaction(async () => {

@@ -3,7 +3,6 @@
 // one whose text is longer than the server shows (pg_stat_activity keeps 1 KB of it); work outside
 // any deadline is not bounded by one.
 
-import t from 'tap';
 import postgres from 'postgres';
 import { eachBackend } from '../support/backends.ts';
 import { unbounded, withDeadline } from '../../src/storage/deadline.ts';
@@ -23,14 +22,19 @@ eachBackend(
 
     const text = `update deadline_check set v = v + 1 where id = 1 /* ${'x'.repeat(2000)} */`;
     const started = performance.now();
-    const error = await withDeadline(0.5, () => db.query(text)).then(() => undefined, (e: unknown) => e);
+    const error = await withDeadline(0.5, () => db.query(text)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     const ms = performance.now() - started;
     t.ok(error instanceof StorageError && error.code === 'database_unavailable', `database_unavailable (${(error as Error)?.message})`);
     t.ok(ms >= 450 && ms < 1_500, `at the deadline (${Math.round(ms)} ms)`);
     let waiting = 1;
     for (let k = 0; k < 20 && waiting > 0; k++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      [{ waiting }] = await held<{ waiting: number }[]>`select count(*)::int as waiting from pg_stat_activity where state = 'active' and wait_event_type = 'Lock' and query like 'update deadline_check%'`;
+      [{ waiting }] = await held<
+        { waiting: number }[]
+      >`select count(*)::int as waiting from pg_stat_activity where state = 'active' and wait_event_type = 'Lock' and query like 'update deadline_check%'`;
     }
     t.equal(waiting, 0, 'the statement was cancelled on the server');
 

@@ -30,7 +30,10 @@ const patch = readdirSync(join(ROOT, 'patches')).find((f) => f.startsWith('postg
 
 async function tryDriver(moduleDir: string, scenario: 'closed' | 'reset' | 'types' | 'rows'): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', FIXTURE, join(moduleDir, 'src', 'index.js'), TEST_DATABASE_URL!, scenario], { cwd: ROOT, timeout: 120_000 });
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', FIXTURE, join(moduleDir, 'src', 'index.js'), TEST_DATABASE_URL!, scenario], {
+      cwd: ROOT,
+      timeout: 120_000,
+    });
     return { code: 0, stdout, stderr };
   } catch (e) {
     const err = e as { code?: number; stdout?: string; stderr?: string };

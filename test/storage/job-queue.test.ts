@@ -3,7 +3,6 @@
 // one PostgreSQL) claim at once; progress and results belong to the claiming worker only; a job
 // whose worker stopped beating is queued again, then failed with its reason after max_attempts.
 
-import t from 'tap';
 import { claimNext, createJob, failJob, finishJob, getJob, recoverStale, reportProgress } from '../../src/storage/job-queue.ts';
 import type { Queryable } from '../../src/storage/db.ts';
 import { eachBackend } from '../support/backends.ts';
@@ -86,8 +85,12 @@ eachBackend("a finished or failed job's webhook events are written with its stat
   await dataset(db, 'ds_4');
   await db.query(`INSERT INTO users (id, email) VALUES ('u1', 'u1@example.com')`);
   await db.query(`INSERT INTO organizations (id, name, stage, created_by) VALUES ('org_a', 'A', 'test', 'u1')`);
-  await db.query(`INSERT INTO webhook_endpoints (id, organization_id, url, events, status, secret_sealed, created_by) VALUES ('we_a', 'org_a', 'https://a.example/h', '{job.succeeded,job.failed}', 'enabled', 'v1.a', 'u1')`);
-  const announce = (j: { id: string; status: string; organization_id: string | null }) => [{ organizationId: j.organization_id!, type: `job.${j.status}`, payload: { id: j.id, status: j.status } }];
+  await db.query(
+    `INSERT INTO webhook_endpoints (id, organization_id, url, events, status, secret_sealed, created_by) VALUES ('we_a', 'org_a', 'https://a.example/h', '{job.succeeded,job.failed}', 'enabled', 'v1.a', 'u1')`,
+  );
+  const announce = (j: { id: string; status: string; organization_id: string | null }) => [
+    { organizationId: j.organization_id!, type: `job.${j.status}`, payload: { id: j.id, status: j.status } },
+  ];
   const ok = await createJob(db, { dataset_id: 'ds_4', mode: 'balanced', organization_id: 'org_a', owner_user_id: 'u1' });
   const bad = await createJob(db, { dataset_id: 'ds_4', mode: 'balanced', organization_id: 'org_a', owner_user_id: 'u1' });
   await claimNext(db, 'w1', 5);
@@ -97,6 +100,9 @@ eachBackend("a finished or failed job's webhook events are written with its stat
   t.equal(await finishJob(db, ok.id, 'w1', { rows: 1 }, announce), true);
   t.equal(await failJob(db, bad.id, 'w1', 'unreadable', announce), true);
   const events = await db.query<{ type: string; payload: { id: string; status: string } }>(`SELECT type, payload FROM webhook_events ORDER BY type DESC`);
-  t.same(events, [{ type: 'job.succeeded', payload: { id: ok.id, status: 'succeeded' } }, { type: 'job.failed', payload: { id: bad.id, status: 'failed' } }]);
+  t.same(events, [
+    { type: 'job.succeeded', payload: { id: ok.id, status: 'succeeded' } },
+    { type: 'job.failed', payload: { id: bad.id, status: 'failed' } },
+  ]);
   t.equal((await db.query(`SELECT 1 FROM webhook_deliveries WHERE endpoint_id = 'we_a'`)).length, 2, 'each with its delivery');
 });

@@ -43,7 +43,15 @@ async function readAll(db: Db, from: FeedCursor, limit: number): Promise<{ chang
 const startOf = async (db: Db): Promise<FeedCursor> => ({ position: await feedStart(db), pending: new Map() });
 
 const names = (changes: FeedChange[]) =>
-  changes.map((c) => (c.kind === 'outcome' ? `outcome:${c.transaction_id}` : c.kind === 'transaction' ? c.transaction_id : c.kind === 'rule' ? `rule:${c.rule.name}` : `item:${c.stay.value}`));
+  changes.map((c) =>
+    c.kind === 'outcome'
+      ? `outcome:${c.transaction_id}`
+      : c.kind === 'transaction'
+        ? c.transaction_id
+        : c.kind === 'rule'
+          ? `rule:${c.rule.name}`
+          : `item:${c.stay.value}`,
+  );
 
 eachBackend('the feed reads every change once, in (xid, seq) order, a page at a time', async (t, fx) => {
   const db = await fx.open();
@@ -54,7 +62,9 @@ eachBackend('the feed reads every change once, in (xid, seq) order, a page at a 
     { organizationId: 'org_a', row: row('t-1', 1) },
   ]);
   await organizationData(db, 'org_a').transactions.insert([row('t-3', 3), row('t-4', 4)]);
-  const { xid } = await organizationData(db, 'org_a').outcomes.apply([{ transaction_id: 't-1', label: 1, source: 'review', reported_at_ms: 1_800_000_000_000, reported_by: 'u1' }]);
+  const { xid } = await organizationData(db, 'org_a').outcomes.apply([
+    { transaction_id: 't-1', label: 1, source: 'review', reported_at_ms: 1_800_000_000_000, reported_by: 'u1' },
+  ]);
   t.type(xid, 'number', 'an outcome that changed something names its database transaction');
 
   const whole = await readAll(db, start, 256);
@@ -95,7 +105,13 @@ eachBackend(
         .catch((e: Error) => {
           if (commit) throw e;
         });
-      return { written, end: async () => (release(), ended) };
+      return {
+        written,
+        end: async () => {
+          release();
+          return ended;
+        },
+      };
     };
     const slow = holdOpen(['slow-1', 'slow-2', 'slow-3', 'slow-4', 'slow-5'], true, 'slow');
     await slow.written;
@@ -117,15 +133,31 @@ eachBackend(
     await doomed.end();
     await recordGroup(db, [{ organizationId: 'org_a', row: row('later', 2) }]);
     const after = await readAll(db, meanwhile.next, 256);
-    t.same(names(after.changes), ['slow-1', 'slow-2', 'slow-3', 'slow-4', 'slow-5', 'later'], "once it commits, the earlier writer's rows arrive before the newer; the rolled-back writer's never");
+    t.same(
+      names(after.changes),
+      ['slow-1', 'slow-2', 'slow-3', 'slow-4', 'slow-5', 'later'],
+      "once it commits, the earlier writer's rows arrive before the newer; the rolled-back writer's never",
+    );
     const paged = await readAll(db, meanwhile.next, 2);
-    t.same(names(paged.changes).filter((n) => n.startsWith('slow')), ['slow-1', 'slow-2', 'slow-3', 'slow-4', 'slow-5'], 'in pages of two, every row of the earlier writer once, in order');
-    t.same(names(paged.changes).filter((n) => !n.startsWith('slow')), ['later'], 'and the newer once');
+    t.same(
+      names(paged.changes).filter((n) => n.startsWith('slow')),
+      ['slow-1', 'slow-2', 'slow-3', 'slow-4', 'slow-5'],
+      'in pages of two, every row of the earlier writer once, in order',
+    );
+    t.same(
+      names(paged.changes).filter((n) => !n.startsWith('slow')),
+      ['later'],
+      'and the newer once',
+    );
     t.equal(paged.next.pending.size, 0, 'read in pages, both ended too');
     t.equal(after.next.pending.size, 0, 'both ended: nothing is pending');
     t.same((await readAll(db, after.next, 2)).changes, [], 'each change once');
     const everything = await readAll(db, start, 256);
-    t.same(names(everything.changes).sort(), ['fast', 'later', 'slow-1', 'slow-2', 'slow-3', 'slow-4', 'slow-5'], 'a reader from the start reads the same changes');
+    t.same(
+      names(everything.changes).sort(),
+      ['fast', 'later', 'slow-1', 'slow-2', 'slow-3', 'slow-4', 'slow-5'],
+      'a reader from the start reads the same changes',
+    );
     const [slowRow] = after.changes;
     t.notOk(seenBy(snapshot, slowRow!.xid), 'the snapshot did not see the write in flight');
     t.ok(seenBy(snapshot, meanwhile.changes[0]!.xid), 'the snapshot saw the committed one');

@@ -70,31 +70,83 @@ eachBackend('every read of an organization returns its own rows only', async (t,
   t.equal(await a.transactions.response('t-2'), '{"i":2}');
   t.equal(await a.transactions.response('t-5'), undefined);
   const loadA = await loaded(a);
-  t.same(loadA.transactions.map((r) => r.amount), [10, 11, 12, 13], "A's history, in time order");
-  t.same(loadA.totals.map((e) => [e.kind, e.key, e.transactions, e.amountSum]), [['customer', 'c-0', 2, 22], ['customer', 'c-1', 2, 24], ['channel', 'wallet:Lisbon', 4, 46], ['merchant', 'm-1', 4, 46]], "A's totals");
+  t.same(
+    loadA.transactions.map((r) => r.amount),
+    [10, 11, 12, 13],
+    "A's history, in time order",
+  );
+  t.same(
+    loadA.totals.map((e) => [e.kind, e.key, e.transactions, e.amountSum]),
+    [
+      ['customer', 'c-0', 2, 22],
+      ['customer', 'c-1', 2, 24],
+      ['channel', 'wallet:Lisbon', 4, 46],
+      ['merchant', 'm-1', 4, 46],
+    ],
+    "A's totals",
+  );
   t.equal(loadA.uses.length, 6, "A's customers' first uses");
-  t.same((await a.transactions.earlier('customer', { customer_id: 'c-1', merchant_id: 'm-1', location: 'Lisbon', payment_type: 'wallet' }, 2e12, 10)).map((r) => r.amount), [13, 11], "A's earlier transactions");
-  t.same((await a.transactions.earlier('channel', { customer_id: 'c-1', merchant_id: 'm-1', location: 'Lisbon', payment_type: 'wallet' }, 2e12, 2)).map((r) => r.amount), [13, 12]);
+  t.same(
+    (await a.transactions.earlier('customer', { customer_id: 'c-1', merchant_id: 'm-1', location: 'Lisbon', payment_type: 'wallet' }, 2e12, 10)).map(
+      (r) => r.amount,
+    ),
+    [13, 11],
+    "A's earlier transactions",
+  );
+  t.same(
+    (await a.transactions.earlier('channel', { customer_id: 'c-1', merchant_id: 'm-1', location: 'Lisbon', payment_type: 'wallet' }, 2e12, 2)).map(
+      (r) => r.amount,
+    ),
+    [13, 12],
+  );
   const all = (await a.transactions.list({}, 100))!;
-  t.same(all.rows.map((r) => r.amount), [13, 12, 11, 10], 'newest first, A only');
-  t.same((await a.transactions.list({ customer_id: 'c-1' }, 100))!.rows.map((r) => r.amount), [13, 11]);
-  t.same((await a.transactions.list({ merchant_id: 'm-1', decision: 'review' }, 100))!.rows.map((r) => r.amount), [13, 11]);
-  t.same((await a.transactions.list({}, 100, 't-2'))!.rows.map((r) => r.transaction_id), ['t-1', 't-0'], 'a cursor is looked up in A');
+  t.same(
+    all.rows.map((r) => r.amount),
+    [13, 12, 11, 10],
+    'newest first, A only',
+  );
+  t.same(
+    (await a.transactions.list({ customer_id: 'c-1' }, 100))!.rows.map((r) => r.amount),
+    [13, 11],
+  );
+  t.same(
+    (await a.transactions.list({ merchant_id: 'm-1', decision: 'review' }, 100))!.rows.map((r) => r.amount),
+    [13, 11],
+  );
+  t.same(
+    (await a.transactions.list({}, 100, 't-2'))!.rows.map((r) => r.transaction_id),
+    ['t-1', 't-0'],
+    'a cursor is looked up in A',
+  );
   // An entity's summary: A's customer c-1 (t-1, t-3), not B's c-1 (t-1, t-3, t-5).
   const entityA = await a.transactions.entity('customer', 'c-1');
-  t.same([entityA!.totals.transactions, entityA!.totals.amount_sum, entityA!.recent.transactions, entityA!.recent.reviewed], [2, 24, 2, 2], "A's customer, from A's rows");
-  t.same(entityA!.counterparties.map((c) => [c.id, c.transactions]), [['m-1', 2]]);
+  t.same(
+    [entityA!.totals.transactions, entityA!.totals.amount_sum, entityA!.recent.transactions, entityA!.recent.reviewed],
+    [2, 24, 2, 2],
+    "A's customer, from A's rows",
+  );
+  t.same(
+    entityA!.counterparties.map((c) => [c.id, c.transactions]),
+    [['m-1', 2]],
+  );
   t.same((await b.transactions.entity('customer', 'c-1'))!.totals.amount_sum, 1001 + 1003 + 1005, "B's customer of the same id is B's");
   t.equal(await a.transactions.entity('merchant', 'm-none'), undefined, 'an entity the organization never saw');
   const oldest = await a.transactions.list({ order: 'oldest' }, 2);
   t.same([oldest!.rows.map((r) => r.transaction_id), oldest!.hasMore], [['t-0', 't-1'], true], 'oldest first');
-  t.same((await a.transactions.list({ order: 'oldest' }, 2, 't-1'))!.rows.map((r) => r.transaction_id), ['t-2', 't-3'], 'and its next page');
+  t.same(
+    (await a.transactions.list({ order: 'oldest' }, 2, 't-1'))!.rows.map((r) => r.transaction_id),
+    ['t-2', 't-3'],
+    'and its next page',
+  );
   t.equal(await a.transactions.list({}, 100, 't-5'), undefined, "B's id is no cursor for A");
   // Logged decisions as rules read them back, and a ring window's rows: A's only.
   t.equal((await a.decisions.get('t-2'))!.amount, 12);
   t.equal(await a.decisions.get('t-5'), undefined, "B's t-5 is no logged decision of A's");
   t.same([await a.decisions.count(0, 2e12), await b.decisions.count(0, 2e12)], [4, 6]);
-  t.same((await a.decisions.page({ from: 0, to: 2e12, after: undefined, withFeatures: false })).map((r) => r.amount), [10, 11, 12, 13]);
+  t.same(
+    (await a.decisions.page({ from: 0, to: 2e12, after: undefined, withFeatures: false })).map((r) => r.amount),
+    [10, 11, 12, 13],
+  );
   const hour = [1_700_000_000_000, 1_700_000_000_000 + 3_600_000] as const;
   t.same([(await a.rings.window(...hour)).count, (await b.rings.window(...hour)).count], [4, 6], "each window reads its own organization's rows");
 
@@ -104,20 +156,29 @@ eachBackend('every read of an organization returns its own rows only', async (t,
     { transaction_id: 't-5', label: 1, source: 'chargeback', reported_at_ms: 1_800_000_000_000, reported_by: 'key:k1' },
     { transaction_id: 't-2', label: 0, source: 'review', reported_at_ms: 1, reported_by: 'u1' },
   ]);
-  t.same(results.map((r) => r.status), ['applied', 'not_found', 'invalid']);
+  t.same(
+    results.map((r) => r.status),
+    ['applied', 'not_found', 'invalid'],
+  );
   t.equal((await a.transactions.get('t-1'))!.label, 1);
   t.equal((await b.transactions.get('t-1'))!.label, null, "B's t-1 is untouched");
   const changesA = await a.outcomes.changes([(await a.transactions.get('t-1'))!.seq]);
   t.equal([...changesA.values()].flat().length, 1);
   const changesB = await b.outcomes.changes([(await a.transactions.get('t-1'))!.seq]);
   t.equal(changesB.size, 0, "B asking for A's row's changes gets nothing");
-  t.same((await a.transactions.list({ outcome: 'fraud' }, 100))!.rows.map((r) => r.transaction_id), ['t-1']);
+  t.same(
+    (await a.transactions.list({ outcome: 'fraud' }, 100))!.rows.map((r) => r.transaction_id),
+    ['t-1'],
+  );
   t.same((await b.transactions.list({ outcome: 'fraud' }, 100))!.rows, []);
   const weeksA = await a.performance.weekly(0, 2e12, 2e12, [0.5]);
   const weeksB = await b.performance.weekly(0, 2e12, 2e12, [0.5]);
   t.same([weeksA[0]!.transactions, weeksB[0]!.transactions], [4, 6]);
   t.same(await b.performance.labelledScores(0, 2e12, 2e12), []);
-  t.same((await a.performance.labelledScores(0, 2e12, 2e12)).map((r) => r.label), [1]);
+  t.same(
+    (await a.performance.labelledScores(0, 2e12, 2e12)).map((r) => r.label),
+    [1],
+  );
 });
 
 eachBackend('ids are unique per organization; an insert keeps what is there', async (t, fx) => {
@@ -128,10 +189,24 @@ eachBackend('ids are unique per organization; an insert keeps what is there', as
   const again = await a.transactions.insert([row(0, { amount: 999 }), row(1)]);
   t.same([...again.keys()], ['t-1'], 'only the new id was stored');
   t.equal((await a.transactions.get('t-0'))!.amount, 10, 'the first t-0 stands');
-  await t.rejects(db.query(`INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source) VALUES ('org_a', 't-0', 0, 1, 'c', 'm', 'l', 'p', 'scored')`), 'the database refuses a duplicate');
-  const labelled = await a.transactions.insert([row(5, { source: 'import', decision: null, response: null, label: 1, label_known_ms: 123, outcome_source: 'import', outcome_reported_by: 'import:job_1' })]);
+  await t.rejects(
+    db.query(
+      `INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source) VALUES ('org_a', 't-0', 0, 1, 'c', 'm', 'l', 'p', 'scored')`,
+    ),
+    'the database refuses a duplicate',
+  );
+  const labelled = await a.transactions.insert([
+    row(5, { source: 'import', decision: null, response: null, label: 1, label_known_ms: 123, outcome_source: 'import', outcome_reported_by: 'import:job_1' }),
+  ]);
   t.same([...labelled.keys()], ['t-5']);
-  t.same((await loaded(a)).transactions.map((r) => [r.label, r.label_known_ms]), [[null, null], [null, null], [1, 123]]);
+  t.same(
+    (await loaded(a)).transactions.map((r) => [r.label, r.label_known_ms]),
+    [
+      [null, null],
+      [null, null],
+      [1, 123],
+    ],
+  );
 });
 
 eachBackend("the database keeps each entity's totals and first uses as transactions are stored and outcomes change", async (t, fx) => {
@@ -152,11 +227,22 @@ eachBackend("the database keeps each entity's totals and first uses as transacti
   t.match(await customer(), { transactions: 4, amountSum: 18, amountSquares: 86, last: T + 50 * DAY, labels: 2, frauds: 2, firstFraudKnown: T + 7 * DAY });
   const load = await loaded(a, T + 50 * DAY);
   t.equal(load.floor, T + 50 * DAY - 31 * DAY, 'the floor: 31 days before the newest');
-  t.same(load.transactions.map((r) => r.transaction_id), ['t-4', 't-6'], 'only the transactions from the floor on');
+  t.same(
+    load.transactions.map((r) => r.transaction_id),
+    ['t-4', 't-6'],
+    'only the transactions from the floor on',
+  );
   t.same(load.labels, [], 'no outcome known from the floor on of an earlier transaction');
   t.same(
     (load.uses as { customer_id: string; kind: string; key: string; first: number }[]).map((u) => [u.kind, u.key, (u.first - T) / DAY]),
-    [['channel', 'wallet:Lisbon', 0], ['channel', 'wallet:Porto', 50], ['location', 'Lisbon', 0], ['location', 'Porto', 50], ['merchant', 'm-1', 0], ['merchant', 'm-2', 50]],
+    [
+      ['channel', 'wallet:Lisbon', 0],
+      ['channel', 'wallet:Porto', 50],
+      ['location', 'Lisbon', 0],
+      ['location', 'Porto', 50],
+      ['merchant', 'm-1', 0],
+      ['merchant', 'm-2', 50],
+    ],
   );
 
   // The earliest fraud withdrawn: the next one is the earliest; then a fraud reported on day 45.
@@ -165,11 +251,17 @@ eachBackend("the database keeps each entity's totals and first uses as transacti
   await a.outcomes.apply([{ transaction_id: 't-4', label: 1, source: 'chargeback', reported_at_ms: T + 51 * DAY, reported_by: 'u1' }]);
   t.match(await customer(), { labels: 3, frauds: 2, firstFraudKnown: T + 17 * DAY });
   const after = await loaded(a, T + 50 * DAY);
-  t.same(after.labels.map((l) => (l as { known: number }).known), [T + 40 * DAY], "t-0's outcome, known after the floor, comes as a label");
+  t.same(
+    after.labels.map((l) => (l as { known: number }).known),
+    [T + 40 * DAY],
+    "t-0's outcome, known after the floor, comes as a label",
+  );
   const merchant = after.totals.find((e) => e.kind === 'merchant' && e.key === 'm-1')!;
   t.match(merchant, { transactions: 3, labels: 3, frauds: 2 });
   // The feed carries what an outcome change replaced.
-  const [change] = await db.query<{ from_label: number; from_known_ms: number }>("SELECT from_label, from_known_ms FROM outcome_changes WHERE organization_id = 'org_a' ORDER BY id LIMIT 1");
+  const [change] = await db.query<{ from_label: number; from_known_ms: number }>(
+    "SELECT from_label, from_known_ms FROM outcome_changes WHERE organization_id = 'org_a' ORDER BY id LIMIT 1",
+  );
   t.same(change, { from_label: 1, from_known_ms: T + 7 * DAY });
 });
 
@@ -180,7 +272,9 @@ t.test('only OrganizationData binds an organization', async (t) => {
   const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
   const scope = join(root, 'src/storage/organization-scope.ts');
   const files = (dir: string): string[] =>
-    readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.name === 'node_modules' ? [] : e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.name === 'node_modules' ? [] : e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+    );
   const uses: string[] = [];
   for (const file of ['src', 'tools', 'bench', 'test'].flatMap((d) => files(join(root, d)))) {
     const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022);

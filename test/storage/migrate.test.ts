@@ -29,7 +29,10 @@ async function migrationsWith(extra: Record<string, string>): Promise<string> {
 t.test('the repository has migrations numbered in order, starting with 001_history', async (t) => {
   const migrations = await readMigrations();
   t.equal(migrations[0]?.version, '001_history');
-  t.strictSame(migrations.map((m) => m.version), [...migrations.map((m) => m.version)].sort());
+  t.strictSame(
+    migrations.map((m) => m.version),
+    [...migrations.map((m) => m.version)].sort(),
+  );
 });
 
 t.test('two files with one number are refused', async (t) => {
@@ -44,7 +47,10 @@ eachBackend('opening applies every migration once and records it; reopening appl
   const expected = (await readMigrations()).map((m) => m.version);
   const db = await fx.open();
   const rows = await db.query<{ version: string; applied_at: Date }>('SELECT version, applied_at FROM schema_migrations ORDER BY version');
-  t.strictSame(rows.map((r) => r.version), expected);
+  t.strictSame(
+    rows.map((r) => r.version),
+    expected,
+  );
   t.ok(rows.every((r) => r.applied_at instanceof Date));
   t.strictSame(await db.query(`SELECT to_regclass('transactions') IS NOT NULL AS t, to_regclass('service_meta') IS NOT NULL AS m`), [{ t: true, m: true }]);
   await db.close();
@@ -80,7 +86,9 @@ eachBackend('a failing migration is migration_failed, leaves nothing behind and 
   t.ok(err instanceof StorageError);
   t.equal((err as StorageError).code, 'migration_failed');
   t.match((err as StorageError).message, /901_bad\.sql/);
-  t.strictSame(await backend.query(`SELECT to_regclass('good_one') IS NOT NULL AS good, to_regclass('half_done') IS NOT NULL AS half`), [{ good: true, half: false }]);
+  t.strictSame(await backend.query(`SELECT to_regclass('good_one') IS NOT NULL AS good, to_regclass('half_done') IS NOT NULL AS half`), [
+    { good: true, half: false },
+  ]);
   t.notOk(
     (await backend.query<{ version: string }>('SELECT version FROM schema_migrations')).some((r) => r.version === '901_bad'),
     'the failed file is not recorded',
@@ -90,9 +98,9 @@ eachBackend('a failing migration is migration_failed, leaves nothing behind and 
 eachBackend('concurrent migrations on one database apply each file once', async (t, fx) => {
   // Each file appends to a log, so a second application would show as a second row.
   const dir = await migrationsWith({
-    '900_log.sql': 'CREATE TABLE migration_log (version text NOT NULL);\nINSERT INTO migration_log VALUES (\'900\');',
-    '901_step.sql': 'SELECT pg_sleep(0.05);\nINSERT INTO migration_log VALUES (\'901\');',
-    '902_step.sql': 'INSERT INTO migration_log VALUES (\'902\');',
+    '900_log.sql': "CREATE TABLE migration_log (version text NOT NULL);\nINSERT INTO migration_log VALUES ('900');",
+    '901_step.sql': "SELECT pg_sleep(0.05);\nINSERT INTO migration_log VALUES ('901');",
+    '902_step.sql': "INSERT INTO migration_log VALUES ('902');",
   });
   if (fx.kind === 'postgres') {
     // Several processes: each its own connection pool.
@@ -112,7 +120,9 @@ eachBackend('concurrent migrations on one database apply each file once', async 
     { version: '901', n: 1 },
     { version: '902', n: 1 },
   ]);
-  t.strictSame(await db.query('SELECT count(*) AS n, count(DISTINCT version) AS d FROM schema_migrations'), [{ n: 3 + (await readMigrations()).length, d: 3 + (await readMigrations()).length }]);
+  t.strictSame(await db.query('SELECT count(*) AS n, count(DISTINCT version) AS d FROM schema_migrations'), [
+    { n: 3 + (await readMigrations()).length, d: 3 + (await readMigrations()).length },
+  ]);
 });
 
 eachBackend(
@@ -121,9 +131,16 @@ eachBackend(
     const settled = await Promise.allSettled([openDatabase(fx.options), openDatabase(fx.options), openDatabase(fx.options)]);
     const opened = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
     t.teardown(() => Promise.all(opened.map((db) => db.close())).then(() => {}));
-    t.strictSame(settled.map((s) => s.status), ['fulfilled', 'fulfilled', 'fulfilled'], 'every open succeeds');
+    t.strictSame(
+      settled.map((s) => s.status),
+      ['fulfilled', 'fulfilled', 'fulfilled'],
+      'every open succeeds',
+    );
     const rows = await opened[0]!.query<{ version: string }>('SELECT version FROM schema_migrations ORDER BY version');
-    t.strictSame(rows.map((r) => r.version), (await readMigrations()).map((m) => m.version));
+    t.strictSame(
+      rows.map((r) => r.version),
+      (await readMigrations()).map((m) => m.version),
+    );
     t.strictSame(await opened[1]!.query('SELECT count(*) AS n FROM transactions'), [{ n: 0 }]);
   },
   { kind: 'postgres', because: 'PGlite is one process: two processes never open one data directory' },

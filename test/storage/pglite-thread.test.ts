@@ -32,7 +32,11 @@ t.test('a new directory starts as a copy of the template, with every migration',
   t.equal(applied[0]!.n, (await readMigrations()).length, 'every migration is there before any runs');
   t.same(await migrate(db), [], 'nothing is left to apply');
   const databases = await db.query<{ datname: string }>('SELECT datname FROM pg_database ORDER BY datname');
-  t.same(databases.map((d) => d.datname), ['postgres'], 'without the template databases initdb makes');
+  t.same(
+    databases.map((d) => d.datname),
+    ['postgres'],
+    'without the template databases initdb makes',
+  );
   await db.query(`INSERT INTO users (id, email) VALUES ('u1', 'u1@example.com')`);
   await db.close();
   const again = await openPglite(dir, join(root, 'no-template-now'), { log: (line) => lines.push(line) });
@@ -48,7 +52,10 @@ t.test('a new directory without a template is made by initdb, with a warning lin
   t.same(await db.query('SELECT to_regclass($1)::text AS t', ['schema_migrations']), [{ t: null }], 'a new, empty database');
   await db.close();
   t.equal(lines.length, 1, 'one line');
-  t.match(lines[0], /^warning: the new embedded database in .*without-template was made by initdb, not copied from the template: there is no template in .*no-such-template \(npm ci writes it\)/);
+  t.match(
+    lines[0],
+    /^warning: the new embedded database in .*without-template was made by initdb, not copied from the template: there is no template in .*no-such-template \(npm ci writes it\)/,
+  );
   const quiet: string[] = [];
   await (await openPglite(join(root, 'initdb-on-purpose'), null, { log: (line) => quiet.push(line) })).close();
   t.same(quiet, [], 'none when no template is wanted (as the template itself is written)');
@@ -65,7 +72,11 @@ t.test('a template that cannot be opened leaves the directory to initdb', async 
   t.ok((await migrate(db)).length > 0, 'which migrates as any new one');
   await db.close();
   t.equal(lines.length, 1, 'one warning line');
-  t.match(lines[0], /^warning: the new embedded database in .*from-broken was made by initdb, not copied from the template: the template in .*broken cannot be opened \(.+\); /, 'with the reason');
+  t.match(
+    lines[0],
+    /^warning: the new embedded database in .*from-broken was made by initdb, not copied from the template: the template in .*broken cannot be opened \(.+\); /,
+    'with the reason',
+  );
   t.comment(lines[0]);
 });
 
@@ -98,8 +109,16 @@ t.test('notifications reach every listener of a channel until it stops', async (
   t.teardown(() => db.close());
   const heard: string[] = [];
   let listening = 0;
-  const stopA = await db.listen('feed', (p) => heard.push(`a:${p}`), () => listening++);
-  const stopB = await db.listen('feed', (p) => heard.push(`b:${p}`), () => listening++);
+  const stopA = await db.listen(
+    'feed',
+    (p) => heard.push(`a:${p}`),
+    () => listening++,
+  );
+  const stopB = await db.listen(
+    'feed',
+    (p) => heard.push(`b:${p}`),
+    () => listening++,
+  );
   t.equal(listening, 2);
   await db.query(`SELECT pg_notify('feed', 'one')`);
   await stopA();

@@ -4,7 +4,6 @@
 // is simply not there); a list's stays read as they were at any time; what a process loads of an
 // organization's rules and lists comes from that organization alone.
 
-import t from 'tap';
 import type { Db } from '../../src/storage/db.ts';
 import type { PolicyLoader } from '../../src/storage/history-load.ts';
 import type { ItemStay } from '../../src/domain/rules/lists.ts';
@@ -43,7 +42,11 @@ eachBackend("one organization's rules and lists are its own, in every method", a
   t.match(await a.lists.addItems('list_a', ['c-1', 'c-2'], { reason: 'chargeback', expiresAt: null, at, by: 'u1', ...MAX }), { added: 2 });
   t.match(await b.lists.addItems('list_b', ['c-9'], { reason: null, expiresAt: null, at, by: 'u1', ...MAX }), { added: 1 });
 
-  t.same((await a.lists.all(at)).map((l) => [l.id, l.items]), [['list_a', 2]], "A's lists with A's counts");
+  t.same(
+    (await a.lists.all(at)).map((l) => [l.id, l.items]),
+    [['list_a', 2]],
+    "A's lists with A's counts",
+  );
   t.equal((await b.lists.named('blocked', at))!.id, 'list_b', "B's list of that name is B's");
   t.same([...(await b.lists.names(['list_a', 'list_b']))], [['list_b', 'blocked']], "B cannot name A's list");
   t.same((await b.lists.items('list_a', { now: at, limit: 10 })).items, [], "B cannot page A's list");
@@ -52,24 +55,55 @@ eachBackend("one organization's rules and lists are its own, in every method", a
   t.equal(await b.lists.delete('list_a', at + 1, 'u1'), undefined, "B cannot delete A's list");
   const staysB: ItemStay[] = [];
   await b.lists.stays(['list_a', 'list_b'], (s) => staysB.push(...s));
-  t.same(staysB.map((s) => s.value), ['c-9'], "B's stays only");
-  t.same((await a.lists.items('list_a', { now: at, limit: 10 })).items.map((i) => i.value), ['c-1', 'c-2'], "A's list is whole");
+  t.same(
+    staysB.map((s) => s.value),
+    ['c-9'],
+    "B's stays only",
+  );
+  t.same(
+    (await a.lists.items('list_a', { now: at, limit: 10 })).items.map((i) => i.value),
+    ['c-1', 'c-2'],
+    "A's list is whole",
+  );
 
   // A list read as it was: c-1 removed later, c-2 replaced by a new stay.
   await a.lists.removeItems('list_a', ['c-1'], at + 10, 'u1');
   await a.lists.addItems('list_a', ['c-2'], { reason: 'again', expiresAt: null, at: at + 20, by: 'key:k1', ...MAX });
-  t.same((await a.lists.items('list_a', { now: at + 30, limit: 10 })).items.map((i) => [i.value, i.reason]), [['c-2', 'again']], 'now');
-  t.same((await a.lists.items('list_a', { now: at + 30, asOf: at + 5, limit: 10 })).items.map((i) => [i.value, i.reason, i.removed_at_ms]), [['c-1', 'chargeback', at + 10], ['c-2', 'chargeback', at + 20]], 'as it was');
+  t.same(
+    (await a.lists.items('list_a', { now: at + 30, limit: 10 })).items.map((i) => [i.value, i.reason]),
+    [['c-2', 'again']],
+    'now',
+  );
+  t.same(
+    (await a.lists.items('list_a', { now: at + 30, asOf: at + 5, limit: 10 })).items.map((i) => [i.value, i.reason, i.removed_at_ms]),
+    [
+      ['c-1', 'chargeback', at + 10],
+      ['c-2', 'chargeback', at + 20],
+    ],
+    'as it was',
+  );
   t.same((await a.lists.items('list_a', { now: at + 30, asOf: at - 1, limit: 10 })).items, [], 'before anything was added');
 
   // Rules of the same name in both; every rule method of B misses A's rule.
-  t.same(await a.rules.create({ id: 'rule_a', name: 'Block', status: 'active', version: version('in_list("blocked", customer_id)', ['list_a']), at, by: 'u1' }).then((r) => typeof r), 'object');
+  t.same(
+    await a.rules
+      .create({ id: 'rule_a', name: 'Block', status: 'active', version: version('in_list("blocked", customer_id)', ['list_a']), at, by: 'u1' })
+      .then((r) => typeof r),
+    'object',
+  );
   t.equal(typeof (await b.rules.create({ id: 'rule_b', name: 'Block', status: 'draft', version: version('amount > 1.0'), at, by: 'u1' })), 'object');
-  t.equal(await a.rules.create({ id: 'rule_a2', name: 'Block', status: 'draft', version: version('amount > 2.0'), at, by: 'u1' }), 'taken', 'a name once per organization');
-  t.same((await a.rules.all(0)).map((r) => r.id), ['rule_a']);
+  t.equal(
+    await a.rules.create({ id: 'rule_a2', name: 'Block', status: 'draft', version: version('amount > 2.0'), at, by: 'u1' }),
+    'taken',
+    'a name once per organization',
+  );
+  t.same(
+    (await a.rules.all(0)).map((r) => r.id),
+    ['rule_a'],
+  );
   t.equal(await b.rules.one('rule_a', 0), undefined, "B cannot read A's rule");
-  t.same(await b.rules.versions('rule_a'), [], "nor its versions");
-  t.equal(await b.rules.change('rule_a', { status: 'disabled' }, at, 'u1'), undefined, "nor change it");
+  t.same(await b.rules.versions('rule_a'), [], 'nor its versions');
+  t.equal(await b.rules.change('rule_a', { status: 'disabled' }, at, 'u1'), undefined, 'nor change it');
   t.equal(await b.rules.delete('rule_a', at, 'u1'), undefined, 'nor delete it');
   t.same(await b.rules.usingList('list_a'), [], "nor see what uses A's list");
   t.same(await a.rules.usingList('list_a'), ['Block'], 'A sees its rule using its list');
@@ -78,9 +112,20 @@ eachBackend("one organization's rules and lists are its own, in every method", a
 
   // What a process loads: each organization's own.
   const loadedA = await policyOf(a);
-  t.same(loadedA.rules.map((r) => [r.id, r.status, r.lists]), [['rule_a', 'active', { blocked: 'list_a' }]], "A's evaluated rules, with the lists they name");
-  t.same(loadedA.stays.map((s) => s.value), ['c-2'], "A's current values");
+  t.same(
+    loadedA.rules.map((r) => [r.id, r.status, r.lists]),
+    [['rule_a', 'active', { blocked: 'list_a' }]],
+    "A's evaluated rules, with the lists they name",
+  );
+  t.same(
+    loadedA.stays.map((s) => s.value),
+    ['c-2'],
+    "A's current values",
+  );
   const loadedB = await policyOf(b);
   t.same(loadedB.rules, [], "B's only rule is a draft: nothing evaluated");
-  t.same(loadedB.stays.map((s) => s.value), ['c-9']);
+  t.same(
+    loadedB.stays.map((s) => s.value),
+    ['c-9'],
+  );
 });

@@ -3,7 +3,6 @@
 // only. Asked about another organization's endpoint or delivery by its id, it finds nothing and
 // changes nothing, so a route cannot reach across organizations even with a guessed id.
 
-import t from 'tap';
 import type { Queryable } from '../../src/storage/db.ts';
 import { organizationData } from '../../src/storage/organization-data.ts';
 import { writeOutbox } from '../../src/storage/webhook-outbox.ts';
@@ -21,12 +20,23 @@ eachBackend("one organization's webhooks part never reaches another's", async (t
   const b = organizationData(db, 'org_b').webhooks;
   const ea = await a.create({ id: 'we_a', url: 'https://a.example/h', description: null, events: ['outcome.recorded'], secretSealed: 'v1.a', by: 'u1' });
   const eb = await b.create({ id: 'we_b', url: 'https://b.example/h', description: 'B', events: ['outcome.recorded'], secretSealed: 'v1.b', by: 'u1' });
-  t.same((await a.all()).map((e) => e.id), ['we_a']);
-  t.same((await b.all()).map((e) => e.id), ['we_b']);
+  t.same(
+    (await a.all()).map((e) => e.id),
+    ['we_a'],
+  );
+  t.same(
+    (await b.all()).map((e) => e.id),
+    ['we_b'],
+  );
   t.notOk('secret_sealed' in ea, 'a listing row has no secret');
 
   // Events of each organization reach its own endpoint only.
-  await db.transaction((tx) => writeOutbox(tx, [{ organizationId: 'org_a', type: 'outcome.recorded', payload: { n: 1 } }, { organizationId: 'org_b', type: 'outcome.recorded', payload: { n: 2 } }]));
+  await db.transaction((tx) =>
+    writeOutbox(tx, [
+      { organizationId: 'org_a', type: 'outcome.recorded', payload: { n: 1 } },
+      { organizationId: 'org_b', type: 'outcome.recorded', payload: { n: 2 } },
+    ]),
+  );
   const [da] = await a.deliveries('we_a', 10, null, null);
   const [db_] = await b.deliveries('we_b', 10, null, null);
   t.equal(da!.endpoint_id, 'we_a');

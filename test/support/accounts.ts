@@ -37,7 +37,16 @@ export interface LiveService {
   close(): Promise<void>;
 }
 
-export async function startLive(o: { backend: Backend; overrides?: Partial<Config>; dataDir?: string; databaseUrl?: string; idp?: IdentityProvider; signingKey?: SigningKey; clock?: () => number; startOptions?: StartOptions }): Promise<LiveService> {
+export async function startLive(o: {
+  backend: Backend;
+  overrides?: Partial<Config>;
+  dataDir?: string;
+  databaseUrl?: string;
+  idp?: IdentityProvider;
+  signingKey?: SigningKey;
+  clock?: () => number;
+  startOptions?: StartOptions;
+}): Promise<LiveService> {
   const idp = o.idp ?? (await new IdentityProvider().start());
   const key = o.signingKey ?? (await makeKey('ES256', 'k1'));
   idp.published = [key];
@@ -53,15 +62,23 @@ export async function startLive(o: { backend: Backend; overrides?: Partial<Confi
   const signIn = async (sub: string): Promise<Member> => {
     const known = members.get(sub);
     if (known) return known;
-    const res = await s.app.inject({ method: 'POST', url: '/api/auth/session', payload: { access_token: await signWith(key, idp.issuer, { sub, email: `${sub}@example.com` }) } });
+    const res = await s.app.inject({
+      method: 'POST',
+      url: '/api/auth/session',
+      payload: { access_token: await signWith(key, idp.issuer, { sub, email: `${sub}@example.com` }) },
+    });
     if (res.statusCode !== 200) throw new Error(`sign-in failed: ${res.body}`);
     const c = Object.fromEntries(res.cookies.map((x) => [x.name, x.value]));
     const me = (await s.app.inject({ url: '/api/auth/me', headers: { cookie: `service_session=${c.service_session}` } })).json();
-    const m = { userId: me.user.id as string, headers: { cookie: `service_session=${c.service_session}; service_csrf=${c.service_csrf}`, 'x-csrf-token': c.service_csrf! } };
+    const m = {
+      userId: me.user.id as string,
+      headers: { cookie: `service_session=${c.service_session}; service_csrf=${c.service_csrf}`, 'x-csrf-token': c.service_csrf! },
+    };
     members.set(sub, m);
     return m;
   };
-  const score: LiveService['score'] = (org, body) => s.app.inject({ method: 'POST', url: '/api/v1/risk/score', headers: { authorization: `Bearer ${org.key}` }, payload: body });
+  const score: LiveService['score'] = (org, body) =>
+    s.app.inject({ method: 'POST', url: '/api/v1/risk/score', headers: { authorization: `Bearer ${org.key}` }, payload: body });
   return {
     s,
     idp,
@@ -98,7 +115,12 @@ interface Test {
  * or an embedded one in a temporary directory) and identity provider, closed when the test ends.
  * `restart()` stops the server and starts it again on the same database.
  */
-export async function liveFor(t: Test, backend: Backend, overrides: Partial<Config> = {}, startOptions?: StartOptions): Promise<{ live: LiveService; restart(): Promise<LiveService> }> {
+export async function liveFor(
+  t: Test,
+  backend: Backend,
+  overrides: Partial<Config> = {},
+  startOptions?: StartOptions,
+): Promise<{ live: LiveService; restart(): Promise<LiveService> }> {
   const db = backend.databaseUrl ? await freshDatabase(backend.databaseUrl) : undefined;
   const idp = await new IdentityProvider().start();
   const dataDir = tempDir('live-');

@@ -15,7 +15,7 @@ import { PGlite } from '@electric-sql/pglite';
 import postgres from 'postgres';
 import t from 'tap';
 import { needs, TEST_DATABASE_URL } from './components.ts';
-import { type Backend, type Db } from '../../src/storage/db.ts';
+import type { Backend, Db } from '../../src/storage/db.ts';
 import { openDatabase, type OpenOptions } from '../../src/storage/open.ts';
 import { openPglite } from '../../src/storage/pglite.ts';
 import { openPostgres } from '../../src/storage/postgres.ts';
@@ -61,7 +61,10 @@ async function fixture(t: Test, kind: Kind): Promise<Fixture> {
   t.teardown(async () => {
     for (const db of opened) await db.close().catch(() => {});
   });
-  const track = <D extends Db>(db: D): D => (opened.push(db), db);
+  const track = <D extends Db>(db: D): D => {
+    opened.push(db);
+    return db;
+  };
 
   if (kind === 'pglite') {
     const dataDir = join(scratch, `case-${++counter}`);
@@ -93,11 +96,7 @@ async function fixture(t: Test, kind: Kind): Promise<Fixture> {
 }
 
 /** Registers `name` once per back end; `only` limits it to one (with the reason the other is not run). */
-export function eachBackend(
-  name: string,
-  fn: (t: Test, fx: Fixture) => Promise<void>,
-  only?: { kind: Kind; because: string },
-): void {
+export function eachBackend(name: string, fn: (t: Test, fx: Fixture) => Promise<void>, only?: { kind: Kind; because: string }): void {
   for (const kind of ['pglite', 'postgres'] as const) {
     const title = `${name} [${kind}]`;
     if (only && only.kind !== kind) {

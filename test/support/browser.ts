@@ -3,7 +3,7 @@
 // app listening on a loopback port, pages that collect console errors, and a member signed in
 // through a stand-in identity provider on loopback with a token made by jose.
 
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { start, type Running } from './server.ts';
@@ -37,11 +37,17 @@ export async function watchedPage(browser: Browser, problems: string[], width = 
 
 /** A server with sign-in through a stand-in identity provider, and a way to sign a page in as
  *  what the hosted project does after the provider: back to /login with the token in the fragment. */
-export async function signInServer(overrides: Record<string, unknown> = {}, clock?: () => number): Promise<{ base: string; idp: IdentityProvider; s: Running; signIn(page: Page, claims: Record<string, string>): Promise<string>; close(): Promise<void> }> {
+export async function signInServer(
+  overrides: Record<string, unknown> = {},
+  clock?: () => number,
+): Promise<{ base: string; idp: IdentityProvider; s: Running; signIn(page: Page, claims: Record<string, string>): Promise<string>; close(): Promise<void> }> {
   const idp = await new IdentityProvider().start();
   const key = await makeKey('ES256', 'web-1');
   idp.published = [key];
-  const s = await start({ overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 'w'.repeat(48), authConfigured: true, ...overrides }, ...(clock ? { clock } : {}) });
+  const s = await start({
+    overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 'w'.repeat(48), authConfigured: true, ...overrides },
+    ...(clock ? { clock } : {}),
+  });
   const base = await listen(s);
   return {
     base,
@@ -64,8 +70,15 @@ export function memberApi(page: Page): (path: string, method?: string, body?: un
   return (path, method = 'GET', body) =>
     page.evaluate(
       async ({ path, method, body }) => {
-        const csrf = document.cookie.split('; ').find((c) => c.startsWith('service_csrf='))?.split('=')[1];
-        const res = await fetch(path, { method, headers: { 'content-type': 'application/json', ...(csrf ? { 'x-csrf-token': decodeURIComponent(csrf) } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
+        const csrf = document.cookie
+          .split('; ')
+          .find((c) => c.startsWith('service_csrf='))
+          ?.split('=')[1];
+        const res = await fetch(path, {
+          method,
+          headers: { 'content-type': 'application/json', ...(csrf ? { 'x-csrf-token': decodeURIComponent(csrf) } : {}) },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
         return res.json();
       },
       { path, method, body },
@@ -74,7 +87,12 @@ export function memberApi(page: Page): (path: string, method?: string, body?: un
 
 /** A signed-in member's page on a sign-in server (both closed with the test), whose console errors
  *  land in `problems`, and the member API from it. */
-export async function signedInMember(t: { teardown(fn: () => unknown): void }, claims: Record<string, string>, overrides: Record<string, unknown> = {}, clock?: () => number) {
+export async function signedInMember(
+  t: { teardown(fn: () => unknown): void },
+  claims: Record<string, string>,
+  overrides: Record<string, unknown> = {},
+  clock?: () => number,
+) {
   const server = await signInServer(overrides, clock);
   const browser = await launch();
   t.teardown(async () => {
@@ -96,8 +114,19 @@ const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/
 export async function accessibilityProblems(page: Page): Promise<string[]> {
   await page.evaluate(axeSource);
   return page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }[] }> } }).axe;
+    const axe = (
+      globalThis as unknown as {
+        axe: {
+          run(
+            context: Document,
+            options: object,
+          ): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }[] }>;
+        };
+      }
+    ).axe;
     const result = await axe.run(document, { resultTypes: ['violations'] });
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.help} at ${JSON.stringify(v.nodes[0]?.target)}${v.nodes.length > 1 ? ` and ${v.nodes.length - 1} more` : ''}`);
+    return result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.help} at ${JSON.stringify(v.nodes[0]?.target)}${v.nodes.length > 1 ? ` and ${v.nodes.length - 1} more` : ''}`);
   });
 }

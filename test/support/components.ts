@@ -56,11 +56,18 @@ function canMountTmpfs(): boolean {
 function missing(component: Component): string | undefined {
   switch (component) {
     case 'postgres':
-      return TEST_DATABASE_URL ? undefined : 'needs a PostgreSQL server: set TEST_DATABASE_URL (e.g. postgres://user:password@127.0.0.1:5432/db; .ci/run sets one up)';
+      return TEST_DATABASE_URL
+        ? undefined
+        : 'needs a PostgreSQL server: set TEST_DATABASE_URL (e.g. postgres://user:password@127.0.0.1:5432/db; .ci/run sets one up)';
     case 'own-postgres':
       if (!postgresBinDir()) return "needs PostgreSQL's server programs (initdb, pg_ctl under /usr/lib/postgresql/<version>/bin): apt-get install postgresql";
       // PostgreSQL will not run as root: under root it runs as the postgres user, which must exist.
-      if (process.getuid?.() === 0 && !readFileSync('/etc/passwd', 'utf8').split('\n').some((l) => l.startsWith('postgres:'))) {
+      if (
+        process.getuid?.() === 0 &&
+        !readFileSync('/etc/passwd', 'utf8')
+          .split('\n')
+          .some((l) => l.startsWith('postgres:'))
+      ) {
         return 'runs PostgreSQL as the `postgres` user when root, and there is none: apt-get install postgresql';
       }
       return undefined;

@@ -7,7 +7,9 @@ import { Readable } from 'node:stream';
 export async function readCsv(text: string): Promise<{ header: string[]; rows: Record<string, string>[] }> {
   let header: string[] = [];
   const rows: Record<string, string>[] = [];
-  const parser = Readable.from([text]).pipe(csv()).on('headers', (h: string[]) => (header = h));
+  const parser = Readable.from([text])
+    .pipe(csv())
+    .on('headers', (h: string[]) => (header = h));
   for await (const row of parser) rows.push(row as Record<string, string>);
   return { header, rows };
 }

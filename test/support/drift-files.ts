@@ -9,7 +9,14 @@ import { toCsv, type SimulatedTransaction } from '../../src/domain/simulate.ts';
 export function unlabelled(rows: SimulatedTransaction[]): string {
   const lines = toCsv(rows).trimEnd().split('\n');
   const at = lines[0]!.split(',').indexOf('label');
-  return lines.map((l) => l.split(',').filter((_, i) => i !== at).join(',')).join('\n') + '\n';
+  return `${lines
+    .map((l) =>
+      l
+        .split(',')
+        .filter((_, i) => i !== at)
+        .join(','),
+    )
+    .join('\n')}\n`;
 }
 
 /** The rows with their labels shuffled among them, seeded. */

@@ -105,7 +105,9 @@ export class FaultDrill {
 
   /** What each process that exited wrote last (for a failure's report). */
   exits(): string[] {
-    return this.servers.filter((s) => s.child.exitCode !== null || s.child.signalCode !== null).map((s) => `${s.base} (exit ${s.child.exitCode ?? s.child.signalCode}): ${s.stderr().slice(-4000)}`);
+    return this.servers
+      .filter((s) => s.child.exitCode !== null || s.child.signalCode !== null)
+      .map((s) => `${s.base} (exit ${s.child.exitCode ?? s.child.signalCode}): ${s.stderr().slice(-4000)}`);
   }
 
   #stopped = false;
@@ -198,7 +200,8 @@ export class FaultDrill {
     const started = performance.now();
     for (let k = 1; performance.now() - started < 5_000; k++) {
       const probe = JSON.parse((await this.score(b, `${id}-probe-${k}`, k, 'c-feed')).text);
-      if ((probe.graph_evidence?.['c-feed'] ?? []).some((e: { transaction_id: string }) => e.transaction_id === id)) return { seen: true, ms: performance.now() - started };
+      if ((probe.graph_evidence?.['c-feed'] ?? []).some((e: { transaction_id: string }) => e.transaction_id === id))
+        return { seen: true, ms: performance.now() - started };
       await sleep(50);
     }
     return { seen: false, ms: performance.now() - started };

@@ -2,14 +2,14 @@
 // entities (so they repeat, compact past the horizon and meet in pairs all along), probes to score,
 // and every question a history can be asked at a time, as comparable answers.
 
-import { DEFAULT_LABEL_DELAY_MS, History } from '../../src/domain/history/history.ts';
+import { DEFAULT_LABEL_DELAY_MS, type History } from '../../src/domain/history/history.ts';
 import type { EntityTotals } from '../../src/domain/history/horizon.ts';
 import type { History as ReferenceHistory } from './reference-history/history.ts';
 import { RecordStore } from '../../src/domain/history/records.ts';
 import { Series, SeriesStore } from '../../src/domain/history/series.ts';
 import { channelOf, type Transaction } from '../../src/domain/transaction.ts';
 import { extractOne } from '../../src/domain/features/extract.ts';
-import { Rng } from '../../src/domain/rng.ts';
+import type { Rng } from '../../src/domain/rng.ts';
 
 export const MINUTE = 60_000;
 export const HOUR = 60 * MINUTE;
@@ -89,21 +89,33 @@ export function answers(h: History, q: number, probes: readonly Transaction[], {
     out.set(`customer ${c} series`, series(h.customer(c), true));
     out.set(`customer ${c} known frauds`, h.customerKnownFrauds(c, q));
     const u = h.customerUsage(c);
-    out.set(`customer ${c} usage`, [u.merchants, u.channels, u.locations].map((m) => [...m.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1))));
+    out.set(
+      `customer ${c} usage`,
+      [u.merchants, u.channels, u.locations].map((m) => [...m.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1))),
+    );
     for (const m of MERCHANTS) out.set(`neighbours ${m} ${c}`, h.merchantNeighbours(m, c, q));
   }
   for (const m of MERCHANTS) {
     out.set(`merchant ${m} series`, series(h.merchant(m), false));
-    out.set(`merchant ${m} labels`, labels(m, (id) => h.merchantLabelSeries(id)));
+    out.set(
+      `merchant ${m} labels`,
+      labels(m, (id) => h.merchantLabelSeries(id)),
+    );
   }
   for (const ch of CHANNELS) {
     out.set(`channel ${ch} series`, series(h.channel(ch), false));
-    out.set(`channel ${ch} labels`, labels(ch, (id) => h.channelLabelSeries(id)));
+    out.set(
+      `channel ${ch} labels`,
+      labels(ch, (id) => h.channelLabelSeries(id)),
+    );
   }
   const recent = (role: 'customer' | 'merchant' | 'channel', keys: readonly string[]) => {
     for (const key of keys) {
       for (const before of [q, q - HOUR]) {
-        out.set(`recent ${role} ${key} ${before - q}`, h.recent(role, key, before, 12).map((r) => [r.transaction_id, r.time, r.amount, r.label, r.labelKnownAt]));
+        out.set(
+          `recent ${role} ${key} ${before - q}`,
+          h.recent(role, key, before, 12).map((r) => [r.transaction_id, r.time, r.amount, r.label, r.labelKnownAt]),
+        );
       }
     }
   };
@@ -121,8 +133,14 @@ export function answers(h: History, q: number, probes: readonly Transaction[], {
   // The graph itself: every pair's first payment, every customer's compromised time.
   const edges: unknown[] = [];
   h.forEachPair((customer, merchant, first) => edges.push([customer, merchant, first]));
-  out.set('graph edges', edges.sort((a, b) => (String(a) < String(b) ? -1 : 1)));
-  out.set('graph nodes', CUSTOMERS.map((c) => [c, h.customerCompromisedAt(c)]));
+  out.set(
+    'graph edges',
+    edges.sort((a, b) => (String(a) < String(b) ? -1 : 1)),
+  );
+  out.set(
+    'graph nodes',
+    CUSTOMERS.map((c) => [c, h.customerCompromisedAt(c)]),
+  );
   if (records) out.set('newest and size', [h.newest, h.size]);
   return out;
 }
@@ -157,7 +175,11 @@ export function probes(rng: Rng, n: number): Transaction[] {
 
 /** One entity's series on its own, as the history keeps it (over a record store): `add` appends
  *  in time order, `insert` places a late entry, `series` reads it. */
-export function oneSeries(withSquares = false): { add(time: number, amount: number, keepFrom?: number): void; insert(time: number, amount: number, keepFrom: number, newest?: number): void; series: Series } {
+export function oneSeries(withSquares = false): {
+  add(time: number, amount: number, keepFrom?: number): void;
+  insert(time: number, amount: number, keepFrom: number, newest?: number): void;
+  series: Series;
+} {
   const records = new RecordStore();
   const store = new SeriesStore(records, withSquares);
   const push = (time: number, amount: number) => records.push({ time, amount, customer_id: 'c', merchant_id: 'm', location: 'L', payment_type: 'p' });
@@ -176,11 +198,19 @@ export function loadInto(h: History | ReferenceHistory, rows: readonly Tx[], flo
   const totals = new Map<string, EntityTotals>();
   const known = (tx: Tx) => tx.labelKnownAt ?? tx.time + DEFAULT_LABEL_DELAY_MS;
   for (const tx of rows) {
-    for (const [kind, key] of [['merchant', tx.merchant_id], ['channel', channelOf(tx)], ['location', tx.location]] as const) {
+    for (const [kind, key] of [
+      ['merchant', tx.merchant_id],
+      ['channel', channelOf(tx)],
+      ['location', tx.location],
+    ] as const) {
       const k = `${tx.customer_id}\u0000${kind}\u0000${key}`;
       uses.set(k, Math.min(uses.get(k) ?? Infinity, tx.time));
     }
-    for (const [kind, key] of [['customer', tx.customer_id], ['merchant', tx.merchant_id], ['channel', channelOf(tx)]] as const) {
+    for (const [kind, key] of [
+      ['customer', tx.customer_id],
+      ['merchant', tx.merchant_id],
+      ['channel', channelOf(tx)],
+    ] as const) {
       const k = `${kind}\u0000${key}`;
       let e = totals.get(k);
       if (!e) totals.set(k, (e = { kind, key, transactions: 0, amountSum: 0, amountSquares: 0, last: -Infinity, labels: 0, frauds: 0, firstFraudKnown: null }));

@@ -81,7 +81,9 @@ export function signWith(key: SigningKey, issuer: string, c: Claims = {}): Promi
 
 /** A token signed with an HMAC secret (legacy HS256 projects). */
 export function signHs256(secret: string | Uint8Array, issuer: string, c: Claims = {}): Promise<string> {
-  return build(c, issuer).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(typeof secret === 'string' ? new TextEncoder().encode(secret) : secret);
+  return build(c, issuer)
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .sign(typeof secret === 'string' ? new TextEncoder().encode(secret) : secret);
 }
 
 /** An unsigned token (`alg: none`). */
@@ -93,7 +95,11 @@ export function unsigned(issuer: string, c: Claims = {}): string {
 
 function build(c: Claims, issuer: string): SignJWT {
   const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({ email: c.email ?? 'ana@example.com', user_metadata: { full_name: c.name ?? 'Ana Lima', avatar_url: 'https://example.com/a.png' }, role: 'authenticated' })
+  return new SignJWT({
+    email: c.email ?? 'ana@example.com',
+    user_metadata: { full_name: c.name ?? 'Ana Lima', avatar_url: 'https://example.com/a.png' },
+    role: 'authenticated',
+  })
     .setIssuer(c.iss ?? issuer)
     .setSubject(c.sub ?? 'user-1')
     .setAudience('authenticated')

@@ -7,7 +7,7 @@
 
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import t from 'tap';
+import type t from 'tap';
 import { freshDatabase, tempDir, type Backend } from './server.ts';
 import { IdentityProvider } from './idp.ts';
 import { startLive, type LiveService, type Organization } from './accounts.ts';
@@ -34,7 +34,11 @@ export interface Traffic {
 /** `npm run train` with `args`, in a child process: its exit code, its JSON line, its standard error. */
 export async function train(env: Record<string, string>, args: string[], timeout = 300_000): Promise<{ code: number; out: any; err: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import=tsx', 'tools/train.ts', ...args], { env: { ...process.env, ...env }, timeout, maxBuffer: 16 << 20 });
+    const { stdout, stderr } = await run(process.execPath, ['--import=tsx', 'tools/train.ts', ...args], {
+      env: { ...process.env, ...env },
+      timeout,
+      maxBuffer: 16 << 20,
+    });
     return { code: 0, out: JSON.parse(stdout), err: stderr };
   } catch (e) {
     const x = e as { code: number; stdout: string; stderr: string };
@@ -66,7 +70,8 @@ export async function recordedTraffic(test: Test, backend: Backend, payments: nu
     await idp.close();
     await db?.drop();
   });
-  const key = (live: LiveService, org: Organization, url: string, payload: object) => live.s.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${org.key}` }, payload });
+  const key = (live: LiveService, org: Organization, url: string, payload: object) =>
+    live.s.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${org.key}` }, payload });
   const live = await open(START);
   const shop = await live.organization('Shop');
   const quiet = await live.organization('Quiet');
@@ -77,15 +82,34 @@ export async function recordedTraffic(test: Test, backend: Backend, payments: nu
     const bad = rng.uniform() < 0.15;
     const fraud = bad ? rng.uniform() < 0.6 : rng.uniform() < 0.002;
     const id = `tx-${i}`;
-    const res = await key(live, shop, '/api/v1/risk/score', { transaction_id: id, amount: Math.round((20 + rng.uniform() * 300) * 100) / 100, customer_id: `c${Math.floor(rng.uniform() * 300)}`, merchant_id: bad ? 'M-bad' : `m${Math.floor(rng.uniform() * 40)}`, location: 'Lisbon', payment_type: 'card_present' });
+    const res = await key(live, shop, '/api/v1/risk/score', {
+      transaction_id: id,
+      amount: Math.round((20 + rng.uniform() * 300) * 100) / 100,
+      customer_id: `c${Math.floor(rng.uniform() * 300)}`,
+      merchant_id: bad ? 'M-bad' : `m${Math.floor(rng.uniform() * 40)}`,
+      location: 'Lisbon',
+      payment_type: 'card_present',
+    });
     if (res.statusCode !== 200) throw new Error(res.body);
     if (fraud) frauds.push({ id, time: now });
-    if (i % 9 === 0) await key(live, quiet, '/api/v1/risk/score', { transaction_id: id, amount: 50, customer_id: `c${i % 20}`, merchant_id: 'm1', location: 'Lisbon', payment_type: 'card_present' });
+    if (i % 9 === 0)
+      await key(live, quiet, '/api/v1/risk/score', {
+        transaction_id: id,
+        amount: 50,
+        customer_id: `c${i % 20}`,
+        merchant_id: 'm1',
+        location: 'Lisbon',
+        payment_type: 'card_present',
+      });
   }
   const end = now;
   now = end + 10 * DAY;
   for (let k = 0; k < frauds.length; k += 500) {
-    const res = await key(live, shop, '/api/v1/outcomes', { outcomes: frauds.slice(k, k + 500).map((f) => ({ transaction_id: f.id, outcome: 'fraud', source: 'chargeback', reported_at: new Date(f.time + DAY).toISOString() })) });
+    const res = await key(live, shop, '/api/v1/outcomes', {
+      outcomes: frauds
+        .slice(k, k + 500)
+        .map((f) => ({ transaction_id: f.id, outcome: 'fraud', source: 'chargeback', reported_at: new Date(f.time + DAY).toISOString() })),
+    });
     if (res.statusCode !== 200) throw new Error(res.body);
   }
   await live.close();

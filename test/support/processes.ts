@@ -65,7 +65,10 @@ async function spawnOn(port: number, env: Record<string, string>, stdout: 'pipe'
 
 /** `npm run dev:idp` as a child process on a free loopback port; `url` is what it prints. */
 export async function spawnDevIdp(dataDir: string, args: string[] = []): Promise<{ url: string; child: ChildProcess; stop(): Promise<unknown> }> {
-  const child = spawn(process.execPath, ['--import=tsx', 'tools/dev-idp.ts', '--port', '0', ...args], { env: { ...process.env, DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import=tsx', 'tools/dev-idp.ts', '--port', '0', ...args], {
+    env: { ...process.env, DATA_DIR: dataDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -75,7 +78,17 @@ export async function spawnDevIdp(dataDir: string, args: string[] = []): Promise
     if (child.exitCode !== null || waited > 20_000) throw new Error(`dev:idp did not start: ${err}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  return { url: /listening on (\S+)/.exec(out)![1]!, child, stop: () => (child.exitCode === null ? (child.kill('SIGTERM'), exited) : Promise.resolve()) };
+  return {
+    url: /listening on (\S+)/.exec(out)![1]!,
+    child,
+    stop: () => {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        return exited;
+      }
+      return Promise.resolve();
+    },
+  };
 }
 
 /** A signed-in member's headers and an organization with an API key, made through `base`. */
@@ -104,11 +117,23 @@ export class SignIn {
   }
 
   async organization(base: string, name: string): Promise<KeyedOrganization> {
-    const session = await fetch(`${base}/api/auth/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ access_token: await signWith(this.key, this.idp.issuer, { sub: `owner-of-${name}` }) }) });
+    const session = await fetch(`${base}/api/auth/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ access_token: await signWith(this.key, this.idp.issuer, { sub: `owner-of-${name}` }) }),
+    });
     const cookies = Object.fromEntries(session.headers.getSetCookie().map((c) => c.split(';')[0]!.split('=') as [string, string]));
-    const member = { cookie: `service_session=${cookies.service_session}; service_csrf=${cookies.service_csrf}`, 'x-csrf-token': cookies.service_csrf!, 'content-type': 'application/json' };
-    const org = (await (await fetch(`${base}/api/organizations`, { method: 'POST', headers: member, body: JSON.stringify({ name, stage: 'test' }) })).json()) as { id: string };
-    const key = (await (await fetch(`${base}/api/organizations/${org.id}/api-keys`, { method: 'POST', headers: member, body: JSON.stringify({ name: 'server' }) })).json()) as { secret: string };
+    const member = {
+      cookie: `service_session=${cookies.service_session}; service_csrf=${cookies.service_csrf}`,
+      'x-csrf-token': cookies.service_csrf!,
+      'content-type': 'application/json',
+    };
+    const org = (await (
+      await fetch(`${base}/api/organizations`, { method: 'POST', headers: member, body: JSON.stringify({ name, stage: 'test' }) })
+    ).json()) as { id: string };
+    const key = (await (
+      await fetch(`${base}/api/organizations/${org.id}/api-keys`, { method: 'POST', headers: member, body: JSON.stringify({ name: 'server' }) })
+    ).json()) as { secret: string };
     return { id: org.id, secret: key.secret, member };
   }
 
@@ -120,7 +145,12 @@ export class SignIn {
 /** Two server processes on one database, started one after the other (the first applies the
  *  migrations), each added to `servers` as it starts (for the caller's teardown), and an
  *  organization with an API key made through the first. */
-export async function serverPair(env: Record<string, string>, servers: ServerProcess[], signIn: SignIn, name: string): Promise<{ a: ServerProcess; b: ServerProcess; org: KeyedOrganization }> {
+export async function serverPair(
+  env: Record<string, string>,
+  servers: ServerProcess[],
+  signIn: SignIn,
+  name: string,
+): Promise<{ a: ServerProcess; b: ServerProcess; org: KeyedOrganization }> {
   const a = await spawnServer(env);
   servers.push(a);
   const b = await spawnServer(env);
@@ -129,7 +159,12 @@ export async function serverPair(env: Record<string, string>, servers: ServerPro
 }
 
 /** POST with an API key; the parsed body, status and whether it was a replay. */
-export async function withKey(base: string, secret: string, path: string, body: unknown): Promise<{ status: number; json: any; text: string; replayed: boolean }> {
+export async function withKey(
+  base: string,
+  secret: string,
+  path: string,
+  body: unknown,
+): Promise<{ status: number; json: any; text: string; replayed: boolean }> {
   const res = await fetch(`${base}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },

@@ -32,7 +32,11 @@ export class Receiver {
           this.received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
           res.writeHead(answer.status, answer.location ? { location: answer.location } : {});
           res.end(answer.body ?? 'ok');
-          this.waiters = this.waiters.filter((w) => (this.received.length >= w.n ? (w.resolve(), false) : true));
+          this.waiters = this.waiters.filter((w) => {
+            if (this.received.length < w.n) return true;
+            w.resolve();
+            return false;
+          });
         };
         if (answer.delayMs) setTimeout(reply, answer.delayMs);
         else reply();
@@ -48,7 +52,13 @@ export class Receiver {
     if (this.received.length >= n) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`receiver: ${this.received.length} of ${n} requests after ${timeoutMs} ms`)), timeoutMs);
-      this.waiters.push({ n, resolve: () => (clearTimeout(timer), resolve()) });
+      this.waiters.push({
+        n,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      });
     });
   }
 

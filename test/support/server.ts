@@ -77,7 +77,17 @@ export function modelCopy(): string {
 
 /** Starts the service on a back end. For PostgreSQL, pass `databaseUrl` from `freshDatabase` to
  *  reuse one database across restarts; otherwise each start gets a new one. */
-export async function start(o: { backend?: Backend; dataDir?: string; databaseUrl?: string; overrides?: Partial<Config>; clock?: () => number; logger?: AppOptions['logger']; startOptions?: StartOptions } = {}): Promise<Running> {
+export async function start(
+  o: {
+    backend?: Backend;
+    dataDir?: string;
+    databaseUrl?: string;
+    overrides?: Partial<Config>;
+    clock?: () => number;
+    logger?: AppOptions['logger'];
+    startOptions?: StartOptions;
+  } = {},
+): Promise<Running> {
   const dataDir = o.dataDir ?? tempDir('data-');
   let databaseUrl = o.databaseUrl;
   let drop: (() => Promise<void>) | undefined;

@@ -35,9 +35,26 @@ export function shadowRows(o: { seed: number; old: number; young?: number; now: 
 export function shadowRecords(rows: readonly ShadowRow[], activeModelId: string, challengerId: string): NewTransaction[] {
   const decision = (score: number) => (score >= 0.5 ? 'block' : 'approve');
   return rows.map((r) => ({
-    transaction_id: `old-${r.i}`, time: r.time, amount: 100, customer_id: `c${r.i % 50}`, merchant_id: 'M1', location: 'Lisbon', payment_type: 'card_present', source: 'scored',
-    decision: { risk_score: r.active, risk_band: 'low', decision: decision(r.active), mode: 'balanced' }, response: '{}',
-    decided: { model_id: activeModelId, model_decision: decision(r.active), rule_action: null, rule_ids: [], rule_errors: [], inputs: { cold: false, channel_scores: {}, priors: { customer: 5, merchant: 5, channel: 5 } }, challengers: [{ model_id: challengerId, risk_score: r.challenger, decision: decision(r.challenger) }] },
-    label: r.fraud ? 1 : null, label_known_ms: r.fraud ? r.time + 3_600_000 : null,
+    transaction_id: `old-${r.i}`,
+    time: r.time,
+    amount: 100,
+    customer_id: `c${r.i % 50}`,
+    merchant_id: 'M1',
+    location: 'Lisbon',
+    payment_type: 'card_present',
+    source: 'scored',
+    decision: { risk_score: r.active, risk_band: 'low', decision: decision(r.active), mode: 'balanced' },
+    response: '{}',
+    decided: {
+      model_id: activeModelId,
+      model_decision: decision(r.active),
+      rule_action: null,
+      rule_ids: [],
+      rule_errors: [],
+      inputs: { cold: false, channel_scores: {}, priors: { customer: 5, merchant: 5, channel: 5 } },
+      challengers: [{ model_id: challengerId, risk_score: r.challenger, decision: decision(r.challenger) }],
+    },
+    label: r.fraud ? 1 : null,
+    label_known_ms: r.fraud ? r.time + 3_600_000 : null,
   }));
 }

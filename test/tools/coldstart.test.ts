@@ -6,14 +6,26 @@ import { extractBatch } from '../../src/domain/features/extract.ts';
 import type { Transaction } from '../../src/domain/transaction.ts';
 import { applyColdStart, fitColdStart, isColdStart } from '../../tools/training/coldstart.ts';
 
-const tx = (time: number, c: string, m: string, label: 0 | 1): Transaction => ({ time, amount: 10, customer_id: c, merchant_id: m, location: 'Rome', payment_type: `p${m}`, label });
+const tx = (time: number, c: string, m: string, label: 0 | 1): Transaction => ({
+  time,
+  amount: 10,
+  customer_id: c,
+  merchant_id: m,
+  location: 'Rome',
+  payment_type: `p${m}`,
+  label,
+});
 // Rows 0–3: a new customer, merchant and channel each time; rows 4–7: customer A at merchant 1
 // through channel p1:Rome again, which has 1, 2, 3 and 4 earlier transactions.
 const rows = [tx(1, 'A', '1', 1), tx(2, 'B', '2', 0), tx(3, 'C', '3', 1), tx(4, 'D', '4', 0), ...[5, 6, 7, 8].map((t) => tx(t, 'A', '1', 0))];
 const { features } = extractBatch(rows);
 
 t.test('cold rows are those with no history on all three sides', async (t) => {
-  t.same(rows.map((_, i) => isColdStart(features, i, 3)), [true, true, true, true, true, true, false, false], 'cold while fewer than 3 earlier');
+  t.same(
+    rows.map((_, i) => isColdStart(features, i, 3)),
+    [true, true, true, true, true, true, false, false],
+    'cold while fewer than 3 earlier',
+  );
 });
 
 t.test('floor is the smoothed cold-start fraud rate, applied as a minimum', async (t) => {

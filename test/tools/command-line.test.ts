@@ -7,7 +7,20 @@ import t from 'tap';
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { existingFile, flag, UsageError, oneOf, outputFile, parseCommandLine, required, text, usage, wholeNumber, type Command, type Options } from '../../tools/command-line.ts';
+import {
+  existingFile,
+  flag,
+  UsageError,
+  oneOf,
+  outputFile,
+  parseCommandLine,
+  required,
+  text,
+  usage,
+  wholeNumber,
+  type Command,
+  type Options,
+} from '../../tools/command-line.ts';
 import { tempDir } from '../support/temp.ts';
 
 const dir = tempDir('command-line-');
@@ -36,12 +49,20 @@ function problem(args: string[], command: Command<Options> = example): string | 
 }
 
 t.test('values: typed, checked, defaults when absent', async (t) => {
-  const r = parseCommandLine(example, ['--iterations', '40', '--data', csv, '--out=' + join(dir, 'o.csv'), '--preset', 'handbook', '--label', 'x y']);
+  const r = parseCommandLine(example, ['--iterations', '40', '--data', csv, `--out=${join(dir, 'o.csv')}`, '--preset', 'handbook', '--label', 'x y']);
   t.notOk(r.help);
   if (r.help || r.error !== undefined) return t.fail(String(r.help || r.error));
   t.same(r.values, { seed: 7, iterations: 40, data: csv, out: join(dir, 'o.csv'), preset: 'handbook', label: 'x y', quick: false });
   const none = parseCommandLine(example, []);
-  t.same(!none.help && none.error === undefined && none.values, { seed: 7, iterations: undefined, data: undefined, out: undefined, preset: 'service', label: undefined, quick: false });
+  t.same(!none.help && none.error === undefined && none.values, {
+    seed: 7,
+    iterations: undefined,
+    data: undefined,
+    out: undefined,
+    preset: 'service',
+    label: undefined,
+    quick: false,
+  });
   const flagged = parseCommandLine(example, ['--quick', '--seed', '0']);
   t.same(!flagged.help && flagged.error === undefined && [flagged.values.quick, flagged.values.seed], [true, 0]);
 });
@@ -70,7 +91,19 @@ t.test('each mistake in one line naming it', async (t) => {
     [['--preset', 'other'], '--preset must be service or handbook, got "other"'],
     [['--data', csv, '--quick'], '--quick reads no --data'],
   ];
-  const lines = { name: 'x', options: { n: { value: 'N', description: 'n', absent: 0, parse: () => { throw new UsageError('is\n  not\nright'); } } } } satisfies Command<Options>;
+  const lines = {
+    name: 'x',
+    options: {
+      n: {
+        value: 'N',
+        description: 'n',
+        absent: 0,
+        parse: () => {
+          throw new UsageError('is\n  not\nright');
+        },
+      },
+    },
+  } satisfies Command<Options>;
   t.equal(problem(['--n', '1'], lines), '--n is not right', 'a message over several lines is joined into one');
   for (const [args, message] of cases) t.equal(problem(args), message, args.join(' '));
 });
@@ -148,7 +181,10 @@ const commands: CommandCase[] = [
     name: 'eval:challengers',
     file: 'tools/eval-challengers.ts',
     options: ['--seed', '--seeds', '--trial', '--quick'],
-    bad: [[['--seeds', '0'], '--seeds must be a whole number ≥ 1, got "0"'], [['--trial', 'x'], '--trial must be recalibrate, other_mix or new_pattern, got "x"']],
+    bad: [
+      [['--seeds', '0'], '--seeds must be a whole number ≥ 1, got "0"'],
+      [['--trial', 'x'], '--trial must be recalibrate, other_mix or new_pattern, got "x"'],
+    ],
   },
   {
     name: 'golden',
@@ -200,11 +236,18 @@ for (const c of commands) {
     t.equal(help.status, 0, '--help exits 0');
     const lines = help.stdout.trimEnd().split('\n');
     t.match(lines[0], new RegExp(`^usage: npm run ${c.name} -- `), 'the usage line first');
-    for (const option of [...c.options, '--help']) t.ok(lines.some((l) => l.startsWith(`  ${option}`)), `a line for ${option}`);
+    for (const option of [...c.options, '--help'])
+      t.ok(
+        lines.some((l) => l.startsWith(`  ${option}`)),
+        `a line for ${option}`,
+      );
     t.equal(help.stderr, '', 'nothing on stderr');
     const usageText = help.stdout;
 
-    const mistakes: [string[], string | RegExp, typeof bogus][] = [[['--bogus'], 'unknown option --bogus', bogus], ...(c.bad ?? []).map(([args, message], i) => [args, message, bad[i]!] as [string[], string | RegExp, typeof bogus])];
+    const mistakes: [string[], string | RegExp, typeof bogus][] = [
+      [['--bogus'], 'unknown option --bogus', bogus],
+      ...(c.bad ?? []).map(([args, message], i) => [args, message, bad[i]!] as [string[], string | RegExp, typeof bogus]),
+    ];
     for (const [args, message, r] of mistakes) {
       const what = args.join(' ');
       t.equal(r.status, 2, `${what}: exit 2`);

@@ -21,9 +21,18 @@ t.test('precision–recall ends at full recall', async (t) => {
 
 t.test('reliability and histograms count every row', async (t) => {
   const rel = reliabilityCurve(scores, labels);
-  t.equal(rel.reduce((n, b) => n + b.count, 0), scores.length);
+  t.equal(
+    rel.reduce((n, b) => n + b.count, 0),
+    scores.length,
+  );
   const h = scoreHistograms(scores, labels);
-  t.equal(h.fraud.reduce((a, b) => a + b, 0), 5);
-  t.equal(h.legitimate.reduce((a, b) => a + b, 0), 5);
+  t.equal(
+    h.fraud.reduce((a, b) => a + b, 0),
+    5,
+  );
+  t.equal(
+    h.legitimate.reduce((a, b) => a + b, 0),
+    5,
+  );
   t.equal(h.edges.length, 21);
 });

@@ -17,9 +17,7 @@ const file = (name: string, text: string) => {
 t.test('reads BOM, quotes and CRLF, sorts by time', async (t) => {
   const path = file(
     'ok.csv',
-    '\uFEFFtimestamp,amount,customer_id,merchant_id,location,label\r\n' +
-      '2024-01-02T00:00:00Z,12.5,C1,"M, Inc",Porto,0\r\n' +
-      '1704067200,3,C2,M2,,1\r\n',
+    '\uFEFFtimestamp,amount,customer_id,merchant_id,location,label\r\n' + '2024-01-02T00:00:00Z,12.5,C1,"M, Inc",Porto,0\r\n' + '1704067200,3,C2,M2,,1\r\n',
   );
   const rows = await readLabelledCsv(path);
   t.equal(rows.length, 2);
@@ -32,9 +30,9 @@ t.test('reads BOM, quotes and CRLF, sorts by time', async (t) => {
 
 t.test('names the problem, the line and the fix', async (t) => {
   const head = 'timestamp,amount,customer_id,merchant_id,label\n';
-  await t.rejects(readLabelledCsv(file('a.csv', head + '2024-01-01,"$1,200",C,M,0\n')), /a\.csv:2: amount .*remove currency symbols/);
-  await t.rejects(readLabelledCsv(file('b.csv', head + '2024-01-01,5,C,M,yes\n')), /b\.csv:2: label "yes" must be 0 or 1/);
-  await t.rejects(readLabelledCsv(file('c.csv', head + 'soon,5,C,M,1\n')), /c\.csv:2: timestamp "soon"/);
+  await t.rejects(readLabelledCsv(file('a.csv', `${head}2024-01-01,"$1,200",C,M,0\n`)), /a\.csv:2: amount .*remove currency symbols/);
+  await t.rejects(readLabelledCsv(file('b.csv', `${head}2024-01-01,5,C,M,yes\n`)), /b\.csv:2: label "yes" must be 0 or 1/);
+  await t.rejects(readLabelledCsv(file('c.csv', `${head}soon,5,C,M,1\n`)), /c\.csv:2: timestamp "soon"/);
   await t.rejects(readLabelledCsv(file('d.csv', 'amount,customer_id\n5,C\n')), /column `timestamp` is required/);
   await t.rejects(readLabelledCsv(file('e.csv', head)), /no data rows/);
 });

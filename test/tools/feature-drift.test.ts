@@ -21,11 +21,21 @@ t.test('features whose distribution moved between two periods', async (t) => {
   const before = Array.from({ length: 2000 }, (_, i) => i);
   const after = Array.from({ length: 2000 }, (_, i) => 2000 + i);
   const moved = movedFeatures(names, (j, rows) => Float64Array.from(rows, (i) => columns[j]![i]!), before, after);
-  t.same(moved.map((m) => m.feature), ['growing', 'missing'], 'the growing count and the one that goes missing, the largest shift first');
-  t.ok(moved.every((m) => m.psi > MOVED_PSI), `each above the line: ${moved.map((m) => `${m.feature} ${m.psi.toFixed(2)}`).join(', ')}`);
+  t.same(
+    moved.map((m) => m.feature),
+    ['growing', 'missing'],
+    'the growing count and the one that goes missing, the largest shift first',
+  );
+  t.ok(
+    moved.every((m) => m.psi > MOVED_PSI),
+    `each above the line: ${moved.map((m) => `${m.feature} ${m.psi.toFixed(2)}`).join(', ')}`,
+  );
   t.equal(MOVED_PSI, 0.25);
   const same = movedFeatures(names, (j, rows) => Float64Array.from(rows, (i) => columns[j]![i]!), before, before);
   t.same(same, [], 'a period against itself: nothing moved');
   const looser = movedFeatures(names, (j, rows) => Float64Array.from(rows, (i) => columns[j]![i]!), before, after, 0.001);
-  t.ok(looser.some((m) => m.feature === 'slightly'), 'a small shift is measured too, below the line');
+  t.ok(
+    looser.some((m) => m.feature === 'slightly'),
+    'a small shift is measured too, below the line',
+  );
 });

@@ -29,7 +29,14 @@ async function orgCreate(env: Record<string, string>, ...args: string[]): Promis
   }
 }
 
-const payment = (id: string) => ({ transaction_id: id, amount: 42.5, customer_id: 'c-1', merchant_id: 'm-1', location: 'Lisbon', payment_type: 'card_not_present' });
+const payment = (id: string) => ({
+  transaction_id: id,
+  amount: 42.5,
+  customer_id: 'c-1',
+  merchant_id: 'm-1',
+  location: 'Lisbon',
+  payment_type: 'card_not_present',
+});
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
@@ -58,7 +65,11 @@ t.test('org:create on a stopped server’s embedded database, then a key scores 
   const refused = await withKey(server.base, `sk_test_${'x'.repeat(43)}`, '/api/v1/risk/score', payment('first-2'));
   t.equal(refused.status, 401, 'an unknown key is still refused');
   t.equal(refused.json.detail.reason, 'invalid_api_key');
-  const organizations = await fetch(`${server.base}/api/organizations`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"x"}' });
+  const organizations = await fetch(`${server.base}/api/organizations`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"name":"x"}',
+  });
   t.equal(organizations.status, 503, 'account routes still need sign-in');
   t.equal((await organizations.json()).detail.reason, 'auth_not_configured');
 
@@ -87,7 +98,11 @@ t.test('org:create on PostgreSQL needs SESSION_SECRET, and the servers sharing i
 
   const other = await spawnServer({ DATABASE_URL: db.url, SESSION_SECRET: 'another-secret-0123456789abcdef0123456789', AUTHPROVIDER_URL: '' });
   t.teardown(() => other.stop('SIGKILL'));
-  t.equal((await withKey(other.base, printed.api_key, '/api/v1/risk/score', payment('pg-2'))).status, 401, 'a server with another SESSION_SECRET does not accept it');
+  t.equal(
+    (await withKey(other.base, printed.api_key, '/api/v1/risk/score', payment('pg-2'))).status,
+    401,
+    'a server with another SESSION_SECRET does not accept it',
+  );
   const none = await spawnServer({ DATABASE_URL: db.url, SESSION_SECRET: '', AUTHPROVIDER_URL: '' });
   t.teardown(() => none.stop('SIGKILL'));
   const unconfigured = await withKey(none.base, printed.api_key, '/api/v1/risk/score', payment('pg-3'));
@@ -97,7 +112,9 @@ t.test('org:create on PostgreSQL needs SESSION_SECRET, and the servers sharing i
 
 t.test('dev:idp listens on loopback only', async (t) => {
   for (const host of ['0.0.0.0', '192.168.1.10', 'example.com']) {
-    const refused = await run(process.execPath, ['--import=tsx', 'tools/dev-idp.ts', '--port', '0', '--host', host], { env: { ...process.env, DATA_DIR: tempDir('idp-') } }).then(
+    const refused = await run(process.execPath, ['--import=tsx', 'tools/dev-idp.ts', '--port', '0', '--host', host], {
+      env: { ...process.env, DATA_DIR: tempDir('idp-') },
+    }).then(
       () => ({ code: 0, err: '' }),
       (e: { code: number; stderr: string }) => ({ code: e.code, err: e.stderr }),
     );
@@ -108,7 +125,10 @@ t.test('dev:idp listens on loopback only', async (t) => {
   t.teardown(() => idp.stop());
   const rebound = await new Promise<number>((resolve, reject) => {
     // node:http, since fetch does not let a caller name another Host.
-    const req = request(`${idp.url}/auth/v1/.well-known/jwks.json`, { headers: { host: 'attacker.example' } }, (res) => (res.resume(), resolve(res.statusCode!)));
+    const req = request(`${idp.url}/auth/v1/.well-known/jwks.json`, { headers: { host: 'attacker.example' } }, (res) => {
+      res.resume();
+      resolve(res.statusCode!);
+    });
     req.on('error', reject).end();
   });
   t.equal(rebound, 421, 'a request addressed to another name is refused');
@@ -117,7 +137,11 @@ t.test('dev:idp listens on loopback only', async (t) => {
   const form = await fetch(`${idp.url}/auth/v1/authorize?provider=google&redirect_to=${encodeURIComponent('http://127.0.0.1:8080/login')}`);
   t.equal(form.status, 200);
   t.match(await form.text(), /type="email"/, 'an e-mail-only sign-in form');
-  const signed = await fetch(`${idp.url}/auth/v1/authorize`, { method: 'POST', body: new URLSearchParams({ email: 'Ana@Example.com', redirect_to: 'http://127.0.0.1:8080/login' }), redirect: 'manual' });
+  const signed = await fetch(`${idp.url}/auth/v1/authorize`, {
+    method: 'POST',
+    body: new URLSearchParams({ email: 'Ana@Example.com', redirect_to: 'http://127.0.0.1:8080/login' }),
+    redirect: 'manual',
+  });
   t.equal(signed.status, 303, 'the form sends the browser back');
   t.match(signed.headers.get('location'), /^http:\/\/127\.0\.0\.1:8080\/login#access_token=[\w-]+\.[\w-]+\.[\w-]+&token_type=bearer/);
 });
@@ -134,25 +158,51 @@ t.test('a server pointed at dev:idp signs in with its tokens, and an organizatio
   const server = await spawnServer({ DATA_DIR: dataDir, AUTHPROVIDER_URL: idp.url, SESSION_SECRET: '' });
   t.teardown(() => server.stop('SIGKILL'));
   const signIn = async (email: string) => {
-    const token = await fetch(`${idp.url}/auth/v1/token?grant_type=password`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) });
+    const token = await fetch(`${idp.url}/auth/v1/token?grant_type=password`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email }),
+    });
     t.equal(token.status, 200, 'the token endpoint answers');
     const { access_token } = (await token.json()) as { access_token: string };
-    const session = await fetch(`${server.base}/api/auth/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ access_token }) });
+    const session = await fetch(`${server.base}/api/auth/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ access_token }),
+    });
     t.equal(session.status, 200, 'the server verifies the token as any provider’s');
     const cookies = Object.fromEntries(session.headers.getSetCookie().map((c) => c.split(';')[0]!.split('=') as [string, string]));
-    return { cookie: `service_session=${cookies.service_session}; service_csrf=${cookies.service_csrf}`, 'x-csrf-token': cookies.service_csrf!, 'content-type': 'application/json' };
+    return {
+      cookie: `service_session=${cookies.service_session}; service_csrf=${cookies.service_csrf}`,
+      'x-csrf-token': cookies.service_csrf!,
+      'content-type': 'application/json',
+    };
   };
 
   const owner = await signIn('owner@example.com');
-  const { organizations: mine } = (await (await fetch(`${server.base}/api/organizations`, { headers: owner })).json()) as { organizations: { id: string; role: string }[] };
-  t.same(mine.map((o) => [o.id, o.role]), [[invited.organization_id, 'owner']], 'the invited owner owns it at the first sign-in');
+  const { organizations: mine } = (await (await fetch(`${server.base}/api/organizations`, { headers: owner })).json()) as {
+    organizations: { id: string; role: string }[];
+  };
+  t.same(
+    mine.map((o) => [o.id, o.role]),
+    [[invited.organization_id, 'owner']],
+    'the invited owner owns it at the first sign-in',
+  );
 
   const someone = await signIn('someone@example.com');
   t.same(await (await fetch(`${server.base}/api/organizations`, { headers: someone })).json(), { organizations: [] }, 'another user sees nothing of it');
-  const org = (await (await fetch(`${server.base}/api/organizations`, { method: 'POST', headers: someone, body: JSON.stringify({ name: 'Their shop', stage: 'test' }) })).json()) as { id: string };
-  const key = (await (await fetch(`${server.base}/api/organizations/${org.id}/api-keys`, { method: 'POST', headers: someone, body: JSON.stringify({ name: 'first' }) })).json()) as { secret: string };
+  const org = (await (
+    await fetch(`${server.base}/api/organizations`, { method: 'POST', headers: someone, body: JSON.stringify({ name: 'Their shop', stage: 'test' }) })
+  ).json()) as { id: string };
+  const key = (await (
+    await fetch(`${server.base}/api/organizations/${org.id}/api-keys`, { method: 'POST', headers: someone, body: JSON.stringify({ name: 'first' }) })
+  ).json()) as { secret: string };
   t.match(key.secret, /^sk_test_/, 'a key made in the signed-in way');
   await scoresAndRecords(t, server, key.secret, 'idp-1');
-  const forged = await fetch(`${server.base}/api/auth/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ access_token: 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.' }) });
+  const forged = await fetch(`${server.base}/api/auth/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ access_token: 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.' }),
+  });
   t.equal(forged.status, 401, 'nothing is bypassed: an unsigned token is refused');
 });

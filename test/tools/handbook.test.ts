@@ -14,16 +14,28 @@ t.test('reproducible for a seed', async (t) => {
 
 t.test('the three scenarios behave as described', async (t) => {
   const rows = simulateHandbook({ ...small, seed: 5 });
-  t.ok(rows.filter((r) => r.scenario === 0).every((r) => r.amount <= 220 && r.label === 0), 'legitimate rows are at most 220');
-  t.ok(rows.filter((r) => r.scenario === 1).every((r) => r.amount > 220), 'scenario 1: amounts above 220');
+  t.ok(
+    rows.filter((r) => r.scenario === 0).every((r) => r.amount <= 220 && r.label === 0),
+    'legitimate rows are at most 220',
+  );
+  t.ok(
+    rows.filter((r) => r.scenario === 1).every((r) => r.amount > 220),
+    'scenario 1: amounts above 220',
+  );
   // Scenario 2: on a compromised terminal's fraud days, all of its transactions are fraud.
   const s2 = rows.filter((r) => r.scenario === 2);
   t.ok(s2.length > 0, 'scenario 2 present');
   const [first] = s2;
   const sameDay = rows.filter((r) => r.terminal_id === first!.terminal_id && r.day === first!.day);
-  t.ok(sameDay.every((r) => r.label === 1), 'every transaction of a compromised terminal that day is fraud');
+  t.ok(
+    sameDay.every((r) => r.label === 1),
+    'every transaction of a compromised terminal that day is fraud',
+  );
   // Scenario 3: amounts multiplied by 5 on a subset of a customer's transactions.
-  t.ok(rows.some((r) => r.scenario === 3), 'scenario 3 present');
+  t.ok(
+    rows.some((r) => r.scenario === 3),
+    'scenario 3 present',
+  );
   let ordered = true;
   for (let i = 1; i < rows.length; i++) if (rows[i]!.time < rows[i - 1]!.time) ordered = false;
   t.ok(ordered, 'time-ordered');

@@ -22,9 +22,16 @@ const data = syntheticMatrix({ seed: 5, numRows: 4000, numFeatures, categorical:
 const params = { objective: 'binary', num_leaves: 15, learning_rate: 0.1, min_data_in_leaf: 20, seed: 3 };
 // Feature 9 alone in the last group gets no tree when it is constant.
 for (let i = 0; i < data.numRows; i++) data.rows[i * numFeatures + 9] = 1;
-const constrained = trainLightgbm({ rows: data.rows, numFeatures, labels: data.labels, params: { ...params, interaction_constraints: interactionConstraints(groups) }, categorical: [1], iterations: 60 });
+const constrained = trainLightgbm({
+  rows: data.rows,
+  numFeatures,
+  labels: data.labels,
+  params: { ...params, interaction_constraints: interactionConstraints(groups) },
+  categorical: [1],
+  iterations: 60,
+});
 
-t.test('the interaction constraint lists each channel\'s columns', async (t) => {
+t.test("the interaction constraint lists each channel's columns", async (t) => {
   t.equal(interactionConstraints(groups), '[0,1,2],[3,4],[5,6,7,8],[9]');
 });
 
@@ -54,7 +61,12 @@ t.test('channel boosters add up to the joint booster, in our engine and in Light
       sum[i]! += raw[i]!;
     }
     t.ok(worst < 1e-12, `${groups[k]!.name}: our engine matches LightGBM on the partitioned model (${worst})`);
-    const sizes = text.split('\n').find((l) => l.startsWith('tree_sizes='))!.slice('tree_sizes='.length).split(' ').map(Number);
+    const sizes = text
+      .split('\n')
+      .find((l) => l.startsWith('tree_sizes='))!
+      .slice('tree_sizes='.length)
+      .split(' ')
+      .map(Number);
     t.same(sizes, treeSizes(text), `${groups[k]!.name}: tree_sizes consistent`);
   });
   let worst = 0;
@@ -72,15 +84,22 @@ t.test('a booster with another number of features is refused', async (t) => {
   t.throws(() => partitionByChannel(constrained, groups.slice(0, 3)), /the booster has 10 features, the channels 9/);
 });
 
-t.test('trees boosted from a model\'s margins, appended to it and scaled, add exactly what they learned', async (t) => {
+t.test("trees boosted from a model's margins, appended to it and scaled, add exactly what they learned", async (t) => {
   const base = trainLightgbm({ rows: data.rows, numFeatures, labels: data.labels, params, categorical: [1], iterations: 10 });
   const baseRaw = loadModel(base).predictRawBatch(data.rows);
   const scale = 0.8;
   const start = baseRaw.map((v) => v / scale);
   const added = trainLightgbm({ rows: data.rows, numFeatures, labels: data.labels, params, categorical: [1], iterations: 20, initScores: start });
   const addedRaw = loadModel(added).predictRawBatch(data.rows);
-  const loss = (margin: (i: number) => number) => logLoss(Float64Array.from(baseRaw, (_, i) => 1 / (1 + Math.exp(-margin(i)))), data.labels);
-  t.ok(loss((i) => start[i]! + addedRaw[i]!) < loss((i) => start[i]!) - 0.01, 'the added trees learn what the initial scores miss (they hold only that: no average folded in)');
+  const loss = (margin: (i: number) => number) =>
+    logLoss(
+      Float64Array.from(baseRaw, (_, i) => 1 / (1 + Math.exp(-margin(i)))),
+      data.labels,
+    );
+  t.ok(
+    loss((i) => start[i]! + addedRaw[i]!) < loss((i) => start[i]!) - 0.01,
+    'the added trees learn what the initial scores miss (they hold only that: no average folded in)',
+  );
 
   const whole = appendTrees(base, added, scale);
   t.equal(treeCount(whole), treeCount(base) + treeCount(added), 'the base trees, then the added ones');
@@ -95,7 +114,16 @@ t.test('trees boosted from a model\'s margins, appended to it and scaled, add ex
   }
   t.ok(engine < 1e-12, `our engine matches LightGBM on the appended model (${engine})`);
   t.ok(exact < 1e-9, `its raw score is the base's plus scale × the added trees' (${exact})`);
-  t.same(whole.split('\n').find((l) => l.startsWith('tree_sizes='))!.slice('tree_sizes='.length).split(' ').map(Number), treeSizes(whole), 'tree_sizes consistent');
+  t.same(
+    whole
+      .split('\n')
+      .find((l) => l.startsWith('tree_sizes='))!
+      .slice('tree_sizes='.length)
+      .split(' ')
+      .map(Number),
+    treeSizes(whole),
+    'tree_sizes consistent',
+  );
   t.throws(() => appendTrees(base, partitionByChannel(constrained, groups)[0]!, 1), /the base has 10 features, the added trees 3/);
   t.throws(() => appendTrees(base, added, 0), /finite non-zero/);
 });

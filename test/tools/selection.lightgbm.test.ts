@@ -53,8 +53,14 @@ t.test('the search picks the best setting and checkpoint of the scorer', async (
   t.same(s.params, { learning_rate: 0.05, num_leaves: 7, bagging_freq: 1 }, 'the start setting wins');
   t.equal(s.iterations, 120);
   t.equal(s.settingsTried, 21);
-  t.equal(s.modelsCompared, s.trials.reduce((n, x) => n + x.curve.length, 0));
-  t.ok(s.trials.every((x) => x.iterations <= Math.min(400, Math.ceil(20 / Number(x.params.learning_rate)))), 'every choice within its maximum');
+  t.equal(
+    s.modelsCompared,
+    s.trials.reduce((n, x) => n + x.curve.length, 0),
+  );
+  t.ok(
+    s.trials.every((x) => x.iterations <= Math.min(400, Math.ceil(20 / Number(x.params.learning_rate)))),
+    'every choice within its maximum',
+  );
 });
 
 t.test('prequential selection with early stopping: deterministic, a checkpoint at or below the maximum', async (t) => {
@@ -66,7 +72,9 @@ t.test('prequential selection with early stopping: deterministic, a checkpoint a
   const input = {
     matrix: (r: readonly number[]) => {
       const out = new Float64Array(r.length * 6);
-      r.forEach((i, k) => out.set(data.rows.subarray(i * 6, i * 6 + 6), k * 6));
+      r.forEach((i, k) => {
+        out.set(data.rows.subarray(i * 6, i * 6 + 6), k * 6);
+      });
       return out;
     },
     width: 6,
@@ -78,8 +86,14 @@ t.test('prequential selection with early stopping: deterministic, a checkpoint a
   t.equal(a.settingsTried, 3);
   t.ok(a.iterations >= 1 && a.iterations <= 60, `${a.iterations} trees chosen of at most 60`);
   const trial = a.trials.find((x) => x.params === a.params)!;
-  t.ok(trial.curve.some((c) => c.iterations === a.iterations && c.score === a.score), 'the choice is one of its checkpoints');
-  t.ok(trial.curve.every((c) => c.score <= a.score), 'and the best of them');
+  t.ok(
+    trial.curve.some((c) => c.iterations === a.iterations && c.score === a.score),
+    'the choice is one of its checkpoints',
+  );
+  t.ok(
+    trial.curve.every((c) => c.score <= a.score),
+    'and the best of them',
+  );
   t.ok(a.score > 0.5, `validation AP ${a.score.toFixed(3)} above chance`);
 
   for (const threads of [1, 2]) {

@@ -15,7 +15,11 @@ const csv = join(dir, 'data.csv');
 writeFileSync(csv, toCsv(simulate({ seed: 5, customers: 600, merchants: 120, days: 60, rings: 2 })));
 
 function trainInto(out: string) {
-  const r = spawnSync(process.execPath, ['--import=tsx', 'tools/train.ts', '--data', csv, '--out', out, '--iterations', '40', '--settings', '2', '--feature-groups'], { encoding: 'utf8' });
+  const r = spawnSync(
+    process.execPath,
+    ['--import=tsx', 'tools/train.ts', '--data', csv, '--out', out, '--iterations', '40', '--settings', '2', '--feature-groups'],
+    { encoding: 'utf8' },
+  );
   if (r.status !== 0) throw new Error(r.stderr);
   return r;
 }
@@ -23,9 +27,16 @@ function trainInto(out: string) {
 t.test('writes a loadable, reproducible model folder', async (t) => {
   const a = join(dir, 'a');
   const run = trainInto(a);
-  t.match(run.stderr, /features.*\n.*selection.*\n(.*selection: \d of 3 settings.*\n){3}.*feature groups.*\n.*training.*\n.*stacking/, 'progress is shown, stage by stage and setting by setting');
+  t.match(
+    run.stderr,
+    /features.*\n.*selection.*\n(.*selection: \d of 3 settings.*\n){3}.*feature groups.*\n.*training.*\n.*stacking/,
+    'progress is shown, stage by stage and setting by setting',
+  );
   const model = JSON.parse(readFileSync(join(a, 'model.json'), 'utf8'));
-  t.same(model.channels.map((c: { name: string }) => c.name), ['tabular', 'behavioral', 'velocity', 'graph']);
+  t.same(
+    model.channels.map((c: { name: string }) => c.name),
+    ['tabular', 'behavioral', 'velocity', 'graph'],
+  );
   for (const c of model.channels) {
     const engine = loadModel(readFileSync(join(a, c.file), 'utf8'));
     t.equal(engine.numFeatures, c.features.length, `${c.name} booster matches its feature list`);

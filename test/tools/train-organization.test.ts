@@ -26,17 +26,33 @@ for (const backend of backends()) {
 
     const first = await train(env, ['--organization', shop.id, '--recalibrate', '--as-of', asOf]);
     t.equal(first.code, 0, first.err);
-    t.match(first.out, { id: /^cm_[0-9a-f]{16}$/, organization_id: shop.id, kind: 'recalibrated', as_of: asOf, settings: { calibration: { method: 'platt' } } });
+    t.match(first.out, {
+      id: /^cm_[0-9a-f]{16}$/,
+      organization_id: shop.id,
+      kind: 'recalibrated',
+      as_of: asOf,
+      settings: { calibration: { method: 'platt' } },
+    });
     t.notOk(first.out.settings.boosters, 'the built-in boosters');
-    t.ok(first.out.counts.calibration > 0 && first.out.counts.test > 0 && first.out.counts.calibration + first.out.counts.test < first.out.counts.transactions, 'fitted before the test part, the label delay between');
+    t.ok(
+      first.out.counts.calibration > 0 && first.out.counts.test > 0 && first.out.counts.calibration + first.out.counts.test < first.out.counts.transactions,
+      'fitted before the test part, the label delay between',
+    );
     t.same(first.out.settings.stack, JSON.parse(readFileSync('models/builtin/model.json', 'utf8')).stack, 'the built-in stack kept');
-    t.ok(first.out.test.challenger.expected_calibration_error < first.out.test.built_in.expected_calibration_error, `better calibrated on the test part: ${first.out.test.challenger.expected_calibration_error} against ${first.out.test.built_in.expected_calibration_error}`);
+    t.ok(
+      first.out.test.challenger.expected_calibration_error < first.out.test.built_in.expected_calibration_error,
+      `better calibrated on the test part: ${first.out.test.challenger.expected_calibration_error} against ${first.out.test.built_in.expected_calibration_error}`,
+    );
     const again = await train(env, ['--organization', shop.id, '--recalibrate', '--as-of', asOf]);
     t.same(again.out, first.out, 'the same data and --as-of: the same model');
 
     // A fraud reported after --as-of is not known at --as-of.
     let live = await open(end + 10 * DAY);
-    const planted = await key(live, shop, '/api/v1/transactions/tx-5/outcome', { outcome: 'fraud', source: 'chargeback', reported_at: new Date(end + 9 * DAY).toISOString() });
+    const planted = await key(live, shop, '/api/v1/transactions/tx-5/outcome', {
+      outcome: 'fraud',
+      source: 'chargeback',
+      reported_at: new Date(end + 9 * DAY).toISOString(),
+    });
     t.equal(planted.statusCode, 200, planted.body);
     await live.close();
     const afterPlant = await train(env, ['--organization', shop.id, '--recalibrate', '--as-of', asOf]);
@@ -46,7 +62,10 @@ for (const backend of backends()) {
 
     const refused = await train(env, ['--organization', quiet.id, '--recalibrate', '--as-of', asOf]);
     t.equal(refused.code, 2);
-    t.match(refused.err, /too few labelled frauds to recalibrate from: 0 before the test part \(need 10\), of \d+ transactions older than the label delay with 0 frauds known/);
+    t.match(
+      refused.err,
+      /too few labelled frauds to recalibrate from: 0 before the test part \(need 10\), of \d+ transactions older than the label delay with 0 frauds known/,
+    );
     const alone = await train(env, ['--recalibrate']);
     t.equal(alone.code, 2, '--recalibrate without --organization is refused');
     t.match(alone.err, /--recalibrate needs --organization ORG_ID/);
@@ -56,10 +75,21 @@ for (const backend of backends()) {
     // (The owner's session ended with the 100 days the clock moved: the model is made a challenger
     // in storage, as the API does; that route is tested in test/app/challengers.test.ts.)
     t.match(await setChallenger(live.s.service.db, first.out.id, true, shop.owner.userId), { challenger: true });
-    await key(live, shop, '/api/v1/risk/score', { transaction_id: 'tx-new', amount: 99, customer_id: 'c1', merchant_id: 'M-bad', location: 'Lisbon', payment_type: 'card_present' });
+    await key(live, shop, '/api/v1/risk/score', {
+      transaction_id: 'tx-new',
+      amount: 99,
+      customer_id: 'c1',
+      merchant_id: 'M-bad',
+      location: 'Lisbon',
+      payment_type: 'card_present',
+    });
     const record = (await live.s.app.inject({ url: '/api/v1/transactions/tx-new', headers: { authorization: `Bearer ${shop.key}` } })).json();
     t.equal(record.challengers[0]?.model_id, first.out.id, 'it scores in shadow');
     const shown = customDetail((await getCustomModel(live.s.service.db, first.out.id))!, live.s.service.scorer!.bundle);
-    t.match(shown, { boosters: 'built_in', boosters_sha256: null, calibration: first.out.settings.calibration }, 'GET /api/models/{id} shows its own calibration, not the built-in one');
+    t.match(
+      shown,
+      { boosters: 'built_in', boosters_sha256: null, calibration: first.out.settings.calibration },
+      'GET /api/models/{id} shows its own calibration, not the built-in one',
+    );
   });
 }

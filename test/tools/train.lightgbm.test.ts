@@ -41,13 +41,32 @@ t.test('the stack ranks well on the test split and is calibrated', async (t) => 
 t.test('a group of features is left out only when validation AP and AUC are both higher without it, and no tree splits on it', async (t) => {
   const g = run.search!.feature_groups!;
   t.equal(g.trials.length, FEATURE_GROUPS.length, 'every group tried');
-  for (const trial of g.trials) t.equal(trial.passed, trial.average_precision > g.all.average_precision && trial.roc_auc > g.all.roc_auc, `${trial.group}: ${trial.passed ? 'left out' : 'kept'} (AP ${trial.average_precision.toFixed(4)} against ${g.all.average_precision.toFixed(4)}, AUC ${trial.roc_auc.toFixed(4)} against ${g.all.roc_auc.toFixed(4)})`);
-  t.same(g.unused, FEATURE_GROUPS.filter((x) => g.groups.includes(x.name)).flatMap((x) => x.features), 'the unused features are those groups\' features');
+  for (const trial of g.trials)
+    t.equal(
+      trial.passed,
+      trial.average_precision > g.all.average_precision && trial.roc_auc > g.all.roc_auc,
+      `${trial.group}: ${trial.passed ? 'left out' : 'kept'} (AP ${trial.average_precision.toFixed(4)} against ${g.all.average_precision.toFixed(4)}, AUC ${trial.roc_auc.toFixed(4)} against ${g.all.roc_auc.toFixed(4)})`,
+    );
+  t.same(
+    g.unused,
+    FEATURE_GROUPS.filter((x) => g.groups.includes(x.name)).flatMap((x) => x.features),
+    "the unused features are those groups' features",
+  );
   // Planted: the same data with a group forced out; its features appear in no split.
   const forced = await train(rows, { iterations: 60, settings: null, unusedFeatures: ['hour', 'is_night', 'customer_known_frauds'] });
   for (const b of forced.model.boosters) {
     const names = b.features;
-    const used = new Set(b.modelText.split('\n').filter((l) => l.startsWith('split_feature=') && l.length > 'split_feature='.length).flatMap((l) => l.slice('split_feature='.length).split(' ').map((i) => names[Number(i)]!)));
+    const used = new Set(
+      b.modelText
+        .split('\n')
+        .filter((l) => l.startsWith('split_feature=') && l.length > 'split_feature='.length)
+        .flatMap((l) =>
+          l
+            .slice('split_feature='.length)
+            .split(' ')
+            .map((i) => names[Number(i)]!),
+        ),
+    );
     for (const f of ['hour', 'is_night', 'customer_known_frauds']) t.notOk(used.has(f), `${b.channel}: no tree splits on ${f}`);
     if (b.channel === 'tabular') t.ok(used.has('amount'), 'the others are used');
   }
@@ -55,7 +74,11 @@ t.test('a group of features is left out only when validation AP and AUC are both
 
 t.test('training is reproducible', async (t) => {
   const again = await train(rows, OPTIONS);
-  t.same(again.model.boosters.map((b) => b.modelText), run.model.boosters.map((b) => b.modelText), 'identical model files');
+  t.same(
+    again.model.boosters.map((b) => b.modelText),
+    run.model.boosters.map((b) => b.modelText),
+    'identical model files',
+  );
   t.same(again.model.stack, run.model.stack);
   t.same(again.model.calibration, run.model.calibration);
   t.same(again.search, run.search, 'the same settings tried, with the same scores');
@@ -68,7 +91,11 @@ t.test('the settings are searched on validation only, and the best is kept', asy
   t.ok(search.models_compared >= search.settings_tried);
   const best = Math.max(...search.trials.map((x) => x.score));
   const chosen = search.trials.find((x) => x.score === best)!;
-  t.same(run.settings, { params: chosen.params, iterations: chosen.iterations, unusedFeatures: search.feature_groups!.unused }, 'the boosters have the best trial\'s setting and trees, and leave out the features the group choice left out');
+  t.same(
+    run.settings,
+    { params: chosen.params, iterations: chosen.iterations, unusedFeatures: search.feature_groups!.unused },
+    "the boosters have the best trial's setting and trees, and leave out the features the group choice left out",
+  );
   t.ok(run.settings.iterations >= 1 && run.settings.iterations <= 120, `${run.settings.iterations} trees, within the cap`);
 
   // Every test label flipped: what the search saw, and so everything it chose, is unchanged.
@@ -76,5 +103,9 @@ t.test('the settings are searched on validation only, and the best is kept', asy
   const flipped = rows.map((r, i) => (testRows.has(i) ? { ...r, label: r.label === 1 ? (0 as const) : (1 as const) } : r));
   const other = await train(flipped, OPTIONS);
   t.same(other.search, run.search, 'the same trials and scores');
-  t.same(other.model.boosters.map((b) => b.modelText), run.model.boosters.map((b) => b.modelText), 'the same boosters');
+  t.same(
+    other.model.boosters.map((b) => b.modelText),
+    run.model.boosters.map((b) => b.modelText),
+    'the same boosters',
+  );
 });

@@ -43,24 +43,42 @@ t.test('dashboard in a real browser', { skip: noBrowser }, async (t) => {
     const page = await open('/#/score', 1366);
     t.equal(await page.locator('h1').count(), 1, 'one h1');
     t.equal(await page.locator('h1').textContent(), 'Score a transaction', 'the h1 is the page title');
-    t.match(await page.locator('#score-sandbox').textContent(), /What-if scoring.*public sandbox.*nothing is recorded/, 'the form says it is a what-if that records nothing');
+    t.match(
+      await page.locator('#score-sandbox').textContent(),
+      /What-if scoring.*public sandbox.*nothing is recorded/,
+      'the form says it is a what-if that records nothing',
+    );
     t.equal(await page.locator('#score-sandbox strong').first().textContent(), 'What-if scoring: ', 'in bold, first');
     const first = await page.locator('form').evaluate((f) => f.firstElementChild?.id);
     t.equal(first, 'score-sandbox', 'above the fields');
     // The known values are suggested, and free text is still taken.
-    await page.waitForFunction(() => document.querySelectorAll('#score-payment-types option').length > 0 && document.querySelector('#score-as-of')?.textContent !== '');
+    await page.waitForFunction(
+      () => document.querySelectorAll('#score-payment-types option').length > 0 && document.querySelector('#score-as-of')?.textContent !== '',
+    );
     t.equal(await page.locator('#score-payment_type').getAttribute('list'), 'score-payment-types', 'payment type offers a list');
     t.equal(await page.locator('#score-location').getAttribute('list'), 'score-locations', 'location offers a list');
     const values = (sel: string) => page.locator(`${sel} option`).evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
     t.same(await values('#score-payment-types'), known.payment_types, "the payment types offered are the model's");
     t.same(await values('#score-locations'), known.locations, "the locations offered are the model's");
     t.ok(known.payment_types.includes('wallet') && known.locations.includes('Lisbon'));
-    t.match(await page.locator('#score-sandbox').textContent(), new RegExp(`scored as of ${known.sandbox_as_of.slice(0, 19).replace('T', ' ')} UTC`), 'the moment it is scored at, in UTC');
+    t.match(
+      await page.locator('#score-sandbox').textContent(),
+      new RegExp(`scored as of ${known.sandbox_as_of.slice(0, 19).replace('T', ' ')} UTC`),
+      'the moment it is scored at, in UTC',
+    );
     t.equal(await page.locator('#score-payment_type-note').textContent(), '', 'no note for a known payment type');
     await page.fill('#score-payment_type', 'crypto_voucher');
-    t.match(await page.locator('#score-payment_type-note').textContent(), /New to the model: “crypto_voucher”.*scored as missing/, 'a new payment type gets a note');
+    t.match(
+      await page.locator('#score-payment_type-note').textContent(),
+      /New to the model: “crypto_voucher”.*scored as missing/,
+      'a new payment type gets a note',
+    );
     await page.fill('#score-location', 'Atlantis');
-    t.match(await page.locator('#score-location-note').textContent(), /New to the model: “Atlantis”.*new place for every customer/, 'a new location gets a note');
+    t.match(
+      await page.locator('#score-location-note').textContent(),
+      /New to the model: “Atlantis”.*new place for every customer/,
+      'a new location gets a note',
+    );
     await page.screenshot({ path: `${SHOTS}score-new-values.png` });
     await page.fill('#score-location', 'Porto');
     t.equal(await page.locator('#score-location-note').textContent(), '', 'a known location has none');
@@ -76,7 +94,10 @@ t.test('dashboard in a real browser', { skip: noBrowser }, async (t) => {
     await page.waitForSelector('#reasons li');
     const reasons = await page.locator('#reasons li').allTextContents();
     t.ok(reasons.length >= 1 && reasons.length <= 5, `${reasons.length} reasons shown`);
-    t.ok(reasons.every((r) => /(added|took) [\d.]+ (to|from) the log-odds of fraud/.test(r)), 'worded as contributions');
+    t.ok(
+      reasons.every((r) => /(added|took) [\d.]+ (to|from) the log-odds of fraud/.test(r)),
+      'worded as contributions',
+    );
     t.match(await page.locator('#risk-score').textContent(), /^\d+\.\d\d %$/, 'the score as a percentage');
     t.match(await page.locator('#decision').textContent(), /^(approve|review|block)$/);
     t.equal(await page.locator('.bar[role="img"]').count(), 8, 'channel scores and attribution as bars');
@@ -85,22 +106,39 @@ t.test('dashboard in a real browser', { skip: noBrowser }, async (t) => {
     t.equal(await page.locator('h1').count(), 1, 'still one h1 with the answer');
 
     // The attribution in words names the channel with the largest upward share.
-    const shares = await page.locator('.bar.signed').evaluateAll((bs) => bs.map((b) => (b.getAttribute('aria-label') ?? '').split(': ')).map(([c, v]) => [c!, Number(v)] as const));
+    const shares = await page
+      .locator('.bar.signed')
+      .evaluateAll((bs) => bs.map((b) => (b.getAttribute('aria-label') ?? '').split(': ')).map(([c, v]) => [c!, Number(v)] as const));
     const up = shares.filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]);
     const sentence = (await page.locator('#attribution-summary').textContent())!;
-    if (up.length) t.match(sentence, new RegExp(`^${up[0]![0].charAt(0).toUpperCase()}${up[0]![0].slice(1)} evidence \\(.*\\) pushed the score up most, ${Math.round(up[0]![1] * 100)} % of the total movement`), `attribution in words: ${sentence}`);
+    if (up.length)
+      t.match(
+        sentence,
+        new RegExp(
+          `^${up[0]![0].charAt(0).toUpperCase()}${up[0]![0].slice(1)} evidence \\(.*\\) pushed the score up most, ${Math.round(up[0]![1] * 100)} % of the total movement`,
+        ),
+        `attribution in words: ${sentence}`,
+      );
     else t.match(sentence, /^No channel pushed the score up/, `attribution in words: ${sentence}`);
-    t.match(await page.locator('#score-combine').textContent(), /Why the score can exceed every channel score: the stack adds the channels' log-odds together, while each channel score is that channel's evidence alone with the others at their average/, 'why the score can exceed the channel scores');
+    t.match(
+      await page.locator('#score-combine').textContent(),
+      /Why the score can exceed every channel score: the stack adds the channels' log-odds together, while each channel score is that channel's evidence alone with the others at their average/,
+      'why the score can exceed the channel scores',
+    );
 
     // Units: amounts in the transaction's currency units, times in UTC.
     t.match(await page.locator('#score-amount-shown').textContent(), /980\.00 in the transaction's currency units/, 'the amount with its unit');
     const times = await page.locator('#graph-evidence td[data-label="Time (UTC)"]').allTextContents();
     t.ok(times.length > 0, `${times.length} evidence times`);
-    t.ok(times.every((x) => /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/.test(x)), 'every evidence time says UTC');
+    t.ok(
+      times.every((x) => /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/.test(x)),
+      'every evidence time says UTC',
+    );
     const amounts = await page.locator('#graph-evidence td[data-label="Amount (currency units)"]').allTextContents();
     t.ok(amounts.length === times.length && amounts.every((x) => /^\d{1,3}(,\d{3})*\.\d\d$/.test(x)), 'evidence amounts with two decimals under a unit header');
     t.match(await page.locator('#graph-evidence').textContent(), /Times in UTC; amounts in the transaction's currency units\./);
-    if (await page.locator('#related-ring').count()) t.match(await page.locator('#related-ring').textContent(), /window \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC to .* UTC/, 'the ring window in UTC');
+    if (await page.locator('#related-ring').count())
+      t.match(await page.locator('#related-ring').textContent(), /window \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC to .* UTC/, 'the ring window in UTC');
 
     await page.screenshot({ path: `${SHOTS}score.png`, fullPage: true });
     t.same(await accessibilityProblems(page), [], 'no serious or critical accessibility problem (axe-core)');
@@ -129,37 +167,80 @@ t.test('dashboard in a real browser', { skip: noBrowser }, async (t) => {
 
     // Larger charts, axis text readable at both widths (its size on screen, after the SVG's scaling).
     // (No named functions inside the callback: tsx would wrap them in a helper the page lacks.)
-    const axisPx = () => page.locator('#charts svg').evaluateAll((svgs) => svgs.map((s) => ({
-      width: s.getBoundingClientRect().width,
-      axis: Math.min(...[...s.querySelectorAll('text.axis')].map((e) => parseFloat(getComputedStyle(e).fontSize))) * (s.getBoundingClientRect().width / (s as SVGSVGElement).viewBox.baseVal.width),
-      label: Math.min(...[...s.querySelectorAll('text.label')].map((e) => parseFloat(getComputedStyle(e).fontSize))) * (s.getBoundingClientRect().width / (s as SVGSVGElement).viewBox.baseVal.width),
-    })));
-    for (const c of await axisPx()) t.ok(c.width >= 440 && c.axis >= 14 && c.label >= 14, `at 1366 px a chart is ${c.width.toFixed(0)} px wide, tick labels ${c.axis.toFixed(1)} px, axis labels ${c.label.toFixed(1)} px`);
+    const axisPx = () =>
+      page.locator('#charts svg').evaluateAll((svgs) =>
+        svgs.map((s) => ({
+          width: s.getBoundingClientRect().width,
+          axis:
+            Math.min(...[...s.querySelectorAll('text.axis')].map((e) => parseFloat(getComputedStyle(e).fontSize))) *
+            (s.getBoundingClientRect().width / (s as SVGSVGElement).viewBox.baseVal.width),
+          label:
+            Math.min(...[...s.querySelectorAll('text.label')].map((e) => parseFloat(getComputedStyle(e).fontSize))) *
+            (s.getBoundingClientRect().width / (s as SVGSVGElement).viewBox.baseVal.width),
+        })),
+      );
+    for (const c of await axisPx())
+      t.ok(
+        c.width >= 440 && c.axis >= 14 && c.label >= 14,
+        `at 1366 px a chart is ${c.width.toFixed(0)} px wide, tick labels ${c.axis.toFixed(1)} px, axis labels ${c.label.toFixed(1)} px`,
+      );
     t.equal(await page.locator('#charts svg text.label').count(), 8, 'both axes of every chart labelled');
 
     // Tooltips with the values on points and bars.
     const bins = await page.locator('#charts rect.bar-a:not(.swatch)').count();
     t.equal(await page.locator('#charts rect.bar-a:not(.swatch) > title').count(), bins, 'every fraud bar has a tooltip');
     t.equal(await page.locator('#charts rect.bar-b:not(.swatch) > title').count(), bins, 'every legitimate bar has a tooltip');
-    t.match(await page.locator('#charts rect.bar-a:not(.swatch) > title').first().textContent(), /^fraud, score 0 to 0\.05: \d+\.\d % of fraud payments \(\d+\)$/, 'a bar says its bin, share and count');
+    t.match(
+      await page.locator('#charts rect.bar-a:not(.swatch) > title').first().textContent(),
+      /^fraud, score 0 to 0\.05: \d+\.\d % of fraud payments \(\d+\)$/,
+      'a bar says its bin, share and count',
+    );
     const points = await page.locator('#charts circle.point > title').allTextContents();
-    t.ok(points.length > 100 && points.some((p) => /^threshold [\d.]+: false positive rate [\d.]+, true positive rate [\d.]+$/.test(p)) && points.some((p) => /^scores [\d.]+ to [\d.]+: predicted [\d.]+, observed [\d.]+ \([\d,]+ payments\)$/.test(p)), `${points.length} points with tooltips`);
+    t.ok(
+      points.length > 100 &&
+        points.some((p) => /^threshold [\d.]+: false positive rate [\d.]+, true positive rate [\d.]+$/.test(p)) &&
+        points.some((p) => /^scores [\d.]+ to [\d.]+: predicted [\d.]+, observed [\d.]+ \([\d,]+ payments\)$/.test(p)),
+      `${points.length} points with tooltips`,
+    );
 
     // The legend uses the bars' own classes, so its colours are theirs.
     const hist = page.locator('#charts svg').nth(3);
-    const fills = await hist.evaluate((s) => ['bar-a', 'bar-b'].map((c) => [getComputedStyle(s.querySelector(`rect.swatch.${c}`)!).fill, getComputedStyle(s.querySelector(`rect.${c}:not(.swatch)`)!).fill]));
-    t.ok(fills.every(([swatch, barFill]) => swatch === barFill), `legend swatches in the bars' colours: ${JSON.stringify(fills)}`);
-    t.same(await hist.locator('.legend-item text').allTextContents(), ['fraud', 'legitimate', 'review', 'block'], 'the legend names the bars and the thresholds');
+    const fills = await hist.evaluate((s) =>
+      ['bar-a', 'bar-b'].map((c) => [
+        getComputedStyle(s.querySelector(`rect.swatch.${c}`)!).fill,
+        getComputedStyle(s.querySelector(`rect.${c}:not(.swatch)`)!).fill,
+      ]),
+    );
+    t.ok(
+      fills.every(([swatch, barFill]) => swatch === barFill),
+      `legend swatches in the bars' colours: ${JSON.stringify(fills)}`,
+    );
+    t.same(
+      await hist.locator('.legend-item text').allTextContents(),
+      ['fraud', 'legitimate', 'review', 'block'],
+      'the legend names the bars and the thresholds',
+    );
 
     // The balanced mode's thresholds marked on all four charts, then another mode's.
     const marked = async (mode: string) => {
       const m = thresholds.modes[mode];
-      for (const [kind, value] of [['review', m.review_threshold], ['block', m.block_threshold]] as const) {
+      for (const [kind, value] of [
+        ['review', m.review_threshold],
+        ['block', m.block_threshold],
+      ] as const) {
         const marks = page.locator(`#charts [data-mode="${mode}"][data-kind="${kind}"]`);
         t.equal(await marks.count(), 4, `${mode} ${kind} marked on the four charts`);
         t.same(await marks.evaluateAll((ms) => ms.map((e) => Number(e.getAttribute('data-threshold')))), [value, value, value, value], `at ${value}`);
-        t.same(await marks.evaluateAll((ms) => ms.map((e) => e.tagName)), kind === 'review' ? ['circle', 'circle', 'line', 'line'] : ['rect', 'rect', 'line', 'line'], 'on the curves as points, on the score axes as lines');
-        t.match(await marks.first().locator('title').textContent(), new RegExp(`${mode.replace('_', ' ')} mode, ${kind} at [\\d.]+ %: false positive rate ≈ [\\d.]+, true positive rate ≈ [\\d.]+`), 'a mark says its threshold and where the curve is');
+        t.same(
+          await marks.evaluateAll((ms) => ms.map((e) => e.tagName)),
+          kind === 'review' ? ['circle', 'circle', 'line', 'line'] : ['rect', 'rect', 'line', 'line'],
+          'on the curves as points, on the score axes as lines',
+        );
+        t.match(
+          await marks.first().locator('title').textContent(),
+          new RegExp(`${mode.replace('_', ' ')} mode, ${kind} at [\\d.]+ %: false positive rate ≈ [\\d.]+, true positive rate ≈ [\\d.]+`),
+          'a mark says its threshold and where the curve is',
+        );
       }
     };
     t.equal(await page.locator('#threshold-mode').inputValue(), 'balanced', 'balanced marked first');
@@ -180,10 +261,16 @@ t.test('dashboard in a real browser', { skip: noBrowser }, async (t) => {
     t.equal(await row.locator('td[data-label="Merchants"]').textContent(), groups[0]!.merchants.join(', '), 'its merchants by id');
 
     // What the comparisons and the modes mean, including the modes that miss their targets.
-    t.match(await page.locator('#comparisons-meaning').textContent(), /What this compares: .*the stack is the served model.*the ablation is one booster.*amount-only baseline.*logistic-regression baseline.*Higher is better/, 'a sentence under the comparisons');
+    t.match(
+      await page.locator('#comparisons-meaning').textContent(),
+      /What this compares: .*the stack is the served model.*the ablation is one booster.*amount-only baseline.*logistic-regression baseline.*Higher is better/,
+      'a sentence under the comparisons',
+    );
     const modesText = (await page.locator('#modes-meaning').textContent())!;
     t.match(modesText, /What a mode is: a pair of thresholds chosen on the validation split.*review.*blocked/, 'a sentence under the modes');
-    const missed = Object.entries(thresholds.modes as Record<string, { meets_target: boolean }>).filter(([, v]) => v.meets_target === false).map(([m]) => m.replace('_', ' '));
+    const missed = Object.entries(thresholds.modes as Record<string, { meets_target: boolean }>)
+      .filter(([, v]) => v.meets_target === false)
+      .map(([m]) => m.replace('_', ' '));
     t.ok(missed.length > 0, `modes missing their targets on the built-in model: ${missed.join(', ')}`);
     for (const m of missed) t.match(modesText, new RegExp(`${m} \\([a-z_0-9]+ [\\d.]+ against [\\d.]+\\)`, 'i'), `${m} is named as missing its target`);
     t.match(modesText, /not meet (its|their) targets? on the test split/);
@@ -260,7 +347,9 @@ t.test('dashboard in a real browser', { skip: noBrowser }, async (t) => {
     await page.waitForFunction(() => document.querySelector('#page-of')?.textContent?.startsWith('Page 2 of'));
     t.pass('the next page of results');
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
-    const lines = readFileSync((await download.path())!, 'utf8').trim().split('\r\n');
+    const lines = readFileSync((await download.path())!, 'utf8')
+      .trim()
+      .split('\r\n');
     t.equal(lines.length, rows.length + 1, 'the download has a header and every row, nothing else');
     t.match(lines[0], /^row,transaction_id,amount/);
     await page.getByRole('button', { name: 'Delete' }).click();
@@ -284,8 +373,16 @@ t.test('dashboard in a real browser', { skip: noBrowser }, async (t) => {
       t.equal(await s.locator('table').count(), 1, 'one table in each');
       t.equal(await s.getAttribute('aria-labelledby'), await s.locator('h3').getAttribute('id'), 'named by its title');
     }
-    t.same(await sections.nth(0).locator('tbody td[data-label="Channel"]').allTextContents(), ['tabular', 'behavioral', 'velocity', 'graph'], 'a weight per channel');
-    t.same(await sections.nth(1).locator('tbody td[data-label="Mode"]').allTextContents(), ['balanced', 'high precision', 'high recall'], 'thresholds per mode');
+    t.same(
+      await sections.nth(0).locator('tbody td[data-label="Channel"]').allTextContents(),
+      ['tabular', 'behavioral', 'velocity', 'graph'],
+      'a weight per channel',
+    );
+    t.same(
+      await sections.nth(1).locator('tbody td[data-label="Mode"]').allTextContents(),
+      ['balanced', 'high precision', 'high recall'],
+      'thresholds per mode',
+    );
     await page.screenshot({ path: `${SHOTS}models.png`, fullPage: true });
     t.same(await accessibilityProblems(page), [], 'no serious or critical accessibility problem (axe-core)');
     await page.setViewportSize({ width: 390, height: 844 });
@@ -305,12 +402,19 @@ t.test('dashboard in a real browser', { skip: noBrowser }, async (t) => {
     const page = await watchedPage(browser, problems, 1280);
     await page.goto(`${base2}/#/account`);
     const signInHref = await page.locator('#sign-in').getAttribute('href');
-    t.equal(signInHref, `${server.idp.url}/auth/v1/authorize?provider=google&redirect_to=${encodeURIComponent(`${base2}/login`)}`, 'sign-in goes to the hosted project, returning to /login');
+    t.equal(
+      signInHref,
+      `${server.idp.url}/auth/v1/authorize?provider=google&redirect_to=${encodeURIComponent(`${base2}/login`)}`,
+      'sign-in goes to the hosted project, returning to /login',
+    );
     const token = await server.signIn(page, { sub: 'user-web', email: 'web@example.com', name: 'Web Tester' });
     await page.waitForSelector('#who');
     t.match(await page.locator('#who').textContent(), /Web Tester/, 'signed in');
     t.notOk(page.url().includes('access_token'), 'the token is wiped from the address');
-    t.notOk(await page.evaluate(() => JSON.stringify(localStorage) + JSON.stringify(sessionStorage) + document.cookie).then((x) => x.includes(token)), 'and not stored by the page');
+    t.notOk(
+      await page.evaluate(() => JSON.stringify(localStorage) + JSON.stringify(sessionStorage) + document.cookie).then((x) => x.includes(token)),
+      'and not stored by the page',
+    );
     await page.fill('#org-name', 'Acme Payments');
     await page.click('#create-org button[type=submit]');
     await page.waitForSelector('#org-detail h3');
@@ -320,7 +424,12 @@ t.test('dashboard in a real browser', { skip: noBrowser }, async (t) => {
     await page.waitForSelector('#new-secret code');
     const secret = (await page.locator('#new-secret code').textContent())!;
     t.match(secret, /^sk_test_/, 'the secret is shown once');
-    const score = (sk: string) => fetch(`${base2}/api/v1/risk/score`, { method: 'POST', headers: { authorization: `Bearer ${sk}`, 'content-type': 'application/json' }, body: JSON.stringify({ amount: 10, customer_id: 'C000001', merchant_id: 'M00001' }) });
+    const score = (sk: string) =>
+      fetch(`${base2}/api/v1/risk/score`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${sk}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ amount: 10, customer_id: 'C000001', merchant_id: 'M00001' }),
+      });
     t.equal((await score(secret)).status, 200, 'the key scores');
     await page.screenshot({ path: `${SHOTS}account.png`, fullPage: true });
     t.equal(await page.locator('h1').count(), 1, 'one h1');

@@ -20,7 +20,7 @@ const ROWS = 300;
  *  the warning must appear. */
 function paysim(): string {
   let seed = 12345;
-  const next = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
   const types = ['PAYMENT', 'TRANSFER', 'CASH_OUT', 'DEBIT', 'CASH_IN'];
   const lines = [PAYSIM_HEADER];
   for (let i = 0; i < ROWS; i++) {
@@ -29,7 +29,21 @@ function paysim(): string {
     const fraud = amount > 4600 ? 1 : 0;
     const customer = `C${1000000 + Math.floor(next() * 60)}`;
     const merchant = `M${2000000 + Math.floor(next() * 15)}`;
-    lines.push([1 + Math.floor(i / 25), types[Math.floor(next() * types.length)], amount.toFixed(2), customer, before.toFixed(2), Math.max(0, before - amount).toFixed(2), merchant, '0.00', amount.toFixed(2), fraud, 0].join(','));
+    lines.push(
+      [
+        1 + Math.floor(i / 25),
+        types[Math.floor(next() * types.length)],
+        amount.toFixed(2),
+        customer,
+        before.toFixed(2),
+        Math.max(0, before - amount).toFixed(2),
+        merchant,
+        '0.00',
+        amount.toFixed(2),
+        fraud,
+        0,
+      ].join(','),
+    );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -44,7 +58,11 @@ t.test('datasets page: a PaySim file from upload to results', { skip: noBrowser 
   });
   const problems: string[] = [];
   const csv = paysim();
-  const frauds = csv.trim().split('\n').slice(1).filter((l) => l.split(',')[9] === '1').length;
+  const frauds = csv
+    .trim()
+    .split('\n')
+    .slice(1)
+    .filter((l) => l.split(',')[9] === '1').length;
   t.ok(frauds > 10 && frauds < ROWS / 2, `${frauds} of ${ROWS} rows labelled fraud`);
 
   const page = await watchedPage(browser, problems, 1366);
@@ -73,16 +91,37 @@ t.test('datasets page: a PaySim file from upload to results', { skip: noBrowser 
   await t.test('upload: the suggested mapping, with example values and the label', async (t) => {
     await page.setInputFiles('#dataset-file', { name: 'paysim-sample.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
     await page.waitForSelector('#mapping');
-    const chosen = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll<HTMLSelectElement>('#mapping select')].map((s) => [s.name, s.value])));
-    t.same(chosen, { amount: 'amount', customer_id: 'nameOrig', merchant_id: 'nameDest', transaction_id: '', timestamp: '', location: '', payment_type: 'type', label: 'isFraud' }, 'pre-filled with the suggestion');
+    const chosen = await page.evaluate(() =>
+      Object.fromEntries([...document.querySelectorAll<HTMLSelectElement>('#mapping select')].map((s) => [s.name, s.value])),
+    );
+    t.same(
+      chosen,
+      {
+        amount: 'amount',
+        customer_id: 'nameOrig',
+        merchant_id: 'nameDest',
+        transaction_id: '',
+        timestamp: '',
+        location: '',
+        payment_type: 'type',
+        label: 'isFraud',
+      },
+      'pre-filled with the suggestion',
+    );
     t.ok(await page.locator('#map-label').isVisible(), 'the label is in the editor');
     t.match(await page.locator('#samples-customer_id').textContent(), /^e\.g\. C1\d{6}, C1\d{6}, C1\d{6}$/, 'example values beside the chosen column');
     t.match(await page.locator('#samples-payment_type').textContent(), /(PAYMENT|TRANSFER|CASH_OUT|DEBIT|CASH_IN)/);
     t.match(await page.locator('#time-note').textContent(), /“step” counts hours/, 'why step is not the time');
     const fileColumns = await page.locator('#file-columns tbody tr').allTextContents();
     t.equal(fileColumns.length, 11, 'every column of the file, with its values');
-    t.match(fileColumns.find((r) => r.startsWith('isFlaggedFraud')), /not used/);
-    t.match(fileColumns.find((r) => r.startsWith('isFraud')), /Fraud label/);
+    t.match(
+      fileColumns.find((r) => r.startsWith('isFlaggedFraud')),
+      /not used/,
+    );
+    t.match(
+      fileColumns.find((r) => r.startsWith('isFraud')),
+      /Fraud label/,
+    );
     const guidance = (await page.locator('#what-to-fix').textContent())!;
     t.match(guidance, /could not tell which columns hold the customer and the merchant\./, 'what is wrong, in words');
     t.notMatch(guidance, /\/api\/|POST/, 'no API paths');
@@ -109,19 +148,41 @@ t.test('datasets page: a PaySim file from upload to results', { skip: noBrowser 
     const job = await (await fetch(`${base}/api/jobs/${jobId}`)).json();
     const summary = job.summary;
     const decisions = await page.locator('#summary-decisions td').allTextContents();
-    t.same(decisions, (['approve', 'review', 'block'] as const).map((d) => `${summary.decisions[d].toLocaleString('en')} (${((summary.decisions[d] / ROWS) * 100).toFixed(1)} %)`), 'counts and shares per decision');
+    t.same(
+      decisions,
+      (['approve', 'review', 'block'] as const).map(
+        (d) => `${summary.decisions[d].toLocaleString('en')} (${((summary.decisions[d] / ROWS) * 100).toFixed(1)} %)`,
+      ),
+      'counts and shares per decision',
+    );
     const bands = await page.locator('#summary-bands td').allTextContents();
-    t.same(bands, (['low', 'medium', 'high', 'critical'] as const).map((b) => `${summary.bands[b].toLocaleString('en')} (${((summary.bands[b] / ROWS) * 100).toFixed(1)} %)`), 'counts and shares per band');
+    t.same(
+      bands,
+      (['low', 'medium', 'high', 'critical'] as const).map(
+        (b) => `${summary.bands[b].toLocaleString('en')} (${((summary.bands[b] / ROWS) * 100).toFixed(1)} %)`,
+      ),
+      'counts and shares per band',
+    );
     t.ok(summary.metrics.roc_auc < 0.6, `the model cannot rank this file (ROC AUC ${summary.metrics.roc_auc.toFixed(3)})`);
     const warning = (await page.locator('#unreliable').textContent())!;
-    t.match(warning, /^These scores look unreliable for this file: the model ranks your labelled fraud barely better than chance \(ROC AUC 0\.\d\d, where 0\.5 is a coin toss\)/, 'the warning in words');
+    t.match(
+      warning,
+      /^These scores look unreliable for this file: the model ranks your labelled fraud barely better than chance \(ROC AUC 0\.\d\d, where 0\.5 is a coin toss\)/,
+      'the warning in words',
+    );
     t.ok(await page.locator('#file-metrics').count(), 'the metrics on the labelled file');
-    t.equal(summary.drift.verdict, 'degraded', 'the labelled file\'s outcomes decide: the model fails on it');
+    t.equal(summary.drift.verdict, 'degraded', "the labelled file's outcomes decide: the model fails on it");
     t.equal(summary.drift.basis, 'outcomes');
     const drift = (await page.locator('.drift-warning').textContent())!;
     t.equal(await page.locator('.drift-warning').getAttribute('data-verdict'), 'degraded');
     t.match(drift, /^Degraded: measured on this data's outcomes, the model does worse than its test figures allow\./, 'the verdict says so plainly');
-    t.match(drift, new RegExp(`On this file's ${summary.drift.measured.fraud} fraud and ${summary.drift.measured.legit.toLocaleString('en')} legitimate outcomes: average precision 0\\.\\d{3} \\(at least 0\\.\\d{3} expected\\)`), 'with the measured figures and what was expected');
+    t.match(
+      drift,
+      new RegExp(
+        `On this file's ${summary.drift.measured.fraud} fraud and ${summary.drift.measured.legit.toLocaleString('en')} legitimate outcomes: average precision 0\\.\\d{3} \\(at least 0\\.\\d{3} expected\\)`,
+      ),
+      'with the measured figures and what was expected',
+    );
     t.match(drift, /payment type (TRANSFER|CASH_OUT|PAYMENT)/, 'and names the payment types the model never saw');
     await shoot(t, page, 'datasets-paysim-results');
   });
@@ -158,5 +219,9 @@ t.test('datasets page: a PaySim file from upload to results', { skip: noBrowser 
   // mapped answers 422 by design (the API's contract), once. Nothing else may be logged.
   const expected = problems.filter((p) => /status of 422 \(Unprocessable Entity\)/.test(p));
   t.equal(expected.length, 1, 'the one 422 of the upload that needed a mapping');
-  t.same(problems.filter((p) => !expected.includes(p)), [], 'no console errors or CSP violations');
+  t.same(
+    problems.filter((p) => !expected.includes(p)),
+    [],
+    'no console errors or CSP violations',
+  );
 });

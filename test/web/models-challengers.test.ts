@@ -27,9 +27,15 @@ const strict = mergeSettings(base.file, { thresholds: { balanced: { review: 0.00
 const lenient = mergeSettings(base.file, { thresholds: { balanced: { review: 0.999_998, block: 0.999_999 } } });
 
 /** The page's numbers: three decimals, or an amount with two; a difference signed, with its interval. */
-const shown = (x: number | null, amount: boolean) => (x === null ? '—' : amount ? x.toLocaleString('en', { minimumFractionDigits: 2, maximumFractionDigits: 2 }) : x.toFixed(3)).replace(/^-(0[.,0]*)$/, '$1');
-const diff = (d: { value: number | null; low: number | null; high: number | null }, amount = false) => `${d.value !== null && d.value > 0 && /[1-9]/.test(shown(d.value, amount)) ? '+' : ''}${shown(d.value, amount)} [${shown(d.low, amount)}, ${shown(d.high, amount)}]`;
-const VERDICTS: Record<string, [string, string]> = { better: ['Better than the active model', 'better'], no_difference: ['No clear difference from the active model', 'no clear difference'], worse: ['Worse than the active model', 'worse'] };
+const shown = (x: number | null, amount: boolean) =>
+  (x === null ? '—' : amount ? x.toLocaleString('en', { minimumFractionDigits: 2, maximumFractionDigits: 2 }) : x.toFixed(3)).replace(/^-(0[.,0]*)$/, '$1');
+const diff = (d: { value: number | null; low: number | null; high: number | null }, amount = false) =>
+  `${d.value !== null && d.value > 0 && /[1-9]/.test(shown(d.value, amount)) ? '+' : ''}${shown(d.value, amount)} [${shown(d.low, amount)}, ${shown(d.high, amount)}]`;
+const VERDICTS: Record<string, [string, string]> = {
+  better: ['Better than the active model', 'better'],
+  no_difference: ['No clear difference from the active model', 'no clear difference'],
+  worse: ['Worse than the active model', 'worse'],
+};
 
 t.test('Models: challengers, their report, promotion and rollback', { skip: noBrowser }, async (t) => {
   const { server, page, problems, member } = await signedInMember(t, { sub: 'model-owner', email: 'owner@example.com', name: 'Model Owner' });
@@ -54,19 +60,36 @@ t.test('Models: challengers, their report, promotion and rollback', { skip: noBr
     await p.waitForSelector(selector);
   };
   const score = async (id: string, customer: string) => {
-    const res = await fetch(`${server.base}/api/v1/risk/score`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify({ transaction_id: id, amount: 42.5, customer_id: customer, merchant_id: 'M-shadow', location: 'Lisbon', payment_type: 'card_present' }) });
+    const res = await fetch(`${server.base}/api/v1/risk/score`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        transaction_id: id,
+        amount: 42.5,
+        customer_id: customer,
+        merchant_id: 'M-shadow',
+        location: 'Lisbon',
+        payment_type: 'card_present',
+      }),
+    });
     t.equal(res.status, 200, `${id} scored`);
     return { body: (await res.json()) as Record<string, any> };
   };
-  const models = async () => ((await member('/api/models')).models as { id: string; kind: string; active: boolean; challenger?: boolean }[]).filter((m) => m.kind === 'custom');
-  const historyRows = (p: Page = page) => p.locator(`${history} tbody tr`).evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((c) => c.textContent)));
+  const models = async () =>
+    ((await member('/api/models')).models as { id: string; kind: string; active: boolean; challenger?: boolean }[]).filter((m) => m.kind === 'custom');
+  const historyRows = (p: Page = page) =>
+    p.locator(`${history} tbody tr`).evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((c) => c.textContent)));
 
   await t.test('an owner makes a model a challenger, and the answers do not change', async (t) => {
     const before = await score('tx-before', 'C-shadow-1');
     await open(page, '#model-cm_strict-challenger');
     t.same(await page.locator('h1').allTextContents(), ['Models'], 'one h1');
     t.match(await text('#model-cm_strict-state'), /^Candidate: neither active nor a challenger/, 'a candidate first');
-    t.match(await text(`${report}-empty`), /No challenger has scored a payment here yet\. To start, an owner makes a custom model a challenger/, 'the report says how to start');
+    t.match(
+      await text(`${report}-empty`),
+      /No challenger has scored a payment here yet\. To start, an owner makes a custom model a challenger/,
+      'the report says how to start',
+    );
     t.match(await text(`${history}-empty`), /No promotion, rollback or challenger change yet/);
 
     await page.click('#model-cm_strict-challenger');
@@ -74,15 +97,27 @@ t.test('Models: challengers, their report, promotion and rollback', { skip: noBr
     t.equal(await page.evaluate(() => document.activeElement?.id), 'model-cm_strict-challenger', 'focus stays on the button');
     t.match(await text('#model-cm_strict-state'), /^Challenger: it scores every payment of its organization in shadow/);
     t.match(await text('#model-cm_strict-status'), /strict is a challenger now/);
-    t.match((await models()).find((m) => m.id === 'cm_strict'), { challenger: true, active: false }, 'the API says so too');
-    t.match(await text(`${report}-empty`), /strict \(cm_strict\) is a challenger, but no payment scored in shadow is older than the label delay/, 'no report yet: the payments are too young');
+    t.match(
+      (await models()).find((m) => m.id === 'cm_strict'),
+      { challenger: true, active: false },
+      'the API says so too',
+    );
+    t.match(
+      await text(`${report}-empty`),
+      /strict \(cm_strict\) is a challenger, but no payment scored in shadow is older than the label delay/,
+      'no report yet: the payments are too young',
+    );
     t.same((await historyRows())[0]?.slice(1), ['Model Owner', 'Made a challenger', 'strict (cm_strict)', 'scores in shadow'], 'the history names who');
 
     await new Promise((r) => setTimeout(r, 1_100)); // the key's settings are trusted for a second
     for (const [i, customer] of ['C-shadow-2', 'C-shadow-3', 'C-shadow-4'].entries()) {
       const after = await score(`tx-after-${i}`, customer);
       t.same(Object.keys(after.body).sort(), Object.keys(before.body).sort(), 'the answer has the same fields');
-      t.same([after.body.model_id, after.body.decision, after.body.mode], [before.body.model_id, before.body.decision, before.body.mode], 'answered and decided by the built-in model as before');
+      t.same(
+        [after.body.model_id, after.body.decision, after.body.mode],
+        [before.body.model_id, before.body.decision, before.body.mode],
+        'answered and decided by the built-in model as before',
+      );
       t.not(after.body.decision, 'block', 'though the challenger blocks everything');
       t.notOk(JSON.stringify(after.body).includes('cm_strict'), 'the challenger is nowhere in it');
     }
@@ -111,21 +146,76 @@ t.test('Models: challengers, their report, promotion and rollback', { skip: noBr
     t.match(await text(`${mine}-verdict`), `over ${c.overall.transactions} transactions (${c.overall.frauds} fraud)`);
     t.same(await page.locator(`${mine}-evidence li`).allTextContents(), c.overall.evidence, 'the evidence lines');
 
-    const figures = await page.locator(`${mine}-figures tbody tr`).evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((x) => x.textContent)));
-    const want = ([[c.overall.average_precision, false], [c.overall.roc_auc, false], [c.overall.card_precision_at_k, false], [c.overall.calibration_error, false], [c.overall.money.fraud_blocked, true], [c.overall.money.legit_blocked, true]] as const).map(([f, amount]) => [shown(f.active.value, amount), shown(f.challenger.value, amount), diff(f.difference, amount), f.favours === 'challenger' ? 'the challenger' : f.favours === 'active' ? 'the active model' : 'neither: no clear difference']);
-    t.same(figures.map((r) => r[0]), ['Average precision (AP)', 'ROC AUC', 'Card precision@100', 'Calibration error (lower is better)', 'Fraud blocked (amount)', 'Legitimate blocked (amount, lower is better)']);
-    t.same(figures.map((r) => r.slice(1)), want, 'active, challenger, difference with its interval, favours: as the API says');
-    t.same(await page.locator(`${mine}-figures th`).allTextContents(), ['Figure', 'Active model', 'Challenger', 'Difference [95 % interval]', 'Favours'], 'with column headers');
+    const figures = await page
+      .locator(`${mine}-figures tbody tr`)
+      .evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((x) => x.textContent)));
+    const want = (
+      [
+        [c.overall.average_precision, false],
+        [c.overall.roc_auc, false],
+        [c.overall.card_precision_at_k, false],
+        [c.overall.calibration_error, false],
+        [c.overall.money.fraud_blocked, true],
+        [c.overall.money.legit_blocked, true],
+      ] as const
+    ).map(([f, amount]) => [
+      shown(f.active.value, amount),
+      shown(f.challenger.value, amount),
+      diff(f.difference, amount),
+      f.favours === 'challenger' ? 'the challenger' : f.favours === 'active' ? 'the active model' : 'neither: no clear difference',
+    ]);
+    t.same(
+      figures.map((r) => r[0]),
+      [
+        'Average precision (AP)',
+        'ROC AUC',
+        'Card precision@100',
+        'Calibration error (lower is better)',
+        'Fraud blocked (amount)',
+        'Legitimate blocked (amount, lower is better)',
+      ],
+    );
+    t.same(
+      figures.map((r) => r.slice(1)),
+      want,
+      'active, challenger, difference with its interval, favours: as the API says',
+    );
+    t.same(
+      await page.locator(`${mine}-figures th`).allTextContents(),
+      ['Figure', 'Active model', 'Challenger', 'Difference [95 % interval]', 'Favours'],
+      'with column headers',
+    );
     t.match(await text(`${mine}-figures caption`), /difference is the challenger’s minus the active model’s/, 'and a caption');
 
     const changed = c.overall.decisions_changed;
     t.ok(changed.count > 0);
-    t.match(await text(`${mine}-changes-count`), `${changed.count} of ${c.overall.transactions} decisions (${(changed.share * 100).toFixed(1)} %) would change`);
-    const byChange = await page.locator(`${mine}-changes tbody tr`).evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((x) => x.textContent)));
-    t.same(byChange.sort(), Object.entries(changed.by_change as Record<string, number>).map(([k, n]) => [k.replace('->', ' → '), String(n)]).sort(), 'the decisions that would change, by change');
+    t.match(
+      await text(`${mine}-changes-count`),
+      `${changed.count} of ${c.overall.transactions} decisions (${(changed.share * 100).toFixed(1)} %) would change`,
+    );
+    const byChange = await page
+      .locator(`${mine}-changes tbody tr`)
+      .evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((x) => x.textContent)));
+    t.same(
+      byChange.sort(),
+      Object.entries(changed.by_change as Record<string, number>)
+        .map(([k, n]) => [k.replace('->', ' → '), String(n)])
+        .sort(),
+      'the decisions that would change, by change',
+    );
 
     const weeks = await page.locator(`${mine}-weeks tbody tr`).evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((x) => x.textContent)));
-    t.same(weeks, c.weeks.map((w: Record<string, any>) => [w.week, String(w.transactions), String(w.frauds), VERDICTS[w.verdict]![1], w.average_precision ? diff(w.average_precision.difference) : '— (no fraud)']), 'each week: transactions, frauds, verdict, AP difference');
+    t.same(
+      weeks,
+      c.weeks.map((w: Record<string, any>) => [
+        w.week,
+        String(w.transactions),
+        String(w.frauds),
+        VERDICTS[w.verdict]![1],
+        w.average_precision ? diff(w.average_precision.difference) : '— (no fraud)',
+      ]),
+      'each week: transactions, frauds, verdict, AP difference',
+    );
 
     await page.screenshot({ path: `${SHOTS}models-challengers.png`, fullPage: true });
     t.same(await accessibilityProblems(page), [], 'no serious or critical accessibility problem (axe-core)');
@@ -139,10 +229,17 @@ t.test('Models: challengers, their report, promotion and rollback', { skip: noBr
   await t.test('promote from the page, the history says who; roll back', async (t) => {
     await page.click('#model-cm_strict-promote');
     await page.waitForFunction(() => document.querySelector('#model-cm_strict-state')?.textContent?.startsWith('Active'));
-    t.match(dialogs.at(-1), /^Promote strict in Modelworth\? It decides every payment .* from the next request .* in place of the built-in model/, 'confirmed first, saying when it takes effect');
+    t.match(
+      dialogs.at(-1),
+      /^Promote strict in Modelworth\? It decides every payment .* from the next request .* in place of the built-in model/,
+      'confirmed first, saying when it takes effect',
+    );
     t.equal(await page.evaluate(() => document.activeElement?.id), 'model-cm_strict-title', 'focus on the promoted model');
     t.match(await text('#model-cm_strict-status'), /Promoted strict: it decides Modelworth's payments from the next request/);
-    t.match((await models()).find((m) => m.id === 'cm_strict'), { active: true, challenger: false });
+    t.match(
+      (await models()).find((m) => m.id === 'cm_strict'),
+      { active: true, challenger: false },
+    );
     t.ok(await page.isVisible('#model-cm_strict-deactivate'), 'the active model can be deactivated');
     const audit = (await member(`/api/organizations/${o}/models/audit`)).data;
     t.match(audit[0], { action: 'promoted', by: ownerId, model_id: 'cm_strict', previous_model_id: null });
@@ -157,7 +254,10 @@ t.test('Models: challengers, their report, promotion and rollback', { skip: noBr
     t.equal(await page.evaluate(() => document.activeElement?.id), `history-${o}-title`, 'focus on the history');
     t.match(await text(`${history}-status`), /Rolled back strict \(cm_strict\): the built-in model decides Modelworth's payments again/);
     t.same((await historyRows())[0]?.slice(1), ['Model Owner', 'Rolled back', 'strict (cm_strict)', 'the built-in model decides again']);
-    t.notOk((await models()).some((m) => m.active), 'no custom model is active');
+    t.notOk(
+      (await models()).some((m) => m.active),
+      'no custom model is active',
+    );
     t.match(await text('#model-cm_strict-state'), /^Candidate/);
 
     // Nothing left to undo: the service's message and fix, beside the button that was pressed. The
@@ -168,8 +268,15 @@ t.test('Models: challengers, their report, promotion and rollback', { skip: noBr
     await page.waitForSelector(`${history}-status .error`);
     await expected409;
     const added = problems.splice(logged);
-    t.ok(added.every((m) => /status of 409/.test(m)), `only the expected 409 was logged: ${JSON.stringify(added)}`);
-    t.match(await text(`${history}-status .error`), /There is no promotion to roll back.*See the organization's model history/, "the API's detail.message and detail.fix");
+    t.ok(
+      added.every((m) => /status of 409/.test(m)),
+      `only the expected 409 was logged: ${JSON.stringify(added)}`,
+    );
+    t.match(
+      await text(`${history}-status .error`),
+      /There is no promotion to roll back.*See the organization's model history/,
+      "the API's detail.message and detail.fix",
+    );
     t.equal(await page.evaluate(() => document.activeElement?.id), `rollback-${o}`, 'focus stays on the button');
     t.equal((await historyRows()).length, (await member(`/api/organizations/${o}/models/audit`)).data.length, 'every entry of the history is listed');
   });
@@ -184,7 +291,14 @@ t.test('Models: challengers, their report, promotion and rollback', { skip: noBr
     t.ok((await text(`${mine}-verdict strong`, memberPage)).length > 0, 'the verdict');
     t.ok((await memberPage.locator(`${mine}-figures tbody tr`).count()) === 6, 'the figures');
     t.same(await historyRows(memberPage), await historyRows(), "the same history as the owner's");
-    for (const control of ['#model-cm_strict-challenger', '#model-cm_strict-promote', '#model-cm_strict-deactivate', '#model-cm_lenient-promote', `#rollback-${o}`]) t.equal(await memberPage.locator(control).count(), 0, `no ${control}`);
+    for (const control of [
+      '#model-cm_strict-challenger',
+      '#model-cm_strict-promote',
+      '#model-cm_strict-deactivate',
+      '#model-cm_lenient-promote',
+      `#rollback-${o}`,
+    ])
+      t.equal(await memberPage.locator(control).count(), 0, `no ${control}`);
     t.equal(await memberPage.locator('main button').count(), 0, 'no button at all');
     t.match(await text('#model-cm_strict', memberPage), /Only owners of Modelworth make a model a challenger, promote or deactivate it/);
     t.same(await accessibilityProblems(memberPage), [], "a member's view: no serious or critical accessibility problem (axe-core)");

@@ -24,11 +24,20 @@ const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 
 t.test('Rules and lists from the dashboard', { skip: noBrowser }, async (t) => {
   let back = 0;
-  const { server, page, problems, member } = await signedInMember(t, { sub: 'rule-writer', email: 'rules@example.com', name: 'Rue Writer' }, { SCORE_RATE_PER_MINUTE: 10_000 }, () => Date.now() - back);
+  const { server, page, problems, member } = await signedInMember(
+    t,
+    { sub: 'rule-writer', email: 'rules@example.com', name: 'Rue Writer' },
+    { SCORE_RATE_PER_MINUTE: 10_000 },
+    () => Date.now() - back,
+  );
   const org = await member('/api/organizations', 'POST', { name: 'Rulewood' });
   const key = await member(`/api/organizations/${org.id}/api-keys`, 'POST', { name: 'checkout' });
   const asKey = async (path: string, body: Rec) => {
-    const res = await fetch(`${server.base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${server.base}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     t.equal(res.status, 200, `${path}: 200`);
     return (await res.json()) as Rec;
   };
@@ -47,7 +56,9 @@ t.test('Rules and lists from the dashboard', { skip: noBrowser }, async (t) => {
     history.push(await score({ transaction_id: `h-${k}`, amount: 20 + 15 * k, customer_id: `c-h${k % 4}`, merchant_id: `m-${k % 3}` }));
   }
   back = 0;
-  const outcomes = history.flatMap((r, k) => (k % 4 === 1 ? [{ transaction_id: r.transaction_id, outcome: 'fraud' }] : k % 3 === 0 ? [{ transaction_id: r.transaction_id, outcome: 'legit' }] : []));
+  const outcomes = history.flatMap((r, k) =>
+    k % 4 === 1 ? [{ transaction_id: r.transaction_id, outcome: 'fraud' }] : k % 3 === 0 ? [{ transaction_id: r.transaction_id, outcome: 'legit' }] : [],
+  );
   await asKey('/api/v1/outcomes', { outcomes });
 
   await t.test('a block list made on the Lists page: typed, read from a file, in batches', async (t) => {
@@ -65,8 +76,14 @@ t.test('Rules and lists from the dashboard', { skip: noBrowser }, async (t) => {
     t.equal(await text('#list-count'), '1');
 
     // A CSV file: its first column, the header left out, a quoted cell undone, blank lines skipped.
-    await page.setInputFiles('#list-file', { name: 'chargebacks.csv', mimeType: 'text/csv', buffer: Buffer.from('\uFEFFcustomer_id,note\r\nc-up-1,first\r\n"c-up-2",second\r\n\r\nc-up-3\r\n') });
-    await page.waitForFunction(() => /^Read 3 values from chargebacks\.csv \(its header “customer_id” left out\)/.test(document.querySelector('#list-status')?.textContent ?? ''));
+    await page.setInputFiles('#list-file', {
+      name: 'chargebacks.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from('\uFEFFcustomer_id,note\r\nc-up-1,first\r\n"c-up-2",second\r\n\r\nc-up-3\r\n'),
+    });
+    await page.waitForFunction(() =>
+      /^Read 3 values from chargebacks\.csv \(its header “customer_id” left out\)/.test(document.querySelector('#list-status')?.textContent ?? ''),
+    );
     t.equal(await page.inputValue('#list-values'), 'c-up-1\nc-up-2\nc-up-3', 'the values fill the box, to check before sending');
     await page.click('#list-add');
     await page.waitForFunction(() => /Added 3 values\./.test(document.querySelector('#list-status')?.textContent ?? ''));
@@ -74,7 +91,11 @@ t.test('Rules and lists from the dashboard', { skip: noBrowser }, async (t) => {
     await page.click('button[aria-label="Remove c-up-3"]');
     await page.waitForFunction(() => document.querySelector('#list-status')?.textContent === 'Removed c-up-3.');
     const stored = await member(`/api/organizations/${org.id}/lists/blocked_customers`);
-    t.same(stored.data.map((i: Rec) => i.value), ['c-fraud', 'c-up-1', 'c-up-2'], 'the API reads what the page shows');
+    t.same(
+      stored.data.map((i: Rec) => i.value),
+      ['c-fraud', 'c-up-1', 'c-up-2'],
+      'the API reads what the page shows',
+    );
     t.match(stored.data[0], { value: 'c-fraud', reason: 'chargeback', added_by: String });
     await page.screenshot({ path: `${SHOTS}list.png`, fullPage: true });
     t.same(await accessibilityProblems(page), [], 'a list: no serious or critical accessibility problem (axe-core)');
@@ -115,7 +136,9 @@ t.test('Rules and lists from the dashboard', { skip: noBrowser }, async (t) => {
     await page.selectOption('#rule-action', 'block');
     await page.selectOption('#rule-status', 'active');
     await page.fill('#rule-expression', 'in_list("blocked_customers", customer_id)');
-    await page.waitForFunction(() => document.querySelector('#rule-check-summary')?.textContent === 'No problems: it can be saved. It reads the list blocked_customers.');
+    await page.waitForFunction(
+      () => document.querySelector('#rule-check-summary')?.textContent === 'No problems: it can be saved. It reads the list blocked_customers.',
+    );
     await page.click('#rule-save');
     await page.waitForSelector('h1:text-is("Rule Blocked customers")');
     t.match(await text('#rule-status-now'), /^Active/);
@@ -130,7 +153,11 @@ t.test('Rules and lists from the dashboard', { skip: noBrowser }, async (t) => {
     await goto(`#/transactions/pay-fraud?org=${org.id}`, '#record-rules');
     t.equal(await text('#decision'), 'block');
     t.equal(await text('#decided-by'), 'decided by the rule Blocked customers');
-    t.same(await page.locator('#record-rules tbody tr td').allTextContents(), ['Blocked customers', '1', 'block', 'active', 'yes'], 'the transaction page names the rule that decided');
+    t.same(
+      await page.locator('#record-rules tbody tr td').allTextContents(),
+      ['Blocked customers', '1', 'block', 'active', 'yes'],
+      'the transaction page names the rule that decided',
+    );
     t.match(await text('#record-notes'), /from approve to block/, "with the answer's note");
     await page.screenshot({ path: `${SHOTS}transaction-rules.png`, fullPage: true });
     t.same(await accessibilityProblems(page), [], 'a transaction with a rule: no serious or critical accessibility problem (axe-core)');
@@ -158,7 +185,11 @@ t.test('Rules and lists from the dashboard', { skip: noBrowser }, async (t) => {
     // The reference beside the editor lists every field the service declares.
     await page.click('#rule-reference summary');
     const listed = await page.$$eval('#rule-reference .reference-table:first-of-type tbody tr td:first-child', (cells) => cells.map((c) => c.textContent));
-    t.same(listed, RULE_FIELDS.map((f) => f.name), 'the reference lists the service\'s fields');
+    t.same(
+      listed,
+      RULE_FIELDS.map((f) => f.name),
+      "the reference lists the service's fields",
+    );
     await page.fill('#rule-expression', 'amount > 10.0 &&\n  custome_id == "x"');
     await page.waitForFunction(() => document.querySelector('#rule-check-summary')?.classList.contains('bad'));
     t.match(await text('#rule-check-summary'), /^1 problem, the first at line 2, column 3: Unknown variable: custome_id/);
@@ -168,14 +199,20 @@ t.test('Rules and lists from the dashboard', { skip: noBrowser }, async (t) => {
     await page.screenshot({ path: `${SHOTS}rule-problem.png`, fullPage: true });
     t.same(await accessibilityProblems(page), [], 'the editor with a problem: no serious or critical accessibility problem (axe-core)');
     await page.click('#rule-problems li button');
-    t.same(await page.evaluate(() => [document.activeElement?.id, (document.activeElement as HTMLTextAreaElement).selectionStart]), ['rule-expression', 'amount > 10.0 &&\n  '.length], 'its button puts the cursor there');
+    t.same(
+      await page.evaluate(() => [document.activeElement?.id, (document.activeElement as HTMLTextAreaElement).selectionStart]),
+      ['rule-expression', 'amount > 10.0 &&\n  '.length],
+      'its button puts the cursor there',
+    );
 
     const checked = await score({ transaction_id: 'pay-check', amount: 777, customer_id: 'c-check' });
     await page.fill('#rule-expression', 'amount > 500.0 && customer.is_new');
     await page.fill('#rule-transaction', checked.transaction_id);
     await page.waitForFunction(() => document.querySelector('#rule-matched')?.getAttribute('data-matched') === 'true');
     t.equal(await text('#rule-matched'), 'It matches pay-check: this rule would block it.');
-    const values = Object.fromEntries(await page.locator('#rule-values tbody tr').evaluateAll((rows) => rows.map((r) => [r.children[0]!.textContent, r.children[1]!.textContent])));
+    const values = Object.fromEntries(
+      await page.locator('#rule-values tbody tr').evaluateAll((rows) => rows.map((r) => [r.children[0]!.textContent, r.children[1]!.textContent])),
+    );
     t.same(values, { amount: '777', 'customer.prior_transactions': '0', 'customer.is_new': 'true' }, 'the values it read, as the decision saw them');
     await page.selectOption('#rule-action', 'review');
     await page.waitForFunction(() => /send it to review/.test(document.querySelector('#rule-matched')?.textContent ?? ''));
@@ -228,18 +265,33 @@ t.test('Rules and lists from the dashboard', { skip: noBrowser }, async (t) => {
     t.ok(fraud > 0 && legit > 0 && reported > fraud, `a mixed count: ${fraud} fraud and ${legit} legitimate matched, ${reported} fraud in all`);
     const figure = async (id: string) => page.locator(`#${id} span`).allTextContents();
     t.same(await figure('backtest-matched'), ['Matched', String(matched.length), `of ${all.length} scanned (${pct(matched.length / all.length)})`]);
-    t.same(await figure('backtest-precision'), ['Precision', pct(fraud / (fraud + legit)), `${fraud} fraud of the ${fraud + legit} matched with an outcome`], 'precision: fraud among the matched with an outcome');
-    t.same(await figure('backtest-recall'), ['Recall', pct(fraud / reported), `${fraud} of the ${reported} fraud reported in the period`], 'recall: of all fraud reported');
+    t.same(
+      await figure('backtest-precision'),
+      ['Precision', pct(fraud / (fraud + legit)), `${fraud} fraud of the ${fraud + legit} matched with an outcome`],
+      'precision: fraud among the matched with an outcome',
+    );
+    t.same(
+      await figure('backtest-recall'),
+      ['Recall', pct(fraud / reported), `${fraud} of the ${reported} fraud reported in the period`],
+      'recall: of all fraud reported',
+    );
     t.equal(Number(await page.getAttribute('#backtest-precision', 'data-value')), fraud / (fraud + legit));
 
     // The per-day chart: a bar a day, adding up to the matches; the same numbers in its table.
     const days = new Set(matched.map((r) => r.time.slice(0, 10)));
     const bars = await page.locator('#backtest-days rect[data-series="matched"]').evaluateAll((rs) => rs.map((r) => Number(r.getAttribute('data-value'))));
     t.equal(bars.length, days.size, `${days.size} days with a match`);
-    t.equal(bars.reduce((s, v) => s + v, 0), matched.length, 'the bars add up to the matches');
+    t.equal(
+      bars.reduce((s, v) => s + v, 0),
+      matched.length,
+      'the bars add up to the matches',
+    );
     t.equal(await page.locator('#backtest-days details tbody tr').count(), days.size);
     const fraudBars = await page.locator('#backtest-days rect[data-series="fraud"]').evaluateAll((rs) => rs.map((r) => Number(r.getAttribute('data-value'))));
-    t.equal(fraudBars.reduce((s, v) => s + v, 0), fraud);
+    t.equal(
+      fraudBars.reduce((s, v) => s + v, 0),
+      fraud,
+    );
     t.ok((await page.locator('#backtest-examples-fraud tbody tr').count()) > 0, 'examples of its fraud');
     t.match(await page.locator('#backtest-examples-fraud tbody tr td:last-child').first().textContent(), /^amount = \d+$/, 'with the values read');
     await page.screenshot({ path: `${SHOTS}backtest.png`, fullPage: true });
@@ -295,8 +347,16 @@ t.test('Rules and lists from the dashboard', { skip: noBrowser }, async (t) => {
     await page.waitForSelector('#backtest-compare', { timeout: 20_000 });
     t.equal(await text('h1'), 'Backtest of Mid-size, version 2');
     const scored = (await member(`/api/organizations/${org.id}/transactions?limit=100`)).data as Rec[];
-    const rows = Object.fromEntries(await page.locator('#backtest-compare tbody tr').evaluateAll((rs) => rs.map((r) => [r.children[0]!.textContent, [r.children[1]!.textContent, r.children[2]!.textContent]])));
-    t.same(rows.Matched, [String(scored.filter((r) => r.amount > 50 && r.amount < 300).length), String(scored.filter((r) => r.amount > 50 && r.amount < 200).length)], 'the draft beside the live version');
+    const rows = Object.fromEntries(
+      await page
+        .locator('#backtest-compare tbody tr')
+        .evaluateAll((rs) => rs.map((r) => [r.children[0]!.textContent, [r.children[1]!.textContent, r.children[2]!.textContent]])),
+    );
+    t.same(
+      rows.Matched,
+      [String(scored.filter((r) => r.amount > 50 && r.amount < 300).length), String(scored.filter((r) => r.amount > 50 && r.amount < 200).length)],
+      'the draft beside the live version',
+    );
     await page.screenshot({ path: `${SHOTS}backtest-compare.png`, fullPage: true });
     t.same(await accessibilityProblems(page), [], 'a backtest with a comparison: no serious or critical accessibility problem (axe-core)');
 

@@ -13,19 +13,34 @@ import { accessibilityProblems, noBrowser, SHOTS, signedInMember } from '../supp
 type Rec = Record<string, any>;
 
 t.test('Transactions: find, filter, open and mark a transaction', { skip: noBrowser }, async (t) => {
-  const { server, page, problems, member } = await signedInMember(t, { sub: 'analyst-1', email: 'analyst@example.com', name: 'Ana Lyst' }, { SCORE_RATE_PER_MINUTE: 10_000 });
+  const { server, page, problems, member } = await signedInMember(
+    t,
+    { sub: 'analyst-1', email: 'analyst@example.com', name: 'Ana Lyst' },
+    { SCORE_RATE_PER_MINUTE: 10_000 },
+  );
   const org = await member('/api/organizations', 'POST', { name: 'Acme Payments' });
   const other = await member('/api/organizations', 'POST', { name: 'Bystander' });
   const key = await member(`/api/organizations/${org.id}/api-keys`, 'POST', { name: 'checkout' });
   const otherKey = await member(`/api/organizations/${other.id}/api-keys`, 'POST', { name: 'checkout' });
   const score = (secret: string, body: Rec) =>
-    fetch(`${server.base}/api/v1/risk/score`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${server.base}/api/v1/risk/score`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
   // A mix of ordinary payments and large ones at new merchants, so that several decisions and
   // bands appear.
   for (let i = 0; i < 32; i++) {
     // Two seconds apart, in halves, for the time-range filter (its form takes whole seconds).
     if (i === 16) await new Promise((resolve) => setTimeout(resolve, 1_100));
-    const body = { transaction_id: `tx-${i}`, amount: i % 4 === 3 ? 4_000 + i * 150 : 20 + i, customer_id: `C-${i % 5}`, merchant_id: i % 4 === 3 ? `M-new-${i}` : `M-${i % 3}`, location: i % 2 ? 'Lisbon' : 'Porto', payment_type: i % 4 === 3 ? 'card_not_present' : 'wallet' };
+    const body = {
+      transaction_id: `tx-${i}`,
+      amount: i % 4 === 3 ? 4_000 + i * 150 : 20 + i,
+      customer_id: `C-${i % 5}`,
+      merchant_id: i % 4 === 3 ? `M-new-${i}` : `M-${i % 3}`,
+      location: i % 2 ? 'Lisbon' : 'Porto',
+      payment_type: i % 4 === 3 ? 'card_not_present' : 'wallet',
+    };
     t.equal((await score(key.secret, body)).status, 200);
   }
   t.equal((await score(otherKey.secret, { transaction_id: 'theirs-1', amount: 5, customer_id: 'C-0', merchant_id: 'M-0' })).status, 200);
@@ -39,7 +54,8 @@ t.test('Transactions: find, filter, open and mark a transaction', { skip: noBrow
   t.equal(everything.length, 32, "the API lists the organization's 32 transactions");
 
   const shownIds = async () => page.locator('#results tbody tr td:nth-child(2)').allTextContents();
-  const apiIds = async (query: string): Promise<string[]> => (await member(`/api/organizations/${org.id}/transactions?limit=100&${query}`)).data.map((r: Rec) => r.transaction_id);
+  const apiIds = async (query: string): Promise<string[]> =>
+    (await member(`/api/organizations/${org.id}/transactions?limit=100&${query}`)).data.map((r: Rec) => r.transaction_id);
   const goto = async (hash: string) => {
     await page.goto(`${server.base}/${hash}`);
     await page.waitForSelector('#results, #no-results, #not-found, h1:has-text("Transaction ")');
@@ -48,16 +64,24 @@ t.test('Transactions: find, filter, open and mark a transaction', { skip: noBrow
   await t.test('newest first, 25 a page, then the older ones', async (t) => {
     await goto('#/transactions');
     t.equal(await page.locator('h1').textContent(), 'Transactions');
-    t.same(await shownIds(), everything.slice(0, 25).map((r) => r.transaction_id), 'the newest 25, as the API orders them');
+    t.same(
+      await shownIds(),
+      everything.slice(0, 25).map((r) => r.transaction_id),
+      'the newest 25, as the API orders them',
+    );
     t.match(await page.locator('#results tbody tr').first().textContent(), /UTC/, 'times say their zone');
     await page.screenshot({ path: `${SHOTS}transactions.png`, fullPage: true });
     t.same(await accessibilityProblems(page), [], 'no serious or critical accessibility problem (axe-core)');
     await page.click('#next-page');
     await page.waitForFunction(() => !document.querySelector('#next-page') && document.querySelector('#first-page'));
-    t.same(await shownIds(), everything.slice(25).map((r) => r.transaction_id), 'the older 7 on the next page');
+    t.same(
+      await shownIds(),
+      everything.slice(25).map((r) => r.transaction_id),
+      'the older 7 on the next page',
+    );
   });
 
-  await t.test('find one by id; another organization\'s id is not found', async (t) => {
+  await t.test("find one by id; another organization's id is not found", async (t) => {
     await goto('#/transactions');
     await page.selectOption('#search-kind', 'transaction');
     await page.fill('#search-term', 'tx-7');
@@ -71,7 +95,10 @@ t.test('Transactions: find, filter, open and mark a transaction', { skip: noBrow
     t.equal(await page.locator('#not-found').count(), 1, "the bystander's transaction is not Acme's");
     await expected404;
     const added = problems.splice(logged);
-    t.ok(added.every((m) => /status of 404/.test(m)), `only the expected 404 was logged: ${JSON.stringify(added)}`);
+    t.ok(
+      added.every((m) => /status of 404/.test(m)),
+      `only the expected 404 was logged: ${JSON.stringify(added)}`,
+    );
   });
 
   await t.test('each filter shows exactly what the API lists for it', async (t) => {
@@ -83,7 +110,13 @@ t.test('Transactions: find, filter, open and mark a transaction', { skip: noBrow
       // Until the filtered page has rendered, the previous one can still be on screen: wait for the
       // rows to be the API's (or for the time-out, and then the assertion below says what differs).
       await page
-        .waitForFunction((ids) => JSON.stringify([...document.querySelectorAll('#results tbody tr td:nth-child(2)')].map((td) => td.textContent)) === JSON.stringify(ids) && !!document.querySelector(ids.length ? '#results' : '#no-results'), expected.slice(0, 25), { timeout: 10_000 })
+        .waitForFunction(
+          (ids) =>
+            JSON.stringify([...document.querySelectorAll('#results tbody tr td:nth-child(2)')].map((td) => td.textContent)) === JSON.stringify(ids) &&
+            !!document.querySelector(ids.length ? '#results' : '#no-results'),
+          expected.slice(0, 25),
+          { timeout: 10_000 },
+        )
         .catch(() => {});
       t.same(await shownIds(), expected.slice(0, 25), `${what}: ${expected.length} transactions`);
       return expected;
@@ -157,7 +190,11 @@ t.test('Transactions: find, filter, open and mark a transaction', { skip: noBrow
     const merchants = [...new Set(mine.map((r) => r.merchant_id))].sort();
     const listed = await page.locator('#counterparties tbody tr td:first-child').allTextContents();
     t.same([...listed].sort(), merchants, 'the merchants it paid');
-    t.same(await page.locator('#entity-transactions tbody tr td:nth-child(2)').allTextContents(), mine.slice(0, 10).map((r) => r.transaction_id), 'its newest transactions');
+    t.same(
+      await page.locator('#entity-transactions tbody tr td:nth-child(2)').allTextContents(),
+      mine.slice(0, 10).map((r) => r.transaction_id),
+      'its newest transactions',
+    );
     await page.screenshot({ path: `${SHOTS}customer.png`, fullPage: true });
     t.same(await accessibilityProblems(page), [], 'no serious or critical accessibility problem (axe-core)');
     await page.click(`#counterparties a:text-is("${merchants[0]}")`);
@@ -166,7 +203,11 @@ t.test('Transactions: find, filter, open and mark a transaction', { skip: noBrow
     t.equal(await page.locator('#entity-transactions tbody tr').count(), Math.min(10, paid.length), "the merchant's own transactions");
     await page.click('#entity-all');
     await page.waitForSelector('#results');
-    t.same(await shownIds(), paid.slice(0, 25).map((r) => r.transaction_id), 'and all of them, filtered, on Transactions');
+    t.same(
+      await shownIds(),
+      paid.slice(0, 25).map((r) => r.transaction_id),
+      'and all of them, filtered, on Transactions',
+    );
   });
 
   await t.test('work through the review queue with the keyboard', async (t) => {
@@ -174,7 +215,15 @@ t.test('Transactions: find, filter, open and mark a transaction', { skip: noBrow
     // review (between its review and block thresholds).
     let reviews = 0;
     for (let i = 0; i < 60 && reviews < 4; i++) {
-      const res = await score(key.secret, { transaction_id: `q-${i}`, amount: Math.round(25 * 1.2 ** i), customer_id: `C-q${i}`, merchant_id: `M-q${i}`, location: 'Porto', payment_type: 'wallet', mode: 'high_recall' });
+      const res = await score(key.secret, {
+        transaction_id: `q-${i}`,
+        amount: Math.round(25 * 1.2 ** i),
+        customer_id: `C-q${i}`,
+        merchant_id: `M-q${i}`,
+        location: 'Porto',
+        payment_type: 'wallet',
+        mode: 'high_recall',
+      });
       t.equal(res.status, 200);
       if ((await res.json()).decision === 'review') reviews++;
     }
@@ -195,14 +244,19 @@ t.test('Transactions: find, filter, open and mark a transaction', { skip: noBrow
     await page.waitForFunction(() => /marked legitimate/.test(document.querySelector('#review-status')?.textContent ?? ''));
     await page.screenshot({ path: `${SHOTS}review.png`, fullPage: true });
     t.same(await accessibilityProblems(page), [], 'no serious or critical accessibility problem (axe-core)');
-    const outcome = async (id: string) => (await (await fetch(`${server.base}/api/v1/transactions/${id}`, { headers: { authorization: `Bearer ${key.secret}` } })).json()).outcome;
+    const outcome = async (id: string) =>
+      (await (await fetch(`${server.base}/api/v1/transactions/${id}`, { headers: { authorization: `Bearer ${key.secret}` } })).json()).outcome;
     t.match(await outcome(queue[0]), { outcome: 'fraud', source: 'review', reported_by: 'analyst-1' });
     t.equal(await outcome(queue[1]), null, 'the skipped one has none');
     t.match(await outcome(queue[2]), { outcome: 'legit', source: 'review' });
-    t.same(await apiIds('decision=review&outcome=none&order=oldest'), queue.filter((_, i) => i !== 0 && i !== 2), 'the marked ones left the queue');
+    t.same(
+      await apiIds('decision=review&outcome=none&order=oldest'),
+      queue.filter((_, i) => i !== 0 && i !== 2),
+      'the marked ones left the queue',
+    );
   });
 
-  await t.test('at a phone\'s width the table stacks instead of overflowing', async (t) => {
+  await t.test("at a phone's width the table stacks instead of overflowing", async (t) => {
     await page.setViewportSize({ width: 390, height: 844 });
     await goto(`#/transactions?org=${org.id}`);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);

@@ -19,7 +19,11 @@ import { Receiver, type Received } from '../support/receiver.ts';
 t.test('Webhooks from the dashboard', { skip: noBrowser }, async (t) => {
   const receiver = await new Receiver().start();
   t.teardown(() => receiver.close());
-  const { server, page, problems, member } = await signedInMember(t, { sub: 'hook-owner', email: 'hooks@example.com', name: 'Hook Owner' }, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
+  const { server, page, problems, member } = await signedInMember(
+    t,
+    { sub: 'hook-owner', email: 'hooks@example.com', name: 'Hook Owner' },
+    { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
+  );
   const org = await member('/api/organizations', 'POST', { name: 'Hookworth' });
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.base });
   const open = async (p: Page, selector: string) => {
@@ -28,11 +32,17 @@ t.test('Webhooks from the dashboard', { skip: noBrowser }, async (t) => {
   };
   const text = async (selector: string, p: Page = page) => (await p.locator(selector).textContent()) ?? '';
   const endpoints = async () => (await member(`/api/organizations/${org.id}/webhooks`)).data as Record<string, any>[];
-  const verify = (secret: string, r: Received) => new Webhook(secret).verify(r.body, { 'webhook-id': String(r.headers['webhook-id']), 'webhook-timestamp': String(r.headers['webhook-timestamp']), 'webhook-signature': String(r.headers['webhook-signature']) });
+  const verify = (secret: string, r: Received) =>
+    new Webhook(secret).verify(r.body, {
+      'webhook-id': String(r.headers['webhook-id']),
+      'webhook-timestamp': String(r.headers['webhook-timestamp']),
+      'webhook-signature': String(r.headers['webhook-signature']),
+    });
   /** The log's row of a delivery, as its cells read. */
   const row = (id: string, p: Page = page) => p.locator(`tr[data-delivery="${id}"] td`).allTextContents();
   /** The id of the newest delivery in the endpoint's log (undefined while it is empty). */
-  const top = (endpoint: string, p: Page = page) => p.evaluate((endpoint) => document.querySelector(`#deliveries-${endpoint} tbody tr[data-delivery]`)?.getAttribute('data-delivery') ?? undefined, endpoint);
+  const top = (endpoint: string, p: Page = page) =>
+    p.evaluate((endpoint) => document.querySelector(`#deliveries-${endpoint} tbody tr[data-delivery]`)?.getAttribute('data-delivery') ?? undefined, endpoint);
   /** Waits until the log's newest row is a delivery other than `before` with this status and number of attempts; its id. */
   const newest = async (endpoint: string, before: string | undefined, status: string, attempts: number, p: Page = page) => {
     await p.waitForFunction(
@@ -69,7 +79,11 @@ t.test('Webhooks from the dashboard', { skip: noBrowser }, async (t) => {
 
     const [stored] = await endpoints();
     id = stored!.id;
-    t.match(stored, { url: `${receiver.url}/hooks`, events: ['decision.block', 'rule.changed'], description: 'Risk desk <i>team</i>', status: 'enabled' }, 'the API reads what the page made');
+    t.match(
+      stored,
+      { url: `${receiver.url}/hooks`, events: ['decision.block', 'rule.changed'], description: 'Risk desk <i>team</i>', status: 'enabled' },
+      'the API reads what the page made',
+    );
     t.match(await text(`#webhook-${id}`), /Risk desk <i>team<\/i>/, 'the description as text');
     t.equal(await page.locator(`#webhook-${id} i`).count(), 0, 'not as markup');
     t.match(await text(`#webhook-state-${id}`), /^Enabled/);
@@ -84,7 +98,10 @@ t.test('Webhooks from the dashboard', { skip: noBrowser }, async (t) => {
     await page.waitForSelector(`#webhook-${id}`);
     t.equal(await page.locator('#webhook-secret').count(), 0, 'not shown again');
     t.notOk((await page.content()).includes(secret.slice(6)), 'no part of the page holds it');
-    t.notOk(await page.evaluate((s) => JSON.stringify({ ...sessionStorage, ...localStorage }).includes(s) || location.href.includes(s), secret.slice(6)), 'nor the address or storage');
+    t.notOk(
+      await page.evaluate((s) => JSON.stringify({ ...sessionStorage, ...localStorage }).includes(s) || location.href.includes(s), secret.slice(6)),
+      'nor the address or storage',
+    );
   });
 
   let tested = '';
@@ -112,10 +129,14 @@ t.test('Webhooks from the dashboard', { skip: noBrowser }, async (t) => {
     const panel = `#delivery-${retried}`;
     await page.waitForSelector(`${panel} table`);
     const attempts = await page.locator(`${panel} tbody tr`).evaluateAll((rows) => rows.map((r) => [...r.children].map((c) => c.textContent)));
-    t.same(attempts.map((a) => [a[0], a[3], a[4], a[5]]), [
-      ['1', '500', 'http_status', '<b>x</b>'],
-      ['2', '200', '—', 'ok'],
-    ], 'both attempts, the first failed with its status');
+    t.same(
+      attempts.map((a) => [a[0], a[3], a[4], a[5]]),
+      [
+        ['1', '500', 'http_status', '<b>x</b>'],
+        ['2', '200', '—', 'ok'],
+      ],
+      'both attempts, the first failed with its status',
+    );
     t.equal(await page.locator(`${panel} b`).count(), 0, "the receiver's answer is never markup");
     t.match(JSON.parse(await text(`${panel} .webhook-payload`)), { message: /test event/ }, 'the payload, as JSON text');
     await page.screenshot({ path: `${SHOTS}webhook-delivery.png`, fullPage: true });
@@ -149,15 +170,24 @@ t.test('Webhooks from the dashboard', { skip: noBrowser }, async (t) => {
     await receiver.waitFor(before + 1);
     await page.waitForFunction(() => /^Enabled .*pending deliveries go out/.test(document.querySelector('#webhook-status')?.textContent ?? ''));
     t.equal(await page.evaluate(() => document.activeElement?.textContent), 'Disable', 'focus stays on the button');
-    await page.waitForFunction((d) => document.querySelector(`tr[data-delivery="${d}"] td:nth-child(3)`)?.textContent === 'succeeded', waiting, { timeout: 20_000 });
+    await page.waitForFunction((d) => document.querySelector(`tr[data-delivery="${d}"] td:nth-child(3)`)?.textContent === 'succeeded', waiting, {
+      timeout: 20_000,
+    });
     t.pass('the waiting delivery went out, and the log follows it');
 
     // Disabled by the service, as the deliverer does after three days of failures: the reason
     // and its message (as text) on the page.
-    await server.s.service.db.query(`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'delivery_failing', disabled_message = $2, disabled_at = now() WHERE id = $1`, [id, 'Deliveries failed for 3 days; the last: HTTP 503 <em>down</em>']);
+    await server.s.service.db.query(
+      `UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'delivery_failing', disabled_message = $2, disabled_at = now() WHERE id = $1`,
+      [id, 'Deliveries failed for 3 days; the last: HTTP 503 <em>down</em>'],
+    );
     await page.reload();
     await page.waitForSelector(`#webhook-state-${id}`);
-    t.match(await text(`#webhook-state-${id}`), /^Disabled by the service: deliveries failed for three days since .*UTC.*Deliveries failed for 3 days; the last: HTTP 503 <em>down<\/em>$/, 'the reason and its message');
+    t.match(
+      await text(`#webhook-state-${id}`),
+      /^Disabled by the service: deliveries failed for three days since .*UTC.*Deliveries failed for 3 days; the last: HTTP 503 <em>down<\/em>$/,
+      'the reason and its message',
+    );
     t.equal(await page.locator(`#webhook-state-${id} em`).count(), 0, 'the message as text');
     await page.click(`#webhook-toggle-${id}`);
     await page.waitForFunction(() => /^Enabled /.test(document.querySelector('#webhook-status')?.textContent ?? ''));
@@ -183,7 +213,8 @@ t.test('Webhooks from the dashboard', { skip: noBrowser }, async (t) => {
     await open(memberPage, `#webhook-${id}`);
     t.equal(await text(`#webhook-${id} h2`, memberPage), `${receiver.url}/hooks`, 'the member sees the endpoint');
     t.ok(await memberPage.isVisible('#webhook-member-note'));
-    for (const control of ['#webhook-create', `#webhook-toggle-${id}`, `#webhook-edit-${id}`, `#webhook-rotate-${id}`, `#webhook-delete-${id}`]) t.equal(await memberPage.locator(control).count(), 0, `no ${control}`);
+    for (const control of ['#webhook-create', `#webhook-toggle-${id}`, `#webhook-edit-${id}`, `#webhook-rotate-${id}`, `#webhook-delete-${id}`])
+      t.equal(await memberPage.locator(control).count(), 0, `no ${control}`);
     t.ok((await memberPage.locator(`#deliveries-${id} tbody tr[data-delivery]`).count()) >= 4, 'and its deliveries');
     const before = receiver.received.length;
     const last = await top(id, memberPage);

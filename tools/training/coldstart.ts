@@ -19,9 +19,7 @@ export function isColdStart(features: ChannelMatrices, row: number, minPrior: nu
   const b = CHANNEL_FEATURES.behavioral.length;
   const v = CHANNEL_FEATURES.velocity.length;
   return (
-    features.behavioral[row * b + CUSTOMER]! < minPrior &&
-    features.velocity[row * v + MERCHANT]! < minPrior &&
-    features.velocity[row * v + CHANNEL]! < minPrior
+    features.behavioral[row * b + CUSTOMER]! < minPrior && features.velocity[row * v + MERCHANT]! < minPrior && features.velocity[row * v + CHANNEL]! < minPrior
   );
 }
 
@@ -42,7 +40,12 @@ export function fitColdStart(features: ChannelMatrices, rows: number[], labels: 
 }
 
 /** Probabilities with the floor applied to cold-start rows; also how many rows it touched. */
-export function applyColdStart(probabilities: Float64Array, features: ChannelMatrices, rows: number[], c: ColdStart): { probabilities: Float64Array; cold: number } {
+export function applyColdStart(
+  probabilities: Float64Array,
+  features: ChannelMatrices,
+  rows: number[],
+  c: ColdStart,
+): { probabilities: Float64Array; cold: number } {
   let cold = 0;
   const out = probabilities.map((p, k) => {
     if (!isColdStart(features, rows[k]!, c.min_prior)) return p;

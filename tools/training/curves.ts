@@ -15,21 +15,44 @@ function thin<T>(points: T[], maxPoints: number): T[] {
 export function rocCurve(scores: ArrayLike<number>, labels: ArrayLike<number>, maxPoints = 200): { fpr: number; tpr: number; threshold: number }[] {
   const { points, positives } = descendingCurve(scores, labels);
   const negatives = labels.length - positives;
-  const curve = [{ fpr: 0, tpr: 0, threshold: Infinity }, ...points.map((p) => ({ fpr: r6(p.fp / negatives), tpr: r6(p.tp / positives), threshold: r6(p.threshold) }))];
+  const curve = [
+    { fpr: 0, tpr: 0, threshold: Infinity },
+    ...points.map((p) => ({ fpr: r6(p.fp / negatives), tpr: r6(p.tp / positives), threshold: r6(p.threshold) })),
+  ];
   return thin(curve, maxPoints).map((p) => (p.threshold === Infinity ? { ...p, threshold: 1 } : p));
 }
 
-export function precisionRecallCurve(scores: ArrayLike<number>, labels: ArrayLike<number>, maxPoints = 200): { recall: number; precision: number; threshold: number }[] {
+export function precisionRecallCurve(
+  scores: ArrayLike<number>,
+  labels: ArrayLike<number>,
+  maxPoints = 200,
+): { recall: number; precision: number; threshold: number }[] {
   const { points, positives } = descendingCurve(scores, labels);
-  return thin(points.map((p) => ({ recall: r6(p.tp / positives), precision: r6(p.tp / (p.tp + p.fp)), threshold: r6(p.threshold) })), maxPoints);
+  return thin(
+    points.map((p) => ({ recall: r6(p.tp / positives), precision: r6(p.tp / (p.tp + p.fp)), threshold: r6(p.threshold) })),
+    maxPoints,
+  );
 }
 
-export function reliabilityCurve(probabilities: ArrayLike<number>, labels: ArrayLike<number>, bins = 10): { bin: [number, number]; predicted: number | null; observed: number | null; count: number }[] {
+export function reliabilityCurve(
+  probabilities: ArrayLike<number>,
+  labels: ArrayLike<number>,
+  bins = 10,
+): { bin: [number, number]; predicted: number | null; observed: number | null; count: number }[] {
   const { count, predicted, observed } = calibrationBins(probabilities, labels, bins);
-  return count.map((n, b) => ({ bin: [b / bins, (b + 1) / bins], predicted: n ? r6(predicted[b]! / n) : null, observed: n ? r6(observed[b]! / n) : null, count: n }));
+  return count.map((n, b) => ({
+    bin: [b / bins, (b + 1) / bins],
+    predicted: n ? r6(predicted[b]! / n) : null,
+    observed: n ? r6(observed[b]! / n) : null,
+    count: n,
+  }));
 }
 
-export function scoreHistograms(probabilities: ArrayLike<number>, labels: ArrayLike<number>, bins = 20): { edges: number[]; fraud: number[]; legitimate: number[] } {
+export function scoreHistograms(
+  probabilities: ArrayLike<number>,
+  labels: ArrayLike<number>,
+  bins = 20,
+): { edges: number[]; fraud: number[]; legitimate: number[] } {
   const fraud = new Array<number>(bins).fill(0);
   const legitimate = new Array<number>(bins).fill(0);
   for (let i = 0; i < probabilities.length; i++) {

@@ -35,7 +35,10 @@ export async function readLabelledCsv(path: string): Promise<LabelledRow[]> {
     const amount = Number(record.amount);
     const label = record.label!.trim();
     if (!Number.isFinite(time)) throw new Error(`${path}:${line}: timestamp ${JSON.stringify(record.timestamp)} is neither ISO 8601 nor epoch seconds`);
-    if (!Number.isFinite(amount) || amount < 0) throw new Error(`${path}:${line}: amount ${JSON.stringify(record.amount)} is not a non-negative number (remove currency symbols and thousands separators)`);
+    if (!Number.isFinite(amount) || amount < 0)
+      throw new Error(
+        `${path}:${line}: amount ${JSON.stringify(record.amount)} is not a non-negative number (remove currency symbols and thousands separators)`,
+      );
     if (label !== '0' && label !== '1') throw new Error(`${path}:${line}: label ${JSON.stringify(record.label)} must be 0 or 1`);
     rows.push({
       transaction_id: record.transaction_id?.trim() || String(rows.length),
@@ -49,5 +52,8 @@ export async function readLabelledCsv(path: string): Promise<LabelledRow[]> {
     });
   }
   if (rows.length === 0) throw new Error(`${path}: no data rows`);
-  return rows.map((r, i) => [r, i] as const).sort((a, b) => a[0].time - b[0].time || a[1] - b[1]).map(([r]) => r);
+  return rows
+    .map((r, i) => [r, i] as const)
+    .sort((a, b) => a[0].time - b[0].time || a[1] - b[1])
+    .map(([r]) => r);
 }

@@ -34,7 +34,13 @@ export function ablationSingleBooster(run: TrainingRun, options: TrainOptions): 
   });
   const test = combinedMatrix(run.features, run.split.test);
   const scores = loadModel(text).predictRawBatch(test.matrix);
-  return { ...compare(scores, Float64Array.from(run.split.test, (i) => run.labels[i]!)), scores };
+  return {
+    ...compare(
+      scores,
+      Float64Array.from(run.split.test, (i) => run.labels[i]!),
+    ),
+    scores,
+  };
 }
 
 export function baselineAmount(run: TrainingRun): Comparison {
@@ -83,7 +89,13 @@ export function baselineLogistic(run: TrainingRun, sample = 20_000): Comparison 
     }
     return x;
   };
-  const model = fitLogistic(design(fit.matrix, n), w + 1, Float64Array.from(fitRows, (i) => run.labels[i]!), 1e-3, 25);
+  const model = fitLogistic(
+    design(fit.matrix, n),
+    w + 1,
+    Float64Array.from(fitRows, (i) => run.labels[i]!),
+    1e-3,
+    25,
+  );
   const test = combinedMatrix(run.features, run.split.test);
   const x = design(test.matrix, run.split.test.length);
   const scores = Float64Array.from({ length: run.split.test.length }, (_, i) => {
@@ -91,5 +103,8 @@ export function baselineLogistic(run: TrainingRun, sample = 20_000): Comparison 
     for (let j = 0; j <= w; j++) z += model.weights[j]! * x[i * (w + 1) + j]!;
     return z;
   });
-  return compare(scores, Float64Array.from(run.split.test, (i) => run.labels[i]!));
+  return compare(
+    scores,
+    Float64Array.from(run.split.test, (i) => run.labels[i]!),
+  );
 }

@@ -27,7 +27,13 @@ function shares(edges: readonly number[], values: Float64Array): number[] {
 /** The features (named `names`, column j of `column(j, rows)`) whose stability index from the
  *  `before` rows to the `after` rows is `limit` or more, the largest shift first (as the drift
  *  report orders its features). */
-export function movedFeatures(names: readonly string[], column: (j: number, rows: readonly number[]) => Float64Array, before: readonly number[], after: readonly number[], limit = PSI_MAJOR): MovedFeature[] {
+export function movedFeatures(
+  names: readonly string[],
+  column: (j: number, rows: readonly number[]) => Float64Array,
+  before: readonly number[],
+  after: readonly number[],
+  limit = PSI_MAJOR,
+): MovedFeature[] {
   return names
     .map((feature, j) => {
       const early = column(j, before);

@@ -21,9 +21,46 @@ export const FEATURE_GROUPS: readonly { name: string; features: readonly string[
   { name: 'customer_known_frauds', features: ['customer_known_frauds'] },
   { name: 'merchant_customers', features: ['merchant_distinct_customers', 'merchant_compromised_customer_share'] },
   { name: 'merchant_recent_label_counts', features: ['merchant_recent_labels_1d', 'merchant_recent_labels_7d', 'merchant_recent_labels_30d'] },
-  { name: 'merchant_and_channel_velocity', features: ['merchant_count_1h', 'merchant_sum_1h', 'merchant_count_24h', 'merchant_sum_24h', 'channel_count_1h', 'channel_sum_1h', 'channel_count_24h', 'channel_sum_24h', 'merchant_prior_count', 'channel_prior_count'] },
-  { name: 'customer_velocity', features: ['customer_count_10m', 'customer_sum_10m', 'customer_count_1h', 'customer_sum_1h', 'customer_count_24h', 'customer_sum_24h', 'customer_count_7d', 'customer_sum_7d', 'customer_count_30d', 'customer_sum_30d'] },
-  { name: 'customer_novelty', features: ['new_merchant_for_customer', 'new_channel_for_customer', 'new_location_for_customer', 'customer_distinct_merchants', 'log_seconds_since_customer_last'] },
+  {
+    name: 'merchant_and_channel_velocity',
+    features: [
+      'merchant_count_1h',
+      'merchant_sum_1h',
+      'merchant_count_24h',
+      'merchant_sum_24h',
+      'channel_count_1h',
+      'channel_sum_1h',
+      'channel_count_24h',
+      'channel_sum_24h',
+      'merchant_prior_count',
+      'channel_prior_count',
+    ],
+  },
+  {
+    name: 'customer_velocity',
+    features: [
+      'customer_count_10m',
+      'customer_sum_10m',
+      'customer_count_1h',
+      'customer_sum_1h',
+      'customer_count_24h',
+      'customer_sum_24h',
+      'customer_count_7d',
+      'customer_sum_7d',
+      'customer_count_30d',
+      'customer_sum_30d',
+    ],
+  },
+  {
+    name: 'customer_novelty',
+    features: [
+      'new_merchant_for_customer',
+      'new_channel_for_customer',
+      'new_location_for_customer',
+      'customer_distinct_merchants',
+      'log_seconds_since_customer_last',
+    ],
+  },
   { name: 'time_and_roundness', features: ['hour', 'is_night', 'weekday', 'is_weekend', 'round_amount'] },
 ];
 
@@ -50,7 +87,13 @@ const smallerGain = (a: Figures, b: Figures) => Math.min(a.average_precision - b
 
 /** The groups to leave out of `channels`' boosters, chosen on `folds` with `params` (the chosen
  *  setting, without interaction constraints) and `iterations` trees. */
-export async function chooseUnusedFeatures(data: SelectionData, folds: readonly Fold[], channels: readonly ChannelGroup[], params: Params, iterations: number): Promise<GroupChoice> {
+export async function chooseUnusedFeatures(
+  data: SelectionData,
+  folds: readonly Fold[],
+  channels: readonly ChannelGroup[],
+  params: Params,
+  iterations: number,
+): Promise<GroupChoice> {
   const known = new Set(channels.flatMap((c) => c.features));
   for (const g of FEATURE_GROUPS) for (const f of g.features) if (!known.has(f)) throw new Error(`feature-groups: ${g.name} names ${f}, which no channel has`);
   const without = (unused: readonly string[]): Params => ({ ...params, interaction_constraints: interactionConstraints(channels, new Set(unused)) });

@@ -60,7 +60,9 @@ function candidates(text: string, numFeatures: number, categorical: readonly num
     const v = new Set<number>([NaN, 0, -0]);
     ts.forEach((t, i) => {
       const step = Math.max(Math.abs(t) * 1e-9, 1e-12);
-      v.add(t).add(t + step).add(t - step);
+      v.add(t)
+        .add(t + step)
+        .add(t - step);
       if (i + 1 < ts.length) v.add((t + ts[i + 1]!) / 2);
     });
     if (ts.length) v.add(ts[0]! - 1 - Math.abs(ts[0]!)).add(ts.at(-1)! + 1 + Math.abs(ts.at(-1)!));

@@ -9,9 +9,21 @@ import { countBelow } from '../../src/domain/history/sorted.ts';
 const DAY = 86_400_000;
 
 export const HANDBOOK_FEATURES = [
-  'amount', 'is_weekend', 'is_night',
-  'customer_count_1d', 'customer_mean_1d', 'customer_count_7d', 'customer_mean_7d', 'customer_count_30d', 'customer_mean_30d',
-  'terminal_count_1d', 'terminal_risk_1d', 'terminal_count_7d', 'terminal_risk_7d', 'terminal_count_30d', 'terminal_risk_30d',
+  'amount',
+  'is_weekend',
+  'is_night',
+  'customer_count_1d',
+  'customer_mean_1d',
+  'customer_count_7d',
+  'customer_mean_7d',
+  'customer_count_30d',
+  'customer_mean_30d',
+  'terminal_count_1d',
+  'terminal_risk_1d',
+  'terminal_count_7d',
+  'terminal_risk_7d',
+  'terminal_count_30d',
+  'terminal_risk_30d',
 ] as const;
 
 export interface HandbookFeatureRow {

@@ -47,7 +47,6 @@ export interface HandbookTransaction {
 
 const DAY_MS = 86_400_000;
 
-
 export function simulateHandbook(options: Partial<HandbookOptions> = {}): HandbookTransaction[] {
   const o = { ...HANDBOOK_DEFAULTS, ...options };
   const rng = new Rng(o.seed);
@@ -145,5 +144,5 @@ export function handbookCsv(rows: HandbookTransaction[]): string {
   for (const r of rows) {
     lines.push(`${r.transaction_id},${new Date(r.time).toISOString()},${r.amount.toFixed(2)},${r.customer_id},${r.terminal_id},${r.label},${r.scenario}`);
   }
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }

@@ -78,7 +78,9 @@ export function partitionByChannel(text: string, groups: readonly ChannelGroup[]
   if (infos.length !== total) throw new Error(`partition: the booster has ${infos.length} features, the channels ${total}`);
   const groupOf = (f: number) => {
     let k = -1;
-    offsets.forEach((o, g) => (k = o <= f ? g : k));
+    offsets.forEach((o, g) => {
+      k = o <= f ? g : k;
+    });
     if (k < 0 || f >= total) throw new Error(`partition: feature ${f} is outside every channel`);
     return k;
   };
@@ -86,7 +88,8 @@ export function partitionByChannel(text: string, groups: readonly ChannelGroup[]
   const perGroup: TreeBlock[][] = groups.map(() => []);
   trees.forEach((tree, t) => {
     const owners = new Set(tree.splitFeatures.map(groupOf));
-    if (owners.size > 1) throw new Error(`partition: tree ${t} mixes channels ${[...owners].map((k) => groups[k]!.name).join(', ')} (train with interaction constraints)`);
+    if (owners.size > 1)
+      throw new Error(`partition: tree ${t} mixes channels ${[...owners].map((k) => groups[k]!.name).join(', ')} (train with interaction constraints)`);
     const k = owners.size === 0 ? 0 : [...owners][0]!;
     const local = tree.splitFeatures.map((f) => f - offsets[k]!);
     perGroup[k]!.push({ lines: tree.lines.map((l) => (l.startsWith('split_feature=') ? `split_feature=${local.join(' ')}` : l)), splitFeatures: local });
@@ -95,7 +98,28 @@ export function partitionByChannel(text: string, groups: readonly ChannelGroup[]
   return groups.map((g, k) => {
     const own = perGroup[k]!;
     // A channel that received no tree still gets a valid model: one constant tree worth zero.
-    if (own.length === 0) own.push({ lines: ['num_leaves=1', 'num_cat=0', 'split_feature=', 'split_gain=', 'threshold=', 'decision_type=', 'left_child=', 'right_child=', 'leaf_value=0', 'leaf_weight=0', 'leaf_count=0', 'internal_value=', 'internal_weight=', 'internal_count=', 'is_linear=0', 'shrinkage=1'], splitFeatures: [] });
+    if (own.length === 0)
+      own.push({
+        lines: [
+          'num_leaves=1',
+          'num_cat=0',
+          'split_feature=',
+          'split_gain=',
+          'threshold=',
+          'decision_type=',
+          'left_child=',
+          'right_child=',
+          'leaf_value=0',
+          'leaf_weight=0',
+          'leaf_count=0',
+          'internal_value=',
+          'internal_weight=',
+          'internal_count=',
+          'is_linear=0',
+          'shrinkage=1',
+        ],
+        splitFeatures: [],
+      });
     const blocks = own.map((tree, i) => treeText(i, tree.lines));
     const head = header.map((l) => {
       if (l.startsWith('max_feature_idx=')) return `max_feature_idx=${g.features.length - 1}`;
@@ -124,10 +148,20 @@ export function appendTrees(base: string, extra: string, scale: number): string 
   const width = (field(first.header, 'feature_names') ?? '').split(' ').length;
   const extraWidth = (field(added.header, 'feature_names') ?? '').split(' ').length;
   if (width !== extraWidth) throw new Error(`appendTrees: the base has ${width} features, the added trees ${extraWidth}`);
-  const scaled = (l: string, key: string) => `${key}=${l.slice(key.length + 1).split(' ').map((v) => String(Number(v) * scale)).join(' ')}`;
+  const scaled = (l: string, key: string) =>
+    `${key}=${l
+      .slice(key.length + 1)
+      .split(' ')
+      .map((v) => String(Number(v) * scale))
+      .join(' ')}`;
   const kept = added.trees
     .filter((t) => !(t.splitFeatures.length === 0 && Number(field(t.lines, 'leaf_value')) === 0))
-    .map((t) => ({ ...t, lines: t.lines.map((l) => (l.startsWith('leaf_value=') ? scaled(l, 'leaf_value') : l.startsWith('internal_value=') && l !== 'internal_value=' ? scaled(l, 'internal_value') : l)) }));
+    .map((t) => ({
+      ...t,
+      lines: t.lines.map((l) =>
+        l.startsWith('leaf_value=') ? scaled(l, 'leaf_value') : l.startsWith('internal_value=') && l !== 'internal_value=' ? scaled(l, 'internal_value') : l,
+      ),
+    }));
   const trees = [...first.trees, ...kept];
   const blocks = trees.map((tree, i) => treeText(i, tree.lines));
   const head = first.header.map((l) => (l.startsWith('tree_sizes=') ? `tree_sizes=${blocks.map((b) => Buffer.byteLength(b)).join(' ')}` : l));

@@ -151,7 +151,14 @@ export function bestOf(trials: readonly Trial[]): Trial {
 /** The search's result from its trials, in the order tried. */
 export function selectionOf(trials: Trial[]): Selection {
   const best = bestOf(trials);
-  return { params: best.params, iterations: best.iterations, score: best.score, trials, settingsTried: trials.length, modelsCompared: trials.reduce((n, t) => n + t.curve.length, 0) };
+  return {
+    params: best.params,
+    iterations: best.iterations,
+    score: best.score,
+    trials,
+    settingsTried: trials.length,
+    modelsCompared: trials.reduce((n, t) => n + t.curve.length, 0),
+  };
 }
 
 /** The best setting and number of trees by `scorer` over `start` then `settings` random draws.
@@ -255,8 +262,20 @@ export function scoreSettingOn(
 ): number[][] {
   const sums = metrics.map(() => new Array<number>(iterations.length).fill(0));
   for (const f of folds) {
-    const text = trainLightgbm({ rows: f.train, numFeatures: shape.width, labels: f.trainLabels, params, categorical: shape.categorical, iterations: iterations[iterations.length - 1]!, initScores: f.trainInit });
-    checkpointScores(text, f.validation, shape.width, iterations, f.validationInit).forEach((s, k) => metrics.forEach((metric, m) => (sums[m]![k]! += metric(s, f.validationLabels))));
+    const text = trainLightgbm({
+      rows: f.train,
+      numFeatures: shape.width,
+      labels: f.trainLabels,
+      params,
+      categorical: shape.categorical,
+      iterations: iterations[iterations.length - 1]!,
+      initScores: f.trainInit,
+    });
+    checkpointScores(text, f.validation, shape.width, iterations, f.validationInit).forEach((s, k) => {
+      metrics.forEach((metric, m) => {
+        sums[m]![k]! += metric(s, f.validationLabels);
+      });
+    });
   }
   return sums.map((list) => list.map((s) => s / folds.length));
 }

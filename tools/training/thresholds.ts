@@ -73,7 +73,11 @@ function lowestWithin(points: Point[], rows: number, share: number): number {
 export function chooseThresholds(scores: ArrayLike<number>, labels: ArrayLike<number>, reviewBudget = REVIEW_BUDGET): Record<Mode, ModeThresholds> {
   const { points, positives } = curve(scores, labels);
   const budget = lowestWithin(points, scores.length, reviewBudget);
-  const make = (review: number, block: number, target: ModeThresholds['target']): ModeThresholds => ({ review: Math.min(Math.max(review, budget), block), block, target });
+  const make = (review: number, block: number, target: ModeThresholds['target']): ModeThresholds => ({
+    review: Math.min(Math.max(review, budget), block),
+    block,
+    target,
+  });
   return {
     high_precision: make(lowestWithPrecision(points, 0.8), lowestWithPrecision(points, 0.95), { metric: 'precision', value: 0.95 }),
     balanced: make(argmaxF(points, positives, 2), argmaxF(points, positives, 1), { metric: 'f1_ratio', value: 0.9 }),
@@ -131,7 +135,10 @@ export function checkThreshold(scores: ArrayLike<number>, labels: ArrayLike<numb
     recall: r,
     f1,
     fraud_caught_per_1000: rows ? (1000 * tp) / rows : 0,
-    warning: rows && reviewed / rows > REVIEW_WARNING ? `Sends ${((100 * reviewed) / rows).toFixed(1)} % of transactions to review or block, over ${100 * REVIEW_WARNING} %: more than most review teams can clear.` : null,
+    warning:
+      rows && reviewed / rows > REVIEW_WARNING
+        ? `Sends ${((100 * reviewed) / rows).toFixed(1)} % of transactions to review or block, over ${100 * REVIEW_WARNING} %: more than most review teams can clear.`
+        : null,
     measured,
     meets_target: measured >= t.target.value,
   };

@@ -14,7 +14,7 @@
 import { loadModel } from '../../src/addon/addon.ts';
 import { trainLightgbm } from '../lightgbm.ts';
 import { CHANNEL_FEATURES, extractBatch, type ChannelMatrices } from '../../src/domain/features/extract.ts';
-import { type Channel } from '../../src/domain/channels.ts';
+import type { Channel } from '../../src/domain/channels.ts';
 import { TABULAR_CATEGORICAL } from '../../src/domain/features/tabular.ts';
 import { DEFAULT_LABEL_DELAY_MS, History } from '../../src/domain/history/history.ts';
 import { UNKNOWN, type Transaction } from '../../src/domain/transaction.ts';
@@ -111,7 +111,9 @@ export interface TrainingRun {
 
 export function gather(matrix: Float64Array, width: number, rows: number[]): Float64Array {
   const out = new Float64Array(rows.length * width);
-  rows.forEach((r, i) => out.set(matrix.subarray(r * width, (r + 1) * width), i * width));
+  rows.forEach((r, i) => {
+    out.set(matrix.subarray(r * width, (r + 1) * width), i * width);
+  });
   return out;
 }
 
@@ -133,20 +135,41 @@ export function combinedMatrix(features: ChannelMatrices, rows: number[]): { mat
 /** The LightGBM settings every booster starts from: the search's first setting, and what the
  *  searched ones override (docs/model.md, "Settings"). */
 export function boosterParams(o: TrainOptions): Record<string, string | number | boolean> {
-  return { objective: 'binary', num_leaves: 7, learning_rate: 0.05, min_data_in_leaf: 50, feature_fraction: 0.9, bagging_fraction: 0.8, bagging_freq: 1, seed: o.seed, ...o.params };
+  return {
+    objective: 'binary',
+    num_leaves: 7,
+    learning_rate: 0.05,
+    min_data_in_leaf: 50,
+    feature_fraction: 0.9,
+    bagging_fraction: 0.8,
+    bagging_freq: 1,
+    seed: o.seed,
+    ...o.params,
+  };
 }
 
 const GROUPS = CHANNELS.map((name) => ({ name, features: CHANNEL_FEATURES[name] }));
 const FEATURE_WIDTH = CHANNELS.reduce((w, c) => w + CHANNEL_FEATURES[c].length, 0);
 
 /** Every channel's features side by side, as the search and the feature groups' choice read them. */
-const selectionData = (features: ChannelMatrices, labels: Float64Array): SelectionData => ({ matrix: (rows) => combinedMatrix(features, rows as number[]).matrix, width: FEATURE_WIDTH, labels, categorical: TABULAR_CATEGORICAL });
+const selectionData = (features: ChannelMatrices, labels: Float64Array): SelectionData => ({
+  matrix: (rows) => combinedMatrix(features, rows as number[]).matrix,
+  width: FEATURE_WIDTH,
+  labels,
+  categorical: TABULAR_CATEGORICAL,
+});
 
 /** The four channel boosters, fitted on `rows` only: one booster with an interaction constraint per
  *  channel, partitioned by channel (their raw scores add up to the joint booster's). With
  *  `initScores` (every row's, indexed like `labels`), boosting starts from them and the boosters
  *  hold only what is added to them. */
-export function trainChannelBoosters(features: ChannelMatrices, labels: Float64Array, rows: number[], o: TrainOptions, initScores?: Float64Array): ChannelBooster[] {
+export function trainChannelBoosters(
+  features: ChannelMatrices,
+  labels: Float64Array,
+  rows: number[],
+  o: TrainOptions,
+  initScores?: Float64Array,
+): ChannelBooster[] {
   const joint = combinedMatrix(features, rows);
   const jointText = trainLightgbm({
     rows: joint.matrix,
@@ -171,7 +194,13 @@ export function trainChannelBoosters(features: ChannelMatrices, labels: Float64A
  *  train split like the model (one constrained booster) and early-stopped at the checkpoint of best
  *  validation average precision of its summed channel scores (plus `initScores`, when boosting
  *  from them). Ties keep the earlier setting. */
-export async function selectSettings(features: ChannelMatrices, labels: Float64Array, split: Split, o: TrainOptions, initScores?: Float64Array): Promise<{ settings: TrainingRun['settings']; search: SettingsSearch }> {
+export async function selectSettings(
+  features: ChannelMatrices,
+  labels: Float64Array,
+  split: Split,
+  o: TrainOptions,
+  initScores?: Float64Array,
+): Promise<{ settings: TrainingRun['settings']; search: SettingsSearch }> {
   const base: Params = { ...boosterParams(o), interaction_constraints: interactionConstraints(GROUPS, new Set(o.unusedFeatures)) };
   const defaults = Object.fromEntries(Object.keys(DEFAULT_SPACE).flatMap((k) => (k in base ? [[k, base[k]!]] : [])));
   const chosen = await searchOnThreads(
@@ -184,7 +213,8 @@ export async function selectSettings(features: ChannelMatrices, labels: Float64A
       start: [defaults],
       fixed: SPACE_FIXED,
       maxIterations: o.iterations,
-      progress: (done, total, best) => o.progress(`selection: ${done} of ${total} settings, best validation AP ${best.score.toFixed(4)}`, 0.05 + (0.6 * done) / total),
+      progress: (done, total, best) =>
+        o.progress(`selection: ${done} of ${total} settings, best validation AP ${best.score.toFixed(4)}`, 0.05 + (0.6 * done) / total),
     },
   );
   return {
@@ -214,7 +244,10 @@ export function withMissingFields(rows: readonly Transaction[], share: number, s
 export async function train(rows: readonly Transaction[], options: Partial<TrainOptions> = {}): Promise<TrainingRun> {
   const o = { ...DEFAULT_TRAINING, ...options };
   if (rows.some((r) => r.label !== 0 && r.label !== 1)) throw new Error('every training row needs a label (0 or 1)');
-  const split = splitByTime(Float64Array.from(rows, (r) => r.time), { validationShare: o.validationShare, testShare: o.testShare, gap: o.labelDelay });
+  const split = splitByTime(
+    Float64Array.from(rows, (r) => r.time),
+    { validationShare: o.validationShare, testShare: o.testShare, gap: o.labelDelay },
+  );
   const inTrain = new Uint8Array(rows.length);
   for (const i of split.train) inTrain[i] = 1;
   const featurised = withMissingFields(rows, o.missingShare, o.seed, (i) => inTrain[i] === 1);
@@ -232,29 +265,54 @@ export async function train(rows: readonly Transaction[], options: Partial<Train
     ({ settings, search: searched } = await selectSettings(features, labels, split, o));
     if (o.featureGroups) {
       o.progress('feature groups', 0.65);
-      const groups = await chooseUnusedFeatures(selectionData(features, labels), [{ train: split.train, validation: split.validation }], GROUPS, { ...boosterParams(o), ...settings.params }, settings.iterations);
+      const groups = await chooseUnusedFeatures(
+        selectionData(features, labels),
+        [{ train: split.train, validation: split.validation }],
+        GROUPS,
+        { ...boosterParams(o), ...settings.params },
+        settings.iterations,
+      );
       settings = { ...settings, unusedFeatures: groups.unused };
       searched = { ...searched, feature_groups: groups };
     }
   }
   o.progress('training', 0.7);
-  const boosters = trainChannelBoosters(features, labels, split.train, { ...o, params: { ...o.params, ...settings.params }, iterations: settings.iterations, unusedFeatures: settings.unusedFeatures });
+  const boosters = trainChannelBoosters(features, labels, split.train, {
+    ...o,
+    params: { ...o.params, ...settings.params },
+    iterations: settings.iterations,
+    unusedFeatures: settings.unusedFeatures,
+  });
   const engines = boosters.map((b) => loadModel(b.modelText));
   o.progress('stacking', 0.9);
 
   const rawFor = (indices: number[]) =>
-    Object.fromEntries(CHANNELS.map((c, k) => [c, engines[k]!.predictRawBatch(gather(features[c], CHANNEL_FEATURES[c].length, indices))])) as Record<Channel, Float64Array>;
+    Object.fromEntries(CHANNELS.map((c, k) => [c, engines[k]!.predictRawBatch(gather(features[c], CHANNEL_FEATURES[c].length, indices))])) as Record<
+      Channel,
+      Float64Array
+    >;
   const columns = (raw: Record<Channel, Float64Array>, n: number) => {
     const x = new Float64Array(n * CHANNELS.length);
-    for (let i = 0; i < n; i++) CHANNELS.forEach((c, k) => (x[i * CHANNELS.length + k] = raw[c][i]!));
+    for (let i = 0; i < n; i++)
+      CHANNELS.forEach((c, k) => {
+        x[i * CHANNELS.length + k] = raw[c][i]!;
+      });
     return x;
   };
   const stackRaw = rawFor(stackRows);
-  const stack = fitLogistic(columns(stackRaw, stackRows.length), CHANNELS.length, Float64Array.from(stackRows, (i) => labels[i]!));
+  const stack = fitLogistic(
+    columns(stackRaw, stackRows.length),
+    CHANNELS.length,
+    Float64Array.from(stackRows, (i) => labels[i]!),
+  );
   const stacked = (raw: Record<Channel, Float64Array>, n: number) =>
     Float64Array.from({ length: n }, (_, i) => CHANNELS.reduce((z, c, k) => z + stack.weights[k]! * raw[c][i]!, stack.bias));
   const calibrationRaw = rawFor(calibrationRows);
-  const calibration = fitLogistic(stacked(calibrationRaw, calibrationRows.length), 1, Float64Array.from(calibrationRows, (i) => labels[i]!));
+  const calibration = fitLogistic(
+    stacked(calibrationRaw, calibrationRows.length),
+    1,
+    Float64Array.from(calibrationRows, (i) => labels[i]!),
+  );
 
   const scoreSplit = (indices: number[]) => {
     const raw = rawFor(indices);
@@ -262,7 +320,16 @@ export async function train(rows: readonly Transaction[], options: Partial<Train
     return { raw, stacked: z, probability: z.map((v) => sigmoid(calibration.bias + calibration.weights[0]! * v)) };
   };
   o.progress('scoring', 0.95);
-  const run: TrainingRun = { model: { boosters, stack, calibration }, settings, ...(searched ? { search: searched } : {}), rows: featurised, split, scores: { train: scoreSplit(split.train), validation: scoreSplit(split.validation), test: scoreSplit(split.test) }, labels, features };
+  const run: TrainingRun = {
+    model: { boosters, stack, calibration },
+    settings,
+    ...(searched ? { search: searched } : {}),
+    rows: featurised,
+    split,
+    scores: { train: scoreSplit(split.train), validation: scoreSplit(split.validation), test: scoreSplit(split.test) },
+    labels,
+    features,
+  };
   o.progress('done', 1);
   return run;
 }

@@ -75,7 +75,14 @@ function drawLegend(svg: SVGSVGElement, legend: LegendItem[], left: number): voi
   }
 }
 
-function frame(title: string, description: string, xLabel: string, yLabel: string, legend: LegendItem[], o: { yTop?: number; yFormat?: (v: number) => string } = {}): { svg: SVGSVGElement; x: (v: number) => number; y: (v: number) => number } {
+function frame(
+  title: string,
+  description: string,
+  xLabel: string,
+  yLabel: string,
+  legend: LegendItem[],
+  o: { yTop?: number; yFormat?: (v: number) => string } = {},
+): { svg: SVGSVGElement; x: (v: number) => number; y: (v: number) => number } {
   const yTop = o.yTop ?? 1;
   const yFormat = o.yFormat ?? tick;
   const svg = chartSvg(W, H, 'framed', title, description);
@@ -85,8 +92,15 @@ function frame(title: string, description: string, xLabel: string, yLabel: strin
   for (let k = 0; k <= 4; k++) {
     const vx = k / 4;
     const vy = (yTop * k) / 4;
-    if (k > 0 && k < 4) svg.append(el('line', { x1: x(vx), x2: x(vx), y1: y(0), y2: y(yTop), class: 'grid' }), el('line', { x1: x(0), x2: x(1), y1: y(vy), y2: y(vy), class: 'grid' }));
-    svg.append(el('line', { x1: x(vx), x2: x(vx), y1: y(0), y2: y(0) + 5, class: 'tick' }), el('line', { x1: x(0) - 5, x2: x(0), y1: y(vy), y2: y(vy), class: 'tick' }));
+    if (k > 0 && k < 4)
+      svg.append(
+        el('line', { x1: x(vx), x2: x(vx), y1: y(0), y2: y(yTop), class: 'grid' }),
+        el('line', { x1: x(0), x2: x(1), y1: y(vy), y2: y(vy), class: 'grid' }),
+      );
+    svg.append(
+      el('line', { x1: x(vx), x2: x(vx), y1: y(0), y2: y(0) + 5, class: 'tick' }),
+      el('line', { x1: x(0) - 5, x2: x(0), y1: y(vy), y2: y(vy), class: 'tick' }),
+    );
     const tx = el('text', { x: x(vx), y: y(0) + 20, 'text-anchor': k === 0 ? 'start' : k === 4 ? 'end' : 'middle', class: 'axis' });
     tx.textContent = tick(vx);
     const ty = el('text', { x: x(0) - 8, y: y(vy) + 5, 'text-anchor': 'end', class: 'axis' });
@@ -130,7 +144,10 @@ export function lineChart(
   const clamp = (v: number) => Math.max(0, Math.min(1, v));
   svg.append(el('polyline', { points: points.map((p) => `${x(clamp(p.x)).toFixed(1)},${y(clamp(p.y)).toFixed(1)}`).join(' '), class: 'curve' }));
   // Every point answers on hover: drawn as a dot, or as a transparent target on the curve.
-  for (const p of points) svg.append(tip(el('circle', { cx: x(clamp(p.x)).toFixed(1), cy: y(clamp(p.y)).toFixed(1), r: o.dots ? 4 : 5, class: o.dots ? 'dot point' : 'hit point' }), p.tip));
+  for (const p of points)
+    svg.append(
+      tip(el('circle', { cx: x(clamp(p.x)).toFixed(1), cy: y(clamp(p.y)).toFixed(1), r: o.dots ? 4 : 5, class: o.dots ? 'dot point' : 'hit point' }), p.tip),
+    );
   drawMarkers(svg, o.markers ?? [], x, y, 1);
   return svg;
 }
@@ -164,8 +181,18 @@ export function histogram(
     const x0 = x(edges[i]!);
     const w = (x(edges[i + 1]!) - x0) / 2;
     const bin = `score ${edges[i]} to ${edges[i + 1]}`;
-    svg.append(tip(el('rect', { x: x0, y: y(sa[i]!), width: Math.max(0, w - 0.5), height: y(0) - y(sa[i]!), class: 'bar-a', 'data-share': sa[i]! }), `${a.name}, ${bin}: ${percent(sa[i]!)} of ${a.name} payments (${a.counts[i]!.toLocaleString('en')})`));
-    svg.append(tip(el('rect', { x: x0 + w, y: y(sb[i]!), width: Math.max(0, w - 0.5), height: y(0) - y(sb[i]!), class: 'bar-b', 'data-share': sb[i]! }), `${b.name}, ${bin}: ${percent(sb[i]!)} of ${b.name} payments (${b.counts[i]!.toLocaleString('en')})`));
+    svg.append(
+      tip(
+        el('rect', { x: x0, y: y(sa[i]!), width: Math.max(0, w - 0.5), height: y(0) - y(sa[i]!), class: 'bar-a', 'data-share': sa[i]! }),
+        `${a.name}, ${bin}: ${percent(sa[i]!)} of ${a.name} payments (${a.counts[i]!.toLocaleString('en')})`,
+      ),
+    );
+    svg.append(
+      tip(
+        el('rect', { x: x0 + w, y: y(sb[i]!), width: Math.max(0, w - 0.5), height: y(0) - y(sb[i]!), class: 'bar-b', 'data-share': sb[i]! }),
+        `${b.name}, ${bin}: ${percent(sb[i]!)} of ${b.name} payments (${b.counts[i]!.toLocaleString('en')})`,
+      ),
+    );
   }
   drawMarkers(svg, o.markers ?? [], x, y, top);
   return svg;
@@ -205,7 +232,13 @@ export function seriesChart(
     tx.textContent = c;
     svg.append(tx);
   });
-  const yl = el('text', { x: 14, y: (pad.top + h - pad.bottom) / 2, 'text-anchor': 'middle', class: 'label', transform: `rotate(-90 14 ${(pad.top + h - pad.bottom) / 2})` });
+  const yl = el('text', {
+    x: 14,
+    y: (pad.top + h - pad.bottom) / 2,
+    'text-anchor': 'middle',
+    class: 'label',
+    transform: `rotate(-90 14 ${(pad.top + h - pad.bottom) / 2})`,
+  });
   yl.textContent = o.yLabel;
   svg.append(yl);
   const bars = series.filter((s) => s.kind === 'bar');
@@ -229,13 +262,20 @@ export function seriesChart(
       run = [];
     };
     s.values.forEach((v, i) => {
-      if (v === null) return flush();
+      if (v === null) {
+        flush();
+        return;
+      }
       run.push(`${cx(i).toFixed(1)},${y(v).toFixed(1)}`);
       svg.append(valued(el('circle', { cx: cx(i), cy: y(v), r: 3.5, class: `dot ${s.cls}` }), s.name, i, v));
     });
     flush();
   }
-  drawLegend(svg, series.map((s) => ({ name: s.name, cls: s.cls, shape: 'box' as const })), pad.left);
+  drawLegend(
+    svg,
+    series.map((s) => ({ name: s.name, cls: s.cls, shape: 'box' as const })),
+    pad.left,
+  );
   return svg;
 }
 

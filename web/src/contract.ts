@@ -7,15 +7,45 @@
 
 export type { PublicConfig } from '../../src/config.ts';
 export type { Me, SessionResponse, User } from '../../src/contract/auth.ts';
-export type { ApiKey, ApiKeyList, ApiKeyWithSecret, Member, Organization, OrganizationDatasets, OrganizationList, OrganizationWithMembers, Usage } from '../../src/contract/organizations.ts';
+export type {
+  ApiKey,
+  ApiKeyList,
+  ApiKeyWithSecret,
+  Member,
+  Organization,
+  OrganizationDatasets,
+  OrganizationList,
+  OrganizationWithMembers,
+  Usage,
+} from '../../src/contract/organizations.ts';
 export type { Dataset, DatasetValidation, Preview } from '../../src/contract/datasets.ts';
 export type { Job, JobList, JobResultPage, JobSummaries } from '../../src/contract/jobs.ts';
 export type { Health } from '../../src/contract/health.ts';
 export type { MetricsCharts, MetricsLimitations, MetricsOverview, MetricsRings, Thresholds } from '../../src/contract/evaluation.ts';
 export type { ChallengerReport, CustomModelSummary, ModelAudit, ModelDetail, ModelList, ModelSummary, RollBack } from '../../src/contract/models.ts';
-export type { AddResult, CheckResult, List, ListIndex, ListItem, ListPage, RemoveResult, Rule, RuleList, RuleVersion, RuleVersions } from '../../src/contract/rules.ts';
+export type {
+  AddResult,
+  CheckResult,
+  List,
+  ListIndex,
+  ListItem,
+  ListPage,
+  RemoveResult,
+  Rule,
+  RuleList,
+  RuleVersion,
+  RuleVersions,
+} from '../../src/contract/rules.ts';
 export type { Entity, TransactionPage, TransactionRecord } from '../../src/contract/transactions.ts';
 export type { Performance, Week } from '../../src/contract/performance.ts';
 export type { DriftReport } from '../../src/contract/drift.ts';
 export type { KnownValues, Reason, RuleMatch, ScoreResponse } from '../../src/contract/score.ts';
-export type { WebhookDelivery, WebhookDeliveryDetail, WebhookDeliveryPage, WebhookEndpoint, WebhookEndpointList, WebhookEndpointWithSecret, WebhookEventType } from '../../src/contract/webhooks.ts';
+export type {
+  WebhookDelivery,
+  WebhookDeliveryDetail,
+  WebhookDeliveryPage,
+  WebhookEndpoint,
+  WebhookEndpointList,
+  WebhookEndpointWithSecret,
+  WebhookEventType,
+} from '../../src/contract/webhooks.ts';

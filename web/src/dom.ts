@@ -6,7 +6,11 @@ import { ApiError } from './api.ts';
 
 type Child = Node | string | number | null | undefined | false;
 
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string | boolean | undefined> = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | boolean | undefined> = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === false) continue;
@@ -20,7 +24,8 @@ export const pct = (x: number, digits = 1) => `${(x * 100).toFixed(digits)} %`;
 export const num = (x: number | null | undefined, digits = 3) => (x === null || x === undefined ? '—' : x.toFixed(digits));
 
 export function errorBox(e: unknown): HTMLElement {
-  if (e instanceof ApiError) return h('div', { class: 'error', role: 'alert' }, h('strong', {}, e.message), e.fix ? h('p', {}, e.fix) : null, h('code', {}, e.reason));
+  if (e instanceof ApiError)
+    return h('div', { class: 'error', role: 'alert' }, h('strong', {}, e.message), e.fix ? h('p', {}, e.fix) : null, h('code', {}, e.reason));
   return h('div', { class: 'error', role: 'alert' }, h('strong', {}, 'Something went wrong.'), h('p', {}, String((e as Error)?.message ?? e)));
 }
 
@@ -30,7 +35,13 @@ export function bar(label: string, value: number, signed = false): HTMLElement {
   const fill = h('span', { class: `fill ${value < 0 ? 'neg' : 'pos'}` });
   fill.style.width = `${signed ? width / 2 : width}%`;
   if (signed) fill.style[value < 0 ? 'right' : 'left'] = '50%';
-  return h('div', { class: `bar ${signed ? 'signed' : ''}`, role: 'img', 'aria-label': `${label}: ${signed ? value.toFixed(3) : pct(value)}` }, h('span', { class: 'bar-label' }, label), h('span', { class: 'track' }, fill), h('span', { class: 'bar-value' }, signed ? value.toFixed(3) : pct(value)));
+  return h(
+    'div',
+    { class: `bar ${signed ? 'signed' : ''}`, role: 'img', 'aria-label': `${label}: ${signed ? value.toFixed(3) : pct(value)}` },
+    h('span', { class: 'bar-label' }, label),
+    h('span', { class: 'track' }, fill),
+    h('span', { class: 'bar-value' }, signed ? value.toFixed(3) : pct(value)),
+  );
 }
 
 /** A table with column headers and, when given, a caption that names it; on a phone each row
@@ -40,7 +51,13 @@ export function table(head: string[], rows: (string | Node)[][], caption?: strin
   const wrap = h(
     'div',
     { class: 'table-wrap' },
-    h('table', { class: 'stack' }, caption ? h('caption', {}, caption) : null, h('thead', {}, h('tr', {}, ...head.map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, ...rows.map((r) => h('tr', {}, ...r.map((c, i) => h('td', { 'data-label': head[i] ?? '' }, c)))))),
+    h(
+      'table',
+      { class: 'stack' },
+      caption ? h('caption', {}, caption) : null,
+      h('thead', {}, h('tr', {}, ...head.map((c) => h('th', { scope: 'col' }, c)))),
+      h('tbody', {}, ...rows.map((r) => h('tr', {}, ...r.map((c, i) => h('td', { 'data-label': head[i] ?? '' }, c))))),
+    ),
   );
   // A table wider than its box scrolls sideways: it then takes keyboard focus, so the arrow keys
   // can scroll it, and only then (one tab stop per table that needs it).

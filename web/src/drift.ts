@@ -28,20 +28,25 @@ export const BASIS_WORDS: Record<string, string> = {
 export function driftSignals(d: DriftReport): string[] {
   const signals = d.signals;
   const parts: string[] = [];
-  if (signals.includes('score_psi')) parts.push(`the scores are spread unlike on the validation data where the model's answers differ (PSI ${d.score_psi.toFixed(2)})`);
+  if (signals.includes('score_psi'))
+    parts.push(`the scores are spread unlike on the validation data where the model's answers differ (PSI ${d.score_psi.toFixed(2)})`);
   if (signals.includes('unseen_categories')) {
     const values = [...d.unseen_categories.payment_type.map((v) => `payment type ${v}`), ...d.unseen_categories.location.map((v) => `location ${v}`)];
     parts.push(`${pct(d.unseen_share, 0)} of the rows have values the model never saw (${values.slice(0, 5).join(', ')}${values.length > 5 ? ', …' : ''})`);
   }
   const moved = d.features.filter((f) => signals.includes(`feature:${f.feature}`));
-  if (moved.length) parts.push(`the ${moved.map((f) => `${feature(f.feature)} (PSI ${f.psi.toFixed(2)}, ${pct(f.out_of_range_share, 0)} beyond the training range)`).join(' and ')} ${moved.length === 1 ? 'is' : 'are'} unlike the training data`);
+  if (moved.length)
+    parts.push(
+      `the ${moved.map((f) => `${feature(f.feature)} (PSI ${f.psi.toFixed(2)}, ${pct(f.out_of_range_share, 0)} beyond the training range)`).join(' and ')} ${moved.length === 1 ? 'is' : 'are'} unlike the training data`,
+    );
   return parts;
 }
 
 /** What the calibrated scores promise, as a sentence (no outcome used). */
 function estimate(d: DriftReport): string {
   const e = d.estimated;
-  if (e.precision === null || e.recall === null) return `If the scores are right, about ${pct(e.fraud_rate, 2)} of these payments are fraud, and none was flagged.`;
+  if (e.precision === null || e.recall === null)
+    return `If the scores are right, about ${pct(e.fraud_rate, 2)} of these payments are fraud, and none was flagged.`;
   return `If the scores are right, about ${pct(e.fraud_rate, 2)} of these payments are fraud, and flagging (review or block) ${pct(e.flagged_share, 1)} of them catches about ${pct(e.recall, 0)} of it at a precision of about ${pct(e.precision, 0)} (estimated from the calibrated scores alone).`;
 }
 
@@ -62,7 +67,11 @@ export function driftNotice(d: DriftReport | null | undefined, what: string): HT
       'div',
       { class: 'warning drift-warning', role: 'status', ...attrs },
       h('strong', {}, "Degraded: measured on this data's outcomes, the model does worse than its test figures allow."),
-      h('p', {}, `On ${what}'s ${m.fraud.toLocaleString('en')} fraud and ${m.legit.toLocaleString('en')} legitimate outcomes: ${measuredFigures(m)}; ROC AUC ${m.roc_auc.toFixed(3)}.`),
+      h(
+        'p',
+        {},
+        `On ${what}'s ${m.fraud.toLocaleString('en')} fraud and ${m.legit.toLocaleString('en')} legitimate outcomes: ${measuredFigures(m)}; ROC AUC ${m.roc_auc.toFixed(3)}.`,
+      ),
       signals.length ? h('p', {}, `The data also differs from what the model was trained on: ${signals.join('; ')}.`) : null,
       h('p', {}, 'Do not act on these scores as they are: retrain on data like this, or set the thresholds against these outcomes.'),
     );
@@ -73,11 +82,23 @@ export function driftNotice(d: DriftReport | null | undefined, what: string): HT
       { class: 'warning drift-warning', role: 'status', ...attrs },
       h('strong', {}, 'Drift: these scores are outside what the model was validated on.'),
       h('p', {}, `No outcomes to measure with, so the data decides: in ${what}, ${signals.join('; ')}.`),
-      h('p', {}, `The scores, decisions and reasons are what the model computes, but nothing measured how good they are on data like this. ${estimate(d)} Check a sample by hand, or report outcomes, before acting on them.`),
+      h(
+        'p',
+        {},
+        `The scores, decisions and reasons are what the model computes, but nothing measured how good they are on data like this. ${estimate(d)} Check a sample by hand, or report outcomes, before acting on them.`,
+      ),
     );
   }
   if (d.basis === 'outcomes' && m) {
-    return h('p', { class: 'muted drift-ok', ...attrs }, `Measured on ${what}'s ${m.fraud.toLocaleString('en')} fraud and ${m.legit.toLocaleString('en')} legitimate outcomes, the model does as its test figures allow: ${measuredFigures(m)}.${signals.length ? ` The data differs from the training data (${signals.join('; ')}), but the outcomes show the answers still hold.` : ''}`);
+    return h(
+      'p',
+      { class: 'muted drift-ok', ...attrs },
+      `Measured on ${what}'s ${m.fraud.toLocaleString('en')} fraud and ${m.legit.toLocaleString('en')} legitimate outcomes, the model does as its test figures allow: ${measuredFigures(m)}.${signals.length ? ` The data differs from the training data (${signals.join('; ')}), but the outcomes show the answers still hold.` : ''}`,
+    );
   }
-  return h('p', { class: 'muted drift-ok', ...attrs }, `No outcomes to measure with: the scores, payment types, locations and amounts of ${what} look like the data the model was validated on (score PSI ${d.score_psi.toFixed(2)}; 0.25 or more would be a major shift). ${estimate(d)}`);
+  return h(
+    'p',
+    { class: 'muted drift-ok', ...attrs },
+    `No outcomes to measure with: the scores, payment types, locations and amounts of ${what} look like the data the model was validated on (score PSI ${d.score_psi.toFixed(2)}; 0.25 or more would be a major shift). ${estimate(d)}`,
+  );
 }

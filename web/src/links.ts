@@ -11,7 +11,8 @@ export function transactionsHref(params: Record<string, string | undefined>, pat
 
 export const transactionHref = (orgId: string, transactionId: string) => transactionsHref({ org: orgId }, `/${encodeURIComponent(transactionId)}`);
 
-export const entityHref = (orgId: string, role: 'customer' | 'merchant', id: string) => `#/entity/${role}/${encodeURIComponent(id)}?org=${encodeURIComponent(orgId)}`;
+export const entityHref = (orgId: string, role: 'customer' | 'merchant', id: string) =>
+  `#/entity/${role}/${encodeURIComponent(id)}?org=${encodeURIComponent(orgId)}`;
 
 /** `#/rules`, a rule (`/rule_…`), a new one (`/new`) or a backtest's report (`/backtests/job_…`). */
 export const rulesHref = (orgId: string, path = '') => `#/rules${path}?org=${encodeURIComponent(orgId)}`;

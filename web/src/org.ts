@@ -14,11 +14,19 @@ export const REMEMBERED_ORGANIZATION = 'organization';
 
 /** The organization to show, with a picker when the member has several; undefined after telling
  *  the visitor (in `root`) why there is none. `page` is the hash route the picker returns to. */
-export async function organizationFor(root: HTMLElement, query: URLSearchParams, page: string, title: string): Promise<{ org: Organization; picker: HTMLElement | null } | undefined> {
-  const explain = (...text: (string | Node)[]) => root.replaceChildren(h('h1', {}, title), h('div', { class: 'card', id: 'no-organization' }, h('p', {}, ...text)));
+export async function organizationFor(
+  root: HTMLElement,
+  query: URLSearchParams,
+  page: string,
+  title: string,
+): Promise<{ org: Organization; picker: HTMLElement | null } | undefined> {
+  const explain = (...text: (string | Node)[]) =>
+    root.replaceChildren(h('h1', {}, title), h('div', { class: 'card', id: 'no-organization' }, h('p', {}, ...text)));
   const config = await api<PublicConfig>('/api/config');
   if (!config.auth_configured) {
-    explain('Transactions belong to organizations, and this server has no sign-in configured, so it has none. Scoring, datasets and the evaluation work without one.');
+    explain(
+      'Transactions belong to organizations, and this server has no sign-in configured, so it has none. Scoring, datasets and the evaluation work without one.',
+    );
     return undefined;
   }
   const me = await api<Me>('/api/auth/me');
@@ -35,7 +43,11 @@ export async function organizationFor(root: HTMLElement, query: URLSearchParams,
   const org = organizations.find((o) => o.id === wanted) ?? organizations[0]!;
   sessionStorage.setItem(REMEMBERED_ORGANIZATION, org.id);
   if (organizations.length === 1) return { org, picker: null };
-  const select = h('select', { id: 'organization', name: 'organization' }, ...organizations.map((o) => h('option', { value: o.id, selected: o.id === org.id }, o.name)));
+  const select = h(
+    'select',
+    { id: 'organization', name: 'organization' },
+    ...organizations.map((o) => h('option', { value: o.id, selected: o.id === org.id }, o.name)),
+  );
   select.addEventListener('change', () => {
     location.hash = `#/${page}?org=${encodeURIComponent(select.value)}`;
   });

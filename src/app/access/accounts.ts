@@ -13,15 +13,27 @@
 import type { Config } from '../../config.ts';
 import type { Db } from '../../storage/db.ts';
 import {
-  claimInvitations, findLiveApiKey, findSession, insertApiKey, insertSession, recordApiKeyUse, revokeApiKey, revokeSession, rotateApiKey, upsertUser,
-  type ApiKeyRow, type LiveApiKey, type SessionRow, type UserRow,
+  claimInvitations,
+  findLiveApiKey,
+  findSession,
+  insertApiKey,
+  insertSession,
+  recordApiKeyUse,
+  revokeApiKey,
+  revokeSession,
+  rotateApiKey,
+  upsertUser,
+  type ApiKeyRow,
+  type LiveApiKey,
+  type SessionRow,
+  type UserRow,
 } from '../../storage/accounts-store.ts';
 import { randomId, randomSecret, SecretHasher } from './secrets.ts';
 import { TokenError, TokenVerifier, type TokenVerifierOptions } from './tokens.ts';
 import { AppError } from '../errors.ts';
 import type { ApiKey } from '../../contract/organizations.ts';
 import type { Me, SessionResponse, User } from '../../contract/auth.ts';
-import { type Identity } from '../../storage/accounts-store.ts';
+import type { Identity } from '../../storage/accounts-store.ts';
 
 export interface SignedIn {
   user: UserRow;
@@ -52,7 +64,15 @@ export function whoIsCalling(signedIn: SignedIn | undefined, authConfigured: boo
 
 /** A key's public listing (docs/operating.md): never the secret or its hash. */
 export function publicKey(k: ApiKeyRow): ApiKey {
-  return { id: k.id, name: k.name, prefix: k.prefix, last4: k.last4, created_at: k.created_at.toISOString(), last_used_at: k.last_used_at?.toISOString() ?? null, revoked_at: k.revoked_at?.toISOString() ?? null };
+  return {
+    id: k.id,
+    name: k.name,
+    prefix: k.prefix,
+    last4: k.last4,
+    created_at: k.created_at.toISOString(),
+    last_used_at: k.last_used_at?.toISOString() ?? null,
+    revoked_at: k.revoked_at?.toISOString() ?? null,
+  };
 }
 
 /** How long a key found live is used without asking the database again. */
@@ -97,14 +117,20 @@ export class Accounts {
    *  (`not_signed_in`, with `token_problem` in the detail); `refused` hears the problem first, so
    *  the caller can log it. */
   async signIn(token: string, refused?: (problem: TokenError['code']) => void): Promise<NewSession> {
-    if (!this.verifier) throw new AppError('auth_not_configured', 'Sign-in is not configured on this server.', 'Set AUTHPROVIDER_URL (README, Configuration) and restart.');
+    if (!this.verifier)
+      throw new AppError('auth_not_configured', 'Sign-in is not configured on this server.', 'Set AUTHPROVIDER_URL (README, Configuration) and restart.');
     let who: Identity;
     try {
       who = await this.verifier.verify(token);
     } catch (e) {
       if (e instanceof TokenError) {
         refused?.(e.code);
-        throw new AppError('not_signed_in', `The access token was refused: ${e.message}.`, 'Sign in again with the identity provider and send the new access token.', { token_problem: e.code });
+        throw new AppError(
+          'not_signed_in',
+          `The access token was refused: ${e.message}.`,
+          'Sign in again with the identity provider and send the new access token.',
+          { token_problem: e.code },
+        );
       }
       throw e;
     }
@@ -113,8 +139,20 @@ export class Accounts {
     if (who.email && who.email_verified) await claimInvitations(this.db, user.id, who.email);
     const cookie = randomSecret();
     const csrf = randomSecret();
-    const session: SessionRow = { id: randomId('ses'), user_id: user.id, csrf_hash: this.hasher.hash('csrf', csrf), expires_at: new Date(this.clock() + this.ttlMs), revoked_at: null };
-    await insertSession(this.db, { id: session.id, secretHash: this.hasher.hash('session', cookie), csrfHash: session.csrf_hash, userId: user.id, expiresAt: session.expires_at });
+    const session: SessionRow = {
+      id: randomId('ses'),
+      user_id: user.id,
+      csrf_hash: this.hasher.hash('csrf', csrf),
+      expires_at: new Date(this.clock() + this.ttlMs),
+      revoked_at: null,
+    };
+    await insertSession(this.db, {
+      id: session.id,
+      secretHash: this.hasher.hash('session', cookie),
+      csrfHash: session.csrf_hash,
+      userId: user.id,
+      expiresAt: session.expires_at,
+    });
     return { user, session, cookie, csrf };
   }
 
@@ -139,7 +177,15 @@ export class Accounts {
   async createKey(orgId: string, stage: 'test' | 'live', name: string, createdBy: string): Promise<{ key: ApiKeyRow; secret: string }> {
     const prefix = stage === 'live' ? 'sk_live_' : 'sk_test_';
     const secret = `${prefix}${randomSecret()}`;
-    const key = await insertApiKey(this.db, { id: randomId('key'), orgId, name, prefix, last4: secret.slice(-4), secretHash: this.hasher.hash('api_key', secret), createdBy });
+    const key = await insertApiKey(this.db, {
+      id: randomId('key'),
+      orgId,
+      name,
+      prefix,
+      last4: secret.slice(-4),
+      secretHash: this.hasher.hash('api_key', secret),
+      createdBy,
+    });
     return { key, secret };
   }
 

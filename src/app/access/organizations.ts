@@ -12,12 +12,31 @@
 
 import type { Db, Queryable } from '../../storage/db.ts';
 import {
-  apiKeyForMember, apiKeysOf, createOrganization as insertOrganization, createOrganizationOwnedBy, membersOf, organizationsOf, upsertUser, usageOf, usersWithEmail,
-  type ApiKeyRow, type MemberRow, type OrganizationRow, type UsageRow,
+  apiKeyForMember,
+  apiKeysOf,
+  createOrganization as insertOrganization,
+  createOrganizationOwnedBy,
+  membersOf,
+  organizationsOf,
+  upsertUser,
+  usageOf,
+  usersWithEmail,
+  type ApiKeyRow,
+  type MemberRow,
+  type OrganizationRow,
+  type UsageRow,
 } from '../../storage/accounts-store.ts';
 import { datasetsOfOrganization } from '../../storage/datasets.ts';
 import type {
-  ApiKey, ApiKeyList, ApiKeyWithSecret, Member, Organization, OrganizationDatasets, OrganizationList, OrganizationWithMembers, Usage,
+  ApiKey,
+  ApiKeyList,
+  ApiKeyWithSecret,
+  Member,
+  Organization,
+  OrganizationDatasets,
+  OrganizationList,
+  OrganizationWithMembers,
+  Usage,
 } from '../../contract/organizations.ts';
 import { datasetView } from '../datasets/datasets.ts';
 import { publicKey, type Accounts } from './accounts.ts';
@@ -73,12 +92,20 @@ export interface OperatorOrganization {
 /** An organization and its first API key, made by an operator's script (`npm run org:create`)
  *  rather than a signed-in user: owned by the users who signed in with `ownerEmail`, or by the
  *  first who does, or (without it) by nobody yet: the key alone uses it. */
-export async function createOrganizationFromCommandLine(db: Db, keys: KeyIssuer, o: { name: string; stage: 'test' | 'live'; ownerEmail?: string | undefined; keyName?: string }): Promise<OperatorOrganization> {
+export async function createOrganizationFromCommandLine(
+  db: Db,
+  keys: KeyIssuer,
+  o: { name: string; stage: 'test' | 'live'; ownerEmail?: string | undefined; keyName?: string },
+): Promise<OperatorOrganization> {
   const operator = await upsertUser(db, COMMAND_LINE_USER);
   const owners = o.ownerEmail ? await usersWithEmail(db, o.ownerEmail) : [];
   const organization = await createOrganizationOwnedBy(db, {
-    id: randomId('org'), name: o.name, stage: o.stage, createdBy: operator.id,
-    ownerIds: owners.map((u) => u.id), invitedEmail: o.ownerEmail && owners.length === 0 ? o.ownerEmail : undefined,
+    id: randomId('org'),
+    name: o.name,
+    stage: o.stage,
+    createdBy: operator.id,
+    ownerIds: owners.map((u) => u.id),
+    invitedEmail: o.ownerEmail && owners.length === 0 ? o.ownerEmail : undefined,
   });
   const { key, secret } = await keys.createKey(organization.id, organization.stage, o.keyName ?? 'first key (command line)', operator.id);
   return { organization, key, secret, owner: o.ownerEmail ? { email: o.ownerEmail, status: owners.length > 0 ? 'member' : 'invited' } : null };
@@ -108,7 +135,8 @@ export async function createApiKey(db: Queryable, keys: KeyIssuer, orgId: string
 export async function rotateApiKey(db: Queryable, keys: KeyIssuer, keyId: string, userId: string): Promise<ApiKeyWithSecret> {
   const key = await ownKey(db, keyId, userId);
   const rotated = await keys.rotateKey(key);
-  if (!rotated) throw new AppError('conflict', `API key ${key.id} is revoked and cannot be rotated.`, 'Create a new key with POST /api/organizations/{id}/api-keys.');
+  if (!rotated)
+    throw new AppError('conflict', `API key ${key.id} is revoked and cannot be rotated.`, 'Create a new key with POST /api/organizations/{id}/api-keys.');
   return keyWithSecret(rotated);
 }
 
@@ -139,17 +167,29 @@ export async function usageOfOrganization(db: Queryable, accounts: Pick<Accounts
   const [keys, daily] = await Promise.all([apiKeysOf(db, organization.id), usageOf(db, organization.id, since)]);
   const totals = new Map<string, number>();
   for (const d of daily) totals.set(d.key_id, (totals.get(d.key_id) ?? 0) + d.requests);
-  return { organization_id: organization.id, since, days: USAGE_DAYS, keys: keys.map((key) => ({ ...publicKey(key), requests: totals.get(key.id) ?? 0 })), daily: daily.map(dayView) };
+  return {
+    organization_id: organization.id,
+    since,
+    days: USAGE_DAYS,
+    keys: keys.map((key) => ({ ...publicKey(key), requests: totals.get(key.id) ?? 0 })),
+    daily: daily.map(dayView),
+  };
 }
 
 /** A key of an organization the user belongs to (`not_found` otherwise) and owns (`forbidden`). */
 async function ownKey(db: Queryable, keyId: string, userId: string) {
   const key = await apiKeyForMember(db, keyId, userId);
-  if (!key) throw new AppError('not_found', `No API key ${keyId} in an organization you belong to.`, "List an organization's keys with GET /api/organizations/{id}/api-keys.");
+  if (!key)
+    throw new AppError(
+      'not_found',
+      `No API key ${keyId} in an organization you belong to.`,
+      "List an organization's keys with GET /api/organizations/{id}/api-keys.",
+    );
   ownerOnly(key.role, key.organization_name);
   return key;
 }
 
 function ownerOnly(role: 'owner' | 'member', organizationName: string): void {
-  if (role !== 'owner') throw new AppError('forbidden', `Only owners of ${organizationName} manage its API keys.`, 'Ask an owner of the organization to do it.');
+  if (role !== 'owner')
+    throw new AppError('forbidden', `Only owners of ${organizationName} manage its API keys.`, 'Ask an owner of the organization to do it.');
 }

@@ -33,7 +33,16 @@ export interface TokenVerifierOptions {
 /** Why a token was refused: a short, stable code for logs and tests; callers answer 401. */
 export class TokenError extends Error {
   constructor(
-    readonly code: 'malformed' | 'algorithm_not_allowed' | 'wrong_issuer' | 'expired' | 'bad_signature' | 'unknown_key' | 'no_subject' | 'provider_unreachable' | 'rejected_by_provider',
+    readonly code:
+      | 'malformed'
+      | 'algorithm_not_allowed'
+      | 'wrong_issuer'
+      | 'expired'
+      | 'bad_signature'
+      | 'unknown_key'
+      | 'no_subject'
+      | 'provider_unreachable'
+      | 'rejected_by_provider',
     message: string,
   ) {
     super(message);
@@ -51,7 +60,11 @@ export class TokenVerifier {
   constructor(private readonly o: TokenVerifierOptions) {
     const base = o.authUrl.replace(/\/+$/, '');
     this.issuer = `${base}/auth/v1`;
-    this.jwks = createRemoteJWKSet(new URL(`${this.issuer}/.well-known/jwks.json`), { cacheMaxAge: o.jwksCacheMs ?? JWKS_CACHE_MS, cooldownDuration: o.jwksCooldownMs ?? 30_000, timeoutDuration: 5_000 });
+    this.jwks = createRemoteJWKSet(new URL(`${this.issuer}/.well-known/jwks.json`), {
+      cacheMaxAge: o.jwksCacheMs ?? JWKS_CACHE_MS,
+      cooldownDuration: o.jwksCooldownMs ?? 30_000,
+      timeoutDuration: 5_000,
+    });
     this.secret = o.jwtSecret ? new TextEncoder().encode(o.jwtSecret) : undefined;
   }
 
@@ -103,7 +116,8 @@ export class TokenVerifier {
     }
     if (!res.ok) throw new TokenError('rejected_by_provider', 'the identity provider does not recognise the token');
     const user = (await res.json().catch(() => null)) as { id?: unknown; email?: unknown; user_metadata?: Record<string, unknown> } | null;
-    if (!user || typeof user.id !== 'string' || user.id !== claims.sub) throw new TokenError('rejected_by_provider', 'the identity provider named another user');
+    if (!user || typeof user.id !== 'string' || user.id !== claims.sub)
+      throw new TokenError('rejected_by_provider', 'the identity provider named another user');
     return identityOf({ sub: user.id, email: user.email, user_metadata: user.user_metadata } as JWTPayload);
   }
 }
@@ -111,7 +125,8 @@ export class TokenVerifier {
 function refusal(e: unknown): TokenError {
   if (e instanceof TokenError) return e;
   if (e instanceof joseErrors.JWTExpired) return new TokenError('expired', 'the token has expired');
-  if (e instanceof joseErrors.JWTClaimValidationFailed) return new TokenError(e.claim === 'iss' ? 'wrong_issuer' : 'malformed', `the token's ${e.claim} claim is not acceptable`);
+  if (e instanceof joseErrors.JWTClaimValidationFailed)
+    return new TokenError(e.claim === 'iss' ? 'wrong_issuer' : 'malformed', `the token's ${e.claim} claim is not acceptable`);
   if (e instanceof joseErrors.JWKSNoMatchingKey) return new TokenError('unknown_key', 'the token was signed by a key the project does not publish');
   if (e instanceof joseErrors.JWSSignatureVerificationFailed) return new TokenError('bad_signature', 'the token signature does not verify');
   if (e instanceof joseErrors.JOSEAlgNotAllowed) return new TokenError('algorithm_not_allowed', 'the token algorithm is not accepted');

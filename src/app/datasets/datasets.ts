@@ -14,7 +14,16 @@ import { validateAndKeep } from '../../datasets/columns.ts';
 import { readRows, sampleValues, type ColumnMapping, type ValidateOptions, type ValidationResult } from '../../datasets/csv.ts';
 import { suggestMapping } from '../../datasets/suggest.ts';
 import type { Queryable } from '../../storage/db.ts';
-import { getDataset, insertDataset, markRemoved, newDatasetId, updateValidation, UploadTooLarge, type DatasetFiles, type DatasetRecord } from '../../storage/datasets.ts';
+import {
+  getDataset,
+  insertDataset,
+  markRemoved,
+  newDatasetId,
+  updateValidation,
+  UploadTooLarge,
+  type DatasetFiles,
+  type DatasetRecord,
+} from '../../storage/datasets.ts';
 import { AppError } from '../errors.ts';
 import { visibleTo, type Owned } from '../access/ownership.ts';
 import type { Dataset, DatasetValidation, Preview, PreviewRow } from '../../contract/datasets.ts';
@@ -65,14 +74,24 @@ export function datasetView(d: DatasetRecord): Dataset {
  *  when it is kept). */
 function invalid(validation: ValidationResult, datasetId: string | undefined): AppError {
   const parts: string[] = [];
-  if (validation.missing_required.length) parts.push(`missing required column${validation.missing_required.length > 1 ? 's' : ''} ${validation.missing_required.join(', ')}`);
-  for (const p of validation.problems.slice(0, 3)) parts.push(`${p.header} ${p.message} in ${p.count} row${p.count > 1 ? 's' : ''} (first: ${p.rows.join(', ')})`);
+  if (validation.missing_required.length)
+    parts.push(`missing required column${validation.missing_required.length > 1 ? 's' : ''} ${validation.missing_required.join(', ')}`);
+  for (const p of validation.problems.slice(0, 3))
+    parts.push(`${p.header} ${p.message} in ${p.count} row${p.count > 1 ? 's' : ''} (first: ${p.rows.join(', ')})`);
   // A file problem's message is a sentence of its own: its full stop goes, the list ends with one.
   for (const p of validation.file_problems) parts.push(p.message.replace(/\.$/, ''));
   const suggested = describeValidation(validation);
   const hint = Object.keys(suggested.suggested_mapping).length ? ` (suggested: ${JSON.stringify(suggested.suggested_mapping)})` : '';
-  const fix = validation.file_problems[0]?.fix ?? validation.problems[0]?.fix ?? (validation.missing_required.length ? `Map your headers to ${validation.missing_required.join(', ')} with POST /api/datasets/${datasetId ?? '{id}'}/validate and a mapping${hint}, or rename them in the file.` : 'Correct the file and upload it again.');
-  return new AppError('validation_failed', `The file cannot be scored as it is: ${parts.join('; ')}.`, fix, { ...(datasetId ? { dataset_id: datasetId } : {}), validation: suggested });
+  const fix =
+    validation.file_problems[0]?.fix ??
+    validation.problems[0]?.fix ??
+    (validation.missing_required.length
+      ? `Map your headers to ${validation.missing_required.join(', ')} with POST /api/datasets/${datasetId ?? '{id}'}/validate and a mapping${hint}, or rename them in the file.`
+      : 'Correct the file and upload it again.');
+  return new AppError('validation_failed', `The file cannot be scored as it is: ${parts.join('; ')}.`, fix, {
+    ...(datasetId ? { dataset_id: datasetId } : {}),
+    validation: suggested,
+  });
 }
 
 /** The most bytes an upload may have (MAX_UPLOAD_MB). */
@@ -90,13 +109,18 @@ export function uploadTooLarge(config: Pick<Config, 'MAX_UPLOAD_MB'>): AppError 
  *  retention sweep has not yet). */
 export async function liveDataset(deps: DatasetStore, id: string, userId: string | undefined): Promise<DatasetRecord> {
   const d = await getDataset(deps.db, id);
-  if (!d || d.removed === 'deleted' || !(await visibleTo(deps.db, userId, d))) throw new AppError('not_found', `No dataset ${id}.`, 'Upload the file with POST /api/datasets/upload.');
+  if (!d || d.removed === 'deleted' || !(await visibleTo(deps.db, userId, d)))
+    throw new AppError('not_found', `No dataset ${id}.`, 'Upload the file with POST /api/datasets/upload.');
   if (d.removed === 'expired' || d.expires_at.getTime() <= Date.now()) {
     if (!d.removed) {
       const stored = await markRemoved(deps.db, d.id, 'expired');
       if (stored) await deps.datasets.remove(stored);
     }
-    throw new AppError('upload_expired', `Dataset ${id} expired and its file was deleted (uploads are kept ${deps.config.UPLOAD_RETENTION_HOURS} h).`, 'Upload the file again.');
+    throw new AppError(
+      'upload_expired',
+      `Dataset ${id} expired and its file was deleted (uploads are kept ${deps.config.UPLOAD_RETENTION_HOURS} h).`,
+      'Upload the file again.',
+    );
   }
   return d;
 }
@@ -135,7 +159,11 @@ export function displayName(sent: string): string {
 /** Validates a stored upload and records it as a dataset of `ownership`. Too many rows
  *  (`too_many_rows`) or a file that is no CSV at all is refused and not kept; one with problems a
  *  mapping can fix is kept and refused `validation_failed` with its id. */
-export async function uploadDataset(deps: DatasetDeps, stored: StoredUpload, upload: { originalName: string; mapping: ColumnMapping; ownership: Owned }): Promise<Dataset> {
+export async function uploadDataset(
+  deps: DatasetDeps,
+  stored: StoredUpload,
+  upload: { originalName: string; mapping: ColumnMapping; ownership: Owned },
+): Promise<Dataset> {
   // Until the dataset is recorded the stored file is this request's: any failure removes it.
   let validation: ValidationResult;
   let record: DatasetRecord;
@@ -175,7 +203,15 @@ export async function previewDataset(deps: DatasetStore, id: string, userId: str
     if (rows.length >= rowCount) break;
   }
   const samples = await sampleValues(deps.datasets.path(d.stored_name), { rows: 50, perHeader: 3 });
-  return { id: d.id, columns: d.validation.columns, columns_found: d.validation.columns_found, valid: d.validation.valid, rows, samples, suggested_mapping: suggestMapping(d.validation.columns_found) };
+  return {
+    id: d.id,
+    columns: d.validation.columns,
+    columns_found: d.validation.columns_found,
+    valid: d.validation.valid,
+    rows,
+    samples,
+    suggested_mapping: suggestMapping(d.validation.columns_found),
+  };
 }
 
 /** Re-checks a dataset with `mapping` (its own when none is given) and stores the result;

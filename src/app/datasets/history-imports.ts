@@ -25,7 +25,12 @@ export type ImportSource = { dataset_id: string } | { example: true };
 /** The example, for a `test` organization only: it is simulated data. */
 function exampleFor(org: OrganizationRow): ImportParams {
   if (org.stage !== 'test') {
-    throw new AppError('forbidden', `${org.name} is a live organization: the built-in example is simulated data and would mix into its real history.`, 'Import your own labelled upload with {"dataset_id": "…"}, or create a test organization (POST /api/organizations with "stage": "test") to try the example.', { stage: org.stage });
+    throw new AppError(
+      'forbidden',
+      `${org.name} is a live organization: the built-in example is simulated data and would mix into its real history.`,
+      'Import your own labelled upload with {"dataset_id": "…"}, or create a test organization (POST /api/organizations with "stage": "test") to try the example.',
+      { stage: org.stage },
+    );
   }
   return { source: 'example' };
 }
@@ -35,13 +40,27 @@ async function importableDataset(deps: JobDeps, org: OrganizationRow, userId: st
   const d = await liveDataset(deps, id, userId);
   const ours = d.organization_id === org.id || (d.organization_id === null && d.owner_user_id === userId);
   if (!ours) {
-    throw new AppError('forbidden', `Dataset ${d.id} belongs to ${d.organization_id ? 'another organization' : 'no one signed in'}, not to ${org.name} or you.`, `Upload the file for this organization (POST /api/datasets/upload?organization_id=${org.id}) and import that.`);
+    throw new AppError(
+      'forbidden',
+      `Dataset ${d.id} belongs to ${d.organization_id ? 'another organization' : 'no one signed in'}, not to ${org.name} or you.`,
+      `Upload the file for this organization (POST /api/datasets/upload?organization_id=${org.id}) and import that.`,
+    );
   }
   if (!d.validation.valid) {
-    throw new AppError('validation_failed', `Dataset ${d.id} does not validate.`, `Fix it with POST /api/datasets/${d.id}/validate and a column mapping, then import it again.`, { validation: d.validation });
+    throw new AppError(
+      'validation_failed',
+      `Dataset ${d.id} does not validate.`,
+      `Fix it with POST /api/datasets/${d.id}/validate and a column mapping, then import it again.`,
+      { validation: d.validation },
+    );
   }
   if (d.validation.columns.timestamp === null) {
-    throw new AppError('validation_failed', `Dataset ${d.id} has no timestamp column: without times its rows cannot be placed in the organization's timeline.`, `Map the column that holds each transaction's time with POST /api/datasets/${d.id}/validate and {"mapping": {"timestamp": "<your header>"}}, or add a timestamp column (ISO 8601 or epoch seconds) and upload again.`, { fields: [{ path: 'body.dataset_id', message: 'no timestamp column' }] });
+    throw new AppError(
+      'validation_failed',
+      `Dataset ${d.id} has no timestamp column: without times its rows cannot be placed in the organization's timeline.`,
+      `Map the column that holds each transaction's time with POST /api/datasets/${d.id}/validate and {"mapping": {"timestamp": "<your header>"}}, or add a timestamp column (ISO 8601 or epoch seconds) and upload again.`,
+      { fields: [{ path: 'body.dataset_id', message: 'no timestamp column' }] },
+    );
   }
   return d;
 }
@@ -58,7 +77,12 @@ export async function queueHistoryImport(deps: JobDeps, org: OrganizationRow, us
     datasetId = d.id;
   }
   const quota = deps.config.MAX_JOBS_PER_ORG_PER_DAY;
-  const job = await createOrganizationJob(deps.db, { kind: 'history_import', params, dataset_id: datasetId, mode: null, owner_user_id: userId, organization_id: org.id }, quota, utcDayStart());
+  const job = await createOrganizationJob(
+    deps.db,
+    { kind: 'history_import', params, dataset_id: datasetId, mode: null, owner_user_id: userId, organization_id: org.id },
+    quota,
+    utcDayStart(),
+  );
   if (!job) throw quotaExceeded(org.name, quota);
   void deps.jobs?.poll();
   return jobView(job);

@@ -14,7 +14,8 @@ export function utcDayStart(now = Date.now()): Date {
 
 export function quotaExceeded(organizationName: string, quota: number, now = Date.now()): AppError {
   const seconds = Math.max(1, Math.ceil((utcDayStart(now).getTime() + DAY_MS - now) / 1000));
-  return new AppError('job_quota_exceeded',
+  return new AppError(
+    'job_quota_exceeded',
     `${organizationName} has queued its ${quota} jobs for today (UTC).`,
     `Wait until 00:00 UTC (${seconds} s, Retry-After), or raise MAX_JOBS_PER_ORG_PER_DAY on the server.`,
     { retry_after_seconds: seconds, quota },

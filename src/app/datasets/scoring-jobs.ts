@@ -29,17 +29,33 @@ export interface JobDeps extends DatasetStore {
 /** A dataset that can be scored: live, visible to the caller, and validating. */
 export async function scorableDataset(deps: DatasetStore, id: string, userId: string | undefined): Promise<DatasetRecord> {
   const d = await liveDataset(deps, id, userId);
-  if (!d.validation.valid) throw new AppError('validation_failed', `Dataset ${d.id} does not validate yet.`, `Fix it with POST /api/datasets/${d.id}/validate and a column mapping, then queue it again.`, { validation: d.validation });
+  if (!d.validation.valid)
+    throw new AppError(
+      'validation_failed',
+      `Dataset ${d.id} does not validate yet.`,
+      `Fix it with POST /api/datasets/${d.id}/validate and a column mapping, then queue it again.`,
+      { validation: d.validation },
+    );
   return d;
 }
 
 /** Queues the scoring of `dataset` for `ownership` (see scorableDataset): counted against the
  *  organization's quota when it has one (`job_quota_exceeded` past it). Wakes the runner. */
-export async function queueScoringJob(deps: JobDeps, dataset: DatasetRecord, mode: ScoreMode, ownership: Owned & { organization?: { name: string } }): Promise<Job> {
+export async function queueScoringJob(
+  deps: JobDeps,
+  dataset: DatasetRecord,
+  mode: ScoreMode,
+  ownership: Owned & { organization?: { name: string } },
+): Promise<Job> {
   let job: JobRecord | undefined;
   if (ownership.organization_id) {
     const quota = deps.config.MAX_JOBS_PER_ORG_PER_DAY;
-    job = await createOrganizationJob(deps.db, { dataset_id: dataset.id, mode, owner_user_id: ownership.owner_user_id!, organization_id: ownership.organization_id }, quota, utcDayStart());
+    job = await createOrganizationJob(
+      deps.db,
+      { dataset_id: dataset.id, mode, owner_user_id: ownership.owner_user_id!, organization_id: ownership.organization_id },
+      quota,
+      utcDayStart(),
+    );
     if (!job) throw quotaExceeded(ownership.organization?.name ?? 'This organization', quota);
   } else job = await createJob(deps.db, { dataset_id: dataset.id, mode, owner_user_id: ownership.owner_user_id });
   void deps.jobs?.poll();
@@ -63,13 +79,28 @@ export async function readJob(deps: Pick<JobDeps, 'db'>, id: string, userId: str
 async function finishedJob(deps: Pick<JobDeps, 'db'>, id: string, userId: string | undefined): Promise<JobRecord> {
   const job = await visibleJob(deps, id, userId);
   if (job.kind === 'history_import') {
-    throw new AppError('not_found', `Job ${id} is a history import: it stores rows into the organization's history and has no scored rows to page or download.`, `Read what it imported in the summary of GET /api/jobs/${id}, and the rows with GET /api/organizations/${job.organization_id ?? '{id}'}/transactions.`, { kind: job.kind });
+    throw new AppError(
+      'not_found',
+      `Job ${id} is a history import: it stores rows into the organization's history and has no scored rows to page or download.`,
+      `Read what it imported in the summary of GET /api/jobs/${id}, and the rows with GET /api/organizations/${job.organization_id ?? '{id}'}/transactions.`,
+      { kind: job.kind },
+    );
   }
   if (job.kind === 'backtest') {
-    throw new AppError('not_found', `Job ${id} is a backtest: its report is the summary, with no scored rows to page or download.`, `Read the report in the summary of GET /api/jobs/${id}.`, { kind: job.kind });
+    throw new AppError(
+      'not_found',
+      `Job ${id} is a backtest: its report is the summary, with no scored rows to page or download.`,
+      `Read the report in the summary of GET /api/jobs/${id}.`,
+      { kind: job.kind },
+    );
   }
   if (job.status !== 'succeeded') {
-    throw new AppError('job_not_finished', `Job ${id} is ${job.status}${job.status === 'running' ? ` (${job.stage}, ${Math.round(job.progress * 100)} %)` : ''}${job.error ? `: ${job.error}` : ''}.`, job.status === 'failed' ? 'Fix what the error says and queue a new job.' : 'Poll GET /api/jobs/{id} until status is succeeded.', { status: job.status });
+    throw new AppError(
+      'job_not_finished',
+      `Job ${id} is ${job.status}${job.status === 'running' ? ` (${job.stage}, ${Math.round(job.progress * 100)} %)` : ''}${job.error ? `: ${job.error}` : ''}.`,
+      job.status === 'failed' ? 'Fix what the error says and queue a new job.' : 'Poll GET /api/jobs/{id} until status is succeeded.',
+      { status: job.status },
+    );
   }
   return job;
 }
@@ -86,7 +117,17 @@ export async function jobPage(deps: JobDeps, id: string, userId: string | undefi
   const job = await finishedJob(deps, id, userId);
   const { rows, total } = await readPage(deps.jobs!.resultPath(job.id), page, pageSize);
   const summary = job.result as { metrics?: unknown } | null;
-  return { job_id: job.id, mode: job.mode, rows, page, page_size: pageSize, total_rows: total, total_pages: Math.ceil(total / pageSize), summary, metrics: summary?.metrics ?? null };
+  return {
+    job_id: job.id,
+    mode: job.mode,
+    rows,
+    page,
+    page_size: pageSize,
+    total_rows: total,
+    total_pages: Math.ceil(total / pageSize),
+    summary,
+    metrics: summary?.metrics ?? null,
+  };
 }
 
 /** The download's file name: the upload's, with `.scored.csv` for `.csv` (paysim.csv →

@@ -53,13 +53,35 @@ async function countLabels(deps: DatasetStore, storedName: string, mapping: Colu
 export async function planTraining(deps: TrainingDeps, userId: string, request: TrainingRequest): Promise<TrainingPlan> {
   const org = request.organization_id ? await memberOrganization(deps.db, request.organization_id, userId) : undefined;
   const d = await liveDataset(deps, request.dataset_id, userId);
-  if (!d.validation.valid) throw new AppError('validation_failed', `Dataset ${d.id} does not validate yet.`, `Fix it with POST /api/datasets/${d.id}/validate and a column mapping first.`, { validation: d.validation });
+  if (!d.validation.valid)
+    throw new AppError(
+      'validation_failed',
+      `Dataset ${d.id} does not validate yet.`,
+      `Fix it with POST /api/datasets/${d.id}/validate and a column mapping first.`,
+      { validation: d.validation },
+    );
   const max = deps.config.MAX_TRAINING_ROWS;
-  if (d.rows > max) throw new AppError('too_many_rows', `Dataset ${d.id} has ${d.rows} rows; training takes at most ${max}.`, `Upload at most ${max} rows (the most recent ones), or raise MAX_TRAINING_ROWS on the server.`);
-  if (!d.has_labels) throw new AppError('validation_failed', `Dataset ${d.id} has no label column.`, 'Add a label column (1 fraud, 0 legitimate) or map one with POST /api/datasets/{id}/validate.', { fields: [{ path: 'label', message: 'missing' }] });
+  if (d.rows > max)
+    throw new AppError(
+      'too_many_rows',
+      `Dataset ${d.id} has ${d.rows} rows; training takes at most ${max}.`,
+      `Upload at most ${max} rows (the most recent ones), or raise MAX_TRAINING_ROWS on the server.`,
+    );
+  if (!d.has_labels)
+    throw new AppError(
+      'validation_failed',
+      `Dataset ${d.id} has no label column.`,
+      'Add a label column (1 fraud, 0 legitimate) or map one with POST /api/datasets/{id}/validate.',
+      { fields: [{ path: 'label', message: 'missing' }] },
+    );
   const { fraud, legit } = await countLabels(deps, d.stored_name, d.mapping);
   if (fraud === 0 || legit === 0) {
-    throw new AppError('validation_failed', `Dataset ${d.id} has ${fraud} fraud and ${legit} legitimate labels; training needs both classes.`, 'Include labelled examples of both classes (1 fraud, 0 legitimate).', { fields: [{ path: 'label', message: 'needs both 0 and 1' }] });
+    throw new AppError(
+      'validation_failed',
+      `Dataset ${d.id} has ${fraud} fraud and ${legit} legitimate labels; training needs both classes.`,
+      'Include labelled examples of both classes (1 fraud, 0 legitimate).',
+      { fields: [{ path: 'label', message: 'needs both 0 and 1' }] },
+    );
   }
   if (org) {
     const quota = deps.config.MAX_JOBS_PER_ORG_PER_DAY;
@@ -73,6 +95,12 @@ export async function planTraining(deps: TrainingDeps, userId: string, request: 
     fraud_labels: fraud,
     legitimate_labels: legit,
     features_like: isProblem(deps.model) ? null : deps.model.file.id,
-    steps: ['point-in-time features in four channels', 'one interaction-constrained LightGBM booster split into four channel boosters', 'stacking and Platt calibration on the validation split', 'thresholds per mode', 'evaluation on the test split'],
+    steps: [
+      'point-in-time features in four channels',
+      'one interaction-constrained LightGBM booster split into four channel boosters',
+      'stacking and Platt calibration on the validation split',
+      'thresholds per mode',
+      'evaluation on the test split',
+    ],
   };
 }

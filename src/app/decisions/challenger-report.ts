@@ -40,7 +40,14 @@ export async function challengerReport(deps: ChallengerReportDeps, organizationI
       let entry = byChallenger.get(c.model_id);
       if (!entry) byChallenger.set(c.model_id, (entry = { rows: [], active: new Set() }));
       entry.active.add(r.model_id);
-      entry.rows.push({ time: r.time_ms, amount: r.amount, card: r.customer_id, label: r.label, active: { score: r.risk_score, decision: r.model_decision }, challenger: { score: c.risk_score, decision: c.decision } });
+      entry.rows.push({
+        time: r.time_ms,
+        amount: r.amount,
+        card: r.customer_id,
+        label: r.label,
+        active: { score: r.risk_score, decision: r.model_decision },
+        challenger: { score: c.risk_score, decision: c.decision },
+      });
     }
   }
   const iso = (ms: number) => new Date(ms).toISOString();
@@ -50,20 +57,22 @@ export async function challengerReport(deps: ChallengerReportDeps, organizationI
     evaluated_from: iso(from),
     evaluated_until: iso(until),
     label_delay_days: deps.labelDelay / 86_400_000,
-    challengers: [...byChallenger].sort(([a], [b]) => (a < b ? -1 : 1)).map(([modelId, { rows: mine, active }]) => {
-      const weeks = new Map<string, ShadowedRow[]>();
-      for (const r of mine) {
-        const week = isoWeek(weekStart(r.time));
-        let list = weeks.get(week);
-        if (!list) weeks.set(week, (list = []));
-        list.push(r);
-      }
-      return {
-        model_id: modelId,
-        active_model_ids: [...active].sort(),
-        overall: mine.length ? compareModels(mine) : null,
-        weeks: [...weeks].map(([week, list]) => ({ week, ...compareModels(list, { resamples: 200 }) })),
-      };
-    }),
+    challengers: [...byChallenger]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([modelId, { rows: mine, active }]) => {
+        const weeks = new Map<string, ShadowedRow[]>();
+        for (const r of mine) {
+          const week = isoWeek(weekStart(r.time));
+          let list = weeks.get(week);
+          if (!list) weeks.set(week, (list = []));
+          list.push(r);
+        }
+        return {
+          model_id: modelId,
+          active_model_ids: [...active].sort(),
+          overall: mine.length ? compareModels(mine) : null,
+          weeks: [...weeks].map(([week, list]) => ({ week, ...compareModels(list, { resamples: 200 }) })),
+        };
+      }),
   });
 }

@@ -37,7 +37,12 @@ export type DecisionFilters = ListFilters;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-const notFound = (id: string) => new AppError('not_found', `No transaction ${id} in this organization.`, 'Check the transaction_id: it is the one sent with (or returned by) the score request.');
+const notFound = (id: string) =>
+  new AppError(
+    'not_found',
+    `No transaction ${id} in this organization.`,
+    'Check the transaction_id: it is the one sent with (or returned by) the score request.',
+  );
 
 /** One record with its outcome history, or `not_found`. */
 async function readRecord(deps: DecisionLogDeps, data: OrganizationData, transactionId: string): Promise<TransactionRecord> {
@@ -55,10 +60,21 @@ export function decisionRecord(deps: DecisionLogDeps, caller: OrganizationCaller
 
 /** A page of the organization's records after `startingAfter` (a transaction_id of the previous
  *  page), or `not_found` for a cursor the organization does not have. */
-export async function decisionList(deps: DecisionLogDeps, caller: OrganizationCaller, filters: DecisionFilters, limit: number, startingAfter: string | undefined): Promise<TransactionPage> {
+export async function decisionList(
+  deps: DecisionLogDeps,
+  caller: OrganizationCaller,
+  filters: DecisionFilters,
+  limit: number,
+  startingAfter: string | undefined,
+): Promise<TransactionPage> {
   await deps.decisionLog.flush();
   const page = await organizationData(deps.db, caller.organizationId).transactions.list(filters, limit, startingAfter);
-  if (!page) throw new AppError('not_found', `starting_after names no transaction ${startingAfter} in this organization.`, 'Pass the transaction_id of the last item of the previous page.');
+  if (!page)
+    throw new AppError(
+      'not_found',
+      `starting_after names no transaction ${startingAfter} in this organization.`,
+      'Pass the transaction_id of the last item of the previous page.',
+    );
   return { data: page.rows.map((row) => transactionRecord(row)), has_more: page.hasMore };
 }
 
@@ -67,7 +83,12 @@ export async function decisionList(deps: DecisionLogDeps, caller: OrganizationCa
 export async function entitySummary(deps: DecisionLogDeps, caller: OrganizationCaller, role: Entity['role'], id: string): Promise<Entity> {
   await deps.decisionLog.flush();
   const e = await organizationData(deps.db, caller.organizationId).transactions.entity(role, id);
-  if (!e) throw new AppError('not_found', `No transaction of ${role} ${id} in this organization.`, `Check the ${role} id: it is matched exactly, as it was sent with the transactions.`);
+  if (!e)
+    throw new AppError(
+      'not_found',
+      `No transaction of ${role} ${id} in this organization.`,
+      `Check the ${role} id: it is matched exactly, as it was sent with the transactions.`,
+    );
   return entityView(role, id, e);
 }
 
@@ -77,9 +98,28 @@ function entityView(role: Entity['role'], id: string, e: EntitySummary): Entity 
   return {
     role,
     id,
-    totals: { transactions: e.totals.transactions, amount_sum: e.totals.amount_sum, last_time: iso(e.totals.last_ms), labelled: e.totals.labels, fraud: e.totals.frauds },
-    recent: { transactions: e.recent.transactions, first_time: e.recent.first_ms === null ? null : iso(e.recent.first_ms), reviewed: e.recent.reviewed, blocked: e.recent.blocked },
-    counterparties: e.counterparties.map((c) => ({ role: other, id: c.id, transactions: c.transactions, amount_sum: c.amount_sum, labelled: c.labelled, fraud: c.fraud, last_time: iso(c.last_ms) })),
+    totals: {
+      transactions: e.totals.transactions,
+      amount_sum: e.totals.amount_sum,
+      last_time: iso(e.totals.last_ms),
+      labelled: e.totals.labels,
+      fraud: e.totals.frauds,
+    },
+    recent: {
+      transactions: e.recent.transactions,
+      first_time: e.recent.first_ms === null ? null : iso(e.recent.first_ms),
+      reviewed: e.recent.reviewed,
+      blocked: e.recent.blocked,
+    },
+    counterparties: e.counterparties.map((c) => ({
+      role: other,
+      id: c.id,
+      transactions: c.transactions,
+      amount_sum: c.amount_sum,
+      labelled: c.labelled,
+      fraud: c.fraud,
+      last_time: iso(c.last_ms),
+    })),
   };
 }
 
@@ -89,7 +129,9 @@ export async function reportOutcome(deps: DecisionLogDeps, caller: OrganizationC
   const [result] = await reportOutcomes(deps.decisionLog, deps.tail, data.outcomes, [report], caller.by, Date.now());
   if (result!.status === 'not_found') throw notFound(report.transaction_id);
   if (result!.status === 'invalid') {
-    throw new AppError('validation_failed', result!.message, 'Send reported_at between the transaction\'s time and now, or leave it out to mean now.', { fields: [{ path: 'body.reported_at', message: result!.message }] });
+    throw new AppError('validation_failed', result!.message, "Send reported_at between the transaction's time and now, or leave it out to mean now.", {
+      fields: [{ path: 'body.reported_at', message: result!.message }],
+    });
   }
   return readRecord(deps, data, report.transaction_id);
 }

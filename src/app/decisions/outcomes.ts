@@ -29,7 +29,14 @@ const label = (l: 0 | 1 | null) => (l === null ? null : l === 1 ? 'fraud' : 'leg
  *  source `review`. A report that changes nothing is no event. */
 export function announceOutcomes(changes: readonly AppliedOutcome[]): { type: 'outcome.recorded' | 'review.decided'; payload: OutcomeEvent }[] {
   return changes.flatMap((c) => {
-    const payload: OutcomeEvent = { transaction_id: c.transaction_id, outcome: label(c.to_label)!, previous_outcome: label(c.from_label), source: c.source, reported_at: new Date(c.reported_at_ms).toISOString(), reported_by: c.reported_by };
+    const payload: OutcomeEvent = {
+      transaction_id: c.transaction_id,
+      outcome: label(c.to_label)!,
+      previous_outcome: label(c.from_label),
+      source: c.source,
+      reported_at: new Date(c.reported_at_ms).toISOString(),
+      reported_by: c.reported_by,
+    };
     const verdict = c.source === 'review' && !c.reported_by.startsWith('key:');
     return [{ type: 'outcome.recorded' as const, payload }, ...(verdict ? [{ type: 'review.decided' as const, payload }] : [])];
   });
@@ -37,7 +44,14 @@ export function announceOutcomes(changes: readonly AppliedOutcome[]): { type: 'o
 
 /** Applies reports in order; a report whose `reported_at` is in the future is `invalid` and
  *  changes nothing. `reportedBy`: a user id, or `key:<api key id>`. */
-export async function reportOutcomes(log: DecisionLog, tail: LiveTail, outcomes: OrganizationOutcomes, reports: readonly OutcomeReport[], reportedBy: string, now: number): Promise<OutcomeResult[]> {
+export async function reportOutcomes(
+  log: DecisionLog,
+  tail: LiveTail,
+  outcomes: OrganizationOutcomes,
+  reports: readonly OutcomeReport[],
+  reportedBy: string,
+  now: number,
+): Promise<OutcomeResult[]> {
   // Transactions answered a moment ago may not be stored yet.
   await log.flush();
   const results: (OutcomeResult | undefined)[] = reports.map((r) =>
@@ -47,7 +61,13 @@ export async function reportOutcomes(log: DecisionLog, tail: LiveTail, outcomes:
   );
   const valid = reports.filter((_, i) => results[i] === undefined);
   const { results: applied, xid } = await outcomes.apply(
-    valid.map((r) => ({ transaction_id: r.transaction_id, label: r.outcome === 'fraud' ? 1 : 0, source: r.source ?? 'other', reported_at_ms: r.reported_at ?? now, reported_by: reportedBy })),
+    valid.map((r) => ({
+      transaction_id: r.transaction_id,
+      label: r.outcome === 'fraud' ? 1 : 0,
+      source: r.source ?? 'other',
+      reported_at_ms: r.reported_at ?? now,
+      reported_by: reportedBy,
+    })),
     announceOutcomes,
   );
   if (xid !== undefined) await tail.reach(xid);

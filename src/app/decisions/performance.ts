@@ -89,7 +89,14 @@ export async function organizationPerformance(data: OrganizationPerformance, mod
       };
       const block = at(t.block);
       const review = at(t.review);
-      by_mode[mode] = { review_threshold: t.review, block_threshold: t.block, precision: block.precision, recall: block.recall, review_precision: review.precision, review_recall: review.recall };
+      by_mode[mode] = {
+        review_threshold: t.review,
+        block_threshold: t.block,
+        precision: block.precision,
+        recall: block.recall,
+        review_precision: review.precision,
+        review_recall: review.recall,
+      };
     }
     const monday = from + k * WEEK_MS;
     out.push({
@@ -112,7 +119,14 @@ export async function organizationPerformance(data: OrganizationPerformance, mod
 }
 
 /** Each week's drift counter over its sampled scored transactions (none without a reference). */
-async function weeklyDrift(data: OrganizationPerformance, model: ModelBundle, from: number, to: number, weeks: number, byWeek: Map<number, { transactions: number }>): Promise<Map<number, DriftCounter>> {
+async function weeklyDrift(
+  data: OrganizationPerformance,
+  model: ModelBundle,
+  from: number,
+  to: number,
+  weeks: number,
+  byWeek: Map<number, { transactions: number }>,
+): Promise<Map<number, DriftCounter>> {
   const counters = new Map<number, DriftCounter>();
   const reference = model.reference;
   if (!reference) return counters;
@@ -122,7 +136,8 @@ async function weeklyDrift(data: OrganizationPerformance, model: ModelBundle, fr
     if (!counter) counters.set(r.week, (counter = new DriftCounter(reference)));
     // A copy: the driver's bytes need not start on a float boundary.
     const bytes = Uint8Array.from(r.features);
-    if (counter.addPacked(new Float32Array(bytes.buffer, 0, bytes.length >> 2), r.payment_type, r.location)) counter.addScore(r.risk_score, r.decision !== 'approve');
+    if (counter.addPacked(new Float32Array(bytes.buffer, 0, bytes.length >> 2), r.payment_type, r.location))
+      counter.addScore(r.risk_score, r.decision !== 'approve');
   }
   return counters;
 }

@@ -48,7 +48,7 @@ export async function ringsToList(sources: RingSources, caller: OrganizationCall
   return {
     note: caller
       ? "Groups flagged in your organization's weekly windows (Monday 00:00 UTC to Monday), each analysed once the window ended a label delay ago; the latest 52 windows."
-      : 'Groups flagged over the public sandbox (the example history; completed weekly windows, published one label delay after they close). An organization\'s own rings are listed only with its API key.',
+      : "Groups flagged over the public sandbox (the example history; completed weekly windows, published one label delay after they close). An organization's own rings are listed only with its API key.",
     ...(caller ? { organization_id: caller.organizationId } : {}),
     flagged_groups: rings.length,
     groups: rings.slice(-LISTED).map(ringGroup),

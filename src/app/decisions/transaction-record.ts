@@ -43,7 +43,12 @@ export function transactionRecord(row: TransactionRow, changes?: readonly Outcom
     outcome:
       row.label === null
         ? null
-        : { outcome: labelName(row.label), source: row.outcome_source ?? 'other', reported_at: iso(row.label_known_ms!), reported_by: row.outcome_reported_by ?? 'unknown' },
+        : {
+            outcome: labelName(row.label),
+            source: row.outcome_source ?? 'other',
+            reported_at: iso(row.label_known_ms!),
+            reported_by: row.outcome_reported_by ?? 'unknown',
+          },
   };
   if (changes) {
     record.outcome_history = changes.map((c) => ({
@@ -53,8 +58,15 @@ export function transactionRecord(row: TransactionRow, changes?: readonly Outcom
       reported_at: iso(c.reported_at_ms),
       reported_by: c.reported_by,
     }));
-    record.challengers = (row.challengers ?? []).map((c) => ({ model_id: c.model_id, risk_score: c.risk_score, decision: c.decision as 'approve' | 'review' | 'block' }));
-    record.evidence = answered === null ? null : { entity_history: answered.entity_history ?? {}, graph_evidence: answered.graph_evidence ?? {}, related_ring: answered.related_ring ?? null };
+    record.challengers = (row.challengers ?? []).map((c) => ({
+      model_id: c.model_id,
+      risk_score: c.risk_score,
+      decision: c.decision as 'approve' | 'review' | 'block',
+    }));
+    record.evidence =
+      answered === null
+        ? null
+        : { entity_history: answered.entity_history ?? {}, graph_evidence: answered.graph_evidence ?? {}, related_ring: answered.related_ring ?? null };
   }
   return record;
 }

@@ -30,33 +30,70 @@ export type BacktestTarget = { rule_id: string; version?: number | undefined } |
 
 /** A version checked again with the lists it names, for the job; an expression not saved yet also
  *  with the lists' kinds (a saved version is tested as it was saved). */
-function version(expression: string, action: RuleAction, lists: Map<string, string>, rule: { id: string; version: number } | null, kinds?: ReadonlyMap<string, ListKind>): BacktestVersion {
+function version(
+  expression: string,
+  action: RuleAction,
+  lists: Map<string, string>,
+  rule: { id: string; version: number } | null,
+  kinds?: ReadonlyMap<string, ListKind>,
+): BacktestVersion {
   const r = checkExpression(expression, new Set(lists.keys()), kinds);
   if (!r.checked) throw invalidRule(r.problems);
-  return { rule_id: rule?.id ?? null, version: rule?.version ?? null, expression, action, lists: Object.fromEntries(r.checked.lists.map((n) => [n, lists.get(n)!])), fields: [...r.checked.fields] };
+  return {
+    rule_id: rule?.id ?? null,
+    version: rule?.version ?? null,
+    expression,
+    action,
+    lists: Object.fromEntries(r.checked.lists.map((n) => [n, lists.get(n)!])),
+    fields: [...r.checked.fields],
+  };
 }
 
-async function savedVersions(data: OrganizationData, ruleId: string, wanted: number | undefined): Promise<{ target: BacktestVersion; compare: BacktestVersion | null }> {
+async function savedVersions(
+  data: OrganizationData,
+  ruleId: string,
+  wanted: number | undefined,
+): Promise<{ target: BacktestVersion; compare: BacktestVersion | null }> {
   const rule = await data.rules.one(ruleId, 0);
   const versions = await data.rules.versions(ruleId);
-  if (!rule || versions.length === 0) throw new AppError('not_found', `No rule ${ruleId} in this organization.`, "Check the rule id (GET the organization's rules).");
+  if (!rule || versions.length === 0)
+    throw new AppError('not_found', `No rule ${ruleId} in this organization.`, "Check the rule id (GET the organization's rules).");
   const number = wanted ?? rule.version;
   const chosen = versions.find((v) => v.version === number);
-  if (!chosen) throw new AppError('not_found', `Rule ${rule.name} has no version ${number} (its newest is ${rule.version}).`, 'Give a version from GET .../rules/{rule_id}/versions, or leave version out to test the newest.');
+  if (!chosen)
+    throw new AppError(
+      'not_found',
+      `Rule ${rule.name} has no version ${number} (its newest is ${rule.version}).`,
+      'Give a version from GET .../rules/{rule_id}/versions, or leave version out to test the newest.',
+    );
   // The lists a saved version names are those it was saved with (even if deleted since).
   const names = await data.lists.names([...new Set(versions.flatMap((v) => v.list_ids))]);
   const listsOf = (ids: string[]) => new Map(ids.map((id) => [names.get(id)!, id]));
   const target = version(chosen.expression, chosen.action, listsOf(chosen.list_ids), { id: rule.id, version: chosen.version });
-  const live = (rule.status === 'active' || rule.status === 'shadow') && rule.live_version !== null && rule.live_version !== number ? versions.find((v) => v.version === rule.live_version) : undefined;
+  const live =
+    (rule.status === 'active' || rule.status === 'shadow') && rule.live_version !== null && rule.live_version !== number
+      ? versions.find((v) => v.version === rule.live_version)
+      : undefined;
   return { target, compare: live ? version(live.expression, live.action, listsOf(live.list_ids), { id: rule.id, version: live.version }) : null };
 }
 
 /** Queues a backtest in `org`, which user `userId` has been checked to belong to; wakes the runner. */
-export async function queueBacktest(deps: BacktestDeps, org: OrganizationRow, userId: string, body: BacktestTarget & { from?: number | undefined; to?: number | undefined }): Promise<Job> {
+export async function queueBacktest(
+  deps: BacktestDeps,
+  org: OrganizationRow,
+  userId: string,
+  body: BacktestTarget & { from?: number | undefined; to?: number | undefined },
+): Promise<Job> {
   const now = (deps.clock ?? Date.now)();
   const from = body.from ?? 0;
   const to = body.to ?? now + 1;
-  if (to <= from) throw new AppError('validation_failed', 'The period ends before it begins.', 'Send `from` before `to`, or leave either out (from the first logged transaction, to now).', { fields: [{ path: 'body.to', message: 'must be after from' }] });
+  if (to <= from)
+    throw new AppError(
+      'validation_failed',
+      'The period ends before it begins.',
+      'Send `from` before `to`, or leave either out (from the first logged transaction, to now).',
+      { fields: [{ path: 'body.to', message: 'must be after from' }] },
+    );
   const data = organizationData(deps.db, org.id);
   let chosen: { target: BacktestVersion; compare: BacktestVersion | null };
   if ('rule_id' in body) chosen = await savedVersions(data, body.rule_id, body.version);
@@ -66,7 +103,12 @@ export async function queueBacktest(deps: BacktestDeps, org: OrganizationRow, us
   }
   const params: BacktestParams = { organization_id: org.id, ...chosen, from, to };
   const quota = deps.config.MAX_JOBS_PER_ORG_PER_DAY;
-  const job = await createOrganizationJob(deps.db, { kind: 'backtest', params, dataset_id: null, mode: null, owner_user_id: userId, organization_id: org.id }, quota, utcDayStart(now));
+  const job = await createOrganizationJob(
+    deps.db,
+    { kind: 'backtest', params, dataset_id: null, mode: null, owner_user_id: userId, organization_id: org.id },
+    quota,
+    utcDayStart(now),
+  );
   if (!job) throw quotaExceeded(org.name, quota, now);
   void deps.jobs?.poll();
   return jobView(job);

@@ -38,10 +38,19 @@ export function listView(l: ListRow): List {
 }
 
 function itemView(i: ItemRow): ListItem {
-  return { value: i.value, added_at: iso(i.added_at_ms), added_by: i.added_by, reason: i.reason, expires_at: isoOrNull(i.expires_at_ms), removed_at: isoOrNull(i.removed_at_ms), removed_by: i.removed_by };
+  return {
+    value: i.value,
+    added_at: iso(i.added_at_ms),
+    added_by: i.added_by,
+    reason: i.reason,
+    expires_at: isoOrNull(i.expires_at_ms),
+    removed_at: isoOrNull(i.removed_at_ms),
+    removed_by: i.removed_by,
+  };
 }
 
-const noList = (name: string) => new AppError('not_found', `No list named ${name} in this organization.`, 'Check the name (GET the organization\'s lists), or create the list first.');
+const noList = (name: string) =>
+  new AppError('not_found', `No list named ${name} in this organization.`, "Check the name (GET the organization's lists), or create the list first.");
 
 async function namedList(deps: PolicyDeps, lists: OrganizationLists, name: string): Promise<ListRow> {
   const list = await lists.named(name, now(deps));
@@ -55,15 +64,34 @@ function cleanValues(values: readonly string[], kind: ListKind): string[] {
   values.forEach((v, k) => {
     const why = valueProblem(v);
     if (why) fields.push({ path: `body.values.${k}`, message: `value ${why}` });
-    else if (kind === 'channel' && !listValue(v).includes(':')) fields.push({ path: `body.values.${k}`, message: 'a channel is payment_type:location, e.g. card:NG' });
+    else if (kind === 'channel' && !listValue(v).includes(':'))
+      fields.push({ path: `body.values.${k}`, message: 'a channel is payment_type:location, e.g. card:NG' });
   });
-  if (fields.length) throw new AppError('validation_failed', `${fields.length} value(s) cannot go on the list.`, 'Send values of at most 200 characters that are not empty after trimming (a channel as payment_type:location).', { fields: fields.slice(0, 20) });
+  if (fields.length)
+    throw new AppError(
+      'validation_failed',
+      `${fields.length} value(s) cannot go on the list.`,
+      'Send values of at most 200 characters that are not empty after trimming (a channel as payment_type:location).',
+      { fields: fields.slice(0, 20) },
+    );
   return [...new Set(values.map(listValue))];
 }
 
-export async function createList(deps: PolicyDeps, caller: OrganizationCaller, body: { name: string; kind: ListKind; description?: string | undefined }): Promise<List> {
-  const row = await organizationData(deps.db, caller.organizationId).lists.create({ id: randomId('list'), name: body.name, kind: body.kind, description: body.description ?? null, at: now(deps), by: caller.by });
-  if (!row) throw new AppError('conflict', `This organization has a list named ${body.name} already.`, 'Choose another name, or add the values to the existing list.');
+export async function createList(
+  deps: PolicyDeps,
+  caller: OrganizationCaller,
+  body: { name: string; kind: ListKind; description?: string | undefined },
+): Promise<List> {
+  const row = await organizationData(deps.db, caller.organizationId).lists.create({
+    id: randomId('list'),
+    name: body.name,
+    kind: body.kind,
+    description: body.description ?? null,
+    at: now(deps),
+    by: caller.by,
+  });
+  if (!row)
+    throw new AppError('conflict', `This organization has a list named ${body.name} already.`, 'Choose another name, or add the values to the existing list.');
   return listView(row);
 }
 
@@ -72,25 +100,50 @@ export async function allLists(deps: PolicyDeps, caller: OrganizationCaller): Pr
 }
 
 /** A list and a page of its items in value order: those on it now, or at `asOf`. */
-export async function listPage(deps: PolicyDeps, caller: OrganizationCaller, name: string, q: { asOf?: number | undefined; startingAfter?: string | undefined; limit: number }): Promise<ListPage> {
+export async function listPage(
+  deps: PolicyDeps,
+  caller: OrganizationCaller,
+  name: string,
+  q: { asOf?: number | undefined; startingAfter?: string | undefined; limit: number },
+): Promise<ListPage> {
   const lists = organizationData(deps.db, caller.organizationId).lists;
   const list = await namedList(deps, lists, name);
   const page = await lists.items(list.id, { now: now(deps), asOf: q.asOf, after: q.startingAfter, limit: q.limit });
   return { list: listView(list), data: page.items.map(itemView), has_more: page.hasMore };
 }
 
-export async function addListItems(deps: PolicyDeps, caller: OrganizationCaller, name: string, body: { values: readonly string[]; reason?: string | undefined; expires_at?: number | undefined }): Promise<AddResult> {
+export async function addListItems(
+  deps: PolicyDeps,
+  caller: OrganizationCaller,
+  name: string,
+  body: { values: readonly string[]; reason?: string | undefined; expires_at?: number | undefined },
+): Promise<AddResult> {
   const at = now(deps);
   const lists = organizationData(deps.db, caller.organizationId).lists;
   const list = await namedList(deps, lists, name);
   if (body.expires_at !== undefined && body.expires_at <= at) {
-    throw new AppError('validation_failed', 'expires_at is not in the future.', 'Send a time after now, or leave expires_at out to keep the values until they are removed.', { fields: [{ path: 'body.expires_at', message: 'must be in the future' }] });
+    throw new AppError(
+      'validation_failed',
+      'expires_at is not in the future.',
+      'Send a time after now, or leave expires_at out to keep the values until they are removed.',
+      { fields: [{ path: 'body.expires_at', message: 'must be in the future' }] },
+    );
   }
   const values = cleanValues(body.values, list.kind);
-  const result = await lists.addItems(list.id, values, { reason: body.reason ?? null, expiresAt: body.expires_at ?? null, at, by: caller.by, maxItems: deps.config.MAX_LIST_ITEMS_PER_ORG });
+  const result = await lists.addItems(list.id, values, {
+    reason: body.reason ?? null,
+    expiresAt: body.expires_at ?? null,
+    at,
+    by: caller.by,
+    maxItems: deps.config.MAX_LIST_ITEMS_PER_ORG,
+  });
   if ('missing' in result) throw noList(name);
   if ('over' in result) {
-    throw new AppError('limit_reached', `The organization's lists would hold ${result.over.toLocaleString('en')} items; at most ${deps.config.MAX_LIST_ITEMS_PER_ORG.toLocaleString('en')} are allowed (MAX_LIST_ITEMS_PER_ORG).`, 'Remove values that are no longer needed, or ask the operator to raise MAX_LIST_ITEMS_PER_ORG.');
+    throw new AppError(
+      'limit_reached',
+      `The organization's lists would hold ${result.over.toLocaleString('en')} items; at most ${deps.config.MAX_LIST_ITEMS_PER_ORG.toLocaleString('en')} are allowed (MAX_LIST_ITEMS_PER_ORG).`,
+      'Remove values that are no longer needed, or ask the operator to raise MAX_LIST_ITEMS_PER_ORG.',
+    );
   }
   await deps.tail.reach(result.xid);
   return { list: listView((await lists.named(name, now(deps)))!), added: result.added, replaced: result.replaced };
@@ -114,17 +167,32 @@ export async function deleteList(deps: PolicyDeps, caller: OrganizationCaller, n
   if (!deleted) throw noList(name);
   if ('inUse' in deleted) {
     const users = deleted.inUse;
-    throw new AppError('list_in_use', `The list ${name} is used by ${users.length === 1 ? 'the rule' : 'the rules'} ${users.join(', ')}.`, 'Disable those rules, or save versions of them that do not use the list, then delete it.', { rules: users });
+    throw new AppError(
+      'list_in_use',
+      `The list ${name} is used by ${users.length === 1 ? 'the rule' : 'the rules'} ${users.join(', ')}.`,
+      'Disable those rules, or save versions of them that do not use the list, then delete it.',
+      { rules: users },
+    );
   }
   await deps.tail.reach(deleted.xid);
 }
 
 /** A page of a list's recorded changes, newest first, after the change `startingAfter` (the last
  *  of the previous page); `not_found` for a list, or a change of it, the organization does not have. */
-export async function listAudit(deps: PolicyDeps, caller: OrganizationCaller, name: string, q: { startingAfter?: string | undefined; limit: number }): Promise<ListAudit> {
+export async function listAudit(
+  deps: PolicyDeps,
+  caller: OrganizationCaller,
+  name: string,
+  q: { startingAfter?: string | undefined; limit: number },
+): Promise<ListAudit> {
   const lists = organizationData(deps.db, caller.organizationId).lists;
   const list = await namedList(deps, lists, name);
   const page = await lists.auditPage(list.id, q.limit, q.startingAfter === undefined ? undefined : Number(q.startingAfter));
-  if (!page) throw new AppError('not_found', `starting_after names no change ${q.startingAfter} of the list ${name}.`, 'Pass the id of the last change of the previous page.');
+  if (!page)
+    throw new AppError(
+      'not_found',
+      `starting_after names no change ${q.startingAfter} of the list ${name}.`,
+      'Pass the id of the last change of the previous page.',
+    );
   return { data: page.entries.map((e) => ({ id: String(e.id), at: iso(e.at_ms), by: e.by, action: e.action, detail: e.detail })), has_more: page.hasMore };
 }

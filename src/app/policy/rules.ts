@@ -21,7 +21,7 @@ import { organizationData } from '../../storage/organization-data.ts';
 import type { OrganizationLists } from '../../storage/organization/lists.ts';
 import type { OrganizationRules } from '../../storage/organization/rules.ts';
 import type { RuleStatus } from '../../storage/rule-state.ts';
-import type { RuleRow, VersionRow } from '../../storage/rules-store.ts';
+import type { RuleRow, VersionInput, VersionRow } from '../../storage/rules-store.ts';
 
 /** How far back a rule's listed matches and errors are counted. */
 export const COUNT_WINDOW_MS = 7 * 86_400_000;
@@ -54,12 +54,18 @@ function ruleView(r: RuleRow): Rule {
   };
 }
 
-const noRule = (id: string) => new AppError('not_found', `No rule ${id} in this organization.`, 'Check the rule id (GET the organization\'s rules).');
-const nameTaken = (name: string) => new AppError('conflict', `This organization has a rule named ${name} already.`, 'Choose another name, or save a new version of that rule.');
+const noRule = (id: string) => new AppError('not_found', `No rule ${id} in this organization.`, "Check the rule id (GET the organization's rules).");
+const nameTaken = (name: string) =>
+  new AppError('conflict', `This organization has a rule named ${name} already.`, 'Choose another name, or save a new version of that rule.');
 
 export function invalidRule(problems: RuleProblem[]): AppError {
   const first = problems[0]!;
-  return new AppError('invalid_rule', `The expression cannot be used: ${first.message} (line ${first.line}, column ${first.column}).`, 'Correct the expression at the line and column given; docs/rules.md lists the fields, functions and limits.', { errors: problems });
+  return new AppError(
+    'invalid_rule',
+    `The expression cannot be used: ${first.message} (line ${first.line}, column ${first.column}).`,
+    'Correct the expression at the line and column given; docs/rules.md lists the fields, functions and limits.',
+    { errors: problems },
+  );
 }
 
 /** The organization's lists now: name → id, and name → kind (what a list may be compared with). */
@@ -81,7 +87,11 @@ async function checked(deps: PolicyDeps, lists: OrganizationLists, expression: s
  *  since is another list: then the save is to be sent again. */
 async function listsGone(deps: PolicyDeps, lists: OrganizationLists, expression: string): Promise<AppError> {
   await checked(deps, lists, expression);
-  return new AppError('conflict', 'A list the expression names was deleted, and another of its name made, while the rule was saved.', 'Send the request again: it is checked against the lists as they are now.');
+  return new AppError(
+    'conflict',
+    'A list the expression names was deleted, and another of its name made, while the rule was saved.',
+    'Send the request again: it is checked against the lists as they are now.',
+  );
 }
 
 async function oneRule(deps: PolicyDeps, rules: OrganizationRules, id: string): Promise<Rule> {
@@ -90,14 +100,29 @@ async function oneRule(deps: PolicyDeps, rules: OrganizationRules, id: string): 
   return ruleView(row);
 }
 
-export async function createRule(deps: PolicyDeps, caller: OrganizationCaller, body: { name: string; expression: string; action: RuleAction; status: RuleStatus; description?: string | undefined }): Promise<Rule> {
+export async function createRule(
+  deps: PolicyDeps,
+  caller: OrganizationCaller,
+  body: { name: string; expression: string; action: RuleAction; status: RuleStatus; description?: string | undefined },
+): Promise<Rule> {
   const data = organizationData(deps.db, caller.organizationId);
   const { checked: c, ids } = await checked(deps, data.lists, body.expression);
   if ((await data.rules.count()) >= deps.config.MAX_RULES_PER_ORG) {
-    throw new AppError('limit_reached', `The organization has ${deps.config.MAX_RULES_PER_ORG} rules, the most allowed (MAX_RULES_PER_ORG).`, 'Delete rules that are no longer needed, or ask the operator to raise MAX_RULES_PER_ORG.');
+    throw new AppError(
+      'limit_reached',
+      `The organization has ${deps.config.MAX_RULES_PER_ORG} rules, the most allowed (MAX_RULES_PER_ORG).`,
+      'Delete rules that are no longer needed, or ask the operator to raise MAX_RULES_PER_ORG.',
+    );
   }
   const id = randomId('rule');
-  const result = await data.rules.create({ id, name: body.name, status: body.status, version: { expression: body.expression, action: body.action, description: body.description ?? null, listIds: c.lists.map((n) => ids.get(n)!) }, at: now(deps), by: caller.by });
+  const result = await data.rules.create({
+    id,
+    name: body.name,
+    status: body.status,
+    version: { expression: body.expression, action: body.action, description: body.description ?? null, listIds: c.lists.map((n) => ids.get(n)!) },
+    at: now(deps),
+    by: caller.by,
+  });
   if (result === 'taken') throw nameTaken(body.name);
   if ('listsGone' in result) throw await listsGone(deps, data.lists, body.expression);
   await deps.tail.reach(result.xid);
@@ -106,16 +131,32 @@ export async function createRule(deps: PolicyDeps, caller: OrganizationCaller, b
 
 /** A change: any of expression, action and description saves a new version (the others kept from
  *  the newest); a status or a name alone changes the rule, not its versions. */
-export async function changeRule(deps: PolicyDeps, caller: OrganizationCaller, id: string, body: { name?: string | undefined; expression?: string | undefined; action?: RuleAction | undefined; description?: string | null | undefined; status?: RuleStatus | undefined }): Promise<Rule> {
+export async function changeRule(
+  deps: PolicyDeps,
+  caller: OrganizationCaller,
+  id: string,
+  body: {
+    name?: string | undefined;
+    expression?: string | undefined;
+    action?: RuleAction | undefined;
+    description?: string | null | undefined;
+    status?: RuleStatus | undefined;
+  },
+): Promise<Rule> {
   const data = organizationData(deps.db, caller.organizationId);
   const current = await oneRule(deps, data.rules, id);
   const content = body.expression !== undefined || body.action !== undefined || body.description !== undefined;
   if (!content && body.status === undefined && body.name === undefined) return current;
-  let version;
+  let version: VersionInput | undefined;
   if (content) {
     const expression = body.expression ?? current.expression;
     const { checked: c, ids } = await checked(deps, data.lists, expression);
-    version = { expression, action: body.action ?? current.action, description: body.description === undefined ? current.description : body.description, listIds: c.lists.map((n) => ids.get(n)!) };
+    version = {
+      expression,
+      action: body.action ?? current.action,
+      description: body.description === undefined ? current.description : body.description,
+      listIds: c.lists.map((n) => ids.get(n)!),
+    };
   }
   const result = await data.rules.change(id, { version, status: body.status, name: body.name }, now(deps), caller.by);
   if (result === undefined) throw noRule(id);
@@ -124,7 +165,13 @@ export async function changeRule(deps: PolicyDeps, caller: OrganizationCaller, i
     if (version) throw await listsGone(deps, data.lists, version.expression);
     const names = await data.lists.names(result.listsGone);
     const gone = result.listsGone.map((l) => names.get(l) ?? l).join(', ');
-    throw invalidRule([{ message: `The version this change would evaluate names the deleted list ${gone}: save a version that does not use it, then change the status.`, line: 1, column: 1 }]);
+    throw invalidRule([
+      {
+        message: `The version this change would evaluate names the deleted list ${gone}: save a version that does not use it, then change the status.`,
+        line: 1,
+        column: 1,
+      },
+    ]);
   }
   await deps.tail.reach(result.xid);
   return oneRule(deps, data.rules, id);
@@ -149,7 +196,17 @@ export async function ruleVersions(deps: PolicyDeps, caller: OrganizationCaller,
   const rows: VersionRow[] = await data.rules.versions(id);
   if (rows.length === 0) throw noRule(id);
   const names = await data.lists.names([...new Set(rows.flatMap((r) => r.list_ids))]);
-  return { data: rows.map((r) => ({ version: r.version, expression: r.expression, action: r.action, description: r.description, lists: r.list_ids.map((l) => names.get(l) ?? l), created_at: iso(r.created_at_ms), created_by: r.created_by })) };
+  return {
+    data: rows.map((r) => ({
+      version: r.version,
+      expression: r.expression,
+      action: r.action,
+      description: r.description,
+      lists: r.list_ids.map((l) => names.get(l) ?? l),
+      created_at: iso(r.created_at_ms),
+      created_by: r.created_by,
+    })),
+  };
 }
 
 /** Every change of a rule, oldest first: created, a new version, a status or name, deleted. */
@@ -161,7 +218,11 @@ export async function ruleHistory(deps: PolicyDeps, caller: OrganizationCaller, 
 
 /** Checks an expression: whether it can be saved (else each problem), the lists it uses, and, given
  *  a transaction, whether it matches what that decision saw, with the values read. */
-export async function checkRule(deps: RulesDeps, caller: OrganizationCaller, body: { expression: string; transaction_id?: string | undefined }): Promise<CheckResult> {
+export async function checkRule(
+  deps: RulesDeps,
+  caller: OrganizationCaller,
+  body: { expression: string; transaction_id?: string | undefined },
+): Promise<CheckResult> {
   const data = organizationData(deps.db, caller.organizationId);
   const { ids, kinds } = await listsNow(data.lists, now(deps));
   const r = checkExpression(body.expression, new Set(ids.keys()), kinds);
@@ -171,15 +232,29 @@ export async function checkRule(deps: RulesDeps, caller: OrganizationCaller, bod
   const row = await data.decisions.get(body.transaction_id);
   const values = row && decisionValues(row);
   if (!row || !values) {
-    throw new AppError('not_found', `No scored transaction ${body.transaction_id} in this organization.`, 'Give the transaction_id of a transaction scored through an API key (an imported one has no decision to evaluate).');
+    throw new AppError(
+      'not_found',
+      `No scored transaction ${body.transaction_id} in this organization.`,
+      'Give the transaction_id of a transaction scored through an API key (an imported one has no decision to evaluate).',
+    );
   }
   const names = row.model_id ? await deps.featureNames(row.model_id) : undefined;
   const input = ruleInput(values, () => loggedFeatures(row.features, names ?? []));
   const lists = new Map(r.checked.lists.map((n) => [n, ids.get(n)!]));
   // The lists as they were when the transaction was decided, as a backtest reads them.
   const history = new ItemHistory();
-  if (lists.size) await data.lists.stays([...lists.values()], (stays) => stays.forEach((s) => history.add(s)));
+  if (lists.size)
+    await data.lists.stays([...lists.values()], (stays) =>
+      stays.forEach((s) => {
+        history.add(s);
+      }),
+    );
   const outcome = evaluateText(body.expression, lists, input, (listId, value) => history.has(listId, value, values.time));
-  result.evaluation = { transaction_id: row.transaction_id, matched: outcome.matched, error: outcome.error ?? null, values: valuesRead(input, r.checked.fields) };
+  result.evaluation = {
+    transaction_id: row.transaction_id,
+    matched: outcome.matched,
+    error: outcome.error ?? null,
+    values: valuesRead(input, r.checked.fields),
+  };
   return result;
 }

@@ -74,7 +74,14 @@ function deliveryView(d: DeliveryRow): WebhookDelivery {
     last_error: d.last_error,
     delivered_at: iso(d.delivered_at),
     created_at: d.created_at.toISOString(),
-    attempt_log: d.attempt_log.map((a) => ({ attempt: a.attempt, started_at: a.started_at.toISOString(), duration_ms: a.duration_ms, status_code: a.status_code, error: a.error, response_excerpt: a.response_excerpt })),
+    attempt_log: d.attempt_log.map((a) => ({
+      attempt: a.attempt,
+      started_at: a.started_at.toISOString(),
+      duration_ms: a.duration_ms,
+      status_code: a.status_code,
+      error: a.error,
+      response_excerpt: a.response_excerpt,
+    })),
   };
 }
 
@@ -83,24 +90,43 @@ function newSecret(): string {
 }
 
 function sealing(deps: WebhookDeps): SecretBox {
-  if (!deps.box) throw new AppError('auth_not_configured', 'Webhooks cannot be signed: this server has no SESSION_SECRET.', 'Set SESSION_SECRET (the same value in every server process sharing the database; README, Configuration) and restart.');
+  if (!deps.box)
+    throw new AppError(
+      'auth_not_configured',
+      'Webhooks cannot be signed: this server has no SESSION_SECRET.',
+      'Set SESSION_SECRET (the same value in every server process sharing the database; README, Configuration) and restart.',
+    );
   return deps.box;
 }
 
-async function webhooksOf(deps: WebhookDeps, orgId: string, userId: string, owner: boolean): Promise<{ organization: OrganizationRow; webhooks: OrganizationWebhooks }> {
+async function webhooksOf(
+  deps: WebhookDeps,
+  orgId: string,
+  userId: string,
+  owner: boolean,
+): Promise<{ organization: OrganizationRow; webhooks: OrganizationWebhooks }> {
   const organization = await memberOrganization(deps.db, orgId, userId);
-  if (owner && organization.role !== 'owner') throw new AppError('forbidden', `Only owners of ${organization.name} manage its webhooks.`, 'Ask an owner of the organization to do it.');
+  if (owner && organization.role !== 'owner')
+    throw new AppError('forbidden', `Only owners of ${organization.name} manage its webhooks.`, 'Ask an owner of the organization to do it.');
   return { organization, webhooks: organizationData(deps.db, organization.id).webhooks };
 }
 
-const noEndpoint = (id: string) => new AppError('not_found', `No webhook endpoint ${id} in this organization.`, "List the organization's endpoints with GET /api/organizations/{id}/webhooks.");
+const noEndpoint = (id: string) =>
+  new AppError('not_found', `No webhook endpoint ${id} in this organization.`, "List the organization's endpoints with GET /api/organizations/{id}/webhooks.");
 
 async function checkedUrl(deps: WebhookDeps, url: string): Promise<string> {
   try {
     await checkWebhookUrl(url, deps.policy);
   } catch (e) {
     if (!(e instanceof WebhookAddressRefused)) throw e;
-    throw new AppError('invalid_webhook_url', e.message, deps.policy.allowPrivateNetworks ? 'Use an absolute https URL (http is allowed for loopback in development).' : 'Use an https URL whose host resolves to public addresses only (WEBHOOK_ALLOW_PRIVATE_NETWORKS=true lifts this, for development).', { fields: [{ path: 'body.url', message: e.message }] });
+    throw new AppError(
+      'invalid_webhook_url',
+      e.message,
+      deps.policy.allowPrivateNetworks
+        ? 'Use an absolute https URL (http is allowed for loopback in development).'
+        : 'Use an https URL whose host resolves to public addresses only (WEBHOOK_ALLOW_PRIVATE_NETWORKS=true lifts this, for development).',
+      { fields: [{ path: 'body.url', message: e.message }] },
+    );
   }
   return url;
 }
@@ -117,20 +143,42 @@ export async function webhookEndpoint(deps: WebhookDeps, orgId: string, userId: 
   return endpointView(row);
 }
 
-export async function createWebhookEndpoint(deps: WebhookDeps, orgId: string, userId: string, input: EndpointInput): Promise<WebhookEndpoint & { secret: string }> {
+export async function createWebhookEndpoint(
+  deps: WebhookDeps,
+  orgId: string,
+  userId: string,
+  input: EndpointInput,
+): Promise<WebhookEndpoint & { secret: string }> {
   const box = sealing(deps);
   const { organization, webhooks } = await webhooksOf(deps, orgId, userId, true);
   if ((await webhooks.all()).length >= MAX_ENDPOINTS_PER_ORG) {
-    throw new AppError('limit_reached', `This organization has ${MAX_ENDPOINTS_PER_ORG} webhook endpoints, the most it may have.`, 'Delete an endpoint it no longer needs, or subscribe an existing one to more events.');
+    throw new AppError(
+      'limit_reached',
+      `This organization has ${MAX_ENDPOINTS_PER_ORG} webhook endpoints, the most it may have.`,
+      'Delete an endpoint it no longer needs, or subscribe an existing one to more events.',
+    );
   }
   const url = await checkedUrl(deps, input.url);
   const secret = newSecret();
-  const row = await webhooks.create({ id: randomId('we'), url, description: input.description ?? null, events: [...new Set(input.events)], secretSealed: box.seal(secret), by: userId });
+  const row = await webhooks.create({
+    id: randomId('we'),
+    url,
+    description: input.description ?? null,
+    events: [...new Set(input.events)],
+    secretSealed: box.seal(secret),
+    by: userId,
+  });
   await deps.endpointsChanged(organization.id);
   return { ...endpointView(row), secret };
 }
 
-export async function changeWebhookEndpoint(deps: WebhookDeps, orgId: string, userId: string, id: string, change: Partial<EndpointInput> & { status?: 'enabled' | 'disabled' | undefined }): Promise<WebhookEndpoint> {
+export async function changeWebhookEndpoint(
+  deps: WebhookDeps,
+  orgId: string,
+  userId: string,
+  id: string,
+  change: Partial<EndpointInput> & { status?: 'enabled' | 'disabled' | undefined },
+): Promise<WebhookEndpoint> {
   const { organization, webhooks } = await webhooksOf(deps, orgId, userId, true);
   const url = change.url === undefined ? undefined : await checkedUrl(deps, change.url);
   const row = await webhooks.change(id, { url, description: change.description, events: change.events && [...new Set(change.events)], status: change.status });
@@ -156,13 +204,22 @@ export async function deleteWebhookEndpoint(deps: WebhookDeps, orgId: string, us
 }
 
 /** An endpoint's deliveries, newest first: `limit` after the delivery `startingAfter` (the previous page's last). */
-export async function webhookDeliveries(deps: WebhookDeps, orgId: string, userId: string, id: string, q: { limit: number; startingAfter?: string | undefined; status?: WebhookDelivery['status'] | undefined }): Promise<{ data: WebhookDelivery[]; has_more: boolean }> {
+export async function webhookDeliveries(
+  deps: WebhookDeps,
+  orgId: string,
+  userId: string,
+  id: string,
+  q: { limit: number; startingAfter?: string | undefined; status?: WebhookDelivery['status'] | undefined },
+): Promise<{ data: WebhookDelivery[]; has_more: boolean }> {
   const { webhooks } = await webhooksOf(deps, orgId, userId, false);
   if (!(await webhooks.one(id))) throw noEndpoint(id);
   let before: number | null = null;
   if (q.startingAfter !== undefined) {
     const after = await webhooks.delivery(id, q.startingAfter);
-    if (!after) throw new AppError('validation_failed', `starting_after names no delivery of endpoint ${id}.`, 'Pass the id of the last delivery of the previous page.', { fields: [{ path: 'querystring.starting_after', message: 'no such delivery' }] });
+    if (!after)
+      throw new AppError('validation_failed', `starting_after names no delivery of endpoint ${id}.`, 'Pass the id of the last delivery of the previous page.', {
+        fields: [{ path: 'querystring.starting_after', message: 'no such delivery' }],
+      });
     before = after.seq;
   }
   const rows = await webhooks.deliveries(id, q.limit + 1, before, q.status ?? null);
@@ -172,7 +229,12 @@ export async function webhookDeliveries(deps: WebhookDeps, orgId: string, userId
 export async function webhookDelivery(deps: WebhookDeps, orgId: string, userId: string, id: string, deliveryId: string): Promise<WebhookDeliveryDetail> {
   const { webhooks } = await webhooksOf(deps, orgId, userId, false);
   const row = await webhooks.delivery(id, deliveryId);
-  if (!row) throw new AppError('not_found', `No delivery ${deliveryId} of endpoint ${id}.`, "List the endpoint's deliveries with GET …/webhooks/{webhook_id}/deliveries.");
+  if (!row)
+    throw new AppError(
+      'not_found',
+      `No delivery ${deliveryId} of endpoint ${id}.`,
+      "List the endpoint's deliveries with GET …/webhooks/{webhook_id}/deliveries.",
+    );
   return { ...deliveryView(row), payload: row.payload };
 }
 
@@ -188,6 +250,11 @@ export async function sendTestEvent(deps: WebhookDeps, orgId: string, userId: st
 export async function redeliverWebhook(deps: WebhookDeps, orgId: string, userId: string, id: string, deliveryId: string): Promise<{ delivery_id: string }> {
   const { webhooks } = await webhooksOf(deps, orgId, userId, false);
   const queued = await webhooks.redeliver(id, deliveryId);
-  if (!queued) throw new AppError('not_found', `No delivery ${deliveryId} of endpoint ${id}.`, "List the endpoint's deliveries with GET …/webhooks/{webhook_id}/deliveries.");
+  if (!queued)
+    throw new AppError(
+      'not_found',
+      `No delivery ${deliveryId} of endpoint ${id}.`,
+      "List the endpoint's deliveries with GET …/webhooks/{webhook_id}/deliveries.",
+    );
   return { delivery_id: queued };
 }

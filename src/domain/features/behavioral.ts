@@ -5,7 +5,7 @@
 // is new when the request did not give them (UNKNOWN): an omitted field says nothing about the
 // customer, and training saw such payments of every kind (train.ts), so missing is not evidence.
 
-import { type History } from '../history/history.ts';
+import type { History } from '../history/history.ts';
 import { channelOf, UNKNOWN, type Transaction } from '../transaction.ts';
 
 export const BEHAVIORAL_FEATURES = [

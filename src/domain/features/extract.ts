@@ -7,7 +7,7 @@
 
 import type { Channel } from '../channels.ts';
 import { History } from '../history/history.ts';
-import { type Transaction } from '../transaction.ts';
+import type { Transaction } from '../transaction.ts';
 import { behavioral, BEHAVIORAL_FEATURES } from './behavioral.ts';
 import { graph, GRAPH_FEATURES } from './graph.ts';
 import { tabular, TABULAR_FEATURES } from './tabular.ts';

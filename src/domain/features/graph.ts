@@ -6,7 +6,7 @@
 // to be compromised (their neighbours' fraud). Ring membership is not a feature: a score reports
 // it beside the model's answer (`related_ring`).
 
-import { type History } from '../history/history.ts';
+import type { History } from '../history/history.ts';
 import { channelOf, type Transaction } from '../transaction.ts';
 
 /** Pseudo-count and prior rate for smoothed fraud rates. */

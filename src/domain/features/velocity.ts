@@ -2,8 +2,8 @@
 // sums of strictly older transactions in short and long windows. Card testing shows up in the
 // customer's ten-minute count; a compromised merchant or channel in its hourly and daily volume.
 
-import { type History } from '../history/history.ts';
-import { type Series } from '../history/series.ts';
+import type { History } from '../history/history.ts';
+import type { Series } from '../history/series.ts';
 import { channelOf, type Transaction } from '../transaction.ts';
 
 const MINUTE = 60_000;

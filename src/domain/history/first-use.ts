@@ -78,7 +78,7 @@ export class Uses {
   }
 
   /** Adds a use the customer is known not to have yet (a load, whose rows are unique by customer,
- *  kind and key), without looking for it first. */
+   *  kind and key), without looking for it first. */
   append(customer: number, kind: UseKind, key: number, first: number): void {
     const added = this.lists.append(customer);
     this.lists.ints[0]![added] = tag(kind, key);

@@ -36,8 +36,14 @@ export interface LoadTarget {
 export function loadUse(h: LoadTarget, customerId: string, kind: 'merchant' | 'channel' | 'location', key: string, first: number): void {
   const r = h.records;
   const c = r.customerIds.id(customerId);
-  if (kind === 'channel') return h.uses.append(c, USE_CHANNEL, r.channels.number(key), first);
-  if (kind === 'location') return h.uses.append(c, USE_LOCATION, r.places.id(key), first);
+  if (kind === 'channel') {
+    h.uses.append(c, USE_CHANNEL, r.channels.number(key), first);
+    return;
+  }
+  if (kind === 'location') {
+    h.uses.append(c, USE_LOCATION, r.places.id(key), first);
+    return;
+  }
   const m = r.merchantIds.id(key);
   h.uses.append(c, USE_MERCHANT, m, first);
   h.neighbours.loadPair(m, first);

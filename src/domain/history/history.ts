@@ -151,10 +151,16 @@ export class History {
     const t = tx.time;
     // Refused before anything changes, so a caller can keep the history or load it afresh.
     if (!this.everyRecord) {
-      throw new Error('history must be added in time order: a late transaction is placed only by a history that keeps every transaction (withRecords() before the first add)');
+      throw new Error(
+        'history must be added in time order: a late transaction is placed only by a history that keeps every transaction (withRecords() before the first add)',
+      );
     }
     const r = this.records;
-    if (!this.customers.accepts(r.customerIds.find(tx.customer_id), t) || !this.merchants.accepts(r.merchantIds.find(tx.merchant_id), t) || !this.channels.accepts(r.channels.keys.find(channelOf(tx)), t)) {
+    if (
+      !this.customers.accepts(r.customerIds.find(tx.customer_id), t) ||
+      !this.merchants.accepts(r.merchantIds.find(tx.merchant_id), t) ||
+      !this.channels.accepts(r.channels.keys.find(channelOf(tx)), t)
+    ) {
       throw new HorizonError(t, this.latest);
     }
     const labelled = tx.label === 0 || tx.label === 1;
@@ -208,7 +214,13 @@ export class History {
    * filed, as `setOutcome` does for a kept record. Throws a HorizonError, changing nothing, when
    * the totals cannot follow (see KnownLabels.unfile).
    */
-  relabel(tx: Pick<Transaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>, from: 0 | 1 | undefined, fromKnown: number, label: 0 | 1, knownAt: number): void {
+  relabel(
+    tx: Pick<Transaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>,
+    from: 0 | 1 | undefined,
+    fromKnown: number,
+    label: 0 | 1,
+    knownAt: number,
+  ): void {
     const [c, m, ch] = this.records.numbersOf(tx);
     if (from !== undefined) this.labels.unfile(c, m, ch, from, fromKnown, -1, this.latest);
     this.labels.file(c, m, ch, label, knownAt, -1);
@@ -227,7 +239,15 @@ export class History {
 
   /** What a load fills. */
   private loadTarget(): LoadTarget {
-    return { records: this.records, uses: this.uses, neighbours: this.neighbours, labels: this.labels, series: (kind) => this.store(kind), floor: this.floor, refreshCompromised: (c) => this.refreshCompromised(c) };
+    return {
+      records: this.records,
+      uses: this.uses,
+      neighbours: this.neighbours,
+      labels: this.labels,
+      series: (kind) => this.store(kind),
+      floor: this.floor,
+      refreshCompromised: (c) => this.refreshCompromised(c),
+    };
   }
 
   /** When a customer first used a merchant, channel or location (floor-load.ts). */

@@ -14,7 +14,6 @@ import { WINDOW_HORIZON_MS } from './horizon.ts';
 const CHECKPOINT = 16;
 const SHIFT = 4;
 
-
 /** Labels filed during a load, in typed arrays: millions of them in JavaScript arrays would be
  *  copied and traced by the collector as they grow. */
 class PendingLabels {
@@ -28,7 +27,10 @@ class PendingLabels {
     const i = this.count++;
     if (i === this.entity.length) {
       const n = grown(i);
-      const wider = <T extends Int32Array | Float64Array | Int8Array>(a: T, b: T): T => (b.set(a), b);
+      const wider = <T extends Int32Array | Float64Array | Int8Array>(a: T, b: T): T => {
+        b.set(a);
+        return b;
+      };
       this.entity = wider(this.entity, new Int32Array(n));
       this.time = wider(this.time, new Float64Array(n));
       this.label = wider(this.label, new Int8Array(n));

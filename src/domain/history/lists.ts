@@ -40,7 +40,15 @@ function classOf(capacity: number): number {
 
 /** Copies lists [from, to) of `old` end to end into `col` from `at`, each followed by room for a
  *  sixteenth more (and one); returns where the next goes. */
-function moveLists<T extends Int32Array | Float64Array | Int8Array>(old: T, col: T, start: Int32Array, length: Int32Array, from: number, to: number, at: number): number {
+function moveLists<T extends Int32Array | Float64Array | Int8Array>(
+  old: T,
+  col: T,
+  start: Int32Array,
+  length: Int32Array,
+  from: number,
+  to: number,
+  at: number,
+): number {
   for (let l = from; l < to; l++) {
     const len = length[l]!;
     if (len === 0) continue;

@@ -362,7 +362,19 @@ export class RecordStore {
 
   /** Bytes held by the columns, the ids and the string tables. */
   get byteLength(): number {
-    return this.times.byteLength + this.amounts.byteLength + this.knownAt.byteLength + this.customers.byteLength + this.merchants.byteLength + this.channelColumn.byteLength + this.capacity + this.ids.byteLength + (this.idIndex?.byteLength ?? 0) + this.customerIds.byteLength + this.merchantIds.byteLength;
+    return (
+      this.times.byteLength +
+      this.amounts.byteLength +
+      this.knownAt.byteLength +
+      this.customers.byteLength +
+      this.merchants.byteLength +
+      this.channelColumn.byteLength +
+      this.capacity +
+      this.ids.byteLength +
+      (this.idIndex?.byteLength ?? 0) +
+      this.customerIds.byteLength +
+      this.merchantIds.byteLength
+    );
   }
 
   /** Shrinks the columns to the records held and a sixteenth more (after a load), when they hold

@@ -16,7 +16,6 @@ import { HorizonError, WINDOW_HORIZON_MS } from './horizon.ts';
 const CHECKPOINT = 16;
 const SHIFT = 4;
 
-
 /**
  * The series of one role (customers, merchants or channels), entity by entity (by number). An
  * entity's running sums are cumulative from its first entry (dropped ones included); a loaded

@@ -19,7 +19,9 @@ import { History } from './history.ts';
 export const HISTORY_FORMAT = (() => {
   const dir = import.meta.dirname;
   const hash = createHash('sha256');
-  const code = readdirSync(dir).filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts')).sort();
+  const code = readdirSync(dir)
+    .filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts'))
+    .sort();
   if (!code.some((f) => f.startsWith('history.'))) throw new Error(`the history's code is not beside ${import.meta.filename}`);
   for (const f of code) hash.update(`${f}\n`).update(readFileSync(join(dir, f)));
   return `h1-${hash.digest('hex').slice(0, 16)}`;
@@ -65,8 +67,17 @@ const CLASSES: ReadonlyMap<string, object> = (() => {
   const visit = (v: unknown): void => {
     if (typeof v !== 'object' || v === null || seen.has(v) || ArrayBuffer.isView(v)) return;
     seen.add(v);
-    if (Array.isArray(v)) return v.forEach(visit);
-    if (v instanceof Map) return v.forEach((x, k) => (visit(k), visit(x)));
+    if (Array.isArray(v)) {
+      v.forEach(visit);
+      return;
+    }
+    if (v instanceof Map) {
+      v.forEach((x, k) => {
+        visit(k);
+        visit(x);
+      });
+      return;
+    }
     const proto = Object.getPrototypeOf(v) as object;
     if (proto !== Object.prototype) found.set((proto as { constructor: { name: string } }).constructor.name, proto);
     for (const x of Object.values(v)) visit(x);

@@ -108,7 +108,15 @@ export class Tally {
     if (outcome === 'fraud') d.fraud += 1;
     else if (outcome === 'legit') d.legit += 1;
     const list = this.examples[outcome];
-    if (list.length < EXAMPLES_PER_OUTCOME) list.push({ transaction_id: row.transaction_id, time: new Date(row.time).toISOString(), amount: row.amount, decision: row.decision, would_be: wouldBe, values: values() });
+    if (list.length < EXAMPLES_PER_OUTCOME)
+      list.push({
+        transaction_id: row.transaction_id,
+        time: new Date(row.time).toISOString(),
+        amount: row.amount,
+        decision: row.decision,
+        would_be: wouldBe,
+        values: values(),
+      });
   }
 
   /** The figures, given all fraud reported in the period (recall's denominator). */
@@ -131,24 +139,46 @@ export class Tally {
    *  take to arrive). */
   report(allFraud: number, labelDelayDays: number): Figures & { warnings: string[] } {
     const figures = this.figures(allFraud);
-    return { ...figures, warnings: backtestWarnings({ action: this.action, figures, matchedBlockedLogged: this.blocked, recentMatched: this.recentMatched, recentUnknown: this.recentUnknown, labelDelayDays }) };
+    return {
+      ...figures,
+      warnings: backtestWarnings({
+        action: this.action,
+        figures,
+        matchedBlockedLogged: this.blocked,
+        recentMatched: this.recentMatched,
+        recentUnknown: this.recentUnknown,
+        labelDelayDays,
+      }),
+    };
   }
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
 /** What a backtest over the period should warn about, in words. */
-function backtestWarnings(o: { action: RuleAction; figures: Figures; matchedBlockedLogged: number; recentMatched: number; recentUnknown: number; labelDelayDays: number }): string[] {
+function backtestWarnings(o: {
+  action: RuleAction;
+  figures: Figures;
+  matchedBlockedLogged: number;
+  recentMatched: number;
+  recentUnknown: number;
+  labelDelayDays: number;
+}): string[] {
   const w: string[] = [];
   const { figures: f } = o;
   if (o.recentMatched > 0 && o.recentUnknown > 0) {
-    w.push(`Outcomes arrive late: ${o.recentUnknown} of the ${o.recentMatched} matched transactions from the last ${o.labelDelayDays} days have none yet, so precision and recall there will still change.`);
+    w.push(
+      `Outcomes arrive late: ${o.recentUnknown} of the ${o.recentMatched} matched transactions from the last ${o.labelDelayDays} days have none yet, so precision and recall there will still change.`,
+    );
   }
   if (o.action === 'allow' && o.matchedBlockedLogged > 0) {
-    w.push(`${o.matchedBlockedLogged} of the matched transactions were blocked when they were decided: a blocked payment rarely gets an outcome, so how many of them were legitimate is not known, and this allow rule's precision rests on the others.`);
+    w.push(
+      `${o.matchedBlockedLogged} of the matched transactions were blocked when they were decided: a blocked payment rarely gets an outcome, so how many of them were legitimate is not known, and this allow rule's precision rests on the others.`,
+    );
   }
   const labelled = f.outcomes.fraud + f.outcomes.legit;
-  if (f.matched > 0 && labelled < f.matched / 2) w.push(`Only ${labelled} of the ${f.matched} matched transactions have an outcome: precision is measured on those alone.`);
+  if (f.matched > 0 && labelled < f.matched / 2)
+    w.push(`Only ${labelled} of the ${f.matched} matched transactions have an outcome: precision is measured on those alone.`);
   if (f.errors > 0) w.push(`The rule could not be evaluated on ${f.errors} transaction(s) (a value it reads was missing); they count as not matched.`);
   return w;
 }

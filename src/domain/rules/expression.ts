@@ -13,7 +13,7 @@
 
 import { RULE_FIELDS } from './fields.ts';
 import { kindFits, kindOfField, type ListKind } from './lists.ts';
-import { Environment } from '@marcbachmann/cel-js';
+import { Environment, type ParseResult } from '@marcbachmann/cel-js';
 
 /** Longest expression accepted. */
 export const MAX_EXPRESSION_CHARS = 4_000;
@@ -85,7 +85,9 @@ function inList(name: string, value: string): boolean {
 const environment = new Environment({ limits: { maxDepth: MAX_DEPTH, maxAstNodes: MAX_NODES } });
 environment.registerType('history', { ctor: EntityHistoryValue, fields: { prior_transactions: 'int', is_new: 'bool' } } as never);
 for (const f of RULE_FIELDS) environment.registerVariable(f.name, f.type);
-environment.registerFunction('in_list(string, string): bool', inList, { description: 'Whether the named list has the value (compared after trimming), at the time of the transaction.' });
+environment.registerFunction('in_list(string, string): bool', inList, {
+  description: 'Whether the named list has the value (compared after trimming), at the time of the transaction.',
+});
 
 /** A syntax-tree node as the parser makes it. */
 interface Node {
@@ -148,10 +150,15 @@ const FIELD_NAMES: ReadonlySet<string> = new Set(RULE_FIELDS.map((f) => f.name))
  * `text` list): a customer list compared with merchant_id would never match, silently. Returns the
  * problems (empty when it can be saved) and, when there are none, what it uses.
  */
-export function checkExpression(text: string, knownLists: ReadonlySet<string>, kinds?: ReadonlyMap<string, ListKind>): { problems: RuleProblem[]; checked?: CheckedExpression } {
+export function checkExpression(
+  text: string,
+  knownLists: ReadonlySet<string>,
+  kinds?: ReadonlyMap<string, ListKind>,
+): { problems: RuleProblem[]; checked?: CheckedExpression } {
   if (text.trim() === '') return { problems: [problem(text, 'The expression is empty: write a condition, e.g. amount > 1000.0', 0)] };
-  if (text.length > MAX_EXPRESSION_CHARS) return { problems: [problem(text, `The expression has ${text.length} characters; at most ${MAX_EXPRESSION_CHARS} are allowed.`, MAX_EXPRESSION_CHARS)] };
-  let parsed;
+  if (text.length > MAX_EXPRESSION_CHARS)
+    return { problems: [problem(text, `The expression has ${text.length} characters; at most ${MAX_EXPRESSION_CHARS} are allowed.`, MAX_EXPRESSION_CHARS)] };
+  let parsed: ParseResult;
   try {
     parsed = environment.parse(text);
   } catch (e) {
@@ -164,22 +171,57 @@ export function checkExpression(text: string, knownLists: ReadonlySet<string>, k
     const args = n.args as unknown[];
     if (n.op === 'id' && typeof n.args === 'string') fields.add(n.args);
     // `matches` as a method (s.matches(re)) or a function (matches(s, re)).
-    if ((n.op === 'rcall' || n.op === 'call') && Array.isArray(args) && args[0] === 'matches') problems.push(problem(text, 'matches() is not available: a regular expression can take unbounded time on a crafted value. Use startsWith(), endsWith(), contains() or a list.', n.start ?? 0));
-    if (n.op === 'rcall' && Array.isArray(args) && COMPREHENSIONS.has(args[0] as string) && comprehensions > 0) problems.push(problem(text, `${String(args[0])}() inside another comprehension is not allowed: its cost would multiply. Use one comprehension, or a list.`, n.start ?? 0));
+    if ((n.op === 'rcall' || n.op === 'call') && Array.isArray(args) && args[0] === 'matches')
+      problems.push(
+        problem(
+          text,
+          'matches() is not available: a regular expression can take unbounded time on a crafted value. Use startsWith(), endsWith(), contains() or a list.',
+          n.start ?? 0,
+        ),
+      );
+    if (n.op === 'rcall' && Array.isArray(args) && COMPREHENSIONS.has(args[0] as string) && comprehensions > 0)
+      problems.push(
+        problem(
+          text,
+          `${String(args[0])}() inside another comprehension is not allowed: its cost would multiply. Use one comprehension, or a list.`,
+          n.start ?? 0,
+        ),
+      );
     if (n.op === 'call' && Array.isArray(args) && args[0] === 'in_list') {
       const first = (args[1] as unknown[] | undefined)?.[0];
       if (!isNode(first) || first.op !== 'value' || typeof first.args !== 'string') {
-        problems.push(problem(text, 'in_list() takes the list\'s name as a quoted string first, e.g. in_list("blocked_customers", customer_id).', n.start ?? 0));
+        problems.push(
+          problem(text, 'in_list() takes the list\'s name as a quoted string first, e.g. in_list("blocked_customers", customer_id).', n.start ?? 0),
+        );
       } else if (!knownLists.has(first.args)) {
-        problems.push(problem(text, `There is no list named "${first.args}" in this organization: create it on the Lists page (or POST .../lists) first.`, first.start ?? n.start ?? 0));
+        problems.push(
+          problem(
+            text,
+            `There is no list named "${first.args}" in this organization: create it on the Lists page (or POST .../lists) first.`,
+            first.start ?? n.start ?? 0,
+          ),
+        );
       } else {
         const name = first.args;
         const kind = kinds?.get(name);
         const second = (args[1] as unknown[] | undefined)?.[1];
-        if (kind !== undefined && isNode(second) && second.op === 'id' && typeof second.args === 'string' && FIELD_NAMES.has(second.args) && !kindFits(kind, second.args)) {
+        if (
+          kind !== undefined &&
+          isNode(second) &&
+          second.op === 'id' &&
+          typeof second.args === 'string' &&
+          FIELD_NAMES.has(second.args) &&
+          !kindFits(kind, second.args)
+        ) {
           const field = second.args;
           const fitting = kindOfField(field);
-          problems.push(problem(text, `The list "${name}" holds ${kind} values, but in_list compares it with ${field}: compare it with ${kind}, or use a list of kind ${fitting ? `${fitting} (or text)` : 'text'} for ${field}.`, second.start ?? n.start ?? 0));
+          problems.push(
+            problem(
+              text,
+              `The list "${name}" holds ${kind} values, but in_list compares it with ${field}: compare it with ${kind}, or use a list of kind ${fitting ? `${fitting} (or text)` : 'text'} for ${field}.`,
+              second.start ?? n.start ?? 0,
+            ),
+          );
         }
         if (!lists.includes(name)) lists.push(name);
       }
@@ -188,7 +230,8 @@ export function checkExpression(text: string, knownLists: ReadonlySet<string>, k
   if (problems.length) return { problems };
   const result = parsed.check();
   if (!result.valid) return { problems: [problem(text, messageOf(result.error!), offsetOf(result.error))] };
-  if (result.type !== 'bool') return { problems: [problem(text, `The expression gives a ${result.type}; a rule needs true or false, e.g. amount > 1000.0`, 0)] };
+  if (result.type !== 'bool')
+    return { problems: [problem(text, `The expression gives a ${result.type}; a rule needs true or false, e.g. amount > 1000.0`, 0)] };
   return { problems: [], checked: { lists, fields } };
 }
 

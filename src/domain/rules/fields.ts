@@ -17,8 +17,16 @@ export const RULE_FIELDS = [
   { name: 'risk_band', type: 'string', about: 'low, medium, high or critical.' },
   { name: 'path', type: 'string', about: 'MODEL, or COLD_START when the model had too little history and raised the score to its floor.' },
   { name: 'channel_scores', type: 'map<string, double>', about: "Each channel's own score: channel_scores.tabular, .behavioral, .velocity, .graph." },
-  { name: 'features', type: 'map<string, double>', about: "The model's features by name; reading one that is missing is an error, and the rule does not match." },
-  { name: 'customer', type: 'history', about: "The customer's earlier transactions in the organization: customer.prior_transactions (int), customer.is_new (bool)." },
+  {
+    name: 'features',
+    type: 'map<string, double>',
+    about: "The model's features by name; reading one that is missing is an error, and the rule does not match.",
+  },
+  {
+    name: 'customer',
+    type: 'history',
+    about: "The customer's earlier transactions in the organization: customer.prior_transactions (int), customer.is_new (bool).",
+  },
   { name: 'merchant', type: 'history', about: "The merchant's: merchant.prior_transactions, merchant.is_new." },
   { name: 'channel_history', type: 'history', about: "The channel's: channel_history.prior_transactions, channel_history.is_new." },
 ] as const;

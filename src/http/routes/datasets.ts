@@ -36,11 +36,21 @@ function parseMappingText(text: string | undefined): ColumnMapping {
   try {
     value = JSON.parse(text);
   } catch {
-    throw new ApiError('validation_failed', 'The column mapping is not valid JSON.', 'Send mapping as a JSON object, e.g. {"amount": "Amount", "customer_id": "nameOrig"}.', { fields: [{ path: 'mapping', message: 'not JSON' }] });
+    throw new ApiError(
+      'validation_failed',
+      'The column mapping is not valid JSON.',
+      'Send mapping as a JSON object, e.g. {"amount": "Amount", "customer_id": "nameOrig"}.',
+      { fields: [{ path: 'mapping', message: 'not JSON' }] },
+    );
   }
   const parsed = Mapping.safeParse(value);
   if (!parsed.success) {
-    throw new ApiError('validation_failed', 'The column mapping has unknown columns or empty names.', `Map only ${DATASET_COLUMNS.join(', ')} to header names.`, { fields: parsed.error.issues.map((i) => ({ path: ['mapping', ...i.path].join('.'), message: i.message })) });
+    throw new ApiError(
+      'validation_failed',
+      'The column mapping has unknown columns or empty names.',
+      `Map only ${DATASET_COLUMNS.join(', ')} to header names.`,
+      { fields: parsed.error.issues.map((i) => ({ path: ['mapping', ...i.path].join('.'), message: i.message })) },
+    );
   }
   return parsed.data as ColumnMapping;
 }
@@ -51,9 +61,17 @@ function unreadableForm(e: unknown): Error {
   if (e instanceof ApiError || e instanceof AppError) return e;
   const code = (e as { code?: string }).code ?? '';
   if (/^FST_(FIELDS|PARTS|FILES)_LIMIT$/.test(code)) {
-    return new ApiError('payload_too_large', 'The form has more parts than an upload takes.', 'Send a form with the one file field (and at most 10 other fields), or the CSV itself with Content-Type: text/csv.');
+    return new ApiError(
+      'payload_too_large',
+      'The form has more parts than an upload takes.',
+      'Send a form with the one file field (and at most 10 other fields), or the CSV itself with Content-Type: text/csv.',
+    );
   }
-  return new ApiError('bad_request', `The multipart form could not be read: ${String((e as Error).message ?? e).slice(0, 120)}.`, 'Send a well-formed multipart/form-data body with its boundary, or the CSV itself with Content-Type: text/csv.');
+  return new ApiError(
+    'bad_request',
+    `The multipart form could not be read: ${String((e as Error).message ?? e).slice(0, 120)}.`,
+    'Send a well-formed multipart/form-data body with its boundary, or the CSV itself with Content-Type: text/csv.',
+  );
 }
 
 type Door = Pick<App, 'config' | 'sessions' | 'organizations' | 'datasets'>;
@@ -70,22 +88,55 @@ export function datasetRoutes(server: FastifyInstance, app: Door): void {
     uploadRoute(uploads, app);
   });
 
-  r.get('/api/datasets/:id', { schema: { tags: ['datasets'], summary: 'One uploaded dataset', params: DatasetParams, response: { 200: DatasetObject, ...errors } } }, async (request) =>
-    app.datasets.one(request.params.id, caller(request)),
+  r.get(
+    '/api/datasets/:id',
+    { schema: { tags: ['datasets'], summary: 'One uploaded dataset', params: DatasetParams, response: { 200: DatasetObject, ...errors } } },
+    async (request) => app.datasets.one(request.params.id, caller(request)),
   );
 
-  r.get('/api/datasets/:id/preview', {
-    schema: { tags: ['datasets'], summary: 'First rows as parsed (with the dataset\'s mapping), sample values per header and a suggested mapping', params: DatasetParams, querystring: z.object({ rows: z.coerce.number().int().min(1).max(100).default(20) }), response: { 200: Preview, ...errors } },
-  }, async (request) => app.datasets.preview(request.params.id, caller(request), request.query.rows));
+  r.get(
+    '/api/datasets/:id/preview',
+    {
+      schema: {
+        tags: ['datasets'],
+        summary: "First rows as parsed (with the dataset's mapping), sample values per header and a suggested mapping",
+        params: DatasetParams,
+        querystring: z.object({ rows: z.coerce.number().int().min(1).max(100).default(20) }),
+        response: { 200: Preview, ...errors },
+      },
+    },
+    async (request) => app.datasets.preview(request.params.id, caller(request), request.query.rows),
+  );
 
-  r.post('/api/datasets/:id/validate', {
-    schema: { tags: ['datasets'], summary: 'Re-check, optionally with your own column mapping', params: DatasetParams, body: z.object({ mapping: Mapping.optional() }).strict().optional(), response: { 200: DatasetObject, ...errors } },
-  }, async (request) => app.datasets.revalidate(request.params.id, caller(request), request.body?.mapping as ColumnMapping | undefined));
+  r.post(
+    '/api/datasets/:id/validate',
+    {
+      schema: {
+        tags: ['datasets'],
+        summary: 'Re-check, optionally with your own column mapping',
+        params: DatasetParams,
+        body: z.object({ mapping: Mapping.optional() }).strict().optional(),
+        response: { 200: DatasetObject, ...errors },
+      },
+    },
+    async (request) => app.datasets.revalidate(request.params.id, caller(request), request.body?.mapping as ColumnMapping | undefined),
+  );
 
-  r.delete('/api/datasets/:id', { schema: { tags: ['datasets'], summary: 'Delete an upload immediately', params: DatasetParams, response: { 204: z.null().describe('Deleted'), 404: ErrorResponse, 410: ErrorResponse } } }, async (request, reply) => {
-    await app.datasets.remove(request.params.id, caller(request));
-    return reply.code(204).send(null);
-  });
+  r.delete(
+    '/api/datasets/:id',
+    {
+      schema: {
+        tags: ['datasets'],
+        summary: 'Delete an upload immediately',
+        params: DatasetParams,
+        response: { 204: z.null().describe('Deleted'), 404: ErrorResponse, 410: ErrorResponse },
+      },
+    },
+    async (request, reply) => {
+      await app.datasets.remove(request.params.id, caller(request));
+      return reply.code(204).send(null);
+    },
+  );
 }
 
 /** A form part's file name as the browser meant it. Browsers send it as raw UTF-8 bytes in the
@@ -93,6 +144,7 @@ export function datasetRoutes(server: FastifyInstance, app: Door): void {
  *  UTF-8 when those bytes are valid UTF-8. A name sent as RFC 5987 `filename*` arrives decoded
  *  already, and its bytes are then not valid UTF-8, so it is kept. */
 function utf8Name(name: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the range from NUL is all of Latin-1, what this tells apart
   if (!/[\u0080-\u00ff]/.test(name) || /[^\u0000-\u00ff]/.test(name)) return name;
   const decoded = Buffer.from(name, 'latin1').toString('utf8');
   return decoded.includes('\ufffd') ? name : decoded;
@@ -101,65 +153,88 @@ function utf8Name(name: string): string {
 /** `POST /api/datasets/upload`, in the context where a CSV body and a form can be read. */
 function uploadRoute(server: FastifyInstance, app: Door): void {
   const maxBytes = maxUploadBytes(app.config);
-  server.withTypeProvider<ZodTypeProvider>().post('/api/datasets/upload', {
-    config: {
-      ...deadline('transfer'),
-      rateLimit: { max: app.config.UPLOAD_RATE_PER_MINUTE, timeWindow: 60_000 },
-      // Required, in either form: an empty body, or a form without its file, is 422.
-      documentedBody: {
-        required: true,
-        content: {
-          'text/csv': { schema: { type: 'string', minLength: 1, description: 'The CSV file itself, with a header line' } },
-          'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', format: 'binary', minLength: 1, description: 'The CSV file' } }, required: ['file'] } },
+  server.withTypeProvider<ZodTypeProvider>().post(
+    '/api/datasets/upload',
+    {
+      config: {
+        ...deadline('transfer'),
+        rateLimit: { max: app.config.UPLOAD_RATE_PER_MINUTE, timeWindow: 60_000 },
+        // Required, in either form: an empty body, or a form without its file, is 422.
+        documentedBody: {
+          required: true,
+          content: {
+            'text/csv': { schema: { type: 'string', minLength: 1, description: 'The CSV file itself, with a header line' } },
+            'multipart/form-data': {
+              schema: {
+                type: 'object',
+                properties: { file: { type: 'string', format: 'binary', minLength: 1, description: 'The CSV file' } },
+                required: ['file'],
+              },
+            },
+          },
         },
       },
+      schema: {
+        tags: ['datasets'],
+        summary: 'Upload a CSV; returns the validation result',
+        description:
+          'Send the file as the body with Content-Type: text/csv, or as the one file of a multipart/form-data form. An optional column mapping goes in the `mapping` query parameter as JSON. 201 when the file can be scored; 422 `validation_failed` lists what to fix (the dataset is kept so a mapping can fix it). Either way `validation.suggested_mapping` maps our columns to the headers that look like them (a suggestion, not applied).',
+        querystring: z.object({
+          // The text is JSON: the reference declares the object it must decode to (the parameter's
+          // `content`), and parseMappingText enforces it with a reason per problem. No cap on the
+          // text itself: the object's own bounds (eight known keys, headers of 1 to 200 characters)
+          // limit it, and a cap on the encoding would refuse a valid mapping a client escapes.
+          mapping: z
+            .string()
+            .optional()
+            .meta({ ...MAPPING_JSON_SCHEMA, 'x-consume': 'application/json', description: 'Our column name → the header in your file, as JSON' }),
+          filename: z.string().max(255).optional(),
+          organization_id: z
+            .string()
+            .min(1)
+            .max(100)
+            .optional()
+            .describe('Upload for an organization you belong to (signed in); its members can then use the dataset'),
+        }),
+        response: { 201: DatasetObject, ...errors, 401: ErrorResponse, 415: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
+      },
     },
-    schema: {
-      tags: ['datasets'],
-      summary: 'Upload a CSV; returns the validation result',
-      description: 'Send the file as the body with Content-Type: text/csv, or as the one file of a multipart/form-data form. An optional column mapping goes in the `mapping` query parameter as JSON. 201 when the file can be scored; 422 `validation_failed` lists what to fix (the dataset is kept so a mapping can fix it). Either way `validation.suggested_mapping` maps our columns to the headers that look like them (a suggestion, not applied).',
-      querystring: z.object({
-        // The text is JSON: the reference declares the object it must decode to (the parameter's
-        // `content`), and parseMappingText enforces it with a reason per problem. No cap on the
-        // text itself: the object's own bounds (eight known keys, headers of 1 to 200 characters)
-        // limit it, and a cap on the encoding would refuse a valid mapping a client escapes.
-        mapping: z
-          .string()
-          .optional()
-          .meta({ ...MAPPING_JSON_SCHEMA, 'x-consume': 'application/json', description: 'Our column name → the header in your file, as JSON' }),
-        filename: z.string().max(255).optional(),
-        organization_id: z.string().min(1).max(100).optional().describe('Upload for an organization you belong to (signed in); its members can then use the dataset'),
-      }),
-      response: { 201: DatasetObject, ...errors, 401: ErrorResponse, 415: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
+    async (request, reply) => {
+      const mapping = parseMappingText(request.query.mapping);
+      const ownership = await newOwnership(app, request, request.query.organization_id);
+      let body: Readable;
+      let originalName = request.query.filename ?? 'upload.csv';
+      const type = String(request.headers['content-type'] ?? '');
+      const multipart = type.startsWith('multipart/form-data');
+      if (multipart) {
+        // One byte over the limit, so that a file over it reaches storeUpload's check (413) rather than
+        // being cut at the limit, silently, by the form parser.
+        const part = await (request as FastifyRequest & { file: (o?: unknown) => Promise<{ file: Readable; filename: string } | undefined> })
+          .file({ limits: { fileSize: maxBytes + 1, files: 1 } })
+          .catch((e: unknown) => Promise.reject(unreadableForm(e)));
+        if (!part)
+          throw new ApiError('validation_failed', 'The form has no file.', 'Send the CSV as a file field of the form.', {
+            fields: [{ path: 'file', message: 'missing' }],
+          });
+        body = part.file;
+        originalName = utf8Name(part.filename) || originalName;
+      } else if (/^(text|application)\/csv/.test(type)) {
+        body = request.body as Readable;
+      } else {
+        throw new ApiError(
+          'unsupported_media_type',
+          `Content-Type ${type.slice(0, 80) || '(none)'} is not an upload.`,
+          'Send the file with Content-Type: text/csv, or as multipart/form-data.',
+        );
+      }
+      let stored: StoredUpload;
+      try {
+        stored = await app.datasets.store(body);
+      } catch (e) {
+        if ((e as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw uploadTooLarge(app.config);
+        throw multipart ? unreadableForm(e) : e;
+      }
+      return reply.code(201).send(await app.datasets.record(stored, { originalName, mapping, ownership }));
     },
-  }, async (request, reply) => {
-    const mapping = parseMappingText(request.query.mapping);
-    const ownership = await newOwnership(app, request, request.query.organization_id);
-    let body: Readable;
-    let originalName = request.query.filename ?? 'upload.csv';
-    const type = String(request.headers['content-type'] ?? '');
-    const multipart = type.startsWith('multipart/form-data');
-    if (multipart) {
-      // One byte over the limit, so that a file over it reaches storeUpload's check (413) rather than
-      // being cut at the limit, silently, by the form parser.
-      const part = await (request as FastifyRequest & { file: (o?: unknown) => Promise<{ file: Readable; filename: string } | undefined> })
-        .file({ limits: { fileSize: maxBytes + 1, files: 1 } })
-        .catch((e: unknown) => Promise.reject(unreadableForm(e)));
-      if (!part) throw new ApiError('validation_failed', 'The form has no file.', 'Send the CSV as a file field of the form.', { fields: [{ path: 'file', message: 'missing' }] });
-      body = part.file;
-      originalName = utf8Name(part.filename) || originalName;
-    } else if (/^(text|application)\/csv/.test(type)) {
-      body = request.body as Readable;
-    } else {
-      throw new ApiError('unsupported_media_type', `Content-Type ${type.slice(0, 80) || '(none)'} is not an upload.`, 'Send the file with Content-Type: text/csv, or as multipart/form-data.');
-    }
-    let stored: StoredUpload;
-    try {
-      stored = await app.datasets.store(body);
-    } catch (e) {
-      if ((e as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw uploadTooLarge(app.config);
-      throw multipart ? unreadableForm(e) : e;
-    }
-    return reply.code(201).send(await app.datasets.record(stored, { originalName, mapping, ownership }));
-  });
+  );
 }

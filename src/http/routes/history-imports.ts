@@ -22,21 +22,33 @@ const ImportBody = z.union([
 ]);
 
 export function historyImportRoutes(server: FastifyInstance, app: Pick<App, 'config' | 'sessions' | 'organizations' | 'models' | 'historyImports'>): void {
-  server.withTypeProvider<ZodTypeProvider>().post('/api/organizations/:id/history-imports', {
-    schema: {
-      tags: ['decisions'],
-      summary: "Import labelled history into an organization (a job); returns the job",
-      description:
-        `Signed in, a member (session and X-CSRF-Token). Body \`{"dataset_id": "…"}\` (a validated upload of this organization or your own, with a timestamp column) or \`{"example": true}\` (the built-in example, test organizations only, shifted so its newest transaction is when the import begins). 202 with the job (GET /api/jobs/{id}; \`kind\` \`history_import\`, stage \`checking\` then \`importing\`); when it has succeeded its \`summary\` is \`{ imported, skipped_existing, labelled, fraud, first_time, last_time }\`. Labels are known from each row's time plus the model's label delay. Transaction ids the organization already has are skipped; a row without a time or dated after the import began fails the job with nothing stored. Counts against the organization's ${app.config.MAX_JOBS_PER_ORG_PER_DAY} jobs per UTC day.`,
-      params: OrgParams,
-      body: ImportBody,
-      response: { 202: Job, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 410: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
+  server.withTypeProvider<ZodTypeProvider>().post(
+    '/api/organizations/:id/history-imports',
+    {
+      schema: {
+        tags: ['decisions'],
+        summary: 'Import labelled history into an organization (a job); returns the job',
+        description: `Signed in, a member (session and X-CSRF-Token). Body \`{"dataset_id": "…"}\` (a validated upload of this organization or your own, with a timestamp column) or \`{"example": true}\` (the built-in example, test organizations only, shifted so its newest transaction is when the import begins). 202 with the job (GET /api/jobs/{id}; \`kind\` \`history_import\`, stage \`checking\` then \`importing\`); when it has succeeded its \`summary\` is \`{ imported, skipped_existing, labelled, fraud, first_time, last_time }\`. Labels are known from each row's time plus the model's label delay. Transaction ids the organization already has are skipped; a row without a time or dated after the import began fails the job with nothing stored. Counts against the organization's ${app.config.MAX_JOBS_PER_ORG_PER_DAY} jobs per UTC day.`,
+        params: OrgParams,
+        body: ImportBody,
+        response: {
+          202: Job,
+          401: ErrorResponse,
+          403: ErrorResponse,
+          404: ErrorResponse,
+          410: ErrorResponse,
+          422: ErrorResponse,
+          429: ErrorResponse,
+          503: ErrorResponse,
+        },
+      },
     },
-  }, async (request, reply) => {
-    const { user } = requireUser(request, app.sessions);
-    const org = await app.organizations.member(request.params.id, user.id);
-    // Jobs run only where a model is loaded (the runner is made with it).
-    app.models.bundle();
-    return reply.code(202).send(await app.historyImports.queue(org, user.id, request.body));
-  });
+    async (request, reply) => {
+      const { user } = requireUser(request, app.sessions);
+      const org = await app.organizations.member(request.params.id, user.id);
+      // Jobs run only where a model is loaded (the runner is made with it).
+      app.models.bundle();
+      return reply.code(202).send(await app.historyImports.queue(org, user.id, request.body));
+    },
+  );
 }

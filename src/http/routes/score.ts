@@ -13,18 +13,22 @@ import { ScoreRequest } from '../schemas.ts';
 import { deadline } from '../deadlines.ts';
 
 export function scoreRoutes(server: FastifyInstance, app: Pick<App, 'config' | 'sandbox'>): void {
-  server.withTypeProvider<ZodTypeProvider>().post('/api/risk/score', {
-    config: { rateLimit: { max: app.config.SCORE_RATE_PER_MINUTE, timeWindow: 60_000 }, ...deadline('score') },
-    // The response schema documents the answer; the scorer's typed result is serialised directly
-    // rather than re-validated by zod on every request (too slow for the hot path).
-    serializerCompiler: () => (data) => JSON.stringify(data),
-    schema: {
-      tags: ['scoring'],
-      summary: 'Score one transaction against the public sandbox (what-if; nothing recorded)',
-      description:
-        'Calibrated risk score, band, decision, channel scores and attribution, exact SHAP reasons, entity history, graph evidence and a related ring, all read from the public sandbox: the built-in example history as of its newest transaction. Nothing is recorded and no organization\'s data is read; the same request always gets the same answer. Rate limited per client IP.',
-      body: ScoreRequest,
-      response: { 200: ScoreResponse, 422: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
+  server.withTypeProvider<ZodTypeProvider>().post(
+    '/api/risk/score',
+    {
+      config: { rateLimit: { max: app.config.SCORE_RATE_PER_MINUTE, timeWindow: 60_000 }, ...deadline('score') },
+      // The response schema documents the answer; the scorer's typed result is serialised directly
+      // rather than re-validated by zod on every request (too slow for the hot path).
+      serializerCompiler: () => (data) => JSON.stringify(data),
+      schema: {
+        tags: ['scoring'],
+        summary: 'Score one transaction against the public sandbox (what-if; nothing recorded)',
+        description:
+          "Calibrated risk score, band, decision, channel scores and attribution, exact SHAP reasons, entity history, graph evidence and a related ring, all read from the public sandbox: the built-in example history as of its newest transaction. Nothing is recorded and no organization's data is read; the same request always gets the same answer. Rate limited per client IP.",
+        body: ScoreRequest,
+        response: { 200: ScoreResponse, 422: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
+      },
     },
-  }, async (request) => app.sandbox.score(request.body));
+    async (request) => app.sandbox.score(request.body),
+  );
 }

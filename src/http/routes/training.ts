@@ -23,17 +23,37 @@ const TrainingRequest = z
   .strict();
 
 export function trainingRoutes(server: FastifyInstance, app: Pick<App, 'sessions' | 'training'>): void {
-  server.withTypeProvider<ZodTypeProvider>().post('/api/training/jobs', {
-    schema: {
-      tags: ['training'],
-      summary: 'Check a training request (always answers 501 after the checks)',
-      description: 'Runs every check a training job would need, then answers 501 `not_implemented` saying what would have run. Train from the command line with `npm run train -- --data FILE.csv`.',
-      body: TrainingRequest,
-      response: { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 410: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse, 501: ErrorResponse, 503: ErrorResponse },
+  server.withTypeProvider<ZodTypeProvider>().post(
+    '/api/training/jobs',
+    {
+      schema: {
+        tags: ['training'],
+        summary: 'Check a training request (always answers 501 after the checks)',
+        description:
+          'Runs every check a training job would need, then answers 501 `not_implemented` saying what would have run. Train from the command line with `npm run train -- --data FILE.csv`.',
+        body: TrainingRequest,
+        response: {
+          400: ErrorResponse,
+          401: ErrorResponse,
+          403: ErrorResponse,
+          404: ErrorResponse,
+          410: ErrorResponse,
+          422: ErrorResponse,
+          429: ErrorResponse,
+          501: ErrorResponse,
+          503: ErrorResponse,
+        },
+      },
     },
-  }, async (request) => {
-    const { user } = requireUser(request, app.sessions);
-    const plan = await app.training.plan(user.id, request.body);
-    throw new ApiError('not_implemented', 'Training through the API is not built yet; every check passed.', 'Train from the command line: npm run train -- --data FILE.csv --out models/NAME, then serve it with MODEL_DIR.', { would_run: plan });
-  });
+    async (request) => {
+      const { user } = requireUser(request, app.sessions);
+      const plan = await app.training.plan(user.id, request.body);
+      throw new ApiError(
+        'not_implemented',
+        'Training through the API is not built yet; every check passed.',
+        'Train from the command line: npm run train -- --data FILE.csv --out models/NAME, then serve it with MODEL_DIR.',
+        { would_run: plan },
+      );
+    },
+  );
 }

@@ -69,7 +69,17 @@ const LIST_DESCRIPTION =
 
 /** A page of the listing, for whichever surface asked (one definition for both). */
 async function listPage(app: Pick<App, 'decisions'>, caller: OrganizationCaller, q: z.infer<typeof ListQuery>): Promise<TransactionPage> {
-  const filters = { decision: q.decision, risk_band: q.risk_band, outcome: q.outcome, customer_id: q.customer_id, merchant_id: q.merchant_id, rule_id: q.rule_id, from: q.from === undefined ? undefined : Date.parse(q.from), to: q.to === undefined ? undefined : Date.parse(q.to), order: q.order };
+  const filters = {
+    decision: q.decision,
+    risk_band: q.risk_band,
+    outcome: q.outcome,
+    customer_id: q.customer_id,
+    merchant_id: q.merchant_id,
+    rule_id: q.rule_id,
+    from: q.from === undefined ? undefined : Date.parse(q.from),
+    to: q.to === undefined ? undefined : Date.parse(q.to),
+    order: q.order,
+  };
   return app.decisions.list(caller, filters, q.limit, q.starting_after);
 }
 
@@ -87,106 +97,160 @@ const memberErrors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorRespons
 export function keyTransactionRoutes(server: FastifyInstance, app: KeySurface): void {
   const r = server.withTypeProvider<ZodTypeProvider>();
 
-  r.get('/api/v1/transactions', {
-    schema: {
-      tags: ['decisions'],
-      summary: "The key's organization's recorded transactions, newest first (or oldest first)",
-      description: `The dashboard's listing (GET /api/organizations/{id}/transactions) for a server. ${LIST_DESCRIPTION}`,
-      security: [{ apiKey: [] }],
-      querystring: ListQuery,
-      response: { 200: TransactionPage, ...keyErrors },
+  r.get(
+    '/api/v1/transactions',
+    {
+      schema: {
+        tags: ['decisions'],
+        summary: "The key's organization's recorded transactions, newest first (or oldest first)",
+        description: `The dashboard's listing (GET /api/organizations/{id}/transactions) for a server. ${LIST_DESCRIPTION}`,
+        security: [{ apiKey: [] }],
+        querystring: ListQuery,
+        response: { 200: TransactionPage, ...keyErrors },
+      },
     },
-  }, async (request) => listPage(app, OrganizationCaller.key(request.apiKey!), request.query));
+    async (request) => listPage(app, OrganizationCaller.key(request.apiKey!), request.query),
+  );
 
-  r.get('/api/v1/transactions/:transaction_id', {
-    schema: { tags: ['decisions'], summary: "A recorded transaction of the key's organization, with its decision and outcome", security: [{ apiKey: [] }], params: TxParams, response: { 200: TransactionRecord, ...keyErrors } },
-  }, async (request) => {
-    return app.decisions.record(OrganizationCaller.key(request.apiKey!), request.params.transaction_id);
-  });
-
-  r.post('/api/v1/transactions/:transaction_id/outcome', {
-    schema: {
-      tags: ['decisions'],
-      summary: 'Report the outcome of a transaction (fraud or legitimate)',
-      description: 'The label joins the organization\'s history at reported_at: later transactions\' graph features and evidence use it from then on. An outcome can be changed; every change is kept with who made it. Answers the record.',
-      security: [{ apiKey: [] }],
-      params: TxParams,
-      body: OutcomeBody,
-      response: { 200: TransactionRecord, ...keyErrors },
+  r.get(
+    '/api/v1/transactions/:transaction_id',
+    {
+      schema: {
+        tags: ['decisions'],
+        summary: "A recorded transaction of the key's organization, with its decision and outcome",
+        security: [{ apiKey: [] }],
+        params: TxParams,
+        response: { 200: TransactionRecord, ...keyErrors },
+      },
     },
-  }, async (request) => app.outcomes.report(OrganizationCaller.key(request.apiKey!), toReport(request.params.transaction_id, request.body)));
-
-  r.post('/api/v1/outcomes', {
-    // A thousand outcomes with ids of up to 200 characters.
-    bodyLimit: Math.max(app.config.MAX_JSON_BODY_BYTES, MAX_BULK_OUTCOMES * 400),
-    schema: {
-      tags: ['decisions'],
-      summary: `Report up to ${MAX_BULK_OUTCOMES} outcomes at once`,
-      description: 'Applied in order; each gets a status: `applied`, `not_found` (no such transaction in the organization) or `invalid` (reported_at in the future or before the transaction; nothing changed for it).',
-      security: [{ apiKey: [] }],
-      body: BulkOutcomes,
-      response: { 200: BulkResult, ...keyErrors },
+    async (request) => {
+      return app.decisions.record(OrganizationCaller.key(request.apiKey!), request.params.transaction_id);
     },
-  }, async (request) => {
-    const reports = request.body.outcomes.map((o) => toReport(o.transaction_id, o));
-    return app.outcomes.reportInBulk(OrganizationCaller.key(request.apiKey!), reports);
-  });
+  );
 
+  r.post(
+    '/api/v1/transactions/:transaction_id/outcome',
+    {
+      schema: {
+        tags: ['decisions'],
+        summary: 'Report the outcome of a transaction (fraud or legitimate)',
+        description:
+          "The label joins the organization's history at reported_at: later transactions' graph features and evidence use it from then on. An outcome can be changed; every change is kept with who made it. Answers the record.",
+        security: [{ apiKey: [] }],
+        params: TxParams,
+        body: OutcomeBody,
+        response: { 200: TransactionRecord, ...keyErrors },
+      },
+    },
+    async (request) => app.outcomes.report(OrganizationCaller.key(request.apiKey!), toReport(request.params.transaction_id, request.body)),
+  );
+
+  r.post(
+    '/api/v1/outcomes',
+    {
+      // A thousand outcomes with ids of up to 200 characters.
+      bodyLimit: Math.max(app.config.MAX_JSON_BODY_BYTES, MAX_BULK_OUTCOMES * 400),
+      schema: {
+        tags: ['decisions'],
+        summary: `Report up to ${MAX_BULK_OUTCOMES} outcomes at once`,
+        description:
+          'Applied in order; each gets a status: `applied`, `not_found` (no such transaction in the organization) or `invalid` (reported_at in the future or before the transaction; nothing changed for it).',
+        security: [{ apiKey: [] }],
+        body: BulkOutcomes,
+        response: { 200: BulkResult, ...keyErrors },
+      },
+    },
+    async (request) => {
+      const reports = request.body.outcomes.map((o) => toReport(o.transaction_id, o));
+      return app.outcomes.reportInBulk(OrganizationCaller.key(request.apiKey!), reports);
+    },
+  );
 }
 
 /** The dashboard's: a member of the organization, by session. */
 export function memberTransactionRoutes(server: FastifyInstance, app: Pick<App, 'sessions' | 'organizations' | 'decisions' | 'outcomes'>): void {
   const r = server.withTypeProvider<ZodTypeProvider>();
 
-  r.get('/api/organizations/:id/transactions', {
-    schema: {
-      tags: ['decisions'],
-      summary: "The organization's recorded transactions, newest first (or oldest first)",
-      description: LIST_DESCRIPTION,
-      params: z.object({ id: z.string().min(1).max(100) }),
-      querystring: ListQuery,
-      response: { 200: TransactionPage, ...memberErrors },
+  r.get(
+    '/api/organizations/:id/transactions',
+    {
+      schema: {
+        tags: ['decisions'],
+        summary: "The organization's recorded transactions, newest first (or oldest first)",
+        description: LIST_DESCRIPTION,
+        params: z.object({ id: z.string().min(1).max(100) }),
+        querystring: ListQuery,
+        response: { 200: TransactionPage, ...memberErrors },
+      },
     },
-  }, async (request) => listPage(app, await memberCaller(app, request, request.params.id), request.query));
+    async (request) => listPage(app, await memberCaller(app, request, request.params.id), request.query),
+  );
 
-  r.get('/api/organizations/:id/performance', {
-    schema: {
-      tags: ['decisions'],
-      summary: "How the model does on the organization's own traffic, per ISO week",
-      description: `The last \`weeks\` ISO weeks (default 12), oldest first: volume, review and block rates and score quantiles of the scored transactions; on those with a reported outcome, each mode's precision and recall, ROC AUC and average precision (null with fewer than ${MIN_LABELLED} labelled, or without both classes).`,
-      params: z.object({ id: z.string().min(1).max(100) }),
-      querystring: z.object({ weeks: z.coerce.number().int().min(1).max(104).default(12) }).strict(),
-      response: { 200: Performance, ...memberErrors },
+  r.get(
+    '/api/organizations/:id/performance',
+    {
+      schema: {
+        tags: ['decisions'],
+        summary: "How the model does on the organization's own traffic, per ISO week",
+        description: `The last \`weeks\` ISO weeks (default 12), oldest first: volume, review and block rates and score quantiles of the scored transactions; on those with a reported outcome, each mode's precision and recall, ROC AUC and average precision (null with fewer than ${MIN_LABELLED} labelled, or without both classes).`,
+        params: z.object({ id: z.string().min(1).max(100) }),
+        querystring: z.object({ weeks: z.coerce.number().int().min(1).max(104).default(12) }).strict(),
+        response: { 200: Performance, ...memberErrors },
+      },
     },
-  }, async (request) => {
-    const caller = await memberCaller(app, request, request.params.id);
-    return app.decisions.weekly(caller, request.query.weeks);
-  });
-
-  r.get('/api/organizations/:id/entities/:role/:entity_id', {
-    schema: {
-      tags: ['decisions'],
-      summary: 'A customer or merchant of the organization: totals, decisions and counterparties',
-      description: `\`totals\`: all time (kept by the database as transactions are recorded). \`recent\`: over its latest ${ENTITY_RECENT.toLocaleString('en')} transactions, how many, since when, and how many were reviewed and blocked. \`counterparties\`: the merchants a customer paid, or the customers who paid a merchant, most transactions first, over the same transactions (at most 20). 404 when the organization has no transaction of it.`,
-      params: z.object({ id: z.string().min(1).max(100), role: z.enum(['customer', 'merchant']), entity_id: z.string().min(1).max(200) }),
-      response: { 200: Entity, ...memberErrors },
+    async (request) => {
+      const caller = await memberCaller(app, request, request.params.id);
+      return app.decisions.weekly(caller, request.query.weeks);
     },
-  }, async (request) => {
-    const caller = await memberCaller(app, request, request.params.id);
-    return app.decisions.entity(caller, request.params.role, request.params.entity_id);
-  });
+  );
 
-  r.get('/api/organizations/:id/transactions/:transaction_id', {
-    schema: { tags: ['decisions'], summary: 'One recorded transaction with its decision, outcome and outcome history', params: OrgTxParams, response: { 200: TransactionRecord, ...memberErrors } },
-  }, async (request) => {
-    const caller = await memberCaller(app, request, request.params.id);
-    return app.decisions.record(caller, request.params.transaction_id);
-  });
+  r.get(
+    '/api/organizations/:id/entities/:role/:entity_id',
+    {
+      schema: {
+        tags: ['decisions'],
+        summary: 'A customer or merchant of the organization: totals, decisions and counterparties',
+        description: `\`totals\`: all time (kept by the database as transactions are recorded). \`recent\`: over its latest ${ENTITY_RECENT.toLocaleString('en')} transactions, how many, since when, and how many were reviewed and blocked. \`counterparties\`: the merchants a customer paid, or the customers who paid a merchant, most transactions first, over the same transactions (at most 20). 404 when the organization has no transaction of it.`,
+        params: z.object({ id: z.string().min(1).max(100), role: z.enum(['customer', 'merchant']), entity_id: z.string().min(1).max(200) }),
+        response: { 200: Entity, ...memberErrors },
+      },
+    },
+    async (request) => {
+      const caller = await memberCaller(app, request, request.params.id);
+      return app.decisions.entity(caller, request.params.role, request.params.entity_id);
+    },
+  );
 
-  r.post('/api/organizations/:id/transactions/:transaction_id/outcome', {
-    schema: { tags: ['decisions'], summary: 'Report the outcome of a transaction from the dashboard (CSRF)', params: OrgTxParams, body: OutcomeBody, response: { 200: TransactionRecord, ...memberErrors } },
-  }, async (request) => {
-    const caller = await memberCaller(app, request, request.params.id);
-    return app.outcomes.report(caller, toReport(request.params.transaction_id, request.body));
-  });
+  r.get(
+    '/api/organizations/:id/transactions/:transaction_id',
+    {
+      schema: {
+        tags: ['decisions'],
+        summary: 'One recorded transaction with its decision, outcome and outcome history',
+        params: OrgTxParams,
+        response: { 200: TransactionRecord, ...memberErrors },
+      },
+    },
+    async (request) => {
+      const caller = await memberCaller(app, request, request.params.id);
+      return app.decisions.record(caller, request.params.transaction_id);
+    },
+  );
+
+  r.post(
+    '/api/organizations/:id/transactions/:transaction_id/outcome',
+    {
+      schema: {
+        tags: ['decisions'],
+        summary: 'Report the outcome of a transaction from the dashboard (CSRF)',
+        params: OrgTxParams,
+        body: OutcomeBody,
+        response: { 200: TransactionRecord, ...memberErrors },
+      },
+    },
+    async (request) => {
+      const caller = await memberCaller(app, request, request.params.id);
+      return app.outcomes.report(caller, toReport(request.params.transaction_id, request.body));
+    },
+  );
 }

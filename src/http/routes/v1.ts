@@ -43,22 +43,26 @@ function serverTiming(request: FastifyRequest, handling: number, t: RecordTiming
 }
 
 export function v1Routes(server: FastifyInstance, app: KeySurface): void {
-  server.withTypeProvider<ZodTypeProvider>().post('/api/v1/risk/score', {
-    config: { rateLimit: keyRateLimit(app), ...deadline('score') },
-    schema: {
-      tags: ['scoring'],
-      summary: "Score one transaction against the organization's history, and record it",
-      description:
-        "Same body and response as POST /api/risk/score, but read from the key's organization's own history, into which the transaction is recorded with its decision (GET /api/v1/transactions/{transaction_id}). transaction_id is unique within the organization: a retry with the same amount, customer_id and merchant_id gets the stored response again with the header Idempotent-Replayed: true; other values are 409 duplicate_transaction. Authorization: Bearer <API key> (sk_test_… or sk_live_…). The use is recorded against the key; rate limited per key. A new answer carries a Server-Timing header with where its server time went (auth, validate, prepare, score, serialize, commit, total; milliseconds).",
-      security: [{ apiKey: [] }],
-      body: ScoreRequest,
-      response: { 200: ScoreResponse, 401: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
+  server.withTypeProvider<ZodTypeProvider>().post(
+    '/api/v1/risk/score',
+    {
+      config: { rateLimit: keyRateLimit(app), ...deadline('score') },
+      schema: {
+        tags: ['scoring'],
+        summary: "Score one transaction against the organization's history, and record it",
+        description:
+          "Same body and response as POST /api/risk/score, but read from the key's organization's own history, into which the transaction is recorded with its decision (GET /api/v1/transactions/{transaction_id}). transaction_id is unique within the organization: a retry with the same amount, customer_id and merchant_id gets the stored response again with the header Idempotent-Replayed: true; other values are 409 duplicate_transaction. Authorization: Bearer <API key> (sk_test_… or sk_live_…). The use is recorded against the key; rate limited per key. A new answer carries a Server-Timing header with where its server time went (auth, validate, prepare, score, serialize, commit, total; milliseconds).",
+        security: [{ apiKey: [] }],
+        body: ScoreRequest,
+        response: { 200: ScoreResponse, 401: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse },
+      },
     },
-  }, async (request, reply) => {
-    const handling = performance.now();
-    const answer = await app.scoring.scoreAndRecord(request.apiKey!, request.body);
-    if (answer.replayed) reply.header('idempotent-replayed', 'true');
-    if (answer.timing) reply.header('server-timing', serverTiming(request, handling, answer.timing));
-    return reply.type(JSON_TYPE).send(answer.body as never);
-  });
+    async (request, reply) => {
+      const handling = performance.now();
+      const answer = await app.scoring.scoreAndRecord(request.apiKey!, request.body);
+      if (answer.replayed) reply.header('idempotent-replayed', 'true');
+      if (answer.timing) reply.header('server-timing', serverTiming(request, handling, answer.timing));
+      return reply.type(JSON_TYPE).send(answer.body as never);
+    },
+  );
 }

@@ -11,13 +11,23 @@ import { ApiError } from '../errors.ts';
 
 export const WEB_DIST = fileURLToPath(new URL('../../../web/dist/', import.meta.url));
 
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'";
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'";
 
 export async function webRoutes(app: FastifyInstance): Promise<void> {
   const built = existsSync(`${WEB_DIST}index.html`);
   const page = async (_request: unknown, reply: FastifyReply) => {
-    if (!built) throw new ApiError('not_found', 'The dashboard is not built on this server.', 'Run `npm run build:web` (npm ci does it), then restart; the API works without it.');
-    reply.header('content-security-policy', CSP).header('cache-control', 'no-cache').header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
+    if (!built)
+      throw new ApiError(
+        'not_found',
+        'The dashboard is not built on this server.',
+        'Run `npm run build:web` (npm ci does it), then restart; the API works without it.',
+      );
+    reply
+      .header('content-security-policy', CSP)
+      .header('cache-control', 'no-cache')
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer');
     return reply.sendFile('index.html', { cacheControl: false });
   };
   if (built) {

@@ -4,7 +4,20 @@
 // in lists-store.ts (the audit's in rules-store.ts, which keeps both subjects' changes).
 
 import type { ItemStay, ListKind } from '../../domain/rules/lists.ts';
-import { addItems, allStays, createList, deleteList, getList, listItems, listLists, listNames, removeItems, type AddResult, type ItemRow, type ListRow } from '../lists-store.ts';
+import {
+  addItems,
+  allStays,
+  createList,
+  deleteList,
+  getList,
+  listItems,
+  listLists,
+  listNames,
+  removeItems,
+  type AddResult,
+  type ItemRow,
+  type ListRow,
+} from '../lists-store.ts';
 import type { OrganizationScope } from '../organization-scope.ts';
 import { auditPage, type AuditEntry } from '../rules-store.ts';
 
@@ -29,11 +42,18 @@ export class OrganizationLists {
     return listNames(this.scope, ids);
   }
 
-  items(listId: string, o: { now: number; asOf?: number | undefined; after?: string | undefined; limit: number }): Promise<{ items: ItemRow[]; hasMore: boolean }> {
+  items(
+    listId: string,
+    o: { now: number; asOf?: number | undefined; after?: string | undefined; limit: number },
+  ): Promise<{ items: ItemRow[]; hasMore: boolean }> {
     return listItems(this.scope, listId, o);
   }
 
-  addItems(listId: string, values: readonly string[], o: { reason: string | null; expiresAt: number | null; at: number; by: string; maxItems: number }): Promise<AddResult | { over: number } | { missing: true }> {
+  addItems(
+    listId: string,
+    values: readonly string[],
+    o: { reason: string | null; expiresAt: number | null; at: number; by: string; maxItems: number },
+  ): Promise<AddResult | { over: number } | { missing: true }> {
     return addItems(this.scope, listId, values, o);
   }
 

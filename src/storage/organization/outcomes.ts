@@ -17,7 +17,10 @@ export class OrganizationOutcomes {
 
   /** Sets outcomes in one database transaction, in the order given, with the webhook events
    *  `announce` makes of the changes (outcome-changes.ts). */
-  apply(inputs: readonly OutcomeInput[], announce?: (changes: readonly AppliedOutcome[]) => Omit<OutboxEvent, 'organizationId'>[]): Promise<{ results: OutcomeResult[]; xid: number | undefined }> {
+  apply(
+    inputs: readonly OutcomeInput[],
+    announce?: (changes: readonly AppliedOutcome[]) => Omit<OutboxEvent, 'organizationId'>[],
+  ): Promise<{ results: OutcomeResult[]; xid: number | undefined }> {
     return applyOutcomes(this.scope, inputs, announce);
   }
 }

@@ -15,7 +15,12 @@ export class OrganizationPerformance {
   }
 
   /** A bounded sample of the scored transactions' features per bucket (weekly-aggregates.ts). */
-  scoredFeatures(from: number, to: number, period: number, strides: readonly number[]): Promise<{ week: number; risk_score: number; decision: string; location: string; payment_type: string; features: Uint8Array }[]> {
+  scoredFeatures(
+    from: number,
+    to: number,
+    period: number,
+    strides: readonly number[],
+  ): Promise<{ week: number; risk_score: number; decision: string; location: string; payment_type: string; features: Uint8Array }[]> {
     return scoredFeatures(this.scope, from, to, period, strides);
   }
 

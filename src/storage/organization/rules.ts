@@ -5,7 +5,22 @@
 
 import type { OrganizationScope } from '../organization-scope.ts';
 import type { RuleStatus } from '../rule-state.ts';
-import { auditOf, changeRule, countRules, createRule, deleteRule, listRules, ruleVersions, rulesUsingList, type AuditRow, type ListsGone, type RuleChange, type RuleRow, type VersionInput, type VersionRow } from '../rules-store.ts';
+import {
+  auditOf,
+  changeRule,
+  countRules,
+  createRule,
+  deleteRule,
+  listRules,
+  ruleVersions,
+  rulesUsingList,
+  type AuditRow,
+  type ListsGone,
+  type RuleChange,
+  type RuleRow,
+  type VersionInput,
+  type VersionRow,
+} from '../rules-store.ts';
 
 export class OrganizationRules {
   constructor(private readonly scope: OrganizationScope) {}

@@ -27,7 +27,15 @@ export const merchantNode = (id: string) => merchantNodes.get(id);
 /** A payment at `time`, in time order, that is the pair's first (`newPair`) or a fraud (whose
  *  refresh needs the customer's node): both nodes, and for a new pair its edge and the merchant's
  *  customer and compromised-neighbour times. */
-export function notePair(graph: CustomerMerchantGraph, customerTimes: MerchantTimes, compromisedTimes: MerchantTimes, customerId: string, merchantId: string, time: number, newPair: boolean): void {
+export function notePair(
+  graph: CustomerMerchantGraph,
+  customerTimes: MerchantTimes,
+  compromisedTimes: MerchantTimes,
+  customerId: string,
+  merchantId: string,
+  time: number,
+  newPair: boolean,
+): void {
   const c = customerNode(customerId);
   const m = merchantNode(merchantId);
   graph.mergeNode(c);
@@ -42,7 +50,15 @@ export function notePair(graph: CustomerMerchantGraph, customerTimes: MerchantTi
 
 /** `notePair` for a late payment at `t`: a new pair (`first` undefined) or an earlier first payment
  *  of a known one (first at `first`) moves the pair's times to where time order puts them. */
-export function notePairLate(graph: CustomerMerchantGraph, customerTimes: MerchantTimes, compromisedTimes: MerchantTimes, customerId: string, merchantId: string, t: number, first: number | undefined): void {
+export function notePairLate(
+  graph: CustomerMerchantGraph,
+  customerTimes: MerchantTimes,
+  compromisedTimes: MerchantTimes,
+  customerId: string,
+  merchantId: string,
+  t: number,
+  first: number | undefined,
+): void {
   const c = customerNode(customerId);
   const m = merchantNode(merchantId);
   graph.mergeNode(c);
@@ -80,7 +96,13 @@ export function loadPair(graph: CustomerMerchantGraph, customerTimes: MerchantTi
 
 /** Moves customer node `c`'s compromised time from `before` to `after` (either undefined: not
  *  compromised), and each of its merchants' compromised-neighbour times with it. */
-export function moveCompromised(graph: CustomerMerchantGraph, compromisedTimes: MerchantTimes, c: string, before: number | undefined, after: number | undefined): void {
+export function moveCompromised(
+  graph: CustomerMerchantGraph,
+  compromisedTimes: MerchantTimes,
+  c: string,
+  before: number | undefined,
+  after: number | undefined,
+): void {
   if (after === undefined) graph.removeNodeAttribute(c, 'fraudKnownAt');
   else graph.setNodeAttribute(c, 'fraudKnownAt', after);
   graph.forEachEdge(c, (_e, attributes, source, target) => {
@@ -92,7 +114,14 @@ export function moveCompromised(graph: CustomerMerchantGraph, compromisedTimes: 
 
 /** The merchant's distinct customers whose first payment there is strictly before `t`, and how
  *  many of those were known compromised strictly before `t`, excluding `customer` itself. */
-export function countNeighbours(graph: CustomerMerchantGraph, customerTimes: MerchantTimes, compromisedTimes: MerchantTimes, merchantId: string, customerId: string, t: number): { customers: number; compromised: number } {
+export function countNeighbours(
+  graph: CustomerMerchantGraph,
+  customerTimes: MerchantTimes,
+  compromisedTimes: MerchantTimes,
+  merchantId: string,
+  customerId: string,
+  t: number,
+): { customers: number; compromised: number } {
   const customers = countBelow(customerTimes.get(merchantId), t);
   let compromised = countBelow(compromisedTimes.get(merchantId), t);
   const c = customerNode(customerId);

@@ -131,7 +131,9 @@ export class History {
     const t = tx.time;
     // Refused before anything changes, so a caller can keep the history or load it afresh.
     if (!this.keepRecords || this.records.length !== this.size) {
-      throw new Error('history must be added in time order: a late transaction is placed only by a history that keeps every transaction (withRecords() before the first add)');
+      throw new Error(
+        'history must be added in time order: a late transaction is placed only by a history that keeps every transaction (withRecords() before the first add)',
+      );
     }
     const channel = channelOf(tx);
     const placeable = (s: Series | undefined) => s === undefined || s.accepts(t);
@@ -243,7 +245,13 @@ export class History {
    * filed, as `setOutcome` does for a kept record. Throws a HorizonError, changing nothing, when
    * the totals cannot follow (see `unfileLabel`).
    */
-  relabel(tx: Pick<Transaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>, from: 0 | 1 | undefined, fromKnown: number, label: 0 | 1, knownAt: number): void {
+  relabel(
+    tx: Pick<Transaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>,
+    from: 0 | 1 | undefined,
+    fromKnown: number,
+    label: 0 | 1,
+    knownAt: number,
+  ): void {
     const channel = channelOf(tx);
     if (from !== undefined) this.unfileLabel(tx.customer_id, tx.merchant_id, channel, from, fromKnown);
     this.fileLabel(tx.customer_id, tx.merchant_id, channel, label, knownAt);
@@ -325,7 +333,11 @@ export class History {
 
   /** Earlier transactions (strictly before `time`) of a transaction's customer, merchant and channel. */
   priors(tx: Transaction, time = tx.time): { customer: number; merchant: number; channel: number } {
-    return { customer: this.customer(tx.customer_id).countBefore(time), merchant: this.merchant(tx.merchant_id).countBefore(time), channel: this.channel(channelOf(tx)).countBefore(time) };
+    return {
+      customer: this.customer(tx.customer_id).countBefore(time),
+      merchant: this.merchant(tx.merchant_id).countBefore(time),
+      channel: this.channel(channelOf(tx)).countBefore(time),
+    };
   }
 
   /** Up to `n` most recent transactions of an entity strictly older than `before`, newest first,

@@ -13,12 +13,32 @@ export async function accountPage(root: HTMLElement): Promise<void> {
   try {
     const config = await api<PublicConfig>('/api/config');
     if (!config.auth_configured) {
-      root.replaceChildren(h('h1', {}, 'Account'), h('div', { class: 'card', id: 'auth-off' }, h('p', {}, 'Sign-in is not configured on this server, so organizations and API keys cannot be managed here. Scoring, datasets and the evaluation work without one, and so do API keys made from the command line (npm run org:create).'), h('p', { class: 'muted' }, 'An operator turns sign-in on with AUTHPROVIDER_URL; for development, npm run dev:idp is a local identity provider.')));
+      root.replaceChildren(
+        h('h1', {}, 'Account'),
+        h(
+          'div',
+          { class: 'card', id: 'auth-off' },
+          h(
+            'p',
+            {},
+            'Sign-in is not configured on this server, so organizations and API keys cannot be managed here. Scoring, datasets and the evaluation work without one, and so do API keys made from the command line (npm run org:create).',
+          ),
+          h('p', { class: 'muted' }, 'An operator turns sign-in on with AUTHPROVIDER_URL; for development, npm run dev:idp is a local identity provider.'),
+        ),
+      );
       return;
     }
     const me = await api<Me>('/api/auth/me');
     if (!me.authenticated || !me.user) {
-      const signIn = h('a', { class: 'button', id: 'sign-in', href: `${config.auth_url}/auth/v1/authorize?provider=google&redirect_to=${encodeURIComponent(`${location.origin}/login`)}` }, 'Sign in');
+      const signIn = h(
+        'a',
+        {
+          class: 'button',
+          id: 'sign-in',
+          href: `${config.auth_url}/auth/v1/authorize?provider=google&redirect_to=${encodeURIComponent(`${location.origin}/login`)}`,
+        },
+        'Sign in',
+      );
       root.replaceChildren(h('h1', {}, 'Account'), h('div', { class: 'card' }, h('p', {}, 'Sign in to create organizations and API keys.'), signIn));
       return;
     }
@@ -29,7 +49,11 @@ export async function accountPage(root: HTMLElement): Promise<void> {
     });
     const orgArea = h('div', { id: 'organizations' });
     const user = me.user;
-    root.replaceChildren(h('h1', {}, 'Account'), h('div', { class: 'card' }, h('p', { id: 'who' }, `Signed in as ${user.name ?? user.email ?? user.id}${user.email ? ` (${user.email})` : ''}`), signOut), orgArea);
+    root.replaceChildren(
+      h('h1', {}, 'Account'),
+      h('div', { class: 'card' }, h('p', { id: 'who' }, `Signed in as ${user.name ?? user.email ?? user.id}${user.email ? ` (${user.email})` : ''}`), signOut),
+      orgArea,
+    );
     await organizations(orgArea);
   } catch (e) {
     root.replaceChildren(errorBox(e));
@@ -39,8 +63,19 @@ export async function accountPage(root: HTMLElement): Promise<void> {
 async function organizations(area: HTMLElement, selected?: string): Promise<void> {
   const { organizations: orgs } = await api<OrganizationList>('/api/organizations');
   const name = h('input', { id: 'org-name', name: 'name', required: true, placeholder: 'Organization name' });
-  const stage = h('select', { id: 'org-stage', name: 'stage', 'aria-label': 'Stage' }, h('option', { value: 'test' }, 'test (sk_test_ keys)'), h('option', { value: 'live' }, 'live (sk_live_ keys)'));
-  const create = h('form', { class: 'actions', id: 'create-org' }, h('label', { class: 'field' }, h('span', {}, 'New organization'), name), stage, h('button', { type: 'submit' }, 'Create'));
+  const stage = h(
+    'select',
+    { id: 'org-stage', name: 'stage', 'aria-label': 'Stage' },
+    h('option', { value: 'test' }, 'test (sk_test_ keys)'),
+    h('option', { value: 'live' }, 'live (sk_live_ keys)'),
+  );
+  const create = h(
+    'form',
+    { class: 'actions', id: 'create-org' },
+    h('label', { class: 'field' }, h('span', {}, 'New organization'), name),
+    stage,
+    h('button', { type: 'submit' }, 'Create'),
+  );
   create.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     try {
@@ -51,18 +86,34 @@ async function organizations(area: HTMLElement, selected?: string): Promise<void
     }
   });
   const current = orgs.find((o) => o.id === selected) ?? orgs[0];
-  const picker = h('select', { id: 'org-picker', 'aria-label': 'Organization' }, ...orgs.map((o) => h('option', { value: o.id }, `${o.name} (${o.stage}, ${o.role})`)));
+  const picker = h(
+    'select',
+    { id: 'org-picker', 'aria-label': 'Organization' },
+    ...orgs.map((o) => h('option', { value: o.id }, `${o.name} (${o.stage}, ${o.role})`)),
+  );
   if (current) picker.value = current.id;
   picker.addEventListener('change', () => void organizations(area, picker.value));
   const detail = h('div', { id: 'org-detail' });
-  area.replaceChildren(h('div', { class: 'card' }, h('h3', {}, 'Organizations'), orgs.length ? picker : h('p', { class: 'muted' }, 'None yet.'), create), detail);
+  area.replaceChildren(
+    h('div', { class: 'card' }, h('h3', {}, 'Organizations'), orgs.length ? picker : h('p', { class: 'muted' }, 'None yet.'), create),
+    detail,
+  );
   if (current) await organization(detail, current, area);
 }
 
 async function organization(detail: HTMLElement, org: Organization, area: HTMLElement, secret?: { id: string; value: string }): Promise<void> {
-  const [one, keys, usage] = await Promise.all([api<OrganizationWithMembers>(`/api/organizations/${org.id}`), api<ApiKeyList>(`/api/organizations/${org.id}/api-keys`), api<Usage>(`/api/organizations/${org.id}/usage`)]);
+  const [one, keys, usage] = await Promise.all([
+    api<OrganizationWithMembers>(`/api/organizations/${org.id}`),
+    api<ApiKeyList>(`/api/organizations/${org.id}/api-keys`),
+    api<Usage>(`/api/organizations/${org.id}/usage`),
+  ]);
   const keyName = h('input', { id: 'key-name', required: true, placeholder: 'Key name' });
-  const newKey = h('form', { class: 'actions', id: 'create-key' }, h('label', { class: 'field' }, h('span', {}, 'New API key'), keyName), h('button', { type: 'submit' }, 'Create key'));
+  const newKey = h(
+    'form',
+    { class: 'actions', id: 'create-key' },
+    h('label', { class: 'field' }, h('span', {}, 'New API key'), keyName),
+    h('button', { type: 'submit' }, 'Create key'),
+  );
   newKey.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     try {
@@ -94,18 +145,59 @@ async function organization(detail: HTMLElement, org: Organization, area: HTMLEl
         actions.append(b);
       }
     }
-    return h('tr', { 'data-key': k.id }, h('td', { 'data-label': 'Name' }, k.name), h('td', { 'data-label': 'Key' }, `${k.prefix}…${k.last4}`), h('td', { 'data-label': 'State' }, k.revoked_at ? `revoked ${k.revoked_at.slice(0, 10)}` : 'active'), h('td', { 'data-label': 'Last used' }, k.last_used_at ? utc(k.last_used_at) : 'never'), h('td', { 'data-label': '' }, actions));
+    return h(
+      'tr',
+      { 'data-key': k.id },
+      h('td', { 'data-label': 'Name' }, k.name),
+      h('td', { 'data-label': 'Key' }, `${k.prefix}…${k.last4}`),
+      h('td', { 'data-label': 'State' }, k.revoked_at ? `revoked ${k.revoked_at.slice(0, 10)}` : 'active'),
+      h('td', { 'data-label': 'Last used' }, k.last_used_at ? utc(k.last_used_at) : 'never'),
+      h('td', { 'data-label': '' }, actions),
+    );
   });
   detail.replaceChildren(
-    h('div', { class: 'card' }, h('h3', {}, `${one.name}`), h('p', { class: 'muted' }, `Stage ${one.stage} · id ${one.id}`), table(['Member', 'Role', 'Joined'], one.members.map((m) => [m.name ?? m.email ?? m.user_id, m.role, m.joined_at.slice(0, 10)]))),
+    h(
+      'div',
+      { class: 'card' },
+      h('h3', {}, `${one.name}`),
+      h('p', { class: 'muted' }, `Stage ${one.stage} · id ${one.id}`),
+      table(
+        ['Member', 'Role', 'Joined'],
+        one.members.map((m) => [m.name ?? m.email ?? m.user_id, m.role, m.joined_at.slice(0, 10)]),
+      ),
+    ),
     h(
       'div',
       { class: 'card' },
       h('h3', {}, 'API keys'),
-      secret ? h('div', { class: 'secret', id: 'new-secret', role: 'status' }, h('strong', {}, 'Copy this secret now; it is not shown again: '), h('code', {}, secret.value)) : null,
-      h('div', { class: 'table-wrap' }, h('table', { id: 'keys', class: 'stack' }, h('thead', {}, h('tr', {}, ...['Name', 'Key', 'State', 'Last used', ''].map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, ...keyRows))),
+      secret
+        ? h(
+            'div',
+            { class: 'secret', id: 'new-secret', role: 'status' },
+            h('strong', {}, 'Copy this secret now; it is not shown again: '),
+            h('code', {}, secret.value),
+          )
+        : null,
+      h(
+        'div',
+        { class: 'table-wrap' },
+        h(
+          'table',
+          { id: 'keys', class: 'stack' },
+          h('thead', {}, h('tr', {}, ...['Name', 'Key', 'State', 'Last used', ''].map((c) => h('th', { scope: 'col' }, c)))),
+          h('tbody', {}, ...keyRows),
+        ),
+      ),
       one.role === 'owner' ? newKey : h('p', { class: 'muted' }, 'Only owners manage keys.'),
     ),
-    h('div', { class: 'card' }, h('h3', {}, `Usage (last ${usage.days} days)`), table(['Day', 'Key', 'Requests'], usage.daily.map((d) => [d.day, d.key_name, String(d.requests)]))),
+    h(
+      'div',
+      { class: 'card' },
+      h('h3', {}, `Usage (last ${usage.days} days)`),
+      table(
+        ['Day', 'Key', 'Requests'],
+        usage.daily.map((d) => [d.day, d.key_name, String(d.requests)]),
+      ),
+    ),
   );
 }

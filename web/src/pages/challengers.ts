@@ -35,13 +35,29 @@ export const idKey = (id: string) => id.replace(/[^\w-]/g, '_');
 
 /** The polite status line `${at}-status`, holding the message of the action that led here. */
 export function statusLine(ctx: ModelsContext, at: string): HTMLElement {
-  return h('div', { id: `${at}-status`, class: 'model-status', role: 'status', 'aria-live': 'polite' }, ctx.shown.message?.at === at ? ctx.shown.message.text : '');
+  return h(
+    'div',
+    { id: `${at}-status`, class: 'model-status', role: 'status', 'aria-live': 'polite' },
+    ctx.shown.message?.at === at ? ctx.shown.message.text : '',
+  );
 }
 
 /** A button that, confirmed when `confirm` is given, runs `run` and draws the page again with what
  *  it says at `at` and focus where it says; on an error it shows the service's message and fix in
  *  `status` and keeps focus on itself. */
-export function actionButton(ctx: ModelsContext, o: { id: string; label: string; describedBy?: string; secondary?: boolean; confirm?: string; at: string; status: HTMLElement; run(): Promise<{ text: string; focus: string }> }): HTMLButtonElement {
+export function actionButton(
+  ctx: ModelsContext,
+  o: {
+    id: string;
+    label: string;
+    describedBy?: string;
+    secondary?: boolean;
+    confirm?: string;
+    at: string;
+    status: HTMLElement;
+    run(): Promise<{ text: string; focus: string }>;
+  },
+): HTMLButtonElement {
   const button = h('button', { type: 'button', id: o.id, class: o.secondary ? 'secondary' : undefined, 'aria-describedby': o.describedBy }, o.label);
   button.addEventListener('click', async () => {
     if (o.confirm && !confirm(o.confirm)) return;
@@ -60,7 +76,11 @@ export function actionButton(ctx: ModelsContext, o: { id: string; label: string;
 
 /** An answer, or why there is none (shown in its own section, the rest of the page still drawn). */
 type Read<T> = { ok: true; value: T } | { ok: false; error: unknown };
-const read = <T>(p: Promise<T>): Promise<Read<T>> => p.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }));
+const read = <T>(p: Promise<T>): Promise<Read<T>> =>
+  p.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
 
 export interface OrganizationReads {
   report: Read<ChallengerReport>;
@@ -71,7 +91,11 @@ export interface OrganizationReads {
 
 export async function readOrganization(org: Organization): Promise<OrganizationReads> {
   const path = `/api/organizations/${encodeURIComponent(org.id)}`;
-  const [report, audit, members] = await Promise.all([read(api<ChallengerReport>(`${path}/challengers/report`)), read(api<ModelAudit>(`${path}/models/audit`)), read(api<OrganizationWithMembers>(path))]);
+  const [report, audit, members] = await Promise.all([
+    read(api<ChallengerReport>(`${path}/challengers/report`)),
+    read(api<ModelAudit>(`${path}/models/audit`)),
+    read(api<OrganizationWithMembers>(path)),
+  ]);
   return { report, audit, who: new Map(members.ok ? members.value.members.map((m) => [m.user_id, m.name ?? m.email ?? m.user_id]) : []) };
 }
 
@@ -100,11 +124,21 @@ function difference(d: Figure['difference'], amount: boolean): string {
   const signed = d.value !== null && d.value > 0 && /[1-9]/.test(value) ? `+${value}` : value;
   return `${signed} [${figureText(d.low, amount)}, ${figureText(d.high, amount)}]`;
 }
-const FAVOURS: Record<NonNullable<Figure['favours']> | 'none', string> = { challenger: 'the challenger', active: 'the active model', none: 'neither: no clear difference' };
+const FAVOURS: Record<NonNullable<Figure['favours']> | 'none', string> = {
+  challenger: 'the challenger',
+  active: 'the active model',
+  none: 'neither: no clear difference',
+};
 
 function challengersSection(ctx: ModelsContext, org: Organization, report: Read<ChallengerReport>): HTMLElement {
   const key = `challengers-${idKey(org.id)}`;
-  const section = (...body: (HTMLElement | null)[]) => h('section', { class: 'card challengers', id: key, 'aria-labelledby': `${key}-title` }, h('h2', { id: `${key}-title` }, `Challengers in ${org.name}`), ...body);
+  const section = (...body: (HTMLElement | null)[]) =>
+    h(
+      'section',
+      { class: 'card challengers', id: key, 'aria-labelledby': `${key}-title` },
+      h('h2', { id: `${key}-title` }, `Challengers in ${org.name}`),
+      ...body,
+    );
   if (!report.ok) return section(errorBox(report.error));
   const r = report.value;
   const delay = days(r.label_delay_days);
@@ -123,7 +157,11 @@ function challengersSection(ctx: ModelsContext, org: Organization, report: Read<
   }
   return section(
     scope,
-    h('p', { class: 'muted', id: `${key}-caveat` }, 'Caveat: these outcomes were shaped by the model that decided, since a payment it blocked rarely gets a chargeback, so a challenger that would have approved such a payment looks better than it is (docs/model.md, “Challengers”).'),
+    h(
+      'p',
+      { class: 'muted', id: `${key}-caveat` },
+      'Caveat: these outcomes were shaped by the model that decided, since a payment it blocked rarely gets a chargeback, so a challenger that would have approved such a payment looks better than it is (docs/model.md, “Challengers”).',
+    ),
     ...r.challengers.map((c) => challengerReport(ctx, key, c)),
   );
 }
@@ -147,7 +185,13 @@ function challengerReport(ctx: ModelsContext, sectionKey: string, c: ChallengerR
           h('h4', {}, 'Week by week'),
           table(
             ['Week', 'Transactions', 'Frauds', 'Verdict', 'AP difference [95 % interval]'],
-            c.weeks.map((w) => [w.week, count(w.transactions), count(w.frauds), VERDICT_WORDS[w.verdict].short, w.average_precision ? difference(w.average_precision.difference, false) : '— (no fraud)']),
+            c.weeks.map((w) => [
+              w.week,
+              count(w.transactions),
+              count(w.frauds),
+              VERDICT_WORDS[w.verdict].short,
+              w.average_precision ? difference(w.average_precision.difference, false) : '— (no fraud)',
+            ]),
             'Each ISO week (Monday to Sunday, UTC) on its own; with few frauds a week’s intervals are wide',
           ),
         )
@@ -167,15 +211,29 @@ function overall(key: string, o: Comparison): HTMLElement[] {
   ];
   const changed = o.decisions_changed;
   return [
-    h('p', { class: `verdict verdict-${o.verdict}`, id: `${key}-verdict` }, h('strong', {}, VERDICT_WORDS[o.verdict].long), ` over ${count(o.transactions)} transactions (${count(o.frauds)} fraud).`),
-    h('div', { class: 'model-report-part' }, h('h4', { id: `${key}-evidence-title` }, 'Evidence'), h('ul', { class: 'evidence', id: `${key}-evidence`, 'aria-labelledby': `${key}-evidence-title` }, ...o.evidence.map((e) => h('li', {}, e)))),
+    h(
+      'p',
+      { class: `verdict verdict-${o.verdict}`, id: `${key}-verdict` },
+      h('strong', {}, VERDICT_WORDS[o.verdict].long),
+      ` over ${count(o.transactions)} transactions (${count(o.frauds)} fraud).`,
+    ),
+    h(
+      'div',
+      { class: 'model-report-part' },
+      h('h4', { id: `${key}-evidence-title` }, 'Evidence'),
+      h('ul', { class: 'evidence', id: `${key}-evidence`, 'aria-labelledby': `${key}-evidence-title` }, ...o.evidence.map((e) => h('li', {}, e))),
+    ),
     h(
       'div',
       { id: `${key}-figures`, class: 'model-report-part' },
       h('h4', {}, 'Overall figures'),
       table(
         ['Figure', 'Active model', 'Challenger', 'Difference [95 % interval]', 'Favours'],
-        figures.map(([name, f, amount]) => (f ? [name, figureText(f.active.value, amount), figureText(f.challenger.value, amount), difference(f.difference, amount), FAVOURS[f.favours ?? 'none']] : [name, '—', '—', 'not defined: no fraud', '—'])),
+        figures.map(([name, f, amount]) =>
+          f
+            ? [name, figureText(f.active.value, amount), figureText(f.challenger.value, amount), difference(f.difference, amount), FAVOURS[f.favours ?? 'none']]
+            : [name, '—', '—', 'not defined: no fraud', '—'],
+        ),
         'Active model and challenger on the same payments; the difference is the challenger’s minus the active model’s; amounts in the transactions’ currency units',
       ),
     ),
@@ -183,7 +241,13 @@ function overall(key: string, o: Comparison): HTMLElement[] {
       'div',
       { id: `${key}-changes`, class: 'model-report-part' },
       h('h4', {}, 'Decisions that would change'),
-      h('p', { id: `${key}-changes-count` }, changed.count === 0 ? `None of the ${count(o.transactions)} decisions would change.` : `${count(changed.count)} of ${count(o.transactions)} decisions (${pct(changed.share)}) would change with the challenger deciding.`),
+      h(
+        'p',
+        { id: `${key}-changes-count` },
+        changed.count === 0
+          ? `None of the ${count(o.transactions)} decisions would change.`
+          : `${count(changed.count)} of ${count(o.transactions)} decisions (${pct(changed.share)}) would change with the challenger deciding.`,
+      ),
       changed.count
         ? table(
             ['Change (active → challenger)', 'Transactions'],
@@ -222,7 +286,10 @@ function historySection(ctx: ModelsContext, org: Organization, audit: Read<Model
           status,
           run: async () => {
             const back = await api<RollBack>(`/api/organizations/${encodeURIComponent(org.id)}/models/rollback`, { method: 'POST' });
-            return { text: `Rolled back ${ctx.modelName(back.previous_model_id)}: ${ctx.modelName(back.model_id)} decides ${org.name}'s payments again from the next request.`, focus: `${key}-title` };
+            return {
+              text: `Rolled back ${ctx.modelName(back.previous_model_id)}: ${ctx.modelName(back.model_id)} decides ${org.name}'s payments again from the next request.`,
+              focus: `${key}-title`,
+            };
           },
         })
       : null;
@@ -231,7 +298,14 @@ function historySection(ctx: ModelsContext, org: Organization, audit: Read<Model
     'section',
     { class: 'card model-history', id: key, 'aria-labelledby': `${key}-title` },
     h('h2', { id: `${key}-title`, tabindex: '-1' }, `Model history of ${org.name}`),
-    rollback ? h('div', { class: 'actions' }, rollback, h('span', { class: 'muted', id: `${key}-rollback-note` }, 'Undoes the newest promotion not undone yet: the model active before it decides again.')) : null,
+    rollback
+      ? h(
+          'div',
+          { class: 'actions' },
+          rollback,
+          h('span', { class: 'muted', id: `${key}-rollback-note` }, 'Undoes the newest promotion not undone yet: the model active before it decides again.'),
+        )
+      : null,
     status,
     !audit.ok
       ? errorBox(audit.error)

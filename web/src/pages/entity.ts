@@ -30,7 +30,14 @@ export async function entityPage(root: HTMLElement, route: Route): Promise<void>
       e = await api<Entity>(`${base}/entities/${role}/${encodeURIComponent(id)}`);
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) {
-        root.replaceChildren(h('h1', {}, title), h('div', { class: 'card', id: 'not-found' }, h('p', {}, `${org.name} has no transaction of ${role} “${id}”. Ids are matched exactly, as they were sent.`)));
+        root.replaceChildren(
+          h('h1', {}, title),
+          h(
+            'div',
+            { class: 'card', id: 'not-found' },
+            h('p', {}, `${org.name} has no transaction of ${role} “${id}”. Ids are matched exactly, as they were sent.`),
+          ),
+        );
         return;
       }
       throw err;
@@ -51,7 +58,10 @@ export async function entityPage(root: HTMLElement, route: Route): Promise<void>
             ['Transactions', `${t.transactions.toLocaleString('en')}, ${money(t.amount_sum)} in all`],
             ['Latest', utc(t.last_time)],
             ['Outcomes reported', `${t.labelled.toLocaleString('en')}, of them ${t.fraud.toLocaleString('en')} fraud`],
-            [`Of its latest ${e.recent.transactions.toLocaleString('en')}${e.recent.first_time ? ` (since ${utc(e.recent.first_time)})` : ''}`, `${e.recent.reviewed.toLocaleString('en')} reviewed, ${e.recent.blocked.toLocaleString('en')} blocked`],
+            [
+              `Of its latest ${e.recent.transactions.toLocaleString('en')}${e.recent.first_time ? ` (since ${utc(e.recent.first_time)})` : ''}`,
+              `${e.recent.reviewed.toLocaleString('en')} reviewed, ${e.recent.blocked.toLocaleString('en')} blocked`,
+            ],
           ].flatMap(([k, v]) => [h('dt', {}, k!), h('dd', {}, v!)]),
         ),
       ),
@@ -59,7 +69,21 @@ export async function entityPage(root: HTMLElement, route: Route): Promise<void>
         'section',
         { class: 'card', 'aria-labelledby': 'counterparties-title' },
         h('h2', { id: 'counterparties-title' }, role === 'customer' ? 'Merchants it paid' : 'Customers who paid it'),
-        h('div', { id: 'counterparties' }, table([other, 'Transactions', 'Amount', 'Outcomes', 'Fraud', 'Latest'], e.counterparties.map((c) => [h('a', { href: entityHref(org.id, c.role, c.id) }, c.id), String(c.transactions), money(c.amount_sum), String(c.labelled), String(c.fraud), utc(c.last_time)]))),
+        h(
+          'div',
+          { id: 'counterparties' },
+          table(
+            [other, 'Transactions', 'Amount', 'Outcomes', 'Fraud', 'Latest'],
+            e.counterparties.map((c) => [
+              h('a', { href: entityHref(org.id, c.role, c.id) }, c.id),
+              String(c.transactions),
+              money(c.amount_sum),
+              String(c.labelled),
+              String(c.fraud),
+              utc(c.last_time),
+            ]),
+          ),
+        ),
       ),
       h(
         'section',

@@ -65,14 +65,23 @@ export async function evaluationPage(root: HTMLElement): Promise<void> {
       return i && i[0] !== null && i[1] !== null ? `${fmt(k, v)} (${fmt(k, i[0])}–${fmt(k, i[1])})` : fmt(k, v);
     };
     const metricRows: [string, string][] = [
-      ['rows', 'Rows'], ['fraud_rate', 'Fraud rate'], ['roc_auc', 'ROC AUC'], ['average_precision', 'Average precision'], ['brier', 'Brier score'],
-      ['expected_calibration_error', 'Calibration error (ECE)'], ['recall_at_1pct_fpr', 'Recall at 1 % false positives'],
+      ['rows', 'Rows'],
+      ['fraud_rate', 'Fraud rate'],
+      ['roc_auc', 'ROC AUC'],
+      ['average_precision', 'Average precision'],
+      ['brier', 'Brier score'],
+      ['expected_calibration_error', 'Calibration error (ECE)'],
+      ['recall_at_1pct_fpr', 'Recall at 1 % false positives'],
     ];
     const cmp = overview.comparisons as Comparisons;
     const seeds = overview.seed_spread as SeedSpread | null;
     const modes = thresholds.modes;
     const chartBox = h('div', { class: 'charts eval-charts', id: 'charts' });
-    const picker = h('select', { id: 'threshold-mode', name: 'threshold-mode' }, ...Object.keys(modes).map((m) => h('option', { value: m, selected: m === thresholds.default_mode }, modeLabel(m))));
+    const picker = h(
+      'select',
+      { id: 'threshold-mode', name: 'threshold-mode' },
+      ...Object.keys(modes).map((m) => h('option', { value: m, selected: m === thresholds.default_mode }, modeLabel(m))),
+    );
     const drawCharts = () => chartBox.replaceChildren(...chartFigures(charts, picker.value, modes[picker.value]!));
     picker.addEventListener('change', drawCharts);
     drawCharts();
@@ -83,8 +92,15 @@ export async function evaluationPage(root: HTMLElement): Promise<void> {
         'div',
         { class: 'card' },
         h('h2', { class: 'card-title' }, 'Metrics per split'),
-        table(['Metric', ...splits], metricRows.map(([k, label]) => [label, ...splits.map((s) => withInterval(k, overview.splits[s]))])),
-        h('p', { class: 'muted', id: 'intervals-meaning' }, 'In brackets: the 95 % bootstrap interval over the split’s rows, what another sample of the same weeks could have given. Train is what the boosters were fitted on; its lead over validation and test is over-fitting and the later weeks’ other mix of fraud.'),
+        table(
+          ['Metric', ...splits],
+          metricRows.map(([k, label]) => [label, ...splits.map((s) => withInterval(k, overview.splits[s]))]),
+        ),
+        h(
+          'p',
+          { class: 'muted', id: 'intervals-meaning' },
+          'In brackets: the 95 % bootstrap interval over the split’s rows, what another sample of the same weeks could have given. Train is what the boosters were fitted on; its lead over validation and test is over-fitting and the later weeks’ other mix of fraud.',
+        ),
         seeds
           ? h(
               'p',
@@ -104,7 +120,12 @@ export async function evaluationPage(root: HTMLElement): Promise<void> {
         'div',
         { class: 'card' },
         h('h2', { class: 'card-title' }, `Comparisons (${cmp.split} split)`),
-        table(['Model', 'ROC AUC', 'Average precision'], Object.entries(cmp).filter(([k]) => k !== 'split' && k !== 'stack_minus_ablation').map(([k, v]) => [k.replaceAll('_', ' '), num((v as Compared).roc_auc), num((v as Compared).average_precision)])),
+        table(
+          ['Model', 'ROC AUC', 'Average precision'],
+          Object.entries(cmp)
+            .filter(([k]) => k !== 'split' && k !== 'stack_minus_ablation')
+            .map(([k, v]) => [k.replaceAll('_', ' '), num((v as Compared).roc_auc), num((v as Compared).average_precision)]),
+        ),
         h('p', { class: 'explain', id: 'comparisons-meaning' }, comparisonsSentence(cmp)),
       ),
       h(
@@ -112,12 +133,28 @@ export async function evaluationPage(root: HTMLElement): Promise<void> {
         { class: 'card' },
         h('h2', { class: 'card-title' }, `Modes (${thresholds.split} split)`),
         table(
-          ['Mode', 'Review at', 'Block at', 'Flagged (review or block)', 'Blocked', 'Fraud blocked per 1,000', 'Target', 'Measured', 'Precision', 'Recall', 'Meets target'],
+          [
+            'Mode',
+            'Review at',
+            'Block at',
+            'Flagged (review or block)',
+            'Blocked',
+            'Fraud blocked per 1,000',
+            'Target',
+            'Measured',
+            'Precision',
+            'Recall',
+            'Meets target',
+          ],
           Object.entries(modes).map(([m, v]) => [
             modeLabel(m),
             pct(v.review_threshold),
             pct(v.block_threshold),
-            v.review_rate === null ? '—' : v.review_warning ? h('strong', { class: 'misses', title: v.review_warning }, `${pct(v.review_rate)} (over 10 %)`) : pct(v.review_rate),
+            v.review_rate === null
+              ? '—'
+              : v.review_warning
+                ? h('strong', { class: 'misses', title: v.review_warning }, `${pct(v.review_rate)} (over 10 %)`)
+                : pct(v.review_rate),
             v.block_rate === null ? '—' : pct(v.block_rate),
             num(v.fraud_caught_per_1000, 1),
             `${v.target.metric} ≥ ${v.target.value}`,
@@ -133,10 +170,19 @@ export async function evaluationPage(root: HTMLElement): Promise<void> {
         'div',
         { class: 'chart-controls' },
         h('label', { class: 'field inline', for: 'threshold-mode' }, h('span', {}, 'Thresholds marked on the charts:'), picker),
-        h('p', { class: 'muted' }, 'A circle marks where a curve passes the review threshold, a square the block threshold (read off the drawn curve; the modes table has the exact figures of blocking); on the score axes they are the dashed and solid lines. Hover a point, bar or mark for its numbers.'),
+        h(
+          'p',
+          { class: 'muted' },
+          'A circle marks where a curve passes the review threshold, a square the block threshold (read off the drawn curve; the modes table has the exact figures of blocking); on the score axes they are the dashed and solid lines. Hover a point, bar or mark for its numbers.',
+        ),
       ),
       chartBox,
-      h('div', { class: 'card' }, h('h2', { class: 'card-title' }, 'Limitations'), h('ul', { id: 'limitations' }, ...limits.limitations.map((l) => h('li', {}, l)))),
+      h(
+        'div',
+        { class: 'card' },
+        h('h2', { class: 'card-title' }, 'Limitations'),
+        h('ul', { id: 'limitations' }, ...limits.limitations.map((l) => h('li', {}, l))),
+      ),
       ringsCard(rings),
     );
   } catch (e) {
@@ -153,16 +199,21 @@ function fmt(key: string, v: number | null): string {
 
 const COMPARED: Record<string, string> = {
   stack: 'the stack is the served model (four channel boosters trained together, combined by a weighted sum of their log-odds)',
-  ablation_single_booster_all_features: 'the ablation is one booster over all features at once, with the same settings; it may mix channels in a tree, which the stack cannot, and gives no per-channel answer',
+  ablation_single_booster_all_features:
+    'the ablation is one booster over all features at once, with the same settings; it may mix channels in a tree, which the stack cannot, and gives no per-channel answer',
   baseline_amount_only: 'the amount-only baseline uses the amount alone as the score',
   baseline_logistic_regression: 'the logistic-regression baseline is a linear model over all features',
 };
 
 function comparisonsSentence(cmp: Comparisons): string {
-  const parts = Object.keys(cmp).filter((k) => k !== 'split' && k !== 'stack_minus_ablation').map((k) => COMPARED[k] ?? `${k.replaceAll('_', ' ')} is another model`);
+  const parts = Object.keys(cmp)
+    .filter((k) => k !== 'split' && k !== 'stack_minus_ablation')
+    .map((k) => COMPARED[k] ?? `${k.replaceAll('_', ' ')} is another model`);
   const gap = cmp.stack_minus_ablation;
   const interval = (g: Gap) => `${num(g.difference)} (95 % interval ${num(g.interval[0])} to ${num(g.interval[1])})`;
-  const gapSentence = gap ? ` The stack minus the ablation, on the same rows: average precision ${interval(gap.average_precision)}, ROC AUC ${interval(gap.roc_auc)}; what the per-channel design costs.` : '';
+  const gapSentence = gap
+    ? ` The stack minus the ablation, on the same rows: average precision ${interval(gap.average_precision)}, ROC AUC ${interval(gap.roc_auc)}; what the per-channel design costs.`
+    : '';
   return `What this compares: every model was fitted on the same training split and is measured on the ${cmp.split} split; ${parts.join('; ')}. Higher is better in both columns: ROC AUC is the chance that a random fraud scores above a random legitimate payment (0.5 is chance), and average precision summarises the precision–recall curve (the fraud rate is chance).${gapSentence}`;
 }
 
@@ -199,16 +250,31 @@ function onCurve(points: { threshold: number; x: number; y: number }[], t: numbe
 
 function chartFigures(charts: MetricsCharts, mode: string, m: ModeThresholds): HTMLElement[] {
   const split = charts.split;
-  const kinds = [['review', m.review_threshold], ['block', m.block_threshold]] as const;
+  const kinds = [
+    ['review', m.review_threshold],
+    ['block', m.block_threshold],
+  ] as const;
   const data = (kind: string, t: number) => ({ mode, kind, threshold: String(t) });
   const curveMarkers = (points: { threshold: number; x: number; y: number }[], xName: string, yName: string): Marker[] =>
     kinds.map(([kind, t]) => {
       const p = onCurve(points, t);
-      return { kind, x: p.x, y: p.y, title: `${modeLabel(mode)} mode, ${kind} at ${pct(t)}: ${xName} ≈ ${num(p.x)}, ${yName} ≈ ${num(p.y)} (read off the drawn curve, which joins its published points with straight lines)`, data: data(kind, t) };
+      return {
+        kind,
+        x: p.x,
+        y: p.y,
+        title: `${modeLabel(mode)} mode, ${kind} at ${pct(t)}: ${xName} ≈ ${num(p.x)}, ${yName} ≈ ${num(p.y)} (read off the drawn curve, which joins its published points with straight lines)`,
+        data: data(kind, t),
+      };
     });
   const lineMarkers: Marker[] = kinds.map(([kind, t]) => ({ kind, x: t, title: `${modeLabel(mode)} mode, ${kind} at ${pct(t)}`, data: data(kind, t) }));
-  const onCurveLegend: LegendItem[] = [{ name: 'review', cls: 'threshold review', shape: 'dot' }, { name: 'block', cls: 'threshold block', shape: 'box' }];
-  const lineLegend: LegendItem[] = [{ name: 'review', cls: 'threshold review', shape: 'line' }, { name: 'block', cls: 'threshold block', shape: 'line' }];
+  const onCurveLegend: LegendItem[] = [
+    { name: 'review', cls: 'threshold review', shape: 'dot' },
+    { name: 'block', cls: 'threshold block', shape: 'box' },
+  ];
+  const lineLegend: LegendItem[] = [
+    { name: 'review', cls: 'threshold review', shape: 'line' },
+    { name: 'block', cls: 'threshold block', shape: 'line' },
+  ];
 
   const roc = charts.roc.map((p) => ({ threshold: p.threshold, x: p.fpr, y: p.tpr }));
   const pr = charts.precision_recall.map((p) => ({ threshold: p.threshold, x: p.recall, y: p.precision }));
@@ -216,18 +282,32 @@ function chartFigures(charts: MetricsCharts, mode: string, m: ModeThresholds): H
   const hist = charts.score_histograms;
   return [
     figure(
-      lineChart('ROC curve', `True against false positive rate on the ${split} split, ${modeLabel(mode)} thresholds marked.`, 'false positive rate', 'true positive rate', roc.map((p) => ({ x: p.x, y: p.y, tip: `threshold ${num(p.threshold)}: false positive rate ${num(p.x)}, true positive rate ${num(p.y)}` })), {
-        diagonal: true,
-        legend: [{ name: 'ROC curve', cls: 'curve', shape: 'line' }, { name: 'chance', cls: 'reference', shape: 'line' }, ...onCurveLegend],
-        markers: curveMarkers(roc, 'false positive rate', 'true positive rate'),
-      }),
+      lineChart(
+        'ROC curve',
+        `True against false positive rate on the ${split} split, ${modeLabel(mode)} thresholds marked.`,
+        'false positive rate',
+        'true positive rate',
+        roc.map((p) => ({ x: p.x, y: p.y, tip: `threshold ${num(p.threshold)}: false positive rate ${num(p.x)}, true positive rate ${num(p.y)}` })),
+        {
+          diagonal: true,
+          legend: [{ name: 'ROC curve', cls: 'curve', shape: 'line' }, { name: 'chance', cls: 'reference', shape: 'line' }, ...onCurveLegend],
+          markers: curveMarkers(roc, 'false positive rate', 'true positive rate'),
+        },
+      ),
       `ROC (${split})`,
     ),
     figure(
-      lineChart('Precision–recall curve', `Precision against recall on the ${split} split, ${modeLabel(mode)} thresholds marked.`, 'recall', 'precision', pr.map((p) => ({ x: p.x, y: p.y, tip: `threshold ${num(p.threshold)}: recall ${num(p.x)}, precision ${num(p.y)}` })), {
-        legend: [{ name: 'precision–recall', cls: 'curve', shape: 'line' }, ...onCurveLegend],
-        markers: curveMarkers(pr, 'recall', 'precision'),
-      }),
+      lineChart(
+        'Precision–recall curve',
+        `Precision against recall on the ${split} split, ${modeLabel(mode)} thresholds marked.`,
+        'recall',
+        'precision',
+        pr.map((p) => ({ x: p.x, y: p.y, tip: `threshold ${num(p.threshold)}: recall ${num(p.x)}, precision ${num(p.y)}` })),
+        {
+          legend: [{ name: 'precision–recall', cls: 'curve', shape: 'line' }, ...onCurveLegend],
+          markers: curveMarkers(pr, 'recall', 'precision'),
+        },
+      ),
       `Precision–recall (${split})`,
     ),
     figure(
@@ -236,13 +316,29 @@ function chartFigures(charts: MetricsCharts, mode: string, m: ModeThresholds): H
         `Observed fraud rate against the predicted probability, per bin, on the ${split} split; the diagonal is perfect calibration; ${modeLabel(mode)} thresholds as vertical lines.`,
         'predicted probability (score)',
         'observed fraud rate',
-        bins.map((b) => ({ x: b.predicted, y: b.observed, tip: `scores ${b.bin[0]} to ${b.bin[1]}: predicted ${num(b.predicted)}, observed ${num(b.observed)} (${Number(b.count).toLocaleString('en')} payments)` })),
-        { diagonal: true, dots: true, legend: [{ name: 'observed', cls: 'dot', shape: 'dot' }, { name: 'calibrated', cls: 'reference', shape: 'line' }, ...lineLegend], markers: lineMarkers },
+        bins.map((b) => ({
+          x: b.predicted,
+          y: b.observed,
+          tip: `scores ${b.bin[0]} to ${b.bin[1]}: predicted ${num(b.predicted)}, observed ${num(b.observed)} (${Number(b.count).toLocaleString('en')} payments)`,
+        })),
+        {
+          diagonal: true,
+          dots: true,
+          legend: [{ name: 'observed', cls: 'dot', shape: 'dot' }, { name: 'calibrated', cls: 'reference', shape: 'line' }, ...lineLegend],
+          markers: lineMarkers,
+        },
       ),
       `Reliability (${split})`,
     ),
     figure(
-      histogram('Score histograms', `Share of fraud and of legitimate payments per score bin on the ${split} split; ${modeLabel(mode)} thresholds as vertical lines.`, hist.edges, { name: 'fraud', counts: hist.fraud }, { name: 'legitimate', counts: hist.legitimate }, { legend: lineLegend, markers: lineMarkers }),
+      histogram(
+        'Score histograms',
+        `Share of fraud and of legitimate payments per score bin on the ${split} split; ${modeLabel(mode)} thresholds as vertical lines.`,
+        hist.edges,
+        { name: 'fraud', counts: hist.fraud },
+        { name: 'legitimate', counts: hist.legitimate },
+        { legend: lineLegend, markers: lineMarkers },
+      ),
       `Scores by class (${split})`,
     ),
   ];
@@ -263,9 +359,21 @@ function ringsCard(rings: MetricsRings): HTMLElement {
     'div',
     { class: 'card', id: 'rings' },
     h('h2', { class: 'card-title' }, 'Rings'),
-    h('p', { class: 'explain' }, 'A ring is a group of customers and merchants that pay each other within one weekly window (a community of the customer–merchant graph) and whose payments with a known outcome are mostly fraud. A score only says that its merchant or channel belongs to such a group, never that the payment itself does.'),
-    h('p', {}, `Evaluation: ${ev.flagged_groups} groups flagged (windows ${ev.windows}); precision ${num(ev.precision)}, recall ${num(ev.recall)} against ${ev.true_rings} simulated rings.`),
-    h('p', { class: 'muted' }, `${live.note} Flagged: ${live.flagged_groups}${groups.length < live.flagged_groups ? `, the latest ${groups.length} listed` : ''}.`),
+    h(
+      'p',
+      { class: 'explain' },
+      'A ring is a group of customers and merchants that pay each other within one weekly window (a community of the customer–merchant graph) and whose payments with a known outcome are mostly fraud. A score only says that its merchant or channel belongs to such a group, never that the payment itself does.',
+    ),
+    h(
+      'p',
+      {},
+      `Evaluation: ${ev.flagged_groups} groups flagged (windows ${ev.windows}); precision ${num(ev.precision)}, recall ${num(ev.recall)} against ${ev.true_rings} simulated rings.`,
+    ),
+    h(
+      'p',
+      { class: 'muted' },
+      `${live.note} Flagged: ${live.flagged_groups}${groups.length < live.flagged_groups ? `, the latest ${groups.length} listed` : ''}.`,
+    ),
     groups.length === 0
       ? h('p', { class: 'muted' }, 'No group flagged.')
       : h(
@@ -273,7 +381,15 @@ function ringsCard(rings: MetricsRings): HTMLElement {
           { id: 'ring-list' },
           table(
             ['Ring', 'Window (UTC)', 'Members', 'Customers', 'Merchants', 'Main channel', 'Fraud rate'],
-            groups.map((g) => [g.ring_id, `${String(g.window_start).slice(0, 10)} to ${String(g.window_end).slice(0, 10)}`, String(g.members), ids(g.customer_ids ?? []), ids(g.merchants), g.main_channel ?? '—', pct(g.fraud_rate)]),
+            groups.map((g) => [
+              g.ring_id,
+              `${String(g.window_start).slice(0, 10)} to ${String(g.window_end).slice(0, 10)}`,
+              String(g.members),
+              ids(g.customer_ids ?? []),
+              ids(g.merchants),
+              g.main_channel ?? '—',
+              pct(g.fraud_rate),
+            ]),
           ),
         ),
   );

@@ -31,7 +31,14 @@ const KINDS: [string, string][] = [
 ];
 const kindWords = (k: string) => KINDS.find(([v]) => v === k)?.[1] ?? k;
 /** The field a list of this kind is usually compared with, for the example rule. */
-const FIELD: Record<string, string> = { customer_id: 'customer_id', merchant_id: 'merchant_id', location: 'location', payment_type: 'payment_type', channel: 'channel', text: 'customer_id' };
+const FIELD: Record<string, string> = {
+  customer_id: 'customer_id',
+  merchant_id: 'merchant_id',
+  location: 'location',
+  payment_type: 'payment_type',
+  channel: 'channel',
+  text: 'customer_id',
+};
 
 export async function listsPage(root: HTMLElement, route: Route): Promise<void> {
   root.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
@@ -50,7 +57,16 @@ const base = (org: Organization) => `/api/organizations/${encodeURIComponent(org
 
 async function listIndex(root: HTMLElement, org: Organization, picker: HTMLElement | null): Promise<void> {
   const { data } = await api<ListIndex>(base(org));
-  const name = h('input', { id: 'list-name', name: 'name', required: true, pattern: '[a-z][a-z0-9_]{0,63}', maxlength: '64', autocomplete: 'off', placeholder: 'blocked_customers', 'aria-describedby': 'list-name-hint' });
+  const name = h('input', {
+    id: 'list-name',
+    name: 'name',
+    required: true,
+    pattern: '[a-z][a-z0-9_]{0,63}',
+    maxlength: '64',
+    autocomplete: 'off',
+    placeholder: 'blocked_customers',
+    'aria-describedby': 'list-name-hint',
+  });
   const kind = h('select', { id: 'list-kind', name: 'kind' }, ...KINDS.map(([v, text]) => h('option', { value: v }, text)));
   const description = h('input', { id: 'list-description', name: 'description', maxlength: '1000', autocomplete: 'off' });
   const status = h('div', { id: 'list-create-status', role: 'status', 'aria-live': 'polite' });
@@ -61,7 +77,13 @@ async function listIndex(root: HTMLElement, org: Organization, picker: HTMLEleme
     h(
       'div',
       { class: 'grid' },
-      h('label', { class: 'field' }, h('span', {}, 'Name'), name, h('span', { class: 'field-hint', id: 'list-name-hint' }, 'Lowercase letters, digits and _, starting with a letter; rules name it.')),
+      h(
+        'label',
+        { class: 'field' },
+        h('span', {}, 'Name'),
+        name,
+        h('span', { class: 'field-hint', id: 'list-name-hint' }, 'Lowercase letters, digits and _, starting with a letter; rules name it.'),
+      ),
       h('label', { class: 'field' }, h('span', {}, 'It holds'), kind),
       h('label', { class: 'field wide' }, h('span', {}, 'Description (optional)'), description),
     ),
@@ -71,7 +93,10 @@ async function listIndex(root: HTMLElement, org: Organization, picker: HTMLEleme
   create.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     try {
-      const list = await api<List>(base(org), { method: 'POST', body: { name: name.value.trim(), kind: kind.value, ...(description.value.trim() ? { description: description.value.trim() } : {}) } });
+      const list = await api<List>(base(org), {
+        method: 'POST',
+        body: { name: name.value.trim(), kind: kind.value, ...(description.value.trim() ? { description: description.value.trim() } : {}) },
+      });
       location.hash = listsHref(org.id, list.name);
     } catch (e) {
       status.replaceChildren(errorBox(e));
@@ -80,14 +105,36 @@ async function listIndex(root: HTMLElement, org: Organization, picker: HTMLEleme
   });
   root.replaceChildren(
     h('h1', {}, 'Lists'),
-    h('div', { class: 'actions' }, picker, h('p', { class: 'muted' }, `${org.name}: named lists of values that rules read, e.g. in_list("blocked_customers", customer_id). API keys can add and remove values too (POST and DELETE /api/v1/lists/{name}/items), so a chargeback can block a customer at once.`)),
+    h(
+      'div',
+      { class: 'actions' },
+      picker,
+      h(
+        'p',
+        { class: 'muted' },
+        `${org.name}: named lists of values that rules read, e.g. in_list("blocked_customers", customer_id). API keys can add and remove values too (POST and DELETE /api/v1/lists/{name}/items), so a chargeback can block a customer at once.`,
+      ),
+    ),
     h(
       'section',
       { class: 'card', 'aria-labelledby': 'list-index-title' },
       h('h2', { id: 'list-index-title' }, `${data.length} list${data.length === 1 ? '' : 's'}`),
       data.length === 0
         ? h('p', { class: 'muted', id: 'no-lists' }, 'No lists yet: create one below.')
-        : h('div', { id: 'list-table' }, table(['List', 'It holds', 'Values now', 'Description', 'Created'], data.map((l) => [h('a', { href: listsHref(org.id, l.name) }, l.name), kindWords(l.kind), l.items.toLocaleString('en'), l.description ?? '—', utc(l.created_at)]))),
+        : h(
+            'div',
+            { id: 'list-table' },
+            table(
+              ['List', 'It holds', 'Values now', 'Description', 'Created'],
+              data.map((l) => [
+                h('a', { href: listsHref(org.id, l.name) }, l.name),
+                kindWords(l.kind),
+                l.items.toLocaleString('en'),
+                l.description ?? '—',
+                utc(l.created_at),
+              ]),
+            ),
+          ),
       h('p', {}, h('a', { href: rulesHref(org.id) }, 'Rules →')),
     ),
     create,
@@ -116,7 +163,11 @@ export function firstCell(line: string): string {
 /** The values of a file's text: the first cell of each line, trimmed, empty ones left out; a first
  *  line that names the column (the list's kind or name, "value", "values" or "id") is a header. */
 export function fileValues(text: string, list: { name: string; kind: string }): { values: string[]; header: string | undefined } {
-  const values = text.replace(/^\uFEFF/, '').split(/\r?\n|\r/).map((l) => firstCell(l).trim()).filter((v) => v !== '');
+  const values = text
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n|\r/)
+    .map((l) => firstCell(l).trim())
+    .filter((v) => v !== '');
   const first = values[0]?.toLowerCase();
   const header = first !== undefined && [list.kind, list.name, 'value', 'values', 'id'].includes(first) ? values.shift() : undefined;
   return { values, header };
@@ -135,7 +186,14 @@ async function listPage(root: HTMLElement, org: Organization, name: string, quer
   const reload = (text: string) => listPage(root, org, name, query, text);
 
   // Add or remove: typed, pasted or read from a file, in batches.
-  const values = h('textarea', { id: 'list-values', name: 'values', rows: '6', spellcheck: 'false', autocomplete: 'off', 'aria-describedby': 'list-values-hint' });
+  const values = h('textarea', {
+    id: 'list-values',
+    name: 'values',
+    rows: '6',
+    spellcheck: 'false',
+    autocomplete: 'off',
+    'aria-describedby': 'list-values-hint',
+  });
   const reason = h('input', { id: 'list-reason', name: 'reason', maxlength: '500', autocomplete: 'off', placeholder: 'e.g. chargeback' });
   const expires = h('input', { id: 'list-expires', name: 'expires_at', type: 'datetime-local', step: '1' });
   const file = h('input', { id: 'list-file', name: 'file', type: 'file', accept: '.csv,.txt,.tsv,text/csv,text/plain', 'aria-describedby': 'list-file-hint' });
@@ -146,11 +204,31 @@ async function listPage(root: HTMLElement, org: Organization, name: string, quer
     'form',
     { class: 'card form', id: 'list-values-form', 'aria-labelledby': 'list-values-title' },
     h('h2', { id: 'list-values-title' }, 'Add or remove values'),
-    h('label', { class: 'field wide' }, h('span', {}, 'Values, one a line'), values, h('span', { class: 'field-hint', id: 'list-values-hint' }, `Type or paste them; each is trimmed, and a value already on the list starts again with this reason and expiry. Sent ${BATCH.toLocaleString('en')} at a time.`)),
+    h(
+      'label',
+      { class: 'field wide' },
+      h('span', {}, 'Values, one a line'),
+      values,
+      h(
+        'span',
+        { class: 'field-hint', id: 'list-values-hint' },
+        `Type or paste them; each is trimmed, and a value already on the list starts again with this reason and expiry. Sent ${BATCH.toLocaleString('en')} at a time.`,
+      ),
+    ),
     h(
       'div',
       { class: 'grid' },
-      h('label', { class: 'field' }, h('span', {}, 'Or read a file'), file, h('span', { class: 'field-hint', id: 'list-file-hint' }, 'A text or CSV file, one value a line (a CSV’s first column); it fills the box above, to check before sending.')),
+      h(
+        'label',
+        { class: 'field' },
+        h('span', {}, 'Or read a file'),
+        file,
+        h(
+          'span',
+          { class: 'field-hint', id: 'list-file-hint' },
+          'A text or CSV file, one value a line (a CSV’s first column); it fills the box above, to check before sending.',
+        ),
+      ),
       h('label', { class: 'field' }, h('span', {}, 'Reason (optional, when adding)'), reason),
       h('label', { class: 'field' }, h('span', {}, 'Leaves the list at (UTC, optional)'), expires),
     ),
@@ -171,7 +249,14 @@ async function listPage(root: HTMLElement, org: Organization, name: string, quer
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     const removing = (ev as SubmitEvent).submitter?.id === 'list-remove';
-    const all = [...new Set(values.value.split(/\r?\n/).map((v) => v.trim()).filter((v) => v !== ''))];
+    const all = [
+      ...new Set(
+        values.value
+          .split(/\r?\n/)
+          .map((v) => v.trim())
+          .filter((v) => v !== ''),
+      ),
+    ];
     if (all.length === 0) {
       status.textContent = 'Nothing to send: write or paste at least one value, one a line.';
       values.focus();
@@ -190,7 +275,14 @@ async function listPage(root: HTMLElement, org: Organization, name: string, quer
           const r = await api<RemoveResult>(`${path}/items`, { method: 'DELETE', body: { values: batch } });
           changed += r.removed;
         } else {
-          const r = await api<AddResult>(`${path}/items`, { method: 'POST', body: { values: batch, ...(reason.value.trim() ? { reason: reason.value.trim() } : {}), ...(expires.value ? { expires_at: utcInput(expires.value) } : {}) } });
+          const r = await api<AddResult>(`${path}/items`, {
+            method: 'POST',
+            body: {
+              values: batch,
+              ...(reason.value.trim() ? { reason: reason.value.trim() } : {}),
+              ...(expires.value ? { expires_at: utcInput(expires.value) } : {}),
+            },
+          });
           changed += r.added;
           replaced += r.replaced;
         }
@@ -262,7 +354,13 @@ async function listPage(root: HTMLElement, org: Organization, name: string, quer
     'nav',
     { class: 'pager', 'aria-label': 'Pages of values' },
     after ? h('a', { class: 'button secondary', href: listsHref(org.id, list.name, { as_of: asOf }), id: 'list-first' }, 'First values') : null,
-    page.has_more ? h('a', { class: 'button secondary', href: listsHref(org.id, list.name, { as_of: asOf, after: page.data[page.data.length - 1]!.value }), id: 'list-next' }, 'Next values') : null,
+    page.has_more
+      ? h(
+          'a',
+          { class: 'button secondary', href: listsHref(org.id, list.name, { as_of: asOf, after: page.data[page.data.length - 1]!.value }), id: 'list-next' },
+          'Next values',
+        )
+      : null,
   );
   const parts: (Node | null)[] = [
     h('h1', {}, `List ${list.name}`),
@@ -290,7 +388,9 @@ async function listPage(root: HTMLElement, org: Organization, name: string, quer
       { class: 'card', 'aria-labelledby': 'list-items-title' },
       h('h2', { id: 'list-items-title' }, asOf ? `Values on ${utc(asOf)}` : after ? 'More values' : 'Values'),
       history,
-      page.data.length === 0 ? h('p', { class: 'muted', id: 'list-empty' }, asOf ? 'The list had no values then.' : 'No values yet.') : h('div', { id: 'list-items', class: 'values-table' }, table(head, rows)),
+      page.data.length === 0
+        ? h('p', { class: 'muted', id: 'list-empty' }, asOf ? 'The list had no values then.' : 'No values yet.')
+        : h('div', { id: 'list-items', class: 'values-table' }, table(head, rows)),
       pager,
     ),
   ];

@@ -26,8 +26,14 @@ export async function modelsPage(root: HTMLElement): Promise<void> {
  *  so an action's button keeps its place until the page is drawn again). */
 async function draw(root: HTMLElement, shown: Shown): Promise<void> {
   const me = await api<Me>('/api/auth/me');
-  const [{ models }, { organizations }] = await Promise.all([api<ModelList>('/api/models'), me.authenticated ? api<OrganizationList>('/api/organizations') : Promise.resolve<OrganizationList>({ organizations: [] })]);
-  const [details, reads] = await Promise.all([Promise.all(models.map((m) => api<ModelDetail>(`/api/models/${encodeURIComponent(m.id)}`))), Promise.all(organizations.map(readOrganization))]);
+  const [{ models }, { organizations }] = await Promise.all([
+    api<ModelList>('/api/models'),
+    me.authenticated ? api<OrganizationList>('/api/organizations') : Promise.resolve<OrganizationList>({ organizations: [] }),
+  ]);
+  const [details, reads] = await Promise.all([
+    Promise.all(models.map((m) => api<ModelDetail>(`/api/models/${encodeURIComponent(m.id)}`))),
+    Promise.all(organizations.map(readOrganization)),
+  ]);
   const custom = models.filter((m): m is CustomModelSummary => m.kind === 'custom');
   const builtIn = models.find((m) => m.kind === 'built_in')?.id;
   const ctx: ModelsContext = {
@@ -45,7 +51,11 @@ async function draw(root: HTMLElement, shown: Shown): Promise<void> {
   };
   root.replaceChildren(
     h('h1', { class: 'page-title' }, 'Models'),
-    h('p', { class: 'muted' }, "Custom models are made on the server's command line (npm run model:create, or npm run train -- --organization ORG_ID from the organization's own outcomes) and belong to an organization; sign in to see yours. An organization's active model decides its payments; a challenger is scored in shadow beside it and compared on the organization's own outcomes below."),
+    h(
+      'p',
+      { class: 'muted' },
+      "Custom models are made on the server's command line (npm run model:create, or npm run train -- --organization ORG_ID from the organization's own outcomes) and belong to an organization; sign in to see yours. An organization's active model decides its payments; a challenger is scored in shadow beside it and compared on the organization's own outcomes below.",
+    ),
     ...details.map((m) => card(ctx, m, organizations)),
     ...organizations.flatMap((o, i) => organizationSections(ctx, o, reads[i]!)),
   );
@@ -62,13 +72,35 @@ function card(ctx: ModelsContext, m: ModelDetail, organizations: Organization[])
     'div',
     { class: 'card model', 'data-kind': m.kind, 'data-model': m.id, id: `model-${key}` },
     h('h2', { class: 'card-title', id: `model-${key}-title`, tabindex: '-1' }, m.kind === 'custom' ? `${m.name} (${m.id})` : `${m.id} (built-in)`),
-    h('p', { class: 'muted' }, m.kind === 'custom' ? `Organization ${org?.name ?? m.organization_id} · made from ${m.base_model_id}${m.boosters === 'own' ? ' with trees added to its boosters, learned from the organization\'s outcomes' : ''} · created ${utc(m.created_at)}` : `Version ${m.version} · trained on ${m.trained_on} (${Number(m.rows).toLocaleString('en')} rows)`),
+    h(
+      'p',
+      { class: 'muted' },
+      m.kind === 'custom'
+        ? `Organization ${org?.name ?? m.organization_id} · made from ${m.base_model_id}${m.boosters === 'own' ? " with trees added to its boosters, learned from the organization's outcomes" : ''} · created ${utc(m.created_at)}`
+        : `Version ${m.version} · trained on ${m.trained_on} (${Number(m.rows).toLocaleString('en')} rows)`,
+    ),
     m.kind === 'custom' ? customState(ctx, m, org) : null,
     h(
       'div',
       { class: 'model-tables' },
-      section('weights', 'Stack weights', `How the channels are combined: log-odds = ${num(m.stack.bias)} + the sum of each weight times its channel's raw score.`, table(['Channel', 'Stack weight'], Object.entries(weights).map(([c, w]) => [c, num(w)]))),
-      section('thresholds', 'Thresholds per mode', 'Where the combined score decides: at or above “review at” a payment is sent to review, at or above “block at” it is blocked.', table(['Mode', 'Review at', 'Block at'], Object.entries(thresholds).map(([mode, t]) => [mode.replaceAll('_', ' '), pct(t.review), pct(t.block)]))),
+      section(
+        'weights',
+        'Stack weights',
+        `How the channels are combined: log-odds = ${num(m.stack.bias)} + the sum of each weight times its channel's raw score.`,
+        table(
+          ['Channel', 'Stack weight'],
+          Object.entries(weights).map(([c, w]) => [c, num(w)]),
+        ),
+      ),
+      section(
+        'thresholds',
+        'Thresholds per mode',
+        'Where the combined score decides: at or above “review at” a payment is sent to review, at or above “block at” it is blocked.',
+        table(
+          ['Mode', 'Review at', 'Block at'],
+          Object.entries(thresholds).map(([mode, t]) => [mode.replaceAll('_', ' '), pct(t.review), pct(t.block)]),
+        ),
+      ),
     ),
   );
 }
@@ -83,7 +115,8 @@ function customState(ctx: ModelsContext, m: CustomModelSummary, org: Organizatio
       ? ['Challenger', 'it scores every payment of its organization in shadow: recorded with the transaction, never answered, compared below.']
       : ['Candidate', 'neither active nor a challenger.'];
   const state = h('p', { class: 'model-state', id: `${key}-state` }, h('strong', { class: `model-badge model-${label.toLowerCase()}` }, label), `: ${words}`);
-  if (org?.role !== 'owner') return h('div', {}, state, org ? h('p', { class: 'muted' }, `Only owners of ${orgName} make a model a challenger, promote or deactivate it.`) : null);
+  if (org?.role !== 'owner')
+    return h('div', {}, state, org ? h('p', { class: 'muted' }, `Only owners of ${orgName} make a model a challenger, promote or deactivate it.`) : null);
   const status = statusLine(ctx, key);
   const current = ctx.custom.find((c) => c.organization_id === m.organization_id && c.active);
   const path = `/api/models/${encodeURIComponent(m.id)}`;
@@ -109,7 +142,12 @@ function customState(ctx: ModelsContext, m: CustomModelSummary, org: Organizatio
           secondary: true,
           run: async () => {
             await api<CustomModelSummary>(`${path}/challenger`, { method: m.challenger ? 'DELETE' : 'POST' });
-            return { text: m.challenger ? `${m.name} no longer challenges; what it scored so far stays in the report.` : `${m.name} is a challenger now: it scores every payment of ${orgName} in shadow, and is compared below once those payments are older than the label delay.`, focus: `${key}-challenger` };
+            return {
+              text: m.challenger
+                ? `${m.name} no longer challenges; what it scored so far stays in the report.`
+                : `${m.name} is a challenger now: it scores every payment of ${orgName} in shadow, and is compared below once those payments are older than the label delay.`,
+              focus: `${key}-challenger`,
+            };
           },
         }),
         actionButton(ctx, {

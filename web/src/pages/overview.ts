@@ -21,11 +21,17 @@ export async function overviewPage(root: HTMLElement, route: Route): Promise<voi
     if (!chosen) return;
     const weeksWanted = Number(route.query.get('weeks') ?? 12);
     const mode = (MODES as readonly string[]).includes(route.query.get('mode') ?? '') ? (route.query.get('mode') as (typeof MODES)[number]) : 'balanced';
-    const report = await api<Performance>(`/api/organizations/${encodeURIComponent(chosen.org.id)}/performance?weeks=${Number.isInteger(weeksWanted) && weeksWanted >= 1 && weeksWanted <= 104 ? weeksWanted : 12}`);
+    const report = await api<Performance>(
+      `/api/organizations/${encodeURIComponent(chosen.org.id)}/performance?weeks=${Number.isInteger(weeksWanted) && weeksWanted >= 1 && weeksWanted <= 104 ? weeksWanted : 12}`,
+    );
     const weeks = report.weeks;
     const names = weeks.map((w) => w.week.replace(/^\d{4}-/, ''));
     const rate = (v: number) => pct(v, v > 0 && v < 0.1 ? 1 : 0);
-    const modeSelect = h('select', { id: 'overview-mode', name: 'mode' }, ...MODES.map((m) => h('option', { value: m, selected: m === mode }, m.replace('_', ' '))));
+    const modeSelect = h(
+      'select',
+      { id: 'overview-mode', name: 'mode' },
+      ...MODES.map((m) => h('option', { value: m, selected: m === mode }, m.replace('_', ' '))),
+    );
     modeSelect.addEventListener('change', () => {
       location.hash = `#/overview?org=${encodeURIComponent(chosen.org.id)}&mode=${modeSelect.value}`;
     });
@@ -52,13 +58,71 @@ export async function overviewPage(root: HTMLElement, route: Route): Promise<voi
       h(
         'div',
         { class: 'overview-charts', id: 'overview-charts' },
-        figure(seriesChart('Scored transactions per week', 'Transactions scored with the organization’s API keys, per ISO week.', names, [{ name: 'transactions', values: weeks.map((w) => w.transactions), kind: 'bar', cls: 's-volume' }], { top: niceTop(Math.max(...weeks.map((w) => w.transactions), 1)), format: (v) => Math.round(v).toLocaleString('en'), yLabel: 'transactions' }), 'Volume'),
-        figure(seriesChart('Review and block rates per week', 'Share of each week’s decisions that were review, and that were block.', names, [{ name: 'review', values: weeks.map((w) => w.review_rate), kind: 'line', cls: 's-review' }, { name: 'block', values: weeks.map((w) => w.block_rate), kind: 'line', cls: 's-block' }], { top: niceRate(Math.max(...weeks.flatMap((w) => [w.review_rate ?? 0, w.block_rate ?? 0]), 0.01)), format: rate, yLabel: 'share of decisions' }), 'Review and block rates'),
-        figure(seriesChart('Risk score distribution per week', 'The 10th, 50th, 90th and 99th percentiles of the week’s risk scores.', names, (['p10', 'p50', 'p90', 'p99'] as const).map((k) => ({ name: k === 'p50' ? 'median' : k, values: weeks.map((w) => q(w, k)), kind: 'line' as const, cls: `s-${k}` })), { top: 1, format: (v) => pct(v, 0), yLabel: 'risk score' }), 'Score distribution'),
-        figure(seriesChart('Outcomes reported per week', 'Transactions of the week with an outcome reported, and of them fraud.', names, [{ name: 'with an outcome', values: weeks.map((w) => w.labelled), kind: 'bar', cls: 's-labelled' }, { name: 'fraud', values: weeks.map((w) => w.fraud), kind: 'bar', cls: 's-fraud' }], { top: niceTop(Math.max(...weeks.map((w) => w.labelled), 1)), format: (v) => Math.round(v).toLocaleString('en'), yLabel: 'transactions' }), 'Outcomes'),
         figure(
-          seriesChart(`Precision and recall of blocking (${mode.replace('_', ' ')})`, 'On the week’s transactions with an outcome; a gap where the week has too few outcomes.', names, [{ name: 'precision', values: weeks.map((w) => byMode(w, 'precision')), kind: 'line', cls: 's-precision' }, { name: 'recall', values: weeks.map((w) => byMode(w, 'recall')), kind: 'line', cls: 's-recall' }], { top: 1, format: (v) => pct(v, 0), yLabel: 'share' }),
-          weeks.some((w) => byMode(w, 'precision') !== null || byMode(w, 'recall') !== null) ? 'Precision and recall' : `Precision and recall: no week has ${report.min_labelled} transactions with an outcome, both fraud and legitimate, yet`,
+          seriesChart(
+            'Scored transactions per week',
+            'Transactions scored with the organization’s API keys, per ISO week.',
+            names,
+            [{ name: 'transactions', values: weeks.map((w) => w.transactions), kind: 'bar', cls: 's-volume' }],
+            { top: niceTop(Math.max(...weeks.map((w) => w.transactions), 1)), format: (v) => Math.round(v).toLocaleString('en'), yLabel: 'transactions' },
+          ),
+          'Volume',
+        ),
+        figure(
+          seriesChart(
+            'Review and block rates per week',
+            'Share of each week’s decisions that were review, and that were block.',
+            names,
+            [
+              { name: 'review', values: weeks.map((w) => w.review_rate), kind: 'line', cls: 's-review' },
+              { name: 'block', values: weeks.map((w) => w.block_rate), kind: 'line', cls: 's-block' },
+            ],
+            { top: niceRate(Math.max(...weeks.flatMap((w) => [w.review_rate ?? 0, w.block_rate ?? 0]), 0.01)), format: rate, yLabel: 'share of decisions' },
+          ),
+          'Review and block rates',
+        ),
+        figure(
+          seriesChart(
+            'Risk score distribution per week',
+            'The 10th, 50th, 90th and 99th percentiles of the week’s risk scores.',
+            names,
+            (['p10', 'p50', 'p90', 'p99'] as const).map((k) => ({
+              name: k === 'p50' ? 'median' : k,
+              values: weeks.map((w) => q(w, k)),
+              kind: 'line' as const,
+              cls: `s-${k}`,
+            })),
+            { top: 1, format: (v) => pct(v, 0), yLabel: 'risk score' },
+          ),
+          'Score distribution',
+        ),
+        figure(
+          seriesChart(
+            'Outcomes reported per week',
+            'Transactions of the week with an outcome reported, and of them fraud.',
+            names,
+            [
+              { name: 'with an outcome', values: weeks.map((w) => w.labelled), kind: 'bar', cls: 's-labelled' },
+              { name: 'fraud', values: weeks.map((w) => w.fraud), kind: 'bar', cls: 's-fraud' },
+            ],
+            { top: niceTop(Math.max(...weeks.map((w) => w.labelled), 1)), format: (v) => Math.round(v).toLocaleString('en'), yLabel: 'transactions' },
+          ),
+          'Outcomes',
+        ),
+        figure(
+          seriesChart(
+            `Precision and recall of blocking (${mode.replace('_', ' ')})`,
+            'On the week’s transactions with an outcome; a gap where the week has too few outcomes.',
+            names,
+            [
+              { name: 'precision', values: weeks.map((w) => byMode(w, 'precision')), kind: 'line', cls: 's-precision' },
+              { name: 'recall', values: weeks.map((w) => byMode(w, 'recall')), kind: 'line', cls: 's-recall' },
+            ],
+            { top: 1, format: (v) => pct(v, 0), yLabel: 'share' },
+          ),
+          weeks.some((w) => byMode(w, 'precision') !== null || byMode(w, 'recall') !== null)
+            ? 'Precision and recall'
+            : `Precision and recall: no week has ${report.min_labelled} transactions with an outcome, both fraud and legitimate, yet`,
         ),
       ),
       h(
@@ -69,10 +133,36 @@ export async function overviewPage(root: HTMLElement, route: Route): Promise<voi
           'div',
           { id: 'overview-table' },
           table(
-            ['Week', 'Transactions', 'Review rate', 'Block rate', 'Median score', 'p90 score', 'With an outcome', 'Fraud', 'Precision', 'Recall', 'ROC AUC', 'Drift'],
+            [
+              'Week',
+              'Transactions',
+              'Review rate',
+              'Block rate',
+              'Median score',
+              'p90 score',
+              'With an outcome',
+              'Fraud',
+              'Precision',
+              'Recall',
+              'ROC AUC',
+              'Drift',
+            ],
             weeks.map((w) => {
               const [p50, p90, precision, recall] = [q(w, 'p50'), q(w, 'p90'), byMode(w, 'precision'), byMode(w, 'recall')];
-              return [w.week, String(w.transactions), w.review_rate === null ? '—' : pct(w.review_rate), w.block_rate === null ? '—' : pct(w.block_rate), p50 === null ? '—' : pct(p50, 2), p90 === null ? '—' : pct(p90, 2), String(w.labelled), String(w.fraud), precision === null ? '—' : pct(precision), recall === null ? '—' : pct(recall), num(w.roc_auc), w.drift ? `${w.drift.verdict} (${BASIS_WORDS[w.drift.basis]})` : '—'];
+              return [
+                w.week,
+                String(w.transactions),
+                w.review_rate === null ? '—' : pct(w.review_rate),
+                w.block_rate === null ? '—' : pct(w.block_rate),
+                p50 === null ? '—' : pct(p50, 2),
+                p90 === null ? '—' : pct(p90, 2),
+                String(w.labelled),
+                String(w.fraud),
+                precision === null ? '—' : pct(precision),
+                recall === null ? '—' : pct(recall),
+                num(w.roc_auc),
+                w.drift ? `${w.drift.verdict} (${BASIS_WORDS[w.drift.basis]})` : '—',
+              ];
             }),
           ),
         ),

@@ -48,7 +48,12 @@ export async function reviewPage(root: HTMLElement, route: Route): Promise<void>
     const view = h('div', { id: 'review-item' });
     root.replaceChildren(
       h('h1', {}, 'Review queue'),
-      h('div', { class: 'actions' }, chosen.picker, h('p', { class: 'muted' }, `${chosen.org.name}: transactions decided “review” with no outcome yet, oldest first. Keys: F fraud, L legitimate, N next.`)),
+      h(
+        'div',
+        { class: 'actions' },
+        chosen.picker,
+        h('p', { class: 'muted' }, `${chosen.org.name}: transactions decided “review” with no outcome yet, oldest first. Keys: F fraud, L legitimate, N next.`),
+      ),
       view,
     );
     let busy = false;
@@ -91,7 +96,20 @@ async function show(view: HTMLElement, queue: Queue, act: (what: 'fraud' | 'legi
   const status = h('p', { id: 'review-status', role: 'status', 'aria-live': 'polite' }, done ?? '');
   const item = queue.items[queue.at];
   if (!item) {
-    view.replaceChildren(status, h('div', { class: 'card', id: 'queue-empty' }, h('p', {}, queue.at > 0 ? 'You have seen every transaction in the queue; the ones you skipped wait for next time.' : 'The queue is empty: no transaction decided “review” is waiting for an outcome.')));
+    view.replaceChildren(
+      status,
+      h(
+        'div',
+        { class: 'card', id: 'queue-empty' },
+        h(
+          'p',
+          {},
+          queue.at > 0
+            ? 'You have seen every transaction in the queue; the ones you skipped wait for next time.'
+            : 'The queue is empty: no transaction decided “review” is waiting for an outcome.',
+        ),
+      ),
+    );
     return;
   }
   const record = (await loadRecord(queue.org, item.transaction_id)) ?? item;
@@ -107,7 +125,14 @@ async function show(view: HTMLElement, queue: Queue, act: (what: 'fraud' | 'legi
       'div',
       { class: 'card review-bar' },
       h('p', { id: 'review-position' }, `Transaction ${record.transaction_id} · ${left}${queue.hasMore ? '+' : ''} waiting`),
-      h('div', { class: 'actions' }, button('fraud', 'Mark fraud', 'F', ''), button('legit', 'Mark legitimate', 'L', 'secondary'), button('next', 'Next', 'N', 'secondary'), h('a', { href: `#/transactions/${encodeURIComponent(record.transaction_id)}?org=${encodeURIComponent(queue.org.id)}` }, 'Open its page')),
+      h(
+        'div',
+        { class: 'actions' },
+        button('fraud', 'Mark fraud', 'F', ''),
+        button('legit', 'Mark legitimate', 'L', 'secondary'),
+        button('next', 'Next', 'N', 'secondary'),
+        h('a', { href: `#/transactions/${encodeURIComponent(record.transaction_id)}?org=${encodeURIComponent(queue.org.id)}` }, 'Open its page'),
+      ),
     ),
     ...recordParts(queue.org, record),
   );

@@ -17,7 +17,7 @@ import './pages.css';
 /** What each channel looks at, for the sentences about attribution. */
 const CHANNEL_WORDS: Record<string, { name: string; what: string }> = {
   tabular: { name: 'tabular', what: 'the payment itself: amount, time of day, payment type' },
-  behavioral: { name: 'behavioral', what: "the customer against their own past" },
+  behavioral: { name: 'behavioral', what: 'the customer against their own past' },
   velocity: { name: 'velocity', what: 'how much is happening right now' },
   graph: { name: 'graph', what: 'known fraud around the merchant and the channel' },
 };
@@ -29,13 +29,22 @@ function field(label: string, input: HTMLInputElement | HTMLSelectElement, ...af
 
 export function scorePage(root: HTMLElement): void {
   const input = (name: string, attrs: Record<string, string | boolean> = {}) => h('input', { name, id: `score-${name}`, ...attrs });
-  const mode = h('select', { name: 'mode', id: 'score-mode' }, ...['balanced', 'high_precision', 'high_recall'].map((m) => h('option', { value: m }, m.replace('_', ' '))));
+  const mode = h(
+    'select',
+    { name: 'mode', id: 'score-mode' },
+    ...['balanced', 'high_precision', 'high_recall'].map((m) => h('option', { value: m }, m.replace('_', ' '))),
+  );
   const explain = h('input', { type: 'checkbox', name: 'explain', id: 'score-explain', checked: true });
   // Suggestions from the model's known values; the inputs still take any text.
   const paymentTypes = h('datalist', { id: 'score-payment-types' });
   const locations = h('datalist', { id: 'score-locations' });
   const location = input('location', { value: 'Lisbon', list: 'score-locations', autocomplete: 'off', 'aria-describedby': 'score-location-note' });
-  const paymentType = input('payment_type', { value: 'wallet', list: 'score-payment-types', autocomplete: 'off', 'aria-describedby': 'score-payment_type-note' });
+  const paymentType = input('payment_type', {
+    value: 'wallet',
+    list: 'score-payment-types',
+    autocomplete: 'off',
+    'aria-describedby': 'score-payment_type-note',
+  });
   const locationNote = h('span', { class: 'field-note', id: 'score-location-note', 'aria-live': 'polite' });
   const paymentNote = h('span', { class: 'field-note', id: 'score-payment_type-note', 'aria-live': 'polite' });
   const asOf = h('span', { id: 'score-as-of' });
@@ -43,7 +52,10 @@ export function scorePage(root: HTMLElement): void {
 
   const noteFor = (value: string, list: string[] | undefined, kind: 'location' | 'payment_type'): string => {
     const v = value.trim();
-    if (!v) return kind === 'location' ? 'Empty: recorded as “unknown”, a new place for the customer, which raises the score.' : 'Empty: recorded as “unknown”, scored as a missing payment type, which raises the score.';
+    if (!v)
+      return kind === 'location'
+        ? 'Empty: recorded as “unknown”, a new place for the customer, which raises the score.'
+        : 'Empty: recorded as “unknown”, scored as a missing payment type, which raises the score.';
     if (!list || list.includes(v)) return '';
     return kind === 'location'
       ? `New to the model: “${v}” is not among the places in its data, so it is a new place for every customer and its channel has no history.`
@@ -102,7 +114,13 @@ export function scorePage(root: HTMLElement): void {
     ev.preventDefault();
     const data = new FormData(form);
     const text = (k: string) => String(data.get(k) ?? '').trim();
-    const body: Record<string, unknown> = { amount: Number(text('amount')), customer_id: text('customer_id'), merchant_id: text('merchant_id'), mode: text('mode'), explain: explain.checked };
+    const body: Record<string, unknown> = {
+      amount: Number(text('amount')),
+      customer_id: text('customer_id'),
+      merchant_id: text('merchant_id'),
+      mode: text('mode'),
+      explain: explain.checked,
+    };
     for (const k of ['location', 'payment_type', 'transaction_id']) if (text(k)) body[k] = text(k);
     out.replaceChildren(h('p', { class: 'muted' }, 'Scoring…'));
     try {
@@ -124,12 +142,16 @@ export function attributionSentence(attribution: Record<string, number>): string
   if (up.length > 0) {
     const [c, v] = up[0]!;
     const rest = up.slice(1).map(([c2, v2]) => `${words(c2).name} (${share(v2)})`);
-    parts.push(`${cap(words(c).name)} evidence (${words(c).what}) pushed the score up most, ${share(v)} of the total movement${rest.length ? `, then ${rest.join(' and ')}` : ''}`);
+    parts.push(
+      `${cap(words(c).name)} evidence (${words(c).what}) pushed the score up most, ${share(v)} of the total movement${rest.length ? `, then ${rest.join(' and ')}` : ''}`,
+    );
   } else parts.push('No channel pushed the score up');
   if (down.length > 0) {
     const [c, v] = down[0]!;
     const rest = down.slice(1).map(([c2, v2]) => `${words(c2).name} (${share(v2)})`);
-    parts.push(`${up.length > 0 ? words(c).name : cap(words(c).name)} evidence (${words(c).what}) pulled it down most, ${share(v)}${rest.length ? `, then ${rest.join(' and ')}` : ''}`);
+    parts.push(
+      `${up.length > 0 ? words(c).name : cap(words(c).name)} evidence (${words(c).what}) pulled it down most, ${share(v)}${rest.length ? `, then ${rest.join(' and ')}` : ''}`,
+    );
   } else parts.push('nothing pulled it down');
   return `${parts.join('; ')}.`;
 }
@@ -146,9 +168,19 @@ function render(r: ScoreResponse, amount: number): HTMLElement {
     h(
       'div',
       { class: 'card summary' },
-      h('div', { class: 'big' }, h('span', { class: 'score', id: 'risk-score' }, pct(r.risk_score, 2)), h('span', { class: `badge band-${r.risk_band}` }, r.risk_band), h('span', { class: `badge decision-${r.decision}`, id: 'decision' }, r.decision)),
+      h(
+        'div',
+        { class: 'big' },
+        h('span', { class: 'score', id: 'risk-score' }, pct(r.risk_score, 2)),
+        h('span', { class: `badge band-${r.risk_band}` }, r.risk_band),
+        h('span', { class: `badge decision-${r.decision}`, id: 'decision' }, r.decision),
+      ),
       h('p', { id: 'score-amount-shown' }, `An amount of ${money(amount)} in the transaction's currency units.`),
-      h('p', { class: 'muted' }, `Mode ${r.mode}: review at ${pct(r.review_threshold)}, block at ${pct(r.block_threshold)} · path ${r.path} · model ${r.model_id} (${r.model_version}) · ${r.latency_ms.toFixed(3)} ms on the server · ${r.transaction_id}`),
+      h(
+        'p',
+        { class: 'muted' },
+        `Mode ${r.mode}: review at ${pct(r.review_threshold)}, block at ${pct(r.block_threshold)} · path ${r.path} · model ${r.model_id} (${r.model_version}) · ${r.latency_ms.toFixed(3)} ms on the server · ${r.transaction_id}`,
+      ),
     ),
     h(
       'div',
@@ -177,13 +209,20 @@ function render(r: ScoreResponse, amount: number): HTMLElement {
       h('h2', { class: 'card-title' }, 'Reasons'),
       r.reasons.length === 0
         ? h('p', { class: 'muted' }, 'No reasons: explanations were off.')
-        : h('ol', { id: 'reasons', class: 'reasons' }, ...r.reasons.map((x) => h('li', { class: x.direction }, h('span', {}, x.text), h('code', {}, x.feature)))),
+        : h(
+            'ol',
+            { id: 'reasons', class: 'reasons' },
+            ...r.reasons.map((x) => h('li', { class: x.direction }, h('span', {}, x.text), h('code', {}, x.feature))),
+          ),
     ),
     h(
       'div',
       { class: 'card' },
       h('h2', { class: 'card-title' }, 'Entity history'),
-      table(['Entity', 'Role', 'Earlier transactions', 'New'], Object.entries(r.entity_history).map(([k, v]) => [k, v.role, String(v.prior_transactions), v.is_new ? 'yes' : 'no'])),
+      table(
+        ['Entity', 'Role', 'Earlier transactions', 'New'],
+        Object.entries(r.entity_history).map(([k, v]) => [k, v.role, String(v.prior_transactions), v.is_new ? 'yes' : 'no']),
+      ),
     ),
     h(
       'div',
@@ -195,7 +234,17 @@ function render(r: ScoreResponse, amount: number): HTMLElement {
             'div',
             {},
             h('p', { class: 'muted' }, "Times in UTC; amounts in the transaction's currency units."),
-            ...Object.entries(r.graph_evidence).map(([k, list]) => h('div', {}, h('h3', { class: 'sub-title' }, k), table(['Time (UTC)', 'Amount (currency units)', 'Customer', 'Merchant', 'Relation', 'Outcome'], list.map((e) => [utc(e.time), money(e.amount), e.source, e.target, e.relation, e.outcome])))),
+            ...Object.entries(r.graph_evidence).map(([k, list]) =>
+              h(
+                'div',
+                {},
+                h('h3', { class: 'sub-title' }, k),
+                table(
+                  ['Time (UTC)', 'Amount (currency units)', 'Customer', 'Merchant', 'Relation', 'Outcome'],
+                  list.map((e) => [utc(e.time), money(e.amount), e.source, e.target, e.relation, e.outcome]),
+                ),
+              ),
+            ),
           ),
     ),
     h(
@@ -203,10 +252,22 @@ function render(r: ScoreResponse, amount: number): HTMLElement {
       { class: 'card' },
       h('h2', { class: 'card-title' }, 'Related ring'),
       r.related_ring
-        ? h('p', { id: 'related-ring' }, `${r.related_ring.matched_entity} (${r.related_ring.role}) belongs to flagged group ${r.related_ring.ring_id} of ${r.related_ring.members} members, fraud rate ${pct(r.related_ring.fraud_rate)}, window ${utc(r.related_ring.window_start)} to ${utc(r.related_ring.window_end)}. This is not ring membership of the payment itself.`)
+        ? h(
+            'p',
+            { id: 'related-ring' },
+            `${r.related_ring.matched_entity} (${r.related_ring.role}) belongs to flagged group ${r.related_ring.ring_id} of ${r.related_ring.members} members, fraud rate ${pct(r.related_ring.fraud_rate)}, window ${utc(r.related_ring.window_start)} to ${utc(r.related_ring.window_end)}. This is not ring membership of the payment itself.`,
+          )
         : h('p', { class: 'muted' }, 'None: neither the merchant nor the channel is in a flagged group.'),
     ),
-    h('div', { class: 'card' }, h('h2', { class: 'card-title' }, 'Stages'), table(['Stage', 'Time (ms)'], r.stages.map((s) => [s.name, s.ms.toFixed(3)]))),
+    h(
+      'div',
+      { class: 'card' },
+      h('h2', { class: 'card-title' }, 'Stages'),
+      table(
+        ['Stage', 'Time (ms)'],
+        r.stages.map((s) => [s.name, s.ms.toFixed(3)]),
+      ),
+    ),
     r.notes.length ? h('div', { class: 'card' }, h('h2', { class: 'card-title' }, 'Notes'), h('ul', {}, ...r.notes.map((n) => h('li', {}, n)))) : null,
   );
 }

@@ -34,7 +34,6 @@ export async function transactionsPage(root: HTMLElement, route: Route): Promise
   }
 }
 
-
 const outcomeText = (r: TransactionRecord) => (r.outcome ? (r.outcome.outcome === 'fraud' ? 'fraud' : 'legitimate') : r.source === 'import' ? '—' : 'unknown');
 
 export const TRANSACTION_COLUMNS = ['Time', 'Transaction', 'Amount', 'Customer', 'Merchant', 'Score', 'Band', 'Decision', 'Outcome'];
@@ -70,22 +69,56 @@ async function list(root: HTMLElement, org: Organization, picker: HTMLElement | 
   if (current.rule_id && !rules.some((r) => r.id === current.rule_id)) ruleOptions.push([current.rule_id, current.rule_id]);
 
   const select = (name: string, label: string, options: [string, string][]) =>
-    h('label', { class: 'field' }, h('span', {}, label), h('select', { name, id: `filter-${name}` }, h('option', { value: '' }, 'Any'), ...options.map(([v, text]) => h('option', { value: v, selected: current[name as keyof typeof current] === v }, text))));
-  const when = (name: 'from' | 'to', label: string) => h('label', { class: 'field' }, h('span', {}, label), h('input', { type: 'datetime-local', name, id: `filter-${name}`, step: '1', value: current[name] ? current[name]!.slice(0, 19) : undefined }));
+    h(
+      'label',
+      { class: 'field' },
+      h('span', {}, label),
+      h(
+        'select',
+        { name, id: `filter-${name}` },
+        h('option', { value: '' }, 'Any'),
+        ...options.map(([v, text]) => h('option', { value: v, selected: current[name as keyof typeof current] === v }, text)),
+      ),
+    );
+  const when = (name: 'from' | 'to', label: string) =>
+    h(
+      'label',
+      { class: 'field' },
+      h('span', {}, label),
+      h('input', { type: 'datetime-local', name, id: `filter-${name}`, step: '1', value: current[name] ? current[name]!.slice(0, 19) : undefined }),
+    );
   const filters = h(
     'form',
     { class: 'card form filters', id: 'filters', 'aria-label': 'Filter transactions' },
     h(
       'div',
       { class: 'grid' },
-      select('decision', 'Decision', [['approve', 'Approve'], ['review', 'Review'], ['block', 'Block']]),
-      select('risk_band', 'Band', [['low', 'Low'], ['medium', 'Medium'], ['high', 'High'], ['critical', 'Critical']]),
-      select('outcome', 'Outcome', [['fraud', 'Fraud'], ['legit', 'Legitimate'], ['none', 'Not reported yet']]),
+      select('decision', 'Decision', [
+        ['approve', 'Approve'],
+        ['review', 'Review'],
+        ['block', 'Block'],
+      ]),
+      select('risk_band', 'Band', [
+        ['low', 'Low'],
+        ['medium', 'Medium'],
+        ['high', 'High'],
+        ['critical', 'Critical'],
+      ]),
+      select('outcome', 'Outcome', [
+        ['fraud', 'Fraud'],
+        ['legit', 'Legitimate'],
+        ['none', 'Not reported yet'],
+      ]),
       select('rule_id', 'Rule that matched', ruleOptions),
       when('from', 'From (UTC)'),
       when('to', 'Before (UTC)'),
     ),
-    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Apply filters'), h('a', { class: 'button secondary', href: href({ org: org.id }) }, 'Clear')),
+    h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'submit' }, 'Apply filters'),
+      h('a', { class: 'button secondary', href: href({ org: org.id }) }, 'Clear'),
+    ),
   );
   filters.addEventListener('submit', (ev) => {
     ev.preventDefault();
@@ -99,9 +132,27 @@ async function list(root: HTMLElement, org: Organization, picker: HTMLElement | 
     location.hash = href(next);
   });
 
-  const kind = h('select', { id: 'search-kind', name: 'kind', 'aria-label': 'Search by' }, h('option', { value: 'transaction' }, 'Transaction id'), h('option', { value: 'customer_id', selected: !!current.customer_id }, 'Customer id'), h('option', { value: 'merchant_id', selected: !current.customer_id && !!current.merchant_id }, 'Merchant id'));
-  const term = h('input', { id: 'search-term', name: 'term', type: 'search', autocomplete: 'off', 'aria-label': 'Id to find', placeholder: 'an id, exactly as sent', value: current.customer_id ?? current.merchant_id });
-  const search = h('form', { class: 'card form', id: 'search', role: 'search', 'aria-label': 'Find a transaction, customer or merchant' }, h('div', { class: 'actions' }, kind, term, h('button', { type: 'submit' }, 'Find')));
+  const kind = h(
+    'select',
+    { id: 'search-kind', name: 'kind', 'aria-label': 'Search by' },
+    h('option', { value: 'transaction' }, 'Transaction id'),
+    h('option', { value: 'customer_id', selected: !!current.customer_id }, 'Customer id'),
+    h('option', { value: 'merchant_id', selected: !current.customer_id && !!current.merchant_id }, 'Merchant id'),
+  );
+  const term = h('input', {
+    id: 'search-term',
+    name: 'term',
+    type: 'search',
+    autocomplete: 'off',
+    'aria-label': 'Id to find',
+    placeholder: 'an id, exactly as sent',
+    value: current.customer_id ?? current.merchant_id,
+  });
+  const search = h(
+    'form',
+    { class: 'card form', id: 'search', role: 'search', 'aria-label': 'Find a transaction, customer or merchant' },
+    h('div', { class: 'actions' }, kind, term, h('button', { type: 'submit' }, 'Find')),
+  );
   search.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const value = term.value.trim();
@@ -109,20 +160,42 @@ async function list(root: HTMLElement, org: Organization, picker: HTMLElement | 
       if (value) location.hash = href({ org: org.id }, `/${encodeURIComponent(value)}`);
       return;
     }
-    location.hash = href({ ...current, org: org.id, customer_id: kind.value === 'customer_id' ? value || undefined : undefined, merchant_id: kind.value === 'merchant_id' ? value || undefined : undefined });
+    location.hash = href({
+      ...current,
+      org: org.id,
+      customer_id: kind.value === 'customer_id' ? value || undefined : undefined,
+      merchant_id: kind.value === 'merchant_id' ? value || undefined : undefined,
+    });
   });
 
   const rows = transactionRows(org, page.data);
-  const active = FILTERS.filter((f) => current[f]).map((f) => (f === 'rule_id' ? `rule ${ruleName(current[f]!)}` : `${f.replace('_', ' ')} ${f === 'from' || f === 'to' ? utc(current[f]!) : current[f]}`));
+  const active = FILTERS.filter((f) => current[f]).map((f) =>
+    f === 'rule_id' ? `rule ${ruleName(current[f]!)}` : `${f.replace('_', ' ')} ${f === 'from' || f === 'to' ? utc(current[f]!) : current[f]}`,
+  );
   const pager = h(
     'nav',
     { class: 'pager', 'aria-label': 'Pages' },
     after ? h('a', { class: 'button secondary', href: href({ ...current, org: org.id }), id: 'first-page' }, 'Newest') : null,
-    page.has_more ? h('a', { class: 'button secondary', href: href({ ...current, org: org.id, starting_after: page.data[page.data.length - 1]!.transaction_id }), id: 'next-page' }, 'Older') : null,
+    page.has_more
+      ? h(
+          'a',
+          {
+            class: 'button secondary',
+            href: href({ ...current, org: org.id, starting_after: page.data[page.data.length - 1]!.transaction_id }),
+            id: 'next-page',
+          },
+          'Older',
+        )
+      : null,
   );
   root.replaceChildren(
     h('h1', {}, 'Transactions'),
-    h('div', { class: 'actions' }, picker, h('p', { class: 'muted' }, `${org.name}: every transaction scored with its API keys or imported as history, newest first. Times are UTC.`)),
+    h(
+      'div',
+      { class: 'actions' },
+      picker,
+      h('p', { class: 'muted' }, `${org.name}: every transaction scored with its API keys or imported as history, newest first. Times are UTC.`),
+    ),
     search,
     filters,
     h(
@@ -130,7 +203,13 @@ async function list(root: HTMLElement, org: Organization, picker: HTMLElement | 
       { class: 'card', 'aria-labelledby': 'results-title' },
       h('h2', { id: 'results-title' }, active.length ? `Matching ${active.join(', ')}` : after ? 'Older transactions' : 'Newest transactions'),
       page.data.length === 0
-        ? h('p', { class: 'muted', id: 'no-results' }, active.length ? 'No transaction matches these filters.' : 'Nothing yet: transactions appear here once the organization scores with an API key or imports its history.')
+        ? h(
+            'p',
+            { class: 'muted', id: 'no-results' },
+            active.length
+              ? 'No transaction matches these filters.'
+              : 'Nothing yet: transactions appear here once the organization scores with an API key or imports its history.',
+          )
         : h('div', { id: 'results' }, table(TRANSACTION_COLUMNS, rows)),
       pager,
     ),
@@ -149,14 +228,25 @@ export async function loadRecord(org: Organization, transactionId: string): Prom
 
 /** Records an outcome as the signed-in member. */
 export function markOutcome(org: Organization, transactionId: string, outcome: 'fraud' | 'legit', source: string): Promise<TransactionRecord> {
-  return api<TransactionRecord>(`/api/organizations/${encodeURIComponent(org.id)}/transactions/${encodeURIComponent(transactionId)}/outcome`, { method: 'POST', body: { outcome, source } });
+  return api<TransactionRecord>(`/api/organizations/${encodeURIComponent(org.id)}/transactions/${encodeURIComponent(transactionId)}/outcome`, {
+    method: 'POST',
+    body: { outcome, source },
+  });
 }
 
 async function detail(root: HTMLElement, org: Organization, transactionId: string): Promise<void> {
   const back = h('p', {}, h('a', { href: href({ org: org.id }) }, '← All transactions'));
   const r = await loadRecord(org, transactionId);
   if (!r) {
-    root.replaceChildren(h('h1', {}, `Transaction ${transactionId}`), back, h('div', { class: 'card', id: 'not-found' }, h('p', {}, `${org.name} has no transaction with the id “${transactionId}”. Ids are matched exactly, as they were sent.`)));
+    root.replaceChildren(
+      h('h1', {}, `Transaction ${transactionId}`),
+      back,
+      h(
+        'div',
+        { class: 'card', id: 'not-found' },
+        h('p', {}, `${org.name} has no transaction with the id “${transactionId}”. Ids are matched exactly, as they were sent.`),
+      ),
+    );
     return;
   }
   const [summary, ...rest] = recordParts(org, r);
@@ -180,7 +270,9 @@ export function recordParts(org: Organization, r: TransactionRecord): Node[] {
           h('span', { class: 'score', id: 'risk-score' }, pct(a.risk_score, 2)),
           h('span', { class: `badge band-${r.risk_band}` }, r.risk_band),
           h('span', { class: `badge decision-${r.decision}`, id: 'decision' }, r.decision),
-          decidedBy ? h('span', { class: 'muted', id: 'decided-by' }, 'decided by the rule ', h('a', { href: ruleHref(org.id, decidedBy.id) }, decidedBy.name)) : null,
+          decidedBy
+            ? h('span', { class: 'muted', id: 'decided-by' }, 'decided by the rule ', h('a', { href: ruleHref(org.id, decidedBy.id) }, decidedBy.name))
+            : null,
         )
       : h('p', {}, 'Imported as history: it was never scored here, so it has no decision.'),
     h(
@@ -210,11 +302,23 @@ export function recordParts(org: Organization, r: TransactionRecord): Node[] {
           { class: 'card' },
           h('h2', {}, 'Why this score'),
           r.reasons.length
-            ? h('ol', { id: 'reasons', class: 'reasons' }, ...r.reasons.map((x) => h('li', { class: x.direction }, h('span', {}, x.text), h('code', {}, x.feature))))
+            ? h(
+                'ol',
+                { id: 'reasons', class: 'reasons' },
+                ...r.reasons.map((x) => h('li', { class: x.direction }, h('span', {}, x.text), h('code', {}, x.feature))),
+              )
             : h('p', { class: 'muted' }, 'No reasons: it was scored with explanations off.'),
         )
       : null,
-    scored ? h('div', { class: 'card' }, h('h2', {}, 'Channel scores'), h('p', { class: 'muted' }, "Each channel's evidence alone, the others at their average."), ...Object.entries(a.channel_scores).map(([c, score]) => bar(c, score))) : null,
+    scored
+      ? h(
+          'div',
+          { class: 'card' },
+          h('h2', {}, 'Channel scores'),
+          h('p', { class: 'muted' }, "Each channel's evidence alone, the others at their average."),
+          ...Object.entries(a.channel_scores).map(([c, score]) => bar(c, score)),
+        )
+      : null,
     r.evidence ? evidenceCard(org, r.evidence) : null,
   ];
   return parts.filter((p): p is Node => p !== null);
@@ -223,7 +327,9 @@ export function recordParts(org: Organization, r: TransactionRecord): Node[] {
 /** A scored record's figures, which are set exactly when it has a decision; null for an imported one. */
 function scoredAnswer(r: TransactionRecord) {
   const { risk_score, review_threshold, block_threshold, channel_scores } = r;
-  return r.decision !== null && risk_score !== null && review_threshold !== null && block_threshold !== null && channel_scores !== null ? { risk_score, review_threshold, block_threshold, channel_scores } : null;
+  return r.decision !== null && risk_score !== null && review_threshold !== null && block_threshold !== null && channel_scores !== null
+    ? { risk_score, review_threshold, block_threshold, channel_scores }
+    : null;
 }
 
 /** The rules that matched when it was scored (the one that decided marked), and the answer's notes. */
@@ -238,23 +344,38 @@ function rulesCard(org: Organization, r: TransactionRecord): HTMLElement {
       ? h('p', { class: 'muted' }, 'No rule matched when it was scored: the model’s thresholds decided.')
       : table(
           ['Rule', 'Version', 'Action', 'Status then', 'Decided it'],
-          rules.map((m) => [h('a', { href: ruleHref(org.id, m.id) }, m.name), String(m.version), h('span', { class: `action-${m.action}` }, m.action), m.status, m.applied ? h('strong', {}, 'yes') : m.status === 'shadow' ? 'no (shadow: recorded only)' : 'no']),
+          rules.map((m) => [
+            h('a', { href: ruleHref(org.id, m.id) }, m.name),
+            String(m.version),
+            h('span', { class: `action-${m.action}` }, m.action),
+            m.status,
+            m.applied ? h('strong', {}, 'yes') : m.status === 'shadow' ? 'no (shadow: recorded only)' : 'no',
+          ]),
         ),
     notes.length ? h('ul', { id: 'record-notes' }, ...notes.map((n) => h('li', {}, n))) : null,
   );
 }
 
 function outcomeCard(root: HTMLElement, org: Organization, r: TransactionRecord): HTMLElement {
-  const source = h('select', { id: 'outcome-source', name: 'source' }, ...SOURCES.map(([v, text]) => h('option', { value: v, selected: v === 'review' }, text)));
+  const source = h(
+    'select',
+    { id: 'outcome-source', name: 'source' },
+    ...SOURCES.map(([v, text]) => h('option', { value: v, selected: v === 'review' }, text)),
+  );
   const status = h('p', { id: 'outcome-status', role: 'status', 'aria-live': 'polite' });
   const mark = (outcome: 'fraud' | 'legit', text: string) => {
-    const b = h('button', { type: 'button', id: `mark-${outcome}`, class: outcome === 'fraud' ? '' : 'secondary', disabled: r.outcome?.outcome === outcome }, text);
+    const b = h(
+      'button',
+      { type: 'button', id: `mark-${outcome}`, class: outcome === 'fraud' ? '' : 'secondary', disabled: r.outcome?.outcome === outcome },
+      text,
+    );
     b.addEventListener('click', async () => {
       b.disabled = true;
       try {
         await markOutcome(org, r.transaction_id, outcome, source.value);
         await detail(root, org, r.transaction_id);
-        document.getElementById('outcome-status')!.textContent = `Marked ${outcome === 'fraud' ? 'fraud' : 'legitimate'}. Later transactions' features use it from now on.`;
+        document.getElementById('outcome-status')!.textContent =
+          `Marked ${outcome === 'fraud' ? 'fraud' : 'legitimate'}. Later transactions' features use it from now on.`;
       } catch (e) {
         status.replaceChildren(errorBox(e));
         b.disabled = false;
@@ -273,10 +394,24 @@ function outcomeCard(root: HTMLElement, org: Organization, r: TransactionRecord)
       r.outcome ? h('span', { class: `outcome-${r.outcome.outcome}` }, r.outcome.outcome === 'fraud' ? 'Fraud' : 'Legitimate') : 'Not reported yet',
       r.outcome ? ` · ${r.outcome.source.replace('_', ' ')} · known from ${utc(r.outcome.reported_at)}` : '',
     ),
-    h('div', { class: 'actions' }, h('label', { class: 'field inline' }, h('span', {}, 'Source'), source), mark('fraud', 'Mark fraud'), mark('legit', 'Mark legitimate')),
+    h(
+      'div',
+      { class: 'actions' },
+      h('label', { class: 'field inline' }, h('span', {}, 'Source'), source),
+      mark('fraud', 'Mark fraud'),
+      mark('legit', 'Mark legitimate'),
+    ),
     status,
     history.length
-      ? h('div', { id: 'outcome-history' }, h('h3', {}, 'Every change'), table(['From', 'To', 'Source', 'Known from', 'Reported by'], history.map((c) => [c.from ?? 'none', c.to, c.source.replace('_', ' '), utc(c.reported_at), c.reported_by])))
+      ? h(
+          'div',
+          { id: 'outcome-history' },
+          h('h3', {}, 'Every change'),
+          table(
+            ['From', 'To', 'Source', 'Known from', 'Reported by'],
+            history.map((c) => [c.from ?? 'none', c.to, c.source.replace('_', ' '), utc(c.reported_at), c.reported_by]),
+          ),
+        )
       : null,
   );
 }
@@ -287,10 +422,40 @@ function evidenceCard(org: Organization, e: NonNullable<TransactionRecord['evide
     'section',
     { class: 'card', id: 'evidence', 'aria-labelledby': 'evidence-title' },
     h('h2', { id: 'evidence-title' }, 'Evidence when it was scored'),
-    table(['Entity', 'Role', 'Earlier transactions', 'New'], Object.entries(e.entity_history).map(([k, v]) => [k, v.role, String(v.prior_transactions), v.is_new ? 'yes' : 'no'])),
+    table(
+      ['Entity', 'Role', 'Earlier transactions', 'New'],
+      Object.entries(e.entity_history).map(([k, v]) => [k, v.role, String(v.prior_transactions), v.is_new ? 'yes' : 'no']),
+    ),
     groups.length === 0
       ? h('p', { class: 'muted' }, 'Nothing earlier shared a customer, merchant or channel with it.')
-      : h('div', {}, ...groups.map(([k, list]) => h('div', {}, h('h3', {}, k), table(['Time', 'Transaction', 'Amount', 'Customer', 'Merchant', 'Outcome'], list.map((x) => [utc(x.time), h('a', { href: transactionHref(org.id, x.transaction_id) }, x.transaction_id), money(x.amount), h('a', { href: entityHref(org.id, 'customer', x.source) }, x.source), h('a', { href: entityHref(org.id, 'merchant', x.target) }, x.target), x.outcome]))))),
-    e.related_ring ? h('p', {}, `${e.related_ring.matched_entity} (${e.related_ring.role}) was in flagged group ${e.related_ring.ring_id} of ${e.related_ring.members} members, fraud rate ${pct(e.related_ring.fraud_rate)}.`) : null,
+      : h(
+          'div',
+          {},
+          ...groups.map(([k, list]) =>
+            h(
+              'div',
+              {},
+              h('h3', {}, k),
+              table(
+                ['Time', 'Transaction', 'Amount', 'Customer', 'Merchant', 'Outcome'],
+                list.map((x) => [
+                  utc(x.time),
+                  h('a', { href: transactionHref(org.id, x.transaction_id) }, x.transaction_id),
+                  money(x.amount),
+                  h('a', { href: entityHref(org.id, 'customer', x.source) }, x.source),
+                  h('a', { href: entityHref(org.id, 'merchant', x.target) }, x.target),
+                  x.outcome,
+                ]),
+              ),
+            ),
+          ),
+        ),
+    e.related_ring
+      ? h(
+          'p',
+          {},
+          `${e.related_ring.matched_entity} (${e.related_ring.role}) was in flagged group ${e.related_ring.ring_id} of ${e.related_ring.members} members, fraud rate ${pct(e.related_ring.fraud_rate)}.`,
+        )
+      : null,
   );
 }

@@ -9,7 +9,16 @@
 // answer holds is only ever set as text (dom.ts). Address: #/webhooks?org=….
 
 import { api } from '../api.ts';
-import type { Organization, WebhookDelivery, WebhookDeliveryDetail, WebhookDeliveryPage, WebhookEndpoint, WebhookEndpointList, WebhookEndpointWithSecret, WebhookEventType } from '../contract.ts';
+import type {
+  Organization,
+  WebhookDelivery,
+  WebhookDeliveryDetail,
+  WebhookDeliveryPage,
+  WebhookEndpoint,
+  WebhookEndpointList,
+  WebhookEndpointWithSecret,
+  WebhookEventType,
+} from '../contract.ts';
 import { errorBox, h, table, utc } from '../dom.ts';
 import { organizationFor } from '../org.ts';
 import type { Route } from '../route.ts';
@@ -101,14 +110,35 @@ async function endpointsView(root: HTMLElement, org: Organization, picker: HTMLE
   };
   root.replaceChildren(
     h('h1', {}, 'Webhooks'),
-    h('div', { class: 'actions' }, picker, h('p', { class: 'muted' }, `${org.name}: each endpoint is sent a signed POST for every event it subscribes to, in order, retried for three days. Receivers verify the signature with the endpoint's secret (docs/integrating.md, Webhooks).`)),
+    h(
+      'div',
+      { class: 'actions' },
+      picker,
+      h(
+        'p',
+        { class: 'muted' },
+        `${org.name}: each endpoint is sent a signed POST for every event it subscribes to, in order, retried for three days. Receivers verify the signature with the endpoint's secret (docs/integrating.md, Webhooks).`,
+      ),
+    ),
     status,
     h(
       'section',
       { class: 'card', 'aria-labelledby': 'webhook-list-title' },
       h('h2', { id: 'webhook-list-title', tabindex: '-1' }, `${data.length} endpoint${data.length === 1 ? '' : 's'}`),
-      data.length === 0 ? h('p', { class: 'muted', id: 'no-webhooks' }, owner ? 'No endpoints yet: add one below.' : 'No endpoints yet. An owner of the organization adds them.') : null,
-      owner ? null : h('p', { class: 'muted', id: 'webhook-member-note' }, 'Only owners add, change, rotate and delete endpoints; as a member you can send a test event and redeliver.'),
+      data.length === 0
+        ? h(
+            'p',
+            { class: 'muted', id: 'no-webhooks' },
+            owner ? 'No endpoints yet: add one below.' : 'No endpoints yet. An owner of the organization adds them.',
+          )
+        : null,
+      owner
+        ? null
+        : h(
+            'p',
+            { class: 'muted', id: 'webhook-member-note' },
+            'Only owners add, change, rotate and delete endpoints; as a member you can send a test event and redeliver.',
+          ),
     ),
     ...data.map((e, i) => endpointCard(ctx, e, logs[i]!, shown.secret?.endpoint === e.id ? shown.secret : undefined)),
     ...(owner ? [createForm(ctx)] : []),
@@ -117,23 +147,54 @@ async function endpointsView(root: HTMLElement, org: Organization, picker: HTMLE
 
 /** The URL, events and description fields, for a new endpoint or an existing one's edit. */
 function endpointFields(prefix: string, e?: WebhookEndpoint) {
-  const url = h('input', { id: `${prefix}-url`, name: 'url', type: 'url', required: true, maxlength: '2048', autocomplete: 'off', spellcheck: 'false', placeholder: 'https://example.com/webhooks', value: e?.url, 'aria-describedby': `${prefix}-url-hint` });
-  const description = h('input', { id: `${prefix}-description`, name: 'description', maxlength: '500', autocomplete: 'off', value: e?.description ?? undefined });
-  const boxes = EVENT_TYPES.map((type) => h('input', { type: 'checkbox', name: 'events', value: type, id: `${prefix}-event-${type.replace('.', '-')}`, checked: e?.events.includes(type) }));
+  const url = h('input', {
+    id: `${prefix}-url`,
+    name: 'url',
+    type: 'url',
+    required: true,
+    maxlength: '2048',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    placeholder: 'https://example.com/webhooks',
+    value: e?.url,
+    'aria-describedby': `${prefix}-url-hint`,
+  });
+  const description = h('input', {
+    id: `${prefix}-description`,
+    name: 'description',
+    maxlength: '500',
+    autocomplete: 'off',
+    value: e?.description ?? undefined,
+  });
+  const boxes = EVENT_TYPES.map((type) =>
+    h('input', { type: 'checkbox', name: 'events', value: type, id: `${prefix}-event-${type.replace('.', '-')}`, checked: e?.events.includes(type) }),
+  );
   const fields = h(
     'div',
     {},
     h(
       'div',
       { class: 'grid' },
-      h('label', { class: 'field wide' }, h('span', {}, 'URL'), url, h('span', { class: 'field-hint', id: `${prefix}-url-hint` }, 'https, reachable from the service; where every event is POSTed.')),
+      h(
+        'label',
+        { class: 'field wide' },
+        h('span', {}, 'URL'),
+        url,
+        h('span', { class: 'field-hint', id: `${prefix}-url-hint` }, 'https, reachable from the service; where every event is POSTed.'),
+      ),
       h('label', { class: 'field wide' }, h('span', {}, 'Description (optional)'), description),
     ),
     h(
       'fieldset',
       { class: 'webhook-events', id: `${prefix}-events` },
       h('legend', {}, 'Events to send'),
-      h('div', { class: 'webhook-event-list' }, ...EVENT_TYPES.map((type, i) => h('label', { class: 'check' }, boxes[i]!, h('span', {}, h('code', {}, type), h('span', { class: 'field-hint' }, ` ${EVENT_WORDS[type]}`))))),
+      h(
+        'div',
+        { class: 'webhook-event-list' },
+        ...EVENT_TYPES.map((type, i) =>
+          h('label', { class: 'check' }, boxes[i]!, h('span', {}, h('code', {}, type), h('span', { class: 'field-hint' }, ` ${EVENT_WORDS[type]}`))),
+        ),
+      ),
     ),
   );
   return {
@@ -155,14 +216,28 @@ function endpointFields(prefix: string, e?: WebhookEndpoint) {
 function createForm(ctx: Context): HTMLElement {
   const f = endpointFields('webhook');
   const status = h('div', { id: 'webhook-create-status', role: 'status', 'aria-live': 'polite' });
-  const form = h('form', { class: 'card form', id: 'webhook-create', 'aria-labelledby': 'webhook-create-title' }, h('h2', { id: 'webhook-create-title' }, 'New endpoint'), f.fields, h('div', { class: 'actions' }, h('button', { type: 'submit', id: 'webhook-create-submit' }, 'Add endpoint')), status);
+  const form = h(
+    'form',
+    { class: 'card form', id: 'webhook-create', 'aria-labelledby': 'webhook-create-title' },
+    h('h2', { id: 'webhook-create-title' }, 'New endpoint'),
+    f.fields,
+    h('div', { class: 'actions' }, h('button', { type: 'submit', id: 'webhook-create-submit' }, 'Add endpoint')),
+    status,
+  );
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     const body = f.read(status);
     if (!body) return;
     try {
-      const created = await api<WebhookEndpointWithSecret>(ctx.path, { method: 'POST', body: { url: body.url, events: body.events, ...(body.description ? { description: body.description } : {}) } });
-      await ctx.again({ message: `Added the endpoint ${created.url}.`, secret: { endpoint: created.id, value: created.secret, rotated: false }, focus: 'webhook-secret' });
+      const created = await api<WebhookEndpointWithSecret>(ctx.path, {
+        method: 'POST',
+        body: { url: body.url, events: body.events, ...(body.description ? { description: body.description } : {}) },
+      });
+      await ctx.again({
+        message: `Added the endpoint ${created.url}.`,
+        secret: { endpoint: created.id, value: created.secret, rotated: false },
+        focus: 'webhook-secret',
+      });
     } catch (e) {
       status.replaceChildren(errorBox(e));
       f.url.focus();
@@ -191,7 +266,15 @@ function secretBox(e: WebhookEndpoint, secret: NewSecret): HTMLElement {
     'section',
     { class: 'secret webhook-secret', id: 'webhook-secret', tabindex: '-1', 'aria-labelledby': 'webhook-secret-title' },
     h('h3', { id: 'webhook-secret-title' }, secret.rotated ? 'New signing secret' : 'Signing secret'),
-    h('p', {}, h('strong', {}, 'Copy it now: it will not be shown again.'), ' Your receiver verifies every delivery with it.', secret.rotated && e.previous_secret_expires_at ? ` The previous secret also signs until ${utc(e.previous_secret_expires_at)}, so switch the receiver before then.` : ''),
+    h(
+      'p',
+      {},
+      h('strong', {}, 'Copy it now: it will not be shown again.'),
+      ' Your receiver verifies every delivery with it.',
+      secret.rotated && e.previous_secret_expires_at
+        ? ` The previous secret also signs until ${utc(e.previous_secret_expires_at)}, so switch the receiver before then.`
+        : '',
+    ),
     h('div', { class: 'actions' }, value, copy, done),
     said,
   );
@@ -226,7 +309,9 @@ function endpointCard(ctx: Context, e: WebhookEndpoint, first: WebhookDeliveryPa
     test.disabled = true;
     try {
       const queued = await api<{ delivery_id: WebhookDelivery['id'] }>(`${at}/test`, { method: 'POST' });
-      await log.refresh(`A test event is queued${e.status === 'disabled' ? ': it goes out once the endpoint is enabled' : ''} (delivery ${queued.delivery_id}).`);
+      await log.refresh(
+        `A test event is queued${e.status === 'disabled' ? ': it goes out once the endpoint is enabled' : ''} (delivery ${queued.delivery_id}).`,
+      );
     } catch (err) {
       log.fail(err);
     } finally {
@@ -255,7 +340,11 @@ function endpointCard(ctx: Context, e: WebhookEndpoint, first: WebhookDeliveryPa
     parts.push(actions, edit.form);
   } else parts.push(actions);
   parts.push(log.section);
-  return h('section', { class: 'card webhook', id: `webhook-${e.id}`, 'data-endpoint': e.id, 'aria-labelledby': `webhook-title-${e.id}` }, ...parts.filter((p): p is Node => p !== null));
+  return h(
+    'section',
+    { class: 'card webhook', id: `webhook-${e.id}`, 'data-endpoint': e.id, 'aria-labelledby': `webhook-title-${e.id}` },
+    ...parts.filter((p): p is Node => p !== null),
+  );
 }
 
 /** Enable or disable, edit, rotate the secret, delete: owners only. */
@@ -277,14 +366,27 @@ function ownerButtons(ctx: Context, e: WebhookEndpoint, at: string, edit: { form
   const enabling = e.status === 'disabled';
   const toggle = button('webhook-toggle', enabling ? 'Enable' : 'Disable', async () => {
     const saved = await api<WebhookEndpoint>(at, { method: 'PATCH', body: { status: enabling ? 'enabled' : 'disabled' } });
-    await ctx.again({ message: enabling ? `Enabled ${saved.url}: its pending deliveries go out now, in order.` : `Disabled ${saved.url}: its events wait as pending deliveries until it is enabled.`, focus: `webhook-toggle-${e.id}` });
+    await ctx.again({
+      message: enabling
+        ? `Enabled ${saved.url}: its pending deliveries go out now, in order.`
+        : `Disabled ${saved.url}: its events wait as pending deliveries until it is enabled.`,
+      focus: `webhook-toggle-${e.id}`,
+    });
   });
-  const editButton = h('button', { type: 'button', class: 'secondary', id: `webhook-edit-${e.id}`, 'aria-expanded': 'false', 'aria-controls': `webhook-edit-form-${e.id}` }, 'Edit');
+  const editButton = h(
+    'button',
+    { type: 'button', class: 'secondary', id: `webhook-edit-${e.id}`, 'aria-expanded': 'false', 'aria-controls': `webhook-edit-form-${e.id}` },
+    'Edit',
+  );
   editButton.addEventListener('click', () => edit.open());
   const rotate = button('webhook-rotate', 'Rotate secret', async () => {
     if (!confirm(`Rotate the signing secret of ${e.url}? The new one is shown once; the current one keeps signing for 24 hours.`)) return;
     const rotated = await api<WebhookEndpointWithSecret>(`${at}/rotate`, { method: 'POST' });
-    await ctx.again({ message: `Rotated the secret of ${rotated.url}.`, secret: { endpoint: rotated.id, value: rotated.secret, rotated: true }, focus: 'webhook-secret' });
+    await ctx.again({
+      message: `Rotated the secret of ${rotated.url}.`,
+      secret: { endpoint: rotated.id, value: rotated.secret, rotated: true },
+      focus: 'webhook-secret',
+    });
   });
   const remove = button('webhook-delete', 'Delete', async () => {
     if (!confirm(`Delete the endpoint ${e.url} and its deliveries log? Nothing more is sent to it.`)) return;
@@ -299,7 +401,13 @@ function editForm(ctx: Context, e: WebhookEndpoint, at: string): { form: HTMLEle
   const f = endpointFields(prefix, e);
   const status = h('div', { role: 'status', 'aria-live': 'polite' });
   const cancel = h('button', { type: 'button', class: 'secondary' }, 'Cancel');
-  const form = h('form', { class: 'form webhook-edit', id: `webhook-edit-form-${e.id}`, hidden: true, 'aria-label': `Edit ${e.url}` }, f.fields, h('div', { class: 'actions' }, h('button', { type: 'submit', id: `${prefix}-save` }, 'Save'), cancel), status);
+  const form = h(
+    'form',
+    { class: 'form webhook-edit', id: `webhook-edit-form-${e.id}`, hidden: true, 'aria-label': `Edit ${e.url}` },
+    f.fields,
+    h('div', { class: 'actions' }, h('button', { type: 'submit', id: `${prefix}-save` }, 'Save'), cancel),
+    status,
+  );
   const shut = (open: boolean) => {
     form.hidden = !open;
     document.getElementById(prefix)?.setAttribute('aria-expanded', String(open));
@@ -346,10 +454,22 @@ function deliveriesLog(ctx: Context, e: WebhookEndpoint, first: WebhookDeliveryP
   const status = h('div', { class: 'notice', id: `deliveries-status-${e.id}`, role: 'status', 'aria-live': 'polite' });
   const empty = h('p', { class: 'muted', id: `deliveries-empty-${e.id}` }, 'No deliveries yet.');
   const head = ['Event', 'Event id', 'Status', 'Attempts', 'Last result', 'Next attempt', 'Delivered', ''];
-  const tableWrap = h('div', { class: 'table-wrap' }, h('table', { class: 'stack deliveries', id: `deliveries-${e.id}` }, h('thead', {}, h('tr', {}, ...head.map((c) => h('th', { scope: 'col' }, c)))), body));
+  const tableWrap = h(
+    'div',
+    { class: 'table-wrap' },
+    h('table', { class: 'stack deliveries', id: `deliveries-${e.id}` }, h('thead', {}, h('tr', {}, ...head.map((c) => h('th', { scope: 'col' }, c)))), body),
+  );
   const more = h('button', { type: 'button', class: 'secondary', id: `deliveries-more-${e.id}` }, 'Load more');
   const refreshButton = h('button', { type: 'button', class: 'secondary', id: `deliveries-refresh-${e.id}` }, 'Refresh');
-  const section = h('section', { class: 'webhook-log', 'aria-labelledby': `deliveries-title-${e.id}` }, h('h3', { id: `deliveries-title-${e.id}` }, 'Deliveries, newest first'), status, empty, tableWrap, h('div', { class: 'actions' }, more, refreshButton));
+  const section = h(
+    'section',
+    { class: 'webhook-log', 'aria-labelledby': `deliveries-title-${e.id}` },
+    h('h3', { id: `deliveries-title-${e.id}` }, 'Deliveries, newest first'),
+    status,
+    empty,
+    tableWrap,
+    h('div', { class: 'actions' }, more, refreshButton),
+  );
 
   const fail = (err: unknown) => status.replaceChildren(errorBox(err));
 
@@ -363,7 +483,14 @@ function deliveriesLog(ctx: Context, e: WebhookEndpoint, first: WebhookDeliveryP
           ? h('p', { class: 'muted' }, 'Not tried yet.')
           : table(
               ['Attempt', 'Started', 'Took', 'Status code', 'Error', "The receiver's answer (its start, as text)"],
-              detail.attempt_log.map((a) => [String(a.attempt), utc(a.started_at), `${Math.round(a.duration_ms).toLocaleString('en')} ms`, a.status_code === null ? '—' : String(a.status_code), a.error ?? '—', a.response_excerpt === null || a.response_excerpt === '' ? '—' : h('pre', { class: 'webhook-excerpt' }, a.response_excerpt)]),
+              detail.attempt_log.map((a) => [
+                String(a.attempt),
+                utc(a.started_at),
+                `${Math.round(a.duration_ms).toLocaleString('en')} ms`,
+                a.status_code === null ? '—' : String(a.status_code),
+                a.error ?? '—',
+                a.response_excerpt === null || a.response_excerpt === '' ? '—' : h('pre', { class: 'webhook-excerpt' }, a.response_excerpt),
+              ]),
             ),
         h('h4', {}, 'Event payload (its data)'),
         h('pre', { class: 'webhook-payload' }, JSON.stringify(detail.payload, null, 2) ?? 'null'),
@@ -376,7 +503,18 @@ function deliveriesLog(ctx: Context, e: WebhookEndpoint, first: WebhookDeliveryP
   function row(d: WebhookDelivery): HTMLElement[] {
     const panel = h('div', { id: `delivery-${d.id}`, class: 'delivery-panel', role: 'region', 'aria-label': `Delivery ${d.id} of ${d.event_id}` });
     const detailRow = h('tr', { class: 'delivery-detail', hidden: true }, h('td', { colspan: String(head.length) }, panel));
-    const details = h('button', { type: 'button', class: 'secondary', id: `details-${d.id}`, 'aria-expanded': 'false', 'aria-controls': `delivery-${d.id}`, 'aria-label': `Details of ${d.event_type} ${d.event_id}` }, 'Details');
+    const details = h(
+      'button',
+      {
+        type: 'button',
+        class: 'secondary',
+        id: `details-${d.id}`,
+        'aria-expanded': 'false',
+        'aria-controls': `delivery-${d.id}`,
+        'aria-label': `Details of ${d.event_type} ${d.event_id}`,
+      },
+      'Details',
+    );
     const setOpen = (now: boolean) => {
       detailRow.hidden = !now;
       details.setAttribute('aria-expanded', String(now));
@@ -386,7 +524,11 @@ function deliveriesLog(ctx: Context, e: WebhookEndpoint, first: WebhookDeliveryP
       } else open.delete(d.id);
     };
     details.addEventListener('click', () => setOpen(details.getAttribute('aria-expanded') !== 'true'));
-    const again = h('button', { type: 'button', class: 'secondary', id: `redeliver-${d.id}`, 'aria-label': `Redeliver ${d.event_type} ${d.event_id}` }, 'Redeliver');
+    const again = h(
+      'button',
+      { type: 'button', class: 'secondary', id: `redeliver-${d.id}`, 'aria-label': `Redeliver ${d.event_type} ${d.event_id}` },
+      'Redeliver',
+    );
     again.addEventListener('click', async () => {
       again.disabled = true;
       try {
@@ -399,7 +541,16 @@ function deliveriesLog(ctx: Context, e: WebhookEndpoint, first: WebhookDeliveryP
       }
     });
     const next = d.status !== 'pending' ? '—' : e.status === 'disabled' ? 'when the endpoint is enabled' : d.next_attempt_at ? utc(d.next_attempt_at) : 'soon';
-    const cells: (string | Node)[] = [h('code', {}, d.event_type), h('code', {}, d.event_id), h('span', { class: `delivery-${d.status}` }, d.status), String(d.attempts), resultText(d.last_status_code, d.last_error), next, d.delivered_at ? utc(d.delivered_at) : '—', h('span', { class: 'actions' }, details, again)];
+    const cells: (string | Node)[] = [
+      h('code', {}, d.event_type),
+      h('code', {}, d.event_id),
+      h('span', { class: `delivery-${d.status}` }, d.status),
+      String(d.attempts),
+      resultText(d.last_status_code, d.last_error),
+      next,
+      d.delivered_at ? utc(d.delivered_at) : '—',
+      h('span', { class: 'actions' }, details, again),
+    ];
     const line = h('tr', { 'data-delivery': d.id }, ...cells.map((c, i) => h('td', { 'data-label': head[i] ?? '' }, c)));
     if (open.has(d.id)) setOpen(true);
     return [line, detailRow];

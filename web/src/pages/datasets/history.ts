@@ -9,7 +9,12 @@ import type { Context } from './context.ts';
 import { forget, mine } from './remembered.ts';
 import { plainError } from './words.ts';
 
-const jobLink = (j: Job) => h('a', { href: `#/datasets?job=${encodeURIComponent(j.id)}`, class: 'job-link' }, `${String(j.mode ?? 'balanced').replace('_', ' ')} · ${j.status === 'succeeded' ? 'results' : j.status}`);
+const jobLink = (j: Job) =>
+  h(
+    'a',
+    { href: `#/datasets?job=${encodeURIComponent(j.id)}`, class: 'job-link' },
+    `${String(j.mode ?? 'balanced').replace('_', ' ')} · ${j.status === 'succeeded' ? 'results' : j.status}`,
+  );
 
 /** The organization's uploads and jobs, or this browser's, newest first, each linking to its page. */
 export async function showHistory(section: HTMLElement, context: Context): Promise<void> {
@@ -21,7 +26,10 @@ export async function showHistory(section: HTMLElement, context: Context): Promi
     const gone = new Set<string>();
     if (context.org) {
       const org = encodeURIComponent(context.org.id);
-      [datasets, jobs] = await Promise.all([api<OrganizationDatasets>(`/api/organizations/${org}/datasets`).then((r) => r.datasets), api<JobList>(`/api/jobs?organization_id=${org}`).then((r) => r.jobs)]);
+      [datasets, jobs] = await Promise.all([
+        api<OrganizationDatasets>(`/api/organizations/${org}/datasets`).then((r) => r.datasets),
+        api<JobList>(`/api/jobs?organization_id=${org}`).then((r) => r.jobs),
+      ]);
       jobs = jobs.filter((j) => j.kind === 'score');
     } else {
       const kept = mine();
@@ -35,7 +43,14 @@ export async function showHistory(section: HTMLElement, context: Context): Promi
         ),
       );
       datasets = found.filter((d): d is Dataset => d !== undefined);
-      const foundJobs = await Promise.all(kept.jobs.map((id) => api<Job>(`/api/jobs/${encodeURIComponent(id)}`).catch((e) => (e instanceof ApiError && e.status === 404 && forget('jobs', id), undefined))));
+      const foundJobs = await Promise.all(
+        kept.jobs.map((id) =>
+          api<Job>(`/api/jobs/${encodeURIComponent(id)}`).catch((e) => {
+            if (e instanceof ApiError && e.status === 404) forget('jobs', id);
+            return undefined;
+          }),
+        ),
+      );
       jobs = foundJobs.filter((j): j is Job => j !== undefined);
     }
     const jobsOf = new Map<string | null, Job[]>();
@@ -49,8 +64,19 @@ export async function showHistory(section: HTMLElement, context: Context): Promi
     ]);
     // A job's dataset_id is null only for an import of the example, never listed here.
     const known = new Set<string | null>(datasets.map((d) => d.id));
-    for (const [id, js] of jobsOf) if (!known.has(id)) rows.push([h('span', { class: 'muted' }, (id !== null && gone.has(id)) || context.org ? 'deleted or expired upload' : 'upload not found'), utc(js[0]!.created_at), '—', 'file removed', jobLinks(js)]);
-    section.replaceChildren(title, rows.length ? table(['File', 'Uploaded', 'Rows', 'Status', 'Scoring jobs'], rows) : h('p', { class: 'muted' }, 'Nothing uploaded yet.'));
+    for (const [id, js] of jobsOf)
+      if (!known.has(id))
+        rows.push([
+          h('span', { class: 'muted' }, (id !== null && gone.has(id)) || context.org ? 'deleted or expired upload' : 'upload not found'),
+          utc(js[0]!.created_at),
+          '—',
+          'file removed',
+          jobLinks(js),
+        ]);
+    section.replaceChildren(
+      title,
+      rows.length ? table(['File', 'Uploaded', 'Rows', 'Status', 'Scoring jobs'], rows) : h('p', { class: 'muted' }, 'Nothing uploaded yet.'),
+    );
   } catch (e) {
     section.replaceChildren(title, plainError(e));
   }

@@ -21,7 +21,13 @@ export async function showJob(work: HTMLElement, id: string): Promise<void> {
 export async function followJob(area: HTMLElement, job: Job, fileName: string | undefined): Promise<void> {
   const progress = h('progress', { id: 'job-progress', max: '1', value: '0', 'aria-label': 'Job progress' });
   const stage = h('p', { id: 'job-stage', class: 'muted' }, 'queued');
-  const card = h('div', { class: 'card', id: 'job-card' }, h('h2', {}, `Scoring ${fileName ?? 'a removed upload'} (${String(job.mode ?? 'balanced').replace('_', ' ')})`), progress, stage);
+  const card = h(
+    'div',
+    { class: 'card', id: 'job-card' },
+    h('h2', {}, `Scoring ${fileName ?? 'a removed upload'} (${String(job.mode ?? 'balanced').replace('_', ' ')})`),
+    progress,
+    stage,
+  );
   area.replaceChildren(card);
   card.scrollIntoView({ block: 'start', behavior: matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth' });
   let j = job;

@@ -30,7 +30,13 @@ function problemsList(v: DatasetValidation): HTMLElement {
     'ul',
     { class: 'problems' },
     ...v.missing_required.map((c) => h('li', {}, `${MEANING[c]} is required: choose the column that holds it.`)),
-    ...v.problems.map((p) => h('li', {}, `Column “${p.header}” ${p.message} in ${plural(p.count, 'row')} (first: ${p.rows.join(', ')}${p.examples?.length ? `; e.g. ${p.examples.map((x) => `“${x}”`).join(', ')}` : ''}). ${p.fix}`)),
+    ...v.problems.map((p) =>
+      h(
+        'li',
+        {},
+        `Column “${p.header}” ${p.message} in ${plural(p.count, 'row')} (first: ${p.rows.join(', ')}${p.examples?.length ? `; e.g. ${p.examples.map((x) => `“${x}”`).join(', ')}` : ''}). ${p.fix}`,
+      ),
+    ),
     ...v.file_problems.map((p) => h('li', {}, `${p.message} ${p.fix}`)),
   );
 }
@@ -38,7 +44,14 @@ function problemsList(v: DatasetValidation): HTMLElement {
 /** The mapping editor: for each of our columns, the file's header that holds it (pre-filled with
  *  what is used now, else the suggestion) and a few of that header's values; then the file's own
  *  columns with their values and what each is used as. */
-export async function showMapping(work: HTMLElement, id: string, v: DatasetValidation, showValid: (d: Dataset) => void, refreshHistory: () => void, current?: Partial<Record<string, string | null>>): Promise<void> {
+export async function showMapping(
+  work: HTMLElement,
+  id: string,
+  v: DatasetValidation,
+  showValid: (d: Dataset) => void,
+  refreshHistory: () => void,
+  current?: Partial<Record<string, string | null>>,
+): Promise<void> {
   let samples: Record<string, string[]> = {};
   try {
     samples = (await api<Preview>(`/api/datasets/${encodeURIComponent(id)}/preview?rows=1`)).samples ?? {};
@@ -52,7 +65,12 @@ export async function showMapping(work: HTMLElement, id: string, v: DatasetValid
   const selects = new Map<string, HTMLSelectElement>();
   const seens = new Map<string, HTMLElement>();
   const rows = COLUMNS.map((c) => {
-    const s = h('select', { id: `map-${c}`, name: c }, h('option', { value: '' }, REQUIRED.has(c) ? '— choose —' : '— not in my file —'), ...headers.map((hd) => h('option', { value: hd }, hd)));
+    const s = h(
+      'select',
+      { id: `map-${c}`, name: c },
+      h('option', { value: '' }, REQUIRED.has(c) ? '— choose —' : '— not in my file —'),
+      ...headers.map((hd) => h('option', { value: hd }, hd)),
+    );
     s.value = initial(c);
     selects.set(c, s);
     const seen = h('span', { class: 'map-samples muted', id: `samples-${c}` });
@@ -71,7 +89,12 @@ export async function showMapping(work: HTMLElement, id: string, v: DatasetValid
     for (const [c, s] of selects) seens.get(c)!.textContent = s.value ? `e.g. ${examples(s.value) || '(empty)'}` : '';
     const usedAs = new Map<string, string[]>();
     for (const [c, s] of selects) if (s.value) usedAs.set(s.value, [...(usedAs.get(s.value) ?? []), MEANING[c]!]);
-    fileColumns.replaceChildren(table(['Column in your file', 'Values', 'Used as'], headers.map((hd) => [h('code', {}, hd), examples(hd) || '—', usedAs.get(hd)?.join(', ') ?? 'not used'])));
+    fileColumns.replaceChildren(
+      table(
+        ['Column in your file', 'Values', 'Used as'],
+        headers.map((hd) => [h('code', {}, hd), examples(hd) || '—', usedAs.get(hd)?.join(', ') ?? 'not used']),
+      ),
+    );
   };
   for (const s of selects.values()) s.addEventListener('change', update);
   const missing = v.missing_required.map((c) => MEANING[c]!.replace(/ \(.*/, '').toLowerCase());
@@ -86,7 +109,15 @@ export async function showMapping(work: HTMLElement, id: string, v: DatasetValid
     'form',
     { class: 'card form', id: 'mapping', 'aria-labelledby': 'mapping-title' },
     h('h2', { id: 'mapping-title' }, 'Match your columns'),
-    h('p', {}, current ? 'Choose which of your columns holds each thing, then check the file again.' : anySuggested ? 'We filled this in from your column names. Check each choice against the example values, then apply it.' : 'Choose which of your columns holds each thing, then apply it.'),
+    h(
+      'p',
+      {},
+      current
+        ? 'Choose which of your columns holds each thing, then check the file again.'
+        : anySuggested
+          ? 'We filled this in from your column names. Check each choice against the example values, then apply it.'
+          : 'Choose which of your columns holds each thing, then apply it.',
+    ),
     h('div', { class: 'map-grid' }, ...rows),
     timeNote ? h('p', { class: 'muted', id: 'time-note' }, timeNote) : null,
     h('div', { class: 'actions' }, apply),
@@ -100,7 +131,13 @@ export async function showMapping(work: HTMLElement, id: string, v: DatasetValid
         'div',
         { class: 'card', id: 'what-to-fix' },
         h('h2', {}, 'This file needs a little help'),
-        h('p', {}, missing.length ? `We could not tell which columns hold the ${missing.length > 1 ? `${missing.slice(0, -1).join(', the ')} and the ${missing.at(-1)}` : missing[0]}.` : 'Some values cannot be read as they are.'),
+        h(
+          'p',
+          {},
+          missing.length
+            ? `We could not tell which columns hold the ${missing.length > 1 ? `${missing.slice(0, -1).join(', the ')} and the ${missing.at(-1)}` : missing[0]}.`
+            : 'Some values cannot be read as they are.',
+        ),
         problemsList(v),
         h('p', { class: 'muted reason-code' }, 'Reason code: validation_failed'),
       );

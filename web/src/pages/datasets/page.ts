@@ -28,13 +28,27 @@ import './datasets.css';
 export async function datasetsPage(root: HTMLElement, route?: Route): Promise<void> {
   const picker = h('input', { type: 'file', id: 'dataset-file', accept: '.csv,text/csv', hidden: true, 'aria-label': 'CSV file' });
   // The drop zone is itself the button that opens the file picker: nothing interactive inside it.
-  const drop = h('button', { type: 'button', class: 'drop dataset-drop', id: 'drop' }, h('strong', {}, 'Drop a CSV file here'), h('span', {}, 'or press to choose one'));
+  const drop = h(
+    'button',
+    { type: 'button', class: 'drop dataset-drop', id: 'drop' },
+    h('strong', {}, 'Drop a CSV file here'),
+    h('span', {}, 'or press to choose one'),
+  );
   const limits = h('p', { class: 'muted', id: 'dataset-limits' });
   const work = h('section', { id: 'dataset-work', 'aria-live': 'polite', 'aria-label': 'Current upload' });
-  const past = h('section', { id: 'dataset-history', class: 'card', 'aria-labelledby': 'history-title' }, h('h2', { id: 'history-title' }, 'Past uploads'), h('p', { class: 'muted' }, 'Loading…'));
+  const past = h(
+    'section',
+    { id: 'dataset-history', class: 'card', 'aria-labelledby': 'history-title' },
+    h('h2', { id: 'history-title' }, 'Past uploads'),
+    h('p', { class: 'muted' }, 'Loading…'),
+  );
   root.replaceChildren(
     h('h1', {}, 'Datasets'),
-    h('p', {}, 'Score a whole file of transactions at once. Each row is one transaction: we need its amount, who paid (the customer) and who was paid (the merchant). A transaction id, a time, a location, a payment type and a fraud label are used when the file has them; with a label you also see how well the model did on your file.'),
+    h(
+      'p',
+      {},
+      'Score a whole file of transactions at once. Each row is one transaction: we need its amount, who paid (the customer) and who was paid (the merchant). A transaction id, a time, a location, a payment type and a fraud label are used when the file has them; with a label you also see how well the model did on your file.',
+    ),
     limits,
     drop,
     picker,
@@ -42,7 +56,9 @@ export async function datasetsPage(root: HTMLElement, route?: Route): Promise<vo
     past,
   );
   let context: Context = { org: undefined };
-  const ready = whoIsThis().then((c) => (context = c)).catch(() => context);
+  const ready = whoIsThis()
+    .then((c) => (context = c))
+    .catch(() => context);
   const refreshHistory = () => void ready.then(() => showHistory(past, context));
   const showValid = (d: Dataset) => showDataset(work, d, refreshHistory);
   refreshHistory();
@@ -75,7 +91,10 @@ export async function datasetsPage(root: HTMLElement, route?: Route): Promise<vo
   };
   picker.addEventListener('change', () => picker.files?.[0] && void upload(picker.files[0]));
   drop.addEventListener('click', () => picker.click());
-  drop.addEventListener('dragover', (ev) => (ev.preventDefault(), drop.classList.add('over')));
+  drop.addEventListener('dragover', (ev) => {
+    ev.preventDefault();
+    drop.classList.add('over');
+  });
   drop.addEventListener('dragleave', () => drop.classList.remove('over'));
   drop.addEventListener('drop', (ev) => {
     ev.preventDefault();

@@ -9,7 +9,10 @@ const KEPT_IDS = 30;
 export function mine(): { datasets: string[]; jobs: string[] } {
   try {
     const kept = JSON.parse(localStorage.getItem(MINE) ?? '{}');
-    return { datasets: Array.isArray(kept.datasets) ? kept.datasets.filter((x: unknown) => typeof x === 'string') : [], jobs: Array.isArray(kept.jobs) ? kept.jobs.filter((x: unknown) => typeof x === 'string') : [] };
+    return {
+      datasets: Array.isArray(kept.datasets) ? kept.datasets.filter((x: unknown) => typeof x === 'string') : [],
+      jobs: Array.isArray(kept.jobs) ? kept.jobs.filter((x: unknown) => typeof x === 'string') : [],
+    };
   } catch {
     return { datasets: [], jobs: [] };
   }

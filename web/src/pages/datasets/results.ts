@@ -16,11 +16,38 @@ export async function showPage(results: HTMLElement, id: string, page: number, f
     prev.addEventListener('click', () => void showPage(results, id, page - 1, fileName));
     next.addEventListener('click', () => void showPage(results, id, page + 1, fileName));
     // Named after the upload; without it, the service's Content-Disposition names it.
-    const download = h('a', { href: `/api/jobs/${encodeURIComponent(id)}/download`, download: fileName ? `${fileName.replace(/\.csv$/i, '')}.scored.csv` : true, id: 'download', class: 'button' }, 'Download CSV');
+    const download = h(
+      'a',
+      {
+        href: `/api/jobs/${encodeURIComponent(id)}/download`,
+        download: fileName ? `${fileName.replace(/\.csv$/i, '')}.scored.csv` : true,
+        id: 'download',
+        class: 'button',
+      },
+      'Download CSV',
+    );
     results.replaceChildren(
       h('h2', {}, 'Scored rows'),
-      table(['row', 'transaction', 'amount', 'score', 'band', 'decision', 'top reason'], r.rows.map((x) => [String(x.row), x.transaction_id ?? '', String(x.amount), pct(x.risk_score, 2), x.risk_band, x.decision, x.top_reasons?.[0]?.text ?? '—'])),
-      h('div', { class: 'actions' }, prev, h('span', { id: 'page-of' }, `Page ${page} of ${r.total_pages} (${r.total_rows.toLocaleString('en')} rows)`), next, download),
+      table(
+        ['row', 'transaction', 'amount', 'score', 'band', 'decision', 'top reason'],
+        r.rows.map((x) => [
+          String(x.row),
+          x.transaction_id ?? '',
+          String(x.amount),
+          pct(x.risk_score, 2),
+          x.risk_band,
+          x.decision,
+          x.top_reasons?.[0]?.text ?? '—',
+        ]),
+      ),
+      h(
+        'div',
+        { class: 'actions' },
+        prev,
+        h('span', { id: 'page-of' }, `Page ${page} of ${r.total_pages} (${r.total_rows.toLocaleString('en')} rows)`),
+        next,
+        download,
+      ),
     );
   } catch (e) {
     results.replaceChildren(plainError(e));

@@ -8,7 +8,13 @@ import { errorBox, h } from '../../dom.ts';
 export function plainError(e: unknown): HTMLElement {
   if (!(e instanceof ApiError)) return errorBox(e);
   const fix = withoutApi(e.fix);
-  return h('div', { class: 'error', role: 'alert' }, h('strong', {}, withoutApi(e.message) || 'Something went wrong.'), fix ? h('p', {}, fix) : null, h('p', { class: 'muted reason-code' }, `Reason code: ${e.reason}`));
+  return h(
+    'div',
+    { class: 'error', role: 'alert' },
+    h('strong', {}, withoutApi(e.message) || 'Something went wrong.'),
+    fix ? h('p', {}, fix) : null,
+    h('p', { class: 'muted reason-code' }, `Reason code: ${e.reason}`),
+  );
 }
 
 /** Text without the sentences that name API endpoints (they are for API callers, not this page). */

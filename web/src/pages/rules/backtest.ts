@@ -28,12 +28,18 @@ export interface Period {
  *  each written as it would be in an expression. */
 export function flatValues(values: Record<string, unknown>, prefix = ''): [string, string][] {
   return Object.entries(values).flatMap(([k, v]): [string, string][] =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) ? flatValues(v as Record<string, unknown>, `${prefix}${k}.`) : [[`${prefix}${k}`, JSON.stringify(v)]],
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? flatValues(v as Record<string, unknown>, `${prefix}${k}.`)
+      : [[`${prefix}${k}`, JSON.stringify(v)]],
   );
 }
 
 /** Queues a backtest and opens its page. */
-export async function queueBacktest(org: Organization, target: { rule_id: string; version?: number } | { expression: string; action: string }, period: Period): Promise<void> {
+export async function queueBacktest(
+  org: Organization,
+  target: { rule_id: string; version?: number } | { expression: string; action: string },
+  period: Period,
+): Promise<void> {
   const body: typeof target & Period = { ...target };
   if (period.from) body.from = period.from;
   if (period.to) body.to = period.to;
@@ -45,7 +51,14 @@ export async function backtestPage(root: HTMLElement, org: Organization, jobId: 
   const back = h('p', {}, h('a', { href: rulesHref(org.id) }, '← All rules'));
   const progress = h('progress', { id: 'backtest-progress', max: '1', value: '0', 'aria-label': 'Backtest progress' });
   const stage = h('p', { id: 'backtest-stage', class: 'muted', role: 'status', 'aria-live': 'polite' }, 'Queued');
-  const running = h('section', { class: 'card', id: 'backtest-running', 'aria-labelledby': 'backtest-running-title' }, h('h2', { id: 'backtest-running-title' }, 'Running'), h('p', {}, 'Every transaction the organization scored in the period is evaluated on what its decision saw, with the lists as they were then.'), progress, stage);
+  const running = h(
+    'section',
+    { class: 'card', id: 'backtest-running', 'aria-labelledby': 'backtest-running-title' },
+    h('h2', { id: 'backtest-running-title' }, 'Running'),
+    h('p', {}, 'Every transaction the organization scored in the period is evaluated on what its decision saw, with the lists as they were then.'),
+    progress,
+    stage,
+  );
   const title = h('h1', {}, 'Backtest');
   root.replaceChildren(title, back, running);
   let job: Job;
@@ -64,7 +77,9 @@ export async function backtestPage(root: HTMLElement, org: Organization, jobId: 
     await new Promise((r) => setTimeout(r, 300));
   }
   const s = jobSummary<'backtest'>(job)!;
-  const rule = s.rule.rule_id ? await api<Rule>(`/api/organizations/${encodeURIComponent(org.id)}/rules/${encodeURIComponent(s.rule.rule_id)}`).catch(() => undefined) : undefined;
+  const rule = s.rule.rule_id
+    ? await api<Rule>(`/api/organizations/${encodeURIComponent(org.id)}/rules/${encodeURIComponent(s.rule.rule_id)}`).catch(() => undefined)
+    : undefined;
   const what = s.rule.rule_id ? `${rule?.name ?? 'a deleted rule'}, version ${s.rule.version}` : 'an unsaved expression';
   title.textContent = `Backtest of ${what}`;
   if (rule) back.replaceChildren(h('a', { href: ruleHref(org.id, rule.id) }, `← ${rule.name}`));
@@ -85,9 +100,20 @@ function report(org: Organization, s: BacktestReport, job: Job): HTMLElement[] {
       'section',
       { class: 'card', id: 'backtest-rule', 'aria-label': 'What was tested' },
       h('p', {}, h('span', { class: `badge action-${s.rule.action}` }, s.rule.action), ' when ', h('code', { class: 'expression' }, s.rule.expression)),
-      h('p', { class: 'muted' }, `${Date.parse(s.from) === 0 ? 'Everything scored' : `From ${utc(s.from)}`} to ${utc(s.to)}: ${count(s.scanned)} scored transactions, ${count(s.reported_fraud)} of them reported fraud. Outcomes as known when it ran, ${utc(job.finished_at ?? job.created_at)}.`),
+      h(
+        'p',
+        { class: 'muted' },
+        `${Date.parse(s.from) === 0 ? 'Everything scored' : `From ${utc(s.from)}`} to ${utc(s.to)}: ${count(s.scanned)} scored transactions, ${count(s.reported_fraud)} of them reported fraud. Outcomes as known when it ran, ${utc(job.finished_at ?? job.created_at)}.`,
+      ),
     ),
-    s.warnings.length ? h('div', { class: 'warning', id: 'backtest-warnings' }, h('strong', {}, 'Read these figures with care'), h('ul', {}, ...s.warnings.map((w) => h('li', {}, w)))) : null,
+    s.warnings.length
+      ? h(
+          'div',
+          { class: 'warning', id: 'backtest-warnings' },
+          h('strong', {}, 'Read these figures with care'),
+          h('ul', {}, ...s.warnings.map((w) => h('li', {}, w))),
+        )
+      : null,
     h(
       'section',
       { class: 'card', id: 'backtest-figures', 'aria-labelledby': 'backtest-figures-title' },
@@ -95,10 +121,34 @@ function report(org: Organization, s: BacktestReport, job: Job): HTMLElement[] {
       h(
         'div',
         { class: 'figures' },
-        figure('backtest-matched', 'Matched', count(s.matched), `of ${count(s.scanned)} scanned${s.scanned ? ` (${pct(s.matched / s.scanned)})` : ''}${s.errors ? `; ${count(s.errors)} could not be evaluated and count as not matched` : ''}`, s.matched),
-        figure('backtest-outcomes', 'Outcomes of the matched', `${count(o.fraud)} fraud, ${count(o.legit)} legitimate`, `${count(o.unknown)} without an outcome yet`, o.fraud),
-        figure('backtest-precision', 'Precision', s.precision === null ? '—' : pct(s.precision), s.precision === null ? 'no matched transaction has an outcome' : `${count(o.fraud)} fraud of the ${count(labelled)} matched with an outcome`, s.precision),
-        figure('backtest-recall', 'Recall', s.recall === null ? '—' : pct(s.recall), s.recall === null ? 'no fraud was reported in the period' : `${count(o.fraud)} of the ${count(s.reported_fraud)} fraud reported in the period`, s.recall),
+        figure(
+          'backtest-matched',
+          'Matched',
+          count(s.matched),
+          `of ${count(s.scanned)} scanned${s.scanned ? ` (${pct(s.matched / s.scanned)})` : ''}${s.errors ? `; ${count(s.errors)} could not be evaluated and count as not matched` : ''}`,
+          s.matched,
+        ),
+        figure(
+          'backtest-outcomes',
+          'Outcomes of the matched',
+          `${count(o.fraud)} fraud, ${count(o.legit)} legitimate`,
+          `${count(o.unknown)} without an outcome yet`,
+          o.fraud,
+        ),
+        figure(
+          'backtest-precision',
+          'Precision',
+          s.precision === null ? '—' : pct(s.precision),
+          s.precision === null ? 'no matched transaction has an outcome' : `${count(o.fraud)} fraud of the ${count(labelled)} matched with an outcome`,
+          s.precision,
+        ),
+        figure(
+          'backtest-recall',
+          'Recall',
+          s.recall === null ? '—' : pct(s.recall),
+          s.recall === null ? 'no fraud was reported in the period' : `${count(o.fraud)} of the ${count(s.reported_fraud)} fraud reported in the period`,
+          s.recall,
+        ),
         figure('backtest-money', 'Amounts matched', money(s.fraud_amount), `in fraud; ${money(s.legit_amount)} in legitimate payments`, s.fraud_amount),
       ),
     ),
@@ -106,7 +156,12 @@ function report(org: Organization, s: BacktestReport, job: Job): HTMLElement[] {
       'section',
       { class: 'card', id: 'backtest-changes', 'aria-labelledby': 'backtest-changes-title' },
       h('h2', { id: 'backtest-changes-title' }, 'Decisions it would have changed'),
-      changes.length ? table(['Decided then → would be', 'Transactions'], changes.map(([k, n]) => [change(k), count(n)])) : h('p', { class: 'muted' }, 'None: every match was already decided as this rule would.'),
+      changes.length
+        ? table(
+            ['Decided then → would be', 'Transactions'],
+            changes.map(([k, n]) => [change(k), count(n)]),
+          )
+        : h('p', { class: 'muted' }, 'None: every match was already decided as this rule would.'),
       h('p', { class: 'muted' }, 'Against the decisions logged, with the rules that were live then; an allow rule decides over block and review rules.'),
     ),
     h(
@@ -134,7 +189,15 @@ function report(org: Organization, s: BacktestReport, job: Job): HTMLElement[] {
               ),
               h('figcaption', {}, 'Matches per day, with their outcomes as known now'),
             ),
-            h('details', {}, h('summary', {}, 'The same numbers as a table'), table(['Day', 'Matched', 'Fraud', 'Legitimate'], days.map((d) => [d.day, count(d.matched), count(d.fraud), count(d.legit)]))),
+            h(
+              'details',
+              {},
+              h('summary', {}, 'The same numbers as a table'),
+              table(
+                ['Day', 'Matched', 'Fraud', 'Legitimate'],
+                days.map((d) => [d.day, count(d.matched), count(d.fraud), count(d.legit)]),
+              ),
+            ),
           ),
     ),
     s.compare ? compareCard(s, s.compare) : null,
@@ -145,7 +208,13 @@ function report(org: Organization, s: BacktestReport, job: Job): HTMLElement[] {
 
 /** One headline figure, with what it is made of underneath; `data-value` holds the exact number. */
 function figure(id: string, label: string, value: string, detail: string, exact: number | null): HTMLElement {
-  return h('div', { id, 'data-value': exact === null ? '' : String(exact) }, h('span', { class: 'muted' }, label), h('span', { class: 'figure-value' }, value), h('span', { class: 'muted' }, detail));
+  return h(
+    'div',
+    { id, 'data-value': exact === null ? '' : String(exact) },
+    h('span', { class: 'muted' }, label),
+    h('span', { class: 'figure-value' }, value),
+    h('span', { class: 'muted' }, detail),
+  );
 }
 
 /** The tested version beside the live one, figure by figure. */
@@ -167,7 +236,10 @@ function compareCard(s: BacktestReport, c: NonNullable<BacktestReport['compare']
     'section',
     { class: 'card', id: 'backtest-compare', 'aria-labelledby': 'backtest-compare-title' },
     h('h2', { id: 'backtest-compare-title' }, `Beside the live version (${c.rule.version})`),
-    table(['Figure', `Version ${s.rule.version} (tested)`, `Version ${c.rule.version} (live)`], rows.map(([label, f]) => [label, f(s), f(c)])),
+    table(
+      ['Figure', `Version ${s.rule.version} (tested)`, `Version ${c.rule.version} (live)`],
+      rows.map(([label, f]) => [label, f(s), f(c)]),
+    ),
     c.warnings.length ? h('ul', { class: 'muted' }, ...c.warnings.map((w) => h('li', {}, `Live version: ${w}`))) : null,
   );
 }
@@ -183,7 +255,9 @@ function examplesCard(org: Organization, s: BacktestReport): HTMLElement {
     'section',
     { class: 'card', id: 'backtest-examples', 'aria-labelledby': 'backtest-examples-title' },
     h('h2', { id: 'backtest-examples-title' }, 'Examples'),
-    shown.length === 0 ? h('p', { class: 'muted' }, 'Nothing matched.') : h('p', { class: 'muted' }, 'The first matches of each outcome, with the values the rule read as their decisions saw them.'),
+    shown.length === 0
+      ? h('p', { class: 'muted' }, 'Nothing matched.')
+      : h('p', { class: 'muted' }, 'The first matches of each outcome, with the values the rule read as their decisions saw them.'),
     ...shown.map(([k, label]) =>
       h(
         'div',
@@ -197,7 +271,13 @@ function examplesCard(org: Organization, s: BacktestReport): HTMLElement {
             money(x.amount),
             h('span', { class: `decision-${x.decision}` }, x.decision),
             h('span', { class: `decision-${x.would_be}` }, x.would_be),
-            h('span', { class: 'values-read' }, flatValues(x.values).map(([n, v]) => `${n} = ${v}`).join(', ')),
+            h(
+              'span',
+              { class: 'values-read' },
+              flatValues(x.values)
+                .map(([n, v]) => `${n} = ${v}`)
+                .join(', '),
+            ),
           ]),
         ),
       ),

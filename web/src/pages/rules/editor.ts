@@ -50,13 +50,27 @@ function offsetOf(text: string, line: number, column: number): number {
 /** A time typed in a datetime-local field (seconds optional), as the API's ISO UTC. */
 export const utcInput = (v: string) => (v ? `${v.length === 16 ? `${v}:00` : v}Z` : undefined);
 
-export function ruleEditor(org: Organization, rule: Rule | undefined, onSaved: (saved: Rule, message: string, button: string) => void): { form: HTMLFormElement; period: () => Period; load: (v: RuleVersion) => void } {
+export function ruleEditor(
+  org: Organization,
+  rule: Rule | undefined,
+  onSaved: (saved: Rule, message: string, button: string) => void,
+): { form: HTMLFormElement; period: () => Period; load: (v: RuleVersion) => void } {
   const base = `/api/organizations/${encodeURIComponent(org.id)}/rules`;
   const live = rule !== undefined && (rule.status === 'active' || rule.status === 'shadow');
   const name = h('input', { id: 'rule-name', name: 'name', required: true, maxlength: '100', autocomplete: 'off', value: rule?.name });
-  const action = h('select', { id: 'rule-action', name: 'action' }, ...Object.entries(ACTION_WORDS).map(([v, w]) => h('option', { value: v, selected: (rule?.action ?? 'block') === v }, w.label)));
+  const action = h(
+    'select',
+    { id: 'rule-action', name: 'action' },
+    ...Object.entries(ACTION_WORDS).map(([v, w]) => h('option', { value: v, selected: (rule?.action ?? 'block') === v }, w.label)),
+  );
   const status = rule ? null : h('select', { id: 'rule-status', name: 'status' }, ...STATUS_CHOICES.map(([v, text]) => h('option', { value: v }, text)));
-  const description = h('input', { id: 'rule-description', name: 'description', maxlength: '1000', autocomplete: 'off', value: rule?.description ?? undefined });
+  const description = h('input', {
+    id: 'rule-description',
+    name: 'description',
+    maxlength: '1000',
+    autocomplete: 'off',
+    value: rule?.description ?? undefined,
+  });
   const expression = h('textarea', {
     id: 'rule-expression',
     name: 'expression',
@@ -69,7 +83,13 @@ export function ruleEditor(org: Organization, rule: Rule | undefined, onSaved: (
     'aria-keyshortcuts': 'Control+Enter',
   });
   expression.value = rule?.expression ?? '';
-  const transaction = h('input', { id: 'rule-transaction', name: 'transaction_id', autocomplete: 'off', placeholder: 'a transaction id, exactly as sent', 'aria-describedby': 'rule-transaction-hint' });
+  const transaction = h('input', {
+    id: 'rule-transaction',
+    name: 'transaction_id',
+    autocomplete: 'off',
+    placeholder: 'a transaction id, exactly as sent',
+    'aria-describedby': 'rule-transaction-hint',
+  });
   const summary = h('p', { id: 'rule-check-summary', class: 'check-summary pending', role: 'status', 'aria-live': 'polite' });
   const problems = h('ul', { id: 'rule-problems', class: 'problems-list', 'aria-label': 'Problems' });
   const evaluation = h('div', { id: 'rule-evaluation', class: 'evaluation', role: 'status', 'aria-live': 'polite' });
@@ -98,16 +118,30 @@ export function ruleEditor(org: Organization, rule: Rule | undefined, onSaved: (
       { class: 'field wide' },
       h('span', {}, 'Expression (CEL), true when the rule matches'),
       expression,
-      h('span', { class: 'field-hint', id: 'rule-expression-hint' }, 'E.g. amount > 1000.0 && customer.is_new, or in_list("blocked_customers", customer_id). Checked as you type; Ctrl+Enter saves.'),
+      h(
+        'span',
+        { class: 'field-hint', id: 'rule-expression-hint' },
+        'E.g. amount > 1000.0 && customer.is_new, or in_list("blocked_customers", customer_id). Checked as you type; Ctrl+Enter saves.',
+      ),
     ),
     h('div', { class: 'check-result', id: 'rule-check' }, summary, problems),
     h(
       'div',
       { class: 'grid' },
-      field('Evaluate on a transaction (optional)', transaction, 'field wide', h('span', { class: 'field-hint', id: 'rule-transaction-hint' }, 'On what that transaction’s decision saw, with the lists as they were then.')),
+      field(
+        'Evaluate on a transaction (optional)',
+        transaction,
+        'field wide',
+        h('span', { class: 'field-hint', id: 'rule-transaction-hint' }, 'On what that transaction’s decision saw, with the lists as they were then.'),
+      ),
     ),
     evaluation,
-    h('fieldset', { class: 'period' }, h('legend', {}, 'Backtest period (UTC; leave empty for everything scored)'), h('div', { class: 'grid' }, field('From', from), field('Before', to))),
+    h(
+      'fieldset',
+      { class: 'period' },
+      h('legend', {}, 'Backtest period (UTC; leave empty for everything scored)'),
+      h('div', { class: 'grid' }, field('From', from), field('Before', to)),
+    ),
     h('div', { class: 'actions' }, save, saveDraft, backtest),
     saveStatus,
     reference(),
@@ -120,7 +154,11 @@ export function ruleEditor(org: Organization, rule: Rule | undefined, onSaved: (
     expression.setAttribute('aria-invalid', list.length ? 'true' : 'false');
     problems.replaceChildren(
       ...list.map((p) => {
-        const go = h('button', { type: 'button', class: 'link', 'data-line': String(p.line), 'data-column': String(p.column) }, `Line ${p.line}, column ${p.column}`);
+        const go = h(
+          'button',
+          { type: 'button', class: 'link', 'data-line': String(p.line), 'data-column': String(p.column) },
+          `Line ${p.line}, column ${p.column}`,
+        );
         go.addEventListener('click', () => {
           const at = offsetOf(text, p.line, p.column);
           expression.focus();
@@ -142,7 +180,10 @@ export function ruleEditor(org: Organization, rule: Rule | undefined, onSaved: (
       showProblems(text, []);
     } else {
       const first = r.errors[0]!;
-      setSummary('bad', `${r.errors.length} problem${r.errors.length > 1 ? 's' : ''}, the first at line ${first.line}, column ${first.column}: ${first.message}`);
+      setSummary(
+        'bad',
+        `${r.errors.length} problem${r.errors.length > 1 ? 's' : ''}, the first at line ${first.line}, column ${first.column}: ${first.message}`,
+      );
       showProblems(text, r.errors);
     }
   };
@@ -153,12 +194,38 @@ export function ruleEditor(org: Organization, rule: Rule | undefined, onSaved: (
     }
     const link = h('a', { href: transactionHref(org.id, e.transaction_id) }, e.transaction_id);
     const verdict = e.error
-      ? h('p', { id: 'rule-matched', class: 'matched-no' }, 'It could not be evaluated on ', link, `: ${e.error}. A rule that cannot be evaluated does not match.`)
+      ? h(
+          'p',
+          { id: 'rule-matched', class: 'matched-no' },
+          'It could not be evaluated on ',
+          link,
+          `: ${e.error}. A rule that cannot be evaluated does not match.`,
+        )
       : e.matched
-        ? h('p', { id: 'rule-matched', class: 'matched-yes', 'data-matched': 'true' }, 'It matches ', link, `: this rule would ${ACTION_WORDS[action.value]!.does}.`)
+        ? h(
+            'p',
+            { id: 'rule-matched', class: 'matched-yes', 'data-matched': 'true' },
+            'It matches ',
+            link,
+            `: this rule would ${ACTION_WORDS[action.value]!.does}.`,
+          )
         : h('p', { id: 'rule-matched', class: 'matched-no', 'data-matched': 'false' }, 'It does not match ', link, '.');
     const rows = flatValues(e.values ?? {});
-    evaluation.replaceChildren(verdict, ...(rows.length ? [h('div', { id: 'rule-values', class: 'values-table' }, table(['Value read', 'As the decision saw it'], rows.map(([k, v]) => [h('code', {}, k), v])))] : []));
+    evaluation.replaceChildren(
+      verdict,
+      ...(rows.length
+        ? [
+            h(
+              'div',
+              { id: 'rule-values', class: 'values-table' },
+              table(
+                ['Value read', 'As the decision saw it'],
+                rows.map(([k, v]) => [h('code', {}, k), v]),
+              ),
+            ),
+          ]
+        : []),
+    );
   };
 
   const check = async () => {
@@ -171,7 +238,8 @@ export function ruleEditor(org: Organization, rule: Rule | undefined, onSaved: (
       showEvaluation(undefined);
       return;
     }
-    const ask = (withTransaction: boolean) => api<CheckResult>(`${base}/check`, { method: 'POST', body: { expression: text, ...(withTransaction && id ? { transaction_id: id } : {}) } });
+    const ask = (withTransaction: boolean) =>
+      api<CheckResult>(`${base}/check`, { method: 'POST', body: { expression: text, ...(withTransaction && id ? { transaction_id: id } : {}) } });
     try {
       const r = await ask(true);
       if (n !== seq) return;
@@ -211,7 +279,8 @@ export function ruleEditor(org: Organization, rule: Rule | undefined, onSaved: (
   /** What changed against the saved rule (all of it for a new one). */
   const changes = (): RuleChanges => {
     const desc = description.value.trim();
-    if (!rule) return { name: name.value.trim(), expression: expression.value, action: action.value, status: status!.value, ...(desc ? { description: desc } : {}) };
+    if (!rule)
+      return { name: name.value.trim(), expression: expression.value, action: action.value, status: status!.value, ...(desc ? { description: desc } : {}) };
     const c: RuleChanges = {};
     if (name.value.trim() !== rule.name) c.name = name.value.trim();
     if (expression.value !== rule.expression) c.expression = expression.value;
@@ -243,12 +312,16 @@ export function ruleEditor(org: Organization, rule: Rule | undefined, onSaved: (
       return;
     }
     if (draft && !content) {
-      saveStatus.replaceChildren(h('p', { class: 'muted' }, 'A draft needs a new expression, action or description; the name alone is saved with “Save and put live”.'));
+      saveStatus.replaceChildren(
+        h('p', { class: 'muted' }, 'A draft needs a new expression, action or description; the name alone is saved with “Save and put live”.'),
+      );
       return;
     }
     saveStatus.replaceChildren(h('p', { class: 'muted' }, 'Saving…'));
     try {
-      const saved = rule ? await api<Rule>(`${base}/${encodeURIComponent(rule.id)}`, { method: 'PUT', body: draft ? { ...body, status: 'draft' } : body }) : await api<Rule>(base, { method: 'POST', body });
+      const saved = rule
+        ? await api<Rule>(`${base}/${encodeURIComponent(rule.id)}`, { method: 'PUT', body: draft ? { ...body, status: 'draft' } : body })
+        : await api<Rule>(base, { method: 'POST', body });
       const message = !rule
         ? `Created ${saved.name} (${saved.status}).`
         : content
@@ -303,8 +376,26 @@ function reference(): HTMLElement {
     'details',
     { id: 'rule-reference' },
     h('summary', {}, 'What an expression can read'),
-    h('div', { class: 'reference-table' }, table(['Field', 'Type', 'Meaning'], RULE_FIELDS.map((f) => [h('code', {}, f.name), f.type, f.about]))),
-    h('div', { class: 'reference-table' }, table(['Function', 'Example', 'Meaning'], RULE_FUNCTIONS.map((f) => [h('code', {}, f.name), h('code', {}, f.example), f.about]))),
-    h('p', { class: 'muted' }, 'Numbers with a decimal point are doubles (amount > 100.0); hour and weekday are whole numbers (hour < 6). Join conditions with && and ||.'),
+    h(
+      'div',
+      { class: 'reference-table' },
+      table(
+        ['Field', 'Type', 'Meaning'],
+        RULE_FIELDS.map((f) => [h('code', {}, f.name), f.type, f.about]),
+      ),
+    ),
+    h(
+      'div',
+      { class: 'reference-table' },
+      table(
+        ['Function', 'Example', 'Meaning'],
+        RULE_FUNCTIONS.map((f) => [h('code', {}, f.name), h('code', {}, f.example), f.about]),
+      ),
+    ),
+    h(
+      'p',
+      { class: 'muted' },
+      'Numbers with a decimal point are doubles (amount > 100.0); hour and weekday are whole numbers (hour < 6). Join conditions with && and ||.',
+    ),
   );
 }

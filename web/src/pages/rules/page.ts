@@ -51,14 +51,32 @@ async function ruleList(root: HTMLElement, org: Organization, picker: HTMLElemen
   const { data } = await api<RuleList>(base(org));
   root.replaceChildren(
     h('h1', {}, 'Rules'),
-    h('div', { class: 'actions' }, picker, h('p', { class: 'muted' }, `${org.name}: rules run after the model on every payment scored with its API keys. An allow rule decides over block, block over review, and review over the model's thresholds; shadow rules are only recorded. Counts are of the last 7 days.`)),
-    h('div', { class: 'actions' }, h('a', { class: 'button', href: rulesHref(org.id, '/new'), id: 'new-rule' }, 'New rule'), h('a', { class: 'button secondary', href: listsHref(org.id) }, 'Lists')),
+    h(
+      'div',
+      { class: 'actions' },
+      picker,
+      h(
+        'p',
+        { class: 'muted' },
+        `${org.name}: rules run after the model on every payment scored with its API keys. An allow rule decides over block, block over review, and review over the model's thresholds; shadow rules are only recorded. Counts are of the last 7 days.`,
+      ),
+    ),
+    h(
+      'div',
+      { class: 'actions' },
+      h('a', { class: 'button', href: rulesHref(org.id, '/new'), id: 'new-rule' }, 'New rule'),
+      h('a', { class: 'button secondary', href: listsHref(org.id) }, 'Lists'),
+    ),
     h(
       'section',
       { class: 'card', 'aria-labelledby': 'rule-list-title' },
       h('h2', { id: 'rule-list-title' }, `${data.length} rule${data.length === 1 ? '' : 's'}`),
       data.length === 0
-        ? h('p', { class: 'muted', id: 'no-rules' }, 'No rules yet. Write one with New rule; a rule that reads a list, like in_list("blocked_customers", customer_id), needs the list first (Lists).')
+        ? h(
+            'p',
+            { class: 'muted', id: 'no-rules' },
+            'No rules yet. Write one with New rule; a rule that reads a list, like in_list("blocked_customers", customer_id), needs the list first (Lists).',
+          )
         : h(
             'div',
             { id: 'rule-list' },
@@ -69,7 +87,13 @@ async function ruleList(root: HTMLElement, org: Organization, picker: HTMLElemen
                 h('span', { class: `action-${r.action}` }, r.action),
                 h('span', { class: `status-${r.status}` }, r.status),
                 liveText(r),
-                r.matches_7d ? h('a', { href: transactionsHref({ org: org.id, rule_id: r.id }), 'aria-label': `${r.matches_7d} transactions matched by ${r.name}` }, r.matches_7d.toLocaleString('en')) : '0',
+                r.matches_7d
+                  ? h(
+                      'a',
+                      { href: transactionsHref({ org: org.id, rule_id: r.id }), 'aria-label': `${r.matches_7d} transactions matched by ${r.name}` },
+                      r.matches_7d.toLocaleString('en'),
+                    )
+                  : '0',
                 r.errors_7d.toLocaleString('en'),
                 utc(r.updated_at),
               ]),
@@ -86,13 +110,20 @@ function newRule(root: HTMLElement, org: Organization): void {
   root.replaceChildren(
     h('h1', {}, 'New rule'),
     h('p', {}, h('a', { href: rulesHref(org.id) }, '← All rules')),
-    h('p', { class: 'muted' }, 'A rule is a condition on the payment, what the model made of it and the lists. Start it as a draft or in shadow to see what it matches before it decides anything; backtest it on what was scored already.'),
+    h(
+      'p',
+      { class: 'muted' },
+      'A rule is a condition on the payment, what the model made of it and the lists. Start it as a draft or in shadow to see what it matches before it decides anything; backtest it on what was scored already.',
+    ),
     editor.form,
   );
 }
 
 async function rulePage(root: HTMLElement, org: Organization, ruleId: string, message?: string): Promise<void> {
-  const [r, versions] = await Promise.all([api<Rule>(`${base(org)}/${encodeURIComponent(ruleId)}`), api<RuleVersions>(`${base(org)}/${encodeURIComponent(ruleId)}/versions`)]);
+  const [r, versions] = await Promise.all([
+    api<Rule>(`${base(org)}/${encodeURIComponent(ruleId)}`),
+    api<RuleVersions>(`${base(org)}/${encodeURIComponent(ruleId)}/versions`),
+  ]);
   const status = h('div', { id: 'rule-status-message', class: 'notice', role: 'status', 'aria-live': 'polite' }, message ?? '');
   // After a change the page is drawn anew; focus goes back to the button pressed (or, when it is
   // gone, as the status it set is now the current one, the first of its group), so a keyboard
@@ -109,7 +140,10 @@ async function rulePage(root: HTMLElement, org: Organization, ruleId: string, me
       b.disabled = true;
       try {
         const saved = await api<Rule>(`${base(org)}/${encodeURIComponent(r.id)}`, { method: 'PUT', body });
-        await again(`${saved.name} is ${saved.status}${saved.status === 'active' || saved.status === 'shadow' ? `, version ${saved.live_version} live` : ''}.`, id);
+        await again(
+          `${saved.name} is ${saved.status}${saved.status === 'active' || saved.status === 'shadow' ? `, version ${saved.live_version} live` : ''}.`,
+          id,
+        );
       } catch (e) {
         status.replaceChildren(errorBox(e));
         b.disabled = false;
@@ -172,7 +206,19 @@ async function rulePage(root: HTMLElement, org: Organization, ruleId: string, me
           ['Status', h('span', { class: `status-${r.status}`, id: 'rule-status-now' }, STATUS_WORDS[r.status] ?? r.status)],
           ['Action', `${r.action}: ${ACTION_WORDS[r.action]?.does ?? r.action} when it matches`],
           ['Live version', liveText(r)],
-          ['Last 7 days', h('span', {}, h('a', { href: transactionsHref({ org: org.id, rule_id: r.id }), id: 'rule-matches' }, `${r.matches_7d.toLocaleString('en')} transaction${r.matches_7d === 1 ? '' : 's'} matched`), `, ${r.errors_7d.toLocaleString('en')} could not be evaluated`)],
+          [
+            'Last 7 days',
+            h(
+              'span',
+              {},
+              h(
+                'a',
+                { href: transactionsHref({ org: org.id, rule_id: r.id }), id: 'rule-matches' },
+                `${r.matches_7d.toLocaleString('en')} transaction${r.matches_7d === 1 ? '' : 's'} matched`,
+              ),
+              `, ${r.errors_7d.toLocaleString('en')} could not be evaluated`,
+            ),
+          ],
           ['Changed', `${utc(r.updated_at)} by ${r.updated_by}`],
           ...(r.description ? [['Description', r.description]] : []),
         ].flatMap(([k, v]) => [h('dt', {}, k as string), h('dd', {}, v as string | Node)]),
@@ -185,7 +231,11 @@ async function rulePage(root: HTMLElement, org: Organization, ruleId: string, me
       'section',
       { class: 'card', id: 'rule-versions', 'aria-labelledby': 'rule-versions-title' },
       h('h2', { id: 'rule-versions-title' }, 'Versions'),
-      h('p', { class: 'muted' }, 'Versions never change: each save of a new expression, action or description is a new one. A backtest of a version that is not live compares it with the live one.'),
+      h(
+        'p',
+        { class: 'muted' },
+        'Versions never change: each save of a new expression, action or description is a new one. A backtest of a version that is not live compares it with the live one.',
+      ),
       h('div', { id: 'version-list' }, table(['Version', 'Action', 'Expression', 'Lists', 'Saved', 'Test or restore'], versionRows)),
     ),
   );

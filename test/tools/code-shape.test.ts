@@ -1,0 +1,48 @@
+// A model's code fingerprint follows what its training code does, not how it is written: the same
+// code formatted another way, with other comments or types, has the same shape; a change of what it
+// computes (an operator, a constant, a name it calls) has another.
+
+import t from 'tap';
+import { codeShape } from '../../tools/training/digest.ts';
+
+const written = `// Bands from the thresholds.
+export function bands(t: { review: number; block: number }, scale = 1_000) {
+  const medium = t.review * scale;
+  return { medium, high: Math.max(medium, t.block * scale), label: 'high' + '!' };
+}
+`;
+
+const reformatted = `/** Bands. */
+export function bands(t: {review: number, block: number}, scale = 1_000): Record<string, unknown> {
+  const medium = (t.review * scale)
+  return {
+    medium,
+    high: Math.max(
+      medium,
+      t.block * scale,
+    ),
+    label: "high" + "!",
+  }
+}
+`;
+
+t.test('formatting, comments, types and redundant parentheses leave the shape', async (t) => {
+  t.equal(codeShape(reformatted), codeShape(written));
+});
+
+t.test('a change of what the code computes changes it', async (t) => {
+  for (const [what, changed] of [
+    ['an operator', written.replace('t.review * scale', 't.review / scale')],
+    ['a constant', written.replace('1_000', '1_001')],
+    ['a string', written.replace("'high' + '!'", "'higher' + '!'")],
+    ['a function called', written.replace('Math.max', 'Math.min')],
+  ]) {
+    t.not(codeShape(changed!), codeShape(written), what!);
+  }
+  // Parentheses that change the order of operations are in the tree's shape.
+  t.not(
+    codeShape(written.replace('t.block * scale', '(t.block + 1) * scale')),
+    codeShape(written.replace('t.block * scale', 't.block + 1 * scale')),
+    'precedence',
+  );
+});
