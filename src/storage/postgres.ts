@@ -237,6 +237,42 @@ class PostgresDb implements Backend {
     }
   }
 
+  /**
+   * `#bounded` for a transaction outside any request (a history's load, a job's step): the
+   * background limit bounds getting a connection and BEGIN, and the end (COMMIT), but not the work
+   * between, whose statements are each bounded on their own: a load of millions of rows takes as
+   * many statements as it needs, for longer than any one may. `start` calls `phase(true)` when its
+   * work begins and `phase(false)` when it ends.
+   */
+  async #boundedEnds<T>(start: (phase: (working: boolean) => void) => PromiseLike<T>, missed: () => void): Promise<T> {
+    const limit = this.#settings.backgroundSeconds * 1000;
+    let timer: NodeJS.Timeout | undefined;
+    let reject: (e: unknown) => void = () => {};
+    const passed = new Promise<never>((_, r) => {
+      reject = r;
+    });
+    let work: Promise<T> | undefined;
+    const arm = () => {
+      timer = setTimeout(() => {
+        missed();
+        if (work) this.#watch(work);
+        reject(deadlinePassed(this.#settings.target));
+      }, limit);
+    };
+    arm();
+    work = Promise.resolve(
+      start((working) => {
+        clearTimeout(timer);
+        if (!working) arm();
+      }),
+    );
+    try {
+      return await Promise.race([work, passed]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** A statement, bounded; past its deadline it is cancelled. */
   async #statement<T>(send: () => Sent): Promise<T> {
     let sent: Sent | undefined;
@@ -311,13 +347,18 @@ class PostgresDb implements Backend {
     let fnFailure: { error: unknown } | undefined;
     // Waiting for a connection, BEGIN and COMMIT are bounded by the deadline too; a transaction
     // whose connection comes only after its deadline rolls back before it does anything.
+    // Outside a request, only its start and end are (#boundedEnds).
     let late = false;
+    const background = remainingMs() === undefined;
+    const bound = <T>(start: (phase: (working: boolean) => void) => PromiseLike<T>, missed: () => void) =>
+      background ? this.#boundedEnds(start, missed) : this.#bounded(() => start(() => {}), missed);
     try {
-      const result = await this.#bounded(
-        () =>
+      const result = await bound(
+        (phase) =>
           this.#sql.begin((tx) =>
             insideTransaction(this, async () => {
               if (late) throw deadlinePassed(this.#settings.target);
+              phase(true);
               // PostgreSQL answers COMMIT of a transaction in which a statement failed with a silent
               // ROLLBACK; PGlite throws. Failing here too makes both back ends agree.
               let statementFailed = false;
@@ -351,6 +392,8 @@ class PostgresDb implements Backend {
               } catch (error) {
                 fnFailure = { error };
                 throw error;
+              } finally {
+                phase(false);
               }
               if (statementFailed) {
                 throw new StorageError('query_failed', 'the transaction was rolled back because a statement in it failed');

@@ -10,6 +10,7 @@ import { needs, TEST_DATABASE_URL } from '../support/components.ts';
 import { liveFor } from '../support/accounts.ts';
 import { openDatabase } from '../../src/storage/open.ts';
 import { StorageError } from '../../src/storage/errors.ts';
+import { unbounded } from '../../src/storage/deadline.ts';
 import { tempDir } from '../support/temp.ts';
 import { freshDatabase } from '../support/server.ts';
 
@@ -29,6 +30,35 @@ t.test('a statement past the limit fails with query_timeout', { skip }, async (t
   t.equal((err as StorageError).sqlState, '57014');
   t.ok(performance.now() - began < 3000, 'cancelled at the limit, not after the statement');
   t.same(await db.query<{ one: number }>('SELECT 1 AS one'), [{ one: 1 }], 'the connection is usable afterwards');
+});
+
+t.test('work outside a request may take many statements, for longer than any one may', { skip }, async (t) => {
+  // A history's load is one transaction of many statements; each is bounded by the limit (plus a
+  // grace of 5 s outside a request), the transaction as a whole is not: a load of millions of rows
+  // takes longer than that, and was failed as "database unavailable" at 65 s.
+  const fresh = await freshDatabase(TEST_DATABASE_URL!);
+  const db = await openDatabase({ databaseUrl: fresh.url, dataDir: tempDir('timeout-'), statementTimeoutSeconds: 0.4 });
+  t.teardown(async () => {
+    await db.close();
+    await fresh.drop();
+  });
+  const began = performance.now();
+  const slept = await unbounded(() =>
+    db.transaction(async (tx) => {
+      let n = 0;
+      while (performance.now() - began < 6_500) {
+        await tx.query('SELECT pg_sleep(0.25)');
+        n++;
+      }
+      return n;
+    }),
+  );
+  t.ok(
+    slept >= 20 && performance.now() - began > 6_000,
+    `${slept} statements over ${Math.round(performance.now() - began)} ms, past the 5.4 s a single one may take, committed`,
+  );
+  const err = await unbounded(() => db.transaction((tx) => tx.query('SELECT pg_sleep(2)'))).catch((e: unknown) => e);
+  t.equal((err as StorageError).code, 'query_timeout', 'while each statement in it is still held to the limit');
 });
 
 t.test('a score held up by a lock is answered 503 database_timeout, then succeeds', { skip }, async (t) => {
