@@ -6,7 +6,8 @@
 //   before it, session cookies kept in the file the example names; the answer must not be an
 //   error, and when a ```json block follows, the answer must have its shape (every key it shows,
 //   with a value of the same JSON type), and the sandbox's numbers and the seeded simulator's row
-//   counts exactly;
+//   counts exactly, and a new organization's scores (risk_score to the decimals shown, band,
+//   decision, path) as the docs send them;
 // - `npm`: the script exists; `npm run simulate` runs as written; any other command given options
 //   must list each of them in its `--help`;
 // - `NAME=value` before a command: NAME is one of the server's configuration variables.
@@ -126,11 +127,36 @@ function shapeProblems(doc: unknown, actual: unknown, path = '$'): string[] {
   return typeof doc === typeof actual ? [] : [`${path}: a ${typeof doc} in the docs, ${JSON.stringify(actual)} in the answer`];
 }
 
+/** The model's numbers a doc shows (a score, its band, decision and path), as far as it shows them:
+ *  a number to the decimals written, anything else exactly. Where they differ from the answer. */
+const MODEL_FIELDS = new Set(['risk_score', 'risk_band', 'decision', 'path']);
+function modelNumberProblems(doc: unknown, actual: unknown, path = '$'): string[] {
+  if (Array.isArray(doc)) return Array.isArray(actual) ? doc.flatMap((d, i) => modelNumberProblems(d, actual[i], `${path}[${i}]`)) : [];
+  if (doc === null || typeof doc !== 'object' || actual === null || typeof actual !== 'object') return [];
+  return Object.entries(doc).flatMap(([k, v]) => {
+    const got = (actual as Record<string, unknown>)[k];
+    if (!MODEL_FIELDS.has(k)) return modelNumberProblems(v, got, `${path}.${k}`);
+    if (typeof v === 'number' && typeof got === 'number') {
+      const decimals = String(v).split('.')[1]?.length ?? 0;
+      return Math.abs(got - v) <= 0.5 * 10 ** -decimals + 1e-12 ? [] : [`${path}.${k}: ${v} in the docs, ${got} in the answer`];
+    }
+    return v === got ? [] : [`${path}.${k}: ${JSON.stringify(v)} in the docs, ${JSON.stringify(got)} in the answer`];
+  });
+}
+
 t.test('the shape check itself', async (t) => {
   t.same(shapeProblems({ a: 1, b: [{ c: 'x' }], d: null }, { a: 2, b: [{ c: 'y', e: 1 }], d: { any: 1 }, f: 0 }), []);
   t.same(shapeProblems({ a: 1 }, { a: '1' }), ['$.a: a number in the docs, "1" in the answer']);
   t.same(shapeProblems({ b: [{ c: 'x' }, { c: 'z' }] }, { b: [{ c: 'y' }] }), ['$.b[1]: missing']);
   t.same(shapeProblems({ g: {} }, {}), ['$.g: missing in the answer']);
+  t.same(
+    modelNumberProblems({ data: [{ risk_score: 0.08, decision: 'approve', amount: 1 }] }, { data: [{ risk_score: 0.0849, decision: 'approve', amount: 2 }] }),
+    [],
+  );
+  t.same(modelNumberProblems({ risk_score: 0.08, decision: 'approve' }, { risk_score: 0.0949, decision: 'review' }), [
+    '$.risk_score: 0.08 in the docs, 0.0949 in the answer',
+    '$.decision: "approve" in the docs, "review" in the answer',
+  ]);
   t.same(splitCommands('npm ci && npm start  # two\ncurl -s x \\\n  -d \'{"a": "#1"}\''), ['npm ci', 'npm start', `curl -s x   -d '{"a": "#1"}'`]);
 });
 
@@ -192,6 +218,10 @@ t.test('every example in the README and the guides runs', async (t) => {
           t.same(shapeProblems(example.answer, answer), [], `${where}: the answer has the shape the docs show`);
           // Fixed states: the sandbox's answers and the seeded simulator's row counts are exact.
           if (text.includes('/api/risk/score')) t.has(answer, example.answer, `${where}: the sandbox's numbers exactly`);
+          // A new organization's scores, in the order the docs send them, are a fixed state too.
+          if (text.includes('/api/v1/risk/score') || text.includes('/api/v1/transactions')) {
+            t.same(modelNumberProblems(example.answer, answer), [], `${where}: the model's numbers shown`);
+          }
           if (text.includes('/api/datasets/upload')) t.equal(answer.rows, (example.answer as { rows?: number }).rows, `${where}: the row count shown`);
         }
         // What the next examples name: a token, a session's CSRF token, an organization, a key.
@@ -260,8 +290,10 @@ t.test("the README's quick start runs as written, both ways to a key", async (t)
         await server?.stop();
         server = undefined;
         const { stdout } = await run('sh', ['-c', rest.replace('npm run ', 'npm run -s ')], { cwd: root, env, timeout: 60_000 });
-        const made = JSON.parse(stdout) as { organization_id: string; api_key: string };
+        const made = JSON.parse(stdout) as { organization_id: string; api_key: string; owner?: unknown };
         t.match(made, { organization_id: /^org_/, api_key: /^sk_test_/ }, `${where}: prints the organization and its key`);
+        // An organization made without an owner could never be managed from the dashboard.
+        t.ok(made.owner, `${where}: the organization has an owner to manage it from the dashboard`);
         env.API_KEY = made.api_key;
         ran.push('org:create');
       } else if (rest === 'npm run dev:idp') {
@@ -276,6 +308,7 @@ t.test("the README's quick start runs as written, both ways to a key", async (t)
           t.same(shapeProblems(step.answer, answer), [], `${where}: the answer has the shape shown`);
           // The sandbox is a fixed state: its documented numbers are its answer's exactly.
           if (rest.includes('/api/risk/score')) t.has(answer, step.answer, `${where}: exactly the numbers shown`);
+          if (rest.includes('/api/v1/')) t.same(modelNumberProblems(step.answer, answer), [], `${where}: the model's numbers shown`);
         }
         ran.push(rest.includes('/api/v1/') ? 'v1' : 'sandbox');
       } else t.fail(`${where}: a step this test does not know how to run`);
