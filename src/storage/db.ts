@@ -21,8 +21,10 @@ export interface CopyColumn {
 export interface TransactionQueryable extends Queryable {
   /** Stores `rows` (values in `columns`' order) in `table`: on PostgreSQL as binary COPY, a bytea
    *  value's bytes sent as they are and a slice at a time with turns of the event loop between; on
-   *  the embedded database as INSERTs whose bytea parameters go as bytes. */
-  copyIn(table: string, columns: readonly CopyColumn[], rows: readonly (readonly unknown[])[]): Promise<void>;
+   *  the embedded database as INSERTs whose bytea parameters go as bytes. `bytesPerSecond`
+   *  (PostgreSQL): the most it sends a second, so that a bulk write of background work leaves the
+   *  server's log writes to the commits others wait for. */
+  copyIn(table: string, columns: readonly CopyColumn[], rows: readonly (readonly unknown[])[], o?: { bytesPerSecond?: number }): Promise<void>;
 }
 
 export interface Db extends Queryable {

@@ -95,7 +95,7 @@ export interface PolicyLoader {
 }
 
 /** Transactions per page when loading a history (a few megabytes of byte strings). */
-const LOAD_PAGE_ROWS = 5_000;
+const LOAD_PAGE_ROWS = 10_000;
 /** Rows per page of first uses (byte columns) and totals (JSON). */
 const ENTITY_PAGE_ROWS = 5_000;
 

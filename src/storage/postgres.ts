@@ -377,9 +377,9 @@ class PostgresDb implements Backend {
                 exec: async (script: string): Promise<void> => {
                   await run(() => tx.unsafe(script));
                 },
-                copyIn: async (table, columns, rows) => {
+                copyIn: async (table, columns, rows, o) => {
                   try {
-                    await writeCopy(await tx.unsafe(copyStatement(table, columns)).writable(), copyChunks(columns, rows));
+                    await writeCopy(await tx.unsafe(copyStatement(table, columns)).writable(), copyChunks(columns, rows), o?.bytesPerSecond);
                   } catch (err) {
                     statementFailed = true;
                     throw this.toStorageError(err);
