@@ -68,7 +68,10 @@ async function serve(c: Config): Promise<void> {
   // emptied pages go back to the system, and hand the C allocator's free pages back too.
   settleMemory();
   await app.listen({ port: c.PORT, host: c.HOST });
-  say(`ready on http://${c.HOST}:${c.PORT} (API reference at /api/docs; start-up steps ms: ${JSON.stringify(service.startup)})`);
+  // The port it listens on: PORT=0 takes one the system gives, which only this line tells.
+  const address = app.server.address();
+  const port = address !== null && typeof address === 'object' ? address.port : c.PORT;
+  say(`ready on http://${c.HOST}:${port} (API reference at /api/docs; start-up steps ms: ${JSON.stringify(service.startup)})`);
 
   let stopping = false;
   const stop = async (why: string) => {

@@ -11,16 +11,17 @@ import { backends, freshDatabase, tempDir } from '../support/server.ts';
 import { needs } from '../support/components.ts';
 
 function server(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const port = 30_000 + Math.floor(Math.random() * 20_000);
+  // A port the system gives, read from the ready line (never one picked free beforehand).
   const child = spawn(process.execPath, ['scripts/start.mjs'], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   return new Promise((resolve, reject) => {
     let text = '';
     child.stderr!.on('data', (d: Buffer) => {
       text += d.toString();
-      if (/ready on/.test(text)) resolve({ child, url: `http://127.0.0.1:${port}` });
+      const ready = /ready on http:\/\/[^:]+:(\d+)/.exec(text);
+      if (ready) resolve({ child, url: `http://127.0.0.1:${ready[1]}` });
     });
     child.on('exit', (code) => reject(new Error(`server exited ${code}: ${text.slice(-800)}`)));
   });

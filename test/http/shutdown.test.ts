@@ -23,11 +23,11 @@ for (const { backend, processes } of cases) {
     const signIn = await SignIn.start();
     const db = backend.databaseUrl ? await freshDatabase(backend.databaseUrl) : undefined;
     const dataDir = tempDir('shutdown-');
-    const port = 30_000 + Math.floor(Math.random() * 20_000);
     const child = spawn(process.execPath, ['--import=tsx', 'src/main.ts'], {
       env: {
         ...process.env,
-        PORT: String(port),
+        // A port the system gives (the workers share it), read from the ready line.
+        PORT: '0',
         HOST: '127.0.0.1',
         DATA_DIR: dataDir,
         DATABASE_URL: db?.url ?? '',
@@ -55,7 +55,7 @@ for (const { backend, processes } of cases) {
       if (exited) throw new Error(`the server exited: ${stderr}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    const base = `http://127.0.0.1:${port}`;
+    const base = `http://127.0.0.1:${/ready on http:\/\/[^:]+:(\d+)/.exec(stderr)![1]}`;
     const { id: orgId, secret } = await signIn.organization(base, 'o');
 
     let acknowledged = 0;

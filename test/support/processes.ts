@@ -19,22 +19,15 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | string>;
 }
 
-/** Picks a port at random in a range no other test uses. */
-export const randomPort = () => 30_000 + Math.floor(Math.random() * 20_000);
-
 /** Starts a server process and waits until it is ready (`ready on` / `ready:` on standard error).
  *  A random port can be one the system just gave an outgoing connection: without a port of the
  *  caller's, a start refused with EADDRINUSE is tried again on another. */
 export async function spawnServer(env: Record<string, string>, o: { port?: number; stdout?: 'pipe' | 'ignore' } = {}): Promise<ServerProcess> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await spawnOn(o.port ?? randomPort(), env, o.stdout);
-    } catch (e) {
-      if (o.port !== undefined || attempt >= 3 || !/EADDRINUSE/.test((e as Error).message)) throw e;
-    }
-  }
+  return spawnOn(o.port ?? 0, env, o.stdout);
 }
 
+/** A server on `port`, or with 0 on one the system gives it (read from its "ready on" line): no
+ *  port is picked free beforehand, which another process could take meanwhile. */
 async function spawnOn(port: number, env: Record<string, string>, stdout: 'pipe' | 'ignore' = 'ignore'): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--import=tsx', 'src/main.ts'], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: tempDir('server-'), LOG_LEVEL: 'warn', SCORE_RATE_PER_MINUTE: '1000000', ...env },
@@ -50,8 +43,9 @@ async function spawnOn(port: number, env: Record<string, string>, stdout: 'pipe'
     if (exit !== undefined) throw new Error(`the server exited (${exit}): ${err}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  const listening = Number(/ready on http:\/\/[^:]+:(\d+)/.exec(err)?.[1] ?? port);
   return {
-    base: `http://127.0.0.1:${port}`,
+    base: `http://127.0.0.1:${listening}`,
     child,
     stderr: () => err,
     stdout: () => out,
