@@ -226,7 +226,7 @@ t.test('src/ reaches outside itself only for the native addon, and only from src
   const wrong = outside.filter((e) => !(e.to.startsWith('native/') && e.from.startsWith('addon/'))).map((e) => `${e.from} imports ${e.spec}`);
   t.same(wrong, [], 'src/ never imports tools/, bench/ or test/, and only src/addon/ loads native/');
   const lightgbm = outside.filter((e) => e.to.startsWith('native/lightgbm')).map((e) => `${e.from} imports ${e.spec}`);
-  t.same(lightgbm, [], "the service loads its own build of the addon, never the LightGBM-enabled one (tools/lightgbm.ts's)");
+  t.same(lightgbm, [], "the service loads its own build of the addon, never the LightGBM-enabled one (tools/training/lightgbm.ts's)");
 });
 
 t.test('the check sees imports of every kind', async (t) => {

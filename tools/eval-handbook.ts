@@ -19,7 +19,7 @@ import { TABULAR_CATEGORICAL } from '../src/domain/features/tabular.ts';
 import { History } from '../src/domain/history/history.ts';
 import { UNKNOWN, type Transaction } from '../src/domain/transaction.ts';
 import { loadModel } from '../src/addon/addon.ts';
-import { trainLightgbm } from './lightgbm.ts';
+import { trainLightgbm } from './training/lightgbm.ts';
 import {
   BOOTSTRAP_DEFAULTS,
   averagePrecisionStatistic,

@@ -1,33 +1,10 @@
 // `npm run train -- --organization ORG [--recalibrate] [--as-of ISO] [--name NAME]`: a challenger
-// for one organization made from its own recorded traffic, offline, point in time:
-// - every figure is recomputed from the features stored with each scored transaction (exactly what
-//   the model saw when it scored it), so nothing is re-derived from later history;
-// - a transaction counts only when it is older than the model's label delay at `--as-of` (default:
-//   now), and its label is the outcome known by `--as-of`: a fraud reported later is not a fraud
-//   here (it is not known yet), and one never reported counts as legitimate;
-// - split by time into parts separated by the label delay, as training does; the last part (test)
-//   measures the built-in model and the new one on the same rows, and is never fitted on.
-// Two kinds of model, both keeping the built-in stack:
-// - its own boosters (the default): the built-in boosters with trees added that learn what the
-//   built-in model misses here, boosted from its calibrated log-odds on the first 60 % with the
-//   built-in recipe (model.json's training parameters and unused features), their number
-//   early-stopped on the next 20 % (validation), tested on the last 20 %; refused unless they beat
-//   the built-in model by average precision and ROC AUC both, on validation and on the test part.
-//   The trees leave out the features whose distribution moved from the training part to
-//   validation (training/feature-drift.ts): a split on a count that grows with the organization's
-//   age means something else by the time the model scores. No seeded field-dropping: the stored
-//   features are what was scored.
-// - `--recalibrate`: the built-in boosters and stack kept, only the Platt calibration refitted;
-//   tested on the last 30 %.
-// The test figures are measured with a calibration fitted on the rows before the test part; the
-// model stored has its calibration refitted on every counted row: the fraud rate moves from one
-// week to the next, and the longest span is the steadiest estimate of the next weeks' (measured:
-// docs/model.md). Too few labelled frauds to fit from: exit 2 with the counts. Otherwise the model
-// is stored in the database as a custom model of the organization (its boosters beside it: every
-// process loads it from there), its id a digest of its settings (which name its boosters' digest)
-// and base model, so the same data and `--as-of` make the same model, byte for byte, and running
-// again finds it rather than storing a second copy. It is printed as one JSON line with its test
-// figures; an owner then makes it a challenger.
+// for one organization, made offline from its own recorded traffic as it was known at `--as-of`
+// (the features stored with each scored transaction, labels known by then, parts split by time):
+// the built-in boosters with trees added (refused unless better on validation and test), or with
+// `--recalibrate` only a new calibration. Stored as the organization's custom model (the same data
+// and `--as-of` make the same model, found rather than stored twice) and printed as one JSON line.
+// How and why, with the measurements: docs/model.md, "Challengers".
 
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/storage/open.ts';

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModel } from '../../src/addon/addon.ts';
 import { ModelFileSchema } from '../../src/model/bundle-types.ts';
-import { largestDifference as maxDiff } from '../../tools/lightgbm.ts';
+import { largestDifference as maxDiff } from '../../tools/training/lightgbm.ts';
 import { sha256 } from '../../tools/training/digest.ts';
 import { fromJsonRows, GOLDEN_ROWS, type Golden } from '../../tools/training/golden.ts';
 

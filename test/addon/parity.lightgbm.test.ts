@@ -3,7 +3,7 @@
 
 import t from 'tap';
 import { loadModel } from '../../src/addon/addon.ts';
-import { largestDifference as maxDiff, lightgbmReference, trainLightgbm } from '../../tools/lightgbm.ts';
+import { largestDifference as maxDiff, lightgbmReference, trainLightgbm } from '../../tools/training/lightgbm.ts';
 import { syntheticMatrix } from '../../tools/training/synthetic.ts';
 
 const TOLERANCE = 1e-9;

@@ -1,9 +1,10 @@
 // A model's code fingerprint follows what its training code does, not how it is written: the same
 // code formatted another way, with other comments or types, has the same shape; a change of what it
-// computes (an operator, a constant, a name it calls) has another.
+// computes (an operator, a constant, a name it calls) has another. And it is the training library's,
+// not the command line's: a new help text leaves the built-in model's id as it is.
 
 import t from 'tap';
-import { codeShape } from '../../tools/training/digest.ts';
+import { codeFiles, codeShape } from '../../tools/training/digest.ts';
 
 const written = `// Bands from the thresholds.
 export function bands(t: { review: number; block: number }, scale = 1_000) {
@@ -45,4 +46,21 @@ t.test('a change of what the code computes changes it', async (t) => {
     codeShape(written.replace('t.block * scale', 't.block + 1 * scale')),
     'precedence',
   );
+});
+
+t.test("the built-in model's fingerprint is its training library's, not the command's", async (t) => {
+  // The id hashes the shape of tools/training/builtin.ts and of what it imports, and nothing else:
+  // the command line that calls it (its options, help texts, the organization's training it also
+  // runs) is none of them, so a new help text cannot change the built-in model's id.
+  const files = codeFiles('tools/training/builtin.ts');
+  t.ok(
+    files.includes('tools/training/train.ts') && files.includes('src/domain/features/extract.ts'),
+    `${files.length} sources, the library and what it imports`,
+  );
+  t.same(
+    files.filter((f) => !f.startsWith('tools/training/') && !f.startsWith('src/')),
+    [],
+    'none outside the training library and src/',
+  );
+  t.notOk(files.includes('tools/train.ts') || files.includes('tools/command-line.ts') || files.includes('tools/train-organization.ts'), 'no command line');
 });

@@ -6,7 +6,7 @@
 
 import t from 'tap';
 import { loadModel } from '../../src/addon/addon.ts';
-import { lightgbmReference, trainLightgbm } from '../../tools/lightgbm.ts';
+import { lightgbmReference, trainLightgbm } from '../../tools/training/lightgbm.ts';
 import { appendTrees, interactionConstraints, partitionByChannel, sliceTrees, treeCount, treeSizes } from '../../tools/training/partition.ts';
 import { logLoss } from '../../src/model/metrics.ts';
 import { syntheticMatrix } from '../../tools/training/synthetic.ts';

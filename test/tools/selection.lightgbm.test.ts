@@ -5,7 +5,7 @@
 
 import t from 'tap';
 import { loadModel } from '../../src/addon/addon.ts';
-import { trainLightgbm } from '../../tools/lightgbm.ts';
+import { trainLightgbm } from '../../tools/training/lightgbm.ts';
 import { sliceTrees, treeCount } from '../../tools/training/partition.ts';
 import { checkpointScores, checkpointsFor, DEFAULT_SPACE, drawSettings, prequentialScorer, search, type Scorer } from '../../tools/training/selection.ts';
 import { searchOnThreads } from '../../tools/training/parallel-search.ts';

@@ -4,6 +4,8 @@
 // runs as (types and comments gone), so formatting, comments and types never change a model's id.
 
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import ts from 'typescript';
 
 /** SHA-256 of a text, hex. */
@@ -41,4 +43,27 @@ export function codeShape(source: string): string {
   };
   visit(file);
   return out.join(' ');
+}
+
+/** `entry` (a path from the repository's root) and every source it imports, followed through
+ *  relative imports, sorted. */
+export function codeFiles(entry: string): string[] {
+  const files = new Set<string>();
+  const visit = (file: string) => {
+    if (files.has(file)) return;
+    files.add(file);
+    for (const m of readFileSync(file, 'utf8').matchAll(/from '(\.{1,2}\/[^']+\.ts)'/g)) visit(join(dirname(file), m[1]!));
+  };
+  visit(entry);
+  return [...files].sort();
+}
+
+/** Fingerprint of the code that shapes a model: the shape (`codeShape`) of `codeFiles(entry)`:
+ *  formatting, comments and types shape no model, so changing them leaves the id as it is. */
+export function codeFingerprint(entry: string): string {
+  return sha256(
+    codeFiles(entry)
+      .map((f) => `${f}\n${codeShape(readFileSync(f, 'utf8'))}`)
+      .join('\n'),
+  );
 }

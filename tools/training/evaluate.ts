@@ -5,7 +5,7 @@
 // Only the train split fits anything here; scores are reported on test.
 
 import { loadModel } from '../../src/addon/addon.ts';
-import { trainLightgbm } from '../lightgbm.ts';
+import { trainLightgbm } from './lightgbm.ts';
 import { CHANNEL_FEATURES } from '../../src/domain/features/extract.ts';
 import { TABULAR_CATEGORICAL } from '../../src/domain/features/tabular.ts';
 import { fitLogistic } from './logistic.ts';

@@ -12,7 +12,7 @@
 // models compared, the more the best validation score flatters the choice (docs/model.md).
 
 import { loadModel } from '../../src/addon/addon.ts';
-import { trainLightgbm } from '../lightgbm.ts';
+import { trainLightgbm } from './lightgbm.ts';
 import { averagePrecision } from '../../src/model/metrics.ts';
 import { sliceTrees, treeCount } from './partition.ts';
 import { Rng } from '../../src/domain/rng.ts';

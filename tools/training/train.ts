@@ -12,7 +12,7 @@
 // (feature-groups.ts). Deterministic: seeded single-threaded LightGBM and a seeded search.
 
 import { loadModel } from '../../src/addon/addon.ts';
-import { trainLightgbm } from '../lightgbm.ts';
+import { trainLightgbm } from './lightgbm.ts';
 import { CHANNEL_FEATURES, extractBatch, type ChannelMatrices } from '../../src/domain/features/extract.ts';
 import type { Channel } from '../../src/domain/channels.ts';
 import { TABULAR_CATEGORICAL } from '../../src/domain/features/tabular.ts';

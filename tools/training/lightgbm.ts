@@ -12,10 +12,10 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import type * as Native from '../native/index.js';
-import { guarded, translate } from '../src/addon/addon.ts';
+import type * as Native from '../../native/index.js';
+import { guarded, translate } from '../../src/addon/addon.ts';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const crate = join(root, 'native');
 const buildDir = join(crate, 'lightgbm');
 
