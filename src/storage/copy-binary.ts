@@ -71,7 +71,8 @@ export function* copyChunks(columns: readonly CopyColumn[], rows: Iterable<reado
 }
 
 /** Writes COPY data to the driver's stream: chunk by chunk, waiting while it is full and taking a
- *  turn of the event loop every millisecond or so, and at most `bytesPerSecond` on average; resolves once the server has stored it all, and
+ *  turn of the event loop every millisecond or so, and beyond its first `bytesPerSecond` bytes at
+ *  most that many a second; resolves once the server has stored it all, and
  *  rejects when the stream fails (the connection reset, the server refused a row). The stream's
  *  error is listened for from the start: one raised while this waits for a turn must be a
  *  rejection, never an 'error' event nobody hears (which would end the process). */
@@ -85,8 +86,9 @@ export async function writeCopy(stream: Writable, chunks: Iterable<Uint8Array>, 
     if (stream.destroyed) break;
     if (!stream.write(chunk)) await Promise.race([once(stream, 'drain'), done]);
     sent += chunk.length;
-    // Ahead of the pace: wait until it is caught up (a timer, so the loop answers meanwhile).
-    const ahead = (sent / bytesPerSecond) * 1000 - (performance.now() - began);
+    // Ahead of the pace: wait until it is caught up (a timer, so the loop answers meanwhile). The
+    // first second's worth goes at once: a small write is not held back at all.
+    const ahead = ((sent - bytesPerSecond) / bytesPerSecond) * 1000 - (performance.now() - began);
     if (ahead >= 1) {
       await Promise.race([new Promise<void>((resolve) => setTimeout(resolve, ahead)), done]);
       since = performance.now();
