@@ -24,12 +24,11 @@ import { request } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
 import { withoutSecondaryIndexes } from './database.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
-import { memoryMb, resetPeakMemory, root, startFlags, waitFor } from './server-process.ts';
+import { memoryMb, resetPeakMemory, root, startFlags, threadsOf, waitFor } from './server-process.ts';
 import { scoreRequests } from './requests.ts';
 import { fixedRate, running, type Load } from './fixed-rate.ts';
 import { oneOf, UsageError, type Option } from '../tools/command-line.ts';
@@ -334,16 +333,13 @@ async function memory(s: Launched): Promise<Memory> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The threads of a process (/proc). */
-const threadCount = (pid: number) => Number(/Threads:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
-
 /** Waits until the job threads have exited (an idle one exits after a minute: src/jobs/worker-pool.ts),
  *  seen as the process's threads dropping, or 70 s when none drops (no thread was left); then 2 s for
  *  the allocator's trim that follows. Returns the seconds waited. */
 async function jobThreadsGone(s: Launched): Promise<number> {
   const t0 = performance.now();
-  const before = threadCount(s.child.pid!);
-  while (threadCount(s.child.pid!) >= before && performance.now() - t0 < 70_000) {
+  const before = threadsOf(s.child.pid!);
+  while (threadsOf(s.child.pid!) >= before && performance.now() - t0 < 70_000) {
     if (s.child.exitCode !== null || s.child.signalCode !== null) throw new Error(exitReason(s));
     await sleep(500);
   }

@@ -25,22 +25,15 @@ export const DATABASE_RETRY_AFTER_SECONDS = 2;
 
 /** A refusal of the HTTP layer's own (before or around a use case): a reason of the catalogue
  *  (contract/errors.ts, its status), what is particular to it, and headers to send with it. */
-export class ApiError extends Error {
-  readonly fix: string;
-
+export class ApiError extends AppError {
   constructor(
-    readonly reason: ErrorReason,
+    reason: ErrorReason,
     message?: string,
     fix?: string,
-    readonly extra: Record<string, unknown> = {},
+    extra: Record<string, unknown> = {},
     readonly headers: Record<string, string> = {},
   ) {
-    super(message ?? ERRORS[reason].message);
-    this.fix = fix ?? ERRORS[reason].fix;
-  }
-
-  get status(): number {
-    return statusOf(this.reason);
+    super(reason, message, fix, extra);
   }
 }
 

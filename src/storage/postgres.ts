@@ -216,54 +216,35 @@ class PostgresDb implements Backend {
    * Waits for database work until the request's deadline (deadline.ts), or the background limit
    * outside a request. Past it the caller gets `database_unavailable` at once and `missed` is told
    * (to cancel what it can); work that then does not settle within CANCEL_GRACE_MS means the server
-   * stopped answering on these connections (`#stalled`).
+   * stopped answering on these connections (`#stalled`). Outside a request, `start` may call
+   * `working(true)` to stop the clock while its own statements, each bounded, run, and
+   * `working(false)` to start a full limit again (a transaction: getting a connection, BEGIN and
+   * COMMIT are bounded, a load of millions of rows between them is not); a request's deadline is
+   * never stopped.
    */
-  async #bounded<T>(start: () => PromiseLike<T>, missed: () => void): Promise<T> {
-    const left = remainingMs() ?? this.#settings.backgroundSeconds * 1000;
+  async #bounded<T>(start: (working: (yes: boolean) => void) => PromiseLike<T>, missed: () => void): Promise<T> {
+    const request = remainingMs();
+    const left = request ?? this.#settings.backgroundSeconds * 1000;
     if (left <= 0) throw deadlinePassed(this.#settings.target);
-    const work = Promise.resolve(start());
-    let timer: NodeJS.Timeout | undefined;
-    const passed = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        missed();
-        this.#watch(work);
-        reject(deadlinePassed(this.#settings.target));
-      }, left);
-    });
-    try {
-      return await Promise.race([work, passed]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  /**
-   * `#bounded` for a transaction outside any request (a history's load, a job's step): the
-   * background limit bounds getting a connection and BEGIN, and the end (COMMIT), but not the work
-   * between, whose statements are each bounded on their own: a load of millions of rows takes as
-   * many statements as it needs, for longer than any one may. `start` calls `phase(true)` when its
-   * work begins and `phase(false)` when it ends.
-   */
-  async #boundedEnds<T>(start: (phase: (working: boolean) => void) => PromiseLike<T>, missed: () => void): Promise<T> {
-    const limit = this.#settings.backgroundSeconds * 1000;
     let timer: NodeJS.Timeout | undefined;
     let reject: (e: unknown) => void = () => {};
     const passed = new Promise<never>((_, r) => {
       reject = r;
     });
     let work: Promise<T> | undefined;
-    const arm = () => {
+    const arm = (ms: number) => {
       timer = setTimeout(() => {
         missed();
         if (work) this.#watch(work);
         reject(deadlinePassed(this.#settings.target));
-      }, limit);
+      }, ms);
     };
-    arm();
+    arm(left);
     work = Promise.resolve(
-      start((working) => {
+      start((yes) => {
+        if (request !== undefined) return;
         clearTimeout(timer);
-        if (!working) arm();
+        if (!yes) arm(this.#settings.backgroundSeconds * 1000);
       }),
     );
     try {
@@ -347,18 +328,15 @@ class PostgresDb implements Backend {
     let fnFailure: { error: unknown } | undefined;
     // Waiting for a connection, BEGIN and COMMIT are bounded by the deadline too; a transaction
     // whose connection comes only after its deadline rolls back before it does anything.
-    // Outside a request, only its start and end are (#boundedEnds).
+    // Outside a request, only its start and end are (#bounded's `working`).
     let late = false;
-    const background = remainingMs() === undefined;
-    const bound = <T>(start: (phase: (working: boolean) => void) => PromiseLike<T>, missed: () => void) =>
-      background ? this.#boundedEnds(start, missed) : this.#bounded(() => start(() => {}), missed);
     try {
-      const result = await bound(
-        (phase) =>
+      const result = await this.#bounded(
+        (working) =>
           this.#sql.begin((tx) =>
             insideTransaction(this, async () => {
               if (late) throw deadlinePassed(this.#settings.target);
-              phase(true);
+              working(true);
               // PostgreSQL answers COMMIT of a transaction in which a statement failed with a silent
               // ROLLBACK; PGlite throws. Failing here too makes both back ends agree.
               let statementFailed = false;
@@ -393,7 +371,7 @@ class PostgresDb implements Backend {
                 fnFailure = { error };
                 throw error;
               } finally {
-                phase(false);
+                working(false);
               }
               if (statementFailed) {
                 throw new StorageError('query_failed', 'the transaction was rolled back because a statement in it failed');

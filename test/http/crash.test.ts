@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { simulate, toCsv } from '../../src/domain/simulate.ts';
 import { backends, freshDatabase, tempDir } from '../support/server.ts';
 import { needs } from '../support/components.ts';
+import { listeningOn } from '../support/processes.ts';
 
 function server(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
   // A port the system gives, read from the ready line (never one picked free beforehand).
@@ -20,8 +21,8 @@ function server(env: Record<string, string>): Promise<{ child: ChildProcess; url
     let text = '';
     child.stderr!.on('data', (d: Buffer) => {
       text += d.toString();
-      const ready = /ready on http:\/\/[^:]+:(\d+)/.exec(text);
-      if (ready) resolve({ child, url: `http://127.0.0.1:${ready[1]}` });
+      const url = listeningOn(text);
+      if (url) resolve({ child, url });
     });
     child.on('exit', (code) => reject(new Error(`server exited ${code}: ${text.slice(-800)}`)));
   });

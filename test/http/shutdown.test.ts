@@ -10,7 +10,7 @@ import t from 'tap';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { openDatabase } from '../../src/storage/open.ts';
-import { SignIn } from '../support/processes.ts';
+import { listeningOn, SignIn } from '../support/processes.ts';
 import { backends, freshDatabase, tempDir } from '../support/server.ts';
 
 const SHUTDOWN_TIMEOUT_SECONDS = 5;
@@ -55,7 +55,7 @@ for (const { backend, processes } of cases) {
       if (exited) throw new Error(`the server exited: ${stderr}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    const base = `http://127.0.0.1:${/ready on http:\/\/[^:]+:(\d+)/.exec(stderr)![1]}`;
+    const base = listeningOn(stderr)!;
     const { id: orgId, secret } = await signIn.organization(base, 'o');
 
     let acknowledged = 0;

@@ -19,6 +19,13 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | string>;
 }
 
+/** The loopback address a server's output says it listens on ("ready on http://host:port"), once it
+ *  has said so: with PORT=0 the port is the system's choice, known only from that line. */
+export function listeningOn(output: string): string | undefined {
+  const port = /ready on http:\/\/[^:]+:(\d+)/.exec(output)?.[1];
+  return port === undefined ? undefined : `http://127.0.0.1:${port}`;
+}
+
 /** Starts a server process and waits until it is ready (`ready on` / `ready:` on standard error).
  *  A random port can be one the system just gave an outgoing connection: without a port of the
  *  caller's, a start refused with EADDRINUSE is tried again on another. */
@@ -43,9 +50,8 @@ async function spawnOn(port: number, env: Record<string, string>, stdout: 'pipe'
     if (exit !== undefined) throw new Error(`the server exited (${exit}): ${err}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  const listening = Number(/ready on http:\/\/[^:]+:(\d+)/.exec(err)?.[1] ?? port);
   return {
-    base: `http://127.0.0.1:${listening}`,
+    base: listeningOn(err) ?? `http://127.0.0.1:${port}`,
     child,
     stderr: () => err,
     stdout: () => out,

@@ -7,6 +7,7 @@
 // there for the ones between. The History class files and withdraws them.
 
 import { Lists, trimFloats, widenFloats } from './lists.ts';
+import { resized } from './numbers.ts';
 import { grown } from './strings.ts';
 import type { RecordStore } from './records.ts';
 import { WINDOW_HORIZON_MS } from './horizon.ts';
@@ -27,14 +28,10 @@ class PendingLabels {
     const i = this.count++;
     if (i === this.entity.length) {
       const n = grown(i);
-      const wider = <T extends Int32Array | Float64Array | Int8Array>(a: T, b: T): T => {
-        b.set(a);
-        return b;
-      };
-      this.entity = wider(this.entity, new Int32Array(n));
-      this.time = wider(this.time, new Float64Array(n));
-      this.label = wider(this.label, new Int8Array(n));
-      this.ref = wider(this.ref, new Int32Array(n));
+      this.entity = resized(this.entity, n, i);
+      this.time = resized(this.time, n, i);
+      this.label = resized(this.label, n, i);
+      this.ref = resized(this.ref, n, i);
     }
     this.entity[i] = e;
     this.time[i] = time;

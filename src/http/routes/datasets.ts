@@ -58,7 +58,7 @@ function parseMappingText(text: string | undefined): ColumnMapping {
 /** A multipart form the parser could not read (no boundary, cut short, too many parts), as the
  *  client's error it is rather than a 500. */
 function unreadableForm(e: unknown): Error {
-  if (e instanceof ApiError || e instanceof AppError) return e;
+  if (e instanceof AppError) return e;
   const code = (e as { code?: string }).code ?? '';
   if (/^FST_(FIELDS|PARTS|FILES)_LIMIT$/.test(code)) {
     return new ApiError(
