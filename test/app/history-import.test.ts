@@ -1,5 +1,5 @@
 // History imports end to end on each storage back end: the built-in example into a test
-// organization (every row, real progress seen while it runs, the summary, then a score that sees
+// organization (on PostgreSQL when there is one) (every row, real progress seen while it runs, the summary, then a score that sees
 // the imported customer and its evidence while another organization sees nothing; a live
 // organization is refused it); a labelled upload (labels known at time plus the label delay, ids the
 // organization had skipped, a job claimed again after a "crash" duplicating nothing, generated ids
@@ -31,7 +31,12 @@ interface JobView {
   summary: { imported: number; skipped_existing: number; labelled: number; fraud: number; first_time: string | null; last_time: string | null } | null;
 }
 
-for (const backend of backends()) {
+const stores = backends();
+for (const backend of stores) {
+  // The built-in example (a quarter of a million rows) is imported on one back end only: PostgreSQL
+  // when there is one, where large organizations live. It is the same use case as an upload, which
+  // runs on both.
+  const withExample = backend === stores.at(-1);
   t.test(`history imports on ${backend.name}`, async (t) => {
     const QUOTA = 12;
     const { live } = await liveFor(t, backend, { MAX_JOBS_PER_ORG_PER_DAY: QUOTA });
@@ -67,7 +72,7 @@ for (const backend of backends()) {
       t.type(res.json().detail?.fix, 'string', `${what}: says how to fix it`);
     };
 
-    await t.test('the built-in example into a test organization', async (t) => {
+    if (withExample) await t.test('the built-in example into a test organization', async (t) => {
       const acme = await live.organization('Acme');
       const other = await live.organization('Other');
       const records = service.sandbox.history.transactions;

@@ -119,7 +119,6 @@ t.test('own simulator, other seeds, 0.3× to 2× the population, 30 to 90 days: 
     [4242, 0.3, 30],
     [777, 0.3, 90],
     [99, 2, 30],
-    [5, 2, 90],
     [31, 0.5, 60],
     [8, 1, 45],
   ];

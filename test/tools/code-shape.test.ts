@@ -4,7 +4,8 @@
 // not the command line's: a new help text leaves the built-in model's id as it is.
 
 import t from 'tap';
-import { codeFiles, codeShape } from '../../tools/training/digest.ts';
+import { readFileSync } from 'node:fs';
+import { codeFiles, codeFingerprint, codeShape } from '../../tools/training/digest.ts';
 
 const written = `// Bands from the thresholds.
 export function bands(t: { review: number; block: number }, scale = 1_000) {
@@ -63,4 +64,12 @@ t.test("the built-in model's fingerprint is its training library's, not the comm
     'none outside the training library and src/',
   );
   t.notOk(files.includes('tools/train.ts') || files.includes('tools/command-line.ts') || files.includes('tools/train-organization.ts'), 'no command line');
+});
+
+// The fast guard of the byte-for-byte retraining test (npm run test:training): a change to what the
+// training library or a feature computes, even a refactoring that V8 would run the same, makes the
+// committed model's fingerprint stale, and its id with it.
+t.test("the committed built-in model carries the fingerprint of today's training code", async (t) => {
+  const model = JSON.parse(readFileSync('models/builtin/model.json', 'utf8'));
+  t.equal(model.code_fingerprint, codeFingerprint('tools/training/builtin.ts'), 'else run `npm run train` and commit models/builtin');
 });
