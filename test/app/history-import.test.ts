@@ -72,104 +72,105 @@ for (const backend of stores) {
       t.type(res.json().detail?.fix, 'string', `${what}: says how to fix it`);
     };
 
-    if (withExample) await t.test('the built-in example into a test organization', async (t) => {
-      const acme = await live.organization('Acme');
-      const other = await live.organization('Other');
-      const records = service.sandbox.history.transactions;
-      const n = records.length;
-      const last = n - 1;
-      const customer = records.customerId(last);
+    if (withExample)
+      await t.test('the built-in example into a test organization', async (t) => {
+        const acme = await live.organization('Acme');
+        const other = await live.organization('Other');
+        const records = service.sandbox.history.transactions;
+        const n = records.length;
+        const last = n - 1;
+        const customer = records.customerId(last);
 
-      const queued = await importInto(acme, acme.owner, { example: true });
-      t.equal(queued.statusCode, 202, queued.body);
-      const q = queued.json() as JobView;
-      t.match(q, { kind: 'history_import', source: 'example', dataset_id: null, mode: null, organization_id: acme.id });
-      t.ok(['queued', 'running'].includes(q.status), 'answered at once, queued (or already claimed)');
+        const queued = await importInto(acme, acme.owner, { example: true });
+        t.equal(queued.statusCode, 202, queued.body);
+        const q = queued.json() as JobView;
+        t.match(q, { kind: 'history_import', source: 'example', dataset_id: null, mode: null, organization_id: acme.id });
+        t.ok(['queued', 'running'].includes(q.status), 'answered at once, queued (or already claimed)');
 
-      const { job: done, seen } = await finish(q.id, acme.owner);
-      t.equal(done.status, 'succeeded', done.error ?? '');
-      t.equal(done.progress, 1);
-      t.equal(done.stage, 'done');
-      const between = seen.filter((j) => j.status === 'running' && j.stage === 'importing' && j.progress > 0 && j.progress < 1);
-      t.ok(between.length > 0, `progress seen strictly between 0 and 1 while importing (${between.length} of ${seen.length} polls)`);
-      const fractions = seen.map((j) => j.progress);
-      t.ok(
-        fractions.every((p, i) => i === 0 || p >= fractions[i - 1]!),
-        'progress never goes back',
-      );
-      t.ok(
-        between.every((j) => Math.abs(j.progress * n - Math.round(j.progress * n)) < 1e-6 && Math.round(j.progress * n) % IMPORT_CHUNK_ROWS === 0),
-        'progress is whole chunks of rows stored',
-      );
+        const { job: done, seen } = await finish(q.id, acme.owner);
+        t.equal(done.status, 'succeeded', done.error ?? '');
+        t.equal(done.progress, 1);
+        t.equal(done.stage, 'done');
+        const between = seen.filter((j) => j.status === 'running' && j.stage === 'importing' && j.progress > 0 && j.progress < 1);
+        t.ok(between.length > 0, `progress seen strictly between 0 and 1 while importing (${between.length} of ${seen.length} polls)`);
+        const fractions = seen.map((j) => j.progress);
+        t.ok(
+          fractions.every((p, i) => i === 0 || p >= fractions[i - 1]!),
+          'progress never goes back',
+        );
+        t.ok(
+          between.every((j) => Math.abs(j.progress * n - Math.round(j.progress * n)) < 1e-6 && Math.round(j.progress * n) % IMPORT_CHUNK_ROWS === 0),
+          'progress is whole chunks of rows stored',
+        );
 
-      const fraud = service.sandbox.example.fraud_rows;
-      t.same(
-        { ...done.summary, first_time: undefined, last_time: undefined },
-        { imported: n, skipped_existing: 0, labelled: n, fraud, first_time: undefined, last_time: undefined },
-        `all ${n} rows, ${fraud} of them fraud`,
-      );
-      const lastTime = Date.parse(done.summary!.last_time!);
-      t.ok(Math.abs(lastTime - Date.now()) < 5 * 60_000, 'the newest example transaction is when the import ran');
-      const span = lastTime - Date.parse(done.summary!.first_time!);
-      t.ok(
-        Math.abs(span - (records.time(last) - records.time(0))) <= 1,
-        'the example keeps its span (every time shifted by the same amount; ISO times are whole milliseconds)',
-      );
-      t.comment(`${n} rows imported in ${(done as JobView & { elapsed_seconds: number }).elapsed_seconds} s`);
+        const fraud = service.sandbox.example.fraud_rows;
+        t.same(
+          { ...done.summary, first_time: undefined, last_time: undefined },
+          { imported: n, skipped_existing: 0, labelled: n, fraud, first_time: undefined, last_time: undefined },
+          `all ${n} rows, ${fraud} of them fraud`,
+        );
+        const lastTime = Date.parse(done.summary!.last_time!);
+        t.ok(Math.abs(lastTime - Date.now()) < 5 * 60_000, 'the newest example transaction is when the import ran');
+        const span = lastTime - Date.parse(done.summary!.first_time!);
+        t.ok(
+          Math.abs(span - (records.time(last) - records.time(0))) <= 1,
+          'the example keeps its span (every time shifted by the same amount; ISO times are whole milliseconds)',
+        );
+        t.comment(`${n} rows imported in ${(done as JobView & { elapsed_seconds: number }).elapsed_seconds} s`);
 
-      const listed = (await app.inject({ url: `/api/jobs?organization_id=${acme.id}`, headers: acme.owner.headers })).json().jobs as JobView[];
-      t.same(
-        listed.map((j) => [j.id, j.kind]),
-        [[q.id, 'history_import']],
-        "listed with the organization's jobs",
-      );
-      for (const path of ['/result', '/download'])
-        refused(t, await app.inject({ url: `/api/jobs/${q.id}${path}`, headers: acme.owner.headers }), 404, 'not_found', `an import's ${path}`);
-      t.match((await app.inject({ url: `/api/jobs/${q.id}/result`, headers: acme.owner.headers })).json().detail.message, /history import/);
+        const listed = (await app.inject({ url: `/api/jobs?organization_id=${acme.id}`, headers: acme.owner.headers })).json().jobs as JobView[];
+        t.same(
+          listed.map((j) => [j.id, j.kind]),
+          [[q.id, 'history_import']],
+          "listed with the organization's jobs",
+        );
+        for (const path of ['/result', '/download'])
+          refused(t, await app.inject({ url: `/api/jobs/${q.id}${path}`, headers: acme.owner.headers }), 404, 'not_found', `an import's ${path}`);
+        t.match((await app.inject({ url: `/api/jobs/${q.id}/result`, headers: acme.owner.headers })).json().detail.message, /history import/);
 
-      // An imported record: its label known a label delay after it, from the import.
-      const first = (await asKey(acme, `/api/v1/transactions/${records.transactionId(0)}`)).json();
-      t.equal(first.source, 'import');
-      t.equal(first.decision, null, 'never scored here: no decision');
-      t.equal(first.evidence, null, 'and no evidence');
-      t.same(first.outcome, {
-        outcome: records.label(0) === 1 ? 'fraud' : 'legit',
-        source: 'import',
-        reported_at: new Date(Date.parse(first.time) + labelDelay).toISOString(),
-        reported_by: `import:${q.id}`,
+        // An imported record: its label known a label delay after it, from the import.
+        const first = (await asKey(acme, `/api/v1/transactions/${records.transactionId(0)}`)).json();
+        t.equal(first.source, 'import');
+        t.equal(first.decision, null, 'never scored here: no decision');
+        t.equal(first.evidence, null, 'and no evidence');
+        t.same(first.outcome, {
+          outcome: records.label(0) === 1 ? 'fraud' : 'legit',
+          source: 'import',
+          reported_at: new Date(Date.parse(first.time) + labelDelay).toISOString(),
+          reported_by: `import:${q.id}`,
+        });
+
+        // The customer of the example's newest transaction, scored now: it has a past in Acme only.
+        const probe = {
+          amount: 42,
+          customer_id: customer,
+          merchant_id: records.merchantId(last),
+          location: records.location(last),
+          payment_type: records.paymentType(last),
+        };
+        // Its first score loads Acme's history (255,552 rows), which may outlast a score's deadline.
+        const acmeProbe = await live.scoreLoaded(acme, { ...probe, transaction_id: 'acme-probe' });
+        const inAcme = acmeProbe.json();
+        t.ok(inAcme.entity_history[customer].prior_transactions > 0, `Acme knows the customer (${inAcme.entity_history[customer].prior_transactions} prior)`);
+        t.equal(inAcme.entity_history[customer].is_new, false);
+        const evidence = inAcme.graph_evidence[customer] as { transaction_id: string; outcome: string }[];
+        t.ok(
+          evidence.length > 0 && evidence.some((e) => e.transaction_id === records.transactionId(last)),
+          "the evidence holds the customer's imported transactions",
+        );
+        const merchantEvidence = Object.values(inAcme.graph_evidence).flat() as { outcome: string }[];
+        t.ok(merchantEvidence.length > 0, 'and evidence exists');
+        const inOther = (await live.score(other, { ...probe, transaction_id: 'other-probe' })).json();
+        t.equal(inOther.entity_history[customer].prior_transactions, 0, 'another organization has no such customer');
+        t.same(Object.values(inOther.graph_evidence).flat(), [], 'nor any evidence');
+        t.equal((await asKey(other, `/api/v1/transactions/${records.transactionId(0)}`)).statusCode, 404, 'nor the imported rows');
+
+        const liveOrg = await live.organization('Bank', undefined, 'live');
+        const res = await importInto(liveOrg, liveOrg.owner, { example: true });
+        refused(t, res, 403, 'forbidden', 'the example for a live organization');
+        t.match(res.json().detail.message, /live organization/);
+        t.same((await app.inject({ url: `/api/jobs?organization_id=${liveOrg.id}`, headers: liveOrg.owner.headers })).json().jobs, [], 'no job was queued');
       });
-
-      // The customer of the example's newest transaction, scored now: it has a past in Acme only.
-      const probe = {
-        amount: 42,
-        customer_id: customer,
-        merchant_id: records.merchantId(last),
-        location: records.location(last),
-        payment_type: records.paymentType(last),
-      };
-      // Its first score loads Acme's history (255,552 rows), which may outlast a score's deadline.
-      const acmeProbe = await live.scoreLoaded(acme, { ...probe, transaction_id: 'acme-probe' });
-      const inAcme = acmeProbe.json();
-      t.ok(inAcme.entity_history[customer].prior_transactions > 0, `Acme knows the customer (${inAcme.entity_history[customer].prior_transactions} prior)`);
-      t.equal(inAcme.entity_history[customer].is_new, false);
-      const evidence = inAcme.graph_evidence[customer] as { transaction_id: string; outcome: string }[];
-      t.ok(
-        evidence.length > 0 && evidence.some((e) => e.transaction_id === records.transactionId(last)),
-        "the evidence holds the customer's imported transactions",
-      );
-      const merchantEvidence = Object.values(inAcme.graph_evidence).flat() as { outcome: string }[];
-      t.ok(merchantEvidence.length > 0, 'and evidence exists');
-      const inOther = (await live.score(other, { ...probe, transaction_id: 'other-probe' })).json();
-      t.equal(inOther.entity_history[customer].prior_transactions, 0, 'another organization has no such customer');
-      t.same(Object.values(inOther.graph_evidence).flat(), [], 'nor any evidence');
-      t.equal((await asKey(other, `/api/v1/transactions/${records.transactionId(0)}`)).statusCode, 404, 'nor the imported rows');
-
-      const liveOrg = await live.organization('Bank', undefined, 'live');
-      const res = await importInto(liveOrg, liveOrg.owner, { example: true });
-      refused(t, res, 403, 'forbidden', 'the example for a live organization');
-      t.match(res.json().detail.message, /live organization/);
-      t.same((await app.inject({ url: `/api/jobs?organization_id=${liveOrg.id}`, headers: liveOrg.owner.headers })).json().jobs, [], 'no job was queued');
-    });
 
     await t.test('a labelled upload', async (t) => {
       const org = await live.organization('Imports');
