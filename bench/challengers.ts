@@ -16,7 +16,7 @@ import { SignIn } from '../test/support/processes.ts';
 import { boosterTexts, loadModelFolder } from '../src/model/bundle.ts';
 import { isProblem } from '../src/model/bundle-types.ts';
 import { boostersDigest, mergeSettings } from '../src/model/custom.ts';
-import { appendTrees } from '../tools/training/partition.ts';
+import { appendTrees } from '../src/training/partition.ts';
 
 benchmarkCommandLine({
   name: 'bench:challengers',

@@ -7,8 +7,8 @@
 // one JSON object with the figures and ratios.
 
 import { loadModel, noopCall } from '../src/addon/addon.ts';
-import { largestDifference as maxDiff, lightgbmReference, trainLightgbm } from '../tools/training/lightgbm.ts';
-import { syntheticMatrix } from '../tools/training/synthetic.ts';
+import { largestDifference as maxDiff, lightgbmReference, trainLightgbm } from '../src/addon/lightgbm.ts';
+import { syntheticMatrix } from '../src/training/synthetic.ts';
 import { benchmarkCommandLine, compare, fmt, quick, time } from './harness.ts';
 
 benchmarkCommandLine({

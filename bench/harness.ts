@@ -4,7 +4,7 @@
 // command line through benchmarkCommandLine() first thing, so that `--help` and a mistyped option
 // are answered before any server starts or any data is made (command-line.ts).
 
-import { commandLine, flag, type Command, type Option, type Options, type Values } from '../tools/command-line.ts';
+import { commandLine, flag, type Command, type Option, type Options, type Values } from '../src/command-line.ts';
 
 /** `--quick` was given; set by benchmarkCommandLine(), which every benchmark calls first. */
 export let quick = false;

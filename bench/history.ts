@@ -31,7 +31,7 @@ import { benchmarkCommandLine, quick } from './harness.ts';
 import { memoryMb, resetPeakMemory, root, startFlags, threadsOf, waitFor } from './server-process.ts';
 import { scoreRequests } from './requests.ts';
 import { fixedRate, running, type Load } from './fixed-rate.ts';
-import { oneOf, UsageError, type Option } from '../tools/command-line.ts';
+import { oneOf, UsageError, type Option } from '../src/command-line.ts';
 import { openDatabase } from '../src/storage/open.ts';
 import { seedSql } from './history-seed.ts';
 import { SignIn } from '../test/support/processes.ts';

@@ -16,7 +16,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { oneOf, wholeNumber } from '../tools/command-line.ts';
+import { oneOf, wholeNumber } from '../src/command-line.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
 import { memoryMb, root, startServer, waitFor } from './server-process.ts';
 import { tempDir } from '../test/support/temp.ts';

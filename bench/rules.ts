@@ -12,7 +12,7 @@
 // The rules (bench/rule-set.ts) are realistic expressions, a 100,000-value block list among them.
 // Last line: one JSON object.
 
-import { oneOf } from '../tools/command-line.ts';
+import { oneOf } from '../src/command-line.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
 import { exampleScoring, measureScorer, type ExampleScoring, type ScorerFigures } from './rules-scorer.ts';
 import { measureHttp, type HttpFigures } from './rules-http.ts';

@@ -2,7 +2,7 @@
 // Without arguments (as `npm ci` runs it): the serving addon, native/engine.<platform>.node with
 // native/index.js and index.d.ts. It needs Rust and nothing else: LightGBM is not compiled in.
 // With --lightgbm: the same addon with LightGBM linked (the crate's `lightgbm` feature), into
-// native/lightgbm/, for training, the parity tests and the engine benchmark (tools/training/lightgbm.ts builds
+// native/lightgbm/, for training, the parity tests and the engine benchmark (src/addon/lightgbm.ts builds
 // it on first use). LightGBM is compiled from source (crate lightgbm3-sys), which needs CMake ≥ 3.28
 // and libclang (for bindgen); they are checked first, so that a missing tool gives one clear line
 // with the fix, not a page of cargo output. It has its own cargo target directory, so that switching
@@ -86,7 +86,7 @@ const args = [
 ];
 if (lightgbm) {
   checkLightgbmPrerequisites();
-  // No JavaScript loader: tools/training/lightgbm.ts loads the binary itself, typed by the service build's
+  // No JavaScript loader: src/addon/lightgbm.ts loads the binary itself, typed by the service build's
   // index.d.ts (the same interface).
   args.push('--features', 'lightgbm', '--no-js', '--output-dir', 'native/lightgbm', '--target-dir', `${root}native/target/lightgbm`);
 } else {

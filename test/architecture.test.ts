@@ -1,6 +1,8 @@
 // The shape of src/, held by a test: every layer imports only the layers below it, no file takes
-// part in an import cycle, nothing in src/ imports the offline tools (tools/), the benchmarks or the
-// tests, only src/addon/ loads the native addon, and src/contract/ loads nothing with I/O. Imports
+// part in an import cycle, nothing in src/ imports the command lines (tools/), the benchmarks or the
+// tests, only src/addon/ loads the native addon, and src/contract/ loads nothing with I/O. The
+// command lines and the benchmarks sit above src/: tools/ holds commands only (nothing imports
+// them), and a benchmark imports src/ and the harness it shares with the tests, never a command. Imports
 // are read with TypeScript's own
 // pre-processor (static, type-only, re-exports and literal dynamic imports alike), so a comment or
 // a string that looks like an import counts for nothing. docs/architecture.md draws the same order.
@@ -17,7 +19,8 @@ const src = join(root, 'src');
 
 /** Top to bottom. A file may import its own layer and every layer listed after it. */
 export const LAYERS: readonly { layer: string; holds: (path: string) => boolean }[] = [
-  { layer: 'main', holds: (p) => p === 'main.ts' },
+  // The process: the server's entry, and the option parser every command line (tools/, bench/) uses.
+  { layer: 'main', holds: (p) => p === 'main.ts' || p === 'command-line.ts' },
   { layer: 'http', holds: (p) => p.startsWith('http/') },
   { layer: 'app', holds: (p) => p.startsWith('app/') },
   // The API's response schemas and their types, which http/, app/ and the dashboard all read.
@@ -28,6 +31,9 @@ export const LAYERS: readonly { layer: string; holds: (path: string) => boolean 
   { layer: 'live', holds: (p) => p.startsWith('live/') },
   { layer: 'scoring', holds: (p) => p.startsWith('scoring/') },
   { layer: 'storage', holds: (p) => p.startsWith('storage/') },
+  // The training library: it learns from rows it is handed, never reading or writing storage; the
+  // application's use cases and the command lines call it.
+  { layer: 'training', holds: (p) => p.startsWith('training/') },
   { layer: 'datasets', holds: (p) => p.startsWith('datasets/') },
   { layer: 'model', holds: (p) => p.startsWith('model/') },
   { layer: 'addon', holds: (p) => p.startsWith('addon/') },
@@ -226,7 +232,44 @@ t.test('src/ reaches outside itself only for the native addon, and only from src
   const wrong = outside.filter((e) => !(e.to.startsWith('native/') && e.from.startsWith('addon/'))).map((e) => `${e.from} imports ${e.spec}`);
   t.same(wrong, [], 'src/ never imports tools/, bench/ or test/, and only src/addon/ loads native/');
   const lightgbm = outside.filter((e) => e.to.startsWith('native/lightgbm')).map((e) => `${e.from} imports ${e.spec}`);
-  t.same(lightgbm, [], "the service loads its own build of the addon, never the LightGBM-enabled one (tools/training/lightgbm.ts's)");
+  t.same(lightgbm, [], "the service loads its own build of the addon, never the LightGBM-enabled one (src/addon/lightgbm.ts's)");
+});
+
+t.test('tools/ holds command lines only, and bench/ stands on src/', async (t) => {
+  // Every relative import of tools/ and bench/, by where it lands (root-relative).
+  const landings = ['tools', 'bench'].flatMap((dir) =>
+    sources(join(root, dir)).flatMap((file) => {
+      const from = relative(root, file);
+      return ts
+        .preProcessFile(readFileSync(file, 'utf8'), true, true)
+        .importedFiles.map((r) => r.fileName)
+        .filter((spec) => spec.startsWith('.'))
+        .map((spec) => ({ from, spec, to: relative(root, resolve(dirname(file), spec)) }));
+    }),
+  );
+  t.ok(landings.length > 50, `${landings.length} imports of tools/ and bench/ read`);
+  const wrong = landings
+    .filter(
+      (e) =>
+        !(
+          e.to.startsWith('src/') ||
+          (e.from.startsWith('bench/') && (e.to.startsWith('bench/') || e.to.startsWith('test/support/'))) ||
+          e.to.startsWith('native/')
+        ),
+    )
+    .map((e) => `${e.from} imports ${e.spec}`);
+  // test/support/ is the harness benchmarks share with the tests: child processes, temporary
+  // folders, a test server, a webhook receiver.
+  t.same(wrong, [], 'a command imports src/ only; a benchmark src/, bench/ and test/support/ (never a command or a test)');
+  // Nor does any test import a command's module (a test runs a command as a user does).
+  const tests = sources(join(root, 'test')).flatMap((file) =>
+    ts
+      .preProcessFile(readFileSync(file, 'utf8'), true, true)
+      .importedFiles.map((r) => r.fileName)
+      .filter((spec) => spec.startsWith('.') && relative(root, resolve(dirname(file), spec)).startsWith('tools/'))
+      .map((spec) => `${relative(root, file)} imports ${spec}`),
+  );
+  t.same(tests, [], 'tests import no module of tools/');
 });
 
 t.test('the check sees imports of every kind', async (t) => {

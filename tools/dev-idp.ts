@@ -20,7 +20,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, SignJWT, jwtVerify, createLocalJWKSet, type JWK } from 'jose';
-import { commandLine, text, wholeNumber, UsageError, type Option } from './command-line.ts';
+import { commandLine, text, wholeNumber, UsageError, type Option } from '../src/command-line.ts';
 
 /** How long a token it signs is valid, seconds (the hosted project's default). */
 const TOKEN_SECONDS = 3600;

@@ -11,7 +11,7 @@
 // The organization's first 60 days are scored live by the built-in model (every payment a
 // POST /api/v1/risk/score at its simulated time; each fraud reported 1–5 days later, as a
 // chargeback would be, while the clock moves); the challenger is trained as of day 60
-// (tools/train-organization.ts, the command's own code) and scores the next 30 days in shadow; the
+// (src/app/organization-training.ts, the command's own use case) and scores the next 30 days in shadow; the
 // report (GET …/challengers/report's use case) is read once every one of those payments is older
 // than the label delay; when the command refuses to make a challenger, its reason is the trial's
 // result. Prints a line per trial and, last, one JSON object with every report's overall figures
@@ -21,8 +21,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { commandLine, flag, oneOf, wholeNumber } from './command-line.ts';
-import { makeOrganizationModel, NothingLearned, TooFewFrauds, type OrganizationModel } from './train-organization.ts';
+import { commandLine, flag, oneOf, wholeNumber } from '../src/command-line.ts';
+import { NothingLearned, TooFewFrauds } from '../src/training/organization.ts';
+import { trainOrganizationModel, type OrganizationModel } from '../src/app/organization-training.ts';
 import { loadConfig } from '../src/config.ts';
 import { startService } from '../src/app/service.ts';
 import { openApp } from '../src/app/app.ts';
@@ -154,7 +155,7 @@ async function trial(name: TrialName, seed: number) {
         now = cut;
         await report(cut);
         try {
-          challenger = await makeOrganizationModel(service.db, service.model, {
+          challenger = await trainOrganizationModel(service.db, service.model, {
             modelDir: config.MODEL_DIR,
             organization,
             asOf: cut,

@@ -12,14 +12,14 @@
 // are summed with unit weights: the protocol leaves no period to fit a stack on, and calibration,
 // being monotone, would change none of the figures. Deterministic.
 
-import { commandLine, existingFile, flag, wholeNumber } from './command-line.ts';
-import { readLabelledCsv } from './training/dataset-csv.ts';
+import { commandLine, existingFile, flag, wholeNumber } from '../src/command-line.ts';
+import { readLabelledCsv } from '../src/training/dataset-csv.ts';
 import { CHANNEL_FEATURES, extractBatch } from '../src/domain/features/extract.ts';
 import { TABULAR_CATEGORICAL } from '../src/domain/features/tabular.ts';
 import { History } from '../src/domain/history/history.ts';
 import { UNKNOWN, type Transaction } from '../src/domain/transaction.ts';
 import { loadModel } from '../src/addon/addon.ts';
-import { trainLightgbm } from './training/lightgbm.ts';
+import { trainLightgbm } from '../src/addon/lightgbm.ts';
 import {
   BOOTSTRAP_DEFAULTS,
   averagePrecisionStatistic,
@@ -28,12 +28,12 @@ import {
   rocAucStatistic,
   type Interval,
 } from '../src/model/bootstrap.ts';
-import { HANDBOOK_FEATURES, handbookFeatures } from './training/handbook-features.ts';
-import { simulateHandbook } from './training/handbook.ts';
-import { cardPrecisionAtK, HANDBOOK_PROTOCOL, protocolSplit, PUBLISHED } from './training/handbook-protocol.ts';
-import { interactionConstraints } from './training/partition.ts';
-import { searchOnThreads } from './training/parallel-search.ts';
-import { chooseUnusedFeatures, FEATURE_GROUPS, type GroupChoice } from './training/feature-groups.ts';
+import { HANDBOOK_FEATURES, handbookFeatures } from '../src/training/handbook-features.ts';
+import { simulateHandbook } from '../src/training/handbook.ts';
+import { cardPrecisionAtK, HANDBOOK_PROTOCOL, protocolSplit, PUBLISHED } from '../src/training/handbook-protocol.ts';
+import { interactionConstraints } from '../src/training/partition.ts';
+import { searchOnThreads } from '../src/training/parallel-search.ts';
+import { chooseUnusedFeatures, FEATURE_GROUPS, type GroupChoice } from '../src/training/feature-groups.ts';
 import {
   DEFAULT_SPACE,
   SEARCH_DEFAULTS,
@@ -43,8 +43,8 @@ import {
   type SearchOptions,
   type Selection,
   type SelectionData,
-} from './training/selection.ts';
-import { boosterParams, CHANNELS, combinedMatrix, DEFAULT_TRAINING, gather, trainChannelBoosters } from './training/train.ts';
+} from '../src/training/selection.ts';
+import { boosterParams, CHANNELS, combinedMatrix, DEFAULT_TRAINING, gather, trainChannelBoosters } from '../src/training/train.ts';
 
 // Every value is checked before the (minutes-long) work starts; defaults that depend on --quick
 // are applied after.

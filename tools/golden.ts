@@ -2,15 +2,15 @@
 // golden file (training/golden.ts): LightGBM's own raw scores and `predict_contrib` for each of its
 // boosters on fixed rows, which `npm test` holds our engine to without LightGBM. Run it after
 // retraining a shipped model (`npm run train` says so). It needs the LightGBM-enabled addon, built
-// on first use (tools/training/lightgbm.ts). The same model makes the same file.
+// on first use (src/addon/lightgbm.ts). The same model makes the same file.
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { commandLine, outputFile, text } from './command-line.ts';
-import { lightgbmReference } from './training/lightgbm.ts';
+import { commandLine, outputFile, text } from '../src/command-line.ts';
+import { lightgbmReference } from '../src/addon/lightgbm.ts';
 import { ModelFileSchema } from '../src/model/bundle-types.ts';
-import { sha256 } from './training/digest.ts';
-import { goldenRows, goldenText, toJsonRows, type Golden } from './training/golden.ts';
+import { sha256 } from '../src/training/digest.ts';
+import { goldenRows, goldenText, toJsonRows, type Golden } from '../src/training/golden.ts';
 
 const values = commandLine({
   name: 'golden',

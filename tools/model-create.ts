@@ -11,10 +11,11 @@
 
 import { readFileSync } from 'node:fs';
 import { randomId } from '../src/app/access/secrets.ts';
-import { commandLine, existingFile, required, text, UsageError, type Option } from './command-line.ts';
+import { commandLine, existingFile, required, text, UsageError, type Option } from '../src/command-line.ts';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/storage/open.ts';
-import { insertCustomModel, organizationExists } from '../src/storage/models-store.ts';
+import { storeCustomModel } from '../src/app/custom-models.ts';
+import { AppError } from '../src/app/errors.ts';
 import { loadModelFolder } from '../src/model/bundle.ts';
 import { isProblem } from '../src/model/bundle-types.ts';
 import { type CustomSettings, CustomSettingsInput, mergeSettings } from '../src/model/custom.ts';
@@ -73,13 +74,15 @@ try {
 
 const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR }).catch((e: Error) => fail(e.message));
 try {
-  if (!(await organizationExists(db, values.organization))) fail(`no organization ${values.organization} (list yours with GET /api/organizations)`);
-  const model = await insertCustomModel(db, {
+  const model = await storeCustomModel(db, {
     id: randomId('model'),
     organizationId: values.organization,
     name: values.name,
     baseModelId: base.file.id,
     settings,
+  }).catch((e: unknown) => {
+    if (e instanceof AppError && e.reason === 'not_found') fail(`no organization ${values.organization} (list yours with GET /api/organizations)`);
+    throw e;
   });
   process.stdout.write(
     `${JSON.stringify({ id: model.id, organization_id: model.organization_id, name: model.name, base_model_id: model.base_model_id, active: model.active, settings: model.settings })}\n`,

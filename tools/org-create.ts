@@ -8,7 +8,7 @@
 // belongs to whoever signs in with that e-mail (now, if they have before; else at their first
 // sign-in), so it can also be managed from the dashboard.
 
-import { commandLine, oneOf, required, text, UsageError, type Option } from './command-line.ts';
+import { commandLine, oneOf, required, text, UsageError, type Option } from '../src/command-line.ts';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/storage/open.ts';
 import { sessionSecret } from '../src/storage/server-secret.ts';

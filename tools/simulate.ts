@@ -6,8 +6,8 @@
 // typo or a missing output folder fails at once instead of after the run.
 
 import { writeFileSync } from 'node:fs';
-import { commandLine, oneOf, outputFile, wholeNumber } from './command-line.ts';
-import { HANDBOOK_DEFAULTS, handbookCsv, simulateHandbook } from './training/handbook.ts';
+import { commandLine, oneOf, outputFile, wholeNumber } from '../src/command-line.ts';
+import { HANDBOOK_DEFAULTS, handbookCsv, simulateHandbook } from '../src/training/handbook.ts';
 import { DEFAULT_SIMULATION, simulate, toCsv } from '../src/domain/simulate.ts';
 
 const S = DEFAULT_SIMULATION;

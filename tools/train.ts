@@ -1,14 +1,20 @@
 // `npm run train [-- --data FILE.csv] [--out DIR] [--settings N] [--iterations N] [--seed N] [--feature-groups]`:
-// the built-in model's training (tools/training/builtin.ts) from the service simulator or a labelled
+// the built-in model's training (src/training/builtin.ts) from the service simulator or a labelled
 // CSV, written to DIR (default models/builtin); or `-- --organization ORG_ID [--recalibrate]
 // [--as-of ISO_TIME] [--name NAME]`: an organization's challenger from its own traffic
-// (tools/train-organization.ts). A command line only: the model's id never depends on its text.
+// (src/app/organization-training.ts). A command line only: the model's id never depends on its text.
 
 import { join } from 'node:path';
-import { commandLine, existingFile, flag, text, UsageError, wholeNumber } from './command-line.ts';
-import { trainBuiltIn } from './training/builtin.ts';
-import { trainOrganization } from './train-organization.ts';
-import { DEFAULT_TRAINING } from './training/train.ts';
+import { commandLine, existingFile, flag, text, UsageError, wholeNumber } from '../src/command-line.ts';
+import { trainBuiltIn } from '../src/training/builtin.ts';
+import { DEFAULT_TRAINING } from '../src/training/train.ts';
+import { NothingLearned, TooFewFrauds } from '../src/training/organization.ts';
+import { trainOrganizationModel } from '../src/app/organization-training.ts';
+import { AppError } from '../src/app/errors.ts';
+import { loadConfig } from '../src/config.ts';
+import { loadModelFolder } from '../src/model/bundle.ts';
+import { isProblem } from '../src/model/bundle-types.ts';
+import { openDatabase } from '../src/storage/open.ts';
 
 const values = commandLine({
   name: 'train',
@@ -55,6 +61,27 @@ if (values.organization !== undefined || values.recalibrate) {
   process.exit(
     await trainOrganization({ organization: values.organization, asOf: values['as-of'] ?? Date.now(), name: values.name, recalibrate: values.recalibrate }),
   );
+}
+
+/** An organization's challenger, printed: 0, or 2 with the reason on standard error. */
+async function trainOrganization(o: { organization: string; asOf: number; name: string | undefined; recalibrate: boolean }): Promise<number> {
+  const refuse = (message: string) => {
+    process.stderr.write(`npm run train: ${message}\n`);
+    return 2;
+  };
+  const config = loadConfig();
+  const base = loadModelFolder(config.MODEL_DIR);
+  if (isProblem(base)) return refuse(base.message);
+  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  try {
+    process.stdout.write(`${JSON.stringify(await trainOrganizationModel(db, base, { ...o, modelDir: config.MODEL_DIR }))}\n`);
+    return 0;
+  } catch (e) {
+    if (e instanceof TooFewFrauds || e instanceof NothingLearned || (e instanceof AppError && e.reason === 'not_found')) return refuse(e.message);
+    throw e;
+  } finally {
+    await db.close();
+  }
 }
 
 const made = await trainBuiltIn({

@@ -1,5 +1,5 @@
 // Custom models of the caller's organizations as use cases (made from the command line,
-// `npm run model:create`, docs/operating.md): listing them, reading one, and choosing the one an
+// `npm run model:create` or an organization's training, docs/operating.md): storing one, listing them, reading one, and choosing the one an
 // organization's API keys score with. Listing and reading a custom model is for members of its
 // organization (`not_found` for anyone else, never `forbidden`); activating and deactivating it is
 // for owners (`forbidden` for members). The built-in model is never activated: it scores whenever
@@ -11,15 +11,29 @@ import { organizationForMember } from '../storage/accounts-store.ts';
 import {
   customModelsOfUser,
   getCustomModel,
+  insertCustomModel,
   MAX_CHALLENGERS,
   modelAudit,
   rollBackPromotion,
   setChallenger,
+  organizationExists,
   setCustomModelActive,
 } from '../storage/models-store.ts';
 import type { ModelAudit, RollBack } from '../contract/models.ts';
 import { memberOrganization } from './access/ownership.ts';
 import { AppError } from './errors.ts';
+
+/** Throws `not_found` unless the organization exists (the commands that make models name it by id). */
+export async function requireOrganization(db: Queryable, id: string): Promise<void> {
+  if (!(await organizationExists(db, id))) throw new AppError('not_found', `No organization ${id}.`, 'List yours with GET /api/organizations.');
+}
+
+/** Stores a custom model made outside the API (`npm run model:create`, an organization's training)
+ *  for an organization that exists; a model with the same id is found rather than stored twice. */
+export async function storeCustomModel(db: Db, m: Parameters<typeof insertCustomModel>[1]): Promise<CustomModel> {
+  await requireOrganization(db, m.organizationId);
+  return (await getCustomModel(db, m.id)) ?? insertCustomModel(db, m);
+}
 
 /** The custom models of the organizations a signed-in user belongs to; none for a guest. */
 export async function customModelsVisibleTo(db: Queryable, userId: string | undefined): Promise<CustomModel[]> {

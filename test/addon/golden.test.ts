@@ -1,7 +1,7 @@
 // Parity with LightGBM without LightGBM: the shipped model's boosters, evaluated and explained by
 // our engine (the service's build of the addon, which has no LightGBM in it), against the raw scores
 // and predict_contrib LightGBM itself wrote for them on fixed rows (test/fixtures/golden/, written
-// by `npm run golden`; tools/training/golden.ts says which rows). Within 1e-9, batch and single row.
+// by `npm run golden`; src/training/golden.ts says which rows). Within 1e-9, batch and single row.
 // The live comparison on freshly trained models is parity.lightgbm.test.ts (npm run test:training).
 
 import t from 'tap';
@@ -9,9 +9,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModel } from '../../src/addon/addon.ts';
 import { ModelFileSchema } from '../../src/model/bundle-types.ts';
-import { largestDifference as maxDiff } from '../../tools/training/lightgbm.ts';
-import { sha256 } from '../../tools/training/digest.ts';
-import { fromJsonRows, GOLDEN_ROWS, type Golden } from '../../tools/training/golden.ts';
+import { largestDifference as maxDiff } from '../../src/addon/lightgbm.ts';
+import { sha256 } from '../../src/training/digest.ts';
+import { fromJsonRows, GOLDEN_ROWS, type Golden } from '../../src/training/golden.ts';
 
 const TOLERANCE = 1e-9;
 

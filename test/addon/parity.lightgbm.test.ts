@@ -3,8 +3,8 @@
 
 import t from 'tap';
 import { loadModel } from '../../src/addon/addon.ts';
-import { largestDifference as maxDiff, lightgbmReference, trainLightgbm } from '../../tools/training/lightgbm.ts';
-import { syntheticMatrix } from '../../tools/training/synthetic.ts';
+import { largestDifference as maxDiff, lightgbmReference, trainLightgbm } from '../../src/addon/lightgbm.ts';
+import { syntheticMatrix } from '../../src/training/synthetic.ts';
 
 const TOLERANCE = 1e-9;
 

@@ -15,7 +15,7 @@ import {
   rocAucStatistic,
   type Statistic,
 } from '../../src/model/bootstrap.ts';
-import { cardPrecisionAtK } from '../../tools/training/handbook-protocol.ts';
+import { cardPrecisionAtK } from '../../src/training/handbook-protocol.ts';
 import { averagePrecision, rocAuc } from '../../src/model/metrics.ts';
 import { Rng } from '../../src/domain/rng.ts';
 

@@ -9,7 +9,7 @@ import t from 'tap';
 import { compareModels, type ShadowedRow } from '../../src/model/challenger-comparison.ts';
 import { averagePrecision, expectedCalibrationError, rocAuc } from '../../src/model/metrics.ts';
 import { Rng } from '../../src/domain/rng.ts';
-import { cardPrecisionAtK } from '../../tools/training/handbook-protocol.ts';
+import { cardPrecisionAtK } from '../../src/training/handbook-protocol.ts';
 
 const DAY = 86_400_000;
 

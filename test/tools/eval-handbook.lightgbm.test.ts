@@ -8,7 +8,7 @@ import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { handbookCsv, simulateHandbook } from '../../tools/training/handbook.ts';
+import { handbookCsv, simulateHandbook } from '../../src/training/handbook.ts';
 import { tempDir } from '../support/temp.ts';
 
 const cli = (args: string[]) => spawnSync(process.execPath, ['--import=tsx', 'tools/eval-handbook.ts', ...args], { encoding: 'utf8' });

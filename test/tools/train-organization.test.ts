@@ -10,7 +10,7 @@
 // - with too few labelled frauds it refuses with exit 2 and the counts;
 // - the stored model is a challenger like any other: it scores in shadow after a restart.
 // Boosters of the organization's own (the command without --recalibrate) need LightGBM:
-// train-organization.lightgbm.test.ts.
+// test/training/organization.lightgbm.test.ts.
 
 import { readFileSync } from 'node:fs';
 import t from 'tap';
