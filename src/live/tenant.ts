@@ -15,7 +15,7 @@ import type { Ring } from '../domain/rings.ts';
 import { MAX_EVIDENCE, RingIndex, type EarlierEvidence, type ScoreContext, type ScoreInput, type ScoredEntities } from '../scoring/scorer.ts';
 import type { HistoryLoader, PolicyLoader } from '../storage/history-load.ts';
 import type { HistoryRow } from '../storage/live-rows.ts';
-import type { OrganizationTransactions } from '../storage/organization/transactions.ts';
+import type { OrganizationTransactions } from '../storage/organization-data.ts';
 import type { FeedChange } from '../storage/live-feed.ts';
 import { Policy } from './policy.ts';
 

@@ -115,13 +115,7 @@ const TOTAL_KINDS = { c: 'customer', m: 'merchant', h: 'channel' } as const;
  * last, so there everything is read first and handed over once the transaction is over: other
  * organizations' statements wait for the reading only, not for the history to be built.
  */
-export async function loadHistory(
-  scope: OrganizationScope,
-  now: number,
-  into: HistoryLoader,
-  policy: PolicyLoader | undefined,
-  use?: SnapshotUse,
-): Promise<Loaded> {
+export async function loadHistory(scope: OrganizationScope, now: number, into: HistoryLoader, policy?: PolicyLoader, use?: SnapshotUse): Promise<Loaded> {
   if (scope.db.kind === 'pglite') {
     const later = deferred(into);
     const loaded = await read(scope, now, later.loader, policy, use);

@@ -1,63 +1,130 @@
 // An organization's live data in the database: its recorded transactions with the decisions that
 // were answered, their outcomes and every change of them, its history as a process loads it, its
-// ring analyses, the figures a performance report reads, its lists and rules, and its webhooks. Everything that
-// reads or writes live data goes through `organizationData(db, id)`, whose every statement is bound
-// to that one organization: a route holds an `OrganizationData` only after deciding who the caller
-// is, and cannot ask it for another organization's rows (test/storage/live-store.test.ts and
-// policy-store.test.ts hold every method to that).
+// ring analyses, the figures a performance report reads, its lists and rules, and its webhooks.
+// Everything that reads or writes live data goes through `organizationData(db, id)`, whose every
+// statement is bound to that one organization: a route holds an `OrganizationData` only after
+// deciding who the caller is, and cannot ask it for another organization's rows
+// (test/storage/live-store.test.ts and policy-store.test.ts hold every method to that).
 //
-// This is the one place that binds an organization (organization-scope.ts). Its parts are one
-// class per aggregate (organization/*.ts), each made here with that same scope and none able to
-// make another, so whichever part a caller reads, it reads this organization only.
+// This is the one place that binds an organization (organization-scope.ts). The statements live in
+// one module per aggregate (transaction-reads.ts, lists-store.ts, …), each taking the scope first;
+// here each part is those functions with this scope bound, so a signature is written once, where
+// the statement is, and no part can be asked for another organization.
 
 import type { Db } from './db.ts';
-import { bindOrganization } from './organization-scope.ts';
-import { OrganizationDecisions } from './organization/decisions.ts';
-import { OrganizationHistory } from './organization/history.ts';
-import { OrganizationLists } from './organization/lists.ts';
-import { OrganizationOutcomes } from './organization/outcomes.ts';
-import { OrganizationPerformance } from './organization/performance.ts';
-import { OrganizationRings } from './organization/rings.ts';
-import { OrganizationRules } from './organization/rules.ts';
-import { OrganizationTransactions } from './organization/transactions.ts';
-import { OrganizationWebhooks } from './organization/webhooks.ts';
+import { bindOrganization, type OrganizationScope } from './organization-scope.ts';
+import { countLogged, getTransaction, importedBy, listTransactions, loggedDecision, loggedPage, responseBody } from './transaction-reads.ts';
+import { insertTransactions } from './transaction-insert.ts';
+import { earlierTransactions, entitySummary } from './entity-evidence.ts';
+import { loadHistory } from './history-load.ts';
+import { snapshotMeta, writeSnapshot } from './history-snapshots.ts';
+import { applyOutcomes, outcomeChanges } from './outcome-changes.ts';
+import { storedRings, storeRings, windowRows } from './rings-store.ts';
+import { labelledScores, scoredFeatures, shadowedTransactions, weeklyAggregates } from './weekly-aggregates.ts';
+import { addItems, allStays, createList, deleteList, getList, listItems, listLists, listNames, removeItems } from './lists-store.ts';
+import { auditOf, auditPage, changeRule, countRules, createRule, deleteRule, listRules, ruleVersions, rulesUsingList } from './rules-store.ts';
+import {
+  changeEndpoint,
+  deleteEndpoint,
+  endpointSecrets,
+  getDelivery,
+  getEndpoint,
+  insertEndpoint,
+  listDeliveries,
+  listEndpoints,
+  queueTestEvent,
+  redeliver,
+  rotateEndpointSecret,
+} from './webhooks-store.ts';
 
-export function organizationData(db: Db, organizationId: string): OrganizationData {
-  return new OrganizationData(db, organizationId);
+// biome-ignore lint/suspicious/noExplicitAny: any statement taking the scope first, whatever else it takes
+type Statement = (scope: OrganizationScope, ...args: any[]) => unknown;
+/** Statements with the scope bound: each takes what its statement takes after the scope. */
+type Bound<T extends Record<string, Statement>> = {
+  readonly [K in keyof T]: T[K] extends (scope: OrganizationScope, ...args: infer A) => infer R ? (...args: A) => R : never;
+};
+
+function bound<T extends Record<string, Statement>>(scope: OrganizationScope, statements: T): Bound<T> {
+  return Object.fromEntries(Object.entries(statements).map(([name, run]) => [name, (...args: unknown[]) => run(scope, ...args)])) as Bound<T>;
 }
 
-/** The organization's live data, by aggregate; each part's statements are described where they are written. */
-export class OrganizationData {
-  /** Recorded transactions: insert, read back, list, an entity's evidence and summary. */
-  readonly transactions: OrganizationTransactions;
-  /** The history a process keeps, and its stored snapshot. */
-  readonly history: OrganizationHistory;
-  /** Logged decisions as rules read them back (rule checks, backtests). */
-  readonly decisions: OrganizationDecisions;
-  /** Outcomes set on recorded transactions, and their changes. */
-  readonly outcomes: OrganizationOutcomes;
-  /** Ring analyses of weekly windows. */
-  readonly rings: OrganizationRings;
-  /** What a performance report reads, per week. */
-  readonly performance: OrganizationPerformance;
-  readonly lists: OrganizationLists;
-  readonly rules: OrganizationRules;
-  /** Webhook endpoints and their deliveries log. */
-  readonly webhooks: OrganizationWebhooks;
+function parts(scope: OrganizationScope) {
+  return {
+    /** Recorded transactions: insert, read back, list, an entity's evidence and summary, what an
+     *  import stored. */
+    transactions: bound(scope, {
+      insert: insertTransactions,
+      get: getTransaction,
+      response: responseBody,
+      list: listTransactions,
+      earlier: earlierTransactions,
+      entity: entitySummary,
+      importedBy,
+    }),
+    /** The history a process keeps, and its stored snapshot. */
+    history: bound(scope, {
+      load: loadHistory,
+      snapshot: (s: OrganizationScope) => snapshotMeta(s.db, s),
+      writeSnapshot,
+    }),
+    /** Logged decisions as rules read them back (rule checks, backtests, an organization's training). */
+    decisions: bound(scope, { get: loggedDecision, page: loggedPage, count: countLogged }),
+    /** Outcomes set on recorded transactions, and their changes. */
+    outcomes: bound(scope, { changes: outcomeChanges, apply: applyOutcomes }),
+    /** Ring analyses of weekly windows. */
+    rings: bound(scope, { window: windowRows, store: storeRings, stored: storedRings }),
+    /** What a performance report reads, per week. */
+    performance: bound(scope, { weekly: weeklyAggregates, scoredFeatures, labelledScores, shadowed: shadowedTransactions }),
+    lists: bound(scope, {
+      create: createList,
+      all: listLists,
+      named: getList,
+      names: listNames,
+      items: listItems,
+      addItems,
+      removeItems,
+      delete: deleteList,
+      stays: allStays,
+      auditPage: (s: OrganizationScope, listId: string, limit: number, startingAfter?: number) => auditPage(s, 'list', listId, limit, startingAfter),
+    }),
+    rules: bound(scope, {
+      create: createRule,
+      change: changeRule,
+      delete: deleteRule,
+      all: listRules,
+      /** One rule with its matches and errors since `since`; undefined when the organization has none of that id. */
+      one: async (s: OrganizationScope, id: string, since: number) => (await listRules(s, since, id))[0],
+      versions: ruleVersions,
+      usingList: (s: OrganizationScope, listId: string) => rulesUsingList(s.db, s, listId),
+      count: countRules,
+      audit: (s: OrganizationScope, id: string) => auditOf(s, 'rule', id),
+    }),
+    /** Webhook endpoints and their deliveries log. */
+    webhooks: bound(scope, {
+      create: insertEndpoint,
+      all: listEndpoints,
+      one: getEndpoint,
+      change: changeEndpoint,
+      rotate: rotateEndpointSecret,
+      delete: deleteEndpoint,
+      secrets: endpointSecrets,
+      deliveries: listDeliveries,
+      delivery: getDelivery,
+      redeliver,
+      sendTest: queueTestEvent,
+    }),
+  };
+}
 
-  constructor(
-    db: Db,
-    readonly organizationId: string,
-  ) {
-    const scope = bindOrganization(db, organizationId);
-    this.transactions = new OrganizationTransactions(scope);
-    this.history = new OrganizationHistory(scope);
-    this.decisions = new OrganizationDecisions(scope);
-    this.outcomes = new OrganizationOutcomes(scope);
-    this.rings = new OrganizationRings(scope);
-    this.performance = new OrganizationPerformance(scope);
-    this.lists = new OrganizationLists(scope);
-    this.rules = new OrganizationRules(scope);
-    this.webhooks = new OrganizationWebhooks(scope);
-  }
+/** The organization's live data, by aggregate (`data.transactions.get(id)`, `data.lists.create(…)`). */
+export type OrganizationData = ReturnType<typeof parts> & { readonly organizationId: string };
+export type OrganizationTransactions = OrganizationData['transactions'];
+export type OrganizationLists = OrganizationData['lists'];
+export type OrganizationRules = OrganizationData['rules'];
+export type OrganizationOutcomes = OrganizationData['outcomes'];
+export type OrganizationPerformance = OrganizationData['performance'];
+export type OrganizationWebhooks = OrganizationData['webhooks'];
+
+export function organizationData(db: Db, organizationId: string): OrganizationData {
+  return { organizationId, ...parts(bindOrganization(db, organizationId)) };
 }

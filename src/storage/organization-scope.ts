@@ -1,6 +1,6 @@
 // The one organization a statement on live data is bound to. Only OrganizationData
 // (organization-data.ts) makes a scope, for the organization a route has decided the caller is, and
-// hands that one scope to each of its parts (organization/*.ts, one per aggregate); the modules that
+// binds that one scope into each of its parts (one per aggregate); the modules that
 // hold the statements (transaction-insert.ts, transaction-reads.ts, outcome-changes.ts,
 // history-load.ts, history-snapshots.ts, entity-evidence.ts, weekly-aggregates.ts, rings-store.ts,
 // lists-store.ts, rules-store.ts, webhooks-store.ts) take it as their first argument and read the organization's id

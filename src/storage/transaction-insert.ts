@@ -119,7 +119,7 @@ export function checkFinite(rows: readonly NewTransaction[]): void {
 /** Stores transactions of the scope's organization in one database transaction (`into`, when
  *  given: the caller's), in the live feed's order; a transaction id the organization already has
  *  is left as it is. Returns the ids that were stored, each with its feed position. */
-export async function insertTransactions(scope: OrganizationScope, rows: readonly NewTransaction[], into: Queryable | undefined): Promise<Map<string, number>> {
+export async function insertTransactions(scope: OrganizationScope, rows: readonly NewTransaction[], into?: Queryable): Promise<Map<string, number>> {
   const stored = new Map<string, number>();
   if (rows.length === 0) return stored;
   checkFinite(rows);

@@ -6,7 +6,7 @@
 // reporting process waits until its tail has applied the change before answering, so its own next
 // request sees it.
 
-import type { OrganizationOutcomes } from '../../storage/organization/outcomes.ts';
+import type { OrganizationOutcomes } from '../../storage/organization-data.ts';
 import type { AppliedOutcome, OutcomeResult } from '../../storage/outcome-changes.ts';
 import type { OutcomeEvent } from '../../contract/webhooks.ts';
 import type { DecisionLog } from '../../live/decision-log.ts';

@@ -14,7 +14,7 @@ import { DRIFT_SAMPLE, DriftCounter } from '../../model/drift.ts';
 import type { Db } from '../../storage/db.ts';
 import { activeModelIdOf } from '../../storage/models-store.ts';
 import { organizationData } from '../../storage/organization-data.ts';
-import type { OrganizationPerformance } from '../../storage/organization/performance.ts';
+import type { OrganizationPerformance } from '../../storage/organization-data.ts';
 import { averagePrecision, rocAuc } from '../../model/metrics.ts';
 import type { DecisionLog } from '../../live/decision-log.ts';
 import type { Scorer } from '../../scoring/scorer.ts';

@@ -15,7 +15,7 @@ import { listValue, valueProblem, type ListKind } from '../../domain/rules/lists
 import type { Db } from '../../storage/db.ts';
 import type { ItemRow, ListRow } from '../../storage/lists-store.ts';
 import { organizationData } from '../../storage/organization-data.ts';
-import type { OrganizationLists } from '../../storage/organization/lists.ts';
+import type { OrganizationLists } from '../../storage/organization-data.ts';
 import type { LiveTail } from '../../live/tail.ts';
 
 /** Most values in one add or remove. */

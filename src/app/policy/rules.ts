@@ -18,8 +18,8 @@ import { ruleInput, valuesRead } from '../../domain/rules/decide.ts';
 import { ItemHistory, type ListKind } from '../../domain/rules/lists.ts';
 import { decisionValues, loggedFeatures } from '../../storage/decision-inputs.ts';
 import { organizationData } from '../../storage/organization-data.ts';
-import type { OrganizationLists } from '../../storage/organization/lists.ts';
-import type { OrganizationRules } from '../../storage/organization/rules.ts';
+import type { OrganizationLists } from '../../storage/organization-data.ts';
+import type { OrganizationRules } from '../../storage/organization-data.ts';
 import type { RuleStatus } from '../../storage/rule-state.ts';
 import type { RuleRow, VersionInput, VersionRow } from '../../storage/rules-store.ts';
 

@@ -15,7 +15,7 @@ import { checkWebhookUrl, WebhookAddressRefused, type AddressPolicy } from '../.
 import type { Db } from '../../storage/db.ts';
 import type { OrganizationRow } from '../../storage/accounts-store.ts';
 import { organizationData } from '../../storage/organization-data.ts';
-import type { OrganizationWebhooks } from '../../storage/organization/webhooks.ts';
+import type { OrganizationWebhooks } from '../../storage/organization-data.ts';
 import type { DeliveryRow, EndpointRow } from '../../storage/webhooks-store.ts';
 import type { WebhookDelivery, WebhookEndpoint, WebhookEventType, WebhookDeliveryDetail } from '../../contract/webhooks.ts';
 
