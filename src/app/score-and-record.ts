@@ -23,6 +23,7 @@ import { recorded, scoredEntities, type ScoredToRecord, type Scorer, type ScoreI
 import type { NewTransaction, ShadowScore } from '../storage/live-rows.ts';
 import { beforeDeadline, remainingMs } from '../storage/deadline.ts';
 import type { Tenant } from '../live/tenant.ts';
+import { Stopwatch } from '../domain/stopwatch.ts';
 
 /** The API key a request authenticated with, as far as scoring needs it. */
 export interface ScoringKey {
@@ -47,22 +48,15 @@ export interface ScoreAndRecordDeps {
   scorerFor: ScorerFor;
 }
 
-/** Milliseconds a recorded score spent in each of its phases: reading what it needs of the
- *  organization (its history loaded on first use, older evidence), scoring (every stage of the
- *  answer's `stages`), turning the answer into JSON, and waiting for the commit. */
-export interface RecordTiming {
-  prepare: number;
-  score: number;
-  serialize: number;
-  commit: number;
-}
-
 /** The answer's JSON text, exactly as stored, whether it is a stored answer sent again, and where
  *  its time went (a new answer only). */
 export interface RecordedAnswer {
   body: string;
   replayed: boolean;
-  timing?: RecordTiming;
+  /** A new answer's phases: `prepare` (reading what it needs of the organization: its history on
+   *  first use, older evidence), `score` (every stage of the answer's `stages`), `serialize` (the
+   *  answer as JSON), `commit` (waiting for it). */
+  timing?: Stopwatch;
 }
 
 function duplicate(id: string, why: string): AppError {
@@ -149,7 +143,7 @@ export class ScoreAndRecord {
   }
 
   async score(key: ScoringKey, input: ScoreInput): Promise<RecordedAnswer> {
-    const began = performance.now();
+    const timing = new Stopwatch();
     const { tenants, decisionLog: log } = this.deps;
     // The organization's active custom model, if it has one; else the built-in model.
     const custom = key.active_model_id ? await this.deps.scorerFor(key.active_model_id) : undefined;
@@ -177,9 +171,9 @@ export class ScoreAndRecord {
     }
     // From the checks above to queueing the row, nothing awaits: a concurrent copy of this id in
     // this process sees it.
-    const scoring = performance.now();
+    timing.lap('prepare');
     const scored = scorer.scoreToRecord(input, { ...tenant.context, earlier });
-    const serializing = performance.now();
+    timing.lap('score');
     const { result, transaction: tx } = scored;
     const writeBehind = log.durability === 'write_behind';
     // Write-behind: this process's history has it at once. Commit: every process's history gets it
@@ -188,7 +182,7 @@ export class ScoreAndRecord {
     recorded(scored);
     if (custom?.note) result.notes.push(custom.note);
     const body = JSON.stringify(result);
-    const committing = performance.now();
+    timing.lap('serialize');
     const row = recordedRow(scored, body, this.shadows(challengers, scored, scorer));
     if (writeBehind) log.push(organizationId, row);
     // Past the request's deadline the commit's outcome is not known yet: answered 503, never 200; a
@@ -199,11 +193,7 @@ export class ScoreAndRecord {
       if (!stored || !sameTransaction(stored, tx)) throw duplicate(tx.transaction_id, DIFFERENT);
       return replay(stored.response, tx.transaction_id);
     }
-    const done = performance.now();
-    return {
-      body,
-      replayed: false,
-      timing: { prepare: scoring - began, score: serializing - scoring, serialize: committing - serializing, commit: done - committing },
-    };
+    timing.lap('commit');
+    return { body, replayed: false, timing };
   }
 }

@@ -26,6 +26,7 @@ import { featureMap, type Decision, type DecisionValues } from '../domain/rules/
 import { runRules, rulesNotes, type RuleMatch, type RuleSet, type RulesOutcome } from './rules-stage.ts';
 import { KnownValues } from './known-values.ts';
 import { ScoringPipeline } from './pipeline.ts';
+import { Stopwatch } from '../domain/stopwatch.ts';
 
 /** A score request: a transaction whose id, location and payment type may be left out. */
 export type ScoreInput = TransactionParties & {
@@ -102,22 +103,6 @@ export const MAX_EVIDENCE = 5;
  *  id), the later role is suffixed so that no entry is lost. */
 function put<T>(obj: Record<string, T>, key: string, value: T, role: string): void {
   obj[key in obj ? `${key} (${role})` : key] = value;
-}
-
-/** Stage timings: each call closes the stage that ran since the previous one. */
-class Stages {
-  readonly list: { name: string; ms: number }[] = [];
-  private mark: number;
-
-  constructor(readonly started: number) {
-    this.mark = started;
-  }
-
-  end(name: string): void {
-    const t = performance.now();
-    this.list.push({ name, ms: Math.round((t - this.mark) * 1000) / 1000 });
-    this.mark = t;
-  }
 }
 
 function relatedRing(ring: Ring | undefined, matched: string, role: 'merchant' | 'channel', now: number): RelatedRing | null {
@@ -267,14 +252,13 @@ export class Scorer {
   scoreToRecord(input: ScoreInput, context: ScoreContext): ScoredToRecord {
     const scored = this.run(input, context);
     // Copied out of the buffers the next score reuses; part of the `record` stage.
-    const recordFrom = performance.now();
     const features = new Float32Array(this.featureCount);
     let at = 0;
     for (const c of this.deps.bundle.channels) {
       features.set(this.features[c.name], at);
       at += c.features.length;
     }
-    return { ...scored, features, recordFrom };
+    return { ...scored, features };
   }
 
   /**
@@ -307,7 +291,7 @@ export class Scorer {
   }
 
   private run(input: ScoreInput, context: ScoreContext): Scored {
-    const stages = new Stages(performance.now());
+    const stages = new Stopwatch();
     const { bundle } = this.deps;
     const { history } = context;
     const model = bundle.file;
@@ -338,11 +322,11 @@ export class Scorer {
     put(entityHistory, tx.customer_id, { role: 'customer' as const, prior_transactions: priors.customer, is_new: priors.customer === 0 }, 'customer');
     put(entityHistory, tx.merchant_id, { role: 'merchant' as const, prior_transactions: priors.merchant, is_new: priors.merchant === 0 }, 'merchant');
     put(entityHistory, channel, { role: 'channel' as const, prior_transactions: priors.channel, is_new: priors.channel === 0 }, 'channel');
-    stages.end('history');
+    stages.lap('history');
 
     const features = this.features;
     pipeline.features(tx, history, features, 0);
-    stages.end('features');
+    stages.lap('features');
 
     const raw = bundle.channels.map((c) => c.engine.predictRaw(features[c.name]));
     const cold = pipeline.cold(priors);
@@ -357,7 +341,7 @@ export class Scorer {
     }
     const { risk, band, channelScores, attribution } = combined;
     const thresholds = model.thresholds[input.mode];
-    stages.end('model');
+    stages.lap('model');
 
     // What rules read of this decision (and what a backtest reads back from the record).
     const values: DecisionValues = {
@@ -385,7 +369,7 @@ export class Scorer {
       );
       decision = rules.decision;
       notes.push(...rulesNotes(rules, combined.decision));
-      stages.end('rules');
+      stages.lap('rules');
     }
 
     let reasons: ScoreReason[] = [];
@@ -394,7 +378,7 @@ export class Scorer {
         c.engine.shapInto(features[c.name], this.phi[k]!);
       });
       reasons = topReasons(this.explained, MAX_REASONS);
-      stages.end('explain');
+      stages.lap('explain');
     } else notes.push('explain was false: reasons were not computed.');
 
     const evidence: ScoreResult['graph_evidence'] = Object.create(null);
@@ -403,7 +387,7 @@ export class Scorer {
     addEvidence(evidence, history, 'merchant', tx.merchant_id, time, older?.merchant);
     addEvidence(evidence, history, 'channel', channel, time, older?.channel);
     const relatedRing = context.rings.related(tx.merchant_id, channel, time);
-    stages.end('evidence');
+    stages.lap('evidence');
 
     const result: ScoreResult = {
       transaction_id: transactionId,
@@ -423,11 +407,11 @@ export class Scorer {
       entity_history: entityHistory,
       graph_evidence: evidence,
       related_ring: relatedRing,
-      stages: stages.list,
-      latency_ms: Math.round((performance.now() - stages.started) * 1000) / 1000,
+      stages: stages.laps,
+      latency_ms: stages.elapsed(),
       notes,
     };
-    return { result, transaction: tx, started: stages.started, values, modelDecision: combined.decision, rules, raw, cold, mode: input.mode };
+    return { result, transaction: tx, stages, values, modelDecision: combined.decision, rules, raw, cold, mode: input.mode };
   }
 }
 
@@ -438,8 +422,8 @@ export type RecordedTransaction = Transaction & { transaction_id: string };
 interface Scored {
   result: ScoreResult;
   transaction: RecordedTransaction;
-  /** When the score began (performance.now()). */
-  started: number;
+  /** The answer's stages as they ran (`result.stages` is its laps). */
+  stages: Stopwatch;
   /** What the decision saw, the model's own decision, and what the rules did (when they ran). */
   values: DecisionValues;
   modelDecision: Decision;
@@ -454,14 +438,12 @@ interface Scored {
 /** What `scoreToRecord` returns: the score, and the features it was made with. */
 export interface ScoredToRecord extends Scored {
   features: Float32Array;
-  /** When the `record` stage began (performance.now()). */
-  recordFrom: number;
 }
 
 /** Closes a recorded score's `record` stage once its transaction is handed over, and brings the
  *  answer's latency up to that moment. */
 export function recorded(s: ScoredToRecord): void {
   const t = performance.now();
-  s.result.stages.push({ name: 'record', ms: Math.round((t - s.recordFrom) * 1000) / 1000 });
-  s.result.latency_ms = Math.round((t - s.started) * 1000) / 1000;
+  s.stages.lap('record', t);
+  s.result.latency_ms = s.stages.elapsed(t);
 }

@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { KeySurface } from '../../app/app.ts';
-import type { RecordTiming } from '../../app/score-and-record.ts';
+import { Stopwatch } from '../../domain/stopwatch.ts';
 import { ErrorResponse } from '../../contract/errors.ts';
 import { ScoreResponse } from '../../contract/score.ts';
 import { ScoreRequest } from '../schemas.ts';
@@ -27,19 +27,16 @@ function keyRateLimit(app: KeySurface) {
  *  as it is, so a replay is byte for byte the first answer. */
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-const ms = (x: number) => x.toFixed(3);
-
 /** Where a recorded score's server time went, as the standard Server-Timing header (milliseconds;
  *  browsers' developer tools and the HTTP benchmark read it): the key's check, the body's parsing
- *  and validation, then the use case's phases (RecordTiming), and the total from the key's check to
- *  the commit. What happens after the answer is handed to Fastify (sending, the request log) is
- *  not in it. */
-function serverTiming(request: FastifyRequest, handling: number, t: RecordTiming): string {
+ *  and validation, then the use case's phases, and the total from the key's check to the commit.
+ *  What happens after the answer is handed to Fastify (sending, the request log) is not in it. */
+function serverTiming(request: FastifyRequest, handling: number, useCase: Stopwatch): string {
   const auth = request.authenticated;
-  const from = auth?.from ?? handling;
-  const validate = auth ? handling - auth.to : 0;
-  const total = performance.now() - from;
-  return `auth;dur=${ms(auth ? auth.to - auth.from : 0)}, validate;dur=${ms(validate)}, prepare;dur=${ms(t.prepare)}, score;dur=${ms(t.score)}, serialize;dur=${ms(t.serialize)}, commit;dur=${ms(t.commit)}, total;dur=${ms(total)}`;
+  const route = new Stopwatch(auth?.from ?? handling);
+  route.lap('auth', auth?.to ?? handling);
+  route.lap('validate', handling);
+  return [...route.laps, ...useCase.laps, { name: 'total', ms: route.elapsed() }].map((l) => `${l.name};dur=${l.ms.toFixed(3)}`).join(', ');
 }
 
 export function v1Routes(server: FastifyInstance, app: KeySurface): void {
