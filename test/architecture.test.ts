@@ -23,8 +23,6 @@ export const LAYERS: readonly { layer: string; holds: (path: string) => boolean 
   { layer: 'main', holds: (p) => p === 'main.ts' || p === 'command-line.ts' },
   { layer: 'http', holds: (p) => p.startsWith('http/') },
   { layer: 'app', holds: (p) => p.startsWith('app/') },
-  // The API's response schemas and their types, which http/, app/ and the dashboard all read.
-  { layer: 'contract', holds: (p) => p.startsWith('contract/') },
   // Configuration is read by the process and handed down: only main, http and app see it.
   { layer: 'config', holds: (p) => p === 'config.ts' },
   { layer: 'jobs', holds: (p) => p.startsWith('jobs/') },
@@ -34,6 +32,9 @@ export const LAYERS: readonly { layer: string; holds: (path: string) => boolean 
   // The training library: it learns from rows it is handed, never reading or writing storage; the
   // application's use cases and the command lines call it.
   { layer: 'training', holds: (p) => p.startsWith('training/') },
+  // The API's requests and answers as zod schemas and their types: the one definition of each,
+  // which http/ validates and documents, the layers below build to, and the dashboard reads.
+  { layer: 'contract', holds: (p) => p.startsWith('contract/') },
   { layer: 'datasets', holds: (p) => p.startsWith('datasets/') },
   { layer: 'model', holds: (p) => p.startsWith('model/') },
   { layer: 'addon', holds: (p) => p.startsWith('addon/') },

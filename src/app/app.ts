@@ -6,8 +6,7 @@
 
 import type { Config } from '../config.ts';
 import { isProblem, type MetricsFile, type ModelBundle } from '../model/bundle-types.ts';
-import type { ScoreInput } from '../scoring/scorer.ts';
-import type { KnownValues, ScoreResponse } from '../contract/score.ts';
+import type { KnownValues, ScoreInput, ScoreResponse } from '../contract/score.ts';
 import type { Service } from './service.ts';
 import { bind } from './capability.ts';
 import { available, AppError } from './errors.ts';

@@ -2,16 +2,16 @@
 // backtesting a rule; the service's own ring analysis is a job too, never listed), as the job routes
 // answer them: one job, a list of them, and a finished scoring job's rows a page at a time.
 // A job's `summary` and a result page are documented only as objects; what each holds is the
-// work's own report (jobs/, domain/rules/backtest.ts), named here by type alone: a type loads
-// nothing, so this module stays free of the code that writes them.
+// work's own report, typed here (jobs/ writes them to these types), or by the domain's and the
+// addon's types: a type loads nothing, so this module stays free of the code that writes them.
 
 import { z } from 'zod';
 import { MODE_NAMES, type ModeName } from '../model/bundle-types.ts';
 import type { Tally } from '../domain/rules/backtest.ts';
-import type { BatchSummary } from '../jobs/batch-score.ts';
-import type { HistoryImportSummary } from '../jobs/history-import.ts';
-import type { BacktestVersion } from '../jobs/backtest-job.ts';
-import type { ResultRow } from '../jobs/result-row.ts';
+import type { Decision } from '../domain/rules/decide.ts';
+import type { RuleAction } from '../domain/rules/expression.ts';
+import type { DriftReport } from '../model/drift.ts';
+import type { ResultRow } from '../addon/addon.ts';
 
 export const Job = z.object({
   id: z.string(),
@@ -45,8 +45,50 @@ export type BacktestReport = { rule: TestedVersion; from: string; to: string; sc
     examples: Tally['examples'];
     compare: ({ rule: TestedVersion } & VersionFigures) | null;
   };
-type TestedVersion = Pick<BacktestVersion, 'rule_id' | 'version' | 'expression' | 'action'>;
+/** The rule version a backtest tested (jobs/backtest-job.ts adds what it ran with). */
+export interface TestedVersion {
+  rule_id: string | null;
+  version: number | null;
+  expression: string;
+  action: RuleAction;
+}
 type VersionFigures = ReturnType<Tally['report']>;
+
+export interface BatchSummary {
+  rows: number;
+  decisions: Record<Decision, number>;
+  bands: Record<'low' | 'medium' | 'high' | 'critical', number>;
+  cold_start_rows: number;
+  /** Milliseconds per stage. */
+  stage_ms: Record<string, number>;
+  /** How far the file is from what the model was validated on (model/drift.ts); null without a
+   *  reference or with too few rows. */
+  drift: DriftReport | null;
+  metrics: null | {
+    rows: number;
+    fraud_rate: number;
+    roc_auc: number;
+    average_precision: number;
+    brier: number;
+    expected_calibration_error: number;
+    precision: number;
+    recall: number;
+  };
+}
+
+/** The job's result. Times are ISO 8601 (null when nothing was stored). */
+export interface HistoryImportSummary {
+  /** Rows this job stored. */
+  imported: number;
+  /** Rows left out because the organization already had their transaction id (also a repeat of an
+   *  id within the source). */
+  skipped_existing: number;
+  /** Of the stored rows: with a label, and with label 1. */
+  labelled: number;
+  fraud: number;
+  first_time: string | null;
+  last_time: string | null;
+}
 
 /** A job's `summary` (its schema: any object) by the job's `kind`, once it has succeeded: what the
  *  job's work reports. */

@@ -1,10 +1,37 @@
-// What a score answers (POST /api/risk/score, POST /api/v1/risk/score) and the parts of it a
+// What a score is asked and what it answers (POST /api/risk/score, POST /api/v1/risk/score), the
+// one definition of both from the route down to the scorer, and the parts of the answer a
 // recorded transaction repeats (the channels' figures, the reasons, the rules that matched), with
 // what the score form suggests (GET /api/risk/known-values). The routes document and serialise these;
 // the use cases and the dashboard take their types from here, so the three cannot drift apart.
 
 import { z } from 'zod';
+import { AMOUNT_DECIMALS, keptAmount } from '../domain/amount.ts';
 import { MODE_NAMES, perChannel } from '../model/bundle-types.ts';
+import { storedText } from './fields.ts';
+
+const id = (what: string) => storedText(what, 200);
+
+/** A score request: a transaction whose id, location and payment type may be left out. */
+export const ScoreRequest = z
+  .object({
+    amount: z
+      .number({ error: 'amount must be a number' })
+      .finite()
+      .min(0, 'amount must not be negative')
+      .max(1e12, 'amount is implausibly large')
+      .transform(keptAmount)
+      .describe(`In the currency unit, kept to ${AMOUNT_DECIMALS} decimal places`),
+    customer_id: id('customer_id').describe('Identifies the payer'),
+    merchant_id: id('merchant_id').describe('Identifies the payee'),
+    transaction_id: id('transaction_id').optional().describe("Caller's reference; generated when omitted"),
+    location: storedText('location', 200).optional().describe('Recorded as `unknown` when omitted'),
+    payment_type: storedText('payment_type', 100).optional().describe('Recorded as `unknown` when omitted'),
+    mode: z.enum(MODE_NAMES).default('balanced').describe('Thresholds to decide with'),
+    explain: z.boolean().default(true).describe('Include the explanation (reasons)'),
+  })
+  .strict();
+/** A score request as validated (amount kept to its decimals, mode and explain defaulted). */
+export type ScoreInput = z.output<typeof ScoreRequest>;
 
 /** One number per channel (scores, attribution). */
 export const Channels = z.object(perChannel(z.number()));

@@ -12,15 +12,12 @@ import type { Db } from '../storage/db.ts';
 import { decisionValues, loggedFeatures } from '../storage/decision-inputs.ts';
 import { organizationData } from '../storage/organization-data.ts';
 import { JobRefused, JobStopped, type JobHandler } from './runner.ts';
+import type { TestedVersion } from '../contract/jobs.ts';
 
 const DAY = 86_400_000;
 
 /** A rule version to evaluate, as the job was queued with it (checked then). */
-export interface BacktestVersion {
-  rule_id: string | null;
-  version: number | null;
-  expression: string;
-  action: RuleAction;
+export interface BacktestVersion extends TestedVersion {
   /** List name → id. */
   lists: Record<string, string>;
   /** The fields the expression reads (an example shows their values). */

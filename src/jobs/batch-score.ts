@@ -24,8 +24,8 @@ import type { ColumnMapping } from '../datasets/csv.ts';
 import { jobRows, type JobRows } from './job-rows.ts';
 import { CHANNELS } from '../domain/channels.ts';
 import { FeatureSpill } from './feature-spill.ts';
-import { DRIFT_SAMPLE, DriftCounter, type DriftReport } from '../model/drift.ts';
-import type { Decision } from '../domain/rules/decide.ts';
+import { DRIFT_SAMPLE, DriftCounter, } from '../model/drift.ts';
+import type { BatchSummary } from '../contract/jobs.ts';
 
 export interface BatchOptions {
   path: string;
@@ -39,28 +39,6 @@ export interface BatchOptions {
   batchSize?: number;
   /** Reasons per result row, and so reason columns in the download (3 unless given). */
   reasons?: number;
-}
-
-export interface BatchSummary {
-  rows: number;
-  decisions: Record<Decision, number>;
-  bands: Record<'low' | 'medium' | 'high' | 'critical', number>;
-  cold_start_rows: number;
-  /** Milliseconds per stage. */
-  stage_ms: Record<string, number>;
-  /** How far the file is from what the model was validated on (model/drift.ts); null without a
-   *  reference or with too few rows. */
-  drift: DriftReport | null;
-  metrics: null | {
-    rows: number;
-    fraud_rate: number;
-    roc_auc: number;
-    average_precision: number;
-    brier: number;
-    expected_calibration_error: number;
-    precision: number;
-    recall: number;
-  };
 }
 
 /** Reasons per result row unless the job says otherwise. */

@@ -9,6 +9,7 @@
 // the job's first start, and the summary counts what this job's id stored, whichever attempt ends.
 
 import { z } from 'zod';
+import type { HistoryImportSummary } from '../contract/jobs.ts';
 import { readRows, type ColumnMapping, type ParsedRow } from '../datasets/csv.ts';
 import type { Db } from '../storage/db.ts';
 import type { NewTransaction } from '../storage/live-rows.ts';
@@ -20,20 +21,6 @@ export const ImportParams = z.discriminatedUnion('source', [
   z.object({ source: z.literal('example') }),
 ]);
 export type ImportParams = z.infer<typeof ImportParams>;
-
-/** The job's result. Times are ISO 8601 (null when nothing was stored). */
-export interface HistoryImportSummary {
-  /** Rows this job stored. */
-  imported: number;
-  /** Rows left out because the organization already had their transaction id (also a repeat of an
-   *  id within the source). */
-  skipped_existing: number;
-  /** Of the stored rows: with a label, and with label 1. */
-  labelled: number;
-  fraud: number;
-  first_time: string | null;
-  last_time: string | null;
-}
 
 /** Rows per chunk: one INSERT statement each. On the embedded database a statement holds its only
  *  connection, so a chunk is what everyone else's commits may wait for: 500 rows take a few tens of

@@ -8,7 +8,8 @@
 import { readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 import { isMainThread, type MessagePort } from 'node:worker_threads';
-import { scoreDataset, type BatchSummary } from './batch-score.ts';
+import { scoreDataset } from './batch-score.ts';
+import type { BatchSummary } from '../contract/jobs.ts';
 import { loadModelFolder } from '../model/bundle.ts';
 import { isProblem, type ModelBundle, type ModeName } from '../model/bundle-types.ts';
 import type { ColumnMapping, ValidateOptions, ValidationResult } from '../datasets/csv.ts';

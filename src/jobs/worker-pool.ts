@@ -9,7 +9,7 @@ import type { MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { trimSoon } from '../addon/memory.ts';
 import type { ValidateOptions, ValidationResult } from '../datasets/csv.ts';
-import type { BatchSummary } from './batch-score.ts';
+import type { BatchSummary } from '../contract/jobs.ts';
 import type { Ring } from '../domain/rings.ts';
 import type { RingsTask, ScoreTask } from './score-worker.ts';
 

@@ -3,29 +3,29 @@
 // record is this projection of it (`decisionOf`), so the answer a caller got and the record an
 // analyst reads can never disagree; the reasons in both are the scorer's (native/src/reasons.rs).
 
-import type { ScoreResult } from './scorer.ts';
+import type { ScoreResponse } from '../contract/score.ts';
 
 export interface DecisionRecord {
   risk_score: number;
-  risk_band: ScoreResult['risk_band'];
-  decision: ScoreResult['decision'];
-  mode: ScoreResult['mode'];
+  risk_band: ScoreResponse['risk_band'];
+  decision: ScoreResponse['decision'];
+  mode: ScoreResponse['mode'];
   model_id: string;
   model_version: string;
-  path: ScoreResult['path'];
+  path: ScoreResponse['path'];
   review_threshold: number;
   block_threshold: number;
-  channel_scores: ScoreResult['channel_scores'];
-  channel_attribution: ScoreResult['channel_attribution'];
-  reasons: ScoreResult['reasons'];
+  channel_scores: ScoreResponse['channel_scores'];
+  channel_attribution: ScoreResponse['channel_attribution'];
+  reasons: ScoreResponse['reasons'];
   /** The rules that matched (empty when none did, or the stored answer has no `rules`). */
-  rules: NonNullable<ScoreResult['rules']>;
+  rules: NonNullable<ScoreResponse['rules']>;
   /** The answer's notes: which rule changed the decision, and why a value was missing. */
   notes: string[];
   latency_ms: number;
 }
 
-export function decisionOf(r: ScoreResult): DecisionRecord {
+export function decisionOf(r: ScoreResponse): DecisionRecord {
   return {
     risk_score: r.risk_score,
     risk_band: r.risk_band,

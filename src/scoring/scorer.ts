@@ -15,71 +15,23 @@
 
 import { randomUUID } from 'node:crypto';
 import type { History } from '../domain/history/history.ts';
-import type { PerChannel } from '../domain/channels.ts';
-import { channelOf, UNKNOWN, type EarlierTransaction, type Transaction, type TransactionEntities, type TransactionParties } from '../domain/transaction.ts';
+import { channelOf, UNKNOWN, type EarlierTransaction, type Transaction, type TransactionEntities, } from '../domain/transaction.ts';
 import { allocateFeatures, type ChannelMatrices } from '../domain/features/extract.ts';
 import type { Ring } from '../domain/rings.ts';
 import type { ModelBundle, ModeName } from '../model/bundle-types.ts';
 import { topReasons, type ChannelExplanation, type ScoreReason } from './explain.ts';
 import { isoTime } from '../domain/iso-time.ts';
 import { featureMap, type Decision, type DecisionValues } from '../domain/rules/decide.ts';
-import { runRules, rulesNotes, type RuleMatch, type RuleSet, type RulesOutcome } from './rules-stage.ts';
+import { runRules, rulesNotes, type RuleSet, type RulesOutcome } from './rules-stage.ts';
 import { KnownValues } from './known-values.ts';
 import { ScoringPipeline } from './pipeline.ts';
 import { Stopwatch } from '../domain/stopwatch.ts';
+import type { ScoreInput, ScoreResponse } from '../contract/score.ts';
 
-/** A score request: a transaction whose id, location and payment type may be left out. */
-export type ScoreInput = TransactionParties & {
-  transaction_id?: string | undefined;
-  location?: string | undefined;
-  payment_type?: string | undefined;
-  mode: ModeName;
-  explain: boolean;
-};
-
-export interface Evidence {
-  transaction_id: string;
-  time: string;
-  amount: number;
-  source: string;
-  target: string;
-  relation: 'same_customer' | 'same_merchant' | 'same_channel';
-  outcome: 'fraud' | 'legit' | 'unknown';
-}
-
-export interface RelatedRing {
-  ring_id: string;
-  window_start: string;
-  window_end: string;
-  matched_entity: string;
-  role: 'merchant' | 'channel';
-  members: number;
-  fraud_rate: number;
-}
-
-export interface ScoreResult {
-  transaction_id: string;
-  risk_score: number;
-  risk_band: 'low' | 'medium' | 'high' | 'critical';
-  decision: Decision;
-  mode: ModeName;
-  model_id: string;
-  model_version: string;
-  path: 'MODEL' | 'COLD_START';
-  /** Every rule that matched (recorded scores only: the sandbox has no rules). */
-  rules?: RuleMatch[];
-  review_threshold: number;
-  block_threshold: number;
-  channel_scores: PerChannel<number>;
-  channel_attribution: PerChannel<number>;
-  reasons: ScoreReason[];
-  entity_history: Record<string, { role: 'customer' | 'merchant' | 'channel'; prior_transactions: number; is_new: boolean }>;
-  graph_evidence: Record<string, Evidence[]>;
-  related_ring: RelatedRing | null;
-  stages: { name: string; ms: number }[];
-  latency_ms: number;
-  notes: string[];
-}
+/** One earlier transaction the answer lists as evidence, and the ring its merchant or channel
+ *  belongs to: the answer's parts, as the contract defines them. */
+export type Evidence = ScoreResponse['graph_evidence'][string][number];
+export type RelatedRing = NonNullable<ScoreResponse['related_ring']>;
 
 /** The entities a request's transaction belongs to: a missing location or payment type is
  *  recorded as "unknown" (the notes say so). */
@@ -124,7 +76,7 @@ const RELATION = { customer: 'same_customer', merchant: 'same_merchant', channel
 /** The entity's most recent earlier transactions as graph evidence, with each outcome as known at
  *  `time` (a label counts only from when it became known). */
 function addEvidence(
-  evidence: ScoreResult['graph_evidence'],
+  evidence: ScoreResponse['graph_evidence'],
   history: History,
   role: 'customer' | 'merchant' | 'channel',
   key: string,
@@ -240,7 +192,7 @@ export class Scorer {
   }
 
   /** Scores a transaction and returns the answer; reads the context, changes nothing. */
-  score(input: ScoreInput, context: ScoreContext): ScoreResult {
+  score(input: ScoreInput, context: ScoreContext): ScoreResponse {
     return this.run(input, context).result;
   }
 
@@ -317,7 +269,7 @@ export class Scorer {
     const priors = pipeline.priors(tx, history);
     // Keyed by entity ids: objects without a prototype start as hash tables, where literal objects
     // would grow a hidden class per distinct id (much slower to build and serialise).
-    const entityHistory: ScoreResult['entity_history'] = Object.create(null);
+    const entityHistory: ScoreResponse['entity_history'] = Object.create(null);
     // Keys are the entities' identifiers (see `put` for two that coincide).
     put(entityHistory, tx.customer_id, { role: 'customer' as const, prior_transactions: priors.customer, is_new: priors.customer === 0 }, 'customer');
     put(entityHistory, tx.merchant_id, { role: 'merchant' as const, prior_transactions: priors.merchant, is_new: priors.merchant === 0 }, 'merchant');
@@ -381,7 +333,7 @@ export class Scorer {
       stages.lap('explain');
     } else notes.push('explain was false: reasons were not computed.');
 
-    const evidence: ScoreResult['graph_evidence'] = Object.create(null);
+    const evidence: ScoreResponse['graph_evidence'] = Object.create(null);
     const older = context.earlier;
     addEvidence(evidence, history, 'customer', tx.customer_id, time, older?.customer);
     addEvidence(evidence, history, 'merchant', tx.merchant_id, time, older?.merchant);
@@ -389,7 +341,7 @@ export class Scorer {
     const relatedRing = context.rings.related(tx.merchant_id, channel, time);
     stages.lap('evidence');
 
-    const result: ScoreResult = {
+    const result: ScoreResponse = {
       transaction_id: transactionId,
       risk_score: risk,
       risk_band: band,
@@ -420,7 +372,7 @@ export type RecordedTransaction = Transaction & { transaction_id: string };
 
 /** What one score made: the answer, and what a recorded score keeps beside it. */
 interface Scored {
-  result: ScoreResult;
+  result: ScoreResponse;
   transaction: RecordedTransaction;
   /** The answer's stages as they ran (`result.stages` is its laps). */
   stages: Stopwatch;

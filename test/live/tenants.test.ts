@@ -113,7 +113,9 @@ for (const backend of backends()) {
       // A new answer says where its server time went: the phases in order, then their total, which
       // is at least their sum (each phase is rounded to the microsecond) and at least the score's
       // own latency (its stages are the `score` phase's).
-      const timing = String(first.headers['server-timing']).split(', ').map((p) => p.split(';dur='));
+      const timing = String(first.headers['server-timing'])
+        .split(', ')
+        .map((p) => p.split(';dur='));
       t.same(
         timing.map(([name]) => name),
         ['auth', 'validate', 'prepare', 'score', 'serialize', 'commit', 'total'],

@@ -7,14 +7,14 @@
 import type { OutcomeLabel, TransactionRecord } from '../../contract/transactions.ts';
 import type { OutcomeChangeRow, TransactionRow } from '../../storage/live-rows.ts';
 import { decisionOf } from '../../scoring/decision.ts';
-import type { ScoreResult } from '../../scoring/scorer.ts';
+import type { ScoreResponse } from '../../contract/score.ts';
 
 export const labelName = (label: 0 | 1): OutcomeLabel => (label === 1 ? 'fraud' : 'legit');
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The record of a stored row; with its outcome changes when `changes` is given. */
 export function transactionRecord(row: TransactionRow, changes?: readonly OutcomeChangeRow[]): TransactionRecord {
-  const answered = row.response === null ? null : (JSON.parse(row.response) as ScoreResult);
+  const answered = row.response === null ? null : (JSON.parse(row.response) as ScoreResponse);
   const d = answered === null ? null : decisionOf(answered);
   const record: TransactionRecord = {
     transaction_id: row.transaction_id,

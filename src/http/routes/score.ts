@@ -8,8 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { App } from '../../app/app.ts';
 import { ErrorResponse } from '../../contract/errors.ts';
-import { ScoreResponse } from '../../contract/score.ts';
-import { ScoreRequest } from '../schemas.ts';
+import { ScoreRequest, ScoreResponse } from '../../contract/score.ts';
 import { deadline } from '../deadlines.ts';
 
 export function scoreRoutes(server: FastifyInstance, app: Pick<App, 'config' | 'sandbox'>): void {

@@ -9,8 +9,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { KeySurface } from '../../app/app.ts';
 import { Stopwatch } from '../../domain/stopwatch.ts';
 import { ErrorResponse } from '../../contract/errors.ts';
-import { ScoreResponse } from '../../contract/score.ts';
-import { ScoreRequest } from '../schemas.ts';
+import { ScoreRequest, ScoreResponse } from '../../contract/score.ts';
 import { deadline } from '../deadlines.ts';
 
 /** The rate limit of the key surface: SCORE_RATE_PER_MINUTE per key, counted after authentication. */
