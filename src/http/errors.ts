@@ -14,6 +14,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import { AppError, databaseTimedOut, databaseUnavailable, type ErrorReason } from '../app/errors.ts';
 import { ERRORS, statusOf } from '../contract/errors.ts';
 import { newRequestId, REQUEST_ID_HEADER } from './request-id.ts';
@@ -50,6 +51,23 @@ export function errorBody(
 /** Sends an error body with its reason's status and the request's id, and keeps its reason for the
  *  request's log line. The id's header is set here too: Fastify's own errors before a route is
  *  found (frameworkError) are answered before the onRequest hook that sets it runs. */
+/** A body schema's text fields with their longest lengths ("customer_id 200, …"), read once per
+ *  schema from what the reference says of it: what an answer to a body too large names. */
+const textLimitsOf = new WeakMap<object, string>();
+function textLimits(schema: unknown): string {
+  if (!(schema instanceof z.ZodType)) return '';
+  let said = textLimitsOf.get(schema);
+  if (said === undefined) {
+    const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, { maxLength?: number }> };
+    said = Object.entries(json.properties ?? {})
+      .filter(([, p]) => p.maxLength !== undefined)
+      .map(([name, p]) => `${name} ${p.maxLength}`)
+      .join(', ');
+    textLimitsOf.set(schema, said);
+  }
+  return said;
+}
+
 function answer(reply: FastifyReply, body: ReturnType<typeof errorBody>): FastifyReply {
   reply.errorReason = body.detail.reason;
   const id = reply.request.id;
@@ -277,15 +295,20 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteRegistry
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
         return answer(reply, errorBody('bad_request', 'The body is not valid JSON.', 'Send a JSON object with Content-Type: application/json.'));
-      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      case 'FST_ERR_CTP_BODY_TOO_LARGE': {
+        const size = Number(request.headers['content-length']);
+        const limits = textLimits(request.routeOptions.schema?.body);
         return answer(
           reply,
           errorBody(
             'payload_too_large',
-            'The request body is larger than this server accepts.',
-            'Send a smaller body; the limits are listed at GET /api/config.',
+            `The request body${Number.isFinite(size) && size > 0 ? ` (${size} bytes)` : ''} is larger than this endpoint accepts (${request.routeOptions.bodyLimit} bytes).`,
+            limits
+              ? `Keep each text field within its length in characters (${limits}) and send it again; every limit is in the API reference (/api/docs).`
+              : 'Send a smaller body; the limits are listed at GET /api/config.',
           ),
         );
+      }
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return answer(
           reply,

@@ -24,7 +24,7 @@ import type { ColumnMapping } from '../datasets/csv.ts';
 import { jobRows, type JobRows } from './job-rows.ts';
 import { CHANNELS } from '../domain/channels.ts';
 import { FeatureSpill } from './feature-spill.ts';
-import { DRIFT_SAMPLE, DriftCounter, } from '../model/drift.ts';
+import { DRIFT_SAMPLE, DriftCounter } from '../model/drift.ts';
 import type { BatchSummary } from '../contract/jobs.ts';
 
 export interface BatchOptions {

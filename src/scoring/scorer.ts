@@ -15,7 +15,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { History } from '../domain/history/history.ts';
-import { channelOf, UNKNOWN, type EarlierTransaction, type Transaction, type TransactionEntities, } from '../domain/transaction.ts';
+import { channelOf, UNKNOWN, type EarlierTransaction, type Transaction, type TransactionEntities } from '../domain/transaction.ts';
 import { allocateFeatures, type ChannelMatrices } from '../domain/features/extract.ts';
 import type { Ring } from '../domain/rings.ts';
 import type { ModelBundle, ModeName } from '../model/bundle-types.ts';

@@ -195,7 +195,15 @@ for (const backend of backends()) {
         ['a field the API does not have', { amount: 1, customer_id: 'c', merchant_id: 'm', card_number: '4111' }, 422, 'validation_failed', /card_number/],
         ['an array body', [1, 2], 422, 'validation_failed'],
         ['malformed JSON', '{"amount": 1,', 400, 'bad_request'],
-        ['oversized body', JSON.stringify({ amount: 1, customer_id: 'x'.repeat(70_000), merchant_id: 'm' }), 413, 'payload_too_large'],
+        // A field far too long is still read, and named with its length.
+        [
+          'a 100 KB customer_id',
+          { amount: 1, customer_id: 'x'.repeat(100 * 1024), merchant_id: 'm' },
+          422,
+          'validation_failed',
+          /body\.customer_id.*customer_id is at most 200 characters/,
+        ],
+        ['oversized body', JSON.stringify({ amount: 1, customer_id: 'x'.repeat(2 << 20), merchant_id: 'm' }), 413, 'payload_too_large'],
       ];
       for (const [name, body, status, reason, detail] of cases) {
         const res = await score(running.app, body);
@@ -208,6 +216,11 @@ for (const backend of backends()) {
         if (status === 422) {
           t.ok(Array.isArray(b.detail.fields) && b.detail.fields.length > 0, `${name}: detail.fields lists the problem`);
           if (detail) t.match(JSON.stringify(b.detail.fields), detail);
+        }
+        if (status === 413) {
+          // Past the body's limit, nothing is read: the answer gives the sizes and every field's length.
+          t.match(b.detail.message, /\(2097\d+ bytes\) is larger than this endpoint accepts \(1048576 bytes\)/, `${name}: the sizes`);
+          t.match(b.detail.fix, /customer_id 200, merchant_id 200, transaction_id 200, location 200, payment_type 100/, `${name}: each field's length`);
         }
       }
       // Unknown fields (the schema is strict) are each named in detail.fields, not as `body`.

@@ -9,6 +9,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { App } from '../../app/app.ts';
 import { ErrorResponse } from '../../contract/errors.ts';
 import { ScoreRequest, ScoreResponse } from '../../contract/score.ts';
+import { scoreBodyLimit } from '../schemas.ts';
 import { deadline } from '../deadlines.ts';
 
 export function scoreRoutes(server: FastifyInstance, app: Pick<App, 'config' | 'sandbox'>): void {
@@ -16,6 +17,7 @@ export function scoreRoutes(server: FastifyInstance, app: Pick<App, 'config' | '
     '/api/risk/score',
     {
       config: { rateLimit: { max: app.config.SCORE_RATE_PER_MINUTE, timeWindow: 60_000 }, ...deadline('score') },
+      bodyLimit: scoreBodyLimit(app.config.MAX_JSON_BODY_BYTES),
       // The response schema documents the answer; the scorer's typed result is serialised directly
       // rather than re-validated by zod on every request (too slow for the hot path).
       serializerCompiler: () => (data) => JSON.stringify(data),

@@ -10,6 +10,7 @@ import type { KeySurface } from '../../app/app.ts';
 import { Stopwatch } from '../../domain/stopwatch.ts';
 import { ErrorResponse } from '../../contract/errors.ts';
 import { ScoreRequest, ScoreResponse } from '../../contract/score.ts';
+import { scoreBodyLimit } from '../schemas.ts';
 import { deadline } from '../deadlines.ts';
 
 /** The rate limit of the key surface: SCORE_RATE_PER_MINUTE per key, counted after authentication. */
@@ -43,6 +44,7 @@ export function v1Routes(server: FastifyInstance, app: KeySurface): void {
     '/api/v1/risk/score',
     {
       config: { rateLimit: keyRateLimit(app), ...deadline('score') },
+      bodyLimit: scoreBodyLimit(app.config.MAX_JSON_BODY_BYTES),
       schema: {
         tags: ['scoring'],
         summary: "Score one transaction against the organization's history, and record it",
