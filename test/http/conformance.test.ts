@@ -1,5 +1,5 @@
-// The service against its own OpenAPI reference: schemathesis (PyPI) runs every check, 50 examples
-// per operation (15 without sign-in) with a fixed seed and no example database (nothing carries over between runs, and
+// The service against its own OpenAPI reference: schemathesis (PyPI) runs every check, 25 examples
+// per operation (10 without sign-in) with a fixed seed and no example database (nothing carries over between runs, and
 // its working files go to a temporary directory), against the real server on loopback.
 // - With sign-in configured through a stand-in identity provider, signed in (session cookie and CSRF
 //   token) and with an API key of an organization: no failure at all. Every status documented, every
@@ -92,7 +92,7 @@ t.test('with sign-in configured: schemathesis finds no disagreement between the 
   ).json();
   t.ok(apiKey.secret, 'an API key for the /api/v1 surface');
 
-  const run = await schemathesis(base, [`Cookie: ${cookie}`, `X-CSRF-Token: ${csrf}`, `Authorization: Bearer ${apiKey.secret}`], 50);
+  const run = await schemathesis(base, [`Cookie: ${cookie}`, `X-CSRF-Token: ${csrf}`, `Authorization: Bearer ${apiKey.secret}`], 25);
   const summary = run.stdout.split('\n').filter((l) => /failure|error|passed|warning/i.test(l) && /=====/.test(l));
   t.equal(run.status, 0, `schemathesis exits 0: ${summary.join(' ') || run.stderr.slice(-500)}`);
   t.notMatch(run.stdout, /^Failures:/m, 'no failures');
@@ -106,7 +106,7 @@ t.test('without sign-in: the only failures are the server-error check on the doc
   t.equal(running.service.config.authConfigured, false, 'sign-in is not configured');
   // Fewer examples: what this run checks (which answers fail, and why) shows on the first ones of
   // each operation; the signed-in run above is the thorough one.
-  const run = await schemathesis(await listening(running), [], 15);
+  const run = await schemathesis(await listening(running), [], 10);
   t.notMatch(run.stdout, /^Errors:/m, 'no errors');
   t.same([...failureKinds(run.stdout).keys()], ['ST101'], 'server errors only (ST101)');
   // Each failure shows its answer: a status line, then the body.
