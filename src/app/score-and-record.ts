@@ -16,7 +16,6 @@
 
 import { AppError, available, modelUnavailable } from './errors.ts';
 import type { ModelBundle, ModelProblem } from '../model/bundle-types.ts';
-import type { Tenants } from '../live/tenants.ts';
 import { sameTransaction } from '../live/tenant.ts';
 import type { DecisionLog } from '../live/decision-log.ts';
 import { recorded, scoredEntities, type ScoredToRecord, type Scorer } from '../scoring/scorer.ts';
@@ -39,11 +38,16 @@ export interface ScoringKey {
  *  scores instead; undefined without a model. */
 export type ScorerFor = (modelId: string) => Promise<{ scorer: Scorer; note?: string } | undefined>;
 
+/** What a score reads and writes of its organization in this process (live/tenant.ts's Tenant). */
+export type ScoringTenant = Pick<Tenant, 'earlier' | 'has' | 'sameAs' | 'context' | 'add'> & { stored: Pick<Tenant['stored'], 'response' | 'get'> };
+
 export interface ScoreAndRecordDeps {
   /** The loaded model, or why there is none. */
   model: ModelBundle | ModelProblem;
-  tenants: Tenants;
-  decisionLog: DecisionLog;
+  /** The organizations this process holds (live/tenants.ts): one at once when loaded, else loading. */
+  tenants: { loadedNow(organizationId: string): ScoringTenant | undefined; get(organizationId: string): Promise<ScoringTenant> };
+  /** Where a score is recorded (live/decision-log.ts). */
+  decisionLog: Pick<DecisionLog, 'durability' | 'inFlight' | 'pendingResponse' | 'push' | 'commit'>;
   /** The built-in model's scorer; undefined when no model is loaded. */
   scorer: Scorer | undefined;
   scorerFor: ScorerFor;
@@ -109,7 +113,7 @@ export function recordedRow(scored: ScoredToRecord, body: string, challengers: r
 export const HISTORY_LOADING_RETRY_SECONDS = 2;
 
 /** The organization's tenant, once loaded, if that is before the request's deadline. */
-async function inTime(loading: Promise<Tenant>): Promise<Tenant> {
+async function inTime(loading: Promise<ScoringTenant>): Promise<ScoringTenant> {
   try {
     return await beforeDeadline(loading, "the organization's history");
   } catch (e) {

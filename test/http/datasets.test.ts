@@ -268,7 +268,7 @@ for (const backend of backends()) {
     const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
     for (const name of stray) utimesSync(join(uploadsDir, name), twoHoursAgo, twoHoursAgo);
     const swept = await running.service.sweepExpired();
-    t.ok(swept >= 0);
+    t.ok(swept === 0 || swept === 1, `the expired dataset, unless the periodic sweep took it first (${swept})`);
     t.same(readdirSync(uploadsDir), ['fedcba9876543210fedcba9876543210.csv'], 'the expired upload and the hour-old strays are gone; a recent stray waits');
     const gone = await running.app.inject({ method: 'GET', url: `/api/datasets/${id}` });
     t.equal(gone.statusCode, 410);

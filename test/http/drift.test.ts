@@ -3,7 +3,7 @@
 // simulator at another seed and a third of the population over 30 days, without labels (`ok`, by
 // the checks without outcomes); the same with amounts ×10 (`shifted`, by the amount); with its
 // labels shuffled (`degraded`, by its outcomes). The download stays a plain CSV in each case. The
-// whole matrix runs in-process in test/model/drift.test.ts.
+// whole matrix runs in-process in test/jobs/drift.test.ts.
 
 import t from 'tap';
 import { DEFAULT_SIMULATION, simulate, toCsv } from '../../src/domain/simulate.ts';

@@ -26,13 +26,16 @@ for (const backend of backends()) {
       t.same(body.database, { status: 'ok', kind: backend.name });
       t.equal(body.auth_configured, false, 'no identity provider configured');
       t.ok(body.history_transactions > 250_000);
-      t.ok(body.startup_ms.sandbox >= 0, 'the start-up steps include building the sandbox');
+      t.ok(
+        Number.isFinite(body.startup_ms.sandbox) && body.startup_ms.sandbox >= 0,
+        `the start-up steps include building the sandbox (${body.startup_ms.sandbox} ms)`,
+      );
       t.equal(body.organizations_loaded, 0, 'no organization loaded before it is used');
       t.equal(body.transactions_held, 0, 'and no transaction held');
       const m = body.memory;
       t.ok(m.heap_used_mb > 0 && m.heap_used_mb <= m.heap_total_mb, `heap used ${m.heap_used_mb} of ${m.heap_total_mb} MB`);
       t.ok(m.rss_mb > m.heap_used_mb && m.rss_mb < 64 * 1024, `resident ${m.rss_mb} MB holds the heap in use`);
-      t.ok(m.array_buffers_mb >= 0);
+      t.ok(m.array_buffers_mb >= 0 && m.array_buffers_mb < m.rss_mb, `array buffers ${m.array_buffers_mb} MB, within the resident size`);
     });
 
     await t.test('config: limits, and no secret', async (t) => {
