@@ -9,16 +9,20 @@
 // under DATA_DIR once known, keyed by the simulation's settings and the label delay. The history
 // itself (a quarter of a million transactions) and its rings are built on first use (the first
 // sandbox score, ring listing or example import waits for it); the build checks the kept figures
-// against the rows it simulated and replaces them if they differ.
+// against the rows it simulated and replaces them if they differ. The built history (as a snapshot,
+// domain/history/snapshot.ts) and its rings are kept beside the figures, for the same settings and
+// the same domain code (the simulator's and the history's): the next start's first use reads them
+// in a fraction of the time a build takes, and any change to that code builds afresh.
 
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { settleMemory } from '../addon/memory.ts';
 import { History } from '../domain/history/history.ts';
-import { detectRings } from '../domain/rings.ts';
+import { HISTORY_FORMAT, historyBytes, historyFromBytes } from '../domain/history/snapshot.ts';
+import { detectRings, type Ring } from '../domain/rings.ts';
 import { RingIndex } from '../scoring/scorer.ts';
 import { DEFAULT_SIMULATION, simulate, SCENARIOS, type SimulatedTransaction } from '../domain/simulate.ts';
 import { ExampleDataset } from '../contract/datasets.ts';
@@ -31,6 +35,20 @@ type Facts = z.infer<typeof Facts>;
 const AFTER_NEWEST_MS = 1000;
 /** Bumped when the kept file's shape or meaning changes. */
 const FACTS_FORMAT = 1;
+/** Bumped when the kept build's files change shape. */
+const BUILT_FORMAT = 1;
+
+/** The code a kept build depends on beyond the history's (HISTORY_FORMAT): the domain's own files
+ *  (the simulator, its random numbers, the rings' detector), as they run here (.ts or .js). */
+const DOMAIN_CODE = (() => {
+  const dir = join(import.meta.dirname, '..', 'domain');
+  const hash = createHash('sha256');
+  for (const f of readdirSync(dir)
+    .filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts'))
+    .sort())
+    hash.update(`${f}\n`).update(readFileSync(join(dir, f)));
+  return hash.digest('hex').slice(0, 16);
+})();
 
 function factsOf(rows: readonly SimulatedTransaction[]): Facts {
   const newest = rows.reduce((t, r) => Math.max(t, r.time), -Infinity);
@@ -114,6 +132,11 @@ export class Sandbox {
 
   private build(): Built {
     if (this.built) return this.built;
+    const kept = this.readBuilt();
+    if (kept) {
+      this.built = { history: kept.history, ringIndex: new RingIndex(kept.rings) };
+      return this.built;
+    }
     const rows = simulate();
     const fresh = { ...factsOf(rows), key: this.facts.key };
     // Kept figures that disagree with the rows (the simulator changed since): the rows decide.
@@ -124,7 +147,9 @@ export class Sandbox {
     // Ring detection reads every row as an object: with the names kept as strings, each is the same
     // string every time (a few thousand customers and merchants), not one decoded per row.
     history.transactions.materialiseNames();
-    this.built = { history, ringIndex: new RingIndex(detectRings(history.transactions, this.asOf, { labelDelay: this.labelDelay })) };
+    const rings = detectRings(history.transactions, this.asOf, { labelDelay: this.labelDelay });
+    this.built = { history, ringIndex: new RingIndex(rings) };
+    this.keepBuilt(history, rings);
     // The build drops a quarter of a million simulated rows and the detector's graph: hand their
     // pages back now, as start-up does for its own garbage, or they stay resident.
     settleMemory();
@@ -133,6 +158,39 @@ export class Sandbox {
 
   private file(): string {
     return join(this.dir!, 'sandbox', 'example.json');
+  }
+
+  /** What a kept build must have been made for: these figures, this history code, this domain code. */
+  private builtKey(): string {
+    return `${BUILT_FORMAT}/${this.facts.key}/${HISTORY_FORMAT}/${DOMAIN_CODE}`;
+  }
+
+  /** The kept build, when it was made for this key (else none: it is built again). */
+  private readBuilt(): { history: History; rings: Ring[] } | undefined {
+    if (this.dir === undefined) return undefined;
+    try {
+      const kept = JSON.parse(readFileSync(join(this.dir, 'sandbox', 'built.json'), 'utf8')) as { key: string; rings: Ring[] };
+      if (kept.key !== this.builtKey()) return undefined;
+      return { history: historyFromBytes([readFileSync(join(this.dir, 'sandbox', 'history.bin'))]), rings: kept.rings };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Keeps the build for the next start (best effort, as the figures). The history is written
+   *  first and the file naming its key last, so a half-written build is never read. */
+  private keepBuilt(history: History, rings: readonly Ring[]): void {
+    if (this.dir === undefined) return;
+    try {
+      const dir = join(this.dir, 'sandbox');
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, `history.bin.${process.pid}.tmp`), Buffer.concat(historyBytes(history)));
+      renameSync(join(dir, `history.bin.${process.pid}.tmp`), join(dir, 'history.bin'));
+      writeFileSync(join(dir, `built.json.${process.pid}.tmp`), JSON.stringify({ key: this.builtKey(), rings }));
+      renameSync(join(dir, `built.json.${process.pid}.tmp`), join(dir, 'built.json'));
+    } catch {
+      // Not kept: the next start builds again.
+    }
   }
 
   private read(key: string): Facts | undefined {

@@ -1,6 +1,7 @@
 // The public sandbox starts without simulating once its figures are kept: the first start under a
 // data directory simulates and keeps them; the next reads them; the history and rings are built on
-// first use, and the rows they are built from decide when kept figures disagree with them.
+// first use, and the rows they are built from decide when kept figures disagree with them. The
+// build is kept too, and read back at the next start unless other code or settings made it.
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -47,4 +48,34 @@ t.test('a kept file for other settings is not used', async (t) => {
   t.not(other.example.description, 'for another label delay', 'a different label delay simulates afresh');
   writeFileSync(file, '{ not json');
   t.ok(new Sandbox(DEFAULT_LABEL_DELAY_MS, dir).example.rows > 0, 'an unreadable file is simulated past');
+});
+
+t.test('the built history and rings are kept, and read at the next start for the same code and settings', async (t) => {
+  const dir = tempDir('sandbox-');
+  const first = new Sandbox(DEFAULT_LABEL_DELAY_MS, dir);
+  const rings = first.ringIndex.rings;
+  const built = join(dir, 'sandbox', 'built.json');
+  const kept = JSON.parse(readFileSync(built, 'utf8'));
+  t.same(kept.rings, JSON.parse(JSON.stringify(rings)), 'the first use keeps the rings beside the history');
+
+  // A kept build the next start must read instead of building: its rings are the file's.
+  kept.rings = kept.rings.slice(0, 1);
+  writeFileSync(built, JSON.stringify(kept));
+  const second = new Sandbox(DEFAULT_LABEL_DELAY_MS, dir);
+  t.equal(second.ringIndex.rings.length, 1, 'the next start read the kept build, not the simulator');
+  t.equal(second.history.size, first.history.size, 'the history read back holds every row');
+  const k = first.history.size - 1;
+  t.same(
+    [second.history.transactions.transactionId(k), second.history.transactions.amount(k), second.history.newest],
+    [first.history.transactions.transactionId(k), first.history.transactions.amount(k), first.history.newest],
+    'and the same rows',
+  );
+
+  // Made by other code (another key): built afresh, and kept again for this code.
+  writeFileSync(built, JSON.stringify({ ...kept, key: 'made by other code' }));
+  const third = new Sandbox(DEFAULT_LABEL_DELAY_MS, dir);
+  t.equal(third.ringIndex.rings.length, rings.length, 'a build for another key is built afresh');
+  t.not(JSON.parse(readFileSync(built, 'utf8')).key, 'made by other code', 'and kept for this one');
+  writeFileSync(join(dir, 'sandbox', 'history.bin'), 'not a history');
+  t.equal(new Sandbox(DEFAULT_LABEL_DELAY_MS, dir).history.size, first.history.size, 'an unreadable history is built past');
 });

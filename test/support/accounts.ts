@@ -4,7 +4,8 @@
 
 import type { LightMyRequestResponse } from 'fastify';
 import { IdentityProvider, makeKey, signWith, type SigningKey } from './idp.ts';
-import { freshDatabase, start, tempDir, type Backend, type Running } from './server.ts';
+import { freshDatabase, start, type Backend, type Running } from './server.ts';
+import { dataDir as newDataDir } from './temp.ts';
 import type { Config } from '../../src/config.ts';
 import type { StartOptions } from '../../src/app/service.ts';
 
@@ -123,7 +124,7 @@ export async function liveFor(
 ): Promise<{ live: LiveService; restart(): Promise<LiveService> }> {
   const db = backend.databaseUrl ? await freshDatabase(backend.databaseUrl) : undefined;
   const idp = await new IdentityProvider().start();
-  const dataDir = tempDir('live-');
+  const dataDir = newDataDir('live-');
   const open = () => startLive({ backend, dataDir, ...(db ? { databaseUrl: db.url } : {}), idp, overrides, ...(startOptions ? { startOptions } : {}) });
   const holder = {
     live: await open(),

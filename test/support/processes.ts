@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { IdentityProvider, makeKey, signWith, type SigningKey } from './idp.ts';
-import { tempDir } from './temp.ts';
+import { dataDir as newDataDir, } from './temp.ts';
 
 export interface ServerProcess {
   base: string;
@@ -37,7 +37,15 @@ export async function spawnServer(env: Record<string, string>, o: { port?: numbe
  *  port is picked free beforehand, which another process could take meanwhile. */
 async function spawnOn(port: number, env: Record<string, string>, stdout: 'pipe' | 'ignore' = 'ignore'): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--import=tsx', 'src/main.ts'], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: tempDir('server-'), LOG_LEVEL: 'warn', SCORE_RATE_PER_MINUTE: '1000000', ...env },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: newDataDir('server-'),
+      LOG_LEVEL: 'warn',
+      SCORE_RATE_PER_MINUTE: '1000000',
+      ...env,
+    },
     stdio: ['ignore', stdout, 'pipe'],
   });
   let exit: number | string | undefined;

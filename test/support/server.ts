@@ -12,7 +12,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { buildApp, type AppOptions } from '../../src/http/app.ts';
 import { startService, type Service, type StartOptions } from '../../src/app/service.ts';
 import { openApp } from '../../src/app/app.ts';
-import { tempDir } from './temp.ts';
+import { dataDir as newDataDir, tempDir } from './temp.ts';
 import { needs, TEST_DATABASE_URL } from './components.ts';
 
 export interface Backend {
@@ -88,7 +88,7 @@ export async function start(
     startOptions?: StartOptions;
   } = {},
 ): Promise<Running> {
-  const dataDir = o.dataDir ?? tempDir('data-');
+  const dataDir = o.dataDir ?? newDataDir('data-');
   let databaseUrl = o.databaseUrl;
   let drop: (() => Promise<void>) | undefined;
   if (!databaseUrl && o.backend?.databaseUrl) {
