@@ -18,6 +18,7 @@ import { decisionList, decisionRecord, entitySummary, reportOutcome, reportOutco
 import { weeklyPerformance } from './decisions/performance.ts';
 import { challengerReport } from './decisions/challenger-report.ts';
 import { addListItems, allLists, createList, deleteList, listAudit, listPage, removeListItems } from './policy/lists.ts';
+import { allFields, declareField, fieldAudit, retireField } from './policy/fields.ts';
 import { allRules, changeRule, checkRule, createRule, deleteRule, rule, ruleHistory, ruleVersions } from './policy/rules.ts';
 import { queueBacktest } from './policy/backtests.ts';
 import { deleteDataset, previewDataset, readDataset, revalidateDataset, storeUpload, uploadDataset } from './datasets/datasets.ts';
@@ -168,6 +169,7 @@ export function openApp(service: Service) {
       addItems: addListItems,
       removeItems: removeListItems,
     }),
+    fields: bind(live, { all: allFields, declare: declareField, retire: retireField, audit: fieldAudit }),
     rules: bind(live, {
       all: allRules,
       one: rule,

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { AMOUNT_DECIMALS, keptAmount } from '../domain/amount.ts';
 import { MODE_NAMES, perChannel } from '../model/bundle-types.ts';
-import { storedText } from './fields.ts';
+import { storedText } from './stored-text.ts';
 
 const id = (what: string) => storedText(what, 200);
 

@@ -26,6 +26,7 @@ import { organizationRoutes } from './routes/organizations.ts';
 import { v1Routes } from './routes/v1.ts';
 import { keyTransactionRoutes, memberTransactionRoutes } from './routes/transactions.ts';
 import { keyListRoutes, memberRuleRoutes } from './routes/rules.ts';
+import { fieldRoutes } from './routes/fields.ts';
 import { keyAuthentication } from './guards.ts';
 import { historyImportRoutes } from './routes/history-imports.ts';
 import { trainingRoutes } from './routes/training.ts';
@@ -169,6 +170,10 @@ export async function buildApp(door: App, o: AppOptions = {}): Promise<FastifyIn
         { name: 'datasets', description: 'Dataset format and example' },
         { name: 'decisions', description: "An organization's decision log: recorded transactions, their decisions and outcomes" },
         { name: 'rules', description: "An organization's rules (CEL expressions that allow, block or review) and lists (docs/rules.md)" },
+        {
+          name: 'fields',
+          description: 'An organization\'s own fields on a payment: declared with a type, read by rules (docs/integrating.md, "Custom fields")',
+        },
         { name: 'webhooks', description: "An organization's webhook endpoints and their deliveries (docs/integrating.md, Webhooks)" },
         { name: 'training', description: 'Training limits' },
         { name: 'service', description: 'Health and configuration' },
@@ -253,6 +258,7 @@ export async function buildApp(door: App, o: AppOptions = {}): Promise<FastifyIn
     organizationRoutes(dashboard, door);
     memberTransactionRoutes(dashboard, door);
     memberRuleRoutes(dashboard, door);
+    fieldRoutes(dashboard, door);
     historyImportRoutes(dashboard, door);
     trainingRoutes(dashboard, door);
     modelRoutes(dashboard, door);

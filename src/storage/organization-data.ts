@@ -1,6 +1,7 @@
 // An organization's live data in the database: its recorded transactions with the decisions that
 // were answered, their outcomes and every change of them, its history as a process loads it, its
-// ring analyses, the figures a performance report reads, its lists and rules, and its webhooks.
+// ring analyses, the figures a performance report reads, its lists and rules, its own fields, and
+// its webhooks.
 // Everything that reads or writes live data goes through `organizationData(db, id)`, whose every
 // statement is bound to that one organization: a route holds an `OrganizationData` only after
 // deciding who the caller is, and cannot ask it for another organization's rows
@@ -21,6 +22,7 @@ import { snapshotMeta, writeSnapshot } from './history-snapshots.ts';
 import { applyOutcomes, outcomeChanges } from './outcome-changes.ts';
 import { storedRings, storeRings, windowRows } from './rings-store.ts';
 import { labelledScores, scoredFeatures, shadowedTransactions, weeklyAggregates } from './weekly-aggregates.ts';
+import { declareField, fieldAudit, getField, listFields, retireField } from './fields-store.ts';
 import { addItems, allStays, createList, deleteList, getList, listItems, listLists, listNames, removeItems } from './lists-store.ts';
 import { auditOf, auditPage, changeRule, countRules, createRule, deleteRule, listRules, ruleVersions, rulesUsingList } from './rules-store.ts';
 import {
@@ -99,6 +101,8 @@ function parts(scope: OrganizationScope) {
       count: countRules,
       audit: (s: OrganizationScope, id: string) => auditOf(s, 'rule', id),
     }),
+    /** The organization's own fields: declared, read, retired, audited. */
+    fields: bound(scope, { declare: declareField, all: listFields, one: getField, retire: retireField, audit: fieldAudit }),
     /** Webhook endpoints and their deliveries log. */
     webhooks: bound(scope, {
       create: insertEndpoint,
@@ -124,6 +128,7 @@ export type OrganizationRules = OrganizationData['rules'];
 export type OrganizationOutcomes = OrganizationData['outcomes'];
 export type OrganizationPerformance = OrganizationData['performance'];
 export type OrganizationWebhooks = OrganizationData['webhooks'];
+export type OrganizationFields = OrganizationData['fields'];
 
 export function organizationData(db: Db, organizationId: string): OrganizationData {
   return { organizationId, ...parts(bindOrganization(db, organizationId)) };

@@ -292,8 +292,8 @@ export interface AuditRow {
   detail: Record<string, unknown> | null;
 }
 
-/** Every recorded change of one of the organization's rules or lists, oldest first. */
-export function auditOf(scope: OrganizationScope, subject: 'rule' | 'list', id: string): Promise<AuditRow[]> {
+/** Every recorded change of one of the organization's rules, lists or fields, oldest first. */
+export function auditOf(scope: OrganizationScope, subject: 'rule' | 'list' | 'field', id: string): Promise<AuditRow[]> {
   return scope.db.query<AuditRow>(
     `SELECT at_ms, by, action, detail FROM policy_audit WHERE organization_id = $1 AND subject = $2 AND subject_id = $3 ORDER BY id`,
     [scope.organizationId, subject, id],

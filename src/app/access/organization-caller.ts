@@ -13,15 +13,17 @@ export class OrganizationCaller {
     readonly organizationId: string,
     /** Who acts: `key:<api key id>`, or a user id. */
     readonly by: string,
+    /** What the caller is to the organization: one of its owners, a member, or its API key. */
+    readonly role: 'owner' | 'member' | 'key',
   ) {}
 
   /** The organization of an API key the request authenticated with. */
   static key(key: Pick<LiveApiKey, 'id' | 'organization_id'>): OrganizationCaller {
-    return new OrganizationCaller(key.organization_id, `key:${key.id}`);
+    return new OrganizationCaller(key.organization_id, `key:${key.id}`, 'key');
   }
 
-  /** An organization the signed-in user `userId` has been checked to belong to. */
-  static member(organization: Pick<OrganizationRow, 'id'>, userId: string): OrganizationCaller {
-    return new OrganizationCaller(organization.id, userId);
+  /** An organization the signed-in user `userId` has been checked to belong to, with their role. */
+  static member(organization: Pick<OrganizationRow, 'id' | 'role'>, userId: string): OrganizationCaller {
+    return new OrganizationCaller(organization.id, userId, organization.role);
   }
 }

@@ -24,7 +24,7 @@ import {
 } from '../../contract/organizations.ts';
 import { requireUser } from '../caller.ts';
 import { OrgParams } from '../records.ts';
-import { storedText } from '../../contract/fields.ts';
+import { storedText } from '../../contract/stored-text.ts';
 
 const CreateOrganization = z
   .object({

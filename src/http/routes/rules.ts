@@ -33,7 +33,7 @@ import { MAX_EXPRESSION_CHARS, RULE_ACTIONS } from '../../domain/rules/expressio
 import { memberCaller } from '../ownership.ts';
 import { requireUser } from '../caller.ts';
 import { OrgParams } from '../records.ts';
-import { NO_NUL, storedText } from '../../contract/fields.ts';
+import { NO_NUL, storedText } from '../../contract/stored-text.ts';
 
 const Iso = (what: string) => z.iso.datetime({ offset: true, error: `${what} must be an ISO 8601 date and time, e.g. 2026-11-23T10:15:00Z` });
 

@@ -12,7 +12,7 @@ import type { App } from '../../app/app.ts';
 import { ErrorResponse } from '../../contract/errors.ts';
 import { requireUser } from '../caller.ts';
 import { ApiError } from '../errors.ts';
-import { storedText } from '../../contract/fields.ts';
+import { storedText } from '../../contract/stored-text.ts';
 
 const TrainingRequest = z
   .object({

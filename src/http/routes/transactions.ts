@@ -21,7 +21,7 @@ import { ErrorResponse } from '../../contract/errors.ts';
 import { Performance } from '../../contract/performance.ts';
 import { BulkResult, Entity, OutcomeLabel, TransactionPage, TransactionRecord } from '../../contract/transactions.ts';
 import { memberCaller } from '../ownership.ts';
-import { NO_NUL } from '../../contract/fields.ts';
+import { NO_NUL } from '../../contract/stored-text.ts';
 
 /** Most outcomes in one bulk request. */
 export const MAX_BULK_OUTCOMES = 1000;

@@ -20,7 +20,7 @@ import {
 import { requireUser } from '../caller.ts';
 import { OrgParams } from '../records.ts';
 import { ErrorResponse } from '../../contract/errors.ts';
-import { storedText } from '../../contract/fields.ts';
+import { storedText } from '../../contract/stored-text.ts';
 
 const Url = z.string().min(1).max(2048, 'url is at most 2048 characters').describe('https; where every event is POSTed');
 const Events = z.array(z.enum(WEBHOOK_EVENT_TYPES)).min(1, 'subscribe to at least one event type').max(WEBHOOK_EVENT_TYPES.length);
