@@ -23,5 +23,8 @@ CREATE TABLE custom_fields (
 CREATE UNIQUE INDEX custom_fields_seq_idx ON custom_fields (seq);
 CREATE INDEX custom_fields_feed_idx ON custom_fields (xid, seq);
 
+-- The fields a payment was sent with, as sent (declared or not), beside its decision.
+ALTER TABLE transactions ADD COLUMN fields jsonb NULL;
+
 ALTER TABLE policy_audit DROP CONSTRAINT policy_audit_subject_check;
 ALTER TABLE policy_audit ADD CONSTRAINT policy_audit_subject_check CHECK (subject IN ('rule', 'list', 'field'));

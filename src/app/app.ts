@@ -18,6 +18,7 @@ import { decisionList, decisionRecord, entitySummary, reportOutcome, reportOutco
 import { weeklyPerformance } from './decisions/performance.ts';
 import { challengerReport } from './decisions/challenger-report.ts';
 import { addListItems, allLists, createList, deleteList, listAudit, listPage, removeListItems } from './policy/lists.ts';
+import { refuseForbidden, SANDBOX_FIELDS_NOTE } from './sent-fields.ts';
 import { allFields, declareField, fieldAudit, retireField } from './policy/fields.ts';
 import { allRules, changeRule, checkRule, createRule, deleteRule, rule, ruleHistory, ruleVersions } from './policy/rules.ts';
 import { queueBacktest } from './policy/backtests.ts';
@@ -141,8 +142,11 @@ export function openApp(service: Service) {
     },
     sandbox: {
       /** A what-if score against the public sandbox: nothing recorded. */
-      score: (input: ScoreInput): ScoreResponse =>
-        requireScorer().score(input, { history: sandbox.history, rings: sandbox.ringIndex, at: sandbox.asOf, notes: sandboxNote }),
+      score: (input: ScoreInput): ScoreResponse => {
+        refuseForbidden(input.fields);
+        const notes = input.fields && Object.keys(input.fields).length ? [...sandboxNote, SANDBOX_FIELDS_NOTE] : sandboxNote;
+        return requireScorer().score(input, { history: sandbox.history, rings: sandbox.ringIndex, at: sandbox.asOf, notes });
+      },
       example: () => sandbox.example,
       /** What a score's notes go by: the scorer's own sets (the sandbox's places without a reference). */
       knownValues: (): KnownValues => {

@@ -21,6 +21,16 @@ export const ERRORS = {
     message: 'The request has fields of the wrong shape.',
     fix: 'Correct the fields listed in detail.fields and send the request again.',
   },
+  card_number_refused: {
+    status: 422,
+    message: 'A field holds a card number, which this service never accepts: nothing was scored or stored.',
+    fix: "Send a token from your payment provider, the card's BIN or its last four digits instead.",
+  },
+  ip_address_refused: {
+    status: 422,
+    message: 'A field holds an IP address, which this service never accepts: nothing was scored or stored.',
+    fix: 'Send a keyed hash of the address (an HMAC with a secret of yours), or what you derive from it (a country), instead.',
+  },
   bad_request: { status: 400, message: 'The request cannot be handled as sent.', fix: 'Check the request against the reference at /api/docs.' },
   not_signed_in: { status: 401, message: 'You are not signed in, or your session has ended.', fix: 'Sign in again.' },
   invalid_api_key: {

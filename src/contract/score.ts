@@ -7,7 +7,8 @@
 import { z } from 'zod';
 import { AMOUNT_DECIMALS, keptAmount } from '../domain/amount.ts';
 import { MODE_NAMES, perChannel } from '../model/bundle-types.ts';
-import { storedText } from './stored-text.ts';
+import { MAX_FIELD_TEXT, MAX_SENT_FIELDS } from '../domain/fields.ts';
+import { NO_NUL, storedText } from './stored-text.ts';
 
 const id = (what: string) => storedText(what, 200);
 
@@ -28,6 +29,23 @@ export const ScoreRequest = z
     payment_type: storedText('payment_type', 100).optional().describe('Recorded as `unknown` when omitted'),
     mode: z.enum(MODE_NAMES).default('balanced').describe('Thresholds to decide with'),
     explain: z.boolean().default(true).describe('Include the explanation (reasons)'),
+    fields: z
+      .record(
+        z.string().min(1).max(100).regex(NO_NUL, 'a field name must not contain a NUL character'),
+        z.union([
+          z
+            .string()
+            .max(MAX_FIELD_TEXT, `a field's text is at most ${MAX_FIELD_TEXT} characters`)
+            .regex(NO_NUL, "a field's text must not contain a NUL character"),
+          z.number().finite(),
+          z.boolean(),
+        ]),
+      )
+      .refine((f) => Object.keys(f).length <= MAX_SENT_FIELDS, `at most ${MAX_SENT_FIELDS} fields`)
+      .optional()
+      .describe(
+        "The organization's own fields (POST /api/organizations/{id}/fields declares them): a declared field's value must have its type; a field not declared is stored and named in `notes`. A card number or an IP address is never accepted (422 `card_number_refused`, `ip_address_refused`). The public sandbox reads none.",
+      ),
   })
   .strict();
 /** A score request as validated (amount kept to its decimals, mode and explain defaulted). */

@@ -34,6 +34,9 @@ export const TransactionRecord = z.object({
   rules: z.array(RuleMatch).describe('The rules that matched when it was scored; `applied`: it made the decision'),
   notes: z.array(z.string()).describe("The answer's notes: a rule that changed the decision, a value that was missing"),
   latency_ms: z.number().nullable(),
+  fields: z
+    .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+    .describe("The organization's own fields it was sent with, declared or not ({} when none)"),
   outcome: z
     .object({
       outcome: OutcomeLabel,

@@ -25,6 +25,14 @@ export interface FieldDeclaration {
   key: boolean;
 }
 
+/** A field as every process holds it: declared now, or retired (then no longer read). */
+export interface FieldState {
+  name: string;
+  type: FieldType;
+  key: boolean;
+  retired: boolean;
+}
+
 /** What a value must never be: the reason code it is refused with. */
 export type ForbiddenKind = 'card_number_refused' | 'ip_address_refused';
 

@@ -1,11 +1,12 @@
-// An organization's rules and lists in this process: the compiled live version of every active and
-// shadow rule, and the items on its lists now. Loaded with the organization's history in one
+// An organization's rules, lists and declared fields in this process: the compiled live version of
+// every active and shadow rule, the items on its lists now, and the fields it declares. Loaded with the organization's history in one
 // snapshot (tenants.ts) and kept current by the live feed, which carries each changed rule's state
 // and each changed item's stay from whichever process made the change. Scoring reads it as the
 // organization's RuleSet (scoring/rules-stage.ts); each rule version is compiled once, here.
 
 import { compileRule, type CompiledRule } from '../domain/rules/expression.ts';
 import { CurrentItems, type ItemStay } from '../domain/rules/lists.ts';
+import type { FieldState } from '../domain/fields.ts';
 import type { RuleSet } from '../scoring/rules-stage.ts';
 import type { RuleState } from '../storage/rule-state.ts';
 
@@ -14,8 +15,16 @@ export class Policy implements RuleSet {
   rules: readonly CompiledRule[] = [];
   private readonly byId = new Map<string, CompiledRule>();
   private readonly items = new CurrentItems();
+  /** The fields declared now, by name. */
+  readonly fields = new Map<string, FieldState>();
 
   constructor(private readonly onBroken: (ruleId: string, e: unknown) => void = () => {}) {}
+
+  /** A field's new state: held while declared, dropped once retired. */
+  setField(s: FieldState): void {
+    if (s.retired) this.fields.delete(s.name);
+    else this.fields.set(s.name, s);
+  }
 
   /** A rule's new state: evaluated while active or shadow, else dropped. A version that no longer
    *  compiles (it was checked when saved) is dropped and reported, never evaluated. */

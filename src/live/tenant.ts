@@ -19,6 +19,7 @@ import type { HistoryRow } from '../storage/live-rows.ts';
 import type { OrganizationTransactions } from '../storage/organization-data.ts';
 import type { FeedChange } from '../storage/live-feed.ts';
 import { Policy } from './policy.ts';
+import type { FieldState } from '../domain/fields.ts';
 
 /** Rows a load hands to a history at a time; after each step, the time is looked at. */
 const LOAD_STEP = 256;
@@ -148,6 +149,9 @@ export class Tenant {
       stays: (stays) => {
         for (const s of stays) this.policy.applyStay(s);
       },
+      fields: (states) => {
+        for (const s of states) this.policy.setField(s);
+      },
     };
   }
 
@@ -193,6 +197,11 @@ export class Tenant {
     this.context.rings = new RingIndex(rings);
   }
 
+  /** The fields the organization declares now, by name. */
+  declaredFields(): ReadonlyMap<string, FieldState> {
+    return this.policy.fields;
+  }
+
   /** Whether the organization has a transaction with this id. */
   has(transactionId: string): boolean {
     return this.history.transactions.find(transactionId) >= 0;
@@ -213,6 +222,10 @@ export class Tenant {
     }
     if (c.kind === 'list_item') {
       this.policy.applyStay(c.stay);
+      return true;
+    }
+    if (c.kind === 'field') {
+      this.policy.setField(c.field);
       return true;
     }
     if (c.kind === 'outcome') {

@@ -9,7 +9,7 @@ import type { Queryable } from './db.ts';
 import { FEED_SENDER, notifyFeed } from './live-feed.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 import { auditOf, type AuditRow } from './rules-store.ts';
-import type { FieldDeclaration } from '../domain/fields.ts';
+import type { FieldDeclaration, FieldState } from '../domain/fields.ts';
 
 export interface FieldRow extends FieldDeclaration {
   created_at_ms: number;
@@ -103,6 +103,15 @@ export async function retireField(scope: OrganizationScope, name: string, at: nu
     await audit(tx, scope, at, by, name, 'retired', null);
     return { field, xid: await currentXid(tx) };
   });
+}
+
+/** The fields declared now, as a process holds them (a history's load reads them with its rules). */
+export async function liveFieldStates(tx: Queryable, scope: OrganizationScope): Promise<FieldState[]> {
+  const rows = await tx.query<{ name: string; type: FieldState['type']; key: boolean }>(
+    `SELECT name, type, key FROM custom_fields WHERE organization_id = $1 AND retired_at_ms IS NULL`,
+    [scope.organizationId],
+  );
+  return rows.map((r) => ({ ...r, retired: false }));
 }
 
 /** Every recorded change of a field, oldest first. */

@@ -23,6 +23,8 @@ import type { HistoryRow } from './live-rows.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 import { currentStays } from './lists-store.ts';
 import { liveRuleStates } from './rules-store.ts';
+import { liveFieldStates } from './fields-store.ts';
+import type { FieldState } from '../domain/fields.ts';
 import type { RuleState } from './rule-state.ts';
 import type { ItemStay } from '../domain/rules/lists.ts';
 
@@ -92,6 +94,7 @@ function deferred(into: HistoryLoader): { loader: HistoryLoader; replay(): Promi
 export interface PolicyLoader {
   rules(states: RuleState[]): void;
   stays(stays: ItemStay[]): void;
+  fields(states: FieldState[]): void;
 }
 
 /** Transactions per page when loading a history (a few megabytes of byte strings). */
@@ -213,6 +216,7 @@ async function read(
 
 async function readPolicy(tx: Queryable, scope: OrganizationScope, policy: PolicyLoader): Promise<void> {
   policy.rules(await liveRuleStates(tx, scope));
+  policy.fields(await liveFieldStates(tx, scope));
   await currentStays(tx, scope, (stays) => policy.stays(stays));
 }
 

@@ -18,6 +18,7 @@ import type { OrganizationScope } from './organization-scope.ts';
 import type { HistoryRow } from './live-rows.ts';
 import { LIVE_VERSION, parseRuleState, RULE_STATE_JSON, type RuleState } from './rule-state.ts';
 import type { ItemStay } from '../domain/rules/lists.ts';
+import type { FieldState } from '../domain/fields.ts';
 
 export const FEED_CHANNEL = 'live_feed';
 
@@ -122,7 +123,16 @@ export interface FeedRule {
   rule: RuleState;
 }
 
-export type FeedChange = FeedTransaction | FeedOutcome | FeedListItem | FeedRule;
+/** A declared field's state as last written (declared, or retired). */
+export interface FeedField {
+  kind: 'field';
+  xid: number;
+  seq: number;
+  organization_id: string;
+  field: FieldState;
+}
+
+export type FeedChange = FeedTransaction | FeedOutcome | FeedListItem | FeedRule | FeedField;
 
 /**
  * Where a reader is: it has read every change before `position` except those of the `pending`
@@ -165,8 +175,8 @@ interface FeedRow {
   known_ms: number | null;
   from_label: 0 | 1 | null;
   from_known_ms: number | null;
-  /** 'item' or 'rule' for those kinds, with their state as JSON text. */
-  other: 'item' | 'rule' | null;
+  /** 'item', 'rule' or 'field' for those kinds, with their state as JSON text. */
+  other: 'item' | 'rule' | 'field' | null;
   payload: string | null;
 }
 
@@ -180,6 +190,7 @@ const OUTCOME_COLUMNS = `c.xid, c.seq, true, c.organization_id, t.transaction_id
 const EMPTY = `NULL::text, NULL::float8, NULL::float8, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text, NULL::int2, NULL::float8, NULL::int2, NULL::float8`;
 const ITEM_COLUMNS = `i.xid, i.seq, NULL::bool, i.organization_id, ${EMPTY}, 'item', json_build_array(i.id, i.list_id, i.value, i.added_at_ms, i.expires_at_ms, i.removed_at_ms)::text`;
 const RULE_COLUMNS = `r.xid, r.seq, NULL::bool, r.organization_id, ${EMPTY}, 'rule', ${RULE_STATE_JSON}`;
+const FIELD_COLUMNS = `f.xid, f.seq, NULL::bool, f.organization_id, ${EMPTY}, 'field', json_build_array(f.name, f.type, f.key, f.retired_at_ms IS NOT NULL)::text`;
 // The transaction of an outcome change, by primary key, in a lateral subquery the planner cannot
 // turn into a scan of the whole table (as a plain join or a large limit may while its statistics
 // are young).
@@ -212,6 +223,10 @@ const READ_FEED = `
      FROM p CROSS JOIN LATERAL (SELECT * FROM rules r WHERE r.xid = p.xid AND r.seq > p.seq ORDER BY r.seq LIMIT $3) AS r ${LIVE_VERSION}
      ORDER BY r.xid, r.seq LIMIT $3)
     UNION ALL
+    (SELECT 0, ${FIELD_COLUMNS}
+     FROM p CROSS JOIN LATERAL (SELECT * FROM custom_fields f WHERE f.xid = p.xid AND f.seq > p.seq ORDER BY f.seq LIMIT $3) AS f
+     ORDER BY f.xid, f.seq LIMIT $3)
+    UNION ALL
     (SELECT 1, ${TRANSACTION_COLUMNS}
      FROM transactions t WHERE (t.xid, t.seq) > ($1::text::xid8, $2::bigint) ORDER BY t.xid, t.seq LIMIT $3)
     UNION ALL
@@ -224,6 +239,9 @@ const READ_FEED = `
     UNION ALL
     (SELECT 1, ${RULE_COLUMNS}
      FROM rules r ${LIVE_VERSION} WHERE (r.xid, r.seq) > ($1::text::xid8, $2::bigint) ORDER BY r.xid, r.seq LIMIT $3)
+    UNION ALL
+    (SELECT 1, ${FIELD_COLUMNS}
+     FROM custom_fields f WHERE (f.xid, f.seq) > ($1::text::xid8, $2::bigint) ORDER BY f.xid, f.seq LIMIT $3)
     UNION ALL
     (SELECT NULL, NULL::xid8, NULL::bigint, NULL::bool, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
   ) AS feed ORDER BY part, xid, seq`;
@@ -351,6 +369,10 @@ function change(r: FeedRow): FeedChange {
     return { kind: 'list_item', xid, seq: r.seq, organization_id: r.organization_id, stay: { id, list_id, value, added_at_ms, expires_at_ms, removed_at_ms } };
   }
   if (r.other === 'rule') return { kind: 'rule', xid, seq: r.seq, organization_id: r.organization_id, rule: parseRuleState(r.payload!) };
+  if (r.other === 'field') {
+    const [name, type, key, retired] = JSON.parse(r.payload!) as [string, FieldState['type'], boolean, boolean];
+    return { kind: 'field', xid, seq: r.seq, organization_id: r.organization_id, field: { name, type, key, retired } };
+  }
   return r.outcome
     ? {
         kind: 'outcome',

@@ -4,6 +4,7 @@
 // read these rows (organization-data.ts and the modules it binds) share them without importing
 // each other.
 
+import type { FieldValue } from '../domain/fields.ts';
 import type { Transaction, TransactionEntities, TransactionParties } from '../domain/transaction.ts';
 import type { PackedInputs } from './decision-inputs.ts';
 
@@ -24,6 +25,8 @@ export interface NewTransaction extends TransactionFields {
   features?: Float32Array | null;
   /** What the decision saw and what the rules did (scored transactions; backtests read it). */
   decided?: DecidedBy | null;
+  /** The organization's own fields it was sent with (domain/fields.ts), as sent. */
+  fields?: Readonly<Record<string, FieldValue>> | null;
   /** An imported label and when it became known. */
   label?: 0 | 1 | null;
   label_known_ms?: number | null;
@@ -74,6 +77,8 @@ export interface TransactionRow extends TransactionParties, TransactionEntities 
   outcome_reported_by: string | null;
   /** What the organization's challengers made of it, in shadow (null: none scored it). */
   challengers: ShadowScore[] | null;
+  /** The organization's own fields it was sent with (null: none). */
+  fields: Record<string, FieldValue> | null;
 }
 
 /** What the history needs of a stored transaction, in time order. */

@@ -27,7 +27,7 @@ export interface ListFilters {
 }
 
 const ROW_COLUMNS =
-  'seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source, response, label, label_known_ms, outcome_source, outcome_reported_by, challengers';
+  'seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source, response, label, label_known_ms, outcome_source, outcome_reported_by, challengers, fields';
 
 /** A row as the database sends it: the response still deflated. */
 type StoredRow = Omit<TransactionRow, 'response'> & { response: Uint8Array | null };

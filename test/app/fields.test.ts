@@ -4,7 +4,10 @@
 // their reason and a fix; a member reads but may not declare or retire (403); retiring keeps the
 // field listed as retired, frees its name, and the name can be declared again (with its audit);
 // the limits (50 fields, 5 keys) hold, with nothing stored past them; another organization, a
-// guest and an API key see none of it.
+// guest and an API key see none of it. Sent with a payment: a declared field of another type is
+// refused naming it, an undeclared one kept and noted, every field kept with the record; a card
+// number or an IP address in any field is refused (the sandbox too), never stored or repeated; a
+// retired field is no longer checked, and one organization's declarations are not another's.
 
 import t from 'tap';
 import { backends } from '../support/server.ts';
@@ -133,6 +136,83 @@ for (const backend of backends()) {
       await retire(org.id, org.owner.headers, 'f_7');
       const both = await Promise.all(['race_a', 'race_b'].map((name) => declare(org.id, org.owner.headers, { name, type: 'string' })));
       t.same(both.map((r) => r.statusCode).sort(), [201, 400], 'two at once for one place: one declared, one refused');
+    });
+
+    await t.test('sent with a payment: checked against the declarations, kept with the decision', async (t) => {
+      const shop = await live.organization('Shop');
+      for (const f of [
+        { name: 'email_domain', type: 'string', key: true },
+        { name: 'basket_items', type: 'number' },
+        { name: 'three_ds', type: 'boolean' },
+      ])
+        t.equal((await declare(shop.id, shop.owner.headers, f)).statusCode, 201);
+      const payment = (id: string, fields: Record<string, unknown>) => ({ transaction_id: id, amount: 42, customer_id: 'c-1', merchant_id: 'm-1', fields });
+      const record = (id: string) => app.inject({ url: `/api/v1/transactions/${id}`, headers: { authorization: `Bearer ${shop.key}` } });
+
+      const sent = { email_domain: 'example.com', basket_items: 3, three_ds: true, campaign: 'black-friday' };
+      const ok = await live.score(shop, payment('p-1', sent));
+      t.equal(ok.statusCode, 200, ok.body.slice(0, 300));
+      t.ok(
+        ok.json().notes.includes('Not declared: fields.campaign: stored, not read by rules.'),
+        `an undeclared field is named in the notes: ${JSON.stringify(ok.json().notes)}`,
+      );
+      t.same((await record('p-1')).json().fields, sent, 'the record keeps every field as sent');
+      t.same((await live.score(shop, { ...payment('p-2', {}), fields: undefined })).statusCode, 200);
+      t.same((await record('p-2')).json().fields, {}, 'none sent: {}');
+
+      const wrong = await live.score(shop, payment('p-3', { basket_items: '3', three_ds: 'yes' }));
+      t.equal(wrong.statusCode, 422, 'a declared field of another type');
+      t.equal(wrong.json().detail.reason, 'validation_failed');
+      t.same(
+        wrong.json().detail.fields.map((f: { path: string }) => f.path),
+        ['body.fields.basket_items', 'body.fields.three_ds'],
+        'each named',
+      );
+      t.equal((await record('p-3')).statusCode, 404, 'nothing stored');
+
+      // A card number or an IP address, in any field, declared or not: refused, never stored or repeated.
+      for (const [what, fields, reason] of [
+        ['a card number in a declared field', { email_domain: '4111 1111 1111 1111' }, 'card_number_refused'],
+        ['a card number in an undeclared one', { card: '4111111111111111' }, 'card_number_refused'],
+        ['an IPv4 address', { ip: '203.0.113.9' }, 'ip_address_refused'],
+        ['an IPv6 address', { email_domain: '2001:db8::1' }, 'ip_address_refused'],
+      ] as const) {
+        const res = await live.score(shop, payment(`refused-${reason}-${what.length}`, fields));
+        t.equal(res.statusCode, 422, `${what}: 422`);
+        t.equal(res.json().detail.reason, reason, `${what}: ${reason}`);
+        t.match(res.json().detail.fix, /token|BIN|hash/, `${what}: says what to send instead`);
+        const value = Object.values(fields)[0]!;
+        t.notOk(res.body.includes(value) || res.body.includes(value.replace(/ /g, '')), `${what}: the value is not repeated`);
+        t.equal((await record(`refused-${reason}-${what.length}`)).statusCode, 404, `${what}: nothing stored`);
+        const guest = await live.guest({ amount: 1, customer_id: 'c', merchant_id: 'm', fields });
+        t.equal(guest.json().detail?.reason, reason, `${what}: the public sandbox refuses it too`);
+      }
+      const [{ n }] = await live.s.service.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM transactions WHERE fields::text LIKE '%4111%' OR fields::text LIKE '%203.0.113%' OR fields::text LIKE '%2001:db8%'`,
+      );
+      t.equal(n, 0, 'no refused value in the database');
+
+      // The public sandbox reads no fields, and says so.
+      const sandbox = await live.guest({ amount: 1, customer_id: 'c', merchant_id: 'm', fields: { email_domain: 'example.com' } });
+      t.equal(sandbox.statusCode, 200);
+      t.ok(
+        sandbox.json().notes.some((n: string) => /public sandbox reads no fields/.test(n)),
+        'the sandbox notes it reads none',
+      );
+
+      // Declarations reach scoring as they change: retired, a field is not declared any more.
+      await retire(shop.id, shop.owner.headers, 'basket_items');
+      const after = await live.score(shop, payment('p-4', { basket_items: 'three' }));
+      t.equal(after.statusCode, 200, 'a retired field is not checked');
+      t.ok(after.json().notes.includes('Not declared: fields.basket_items: stored, not read by rules.'));
+      // Another organization's declarations are not this one's.
+      const elsewhere = await live.score(other, payment('o-1', { three_ds: 'not a boolean here' }));
+      t.equal(elsewhere.statusCode, 200, "Shop's declarations do not apply to Other");
+      t.same(
+        (await app.inject({ url: '/api/v1/transactions/p-1', headers: { authorization: `Bearer ${other.key}` } })).statusCode,
+        404,
+        "nor are Shop's records Other's",
+      );
     });
 
     await t.test("one organization's fields are never another's", async (t) => {

@@ -50,7 +50,9 @@ const names = (changes: FeedChange[]) =>
         ? c.transaction_id
         : c.kind === 'rule'
           ? `rule:${c.rule.name}`
-          : `item:${c.stay.value}`,
+          : c.kind === 'field'
+            ? `field:${c.field.name}`
+            : `item:${c.stay.value}`,
   );
 
 eachBackend('the feed reads every change once, in (xid, seq) order, a page at a time', async (t, fx) => {

@@ -1,12 +1,13 @@
-// Rules and lists in the organization-scoped data layer, on both back ends: two organizations with
-// lists and rules of the same names, and every method of one organization's OrganizationData
-// reads and changes its own only, whatever id it is handed (another organization's list or rule id
-// is simply not there); a list's stays read as they were at any time; what a process loads of an
-// organization's rules and lists comes from that organization alone.
+// Rules, lists and declared fields in the organization-scoped data layer, on both back ends: two
+// organizations with lists, rules and fields of the same names, and every method of one
+// organization's OrganizationData reads and changes its own only, whatever id or name it is handed
+// (another organization's is simply not there); a list's stays read as they were at any time; what
+// a process loads of an organization's rules, lists and fields comes from that organization alone.
 
 import type { Db } from '../../src/storage/db.ts';
 import type { PolicyLoader } from '../../src/storage/history-load.ts';
 import type { ItemStay } from '../../src/domain/rules/lists.ts';
+import type { FieldState } from '../../src/domain/fields.ts';
 import type { RuleState } from '../../src/storage/rule-state.ts';
 import { organizationData, type OrganizationData } from '../../src/storage/organization-data.ts';
 import { eachBackend } from '../support/backends.ts';
@@ -20,9 +21,9 @@ const version = (expression: string, listIds: string[] = []) => ({ expression, a
 const MAX = { maxItems: 1_000_000 };
 
 /** What a process loads of an organization's rules and lists. */
-async function policyOf(data: OrganizationData): Promise<{ rules: RuleState[]; stays: ItemStay[] }> {
-  const got = { rules: [] as RuleState[], stays: [] as ItemStay[] };
-  const policy: PolicyLoader = { rules: (r) => got.rules.push(...r), stays: (s) => got.stays.push(...s) };
+async function policyOf(data: OrganizationData): Promise<{ rules: RuleState[]; stays: ItemStay[]; fields: FieldState[] }> {
+  const got = { rules: [] as RuleState[], stays: [] as ItemStay[], fields: [] as FieldState[] };
+  const policy: PolicyLoader = { rules: (r) => got.rules.push(...r), stays: (s) => got.stays.push(...s), fields: (f) => got.fields.push(...f) };
   const nothing = { start() {}, uses() {}, transactions() {}, labels() {}, finish() {}, restore: () => false };
   await data.history.load(0, nothing, policy);
   return got;
@@ -127,5 +128,27 @@ eachBackend("one organization's rules and lists are its own, in every method", a
   t.same(
     loadedB.stays.map((s) => s.value),
     ['c-9'],
+  );
+
+  // Declared fields: each organization's own, by the scope alone.
+  const field = (name: string, type: 'string' | 'number', key = false) => ({ name, type, key, description: null, at, by: 'u1', maxFields: 50, maxKeys: 5 });
+  t.ok('field' in (await a.fields.declare(field('email_domain', 'string', true))), 'A declares a field');
+  t.ok('field' in (await b.fields.declare(field('email_domain', 'number'))), 'B declares one of the same name, its own');
+  t.ok('field' in (await b.fields.declare(field('items', 'number'))));
+  t.same(
+    (await a.fields.all()).map((f) => [f.name, f.type, f.key]),
+    [['email_domain', 'string', true]],
+    'A reads its own field only',
+  );
+  t.equal(await a.fields.one('items'), undefined, "A cannot read B's field");
+  t.equal(await a.fields.retire('items', at, 'u1'), undefined, 'nor retire it');
+  t.same(await a.fields.audit('items'), [], 'nor read its audit');
+  t.same((await policyOf(a)).fields, [{ name: 'email_domain', type: 'string', key: true, retired: false }], "a process loads A's fields for A");
+  t.same((await policyOf(b)).fields.map((f) => f.name).sort(), ['email_domain', 'items']);
+  await b.fields.retire('items', at, 'u1');
+  t.same(
+    (await policyOf(b)).fields.map((f) => f.name),
+    ['email_domain'],
+    'a retired field is not loaded',
   );
 });

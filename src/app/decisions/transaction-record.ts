@@ -40,6 +40,7 @@ export function transactionRecord(row: TransactionRow, changes?: readonly Outcom
     rules: d?.rules ?? [],
     notes: d?.notes ?? [],
     latency_ms: d?.latency_ms ?? null,
+    fields: row.fields ?? {},
     outcome:
       row.label === null
         ? null
