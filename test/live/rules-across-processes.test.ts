@@ -1,8 +1,9 @@
 // Rules and lists across two server processes on one real PostgreSQL: a value an API key adds to a
 // list on one process blocks the customer's next payment on the other within the live feed's lag,
 // and its removal lets it through again; a rule activated, changed to a new version and disabled on
-// one applies on the other within the lag too. The other process has the organization loaded
-// before each change, so what it learns comes by the feed, not by a fresh load.
+// one applies on the other within the lag too, and so does a field declared or retired. The other
+// process has the organization loaded before each change, so what it learns comes by the feed,
+// not by a fresh load.
 
 import t from 'tap';
 import { backends, freshDatabase } from '../support/server.ts';
@@ -68,6 +69,21 @@ t.test('rules and lists reach every process', { skip: needs('postgres') }, async
     t.equal(removed.status, 200);
     await sleep(LAG_BUDGET_MS);
     t.equal((await pay(b, 'c-bad')).decision, 'approve', 'B lets the customer through once A removed it');
+  });
+
+  t.test('a field declared on A is checked on B; retired on A, B no longer checks it', async (t) => {
+    const send = (s: ServerProcess, fields: Record<string, unknown>) =>
+      withKey(s.base, org.secret, '/api/v1/risk/score', { transaction_id: `f-${++n}`, amount: 30, customer_id: 'c-f', merchant_id: 'm-1', fields });
+    t.equal((await send(b, { basket_items: 'three' })).status, 200, 'not declared: accepted');
+    t.equal((await asMember(a, 'POST', '/fields', { name: 'basket_items', type: 'number' })).status, 201);
+    await sleep(LAG_BUDGET_MS);
+    const wrong = await send(b, { basket_items: 'three' });
+    t.equal(wrong.status, 422, 'B checks the type A declared');
+    t.equal((await send(b, { basket_items: 3 })).status, 200);
+    const { 'content-type': _, ...headers } = org.member as Record<string, string>;
+    t.equal((await fetch(`${a.base}/api/organizations/${org.id}/fields/basket_items`, { method: 'DELETE', headers })).status, 200);
+    await sleep(LAG_BUDGET_MS);
+    t.equal((await send(b, { basket_items: 'three' })).status, 200, 'retired on A: B no longer checks it');
   });
 
   t.test('a rule changed on B applies on A', async (t) => {
