@@ -111,8 +111,8 @@ for (const backend of backends()) {
       t.equal(first.statusCode, 200);
       t.notOk(first.headers['idempotent-replayed']);
       // A new answer says where its server time went: the phases in order, then their total, which
-      // is at least their sum (each phase is rounded to the microsecond) and at least the score's
-      // own latency (its stages are the `score` phase's).
+      // is at least their sum (each phase is rounded to the microsecond) and the score's own
+      // latency (its stages, timed from inside the scorer).
       const timing = String(first.headers['server-timing'])
         .split(', ')
         .map((p) => p.split(';dur='));
@@ -124,7 +124,7 @@ for (const backend of backends()) {
       const ms = timing.map(([, d]) => Number(d));
       const total = ms.pop()!;
       t.ok(ms.every((d) => d >= 0) && total >= ms.reduce((a, d) => a + d, 0) - 0.01, `the phases add up to the total: ${first.headers['server-timing']}`);
-      t.ok(ms[3]! <= first.json().latency_ms + 0.01 && first.json().latency_ms <= total, `the score's latency ${first.json().latency_ms} ms sits within`);
+      t.ok(first.json().latency_ms > 0 && first.json().latency_ms <= total, `the score's own latency ${first.json().latency_ms} ms is within the total`);
       const replay = await live.score(a, { ...body, location: 'Porto', mode: 'high_recall' });
       t.equal(replay.statusCode, 200);
       t.equal(replay.headers['idempotent-replayed'], 'true');
