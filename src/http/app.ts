@@ -13,7 +13,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { App, KeySurface } from '../app/app.ts';
 import { ApiError, clientError, documentFrameworkStatuses, frameworkError, installErrorHandling, MAX_PATH_PARAMETER, RouteRegistry } from './errors.ts';
-import { ErrorResponse } from './schemas.ts';
+import { ErrorResponse } from '../contract/errors.ts';
 import { installAccessLog } from './access-log.ts';
 import { operationIdOf } from './operation-ids.ts';
 import { REQUEST_ID_HEADER, requestIdOf } from './request-id.ts';
