@@ -5,7 +5,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { IdentityProvider, makeKey, signWith, type SigningKey } from './idp.ts';
 import { freshDatabase, start, type Backend, type Running } from './server.ts';
-import { dataDir as newDataDir } from './temp.ts';
+import { dataDir as newDataDir } from './data-dir.ts';
 import type { Config } from '../../src/config.ts';
 import type { StartOptions } from '../../src/app/service.ts';
 

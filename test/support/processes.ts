@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { IdentityProvider, makeKey, signWith, type SigningKey } from './idp.ts';
-import { dataDir as newDataDir } from './temp.ts';
+import { dataDir as newDataDir } from './data-dir.ts';
 
 export interface ServerProcess {
   base: string;

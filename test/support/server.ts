@@ -12,7 +12,8 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { buildApp, type AppOptions } from '../../src/http/app.ts';
 import { startService, type Service, type StartOptions } from '../../src/app/service.ts';
 import { openApp } from '../../src/app/app.ts';
-import { dataDir as newDataDir, tempDir } from './temp.ts';
+import { dataDir as newDataDir } from './data-dir.ts';
+import { tempDir } from './temp.ts';
 import { needs, TEST_DATABASE_URL } from './components.ts';
 
 export interface Backend {
