@@ -6,9 +6,9 @@
 // NOTIFY and answers its transaction id, so the caller can wait until this process has applied it.
 
 import type { Queryable } from './db.ts';
-import { FEED_SENDER, notifyFeed } from './live-feed.ts';
+import { feedXid } from './live-feed.ts';
 import type { OrganizationScope } from './organization-scope.ts';
-import { auditOf, type AuditRow } from './rules-store.ts';
+import { auditOf, writeAudit, type AuditRow } from './rules-store.ts';
 import type { FieldDeclaration, FieldState } from '../domain/fields.ts';
 
 export interface FieldRow extends FieldDeclaration {
@@ -20,21 +20,8 @@ export interface FieldRow extends FieldDeclaration {
 
 const COLUMNS = `name, type, description, key, created_at_ms, created_by, retired_at_ms, retired_by`;
 
-async function audit(tx: Queryable, scope: OrganizationScope, at: number, by: string, name: string, action: string, detail: unknown): Promise<void> {
-  await tx.query(`INSERT INTO policy_audit (organization_id, at_ms, by, subject, subject_id, action, detail) VALUES ($1, $2, $3, 'field', $4, $5, $6)`, [
-    scope.organizationId,
-    at,
-    by,
-    name,
-    action,
-    detail ?? null,
-  ]);
-}
-
-/** The transaction's id, for LiveTail.reach, with the live feed's NOTIFY queued. */
-async function currentXid(tx: Queryable): Promise<number> {
-  const [row] = await tx.query<{ xid: string }>(`SELECT pg_current_xact_id()::text AS xid, ${notifyFeed(1)}`, [FEED_SENDER]);
-  return Number(row!.xid);
+async function audit(tx: Queryable, scope: OrganizationScope, at: number, by: string, id: string, action: string, detail: unknown): Promise<void> {
+  await writeAudit(tx, scope, 'field', { at, by, id, action, detail });
 }
 
 /** Why a declaration was not made: the name is declared already, or a limit is reached. */
@@ -73,7 +60,7 @@ export async function declareField(
           values,
         );
     await audit(tx, scope, f.at, f.by, f.name, existing ? 'declared_again' : 'declared', { type: f.type, key: f.key, description: f.description });
-    return { field: field!, xid: await currentXid(tx) };
+    return { field: field!, xid: await feedXid(tx) };
   });
 }
 
@@ -101,7 +88,7 @@ export async function retireField(scope: OrganizationScope, name: string, at: nu
     );
     if (!field) return undefined;
     await audit(tx, scope, at, by, name, 'retired', null);
-    return { field, xid: await currentXid(tx) };
+    return { field, xid: await feedXid(tx) };
   });
 }
 

@@ -10,9 +10,9 @@
 
 import type { Queryable } from './db.ts';
 import { isUniqueViolation } from './errors.ts';
-import { FEED_SENDER, notifyFeed } from './live-feed.ts';
+import { feedXid } from './live-feed.ts';
 import type { OrganizationScope } from './organization-scope.ts';
-import { rulesUsingList } from './rules-store.ts';
+import { rulesUsingList, writeAudit } from './rules-store.ts';
 import { AUDITED_VALUES, type ItemStay, type ListKind } from '../domain/rules/lists.ts';
 
 export interface ListRow {
@@ -66,21 +66,8 @@ async function ownList(tx: Queryable, scope: OrganizationScope, listId: string):
   return rows.length > 0;
 }
 
-/** The transaction's id, for LiveTail.reach. */
-async function currentXid(tx: Queryable): Promise<number> {
-  const [row] = await tx.query<{ xid: string }>(`SELECT pg_current_xact_id()::text AS xid, ${notifyFeed(1)}`, [FEED_SENDER]);
-  return Number(row!.xid);
-}
-
-async function audit(tx: Queryable, scope: OrganizationScope, at: number, by: string, listId: string, action: string, detail: unknown): Promise<void> {
-  await tx.query(`INSERT INTO policy_audit (organization_id, at_ms, by, subject, subject_id, action, detail) VALUES ($1, $2, $3, 'list', $4, $5, $6)`, [
-    scope.organizationId,
-    at,
-    by,
-    listId,
-    action,
-    detail ?? null,
-  ]);
+async function audit(tx: Queryable, scope: OrganizationScope, at: number, by: string, id: string, action: string, detail: unknown): Promise<void> {
+  await writeAudit(tx, scope, 'list', { at, by, id, action, detail });
 }
 
 /** Creates a list; undefined when the organization has a list of that name. */
@@ -186,7 +173,7 @@ export async function addItems(
       await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 13))', [scope.organizationId]);
       await planForValues(tx);
       if (!(await ownList(tx, scope, listId))) return { missing: true as const };
-      const xid = await currentXid(tx);
+      const xid = await feedXid(tx);
       const ended = await tx.query<{ value: string }>(`${END_STAYS} RETURNING i.value`, [scope.organizationId, listId, o.at, o.by, values]);
       const held = await countItems(tx, scope);
       if (held + values.length > o.maxItems) throw new OverLimit(held + values.length);
@@ -227,7 +214,7 @@ export async function removeItems(
 ): Promise<{ removed: number; xid: number }> {
   return scope.db.transaction(async (tx) => {
     await planForValues(tx);
-    const xid = await currentXid(tx);
+    const xid = await feedXid(tx);
     const rows = await tx.query<{ value: string }>(`${END_STAYS} RETURNING i.value`, [scope.organizationId, listId, at, by, values]);
     if (rows.length) await audit(tx, scope, at, by, listId, 'items_removed', { count: rows.length, values: rows.slice(0, AUDITED_VALUES).map((r) => r.value) });
     return { removed: rows.length, xid };
@@ -244,7 +231,7 @@ export async function deleteList(scope: OrganizationScope, listId: string, at: n
     if (!(await ownList(tx, scope, listId))) return undefined;
     const users = await rulesUsingList(tx, scope, listId);
     if (users.length) return { inUse: users };
-    const xid = await currentXid(tx);
+    const xid = await feedXid(tx);
     await tx.query(
       `UPDATE list_items SET removed_at_ms = $3, removed_by = $4, seq = nextval('transactions_seq_seq'), xid = pg_current_xact_id()
        WHERE organization_id = $1 AND list_id = $2 AND removed_at_ms IS NULL`,

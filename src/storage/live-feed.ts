@@ -406,3 +406,11 @@ function change(r: FeedRow): FeedChange {
         label_known_ms: r.known_ms,
       };
 }
+
+/** The writing transaction's id, with the live feed's NOTIFY queued for its commit: what a write of
+ *  rules, lists or fields answers, so its caller can wait until this process has applied it
+ *  (LiveTail.reach). */
+export async function feedXid(tx: Queryable): Promise<number> {
+  const [row] = await tx.query<{ xid: string }>(`SELECT pg_current_xact_id()::text AS xid, ${notifyFeed(1)}`, [FEED_SENDER]);
+  return Number(row!.xid);
+}

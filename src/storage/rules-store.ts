@@ -7,7 +7,7 @@
 
 import type { Queryable } from './db.ts';
 import { isUniqueViolation } from './errors.ts';
-import { FEED_SENDER, notifyFeed } from './live-feed.ts';
+import { feedXid } from './live-feed.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 import { writeOutbox } from './webhook-outbox.ts';
 import type { RuleAction } from '../domain/rules/expression.ts';
@@ -51,20 +51,27 @@ export interface VersionInput {
 
 const ROW = `r.id, r.name, r.status, r.version, r.live_version, v.expression, v.action, v.description, r.created_at_ms, r.created_by, r.updated_at_ms, r.updated_by`;
 
-async function currentXid(tx: Queryable): Promise<number> {
-  const [row] = await tx.query<{ xid: string }>(`SELECT pg_current_xact_id()::text AS xid, ${notifyFeed(1)}`, [FEED_SENDER]);
-  return Number(row!.xid);
+/** Records a change of a rule, a list or a field in the organization's policy audit, in the
+ *  writing transaction. */
+export async function writeAudit(
+  tx: Queryable,
+  scope: OrganizationScope,
+  subject: 'rule' | 'list' | 'field',
+  e: { at: number; by: string; id: string; action: string; detail: unknown },
+): Promise<void> {
+  await tx.query(`INSERT INTO policy_audit (organization_id, at_ms, by, subject, subject_id, action, detail) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
+    scope.organizationId,
+    e.at,
+    e.by,
+    subject,
+    e.id,
+    e.action,
+    e.detail ?? null,
+  ]);
 }
 
 async function audit(tx: Queryable, scope: OrganizationScope, at: number, by: string, ruleId: string, action: string, detail: unknown): Promise<void> {
-  await tx.query(`INSERT INTO policy_audit (organization_id, at_ms, by, subject, subject_id, action, detail) VALUES ($1, $2, $3, 'rule', $4, $5, $6)`, [
-    scope.organizationId,
-    at,
-    by,
-    ruleId,
-    action,
-    detail ?? null,
-  ]);
+  await writeAudit(tx, scope, 'rule', { at, by, id: ruleId, action, detail });
   // Every audited change is a `rule.changed` webhook event in the same transaction: the entry as
   // the rule's history answers it (GET …/rules/{rule_id}/history), with the rule's id.
   await writeOutbox(tx, [
@@ -123,7 +130,7 @@ export async function createRule(
     return await scope.db.transaction(async (tx) => {
       const gone = await lockLists(tx, scope, r.version.listIds);
       if (gone.length) throw new Gone(gone);
-      const xid = await currentXid(tx);
+      const xid = await feedXid(tx);
       const live = r.status === 'active' || r.status === 'shadow' ? 1 : null;
       await tx.query(
         `INSERT INTO rules (id, organization_id, name, status, version, live_version, created_at_ms, created_by, updated_at_ms, updated_by) VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $6, $7)`,
@@ -170,7 +177,7 @@ export async function changeRule(
         [scope.organizationId, id],
       );
       if (!rule) return undefined;
-      const xid = await currentXid(tx);
+      const xid = await feedXid(tx);
       let { status, version, live_version: live } = rule;
       if (c.version) {
         version += 1;
@@ -214,7 +221,7 @@ export async function changeRule(
 /** Deletes a rule (kept for the record, never evaluated again); undefined when there is none. */
 export async function deleteRule(scope: OrganizationScope, id: string, at: number, by: string): Promise<{ xid: number } | undefined> {
   return scope.db.transaction(async (tx) => {
-    const xid = await currentXid(tx);
+    const xid = await feedXid(tx);
     const rows = await tx.query(
       `UPDATE rules SET deleted_at_ms = $3, status = 'disabled', updated_at_ms = $3, updated_by = $4, seq = nextval('transactions_seq_seq'), xid = pg_current_xact_id()
        WHERE organization_id = $1 AND id = $2 AND deleted_at_ms IS NULL RETURNING 1`,
