@@ -18,7 +18,7 @@ import { decisionList, decisionRecord, entitySummary, reportOutcome, reportOutco
 import { weeklyPerformance } from './decisions/performance.ts';
 import { challengerReport } from './decisions/challenger-report.ts';
 import { addListItems, allLists, createList, deleteList, listAudit, listPage, removeListItems } from './policy/lists.ts';
-import { refuseForbidden, SANDBOX_FIELDS_NOTE } from './sent-fields.ts';
+import { refuseForbidden, SANDBOX_FIELDS_NOTE, sentFields } from './sent-fields.ts';
 import { allFields, declareField, fieldAudit, retireField } from './policy/fields.ts';
 import { allRules, changeRule, checkRule, createRule, deleteRule, rule, ruleHistory, ruleVersions } from './policy/rules.ts';
 import { queueBacktest } from './policy/backtests.ts';
@@ -143,8 +143,9 @@ export function openApp(service: Service) {
     sandbox: {
       /** A what-if score against the public sandbox: nothing recorded. */
       score: (input: ScoreInput): ScoreResponse => {
-        refuseForbidden(input.fields);
-        const notes = input.fields && Object.keys(input.fields).length ? [...sandboxNote, SANDBOX_FIELDS_NOTE] : sandboxNote;
+        const fields = sentFields(input.fields);
+        refuseForbidden(fields);
+        const notes = fields ? [...sandboxNote, SANDBOX_FIELDS_NOTE] : sandboxNote;
         return requireScorer().score(input, { history: sandbox.history, rings: sandbox.ringIndex, at: sandbox.asOf, notes });
       },
       example: () => sandbox.example,

@@ -1,6 +1,6 @@
 // Custom models of the caller's organizations as use cases (made from the command line,
-// `npm run model:create` or an organization's training, docs/operating.md): storing one, listing them, reading one, and choosing the one an
-// organization's API keys score with. Listing and reading a custom model is for members of its
+// `npm run model:create` or an organization's training, docs/operating.md): storing one, listing
+// them, reading one, and choosing the one an organization's API keys score with. Listing and reading a custom model is for members of its
 // organization (`not_found` for anyone else, never `forbidden`); activating and deactivating it is
 // for owners (`forbidden` for members). The built-in model is never activated: it scores whenever
 // no custom model is active. The routes (http/routes/models.ts) only translate HTTP to these.
@@ -15,8 +15,8 @@ import {
   MAX_CHALLENGERS,
   modelAudit,
   rollBackPromotion,
-  setChallenger,
   organizationExists,
+  setChallenger,
   setCustomModelActive,
 } from '../storage/models-store.ts';
 import type { ModelAudit, RollBack } from '../contract/models.ts';

@@ -15,11 +15,12 @@
 // in a fraction of the time a build takes, and any change to that code builds afresh.
 
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { settleMemory } from '../addon/memory.ts';
+import { codeDigest } from '../domain/code-digest.ts';
 import { History } from '../domain/history/history.ts';
 import { HISTORY_FORMAT, historyBytes, historyFromBytes } from '../domain/history/snapshot.ts';
 import { detectRings, type Ring } from '../domain/rings.ts';
@@ -37,19 +38,6 @@ const AFTER_NEWEST_MS = 1000;
 const FACTS_FORMAT = 1;
 /** Bumped when the kept build's files change shape. */
 const BUILT_FORMAT = 1;
-
-/** The code a kept build depends on beyond the history's (HISTORY_FORMAT): the domain's own files
- *  (the simulator, its random numbers, the rings' detector), as they run here (.ts or .js). */
-const DOMAIN_CODE = (() => {
-  const dir = join(import.meta.dirname, '..', 'domain');
-  const hash = createHash('sha256');
-  for (const f of readdirSync(dir)
-    .filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts'))
-    .sort())
-    hash.update(`${f}\n`).update(readFileSync(join(dir, f)));
-  return hash.digest('hex').slice(0, 16);
-})();
-
 function factsOf(rows: readonly SimulatedTransaction[]): Facts {
   const newest = rows.reduce((t, r) => Math.max(t, r.time), -Infinity);
   const fraud = rows.filter((r) => r.label === 1).length;
@@ -162,7 +150,11 @@ export class Sandbox {
 
   /** What a kept build must have been made for: these figures, this history code, this domain code. */
   private builtKey(): string {
-    return `${BUILT_FORMAT}/${this.facts.key}/${HISTORY_FORMAT}/${DOMAIN_CODE}`;
+    // The domain's own files (the simulator, its random numbers, the rings' detector) beyond the
+    // history's (HISTORY_FORMAT), read here rather than at start: a server that never uses the
+    // sandbox never reads them.
+    const domain = codeDigest(join(import.meta.dirname, '..', 'domain'), 'simulate.').slice(0, 16);
+    return `${BUILT_FORMAT}/${this.facts.key}/${HISTORY_FORMAT}/${domain}`;
   }
 
   /** The kept build, when it was made for this key (else none: it is built again). */

@@ -24,7 +24,7 @@ import type { NewTransaction, ShadowScore } from '../storage/live-rows.ts';
 import { beforeDeadline, remainingMs } from '../storage/deadline.ts';
 import type { Tenant } from '../live/tenant.ts';
 import { Stopwatch } from '../domain/stopwatch.ts';
-import { checkDeclared, refuseForbidden } from './sent-fields.ts';
+import { checkDeclared, refuseForbidden, sentFields } from './sent-fields.ts';
 
 /** The API key a request authenticated with, as far as scoring needs it. */
 export interface ScoringKey {
@@ -152,7 +152,8 @@ export class ScoreAndRecord {
 
   async score(key: ScoringKey, input: ScoreInput): Promise<RecordedAnswer> {
     const timing = new Stopwatch();
-    refuseForbidden(input.fields);
+    const fields = sentFields(input.fields);
+    refuseForbidden(fields);
     const { tenants, decisionLog: log } = this.deps;
     // The organization's active custom model, if it has one; else the built-in model.
     const custom = key.active_model_id ? await this.deps.scorerFor(key.active_model_id) : undefined;
@@ -162,7 +163,7 @@ export class ScoreAndRecord {
     const challengers = key.challenger_model_ids?.length ? await this.challengers(key.challenger_model_ids) : [];
     const organizationId = key.organization_id;
     const tenant = tenants.loadedNow(organizationId) ?? (await inTime(tenants.get(organizationId)));
-    const fieldsNote = checkDeclared(input.fields, tenant.declaredFields());
+    const fieldsNote = checkDeclared(fields, tenant.declaredFields());
     // Evidence older than what the tenant holds (its last 31 days), read now: nothing below awaits.
     const earlier = await tenant.earlier(scoredEntities(input));
     const id = input.transaction_id;
@@ -195,7 +196,7 @@ export class ScoreAndRecord {
     const body = JSON.stringify(result);
     timing.lap('serialize');
     const row = recordedRow(scored, body, this.shadows(challengers, scored, scorer));
-    if (input.fields && Object.keys(input.fields).length) row.fields = input.fields;
+    if (fields) row.fields = fields;
     if (writeBehind) log.push(organizationId, row);
     // Past the request's deadline the commit's outcome is not known yet: answered 503, never 200; a
     // retry with the same id answers the stored decision or stores it.

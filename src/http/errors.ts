@@ -48,9 +48,6 @@ export function errorBody(
   return { detail: { message, reason, fix, ...extra } };
 }
 
-/** Sends an error body with its reason's status and the request's id, and keeps its reason for the
- *  request's log line. The id's header is set here too: Fastify's own errors before a route is
- *  found (frameworkError) are answered before the onRequest hook that sets it runs. */
 /** A body schema's text fields with their longest lengths ("customer_id 200, …"), read once per
  *  schema from what the reference says of it: what an answer to a body too large names. */
 const textLimitsOf = new WeakMap<object, string>();
@@ -68,6 +65,9 @@ function textLimits(schema: unknown): string {
   return said;
 }
 
+/** Sends an error body with its reason's status and the request's id, and keeps its reason for the
+ *  request's log line. The id's header is set here too: Fastify's own errors before a route is
+ *  found (frameworkError) are answered before the onRequest hook that sets it runs. */
 function answer(reply: FastifyReply, body: ReturnType<typeof errorBody>): FastifyReply {
   reply.errorReason = body.detail.reason;
   const id = reply.request.id;

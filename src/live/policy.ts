@@ -1,7 +1,7 @@
 // An organization's rules, lists and declared fields in this process: the compiled live version of
-// every active and shadow rule, the items on its lists now, and the fields it declares. Loaded with the organization's history in one
-// snapshot (tenants.ts) and kept current by the live feed, which carries each changed rule's state
-// and each changed item's stay from whichever process made the change. Scoring reads it as the
+// every active and shadow rule, the items on its lists now, and the fields it declares. Loaded with
+// the organization's history in one snapshot (tenants.ts) and kept current by the live feed, which
+// carries each changed rule's, item's and field's state from whichever process made the change. Scoring reads it as the
 // organization's RuleSet (scoring/rules-stage.ts); each rule version is compiled once, here.
 
 import { compileRule, type CompiledRule } from '../domain/rules/expression.ts';

@@ -20,10 +20,6 @@ export interface FieldRow extends FieldDeclaration {
 
 const COLUMNS = `name, type, description, key, created_at_ms, created_by, retired_at_ms, retired_by`;
 
-async function audit(tx: Queryable, scope: OrganizationScope, at: number, by: string, id: string, action: string, detail: unknown): Promise<void> {
-  await writeAudit(tx, scope, 'field', { at, by, id, action, detail });
-}
-
 /** Why a declaration was not made: the name is declared already, or a limit is reached. */
 export type DeclineReason = { taken: FieldRow } | { over: 'fields' | 'keys'; limit: number };
 
@@ -59,7 +55,13 @@ export async function declareField(
           `INSERT INTO custom_fields (organization_id, name, type, description, key, created_at_ms, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
           values,
         );
-    await audit(tx, scope, f.at, f.by, f.name, existing ? 'declared_again' : 'declared', { type: f.type, key: f.key, description: f.description });
+    await writeAudit(tx, scope, 'field', {
+      at: f.at,
+      by: f.by,
+      id: f.name,
+      action: existing ? 'declared_again' : 'declared',
+      detail: { type: f.type, key: f.key, description: f.description },
+    });
     return { field: field!, xid: await feedXid(tx) };
   });
 }
@@ -87,7 +89,7 @@ export async function retireField(scope: OrganizationScope, name: string, at: nu
       [scope.organizationId, name, at, by],
     );
     if (!field) return undefined;
-    await audit(tx, scope, at, by, name, 'retired', null);
+    await writeAudit(tx, scope, 'field', { at, by, id: name, action: 'retired', detail: null });
     return { field, xid: await feedXid(tx) };
   });
 }

@@ -9,23 +9,12 @@
 // code hashes the same (`HISTORY_FORMAT`), so a change to this folder makes old snapshots unreadable
 // (the service then builds the history from its rows, as before there was one).
 
-import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { History } from './history.ts';
+import { codeDigest } from '../code-digest.ts';
 
 /** The code that gives a snapshot's fields their meaning: a hash of this folder's code as it runs
  *  (the TypeScript sources, or the JavaScript compiled from them). */
-export const HISTORY_FORMAT = (() => {
-  const dir = import.meta.dirname;
-  const hash = createHash('sha256');
-  const code = readdirSync(dir)
-    .filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts'))
-    .sort();
-  if (!code.some((f) => f.startsWith('history.'))) throw new Error(`the history's code is not beside ${import.meta.filename}`);
-  for (const f of code) hash.update(`${f}\n`).update(readFileSync(join(dir, f)));
-  return `h1-${hash.digest('hex').slice(0, 16)}`;
-})();
+export const HISTORY_FORMAT = `h1-${codeDigest(import.meta.dirname, 'history.').slice(0, 16)}`;
 
 const MAGIC = 0x48524631; // "FRH1"
 /** Bytes copied between two steps of `restoring` (a few milliseconds). */
