@@ -21,7 +21,7 @@ import type { DecisionLog } from '../live/decision-log.ts';
 import { recorded, scoredEntities, type ScoredToRecord, type Scorer } from '../scoring/scorer.ts';
 import type { ScoreInput } from '../contract/score.ts';
 import type { NewTransaction, ShadowScore } from '../storage/live-rows.ts';
-import { beforeDeadline, remainingMs } from '../storage/deadline.ts';
+import { beforeDeadline, DeadlinePassed } from '../storage/deadline.ts';
 import type { Tenant } from '../live/tenant.ts';
 import { Stopwatch } from '../domain/stopwatch.ts';
 import { checkDeclared, refuseForbidden, sentFields } from './sent-fields.ts';
@@ -121,7 +121,7 @@ async function inTime(loading: Promise<ScoringTenant>): Promise<ScoringTenant> {
     return await beforeDeadline(loading, "the organization's history");
   } catch (e) {
     // The load failed (the database): answered as such. The deadline passed: the load goes on.
-    if ((remainingMs() ?? 1) > 0) throw e;
+    if (!(e instanceof DeadlinePassed)) throw e;
     throw new AppError(
       'history_loading',
       "This organization's history is being loaded into this server process (its first score since the process started, or since an import), which takes longer than a score may wait; the load goes on, and nothing was scored or stored.",

@@ -59,10 +59,15 @@ export function remainingMs(): number | undefined {
   return current.getStore()?.remaining();
 }
 
+/** A database operation that did not settle before its request's deadline: `database_unavailable`
+ *  to the client, and told apart by its class from a failure of the work itself, since a timer may
+ *  fire a fraction of a millisecond before the clock says the deadline has passed. */
+export class DeadlinePassed extends StorageError {}
+
 /** The error of a database operation that did not settle before its deadline. */
-export function deadlinePassed(what: string): StorageError {
+export function deadlinePassed(what: string): DeadlinePassed {
   const seconds = current.getStore()?.seconds;
-  return new StorageError('database_unavailable', `${what} did not answer within the request's deadline${seconds === undefined ? '' : ` (${seconds} s)`}`);
+  return new DeadlinePassed('database_unavailable', `${what} did not answer within the request's deadline${seconds === undefined ? '' : ` (${seconds} s)`}`);
 }
 
 /**
