@@ -11,7 +11,7 @@
 // `DATABASE_URL` runs it on that PostgreSQL server, in a schema of its own dropped at the end.
 
 import { recordedRow } from '../src/app/score-and-record.ts';
-import { checkExpression } from '../src/domain/rules/expression.ts';
+import { BUILT_IN_LANGUAGE, checkExpression } from '../src/domain/rules/expression.ts';
 import { backtestHandler, type BacktestParams } from '../src/jobs/backtest-job.ts';
 import { ProgressWriter } from '../src/jobs/runner.ts';
 import type { Db } from '../src/storage/db.ts';
@@ -205,7 +205,7 @@ export async function measureBacktest(o: {
     o.log(`stored in ${seedSeconds.toFixed(1)} s`);
     const to = now + 1;
     const version = (expression: string) => {
-      const checked = checkExpression(expression, new Set([BLOCK_LIST])).checked!;
+      const checked = checkExpression(expression, BUILT_IN_LANGUAGE, new Set([BLOCK_LIST])).checked!;
       return { rule_id: null, version: null, expression, action: 'block' as const, lists: { [BLOCK_LIST]: listId }, fields: [...checked.fields] };
     };
     const runs: BacktestRun[] = [];

@@ -8,7 +8,7 @@
 // answer reports) is collected as a cross-check. A tenth of the requests come from customers the
 // history does not have (see below).
 
-import { checkExpression } from '../src/domain/rules/expression.ts';
+import { BUILT_IN_LANGUAGE, checkExpression } from '../src/domain/rules/expression.ts';
 import { Policy } from '../src/live/policy.ts';
 import { Sandbox } from '../src/app/sandbox.ts';
 import { loadModelFolder } from '../src/model/bundle.ts';
@@ -30,7 +30,7 @@ export function benchPolicy(rules: readonly BenchRule[], listValues: readonly st
     policy.applyStay({ id: k + 1, list_id: LIST_ID, value, added_at_ms: 0, expires_at_ms: null, removed_at_ms: null });
   });
   rules.forEach((r, k) => {
-    const checked = checkExpression(r.expression, new Set([BLOCK_LIST]));
+    const checked = checkExpression(r.expression, BUILT_IN_LANGUAGE, new Set([BLOCK_LIST]));
     if (!checked.checked) throw new Error(`${r.name}: ${checked.problems[0]!.message}`);
     policy.setRule({
       id: `rule_${k}`,

@@ -4,7 +4,15 @@
 // into the report (domain/rules/backtest.ts). Transactions are read a page at a time in time order,
 // so memory stays flat however many there are; progress is the share read.
 
-import { compileRule, evaluateRule, type CompiledRule, type RuleAction } from '../domain/rules/expression.ts';
+import {
+  compileRule,
+  evaluateRule,
+  ruleLanguage,
+  type CompiledRule,
+  type DeclaredField,
+  type RuleAction,
+  type RuleLanguage,
+} from '../domain/rules/expression.ts';
 import { ruleInput, valuesRead, type Decision } from '../domain/rules/decide.ts';
 import { Tally } from '../domain/rules/backtest.ts';
 import { ItemHistory } from '../domain/rules/lists.ts';
@@ -22,6 +30,8 @@ export interface BacktestVersion extends TestedVersion {
   lists: Record<string, string>;
   /** The fields the expression reads (an example shows their values). */
   fields: string[];
+  /** The organization's own fields it reads, as declared when the backtest was queued. */
+  declared?: DeclaredField[] | undefined;
 }
 
 export interface BacktestParams {
@@ -43,16 +53,27 @@ export interface BacktestDeps {
   clock?: () => number;
 }
 
-function compile(v: BacktestVersion): CompiledRule {
-  return compileRule({
-    id: v.rule_id ?? 'draft',
-    name: 'backtest',
-    version: v.version ?? 0,
-    action: v.action,
-    status: 'active',
-    expression: v.expression,
-    lists: new Map(Object.entries(v.lists)),
-  });
+function compile(v: BacktestVersion, language: RuleLanguage): CompiledRule {
+  return compileRule(
+    {
+      id: v.rule_id ?? 'draft',
+      name: 'backtest',
+      version: v.version ?? 0,
+      action: v.action,
+      status: 'active',
+      expression: v.expression,
+      lists: new Map(Object.entries(v.lists)),
+    },
+    language,
+  );
+}
+
+/** The language the versions were checked in: the organization's own fields they read, as declared
+ *  when the backtest was queued. */
+function languageOf(versions: readonly BacktestVersion[]): RuleLanguage {
+  const declared = new Map<string, DeclaredField>();
+  for (const v of versions) for (const f of v.declared ?? []) declared.set(f.name, f);
+  return ruleLanguage(declared.values());
 }
 
 export function backtestHandler(deps: BacktestDeps): JobHandler {
@@ -64,7 +85,9 @@ export function backtestHandler(deps: BacktestDeps): JobHandler {
       if (!p?.organization_id || !p.target?.expression) throw new JobRefused('the job does not say which rule to test; queue the backtest again');
       const data = organizationData(deps.db, p.organization_id);
       const versions = [p.target, ...(p.compare ? [p.compare] : [])];
-      const rules = versions.map(compile);
+      const language = languageOf(versions);
+      const rules = versions.map((v) => compile(v, language));
+      const withFields = rules.some((r) => r.fieldsRead.length > 0);
       const now = (deps.clock ?? Date.now)();
       const tallies = versions.map((v) => new Tally(v.action, now - deps.labelDelay));
       const history = new ItemHistory();
@@ -90,7 +113,7 @@ export function backtestHandler(deps: BacktestDeps): JobHandler {
       for (;;) {
         // Handed back to the queue: whoever claims it next starts it again.
         if (stopped()) throw new JobStopped();
-        const page = await data.decisions.page({ from: p.from, to: p.to, after, withFeatures });
+        const page = await data.decisions.page({ from: p.from, to: p.to, after, withFeatures, withFields });
         if (page.length === 0) break;
         for (const row of page) {
           scanned += 1;
@@ -109,11 +132,12 @@ export function backtestHandler(deps: BacktestDeps): JobHandler {
             }
             features = () => loggedFeatures(row.features, featureNames);
           }
-          const input = ruleInput(values, features);
+          const input = ruleInput(values, features, language);
           at = row.time_ms;
           for (let k = 0; k < rules.length; k++) {
             const r = evaluateRule(rules[k]!, input, lookup);
             if (r.error !== undefined) tallies[k]!.error();
+            else if (r.missing !== undefined) tallies[k]!.missingField();
             else if (r.matched) {
               const logged = {
                 transaction_id: row.transaction_id,

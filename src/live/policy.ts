@@ -1,10 +1,11 @@
 // An organization's rules, lists and declared fields in this process: the compiled live version of
 // every active and shadow rule, the items on its lists now, and the fields it declares. Loaded with
 // the organization's history in one snapshot (tenants.ts) and kept current by the live feed, which
-// carries each changed rule's, item's and field's state from whichever process made the change. Scoring reads it as the
-// organization's RuleSet (scoring/rules-stage.ts); each rule version is compiled once, here.
+// carries each changed rule's, item's and field's state from whichever process made the change.
+// Scoring reads it as the organization's RuleSet (scoring/rules-stage.ts); each rule version is
+// compiled here, in the language of the fields declared now, once, and again when they change.
 
-import { compileRule, type CompiledRule } from '../domain/rules/expression.ts';
+import { BUILT_IN_LANGUAGE, compileRule, ruleLanguage, type CompiledRule, type RuleLanguage } from '../domain/rules/expression.ts';
 import { CurrentItems, type ItemStay } from '../domain/rules/lists.ts';
 import type { FieldState } from '../domain/fields.ts';
 import type { RuleSet } from '../scoring/rules-stage.ts';
@@ -17,13 +18,23 @@ export class Policy implements RuleSet {
   private readonly items = new CurrentItems();
   /** The fields declared now, by name. */
   readonly fields = new Map<string, FieldState>();
+  /** The rule language of those fields. */
+  language: RuleLanguage = BUILT_IN_LANGUAGE;
+  /** Each live rule's state, to compile it again in a new language. */
+  private readonly states = new Map<string, RuleState>();
 
   constructor(private readonly onBroken: (ruleId: string, e: unknown) => void = () => {}) {}
 
-  /** A field's new state: held while declared, dropped once retired. */
+  /** A field's new state: held while declared, dropped once retired. The rules are compiled again
+   *  in the new language: a rule reading a retired field then finds no value and does not match. */
   setField(s: FieldState): void {
     if (s.retired) this.fields.delete(s.name);
     else this.fields.set(s.name, s);
+    const language = ruleLanguage(this.fields.values());
+    if (language === this.language) return;
+    this.language = language;
+    this.byId.clear();
+    for (const state of this.states.values()) this.setRule(state);
   }
 
   /** A rule's new state: evaluated while active or shadow, else dropped. A version that no longer
@@ -31,21 +42,26 @@ export class Policy implements RuleSet {
   setRule(s: RuleState): void {
     const held = this.byId.get(s.id);
     const live = !s.deleted && (s.status === 'active' || s.status === 'shadow') && s.expression !== null && s.action !== null && s.live_version !== null;
+    if (live) this.states.set(s.id, s);
+    else this.states.delete(s.id);
     if (!live) {
       if (held) this.byId.delete(s.id);
     } else if (!held || held.version !== s.live_version || held.status !== s.status || held.name !== s.name) {
       try {
         this.byId.set(
           s.id,
-          compileRule({
-            id: s.id,
-            name: s.name,
-            version: s.live_version!,
-            action: s.action!,
-            status: s.status as 'active' | 'shadow',
-            expression: s.expression!,
-            lists: new Map(Object.entries(s.lists)),
-          }),
+          compileRule(
+            {
+              id: s.id,
+              name: s.name,
+              version: s.live_version!,
+              action: s.action!,
+              status: s.status as 'active' | 'shadow',
+              expression: s.expression!,
+              lists: new Map(Object.entries(s.lists)),
+            },
+            this.language,
+          ),
         );
       } catch (e) {
         this.byId.delete(s.id);

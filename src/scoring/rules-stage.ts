@@ -4,12 +4,14 @@
 // that cannot be evaluated (a missing value) does not match; its error is reported and counted.
 // Rules are compiled when they are loaded (live/policy.ts), never per request.
 
-import { evaluateRule, type CompiledRule, type RuleAction } from '../domain/rules/expression.ts';
+import { evaluateRule, type CompiledRule, type RuleAction, type RuleLanguage } from '../domain/rules/expression.ts';
 import { decide, decidingAction, ruleInput, type Decision, type DecisionValues } from '../domain/rules/decide.ts';
 
 /** An organization's rules as scoring reads them: the compiled rules to evaluate and its lists. */
 export interface RuleSet {
   readonly rules: readonly CompiledRule[];
+  /** The language they were compiled in (the organization's declared fields). */
+  readonly language: RuleLanguage;
   /** Whether the list has the value at time `at`. */
   has(listId: string, value: string, at: number): boolean;
 }
@@ -39,7 +41,7 @@ export interface RulesOutcome {
 export function runRules(set: RuleSet, values: DecisionValues, modelDecision: Decision, features: () => Map<string, number>): RulesOutcome {
   // Most organizations have no rules: nothing to build for them.
   if (set.rules.length === 0) return { matches: [], errors: [], action: undefined, decision: modelDecision };
-  const input = ruleInput(values, features);
+  const input = ruleInput(values, features, set.language);
   const at = values.time;
   const lookup = (listId: string, value: string) => set.has(listId, value, at);
   const matches: RuleMatch[] = [];

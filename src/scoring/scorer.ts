@@ -309,6 +309,7 @@ export class Scorer {
       cold,
       channel_scores: channelScores,
       priors,
+      fields: input.fields,
     };
     let decision = combined.decision;
     let rules: RulesOutcome | undefined;

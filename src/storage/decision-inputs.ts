@@ -10,6 +10,7 @@
 import { CHANNELS } from '../domain/channels.ts';
 import type { DecisionValues } from '../domain/rules/decide.ts';
 import type { TransactionEntities } from '../domain/transaction.ts';
+import type { FieldValue } from '../domain/fields.ts';
 
 const VERSION = 1;
 const SIZE = 2 + 8 * (CHANNELS.length + 3);
@@ -64,13 +65,17 @@ export interface LoggedDecision extends TransactionEntities {
   response: string | null;
   label: 0 | 1 | null;
   label_known_ms: number | null;
+  /** The organization's own fields it was sent with (null: none, or not read). */
+  fields: Record<string, FieldValue> | null;
 }
 
 /** The columns a LoggedDecision is read from (SQL, table `t`), the response inflated by the
- *  caller; `withFeatures` false leaves the features out (NULL) for rules that do not read them. */
-export const loggedColumns = (withFeatures: boolean) =>
+ *  caller; `withFeatures` and `withFields` false leave the features and the fields out (NULL) for
+ *  rules that do not read them. */
+export const loggedColumns = (withFeatures: boolean, withFields: boolean) =>
   `t.seq, t.transaction_id, t.time_ms, t.amount, t.customer_id, t.merchant_id, t.location, t.payment_type, t.mode, t.risk_score, t.risk_band, t.decision,
-   t.model_decision, t.rule_action, t.model_id, t.inputs, ${withFeatures ? 't.features' : 'NULL::bytea AS features'}, CASE WHEN t.inputs IS NULL THEN t.response END AS response, t.label, t.label_known_ms`;
+   t.model_decision, t.rule_action, t.model_id, t.inputs, ${withFeatures ? 't.features' : 'NULL::bytea AS features'}, CASE WHEN t.inputs IS NULL THEN t.response END AS response, t.label, t.label_known_ms,
+   ${withFields ? 't.fields' : 'NULL::jsonb AS fields'}`;
 
 interface StoredAnswer {
   model_id: string;
@@ -104,6 +109,7 @@ export function decisionValues(row: LoggedDecision): DecisionValues | undefined 
     risk_score: row.risk_score,
     risk_band: row.risk_band,
     ...packed,
+    fields: row.fields ?? undefined,
   };
 }
 

@@ -9,6 +9,7 @@ import { inflateRawSync } from 'node:zlib';
 import type { TransactionRow } from './live-rows.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 import { loggedColumns, type LoggedDecision } from './decision-inputs.ts';
+import type { FieldValue } from '../domain/fields.ts';
 
 export interface ListFilters {
   decision?: string | undefined;
@@ -118,7 +119,7 @@ export async function importedBy(
 /** A scored transaction as rules read it back (decision-inputs.ts); undefined for an unknown id. */
 export async function loggedDecision(scope: OrganizationScope, transactionId: string): Promise<LoggedDecision | undefined> {
   const [row] = await scope.db.query<Omit<LoggedDecision, 'response'> & { response: Uint8Array | null }>(
-    `SELECT ${loggedColumns(true)} FROM transactions t WHERE t.organization_id = $1 AND t.transaction_id = $2 AND t.source = 'scored'`,
+    `SELECT ${loggedColumns(true, true)} FROM transactions t WHERE t.organization_id = $1 AND t.transaction_id = $2 AND t.source = 'scored'`,
     [scope.organizationId, transactionId],
   );
   return row && { ...row, response: row.response ? inflate(row.response) : null };
@@ -130,18 +131,19 @@ export const LOGGED_PAGE_ROWS = 5_000;
 /**
  * A page of the organization's scored transactions in [from, to) in time order (time, then the
  * order recorded) after `after`, read through the organization's time index as one JSON array per
- * page (PGlite decodes one value far faster than thousands of rows); the features only when asked.
+ * page (PGlite decodes one value far faster than thousands of rows); the features and the fields
+ * sent only when asked (a rule reads them).
  */
 export async function loggedPage(
   scope: OrganizationScope,
-  o: { from: number; to: number; after: [number, number] | undefined; withFeatures: boolean },
+  o: { from: number; to: number; after: [number, number] | undefined; withFeatures: boolean; withFields?: boolean },
 ): Promise<LoggedDecision[]> {
   const params: unknown[] = [scope.organizationId, o.from, o.to, LOGGED_PAGE_ROWS];
   if (o.after) params.push(o.after[0], o.after[1]);
   const [row] = await scope.db.query<{ page: string | null }>(
     `SELECT json_agg(json_build_array(seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, mode, risk_score, risk_band, decision,
                                       model_decision, rule_action, model_id, encode(inputs, 'base64'), ${o.withFeatures ? "encode(features, 'base64')" : 'NULL'},
-                                      CASE WHEN inputs IS NULL THEN encode(response, 'base64') END, label, label_known_ms) ORDER BY time_ms, seq)::text AS page
+                                      CASE WHEN inputs IS NULL THEN encode(response, 'base64') END, label, label_known_ms, ${o.withFields ? 'fields' : 'NULL'}) ORDER BY time_ms, seq)::text AS page
      FROM (SELECT * FROM transactions WHERE organization_id = $1 AND source = 'scored' AND time_ms >= $2 AND time_ms < $3 ${o.after ? 'AND time_ms >= $5 AND (time_ms > $5 OR seq > $6)' : ''}
            ORDER BY time_ms, seq LIMIT $4) AS page_rows`,
     params,
@@ -168,6 +170,7 @@ export async function loggedPage(
     string | null,
     0 | 1 | null,
     number | null,
+    Record<string, FieldValue> | null,
   ];
   const bytes = (b64: string | null) => (b64 === null ? null : Buffer.from(b64, 'base64'));
   return (JSON.parse(row.page) as Tuple[]).map((t) => ({
@@ -191,6 +194,7 @@ export async function loggedPage(
     response: t[17] === null ? null : inflate(bytes(t[17])!),
     label: t[18],
     label_known_ms: t[19],
+    fields: t[20],
   }));
 }
 

@@ -5,7 +5,7 @@
 // exactly.
 
 import t from 'tap';
-import { checkExpression, compileRule, evaluateRule, MAX_EXPRESSION_CHARS, position } from '../../src/domain/rules/expression.ts';
+import { BUILT_IN_LANGUAGE, checkExpression, compileRule, evaluateRule, MAX_EXPRESSION_CHARS, position } from '../../src/domain/rules/expression.ts';
 import { decide, decidingAction, ruleInput, valuesRead, type DecisionValues } from '../../src/domain/rules/decide.ts';
 import { CurrentItems, ItemHistory, type ItemStay } from '../../src/domain/rules/lists.ts';
 import { packInputs, unpackInputs } from '../../src/storage/decision-inputs.ts';
@@ -24,11 +24,11 @@ const values: DecisionValues = {
   channel_scores: { tabular: 0.1, behavioral: 0.2, velocity: 0.3, graph: 0.6 },
   priors: { customer: 0, merchant: 12, channel: 3 },
 };
-const input = ruleInput(values, () => new Map([['amount_zscore_customer', 2.5]]));
+const input = ruleInput(values, () => new Map([['amount_zscore_customer', 2.5]]), BUILT_IN_LANGUAGE);
 const lists = new Set(['blocked']);
 const run = (expression: string, lookup = (_id: string, _v: string) => false) =>
   evaluateRule(
-    compileRule({ id: 'r', name: 'r', version: 1, action: 'block', status: 'active', expression, lists: new Map([['blocked', 'L1']]) }),
+    compileRule({ id: 'r', name: 'r', version: 1, action: 'block', status: 'active', expression, lists: new Map([['blocked', 'L1']]) }, BUILT_IN_LANGUAGE),
     input,
     lookup,
   );
@@ -46,7 +46,7 @@ t.test('every field reads what the decision saw', async (t) => {
     'location in ["NG", "GH"] && customer_id.startsWith("c-") && size(merchant_id) == 3',
     '[1, 2, 3].exists(x, x == 2)',
   ]) {
-    t.same(checkExpression(e, lists).problems, [], e);
+    t.same(checkExpression(e, BUILT_IN_LANGUAGE, lists).problems, [], e);
     t.same(run(e), { matched: true }, e);
   }
   t.same(
@@ -55,7 +55,7 @@ t.test('every field reads what the decision saw', async (t) => {
     'in_list compares after trimming',
   );
   t.same(
-    valuesRead(input, checkExpression('amount > 1.0 && customer.is_new', lists).checked!.fields),
+    valuesRead(input, checkExpression('amount > 1.0 && customer.is_new', BUILT_IN_LANGUAGE, lists).checked!.fields),
     { amount: 2500, customer: { prior_transactions: 0, is_new: true } },
     'the values an expression read',
   );
@@ -66,12 +66,16 @@ t.test('a missing value or a probe of the runtime does not match, and says why',
   t.match(run('channel_scores["__proto__"] > 0.0'), { matched: false, error: /No such key/ });
   t.match(run('channel_scores["constructor"] > 0.0'), { matched: false, error: /No such key/ });
   let built = 0;
-  const lazy = ruleInput(values, () => {
-    built += 1;
-    return new Map();
-  });
+  const lazy = ruleInput(
+    values,
+    () => {
+      built += 1;
+      return new Map();
+    },
+    BUILT_IN_LANGUAGE,
+  );
   evaluateRule(
-    compileRule({ id: 'r', name: 'r', version: 1, action: 'block', status: 'active', expression: 'amount > 1.0', lists: new Map() }),
+    compileRule({ id: 'r', name: 'r', version: 1, action: 'block', status: 'active', expression: 'amount > 1.0', lists: new Map() }, BUILT_IN_LANGUAGE),
     lazy,
     () => false,
   );
@@ -85,7 +89,7 @@ t.test("a list compared with a field must hold that field's values (or be a text
     ['routes', 'channel' as const],
   ]);
   const known = new Set(kinds.keys());
-  const problems = (e: string) => checkExpression(e, known, kinds).problems;
+  const problems = (e: string) => checkExpression(e, BUILT_IN_LANGUAGE, known, kinds).problems;
   t.match(problems('in_list("blocked", merchant_id)'), [
     {
       line: 1,
@@ -103,11 +107,15 @@ t.test("a list compared with a field must hold that field's values (or be a text
     'in_list("blocked", " c-1 ")',
   ])
     t.same(problems(e), [], e);
-  t.same(checkExpression('in_list("blocked", merchant_id)', known).problems, [], 'without kinds (a saved version tested as it was saved), not checked');
+  t.same(
+    checkExpression('in_list("blocked", merchant_id)', BUILT_IN_LANGUAGE, known).problems,
+    [],
+    'without kinds (a saved version tested as it was saved), not checked',
+  );
 });
 
 t.test('the checker refuses with line and column', async (t) => {
-  const at = (e: string) => checkExpression(e, lists).problems[0];
+  const at = (e: string) => checkExpression(e, BUILT_IN_LANGUAGE, lists).problems[0];
   t.match(at('amount > 1.0 &&\n  custome_id == "x"'), { line: 2, column: 3, message: /Unknown variable: custome_id/ });
   t.match(at('in_list("nope", customer_id)'), { line: 1, column: 9, message: /no list named "nope"/ });
   t.match(at('in_list(customer_id, "x")'), { message: /quoted string/ });

@@ -11,8 +11,8 @@ import { AppError } from '../errors.ts';
 import { quotaExceeded, utcDayStart } from '../datasets/job-quota.ts';
 import { jobView } from '../datasets/job-view.ts';
 import type { PolicyDeps } from './lists.ts';
-import { invalidRule, listsNow } from './rules.ts';
-import { checkExpression, type RuleAction } from '../../domain/rules/expression.ts';
+import { invalidRule, vocabularyNow } from './rules.ts';
+import { checkExpression, type RuleAction, type RuleLanguage } from '../../domain/rules/expression.ts';
 import type { ListKind } from '../../domain/rules/lists.ts';
 import type { BacktestParams, BacktestVersion } from '../../jobs/backtest-job.ts';
 import type { OrganizationRow } from '../../storage/accounts-store.ts';
@@ -33,11 +33,12 @@ export type BacktestTarget = { rule_id: string; version?: number | undefined } |
 function version(
   expression: string,
   action: RuleAction,
+  language: RuleLanguage,
   lists: Map<string, string>,
   rule: { id: string; version: number } | null,
   kinds?: ReadonlyMap<string, ListKind>,
 ): BacktestVersion {
-  const r = checkExpression(expression, new Set(lists.keys()), kinds);
+  const r = checkExpression(expression, language, new Set(lists.keys()), kinds);
   if (!r.checked) throw invalidRule(r.problems);
   return {
     rule_id: rule?.id ?? null,
@@ -46,11 +47,13 @@ function version(
     action,
     lists: Object.fromEntries(r.checked.lists.map((n) => [n, lists.get(n)!])),
     fields: [...r.checked.fields],
+    declared: r.checked.own,
   };
 }
 
 async function savedVersions(
   data: OrganizationData,
+  language: RuleLanguage,
   ruleId: string,
   wanted: number | undefined,
 ): Promise<{ target: BacktestVersion; compare: BacktestVersion | null }> {
@@ -69,12 +72,12 @@ async function savedVersions(
   // The lists a saved version names are those it was saved with (even if deleted since).
   const names = await data.lists.names([...new Set(versions.flatMap((v) => v.list_ids))]);
   const listsOf = (ids: string[]) => new Map(ids.map((id) => [names.get(id)!, id]));
-  const target = version(chosen.expression, chosen.action, listsOf(chosen.list_ids), { id: rule.id, version: chosen.version });
+  const target = version(chosen.expression, chosen.action, language, listsOf(chosen.list_ids), { id: rule.id, version: chosen.version });
   const live =
     (rule.status === 'active' || rule.status === 'shadow') && rule.live_version !== null && rule.live_version !== number
       ? versions.find((v) => v.version === rule.live_version)
       : undefined;
-  return { target, compare: live ? version(live.expression, live.action, listsOf(live.list_ids), { id: rule.id, version: live.version }) : null };
+  return { target, compare: live ? version(live.expression, live.action, language, listsOf(live.list_ids), { id: rule.id, version: live.version }) : null };
 }
 
 /** Queues a backtest in `org`, which user `userId` has been checked to belong to; wakes the runner. */
@@ -96,11 +99,9 @@ export async function queueBacktest(
     );
   const data = organizationData(deps.db, org.id);
   let chosen: { target: BacktestVersion; compare: BacktestVersion | null };
-  if ('rule_id' in body) chosen = await savedVersions(data, body.rule_id, body.version);
-  else {
-    const { ids, kinds } = await listsNow(data.lists, now);
-    chosen = { target: version(body.expression, body.action, ids, null, kinds), compare: null };
-  }
+  const { ids, kinds, language } = await vocabularyNow(data, now);
+  if ('rule_id' in body) chosen = await savedVersions(data, language, body.rule_id, body.version);
+  else chosen = { target: version(body.expression, body.action, language, ids, null, kinds), compare: null };
   const params: BacktestParams = { organization_id: org.id, ...chosen, from, to };
   const quota = deps.config.MAX_JOBS_PER_ORG_PER_DAY;
   const job = await createOrganizationJob(

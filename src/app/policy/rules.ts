@@ -13,13 +13,20 @@ import type { OrganizationCaller } from '../access/organization-caller.ts';
 import { randomId } from '../access/secrets.ts';
 import type { PolicyDeps } from './lists.ts';
 import type { CheckResult, Rule, RuleHistory, RuleList, RuleVersions } from '../../contract/rules.ts';
-import { checkExpression, evaluateText, type CheckedExpression, type RuleAction, type RuleProblem } from '../../domain/rules/expression.ts';
+import {
+  checkExpression,
+  evaluateText,
+  ruleLanguage,
+  type CheckedExpression,
+  type RuleAction,
+  type RuleLanguage,
+  type RuleProblem,
+} from '../../domain/rules/expression.ts';
 import { ruleInput, valuesRead } from '../../domain/rules/decide.ts';
 import { ItemHistory, type ListKind } from '../../domain/rules/lists.ts';
 import { decisionValues, loggedFeatures } from '../../storage/decision-inputs.ts';
 import { organizationData } from '../../storage/organization-data.ts';
-import type { OrganizationLists } from '../../storage/organization-data.ts';
-import type { OrganizationRules } from '../../storage/organization-data.ts';
+import type { OrganizationData, OrganizationRules } from '../../storage/organization-data.ts';
 import type { RuleStatus } from '../../storage/rule-state.ts';
 import type { RuleRow, VersionInput, VersionRow } from '../../storage/rules-store.ts';
 
@@ -68,16 +75,23 @@ export function invalidRule(problems: RuleProblem[]): AppError {
   );
 }
 
-/** The organization's lists now: name → id, and name → kind (what a list may be compared with). */
-export async function listsNow(lists: OrganizationLists, at: number): Promise<{ ids: Map<string, string>; kinds: Map<string, ListKind> }> {
-  const rows = await lists.all(at);
-  return { ids: new Map(rows.map((l) => [l.name, l.id])), kinds: new Map(rows.map((l) => [l.name, l.kind])) };
+/** What an expression is checked against now: the organization's lists (name → id, and name →
+ *  kind, what a list may be compared with) and the language of its declared fields. */
+export interface Vocabulary {
+  ids: Map<string, string>;
+  kinds: Map<string, ListKind>;
+  language: RuleLanguage;
 }
 
-/** Checks an expression against the organization's lists: what it uses, or `invalid_rule`. */
-async function checked(deps: PolicyDeps, lists: OrganizationLists, expression: string): Promise<{ checked: CheckedExpression; ids: Map<string, string> }> {
-  const { ids, kinds } = await listsNow(lists, now(deps));
-  const r = checkExpression(expression, new Set(ids.keys()), kinds);
+export async function vocabularyNow(data: OrganizationData, at: number): Promise<Vocabulary> {
+  const [rows, fields] = await Promise.all([data.lists.all(at), data.fields.all()]);
+  return { ids: new Map(rows.map((l) => [l.name, l.id])), kinds: new Map(rows.map((l) => [l.name, l.kind])), language: ruleLanguage(fields) };
+}
+
+/** Checks an expression against the organization's lists and fields: what it uses, or `invalid_rule`. */
+async function checked(deps: PolicyDeps, data: OrganizationData, expression: string): Promise<{ checked: CheckedExpression; ids: Map<string, string> }> {
+  const { ids, kinds, language } = await vocabularyNow(data, now(deps));
+  const r = checkExpression(expression, language, new Set(ids.keys()), kinds);
   if (!r.checked) throw invalidRule(r.problems);
   return { checked: r.checked, ids };
 }
@@ -85,8 +99,8 @@ async function checked(deps: PolicyDeps, lists: OrganizationLists, expression: s
 /** Why a save found a list its expression names deleted meanwhile (the check before it had seen the
  *  list): the expression checked again says where (`invalid_rule`). A list of that name made again
  *  since is another list: then the save is to be sent again. */
-async function listsGone(deps: PolicyDeps, lists: OrganizationLists, expression: string): Promise<AppError> {
-  await checked(deps, lists, expression);
+async function listsGone(deps: PolicyDeps, data: OrganizationData, expression: string): Promise<AppError> {
+  await checked(deps, data, expression);
   return new AppError(
     'conflict',
     'A list the expression names was deleted, and another of its name made, while the rule was saved.',
@@ -106,7 +120,7 @@ export async function createRule(
   body: { name: string; expression: string; action: RuleAction; status: RuleStatus; description?: string | undefined },
 ): Promise<Rule> {
   const data = organizationData(deps.db, caller.organizationId);
-  const { checked: c, ids } = await checked(deps, data.lists, body.expression);
+  const { checked: c, ids } = await checked(deps, data, body.expression);
   if ((await data.rules.count()) >= deps.config.MAX_RULES_PER_ORG) {
     throw new AppError(
       'limit_reached',
@@ -124,7 +138,7 @@ export async function createRule(
     by: caller.by,
   });
   if (result === 'taken') throw nameTaken(body.name);
-  if ('listsGone' in result) throw await listsGone(deps, data.lists, body.expression);
+  if ('listsGone' in result) throw await listsGone(deps, data, body.expression);
   await deps.tail.reach(result.xid);
   return oneRule(deps, data.rules, id);
 }
@@ -150,7 +164,7 @@ export async function changeRule(
   let version: VersionInput | undefined;
   if (content) {
     const expression = body.expression ?? current.expression;
-    const { checked: c, ids } = await checked(deps, data.lists, expression);
+    const { checked: c, ids } = await checked(deps, data, expression);
     version = {
       expression,
       action: body.action ?? current.action,
@@ -162,7 +176,7 @@ export async function changeRule(
   if (result === undefined) throw noRule(id);
   if (result === 'taken') throw nameTaken(body.name!);
   if ('listsGone' in result) {
-    if (version) throw await listsGone(deps, data.lists, version.expression);
+    if (version) throw await listsGone(deps, data, version.expression);
     const names = await data.lists.names(result.listsGone);
     const gone = result.listsGone.map((l) => names.get(l) ?? l).join(', ');
     throw invalidRule([
@@ -224,8 +238,8 @@ export async function checkRule(
   body: { expression: string; transaction_id?: string | undefined },
 ): Promise<CheckResult> {
   const data = organizationData(deps.db, caller.organizationId);
-  const { ids, kinds } = await listsNow(data.lists, now(deps));
-  const r = checkExpression(body.expression, new Set(ids.keys()), kinds);
+  const { ids, kinds, language } = await vocabularyNow(data, now(deps));
+  const r = checkExpression(body.expression, language, new Set(ids.keys()), kinds);
   if (!r.checked) return { valid: false, errors: r.problems, lists: [] };
   const result: CheckResult = { valid: true, errors: [], lists: r.checked.lists };
   if (body.transaction_id === undefined) return result;
@@ -239,7 +253,7 @@ export async function checkRule(
     );
   }
   const names = row.model_id ? await deps.featureNames(row.model_id) : undefined;
-  const input = ruleInput(values, () => loggedFeatures(row.features, names ?? []));
+  const input = ruleInput(values, () => loggedFeatures(row.features, names ?? []), language);
   const lists = new Map(r.checked.lists.map((n) => [n, ids.get(n)!]));
   // The lists as they were when the transaction was decided, as a backtest reads them.
   const history = new ItemHistory();
@@ -249,7 +263,7 @@ export async function checkRule(
         history.add(s);
       }),
     );
-  const outcome = evaluateText(body.expression, lists, input, (listId, value) => history.has(listId, value, values.time));
+  const outcome = evaluateText(body.expression, lists, input, (listId, value) => history.has(listId, value, values.time), language);
   result.evaluation = {
     transaction_id: row.transaction_id,
     matched: outcome.matched,

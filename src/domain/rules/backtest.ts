@@ -42,6 +42,8 @@ export interface Example {
 export interface Figures {
   matched: number;
   errors: number;
+  /** Transactions that did not carry a field of the organization's the rule reads (not matched). */
+  without_fields: number;
   outcomes: { fraud: number; legit: number; unknown: number };
   precision: number | null;
   recall: number | null;
@@ -55,6 +57,7 @@ export interface Figures {
 export class Tally {
   private matched = 0;
   private errors = 0;
+  private withoutFields = 0;
   private fraud = 0;
   private legit = 0;
   private unknown = 0;
@@ -78,6 +81,11 @@ export class Tally {
   /** A transaction the rule could not be evaluated on (a missing value): not a match. */
   error(): void {
     this.errors += 1;
+  }
+
+  /** A transaction that did not carry a field of the organization's the rule reads: not a match. */
+  missingField(): void {
+    this.withoutFields += 1;
   }
 
   /** A transaction the rule matched; `values` builds the values it read (for an example). */
@@ -125,6 +133,7 @@ export class Tally {
     return {
       matched: this.matched,
       errors: this.errors,
+      without_fields: this.withoutFields,
       outcomes: { fraud: this.fraud, legit: this.legit, unknown: this.unknown },
       precision: labelled ? this.fraud / labelled : null,
       recall: allFraud ? this.fraud / allFraud : null,
@@ -179,6 +188,10 @@ function backtestWarnings(o: {
   const labelled = f.outcomes.fraud + f.outcomes.legit;
   if (f.matched > 0 && labelled < f.matched / 2)
     w.push(`Only ${labelled} of the ${f.matched} matched transactions have an outcome: precision is measured on those alone.`);
+  if (f.without_fields > 0)
+    w.push(
+      `${f.without_fields} transaction(s) did not carry a field the rule reads (sent without it, or before it was sent at all); they count as not matched, so the figures speak for the transactions that carried it.`,
+    );
   if (f.errors > 0) w.push(`The rule could not be evaluated on ${f.errors} transaction(s) (a value it reads was missing); they count as not matched.`);
   return w;
 }

@@ -6,8 +6,9 @@
 // reviews, else the model's thresholds decide. Only `active` rules decide; `shadow` rules are
 // evaluated and recorded, never applied.
 
-import { EntityHistoryValue, type RuleAction, type RuleInput } from './expression.ts';
+import { EntityHistoryValue, FieldValues, type RuleAction, type RuleInput, type RuleLanguage } from './expression.ts';
 import type { TransactionEntities } from '../transaction.ts';
+import type { FieldValue } from '../fields.ts';
 
 /** What a transaction is answered (a decision record, with its score and reasons, is
  *  scoring/decision.ts's DecisionRecord). */
@@ -42,6 +43,8 @@ export interface DecisionValues extends TransactionEntities {
   cold: boolean;
   channel_scores: Record<string, number>;
   priors: { customer: number; merchant: number; channel: number };
+  /** The organization's own fields the payment carried, declared or not (undefined: none). */
+  fields?: Readonly<Record<string, FieldValue>> | undefined;
 }
 
 const HOUR_MS = 3_600_000;
@@ -55,6 +58,8 @@ const int = (k: number): bigint => SMALL_INTS[k] ?? BigInt(k);
 const history = (prior: number): EntityHistoryValue => SMALL_HISTORIES[prior] ?? new EntityHistoryValue(BigInt(prior), prior === 0);
 
 const mod = (a: number, n: number) => ((a % n) + n) % n;
+
+const JS_TYPE = { string: 'string', number: 'number', boolean: 'boolean' } as const;
 
 /** What ruleInput returns: a class, so that each input is one allocation with its getter shared. */
 class Input implements RuleInput {
@@ -76,8 +81,11 @@ class Input implements RuleInput {
   readonly channel_history: EntityHistoryValue;
   #features: (() => Map<string, number>) | undefined;
   #built: Map<string, number> | undefined;
+  readonly #sent: Readonly<Record<string, FieldValue>> | undefined;
+  readonly #language: RuleLanguage;
+  #fields: FieldValues | undefined;
 
-  constructor(v: DecisionValues, features: () => Map<string, number>) {
+  constructor(v: DecisionValues, features: () => Map<string, number>, language: RuleLanguage) {
     // UTC hour and weekday as Date computes them (whole milliseconds; 1970-01-01 was a Thursday).
     const ms = Math.trunc(v.time);
     this.amount = v.amount;
@@ -97,6 +105,23 @@ class Input implements RuleInput {
     this.merchant = history(v.priors.merchant);
     this.channel_history = history(v.priors.channel);
     this.#features = features;
+    this.#sent = v.fields;
+    this.#language = language;
+  }
+
+  /** The declared fields the payment carried with a value of the declared type: a field sent before
+   *  it was declared, or retired since, is not read. */
+  get fields(): FieldValues {
+    if (this.#fields === undefined) {
+      this.#fields = new FieldValues();
+      const sent = this.#sent;
+      if (sent !== undefined)
+        for (const [name, type] of this.#language.fields) {
+          const x = sent[name];
+          if (x !== undefined && typeof x === JS_TYPE[type]) this.#fields[name] = x;
+        }
+    }
+    return this.#fields;
   }
 
   get features(): Map<string, number> {
@@ -108,9 +133,10 @@ class Input implements RuleInput {
   }
 }
 
-/** The values an expression reads. `features` is called only when a rule reads them. */
-export function ruleInput(v: DecisionValues, features: () => Map<string, number>): RuleInput {
-  return new Input(v, features);
+/** The values an expression reads in `language` (the organization's). `features` is called only
+ *  when a rule reads them. */
+export function ruleInput(v: DecisionValues, features: () => Map<string, number>, language: RuleLanguage): RuleInput {
+  return new Input(v, features, language);
 }
 
 /** A model's features by name from its per-channel values (NaN, a missing value, is left out). */

@@ -1,7 +1,9 @@
 // The rule language: CEL (Common Expression Language) through @marcbachmann/cel-js, a maintained
 // implementation that parses and type-checks expressions and evaluates its own tree; user text is
-// never evaluated as JavaScript. This module declares the fields (fields.ts) to CEL, and is the one
-// definition of what is refused when a rule is saved and of a compiled rule.
+// never evaluated as JavaScript. This module declares the fields (fields.ts) to CEL, and an
+// organization's own declared fields as `fields.<name>` (one language per set of declarations, made
+// once and shared), and is the one definition of what is refused when a rule is saved and of a
+// compiled rule.
 // Safety: an expression sees only the declared fields, typed, so `this`, `constructor` or any
 // other name is refused when it is checked; a map key that is not there (`features["__proto__"]`)
 // fails at run time as a missing key, never reaching an object's prototype. What could make one
@@ -13,6 +15,7 @@
 
 import { RULE_FIELDS } from './fields.ts';
 import { kindFits, kindOfField, type ListKind } from './lists.ts';
+import type { FieldType, FieldValue } from '../fields.ts';
 import { Environment, type ParseResult } from '@marcbachmann/cel-js';
 
 /** Longest expression accepted. */
@@ -38,6 +41,21 @@ export class EntityHistoryValue {
 
 export type RuleFieldName = (typeof RULE_FIELDS)[number]['name'];
 
+/** An organization's own fields on one payment, as rules read them (`fields.email_domain`): the
+ *  declared fields it carried, as properties. One class for every organization's language, so a
+ *  rule compiled before a field was declared reads the values of a payment scored after. */
+export class FieldValues {
+  [name: string]: FieldValue;
+}
+
+/** A declared field as the rule language types it. */
+export interface DeclaredField {
+  name: string;
+  type: FieldType;
+}
+
+const CEL_TYPE: Record<FieldType, string> = { string: 'string', number: 'double', boolean: 'bool' };
+
 /** The values an expression reads, in the types CEL gives them (int as bigint). `features` may be
  *  a getter: it is read only by rules that name it. */
 export interface RuleInput {
@@ -58,6 +76,8 @@ export interface RuleInput {
   customer: EntityHistoryValue;
   merchant: EntityHistoryValue;
   channel_history: EntityHistoryValue;
+  /** The declared fields the payment carried (a getter: built only for rules that read it). */
+  fields: FieldValues;
 }
 
 /** Whether a list has a value: answered by whoever evaluates (the lists of now, or of a past time). */
@@ -82,12 +102,45 @@ function inList(name: string, value: string): boolean {
   return lookup(id, value.trim());
 }
 
-const environment = new Environment({ limits: { maxDepth: MAX_DEPTH, maxAstNodes: MAX_NODES } });
-environment.registerType('history', { ctor: EntityHistoryValue, fields: { prior_transactions: 'int', is_new: 'bool' } } as never);
-for (const f of RULE_FIELDS) environment.registerVariable(f.name, f.type);
-environment.registerFunction('in_list(string, string): bool', inList, {
+/** What every organization's language has: the built-in fields and in_list. Frozen once a
+ *  language is cloned from it. */
+const base = new Environment({ limits: { maxDepth: MAX_DEPTH, maxAstNodes: MAX_NODES } });
+base.registerType('history', { ctor: EntityHistoryValue, fields: { prior_transactions: 'int', is_new: 'bool' } } as never);
+for (const f of RULE_FIELDS) base.registerVariable(f.name, f.type);
+base.registerFunction('in_list(string, string): bool', inList, {
   description: 'Whether the named list has the value (compared after trimming), at the time of the transaction.',
 });
+
+/** A language: the built-in fields and one organization's declared fields. */
+export interface RuleLanguage {
+  readonly environment: Environment;
+  /** The declared fields' types, by name. */
+  readonly fields: ReadonlyMap<string, FieldType>;
+}
+
+/** Languages made, by their declarations (name and type, in name order): organizations that
+ *  declare the same fields share one, and one made stays made while its process lives. The number
+ *  of distinct declarations is small next to that of payments, but bounded all the same. */
+const languages = new Map<string, RuleLanguage>();
+const MAX_LANGUAGES = 1_000;
+
+/** The rule language of an organization that declares `declared` (retired fields left out). */
+export function ruleLanguage(declared: Iterable<DeclaredField>): RuleLanguage {
+  const sorted = [...declared].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const signature = sorted.map((f) => `${f.name}:${f.type}`).join(',');
+  const made = languages.get(signature);
+  if (made) return made;
+  const environment = base.clone();
+  environment.registerType('Fields', { ctor: FieldValues, fields: Object.fromEntries(sorted.map((f) => [f.name, CEL_TYPE[f.type]])) } as never);
+  environment.registerVariable('fields', 'Fields');
+  const language: RuleLanguage = { environment, fields: new Map(sorted.map((f) => [f.name, f.type])) };
+  if (languages.size >= MAX_LANGUAGES) languages.delete(languages.keys().next().value!);
+  languages.set(signature, language);
+  return language;
+}
+
+/** The language of an organization with no declared fields. */
+export const BUILT_IN_LANGUAGE = ruleLanguage([]);
 
 /** A syntax-tree node as the parser makes it. */
 interface Node {
@@ -114,6 +167,14 @@ function walk(v: unknown, visit: (n: Node, comprehensions: number) => void, comp
   walk(v.args, visit, inner);
 }
 
+/** The name a node reads from `fields` (`fields.x`, `fields["x"]`), if it reads one. */
+function fieldName(n: Node): string | undefined {
+  if ((n.op !== '.' && n.op !== '.?' && n.op !== '[]') || !Array.isArray(n.args)) return undefined;
+  const [target, key] = n.args as unknown[];
+  if (!isNode(target) || target.op !== 'id' || target.args !== 'fields') return undefined;
+  return isNode(key) ? (key.op === 'value' && typeof key.args === 'string' ? key.args : undefined) : typeof key === 'string' ? key : undefined;
+}
+
 /** 1-based line and column of a character offset. */
 export function position(text: string, offset: number): { line: number; column: number } {
   const before = text.slice(0, Math.max(0, Math.min(offset, text.length)));
@@ -135,10 +196,12 @@ function offsetOf(e: unknown): number {
   return err.range?.start ?? err.node?.start ?? err.node?.pos ?? 0;
 }
 
-/** A checked expression: the list names it uses and the fields it reads. */
+/** A checked expression: the list names it uses, the names it reads (built-in fields, `fields`)
+ *  and the organization's own fields it reads. */
 export interface CheckedExpression {
   lists: string[];
   fields: Set<string>;
+  own: DeclaredField[];
 }
 
 const FIELD_NAMES: ReadonlySet<string> = new Set(RULE_FIELDS.map((f) => f.name));
@@ -152,6 +215,7 @@ const FIELD_NAMES: ReadonlySet<string> = new Set(RULE_FIELDS.map((f) => f.name))
  */
 export function checkExpression(
   text: string,
+  language: RuleLanguage,
   knownLists: ReadonlySet<string>,
   kinds?: ReadonlyMap<string, ListKind>,
 ): { problems: RuleProblem[]; checked?: CheckedExpression } {
@@ -160,16 +224,29 @@ export function checkExpression(
     return { problems: [problem(text, `The expression has ${text.length} characters; at most ${MAX_EXPRESSION_CHARS} are allowed.`, MAX_EXPRESSION_CHARS)] };
   let parsed: ParseResult;
   try {
-    parsed = environment.parse(text);
+    parsed = language.environment.parse(text);
   } catch (e) {
     return { problems: [problem(text, messageOf(e as Error), offsetOf(e))] };
   }
   const problems: RuleProblem[] = [];
   const lists: string[] = [];
   const fields = new Set<string>();
+  const own = new Map<string, DeclaredField>();
   walk(parsed.ast, (n, comprehensions) => {
     const args = n.args as unknown[];
     if (n.op === 'id' && typeof n.args === 'string') fields.add(n.args);
+    const read = fieldName(n);
+    const type = read === undefined ? undefined : language.fields.get(read);
+    if (type !== undefined) own.set(read!, { name: read!, type });
+    const undeclared = read !== undefined && type === undefined ? read : undefined;
+    if (undeclared !== undefined)
+      problems.push(
+        problem(
+          text,
+          `fields.${undeclared} is not a declared field of this organization: declare it on the Fields page (or POST .../fields) first, or correct the name.`,
+          n.start ?? 0,
+        ),
+      );
     // `matches` as a method (s.matches(re)) or a function (matches(s, re)).
     if ((n.op === 'rcall' || n.op === 'call') && Array.isArray(args) && args[0] === 'matches')
       problems.push(
@@ -232,7 +309,7 @@ export function checkExpression(
   if (!result.valid) return { problems: [problem(text, messageOf(result.error!), offsetOf(result.error))] };
   if (result.type !== 'bool')
     return { problems: [problem(text, `The expression gives a ${result.type}; a rule needs true or false, e.g. amount > 1000.0`, 0)] };
-  return { problems: [], checked: { lists, fields } };
+  return { problems: [], checked: { lists, fields, own: [...own.values()] } };
 }
 
 export interface RuleDefinition {
@@ -250,21 +327,28 @@ export interface RuleDefinition {
 export interface CompiledRule extends RuleDefinition {
   /** Whether it reads `features` (built only when a rule does). */
   readsFeatures: boolean;
+  /** The organization's own fields it reads (`fields.x`): one missing from a payment is a
+   *  non-match, not an error. */
+  fieldsRead: readonly string[];
   run: (input: RuleInput) => unknown;
 }
 
-/** Compiles a saved rule version (checked when it was saved). */
-export function compileRule(def: RuleDefinition): CompiledRule {
-  const parsed = environment.parse(def.expression);
+/** Compiles a saved rule version (checked when it was saved) in its organization's language. */
+export function compileRule(def: RuleDefinition, language: RuleLanguage): CompiledRule {
+  const parsed = language.environment.parse(def.expression);
   let readsFeatures = false;
+  const fieldsRead = new Set<string>();
   walk(parsed.ast, (n) => {
     if (n.op === 'id' && n.args === 'features') readsFeatures = true;
+    const name = fieldName(n);
+    if (name !== undefined) fieldsRead.add(name);
   });
-  return { ...def, readsFeatures, run: parsed as unknown as (input: RuleInput) => unknown };
+  return { ...def, readsFeatures, fieldsRead: [...fieldsRead], run: parsed as unknown as (input: RuleInput) => unknown };
 }
 
-/** One rule's result on one input: matched, not, or why it could not be evaluated. */
-export type RuleOutcome = { matched: boolean; error?: undefined } | { matched: false; error: string };
+/** One rule's result on one input: matched, not (`missing`: because the payment did not carry a
+ *  field the rule reads), or why it could not be evaluated. */
+export type RuleOutcome = { matched: boolean; error?: undefined; missing?: string } | { matched: false; error: string; missing?: undefined };
 
 /** Evaluates a rule; an error (a missing value, a missing list) is a non-match with its reason. */
 export function evaluateRule(rule: CompiledRule, input: RuleInput, lists: ListLookup): RuleOutcome {
@@ -279,6 +363,13 @@ export function evaluateRule(rule: CompiledRule, input: RuleInput, lists: ListLo
   try {
     return { matched: rule.run(input) === true };
   } catch (e) {
+    // A field the payment did not carry (or carried before it was declared): the rule does not
+    // match, as documented, and that is no fault of the rule's.
+    if (rule.fieldsRead.length) {
+      const carried = input.fields;
+      const missing = rule.fieldsRead.find((f) => !Object.hasOwn(carried, f));
+      if (missing !== undefined) return { matched: false, missing };
+    }
     return { matched: false, error: messageOf(e as Error) };
   } finally {
     Error.stackTraceLimit = stackLimit;
@@ -286,6 +377,6 @@ export function evaluateRule(rule: CompiledRule, input: RuleInput, lists: ListLo
 }
 
 /** Checks an expression and evaluates it once on `input` (POST .../rules/check with a transaction). */
-export function evaluateText(text: string, lists: ReadonlyMap<string, string>, input: RuleInput, lookupFn: ListLookup): RuleOutcome {
-  return evaluateRule(compileRule({ id: '', name: '', version: 0, action: 'review', status: 'shadow', expression: text, lists }), input, lookupFn);
+export function evaluateText(text: string, lists: ReadonlyMap<string, string>, input: RuleInput, lookupFn: ListLookup, language: RuleLanguage): RuleOutcome {
+  return evaluateRule(compileRule({ id: '', name: '', version: 0, action: 'review', status: 'shadow', expression: text, lists }, language), input, lookupFn);
 }
