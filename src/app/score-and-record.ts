@@ -25,6 +25,7 @@ import { beforeDeadline, DeadlinePassed } from '../storage/deadline.ts';
 import type { Tenant } from '../live/tenant.ts';
 import { Stopwatch } from '../domain/stopwatch.ts';
 import { checkDeclared, refuseForbidden, sentFields } from './sent-fields.ts';
+import { keyEntries } from '../domain/fields.ts';
 
 /** The API key a request authenticated with, as far as scoring needs it. */
 export interface ScoringKey {
@@ -196,7 +197,10 @@ export class ScoreAndRecord {
     const body = JSON.stringify(result);
     timing.lap('serialize');
     const row = recordedRow(scored, body, this.shadows(challengers, scored, scorer));
-    if (fields) row.fields = fields;
+    if (fields) {
+      row.fields = fields;
+      row.field_keys = keyEntries(fields, tenant.declaredFields().values());
+    }
     if (writeBehind) log.push(organizationId, row);
     // Past the request's deadline the commit's outcome is not known yet: answered 503, never 200; a
     // retry with the same id answers the stored decision or stores it.

@@ -87,3 +87,20 @@ export function forbiddenValue(v: FieldValue): ForbiddenKind | undefined {
   if (isIpAddress(v)) return 'ip_address_refused';
   return undefined;
 }
+
+/** A key field's value as one entry (`name=value`; a name has no `=`): how a payment's key values
+ *  are stored and looked up. */
+export const keyEntry = (name: string, value: string): string => `${name}=${value}`;
+
+/** The entries of the key fields a payment carried, in the declarations' order; undefined when it
+ *  carried none. */
+export function keyEntries(fields: Readonly<Record<string, FieldValue>> | undefined, declared: Iterable<FieldState>): string[] | undefined {
+  if (!fields) return undefined;
+  let out: string[] | undefined;
+  for (const d of declared) {
+    if (!d.key || d.retired) continue;
+    const v = fields[d.name];
+    if (typeof v === 'string') (out ??= []).push(keyEntry(d.name, v));
+  }
+  return out;
+}

@@ -27,6 +27,8 @@ export interface NewTransaction extends TransactionFields {
   decided?: DecidedBy | null;
   /** The organization's own fields it was sent with (domain/fields.ts), as sent. */
   fields?: Readonly<Record<string, FieldValue>> | null;
+  /** Its key fields' values as `name=value` entries (domain/fields.ts keyEntries). */
+  field_keys?: readonly string[] | null;
   /** An imported label and when it became known. */
   label?: 0 | 1 | null;
   label_known_ms?: number | null;

@@ -60,7 +60,7 @@ export async function recordGroup(
         flagged.map((g) => g.organizationId),
         flagged.map((g) => g.row.transaction_id),
         flagged.map((g) => `decision.${g.row.decision!.decision}`),
-        flagged.map((g) => g.row.response),
+        flagged.map((g) => eventBody(g.row)),
       );
       const n = params.length - 4;
       events = `, flagged AS (SELECT f.id, f.organization_id, f.type, f.body, f.n
@@ -85,6 +85,14 @@ export async function recordGroup(
 }
 
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** A decision event's body: the score response as the key was answered, and the organization's own
+ *  fields the payment was sent with (when it carried any), which the answer does not repeat. */
+function eventBody(row: GroupRow['row']): string {
+  const response = row.response!;
+  if (!row.fields || Object.keys(row.fields).length === 0) return response;
+  return `${response.slice(0, response.lastIndexOf('}'))},"fields":${JSON.stringify(row.fields)}}`;
+}
 
 /** Runs a statement that is a database transaction of its own again when PostgreSQL chose it as a
  *  deadlock's or a serialization conflict's victim (it rolled back whole), up to three times. The

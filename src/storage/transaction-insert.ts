@@ -27,13 +27,14 @@ export const CHUNK_ROWS = 2_500;
  *  them they do not (postgres.js sends it as one bytea). */
 export const INSERT_ROWS = `INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source, import_job_id,
                                    risk_score, risk_band, decision, mode, response, label, label_known_ms, outcome_source, outcome_reported_by, features,
-                                   model_id, model_decision, rule_action, rule_ids, rule_errors, inputs, challengers, fields)
+                                   model_id, model_decision, rule_action, rule_ids, rule_errors, inputs, challengers, fields, field_keys)
   SELECT u.o, u.id, u.t, u.a, u.c, u.m, u.l, u.p, u.s, u.j, u.rs, u.rb, u.d, u.mo, substring($30::bytea FROM u.re FOR u.rel), u.lb, u.lk, u.os, u.ob,
-         substring($30::bytea FROM u.f FOR u.fl), u.mi, u.md, u.ra, string_to_array(u.ri, ','), string_to_array(u.rx, ','), substring($30::bytea FROM u.ip FOR u.ipl), u.ch::jsonb, u.fd::jsonb
+         substring($30::bytea FROM u.f FOR u.fl), u.mi, u.md, u.ra, string_to_array(u.ri, ','), string_to_array(u.rx, ','), substring($30::bytea FROM u.ip FOR u.ipl), u.ch::jsonb, u.fd::jsonb,
+         CASE WHEN u.fk IS NOT NULL THEN ARRAY(SELECT jsonb_array_elements_text(u.fk::jsonb)) END
   FROM unnest($1::text[], $2::text[], $3::float8[], $4::float8[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
               $11::float8[], $12::text[], $13::text[], $14::text[], $15::int4[], $16::int2[], $17::float8[], $18::text[], $19::text[], $20::int4[],
-              $21::text[], $22::text[], $23::text[], $24::text[], $25::text[], $26::int4[], $27::int4[], $28::int4[], $29::int4[], $31::text[], $32::text[])
-       AS u(o, id, t, a, c, m, l, p, s, j, rs, rb, d, mo, re, lb, lk, os, ob, f, mi, md, ra, ri, rx, ip, rel, fl, ipl, ch, fd)
+              $21::text[], $22::text[], $23::text[], $24::text[], $25::text[], $26::int4[], $27::int4[], $28::int4[], $29::int4[], $31::text[], $32::text[], $33::text[])
+       AS u(o, id, t, a, c, m, l, p, s, j, rs, rb, d, mo, re, lb, lk, os, ob, f, mi, md, ra, ri, rx, ip, rel, fl, ipl, ch, fd, fk)
   ON CONFLICT (organization_id, transaction_id) DO NOTHING
   RETURNING organization_id, transaction_id, seq, xid::text`;
 
@@ -77,6 +78,8 @@ export function insertParams(organizations: readonly string[], chunk: readonly N
     blob.bytes(),
     chunk.map((r) => (r.decided?.challengers?.length ? JSON.stringify(r.decided.challengers) : null)),
     chunk.map((r) => (r.fields ? JSON.stringify(r.fields) : null)),
+    // Key values are any text: a JSON array each, which the statement unpacks.
+    chunk.map((r) => (r.field_keys?.length ? JSON.stringify(r.field_keys) : null)),
   ];
 }
 

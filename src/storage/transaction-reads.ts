@@ -25,6 +25,8 @@ export interface ListFilters {
   rule_id?: string | undefined;
   /** `newest` first (the default) or `oldest` first (a review queue works from the oldest). */
   order?: 'newest' | 'oldest' | undefined;
+  /** Transactions that carried every one of these key values (`name=value`, domain/fields.ts keyEntry). */
+  field_keys?: readonly string[] | undefined;
 }
 
 const ROW_COLUMNS =
@@ -83,6 +85,8 @@ export async function listTransactions(
   if (filters.merchant_id !== undefined) add((p) => `merchant_id = ${p}`, filters.merchant_id);
   // Both conditions, so the planner can read the index of transactions a rule matched or failed on.
   if (filters.rule_id !== undefined) add((p) => `(rule_ids IS NOT NULL OR rule_errors IS NOT NULL) AND rule_ids @> ARRAY[${p}::text]`, filters.rule_id);
+  // Both conditions, so the planner can read the index of key values.
+  if (filters.field_keys?.length) add((p) => `field_keys IS NOT NULL AND field_keys @> ${p}::text[]`, filters.field_keys);
   if (filters.from !== undefined) add((p) => `time_ms >= ${p}`, filters.from);
   if (filters.to !== undefined) add((p) => `time_ms < ${p}`, filters.to);
   if (startingAfter !== undefined) {

@@ -215,6 +215,49 @@ for (const backend of backends()) {
       );
     });
 
+    await t.test("a listing filters on a key field's value", async (t) => {
+      const desk = await live.organization('Desk');
+      t.equal((await declare(desk.id, desk.owner.headers, { name: 'device_hash', type: 'string', key: true })).statusCode, 201);
+      t.equal((await declare(desk.id, desk.owner.headers, { name: 'note', type: 'string' })).statusCode, 201);
+      const sent: [string, Record<string, unknown> | undefined][] = [
+        ['d-1', { device_hash: 'dev-a', note: 'x' }],
+        ['d-2', { device_hash: 'dev-b' }],
+        ['d-3', { device_hash: 'dev-a' }],
+        ['d-4', undefined],
+        ['d-5', { device_hash: 'dev-a,dev-b' }],
+      ];
+      for (const [id, fields] of sent)
+        t.equal(
+          (await live.score(desk, { transaction_id: id, amount: 10, customer_id: 'c', merchant_id: 'm', ...(fields ? { fields } : {}) })).statusCode,
+          200,
+        );
+      // The same value in another organization is that organization's.
+      await live.score(other, { transaction_id: 'o-dev', amount: 10, customer_id: 'c', merchant_id: 'm', fields: { device_hash: 'dev-a' } });
+      const list = (query: string, headers = { authorization: `Bearer ${desk.key}` }) => app.inject({ url: `/api/v1/transactions?${query}`, headers });
+      const ids = async (query: string) => (await list(query)).json().data.map((r: { transaction_id: string }) => r.transaction_id);
+      t.same(await ids('field.device_hash=dev-a'), ['d-3', 'd-1'], 'newest first, the value matched exactly');
+      t.same(await ids('field.device_hash=dev-a&order=oldest&limit=1'), ['d-1'], 'with the other filters and paging');
+      t.same(await ids(`field.device_hash=${encodeURIComponent('dev-a,dev-b')}`), ['d-5'], 'a value with a comma is one value');
+      t.same(await ids('field.device_hash=nothing'), []);
+      const member = await app.inject({ url: `/api/organizations/${desk.id}/transactions?field.device_hash=dev-b`, headers: desk.owner.headers });
+      t.same(
+        member.json().data.map((r: { transaction_id: string }) => r.transaction_id),
+        ['d-2'],
+        "the dashboard's listing too",
+      );
+      const notKey = await list('field.note=x');
+      t.equal(notKey.statusCode, 422, 'a field that is not a key');
+      t.match(notKey.json().detail, { reason: 'validation_failed', fields: [{ path: 'query.field.note' }] });
+      t.equal((await list('field.nothing_declared=x')).statusCode, 422, 'a field not declared');
+      const unknown = await list('colour=red');
+      t.equal(unknown.statusCode, 422, 'any other parameter is still refused');
+      t.equal(
+        (await app.inject({ url: '/api/v1/transactions?field.device_hash=dev-a', headers: { authorization: `Bearer ${other.key}` } })).statusCode,
+        422,
+        "Other has no such key field: Desk's is not its",
+      );
+    });
+
     await t.test("one organization's fields are never another's", async (t) => {
       t.same((await fieldsOf(other.id, other.owner.headers)).json().data, [], 'another organization has none');
       for (const [what, res] of [

@@ -141,6 +141,20 @@ for (const backend of backends()) {
         attempt_log: [{ attempt: 1, status_code: 200, error: null, response_excerpt: 'ok' }],
       });
       t.equal((await as(b.owner.headers, b, 'GET', `/${bEndpoint.id}/deliveries`)).json().data.length, 0);
+      // The fields of its own a payment was sent with ride along (the answer does not repeat them).
+      const declared = await app.inject({
+        method: 'POST',
+        url: `/api/organizations/${a.id}/fields`,
+        headers: a.owner.headers,
+        payload: { name: 'bin_country', type: 'string' },
+      });
+      t.equal(declared.statusCode, 201, declared.body);
+      const fields = { bin_country: 'NG', campaign: 'black-friday' };
+      const withFields = await live.score(a, { amount: 9100, customer_id: 'c-2', merchant_id: 'm-1', transaction_id: 'tx-fields', fields });
+      t.equal(withFields.json().decision, 'block');
+      await receiver.waitFor(before + 2);
+      const carried = JSON.parse(receiver.received[before + 1]!.body);
+      t.same(carried.data, { ...withFields.json(), fields }, "data is the answer and the payment's fields, declared or not");
     });
 
     await t.test("outcomes, analysts' verdicts, rule changes and finished jobs are events", async (t) => {

@@ -17,6 +17,7 @@ import type { Db } from '../../storage/db.ts';
 import type { EntitySummary } from '../../storage/entity-evidence.ts';
 import { organizationData, type OrganizationData } from '../../storage/organization-data.ts';
 import type { ListFilters } from '../../storage/transaction-reads.ts';
+import { keyEntry } from '../../domain/fields.ts';
 import type { DecisionLog } from '../../live/decision-log.ts';
 import type { LiveTail } from '../../live/tail.ts';
 
@@ -32,8 +33,26 @@ export interface DecisionLogDeps {
   tail: LiveTail;
 }
 
-/** The listing's filters: times in epoch ms (`from` inclusive, `to` exclusive). */
-export type DecisionFilters = ListFilters;
+/** The listing's filters: times in epoch ms (`from` inclusive, `to` exclusive); `fields`, values
+ *  of the organization's key fields by name. */
+export type DecisionFilters = Omit<ListFilters, 'field_keys'> & { fields?: Readonly<Record<string, string>> | undefined };
+
+/** The key values a listing filters on, each checked to be a key field the organization declares
+ *  now (else `validation_failed` naming `query.field.<name>`). */
+async function keyFilters(data: OrganizationData, fields: Readonly<Record<string, string>> | undefined): Promise<string[] | undefined> {
+  const names = Object.keys(fields ?? {});
+  if (names.length === 0) return undefined;
+  const keys = new Set((await data.fields.all()).filter((f) => f.key).map((f) => f.name));
+  const wrong = names.filter((n) => !keys.has(n));
+  if (wrong.length)
+    throw new AppError(
+      'validation_failed',
+      `Only the organization's key fields can be filtered on, and ${wrong.map((n) => `field.${n}`).join(', ')} ${wrong.length === 1 ? 'is not one' : 'are not'}.`,
+      "Filter on a field declared with key: true (GET the organization's fields), or leave the filter out.",
+      { fields: wrong.map((n) => ({ path: `query.field.${n}`, message: `${n} is not a key field of this organization` })) },
+    );
+  return names.map((n) => keyEntry(n, fields![n]!));
+}
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -67,8 +86,11 @@ export async function decisionList(
   limit: number,
   startingAfter: string | undefined,
 ): Promise<TransactionPage> {
+  const data = organizationData(deps.db, caller.organizationId);
+  const { fields, ...rest } = filters;
+  const field_keys = await keyFilters(data, fields);
   await deps.decisionLog.flush();
-  const page = await organizationData(deps.db, caller.organizationId).transactions.list(filters, limit, startingAfter);
+  const page = await data.transactions.list({ ...rest, field_keys }, limit, startingAfter);
   if (!page)
     throw new AppError(
       'not_found',

@@ -22,6 +22,7 @@ import { Performance } from '../../contract/performance.ts';
 import { BulkResult, Entity, OutcomeLabel, TransactionPage, TransactionRecord } from '../../contract/transactions.ts';
 import { memberCaller } from '../ownership.ts';
 import { NO_NUL } from '../../contract/stored-text.ts';
+import { FIELD_NAME, MAX_FIELD_TEXT } from '../../domain/fields.ts';
 
 /** Most outcomes in one bulk request. */
 export const MAX_BULK_OUTCOMES = 1000;
@@ -48,6 +49,7 @@ const BulkOutcomes = z
 const TxParams = z.object({ transaction_id: z.string().min(1).max(200) });
 const OrgTxParams = z.object({ id: z.string().min(1).max(100), transaction_id: z.string().min(1).max(200) });
 
+const FIELD_FILTER = new RegExp(`^field\\.${FIELD_NAME.source.slice(1, -1)}$`);
 const ListQuery = z
   .object({
     decision: z.enum(['approve', 'review', 'block']).optional(),
@@ -62,10 +64,27 @@ const ListQuery = z
     limit: z.coerce.number().int().min(1).max(100).default(25),
     starting_after: z.string().min(1).max(200).optional().describe('The last transaction_id of the previous page'),
   })
-  .strict();
+  // `field.<name>=<value>`: transactions that carried this value of a key field (any other name is
+  // refused, as a strict object would).
+  .catchall(z.string().min(1).max(MAX_FIELD_TEXT))
+  .superRefine((q, ctx) => {
+    for (const name of Object.keys(q)) {
+      if (KNOWN_QUERY.has(name) || FIELD_FILTER.test(name)) continue;
+      ctx.addIssue({ code: 'custom', path: [name], message: `unknown query parameter ${name} (a key field is filtered on as field.<name>)` });
+    }
+  });
 
 const LIST_DESCRIPTION =
-  'Filters combine; `limit` 1–100 (default 25); the next page starts after the last transaction_id of this one (`starting_after`), in the same `order`. Answer: `{ data, has_more }`. The review queue is `decision=review&outcome=none&order=oldest`.';
+  "Filters combine; `field.<name>=<value>` keeps the transactions that carried that value of one of the organization's key fields (another name: 422); `limit` 1–100 (default 25); the next page starts after the last transaction_id of this one (`starting_after`), in the same `order`. Answer: `{ data, has_more }`. The review queue is `decision=review&outcome=none&order=oldest`.";
+
+const KNOWN_QUERY = new Set(Object.keys(ListQuery.shape));
+
+/** The `field.<name>` filters of a listing's query, by name. */
+function fieldFilters(q: Record<string, unknown>): Record<string, string> | undefined {
+  let out: Record<string, string> | undefined;
+  for (const [k, v] of Object.entries(q)) if (FIELD_FILTER.test(k)) (out ??= {})[k.slice('field.'.length)] = v as string;
+  return out;
+}
 
 /** A page of the listing, for whichever surface asked (one definition for both). */
 async function listPage(app: Pick<App, 'decisions'>, caller: OrganizationCaller, q: z.infer<typeof ListQuery>): Promise<TransactionPage> {
@@ -79,6 +98,7 @@ async function listPage(app: Pick<App, 'decisions'>, caller: OrganizationCaller,
     from: q.from === undefined ? undefined : Date.parse(q.from),
     to: q.to === undefined ? undefined : Date.parse(q.to),
     order: q.order,
+    fields: fieldFilters(q),
   };
   return app.decisions.list(caller, filters, q.limit, q.starting_after);
 }
