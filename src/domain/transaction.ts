@@ -22,6 +22,8 @@ export interface Transaction {
   transaction_id?: string;
   /** When the label became known (epoch ms); absent: `time` plus the history's label delay. */
   labelKnownAt?: number;
+  /** The organization's key fields' values it carried, as `name=value` entries (fields.ts keyEntry). */
+  keys?: readonly string[] | undefined;
 }
 
 /** Who a transaction is between and through what: its customer, its merchant and the parts of its

@@ -192,7 +192,7 @@ export function oneSeries(withSquares = false): {
 
 /** Loads `rows` into `h` from `floor` on, the rest as the totals the database keeps (in the order
  *  recorded); returns the record index of each held transaction. */
-export function loadInto(h: History | ReferenceHistory, rows: readonly Tx[], floor: number): Map<string, number> {
+export function loadInto(h: History | ReferenceHistory, rows: readonly Tx[], floor: number, more: readonly EntityTotals[] = []): Map<string, number> {
   h.withRecords().loadFrom(floor);
   const uses = new Map<string, number>();
   const totals = new Map<string, EntityTotals>();
@@ -234,6 +234,6 @@ export function loadInto(h: History | ReferenceHistory, rows: readonly Tx[], flo
     if (tx.time >= floor) ids.set(tx.transaction_id, h.add(tx));
     else if ((tx.label === 0 || tx.label === 1) && known(tx) >= floor) h.loadLabel(tx, tx.label, known(tx));
   }
-  h.finishLoad(totals.values());
+  h.finishLoad([...totals.values(), ...more]);
   return ids;
 }

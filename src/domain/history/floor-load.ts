@@ -13,6 +13,7 @@ import type { EntityTotals } from './horizon.ts';
 import type { KnownLabels } from './known-labels.ts';
 import { span, type RecordStore, type UseColumns } from './records.ts';
 import type { SeriesStore } from './series.ts';
+import type { StringTable } from './strings.ts';
 
 /** The kinds of a stored first use, as the byte the database spells them with. */
 const KIND_CHANNEL = 'h'.charCodeAt(0);
@@ -25,6 +26,8 @@ export interface LoadTarget {
   neighbours: Neighbours;
   labels: KnownLabels;
   series(kind: EntityTotals['kind']): SeriesStore;
+  /** The key fields' values, by number. */
+  keyIds: StringTable;
   /** Before this time the history holds totals only. */
   floor: number;
   /** Brings the graph's compromised times in step with the customer's known frauds. */
@@ -88,13 +91,21 @@ export function* finishingLoad(h: LoadTarget, totals: Iterable<EntityTotals>): G
  *  floor is added to `compromised`). */
 function applyTotal(h: LoadTarget, t: EntityTotals, compromised: number[]): void {
   const r = h.records;
-  const e = t.kind === 'channel' ? r.channels.number(t.key) : t.kind === 'customer' ? r.customerIds.id(t.key) : r.merchantIds.id(t.key);
+  const e =
+    t.kind === 'channel'
+      ? r.channels.number(t.key)
+      : t.kind === 'customer'
+        ? r.customerIds.id(t.key)
+        : t.kind === 'field'
+          ? h.keyIds.id(t.key)
+          : r.merchantIds.id(t.key);
   const s = h.series(t.kind);
   const before = t.transactions - s.all(e);
   if (before > 0) {
     const held = s.heldSums(e);
     s.setBase(e, before, t.amountSum - held.sum, t.amountSquares - held.squares, s.held(e) > 0 ? h.floor : t.last);
   }
+  if (t.kind === 'field') return;
   if (t.kind === 'customer') {
     if (h.labels.setCustomerTotal(e, t.frauds, t.firstFraudKnown!)) compromised.push(e);
   } else if (t.labels > 0) {

@@ -22,18 +22,22 @@ import { KnownLabels } from './known-labels.ts';
 import { LabelSeries } from './label-series.ts';
 import { RecordStore, type TransactionColumns, type UseColumns } from './records.ts';
 import { Series, SeriesStore } from './series.ts';
+import { KeyFields, type KeyHistory } from './key-fields.ts';
 
 export const DEFAULT_LABEL_DELAY_MS = 7 * 86_400_000;
 
 export type Role = 'customer' | 'merchant' | 'channel';
 
 const USE_KINDS = { merchant: USE_MERCHANT, channel: USE_CHANNEL, location: USE_LOCATION } as const;
+const NO_KEYS: readonly number[] = [];
 
 export class History {
   private records = new RecordStore();
   private customers: SeriesStore;
   private merchants: SeriesStore;
   private channels: SeriesStore;
+  /** The organization's key fields' values (key-fields.ts). */
+  private keys: KeyFields;
   /** Labels by when they became known (known-labels.ts). */
   private readonly labels: KnownLabels;
   /** A loaded history holds every transaction from `floor` on and every label known from it on;
@@ -51,6 +55,7 @@ export class History {
     this.customers = new SeriesStore(this.records, true);
     this.merchants = new SeriesStore(this.records, false);
     this.channels = new SeriesStore(this.records, false);
+    this.keys = new KeyFields(this.records);
     this.labels = new KnownLabels(this.records);
     this.neighbours = new Neighbours(this.uses);
   }
@@ -61,6 +66,7 @@ export class History {
     this.customers = new SeriesStore(records, true);
     this.merchants = new SeriesStore(records, false);
     this.channels = new SeriesStore(records, false);
+    this.keys = new KeyFields(records);
     this.labels.rebuild(records);
   }
 
@@ -102,7 +108,7 @@ export class History {
     this.latest = tx.time;
     const labelled = tx.label === 0 || tx.label === 1;
     const k = this.records.push(tx, labelled ? (tx.labelKnownAt ?? tx.time + this.labelDelay) : Number.NaN);
-    this.place(k);
+    this.place(k, tx.keys);
     return this.keepRecords ? k : -1;
   }
 
@@ -113,12 +119,12 @@ export class History {
       const time = c.times[i]!;
       if (time < this.latest) throw new Error('addColumns() needs its rows in time order, after the newest added');
       this.latest = time;
-      this.place(this.records.pushRow(c, i));
+      this.place(this.records.pushRow(c, i), c.keys?.[i]);
     }
   }
 
   /** Files record `k`, the newest, everywhere an in-order transaction goes. */
-  private place(k: number): void {
+  private place(k: number, keys: readonly string[] | null | undefined): void {
     const r = this.records;
     const time = r.time(k);
     const c = r.customer(k);
@@ -128,6 +134,7 @@ export class History {
     this.customers.add(c, k, keepFrom);
     this.merchants.add(m, k, keepFrom);
     this.channels.add(ch, k, keepFrom);
+    this.keys.add(k, keys ? this.keys.numbers(keys) : NO_KEYS, c, this.customers, keepFrom);
     const label = r.label(k);
     if (label !== undefined) this.labels.file(c, m, ch, label, r.labelKnownAt(k), k);
     // The pair's first payment exists exactly when the customer has used the merchant before: the
@@ -159,7 +166,8 @@ export class History {
     if (
       !this.customers.accepts(r.customerIds.find(tx.customer_id), t) ||
       !this.merchants.accepts(r.merchantIds.find(tx.merchant_id), t) ||
-      !this.channels.accepts(r.channels.keys.find(channelOf(tx)), t)
+      !this.channels.accepts(r.channels.keys.find(channelOf(tx)), t) ||
+      !this.keys.accepts(tx.keys, t)
     ) {
       throw new HorizonError(t, this.latest);
     }
@@ -174,6 +182,7 @@ export class History {
     this.customers.insert(c, k, keepFrom, this.latest);
     this.merchants.insert(m, k, keepFrom, this.latest);
     this.channels.insert(ch, k, keepFrom, this.latest);
+    this.keys.insert(k, tx.keys ? this.keys.numbers(tx.keys) : NO_KEYS, c, this.customers, keepFrom, this.latest);
     if (labelled) this.labels.file(c, m, ch, tx.label!, known, k);
     const first = this.uses.keepEarliest(c, USE_MERCHANT, m, t);
     this.uses.keepEarliest(c, USE_CHANNEL, ch, t);
@@ -244,7 +253,8 @@ export class History {
       uses: this.uses,
       neighbours: this.neighbours,
       labels: this.labels,
-      series: (kind) => this.store(kind),
+      series: (kind) => (kind === 'field' ? this.keys.series : this.store(kind)),
+      keyIds: this.keys.ids,
       floor: this.floor,
       refreshCompromised: (c) => this.refreshCompromised(c),
     };
@@ -292,6 +302,7 @@ export class History {
     this.records.trim();
     yield;
     for (const part of [this.customers, this.merchants, this.channels]) yield* part.compacting();
+    yield* this.keys.compacting();
     yield* this.labels.compacting();
     yield* this.uses.compacting();
     yield* this.neighbours.compacting();
@@ -301,6 +312,11 @@ export class History {
    *  many of those were known compromised strictly before `t`, excluding `customer` itself. */
   merchantNeighbours(merchantId: string, customerId: string, t: number): { customers: number; compromised: number } {
     return this.neighbours.count(this.records.merchantIds.find(merchantId), this.records.customerIds.find(customerId), t);
+  }
+
+  /** A key field's value's history strictly before `t` (`entry`: `name=value`, fields.ts keyEntry). */
+  keyHistory(entry: string, t: number): KeyHistory {
+    return this.keys.query(entry, t, this.customers);
   }
 
   /** Earlier transactions (strictly before `time`) of a transaction's customer, merchant and channel. */
@@ -437,6 +453,7 @@ export class History {
     return {
       records: this.records.byteLength,
       series: this.customers.byteLength + this.merchants.byteLength + this.channels.byteLength,
+      keys: this.keys.byteLength,
       labels: this.labels.byteLength,
       uses: this.uses.byteLength + this.neighbours.byteLength,
     };

@@ -27,7 +27,8 @@ export class HorizonError extends Error {
 
 /** An entity's all-time totals, as the database keeps them for a loaded history (`finishLoad`). */
 export interface EntityTotals {
-  kind: 'customer' | 'merchant' | 'channel';
+  /** `field`: a key field's value, `name=value` (key-fields.ts). */
+  kind: 'customer' | 'merchant' | 'channel' | 'field';
   key: string;
   transactions: number;
   amountSum: number;

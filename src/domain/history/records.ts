@@ -48,6 +48,8 @@ export interface TransactionColumns {
   merchants: PackedColumn;
   locations: PackedColumn;
   paymentTypes: PackedColumn;
+  /** Each row's key fields' values (`name=value`), null for none; absent when no row has any. */
+  keys?: ReadonlyArray<readonly string[] | null> | undefined;
 }
 
 /** Customers' first uses as columns, as a load reads them: kind `m` (merchant), `h` (channel,

@@ -229,6 +229,11 @@ export class SeriesStore {
     this.resum(e, 0);
   }
 
+  /** Held entries of `e` strictly before `time` (an index into the held entries). */
+  heldBefore(e: number, time: number): number {
+    return e < 0 || e >= this.dropped.length ? 0 : this.heldBelow(e, time);
+  }
+
   /** Number of entries strictly before `time`. */
   countBefore(e: number, time: number): number {
     if (e < 0 || e >= this.dropped.length) return 0;
