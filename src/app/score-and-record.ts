@@ -164,7 +164,9 @@ export class ScoreAndRecord {
     const challengers = key.challenger_model_ids?.length ? await this.challengers(key.challenger_model_ids) : [];
     const organizationId = key.organization_id;
     const tenant = tenants.loadedNow(organizationId) ?? (await inTime(tenants.get(organizationId)));
-    const fieldsNote = checkDeclared(fields, tenant.declaredFields());
+    const declared = tenant.declaredFields();
+    const fieldsNote = checkDeclared(fields, declared);
+    const keys = keyEntries(fields, declared.values());
     // Evidence older than what the tenant holds (its last 31 days), read now: nothing below awaits.
     const earlier = await tenant.earlier(scoredEntities(input));
     const id = input.transaction_id;
@@ -184,9 +186,10 @@ export class ScoreAndRecord {
     // From the checks above to queueing the row, nothing awaits: a concurrent copy of this id in
     // this process sees it.
     timing.lap('prepare');
-    const scored = scorer.scoreToRecord(input, { ...tenant.context, earlier });
+    const scored = scorer.scoreToRecord(input, { ...tenant.context, earlier, keys });
     timing.lap('score');
     const { result, transaction: tx } = scored;
+    if (keys) tx.keys = keys;
     const writeBehind = log.durability === 'write_behind';
     // Write-behind: this process's history has it at once. Commit: every process's history gets it
     // from the live feed once it is committed, this one's before the answer is sent.
@@ -199,7 +202,7 @@ export class ScoreAndRecord {
     const row = recordedRow(scored, body, this.shadows(challengers, scored, scorer));
     if (fields) {
       row.fields = fields;
-      row.field_keys = keyEntries(fields, tenant.declaredFields().values());
+      row.field_keys = keys;
     }
     if (writeBehind) log.push(organizationId, row);
     // Past the request's deadline the commit's outcome is not known yet: answered 503, never 200; a

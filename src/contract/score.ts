@@ -92,6 +92,24 @@ export const ScoreResponse = z.object({
     z.string(),
     z.object({ role: z.enum(['customer', 'merchant', 'channel']), prior_transactions: z.number().int(), is_new: z.boolean() }),
   ),
+  field_history: z
+    .record(
+      z.string(),
+      z.object({
+        prior_transactions: z.number().int(),
+        is_new: z.boolean(),
+        count_1h: z.number().int(),
+        count_24h: z.number().int(),
+        count_7d: z.number().int(),
+        amount_24h: z.number(),
+        distinct_customers_24h: z.number().int(),
+        distinct_customers_30d: z.number().int(),
+      }),
+    )
+    .optional()
+    .describe(
+      "By key field (`POST /api/v1/risk/score` only, when the payment carried a key field of the organization's): that value's earlier transactions in the organization, strictly before this one, as rules read them (`field_history.<name>`): all-time count and whether it is new, counts over 1 h, 24 h and 7 days, the amount over 24 h, and the distinct customers over 24 h and 30 days",
+    ),
   graph_evidence: z.record(
     z.string(),
     z.array(

@@ -198,6 +198,7 @@ function feedTransaction(organizationId: string, r: NewTransaction, at: FeedPosi
     source: r.source,
     label: r.label ?? null,
     label_known_ms: r.label_known_ms ?? null,
+    keys: r.field_keys ?? null,
   };
 }
 

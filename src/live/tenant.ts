@@ -190,6 +190,7 @@ export class Tenant {
       tx.label = r.label;
       tx.labelKnownAt = r.label_known_ms!;
     }
+    if (r.keys) tx.keys = r.keys;
     this.add(tx);
   }
 

@@ -153,6 +153,9 @@ export interface ScoreContext {
   earlier?: EarlierEvidence | undefined;
   /** The organization's rules: evaluated after the model (an organization's scores only). */
   rules?: RuleSet;
+  /** The payment's key field values (`name=value`, domain/fields.ts keyEntries): their histories
+   *  are answered in `field_history` and read by rules (an organization's scores only). */
+  keys?: readonly string[] | undefined;
 }
 
 export class Scorer {
@@ -310,6 +313,7 @@ export class Scorer {
       channel_scores: channelScores,
       priors,
       fields: input.fields,
+      keyHistory: context.keys ? (entry) => history.keyHistory(entry, time) : undefined,
     };
     let decision = combined.decision;
     let rules: RulesOutcome | undefined;
@@ -358,6 +362,7 @@ export class Scorer {
       channel_attribution: attribution,
       reasons,
       entity_history: entityHistory,
+      ...(context.keys ? { field_history: keyHistories(history, context.keys, time) } : {}),
       graph_evidence: evidence,
       related_ring: relatedRing,
       stages: stages.laps,
@@ -366,6 +371,13 @@ export class Scorer {
     };
     return { result, transaction: tx, stages, values, modelDecision: combined.decision, rules, raw, cold, mode: input.mode };
   }
+}
+
+/** The histories of a payment's key values strictly before `time`, by field name. */
+function keyHistories(history: History, keys: readonly string[], time: number): NonNullable<ScoreResponse['field_history']> {
+  const out: NonNullable<ScoreResponse['field_history']> = {};
+  for (const entry of keys) out[entry.slice(0, entry.indexOf('='))] = history.keyHistory(entry, time);
+  return out;
 }
 
 /** A transaction as it is recorded: with its id (given or generated). */

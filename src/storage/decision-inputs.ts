@@ -11,6 +11,7 @@ import { CHANNELS } from '../domain/channels.ts';
 import type { DecisionValues } from '../domain/rules/decide.ts';
 import type { TransactionEntities } from '../domain/transaction.ts';
 import type { FieldValue } from '../domain/fields.ts';
+import type { KeyHistory } from '../domain/history/key-fields.ts';
 
 const VERSION = 1;
 const SIZE = 2 + 8 * (CHANNELS.length + 3);
@@ -74,8 +75,14 @@ export interface LoggedDecision extends TransactionEntities {
  *  rules that do not read them. */
 export const loggedColumns = (withFeatures: boolean, withFields: boolean) =>
   `t.seq, t.transaction_id, t.time_ms, t.amount, t.customer_id, t.merchant_id, t.location, t.payment_type, t.mode, t.risk_score, t.risk_band, t.decision,
-   t.model_decision, t.rule_action, t.model_id, t.inputs, ${withFeatures ? 't.features' : 'NULL::bytea AS features'}, CASE WHEN t.inputs IS NULL THEN t.response END AS response, t.label, t.label_known_ms,
+   t.model_decision, t.rule_action, t.model_id, t.inputs, ${withFeatures ? 't.features' : 'NULL::bytea AS features'},
+   CASE WHEN ${RESPONSE_NEEDED(withFields, 't.')} THEN t.response END AS response, t.label, t.label_known_ms,
    ${withFields ? 't.fields' : 'NULL::jsonb AS fields'}`;
+
+/** When a logged decision's response is read (SQL over a transactions row, columns prefixed by
+ *  `t`): without its packed inputs (scored before they were kept), and, with the fields, when it
+ *  carried key values (their histories are in it). */
+export const RESPONSE_NEEDED = (withFields: boolean, t = '') => `${t}inputs IS NULL${withFields ? ` OR ${t}field_keys IS NOT NULL` : ''}`;
 
 interface StoredAnswer {
   model_id: string;
@@ -83,13 +90,14 @@ interface StoredAnswer {
   decision: string;
   channel_scores: Record<string, number>;
   entity_history: Record<string, { role: string; prior_transactions: number }>;
+  field_history?: Record<string, KeyHistory>;
 }
 
 /** What the decision saw; undefined for a transaction that has no decision (imported). */
 export function decisionValues(row: LoggedDecision): DecisionValues | undefined {
   let packed = row.inputs ? unpackInputs(row.inputs) : undefined;
-  if (!packed && row.response) {
-    const answer = JSON.parse(row.response) as StoredAnswer;
+  const answer = row.response ? (JSON.parse(row.response) as StoredAnswer) : undefined;
+  if (!packed && answer) {
     const prior = (role: string) => Object.values(answer.entity_history).find((e) => e.role === role)?.prior_transactions ?? 0;
     packed = {
       cold: answer.path === 'COLD_START',
@@ -110,7 +118,13 @@ export function decisionValues(row: LoggedDecision): DecisionValues | undefined 
     risk_band: row.risk_band,
     ...packed,
     fields: row.fields ?? undefined,
+    keyHistory: answer?.field_history ? keyHistoryOf(answer.field_history) : undefined,
   };
+}
+
+/** A decision's key histories as it answered them (by field name), looked up by `name=value`. */
+function keyHistoryOf(answered: Record<string, KeyHistory>): (entry: string) => KeyHistory | undefined {
+  return (entry) => answered[entry.slice(0, entry.indexOf('='))];
 }
 
 /** The model's features by name from the stored float32 values (every channel's, in the model's

@@ -103,7 +103,7 @@ const LOAD_PAGE_ROWS = 10_000;
 const ENTITY_PAGE_ROWS = 5_000;
 
 const USE_KINDS = { m: 'merchant', h: 'channel', l: 'location' } as const;
-const TOTAL_KINDS = { c: 'customer', m: 'merchant', h: 'channel' } as const;
+const TOTAL_KINDS = { c: 'customer', m: 'merchant', h: 'channel', f: 'field' } as const;
 
 /**
  * Reads what a process keeps of the organization's history (src/live/tenant.ts), all in one
@@ -234,8 +234,9 @@ const PAGE_SQL = (after: boolean) => `
          string_agg(int2send(coalesce(label, -1)::int2), ''::bytea) AS labels,
          string_agg(float8send(coalesce(label_known_ms, 'NaN')), ''::bytea) AS known,
          ${packed('transaction_id', 'ids')}, ${packed('customer_id', 'customers')}, ${packed('merchant_id', 'merchants')},
-         ${packed('location', 'locations')}, ${packed('payment_type', 'payment_types')}
-  FROM (SELECT seq, time_ms, amount, label, label_known_ms, transaction_id, customer_id, merchant_id, location, payment_type
+         ${packed('location', 'locations')}, ${packed('payment_type', 'payment_types')},
+         CASE WHEN count(field_keys) > 0 THEN json_agg(field_keys)::text END AS keys
+  FROM (SELECT seq, time_ms, amount, label, label_known_ms, transaction_id, customer_id, merchant_id, location, payment_type, field_keys
         FROM transactions WHERE organization_id = $1 AND time_ms >= $3 ${after ? 'AND (time_ms, seq) > ($4, $5)' : ''}
         ORDER BY time_ms, seq LIMIT $2) AS page_rows`;
 
@@ -243,6 +244,8 @@ type Bytes = Uint8Array | null;
 interface PageRow {
   n: number;
   last: number[] | null;
+  /** Each row's key values (a JSON array, null for a row without), or null when no row has any. */
+  keys: string | null;
   times: Bytes;
   amounts: Bytes;
   labels: Bytes;
@@ -298,6 +301,7 @@ function columns(r: PageRow): TransactionColumns {
     merchants: strings(r.merchants, r.merchants_lengths, n),
     locations: strings(r.locations, r.locations_lengths, n),
     paymentTypes: strings(r.payment_types, r.payment_types_lengths, n),
+    keys: r.keys === null ? undefined : (JSON.parse(r.keys) as (string[] | null)[]),
   };
 }
 
@@ -315,6 +319,7 @@ export function pageRows(c: TransactionColumns): HistoryRow[] {
     payment_type: text(c.paymentTypes, i),
     label: c.labels[i] === -1 ? null : (c.labels[i] as 0 | 1),
     label_known_ms: c.labels[i] === -1 ? null : c.knownAt[i]!,
+    keys: c.keys?.[i] ?? null,
   }));
 }
 

@@ -175,7 +175,8 @@ interface FeedRow {
   known_ms: number | null;
   from_label: 0 | 1 | null;
   from_known_ms: number | null;
-  /** 'item', 'rule' or 'field' for those kinds, with their state as JSON text. */
+  /** 'item', 'rule' or 'field' for those kinds, with their state as JSON text; for a transaction,
+   *  its key values as a JSON array (or null). */
   other: 'item' | 'rule' | 'field' | null;
   payload: string | null;
 }
@@ -183,7 +184,7 @@ interface FeedRow {
 // The columns of a change, from a transactions row `t` (and, for an outcome, its outcome_changes
 // row `c`).
 const TRANSACTION_COLUMNS = `t.xid, t.seq, false AS outcome, t.organization_id, t.transaction_id, t.time_ms, t.amount, t.customer_id, t.merchant_id, t.location, t.payment_type, t.source,
-  t.label, t.label_known_ms AS known_ms, NULL::int2 AS from_label, NULL::float8 AS from_known_ms, NULL::text AS other, NULL::text AS payload`;
+  t.label, t.label_known_ms AS known_ms, NULL::int2 AS from_label, NULL::float8 AS from_known_ms, NULL::text AS other, to_json(t.field_keys)::text AS payload`;
 const OUTCOME_COLUMNS = `c.xid, c.seq, true, c.organization_id, t.transaction_id, NULL::float8, NULL::float8, t.customer_id, t.merchant_id, t.location, t.payment_type, NULL::text,
   c.to_label, c.reported_at_ms, c.from_label, c.from_known_ms, NULL::text, NULL::text`;
 // A list item's stay (`i`) and a rule's state (`r`, its live version `lv`), the other columns empty.
@@ -266,6 +267,8 @@ const CHANGE_FIELDS = [
   'known_ms',
   'from_label',
   'from_known_ms',
+  'other',
+  'payload',
 ] as const;
 const CHANGES_SINCE = `
   SELECT json_agg(json_build_array(xid::text, ${CHANGE_FIELDS.slice(1).join(', ')}) ORDER BY xid, seq)::text AS page FROM (
@@ -404,6 +407,7 @@ function change(r: FeedRow): FeedChange {
         source: r.source!,
         label: r.label,
         label_known_ms: r.known_ms,
+        keys: r.payload === null || r.payload === undefined ? null : (JSON.parse(r.payload) as string[]),
       };
 }
 

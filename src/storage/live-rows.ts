@@ -87,6 +87,8 @@ export interface TransactionRow extends TransactionParties, TransactionEntities 
 export interface HistoryRow extends TransactionFields {
   label: 0 | 1 | null;
   label_known_ms: number | null;
+  /** Its key fields' values, `name=value` (null or absent: none). */
+  keys?: readonly string[] | null;
 }
 
 export interface OutcomeChangeRow {

@@ -8,7 +8,7 @@
 import { inflateRawSync } from 'node:zlib';
 import type { TransactionRow } from './live-rows.ts';
 import type { OrganizationScope } from './organization-scope.ts';
-import { loggedColumns, type LoggedDecision } from './decision-inputs.ts';
+import { loggedColumns, RESPONSE_NEEDED, type LoggedDecision } from './decision-inputs.ts';
 import type { FieldValue } from '../domain/fields.ts';
 
 export interface ListFilters {
@@ -147,7 +147,7 @@ export async function loggedPage(
   const [row] = await scope.db.query<{ page: string | null }>(
     `SELECT json_agg(json_build_array(seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, mode, risk_score, risk_band, decision,
                                       model_decision, rule_action, model_id, encode(inputs, 'base64'), ${o.withFeatures ? "encode(features, 'base64')" : 'NULL'},
-                                      CASE WHEN inputs IS NULL THEN encode(response, 'base64') END, label, label_known_ms, ${o.withFields ? 'fields' : 'NULL'}) ORDER BY time_ms, seq)::text AS page
+                                      CASE WHEN ${RESPONSE_NEEDED(o.withFields === true)} THEN encode(response, 'base64') END, label, label_known_ms, ${o.withFields ? 'fields' : 'NULL'}) ORDER BY time_ms, seq)::text AS page
      FROM (SELECT * FROM transactions WHERE organization_id = $1 AND source = 'scored' AND time_ms >= $2 AND time_ms < $3 ${o.after ? 'AND time_ms >= $5 AND (time_ms > $5 OR seq > $6)' : ''}
            ORDER BY time_ms, seq LIMIT $4) AS page_rows`,
     params,

@@ -147,7 +147,11 @@ function loadWithKeys(h: History, rows: readonly Tx[], floor: number): void {
   for (const tx of rows)
     for (const key of tx.keys ?? []) {
       let e = totals.get(key);
-      if (!e) totals.set(key, (e = { kind: 'field', key, transactions: 0, amountSum: 0, amountSquares: 0, last: -Infinity, labels: 0, frauds: 0, firstFraudKnown: null }));
+      if (!e)
+        totals.set(
+          key,
+          (e = { kind: 'field', key, transactions: 0, amountSum: 0, amountSquares: 0, last: -Infinity, labels: 0, frauds: 0, firstFraudKnown: null }),
+        );
       e.transactions++;
       e.amountSum += tx.amount;
       e.amountSquares += tx.amount * tx.amount;

@@ -1,7 +1,8 @@
 // Rules and lists across two server processes on one real PostgreSQL: a value an API key adds to a
 // list on one process blocks the customer's next payment on the other within the live feed's lag,
 // and its removal lets it through again; a rule activated, changed to a new version and disabled on
-// one applies on the other within the lag too, and so does a field declared or retired. The other
+// one applies on the other within the lag too, and so does a field declared or retired; a key
+// field's velocity on either counts the payments both recorded. The other
 // process has the organization loaded before each change, so what it learns comes by the feed,
 // not by a fresh load.
 
@@ -84,6 +85,28 @@ t.test('rules and lists reach every process', { skip: needs('postgres') }, async
     t.equal((await fetch(`${a.base}/api/organizations/${org.id}/fields/basket_items`, { method: 'DELETE', headers })).status, 200);
     await sleep(LAG_BUDGET_MS);
     t.equal((await send(b, { basket_items: 'three' })).status, 200, 'retired on A: B no longer checks it');
+  });
+
+  t.test("a key value's velocity counts the payments every process recorded", async (t) => {
+    t.equal((await asMember(a, 'POST', '/fields', { name: 'device_hash', type: 'string', key: true })).status, 201);
+    await sleep(LAG_BUDGET_MS);
+    const send = async (s: ServerProcess, customer: string) => {
+      const res = await withKey(s.base, org.secret, '/api/v1/risk/score', {
+        transaction_id: `d-${++n}`,
+        amount: 10,
+        customer_id: customer,
+        merchant_id: 'm-1',
+        fields: { device_hash: 'dev-shared' },
+      });
+      if (res.status !== 200) throw new Error(res.text);
+      return res.json.field_history.device_hash as { prior_transactions: number; distinct_customers_24h: number; amount_24h: number };
+    };
+    t.match(await send(a, 'c-1'), { prior_transactions: 0, distinct_customers_24h: 0 });
+    t.match(await send(a, 'c-2'), { prior_transactions: 1, distinct_customers_24h: 1 });
+    await sleep(LAG_BUDGET_MS);
+    t.match(await send(b, 'c-3'), { prior_transactions: 2, distinct_customers_24h: 2, amount_24h: 20 }, "B counts A's two payments");
+    await sleep(LAG_BUDGET_MS);
+    t.match(await send(a, 'c-1'), { prior_transactions: 3, distinct_customers_24h: 3, amount_24h: 30 }, "and A counts B's");
   });
 
   t.test('a rule changed on B applies on A', async (t) => {

@@ -114,18 +114,29 @@ interface Test {
 /**
  * A live service for one test on one back end, with its own database (a fresh PostgreSQL database,
  * or an embedded one in a temporary directory) and identity provider, closed when the test ends.
- * `restart()` stops the server and starts it again on the same database.
+ * `restart()` stops the server and starts it again on the same database; `clock`, the server's
+ * time (ms), when the test steps it.
  */
 export async function liveFor(
   t: Test,
   backend: Backend,
   overrides: Partial<Config> = {},
   startOptions?: StartOptions,
+  clock?: () => number,
 ): Promise<{ live: LiveService; restart(): Promise<LiveService> }> {
   const db = backend.databaseUrl ? await freshDatabase(backend.databaseUrl) : undefined;
   const idp = await new IdentityProvider().start();
   const dataDir = newDataDir('live-');
-  const open = () => startLive({ backend, dataDir, ...(db ? { databaseUrl: db.url } : {}), idp, overrides, ...(startOptions ? { startOptions } : {}) });
+  const open = () =>
+    startLive({
+      backend,
+      dataDir,
+      ...(db ? { databaseUrl: db.url } : {}),
+      idp,
+      overrides,
+      ...(startOptions ? { startOptions } : {}),
+      ...(clock ? { clock } : {}),
+    });
   const holder = {
     live: await open(),
     async restart() {

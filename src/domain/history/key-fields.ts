@@ -18,7 +18,7 @@
 
 import { StringTable } from './strings.ts';
 import { SeriesStore } from './series.ts';
-import { HorizonError, WINDOW_HORIZON_MS } from './horizon.ts';
+import { HorizonError } from './horizon.ts';
 import type { RecordStore } from './records.ts';
 
 const HOUR_MS = 3_600_000;
@@ -305,6 +305,14 @@ export class KeyFields {
   }
 
   get byteLength(): number {
-    return this.ids.byteLength + this.series.byteLength + this.starts.byteLength + this.slots.byteLength + this.next.byteLength + this.lo.byteLength + this.dup.byteLength;
+    return (
+      this.ids.byteLength +
+      this.series.byteLength +
+      this.starts.byteLength +
+      this.slots.byteLength +
+      this.next.byteLength +
+      this.lo.byteLength +
+      this.dup.byteLength
+    );
   }
 }

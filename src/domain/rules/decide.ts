@@ -6,7 +6,9 @@
 // reviews, else the model's thresholds decide. Only `active` rules decide; `shadow` rules are
 // evaluated and recorded, never applied.
 
-import { EntityHistoryValue, FieldValues, type RuleAction, type RuleInput, type RuleLanguage } from './expression.ts';
+import { EntityHistoryValue, FieldHistories, FieldHistoryValue, FieldValues, type RuleAction, type RuleInput, type RuleLanguage } from './expression.ts';
+import { keyEntry } from '../fields.ts';
+import type { KeyHistory } from '../history/key-fields.ts';
 import type { TransactionEntities } from '../transaction.ts';
 import type { FieldValue } from '../fields.ts';
 
@@ -45,6 +47,9 @@ export interface DecisionValues extends TransactionEntities {
   priors: { customer: number; merchant: number; channel: number };
   /** The organization's own fields the payment carried, declared or not (undefined: none). */
   fields?: Readonly<Record<string, FieldValue>> | undefined;
+  /** A key value's history before the payment (`name=value`): scoring has it; a decision read back
+   *  does not keep it. */
+  keyHistory?: ((entry: string) => KeyHistory | undefined) | undefined;
 }
 
 const HOUR_MS = 3_600_000;
@@ -84,6 +89,8 @@ class Input implements RuleInput {
   readonly #sent: Readonly<Record<string, FieldValue>> | undefined;
   readonly #language: RuleLanguage;
   #fields: FieldValues | undefined;
+  readonly #keyHistory: ((entry: string) => KeyHistory | undefined) | undefined;
+  #histories: FieldHistories | undefined;
 
   constructor(v: DecisionValues, features: () => Map<string, number>, language: RuleLanguage) {
     // UTC hour and weekday as Date computes them (whole milliseconds; 1970-01-01 was a Thursday).
@@ -107,6 +114,33 @@ class Input implements RuleInput {
     this.#features = features;
     this.#sent = v.fields;
     this.#language = language;
+    this.#keyHistory = v.keyHistory;
+  }
+
+  /** The histories of the key values the payment carried (those of its key fields it carried). */
+  get field_history(): FieldHistories {
+    if (this.#histories === undefined) {
+      this.#histories = new FieldHistories();
+      const fields = this.fields;
+      if (this.#keyHistory)
+        for (const name of this.#language.keys) {
+          const value = fields[name];
+          if (typeof value !== 'string') continue;
+          const h = this.#keyHistory(keyEntry(name, value));
+          if (h === undefined) continue;
+          this.#histories[name] = new FieldHistoryValue(
+            int(h.prior_transactions),
+            h.is_new,
+            int(h.count_1h),
+            int(h.count_24h),
+            int(h.count_7d),
+            h.amount_24h,
+            int(h.distinct_customers_24h),
+            int(h.distinct_customers_30d),
+          );
+        }
+    }
+    return this.#histories;
   }
 
   /** The declared fields the payment carried with a value of the declared type: a field sent before
@@ -156,13 +190,15 @@ export function featureMap(names: readonly (readonly string[])[], values: readon
  *  what a check and a backtest's examples show. */
 export function valuesRead(input: RuleInput, fields: Iterable<string>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const f of [...fields].sort()) {
-    if (!(f in input)) continue;
-    const v = (input as unknown as Record<string, unknown>)[f];
-    if (typeof v === 'bigint') out[f] = Number(v);
-    else if (v instanceof Map) out[f] = Object.fromEntries(v);
-    else if (v && typeof v === 'object') out[f] = Object.fromEntries(Object.entries(v).map(([k, x]) => [k, typeof x === 'bigint' ? Number(x) : x]));
-    else out[f] = v;
-  }
+  for (const f of [...fields].sort()) if (f in input) out[f] = asJson((input as unknown as Record<string, unknown>)[f]);
   return out;
+}
+
+/** A value an expression read, as JSON: ints as numbers, maps and objects (nested: a key field's
+ *  history) as objects. */
+function asJson(v: unknown): unknown {
+  if (typeof v === 'bigint') return Number(v);
+  if (v instanceof Map) return Object.fromEntries(v);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, asJson(x)]));
+  return v;
 }

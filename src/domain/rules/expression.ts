@@ -48,11 +48,44 @@ export class FieldValues {
   [name: string]: FieldValue;
 }
 
-/** A declared field as the rule language types it. */
+/** A declared field as the rule language types it (a key has a history: `field_history.<name>`). */
 export interface DeclaredField {
   name: string;
   type: FieldType;
+  key?: boolean | undefined;
 }
+
+/** A key field's value's history before the payment, as rules read it (key-fields.ts KeyHistory,
+ *  with CEL's ints). */
+export class FieldHistoryValue {
+  constructor(
+    readonly prior_transactions: bigint,
+    readonly is_new: boolean,
+    readonly count_1h: bigint,
+    readonly count_24h: bigint,
+    readonly count_7d: bigint,
+    readonly amount_24h: number,
+    readonly distinct_customers_24h: bigint,
+    readonly distinct_customers_30d: bigint,
+  ) {}
+}
+
+/** The histories of the key values a payment carried, by field name (`field_history.device_hash`). */
+export class FieldHistories {
+  [name: string]: FieldHistoryValue;
+}
+
+/** What `field_history.<name>` has, with its CEL types (docs/rules.md says what each means). */
+export const FIELD_HISTORY_MEMBERS = {
+  prior_transactions: 'int',
+  is_new: 'bool',
+  count_1h: 'int',
+  count_24h: 'int',
+  count_7d: 'int',
+  amount_24h: 'double',
+  distinct_customers_24h: 'int',
+  distinct_customers_30d: 'int',
+} as const;
 
 const CEL_TYPE: Record<FieldType, string> = { string: 'string', number: 'double', boolean: 'bool' };
 
@@ -78,6 +111,8 @@ export interface RuleInput {
   channel_history: EntityHistoryValue;
   /** The declared fields the payment carried (a getter: built only for rules that read it). */
   fields: FieldValues;
+  /** The histories of the key values it carried (a getter: built only for rules that read it). */
+  field_history: FieldHistories;
 }
 
 /** Whether a list has a value: answered by whoever evaluates (the lists of now, or of a past time). */
@@ -106,6 +141,7 @@ function inList(name: string, value: string): boolean {
  *  language is cloned from it. */
 const base = new Environment({ limits: { maxDepth: MAX_DEPTH, maxAstNodes: MAX_NODES } });
 base.registerType('history', { ctor: EntityHistoryValue, fields: { prior_transactions: 'int', is_new: 'bool' } } as never);
+base.registerType('FieldHistory', { ctor: FieldHistoryValue, fields: FIELD_HISTORY_MEMBERS } as never);
 for (const f of RULE_FIELDS) base.registerVariable(f.name, f.type);
 base.registerFunction('in_list(string, string): bool', inList, {
   description: 'Whether the named list has the value (compared after trimming), at the time of the transaction.',
@@ -116,6 +152,8 @@ export interface RuleLanguage {
   readonly environment: Environment;
   /** The declared fields' types, by name. */
   readonly fields: ReadonlyMap<string, FieldType>;
+  /** Those that are keys. */
+  readonly keys: ReadonlySet<string>;
 }
 
 /** Languages made, by their declarations (name and type, in name order): organizations that
@@ -127,13 +165,16 @@ const MAX_LANGUAGES = 1_000;
 /** The rule language of an organization that declares `declared` (retired fields left out). */
 export function ruleLanguage(declared: Iterable<DeclaredField>): RuleLanguage {
   const sorted = [...declared].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const signature = sorted.map((f) => `${f.name}:${f.type}`).join(',');
+  const signature = sorted.map((f) => `${f.name}:${f.type}${f.key ? ':key' : ''}`).join(',');
   const made = languages.get(signature);
   if (made) return made;
   const environment = base.clone();
+  const keys = sorted.filter((f) => f.key);
   environment.registerType('Fields', { ctor: FieldValues, fields: Object.fromEntries(sorted.map((f) => [f.name, CEL_TYPE[f.type]])) } as never);
   environment.registerVariable('fields', 'Fields');
-  const language: RuleLanguage = { environment, fields: new Map(sorted.map((f) => [f.name, f.type])) };
+  environment.registerType('FieldHistories', { ctor: FieldHistories, fields: Object.fromEntries(keys.map((f) => [f.name, 'FieldHistory'])) } as never);
+  environment.registerVariable('field_history', 'FieldHistories');
+  const language: RuleLanguage = { environment, fields: new Map(sorted.map((f) => [f.name, f.type])), keys: new Set(keys.map((f) => f.name)) };
   if (languages.size >= MAX_LANGUAGES) languages.delete(languages.keys().next().value!);
   languages.set(signature, language);
   return language;
@@ -167,12 +208,14 @@ function walk(v: unknown, visit: (n: Node, comprehensions: number) => void, comp
   walk(v.args, visit, inner);
 }
 
-/** The name a node reads from `fields` (`fields.x`, `fields["x"]`), if it reads one. */
-function fieldName(n: Node): string | undefined {
+/** The field a node reads of `fields` or `field_history` (`fields.x`, `field_history["x"]`), if
+ *  it reads one: its name, and whether it reads the history. */
+function ownField(n: Node): { name: string; history: boolean } | undefined {
   if ((n.op !== '.' && n.op !== '.?' && n.op !== '[]') || !Array.isArray(n.args)) return undefined;
   const [target, key] = n.args as unknown[];
-  if (!isNode(target) || target.op !== 'id' || target.args !== 'fields') return undefined;
-  return isNode(key) ? (key.op === 'value' && typeof key.args === 'string' ? key.args : undefined) : typeof key === 'string' ? key : undefined;
+  if (!isNode(target) || target.op !== 'id' || (target.args !== 'fields' && target.args !== 'field_history')) return undefined;
+  const name = isNode(key) ? (key.op === 'value' && typeof key.args === 'string' ? key.args : undefined) : typeof key === 'string' ? key : undefined;
+  return name === undefined ? undefined : { name, history: target.args === 'field_history' };
 }
 
 /** 1-based line and column of a character offset. */
@@ -235,15 +278,25 @@ export function checkExpression(
   walk(parsed.ast, (n, comprehensions) => {
     const args = n.args as unknown[];
     if (n.op === 'id' && typeof n.args === 'string') fields.add(n.args);
-    const read = fieldName(n);
-    const type = read === undefined ? undefined : language.fields.get(read);
-    if (type !== undefined) own.set(read!, { name: read!, type });
-    const undeclared = read !== undefined && type === undefined ? read : undefined;
-    if (undeclared !== undefined)
+    const read = ownField(n);
+    const type = read === undefined ? undefined : language.fields.get(read.name);
+    if (read && type !== undefined) {
+      const key = language.keys.has(read.name);
+      own.set(read.name, { name: read.name, type, key });
+      if (read.history && !key)
+        problems.push(
+          problem(
+            text,
+            `fields.${read.name} is not a key field, so it has no field_history: only a field declared with key: true keeps a history of its values.`,
+            n.start ?? 0,
+          ),
+        );
+    }
+    if (read && type === undefined)
       problems.push(
         problem(
           text,
-          `fields.${undeclared} is not a declared field of this organization: declare it on the Fields page (or POST .../fields) first, or correct the name.`,
+          `fields.${read.name} is not a declared field of this organization: declare it on the Fields page (or POST .../fields) first, or correct the name.`,
           n.start ?? 0,
         ),
       );
@@ -330,6 +383,9 @@ export interface CompiledRule extends RuleDefinition {
   /** The organization's own fields it reads (`fields.x`): one missing from a payment is a
    *  non-match, not an error. */
   fieldsRead: readonly string[];
+  /** Those it reads the history of (`field_history.x`): one without a history known (a decision
+   *  scored before its history was kept) is a non-match too. */
+  historyRead: readonly string[];
   run: (input: RuleInput) => unknown;
 }
 
@@ -338,12 +394,14 @@ export function compileRule(def: RuleDefinition, language: RuleLanguage): Compil
   const parsed = language.environment.parse(def.expression);
   let readsFeatures = false;
   const fieldsRead = new Set<string>();
+  const historyRead = new Set<string>();
   walk(parsed.ast, (n) => {
     if (n.op === 'id' && n.args === 'features') readsFeatures = true;
-    const name = fieldName(n);
-    if (name !== undefined) fieldsRead.add(name);
+    const read = ownField(n);
+    if (read !== undefined) fieldsRead.add(read.name);
+    if (read?.history) historyRead.add(read.name);
   });
-  return { ...def, readsFeatures, fieldsRead: [...fieldsRead], run: parsed as unknown as (input: RuleInput) => unknown };
+  return { ...def, readsFeatures, fieldsRead: [...fieldsRead], historyRead: [...historyRead], run: parsed as unknown as (input: RuleInput) => unknown };
 }
 
 /** One rule's result on one input: matched, not (`missing`: because the payment did not carry a
@@ -369,6 +427,11 @@ export function evaluateRule(rule: CompiledRule, input: RuleInput, lists: ListLo
       const carried = input.fields;
       const missing = rule.fieldsRead.find((f) => !Object.hasOwn(carried, f));
       if (missing !== undefined) return { matched: false, missing };
+      if (rule.historyRead.length) {
+        const histories = input.field_history;
+        const unknown = rule.historyRead.find((f) => !Object.hasOwn(histories, f));
+        if (unknown !== undefined) return { matched: false, missing: unknown };
+      }
     }
     return { matched: false, error: messageOf(e as Error) };
   } finally {
