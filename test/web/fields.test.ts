@@ -6,10 +6,11 @@
 // fields as fields.<name> with their type and description (and, for an organization with none,
 // says where an owner declares them), and a rule saved there reads one; the owner retires that
 // field after a confirmation that says what retiring does and names the rule, sees it among the
-// retired ones, declares its name again and reads its history. A member who is not an owner sees
-// the fields, a field's history and the editor's list with no control to change them. axe-core
-// finds no serious or critical problem, nothing scrolls sideways at 390 px, and the console stays
-// clear of anything but the API's expected refusals. Screenshots go to artifacts/screenshots/.
+// retired ones, declares its name again and reads its history, and retires another from its page.
+// A member who is not an owner sees the fields, a field's history and the editor's list with no
+// control to change them. axe-core finds no serious or critical problem, nothing scrolls sideways
+// at 390 px, and the console stays clear of anything but the API's expected refusals. Screenshots
+// go to artifacts/screenshots/.
 
 import t from 'tap';
 import type { Page } from 'playwright-core';
@@ -298,6 +299,16 @@ t.test('Fields from the dashboard', { skip: noBrowser }, async (t) => {
       "the editor lists the organization's fields for a member too",
     );
     await memberPage.close();
+  });
+
+  await t.test('an owner retires a field from its page', async (t) => {
+    await goto(`#/fields/three_ds?org=${org.id}`, '#field-retire-three_ds');
+    await page.click('#field-retire-three_ds');
+    await page.waitForFunction(() => /^Retired three_ds\./.test(document.querySelector('#field-status')?.textContent ?? ''));
+    t.match(await text('#field-state'), /^Retired: rules no longer read it/);
+    t.equal(await page.locator('#field-retire-three_ds').count(), 0, 'no Retire button once retired');
+    t.same((await page.locator('#field-history tbody td:nth-child(3)').allTextContents()).at(-1), 'Retired', 'the history says so');
+    t.equal(await page.evaluate(() => document.activeElement?.id), 'field-history-title', 'focus goes to the history');
   });
 
   t.same(problems, [], 'no console errors');
