@@ -36,6 +36,7 @@ export type {
   RuleVersion,
   RuleVersions,
 } from '../../src/contract/rules.ts';
+export type { Field, FieldAudit, FieldList } from '../../src/contract/custom-fields.ts';
 export type { Entity, TransactionPage, TransactionRecord } from '../../src/contract/transactions.ts';
 export type { Performance, Week } from '../../src/contract/performance.ts';
 export type { DriftReport } from '../../src/contract/drift.ts';

@@ -1,6 +1,6 @@
 // Addresses of the analyst's pages, so that every table and record links the same way: a filtered
 // list of transactions, one transaction, a customer's or merchant's page, a rule (or a backtest of
-// one) and a list, each in an organization.
+// one), a list and a field, each in an organization.
 
 /** `#/transactions…` with these parameters (empty ones left out). */
 export function transactionsHref(params: Record<string, string | undefined>, path = ''): string {
@@ -26,4 +26,11 @@ export function listsHref(orgId: string, name?: string, params: Record<string, s
   const q = new URLSearchParams({ org: orgId });
   for (const [k, v] of Object.entries(params)) if (v) q.set(k, v);
   return `#/lists${name ? `/${encodeURIComponent(name)}` : ''}?${q.toString()}`;
+}
+
+/** `#/fields`, or one field's page by name, with these parameters (empty ones left out). */
+export function fieldsHref(orgId: string, name?: string, params: Record<string, string | undefined> = {}): string {
+  const q = new URLSearchParams({ org: orgId });
+  for (const [k, v] of Object.entries(params)) if (v) q.set(k, v);
+  return `#/fields${name ? `/${encodeURIComponent(name)}` : ''}?${q.toString()}`;
 }

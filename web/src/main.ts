@@ -20,6 +20,7 @@ import { overviewPage } from './pages/overview.ts';
 import { entityPage } from './pages/entity.ts';
 import { rulesPage } from './pages/rules/page.ts';
 import { listsPage } from './pages/lists.ts';
+import { fieldsPage } from './pages/fields.ts';
 import { webhooksPage } from './pages/webhooks.ts';
 import { currentRoute, type Route } from './route.ts';
 import { completeSignIn } from './login.ts';
@@ -32,6 +33,7 @@ const pages: Record<string, (root: HTMLElement, route: Route) => void | Promise<
   entity: entityPage,
   rules: rulesPage,
   lists: listsPage,
+  fields: fieldsPage,
   webhooks: webhooksPage,
   datasets: datasetsPage,
   evaluation: evaluationPage,

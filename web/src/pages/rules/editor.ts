@@ -8,14 +8,16 @@
 // or kept as a draft beside the live version); Backtest tests the saved version, or the text as it
 // is when it differs. Everything works from the keyboard: the fields and buttons in order, the
 // problem buttons, and Ctrl+Enter in the expression to save. The summary of the check is a polite
-// live region, so a screen reader hears "No problems" or the first problem when typing pauses.
+// live region, so a screen reader hears "No problems" or the first problem when typing pauses. The
+// reference under the form lists what an expression reads: the built-in fields, the organization's
+// own (`fields.<name>`, read from its fields API, or where an owner declares them) and the functions.
 
 import { api, ApiError } from '../../api.ts';
-import type { CheckResult, Rule, RuleVersion } from '../../contract.ts';
+import type { CheckResult, FieldList, Rule, RuleVersion } from '../../contract.ts';
 import { errorBox, h, table } from '../../dom.ts';
-import { transactionHref } from '../../links.ts';
+import { fieldsHref, transactionHref } from '../../links.ts';
 import type { Organization } from '../../org.ts';
-import { RULE_FUNCTIONS } from './fields.ts';
+import { FIELD_CEL_TYPES, RULE_FUNCTIONS } from './fields.ts';
 import { RULE_FIELDS } from '../../../../src/domain/rules/fields.ts';
 import { flatValues, queueBacktest, type Period } from './backtest.ts';
 
@@ -144,7 +146,7 @@ export function ruleEditor(
     ),
     h('div', { class: 'actions' }, save, saveDraft, backtest),
     saveStatus,
-    reference(),
+    reference(org),
   );
 
   let seq = 0;
@@ -370,8 +372,9 @@ export function ruleEditor(
   };
 }
 
-/** What an expression can read, folded away until asked for. */
-function reference(): HTMLElement {
+/** What an expression can read, folded away until asked for: the service's fields, the
+ *  organization's own (read from the fields API), the functions. */
+function reference(org: Organization): HTMLElement {
   return h(
     'details',
     { id: 'rule-reference' },
@@ -384,6 +387,7 @@ function reference(): HTMLElement {
         RULE_FIELDS.map((f) => [h('code', {}, f.name), f.type, f.about]),
       ),
     ),
+    ownFields(org),
     h(
       'div',
       { class: 'reference-table' },
@@ -398,4 +402,43 @@ function reference(): HTMLElement {
       'Numbers with a decimal point are doubles (amount > 100.0); hour and weekday are whole numbers (hour < 6). Join conditions with && and ||.',
     ),
   );
+}
+
+/** The organization's declared fields as a rule reads them (`fields.<name>`, its CEL type, its
+ *  description), filled in once the fields API answers; a line pointing to the Fields page when it
+ *  has none. Drawn inside the reference, whether or not it is open. */
+function ownFields(org: Organization): HTMLElement {
+  const box = h('div', { id: 'rule-own-fields' }, h('p', { class: 'muted' }, 'Reading your organization’s own fields…'));
+  api<FieldList>(`/api/organizations/${encodeURIComponent(org.id)}/fields`)
+    .then(({ data }) => {
+      if (data.length === 0) {
+        box.replaceChildren(
+          h(
+            'p',
+            { class: 'muted', id: 'rule-no-own-fields' },
+            `${org.name} has no fields of its own yet: an owner can declare them on the `,
+            h('a', { href: fieldsHref(org.id) }, 'Fields'),
+            ' page, and rules then read them as fields.<name>.',
+          ),
+        );
+        return;
+      }
+      box.replaceChildren(
+        h(
+          'div',
+          { class: 'reference-table' },
+          table(
+            ['Field', 'Type', 'Meaning'],
+            data.map((f) => [
+              h('code', {}, `fields.${f.name}`),
+              FIELD_CEL_TYPES[f.type],
+              `${f.description ?? 'No description.'}${f.key ? ' A key: its values have a history of their own.' : ''}`,
+            ]),
+            `${org.name}'s own fields (Fields page); a payment that does not carry one does not match a rule that reads it; has(fields.<name>) tests whether it was sent.`,
+          ),
+        ),
+      );
+    })
+    .catch((e) => box.replaceChildren(h('p', { class: 'muted' }, 'Your organization’s own fields could not be read:'), errorBox(e)));
+  return box;
 }

@@ -1,5 +1,12 @@
-// The functions a rule's expression can call, with an example each, for the editor's reference
-// beside the text box (the fields are the service's own list, src/domain/rules/fields.ts). No DOM.
+// The functions a rule's expression can call, with an example each, and the CEL type an
+// organization's own field is read as (`fields.<name>`, docs/rules.md), for the editor's reference
+// beside the text box (the built-in fields are the service's own list, src/domain/rules/fields.ts).
+// No DOM.
+
+import type { FieldType } from '../../../../src/domain/fields.ts';
+
+/** The CEL type a rule reads a declared field as: a number is a double (compare with 10.0). */
+export const FIELD_CEL_TYPES: Record<FieldType, string> = { string: 'string', number: 'double', boolean: 'bool' };
 
 /** The functions beyond CEL's operators that the editor names, with an example each. */
 export const RULE_FUNCTIONS: readonly { name: string; example: string; about: string }[] = [
