@@ -157,9 +157,14 @@ t.test('Fields from the dashboard', { skip: noBrowser }, async (t) => {
       [
         ['fields.basket_items', 'double', 'Items in the basket'],
         ['fields.email_domain', 'string', 'The part after the @ <b>of the e-mail</b> A key: its values have a history of their own.'],
+        [
+          'field_history.email_domain',
+          'history',
+          "This value's earlier transactions, strictly before the payment: .prior_transactions, .is_new, .count_1h, .count_24h, .count_7d, .amount_24h, .distinct_customers_24h, .distinct_customers_30d.",
+        ],
         ['fields.three_ds', 'bool', 'No description.'],
       ],
-      'each as fields.<name>, with the type a rule reads it as and its description',
+      'each as fields.<name>, with the type a rule reads it as and its description, and a key with its history',
     );
     t.ok(
       (await page.locator('#rule-reference .reference-table:first-of-type tbody td:first-child').allTextContents()).includes('amount'),
@@ -295,7 +300,7 @@ t.test('Fields from the dashboard', { skip: noBrowser }, async (t) => {
     await memberPage.waitForSelector('#rule-own-fields table');
     t.same(
       await memberPage.locator('#rule-own-fields tbody td:first-child').allTextContents(),
-      ['fields.basket_items', 'fields.email_domain', 'fields.three_ds'],
+      ['fields.basket_items', 'fields.email_domain', 'field_history.email_domain', 'fields.three_ds'],
       "the editor lists the organization's fields for a member too",
     );
     await memberPage.close();

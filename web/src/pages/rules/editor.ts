@@ -429,10 +429,21 @@ function ownFields(org: Organization): HTMLElement {
           { class: 'reference-table' },
           table(
             ['Field', 'Type', 'Meaning'],
-            data.map((f) => [
-              h('code', {}, `fields.${f.name}`),
-              FIELD_CEL_TYPES[f.type],
-              `${f.description ?? 'No description.'}${f.key ? ' A key: its values have a history of their own.' : ''}`,
+            data.flatMap((f) => [
+              [
+                h('code', {}, `fields.${f.name}`),
+                FIELD_CEL_TYPES[f.type],
+                `${f.description ?? 'No description.'}${f.key ? ' A key: its values have a history of their own.' : ''}`,
+              ],
+              ...(f.key
+                ? [
+                    [
+                      h('code', {}, `field_history.${f.name}`),
+                      'history',
+                      `This value's earlier transactions, strictly before the payment: .prior_transactions, .is_new, .count_1h, .count_24h, .count_7d, .amount_24h, .distinct_customers_24h, .distinct_customers_30d.`,
+                    ],
+                  ]
+                : []),
             ]),
             `${org.name}'s own fields (Fields page); a payment that does not carry one does not match a rule that reads it; has(fields.<name>) tests whether it was sent.`,
           ),
