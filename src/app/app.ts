@@ -14,7 +14,7 @@ import { healthReport } from './health.ts';
 import { OrganizationCaller } from './access/organization-caller.ts';
 import * as ownership from './access/ownership.ts';
 import { ringsToList } from './decisions/rings.ts';
-import { decisionList, decisionRecord, entitySummary, reportOutcome, reportOutcomesInBulk } from './decisions/decisions.ts';
+import { decisionList, decisionRecord, entitySummary, keyValueSummary, reportOutcome, reportOutcomesInBulk } from './decisions/decisions.ts';
 import { weeklyPerformance } from './decisions/performance.ts';
 import { challengerReport } from './decisions/challenger-report.ts';
 import { addListItems, allLists, createList, deleteList, listAudit, listPage, removeListItems } from './policy/lists.ts';
@@ -163,7 +163,7 @@ export function openApp(service: Service) {
     },
     scoring: { scoreAndRecord: service.scoreAndRecord.score.bind(service.scoreAndRecord) },
     rings: { list: (caller: OrganizationCaller | undefined) => ringsToList({ db, sandbox }, caller) },
-    decisions: bind(live, { list: decisionList, record: decisionRecord, entity: entitySummary, weekly: weeklyPerformance }),
+    decisions: bind(live, { list: decisionList, record: decisionRecord, entity: entitySummary, keyValue: keyValueSummary, weekly: weeklyPerformance }),
     outcomes: bind(live, { report: reportOutcome, reportInBulk: reportOutcomesInBulk }),
     lists: bind(live, {
       all: allLists,

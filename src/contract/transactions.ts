@@ -78,8 +78,9 @@ export const BulkResult = z.object({
 export type BulkResult = z.infer<typeof BulkResult>;
 
 export const Entity = z.object({
-  role: z.enum(['customer', 'merchant']),
+  role: z.enum(['customer', 'merchant', 'key']).describe("`key`: a value of one of the organization's key fields (`field` names it)"),
   id: z.string(),
+  field: z.string().optional().describe('The key field, for a key value'),
   totals: z
     .object({
       transactions: z.number().int(),

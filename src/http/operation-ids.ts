@@ -84,6 +84,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /api/organizations/{id}/fields': 'declareField',
   'DELETE /api/organizations/{id}/fields/{name}': 'retireField',
   'GET /api/organizations/{id}/fields/{name}/audit': 'listFieldChanges',
+  'GET /api/organizations/{id}/fields/{name}/values/{value}': 'getKeyValue',
   'POST /api/v1/lists/{name}/items': 'addKeyListItems',
   'DELETE /api/v1/lists/{name}/items': 'removeKeyListItems',
   'GET /api/organizations/{id}/rules': 'listRules',

@@ -42,14 +42,21 @@ export async function earlierTransactions(
 }
 
 /**
- * A customer or merchant of the organization: its all-time totals (kept by the database, so
+ * A customer, merchant or key field's value (`name=value`) of the organization: its all-time
+ * totals (kept by the database, so
  * reading them costs the same however long its history), and, over its latest
  * ENTITY_RECENT transactions, how many were reviewed and blocked and the counterparties it dealt
- * with most (the merchants of a customer, the customers of a merchant). Undefined when the
+ * with most (the merchants of a customer, the customers of a merchant or a value). Undefined when the
  * organization has no transaction of it.
  */
-export async function entitySummary(scope: OrganizationScope, role: 'customer' | 'merchant', id: string): Promise<EntitySummary | undefined> {
-  const [own, other, kind] = role === 'customer' ? ['customer_id', 'merchant_id', 'c'] : ['merchant_id', 'customer_id', 'm'];
+export async function entitySummary(scope: OrganizationScope, role: 'customer' | 'merchant' | 'key', id: string): Promise<EntitySummary | undefined> {
+  // A key field's value (`name=value`): the transactions that carried it, and the customers who paid with it.
+  const [own, other, kind] =
+    role === 'customer'
+      ? ['customer_id = $2', 'merchant_id', 'c']
+      : role === 'merchant'
+        ? ['merchant_id = $2', 'customer_id', 'm']
+        : ['field_keys IS NOT NULL AND field_keys @> ARRAY[$2]', 'customer_id', 'f'];
   const [totals] = await scope.db.query<{ transactions: number; amount_sum: number; last_ms: number; labels: number; frauds: number }>(
     'SELECT transactions::float8 AS transactions, amount_sum, last_ms, labels::float8 AS labels, frauds::float8 AS frauds FROM entity_totals WHERE organization_id = $1 AND kind = $2 AND key = $3',
     [scope.organizationId, kind, id],
@@ -58,7 +65,7 @@ export async function entitySummary(scope: OrganizationScope, role: 'customer' |
   // Its latest transactions are read once, for both the counts and the counterparties.
   type Counterparty = EntitySummary['counterparties'][number];
   const [row] = await scope.db.query<{ recent: EntitySummary['recent']; counterparties: Counterparty[] }>(
-    `WITH r AS MATERIALIZED (SELECT ${other} AS other, time_ms, amount, label, decision FROM transactions WHERE organization_id = $1 AND ${own} = $2 ORDER BY time_ms DESC, seq DESC LIMIT $3)
+    `WITH r AS MATERIALIZED (SELECT ${other} AS other, time_ms, amount, label, decision FROM transactions WHERE organization_id = $1 AND ${own} ORDER BY time_ms DESC, seq DESC LIMIT $3)
      SELECT (SELECT json_build_object('transactions', count(*), 'first_ms', min(time_ms), 'reviewed', count(*) FILTER (WHERE decision = 'review'), 'blocked', count(*) FILTER (WHERE decision = 'block')) FROM r) AS recent,
             (SELECT coalesce(json_agg(c ORDER BY c.transactions DESC, c.last_ms DESC, c.id), '[]') FROM (
                SELECT other AS id, count(*) AS transactions, sum(amount) AS amount_sum, count(label) AS labelled, coalesce(sum(label), 0) AS fraud, max(time_ms) AS last_ms

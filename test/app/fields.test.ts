@@ -256,6 +256,25 @@ for (const backend of backends()) {
         422,
         "Other has no such key field: Desk's is not its",
       );
+
+      // A key value has a page like a customer's.
+      const page = (org: typeof desk, name: string, value: string, headers = org.owner.headers) =>
+        app.inject({ url: `/api/organizations/${org.id}/fields/${name}/values/${encodeURIComponent(value)}`, headers });
+      const devA = await page(desk, 'device_hash', 'dev-a');
+      t.equal(devA.statusCode, 200, devA.body.slice(0, 300));
+      t.match(devA.json(), {
+        role: 'key',
+        field: 'device_hash',
+        id: 'dev-a',
+        totals: { transactions: 2, amount_sum: 20 },
+        recent: { transactions: 2 },
+        counterparties: [{ role: 'customer', id: 'c', transactions: 2 }],
+      });
+      t.equal((await page(desk, 'device_hash', 'dev-a,dev-b')).json().totals.transactions, 1, 'a value with a comma is its own');
+      t.equal((await page(desk, 'device_hash', 'never-seen')).statusCode, 404, 'a value none carried: 404');
+      t.equal((await page(desk, 'note', 'x')).statusCode, 404, 'a field that is not a key: 404');
+      t.equal((await page(desk, 'device_hash', 'dev-a', other.owner.headers)).statusCode, 404, "another organization's owner: 404");
+      t.equal((await page(desk, 'device_hash', 'dev-a', {})).statusCode, 401, 'a guest: 401');
     });
 
     await t.test("one organization's fields are never another's", async (t) => {

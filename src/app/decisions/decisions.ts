@@ -114,6 +114,29 @@ export async function entitySummary(deps: DecisionLogDeps, caller: OrganizationC
   return entityView(role, id, e);
 }
 
+/** A key field's value's totals, recent decisions and the customers who paid with it, or
+ *  `not_found` when the field is not a key field of the organization's or no transaction carried
+ *  the value while it was. */
+export async function keyValueSummary(deps: DecisionLogDeps, caller: OrganizationCaller, field: string, value: string): Promise<Entity> {
+  const data = organizationData(deps.db, caller.organizationId);
+  const declared = await data.fields.one(field);
+  if (!declared?.key || declared.retired_at_ms !== null)
+    throw new AppError(
+      'not_found',
+      `${field} is not a key field of this organization.`,
+      "Check the field's name (GET the organization's fields): only key fields' values have a page.",
+    );
+  await deps.decisionLog.flush();
+  const e = await data.transactions.entity('key', keyEntry(field, value));
+  if (!e)
+    throw new AppError(
+      'not_found',
+      `No transaction carried ${field} ${value} in this organization.`,
+      'Values are matched exactly, as they were sent, and counted from when the field was a key.',
+    );
+  return { ...entityView('key', value, e), field };
+}
+
 /** An entity's summary as answered: times as ISO text, its counterparties of the other role. */
 function entityView(role: Entity['role'], id: string, e: EntitySummary): Entity {
   const other = role === 'customer' ? 'merchant' : 'customer';

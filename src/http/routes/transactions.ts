@@ -242,6 +242,23 @@ export function memberTransactionRoutes(server: FastifyInstance, app: Pick<App, 
   );
 
   r.get(
+    '/api/organizations/:id/fields/:name/values/:value',
+    {
+      schema: {
+        tags: ['decisions'],
+        summary: "A value of one of the organization's key fields: totals, decisions and the customers who paid with it",
+        description: `A key value's page, like a customer's (role \`key\`, \`field\` its field): \`totals\` all time, \`recent\` over its latest ${ENTITY_RECENT.toLocaleString('en')} transactions, \`counterparties\` the customers who paid with it most (at most 20). Counted from the transactions recorded while the field was a key. 404 when the field is not a key field of the organization, or no transaction carried the value.`,
+        params: z.object({ id: z.string().min(1).max(100), name: z.string().regex(FIELD_NAME), value: z.string().min(1).max(MAX_FIELD_TEXT) }),
+        response: { 200: Entity, ...memberErrors },
+      },
+    },
+    async (request) => {
+      const caller = await memberCaller(app, request, request.params.id);
+      return app.decisions.keyValue(caller, request.params.name, request.params.value);
+    },
+  );
+
+  r.get(
     '/api/organizations/:id/transactions/:transaction_id',
     {
       schema: {
