@@ -23,6 +23,7 @@ import { applyOutcomes, outcomeChanges } from './outcome-changes.ts';
 import { storedRings, storeRings, windowRows } from './rings-store.ts';
 import { labelledScores, scoredFeatures, shadowedTransactions, weeklyAggregates } from './weekly-aggregates.ts';
 import { declareField, fieldAudit, getField, listFields, retireField } from './fields-store.ts';
+import { appendTimeline, caseDecisionIds, caseTimeline, createInbox, getCase, joinCases, listInboxes } from './cases-store.ts';
 import { addItems, allStays, createList, deleteList, getList, listItems, listLists, listNames, removeItems } from './lists-store.ts';
 import { auditOf, auditPage, changeRule, countRules, createRule, deleteRule, listRules, ruleVersions, rulesUsingList } from './rules-store.ts';
 import {
@@ -103,6 +104,16 @@ function parts(scope: OrganizationScope) {
     }),
     /** The organization's own fields: declared, read, retired, audited. */
     fields: bound(scope, { declare: declareField, all: listFields, one: getField, retire: retireField, audit: fieldAudit }),
+    /** Inboxes, and the cases decisions open or join in them, with their timelines. */
+    cases: bound(scope, {
+      createInbox,
+      inboxes: listInboxes,
+      join: joinCases,
+      one: getCase,
+      decisionIds: caseDecisionIds,
+      timeline: caseTimeline,
+      append: appendTimeline,
+    }),
     /** Webhook endpoints and their deliveries log. */
     webhooks: bound(scope, {
       create: insertEndpoint,
@@ -129,6 +140,7 @@ export type OrganizationOutcomes = OrganizationData['outcomes'];
 export type OrganizationPerformance = OrganizationData['performance'];
 export type OrganizationWebhooks = OrganizationData['webhooks'];
 export type OrganizationFields = OrganizationData['fields'];
+export type OrganizationCases = OrganizationData['cases'];
 
 export function organizationData(db: Db, organizationId: string): OrganizationData {
   return { organizationId, ...parts(bindOrganization(db, organizationId)) };

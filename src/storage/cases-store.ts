@@ -1,0 +1,202 @@
+// An organization's inboxes and cases (migrations/023_cases.sql), bound to the organization by its
+// scope (organization-data.ts). Decisions join the open case of their entity in an inbox, or open
+// it: one upsert on the open-case index, so two writers joining the same entity at once (two
+// processes recording its decisions) meet on one row and one case. Every change of a case is an
+// entry of its timeline, which the database numbers and hash-chains (domain/cases.ts).
+
+import { randomBytes } from 'node:crypto';
+import type { Queryable } from './db.ts';
+import { feedXid } from './live-feed.ts';
+import type { OrganizationScope } from './organization-scope.ts';
+import type { CaseResolution, CaseStatus, TimelineEntry } from '../domain/cases.ts';
+
+export interface InboxRow {
+  id: string;
+  name: string;
+  group_by: string;
+  route: string | null;
+  position: number;
+  on_block: boolean;
+  sla_hours: number;
+  members: string[];
+  escalation_id: string | null;
+  auto_assign_cap: number | null;
+  created_at_ms: number;
+  created_by: string;
+}
+
+const INBOX_COLUMNS = 'id, name, group_by, route, position, on_block, sla_hours, members, escalation_id, auto_assign_cap, created_at_ms, created_by';
+
+export interface CaseRow {
+  id: string;
+  inbox_id: string;
+  entity_kind: 'customer' | 'merchant' | 'key';
+  entity_key: string;
+  status: CaseStatus;
+  resolution: CaseResolution | null;
+  assignee: string | null;
+  priority: number;
+  opened_at_ms: number;
+  due_at_ms: number;
+  snoozed_until_ms: number | null;
+  closed_at_ms: number | null;
+  updated_at_ms: number;
+}
+
+const CASE_COLUMNS =
+  'id, inbox_id, entity_kind, entity_key, status, resolution, assignee, priority, opened_at_ms, due_at_ms, snoozed_until_ms, closed_at_ms, updated_at_ms';
+
+/** An id of the service's own for a new row, as the other stores make them. */
+const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString('base64url')}`;
+
+/** Creates an inbox, last among those of the organization. */
+export async function createInbox(scope: OrganizationScope, i: Omit<InboxRow, 'id' | 'position'>): Promise<{ inbox: InboxRow; xid: number } | { taken: true }> {
+  return scope.db.transaction(async (tx) => {
+    await tx.query('SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE', [scope.organizationId]);
+    const [taken] = await tx.query('SELECT 1 FROM inboxes WHERE organization_id = $1 AND name = $2 AND deleted_at_ms IS NULL', [scope.organizationId, i.name]);
+    if (taken) return { taken: true as const };
+    const [inbox] = await tx.query<InboxRow>(
+      `INSERT INTO inboxes (id, organization_id, name, group_by, route, position, on_block, sla_hours, members, escalation_id, auto_assign_cap, created_at_ms, created_by)
+       SELECT $1, $2, $3, $4, $5, coalesce(max(position) + 1, 0), $6, $7, $8, $9, $10, $11, $12 FROM inboxes WHERE organization_id = $2
+       RETURNING ${INBOX_COLUMNS}`,
+      [
+        newId('inbox'),
+        scope.organizationId,
+        i.name,
+        i.group_by,
+        i.route,
+        i.on_block,
+        i.sla_hours,
+        i.members,
+        i.escalation_id,
+        i.auto_assign_cap,
+        i.created_at_ms,
+        i.created_by,
+      ],
+    );
+    return { inbox: inbox!, xid: await feedXid(tx) };
+  });
+}
+
+/** The organization's inboxes in routing order. */
+export function listInboxes(scope: OrganizationScope): Promise<InboxRow[]> {
+  return scope.db.query<InboxRow>(`SELECT ${INBOX_COLUMNS} FROM inboxes WHERE organization_id = $1 AND deleted_at_ms IS NULL ORDER BY position, id`, [
+    scope.organizationId,
+  ]);
+}
+
+/** A decision that opens or joins a case. */
+export interface CaseJoin {
+  inbox_id: string;
+  entity_kind: CaseRow['entity_kind'];
+  entity_key: string;
+  transaction_id: string;
+  priority: number;
+  at: number;
+  /** When a case it opens is due (its inbox's SLA from `at`). */
+  due: number;
+  /** Who made it join: `system` for a decision, a member, or `key:<id>`. */
+  actor: string;
+  /** Why, in the timeline (a decision's outcome, a server's reason). */
+  reason: string;
+}
+
+/**
+ * Each decision joins its entity's open case in its inbox, or opens it, in one statement (so it can
+ * ride a transaction of the caller's, `into`): the open case's row is upserted (its priority the
+ * highest of its decisions'), the decision filed under it (once), and the timeline told. Returns
+ * each case touched, and whether this opened it.
+ */
+export async function joinCases(
+  scope: OrganizationScope,
+  joins: readonly CaseJoin[],
+  into?: Queryable,
+): Promise<{ id: string; opened: boolean; transaction_id: string }[]> {
+  if (joins.length === 0) return [];
+  const db = into ?? scope.db;
+  // In key order, so two writers lock the cases they share in the same order.
+  const sorted = [...joins].sort((a, b) => cmp(a.inbox_id, b.inbox_id) || cmp(a.entity_kind, b.entity_kind) || cmp(a.entity_key, b.entity_key));
+  const col = <K extends keyof CaseJoin>(k: K) => sorted.map((j) => j[k]);
+  return db.query<{ id: string; opened: boolean; transaction_id: string }>(
+    `WITH j AS (SELECT DISTINCT ON (inbox_id, entity_kind, entity_key, transaction_id) *
+                FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::float8[], $7::float8[], $8::float8[], $9::text[], $10::text[], $11::text[])
+                     WITH ORDINALITY AS j(inbox_id, entity_kind, entity_key, transaction_id, priority, at, due, actor, reason, id, k)
+                ORDER BY inbox_id, entity_kind, entity_key, transaction_id, k),
+          e AS (SELECT DISTINCT ON (inbox_id, entity_kind, entity_key) inbox_id, entity_kind, entity_key, id, at, due,
+                       max(priority) OVER (PARTITION BY inbox_id, entity_kind, entity_key) AS priority
+                FROM j ORDER BY inbox_id, entity_kind, entity_key, k),
+          up AS (INSERT INTO cases AS c (id, organization_id, inbox_id, entity_kind, entity_key, status, priority, opened_at_ms, due_at_ms, updated_at_ms)
+                 SELECT id, $1, inbox_id, entity_kind, entity_key, 'open', priority, at, due, at FROM e
+                 ORDER BY inbox_id, entity_kind, entity_key
+                 ON CONFLICT (organization_id, inbox_id, entity_kind, entity_key) WHERE status <> 'closed'
+                 DO UPDATE SET priority = greatest(c.priority, EXCLUDED.priority), updated_at_ms = greatest(c.updated_at_ms, EXCLUDED.updated_at_ms)
+                 RETURNING c.id, c.inbox_id, c.entity_kind, c.entity_key, (xmax = 0) AS opened),
+          filed AS (INSERT INTO case_decisions (case_id, organization_id, transaction_id, joined_at_ms)
+                    SELECT up.id, $1, j.transaction_id, j.at FROM j JOIN up USING (inbox_id, entity_kind, entity_key)
+                    ON CONFLICT DO NOTHING RETURNING case_id, transaction_id, joined_at_ms),
+          told AS (INSERT INTO case_timeline (case_id, organization_id, n, at_ms, actor, kind, detail, prev_hash, hash)
+                   SELECT up.id, $1, 0, t.at_ms, t.actor, t.kind, t.detail, '', '' FROM up
+                   CROSS JOIN LATERAL (
+                     SELECT 0 AS o, j.at::bigint AS at_ms, j.actor, 'opened' AS kind, json_build_object('entity_kind', up.entity_kind, 'entity_key', up.entity_key, 'inbox_id', up.inbox_id)::text AS detail
+                     FROM j WHERE up.opened AND j.id = (SELECT e.id FROM e WHERE (e.inbox_id, e.entity_kind, e.entity_key) = (up.inbox_id, up.entity_kind, up.entity_key))
+                     UNION ALL
+                     SELECT j.k, j.at::bigint, j.actor, 'decision_joined', json_build_object('transaction_id', j.transaction_id, 'reason', j.reason)::text
+                     FROM j JOIN filed f ON f.case_id = up.id AND f.transaction_id = j.transaction_id
+                     WHERE (j.inbox_id, j.entity_kind, j.entity_key) = (up.inbox_id, up.entity_kind, up.entity_key)) AS t
+                   ORDER BY up.id, t.o)
+     SELECT up.id, up.opened, j.transaction_id FROM up JOIN j USING (inbox_id, entity_kind, entity_key)`,
+    [
+      scope.organizationId,
+      col('inbox_id'),
+      col('entity_kind'),
+      col('entity_key'),
+      col('transaction_id'),
+      col('priority'),
+      col('at'),
+      col('due'),
+      col('actor'),
+      col('reason'),
+      sorted.map(() => newId('case')),
+    ],
+  );
+}
+
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** One case of the organization, or undefined. */
+export async function getCase(scope: OrganizationScope, id: string): Promise<CaseRow | undefined> {
+  const [row] = await scope.db.query<CaseRow>(`SELECT ${CASE_COLUMNS} FROM cases WHERE organization_id = $1 AND id = $2`, [scope.organizationId, id]);
+  return row;
+}
+
+/** The transaction ids of a case's decisions, in the order they joined. */
+export async function caseDecisionIds(scope: OrganizationScope, id: string): Promise<string[]> {
+  const rows = await scope.db.query<{ transaction_id: string }>(
+    'SELECT transaction_id FROM case_decisions WHERE organization_id = $1 AND case_id = $2 ORDER BY joined_at_ms, transaction_id',
+    [scope.organizationId, id],
+  );
+  return rows.map((r) => r.transaction_id);
+}
+
+/** A case's timeline, in order. */
+export async function caseTimeline(scope: OrganizationScope, id: string): Promise<TimelineEntry[]> {
+  const rows = await scope.db.query<TimelineEntry & { at_ms: number | string }>(
+    'SELECT n, at_ms, actor, kind, detail, prev_hash, hash FROM case_timeline WHERE organization_id = $1 AND case_id = $2 ORDER BY n',
+    [scope.organizationId, id],
+  );
+  return rows.map((r) => ({ ...r, at_ms: Number(r.at_ms) }));
+}
+
+/** Appends an entry to a case's timeline (in the caller's transaction, `into`, when given). */
+export async function appendTimeline(
+  scope: OrganizationScope,
+  id: string,
+  e: { at: number; actor: string; kind: string; detail: unknown },
+  into?: Queryable,
+): Promise<void> {
+  await (into ?? scope.db).query(
+    `INSERT INTO case_timeline (case_id, organization_id, n, at_ms, actor, kind, detail, prev_hash, hash)
+     SELECT id, organization_id, 0, $3, $4, $5, $6, '', '' FROM cases WHERE organization_id = $1 AND id = $2`,
+    [scope.organizationId, id, Math.round(e.at), e.actor, e.kind, JSON.stringify(e.detail ?? null)],
+  );
+}
