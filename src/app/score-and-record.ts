@@ -26,6 +26,9 @@ import type { Tenant } from '../live/tenant.ts';
 import { Stopwatch } from '../domain/stopwatch.ts';
 import { checkDeclared, refuseForbidden, sentFields } from './sent-fields.ts';
 import { keyEntries } from '../domain/fields.ts';
+import { casePriority } from '../domain/cases.ts';
+
+const HOUR_MS = 3_600_000;
 
 /** The API key a request authenticated with, as far as scoring needs it. */
 export interface ScoringKey {
@@ -41,7 +44,7 @@ export interface ScoringKey {
 export type ScorerFor = (modelId: string) => Promise<{ scorer: Scorer; note?: string } | undefined>;
 
 /** What a score reads and writes of its organization in this process (live/tenant.ts's Tenant). */
-export type ScoringTenant = Pick<Tenant, 'earlier' | 'has' | 'sameAs' | 'context' | 'add' | 'declaredFields'> & {
+export type ScoringTenant = Pick<Tenant, 'earlier' | 'has' | 'sameAs' | 'context' | 'add' | 'declaredFields' | 'routeCase'> & {
   stored: Pick<Tenant['stored'], 'response' | 'get'>;
 };
 
@@ -204,6 +207,19 @@ export class ScoreAndRecord {
       row.fields = fields;
       row.field_keys = keys;
     }
+    const routed = tenant.routeCase(scored.values, result.decision);
+    if (routed)
+      row.case_join = {
+        inbox_id: routed.inbox.id,
+        entity_kind: routed.kind,
+        entity_key: routed.key,
+        transaction_id: tx.transaction_id,
+        priority: casePriority(result.risk_score, tx.amount),
+        at: tx.time,
+        due: tx.time + routed.inbox.sla_hours * HOUR_MS,
+        actor: 'system',
+        reason: `decision ${result.decision}`,
+      };
     if (writeBehind) log.push(organizationId, row);
     // Past the request's deadline the commit's outcome is not known yet: answered 503, never 200; a
     // retry with the same id answers the stored decision or stores it.

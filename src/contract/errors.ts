@@ -31,6 +31,16 @@ export const ERRORS = {
     message: 'A field holds an IP address, which this service never accepts: nothing was scored or stored.',
     fix: 'Send a keyed hash of the address (an HMAC with a secret of yours), or what you derive from it (a country), instead.',
   },
+  not_a_member: {
+    status: 422,
+    message: 'A user named is not a member of the organization (or of the inbox).',
+    fix: "Name a member (GET the organization's members), or invite the user first.",
+  },
+  case_closed: {
+    status: 409,
+    message: 'The case is closed: only reopening it changes it.',
+    fix: 'Reopen the case (POST …/cases/{case_id}/status with {"status": "open"}) first.',
+  },
   bad_request: { status: 400, message: 'The request cannot be handled as sent.', fix: 'Check the request against the reference at /api/docs.' },
   not_signed_in: { status: 401, message: 'You are not signed in, or your session has ended.', fix: 'Sign in again.' },
   invalid_api_key: {

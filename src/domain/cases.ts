@@ -54,3 +54,16 @@ export function verifyChain(entries: readonly TimelineEntry[]): { intact: boolea
   }
   return { intact: true, broken_at: null };
 }
+
+/** An inbox as every process holds it, to route decisions (deleted: routes none). */
+export interface InboxState {
+  id: string;
+  name: string;
+  group_by: string;
+  /** A CEL expression over the decision; null: the default, tried after every inbox with one. */
+  route: string | null;
+  position: number;
+  on_block: boolean;
+  sla_hours: number;
+  deleted: boolean;
+}

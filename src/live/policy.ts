@@ -5,7 +5,10 @@
 // Scoring reads it as the organization's RuleSet (scoring/rules-stage.ts); each rule version is
 // compiled here, in the language of the fields declared now, once, and again when they change.
 
-import { BUILT_IN_LANGUAGE, compileRule, ruleLanguage, type CompiledRule, type RuleLanguage } from '../domain/rules/expression.ts';
+import { BUILT_IN_LANGUAGE, compileRule, evaluateRule, ruleLanguage, type CompiledRule, type RuleLanguage } from '../domain/rules/expression.ts';
+import { ruleInput, type Decision, type DecisionValues } from '../domain/rules/decide.ts';
+import { keyEntry } from '../domain/fields.ts';
+import { parseGroupBy, type InboxState } from '../domain/cases.ts';
 import { CurrentItems, type ItemStay } from '../domain/rules/lists.ts';
 import type { FieldState } from '../domain/fields.ts';
 import type { RuleSet } from '../scoring/rules-stage.ts';
@@ -23,7 +26,58 @@ export class Policy implements RuleSet {
   /** Each live rule's state, to compile it again in a new language. */
   private readonly states = new Map<string, RuleState>();
 
+  /** The inboxes, in routing order, each with its route compiled (none: a default inbox). */
+  private inboxes: { state: InboxState; route: CompiledRule | undefined }[] = [];
+  private readonly inboxStates = new Map<string, InboxState>();
+
   constructor(private readonly onBroken: (ruleId: string, e: unknown) => void = () => {}) {}
+
+  /** An inbox's new state: routed to while it exists. */
+  setInbox(s: InboxState): void {
+    if (s.deleted) this.inboxStates.delete(s.id);
+    else this.inboxStates.set(s.id, s);
+    this.compileRoutes();
+  }
+
+  private compileRoutes(): void {
+    const states = [...this.inboxStates.values()];
+    // Inboxes with a route first, in their order; the defaults after them.
+    states.sort((a, b) => Number(a.route === null) - Number(b.route === null) || a.position - b.position || (a.id < b.id ? -1 : 1));
+    this.inboxes = [];
+    for (const state of states) {
+      let route: CompiledRule | undefined;
+      if (state.route !== null) {
+        try {
+          route = compileRule(
+            { id: state.id, name: state.name, version: 0, action: 'review', status: 'active', expression: state.route, lists: new Map() },
+            this.language,
+          );
+        } catch (e) {
+          this.onBroken(state.id, e);
+          continue;
+        }
+      }
+      this.inboxes.push({ state, route });
+    }
+  }
+
+  /**
+   * The inbox a decision goes to and the entity whose case it opens or joins: the first inbox
+   * whose route matches it (a default inbox when none does), if that inbox takes decisions of its
+   * kind (every review; a block when it says so); undefined otherwise. A payment without the key
+   * field an inbox groups by is grouped by its customer.
+   */
+  route(values: DecisionValues, decision: Decision): { inbox: InboxState; kind: 'customer' | 'merchant' | 'key'; key: string } | undefined {
+    if ((decision !== 'review' && decision !== 'block') || this.inboxes.length === 0) return undefined;
+    const input = ruleInput(values, () => new Map(), this.language);
+    const chosen = this.inboxes.find((i) => i.route === undefined || evaluateRule(i.route, input, () => false).matched);
+    if (!chosen || (decision === 'block' && !chosen.state.on_block)) return undefined;
+    const group = parseGroupBy(chosen.state.group_by);
+    if (group?.kind === 'merchant') return { inbox: chosen.state, kind: 'merchant', key: values.merchant_id };
+    const value = group?.kind === 'key' ? values.fields?.[group.field] : undefined;
+    if (group?.kind === 'key' && typeof value === 'string') return { inbox: chosen.state, kind: 'key', key: keyEntry(group.field, value) };
+    return { inbox: chosen.state, kind: 'customer', key: values.customer_id };
+  }
 
   /** A field's new state: held while declared, dropped once retired. The rules are compiled again
    *  in the new language: a rule reading a retired field then finds no value and does not match. */
@@ -35,6 +89,7 @@ export class Policy implements RuleSet {
     this.language = language;
     this.byId.clear();
     for (const state of this.states.values()) this.setRule(state);
+    this.compileRoutes();
   }
 
   /** A rule's new state: evaluated while active or shadow, else dropped. A version that no longer

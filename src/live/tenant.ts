@@ -19,6 +19,7 @@ import type { HistoryRow } from '../storage/live-rows.ts';
 import type { OrganizationTransactions } from '../storage/organization-data.ts';
 import type { FeedChange } from '../storage/live-feed.ts';
 import { Policy } from './policy.ts';
+import type { Decision, DecisionValues } from '../domain/rules/decide.ts';
 import type { FieldState } from '../domain/fields.ts';
 
 /** Rows a load hands to a history at a time; after each step, the time is looked at. */
@@ -152,6 +153,9 @@ export class Tenant {
       fields: (states) => {
         for (const s of states) this.policy.setField(s);
       },
+      inboxes: (states) => {
+        for (const s of states) this.policy.setInbox(s);
+      },
     };
   }
 
@@ -199,6 +203,11 @@ export class Tenant {
   }
 
   /** The fields the organization declares now, by name. */
+  /** The inbox a decision goes to and the entity of its case (live/policy.ts Policy.route). */
+  routeCase(values: DecisionValues, decision: Decision): ReturnType<Policy['route']> {
+    return this.policy.route(values, decision);
+  }
+
   declaredFields(): ReadonlyMap<string, FieldState> {
     return this.policy.fields;
   }
@@ -227,6 +236,10 @@ export class Tenant {
     }
     if (c.kind === 'field') {
       this.policy.setField(c.field);
+      return true;
+    }
+    if (c.kind === 'inbox') {
+      this.policy.setInbox(c.inbox);
       return true;
     }
     if (c.kind === 'outcome') {

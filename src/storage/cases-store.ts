@@ -6,9 +6,9 @@
 
 import { randomBytes } from 'node:crypto';
 import type { Queryable } from './db.ts';
-import { feedXid } from './live-feed.ts';
+import { feedXid, INBOX_STATE_JSON, parseInboxState } from './live-feed.ts';
 import type { OrganizationScope } from './organization-scope.ts';
-import type { CaseResolution, CaseStatus, TimelineEntry } from '../domain/cases.ts';
+import type { CaseResolution, CaseStatus, InboxState, TimelineEntry } from '../domain/cases.ts';
 
 export interface InboxRow {
   id: string;
@@ -199,4 +199,69 @@ export async function appendTimeline(
      SELECT id, organization_id, 0, $3, $4, $5, $6, '', '' FROM cases WHERE organization_id = $1 AND id = $2`,
     [scope.organizationId, id, Math.round(e.at), e.actor, e.kind, JSON.stringify(e.detail ?? null)],
   );
+}
+
+/** The inboxes of the organization now, as a process holds them (a history's load reads them with
+ *  its rules). */
+export async function liveInboxStates(tx: Queryable, scope: OrganizationScope): Promise<InboxState[]> {
+  const rows = await tx.query<{ state: string }>(`SELECT ${INBOX_STATE_JSON('x')} AS state FROM inboxes x WHERE x.organization_id = $1 AND x.deleted_at_ms IS NULL`, [
+    scope.organizationId,
+  ]);
+  return rows.map((r) => parseInboxState(r.state));
+}
+
+/** Which of `userIds` are members of the organization. */
+export async function membersAmong(scope: OrganizationScope, userIds: readonly string[]): Promise<Set<string>> {
+  if (userIds.length === 0) return new Set();
+  const rows = await scope.db.query<{ user_id: string }>('SELECT user_id FROM memberships WHERE organization_id = $1 AND user_id = ANY($2::text[])', [
+    scope.organizationId,
+    [...userIds],
+  ]);
+  return new Set(rows.map((r) => r.user_id));
+}
+
+export interface CaseFilters {
+  status?: CaseStatus | undefined;
+  inbox_id?: string | undefined;
+  assignee?: string | undefined;
+  /** Only cases due before this time and not closed (epoch ms). */
+  overdueAt?: number | undefined;
+}
+
+/** A page of the organization's cases, the soonest due first (then the most urgent), after the case
+ *  `after` when given; `limit + 1` rows are read to tell whether there are more. Undefined when
+ *  `after` is not one of the organization's cases. */
+export async function listCases(
+  scope: OrganizationScope,
+  f: CaseFilters,
+  limit: number,
+  after?: string,
+): Promise<{ rows: CaseRow[]; hasMore: boolean } | undefined> {
+  const params: unknown[] = [scope.organizationId];
+  const where = ['organization_id = $1'];
+  const add = (clause: (p: string) => string, value: unknown) => {
+    params.push(value);
+    where.push(clause(`$${params.length}`));
+  };
+  if (f.status !== undefined) add((p) => `status = ${p}`, f.status);
+  if (f.inbox_id !== undefined) add((p) => `inbox_id = ${p}`, f.inbox_id);
+  if (f.assignee !== undefined) add((p) => `assignee = ${p}`, f.assignee);
+  if (f.overdueAt !== undefined) add((p) => `status <> 'closed' AND due_at_ms < ${p}`, f.overdueAt);
+  if (after !== undefined) {
+    const [cursor] = await scope.db.query<{ due_at_ms: number; priority: number }>('SELECT due_at_ms, priority FROM cases WHERE organization_id = $1 AND id = $2', [
+      scope.organizationId,
+      after,
+    ]);
+    if (!cursor) return undefined;
+    params.push(cursor.due_at_ms, -cursor.priority, after);
+    const n = params.length;
+    where.push(`(due_at_ms, -priority, id) > ($${n - 2}, $${n - 1}, $${n})`);
+  }
+  params.push(limit + 1);
+  const rows = await scope.db.query<CaseRow>(
+    `SELECT ${CASE_COLUMNS} FROM cases WHERE ${where.join(' AND ')} ORDER BY due_at_ms, -priority, id LIMIT $${params.length}`,
+    params,
+  );
+  const hasMore = rows.length > limit;
+  return { rows: hasMore ? rows.slice(0, limit) : rows, hasMore };
 }

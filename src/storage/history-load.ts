@@ -25,6 +25,8 @@ import { currentStays } from './lists-store.ts';
 import { liveRuleStates } from './rules-store.ts';
 import { liveFieldStates } from './fields-store.ts';
 import type { FieldState } from '../domain/fields.ts';
+import type { InboxState } from '../domain/cases.ts';
+import { liveInboxStates } from './cases-store.ts';
 import type { RuleState } from './rule-state.ts';
 import type { ItemStay } from '../domain/rules/lists.ts';
 
@@ -95,6 +97,7 @@ export interface PolicyLoader {
   rules(states: RuleState[]): void;
   stays(stays: ItemStay[]): void;
   fields(states: FieldState[]): void;
+  inboxes(states: InboxState[]): void;
 }
 
 /** Transactions per page when loading a history (a few megabytes of byte strings). */
@@ -217,6 +220,7 @@ async function read(
 async function readPolicy(tx: Queryable, scope: OrganizationScope, policy: PolicyLoader): Promise<void> {
   policy.rules(await liveRuleStates(tx, scope));
   policy.fields(await liveFieldStates(tx, scope));
+  policy.inboxes(await liveInboxStates(tx, scope));
   await currentStays(tx, scope, (stays) => policy.stays(stays));
 }
 

@@ -19,6 +19,7 @@ import type { HistoryRow } from './live-rows.ts';
 import { LIVE_VERSION, parseRuleState, RULE_STATE_JSON, type RuleState } from './rule-state.ts';
 import type { ItemStay } from '../domain/rules/lists.ts';
 import type { FieldState } from '../domain/fields.ts';
+import type { InboxState } from '../domain/cases.ts';
 
 export const FEED_CHANNEL = 'live_feed';
 
@@ -132,7 +133,16 @@ export interface FeedField {
   field: FieldState;
 }
 
-export type FeedChange = FeedTransaction | FeedOutcome | FeedListItem | FeedRule | FeedField;
+/** An inbox's routing as last written (made, changed, or deleted). */
+export interface FeedInbox {
+  kind: 'inbox';
+  xid: number;
+  seq: number;
+  organization_id: string;
+  inbox: InboxState;
+}
+
+export type FeedChange = FeedTransaction | FeedOutcome | FeedListItem | FeedRule | FeedField | FeedInbox;
 
 /**
  * Where a reader is: it has read every change before `position` except those of the `pending`
@@ -177,7 +187,7 @@ interface FeedRow {
   from_known_ms: number | null;
   /** 'item', 'rule' or 'field' for those kinds, with their state as JSON text; for a transaction,
    *  its key values as a JSON array (or null). */
-  other: 'item' | 'rule' | 'field' | null;
+  other: 'item' | 'rule' | 'field' | 'inbox' | null;
   payload: string | null;
 }
 
@@ -192,6 +202,11 @@ const EMPTY = `NULL::text, NULL::float8, NULL::float8, NULL::text, NULL::text, N
 const ITEM_COLUMNS = `i.xid, i.seq, NULL::bool, i.organization_id, ${EMPTY}, 'item', json_build_array(i.id, i.list_id, i.value, i.added_at_ms, i.expires_at_ms, i.removed_at_ms)::text`;
 const RULE_COLUMNS = `r.xid, r.seq, NULL::bool, r.organization_id, ${EMPTY}, 'rule', ${RULE_STATE_JSON}`;
 const FIELD_COLUMNS = `f.xid, f.seq, NULL::bool, f.organization_id, ${EMPTY}, 'field', json_build_array(f.name, f.type, f.key, f.retired_at_ms IS NOT NULL)::text`;
+/** An inbox's routing as JSON text, from an inboxes row `x` (the feed and a load read it alike). */
+export const INBOX_STATE_JSON = (x: string) =>
+  `json_build_array(${x}.id, ${x}.name, ${x}.group_by, ${x}.route, ${x}.position, ${x}.on_block, ${x}.sla_hours, ${x}.deleted_at_ms IS NOT NULL)::text`;
+
+const INBOX_COLUMNS = `x.xid, x.seq, NULL::bool, x.organization_id, ${EMPTY}, 'inbox', ${INBOX_STATE_JSON('x')}`;
 // The transaction of an outcome change, by primary key, in a lateral subquery the planner cannot
 // turn into a scan of the whole table (as a plain join or a large limit may while its statistics
 // are young).
@@ -228,6 +243,10 @@ const READ_FEED = `
      FROM p CROSS JOIN LATERAL (SELECT * FROM custom_fields f WHERE f.xid = p.xid AND f.seq > p.seq ORDER BY f.seq LIMIT $3) AS f
      ORDER BY f.xid, f.seq LIMIT $3)
     UNION ALL
+    (SELECT 0, ${INBOX_COLUMNS}
+     FROM p CROSS JOIN LATERAL (SELECT * FROM inboxes x WHERE x.xid = p.xid AND x.seq > p.seq ORDER BY x.seq LIMIT $3) AS x
+     ORDER BY x.xid, x.seq LIMIT $3)
+    UNION ALL
     (SELECT 1, ${TRANSACTION_COLUMNS}
      FROM transactions t WHERE (t.xid, t.seq) > ($1::text::xid8, $2::bigint) ORDER BY t.xid, t.seq LIMIT $3)
     UNION ALL
@@ -243,6 +262,9 @@ const READ_FEED = `
     UNION ALL
     (SELECT 1, ${FIELD_COLUMNS}
      FROM custom_fields f WHERE (f.xid, f.seq) > ($1::text::xid8, $2::bigint) ORDER BY f.xid, f.seq LIMIT $3)
+    UNION ALL
+    (SELECT 1, ${INBOX_COLUMNS}
+     FROM inboxes x WHERE (x.xid, x.seq) > ($1::text::xid8, $2::bigint) ORDER BY x.xid, x.seq LIMIT $3)
     UNION ALL
     (SELECT NULL, NULL::xid8, NULL::bigint, NULL::bool, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
   ) AS feed ORDER BY part, xid, seq`;
@@ -358,6 +380,12 @@ export async function readFeed(db: Queryable, cursor: FeedCursor, limit: number)
   return { changes: [...older, ...newer], next: { position, pending }, snapshot, more };
 }
 
+/** An inbox's routing read back from INBOX_STATE_JSON. */
+export function parseInboxState(json: string): InboxState {
+  const [id, name, group_by, route, position, on_block, sla_hours, deleted] = JSON.parse(json) as [string, string, string, string | null, number, boolean, number, boolean];
+  return { id, name, group_by, route, position, on_block, sla_hours, deleted };
+}
+
 function change(r: FeedRow): FeedChange {
   const xid = Number(r.xid);
   if (r.other === 'item') {
@@ -372,6 +400,7 @@ function change(r: FeedRow): FeedChange {
     return { kind: 'list_item', xid, seq: r.seq, organization_id: r.organization_id, stay: { id, list_id, value, added_at_ms, expires_at_ms, removed_at_ms } };
   }
   if (r.other === 'rule') return { kind: 'rule', xid, seq: r.seq, organization_id: r.organization_id, rule: parseRuleState(r.payload!) };
+  if (r.other === 'inbox') return { kind: 'inbox', xid, seq: r.seq, organization_id: r.organization_id, inbox: parseInboxState(r.payload!) };
   if (r.other === 'field') {
     const [name, type, key, retired] = JSON.parse(r.payload!) as [string, FieldState['type'], boolean, boolean];
     return { kind: 'field', xid, seq: r.seq, organization_id: r.organization_id, field: { name, type, key, retired } };

@@ -5,6 +5,7 @@
 // each other.
 
 import type { FieldValue } from '../domain/fields.ts';
+import type { CaseJoin } from './cases-store.ts';
 import type { Transaction, TransactionEntities, TransactionParties } from '../domain/transaction.ts';
 import type { PackedInputs } from './decision-inputs.ts';
 
@@ -29,6 +30,8 @@ export interface NewTransaction extends TransactionFields {
   fields?: Readonly<Record<string, FieldValue>> | null;
   /** Its key fields' values as `name=value` entries (domain/fields.ts keyEntries). */
   field_keys?: readonly string[] | null;
+  /** The case it opens or joins (a decision an inbox takes), recorded with it. */
+  case_join?: CaseJoin | null;
   /** An imported label and when it became known. */
   label?: 0 | 1 | null;
   label_known_ms?: number | null;

@@ -23,7 +23,7 @@ import { applyOutcomes, outcomeChanges } from './outcome-changes.ts';
 import { storedRings, storeRings, windowRows } from './rings-store.ts';
 import { labelledScores, scoredFeatures, shadowedTransactions, weeklyAggregates } from './weekly-aggregates.ts';
 import { declareField, fieldAudit, getField, listFields, retireField } from './fields-store.ts';
-import { appendTimeline, caseDecisionIds, caseTimeline, createInbox, getCase, joinCases, listInboxes } from './cases-store.ts';
+import { appendTimeline, caseDecisionIds, caseTimeline, createInbox, getCase, joinCases, listCases, listInboxes, membersAmong } from './cases-store.ts';
 import { addItems, allStays, createList, deleteList, getList, listItems, listLists, listNames, removeItems } from './lists-store.ts';
 import { auditOf, auditPage, changeRule, countRules, createRule, deleteRule, listRules, ruleVersions, rulesUsingList } from './rules-store.ts';
 import {
@@ -113,6 +113,8 @@ function parts(scope: OrganizationScope) {
       decisionIds: caseDecisionIds,
       timeline: caseTimeline,
       append: appendTimeline,
+      list: listCases,
+      membersAmong,
     }),
     /** Webhook endpoints and their deliveries log. */
     webhooks: bound(scope, {

@@ -2,7 +2,9 @@
 // organizations stored together. It stands outside OrganizationData because one statement spans
 // organizations; it reads nothing back but what it inserted, so it is no way around the scope.
 
-import type { Db } from './db.ts';
+import type { Db, Queryable } from './db.ts';
+import { joinCases, type CaseJoin } from './cases-store.ts';
+import { bindOrganization } from './organization-scope.ts';
 import { StorageError } from './errors.ts';
 import { FEED_SENDER, notifyFeed, type FeedPosition } from './live-feed.ts';
 import type { NewTransaction } from './live-rows.ts';
@@ -68,8 +70,8 @@ export async function recordGroup(
           JOIN ins ON ins.organization_id = f.organization_id AND ins.transaction_id = f.transaction_id)
         ${fanOutCtes('flagged')}`;
     }
-    const insert = () =>
-      db.query<{ organization_id: string; transaction_id: string; seq: number; xid: string }>(
+    const statement = (q: Queryable) =>
+      q.query<{ organization_id: string; transaction_id: string; seq: number; xid: string }>(
         events
           ? `WITH notify AS MATERIALIZED (SELECT ${notifyFeed(sender)}), ins AS (${INSERT_ROWS.replace('FROM unnest(', 'FROM notify, unnest(')})
              ${events}
@@ -78,6 +80,27 @@ export async function recordGroup(
              ${INSERT_ROWS.replace('FROM unnest(', 'FROM notify, unnest(')}`,
         params,
       );
+    // Decisions that open or join a case do so in the same database transaction, for the rows this
+    // one inserted (a duplicate id joins nothing): no second write path, and one case per entity
+    // however many processes record its decisions (cases-store.ts).
+    const joining = chunk.some((g) => g.row.case_join);
+    const insert = joining
+      ? () =>
+          db.transaction(async (tx) => {
+            const rows = await statement(tx);
+            const stored = new Set(rows.map((r) => `${r.organization_id}\0${r.transaction_id}`));
+            const byOrganization = new Map<string, CaseJoin[]>();
+            for (const g of chunk)
+              if (g.row.case_join && stored.has(`${g.organizationId}\0${g.row.transaction_id}`)) {
+                const list = byOrganization.get(g.organizationId) ?? [];
+                list.push(g.row.case_join);
+                byOrganization.set(g.organizationId, list);
+              }
+            for (const [organizationId, joins] of [...byOrganization].sort(([a], [b]) => compare(a, b)))
+              await joinCases(bindOrganization(db, organizationId), joins, tx);
+            return rows;
+          })
+      : () => statement(db);
     const inserted = await retryConflicts(insert);
     for (const r of inserted) stored.get(r.organization_id)!.set(r.transaction_id, { seq: r.seq, xid: Number(r.xid) });
   }

@@ -52,7 +52,9 @@ const names = (changes: FeedChange[]) =>
           ? `rule:${c.rule.name}`
           : c.kind === 'field'
             ? `field:${c.field.name}`
-            : `item:${c.stay.value}`,
+            : c.kind === 'inbox'
+              ? `inbox:${c.inbox.name}`
+              : `item:${c.stay.value}`,
   );
 
 eachBackend('the feed reads every change once, in (xid, seq) order, a page at a time', async (t, fx) => {

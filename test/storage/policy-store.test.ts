@@ -23,7 +23,12 @@ const MAX = { maxItems: 1_000_000 };
 /** What a process loads of an organization's rules and lists. */
 async function policyOf(data: OrganizationData): Promise<{ rules: RuleState[]; stays: ItemStay[]; fields: FieldState[] }> {
   const got = { rules: [] as RuleState[], stays: [] as ItemStay[], fields: [] as FieldState[] };
-  const policy: PolicyLoader = { rules: (r) => got.rules.push(...r), stays: (s) => got.stays.push(...s), fields: (f) => got.fields.push(...f) };
+  const policy: PolicyLoader = {
+    rules: (r) => got.rules.push(...r),
+    stays: (s) => got.stays.push(...s),
+    fields: (f) => got.fields.push(...f),
+    inboxes: () => {},
+  };
   const nothing = { start() {}, uses() {}, transactions() {}, labels() {}, finish() {}, restore: () => false };
   await data.history.load(0, nothing, policy);
   return got;

@@ -1,0 +1,96 @@
+// What the cases surface answers and accepts: inboxes (their routing), cases, their timelines and an
+// export an auditor can check. The one definition of each shape, read by the use cases, the routes
+// (validation and the OpenAPI reference) and the dashboard (`import type`).
+
+import { z } from 'zod';
+import { CASE_RESOLUTIONS, CASE_STATUSES } from '../domain/cases.ts';
+import { TransactionRecord } from './transactions.ts';
+
+export const InboxRequest = z
+  .object({
+    name: z.string().trim().min(1).max(100),
+    group_by: z
+      .string()
+      .regex(/^(customer|merchant|field:[a-z][a-z0-9_]{0,39})$/, 'customer, merchant or field:<name> (a key field)')
+      .default('customer')
+      .describe("Whose decisions a case groups: `customer` (the default), `merchant`, or `field:<name>`, a key field's value"),
+    route: z
+      .string()
+      .trim()
+      .min(1)
+      .max(4_000)
+      .nullable()
+      .default(null)
+      .describe(
+        "A CEL expression over the decision, as rules read it (docs/rules.md): decisions it matches come here, the first inbox in order whose route matches winning. Null: a default inbox, tried after every inbox with a route",
+      ),
+    on_block: z.boolean().default(false).describe('Blocked decisions open cases here too (every review does)'),
+    sla_hours: z.number().positive().max(24 * 365).default(24).describe("Hours from a case's opening to when it is due"),
+    members: z.array(z.string().min(1).max(200)).max(200).default([]).describe("User ids of the organization's members who work this inbox"),
+  })
+  .strict();
+export type InboxRequest = z.infer<typeof InboxRequest>;
+
+export const Inbox = z.object({
+  id: z.string(),
+  name: z.string(),
+  group_by: z.string(),
+  route: z.string().nullable(),
+  position: z.number().int(),
+  on_block: z.boolean(),
+  sla_hours: z.number(),
+  members: z.array(z.string()),
+  created_at: z.string(),
+  created_by: z.string(),
+});
+export type Inbox = z.infer<typeof Inbox>;
+export const InboxList = z.object({ data: z.array(Inbox) });
+export type InboxList = z.infer<typeof InboxList>;
+
+export const Case = z.object({
+  id: z.string(),
+  inbox_id: z.string(),
+  entity: z.object({
+    kind: z.enum(['customer', 'merchant', 'key']),
+    id: z.string().describe("The customer's or merchant's id, or the key field's value"),
+    field: z.string().nullable().describe('The key field, for a key value'),
+  }),
+  status: z.enum(CASE_STATUSES),
+  resolution: z.enum(CASE_RESOLUTIONS).nullable(),
+  assignee: z.string().nullable(),
+  priority: z.number().describe('The expected loss of its worst decision: its score times its amount'),
+  opened_at: z.string(),
+  due_at: z.string(),
+  overdue: z.boolean(),
+  snoozed_until: z.string().nullable(),
+  closed_at: z.string().nullable(),
+  updated_at: z.string(),
+});
+export type Case = z.infer<typeof Case>;
+
+export const CasePage = z.object({ data: z.array(Case), has_more: z.boolean() });
+export type CasePage = z.infer<typeof CasePage>;
+
+export const TimelineEntry = z.object({
+  n: z.number().int(),
+  at: z.string(),
+  actor: z.string().describe('A user id, `key:<api key id>`, or `system`'),
+  kind: z.string(),
+  detail: z.unknown(),
+  prev_hash: z.string(),
+  hash: z.string().describe("SHA-256 (hex) of prev_hash, a newline, then n, at in epoch ms, actor, kind and detail's JSON text, joined by tabs"),
+});
+
+export const CaseDetail = Case.extend({
+  decisions: z.array(TransactionRecord).describe('Its decisions, in the order they joined, each as its record shows it (score, reasons, evidence, ring)'),
+  timeline: z.array(TimelineEntry),
+  chain: z.object({ intact: z.boolean(), broken_at: z.number().int().nullable() }).describe('Whether the timeline is one unbroken hash chain, and where it breaks'),
+});
+export type CaseDetail = z.infer<typeof CaseDetail>;
+
+export const CaseExport = z.object({
+  exported_at: z.string(),
+  organization_id: z.string(),
+  case: CaseDetail,
+});
+export type CaseExport = z.infer<typeof CaseExport>;
