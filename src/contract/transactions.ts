@@ -60,11 +60,11 @@ export const TransactionRecord = z.object({
     )
     .optional()
     .describe('What the challengers scoring in shadow made of it when it was scored (on a single record; never in the answer)'),
-  evidence: ScoreResponse.pick({ entity_history: true, graph_evidence: true, related_ring: true })
+  evidence: ScoreResponse.pick({ entity_history: true, field_history: true, graph_evidence: true, related_ring: true })
     .nullable()
     .optional()
     .describe(
-      'What the answer showed when it was scored: entity history, graph evidence and the related ring (on a single record; null for an imported transaction)',
+      "What the answer showed when it was scored: entity history, the key values' histories (when it carried any), graph evidence and the related ring (on a single record; null for an imported transaction)",
     ),
 });
 export type TransactionRecord = z.infer<typeof TransactionRecord>;

@@ -124,8 +124,14 @@ for (const backend of backends()) {
       await live.score(other, { transaction_id: 'o-1', amount: 5, customer_id: 'c-1', merchant_id: 'm', fields: { device_hash: 'dev-a' } })
     ).json();
     t.match(elsewhere.field_history.device_hash, { prior_transactions: 0, is_new: true }, "another organization's dev-a is its own");
+    // Read back with the key (the owners' sessions ended weeks ago on this clock).
+    const stored = async (org: Organization, id: string) =>
+      (await live.s.app.inject({ url: `/api/v1/transactions/${id}`, headers: { authorization: `Bearer ${org.key}` } })).json();
+    const record = await stored(other, 'o-1');
+    t.same(record.evidence.field_history, elsewhere.field_history, 'the record keeps the histories its answer showed');
     const without = (await live.score(shop, { transaction_id: 'no-device', amount: 5, customer_id: 'c-1', merchant_id: 'm' })).json();
     t.equal(without.field_history, undefined, 'a payment without key values answers none');
+    t.notOk('field_history' in (await stored(shop, 'no-device')).evidence, 'and its record has none');
 
     // Six weeks on, the owner's session has ended: signed in again.
     shop.owner = await live.signIn('owner-of-Shop');

@@ -1,6 +1,6 @@
 // Addresses of the analyst's pages, so that every table and record links the same way: a filtered
 // list of transactions, one transaction, a customer's or merchant's page, a rule (or a backtest of
-// one), a list and a field, each in an organization.
+// one), a list, a field and a key field's value, each in an organization.
 
 /** `#/transactions…` with these parameters (empty ones left out). */
 export function transactionsHref(params: Record<string, string | undefined>, path = ''): string {
@@ -34,3 +34,10 @@ export function fieldsHref(orgId: string, name?: string, params: Record<string, 
   for (const [k, v] of Object.entries(params)) if (v) q.set(k, v);
   return `#/fields${name ? `/${encodeURIComponent(name)}` : ''}?${q.toString()}`;
 }
+
+/** A key field's value's page, like a customer's: `#/fields/{name}/values/{value}`. */
+export const keyValueHref = (orgId: string, name: string, value: string) =>
+  `#/fields/${encodeURIComponent(name)}/values/${encodeURIComponent(value)}?org=${encodeURIComponent(orgId)}`;
+
+/** The listing's parameter for the transactions that carried a key field's value (`field.<name>`). */
+export const keyFilter = (name: string) => `field.${name}`;

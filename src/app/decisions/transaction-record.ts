@@ -1,8 +1,8 @@
 // A recorded transaction as the decision log answers it (`GET .../transactions/{id}` and the
 // listing): the transaction, the decision it was answered (src/scoring/decision.ts; null for an
 // imported transaction, which was never scored here), its current outcome and, on a single record,
-// every change of it, the evidence the answer showed (entity history, graph evidence and the
-// related ring, as they stood when it was scored) and what the challengers in shadow made of it.
+// every change of it, the evidence the answer showed (entity history, the histories of the key
+// values it carried, graph evidence and the related ring, as they stood when it was scored) and what the challengers in shadow made of it.
 
 import type { OutcomeLabel, TransactionRecord } from '../../contract/transactions.ts';
 import type { OutcomeChangeRow, TransactionRow } from '../../storage/live-rows.ts';
@@ -67,7 +67,12 @@ export function transactionRecord(row: TransactionRow, changes?: readonly Outcom
     record.evidence =
       answered === null
         ? null
-        : { entity_history: answered.entity_history ?? {}, graph_evidence: answered.graph_evidence ?? {}, related_ring: answered.related_ring ?? null };
+        : {
+            entity_history: answered.entity_history ?? {},
+            ...(answered.field_history ? { field_history: answered.field_history } : {}),
+            graph_evidence: answered.graph_evidence ?? {},
+            related_ring: answered.related_ring ?? null,
+          };
   }
   return record;
 }

@@ -6,7 +6,8 @@
 // browser checking the name as the service does) and retire one after a confirmation that says what
 // retiring does and names the rules that read it; a member gets no such control (the service would
 // answer 403). The service's refusals (a name taken, a limit reached, a field of the wrong shape)
-// are shown with its message and fix. Addresses: #/fields?org=…[&retired=true], #/fields/{name}?org=….
+// are shown with its message and fix. Addresses: #/fields?org=…[&retired=true], #/fields/{name}?org=…,
+// and a key field's value's page #/fields/{name}/values/{value}?org=… (key-value.ts).
 
 import { api, ApiError } from '../api.ts';
 import type { Field, FieldAudit, FieldList, RuleList } from '../contract.ts';
@@ -16,6 +17,7 @@ import { organizationFor, type Organization } from '../org.ts';
 import type { Route } from '../route.ts';
 import { FIELD_NAME, FIELD_TYPES, type FieldType } from '../../../src/domain/fields.ts';
 import { FIELD_CEL_TYPES } from './rules/fields.ts';
+import { keyValuePage } from './key-value.ts';
 import './rules/rules.css';
 import './fields.css';
 
@@ -34,6 +36,7 @@ interface Shown {
 }
 
 export async function fieldsPage(root: HTMLElement, route: Route): Promise<void> {
+  if (route.path[2] === 'values') return keyValuePage(root, route);
   root.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
   try {
     const chosen = await organizationFor(root, route.query, 'fields', 'Fields');

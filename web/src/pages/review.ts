@@ -1,6 +1,7 @@
 // Review queue: the organization's transactions decided `review` whose outcome is not known yet,
 // oldest first (GET …/transactions?decision=review&outcome=none&order=oldest), one at a time with
-// what the analyst needs to judge it: the score, the reasons, the channel scores and the evidence.
+// what the analyst needs to judge it: the score, the reasons, its own fields, the channel scores
+// and the evidence.
 // Keyboard first: F marks it fraud, L legitimate (both with the source "analyst review"), N skips
 // to the next; the buttons do the same. A marked transaction leaves the queue; a skipped one stays
 // for next time.
@@ -11,6 +12,7 @@ import { errorBox, h } from '../dom.ts';
 import { organizationFor, type Organization } from '../org.ts';
 import type { Route } from '../route.ts';
 import { loadRecord, markOutcome, recordParts } from './transactions.ts';
+import { fieldDeclarations } from './record-fields.ts';
 
 const PAGE = 25;
 
@@ -113,6 +115,7 @@ async function show(view: HTMLElement, queue: Queue, act: (what: 'fraud' | 'legi
     return;
   }
   const record = (await loadRecord(queue.org, item.transaction_id)) ?? item;
+  const declared = await fieldDeclarations(queue.org, record);
   const button = (what: 'fraud' | 'legit' | 'next', text: string, key: string, cls: string) => {
     const b = h('button', { type: 'button', id: `review-${what}`, class: cls, 'aria-keyshortcuts': key }, text, ' ', h('kbd', {}, key));
     b.addEventListener('click', () => void act(what));
@@ -134,6 +137,6 @@ async function show(view: HTMLElement, queue: Queue, act: (what: 'fraud' | 'legi
         h('a', { href: `#/transactions/${encodeURIComponent(record.transaction_id)}?org=${encodeURIComponent(queue.org.id)}` }, 'Open its page'),
       ),
     ),
-    ...recordParts(queue.org, record),
+    ...recordParts(queue.org, record, declared),
   );
 }

@@ -1,19 +1,26 @@
 // Transactions: what an organization scored (and imported), newest first, for its members. Filters
 // for decision, band, outcome, the rule that matched and a time range, a search by transaction,
-// customer or merchant id, and cursor paging, all kept in the address
-// (`#/transactions?org=…&decision=review`), so a view can be bookmarked, shared and gone back to. A
-// transaction's page shows the decision it was answered, the rules that matched it (and which one
-// decided) with the answer's notes, its reasons in words, its channel scores, the evidence the
-// answer showed, and its outcome with every change, with buttons to mark it fraud or legitimate.
+// customer or merchant id, the value of a key field it carried (`field.<name>=<value>`, set from
+// that value's page and shown as an active filter with a link that removes it), and cursor paging,
+// all kept in the address (`#/transactions?org=…&decision=review`), so a view can be bookmarked,
+// shared and gone back to. A transaction's page shows the decision it was answered, the rules that
+// matched it (and which one decided) with the answer's notes, its own fields and its key values'
+// histories (record-fields.ts), its reasons in words, its channel scores, the evidence the answer
+// showed, and its outcome with every change, with buttons to mark it fraud or legitimate.
 
 import { api, ApiError } from '../api.ts';
-import type { RuleList, TransactionPage, TransactionRecord } from '../contract.ts';
+import type { Field, RuleList, TransactionPage, TransactionRecord } from '../contract.ts';
 import { bar, errorBox, h, money, pct, table, utc } from '../dom.ts';
 import { organizationFor, type Organization } from '../org.ts';
 import type { Route } from '../route.ts';
-import { entityHref, ruleHref, transactionHref, transactionsHref as href } from '../links.ts';
+import { entityHref, keyValueHref, ruleHref, transactionHref, transactionsHref as href } from '../links.ts';
+import { FIELD_NAME } from '../../../src/domain/fields.ts';
+import { fieldDeclarations, fieldsCard } from './record-fields.ts';
+import './key-values.css';
 
 const FILTERS = ['decision', 'risk_band', 'outcome', 'rule_id', 'customer_id', 'merchant_id', 'from', 'to'] as const;
+/** A filter by a key field's value in the address, as the API takes it: `field.<name>=<value>`. */
+const KEY_FILTER = new RegExp(`^field\\.${FIELD_NAME.source.slice(1, -1)}$`);
 const SOURCES = [
   ['chargeback', 'Chargeback'],
   ['review', 'Analyst review'],
@@ -55,13 +62,22 @@ export function transactionRows(org: Organization, records: TransactionRecord[])
 
 async function list(root: HTMLElement, org: Organization, picker: HTMLElement | null, query: URLSearchParams): Promise<void> {
   const current = Object.fromEntries(FILTERS.map((f) => [f, query.get(f) ?? undefined])) as Record<(typeof FILTERS)[number], string | undefined>;
+  // The filters by key values (`field.<name>`), kept through every other change of the view.
+  const keys: Record<string, string> = {};
+  for (const [k, v] of query) if (KEY_FILTER.test(k) && v) keys[k] = v;
+  const kept = { ...current, ...keys };
   const after = query.get('starting_after') ?? undefined;
   const params = new URLSearchParams({ limit: '25' });
-  for (const f of FILTERS) if (current[f]) params.set(f, current[f]!);
+  for (const [f, v] of Object.entries(kept)) if (v) params.set(f, v);
   if (after) params.set('starting_after', after);
   // The organization's rules, for the rule filter (a deleted rule's id in the address still filters).
+  // A key filter on a field that is not a key is refused (422): said in the results, with the
+  // filter there to remove.
   const [page, rules] = await Promise.all([
-    api<TransactionPage>(`/api/organizations/${encodeURIComponent(org.id)}/transactions?${params}`),
+    api<TransactionPage>(`/api/organizations/${encodeURIComponent(org.id)}/transactions?${params}`).catch((e: unknown) => {
+      if (e instanceof ApiError && e.status === 422 && Object.keys(keys).length) return e;
+      throw e;
+    }),
     api<RuleList>(`/api/organizations/${encodeURIComponent(org.id)}/rules`).then((r) => r.data),
   ]);
   const ruleName = (id: string) => rules.find((r) => r.id === id)?.name ?? id;
@@ -123,7 +139,7 @@ async function list(root: HTMLElement, org: Organization, picker: HTMLElement | 
   filters.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const data = new FormData(filters);
-    const next: Record<string, string | undefined> = { org: org.id, customer_id: current.customer_id, merchant_id: current.merchant_id };
+    const next: Record<string, string | undefined> = { org: org.id, customer_id: current.customer_id, merchant_id: current.merchant_id, ...keys };
     for (const f of ['decision', 'risk_band', 'outcome', 'rule_id'] as const) next[f] = String(data.get(f) ?? '') || undefined;
     for (const f of ['from', 'to'] as const) {
       const v = String(data.get(f) ?? '');
@@ -161,27 +177,52 @@ async function list(root: HTMLElement, org: Organization, picker: HTMLElement | 
       return;
     }
     location.hash = href({
-      ...current,
+      ...kept,
       org: org.id,
       customer_id: kind.value === 'customer_id' ? value || undefined : undefined,
       merchant_id: kind.value === 'merchant_id' ? value || undefined : undefined,
     });
   });
 
-  const rows = transactionRows(org, page.data);
-  const active = FILTERS.filter((f) => current[f]).map((f) =>
-    f === 'rule_id' ? `rule ${ruleName(current[f]!)}` : `${f.replace('_', ' ')} ${f === 'from' || f === 'to' ? utc(current[f]!) : current[f]}`,
-  );
+  const refused = page instanceof ApiError ? page : undefined;
+  const data = page instanceof ApiError ? [] : page.data;
+  const rows = transactionRows(org, data);
+  const fieldName = (k: string) => k.slice('field.'.length);
+  const active = [
+    ...FILTERS.filter((f) => current[f]).map((f) =>
+      f === 'rule_id' ? `rule ${ruleName(current[f]!)}` : `${f.replace('_', ' ')} ${f === 'from' || f === 'to' ? utc(current[f]!) : current[f]}`,
+    ),
+    ...Object.entries(keys).map(([k, v]) => `${fieldName(k)} ${v}`),
+  ];
+  // Each key filter, linked to the value's page, with a link to the same view without it.
+  const keyFilters = Object.keys(keys).length
+    ? h(
+        'ul',
+        { class: 'key-filters', id: 'key-filters', 'aria-label': 'Filters by a key field’s value' },
+        ...Object.entries(keys).map(([k, v]) =>
+          h(
+            'li',
+            {},
+            h('span', {}, 'Carried ', h('a', { href: keyValueHref(org.id, fieldName(k), v) }, `${fieldName(k)} ${v}`)),
+            h(
+              'a',
+              { class: 'button secondary', href: href({ ...kept, [k]: undefined, org: org.id }), 'aria-label': `Remove the filter ${fieldName(k)} ${v}` },
+              'Remove',
+            ),
+          ),
+        ),
+      )
+    : null;
   const pager = h(
     'nav',
     { class: 'pager', 'aria-label': 'Pages' },
-    after ? h('a', { class: 'button secondary', href: href({ ...current, org: org.id }), id: 'first-page' }, 'Newest') : null,
-    page.has_more
+    after ? h('a', { class: 'button secondary', href: href({ ...kept, org: org.id }), id: 'first-page' }, 'Newest') : null,
+    !(page instanceof ApiError) && page.has_more
       ? h(
           'a',
           {
             class: 'button secondary',
-            href: href({ ...current, org: org.id, starting_after: page.data[page.data.length - 1]!.transaction_id }),
+            href: href({ ...kept, org: org.id, starting_after: data[data.length - 1]!.transaction_id }),
             id: 'next-page',
           },
           'Older',
@@ -202,15 +243,18 @@ async function list(root: HTMLElement, org: Organization, picker: HTMLElement | 
       'section',
       { class: 'card', 'aria-labelledby': 'results-title' },
       h('h2', { id: 'results-title' }, active.length ? `Matching ${active.join(', ')}` : after ? 'Older transactions' : 'Newest transactions'),
-      page.data.length === 0
-        ? h(
-            'p',
-            { class: 'muted', id: 'no-results' },
-            active.length
-              ? 'No transaction matches these filters.'
-              : 'Nothing yet: transactions appear here once the organization scores with an API key or imports its history.',
-          )
-        : h('div', { id: 'results' }, table(TRANSACTION_COLUMNS, rows)),
+      keyFilters,
+      refused
+        ? errorBox(refused)
+        : data.length === 0
+          ? h(
+              'p',
+              { class: 'muted', id: 'no-results' },
+              active.length
+                ? 'No transaction matches these filters.'
+                : 'Nothing yet: transactions appear here once the organization scores with an API key or imports its history.',
+            )
+          : h('div', { id: 'results' }, table(TRANSACTION_COLUMNS, rows)),
       pager,
     ),
   );
@@ -249,14 +293,15 @@ async function detail(root: HTMLElement, org: Organization, transactionId: strin
     );
     return;
   }
-  const [summary, ...rest] = recordParts(org, r);
+  const [summary, ...rest] = recordParts(org, r, await fieldDeclarations(org, r));
   const parts: Node[] = [h('h1', {}, `Transaction ${r.transaction_id}`), back, summary!, outcomeCard(root, org, r), ...rest];
   root.replaceChildren(...parts);
 }
 
-/** What a record shows, as cards: the summary (score, band, decision, the transaction), its
- *  reasons, channel scores and evidence. */
-export function recordParts(org: Organization, r: TransactionRecord): Node[] {
+/** What a record shows, as cards: the summary (score, band, decision, the transaction), the rules
+ *  that matched, its own fields (described by the organization's fields `declared`), its reasons,
+ *  channel scores and evidence. */
+export function recordParts(org: Organization, r: TransactionRecord, declared: Field[]): Node[] {
   const a = scoredAnswer(r);
   const scored = a !== null;
   const decidedBy = r.rules?.find((m) => m.applied);
@@ -296,6 +341,7 @@ export function recordParts(org: Organization, r: TransactionRecord): Node[] {
   const parts: (Node | null)[] = [
     summary,
     scored ? rulesCard(org, r) : null,
+    fieldsCard(org, r, declared),
     scored
       ? h(
           'div',
