@@ -22,10 +22,15 @@ export const InboxRequest = z
       .nullable()
       .default(null)
       .describe(
-        "A CEL expression over the decision, as rules read it (docs/rules.md): decisions it matches come here, the first inbox in order whose route matches winning. Null: a default inbox, tried after every inbox with a route",
+        'A CEL expression over the decision, as rules read it (docs/rules.md): decisions it matches come here, the first inbox in order whose route matches winning. Null: a default inbox, tried after every inbox with a route',
       ),
     on_block: z.boolean().default(false).describe('Blocked decisions open cases here too (every review does)'),
-    sla_hours: z.number().positive().max(24 * 365).default(24).describe("Hours from a case's opening to when it is due"),
+    sla_hours: z
+      .number()
+      .positive()
+      .max(24 * 365)
+      .default(24)
+      .describe("Hours from a case's opening to when it is due"),
     members: z.array(z.string().min(1).max(200)).max(200).default([]).describe("User ids of the organization's members who work this inbox"),
   })
   .strict();
@@ -84,7 +89,9 @@ export const TimelineEntry = z.object({
 export const CaseDetail = Case.extend({
   decisions: z.array(TransactionRecord).describe('Its decisions, in the order they joined, each as its record shows it (score, reasons, evidence, ring)'),
   timeline: z.array(TimelineEntry),
-  chain: z.object({ intact: z.boolean(), broken_at: z.number().int().nullable() }).describe('Whether the timeline is one unbroken hash chain, and where it breaks'),
+  chain: z
+    .object({ intact: z.boolean(), broken_at: z.number().int().nullable() })
+    .describe('Whether the timeline is one unbroken hash chain, and where it breaks'),
 });
 export type CaseDetail = z.infer<typeof CaseDetail>;
 

@@ -27,6 +27,7 @@ import { v1Routes } from './routes/v1.ts';
 import { keyTransactionRoutes, memberTransactionRoutes } from './routes/transactions.ts';
 import { keyListRoutes, memberRuleRoutes } from './routes/rules.ts';
 import { fieldRoutes } from './routes/fields.ts';
+import { caseRoutes } from './routes/cases.ts';
 import { keyAuthentication } from './guards.ts';
 import { historyImportRoutes } from './routes/history-imports.ts';
 import { trainingRoutes } from './routes/training.ts';
@@ -174,6 +175,7 @@ export async function buildApp(door: App, o: AppOptions = {}): Promise<FastifyIn
           name: 'fields',
           description: 'An organization\'s own fields on a payment: declared with a type, read by rules (docs/integrating.md, "Custom fields")',
         },
+        { name: 'cases', description: 'An organization\'s inboxes and the cases its decisions open in them (docs/analysts.md, "Cases")' },
         { name: 'webhooks', description: "An organization's webhook endpoints and their deliveries (docs/integrating.md, Webhooks)" },
         { name: 'training', description: 'Training limits' },
         { name: 'service', description: 'Health and configuration' },
@@ -259,6 +261,7 @@ export async function buildApp(door: App, o: AppOptions = {}): Promise<FastifyIn
     memberTransactionRoutes(dashboard, door);
     memberRuleRoutes(dashboard, door);
     fieldRoutes(dashboard, door);
+    caseRoutes(dashboard, door);
     historyImportRoutes(dashboard, door);
     trainingRoutes(dashboard, door);
     modelRoutes(dashboard, door);

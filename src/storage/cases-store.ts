@@ -204,9 +204,10 @@ export async function appendTimeline(
 /** The inboxes of the organization now, as a process holds them (a history's load reads them with
  *  its rules). */
 export async function liveInboxStates(tx: Queryable, scope: OrganizationScope): Promise<InboxState[]> {
-  const rows = await tx.query<{ state: string }>(`SELECT ${INBOX_STATE_JSON('x')} AS state FROM inboxes x WHERE x.organization_id = $1 AND x.deleted_at_ms IS NULL`, [
-    scope.organizationId,
-  ]);
+  const rows = await tx.query<{ state: string }>(
+    `SELECT ${INBOX_STATE_JSON('x')} AS state FROM inboxes x WHERE x.organization_id = $1 AND x.deleted_at_ms IS NULL`,
+    [scope.organizationId],
+  );
   return rows.map((r) => parseInboxState(r.state));
 }
 
@@ -248,10 +249,10 @@ export async function listCases(
   if (f.assignee !== undefined) add((p) => `assignee = ${p}`, f.assignee);
   if (f.overdueAt !== undefined) add((p) => `status <> 'closed' AND due_at_ms < ${p}`, f.overdueAt);
   if (after !== undefined) {
-    const [cursor] = await scope.db.query<{ due_at_ms: number; priority: number }>('SELECT due_at_ms, priority FROM cases WHERE organization_id = $1 AND id = $2', [
-      scope.organizationId,
-      after,
-    ]);
+    const [cursor] = await scope.db.query<{ due_at_ms: number; priority: number }>(
+      'SELECT due_at_ms, priority FROM cases WHERE organization_id = $1 AND id = $2',
+      [scope.organizationId, after],
+    );
     if (!cursor) return undefined;
     params.push(cursor.due_at_ms, -cursor.priority, after);
     const n = params.length;

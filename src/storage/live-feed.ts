@@ -382,7 +382,16 @@ export async function readFeed(db: Queryable, cursor: FeedCursor, limit: number)
 
 /** An inbox's routing read back from INBOX_STATE_JSON. */
 export function parseInboxState(json: string): InboxState {
-  const [id, name, group_by, route, position, on_block, sla_hours, deleted] = JSON.parse(json) as [string, string, string, string | null, number, boolean, number, boolean];
+  const [id, name, group_by, route, position, on_block, sla_hours, deleted] = JSON.parse(json) as [
+    string,
+    string,
+    string,
+    string | null,
+    number,
+    boolean,
+    number,
+    boolean,
+  ];
   return { id, name, group_by, route, position, on_block, sla_hours, deleted };
 }
 

@@ -41,7 +41,8 @@ function caseView(c: CaseRow, at: number): Case {
   return {
     id: c.id,
     inbox_id: c.inbox_id,
-    entity: key < 0 ? { kind: c.entity_kind, id: c.entity_key, field: null } : { kind: 'key', id: c.entity_key.slice(key + 1), field: c.entity_key.slice(0, key) },
+    entity:
+      key < 0 ? { kind: c.entity_kind, id: c.entity_key, field: null } : { kind: 'key', id: c.entity_key.slice(key + 1), field: c.entity_key.slice(0, key) },
     status: c.status,
     resolution: c.resolution,
     assignee: c.assignee,
@@ -76,7 +77,11 @@ export async function createInbox(deps: PolicyDeps, caller: OrganizationCaller, 
   if (group?.kind === 'key') {
     const field = await data.fields.one(group.field);
     if (!field?.key || field.retired_at_ms !== null)
-      throw invalid('body.group_by', `${group.field} is not a key field of this organization`, 'Group by a field declared with key: true, or by customer or merchant.');
+      throw invalid(
+        'body.group_by',
+        `${group.field} is not a key field of this organization`,
+        'Group by a field declared with key: true, or by customer or merchant.',
+      );
   }
   if (body.route !== null) {
     const { language } = await vocabularyNow(data, now(deps));
@@ -86,9 +91,14 @@ export async function createInbox(deps: PolicyDeps, caller: OrganizationCaller, 
   const known = await data.cases.membersAmong(body.members);
   const strangers = body.members.filter((m) => !known.has(m));
   if (strangers.length)
-    throw new AppError('not_a_member', `${strangers.join(', ')} ${strangers.length === 1 ? 'is not a member' : 'are not members'} of this organization.`, undefined, {
-      fields: strangers.map((m) => ({ path: `body.members[${body.members.indexOf(m)}]`, message: `${m} is not a member of this organization` })),
-    });
+    throw new AppError(
+      'not_a_member',
+      `${strangers.join(', ')} ${strangers.length === 1 ? 'is not a member' : 'are not members'} of this organization.`,
+      undefined,
+      {
+        fields: strangers.map((m) => ({ path: `body.members[${body.members.indexOf(m)}]`, message: `${m} is not a member of this organization` })),
+      },
+    );
   const made = await data.cases.createInbox({
     name: body.name,
     group_by: body.group_by,
@@ -110,12 +120,24 @@ export async function createInbox(deps: PolicyDeps, caller: OrganizationCaller, 
 export async function caseList(
   deps: PolicyDeps,
   caller: OrganizationCaller,
-  q: { status?: Case['status'] | undefined; inbox_id?: string | undefined; assignee?: string | undefined; overdue?: boolean | undefined; limit: number; starting_after?: string | undefined },
+  q: {
+    status?: Case['status'] | undefined;
+    inbox_id?: string | undefined;
+    assignee?: string | undefined;
+    overdue?: boolean | undefined;
+    limit: number;
+    starting_after?: string | undefined;
+  },
 ): Promise<CasePage> {
   const at = now(deps);
   const filters: CaseFilters = { status: q.status, inbox_id: q.inbox_id, assignee: q.assignee, overdueAt: q.overdue ? at : undefined };
   const page = await organizationData(deps.db, caller.organizationId).cases.list(filters, q.limit, q.starting_after);
-  if (!page) throw new AppError('not_found', `starting_after names no case ${q.starting_after} in this organization.`, 'Pass the id of the last case of the previous page.');
+  if (!page)
+    throw new AppError(
+      'not_found',
+      `starting_after names no case ${q.starting_after} in this organization.`,
+      'Pass the id of the last case of the previous page.',
+    );
   return { data: page.rows.map((c) => caseView(c, at)), has_more: page.hasMore };
 }
 

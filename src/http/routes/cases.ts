@@ -1,0 +1,103 @@
+// Cases on the dashboard's surface (`/api/organizations/{id}/inboxes` and `…/cases`, session and
+// CSRF): members read inboxes and cases, owners make inboxes. The use cases are
+// app/cases/cases.ts's; this file reads the request, names whom it acts for and sends their answer.
+
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { App } from '../../app/app.ts';
+import { CaseDetail, CaseExport, CasePage, Inbox, InboxList, InboxRequest } from '../../contract/cases.ts';
+import { CASE_STATUSES } from '../../domain/cases.ts';
+import { ErrorResponse } from '../../contract/errors.ts';
+import { memberCaller } from '../ownership.ts';
+import { OrgParams } from '../records.ts';
+
+const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
+const CaseParams = OrgParams.extend({ case_id: z.string().min(1).max(100) });
+
+export function caseRoutes(server: FastifyInstance, app: Pick<App, 'sessions' | 'organizations' | 'cases'>): void {
+  const r = server.withTypeProvider<ZodTypeProvider>();
+
+  r.get(
+    '/api/organizations/:id/inboxes',
+    {
+      schema: { tags: ['cases'], summary: "The organization's inboxes, in routing order", params: OrgParams, response: { 200: InboxList, ...errors } },
+    },
+    async (request) => app.cases.inboxes(await memberCaller(app, request, request.params.id)),
+  );
+
+  r.post(
+    '/api/organizations/:id/inboxes',
+    {
+      schema: {
+        tags: ['cases'],
+        summary: 'Make an inbox (owners)',
+        description:
+          "Last in routing order. A decision of `review` (and of `block` where `on_block`) goes to the first inbox whose `route` matches it, a default inbox (no route) when none does, and opens or joins the open case of its entity there (`group_by`). A route is checked as a rule's expression is (422 `invalid_rule`); `field:<name>` must be a key field (422 `validation_failed`); members must be the organization's (422 `not_a_member`); a name in use is 409 `conflict`; a member is 403 `forbidden`.",
+        params: OrgParams,
+        body: InboxRequest,
+        response: { 201: Inbox, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const inbox = await app.cases.createInbox(await memberCaller(app, request, request.params.id), request.body);
+      reply.code(201);
+      return inbox;
+    },
+  );
+
+  r.get(
+    '/api/organizations/:id/cases',
+    {
+      schema: {
+        tags: ['cases'],
+        summary: "The organization's cases, the soonest due first",
+        description: 'Filters combine; `limit` 1–100 (default 25); the next page starts after the last case of this one (`starting_after`).',
+        params: OrgParams,
+        querystring: z
+          .object({
+            status: z.enum(CASE_STATUSES).optional(),
+            inbox_id: z.string().min(1).max(100).optional(),
+            assignee: z.string().min(1).max(200).optional(),
+            overdue: z.enum(['true', 'false']).optional().describe('`true`: only cases not closed and past their due time'),
+            limit: z.coerce.number().int().min(1).max(100).default(25),
+            starting_after: z.string().min(1).max(100).optional(),
+          })
+          .strict(),
+        response: { 200: CasePage, ...errors },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      return app.cases.list(await memberCaller(app, request, request.params.id), { ...q, overdue: q.overdue === 'true' });
+    },
+  );
+
+  r.get(
+    '/api/organizations/:id/cases/:case_id',
+    {
+      schema: {
+        tags: ['cases'],
+        summary: 'A case with its decisions, its timeline and whether the timeline is intact',
+        params: CaseParams,
+        response: { 200: CaseDetail, ...errors },
+      },
+    },
+    async (request) => app.cases.detail(await memberCaller(app, request, request.params.id), request.params.case_id),
+  );
+
+  r.get(
+    '/api/organizations/:id/cases/:case_id/export',
+    {
+      schema: {
+        tags: ['cases'],
+        summary: 'A case as one JSON document, its hash chain checked',
+        description:
+          "Everything the case's page shows, with each timeline entry's `prev_hash` and `hash` and `chain.intact`: an auditor recomputes each hash as SHA-256 of the previous hash, a newline, and `n`, `at` in epoch ms, `actor`, `kind` and `detail`'s JSON text joined by tabs.",
+        params: CaseParams,
+        response: { 200: CaseExport, ...errors },
+      },
+    },
+    async (request) => app.cases.export(await memberCaller(app, request, request.params.id), request.params.case_id),
+  );
+}
