@@ -14,7 +14,7 @@ import { healthReport } from './health.ts';
 import { OrganizationCaller } from './access/organization-caller.ts';
 import * as ownership from './access/ownership.ts';
 import { ringsToList } from './decisions/rings.ts';
-import { allInboxes, caseDetail, caseList, createInbox, exportCase } from './cases/cases.ts';
+import { allInboxes, assignCase, caseDetail, caseList, claimCase, createInbox, exportCase, nextCaseFor, noteCase, setCaseStatus } from './cases/cases.ts';
 import { decisionList, decisionRecord, entitySummary, keyValueSummary, reportOutcome, reportOutcomesInBulk } from './decisions/decisions.ts';
 import { weeklyPerformance } from './decisions/performance.ts';
 import { challengerReport } from './decisions/challenger-report.ts';
@@ -176,7 +176,18 @@ export function openApp(service: Service) {
       removeItems: removeListItems,
     }),
     fields: bind(live, { all: allFields, declare: declareField, retire: retireField, audit: fieldAudit }),
-    cases: bind(live, { inboxes: allInboxes, createInbox, list: caseList, detail: caseDetail, export: exportCase }),
+    cases: bind(live, {
+      inboxes: allInboxes,
+      createInbox,
+      list: caseList,
+      detail: caseDetail,
+      export: exportCase,
+      status: setCaseStatus,
+      assign: assignCase,
+      claim: claimCase,
+      note: noteCase,
+      next: nextCaseFor,
+    }),
     rules: bind(live, {
       all: allRules,
       one: rule,

@@ -266,3 +266,90 @@ export async function listCases(
   const hasMore = rows.length > limit;
   return { rows: hasMore ? rows.slice(0, limit) : rows, hasMore };
 }
+
+/** A change of a case, decided on the case as it is now (`decide`, under the case's row lock): the
+ *  columns to set and the timeline entry telling it, or a reason the change cannot be made. */
+export type CaseChange<R> =
+  | {
+      set: Partial<Pick<CaseRow, 'status' | 'resolution' | 'assignee' | 'snoozed_until_ms' | 'closed_at_ms'>>;
+      entry: { kind: string; detail: unknown };
+      result?: R;
+    }
+  | { refuse: R };
+
+/** Changes one case of the organization as `decide` says, in one transaction under the case's row
+ *  lock, with its timeline entry (at `at`, by `actor`); undefined when there is no such case. */
+export async function changeCase<R>(
+  scope: OrganizationScope,
+  id: string,
+  at: number,
+  actor: string,
+  decide: (c: CaseRow, tx: Queryable) => Promise<CaseChange<R>> | CaseChange<R>,
+): Promise<{ case: CaseRow; result?: R } | { refused: R } | undefined> {
+  return scope.db.transaction(async (tx) => {
+    const [row] = await tx.query<CaseRow>(`SELECT ${CASE_COLUMNS} FROM cases WHERE organization_id = $1 AND id = $2 FOR UPDATE`, [scope.organizationId, id]);
+    if (!row) return undefined;
+    const change = await decide(row, tx);
+    if ('refuse' in change) return { refused: change.refuse };
+    const sets = Object.entries(change.set);
+    const params: unknown[] = [scope.organizationId, id, at];
+    const assignments = sets.map(([k, v]) => {
+      params.push(v);
+      return `${k} = $${params.length}`;
+    });
+    const [updated] = await tx.query<CaseRow>(
+      `UPDATE cases SET ${[...assignments, 'updated_at_ms = greatest(updated_at_ms, $3)'].join(', ')} WHERE organization_id = $1 AND id = $2 RETURNING ${CASE_COLUMNS}`,
+      params,
+    );
+    await appendTimeline(scope, id, { at, actor, kind: change.entry.kind, detail: change.entry.detail }, tx);
+    return { case: updated!, ...(change.result === undefined ? {} : { result: change.result }) };
+  });
+}
+
+/** Wakes the organization's snoozed cases whose time has come (`at`): open again, each told so. */
+export async function wakeCases(scope: OrganizationScope, at: number): Promise<number> {
+  const rows = await scope.db.query<{ id: string }>(
+    `WITH woken AS (UPDATE cases SET status = 'open', snoozed_until_ms = NULL, updated_at_ms = greatest(updated_at_ms, $2)
+                    WHERE organization_id = $1 AND status = 'snoozed' AND snoozed_until_ms <= $2 RETURNING id, organization_id),
+          told AS (INSERT INTO case_timeline (case_id, organization_id, n, at_ms, actor, kind, detail, prev_hash, hash)
+                   SELECT id, organization_id, 0, $2::bigint, 'system', 'woke', '{}', '', '' FROM woken)
+     SELECT id FROM woken`,
+    [scope.organizationId, Math.round(at)],
+  );
+  return rows.length;
+}
+
+/** The next case for `userId` (not closed, not snoozed, assigned to them or to nobody in an inbox
+ *  they work or that names nobody), the soonest due first, then the most urgent; claimed for them
+ *  if it was nobody's. Skips cases another caller is claiming at this moment. */
+export async function nextCase(scope: OrganizationScope, userId: string, at: number): Promise<CaseRow | undefined> {
+  return scope.db.transaction(async (tx) => {
+    const [row] = await tx.query<CaseRow>(
+      `SELECT ${CASE_COLUMNS.split(', ')
+        .map((c) => `c.${c}`)
+        .join(', ')} FROM cases c JOIN inboxes i ON i.id = c.inbox_id
+       WHERE c.organization_id = $1 AND c.status IN ('open', 'in_progress')
+         AND (c.assignee = $2 OR (c.assignee IS NULL AND ($2 = ANY(i.members) OR cardinality(i.members) = 0)))
+       ORDER BY (c.assignee = $2) DESC, c.due_at_ms, -c.priority, c.id
+       LIMIT 1 FOR UPDATE OF c SKIP LOCKED`,
+      [scope.organizationId, userId],
+    );
+    if (!row) return undefined;
+    if (row.assignee === userId) return row;
+    const [claimed] = await tx.query<CaseRow>(
+      `UPDATE cases SET assignee = $3, updated_at_ms = greatest(updated_at_ms, $4) WHERE organization_id = $1 AND id = $2 RETURNING ${CASE_COLUMNS}`,
+      [scope.organizationId, row.id, userId, at],
+    );
+    await appendTimeline(scope, row.id, { at, actor: userId, kind: 'assigned', detail: { from: null, to: userId, claimed: true } }, tx);
+    return claimed;
+  });
+}
+
+/** The members of a case's inbox (none: any member of the organization may work it). */
+export async function inboxMembers(scope: OrganizationScope, inboxId: string): Promise<string[] | undefined> {
+  const [row] = await scope.db.query<{ members: string[] }>('SELECT members FROM inboxes WHERE organization_id = $1 AND id = $2', [
+    scope.organizationId,
+    inboxId,
+  ]);
+  return row?.members;
+}

@@ -23,7 +23,21 @@ import { applyOutcomes, outcomeChanges } from './outcome-changes.ts';
 import { storedRings, storeRings, windowRows } from './rings-store.ts';
 import { labelledScores, scoredFeatures, shadowedTransactions, weeklyAggregates } from './weekly-aggregates.ts';
 import { declareField, fieldAudit, getField, listFields, retireField } from './fields-store.ts';
-import { appendTimeline, caseDecisionIds, caseTimeline, createInbox, getCase, joinCases, listCases, listInboxes, membersAmong } from './cases-store.ts';
+import {
+  appendTimeline,
+  caseDecisionIds,
+  caseTimeline,
+  changeCase,
+  createInbox,
+  getCase,
+  inboxMembers,
+  joinCases,
+  listCases,
+  listInboxes,
+  membersAmong,
+  nextCase,
+  wakeCases,
+} from './cases-store.ts';
 import { addItems, allStays, createList, deleteList, getList, listItems, listLists, listNames, removeItems } from './lists-store.ts';
 import { auditOf, auditPage, changeRule, countRules, createRule, deleteRule, listRules, ruleVersions, rulesUsingList } from './rules-store.ts';
 import {
@@ -115,6 +129,10 @@ function parts(scope: OrganizationScope) {
       append: appendTimeline,
       list: listCases,
       membersAmong,
+      change: changeCase,
+      wake: wakeCases,
+      next: nextCase,
+      inboxMembers,
     }),
     /** Webhook endpoints and their deliveries log. */
     webhooks: bound(scope, {

@@ -152,6 +152,54 @@ for (const backend of backends()) {
       t.equal((await as(shop, 'GET', '/cases?overdue=true')).json().data.length, 0, 'none overdue yet');
     });
 
+    await t.test('working a case: next, assign, notes, snooze, close with a verdict, reopen', async (t) => {
+      const analyst = await live.signIn('analyst-of-shop');
+      const next = await as(shop, 'POST', '/cases/next');
+      t.equal(next.statusCode, 200, next.body.slice(0, 200));
+      const c = next.json();
+      t.equal(c.assignee, shop.owner.userId, 'claimed for the caller');
+      t.equal(c.entity.id, (await as(shop, 'GET', '/cases')).json().data[0].entity.id, 'the soonest due');
+      const nobody = await as(shop, 'POST', `/cases/${c.id}/assign`, { user_id: 'nobody-here' });
+      t.equal(nobody.json().detail?.reason, 'not_a_member', nobody.body.slice(0, 300));
+      const stranger = await as(shop, 'POST', `/cases/${c.id}/assign`, { user_id: analyst.userId });
+      if (c.inbox_id === big.id) t.equal(stranger.statusCode, 422, 'an analyst who does not work this inbox: not_a_member');
+      t.equal((await as(shop, 'POST', `/cases/${c.id}/notes`, { text: 'Called the customer: no answer.' })).statusCode, 200);
+      const snoozed = await as(shop, 'POST', `/cases/${c.id}/status`, { status: 'snoozed', until: new Date(Date.now() + 3_600_000).toISOString() });
+      t.equal(snoozed.statusCode, 200, snoozed.body.slice(0, 200));
+      t.equal(snoozed.json().status, 'snoozed');
+      t.equal(
+        (await as(shop, 'POST', `/cases/${c.id}/status`, { status: 'snoozed', until: new Date(Date.now() - 1000).toISOString() })).statusCode,
+        422,
+        'until in the past',
+      );
+      t.equal((await as(shop, 'POST', `/cases/${c.id}/status`, { status: 'closed' })).statusCode, 422, 'closing needs a resolution');
+
+      const closed = await as(shop, 'POST', `/cases/${c.id}/status`, { status: 'closed', resolution: 'fraud' });
+      t.equal(closed.statusCode, 200, closed.body.slice(0, 200));
+      const body = closed.json();
+      t.match(body, { status: 'closed', resolution: 'fraud' });
+      t.ok(
+        body.decisions.every(
+          (d: { outcome: { outcome: string; source: string; reported_by: string } | null }) =>
+            d.outcome?.outcome === 'fraud' && d.outcome.source === 'review' && d.outcome.reported_by === shop.owner.userId,
+        ),
+        'each decision recorded fraud, source review, by the closing member',
+      );
+      t.same(body.timeline.map((e: { kind: string }) => e.kind).slice(-5), ['assigned', 'note', 'status', 'status', 'outcomes_recorded']);
+      t.same(body.chain, { intact: true, broken_at: null });
+      const noted = await as(shop, 'POST', `/cases/${c.id}/notes`, { text: 'late' });
+      t.equal(noted.statusCode, 409, 'a closed case takes no note');
+      t.equal(noted.json().detail.reason, 'case_closed');
+      // Reopened and closed as legitimate: outcomes already recorded stay as they were.
+      t.equal((await as(shop, 'POST', `/cases/${c.id}/status`, { status: 'open' })).json().status, 'open', 'reopened');
+      const again = (await as(shop, 'POST', `/cases/${c.id}/status`, { status: 'closed', resolution: 'legitimate' })).json();
+      t.ok(
+        again.decisions.every((d: { outcome: { outcome: string } }) => d.outcome.outcome === 'fraud'),
+        'decisions with an outcome keep it',
+      );
+      t.same(again.timeline.at(-1).detail.transaction_ids, [], 'and none is recorded again');
+    });
+
     await t.test('another organization sees none of it', async (t) => {
       const id = (await as(shop, 'GET', '/cases')).json().data[0].id;
       t.same((await as(other, 'GET', '/cases')).json().data, []);

@@ -7,7 +7,9 @@
 // every other process, whose decisions then open cases in it).
 
 import type { Case, CaseDetail, CaseExport, CasePage, Inbox, InboxList, InboxRequest } from '../../contract/cases.ts';
-import { parseGroupBy, verifyChain } from '../../domain/cases.ts';
+import { parseGroupBy, verifyChain, type CaseResolution, type CaseStatus } from '../../domain/cases.ts';
+import type { DecisionLog } from '../../live/decision-log.ts';
+import { reportOutcomes } from '../decisions/outcomes.ts';
 import { checkExpression } from '../../domain/rules/expression.ts';
 import type { CaseFilters, CaseRow, InboxRow } from '../../storage/cases-store.ts';
 import { organizationData, type OrganizationData } from '../../storage/organization-data.ts';
@@ -131,7 +133,9 @@ export async function caseList(
 ): Promise<CasePage> {
   const at = now(deps);
   const filters: CaseFilters = { status: q.status, inbox_id: q.inbox_id, assignee: q.assignee, overdueAt: q.overdue ? at : undefined };
-  const page = await organizationData(deps.db, caller.organizationId).cases.list(filters, q.limit, q.starting_after);
+  const data = organizationData(deps.db, caller.organizationId);
+  await data.cases.wake(at);
+  const page = await data.cases.list(filters, q.limit, q.starting_after);
   if (!page)
     throw new AppError(
       'not_found',
@@ -163,4 +167,137 @@ export function caseDetail(deps: PolicyDeps, caller: OrganizationCaller, id: str
 export async function exportCase(deps: PolicyDeps, caller: OrganizationCaller, id: string): Promise<CaseExport> {
   const c = await detail(deps, organizationData(deps.db, caller.organizationId), id);
   return { exported_at: iso(now(deps)), organization_id: caller.organizationId, case: c };
+}
+
+/** What case actions need beyond reading: the decision log and the tail (outcomes recorded on
+ *  closing go through the same path as marking a decision). */
+export interface CaseActionDeps extends PolicyDeps {
+  decisionLog: DecisionLog;
+}
+
+const noCase = (id: string) => new AppError('not_found', `No case ${id} in this organization.`, "Check the case's id (GET the organization's cases).");
+const closedCase = (id: string) =>
+  new AppError('case_closed', `Case ${id} is closed: only reopening it changes it.`, 'Reopen it first: POST …/status with {"status": "open"}.');
+
+/** Whether `userId` may work cases of the inbox (its members; anyone of the organization when it
+ *  names none). */
+async function mayWork(data: OrganizationData, inboxId: string, userId: string): Promise<boolean> {
+  const members = (await data.cases.inboxMembers(inboxId)) ?? [];
+  return members.length === 0 ? (await data.cases.membersAmong([userId])).has(userId) : members.includes(userId);
+}
+
+/**
+ * Changes a case's status: `open` (also reopening a closed one), `in_progress`, `snoozed` until a
+ * later time (it wakes by itself), or `closed` with a resolution. Closing as fraud or legitimate
+ * records that outcome, source `review`, by the closing member, on each of its decisions without
+ * one, through the same path as marking them one by one (features, drift, challengers' reports and
+ * webhooks follow); `inconclusive` records none.
+ */
+export async function setCaseStatus(
+  deps: CaseActionDeps,
+  caller: OrganizationCaller,
+  id: string,
+  body: { status: CaseStatus; until?: string | undefined; resolution?: CaseResolution | undefined },
+): Promise<CaseDetail> {
+  const data = organizationData(deps.db, caller.organizationId);
+  const at = now(deps);
+  if (body.status === 'closed' && body.resolution === undefined)
+    throw invalid('body.resolution', 'closing a case needs a resolution', 'Send resolution: fraud, legitimate or inconclusive.');
+  if (body.status !== 'closed' && body.resolution !== undefined) throw invalid('body.resolution', 'only closing takes a resolution', 'Leave resolution out.');
+  const until = body.until === undefined ? undefined : Date.parse(body.until);
+  if (body.status === 'snoozed' && (until === undefined || !(until > at)))
+    throw invalid('body.until', 'snoozing needs a time in the future', 'Send until: an ISO 8601 time after now.');
+  if (body.status !== 'snoozed' && until !== undefined) throw invalid('body.until', 'only snoozing takes a time', 'Leave until out.');
+  let changed: Awaited<ReturnType<typeof data.cases.change>>;
+  try {
+    changed = await data.cases.change(id, at, caller.by, (c) => {
+      if (c.status === 'closed' && body.status !== 'open') return { refuse: 'closed' };
+      return {
+        set: {
+          status: body.status,
+          resolution: body.status === 'closed' ? body.resolution! : null,
+          snoozed_until_ms: body.status === 'snoozed' ? until! : null,
+          closed_at_ms: body.status === 'closed' ? at : null,
+        },
+        entry: {
+          kind: 'status',
+          detail: { from: c.status, to: body.status, ...(until ? { until: iso(until) } : {}), ...(body.resolution ? { resolution: body.resolution } : {}) },
+        },
+      };
+    });
+  } catch (e) {
+    // Reopening while another case of the entity is open in the inbox: the open-case index says no.
+    if ((e as { sqlState?: string }).sqlState === '23505')
+      throw new AppError('conflict', 'Another case of this entity is open in this inbox.', 'Work that case instead (GET the cases of the inbox).');
+    throw e;
+  }
+  if (!changed) throw noCase(id);
+  if ('refused' in changed) throw closedCase(id);
+  if (body.status === 'closed' && (body.resolution === 'fraud' || body.resolution === 'legitimate')) {
+    const ids = await data.cases.decisionIds(id);
+    const records = await Promise.all(ids.map((t) => data.transactions.get(t)));
+    const open = records.flatMap((r) => (r && r.label === null ? [r.transaction_id] : []));
+    const outcome = body.resolution === 'fraud' ? 'fraud' : 'legit';
+    const results = await reportOutcomes(
+      deps.decisionLog,
+      deps.tail,
+      data.outcomes,
+      open.map((transaction_id) => ({ transaction_id, outcome, source: 'review' as const })),
+      caller.by,
+      at,
+    );
+    const applied = results.filter((r) => r.status === 'applied').map((r) => r.transaction_id);
+    await data.cases.append(id, { at, actor: caller.by, kind: 'outcomes_recorded', detail: { outcome, transaction_ids: applied } });
+  }
+  return detail(deps, data, id);
+}
+
+/** Assigns a case to a member who works its inbox, or to nobody (`null`). */
+export async function assignCase(deps: CaseActionDeps, caller: OrganizationCaller, id: string, userId: string | null): Promise<CaseDetail> {
+  const data = organizationData(deps.db, caller.organizationId);
+  // A case never changes inbox, so who may work it is known before its row is locked.
+  const current = await data.cases.one(id);
+  if (!current) throw noCase(id);
+  const allowed = userId === null || (await mayWork(data, current.inbox_id, userId));
+  const changed = await data.cases.change(id, now(deps), caller.by, (c) => {
+    if (c.status === 'closed') return { refuse: 'closed' as const };
+    if (!allowed) return { refuse: 'stranger' as const };
+    return { set: { assignee: userId }, entry: { kind: 'assigned', detail: { from: c.assignee, to: userId } } };
+  });
+  if (!changed) throw noCase(id);
+  if ('refused' in changed) {
+    if (changed.refused === 'closed') throw closedCase(id);
+    throw new AppError('not_a_member', `${userId} does not work this case's inbox.`, "Assign a member of the inbox (GET the organization's inboxes).", {
+      fields: [{ path: 'body.user_id', message: `${userId} is not a member of the inbox` }],
+    });
+  }
+  return detail(deps, data, id);
+}
+
+/** The caller claims a case (assigns it to themselves). */
+export function claimCase(deps: CaseActionDeps, caller: OrganizationCaller, id: string): Promise<CaseDetail> {
+  return assignCase(deps, caller, id, caller.by);
+}
+
+/** A note on a case's timeline. */
+export async function noteCase(deps: CaseActionDeps, caller: OrganizationCaller, id: string, text: string): Promise<CaseDetail> {
+  const data = organizationData(deps.db, caller.organizationId);
+  const changed = await data.cases.change(id, now(deps), caller.by, (c) =>
+    c.status === 'closed' ? { refuse: 'closed' } : { set: {}, entry: { kind: 'note', detail: { text } } },
+  );
+  if (!changed) throw noCase(id);
+  if ('refused' in changed) throw closedCase(id);
+  return detail(deps, data, id);
+}
+
+/** The caller's next case (their own first, then the unassigned ones of their inboxes, the soonest
+ *  due first), claimed for them; `not_found` when there is none. Snoozed cases whose time has come
+ *  are woken first. */
+export async function nextCaseFor(deps: CaseActionDeps, caller: OrganizationCaller): Promise<CaseDetail> {
+  const data = organizationData(deps.db, caller.organizationId);
+  const at = now(deps);
+  await data.cases.wake(at);
+  const next = await data.cases.next(caller.by, at);
+  if (!next) throw new AppError('not_found', 'No case is waiting for you.', 'Come back later, or look at the cases of your inboxes.');
+  return detail(deps, data, next.id);
 }

@@ -7,10 +7,11 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { App } from '../../app/app.ts';
 import { CaseDetail, CaseExport, CasePage, Inbox, InboxList, InboxRequest } from '../../contract/cases.ts';
-import { CASE_STATUSES } from '../../domain/cases.ts';
+import { CASE_RESOLUTIONS, CASE_STATUSES } from '../../domain/cases.ts';
 import { ErrorResponse } from '../../contract/errors.ts';
 import { memberCaller } from '../ownership.ts';
 import { OrgParams } from '../records.ts';
+import { NO_NUL } from '../../contract/stored-text.ts';
 
 const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
 const CaseParams = OrgParams.extend({ case_id: z.string().min(1).max(100) });
@@ -84,6 +85,80 @@ export function caseRoutes(server: FastifyInstance, app: Pick<App, 'sessions' | 
       },
     },
     async (request) => app.cases.detail(await memberCaller(app, request, request.params.id), request.params.case_id),
+  );
+
+  r.post(
+    '/api/organizations/:id/cases/next',
+    {
+      schema: {
+        tags: ['cases'],
+        summary: "The caller's next case, claimed for them",
+        description:
+          "Their own cases first, then the unassigned ones of the inboxes they work (an inbox naming no members is everyone's), the soonest due first, then the most urgent; snoozed cases whose time has come are woken first. 404 `not_found` when none is waiting.",
+        params: OrgParams,
+        response: { 200: CaseDetail, ...errors },
+      },
+    },
+    async (request) => app.cases.next(await memberCaller(app, request, request.params.id)),
+  );
+
+  r.post(
+    '/api/organizations/:id/cases/:case_id/status',
+    {
+      schema: {
+        tags: ['cases'],
+        summary: 'Open, start, snooze, close or reopen a case',
+        description:
+          '`snoozed` needs `until` (it wakes by itself then); `closed` needs `resolution`. Closing as `fraud` or `legitimate` records that outcome (source `review`, by the caller) on each of its decisions without one, as marking them one by one does; `inconclusive` records none. A closed case only reopens (`open`): anything else is 409 `case_closed`; reopening while another case of the entity is open in the inbox is 409 `conflict`.',
+        params: CaseParams,
+        body: z
+          .object({
+            status: z.enum(CASE_STATUSES),
+            until: z.string().datetime({ offset: true }).optional(),
+            resolution: z.enum(CASE_RESOLUTIONS).optional(),
+          })
+          .strict(),
+        response: { 200: CaseDetail, ...errors },
+      },
+    },
+    async (request) => app.cases.status(await memberCaller(app, request, request.params.id), request.params.case_id, request.body),
+  );
+
+  r.post(
+    '/api/organizations/:id/cases/:case_id/assign',
+    {
+      schema: {
+        tags: ['cases'],
+        summary: 'Assign a case to a member of its inbox, or to nobody',
+        description: 'A user who does not work the inbox is 422 `not_a_member`; a closed case is 409 `case_closed`.',
+        params: CaseParams,
+        body: z.object({ user_id: z.string().min(1).max(200).nullable() }).strict(),
+        response: { 200: CaseDetail, ...errors },
+      },
+    },
+    async (request) => app.cases.assign(await memberCaller(app, request, request.params.id), request.params.case_id, request.body.user_id),
+  );
+
+  r.post(
+    '/api/organizations/:id/cases/:case_id/claim',
+    {
+      schema: { tags: ['cases'], summary: 'The caller takes a case', params: CaseParams, response: { 200: CaseDetail, ...errors } },
+    },
+    async (request) => app.cases.claim(await memberCaller(app, request, request.params.id), request.params.case_id),
+  );
+
+  r.post(
+    '/api/organizations/:id/cases/:case_id/notes',
+    {
+      schema: {
+        tags: ['cases'],
+        summary: "A note on a case's timeline",
+        params: CaseParams,
+        body: z.object({ text: z.string().trim().min(1).max(10_000).regex(NO_NUL, 'text must not contain a NUL character') }).strict(),
+        response: { 200: CaseDetail, ...errors },
+      },
+    },
+    async (request) => app.cases.note(await memberCaller(app, request, request.params.id), request.params.case_id, request.body.text),
   );
 
   r.get(
