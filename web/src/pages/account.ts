@@ -186,7 +186,7 @@ async function organization(
       'div',
       { class: 'card' },
       h('h3', {}, `${one.name}`),
-      h('p', { class: 'muted' }, `Stage ${one.stage} · id ${one.id} · you are ${one.role === 'owner' ? 'an owner' : 'an analyst'}`),
+      h('p', { class: 'muted', id: 'org-summary' }, `Stage ${one.stage} · id ${one.id} · you are ${one.role === 'owner' ? 'an owner' : 'an analyst'}`),
     ),
     members,
     h(

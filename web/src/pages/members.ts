@@ -9,6 +9,7 @@
 import { api } from '../api.ts';
 import type { Invitation, Member, MemberAudit, MemberChange, MemberList, Organization, Role } from '../contract.ts';
 import { errorBox, h, table, utc } from '../dom.ts';
+import './members.css';
 
 /** What the section needs of the page: the organization shown, who is signed in, and a way to draw
  *  the page again after a change (the organizations too: a role of one's own may have changed). */
@@ -196,7 +197,7 @@ export async function membersSection(ctx: MembersContext, message?: string): Pro
       ? table(
           ['When', 'By', 'What'],
           recent.data.map((c) => [utc(c.at), c.by_email ?? c.by, changeWords(c)]),
-          `Latest membership changes (GET ${base}/members/audit has them all)`,
+          `Latest membership changes (the ${RECENT} newest)`,
         )
       : null,
   );
