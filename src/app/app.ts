@@ -37,6 +37,7 @@ import {
   rotateApiKey,
   usageOfOrganization,
 } from './access/organizations.ts';
+import { changeMemberRole, inviteMember, memberAudit, memberList, removeMember, withdrawInvitation } from './access/members.ts';
 import { customModelsVisibleTo, modelAuditFor, readCustomModel, rollBackFor, setChallengerFor, setCustomModelActiveFor } from './custom-models.ts';
 import { planTraining } from './datasets/training-jobs.ts';
 import {
@@ -226,6 +227,10 @@ export function openApp(service: Service) {
       revokeKey: (keyId: string, userId: string) => revokeApiKey(db, sessions.signedIn(), keyId, userId),
       usage: (orgId: string, userId: string) => usageOfOrganization(db, sessions.signedIn(), orgId, userId),
     },
+    members: bind(
+      { db },
+      { all: memberList, invite: inviteMember, withdraw: withdrawInvitation, changeRole: changeMemberRole, remove: removeMember, audit: memberAudit },
+    ),
     webhooks: bind(
       {
         db,

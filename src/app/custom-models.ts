@@ -1,8 +1,8 @@
 // Custom models of the caller's organizations as use cases (made from the command line,
 // `npm run model:create` or an organization's training, docs/operating.md): storing one, listing
 // them, reading one, and choosing the one an organization's API keys score with. Listing and reading a custom model is for members of its
-// organization (`not_found` for anyone else, never `forbidden`); activating and deactivating it is
-// for owners (`forbidden` for members). The built-in model is never activated: it scores whenever
+// organization (`not_found` for anyone else, never `forbidden`); activating and deactivating it,
+// challengers and rollbacks are for owners (`forbidden` for analysts: access/roles.ts, `manageModels`). The built-in model is never activated: it scores whenever
 // no custom model is active. The routes (http/routes/models.ts) only translate HTTP to these.
 
 import type { CustomModel } from '../model/custom.ts';
@@ -21,6 +21,8 @@ import {
 } from '../storage/models-store.ts';
 import type { ModelAudit, RollBack } from '../contract/models.ts';
 import { memberOrganization } from './access/ownership.ts';
+import { requireCapability } from './access/roles.ts';
+import type { Role } from '../contract/organizations.ts';
 import { AppError } from './errors.ts';
 
 /** Throws `not_found` unless the organization exists (the commands that make models name it by id). */
@@ -70,8 +72,7 @@ export async function setCustomModelActiveFor(
       'Activate or deactivate a custom model of your organization (GET /api/models).',
     );
   const { model, role } = await memberModel(deps.db, id, userId);
-  if (role !== 'owner')
-    throw new AppError('forbidden', 'Only owners of the organization choose its active model.', 'Ask an owner of the organization to do it.');
+  requireCapability(role, 'manageModels');
   const changed = await setCustomModelActive(deps.db, model.id, active, at, userId);
   // Keys carry their organization's active model: look them up afresh.
   deps.accounts?.forgetKeys();
@@ -82,8 +83,7 @@ export async function setCustomModelActiveFor(
  *  request, recorded, never answered), or stops it being one; for owners. */
 export async function setChallengerFor(deps: ModelChoice, id: string, userId: string, on: boolean): Promise<CustomModel> {
   const { model, role } = await memberModel(deps.db, id, userId);
-  if (role !== 'owner')
-    throw new AppError('forbidden', 'Only owners of the organization choose its challengers.', 'Ask an owner of the organization to do it.');
+  requireCapability(role, 'manageModels');
   const changed = await setChallenger(deps.db, model.id, on, userId);
   if (changed === 'full')
     throw new AppError(
@@ -104,7 +104,7 @@ export async function setChallengerFor(deps: ModelChoice, id: string, userId: st
 /** Undoes the organization's last promotion (the model active before it scores again); for owners. */
 export async function rollBackFor(deps: ModelChoice, organizationId: string, userId: string, at = new Date()): Promise<RollBack> {
   const org = await memberOrganization(deps.db, organizationId, userId);
-  if (org.role !== 'owner') throw new AppError('forbidden', `Only owners of ${org.name} roll back its model.`, 'Ask an owner of the organization to do it.');
+  requireCapability(org.role, 'manageModels', org.name);
   const done = await rollBackPromotion(deps.db, org.id, userId, at);
   if (!done)
     throw new AppError(
@@ -131,7 +131,7 @@ export async function modelAuditFor(db: Queryable, organizationId: string, userI
 }
 
 /** A custom model of an organization the user belongs to (`not_found` otherwise), with their role. */
-async function memberModel(db: Queryable, id: string, userId: string): Promise<{ model: CustomModel; role: 'owner' | 'member' }> {
+async function memberModel(db: Queryable, id: string, userId: string): Promise<{ model: CustomModel; role: Role }> {
   const m = await getCustomModel(db, id);
   const org = m ? await organizationForMember(db, m.organization_id, userId) : undefined;
   if (!m || !org) throw new AppError('not_found', `No model ${id} that you can see.`, 'List the models at GET /api/models.');

@@ -23,6 +23,7 @@ import { datasetRoutes } from './routes/datasets.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { authRoutes } from './routes/auth.ts';
 import { organizationRoutes } from './routes/organizations.ts';
+import { memberRoutes } from './routes/members.ts';
 import { v1Routes } from './routes/v1.ts';
 import { keyTransactionRoutes, memberTransactionRoutes } from './routes/transactions.ts';
 import { keyListRoutes, memberRuleRoutes } from './routes/rules.ts';
@@ -258,6 +259,7 @@ export async function buildApp(door: App, o: AppOptions = {}): Promise<FastifyIn
     jobRoutes(dashboard, door);
     authRoutes(dashboard, door);
     organizationRoutes(dashboard, door);
+    memberRoutes(dashboard, door);
     memberTransactionRoutes(dashboard, door);
     memberRuleRoutes(dashboard, door);
     fieldRoutes(dashboard, door);

@@ -1,8 +1,10 @@
-// SQL for accounts (migrations/004_accounts.sql): users, sessions, organizations and members, API
-// keys and their daily usage. Secrets arrive here already hashed (src/app/access/secrets.ts) and nothing
+// SQL for accounts (migrations/004_accounts.sql): users, sessions, organizations and who belongs to
+// them (a caller's membership, invitations claimed at sign-in; listing and changing an
+// organization's members is members-store.ts's, bound to it), API keys and their daily usage. Secrets arrive here already hashed (src/app/access/secrets.ts) and nothing
 // here ever returns a hash to a caller that could send it out: listings select the public columns.
 
 import type { Db, Queryable } from './db.ts';
+import type { Role } from '../contract/organizations.ts';
 
 export interface UserRow {
   id: string;
@@ -25,15 +27,7 @@ export interface OrganizationRow {
   name: string;
   stage: 'test' | 'live';
   created_at: Date;
-  role: 'owner' | 'member';
-}
-
-export interface MemberRow {
-  user_id: string;
-  email: string | null;
-  name: string | null;
-  role: 'owner' | 'member';
-  joined_at: Date;
+  role: Role;
 }
 
 export interface ApiKeyRow {
@@ -112,7 +106,8 @@ export async function createOrganization(db: Db, o: { id: string; name: string; 
 }
 
 /** Creates an organization made by `createdBy` (a user, or the command line's own user) whose
- *  owners are `ownerIds` (possibly none yet), in one transaction. */
+ *  owners are `ownerIds` (possibly none yet), and `invitedEmail` invited as its owner, in one
+ *  transaction; each owner's joining and the invitation are its first membership changes. */
 export async function createOrganizationOwnedBy(
   db: Db,
   o: { id: string; name: string; stage: 'test' | 'live'; createdBy: string; ownerIds: readonly string[]; invitedEmail?: string | undefined },
@@ -122,9 +117,26 @@ export async function createOrganizationOwnedBy(
       'INSERT INTO organizations (id, name, stage, created_by) VALUES ($1, $2, $3, $4) RETURNING id, name, stage, created_at',
       [o.id, o.name, o.stage, o.createdBy],
     );
-    for (const owner of o.ownerIds) await tx.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'owner')`, [o.id, owner]);
-    if (o.invitedEmail)
-      await tx.query(`INSERT INTO organization_invitations (organization_id, email, role) VALUES ($1, $2, 'owner')`, [o.id, o.invitedEmail.toLowerCase()]);
+    for (const owner of o.ownerIds) {
+      await tx.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'owner')`, [o.id, owner]);
+      await tx.query(
+        `INSERT INTO membership_audit (organization_id, by, action, user_id, email, role) SELECT $1, $2, 'joined', id, email, 'owner' FROM users WHERE id = $3`,
+        [o.id, o.createdBy, owner],
+      );
+    }
+    if (o.invitedEmail) {
+      const email = o.invitedEmail.toLowerCase();
+      await tx.query(`INSERT INTO organization_invitations (organization_id, email, role, invited_by) VALUES ($1, $2, 'owner', $3)`, [
+        o.id,
+        email,
+        o.createdBy,
+      ]);
+      await tx.query(`INSERT INTO membership_audit (organization_id, by, action, email, role) VALUES ($1, $2, 'invited', $3, 'owner')`, [
+        o.id,
+        o.createdBy,
+        email,
+      ]);
+    }
     return row!;
   });
 }
@@ -134,13 +146,16 @@ export async function usersWithEmail(db: Queryable, email: string): Promise<User
   return db.query<UserRow>('SELECT id, email, name, avatar_url, created_at FROM users WHERE lower(email) = lower($1) ORDER BY created_at', [email]);
 }
 
-/** Memberships waiting for this e-mail become the user's (a user who already belongs keeps their
- *  role); the invitations are removed. One statement, run at every sign-in with a verified e-mail. */
+/** Memberships waiting for this e-mail (compared without case) become the user's (a user who
+ *  already belongs keeps their role); the invitations are removed, and each membership made is
+ *  audited as `joined` by the user. One statement, run at every sign-in with a verified e-mail. */
 export async function claimInvitations(db: Queryable, userId: string, email: string): Promise<void> {
   await db.query(
-    `WITH claimed AS (DELETE FROM organization_invitations WHERE email = lower($2) RETURNING organization_id, role)
-     INSERT INTO memberships (organization_id, user_id, role) SELECT organization_id, $1, role FROM claimed
-     ON CONFLICT (organization_id, user_id) DO NOTHING`,
+    `WITH claimed AS (DELETE FROM organization_invitations WHERE email = lower($2) RETURNING organization_id, role),
+     joined AS (
+       INSERT INTO memberships (organization_id, user_id, role) SELECT organization_id, $1, role FROM claimed
+       ON CONFLICT (organization_id, user_id) DO NOTHING RETURNING organization_id, role)
+     INSERT INTO membership_audit (organization_id, by, action, user_id, email, role) SELECT organization_id, $1, 'joined', $1, lower($2), role FROM joined`,
     [userId, email],
   );
 }
@@ -164,14 +179,6 @@ export async function organizationForMember(db: Queryable, orgId: string, userId
   return row;
 }
 
-export async function membersOf(db: Queryable, orgId: string): Promise<MemberRow[]> {
-  return db.query<MemberRow>(
-    `SELECT u.id AS user_id, u.email, u.name, m.role, m.created_at AS joined_at FROM memberships m JOIN users u ON u.id = m.user_id
-     WHERE m.organization_id = $1 ORDER BY m.created_at, u.id`,
-    [orgId],
-  );
-}
-
 export async function insertApiKey(
   db: Queryable,
   k: { id: string; orgId: string; name: string; prefix: string; last4: string; secretHash: string; createdBy: string },
@@ -193,8 +200,8 @@ export async function apiKeyForMember(
   db: Queryable,
   keyId: string,
   userId: string,
-): Promise<(ApiKeyRow & { role: 'owner' | 'member'; organization_name: string }) | undefined> {
-  const [row] = await db.query<ApiKeyRow & { role: 'owner' | 'member'; organization_name: string }>(
+): Promise<(ApiKeyRow & { role: Role; organization_name: string }) | undefined> {
+  const [row] = await db.query<ApiKeyRow & { role: Role; organization_name: string }>(
     `SELECT ${K_KEY_COLUMNS}, m.role, o.name AS organization_name
      FROM api_keys k JOIN memberships m ON m.organization_id = k.organization_id JOIN organizations o ON o.id = k.organization_id
      WHERE k.id = $1 AND m.user_id = $2`,

@@ -1,7 +1,7 @@
 // An organization's live data in the database: its recorded transactions with the decisions that
 // were answered, their outcomes and every change of them, its history as a process loads it, its
-// ring analyses, the figures a performance report reads, its lists and rules, its own fields, and
-// its webhooks.
+// ring analyses, the figures a performance report reads, its lists and rules, its own fields, its
+// webhooks, and its members with their invitations and audit.
 // Everything that reads or writes live data goes through `organizationData(db, id)`, whose every
 // statement is bound to that one organization: a route holds an `OrganizationData` only after
 // deciding who the caller is, and cannot ask it for another organization's rows
@@ -39,6 +39,7 @@ import {
   wakeCases,
 } from './cases-store.ts';
 import { addItems, allStays, createList, deleteList, getList, listItems, listLists, listNames, removeItems } from './lists-store.ts';
+import { changeRole, getMember, invite, listInvitations, listMembers, memberAuditPage, removeMember, withdrawInvitation } from './members-store.ts';
 import { auditOf, auditPage, changeRule, countRules, createRule, deleteRule, listRules, ruleVersions, rulesUsingList } from './rules-store.ts';
 import {
   changeEndpoint,
@@ -148,6 +149,17 @@ function parts(scope: OrganizationScope) {
       redeliver,
       sendTest: queueTestEvent,
     }),
+    /** Members, pending invitations, and every change of them. */
+    members: bound(scope, {
+      all: listMembers,
+      one: getMember,
+      invitations: listInvitations,
+      invite,
+      withdraw: withdrawInvitation,
+      changeRole,
+      remove: removeMember,
+      auditPage: memberAuditPage,
+    }),
   };
 }
 
@@ -161,6 +173,7 @@ export type OrganizationPerformance = OrganizationData['performance'];
 export type OrganizationWebhooks = OrganizationData['webhooks'];
 export type OrganizationFields = OrganizationData['fields'];
 export type OrganizationCases = OrganizationData['cases'];
+export type OrganizationMembers = OrganizationData['members'];
 
 export function organizationData(db: Db, organizationId: string): OrganizationData {
   return { organizationId, ...parts(bindOrganization(db, organizationId)) };

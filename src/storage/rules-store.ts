@@ -152,6 +152,9 @@ export interface RuleChange {
   version?: VersionInput;
   status?: RuleStatus;
   name?: string;
+  /** Change nothing of a rule that is active (the caller may not: app/access/roles.ts), as read under
+   *  the rule's lock, so a rule activated meanwhile is not changed by whoever read it in shadow. */
+  refuseActive?: boolean;
 }
 
 /**
@@ -160,8 +163,8 @@ export interface RuleChange {
  * status `draft` for a rule that is live: then the live version keeps running and the new one waits
  * as a draft. A status of active or shadow with no new version puts the newest version live.
  * Undefined when the organization has no such rule; `taken` when the name is another rule's;
- * `listsGone` when the new version, or the version the change puts live, names a deleted list
- * (nothing changes then).
+ * `listsGone` when the new version, or the version the change puts live, names a deleted list;
+ * `active` when the rule is active and the change refuses that (nothing changes then).
  */
 export async function changeRule(
   scope: OrganizationScope,
@@ -169,7 +172,7 @@ export async function changeRule(
   c: RuleChange,
   at: number,
   by: string,
-): Promise<{ xid: number } | 'taken' | ListsGone | undefined> {
+): Promise<{ xid: number } | 'taken' | 'active' | ListsGone | undefined> {
   try {
     return await scope.db.transaction(async (tx) => {
       const [rule] = await tx.query<{ status: RuleStatus; version: number; live_version: number | null }>(
@@ -177,6 +180,7 @@ export async function changeRule(
         [scope.organizationId, id],
       );
       if (!rule) return undefined;
+      if (c.refuseActive && rule.status === 'active') return 'active';
       const xid = await feedXid(tx);
       let { status, version, live_version: live } = rule;
       if (c.version) {
@@ -218,16 +222,28 @@ export async function changeRule(
   }
 }
 
-/** Deletes a rule (kept for the record, never evaluated again); undefined when there is none. */
-export async function deleteRule(scope: OrganizationScope, id: string, at: number, by: string): Promise<{ xid: number } | undefined> {
+/** Deletes a rule (kept for the record, never evaluated again); undefined when there is none,
+ *  `active` when it is active and `refuseActive` (nothing changes then). */
+export async function deleteRule(
+  scope: OrganizationScope,
+  id: string,
+  at: number,
+  by: string,
+  refuseActive = false,
+): Promise<{ xid: number } | 'active' | undefined> {
   return scope.db.transaction(async (tx) => {
+    const [rule] = await tx.query<{ status: RuleStatus }>(
+      `SELECT status FROM rules WHERE organization_id = $1 AND id = $2 AND deleted_at_ms IS NULL FOR UPDATE`,
+      [scope.organizationId, id],
+    );
+    if (!rule) return undefined;
+    if (refuseActive && rule.status === 'active') return 'active';
     const xid = await feedXid(tx);
-    const rows = await tx.query(
+    await tx.query(
       `UPDATE rules SET deleted_at_ms = $3, status = 'disabled', updated_at_ms = $3, updated_by = $4, seq = nextval('transactions_seq_seq'), xid = pg_current_xact_id()
-       WHERE organization_id = $1 AND id = $2 AND deleted_at_ms IS NULL RETURNING 1`,
+       WHERE organization_id = $1 AND id = $2`,
       [scope.organizationId, id, at, by],
     );
-    if (rows.length === 0) return undefined;
     await audit(tx, scope, at, by, id, 'deleted', null);
     return { xid };
   });

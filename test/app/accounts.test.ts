@@ -234,7 +234,7 @@ for (const backend of backends()) {
     t.equal((await app.inject({ method: 'POST', url: `/api/api-keys/${key.id}/rotate`, headers: as(ana) })).statusCode, 409, 'a revoked key cannot be rotated');
 
     // A member who is not an owner may read but not manage keys.
-    await s.service.db.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, 'user-bo', 'member')`, [acme.id]);
+    await s.service.db.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, 'user-bo', 'analyst')`, [acme.id]);
     t.equal((await app.inject({ url: `/api/organizations/${acme.id}/api-keys`, headers: as(bo) })).statusCode, 200, 'a member reads the keys');
     r = await app.inject({ method: 'POST', url: `/api/organizations/${acme.id}/api-keys`, headers: as(bo), payload: { name: 'mine' } });
     t.equal(r.statusCode, 403, 'a member cannot create keys');

@@ -64,7 +64,7 @@ for (const backend of backends()) {
         'in routing order',
       );
       const analyst = await live.signIn('analyst-of-shop');
-      await live.s.service.db.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'member')`, [shop.id, analyst.userId]);
+      await live.s.service.db.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'analyst')`, [shop.id, analyst.userId]);
       t.equal((await as(shop, 'POST', '/inboxes', { name: 'Mine' }, analyst.headers)).statusCode, 403, 'a member who is not an owner');
       t.equal((await as(shop, 'GET', '/inboxes', undefined, analyst.headers)).statusCode, 200, 'reads them');
     });

@@ -20,7 +20,7 @@ for (const backend of backends()) {
     const acme = await live.organization('Acme');
     const other = await live.organization('Other');
     const member = await live.signIn('member-of-acme');
-    await live.s.service.db.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'member')`, [acme.id, member.userId]);
+    await live.s.service.db.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'analyst')`, [acme.id, member.userId]);
 
     const fieldsOf = (orgId: string, headers: Record<string, string>, query = '') => app.inject({ url: `/api/organizations/${orgId}/fields${query}`, headers });
     const declare = (orgId: string, headers: Record<string, string>, body: unknown) =>

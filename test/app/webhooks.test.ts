@@ -72,7 +72,7 @@ for (const backend of backends()) {
       // A member who is not an owner reads, but may not change.
       const member = await live.signIn('acme-analyst');
       const inviteDb = live.s.service.db;
-      await inviteDb.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'member')`, [a.id, member.userId]);
+      await inviteDb.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'analyst')`, [a.id, member.userId]);
       t.equal((await as(member.headers, a, 'GET', '')).statusCode, 200, 'a member reads');
       const refused = await as(member.headers, a, 'POST', '', { url: receiver.url, events: ['rule.changed'] });
       t.equal(refused.statusCode, 403);

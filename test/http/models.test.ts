@@ -134,7 +134,7 @@ for (const backend of backends()) {
     );
 
     await app.inject({ method: 'POST', url: '/api/organizations', headers: ana, payload: { name: 'unused' } });
-    await s.service.db.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, 'user-bo', 'member')`, [acme.id]);
+    await s.service.db.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, 'user-bo', 'analyst')`, [acme.id]);
     const byMember = await app.inject({ method: 'POST', url: `/api/models/${model.id}/deactivate`, headers: bo });
     t.equal(byMember.statusCode, 403, 'a member who is not an owner cannot deactivate it');
     t.equal((await app.inject({ method: 'POST', url: `/api/models/${model.id}/deactivate`, headers: ana })).json().active, false, 'deactivated');

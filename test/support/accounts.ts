@@ -3,7 +3,7 @@
 // the API, and score with those keys, exactly as a customer would.
 
 import type { LightMyRequestResponse } from 'fastify';
-import { IdentityProvider, makeKey, signWith, type SigningKey } from './idp.ts';
+import { IdentityProvider, makeKey, signWith, type Claims, type SigningKey } from './idp.ts';
 import { freshDatabase, start, type Backend, type Running } from './server.ts';
 import { dataDir as newDataDir } from './data-dir.ts';
 import type { Config } from '../../src/config.ts';
@@ -25,6 +25,9 @@ export interface LiveService {
   s: Running;
   idp: IdentityProvider;
   signIn(sub: string): Promise<Member>;
+  /** A sign-in with a token of these claims (a new session each time): what `signIn` does with
+   *  `sub` and `<sub>@example.com`, for a test that needs another e-mail or an unverified one. */
+  signInWith(claims: Claims & { sub: string }): Promise<Member>;
   organization(name: string, owner?: Member, stage?: 'test' | 'live'): Promise<Organization>;
   /** POST /api/v1/risk/score with the organization's key. */
   score(org: Organization, body: Record<string, unknown>): Promise<LightMyRequestResponse>;
@@ -60,21 +63,24 @@ export async function startLive(o: {
     overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 'z'.repeat(48), authConfigured: true, SCORE_RATE_PER_MINUTE: 100_000, ...o.overrides },
   });
   const members = new Map<string, Member>();
-  const signIn = async (sub: string): Promise<Member> => {
-    const known = members.get(sub);
-    if (known) return known;
+  const signInWith = async (claims: Claims & { sub: string }): Promise<Member> => {
     const res = await s.app.inject({
       method: 'POST',
       url: '/api/auth/session',
-      payload: { access_token: await signWith(key, idp.issuer, { sub, email: `${sub}@example.com` }) },
+      payload: { access_token: await signWith(key, idp.issuer, claims) },
     });
     if (res.statusCode !== 200) throw new Error(`sign-in failed: ${res.body}`);
     const c = Object.fromEntries(res.cookies.map((x) => [x.name, x.value]));
     const me = (await s.app.inject({ url: '/api/auth/me', headers: { cookie: `service_session=${c.service_session}` } })).json();
-    const m = {
+    return {
       userId: me.user.id as string,
       headers: { cookie: `service_session=${c.service_session}; service_csrf=${c.service_csrf}`, 'x-csrf-token': c.service_csrf! },
     };
+  };
+  const signIn = async (sub: string): Promise<Member> => {
+    const known = members.get(sub);
+    if (known) return known;
+    const m = await signInWith({ sub, email: `${sub}@example.com` });
     members.set(sub, m);
     return m;
   };
@@ -84,6 +90,7 @@ export async function startLive(o: {
     s,
     idp,
     signIn,
+    signInWith,
     async organization(name, owner, stage = 'test') {
       const m = owner ?? (await signIn(`owner-of-${name}`));
       const org = (await s.app.inject({ method: 'POST', url: '/api/organizations', headers: m.headers, payload: { name, stage } })).json();

@@ -72,6 +72,8 @@ export interface Claims {
   /** Seconds from now (negative: already expired). */
   expiresIn?: number;
   name?: string;
+  /** The provider's `email_verified` claim (left out: the provider vouches for the e-mail). */
+  emailVerified?: boolean;
 }
 
 /** A token signed with an asymmetric key. */
@@ -97,6 +99,7 @@ function build(c: Claims, issuer: string): SignJWT {
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT({
     email: c.email ?? 'ana@example.com',
+    ...(c.emailVerified === undefined ? {} : { email_verified: c.emailVerified }),
     user_metadata: { full_name: c.name ?? 'Ana Lima', avatar_url: 'https://example.com/a.png' },
     role: 'authenticated',
   })

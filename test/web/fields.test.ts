@@ -273,7 +273,7 @@ t.test('Fields from the dashboard', { skip: noBrowser }, async (t) => {
     await server.signIn(memberPage, { sub: 'field-member', email: 'member@example.com', name: 'Mem Ber' });
     await memberPage.waitForSelector('#who');
     const me = await memberApi(memberPage)('/api/auth/me');
-    await server.s.service.db.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'member')`, [org.id, me.user.id]);
+    await server.s.service.db.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'analyst')`, [org.id, me.user.id]);
     await goto(`#/fields?org=${org.id}`, '#field-table', memberPage);
     t.same(
       (await rows(memberPage)).map((r) => r.slice(0, 3)),

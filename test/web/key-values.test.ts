@@ -263,7 +263,7 @@ t.test("A payment's fields and its key values' pages", { skip: noBrowser }, asyn
     await server.signIn(memberPage, { sub: 'kv-member', email: 'member@example.com', name: 'Mem Ber' });
     await memberPage.waitForSelector('#who');
     const me = await memberApi(memberPage)('/api/auth/me');
-    await server.s.service.db.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'member')`, [org.id, me.user.id]);
+    await server.s.service.db.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'analyst')`, [org.id, me.user.id]);
     await goto(`#/transactions/k-4?org=${org.id}`, '#record-field-history', memberPage);
     t.same(await rows('#record-field-values', memberPage), expectedFields, 'the fields');
     t.same(await pairs('#record-field-history', memberPage), expectedHistory, 'and their history');

@@ -286,7 +286,7 @@ t.test('Models: challengers, their report, promotion and rollback', { skip: noBr
     await server.signIn(memberPage, { sub: 'model-member', email: 'member@example.com', name: 'Mem Ber' });
     await memberPage.waitForSelector('#who');
     const me = await memberApi(memberPage)('/api/auth/me');
-    await service.db.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'member')`, [o, me.user.id]);
+    await service.db.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'analyst')`, [o, me.user.id]);
     await open(memberPage, `${mine}-verdict`);
     t.ok((await text(`${mine}-verdict strong`, memberPage)).length > 0, 'the verdict');
     t.ok((await memberPage.locator(`${mine}-figures tbody tr`).count()) === 6, 'the figures');

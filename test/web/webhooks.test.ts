@@ -209,7 +209,7 @@ t.test('Webhooks from the dashboard', { skip: noBrowser }, async (t) => {
     await server.signIn(memberPage, { sub: 'hook-member', email: 'member@example.com', name: 'Mem Ber' });
     await memberPage.waitForSelector('#who');
     const me = await memberApi(memberPage)('/api/auth/me');
-    await server.s.service.db.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'member')`, [org.id, me.user.id]);
+    await server.s.service.db.query(`INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'analyst')`, [org.id, me.user.id]);
     await open(memberPage, `#webhook-${id}`);
     t.equal(await text(`#webhook-${id} h2`, memberPage), `${receiver.url}/hooks`, 'the member sees the endpoint');
     t.ok(await memberPage.isVisible('#webhook-member-note'));

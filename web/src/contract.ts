@@ -11,11 +11,16 @@ export type {
   ApiKey,
   ApiKeyList,
   ApiKeyWithSecret,
+  Invitation,
   Member,
+  MemberAudit,
+  MemberChange,
+  MemberList,
   Organization,
   OrganizationDatasets,
   OrganizationList,
   OrganizationWithMembers,
+  Role,
   Usage,
 } from '../../src/contract/organizations.ts';
 export type { Dataset, DatasetValidation, Preview } from '../../src/contract/datasets.ts';

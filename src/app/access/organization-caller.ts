@@ -3,18 +3,21 @@
 // user id, kept with every outcome reported). The use cases of the decision log, outcomes,
 // performance and rings (decisions.ts, performance.ts, rings.ts) take the organization from this
 // and from nothing else, and read its data only through `organizationData` bound to it
-// (storage/organization-data.ts). Its constructor is private: one is made only from a key or from
+// (storage/organization-data.ts); what the caller may change there, they ask roles.ts with its
+// `role`. Its constructor is private: one is made only from a key or from
 // the organization row a membership check answered (http/ownership.ts, app/access/ownership.ts).
 
 import type { LiveApiKey, OrganizationRow } from '../../storage/accounts-store.ts';
+import type { Actor } from './roles.ts';
 
 export class OrganizationCaller {
   private constructor(
     readonly organizationId: string,
     /** Who acts: `key:<api key id>`, or a user id. */
     readonly by: string,
-    /** What the caller is to the organization: one of its owners, a member, or its API key. */
-    readonly role: 'owner' | 'member' | 'key',
+    /** What the caller is to the organization: an owner, an analyst, or one of its API keys; what
+     *  each may do is roles.ts's (`requireCapability(caller.role, …)`). */
+    readonly role: Actor,
   ) {}
 
   /** The organization of an API key the request authenticated with. */

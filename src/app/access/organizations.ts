@@ -7,7 +7,7 @@
 // Membership is checked before anything of the organization is read, and every read is scoped to
 // the organization in the data layer. Another organization's organization, keys and usage are
 // `not_found`, never `forbidden`: an outsider cannot even learn that an id exists. Managing keys is
-// for owners (a member is `forbidden`). Keys are issued, rotated and revoked by `Accounts`
+// for owners (an analyst is `forbidden`: roles.ts, `manageKeys`). Keys are issued, rotated and revoked by `Accounts`
 // (accounts.ts), which holds the secret hasher and forgets keys it trusted.
 
 import type { Db, Queryable } from '../../storage/db.ts';
@@ -16,13 +16,11 @@ import {
   apiKeysOf,
   createOrganization as insertOrganization,
   createOrganizationOwnedBy,
-  membersOf,
   organizationsOf,
   upsertUser,
   usageOf,
   usersWithEmail,
   type ApiKeyRow,
-  type MemberRow,
   type OrganizationRow,
   type UsageRow,
 } from '../../storage/accounts-store.ts';
@@ -31,7 +29,6 @@ import type {
   ApiKey,
   ApiKeyList,
   ApiKeyWithSecret,
-  Member,
   Organization,
   OrganizationDatasets,
   OrganizationList,
@@ -43,6 +40,9 @@ import { publicKey, type Accounts } from './accounts.ts';
 import { AppError } from '../errors.ts';
 import { memberOrganization } from './ownership.ts';
 import { randomId } from './secrets.ts';
+import { memberView } from './members.ts';
+import { requireCapability } from './roles.ts';
+import { organizationData } from '../../storage/organization-data.ts';
 
 /** How many days of key usage are reported (today included). */
 export const USAGE_DAYS = 30;
@@ -53,11 +53,6 @@ export type KeyIssuer = Pick<Accounts, 'createKey' | 'rotateKey' | 'revokeKey'>;
 /** An organization as answered: with the user's role in it. */
 function organizationView(o: OrganizationRow): Organization {
   return { id: o.id, name: o.name, stage: o.stage, role: o.role, created_at: o.created_at.toISOString() };
-}
-
-/** A member as answered: who, with their role and when they joined. */
-function memberView(m: MemberRow): Member {
-  return { user_id: m.user_id, email: m.email, name: m.name, role: m.role, joined_at: m.joined_at.toISOString() };
 }
 
 /** A key as answered when it is made or rotated: with its secret, this once. */
@@ -112,9 +107,9 @@ export async function createOrganizationFromCommandLine(
 }
 
 /** One organization the user belongs to, with its members; `not_found` otherwise. */
-export async function organizationWithMembers(db: Queryable, orgId: string, userId: string): Promise<OrganizationWithMembers> {
+export async function organizationWithMembers(db: Db, orgId: string, userId: string): Promise<OrganizationWithMembers> {
   const organization = await memberOrganization(db, orgId, userId);
-  return { ...organizationView(organization), members: (await membersOf(db, organization.id)).map(memberView) };
+  return { ...organizationView(organization), members: (await organizationData(db, organization.id).members.all()).map(memberView) };
 }
 
 /** The keys of an organization the user belongs to (any role), masked; `not_found` otherwise. */
@@ -126,7 +121,7 @@ export async function apiKeysOfOrganization(db: Queryable, orgId: string, userId
 /** A new key for an organization the user owns, with the secret, which is shown once. */
 export async function createApiKey(db: Queryable, keys: KeyIssuer, orgId: string, userId: string, name: string): Promise<ApiKeyWithSecret> {
   const organization = await memberOrganization(db, orgId, userId);
-  ownerOnly(organization.role, organization.name);
+  requireCapability(organization.role, 'manageKeys', organization.name);
   return keyWithSecret(await keys.createKey(organization.id, organization.stage, name, userId));
 }
 
@@ -185,11 +180,6 @@ async function ownKey(db: Queryable, keyId: string, userId: string) {
       `No API key ${keyId} in an organization you belong to.`,
       "List an organization's keys with GET /api/organizations/{id}/api-keys.",
     );
-  ownerOnly(key.role, key.organization_name);
+  requireCapability(key.role, 'manageKeys', key.organization_name);
   return key;
-}
-
-function ownerOnly(role: 'owner' | 'member', organizationName: string): void {
-  if (role !== 'owner')
-    throw new AppError('forbidden', `Only owners of ${organizationName} manage its API keys.`, 'Ask an owner of the organization to do it.');
 }

@@ -16,6 +16,7 @@ import { organizationData, type OrganizationData } from '../../storage/organizat
 import type { OrganizationCaller } from '../access/organization-caller.ts';
 import { transactionRecord } from '../decisions/transaction-record.ts';
 import { AppError } from '../errors.ts';
+import { requireCapability } from '../access/roles.ts';
 import type { PolicyDeps } from '../policy/lists.ts';
 import { invalidRule, vocabularyNow } from '../policy/rules.ts';
 
@@ -58,10 +59,6 @@ function caseView(c: CaseRow, at: number): Case {
   };
 }
 
-function ownersOnly(caller: OrganizationCaller, what: string): void {
-  if (caller.role !== 'owner') throw new AppError('forbidden', `Only owners of the organization ${what}.`, 'Ask an owner of the organization to do it.');
-}
-
 const invalid = (path: string, message: string, fix: string) => new AppError('validation_failed', message, fix, { fields: [{ path, message }] });
 
 /** The organization's inboxes, in routing order. */
@@ -73,7 +70,7 @@ export async function allInboxes(deps: PolicyDeps, caller: OrganizationCaller): 
  *  organization declares, its route must check as a rule's expression does, its members must be
  *  the organization's. */
 export async function createInbox(deps: PolicyDeps, caller: OrganizationCaller, body: InboxRequest): Promise<Inbox> {
-  ownersOnly(caller, 'make inboxes');
+  requireCapability(caller.role, 'manageInboxes');
   const data = organizationData(deps.db, caller.organizationId);
   const group = parseGroupBy(body.group_by);
   if (group?.kind === 'key') {
@@ -199,6 +196,7 @@ export async function setCaseStatus(
   id: string,
   body: { status: CaseStatus; until?: string | undefined; resolution?: CaseResolution | undefined },
 ): Promise<CaseDetail> {
+  requireCapability(caller.role, 'workCases');
   const data = organizationData(deps.db, caller.organizationId);
   const at = now(deps);
   if (body.status === 'closed' && body.resolution === undefined)
@@ -254,6 +252,7 @@ export async function setCaseStatus(
 
 /** Assigns a case to a member who works its inbox, or to nobody (`null`). */
 export async function assignCase(deps: CaseActionDeps, caller: OrganizationCaller, id: string, userId: string | null): Promise<CaseDetail> {
+  requireCapability(caller.role, 'workCases');
   const data = organizationData(deps.db, caller.organizationId);
   // A case never changes inbox, so who may work it is known before its row is locked.
   const current = await data.cases.one(id);
@@ -281,6 +280,7 @@ export function claimCase(deps: CaseActionDeps, caller: OrganizationCaller, id: 
 
 /** A note on a case's timeline. */
 export async function noteCase(deps: CaseActionDeps, caller: OrganizationCaller, id: string, text: string): Promise<CaseDetail> {
+  requireCapability(caller.role, 'workCases');
   const data = organizationData(deps.db, caller.organizationId);
   const changed = await data.cases.change(id, now(deps), caller.by, (c) =>
     c.status === 'closed' ? { refuse: 'closed' } : { set: {}, entry: { kind: 'note', detail: { text } } },
@@ -294,6 +294,7 @@ export async function noteCase(deps: CaseActionDeps, caller: OrganizationCaller,
  *  due first), claimed for them; `not_found` when there is none. Snoozed cases whose time has come
  *  are woken first. */
 export async function nextCaseFor(deps: CaseActionDeps, caller: OrganizationCaller): Promise<CaseDetail> {
+  requireCapability(caller.role, 'workCases');
   const data = organizationData(deps.db, caller.organizationId);
   const at = now(deps);
   await data.cases.wake(at);

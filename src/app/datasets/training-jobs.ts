@@ -1,6 +1,6 @@
 // Checking a training request: training through the API is not built, but the request is checked
 // for real, in the order a user would fix things, and what would have run is answered. Checks: a
-// member of the organization named (`not_found` otherwise); the dataset visible to the caller and
+// member of the organization named (`not_found` otherwise), and one of its owners (`forbidden`); the dataset visible to the caller and
 // not expired (`not_found` / `gone`); it validates; at most MAX_TRAINING_ROWS rows
 // (`too_many_rows`); a label column with both classes (`validation_failed`, counted by reading the
 // file); the organization's daily job quota (job-quota.ts).
@@ -13,6 +13,7 @@ import { liveDataset, type DatasetStore } from './datasets.ts';
 import { AppError } from '../errors.ts';
 import { quotaExceeded, utcDayStart } from './job-quota.ts';
 import { memberOrganization } from '../access/ownership.ts';
+import { requireCapability } from '../access/roles.ts';
 
 export interface TrainingDeps extends DatasetStore {
   config: Pick<Config, 'UPLOAD_RETENTION_HOURS' | 'MAX_TRAINING_ROWS' | 'MAX_JOBS_PER_ORG_PER_DAY'>;
@@ -52,6 +53,8 @@ async function countLabels(deps: DatasetStore, storedName: string, mapping: Colu
 /** Runs every check a training job of user `userId` would need; the plan when all pass. */
 export async function planTraining(deps: TrainingDeps, userId: string, request: TrainingRequest): Promise<TrainingPlan> {
   const org = request.organization_id ? await memberOrganization(deps.db, request.organization_id, userId) : undefined;
+  // A model trained for an organization is one of its models: its owners'.
+  if (org) requireCapability(org.role, 'manageModels', org.name);
   const d = await liveDataset(deps, request.dataset_id, userId);
   if (!d.validation.valid)
     throw new AppError(

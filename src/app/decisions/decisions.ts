@@ -10,6 +10,7 @@
 
 import { AppError } from '../errors.ts';
 import type { OrganizationCaller } from '../access/organization-caller.ts';
+import { requireCapability } from '../access/roles.ts';
 import { reportOutcomes, type OutcomeReport } from './outcomes.ts';
 import { transactionRecord } from './transaction-record.ts';
 import type { BulkResult, Entity, TransactionPage, TransactionRecord } from '../../contract/transactions.ts';
@@ -170,6 +171,7 @@ function entityView(role: Entity['role'], id: string, e: EntitySummary): Entity 
 
 /** Reports one outcome and answers the record, or `not_found` / `invalid` with nothing changed. */
 export async function reportOutcome(deps: DecisionLogDeps, caller: OrganizationCaller, report: OutcomeReport): Promise<TransactionRecord> {
+  requireCapability(caller.role, 'reportOutcomes');
   const data = organizationData(deps.db, caller.organizationId);
   const [result] = await reportOutcomes(deps.decisionLog, deps.tail, data.outcomes, [report], caller.by, Date.now());
   if (result!.status === 'not_found') throw notFound(report.transaction_id);
@@ -183,6 +185,7 @@ export async function reportOutcome(deps: DecisionLogDeps, caller: OrganizationC
 
 /** Reports outcomes in order; each gets a status (and, unless applied, why). */
 export async function reportOutcomesInBulk(deps: DecisionLogDeps, caller: OrganizationCaller, reports: readonly OutcomeReport[]): Promise<BulkResult> {
+  requireCapability(caller.role, 'reportOutcomes');
   const outcomes = organizationData(deps.db, caller.organizationId).outcomes;
   const results = await reportOutcomes(deps.decisionLog, deps.tail, outcomes, reports, caller.by, Date.now());
   return {

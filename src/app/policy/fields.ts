@@ -1,6 +1,6 @@
 // An organization's own fields, as use cases: its members read the declarations and each field's
-// audit; its owners declare a field (or a retired one again) and retire one (`forbidden` for a
-// member). Limits: MAX_FIELDS declared at once, MAX_KEY_FIELDS of them keys (`limit_reached`); a
+// audit; its owners declare a field (or a retired one again) and retire one (`forbidden` for an
+// analyst: access/roles.ts, `manageFields`). Limits: MAX_FIELDS declared at once, MAX_KEY_FIELDS of them keys (`limit_reached`); a
 // name declared already is `conflict`. Every read and write goes through the organization's
 // fields (`organizationData(db, id).fields`), bound to the organization the caller acts for, so
 // another organization's field is simply not found. A write is answered once this process has
@@ -11,6 +11,7 @@ import { MAX_FIELDS, MAX_KEY_FIELDS, type FieldDeclaration } from '../../domain/
 import type { FieldRow } from '../../storage/fields-store.ts';
 import { organizationData } from '../../storage/organization-data.ts';
 import type { OrganizationCaller } from '../access/organization-caller.ts';
+import { requireCapability } from '../access/roles.ts';
 import { AppError } from '../errors.ts';
 import type { PolicyDeps } from './lists.ts';
 
@@ -30,10 +31,6 @@ function fieldView(f: FieldRow): Field {
   };
 }
 
-function ownersOnly(caller: OrganizationCaller, what: string): void {
-  if (caller.role !== 'owner') throw new AppError('forbidden', `Only owners of the organization ${what}.`, 'Ask an owner of the organization to do it.');
-}
-
 const noField = (name: string) =>
   new AppError('not_found', `No field named ${name} declared in this organization.`, "Check the name (GET the organization's fields), or declare it first.");
 
@@ -49,7 +46,7 @@ export async function declareField(
   caller: OrganizationCaller,
   d: { name: string; type: FieldDeclaration['type']; description?: string | undefined; key: boolean },
 ): Promise<Field> {
-  ownersOnly(caller, 'declare its fields');
+  requireCapability(caller.role, 'manageFields');
   if (d.key && d.type !== 'string')
     throw new AppError('validation_failed', 'Only a string field can be a key.', 'Declare the field with type string, or without key.', {
       fields: [{ path: 'body.key', message: 'only a string field can be a key' }],
@@ -80,7 +77,7 @@ export async function declareField(
 
 /** Retires a field (owners): rules no longer read it and it is no longer declared; values stored stay. */
 export async function retireField(deps: PolicyDeps, caller: OrganizationCaller, name: string): Promise<Field> {
-  ownersOnly(caller, 'retire its fields');
+  requireCapability(caller.role, 'manageFields');
   const retired = await organizationData(deps.db, caller.organizationId).fields.retire(name, now(deps), caller.by);
   if (!retired) throw noField(name);
   await deps.tail.reach(retired.xid);

@@ -1,6 +1,6 @@
-// An organization's lists, as use cases for both surfaces: a member creates, reads and deletes
-// lists, adds and removes their values and reads each list's audit (its creation, every add and
-// remove) from the dashboard; an API key adds and removes values (`/api/v1/lists/{name}/items`),
+// An organization's lists, as use cases for both surfaces: a member (owner or analyst: access/roles.ts,
+// `workLists`) creates, reads and deletes lists, adds and removes their values and reads each
+// list's audit (its creation, every add and remove) from the dashboard; an API key adds and removes values (`/api/v1/lists/{name}/items`),
 // so a customer's server can block a customer after a chargeback. Every read and write goes
 // through the organization's lists (`organizationData(db, id).lists`), bound to the organization
 // the caller acts for, so another organization's list is simply not found. A write is answered
@@ -9,6 +9,7 @@
 
 import { AppError } from '../errors.ts';
 import type { OrganizationCaller } from '../access/organization-caller.ts';
+import { requireCapability } from '../access/roles.ts';
 import { randomId } from '../access/secrets.ts';
 import type { AddResult, List, ListAudit, ListIndex, ListItem, ListPage, RemoveResult } from '../../contract/rules.ts';
 import { listValue, valueProblem, type ListKind } from '../../domain/rules/lists.ts';
@@ -82,6 +83,7 @@ export async function createList(
   caller: OrganizationCaller,
   body: { name: string; kind: ListKind; description?: string | undefined },
 ): Promise<List> {
+  requireCapability(caller.role, 'workLists');
   const row = await organizationData(deps.db, caller.organizationId).lists.create({
     id: randomId('list'),
     name: body.name,
@@ -150,6 +152,7 @@ export async function addListItems(
 }
 
 export async function removeListItems(deps: PolicyDeps, caller: OrganizationCaller, name: string, values: readonly string[]): Promise<RemoveResult> {
+  requireCapability(caller.role, 'workLists');
   const lists = organizationData(deps.db, caller.organizationId).lists;
   const list = await namedList(deps, lists, name);
   const result = await lists.removeItems(list.id, [...new Set(values.map(listValue))], now(deps), caller.by);
@@ -161,6 +164,7 @@ export async function removeListItems(deps: PolicyDeps, caller: OrganizationCall
  *  The check and the delete are one transaction, which a rule saved meanwhile cannot cross
  *  (storage/lists-store.ts, deleteList). */
 export async function deleteList(deps: PolicyDeps, caller: OrganizationCaller, name: string): Promise<void> {
+  requireCapability(caller.role, 'workLists');
   const lists = organizationData(deps.db, caller.organizationId).lists;
   const list = await namedList(deps, lists, name);
   const deleted = await lists.delete(list.id, now(deps), caller.by);

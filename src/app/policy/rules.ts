@@ -10,6 +10,7 @@
 
 import { AppError } from '../errors.ts';
 import type { OrganizationCaller } from '../access/organization-caller.ts';
+import { may, refusal, requireCapability } from '../access/roles.ts';
 import { randomId } from '../access/secrets.ts';
 import type { PolicyDeps } from './lists.ts';
 import type { CheckResult, Rule, RuleHistory, RuleList, RuleVersions } from '../../contract/rules.ts';
@@ -119,6 +120,7 @@ export async function createRule(
   caller: OrganizationCaller,
   body: { name: string; expression: string; action: RuleAction; status: RuleStatus; description?: string | undefined },
 ): Promise<Rule> {
+  requireCapability(caller.role, body.status === 'active' ? 'manageActiveRules' : 'workRules');
   const data = organizationData(deps.db, caller.organizationId);
   const { checked: c, ids } = await checked(deps, data, body.expression);
   if ((await data.rules.count()) >= deps.config.MAX_RULES_PER_ORG) {
@@ -157,10 +159,13 @@ export async function changeRule(
     status?: RuleStatus | undefined;
   },
 ): Promise<Rule> {
+  requireCapability(caller.role, 'workRules');
   const data = organizationData(deps.db, caller.organizationId);
   const current = await oneRule(deps, data.rules, id);
   const content = body.expression !== undefined || body.action !== undefined || body.description !== undefined;
   if (!content && body.status === undefined && body.name === undefined) return current;
+  // An active rule decides payments: making one, and any change of one, is an owner's.
+  if (body.status === 'active' || current.status === 'active') requireCapability(caller.role, 'manageActiveRules');
   let version: VersionInput | undefined;
   if (content) {
     const expression = body.expression ?? current.expression;
@@ -172,9 +177,12 @@ export async function changeRule(
       listIds: c.lists.map((n) => ids.get(n)!),
     };
   }
-  const result = await data.rules.change(id, { version, status: body.status, name: body.name }, now(deps), caller.by);
+  const refuseActive = !may(caller.role, 'manageActiveRules');
+  const result = await data.rules.change(id, { version, status: body.status, name: body.name, refuseActive }, now(deps), caller.by);
   if (result === undefined) throw noRule(id);
   if (result === 'taken') throw nameTaken(body.name!);
+  // Activated by an owner since it was read above.
+  if (result === 'active') throw refusal(caller.role, 'manageActiveRules');
   if ('listsGone' in result) {
     if (version) throw await listsGone(deps, data, version.expression);
     const names = await data.lists.names(result.listsGone);
@@ -192,8 +200,10 @@ export async function changeRule(
 }
 
 export async function deleteRule(deps: PolicyDeps, caller: OrganizationCaller, id: string): Promise<void> {
-  const result = await organizationData(deps.db, caller.organizationId).rules.delete(id, now(deps), caller.by);
+  requireCapability(caller.role, 'workRules');
+  const result = await organizationData(deps.db, caller.organizationId).rules.delete(id, now(deps), caller.by, !may(caller.role, 'manageActiveRules'));
   if (!result) throw noRule(id);
+  if (result === 'active') throw refusal(caller.role, 'manageActiveRules');
   await deps.tail.reach(result.xid);
 }
 

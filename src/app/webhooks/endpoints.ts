@@ -1,6 +1,6 @@
 // An organization's webhook endpoints, as use cases: owners create, change, disable, rotate the
-// secret of and delete endpoints; every member reads them, their deliveries log, and may send a
-// test event or redeliver one. The signing secret (`whsec_…`) is answered once, at creation or
+// secret of and delete endpoints (access/roles.ts, `manageWebhooks`); every member reads them, their
+// deliveries log, and may send a test event or redeliver one (`testWebhooks`). The signing secret (`whsec_…`) is answered once, at creation or
 // rotation, and otherwise kept sealed (secret-box.ts); no listing or log line holds it. A URL is
 // checked when it is saved (form, and every address it resolves to: jobs/webhook-address.ts) and
 // again at every delivery. Every read and write goes through the organization's webhooks part
@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.ts';
 import { memberOrganization } from '../access/ownership.ts';
+import { requireCapability, type Capability } from '../access/roles.ts';
 import { randomId } from '../access/secrets.ts';
 import type { SecretBox } from '../access/secret-box.ts';
 import { checkWebhookUrl, WebhookAddressRefused, type AddressPolicy } from '../../jobs/webhook-address.ts';
@@ -103,11 +104,10 @@ async function webhooksOf(
   deps: WebhookDeps,
   orgId: string,
   userId: string,
-  owner: boolean,
+  capability: Capability | undefined,
 ): Promise<{ organization: OrganizationRow; webhooks: OrganizationWebhooks }> {
   const organization = await memberOrganization(deps.db, orgId, userId);
-  if (owner && organization.role !== 'owner')
-    throw new AppError('forbidden', `Only owners of ${organization.name} manage its webhooks.`, 'Ask an owner of the organization to do it.');
+  if (capability) requireCapability(organization.role, capability, organization.name);
   return { organization, webhooks: organizationData(deps.db, organization.id).webhooks };
 }
 
@@ -132,12 +132,12 @@ async function checkedUrl(deps: WebhookDeps, url: string): Promise<string> {
 }
 
 export async function webhookEndpoints(deps: WebhookDeps, orgId: string, userId: string): Promise<WebhookEndpoint[]> {
-  const { webhooks } = await webhooksOf(deps, orgId, userId, false);
+  const { webhooks } = await webhooksOf(deps, orgId, userId, undefined);
   return (await webhooks.all()).map(endpointView);
 }
 
 export async function webhookEndpoint(deps: WebhookDeps, orgId: string, userId: string, id: string): Promise<WebhookEndpoint> {
-  const { webhooks } = await webhooksOf(deps, orgId, userId, false);
+  const { webhooks } = await webhooksOf(deps, orgId, userId, undefined);
   const row = await webhooks.one(id);
   if (!row) throw noEndpoint(id);
   return endpointView(row);
@@ -150,7 +150,7 @@ export async function createWebhookEndpoint(
   input: EndpointInput,
 ): Promise<WebhookEndpoint & { secret: string }> {
   const box = sealing(deps);
-  const { organization, webhooks } = await webhooksOf(deps, orgId, userId, true);
+  const { organization, webhooks } = await webhooksOf(deps, orgId, userId, 'manageWebhooks');
   if ((await webhooks.all()).length >= MAX_ENDPOINTS_PER_ORG) {
     throw new AppError(
       'limit_reached',
@@ -179,7 +179,7 @@ export async function changeWebhookEndpoint(
   id: string,
   change: Partial<EndpointInput> & { status?: 'enabled' | 'disabled' | undefined },
 ): Promise<WebhookEndpoint> {
-  const { organization, webhooks } = await webhooksOf(deps, orgId, userId, true);
+  const { organization, webhooks } = await webhooksOf(deps, orgId, userId, 'manageWebhooks');
   const url = change.url === undefined ? undefined : await checkedUrl(deps, change.url);
   const row = await webhooks.change(id, { url, description: change.description, events: change.events && [...new Set(change.events)], status: change.status });
   if (!row) throw noEndpoint(id);
@@ -190,7 +190,7 @@ export async function changeWebhookEndpoint(
 /** A new secret, answered once; the one it replaces keeps signing for 24 hours. */
 export async function rotateWebhookSecret(deps: WebhookDeps, orgId: string, userId: string, id: string): Promise<WebhookEndpoint & { secret: string }> {
   const box = sealing(deps);
-  const { webhooks } = await webhooksOf(deps, orgId, userId, true);
+  const { webhooks } = await webhooksOf(deps, orgId, userId, 'manageWebhooks');
   const secret = newSecret();
   const row = await webhooks.rotate(id, box.seal(secret), ROTATION_OVERLAP_SECONDS);
   if (!row) throw noEndpoint(id);
@@ -198,7 +198,7 @@ export async function rotateWebhookSecret(deps: WebhookDeps, orgId: string, user
 }
 
 export async function deleteWebhookEndpoint(deps: WebhookDeps, orgId: string, userId: string, id: string): Promise<void> {
-  const { organization, webhooks } = await webhooksOf(deps, orgId, userId, true);
+  const { organization, webhooks } = await webhooksOf(deps, orgId, userId, 'manageWebhooks');
   if (!(await webhooks.delete(id))) throw noEndpoint(id);
   await deps.endpointsChanged(organization.id);
 }
@@ -211,7 +211,7 @@ export async function webhookDeliveries(
   id: string,
   q: { limit: number; startingAfter?: string | undefined; status?: WebhookDelivery['status'] | undefined },
 ): Promise<{ data: WebhookDelivery[]; has_more: boolean }> {
-  const { webhooks } = await webhooksOf(deps, orgId, userId, false);
+  const { webhooks } = await webhooksOf(deps, orgId, userId, undefined);
   if (!(await webhooks.one(id))) throw noEndpoint(id);
   let before: number | null = null;
   if (q.startingAfter !== undefined) {
@@ -227,7 +227,7 @@ export async function webhookDeliveries(
 }
 
 export async function webhookDelivery(deps: WebhookDeps, orgId: string, userId: string, id: string, deliveryId: string): Promise<WebhookDeliveryDetail> {
-  const { webhooks } = await webhooksOf(deps, orgId, userId, false);
+  const { webhooks } = await webhooksOf(deps, orgId, userId, undefined);
   const row = await webhooks.delivery(id, deliveryId);
   if (!row)
     throw new AppError(
@@ -240,7 +240,7 @@ export async function webhookDelivery(deps: WebhookDeps, orgId: string, userId: 
 
 /** Queues a `webhook.test` event for this endpoint alone. */
 export async function sendTestEvent(deps: WebhookDeps, orgId: string, userId: string, id: string): Promise<{ event_id: string; delivery_id: string }> {
-  const { organization, webhooks } = await webhooksOf(deps, orgId, userId, false);
+  const { organization, webhooks } = await webhooksOf(deps, orgId, userId, 'testWebhooks');
   const queued = await webhooks.sendTest(id, { message: `A test event for ${organization.name}, sent on request.`, requested_by: userId });
   if (!queued) throw noEndpoint(id);
   return queued;
@@ -248,7 +248,7 @@ export async function sendTestEvent(deps: WebhookDeps, orgId: string, userId: st
 
 /** Queues the delivery's event again for its endpoint, after its pending deliveries. */
 export async function redeliverWebhook(deps: WebhookDeps, orgId: string, userId: string, id: string, deliveryId: string): Promise<{ delivery_id: string }> {
-  const { webhooks } = await webhooksOf(deps, orgId, userId, false);
+  const { webhooks } = await webhooksOf(deps, orgId, userId, 'testWebhooks');
   const queued = await webhooks.redeliver(id, deliveryId);
   if (!queued)
     throw new AppError(

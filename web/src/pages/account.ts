@@ -1,12 +1,14 @@
 // Account, when sign-in is configured: sign in through the hosted authentication project (it
 // returns to /login with the access token in the address's fragment; login.ts exchanges it for a
 // session and wipes it from the address), sign out, organizations (create, list), and for the one
-// chosen: members, API keys (create with the secret shown once, rotate, revoke) and usage. Without
-// sign-in configured the page says so; the rest of the dashboard works anyway.
+// chosen: members with their invitations (members.ts), API keys (create with the secret shown
+// once, rotate, revoke) and usage. Without sign-in configured the page says so; the rest of the
+// dashboard works anyway.
 
 import { api } from '../api.ts';
 import type { ApiKey, ApiKeyList, ApiKeyWithSecret, Me, Organization, OrganizationList, OrganizationWithMembers, PublicConfig, Usage } from '../contract.ts';
 import { errorBox, h, table, utc } from '../dom.ts';
+import { membersSection } from './members.ts';
 
 export async function accountPage(root: HTMLElement): Promise<void> {
   root.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
@@ -54,13 +56,15 @@ export async function accountPage(root: HTMLElement): Promise<void> {
       h('div', { class: 'card' }, h('p', { id: 'who' }, `Signed in as ${user.name ?? user.email ?? user.id}${user.email ? ` (${user.email})` : ''}`), signOut),
       orgArea,
     );
-    await organizations(orgArea);
+    await organizations(orgArea, user.id);
   } catch (e) {
     root.replaceChildren(errorBox(e));
   }
 }
 
-async function organizations(area: HTMLElement, selected?: string): Promise<void> {
+/** The organizations card and the chosen one's detail; `message` is what a change of its members
+ *  did, shown in the members section (or here, when the change was leaving it). */
+async function organizations(area: HTMLElement, me: string, selected?: string, message?: string): Promise<void> {
   const { organizations: orgs } = await api<OrganizationList>('/api/organizations');
   const name = h('input', { id: 'org-name', name: 'name', required: true, placeholder: 'Organization name' });
   const stage = h(
@@ -80,7 +84,7 @@ async function organizations(area: HTMLElement, selected?: string): Promise<void
     ev.preventDefault();
     try {
       const org = await api<Organization>('/api/organizations', { method: 'POST', body: { name: name.value, stage: stage.value } });
-      await organizations(area, org.id);
+      await organizations(area, me, org.id);
     } catch (e) {
       area.prepend(errorBox(e));
     }
@@ -92,20 +96,41 @@ async function organizations(area: HTMLElement, selected?: string): Promise<void
     ...orgs.map((o) => h('option', { value: o.id }, `${o.name} (${o.stage}, ${o.role})`)),
   );
   if (current) picker.value = current.id;
-  picker.addEventListener('change', () => void organizations(area, picker.value));
+  picker.addEventListener('change', () => void organizations(area, me, picker.value));
   const detail = h('div', { id: 'org-detail' });
+  // A message about an organization no longer shown (one just left) is said here.
+  const gone = message !== undefined && current?.id !== selected;
   area.replaceChildren(
-    h('div', { class: 'card' }, h('h3', {}, 'Organizations'), orgs.length ? picker : h('p', { class: 'muted' }, 'None yet.'), create),
+    h(
+      'div',
+      { class: 'card' },
+      h('h3', {}, 'Organizations'),
+      gone ? h('p', { id: 'org-status', role: 'status' }, message) : null,
+      orgs.length ? picker : h('p', { class: 'muted' }, 'None yet.'),
+      create,
+    ),
     detail,
   );
-  if (current) await organization(detail, current, area);
+  if (current) await organization(detail, current, area, me, undefined, gone ? undefined : message);
 }
 
-async function organization(detail: HTMLElement, org: Organization, area: HTMLElement, secret?: { id: string; value: string }): Promise<void> {
-  const [one, keys, usage] = await Promise.all([
+async function organization(
+  detail: HTMLElement,
+  org: Organization,
+  area: HTMLElement,
+  me: string,
+  secret?: { id: string; value: string },
+  message?: string,
+): Promise<void> {
+  const again = async (done: string) => {
+    await organizations(area, me, org.id, done);
+    (document.getElementById('members-status') ?? document.getElementById('org-status'))?.focus();
+  };
+  const [one, keys, usage, members] = await Promise.all([
     api<OrganizationWithMembers>(`/api/organizations/${org.id}`),
     api<ApiKeyList>(`/api/organizations/${org.id}/api-keys`),
     api<Usage>(`/api/organizations/${org.id}/usage`),
+    membersSection({ org, me, again }, message),
   ]);
   const keyName = h('input', { id: 'key-name', required: true, placeholder: 'Key name' });
   const newKey = h(
@@ -118,14 +143,15 @@ async function organization(detail: HTMLElement, org: Organization, area: HTMLEl
     ev.preventDefault();
     try {
       const k = await api<ApiKeyWithSecret>(`/api/organizations/${org.id}/api-keys`, { method: 'POST', body: { name: keyName.value } });
-      await organization(detail, org, area, { id: k.id, value: k.secret });
+      await organization(detail, org, area, me, { id: k.id, value: k.secret });
     } catch (e) {
       detail.prepend(errorBox(e));
     }
   });
   const keyRows = keys.api_keys.map((k) => {
     const actions = h('span', { class: 'actions' });
-    if (!k.revoked_at) {
+    // Analysts see the keys without the controls (the service would answer 403).
+    if (!k.revoked_at && one.role === 'owner') {
       for (const action of ['rotate', 'revoke'] as const) {
         const b = h('button', { type: 'button', class: 'secondary', 'data-action': action, 'data-key': k.id }, action === 'rotate' ? 'Rotate' : 'Revoke');
         b.addEventListener('click', async () => {
@@ -133,10 +159,10 @@ async function organization(detail: HTMLElement, org: Organization, area: HTMLEl
           try {
             if (action === 'rotate') {
               const r = await api<ApiKeyWithSecret>(`/api/api-keys/${k.id}/rotate`, { method: 'POST' });
-              await organization(detail, org, area, { id: r.id, value: r.secret });
+              await organization(detail, org, area, me, { id: r.id, value: r.secret });
             } else {
               await api<ApiKey>(`/api/api-keys/${k.id}/revoke`, { method: 'POST' });
-              await organization(detail, org, area);
+              await organization(detail, org, area, me);
             }
           } catch (e) {
             detail.prepend(errorBox(e));
@@ -160,12 +186,9 @@ async function organization(detail: HTMLElement, org: Organization, area: HTMLEl
       'div',
       { class: 'card' },
       h('h3', {}, `${one.name}`),
-      h('p', { class: 'muted' }, `Stage ${one.stage} · id ${one.id}`),
-      table(
-        ['Member', 'Role', 'Joined'],
-        one.members.map((m) => [m.name ?? m.email ?? m.user_id, m.role, m.joined_at.slice(0, 10)]),
-      ),
+      h('p', { class: 'muted', id: 'org-summary' }, `Stage ${one.stage} · id ${one.id} · you are ${one.role === 'owner' ? 'an owner' : 'an analyst'}`),
     ),
+    members,
     h(
       'div',
       { class: 'card' },
@@ -188,7 +211,7 @@ async function organization(detail: HTMLElement, org: Organization, area: HTMLEl
           h('tbody', {}, ...keyRows),
         ),
       ),
-      one.role === 'owner' ? newKey : h('p', { class: 'muted' }, 'Only owners manage keys.'),
+      one.role === 'owner' ? newKey : h('p', { class: 'muted', id: 'keys-analyst-note' }, 'Only owners create, rotate and revoke keys.'),
     ),
     h(
       'div',

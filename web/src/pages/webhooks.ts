@@ -137,7 +137,7 @@ async function endpointsView(root: HTMLElement, org: Organization, picker: HTMLE
         : h(
             'p',
             { class: 'muted', id: 'webhook-member-note' },
-            'Only owners add, change, rotate and delete endpoints; as a member you can send a test event and redeliver.',
+            'Only owners add, change, rotate and delete endpoints; as an analyst you can send a test event and redeliver.',
           ),
     ),
     ...data.map((e, i) => endpointCard(ctx, e, logs[i]!, shown.secret?.endpoint === e.id ? shown.secret : undefined)),
