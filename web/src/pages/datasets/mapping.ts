@@ -59,7 +59,7 @@ export async function showMapping(
     // The editor works without the values.
   }
   const headers = v.columns_found;
-  const suggested: Partial<Record<string, string>> = v.suggested_mapping ?? {};
+  const suggested: Partial<Record<(typeof COLUMNS)[number], string>> = v.suggested_mapping ?? {};
   const examples = (header: string) => (samples[header]?.length ? samples[header]!.join(', ') : '');
   const initial = (c: (typeof COLUMNS)[number]) => current?.[c] ?? v.columns?.[c] ?? suggested[c] ?? '';
   const selects = new Map<string, HTMLSelectElement>();
