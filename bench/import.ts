@@ -4,15 +4,21 @@
 // four columns of the organization's own beside ours: an e-mail domain and a device hash (string
 // key fields), a basket's item count (number) and whether 3-D Secure passed (yes/no). Two variants
 // import the same file into a new organization each round, alternating so that a busy moment of the
-// host touches both: `plain` maps our columns only (the baseline: what an import did before fields
-// could be mapped), `fields` also maps the four columns onto declared fields, whose cells are then
-// converted, checked (card numbers, IP addresses) and stored with each row. Reported per variant:
+// host touches both, each variant on a server (and database) of its own: `plain` maps our columns
+// only (the baseline: what an import did before fields could be mapped), `fields` also maps the
+// four columns onto declared fields, whose cells are then converted, checked (card numbers, IP
+// addresses) and stored with each row. With `--against DIR`, another checkout (an earlier version,
+// built) serves a third variant, `before`: the plain import on that version's server, in the same
+// rotation, so that a change's before and after are measured on the same host at the same moments
+// (this host's neighbours move a run's figures by a factor of two or more). Reported per variant:
 // the job's rows per second (from its `started_at` to its `finished_at`), and the checking pass and
 // the storing pass apart (the stage change, seen by polling every 20 ms). Embedded database; with
-// DATABASE_URL set, on that PostgreSQL server too (a fresh database). Last line: JSON.
+// DATABASE_URL set, on that PostgreSQL server too (a fresh database per server). Last line: JSON.
 
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { simulate, toCsv } from '../src/domain/simulate.ts';
-import { oneOf } from '../src/command-line.ts';
+import { oneOf, text, UsageError } from '../src/command-line.ts';
 import { freshDatabase } from '../test/support/server.ts';
 import { SignIn } from '../test/support/processes.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
@@ -21,14 +27,20 @@ import { startServer } from './server-process.ts';
 const options = benchmarkCommandLine({
   name: 'bench:import',
   about: 'A history import of an uploaded file through the real server: with mapped fields against without.',
-  quick: '100,000 rows, three rounds of each variant (the full run: 250,000 rows, five rounds of each)',
-  options: { variant: oneOf(['plain', 'fields'], 'run only this variant (default: both, alternating)') },
+  quick: '50,000 rows, three rounds of each variant (the full run: 250,000 rows, five rounds of each)',
+  options: {
+    variant: oneOf(['plain', 'fields'], 'run only this variant of this checkout (default: both)'),
+    against: text('DIR', 'another checkout, built (npm run build:server): its server runs the plain import too, as the variant `before`'),
+  },
   notes: ['DATABASE_URL (a PostgreSQL server on which this role may create and drop databases): the same rounds on a fresh database there too.'],
 });
 
-const ROWS = quick ? 100_000 : 250_000;
+const ROWS = quick ? 50_000 : 250_000;
 const ROUNDS = quick ? 3 : 5;
-const variants = options.variant ? [options.variant] : (['plain', 'fields'] as const);
+if (options.against && !existsSync(join(options.against, 'dist/main.js')))
+  throw new UsageError(`--against ${options.against}: no dist/main.js there (build it with npm run build:server)`);
+type Variant = 'before' | 'plain' | 'fields';
+const variants: Variant[] = [...(options.against ? (['before'] as const) : []), ...(options.variant ? [options.variant] : (['plain', 'fields'] as const))];
 
 /** The file: simulated rows (the batch benchmark's population), with four columns of our own. */
 function dataset(n: number): string {
@@ -62,20 +74,41 @@ interface Round {
 
 const json = async (res: Response) => (await res.json()) as Record<string, any>;
 
-async function rounds(backend: string, env: Record<string, string>, csv: string): Promise<Round[]> {
+/** Waits until no server of `servers` runs a job (its /api/health `jobs_running`). */
+async function idle(servers: { url: string }[]): Promise<void> {
+  const deadline = Date.now() + 600_000;
+  for (const server of servers) {
+    for (;;) {
+      const health = await json(await fetch(`${server.url}/api/health`));
+      if (Object.values(health.jobs_running as Record<string, number>).every((n) => n === 0)) break;
+      if (Date.now() > deadline) throw new Error(`jobs still running after 10 minutes: ${JSON.stringify(health.jobs_running)}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
+async function rounds(backend: string, database: () => Promise<Record<string, string>>, csv: string): Promise<Round[]> {
   const signIn = await SignIn.start();
-  const server = await startServer({
+  const serverEnv = async () => ({
     ...signIn.env,
-    ...env,
+    ...(await database()),
     MAX_UPLOAD_MB: '200',
     MAX_DATASET_ROWS: String(ROWS),
     UPLOAD_RATE_PER_MINUTE: '1000',
     MAX_JOBS_PER_ORG_PER_DAY: '1000',
   });
+  // A server (and database) per variant: each stores the same rows round after round, so that no
+  // variant imports into a larger database than another.
+  const servers = new Map<Variant, Awaited<ReturnType<typeof startServer>>>();
   const out: Round[] = [];
   try {
+    for (const variant of variants) servers.set(variant, await startServer(await serverEnv(), variant === 'before' ? options.against : undefined));
     for (let k = 0; k < ROUNDS; k++) {
       for (const variant of variants) {
+        // An import queues ring analyses of its weeks (worker threads): each round starts once every
+        // server has finished the last round's.
+        await idle([...servers.values()]);
+        const server = servers.get(variant)!;
         const org = await signIn.organization(server.url, `bench-import-${backend}-${variant}-${k}`);
         let mapping = '';
         if (variant === 'fields') {
@@ -126,7 +159,7 @@ async function rounds(backend: string, env: Record<string, string>, csv: string)
       }
     }
   } finally {
-    server.child.kill('SIGTERM');
+    for (const server of servers.values()) server.child.kill('SIGTERM');
     await signIn.close();
   }
   return out;
@@ -136,19 +169,18 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 const csv = dataset(ROWS);
 const results: Record<string, Record<string, unknown>> = {};
-const backends: [string, () => Promise<{ env: Record<string, string>; drop?: () => Promise<void> }>][] = [['embedded', async () => ({ env: {} })]];
-if (process.env.DATABASE_URL)
-  backends.push([
-    'postgres',
-    async () => {
-      const fresh = await freshDatabase(process.env.DATABASE_URL!);
-      return { env: { DATABASE_URL: fresh.url }, drop: fresh.drop };
-    },
-  ]);
-for (const [backend, open] of backends) {
-  const { env, drop } = await open();
+const backends = ['embedded', ...(process.env.DATABASE_URL ? ['postgres'] : [])];
+for (const backend of backends) {
+  // Each server its own database: a fresh one on PostgreSQL, its own data folder's when embedded.
+  const drops: (() => Promise<void>)[] = [];
+  const database = async (): Promise<Record<string, string>> => {
+    if (backend === 'embedded') return {};
+    const fresh = await freshDatabase(process.env.DATABASE_URL!);
+    drops.push(fresh.drop);
+    return { DATABASE_URL: fresh.url };
+  };
   try {
-    const all = await rounds(backend, env, csv);
+    const all = await rounds(backend, database, csv);
     const byVariant: Record<string, unknown> = {};
     for (const variant of variants) {
       const mine = all.filter((r) => r.variant === variant);
@@ -164,7 +196,7 @@ for (const [backend, open] of backends) {
     }
     results[backend] = byVariant;
   } finally {
-    await drop?.();
+    for (const drop of drops) await drop();
   }
 }
 console.log(JSON.stringify({ benchmark: 'import', quick, rows: ROWS, rounds: ROUNDS, results }));

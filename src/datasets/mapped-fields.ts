@@ -28,7 +28,15 @@ export interface MappedField {
 /** Why a cell cannot be a field's value. */
 export type CellRefusal = ForbiddenKind | 'wrong_type' | 'too_long';
 
-const BOOLEANS: Readonly<Record<string, boolean>> = { true: true, false: false, yes: true, no: false, '1': true, '0': false };
+// A Map, not an object: a cell such as "constructor" must find nothing.
+const BOOLEANS: ReadonlyMap<string, boolean> = new Map([
+  ['true', true],
+  ['false', false],
+  ['yes', true],
+  ['no', false],
+  ['1', true],
+  ['0', false],
+]);
 
 /** A cell's value as a field of `type`, undefined when the cell is empty, or why it cannot be one. */
 export function cellValue(text: string, type: FieldType): FieldValue | undefined | { refused: CellRefusal } {
@@ -43,7 +51,7 @@ export function cellValue(text: string, type: FieldType): FieldValue | undefined
     if (Number.isFinite(n)) return n;
   }
   if (type === 'boolean') {
-    const b = BOOLEANS[text.toLowerCase()];
+    const b = BOOLEANS.get(text.toLowerCase());
     if (b !== undefined) return b;
   }
   // Not of the field's type: a card number or an address is named as such all the same.
@@ -87,13 +95,13 @@ export class CellRefused extends Error {
     const again = `upload the file again and ${then}`;
     switch (this.reason) {
       case 'card_number_refused':
-        return `card_number_refused: ${where} holds a card number, which this service never accepts; ${outcome}. Put a token from your payment provider, the card's BIN or its last four digits in its place (or leave the cell empty), ${again}.`;
+        return `card_number_refused: ${where} holds a card number, which this service never accepts; ${outcome}. Put a token from your payment provider, the card's BIN or its last four digits in its place, or leave the cell empty; ${again}.`;
       case 'ip_address_refused':
-        return `ip_address_refused: ${where} holds an IP address, which this service never accepts; ${outcome}. Put a keyed hash of the address (an HMAC with a secret of yours), or what you derive from it (a country), in its place (or leave the cell empty), ${again}.`;
+        return `ip_address_refused: ${where} holds an IP address, which this service never accepts; ${outcome}. Put a keyed hash of the address (an HMAC with a secret of yours) or what you derive from it (a country) in its place, or leave the cell empty; ${again}.`;
       case 'too_long':
-        return `${where} is longer than ${MAX_FIELD_TEXT} characters, the most a field's text may have; ${outcome}. Shorten it (or leave the cell empty), ${again}.`;
+        return `${where} is longer than ${MAX_FIELD_TEXT} characters, the most a field's text may have; ${outcome}. Shorten it, or leave the cell empty; ${again}.`;
       case 'wrong_type':
-        return `${where} is not ${TYPE_WORDS[this.field.type]}, the field's declared type; ${outcome}. ${TYPE_FIX[this.field.type]} (or leave the cell empty when the row has no value), ${again}.`;
+        return `${where} is not ${TYPE_WORDS[this.field.type]}, the field's declared type; ${outcome}. ${TYPE_FIX[this.field.type]}, or leave the cell empty when the row has none; ${again}.`;
     }
   }
 }
@@ -101,7 +109,7 @@ export class CellRefused extends Error {
 const TYPE_WORDS: Record<FieldType, string> = { string: 'text', number: 'a number', boolean: 'true or false' };
 const TYPE_FIX: Record<FieldType, string> = {
   string: 'Write text',
-  number: 'Write a plain number (1234.5: no currency sign, no thousands separator)',
+  number: 'Write a plain number such as 1234.5 (no currency sign, no thousands separator)',
   boolean: 'Write true or false, yes or no, or 1 or 0',
 };
 

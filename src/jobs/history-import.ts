@@ -195,8 +195,8 @@ export function datasetSource(
     },
     async *chunks(size) {
       let chunk: NewTransaction[] = [];
-      // Two loops rather than one over either source: an upload without fields reads no cells and
-      // goes through no generator more than before. (The file checked out whole in `check`.)
+      // Two loops rather than one generator over either: an upload without mapped fields reads no
+      // cell of theirs and pays nothing for them. (Every cell checked out in `check`.)
       if (read)
         for await (const { row: r, cells } of readRowsWithCells(path, mapping)) {
           chunk.push(row(r, read(cells, r.row)));

@@ -50,6 +50,8 @@ t.test('a cell as each type', async (t) => {
     ['0', 'boolean', false],
     ['maybe', 'boolean', { refused: 'wrong_type' }],
     ['y', 'boolean', { refused: 'wrong_type' }],
+    ['constructor', 'boolean', { refused: 'wrong_type' }],
+    ['__proto__', 'boolean', { refused: 'wrong_type' }],
     ['4111111111111111', 'boolean', { refused: 'card_number_refused' }],
     ['4111-1111-1111-1111', 'string', { refused: 'card_number_refused' }],
     ['4111111111111112', 'string', '4111111111111112'],
