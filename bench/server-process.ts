@@ -44,15 +44,18 @@ process.on('exit', () => {
   for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
+/** `from`: another checkout to run the server of (built with `npm run build:server`), for a
+ *  benchmark that compares a change with the version before it on the same host at once. */
 export async function startServer(
   env: Record<string, string>,
+  from = root,
 ): Promise<{ child: ChildProcess; url: string; startup: Record<string, number>; stderr: () => string }> {
   const port = 20_000 + Math.floor(Math.random() * 20_000);
   // BENCH_SERVER_NODE_ARGS: extra Node options for the server only (e.g. `--cpu-prof`, which
   // NODE_OPTIONS refuses), to profile the server under the benchmark's load.
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...startFlags(), ...nodeArgs, join(root, 'scripts/start.mjs')], {
-    cwd: root,
+  const child = spawn(process.execPath, [...startFlags(), ...nodeArgs, join(from, 'scripts/start.mjs')], {
+    cwd: from,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: tempDir('bench-'), DATABASE_URL: '', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

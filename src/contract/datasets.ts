@@ -7,14 +7,27 @@
 // (app/datasets/datasets.ts, datasetView) is held to it by the compiler.
 
 import { z } from 'zod';
-import { DATASET_COLUMNS, type ColumnMapping } from '../datasets/column-names.ts';
+import { DATASET_COLUMNS, type ColumnMapping, type DatasetColumn } from '../datasets/column-names.ts';
 import type { ParsedRow, ValidationResult } from '../datasets/csv.ts';
+import { MAX_SENT_FIELDS } from '../domain/fields.ts';
+import { FieldName } from './custom-fields.ts';
 
 const Count = z.number().int().nonnegative();
 
+const Header = z.string().min(1).max(200);
 export const Mapping = z
-  .partialRecord(z.enum(DATASET_COLUMNS as [string, ...string[]]), z.string().min(1).max(200))
-  .describe('Our column name → the header in your file');
+  .object({
+    ...(Object.fromEntries(DATASET_COLUMNS.map((c) => [c, Header.optional()])) as Record<DatasetColumn, z.ZodOptional<typeof Header>>),
+    fields: z
+      .record(FieldName, Header)
+      .refine((f) => Object.keys(f).length <= MAX_SENT_FIELDS, `at most ${MAX_SENT_FIELDS} fields`)
+      .optional()
+      .describe(
+        "Your organization's declared field → the header in your file that holds its values. A history import stores them with each row (converted to the field's type; an empty cell: the row does not carry it); a field must be declared by the organization when the import or scoring job is queued",
+      ),
+  })
+  .strict()
+  .describe('Our column name → the header in your file; `fields`: your own declared fields → their headers');
 export type Mapping = z.infer<typeof Mapping>;
 
 /** What the upload's routes document (the upload's 201, `GET /api/datasets/{id}`, `POST …/validate`): an object. */

@@ -63,11 +63,13 @@ export function columnsPath(csvPath: string): string {
   return `${csvPath}.cols`;
 }
 
-/** The mapping as the file records it: its entries in a fixed order, unset ones left out. */
+/** The mapping as the file records it: our columns' entries in a fixed order, unset ones left
+ *  out. The mapped fields are not in it: the kept rows hold none of them (a job that reads fields
+ *  reads them from the CSV), so mapping a field keeps the rows usable. */
 function mappingKey(mapping: ColumnMapping): string {
   return JSON.stringify(
     Object.entries(mapping)
-      .filter(([, v]) => v !== undefined)
+      .filter(([k, v]) => k !== 'fields' && v !== undefined)
       .sort(([a], [b]) => (a < b ? -1 : 1)),
   );
 }

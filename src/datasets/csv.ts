@@ -3,14 +3,16 @@
 // mapping names the file's own headers for our columns. `validateCsv` reads the whole file once
 // and answers what a person needs to fix it: columns found and missing, rows, and per-column
 // problems with the first row numbers and advice. `readRows` yields the parsed rows of a valid
-// file for scoring. Row numbers count data rows from 1 (the header is not a row).
+// file for scoring, and `readRowsWithCells` each with the cells of the organization's fields the
+// mapping maps (read as text here; mapped-fields.ts makes values of them). Row numbers count data
+// rows from 1 (the header is not a row).
 
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import csv from 'csv-parser';
 import { UNKNOWN, type TransactionEntities, type TransactionParties } from '../domain/transaction.ts';
 import { keptAmount } from '../domain/amount.ts';
-import { DATASET_COLUMNS, OPTIONAL_COLUMNS, REQUIRED_COLUMNS, type ColumnMapping, type DatasetColumn } from './column-names.ts';
+import { DATASET_COLUMNS, fieldEntries, OPTIONAL_COLUMNS, REQUIRED_COLUMNS, type ColumnMapping, type DatasetColumn } from './column-names.ts';
 
 export { DATASET_COLUMNS, OPTIONAL_COLUMNS, REQUIRED_COLUMNS, type ColumnMapping, type DatasetColumn };
 
@@ -34,6 +36,9 @@ export interface ValidationResult {
   columns: Record<DatasetColumn, string | null>;
   missing_required: DatasetColumn[];
   missing_optional: DatasetColumn[];
+  /** Fields the mapping maps onto a header the file does not have (present only when the mapping
+   *  maps fields): the file does not validate until each is found or left out. */
+  missing_fields?: string[];
   has_labels: boolean;
   problems: ColumnProblem[];
   /** File-level problems (empty, binary, too many rows, ragged lines). */
@@ -57,19 +62,34 @@ export function parseTimestamp(value: string): number {
 }
 
 /** A plain decimal number: digits, one optional decimal point, optional leading minus. */
-const NUMBER = /^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;
+export const NUMBER = /^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;
+
+/** The file's header a mapping names: that header, else one that differs only in case and
+ *  surrounding spaces; null when the file has neither. */
+function findHeader(headers: readonly string[], byLower: ReadonlyMap<string, string>, mapped: string): string | null {
+  return headers.includes(mapped) ? mapped : (byLower.get(mapped.trim().toLowerCase()) ?? null);
+}
+
+const lowerCased = (headers: readonly string[]) => new Map(headers.map((h) => [h.trim().toLowerCase(), h]));
 
 /** Resolves our columns to the file's headers: the mapping first, else a header of the same name
  *  (case and surrounding spaces ignored). */
 export function resolveColumns(headers: readonly string[], mapping: ColumnMapping = {}): Record<DatasetColumn, string | null> {
-  const byLower = new Map(headers.map((h) => [h.trim().toLowerCase(), h]));
+  const byLower = lowerCased(headers);
   return Object.fromEntries(
     DATASET_COLUMNS.map((c) => {
       const mapped = mapping[c];
-      if (mapped !== undefined) return [c, headers.includes(mapped) ? mapped : (byLower.get(mapped.trim().toLowerCase()) ?? null)];
+      if (mapped !== undefined) return [c, findHeader(headers, byLower, mapped)];
       return [c, byLower.get(c) ?? null];
     }),
   ) as Record<DatasetColumn, string | null>;
+}
+
+/** The headers of the mapped fields, in the mapping's order (null: not in the file). A field is
+ *  read only from the header the mapping names: never from one that merely has its name. */
+export function resolveFields(headers: readonly string[], mapping: ColumnMapping): (string | null)[] {
+  const byLower = lowerCased(headers);
+  return fieldEntries(mapping).map(([, header]) => findHeader(headers, byLower, header));
 }
 
 /** Whether the file looks like text: no NUL byte and valid UTF-8 in its first 64 KiB. */
@@ -143,6 +163,12 @@ export async function validateCsv(path: string, o: ValidateOptions): Promise<Val
     headersSeen = true;
     result.columns_found = headers;
     result.columns = resolveColumns(headers, o.mapping);
+    if (o.mapping?.fields) {
+      const found = resolveFields(headers, o.mapping);
+      result.missing_fields = fieldEntries(o.mapping)
+        .filter((_, i) => found[i] === null)
+        .map(([name]) => name);
+    }
   });
   for await (const record of stream as AsyncIterable<Record<string, string>>) {
     const row = ++result.rows;
@@ -207,7 +233,7 @@ export async function validateCsv(path: string, o: ValidateOptions): Promise<Val
       message: `The file has ${result.rows} rows; this server scores at most ${o.maxRows}.`,
       fix: `Split the file into parts of at most ${o.maxRows} rows.`,
     });
-  result.valid = result.missing_required.length === 0 && result.problems.length === 0 && result.file_problems.length === 0;
+  result.valid = result.missing_required.length === 0 && !result.missing_fields?.length && result.problems.length === 0 && result.file_problems.length === 0;
   return result;
 }
 
@@ -264,4 +290,27 @@ export async function* readRows(path: string, mapping: ColumnMapping = {}): Asyn
   stream.on('headers', (headers: string[]) => (columns = resolveColumns(headers, mapping)));
   let row = 0;
   for await (const record of stream as AsyncIterable<Record<string, string>>) yield parseRecord(record, columns!, ++row);
+}
+
+/** A row with the trimmed cells of its mapped fields, in the mapping's order ('' for an empty cell,
+ *  or for a header the file does not have: validation refuses such a mapping). */
+export interface RowWithCells {
+  row: ParsedRow;
+  cells: string[];
+}
+
+/** The rows of a file that validated, parsed, each with its mapped fields' cells. */
+export async function* readRowsWithCells(path: string, mapping: ColumnMapping): AsyncGenerator<RowWithCells> {
+  let columns: Record<DatasetColumn, string | null> | undefined;
+  let fields: (string | null)[] = [];
+  const stream = createReadStream(path).pipe(parser());
+  stream.on('headers', (headers: string[]) => {
+    columns = resolveColumns(headers, mapping);
+    fields = resolveFields(headers, mapping);
+  });
+  let row = 0;
+  for await (const record of stream as AsyncIterable<Record<string, string>>) {
+    const cells = fields.map((h) => (h === null ? '' : (record[h] ?? '').trim()));
+    yield { row: parseRecord(record, columns!, ++row), cells };
+  }
 }

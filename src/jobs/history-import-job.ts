@@ -1,9 +1,14 @@
 // The handler of `history_import` jobs: its source from the job's params (the built-in example, or
 // a validated upload with a timestamp column), checked, and stored chunk by chunk into the
-// organization's history (history-import.ts), with its progress reported as it goes.
+// organization's history (history-import.ts), with its progress reported as it goes. The fields an
+// upload's mapping maps are read as the organization declares them when the job runs: one retired
+// since the import was queued (or mapped since) fails the job before anything is read.
 
+import { fieldEntries, type ColumnMapping } from '../datasets/column-names.ts';
+import { mappedFields, undeclaredFields, type MappedField } from '../datasets/mapped-fields.ts';
 import type { Db } from '../storage/db.ts';
 import { getDataset, type DatasetFiles } from '../storage/datasets.ts';
+import { organizationData } from '../storage/organization-data.ts';
 import {
   datasetSource,
   exampleSource,
@@ -49,7 +54,8 @@ export function historyImportHandler(o: HistoryImportDeps): JobHandler {
           const dataset = await getDataset(o.db, params.data.dataset_id);
           if (!dataset || dataset.removed)
             throw new ImportRefused(`the dataset was ${dataset?.removed ?? 'not found'} before the import ran; upload the file again and import that`);
-          source = datasetSource(o.datasets.path(dataset.stored_name), dataset.mapping, dataset.validation.columns.transaction_id !== null, at, stamp);
+          const fields = await declaredFields(o.db, job.organization_id, dataset.mapping, dataset.validation.columns_found);
+          source = datasetSource(o.datasets.path(dataset.stored_name), dataset.mapping, dataset.validation.columns.transaction_id !== null, at, stamp, fields);
         }
         const organizationId = job.organization_id;
         await o.beforeImport();
@@ -74,4 +80,18 @@ export function historyImportHandler(o: HistoryImportDeps): JobHandler {
       }
     },
   };
+}
+
+/** The mapping's fields as the organization declares them now; ImportRefused naming those it does
+ *  not declare. */
+async function declaredFields(db: Db, organizationId: string, mapping: ColumnMapping, headers: readonly string[]): Promise<MappedField[]> {
+  if (fieldEntries(mapping).length === 0) return [];
+  const declared = (await organizationData(db, organizationId).fields.all()).map((f) => ({ name: f.name, type: f.type, key: f.key, retired: false }));
+  const missing = undeclaredFields(mapping, declared);
+  if (missing.length) {
+    throw new ImportRefused(
+      `the mapping maps ${missing.map(([name, header]) => `column "${header}" onto fields.${name}`).join(', ')}, which the organization does not declare (retired or never declared since the import was queued); nothing was imported. Declare ${missing.length > 1 ? 'them' : 'it'} again, or remove ${missing.length > 1 ? 'them' : 'it'} from the dataset's mapping, and queue the import again.`,
+    );
+  }
+  return mappedFields(mapping, declared, headers);
 }

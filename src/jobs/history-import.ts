@@ -7,10 +7,15 @@
 // twice, a first pass checking every row so that a bad file fails the job with nothing stored. It
 // can run again after a crash: ids already stored are skipped, the example's shift is taken from
 // the job's first start, and the summary counts what this job's id stored, whichever attempt ends.
+// The organization's own fields the upload's mapping maps are read from the file's cells as their
+// declared types (datasets/mapped-fields.ts) and stored with each row, as a scored payment's are;
+// a cell that cannot be its field's value fails the job in the checking pass, naming the row and
+// the column, never the value. An upload that maps none is read exactly as before: no cells.
 
 import { z } from 'zod';
 import type { HistoryImportSummary } from '../contract/jobs.ts';
-import { readRows, type ColumnMapping, type ParsedRow } from '../datasets/csv.ts';
+import { readRows, readRowsWithCells, type ColumnMapping, type ParsedRow } from '../datasets/csv.ts';
+import { CellRefused, fieldReader, type MappedField, type RowFields } from '../datasets/mapped-fields.ts';
 import type { Db } from '../storage/db.ts';
 import type { NewTransaction } from '../storage/live-rows.ts';
 import { organizationData } from '../storage/organization-data.ts';
@@ -116,11 +121,53 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * An upload's rows as csv.ts parses them for scoring (the dataset's mapping, `unknown` for a
  * missing location or payment type). A file without a transaction_id column gives every row
  * `imp_<job id>_<row number>`; in a file with one, the parser reads an empty cell as the row's
- * number, as scoring does. `check` refuses a row without a time or with one after `at`.
+ * number, as scoring does. `check` refuses a row without a time or with one after `at`, and a cell
+ * of a mapped field (`fields`: the mapping's, as the organization declares them) that cannot be
+ * its value.
  */
-export function datasetSource(path: string, mapping: ColumnMapping, hasIds: boolean, at: number, stamp: Stamp): ImportSource {
+export function datasetSource(
+  path: string,
+  mapping: ColumnMapping,
+  hasIds: boolean,
+  at: number,
+  stamp: Stamp,
+  fields: readonly MappedField[] = [],
+): ImportSource {
   let rows = -1;
   const idOf = (r: ParsedRow) => (hasIds ? r.transaction_id : `imp_${stamp.jobId}_${r.row}`);
+  const read = fields.length ? fieldReader(fields) : undefined;
+  const checkTime = (r: ParsedRow) => {
+    if (r.time === undefined) {
+      throw new ImportRefused(
+        `row ${r.row} (transaction ${idOf(r)}) has no timestamp, so it cannot be placed in the organization's timeline; nothing was imported. Fill in every row's time (or remove the row), upload the file again and import that.`,
+      );
+    }
+    if (r.time > at) {
+      throw new ImportRefused(
+        `row ${r.row} (transaction ${idOf(r)}) is at ${iso(r.time)}, after the import began (${iso(at)}): a history holds only what has happened; nothing was imported. Correct or remove the rows dated in the future, upload the file again and import that.`,
+      );
+    }
+  };
+  const row = (r: ParsedRow, f?: RowFields): NewTransaction => {
+    const t = imported(
+      {
+        transaction_id: idOf(r),
+        time: r.time!,
+        amount: r.amount,
+        customer_id: r.customer_id,
+        merchant_id: r.merchant_id,
+        location: r.location,
+        payment_type: r.payment_type,
+      },
+      r.label,
+      stamp,
+    );
+    if (f?.fields) {
+      t.fields = f.fields;
+      if (f.field_keys) t.field_keys = f.field_keys;
+    }
+    return t;
+  };
   return {
     total: () => {
       if (rows < 0) throw new Error('check() first');
@@ -128,44 +175,44 @@ export function datasetSource(path: string, mapping: ColumnMapping, hasIds: bool
     },
     async check() {
       let n = 0;
-      for await (const r of readRows(path, mapping)) {
-        n++;
-        if (r.time === undefined) {
-          throw new ImportRefused(
-            `row ${r.row} (transaction ${idOf(r)}) has no timestamp, so it cannot be placed in the organization's timeline; nothing was imported. Fill in every row's time (or remove the row), upload the file again and import that.`,
-          );
-        }
-        if (r.time > at) {
-          throw new ImportRefused(
-            `row ${r.row} (transaction ${idOf(r)}) is at ${iso(r.time)}, after the import began (${iso(at)}): a history holds only what has happened; nothing was imported. Correct or remove the rows dated in the future, upload the file again and import that.`,
-          );
-        }
+      try {
+        if (read)
+          for await (const { row: r, cells } of readRowsWithCells(path, mapping)) {
+            n++;
+            checkTime(r);
+            read(cells, r.row);
+          }
+        else
+          for await (const r of readRows(path, mapping)) {
+            n++;
+            checkTime(r);
+          }
+      } catch (e) {
+        if (e instanceof CellRefused) throw new ImportRefused(e.describe('nothing was imported', 'import that'));
+        throw e;
       }
       rows = n;
     },
     async *chunks(size) {
       let chunk: NewTransaction[] = [];
-      for await (const r of readRows(path, mapping)) {
-        chunk.push(
-          imported(
-            {
-              transaction_id: idOf(r),
-              time: r.time!,
-              amount: r.amount,
-              customer_id: r.customer_id,
-              merchant_id: r.merchant_id,
-              location: r.location,
-              payment_type: r.payment_type,
-            },
-            r.label,
-            stamp,
-          ),
-        );
-        if (chunk.length === size) {
-          yield chunk;
-          chunk = [];
+      // Two loops rather than one generator over either: an upload without mapped fields reads no
+      // cell of theirs and pays nothing for them. (Every cell checked out in `check`.)
+      if (read)
+        for await (const { row: r, cells } of readRowsWithCells(path, mapping)) {
+          chunk.push(row(r, read(cells, r.row)));
+          if (chunk.length === size) {
+            yield chunk;
+            chunk = [];
+          }
         }
-      }
+      else
+        for await (const r of readRows(path, mapping)) {
+          chunk.push(row(r));
+          if (chunk.length === size) {
+            yield chunk;
+            chunk = [];
+          }
+        }
       if (chunk.length > 0) yield chunk;
     },
   };

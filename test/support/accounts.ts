@@ -8,6 +8,7 @@ import { freshDatabase, start, type Backend, type Running } from './server.ts';
 import { dataDir as newDataDir } from './data-dir.ts';
 import type { Config } from '../../src/config.ts';
 import type { StartOptions } from '../../src/app/service.ts';
+import type { AppOptions } from '../../src/http/app.ts';
 
 export interface Member {
   userId: string;
@@ -50,6 +51,8 @@ export async function startLive(o: {
   signingKey?: SigningKey;
   clock?: () => number;
   startOptions?: StartOptions;
+  /** The HTTP log (none unless given). */
+  logger?: AppOptions['logger'];
 }): Promise<LiveService> {
   const idp = o.idp ?? (await new IdentityProvider().start());
   const key = o.signingKey ?? (await makeKey('ES256', 'k1'));
@@ -60,6 +63,7 @@ export async function startLive(o: {
     ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}),
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.startOptions ? { startOptions: o.startOptions } : {}),
+    ...(o.logger ? { logger: o.logger } : {}),
     overrides: { AUTHPROVIDER_URL: idp.url, SESSION_SECRET: 'z'.repeat(48), authConfigured: true, SCORE_RATE_PER_MINUTE: 100_000, ...o.overrides },
   });
   const members = new Map<string, Member>();

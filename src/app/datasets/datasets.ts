@@ -76,6 +76,9 @@ function invalid(validation: ValidationResult, datasetId: string | undefined): A
   const parts: string[] = [];
   if (validation.missing_required.length)
     parts.push(`missing required column${validation.missing_required.length > 1 ? 's' : ''} ${validation.missing_required.join(', ')}`);
+  const missingFields = validation.missing_fields ?? [];
+  if (missingFields.length)
+    parts.push(`no column for the mapped field${missingFields.length > 1 ? 's' : ''} ${missingFields.map((f) => `fields.${f}`).join(', ')}`);
   for (const p of validation.problems.slice(0, 3))
     parts.push(`${p.header} ${p.message} in ${p.count} row${p.count > 1 ? 's' : ''} (first: ${p.rows.join(', ')})`);
   // A file problem's message is a sentence of its own: its full stop goes, the list ends with one.
@@ -87,7 +90,9 @@ function invalid(validation: ValidationResult, datasetId: string | undefined): A
     validation.problems[0]?.fix ??
     (validation.missing_required.length
       ? `Map your headers to ${validation.missing_required.join(', ')} with POST /api/datasets/${datasetId ?? '{id}'}/validate and a mapping${hint}, or rename them in the file.`
-      : 'Correct the file and upload it again.');
+      : missingFields.length
+        ? `Map each field to a header your file has (its columns: validation.columns_found), or leave it out of the mapping, with POST /api/datasets/${datasetId ?? '{id}'}/validate.`
+        : 'Correct the file and upload it again.');
   return new AppError('validation_failed', `The file cannot be scored as it is: ${parts.join('; ')}.`, fix, {
     ...(datasetId ? { dataset_id: datasetId } : {}),
     validation: suggested,

@@ -3,7 +3,8 @@
 // that its velocity and graph features have context from its first scored transaction. Everything
 // that can be told from the request is refused here, with the reason and what to do: the example
 // for a live organization (`forbidden`), a dataset of another organization (`forbidden`), one that
-// does not validate or has no timestamp column (`validation_failed`), an expired one (`gone`). What
+// does not validate or has no timestamp column (`validation_failed`), one whose mapping maps a field
+// the organization has not declared (`validation_failed`, field-mapping.ts), an expired one (`gone`). What
 // needs every row read (a row without a time, or dated after the import began) fails the job
 // before anything is stored (jobs/history-import.ts). The job counts against the daily quota like
 // a scoring job (job-quota.ts).
@@ -14,6 +15,7 @@ import type { DatasetRecord } from '../../storage/datasets.ts';
 import { createOrganizationJob } from '../../storage/job-queue.ts';
 import type { Job } from '../../contract/jobs.ts';
 import { liveDataset } from './datasets.ts';
+import { requireDeclaredFields } from './field-mapping.ts';
 import { jobView } from './job-view.ts';
 import { AppError } from '../errors.ts';
 import { quotaExceeded, utcDayStart } from './job-quota.ts';
@@ -73,6 +75,7 @@ export async function queueHistoryImport(deps: JobDeps, org: OrganizationRow, us
   if ('example' in source) params = exampleFor(org);
   else {
     const d = await importableDataset(deps, org, userId, source.dataset_id);
+    await requireDeclaredFields(deps.db, org, d, 'the import');
     params = { source: 'dataset', dataset_id: d.id };
     datasetId = d.id;
   }

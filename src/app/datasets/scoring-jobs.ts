@@ -1,9 +1,12 @@
 // The job use cases: queue the scoring of a dataset, read a job the caller may see, list an
 // organization's jobs or a user's own, page a finished job's result and stream its download. A job
-// is answered as the contract's `Job` (job-view.ts). A job of an organization counts against its daily quota (job-quota.ts). Until a job has succeeded
-// its result is refused `job_not_finished` (saying where it is); a failed job's `error` carries the
-// reason. History imports (history-imports.ts) are jobs too, read and listed here; they store rows
-// rather than make them, so their result is `not_found`, pointing at the job's `summary`.
+// is answered as the contract's `Job` (job-view.ts). A job of an organization counts against its
+// daily quota (job-quota.ts). A dataset whose mapping maps an organization's own fields is scored
+// only for an organization that declares them (field-mapping.ts): the job checks their cells as an
+// import would, and reads them no further. Until a job has succeeded its result is refused
+// `job_not_finished` (saying where it is); a failed job's `error` carries the reason. History
+// imports (history-imports.ts) are jobs too, read and listed here; they store rows rather than make
+// them, so their result is `not_found`, pointing at the job's `summary`.
 
 import type { Readable } from 'node:stream';
 import type { Config } from '../../config.ts';
@@ -16,6 +19,7 @@ import { AppError } from '../errors.ts';
 import { quotaExceeded, utcDayStart } from './job-quota.ts';
 import { memberOrganization, visibleTo, type Owned } from '../access/ownership.ts';
 import { jobView } from './job-view.ts';
+import { refuseFieldsWithoutOrganization, requireDeclaredFields } from './field-mapping.ts';
 import type { Job, JobList, JobResultPage } from '../../contract/jobs.ts';
 
 /** What the job use cases need: the database, and this process's job runner (undefined without a
@@ -48,6 +52,9 @@ export async function queueScoringJob(
   ownership: Owned & { organization?: { name: string } },
 ): Promise<Job> {
   let job: JobRecord | undefined;
+  if (ownership.organization_id)
+    await requireDeclaredFields(deps.db, { id: ownership.organization_id, name: ownership.organization?.name ?? 'the organization' }, dataset, 'the scoring');
+  else refuseFieldsWithoutOrganization(dataset);
   if (ownership.organization_id) {
     const quota = deps.config.MAX_JOBS_PER_ORG_PER_DAY;
     job = await createOrganizationJob(

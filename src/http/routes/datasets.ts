@@ -47,8 +47,8 @@ function parseMappingText(text: string | undefined): ColumnMapping {
   if (!parsed.success) {
     throw new ApiError(
       'validation_failed',
-      'The column mapping has unknown columns or empty names.',
-      `Map only ${DATASET_COLUMNS.join(', ')} to header names.`,
+      'The column mapping has unknown columns, empty names or fields that cannot be field names.',
+      `Map only ${DATASET_COLUMNS.join(', ')} to header names, and your declared fields under "fields" ({"fields": {"email_domain": "Email Domain"}}).`,
       { fields: parsed.error.issues.map((i) => ({ path: ['mapping', ...i.path].join('.'), message: i.message })) },
     );
   }
@@ -182,12 +182,17 @@ function uploadRoute(server: FastifyInstance, app: Door): void {
         querystring: z.object({
           // The text is JSON: the reference declares the object it must decode to (the parameter's
           // `content`), and parseMappingText enforces it with a reason per problem. No cap on the
-          // text itself: the object's own bounds (eight known keys, headers of 1 to 200 characters)
-          // limit it, and a cap on the encoding would refuse a valid mapping a client escapes.
+          // text itself: the object's own bounds (eight known keys and at most 50 fields, headers of
+          // 1 to 200 characters) limit it, and a cap on the encoding would refuse a valid mapping a
+          // client escapes.
           mapping: z
             .string()
             .optional()
-            .meta({ ...MAPPING_JSON_SCHEMA, 'x-consume': 'application/json', description: 'Our column name → the header in your file, as JSON' }),
+            .meta({
+              ...MAPPING_JSON_SCHEMA,
+              'x-consume': 'application/json',
+              description: 'Our column name → the header in your file, and `fields`: your declared field → its header, as JSON',
+            }),
           filename: z.string().max(255).optional(),
           organization_id: z
             .string()

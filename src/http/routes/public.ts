@@ -189,7 +189,8 @@ export function publicRoutes(server: FastifyInstance, app: App): void {
         },
         { name: 'label', type: 'integer', rule: '1 fraud, 0 legitimate; when present the job also reports how the model did on the file' },
       ],
-      column_mapping: 'Map these names to your own headers, e.g. {"amount": "Amount", "customer_id": "nameOrig"}.',
+      column_mapping:
+        'Map these names to your own headers, e.g. {"amount": "Amount", "customer_id": "nameOrig"}; and columns of your own onto the fields your organization declared, under "fields", e.g. {"fields": {"email_domain": "Email Domain"}}: a history import stores them with each row.',
       encoding: 'UTF-8 (a byte-order mark is accepted), comma-separated, first line the header, quoted fields allowed',
       limits: { max_upload_mb: app.config.MAX_UPLOAD_MB, max_dataset_rows: app.config.MAX_DATASET_ROWS },
     }),

@@ -1,6 +1,8 @@
 // Who is calling: the organization a signed-in member's uploads and jobs belong to, or nobody (a
 // guest, or a server without sign-in). The page asks once on opening; the upload files into that
 // organization, and the past uploads are the organization's, else this browser's (remembered.ts).
+// An organization's upload can also be imported into its history, with the organization's own
+// fields mapped (mapping.ts, importing.ts).
 
 import { api } from '../../api.ts';
 import type { Me, OrganizationList, PublicConfig } from '../../contract.ts';
@@ -20,4 +22,11 @@ export async function whoIsThis(): Promise<Context> {
   const { organizations } = await api<OrganizationList>('/api/organizations');
   const wanted = sessionStorage.getItem(REMEMBERED_ORGANIZATION);
   return { org: organizations.find((o) => o.id === wanted) ?? organizations[0] };
+}
+
+/** The organization an upload belongs to, as the page names it, for a signed-in member; undefined
+ *  for an upload of no organization (or a visitor who is not signed in). */
+export function uploadOrganization(context: Context, organizationId: string | null): { id: string; name: string } | undefined {
+  if (!organizationId || !context.org) return undefined;
+  return { id: organizationId, name: context.org.id === organizationId ? context.org.name : 'your organization' };
 }

@@ -3,10 +3,12 @@
 // service's suggestion, each header shown with a few of its values), preview it, queue scoring in a
 // mode, watch the job (polled; the numbers come from the work itself), read the decisions and bands
 // it gave, the metrics on a labelled file and a warning when they look unreliable, page through the
-// rows, download them under the file's own name, delete the upload. Past uploads and their jobs are
-// listed: the organization's for a member (from the service), else this browser's (their ids kept
-// in localStorage, since a guest's uploads belong to whoever holds the id). The address names what
-// is shown (`#/datasets?dataset=…`, `#/datasets?job=…`), so a result can be reloaded or linked.
+// rows, download them under the file's own name, delete the upload; a member imports an upload of
+// the organization's into its history, with columns mapped onto the organization's own fields.
+// Past uploads and their jobs are listed: the organization's for a member (from the service), else
+// this browser's (their ids kept in localStorage, since a guest's uploads belong to whoever holds
+// the id). The address names what is shown (`#/datasets?dataset=…`, `#/datasets?job=…`), so a
+// result can be reloaded or linked.
 //
 // This file is the page's shell: the upload and the areas the other files fill in (the current
 // upload's area, the past uploads), and what the address names when the page opens.
@@ -16,7 +18,7 @@ import type { Dataset, DatasetValidation, PublicConfig } from '../../contract.ts
 import { h } from '../../dom.ts';
 import type { Route } from '../../route.ts';
 import { address } from './address.ts';
-import { whoIsThis, type Context } from './context.ts';
+import { uploadOrganization, whoIsThis, type Context } from './context.ts';
 import { showDataset } from './dataset.ts';
 import { showHistory } from './history.ts';
 import { showJob } from './job.ts';
@@ -60,7 +62,7 @@ export async function datasetsPage(root: HTMLElement, route?: Route): Promise<vo
     .then((c) => (context = c))
     .catch(() => context);
   const refreshHistory = () => void ready.then(() => showHistory(past, context));
-  const showValid = (d: Dataset) => showDataset(work, d, refreshHistory);
+  const showValid = (d: Dataset) => showDataset(work, d, refreshHistory, context);
   refreshHistory();
   api<PublicConfig>('/api/config')
     .then((c) => {
@@ -77,14 +79,14 @@ export async function datasetsPage(root: HTMLElement, route?: Route): Promise<vo
       const d = await api<Dataset>(`/api/datasets/upload?filename=${encodeURIComponent(file.name)}${org}`, { method: 'POST', file });
       remember('datasets', d.id);
       address({ dataset: d.id });
-      showDataset(work, d, refreshHistory);
+      showDataset(work, d, refreshHistory, context);
     } catch (e) {
       // A file that cannot be scored as it is (422 validation_failed): kept, with what the check found.
       const kept = e instanceof ApiError ? (e.detail as { dataset_id?: string; validation?: DatasetValidation }) : {};
       if (kept.validation && kept.dataset_id) {
         remember('datasets', kept.dataset_id);
         address({ dataset: kept.dataset_id });
-        await showMapping(work, kept.dataset_id, kept.validation, showValid, refreshHistory);
+        await showMapping(work, kept.dataset_id, kept.validation, showValid, refreshHistory, { organization: context.org });
       } else work.replaceChildren(plainError(e));
     }
     refreshHistory();
@@ -110,8 +112,13 @@ export async function datasetsPage(root: HTMLElement, route?: Route): Promise<vo
     if (jobId) await showJob(work, jobId);
     else if (datasetId) {
       const d = await api<Dataset>(`/api/datasets/${encodeURIComponent(datasetId)}`);
-      if (d.valid) showDataset(work, d, refreshHistory);
-      else await showMapping(work, d.id, d.validation, showValid, refreshHistory);
+      await ready;
+      if (d.valid) showDataset(work, d, refreshHistory, context);
+      else
+        await showMapping(work, d.id, d.validation, showValid, refreshHistory, {
+          organization: uploadOrganization(context, d.organization_id),
+          fields: d.mapping.fields,
+        });
     }
   } catch (e) {
     work.replaceChildren(plainError(e));
