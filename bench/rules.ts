@@ -99,11 +99,13 @@ if (http) {
 }
 if (fields) {
   console.log(
-    `| POST /api/v1/risk/score, 8 connections, ${fields.rounds} rounds × ${fields.seconds_per_slice} s a side | req/s | p50 / p99 ms | server latency_ms p50 | server CPU µs a request |`,
+    `| POST /api/v1/risk/score, 8 connections, ${fields.rounds} rounds × ${fields.seconds_per_slice} s a side | req/s | p50 / p99 ms | server latency_ms p50 | server CPU µs a request | of it: main thread / database thread / the rest |`,
   );
-  console.log('|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|');
   const row = (name: string, s: FieldsFigures['none']) =>
-    console.log(`| ${name} | ${s.rps} | ${s.p50_ms} / ${s.p99_ms} | ${s.server_latency_p50_ms} | ${s.server_cpu_us_per_request} |`);
+    console.log(
+      `| ${name} | ${s.rps} | ${s.p50_ms} / ${s.p99_ms} | ${s.server_latency_p50_ms} | ${s.server_cpu_us_per_request} | ${s.server_cpu_us_by_thread.main} / ${s.server_cpu_us_by_thread.workers} / ${s.server_cpu_us_by_thread.other} |`,
+    );
   row('no fields, no rules (baseline)', fields.none);
   row('20 ordinary rules, no fields', fields.rules_20);
   row(`10 fields sent (3 keys, +${fields.fields_10.request_bytes_added} bytes a request), 20 rules reading them`, fields.fields_10);
