@@ -16,7 +16,9 @@
 // at 300 req/s from 2 s after that first score (while the snapshot it built is stored) and again
 // once warmed up, the empty organization's while the large one loads from the rows and again while it
 // is held; in a second process (a restart), the empty organization's latency while the large one
-// loads from its snapshot. Prints a table, then one JSON object.
+// loads from its snapshot. First, in this process, the key fields part (history-keys.ts): the same
+// rows with three key fields' values each, the history built with and without them, what they add.
+// Prints a table, then one JSON object.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -26,14 +28,14 @@ import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
-import { withoutSecondaryIndexes } from './database.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
 import { memoryMb, resetPeakMemory, root, startFlags, threadsOf, waitFor } from './server-process.ts';
 import { scoreRequests } from './requests.ts';
 import { fixedRate, running, type Load } from './fixed-rate.ts';
 import { oneOf, UsageError, type Option } from '../src/command-line.ts';
 import { openDatabase } from '../src/storage/open.ts';
-import { seedSql } from './history-seed.ts';
+import { seed as seedRows, type Run } from './history-seed.ts';
+import { measureKeys, type KeysFigures } from './history-keys.ts';
 import { SignIn } from '../test/support/processes.ts';
 import { tempDir } from '../test/support/temp.ts';
 
@@ -57,8 +59,13 @@ const options = benchmarkCommandLine({
   options: {
     backend: oneOf(['embedded', 'postgres', 'both'], 'the database(s) to run on (default: both with DATABASE_URL, else embedded)'),
     sizes: sizesOption,
+    only: oneOf(
+      ['keys', 'servers'],
+      'run only this part: keys (in this process: a history with three key fields against without, the first of the sizes) or servers (the rest); default both',
+    ),
   },
   notes: [
+    'The key fields part seeds its rows on the embedded database, or with DATABASE_URL in a schema of its own there (dropped at the end); its builds run in this process.',
     'DATABASE_URL: a PostgreSQL server on which this role may create and drop databases (each size gets its own, dropped at the end). Without it only the embedded database runs.',
   ],
 });
@@ -83,8 +90,6 @@ const RATE = 300;
 const CONNECTIONS = 32;
 /** When the memory after a load from the rows is read again: a minute on (15 s with --quick). */
 const SETTLED_MS = quick ? 15_000 : 60_000;
-/** Rows per INSERT statement: each statement's triggers aggregate its rows once. */
-const CHUNK = 250_000;
 /** The first score may take minutes (a 5 M history); a slow load is a result, not an error. */
 const FIRST_SCORE_TIMEOUT_MS = 20 * 60_000;
 // The server's clock is the real one: every row is within the last 30 days, one day inside the
@@ -142,23 +147,9 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 // --- seeding -------------------------------------------------------------------------------------
-/** Runs one statement on the database being seeded. */
-type Run = (text: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
-
-/** Stores `n` rows of `organizationId`, oldest first, without the secondary indexes during the
- *  load (bench/database.ts); the totals' triggers run as for any import. */
+/** Stores `n` rows of `organizationId` (history-seed.ts), then flushes them. */
 async function seed(run: Run, organizationId: string, n: number): Promise<void> {
-  const sql = seedSql(n);
-  await withoutSecondaryIndexes(
-    (text) => run(text),
-    '256MB',
-    async () => {
-      for (let lo = 0; lo < n; lo += CHUNK) {
-        await run(sql, [organizationId, NOW, lo, Math.min(n, lo + CHUNK) - 1]);
-        say(`  stored ${Math.min(n, lo + CHUNK).toLocaleString('en')} of ${n.toLocaleString('en')}`);
-      }
-    },
-  );
+  await seedRows(run, organizationId, n, NOW, { stored: (rows) => say(`  stored ${rows.toLocaleString('en')} of ${n.toLocaleString('en')}`) });
   await run('VACUUM ANALYZE');
   // What seeding wrote flushed now, not by a checkpoint in the middle of a measurement (PostgreSQL:
   // needs pg_checkpoint or a superuser; without, the measurements may meet that checkpoint).
@@ -607,35 +598,64 @@ async function runOne(backend: Backend, n: number): Promise<Result> {
   return result;
 }
 
+/** The key fields part's table (history-keys.ts). */
+function keysTable(keys: KeysFigures): void {
+  const k = keys.per_100k;
+  const held = keys.transactions.toLocaleString('en');
+  console.log('');
+  console.log(
+    `| ${held} transactions held, MB per 100,000 (median of ${keys.builds.length / 2} builds each) | typed arrays (history.byteLength) | heap + array buffers after a full collection | build s |`,
+  );
+  console.log('|---|---|---|---|');
+  console.log(`| without key values | ${k.without.typed_arrays_mb} | ${k.without.heap_and_buffers_mb} | ${keys.build_seconds.without} |`);
+  const values = Object.entries(keys.values).map(([field, v]) => `${field} ${v.distinct.toLocaleString('en')} values`);
+  console.log(
+    `| three key fields (${values.join(', ')}) | ${k.with_keys.typed_arrays_mb} | ${k.with_keys.heap_and_buffers_mb} | ${keys.build_seconds.with_keys} |`,
+  );
+  console.log(`| added | **${k.added_typed_arrays_mb}** | **${k.added_heap_and_buffers_mb}** | ${keys.build_seconds.ratio}× |`);
+  const parts = Object.entries(k.key_parts_mb).map(([part, v]) => `${part} ${v}`);
+  console.log(`three key fields add ${k.added_heap_and_buffers_mb} MB per 100,000 held (goal ≤ 3); the key fields' part, MB per 100,000: ${parts.join(', ')}`);
+}
+
 // --- the run ---------------------------------------------------------------------------------------
 let exitCode = 0;
 try {
-  signIn = await SignIn.start();
+  let keys: KeysFigures | undefined;
+  if (options.only !== 'servers') {
+    say(`key fields: ${SIZES[0]!.toLocaleString('en')} transactions with three key fields' values and without, built in this process`);
+    keys = await measureKeys({ quick, log: say, transactions: SIZES[0]! });
+  }
   const results: Result[] = [];
-  for (const backend of BACKENDS) for (const n of SIZES) results.push(await runOne(backend, n));
+  if (options.only !== 'keys') {
+    signIn = await SignIn.start();
+    for (const backend of BACKENDS) for (const n of SIZES) results.push(await runOne(backend, n));
+  }
 
   const f = (x: number | undefined, digits = 0) =>
     x === undefined ? '–' : x.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits });
   const pair = (l: Load | undefined) => (l ? `${f(l.p50_ms)} / ${f(l.p99_ms)}${l.errors ? ` (${l.errors} errors)` : ''}` : '–');
-  console.log('');
-  console.log(
-    `| Back end, transactions held | first score s (rows) | after a restart s (snapshot) | MB/100k resident: 2 s after / peak / settled | MB/100k heap + buffers | empty org p50 / p99 ms | large org from 2 s after its first load p50 / p99 ms (ratio) | loaded org p50 / p99 ms | p99 ratio | other org p99 while held | other org p99 / max during the load from the rows | … from the snapshot |`,
-  );
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
-  for (const r of results) {
-    const during = (l: Load | undefined) => (l ? `${f(l.p99_ms)} / ${f(l.max_ms)}` : '–');
-    const memory = r.mb_per_100k ? `${f(r.mb_per_100k.rss, 1)} / ${f(r.mb_per_100k.peak_rss, 1)} / ${f(r.mb_per_100k.settled_rss, 1)}` : '–';
+  if (keys) keysTable(keys);
+  if (results.length > 0) {
+    console.log('');
     console.log(
-      `| ${r.backend}, ${f(r.transactions)}${r.error ? ` (${r.error})` : ''} | ${f(r.first_score_s, 1)} | ${f(r.first_score_under_load_s, 1)} | ${memory} | ${f(r.mb_per_100k?.heap_and_buffers, 1)} | ${pair(r.empty)} | ${pair(r.just_loaded)} (${f(r.ratio_p99_just_loaded, 2)}) | ${pair(r.loaded)} | ${f(r.ratio_p99, 2)} | ${f(r.empty_while_held?.p99_ms)} | ${during(r.empty_during_rows_load)} | ${during(r.empty_during_load)} |`,
+      `| Back end, transactions held | first score s (rows) | after a restart s (snapshot) | MB/100k resident: 2 s after / peak / settled | MB/100k heap + buffers | empty org p50 / p99 ms | large org from 2 s after its first load p50 / p99 ms (ratio) | loaded org p50 / p99 ms | p99 ratio | other org p99 while held | other org p99 / max during the load from the rows | … from the snapshot |`,
+    );
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+    for (const r of results) {
+      const during = (l: Load | undefined) => (l ? `${f(l.p99_ms)} / ${f(l.max_ms)}` : '–');
+      const memory = r.mb_per_100k ? `${f(r.mb_per_100k.rss, 1)} / ${f(r.mb_per_100k.peak_rss, 1)} / ${f(r.mb_per_100k.settled_rss, 1)}` : '–';
+      console.log(
+        `| ${r.backend}, ${f(r.transactions)}${r.error ? ` (${r.error})` : ''} | ${f(r.first_score_s, 1)} | ${f(r.first_score_under_load_s, 1)} | ${memory} | ${f(r.mb_per_100k?.heap_and_buffers, 1)} | ${pair(r.empty)} | ${pair(r.just_loaded)} (${f(r.ratio_p99_just_loaded, 2)}) | ${pair(r.loaded)} | ${f(r.ratio_p99, 2)} | ${f(r.empty_while_held?.p99_ms)} | ${during(r.empty_during_rows_load)} | ${during(r.empty_during_load)} |`,
+      );
+    }
+    console.log('');
+    console.log(
+      `ring analyses the process queued on its start, waited for before measuring: ${results.map((r) => `${r.backend} ${f(r.transactions)}: ${f(r.jobs_at_start_s, 1)} s`).join('; ')}`,
+    );
+    console.log(
+      `${RATE} req/s of recorded scores (POST /api/v1/risk/score, explain on) for ${DURATION} s a load, ${CONNECTIONS} connections; the baseline is an empty organization in the same process before the large one is loaded.`,
     );
   }
-  console.log('');
-  console.log(
-    `ring analyses the process queued on its start, waited for before measuring: ${results.map((r) => `${r.backend} ${f(r.transactions)}: ${f(r.jobs_at_start_s, 1)} s`).join('; ')}`,
-  );
-  console.log(
-    `${RATE} req/s of recorded scores (POST /api/v1/risk/score, explain on) for ${DURATION} s a load, ${CONNECTIONS} connections; the baseline is an empty organization in the same process before the large one is loaded.`,
-  );
   console.log(
     JSON.stringify({
       benchmark: 'history',
@@ -645,6 +665,7 @@ try {
       duration_s: DURATION,
       connections: CONNECTIONS,
       results,
+      keys,
       run_seconds: Math.round((performance.now() - started) / 100) / 10,
     }),
   );
