@@ -24,7 +24,6 @@ export type {
   Usage,
 } from '../../src/contract/organizations.ts';
 export type { Dataset, DatasetValidation, Preview } from '../../src/contract/datasets.ts';
-export type { Field, FieldList } from '../../src/contract/custom-fields.ts';
 export type { Job, JobList, JobResultPage, JobSummaries } from '../../src/contract/jobs.ts';
 export type { Health } from '../../src/contract/health.ts';
 export type { MetricsCharts, MetricsLimitations, MetricsOverview, MetricsRings, Thresholds } from '../../src/contract/evaluation.ts';
