@@ -1,7 +1,8 @@
 // Checking a training request: training through the API is not built, but the request is checked
 // for real, in the order a user would fix things, and what would have run is answered. Checks: a
-// member of the organization named (`not_found` otherwise), and one of its owners (`forbidden`); the dataset visible to the caller and
-// not expired (`not_found` / `gone`); it validates; at most MAX_TRAINING_ROWS rows
+// member of the organization named (`not_found` otherwise), and one of its owners (`forbidden`);
+// the dataset visible to the caller and not expired (`not_found` / `gone`); it validates; at most
+// MAX_TRAINING_ROWS rows
 // (`too_many_rows`); a label column with both classes (`validation_failed`, counted by reading the
 // file); the organization's daily job quota (job-quota.ts).
 

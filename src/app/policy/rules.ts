@@ -6,7 +6,10 @@
 // with each problem's line and column, and nothing stored changes. Every read and write goes
 // through the organization's OrganizationData (its rules and lists), so another organization's
 // rule is not found; a write is answered once this process has applied it (the live feed carries
-// it to the others). Each answers in the contract's shape (contract/rules.ts).
+// it to the others). Each answers in the contract's shape (contract/rules.ts). An active rule
+// decides payments, so making one and any change of one are its owners' (access/roles.ts,
+// `manageActiveRules`, checked again under the rule's lock in storage); the rest is every member's
+// (`workRules`): an analyst's rule runs in draft or shadow.
 
 import { AppError } from '../errors.ts';
 import type { OrganizationCaller } from '../access/organization-caller.ts';

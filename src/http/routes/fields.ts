@@ -40,7 +40,7 @@ export function fieldRoutes(server: FastifyInstance, app: Pick<App, 'sessions' |
         tags: ['fields'],
         summary: 'Declare a field (owners)',
         description:
-          'A field its payments may carry as `fields.<name>`: its type, and for a string field whether it is a key (its values get a history of their own). At most 50 fields and 5 keys (400 `limit_reached`); a name declared already is 409 `conflict`; a retired name may be declared again. Members are 403 `forbidden`.',
+          'A field its payments may carry as `fields.<name>`: its type, and for a string field whether it is a key (its values get a history of their own). At most 50 fields and 5 keys (400 `limit_reached`); a name declared already is 409 `conflict`; a retired name may be declared again. Analysts are 403 `forbidden`.',
         params: OrgParams,
         body: FieldDeclarationRequest,
         response: { 201: Field, 400: ErrorResponse, ...errors },

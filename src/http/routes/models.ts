@@ -1,7 +1,7 @@
 // Models: the built-in model (public) and custom models of the caller's organizations (signed in;
 // made from the command line, `npm run model:create`, docs/operating.md). Listing and reading a
 // custom model is for members of its organization (404 for anyone else); activating and
-// deactivating it is for owners (403 for members). An organization's active model is the one its
+// deactivating it is for owners (403 for analysts). An organization's active model is the one its
 // API keys score with; with none active they score with the built-in model. Those decisions are the
 // use cases' (app/custom-models.ts) and the answers' shapes app/model-views.ts's; this file
 // translates HTTP to them.

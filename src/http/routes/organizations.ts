@@ -2,7 +2,7 @@
 // owner), list mine, read one with its members and stage, list its keys masked, create a key (the
 // secret is shown once), rotate (the old secret stops at once) and revoke (permanent), and read the
 // keys' daily usage. Another organization's organization, keys and usage answer 404, never 403: an
-// outsider cannot even learn that an id exists. Managing keys is for owners (a member gets 403).
+// outsider cannot even learn that an id exists. Managing keys is for owners (an analyst gets 403).
 // Those decisions are the use cases' (app/access/organizations.ts), and so is the shape of every
 // answer (contract/organizations.ts); this file translates HTTP to them.
 

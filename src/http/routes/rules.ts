@@ -1,7 +1,8 @@
 // Rules and lists on both surfaces: a member manages an organization's rules and lists from the
 // dashboard (`/api/organizations/{id}/rules...`, `/api/organizations/{id}/lists...`, session and
-// CSRF); an API key adds and removes list values (`/api/v1/lists/{name}/items`), so a customer's
-// server can block a customer after a chargeback. The use cases are app/policy/rules.ts's and
+// CSRF; active rules are its owners': app/access/roles.ts); an API key adds and removes list
+// values (`/api/v1/lists/{name}/items`), so a customer's server can block a customer after a
+// chargeback. The use cases are app/policy/rules.ts's and
 // app/policy/lists.ts's; this file reads the request, names whom it acts for and sends their answer.
 // The schemas here validate the requests; what the routes answer is src/contract/rules.ts's, as the
 // use cases give it.
@@ -265,7 +266,7 @@ export function memberRuleRoutes(
         tags: ['rules'],
         summary: 'Create a rule',
         description:
-          'The expression is checked first: an invalid one is 422 `invalid_rule` with `detail.errors: [{ message, line, column }]`, and nothing is stored. A list compared with a field (`in_list("name", customer_id)`) must hold that field\'s values (a list of that kind, or `text`). `status` defaults to `draft`; `active` rules decide, `shadow` rules are recorded only. 409 `conflict` when the name is taken.',
+          'The expression is checked first: an invalid one is 422 `invalid_rule` with `detail.errors: [{ message, line, column }]`, and nothing is stored. A list compared with a field (`in_list("name", customer_id)`) must hold that field\'s values (a list of that kind, or `text`). `status` defaults to `draft`; `active` rules decide, `shadow` rules are recorded only. Creating an `active` rule is for owners (an analyst gets 403 `forbidden`). 409 `conflict` when the name is taken.',
         params: OrgParams,
         body: CreateRule,
         response: { 201: Rule, ...memberErrors },
@@ -331,7 +332,7 @@ export function memberRuleRoutes(
         tags: ['rules'],
         summary: 'Change a rule: a new version, a status, a name',
         description:
-          'An empty body changes nothing. A new expression, action or description saves a new version (versions never change); it goes live at once when the rule is active or shadow, unless `status` is `draft`. A status alone (`active`, `shadow`, `disabled`, `draft`) changes how the newest version is used. Every change is audited.',
+          'An empty body changes nothing. A new expression, action or description saves a new version (versions never change); it goes live at once when the rule is active or shadow, unless `status` is `draft`. A status alone (`active`, `shadow`, `disabled`, `draft`) changes how the newest version is used. Making a rule active, and any change of an active rule, is for owners (an analyst gets 403 `forbidden`). Every change is audited.',
         params: OrgRuleParams,
         body: ChangeRule,
         response: { 200: Rule, ...memberErrors },
@@ -346,6 +347,7 @@ export function memberRuleRoutes(
       schema: {
         tags: ['rules'],
         summary: 'Delete a rule (its versions and matches are kept for the record)',
+        description: 'An active rule is for owners to delete (an analyst gets 403 `forbidden`).',
         params: OrgRuleParams,
         response: { 204: z.null().describe('Deleted'), ...memberErrors },
       },

@@ -1,8 +1,8 @@
 // `POST /api/training/jobs`: training through the API is not built, but the request is checked for
 // real, in the order a user would fix things (app/datasets/training-jobs.ts), and only then answered 501
 // `not_implemented` with what would have run. Checks: signed in; a member of the organization
-// named (404 otherwise); the dataset visible to the caller and not expired (404 / 410); it
-// validates; at most MAX_TRAINING_ROWS rows (400 `too_many_rows`); a label column with both classes
+// named (404 otherwise), and one of its owners (403); the dataset visible to the caller and not
+// expired (404 / 410); it validates; at most MAX_TRAINING_ROWS rows (400 `too_many_rows`); a label column with both classes
 // (422 `validation_failed`, counted by reading the file); the organization's daily job quota (429).
 
 import type { FastifyInstance } from 'fastify';

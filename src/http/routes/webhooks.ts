@@ -36,7 +36,7 @@ const ChangeEndpoint = z
 const EndpointParams = z.object({ id: z.string().min(1).max(100), webhook_id: z.string().min(1).max(100) });
 const DeliveryParams = EndpointParams.extend({ delivery_id: z.string().min(1).max(100) });
 const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
-const ownersOnly = 'Owners only (a member gets 403).';
+const ownersOnly = 'Owners only (an analyst gets 403).';
 
 export function webhookRoutes(server: FastifyInstance, app: Pick<App, 'sessions' | 'webhooks'>): void {
   const r = server.withTypeProvider<ZodTypeProvider>();
