@@ -1,10 +1,7 @@
 // Cases: what groups the decisions that need a person (one entity's, in one inbox), the states a case
-// goes through, how urgent it is, and the timeline an auditor can trust. The timeline's entries are
-// chained: each carries the SHA-256 of the previous entry's hash and its own content, so a changed,
-// removed or inserted entry breaks every hash after it; `verifyChain` recomputes them exactly as
-// the database wrote them (migrations/023_cases.sql).
+// goes through, how urgent it is, and what a decision joining one carries. Plain data and rules, so
+// the contract and the dashboard can load it; the timeline's hash chain is case-timeline.ts's.
 
-import { createHash } from 'node:crypto';
 import { FIELD_NAME } from './fields.ts';
 
 export const CASE_STATUSES = ['open', 'in_progress', 'snoozed', 'closed'] as const;
@@ -28,33 +25,6 @@ export const groupByText = (g: GroupBy): string => (g.kind === 'key' ? `field:${
  *  times its amount). */
 export const casePriority = (riskScore: number, amount: number): number => riskScore * amount;
 
-/** One entry of a case's timeline as stored. */
-export interface TimelineEntry {
-  n: number;
-  at_ms: number;
-  actor: string;
-  kind: string;
-  /** JSON text, hashed as it is stored. */
-  detail: string;
-  prev_hash: string;
-  hash: string;
-}
-
-/** The hash an entry must carry after `prev` (the previous entry's hash, '' for the first). */
-export function entryHash(prev: string, e: Pick<TimelineEntry, 'n' | 'at_ms' | 'actor' | 'kind' | 'detail'>): string {
-  return createHash('sha256').update(`${prev}\n${e.n}\t${e.at_ms}\t${e.actor}\t${e.kind}\t${e.detail}`, 'utf8').digest('hex');
-}
-
-/** Whether a timeline (in order) is one unbroken chain from its first entry, and where it breaks. */
-export function verifyChain(entries: readonly TimelineEntry[]): { intact: boolean; broken_at: number | null } {
-  let prev = '';
-  for (const [i, e] of entries.entries()) {
-    if (e.n !== i + 1 || e.prev_hash !== prev || entryHash(prev, e) !== e.hash) return { intact: false, broken_at: e.n };
-    prev = e.hash;
-  }
-  return { intact: true, broken_at: null };
-}
-
 /** An inbox as every process holds it, to route decisions (deleted: routes none). */
 export interface InboxState {
   id: string;
@@ -66,4 +36,20 @@ export interface InboxState {
   on_block: boolean;
   sla_hours: number;
   deleted: boolean;
+}
+
+/** A decision that opens or joins a case, as the decision log records it. */
+export interface CaseJoin {
+  inbox_id: string;
+  entity_kind: 'customer' | 'merchant' | 'key';
+  entity_key: string;
+  transaction_id: string;
+  priority: number;
+  at: number;
+  /** When a case it opens is due (its inbox's SLA from `at`). */
+  due: number;
+  /** Who made it join: `system` for a decision, a member, or `key:<id>`. */
+  actor: string;
+  /** Why, in the timeline (a decision's outcome, a server's reason). */
+  reason: string;
 }

@@ -8,7 +8,10 @@ import { randomBytes } from 'node:crypto';
 import type { Queryable } from './db.ts';
 import { feedXid, INBOX_STATE_JSON, parseInboxState } from './live-feed.ts';
 import type { OrganizationScope } from './organization-scope.ts';
-import type { CaseResolution, CaseStatus, InboxState, TimelineEntry } from '../domain/cases.ts';
+import type { CaseJoin, CaseResolution, CaseStatus, InboxState } from '../domain/cases.ts';
+import type { TimelineEntry } from '../domain/case-timeline.ts';
+
+export type { CaseJoin } from '../domain/cases.ts';
 
 export interface InboxRow {
   id: string;
@@ -83,22 +86,6 @@ export function listInboxes(scope: OrganizationScope): Promise<InboxRow[]> {
   return scope.db.query<InboxRow>(`SELECT ${INBOX_COLUMNS} FROM inboxes WHERE organization_id = $1 AND deleted_at_ms IS NULL ORDER BY position, id`, [
     scope.organizationId,
   ]);
-}
-
-/** A decision that opens or joins a case. */
-export interface CaseJoin {
-  inbox_id: string;
-  entity_kind: CaseRow['entity_kind'];
-  entity_key: string;
-  transaction_id: string;
-  priority: number;
-  at: number;
-  /** When a case it opens is due (its inbox's SLA from `at`). */
-  due: number;
-  /** Who made it join: `system` for a decision, a member, or `key:<id>`. */
-  actor: string;
-  /** Why, in the timeline (a decision's outcome, a server's reason). */
-  reason: string;
 }
 
 /**

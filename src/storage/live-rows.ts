@@ -5,7 +5,7 @@
 // each other.
 
 import type { FieldValue } from '../domain/fields.ts';
-import type { CaseJoin } from './cases-store.ts';
+import type { CaseJoin } from '../domain/cases.ts';
 import type { Transaction, TransactionEntities, TransactionParties } from '../domain/transaction.ts';
 import type { PackedInputs } from './decision-inputs.ts';
 

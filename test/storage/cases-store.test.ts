@@ -11,7 +11,7 @@ import postgres from 'postgres';
 import type { Db } from '../../src/storage/db.ts';
 import { organizationData } from '../../src/storage/organization-data.ts';
 import type { CaseJoin } from '../../src/storage/cases-store.ts';
-import { verifyChain } from '../../src/domain/cases.ts';
+import { verifyChain } from '../../src/domain/case-timeline.ts';
 import { eachBackend } from '../support/backends.ts';
 import { freshDatabase } from '../support/server.ts';
 import { needs, TEST_DATABASE_URL } from '../support/components.ts';

@@ -7,7 +7,8 @@
 // every other process, whose decisions then open cases in it).
 
 import type { Case, CaseDetail, CaseExport, CasePage, Inbox, InboxList, InboxRequest } from '../../contract/cases.ts';
-import { parseGroupBy, verifyChain, type CaseResolution, type CaseStatus } from '../../domain/cases.ts';
+import { parseGroupBy, type CaseResolution, type CaseStatus } from '../../domain/cases.ts';
+import { verifyChain } from '../../domain/case-timeline.ts';
 import type { DecisionLog } from '../../live/decision-log.ts';
 import { reportOutcomes } from '../decisions/outcomes.ts';
 import { checkExpression } from '../../domain/rules/expression.ts';
