@@ -17,8 +17,10 @@ export interface BenchDatabase {
   close(): Promise<void>;
 }
 
-/** A fresh database named after the benchmark (`name`: letters and underscores). */
-export async function benchDatabase(name: string): Promise<BenchDatabase> {
+/** A fresh database named after the benchmark (`name`: letters and underscores); on PostgreSQL a
+ *  statement may run for `statementTimeoutSeconds` (the service's default unless given: a seeding
+ *  statement of 250,000 rows can take longer on a busy host). */
+export async function benchDatabase(name: string, statementTimeoutSeconds?: number): Promise<BenchDatabase> {
   const dataDir = tempDir(`bench-${name}-`);
   const serverUrl = process.env.DATABASE_URL || undefined;
   if (!serverUrl) {
@@ -36,7 +38,7 @@ export async function benchDatabase(name: string): Promise<BenchDatabase> {
   url.searchParams.set('search_path', schema);
   const setup = await openDatabase({ databaseUrl: serverUrl, dataDir });
   await setup.query(`CREATE SCHEMA ${schema}`);
-  const db = await openDatabase({ databaseUrl: url.toString(), dataDir });
+  const db = await openDatabase({ databaseUrl: url.toString(), dataDir, ...(statementTimeoutSeconds ? { statementTimeoutSeconds } : {}) });
   return {
     db,
     async close() {

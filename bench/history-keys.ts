@@ -178,7 +178,7 @@ export async function measureKeys(o: { quick: boolean; log: (line: string) => vo
   const rounds = 3;
   // Every row within the last 30 days, one day inside the horizon (as bench:history's).
   const now = Math.floor(Date.now() / 60_000) * 60_000;
-  const bench = await benchDatabase('history_keys');
+  const bench = await benchDatabase('history_keys', 3_600);
   const recorded: Recorded = { floor: 0, expected: 0, uses: [], pages: [], labels: [], totals: [] };
   let database: string;
   let seedSeconds: number;
