@@ -166,7 +166,7 @@ export interface FieldsFigures {
 
 export async function measureFields(o: { quick: boolean; log: (line: string) => void }): Promise<FieldsFigures> {
   const seconds = 2;
-  const rounds = o.quick ? 5 : 16;
+  const rounds = o.quick ? 3 : 16;
   const signIn = await SignIn.start();
   const { child: server, url: base } = await startServer({ SCORE_RATE_PER_MINUTE: '100000000', ...signIn.env });
   try {

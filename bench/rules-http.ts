@@ -204,7 +204,7 @@ export function sideFigures(list: readonly Slice[], latency: readonly number[], 
  *  would otherwise wait for the start). */
 export async function measureHttp(o: { quick: boolean; log: (line: string) => void; whileStarting?: () => void }): Promise<HttpFigures> {
   const seconds = 2;
-  const pairs = o.quick ? 5 : 16;
+  const pairs = o.quick ? 3 : 16;
   const signIn = await SignIn.start();
   const starting = startServer({ SCORE_RATE_PER_MINUTE: '100000000', ...signIn.env });
   o.whileStarting?.();

@@ -28,7 +28,7 @@ const options = benchmarkCommandLine({
   about:
     "The rules stage's cost per request (20 and 100 rules), the v1 route's throughput with 20 rules and with 10 fields of the organization's own and 20 rules reading them, and a backtest over a million logged decisions.",
   quick:
-    'fewer samples, 5 rounds of 2-s loads instead of 16 (http and fields), and a backtest over 200,000 logged decisions instead of 1,000,000 (the one rule only, one run instead of two)',
+    'fewer samples, 3 rounds of 2-s loads instead of 16 (http and fields), and a backtest over 200,000 logged decisions instead of 1,000,000 (the one rule only, one run instead of two)',
   options: {
     only: oneOf(['scorer', 'http', 'fields', 'backtest'], 'run only this part (default: all four)'),
   },
