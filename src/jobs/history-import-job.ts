@@ -90,7 +90,7 @@ async function declaredFields(db: Db, organizationId: string, mapping: ColumnMap
   const missing = undeclaredFields(mapping, declared);
   if (missing.length) {
     throw new ImportRefused(
-      `the mapping maps ${missing.map(([name, header]) => `column "${header}" onto fields.${name}`).join(', ')}, which the organization does not declare (retired or never declared since the import was queued); nothing was imported. Declare ${missing.length > 1 ? 'them' : 'it'} again, or remove ${missing.length > 1 ? 'them' : 'it'} from the dataset's mapping, and queue the import again.`,
+      `the mapping maps ${missing.map(([name, header]) => `column "${header}" onto fields.${name}`).join(', ')}, which the organization does not declare now (retired since the import was queued, or mapped since without being declared); nothing was imported. Declare ${missing.length > 1 ? 'them' : 'it'} again, or remove ${missing.length > 1 ? 'them' : 'it'} from the dataset's mapping, and queue the import again.`,
     );
   }
   return mappedFields(mapping, declared, headers);

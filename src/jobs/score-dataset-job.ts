@@ -33,7 +33,7 @@ async function checkMappedFields(db: Db, organizationId: string | null, path: st
   const missing = undeclaredFields(mapping, declared);
   if (missing.length)
     throw new JobRefused(
-      `the mapping maps ${missing.map(([name, header]) => `column "${header}" onto fields.${name}`).join(', ')}, which the organization does not declare (retired, or mapped, since the job was queued); nothing was scored. Declare ${missing.length > 1 ? 'them' : 'it'}, or remove ${missing.length > 1 ? 'them' : 'it'} from the dataset's mapping, and queue the scoring again.`,
+      `the mapping maps ${missing.map(([name, header]) => `column "${header}" onto fields.${name}`).join(', ')}, which the organization does not declare now (retired since the job was queued, or mapped since without being declared); nothing was scored. Declare ${missing.length > 1 ? 'them' : 'it'}, or remove ${missing.length > 1 ? 'them' : 'it'} from the dataset's mapping, and queue the scoring again.`,
     );
   try {
     await checkCells(path, mapping, mappedFields(mapping, declared, headers));

@@ -4,7 +4,7 @@
 // true/false any case, text trimmed, an empty cell absent), shown in the transaction's record, and
 // its key values filter the listing on both surfaces. Refused when queued, naming the mapping entry:
 // a field the organization has not declared (another organization's declarations do not count),
-// and scoring for no organization. Refused at upload: a mapped header the file does not have. The
+// and scoring for no organization; a field retired by the time the job runs fails it. Refused at upload: a mapped header the file does not have. The
 // job fails with nothing stored when a cell is of the wrong type, too long, a card number or an IP
 // address (whatever the field's type), naming the row and the column, never the value: not in the
 // job's error, the HTTP log, the service's log or the database. Scoring the dataset checks the
@@ -194,6 +194,18 @@ for (const backend of backends()) {
       const ok = await finish((await importInto(shop, up.json().id)).json().id, shop.owner);
       t.equal(ok.status, 'succeeded', ok.error ?? '');
       t.same((await record(shop, 'r-1')).json().fields, { device: 'dev-a', loyalty_tier: 'gold' });
+
+      // Retired after the import was queued: the job, run again (as after its server stopped),
+      // fails before reading a row.
+      t.equal((await app.inject({ method: 'DELETE', url: `/api/organizations/${shop.id}/fields/loyalty_tier`, headers: shop.owner.headers })).statusCode, 200);
+      await live.s.service.db.query(
+        `UPDATE jobs SET status = 'queued', stage = 'queued again', progress = 0, claimed_by = NULL, result = NULL, finished_at = NULL WHERE id = $1`,
+        [ok.id],
+      );
+      void live.s.service.jobs!.poll();
+      const again = await finish(ok.id, shop.owner);
+      t.equal(again.status, 'failed', 'a field retired since the import was queued fails the job');
+      t.match(again.error, /column "tier" onto fields\.loyalty_tier, which the organization does not declare .*nothing was imported/);
 
       // A member's own upload (no organization) mapping fields, scored for no organization.
       const own = await upload(shop.owner, csv, undefined, { fields: { device: 'device' } });

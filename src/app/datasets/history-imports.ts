@@ -4,10 +4,11 @@
 // that can be told from the request is refused here, with the reason and what to do: the example
 // for a live organization (`forbidden`), a dataset of another organization (`forbidden`), one that
 // does not validate or has no timestamp column (`validation_failed`), one whose mapping maps a field
-// the organization has not declared (`validation_failed`, field-mapping.ts), an expired one (`gone`). What
-// needs every row read (a row without a time, or dated after the import began) fails the job
-// before anything is stored (jobs/history-import.ts). The job counts against the daily quota like
-// a scoring job (job-quota.ts).
+// the organization has not declared (`validation_failed`, field-mapping.ts), an expired one
+// (`gone`). What needs every row read (a row without a time, or dated after the import began, a
+// mapped field's cell that cannot be its value) fails the job before anything is stored
+// (jobs/history-import.ts). The job counts against the daily quota like a scoring job
+// (job-quota.ts).
 
 import type { ImportParams } from '../../jobs/history-import.ts';
 import type { OrganizationRow } from '../../storage/accounts-store.ts';
