@@ -20,6 +20,9 @@ export class FeatureSpill {
     rows: number,
     private readonly widths: readonly number[],
   ) {
+    // A spill left by an attempt that died with its process (the job is taken up again from the
+    // start) is garbage: it goes, and this attempt's file is made afresh.
+    rmSync(path, { force: true });
     this.fd = openSync(path, 'wx+');
     let at = 0;
     this.blockStart = widths.map((w) => {
