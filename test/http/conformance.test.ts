@@ -19,6 +19,9 @@ import { needs, PYTHON } from '../support/components.ts';
 
 const ST = ['-m', 'schemathesis.cli'];
 const SKIP = needs('schemathesis');
+// Every operation of the reference gets its examples, so this file's time grows with the API: it
+// may take twice the suite's five minutes on a host the other files keep busy.
+t.setTimeout(600_000);
 
 /** Runs every check against the reference the server at `base` serves, sending `headers`. */
 async function schemathesis(
