@@ -299,6 +299,8 @@ export class Scorer {
     stages.lap('model');
 
     // What rules read of this decision (and what a backtest reads back from the record).
+    // The payment's key values' histories, counted once for the rules and the answer.
+    const fieldHistory = context.keys ? keyHistories(history, context.keys, time) : undefined;
     const values: DecisionValues = {
       time,
       amount: tx.amount,
@@ -313,7 +315,7 @@ export class Scorer {
       channel_scores: channelScores,
       priors,
       fields: input.fields,
-      keyHistory: context.keys ? (entry) => history.keyHistory(entry, time) : undefined,
+      keyHistory: fieldHistory && ((entry) => fieldHistory[entry.slice(0, entry.indexOf('='))]),
     };
     let decision = combined.decision;
     let rules: RulesOutcome | undefined;
@@ -362,7 +364,7 @@ export class Scorer {
       channel_attribution: attribution,
       reasons,
       entity_history: entityHistory,
-      ...(context.keys ? { field_history: keyHistories(history, context.keys, time) } : {}),
+      ...(fieldHistory ? { field_history: fieldHistory } : {}),
       graph_evidence: evidence,
       related_ring: relatedRing,
       stages: stages.laps,
