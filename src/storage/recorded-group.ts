@@ -3,8 +3,8 @@
 // organizations; it reads nothing back but what it inserted, so it is no way around the scope.
 
 import type { Db, Queryable } from './db.ts';
-import { joinCases, type CaseJoin } from './cases-store.ts';
-import { bindOrganization } from './organization-scope.ts';
+import type { CaseJoin } from './cases-store.ts';
+import { organizationData } from './organization-data.ts';
 import { StorageError } from './errors.ts';
 import { FEED_SENDER, notifyFeed, type FeedPosition } from './live-feed.ts';
 import type { NewTransaction } from './live-rows.ts';
@@ -97,7 +97,7 @@ export async function recordGroup(
                 byOrganization.set(g.organizationId, list);
               }
             for (const [organizationId, joins] of [...byOrganization].sort(([a], [b]) => compare(a, b)))
-              await joinCases(bindOrganization(db, organizationId), joins, tx);
+              await organizationData(db, organizationId).cases.join(joins, tx);
             return rows;
           })
       : () => statement(db);

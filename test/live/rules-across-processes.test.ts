@@ -120,7 +120,8 @@ t.test('rules and lists reach every process', { skip: needs('postgres') }, async
     t.equal((await asMember(b, 'PUT', `/rules/${id}`, { status: 'shadow' })).status, 200);
     await sleep(LAG_BUDGET_MS);
     const shadow = await pay(a, 'c-vip');
-    t.equal(shadow.decision, 'approve', 'shadowed on B: A records it without applying it');
+    // The model alone decides now (a customer paying again within seconds may reach review).
+    t.not(shadow.decision, 'block', 'shadowed on B: A records it without applying it');
     t.match(shadow.rules, [{ name: 'Blocked', applied: false }]);
     t.equal((await asMember(b, 'PUT', `/rules/${id}`, { status: 'disabled' })).status, 200);
     await sleep(LAG_BUDGET_MS);
