@@ -120,19 +120,17 @@ function keyParts(tenant: Tenant): Record<string, number> {
   type Parts<K extends string> = Sized & Record<K, Sized>;
   const keys = (
     tenant.history as unknown as {
-      keys: Parts<'starts' | 'slots' | 'next' | 'lo' | 'dup'> & { ids: Parts<'strings' | 'index'>; series: Parts<'entries' | 'checkpoints'> };
+      keys: Parts<'lo' | 'dup'> & { ids: Parts<'strings' | 'index'>; series: Parts<'entries' | 'checkpoints'> };
     }
   ).keys;
   const series = keys.series;
   return {
     value_strings: keys.ids.strings.byteLength,
     value_index: keys.ids.index.byteLength,
+    // The records under each value, with the `next` byte beside each.
     series_entries: series.entries.byteLength,
     series_checkpoints: series.checkpoints.byteLength,
     series_per_value: series.byteLength - series.entries.byteLength - series.checkpoints.byteLength,
-    record_starts: keys.starts.byteLength,
-    record_slots: keys.slots.byteLength,
-    record_next: keys.next.byteLength,
     value_windows: keys.lo.byteLength + keys.dup.byteLength,
   };
 }

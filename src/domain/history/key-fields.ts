@@ -13,8 +13,9 @@
 // The previous entry of a customer is found on the customer's own series, which holds its few
 // transactions. A transaction placed late (out of time order) recounts its values' windows.
 //
-// Values are `name=value` entries (domain/fields.ts keyEntry), interned once; a record's values
-// are kept as slots beside it, only once some record has one.
+// Values are `name=value` entries (domain/fields.ts keyEntry), interned once. Which values a record
+// carries is not kept beside the record: a value's series holds the record exactly when it does,
+// found by the record's time.
 
 import { StringTable } from './strings.ts';
 import { SeriesStore } from './series.ts';
@@ -52,17 +53,9 @@ export const NEW_KEY: Readonly<KeyHistory> = Object.freeze({
 
 const W = DISTINCT_WINDOWS_MS.length;
 
-function widenInts(a: Int32Array<ArrayBuffer>, size: number, fill = 0): Int32Array<ArrayBuffer> {
+function widenInts(a: Int32Array<ArrayBuffer>, size: number): Int32Array<ArrayBuffer> {
   if (size <= a.length) return a;
   const b = new Int32Array(Math.max(size, a.length * 2, 16));
-  b.set(a);
-  if (fill !== 0) b.fill(fill, a.length);
-  return b;
-}
-
-function widenBytes(a: Uint8Array<ArrayBuffer>, size: number): Uint8Array<ArrayBuffer> {
-  if (size <= a.length) return a;
-  const b = new Uint8Array(Math.max(size, a.length * 2, 16));
   b.set(a);
   return b;
 }
@@ -70,52 +63,23 @@ function widenBytes(a: Uint8Array<ArrayBuffer>, size: number): Uint8Array<ArrayB
 export class KeyFields {
   /** The values, `name=value`, by number. */
   readonly ids = new StringTable();
+  /** Per value, its records; the byte beside each entry is its `next`: whether the entry's
+   *  customer used the value again later. */
   readonly series: SeriesStore;
-  /** Records noted so far; record k's slots are [starts[k], starts[k + 1]). */
-  private noted = 0;
-  private starts = new Int32Array(0);
-  /** Per slot: its value, and whether the record's customer has a later entry of that value. */
-  private slots = new Int32Array(0);
-  private next = new Uint8Array(0);
-  private slotCount = 0;
+  /** Whether any record carried a value. */
+  private carried = false;
   /** Per value and window (W per value): where the window's entries start, and the entries from
    *  there whose customer has an earlier entry from there on. */
   private lo = new Int32Array(0);
   private dup = new Int32Array(0);
 
   constructor(private readonly records: RecordStore) {
-    this.series = new SeriesStore(records, false);
+    this.series = new SeriesStore(records, false, true);
   }
 
   /** Whether any record carried a value. */
   get used(): boolean {
-    return this.slotCount > 0;
-  }
-
-  /** The values of record `k`, by number (none for a record noted before any had one). */
-  private slotsOf(k: number): [number, number] {
-    if (k >= this.noted) return [0, 0];
-    return [this.starts[k]!, this.starts[k + 1]!];
-  }
-
-  /** The slot of value `e` on record `k`, or -1. */
-  private slotOf(k: number, e: number): number {
-    const [a, b] = this.slotsOf(k);
-    for (let s = a; s < b; s++) if (this.slots[s] === e) return s;
-    return -1;
-  }
-
-  /** Notes record `k`'s values (every record is noted in order once a value has been seen). */
-  private note(k: number, values: readonly number[]): void {
-    if (values.length === 0 && this.slotCount === 0) return;
-    this.starts = widenInts(this.starts, k + 2);
-    // Records before it carried none.
-    for (let j = this.noted + 1; j <= k; j++) this.starts[j] = this.slotCount;
-    this.slots = widenInts(this.slots, this.slotCount + values.length);
-    this.next = widenBytes(this.next, this.slotCount + values.length);
-    for (const e of values) this.slots[this.slotCount++] = e;
-    this.starts[k + 1] = this.slotCount;
-    this.noted = k + 1;
+    return this.carried;
   }
 
   private ensure(e: number): void {
@@ -137,8 +101,9 @@ export class KeyFields {
     return entries.map((v) => this.ids.id(v));
   }
 
-  /** The entry, of `customers`' series of record k's customer, before `k` that carries value `e`,
-   *  looked for from the newest back: its record, or -1. */
+  /** The newest entry of value `e`, among the entries of record k's customer `c` before `k`: its
+   *  held index in `e`'s series, or -1. A record carries `e` exactly when `e`'s series holds it,
+   *  found by its time among `e`'s entries (a customer's own entries are few). */
   private previous(customers: SeriesStore, c: number, k: number, e: number, time: number): number {
     const n = customers.held(c);
     for (let i = n - 1; i >= 0; i--) {
@@ -147,7 +112,8 @@ export class KeyFields {
       const t = this.records.time(r);
       if (t > time) continue;
       if (t === time && r > k) continue;
-      if (this.slotOf(r, e) >= 0) return r;
+      const at = this.series.indexOf(e, r);
+      if (at >= 0) return at;
     }
     return -1;
   }
@@ -158,14 +124,8 @@ export class KeyFields {
     let lo = this.lo[at]!;
     let dup = this.dup[at]!;
     const s = this.series;
-    while (lo < to) {
-      dup -= this.next[this.slotOf(s.record(e, lo), e)]!;
-      lo++;
-    }
-    while (lo > to) {
-      lo--;
-      dup += this.next[this.slotOf(s.record(e, lo), e)]!;
-    }
+    while (lo < to) dup -= s.flag(e, lo++);
+    while (lo > to) dup += s.flag(e, --lo);
     this.lo[at] = lo;
     this.dup[at] = dup;
   }
@@ -173,25 +133,29 @@ export class KeyFields {
   /** Files record `k` (the newest, its customer `c` filed already in `customers`) under each of its
    *  values; entries older than `keepFrom` may then be dropped. */
   add(k: number, values: readonly number[], c: number, customers: SeriesStore, keepFrom: number): void {
-    this.note(k, values);
     if (values.length === 0) return;
+    this.carried = true;
     const time = this.records.time(k);
     const s = this.series;
     for (const e of values) {
       this.ensure(e);
-      // Every later query asks at or after `time`: the windows can start where such a query's do.
-      for (let w = 0; w < W; w++) this.moveTo(e, w, s.heldBefore(e, time - DISTINCT_WINDOWS_MS[w]!));
       const before = s.held(e);
+      // Every later query asks at or after `time`: the windows move on to where such a query's
+      // start (only forward: a window left further on is as correct, and this is O(1) amortised).
+      for (let w = 0; w < W; w++) {
+        const at = e * W + w;
+        const from = time - DISTINCT_WINDOWS_MS[w]!;
+        let lo = this.lo[at]!;
+        let dup = this.dup[at]!;
+        while (lo < before && this.records.time(s.record(e, lo)) < from) dup -= s.flag(e, lo++);
+        this.lo[at] = lo;
+        this.dup[at] = dup;
+      }
       const prev = this.previous(customers, c, k, e, time);
       if (prev >= 0) {
-        const slot = this.slotOf(prev, e);
-        this.next[slot] = 1;
-        // Its index among the held entries is at or after a window's start exactly when its time is
-        // at or after the time of the entry there (the first at or after the window's start).
-        for (let w = 0; w < W; w++) {
-          const lo = this.lo[e * W + w]!;
-          if (lo < before && this.records.time(prev) >= this.records.time(s.record(e, lo))) this.dup[e * W + w]! += 1;
-        }
+        s.setFlag(e, prev, 1);
+        // Counted in each window that starts at or before it.
+        for (let w = 0; w < W; w++) if (this.lo[e * W + w]! <= prev) this.dup[e * W + w]! += 1;
       }
       s.add(e, k, keepFrom);
       const dropped = before + 1 - s.held(e);
@@ -205,17 +169,18 @@ export class KeyFields {
   insert(k: number, values: readonly number[], c: number, customers: SeriesStore, keepFrom: number, newest: number): void {
     const time = this.records.time(k);
     for (const e of values) if (!this.series.accepts(e, time)) throw new HorizonError(time, newest);
-    this.note(k, values);
+    if (values.length > 0) this.carried = true;
     const s = this.series;
     for (const e of values) {
       this.ensure(e);
       s.insert(e, k, keepFrom, newest);
       const prev = this.previous(customers, c, k, e, time);
-      if (prev >= 0) this.next[this.slotOf(prev, e)] = 1;
-      this.next[this.slotOf(k, e)] = this.later(customers, c, k, e, time) ? 1 : 0;
+      if (prev >= 0) s.setFlag(e, prev, 1);
+      const own = s.indexOf(e, k);
+      if (own >= 0) s.setFlag(e, own, this.later(customers, c, k, e, time) ? 1 : 0);
       // The windows from the first held entry: moved where queries need them on the next query.
       let dup = 0;
-      for (let i = 0; i < s.held(e); i++) dup += this.next[this.slotOf(s.record(e, i), e)]!;
+      for (let i = 0; i < s.held(e); i++) dup += s.flag(e, i);
       for (let w = 0; w < W; w++) {
         this.lo[e * W + w] = 0;
         this.dup[e * W + w] = dup;
@@ -232,7 +197,7 @@ export class KeyFields {
       const t = this.records.time(r);
       if (t < time) return false;
       if (t === time && r < k) continue;
-      if (this.slotOf(r, e) >= 0) return true;
+      if (this.series.indexOf(e, r) >= 0) return true;
     }
     return false;
   }
@@ -287,7 +252,7 @@ export class KeyFields {
         // Its customer's first entry from `lo` on (an earlier one at `t` would have been seen):
         // counted above, though it is not before `t`, unless its previous entry is in the window.
         const prev = this.previous(customers, c, k, e, this.records.time(k));
-        if (prev < 0 || this.records.time(prev) < from) n -= 1;
+        if (prev < 0 || this.records.time(s.record(e, prev)) < from) n -= 1;
       }
     }
     return n;
@@ -296,23 +261,12 @@ export class KeyFields {
   /** Packs the parts into arrays the size of what they hold, in steps. */
   *compacting(): Generator<void> {
     yield* this.series.compacting();
-    this.starts = this.starts.slice(0, this.noted === 0 ? 0 : this.noted + 1);
-    this.slots = this.slots.slice(0, this.slotCount);
-    this.next = this.next.slice(0, this.slotCount);
     const n = this.ids.size * W;
     this.lo = this.lo.slice(0, n);
     this.dup = this.dup.slice(0, n);
   }
 
   get byteLength(): number {
-    return (
-      this.ids.byteLength +
-      this.series.byteLength +
-      this.starts.byteLength +
-      this.slots.byteLength +
-      this.next.byteLength +
-      this.lo.byteLength +
-      this.dup.byteLength
-    );
+    return this.ids.byteLength + this.series.byteLength + this.lo.byteLength + this.dup.byteLength;
   }
 }

@@ -22,8 +22,9 @@ const SHIFT = 4;
  * history's entries before its floor are a base count and sums (`setBase`) in front of them.
  */
 export class SeriesStore {
-  /** Per entity, its records in time order (ties in the order added). */
-  private readonly entries = new Lists(1, 0);
+  /** Per entity, its records in time order (ties in the order added), and with `flagged` a byte
+   *  beside each that the owner of the series gives its meaning (key-fields.ts). */
+  private readonly entries: Lists;
   /** Per entity, the running sum (and of squares) before entry j × CHECKPOINT, at j. */
   private readonly checkpoints: Lists;
   /** Per entity: entries dropped past the horizon (or held as a base), the last of them, the base's
@@ -38,7 +39,9 @@ export class SeriesStore {
   constructor(
     private readonly records: RecordStore,
     readonly withSquares: boolean,
+    flagged = false,
   ) {
+    this.entries = new Lists(1, 0, flagged ? 1 : 0);
     this.checkpoints = new Lists(0, withSquares ? 2 : 1);
   }
 
@@ -74,6 +77,24 @@ export class SeriesStore {
   /** Record of held entry i of `e`. */
   record(e: number, i: number): number {
     return this.entries.ints[0]![this.entries.start[e]! + i]!;
+  }
+
+  /** The byte beside held entry i of `e` (a flagged series only). */
+  flag(e: number, i: number): number {
+    return this.entries.bytes[0]![this.entries.start[e]! + i]!;
+  }
+
+  setFlag(e: number, i: number, v: number): void {
+    this.entries.bytes[0]![this.entries.start[e]! + i] = v;
+  }
+
+  /** The held index of record `k` among `e`'s entries, or -1 when `e` does not hold it. */
+  indexOf(e: number, k: number): number {
+    if (e < 0 || e >= this.dropped.length) return -1;
+    const t = this.records.time(k);
+    const n = this.entries.count(e);
+    for (let i = this.heldBelow(e, t); i < n && this.timeAt(e, i) === t; i++) if (this.record(e, i) === k) return i;
+    return -1;
   }
 
   private timeAt(e: number, i: number): number {
@@ -132,6 +153,7 @@ export class SeriesStore {
     if (n === 0 && this.checkpoints.count(e) === 0) this.pushCheckpoint(e);
     const at = this.entries.append(e);
     this.entries.ints[0]![at] = k;
+    for (const b of this.entries.bytes) b[at] = 0;
     const amount = this.records.amount(k);
     this.total[e] = this.total[e]! + amount;
     if (this.withSquares) this.totalSquares[e] = this.totalSquares[e]! + amount * amount;
@@ -169,6 +191,7 @@ export class SeriesStore {
     if (this.checkpoints.count(e) === 0) this.pushCheckpoint(e);
     const at = this.entries.insert(e, i);
     this.entries.ints[0]![at] = k;
+    for (const b of this.entries.bytes) b[at] = 0;
     this.resum(e, i);
     const n = this.entries.count(e);
     if (n >= 64 && this.timeAt(e, n >> 1) < keepFrom) this.dropBefore(e, keepFrom);
