@@ -20,7 +20,7 @@
 
 import { createHash } from 'node:crypto';
 import { SignIn } from '../test/support/processes.ts';
-import { startServer } from './server-process.ts';
+import { startServer, stopServer } from './server-process.ts';
 import { scoreRequests } from './requests.ts';
 import { call, median, round3, sideFigures, slices, totalRate, withBlockListRules, type Side, type Slice } from './rules-http.ts';
 import type { BenchRule } from './rule-set.ts';
@@ -231,7 +231,7 @@ export async function measureFields(o: { quick: boolean; log: (line: string) => 
     );
     return figures;
   } finally {
-    server.kill('SIGTERM');
+    await stopServer(server);
     await signIn.close();
   }
 }

@@ -66,6 +66,17 @@ export async function startServer(
   return { child, url: `http://127.0.0.1:${port}`, startup: JSON.parse(ready[1]!) as Record<string, number>, stderr: () => stderr };
 }
 
+/** Stops a server as an operator does (SIGTERM) and waits for it to exit (SIGKILL after
+ *  `timeoutMs`), so that what it writes at exit (a `--cpu-prof` profile) is written. */
+export async function stopServer(child: ChildProcess, timeoutMs = 20_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  await exited;
+  clearTimeout(timer);
+}
+
 /** Starts a new peak-memory measurement of a process (Linux: clears VmHWM down to the current
  *  resident size); false where that is not possible (then VmHWM is the peak since the start). */
 export function resetPeakMemory(pid: number): boolean {
