@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Queryable } from './db.ts';
 import { feedXid, INBOX_STATE_JSON, parseInboxState } from './live-feed.ts';
 import type { OrganizationScope } from './organization-scope.ts';
-import type { CaseJoin, CaseResolution, CaseStatus, InboxState } from '../domain/cases.ts';
+import { CASE_STATUSES, type CaseJoin, type CaseResolution, type CaseStatus, type InboxState } from '../domain/cases.ts';
 import type { TimelineEntry } from '../domain/case-timeline.ts';
 
 export type { CaseJoin } from '../domain/cases.ts';
@@ -218,7 +218,9 @@ export interface CaseFilters {
 
 /** A page of the organization's cases, the soonest due first (then the most urgent), after the case
  *  `after` when given; `limit + 1` rows are read to tell whether there are more. Undefined when
- *  `after` is not one of the organization's cases. */
+ *  `after` is not one of the organization's cases. One ordered branch per status shown, merged:
+ *  each branch reads its page straight from an index that leads with the status (migration 024),
+ *  so no filter sorts the organization's cases. */
 export async function listCases(
   scope: OrganizationScope,
   f: CaseFilters,
@@ -231,10 +233,9 @@ export async function listCases(
     params.push(value);
     where.push(clause(`$${params.length}`));
   };
-  if (f.status !== undefined) add((p) => `status = ${p}`, f.status);
   if (f.inbox_id !== undefined) add((p) => `inbox_id = ${p}`, f.inbox_id);
   if (f.assignee !== undefined) add((p) => `assignee = ${p}`, f.assignee);
-  if (f.overdueAt !== undefined) add((p) => `status <> 'closed' AND due_at_ms < ${p}`, f.overdueAt);
+  if (f.overdueAt !== undefined) add((p) => `due_at_ms < ${p}`, f.overdueAt);
   if (after !== undefined) {
     const [cursor] = await scope.db.query<{ due_at_ms: number; priority: number }>(
       'SELECT due_at_ms, priority FROM cases WHERE organization_id = $1 AND id = $2',
@@ -245,11 +246,23 @@ export async function listCases(
     const n = params.length;
     where.push(`(due_at_ms, -priority, id) > ($${n - 2}, $${n - 1}, $${n})`);
   }
+  // Overdue: every status but closed.
+  const statuses: readonly CaseStatus[] =
+    f.status !== undefined
+      ? f.overdueAt !== undefined && f.status === 'closed'
+        ? []
+        : [f.status]
+      : CASE_STATUSES.filter((s) => f.overdueAt === undefined || s !== 'closed');
+  if (statuses.length === 0) return { rows: [], hasMore: false };
   params.push(limit + 1);
-  const rows = await scope.db.query<CaseRow>(
-    `SELECT ${CASE_COLUMNS} FROM cases WHERE ${where.join(' AND ')} ORDER BY due_at_ms, -priority, id LIMIT $${params.length}`,
-    params,
-  );
+  const n = `$${params.length}`;
+  const branch = (status: number) => {
+    params.push(statuses[status]);
+    return `(SELECT ${CASE_COLUMNS} FROM cases WHERE ${where.join(' AND ')} AND status = $${params.length} ORDER BY due_at_ms, -priority, id LIMIT ${n})`;
+  };
+  const branches = statuses.map((_, i) => branch(i));
+  const sql = branches.length === 1 ? branches[0]! : `SELECT * FROM (${branches.join(' UNION ALL ')}) AS c ORDER BY due_at_ms, -priority, id LIMIT ${n}`;
+  const rows = await scope.db.query<CaseRow>(sql, params);
   const hasMore = rows.length > limit;
   return { rows: hasMore ? rows.slice(0, limit) : rows, hasMore };
 }

@@ -103,7 +103,11 @@ for (const backend of backends()) {
       });
       t.equal(replay.headers['idempotent-replayed'], 'true');
       t.same(replay.json().rules, blocked.rules, 'the replay answers the stored rules');
-      t.equal((await pay(a, { customer_id: 'c-fraud' })).json().decision, 'approve', 'removed from the list: approved again');
+      // The model alone decides again (its velocity features may send a customer's fifth payment in
+      // a second to review, depending on the hour): no rule matches, nothing blocks it.
+      const after = (await pay(a, { customer_id: 'c-fraud' })).json();
+      t.same(after.rules, [], 'removed from the list: the rule no longer matches');
+      t.not(after.decision, 'block', 'and nothing blocks it');
 
       // The key adds it back, with an expiry; the list read as it was while the customer was on it.
       t.equal(
