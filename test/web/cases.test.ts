@@ -10,8 +10,9 @@
 // organization cannot open the case: the API refuses and the page shows the refusal. axe-core finds
 // no serious or critical problem; at a phone's width nothing scrolls sideways; no console error
 // beyond the refusals the test provokes. A case of an inbox with a very short SLA is past its due
-// time at once: marked overdue, and found by the overdue filter. Screenshots go to artifacts/screenshots/ (docs/images has
-// copies of case.png and cases.png).
+// time at once: marked overdue, and found by the overdue filter. Screenshots go to
+// artifacts/screenshots/ (docs/images has copies of case.png and cases.png, shown in
+// docs/analysts.md).
 
 import { readFileSync } from 'node:fs';
 import t from 'tap';
