@@ -64,6 +64,7 @@ export const Case = z.object({
   resolution: z.enum(CASE_RESOLUTIONS).nullable(),
   assignee: z.string().nullable(),
   priority: z.number().describe('The expected loss of its worst decision: its score times its amount'),
+  decision_count: z.number().int().describe('How many decisions it groups'),
   opened_at: z.string(),
   due_at: z.string(),
   overdue: z.boolean(),

@@ -165,6 +165,16 @@ export async function caseDecisionIds(scope: OrganizationScope, id: string): Pro
   return rows.map((r) => r.transaction_id);
 }
 
+/** How many decisions each of `ids` groups (a case listed says it without reading them). */
+export async function caseDecisionCounts(scope: OrganizationScope, ids: readonly string[]): Promise<Map<string, number>> {
+  if (ids.length === 0) return new Map();
+  const rows = await scope.db.query<{ case_id: string; n: number | string }>(
+    'SELECT case_id, count(*) AS n FROM case_decisions WHERE organization_id = $1 AND case_id = ANY($2::text[]) GROUP BY case_id',
+    [scope.organizationId, [...ids]],
+  );
+  return new Map(rows.map((r) => [r.case_id, Number(r.n)]));
+}
+
 /** A case's timeline, in order. */
 export async function caseTimeline(scope: OrganizationScope, id: string): Promise<TimelineEntry[]> {
   const rows = await scope.db.query<TimelineEntry & { at_ms: number | string }>(

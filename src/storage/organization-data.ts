@@ -25,6 +25,7 @@ import { labelledScores, scoredFeatures, shadowedTransactions, weeklyAggregates 
 import { declareField, fieldAudit, getField, listFields, retireField } from './fields-store.ts';
 import {
   appendTimeline,
+  caseDecisionCounts,
   caseDecisionIds,
   caseTimeline,
   changeCase,
@@ -126,6 +127,7 @@ function parts(scope: OrganizationScope) {
       join: joinCases,
       one: getCase,
       decisionIds: caseDecisionIds,
+      decisionCounts: caseDecisionCounts,
       timeline: caseTimeline,
       append: appendTimeline,
       list: listCases,

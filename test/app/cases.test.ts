@@ -96,6 +96,11 @@ for (const backend of backends()) {
       const listed = (await as(shop, 'GET', '/cases')).json();
       const byEntity = new Map(listed.data.map((c: { entity: { id: string }; inbox_id: string; id: string }) => [c.entity.id, c]));
       t.same([...byEntity.keys()].sort(), ['dev-x', 'r-1', 'r-2', 'r-4'], 'one case per entity; a block only where the inbox takes blocks; no approve');
+      t.same(
+        Object.fromEntries(listed.data.map((c: { entity: { id: string }; decision_count: number }) => [c.entity.id, c.decision_count])),
+        { 'dev-x': 2, 'r-1': 2, 'r-2': 1, 'r-4': 1 },
+        'each listed with how many decisions it groups',
+      );
       const dev = byEntity.get('dev-x') as { priority: number };
       t.match(dev, { inbox_id: big.id, entity: { kind: 'key', field: 'device_hash', id: 'dev-x' }, status: 'open' });
       t.ok(dev.priority > 0, 'its priority: the expected loss of its worst decision');

@@ -1,6 +1,6 @@
 // Addresses of the analyst's pages, so that every table and record links the same way: a filtered
 // list of transactions, one transaction, a customer's or merchant's page, a rule (or a backtest of
-// one), a list, a field and a key field's value, each in an organization.
+// one), a list, a field and a key field's value, the cases and one case, each in an organization.
 
 /** `#/transactions…` with these parameters (empty ones left out). */
 export function transactionsHref(params: Record<string, string | undefined>, path = ''): string {
@@ -41,3 +41,13 @@ export const keyValueHref = (orgId: string, name: string, value: string) =>
 
 /** The listing's parameter for the transactions that carried a key field's value (`field.<name>`). */
 export const keyFilter = (name: string) => `field.${name}`;
+
+/** `#/cases` with these parameters (empty ones left out). */
+export function casesHref(params: Record<string, string | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v) q.set(k, v);
+  return `#/cases?${q.toString()}`;
+}
+
+/** One case's page: `#/cases/{case_id}`. */
+export const caseHref = (orgId: string, caseId: string) => `#/cases/${encodeURIComponent(caseId)}?org=${encodeURIComponent(orgId)}`;

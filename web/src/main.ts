@@ -16,6 +16,7 @@ import { modelsPage } from './pages/models.ts';
 import { accountPage } from './pages/account.ts';
 import { transactionsPage } from './pages/transactions.ts';
 import { reviewPage } from './pages/review.ts';
+import { casesPage } from './pages/cases.ts';
 import { overviewPage } from './pages/overview.ts';
 import { entityPage } from './pages/entity.ts';
 import { rulesPage } from './pages/rules/page.ts';
@@ -29,6 +30,7 @@ const pages: Record<string, (root: HTMLElement, route: Route) => void | Promise<
   score: scorePage,
   transactions: transactionsPage,
   review: reviewPage,
+  cases: casesPage,
   overview: overviewPage,
   entity: entityPage,
   rules: rulesPage,

@@ -40,7 +40,7 @@ function inboxView(i: InboxRow): Inbox {
   };
 }
 
-function caseView(c: CaseRow, at: number): Case {
+function caseView(c: CaseRow, at: number, decisionCount: number): Case {
   const key = c.entity_kind === 'key' ? c.entity_key.indexOf('=') : -1;
   return {
     id: c.id,
@@ -51,6 +51,7 @@ function caseView(c: CaseRow, at: number): Case {
     resolution: c.resolution,
     assignee: c.assignee,
     priority: c.priority,
+    decision_count: decisionCount,
     opened_at: iso(c.opened_at_ms),
     due_at: iso(c.due_at_ms),
     overdue: c.status !== 'closed' && c.due_at_ms < at,
@@ -140,7 +141,8 @@ export async function caseList(
       `starting_after names no case ${q.starting_after} in this organization.`,
       'Pass the id of the last case of the previous page.',
     );
-  return { data: page.rows.map((c) => caseView(c, at)), has_more: page.hasMore };
+  const counts = await data.cases.decisionCounts(page.rows.map((c) => c.id));
+  return { data: page.rows.map((c) => caseView(c, at, counts.get(c.id) ?? 0)), has_more: page.hasMore };
 }
 
 async function detail(deps: PolicyDeps, data: OrganizationData, id: string): Promise<CaseDetail> {
@@ -149,7 +151,7 @@ async function detail(deps: PolicyDeps, data: OrganizationData, id: string): Pro
   const [ids, timeline] = await Promise.all([data.cases.decisionIds(id), data.cases.timeline(id)]);
   const records = await Promise.all(ids.map((t) => data.transactions.get(t)));
   return {
-    ...caseView(row, now(deps)),
+    ...caseView(row, now(deps), ids.length),
     decisions: records.flatMap((r) => (r ? [transactionRecord(r)] : [])),
     timeline: timeline.map((e) => ({ ...e, at: iso(e.at_ms), detail: JSON.parse(e.detail) as unknown })),
     chain: verifyChain(timeline),

@@ -4,7 +4,8 @@
 // and the evidence.
 // Keyboard first: F marks it fraud, L legitimate (both with the source "analyst review"), N skips
 // to the next; the buttons do the same. A marked transaction leaves the queue; a skipped one stays
-// for next time.
+// for next time. "Next case" leads into the cases' loop (case.ts): the analyst's next case, claimed
+// and opened, worked with the same keys.
 
 import { api } from '../api.ts';
 import type { TransactionPage, TransactionRecord } from '../contract.ts';
@@ -13,6 +14,7 @@ import { organizationFor, type Organization } from '../org.ts';
 import type { Route } from '../route.ts';
 import { loadRecord, markOutcome, recordParts } from './transactions.ts';
 import { fieldDeclarations } from './record-fields.ts';
+import { nextCaseButton } from './case.ts';
 
 const PAGE = 25;
 
@@ -48,6 +50,7 @@ export async function reviewPage(root: HTMLElement, route: Route): Promise<void>
     const queue: Queue = { org: chosen.org, items: [], at: 0, hasMore: true };
     await readMore(queue);
     const view = h('div', { id: 'review-item' });
+    const caseStatus = h('div', { id: 'case-entry-status', role: 'status', 'aria-live': 'polite' });
     root.replaceChildren(
       h('h1', {}, 'Review queue'),
       h(
@@ -55,6 +58,22 @@ export async function reviewPage(root: HTMLElement, route: Route): Promise<void>
         { class: 'actions' },
         chosen.picker,
         h('p', { class: 'muted' }, `${chosen.org.name}: transactions decided “review” with no outcome yet, oldest first. Keys: F fraud, L legitimate, N next.`),
+      ),
+      h(
+        'div',
+        { class: 'card', id: 'case-entry' },
+        h(
+          'p',
+          {},
+          'Cases group one customer’s (or merchant’s, or device’s) decisions in your inboxes: work them one after another with the keys, from your next case. ',
+          h('a', { href: `#/cases?org=${encodeURIComponent(chosen.org.id)}` }, 'All cases'),
+        ),
+        h(
+          'div',
+          { class: 'actions' },
+          nextCaseButton(chosen.org, (m) => caseStatus.replaceChildren(m)),
+        ),
+        caseStatus,
       ),
       view,
     );
