@@ -119,7 +119,17 @@ export function openApp(service: Service) {
   const sandboxNote = [
     `What-if: scored against the public sandbox (the built-in example history as of ${sandbox.example.sandbox_as_of}); nothing was recorded. Score with an API key (POST /api/v1/risk/score) to use and record your organization's own history.`,
   ];
-  const live = { db, decisionLog, tail, model, scorer, scorerForModel: service.scorerForModel, featureNames: service.featureNames, config };
+  const live = {
+    db,
+    decisionLog,
+    tail,
+    model,
+    scorer,
+    scorerForModel: service.scorerForModel,
+    featureNames: service.featureNames,
+    config,
+    clock: service.clock,
+  };
   const store = { db, datasets: files, config, jobs };
 
   return {

@@ -89,6 +89,8 @@ export interface Service {
   /** Deletes the files of datasets past their retention; returns how many (runs on a timer too). */
   sweepExpired(): Promise<number>;
   startedAt: number;
+  /** The service's clock (epoch ms): what every use case calls now. */
+  clock: () => number;
   /** Milliseconds per start-up step. */
   startup: Record<string, number>;
   close(): Promise<void>;
@@ -261,6 +263,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       datasets,
       sweepExpired,
       startedAt: clock(),
+      clock,
       startup,
       async close() {
         clearInterval(sweeper);
