@@ -326,7 +326,7 @@ export async function nextCase(
         .join(', ')} FROM cases c JOIN inboxes i ON i.id = c.inbox_id
        WHERE c.organization_id = $1 AND c.status IN ('open', 'in_progress')
          AND (c.assignee = $2 OR (c.assignee IS NULL AND ($2 = ANY(i.members) OR cardinality(i.members) = 0)))
-       ORDER BY (c.assignee = $2) DESC, c.due_at_ms, -c.priority, c.id
+       ORDER BY (c.assignee = $2) DESC NULLS LAST, c.due_at_ms, -c.priority, c.id
        LIMIT 1 FOR UPDATE OF c SKIP LOCKED`,
       [scope.organizationId, userId],
     );
