@@ -45,7 +45,10 @@ for (const backend of backends()) {
       if (res.statusCode !== 200) throw new Error(res.body);
       return res.json().decision as string;
     };
-    t.equal((await as(shop, 'POST', '/rules', { name: 'review', expression: 'customer_id.startsWith("r-")', action: 'review', status: 'active' })).statusCode, 201);
+    t.equal(
+      (await as(shop, 'POST', '/rules', { name: 'review', expression: 'customer_id.startsWith("r-")', action: 'review', status: 'active' })).statusCode,
+      201,
+    );
     const hook = await as(shop, 'POST', '/webhooks', {
       url: `${receiver.url}/hooks`,
       events: ['case.opened', 'case.assigned', 'case.closed', 'case.sla_breached'],
