@@ -44,6 +44,9 @@ const EnvSchema = z.object({
   UPLOAD_RATE_PER_MINUTE: positiveInt(10),
   /** A running job whose process has not written a heartbeat for this long is taken up again. */
   JOB_STALE_SECONDS: z.coerce.number().positive().default(30),
+  /** How often each process looks for cases past their due time (each is announced once, by one
+   *  process: `case.sla_breached`). */
+  CASE_SLA_SWEEP_SECONDS: z.coerce.number().positive().default(60),
   /** The longest a stop (SIGTERM, SIGINT) may take before the process exits, whatever its log
    *  destination does. */
   SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().positive().default(10),

@@ -15,6 +15,7 @@ import { OrganizationCaller } from './access/organization-caller.ts';
 import * as ownership from './access/ownership.ts';
 import { ringsToList } from './decisions/rings.ts';
 import { allInboxes, assignCase, caseDetail, caseList, claimCase, createInbox, exportCase, nextCaseFor, noteCase, setCaseStatus } from './cases/cases.ts';
+import { openCaseFromServer } from './cases/server-cases.ts';
 import { decisionList, decisionRecord, entitySummary, keyValueSummary, reportOutcome, reportOutcomesInBulk } from './decisions/decisions.ts';
 import { weeklyPerformance } from './decisions/performance.ts';
 import { challengerReport } from './decisions/challenger-report.ts';
@@ -199,6 +200,8 @@ export function openApp(service: Service) {
       note: noteCase,
       next: nextCaseFor,
     }),
+    /** Cases a customer's server opens on its transactions (the key surface). */
+    serverCases: bind(live, { open: openCaseFromServer }),
     rules: bind(live, {
       all: allRules,
       one: rule,
@@ -275,7 +278,7 @@ export function openApp(service: Service) {
 /** Everything the HTTP layer may use. */
 export type App = ReturnType<typeof openApp>;
 /** The key surface's part (`/api/v1/...`). */
-export type KeySurface = Pick<App, 'config' | 'models' | 'keys' | 'scoring' | 'decisions' | 'outcomes' | 'lists'>;
+export type KeySurface = Pick<App, 'config' | 'models' | 'keys' | 'scoring' | 'decisions' | 'outcomes' | 'lists' | 'serverCases'>;
 
 /** The key a request on the key surface authenticated with, as the HTTP layer carries it. */
 export type { LiveApiKey as AuthenticatedKey } from '../storage/accounts-store.ts';

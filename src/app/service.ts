@@ -36,6 +36,7 @@ import { sessionSecret } from '../storage/server-secret.ts';
 import { SecretBox } from './access/secret-box.ts';
 import { WebhookDeliverer, type DelivererTimings } from '../jobs/webhook-deliverer.ts';
 import { DriftWatch } from './webhooks/drift-watch.ts';
+import { SlaWatch } from './cases/sla-watch.ts';
 import { announceJob } from './datasets/job-view.ts';
 
 /** How old a file in the uploads directory must be before the sweeper removes it for belonging
@@ -84,6 +85,8 @@ export interface Service {
   webhooks: WebhookDeliverer | undefined;
   /** Each completed week's drift verdict, for the organizations whose endpoints subscribe to its changes. */
   driftWatch: DriftWatch;
+  /** Marks cases past their due time, each once across processes (`case.sla_breached`). */
+  slaWatch: SlaWatch;
   /** Scoring jobs of this process (undefined without a model). */
   jobs: JobRunner | undefined;
   /** Deletes the files of datasets past their retention; returns how many (runs on a timer too). */
@@ -237,6 +240,8 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
     await webhooks?.start();
     const driftWatch = new DriftWatch({ deps: { db, model: loaded.model, scorer, scorerForModel, decisionLog }, clock, log });
     driftWatch.start();
+    const slaWatch = new SlaWatch({ db, clock, log, everyMs: config.CASE_SLA_SWEEP_SECONDS * 1000 });
+    slaWatch.start();
     step('webhooks');
     const scoreAndRecord = new ScoreAndRecord({ model: loaded.model, tenants, decisionLog, scorer, scorerFor: scorerForModel });
     return {
@@ -248,6 +253,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       secretBox,
       webhooks,
       driftWatch,
+      slaWatch,
       model: loaded.model,
       metrics: loaded.metrics,
       scorer,
@@ -269,6 +275,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
         clearInterval(sweeper);
         await rings.stop();
         await driftWatch.stop();
+        await slaWatch.stop();
         await webhooks?.stop();
         await jobs?.close();
         await accounts?.flushUse();

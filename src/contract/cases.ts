@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { CASE_RESOLUTIONS, CASE_STATUSES } from '../domain/cases.ts';
 import { TransactionRecord } from './transactions.ts';
+import { NO_NUL } from './stored-text.ts';
 
 export const InboxRequest = z
   .object({
@@ -102,3 +103,19 @@ export const CaseExport = z.object({
   case: CaseDetail,
 });
 export type CaseExport = z.infer<typeof CaseExport>;
+
+/** `POST /api/v1/cases`: a server opens a case on one of its transactions (or adds the transaction
+ *  to its entity's open case), saying why. */
+export const OpenCaseRequest = z
+  .object({
+    transaction_id: z.string().min(1).max(200).regex(NO_NUL, 'transaction_id must not contain a NUL character'),
+    reason: z
+      .string()
+      .trim()
+      .min(1)
+      .max(500)
+      .regex(NO_NUL, 'reason must not contain a NUL character')
+      .describe("Why, in the case's timeline (e.g. `chargeback dispute 4471`)"),
+  })
+  .strict();
+export type OpenCaseRequest = z.infer<typeof OpenCaseRequest>;

@@ -41,6 +41,11 @@ export const ERRORS = {
     message: 'The case is closed: only reopening it changes it.',
     fix: 'Reopen the case (POST …/cases/{case_id}/status with {"status": "open"}) first.',
   },
+  no_inbox: {
+    status: 409,
+    message: 'The organization has no inbox, so a case has nowhere to open.',
+    fix: 'Ask an owner to make an inbox: POST /api/organizations/{id}/inboxes (e.g. {"name": "Everything"}, a default inbox).',
+  },
   bad_request: { status: 400, message: 'The request cannot be handled as sent.', fix: 'Check the request against the reference at /api/docs.' },
   not_signed_in: { status: 401, message: 'You are not signed in, or your session has ended.', fix: 'Sign in again.' },
   invalid_api_key: {

@@ -15,6 +15,10 @@ export const WEBHOOK_EVENT_TYPES = [
   'job.failed',
   'drift.verdict_changed',
   'rule.changed',
+  'case.opened',
+  'case.assigned',
+  'case.closed',
+  'case.sla_breached',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

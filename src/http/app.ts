@@ -29,6 +29,7 @@ import { keyTransactionRoutes, memberTransactionRoutes } from './routes/transact
 import { keyListRoutes, memberRuleRoutes } from './routes/rules.ts';
 import { fieldRoutes } from './routes/fields.ts';
 import { caseRoutes } from './routes/cases.ts';
+import { keyCaseRoutes } from './routes/v1-cases.ts';
 import { keyAuthentication } from './guards.ts';
 import { historyImportRoutes } from './routes/history-imports.ts';
 import { trainingRoutes } from './routes/training.ts';
@@ -276,6 +277,7 @@ export async function buildApp(door: App, o: AppOptions = {}): Promise<FastifyIn
     v1Routes(v1, surface);
     keyTransactionRoutes(v1, surface);
     keyListRoutes(v1, surface);
+    keyCaseRoutes(v1, surface);
   });
   await webRoutes(app);
   return app;

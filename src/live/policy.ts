@@ -79,6 +79,30 @@ export class Policy implements RuleSet {
     return { inbox: chosen.state, kind: 'customer', key: values.customer_id };
   }
 
+  /**
+   * The inbox and entity of a case a server opens on purpose on a transaction, whatever its
+   * decision was: the first inbox whose route matches what the decision saw (`values`; undefined
+   * for a transaction never scored, which no route matches), else the first default inbox, else the
+   * first inbox in routing order; undefined only without any inbox. Grouped as `route` groups.
+   */
+  routeOpened(
+    values: DecisionValues | undefined,
+    parties: { customer_id: string; merchant_id: string; fields?: DecisionValues['fields'] },
+  ): { inbox: InboxState; kind: 'customer' | 'merchant' | 'key'; key: string } | undefined {
+    const input = values && ruleInput(values, () => new Map(), this.language);
+    const chosen =
+      (input && this.inboxes.find((i) => i.route === undefined || evaluateRule(i.route, input, () => false).matched)?.state) ??
+      this.inboxes.find((i) => i.route === undefined)?.state ??
+      this.inboxes[0]?.state ??
+      [...this.inboxStates.values()].sort((a, b) => a.position - b.position)[0];
+    if (!chosen) return undefined;
+    const group = parseGroupBy(chosen.group_by);
+    if (group?.kind === 'merchant') return { inbox: chosen, kind: 'merchant', key: parties.merchant_id };
+    const value = group?.kind === 'key' ? (values?.fields ?? parties.fields)?.[group.field] : undefined;
+    if (group?.kind === 'key' && typeof value === 'string') return { inbox: chosen, kind: 'key', key: keyEntry(group.field, value) };
+    return { inbox: chosen, kind: 'customer', key: parties.customer_id };
+  }
+
   /** A field's new state: held while declared, dropped once retired. The rules are compiled again
    *  in the new language: a rule reading a retired field then finds no value and does not match. */
   setField(s: FieldState): void {

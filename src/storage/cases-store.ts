@@ -46,7 +46,7 @@ export interface CaseRow {
   updated_at_ms: number;
 }
 
-const CASE_COLUMNS =
+export const CASE_COLUMNS =
   'id, inbox_id, entity_kind, entity_key, status, resolution, assignee, priority, opened_at_ms, due_at_ms, snoozed_until_ms, closed_at_ms, updated_at_ms';
 
 /** An id of the service's own for a new row, as the other stores make them. */
@@ -288,13 +288,15 @@ export type CaseChange<R> =
   | { refuse: R };
 
 /** Changes one case of the organization as `decide` says, in one transaction under the case's row
- *  lock, with its timeline entry (at `at`, by `actor`); undefined when there is no such case. */
+ *  lock, with its timeline entry (at `at`, by `actor`); undefined when there is no such case.
+ *  `after` runs in that transaction with the case as changed (its webhook event rides the change). */
 export async function changeCase<R>(
   scope: OrganizationScope,
   id: string,
   at: number,
   actor: string,
   decide: (c: CaseRow, tx: Queryable) => Promise<CaseChange<R>> | CaseChange<R>,
+  after?: (changed: CaseRow, before: CaseRow, tx: Queryable) => Promise<void>,
 ): Promise<{ case: CaseRow; result?: R } | { refused: R } | undefined> {
   return scope.db.transaction(async (tx) => {
     const [row] = await tx.query<CaseRow>(`SELECT ${CASE_COLUMNS} FROM cases WHERE organization_id = $1 AND id = $2 FOR UPDATE`, [scope.organizationId, id]);
@@ -312,6 +314,7 @@ export async function changeCase<R>(
       params,
     );
     await appendTimeline(scope, id, { at, actor, kind: change.entry.kind, detail: change.entry.detail }, tx);
+    if (after) await after(updated!, row, tx);
     return { case: updated!, ...(change.result === undefined ? {} : { result: change.result }) };
   });
 }
@@ -332,7 +335,13 @@ export async function wakeCases(scope: OrganizationScope, at: number): Promise<n
 /** The next case for `userId` (not closed, not snoozed, assigned to them or to nobody in an inbox
  *  they work or that names nobody), the soonest due first, then the most urgent; claimed for them
  *  if it was nobody's. Skips cases another caller is claiming at this moment. */
-export async function nextCase(scope: OrganizationScope, userId: string, at: number): Promise<CaseRow | undefined> {
+export async function nextCase(
+  scope: OrganizationScope,
+  userId: string,
+  at: number,
+  /** Runs in the claim's transaction with the case claimed (not for a case that was theirs already). */
+  onClaim?: (c: CaseRow, tx: Queryable) => Promise<void>,
+): Promise<CaseRow | undefined> {
   return scope.db.transaction(async (tx) => {
     const [row] = await tx.query<CaseRow>(
       `SELECT ${CASE_COLUMNS.split(', ')
@@ -340,7 +349,7 @@ export async function nextCase(scope: OrganizationScope, userId: string, at: num
         .join(', ')} FROM cases c JOIN inboxes i ON i.id = c.inbox_id
        WHERE c.organization_id = $1 AND c.status IN ('open', 'in_progress')
          AND (c.assignee = $2 OR (c.assignee IS NULL AND ($2 = ANY(i.members) OR cardinality(i.members) = 0)))
-       ORDER BY (c.assignee = $2) DESC, c.due_at_ms, -c.priority, c.id
+       ORDER BY (c.assignee = $2) DESC NULLS LAST, c.due_at_ms, -c.priority, c.id
        LIMIT 1 FOR UPDATE OF c SKIP LOCKED`,
       [scope.organizationId, userId],
     );
@@ -351,6 +360,7 @@ export async function nextCase(scope: OrganizationScope, userId: string, at: num
       [scope.organizationId, row.id, userId, at],
     );
     await appendTimeline(scope, row.id, { at, actor: userId, kind: 'assigned', detail: { from: null, to: userId, claimed: true } }, tx);
+    if (onClaim) await onClaim(claimed!, tx);
     return claimed;
   });
 }

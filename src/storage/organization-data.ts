@@ -39,6 +39,7 @@ import {
   nextCase,
   wakeCases,
 } from './cases-store.ts';
+import { announceCases, announceOpened, breachCases, caseRouting, openCase } from './case-events.ts';
 import { addItems, allStays, createList, deleteList, getList, listItems, listLists, listNames, removeItems } from './lists-store.ts';
 import { changeRole, getMember, invite, listInvitations, listMembers, memberAuditPage, removeMember, withdrawInvitation } from './members-store.ts';
 import { auditOf, auditPage, changeRule, countRules, createRule, deleteRule, listRules, ruleVersions, rulesUsingList } from './rules-store.ts';
@@ -137,6 +138,8 @@ function parts(scope: OrganizationScope) {
       next: nextCase,
       inboxMembers,
     }),
+    /** Cases opened on purpose, the SLA sweep, and the case events written with a change. */
+    caseEvents: bound(scope, { open: openCase, announce: announceCases, opened: announceOpened, breach: breachCases, routing: caseRouting }),
     /** Webhook endpoints and their deliveries log. */
     webhooks: bound(scope, {
       create: insertEndpoint,

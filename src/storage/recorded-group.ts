@@ -96,8 +96,12 @@ export async function recordGroup(
                 list.push(g.row.case_join);
                 byOrganization.set(g.organizationId, list);
               }
-            for (const [organizationId, joins] of [...byOrganization].sort(([a], [b]) => compare(a, b)))
-              await organizationData(db, organizationId).cases.join(joins, tx);
+            for (const [organizationId, joins] of [...byOrganization].sort(([a], [b]) => compare(a, b))) {
+              const data = organizationData(db, organizationId);
+              const joined = await data.cases.join(joins, tx);
+              // A case a decision opened is a `case.opened` event, written with it (case-events.ts).
+              await data.caseEvents.opened([...new Set(joined.filter((j) => j.opened).map((j) => j.id))], tx);
+            }
             return rows;
           })
       : () => statement(db);

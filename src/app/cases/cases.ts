@@ -13,7 +13,9 @@ import type { DecisionLog } from '../../live/decision-log.ts';
 import { reportOutcomes } from '../decisions/outcomes.ts';
 import { checkExpression } from '../../domain/rules/expression.ts';
 import type { CaseFilters, CaseRow, InboxRow } from '../../storage/cases-store.ts';
+import type { Queryable } from '../../storage/db.ts';
 import { organizationData, type OrganizationData } from '../../storage/organization-data.ts';
+import { caseAnswer } from '../../storage/case-events.ts';
 import type { OrganizationCaller } from '../access/organization-caller.ts';
 import { transactionRecord } from '../decisions/transaction-record.ts';
 import { AppError } from '../errors.ts';
@@ -22,7 +24,6 @@ import type { PolicyDeps } from '../policy/lists.ts';
 import { invalidRule, vocabularyNow } from '../policy/rules.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString();
-const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 const now = (deps: PolicyDeps) => (deps.clock ?? Date.now)();
 
 function inboxView(i: InboxRow): Inbox {
@@ -40,25 +41,9 @@ function inboxView(i: InboxRow): Inbox {
   };
 }
 
+/** A case as the API answers it (its events carry the same: storage/case-events.ts). */
 function caseView(c: CaseRow, at: number, decisionCount: number): Case {
-  const key = c.entity_kind === 'key' ? c.entity_key.indexOf('=') : -1;
-  return {
-    id: c.id,
-    inbox_id: c.inbox_id,
-    entity:
-      key < 0 ? { kind: c.entity_kind, id: c.entity_key, field: null } : { kind: 'key', id: c.entity_key.slice(key + 1), field: c.entity_key.slice(0, key) },
-    status: c.status,
-    resolution: c.resolution,
-    assignee: c.assignee,
-    priority: c.priority,
-    decision_count: decisionCount,
-    opened_at: iso(c.opened_at_ms),
-    due_at: iso(c.due_at_ms),
-    overdue: c.status !== 'closed' && c.due_at_ms < at,
-    snoozed_until: isoOrNull(c.snoozed_until_ms),
-    closed_at: isoOrNull(c.closed_at_ms),
-    updated_at: iso(c.updated_at_ms),
-  };
+  return caseAnswer(c, at, decisionCount);
 }
 
 const invalid = (path: string, message: string, fix: string) => new AppError('validation_failed', message, fix, { fields: [{ path, message }] });
@@ -179,6 +164,19 @@ const noCase = (id: string) => new AppError('not_found', `No case ${id} in this 
 const closedCase = (id: string) =>
   new AppError('case_closed', `Case ${id} is closed: only reopening it changes it.`, 'Reopen it first: POST …/status with {"status": "open"}.');
 
+/** `case.assigned` when a change gave the case another assignee (nobody included), written in the
+ *  change's transaction. */
+const assignedEvent =
+  (data: OrganizationData, at: number) =>
+  (c: CaseRow, before: CaseRow, tx: Queryable): Promise<void> =>
+    c.assignee === before.assignee ? Promise.resolve() : data.caseEvents.announce([{ type: 'case.assigned', row: c }], at, tx);
+
+/** `case.closed` when a change closed the case (with its resolution), written in its transaction. */
+const closedEvent =
+  (data: OrganizationData, at: number) =>
+  (c: CaseRow, before: CaseRow, tx: Queryable): Promise<void> =>
+    c.status === 'closed' && before.status !== 'closed' ? data.caseEvents.announce([{ type: 'case.closed', row: c }], at, tx) : Promise.resolve();
+
 /** Whether `userId` may work cases of the inbox (its members; anyone of the organization when it
  *  names none). */
 async function mayWork(data: OrganizationData, inboxId: string, userId: string): Promise<boolean> {
@@ -211,21 +209,27 @@ export async function setCaseStatus(
   if (body.status !== 'snoozed' && until !== undefined) throw invalid('body.until', 'only snoozing takes a time', 'Leave until out.');
   let changed: Awaited<ReturnType<typeof data.cases.change>>;
   try {
-    changed = await data.cases.change(id, at, caller.by, (c) => {
-      if (c.status === 'closed' && body.status !== 'open') return { refuse: 'closed' };
-      return {
-        set: {
-          status: body.status,
-          resolution: body.status === 'closed' ? body.resolution! : null,
-          snoozed_until_ms: body.status === 'snoozed' ? until! : null,
-          closed_at_ms: body.status === 'closed' ? at : null,
-        },
-        entry: {
-          kind: 'status',
-          detail: { from: c.status, to: body.status, ...(until ? { until: iso(until) } : {}), ...(body.resolution ? { resolution: body.resolution } : {}) },
-        },
-      };
-    });
+    changed = await data.cases.change(
+      id,
+      at,
+      caller.by,
+      (c) => {
+        if (c.status === 'closed' && body.status !== 'open') return { refuse: 'closed' };
+        return {
+          set: {
+            status: body.status,
+            resolution: body.status === 'closed' ? body.resolution! : null,
+            snoozed_until_ms: body.status === 'snoozed' ? until! : null,
+            closed_at_ms: body.status === 'closed' ? at : null,
+          },
+          entry: {
+            kind: 'status',
+            detail: { from: c.status, to: body.status, ...(until ? { until: iso(until) } : {}), ...(body.resolution ? { resolution: body.resolution } : {}) },
+          },
+        };
+      },
+      closedEvent(data, at),
+    );
   } catch (e) {
     // Reopening while another case of the entity is open in the inbox: the open-case index says no.
     if ((e as { sqlState?: string }).sqlState === '23505')
@@ -261,11 +265,18 @@ export async function assignCase(deps: CaseActionDeps, caller: OrganizationCalle
   const current = await data.cases.one(id);
   if (!current) throw noCase(id);
   const allowed = userId === null || (await mayWork(data, current.inbox_id, userId));
-  const changed = await data.cases.change(id, now(deps), caller.by, (c) => {
-    if (c.status === 'closed') return { refuse: 'closed' as const };
-    if (!allowed) return { refuse: 'stranger' as const };
-    return { set: { assignee: userId }, entry: { kind: 'assigned', detail: { from: c.assignee, to: userId } } };
-  });
+  const at = now(deps);
+  const changed = await data.cases.change(
+    id,
+    at,
+    caller.by,
+    (c) => {
+      if (c.status === 'closed') return { refuse: 'closed' as const };
+      if (!allowed) return { refuse: 'stranger' as const };
+      return { set: { assignee: userId }, entry: { kind: 'assigned', detail: { from: c.assignee, to: userId } } };
+    },
+    assignedEvent(data, at),
+  );
   if (!changed) throw noCase(id);
   if ('refused' in changed) {
     if (changed.refused === 'closed') throw closedCase(id);
@@ -301,7 +312,7 @@ export async function nextCaseFor(deps: CaseActionDeps, caller: OrganizationCall
   const data = organizationData(deps.db, caller.organizationId);
   const at = now(deps);
   await data.cases.wake(at);
-  const next = await data.cases.next(caller.by, at);
+  const next = await data.cases.next(caller.by, at, (c, tx) => data.caseEvents.announce([{ type: 'case.assigned', row: c }], at, tx));
   if (!next) throw new AppError('not_found', 'No case is waiting for you.', 'Come back later, or look at the cases of your inboxes.');
   return detail(deps, data, next.id);
 }

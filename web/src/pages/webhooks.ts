@@ -37,6 +37,10 @@ const EVENT_WORDS: Record<WebhookEventType, string> = {
   'job.failed': 'a scoring job, backtest or history import failed',
   'drift.verdict_changed': "a week's drift verdict changed",
   'rule.changed': 'a rule was created, changed or deleted',
+  'case.opened': 'a case was opened (by a decision or from your server)',
+  'case.assigned': "a case's assignee changed",
+  'case.closed': 'a case was closed, with its resolution',
+  'case.sla_breached': 'a case passed its due time while open or in progress',
 };
 const EVENT_TYPES = Object.keys(EVENT_WORDS) as WebhookEventType[];
 
