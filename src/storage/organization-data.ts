@@ -38,6 +38,9 @@ import {
   nextCase,
   wakeCases,
 } from './cases-store.ts';
+import { changeInbox, deleteInbox, getInbox, inboxAudit, inboxStats } from './inboxes-store.ts';
+import { escalateCase } from './case-escalation.ts';
+import { addAttachment, getAttachment, listAttachments } from './case-attachments.ts';
 import { addItems, allStays, createList, deleteList, getList, listItems, listLists, listNames, removeItems } from './lists-store.ts';
 import { changeRole, getMember, invite, listInvitations, listMembers, memberAuditPage, removeMember, withdrawInvitation } from './members-store.ts';
 import { auditOf, auditPage, changeRule, countRules, createRule, deleteRule, listRules, ruleVersions, rulesUsingList } from './rules-store.ts';
@@ -135,6 +138,12 @@ function parts(scope: OrganizationScope) {
       next: nextCase,
       inboxMembers,
     }),
+    /** Inboxes as their owners manage them: one, changed, deleted, audited, and their figures. */
+    inboxes: bound(scope, { one: getInbox, change: changeInbox, remove: deleteInbox, audit: inboxAudit, stats: inboxStats }),
+    /** A case escalated to its inbox's escalation inbox. */
+    escalation: bound(scope, { escalate: escalateCase }),
+    /** Files attached to cases. */
+    attachments: bound(scope, { add: addAttachment, one: getAttachment, list: listAttachments }),
     /** Webhook endpoints and their deliveries log. */
     webhooks: bound(scope, {
       create: insertEndpoint,
