@@ -14,6 +14,9 @@ import { healthReport } from './health.ts';
 import { OrganizationCaller } from './access/organization-caller.ts';
 import * as ownership from './access/ownership.ts';
 import { ringsToList } from './decisions/rings.ts';
+import { changeInbox, deleteInbox, inboxStats } from './cases/inboxes.ts';
+import { escalateCase } from './cases/escalation.ts';
+import { attachFile, downloadAttachment } from './cases/attachments.ts';
 import { allInboxes, assignCase, caseDetail, caseList, claimCase, createInbox, exportCase, nextCaseFor, noteCase, setCaseStatus } from './cases/cases.ts';
 import { decisionList, decisionRecord, entitySummary, keyValueSummary, reportOutcome, reportOutcomesInBulk } from './decisions/decisions.ts';
 import { weeklyPerformance } from './decisions/performance.ts';
@@ -188,6 +191,12 @@ export function openApp(service: Service) {
       claim: claimCase,
       note: noteCase,
       next: nextCaseFor,
+      changeInbox,
+      deleteInbox,
+      inboxStats,
+      escalate: escalateCase,
+      attach: attachFile,
+      attachment: downloadAttachment,
     }),
     rules: bind(live, {
       all: allRules,
