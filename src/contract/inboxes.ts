@@ -22,7 +22,7 @@ export const InboxChange = z
     position: z.number().int().min(0).max(10_000).optional().describe('Its place in routing order, 0 first; the others keep their order around it'),
   })
   .strict()
-  .refine((c) => Object.keys(c).length > 0, { message: 'name at least one setting to change' });
+  .describe('Only the settings sent change; an empty object changes nothing');
 export type InboxChange = z.infer<typeof InboxChange>;
 
 export const InboxStats = z.object({

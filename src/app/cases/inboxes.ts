@@ -25,6 +25,12 @@ const noInbox = (id: string) => new AppError('not_found', `No inbox ${id} in thi
 export async function changeInbox(deps: PolicyDeps, caller: OrganizationCaller, id: string, body: InboxChange): Promise<Inbox> {
   requireCapability(caller.role, 'manageInboxes');
   const data = organizationData(deps.db, caller.organizationId);
+  if (Object.keys(body).length === 0) {
+    // Nothing to change: nothing is written or audited.
+    const inbox = await data.inboxes.one(id);
+    if (!inbox) throw noInbox(id);
+    return inboxView(inbox);
+  }
   await checkInboxSettings(data, deps, body);
   const changed = await data.inboxes.change(
     id,
