@@ -14,6 +14,9 @@ import { healthReport } from './health.ts';
 import { OrganizationCaller } from './access/organization-caller.ts';
 import * as ownership from './access/ownership.ts';
 import { ringsToList } from './decisions/rings.ts';
+import { changeInbox, deleteInbox, inboxStats } from './cases/inboxes.ts';
+import { escalateCase } from './cases/escalation.ts';
+import { attachFile, downloadAttachment } from './cases/attachments.ts';
 import { allInboxes, assignCase, caseDetail, caseList, claimCase, createInbox, exportCase, nextCaseFor, noteCase, setCaseStatus } from './cases/cases.ts';
 import { openCaseFromServer } from './cases/server-cases.ts';
 import { decisionList, decisionRecord, entitySummary, keyValueSummary, reportOutcome, reportOutcomesInBulk } from './decisions/decisions.ts';
@@ -199,6 +202,12 @@ export function openApp(service: Service) {
       claim: claimCase,
       note: noteCase,
       next: nextCaseFor,
+      changeInbox,
+      deleteInbox,
+      inboxStats,
+      escalate: escalateCase,
+      attach: attachFile,
+      attachment: downloadAttachment,
     }),
     /** Cases a customer's server opens on its transactions (the key surface). */
     serverCases: bind(live, { open: openCaseFromServer }),

@@ -7,6 +7,16 @@ import { CASE_RESOLUTIONS, CASE_STATUSES } from '../domain/cases.ts';
 import { TransactionRecord } from './transactions.ts';
 import { NO_NUL } from './stored-text.ts';
 
+/** Round-robin assignment of new cases among an inbox's members, each holding at most `cap`. */
+export const AutoAssign = z
+  .object({
+    cap: z.number().int().min(1).max(10_000).describe('The most open or in-progress cases of this inbox a member holds before the rotation skips them'),
+  })
+  .strict()
+  .describe(
+    "New cases go round the members: to whoever holds the fewest of the inbox's open cases below the cap, ties to whoever was given one longest ago; none below it: the case waits unassigned. Null: nobody is assigned by the inbox",
+  );
+
 export const InboxRequest = z
   .object({
     name: z.string().trim().min(1).max(100),
@@ -33,6 +43,14 @@ export const InboxRequest = z
       .default(24)
       .describe("Hours from a case's opening to when it is due"),
     members: z.array(z.string().min(1).max(200)).max(200).default([]).describe("User ids of the organization's members who work this inbox"),
+    escalation_inbox_id: z
+      .string()
+      .min(1)
+      .max(100)
+      .nullable()
+      .default(null)
+      .describe("Where its cases go when escalated (POST …/cases/{case_id}/escalate): another of the organization's inboxes; null: none"),
+    auto_assign: AutoAssign.nullable().default(null),
   })
   .strict();
 export type InboxRequest = z.infer<typeof InboxRequest>;
@@ -46,6 +64,8 @@ export const Inbox = z.object({
   on_block: z.boolean(),
   sla_hours: z.number(),
   members: z.array(z.string()),
+  escalation_inbox_id: z.string().nullable(),
+  auto_assign: z.object({ cap: z.number().int() }).nullable(),
   created_at: z.string(),
   created_by: z.string(),
 });

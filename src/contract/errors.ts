@@ -36,6 +36,11 @@ export const ERRORS = {
     message: 'A user named is not a member of the organization (or of the inbox).',
     fix: "Name a member (GET the organization's members), or invite the user first.",
   },
+  no_escalation_inbox: {
+    status: 422,
+    message: "The case's inbox has no escalation inbox.",
+    fix: 'Ask an owner to set one (PATCH …/inboxes/{inbox_id} with escalation_inbox_id), or assign the case to someone instead.',
+  },
   case_closed: {
     status: 409,
     message: 'The case is closed: only reopening it changes it.',

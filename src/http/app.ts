@@ -30,6 +30,7 @@ import { keyListRoutes, memberRuleRoutes } from './routes/rules.ts';
 import { fieldRoutes } from './routes/fields.ts';
 import { caseRoutes } from './routes/cases.ts';
 import { keyCaseRoutes } from './routes/v1-cases.ts';
+import { caseAttachmentRoutes } from './routes/case-attachments.ts';
 import { keyAuthentication } from './guards.ts';
 import { historyImportRoutes } from './routes/history-imports.ts';
 import { trainingRoutes } from './routes/training.ts';
@@ -265,6 +266,7 @@ export async function buildApp(door: App, o: AppOptions = {}): Promise<FastifyIn
     memberRuleRoutes(dashboard, door);
     fieldRoutes(dashboard, door);
     caseRoutes(dashboard, door);
+    caseAttachmentRoutes(dashboard, door);
     historyImportRoutes(dashboard, door);
     trainingRoutes(dashboard, door);
     modelRoutes(dashboard, door);

@@ -67,7 +67,8 @@ export async function announceCases(
   );
 }
 
-/** `case.opened` for the cases `ids` just opened in `into` (joinCases answered them `opened`). */
+/** `case.opened` for the cases `ids` just opened in `into` (joinCases answered them `opened`), and
+ *  `case.assigned` for those an inbox's rotation gave a member as they opened (case-rotation.ts). */
 export async function announceOpened(scope: OrganizationScope, ids: readonly string[], into: Queryable): Promise<void> {
   if (ids.length === 0) return;
   const rows = await into.query<CaseRow>(`SELECT ${CASE_COLUMNS} FROM cases WHERE organization_id = $1 AND id = ANY($2::text[]) ORDER BY id`, [
@@ -76,7 +77,10 @@ export async function announceOpened(scope: OrganizationScope, ids: readonly str
   ]);
   await announceCases(
     scope,
-    rows.map((row) => ({ type: 'case.opened' as const, row })),
+    [
+      ...rows.map((row) => ({ type: 'case.opened' as const, row })),
+      ...rows.filter((row) => row.assignee !== null).map((row) => ({ type: 'case.assigned' as const, row })),
+    ],
     // As it was when it opened: not overdue yet.
     Math.min(...rows.map((r) => r.opened_at_ms)),
     into,

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Queryable } from './db.ts';
 import { feedXid, INBOX_STATE_JSON, parseInboxState } from './live-feed.ts';
 import type { OrganizationScope } from './organization-scope.ts';
+import { autoAssignOpened } from './case-rotation.ts';
 import { CASE_STATUSES, type CaseJoin, type CaseResolution, type CaseStatus, type InboxState } from '../domain/cases.ts';
 import type { TimelineEntry } from '../domain/case-timeline.ts';
 
@@ -28,7 +29,7 @@ export interface InboxRow {
   created_by: string;
 }
 
-const INBOX_COLUMNS = 'id, name, group_by, route, position, on_block, sla_hours, members, escalation_id, auto_assign_cap, created_at_ms, created_by';
+export const INBOX_COLUMNS = 'id, name, group_by, route, position, on_block, sla_hours, members, escalation_id, auto_assign_cap, created_at_ms, created_by';
 
 export interface CaseRow {
   id: string;
@@ -100,11 +101,13 @@ export async function joinCases(
   into?: Queryable,
 ): Promise<{ id: string; opened: boolean; transaction_id: string }[]> {
   if (joins.length === 0) return [];
-  const db = into ?? scope.db;
+  // Opening and assigning are one transaction: the rotation's lock must cover both.
+  if (!into) return scope.db.transaction((tx) => joinCases(scope, joins, tx));
+  const db = into;
   // In key order, so two writers lock the cases they share in the same order.
   const sorted = [...joins].sort((a, b) => cmp(a.inbox_id, b.inbox_id) || cmp(a.entity_kind, b.entity_kind) || cmp(a.entity_key, b.entity_key));
   const col = <K extends keyof CaseJoin>(k: K) => sorted.map((j) => j[k]);
-  return db.query<{ id: string; opened: boolean; transaction_id: string }>(
+  const rows = await db.query<{ id: string; opened: boolean; transaction_id: string }>(
     `WITH j AS (SELECT DISTINCT ON (inbox_id, entity_kind, entity_key, transaction_id) *
                 FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::float8[], $7::float8[], $8::float8[], $9::text[], $10::text[], $11::text[])
                      WITH ORDINALITY AS j(inbox_id, entity_kind, entity_key, transaction_id, priority, at, due, actor, reason, id, k)
@@ -146,6 +149,24 @@ export async function joinCases(
       sorted.map(() => newId('case')),
     ],
   );
+  // Cases this opened in inboxes that assign by themselves go to their members (case-rotation.ts).
+  await autoAssignOpened(scope, openedCases(sorted, rows), db);
+  return rows;
+}
+
+/** The cases a join opened, each once, in the key order the join locked them, with its inbox and
+ *  when it opened. */
+function openedCases(sorted: readonly CaseJoin[], rows: readonly { id: string; opened: boolean; transaction_id: string }[]) {
+  const byTransaction = new Map(rows.filter((r) => r.opened).map((r) => [r.transaction_id, r.id]));
+  const seen = new Set<string>();
+  const out: { case_id: string; inbox_id: string; at: number }[] = [];
+  for (const j of sorted) {
+    const id = byTransaction.get(j.transaction_id);
+    if (id === undefined || seen.has(id)) continue;
+    seen.add(id);
+    out.push({ case_id: id, inbox_id: j.inbox_id, at: j.at });
+  }
+  return out;
 }
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -40,6 +40,9 @@ import {
   wakeCases,
 } from './cases-store.ts';
 import { announceCases, announceOpened, breachCases, caseRouting, openCase } from './case-events.ts';
+import { changeInbox, deleteInbox, getInbox, inboxAudit, inboxStats } from './inboxes-store.ts';
+import { escalateCase } from './case-escalation.ts';
+import { addAttachment, getAttachment, listAttachments } from './case-attachments.ts';
 import { addItems, allStays, createList, deleteList, getList, listItems, listLists, listNames, removeItems } from './lists-store.ts';
 import { changeRole, getMember, invite, listInvitations, listMembers, memberAuditPage, removeMember, withdrawInvitation } from './members-store.ts';
 import { auditOf, auditPage, changeRule, countRules, createRule, deleteRule, listRules, ruleVersions, rulesUsingList } from './rules-store.ts';
@@ -140,6 +143,12 @@ function parts(scope: OrganizationScope) {
     }),
     /** Cases opened on purpose, the SLA sweep, and the case events written with a change. */
     caseEvents: bound(scope, { open: openCase, announce: announceCases, opened: announceOpened, breach: breachCases, routing: caseRouting }),
+    /** Inboxes as their owners manage them: one, changed, deleted, audited, and their figures. */
+    inboxes: bound(scope, { one: getInbox, change: changeInbox, remove: deleteInbox, audit: inboxAudit, stats: inboxStats }),
+    /** A case escalated to its inbox's escalation inbox. */
+    escalation: bound(scope, { escalate: escalateCase }),
+    /** Files attached to cases. */
+    attachments: bound(scope, { add: addAttachment, one: getAttachment, list: listAttachments }),
     /** Webhook endpoints and their deliveries log. */
     webhooks: bound(scope, {
       create: insertEndpoint,

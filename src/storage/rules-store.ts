@@ -56,7 +56,7 @@ const ROW = `r.id, r.name, r.status, r.version, r.live_version, v.expression, v.
 export async function writeAudit(
   tx: Queryable,
   scope: OrganizationScope,
-  subject: 'rule' | 'list' | 'field',
+  subject: 'rule' | 'list' | 'field' | 'inbox',
   e: { at: number; by: string; id: string; action: string; detail: unknown },
 ): Promise<void> {
   await tx.query(`INSERT INTO policy_audit (organization_id, at_ms, by, subject, subject_id, action, detail) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
@@ -316,7 +316,7 @@ export interface AuditRow {
 }
 
 /** Every recorded change of one of the organization's rules, lists or fields, oldest first. */
-export function auditOf(scope: OrganizationScope, subject: 'rule' | 'list' | 'field', id: string): Promise<AuditRow[]> {
+export function auditOf(scope: OrganizationScope, subject: 'rule' | 'list' | 'field' | 'inbox', id: string): Promise<AuditRow[]> {
   return scope.db.query<AuditRow>(
     `SELECT at_ms, by, action, detail FROM policy_audit WHERE organization_id = $1 AND subject = $2 AND subject_id = $3 ORDER BY id`,
     [scope.organizationId, subject, id],

@@ -128,9 +128,8 @@ t.test('two writers joining the same entity at once make one case', { skip: need
       writers.map((w, k) =>
         w.begin(async (tx) => {
           const { joinCases } = await import('../../src/storage/cases-store.ts');
-          await joinCases({ db: { query: (sql: string, params?: unknown[]) => tx.unsafe(sql, params as never[]) }, organizationId: 'org_a' } as never, [
-            join(id, customer, `t-${round}-${k}`),
-          ]);
+          const q = { query: (sql: string, params?: unknown[]) => tx.unsafe(sql, params as never[]) };
+          await joinCases({ db: q, organizationId: 'org_a' } as never, [join(id, customer, `t-${round}-${k}`)], q as never);
         }),
       ),
     );

@@ -24,7 +24,7 @@ const CAPABILITIES = {
   manageMembers: { who: ['owner'], what: 'invite members, change their roles and remove them' },
   manageFields: { who: ['owner'], what: 'declare and retire its fields' },
   manageActiveRules: { who: ['owner'], what: 'make a rule active, or change, disable or delete an active rule' },
-  manageInboxes: { who: ['owner'], what: 'make and change its inboxes' },
+  manageInboxes: { who: ['owner'], what: 'make, change and delete its inboxes' },
   /** Cases: claim, assign, note, snooze, close (recording outcomes, as reporting them does). */
   workCases: { who: ['owner', 'analyst'], what: 'work its cases' },
   /** A server opens a case on a transaction (a chargeback dispute, say): as a member may report. */

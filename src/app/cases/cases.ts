@@ -26,7 +26,7 @@ import { invalidRule, vocabularyNow } from '../policy/rules.ts';
 const iso = (ms: number) => new Date(ms).toISOString();
 const now = (deps: PolicyDeps) => (deps.clock ?? Date.now)();
 
-function inboxView(i: InboxRow): Inbox {
+export function inboxView(i: InboxRow): Inbox {
   return {
     id: i.id,
     name: i.name,
@@ -36,6 +36,8 @@ function inboxView(i: InboxRow): Inbox {
     on_block: i.on_block,
     sla_hours: i.sla_hours,
     members: i.members,
+    escalation_inbox_id: i.escalation_id,
+    auto_assign: i.auto_assign_cap === null ? null : { cap: i.auto_assign_cap },
     created_at: iso(i.created_at_ms),
     created_by: i.created_by,
   };
@@ -46,7 +48,7 @@ function caseView(c: CaseRow, at: number, decisionCount: number): Case {
   return caseAnswer(c, at, decisionCount);
 }
 
-const invalid = (path: string, message: string, fix: string) => new AppError('validation_failed', message, fix, { fields: [{ path, message }] });
+export const invalid = (path: string, message: string, fix: string) => new AppError('validation_failed', message, fix, { fields: [{ path, message }] });
 
 /** The organization's inboxes, in routing order. */
 export async function allInboxes(deps: PolicyDeps, caller: OrganizationCaller): Promise<InboxList> {
@@ -69,22 +71,8 @@ export async function createInbox(deps: PolicyDeps, caller: OrganizationCaller, 
         'Group by a field declared with key: true, or by customer or merchant.',
       );
   }
-  if (body.route !== null) {
-    const { language } = await vocabularyNow(data, now(deps));
-    const r = checkExpression(body.route, language, new Set());
-    if (!r.checked) throw invalidRule(r.problems);
-  }
-  const known = await data.cases.membersAmong(body.members);
-  const strangers = body.members.filter((m) => !known.has(m));
-  if (strangers.length)
-    throw new AppError(
-      'not_a_member',
-      `${strangers.join(', ')} ${strangers.length === 1 ? 'is not a member' : 'are not members'} of this organization.`,
-      undefined,
-      {
-        fields: strangers.map((m) => ({ path: `body.members[${body.members.indexOf(m)}]`, message: `${m} is not a member of this organization` })),
-      },
-    );
+  await checkInboxSettings(data, deps, body);
+  if (body.escalation_inbox_id !== null && !(await data.inboxes.one(body.escalation_inbox_id))) throw noEscalationTarget(body.escalation_inbox_id);
   const made = await data.cases.createInbox({
     name: body.name,
     group_by: body.group_by,
@@ -92,8 +80,8 @@ export async function createInbox(deps: PolicyDeps, caller: OrganizationCaller, 
     on_block: body.on_block,
     sla_hours: body.sla_hours,
     members: body.members,
-    escalation_id: null,
-    auto_assign_cap: null,
+    escalation_id: body.escalation_inbox_id,
+    auto_assign_cap: body.auto_assign?.cap ?? null,
     created_at_ms: now(deps),
     created_by: caller.by,
   });
@@ -101,6 +89,40 @@ export async function createInbox(deps: PolicyDeps, caller: OrganizationCaller, 
   await deps.tail.reach(made.xid);
   return inboxView(made.inbox);
 }
+
+/** Checks what making or changing an inbox sets: its route must check as a rule's expression does,
+ *  its members must be the organization's. */
+export async function checkInboxSettings(
+  data: OrganizationData,
+  deps: PolicyDeps,
+  s: { route?: string | null | undefined; members?: readonly string[] | undefined },
+): Promise<void> {
+  if (s.route !== undefined && s.route !== null) {
+    const { language } = await vocabularyNow(data, now(deps));
+    const r = checkExpression(s.route, language, new Set());
+    if (!r.checked) throw invalidRule(r.problems);
+  }
+  const members = s.members ?? [];
+  const known = await data.cases.membersAmong(members);
+  const strangers = members.filter((m) => !known.has(m));
+  if (strangers.length)
+    throw new AppError(
+      'not_a_member',
+      `${strangers.join(', ')} ${strangers.length === 1 ? 'is not a member' : 'are not members'} of this organization.`,
+      undefined,
+      {
+        fields: strangers.map((m) => ({ path: `body.members[${members.indexOf(m)}]`, message: `${m} is not a member of this organization` })),
+      },
+    );
+}
+
+/** `validation_failed` for an escalation inbox that is not another of the organization's. */
+export const noEscalationTarget = (id: string) =>
+  invalid(
+    'body.escalation_inbox_id',
+    `${id} is not another inbox of this organization`,
+    "Name another of the organization's inboxes (GET …/inboxes), or null.",
+  );
 
 /** A page of the organization's cases, the soonest due first. */
 export async function caseList(

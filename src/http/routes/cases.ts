@@ -7,6 +7,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { App } from '../../app/app.ts';
 import { CaseDetail, CaseExport, CasePage, Inbox, InboxList, InboxRequest } from '../../contract/cases.ts';
+import { EscalateRequest, InboxChange, InboxStats } from '../../contract/inboxes.ts';
 import { CASE_RESOLUTIONS, CASE_STATUSES } from '../../domain/cases.ts';
 import { ErrorResponse } from '../../contract/errors.ts';
 import { memberCaller } from '../ownership.ts';
@@ -15,6 +16,7 @@ import { NO_NUL } from '../../contract/stored-text.ts';
 
 const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse };
 const CaseParams = OrgParams.extend({ case_id: z.string().min(1).max(100) });
+const InboxParams = OrgParams.extend({ inbox_id: z.string().min(1).max(100) });
 
 export function caseRoutes(server: FastifyInstance, app: Pick<App, 'sessions' | 'organizations' | 'cases'>): void {
   const r = server.withTypeProvider<ZodTypeProvider>();
@@ -45,6 +47,72 @@ export function caseRoutes(server: FastifyInstance, app: Pick<App, 'sessions' | 
       reply.code(201);
       return inbox;
     },
+  );
+
+  r.patch(
+    '/api/organizations/:id/inboxes/:inbox_id',
+    {
+      schema: {
+        tags: ['cases'],
+        summary: 'Change an inbox (owners)',
+        description:
+          "Only the settings sent change. Every process routes with them once answered (the live feed carries them); each change is audited. `position` moves the inbox in routing order, the others keeping theirs around it. `sla_hours` sets the due time of cases opened or escalated here from now on. `auto_assign: {cap}` gives new cases round the members (the fewest open first, ties to whoever waited longest), none above `cap`; null stops it. `escalation_inbox_id` must be another of the organization's inboxes (422 `validation_failed`). A member is 403 `forbidden`; a name in use 409 `conflict`.",
+        params: InboxParams,
+        body: InboxChange,
+        response: { 200: Inbox, ...errors },
+      },
+    },
+    async (request) => app.cases.changeInbox(await memberCaller(app, request, request.params.id), request.params.inbox_id, request.body),
+  );
+
+  r.delete(
+    '/api/organizations/:id/inboxes/:inbox_id',
+    {
+      schema: {
+        tags: ['cases'],
+        summary: 'Delete an inbox (owners)',
+        description:
+          'No decision is routed to it any more; its closed cases stay readable. Refused with 409 `conflict` while it has cases not closed (close or escalate them first) or while another inbox escalates to it.',
+        params: InboxParams,
+        response: { 204: z.null().describe('Deleted'), ...errors },
+      },
+    },
+    async (request, reply) => {
+      await app.cases.deleteInbox(await memberCaller(app, request, request.params.id), request.params.inbox_id);
+      reply.code(204);
+      return null;
+    },
+  );
+
+  r.get(
+    '/api/organizations/:id/inboxes/:inbox_id/stats',
+    {
+      schema: {
+        tags: ['cases'],
+        summary: "An inbox's figures for its managers",
+        description:
+          'Cases open, in progress, snoozed and overdue now; closed in the last 7 and 30 days and the median time to close (last 30 days); per analyst, their open and closed cases.',
+        params: InboxParams,
+        response: { 200: InboxStats, ...errors },
+      },
+    },
+    async (request) => app.cases.inboxStats(await memberCaller(app, request, request.params.id), request.params.inbox_id),
+  );
+
+  r.post(
+    '/api/organizations/:id/cases/:case_id/escalate',
+    {
+      schema: {
+        tags: ['cases'],
+        summary: "Escalate a case to its inbox's escalation inbox",
+        description:
+          "The case moves there unassigned and open, due after that inbox's SLA; its timeline says from where and why. If its entity already has an open case there, it is merged into that case (its decisions join it; it closes naming it) and the answer is that case. No escalation inbox: 422 `no_escalation_inbox`; a closed case: 409 `case_closed`.",
+        params: CaseParams,
+        body: EscalateRequest,
+        response: { 200: CaseDetail, ...errors },
+      },
+    },
+    async (request) => app.cases.escalate(await memberCaller(app, request, request.params.id), request.params.case_id, request.body.reason),
   );
 
   r.get(

@@ -25,7 +25,7 @@ const JobParams = z.object({ id: z.string().min(1).max(100) });
 /** `Content-Disposition` for a download (RFC 6266): the name in ASCII for clients that read only
  *  `filename` (other characters as `_`), and, when that is not the name, exactly, UTF-8
  *  percent-encoded, as `filename*`. */
-function attachment(name: string): string {
+export function attachment(name: string): string {
   const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
   if (ascii === name) return `attachment; filename="${name}"`;
   const exact = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
