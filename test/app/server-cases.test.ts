@@ -204,5 +204,27 @@ for (const backend of backends()) {
         'one timeline entry',
       );
     });
+
+    await t.test("an inbox's rotation assigns a new case: case.assigned goes with case.opened", async (t) => {
+      const [inbox] = (await as(shop, 'GET', '/inboxes')).json().data as { id: string }[];
+      const changed = await app.inject({
+        method: 'PATCH',
+        url: `/api/organizations/${shop.id}/inboxes/${inbox!.id}`,
+        headers: shop.owner.headers,
+        payload: { members: [shop.owner.userId], auto_assign: { cap: 5 } },
+      });
+      t.equal(changed.statusCode, 200, changed.body);
+      const before = receiver.received.length;
+      t.equal(await pay(shop, 'tx-auto', 'r-auto'), 'review');
+      await receiver.waitFor(before + 2);
+      const opened = received('case.opened').filter((e) => e.data.entity.id === 'r-auto');
+      const assigned = received('case.assigned').filter((e) => e.data.entity.id === 'r-auto');
+      t.equal(opened.length, 1);
+      t.same(
+        assigned.map((e) => [e.data.id, e.data.assignee]),
+        [[opened[0]!.data.id, shop.owner.userId]],
+        'assigned to the only member, once',
+      );
+    });
   });
 }
