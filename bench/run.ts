@@ -9,11 +9,11 @@ import { benchmarkCommandLine } from './harness.ts';
 
 const { quick } = benchmarkCommandLine({
   name: 'bench',
-  about: 'Every benchmark in turn (engine, http, rings, batch, listing, rules, webhooks), each in its own process.',
+  about: 'Every benchmark in turn (engine, http, rings, batch, listing, rules, webhooks, cases), each in its own process.',
   quick: "each benchmark's own --quick",
 });
 
-const benchmarks = ['engine', 'http', 'rings', 'batch', 'listing', 'rules', 'webhooks'].filter((name) => existsSync(new URL(`./${name}.ts`, import.meta.url)));
+const benchmarks = ['engine', 'http', 'rings', 'batch', 'listing', 'rules', 'webhooks', 'cases'].filter((name) => existsSync(new URL(`./${name}.ts`, import.meta.url)));
 const results: Record<string, unknown> = {};
 let failed = false;
 for (const name of benchmarks) {

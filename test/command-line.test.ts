@@ -206,7 +206,8 @@ const commands: CommandCase[] = [
   { name: 'bench:engine', file: 'bench/engine.ts', options: ['--quick'], bad: [[['--quick=1'], '--quick takes no value']] },
   { name: 'bench:http', file: 'bench/http.ts', options: ['--processes', '--quick'], bad: [[['--processes', '3'], '--processes must be 2, got "3"']] },
   { name: 'bench:batch', file: 'bench/batch.ts', options: ['--quick'] },
-  { name: 'bench:listing', file: 'bench/listing.ts', options: ['--quick'] },
+  { name: 'bench:listing', file: 'bench/listing.ts', options: ['--quick', '--only'] },
+  { name: 'bench:cases', file: 'bench/cases.ts', options: ['--quick'] },
   { name: 'bench:start', file: 'bench/start.ts', options: ['--quick'] },
 ];
 
