@@ -13,7 +13,9 @@ const { quick } = benchmarkCommandLine({
   quick: "each benchmark's own --quick",
 });
 
-const benchmarks = ['engine', 'http', 'rings', 'batch', 'listing', 'rules', 'webhooks', 'cases'].filter((name) => existsSync(new URL(`./${name}.ts`, import.meta.url)));
+const benchmarks = ['engine', 'http', 'rings', 'batch', 'listing', 'rules', 'webhooks', 'cases'].filter((name) =>
+  existsSync(new URL(`./${name}.ts`, import.meta.url)),
+);
 const results: Record<string, unknown> = {};
 let failed = false;
 for (const name of benchmarks) {
