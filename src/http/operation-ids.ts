@@ -67,6 +67,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /api/v1/transactions/{transaction_id}': 'getKeyTransaction',
   'POST /api/v1/transactions/{transaction_id}/outcome': 'reportKeyTransactionOutcome',
   'POST /api/v1/outcomes': 'reportKeyOutcomes',
+  'POST /api/v1/cases': 'openKeyCase',
   // Webhooks
   'GET /api/organizations/{id}/webhooks': 'listWebhookEndpoints',
   'POST /api/organizations/{id}/webhooks': 'createWebhookEndpoint',
