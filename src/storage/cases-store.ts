@@ -112,9 +112,12 @@ export async function joinCases(
                 FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::float8[], $7::float8[], $8::float8[], $9::text[], $10::text[], $11::text[])
                      WITH ORDINALITY AS j(inbox_id, entity_kind, entity_key, transaction_id, priority, at, due, actor, reason, id, k)
                 ORDER BY inbox_id, entity_kind, entity_key, transaction_id, k),
+          -- An inbox deleted since the writer's process routed to it (the feed's lag) opens nothing.
           e AS (SELECT DISTINCT ON (inbox_id, entity_kind, entity_key) inbox_id, entity_kind, entity_key, id, at, due,
                        max(priority) OVER (PARTITION BY inbox_id, entity_kind, entity_key) AS priority
-                FROM j ORDER BY inbox_id, entity_kind, entity_key, k),
+                FROM j
+                WHERE EXISTS (SELECT 1 FROM inboxes i WHERE i.id = j.inbox_id AND i.organization_id = $1 AND i.deleted_at_ms IS NULL)
+                ORDER BY inbox_id, entity_kind, entity_key, k),
           up AS (INSERT INTO cases AS c (id, organization_id, inbox_id, entity_kind, entity_key, status, priority, opened_at_ms, due_at_ms, updated_at_ms)
                  SELECT id, $1, inbox_id, entity_kind, entity_key, 'open', priority, at, due, at FROM e
                  ORDER BY inbox_id, entity_kind, entity_key

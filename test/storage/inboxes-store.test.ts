@@ -105,6 +105,8 @@ eachBackend('inboxes changed, moved, deleted, audited', async (t, fx) => {
   );
   t.equal(await a.inboxes.one(third), undefined);
   t.match(await a.inboxes.audit(third), [{ action: 'changed' }, { action: 'deleted' }]);
+  t.same(await a.cases.join([join(third, 'c2', 't2')]), [], 'a decision routed to it by a process that has not heard yet opens nothing');
+  t.equal((await db.query(`SELECT id FROM cases WHERE entity_key = 'c2'`)).length, 0);
 
   t.equal(await b.inboxes.change(first, { name: 'Mine' }, AT, 'u1'), undefined, 'another organization cannot change it');
   t.equal(await b.inboxes.remove(second, AT, 'u1'), undefined, 'nor delete it');
