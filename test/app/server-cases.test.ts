@@ -161,6 +161,11 @@ for (const backend of backends()) {
       const other = (await as(shop, 'GET', '/cases')).json().data.find((c: { entity: { id: string } }) => c.entity.id === 'r-1');
       t.equal((await as(shop, 'POST', `/cases/${caseId}/assign`, { user_id: shop.owner.userId })).statusCode, 200);
       t.equal((await as(shop, 'POST', `/cases/${caseId}/assign`, { user_id: shop.owner.userId })).statusCode, 200, 'the same assignee again');
+      t.equal(
+        ((await as(shop, 'GET', `/cases/${caseId}`)).json().timeline as { kind: string }[]).filter((e) => e.kind === 'assigned').length,
+        1,
+        'which the timeline does not tell again',
+      );
       t.equal((await as(shop, 'POST', '/cases/next')).json().id, caseId, 'their own case first: nothing claimed');
       t.equal((await as(shop, 'POST', `/cases/${caseId}/assign`, { user_id: null })).statusCode, 200);
       t.equal((await as(shop, 'POST', '/cases/next')).json().id, caseId, 'next claims the unassigned case due first');

@@ -295,12 +295,14 @@ export async function assignCase(deps: CaseActionDeps, caller: OrganizationCalle
     (c) => {
       if (c.status === 'closed') return { refuse: 'closed' as const };
       if (!allowed) return { refuse: 'stranger' as const };
+      // Already theirs: nothing changes, so the timeline and the endpoints hear nothing.
+      if (c.assignee === userId) return { refuse: 'unchanged' as const };
       return { set: { assignee: userId }, entry: { kind: 'assigned', detail: { from: c.assignee, to: userId } } };
     },
     assignedEvent(data, at),
   );
   if (!changed) throw noCase(id);
-  if ('refused' in changed) {
+  if ('refused' in changed && changed.refused !== 'unchanged') {
     if (changed.refused === 'closed') throw closedCase(id);
     throw new AppError('not_a_member', `${userId} does not work this case's inbox.`, "Assign a member of the inbox (GET the organization's inboxes).", {
       fields: [{ path: 'body.user_id', message: `${userId} is not a member of the inbox` }],
