@@ -21,6 +21,7 @@
 import { createHash } from 'node:crypto';
 import { SignIn } from '../test/support/processes.ts';
 import { startServer, stopServer } from './server-process.ts';
+import { freshDatabase } from '../test/support/server.ts';
 import { scoreRequests } from './requests.ts';
 import { call, median, round3, sideFigures, slices, totalRate, withBlockListRules, type Side, type Slice } from './rules-http.ts';
 import type { BenchRule } from './rule-set.ts';
@@ -164,11 +165,14 @@ export interface FieldsFigures {
   rules_ratio: number;
 }
 
-export async function measureFields(o: { quick: boolean; log: (line: string) => void }): Promise<FieldsFigures> {
+export async function measureFields(o: { quick: boolean; log: (line: string) => void; databaseUrl?: string | undefined }): Promise<FieldsFigures> {
   const seconds = 2;
   const rounds = o.quick ? 3 : 16;
   const signIn = await SignIn.start();
-  const { child: server, url: base } = await startServer({ SCORE_RATE_PER_MINUTE: '100000000', ...signIn.env });
+  // With a PostgreSQL server: a database of this run's own, dropped at the end. The database's
+  // work is then its own processes' (on the same cores), not a thread of the server's.
+  const pg = o.databaseUrl ? await freshDatabase(o.databaseUrl) : undefined;
+  const { child: server, url: base } = await startServer({ SCORE_RATE_PER_MINUTE: '100000000', ...signIn.env, ...(pg ? { DATABASE_URL: pg.url } : {}) });
   try {
     const fielded = await signIn.organization(base, 'fields');
     const ruled = await signIn.organization(base, 'rules');
@@ -233,5 +237,6 @@ export async function measureFields(o: { quick: boolean; log: (line: string) => 
   } finally {
     await stopServer(server);
     await signIn.close();
+    await pg?.drop();
   }
 }

@@ -34,7 +34,7 @@ const options = benchmarkCommandLine({
   },
   notes: [
     'The HTTP and fields parts start the compiled server (dist/, `npm run build:server`), as `npm start` does.',
-    'DATABASE_URL set: the backtest part runs on that PostgreSQL server (a schema of its own, dropped at the end); unset: the embedded database.',
+    "DATABASE_URL set: the backtest part runs on that PostgreSQL server (a schema of its own, dropped at the end) and the fields part's server on a database of its own there; unset: the embedded database.",
   ],
 });
 
@@ -56,7 +56,7 @@ if (runs('http')) {
 }
 if (runs('fields')) {
   log('--- the v1 route, 10 fields and 20 rules reading them against none');
-  fields = await measureFields({ quick, log });
+  fields = await measureFields({ quick, log, databaseUrl: process.env.DATABASE_URL || undefined });
 }
 if (needsExample) example ??= exampleScoring();
 if (runs('scorer')) {
