@@ -11,7 +11,7 @@ import type { WebhookEventType } from '../contract/webhooks.ts';
 import type { FieldState } from '../domain/fields.ts';
 import type { InboxState } from '../domain/cases.ts';
 import type { Queryable } from './db.ts';
-import { appendTimeline, CASE_COLUMNS, joinCases, liveInboxStates, type CaseJoin, type CaseRow } from './cases-store.ts';
+import { appendTimeline, CASE_COLUMNS, caseDecisionCounts, joinCases, liveInboxStates, type CaseJoin, type CaseRow } from './cases-store.ts';
 import { liveFieldStates } from './fields-store.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 import { writeOutbox } from './webhook-outbox.ts';
@@ -53,14 +53,7 @@ export async function announceCases(
   into: Queryable,
 ): Promise<void> {
   if (events.length === 0) return;
-  const counts = new Map(
-    (
-      await into.query<{ case_id: string; n: number }>(
-        'SELECT case_id, count(*)::int AS n FROM case_decisions WHERE organization_id = $1 AND case_id = ANY($2::text[]) GROUP BY case_id',
-        [scope.organizationId, [...new Set(events.map((e) => e.row.id))]],
-      )
-    ).map((r) => [r.case_id, r.n]),
-  );
+  const counts = await caseDecisionCounts(scope, [...new Set(events.map((e) => e.row.id))], into);
   await writeOutbox(
     into,
     events.map((e) => ({ organizationId: scope.organizationId, type: e.type, payload: caseAnswer(e.row, at, counts.get(e.row.id) ?? 0) })),

@@ -190,9 +190,9 @@ export async function caseDecisionIds(scope: OrganizationScope, id: string): Pro
 }
 
 /** How many decisions each of `ids` groups (a case listed says it without reading them). */
-export async function caseDecisionCounts(scope: OrganizationScope, ids: readonly string[]): Promise<Map<string, number>> {
+export async function caseDecisionCounts(scope: OrganizationScope, ids: readonly string[], into?: Queryable): Promise<Map<string, number>> {
   if (ids.length === 0) return new Map();
-  const rows = await scope.db.query<{ case_id: string; n: number | string }>(
+  const rows = await (into ?? scope.db).query<{ case_id: string; n: number | string }>(
     'SELECT case_id, count(*) AS n FROM case_decisions WHERE organization_id = $1 AND case_id = ANY($2::text[]) GROUP BY case_id',
     [scope.organizationId, [...ids]],
   );

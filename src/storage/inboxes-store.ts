@@ -172,15 +172,7 @@ export async function inboxStats(scope: OrganizationScope, id: string, at: numbe
                     WHERE organization_id = $1 AND inbox_id = $2 AND status = 'closed' AND closed_at_ms >= $3 AND merged_into IS NULL) AS c`;
   const params = [scope.organizationId, id, at - 30 * DAY_MS, at - 7 * DAY_MS, at];
   const [totals, analysts] = await Promise.all([
-    scope.db.query<{
-      open: number;
-      in_progress: number;
-      snoozed: number;
-      overdue: number;
-      closed_7d: number;
-      closed_30d: number;
-      median_close_ms: number | null;
-    }>(
+    scope.db.query<Omit<InboxStats, 'analysts'>>(
       `SELECT count(*) FILTER (WHERE status = 'open')::int AS open, count(*) FILTER (WHERE status = 'in_progress')::int AS in_progress,
               count(*) FILTER (WHERE status = 'snoozed')::int AS snoozed, count(*) FILTER (WHERE status <> 'closed' AND due_at_ms < $5)::int AS overdue,
               count(*) FILTER (WHERE status = 'closed' AND closed_at_ms >= $4)::int AS closed_7d, count(*) FILTER (WHERE status = 'closed')::int AS closed_30d,

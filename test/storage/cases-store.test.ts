@@ -13,9 +13,8 @@ import { organizationData } from '../../src/storage/organization-data.ts';
 import type { CaseJoin } from '../../src/storage/cases-store.ts';
 import { verifyChain } from '../../src/domain/case-timeline.ts';
 import { eachBackend } from '../support/backends.ts';
-import { freshDatabase } from '../support/server.ts';
-import { needs, TEST_DATABASE_URL } from '../support/components.ts';
-import { openDatabase } from '../../src/storage/open.ts';
+import { openFreshDatabase } from '../support/server.ts';
+import { needs } from '../support/components.ts';
 
 async function twoOrganizations(db: Db): Promise<void> {
   await db.query(`INSERT INTO users (id, email) VALUES ('u1', 'u1@example.com')`);
@@ -108,19 +107,14 @@ eachBackend('decisions open and join cases, with a chained timeline', async (t, 
 });
 
 t.test('two writers joining the same entity at once make one case', { skip: needs('postgres') }, async (t) => {
-  const fresh = await freshDatabase(TEST_DATABASE_URL!);
-  const db = await openDatabase({ databaseUrl: fresh.url, dataDir: '' });
-  t.teardown(async () => {
-    await db.close();
-    await fresh.drop();
-  });
+  const { db, url } = await openFreshDatabase(t);
   await twoOrganizations(db);
   const a = organizationData(db, 'org_a');
   const made = await a.cases.createInbox(inbox);
   if (!('inbox' in made)) throw new Error('not made');
   const id = made.inbox.id;
   // Two connections, each holding its transaction open until both have written.
-  const writers = [postgres(fresh.url, { max: 1, onnotice: () => {} }), postgres(fresh.url, { max: 1, onnotice: () => {} })];
+  const writers = [postgres(url, { max: 1, onnotice: () => {} }), postgres(url, { max: 1, onnotice: () => {} })];
   t.teardown(() => Promise.all(writers.map((w) => w.end())));
   for (let round = 0; round < 10; round++) {
     const customer = `c-${round}`;

@@ -15,9 +15,8 @@ import { organizationData } from '../../src/storage/organization-data.ts';
 import { joinCases, type CaseJoin, type InboxRow } from '../../src/storage/cases-store.ts';
 import { verifyChain } from '../../src/domain/case-timeline.ts';
 import { eachBackend } from '../support/backends.ts';
-import { freshDatabase } from '../support/server.ts';
-import { needs, TEST_DATABASE_URL } from '../support/components.ts';
-import { openDatabase } from '../../src/storage/open.ts';
+import { openFreshDatabase } from '../support/server.ts';
+import { needs } from '../support/components.ts';
 import { createHash } from 'node:crypto';
 
 async function twoOrganizations(db: Db): Promise<void> {
@@ -285,16 +284,11 @@ eachBackend('attachments keep their bytes; a closed case takes none', async (t, 
 });
 
 t.test('two writers opening cases in one inbox at once never pass the cap', { skip: needs('postgres') }, async (t) => {
-  const fresh = await freshDatabase(TEST_DATABASE_URL!);
-  const db = await openDatabase({ databaseUrl: fresh.url, dataDir: '' });
-  t.teardown(async () => {
-    await db.close();
-    await fresh.drop();
-  });
+  const { db, url } = await openFreshDatabase(t);
   await twoOrganizations(db);
   const a = organizationData(db, 'org_a');
   const id = await made(a.cases.createInbox(inbox('Busy', { members: ['u1', 'u2', 'u3'], auto_assign_cap: 3 })));
-  const writers = [postgres(fresh.url, { max: 1, onnotice: () => {} }), postgres(fresh.url, { max: 1, onnotice: () => {} })];
+  const writers = [postgres(url, { max: 1, onnotice: () => {} }), postgres(url, { max: 1, onnotice: () => {} })];
   t.teardown(() => Promise.all(writers.map((w) => w.end())));
   for (let round = 0; round < 4; round++)
     await Promise.all(

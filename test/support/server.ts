@@ -15,6 +15,9 @@ import { openApp } from '../../src/app/app.ts';
 import { dataDir as newDataDir } from './data-dir.ts';
 import { tempDir } from './temp.ts';
 import { needs, TEST_DATABASE_URL } from './components.ts';
+import type { Test } from 'tap';
+import type { Db } from '../../src/storage/db.ts';
+import { openDatabase } from '../../src/storage/open.ts';
 
 export interface Backend {
   name: 'pglite' | 'postgres';
@@ -74,6 +77,18 @@ export function modelCopy(): string {
   const dir = join(tempDir('model-'), 'builtin');
   cpSync('models/builtin', dir, { recursive: true });
   return dir;
+}
+
+/** A new database on the test PostgreSQL server, opened as the service opens one and closed and
+ *  dropped with the test: for tests of several writers at once (`url` for the others). */
+export async function openFreshDatabase(t: Test): Promise<{ db: Db; url: string }> {
+  const fresh = await freshDatabase(TEST_DATABASE_URL!);
+  const db = await openDatabase({ databaseUrl: fresh.url, dataDir: '' });
+  t.teardown(async () => {
+    await db.close();
+    await fresh.drop();
+  });
+  return { db, url: fresh.url };
 }
 
 /** Starts the service on a back end. For PostgreSQL, pass `databaseUrl` from `freshDatabase` to

@@ -73,3 +73,18 @@ export const utc = (iso: string) => `${iso.slice(0, 19).replace('T', ' ')} UTC`;
 
 /** An amount in the transaction's currency units, two decimals with thousands separators. */
 export const money = (x: number) => x.toLocaleString('en', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+
+/** A listing's filter: a labelled select of `options` ([value, text]) after "Any", `value` chosen. */
+export function filterSelect(name: string, label: string, options: readonly (readonly [string, string])[], value: string | undefined): HTMLElement {
+  return h(
+    'label',
+    { class: 'field' },
+    h('span', {}, label),
+    h(
+      'select',
+      { name, id: `filter-${name}` },
+      h('option', { value: '' }, 'Any'),
+      ...options.map(([v, text]) => h('option', { value: v, selected: value === v }, text)),
+    ),
+  );
+}

@@ -6,7 +6,7 @@
 
 import { api } from '../api.ts';
 import type { CasePage } from '../contract.ts';
-import { errorBox, h, money, table } from '../dom.ts';
+import { errorBox, filterSelect, h, money, table } from '../dom.ts';
 import { caseHref, casesHref } from '../links.ts';
 import { organizationFor } from '../org.ts';
 import type { Route } from '../route.ts';
@@ -81,18 +81,6 @@ async function list(root: HTMLElement, ctx: CaseContext, picker: HTMLElement | n
         ),
   );
 
-  const select = (name: string, label: string, options: readonly (readonly [string, string])[], value: string | undefined) =>
-    h(
-      'label',
-      { class: 'field' },
-      h('span', {}, label),
-      h(
-        'select',
-        { name, id: `filter-${name}` },
-        h('option', { value: '' }, 'Any'),
-        ...options.map(([v, text]) => h('option', { value: v, selected: value === v }, text)),
-      ),
-    );
   const check = (name: string, label: string, on: boolean) =>
     h('label', { class: 'field inline' }, h('input', { type: 'checkbox', name, id: `filter-${name}`, checked: on }), h('span', {}, label));
   const filters = h(
@@ -101,8 +89,8 @@ async function list(root: HTMLElement, ctx: CaseContext, picker: HTMLElement | n
     h(
       'div',
       { class: 'grid' },
-      select('status', 'Status', STATUSES, current.status),
-      select(
+      filterSelect('status', 'Status', STATUSES, current.status),
+      filterSelect(
         'inbox_id',
         'Inbox',
         ctx.inboxes.map((i) => [i.id, i.name] as const),

@@ -10,7 +10,7 @@
 
 import { api, ApiError } from '../api.ts';
 import type { Field, RuleList, TransactionPage, TransactionRecord } from '../contract.ts';
-import { bar, errorBox, h, money, pct, table, utc } from '../dom.ts';
+import { bar, errorBox, filterSelect, h, money, pct, table, utc } from '../dom.ts';
 import { organizationFor, type Organization } from '../org.ts';
 import type { Route } from '../route.ts';
 import { entityHref, keyValueHref, ruleHref, transactionHref, transactionsHref as href } from '../links.ts';
@@ -84,18 +84,8 @@ async function list(root: HTMLElement, org: Organization, picker: HTMLElement | 
   const ruleOptions: [string, string][] = rules.map((r) => [r.id, r.name]);
   if (current.rule_id && !rules.some((r) => r.id === current.rule_id)) ruleOptions.push([current.rule_id, current.rule_id]);
 
-  const select = (name: string, label: string, options: [string, string][]) =>
-    h(
-      'label',
-      { class: 'field' },
-      h('span', {}, label),
-      h(
-        'select',
-        { name, id: `filter-${name}` },
-        h('option', { value: '' }, 'Any'),
-        ...options.map(([v, text]) => h('option', { value: v, selected: current[name as keyof typeof current] === v }, text)),
-      ),
-    );
+  const select = (name: keyof typeof current, label: string, options: [string, string][]) =>
+    filterSelect(name, label, options, current[name] as string | undefined);
   const when = (name: 'from' | 'to', label: string) =>
     h(
       'label',
