@@ -72,11 +72,7 @@ export class Policy implements RuleSet {
     const input = ruleInput(values, () => new Map(), this.language);
     const chosen = this.inboxes.find((i) => i.route === undefined || evaluateRule(i.route, input, () => false).matched);
     if (!chosen || (decision === 'block' && !chosen.state.on_block)) return undefined;
-    const group = parseGroupBy(chosen.state.group_by);
-    if (group?.kind === 'merchant') return { inbox: chosen.state, kind: 'merchant', key: values.merchant_id };
-    const value = group?.kind === 'key' ? values.fields?.[group.field] : undefined;
-    if (group?.kind === 'key' && typeof value === 'string') return { inbox: chosen.state, kind: 'key', key: keyEntry(group.field, value) };
-    return { inbox: chosen.state, kind: 'customer', key: values.customer_id };
+    return caseOf(chosen.state, values.customer_id, values.merchant_id, values.fields);
   }
 
   /**
@@ -96,11 +92,7 @@ export class Policy implements RuleSet {
       this.inboxes[0]?.state ??
       [...this.inboxStates.values()].sort((a, b) => a.position - b.position)[0];
     if (!chosen) return undefined;
-    const group = parseGroupBy(chosen.group_by);
-    if (group?.kind === 'merchant') return { inbox: chosen, kind: 'merchant', key: parties.merchant_id };
-    const value = group?.kind === 'key' ? (values?.fields ?? parties.fields)?.[group.field] : undefined;
-    if (group?.kind === 'key' && typeof value === 'string') return { inbox: chosen, kind: 'key', key: keyEntry(group.field, value) };
-    return { inbox: chosen, kind: 'customer', key: parties.customer_id };
+    return caseOf(chosen, parties.customer_id, parties.merchant_id, values?.fields ?? parties.fields);
   }
 
   /** A field's new state: held while declared, dropped once retired. The rules are compiled again
@@ -157,4 +149,19 @@ export class Policy implements RuleSet {
   has(listId: string, value: string, at: number): boolean {
     return this.items.has(listId, value, at);
   }
+}
+
+/** The case a decision goes to in `inbox`: its entity as the inbox groups (a key field's value when
+ *  the payment carried one, else the customer). */
+function caseOf(
+  inbox: InboxState,
+  customerId: string,
+  merchantId: string,
+  fields: DecisionValues['fields'],
+): { inbox: InboxState; kind: 'customer' | 'merchant' | 'key'; key: string } {
+  const group = parseGroupBy(inbox.group_by);
+  if (group?.kind === 'merchant') return { inbox, kind: 'merchant', key: merchantId };
+  const value = group?.kind === 'key' ? fields?.[group.field] : undefined;
+  if (group?.kind === 'key' && typeof value === 'string') return { inbox, kind: 'key', key: keyEntry(group.field, value) };
+  return { inbox, kind: 'customer', key: customerId };
 }
