@@ -35,7 +35,14 @@ export type Reply =
   | { opened: true; templateNotUsed?: string }
   | { opened: false; message: string };
 
-export interface ThreadData {
+/** What PGlite loads from its package, prepared once by the main thread (pglite.ts). */
+export interface PgliteArtifacts {
+  pgliteWasmModule: WebAssembly.Module;
+  initdbWasmModule: WebAssembly.Module;
+  fsBundle: Uint8Array;
+}
+
+export interface ThreadData extends PgliteArtifacts {
   dir: string;
   startParams: string[];
   /** The directory a new data directory starts as a copy of (TEMPLATE_DIR, pglite.ts); none: initdb. */
@@ -126,7 +133,7 @@ function concat(...parts: Uint8Array[]): Uint8Array {
 
 async function main(): Promise<void> {
   const port = parentPort!;
-  const { dir, startParams, template } = workerData as ThreadData;
+  const { dir, startParams, template, pgliteWasmModule, initdbWasmModule, fsBundle } = workerData as ThreadData;
   let pg: PGlite;
   let templateNotUsed: string | undefined;
   try {
@@ -135,6 +142,9 @@ async function main(): Promise<void> {
       // in one native call (PGlite's own parser reads it a character at a time: 18 MB/s).
       parsers: { [types.INT8]: (value: string) => Number(value), [types.BYTEA]: (value: string) => Buffer.from(value.slice(2), 'hex') },
       startParams,
+      pgliteWasmModule,
+      initdbWasmModule,
+      fsBundle: new Blob([fsBundle as Uint8Array<ArrayBuffer>]),
     }));
   } catch (err) {
     port.postMessage({ opened: false, message: messageOf(err) } satisfies Reply);

@@ -6,13 +6,14 @@
 // - A statement kept prepared follows a change of its table's columns (it is prepared again).
 // - Bytes sent for a bytea parameter come back byte for byte; an error keeps its SQLSTATE.
 // - A notification reaches every listener of its channel, and one that stops hears no more.
+// - The thread starts without the main thread's module loaders (tsx here), whichever form they take.
 
 import t from 'tap';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StorageError } from '../../src/storage/errors.ts';
 import { migrate, readMigrations } from '../../src/storage/migrate.ts';
-import { openPglite } from '../../src/storage/pglite.ts';
+import { openPglite, withoutLoaders } from '../../src/storage/pglite.ts';
 import { writeTemplate } from '../../src/storage/pglite-template.ts';
 import { tempDir } from '../support/temp.ts';
 
@@ -127,4 +128,26 @@ t.test('notifications reach every listener of a channel until it stops', async (
   await db.query(`SELECT pg_notify('feed', 'three')`);
   await new Promise((resolve) => setTimeout(resolve, 50));
   t.same(heard.sort(), ['a:one', 'b:one', 'b:two']);
+});
+
+t.test("the database's thread starts without the main thread's module loaders", async (t) => {
+  t.same(
+    withoutLoaders([
+      '--import=tsx',
+      '--max-old-space-size=512',
+      '--require',
+      './preflight.cjs',
+      '--loader=x',
+      '--experimental-loader',
+      'y',
+      '--enable-source-maps',
+    ]),
+    ['--max-old-space-size=512', '--enable-source-maps'],
+    'both forms of each loader flag are left out, every other option kept',
+  );
+  // This test runs under tsx, and the thread's module is TypeScript: Node strips its types itself.
+  t.match(process.execArgv.join(' '), /tsx/, 'the test process has a loader');
+  const db = await openPglite(join(root, 'no-loader'), template);
+  t.teardown(() => db.close());
+  t.same(await db.query('SELECT 1 AS one'), [{ one: 1 }], 'and the thread opened without it');
 });

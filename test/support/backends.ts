@@ -1,12 +1,15 @@
 // Runs each storage test on both back ends: PGlite in a temporary directory always, and PostgreSQL
-// when TEST_DATABASE_URL is set. Every case gets a database of its own that has never been migrated:
-// for PGlite a copy of a freshly initialised data directory (initialising one costs seconds, copying
-// it a fraction of that); for PostgreSQL a uniquely named schema, selected through the URL's
+// when TEST_DATABASE_URL is set. Every case gets a database of its own. For PGlite, `open()` starts a
+// new directory the way the service does (a copy of the migrated template `npm ci` writes, then any
+// newer migrations), and `openBackend()`, for migrate's own tests, a copy of a directory initialised
+// once per process and never migrated (initdb and the migrations each cost seconds in WebAssembly,
+// a copy a fraction of that). For PostgreSQL a uniquely named schema, selected through the URL's
 // `search_path`, dropped when the case ends, so repeated and parallel runs never collide.
 //
 // Without TEST_DATABASE_URL the PostgreSQL half is skipped with a visible reason, except under CI
 // (CI=true), where it fails (components.ts): CI must prove both back ends.
 
+import { existsSync } from 'node:fs';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,13 +71,16 @@ async function fixture(t: Test, kind: Kind): Promise<Fixture> {
 
   if (kind === 'pglite') {
     const dataDir = join(scratch, `case-${++counter}`);
-    await cp(await pgliteTemplate(), join(dataDir, 'pglite'), { recursive: true });
+    const pgDir = join(dataDir, 'pglite');
     const options: OpenOptions = { dataDir };
     return {
       kind,
       options,
       open: async () => track(await openDatabase(options)),
-      openBackend: async () => track(await openPglite(join(dataDir, 'pglite'))),
+      openBackend: async () => {
+        if (!existsSync(pgDir)) await cp(await pgliteTemplate(), pgDir, { recursive: true });
+        return track(await openPglite(pgDir, null));
+      },
     };
   }
 
