@@ -124,6 +124,11 @@ export class SignIn {
     return { AUTHPROVIDER_URL: this.idp.url, SESSION_SECRET: 's'.repeat(48) };
   }
 
+  /** An access token of this provider with `claims`, as a browser brings it back to `/login`. */
+  token(claims: Record<string, string>): Promise<string> {
+    return signWith(this.key, this.idp.issuer, claims);
+  }
+
   async organization(base: string, name: string): Promise<KeyedOrganization> {
     const session = await fetch(`${base}/api/auth/session`, {
       method: 'POST',
