@@ -207,7 +207,7 @@ export class ScoreAndRecord {
       row.fields = fields;
       row.field_keys = keys;
     }
-    const routed = tenant.routeCase(scored.values, result.decision);
+    const routed = tenant.routeCase(scored.values, result.decision, () => scorer.namedFeatures(scored.features));
     if (routed)
       row.case_join = {
         inbox_id: routed.inbox.id,

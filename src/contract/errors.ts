@@ -77,7 +77,11 @@ export const ERRORS = {
     fix: 'Send a new transaction_id for a new transaction, or the same fields to read the recorded answer again.',
   },
   conflict: { status: 409, message: 'This conflicts with what is stored.', fix: 'Read the current state and send the request again.' },
-  list_in_use: { status: 409, message: 'An active or shadow rule names this list.', fix: 'Change or delete the rules that name it first.' },
+  list_in_use: {
+    status: 409,
+    message: "An active or shadow rule, or an inbox's route, names this list.",
+    fix: 'Change or delete the rules and routes that name it first.',
+  },
   job_not_finished: { status: 409, message: 'The job has not finished.', fix: 'Poll the job until its status is succeeded, then ask again.' },
   upload_expired: { status: 410, message: 'The upload is past its retention and was deleted.', fix: 'Upload the file again.' },
   payload_too_large: {

@@ -32,6 +32,8 @@ export interface InboxState {
   group_by: string;
   /** A CEL expression over the decision; null: the default, tried after every inbox with one. */
   route: string | null;
+  /** The lists the route names (`in_list`): name → id. */
+  route_lists: Readonly<Record<string, string>>;
   position: number;
   on_block: boolean;
   sla_hours: number;

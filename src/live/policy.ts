@@ -49,7 +49,15 @@ export class Policy implements RuleSet {
       if (state.route !== null) {
         try {
           route = compileRule(
-            { id: state.id, name: state.name, version: 0, action: 'review', status: 'active', expression: state.route, lists: new Map() },
+            {
+              id: state.id,
+              name: state.name,
+              version: 0,
+              action: 'review',
+              status: 'active',
+              expression: state.route,
+              lists: new Map(Object.entries(state.route_lists)),
+            },
             this.language,
           );
         } catch (e) {
@@ -64,13 +72,20 @@ export class Policy implements RuleSet {
   /**
    * The inbox a decision goes to and the entity whose case it opens or joins: the first inbox
    * whose route matches it (a default inbox when none does), if that inbox takes decisions of its
-   * kind (every review; a block when it says so); undefined otherwise. A payment without the key
-   * field an inbox groups by is grouped by its customer.
+   * kind (every review; a block when it says so); undefined otherwise. A route reads what a rule
+   * reads: the decision's values, its features (`features` builds them when a route reads one) and
+   * the organization's lists as they are at the payment's time. A payment without the key field an
+   * inbox groups by is grouped by its customer.
    */
-  route(values: DecisionValues, decision: Decision): { inbox: InboxState; kind: 'customer' | 'merchant' | 'key'; key: string } | undefined {
+  route(
+    values: DecisionValues,
+    decision: Decision,
+    features: () => Map<string, number> = () => new Map(),
+  ): { inbox: InboxState; kind: 'customer' | 'merchant' | 'key'; key: string } | undefined {
     if ((decision !== 'review' && decision !== 'block') || this.inboxes.length === 0) return undefined;
-    const input = ruleInput(values, () => new Map(), this.language);
-    const chosen = this.inboxes.find((i) => i.route === undefined || evaluateRule(i.route, input, () => false).matched);
+    const input = ruleInput(values, features, this.language);
+    const lookup = (listId: string, value: string) => this.has(listId, value, values.time);
+    const chosen = this.inboxes.find((i) => i.route === undefined || evaluateRule(i.route, input, lookup).matched);
     if (!chosen || (decision === 'block' && !chosen.state.on_block)) return undefined;
     return caseOf(chosen.state, values.customer_id, values.merchant_id, values.fields);
   }

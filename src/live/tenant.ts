@@ -204,8 +204,8 @@ export class Tenant {
 
   /** The fields the organization declares now, by name. */
   /** The inbox a decision goes to and the entity of its case (live/policy.ts Policy.route). */
-  routeCase(values: DecisionValues, decision: Decision): ReturnType<Policy['route']> {
-    return this.policy.route(values, decision);
+  routeCase(values: DecisionValues, decision: Decision, features: () => Map<string, number>): ReturnType<Policy['route']> {
+    return this.policy.route(values, decision, features);
   }
 
   declaredFields(): ReadonlyMap<string, FieldState> {

@@ -216,6 +216,15 @@ export class Scorer {
     return { ...scored, features };
   }
 
+  /** The features `scoreToRecord` returned, by name (a missing value left out), as rules read them. */
+  namedFeatures(features: Float32Array): Map<string, number> {
+    let at = 0;
+    return featureMap(
+      this.featureNames,
+      this.deps.bundle.channels.map((c) => features.subarray(at, (at += c.features.length))),
+    );
+  }
+
   /**
    * This model's score of a transaction another model scored to record (`scored`), for a
    * challenger in shadow: its risk score and its model's decision (the organization's rules are

@@ -9,6 +9,7 @@ import type { Queryable } from './db.ts';
 import { feedXid, INBOX_STATE_JSON, parseInboxState } from './live-feed.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 import { autoAssignOpened } from './case-rotation.ts';
+import { lockLists, type ListsGone } from './rules-store.ts';
 import { CASE_STATUSES, type CaseJoin, type CaseResolution, type CaseStatus, type InboxState } from '../domain/cases.ts';
 import type { TimelineEntry } from '../domain/case-timeline.ts';
 
@@ -19,6 +20,8 @@ export interface InboxRow {
   name: string;
   group_by: string;
   route: string | null;
+  /** The lists the route names (`in_list`), by id. */
+  route_list_ids: string[];
   position: number;
   on_block: boolean;
   sla_hours: number;
@@ -29,7 +32,8 @@ export interface InboxRow {
   created_by: string;
 }
 
-export const INBOX_COLUMNS = 'id, name, group_by, route, position, on_block, sla_hours, members, escalation_id, auto_assign_cap, created_at_ms, created_by';
+export const INBOX_COLUMNS =
+  'id, name, group_by, route, route_list_ids, position, on_block, sla_hours, members, escalation_id, auto_assign_cap, created_at_ms, created_by';
 
 export interface CaseRow {
   id: string;
@@ -54,14 +58,19 @@ export const CASE_COLUMNS =
 const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString('base64url')}`;
 
 /** Creates an inbox, last among those of the organization. */
-export async function createInbox(scope: OrganizationScope, i: Omit<InboxRow, 'id' | 'position'>): Promise<{ inbox: InboxRow; xid: number } | { taken: true }> {
+export async function createInbox(
+  scope: OrganizationScope,
+  i: Omit<InboxRow, 'id' | 'position'>,
+): Promise<{ inbox: InboxRow; xid: number } | { taken: true } | ListsGone> {
   return scope.db.transaction(async (tx) => {
     await tx.query('SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE', [scope.organizationId]);
+    const listsGone = await lockLists(tx, scope, i.route_list_ids);
+    if (listsGone.length) return { listsGone };
     const [taken] = await tx.query('SELECT 1 FROM inboxes WHERE organization_id = $1 AND name = $2 AND deleted_at_ms IS NULL', [scope.organizationId, i.name]);
     if (taken) return { taken: true as const };
     const [inbox] = await tx.query<InboxRow>(
-      `INSERT INTO inboxes (id, organization_id, name, group_by, route, position, on_block, sla_hours, members, escalation_id, auto_assign_cap, created_at_ms, created_by)
-       SELECT $1, $2, $3, $4, $5, coalesce(max(position) + 1, 0), $6, $7, $8, $9, $10, $11, $12 FROM inboxes WHERE organization_id = $2
+      `INSERT INTO inboxes (id, organization_id, name, group_by, route, route_list_ids, position, on_block, sla_hours, members, escalation_id, auto_assign_cap, created_at_ms, created_by)
+       SELECT $1, $2, $3, $4, $5, $13::text[], coalesce(max(position) + 1, 0), $6, $7, $8, $9, $10, $11, $12 FROM inboxes WHERE organization_id = $2
        RETURNING ${INBOX_COLUMNS}`,
       [
         newId('inbox'),
@@ -76,6 +85,7 @@ export async function createInbox(scope: OrganizationScope, i: Omit<InboxRow, 'i
         i.auto_assign_cap,
         i.created_at_ms,
         i.created_by,
+        i.route_list_ids,
       ],
     );
     return { inbox: inbox!, xid: await feedXid(tx) };

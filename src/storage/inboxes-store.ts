@@ -11,13 +11,15 @@
 import { feedXid } from './live-feed.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 import { INBOX_COLUMNS, type InboxRow } from './cases-store.ts';
-import { auditOf, writeAudit, type AuditRow } from './rules-store.ts';
+import { auditOf, lockLists, writeAudit, type AuditRow, type ListsGone } from './rules-store.ts';
 
 /** What a change sets; absent: unchanged. `position`: the inbox's place in routing order (0 first). */
 export interface InboxChange {
   name?: string | undefined;
   members?: string[] | undefined;
   route?: string | null | undefined;
+  /** The lists the route names, by id (given with `route`). */
+  route_list_ids?: string[] | undefined;
   on_block?: boolean | undefined;
   sla_hours?: number | undefined;
   escalation_id?: string | null | undefined;
@@ -25,7 +27,7 @@ export interface InboxChange {
   position?: number | undefined;
 }
 
-const COLUMNS: readonly (keyof InboxChange)[] = ['name', 'members', 'route', 'on_block', 'sla_hours', 'escalation_id', 'auto_assign_cap'];
+const COLUMNS: readonly (keyof InboxChange)[] = ['name', 'members', 'route', 'route_list_ids', 'on_block', 'sla_hours', 'escalation_id', 'auto_assign_cap'];
 
 /** One inbox of the organization (not deleted), or undefined. */
 export async function getInbox(scope: OrganizationScope, id: string): Promise<InboxRow | undefined> {
@@ -44,9 +46,11 @@ export async function changeInbox(
   c: InboxChange,
   at: number,
   by: string,
-): Promise<{ inbox: InboxRow; xid: number } | 'taken' | 'no_escalation' | undefined> {
+): Promise<{ inbox: InboxRow; xid: number } | 'taken' | 'no_escalation' | ListsGone | undefined> {
   return scope.db.transaction(async (tx) => {
     await tx.query('SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE', [scope.organizationId]);
+    const listsGone = await lockLists(tx, scope, c.route_list_ids ?? []);
+    if (listsGone.length) return { listsGone };
     const [inbox] = await tx.query<{ id: string }>('SELECT id FROM inboxes WHERE organization_id = $1 AND id = $2 AND deleted_at_ms IS NULL FOR UPDATE', [
       scope.organizationId,
       id,
@@ -72,7 +76,7 @@ export async function changeInbox(
     const params: unknown[] = [scope.organizationId, id];
     const sets = COLUMNS.filter((k) => c[k] !== undefined).map((k) => {
       params.push(c[k]);
-      return `${k} = $${params.length}${k === 'members' ? '::text[]' : ''}`;
+      return `${k} = $${params.length}${k === 'members' || k === 'route_list_ids' ? '::text[]' : ''}`;
     });
     await tx.query(
       `UPDATE inboxes SET ${[...sets, "seq = nextval('transactions_seq_seq')", 'xid = pg_current_xact_id()'].join(', ')} WHERE organization_id = $1 AND id = $2`,

@@ -223,14 +223,26 @@ export async function removeItems(
 
 /** Deletes a list: its current items' stays end, and its name is free again; undefined when the
  *  organization has no such list; `inUse` with the names of the rules evaluated now (active or
- *  shadow) whose live version names it, and nothing changes. The rules are read once the list's
- *  row is locked, in the same transaction: a rule being saved with the list locks it too
- *  (rules-store.ts), so either that rule is committed and seen here, or it finds the list deleted. */
-export async function deleteList(scope: OrganizationScope, listId: string, at: number, by: string): Promise<{ xid: number } | { inUse: string[] } | undefined> {
+ *  shadow) whose live version names it and of the inboxes whose route names it, and nothing
+ *  changes. They are read once the list's row is locked, in the same transaction: a rule or an
+ *  inbox being saved with the list locks it too (rules-store.ts lockLists), so either it is
+ *  committed and seen here, or it finds the list deleted. */
+export async function deleteList(
+  scope: OrganizationScope,
+  listId: string,
+  at: number,
+  by: string,
+): Promise<{ xid: number } | { inUse: string[]; inboxes: string[] } | undefined> {
   return scope.db.transaction(async (tx) => {
     if (!(await ownList(tx, scope, listId))) return undefined;
     const users = await rulesUsingList(tx, scope, listId);
-    if (users.length) return { inUse: users };
+    const inboxes = (
+      await tx.query<{ name: string }>(
+        'SELECT name FROM inboxes WHERE organization_id = $1 AND deleted_at_ms IS NULL AND $2 = ANY(route_list_ids) ORDER BY name',
+        [scope.organizationId, listId],
+      )
+    ).map((r) => r.name);
+    if (users.length || inboxes.length) return { inUse: users, inboxes };
     const xid = await feedXid(tx);
     await tx.query(
       `UPDATE list_items SET removed_at_ms = $3, removed_by = $4, seq = nextval('transactions_seq_seq'), xid = pg_current_xact_id()

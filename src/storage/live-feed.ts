@@ -204,7 +204,8 @@ const RULE_COLUMNS = `r.xid, r.seq, NULL::bool, r.organization_id, ${EMPTY}, 'ru
 const FIELD_COLUMNS = `f.xid, f.seq, NULL::bool, f.organization_id, ${EMPTY}, 'field', json_build_array(f.name, f.type, f.key, f.retired_at_ms IS NOT NULL)::text`;
 /** An inbox's routing as JSON text, from an inboxes row `x` (the feed and a load read it alike). */
 export const INBOX_STATE_JSON = (x: string) =>
-  `json_build_array(${x}.id, ${x}.name, ${x}.group_by, ${x}.route, ${x}.position, ${x}.on_block, ${x}.sla_hours, ${x}.deleted_at_ms IS NOT NULL)::text`;
+  `json_build_array(${x}.id, ${x}.name, ${x}.group_by, ${x}.route, ${x}.position, ${x}.on_block, ${x}.sla_hours, ${x}.deleted_at_ms IS NOT NULL,
+     coalesce((SELECT json_object_agg(l.name, l.id) FROM lists l WHERE l.id = ANY(${x}.route_list_ids)), '{}'::json))::text`;
 
 const INBOX_COLUMNS = `x.xid, x.seq, NULL::bool, x.organization_id, ${EMPTY}, 'inbox', ${INBOX_STATE_JSON('x')}`;
 // The transaction of an outcome change, by primary key, in a lateral subquery the planner cannot
@@ -382,7 +383,7 @@ export async function readFeed(db: Queryable, cursor: FeedCursor, limit: number)
 
 /** An inbox's routing read back from INBOX_STATE_JSON. */
 export function parseInboxState(json: string): InboxState {
-  const [id, name, group_by, route, position, on_block, sla_hours, deleted] = JSON.parse(json) as [
+  const [id, name, group_by, route, position, on_block, sla_hours, deleted, route_lists] = JSON.parse(json) as [
     string,
     string,
     string,
@@ -391,8 +392,9 @@ export function parseInboxState(json: string): InboxState {
     boolean,
     number,
     boolean,
+    Record<string, string>,
   ];
-  return { id, name, group_by, route, position, on_block, sla_hours, deleted };
+  return { id, name, group_by, route, route_lists, position, on_block, sla_hours, deleted };
 }
 
 function change(r: FeedRow): FeedChange {

@@ -90,7 +90,7 @@ async function audit(tx: Queryable, scope: OrganizationScope, at: number, by: st
  * commits first, and the other then sees it (a rule saved first stops the delete with
  * `list_in_use`; a list deleted first is missing here, and the rule is refused).
  */
-async function lockLists(tx: Queryable, scope: OrganizationScope, listIds: readonly string[]): Promise<string[]> {
+export async function lockLists(tx: Queryable, scope: OrganizationScope, listIds: readonly string[]): Promise<string[]> {
   const wanted = [...new Set(listIds)].sort();
   if (wanted.length === 0) return [];
   const rows = await tx.query<{ id: string }>(

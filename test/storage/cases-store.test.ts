@@ -25,6 +25,7 @@ const inbox = {
   name: 'Reviews',
   group_by: 'customer',
   route: null,
+  route_list_ids: [] as string[],
   on_block: false,
   sla_hours: 24,
   members: ['u1'],

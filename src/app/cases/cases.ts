@@ -71,12 +71,13 @@ export async function createInbox(deps: PolicyDeps, caller: OrganizationCaller, 
         'Group by a field declared with key: true, or by customer or merchant.',
       );
   }
-  await checkInboxSettings(data, deps, body);
+  const routeLists = await checkInboxSettings(data, deps, body);
   if (body.escalation_inbox_id !== null && !(await data.inboxes.one(body.escalation_inbox_id))) throw noEscalationTarget(body.escalation_inbox_id);
   const made = await data.cases.createInbox({
     name: body.name,
     group_by: body.group_by,
     route: body.route,
+    route_list_ids: routeLists ?? [],
     on_block: body.on_block,
     sla_hours: body.sla_hours,
     members: body.members,
@@ -86,21 +87,25 @@ export async function createInbox(deps: PolicyDeps, caller: OrganizationCaller, 
     created_by: caller.by,
   });
   if ('taken' in made) throw new AppError('conflict', `An inbox named ${body.name} exists already.`, 'Choose another name.');
+  if ('listsGone' in made) throw routeListsGone();
   await deps.tail.reach(made.xid);
   return inboxView(made.inbox);
 }
 
-/** Checks what making or changing an inbox sets: its route must check as a rule's expression does,
- *  its members must be the organization's. */
+/** Checks what making or changing an inbox sets: its route must check as a rule's expression does
+ *  (the organization's lists and fields as they are now), its members must be the organization's.
+ *  Returns the ids of the lists the route names (undefined when no route is given). */
 export async function checkInboxSettings(
   data: OrganizationData,
   deps: PolicyDeps,
   s: { route?: string | null | undefined; members?: readonly string[] | undefined },
-): Promise<void> {
+): Promise<string[] | undefined> {
+  let routeLists: string[] | undefined = s.route === null ? [] : undefined;
   if (s.route !== undefined && s.route !== null) {
-    const { language } = await vocabularyNow(data, now(deps));
-    const r = checkExpression(s.route, language, new Set());
+    const { ids, kinds, language } = await vocabularyNow(data, now(deps));
+    const r = checkExpression(s.route, language, new Set(ids.keys()), kinds);
     if (!r.checked) throw invalidRule(r.problems);
+    routeLists = r.checked.lists.map((name) => ids.get(name)!);
   }
   const members = s.members ?? [];
   const known = await data.cases.membersAmong(members);
@@ -114,7 +119,16 @@ export async function checkInboxSettings(
         fields: strangers.map((m) => ({ path: `body.members[${members.indexOf(m)}]`, message: `${m} is not a member of this organization` })),
       },
     );
+  return routeLists;
 }
+
+/** What an inbox's save answers when a list its route names was deleted meanwhile. */
+export const routeListsGone = () =>
+  new AppError(
+    'conflict',
+    "A list the inbox's route names was deleted while the inbox was saved.",
+    'Send the request again: the route is checked against the lists as they are now.',
+  );
 
 /** `validation_failed` for an escalation inbox that is not another of the organization's. */
 export const noEscalationTarget = (id: string) =>

@@ -14,7 +14,7 @@ import type { OrganizationCaller } from '../access/organization-caller.ts';
 import { requireCapability } from '../access/roles.ts';
 import { AppError } from '../errors.ts';
 import type { PolicyDeps } from '../policy/lists.ts';
-import { checkInboxSettings, inboxView, noEscalationTarget } from './cases.ts';
+import { checkInboxSettings, inboxView, noEscalationTarget, routeListsGone } from './cases.ts';
 
 const now = (deps: PolicyDeps) => (deps.clock ?? Date.now)();
 const HOUR_MS = 3_600_000;
@@ -31,13 +31,14 @@ export async function changeInbox(deps: PolicyDeps, caller: OrganizationCaller, 
     if (!inbox) throw noInbox(id);
     return inboxView(inbox);
   }
-  await checkInboxSettings(data, deps, body);
+  const routeLists = await checkInboxSettings(data, deps, body);
   const changed = await data.inboxes.change(
     id,
     {
       name: body.name,
       members: body.members,
       route: body.route,
+      route_list_ids: routeLists,
       on_block: body.on_block,
       sla_hours: body.sla_hours,
       escalation_id: body.escalation_inbox_id,
@@ -50,6 +51,7 @@ export async function changeInbox(deps: PolicyDeps, caller: OrganizationCaller, 
   if (!changed) throw noInbox(id);
   if (changed === 'taken') throw new AppError('conflict', `An inbox named ${body.name} exists already.`, 'Choose another name.');
   if (changed === 'no_escalation') throw noEscalationTarget(body.escalation_inbox_id!);
+  if ('listsGone' in changed) throw routeListsGone();
   await deps.tail.reach(changed.xid);
   return inboxView(changed.inbox);
 }

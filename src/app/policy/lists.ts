@@ -160,7 +160,8 @@ export async function removeListItems(deps: PolicyDeps, caller: OrganizationCall
   return { list: listView((await lists.named(name, now(deps)))!), removed: result.removed };
 }
 
-/** Deletes a list, unless a rule that is evaluated (active or shadow) names it: `list_in_use`.
+/** Deletes a list, unless a rule that is evaluated (active or shadow) or an inbox's route names it:
+ *  `list_in_use`.
  *  The check and the delete are one transaction, which a rule saved meanwhile cannot cross
  *  (storage/lists-store.ts, deleteList). */
 export async function deleteList(deps: PolicyDeps, caller: OrganizationCaller, name: string): Promise<void> {
@@ -170,12 +171,18 @@ export async function deleteList(deps: PolicyDeps, caller: OrganizationCaller, n
   const deleted = await lists.delete(list.id, now(deps), caller.by);
   if (!deleted) throw noList(name);
   if ('inUse' in deleted) {
-    const users = deleted.inUse;
+    const { inUse: users, inboxes } = deleted;
+    const named = [
+      ...(users.length ? [`${users.length === 1 ? 'the rule' : 'the rules'} ${users.join(', ')}`] : []),
+      ...(inboxes.length ? [`the route of ${inboxes.length === 1 ? 'the inbox' : 'the inboxes'} ${inboxes.join(', ')}`] : []),
+    ];
     throw new AppError(
       'list_in_use',
-      `The list ${name} is used by ${users.length === 1 ? 'the rule' : 'the rules'} ${users.join(', ')}.`,
-      'Disable those rules, or save versions of them that do not use the list, then delete it.',
-      { rules: users },
+      `The list ${name} is used by ${named.join(' and ')}.`,
+      users.length
+        ? "Disable those rules, or save versions of them that do not use the list (and change those inboxes' routes), then delete it."
+        : "Change those inboxes' routes so that they do not use the list, then delete it.",
+      { rules: users, inboxes },
     );
   }
   await deps.tail.reach(deleted.xid);
