@@ -18,7 +18,7 @@ import { changeInbox, deleteInbox, inboxStats } from './cases/inboxes.ts';
 import { escalateCase } from './cases/escalation.ts';
 import { attachFile, downloadAttachment } from './cases/attachments.ts';
 import { allInboxes, assignCase, caseDetail, caseList, claimCase, createInbox, exportCase, nextCaseFor, noteCase, setCaseStatus } from './cases/cases.ts';
-import { openCaseFromServer } from './cases/server-cases.ts';
+import { openCaseOnTransaction } from './cases/server-cases.ts';
 import { decisionList, decisionRecord, entitySummary, keyValueSummary, reportOutcome, reportOutcomesInBulk } from './decisions/decisions.ts';
 import { weeklyPerformance } from './decisions/performance.ts';
 import { challengerReport } from './decisions/challenger-report.ts';
@@ -208,9 +208,10 @@ export function openApp(service: Service) {
       escalate: escalateCase,
       attach: attachFile,
       attachment: downloadAttachment,
+      open: openCaseOnTransaction,
     }),
     /** Cases a customer's server opens on its transactions (the key surface). */
-    serverCases: bind(live, { open: openCaseFromServer }),
+    serverCases: bind(live, { open: openCaseOnTransaction }),
     rules: bind(live, {
       all: allRules,
       one: rule,

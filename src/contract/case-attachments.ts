@@ -4,8 +4,7 @@
 
 import { z } from 'zod';
 
-/** The most bytes an attachment may have. */
-export const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
+export { MAX_ATTACHMENT_BYTES } from '../domain/cases.ts';
 
 export const Attachment = z.object({
   id: z.string(),

@@ -9,6 +9,9 @@ export type CaseStatus = (typeof CASE_STATUSES)[number];
 export const CASE_RESOLUTIONS = ['fraud', 'legitimate', 'inconclusive'] as const;
 export type CaseResolution = (typeof CASE_RESOLUTIONS)[number];
 
+/** The most bytes a file attached to a case may have (the dashboard checks it before sending). */
+export const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
+
 /** Whose decisions a case of an inbox groups. */
 export type GroupBy = { kind: 'customer' } | { kind: 'merchant' } | { kind: 'key'; field: string };
 

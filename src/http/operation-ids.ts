@@ -101,6 +101,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /api/organizations/{id}/cases/{case_id}/attachments': 'attachToCase',
   'GET /api/organizations/{id}/cases/{case_id}/attachments/{attachment_id}': 'downloadCaseAttachment',
   'GET /api/organizations/{id}/cases': 'listCases',
+  'POST /api/organizations/{id}/cases': 'openCase',
   'GET /api/organizations/{id}/cases/{case_id}': 'getCase',
   'GET /api/organizations/{id}/cases/{case_id}/export': 'exportCase',
   'POST /api/organizations/{id}/cases/next': 'nextCase',

@@ -25,8 +25,21 @@ function csrfToken(): string | undefined {
     .find(([name]) => name === 'service_csrf')?.[1];
 }
 
-/** `T` is the response type of the route called (contract.ts); without it the answer is `unknown`. */
-export async function api<T = unknown>(path: string, init: { method?: string; body?: unknown; file?: Blob } = {}): Promise<T> {
+/** `T` is the response type of the route called (contract.ts); without it the answer is `unknown`.
+ *  `file` is sent as a CSV body; `form` as a multipart form (the browser sets its boundary). */
+export async function api<T = unknown>(path: string, init: RequestOptions = {}): Promise<T> {
+  return (await apiAnswer<T>(path, init)).body;
+}
+
+export interface RequestOptions {
+  method?: string;
+  body?: unknown;
+  file?: Blob;
+  form?: FormData;
+}
+
+/** `api`, with the answer's status too, for a route whose success has two (201 made, 200 joined). */
+export async function apiAnswer<T = unknown>(path: string, init: RequestOptions = {}): Promise<{ status: number; body: T }> {
   const method = init.method ?? 'GET';
   const headers: Record<string, string> = { accept: 'application/json' };
   if (init.body !== undefined) headers['content-type'] = 'application/json';
@@ -35,7 +48,7 @@ export async function api<T = unknown>(path: string, init: { method?: string; bo
   if (method !== 'GET' && csrf) headers['x-csrf-token'] = decodeURIComponent(csrf);
   let res: Response;
   try {
-    const body = init.file ?? (init.body !== undefined ? JSON.stringify(init.body) : undefined);
+    const body = init.form ?? init.file ?? (init.body !== undefined ? JSON.stringify(init.body) : undefined);
     res = await fetch(path, { method, headers, credentials: 'same-origin', ...(body !== undefined ? { body } : {}) });
   } catch {
     throw new ApiError(0, 'network', 'The service could not be reached.', 'Check that the server is running, then try again.');
@@ -46,7 +59,7 @@ export async function api<T = unknown>(path: string, init: { method?: string; bo
     const d = body?.detail ?? {};
     throw new ApiError(res.status, d.reason ?? 'error', d.message ?? `HTTP ${res.status}`, d.fix ?? '', d);
   }
-  return body as T;
+  return { status: res.status, body: body as T };
 }
 
 /** A finished job's `summary`, which the job's schema leaves open (any object), as what a job of

@@ -27,6 +27,7 @@ export type { Dataset, DatasetValidation, Preview } from '../../src/contract/dat
 export type { Job, JobList, JobResultPage, JobSummaries } from '../../src/contract/jobs.ts';
 export type { Health } from '../../src/contract/health.ts';
 export type { Case, CaseDetail, CasePage, Inbox, InboxList } from '../../src/contract/cases.ts';
+export type { InboxStats } from '../../src/contract/inboxes.ts';
 export type { MetricsCharts, MetricsLimitations, MetricsOverview, MetricsRings, Thresholds } from '../../src/contract/evaluation.ts';
 export type { ChallengerReport, CustomModelSummary, ModelAudit, ModelDetail, ModelList, ModelSummary, RollBack } from '../../src/contract/models.ts';
 export type {

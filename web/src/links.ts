@@ -1,6 +1,7 @@
 // Addresses of the analyst's pages, so that every table and record links the same way: a filtered
 // list of transactions, one transaction, a customer's or merchant's page, a rule (or a backtest of
-// one), a list, a field and a key field's value, the cases and one case, each in an organization.
+// one), a list, a field and a key field's value, the cases, one case and the inboxes, each in an
+// organization.
 
 /** `#/transactions…` with these parameters (empty ones left out). */
 export function transactionsHref(params: Record<string, string | undefined>, path = ''): string {
@@ -51,3 +52,6 @@ export function casesHref(params: Record<string, string | undefined>): string {
 
 /** One case's page: `#/cases/{case_id}`. */
 export const caseHref = (orgId: string, caseId: string) => `#/cases/${encodeURIComponent(caseId)}?org=${encodeURIComponent(orgId)}`;
+
+/** The inboxes with their figures (and, for owners, their settings to change): `#/inboxes`. */
+export const inboxesHref = (orgId: string) => `#/inboxes?org=${encodeURIComponent(orgId)}`;

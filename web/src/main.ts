@@ -17,6 +17,7 @@ import { accountPage } from './pages/account.ts';
 import { transactionsPage } from './pages/transactions.ts';
 import { reviewPage } from './pages/review.ts';
 import { casesPage } from './pages/cases.ts';
+import { inboxesPage } from './pages/inboxes.ts';
 import { overviewPage } from './pages/overview.ts';
 import { entityPage } from './pages/entity.ts';
 import { rulesPage } from './pages/rules/page.ts';
@@ -31,6 +32,7 @@ const pages: Record<string, (root: HTMLElement, route: Route) => void | Promise<
   transactions: transactionsPage,
   review: reviewPage,
   cases: casesPage,
+  inboxes: inboxesPage,
   overview: overviewPage,
   entity: entityPage,
   rules: rulesPage,
@@ -50,8 +52,9 @@ function route(moveFocus: boolean): void {
   const name = r.path[0] ?? 'score';
   const page = pages[name] ?? scorePage;
   for (const a of document.querySelectorAll<HTMLAnchorElement>('nav a')) {
-    // A customer's or merchant's page belongs with Transactions.
-    if (a.dataset.page === (name === 'entity' ? 'transactions' : name)) a.setAttribute('aria-current', 'page');
+    // A customer's or merchant's page belongs with Transactions, the inboxes with Cases.
+    const section = name === 'entity' ? 'transactions' : name === 'inboxes' ? 'cases' : name;
+    if (a.dataset.page === section) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
   const view = document.createElement('div');

@@ -27,7 +27,7 @@ const CAPABILITIES = {
   manageInboxes: { who: ['owner'], what: 'make, change and delete its inboxes' },
   /** Cases: claim, assign, note, snooze, close (recording outcomes, as reporting them does). */
   workCases: { who: ['owner', 'analyst'], what: 'work its cases' },
-  /** A server opens a case on a transaction (a chargeback dispute, say): as a member may report. */
+  /** A case opened on a transaction (a chargeback dispute, say): by a member from its page, or by a server. */
   openCases: { who: ['owner', 'analyst', 'key'], what: 'open cases on its transactions' },
   /** Rules that decide nothing yet: draft, shadow (evaluated and recorded, never applied), disabled. */
   workRules: { who: ['owner', 'analyst'], what: 'create and change its rules in draft, shadow or disabled' },

@@ -1,6 +1,7 @@
-// Cases a customer's server opens (`POST /api/v1/cases`, an API key): a chargeback dispute, a
-// customer's complaint, anything that makes a transaction worth a person's look whatever its
-// decision was. The case is the one a decision of the transaction would open or join: the inbox the
+// Cases opened on a transaction by hand: by a customer's server (`POST /api/v1/cases`, an API key)
+// or by a member from the transaction's page (`POST /api/organizations/{id}/cases`): a chargeback
+// dispute, a customer's complaint, anything that makes a transaction worth a person's look whatever
+// its decision was. The case is the one a decision of the transaction would open or join: the inbox the
 // stored decision's routing picks (else the organization's default inbox, else its first), grouped
 // as that inbox groups, through the very statement decisions use (storage/cases-store.ts
 // joinCases), so there is never a second open case of the entity, whichever process or surface
@@ -27,8 +28,9 @@ export interface OpenedCase {
 }
 
 /** Opens a case on one of the organization's transactions, or adds the transaction to its entity's
- *  open case; the timeline says who (`key:<id>`) and why. */
-export async function openCaseFromServer(deps: CaseActionDeps, caller: OrganizationCaller, body: OpenCaseRequest): Promise<OpenedCase> {
+ *  open case; the timeline says who (`key:<id>`, or the member's user id) and why. */
+export async function openCaseOnTransaction(deps: CaseActionDeps, caller: OrganizationCaller, body: OpenCaseRequest): Promise<OpenedCase> {
+  // `openCases` is every member's (those who work cases: owners and analysts) and every API key's.
   requireCapability(caller.role, 'openCases');
   const data = organizationData(deps.db, caller.organizationId);
   // A transaction answered a moment ago may not be stored yet (write-behind).

@@ -1,12 +1,13 @@
 // Cases on the dashboard's surface (`/api/organizations/{id}/inboxes` and `…/cases`, session and
-// CSRF): members read inboxes and cases, owners make inboxes. The use cases are
+// CSRF): members read inboxes and cases, work them and open one on a transaction; owners make
+// inboxes. The use cases are
 // app/cases/cases.ts's; this file reads the request, names whom it acts for and sends their answer.
 
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { App } from '../../app/app.ts';
-import { CaseDetail, CaseExport, CasePage, Inbox, InboxList, InboxRequest } from '../../contract/cases.ts';
+import { Case, CaseDetail, CaseExport, CasePage, Inbox, InboxList, InboxRequest, OpenCaseRequest } from '../../contract/cases.ts';
 import { EscalateRequest, InboxChange, InboxStats } from '../../contract/inboxes.ts';
 import { CASE_RESOLUTIONS, CASE_STATUSES } from '../../domain/cases.ts';
 import { ErrorResponse } from '../../contract/errors.ts';
@@ -139,6 +140,26 @@ export function caseRoutes(server: FastifyInstance, app: Pick<App, 'sessions' | 
     async (request) => {
       const q = request.query;
       return app.cases.list(await memberCaller(app, request, request.params.id), { ...q, overdue: q.overdue === 'true' });
+    },
+  );
+
+  r.post(
+    '/api/organizations/:id/cases',
+    {
+      schema: {
+        tags: ['cases'],
+        summary: 'Open a case on a transaction (or add it to the open case of its entity)',
+        description:
+          "From a transaction's page: what `POST /api/v1/cases` does for a server, done by a member. The case is the one a decision of the transaction would open or join (the inbox its stored decision's routing picks, else the default inbox, else the first; grouped as that inbox groups), so there is never a second open case of the entity in an inbox. 201 with the case when this opened it (a `case.opened` event), 200 when the transaction joined the open case or was in it already. The timeline names the member and the reason. An unknown transaction_id is 404 `not_found`; an organization without an inbox is 409 `no_inbox`.",
+        params: OrgParams,
+        body: OpenCaseRequest,
+        response: { 200: Case, 201: Case, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const answer = await app.cases.open(await memberCaller(app, request, request.params.id), request.body);
+      reply.code(answer.opened ? 201 : 200);
+      return answer.case;
     },
   );
 

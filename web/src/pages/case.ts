@@ -1,21 +1,24 @@
 // A case's page (`#/cases/{case_id}?org=…`): who and what it is about (its entity, linked to the
 // entity's own page, its inbox, status, assignee and due time), its decisions (a table, and the one
 // chosen shown as a transaction's page shows it: score, reasons in words, channel scores, evidence),
-// its timeline with who did what when and whether its hash chain holds, a note to add, and what an
-// analyst does with it: claim, assign to a member of its inbox, snooze, close with a verdict,
-// reopen, export.
+// its timeline with who did what when and whether its hash chain holds, a note to add, its files
+// and putting its entity on a list (case-sections.ts), and what an analyst does with it: claim,
+// assign to a member of its inbox, snooze, escalate, close with a verdict, reopen, export.
 // Keyboard first, like the review queue: N takes the caller's next case and opens it, C claims, S
-// snoozes (a small form for the time), F, L and I close it as fraud, legitimate or inconclusive; a
+// snoozes (a small form for the time), E escalates (a small form for the reason; the page then
+// shows the case it went into, which is another when it was merged into the entity's open case
+// there), F, L and I close it as fraud, legitimate or inconclusive; a
 // key does exactly what its button does, and nothing while that button is disabled or a form field
 // has focus. What an action did is said in the page's status line, which takes the focus, so a
 // screen reader follows the loop.
 
 import { api } from '../api.ts';
-import type { CaseDetail, Inbox, InboxList, Me, Member, MemberList } from '../contract.ts';
+import type { CaseDetail, Inbox, InboxList, List, ListIndex, Me, Member, MemberList } from '../contract.ts';
 import { errorBox, h, money, table, utc } from '../dom.ts';
 import { caseHref, casesHref, entityHref, keyValueHref, transactionHref } from '../links.ts';
 import type { Organization } from '../org.ts';
 import { fieldDeclarations } from './record-fields.ts';
+import { attachmentsSection, listSection, sizeText } from './case-sections.ts';
 import { recordParts, TRANSACTION_COLUMNS, transactionRows } from './transactions.ts';
 import './cases.css';
 
@@ -25,13 +28,23 @@ export interface CaseContext {
   inboxes: Inbox[];
   members: Member[];
   me: string;
+  /** The organization's lists, read when a case's page is first drawn. */
+  lists?: List[];
 }
 
 /** The case's page on screen: a key's button to press. */
 let active: { press: (key: string) => void } | undefined;
 
 /** The buttons the case's keys press, by key. */
-const KEYS: Record<string, string> = { n: 'case-next', c: 'case-claim', s: 'case-snooze', f: 'case-fraud', l: 'case-legitimate', i: 'case-inconclusive' };
+const KEYS: Record<string, string> = {
+  n: 'case-next',
+  c: 'case-claim',
+  s: 'case-snooze',
+  e: 'case-escalate',
+  f: 'case-fraud',
+  l: 'case-legitimate',
+  i: 'case-inconclusive',
+};
 
 // One listener for the page's keys, acting only while a case is on screen and no field has focus.
 document.addEventListener('keydown', (ev) => {
@@ -85,7 +98,8 @@ export function dueText(c: { due_at: string; overdue: boolean }): HTMLElement {
 
 /** The status in words, with the verdict of a closed case and the time a snoozed one wakes. */
 export function statusText(c: Pick<CaseDetail, 'status' | 'resolution' | 'snoozed_until'>): string {
-  if (c.status === 'closed') return `closed as ${c.resolution ?? 'unknown'}`;
+  // Only a merge (an escalation into the entity's open case) closes a case without a verdict.
+  if (c.status === 'closed') return c.resolution ? `closed as ${c.resolution}` : 'closed: merged into another case';
   if (c.status === 'snoozed' && c.snoozed_until) return `snoozed until ${utc(c.snoozed_until)}`;
   return c.status === 'in_progress' ? 'in progress' : c.status;
 }
@@ -223,6 +237,48 @@ async function draw(root: HTMLElement, ctx: CaseContext, c: CaseDetail, message?
     void change(null, 'status', { status: 'snoozed', until: new Date(at).toISOString() }, (after) => `Snoozed until ${utc(after.snoozed_until ?? at)}.`);
   });
 
+  // Escalating: E opens a small form for the reason, Escape closes it. The answer is the case that
+  // carries the work on: this one, moved, or the entity's open case there it was merged into.
+  const escalate = button('case-escalate', 'Escalate…', 'E', closed);
+  const target = ctx.inboxes.find((i) => i.id === inbox?.escalation_inbox_id);
+  const escalationReason = h('input', { id: 'escalate-reason', name: 'reason', required: true, maxlength: '2000', autocomplete: 'off' });
+  const escalateForm = h(
+    'form',
+    { id: 'escalate-form', class: 'card form', hidden: true, 'aria-label': 'Escalate the case' },
+    h('label', { class: 'field inline' }, h('span', {}, target ? `Why (it goes to ${target.name})` : 'Why'), escalationReason),
+    h('button', { type: 'submit' }, 'Escalate'),
+    h('button', { type: 'button', class: 'secondary', id: 'escalate-cancel' }, 'Cancel'),
+  );
+  const closeEscalate = () => {
+    escalateForm.hidden = true;
+    escalate.focus();
+  };
+  escalate.addEventListener('click', () => {
+    escalateForm.hidden = false;
+    escalationReason.focus();
+  });
+  escalateForm.querySelector('#escalate-cancel')!.addEventListener('click', closeEscalate);
+  escalateForm.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Escape') closeEscalate();
+  });
+  escalateForm.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    let after: CaseDetail;
+    try {
+      after = await api<CaseDetail>(`${base}/escalate`, { method: 'POST', body: { reason: escalationReason.value } });
+    } catch (e) {
+      say(errorBox(e));
+      return;
+    }
+    const there = ctx.inboxes.find((i) => i.id === after.inbox_id)?.name ?? after.inbox_id;
+    if (after.id === c.id) {
+      await draw(root, ctx, after, `Escalated to ${there}: open, unassigned, due ${utc(after.due_at)}.`, shownId);
+      return;
+    }
+    arriving = `Escalated to ${there}, into the case of ${entityText(after.entity)} open there, which this is: it now groups ${after.decision_count} ${after.decision_count === 1 ? 'decision' : 'decisions'}; the escalated case is closed, naming it.`;
+    location.hash = caseHref(ctx.org.id, after.id);
+  });
+
   const reopen = closed ? button('case-reopen', 'Reopen', null, false) : null;
   reopen?.addEventListener('click', () => void change(reopen, 'status', { status: 'open' }, () => 'Reopened.'));
 
@@ -284,16 +340,22 @@ async function draw(root: HTMLElement, ctx: CaseContext, c: CaseDetail, message?
   const bar = h(
     'section',
     { class: 'card review-bar', id: 'case-actions', 'aria-label': 'Work the case' },
-    h('div', { class: 'actions' }, nextCaseButton(ctx.org, say, true), claim, snooze, ...verdicts, reopen, exportLink),
+    h('div', { class: 'actions' }, nextCaseButton(ctx.org, say, true), claim, snooze, escalate, ...verdicts, reopen, exportLink),
     h(
       'p',
       { class: 'muted case-keys' },
-      'Keys: N next case, C claim, S snooze, F fraud, L legitimate, I inconclusive. Closing as fraud or legitimate records that outcome on each decision without one.',
+      'Keys: N next case, C claim, S snooze, E escalate, F fraud, L legitimate, I inconclusive. Closing as fraud or legitimate records that outcome on each decision without one.',
     ),
     snoozeForm,
+    escalateForm,
     assignForm,
   );
 
+  ctx.lists ??= (await api<ListIndex>(`/api/organizations/${encodeURIComponent(ctx.org.id)}/lists`)).data;
+  const actions = {
+    say,
+    refresh: async (done: string) => draw(root, ctx, await api<CaseDetail>(base), done, shownId),
+  };
   const decisions = await decisionsSection(root, ctx, c, shownId, message);
   root.replaceChildren(
     h('h1', { id: 'case-title' }, `Case: ${entityText(c.entity)}`),
@@ -304,6 +366,8 @@ async function draw(root: HTMLElement, ctx: CaseContext, c: CaseDetail, message?
     decisions,
     timelineSection(ctx, c),
     noteForm,
+    attachmentsSection(ctx.org, c, (id) => who(ctx, id), actions),
+    listSection(ctx.org, c, ctx.lists, entityText(c.entity), actions),
   );
   active = {
     press: (key) => {
@@ -379,6 +443,29 @@ function entryText(ctx: CaseContext, kind: string, detail: unknown, actor: strin
     }
     case 'woke':
       return 'Woke from its snooze';
+    case 'escalated': {
+      const to = ctx.inboxes.find((i) => i.id === d.to_inbox)?.name ?? str('to_inbox') ?? 'its escalation inbox';
+      const why = str('reason') ? `: ${str('reason')}` : '';
+      const into = str('merged_into');
+      return into
+        ? h('span', {}, `Escalated to ${to}${why}; merged into `, h('a', { href: caseHref(ctx.org.id, into) }, 'the case open there'))
+        : `Escalated to ${to}${why}`;
+    }
+    case 'merged': {
+      const ids = Array.isArray(d.transaction_ids) ? (d.transaction_ids as string[]) : [];
+      const from = str('from_case');
+      return h(
+        'span',
+        {},
+        'Merged in ',
+        from ? h('a', { href: caseHref(ctx.org.id, from) }, 'an escalated case') : 'an escalated case',
+        `${str('reason') ? ` (${str('reason')})` : ''}${ids.length ? `, bringing ${ids.join(', ')}` : ''}`,
+      );
+    }
+    case 'attachment':
+      return `Attached ${str('name') ?? 'a file'} (${typeof d.size === 'number' ? sizeText(d.size) : 'unknown size'}, SHA-256 ${str('sha256')?.slice(0, 12) ?? '?'}…)`;
+    case 'sla_breached':
+      return 'Past its due time';
     case 'note':
       return h('span', { class: 'case-note' }, 'Note: ', str('text') ?? '');
     case 'outcomes_recorded': {

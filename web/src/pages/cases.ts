@@ -2,12 +2,13 @@
 // with its entity, status, assignee, priority, due time (overdue marked) and number of decisions,
 // filtered by status, inbox, "assigned to me" and overdue, a page at a time (the API's
 // `starting_after`), all kept in the address. "Next case" starts the keyboard loop of a case's
-// page (case.ts), which `#/cases/{case_id}` shows.
+// page (case.ts), which `#/cases/{case_id}` shows; the inboxes' figures and settings are on their
+// own page (inboxes.ts).
 
 import { api } from '../api.ts';
 import type { CasePage } from '../contract.ts';
 import { errorBox, filterSelect, h, money, table } from '../dom.ts';
-import { caseHref, casesHref } from '../links.ts';
+import { caseHref, casesHref, inboxesHref } from '../links.ts';
 import { organizationFor } from '../org.ts';
 import type { Route } from '../route.ts';
 import { type CaseContext, caseContext, dueText, entityText, leaveCase, nextCaseButton, showCase, statusText, who } from './case.ts';
@@ -63,11 +64,20 @@ async function list(root: HTMLElement, ctx: CaseContext, picker: HTMLElement | n
     'section',
     { class: 'card', id: 'inboxes', 'aria-labelledby': 'inboxes-title' },
     h('h2', { id: 'inboxes-title' }, 'Inboxes'),
+    h(
+      'p',
+      {},
+      h(
+        'a',
+        { href: inboxesHref(org.id), id: 'manage-inboxes' },
+        org.role === 'owner' ? 'Their figures, and making and changing inboxes' : 'Their figures: open, overdue, time to close, per analyst',
+      ),
+    ),
     ctx.inboxes.length === 0
       ? h(
           'p',
           { class: 'muted', id: 'no-inboxes' },
-          'No inbox yet, so no case opens. An owner makes one (POST /api/organizations/{id}/inboxes): decisions of “review” it routes then open cases in it.',
+          'No inbox yet, so no case opens. An owner makes one on the Inboxes page: decisions of “review” it routes then open cases in it.',
         )
       : table(
           ['Inbox', 'Groups by', 'Route', 'Due after', 'Worked by'],

@@ -6,7 +6,8 @@
 // shared and gone back to. A transaction's page shows the decision it was answered, the rules that
 // matched it (and which one decided) with the answer's notes, its own fields and its key values'
 // histories (record-fields.ts), its reasons in words, its channel scores, the evidence the answer
-// showed, and its outcome with every change, with buttons to mark it fraud or legitimate.
+// showed, and its outcome with every change, with buttons to mark it fraud or legitimate, and
+// "Open case" (open-case.ts).
 
 import { api, ApiError } from '../api.ts';
 import type { Field, RuleList, TransactionPage, TransactionRecord } from '../contract.ts';
@@ -16,6 +17,7 @@ import type { Route } from '../route.ts';
 import { entityHref, keyValueHref, ruleHref, transactionHref, transactionsHref as href } from '../links.ts';
 import { FIELD_NAME } from '../../../src/domain/fields.ts';
 import { fieldDeclarations, fieldsCard } from './record-fields.ts';
+import { openCaseCard } from './open-case.ts';
 import './key-values.css';
 
 const FILTERS = ['decision', 'risk_band', 'outcome', 'rule_id', 'customer_id', 'merchant_id', 'from', 'to'] as const;
@@ -284,7 +286,14 @@ async function detail(root: HTMLElement, org: Organization, transactionId: strin
     return;
   }
   const [summary, ...rest] = recordParts(org, r, await fieldDeclarations(org, r));
-  const parts: Node[] = [h('h1', {}, `Transaction ${r.transaction_id}`), back, summary!, outcomeCard(root, org, r), ...rest];
+  const parts: Node[] = [
+    h('h1', {}, `Transaction ${r.transaction_id}`),
+    back,
+    summary!,
+    outcomeCard(root, org, r),
+    openCaseCard(org, r.transaction_id),
+    ...rest,
+  ];
   root.replaceChildren(...parts);
 }
 
