@@ -99,6 +99,21 @@ export function withoutLoaders(argv: readonly string[]): string[] {
   return out;
 }
 
+/** The database's thread: started without the main thread's module loaders when it has any and
+ *  its other options suit a thread (Node refuses V8's and the process's own options there, such as
+ *  `npm start`'s heap settings), else with the options Node gives a thread by default. */
+function startThread(file: URL, data: ThreadData): Worker {
+  const execArgv = withoutLoaders(process.execArgv);
+  if (execArgv.length !== process.execArgv.length) {
+    try {
+      return new Worker(file, { workerData: data, execArgv });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ERR_WORKER_INVALID_EXEC_ARGV') throw err;
+    }
+  }
+  return new Worker(file, { workerData: data });
+}
+
 /** PGlite's WebAssembly modules and file bundle, read and compiled once per process (≈ 70 ms,
  *  synchronously, so that a database's thread still starts before its opener's next synchronous
  *  work) and handed to each database's thread: a module is shared between threads, not compiled
@@ -180,7 +195,7 @@ class PgliteThread {
   static start(data: ThreadData): Promise<{ thread: PgliteThread; templateNotUsed?: string }> {
     // The thread's module beside this one: pglite-thread.ts under tsx, pglite-thread.js in the build.
     const file = new URL(`./pglite-thread${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
-    const worker = new Worker(file, { workerData: data, execArgv: withoutLoaders(process.execArgv) });
+    const worker = startThread(file, data);
     const thread = new PgliteThread(worker);
     return new Promise((resolveStart, rejectStart) => {
       let opened = false;

@@ -6,10 +6,12 @@
 // - A statement kept prepared follows a change of its table's columns (it is prepared again).
 // - Bytes sent for a bytea parameter come back byte for byte; an error keeps its SQLSTATE.
 // - A notification reaches every listener of its channel, and one that stops hears no more.
-// - The thread starts without the main thread's module loaders (tsx here), whichever form they take.
+// - The thread starts without the main thread's module loaders (tsx here), whichever form they take,
+//   and with the options `npm start` gives Node (V8's heap settings, which a thread refuses).
 
 import t from 'tap';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StorageError } from '../../src/storage/errors.ts';
 import { migrate, readMigrations } from '../../src/storage/migrate.ts';
@@ -150,4 +152,30 @@ t.test("the database's thread starts without the main thread's module loaders", 
   const db = await openPglite(join(root, 'no-loader'), template);
   t.teardown(() => db.close());
   t.same(await db.query('SELECT 1 AS one'), [{ one: 1 }], 'and the thread opened without it');
+});
+
+t.test("the database's thread starts under `npm start`'s Node options, with and without a loader", async (t) => {
+  const script = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const flags = /^node\s+(.*?)\s*scripts\/start\.mjs$/.exec(script)![1]!.split(/\s+/);
+  t.ok(
+    flags.some((f) => f.startsWith('--max-semi-space-size')),
+    `npm start passes V8 options: ${flags.join(' ')}`,
+  );
+  const opener = (dir: string) =>
+    `const { openPglite } = await import(${JSON.stringify(new URL('../../src/storage/pglite.ts', import.meta.url).href)});
+     const db = await openPglite(${JSON.stringify(dir)}, ${JSON.stringify(template)});
+     process.stdout.write(JSON.stringify(await db.query('SELECT 1 AS one')));
+     await db.close();`;
+  for (const [name, loader] of [
+    ['without a loader (Node strips the types)', []],
+    ['with tsx', ['--import=tsx']],
+  ] as const) {
+    const file = join(root, `start-flags-${loader.length}.mjs`);
+    writeFileSync(file, opener(join(root, `start-flags-${loader.length}`)));
+    const run = spawnSync(process.execPath, [...flags, ...loader, file], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    t.equal(run.stdout, '[{"one":1}]', `${name}: ${run.stderr.slice(-300)}`);
+  }
 });
