@@ -219,6 +219,7 @@ export class ScoreAndRecord {
         due: tx.time + routed.inbox.sla_hours * HOUR_MS,
         actor: 'system',
         reason: `decision ${result.decision}`,
+        assigns: routed.inbox.auto_assign,
       };
     if (writeBehind) log.push(organizationId, row);
     // Past the request's deadline the commit's outcome is not known yet: answered 503, never 200; a

@@ -40,6 +40,8 @@ export interface InboxState {
   position: number;
   on_block: boolean;
   sla_hours: number;
+  /** Whether it gives the cases it opens to its members by itself (round-robin under a cap). */
+  auto_assign: boolean;
   deleted: boolean;
 }
 
@@ -57,4 +59,7 @@ export interface CaseJoin {
   actor: string;
   /** Why, in the timeline (a decision's outcome, a server's reason). */
   reason: string;
+  /** Whether its inbox assigns the cases it opens by itself, as the writer's process last heard
+   *  (the decision log then opens them in a transaction that also assigns). */
+  assigns?: boolean;
 }

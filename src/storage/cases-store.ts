@@ -99,77 +99,109 @@ export function listInboxes(scope: OrganizationScope): Promise<InboxRow[]> {
   ]);
 }
 
+/** Decisions to file under their entities' open cases, each with its organization. */
+export interface OrganizationJoin {
+  organizationId: string;
+  join: CaseJoin;
+}
+
+/** A joined decision as the join's statement answers it: the case, and whether this opened it. */
+export interface JoinedDecision {
+  id: string;
+  opened: boolean;
+  transaction_id: string;
+  organization_id: string;
+}
+
 /**
- * Each decision joins its entity's open case in its inbox, or opens it, in one statement (so it can
- * ride a transaction of the caller's, `into`): the open case's row is upserted (its priority the
- * highest of its decisions'), the decision filed under it (once), and the timeline told. Returns
- * each case touched, and whether this opened it.
+ * The statement's part that files decisions under their entities' open cases, as CTEs named `j`,
+ * `e`, `up`, `filed` and `told` (one definition, used alone by joinCases and inside the decision
+ * log's insert by recorded-group.ts): the open case's row is upserted on the open-case index (its
+ * priority the highest of its decisions'), each decision filed under it once, and the timeline told.
+ * `joins` are sorted here in key order, so two writers lock the cases they share in the same order;
+ * their columns are appended to `params`. `only`, when given, is a relation of
+ * (organization_id, transaction_id) the decisions must be in (the rows the insert stored).
+ * `JOINED` reads what they did.
  */
-export async function joinCases(
-  scope: OrganizationScope,
-  joins: readonly CaseJoin[],
-  into?: Queryable,
-): Promise<{ id: string; opened: boolean; transaction_id: string }[]> {
-  if (joins.length === 0) return [];
-  // Opening and assigning are one transaction: the rotation's lock must cover both.
-  if (!into) return scope.db.transaction((tx) => joinCases(scope, joins, tx));
-  const db = into;
-  // In key order, so two writers lock the cases they share in the same order.
-  const sorted = [...joins].sort((a, b) => cmp(a.inbox_id, b.inbox_id) || cmp(a.entity_kind, b.entity_kind) || cmp(a.entity_key, b.entity_key));
-  const col = <K extends keyof CaseJoin>(k: K) => sorted.map((j) => j[k]);
-  const rows = await db.query<{ id: string; opened: boolean; transaction_id: string }>(
-    `WITH j AS (SELECT DISTINCT ON (inbox_id, entity_kind, entity_key, transaction_id) *
-                FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::float8[], $7::float8[], $8::float8[], $9::text[], $10::text[], $11::text[])
-                     WITH ORDINALITY AS j(inbox_id, entity_kind, entity_key, transaction_id, priority, at, due, actor, reason, id, k)
-                ORDER BY inbox_id, entity_kind, entity_key, transaction_id, k),
+export function joinCtes(joins: readonly OrganizationJoin[], params: unknown[], only?: string): string {
+  const sorted = [...joins].sort(
+    (a, b) => cmp(a.join.inbox_id, b.join.inbox_id) || cmp(a.join.entity_kind, b.join.entity_kind) || cmp(a.join.entity_key, b.join.entity_key),
+  );
+  const first = params.length + 1;
+  params.push(
+    sorted.map((x) => x.organizationId),
+    ...(['inbox_id', 'entity_kind', 'entity_key', 'transaction_id', 'priority', 'at', 'due', 'actor', 'reason'] as const).map((k) =>
+      sorted.map((x) => x.join[k]),
+    ),
+    sorted.map(() => newId('case')),
+  );
+  const p = (k: number, type: string) => `$${first + k}::${type}[]`;
+  return `j AS (SELECT DISTINCT ON (organization_id, inbox_id, entity_kind, entity_key, transaction_id) j.*
+                FROM unnest(${p(0, 'text')}, ${p(1, 'text')}, ${p(2, 'text')}, ${p(3, 'text')}, ${p(4, 'text')}, ${p(5, 'float8')}, ${p(6, 'float8')}, ${p(7, 'float8')}, ${p(8, 'text')}, ${p(9, 'text')}, ${p(10, 'text')})
+                     WITH ORDINALITY AS j(organization_id, inbox_id, entity_kind, entity_key, transaction_id, priority, at, due, actor, reason, id, k)
+                ${only ? `WHERE EXISTS (SELECT 1 FROM ${only} o WHERE o.organization_id = j.organization_id AND o.transaction_id = j.transaction_id)` : ''}
+                ORDER BY organization_id, inbox_id, entity_kind, entity_key, transaction_id, k),
           -- An inbox deleted since the writer's process routed to it (the feed's lag) opens nothing.
-          e AS (SELECT DISTINCT ON (inbox_id, entity_kind, entity_key) inbox_id, entity_kind, entity_key, id, at, due,
-                       max(priority) OVER (PARTITION BY inbox_id, entity_kind, entity_key) AS priority
+          e AS (SELECT DISTINCT ON (organization_id, inbox_id, entity_kind, entity_key) organization_id, inbox_id, entity_kind, entity_key, id, at, due,
+                       max(priority) OVER (PARTITION BY organization_id, inbox_id, entity_kind, entity_key) AS priority
                 FROM j
-                WHERE EXISTS (SELECT 1 FROM inboxes i WHERE i.id = j.inbox_id AND i.organization_id = $1 AND i.deleted_at_ms IS NULL)
-                ORDER BY inbox_id, entity_kind, entity_key, k),
+                WHERE EXISTS (SELECT 1 FROM inboxes i WHERE i.id = j.inbox_id AND i.organization_id = j.organization_id AND i.deleted_at_ms IS NULL)
+                ORDER BY organization_id, inbox_id, entity_kind, entity_key, k),
           up AS (INSERT INTO cases AS c (id, organization_id, inbox_id, entity_kind, entity_key, status, priority, opened_at_ms, due_at_ms, updated_at_ms)
-                 SELECT id, $1, inbox_id, entity_kind, entity_key, 'open', priority, at, due, at FROM e
+                 SELECT id, organization_id, inbox_id, entity_kind, entity_key, 'open', priority, at, due, at FROM e
                  ORDER BY inbox_id, entity_kind, entity_key
                  ON CONFLICT (organization_id, inbox_id, entity_kind, entity_key) WHERE status <> 'closed'
                  DO UPDATE SET priority = greatest(c.priority, EXCLUDED.priority), updated_at_ms = greatest(c.updated_at_ms, EXCLUDED.updated_at_ms)
-                 RETURNING c.id, c.inbox_id, c.entity_kind, c.entity_key, (xmax = 0) AS opened),
+                 RETURNING c.id, c.organization_id, c.inbox_id, c.entity_kind, c.entity_key, (xmax = 0) AS opened),
           filed AS (INSERT INTO case_decisions (case_id, organization_id, transaction_id, joined_at_ms)
-                    SELECT up.id, $1, j.transaction_id, j.at FROM j JOIN up USING (inbox_id, entity_kind, entity_key)
+                    SELECT up.id, up.organization_id, j.transaction_id, j.at FROM j JOIN up USING (organization_id, inbox_id, entity_kind, entity_key)
                     ON CONFLICT DO NOTHING RETURNING case_id, transaction_id, joined_at_ms),
           told AS (INSERT INTO case_timeline (case_id, organization_id, n, at_ms, actor, kind, detail, prev_hash, hash)
-                   SELECT up.id, $1, 0, t.at_ms, t.actor, t.kind, t.detail, '', '' FROM up
+                   SELECT up.id, up.organization_id, 0, t.at_ms, t.actor, t.kind, t.detail, '', '' FROM up
                    CROSS JOIN LATERAL (
                      SELECT 0 AS o, j.at::bigint AS at_ms, j.actor, 'opened' AS kind, json_build_object('entity_kind', up.entity_kind, 'entity_key', up.entity_key, 'inbox_id', up.inbox_id)::text AS detail
-                     FROM j WHERE up.opened AND j.id = (SELECT e.id FROM e WHERE (e.inbox_id, e.entity_kind, e.entity_key) = (up.inbox_id, up.entity_kind, up.entity_key))
+                     FROM j WHERE up.opened AND j.id = (SELECT e.id FROM e WHERE (e.organization_id, e.inbox_id, e.entity_kind, e.entity_key) = (up.organization_id, up.inbox_id, up.entity_kind, up.entity_key))
                      UNION ALL
                      SELECT j.k, j.at::bigint, j.actor, 'decision_joined', json_build_object('transaction_id', j.transaction_id, 'reason', j.reason)::text
                      FROM j JOIN filed f ON f.case_id = up.id AND f.transaction_id = j.transaction_id
-                     WHERE (j.inbox_id, j.entity_kind, j.entity_key) = (up.inbox_id, up.entity_kind, up.entity_key)) AS t
-                   ORDER BY up.id, t.o)
-     SELECT up.id, up.opened, j.transaction_id FROM up JOIN j USING (inbox_id, entity_kind, entity_key)`,
-    [
-      scope.organizationId,
-      col('inbox_id'),
-      col('entity_kind'),
-      col('entity_key'),
-      col('transaction_id'),
-      col('priority'),
-      col('at'),
-      col('due'),
-      col('actor'),
-      col('reason'),
-      sorted.map(() => newId('case')),
-    ],
+                     WHERE (j.organization_id, j.inbox_id, j.entity_kind, j.entity_key) = (up.organization_id, up.inbox_id, up.entity_kind, up.entity_key)) AS t
+                   ORDER BY up.id, t.o)`;
+}
+
+/** What joinCtes' statement did: each decision filed, with its case and whether this opened it. */
+export const JOINED = 'SELECT up.id, up.opened, j.transaction_id, j.organization_id FROM up JOIN j USING (organization_id, inbox_id, entity_kind, entity_key)';
+
+/**
+ * Each decision joins its entity's open case in its inbox, or opens it, in one statement (so it can
+ * ride a transaction of the caller's, `into`), and the cases this opened in inboxes that assign by
+ * themselves go to their members (case-rotation.ts). Returns each case touched, and whether this
+ * opened it.
+ */
+export async function joinCases(scope: OrganizationScope, joins: readonly CaseJoin[], into?: Queryable): Promise<JoinedDecision[]> {
+  if (joins.length === 0) return [];
+  // Opening and assigning are one transaction: the rotation's lock must cover both.
+  if (!into) return scope.db.transaction((tx) => joinCases(scope, joins, tx));
+  const params: unknown[] = [];
+  const rows = await into.query<JoinedDecision>(
+    `WITH ${joinCtes(
+      joins.map((join) => ({ organizationId: scope.organizationId, join })),
+      params,
+    )} ${JOINED}`,
+    params,
   );
-  // Cases this opened in inboxes that assign by themselves go to their members (case-rotation.ts).
-  await autoAssignOpened(scope, openedCases(sorted, rows), db);
+  await assignOpened(scope, joins, rows, into);
   return rows;
+}
+
+/** Gives the cases a join opened in inboxes that assign by themselves to their members. */
+export async function assignOpened(scope: OrganizationScope, joins: readonly CaseJoin[], rows: readonly JoinedDecision[], into: Queryable): Promise<void> {
+  await autoAssignOpened(scope, openedCases(joins, rows), into);
 }
 
 /** The cases a join opened, each once, in the key order the join locked them, with its inbox and
  *  when it opened. */
-function openedCases(sorted: readonly CaseJoin[], rows: readonly { id: string; opened: boolean; transaction_id: string }[]) {
+function openedCases(joins: readonly CaseJoin[], rows: readonly JoinedDecision[]) {
+  const sorted = [...joins].sort((a, b) => cmp(a.inbox_id, b.inbox_id) || cmp(a.entity_kind, b.entity_kind) || cmp(a.entity_key, b.entity_key));
   const byTransaction = new Map(rows.filter((r) => r.opened).map((r) => [r.transaction_id, r.id]));
   const seen = new Set<string>();
   const out: { case_id: string; inbox_id: string; at: number }[] = [];

@@ -205,7 +205,8 @@ const FIELD_COLUMNS = `f.xid, f.seq, NULL::bool, f.organization_id, ${EMPTY}, 'f
 /** An inbox's routing as JSON text, from an inboxes row `x` (the feed and a load read it alike). */
 export const INBOX_STATE_JSON = (x: string) =>
   `json_build_array(${x}.id, ${x}.name, ${x}.group_by, ${x}.route, ${x}.position, ${x}.on_block, ${x}.sla_hours, ${x}.deleted_at_ms IS NOT NULL,
-     coalesce((SELECT json_object_agg(l.name, l.id) FROM lists l WHERE l.id = ANY(${x}.route_list_ids)), '{}'::json))::text`;
+     coalesce((SELECT json_object_agg(l.name, l.id) FROM lists l WHERE l.id = ANY(${x}.route_list_ids)), '{}'::json),
+     ${x}.auto_assign_cap IS NOT NULL AND cardinality(${x}.members) > 0)::text`;
 
 const INBOX_COLUMNS = `x.xid, x.seq, NULL::bool, x.organization_id, ${EMPTY}, 'inbox', ${INBOX_STATE_JSON('x')}`;
 // The transaction of an outcome change, by primary key, in a lateral subquery the planner cannot
@@ -383,7 +384,7 @@ export async function readFeed(db: Queryable, cursor: FeedCursor, limit: number)
 
 /** An inbox's routing read back from INBOX_STATE_JSON. */
 export function parseInboxState(json: string): InboxState {
-  const [id, name, group_by, route, position, on_block, sla_hours, deleted, route_lists] = JSON.parse(json) as [
+  const [id, name, group_by, route, position, on_block, sla_hours, deleted, route_lists, auto_assign] = JSON.parse(json) as [
     string,
     string,
     string,
@@ -393,8 +394,9 @@ export function parseInboxState(json: string): InboxState {
     number,
     boolean,
     Record<string, string>,
+    boolean,
   ];
-  return { id, name, group_by, route, route_lists, position, on_block, sla_hours, deleted };
+  return { id, name, group_by, route, route_lists, position, on_block, sla_hours, auto_assign, deleted };
 }
 
 function change(r: FeedRow): FeedChange {

@@ -3,7 +3,7 @@
 // organizations; it reads nothing back but what it inserted, so it is no way around the scope.
 
 import type { Db, Queryable } from './db.ts';
-import type { CaseJoin } from './cases-store.ts';
+import { joinCtes, type CaseJoin } from './cases-store.ts';
 import { organizationData } from './organization-data.ts';
 import { StorageError } from './errors.ts';
 import { FEED_SENDER, notifyFeed, type FeedPosition } from './live-feed.ts';
@@ -70,21 +70,27 @@ export async function recordGroup(
           JOIN ins ON ins.organization_id = f.organization_id AND ins.transaction_id = f.transaction_id)
         ${fanOutCtes('flagged')}`;
     }
+    // Decisions that open or join a case do so with the rows this commit inserted (a duplicate id
+    // joins nothing), through the one statement that files them (cases-store.ts joinCtes): no second
+    // write path, and one case per entity however many processes record its decisions. When nothing
+    // else is to be written for the cases a join may open (no endpoint of the organization waits for
+    // `case.opened` or `case.assigned`, and no inbox assigns by itself), the join rides the insert's
+    // statement: one round trip, as a commit without cases. Otherwise the commit is a database
+    // transaction: the insert, the join, the rotation's assignment and the cases' events.
+    const joins = chunk.filter((g) => g.row.case_join).map((g) => ({ organizationId: g.organizationId, join: g.row.case_join! }));
+    const followUp = joins.some((x) => x.join.assigns || wants(x.organizationId, 'case.opened') || wants(x.organizationId, 'case.assigned'));
+    const folded = joins.length > 0 && !followUp ? `, ${joinCtes(joins, params, 'ins')}` : '';
     const statement = (q: Queryable) =>
       q.query<{ organization_id: string; transaction_id: string; seq: number; xid: string }>(
-        events
+        events || folded
           ? `WITH notify AS MATERIALIZED (SELECT ${notifyFeed(sender)}), ins AS (${INSERT_ROWS.replace('FROM unnest(', 'FROM notify, unnest(')})
-             ${events}
-             SELECT ins.*, (SELECT count(*) FROM wake) AS webhooks FROM ins`
+             ${events} ${folded}
+             SELECT ins.*${events ? ', (SELECT count(*) FROM wake) AS webhooks' : ''} FROM ins`
           : `WITH notify AS MATERIALIZED (SELECT ${notifyFeed(sender)})
              ${INSERT_ROWS.replace('FROM unnest(', 'FROM notify, unnest(')}`,
         params,
       );
-    // Decisions that open or join a case do so in the same database transaction, for the rows this
-    // one inserted (a duplicate id joins nothing): no second write path, and one case per entity
-    // however many processes record its decisions (cases-store.ts).
-    const joining = chunk.some((g) => g.row.case_join);
-    const insert = joining
+    const insert = followUp
       ? () =>
           db.transaction(async (tx) => {
             const rows = await statement(tx);

@@ -13,14 +13,15 @@ export const WEBHOOKS_CHANNEL = 'webhooks';
  *  (migrations/018_webhook_endpoint_changes.sql); the payload is the organization's id. */
 export const ENDPOINTS_CHANNEL = 'webhook_endpoints';
 
-/** The decision events (`decision.review`, `decision.block`) each organization's enabled
- *  endpoints subscribe to: every organization's, or one's. Endpoint settings only (no event, no
- *  payload): what the decision log needs to know whether a flagged payment is an event at all. */
+/** The events the decision log's group commit writes (`decision.review`, `decision.block`, and the
+ *  `case.*` events a decision's case makes) that each organization's enabled endpoints subscribe
+ *  to: every organization's, or one's. Endpoint settings only (no event, no payload): what the
+ *  decision log needs to know whether a flagged payment, or a case it opens, is an event at all. */
 export async function decisionSubscriptions(db: Queryable, organizationId?: string): Promise<Map<string, Set<string>>> {
   const rows = await db.query<{ organization_id: string; types: string[] }>(
     `SELECT e.organization_id, array_agg(DISTINCT t) AS types
      FROM webhook_endpoints e, unnest(e.events) t
-     WHERE e.status = 'enabled' AND t LIKE 'decision.%' ${organizationId === undefined ? '' : 'AND e.organization_id = $1'}
+     WHERE e.status = 'enabled' AND (t LIKE 'decision.%' OR t LIKE 'case.%') ${organizationId === undefined ? '' : 'AND e.organization_id = $1'}
      GROUP BY e.organization_id`,
     organizationId === undefined ? [] : [organizationId],
   );

@@ -3,7 +3,10 @@
 //   its transactions, and review decisions of it, sent to both) make one case: one 201, the rest
 //   200 with its id, every transaction in it once, and one `case.opened` event;
 // - both processes sweep for cases past their due time, every fraction of a second: the case is
-//   marked breached once, one `case.sla_breached` event and one timeline entry.
+//   marked breached once, one `case.sla_breached` event and one timeline entry;
+// - for an organization no endpoint hears case events from (its decisions' cases open in the insert's
+//   own statement), review decisions of a few customers recorded by both processes at once make one
+//   case per customer, each with all its decisions once and its chain intact.
 
 import t from 'tap';
 import { Webhook } from 'standardwebhooks';
@@ -98,6 +101,44 @@ t.test('cases across two processes', { skip: needs('postgres') }, async (t) => {
       listed.json.data.map((c: { id: string }) => c.id).sort(),
       'one case.opened for each',
     );
+  });
+
+  await t.test("an organization without case events: one case per customer from both processes' decisions at once", async (t) => {
+    const quiet = await signIn.organization(a.base, 'Quiet');
+    const as = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${a.base}/api/organizations/${quiet.id}${path}`, {
+        method,
+        headers: quiet.member,
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+      return { status: res.status, json: (await res.json()) as any };
+    };
+    t.equal((await as('POST', '/rules', { name: 'review', expression: 'customer_id.startsWith("q-")', action: 'review', status: 'active' })).status, 201);
+    t.equal((await as('POST', '/inboxes', { name: 'All', sla_hours: 24 })).status, 201);
+    // Both processes route with the new inbox once the live feed has brought it.
+    await new Promise((r) => setTimeout(r, 1_000));
+    const customers = ['q-1', 'q-2', 'q-3', 'q-4'];
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        withKey(i % 2 ? a.base : b.base, quiet.secret, '/api/v1/risk/score', {
+          transaction_id: `q-${i}`,
+          amount: 80,
+          customer_id: customers[i % customers.length],
+          merchant_id: 'm-1',
+        }),
+      ),
+    );
+    t.ok(
+      answers.every((x) => x.status === 200 && x.json.decision === 'review'),
+      'forty reviews',
+    );
+    const listed = (await as('GET', '/cases?limit=100')).json.data as { id: string; entity: { id: string }; decision_count: number }[];
+    t.same(listed.map((c) => c.entity.id).sort(), customers, 'one case per customer');
+    for (const c of listed) {
+      const detail = (await as('GET', `/cases/${c.id}`)).json;
+      t.equal(new Set(detail.decisions.map((d: { transaction_id: string }) => d.transaction_id)).size, 10, `${c.entity.id}: its ten decisions, once each`);
+      t.same(detail.chain, { intact: true, broken_at: null }, `${c.entity.id}: its chain intact`);
+    }
   });
 
   await t.test('both processes sweep; each case is marked breached once', async (t) => {
