@@ -4,7 +4,8 @@
 
 import { z } from 'zod';
 import { CASE_RESOLUTIONS, CASE_STATUSES } from '../domain/cases.ts';
-import { TransactionRecord } from './transactions.ts';
+import { Entity, TransactionRecord } from './transactions.ts';
+import { LIST_KINDS } from '../domain/rules/lists.ts';
 import { NO_NUL } from './stored-text.ts';
 
 /** Round-robin assignment of new cases among an inbox's members, each holding at most `cap`. */
@@ -110,6 +111,20 @@ export const TimelineEntry = z.object({
 
 export const CaseDetail = Case.extend({
   decisions: z.array(TransactionRecord).describe('Its decisions, in the order they joined, each as its record shows it (score, reasons, evidence, ring)'),
+  entity_summary: Entity.nullable().describe(
+    "Its entity's totals, recent decisions and counterparties, as the entity's own page shows them (null when no transaction of it is recorded)",
+  ),
+  lists: z
+    .array(
+      z.object({
+        name: z.string(),
+        kind: z.enum(LIST_KINDS),
+        added_at: z.string(),
+        reason: z.string().nullable(),
+        expires_at: z.string().nullable(),
+      }),
+    )
+    .describe("The organization's lists its entity is on now (lists of its kind, and text lists), with when and why it was added"),
   timeline: z.array(TimelineEntry),
   chain: z
     .object({ intact: z.boolean(), broken_at: z.number().int().nullable() })

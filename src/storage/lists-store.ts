@@ -112,6 +112,25 @@ export async function getList(scope: OrganizationScope, name: string, now: numbe
   return row;
 }
 
+/** A value's place on the organization's lists of `kinds` at `at`: each list it is on then (added,
+ *  not removed, not expired), with when it was added, why and until when. A case's page shows its
+ *  entity's. */
+export async function listsHolding(
+  scope: OrganizationScope,
+  value: string,
+  kinds: readonly ListKind[],
+  at: number,
+): Promise<{ name: string; kind: ListKind; added_at_ms: number; reason: string | null; expires_at_ms: number | null }[]> {
+  return scope.db.query(
+    `SELECT l.name, l.kind, i.added_at_ms, i.reason, i.expires_at_ms
+     FROM lists l JOIN list_items i ON i.list_id = l.id AND i.value = $2 AND i.removed_at_ms IS NULL
+     WHERE l.organization_id = $1 AND l.deleted_at_ms IS NULL AND l.kind = ANY($3::text[])
+       AND i.organization_id = $1 AND i.added_at_ms <= $4 AND (i.expires_at_ms IS NULL OR i.expires_at_ms > $4)
+     ORDER BY l.name`,
+    [scope.organizationId, value, kinds, at],
+  );
+}
+
 /** Every list the organization has had, deleted ones included: name by id (rules name lists). */
 export async function listNames(scope: OrganizationScope, ids: readonly string[]): Promise<Map<string, string>> {
   const rows = await scope.db.query<{ id: string; name: string }>(`SELECT id, name FROM lists WHERE organization_id = $1 AND id = ANY($2::text[])`, [

@@ -43,7 +43,7 @@ import { announceCases, announceOpened, breachCases, caseRouting, openCase } fro
 import { changeInbox, deleteInbox, getInbox, inboxAudit, inboxStats } from './inboxes-store.ts';
 import { escalateCase } from './case-escalation.ts';
 import { addAttachment, getAttachment, listAttachments } from './case-attachments.ts';
-import { addItems, allStays, createList, deleteList, getList, listItems, listLists, listNames, removeItems } from './lists-store.ts';
+import { addItems, allStays, createList, deleteList, getList, listItems, listLists, listNames, listsHolding, removeItems } from './lists-store.ts';
 import { changeRole, getMember, invite, listInvitations, listMembers, memberAuditPage, removeMember, withdrawInvitation } from './members-store.ts';
 import { auditOf, auditPage, changeRule, countRules, createRule, deleteRule, listRules, ruleVersions, rulesUsingList } from './rules-store.ts';
 import {
@@ -103,6 +103,7 @@ function parts(scope: OrganizationScope) {
       all: listLists,
       named: getList,
       names: listNames,
+      holding: listsHolding,
       items: listItems,
       addItems,
       removeItems,

@@ -17,7 +17,7 @@ for (const backend of backends()) {
     const { app } = live.s;
     const shop = await live.organization('Shop');
     const other = await live.organization('Other');
-    type Method = 'GET' | 'POST';
+    type Method = 'GET' | 'POST' | 'DELETE';
     const as = (org: Organization, method: Method, path: string, payload?: unknown, headers = org.owner.headers) =>
       app.inject({ method, url: `/api/organizations/${org.id}${path}`, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
 
@@ -129,6 +129,25 @@ for (const backend of backends()) {
         ],
       );
       t.same(devCase.chain, { intact: true, broken_at: null });
+      t.match(
+        devCase.entity_summary,
+        { role: 'key', id: 'dev-x', field: 'device_hash', totals: { transactions: 2 }, counterparties: [{ role: 'customer' }] },
+        "its entity's totals and counterparties, as the key value's page shows them",
+      );
+      t.same(devCase.lists, [], 'on no list');
+      const r1 = (await as(shop, 'GET', `/cases/${(byEntity.get('r-1') as { id: string }).id}`)).json();
+      t.match(r1.entity_summary, { role: 'customer', id: 'r-1', totals: { transactions: 2 }, counterparties: [{ role: 'merchant' }] });
+      t.equal((await as(shop, 'POST', '/lists', { name: 'watched', kind: 'customer_id' })).statusCode, 201);
+      t.equal((await as(shop, 'POST', '/lists', { name: 'shops', kind: 'merchant_id' })).statusCode, 201);
+      t.equal((await as(shop, 'POST', '/lists/watched/items', { values: ['r-1'], reason: 'chargebacks' })).statusCode, 200);
+      t.equal((await as(shop, 'POST', '/lists/shops/items', { values: ['r-1'] })).statusCode, 200);
+      t.match(
+        (await as(shop, 'GET', `/cases/${r1.id}`)).json().lists,
+        [{ name: 'watched', kind: 'customer_id', reason: 'chargebacks', expires_at: null }],
+        'the customer lists it is on (not a merchant list holding the same text)',
+      );
+      t.equal((await as(shop, 'DELETE', '/lists/watched/items', { values: ['r-1'] })).statusCode, 200);
+      t.same((await as(shop, 'GET', `/cases/${r1.id}`)).json().lists, [], 'off the list once removed');
       const exported = (await as(shop, 'GET', `/cases/${devCase.id}/export`)).json();
       t.match(exported, { organization_id: shop.id, case: { id: devCase.id, chain: { intact: true } } });
       t.equal(exported.case.timeline[2].prev_hash, exported.case.timeline[1].hash, 'each entry names the hash before it');

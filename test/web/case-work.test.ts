@@ -318,6 +318,14 @@ t.test('Case work: inboxes, opening a case from a transaction, escalation, files
     const listed = await ana(`/api/organizations/${org.id}/lists/blocked_customers`);
     t.match(listed.data, [{ value: 'r-1', added_by: 'ana', reason: 'confirmed fraud, case r-1', expires_at: '2099-01-02T03:04:05.000Z' }]);
     t.equal(await analyst.getAttribute('#case-status a', 'href'), `#/lists/blocked_customers?org=${org.id}`);
+    await analyst.reload();
+    await analyst.waitForSelector('#case-entity-lists li');
+    t.match(
+      await analyst.locator('#case-entity-lists').textContent(),
+      /^blocked_customers since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, until 2099-01-02 03:04:05 UTC: confirmed fraud, case r-1$/,
+      'the case shows the lists its customer is on',
+    );
+    t.match(await analyst.locator('#case-entity-totals').textContent(), /^\d+ transactions, /, "and the customer's totals");
     await analyst.screenshot({ path: `${SHOTS}case-work.png`, fullPage: true });
     t.same(await accessibilityProblems(analyst), [], 'no serious or critical accessibility problem (axe-core)');
   });

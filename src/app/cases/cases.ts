@@ -17,6 +17,7 @@ import type { Queryable } from '../../storage/db.ts';
 import { organizationData, type OrganizationData } from '../../storage/organization-data.ts';
 import { caseAnswer } from '../../storage/case-events.ts';
 import type { OrganizationCaller } from '../access/organization-caller.ts';
+import { entityView } from '../decisions/decisions.ts';
 import { transactionRecord } from '../decisions/transaction-record.ts';
 import { AppError } from '../errors.ts';
 import { requireCapability } from '../access/roles.ts';
@@ -169,11 +170,26 @@ export async function caseList(
 async function detail(deps: PolicyDeps, data: OrganizationData, id: string): Promise<CaseDetail> {
   const row = await data.cases.one(id);
   if (!row) throw new AppError('not_found', `No case ${id} in this organization.`, "Check the case's id (GET the organization's cases).");
-  const [ids, timeline] = await Promise.all([data.cases.decisionIds(id), data.cases.timeline(id)]);
+  const at = now(deps);
+  const { kind, id: entityId, field } = caseView(row, at, 0).entity;
+  const [ids, timeline, summary, lists] = await Promise.all([
+    data.cases.decisionIds(id),
+    data.cases.timeline(id),
+    data.transactions.entity(kind, row.entity_key),
+    data.lists.holding(entityId, kind === 'customer' ? ['customer_id', 'text'] : kind === 'merchant' ? ['merchant_id', 'text'] : ['text'], at),
+  ]);
   const records = await Promise.all(ids.map((t) => data.transactions.get(t)));
   return {
-    ...caseView(row, now(deps), ids.length),
+    ...caseView(row, at, ids.length),
     decisions: records.flatMap((r) => (r ? [transactionRecord(r)] : [])),
+    entity_summary: summary ? { ...entityView(kind, entityId, summary), ...(field === null ? {} : { field }) } : null,
+    lists: lists.map((l) => ({
+      name: l.name,
+      kind: l.kind,
+      added_at: iso(l.added_at_ms),
+      reason: l.reason,
+      expires_at: l.expires_at_ms === null ? null : iso(l.expires_at_ms),
+    })),
     timeline: timeline.map((e) => ({ ...e, at: iso(e.at_ms), detail: JSON.parse(e.detail) as unknown })),
     chain: verifyChain(timeline),
   };

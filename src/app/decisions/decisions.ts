@@ -139,7 +139,7 @@ export async function keyValueSummary(deps: DecisionLogDeps, caller: Organizatio
 }
 
 /** An entity's summary as answered: times as ISO text, its counterparties of the other role. */
-function entityView(role: Entity['role'], id: string, e: EntitySummary): Entity {
+export function entityView(role: Entity['role'], id: string, e: EntitySummary): Entity {
   const other = role === 'customer' ? 'merchant' : 'customer';
   return {
     role,

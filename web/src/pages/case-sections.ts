@@ -10,7 +10,7 @@
 
 import { api } from '../api.ts';
 import type { AddResult, CaseDetail, List } from '../contract.ts';
-import { errorBox, h, table, utc } from '../dom.ts';
+import { errorBox, h, money, table, utc } from '../dom.ts';
 import { listsHref } from '../links.ts';
 import type { Organization } from '../org.ts';
 import { MAX_ATTACHMENT_BYTES } from '../../../src/domain/cases.ts';
@@ -101,6 +101,52 @@ export function attachmentsSection(org: Organization, c: CaseDetail, who: (id: s
           ),
         ),
     form,
+  );
+}
+
+/** The case's entity as its own page sums it up (all-time totals, its latest decisions, who it
+ *  deals with most) and the organization's lists it is on now, with when, why and until when. */
+export function entitySection(org: Organization, c: CaseDetail, entity: string): HTMLElement {
+  const s = c.entity_summary;
+  const title = h('h2', { id: 'case-entity-title' }, `About ${entity}`);
+  const totals = s
+    ? h(
+        'p',
+        { id: 'case-entity-totals' },
+        `${s.totals.transactions.toLocaleString('en')} transactions, ${money(s.totals.amount_sum)} in all, last ${utc(s.totals.last_time)}; `,
+        `${s.totals.fraud} reported fraud of ${s.totals.labelled} with an outcome; of the latest ${s.recent.transactions}, ${s.recent.reviewed} reviewed and ${s.recent.blocked} blocked.`,
+      )
+    : h('p', { class: 'muted', id: 'case-entity-totals' }, 'No transaction of it is recorded.');
+  const counterparties =
+    s && s.counterparties.length
+      ? table(
+          ['Deals most with', 'Transactions', 'Amount', 'Fraud'],
+          s.counterparties.slice(0, 5).map((p) => [`${p.role} ${p.id}`, String(p.transactions), money(p.amount_sum), String(p.fraud)]),
+          'Who it deals with most, over its latest transactions',
+        )
+      : '';
+  const lists = c.lists.length
+    ? h(
+        'ul',
+        { id: 'case-entity-lists' },
+        ...c.lists.map((l) =>
+          h(
+            'li',
+            {},
+            h('a', { href: listsHref(org.id, l.name) }, l.name),
+            ` since ${utc(l.added_at)}${l.expires_at ? `, until ${utc(l.expires_at)}` : ''}${l.reason ? `: ${l.reason}` : ''}`,
+          ),
+        ),
+      )
+    : h('p', { class: 'muted', id: 'case-entity-lists' }, 'On none of the organization’s lists.');
+  return h(
+    'section',
+    { class: 'card', id: 'case-entity', 'aria-labelledby': 'case-entity-title' },
+    title,
+    totals,
+    counterparties,
+    h('h3', {}, 'On lists'),
+    lists,
   );
 }
 

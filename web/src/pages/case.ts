@@ -18,7 +18,7 @@ import { errorBox, h, money, table, utc } from '../dom.ts';
 import { caseHref, casesHref, entityHref, keyValueHref, transactionHref } from '../links.ts';
 import type { Organization } from '../org.ts';
 import { fieldDeclarations } from './record-fields.ts';
-import { attachmentsSection, listSection, sizeText } from './case-sections.ts';
+import { attachmentsSection, entitySection, listSection, sizeText } from './case-sections.ts';
 import { recordParts, TRANSACTION_COLUMNS, transactionRows } from './transactions.ts';
 import './cases.css';
 
@@ -367,6 +367,7 @@ async function draw(root: HTMLElement, ctx: CaseContext, c: CaseDetail, message?
     timelineSection(ctx, c),
     noteForm,
     attachmentsSection(ctx.org, c, (id) => who(ctx, id), actions),
+    entitySection(ctx.org, c, entityText(c.entity)),
     listSection(ctx.org, c, ctx.lists, entityText(c.entity), actions),
   );
   active = {
