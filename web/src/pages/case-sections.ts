@@ -118,7 +118,7 @@ export function entitySection(org: Organization, c: CaseDetail, entity: string):
       )
     : h('p', { class: 'muted', id: 'case-entity-totals' }, 'No transaction of it is recorded.');
   const counterparties =
-    s && s.counterparties.length
+    s?.counterparties.length
       ? table(
           ['Deals most with', 'Transactions', 'Amount', 'Fraud'],
           s.counterparties.slice(0, 5).map((p) => [`${p.role} ${p.id}`, String(p.transactions), money(p.amount_sum), String(p.fraud)]),
