@@ -14,7 +14,7 @@ import { healthReport } from './health.ts';
 import { OrganizationCaller } from './access/organization-caller.ts';
 import * as ownership from './access/ownership.ts';
 import { ringsToList } from './decisions/rings.ts';
-import { changeInbox, deleteInbox, inboxStats } from './cases/inboxes.ts';
+import { changeInbox, deleteInbox, inboxAudit, inboxStats } from './cases/inboxes.ts';
 import { escalateCase } from './cases/escalation.ts';
 import { attachFile, downloadAttachment } from './cases/attachments.ts';
 import { allInboxes, assignCase, caseDetail, caseList, claimCase, createInbox, exportCase, nextCaseFor, noteCase, setCaseStatus } from './cases/cases.ts';
@@ -205,6 +205,7 @@ export function openApp(service: Service) {
       changeInbox,
       deleteInbox,
       inboxStats,
+      inboxAudit,
       escalate: escalateCase,
       attach: attachFile,
       attachment: downloadAttachment,

@@ -132,6 +132,18 @@ export const CaseDetail = Case.extend({
 });
 export type CaseDetail = z.infer<typeof CaseDetail>;
 
+export const InboxAudit = z.object({
+  data: z.array(
+    z.object({
+      at: z.string(),
+      by: z.string(),
+      action: z.enum(['created', 'changed', 'deleted']),
+      detail: z.record(z.string(), z.unknown()).nullable().describe('What it was made with, or what a change set'),
+    }),
+  ),
+});
+export type InboxAudit = z.infer<typeof InboxAudit>;
+
 export const CaseExport = z.object({
   exported_at: z.string(),
   organization_id: z.string(),

@@ -97,6 +97,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'PATCH /api/organizations/{id}/inboxes/{inbox_id}': 'changeInbox',
   'DELETE /api/organizations/{id}/inboxes/{inbox_id}': 'deleteInbox',
   'GET /api/organizations/{id}/inboxes/{inbox_id}/stats': 'getInboxStats',
+  'GET /api/organizations/{id}/inboxes/{inbox_id}/audit': 'getInboxAudit',
   'POST /api/organizations/{id}/cases/{case_id}/escalate': 'escalateCase',
   'POST /api/organizations/{id}/cases/{case_id}/attachments': 'attachToCase',
   'GET /api/organizations/{id}/cases/{case_id}/attachments/{attachment_id}': 'downloadCaseAttachment',

@@ -9,7 +9,7 @@ import type { Queryable } from './db.ts';
 import { feedXid, INBOX_STATE_JSON, parseInboxState } from './live-feed.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 import { autoAssignOpened } from './case-rotation.ts';
-import { lockLists, type ListsGone } from './rules-store.ts';
+import { lockLists, writeAudit, type ListsGone } from './rules-store.ts';
 import { CASE_STATUSES, type CaseJoin, type CaseResolution, type CaseStatus, type InboxState } from '../domain/cases.ts';
 import type { TimelineEntry } from '../domain/case-timeline.ts';
 
@@ -88,6 +88,8 @@ export async function createInbox(
         i.route_list_ids,
       ],
     );
+    const { created_at_ms: at, created_by: by, ...settings } = i;
+    await writeAudit(tx, scope, 'inbox', { at, by, id: inbox!.id, action: 'created', detail: settings });
     return { inbox: inbox!, xid: await feedXid(tx) };
   });
 }

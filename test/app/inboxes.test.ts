@@ -82,6 +82,15 @@ for (const backend of backends()) {
       }
       t.equal((await as(shop, 'PATCH', '/inboxes/inbox_nope', { sla_hours: 1 })).statusCode, 404);
       t.match((await as(shop, 'PATCH', `/inboxes/${first.id}`, {})).json(), { auto_assign: { cap: 1 } }, 'an empty change changes nothing');
+      const audit = await as(shop, 'GET', `/inboxes/${first.id}/audit`, undefined, ana.headers);
+      t.equal(audit.statusCode, 200, 'members read an inbox’s record');
+      t.match(audit.json().data, [
+        { action: 'created', by: shop.owner.userId, detail: { name: 'First line', sla_hours: 24, members: [] } },
+        { action: 'changed', by: shop.owner.userId, detail: { members: [ana.userId, bo.userId], auto_assign_cap: 1, escalation_id: senior.id, position: 0 } },
+      ]);
+      t.equal(audit.json().data.length, 2, 'refused and empty changes are not recorded');
+      t.equal((await as(shop, 'GET', '/inboxes/inbox_nope/audit')).statusCode, 404);
+      t.equal((await as(other, 'GET', `/inboxes/${first.id}/audit`)).statusCode, 404, "another organization does not read this one's inbox record");
     });
 
     await t.test('new cases go round the members, none above the cap', async (t) => {

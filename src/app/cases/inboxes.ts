@@ -7,7 +7,7 @@
 // escalates to it: its cases are worked, closed or escalated first, never moved behind a lead's
 // back. A grouping (`group_by`) is not changed: the open cases were grouped by it.
 
-import type { Inbox } from '../../contract/cases.ts';
+import type { Inbox, InboxAudit } from '../../contract/cases.ts';
 import type { InboxChange, InboxStats } from '../../contract/inboxes.ts';
 import { organizationData } from '../../storage/organization-data.ts';
 import type { OrganizationCaller } from '../access/organization-caller.ts';
@@ -77,6 +77,22 @@ export async function deleteInbox(deps: PolicyDeps, caller: OrganizationCaller, 
       { escalated_from: gone.escalatedFrom },
     );
   await deps.tail.reach(gone.xid);
+}
+
+/** An inbox's recorded changes, oldest first (members), a deleted inbox's too: who made it and
+ *  with what, each change and what it set, and who deleted it. */
+export async function inboxAudit(deps: PolicyDeps, caller: OrganizationCaller, id: string): Promise<InboxAudit> {
+  const data = organizationData(deps.db, caller.organizationId);
+  const rows = await data.inboxes.audit(id);
+  if (rows.length === 0 && !(await data.inboxes.one(id))) throw noInbox(id);
+  return {
+    data: rows.map((e) => ({
+      at: new Date(e.at_ms).toISOString(),
+      by: e.by,
+      action: e.action as InboxAudit['data'][number]['action'],
+      detail: e.detail as Record<string, unknown> | null,
+    })),
+  };
 }
 
 /** An inbox's figures now (members): its cases by status, overdue, closed in the last 7 and 30

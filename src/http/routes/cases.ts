@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { App } from '../../app/app.ts';
-import { Case, CaseDetail, CaseExport, CasePage, Inbox, InboxList, InboxRequest, OpenCaseRequest } from '../../contract/cases.ts';
+import { Case, CaseDetail, CaseExport, CasePage, Inbox, InboxAudit, InboxList, InboxRequest, OpenCaseRequest } from '../../contract/cases.ts';
 import { EscalateRequest, InboxChange, InboxStats } from '../../contract/inboxes.ts';
 import { CASE_RESOLUTIONS, CASE_STATUSES } from '../../domain/cases.ts';
 import { ErrorResponse } from '../../contract/errors.ts';
@@ -98,6 +98,20 @@ export function caseRoutes(server: FastifyInstance, app: Pick<App, 'sessions' | 
       },
     },
     async (request) => app.cases.inboxStats(await memberCaller(app, request, request.params.id), request.params.inbox_id),
+  );
+
+  r.get(
+    '/api/organizations/:id/inboxes/:inbox_id/audit',
+    {
+      schema: {
+        tags: ['cases'],
+        summary: "An inbox's recorded changes, oldest first",
+        description: 'Who made it and with what settings, each change and what it set, and who deleted it (a deleted inbox keeps its record).',
+        params: InboxParams,
+        response: { 200: InboxAudit, ...errors },
+      },
+    },
+    async (request) => app.cases.inboxAudit(await memberCaller(app, request, request.params.id), request.params.inbox_id),
   );
 
   r.post(
