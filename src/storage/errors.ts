@@ -72,3 +72,16 @@ export function messageOf(err: unknown): string {
 export function isUniqueViolation(err: unknown): boolean {
   return err instanceof StorageError && err.sqlState === '23505';
 }
+
+/** Runs a database transaction again when PostgreSQL chose it as a deadlock's or a serialization
+ *  conflict's victim (it rolled back whole), up to three times in all. */
+export async function retryConflicts<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (e) {
+      const state = e instanceof StorageError ? e.sqlState : undefined;
+      if (attempt >= 3 || (state !== '40P01' && state !== '40001')) throw e;
+    }
+  }
+}

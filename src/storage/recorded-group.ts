@@ -5,7 +5,7 @@
 import type { Db, Queryable } from './db.ts';
 import { joinCtes, type CaseJoin } from './cases-store.ts';
 import { organizationData } from './organization-data.ts';
-import { StorageError } from './errors.ts';
+import { retryConflicts } from './errors.ts';
 import { FEED_SENDER, notifyFeed, type FeedPosition } from './live-feed.ts';
 import type { NewTransaction } from './live-rows.ts';
 import { CHUNK_ROWS, INSERT_ROWS, checkFinite, insertParams } from './transaction-insert.ts';
@@ -111,6 +111,8 @@ export async function recordGroup(
             return rows;
           })
       : () => statement(db);
+    // The key order above makes a deadlock rare; a writer outside this code (a manual UPDATE) can
+    // still cause one.
     const inserted = await retryConflicts(insert);
     for (const r of inserted) stored.get(r.organization_id)!.set(r.transaction_id, { seq: r.seq, xid: Number(r.xid) });
   }
@@ -125,18 +127,4 @@ function eventBody(row: GroupRow['row']): string {
   const response = row.response!;
   if (!row.fields || Object.keys(row.fields).length === 0) return response;
   return `${response.slice(0, response.lastIndexOf('}'))},"fields":${JSON.stringify(row.fields)}}`;
-}
-
-/** Runs a statement that is a database transaction of its own again when PostgreSQL chose it as a
- *  deadlock's or a serialization conflict's victim (it rolled back whole), up to three times. The
- *  key order above makes this rare; a writer outside this code (a manual UPDATE) can still cause it. */
-async function retryConflicts<T>(run: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await run();
-    } catch (e) {
-      const state = e instanceof StorageError ? e.sqlState : undefined;
-      if (attempt >= 3 || (state !== '40P01' && state !== '40001')) throw e;
-    }
-  }
 }

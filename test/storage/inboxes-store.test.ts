@@ -6,7 +6,8 @@
 // inbox's SLA, or merges it into the entity's open case there; an inbox's figures match a count by
 // hand; an attachment keeps its bytes and hash, a closed case takes none. One organization never
 // reads or changes another's. On PostgreSQL, two writers opening cases in one inbox at once never
-// put a member above the cap.
+// put a member above the cap, and two cases of one customer escalated into each other's inbox at
+// once are both answered (the deadlock's victim runs again), leaving one open case.
 
 import t from 'tap';
 import postgres from 'postgres';
@@ -88,7 +89,14 @@ eachBackend('inboxes changed, moved, deleted, audited', async (t, fx) => {
     ],
     'moved first, the others after it in their order',
   );
-  t.match(await a.inboxes.audit(first), [{ action: 'changed', by: 'u1', detail: { sla_hours: 2 } }], 'audited');
+  t.match(
+    await a.inboxes.audit(first),
+    [
+      { action: 'created', by: 'u1', detail: { name: 'First', sla_hours: 24 } },
+      { action: 'changed', by: 'u1', detail: { sla_hours: 2 } },
+    ],
+    'audited: made, then changed',
+  );
 
   await a.cases.join([join(third, 'c1', 't1')]);
   t.same(await a.inboxes.remove(third, AT, 'u1'), { openCases: 1 }, 'refused while it has an open case');
@@ -104,7 +112,7 @@ eachBackend('inboxes changed, moved, deleted, audited', async (t, fx) => {
     ['First', 'Second'],
   );
   t.equal(await a.inboxes.one(third), undefined);
-  t.match(await a.inboxes.audit(third), [{ action: 'changed' }, { action: 'deleted' }]);
+  t.match(await a.inboxes.audit(third), [{ action: 'created' }, { action: 'changed' }, { action: 'deleted' }]);
   t.same(await a.cases.join([join(third, 'c2', 't2')]), [], 'a decision routed to it by a process that has not heard yet opens nothing');
   t.equal((await db.query(`SELECT id FROM cases WHERE entity_key = 'c2'`)).length, 0);
 
@@ -315,4 +323,34 @@ t.test('two writers opening cases in one inbox at once never pass the cap', { sk
     ],
     'each member at the cap, the rest unassigned',
   );
+});
+
+t.test("two cases of one customer escalated into each other's inbox at once: both answered, one case left open", { skip: needs('postgres') }, async (t) => {
+  const { db } = await openFreshDatabase(t);
+  await twoOrganizations(db);
+  const a = organizationData(db, 'org_a');
+  const x = await made(a.cases.createInbox(inbox('X')));
+  const y = await made(a.cases.createInbox(inbox('Y', { escalation_id: x })));
+  const changed = await a.inboxes.change(x, { escalation_id: y }, AT, 'u1');
+  t.ok(changed && typeof changed !== 'string' && 'inbox' in changed, 'X and Y escalate to each other');
+  for (let round = 0; round < 4; round++) {
+    const customer = `c-${round}`;
+    const [inX] = await a.cases.join([join(x, customer, `tx-${round}`)]);
+    const [inY] = await a.cases.join([join(y, customer, `ty-${round}`)]);
+    const answers = await Promise.allSettled([
+      a.escalation.escalate(inX!.id, AT + HOUR, 'u1', 'to Y'),
+      a.escalation.escalate(inY!.id, AT + HOUR, 'u2', 'to X'),
+    ]);
+    t.same(
+      answers.map((r) => r.status),
+      ['fulfilled', 'fulfilled'],
+      `round ${round}: both answered (${answers.map((r) => (r.status === 'rejected' ? String(r.reason) : 'ok')).join('; ')})`,
+    );
+    const open = await db.query<{ id: string; n: number }>(
+      `SELECT c.id, (SELECT count(*)::int FROM case_decisions d WHERE d.case_id = c.id) AS n FROM cases c WHERE c.entity_key = $1 AND c.status <> 'closed'`,
+      [customer],
+    );
+    t.equal(open.length, 1, `round ${round}: one open case of the customer`);
+    t.equal(open[0]?.n, 2, `round ${round}: with both decisions`);
+  }
 });
