@@ -130,3 +130,39 @@ export async function accessibilityProblems(page: Page): Promise<string[]> {
       .map((v) => `${v.id} (${v.impact}): ${v.help} at ${JSON.stringify(v.nodes[0]?.target)}${v.nodes.length > 1 ? ` and ${v.nodes.length - 1} more` : ''}`);
   });
 }
+
+/** The cases tests' organization: the owner Olive signed in on `page`, an organization "Casework"
+ *  with an API key, the analyst Ana invited and signed in on a page of her own (`analyst`, `ana` her
+ *  member API), a rule sending customers `r-…` to review, and `score` to send a payment with the key
+ *  (its decision). */
+export async function casework(t: { teardown(fn: () => unknown): void; equal(found: unknown, wanted: unknown, message: string): unknown }) {
+  const signedIn = await signedInMember(t, { sub: 'olive', email: 'olive@example.com', name: 'Olive Owner' });
+  const { server, page, problems, member } = signedIn;
+  const org = await member('/api/organizations', 'POST', { name: 'Casework' });
+  const key = await member(`/api/organizations/${org.id}/api-keys`, 'POST', { name: 'checkout' });
+  t.equal(
+    (await member(`/api/organizations/${org.id}/members`, 'POST', { email: 'ana@example.com', role: 'analyst' })).email,
+    'ana@example.com',
+    'Ana invited',
+  );
+  const analyst = await watchedPage(page.context().browser()!, problems);
+  await server.signIn(analyst, { sub: 'ana', email: 'ana@example.com', name: 'Ana Lyst' });
+  await analyst.waitForSelector('#who');
+  const rule = await member(`/api/organizations/${org.id}/rules`, 'POST', {
+    name: 'review r-',
+    expression: 'customer_id.startsWith("r-")',
+    action: 'review',
+    status: 'active',
+  });
+  t.equal(rule.name, 'review r-', 'the rule sending r-… to review');
+  const score = async (transaction_id: string, customer_id: string, amount = 80) => {
+    const res = await fetch(`${server.base}/api/v1/risk/score`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ transaction_id, amount, customer_id, merchant_id: 'M-1', location: 'Porto', payment_type: 'wallet' }),
+    });
+    t.equal(res.status, 200, `${transaction_id} scored`);
+    return (await res.json()).decision as string;
+  };
+  return { ...signedIn, org, key, analyst, ana: memberApi(analyst), score };
+}

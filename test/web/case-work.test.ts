@@ -22,37 +22,12 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { accessibilityProblems, memberApi, noBrowser, SHOTS, watchedPage, signedInMember } from '../support/browser.ts';
+import { accessibilityProblems, casework, noBrowser, SHOTS, watchedPage } from '../support/browser.ts';
 
 type Rec = Record<string, any>;
 
 t.test('Case work: inboxes, opening a case from a transaction, escalation, files and lists', { skip: noBrowser }, async (t) => {
-  const { server, page, problems, member } = await signedInMember(t, { sub: 'olive', email: 'olive@example.com', name: 'Olive Owner' });
-  const org = await member('/api/organizations', 'POST', { name: 'Casework' });
-  const key = await member(`/api/organizations/${org.id}/api-keys`, 'POST', { name: 'checkout' });
-  t.match(await member(`/api/organizations/${org.id}/members`, 'POST', { email: 'ana@example.com', role: 'analyst' }), { email: 'ana@example.com' });
-  const analyst = await watchedPage(page.context().browser()!, problems);
-  await server.signIn(analyst, { sub: 'ana', email: 'ana@example.com', name: 'Ana Lyst' });
-  await analyst.waitForSelector('#who');
-  const ana = memberApi(analyst);
-  t.match(
-    await member(`/api/organizations/${org.id}/rules`, 'POST', {
-      name: 'review r-',
-      expression: 'customer_id.startsWith("r-")',
-      action: 'review',
-      status: 'active',
-    }),
-    { name: 'review r-' },
-  );
-  const score = async (transaction_id: string, customer_id: string) => {
-    const res = await fetch(`${server.base}/api/v1/risk/score`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ transaction_id, amount: 80, customer_id, merchant_id: 'M-1', location: 'Porto', payment_type: 'wallet' }),
-    });
-    t.equal(res.status, 200);
-    return (await res.json()).decision as string;
-  };
+  const { server, page, problems, member, org, analyst, ana, score } = await casework(t);
   const inboxes = async () => (await member(`/api/organizations/${org.id}/inboxes`)).data as Rec[];
   const cases = async () => (await member(`/api/organizations/${org.id}/cases?limit=100`)).data as Rec[];
   const says = (p: Page, selector: string, re: RegExp) =>

@@ -17,40 +17,14 @@
 import { readFileSync } from 'node:fs';
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { accessibilityProblems, memberApi, noBrowser, SHOTS, signedInMember, watchedPage } from '../support/browser.ts';
+import { accessibilityProblems, casework, memberApi, noBrowser, SHOTS, watchedPage } from '../support/browser.ts';
 
 type Rec = Record<string, any>;
 
 t.test('Cases: the list, the keyboard loop, a case worked by hand, and another organization', { skip: noBrowser }, async (t) => {
-  const { server, page, problems, member } = await signedInMember(t, { sub: 'olive', email: 'olive@example.com', name: 'Olive Owner' });
-  const org = await member('/api/organizations', 'POST', { name: 'Casework' });
-  const key = await member(`/api/organizations/${org.id}/api-keys`, 'POST', { name: 'checkout' });
-  t.match(await member(`/api/organizations/${org.id}/members`, 'POST', { email: 'ana@example.com', role: 'analyst' }), { email: 'ana@example.com' });
-  const analyst = await watchedPage(page.context().browser()!, problems);
-  await server.signIn(analyst, { sub: 'ana', email: 'ana@example.com', name: 'Ana Lyst' });
-  await analyst.waitForSelector('#who');
-  const ana = memberApi(analyst);
-
-  t.match(
-    await member(`/api/organizations/${org.id}/rules`, 'POST', {
-      name: 'review r-',
-      expression: 'customer_id.startsWith("r-")',
-      action: 'review',
-      status: 'active',
-    }),
-    { name: 'review r-' },
-  );
+  const { server, page, problems, member, org, analyst, ana, score } = await casework(t);
   const inbox = await member(`/api/organizations/${org.id}/inboxes`, 'POST', { name: 'Disputes', members: ['olive', 'ana'], sla_hours: 24 });
   t.match(inbox, { name: 'Disputes', members: ['olive', 'ana'] });
-  const score = async (transaction_id: string, customer_id: string, amount: number) => {
-    const res = await fetch(`${server.base}/api/v1/risk/score`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ transaction_id, amount, customer_id, merchant_id: 'M-1', location: 'Porto', payment_type: 'wallet' }),
-    });
-    t.equal(res.status, 200);
-    return (await res.json()).decision as string;
-  };
   // Three customers' cases for the analyst's loop (in the order they open, so the order they are
   // due), one for the owner, and a payment that opens none.
   for (const [id, customer, amount] of [

@@ -117,14 +117,13 @@ export function entitySection(org: Organization, c: CaseDetail, entity: string):
         `${s.totals.fraud} reported fraud of ${s.totals.labelled} with an outcome; of the latest ${s.recent.transactions}, ${s.recent.reviewed} reviewed and ${s.recent.blocked} blocked.`,
       )
     : h('p', { class: 'muted', id: 'case-entity-totals' }, 'No transaction of it is recorded.');
-  const counterparties =
-    s?.counterparties.length
-      ? table(
-          ['Deals most with', 'Transactions', 'Amount', 'Fraud'],
-          s.counterparties.slice(0, 5).map((p) => [`${p.role} ${p.id}`, String(p.transactions), money(p.amount_sum), String(p.fraud)]),
-          'Who it deals with most, over its latest transactions',
-        )
-      : '';
+  const counterparties = s?.counterparties.length
+    ? table(
+        ['Deals most with', 'Transactions', 'Amount', 'Fraud'],
+        s.counterparties.slice(0, 5).map((p) => [`${p.role} ${p.id}`, String(p.transactions), money(p.amount_sum), String(p.fraud)]),
+        'Who it deals with most, over its latest transactions',
+      )
+    : '';
   const lists = c.lists.length
     ? h(
         'ul',
