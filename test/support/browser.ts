@@ -164,5 +164,14 @@ export async function casework(t: { teardown(fn: () => unknown): void; equal(fou
     t.equal(res.status, 200, `${transaction_id} scored`);
     return (await res.json()).decision as string;
   };
-  return { ...signedIn, org, key, analyst, ana: memberApi(analyst), score };
+  /** Runs `act`, which makes the service refuse with `status` once: the browser logs that refusal,
+   *  and what else was logged is answered (nothing, the caller asserts). */
+  const refused = async (p: Page, status: number, act: () => Promise<void>): Promise<string[]> => {
+    const logged = problems.length;
+    const expected = p.waitForEvent('console', (m) => new RegExp(`status of ${status}`).test(m.text()));
+    await act();
+    await expected;
+    return problems.splice(logged).filter((m) => !new RegExp(`status of ${status}`).test(m));
+  };
+  return { ...signedIn, org, key, analyst, ana: memberApi(analyst), score, refused };
 }

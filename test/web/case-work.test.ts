@@ -27,7 +27,7 @@ import { accessibilityProblems, casework, noBrowser, SHOTS, watchedPage } from '
 type Rec = Record<string, any>;
 
 t.test('Case work: inboxes, opening a case from a transaction, escalation, files and lists', { skip: noBrowser }, async (t) => {
-  const { server, page, problems, member, org, analyst, ana, score } = await casework(t);
+  const { server, page, problems, member, org, analyst, ana, score, refused } = await casework(t);
   const inboxes = async () => (await member(`/api/organizations/${org.id}/inboxes`)).data as Rec[];
   const cases = async () => (await member(`/api/organizations/${org.id}/cases?limit=100`)).data as Rec[];
   const says = (p: Page, selector: string, re: RegExp) =>
@@ -39,14 +39,6 @@ t.test('Case work: inboxes, opening a case from a transaction, escalation, files
     const url = `${server.base}/${hash}`;
     if (p.url() === url) await p.reload();
     else await p.goto(url);
-  };
-  /** Runs `act`, which makes the service refuse with `status` once: what else the browser logged. */
-  const refused = async (p: Page, status: number, act: () => Promise<void>): Promise<string[]> => {
-    const logged = problems.length;
-    const expected = p.waitForEvent('console', (m) => new RegExp(`status of ${status}`).test(m.text()));
-    await act();
-    await expected;
-    return problems.splice(logged).filter((m) => !new RegExp(`status of ${status}`).test(m));
   };
 
   let senior: Rec = {};

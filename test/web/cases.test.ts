@@ -22,7 +22,7 @@ import { accessibilityProblems, casework, memberApi, noBrowser, SHOTS, watchedPa
 type Rec = Record<string, any>;
 
 t.test('Cases: the list, the keyboard loop, a case worked by hand, and another organization', { skip: noBrowser }, async (t) => {
-  const { server, page, problems, member, org, analyst, ana, score } = await casework(t);
+  const { server, page, problems, member, org, analyst, ana, score, refused } = await casework(t);
   const inbox = await member(`/api/organizations/${org.id}/inboxes`, 'POST', { name: 'Disputes', members: ['olive', 'ana'], sla_hours: 24 });
   t.match(inbox, { name: 'Disputes', members: ['olive', 'ana'] });
   // Three customers' cases for the analyst's loop (in the order they open, so the order they are
@@ -50,15 +50,6 @@ t.test('Cases: the list, the keyboard loop, a case worked by hand, and another o
   );
   const caseOf = (customer: string) => listed.find((c) => c.entity.id === customer)!.id as string;
 
-  /** Runs `act`, which makes the service refuse with `status` once: the browser logs that refusal,
-   *  and what else was logged is answered (nothing, the caller asserts). */
-  const refused = async (p: Page, status: number, act: () => Promise<void>): Promise<string[]> => {
-    const logged = problems.length;
-    const expected = p.waitForEvent('console', (m) => new RegExp(`status of ${status}`).test(m.text()));
-    await act();
-    await expected;
-    return problems.splice(logged).filter((m) => !new RegExp(`status of ${status}`).test(m));
-  };
   const rows = (p: Page, selector: string) =>
     p.locator(`${selector} tbody tr`).evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')));
 
