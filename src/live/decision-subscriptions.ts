@@ -3,12 +3,11 @@
 // event a decision's case makes), the types. The decision log's group commit writes a flagged
 // payment's event only for them (storage/recorded-group.ts), and opens a case in one statement
 // with the insert when nobody waits for its event, so the many organizations with no endpoint pay
-// nothing for webhooks. The
-// statement that writes an event still checks the endpoints themselves when it commits: this view
-// may only say "no" for an organization that truly has none. It is loaded at start, re-read for an
-// organization when a trigger announces a change to its endpoints (any process, any writer), read
-// whole again whenever listening restarts (notifications sent meanwhile were lost), and while it
-// cannot be read it answers "yes" for everyone.
+// nothing for webhooks. The statement that writes an event still checks the endpoints themselves
+// when it commits: this view may only say "no" for an organization that truly has none. It is
+// loaded at start, re-read for an organization when a trigger announces a change to its endpoints
+// (any process, any writer), read whole again whenever listening restarts (notifications sent
+// meanwhile were lost), and while it cannot be read it answers "yes" for everyone.
 
 import type { Db } from '../storage/db.ts';
 import { decisionSubscriptions, ENDPOINTS_CHANNEL } from '../storage/webhook-outbox.ts';

@@ -126,9 +126,7 @@ export interface JoinedDecision {
  * `JOINED` reads what they did.
  */
 export function joinCtes(joins: readonly OrganizationJoin[], params: unknown[], only?: string): string {
-  const sorted = [...joins].sort(
-    (a, b) => cmp(a.join.inbox_id, b.join.inbox_id) || cmp(a.join.entity_kind, b.join.entity_kind) || cmp(a.join.entity_key, b.join.entity_key),
-  );
+  const sorted = [...joins].sort((a, b) => byCaseKey(a.join, b.join));
   const first = params.length + 1;
   params.push(
     sorted.map((x) => x.organizationId),
@@ -191,19 +189,15 @@ export async function joinCases(scope: OrganizationScope, joins: readonly CaseJo
     )} ${JOINED}`,
     params,
   );
-  await assignOpened(scope, joins, rows, into);
-  return rows;
-}
-
-/** Gives the cases a join opened in inboxes that assign by themselves to their members. */
-export async function assignOpened(scope: OrganizationScope, joins: readonly CaseJoin[], rows: readonly JoinedDecision[], into: Queryable): Promise<void> {
+  // Cases this opened in inboxes that assign by themselves go to their members (case-rotation.ts).
   await autoAssignOpened(scope, openedCases(joins, rows), into);
+  return rows;
 }
 
 /** The cases a join opened, each once, in the key order the join locked them, with its inbox and
  *  when it opened. */
 function openedCases(joins: readonly CaseJoin[], rows: readonly JoinedDecision[]) {
-  const sorted = [...joins].sort((a, b) => cmp(a.inbox_id, b.inbox_id) || cmp(a.entity_kind, b.entity_kind) || cmp(a.entity_key, b.entity_key));
+  const sorted = [...joins].sort(byCaseKey);
   const byTransaction = new Map(rows.filter((r) => r.opened).map((r) => [r.transaction_id, r.id]));
   const seen = new Set<string>();
   const out: { case_id: string; inbox_id: string; at: number }[] = [];
@@ -217,6 +211,8 @@ function openedCases(joins: readonly CaseJoin[], rows: readonly JoinedDecision[]
 }
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+/** The order joins lock their cases in: by inbox, then entity. */
+const byCaseKey = (a: CaseJoin, b: CaseJoin): number => cmp(a.inbox_id, b.inbox_id) || cmp(a.entity_kind, b.entity_kind) || cmp(a.entity_key, b.entity_key);
 
 /** One case of the organization, or undefined. */
 export async function getCase(scope: OrganizationScope, id: string): Promise<CaseRow | undefined> {

@@ -96,15 +96,12 @@ export async function recordGroup(
             const rows = await statement(tx);
             const stored = new Set(rows.map((r) => `${r.organization_id}\0${r.transaction_id}`));
             const byOrganization = new Map<string, CaseJoin[]>();
-            for (const g of chunk)
-              if (g.row.case_join && stored.has(`${g.organizationId}\0${g.row.transaction_id}`)) {
-                const list = byOrganization.get(g.organizationId) ?? [];
-                list.push(g.row.case_join);
-                byOrganization.set(g.organizationId, list);
-              }
-            for (const [organizationId, joins] of [...byOrganization].sort(([a], [b]) => compare(a, b))) {
+            for (const { organizationId, join } of joins)
+              if (stored.has(`${organizationId}\0${join.transaction_id}`))
+                byOrganization.set(organizationId, [...(byOrganization.get(organizationId) ?? []), join]);
+            for (const [organizationId, theirs] of [...byOrganization].sort(([a], [b]) => compare(a, b))) {
               const data = organizationData(db, organizationId);
-              const joined = await data.cases.join(joins, tx);
+              const joined = await data.cases.join(theirs, tx);
               // A case a decision opened is a `case.opened` event, written with it (case-events.ts).
               await data.caseEvents.opened([...new Set(joined.filter((j) => j.opened).map((j) => j.id))], tx);
             }

@@ -12,6 +12,7 @@ import { verifyChain } from '../../domain/case-timeline.ts';
 import type { DecisionLog } from '../../live/decision-log.ts';
 import { reportOutcomes } from '../decisions/outcomes.ts';
 import { checkExpression } from '../../domain/rules/expression.ts';
+import { kindsHolding } from '../../domain/rules/lists.ts';
 import type { CaseFilters, CaseRow, InboxRow } from '../../storage/cases-store.ts';
 import type { Queryable } from '../../storage/db.ts';
 import { organizationData, type OrganizationData } from '../../storage/organization-data.ts';
@@ -171,16 +172,18 @@ async function detail(deps: PolicyDeps, data: OrganizationData, id: string): Pro
   const row = await data.cases.one(id);
   if (!row) throw new AppError('not_found', `No case ${id} in this organization.`, "Check the case's id (GET the organization's cases).");
   const at = now(deps);
-  const { kind, id: entityId, field } = caseView(row, at, 0).entity;
+  const view = caseView(row, at, 0);
+  const { kind, id: entityId, field } = view.entity;
   const [ids, timeline, summary, lists] = await Promise.all([
     data.cases.decisionIds(id),
     data.cases.timeline(id),
     data.transactions.entity(kind, row.entity_key),
-    data.lists.holding(entityId, kind === 'customer' ? ['customer_id', 'text'] : kind === 'merchant' ? ['merchant_id', 'text'] : ['text'], at),
+    data.lists.holding(entityId, kindsHolding(kind), at),
   ]);
   const records = await Promise.all(ids.map((t) => data.transactions.get(t)));
   return {
-    ...caseView(row, at, ids.length),
+    ...view,
+    decision_count: ids.length,
     decisions: records.flatMap((r) => (r ? [transactionRecord(r)] : [])),
     entity_summary: summary ? { ...entityView(kind, entityId, summary), ...(field === null ? {} : { field }) } : null,
     lists: lists.map((l) => ({

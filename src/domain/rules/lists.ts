@@ -13,6 +13,12 @@ export function kindFits(kind: ListKind, field: string): boolean {
   return kind === 'text' || kind === field;
 }
 
+/** The kinds of list that hold a case's entity: a customer's or a merchant's id kind, and text
+ *  lists (a key field's value: text lists only). */
+export function kindsHolding(entity: 'customer' | 'merchant' | 'key'): ListKind[] {
+  return entity === 'key' ? ['text'] : [`${entity}_id`, 'text'];
+}
+
 /** The kind of list that holds a field's values, if there is one beside `text`. */
 export function kindOfField(field: string): ListKind | undefined {
   return field !== 'text' && (LIST_KINDS as readonly string[]).includes(field) ? (field as ListKind) : undefined;

@@ -14,6 +14,7 @@ import { errorBox, h, money, table, utc } from '../dom.ts';
 import { listsHref } from '../links.ts';
 import type { Organization } from '../org.ts';
 import { MAX_ATTACHMENT_BYTES } from '../../../src/domain/cases.ts';
+import { kindsHolding } from '../../../src/domain/rules/lists.ts';
 import { utcInput } from './rules/editor.ts';
 
 /** What the sections do with what they did: say it, or draw the case again saying it. */
@@ -149,14 +150,10 @@ export function entitySection(org: Organization, c: CaseDetail, entity: string):
   );
 }
 
-/** The kinds of list that hold a case's entity: a customer's or merchant's id kind, or any text. */
-function fits(list: List, c: CaseDetail): boolean {
-  return list.kind === 'text' || (c.entity.kind === 'customer' && list.kind === 'customer_id') || (c.entity.kind === 'merchant' && list.kind === 'merchant_id');
-}
-
 /** "Add to a list": the lists that hold the entity's kind of value, a reason and an optional expiry. */
 export function listSection(org: Organization, c: CaseDetail, lists: List[], entity: string, actions: SectionActions): HTMLElement {
-  const fitting = lists.filter((l) => fits(l, c));
+  const holding = kindsHolding(c.entity.kind);
+  const fitting = lists.filter((l) => holding.includes(l.kind));
   const title = h('h2', { id: 'case-list-title' }, `Add ${entity} to a list`);
   if (fitting.length === 0)
     return h(
