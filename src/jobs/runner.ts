@@ -134,7 +134,7 @@ export class JobRunner {
   }
 
   async start(): Promise<void> {
-    const recovered = await recoverStale(this.o.db, this.o.staleMs ?? 30_000, this.o.announce);
+    const recovered = await recoverStale(this.o.db, this.o.staleMs ?? 30_000, this.worker, this.o.announce);
     if (recovered.requeued.length) this.o.log(`queued again ${recovered.requeued.length} job(s) whose server stopped`);
     if (recovered.failed.length) this.o.log(`failed ${recovered.failed.length} job(s) that stopped too often`);
     this.timer = setInterval(() => void this.poll(), this.o.pollMs ?? 250);
@@ -152,7 +152,7 @@ export class JobRunner {
 
   private async claim(): Promise<void> {
     try {
-      await recoverStale(this.o.db, this.o.staleMs ?? 30_000, this.o.announce);
+      await recoverStale(this.o.db, this.o.staleMs ?? 30_000, this.worker, this.o.announce);
       while (!this.stopped && this.running.size < this.o.maxRunning) {
         const job = await claimNext(this.o.db, this.worker, this.o.maxRunning);
         if (!job) break;

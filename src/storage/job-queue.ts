@@ -168,21 +168,24 @@ export async function failJob(db: Db, id: string, worker: string, error: string,
   );
 }
 
-/** Jobs whose process stopped beating for `staleMs`: queued again, or failed after max_attempts. */
-export async function recoverStale(db: Db, staleMs: number, announce?: JobAnnouncer): Promise<{ requeued: string[]; failed: string[] }> {
+/** Jobs whose process stopped beating for `staleMs`: queued again, or failed after max_attempts.
+ *  Never `self`'s (the asking process's own): it is alive, so its jobs are running, however late
+ *  their heartbeat (an event loop held for longer than the stale limit must not run a job twice). */
+export async function recoverStale(db: Db, staleMs: number, self: string, announce?: JobAnnouncer): Promise<{ requeued: string[]; failed: string[] }> {
   const failed = await db.transaction(async (tx) => {
     const rows = await tx.query<JobRecord>(
       `UPDATE jobs SET status = 'failed', error = 'the server processing this job stopped ' || attempts || ' times; giving up', finished_at = now()
-       WHERE status = 'running' AND heartbeat_at < now() - make_interval(secs => $1) AND attempts >= max_attempts RETURNING ${COLUMNS}`,
-      [staleMs / 1000],
+       WHERE status = 'running' AND heartbeat_at < now() - make_interval(secs => $1) AND claimed_by IS DISTINCT FROM $2 AND attempts >= max_attempts
+       RETURNING ${COLUMNS}`,
+      [staleMs / 1000, self],
     );
     if (announce && rows.length > 0) await writeOutbox(tx, rows.flatMap(announce));
     return rows;
   });
   const requeued = await db.query<{ id: string }>(
     `UPDATE jobs SET status = 'queued', stage = 'queued again after its server stopped', progress = 0, claimed_by = NULL
-     WHERE status = 'running' AND heartbeat_at < now() - make_interval(secs => $1) RETURNING id`,
-    [staleMs / 1000],
+     WHERE status = 'running' AND heartbeat_at < now() - make_interval(secs => $1) AND claimed_by IS DISTINCT FROM $2 RETURNING id`,
+    [staleMs / 1000, self],
   );
   return { requeued: requeued.map((r) => r.id), failed: failed.map((r) => r.id) };
 }

@@ -63,7 +63,7 @@ eachBackend('a job whose worker died is queued again, then failed after max_atte
     const claimed = await claimNext(db, `dead-${attempt}`, 2);
     t.equal(claimed?.attempts, attempt);
     await db.query(`UPDATE jobs SET heartbeat_at = now() - interval '10 minutes' WHERE id = $1`, [job.id]);
-    const r = await recoverStale(db, 60_000);
+    const r = await recoverStale(db, 60_000, 'alive');
     if (attempt < 3) {
       t.same(r, { requeued: [job.id], failed: [] }, `attempt ${attempt}: queued again`);
       const again = await getJob(db, job.id);
@@ -76,8 +76,13 @@ eachBackend('a job whose worker died is queued again, then failed after max_atte
   }
   const fresh = await createJob(db, { dataset_id: 'ds_3', mode: 'balanced' });
   await claimNext(db, 'alive', 2);
-  t.same(await recoverStale(db, 60_000), { requeued: [], failed: [] }, 'a beating job is left alone');
+  t.same(await recoverStale(db, 60_000, 'other'), { requeued: [], failed: [] }, 'a beating job is left alone');
   t.equal((await getJob(db, fresh.id))?.status, 'running');
+  // A process whose event loop was held past the stale limit finds its own job's heartbeat late:
+  // it is alive, so the job is running, and taking it back would run it twice.
+  await db.query(`UPDATE jobs SET heartbeat_at = now() - interval '10 minutes' WHERE id = $1`, [fresh.id]);
+  t.same(await recoverStale(db, 60_000, 'alive'), { requeued: [], failed: [] }, 'a process never takes its own running job for dead');
+  t.same(await recoverStale(db, 60_000, 'other'), { requeued: [fresh.id], failed: [] }, 'another process does');
 });
 
 eachBackend("a finished or failed job's webhook events are written with its state, and only by its worker", async (t, fx) => {

@@ -1,0 +1,39 @@
+// `npm run test:js`: tap, as it is (its arguments passed on), and then, when something failed, a
+// summary of what did: each failed assertion with the subtests it sits in. A CI log often keeps
+// only its end; without this the end says how many failed and not which.
+
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+const child = spawn('tap', process.argv.slice(2), { stdio: ['inherit', 'pipe', 'inherit'], shell: false });
+/** The names of the subtests open at each indentation (four spaces a level), and how many failures
+ *  had been listed when each began. */
+const open = [];
+const listedBefore = [];
+const failed = [];
+const lines = createInterface({ input: child.stdout });
+const read = new Promise((resolve) => lines.once('close', resolve));
+lines.on('line', (line) => {
+  process.stdout.write(`${line}\n`);
+  const subtest = /^( *)# Subtest: (.*)$/.exec(line);
+  if (subtest) {
+    const depth = subtest[1].length / 4;
+    open.length = depth;
+    open[depth] = subtest[2];
+    listedBefore[depth] = failed.length;
+    return;
+  }
+  const bad = /^( *)not ok \d+ - (.*?)(?: # time=.*)?$/.exec(line);
+  if (!bad) return;
+  const depth = bad[1].length / 4;
+  // A subtest's own "not ok" repeats what failed within it, when that was listed: only leaves are.
+  if (open[depth] === bad[2] && failed.length > listedBefore[depth]) return;
+  failed.push([...open.slice(0, depth), bad[2]].join(' › '));
+});
+const code = await new Promise((resolve) => child.on('close', (c, signal) => resolve(c ?? (signal ? 1 : 0))));
+await read;
+if (failed.length > 0) {
+  process.stdout.write(`\n# ${failed.length} failed:\n`);
+  for (const f of failed) process.stdout.write(`#   ${f}\n`);
+}
+process.exitCode = code;
