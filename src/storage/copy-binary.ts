@@ -1,12 +1,14 @@
-// Rows in PostgreSQL's binary COPY format (`COPY … FROM STDIN (FORMAT binary)`), for bulk writes of
-// bytes: a history snapshot's pieces go to the server as they are, where a bytea parameter would be
-// sent as hex text built on the event loop (twice the bytes, and a copy of each piece as a string).
-// The format: a signature and two zero words, then per row its field count and each field as its
-// length and bytes (int4 big-endian for int4), then -1. Large values are handed out in slices, so a
-// writer can yield between them.
+// Rows in PostgreSQL's binary COPY format, both ways. Written (`COPY … FROM STDIN (FORMAT binary)`)
+// for bulk writes of bytes: a history snapshot's pieces go to the server as they are, where a bytea
+// parameter would be sent as hex text built on the event loop (twice the bytes, and a copy of each
+// piece as a string); large values are handed out in slices, so a writer can yield between them.
+// Read (`COPY (…) TO STDOUT (FORMAT binary)`) for bulk reads: a history's load takes its rows'
+// numbers and strings as the bytes they arrive as, with no text to parse and no value made per field.
+// The format: a signature, a flags word and an extension length (and its bytes), then per row its
+// field count and each field as its length (-1: NULL) and bytes, big-endian, then a count of -1.
 
 import { once } from 'node:events';
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { CopyColumn } from './db.ts';
 
@@ -99,4 +101,130 @@ export async function writeCopy(stream: Writable, chunks: Iterable<Uint8Array>, 
   }
   if (!stream.destroyed) stream.end();
   await done;
+}
+
+/** A literal for a statement that cannot take parameters (COPY): a finite number as it is, a string
+ *  quoted as an escape string (right whatever `standard_conforming_strings` says). */
+export function sqlLiteral(value: string | number): string {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new Error(`${value} cannot be written as an SQL literal`);
+    return String(value);
+  }
+  if (value.includes('\0')) throw new Error('a string with a NUL cannot be an SQL literal');
+  return `E'${value.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+}
+
+/**
+ * Reads binary COPY data as it arrives, in chunks cut anywhere: each whole row is handed to `row`
+ * with where its fields start (`starts`) and their lengths (`lengths`, -1 for NULL) in `bytes`,
+ * valid only during the call. A row cut by a chunk's end waits for the next chunk.
+ */
+export class CopyReader {
+  readonly starts: Int32Array;
+  readonly lengths: Int32Array;
+  /** The trailer was read: the data is complete. */
+  ended = false;
+  #header = false;
+  #rest: Buffer | undefined;
+
+  constructor(readonly fields: number) {
+    this.starts = new Int32Array(fields);
+    this.lengths = new Int32Array(fields);
+  }
+
+  push(chunk: Uint8Array, row: (bytes: Buffer, view: DataView) => void): void {
+    if (this.ended) throw new Error('COPY data after its end');
+    const bytes = this.#rest ? Buffer.concat([this.#rest, chunk]) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    this.#rest = undefined;
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const end = bytes.length;
+    let at = 0;
+    if (!this.#header) {
+      if (end < SIGNATURE.length + 8) return void (this.#rest = Buffer.from(bytes));
+      if (!bytes.subarray(0, SIGNATURE.length).equals(SIGNATURE)) throw new Error('not binary COPY data (its signature is wrong)');
+      const extension = view.getInt32(SIGNATURE.length + 4);
+      if (end < SIGNATURE.length + 8 + extension) return void (this.#rest = Buffer.from(bytes));
+      at = SIGNATURE.length + 8 + extension;
+      this.#header = true;
+    }
+    const { starts, lengths, fields } = this;
+    for (;;) {
+      const rowStart = at;
+      if (at + 2 > end) break;
+      const count = view.getInt16(at);
+      at += 2;
+      if (count === -1) {
+        this.ended = true;
+        return;
+      }
+      if (count !== fields) throw new Error(`a COPY row of ${count} fields where ${fields} were expected`);
+      let whole = true;
+      for (let f = 0; f < fields; f++) {
+        if (at + 4 > end) {
+          whole = false;
+          break;
+        }
+        const length = view.getInt32(at);
+        at += 4;
+        starts[f] = at;
+        lengths[f] = length;
+        if (length > 0) at += length;
+        if (at > end) {
+          whole = false;
+          break;
+        }
+      }
+      if (!whole) {
+        at = rowStart;
+        break;
+      }
+      row(bytes, view);
+    }
+    // Kept as a copy: the chunk it came from may be reused by the driver.
+    if (at < end) this.#rest = Buffer.from(bytes.subarray(at));
+  }
+}
+
+/** The driver's COPY TO stream as chunks of what is buffered whenever the caller asks (the driver
+ *  pushes each row as a chunk of its own: read one at a time they would cost a promise a row). When
+ *  the caller stops early, the rest is read and dropped: the connection takes no other statement
+ *  until its COPY has ended. A failure of the stream (the connection lost, the server's error) is
+ *  thrown. */
+export async function* readCopy(stream: Readable): AsyncGenerator<Uint8Array> {
+  let ended = false;
+  let failure: unknown;
+  stream.once('end', () => (ended = true));
+  stream.once('error', (e) => (failure = e));
+  const change = () =>
+    new Promise<void>((resolve) => {
+      const settle = () => {
+        stream.off('readable', settle);
+        stream.off('end', settle);
+        stream.off('error', settle);
+        resolve();
+      };
+      stream.on('readable', settle);
+      stream.on('end', settle);
+      stream.on('error', settle);
+    });
+  try {
+    for (;;) {
+      if (failure !== undefined) throw failure;
+      const chunk = stream.read() as Buffer | null;
+      if (chunk !== null) {
+        yield chunk;
+        continue;
+      }
+      if (ended) return;
+      await change();
+    }
+  } finally {
+    if (!ended && failure === undefined && !stream.destroyed) {
+      stream.on('data', () => {});
+      await new Promise<void>((resolve) => {
+        stream.once('end', resolve);
+        stream.once('error', () => resolve());
+      });
+    }
+  }
 }

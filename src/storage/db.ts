@@ -25,6 +25,10 @@ export interface TransactionQueryable extends Queryable {
    *  (PostgreSQL): the most it sends a second, so that a bulk write of background work leaves the
    *  server's log writes to the commits others wait for. */
   copyIn(table: string, columns: readonly CopyColumn[], rows: readonly (readonly unknown[])[], o?: { bytesPerSecond?: number }): Promise<void>;
+  /** PostgreSQL only: the rows of `select` (a query with its values written in: COPY takes no
+   *  parameters, see copy-binary.ts `sqlLiteral`) in binary COPY format, as they arrive. The
+   *  embedded database's COPY writes to a device file, not a stream: there, read pages. */
+  copyOut?(select: string): AsyncIterable<Uint8Array>;
 }
 
 export interface Db extends Queryable {

@@ -16,7 +16,7 @@ import type { Backend, ScriptQueryable } from './db.ts';
 import { StorageError, messageOf, redactor, unavailableSqlState } from './errors.ts';
 import { deadlinePassed, remainingMs, unbounded } from './deadline.ts';
 import { probe } from './probe.ts';
-import { copyChunks, copyStatement, writeCopy } from './copy-binary.ts';
+import { copyChunks, copyStatement, readCopy, writeCopy } from './copy-binary.ts';
 import { assertOutsideTransaction, insideTransaction } from './transaction-scope.ts';
 
 const POOL_SIZE = 5;
@@ -267,6 +267,16 @@ class PostgresDb implements Backend {
     }
   }
 
+  /** A transaction's `copyOut`: `failed` is told when it fails (the transaction then rolls back). */
+  async *#copyOut(tx: postgres.TransactionSql, select: string, failed: () => void): AsyncGenerator<Uint8Array> {
+    try {
+      yield* readCopy(await tx.unsafe(`COPY (${select}) TO STDOUT (FORMAT binary)`).readable());
+    } catch (err) {
+      failed();
+      throw this.toStorageError(err);
+    }
+  }
+
   #cancel(sent: Sent): void {
     const pid = sent.state?.pid;
     if (!sent.state) {
@@ -363,6 +373,7 @@ class PostgresDb implements Backend {
                     throw this.toStorageError(err);
                   }
                 },
+                copyOut: (select) => this.#copyOut(tx, select, () => (statementFailed = true)),
               };
               let value: R;
               try {

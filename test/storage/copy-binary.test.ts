@@ -1,11 +1,13 @@
 // Binary COPY data (src/storage/copy-binary.ts) as PostgreSQL reads it, and its writer: every byte
 // reaches a slow stream in order, waiting while it is full; a stream that fails while the writer
 // waits for a turn of the event loop is a rejection with its error, never an 'error' event nobody
-// hears. (That the server stores what it reads is test/storage/db.test.ts's bulk write.)
+// hears. Its reader takes the same rows back from chunks cut anywhere. (That the server stores what
+// it reads is test/storage/db.test.ts's bulk write; that a history loads from what it sends,
+// test/storage/history-copy.test.ts.)
 
 import t from 'tap';
 import { Writable } from 'node:stream';
-import { COPY_SLICE_BYTES, copyChunks, writeCopy } from '../../src/storage/copy-binary.ts';
+import { COPY_SLICE_BYTES, CopyReader, copyChunks, sqlLiteral, writeCopy } from '../../src/storage/copy-binary.ts';
 
 const columns = [
   { name: 'name', type: 'text' },
@@ -131,4 +133,50 @@ t.test('a stream that fails while the writer waits is a rejection, not an unhear
     (e: Error) => e.message,
   );
   t.equal(outcome, 'connection reset', 'rejected with the stream’s error');
+});
+
+t.test('the reader takes rows from chunks cut anywhere, NULLs as -1, and stops at the trailer', async (t) => {
+  const rows: (readonly unknown[])[] = [
+    ['é🙂', 1, Buffer.from([9, 8, 7])],
+    ['', -2, null],
+    ["o'Brien\\", 2_000_000, Buffer.alloc(300, 3)],
+  ];
+  const all = Buffer.concat([...copyChunks(columns, rows)]);
+  const read = (cuts: number[]) => {
+    const reader = new CopyReader(3);
+    const got: unknown[][] = [];
+    let from = 0;
+    for (const to of [...cuts, all.length]) {
+      reader.push(all.subarray(from, to), (bytes) => {
+        const field = (f: number) => (reader.lengths[f]! < 0 ? null : Buffer.from(bytes.subarray(reader.starts[f]!, reader.starts[f]! + reader.lengths[f]!)));
+        got.push([field(0)!.toString('utf8'), field(1)!.readInt32BE(0), field(2)]);
+      });
+      from = to;
+    }
+    return { got, ended: reader.ended };
+  };
+  const whole = read([]);
+  t.same(whole.got, rows, 'in one chunk');
+  t.ok(whole.ended, 'the trailer read');
+  // Every cut: inside the signature, a count, a length and a value.
+  let every = true;
+  for (let cut = 1; cut < all.length; cut++) {
+    const r = read([cut]);
+    if (JSON.stringify(r.got) !== JSON.stringify(rows) || !r.ended) every = false;
+  }
+  t.ok(every, 'cut at each of its bytes, the same rows');
+  t.same(read(Array.from({ length: all.length - 1 }, (_, i) => i + 1)).got, rows, 'a byte a chunk');
+  const unfinished = new CopyReader(3);
+  unfinished.push(all.subarray(0, all.length - 2), () => {});
+  t.notOk(unfinished.ended, 'without its trailer the data is not complete');
+  t.throws(() => new CopyReader(2).push(all, () => {}), /3 fields where 2 were expected/, 'a row of another width is refused');
+  t.throws(() => new CopyReader(3).push(Buffer.from('PGCOPY\nxxxxxxxxxxxxxxxxxxxxxxxx'), () => {}), /signature/, 'data of another format is refused');
+});
+
+t.test('a literal for a statement without parameters is the value itself', async (t) => {
+  t.equal(sqlLiteral(-1.5e21), '-1.5e+21');
+  t.equal(sqlLiteral("it's"), "E'it''s'");
+  t.equal(sqlLiteral('a\\b'), "E'a\\\\b'");
+  t.throws(() => sqlLiteral(Number.NaN), /literal/);
+  t.throws(() => sqlLiteral('a\0b'), /NUL/);
 });
