@@ -6,6 +6,7 @@
 // that stores what organizations score. `startService` times each start-up step (reported by
 // /api/health and the start log); `close` flushes and shuts down.
 
+import { join } from 'node:path';
 import { loadModelAndMetrics } from '../model/bundle.ts';
 import { isProblem, type MetricsFile, type ModelBundle, type ModelProblem } from '../model/bundle-types.ts';
 import type { Config } from '../config.ts';
@@ -146,6 +147,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       log,
       queued: () => void jobs?.poll(),
       commitDeadlineSeconds: config.SCORE_DEADLINE_SECONDS,
+      spillDir: join(config.DATA_DIR, 'snapshots'),
     });
     const { tenants, decisionLog, tail, rings, subscriptions } = live;
     await tail.start();

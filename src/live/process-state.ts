@@ -24,6 +24,9 @@ export interface LiveOptions {
   /** When histories are written to the database as snapshots (default SNAPSHOTS; undefined in
    *  the options object: never). */
   snapshots?: SnapshotPolicy | undefined;
+  /** Where history snapshots are put aside until stored (default: a directory in the system's
+   *  temporary directory). */
+  spillDir?: string;
   /** The longest the group commit of scored transactions may wait for the database (the scoring
    *  deadline): past it the rows' outcome is unknown and their requests are answered 503. */
   commitDeadlineSeconds: number;
@@ -51,8 +54,15 @@ export class Live {
       (organizationId, type) => this.subscriptions.wants(organizationId, type),
       o.commitDeadlineSeconds,
     );
-    this.tenants = new Tenants(db, this.decisionLog, o.labelDelay, o.clock, settleAfterLoad, 'snapshots' in o ? o.snapshots : SNAPSHOTS, (e) =>
-      log(`could not store a history snapshot: ${(e as Error).message}`),
+    this.tenants = new Tenants(
+      db,
+      this.decisionLog,
+      o.labelDelay,
+      o.clock,
+      settleAfterLoad,
+      'snapshots' in o ? o.snapshots : SNAPSHOTS,
+      (e) => log(`could not store a history snapshot: ${(e as Error).message}`),
+      o.spillDir,
     );
     this.tenants.startRefreshing();
     this.tail = new LiveTail(

@@ -5,7 +5,8 @@
 // snapshot already had, so a tenant misses nothing and counts nothing twice. A change a tenant
 // cannot place makes it load afresh on its next use.
 // A large history is loaded from the snapshot of it the database keeps (history-snapshots.ts) and
-// the changes since, and writes that snapshot after a load that had many to apply; a tenant in use
+// the changes since, and writes that snapshot after a load that had many to apply (put aside on disk
+// before the tenant is ready, then stored at a pace: snapshot-spill.ts); a tenant in use
 // is built again in the background when its snapshot lags or its floor does (`refresh`), so a
 // restart finds a recent one (docs/operating.md, "Snapshots of a history").
 
@@ -16,7 +17,10 @@ import { organizationData } from '../storage/organization-data.ts';
 import { seenBy, type FeedChange, type FeedSnapshot } from '../storage/live-feed.ts';
 import type { DecisionLog } from './decision-log.ts';
 import { storedRings } from './ring-windows.ts';
-import { Tenant, turn } from './tenant.ts';
+import { Tenant } from './tenant.ts';
+import { spillPieces, type SpilledPieces } from '../storage/snapshot-spill.ts';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { unbounded } from '../storage/deadline.ts';
 
 /** When a tenant's history is written to the database as a snapshot (src/storage/history-snapshots.ts). */
@@ -38,17 +42,6 @@ const REFRESH_CHECK_MS = 60_000;
 /** A tenant whose floor is this far behind a fresh load's is built again from the rows. */
 const FLOOR_LAG_MS = 12 * 3_600_000;
 
-/** Copies of a history's snapshot pieces, one piece per turn of the event loop (the history must not
- *  change meanwhile: its tenant is still loading). */
-async function copied(pieces: Uint8Array[]): Promise<Uint8Array[]> {
-  const out: Uint8Array[] = [];
-  for (const p of pieces) {
-    out.push(Uint8Array.prototype.slice.call(p));
-    await turn();
-  }
-  return out;
-}
-
 export class Tenants {
   private readonly loaded = new Map<string, Promise<Tenant>>();
   /** Tenants ready for the tail's changes. */
@@ -69,6 +62,8 @@ export class Tenants {
     /** When to write snapshots (undefined: never write or read one). */
     private readonly snapshots: SnapshotPolicy | undefined = SNAPSHOTS,
     private readonly onError: (e: unknown) => void = () => {},
+    /** Where snapshots are put aside until stored (snapshot-spill.ts). */
+    private readonly spillDir = join(tmpdir(), 'fraud-risk-snapshots'),
   ) {}
 
   /** Snapshot writes in flight. */
@@ -188,16 +183,27 @@ export class Tenants {
       }
       const { seen } = loaded;
       tenant.setRings(await storedRings(this.db, organizationId));
-      // Copied now, as the history stands in `seen`, before the changes below move it on.
+      // Put aside now, as the history stands in `seen`, before the changes below move it on.
       // After a load from the rows (or when asked to) a large history is stored; after one from the
       // snapshot, once it had many changes to apply.
       const bySize = write || loaded.restored === undefined;
       const due = this.snapshots && (bySize ? tenant.history.size >= this.snapshots.minTransactions : loaded.restored! >= this.snapshots.rewriteAfter);
-      const pieces = due ? await copied(historyBytes(tenant.history)) : undefined;
+      let pieces: SpilledPieces | undefined;
+      if (due) {
+        try {
+          pieces = await spillPieces(this.spillDir, historyBytes(tenant.history));
+        } catch (e) {
+          // No room on disk: the tenant serves all the same, and the next load writes one.
+          this.onError(e);
+        }
+      }
       // A change that needs a fresh load (an import) means reading again: the next read has
       // everything the buffer had.
       const changes = buffer.splice(0).filter((c) => !seenBy(seen, c.xid));
-      if (!changes.every((c) => tenant.applyChange(c))) continue;
+      if (!changes.every((c) => tenant.applyChange(c))) {
+        await pieces?.close();
+        continue;
+      }
       // What a restart would have to apply to the stored snapshot (`refreshDue`).
       tenant.changes = (pieces ? 0 : (loaded.restored ?? 0)) + changes.length;
       ready(tenant, seen);
@@ -210,11 +216,14 @@ export class Tenants {
           transactions: tenant.history.size,
           writtenAt: Date.now(),
         };
-        const stored = data.history.writeSnapshot(meta, pieces).then(
-          // The copies are garbage now: handed back at once, not at the next full collection.
-          () => this.afterLoad(),
-          (e) => this.onError(e),
-        );
+        const spilled = pieces;
+        const stored = data.history
+          .writeSnapshot(meta, spilled)
+          .then(
+            () => {},
+            (e) => this.onError(e),
+          )
+          .finally(() => spilled.close().catch((e) => this.onError(e)));
         this.writes.add(stored);
         void stored.finally(() => this.writes.delete(stored));
       }

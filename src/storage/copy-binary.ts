@@ -47,29 +47,44 @@ function field(column: CopyColumn, value: unknown): Uint8Array {
   }
 }
 
-/** The COPY data for `rows`, in order: no chunk longer than COPY_SLICE_BYTES plus a row's small
- *  fields; a bytea value's bytes are views of it, never copies. */
-export function* copyChunks(columns: readonly CopyColumn[], rows: Iterable<readonly unknown[]>): Generator<Uint8Array> {
-  const header = Buffer.alloc(SIGNATURE.length + 8);
-  SIGNATURE.copy(header);
-  yield header;
-  for (const row of rows) {
-    if (row.length !== columns.length) throw new Error(`a row of ${row.length} values for ${columns.length} columns`);
-    const count = Buffer.alloc(2);
-    count.writeInt16BE(columns.length);
-    let small: Uint8Array[] = [count];
-    for (let i = 0; i < columns.length; i++) {
-      small.push(field(columns[i]!, row[i]));
-      const value = row[i];
-      if (columns[i]!.type === 'bytea' && value instanceof Uint8Array) {
-        yield Buffer.concat(small);
-        small = [];
-        for (let at = 0; at < value.length; at += COPY_SLICE_BYTES) yield value.subarray(at, Math.min(value.length, at + COPY_SLICE_BYTES));
-      }
+/** The COPY data of one row: no chunk longer than COPY_SLICE_BYTES plus the row's small fields; a
+ *  bytea value's bytes are views of it, never copies. */
+function* rowChunks(columns: readonly CopyColumn[], row: readonly unknown[]): Generator<Uint8Array> {
+  if (row.length !== columns.length) throw new Error(`a row of ${row.length} values for ${columns.length} columns`);
+  const count = Buffer.alloc(2);
+  count.writeInt16BE(columns.length);
+  let small: Uint8Array[] = [count];
+  for (let i = 0; i < columns.length; i++) {
+    small.push(field(columns[i]!, row[i]));
+    const value = row[i];
+    if (columns[i]!.type === 'bytea' && value instanceof Uint8Array) {
+      yield Buffer.concat(small);
+      small = [];
+      for (let at = 0; at < value.length; at += COPY_SLICE_BYTES) yield value.subarray(at, Math.min(value.length, at + COPY_SLICE_BYTES));
     }
-    if (small.length) yield Buffer.concat(small);
   }
-  yield Buffer.from([0xff, 0xff]);
+  if (small.length) yield Buffer.concat(small);
+}
+
+const header = () => {
+  const bytes = Buffer.alloc(SIGNATURE.length + 8);
+  SIGNATURE.copy(bytes);
+  return bytes;
+};
+const trailer = () => Buffer.from([0xff, 0xff]);
+
+/** The COPY data for `rows`, in order (rowChunks). */
+export function* copyChunks(columns: readonly CopyColumn[], rows: Iterable<readonly unknown[]>): Generator<Uint8Array> {
+  yield header();
+  for (const row of rows) yield* rowChunks(columns, row);
+  yield trailer();
+}
+
+/** `copyChunks` of rows that come one at a time (read from a file as they are sent). */
+export async function* copyChunksOf(columns: readonly CopyColumn[], rows: AsyncIterable<readonly unknown[]>): AsyncGenerator<Uint8Array> {
+  yield header();
+  for await (const row of rows) yield* rowChunks(columns, row);
+  yield trailer();
 }
 
 /** Writes COPY data to the driver's stream: chunk by chunk, waiting while it is full and taking a
@@ -78,13 +93,17 @@ export function* copyChunks(columns: readonly CopyColumn[], rows: Iterable<reado
  *  rejects when the stream fails (the connection reset, the server refused a row). The stream's
  *  error is listened for from the start: one raised while this waits for a turn must be a
  *  rejection, never an 'error' event nobody hears (which would end the process). */
-export async function writeCopy(stream: Writable, chunks: Iterable<Uint8Array>, bytesPerSecond = Number.POSITIVE_INFINITY): Promise<void> {
+export async function writeCopy(
+  stream: Writable,
+  chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>,
+  bytesPerSecond = Number.POSITIVE_INFINITY,
+): Promise<void> {
   const done = finished(stream);
   done.catch(() => {});
   const began = performance.now();
   let sent = 0;
   let since = began;
-  for (const chunk of chunks) {
+  for await (const chunk of chunks) {
     if (stream.destroyed) break;
     if (!stream.write(chunk)) await Promise.race([once(stream, 'drain'), done]);
     sent += chunk.length;

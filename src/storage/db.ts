@@ -17,14 +17,18 @@ export interface CopyColumn {
   type: 'text' | 'int4' | 'bytea';
 }
 
+/** The rows of a bulk write: in an array, or one at a time (read as they are sent). */
+export type CopyRows = readonly (readonly unknown[])[] | AsyncIterable<readonly unknown[]>;
+
 /** A database transaction's handle. */
 export interface TransactionQueryable extends Queryable {
-  /** Stores `rows` (values in `columns`' order) in `table`: on PostgreSQL as binary COPY, a bytea
+  /** Stores `rows` (values in `columns`' order; in an array, or one at a time as they are read) in
+   *  `table`: on PostgreSQL as binary COPY, a bytea
    *  value's bytes sent as they are and a slice at a time with turns of the event loop between; on
    *  the embedded database as INSERTs whose bytea parameters go as bytes. `bytesPerSecond`
    *  (PostgreSQL): the most it sends a second, so that a bulk write of background work leaves the
    *  server's log writes to the commits others wait for. */
-  copyIn(table: string, columns: readonly CopyColumn[], rows: readonly (readonly unknown[])[], o?: { bytesPerSecond?: number }): Promise<void>;
+  copyIn(table: string, columns: readonly CopyColumn[], rows: CopyRows, o?: { bytesPerSecond?: number }): Promise<void>;
   /** PostgreSQL only: the rows of `select` (a query with its values written in: COPY takes no
    *  parameters, see copy-binary.ts `sqlLiteral`) in binary COPY format, as they arrive. The
    *  embedded database's COPY writes to a device file, not a stream: there, read pages. */

@@ -2,13 +2,15 @@
 // 014): its bytes (src/domain/history/snapshot.ts) in pieces, with the database snapshot it was
 // built in, so a load reads those and the changes made since (history-load.ts) instead of building
 // the history from every row. Written by the process that built it, after the load, off the
-// request path (its pieces as bytes, binary COPY on PostgreSQL, a slice at a time); replaced whole,
+// request path (its pieces as bytes, binary COPY on PostgreSQL, a slice at a time; from a file they
+// were put aside in, snapshot-spill.ts, or from memory); replaced whole,
 // and never by one built in an older database snapshot than the stored one's.
 
 import type { Queryable } from './db.ts';
 import { parseSnapshot, snapshotText, type FeedSnapshot } from './live-feed.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 import { readAhead } from './read-ahead.ts';
+import type { SpilledPieces } from './snapshot-spill.ts';
 
 /** What describes a stored snapshot. */
 export interface SnapshotMeta {
@@ -99,26 +101,33 @@ const SNAPSHOT_WRITE_BYTES_PER_SECOND = 16 * 1024 * 1024;
 
 /** Stores a snapshot of the organization's history in place of the one stored, unless that one was
  *  built in a later database snapshot (another process's, newer); true when stored. */
-export async function writeSnapshot(scope: OrganizationScope, meta: Omit<SnapshotMeta, 'bytes' | 'pieces'>, pieces: readonly Uint8Array[]): Promise<boolean> {
+export async function writeSnapshot(
+  scope: OrganizationScope,
+  meta: Omit<SnapshotMeta, 'bytes' | 'pieces'>,
+  pieces: readonly Uint8Array[] | SpilledPieces,
+): Promise<boolean> {
   const org = scope.organizationId;
+  const spilled = 'count' in pieces ? pieces : undefined;
+  const count = spilled ? spilled.count : (pieces as readonly Uint8Array[]).length;
+  const bytes = spilled ? spilled.bytes : (pieces as readonly Uint8Array[]).reduce((n, p) => n + p.length, 0);
+  const rows = spilled
+    ? (async function* () {
+        let i = 0;
+        for await (const piece of spilled.pieces()) yield [org, i++, piece];
+      })()
+    : (pieces as readonly Uint8Array[]).map((piece, i) => [org, i, piece]);
   return scope.db.transaction(async (tx) => {
     // One writer per organization at a time; the stored one is compared under the lock.
     await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('history_snapshot:' || $1, 0))`, [org]);
     const [stored] = await tx.query<{ xmax: string }>('SELECT pg_snapshot_xmax(seen)::text AS xmax FROM history_snapshots WHERE organization_id = $1', [org]);
     if (stored && Number(stored.xmax) > meta.seen.xmax) return false;
     await tx.query('DELETE FROM history_snapshots WHERE organization_id = $1', [org]);
-    const bytes = pieces.reduce((n, p) => n + p.length, 0);
     await tx.query(
       `INSERT INTO history_snapshots (organization_id, format, label_delay_ms, floor_ms, seen, transactions, bytes, pieces, written_at_ms)
        VALUES ($1, $2, $3, $4, $5::pg_snapshot, $6, $7, $8, $9)`,
-      [org, meta.format, meta.labelDelay, meta.floor, snapshotText(meta.seen), meta.transactions, bytes, pieces.length, meta.writtenAt],
+      [org, meta.format, meta.labelDelay, meta.floor, snapshotText(meta.seen), meta.transactions, bytes, count, meta.writtenAt],
     );
-    await tx.copyIn(
-      'history_snapshot_pieces',
-      PIECE_COLUMNS,
-      pieces.map((bytes, i) => [org, i, bytes]),
-      { bytesPerSecond: SNAPSHOT_WRITE_BYTES_PER_SECOND },
-    );
+    await tx.copyIn('history_snapshot_pieces', PIECE_COLUMNS, rows, { bytesPerSecond: SNAPSHOT_WRITE_BYTES_PER_SECOND });
     return true;
   });
 }

@@ -362,7 +362,7 @@ class PgliteDb implements Backend {
       // thread only posts them: an INSERT a row is what a bulk write costs here.
       copyIn: async (table, columns, rows) => {
         const text = `INSERT INTO ${table} (${columns.map((c) => c.name).join(', ')}) VALUES (${columns.map((c, i) => `$${i + 1}::${c.type}`).join(', ')})`;
-        for (const row of rows) await query(text, [...row]);
+        for await (const row of rows) await query(text, [...row]);
       },
     };
   }
