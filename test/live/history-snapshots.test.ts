@@ -19,6 +19,8 @@ import { organizationData } from '../../src/storage/organization-data.ts';
 import type { NewTransaction } from '../../src/storage/live-rows.ts';
 import type { FeedTransaction } from '../../src/storage/live-feed.ts';
 import { eachBackend } from '../support/backends.ts';
+import { tempDir } from '../support/temp.ts';
+import { rm } from 'node:fs/promises';
 import { answers, CUSTOMERS, DAY, differences, LOCATIONS, MERCHANTS, PAYMENT_TYPES, probes } from '../support/history-fixtures.ts';
 
 const NOW = 1_750_000_000_000;
@@ -67,6 +69,9 @@ eachBackend('histories loaded from their stored snapshots', async (t, fx) => {
   await a.transactions.insert(rows(0, 3_000, NOW - 40 * DAY, (38 * DAY) / 3_000));
   await organizationData(db, 'org_b').transactions.insert(rows(0, 300, NOW - 10 * DAY, DAY / 60));
   const errors: unknown[] = [];
+  // Where snapshots are put aside until stored (a process's is under its DATA_DIR).
+  const spillDir = tempDir('snapshots-');
+  t.teardown(() => rm(spillDir, { recursive: true, force: true }));
   const tenants = () =>
     new Tenants(
       db,
@@ -76,6 +81,7 @@ eachBackend('histories loaded from their stored snapshots', async (t, fx) => {
       () => {},
       POLICY,
       (e) => errors.push(e),
+      spillDir,
     );
 
   const first = tenants();
@@ -163,6 +169,7 @@ eachBackend('histories loaded from their stored snapshots', async (t, fx) => {
       () => {},
       POLICY,
       (e) => errors.push(e),
+      spillDir,
     );
     const before = await process.get('org_a');
     await process.settled();
