@@ -14,6 +14,8 @@
 // - A statement cancelled part way through its rows (a statement timeout, a cancel) leaves the row
 //   count where it stopped: the next statement on that connection answers a run of empty rows
 //   before its own.
+// - A COPY TO STDOUT whose rows filled its stream's buffer and whose end came in the same read of
+//   the socket leaves the socket paused: the next statement on that connection is never answered.
 
 import t from 'tap';
 import { execFile } from 'node:child_process';
@@ -28,7 +30,10 @@ const ROOT = join(import.meta.dirname, '..', '..');
 const FIXTURE = join(ROOT, 'test', 'fixtures', 'driver-closed-socket.ts');
 const patch = readdirSync(join(ROOT, 'patches')).find((f) => f.startsWith('postgres+'));
 
-async function tryDriver(moduleDir: string, scenario: 'closed' | 'reset' | 'types' | 'rows'): Promise<{ code: number; stdout: string; stderr: string }> {
+async function tryDriver(
+  moduleDir: string,
+  scenario: 'closed' | 'reset' | 'types' | 'rows' | 'copy',
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', FIXTURE, join(moduleDir, 'src', 'index.js'), TEST_DATABASE_URL!, scenario], {
       cwd: ROOT,
@@ -115,5 +120,17 @@ t.test('a statement cancelled part way through its rows, then the next one', { s
   await t.test('with the patch the next statement answers its one row', async (t) => {
     const result = await tryDriver(join(ROOT, 'node_modules', 'postgres'), 'rows');
     t.same(JSON.parse(result.stdout), { cancelled: '57014', next_rows: '1', next_first: '{"one":1}' });
+  });
+});
+
+t.test('a COPY TO STDOUT read to its end, then the next statement', { skip: needs('postgres') }, async (t) => {
+  await t.test('without the patch the next statement is never answered', async (t) => {
+    const result = await tryDriver(await unpatched(), 'copy');
+    t.match(JSON.parse(result.stdout).next, /^unsettled after 5 s/, `a statement after a COPY was never answered (${result.stdout.trim()})`);
+  });
+
+  await t.test('with the patch it is', async (t) => {
+    const result = await tryDriver(join(ROOT, 'node_modules', 'postgres'), 'copy');
+    t.same(JSON.parse(result.stdout), { next: 'ok' }, 'every COPY read whole, every statement after it answered');
   });
 });
