@@ -17,7 +17,7 @@ import { organizationData } from '../storage/organization-data.ts';
 import { seenBy, type FeedChange, type FeedSnapshot } from '../storage/live-feed.ts';
 import type { DecisionLog } from './decision-log.ts';
 import { storedRings } from './ring-windows.ts';
-import { Tenant } from './tenant.ts';
+import { Tenant, turn } from './tenant.ts';
 import { spillPieces, type SpilledPieces } from '../storage/snapshot-spill.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,6 +41,17 @@ export const SNAPSHOTS: SnapshotPolicy = { minTransactions: 50_000, rewriteAfter
 const REFRESH_CHECK_MS = 60_000;
 /** A tenant whose floor is this far behind a fresh load's is built again from the rows. */
 const FLOOR_LAG_MS = 12 * 3_600_000;
+
+/** Copies of a history's snapshot pieces, one piece per turn of the event loop (the history must not
+ *  change meanwhile: its tenant is still loading). The embedded database's: see `build`. */
+async function copied(pieces: Uint8Array[]): Promise<Uint8Array[]> {
+  const out: Uint8Array[] = [];
+  for (const p of pieces) {
+    out.push(Uint8Array.prototype.slice.call(p));
+    await turn();
+  }
+  return out;
+}
 
 export class Tenants {
   private readonly loaded = new Map<string, Promise<Tenant>>();
@@ -188,20 +199,27 @@ export class Tenants {
       // snapshot, once it had many changes to apply.
       const bySize = write || loaded.restored === undefined;
       const due = this.snapshots && (bySize ? tenant.history.size >= this.snapshots.minTransactions : loaded.restored! >= this.snapshots.rewriteAfter);
-      let pieces: SpilledPieces | undefined;
+      // On PostgreSQL put aside on disk (the paced write takes seconds; no second copy in memory
+      // meanwhile). The embedded database's write holds its only connection, which every other
+      // organization's commit waits for: there the pieces are copied in memory, so that nothing
+      // but the INSERTs happens inside that transaction.
+      let pieces: SpilledPieces | Uint8Array[] | undefined;
       if (due) {
         try {
-          pieces = await spillPieces(this.spillDir, historyBytes(tenant.history));
+          pieces = this.db.kind === 'postgres' ? await spillPieces(this.spillDir, historyBytes(tenant.history)) : await copied(historyBytes(tenant.history));
         } catch (e) {
           // No room on disk: the tenant serves all the same, and the next load writes one.
           this.onError(e);
         }
       }
+      const release = async () => {
+        if (pieces && 'close' in pieces) await pieces.close();
+      };
       // A change that needs a fresh load (an import) means reading again: the next read has
       // everything the buffer had.
       const changes = buffer.splice(0).filter((c) => !seenBy(seen, c.xid));
       if (!changes.every((c) => tenant.applyChange(c))) {
-        await pieces?.close();
+        await release();
         continue;
       }
       // What a restart would have to apply to the stored snapshot (`refreshDue`).
@@ -216,14 +234,14 @@ export class Tenants {
           transactions: tenant.history.size,
           writtenAt: Date.now(),
         };
-        const spilled = pieces;
         const stored = data.history
-          .writeSnapshot(meta, spilled)
+          .writeSnapshot(meta, pieces)
           .then(
-            () => {},
+            // The pieces are garbage now (a copy, on the embedded database): handed back at once.
+            () => this.afterLoad(),
             (e) => this.onError(e),
           )
-          .finally(() => spilled.close().catch((e) => this.onError(e)));
+          .finally(() => release().catch((e) => this.onError(e)));
         this.writes.add(stored);
         void stored.finally(() => this.writes.delete(stored));
       }

@@ -12,7 +12,10 @@ const HELD = 60_000;
 
 for (const backend of backends()) {
   t.test(`on ${backend.name}: another organization is answered while one loads`, async (t) => {
-    const service = await liveFor(t, backend);
+    // A deadline a busy CI host cannot reach by CPU starvation alone (the default is 2 s): what is
+    // asserted is that the load never holds the other organization back, not how fast a shared
+    // host commits.
+    const service = await liveFor(t, backend, { SCORE_DEADLINE_SECONDS: 10 });
     let live = service.live;
     const big = await live.organization('Big');
     const small = await live.organization('Small');
