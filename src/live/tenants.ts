@@ -5,8 +5,8 @@
 // snapshot already had, so a tenant misses nothing and counts nothing twice. A change a tenant
 // cannot place makes it load afresh on its next use.
 // A large history is loaded from the snapshot of it the database keeps (history-snapshots.ts) and
-// the changes since, and writes that snapshot after a load that had many to apply (put aside on disk
-// before the tenant is ready, then stored at a pace: snapshot-spill.ts); a tenant in use
+// the changes since, and writes that snapshot after a load that had many to apply (put aside before
+// the tenant is ready, then stored at a pace: snapshot-spill.ts); a tenant in use
 // is built again in the background when its snapshot lags or its floor does (`refresh`), so a
 // restart finds a recent one (docs/operating.md, "Snapshots of a history").
 
@@ -17,8 +17,8 @@ import { organizationData } from '../storage/organization-data.ts';
 import { seenBy, type FeedChange, type FeedSnapshot } from '../storage/live-feed.ts';
 import type { DecisionLog } from './decision-log.ts';
 import { storedRings } from './ring-windows.ts';
-import { Tenant, turn } from './tenant.ts';
-import { spillPieces, type SpilledPieces } from '../storage/snapshot-spill.ts';
+import { Tenant } from './tenant.ts';
+import { putAside, type SnapshotPieces } from '../storage/snapshot-spill.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unbounded } from '../storage/deadline.ts';
@@ -41,17 +41,6 @@ export const SNAPSHOTS: SnapshotPolicy = { minTransactions: 50_000, rewriteAfter
 const REFRESH_CHECK_MS = 60_000;
 /** A tenant whose floor is this far behind a fresh load's is built again from the rows. */
 const FLOOR_LAG_MS = 12 * 3_600_000;
-
-/** Copies of a history's snapshot pieces, one piece per turn of the event loop (the history must not
- *  change meanwhile: its tenant is still loading). The embedded database's: see `build`. */
-async function copied(pieces: Uint8Array[]): Promise<Uint8Array[]> {
-  const out: Uint8Array[] = [];
-  for (const p of pieces) {
-    out.push(Uint8Array.prototype.slice.call(p));
-    await turn();
-  }
-  return out;
-}
 
 export class Tenants {
   private readonly loaded = new Map<string, Promise<Tenant>>();
@@ -199,33 +188,27 @@ export class Tenants {
       // snapshot, once it had many changes to apply.
       const bySize = write || loaded.restored === undefined;
       const due = this.snapshots && (bySize ? tenant.history.size >= this.snapshots.minTransactions : loaded.restored! >= this.snapshots.rewriteAfter);
-      // On PostgreSQL put aside on disk (the paced write takes seconds; no second copy in memory
-      // meanwhile). The embedded database's write holds its only connection, which every other
-      // organization's commit waits for: there the pieces are copied in memory, so that nothing
-      // but the INSERTs happens inside that transaction.
-      let pieces: SpilledPieces | Uint8Array[] | undefined;
+      let pieces: SnapshotPieces | undefined;
       if (due) {
         try {
-          pieces = this.db.kind === 'postgres' ? await spillPieces(this.spillDir, historyBytes(tenant.history)) : await copied(historyBytes(tenant.history));
+          pieces = await putAside(this.db, this.spillDir, historyBytes(tenant.history));
         } catch (e) {
           // No room on disk: the tenant serves all the same, and the next load writes one.
           this.onError(e);
         }
       }
-      const release = async () => {
-        if (pieces && 'close' in pieces) await pieces.close();
-      };
       // A change that needs a fresh load (an import) means reading again: the next read has
       // everything the buffer had.
       const changes = buffer.splice(0).filter((c) => !seenBy(seen, c.xid));
       if (!changes.every((c) => tenant.applyChange(c))) {
-        await release();
+        await pieces?.close();
         continue;
       }
       // What a restart would have to apply to the stored snapshot (`refreshDue`).
       tenant.changes = (pieces ? 0 : (loaded.restored ?? 0)) + changes.length;
       ready(tenant, seen);
       if (pieces) {
+        const aside = pieces;
         const meta = {
           format: HISTORY_FORMAT,
           labelDelay: this.labelDelay,
@@ -235,13 +218,18 @@ export class Tenants {
           writtenAt: Date.now(),
         };
         const stored = data.history
-          .writeSnapshot(meta, pieces)
+          .writeSnapshot(meta, aside)
           .then(
-            // The pieces are garbage now (a copy, on the embedded database): handed back at once.
-            () => this.afterLoad(),
+            () => {},
             (e) => this.onError(e),
           )
-          .finally(() => release().catch((e) => this.onError(e)));
+          // Their room given back (a copy in memory, on the embedded database: then trimmed).
+          .finally(() =>
+            aside.close().then(
+              () => this.afterLoad(),
+              (e: unknown) => this.onError(e),
+            ),
+          );
         this.writes.add(stored);
         void stored.finally(() => this.writes.delete(stored));
       }

@@ -73,15 +73,12 @@ const header = () => {
 };
 const trailer = () => Buffer.from([0xff, 0xff]);
 
-/** The COPY data for `rows`, in order (rowChunks). */
-export function* copyChunks(columns: readonly CopyColumn[], rows: Iterable<readonly unknown[]>): Generator<Uint8Array> {
-  yield header();
-  for (const row of rows) yield* rowChunks(columns, row);
-  yield trailer();
-}
-
-/** `copyChunks` of rows that come one at a time (read from a file as they are sent). */
-export async function* copyChunksOf(columns: readonly CopyColumn[], rows: AsyncIterable<readonly unknown[]>): AsyncGenerator<Uint8Array> {
+/** The COPY data for `rows`, in order (rowChunks): rows in an array, or read one at a time as they
+ *  are sent. */
+export async function* copyChunks(
+  columns: readonly CopyColumn[],
+  rows: Iterable<readonly unknown[]> | AsyncIterable<readonly unknown[]>,
+): AsyncGenerator<Uint8Array> {
   yield header();
   for await (const row of rows) yield* rowChunks(columns, row);
   yield trailer();
@@ -93,11 +90,7 @@ export async function* copyChunksOf(columns: readonly CopyColumn[], rows: AsyncI
  *  rejects when the stream fails (the connection reset, the server refused a row). The stream's
  *  error is listened for from the start: one raised while this waits for a turn must be a
  *  rejection, never an 'error' event nobody hears (which would end the process). */
-export async function writeCopy(
-  stream: Writable,
-  chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>,
-  bytesPerSecond = Number.POSITIVE_INFINITY,
-): Promise<void> {
+export async function writeCopy(stream: Writable, chunks: AsyncIterable<Uint8Array>, bytesPerSecond = Number.POSITIVE_INFINITY): Promise<void> {
   const done = finished(stream);
   done.catch(() => {});
   const began = performance.now();

@@ -356,28 +356,24 @@ class CopyPage {
     this.n++;
   }
 
-  /** The page's columns; the next rows go into new ones. */
+  /** The page's columns (views of those filled); the next rows go into new ones. */
   take(): { n: number; columns: Column[] } {
     const n = this.n;
     const columns = this.columns.map((c, f) => {
       const strings = this.strings[f];
       if (strings) return strings.take(n);
-      return c && (c as Float64Array | unknown[]).slice(0, n);
+      return Array.isArray(c) ? c.slice(0, n) : (c as Float64Array | Int8Array | Uint8Array | undefined)?.subarray(0, n);
     });
     this.fresh();
     return { n, columns };
   }
 }
 
-/** Pages a COPY reads ahead of the history's taking them: the server sends the next rows while the
- *  history files these. */
-const READ_AHEAD_PAGES = 4;
-
 /**
- * The rows of a binary COPY as pages of up to LOAD_PAGE_ROWS rows of columns (`kinds`), handed over
- * in order, each once it is full; up to READ_AHEAD_PAGES are read ahead of `onPage` (then the
- * stream waits, so what is held is bounded however many rows come). When `onPage` throws, the rest
- * of the COPY is read and dropped (readCopy) before the error is passed on.
+ * The rows of a binary COPY as pages of up to LOAD_PAGE_ROWS rows of columns (`kinds`), each handed
+ * over once it is full: the stream waits meanwhile, so what is held is a page and what the socket
+ * buffers, however many rows come. When `onPage` throws, the rest of the COPY is read and dropped
+ * (readCopy) before the error is passed on.
  */
 async function copiedPages(
   chunks: AsyncIterable<Uint8Array>,
@@ -386,51 +382,17 @@ async function copiedPages(
 ): Promise<void> {
   const reader = new CopyReader(kinds.length);
   const page = new CopyPage(kinds);
-  const queue: { n: number; columns: Column[] }[] = [];
-  let stop = false;
-  let wake: (() => void) | undefined;
-  const signal = () => {
-    const w = wake;
-    wake = undefined;
-    w?.();
-  };
-  const wait = () => new Promise<void>((resolve) => (wake = resolve));
-  let readDone = false;
-  const reading = (async () => {
-    try {
-      for await (const chunk of chunks) {
-        // A chunk may fill a page more than once.
-        reader.push(chunk, (bytes, view) => {
-          page.add(bytes, view, reader.starts, reader.lengths);
-          if (page.n === LOAD_PAGE_ROWS) queue.push(page.take());
-        });
-        signal();
-        while (queue.length >= READ_AHEAD_PAGES && !stop) await wait();
-        if (stop) return;
-      }
-      if (!reader.ended) throw new Error('a COPY of the history ended early');
-      if (page.n > 0) queue.push(page.take());
-    } finally {
-      readDone = true;
-      signal();
-    }
-  })();
-  try {
-    for (;;) {
-      const next = queue.shift();
-      if (next) {
-        signal();
-        await onPage(next);
-      } else if (readDone) break;
-      else await wait();
-    }
-  } catch (e) {
-    stop = true;
-    signal();
-    await reading.catch(() => {});
-    throw e;
+  const full: { n: number; columns: Column[] }[] = [];
+  for await (const chunk of chunks) {
+    // A chunk may fill a page more than once.
+    reader.push(chunk, (bytes, view) => {
+      page.add(bytes, view, reader.starts, reader.lengths);
+      if (page.n === LOAD_PAGE_ROWS) full.push(page.take());
+    });
+    for (const p of full.splice(0)) await onPage(p);
   }
-  await reading;
+  if (!reader.ended) throw new Error('a COPY of the history ended early');
+  if (page.n > 0) await onPage(page.take());
 }
 
 /** The transactions from `from` on, by binary COPY, in pages (`copiedPages`), in time order. */

@@ -2,15 +2,15 @@
 // 014): its bytes (src/domain/history/snapshot.ts) in pieces, with the database snapshot it was
 // built in, so a load reads those and the changes made since (history-load.ts) instead of building
 // the history from every row. Written by the process that built it, after the load, off the
-// request path (its pieces as bytes, binary COPY on PostgreSQL, a slice at a time; from a file they
-// were put aside in, snapshot-spill.ts, or from memory); replaced whole,
+// request path (its pieces as bytes, binary COPY on PostgreSQL, a slice at a time, from where they
+// were put aside: snapshot-spill.ts); replaced whole,
 // and never by one built in an older database snapshot than the stored one's.
 
 import type { Queryable } from './db.ts';
 import { parseSnapshot, snapshotText, type FeedSnapshot } from './live-feed.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 import { readAhead } from './read-ahead.ts';
-import type { SpilledPieces } from './snapshot-spill.ts';
+import type { SnapshotPieces } from './snapshot-spill.ts';
 
 /** What describes a stored snapshot. */
 export interface SnapshotMeta {
@@ -101,21 +101,13 @@ const SNAPSHOT_WRITE_BYTES_PER_SECOND = 16 * 1024 * 1024;
 
 /** Stores a snapshot of the organization's history in place of the one stored, unless that one was
  *  built in a later database snapshot (another process's, newer); true when stored. */
-export async function writeSnapshot(
-  scope: OrganizationScope,
-  meta: Omit<SnapshotMeta, 'bytes' | 'pieces'>,
-  pieces: readonly Uint8Array[] | SpilledPieces,
-): Promise<boolean> {
+export async function writeSnapshot(scope: OrganizationScope, meta: Omit<SnapshotMeta, 'bytes' | 'pieces'>, pieces: SnapshotPieces): Promise<boolean> {
   const org = scope.organizationId;
-  const spilled = 'count' in pieces ? pieces : undefined;
-  const count = spilled ? spilled.count : (pieces as readonly Uint8Array[]).length;
-  const bytes = spilled ? spilled.bytes : (pieces as readonly Uint8Array[]).reduce((n, p) => n + p.length, 0);
-  const rows = spilled
-    ? (async function* () {
-        let i = 0;
-        for await (const piece of spilled.pieces()) yield [org, i++, piece];
-      })()
-    : (pieces as readonly Uint8Array[]).map((piece, i) => [org, i, piece]);
+  const { count, bytes } = pieces;
+  const rows = (async function* () {
+    let i = 0;
+    for await (const piece of pieces.pieces()) yield [org, i++, piece];
+  })();
   return scope.db.transaction(async (tx) => {
     // One writer per organization at a time; the stored one is compared under the lock.
     await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('history_snapshot:' || $1, 0))`, [org]);

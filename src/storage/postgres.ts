@@ -16,7 +16,7 @@ import type { Backend, ScriptQueryable } from './db.ts';
 import { StorageError, messageOf, redactor, unavailableSqlState } from './errors.ts';
 import { deadlinePassed, remainingMs, unbounded } from './deadline.ts';
 import { probe } from './probe.ts';
-import { copyChunks, copyChunksOf, copyStatement, readCopy, writeCopy } from './copy-binary.ts';
+import { copyChunks, copyStatement, readCopy, writeCopy } from './copy-binary.ts';
 import { assertOutsideTransaction, insideTransaction } from './transaction-scope.ts';
 
 const POOL_SIZE = 5;
@@ -367,8 +367,7 @@ class PostgresDb implements Backend {
                 },
                 copyIn: async (table, columns, rows, o) => {
                   try {
-                    const chunks = Symbol.asyncIterator in rows ? copyChunksOf(columns, rows) : copyChunks(columns, rows);
-                    await writeCopy(await tx.unsafe(copyStatement(table, columns)).writable(), chunks, o?.bytesPerSecond);
+                    await writeCopy(await tx.unsafe(copyStatement(table, columns)).writable(), copyChunks(columns, rows), o?.bytesPerSecond);
                   } catch (err) {
                     statementFailed = true;
                     throw this.toStorageError(err);

@@ -96,9 +96,12 @@ export async function recordGroup(
             const rows = await statement(tx);
             const stored = new Set(rows.map((r) => `${r.organization_id}\0${r.transaction_id}`));
             const byOrganization = new Map<string, CaseJoin[]>();
-            for (const { organizationId, join } of joins)
-              if (stored.has(`${organizationId}\0${join.transaction_id}`))
-                byOrganization.set(organizationId, [...(byOrganization.get(organizationId) ?? []), join]);
+            for (const { organizationId, join } of joins) {
+              if (!stored.has(`${organizationId}\0${join.transaction_id}`)) continue;
+              const theirs = byOrganization.get(organizationId);
+              if (theirs) theirs.push(join);
+              else byOrganization.set(organizationId, [join]);
+            }
             for (const [organizationId, theirs] of [...byOrganization].sort(([a], [b]) => compare(a, b))) {
               const data = organizationData(db, organizationId);
               const joined = await data.cases.join(theirs, tx);

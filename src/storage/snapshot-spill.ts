@@ -1,26 +1,55 @@
-// A history's snapshot pieces put aside on disk until they are stored. Storing a snapshot is paced
+// A history's snapshot pieces put aside until they are stored. Storing a snapshot is paced
 // (history-snapshots.ts: PostgreSQL's log must keep room for the commits of scores), so it takes
-// seconds to tens of seconds; the history it describes changes as soon as its tenant is ready. Held
-// in memory, the pieces would be a second copy of the whole history for all that time; written to a
-// file first, they cost the process a fraction of a second before the tenant is ready and no memory
-// after. The file is removed from its directory as soon as it is open: nothing is left behind by a
-// process that stops, however it stops.
+// seconds to tens of seconds; the history it describes changes as soon as its tenant is ready.
+// On PostgreSQL the pieces are written to a file first: a fraction of a second before the tenant is
+// ready, and no second copy of the history in memory for all that time. The file is removed from
+// its directory as soon as it is open, so nothing is left behind by a process that stops, however
+// it stops. The embedded database's write holds its only connection, which every other
+// organization's commit waits for: there the pieces are copied in memory (a piece per turn of the
+// event loop), so that nothing but the INSERTs happens inside that transaction.
 
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Db } from './db.ts';
 
 /** Pieces put aside: how many, their bytes in all, and each piece read back in order (once). */
-export interface SpilledPieces {
+export interface SnapshotPieces {
   count: number;
   bytes: number;
   pieces(): AsyncIterable<Uint8Array>;
-  /** Gives the file's space back (after the pieces were read, or instead of reading them). */
+  /** Gives their room back (after the pieces were read, or instead of reading them). */
   close(): Promise<void>;
 }
 
-/** Writes `pieces` (views, which must not change until this resolves) to a new file in `dir`. */
-export async function spillPieces(dir: string, pieces: readonly Uint8Array[]): Promise<SpilledPieces> {
+/** Puts `pieces` aside as `db` stores them best (above); they are views, which must not change
+ *  until this resolves. `dir`: where files go. */
+export function putAside(db: Pick<Db, 'kind'>, dir: string, pieces: readonly Uint8Array[]): Promise<SnapshotPieces> {
+  return db.kind === 'postgres' ? spillPieces(dir, pieces) : copiedPieces(pieces);
+}
+
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+async function copiedPieces(pieces: readonly Uint8Array[]): Promise<SnapshotPieces> {
+  let copies: Uint8Array[] = [];
+  for (const p of pieces) {
+    copies.push(Uint8Array.prototype.slice.call(p));
+    await turn();
+  }
+  return {
+    count: copies.length,
+    bytes: copies.reduce((a, p) => a + p.length, 0),
+    async *pieces() {
+      yield* copies;
+    },
+    async close() {
+      copies = [];
+    },
+  };
+}
+
+/** Writes `pieces` to a new file in `dir`. */
+export async function spillPieces(dir: string, pieces: readonly Uint8Array[]): Promise<SnapshotPieces> {
   await mkdir(dir, { recursive: true });
   const path = join(dir, `snapshot-${process.pid}-${randomBytes(6).toString('hex')}.pieces`);
   const file: FileHandle = await open(path, 'w+', 0o600);
