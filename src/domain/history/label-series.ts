@@ -16,28 +16,29 @@ const CHECKPOINT = 16;
 const SHIFT = 4;
 
 /** Labels filed during a load, in typed arrays: millions of them in JavaScript arrays would be
- *  copied and traced by the collector as they grow. */
+ *  copied and traced by the collector as they grow. Each is its entity and its entry (a record's
+ *  number, or one kept beside the records): the record store holds the label and when it became
+ *  known, so they are read from there when the load ends, not kept twice. */
 class PendingLabels {
   count = 0;
   entity = new Int32Array(1024);
-  time = new Float64Array(1024);
-  label = new Int8Array(1024);
-  ref = new Int32Array(1024);
+  entry = new Int32Array(1024);
 
-  push(e: number, time: number, label: 0 | 1, ref: number): void {
+  push(e: number, entry: number): void {
     const i = this.count++;
     if (i === this.entity.length) {
       const n = grown(i);
       this.entity = resized(this.entity, n, i);
-      this.time = resized(this.time, n, i);
-      this.label = resized(this.label, n, i);
-      this.ref = resized(this.ref, n, i);
+      this.entry = resized(this.entry, n, i);
     }
     this.entity[i] = e;
-    this.time[i] = time;
-    this.label[i] = label;
-    this.ref[i] = ref;
+    this.entry[i] = entry;
   }
+}
+
+/** Pending labels [from, to) into their entity's part of `refs` (`fill`: each entity's next place). */
+function group(p: PendingLabels, from: number, to: number, fill: Int32Array, refs: Int32Array): void {
+  for (let i = from; i < to; i++) refs[fill[p.entity[i]!]!++] = p.entry[i]!;
 }
 
 /** Where each entity's entries start once grouped by entity (a counting sort): entity e's at
@@ -145,7 +146,11 @@ export class LabelStore {
   }
 
   private timeAt(e: number, i: number): number {
-    const v = this.refAt(e, i);
+    return this.entryTime(this.refAt(e, i));
+  }
+
+  /** When entry `v`'s label became known. */
+  private entryTime(v: number): number {
     return v >= 0 ? this.records.labelKnownAt(v) : this.otherTimes[-1 - v]!;
   }
 
@@ -195,12 +200,19 @@ export class LabelStore {
     const starts = entityStarts(p.entity.subarray(0, n));
     const entities = starts.length - 1;
     const fill = starts.slice(0, entities);
-    const times = new Float64Array(n);
     const refs = new Int32Array(n);
     for (let from = 0; from < n; from += 4096) {
-      this.group(p, from, Math.min(n, from + 4096), fill, times, refs);
+      group(p, from, Math.min(n, from + 4096), fill, refs);
       yield;
     }
+    // The pending labels are in `refs` now: their room is given back before the entries are made.
+    p.entity = p.entry = new Int32Array(0);
+    this.entries.expect(n);
+    this.checkpoints.expect((n >> SHIFT) + entities);
+    // Each entity's times, read from its entries, in room for the largest entity's.
+    let largest = 0;
+    for (let e = 0; e < entities; e++) largest = Math.max(largest, starts[e + 1]! - starts[e]!);
+    const times = new Float64Array(largest);
     let filed = 0;
     for (let e = 0; e < entities; e++) {
       const from = starts[e]!;
@@ -211,18 +223,14 @@ export class LabelStore {
         filed = 0;
         yield;
       }
-      this.fileSorted(e, times.subarray(from, to), refs.subarray(from, to));
+      this.fileLoaded(e, refs.subarray(from, to), times.subarray(0, to - from));
     }
   }
 
-  /** Pending labels [from, to) into their entity's part of `times` and `refs` (`fill`: each
-   *  entity's next place). */
-  private group(p: PendingLabels, from: number, to: number, fill: Int32Array, times: Float64Array, refs: Int32Array): void {
-    for (let i = from; i < to; i++) {
-      const at = fill[p.entity[i]!]!++;
-      times[at] = p.time[i]!;
-      refs[at] = this.entryFor(p.ref[i]!, p.time[i]!, p.label[i] as 0 | 1);
-    }
+  /** Files an entity's loaded entries (`times`: room for their times). */
+  private fileLoaded(e: number, refs: Int32Array, times: Float64Array): void {
+    for (let k = 0; k < refs.length; k++) times[k] = this.entryTime(refs[k]!);
+    this.fileSorted(e, times, refs);
   }
 
   /** Files an entity's loaded labels (`times`, `refs`: a load's, in any order). */
@@ -261,7 +269,7 @@ export class LabelStore {
       return;
     }
     if (this.pending) {
-      this.pending.push(e, time, label, ref);
+      this.pending.push(e, this.entryFor(ref, time, label));
       return;
     }
     this.place(e, time, this.entryFor(ref, time, label));

@@ -34,6 +34,14 @@ export function trimFloats(a: Float64Array<ArrayBuffer>, n: number): Float64Arra
   return b;
 }
 
+/** Gives a replaced column's memory back now rather than at the collector's next collection (a
+ *  load replaces columns many times over; each old one would stay resident until then). Only a
+ *  column that is the whole of its buffer: nothing else reads the columns (see above). */
+function release(old: Int32Array | Float64Array | Int8Array): void {
+  const b = old.buffer;
+  if (b instanceof ArrayBuffer && !b.resizable && old.byteOffset === 0 && old.byteLength === b.byteLength) b.transfer(0);
+}
+
 function classOf(capacity: number): number {
   return 31 - Math.clz32(capacity);
 }
@@ -111,6 +119,12 @@ export class Lists {
   /** Entries of list `id` (0 for one never made). */
   count(id: number): number {
     return id < this.length.length ? this.length[id]! : 0;
+  }
+
+  /** Makes room in the columns for `n` more entries in new blocks, so that adding them grows the
+   *  columns once, to the size needed, rather than by half again each time they fill. */
+  expect(n: number): void {
+    if (this.top + n > this.size) this.growTo(this.top + n);
   }
 
   /** Makes room for list `id` to hold `n` entries without moving; `exact`: a block of exactly that
@@ -207,9 +221,21 @@ export class Lists {
       }
       return col;
     }
-    for (let c = 0; c < this.ints.length; c++) this.ints[c] = yield* move(this.ints[c]!, new Int32Array(size));
-    for (let c = 0; c < this.floats.length; c++) this.floats[c] = yield* move(this.floats[c]!, new Float64Array(size));
-    for (let c = 0; c < this.bytes.length; c++) this.bytes[c] = yield* move(this.bytes[c]!, new Int8Array(size));
+    for (let c = 0; c < this.ints.length; c++) {
+      const old = this.ints[c]!;
+      this.ints[c] = yield* move(old, new Int32Array(size));
+      release(old);
+    }
+    for (let c = 0; c < this.floats.length; c++) {
+      const old = this.floats[c]!;
+      this.floats[c] = yield* move(old, new Float64Array(size));
+      release(old);
+    }
+    for (let c = 0; c < this.bytes.length; c++) {
+      const old = this.bytes[c]!;
+      this.bytes[c] = yield* move(old, new Int8Array(size));
+      release(old);
+    }
     this.start = this.start.slice(0, n);
     this.length = this.length.slice(0, n);
     this.capacity = this.capacity.slice(0, n);
@@ -255,16 +281,19 @@ export class Lists {
     for (let c = 0; c < this.ints.length; c++) {
       const wider = new Int32Array(size);
       wider.set(this.ints[c]!.subarray(0, this.top));
+      release(this.ints[c]!);
       this.ints[c] = wider;
     }
     for (let c = 0; c < this.floats.length; c++) {
       const wider = new Float64Array(size);
       wider.set(this.floats[c]!.subarray(0, this.top));
+      release(this.floats[c]!);
       this.floats[c] = wider;
     }
     for (let c = 0; c < this.bytes.length; c++) {
       const wider = new Int8Array(size);
       wider.set(this.bytes[c]!.subarray(0, this.top));
+      release(this.bytes[c]!);
       this.bytes[c] = wider;
     }
     this.size = size;
