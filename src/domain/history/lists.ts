@@ -34,10 +34,10 @@ export function trimFloats(a: Float64Array<ArrayBuffer>, n: number): Float64Arra
   return b;
 }
 
-/** Gives a replaced column's memory back now rather than at the collector's next collection (a
- *  load replaces columns many times over; each old one would stay resident until then). Only a
- *  column that is the whole of its buffer: nothing else reads the columns (see above). */
-function release(old: Int32Array | Float64Array | Int8Array): void {
+/** Gives a compacted column's memory back now rather than at the collector's next collection (a
+ *  load's end compacts every part, and each old column would stay resident beside its copy until
+ *  then). Only a column that is the whole of its buffer: nothing else reads the columns (see above). */
+function giveBack(old: Int32Array | Float64Array | Int8Array): void {
   const b = old.buffer;
   if (b instanceof ArrayBuffer && !b.resizable && old.byteOffset === 0 && old.byteLength === b.byteLength) b.transfer(0);
 }
@@ -224,17 +224,17 @@ export class Lists {
     for (let c = 0; c < this.ints.length; c++) {
       const old = this.ints[c]!;
       this.ints[c] = yield* move(old, new Int32Array(size));
-      release(old);
+      giveBack(old);
     }
     for (let c = 0; c < this.floats.length; c++) {
       const old = this.floats[c]!;
       this.floats[c] = yield* move(old, new Float64Array(size));
-      release(old);
+      giveBack(old);
     }
     for (let c = 0; c < this.bytes.length; c++) {
       const old = this.bytes[c]!;
       this.bytes[c] = yield* move(old, new Int8Array(size));
-      release(old);
+      giveBack(old);
     }
     this.start = this.start.slice(0, n);
     this.length = this.length.slice(0, n);
@@ -281,19 +281,16 @@ export class Lists {
     for (let c = 0; c < this.ints.length; c++) {
       const wider = new Int32Array(size);
       wider.set(this.ints[c]!.subarray(0, this.top));
-      release(this.ints[c]!);
       this.ints[c] = wider;
     }
     for (let c = 0; c < this.floats.length; c++) {
       const wider = new Float64Array(size);
       wider.set(this.floats[c]!.subarray(0, this.top));
-      release(this.floats[c]!);
       this.floats[c] = wider;
     }
     for (let c = 0; c < this.bytes.length; c++) {
       const wider = new Int8Array(size);
       wider.set(this.bytes[c]!.subarray(0, this.top));
-      release(this.bytes[c]!);
       this.bytes[c] = wider;
     }
     this.size = size;
