@@ -114,7 +114,10 @@ function slowEquals(bytes: Uint8Array, start: number, end: number, s: string): b
  *  made by one system usually do) value k is simply at k × that length and no offsets are kept;
  *  the first value of another length (or a missing one) makes them. */
 export class PackedStrings {
-  private bytes = Buffer.allocUnsafe(1 << 12);
+  // Zeroed and never from Node's pool of small Buffers: the bytes are a snapshot's as they stand,
+  // so a pooled slab would carry whatever else the process put there, and unused room whatever
+  // memory held before.
+  private bytes = Buffer.alloc(1 << 12);
   private used = 0;
   /** Start of value k at [k], end at [k + 1]; negative start: no value. Undefined while every value
    *  is `width` bytes long. */
@@ -156,7 +159,7 @@ export class PackedStrings {
   private fit(need: number): void {
     if (need <= this.bytes.length) return;
     if (need > 0x7fff_ffff) throw new Error('packed strings exceed 2 GB');
-    const wider = Buffer.allocUnsafe(Math.min(0x7fff_ffff, Math.max(need, grown(this.bytes.length))));
+    const wider = Buffer.alloc(Math.min(0x7fff_ffff, Math.max(need, grown(this.bytes.length))));
     this.bytes.copy(wider, 0, 0, this.used);
     this.bytes = wider;
   }
@@ -203,7 +206,7 @@ export class PackedStrings {
   trim(): void {
     const unused = this.bytes.length - this.used + 4 * ((this.offsets?.length ?? 0) - this.count);
     if (unused <= this.used >> 3) return;
-    const bytes = Buffer.allocUnsafe(Math.max(1 << 12, this.used + (this.used >> 4)));
+    const bytes = Buffer.alloc(Math.max(1 << 12, this.used + (this.used >> 4)));
     this.bytes.copy(bytes, 0, 0, this.used);
     this.bytes = bytes;
     this.room = Math.max(1025, this.count + 2 + (this.count >> 4));
