@@ -12,6 +12,7 @@
 // a cell that cannot be its field's value fails the job in the checking pass, naming the row and
 // the column, never the value. An upload that maps none is read exactly as before: no cells.
 
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { z } from 'zod';
 import type { HistoryImportSummary } from '../contract/jobs.ts';
 import { readRows, readRowsWithCells, type ColumnMapping, type ParsedRow } from '../datasets/csv.ts';
@@ -230,8 +231,6 @@ export interface ImportRun {
   /** Called once rows may have been stored (also when the import then fails part way). */
   onStored(): void;
 }
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Checks the source, stores it chunk by chunk, and counts what this job stored. */
 export async function runHistoryImport(o: ImportRun): Promise<HistoryImportSummary> {

@@ -8,6 +8,7 @@
 // change that cannot be placed (older than the floor, an outcome the totals cannot follow, an
 // import) answers false, and the tenant is loaded afresh on its next use.
 
+import { setImmediate as turn } from 'node:timers/promises';
 import { History } from '../domain/history/history.ts';
 import { restoring } from '../domain/history/snapshot.ts';
 import { channelOf, type Transaction } from '../domain/transaction.ts';
@@ -28,9 +29,6 @@ const LOAD_STEP = 256;
  *  that long at most). How many rows fit depends on the history's size and the machine: measured,
  *  not assumed. */
 const LOAD_SLICE_MS = 4;
-
-/** A turn of the event loop: what a long load yields between its slices. */
-export const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Runs a generator's steps (each short), with a turn of the event loop whenever LOAD_SLICE_MS
  *  have passed since the last; returns its value. */

@@ -10,6 +10,7 @@
 import { once } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
+import { setImmediate as turn, setTimeout as wait } from 'node:timers/promises';
 import type { CopyColumn } from './db.ts';
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
@@ -104,10 +105,10 @@ export async function writeCopy(stream: Writable, chunks: AsyncIterable<Uint8Arr
     // first second's worth goes at once: a small write is not held back at all.
     const ahead = ((sent - bytesPerSecond) / bytesPerSecond) * 1000 - (performance.now() - began);
     if (ahead >= 1) {
-      await Promise.race([new Promise<void>((resolve) => setTimeout(resolve, ahead)), done]);
+      await Promise.race([wait(ahead), done]);
       since = performance.now();
     } else if (performance.now() - since >= 1) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await turn();
       since = performance.now();
     }
   }

@@ -11,6 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setImmediate as turn } from 'node:timers/promises';
 import type { Db } from './db.ts';
 
 /** Pieces put aside: how many, their bytes in all, and each piece read back in order (once). */
@@ -27,8 +28,6 @@ export interface SnapshotPieces {
 export function putAside(db: Pick<Db, 'kind'>, dir: string, pieces: readonly Uint8Array[]): Promise<SnapshotPieces> {
   return db.kind === 'postgres' ? spillPieces(dir, pieces) : copiedPieces(pieces);
 }
-
-const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 async function copiedPieces(pieces: readonly Uint8Array[]): Promise<SnapshotPieces> {
   let copies: Uint8Array[] = [];
