@@ -4,8 +4,8 @@
 // another, and every case ends closed with its verdict. After each verdict, process B (which the
 // browser never talks to) is asked by scoring a probe payment of the same customer until the
 // outcome shows in its features (the customer's earlier payment in the probe's graph evidence,
-// with the verdict as its outcome): within a second every time. The probes are small payments the
-// inbox's rule lets through, so they open no case.
+// with the verdict as its outcome): within a second every time. The probes are small payments an
+// allow rule approves, so they open no case.
 
 import t from 'tap';
 import { freshDatabase } from '../support/server.ts';
@@ -48,6 +48,9 @@ t.test(
     };
     await owner('POST', '/members', { email: 'ann.lyst@example.com', role: 'analyst' });
     await owner('POST', '/rules', { name: 'review r-', expression: 'customer_id.startsWith("r-") && amount >= 10.0', action: 'review', status: 'active' });
+    // The probes approved whatever the model makes of a customer's run of payments: a review would
+    // open the customer a new case once the analyst closed the first.
+    await owner('POST', '/rules', { name: 'probes', expression: 'amount < 10.0', action: 'allow', status: 'active' });
 
     const problems: string[] = [];
     const page = await watchedPage(browser, problems);
@@ -87,7 +90,7 @@ t.test(
           customer_id: customer,
           merchant_id: `m-probe-${probes}`,
         });
-        if (probe.status !== 200) throw new Error(`probe answered ${probe.status}`);
+        if (probe.status !== 200 || probe.json.decision !== 'approve') throw new Error(`probe answered ${probe.status} ${probe.json?.decision}`);
         const at = performance.now();
         const earlier = (probe.json.graph_evidence?.[customer] ?? []).find((e: { transaction_id: string }) => e.transaction_id === `t-${customer}`);
         if (earlier?.outcome === outcome) return at - since;
