@@ -66,12 +66,15 @@ for (const backend of backends()) {
       refused.err,
       /too few labelled frauds to recalibrate from: 0 before the test part \(need 10\), of \d+ transactions older than the label delay with 0 frauds known/,
     );
-    const alone = await train(env, ['--recalibrate']);
-    t.equal(alone.code, 2, '--recalibrate without --organization is refused');
-    t.match(alone.err, /--recalibrate needs --organization ORG_ID/);
-    const missing = await train(env, ['--organization', 'org_missing', '--recalibrate']);
-    t.equal(missing.code, 2, 'an organization that does not exist is refused');
-    t.match(missing.err, /No organization org_missing/);
+    // The command's own checks, once (each run is a process that loads the training library).
+    if (backend.name === 'pglite') {
+      const alone = await train(env, ['--recalibrate']);
+      t.equal(alone.code, 2, '--recalibrate without --organization is refused');
+      t.match(alone.err, /--recalibrate needs --organization ORG_ID/);
+      const missing = await train(env, ['--organization', 'org_missing', '--recalibrate']);
+      t.equal(missing.code, 2, 'an organization that does not exist is refused');
+      t.match(missing.err, /No organization org_missing/);
+    }
 
     // The stored model loads in the service like any custom model: a challenger in shadow.
     live = await open(end + 10 * DAY + 2_000);
