@@ -317,11 +317,7 @@ for (const backend of backends()) {
       );
       t.same(counts, { fraud: 300, legit: 2700, changes: 3_000 });
       const probe = { amount: 20, customer_id: 'vc-new', merchant_id: 'vm-0', location: 'Porto', payment_type: 'card_present', time: Date.now() + 1000 };
-      t.equal(
-        extractOne(probe, tenant.history).graph[GRAPH_FEATURES.indexOf('merchant_known_labels')],
-        75,
-        'the live history has every label of the merchant',
-      );
+      t.equal(extractOne(probe, tenant.history).graph[GRAPH_FEATURES.indexOf('merchant_known_labels')], 75, 'the live history has every label of the merchant');
     });
   });
 }

@@ -38,6 +38,16 @@ const SYSTEM = new Set(['apt-get', 'git', 'python3', 'pip', 'rustup']);
 /** `npm run` scripts cheap enough to run as written. */
 const RUN_AS_WRITTEN = new Set(['simulate']);
 const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+/** Each script's `--help`, asked once (a process that loads the command's sources). */
+const helps = new Map<string, Promise<string>>();
+const help = (name: string, env: Record<string, string>): Promise<string> => {
+  if (!helps.has(name))
+    helps.set(
+      name,
+      run('npm', ['run', '-s', name, '--', '--help'], { cwd: root, env, timeout: 60_000 }).then((r) => r.stdout),
+    );
+  return helps.get(name)!;
+};
 
 interface Example {
   file: string;
@@ -280,7 +290,7 @@ t.test('every example in the README and the guides runs', async (t) => {
           const placed = given.map((a) => (a.endsWith('.csv') && !a.startsWith('/') ? join(work, basename(a)) : a));
           await run('npm', ['run', '-s', name, '--', ...placed], { cwd: root, env, timeout: 60_000 });
         } else {
-          const { stdout } = await run('npm', ['run', '-s', name, '--', '--help'], { cwd: root, env, timeout: 60_000 });
+          const stdout = await help(name, env);
           for (const flag of given.filter((a) => a.startsWith('--'))) t.ok(stdout.includes(flag.split('=')[0]!), `${where}: ${name} --help lists ${flag}`);
         }
       } else {
