@@ -1,6 +1,6 @@
 // An organization's challenger made from its own recorded traffic (`npm run train -- --organization`,
-// docs/model.md "Challengers"): the use case reads the scored transactions that count at `asOf`
-// (their stored features and the labels known by then), hands them to the training library
+// docs/model.md "Challengers"): the use case reads the transactions that count at `asOf`, scored or
+// imported (their stored features and the labels known by then), hands them to the training library
 // (training/organization.ts) and stores what it makes as the organization's custom model. The same
 // data and `asOf` make the same model, found rather than stored twice.
 
@@ -14,7 +14,8 @@ import type { MovedFeature } from '../training/feature-drift.ts';
 import { recalibrate, trainOwn, type Counted, type Counts, type Made } from '../training/organization.ts';
 import { requireOrganization, storeCustomModel } from './custom-models.ts';
 
-/** The organization's scored transactions that count at `asOf`, oldest first. */
+/** The organization's transactions that count at `asOf`, scored or imported (with the features
+ *  each had at its own time), oldest first. */
 async function countedRows(db: Db, organizationId: string, bundle: ModelBundle, asOf: number): Promise<Counted[]> {
   const data = organizationData(db, organizationId);
   const until = asOf - bundle.file.training.label_delay_ms;
@@ -22,10 +23,9 @@ async function countedRows(db: Db, organizationId: string, bundle: ModelBundle, 
   const kept: Counted[] = [];
   let after: [number, number] | undefined;
   for (;;) {
-    const page = await data.decisions.page({ from: 0, to: until, after, withFeatures: true });
+    const page = await data.importedFeatures.featured({ to: until, after });
     if (page.length === 0) break;
     for (const r of page) {
-      if (!r.features) continue;
       const known = r.label === 1 && r.label_known_ms !== null && r.label_known_ms <= asOf;
       kept.push({ time: r.time_ms, label: known ? 1 : 0, features: new Float32Array(Uint8Array.from(r.features).buffer, 0, total) });
     }

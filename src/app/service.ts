@@ -213,6 +213,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
             db,
             datasets,
             labelDelay,
+            model: scorer?.bundle,
             example: () => sandbox.history.transactions,
             beforeImport: () => decisionLog.flush(),
             imported: (id) => live.imported(id),

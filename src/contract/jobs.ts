@@ -88,6 +88,9 @@ export interface HistoryImportSummary {
   fraud: number;
   first_time: string | null;
   last_time: string | null;
+  /** Of the stored rows: with their features as of their own time (all of them once the job
+   *  succeeded; absent when no model is loaded, and no features are computed). */
+  featured?: number;
 }
 
 /** A job's `summary` (its schema: any object) by the job's `kind`, once it has succeeded: what the

@@ -1,6 +1,8 @@
 // The handler of `history_import` jobs: its source from the job's params (the built-in example, or
 // a validated upload with a timestamp column), checked, and stored chunk by chunk into the
-// organization's history (history-import.ts), with its progress reported as it goes. The fields an
+// organization's history (history-import.ts), with its progress reported as it goes; then the
+// imported transactions' features as of each one's own time (imported-features.ts, stage
+// `features`), so the organization can learn from them at once. The fields an
 // upload's mapping maps are read as the organization declares them when the job runs: one retired
 // since the import was queued (or mapped since) fails the job before anything is read.
 
@@ -19,13 +21,18 @@ import {
   type ExampleRecords,
   type ImportSource,
 } from './history-import.ts';
+import { computeImportedFeatures } from './imported-features.ts';
 import { JobRefused, JobStopped, type JobHandler } from './runner.ts';
+import type { ModelBundle } from '../model/bundle-types.ts';
 
 export interface HistoryImportDeps {
   db: Db;
   datasets: DatasetFiles;
   /** An imported label is known this long after its transaction. */
   labelDelay: number;
+  /** The model whose features imported transactions get (the built-in one's channels, as every
+   *  scored transaction's); none: the import stores rows only. */
+  model: ModelBundle | undefined;
   /** The built-in example's rows for an example import (the sandbox's: nothing simulated again). */
   example: () => ExampleRecords;
   /** Before an import stores anything: what this process has scored but not written yet is
@@ -59,7 +66,7 @@ export function historyImportHandler(o: HistoryImportDeps): JobHandler {
         }
         const organizationId = job.organization_id;
         await o.beforeImport();
-        return await runHistoryImport({
+        const summary = await runHistoryImport({
           db: o.db,
           organizationId,
           jobId: job.id,
@@ -72,6 +79,21 @@ export function historyImportHandler(o: HistoryImportDeps): JobHandler {
           stopped,
           onStored: () => o.imported(organizationId),
         });
+        if (!o.model) return summary;
+        progress.stage = 'features';
+        progress.fraction = 0;
+        await progress.write();
+        await computeImportedFeatures(o.db, organizationId, o.model, {
+          progress: (f) => {
+            progress.fraction = f;
+            return progress.write();
+          },
+          stopped,
+        });
+        if (stopped()) throw new ImportStopped();
+        // This job's transactions with their features, whichever attempt stored them.
+        const { featured } = await organizationData(o.db, organizationId).transactions.importedBy(job.id);
+        return { ...summary, featured };
       } catch (e) {
         // Handed back to the queue: whoever claims it next finishes it.
         if (e instanceof ImportStopped) throw new JobStopped();

@@ -17,6 +17,7 @@ import { randomUUID } from 'node:crypto';
 import type { History } from '../domain/history/history.ts';
 import { channelOf, UNKNOWN, type EarlierTransaction, type Transaction, type TransactionEntities } from '../domain/transaction.ts';
 import { allocateFeatures, type ChannelMatrices } from '../domain/features/extract.ts';
+import { storedFeatures } from './stored-features.ts';
 import type { Ring } from '../domain/rings.ts';
 import type { ModelBundle, ModeName } from '../model/bundle-types.ts';
 import { topReasons, type ChannelExplanation, type ScoreReason } from './explain.ts';
@@ -168,8 +169,6 @@ export class Scorer {
   private readonly phi: Float64Array[];
   /** Each channel's part of the explanation over those buffers (names, stack weight, values, SHAP). */
   private readonly explained: ChannelExplanation[];
-  /** Every channel's features together: the length of the features a recorded score returns. */
-  private readonly featureCount: number;
   /** Each channel's feature names, in the model's order (the rules' `features` map). */
   private readonly featureNames: readonly (readonly string[])[];
   /** The payment types and locations the model knows: a value it does not is named in the notes. */
@@ -179,7 +178,6 @@ export class Scorer {
     this.clock = deps.clock ?? Date.now;
     this.pipeline = new ScoringPipeline(deps.bundle);
     const { channels, file } = deps.bundle;
-    this.featureCount = channels.reduce((n, c) => n + c.features.length, 0);
     this.featureNames = channels.map((c) => c.features);
     this.phi = channels.map((c) => new Float64Array(c.features.length + 1));
     this.explained = channels.map((c, k) => ({ features: c.features, weight: file.stack.weights[c.name], values: this.features[c.name], phi: this.phi[k]! }));
@@ -207,13 +205,7 @@ export class Scorer {
   scoreToRecord(input: ScoreInput, context: ScoreContext): ScoredToRecord {
     const scored = this.run(input, context);
     // Copied out of the buffers the next score reuses; part of the `record` stage.
-    const features = new Float32Array(this.featureCount);
-    let at = 0;
-    for (const c of this.deps.bundle.channels) {
-      features.set(this.features[c.name], at);
-      at += c.features.length;
-    }
-    return { ...scored, features };
+    return { ...scored, features: storedFeatures(this.deps.bundle.channels, this.features) };
   }
 
   /** The features `scoreToRecord` returned, by name (a missing value left out), as rules read them. */

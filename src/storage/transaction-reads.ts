@@ -111,9 +111,10 @@ export async function listTransactions(
 export async function importedBy(
   scope: OrganizationScope,
   jobId: string,
-): Promise<{ imported: number; labelled: number; fraud: number; first: number | null; last: number | null }> {
-  const [row] = await scope.db.query<{ imported: number; labelled: number; fraud: number; first: number | null; last: number | null }>(
-    `SELECT count(*)::int AS imported, count(label)::int AS labelled, coalesce(sum(label), 0)::int AS fraud, min(time_ms) AS first, max(time_ms) AS last
+): Promise<{ imported: number; labelled: number; fraud: number; featured: number; first: number | null; last: number | null }> {
+  const [row] = await scope.db.query<{ imported: number; labelled: number; fraud: number; featured: number; first: number | null; last: number | null }>(
+    `SELECT count(*)::int AS imported, count(label)::int AS labelled, coalesce(sum(label), 0)::int AS fraud, count(features)::int AS featured,
+            min(time_ms) AS first, max(time_ms) AS last
      FROM transactions WHERE organization_id = $1 AND import_job_id = $2`,
     [scope.organizationId, jobId],
   );

@@ -28,7 +28,15 @@ interface JobView {
   source?: string;
   organization_id: string | null;
   mode: string | null;
-  summary: { imported: number; skipped_existing: number; labelled: number; fraud: number; first_time: string | null; last_time: string | null } | null;
+  summary: {
+    imported: number;
+    skipped_existing: number;
+    labelled: number;
+    fraud: number;
+    first_time: string | null;
+    last_time: string | null;
+    featured: number;
+  } | null;
 }
 
 const stores = backends();
@@ -93,11 +101,14 @@ for (const backend of stores) {
         t.equal(done.stage, 'done');
         const between = seen.filter((j) => j.status === 'running' && j.stage === 'importing' && j.progress > 0 && j.progress < 1);
         t.ok(between.length > 0, `progress seen strictly between 0 and 1 while importing (${between.length} of ${seen.length} polls)`);
-        const fractions = seen.map((j) => j.progress);
-        t.ok(
-          fractions.every((p, i) => i === 0 || p >= fractions[i - 1]!),
-          'progress never goes back',
-        );
+        // Within a stage (`features` starts again from 0 after `importing`).
+        for (const stage of ['importing', 'features']) {
+          const fractions = seen.filter((j) => j.stage === stage).map((j) => j.progress);
+          t.ok(
+            fractions.every((p, i) => i === 0 || p >= fractions[i - 1]!),
+            `progress never goes back while ${stage}`,
+          );
+        }
         t.ok(
           between.every((j) => Math.abs(j.progress * n - Math.round(j.progress * n)) < 1e-6 && Math.round(j.progress * n) % IMPORT_CHUNK_ROWS === 0),
           'progress is whole chunks of rows stored',
@@ -106,8 +117,8 @@ for (const backend of stores) {
         const fraud = service.sandbox.example.fraud_rows;
         t.same(
           { ...done.summary, first_time: undefined, last_time: undefined },
-          { imported: n, skipped_existing: 0, labelled: n, fraud, first_time: undefined, last_time: undefined },
-          `all ${n} rows, ${fraud} of them fraud`,
+          { imported: n, skipped_existing: 0, labelled: n, fraud, first_time: undefined, last_time: undefined, featured: n },
+          `all ${n} rows, ${fraud} of them fraud, each with its features as of its own time`,
         );
         const lastTime = Date.parse(done.summary!.last_time!);
         t.ok(Math.abs(lastTime - Date.now()) < 5 * 60_000, 'the newest example transaction is when the import ran');
@@ -206,6 +217,7 @@ for (const backend of stores) {
         fraud: 2,
         first_time: new Date(Date.parse(at(30 * DAY))).toISOString(),
         last_time: new Date(Date.parse(at(1 * DAY))).toISOString(),
+        featured: 5,
       };
       t.same(done.summary, expected, 'dup-1 (scored before) and the second "twice" were skipped');
 
@@ -254,7 +266,7 @@ for (const backend of stores) {
       const second = await finish((await importInto(org, member, { dataset_id: datasetId })).json().id, member);
       t.same(
         second.job.summary,
-        { imported: 0, skipped_existing: 7, labelled: 0, fraud: 0, first_time: null, last_time: null },
+        { imported: 0, skipped_existing: 7, labelled: 0, fraud: 0, first_time: null, last_time: null, featured: 0 },
         'a second import of the same file skips every row',
       );
       t.same(await listing(), before);

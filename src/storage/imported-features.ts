@@ -1,0 +1,118 @@
+// The statements behind imported transactions' point-in-time features (jobs/imported-features.ts):
+// the organization's whole history in time order, every source, a page at a time, each row saying
+// whether it is an imported one still without features; and those features stored, once, in the
+// column a scored transaction's features go to (migration 012), so that training, drift and the
+// performance reports read imported and scored transactions alike.
+
+import type { OrganizationScope } from './organization-scope.ts';
+
+/** Rows per page of the replay (one JSON value per page: PGlite decodes one value far faster than
+ *  thousands of rows). */
+export const REPLAY_PAGE_ROWS = 5_000;
+
+/** A transaction as the replay adds it to its history. */
+export interface ReplayRow {
+  seq: number;
+  transaction_id: string;
+  time_ms: number;
+  amount: number;
+  customer_id: string;
+  merchant_id: string;
+  location: string;
+  payment_type: string;
+  label: 0 | 1 | null;
+  label_known_ms: number | null;
+  /** An imported transaction with no features stored yet. */
+  featureless: boolean;
+}
+
+/** The page of the organization's transactions after `after` ([time, seq]), oldest first. */
+export async function replayPage(scope: OrganizationScope, after: [number, number] | undefined): Promise<ReplayRow[]> {
+  const params: unknown[] = [scope.organizationId, REPLAY_PAGE_ROWS];
+  if (after) params.push(after[0], after[1]);
+  const [row] = await scope.db.query<{ page: string | null }>(
+    `SELECT json_agg(json_build_array(seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, label, label_known_ms,
+                                      source = 'import' AND features IS NULL) ORDER BY time_ms, seq)::text AS page
+     FROM (SELECT * FROM transactions WHERE organization_id = $1 ${after ? 'AND time_ms >= $3 AND (time_ms > $3 OR seq > $4)' : ''}
+           ORDER BY time_ms, seq LIMIT $2) AS page_rows`,
+    params,
+  );
+  if (!row?.page) return [];
+  type Tuple = [number, string, number, number, string, string, string, string, 0 | 1 | null, number | null, boolean];
+  return (JSON.parse(row.page) as Tuple[]).map((t) => ({
+    seq: Number(t[0]),
+    transaction_id: t[1],
+    time_ms: t[2],
+    amount: t[3],
+    customer_id: t[4],
+    merchant_id: t[5],
+    location: t[6],
+    payment_type: t[7],
+    label: t[8],
+    label_known_ms: t[9],
+    featureless: t[10],
+  }));
+}
+
+/** How many of the organization's imported transactions have no features yet. */
+export async function countFeatureless(scope: OrganizationScope): Promise<number> {
+  const [row] = await scope.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM transactions WHERE organization_id = $1 AND source = 'import' AND features IS NULL`,
+    [scope.organizationId],
+  );
+  return row?.n ?? 0;
+}
+
+/** Stores imported transactions' features (each the same length, every channel's in the model's
+ *  order, float32), in one statement; a transaction that has features already keeps them. Returns
+ *  how many were stored. */
+export async function storeImportedFeatures(scope: OrganizationScope, rows: readonly { seq: number; features: Float32Array }[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const width = rows[0]!.features.byteLength;
+  const all = Buffer.allocUnsafe(width * rows.length);
+  rows.forEach((r, i) => {
+    if (r.features.byteLength !== width) throw new Error(`features of ${r.features.byteLength} bytes among rows of ${width}`);
+    all.set(new Uint8Array(r.features.buffer, r.features.byteOffset, width), i * width);
+  });
+  const stored = await scope.db.query<{ seq: number }>(
+    `UPDATE transactions t SET features = substring($3::bytea FROM ((u.k - 1) * $4 + 1)::int FOR $4::int)
+     FROM unnest($2::bigint[]) WITH ORDINALITY AS u(seq, k)
+     WHERE t.organization_id = $1 AND t.seq = u.seq AND t.source = 'import' AND t.features IS NULL
+     RETURNING t.seq`,
+    [scope.organizationId, rows.map((r) => r.seq), all, width],
+  );
+  return stored.length;
+}
+
+/** A transaction with its stored features, as an organization's training reads it. */
+export interface FeaturedRow {
+  seq: number;
+  time_ms: number;
+  label: 0 | 1 | null;
+  label_known_ms: number | null;
+  features: Uint8Array;
+}
+
+/**
+ * A page of the organization's transactions older than `to` that have features, scored or imported
+ * alike, oldest first after `after` ([time, seq]): what its training learns from.
+ */
+export async function featuredPage(scope: OrganizationScope, o: { to: number; after: [number, number] | undefined }): Promise<FeaturedRow[]> {
+  const params: unknown[] = [scope.organizationId, o.to, REPLAY_PAGE_ROWS];
+  if (o.after) params.push(o.after[0], o.after[1]);
+  const [row] = await scope.db.query<{ page: string | null }>(
+    `SELECT json_agg(json_build_array(seq, time_ms, label, label_known_ms, encode(features, 'base64')) ORDER BY time_ms, seq)::text AS page
+     FROM (SELECT seq, time_ms, label, label_known_ms, features FROM transactions
+           WHERE organization_id = $1 AND time_ms < $2 AND features IS NOT NULL ${o.after ? 'AND time_ms >= $4 AND (time_ms > $4 OR seq > $5)' : ''}
+           ORDER BY time_ms, seq LIMIT $3) AS page_rows`,
+    params,
+  );
+  if (!row?.page) return [];
+  return (JSON.parse(row.page) as [number, number, 0 | 1 | null, number | null, string][]).map((t) => ({
+    seq: Number(t[0]),
+    time_ms: t[1],
+    label: t[2],
+    label_known_ms: t[3],
+    features: Buffer.from(t[4], 'base64'),
+  }));
+}
