@@ -8,6 +8,8 @@
 // - the same data and --as-of make the same model (the same id and settings; a second run finds it);
 // - a fraud reported after --as-of is not known then, and changes nothing (planted);
 // - with too few labelled frauds it refuses with exit 2 and the counts;
+// - the same payments imported into another organization (features from the replay of its history)
+//   make a model from the same counts;
 // - the stored model is a challenger like any other: it scores in shadow after a restart.
 // Boosters of the organization's own (the command without --recalibrate) need LightGBM:
 // test/training/organization.lightgbm.test.ts.
@@ -18,6 +20,9 @@ import { backends } from '../support/server.ts';
 import { DAY, recordedTraffic, train } from '../support/organization-traffic.ts';
 import { getCustomModel, setChallenger } from '../../src/storage/models-store.ts';
 import { customDetail } from '../../src/app/model-views.ts';
+import { computeImportedFeatures } from '../../src/jobs/imported-features.ts';
+import type { NewTransaction } from '../../src/storage/live-rows.ts';
+import { organizationData } from '../../src/storage/organization-data.ts';
 
 for (const backend of backends()) {
   t.test(`recalibrating from an organization's history on ${backend.name}`, async (t) => {
@@ -48,6 +53,49 @@ for (const backend of backends()) {
 
     // A fraud reported after --as-of is not known at --as-of.
     let live = await open(end + 10 * DAY);
+
+    // The same payments imported into another organization instead of scored, each outcome with
+    // Shop's time known: their features come from the replay (src/jobs/imported-features.ts), and
+    // the same training counts them as it counted Shop's. (Not the same model: Shop's outcomes were
+    // reported after its last payment, dated earlier, so its payments were scored without them,
+    // where the replay takes each as known from its date: docs/model.md.)
+    const copy = await live.organization('Copy');
+    const db = live.s.service.db;
+    const shopRows = await db.query<{
+      transaction_id: string;
+      time_ms: number;
+      amount: number;
+      customer_id: string;
+      merchant_id: string;
+      location: string;
+      payment_type: string;
+      label: 0 | 1 | null;
+      label_known_ms: number | null;
+    }>(
+      `SELECT transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, label, label_known_ms
+       FROM transactions WHERE organization_id = $1 ORDER BY time_ms, seq`,
+      [shop.id],
+    );
+    const imports: NewTransaction[] = shopRows.map((r) => ({
+      transaction_id: r.transaction_id,
+      time: r.time_ms,
+      amount: r.amount,
+      customer_id: r.customer_id,
+      merchant_id: r.merchant_id,
+      location: r.location,
+      payment_type: r.payment_type,
+      source: 'import',
+      label: r.label,
+      label_known_ms: r.label_known_ms,
+    }));
+    for (let i = 0; i < imports.length; i += 500) await organizationData(db, copy.id).transactions.insert(imports.slice(i, i + 500));
+    t.equal(await computeImportedFeatures(db, copy.id, live.s.service.scorer!.bundle), imports.length, 'every imported payment has its features');
+    await live.close();
+    const fromImport = await train(env, ['--organization', copy.id, '--recalibrate', '--as-of', asOf]);
+    t.equal(fromImport.code, 0, fromImport.err);
+    t.match(fromImport.out, { kind: 'recalibrated', organization_id: copy.id, counts: first.out.counts }, 'imported instead of scored: a model, counted alike');
+    t.type(fromImport.out.test.challenger.expected_calibration_error, 'number', 'with its test figures');
+    live = await open(end + 10 * DAY);
     const planted = await key(live, shop, '/api/v1/transactions/tx-5/outcome', {
       outcome: 'fraud',
       source: 'chargeback',
