@@ -12,6 +12,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { backends } from '../support/server.ts';
 import { liveFor, type Member, type Organization } from '../support/accounts.ts';
 import { IMPORT_CHUNK_ROWS } from '../../src/jobs/history-import.ts';
+import type { HistoryImportSummary } from '../../src/contract/jobs.ts';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 

@@ -21,6 +21,7 @@ import { DAY, recordedTraffic, train } from '../support/organization-traffic.ts'
 import { getCustomModel, setChallenger } from '../../src/storage/models-store.ts';
 import { customDetail } from '../../src/app/model-views.ts';
 import { computeImportedFeatures } from '../../src/jobs/imported-features.ts';
+import type { ReplayRow } from '../../src/storage/imported-features.ts';
 import type { NewTransaction } from '../../src/storage/live-rows.ts';
 import { organizationData } from '../../src/storage/organization-data.ts';
 
@@ -61,17 +62,7 @@ for (const backend of backends()) {
     // where the replay takes each as known from its date: docs/model.md.)
     const copy = await live.organization('Copy');
     const db = live.s.service.db;
-    const shopRows = await db.query<{
-      transaction_id: string;
-      time_ms: number;
-      amount: number;
-      customer_id: string;
-      merchant_id: string;
-      location: string;
-      payment_type: string;
-      label: 0 | 1 | null;
-      label_known_ms: number | null;
-    }>(
+    const shopRows = await db.query<Omit<ReplayRow, 'seq' | 'featureless'>>(
       `SELECT transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, label, label_known_ms
        FROM transactions WHERE organization_id = $1 ORDER BY time_ms, seq`,
       [shop.id],
