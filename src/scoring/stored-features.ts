@@ -13,7 +13,9 @@ export function storedFeatures(channels: readonly { name: Channel; features: rea
   let at = 0;
   for (const c of channels) {
     const width = c.features.length;
-    out.set(m[c.name].subarray(row * width, (row + 1) * width), at);
+    const all = m[c.name];
+    // A single row (every score's) is copied whole, without a view to allocate.
+    out.set(all.length === width ? all : all.subarray(row * width, (row + 1) * width), at);
     at += width;
   }
   return out;
