@@ -13,9 +13,9 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { allocateFeatures, writeFeatures } from '../domain/features/extract.ts';
 import { storedFeatures } from '../scoring/stored-features.ts';
 import { History } from '../domain/history/history.ts';
-import type { Transaction } from '../domain/transaction.ts';
 import type { ModelBundle } from '../model/bundle-types.ts';
 import type { Db } from '../storage/db.ts';
+import { historyTransaction } from '../storage/live-rows.ts';
 import { organizationData } from '../storage/organization-data.ts';
 
 /** Transactions replayed between two turns of the event loop: a slice holds the loop a few
@@ -35,8 +35,7 @@ export async function computeImportedFeatures(db: Db, organizationId: string, bu
   const data = organizationData(db, organizationId).importedFeatures;
   const total = await data.featureless();
   if (total === 0) return 0;
-  const labelDelay = bundle.file.training.label_delay_ms;
-  const history = new History(labelDelay).withRecords();
+  const history = new History(bundle.file.training.label_delay_ms).withRecords();
   const m = allocateFeatures(1);
   let stored = 0;
   let after: [number, number] | undefined;
@@ -48,19 +47,7 @@ export async function computeImportedFeatures(db: Db, organizationId: string, bu
     for (let from = 0; from < page.length; from += SLICE_ROWS) {
       if (from > 0) await nextTurn();
       for (const r of page.slice(from, from + SLICE_ROWS)) {
-        const tx: Transaction & { transaction_id: string } = {
-          transaction_id: r.transaction_id,
-          time: r.time_ms,
-          amount: r.amount,
-          customer_id: r.customer_id,
-          merchant_id: r.merchant_id,
-          location: r.location,
-          payment_type: r.payment_type,
-        };
-        if (r.label !== null) {
-          tx.label = r.label;
-          tx.labelKnownAt = r.label_known_ms ?? r.time_ms + labelDelay;
-        }
+        const tx = historyTransaction(r);
         if (r.featureless) {
           writeFeatures(tx, history, m, 0);
           pending.push({ seq: r.seq, features: storedFeatures(bundle.channels, m) });
@@ -70,7 +57,7 @@ export async function computeImportedFeatures(db: Db, organizationId: string, bu
     }
     stored += await data.store(pending);
     const last = page[page.length - 1]!;
-    after = [last.time_ms, last.seq];
+    after = [last.time, last.seq];
     await run.progress?.(Math.min(1, stored / total));
     await nextTurn();
   }

@@ -16,7 +16,7 @@ import type { Ring } from '../domain/rings.ts';
 import { MAX_EVIDENCE, RingIndex, type EarlierEvidence, type ScoreContext, type ScoredEntities } from '../scoring/scorer.ts';
 import type { ScoreInput } from '../contract/score.ts';
 import type { HistoryLoader, PolicyLoader } from '../storage/history-load.ts';
-import type { HistoryRow } from '../storage/live-rows.ts';
+import { historyTransaction, type HistoryRow } from '../storage/live-rows.ts';
 import type { OrganizationTransactions } from '../storage/organization-data.ts';
 import type { FeedChange } from '../storage/live-feed.ts';
 import { Policy } from './policy.ts';
@@ -179,21 +179,7 @@ export class Tenant {
   }
 
   addStored(r: HistoryRow): void {
-    const tx: Transaction & { transaction_id: string } = {
-      transaction_id: r.transaction_id,
-      time: r.time,
-      amount: r.amount,
-      customer_id: r.customer_id,
-      merchant_id: r.merchant_id,
-      location: r.location,
-      payment_type: r.payment_type,
-    };
-    if (r.label === 0 || r.label === 1) {
-      tx.label = r.label;
-      tx.labelKnownAt = r.label_known_ms!;
-    }
-    if (r.keys) tx.keys = r.keys;
-    this.add(tx);
+    this.add(historyTransaction(r));
   }
 
   setRings(rings: Ring[]): void {

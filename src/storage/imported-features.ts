@@ -4,25 +4,17 @@
 // column a scored transaction's features go to (migration 012), so that training, drift and the
 // performance reports read imported and scored transactions alike.
 
+import type { HistoryRow } from './live-rows.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 
 /** Rows per page of the replay (one JSON value per page: PGlite decodes one value far faster than
  *  thousands of rows). */
 export const REPLAY_PAGE_ROWS = 5_000;
 
-/** A transaction as the replay adds it to its history. */
-export interface ReplayRow {
+/** A transaction as the replay adds it to its history, and whether it is an imported one with no
+ *  features stored yet. */
+export interface ReplayRow extends HistoryRow {
   seq: number;
-  transaction_id: string;
-  time_ms: number;
-  amount: number;
-  customer_id: string;
-  merchant_id: string;
-  location: string;
-  payment_type: string;
-  label: 0 | 1 | null;
-  label_known_ms: number | null;
-  /** An imported transaction with no features stored yet. */
   featureless: boolean;
 }
 
@@ -32,8 +24,10 @@ export async function replayPage(scope: OrganizationScope, after: [number, numbe
   if (after) params.push(after[0], after[1]);
   const [row] = await scope.db.query<{ page: string | null }>(
     `SELECT json_agg(json_build_array(seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, label, label_known_ms,
-                                      source = 'import' AND features IS NULL) ORDER BY time_ms, seq)::text AS page
-     FROM (SELECT * FROM transactions WHERE organization_id = $1 ${after ? 'AND time_ms >= $3 AND (time_ms > $3 OR seq > $4)' : ''}
+                                      featureless) ORDER BY time_ms, seq)::text AS page
+     FROM (SELECT seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, label, label_known_ms,
+                  source = 'import' AND features IS NULL AS featureless
+           FROM transactions WHERE organization_id = $1 ${after ? 'AND time_ms >= $3 AND (time_ms > $3 OR seq > $4)' : ''}
            ORDER BY time_ms, seq LIMIT $2) AS page_rows`,
     params,
   );
@@ -42,7 +36,7 @@ export async function replayPage(scope: OrganizationScope, after: [number, numbe
   return (JSON.parse(row.page) as Tuple[]).map((t) => ({
     seq: Number(t[0]),
     transaction_id: t[1],
-    time_ms: t[2],
+    time: t[2],
     amount: t[3],
     customer_id: t[4],
     merchant_id: t[5],

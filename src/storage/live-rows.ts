@@ -94,6 +94,25 @@ export interface HistoryRow extends TransactionFields {
   keys?: readonly string[] | null;
 }
 
+/** A stored transaction as a history adds it: its label only with the time it became known. */
+export function historyTransaction(r: HistoryRow): Transaction & { transaction_id: string } {
+  const tx: Transaction & { transaction_id: string } = {
+    transaction_id: r.transaction_id,
+    time: r.time,
+    amount: r.amount,
+    customer_id: r.customer_id,
+    merchant_id: r.merchant_id,
+    location: r.location,
+    payment_type: r.payment_type,
+  };
+  if (r.label === 0 || r.label === 1) {
+    tx.label = r.label;
+    tx.labelKnownAt = r.label_known_ms!;
+  }
+  if (r.keys) tx.keys = r.keys;
+  return tx;
+}
+
 export interface OutcomeChangeRow {
   transaction_seq: number;
   from_label: 0 | 1 | null;

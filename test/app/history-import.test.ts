@@ -29,15 +29,7 @@ interface JobView {
   source?: string;
   organization_id: string | null;
   mode: string | null;
-  summary: {
-    imported: number;
-    skipped_existing: number;
-    labelled: number;
-    fraud: number;
-    first_time: string | null;
-    last_time: string | null;
-    featured: number;
-  } | null;
+  summary: HistoryImportSummary | null;
 }
 
 const stores = backends();

@@ -63,13 +63,13 @@ for (const backend of backends()) {
     const copy = await live.organization('Copy');
     const db = live.s.service.db;
     const shopRows = await db.query<Omit<ReplayRow, 'seq' | 'featureless'>>(
-      `SELECT transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, label, label_known_ms
+      `SELECT transaction_id, time_ms AS time, amount, customer_id, merchant_id, location, payment_type, label, label_known_ms
        FROM transactions WHERE organization_id = $1 ORDER BY time_ms, seq`,
       [shop.id],
     );
     const imports: NewTransaction[] = shopRows.map((r) => ({
       transaction_id: r.transaction_id,
-      time: r.time_ms,
+      time: r.time,
       amount: r.amount,
       customer_id: r.customer_id,
       merchant_id: r.merchant_id,
