@@ -84,7 +84,7 @@ for (let i = 0; i < 21; i++)
 const cannedText = samples.sort((a, b) => a.length - b.length)[10]!;
 const cannedFile = join(tempDir('bench-canned-'), 'response.json');
 writeFileSync(cannedFile, cannedText);
-const trivial = spawn(process.execPath, ['--import=tsx', join(root, 'bench/trivial-server.ts')], {
+const trivial = spawn(process.execPath, [join(root, 'bench/trivial-server.ts')], {
   cwd: root,
   env: { ...process.env, CANNED_FILE: cannedFile },
   stdio: ['ignore', 'pipe', 'inherit'],

@@ -20,7 +20,7 @@ const results: Record<string, unknown> = {};
 let failed = false;
 for (const name of benchmarks) {
   console.log(`\n=== bench:${name} ===`);
-  const run = spawnSync(process.execPath, ['--import=tsx', new URL(`./${name}.ts`, import.meta.url).pathname, ...(quick ? ['--quick'] : [])], {
+  const run = spawnSync(process.execPath, [new URL(`./${name}.ts`, import.meta.url).pathname, ...(quick ? ['--quick'] : [])], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
   });

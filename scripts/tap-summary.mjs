@@ -1,11 +1,15 @@
 // `npm run test:js`: tap, as it is (its arguments passed on), and then, when something failed, a
 // summary of what did: each failed assertion with the subtests it sits in. A CI log often keeps
 // only its end; without this the end says how many failed and not which.
+// Every process the tests start (tap's, servers, command lines) shares Node's compile cache: each
+// loads the TypeScript sources, and the cache spares them stripping and compiling them again.
 
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 
-const child = spawn('tap', process.argv.slice(2), { stdio: ['inherit', 'pipe', 'inherit'], shell: false });
+const env = { NODE_COMPILE_CACHE: fileURLToPath(new URL('../node_modules/.cache/node-compile', import.meta.url)), ...process.env };
+const child = spawn('tap', process.argv.slice(2), { stdio: ['inherit', 'pipe', 'inherit'], shell: false, env });
 /** The names of the subtests open at each indentation (four spaces a level), and how many failures
  *  had been listed when each began. */
 const open = [];

@@ -215,7 +215,7 @@ function run(file: string, args: string[]): Promise<{ status: number | null; std
   return new Promise((resolve, reject) => {
     // No DATABASE_URL: bench:start must answer --help without one, and nothing may reach a database.
     const env = { ...process.env, DATABASE_URL: '' };
-    const child = spawn(process.execPath, ['--import=tsx', file, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+    const child = spawn(process.execPath, [file, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d));

@@ -66,7 +66,11 @@ export function guarded<T>(fn: () => T): T {
 
 /** A loaded model: evaluation and exact TreeSHAP (native/src/predict.rs, shap/). */
 export class Engine {
-  constructor(private readonly inner: native.Engine) {}
+  private readonly inner: native.Engine;
+
+  constructor(inner: native.Engine) {
+    this.inner = inner;
+  }
 
   get numFeatures(): number {
     return this.inner.numFeatures;
@@ -150,7 +154,11 @@ export const reasonDirections: readonly ReasonDirection[] = native.reasonDirecti
 /** A row's reasons, ranked and worded natively (native/src/reasons.rs) by the same code as the
  *  batch result lines'. */
 export class Reasons {
-  constructor(private readonly inner: native.Reasons) {}
+  private readonly inner: native.Reasons;
+
+  constructor(inner: native.Reasons) {
+    this.inner = inner;
+  }
 
   get rowWidth(): number {
     return this.inner.rowWidth;
@@ -169,7 +177,11 @@ export class Reasons {
 
 /** A batch job's result-line writer (native/src/lines.rs). */
 export class ResultLines {
-  constructor(private readonly inner: native.ResultLines) {}
+  private readonly inner: native.ResultLines;
+
+  constructor(inner: native.ResultLines) {
+    this.inner = inner;
+  }
 
   /** Reasons a row keeps (the download's reason cells). */
   get top(): number {

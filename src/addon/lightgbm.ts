@@ -61,7 +61,11 @@ function native(): typeof Native {
 
 /** LightGBM's own predictor (its C API): the reference of parity tests and benchmarks. */
 export class LightGbm {
-  constructor(private readonly inner: Native.LightGbm) {}
+  private readonly inner: Native.LightGbm;
+
+  constructor(inner: Native.LightGbm) {
+    this.inner = inner;
+  }
 
   get numFeatures(): number {
     return this.inner.numFeatures;

@@ -9,18 +9,23 @@ import { StorageError, databaseUnavailable as outOfReach } from '../storage/erro
 export { ERROR_REASONS, type ErrorReason } from '../contract/errors.ts';
 
 export class AppError extends Error {
+  readonly reason: ErrorReason;
+  readonly extra: Record<string, unknown>;
+
   readonly fix: string;
 
   /** A refusal for `reason` (its status is the catalogue's: contract/errors.ts), with what is
    *  particular to it; the catalogue's message and fix when it adds nothing. */
   constructor(
-    readonly reason: ErrorReason,
+    reason: ErrorReason,
     message?: string,
     fix?: string,
     /** More of `detail`, e.g. `fields` of a validation failure. */
-    readonly extra: Record<string, unknown> = {},
+    extra: Record<string, unknown> = {},
   ) {
     super(message ?? ERRORS[reason].message);
+    this.reason = reason;
+    this.extra = extra;
     this.fix = fix ?? ERRORS[reason].fix;
   }
 }

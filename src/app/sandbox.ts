@@ -69,6 +69,9 @@ interface Built {
 }
 
 export class Sandbox {
+  private readonly labelDelay: number;
+  private readonly dir?: string;
+
   private facts: Facts;
   private built: Built | undefined;
 
@@ -77,10 +80,9 @@ export class Sandbox {
    *   their transactions).
    * @param dir where the example's figures are kept between starts (DATA_DIR); none: simulated at once.
    */
-  constructor(
-    private readonly labelDelay: number,
-    private readonly dir?: string,
-  ) {
+  constructor(labelDelay: number, dir?: string) {
+    this.labelDelay = labelDelay;
+    this.dir = dir;
     const key = createHash('sha256').update(JSON.stringify({ FACTS_FORMAT, DEFAULT_SIMULATION, labelDelay })).digest('hex').slice(0, 16);
     const kept = dir === undefined ? undefined : this.read(key);
     // Without kept figures the rows are simulated now and dropped: the build simulates them again

@@ -136,7 +136,11 @@ async function inTime(loading: Promise<ScoringTenant>): Promise<ScoringTenant> {
 }
 
 export class ScoreAndRecord {
-  constructor(private readonly deps: ScoreAndRecordDeps) {}
+  private readonly deps: ScoreAndRecordDeps;
+
+  constructor(deps: ScoreAndRecordDeps) {
+    this.deps = deps;
+  }
 
   /** The challengers' scorers (a model that cannot be used, made for another base model, is left out). */
   private async challengers(ids: readonly string[]): Promise<{ id: string; scorer: Scorer }[]> {

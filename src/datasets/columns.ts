@@ -78,6 +78,8 @@ const pad8 = (n: number) => (8 - (n % 8)) % 8;
 
 /** Writes rows as they are parsed, a chunk at a time, to `<path>.partial`; `finish` names the file. */
 class ColumnsWriter {
+  private readonly path: string;
+
   private readonly fd: number;
   /** Strings numbered in the order they first appear; a chunk carries those new since the last. */
   private readonly entities = new Interned();
@@ -104,7 +106,8 @@ class ColumnsWriter {
   private timed = 0;
   private ordered = true;
 
-  constructor(private readonly path: string) {
+  constructor(path: string) {
+    this.path = path;
     this.fd = openSync(`${path}.partial`, 'w', 0o600);
     this.write(MAGIC);
   }
@@ -198,15 +201,20 @@ class ColumnsWriter {
 /** A kept file, read chunk by chunk in file order. Customer and merchant ids and places are
  *  numbered across the file; `entities` and `places` hold those of the chunks read so far. */
 export class KeptColumns {
+  private readonly fd: number;
+  readonly rows: number;
+  readonly chunkCount: number;
+  readonly timeOrdered: boolean;
+
   readonly entities: string[] = [];
   readonly places: string[] = [];
 
-  private constructor(
-    private readonly fd: number,
-    readonly rows: number,
-    readonly chunkCount: number,
-    readonly timeOrdered: boolean,
-  ) {}
+  private constructor(fd: number, rows: number, chunkCount: number, timeOrdered: boolean) {
+    this.fd = fd;
+    this.rows = rows;
+    this.chunkCount = chunkCount;
+    this.timeOrdered = timeOrdered;
+  }
 
   /** The rows kept for `mapping` at validation, or undefined when there are none to use (no file,
    *  another mapping or version, or a file not finished). */

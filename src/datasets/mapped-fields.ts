@@ -79,12 +79,15 @@ export function mappedFields(mapping: ColumnMapping, declared: readonly FieldSta
 
 /** A cell that cannot be its field's value: where it is, and why (never what it holds). */
 export class CellRefused extends Error {
-  constructor(
-    readonly reason: CellRefusal,
-    readonly row: number,
-    readonly field: MappedField,
-  ) {
+  readonly reason: CellRefusal;
+  readonly row: number;
+  readonly field: MappedField;
+
+  constructor(reason: CellRefusal, row: number, field: MappedField) {
     super(`row ${row}, column "${field.header}" (fields.${field.name}): ${reason}`);
+    this.reason = reason;
+    this.row = row;
+    this.field = field;
   }
 
   /** The job's error: the row, the column and what is wrong, and what to do; `outcome` says what

@@ -10,9 +10,13 @@ export const KEY_CACHE_LIMIT = 1 << 20;
  *  every key it has seen anyway (as map keys); the cache is emptied if it ever grows past
  *  KEY_CACHE_LIMIT, so it costs at most as much again. */
 export class KeyCache {
+  private readonly make: (id: string) => string;
+
   private readonly keys = new Map<string, string>();
 
-  constructor(private readonly make: (id: string) => string) {}
+  constructor(make: (id: string) => string) {
+    this.make = make;
+  }
 
   get(id: string): string {
     let key = this.keys.get(id);

@@ -11,11 +11,14 @@ export interface Lap {
 const micro = (ms: number) => Math.round(ms * 1000) / 1000;
 
 export class Stopwatch {
+  readonly started: number;
+
   readonly laps: Lap[] = [];
   #mark: number;
 
   /** Started at `started` (performance.now()'s clock), by default now. */
-  constructor(readonly started: number = performance.now()) {
+  constructor(started: number = performance.now()) {
+    this.started = started;
     this.#mark = started;
   }
 

@@ -35,11 +35,14 @@ function percentile(sorted: readonly number[], p: number): number {
 const round = (x: number) => Math.round(x * 1000) / 1000;
 
 export class AccessLog {
+  private readonly log: FastifyBaseLogger;
+
   private readonly windows = new Map<string, Window>();
   private readonly timer: NodeJS.Timeout;
   private since = Date.now();
 
-  constructor(private readonly log: FastifyBaseLogger) {
+  constructor(log: FastifyBaseLogger) {
+    this.log = log;
     this.timer = setInterval(() => this.summarise(), SUMMARY_MS);
     this.timer.unref();
   }

@@ -27,14 +27,11 @@ export const DATABASE_RETRY_AFTER_SECONDS = 2;
 /** A refusal of the HTTP layer's own (before or around a use case): a reason of the catalogue
  *  (contract/errors.ts, its status), what is particular to it, and headers to send with it. */
 export class ApiError extends AppError {
-  constructor(
-    reason: ErrorReason,
-    message?: string,
-    fix?: string,
-    extra: Record<string, unknown> = {},
-    readonly headers: Record<string, string> = {},
-  ) {
+  readonly headers: Record<string, string>;
+
+  constructor(reason: ErrorReason, message?: string, fix?: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
     super(reason, message, fix, extra);
+    this.headers = headers;
   }
 }
 

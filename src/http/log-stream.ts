@@ -16,6 +16,8 @@ import type { Writable } from 'node:stream';
 export const LOG_BUFFER_BYTES = 1 << 20;
 
 export class LogStream {
+  private readonly maxBuffered: number;
+
   private readonly out: Writable;
   /** Lines dropped since the destination last took one. */
   private dropped = 0;
@@ -23,10 +25,8 @@ export class LogStream {
   droppedTotal = 0;
   private broken = false;
 
-  constructor(
-    fd: number,
-    private readonly maxBuffered = LOG_BUFFER_BYTES,
-  ) {
+  constructor(fd: number, maxBuffered = LOG_BUFFER_BYTES) {
+    this.maxBuffered = maxBuffered;
     const stat = fstatSync(fd);
     this.out = stat.isFIFO() || stat.isSocket() ? new Socket({ fd, readable: false, writable: true }) : createWriteStream('', { fd, autoClose: false });
     // A reader that went away (EPIPE) or an unwritable destination: stop logging, keep serving.

@@ -107,9 +107,13 @@ export async function scoreDataset(bundle: ModelBundle, o: BatchOptions): Promis
  * pages for longer than the addon takes to make the lines.
  */
 class BufferPool {
+  private size: number;
+
   private readonly free: Buffer[] = [];
 
-  constructor(private size: number) {}
+  constructor(size: number) {
+    this.size = size;
+  }
 
   take(): Buffer {
     return this.free.pop() ?? Buffer.allocUnsafeSlow(this.size);

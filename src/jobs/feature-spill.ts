@@ -12,14 +12,15 @@
 import { closeSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 
 export class FeatureSpill {
+  private readonly path: string;
+  private readonly widths: readonly number[];
+
   private readonly fd: number;
   private readonly blockStart: number[];
 
-  constructor(
-    private readonly path: string,
-    rows: number,
-    private readonly widths: readonly number[],
-  ) {
+  constructor(path: string, rows: number, widths: readonly number[]) {
+    this.path = path;
+    this.widths = widths;
     // A spill left by an attempt that died with its process (the job is taken up again from the
     // start) is garbage: it goes, and this attempt's file is made afresh.
     rmSync(path, { force: true });

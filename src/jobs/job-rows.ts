@@ -90,10 +90,13 @@ function chunkRecord(kept: KeptColumns, c: ColumnChunk, r: number, withId: boole
 
 /** Rows held as columns in memory. */
 class HeldRows implements JobRows {
+  private readonly store: RecordStore;
+
   private readonly order: Uint32Array;
   private readonly base: number | undefined;
 
-  constructor(private readonly store: RecordStore) {
+  constructor(store: RecordStore) {
+    this.store = store;
     const n = store.length;
     let base: number | undefined;
     for (let i = 0; i < n && base === undefined; i++) if (!Number.isNaN(store.time(i))) base = store.time(i);
@@ -140,6 +143,8 @@ class HeldRows implements JobRows {
 
 /** Rows read from the kept file a chunk at a time, in file order, which is their time order. */
 class StreamedRows implements JobRows {
+  private readonly kept: KeptColumns;
+
   private reading: Generator<ColumnChunk> | undefined;
   private current: ColumnChunk | undefined;
   private readonly out = {
@@ -151,7 +156,9 @@ class StreamedRows implements JobRows {
     idBytes: Buffer.alloc(0),
   };
 
-  constructor(private readonly kept: KeptColumns) {}
+  constructor(kept: KeptColumns) {
+    this.kept = kept;
+  }
 
   get length(): number {
     return this.kept.rows;

@@ -73,15 +73,20 @@ export interface JobHandler {
  * so that a reader would see progress go back. Each write sends the latest stage and fraction.
  */
 export class ProgressWriter {
+  private readonly db: Db;
+  private readonly jobId: string;
+  private readonly worker: string;
+  stage: string;
+
   fraction = 0;
   private last: Promise<boolean> = Promise.resolve(true);
 
-  constructor(
-    private readonly db: Db,
-    private readonly jobId: string,
-    private readonly worker: string,
-    public stage: string,
-  ) {}
+  constructor(db: Db, jobId: string, worker: string, stage: string) {
+    this.db = db;
+    this.jobId = jobId;
+    this.worker = worker;
+    this.stage = stage;
+  }
 
   /** Writes the progress after every earlier write; false when the job is no longer this worker's.
    *  A write that failed says nothing of whose the job is: the work goes on, and meets the outage
@@ -93,6 +98,8 @@ export class ProgressWriter {
 }
 
 export class JobRunner {
+  private readonly o: RunnerOptions;
+
   readonly worker = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private readonly handlers = new Map<JobKind, JobHandler>();
   private readonly running = new Set<Promise<void>>();
@@ -105,7 +112,9 @@ export class JobRunner {
   /** The last poll met an outage of the database (logged once, and once when it ends). */
   private queueDown = false;
 
-  constructor(private readonly o: RunnerOptions) {}
+  constructor(o: RunnerOptions) {
+    this.o = o;
+  }
 
   /** Runs jobs of `kind` with `handler` (before `start`). */
   register(kind: JobKind, handler: JobHandler): this {

@@ -78,6 +78,8 @@ export interface DelivererOptions {
 const BATCH = 32;
 
 export class WebhookDeliverer {
+  private readonly o: DelivererOptions;
+
   readonly worker = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private readonly t: DelivererTimings;
   private readonly sender: WebhookSender;
@@ -91,7 +93,8 @@ export class WebhookDeliverer {
   private restUntil = 0;
   private gathering: NodeJS.Timeout | undefined;
 
-  constructor(private readonly o: DelivererOptions) {
+  constructor(o: DelivererOptions) {
+    this.o = o;
     this.t = { ...DEFAULT_TIMINGS, ...o.timings };
     this.sender = new WebhookSender(o.policy, this.t.timeoutMs, 'fraud-risk-webhooks/1');
   }

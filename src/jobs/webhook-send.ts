@@ -35,13 +35,17 @@ export function signatureHeader(secrets: readonly string[], id: string, at: Date
 }
 
 export class WebhookSender {
+  private readonly policy: AddressPolicy;
+  private readonly timeoutMs: number;
+  private readonly userAgent: string;
+
   private readonly agents = { http: new http.Agent({ keepAlive: true, maxSockets: 4 }), https: new https.Agent({ keepAlive: true, maxSockets: 4 }) };
 
-  constructor(
-    private readonly policy: AddressPolicy,
-    private readonly timeoutMs: number,
-    private readonly userAgent: string,
-  ) {}
+  constructor(policy: AddressPolicy, timeoutMs: number, userAgent: string) {
+    this.policy = policy;
+    this.timeoutMs = timeoutMs;
+    this.userAgent = userAgent;
+  }
 
   /** Sends once; never throws: every failure is an AttemptResult with its reason code. */
   async send(url: string, event: SignedEvent, secrets: readonly string[]): Promise<AttemptResult> {

@@ -14,13 +14,13 @@ import type { Ring } from '../domain/rings.ts';
 import type { RingsTask, ScoreTask } from './score-worker.ts';
 
 export class WorkerPool {
+  private readonly modelDir: string;
+
   private readonly pool: Piscina;
 
-  constructor(
-    private readonly modelDir: string,
-    maxRunning: number,
-  ) {
-    // The worker beside this module: score-worker.ts under tsx, score-worker.js in the build (dist/).
+  constructor(modelDir: string, maxRunning: number) {
+    this.modelDir = modelDir;
+    // The worker beside this module: score-worker.ts run from the sources, score-worker.js in the build (dist/).
     const worker = new URL(`./score-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href;
     this.pool = new Piscina({ filename: worker, minThreads: 0, maxThreads: maxRunning + 1, idleTimeout: 60_000 });
     // An exited thread's memory stays with the process until the allocator is trimmed.

@@ -36,6 +36,13 @@ interface Pending {
 }
 
 export class DecisionLog {
+  private readonly db: Db;
+  readonly durability: Durability;
+  private readonly afterCommit: (stored: FeedTransaction[]) => void;
+  private readonly onError: (e: unknown) => void;
+  private readonly wantsEvent: (organizationId: string, type: string) => boolean;
+  private readonly writeDeadlineSeconds: number;
+
   private pending: Pending[] = [];
   private readonly bodies = new Map<string, string>();
   private readonly committing = new Map<string, Promise<boolean>>();
@@ -46,19 +53,25 @@ export class DecisionLog {
   private readonly maxWrites: number;
 
   constructor(
-    private readonly db: Db,
-    readonly durability: Durability,
+    db: Db,
+    durability: Durability,
     /** Runs after each commit with the rows stored, in feed order, before commit() callers resume:
      *  the histories take them. */
-    private readonly afterCommit: (stored: FeedTransaction[]) => void,
-    private readonly onError: (e: unknown) => void,
+    afterCommit: (stored: FeedTransaction[]) => void,
+    onError: (e: unknown) => void,
     /** Whether an organization may have an endpoint subscribed to a decision event type
      *  (decision-subscriptions.ts). */
-    private readonly wantsEvent: (organizationId: string, type: string) => boolean,
+    wantsEvent: (organizationId: string, type: string) => boolean,
     /** Each group's write has this deadline of its own (the scoring deadline), never the deadline
      *  of the request that happened to start it (storage/deadline.ts). */
-    private readonly writeDeadlineSeconds: number,
+    writeDeadlineSeconds: number,
   ) {
+    this.db = db;
+    this.durability = durability;
+    this.afterCommit = afterCommit;
+    this.onError = onError;
+    this.wantsEvent = wantsEvent;
+    this.writeDeadlineSeconds = writeDeadlineSeconds;
     this.maxWrites = MAX_WRITES[db.kind];
   }
 

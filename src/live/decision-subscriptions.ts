@@ -16,6 +16,9 @@ import { decisionSubscriptions, ENDPOINTS_CHANNEL } from '../storage/webhook-out
 const RETRY_MS = 5_000;
 
 export class DecisionSubscriptions {
+  private readonly db: Db;
+  private readonly onError: (e: unknown) => void;
+
   private byOrganization = new Map<string, Set<string>>();
   /** False until the first read succeeds and after any read fails: every organization is asked. */
   private known = false;
@@ -26,10 +29,10 @@ export class DecisionSubscriptions {
   private retry: NodeJS.Timeout | undefined;
   private stopped = false;
 
-  constructor(
-    private readonly db: Db,
-    private readonly onError: (e: unknown) => void = () => {},
-  ) {}
+  constructor(db: Db, onError: (e: unknown) => void = () => {}) {
+    this.db = db;
+    this.onError = onError;
+  }
 
   /** Listens for endpoint changes and reads the view whole: both back ends report listening once
    *  it starts, which queues that read; this waits for it. */

@@ -15,6 +15,8 @@ import type { RuleSet } from '../scoring/rules-stage.ts';
 import type { RuleState } from '../storage/rule-state.ts';
 
 export class Policy implements RuleSet {
+  private readonly onBroken: (ruleId: string, e: unknown) => void;
+
   /** The rules evaluated, by name. */
   rules: readonly CompiledRule[] = [];
   private readonly byId = new Map<string, CompiledRule>();
@@ -30,7 +32,9 @@ export class Policy implements RuleSet {
   private inboxes: { state: InboxState; route: CompiledRule | undefined }[] = [];
   private readonly inboxStates = new Map<string, InboxState>();
 
-  constructor(private readonly onBroken: (ruleId: string, e: unknown) => void = () => {}) {}
+  constructor(onBroken: (ruleId: string, e: unknown) => void = () => {}) {
+    this.onBroken = onBroken;
+  }
 
   /** An inbox's new state: routed to while it exists. */
   setInbox(s: InboxState): void {

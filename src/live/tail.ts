@@ -35,6 +35,11 @@ export interface TailStatus {
 }
 
 export class LiveTail {
+  private readonly db: Db;
+  private readonly apply: (changes: FeedChange[]) => void;
+  private readonly onError: (e: unknown) => void;
+  private readonly pollMs: number;
+
   private cursor: FeedCursor = { position: { xid: 0, seq: 0 }, pending: new Map() };
   private reading: Promise<void> | undefined;
   private next: Promise<void> | undefined;
@@ -47,12 +52,12 @@ export class LiveTail {
    *  every second during an outage would otherwise fill the log). */
   private reported = false;
 
-  constructor(
-    private readonly db: Db,
-    private readonly apply: (changes: FeedChange[]) => void,
-    private readonly onError: (e: unknown) => void = () => {},
-    private readonly pollMs = POLL_MS,
-  ) {}
+  constructor(db: Db, apply: (changes: FeedChange[]) => void, onError: (e: unknown) => void = () => {}, pollMs = POLL_MS) {
+    this.db = db;
+    this.apply = apply;
+    this.onError = onError;
+    this.pollMs = pollMs;
+  }
 
   /** Starts at the feed's watermark (histories are loaded from the database later, so what came
    *  before is in them) and reads once. */

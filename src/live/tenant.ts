@@ -68,6 +68,9 @@ export function sameTransaction(recorded: TransactionIdentity, input: Transactio
 }
 
 export class Tenant {
+  readonly organizationId: string;
+  readonly stored: OrganizationTransactions;
+
   /** Replaced whole when a load takes the stored snapshot (`loader().restore`). */
   history: History;
   /** The organization's rules and lists, evaluated on every score after the model. */
@@ -81,12 +84,14 @@ export class Tenant {
   readonly context: ScoreContext;
 
   constructor(
-    readonly organizationId: string,
+    organizationId: string,
     /** The organization's stored transactions (its own only): evidence from before the floor, and a
      *  recorded transaction or response read back. */
-    readonly stored: OrganizationTransactions,
+    stored: OrganizationTransactions,
     labelDelay: number,
   ) {
+    this.organizationId = organizationId;
+    this.stored = stored;
     this.history = Tenant.emptyHistory(labelDelay);
     this.context = { history: this.history, rings: new RingIndex([]), rules: this.policy };
   }

@@ -43,6 +43,15 @@ const REFRESH_CHECK_MS = 60_000;
 const FLOOR_LAG_MS = 12 * 3_600_000;
 
 export class Tenants {
+  private readonly db: Db;
+  private readonly log: DecisionLog;
+  private readonly labelDelay: number;
+  private readonly clock: () => number;
+  private readonly afterLoad: () => void;
+  private readonly snapshots: SnapshotPolicy | undefined;
+  private readonly onError: (e: unknown) => void;
+  private readonly spillDir: string;
+
   private readonly loaded = new Map<string, Promise<Tenant>>();
   /** Tenants ready for the tail's changes. */
   private readonly ready = new Map<string, Tenant>();
@@ -52,19 +61,28 @@ export class Tenants {
   private readonly loading = new Map<string, FeedChange[]>();
 
   constructor(
-    private readonly db: Db,
-    private readonly log: DecisionLog,
-    private readonly labelDelay: number,
-    private readonly clock: () => number,
+    db: Db,
+    log: DecisionLog,
+    labelDelay: number,
+    clock: () => number,
     /** Called once a load is done: it leaves its pages and their rows as garbage, which a full
      *  collection frees and the allocator can hand back (src/addon/memory.ts). */
-    private readonly afterLoad: () => void = () => {},
+    afterLoad: () => void = () => {},
     /** When to write snapshots (undefined: never write or read one). */
-    private readonly snapshots: SnapshotPolicy | undefined = SNAPSHOTS,
-    private readonly onError: (e: unknown) => void = () => {},
+    snapshots: SnapshotPolicy | undefined = SNAPSHOTS,
+    onError: (e: unknown) => void = () => {},
     /** Where snapshots are put aside until stored (snapshot-spill.ts). */
-    private readonly spillDir = join(tmpdir(), 'fraud-risk-snapshots'),
-  ) {}
+    spillDir = join(tmpdir(), 'fraud-risk-snapshots'),
+  ) {
+    this.db = db;
+    this.log = log;
+    this.labelDelay = labelDelay;
+    this.clock = clock;
+    this.afterLoad = afterLoad;
+    this.snapshots = snapshots;
+    this.onError = onError;
+    this.spillDir = spillDir;
+  }
 
   /** Snapshot writes in flight. */
   private readonly writes = new Set<Promise<unknown>>();

@@ -22,8 +22,7 @@ export function sigmoid(z: number): number {
   return z >= 0 ? 1 / (1 + Math.exp(-z)) : Math.exp(z) / (1 + Math.exp(z));
 }
 
-// Hot-path helpers are module-level functions rather than closures made per call: cheaper, and the
-// development loader (tsx) would otherwise re-name every closure on every call.
+// Hot-path helpers are module-level functions rather than closures made per call: cheaper.
 function calibrated(c: { bias: number; slope: number }, logOdds: number): number {
   return sigmoid(c.bias + c.slope * logOdds);
 }

@@ -183,6 +183,8 @@ export function prepareReference(file: ReferenceFile, bundle: ModelBundle, test:
 
 /** Counts rows into a reference's bins; `report` compares them with it. */
 export class DriftCounter {
+  private readonly reference: DriftReference;
+
   private rows = 0;
   /** Every feature's bins one after another (`flat.binStart`): its value bins, then missing. */
   private readonly counts: Float64Array;
@@ -196,7 +198,8 @@ export class DriftCounter {
   private flagged = 0;
   private flaggedSum = 0;
 
-  constructor(private readonly reference: DriftReference) {
+  constructor(reference: DriftReference) {
+    this.reference = reference;
     const flat = reference.flat;
     this.counts = new Float64Array(flat.binStart[flat.binStart.length - 1]!);
     this.outOfRange = new Float64Array(reference.features.length);

@@ -26,9 +26,12 @@ export type Priors = ReturnType<History['priors']>;
  * the addon, a batch at a time, as it writes their result lines.
  */
 export class ScoringPipeline {
+  readonly bundle: ModelBundle;
+
   private readonly minPrior: number;
 
-  constructor(readonly bundle: ModelBundle) {
+  constructor(bundle: ModelBundle) {
+    this.bundle = bundle;
     this.minPrior = bundle.file.cold_start.min_prior;
   }
 

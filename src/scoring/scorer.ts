@@ -49,8 +49,7 @@ export type EarlierEvidence = Partial<Record<'customer' | 'merchant' | 'channel'
 export const MAX_REASONS = 5;
 export const MAX_EVIDENCE = 5;
 
-// Hot-path helpers are module-level functions rather than closures made per call: cheaper, and the
-// development loader (tsx) would otherwise re-name every closure on every call.
+// Hot-path helpers are module-level functions rather than closures made per call: cheaper.
 
 /** Adds `value` under `key`; if two entities share an identifier (a customer id equal to a merchant
  *  id), the later role is suffixed so that no entry is lost. */
@@ -121,10 +120,13 @@ function addEvidence(
 
 /** Flagged rings looked up by merchant and by main channel, newest window first. */
 export class RingIndex {
+  readonly rings: readonly Ring[];
+
   private readonly byMerchant = new Map<string, Ring>();
   private readonly byChannel = new Map<string, Ring>();
 
-  constructor(readonly rings: readonly Ring[]) {
+  constructor(rings: readonly Ring[]) {
+    this.rings = rings;
     for (const r of [...rings].sort((a, b) => a.window_end - b.window_end)) {
       for (const m of r.merchants) this.byMerchant.set(m, r);
       if (r.channels[0]) this.byChannel.set(r.channels[0], r);
@@ -160,6 +162,8 @@ export interface ScoreContext {
 }
 
 export class Scorer {
+  private readonly deps: ScorerDeps;
+
   private readonly clock: () => number;
   private readonly pipeline: ScoringPipeline;
   /** One transaction's features and each channel's SHAP values, reused by every call: a score
@@ -174,7 +178,8 @@ export class Scorer {
   /** The payment types and locations the model knows: a value it does not is named in the notes. */
   readonly known: KnownValues;
 
-  constructor(private readonly deps: ScorerDeps) {
+  constructor(deps: ScorerDeps) {
+    this.deps = deps;
     this.clock = deps.clock ?? Date.now;
     this.pipeline = new ScoringPipeline(deps.bundle);
     const { channels, file } = deps.bundle;

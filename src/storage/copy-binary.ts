@@ -133,6 +133,8 @@ export function sqlLiteral(value: string | number): string {
  * valid only during the call. A row cut by a chunk's end waits for the next chunk.
  */
 export class CopyReader {
+  readonly fields: number;
+
   readonly starts: Int32Array;
   readonly lengths: Int32Array;
   /** The trailer was read: the data is complete. */
@@ -140,7 +142,8 @@ export class CopyReader {
   #header = false;
   #rest: Buffer | undefined;
 
-  constructor(readonly fields: number) {
+  constructor(fields: number) {
+    this.fields = fields;
     this.starts = new Int32Array(fields);
     this.lengths = new Int32Array(fields);
   }

@@ -15,13 +15,13 @@ import { StorageError } from './errors.ts';
 /** A deadline: by a time (a request's whole life), or for each operation (an upload or an export,
  *  whose body may take minutes to arrive before its database work begins). */
 export class Deadline {
+  readonly seconds: number;
+
   readonly #at: number | undefined;
   #open = true;
 
-  constructor(
-    readonly seconds: number,
-    perOperation = false,
-  ) {
+  constructor(seconds: number, perOperation = false) {
+    this.seconds = seconds;
     this.#at = perOperation ? undefined : performance.now() + seconds * 1000;
   }
 

@@ -305,11 +305,14 @@ class GrowingColumn {
 
 /** A page of COPY rows being filled, a column per field. */
 class CopyPage {
+  private readonly kinds: readonly FieldKind[];
+
   n = 0;
   private columns: Column[] = [];
   private readonly strings: (GrowingColumn | undefined)[];
 
-  constructor(private readonly kinds: readonly FieldKind[]) {
+  constructor(kinds: readonly FieldKind[]) {
+    this.kinds = kinds;
     this.strings = kinds.map((k) => (k === 'text' ? new GrowingColumn() : undefined));
     this.fresh();
   }

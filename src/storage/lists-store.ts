@@ -218,8 +218,11 @@ export async function addItems(
 
 /** Thrown inside addItems' transaction to roll it back. */
 class OverLimit extends Error {
-  constructor(readonly count: number) {
+  readonly count: number;
+
+  constructor(count: number) {
     super('over the item limit');
+    this.count = count;
   }
 }
 

@@ -85,9 +85,9 @@ function lockDir(dir: string): () => void {
 }
 
 /** Node's options without module loaders (`--import`, `--require`, `--loader`, either form). The
- *  thread's module needs none: it is JavaScript in the build, and under tsx a .ts file whose types
- *  Node strips itself; a loader inherited from the main thread would add half a second to each
- *  thread's start. */
+ *  thread's module needs none: it is JavaScript in the build, and TypeScript whose types Node strips
+ *  itself from the sources; a loader a developer runs the service under (tsx, say), inherited by
+ *  the thread, would add half a second to each thread's start. */
 export function withoutLoaders(argv: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -193,7 +193,7 @@ class PgliteThread {
   /** Starts the thread and waits for PGlite to open in it (with why the template was not used,
    *  when a new directory could not start from it). */
   static start(data: ThreadData): Promise<{ thread: PgliteThread; templateNotUsed?: string }> {
-    // The thread's module beside this one: pglite-thread.ts under tsx, pglite-thread.js in the build.
+    // The thread's module beside this one: pglite-thread.ts run from the sources, pglite-thread.js in the build.
     const file = new URL(`./pglite-thread${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
     const worker = startThread(file, data);
     const thread = new PgliteThread(worker);

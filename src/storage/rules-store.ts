@@ -108,8 +108,11 @@ export interface ListsGone {
 
 /** Thrown inside a save's transaction to roll it back. */
 class Gone extends Error {
-  constructor(readonly ids: string[]) {
+  readonly ids: string[];
+
+  constructor(ids: string[]) {
     super('lists deleted');
+    this.ids = ids;
   }
 }
 

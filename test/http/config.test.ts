@@ -20,7 +20,7 @@ t.test('DURABILITY is commit by default, or write_behind', async (t) => {
 });
 
 t.test('npm start with WEB_CONCURRENCY=2 and no DATABASE_URL says why and exits 1', async (t) => {
-  const child = spawn(process.execPath, ['--import=tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, ['src/main.ts'], {
     env: { ...process.env, WEB_CONCURRENCY: '2', DATABASE_URL: '' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -105,7 +105,7 @@ t.test('a client generated from the reference scores with an API key', async (t)
   );
   t.equal(checked.out.match(/error TS/g)?.length, 1, 'and at nothing else');
 
-  const ran = await run(BIN('tsx'), ['client.ts'], { cwd: dir, env: { BASE_URL: base, API_KEY: org.key } });
+  const ran = await run(process.execPath, ['client.ts'], { cwd: dir, env: { BASE_URL: base, API_KEY: org.key } });
   t.equal(ran.status, 0, `the client runs: ${ran.out.slice(-2000)}`);
   const answer = JSON.parse(ran.out.trim().split('\n').pop()!);
   t.equal(answer.status, 200);

@@ -14,7 +14,7 @@ import { IdentityProvider, makeKey, signWith } from '../support/idp.ts';
 const score = { amount: 42.5, customer_id: 'C000001', merchant_id: 'M00001', location: 'Lisbon', payment_type: 'card_present' };
 
 function cli(env: Record<string, string>, args: string[]) {
-  const r = spawnSync(process.execPath, ['--import=tsx', 'tools/model-create.ts', ...args], {
+  const r = spawnSync(process.execPath, ['tools/model-create.ts', ...args], {
     env: { ...process.env, ...env },
     encoding: 'utf8',
     timeout: 120_000,

@@ -23,7 +23,7 @@ for (const { backend, processes } of cases) {
     const signIn = await SignIn.start();
     const db = backend.databaseUrl ? await freshDatabase(backend.databaseUrl) : undefined;
     const dataDir = tempDir('shutdown-');
-    const child = spawn(process.execPath, ['--import=tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, ['src/main.ts'], {
       env: {
         ...process.env,
         // A port the system gives (the workers share it), read from the ready line.

@@ -35,7 +35,7 @@ async function tryDriver(
   scenario: 'closed' | 'reset' | 'types' | 'rows' | 'copy',
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', FIXTURE, join(moduleDir, 'src', 'index.js'), TEST_DATABASE_URL!, scenario], {
+    const { stdout, stderr } = await run(process.execPath, [FIXTURE, join(moduleDir, 'src', 'index.js'), TEST_DATABASE_URL!, scenario], {
       cwd: ROOT,
       timeout: 120_000,
     });

@@ -57,14 +57,21 @@ const percentile = (xs: number[], p: number): number => {
 export { percentile };
 
 export class FaultDrill {
-  private constructor(
-    readonly pg: OwnPostgres,
-    readonly proxy: FaultProxy,
-    private readonly signIn: SignIn,
-    readonly servers: ServerProcess[],
-    readonly org: KeyedOrganization,
-    readonly receiver: Receiver,
-  ) {}
+  readonly pg: OwnPostgres;
+  readonly proxy: FaultProxy;
+  private readonly signIn: SignIn;
+  readonly servers: ServerProcess[];
+  readonly org: KeyedOrganization;
+  readonly receiver: Receiver;
+
+  private constructor(pg: OwnPostgres, proxy: FaultProxy, signIn: SignIn, servers: ServerProcess[], org: KeyedOrganization, receiver: Receiver) {
+    this.pg = pg;
+    this.proxy = proxy;
+    this.signIn = signIn;
+    this.servers = servers;
+    this.org = org;
+    this.receiver = receiver;
+  }
 
   /** Starts the server, the proxy and two processes (`env` added to theirs). The caller must `stop`. */
   static async start(env: Record<string, string> = {}): Promise<FaultDrill> {

@@ -34,7 +34,7 @@ export interface Traffic {
 /** `npm run train` with `args`, in a child process: its exit code, its JSON line, its standard error. */
 export async function train(env: Record<string, string>, args: string[], timeout = 300_000): Promise<{ code: number; out: any; err: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import=tsx', 'tools/train.ts', ...args], {
+    const { stdout, stderr } = await run(process.execPath, ['tools/train.ts', ...args], {
       env: { ...process.env, ...env },
       timeout,
       maxBuffer: 16 << 20,

@@ -36,7 +36,7 @@ export async function spawnServer(env: Record<string, string>, o: { port?: numbe
 /** A server on `port`, or with 0 on one the system gives it (read from its "ready on" line): no
  *  port is picked free beforehand, which another process could take meanwhile. */
 async function spawnOn(port: number, env: Record<string, string>, stdout: 'pipe' | 'ignore' = 'ignore'): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import=tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, ['src/main.ts'], {
     env: {
       ...process.env,
       PORT: String(port),
@@ -73,7 +73,7 @@ async function spawnOn(port: number, env: Record<string, string>, stdout: 'pipe'
 
 /** `npm run dev:idp` as a child process on a free loopback port; `url` is what it prints. */
 export async function spawnDevIdp(dataDir: string, args: string[] = []): Promise<{ url: string; child: ChildProcess; stop(): Promise<unknown> }> {
-  const child = spawn(process.execPath, ['--import=tsx', 'tools/dev-idp.ts', '--port', '0', ...args], {
+  const child = spawn(process.execPath, ['tools/dev-idp.ts', '--port', '0', ...args], {
     env: { ...process.env, DATA_DIR: dataDir },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -107,10 +107,13 @@ export interface KeyedOrganization {
 }
 
 export class SignIn {
-  private constructor(
-    readonly idp: IdentityProvider,
-    private readonly key: SigningKey,
-  ) {}
+  readonly idp: IdentityProvider;
+  private readonly key: SigningKey;
+
+  private constructor(idp: IdentityProvider, key: SigningKey) {
+    this.idp = idp;
+    this.key = key;
+  }
 
   static async start(): Promise<SignIn> {
     const idp = await new IdentityProvider().start();

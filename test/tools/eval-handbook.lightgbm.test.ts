@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { handbookCsv, simulateHandbook } from '../../src/training/handbook.ts';
 import { tempDir } from '../support/temp.ts';
 
-const cli = (args: string[]) => spawnSync(process.execPath, ['--import=tsx', 'tools/eval-handbook.ts', ...args], { encoding: 'utf8' });
+const cli = (args: string[]) => spawnSync(process.execPath, ['tools/eval-handbook.ts', ...args], { encoding: 'utf8' });
 const FIGURES = ['roc_auc', 'average_precision', 'card_precision_at_100'];
 
 t.test('runs the protocol on a CSV and ends with JSON', async (t) => {

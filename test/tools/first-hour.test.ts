@@ -21,7 +21,7 @@ const pg = backends().find((b) => b.name === 'postgres');
 
 async function orgCreate(env: Record<string, string>, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
   try {
-    const r = await run(process.execPath, ['--import=tsx', 'tools/org-create.ts', ...args], { env: { ...process.env, ...env } });
+    const r = await run(process.execPath, ['tools/org-create.ts', ...args], { env: { ...process.env, ...env } });
     return { code: 0, out: r.stdout, err: r.stderr };
   } catch (e) {
     const x = e as { code: number; stdout: string; stderr: string };
@@ -112,7 +112,7 @@ t.test('org:create on PostgreSQL needs SESSION_SECRET, and the servers sharing i
 
 t.test('dev:idp listens on loopback only', async (t) => {
   for (const host of ['0.0.0.0', '192.168.1.10', 'example.com']) {
-    const refused = await run(process.execPath, ['--import=tsx', 'tools/dev-idp.ts', '--port', '0', '--host', host], {
+    const refused = await run(process.execPath, ['tools/dev-idp.ts', '--port', '0', '--host', host], {
       env: { ...process.env, DATA_DIR: tempDir('idp-') },
     }).then(
       () => ({ code: 0, err: '' }),

@@ -15,11 +15,9 @@ const csv = join(dir, 'data.csv');
 writeFileSync(csv, toCsv(simulate({ seed: 5, customers: 600, merchants: 120, days: 60, rings: 2 })));
 
 function trainInto(out: string) {
-  const r = spawnSync(
-    process.execPath,
-    ['--import=tsx', 'tools/train.ts', '--data', csv, '--out', out, '--iterations', '40', '--settings', '2', '--feature-groups'],
-    { encoding: 'utf8' },
-  );
+  const r = spawnSync(process.execPath, ['tools/train.ts', '--data', csv, '--out', out, '--iterations', '40', '--settings', '2', '--feature-groups'], {
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(r.stderr);
   return r;
 }

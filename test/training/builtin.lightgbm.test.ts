@@ -10,7 +10,7 @@ import { tempDir } from '../support/temp.ts';
 
 t.test('npm run train reproduces models/builtin', async (t) => {
   const out = join(tempDir('builtin-'), 'model');
-  const r = spawnSync(process.execPath, ['--import=tsx', 'tools/train.ts', '--out', out], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, ['tools/train.ts', '--out', out], { encoding: 'utf8' });
   t.equal(r.status, 0, r.stderr);
   const committed = readdirSync('models/builtin').sort();
   t.same(readdirSync(out).sort(), committed, 'same files');

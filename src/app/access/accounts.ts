@@ -81,6 +81,9 @@ export const KEY_TRUST_MS = 1000;
 const TRUSTED_KEYS_LIMIT = 10_000;
 
 export class Accounts {
+  private readonly db: Db;
+  private readonly clock: () => number;
+
   /** Undefined without an identity provider (AUTHPROVIDER_URL): keys still work, sign-in does not. */
   readonly verifier: TokenVerifier | undefined;
   /** Keys found live, by their secret's keyed hash, with when to look them up again. */
@@ -93,13 +96,15 @@ export class Accounts {
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly db: Db,
+    db: Db,
     config: Config,
     /** What secrets are hashed with (storage/server-secret.ts). */
     secret: string,
-    private readonly clock: () => number = Date.now,
+    clock: () => number = Date.now,
     verifierOptions: Partial<TokenVerifierOptions> = {},
   ) {
+    this.db = db;
+    this.clock = clock;
     this.verifier = config.AUTHPROVIDER_URL
       ? new TokenVerifier({
           authUrl: config.AUTHPROVIDER_URL,

@@ -11,14 +11,22 @@ import type { LiveApiKey, OrganizationRow } from '../../storage/accounts-store.t
 import type { Actor } from './roles.ts';
 
 export class OrganizationCaller {
+  readonly organizationId: string;
+  readonly by: string;
+  readonly role: Actor;
+
   private constructor(
-    readonly organizationId: string,
+    organizationId: string,
     /** Who acts: `key:<api key id>`, or a user id. */
-    readonly by: string,
+    by: string,
     /** What the caller is to the organization: an owner, an analyst, or one of its API keys; what
      *  each may do is roles.ts's (`requireCapability(caller.role, …)`). */
-    readonly role: Actor,
-  ) {}
+    role: Actor,
+  ) {
+    this.organizationId = organizationId;
+    this.by = by;
+    this.role = role;
+  }
 
   /** The organization of an API key the request authenticated with. */
   static key(key: Pick<LiveApiKey, 'id' | 'organization_id'>): OrganizationCaller {

@@ -32,8 +32,19 @@ export interface TokenVerifierOptions {
 
 /** Why a token was refused: a short, stable code for logs and tests; callers answer 401. */
 export class TokenError extends Error {
+  readonly code:
+    | 'malformed'
+    | 'algorithm_not_allowed'
+    | 'wrong_issuer'
+    | 'expired'
+    | 'bad_signature'
+    | 'unknown_key'
+    | 'no_subject'
+    | 'provider_unreachable'
+    | 'rejected_by_provider';
+
   constructor(
-    readonly code:
+    code:
       | 'malformed'
       | 'algorithm_not_allowed'
       | 'wrong_issuer'
@@ -46,6 +57,7 @@ export class TokenError extends Error {
     message: string,
   ) {
     super(message);
+    this.code = code;
   }
 }
 
@@ -53,11 +65,14 @@ const ASYMMETRIC = ['ES256', 'RS256'];
 const JWKS_CACHE_MS = 10 * 60_000;
 
 export class TokenVerifier {
+  private readonly o: TokenVerifierOptions;
+
   readonly issuer: string;
   private readonly jwks: ReturnType<typeof createRemoteJWKSet>;
   private readonly secret: Uint8Array | undefined;
 
-  constructor(private readonly o: TokenVerifierOptions) {
+  constructor(o: TokenVerifierOptions) {
+    this.o = o;
     const base = o.authUrl.replace(/\/+$/, '');
     this.issuer = `${base}/auth/v1`;
     this.jwks = createRemoteJWKSet(new URL(`${this.issuer}/.well-known/jwks.json`), {

@@ -16,10 +16,14 @@ export interface SlaWatchOptions {
 }
 
 export class SlaWatch {
+  private readonly o: SlaWatchOptions;
+
   private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<number> | undefined;
 
-  constructor(private readonly o: SlaWatchOptions) {}
+  constructor(o: SlaWatchOptions) {
+    this.o = o;
+  }
 
   start(): void {
     this.timer = setInterval(() => void this.sweep(), this.o.everyMs);

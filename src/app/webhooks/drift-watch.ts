@@ -27,10 +27,14 @@ function verdictOf(week: string, drift: DriftReport | null): StoredVerdict {
 }
 
 export class DriftWatch {
+  private readonly o: DriftWatchOptions;
+
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
 
-  constructor(private readonly o: DriftWatchOptions) {}
+  constructor(o: DriftWatchOptions) {
+    this.o = o;
+  }
 
   start(): void {
     this.timer = setInterval(() => void this.tick(), this.o.everyMs ?? HOUR_MS);

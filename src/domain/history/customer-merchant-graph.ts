@@ -22,6 +22,8 @@ function sortLists(l: Lists, from: number, budget: number): number {
 }
 
 export class Neighbours {
+  private readonly uses: Uses;
+
   /** Per merchant, ascending: when each of its customers first paid it. */
   private readonly customerTimes = new Lists(0, 1);
   /** Per merchant, ascending: when each of its customers counts as a known-compromised neighbour,
@@ -30,7 +32,9 @@ export class Neighbours {
   /** Per customer: when its first fraud became known (NaN: none known). */
   private compromisedAt = new Float64Array(0);
 
-  constructor(private readonly uses: Uses) {}
+  constructor(uses: Uses) {
+    this.uses = uses;
+  }
 
   /** When the customer counts as compromised, or undefined. */
   compromised(customer: number): number | undefined {

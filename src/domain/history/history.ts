@@ -32,6 +32,8 @@ const USE_KINDS = { merchant: USE_MERCHANT, channel: USE_CHANNEL, location: USE_
 const NO_KEYS: readonly number[] = [];
 
 export class History {
+  readonly labelDelay: number;
+
   private records = new RecordStore();
   private customers: SeriesStore;
   private merchants: SeriesStore;
@@ -51,7 +53,8 @@ export class History {
   private keepRecords = false;
   private everyRecord = false;
 
-  constructor(readonly labelDelay = DEFAULT_LABEL_DELAY_MS) {
+  constructor(labelDelay = DEFAULT_LABEL_DELAY_MS) {
+    this.labelDelay = labelDelay;
     this.customers = new SeriesStore(this.records, true);
     this.merchants = new SeriesStore(this.records, false);
     this.channels = new SeriesStore(this.records, false);

@@ -61,6 +61,8 @@ function widenInts(a: Int32Array<ArrayBuffer>, size: number): Int32Array<ArrayBu
 }
 
 export class KeyFields {
+  private readonly records: RecordStore;
+
   /** The values, `name=value`, by number. */
   readonly ids = new StringTable();
   /** Per value, its records; the byte beside each entry is its `next`: whether the entry's
@@ -73,7 +75,8 @@ export class KeyFields {
   private lo = new Int32Array(0);
   private dup = new Int32Array(0);
 
-  constructor(private readonly records: RecordStore) {
+  constructor(records: RecordStore) {
+    this.records = records;
     this.series = new SeriesStore(records, false, true);
   }
 

@@ -89,6 +89,8 @@ function sortByTime(times: Float64Array, refs: Int32Array): void {
  *  kept: the all-time counts read them all, and an outcome that changes removes its old entry.
  *  `window(e, from, to)` is (labels known in [from, to), frauds among them). */
 export class LabelStore {
+  private readonly records: RecordStore;
+
   /** Per entity: its labelled transactions by when each label became known (ascending): a record's
    *  number, or -1 − n for label n kept beside the records (`otherTimes`, `otherLabels`). */
   private readonly entries = new Lists(1, 0);
@@ -109,7 +111,9 @@ export class LabelStore {
    *  each in its place would move every later one. */
   private pending: PendingLabels | undefined;
 
-  constructor(private readonly records: RecordStore) {}
+  constructor(records: RecordStore) {
+    this.records = records;
+  }
 
   private ensure(e: number): void {
     if (e >= this.made) this.made = e + 1;
@@ -397,10 +401,13 @@ export class LabelStore {
 
 /** One entity's labels, as the features read them (a view: it holds nothing of its own). */
 export class LabelSeries {
-  constructor(
-    private readonly store: LabelStore,
-    private readonly e: number,
-  ) {}
+  private readonly store: LabelStore;
+  private readonly e: number;
+
+  constructor(store: LabelStore, e: number) {
+    this.store = store;
+    this.e = e;
+  }
 
   get size(): number {
     return this.store.size(this.e);

@@ -18,6 +18,9 @@ export function resized<T extends Uint16Array | Uint32Array | Int32Array | Int8A
 const MISSING = 0xffff_ffff;
 
 export class NumberColumn {
+  private readonly scale: number;
+  private readonly origin: number | { below: number } | NumberColumn;
+
   private narrow: Uint32Array | undefined;
   private wide: Float64Array | undefined;
   private base: number;
@@ -28,11 +31,9 @@ export class NumberColumn {
    * value written (room for values a little older than the first); or another column, whose origin
    * this one takes when it first needs one (the times labels became known, from the times).
    */
-  constructor(
-    capacity: number,
-    private readonly scale: number,
-    private readonly origin: number | { below: number } | NumberColumn,
-  ) {
+  constructor(capacity: number, scale: number, origin: number | { below: number } | NumberColumn) {
+    this.scale = scale;
+    this.origin = origin;
     this.narrow = new Uint32Array(capacity);
     this.base = typeof origin === 'number' ? origin * scale : Number.NaN;
   }

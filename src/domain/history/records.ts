@@ -70,13 +70,16 @@ export function span(c: PackedColumn, i: number): [number, number] {
 /** Channels by number, with the location and payment type each is made of (few: a small table).
  *  A channel named only by its key (a loaded first use) learns its parts from its first record. */
 class Channels {
+  private readonly places: StringTable;
+
   readonly keys = new StringTable();
   private location = new Int32Array(64).fill(-1);
   private paymentType = new Int32Array(64).fill(-1);
   /** Channel by its payment type's and location's numbers among the places. */
   private readonly byParts = new Map<number, number>();
 
-  constructor(private readonly places: StringTable) {
+  constructor(places: StringTable) {
+    this.places = places;
     this.keys.names();
   }
 

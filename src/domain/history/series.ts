@@ -22,6 +22,9 @@ const SHIFT = 4;
  * history's entries before its floor are a base count and sums (`setBase`) in front of them.
  */
 export class SeriesStore {
+  private readonly records: RecordStore;
+  readonly withSquares: boolean;
+
   /** Per entity, its records in time order (ties in the order added), and with `flagged` a byte
    *  beside each that the owner of the series gives its meaning (key-fields.ts). */
   private readonly entries: Lists;
@@ -36,11 +39,9 @@ export class SeriesStore {
   private total = new Float64Array(0);
   private totalSquares = new Float64Array(0);
 
-  constructor(
-    private readonly records: RecordStore,
-    readonly withSquares: boolean,
-    flagged = false,
-  ) {
+  constructor(records: RecordStore, withSquares: boolean, flagged = false) {
+    this.records = records;
+    this.withSquares = withSquares;
     this.entries = new Lists(1, 0, flagged ? 1 : 0);
     this.checkpoints = new Lists(0, withSquares ? 2 : 1);
   }
@@ -343,10 +344,13 @@ export class SeriesStore {
 
 /** One entity's series, as the features read it (a view: it holds nothing of its own). */
 export class Series {
-  constructor(
-    private readonly store: SeriesStore | undefined,
-    private readonly e: number,
-  ) {}
+  private readonly store: SeriesStore | undefined;
+  private readonly e: number;
+
+  constructor(store: SeriesStore | undefined, e: number) {
+    this.store = store;
+    this.e = e;
+  }
 
   countBefore(time: number): number {
     return this.store ? this.store.countBefore(this.e, time) : 0;

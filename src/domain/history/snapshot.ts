@@ -142,9 +142,13 @@ export function historyBytes(h: History): Uint8Array[] {
 
 /** Reads bytes in order from a list of pieces, however they were cut. */
 class PieceReader {
+  private readonly pieces: readonly Uint8Array[];
+
   private piece = 0;
   private at = 0;
-  constructor(private readonly pieces: readonly Uint8Array[]) {}
+  constructor(pieces: readonly Uint8Array[]) {
+    this.pieces = pieces;
+  }
 
   /** Copies the next `into.length` bytes into `into`. */
   read(into: Uint8Array): void {

@@ -279,13 +279,13 @@ export class PackedStrings {
  *  a power of two would leave it between a third and two-thirds full, at twice the memory).
  *  Values are added by number; a missing one is not. */
 export class StringIndex {
+  private readonly strings: PackedStrings;
+
   private slots: Int32Array;
   private size = 0;
 
-  constructor(
-    private readonly strings: PackedStrings,
-    expected = 0,
-  ) {
+  constructor(strings: PackedStrings, expected = 0) {
+    this.strings = strings;
     this.slots = new Int32Array(Math.max(16, Math.ceil(expected / MAX_LOAD) + 1));
   }
 

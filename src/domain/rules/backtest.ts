@@ -55,6 +55,9 @@ export interface Figures {
 }
 
 export class Tally {
+  readonly action: RuleAction;
+  private readonly recentFrom: number;
+
   private matched = 0;
   private errors = 0;
   private withoutFields = 0;
@@ -73,10 +76,10 @@ export class Tally {
   readonly examples: Record<'fraud' | 'legit' | 'unknown', Example[]> = { fraud: [], legit: [], unknown: [] };
 
   /** `recentFrom`: outcomes of transactions from then on are still arriving (epoch ms). */
-  constructor(
-    readonly action: RuleAction,
-    private readonly recentFrom: number,
-  ) {}
+  constructor(action: RuleAction, recentFrom: number) {
+    this.action = action;
+    this.recentFrom = recentFrom;
+  }
 
   /** A transaction the rule could not be evaluated on (a missing value): not a match. */
   error(): void {

@@ -33,10 +33,13 @@ export type RuleAction = (typeof RULE_ACTIONS)[number];
  *  so that an expression reads it as it is: a plain object would be converted into the library's
  *  own type again by every rule that read one. */
 export class EntityHistoryValue {
-  constructor(
-    readonly prior_transactions: bigint,
-    readonly is_new: boolean,
-  ) {}
+  readonly prior_transactions: bigint;
+  readonly is_new: boolean;
+
+  constructor(prior_transactions: bigint, is_new: boolean) {
+    this.prior_transactions = prior_transactions;
+    this.is_new = is_new;
+  }
 }
 
 export type RuleFieldName = (typeof RULE_FIELDS)[number]['name'];
@@ -58,16 +61,34 @@ export interface DeclaredField {
 /** A key field's value's history before the payment, as rules read it (key-fields.ts KeyHistory,
  *  with CEL's ints). */
 export class FieldHistoryValue {
+  readonly prior_transactions: bigint;
+  readonly is_new: boolean;
+  readonly count_1h: bigint;
+  readonly count_24h: bigint;
+  readonly count_7d: bigint;
+  readonly amount_24h: number;
+  readonly distinct_customers_24h: bigint;
+  readonly distinct_customers_30d: bigint;
+
   constructor(
-    readonly prior_transactions: bigint,
-    readonly is_new: boolean,
-    readonly count_1h: bigint,
-    readonly count_24h: bigint,
-    readonly count_7d: bigint,
-    readonly amount_24h: number,
-    readonly distinct_customers_24h: bigint,
-    readonly distinct_customers_30d: bigint,
-  ) {}
+    prior_transactions: bigint,
+    is_new: boolean,
+    count_1h: bigint,
+    count_24h: bigint,
+    count_7d: bigint,
+    amount_24h: number,
+    distinct_customers_24h: bigint,
+    distinct_customers_30d: bigint,
+  ) {
+    this.prior_transactions = prior_transactions;
+    this.is_new = is_new;
+    this.count_1h = count_1h;
+    this.count_24h = count_24h;
+    this.count_7d = count_7d;
+    this.amount_24h = amount_24h;
+    this.distinct_customers_24h = distinct_customers_24h;
+    this.distinct_customers_30d = distinct_customers_30d;
+  }
 }
 
 /** The histories of the key values a payment carried, by field name (`field_history.device_hash`). */

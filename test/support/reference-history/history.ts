@@ -42,6 +42,8 @@ function labelSeries(map: Map<string, LabelSeries>, key: string): LabelSeries {
 }
 
 export class History {
+  readonly labelDelay: number;
+
   private readonly customers = new Map<string, Series>();
   private readonly merchants = new Map<string, Series>();
   private readonly channels = new Map<string, Series>();
@@ -87,7 +89,9 @@ export class History {
     return this.latest;
   }
 
-  constructor(readonly labelDelay = DEFAULT_LABEL_DELAY_MS) {}
+  constructor(labelDelay = DEFAULT_LABEL_DELAY_MS) {
+    this.labelDelay = labelDelay;
+  }
 
   /** Adds a transaction; returns its index among the kept records (the order added), or -1 when
    *  records are not kept. One older than the newest (a late arrival) is placed as if it had come
