@@ -227,12 +227,12 @@ function run(file: string, args: string[]): Promise<{ status: number | null; std
 
 t.test('package.json runs each command line from its file', async (t) => {
   const scripts = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts;
-  for (const c of commands) t.equal(scripts[c.name], `tsx ${c.file}`, c.name);
+  for (const c of commands) t.equal(scripts[c.name], `node ${c.file}`, c.name);
 });
 
 for (const c of commands) {
   t.test(`npm run ${c.name}`, { skip: c.pending ?? false }, async (t) => {
-    // Each mistake is a process of its own (a tsx start, about a second of CPU): the command's own
+    // Each mistake is a process of its own (a start that loads the sources): the command's own
     // bad values when it has some, else an unknown option (every message is the shared module's,
     // held in-process above).
     const wrong: [string[], string | RegExp][] = c.bad?.length ? c.bad : [[['--bogus'], 'unknown option --bogus']];

@@ -234,7 +234,7 @@ export function openApp(service: Service) {
     }),
     scoringJobs: bind(store, { scorable: scorableDataset, queue: queueScoringJob, one: readJob, of: jobsOf, page: jobPage, download: jobDownload }),
     historyImports: bind(store, { queue: queueHistoryImport }),
-    training: bind({ ...store, model }, { plan: planTraining }),
+    training: bind({ ...store, model, clock: service.clock }, { plan: planTraining }),
     organizations: {
       ...bind(db, {
         mine: myOrganizations,

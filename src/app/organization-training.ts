@@ -11,28 +11,103 @@ import type { Db } from '../storage/db.ts';
 import { organizationData } from '../storage/organization-data.ts';
 import { sha256 } from '../training/digest.ts';
 import type { MovedFeature } from '../training/feature-drift.ts';
-import { recalibrate, trainOwn, type Counted, type Counts, type Made } from '../training/organization.ts';
+import type { FeaturedRow } from '../storage/imported-features.ts';
+import {
+  plannedCounts,
+  recalibrate,
+  TooFewFrauds,
+  trainOwn,
+  type Counted,
+  type Counts,
+  type Made,
+  type OrganizationModelKind,
+} from '../training/organization.ts';
+import { AppError } from './errors.ts';
 import { requireOrganization, storeCustomModel } from './custom-models.ts';
 
-/** The organization's transactions that count at `asOf`, scored or imported (with the features
- *  each had at its own time), oldest first. */
-async function countedRows(db: Db, organizationId: string, bundle: ModelBundle, asOf: number): Promise<Counted[]> {
+/** Each of the organization's transactions that count at `asOf` (older than the label delay, with
+ *  features: scored, or imported and replayed), oldest first, with the label known by then; read
+ *  with their features or, for a plan that only counts, without. */
+async function eachCounted(
+  db: Db,
+  organizationId: string,
+  bundle: ModelBundle,
+  asOf: number,
+  features: boolean,
+  each: (row: FeaturedRow, label: 0 | 1) => void,
+): Promise<void> {
   const data = organizationData(db, organizationId);
-  const until = asOf - bundle.file.training.label_delay_ms;
-  const total = bundle.channels.reduce((w, c) => w + c.features.length, 0);
-  const kept: Counted[] = [];
+  const to = asOf - bundle.file.training.label_delay_ms;
   let after: [number, number] | undefined;
   for (;;) {
-    const page = await data.importedFeatures.featured({ to: until, after });
+    const page = await data.importedFeatures.featured({ to, after, features });
     if (page.length === 0) break;
-    for (const r of page) {
-      const known = r.label === 1 && r.label_known_ms !== null && r.label_known_ms <= asOf;
-      kept.push({ time: r.time_ms, label: known ? 1 : 0, features: new Float32Array(Uint8Array.from(r.features).buffer, 0, total) });
-    }
+    for (const r of page) each(r, r.label === 1 && r.label_known_ms !== null && r.label_known_ms <= asOf ? 1 : 0);
     const last = page[page.length - 1]!;
     after = [last.time_ms, last.seq];
   }
+}
+
+/** The organization's transactions that count at `asOf`, with their features, as training takes them. */
+async function countedRows(db: Db, organizationId: string, bundle: ModelBundle, asOf: number): Promise<Counted[]> {
+  const total = bundle.channels.reduce((w, c) => w + c.features.length, 0);
+  const kept: Counted[] = [];
+  await eachCounted(db, organizationId, bundle, asOf, true, (r, label) => {
+    kept.push({ time: r.time_ms, label, features: new Float32Array(Uint8Array.from(r.features).buffer, 0, total) });
+  });
   return kept;
+}
+
+/** What training from an organization's data would run, once every check has passed: `POST
+ *  /api/training/jobs` answers it (training runs from the command line it names). */
+export interface OrganizationTrainingPlan {
+  source: 'organization';
+  organization_id: string;
+  kind: OrganizationModelKind;
+  as_of: string;
+  /** The transactions it would learn from: scored through the service or imported, and their span. */
+  transactions: { scored: number; imported: number; first: string | null; last: string | null };
+  counts: Counts;
+  command: string;
+}
+
+/** Checks that the organization's data at `asOf` is enough for a model of its own (the split and
+ *  the frauds `npm run train -- --organization` needs), without training: the plan, or
+ *  `not_enough_data` saying what is missing. */
+export async function planOrganizationModel(
+  db: Db,
+  base: ModelBundle,
+  o: { organization: string; asOf: number; recalibrate: boolean },
+): Promise<OrganizationTrainingPlan> {
+  const rows: { time: number; label: 0 | 1 }[] = [];
+  let imported = 0;
+  await eachCounted(db, o.organization, base, o.asOf, false, (r, label) => {
+    rows.push({ time: r.time_ms, label });
+    if (r.imported) imported++;
+  });
+  const kind: OrganizationModelKind = o.recalibrate ? 'recalibrated' : 'own_boosters';
+  const command = `npm run train -- --organization ${o.organization}${o.recalibrate ? ' --recalibrate' : ''}`;
+  let counts: Counts;
+  try {
+    counts = plannedCounts(base, rows, kind);
+  } catch (e) {
+    if (!(e instanceof TooFewFrauds)) throw e;
+    throw new AppError(
+      'not_enough_data',
+      `${command} would refuse: ${e.message}`,
+      'Import labelled history (POST /api/organizations/{id}/history-imports with outcomes), report outcomes of scored payments (POST /api/v1/outcomes), or wait for more traffic.',
+    );
+  }
+  const at = (i: number) => (rows[i] ? new Date(rows[i].time).toISOString() : null);
+  return {
+    source: 'organization',
+    organization_id: o.organization,
+    kind,
+    as_of: new Date(o.asOf).toISOString(),
+    transactions: { scored: rows.length - imported, imported, first: at(0), last: at(rows.length - 1) },
+    counts,
+    command,
+  };
 }
 
 /** What the command prints: the stored model, how it was made, and its test figures. */
@@ -40,7 +115,7 @@ export interface OrganizationModel {
   id: string;
   organization_id: string;
   name: string;
-  kind: 'recalibrated' | 'own_boosters';
+  kind: OrganizationModelKind;
   as_of: string;
   /** Own boosters: the features the added trees do not split on, with their stability index from
    *  the training part to validation. */

@@ -145,6 +145,11 @@ export const ERRORS = {
     message: 'This server is shutting down.',
     fix: 'Send the request again: another server, or this one once restarted, will answer it.',
   },
+  not_enough_data: {
+    status: 422,
+    message: "The organization's transactions and outcomes are not enough to train from yet.",
+    fix: 'Import labelled history, report more outcomes, or wait for more traffic.',
+  },
   invalid_rule: { status: 422, message: 'The rule expression cannot be saved.', fix: 'Correct the errors listed in detail.errors.' },
   invalid_webhook_url: { status: 422, message: 'The webhook URL cannot be used.', fix: 'Send an https URL of a public host.' },
 } as const satisfies Record<string, ErrorDefinition>;

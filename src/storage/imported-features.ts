@@ -84,29 +84,41 @@ export interface FeaturedRow {
   time_ms: number;
   label: 0 | 1 | null;
   label_known_ms: number | null;
+  /** Whether it came in by a history import rather than scored. */
+  imported: boolean;
+  /** Empty when the page was read without them. */
   features: Uint8Array;
 }
 
+const NO_FEATURES = new Uint8Array(0);
+
 /**
  * A page of the organization's transactions older than `to` that have features, scored or imported
- * alike, oldest first after `after` ([time, seq]): what its training learns from.
+ * alike, oldest first after `after` ([time, seq]): what its training learns from. Without
+ * `features` (a plan that counts them), the features are left in the database.
  */
-export async function featuredPage(scope: OrganizationScope, o: { to: number; after: [number, number] | undefined }): Promise<FeaturedRow[]> {
+export async function featuredPage(
+  scope: OrganizationScope,
+  o: { to: number; after: [number, number] | undefined; features?: boolean },
+): Promise<FeaturedRow[]> {
   const params: unknown[] = [scope.organizationId, o.to, REPLAY_PAGE_ROWS];
   if (o.after) params.push(o.after[0], o.after[1]);
+  const features = o.features !== false;
   const [row] = await scope.db.query<{ page: string | null }>(
-    `SELECT json_agg(json_build_array(seq, time_ms, label, label_known_ms, encode(features, 'base64')) ORDER BY time_ms, seq)::text AS page
-     FROM (SELECT seq, time_ms, label, label_known_ms, features FROM transactions
+    `SELECT json_agg(json_build_array(seq, time_ms, label, label_known_ms, source = 'import', ${features ? "encode(features, 'base64')" : 'NULL'})
+                     ORDER BY time_ms, seq)::text AS page
+     FROM (SELECT seq, time_ms, label, label_known_ms, source${features ? ', features' : ''} FROM transactions
            WHERE organization_id = $1 AND time_ms < $2 AND features IS NOT NULL ${o.after ? 'AND time_ms >= $4 AND (time_ms > $4 OR seq > $5)' : ''}
            ORDER BY time_ms, seq LIMIT $3) AS page_rows`,
     params,
   );
   if (!row?.page) return [];
-  return (JSON.parse(row.page) as [number, number, 0 | 1 | null, number | null, string][]).map((t) => ({
+  return (JSON.parse(row.page) as [number, number, 0 | 1 | null, number | null, boolean, string | null][]).map((t) => ({
     seq: Number(t[0]),
     time_ms: t[1],
     label: t[2],
     label_known_ms: t[3],
-    features: Buffer.from(t[4], 'base64'),
+    imported: t[4],
+    features: t[5] === null ? NO_FEATURES : Buffer.from(t[5], 'base64'),
   }));
 }

@@ -4,6 +4,7 @@
 // transaction and the label known then); nothing here reads or writes storage. How and why, with
 // the measurements: docs/model.md, "Challengers".
 
+import { gapIntervals, splitIntervals } from './split-intervals.ts';
 import { loadModel } from '../addon/addon.ts';
 import type { ModelBundle } from '../model/bundle-types.ts';
 import { boostersDigest, CustomSettings } from '../model/custom.ts';
@@ -90,7 +91,9 @@ export interface Made {
   /** Own boosters: the features the added trees left out, as they moved before validation. */
   featuresLeftOut?: MovedFeature[];
   counts: Counts;
-  test: { built_in: Figures; challenger: Figures };
+  /** Both models on the test part, each figure's 95 % bootstrap interval over its rows, and the
+   *  challenger's gain in ranking with its paired interval (both scored on each resample). */
+  test: { built_in: Figures; challenger: Figures; challenger_minus_built_in: ReturnType<typeof gapIntervals> };
 }
 
 interface Figures {
@@ -99,9 +102,10 @@ interface Figures {
   expected_calibration_error: number;
   mean_score: number;
   fraud_rate: number;
+  intervals: ReturnType<typeof splitIntervals>;
 }
 
-function figures(p: ArrayLike<number>, y: ArrayLike<number>): Figures {
+function figures(p: ArrayLike<number>, y: ArrayLike<number>, seed: number): Figures {
   const frauds = Array.from(y).filter((v) => v === 1).length;
   const round = (x: number) => Math.round(x * 1e6) / 1e6;
   return {
@@ -110,11 +114,43 @@ function figures(p: ArrayLike<number>, y: ArrayLike<number>): Figures {
     expected_calibration_error: round(expectedCalibrationError(p, y)),
     mean_score: round(Array.from(p).reduce((a, b) => a + b, 0) / Math.max(p.length, 1)),
     fraud_rate: round(frauds / Math.max(y.length, 1)),
+    intervals: splitIntervals(p, y, seed),
   };
 }
 
+/** A row as the split and the fraud counts see it. */
+type Labelled = Pick<Counted, 'time' | 'label'>;
+
+/** The two kinds of an organization's model. */
+export type OrganizationModelKind = 'recalibrated' | 'own_boosters';
+
+/** How `rows` are split for a model of `kind`: the parts, the rows its measured calibration is
+ *  fitted on, and their counts; TooFewFrauds when a part has too few frauds to fit. */
+function planned(bundle: ModelBundle, rows: readonly Labelled[], kind: OrganizationModelKind): { parts: Split; fitted: number[]; counts: Counts } {
+  const own = kind === 'own_boosters';
+  const parts = split(rows, bundle.file.training.label_delay_ms, own ? OWN_SHARE : RECALIBRATE_TEST_SHARE);
+  const fitted = rowsBefore(rows, parts.bounds.validation[1]);
+  const counts: Counts = {
+    transactions: rows.length,
+    frauds: totalFrauds(rows),
+    ...(own ? { train: parts.train.length, validation: parts.validation.length } : {}),
+    calibration: fitted.length,
+    test: parts.test.length,
+    test_frauds: fraudsIn(rows, parts.test),
+  };
+  if (own) enoughFrauds(rows, { train: parts.train, validation: parts.validation }, 'train boosters');
+  else enoughFrauds(rows, { calibration: fitted }, 'recalibrate');
+  return { parts, fitted, counts };
+}
+
+/** The counts a model of `kind` would be made and measured from (rows oldest first), without
+ *  making it; TooFewFrauds as making it would. */
+export function plannedCounts(bundle: ModelBundle, rows: readonly Labelled[], kind: OrganizationModelKind): Counts {
+  return planned(bundle, rows, kind).counts;
+}
+
 /** The time split, or TooFewFrauds when the rows span too little time for it. */
-function split(rows: readonly Counted[], gap: number, share: number): Split {
+function split(rows: readonly Labelled[], gap: number, share: number): Split {
   try {
     return splitByTime(
       Float64Array.from(rows, (r) => r.time),
@@ -127,10 +163,10 @@ function split(rows: readonly Counted[], gap: number, share: number): Split {
   }
 }
 
-const fraudsIn = (rows: readonly Counted[], indices: readonly number[]) => indices.reduce((n, i) => n + rows[i]!.label, 0);
+const fraudsIn = (rows: readonly Labelled[], indices: readonly number[]) => indices.reduce((n, i) => n + rows[i]!.label, 0);
 
 /** Refuses, with every part's count, when a fitted part holds too few labelled frauds. */
-function enoughFrauds(rows: readonly Counted[], parts: Partial<Record<keyof typeof MIN_FRAUDS, readonly number[]>>, what: string): void {
+function enoughFrauds(rows: readonly Labelled[], parts: Partial<Record<keyof typeof MIN_FRAUDS, readonly number[]>>, what: string): void {
   const names = Object.keys(parts) as (keyof typeof MIN_FRAUDS)[];
   const found = names.map((p) => fraudsIn(rows, parts[p]!));
   if (names.every((p, j) => found[j]! >= MIN_FRAUDS[p])) return;
@@ -146,7 +182,7 @@ const PART_NAMES: Record<keyof typeof MIN_FRAUDS, string> = {
   calibration: 'before the test part',
 };
 
-const totalFrauds = (rows: readonly Counted[]) => rows.reduce((n, r) => n + r.label, 0);
+const totalFrauds = (rows: readonly Labelled[]) => rows.reduce((n, r) => n + r.label, 0);
 
 /** A stack (bias, one weight per channel, channels in the bundle's order) and a Platt calibration. */
 interface Head {
@@ -175,7 +211,7 @@ function fitPlatt(stack: Logistic, raw: Float64Array, k: number, labels: ArrayLi
   return { bias: platt.bias, slope: platt.weights[0]! };
 }
 
-const rowsBefore = (rows: readonly Counted[], time: number) => rows.flatMap((r, i) => (r.time < time ? [i] : []));
+const rowsBefore = (rows: readonly Labelled[], time: number) => rows.flatMap((r, i) => (r.time < time ? [i] : []));
 
 /** `stack` with its calibration twice: the one measured on the test part (fitted on `fitted`, the
  *  rows before it) and the one stored (fitted on every row). */
@@ -228,24 +264,18 @@ function testFigures(
 ): Made['test'] {
   const builtIn = probabilityAt(builtInHead(bundle), baseRaw, bundle.channels.length);
   const y = Float64Array.from(test, (i) => labels[i]!);
-  return { built_in: figures(Float64Array.from(test, builtIn), y), challenger: figures(Float64Array.from(test, made), y) };
+  const before = Float64Array.from(test, builtIn);
+  const after = Float64Array.from(test, made);
+  const seed = bundle.file.training.seed;
+  return { built_in: figures(before, y, seed), challenger: figures(after, y, seed), challenger_minus_built_in: gapIntervals(after, before, y, seed) };
 }
 
 /** The built-in model with its calibration refitted on `rows` (boosters and stack kept): measured
  *  with one fitted on the rows before the test part, stored with one fitted on every row; throws
  *  TooFewFrauds with the counts. */
 export function recalibrate(bundle: ModelBundle, rows: readonly Counted[]): Made {
-  const parts = split(rows, bundle.file.training.label_delay_ms, RECALIBRATE_TEST_SHARE);
-  const fitted = rowsBefore(rows, parts.bounds.validation[1]);
+  const { parts, fitted, counts } = planned(bundle, rows, 'recalibrated');
   const labels = Float64Array.from(rows, (r) => r.label);
-  const counts: Counts = {
-    transactions: rows.length,
-    frauds: totalFrauds(rows),
-    calibration: fitted.length,
-    test: parts.test.length,
-    test_frauds: fraudsIn(rows, parts.test),
-  };
-  enoughFrauds(rows, { calibration: fitted }, 'recalibrate');
   const k = bundle.channels.length;
   const raw = margins(bundle, channelMatrices(bundle, rows), rows.length);
   const { measured, stored } = measuredAndStored(builtInHead(bundle).stack, raw, k, labels, fitted);
@@ -264,19 +294,8 @@ export function recalibrate(bundle: ModelBundle, rows: readonly Counted[]): Made
  *  not beat the built-in model by average precision and ROC AUC both, on validation and on the
  *  test part. */
 export async function trainOwn(bundle: ModelBundle, builtInTexts: readonly string[], rows: readonly Counted[]): Promise<Made> {
-  const parts = split(rows, bundle.file.training.label_delay_ms, OWN_SHARE);
+  const { parts, fitted, counts } = planned(bundle, rows, 'own_boosters');
   const labels = Float64Array.from(rows, (r) => r.label);
-  const fitted = rowsBefore(rows, parts.bounds.validation[1]);
-  const counts: Counts = {
-    transactions: rows.length,
-    frauds: totalFrauds(rows),
-    train: parts.train.length,
-    validation: parts.validation.length,
-    calibration: fitted.length,
-    test: parts.test.length,
-    test_frauds: fraudsIn(rows, parts.test),
-  };
-  enoughFrauds(rows, { train: parts.train, validation: parts.validation }, 'train boosters');
   const k = bundle.channels.length;
   const matrices = channelMatrices(bundle, rows);
   const baseRaw = margins(bundle, matrices, rows.length);

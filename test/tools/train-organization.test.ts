@@ -10,7 +10,9 @@
 // - with too few labelled frauds it refuses with exit 2 and the counts;
 // - the same payments imported into another organization (features from the replay of its history)
 //   make a model from the same counts;
-// - the stored model is a challenger like any other: it scores in shadow after a restart.
+// - the stored model is a challenger like any other: it scores in shadow after a restart;
+// - POST /api/training/jobs for the organization's own data checks the same (not enough data: 422)
+//   and answers 501 with the command and what it would count, as the command then counts.
 // Boosters of the organization's own (the command without --recalibrate) need LightGBM:
 // test/training/organization.lightgbm.test.ts.
 
@@ -49,6 +51,10 @@ for (const backend of backends()) {
       first.out.test.challenger.expected_calibration_error < first.out.test.built_in.expected_calibration_error,
       `better calibrated on the test part: ${first.out.test.challenger.expected_calibration_error} against ${first.out.test.built_in.expected_calibration_error}`,
     );
+    const { challenger } = first.out.test;
+    const [low, high] = challenger.intervals.expected_calibration_error;
+    t.ok(low <= challenger.expected_calibration_error && challenger.expected_calibration_error <= high, `with its interval: [${low}, ${high}]`);
+    t.match(first.out.test.challenger_minus_built_in, { roc_auc: { difference: Number, interval: [Number, Number] } }, 'and the gain over the built-in one');
     const again = await train(env, ['--organization', shop.id, '--recalibrate', '--as-of', asOf]);
     t.same(again.out, first.out, 'the same data and --as-of: the same model');
 
@@ -93,11 +99,39 @@ for (const backend of backends()) {
       reported_at: new Date(end + 9 * DAY).toISOString(),
     });
     t.equal(planted.statusCode, 200, planted.body);
+    // The API's training route checks the same data by the same use case, and answers 501 naming
+    // the command (its clock is the --as-of of the `later` run below).
+    const plan = async (by: string, payload: object) =>
+      live.s.app.inject({ method: 'POST', url: '/api/training/jobs', headers: (await live.signIn(by)).headers, payload });
+    const shopPlan = await plan('owner-of-Shop', { organization_id: shop.id, recalibrate: true });
+    t.equal(shopPlan.statusCode, 501, shopPlan.body);
+    const planned = shopPlan.json().detail;
+    t.match(planned, {
+      reason: 'not_implemented',
+      fix: new RegExp(`npm run train -- --organization ${shop.id} --recalibrate`),
+      would_run: { source: 'organization', kind: 'recalibrated', organization_id: shop.id, as_of: new Date(end + 10 * DAY).toISOString() },
+    });
+    t.equal(planned.would_run.transactions.imported, 0, "Shop's transactions were all scored");
+    const copyPlan = (await plan('owner-of-Copy', { organization_id: copy.id, recalibrate: true })).json().detail.would_run;
+    t.match(
+      copyPlan.transactions,
+      { scored: 0, imported: copyPlan.counts.transactions, first: planned.would_run.transactions.first },
+      "Copy's were all imported, over the same span",
+    );
+    const quietPlan = await plan('owner-of-Quiet', { organization_id: quiet.id, recalibrate: true });
+    t.equal(quietPlan.statusCode, 422);
+    t.match(quietPlan.json().detail, { reason: 'not_enough_data', message: /too few labelled frauds to recalibrate from: 0 before the test part/ });
+    t.equal((await plan('owner-of-Copy', { organization_id: shop.id })).statusCode, 404, "another organization's data is not there for its owner");
+    const neither = (await plan('owner-of-Shop', {})).json().detail;
+    t.match(neither, { reason: 'validation_failed', fields: [{ path: 'dataset_id' }] }, 'a dataset or an organization is named');
+    const both = (await plan('owner-of-Shop', { dataset_id: 'ds_x', organization_id: shop.id, recalibrate: true })).json().detail;
+    t.match(both, { reason: 'validation_failed', fields: [{ path: 'recalibrate' }] }, "recalibrate is for an organization's own data");
     await live.close();
     const afterPlant = await train(env, ['--organization', shop.id, '--recalibrate', '--as-of', asOf]);
     t.same(afterPlant.out.settings, first.out.settings, 'a label known only later changes nothing');
     const later = await train(env, ['--organization', shop.id, '--recalibrate', '--as-of', new Date(end + 10 * DAY).toISOString()]);
     t.not(later.out.id, first.out.id, 'read as of after it was reported, it counts');
+    t.same(planned.would_run.counts, later.out.counts, "the route's plan counted what the command trained on");
 
     const refused = await train(env, ['--organization', quiet.id, '--recalibrate', '--as-of', asOf]);
     t.equal(refused.code, 2);

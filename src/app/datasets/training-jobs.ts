@@ -1,35 +1,44 @@
 // Checking a training request: training through the API is not built, but the request is checked
-// for real, in the order a user would fix things, and what would have run is answered. Checks: a
-// member of the organization named (`not_found` otherwise), and one of its owners (`forbidden`);
-// the dataset visible to the caller and not expired (`not_found` / `gone`); it validates; at most
-// MAX_TRAINING_ROWS rows
-// (`too_many_rows`); a label column with both classes (`validation_failed`, counted by reading the
-// file); the organization's daily job quota (job-quota.ts).
+// for real, in the order a user would fix things, and what would have run is answered. From a
+// dataset: a member of the organization named (`not_found` otherwise), and one of its owners
+// (`forbidden`); the dataset visible to the caller and not expired (`not_found` / `gone`); it
+// validates; at most MAX_TRAINING_ROWS rows (`too_many_rows`); a label column with both classes
+// (`validation_failed`, counted by reading the file); the organization's daily job quota
+// (job-quota.ts). From an organization's own data (no dataset): the same membership and quota, and
+// the checks `npm run train -- --organization` makes (organization-training.ts), with that command.
 
 import type { Config } from '../../config.ts';
+import type { Db } from '../../storage/db.ts';
 import { readRows, type ColumnMapping } from '../../datasets/csv.ts';
 import { isProblem, type ModelBundle, type ModelProblem } from '../../model/bundle-types.ts';
 import { countOrganizationJobsSince } from '../../storage/job-queue.ts';
 import { liveDataset, type DatasetStore } from './datasets.ts';
-import { AppError } from '../errors.ts';
+import { AppError, available } from '../errors.ts';
+import { planOrganizationModel, type OrganizationTrainingPlan } from '../organization-training.ts';
 import { quotaExceeded, utcDayStart } from './job-quota.ts';
 import { memberOrganization } from '../access/ownership.ts';
 import { requireCapability } from '../access/roles.ts';
 
 export interface TrainingDeps extends DatasetStore {
+  /** The whole database: an organization's training data is read through its scope. */
+  db: Db;
   config: Pick<Config, 'UPLOAD_RETENTION_HOURS' | 'MAX_TRAINING_ROWS' | 'MAX_JOBS_PER_ORG_PER_DAY'>;
   /** The loaded model, whose features a new one would be made like. */
   model: ModelBundle | ModelProblem;
+  /** Now, as the organization's data is read (outcomes known by then). */
+  clock: () => number;
 }
 
 export interface TrainingRequest {
-  dataset_id: string;
-  organization_id?: string;
-  name?: string;
+  dataset_id?: string | undefined;
+  organization_id?: string | undefined;
+  name?: string | undefined;
+  recalibrate?: boolean | undefined;
 }
 
-/** The training a request would run, once every check has passed. */
-export interface TrainingPlan {
+/** The training a request for a dataset would run, once every check has passed. */
+export interface DatasetTrainingPlan {
+  source: 'dataset';
   dataset_id: string;
   organization_id: string | null;
   name: string | null;
@@ -51,11 +60,32 @@ async function countLabels(deps: DatasetStore, storedName: string, mapping: Colu
   return { fraud, legit };
 }
 
+export type TrainingPlan = DatasetTrainingPlan | (OrganizationTrainingPlan & { name: string | null });
+
+const refused = (path: string, message: string, fix: string) => new AppError('validation_failed', message, fix, { fields: [{ path, message }] });
+
 /** Runs every check a training job of user `userId` would need; the plan when all pass. */
 export async function planTraining(deps: TrainingDeps, userId: string, request: TrainingRequest): Promise<TrainingPlan> {
+  if (request.dataset_id === undefined && request.organization_id === undefined)
+    throw refused(
+      'dataset_id',
+      'name a dataset to train from, or an organization to train from its own data',
+      'Send dataset_id (an uploaded CSV with labels), or organization_id alone to train from its scored and imported transactions.',
+    );
+  if (request.dataset_id !== undefined && request.recalibrate !== undefined)
+    throw refused('recalibrate', "recalibrate applies to training from an organization's own data, not from a dataset", 'Leave out dataset_id or recalibrate.');
   const org = request.organization_id ? await memberOrganization(deps.db, request.organization_id, userId) : undefined;
   // A model trained for an organization is one of its models: its owners'.
   if (org) requireCapability(org.role, 'manageModels', org.name);
+  if (request.dataset_id === undefined) {
+    const plan = await planOrganizationModel(deps.db, available(deps.model), {
+      organization: org!.id,
+      asOf: deps.clock(),
+      recalibrate: request.recalibrate === true,
+    });
+    await withinQuota(deps, org!);
+    return { ...plan, name: request.name ?? null };
+  }
   const d = await liveDataset(deps, request.dataset_id, userId);
   if (!d.validation.valid)
     throw new AppError(
@@ -87,11 +117,9 @@ export async function planTraining(deps: TrainingDeps, userId: string, request: 
       { fields: [{ path: 'label', message: 'needs both 0 and 1' }] },
     );
   }
-  if (org) {
-    const quota = deps.config.MAX_JOBS_PER_ORG_PER_DAY;
-    if ((await countOrganizationJobsSince(deps.db, org.id, utcDayStart())) >= quota) throw quotaExceeded(org.name, quota);
-  }
+  if (org) await withinQuota(deps, org);
   return {
+    source: 'dataset',
     dataset_id: d.id,
     organization_id: org?.id ?? null,
     name: request.name ?? null,
@@ -107,4 +135,10 @@ export async function planTraining(deps: TrainingDeps, userId: string, request: 
       'evaluation on the test split',
     ],
   };
+}
+
+/** The organization's daily job quota, or `quota_exceeded`. */
+async function withinQuota(deps: TrainingDeps, org: { id: string; name: string }): Promise<void> {
+  const quota = deps.config.MAX_JOBS_PER_ORG_PER_DAY;
+  if ((await countOrganizationJobsSince(deps.db, org.id, utcDayStart())) >= quota) throw quotaExceeded(org.name, quota);
 }

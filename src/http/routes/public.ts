@@ -217,7 +217,7 @@ export function publicRoutes(server: FastifyInstance, app: App): void {
         "the organization's daily job quota",
       ],
       training_available: false,
-      note: 'Training through the API is not built: POST /api/training/jobs runs its checks and answers 501. Train from the command line with `npm run train -- --data FILE.csv`.',
+      note: "Training through the API is not built: POST /api/training/jobs runs its checks and answers 501 with the command that runs it. Train from the command line with `npm run train -- --data FILE.csv`, or from an organization's own data with `npm run train -- --organization ORG_ID`.",
       features: Object.fromEntries(Object.entries(CHANNEL_FEATURES).map(([c, f]) => [c, f.length])),
     }),
   );

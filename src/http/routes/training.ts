@@ -1,9 +1,9 @@
 // `POST /api/training/jobs`: training through the API is not built, but the request is checked for
-// real, in the order a user would fix things (app/datasets/training-jobs.ts), and only then answered 501
-// `not_implemented` with what would have run. Checks: signed in; a member of the organization
-// named (404 otherwise), and one of its owners (403); the dataset visible to the caller and not
-// expired (404 / 410); it validates; at most MAX_TRAINING_ROWS rows (400 `too_many_rows`); a label column with both classes
-// (422 `validation_failed`, counted by reading the file); the organization's daily job quota (429).
+// real, in the order a user would fix things (app/datasets/training-jobs.ts), and only then answered
+// 501 `not_implemented` with what would have run and the command that runs it. From a dataset, or
+// from an organization's own scored and imported transactions (no dataset_id): signed in; a member
+// of the organization named (404), one of its owners (403); then the dataset's checks (404, 410,
+// 400 `too_many_rows`, 422) or the organization's data (422 `not_enough_data`); the daily job quota (429).
 
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -16,8 +16,17 @@ import { storedText } from '../../contract/stored-text.ts';
 
 const TrainingRequest = z
   .object({
-    dataset_id: z.string().min(1).max(100),
-    organization_id: z.string().min(1).max(100).optional().describe('Train for an organization you belong to'),
+    dataset_id: z.string().min(1).max(100).optional().describe('Train from this uploaded dataset; leave it out to train from the organization named'),
+    organization_id: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('Train for an organization you own; without dataset_id, from its own scored and imported transactions and their outcomes'),
+    recalibrate: z
+      .boolean()
+      .optional()
+      .describe("Without dataset_id: keep the built-in boosters and refit only the calibration on the organization's outcomes"),
     name: storedText('name', 200).optional().describe('Name of the model it would make'),
   })
   .strict();
@@ -30,7 +39,7 @@ export function trainingRoutes(server: FastifyInstance, app: Pick<App, 'sessions
         tags: ['training'],
         summary: 'Check a training request (always answers 501 after the checks)',
         description:
-          'Runs every check a training job would need, then answers 501 `not_implemented` saying what would have run. Train from the command line with `npm run train -- --data FILE.csv`.',
+          "Runs every check a training job would need, then answers 501 `not_implemented` saying what would have run (`detail.would_run`) and the command that runs it: `npm run train -- --data FILE.csv` for a dataset, `npm run train -- --organization ORG_ID [--recalibrate]` for an organization's own data.",
         body: TrainingRequest,
         response: {
           400: ErrorResponse,
@@ -51,7 +60,9 @@ export function trainingRoutes(server: FastifyInstance, app: Pick<App, 'sessions
       throw new ApiError(
         'not_implemented',
         'Training through the API is not built yet; every check passed.',
-        'Train from the command line: npm run train -- --data FILE.csv --out models/NAME, then serve it with MODEL_DIR.',
+        plan.source === 'organization'
+          ? `Train from the command line where the server runs: ${plan.command} (it stores the model as one of the organization's challengers).`
+          : 'Train from the command line: npm run train -- --data FILE.csv --out models/NAME, then serve it with MODEL_DIR.',
         { would_run: plan },
       );
     },
