@@ -12,9 +12,12 @@
 // on that version's server, in the same rotation, so that a change's before and after are measured
 // on the same host at the same moments (this host's neighbours move a run's figures by a factor of
 // two or more). Reported per variant: the job's rows per second (from its `started_at` to its
-// `finished_at`), and the checking pass and the storing pass apart (the stage change, seen by
-// polling every 20 ms). Embedded database; with DATABASE_URL set, on that PostgreSQL server too (a
-// fresh database per server). Last line: JSON.
+// `finished_at`), and its checking, storing and features passes apart (the stage changes, seen by
+// polling every 20 ms). Then the `traffic` part: one import into an organization that is scoring
+// meanwhile at a fixed rate (the built-in example, 255,552 rows; with --quick the 50,000-row
+// file), its scores' p99 while the rows are stored and while their features are computed, against
+// the same organization's p99 just before (the baseline). Embedded database; with DATABASE_URL set,
+// on that PostgreSQL server too (a fresh database per server). Last line: JSON.
 
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,6 +26,8 @@ import { oneOf, text, UsageError } from '../src/command-line.ts';
 import { freshDatabase } from '../test/support/server.ts';
 import { SignIn } from '../test/support/processes.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
+import { fixedRate, running, type Load } from './fixed-rate.ts';
+import { scoreRequests } from './requests.ts';
 import { startServer } from './server-process.ts';
 
 const options = benchmarkCommandLine({
@@ -31,6 +36,7 @@ const options = benchmarkCommandLine({
   quick: '50,000 rows, three rounds of each variant (the full run: 250,000 rows, five rounds of each)',
   options: {
     variant: oneOf(['plain', 'fields'], 'run only this variant of this checkout (default: both)'),
+    only: oneOf(['files', 'traffic'], 'run only the file rounds, or only the import under traffic (default: both)'),
     against: text('DIR', 'another checkout, built (npm run build:server): its server runs the plain import too, as the variant `before`'),
   },
   notes: ['DATABASE_URL (a PostgreSQL server on which this role may create and drop databases): the same rounds on a fresh database there too.'],
@@ -71,6 +77,8 @@ interface Round {
   rows_per_s: number;
   checking_s: number;
   storing_s: number;
+  /** The imported rows' point-in-time features (the job's last stage). */
+  features_s: number;
 }
 
 const json = async (res: Response) => (await res.json()) as Record<string, any>;
@@ -85,6 +93,29 @@ async function idle(servers: { url: string }[]): Promise<void> {
       if (Date.now() > deadline) throw new Error(`jobs still running after 10 minutes: ${JSON.stringify(health.jobs_running)}`);
       await new Promise((r) => setTimeout(r, 250));
     }
+  }
+}
+
+const round2 = (x: number) => Math.round(x * 100) / 100;
+
+/** Polls a job every 20 ms until it ends; when each stage was first seen (ms), and `onStage` told of
+ *  each as it begins. Throws when the job failed. */
+async function followJob(
+  base: string,
+  member: Record<string, string>,
+  id: string,
+  onStage?: (stage: string) => void,
+): Promise<{ job: Record<string, any>; stages: Record<string, number> }> {
+  const stages: Record<string, number> = {};
+  for (;;) {
+    const job = await json(await fetch(`${base}/api/jobs/${id}`, { headers: member }));
+    if (typeof job.stage === 'string' && stages[job.stage] === undefined) {
+      stages[job.stage] = Date.now();
+      onStage?.(job.stage);
+    }
+    if (job.status === 'failed') throw new Error(`import failed: ${job.error}`);
+    if (job.status === 'succeeded') return { job, stages };
+    await new Promise((r) => setTimeout(r, 20));
   }
 }
 
@@ -132,31 +163,27 @@ async function rounds(backend: string, database: () => Promise<Record<string, st
           headers: org.member,
           body: JSON.stringify({ dataset_id: d.id }),
         });
-        let job = await json(queued);
+        const job = await json(queued);
         if (queued.status !== 202) throw new Error(`queueing: ${JSON.stringify(job).slice(0, 300)}`);
-        let storingSeen: number | undefined;
-        while (job.status !== 'succeeded' && job.status !== 'failed') {
-          await new Promise((r) => setTimeout(r, 20));
-          job = await json(await fetch(`${server.url}/api/jobs/${job.id}`, { headers: org.member }));
-          if (storingSeen === undefined && job.stage === 'importing') storingSeen = Date.now();
-        }
-        if (job.status !== 'succeeded') throw new Error(`import failed: ${job.error}`);
-        if (job.summary.imported !== ROWS) throw new Error(`imported ${job.summary.imported} of ${ROWS}`);
-        const started = Date.parse(job.started_at);
-        const finished = Date.parse(job.finished_at);
+        const { job: done, stages } = await followJob(server.url, org.member, job.id as string);
+        if (done.summary.imported !== ROWS) throw new Error(`imported ${done.summary.imported} of ${ROWS}`);
+        const started = Date.parse(done.started_at);
+        const finished = Date.parse(done.finished_at);
         const seconds = (finished - started) / 1000;
-        const checking = ((storingSeen ?? finished) - started) / 1000;
+        const storingAt = stages.importing ?? finished;
+        const featuresAt = stages.features ?? finished;
         const round = {
           variant,
           rows: ROWS,
-          job_s: Math.round(seconds * 100) / 100,
+          job_s: round2(seconds),
           rows_per_s: Math.round(ROWS / seconds),
-          checking_s: Math.round(checking * 100) / 100,
-          storing_s: Math.round((seconds - checking) * 100) / 100,
+          checking_s: round2((storingAt - started) / 1000),
+          storing_s: round2((featuresAt - storingAt) / 1000),
+          features_s: round2((finished - featuresAt) / 1000),
         };
         out.push(round);
         console.log(
-          `${backend}, ${variant}: ${round.rows_per_s.toLocaleString('en')} rows/s (${round.job_s} s: checking ${round.checking_s} s, storing ${round.storing_s} s)`,
+          `${backend}, ${variant}: ${round.rows_per_s.toLocaleString('en')} rows/s (${round.job_s} s: checking ${round.checking_s} s, storing ${round.storing_s} s, features ${round.features_s} s)`,
         );
       }
     }
@@ -168,6 +195,94 @@ async function rounds(backend: string, database: () => Promise<Record<string, st
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** Recorded scores a second while an import runs into the same organization. */
+const TRAFFIC_RATE = 50;
+const BASELINE_S = quick ? 8 : 20;
+
+interface UnderTraffic {
+  rows: number;
+  source: 'example' | 'file';
+  storing_s: number;
+  features_s: number;
+  /** The organization's own scores before the import (the baseline), while its rows were stored,
+   *  and while their features were computed. */
+  before: Load;
+  storing: Load;
+  features: Load;
+  features_p99_ratio: number;
+}
+
+/** One import into an organization scoring at TRAFFIC_RATE: the example (or, with --quick, the file). */
+async function underTraffic(backend: string, database: () => Promise<Record<string, string>>, csv: string): Promise<UnderTraffic> {
+  const signIn = await SignIn.start();
+  const server = await startServer({
+    ...signIn.env,
+    ...(await database()),
+    MAX_UPLOAD_MB: '200',
+    MAX_DATASET_ROWS: String(ROWS),
+    SCORE_RATE_PER_MINUTE: '100000000',
+  });
+  try {
+    const org = await signIn.organization(server.url, `bench-import-traffic-${backend}`);
+    const requests = scoreRequests('traffic');
+    const load = (seconds: number, until?: Promise<unknown>) =>
+      fixedRate({ base: server.url, key: org.secret, makeBody: requests.newTransaction, rate: TRAFFIC_RATE, connections: 4, seconds, until });
+    await load(3);
+    const before = await load(BASELINE_S);
+    if (before.served_rps === 0) throw new Error(`no score answered 2xx before the import (${before.errors} errors): ${server.stderr().slice(-500)}`);
+    let body: string;
+    if (quick) {
+      const up = await fetch(`${server.url}/api/datasets/upload?filename=bench.csv&organization_id=${org.id}`, {
+        method: 'POST',
+        body: csv,
+        headers: { ...org.member, 'content-type': 'text/csv' },
+      });
+      if (up.status !== 201) throw new Error(`upload: ${(await up.text()).slice(0, 300)}`);
+      body = JSON.stringify({ dataset_id: (await json(up)).id });
+    } else body = JSON.stringify({ example: true });
+    const queued = await fetch(`${server.url}/api/organizations/${org.id}/history-imports`, { method: 'POST', headers: org.member, body });
+    const job = await json(queued);
+    if (queued.status !== 202) throw new Error(`queueing: ${JSON.stringify(job).slice(0, 300)}`);
+    // A load per stage, each ended when the next stage begins.
+    let storingEnds!: () => void;
+    let featuresEnds!: () => void;
+    const storingEnd = new Promise<void>((r) => (storingEnds = r));
+    const featuresEnd = new Promise<void>((r) => (featuresEnds = r));
+    let storing: Promise<Load> | undefined;
+    let features: Promise<Load> | undefined;
+    const followed = await followJob(server.url, org.member, job.id as string, (stage) => {
+      if (stage === 'importing') storing = load(3600, storingEnd);
+      if (stage === 'features') {
+        storingEnds();
+        features = load(3600, featuresEnd);
+      }
+    });
+    storingEnds();
+    featuresEnds();
+    if (!storing || !features) throw new Error(`stages seen: ${Object.keys(followed.stages).join(', ')}`);
+    const finished = Date.parse(followed.job.finished_at);
+    const out: UnderTraffic = {
+      rows: followed.job.summary.imported as number,
+      source: quick ? 'file' : 'example',
+      storing_s: round2((followed.stages.features! - followed.stages.importing!) / 1000),
+      features_s: round2((finished - followed.stages.features!) / 1000),
+      before,
+      storing: await storing,
+      features: await features,
+      features_p99_ratio: 0,
+    };
+    out.features_p99_ratio = round2(out.features.p99_ms / Math.max(out.before.p99_ms, 1));
+    console.log(
+      `${backend}, under traffic (${TRAFFIC_RATE} scores/s of the same organization), ${out.rows.toLocaleString('en')} rows (${out.source}): storing ${out.storing_s} s, features ${out.features_s} s; p99 ${out.before.p99_ms} ms before, ${out.storing.p99_ms} ms while storing, ${out.features.p99_ms} ms while computing features (${out.features_p99_ratio}×); errors ${out.before.errors}/${out.storing.errors}/${out.features.errors}`,
+    );
+    return out;
+  } finally {
+    for (const r of running) r.stop();
+    server.child.kill('SIGTERM');
+    await signIn.close();
+  }
+}
 
 const csv = dataset(ROWS);
 const results: Record<string, Record<string, unknown>> = {};
@@ -182,6 +297,10 @@ for (const backend of backends) {
     return { DATABASE_URL: fresh.url };
   };
   try {
+    if (options.only === 'traffic') {
+      results[backend] = { traffic: await underTraffic(backend, database, csv) };
+      continue;
+    }
     const all = await rounds(backend, database, csv);
     const byVariant: Record<string, unknown> = {};
     for (const variant of variants) {
@@ -190,12 +309,14 @@ for (const backend of backends) {
         median_rows_per_s: median(mine.map((r) => r.rows_per_s)),
         median_checking_s: median(mine.map((r) => r.checking_s)),
         median_storing_s: median(mine.map((r) => r.storing_s)),
+        median_features_s: median(mine.map((r) => r.features_s)),
         rounds: mine,
       };
       console.log(
         `${backend}, ${variant}: median ${median(mine.map((r) => r.rows_per_s)).toLocaleString('en')} rows/s of ${ROWS.toLocaleString('en')} (rounds: ${mine.map((r) => r.rows_per_s.toLocaleString('en')).join(', ')})`,
       );
     }
+    if (options.only !== 'files') byVariant.traffic = await underTraffic(backend, database, csv);
     results[backend] = byVariant;
   } finally {
     for (const drop of drops) await drop();

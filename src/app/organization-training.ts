@@ -23,6 +23,7 @@ import {
   type OrganizationModelKind,
 } from '../training/organization.ts';
 import { AppError } from './errors.ts';
+import type { OrganizationTrainingPlan } from '../contract/training.ts';
 import { requireOrganization, storeCustomModel } from './custom-models.ts';
 
 /** Each of the organization's transactions that count at `asOf` (older than the label delay, with
@@ -58,19 +59,6 @@ async function countedRows(db: Db, organizationId: string, bundle: ModelBundle, 
   return kept;
 }
 
-/** What training from an organization's data would run, once every check has passed: `POST
- *  /api/training/jobs` answers it (training runs from the command line it names). */
-export interface OrganizationTrainingPlan {
-  source: 'organization';
-  organization_id: string;
-  kind: OrganizationModelKind;
-  as_of: string;
-  /** The transactions it would learn from: scored through the service or imported, and their span. */
-  transactions: { scored: number; imported: number; first: string | null; last: string | null };
-  counts: Counts;
-  command: string;
-}
-
 /** Checks that the organization's data at `asOf` is enough for a model of its own (the split and
  *  the frauds `npm run train -- --organization` needs), without training: the plan, or
  *  `not_enough_data` saying what is missing. */
@@ -78,7 +66,7 @@ export async function planOrganizationModel(
   db: Db,
   base: ModelBundle,
   o: { organization: string; asOf: number; recalibrate: boolean },
-): Promise<OrganizationTrainingPlan> {
+): Promise<Omit<OrganizationTrainingPlan, 'name'>> {
   const rows: { time: number; label: 0 | 1 }[] = [];
   let imported = 0;
   await eachCounted(db, o.organization, base, o.asOf, false, (r, label) => {

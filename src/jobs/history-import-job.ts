@@ -39,8 +39,8 @@ export interface HistoryImportDeps {
    *  written (the decision log), so the import skips those ids rather than taking them. */
   beforeImport: () => Promise<void>;
   /** After an import stored rows into an organization's history: its copy in memory, which must
-   *  be built in time order, is dropped, so the next request loads it again. */
-  imported: (organizationId: string) => void;
+   *  be built in time order, is built again (resolves once it is in place). */
+  imported: (organizationId: string) => Promise<void>;
 }
 
 export function historyImportHandler(o: HistoryImportDeps): JobHandler {
@@ -66,6 +66,7 @@ export function historyImportHandler(o: HistoryImportDeps): JobHandler {
         }
         const organizationId = job.organization_id;
         await o.beforeImport();
+        let rebuilt: Promise<void> | undefined;
         const summary = await runHistoryImport({
           db: o.db,
           organizationId,
@@ -77,8 +78,13 @@ export function historyImportHandler(o: HistoryImportDeps): JobHandler {
             return progress.write();
           },
           stopped,
-          onStored: () => o.imported(organizationId),
+          onStored: () => {
+            // Awaited below once the import succeeded; a failed one leaves it to finish alone.
+            rebuilt = o.imported(organizationId);
+          },
         });
+        // Once the job has stored its rows, this process's scores see them.
+        await rebuilt;
         if (!o.model) return summary;
         progress.stage = 'features';
         progress.fraction = 0;

@@ -17,6 +17,7 @@ import type { ModelBundle } from '../model/bundle-types.ts';
 import type { Db } from '../storage/db.ts';
 import { historyTransaction } from '../storage/live-rows.ts';
 import { organizationData } from '../storage/organization-data.ts';
+import { analyzeTransactions, REPLAY_PAGE_ROWS } from '../storage/imported-features.ts';
 
 /** Transactions replayed between two turns of the event loop: a slice holds the loop a few
  *  milliseconds, so the organization's scoring goes on meanwhile. */
@@ -35,6 +36,7 @@ export async function computeImportedFeatures(db: Db, organizationId: string, bu
   const data = organizationData(db, organizationId).importedFeatures;
   const total = await data.featureless();
   if (total === 0) return 0;
+  if (total >= REPLAY_PAGE_ROWS) await analyzeTransactions(db);
   const history = new History(bundle.file.training.label_delay_ms).withRecords();
   const m = allocateFeatures(1);
   let stored = 0;
@@ -43,9 +45,9 @@ export async function computeImportedFeatures(db: Db, organizationId: string, bu
     if (run.stopped?.()) break;
     const page = await data.page(after);
     if (page.length === 0) break;
-    const pending: { seq: number; features: Float32Array }[] = [];
     for (let from = 0; from < page.length; from += SLICE_ROWS) {
       if (from > 0) await nextTurn();
+      const pending: { seq: number; features: Float32Array }[] = [];
       for (const r of page.slice(from, from + SLICE_ROWS)) {
         const tx = historyTransaction(r);
         if (r.featureless) {
@@ -54,8 +56,10 @@ export async function computeImportedFeatures(db: Db, organizationId: string, bu
         }
         history.add(tx);
       }
+      // A slice's features in a statement of their own: on the embedded database, whose one
+      // connection the organization's scores share, none waits behind more than a slice's.
+      stored += await data.store(pending);
     }
-    stored += await data.store(pending);
     const last = page[page.length - 1]!;
     after = [last.time, last.seq];
     await run.progress?.(Math.min(1, stored / total));

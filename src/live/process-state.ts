@@ -82,10 +82,10 @@ export class Live {
   }
 
   /** A history import stored rows into an organization's history: its copy in memory, which must
-   *  be built in time order, is dropped (the next request loads it again), and its ring windows
-   *  are looked at again. */
-  imported(organizationId: string): void {
-    this.tenants.forget(organizationId);
+   *  be built in time order, is built again beside the one answering meanwhile (resolves once it
+   *  is in place), and its ring windows are looked at again. */
+  imported(organizationId: string): Promise<void> {
     void this.rings.imported(organizationId);
+    return this.tenants.rebuild(organizationId);
   }
 }

@@ -3,7 +3,10 @@
 // every change any process records to the organization it belongs to, in feed order.
 // Changes the tail reads during a load are applied once it is done, skipping those the load's
 // snapshot already had, so a tenant misses nothing and counts nothing twice. A change a tenant
-// cannot place makes it load afresh on its next use.
+// cannot place makes it load afresh on its next use; but an import's rows, which are older than
+// what a tenant holds (a history is built in time order), leave the tenant in use answering, and
+// it is built again in the background once they stop arriving (`rebuild`): the organization's
+// scores never wait for a load while its history is imported.
 // A large history is loaded from the snapshot of it the database keeps (history-snapshots.ts) and
 // the changes since, and writes that snapshot after a load that had many to apply (put aside before
 // the tenant is ready, then stored at a pace: snapshot-spill.ts); a tenant in use
@@ -41,6 +44,9 @@ export const SNAPSHOTS: SnapshotPolicy = { minTransactions: 50_000, rewriteAfter
 const REFRESH_CHECK_MS = 60_000;
 /** A tenant whose floor is this far behind a fresh load's is built again from the rows. */
 const FLOOR_LAG_MS = 12 * 3_600_000;
+/** An import stores its rows a chunk at a time: the tenant is built again once none has arrived
+ *  for this long. */
+const IMPORT_QUIET_MS = 1_000;
 
 export class Tenants {
   private readonly db: Db;
@@ -155,6 +161,7 @@ export class Tenants {
       if (tenant) {
         if (seenBy(this.loadedIn.get(c.organization_id)!, c.xid)) continue;
         if (tenant.applyChange(c)) tenant.changes++;
+        else if (c.kind === 'transaction' && c.source === 'import') this.importArrived(c.organization_id);
         else this.forget(c.organization_id);
       } else {
         this.loading.get(c.organization_id)?.push(c);
@@ -259,6 +266,39 @@ export class Tenants {
   /** Organizations being built again in the background (`refresh`), and the tail's changes for them
    *  meanwhile. */
   private readonly refreshing = new Map<string, FeedChange[]>();
+  /** The refresh running for each organization in `refreshing`. */
+  private readonly refreshed = new Map<string, Promise<void>>();
+  /** Organizations whose import rows are arriving: the timer that builds their tenant again. */
+  private readonly importing = new Map<string, NodeJS.Timeout>();
+
+  /** An import's row reached an organization's tenant, which cannot place it: the tenant keeps
+   *  answering, and is built again once the import's rows stop arriving. */
+  private importArrived(organizationId: string): void {
+    clearTimeout(this.importing.get(organizationId));
+    const timer = setTimeout(() => void this.rebuild(organizationId), IMPORT_QUIET_MS);
+    timer.unref();
+    this.importing.set(organizationId, timer);
+  }
+
+  /**
+   * Builds the organization's tenant again from the rows beside the one in use, which keeps
+   * answering meanwhile, and puts it in its place (after an import stored rows); resolves once it
+   * is there, or at once when this process holds no tenant of the organization (its next use
+   * loads one). Never rejects: a build that fails (the database out of reach) drops the tenant,
+   * so that the next use loads it, as a tenant that cannot place a change.
+   */
+  async rebuild(organizationId: string): Promise<void> {
+    clearTimeout(this.importing.get(organizationId));
+    this.importing.delete(organizationId);
+    // A refresh begun before the import's last rows may not have read them: this one follows it.
+    await this.refreshed.get(organizationId)?.catch(() => {});
+    try {
+      await this.refresh(organizationId, true);
+    } catch (e) {
+      this.forget(organizationId);
+      this.onError(e);
+    }
+  }
 
   /**
    * Whether the organization's tenant is due to be built again (`refresh`): it holds enough to be
@@ -276,24 +316,28 @@ export class Tenants {
    * Builds the organization's tenant again beside the one in use, which keeps answering meanwhile,
    * then puts it in its place: from the stored snapshot and the changes since (which writes a newer
    * snapshot), or from the rows when the floor lags (which moves the floor, dropping what has left
-   * the horizon). The tail's changes reach both meanwhile. Holds a second copy of the history while
-   * it runs. Nothing is replaced if the tenant was dropped meanwhile (an import).
+   * the horizon), or when `fromRows` (after an import, whose rows the stored snapshot lacks). The
+   * tail's changes reach both meanwhile. Holds a second copy of the history while it runs. Nothing
+   * is replaced if the tenant was dropped meanwhile.
    */
-  async refresh(organizationId: string): Promise<void> {
+  async refresh(organizationId: string, fromRows = false): Promise<void> {
     const current = this.ready.get(organizationId);
     if (!current || this.refreshing.has(organizationId)) return;
     const buffer: FeedChange[] = [];
     this.refreshing.set(organizationId, buffer);
+    const rows = fromRows || current.history.heldFrom < this.clock() - WINDOW_HORIZON_MS - FLOOR_LAG_MS;
+    const built = this.build(organizationId, buffer, !rows, true, (tenant, seen) => {
+      if (this.ready.get(organizationId) !== current) return;
+      this.ready.set(organizationId, tenant);
+      this.loadedIn.set(organizationId, seen);
+      this.loaded.set(organizationId, Promise.resolve(tenant));
+    }).then(() => {});
+    this.refreshed.set(organizationId, built);
     try {
-      const fromRows = current.history.heldFrom < this.clock() - WINDOW_HORIZON_MS - FLOOR_LAG_MS;
-      await this.build(organizationId, buffer, !fromRows, true, (tenant, seen) => {
-        if (this.ready.get(organizationId) !== current) return;
-        this.ready.set(organizationId, tenant);
-        this.loadedIn.set(organizationId, seen);
-        this.loaded.set(organizationId, Promise.resolve(tenant));
-      });
+      await built;
     } finally {
       this.refreshing.delete(organizationId);
+      this.refreshed.delete(organizationId);
     }
   }
 
@@ -321,6 +365,8 @@ export class Tenants {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    for (const timer of this.importing.values()) clearTimeout(timer);
+    this.importing.clear();
     await this.refreshingAll;
     await this.settled();
   }

@@ -4,6 +4,7 @@
 // column a scored transaction's features go to (migration 012), so that training, drift and the
 // performance reports read imported and scored transactions alike.
 
+import type { Queryable } from './db.ts';
 import type { HistoryRow } from './live-rows.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 
@@ -48,6 +49,14 @@ export async function replayPage(scope: OrganizationScope, after: [number, numbe
   }));
 }
 
+/** Refreshes the planner's statistics of the transactions table after a bulk import (as
+ *  PostgreSQL's documentation advises after a bulk load; autovacuum does it too, but later): the
+ *  statements that store features then find each row by its key instead of reading the
+ *  organization's every row, which a fresh import's missing statistics made the planner choose. */
+export async function analyzeTransactions(db: Queryable): Promise<void> {
+  await db.query('ANALYZE transactions');
+}
+
 /** How many of the organization's imported transactions have no features yet. */
 export async function countFeatureless(scope: OrganizationScope): Promise<number> {
   const [row] = await scope.db.query<{ n: number }>(
@@ -68,10 +77,12 @@ export async function storeImportedFeatures(scope: OrganizationScope, rows: read
     if (r.features.byteLength !== width) throw new Error(`features of ${r.features.byteLength} bytes among rows of ${width}`);
     all.set(new Uint8Array(r.features.buffer, r.features.byteOffset, width), i * width);
   });
+  // Each row found by its key (`seq = ANY`), whatever the table's statistics say: a join with the
+  // array let the planner read the organization's every row per statement before a fresh import
+  // was analysed.
   const stored = await scope.db.query<{ seq: number }>(
-    `UPDATE transactions t SET features = substring($3::bytea FROM ((u.k - 1) * $4 + 1)::int FOR $4::int)
-     FROM unnest($2::bigint[]) WITH ORDINALITY AS u(seq, k)
-     WHERE t.organization_id = $1 AND t.seq = u.seq AND t.source = 'import' AND t.features IS NULL
+    `UPDATE transactions t SET features = substring($3::bytea FROM ((array_position($2::bigint[], t.seq) - 1) * $4 + 1)::int FOR $4::int)
+     WHERE t.seq = ANY($2::bigint[]) AND t.organization_id = $1 AND t.source = 'import' AND t.features IS NULL
      RETURNING t.seq`,
     [scope.organizationId, rows.map((r) => r.seq), all, width],
   );

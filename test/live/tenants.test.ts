@@ -1,11 +1,13 @@
 // Live data per organization, end to end through the real app on each storage back end: the public
 // sandbox reads and records nothing of any organization; each organization's key scores against and
 // records into its own history only; a retried transaction id is a replay (same body, header) or a
-// 409; concurrent copies record one transaction; and the decision survives a restart.
+// 409; concurrent copies record one transaction; an import's rows arriving leave the tenant in use
+// answering until they stop, then it is built again holding them; and the decision survives a restart.
 
 import t from 'tap';
 import { backends } from '../support/server.ts';
 import { liveFor, type LiveService } from '../support/accounts.ts';
+import { organizationData } from '../../src/storage/organization-data.ts';
 
 const stored = async (live: LiveService, where = 'TRUE', params: unknown[] = []) => {
   await live.s.service.decisionLog.flush();
@@ -166,6 +168,44 @@ for (const backend of backends()) {
           [a.id],
         ),
       );
+    });
+
+    await t.test("an import's rows: the tenant in use keeps answering, and holds them once they stop arriving", async (t) => {
+      const { tenants, tail } = live.s.service;
+      const customer = 'import-customer';
+      const body = (n: number) => ({ amount: 12, customer_id: customer, merchant_id: 'import-merchant', transaction_id: `after-import-${n}` });
+      t.equal((await live.score(b, body(0))).json().entity_history[customer].prior_transactions, 0);
+      const before = tenants.loadedNow(b.id);
+      t.ok(before, "Bolt's tenant is loaded");
+      // Another process's import (rows older than what the tenant holds), a chunk at a time.
+      const now = Date.now();
+      const data = organizationData(live.s.service.db, b.id).transactions;
+      for (let chunk = 0; chunk < 3; chunk++) {
+        await data.insert(
+          [0, 1].map((k) => ({
+            transaction_id: `imported-${chunk}-${k}`,
+            time: now - 86_400_000 + chunk * 1000 + k,
+            amount: 30,
+            customer_id: customer,
+            merchant_id: 'import-merchant',
+            location: 'Lisbon',
+            payment_type: 'card_present',
+            source: 'import' as const,
+            label: null,
+            label_known_ms: null,
+          })),
+        );
+        await tail.catchUp();
+        t.equal(tenants.loadedNow(b.id), before, `chunk ${chunk}: the same tenant answers (no score waits for a load)`);
+      }
+      const during = (await live.score(b, body(1))).json();
+      t.equal(during.entity_history[customer].prior_transactions, 1, 'it does not hold the imported rows yet');
+      // Once they stop arriving (a second), it is built again beside the one answering.
+      const deadline = Date.now() + 20_000;
+      while (tenants.loadedNow(b.id) === before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      t.not(tenants.loadedNow(b.id), before, 'a new tenant took its place');
+      const after = (await live.score(b, body(2))).json();
+      t.equal(after.entity_history[customer].prior_transactions, 2 + 6, 'which holds the six imported rows, and the two scored');
     });
 
     await t.test('scored transactions and their decisions survive a restart', async (t) => {

@@ -26,6 +26,7 @@ export type {
 export type { Dataset, DatasetValidation, Preview } from '../../src/contract/datasets.ts';
 export type { Job, JobList, JobResultPage, JobSummaries } from '../../src/contract/jobs.ts';
 export type { Health } from '../../src/contract/health.ts';
+export type { OrganizationTrainingPlan } from '../../src/contract/training.ts';
 export type { Case, CaseDetail, CasePage, Inbox, InboxList } from '../../src/contract/cases.ts';
 export type { InboxStats } from '../../src/contract/inboxes.ts';
 export type { MetricsCharts, MetricsLimitations, MetricsOverview, MetricsRings, Thresholds } from '../../src/contract/evaluation.ts';

@@ -14,7 +14,8 @@ import { isProblem, type ModelBundle, type ModelProblem } from '../../model/bund
 import { countOrganizationJobsSince } from '../../storage/job-queue.ts';
 import { liveDataset, type DatasetStore } from './datasets.ts';
 import { AppError, available } from '../errors.ts';
-import { planOrganizationModel, type OrganizationTrainingPlan } from '../organization-training.ts';
+import { planOrganizationModel } from '../organization-training.ts';
+import type { OrganizationTrainingPlan } from '../../contract/training.ts';
 import { quotaExceeded, utcDayStart } from './job-quota.ts';
 import { memberOrganization } from '../access/ownership.ts';
 import { requireCapability } from '../access/roles.ts';
@@ -60,7 +61,7 @@ async function countLabels(deps: DatasetStore, storedName: string, mapping: Colu
   return { fraud, legit };
 }
 
-export type TrainingPlan = DatasetTrainingPlan | (OrganizationTrainingPlan & { name: string | null });
+export type TrainingPlan = DatasetTrainingPlan | OrganizationTrainingPlan;
 
 const refused = (path: string, message: string, fix: string) => new AppError('validation_failed', message, fix, { fields: [{ path, message }] });
 

@@ -61,7 +61,7 @@ export function trainingRoutes(server: FastifyInstance, app: Pick<App, 'sessions
         'not_implemented',
         'Training through the API is not built yet; every check passed.',
         plan.source === 'organization'
-          ? `Train from the command line where the server runs: ${plan.command} (it stores the model as one of the organization's challengers).`
+          ? `Train from the command line where the server runs: ${plan.command} (it stores the model as one of the organization's custom models, which an owner can then make a challenger).`
           : 'Train from the command line: npm run train -- --data FILE.csv --out models/NAME, then serve it with MODEL_DIR.',
         { would_run: plan },
       );

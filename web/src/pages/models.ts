@@ -5,12 +5,14 @@
 // answered) or neither; owners of its organization make it a challenger or stop it, promote it
 // (activate: it decides from the next request) or deactivate it. Below, per organization, the
 // challengers' report and the model history, where owners roll back the last promotion
-// (pages/challengers.ts).
+// (pages/challengers.ts), then training from the organization's own data, where owners check what
+// the command line would train on (pages/training-plan.ts).
 
 import { api } from '../api.ts';
 import type { CustomModelSummary, Me, ModelDetail, ModelList, Organization, OrganizationList } from '../contract.ts';
 import { errorBox, h, num, pct, table, utc } from '../dom.ts';
 import { actionButton, idKey, organizationSections, readOrganization, statusLine, type ModelsContext, type Shown } from './challengers.ts';
+import { trainingSection } from './training-plan.ts';
 import './pages.css';
 
 export async function modelsPage(root: HTMLElement): Promise<void> {
@@ -57,7 +59,7 @@ async function draw(root: HTMLElement, shown: Shown): Promise<void> {
       "Custom models are made on the server's command line (npm run model:create, or npm run train -- --organization ORG_ID from the organization's own outcomes) and belong to an organization; sign in to see yours. An organization's active model decides its payments; a challenger is scored in shadow beside it and compared on the organization's own outcomes below.",
     ),
     ...details.map((m) => card(ctx, m, organizations)),
-    ...organizations.flatMap((o, i) => organizationSections(ctx, o, reads[i]!)),
+    ...organizations.flatMap((o, i) => [...organizationSections(ctx, o, reads[i]!), trainingSection(o)]),
   );
 }
 
