@@ -97,37 +97,28 @@ export function storedRings(db: Db, organizationId: string): Promise<Ring[]> {
   return organizationData(db, organizationId).rings.stored(KEPT_WINDOWS);
 }
 
+export interface RingWindowsOptions {
+  db: Db;
+  clock: () => number;
+  labelDelay: number;
+  /** Reads an organization's stored rings into its tenant, if this process has it. */
+  refresh: (organizationId: string) => Promise<void>;
+  /** Every organization this process has a tenant of. */
+  organizations: () => Iterable<string>;
+  /** After queueing: the job runner looks for work at once. */
+  queued: () => void;
+  onError: (e: unknown) => void;
+}
+
 /** This process's part: ticks, and reads stored rings into its tenants when told. */
 export class RingWindows {
-  private readonly o: {
-    db: Db;
-    clock: () => number;
-    labelDelay: number;
-    /** Reads an organization's stored rings into its tenant, if this process has it. */
-    refresh: (organizationId: string) => Promise<void>;
-    /** Every organization this process has a tenant of. */
-    organizations: () => Iterable<string>;
-    /** After queueing: the job runner looks for work at once. */
-    queued: () => void;
-    onError: (e: unknown) => void;
-  };
+  private readonly o: RingWindowsOptions;
 
   private timer: NodeJS.Timeout | undefined;
   private unlisten: (() => Promise<void>) | undefined;
   private ticking: Promise<void> | undefined;
 
-  constructor(o: {
-    db: Db;
-    clock: () => number;
-    labelDelay: number;
-    /** Reads an organization's stored rings into its tenant, if this process has it. */
-    refresh: (organizationId: string) => Promise<void>;
-    /** Every organization this process has a tenant of. */
-    organizations: () => Iterable<string>;
-    /** After queueing: the job runner looks for work at once. */
-    queued: () => void;
-    onError: (e: unknown) => void;
-  }) {
+  constructor(o: RingWindowsOptions) {
     this.o = o;
   }
 

@@ -30,32 +30,22 @@ export interface TokenVerifierOptions {
   fetch?: typeof fetch;
 }
 
+export type TokenErrorCode =
+  | 'malformed'
+  | 'algorithm_not_allowed'
+  | 'wrong_issuer'
+  | 'expired'
+  | 'bad_signature'
+  | 'unknown_key'
+  | 'no_subject'
+  | 'provider_unreachable'
+  | 'rejected_by_provider';
+
 /** Why a token was refused: a short, stable code for logs and tests; callers answer 401. */
 export class TokenError extends Error {
-  readonly code:
-    | 'malformed'
-    | 'algorithm_not_allowed'
-    | 'wrong_issuer'
-    | 'expired'
-    | 'bad_signature'
-    | 'unknown_key'
-    | 'no_subject'
-    | 'provider_unreachable'
-    | 'rejected_by_provider';
+  readonly code: TokenErrorCode;
 
-  constructor(
-    code:
-      | 'malformed'
-      | 'algorithm_not_allowed'
-      | 'wrong_issuer'
-      | 'expired'
-      | 'bad_signature'
-      | 'unknown_key'
-      | 'no_subject'
-      | 'provider_unreachable'
-      | 'rejected_by_provider',
-    message: string,
-  ) {
+  constructor(code: TokenErrorCode, message: string) {
     super(message);
     this.code = code;
   }
