@@ -10,7 +10,8 @@
 // - with too few labelled frauds it refuses with exit 2 and the counts;
 // - the same payments imported into another organization (features from the replay of its history)
 //   make a model from the same counts;
-// - the stored model is a challenger like any other: it scores in shadow after a restart;
+// - the stored model is a challenger like any other: it scores in shadow after a restart, and so
+//   does the model made from the imported copy;
 // - POST /api/training/jobs for the organization's own data checks the same (not enough data: 422)
 //   and answers 501 with the command and what it would count, as the command then counts.
 // Boosters of the organization's own (the command without --recalibrate) need LightGBM:
@@ -164,6 +165,21 @@ for (const backend of backends()) {
     });
     const record = (await live.s.app.inject({ url: '/api/v1/transactions/tx-new', headers: { authorization: `Bearer ${shop.key}` } })).json();
     t.equal(record.challengers[0]?.model_id, first.out.id, 'it scores in shadow');
+    // And the model learned from the imported payments, made a challenger by Copy's owner through
+    // the API (a session of today's clock), scores Copy's new payments in shadow.
+    const copyOwner = await live.signIn('owner-of-Copy');
+    const made = await live.s.app.inject({ method: 'POST', url: `/api/models/${fromImport.out.id}/challenger`, headers: copyOwner.headers });
+    t.equal(made.statusCode, 200, made.body);
+    await key(live, copy, '/api/v1/risk/score', {
+      transaction_id: 'copy-new',
+      amount: 99,
+      customer_id: 'c1',
+      merchant_id: 'M-bad',
+      location: 'Lisbon',
+      payment_type: 'card_present',
+    });
+    const copyRecord = (await live.s.app.inject({ url: '/api/v1/transactions/copy-new', headers: { authorization: `Bearer ${copy.key}` } })).json();
+    t.equal(copyRecord.challengers[0]?.model_id, fromImport.out.id, "the imported organization's own model scores in shadow");
     const shown = customDetail((await getCustomModel(live.s.service.db, first.out.id))!, live.s.service.scorer!.bundle);
     t.match(
       shown,
