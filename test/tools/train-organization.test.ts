@@ -124,9 +124,9 @@ for (const backend of backends()) {
     t.match(quietPlan.json().detail, { reason: 'not_enough_data', message: /too few labelled frauds to recalibrate from: 0 before the test part/ });
     t.equal((await plan('owner-of-Copy', { organization_id: shop.id })).statusCode, 404, "another organization's data is not there for its owner");
     const neither = (await plan('owner-of-Shop', {})).json().detail;
-    t.match(neither, { reason: 'validation_failed', fields: [{ path: 'dataset_id' }] }, 'a dataset or an organization is named');
+    t.match(neither, { reason: 'validation_failed', fields: [{ path: 'body.dataset_id' }] }, 'a dataset or an organization is named');
     const both = (await plan('owner-of-Shop', { dataset_id: 'ds_x', organization_id: shop.id, recalibrate: true })).json().detail;
-    t.match(both, { reason: 'validation_failed', fields: [{ path: 'recalibrate' }] }, "recalibrate is for an organization's own data");
+    t.match(both, { reason: 'validation_failed', fields: [{ path: 'body.recalibrate' }] }, "recalibrate is for an organization's own data");
     await live.close();
     const afterPlant = await train(env, ['--organization', shop.id, '--recalibrate', '--as-of', asOf]);
     t.same(afterPlant.out.settings, first.out.settings, 'a label known only later changes nothing');
