@@ -74,7 +74,11 @@ export async function planTraining(deps: TrainingDeps, userId: string, request: 
       'Send dataset_id (an uploaded CSV with labels), or organization_id alone to train from its scored and imported transactions.',
     );
   if (request.dataset_id !== undefined && request.recalibrate !== undefined)
-    throw refused('body.recalibrate', "recalibrate applies to training from an organization's own data, not from a dataset", 'Leave out dataset_id or recalibrate.');
+    throw refused(
+      'body.recalibrate',
+      "recalibrate applies to training from an organization's own data, not from a dataset",
+      'Leave out dataset_id or recalibrate.',
+    );
   const org = request.organization_id ? await memberOrganization(deps.db, request.organization_id, userId) : undefined;
   // A model trained for an organization is one of its models: its owners'.
   if (org) requireCapability(org.role, 'manageModels', org.name);
