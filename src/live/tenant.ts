@@ -20,6 +20,7 @@ import { historyTransaction, type HistoryRow } from '../storage/live-rows.ts';
 import type { OrganizationTransactions } from '../storage/organization-data.ts';
 import type { FeedChange } from '../storage/live-feed.ts';
 import { Policy } from './policy.ts';
+import { HistoryThread } from './history-thread.ts';
 import type { Decision, DecisionValues } from '../domain/rules/decide.ts';
 import type { FieldState } from '../domain/fields.ts';
 
@@ -29,6 +30,10 @@ const LOAD_STEP = 256;
  *  that long at most). How many rows fit depends on the history's size and the machine: measured,
  *  not assumed. */
 const LOAD_SLICE_MS = 4;
+
+/** A load of at least this many transactions builds the history on a thread of its own
+ *  (history-thread.ts): below it, starting the thread costs more than the build. */
+export const THREAD_FROM = 20_000;
 
 /** Runs a generator's steps (each short), with a turn of the event loop whenever LOAD_SLICE_MS
  *  have passed since the last; returns its value. */
@@ -70,6 +75,7 @@ export function sameTransaction(recorded: TransactionIdentity, input: Transactio
 export class Tenant {
   readonly organizationId: string;
   readonly stored: OrganizationTransactions;
+  private readonly threadFrom: number;
 
   /** Replaced whole when a load takes the stored snapshot (`loader().restore`). */
   history: History;
@@ -89,18 +95,14 @@ export class Tenant {
      *  recorded transaction or response read back. */
     stored: OrganizationTransactions,
     labelDelay: number,
+    /** Histories of at least this many transactions are built on a thread of their own. */
+    threadFrom = THREAD_FROM,
   ) {
     this.organizationId = organizationId;
+    this.threadFrom = threadFrom;
     this.stored = stored;
-    this.history = Tenant.emptyHistory(labelDelay);
+    this.history = History.kept(labelDelay);
     this.context = { history: this.history, rings: new RingIndex([]), rules: this.policy };
-  }
-
-  /** A tenant's history before its load: every record kept, ids indexed. */
-  private static emptyHistory(labelDelay: number): History {
-    const h = new History(labelDelay).withRecords();
-    h.transactions.indexIds();
-    return h;
   }
 
   private setHistory(h: History): void {
@@ -108,13 +110,20 @@ export class Tenant {
     this.context.history = h;
   }
 
-  /** What `OrganizationData.history.load` hands over, into this tenant's history, a few thousand
-   *  rows at a time with a turn of the event loop between them: a load of millions of transactions
-   *  takes seconds of this thread, and other organizations' requests are answered meanwhile. */
-  loader(): HistoryLoader {
+  /** What `OrganizationData.history.load` hands over, into this tenant's history. From
+   *  `threadFrom` transactions on it is built on a thread of its own (history-thread.ts), and this
+   *  thread only hands the pages over; a smaller one is built here, a few thousand rows at a time
+   *  with a turn of the event loop between them, so other organizations' requests are answered
+   *  meanwhile either way. `close` ends the thread of a load that stopped early. */
+  loader(): HistoryLoader & { close(): void } {
     let h = this.history;
+    let thread: HistoryThread | undefined;
     return {
       start: (floor, expected) => {
+        if (expected >= this.threadFrom) {
+          thread = new HistoryThread(h.labelDelay, floor, expected);
+          return;
+        }
         h.reserve(expected);
         h.loadFrom(floor);
       },
@@ -134,13 +143,19 @@ export class Tenant {
         });
         return ok;
       },
-      uses: (page) => inSlices(page.count, (from, to) => h.loadUseColumns(page, from, to)),
-      transactions: (page) => inSlices(page.count, (from, to) => h.addColumns(page, from, to)),
+      uses: (page) => (thread ? thread.uses(page) : inSlices(page.count, (from, to) => h.loadUseColumns(page, from, to))),
+      transactions: (page) => (thread ? thread.transactions(page) : inSlices(page.count, (from, to) => h.addColumns(page, from, to))),
       labels: (rows) =>
-        inSlices(rows.length, (from, to) => {
-          for (let i = from; i < to; i++) h.loadLabel(rows[i]!, rows[i]!.label, rows[i]!.known);
-        }),
-      finish: (totals) => inSteps(h.finishing(totals)),
+        thread
+          ? thread.labels(rows)
+          : inSlices(rows.length, (from, to) => {
+              for (let i = from; i < to; i++) h.loadLabel(rows[i]!, rows[i]!.label, rows[i]!.known);
+            }),
+      finish: async (totals) => {
+        if (thread) this.setHistory((h = await thread.finish(totals)));
+        else await inSteps(h.finishing(totals));
+      },
+      close: () => thread?.close(),
     };
   }
 

@@ -22,6 +22,7 @@ import type { DecisionLog } from './decision-log.ts';
 import { storedRings } from './ring-windows.ts';
 import { Tenant } from './tenant.ts';
 import { putAside, type SnapshotPieces } from '../storage/snapshot-spill.ts';
+import type { Loaded } from '../storage/history-load.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unbounded } from '../storage/deadline.ts';
@@ -200,7 +201,13 @@ export class Tenants {
     let use = snapshot && this.snapshots ? { format: HISTORY_FORMAT, labelDelay: this.labelDelay } : undefined;
     for (;;) {
       const tenant = new Tenant(organizationId, data.transactions, this.labelDelay);
-      const loaded = await data.history.load(this.clock(), tenant.loader(), tenant.policyLoader(), use);
+      const loader = tenant.loader();
+      let loaded: Loaded;
+      try {
+        loaded = await data.history.load(this.clock(), loader, tenant.policyLoader(), use);
+      } finally {
+        loader.close();
+      }
       // A change the stored snapshot could not take: from the rows, then.
       if (loaded.restored === false) {
         use = undefined;

@@ -11,7 +11,7 @@ import type { DecisionLog } from '../../src/live/decision-log.ts';
 import { Tenant } from '../../src/live/tenant.ts';
 import { Tenants, type SnapshotPolicy } from '../../src/live/tenants.ts';
 import { DEFAULT_LABEL_DELAY_MS } from '../../src/domain/history/history.ts';
-import { HISTORY_FORMAT } from '../../src/domain/history/snapshot.ts';
+import { historyBytes, HISTORY_FORMAT } from '../../src/domain/history/snapshot.ts';
 import { WINDOW_HORIZON_MS } from '../../src/domain/history/horizon.ts';
 import { Rng } from '../../src/domain/rng.ts';
 import type { Db } from '../../src/storage/db.ts';
@@ -54,9 +54,10 @@ async function organizations(db: Db): Promise<void> {
   await db.query(`INSERT INTO organizations (id, name, stage, created_by) VALUES ('org_a', 'A', 'test', 'u1'), ('org_b', 'B', 'test', 'u1')`);
 }
 
-/** A tenant loaded as a process would load it now: from the stored snapshot when `snapshot`. */
-async function loadTenant(db: Db, org: string, snapshot: boolean) {
-  const tenant = new Tenant(org, organizationData(db, org).transactions, DEFAULT_LABEL_DELAY_MS);
+/** A tenant loaded as a process would load it now: from the stored snapshot when `snapshot`; its
+ *  history built on a thread of its own from `threadFrom` transactions on. */
+async function loadTenant(db: Db, org: string, snapshot: boolean, threadFrom?: number) {
+  const tenant = new Tenant(org, organizationData(db, org).transactions, DEFAULT_LABEL_DELAY_MS, threadFrom);
   const loaded = await organizationData(db, org).history.load(NOW, tenant.loader(), undefined, snapshot ? use : undefined);
   return { tenant, loaded };
 }
@@ -129,6 +130,16 @@ eachBackend('histories loaded from their stored snapshots', async (t, fx) => {
         fromSnapshot.tenant.sameAs('t-5000', { amount: 5 + (5000 % 97) + (5000 % 7) / 8, customer_id: CUSTOMERS[0]!, merchant_id: MERCHANTS[(5000 * 7) % 6]! }),
       'ids of the changes found',
     );
+  });
+
+  await t.test('a history built from the rows on a thread of its own is the one built on this thread', async (t) => {
+    const here = await loadTenant(db, 'org_a', false, Number.POSITIVE_INFINITY);
+    const thread = await loadTenant(db, 'org_a', false, 0);
+    t.ok(thread.tenant.history.size > 2_000, `${thread.tenant.history.size} transactions held`);
+    t.ok(Buffer.concat(historyBytes(thread.tenant.history)).equals(Buffer.concat(historyBytes(here.tenant.history))), 'the same bytes');
+    const p = probes(new Rng(5), 40);
+    t.same(differences(answers(thread.tenant.history, NOW, p), answers(here.tenant.history, NOW, p)), [], 'every answer the same');
+    t.ok(thread.tenant.has('t-6039'), 'ids found');
   });
 
   await t.test('another process loads from it and, after many changes, writes a newer one', async (t) => {

@@ -23,7 +23,7 @@ const COPY_STEP_BYTES = 8 << 20;
 export const SNAPSHOT_PIECE_BYTES = 4 << 20;
 
 type TypedArray = Float64Array | Float32Array | Int32Array | Uint32Array | Int16Array | Uint16Array | Int8Array | Uint8Array;
-const VIEWS: Record<string, (b: ArrayBuffer, offset: number, length: number) => TypedArray> = {
+const VIEWS: Record<string, (b: ArrayBufferLike, offset: number, length: number) => TypedArray> = {
   Float64Array: (b, o, l) => new Float64Array(b, o, l),
   Float32Array: (b, o, l) => new Float32Array(b, o, l),
   Int32Array: (b, o, l) => new Int32Array(b, o, l),
@@ -77,9 +77,16 @@ const CLASSES: ReadonlyMap<string, object> = (() => {
 
 const pad8 = (n: number) => (n + 7) & ~7;
 
-/** The history as bytes: pieces of at most SNAPSHOT_PIECE_BYTES, in order. They are views of the
- *  history's own arrays, valid until it next changes: copy them before it does. */
-export function historyBytes(h: History): Uint8Array[] {
+/** A history as its object graph (the header, JSON) and its arrays' buffers, each once: what
+ *  `historyBytes` writes, and what a thread that built a history hands over without a copy (the
+ *  buffers transferred; `historyFromParts` on the other side). */
+export interface HistoryParts {
+  header: Header;
+  buffers: ArrayBufferLike[];
+}
+
+/** The history's parts: its buffers are the history's own, not copies. */
+export function historyParts(h: History): HistoryParts {
   const objects: Shell[] = [];
   const ids = new Map<object, number>();
   const buffers: ArrayBufferLike[] = [];
@@ -125,7 +132,13 @@ export function historyBytes(h: History): Uint8Array[] {
     return { c: name, f };
   };
   const root = encode(h);
-  const header: Header = { objects, buffers: buffers.map((b) => b.byteLength), root };
+  return { header: { objects, buffers: buffers.map((b) => b.byteLength), root }, buffers };
+}
+
+/** The history as bytes: pieces of at most SNAPSHOT_PIECE_BYTES, in order. They are views of the
+ *  history's own arrays, valid until it next changes: copy them before it does. */
+export function historyBytes(h: History): Uint8Array[] {
+  const { header, buffers } = historyParts(h);
   const json = Buffer.from(JSON.stringify(header), 'utf8');
   const head = Buffer.alloc(pad8(8 + json.length));
   head.writeUInt32LE(MAGIC, 0);
@@ -205,6 +218,12 @@ export function* restoring(pieces: readonly Uint8Array[]): Generator<void, Histo
     reader.skip(pad8(n) - n);
     buffers.push(b);
   }
+  return historyFromParts({ header, buffers });
+}
+
+/** The history whose parts these are: its arrays are views of `buffers` (not copies). Throws on
+ *  parts that are not of this code's history. */
+export function historyFromParts({ header, buffers }: HistoryParts): History {
   const made = header.objects.map((s): object => {
     if ('a' in s) return [];
     if ('m' in s) return new Map();
