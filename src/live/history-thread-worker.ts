@@ -2,10 +2,14 @@
 // with the calls a load on the main thread makes (tenant.ts's loader), and hands the finished
 // history back as its parts, its arrays' buffers transferred (no copy).
 
+import { constants, setPriority } from 'node:os';
 import { isMarkedAsUntransferable, parentPort } from 'node:worker_threads';
 import { History } from '../domain/history/history.ts';
 import { historyParts } from '../domain/history/snapshot.ts';
 import type { FromThread, ToThread } from './history-thread.ts';
+
+// This thread only (on Linux a thread has a priority of its own): requests before the build.
+setPriority(constants.priority.PRIORITY_LOW);
 
 const port = parentPort!;
 let history: History | undefined;

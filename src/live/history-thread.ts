@@ -5,9 +5,11 @@
 // same order) and hands the finished history back without a copy: its arrays' buffers are
 // transferred and the object graph rebuilt around them (domain/history/snapshot.ts's parts).
 // Pages wait in the thread's queue at most PAGES_AHEAD at a time, so a read faster than the build
-// never holds the whole history's rows in memory.
+// never holds the whole history's rows in memory. The thread runs at the lowest CPU priority: on a
+// busy machine the requests (of every organization, and the database's own work) come first, and
+// the build takes what they leave.
 
-import { Worker } from 'node:worker_threads';
+import { isMarkedAsUntransferable, Worker } from 'node:worker_threads';
 import type { History } from '../domain/history/history.ts';
 import type { EntityTotals } from '../domain/history/horizon.ts';
 import type { TransactionColumns, UseColumns } from '../domain/history/records.ts';
@@ -32,20 +34,28 @@ export type FromThread = { kind: 'took' } | { kind: 'built'; parts: HistoryParts
 
 const WORKER = new URL(`./history-thread-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
-/** A page with each array copied into a buffer of its own (a page's arrays are views of the larger
- *  buffers a read filled, which a transfer would take whole), and those buffers. */
+/** A page as it can be transferred: an array that is its buffer's whole (as a read's pages' are)
+ *  goes as it is, any other is copied into a buffer of its own (a transfer takes a buffer whole). */
 function portable<T extends object>(page: T): { page: T; transfer: ArrayBuffer[] } {
-  const transfer: ArrayBuffer[] = [];
+  const transfer = new Set<ArrayBuffer>();
   const copy = (v: unknown): unknown => {
     if (ArrayBuffer.isView(v)) {
-      const own = (v as Uint8Array).slice();
-      transfer.push(own.buffer);
+      const b = v.buffer;
+      const whole = b instanceof ArrayBuffer && v.byteOffset === 0 && v.byteLength === b.byteLength && !transfer.has(b) && !isMarkedAsUntransferable(b);
+      // A copy of the bytes (a Buffer's own slice() would share them); it arrives as the same kind of
+      // array (a Buffer as a Uint8Array, which is all a history reads of one).
+      let own = v;
+      if (!whole) {
+        const bytes = new Uint8Array(v.buffer, v.byteOffset, v.byteLength).slice().buffer;
+        own = Buffer.isBuffer(v) ? Buffer.from(bytes) : new (v.constructor as Uint8ArrayConstructor)(bytes);
+      }
+      transfer.add(own.buffer as ArrayBuffer);
       return own;
     }
     if (v !== null && typeof v === 'object' && !Array.isArray(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, copy(x)]));
     return v;
   };
-  return { page: copy(page) as T, transfer };
+  return { page: copy(page) as T, transfer: [...transfer] };
 }
 
 export class HistoryThread {

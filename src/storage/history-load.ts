@@ -14,6 +14,7 @@
 // before its transaction, and the changes made since it, read in the transaction; everything else
 // (the floor, the rules and lists) is read as for a load from the rows.
 
+import { setImmediate as turn } from 'node:timers/promises';
 import { WINDOW_HORIZON_MS, type EntityTotals } from '../domain/history/horizon.ts';
 import type { TransactionEntities } from '../domain/transaction.ts';
 import type { PackedColumn, TransactionColumns, UseColumns } from '../domain/history/records.ts';
@@ -105,6 +106,10 @@ export interface PolicyLoader {
 
 /** Transactions per page when loading a history (a few megabytes of byte strings). */
 const LOAD_PAGE_ROWS = 10_000;
+/** A COPY's bytes are read this many at a time (about 1 ms of work)… */
+const READ_SLICE_BYTES = 64 << 10;
+/** …with a turn of the event loop whenever this long has passed since the last. */
+const READ_SLICE_MS = 4;
 /** Rows per page of first uses (byte columns) and totals (JSON). */
 const ENTITY_PAGE_ROWS = 5_000;
 
@@ -386,13 +391,22 @@ async function copiedPages(
   const reader = new CopyReader(kinds.length);
   const page = new CopyPage(kinds);
   const full: { n: number; columns: Column[] }[] = [];
+  let since = performance.now();
   for await (const chunk of chunks) {
-    // A chunk may fill a page more than once.
-    reader.push(chunk, (bytes, view) => {
-      page.add(bytes, view, reader.starts, reader.lengths);
-      if (page.n === LOAD_PAGE_ROWS) full.push(page.take());
-    });
-    for (const p of full.splice(0)) await onPage(p);
+    // A chunk is what the driver buffered meanwhile (megabytes, when the process was busy): read in
+    // slices, with a turn of the event loop whenever READ_SLICE_MS have passed, so that a load never
+    // holds other requests for longer.
+    for (let at = 0; at < chunk.length; at += READ_SLICE_BYTES) {
+      reader.push(chunk.subarray(at, Math.min(chunk.length, at + READ_SLICE_BYTES)), (bytes, view) => {
+        page.add(bytes, view, reader.starts, reader.lengths);
+        if (page.n === LOAD_PAGE_ROWS) full.push(page.take());
+      });
+      for (const p of full.splice(0)) await onPage(p);
+      if (performance.now() - since >= READ_SLICE_MS) {
+        await turn();
+        since = performance.now();
+      }
+    }
   }
   if (!reader.ended) throw new Error('a COPY of the history ended early');
   if (page.n > 0) await onPage(page.take());
