@@ -4,7 +4,8 @@
 
 import { constants, setPriority } from 'node:os';
 import { isMarkedAsUntransferable, parentPort } from 'node:worker_threads';
-import { History } from '../domain/history/history.ts';
+import type { History } from '../domain/history/history.ts';
+import { keptHistory } from './kept-history.ts';
 import { historyParts } from '../domain/history/snapshot.ts';
 import type { FromThread, ToThread } from './history-thread.ts';
 
@@ -21,7 +22,7 @@ function reply(m: FromThread, transfer: ArrayBuffer[] = []): void {
 port.on('message', (m: ToThread) => {
   try {
     if (m.kind === 'start') {
-      history = History.kept(m.labelDelay);
+      history = keptHistory(m.labelDelay);
       history.reserve(m.expected);
       history.loadFrom(m.floor);
       return;

@@ -14,12 +14,10 @@ import type { History } from '../domain/history/history.ts';
 import type { EntityTotals } from '../domain/history/horizon.ts';
 import type { TransactionColumns, UseColumns } from '../domain/history/records.ts';
 import { historyFromParts, type HistoryParts } from '../domain/history/snapshot.ts';
-import type { TransactionEntities } from '../domain/transaction.ts';
+import type { LoadedLabel } from '../storage/history-load.ts';
 
 /** Pages handed over and not yet taken by the thread, at most. */
 const PAGES_AHEAD = 4;
-
-export type LoadedLabel = TransactionEntities & { label: 0 | 1; known: number };
 
 /** What the thread is sent, in order. */
 export type ToThread =

@@ -9,7 +9,7 @@
 // import) answers false, and the tenant is loaded afresh on its next use.
 
 import { setImmediate as turn } from 'node:timers/promises';
-import { History } from '../domain/history/history.ts';
+import type { History } from '../domain/history/history.ts';
 import { restoring } from '../domain/history/snapshot.ts';
 import { channelOf, type Transaction } from '../domain/transaction.ts';
 import type { Ring } from '../domain/rings.ts';
@@ -20,6 +20,7 @@ import { historyTransaction, type HistoryRow } from '../storage/live-rows.ts';
 import type { OrganizationTransactions } from '../storage/organization-data.ts';
 import type { FeedChange } from '../storage/live-feed.ts';
 import { Policy } from './policy.ts';
+import { keptHistory } from './kept-history.ts';
 import { HistoryThread } from './history-thread.ts';
 import type { Decision, DecisionValues } from '../domain/rules/decide.ts';
 import type { FieldState } from '../domain/fields.ts';
@@ -101,7 +102,7 @@ export class Tenant {
     this.organizationId = organizationId;
     this.threadFrom = threadFrom;
     this.stored = stored;
-    this.history = History.kept(labelDelay);
+    this.history = keptHistory(labelDelay);
     this.context = { history: this.history, rings: new RingIndex([]), rules: this.policy };
   }
 

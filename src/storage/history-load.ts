@@ -34,6 +34,10 @@ import { liveInboxStates } from './cases-store.ts';
 import type { RuleState } from './rule-state.ts';
 import type { ItemStay } from '../domain/rules/lists.ts';
 
+/** An outcome known from the floor on, of a transaction before it: its entities, label and when it
+ *  became known. */
+export type LoadedLabel = TransactionEntities & { label: 0 | 1; known: number };
+
 /** What a process keeps of an organization's history, as `loadHistory` hands it over, in this order;
  *  each call may take its time (a promise), letting other work run between its steps. */
 export interface HistoryLoader {
@@ -44,7 +48,7 @@ export interface HistoryLoader {
   /** A page of the transactions from the floor on, in time order (time, then the order recorded). */
   transactions(page: TransactionColumns): void | Promise<void>;
   /** Outcomes known from the floor on, of transactions before it. */
-  labels(rows: (TransactionEntities & { label: 0 | 1; known: number })[]): void | Promise<void>;
+  labels(rows: LoadedLabel[]): void | Promise<void>;
   finish(totals: EntityTotals[]): void | Promise<void>;
   /** Instead of all the above: the stored snapshot's pieces, then the changes it lacks (in feed
    *  order); false when a change cannot be applied to it (the caller then loads from the rows). */

@@ -73,14 +73,6 @@ export class History {
     this.labels.rebuild(records);
   }
 
-  /** A history as a process keeps one of an organization's: every transaction kept (late arrivals
-   *  placed, `recent()`), found by its id. */
-  static kept(labelDelay: number): History {
-    const h = new History(labelDelay).withRecords();
-    h.transactions.indexIds();
-    return h;
-  }
-
   /** Keep every transaction for `recent()` and late arrivals (the service does; training does not
    *  need it); `expected`: how many are about to be added, when known. */
   withRecords(expected = 0): this {
