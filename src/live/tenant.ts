@@ -34,7 +34,7 @@ const LOAD_SLICE_MS = 4;
 
 /** A load of at least this many transactions builds the history on a thread of its own
  *  (history-thread.ts): below it, starting the thread costs more than the build. */
-export const THREAD_FROM = 20_000;
+const THREAD_FROM = 20_000;
 
 /** Runs a generator's steps (each short), with a turn of the event loop whenever LOAD_SLICE_MS
  *  have passed since the last; returns its value. */
@@ -119,10 +119,27 @@ export class Tenant {
   loader(): HistoryLoader & { close(): void } {
     let h = this.history;
     let thread: HistoryThread | undefined;
+    type Build = Pick<HistoryLoader, 'uses' | 'transactions' | 'labels' | 'finish'>;
+    const here: Build = {
+      uses: (page) => inSlices(page.count, (from, to) => h.loadUseColumns(page, from, to)),
+      transactions: (page) => inSlices(page.count, (from, to) => h.addColumns(page, from, to)),
+      labels: (rows) =>
+        inSlices(rows.length, (from, to) => {
+          for (let i = from; i < to; i++) h.loadLabel(rows[i]!, rows[i]!.label, rows[i]!.known);
+        }),
+      finish: (totals) => inSteps(h.finishing(totals)),
+    };
+    let build = here;
     return {
       start: (floor, expected) => {
         if (expected >= this.threadFrom) {
-          thread = new HistoryThread(h.labelDelay, floor, expected);
+          const t = (thread = new HistoryThread(h.labelDelay, floor, expected));
+          build = {
+            uses: (page) => t.uses(page),
+            transactions: (page) => t.transactions(page),
+            labels: (rows) => t.labels(rows),
+            finish: async (totals) => this.setHistory((h = await t.finish(totals))),
+          };
           return;
         }
         h.reserve(expected);
@@ -144,18 +161,10 @@ export class Tenant {
         });
         return ok;
       },
-      uses: (page) => (thread ? thread.uses(page) : inSlices(page.count, (from, to) => h.loadUseColumns(page, from, to))),
-      transactions: (page) => (thread ? thread.transactions(page) : inSlices(page.count, (from, to) => h.addColumns(page, from, to))),
-      labels: (rows) =>
-        thread
-          ? thread.labels(rows)
-          : inSlices(rows.length, (from, to) => {
-              for (let i = from; i < to; i++) h.loadLabel(rows[i]!, rows[i]!.label, rows[i]!.known);
-            }),
-      finish: async (totals) => {
-        if (thread) this.setHistory((h = await thread.finish(totals)));
-        else await inSteps(h.finishing(totals));
-      },
+      uses: (page) => build.uses(page),
+      transactions: (page) => build.transactions(page),
+      labels: (rows) => build.labels(rows),
+      finish: (totals) => build.finish(totals),
       close: () => thread?.close(),
     };
   }

@@ -155,31 +155,26 @@ for (const backend of backends()) {
     // (The owner's session ended with the 100 days the clock moved: the model is made a challenger
     // in storage, as the API does; that route is tested in test/app/challengers.test.ts.)
     t.match(await setChallenger(live.s.service.db, first.out.id, true, shop.owner.userId), { challenger: true });
-    await key(live, shop, '/api/v1/risk/score', {
-      transaction_id: 'tx-new',
-      amount: 99,
-      customer_id: 'c1',
-      merchant_id: 'M-bad',
-      location: 'Lisbon',
-      payment_type: 'card_present',
-    });
-    const record = (await live.s.app.inject({ url: '/api/v1/transactions/tx-new', headers: { authorization: `Bearer ${shop.key}` } })).json();
-    t.equal(record.challengers[0]?.model_id, first.out.id, 'it scores in shadow');
+    /** A new payment scored with the organization's key: the challenger that scored it in shadow. */
+    const shadowOf = async (org: typeof shop, id: string): Promise<string | undefined> => {
+      await key(live, org, '/api/v1/risk/score', {
+        transaction_id: id,
+        amount: 99,
+        customer_id: 'c1',
+        merchant_id: 'M-bad',
+        location: 'Lisbon',
+        payment_type: 'card_present',
+      });
+      const record = (await live.s.app.inject({ url: `/api/v1/transactions/${id}`, headers: { authorization: `Bearer ${org.key}` } })).json();
+      return record.challengers[0]?.model_id;
+    };
+    t.equal(await shadowOf(shop, 'tx-new'), first.out.id, 'it scores in shadow');
     // And the model learned from the imported payments, made a challenger by Copy's owner through
     // the API (a session of today's clock), scores Copy's new payments in shadow.
     const copyOwner = await live.signIn('owner-of-Copy');
     const made = await live.s.app.inject({ method: 'POST', url: `/api/models/${fromImport.out.id}/challenger`, headers: copyOwner.headers });
     t.equal(made.statusCode, 200, made.body);
-    await key(live, copy, '/api/v1/risk/score', {
-      transaction_id: 'copy-new',
-      amount: 99,
-      customer_id: 'c1',
-      merchant_id: 'M-bad',
-      location: 'Lisbon',
-      payment_type: 'card_present',
-    });
-    const copyRecord = (await live.s.app.inject({ url: '/api/v1/transactions/copy-new', headers: { authorization: `Bearer ${copy.key}` } })).json();
-    t.equal(copyRecord.challengers[0]?.model_id, fromImport.out.id, "the imported organization's own model scores in shadow");
+    t.equal(await shadowOf(copy, 'copy-new'), fromImport.out.id, "the imported organization's own model scores in shadow");
     const shown = customDetail((await getCustomModel(live.s.service.db, first.out.id))!, live.s.service.scorer!.bundle);
     t.match(
       shown,
