@@ -9,6 +9,7 @@
 
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
+import { dropDatabase } from '../test/support/server.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
 import { startServer } from './server-process.ts';
 import { pairedRounds } from './paired-load.ts';
@@ -51,7 +52,7 @@ const cleanUp = async () => {
   for (const s of servers) s.child.kill('SIGTERM');
   await Promise.all(servers.map((s) => new Promise((r) => (s.child.exitCode !== null ? r(null) : s.child.once('exit', r)))));
   await signIn.close();
-  for (const name of names) await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  for (const name of names) await dropDatabase(admin, name);
   await admin.end();
 };
 

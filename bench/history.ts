@@ -28,6 +28,7 @@ import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
+import { dropDatabase as dropTestDatabase } from '../test/support/server.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
 import { memoryMb, resetPeakMemory, root, startFlags, threadsOf, waitFor } from './server-process.ts';
 import { scoreRequests } from './requests.ts';
@@ -119,7 +120,7 @@ function stop(child: ChildProcess): Promise<void> {
 
 async function dropDatabase(name: string): Promise<void> {
   databases.delete(name);
-  await admin!.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch((e: Error) => say(`could not drop ${name}: ${e.message}`));
+  await dropTestDatabase(admin!, name).catch((e: Error) => say(`could not drop ${name}: ${e.message}`));
 }
 
 async function removeDirectory(dir: string): Promise<void> {

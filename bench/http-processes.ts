@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
+import { dropDatabase } from '../test/support/server.ts';
 import { quick } from './harness.ts';
 import { startServer } from './server-process.ts';
 import { SignIn } from '../test/support/processes.ts';
@@ -62,7 +63,7 @@ async function cleanUp(): Promise<void> {
   for (const s of started) s.child.kill('SIGTERM');
   await Promise.all(started.map((s) => new Promise((resolve) => (s.child.exitCode !== null ? resolve(null) : s.child.once('exit', resolve)))));
   await signIn.close();
-  for (const name of databases) await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  for (const name of databases) await dropDatabase(admin, name);
   await admin.end();
 }
 process.on('uncaughtException', (e) => {

@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import postgres from 'postgres';
+import { dropDatabase } from '../test/support/server.ts';
 import { withoutSecondaryIndexes } from './database.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
 import { memoryMb, root, startFlags, waitFor } from './server-process.ts';
@@ -79,8 +80,7 @@ function cleanUp(): Promise<void> {
   cleaned ??= (async () => {
     await Promise.all([...children].map(stop));
     await signIn?.close().catch(() => {});
-    for (const name of databases)
-      await admin!.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch((e: Error) => say(`could not drop ${name}: ${e.message}`));
+    for (const name of databases) await dropDatabase(admin!, name).catch((e: Error) => say(`could not drop ${name}: ${e.message}`));
     await admin?.end({ timeout: 5 });
   })();
   return cleaned;

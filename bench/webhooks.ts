@@ -14,6 +14,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
+import { dropDatabase } from '../test/support/server.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
 import { startServer } from './server-process.ts';
 import { fixedRate } from './fixed-rate.ts';
@@ -153,7 +154,7 @@ if (!adminUrl) {
     second.child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 1_000));
   } finally {
-    await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await dropDatabase(admin, name);
     await admin.end();
   }
 }

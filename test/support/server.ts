@@ -30,6 +30,25 @@ export function backends(): Backend[] {
   return [{ name: 'pglite' }, ...(url ? [{ name: 'postgres' as const, databaseUrl: url }] : [])];
 }
 
+/** Drops a test database, whatever still works on it. FORCE ends the test's own sessions, but a
+ *  non-superuser may not end an autovacuum worker (42501: it runs as no role), which a large import
+ *  leaves working for seconds; a plain DROP ends autovacuum workers itself and refuses (55006) only
+ *  while one of our sessions is open, so the two alternate until one succeeds. */
+export async function dropDatabase(admin: postgres.Sql, name: string): Promise<void> {
+  let force = true;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${name}${force ? ' WITH (FORCE)' : ''}`);
+      return;
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      if (attempt >= 20 || (code !== '42501' && code !== '55006')) throw e;
+      force = code === '55006';
+      if (force) await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
 /** A new, empty PostgreSQL database on the test server, so test files never share state. */
 export async function freshDatabase(baseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `t_${randomBytes(6).toString('hex')}`;
@@ -43,18 +62,7 @@ export async function freshDatabase(baseUrl: string): Promise<{ url: string; dro
     async drop() {
       const a = postgres(baseUrl, { max: 1, onnotice: () => {} });
       try {
-        // FORCE ends the test's own sessions; a non-superuser cannot end an autovacuum worker that
-        // happens to be on the database (42501) or may find it busy (55006): wait and try again.
-        for (let attempt = 1; ; attempt++) {
-          try {
-            await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-            return;
-          } catch (e) {
-            const code = (e as { code?: string }).code;
-            if (attempt >= 20 || (code !== '42501' && code !== '55006')) throw e;
-            await new Promise((r) => setTimeout(r, 250));
-          }
-        }
+        await dropDatabase(a, name);
       } finally {
         await a.end();
       }
