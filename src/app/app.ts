@@ -41,6 +41,7 @@ import {
   rotateApiKey,
   usageOfOrganization,
 } from './access/organizations.ts';
+import { dataProtectionAudit, erasures, exportCustomer, requestErasure, retention, setRetention } from './data-protection/requests.ts';
 import { changeMemberRole, inviteMember, memberAudit, memberList, removeMember, withdrawInvitation } from './access/members.ts';
 import { customModelsVisibleTo, modelAuditFor, readCustomModel, rollBackFor, setChallengerFor, setCustomModelActiveFor } from './custom-models.ts';
 import { planTraining } from './datasets/training-jobs.ts';
@@ -276,6 +277,10 @@ export function openApp(service: Service) {
       },
     ),
     challengers: bind({ db, labelDelay: service.labelDelay }, { report: challengerReport }),
+    dataProtection: bind(
+      { ...live, config, clock: service.clock, secret: service.secret, erasureRequested: () => service.dataProtection.erasureRequested() },
+      { retention, setRetention, exportCustomer, requestErasure, erasures, audit: dataProtectionAudit },
+    ),
     customModels: {
       ...bind(db, { visibleTo: customModelsVisibleTo, read: readCustomModel }),
       setActive: (id: string, userId: string, active: boolean) => setCustomModelActiveFor({ db, accounts }, id, userId, models.bundle().file.id, active),
@@ -289,7 +294,7 @@ export function openApp(service: Service) {
 /** Everything the HTTP layer may use. */
 export type App = ReturnType<typeof openApp>;
 /** The key surface's part (`/api/v1/...`). */
-export type KeySurface = Pick<App, 'config' | 'models' | 'keys' | 'scoring' | 'decisions' | 'outcomes' | 'lists' | 'serverCases'>;
+export type KeySurface = Pick<App, 'config' | 'models' | 'keys' | 'scoring' | 'decisions' | 'outcomes' | 'lists' | 'serverCases' | 'dataProtection'>;
 
 /** The key a request on the key surface authenticated with, as the HTTP layer carries it. */
 export type { LiveApiKey as AuthenticatedKey } from '../storage/accounts-store.ts';

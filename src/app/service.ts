@@ -38,6 +38,7 @@ import { SecretBox } from './access/secret-box.ts';
 import { WebhookDeliverer, type DelivererTimings } from '../jobs/webhook-deliverer.ts';
 import { DriftWatch } from './webhooks/drift-watch.ts';
 import { SlaWatch } from './cases/sla-watch.ts';
+import { DataProtectionSweeper, SWEEPER_DEFAULTS, type SweeperOptions } from './data-protection/sweeper.ts';
 import { announceJob } from './datasets/job-view.ts';
 
 /** How old a file in the uploads directory must be before the sweeper removes it for belonging
@@ -88,6 +89,10 @@ export interface Service {
   driftWatch: DriftWatch;
   /** Marks cases past their due time, each once across processes (`case.sla_breached`). */
   slaWatch: SlaWatch;
+  /** Runs the erasures requested and sweeps each organization's expired data (data protection). */
+  dataProtection: DataProtectionSweeper;
+  /** The hashing secret (keys, sessions, customers' keyed hashes); undefined on PostgreSQL without SESSION_SECRET. */
+  secret: string | undefined;
   /** Scoring jobs of this process (undefined without a model). */
   jobs: JobRunner | undefined;
   /** Deletes the files of datasets past their retention; returns how many (runs on a timer too). */
@@ -107,6 +112,8 @@ export interface StartOptions {
   auth?: Partial<TokenVerifierOptions>;
   /** Webhook delivery timings (tests shorten the retry schedule and the lease). */
   webhooks?: Partial<DelivererTimings>;
+  /** The data-protection sweeper's timings (tests sweep on demand, in small batches). */
+  dataProtection?: Partial<Omit<SweeperOptions, 'db' | 'clock' | 'log'>>;
 }
 
 export async function startService(config: Config, o: StartOptions = {}): Promise<Service> {
@@ -245,6 +252,8 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
     driftWatch.start();
     const slaWatch = new SlaWatch({ db, clock, log, everyMs: config.CASE_SLA_SWEEP_SECONDS * 1000 });
     slaWatch.start();
+    const dataProtection = new DataProtectionSweeper({ db, clock, log, ...SWEEPER_DEFAULTS, ...o.dataProtection });
+    dataProtection.start();
     step('webhooks');
     const scoreAndRecord = new ScoreAndRecord({ model: loaded.model, tenants, decisionLog, scorer, scorerFor: scorerForModel });
     return {
@@ -257,6 +266,8 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       webhooks,
       driftWatch,
       slaWatch,
+      dataProtection,
+      secret,
       model: loaded.model,
       metrics: loaded.metrics,
       scorer,
@@ -279,6 +290,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
         await rings.stop();
         await driftWatch.stop();
         await slaWatch.stop();
+        await dataProtection.stop();
         await webhooks?.stop();
         await jobs?.close();
         await accounts?.flushUse();

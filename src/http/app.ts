@@ -24,6 +24,7 @@ import { jobRoutes } from './routes/jobs.ts';
 import { authRoutes } from './routes/auth.ts';
 import { organizationRoutes } from './routes/organizations.ts';
 import { memberRoutes } from './routes/members.ts';
+import { dataProtectionRoutes, keyErasureRoutes } from './routes/data-protection.ts';
 import { v1Routes } from './routes/v1.ts';
 import { keyTransactionRoutes, memberTransactionRoutes } from './routes/transactions.ts';
 import { keyListRoutes, memberRuleRoutes } from './routes/rules.ts';
@@ -180,6 +181,10 @@ export async function buildApp(door: App, o: AppOptions = {}): Promise<FastifyIn
         },
         { name: 'cases', description: 'An organization\'s inboxes and the cases its decisions open in them (docs/analysts.md, "Cases")' },
         { name: 'webhooks', description: "An organization's webhook endpoints and their deliveries (docs/integrating.md, Webhooks)" },
+        {
+          name: 'data protection',
+          description: 'Retention, a customer\'s data exported or erased, and the audit of both (docs/operating.md, "Data protection")',
+        },
         { name: 'training', description: 'Training limits' },
         { name: 'service', description: 'Health and configuration' },
         { name: 'accounts', description: 'Sign-in, organizations and API keys (docs/operating.md, Sign-in and accounts; docs/integrating.md, API keys)' },
@@ -271,6 +276,7 @@ export async function buildApp(door: App, o: AppOptions = {}): Promise<FastifyIn
     trainingRoutes(dashboard, door);
     modelRoutes(dashboard, door);
     webhookRoutes(dashboard, door);
+    dataProtectionRoutes(dashboard, door);
   });
   // The customer surface (`/api/v1/...`): one API-key check for every route.
   await app.register(async (v1) => {
@@ -280,6 +286,7 @@ export async function buildApp(door: App, o: AppOptions = {}): Promise<FastifyIn
     keyTransactionRoutes(v1, surface);
     keyListRoutes(v1, surface);
     keyCaseRoutes(v1, surface);
+    keyErasureRoutes(v1, surface);
   });
   await webRoutes(app);
   return app;

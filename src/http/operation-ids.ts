@@ -133,6 +133,14 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /api/organizations/{id}/models/rollback': 'rollBackModel',
   'GET /api/organizations/{id}/models/audit': 'listModelChanges',
   'GET /api/organizations/{id}/challengers/report': 'getChallengerReport',
+  // Data protection
+  'GET /api/organizations/{id}/retention': 'getRetention',
+  'PUT /api/organizations/{id}/retention': 'setRetention',
+  'GET /api/organizations/{id}/customers/{customer_id}/export': 'exportCustomer',
+  'POST /api/organizations/{id}/customers/{customer_id}/erasure': 'eraseCustomer',
+  'POST /api/v1/customers/{customer_id}/erasure': 'eraseKeyCustomer',
+  'GET /api/organizations/{id}/erasures': 'listErasures',
+  'GET /api/organizations/{id}/data-protection/audit': 'listDataProtectionAudit',
 };
 
 /** A route's path as the reference writes it: Fastify's `:param` as `{param}`. */

@@ -256,6 +256,8 @@ export class Tenant {
       this.policy.setInbox(c.inbox);
       return true;
     }
+    // A customer erased: only a history built again from what is left is without them.
+    if (c.kind === 'erasure') return false;
     if (c.kind === 'outcome') {
       // Features see the new outcome from `known_ms` on.
       const k = this.history.transactions.find(c.transaction_id);

@@ -163,6 +163,8 @@ export class Tenants {
         if (seenBy(this.loadedIn.get(c.organization_id)!, c.xid)) continue;
         if (tenant.applyChange(c)) tenant.changes++;
         else if (c.kind === 'transaction' && c.source === 'import') this.importArrived(c.organization_id);
+        // The tenant answers until its history without the customer is built beside it.
+        else if (c.kind === 'erasure') void this.rebuild(c.organization_id);
         else this.forget(c.organization_id);
       } else {
         this.loading.get(c.organization_id)?.push(c);
@@ -294,7 +296,30 @@ export class Tenants {
    * loads one). Never rejects: a build that fails (the database out of reach) drops the tenant,
    * so that the next use loads it, as a tenant that cannot place a change.
    */
-  async rebuild(organizationId: string): Promise<void> {
+  rebuild(organizationId: string): Promise<void> {
+    const running = this.rebuildOnce(organizationId);
+    this.rebuilding.set(organizationId, running);
+    void running.finally(() => {
+      if (this.rebuilding.get(organizationId) === running) this.rebuilding.delete(organizationId);
+    });
+    return running;
+  }
+
+  /** Rebuilds asked for (`rebuild`) and not finished, by organization. */
+  private readonly rebuilding = new Map<string, Promise<void>>();
+
+  /** Resolves once no rebuild of the organization's tenant is waiting or running (after an import's
+   *  rows stopped arriving, or an erasure reached this process). */
+  async rebuilt(organizationId: string): Promise<void> {
+    for (;;) {
+      const running = this.rebuilding.get(organizationId);
+      if (running) await running;
+      else if (this.importing.has(organizationId)) await new Promise((r) => setTimeout(r, 50));
+      else return;
+    }
+  }
+
+  private async rebuildOnce(organizationId: string): Promise<void> {
     clearTimeout(this.importing.get(organizationId));
     this.importing.delete(organizationId);
     // A refresh begun before the import's last rows may not have read them: this one follows it.

@@ -42,7 +42,8 @@ interface MetaRow {
 export async function snapshotMeta(tx: Queryable, scope: OrganizationScope): Promise<SnapshotMeta | undefined> {
   const [r] = await tx.query<MetaRow>(
     `SELECT format, label_delay_ms, floor_ms, seen::text AS seen, transactions::float8 AS transactions, bytes::float8 AS bytes, pieces, written_at_ms
-     FROM history_snapshots WHERE organization_id = $1`,
+     FROM history_snapshots s WHERE organization_id = $1
+       AND NOT EXISTS (SELECT 1 FROM erasures e WHERE e.organization_id = $1 AND e.status = 'done' AND NOT pg_visible_in_snapshot(e.xid, s.seen))`,
     [scope.organizationId],
   );
   if (!r) return undefined;
@@ -113,6 +114,12 @@ export async function writeSnapshot(scope: OrganizationScope, meta: Omit<Snapsho
     await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('history_snapshot:' || $1, 0))`, [org]);
     const [stored] = await tx.query<{ xmax: string }>('SELECT pg_snapshot_xmax(seen)::text AS xmax FROM history_snapshots WHERE organization_id = $1', [org]);
     if (stored && Number(stored.xmax) > meta.seen.xmax) return false;
+    // A history built before a customer's erasure holds the customer: never stored.
+    const [erased] = await tx.query(
+      `SELECT 1 FROM erasures WHERE organization_id = $1 AND status = 'done' AND NOT pg_visible_in_snapshot(xid, $2::pg_snapshot) LIMIT 1`,
+      [org, snapshotText(meta.seen)],
+    );
+    if (erased) return false;
     await tx.query('DELETE FROM history_snapshots WHERE organization_id = $1', [org]);
     await tx.query(
       `INSERT INTO history_snapshots (organization_id, format, label_delay_ms, floor_ms, seen, transactions, bytes, pieces, written_at_ms)

@@ -142,7 +142,16 @@ export interface FeedInbox {
   inbox: InboxState;
 }
 
-export type FeedChange = FeedTransaction | FeedOutcome | FeedListItem | FeedRule | FeedField | FeedInbox;
+/** A customer erased from the organization (storage/data-protection.ts): every process builds the
+ *  organization's history again from what is left. */
+export interface FeedErasure {
+  kind: 'erasure';
+  xid: number;
+  seq: number;
+  organization_id: string;
+}
+
+export type FeedChange = FeedTransaction | FeedOutcome | FeedListItem | FeedRule | FeedField | FeedInbox | FeedErasure;
 
 /**
  * Where a reader is: it has read every change before `position` except those of the `pending`
@@ -187,7 +196,7 @@ interface FeedRow {
   from_known_ms: number | null;
   /** 'item', 'rule' or 'field' for those kinds, with their state as JSON text; for a transaction,
    *  its key values as a JSON array (or null). */
-  other: 'item' | 'rule' | 'field' | 'inbox' | null;
+  other: 'item' | 'rule' | 'field' | 'inbox' | 'erasure' | null;
   payload: string | null;
 }
 
@@ -209,6 +218,8 @@ export const INBOX_STATE_JSON = (x: string) =>
      ${x}.auto_assign_cap IS NOT NULL AND cardinality(${x}.members) > 0)::text`;
 
 const INBOX_COLUMNS = `x.xid, x.seq, NULL::bool, x.organization_id, ${EMPTY}, 'inbox', ${INBOX_STATE_JSON('x')}`;
+// A done erasure (`e`): only its organization matters.
+const ERASURE_COLUMNS = `e.xid, e.seq, NULL::bool, e.organization_id, ${EMPTY}, 'erasure', NULL::text`;
 // The transaction of an outcome change, by primary key, in a lateral subquery the planner cannot
 // turn into a scan of the whole table (as a plain join or a large limit may while its statistics
 // are young).
@@ -249,6 +260,10 @@ const READ_FEED = `
      FROM p CROSS JOIN LATERAL (SELECT * FROM inboxes x WHERE x.xid = p.xid AND x.seq > p.seq ORDER BY x.seq LIMIT $3) AS x
      ORDER BY x.xid, x.seq LIMIT $3)
     UNION ALL
+    (SELECT 0, ${ERASURE_COLUMNS}
+     FROM p CROSS JOIN LATERAL (SELECT * FROM erasures e WHERE e.xid = p.xid AND e.seq > p.seq AND e.status = 'done' ORDER BY e.seq LIMIT $3) AS e
+     ORDER BY e.xid, e.seq LIMIT $3)
+    UNION ALL
     (SELECT 1, ${TRANSACTION_COLUMNS}
      FROM transactions t WHERE (t.xid, t.seq) > ($1::text::xid8, $2::bigint) ORDER BY t.xid, t.seq LIMIT $3)
     UNION ALL
@@ -267,6 +282,9 @@ const READ_FEED = `
     UNION ALL
     (SELECT 1, ${INBOX_COLUMNS}
      FROM inboxes x WHERE (x.xid, x.seq) > ($1::text::xid8, $2::bigint) ORDER BY x.xid, x.seq LIMIT $3)
+    UNION ALL
+    (SELECT 1, ${ERASURE_COLUMNS}
+     FROM erasures e WHERE (e.xid, e.seq) > ($1::text::xid8, $2::bigint) AND e.status = 'done' ORDER BY e.xid, e.seq LIMIT $3)
     UNION ALL
     (SELECT NULL, NULL::xid8, NULL::bigint, NULL::bool, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
   ) AS feed ORDER BY part, xid, seq`;
@@ -412,6 +430,7 @@ function change(r: FeedRow): FeedChange {
     ];
     return { kind: 'list_item', xid, seq: r.seq, organization_id: r.organization_id, stay: { id, list_id, value, added_at_ms, expires_at_ms, removed_at_ms } };
   }
+  if (r.other === 'erasure') return { kind: 'erasure', xid, seq: r.seq, organization_id: r.organization_id };
   if (r.other === 'rule') return { kind: 'rule', xid, seq: r.seq, organization_id: r.organization_id, rule: parseRuleState(r.payload!) };
   if (r.other === 'inbox') return { kind: 'inbox', xid, seq: r.seq, organization_id: r.organization_id, inbox: parseInboxState(r.payload!) };
   if (r.other === 'field') {

@@ -45,6 +45,25 @@ import { changeInbox, deleteInbox, getInbox, inboxAudit, inboxStats } from './in
 import { escalateCase } from './case-escalation.ts';
 import { addAttachment, getAttachment, listAttachments } from './case-attachments.ts';
 import { addItems, allStays, createList, deleteList, getList, listItems, listLists, listNames, listsHolding, removeItems } from './lists-store.ts';
+import {
+  auditExport,
+  auditSweep,
+  customerAggregates,
+  customerCaseIds,
+  customerListItems,
+  customerWebhookEvents,
+  dataProtectionAudit,
+  eraseCustomer,
+  getErasure,
+  latestAudit,
+  listErasures,
+  requestErasure,
+  retentionDays,
+  setRetentionDays,
+  sweepRingWindows,
+  sweepTransactions,
+  sweepWebhookEvents,
+} from './data-protection.ts';
 import { changeRole, getMember, invite, listInvitations, listMembers, memberAuditPage, removeMember, withdrawInvitation } from './members-store.ts';
 import { auditOf, auditPage, changeRule, countRules, createRule, deleteRule, listRules, ruleVersions, rulesUsingList } from './rules-store.ts';
 import {
@@ -179,6 +198,26 @@ function parts(scope: OrganizationScope) {
       changeRole,
       remove: removeMember,
       auditPage: memberAuditPage,
+    }),
+    /** Retention, a customer's records for an export, erasures, and their audit. */
+    dataProtection: bound(scope, {
+      retention: retentionDays,
+      setRetention: setRetentionDays,
+      audit: dataProtectionAudit,
+      latestAudit,
+      auditExport,
+      listItems: customerListItems,
+      caseIds: customerCaseIds,
+      webhookEvents: customerWebhookEvents,
+      aggregates: customerAggregates,
+      requestErasure,
+      erasures: listErasures,
+      erasure: getErasure,
+      erase: eraseCustomer,
+      sweepTransactions,
+      sweepWebhookEvents,
+      sweepRingWindows,
+      auditSweep,
     }),
   };
 }

@@ -54,7 +54,9 @@ const names = (changes: FeedChange[]) =>
             ? `field:${c.field.name}`
             : c.kind === 'inbox'
               ? `inbox:${c.inbox.name}`
-              : `item:${c.stay.value}`,
+              : c.kind === 'list_item'
+                ? `item:${c.stay.value}`
+                : `erasure:${c.organization_id}`,
   );
 
 eachBackend('the feed reads every change once, in (xid, seq) order, a page at a time', async (t, fx) => {

@@ -25,6 +25,10 @@ const CAPABILITIES = {
   manageFields: { who: ['owner'], what: 'declare and retire its fields' },
   manageActiveRules: { who: ['owner'], what: 'make a rule active, or change, disable or delete an active rule' },
   manageInboxes: { who: ['owner'], what: 'make, change and delete its inboxes' },
+  /** Retention, a customer's export, and the proof of both (docs/operating.md, Data protection). */
+  manageDataProtection: { who: ['owner'], what: "set its retention period, export a customer's data and read its erasures and their audit" },
+  /** An erasure: by an owner, or by the organization's own server answering a customer's request. */
+  eraseCustomers: { who: ['owner', 'key'], what: "erase a customer's data" },
   /** Cases: claim, assign, note, snooze, close (recording outcomes, as reporting them does). */
   workCases: { who: ['owner', 'analyst'], what: 'work its cases' },
   /** A case opened on a transaction (a chargeback dispute, say): by a member from its page, or by a server. */
