@@ -502,7 +502,9 @@ export async function claimRetentionSweep(db: Queryable, at: number, everyMs: nu
 }
 
 /** Deletes up to `batch` of the organization's transactions older than `cutoff` (oldest first),
- *  with their outcome changes and their places in cases; what it deleted. */
+ *  with their outcome changes and their places in cases; what it deleted. A transaction whose
+ *  outcome became known since `cutoff` stays until that is older too: the outcome is new data
+ *  about it (a late chargeback), and the features count it from when it became known. */
 export async function sweepTransactions(
   scope: OrganizationScope,
   cutoff: number,
@@ -511,7 +513,8 @@ export async function sweepTransactions(
   const org = scope.organizationId;
   return scope.db.transaction(async (tx) => {
     const old = await tx.query<{ seq: string | number; transaction_id: string }>(
-      'SELECT seq, transaction_id FROM transactions WHERE organization_id = $1 AND time_ms < $2 ORDER BY time_ms LIMIT $3',
+      `SELECT seq, transaction_id FROM transactions
+       WHERE organization_id = $1 AND time_ms < $2 AND (label_known_ms IS NULL OR label_known_ms < $2) ORDER BY time_ms LIMIT $3`,
       [org, cutoff, batch],
     );
     if (old.length === 0) return { transactions: 0, outcome_changes: 0, case_transactions: 0 };

@@ -32,6 +32,8 @@ export interface DecisionLogDeps {
   decisionLog: DecisionLog;
   /** Waited on after outcomes are applied, so this process's next request sees them. */
   tail: LiveTail;
+  /** When an outcome reported now becomes known (the service's clock). */
+  clock?: () => number;
 }
 
 /** The listing's filters: times in epoch ms (`from` inclusive, `to` exclusive); `fields`, values
@@ -173,7 +175,7 @@ export function entityView(role: Entity['role'], id: string, e: EntitySummary): 
 export async function reportOutcome(deps: DecisionLogDeps, caller: OrganizationCaller, report: OutcomeReport): Promise<TransactionRecord> {
   requireCapability(caller.role, 'reportOutcomes');
   const data = organizationData(deps.db, caller.organizationId);
-  const [result] = await reportOutcomes(deps.decisionLog, deps.tail, data.outcomes, [report], caller.by, Date.now());
+  const [result] = await reportOutcomes(deps.decisionLog, deps.tail, data.outcomes, [report], caller.by, (deps.clock ?? Date.now)());
   if (result!.status === 'not_found') throw notFound(report.transaction_id);
   if (result!.status === 'invalid') {
     throw new AppError('validation_failed', result!.message, "Send reported_at between the transaction's time and now, or leave it out to mean now.", {
@@ -187,7 +189,7 @@ export async function reportOutcome(deps: DecisionLogDeps, caller: OrganizationC
 export async function reportOutcomesInBulk(deps: DecisionLogDeps, caller: OrganizationCaller, reports: readonly OutcomeReport[]): Promise<BulkResult> {
   requireCapability(caller.role, 'reportOutcomes');
   const outcomes = organizationData(deps.db, caller.organizationId).outcomes;
-  const results = await reportOutcomes(deps.decisionLog, deps.tail, outcomes, reports, caller.by, Date.now());
+  const results = await reportOutcomes(deps.decisionLog, deps.tail, outcomes, reports, caller.by, (deps.clock ?? Date.now)());
   return {
     results: results.map((r) =>
       r.status === 'applied'
