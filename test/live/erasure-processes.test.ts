@@ -50,7 +50,10 @@ t.test("an erasure reaches every process's memory", { skip: needs('postgres') },
   };
 
   t.equal((await asMember(a, 'POST', '/lists', { name: 'blocked', kind: 'customer_id' })).status, 201);
-  t.equal((await asMember(a, 'POST', '/rules', { name: 'Blocked', expression: 'in_list("blocked", customer_id)', action: 'block', status: 'active' })).status, 201);
+  t.equal(
+    (await asMember(a, 'POST', '/rules', { name: 'Blocked', expression: 'in_list("blocked", customer_id)', action: 'block', status: 'active' })).status,
+    201,
+  );
   t.equal((await pay(b, 'c-ok')).decision, 'approve', 'B holds the organization from here on');
   for (let i = 0; i < 4; i++) {
     await pay(a, `c-${i}`);
