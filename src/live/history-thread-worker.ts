@@ -19,6 +19,18 @@ function reply(m: FromThread, transfer: ArrayBuffer[] = []): void {
   port.postMessage(m, transfer);
 }
 
+/** A page's buffers, once the history has copied what it keeps of them. */
+function buffersOf(page: object): ArrayBuffer[] {
+  const found = new Set<ArrayBuffer>();
+  const walk = (v: unknown): void => {
+    if (ArrayBuffer.isView(v)) {
+      if (v.buffer instanceof ArrayBuffer && !isMarkedAsUntransferable(v.buffer)) found.add(v.buffer);
+    } else if (v !== null && typeof v === 'object' && !Array.isArray(v)) for (const x of Object.values(v)) walk(x);
+  };
+  walk(page);
+  return [...found];
+}
+
 port.on('message', (m: ToThread) => {
   try {
     if (m.kind === 'start') {
@@ -30,11 +42,15 @@ port.on('message', (m: ToThread) => {
     const h = history!;
     switch (m.kind) {
       case 'uses':
-        h.loadUseColumns(m.page);
-        break;
-      case 'transactions':
-        h.addColumns(m.page);
-        break;
+      case 'transactions': {
+        if (m.kind === 'uses') h.loadUseColumns(m.page);
+        else h.addColumns(m.page);
+        // The page's buffers go back whole: this thread allocates too little for its collector to
+        // run often, so buffers left here would pile up (external memory) until it did.
+        const buffers = buffersOf(m.page);
+        reply({ kind: 'took', buffers }, buffers);
+        return;
+      }
       case 'labels':
         for (const r of m.rows) h.loadLabel(r, r.label, r.known);
         break;

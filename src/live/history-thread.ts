@@ -28,7 +28,7 @@ export type ToThread =
   | { kind: 'finish'; totals: EntityTotals[] };
 
 /** What it answers: a page taken, the history built, or why it could not be. */
-export type FromThread = { kind: 'took' } | { kind: 'built'; parts: HistoryParts } | { kind: 'failed'; message: string };
+export type FromThread = { kind: 'took'; buffers?: ArrayBuffer[] } | { kind: 'built'; parts: HistoryParts } | { kind: 'failed'; message: string };
 
 const WORKER = new URL(`./history-thread-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 

@@ -5,7 +5,6 @@
 // its organization older than the cut-off only, a batch at a time; the erasures and the audit of
 // one organization are never read through the other's.
 
-import t from 'tap';
 import type { Db } from '../../src/storage/db.ts';
 import type { NewTransaction } from '../../src/storage/live-rows.ts';
 import { organizationData } from '../../src/storage/organization-data.ts';
