@@ -319,36 +319,59 @@ async function redactTimelines(tx: Queryable, scope: OrganizationScope, customer
   return rewritten;
 }
 
-/** The totals of merchants, channels and key values, less what the customer's transactions added
- *  (`kind`: which entities; `match`: a transaction `t` of the entity `e`). Where the customer's
- *  were the entity's newest, or its first fraud, those are read again from the rest. */
-async function subtractFromTotals(tx: Queryable, scope: OrganizationScope, customerId: string, kind: 'm' | 'h' | 'f', match: string): Promise<string[]> {
-  const source =
-    kind === 'm'
-      ? `SELECT merchant_id AS key, amount, time_ms, label, label_known_ms FROM transactions WHERE organization_id = $1 AND customer_id = $2`
-      : kind === 'h'
-        ? `SELECT payment_type || ':' || location, amount, time_ms, label, label_known_ms FROM transactions WHERE organization_id = $1 AND customer_id = $2`
-        : `SELECT unnest(field_keys), amount, time_ms, NULL::int2, NULL::float8 FROM transactions WHERE organization_id = $1 AND customer_id = $2 AND field_keys IS NOT NULL`;
-  const others = `FROM transactions t WHERE t.organization_id = $1 AND t.customer_id <> $2 AND ${match}`;
-  const rows = await tx.query<{ key: string; transactions: number }>(
-    `WITH part AS (
-       SELECT key, count(*)::int AS n, sum(amount) AS s, sum(amount * amount) AS sq, count(label)::int AS l, coalesce(sum(label), 0)::int AS f,
+// The organization's transactions but the erased customer's: what an entity's totals are read
+// again from (each kind's condition by its own index).
+const OTHERS = `FROM transactions t WHERE t.organization_id = $1 AND t.customer_id <> $2 AND`;
+
+/** Deletes the customer's transactions and takes them out of the totals of their merchants,
+ *  channels and key values, in one statement: the totals' rows are the ones every recorded score
+ *  updates too, so they are locked only from here to the commit. Where the customer's were an
+ *  entity's newest, or its first fraud, those are read again from the rest. Totals left empty are
+ *  deleted. How many transactions and totals. */
+async function deleteTransactions(tx: Queryable, scope: OrganizationScope, customerId: string): Promise<{ transactions: number; totals: number }> {
+  const others = (what: string, extra = '') => `CASE e.kind
+      WHEN 'm' THEN (SELECT ${what} ${OTHERS} t.merchant_id = e.key${extra})
+      WHEN 'h' THEN (SELECT ${what} ${OTHERS} t.payment_type = split_part(e.key, ':', 1)
+                       AND t.location = substr(e.key, length(split_part(e.key, ':', 1)) + 2)${extra})
+      ELSE (SELECT ${what} ${OTHERS} t.field_keys IS NOT NULL AND t.field_keys @> ARRAY[e.key]${extra}) END`;
+  const [row] = await tx.query<{ transactions: number; touched: number; emptied: string }>(
+    `WITH gone AS (
+       DELETE FROM transactions WHERE organization_id = $1 AND customer_id = $2
+       RETURNING merchant_id, payment_type, location, field_keys, amount, time_ms, label, label_known_ms),
+     part AS (
+       SELECT kind, key, count(*)::int AS n, sum(amount) AS s, sum(amount * amount) AS sq, count(label)::int AS l, coalesce(sum(label), 0)::int AS f,
               max(time_ms) AS last_ms, min(label_known_ms) FILTER (WHERE label = 1) AS first_fraud
-       FROM (${source}) AS r (key, amount, time_ms, label, label_known_ms) GROUP BY key)
-     UPDATE entity_totals e SET
-       transactions = e.transactions - p.n, amount_sum = e.amount_sum - p.s, amount_squares = e.amount_squares - p.sq,
-       labels = e.labels - p.l, frauds = e.frauds - p.f,
-       last_ms = CASE WHEN p.last_ms < e.last_ms THEN e.last_ms ELSE coalesce((SELECT max(t.time_ms) ${others}), e.last_ms) END,
-       first_fraud_known_ms = CASE WHEN p.first_fraud IS NULL OR p.first_fraud > e.first_fraud_known_ms THEN e.first_fraud_known_ms
-                                   ELSE (SELECT min(t.label_known_ms) ${others} AND t.label = 1) END
-     FROM part p WHERE e.organization_id = $1 AND e.kind = '${kind}' AND e.key = p.key
-     RETURNING e.key, e.transactions::float8 AS transactions`,
+       FROM (SELECT 'm' AS kind, merchant_id AS key, amount, time_ms, label, label_known_ms FROM gone
+             UNION ALL SELECT 'h', payment_type || ':' || location, amount, time_ms, label, label_known_ms FROM gone
+             UNION ALL SELECT 'f', unnest(field_keys), amount, time_ms, NULL::int2, NULL::float8 FROM gone WHERE field_keys IS NOT NULL) AS r
+       GROUP BY kind, key),
+     -- Locked in the order every writer of totals takes them (migrations/011_feed_order.sql), so that
+     -- this and a recorded score wait for each other instead of deadlocking.
+     locked AS (
+       SELECT e.kind, e.key FROM entity_totals e JOIN part p ON e.kind = p.kind AND e.key = p.key
+       WHERE e.organization_id = $1 ORDER BY e.organization_id, e.kind, e.key FOR UPDATE OF e),
+     upd AS (
+       UPDATE entity_totals e SET
+         transactions = e.transactions - p.n, amount_sum = e.amount_sum - p.s, amount_squares = e.amount_squares - p.sq,
+         labels = e.labels - p.l, frauds = e.frauds - p.f,
+         last_ms = CASE WHEN p.last_ms < e.last_ms THEN e.last_ms ELSE coalesce(${others('max(t.time_ms)')}, e.last_ms) END,
+         first_fraud_known_ms = CASE WHEN p.first_fraud IS NULL OR p.first_fraud > e.first_fraud_known_ms THEN e.first_fraud_known_ms
+                                     ELSE ${others('min(t.label_known_ms)', ' AND t.label = 1')} END
+       FROM part p JOIN locked l ON l.kind = p.kind AND l.key = p.key
+       WHERE e.organization_id = $1 AND e.kind = p.kind AND e.key = p.key
+       RETURNING e.kind, e.key, e.transactions)
+     SELECT (SELECT count(*) FROM gone)::int AS transactions, (SELECT count(*) FROM upd)::int AS touched,
+            (SELECT coalesce(json_agg(json_build_array(kind, key)), '[]'::json) FROM upd WHERE transactions <= 0)::text AS emptied`,
     [scope.organizationId, customerId],
   );
-  const emptied = rows.filter((r) => r.transactions <= 0).map((r) => r.key);
+  const emptied = JSON.parse(row!.emptied) as [string, string][];
   if (emptied.length)
-    await tx.query(`DELETE FROM entity_totals WHERE organization_id = $1 AND kind = '${kind}' AND key = ANY($2::text[])`, [scope.organizationId, emptied]);
-  return rows.map((r) => r.key);
+    await tx.query(`DELETE FROM entity_totals WHERE organization_id = $1 AND (kind, key) IN (SELECT * FROM unnest($2::text[], $3::text[]))`, [
+      scope.organizationId,
+      emptied.map((e) => e[0]),
+      emptied.map((e) => e[1]),
+    ]);
+  return { transactions: row!.transactions, totals: row!.touched };
 }
 
 /**
@@ -376,19 +399,6 @@ export async function eraseCustomer(scope: OrganizationScope, erasureId: string,
     const count = async (sql: string, params: unknown[]) =>
       (await tx.query<{ n: number }>(`WITH d AS (${sql} RETURNING 1) SELECT count(*)::int AS n FROM d`, params))[0]!.n;
 
-    const touched =
-      (await subtractFromTotals(tx, scope, customer, 'm', 't.merchant_id = e.key')).length +
-      (
-        await subtractFromTotals(
-          tx,
-          scope,
-          customer,
-          'h',
-          `t.payment_type = split_part(e.key, ':', 1) AND t.location = substr(e.key, length(split_part(e.key, ':', 1)) + 2)`,
-        )
-      ).length +
-      (await subtractFromTotals(tx, scope, customer, 'f', 't.field_keys IS NOT NULL AND t.field_keys @> ARRAY[e.key]')).length;
-    const totals = touched + (await count(`DELETE FROM entity_totals WHERE organization_id = $1 AND kind = 'c' AND key = $2`, [org, customer]));
     const uses = await count('DELETE FROM customer_uses WHERE organization_id = $1 AND customer_id = $2', [org, customer]);
 
     // Cases about the customer go whole; its transactions leave the others.
@@ -456,7 +466,8 @@ export async function eraseCustomer(scope: OrganizationScope, erasureId: string,
       `DELETE FROM outcome_changes c USING transactions t WHERE c.organization_id = $1 AND t.organization_id = $1 AND t.customer_id = $2 AND c.transaction_seq = t.seq`,
       [org, customer],
     );
-    const transactions = await count('DELETE FROM transactions WHERE organization_id = $1 AND customer_id = $2', [org, customer]);
+    const { transactions, totals: touched } = await deleteTransactions(tx, scope, customer);
+    const totals = touched + (await count(`DELETE FROM entity_totals WHERE organization_id = $1 AND kind = 'c' AND key = $2`, [org, customer]));
     await tx.query('DELETE FROM history_snapshot_pieces WHERE organization_id = $1', [org]);
     await tx.query('DELETE FROM history_snapshots WHERE organization_id = $1', [org]);
 
