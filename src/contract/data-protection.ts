@@ -5,6 +5,7 @@
 
 import { z } from 'zod';
 import { CaseDetail } from './cases.ts';
+import { ListName } from './rules.ts';
 import { storedText } from './stored-text.ts';
 import { TransactionRecord } from './transactions.ts';
 
@@ -51,7 +52,7 @@ export type Retention = z.infer<typeof Retention>;
 export const ErasureRequest = z
   .object({
     keep_lists: z
-      .array(z.string().min(1).max(100))
+      .array(ListName)
       .max(MAX_KEPT_LISTS)
       .optional()
       .describe(

@@ -5,8 +5,13 @@
 // rule language's own (domain/rules/).
 
 import { z } from 'zod';
-import { AUDITED_VALUES, LIST_KINDS } from '../domain/rules/lists.ts';
+import { AUDITED_VALUES, LIST_KINDS, LIST_NAME } from '../domain/rules/lists.ts';
 import { RULE_ACTIONS } from '../domain/rules/expression.ts';
+
+/** A list's name, as it is made and named everywhere after. */
+export const ListName = z
+  .string()
+  .regex(LIST_NAME, 'a list name is a lowercase letter, then up to 63 lowercase letters, digits or underscores, e.g. blocked_customers');
 
 export const List = z.object({
   id: z.string(),

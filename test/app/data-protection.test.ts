@@ -127,9 +127,9 @@ for (const backend of backends()) {
     t.not(before, twinBefore, "before the erasure, the customer's payments weigh on Acme's score");
 
     await t.test('erasure: asked by the key, done within seconds, listed by its hash', async (t) => {
-      const unknown = await call('POST', `/api/v1/customers/${GONE}/erasure`, acme, { keep_lists: ['no-such-list'] });
-      t.equal(unknown.statusCode, 422);
-      t.match(unknown.json().detail, { reason: 'validation_failed', fix: /lists/ });
+      const unknown = await call('POST', `/api/v1/customers/${GONE}/erasure`, acme, { keep_lists: ['no_such_list'] });
+      t.equal(unknown.statusCode, 404);
+      t.match(unknown.json().detail, { reason: 'not_found', message: /no_such_list/, fix: /lists/ });
       const asked = await call('POST', `/api/v1/customers/${GONE}/erasure`, acme, { keep_lists: ['fraud_ring'] });
       t.equal(asked.statusCode, 202, asked.body);
       t.match(asked.json(), { id: /^er_/, status: 'pending' });

@@ -153,10 +153,9 @@ export async function requestErasure(deps: DataProtectionDeps, caller: Organizat
     const unknown = keep.filter((_, i) => !found[i]);
     if (unknown.length)
       throw new AppError(
-        'validation_failed',
+        'not_found',
         `keep_lists names ${unknown.length === 1 ? 'a list' : 'lists'} the organization does not have: ${unknown.join(', ')}.`,
         "Name the organization's lists as GET /api/organizations/{id}/lists shows them, or leave keep_lists out.",
-        { fields: [{ path: 'keep_lists', message: `unknown list: ${unknown.join(', ')}` }] },
       );
   }
   const row = await data(deps, caller).requestErasure({

@@ -34,7 +34,7 @@ const page = (what: string) =>
     })
     .strict();
 const erasureEffect =
-  "Recorded at once (202, `pending`) and run within seconds by the service: the customer's transactions with their features, decisions and outcomes, its totals and first uses (the totals of its merchants, channels and key values adjusted as if its transactions had never been recorded), list entries naming it (except in the lists `keep_lists` names), the cases about it, its transactions in other cases (their timelines rewritten without its id), webhook events naming it and the rings it was in are deleted; every process then builds the organization's history again without it. Follow it in GET /api/organizations/{id}/erasures (`done`, with what was erased). Datasets you uploaded are files you delete yourself.";
+  "Recorded at once (202, `pending`) and run within seconds by the service: the customer's transactions with their features, decisions and outcomes, its totals and first uses (the totals of its merchants, channels and key values adjusted as if its transactions had never been recorded), list entries naming it (except in the lists `keep_lists` names), the cases about it, its transactions in other cases (their timelines rewritten without its id), webhook events naming it and the rings it was in are deleted; every process then builds the organization's history again without it. Follow it in GET /api/organizations/{id}/erasures (`done`, with what was erased). A list in `keep_lists` the organization does not have is 404 `not_found`. Datasets you uploaded are files you delete yourself.";
 
 export function dataProtectionRoutes(server: FastifyInstance, app: Pick<App, 'sessions' | 'organizations' | 'dataProtection'>): void {
   const r = server.withTypeProvider<ZodTypeProvider>();
@@ -149,7 +149,7 @@ export function keyErasureRoutes(server: FastifyInstance, app: Pick<KeySurface, 
         security: [{ apiKey: [] }],
         params: z.object({ customer_id: CustomerParam }),
         body: ErasureRequest,
-        response: { 202: ErasureAccepted, 401: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse },
+        response: { 202: ErasureAccepted, 401: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse },
       },
     },
     async (request, reply) =>

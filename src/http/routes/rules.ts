@@ -21,6 +21,7 @@ import {
   List,
   ListAudit,
   ListIndex,
+  ListName,
   ListPage,
   RemoveResult,
   Rule,
@@ -29,7 +30,7 @@ import {
   RuleStatus,
   RuleVersions,
 } from '../../contract/rules.ts';
-import { LIST_KINDS, LIST_NAME, MAX_VALUE_CHARS } from '../../domain/rules/lists.ts';
+import { LIST_KINDS, MAX_VALUE_CHARS } from '../../domain/rules/lists.ts';
 import { MAX_EXPRESSION_CHARS, RULE_ACTIONS } from '../../domain/rules/expression.ts';
 import { memberCaller } from '../ownership.ts';
 import { requireUser } from '../caller.ts';
@@ -38,9 +39,6 @@ import { NO_NUL, storedText } from '../../contract/stored-text.ts';
 
 const Iso = (what: string) => z.iso.datetime({ offset: true, error: `${what} must be an ISO 8601 date and time, e.g. 2026-11-23T10:15:00Z` });
 
-const ListName = z
-  .string()
-  .regex(LIST_NAME, 'a list name is a lowercase letter, then up to 63 lowercase letters, digits or underscores, e.g. blocked_customers');
 const Values = z
   .array(z.string().max(MAX_VALUE_CHARS, `a value is at most ${MAX_VALUE_CHARS} characters`).regex(NO_NUL, 'a value must not contain a NUL character'))
   .min(1, 'send at least one value')
