@@ -9,6 +9,7 @@
 import { DEFAULT_RETENTION_DAYS } from '../contract/data-protection.ts';
 import { entryHash, type TimelineEntry } from '../domain/case-timeline.ts';
 import type { Queryable } from './db.ts';
+import type { ItemRow } from './lists-store.ts';
 import { FEED_SENDER, notifyFeed } from './live-feed.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 
@@ -119,15 +120,10 @@ export async function auditExport(scope: OrganizationScope, customerHash: string
 // ---------------------------------------------------------------------------------------------
 // A customer's records, for an export.
 
-export interface CustomerListItem {
+/** A list entry naming the customer, with its list's name and kind. */
+export interface CustomerListItem extends Omit<ItemRow, 'removed_by'> {
   list: string;
   kind: string;
-  value: string;
-  added_at_ms: number;
-  added_by: string;
-  reason: string | null;
-  expires_at_ms: number | null;
-  removed_at_ms: number | null;
 }
 
 /** The list items whose value is the customer's id (lists of customer ids, and of free text). */

@@ -6,35 +6,16 @@
 // answer, and the customer's list entry is gone from its memory (a new payment is not blocked).
 
 import t from 'tap';
-import { backends, freshDatabase } from '../support/server.ts';
-import { getWithKey, serverPair, SignIn, withKey, type ServerProcess } from '../support/processes.ts';
+import { getWithKey, twoProcesses, withKey, type ServerProcess } from '../support/processes.ts';
 import { needs } from '../support/components.ts';
 
 const GONE = 'cust-gone-k3';
 /** How long the other process may take to build the organization's history again. */
 const BOUND_MS = 15_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const pg = backends().find((b) => b.name === 'postgres');
 
 t.test("an erasure reaches every process's memory", { skip: needs('postgres') }, async (t) => {
-  const db = await freshDatabase(pg!.databaseUrl!);
-  const signIn = await SignIn.start();
-  const env = { ...signIn.env, DATABASE_URL: db.url };
-  const servers: ServerProcess[] = [];
-  t.teardown(async () => {
-    await Promise.all(servers.map((s) => s.stop('SIGKILL')));
-    await signIn.close();
-    await db.drop();
-  });
-  const { a, b, org } = await serverPair(env, servers, signIn, 'erasing');
-  const asMember = async (s: ServerProcess, method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${s.base}/api/organizations/${org.id}${path}`, {
-      method,
-      headers: org.member,
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: res.status, json: (await res.json()) as any };
-  };
+  const { a, b, org, asMember } = await twoProcesses(t, 'erasing');
   let n = 0;
   const pay = async (s: ServerProcess, customer: string) => {
     const res = await withKey(s.base, org.secret, '/api/v1/risk/score', {

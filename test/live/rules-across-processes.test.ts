@@ -7,35 +7,15 @@
 // not by a fresh load.
 
 import t from 'tap';
-import { backends, freshDatabase } from '../support/server.ts';
-import { serverPair, SignIn, withKey, type ServerProcess } from '../support/processes.ts';
+import { twoProcesses, withKey, type ServerProcess } from '../support/processes.ts';
 import { needs } from '../support/components.ts';
 
 /** Longer than any lag the feed should show here (as in several-processes.test.ts). */
 const LAG_BUDGET_MS = 500;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const pg = backends().find((b) => b.name === 'postgres');
-
 t.test('rules and lists reach every process', { skip: needs('postgres') }, async (t) => {
-  const db = await freshDatabase(pg!.databaseUrl!);
-  const signIn = await SignIn.start();
-  const env = { ...signIn.env, DATABASE_URL: db.url };
-  const servers: ServerProcess[] = [];
-  t.teardown(async () => {
-    await Promise.all(servers.map((s) => s.stop('SIGKILL')));
-    await signIn.close();
-    await db.drop();
-  });
-  const { a, b, org } = await serverPair(env, servers, signIn, 'shared');
-  const asMember = async (s: ServerProcess, method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${s.base}/api/organizations/${org.id}${path}`, {
-      method,
-      headers: org.member,
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: res.status, json: (await res.json()) as any };
-  };
+  const { a, b, org, asMember } = await twoProcesses(t, 'shared');
   let n = 0;
   const pay = async (s: ServerProcess, customer: string) => {
     const res = await withKey(s.base, org.secret, '/api/v1/risk/score', {

@@ -7,6 +7,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { IdentityProvider, makeKey, signWith, type SigningKey } from './idp.ts';
 import { dataDir as newDataDir } from './data-dir.ts';
+import { freshDatabase } from './server.ts';
+import { TEST_DATABASE_URL } from './components.ts';
 
 export interface ServerProcess {
   base: string;
@@ -172,6 +174,38 @@ export async function serverPair(
   const b = await spawnServer(env);
   servers.push(b);
   return { a, b, org: await signIn.organization(a.base, name) };
+}
+
+/** Two server processes on a fresh database of the test server, an organization made through the
+ *  first, and a member's request to either about that organization; stopped and dropped with the
+ *  test. */
+export async function twoProcesses(
+  t: { teardown(fn: () => unknown): void },
+  name: string,
+): Promise<{
+  a: ServerProcess;
+  b: ServerProcess;
+  org: KeyedOrganization;
+  asMember(s: ServerProcess, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }>;
+}> {
+  const db = await freshDatabase(TEST_DATABASE_URL!);
+  const signIn = await SignIn.start();
+  const servers: ServerProcess[] = [];
+  t.teardown(async () => {
+    await Promise.all(servers.map((s) => s.stop('SIGKILL')));
+    await signIn.close();
+    await db.drop();
+  });
+  const { a, b, org } = await serverPair({ ...signIn.env, DATABASE_URL: db.url }, servers, signIn, name);
+  const asMember = async (s: ServerProcess, method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${s.base}/api/organizations/${org.id}${path}`, {
+      method,
+      headers: org.member,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: res.status, json: (await res.json()) as any };
+  };
+  return { a, b, org, asMember };
 }
 
 /** POST with an API key; the parsed body, status and whether it was a replay. */
