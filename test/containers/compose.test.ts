@@ -15,7 +15,8 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { needs } from '../support/components.ts';
-import { buildAppImage, Composition, IMAGE_PREFIX, imageSizeMb, podman, ROOT, standIns } from '../support/containers.ts';
+import { buildAppImage, Composition, IMAGE_PREFIX, imageSizeMb, podman, ROOT } from '../support/containers.ts';
+import { standIns } from '../support/stand-ins.ts';
 
 const SKIP = needs('podman');
 const APP = `${IMAGE_PREFIX}app:latest`;
@@ -85,28 +86,33 @@ t.test('compose.yaml: two service containers behind nginx on PostgreSQL, built f
 
   const project = `fraud-test-${randomBytes(3).toString('hex')}`;
   const sessionSecret = randomBytes(32).toString('hex');
-  const composition = new Composition(project, { ...bases, app: APP }, {
-    SESSION_SECRET: sessionSecret,
-    POSTGRES_PASSWORD: randomBytes(16).toString('hex'),
-    WEB_CONCURRENCY: '1',
-  });
+  const composition = new Composition(
+    project,
+    { ...bases, app: APP },
+    {
+      SESSION_SECRET: sessionSecret,
+      POSTGRES_PASSWORD: randomBytes(16).toString('hex'),
+      WEB_CONCURRENCY: '1',
+    },
+  );
   t.teardown(() => composition.down());
 
   const up = Date.now();
   await composition.compose(['up', '-d', '--no-build']);
   const base = await composition.base();
 
-  /** Makes an organization and its key the way the docs tell operators to: the CLI in a container. */
-  const organization = async (name: string) =>
-    JSON.parse(await until('org:create in a service container', () => composition.exec('app1', ['node', 'tools/org-create.ts', '--name', name]))) as {
-      organization_id: string;
-      api_key: string;
-    };
   const score = async (key: string, id: string, customer = 'cus-1') => {
     const res = await fetch(`${base}/api/v1/risk/score`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ transaction_id: id, amount: 42.5, customer_id: customer, merchant_id: 'mer-1', location: 'Lisbon', payment_type: 'card_not_present' }),
+      body: JSON.stringify({
+        transaction_id: id,
+        amount: 42.5,
+        customer_id: customer,
+        merchant_id: 'mer-1',
+        location: 'Lisbon',
+        payment_type: 'card_not_present',
+      }),
     });
     const body = (await res.json()) as { risk_score?: number; detail?: { reason?: string } };
     if (res.status !== 200) throw new Error(`scoring answered ${res.status}: ${body.detail?.reason ?? JSON.stringify(body).slice(0, 200)}`);
@@ -118,33 +124,19 @@ t.test('compose.yaml: two service containers behind nginx on PostgreSQL, built f
     return ((await res.json()) as { data: { transaction_id: string }[] }).data.map((d) => d.transaction_id).sort();
   };
 
-  const first = await organization('first shop');
-  const firstScore = await until('the first score through nginx', () => score(first.api_key, 'first-1'));
+  const first = await composition.organization('first shop');
+  const firstScore = await until('the first score through nginx', () => score(first.api_key, 'first'));
   const upToScore = (Date.now() - up) / 1000;
   t.type(firstScore.risk_score, 'number', 'a key made in a container scores through nginx');
   t.comment(`compose up to the first recorded score: ${upToScore.toFixed(1)} s (goal < ${FIRST_SCORE_GOAL_S}; the organization made in between)`);
   t.ok(upToScore < FIRST_SCORE_GOAL_S, `compose up to the first recorded score in ${upToScore.toFixed(1)} s, under ${FIRST_SCORE_GOAL_S}`);
 
-  // Keys until both containers have served one: nginx places each key by its hash, so which
-  // container a key lands on is learnt from the containers' own health (the organizations each has
-  // loaded), as an operator would watch the spread.
-  const served = async () => ({ app1: (await composition.health('app1')).organizations_loaded, app2: (await composition.health('app2')).organizations_loaded });
-  const keys: { key: string; on: 'app1' | 'app2' }[] = [];
-  let before = { app1: 0, app2: 0 };
-  let after = await served();
-  keys.push({ key: first.api_key, on: after.app1 > before.app1 ? 'app1' : 'app2' });
-  for (let n = 2; n <= 16 && new Set(keys.map((k) => k.on)).size < 2; n++) {
-    before = after;
-    const made = await organization(`shop ${n}`);
-    await score(made.api_key, `first-${n}`);
-    after = await served();
-    t.equal(after.app1 + after.app2, before.app1 + before.app2 + 1, `shop ${n}'s first score loaded it on one container`);
-    keys.push({ key: made.api_key, on: after.app1 > before.app1 ? 'app1' : 'app2' });
-  }
+  // Keys until both containers have served one (nginx places each key by its hash).
+  const keys = await composition.keysOnBoth(score);
   t.same(new Set(keys.map((k) => k.on)), new Set(['app1', 'app2']), `both containers served (${keys.length} keys)`);
 
   // Transactions recorded in both containers, each key's on its own container.
-  const expected = new Map<string, string[]>();
+  const expected = new Map<string, string[]>([[first.api_key, ['first']]]);
   for (const [i, k] of keys.entries()) {
     const ids = [`first-${i + 1}`];
     for (let j = 0; j < 10; j++) {

