@@ -45,6 +45,9 @@ export async function buildAppImage(name: string, bases: StandIns): Promise<void
   await podman(
     [
       'build',
+      // The Docker image format: the OCI one has no place for the health check.
+      '--format',
+      'docker',
       ...(CA_BUNDLE ? ['--secret', `id=ca,src=${CA_BUNDLE}`] : []),
       '--network',
       'host',
@@ -94,7 +97,7 @@ export class Composition {
       POSTGRES_IMAGE: images.postgres,
       NGINX_IMAGE: images.nginx,
       // The system picks the published port.
-      PUBLISH: '127.0.0.1::80',
+      PUBLISH: '127.0.0.1:',
     };
     this.file = join(dir, 'compose.yaml');
   }
