@@ -50,9 +50,11 @@ t.test('compose.yaml: two service containers behind nginx on PostgreSQL, built f
     const added = (await imageSizeMb(APP)) - (await imageSizeMb(bases.node));
     t.comment(`the image adds ${added.toFixed(1)} MB to its Node base (goal ≤ ${SIZE_GOAL_MB})`);
     t.ok(added <= SIZE_GOAL_MB, `adds ${added.toFixed(1)} MB to its base, at most ${SIZE_GOAL_MB}`);
-    const config = JSON.parse(await podman(['image', 'inspect', '--format', '{{json .Config}}', APP])) as { User: string; Env: string[]; Cmd: string[] };
     // Podman shows the health check beside the configuration, not in it.
-    const healthcheck = JSON.parse(await podman(['image', 'inspect', '--format', '{{json .Healthcheck}}', APP])) as { Test: string[] } | null;
+    const [{ Config: config, Healthcheck: healthcheck }] = JSON.parse(await podman(['image', 'inspect', APP])) as {
+      Config: { User: string; Env: string[]; Cmd: string[] };
+      Healthcheck?: { Test: string[] };
+    }[];
     t.equal(config.User, '1000:1000', 'runs as an unprivileged user');
     t.ok(config.Env.includes('HOST=0.0.0.0') && config.Env.includes('PORT=8080'), 'listens on 8080 on every interface');
     t.match(healthcheck?.Test.join(' ') ?? '', /\/api\/health/, 'its health check asks /api/health');
@@ -162,6 +164,7 @@ t.test('compose.yaml: two service containers behind nginx on PostgreSQL, built f
   });
   for (const [key, ids] of expected) t.same(await recorded(key), ids.sort(), 'nothing recorded is lost across the restart');
   await until('scoring after the restart', () => score(restarted.key, 'after-restart'));
+  // nginx still reaches it: the container came back at its fixed address.
   t.equal((await composition.health('app1')).organizations_loaded, 1, 'the restarted container serves its key again');
   t.ok((await recorded(restarted.key)).includes('after-restart'), 'and records again');
 

@@ -98,6 +98,8 @@ export class Composition {
       NGINX_IMAGE: images.nginx,
       // The system picks the published port.
       PUBLISH: '127.0.0.1:',
+      // A network of its own, unlikely to be taken (two compositions at once must not share one).
+      NETWORK_PREFIX: `10.${200 + Math.floor(Math.random() * 50)}.${Math.floor(Math.random() * 256)}`,
     };
     this.file = join(dir, 'compose.yaml');
   }
