@@ -25,8 +25,8 @@ benchmarkCommandLine({
   quick: 'one short round each (under a minute once the images are built)',
 });
 
-const DURATION = quick ? 4 : 15;
-const ROUNDS = quick ? 1 : 3;
+const DURATION = quick ? 4 : 8;
+const ROUNDS = quick ? 1 : 6;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const GOAL = 0.9;
 const adminUrl = process.env.DATABASE_URL;

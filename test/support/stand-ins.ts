@@ -134,6 +134,11 @@ export async function standIns(log: (line: string) => void = () => {}): Promise<
       await sh('mmdebstrap', [...args, SUITE, tar], { timeout: 900_000 });
       await podman(['import', ...r.changes.flatMap((c) => ['--change', c]), tar, names[k]], { timeout: 900_000 });
       log(`made the stand-in ${names[k]} in ${((Date.now() - began) / 1000).toFixed(0)} s`);
+      // The same stand-in made from an earlier recipe or version is of no more use: it goes.
+      const repository = names[k].slice(0, names[k].lastIndexOf(':'));
+      const tags = (await podman(['images', '--format', '{{.Repository}}:{{.Tag}}', '--filter', `reference=${repository}`])).split('\n');
+      const stale = tags.filter((tag) => tag.startsWith(`${repository}:`) && tag !== names[k]);
+      if (stale.length > 0) await podman(['rmi', ...stale]).catch(() => undefined);
     }),
   );
   return names;
