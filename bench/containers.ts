@@ -4,15 +4,15 @@
 // hashing on the key in front of two service containers on the composition's PostgreSQL, against
 // its baseline in the same run: the same two server processes run directly on this machine, on a
 // PostgreSQL of their own, each sent its key's requests. Two keys, one placed on each container,
-// each loaded by half the connections, in alternating rounds. The images are the container test's
-// (built on stand-in bases, test/support/containers.ts; reused once built). Prints each round, the
-// throughput ratio (goal ≥ 90 %), then one JSON object.
+// each loaded by half the connections, in alternating rounds (paired-load.ts). The images are the
+// container test's (built on stand-in bases, test/support/stand-ins.ts; reused once built). Prints
+// each round, the throughput ratio (goal ≥ 90 %), then one JSON object.
 
 import { randomBytes } from 'node:crypto';
-import autocannon from 'autocannon';
 import postgres from 'postgres';
 import { benchmarkCommandLine, quick } from './harness.ts';
 import { startServer, stopServer } from './server-process.ts';
+import { pairedRounds } from './paired-load.ts';
 import { scoreRequests } from './requests.ts';
 import { dropDatabase } from '../test/support/server.ts';
 import { SignIn } from '../test/support/processes.ts';
@@ -106,74 +106,40 @@ const containerKeys = [placed.find((k) => k.on === 'app1')!.key, placed.find((k)
 const directKeys = [(await signIn.organization(direct[0]!.url, 'bench a')).secret, (await signIn.organization(direct[1]!.url, 'bench b')).secret];
 
 // --- loads -------------------------------------------------------------------------------------------
-interface Load {
-  rps: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
-}
-
-function load(base: string, key: string, connections: number, duration: number): Promise<Load> {
-  return autocannon({
-    url: `${base}/api/v1/risk/score`,
-    method: 'POST',
-    connections,
-    duration,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-    requests: [{ setupRequest: (req) => ({ ...req, body: newTransaction() }) }],
-  }).then((r) => ({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx + r.errors }));
-}
-
-/** Both keys at once, half the connections each: the total. */
-async function both(targets: { base: string; key: string }[], duration: number): Promise<Load> {
-  const each = await Promise.all(targets.map((t) => load(t.base, t.key, CONNECTIONS / targets.length, duration)));
-  return {
-    rps: each.reduce((s, r) => s + r.rps, 0),
-    p50: Math.max(...each.map((r) => r.p50)),
-    p99: Math.max(...each.map((r) => r.p99)),
-    non2xx: each.reduce((s, r) => s + r.non2xx, 0),
-  };
-}
-
+// Alternating rounds (the order flipped each round), the ratio of the medians (paired-load.ts).
 const throughNginx = containerKeys.map((key) => ({ base: nginx, key }));
 const directly = direct.map((s, i) => ({ base: s.url, key: directKeys[i]! }));
-// Warm-up: each organization's history loaded, connections open, code compiled.
-await both(throughNginx, 2);
-await both(directly, 2);
-const rounds: { containers: Load; direct: Load; ratio: number }[] = [];
-for (let round = 1; round <= ROUNDS; round++) {
-  const containers = await both(throughNginx, DURATION);
-  const baseline = await both(directly, DURATION);
-  const ratio = containers.rps / baseline.rps;
-  rounds.push({ containers, direct: baseline, ratio });
-  say(
-    `round ${round}: through nginx to two containers ${Math.round(containers.rps)} req/s (p99 ${containers.p99} ms, non-2xx ${containers.non2xx}); two processes directly ${Math.round(baseline.rps)} req/s (p99 ${baseline.p99} ms, non-2xx ${baseline.non2xx}): ${(ratio * 100).toFixed(1)} %`,
-  );
-}
+const result = await pairedRounds({
+  baseline: directly,
+  changed: throughNginx,
+  rounds: ROUNDS,
+  seconds: DURATION,
+  connections: CONNECTIONS,
+  label: 'through nginx to two containers',
+});
 await cleanUp();
 
-const ratios = rounds.map((r) => r.ratio).sort((a, b) => a - b);
-const ratio = ratios[ratios.length >> 1]!;
-const errors = rounds.reduce((s, r) => s + r.containers.non2xx + r.direct.non2xx, 0);
 console.log('');
-console.log(`| recorded scoring, ${CONNECTIONS} connections, two keys, ${DURATION} s a round | req/s | p50 ms | p99 ms |`);
-console.log('|---|---|---|---|');
-for (const [i, r] of rounds.entries()) {
-  console.log(`| round ${i + 1}: nginx, two containers (compose.yaml) | ${Math.round(r.containers.rps)} | ${r.containers.p50} | ${r.containers.p99} |`);
-  console.log(`| round ${i + 1}: two processes directly (baseline) | ${Math.round(r.direct.rps)} | ${r.direct.p50} | ${r.direct.p99} |`);
+console.log(
+  `| recorded scoring, ${CONNECTIONS} connections, two keys, ${DURATION} s a round | two processes directly req/s (p99 ms) | nginx, two containers req/s (p99 ms) |`,
+);
+console.log('|---|---|---|');
+for (const [i, r] of result.rounds.entries()) {
+  console.log(`| round ${i + 1} | ${Math.round(r.baseline)} (${r.baselineP99}) | ${Math.round(r.changed)} (${r.changedP99}) |`);
 }
 console.log('');
-console.log(`containers / direct throughput, median of ${rounds.length}: ${(ratio * 100).toFixed(1)} % (goal ≥ ${GOAL * 100} %); errors or non-2xx: ${errors}`);
+console.log(`containers / direct throughput, ratio of the medians of ${ROUNDS}: ${(result.ratio * 100).toFixed(1)} % (goal ≥ ${GOAL * 100} %)`);
 console.log(
   JSON.stringify({
     benchmark: 'containers',
     quick,
     duration_s: DURATION,
     connections: CONNECTIONS,
-    rounds,
-    ratio: Math.round(ratio * 1000) / 1000,
-    errors,
-    goals: { within_10_percent: ratio >= GOAL, no_errors: errors === 0 },
+    rounds: result.rounds,
+    direct_rps: Math.round(result.baseline),
+    containers_rps: Math.round(result.changed),
+    ratio: Math.round(result.ratio * 1000) / 1000,
+    goals: { within_10_percent: result.ratio >= GOAL },
   }),
 );
 process.exit(0);
