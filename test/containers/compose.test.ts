@@ -140,7 +140,7 @@ t.test('compose.yaml: two service containers behind nginx on PostgreSQL, built f
   // Transactions recorded in both containers, each key's on its own container.
   const expected = new Map<string, string[]>([[first.api_key, ['first']]]);
   for (const [i, k] of keys.entries()) {
-    const ids = [`first-${i + 1}`];
+    const ids = [k.transactionId];
     for (let j = 0; j < 10; j++) {
       await score(k.key, `tx-${i}-${j}`, `cus-${j % 3}`);
       ids.push(`tx-${i}-${j}`);
@@ -148,6 +148,12 @@ t.test('compose.yaml: two service containers behind nginx on PostgreSQL, built f
     expected.set(k.key, ids.sort());
   }
   for (const [key, ids] of expected) t.same(await recorded(key), ids, 'every transaction recorded');
+  // Each container holds its keys' transactions in memory: each served its own.
+  for (const service of ['app1', 'app2'] as const) {
+    const own = keys.filter((k) => k.on === service).reduce((n, k) => n + expected.get(k.key)!.length, 0);
+    const held = (await composition.health(service)).transactions_held;
+    t.ok(held >= own, `${service} holds its keys' ${own} transactions (${held})`);
+  }
 
   // One container stopped as the runtime stops it (SIGTERM, then a 15 s grace) and started again.
   const restarted = keys.find((k) => k.on === 'app1')!;

@@ -152,10 +152,14 @@ export class Composition {
 
   /** Organizations and keys until nginx has placed keys on both service containers (each key's
    *  first score, `score`, loads its organization on the container its hash chose, which that
-   *  container's health then counts): the keys, each with its container. */
-  async keysOnBoth(score: (key: string, transactionId: string) => Promise<unknown>, most = 16): Promise<{ key: string; on: 'app1' | 'app2' }[]> {
+   *  container's health then counts): the keys, each with its container and the transaction it
+   *  recorded. */
+  async keysOnBoth(
+    score: (key: string, transactionId: string) => Promise<unknown>,
+    most = 16,
+  ): Promise<{ key: string; on: 'app1' | 'app2'; transactionId: string }[]> {
     const served = async () => [(await this.health('app1')).organizations_loaded, (await this.health('app2')).organizations_loaded] as const;
-    const keys: { key: string; on: 'app1' | 'app2' }[] = [];
+    const keys: { key: string; on: 'app1' | 'app2'; transactionId: string }[] = [];
     let before = await served();
     for (let n = 1; n <= most && new Set(keys.map((k) => k.on)).size < 2; n++) {
       const { api_key } = await this.organization(`shop ${n}`);
@@ -163,7 +167,7 @@ export class Composition {
       const after = await served();
       const on = after[0] > before[0] ? 'app1' : after[1] > before[1] ? 'app2' : undefined;
       if (!on) throw new Error(`shop ${n}'s first score loaded it on neither container (organizations loaded: ${before} then ${after})`);
-      keys.push({ key: api_key, on });
+      keys.push({ key: api_key, on, transactionId: `first-${n}` });
       before = after;
     }
     if (new Set(keys.map((k) => k.on)).size < 2) throw new Error(`${most} keys all landed on ${keys[0]?.on}: nginx did not spread them`);
