@@ -42,8 +42,13 @@ const CA_BUNDLE = [process.env.SSL_CERT_FILE, process.env.NODE_EXTRA_CA_CERTS, '
 /** The service's image, built from the working tree's Containerfile on the stand-ins. The npm and
  *  cargo caches are the builder's cache mounts, kept between runs on this machine. */
 export async function buildAppImage(name: string, bases: StandIns): Promise<void> {
-  await podman(
+  // At a lower priority: the compile would otherwise take the cores from the test files beside it.
+  await sh(
+    'nice',
     [
+      '-n',
+      '10',
+      'podman',
       'build',
       // The Docker image format: the OCI one has no place for the health check.
       '--format',
