@@ -2,7 +2,8 @@
 // between a baseline server and a changed one (the order flipped each round, so drift in the host
 // falls on both alike), and the ratio is of the medians. Every request is a new recorded
 // transaction (bench/requests.ts). Used where one change to an organization (a webhook endpoint,
-// a challenger) is to be priced against the same organization without it.
+// a challenger) is to be priced against the same organization without it, and where one way of
+// serving (through nginx to containers) against another (the same processes addressed directly).
 
 import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
@@ -12,6 +13,10 @@ export interface Side {
   base: string;
   key: string;
 }
+
+/** One server and key, or several loaded at once (the connections shared between them), their
+ *  throughput summed: two processes behind a balancer against the same two addressed directly. */
+export type Sides = Side | Side[];
 
 export interface Round {
   baseline: number;
@@ -24,8 +29,8 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 /** `rounds` alternating loads of `seconds` each over `connections`; throws on any error answer. */
 export async function pairedRounds(o: {
-  baseline: Side;
-  changed: Side;
+  baseline: Sides;
+  changed: Sides;
   rounds: number;
   seconds: number;
   connections: number;
@@ -33,15 +38,20 @@ export async function pairedRounds(o: {
 }): Promise<{ rounds: Round[]; ratio: number; baseline: number; changed: number }> {
   // Ids of this call's own: an organization measured again in a later call records new payments.
   const { newTransaction } = scoreRequests(`bench-${randomBytes(4).toString('hex')}`);
-  const load = (side: Side, seconds: number) =>
+  const loadOne = (side: Side, connections: number, seconds: number) =>
     autocannon({
       url: `${side.base}/api/v1/risk/score`,
       method: 'POST',
-      connections: o.connections,
+      connections,
       duration: seconds,
       headers: { 'content-type': 'application/json', authorization: `Bearer ${side.key}` },
       requests: [{ setupRequest: (req) => ({ ...req, body: newTransaction() }) }],
     }).then((r) => ({ rps: r.requests.average, p99: r.latency.p99, errors: r.non2xx + r.errors }));
+  const load = async (sides: Sides, seconds: number) => {
+    const list = Array.isArray(sides) ? sides : [sides];
+    const each = await Promise.all(list.map((side) => loadOne(side, Math.max(1, Math.round(o.connections / list.length)), seconds)));
+    return { rps: each.reduce((s, r) => s + r.rps, 0), p99: Math.max(...each.map((r) => r.p99)), errors: each.reduce((s, r) => s + r.errors, 0) };
+  };
   await load(o.baseline, 2);
   await load(o.changed, 2);
   const rounds: Round[] = [];

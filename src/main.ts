@@ -18,6 +18,7 @@ import { startService } from './app/service.ts';
 import { openApp } from './app/app.ts';
 import { buildApp } from './http/app.ts';
 import { drainLogs, stderrLog } from './http/log-stream.ts';
+import { StorageError } from './storage/errors.ts';
 
 const started = performance.now();
 const who = cluster.isWorker ? `server ${cluster.worker!.id}: ` : '';
@@ -62,7 +63,15 @@ async function serve(c: Config): Promise<void> {
     say(`starting (storage: ${c.DATABASE_URL ? 'PostgreSQL' : `embedded, ${c.DATA_DIR}`}; model: ${c.MODEL_DIR}; durability: ${c.DURABILITY})`);
     warn(c);
   }
-  const service = await startService(c, { log: say });
+  let service: Awaited<ReturnType<typeof startService>>;
+  try {
+    service = await startService(c, { log: say });
+  } catch (e) {
+    // A database that refuses or cannot be reached at start (PostgreSQL still starting beside it,
+    // in a composition): its reason in one line, and exit 1 for the supervisor to start it again.
+    if (e instanceof StorageError) await refuse(`cannot start: ${e.message}`);
+    throw e;
+  }
   const app = await buildApp(openApp(service));
   // Start-up leaves its garbage scattered over the heap. Collect it once now, compacting so the
   // emptied pages go back to the system, and hand the C allocator's free pages back too.

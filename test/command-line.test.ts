@@ -209,6 +209,7 @@ const commands: CommandCase[] = [
   { name: 'bench:listing', file: 'bench/listing.ts', options: ['--quick', '--only'] },
   { name: 'bench:cases', file: 'bench/cases.ts', options: ['--quick'] },
   { name: 'bench:start', file: 'bench/start.ts', options: ['--quick'] },
+  { name: 'bench:containers', file: 'bench/containers.ts', options: ['--quick'] },
 ];
 
 function run(file: string, args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {

@@ -4,12 +4,14 @@
 // (training/organization.ts) and stores what it makes as the organization's custom model. The same
 // data and `asOf` make the same model, found rather than stored twice.
 
+// node:crypto, not training/digest.ts's sha256: that module loads TypeScript (a development
+// dependency) for its code fingerprints, and the server must start from a production install.
+import { createHash } from 'node:crypto';
 import { boosterTexts } from '../model/bundle.ts';
 import type { ModelBundle } from '../model/bundle-types.ts';
 import type { CustomSettings } from '../model/custom.ts';
 import type { Db } from '../storage/db.ts';
 import { organizationData } from '../storage/organization-data.ts';
-import { sha256 } from '../training/digest.ts';
 import type { MovedFeature } from '../training/feature-drift.ts';
 import type { FeaturedRow } from '../storage/imported-features.ts';
 import {
@@ -124,7 +126,10 @@ export async function trainOrganizationModel(
   await requireOrganization(db, o.organization);
   const rows = await countedRows(db, o.organization, base, o.asOf);
   const made = o.recalibrate ? recalibrate(base, rows) : await trainOwn(base, boosterTexts(o.modelDir, base), rows);
-  const id = `cm_${sha256(JSON.stringify({ organization: o.organization, base: base.file.id, settings: made.settings })).slice(0, 16)}`;
+  const id = `cm_${createHash('sha256')
+    .update(JSON.stringify({ organization: o.organization, base: base.file.id, settings: made.settings }))
+    .digest('hex')
+    .slice(0, 16)}`;
   const at = new Date(o.asOf).toISOString();
   const model = await storeCustomModel(db, {
     id,

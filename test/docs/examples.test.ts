@@ -35,6 +35,24 @@ const DOCS = [
 ];
 /** Commands that set up a machine rather than use the service: named, never run. */
 const SYSTEM = new Set(['apt-get', 'git', 'python3', 'pip', 'rustup']);
+/** The container way (`cp .env.example .env`, `podman compose …`, `docker compose …`), run as
+ *  written by test/containers/compose.test.ts; here each must name what the repository has: the
+ *  file it copies, compose.yaml's services, the tool it runs in a container. */
+function containerProblems(words: string[]): string[] {
+  const [program, ...args] = words;
+  if (program === 'cp') return existsSync(join(root, args[0] ?? '')) ? [] : [`${args[0]} is not in the repository`];
+  if ((program === 'podman' || program === 'docker') && args[0] === 'compose') {
+    const compose = readFileSync(join(root, 'compose.yaml'), 'utf8');
+    const problems: string[] = [];
+    if (args[1] === 'exec' && !new RegExp(`^  ${args[2]}:`, 'm').test(compose)) problems.push(`compose.yaml has no service ${args[2]}`);
+    const tool = args.find((a) => a.startsWith('tools/'));
+    if (tool && !existsSync(join(root, tool))) problems.push(`${tool} is not in the repository`);
+    return problems;
+  }
+  return [`${program} is not a container command`];
+}
+const CONTAINER_WAY = new Set(['cp', 'podman', 'docker']);
+
 /** `npm run` scripts cheap enough to run as written. */
 const RUN_AS_WRITTEN = new Set(['simulate']);
 const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
@@ -293,6 +311,8 @@ t.test('every example in the README and the guides runs', async (t) => {
           const stdout = await help(name, env);
           for (const flag of given.filter((a) => a.startsWith('--'))) t.ok(stdout.includes(flag.split('=')[0]!), `${where}: ${name} --help lists ${flag}`);
         }
+      } else if (CONTAINER_WAY.has(program!)) {
+        t.same(containerProblems([program!, ...args]), [], `${where}: names what the repository has`);
       } else {
         t.ok(SYSTEM.has(program!), `${where}: a command this test knows how to check`);
       }
@@ -359,10 +379,14 @@ t.test("the README's quick start runs as written, both ways to a key", async (t)
           if (rest.includes('/api/v1/')) t.same(modelNumberProblems(step.answer, pinnedAnswer), [], `${where}: the model's numbers shown, at the docs' time`);
         }
         ran.push(rest.includes('/api/v1/') ? 'v1' : 'sandbox');
+      } else if (CONTAINER_WAY.has(words[assignments.length]!)) {
+        // The container way, which test/containers runs: here, what it names exists.
+        t.same(containerProblems(words.slice(assignments.length)), [], `${where}: names what the repository has`);
+        ran.push('containers');
       } else t.fail(`${where}: a step this test does not know how to run`);
     }
   }
-  t.same(ran, ['start', 'sandbox', 'org:create', 'start', 'dev:idp', 'start', 'v1', 'v1'], 'every step ran, in order');
+  t.same(ran, ['start', 'containers', 'containers', 'sandbox', 'org:create', 'start', 'dev:idp', 'start', 'v1', 'v1'], 'every step ran, in order');
   const health = await (await fetch(`${server!.base}/api/health`)).json();
   t.equal(health.auth_configured, true, 'the last start has sign-in through the local identity provider');
 });

@@ -31,3 +31,17 @@ t.test('npm start with WEB_CONCURRENCY=2 and no DATABASE_URL says why and exits 
   t.match(stderr, /the embedded database belongs to one process/);
   t.notMatch(stderr, /\n\s+at /, 'no stack trace');
 });
+
+t.test('npm start against a PostgreSQL that refuses connections says why in one line and exits 1', async (t) => {
+  // Port 1 on loopback: nothing listens there, so the connection is refused at once.
+  const child = spawn(process.execPath, ['src/main.ts'], {
+    env: { ...process.env, DATABASE_URL: 'postgres://u:p@127.0.0.1:1/d', SESSION_SECRET: 'x'.repeat(32), PORT: '0' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const [code] = await once(child, 'exit');
+  t.equal(code, 1);
+  t.match(stderr, /cannot start: cannot reach PostgreSQL at 127\.0\.0\.1:1\/d/);
+  t.notMatch(stderr, /\n\s+at /, 'no stack trace');
+});

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export type Component = 'postgres' | 'own-postgres' | 'chromium' | 'schemathesis' | 'tmpfs';
+export type Component = 'postgres' | 'own-postgres' | 'chromium' | 'schemathesis' | 'tmpfs' | 'podman';
 
 /** The shared test server (TEST_DATABASE_URL), when one is given. */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
@@ -35,6 +35,28 @@ function schemathesisInstalled(): boolean {
   } catch {
     return false;
   }
+}
+
+/** Whether a program answers `--version` (on PATH and working). */
+function answers(program: string): boolean {
+  try {
+    execFileSync(program, ['--version'], { stdio: 'ignore', timeout: 60_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** What the container test lacks of Podman and what it makes images with, listed; empty when all
+ *  is there. The stand-in Rust image copies this machine's toolchain (rustc). */
+function containerToolsMissing(): string[] {
+  const tools: [string, string][] = [
+    ['podman', 'apt-get install podman runc'],
+    ['mmdebstrap', 'apt-get install mmdebstrap'],
+    ['podman-compose', "python3 -m pip install 'podman-compose>=1.5,<2'"],
+    ['rustc', 'rustup (https://rustup.rs)'],
+  ];
+  return tools.filter(([program]) => !answers(program)).map(([program, fix]) => `${program} (${fix})`);
 }
 
 /** Whether this process may mount a small tmpfs (root with CAP_SYS_ADMIN: the full-disk tests). */
@@ -75,6 +97,12 @@ function missing(component: Component): string | undefined {
       return CHROMIUM ? undefined : 'needs Chromium: apt-get install chromium';
     case 'tmpfs':
       return canMountTmpfs() ? undefined : 'mounts a small tmpfs to fill a disk: run as root with the right to mount (CAP_SYS_ADMIN)';
+    case 'podman': {
+      const lacking = containerToolsMissing();
+      if (lacking.length > 0) return `builds and runs containers with Podman; missing: ${lacking.join(', ')} (.ci/run installs them)`;
+      // Podman as root; rootless Podman needs a setup of its own (subordinate ids) this test does not make.
+      return process.getuid?.() === 0 ? undefined : 'runs Podman as root (the container test makes images from Debian packages with mmdebstrap)';
+    }
     case 'schemathesis':
       return schemathesisInstalled() ? undefined : "needs schemathesis: python3 -m pip install 'schemathesis>=4.32,<5'";
   }
