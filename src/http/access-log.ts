@@ -2,7 +2,8 @@
 // happened. Fastify's own request logging writes two JSON lines per request, a large share of a
 // scoring server's work at full load; here:
 // - every response of status 400 or more gets its own line (4xx at info, 5xx at error), with the
-//   method, the route, the path (no query string: it may carry what should not be logged), the
+//   method, the route, the path (no query string: it may carry what should not be logged; the
+//   route again where the path names a customer), the
 //   status, the error's reason when it has one, the milliseconds and the request id;
 // - successful responses are summed per route and status over SUMMARY_MS and written as one line
 //   per route and status: how many, and their p50, p99 and longest milliseconds;
@@ -10,6 +11,9 @@
 // Headers are never logged (API keys, cookies and CSRF tokens travel there).
 
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/** Route parameters that may name a person: a customer, an entity, a key field's value. */
+const NAMES_SOMEONE = /:(customer_id|entity_id|value)\b/;
 
 /** How often successful requests are summarised. */
 export const SUMMARY_MS = 10_000;
@@ -58,7 +62,10 @@ export class AccessLog {
         request_id: request.id,
         method: request.method,
         route,
-        path: q < 0 ? request.url : request.url.slice(0, q),
+        // A path naming a customer or an entity (a customer's export or erasure, an entity's or a
+        // key value's page) is logged as its route: the log never holds who a payment was from,
+        // which an erasure could not reach.
+        path: NAMES_SOMEONE.test(route) ? route : q < 0 ? request.url : request.url.slice(0, q),
         status,
         ms: round(ms),
         ...(reply.errorReason ? { reason: reply.errorReason } : {}),

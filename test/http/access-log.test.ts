@@ -1,5 +1,6 @@
 // The request log as an operator reads it: a refused or failed request gets a line of its own
-// (status, reason, route, path without its query string, milliseconds, request id); successful
+// (status, reason, route, path without its query string, nor a customer it names, milliseconds,
+// request id); successful
 // requests are summed per route and status into one line (how many, p50, p99, longest), written
 // every few seconds and when the server closes; at `debug` every request has a line as well; no
 // header (an API key, a cookie) is ever in it.
@@ -31,16 +32,19 @@ t.test('refusals one line each, successes summed, no headers', async (t) => {
     for (let k = 0; k < 5; k++) t.equal((await app.inject({ url: '/api/health', headers: { authorization: 'Bearer sk_test_secret-value' } })).statusCode, 200);
     t.equal((await app.inject({ url: '/api/no-such-route?token=hidden' })).statusCode, 404);
     t.equal((await app.inject({ method: 'POST', url: '/api/risk/score', payload: { amount: 'lots' } })).statusCode, 422);
+    t.equal((await app.inject({ method: 'POST', url: '/api/v1/customers/cus_private_9/erasure', payload: {} })).statusCode, 401);
   });
   const text = JSON.stringify(lines);
   t.notOk(text.includes('sk_test_secret-value'), 'no header in the log');
   t.notOk(text.includes('hidden'), 'no query string in the log');
+  t.notOk(text.includes('cus_private_9'), 'no customer named by a path in the log');
   const refused = lines.filter((l) => l.msg === 'request refused');
   t.same(
     refused.map((l) => [l.status, l.reason, l.path]),
     [
       [404, 'not_found', '/api/no-such-route'],
       [422, 'validation_failed', '/api/risk/score'],
+      [401, 'invalid_api_key', '/api/v1/customers/:customer_id/erasure'],
     ],
     'each refusal with its status, reason and path',
   );
