@@ -8,7 +8,7 @@ ALTER TABLE organizations ADD COLUMN retention_days integer NOT NULL DEFAULT 400
 ALTER TABLE organizations ADD COLUMN retention_swept_at_ms double precision NULL;
 
 -- An erasure requested for one customer of one organization. The customer's id is held only while
--- the erasure waits (`pending`) and cleared in the transaction that erases; afterwards the request
+-- the erasure waits (`pending`) and cleared in the transaction that deletes its rows; afterwards the request
 -- is known by `customer_hash`, a keyed hash (HMAC-SHA-256 with the server's secret) that proves
 -- which customer it was to whoever knows the id, and reveals nothing to whoever does not.
 -- Done, the row takes a new (xid, seq): the live feed carries it, and every process builds the
@@ -28,7 +28,10 @@ CREATE TABLE erasures (
   done_at_ms      double precision NULL,
   counts          jsonb NULL,
   kept            jsonb NULL,
-  CHECK ((status = 'pending') = (customer_id IS NOT NULL))
+  -- Once the customer's rows are deleted, what they added to the totals of their merchants,
+  -- channels and key values, taken out a few keys per transaction (a score waits for none long).
+  totals_left     jsonb NULL,
+  CHECK (status = 'pending' OR customer_id IS NULL)
 );
 CREATE INDEX erasures_feed_idx ON erasures (xid, seq);
 CREATE INDEX erasures_organization_idx ON erasures (organization_id, requested_at_ms DESC, id);

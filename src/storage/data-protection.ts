@@ -315,22 +315,27 @@ async function redactTimelines(tx: Queryable, scope: OrganizationScope, customer
   return rewritten;
 }
 
-// The organization's transactions but the erased customer's: what an entity's totals are read
-// again from (each kind's condition by its own index).
-const OTHERS = `FROM transactions t WHERE t.organization_id = $1 AND t.customer_id <> $2 AND`;
+/** What a customer's transactions added to one entity's totals (`kind` m, h or f). */
+interface Part {
+  kind: string;
+  key: string;
+  n: number;
+  s: number;
+  sq: number;
+  l: number;
+  f: number;
+  last_ms: number;
+  first_fraud: number | null;
+}
 
-/** Deletes the customer's transactions and takes them out of the totals of their merchants,
- *  channels and key values, in one statement: the totals' rows are the ones every recorded score
- *  updates too, so they are locked only from here to the commit. Where the customer's were an
- *  entity's newest, or its first fraud, those are read again from the rest. Totals left empty are
- *  deleted. How many transactions and totals. */
-async function deleteTransactions(tx: Queryable, scope: OrganizationScope, customerId: string): Promise<{ transactions: number; totals: number }> {
-  const others = (what: string, extra = '') => `CASE e.kind
-      WHEN 'm' THEN (SELECT ${what} ${OTHERS} t.merchant_id = e.key${extra})
-      WHEN 'h' THEN (SELECT ${what} ${OTHERS} t.payment_type = split_part(e.key, ':', 1)
-                       AND t.location = substr(e.key, length(split_part(e.key, ':', 1)) + 2)${extra})
-      ELSE (SELECT ${what} ${OTHERS} t.field_keys IS NOT NULL AND t.field_keys @> ARRAY[e.key]${extra}) END`;
-  const [row] = await tx.query<{ transactions: number; touched: number; emptied: string }>(
+/** Totals' keys taken out per transaction: each locks its rows for a few milliseconds, in the
+ *  order every writer of totals takes them, so a recorded score never waits long behind one. */
+const TOTALS_PER_TRANSACTION = 20;
+
+/** Deletes the customer's transactions; what they added to each merchant's, channel's and key
+ *  value's totals. */
+async function deleteTransactions(tx: Queryable, scope: OrganizationScope, customerId: string): Promise<{ transactions: number; parts: Part[] }> {
+  const [row] = await tx.query<{ transactions: number; parts: string }>(
     `WITH gone AS (
        DELETE FROM transactions WHERE organization_id = $1 AND customer_id = $2
        RETURNING merchant_id, payment_type, location, field_keys, amount, time_ms, label, label_known_ms),
@@ -340,7 +345,28 @@ async function deleteTransactions(tx: Queryable, scope: OrganizationScope, custo
        FROM (SELECT 'm' AS kind, merchant_id AS key, amount, time_ms, label, label_known_ms FROM gone
              UNION ALL SELECT 'h', payment_type || ':' || location, amount, time_ms, label, label_known_ms FROM gone
              UNION ALL SELECT 'f', unnest(field_keys), amount, time_ms, NULL::int2, NULL::float8 FROM gone WHERE field_keys IS NOT NULL) AS r
-       GROUP BY kind, key),
+       GROUP BY kind, key)
+     SELECT (SELECT count(*) FROM gone)::int AS transactions,
+            (SELECT coalesce(json_agg(part ORDER BY kind, key), '[]'::json) FROM part)::text AS parts`,
+    [scope.organizationId, customerId],
+  );
+  return { transactions: row!.transactions, parts: JSON.parse(row!.parts) as Part[] };
+}
+
+/** Takes `parts` out of the organization's totals (the customer's rows already deleted). Where the
+ *  customer's were an entity's newest, or its first fraud, those are read again from the rest;
+ *  totals left empty are deleted. */
+async function subtractParts(tx: Queryable, scope: OrganizationScope, parts: readonly Part[]): Promise<void> {
+  const rest = `FROM transactions t WHERE t.organization_id = $1 AND`;
+  const others = (what: string, extra = '') => `CASE e.kind
+      WHEN 'm' THEN (SELECT ${what} ${rest} t.merchant_id = e.key${extra})
+      WHEN 'h' THEN (SELECT ${what} ${rest} t.payment_type = split_part(e.key, ':', 1)
+                       AND t.location = substr(e.key, length(split_part(e.key, ':', 1)) + 2)${extra})
+      ELSE (SELECT ${what} ${rest} t.field_keys IS NOT NULL AND t.field_keys @> ARRAY[e.key]${extra}) END`;
+  const [row] = await tx.query<{ emptied: string }>(
+    `WITH part AS (
+       SELECT * FROM json_to_recordset($2::text::json)
+         AS p(kind text, key text, n int, s float8, sq float8, l int, f int, last_ms float8, first_fraud float8)),
      -- Locked in the order every writer of totals takes them (migrations/011_feed_order.sql), so that
      -- this and a recorded score wait for each other instead of deadlocking.
      locked AS (
@@ -356,9 +382,8 @@ async function deleteTransactions(tx: Queryable, scope: OrganizationScope, custo
        FROM part p JOIN locked l ON l.kind = p.kind AND l.key = p.key
        WHERE e.organization_id = $1 AND e.kind = p.kind AND e.key = p.key
        RETURNING e.kind, e.key, e.transactions)
-     SELECT (SELECT count(*) FROM gone)::int AS transactions, (SELECT count(*) FROM upd)::int AS touched,
-            (SELECT coalesce(json_agg(json_build_array(kind, key)), '[]'::json) FROM upd WHERE transactions <= 0)::text AS emptied`,
-    [scope.organizationId, customerId],
+     SELECT (SELECT coalesce(json_agg(json_build_array(kind, key)), '[]'::json) FROM upd WHERE transactions <= 0)::text AS emptied`,
+    [scope.organizationId, JSON.stringify(parts)],
   );
   const emptied = JSON.parse(row!.emptied) as [string, string][];
   if (emptied.length)
@@ -367,27 +392,30 @@ async function deleteTransactions(tx: Queryable, scope: OrganizationScope, custo
       emptied.map((e) => e[0]),
       emptied.map((e) => e[1]),
     ]);
-  return { transactions: row!.transactions, totals: row!.touched };
 }
 
 /**
- * Erases the customer of a claimed erasure from the organization, in one transaction: its
- * transactions with their features, decisions and outcome changes; its totals and first uses (and
- * the totals of its merchants, channels and key values adjusted as if its transactions had never
- * been recorded); list values naming it, except in the lists `keep_lists` names; the cases about
- * it, and its transactions in other cases (whose timelines are rewritten without its id); the
- * webhook events naming it with their deliveries; the rings naming it; the organization's stored
- * history snapshot. The erasure is then `done`, without the customer's id, and the live feed
- * carries it to every process. Undefined when it is not pending (run already).
+ * Erases the customer of a claimed erasure from the organization. One transaction deletes its
+ * transactions with their features, decisions and outcome changes; its totals and first uses; list
+ * values naming it, except in the lists `keep_lists` names; the cases about it, and its
+ * transactions in other cases (whose timelines are rewritten without its id); the webhook events
+ * naming it with their deliveries; the rings naming it; the organization's stored history
+ * snapshot; and forgets its id. Then what its transactions added to the totals of its merchants,
+ * channels and key values is taken out a few keys per transaction (those rows are the ones every
+ * recorded score updates: none waits long), and last the erasure is `done` and the live feed
+ * carries it to every process. A process that stops part way leaves it pending without the id:
+ * the next claim goes on from the totals. Undefined when it is not pending (run already).
  */
 export async function eraseCustomer(scope: OrganizationScope, erasureId: string, at: number): Promise<ErasureRow | undefined> {
   const org = scope.organizationId;
-  return scope.db.transaction(async (tx) => {
-    const [pending] = await tx.query<{ customer_id: string; keep_lists: string[]; customer_hash: string }>(
+  const deleted = await scope.db.transaction(async (tx) => {
+    const [pending] = await tx.query<{ customer_id: string | null; keep_lists: string[]; customer_hash: string }>(
       `SELECT customer_id, keep_lists, customer_hash FROM erasures WHERE organization_id = $1 AND id = $2 AND status = 'pending' FOR UPDATE`,
       [org, erasureId],
     );
-    if (!pending) return undefined;
+    if (!pending) return false;
+    // Its rows deleted already (a process stopped part way through the totals): go on from there.
+    if (pending.customer_id === null) return true;
     const customer = pending.customer_id;
     // Serialised with a snapshot's writer: one that began before this cannot store its history after.
     await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('history_snapshot:' || $1, 0))`, [org]);
@@ -462,8 +490,8 @@ export async function eraseCustomer(scope: OrganizationScope, erasureId: string,
       `DELETE FROM outcome_changes c USING transactions t WHERE c.organization_id = $1 AND t.organization_id = $1 AND t.customer_id = $2 AND c.transaction_seq = t.seq`,
       [org, customer],
     );
-    const { transactions, totals: touched } = await deleteTransactions(tx, scope, customer);
-    const totals = touched + (await count(`DELETE FROM entity_totals WHERE organization_id = $1 AND kind = 'c' AND key = $2`, [org, customer]));
+    const { transactions, parts } = await deleteTransactions(tx, scope, customer);
+    const totals = parts.length + (await count(`DELETE FROM entity_totals WHERE organization_id = $1 AND kind = 'c' AND key = $2`, [org, customer]));
     await tx.query('DELETE FROM history_snapshot_pieces WHERE organization_id = $1', [org]);
     await tx.query('DELETE FROM history_snapshots WHERE organization_id = $1', [org]);
 
@@ -480,13 +508,50 @@ export async function eraseCustomer(scope: OrganizationScope, erasureId: string,
       totals,
       uses,
     };
-    const [done] = await tx.query<ErasureRow>(
-      `UPDATE erasures SET status = 'done', customer_id = NULL, done_at_ms = $3, counts = $4::text::jsonb, kept = $5::text::jsonb,
-         xid = pg_current_xact_id(), seq = nextval('transactions_seq_seq')
-       WHERE organization_id = $1 AND id = $2 RETURNING ${ERASURE}`,
-      [org, erasureId, at, JSON.stringify(counts), JSON.stringify(kept)],
+    await tx.query(
+      `UPDATE erasures SET customer_id = NULL, counts = $3::text::jsonb, kept = $4::text::jsonb, totals_left = $5::text::jsonb
+       WHERE organization_id = $1 AND id = $2`,
+      [org, erasureId, JSON.stringify(counts), JSON.stringify(kept), JSON.stringify(parts)],
     );
-    await audit(tx, scope, at, 'system', 'erasure_done', { erasure_id: erasureId, customer_hash: pending.customer_hash, counts, kept: kept.length });
+    return true;
+  });
+  if (!deleted) return undefined;
+
+  // The totals, a few keys per transaction, each committed with what is left.
+  for (;;) {
+    const left = await scope.db.transaction(async (tx) => {
+      const [row] = await tx.query<{ totals_left: Part[] | null }>(
+        `SELECT totals_left FROM erasures WHERE organization_id = $1 AND id = $2 AND status = 'pending' FOR UPDATE`,
+        [org, erasureId],
+      );
+      if (!row) return -1;
+      const parts = row.totals_left ?? [];
+      if (parts.length) await subtractParts(tx, scope, parts.slice(0, TOTALS_PER_TRANSACTION));
+      const rest = parts.slice(TOTALS_PER_TRANSACTION);
+      await tx.query('UPDATE erasures SET totals_left = $3::text::jsonb WHERE organization_id = $1 AND id = $2', [org, erasureId, JSON.stringify(rest)]);
+      return rest.length;
+    });
+    if (left <= 0) break;
+  }
+
+  // Done: the live feed carries it to every process.
+  return scope.db.transaction(async (tx) => {
+    const [row] = await tx.query<{ customer_hash: string; counts: ErasureCounts; kept: KeptItem[] }>(
+      `SELECT customer_hash, counts, kept FROM erasures WHERE organization_id = $1 AND id = $2 AND status = 'pending' AND customer_id IS NULL FOR UPDATE`,
+      [org, erasureId],
+    );
+    if (!row) return undefined;
+    const [done] = await tx.query<ErasureRow>(
+      `UPDATE erasures SET status = 'done', done_at_ms = $3, totals_left = NULL, xid = pg_current_xact_id(), seq = nextval('transactions_seq_seq')
+       WHERE organization_id = $1 AND id = $2 RETURNING ${ERASURE}`,
+      [org, erasureId, at],
+    );
+    await audit(tx, scope, at, 'system', 'erasure_done', {
+      erasure_id: erasureId,
+      customer_hash: row.customer_hash,
+      counts: row.counts,
+      kept: row.kept.length,
+    });
     await tx.query(`SELECT ${notifyFeed(1)}`, [FEED_SENDER]);
     return done;
   });
