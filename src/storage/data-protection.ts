@@ -10,6 +10,8 @@ import { DEFAULT_RETENTION_DAYS } from '../contract/data-protection.ts';
 import { entryHash, type TimelineEntry } from '../domain/case-timeline.ts';
 import type { Queryable } from './db.ts';
 import type { ItemRow } from './lists-store.ts';
+import { appendTimeline } from './cases-store.ts';
+import { dropSnapshot, lockSnapshot } from './history-snapshots.ts';
 import { FEED_SENDER, notifyFeed } from './live-feed.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 
@@ -53,7 +55,6 @@ export interface ErasureCounts {
 /** A list value the owner exempted from an erasure. */
 export interface KeptItem {
   list: string;
-  value_kept: true;
   reason: string | null;
 }
 
@@ -82,34 +83,28 @@ export async function retentionDays(scope: OrganizationScope): Promise<number> {
   return row?.days ?? DEFAULT_RETENTION_DAYS;
 }
 
-/** Sets the retention period, audited in the same transaction; the previous period. */
-export async function setRetentionDays(scope: OrganizationScope, days: number, by: string, at: number): Promise<number> {
-  return scope.db.transaction(async (tx) => {
+/** Sets the retention period, audited (with the previous one) in the same transaction. */
+export async function setRetentionDays(scope: OrganizationScope, days: number, by: string, at: number): Promise<void> {
+  await scope.db.transaction(async (tx) => {
     const [before] = await tx.query<{ days: number }>('SELECT retention_days AS days FROM organizations WHERE id = $1 FOR UPDATE', [scope.organizationId]);
-    const previous = before?.days ?? DEFAULT_RETENTION_DAYS;
     await tx.query('UPDATE organizations SET retention_days = $2 WHERE id = $1', [scope.organizationId, days]);
-    await audit(tx, scope, at, by, 'retention_changed', { days, previous_days: previous });
-    return previous;
+    await audit(tx, scope, at, by, 'retention_changed', { days, previous_days: before?.days ?? DEFAULT_RETENTION_DAYS });
   });
 }
 
-/** A page of the audit, newest first, after `startingAfter` (an id) when given. */
-export async function dataProtectionAudit(scope: OrganizationScope, limit: number, startingAfter?: number): Promise<{ rows: AuditRow[]; hasMore: boolean }> {
+/** A page of the audit, newest first, after `startingAfter` (an id) when given, of one `action`
+ *  when given. */
+export async function dataProtectionAudit(
+  scope: OrganizationScope,
+  limit: number,
+  o: { startingAfter?: number | undefined; action?: DataProtectionAction } = {},
+): Promise<{ rows: AuditRow[]; hasMore: boolean }> {
   const rows = await scope.db.query<AuditRow & { id: string | number }>(
     `SELECT id, at_ms, by, action, detail FROM data_protection_audit
-     WHERE organization_id = $1 AND ($2::bigint IS NULL OR id < $2::bigint) ORDER BY id DESC LIMIT $3`,
-    [scope.organizationId, startingAfter ?? null, limit + 1],
+     WHERE organization_id = $1 AND ($2::bigint IS NULL OR id < $2::bigint) AND ($3::text IS NULL OR action = $3) ORDER BY id DESC LIMIT $4`,
+    [scope.organizationId, o.startingAfter ?? null, o.action ?? null, limit + 1],
   );
   return { rows: rows.slice(0, limit).map((r) => ({ ...r, id: Number(r.id) })), hasMore: rows.length > limit };
-}
-
-/** The newest audit entries of one action (the last sweeps, say). */
-export async function latestAudit(scope: OrganizationScope, action: DataProtectionAction, limit: number): Promise<AuditRow[]> {
-  const rows = await scope.db.query<AuditRow & { id: string | number }>(
-    'SELECT id, at_ms, by, action, detail FROM data_protection_audit WHERE organization_id = $1 AND action = $2 ORDER BY id DESC LIMIT $3',
-    [scope.organizationId, action, limit],
-  );
-  return rows.map((r) => ({ ...r, id: Number(r.id) }));
 }
 
 /** Records that a customer's data was exported (the customer by its keyed hash only). */
@@ -237,12 +232,6 @@ export async function listErasures(
   return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
 }
 
-/** One erasure of the organization. */
-export async function getErasure(scope: OrganizationScope, id: string): Promise<ErasureRow | undefined> {
-  const [row] = await scope.db.query<ErasureRow>(`SELECT ${ERASURE} FROM erasures WHERE organization_id = $1 AND id = $2`, [scope.organizationId, id]);
-  return row;
-}
-
 /** Claims the oldest pending erasure of any organization (or one whose claim is older than
  *  `staleMs`: its process stopped), for this process to run. */
 export async function claimErasure(db: Queryable, at: number, staleMs: number): Promise<{ id: string; organization_id: string } | undefined> {
@@ -256,20 +245,21 @@ export async function claimErasure(db: Queryable, at: number, staleMs: number): 
   return row;
 }
 
-/** A JSON value with every string that is, or holds as a whole word, the customer's id rewritten. */
-function redacted(value: unknown, customerId: string, mark: string): unknown {
-  if (typeof value === 'string') {
-    if (value === customerId) return mark;
-    const escaped = customerId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    return value.replace(new RegExp(`(?<![\\w-])${escaped}(?![\\w-])`, 'g'), mark);
-  }
-  if (Array.isArray(value)) return value.map((v) => redacted(v, customerId, mark));
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redacted(v, customerId, mark)]));
-  return value;
-}
-
 /** The mark an erased customer's id is replaced with where a record is kept (a case's timeline). */
-export const ERASED_MARK = '[erased customer]';
+const ERASED_MARK = '[erased customer]';
+
+/** A JSON value with every string that holds the customer's id as a whole word (or is it) rewritten
+ *  with ERASED_MARK. */
+function redactor(customerId: string): (value: unknown) => unknown {
+  const word = new RegExp(`(?<![\\w-])${customerId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w-])`, 'g');
+  const redact = (value: unknown): unknown => {
+    if (typeof value === 'string') return value.replace(word, ERASED_MARK);
+    if (Array.isArray(value)) return value.map(redact);
+    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redact(v)]));
+    return value;
+  };
+  return redact;
+}
 
 /** Rewrites the timeline entries of the organization's cases that name the customer, and the hash
  *  chain after them, so that the chain stays whole; appends an entry saying so. How many entries. */
@@ -279,6 +269,7 @@ async function redactTimelines(tx: Queryable, scope: OrganizationScope, customer
     org,
     customerId,
   ]);
+  const redact = redactor(customerId);
   let rewritten = 0;
   for (const { case_id } of touched) {
     const entries = await tx.query<TimelineEntry & { at_ms: number | string }>(
@@ -291,7 +282,7 @@ async function redactTimelines(tx: Queryable, scope: OrganizationScope, customer
       let detail = e.detail;
       if (detail.includes(customerId)) {
         const parsed = JSON.parse(detail) as unknown;
-        const next = JSON.stringify(redacted(parsed, customerId, ERASED_MARK));
+        const next = JSON.stringify(redact(parsed));
         if (next !== detail) {
           detail = next;
           changed = true;
@@ -304,13 +295,7 @@ async function redactTimelines(tx: Queryable, scope: OrganizationScope, customer
       }
       prev = hash;
     }
-    if (changed) {
-      await tx.query(
-        `INSERT INTO case_timeline (case_id, organization_id, n, at_ms, actor, kind, detail, prev_hash, hash)
-         VALUES ($1, $2, 0, $3, 'system', 'customer_erased', $4, '', '')`,
-        [case_id, org, Math.round(at), JSON.stringify({ erasure_id: erasureId })],
-      );
-    }
+    if (changed) await appendTimeline(scope, case_id, { at, actor: 'system', kind: 'customer_erased', detail: { erasure_id: erasureId } }, tx);
   }
   return rewritten;
 }
@@ -418,7 +403,7 @@ export async function eraseCustomer(scope: OrganizationScope, erasureId: string,
     if (pending.customer_id === null) return true;
     const customer = pending.customer_id;
     // Serialised with a snapshot's writer: one that began before this cannot store its history after.
-    await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('history_snapshot:' || $1, 0))`, [org]);
+    await lockSnapshot(tx, org);
     await tx.query(`SELECT set_config('fraud.erasure', 'on', true)`);
     const count = async (sql: string, params: unknown[]) =>
       (await tx.query<{ n: number }>(`WITH d AS (${sql} RETURNING 1) SELECT count(*)::int AS n FROM d`, params))[0]!.n;
@@ -464,7 +449,7 @@ export async function eraseCustomer(scope: OrganizationScope, erasureId: string,
     );
 
     const kept = await tx.query<KeptItem>(
-      `SELECT l.name AS list, true AS value_kept, i.reason FROM list_items i JOIN lists l ON l.id = i.list_id
+      `SELECT l.name AS list, i.reason FROM list_items i JOIN lists l ON l.id = i.list_id
        WHERE i.organization_id = $1 AND l.kind IN ('customer_id', 'text') AND i.value = $2 AND l.name = ANY($3::text[]) ORDER BY l.name, i.id`,
       [org, customer, pending.keep_lists],
     );
@@ -475,11 +460,9 @@ export async function eraseCustomer(scope: OrganizationScope, erasureId: string,
          AND NOT (a.subject = 'list' AND a.subject_id IN (SELECT id FROM lists WHERE organization_id = $1 AND name = ANY($3::text[])))`,
       [org, customer, pending.keep_lists],
     );
+    const redact = redactor(customer);
     for (const a of audited)
-      await tx.query('UPDATE policy_audit SET detail = $2::text::jsonb WHERE id = $1', [
-        a.id,
-        JSON.stringify(redacted(JSON.parse(a.detail), customer, ERASED_MARK)),
-      ]);
+      await tx.query('UPDATE policy_audit SET detail = $2::text::jsonb WHERE id = $1', [a.id, JSON.stringify(redact(JSON.parse(a.detail)))]);
     const listItems = await count(
       `DELETE FROM list_items i USING lists l
        WHERE i.organization_id = $1 AND l.id = i.list_id AND l.kind IN ('customer_id', 'text') AND i.value = $2 AND NOT (l.name = ANY($3::text[]))`,
@@ -492,8 +475,7 @@ export async function eraseCustomer(scope: OrganizationScope, erasureId: string,
     );
     const { transactions, parts } = await deleteTransactions(tx, scope, customer);
     const totals = parts.length + (await count(`DELETE FROM entity_totals WHERE organization_id = $1 AND kind = 'c' AND key = $2`, [org, customer]));
-    await tx.query('DELETE FROM history_snapshot_pieces WHERE organization_id = $1', [org]);
-    await tx.query('DELETE FROM history_snapshots WHERE organization_id = $1', [org]);
+    await dropSnapshot(tx, org);
 
     const counts: ErasureCounts = {
       transactions,

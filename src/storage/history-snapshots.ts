@@ -38,12 +38,27 @@ interface MetaRow {
   written_at_ms: number;
 }
 
+/** Whether a customer of the organization (`$1`) was erased since a database snapshot (`seen`): a
+ *  history built in it may hold that customer. */
+const ERASED_SINCE = (seen: string) =>
+  `EXISTS (SELECT 1 FROM erasures e WHERE e.organization_id = $1 AND e.status = 'done' AND NOT pg_visible_in_snapshot(e.xid, ${seen}))`;
+
+/** Holds the organization's stored snapshot until the transaction ends: its writers (and an
+ *  erasure, which deletes it) go one at a time. */
+export async function lockSnapshot(tx: Queryable, organizationId: string): Promise<void> {
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('history_snapshot:' || $1, 0))`, [organizationId]);
+}
+
+/** Deletes the organization's stored snapshot (its pieces with it), under `lockSnapshot`. */
+export async function dropSnapshot(tx: Queryable, organizationId: string): Promise<void> {
+  await tx.query('DELETE FROM history_snapshots WHERE organization_id = $1', [organizationId]);
+}
+
 /** The organization's stored snapshot, if it has one. */
 export async function snapshotMeta(tx: Queryable, scope: OrganizationScope): Promise<SnapshotMeta | undefined> {
   const [r] = await tx.query<MetaRow>(
     `SELECT format, label_delay_ms, floor_ms, seen::text AS seen, transactions::float8 AS transactions, bytes::float8 AS bytes, pieces, written_at_ms
-     FROM history_snapshots s WHERE organization_id = $1
-       AND NOT EXISTS (SELECT 1 FROM erasures e WHERE e.organization_id = $1 AND e.status = 'done' AND NOT pg_visible_in_snapshot(e.xid, s.seen))`,
+     FROM history_snapshots s WHERE organization_id = $1 AND NOT ${ERASED_SINCE('s.seen')}`,
     [scope.organizationId],
   );
   if (!r) return undefined;
@@ -111,16 +126,13 @@ export async function writeSnapshot(scope: OrganizationScope, meta: Omit<Snapsho
   })();
   return scope.db.transaction(async (tx) => {
     // One writer per organization at a time; the stored one is compared under the lock.
-    await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('history_snapshot:' || $1, 0))`, [org]);
+    await lockSnapshot(tx, org);
     const [stored] = await tx.query<{ xmax: string }>('SELECT pg_snapshot_xmax(seen)::text AS xmax FROM history_snapshots WHERE organization_id = $1', [org]);
     if (stored && Number(stored.xmax) > meta.seen.xmax) return false;
     // A history built before a customer's erasure holds the customer: never stored.
-    const [erased] = await tx.query(
-      `SELECT 1 FROM erasures WHERE organization_id = $1 AND status = 'done' AND NOT pg_visible_in_snapshot(xid, $2::pg_snapshot) LIMIT 1`,
-      [org, snapshotText(meta.seen)],
-    );
-    if (erased) return false;
-    await tx.query('DELETE FROM history_snapshots WHERE organization_id = $1', [org]);
+    const [erased] = await tx.query<{ erased: boolean }>(`SELECT ${ERASED_SINCE('$2::pg_snapshot')} AS erased`, [org, snapshotText(meta.seen)]);
+    if (erased!.erased) return false;
+    await dropSnapshot(tx, org);
     await tx.query(
       `INSERT INTO history_snapshots (organization_id, format, label_delay_ms, floor_ms, seen, transactions, bytes, pieces, written_at_ms)
        VALUES ($1, $2, $3, $4, $5::pg_snapshot, $6, $7, $8, $9)`,

@@ -60,7 +60,12 @@ const data = (deps: Pick<PolicyDeps, 'db'>, caller: OrganizationCaller) => organ
 /** The retention period and the latest sweep; for every member. */
 export async function retention(deps: Pick<PolicyDeps, 'db'>, caller: OrganizationCaller): Promise<Retention> {
   const part = data(deps, caller);
-  const [days, [sweep]] = await Promise.all([part.retention(), part.latestAudit('retention_swept', 1)]);
+  const [
+    days,
+    {
+      rows: [sweep],
+    },
+  ] = await Promise.all([part.retention(), part.audit(1, { action: 'retention_swept' })]);
   const detail = sweep?.detail as { cutoff_ms: number; counts: SweepCounts } | undefined;
   return {
     days,
@@ -205,7 +210,7 @@ export async function dataProtectionAudit(
   startingAfter?: string,
 ): Promise<DataProtectionAudit> {
   requireCapability(caller.role, 'manageDataProtection');
-  const page = await data(deps, caller).audit(limit, startingAfter === undefined ? undefined : Number(startingAfter));
+  const page = await data(deps, caller).audit(limit, { startingAfter: startingAfter === undefined ? undefined : Number(startingAfter) });
   return {
     data: page.rows.map((r) => ({ id: String(r.id), at: iso(r.at_ms), by: r.by, action: r.action, detail: r.detail })),
     has_more: page.hasMore,

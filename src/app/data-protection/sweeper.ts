@@ -90,23 +90,26 @@ export class DataProtectionSweeper {
     const part = organizationData(this.o.db, organizationId).dataProtection;
     const cutoff = at - days * DAY_MS;
     const counts: SweepCounts = { transactions: 0, outcome_changes: 0, case_transactions: 0, webhook_events: 0, ring_windows: 0 };
-    const pause = () => new Promise((r) => setTimeout(r, this.o.pauseMs));
-    for (;;) {
+    await this.inBatches(async () => {
       const d = await part.sweepTransactions(cutoff, this.o.batch);
       counts.transactions += d.transactions;
       counts.outcome_changes += d.outcome_changes;
       counts.case_transactions += d.case_transactions;
-      if (d.transactions < this.o.batch || this.stopped) break;
-      await pause();
-    }
-    for (;;) {
+      return d.transactions;
+    });
+    await this.inBatches(async () => {
       const n = await part.sweepWebhookEvents(cutoff, this.o.batch);
       counts.webhook_events += n;
-      if (n < this.o.batch || this.stopped) break;
-      await pause();
-    }
+      return n;
+    });
     counts.ring_windows = await part.sweepRingWindows(cutoff);
     await part.auditSweep(this.o.clock(), { days, cutoff_ms: cutoff, counts });
+  }
+
+  /** Runs `batch` (which deletes up to a batch, and says how many) until one comes back short,
+   *  with a pause after each full one. */
+  private async inBatches(batch: () => Promise<number>): Promise<void> {
+    while ((await batch()) >= this.o.batch && !this.stopped) await new Promise((r) => setTimeout(r, this.o.pauseMs));
   }
 
   async stop(): Promise<void> {
