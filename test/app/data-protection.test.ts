@@ -84,6 +84,8 @@ for (const backend of backends()) {
       t.equal(set.statusCode, 200, set.body);
       t.equal(set.json().days, 120);
       t.equal((await call('GET', `/api/organizations/${acme.id}/retention`, other.owner)).statusCode, 404, 'another organization: not found');
+      for (const url of ['retention', `customers/${GONE}/export`, 'erasures', 'data-protection/audit'])
+        t.equal((await app.inject({ url: `/api/organizations/${acme.id}/${url}` })).statusCode, 401, `a guest: ${url} is 401`);
       const audit = (await call('GET', `/api/organizations/${acme.id}/data-protection/audit`, acme.owner)).json();
       t.match(audit.data[0], { by: acme.owner.userId, action: 'retention_changed', detail: { days: 120, previous_days: 400 } });
     });
