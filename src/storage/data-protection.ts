@@ -349,9 +349,11 @@ async function subtractParts(tx: Queryable, scope: OrganizationScope, parts: rea
                        AND t.location = substr(e.key, length(split_part(e.key, ':', 1)) + 2)${extra})
       ELSE (SELECT ${what} ${rest} t.field_keys IS NOT NULL AND t.field_keys @> ARRAY[e.key]${extra}) END`;
   const [row] = await tx.query<{ emptied: string }>(
+    // `kind` as the column's own type (char(1)): compared as text, the primary key could not be used
+    // and each key's lookup read every total of the organization, its rows locked meanwhile.
     `WITH part AS (
        SELECT * FROM json_to_recordset($2::text::json)
-         AS p(kind text, key text, n int, s float8, sq float8, l int, f int, last_ms float8, first_fraud float8)),
+         AS p(kind char(1), key text, n int, s float8, sq float8, l int, f int, last_ms float8, first_fraud float8)),
      -- Locked in the order every writer of totals takes them (migrations/011_feed_order.sql), so that
      -- this and a recorded score wait for each other instead of deadlocking.
      locked AS (
@@ -372,7 +374,7 @@ async function subtractParts(tx: Queryable, scope: OrganizationScope, parts: rea
   );
   const emptied = JSON.parse(row!.emptied) as [string, string][];
   if (emptied.length)
-    await tx.query(`DELETE FROM entity_totals WHERE organization_id = $1 AND (kind, key) IN (SELECT * FROM unnest($2::text[], $3::text[]))`, [
+    await tx.query(`DELETE FROM entity_totals WHERE organization_id = $1 AND (kind, key) IN (SELECT * FROM unnest($2::char(1)[], $3::text[]))`, [
       scope.organizationId,
       emptied.map((e) => e[0]),
       emptied.map((e) => e[1]),
