@@ -1,6 +1,7 @@
-// The thread history-thread.ts starts for one load: it builds the history from the pages it is sent,
-// with the calls a load on the main thread makes (tenant.ts's loader), and hands the finished
-// history back as its parts, its arrays' buffers transferred (no copy).
+// The thread history-thread.ts starts for one load: it builds the history from the pages it reads
+// itself (PostgreSQL: `rows`) or is sent, with the calls a load on the main thread makes
+// (tenant.ts's loader), and hands the finished history back as its parts, its arrays' buffers
+// transferred (no copy).
 
 import { constants, setPriority } from 'node:os';
 import { isMarkedAsUntransferable, parentPort } from 'node:worker_threads';
@@ -8,6 +9,7 @@ import type { History } from '../domain/history/history.ts';
 import { keptHistory } from './kept-history.ts';
 import { historyParts } from '../domain/history/snapshot.ts';
 import type { FromThread, ToThread } from './history-thread.ts';
+import { readRows } from '../storage/history-load.ts';
 
 // This thread only (on Linux a thread has a priority of its own): requests before the build.
 setPriority(constants.priority.PRIORITY_LOW);
@@ -41,6 +43,13 @@ port.on('message', (m: ToThread) => {
     }
     const h = history!;
     switch (m.kind) {
+      case 'rows':
+        // Read here page by page, each page's columns taken by the history as they come.
+        readRows(m.snapshot, m.organizationId, m.floor, { uses: (page) => h.loadUseColumns(page), transactions: (page) => h.addColumns(page) }).then(
+          () => reply({ kind: 'read' }),
+          (e: unknown) => reply({ kind: 'failed', message: e instanceof Error ? e.message : String(e) }),
+        );
+        return;
       case 'uses':
       case 'transactions': {
         if (m.kind === 'uses') h.loadUseColumns(m.page);

@@ -1,5 +1,7 @@
 // A large history built from its rows on a thread of its own (history-thread-worker.ts), so that the
-// event loop answering scores only reads the pages and hands them over: building a million
+// event loop answering scores does not: on PostgreSQL the thread also reads the rows, on a
+// connection of its own in the load's shared snapshot (`rows`); on the embedded database this
+// thread reads the pages and hands them over. Building a million
 // transactions' history takes seconds of CPU, which here run beside the requests instead of between
 // them. The thread builds exactly what a load on this thread builds (the same History calls, in the
 // same order) and hands the finished history back without a copy: its arrays' buffers are
@@ -15,6 +17,7 @@ import type { EntityTotals } from '../domain/history/horizon.ts';
 import type { TransactionColumns, UseColumns } from '../domain/history/records.ts';
 import { historyFromParts, type HistoryParts } from '../domain/history/snapshot.ts';
 import type { LoadedLabel } from '../storage/history-load.ts';
+import type { SharedSnapshot } from '../storage/shared-snapshot.ts';
 
 /** Pages handed over and not yet taken by the thread, at most. */
 const PAGES_AHEAD = 4;
@@ -22,13 +25,18 @@ const PAGES_AHEAD = 4;
 /** What the thread is sent, in order. */
 export type ToThread =
   | { kind: 'start'; labelDelay: number; floor: number; expected: number }
+  | { kind: 'rows'; snapshot: SharedSnapshot; organizationId: string; floor: number }
   | { kind: 'uses'; page: UseColumns }
   | { kind: 'transactions'; page: TransactionColumns }
   | { kind: 'labels'; rows: LoadedLabel[] }
   | { kind: 'finish'; totals: EntityTotals[] };
 
 /** What it answers: a page taken, the history built, or why it could not be. */
-export type FromThread = { kind: 'took'; buffers?: ArrayBuffer[] } | { kind: 'built'; parts: HistoryParts } | { kind: 'failed'; message: string };
+export type FromThread =
+  | { kind: 'took'; buffers?: ArrayBuffer[] }
+  | { kind: 'read' }
+  | { kind: 'built'; parts: HistoryParts }
+  | { kind: 'failed'; message: string };
 
 const WORKER = new URL(`./history-thread-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
@@ -62,6 +70,8 @@ export class HistoryThread {
   /** Resolved when the thread takes a page (a sender waiting for room). */
   private room: (() => void) | undefined;
   private failure: Error | undefined;
+  /** Resolved when the thread has read the rows itself (`rows`). */
+  private read: (() => void) | undefined;
   private readonly built: Promise<History>;
 
   constructor(labelDelay: number, floor: number, expected: number) {
@@ -72,6 +82,7 @@ export class HistoryThread {
       const fail = (e: Error) => {
         this.failure = e;
         this.room?.();
+        this.read?.();
         reject(e);
       };
       this.worker.on('message', (m: FromThread) => {
@@ -80,6 +91,10 @@ export class HistoryThread {
           const wake = this.room;
           this.room = undefined;
           wake?.();
+        } else if (m.kind === 'read') {
+          const done = this.read;
+          this.read = undefined;
+          done?.();
         } else if (m.kind === 'built') {
           try {
             resolve(historyFromParts(m.parts));
@@ -106,6 +121,16 @@ export class HistoryThread {
     this.send(message, transfer);
     this.ahead++;
     while (this.ahead >= PAGES_AHEAD && !this.failure) await new Promise<void>((r) => (this.room = r));
+    if (this.failure) throw this.failure;
+  }
+
+  /** Has the thread read the first uses and transactions itself, on a connection of its own in the
+   *  load's shared database snapshot (storage/history-load.ts `readRows`): this thread then only
+   *  waits. */
+  async rows(snapshot: SharedSnapshot, organizationId: string, floor: number): Promise<void> {
+    const read = new Promise<void>((r) => (this.read = r));
+    this.send({ kind: 'rows', snapshot, organizationId, floor });
+    await read;
     if (this.failure) throw this.failure;
   }
 

@@ -161,6 +161,12 @@ export class Tenant {
         });
         return ok;
       },
+      // A history built on its thread reads its rows there too (PostgreSQL).
+      rowsAt: async (share, organizationId, floor) => {
+        if (!thread) return false;
+        await thread.rows(await share(), organizationId, floor);
+        return true;
+      },
       uses: (page) => build.uses(page),
       transactions: (page) => build.transactions(page),
       labels: (rows) => build.labels(rows),

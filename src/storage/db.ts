@@ -7,6 +7,8 @@
 // Inside `transaction(fn)`, use only the `tx` handle: calling the Db itself from inside its own
 // transaction throws (on PGlite it would otherwise wait for the transaction forever).
 
+import type { SharedSnapshot } from './shared-snapshot.ts';
+
 export interface Queryable {
   query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
 }
@@ -33,6 +35,9 @@ export interface TransactionQueryable extends Queryable {
    *  parameters, see copy-binary.ts `sqlLiteral`) in binary COPY format, as they arrive. The
    *  embedded database's COPY writes to a device file, not a stream: there, read pages. */
   copyOut?(select: string): AsyncIterable<Uint8Array>;
+  /** PostgreSQL only: this transaction's snapshot, for a connection of another thread to read in
+   *  (shared-snapshot.ts) while this transaction stays open. */
+  shareSnapshot?(): Promise<SharedSnapshot>;
 }
 
 export interface Db extends Queryable {

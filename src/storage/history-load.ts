@@ -25,6 +25,7 @@ import { readAhead } from './read-ahead.ts';
 import { CopyReader, sqlLiteral } from './copy-binary.ts';
 import type { HistoryRow } from './live-rows.ts';
 import type { OrganizationScope } from './organization-scope.ts';
+import { inSharedSnapshot, type SharedSnapshot } from './shared-snapshot.ts';
 import { currentStays } from './lists-store.ts';
 import { liveRuleStates } from './rules-store.ts';
 import { liveFieldStates } from './fields-store.ts';
@@ -43,6 +44,10 @@ export type LoadedLabel = TransactionEntities & { label: 0 | 1; known: number };
 export interface HistoryLoader {
   /** Transactions before `floor` come only as totals; `expected` of them from the floor on. */
   start(floor: number, expected: number): void;
+  /** On PostgreSQL, after `start`: instead of being handed `uses` and `transactions`, reads them
+   *  itself (`readRows`, on another thread) in the load's database snapshot (`share` exports it);
+   *  resolves true once they are read, or false (without sharing) to be handed them. */
+  rowsAt?(share: () => Promise<SharedSnapshot>, organizationId: string, floor: number): Promise<boolean>;
   /** A page of every customer's first uses (all-time), in the table's key order. */
   uses(page: UseColumns): void | Promise<void>;
   /** A page of the transactions from the floor on, in time order (time, then the order recorded). */
@@ -192,10 +197,13 @@ async function read(
     const [held] = await tx.query<{ n: number }>('SELECT count(*)::float8 AS n FROM transactions WHERE organization_id = $1 AND time_ms >= $2', [org, floor]);
     into.start(floor, held?.n ?? 0);
     const copyOut = tx.copyOut?.bind(tx);
-    if (copyOut) {
+    const share = tx.shareSnapshot?.bind(tx);
+    // Read by the loader itself (on its thread) in this transaction's snapshot, or here.
+    const readThere = share !== undefined && into.rowsAt !== undefined && (await into.rowsAt(share, org, floor));
+    if (!readThere && copyOut) {
       await copiedUses(copyOut, org, (page) => into.uses(page));
       await copiedHistory(copyOut, org, floor, (page) => into.transactions(page));
-    } else {
+    } else if (!readThere) {
       await usePages(tx, org, (page) => into.uses(page));
       await historyPages(tx, org, floor, (page) => into.transactions(page));
     }
@@ -414,6 +422,16 @@ async function copiedPages(
   }
   if (!reader.ended) throw new Error('a COPY of the history ended early');
   if (page.n > 0) await onPage(page.take());
+}
+
+/** What a load reads of the organization's rows from `floor` on (its first uses, then its
+ *  transactions: `HistoryLoader.uses` and `transactions`), read on a connection of this thread's
+ *  own in a snapshot shared by the load's transaction (`HistoryLoader.rowsAt`). */
+export function readRows(shared: SharedSnapshot, organizationId: string, floor: number, into: Pick<HistoryLoader, 'uses' | 'transactions'>): Promise<void> {
+  return inSharedSnapshot(shared, async (copyOut) => {
+    await copiedUses(copyOut, organizationId, (page) => into.uses(page));
+    await copiedHistory(copyOut, organizationId, floor, (page) => into.transactions(page));
+  });
 }
 
 /** The transactions from `from` on, by binary COPY, in pages (`copiedPages`), in time order. */

@@ -125,6 +125,8 @@ export async function openPostgres(url: string, statementTimeoutSeconds = DEFAUL
   }
 
   const db = new PostgresDb(first, () => postgres(url, options), {
+    url,
+    statementTimeoutMs: Math.round(statementTimeoutSeconds * 1000),
     target,
     redact,
     backgroundSeconds: statementTimeoutSeconds + BACKGROUND_GRACE_S,
@@ -151,6 +153,9 @@ async function reachable(url: string): Promise<boolean> {
 }
 
 interface PoolSettings {
+  /** For another thread's connection reading in a shared snapshot (never in a message). */
+  url: string;
+  statementTimeoutMs: number;
   /** Names the server in messages (host, port and database; never the URL). */
   target: string;
   redact: (message: string) => string;
@@ -374,6 +379,10 @@ class PostgresDb implements Backend {
                   }
                 },
                 copyOut: (select) => this.#copyOut(tx, select, () => (statementFailed = true)),
+                shareSnapshot: async () => {
+                  const [row] = await run<{ id: string }[]>(() => tx.unsafe('SELECT pg_export_snapshot() AS id'));
+                  return { url: this.#settings.url, id: row!.id, statementTimeoutMs: this.#settings.statementTimeoutMs };
+                },
               };
               let value: R;
               try {
