@@ -17,7 +17,7 @@ import type { EntityTotals } from '../domain/history/horizon.ts';
 import type { TransactionColumns, UseColumns } from '../domain/history/records.ts';
 import { historyFromParts, type HistoryParts } from '../domain/history/snapshot.ts';
 import type { LoadedLabel } from '../storage/history-load.ts';
-import type { SharedSnapshot } from '../storage/shared-snapshot.ts';
+import type { SharedSnapshot } from '../storage/db.ts';
 
 /** Pages handed over and not yet taken by the thread, at most. */
 const PAGES_AHEAD = 4;

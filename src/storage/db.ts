@@ -7,10 +7,19 @@
 // Inside `transaction(fn)`, use only the `tx` handle: calling the Db itself from inside its own
 // transaction throws (on PGlite it would otherwise wait for the transaction forever).
 
-import type { SharedSnapshot } from './shared-snapshot.ts';
-
 export interface Queryable {
   query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+}
+
+/** What another thread needs to read in an open transaction's snapshot (shared-snapshot.ts). The
+ *  URL carries the credentials: it is handed between threads in memory, never logged or sent
+ *  elsewhere. */
+export interface SharedSnapshot {
+  url: string;
+  /** The snapshot's id (pg_export_snapshot). */
+  id: string;
+  /** The exporting pool's statement time limit, kept by the reader too. */
+  statementTimeoutMs: number;
 }
 
 /** A column of a bulk write (`copyIn`): its name, and the type its values are sent as. */

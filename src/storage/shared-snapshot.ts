@@ -8,17 +8,8 @@
 
 import postgres from 'postgres';
 import { readCopy, sqlLiteral } from './copy-binary.ts';
+import type { SharedSnapshot } from './db.ts';
 import { messageOf, redactor } from './errors.ts';
-
-/** What another thread needs to read in an open transaction's snapshot. The URL carries the
- *  credentials: it is handed between threads in memory, never logged or sent elsewhere. */
-export interface SharedSnapshot {
-  url: string;
-  /** The snapshot's id (pg_export_snapshot). */
-  id: string;
-  /** The exporting pool's statement time limit, kept by the reader too. */
-  statementTimeoutMs: number;
-}
 
 /** Runs `fn` on a connection of its own in a read-only transaction started on `shared`; `copyOut`
  *  reads a query's rows in binary COPY format (see db.ts). The connection is closed after. */

@@ -7,7 +7,7 @@
 
 import { Worker } from 'node:worker_threads';
 import { CopyReader } from '../../src/storage/copy-binary.ts';
-import type { SharedSnapshot } from '../../src/storage/shared-snapshot.ts';
+import type { SharedSnapshot } from '../../src/storage/db.ts';
 import { inSharedSnapshot } from '../../src/storage/shared-snapshot.ts';
 import { eachBackend } from '../support/backends.ts';
 
