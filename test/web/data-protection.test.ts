@@ -137,6 +137,12 @@ t.test('Data protection from the dashboard', { skip: noBrowser }, async (t) => {
     erasureId = /^Erasure (er_\S+) requested/.exec(await text('#erase-status'))![1]!;
     t.equal(await page.inputValue('#erase-customer'), '', 'the form is emptied');
     await page.waitForFunction((id) => document.getElementById(`erasure-${id}`)?.textContent === 'Done', erasureId, { timeout: 30_000 });
+    const reads: string[] = [];
+    const count = (r: { url(): string }) => void (r.url().includes('/erasures') && reads.push(r.url()));
+    page.on('request', count);
+    await page.waitForTimeout(2500);
+    page.off('request', count);
+    t.same(reads, [], 'with none pending, the page stops reading the erasures');
     const [row] = await rows('#erasure-list');
     t.equal(row?.[1], 'Olive Owner', 'who asked');
     t.match(row?.[3], /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/, 'when it was done');
