@@ -39,39 +39,25 @@ const FOLLOW_MS = 2000;
 type ErasureCounts = NonNullable<Erasure['counts']>;
 type SweepCounts = NonNullable<Retention['last_sweep']>['counts'];
 type AuditAction = DataProtectionAudit['data'][number]['action'];
-/** A count's words, one and many. */
-type Words<K extends string> = Record<K, readonly [string, string]>;
+type Counted = keyof ErasureCounts | keyof SweepCounts | 'lists';
 
-/** What an erasure deleted, in words (a Record over the counts: a new one fails the typecheck until worded here). */
-const ERASED: Words<keyof ErasureCounts> = {
+/** Every count the service gives of an erasure, a sweep or an export (its `lists`), in words, one
+ *  and many, in the order said (a Record over their names: a new one fails the typecheck until
+ *  worded here). */
+const COUNTED: Record<Counted, readonly [string, string]> = {
   transactions: ['transaction', 'transactions'],
   outcome_changes: ['outcome change', 'outcome changes'],
   list_items: ['list entry', 'list entries'],
+  lists: ['list entry', 'list entries'],
   cases: ['case', 'cases'],
-  case_transactions: ['transaction taken out of another case', 'transactions taken out of other cases'],
+  case_transactions: ['transaction taken out of a case', 'transactions taken out of cases'],
   case_entries_redacted: ['case timeline entry rewritten', 'case timeline entries rewritten'],
   audit_entries_redacted: ["lists' audit entry rewritten", "lists' audit entries rewritten"],
   webhook_events: ['webhook event', 'webhook events'],
   rings: ['ring', 'rings'],
+  ring_windows: ['ring analysis', 'ring analyses'],
   totals: ['total adjusted', 'totals adjusted'],
   uses: ['first use', 'first uses'],
-};
-
-/** What a retention sweep deleted, in words. */
-const SWEPT: Words<keyof SweepCounts> = {
-  transactions: ['transaction', 'transactions'],
-  outcome_changes: ['outcome change', 'outcome changes'],
-  case_transactions: ['place in a case', 'places in cases'],
-  webhook_events: ['webhook event', 'webhook events'],
-  ring_windows: ['ring analysis', 'ring analyses'],
-};
-
-/** What an export held, in words (the audit's counts of it). */
-const EXPORTED: Words<'transactions' | 'lists' | 'cases' | 'webhook_events'> = {
-  transactions: ['transaction', 'transactions'],
-  lists: ['list entry', 'list entries'],
-  cases: ['case', 'cases'],
-  webhook_events: ['webhook event', 'webhook events'],
 };
 
 /** What an erasure deletes, said in the confirmation before it is asked for. */
@@ -86,11 +72,11 @@ const ERASES = [
 const plural = (n: number, [one, many]: readonly [string, string]) => `${n.toLocaleString('en')} ${n === 1 ? one : many}`;
 
 /** The counts that are not zero, in words ("3 transactions, 1 total adjusted"), or that none was. */
-function countsText<K extends string>(counts: unknown, words: Words<K>): string {
-  const c = (counts ?? {}) as Partial<Record<K, unknown>>;
-  const said = (Object.keys(words) as K[]).flatMap((k) => {
+function countsText(counts: unknown): string {
+  const c = (counts ?? {}) as Partial<Record<Counted, unknown>>;
+  const said = (Object.keys(COUNTED) as Counted[]).flatMap((k) => {
     const n = c[k];
-    return typeof n === 'number' && n > 0 ? [plural(n, words[k])] : [];
+    return typeof n === 'number' && n > 0 ? [plural(n, COUNTED[k])] : [];
   });
   return said.length ? said.join(', ') : 'nothing';
 }
@@ -105,6 +91,30 @@ const statusLine = (id: string) => h('div', { id, class: 'notice', role: 'status
 function say(line: HTMLElement, ...what: (string | Node)[]): void {
   line.replaceChildren(...what);
   line.focus();
+}
+
+/** A labelled field with a hint under it, which the field's input names (aria-describedby). */
+const hinted = (cls: string, label: string, input: HTMLElement, hint: string) =>
+  h('label', { class: cls }, h('span', {}, label), input, h('span', { class: 'field-hint', id: input.getAttribute('aria-describedby') ?? undefined }, hint));
+
+/** A form of the page: its fields, its button, then what follows (its status line last). */
+const actionForm = (attrs: Record<string, string | boolean>, fields: Node[], button: HTMLButtonElement, ...after: Node[]) =>
+  h('form', attrs, ...fields, h('div', { class: 'actions' }, button), ...after);
+
+/** Runs `act` when `form` is submitted, its button disabled meanwhile; a refusal is said in
+ *  `status` (as `refused` shows it). */
+function onSubmit(form: HTMLFormElement, button: HTMLButtonElement, status: HTMLElement, act: () => Promise<void>, refused = errorBox): void {
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    button.disabled = true;
+    try {
+      await act();
+    } catch (e) {
+      say(status, refused(e));
+    } finally {
+      button.disabled = false;
+    }
+  });
 }
 
 export async function dataProtectionPage(root: HTMLElement, route: Route): Promise<void> {
@@ -224,7 +234,7 @@ function retentionSection(base: string, r: Retention, changed?: () => Promise<vo
   const show = (r: Retention) => {
     period.textContent = `Recorded transactions are kept ${plural(r.days, ['day', 'days'])}${r.days === r.default_days ? ' (the default)' : `; the default is ${r.default_days}`}. Once a day the service deletes what is older: transactions with their outcomes and places in cases, webhook events and ring analyses. The totals the features count stay.`;
     sweep.textContent = r.last_sweep
-      ? `Last sweep: ${utc(r.last_sweep.at)}, deleting what was older than ${utc(r.last_sweep.cutoff)}: ${countsText(r.last_sweep.counts, SWEPT)}.`
+      ? `Last sweep: ${utc(r.last_sweep.at)}, deleting what was older than ${utc(r.last_sweep.cutoff)}: ${countsText(r.last_sweep.counts)}.`
       : 'No sweep has run for the organization yet.';
   };
   show(r);
@@ -251,40 +261,36 @@ function retentionSection(base: string, r: Retention, changed?: () => Promise<vo
   const save = h('button', { type: 'submit', id: 'retention-save' }, 'Save retention period');
   const status = statusLine('retention-status');
   // The browser does not hold the bounds (novalidate): the service says what is wrong, and why.
-  const form = h(
-    'form',
+  const form = actionForm(
     { id: 'retention-form', class: 'form', novalidate: true, 'aria-label': 'Change the retention period' },
-    h(
-      'label',
-      { class: 'field dp-days' },
-      h('span', {}, 'Keep recorded transactions for (days)'),
-      days,
-      h(
-        'span',
-        { class: 'field-hint', id: 'retention-hint' },
+    [
+      hinted(
+        'field dp-days',
+        'Keep recorded transactions for (days)',
+        days,
         `From ${r.minimum_days} to ${r.maximum_days.toLocaleString('en')} days; ${r.default_days} by default, which covers the card networks' chargeback windows. The next daily sweep deletes by it.`,
       ),
-    ),
-    h('div', { class: 'actions' }, save),
+    ],
+    save,
     status,
   );
-  form.addEventListener('submit', async (ev) => {
-    ev.preventDefault();
-    save.disabled = true;
-    try {
+  onSubmit(
+    form,
+    save,
+    status,
+    async () => {
       // An empty or unreadable number goes as null, which the service refuses with its reason.
       const next = await api<Retention>(`${base}/retention`, { method: 'PUT', body: { days: days.valueAsNumber } });
       days.removeAttribute('aria-invalid');
       show(next);
       say(status, `Recorded transactions are kept ${plural(next.days, ['day', 'days'])} from now on; the next daily sweep deletes by it.`);
       await changed();
-    } catch (e) {
+    },
+    (e) => {
       days.setAttribute('aria-invalid', 'true');
-      say(status, fieldErrorBox(e));
-    } finally {
-      save.disabled = false;
-    }
-  });
+      return fieldErrorBox(e);
+    },
+  );
   section.append(form);
   return { section, show };
 }
@@ -300,8 +306,7 @@ function customerField(id: string, hint: string): { field: HTMLElement; input: H
     spellcheck: 'false',
     'aria-describedby': `${id}-hint`,
   });
-  const field = h('label', { class: 'field wide' }, h('span', {}, 'Customer id'), input, h('span', { class: 'field-hint', id: `${id}-hint` }, hint));
-  return { field, input };
+  return { field: hinted('field wide', 'Customer id', input, hint), input };
 }
 
 /** Saves `body` as a JSON file named `name`, from the browser (nothing is asked of the service again). */
@@ -322,31 +327,21 @@ function exportSection(ctx: Context): HTMLElement {
   );
   const submit = h('button', { type: 'submit', id: 'export-submit' }, 'Download export (JSON)');
   const status = statusLine('export-status');
-  const form = h(
-    'form',
+  const form = actionForm(
     { class: 'card form', id: 'export', 'aria-labelledby': 'export-title' },
-    h('h2', { id: 'export-title' }, "Export a customer's data"),
-    h('div', { class: 'grid' }, field),
-    h('div', { class: 'actions' }, submit),
+    [h('h2', { id: 'export-title' }, "Export a customer's data"), h('div', { class: 'grid' }, field)],
+    submit,
     status,
   );
-  form.addEventListener('submit', async (ev) => {
-    ev.preventDefault();
-    submit.disabled = true;
-    try {
-      const doc = await api<CustomerExport>(`${ctx.base}/customers/${encodeURIComponent(input.value.trim())}/export`);
-      const name = `customer-export-${doc.exported_at.slice(0, 19).replaceAll(':', '-')}Z.json`;
-      saveJson(name, doc);
-      say(
-        status,
-        `Downloaded ${name}: ${plural(doc.transactions.length, EXPORTED.transactions)}, ${plural(doc.lists.length, EXPORTED.lists)}, ${plural(doc.cases.length, EXPORTED.cases)}, ${plural(doc.webhook_events.length, EXPORTED.webhook_events)}.`,
-      );
-      await ctx.refresh();
-    } catch (e) {
-      say(status, errorBox(e));
-    } finally {
-      submit.disabled = false;
-    }
+  onSubmit(form, submit, status, async () => {
+    const doc = await api<CustomerExport>(`${ctx.base}/customers/${encodeURIComponent(input.value.trim())}/export`);
+    const name = `customer-export-${doc.exported_at.slice(0, 19).replaceAll(':', '-')}Z.json`;
+    saveJson(name, doc);
+    say(
+      status,
+      `Downloaded ${name}: ${plural(doc.transactions.length, COUNTED.transactions)}, ${plural(doc.lists.length, COUNTED.lists)}, ${plural(doc.cases.length, COUNTED.cases)}, ${plural(doc.webhook_events.length, COUNTED.webhook_events)}.`,
+    );
+    await ctx.refresh();
   });
   return form;
 }
@@ -362,7 +357,7 @@ function eraseSection(ctx: Context, lists: ListIndex): HTMLElement {
   const boxes = keepable.map((l) => h('input', { type: 'checkbox', name: 'keep_lists', value: l.name, id: `erase-keep-${l.name}` }));
   const keep = h(
     'fieldset',
-    { class: 'dp-keep', id: 'erase-keep' },
+    { class: 'choices', id: 'erase-keep' },
     h('legend', {}, 'Keep its entries in these lists (optional)'),
     keepable.length
       ? h(
@@ -388,13 +383,10 @@ function eraseSection(ctx: Context, lists: ListIndex): HTMLElement {
   const confirmArea = h('div', { id: 'erase-confirm-area' });
   const status = statusLine('erase-status');
   const controls = [input, ...boxes, review];
-  const form = h(
-    'form',
+  const form = actionForm(
     { class: 'card form', id: 'erase', 'aria-labelledby': 'erase-title' },
-    h('h2', { id: 'erase-title' }, 'Erase a customer'),
-    h('div', { class: 'grid' }, field),
-    keep,
-    h('div', { class: 'actions' }, review),
+    [h('h2', { id: 'erase-title' }, 'Erase a customer'), h('div', { class: 'grid' }, field), keep],
+    review,
     confirmArea,
     status,
   );
@@ -478,7 +470,7 @@ function erasureTable(ctx: Context, list: ErasureList): HTMLElement {
         ctx.who(e.requested_by),
         h('span', { id: `erasure-${e.id}`, class: `dp-${e.status}` }, e.status === 'done' ? 'Done' : 'Pending'),
         e.done_at ? utc(e.done_at) : '—',
-        e.counts ? countsText(e.counts, ERASED) : 'Not yet',
+        e.counts ? countsText(e.counts) : 'Not yet',
         keptText(e),
         h('code', { class: 'dp-hash' }, e.customer_hash),
       ]),
@@ -491,9 +483,9 @@ function erasureTable(ctx: Context, list: ErasureList): HTMLElement {
 const AUDIT_WORDS: Record<AuditAction, (d: Record<string, unknown>) => (string | Node)[]> = {
   retention_changed: (d) => [`Changed the retention period from ${d.previous_days} to ${d.days} days`],
   retention_swept: (d) => [
-    `Swept what was older than ${typeof d.cutoff_ms === 'number' ? utc(new Date(d.cutoff_ms).toISOString()) : 'the period'}: ${countsText(d.counts, SWEPT)}`,
+    `Swept what was older than ${typeof d.cutoff_ms === 'number' ? utc(new Date(d.cutoff_ms).toISOString()) : 'the period'}: ${countsText(d.counts)}`,
   ],
-  customer_exported: (d) => ['Exported the records of customer ', shortHash(d.customer_hash), `: ${countsText(d.counts, EXPORTED)}`],
+  customer_exported: (d) => ['Exported the records of customer ', shortHash(d.customer_hash), `: ${countsText(d.counts)}`],
   erasure_requested: (d) => [
     'Asked to erase customer ',
     shortHash(d.customer_hash),
@@ -503,7 +495,7 @@ const AUDIT_WORDS: Record<AuditAction, (d: Record<string, unknown>) => (string |
   erasure_done: (d) => [
     'Erased customer ',
     shortHash(d.customer_hash),
-    `: ${countsText(d.counts, ERASED)}${typeof d.kept === 'number' && d.kept > 0 ? `; ${plural(d.kept, ['list entry', 'list entries'])} kept` : ''} (${d.erasure_id})`,
+    `: ${countsText(d.counts)}${typeof d.kept === 'number' && d.kept > 0 ? `; ${plural(d.kept, ['list entry', 'list entries'])} kept` : ''} (${d.erasure_id})`,
   ],
 };
 
