@@ -45,6 +45,7 @@ export type {
   RuleVersions,
 } from '../../src/contract/rules.ts';
 export type { Field, FieldAudit, FieldList } from '../../src/contract/custom-fields.ts';
+export type { CustomerExport, DataProtectionAudit, Erasure, ErasureAccepted, ErasureList, Retention } from '../../src/contract/data-protection.ts';
 export type { Entity, TransactionPage, TransactionRecord } from '../../src/contract/transactions.ts';
 export type { Performance, Week } from '../../src/contract/performance.ts';
 export type { DriftReport } from '../../src/contract/drift.ts';

@@ -6,6 +6,10 @@
 // waiting for its data when the user moves on finishes into a container no longer shown, so a slow
 // page can never cover the one navigated to after it (and its polling, which stops once its
 // elements are detached, ends).
+//
+// Links for owners only (Data protection) start hidden: they show once the visitor is known to own
+// an organization, checked at load and again wherever a page reads the member's organizations
+// (org.ts).
 
 import { api } from './api.ts';
 import type { Health } from './contract.ts';
@@ -24,8 +28,10 @@ import { rulesPage } from './pages/rules/page.ts';
 import { listsPage } from './pages/lists.ts';
 import { fieldsPage } from './pages/fields.ts';
 import { webhooksPage } from './pages/webhooks.ts';
+import { dataProtectionPage } from './pages/data-protection.ts';
 import { currentRoute, type Route } from './route.ts';
 import { completeSignIn } from './login.ts';
+import { checkOwnerLinks } from './org.ts';
 
 const pages: Record<string, (root: HTMLElement, route: Route) => void | Promise<void>> = {
   score: scorePage,
@@ -39,6 +45,7 @@ const pages: Record<string, (root: HTMLElement, route: Route) => void | Promise<
   lists: listsPage,
   fields: fieldsPage,
   webhooks: webhooksPage,
+  'data-protection': dataProtectionPage,
   datasets: datasetsPage,
   evaluation: evaluationPage,
   models: modelsPage,
@@ -66,7 +73,10 @@ function route(moveFocus: boolean): void {
 
 window.addEventListener('hashchange', () => route(true));
 if (location.pathname === '/login') void completeSignIn(main).then(() => route(false));
-else route(false);
+else {
+  route(false);
+  checkOwnerLinks().catch(() => undefined);
+}
 
 api<Health>('/api/health')
   .then((h) => {

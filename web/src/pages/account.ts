@@ -8,6 +8,7 @@
 import { api } from '../api.ts';
 import type { ApiKey, ApiKeyList, ApiKeyWithSecret, Me, Organization, OrganizationList, OrganizationWithMembers, PublicConfig, Usage } from '../contract.ts';
 import { errorBox, h, table, utc } from '../dom.ts';
+import { ownerLinks } from '../org.ts';
 import { membersSection } from './members.ts';
 
 export async function accountPage(root: HTMLElement): Promise<void> {
@@ -47,6 +48,7 @@ export async function accountPage(root: HTMLElement): Promise<void> {
     const signOut = h('button', { type: 'button', class: 'secondary', id: 'sign-out' }, 'Sign out');
     signOut.addEventListener('click', async () => {
       await api<null>('/api/auth/logout', { method: 'POST' }).catch(() => undefined);
+      ownerLinks([]);
       await accountPage(root);
     });
     const orgArea = h('div', { id: 'organizations' });
@@ -66,6 +68,7 @@ export async function accountPage(root: HTMLElement): Promise<void> {
  *  did, shown in the members section (or here, when the change was leaving it). */
 async function organizations(area: HTMLElement, me: string, selected?: string, message?: string): Promise<void> {
   const { organizations: orgs } = await api<OrganizationList>('/api/organizations');
+  ownerLinks(orgs);
   const name = h('input', { id: 'org-name', name: 'name', required: true, placeholder: 'Organization name' });
   const stage = h(
     'select',

@@ -190,7 +190,7 @@ function endpointFields(prefix: string, e?: WebhookEndpoint) {
     ),
     h(
       'fieldset',
-      { class: 'webhook-events', id: `${prefix}-events` },
+      { class: 'choices', id: `${prefix}-events` },
       h('legend', {}, 'Events to send'),
       h(
         'div',
