@@ -277,7 +277,14 @@ export function openApp(service: Service) {
       },
     ),
     challengers: bind(
-      { db, labelDelay: service.labelDelay, clock: service.clock, scorer: service.scorer, scorerForModel: service.scorerForModel },
+      {
+        db,
+        labelDelay: service.labelDelay,
+        clock: service.clock,
+        scorer: service.scorer,
+        scorerForModel: service.scorerForModel,
+        compare: service.compare,
+      },
       { report: challengerReport },
     ),
     dataProtection: bind(

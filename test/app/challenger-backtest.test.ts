@@ -9,7 +9,7 @@
 //   holding 0, no decision changed; one that blocks everything: the same ranking, every decision
 //   that was not a block changed to one, and all the fraud blocked;
 // - the cap on rows: the most recent ones, how many, and that older ones were left out (a cap
-//   reached exactly on a batch's edge too);
+//   reached exactly on a batch's edge too); compared in a worker thread, the same report;
 // - another organization that imported other rows with the same ids, customers and span gets its
 //   own rows only (the amounts its challenger would block recounted from its rows), and neither
 //   sees the other's; an organization without imports gets
@@ -178,6 +178,9 @@ for (const backend of backends()) {
           `at most ${cap}: the ${used.length} most recent`,
         );
       }
+      t.ok(service.compare, "the service compares in its jobs' worker threads");
+      const inline = await challengerReport(deps, acme.id, acme.owner.userId);
+      t.same((await report(acme)).challengers, inline.challengers, 'to the same report as compared on the event loop');
     });
 
     await t.test("one organization's backtest never reads another's rows", async (t) => {

@@ -269,8 +269,7 @@ eachBackend("the database keeps each entity's totals and first uses as transacti
 eachBackend("a challenger's backtest reads its own organization's imported rows with features only", async (t, fx) => {
   const db = await fx.open();
   await twoOrganizations(db);
-  const a = organizationData(db, 'org_a');
-  const b = organizationData(db, 'org_b');
+  const [a, b] = ['org_a', 'org_b'].map((id) => organizationData(db, id)) as [OrganizationData, OrganizationData];
   const T = 1_700_000_000_000;
   const f = (x: number) => Float32Array.of(x, x + 0.5);
   const imported = (i: number, extra: Partial<NewTransaction> = {}) =>

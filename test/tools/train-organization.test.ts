@@ -179,10 +179,12 @@ for (const backend of backends()) {
     // And the challengers' report compares it at once over Copy's imported span, labelled as a
     // backtest: every imported payment (all older than the label delay by now), the frauds known now.
     const copyReport = await live.s.app.inject({ url: `/api/organizations/${copy.id}/challengers/report`, headers: copyOwner.headers });
-    t.equal(copyReport.statusCode, 200, copyReport.body.slice(0, 300));
+    t.equal(copyReport.statusCode, 200, copyReport.statusCode === 200 ? "Copy's challengers' report" : copyReport.body);
     const knownNow = end + 10 * DAY + 2_000;
+    const backtest = copyReport.json().challengers.find((c: { model_id: string }) => c.model_id === fromImport.out.id)?.backtest;
+    t.comment(`backtest of the model made from these very payments: ${backtest?.comparison.verdict}; ${backtest?.comparison.evidence.join('; ')}`);
     t.match(
-      copyReport.json().challengers.find((c: { model_id: string }) => c.model_id === fromImport.out.id)?.backtest,
+      backtest,
       {
         kind: 'backtest',
         active_model_id: live.s.service.scorer!.bundle.file.id,

@@ -6,11 +6,12 @@
 // backtest over its imported history: the most recent imported transactions older than the label
 // delay, scored now by the challenger and by the model that answers the organization's traffic,
 // from the features the import stored for each (the scorers' own code, in batches), compared the
-// same way. Read through the organization's own data only.
+// same way (in a worker thread: its bootstrap is the costly part). Read through the organization's
+// own data only.
 
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ChallengerReport } from '../../contract/models.ts';
-import { compareModels, type ShadowedRow } from '../../model/challenger-comparison.ts';
+import { compareModels, type Comparison, type ShadowedRow } from '../../model/challenger-comparison.ts';
 import type { ModeName } from '../../model/bundle-types.ts';
 import type { Scorer } from '../../scoring/scorer.ts';
 import { sameFeatures, storedWidth } from '../../scoring/stored-features.ts';
@@ -52,6 +53,8 @@ export interface ChallengerReportDeps {
   scorerForModel?: (id: string) => Promise<Usable>;
   /** The most imported transactions a backtest scores (BACKTEST_ROWS). */
   backtestRows?: number;
+  /** compareModels off the event loop (Service.compare: a worker thread); here when not given. */
+  compare?: ((rows: ShadowedRow[]) => Promise<Comparison>) | undefined;
 }
 
 type Backtest = NonNullable<ChallengerReport['challengers'][number]['backtest']>;
@@ -119,7 +122,7 @@ type Scored = Omit<ShadowedRow, 'challenger'>;
  * features' layout) against the model that answers its traffic, over the most recent imported
  * transactions older than `until` that have features, with the outcomes known at `now`: none when
  * there is no such transaction. Read and scored a batch at a time, newest first, the event loop
- * given back after each batch and each comparison.
+ * given back after each batch; each comparison made by `deps.compare`.
  */
 async function backtestChallengers(deps: ChallengerReportDeps, data: OrganizationData, until: number, now: number): Promise<Map<string, Backtest>> {
   const out = new Map<string, Backtest>();
@@ -172,6 +175,8 @@ async function backtestChallengers(deps: ChallengerReportDeps, data: Organizatio
   }
   if (scored.length === 0) return out;
   const iso = (ms: number) => new Date(ms).toISOString();
+  // Each comparison's bootstrap takes about a second of CPU at the most rows: in a worker thread.
+  const compare = deps.compare ?? (async (rows: ShadowedRow[]) => compareModels(rows));
   for (const [k, c] of challengers.entries()) {
     await nextTurn();
     const rows: ShadowedRow[] = scored.map((r, i) => ({ ...r, challenger: { score: theirs[k]!.score[i]!, decision: theirs[k]!.decision[i]! } }));
@@ -186,7 +191,7 @@ async function backtestChallengers(deps: ChallengerReportDeps, data: Organizatio
       transactions: scored.length,
       row_limit: limit,
       limited,
-      comparison: compareModels(rows),
+      comparison: await compare(rows),
     });
   }
   return out;
