@@ -14,6 +14,7 @@
 //   own rows only (the amounts its challenger would block recounted from its rows), and neither
 //   sees the other's; an organization without imports gets
 //   `backtest: null` beside its live comparison;
+// - the OpenAPI reference documents the backtest beside the fields the report had;
 // - a score from stored features is the score the service answered live (the cold-start floor too).
 
 import t from 'tap';
@@ -210,6 +211,17 @@ for (const backend of backends()) {
       const r = await report(cargo);
       t.equal(r.challengers.length, 1);
       t.match(r.challengers[0], { model_id: 'cm_cargo', overall: { transactions: 60 }, backtest: null });
+    });
+
+    await t.test('the reference documents it as the answer validates it', async (t) => {
+      const doc = (await app.inject({ url: '/api/docs/json' })).json();
+      const answer = doc.paths['/api/organizations/{id}/challengers/report'].get.responses['200'].content['application/json'].schema;
+      const backtest = answer.properties.challengers.items.properties.backtest;
+      t.ok(JSON.stringify(backtest).includes('"backtest"'), 'a `kind` that says backtest');
+      const fields = JSON.stringify(backtest);
+      for (const field of ['active_model_id', 'from', 'to', 'transactions', 'row_limit', 'limited', 'comparison'])
+        t.ok(fields.includes(`"${field}"`), `documents ${field}`);
+      t.match(JSON.stringify(answer.properties.challengers.items.required), /overall.*weeks/, 'beside the fields it had');
     });
 
     await t.test('a score from stored features is the score answered live', async (t) => {
