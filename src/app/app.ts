@@ -276,7 +276,17 @@ export function openApp(service: Service) {
         redeliver: redeliverWebhook,
       },
     ),
-    challengers: bind({ db, labelDelay: service.labelDelay }, { report: challengerReport }),
+    challengers: bind(
+      {
+        db,
+        labelDelay: service.labelDelay,
+        clock: service.clock,
+        scorer: service.scorer,
+        scorerForModel: service.scorerForModel,
+        compare: service.compare,
+      },
+      { report: challengerReport },
+    ),
     dataProtection: bind(
       { ...live, config, clock: service.clock, secret: service.secret, erasureRequested: () => service.dataProtection.erasureRequested() },
       { retention, setRetention, exportCustomer, requestErasure, erasures, audit: dataProtectionAudit },

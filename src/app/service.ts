@@ -17,6 +17,7 @@ import { openDatabase } from '../storage/open.ts';
 import { DatasetFiles, expireDue, liveStoredNames, sweepOrphans } from '../storage/datasets.ts';
 import { JobRunner } from '../jobs/runner.ts';
 import { WorkerPool } from '../jobs/worker-pool.ts';
+import type { Comparison, ShadowedRow } from '../model/challenger-comparison.ts';
 import { scoreDatasetHandler } from '../jobs/score-dataset-job.ts';
 import { historyImportHandler } from '../jobs/history-import-job.ts';
 import { ringsHandler } from '../jobs/rings-job.ts';
@@ -75,6 +76,9 @@ export interface Service {
   /** Each channel's feature names of a model that scored a stored transaction (a custom model
    *  shares the built-in model's boosters, so their features); undefined without a model. */
   featureNames(modelId: string): Promise<readonly (readonly string[])[] | undefined>;
+  /** A challenger against the active model over rows both scored (compareModels), in a worker
+   *  thread; undefined without a model. */
+  compare: ((rows: ShadowedRow[]) => Promise<Comparison>) | undefined;
   /** Scoring an organization's transaction and recording it, idempotently (POST /api/v1/risk/score). */
   scoreAndRecord: ScoreAndRecord;
   /** Sign-in, sessions and API keys; undefined when sign-in is not configured. */
@@ -201,9 +205,10 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       return entry;
     };
     const featureNames = async (modelId: string) => (await scorerForModel(modelId))?.scorer.bundle.channels.map((c) => c.features);
-    // Jobs run in this process by kind; the runner knows none of them.
-    const jobRunner = () => {
-      const pool = new WorkerPool(config.MODEL_DIR, config.MAX_RUNNING_JOBS);
+    // Jobs run in this process by kind; the runner knows none of them. Their worker threads also
+    // compare a challenger's backtest for the challengers' report (off the event loop).
+    const pool = isProblem(loaded.model) ? undefined : new WorkerPool(config.MODEL_DIR, config.MAX_RUNNING_JOBS);
+    const jobRunner = (pool: WorkerPool) => {
       return new JobRunner({
         db,
         dataDir: config.DATA_DIR,
@@ -229,7 +234,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
         .register('rings', ringsHandler(db, pool, labelDelay))
         .register('backtest', backtestHandler({ db, labelDelay, clock, featureNames }));
     };
-    const jobs = isProblem(loaded.model) ? undefined : jobRunner();
+    const jobs = pool ? jobRunner(pool) : undefined;
     await jobs?.start();
     step('jobs');
     await rings.start();
@@ -273,6 +278,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       scorer,
       scorerForModel,
       featureNames,
+      compare: pool ? (rows) => pool.compare(rows) : undefined,
       sandbox,
       tenants,
       decisionLog,

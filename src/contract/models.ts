@@ -6,7 +6,7 @@
 
 import { z } from 'zod';
 import type { Channel } from '../domain/channels.ts';
-import type { ModelFile } from '../model/bundle-types.ts';
+import { MODE_NAMES, type ModelFile } from '../model/bundle-types.ts';
 import type { CustomModel } from '../model/custom.ts';
 
 /** What every model route documents: an object. */
@@ -122,6 +122,25 @@ const Comparison = z.object({
   verdict: z.enum(['better', 'no_difference', 'worse']),
   evidence: z.array(z.string()).describe('The figures that decided the verdict, each difference with its interval'),
 });
+/** A challenger against the active model over the organization's imported history, not live traffic. */
+const Backtest = z
+  .object({
+    kind: z.literal('backtest').describe('Always `backtest`: scored after the fact over imported history, not in shadow on live traffic'),
+    note: z.string().describe('What the backtest is and why it can flatter a model, in words'),
+    active_model_id: z
+      .string()
+      .describe("The model that answers the organization's traffic now, scored beside the challenger (the built-in model's id, or the active custom model's)"),
+    mode: z.enum(MODE_NAMES).describe("The thresholds both models' decisions are taken with: the API's default mode"),
+    from: z.string().describe('The time of the oldest transaction scored'),
+    to: z.string().describe('The time of the newest transaction scored'),
+    transactions: z.number().int().describe('How many imported transactions were scored: the most recent ones older than the label delay, at most `row_limit`'),
+    row_limit: z.number().int().describe('The most transactions a backtest scores'),
+    limited: z.boolean().describe('Whether older imported transactions were left out to keep within `row_limit`'),
+    comparison: Comparison,
+  })
+  .describe(
+    "The challenger and the active model scored now, from the features stored for each imported transaction (computed by the import's replay, as of the transaction's own time) with the outcomes known now; the same figures, intervals and verdict as `overall`",
+  );
 /** `GET /api/organizations/{id}/challengers/report`. */
 export const ChallengerReport = z.object({
   organization_id: z.string(),
@@ -135,6 +154,9 @@ export const ChallengerReport = z.object({
       active_model_ids: z.array(z.string()).describe("The models that answered while it was in shadow (the built-in model's id, or a custom model's)"),
       overall: Comparison.nullable(),
       weeks: z.array(Comparison.extend({ week: z.string() })),
+      backtest: Backtest.nullable().describe(
+        'A backtest over the imported span, beside the live comparison above; null when the organization has no imported transaction with features older than the label delay, the model is no longer a challenger, or it cannot be loaded',
+      ),
     }),
   ),
 });

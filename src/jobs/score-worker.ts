@@ -3,7 +3,9 @@
 // instance across threads). Progress goes back to the job runner through a MessagePort. The same
 // threads validate uploads (csv.ts) and keep their parsed rows for the job (columns.ts), off the
 // event loop that answers HTTP, and load the model after each, so that the job queued soon after
-// finds a thread ready. They also find a weekly window's fraud rings for the rings job.
+// finds a thread ready. They also find a weekly window's fraud rings for the rings job, and compare
+// a challenger with the active model over a backtest's rows (its paired bootstrap) for the
+// challengers' report.
 
 import { readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
@@ -16,6 +18,7 @@ import type { ColumnMapping, ValidateOptions, ValidationResult } from '../datase
 import { validateAndKeep } from '../datasets/columns.ts';
 import { detectWindow, type RingOptions, type Ring } from '../domain/rings.ts';
 import { decodeWindow, type WindowRows } from '../storage/rings-store.ts';
+import { compareModels, type Comparison, type ShadowedRow } from '../model/challenger-comparison.ts';
 
 /** How much lower than the process's the scheduling priority of these threads is (a nice
  *  increment): jobs are background work, and on a machine with few cores a thread busy with one
@@ -57,6 +60,12 @@ export interface RingsTask {
   rings: { rows: WindowRows; start: number; options: Partial<RingOptions>; seed: number };
 }
 
+/** Compares a challenger with the active model over rows both scored (model/challenger-comparison.ts):
+ *  a backtest's bootstrap over thousands of rows takes a second of CPU; needs no model. */
+export interface CompareTask {
+  compare: { rows: ShadowedRow[] };
+}
+
 const bundles = new Map<string, ModelBundle>();
 
 function bundleFor(modelDir: string): ModelBundle {
@@ -69,7 +78,10 @@ function bundleFor(modelDir: string): ModelBundle {
   return bundle;
 }
 
-export default async function scoreTask(task: ScoreTask | ValidateTask | RingsTask): Promise<BatchSummary | ValidationResult | Ring[]> {
+export default async function scoreTask(
+  task: ScoreTask | ValidateTask | RingsTask | CompareTask,
+): Promise<BatchSummary | ValidationResult | Ring[] | Comparison> {
+  if ('compare' in task) return compareModels(task.compare.rows);
   if ('rings' in task) return detectWindow(decodeWindow(task.rings.rows), task.rings.start, task.rings.options, task.rings.seed);
   if ('validate' in task) {
     const result = await validateAndKeep(task.validate.path, task.validate.options);

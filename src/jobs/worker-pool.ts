@@ -3,7 +3,9 @@
 // finding a weekly window's fraud rings (Louvain over its graph). A thread keeps the model loaded
 // for the job that usually follows an upload (starting a thread and loading its modules and the
 // model is a wait a first job would otherwise feel); an idle thread exits after a minute. The pool
-// has one thread more than jobs may run, so an upload is never queued behind running jobs.
+// has one thread more than jobs may run, so an upload is never queued behind running jobs. The
+// challengers' report compares a backtest's models there too, so its bootstrap never holds the
+// event loop.
 
 import type { MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
@@ -11,6 +13,7 @@ import { trimSoon } from '../addon/memory.ts';
 import type { ValidateOptions, ValidationResult } from '../datasets/csv.ts';
 import type { BatchSummary } from '../contract/jobs.ts';
 import type { Ring } from '../domain/rings.ts';
+import type { Comparison, ShadowedRow } from '../model/challenger-comparison.ts';
 import type { RingsTask, ScoreTask } from './score-worker.ts';
 
 export class WorkerPool {
@@ -40,6 +43,11 @@ export class WorkerPool {
   /** A window's rings (domain/rings.ts detectWindow), found in a worker thread. */
   async rings(task: RingsTask['rings']): Promise<Ring[]> {
     return (await this.pool.run({ rings: task })) as Ring[];
+  }
+
+  /** A challenger against the active model over `rows` (model/challenger-comparison.ts compareModels), in a worker thread. */
+  async compare(rows: ShadowedRow[]): Promise<Comparison> {
+    return (await this.pool.run({ compare: { rows } })) as Comparison;
   }
 
   /** Threads running now. */

@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import type { History } from '../domain/history/history.ts';
 import { channelOf, UNKNOWN, type EarlierTransaction, type Transaction, type TransactionEntities } from '../domain/transaction.ts';
 import { allocateFeatures, type ChannelMatrices } from '../domain/features/extract.ts';
-import { storedFeatures } from './stored-features.ts';
+import { sameFeatures, storedFeatures } from './stored-features.ts';
 import type { Ring } from '../domain/rings.ts';
 import type { ModelBundle, ModeName } from '../model/bundle-types.ts';
 import { topReasons, type ChannelExplanation, type ScoreReason } from './explain.ts';
@@ -26,6 +26,7 @@ import { featureMap, type Decision, type DecisionValues } from '../domain/rules/
 import { runRules, rulesNotes, type RuleSet, type RulesOutcome } from './rules-stage.ts';
 import { KnownValues } from './known-values.ts';
 import { ScoringPipeline } from './pipeline.ts';
+import { DECISIONS } from '../model/combine.ts';
 import { Stopwatch } from '../domain/stopwatch.ts';
 import type { ScoreInput, ScoreResponse } from '../contract/score.ts';
 
@@ -232,11 +233,7 @@ export class Scorer {
   shadow(scored: ScoredToRecord, by: Scorer): { risk_score: number; decision: Decision } | undefined {
     const mine = this.deps.bundle.channels;
     const theirs = by.bundle.channels;
-    if (
-      mine.length !== theirs.length ||
-      mine.some((c, k) => c.features.length !== theirs[k]!.features.length || c.features.some((f, i) => f !== theirs[k]!.features[i]))
-    )
-      return undefined;
+    if (!sameFeatures(this.deps.bundle, by.bundle)) return undefined;
     let raw = scored.raw;
     if (mine.some((c, k) => c.engine !== theirs[k]!.engine)) {
       let at = 0;
@@ -249,6 +246,17 @@ export class Scorer {
     }
     const combined = this.pipeline.combined(raw, scored.cold, scored.mode);
     return { risk_score: combined.risk, decision: combined.decision };
+  }
+
+  /**
+   * This model's scores of `n` recorded transactions from their stored features (`rows`, each every
+   * channel's in the model's order, one after the other), in `mode`: each one's risk score and its
+   * model's decision, as the answer would have given them (without the organization's rules, as a
+   * challenger's `shadow`). A challenger's backtest over the imported span scores with it.
+   */
+  scoreStored(rows: Float32Array, n: number, mode: ModeName): { risk: Float64Array; decisions: Decision[] } {
+    const { risk, codes } = this.pipeline.storedScores(rows, n, mode);
+    return { risk, decisions: Array.from(codes, (c) => DECISIONS[c >> 2]!) };
   }
 
   private run(input: ScoreInput, context: ScoreContext): Scored {

@@ -2,7 +2,8 @@
 // the organization's whole history in time order, every source, a page at a time, each row saying
 // whether it is an imported one still without features; and those features stored, once, in the
 // column a scored transaction's features go to (migration 012), so that training, drift and the
-// performance reports read imported and scored transactions alike.
+// performance reports read imported and scored transactions alike; and the imported ones, newest
+// first with the outcome known now, that a challenger's backtest over the imported span scores.
 
 import type { Queryable } from './db.ts';
 import type { HistoryRow } from './live-rows.ts';
@@ -131,5 +132,47 @@ export async function featuredPage(
     label_known_ms: t[3],
     imported: t[4],
     features: t[5] === null ? NO_FEATURES : Buffer.from(t[5], 'base64'),
+  }));
+}
+
+/** An imported transaction with its stored features, as a challenger's backtest reads it. */
+export interface BacktestRow {
+  seq: number;
+  time_ms: number;
+  amount: number;
+  customer_id: string;
+  /** 1 when a fraud was known by `knownBy`; else 0 (legitimate, or never reported). */
+  label: 0 | 1;
+  features: Uint8Array;
+}
+
+/**
+ * A page of the organization's imported transactions older than `to` whose stored features are
+ * `width` bytes (the loaded model's layout), newest first before `before` ([time, seq]): what a
+ * challenger's backtest over the imported span scores (app/decisions/challenger-report.ts). Scored
+ * transactions are left out: the live shadow report covers them.
+ */
+export async function backtestPage(
+  scope: OrganizationScope,
+  o: { to: number; knownBy: number; width: number; rows: number; before: [number, number] | undefined },
+): Promise<BacktestRow[]> {
+  const params: unknown[] = [scope.organizationId, o.to, o.rows, o.knownBy, o.width];
+  if (o.before) params.push(o.before[0], o.before[1]);
+  const [row] = await scope.db.query<{ page: string | null }>(
+    `SELECT json_agg(json_build_array(seq, time_ms, amount, customer_id, label, encode(features, 'base64')) ORDER BY time_ms DESC, seq DESC)::text AS page
+     FROM (SELECT seq, time_ms, amount, customer_id, CASE WHEN label = 1 AND label_known_ms <= $4 THEN 1 ELSE 0 END AS label, features FROM transactions
+           WHERE organization_id = $1 AND source = 'import' AND time_ms < $2 AND features IS NOT NULL AND octet_length(features) = $5
+                 ${o.before ? 'AND time_ms <= $6 AND (time_ms < $6 OR seq < $7)' : ''}
+           ORDER BY time_ms DESC, seq DESC LIMIT $3) AS page_rows`,
+    params,
+  );
+  if (!row?.page) return [];
+  return (JSON.parse(row.page) as [number, number, number, string, 0 | 1, string][]).map((t) => ({
+    seq: Number(t[0]),
+    time_ms: t[1],
+    amount: t[2],
+    customer_id: t[3],
+    label: t[4],
+    features: Buffer.from(t[5], 'base64'),
   }));
 }

@@ -57,6 +57,12 @@ export async function activeModelIdOf(db: Queryable, organizationId: string): Pr
   return row?.id;
 }
 
+/** The ids of the organization's challengers now, in id order. */
+export async function challengerIdsOf(db: Queryable, organizationId: string): Promise<string[]> {
+  const rows = await db.query<{ id: string }>('SELECT id FROM custom_models WHERE organization_id = $1 AND challenger ORDER BY id', [organizationId]);
+  return rows.map((r) => r.id);
+}
+
 /** Custom models of the organizations a user belongs to, oldest first. */
 export async function customModelsOfUser(db: Queryable, userId: string): Promise<CustomModel[]> {
   return db.query<CustomModel>(

@@ -16,7 +16,7 @@ import type { Db } from './db.ts';
 import { bindOrganization, type OrganizationScope } from './organization-scope.ts';
 import { countLogged, getTransaction, importedBy, listTransactions, loggedDecision, loggedPage, responseBody } from './transaction-reads.ts';
 import { insertTransactions } from './transaction-insert.ts';
-import { countFeatureless, featuredPage, replayPage, storeImportedFeatures } from './imported-features.ts';
+import { backtestPage, countFeatureless, featuredPage, replayPage, storeImportedFeatures } from './imported-features.ts';
 import { earlierTransactions, entitySummary } from './entity-evidence.ts';
 import { loadHistory } from './history-load.ts';
 import { snapshotMeta, writeSnapshot } from './history-snapshots.ts';
@@ -110,8 +110,15 @@ function parts(scope: OrganizationScope) {
     }),
     /** Imported transactions' point-in-time features: the whole history in time order, how many
      *  imported ones have none yet, and theirs stored; and every transaction with features, scored or
-     *  imported, as the organization's training reads them. */
-    importedFeatures: bound(scope, { page: replayPage, featureless: countFeatureless, store: storeImportedFeatures, featured: featuredPage }),
+     *  imported, as the organization's training reads them; the imported ones a challenger's
+     *  backtest scores, newest first. */
+    importedFeatures: bound(scope, {
+      page: replayPage,
+      featureless: countFeatureless,
+      store: storeImportedFeatures,
+      featured: featuredPage,
+      backtest: backtestPage,
+    }),
     /** Logged decisions as rules read them back (rule checks, backtests, an organization's training). */
     decisions: bound(scope, { get: loggedDecision, page: loggedPage, count: countLogged }),
     /** Outcomes set on recorded transactions, and their changes. */

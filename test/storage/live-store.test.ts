@@ -1,7 +1,8 @@
 // The organization-scoped data layer on both back ends: two organizations that use the same
 // transaction ids, customers and merchants, and every read of one organization's `OrganizationData`
-// (its transactions, history, logged decisions, outcomes, ring windows, performance) returns its
-// own rows only, whatever it is asked; outcomes set through one never touch the other's; ids are
+// (its transactions, history, logged decisions, outcomes, ring windows, performance, the imported
+// rows a challenger's backtest scores) returns its own rows only, whatever it is asked; outcomes
+// set through one never touch the other's; ids are
 // unique per organization and inserts keep what is already there; the history load returns rows in
 // time order with their labels, and the per-entity totals the database keeps follow inserts and
 // outcome changes. And only OrganizationData binds an organization to the statements
@@ -263,6 +264,51 @@ eachBackend("the database keeps each entity's totals and first uses as transacti
     "SELECT from_label, from_known_ms FROM outcome_changes WHERE organization_id = 'org_a' ORDER BY id LIMIT 1",
   );
   t.same(change, { from_label: 1, from_known_ms: T + 7 * DAY });
+});
+
+eachBackend("a challenger's backtest reads its own organization's imported rows with features only", async (t, fx) => {
+  const db = await fx.open();
+  await twoOrganizations(db);
+  const [a, b] = ['org_a', 'org_b'].map((id) => organizationData(db, id)) as [OrganizationData, OrganizationData];
+  const T = 1_700_000_000_000;
+  const f = (x: number) => Float32Array.of(x, x + 0.5);
+  const imported = (i: number, extra: Partial<NewTransaction> = {}) =>
+    row(i, { source: 'import', decision: null, response: null, time: T + i * 60_000, features: f(i), ...extra });
+  // A: three imported with features (one a fraud known late), one without, one of another width,
+  // one scored, one too recent; B: the same ids, imported with features.
+  await a.transactions.insert([
+    imported(0, { label: 1, label_known_ms: T }),
+    imported(1, { label: 1, label_known_ms: T + 99 * 60_000 }),
+    imported(2),
+    imported(3, { features: null }),
+    imported(4, { features: Float32Array.of(1) }),
+    row(5, { time: T + 5 * 60_000, features: f(5) }),
+    imported(9),
+  ]);
+  await b.transactions.insert([0, 1, 2, 3, 4, 5, 9].map((i) => imported(i, { amount: 1000 + i, label: 1, label_known_ms: T })));
+  const read = (data: OrganizationData, rows: number, before?: [number, number]) =>
+    data.importedFeatures.backtest({ to: T + 9 * 60_000, knownBy: T + 60 * 60_000, width: 8, rows, before });
+  const page = await read(a, 10);
+  t.same(
+    page.map((r) => [r.amount, r.label, [...new Float32Array(Uint8Array.from(r.features).buffer)]]),
+    [
+      [12, 0, [2, 2.5]],
+      [11, 0, [1, 1.5]],
+      [10, 1, [0, 0.5]],
+    ],
+    "A's imported rows with features of the width asked, older than `to`, newest first; a fraud known after `knownBy` counts as legitimate",
+  );
+  const first = (await read(a, 1))[0]!;
+  t.same(
+    (await read(a, 5, [first.time_ms, first.seq])).map((r) => r.amount),
+    [11, 10],
+    'the next page',
+  );
+  t.same(
+    (await read(b, 10)).map((r) => [r.amount, r.label]),
+    [1005, 1004, 1003, 1002, 1001, 1000].map((amount) => [amount, 1]),
+    "B's rows only, with the features B's import stored",
+  );
 });
 
 // The scope is bound in one place: only OrganizationData makes an OrganizationScope, and the modules

@@ -11,7 +11,8 @@
 // - the same payments imported into another organization (features from the replay of its history)
 //   make a model from the same counts;
 // - the stored model is a challenger like any other: it scores in shadow after a restart, and so
-//   does the model made from the imported copy;
+//   does the model made from the imported copy, which the challengers' report backtests at once
+//   over the imported span;
 // - POST /api/training/jobs for the organization's own data checks the same (not enough data: 422)
 //   and answers 501 with the command and what it would count, as the command then counts.
 // Boosters of the organization's own (the command without --recalibrate) need LightGBM:
@@ -175,6 +176,23 @@ for (const backend of backends()) {
     const made = await live.s.app.inject({ method: 'POST', url: `/api/models/${fromImport.out.id}/challenger`, headers: copyOwner.headers });
     t.equal(made.statusCode, 200, made.body);
     t.equal(await shadowOf(copy, 'copy-new'), fromImport.out.id, "the imported organization's own model scores in shadow");
+    // And the challengers' report compares it at once over Copy's imported span, labelled as a
+    // backtest: every imported payment (all older than the label delay by now), the frauds known now.
+    const copyReport = await live.s.app.inject({ url: `/api/organizations/${copy.id}/challengers/report`, headers: copyOwner.headers });
+    t.equal(copyReport.statusCode, 200, copyReport.statusCode === 200 ? "Copy's challengers' report" : copyReport.body);
+    const knownNow = end + 10 * DAY + 2_000;
+    const backtest = copyReport.json().challengers.find((c: { model_id: string }) => c.model_id === fromImport.out.id)?.backtest;
+    t.comment(`backtest of the model made from these very payments: ${backtest?.comparison.verdict}; ${backtest?.comparison.evidence.join('; ')}`);
+    t.match(
+      backtest,
+      {
+        kind: 'backtest',
+        active_model_id: live.s.service.scorer!.bundle.file.id,
+        transactions: imports.length,
+        comparison: { transactions: imports.length, frauds: imports.filter((r) => r.label === 1 && r.label_known_ms! <= knownNow).length },
+      },
+      "the report's backtest over the imported span, against the built-in model",
+    );
     const shown = customDetail((await getCustomModel(live.s.service.db, first.out.id))!, live.s.service.scorer!.bundle);
     t.match(
       shown,

@@ -3,7 +3,8 @@
 // test/app/challengers.test.ts does) a challenger from the page, and payments scored with the
 // organization's key answer as before while the record keeps the challenger's decision; with shadow
 // rows older than the label delay in the database, the page shows the report's verdict, evidence,
-// figures, changed decisions and weeks as GET …/challengers/report gives them; the owner promotes
+// figures, changed decisions and weeks as GET …/challengers/report gives them, and with imported
+// history, the backtest apart under its own heading, labelled as one; the owner promotes
 // from the page (the model history names who) and rolls back (a second rollback shows the service's
 // message and fix); a member who is not an owner sees the report and the history with no owner
 // button. axe-core finds no serious or critical problem, nothing scrolls sideways at 390 px, and the
@@ -18,6 +19,8 @@ import { loadModelFolder } from '../../src/model/bundle.ts';
 import { isProblem } from '../../src/model/bundle-types.ts';
 import { organizationData } from '../../src/storage/organization-data.ts';
 import { shadowRecords, shadowRows } from '../support/shadow-rows.ts';
+import { computeImportedFeatures } from '../../src/jobs/imported-features.ts';
+import type { NewTransaction } from '../../src/storage/live-rows.ts';
 
 const base = loadModelFolder('models/builtin');
 if (isProblem(base)) throw new Error(base.message);
@@ -224,6 +227,41 @@ t.test('Models: challengers, their report, promotion and rollback', { skip: noBr
     await page.screenshot({ path: `${SHOTS}models-challengers-phone.png`, fullPage: true });
     t.same(await accessibilityProblems(page), [], 'at 390 px: no serious or critical accessibility problem (axe-core)');
     await page.setViewportSize({ width: 1366, height: 900 });
+  });
+
+  await t.test('the backtest over imported history, apart and labelled as one', async (t) => {
+    // Imported payments older than the label delay, their features replayed as an import's job does.
+    const now = Date.now();
+    const imported: NewTransaction[] = Array.from({ length: 200 }, (_, i) => ({
+      transaction_id: `imp-${i}`,
+      time: now - service.labelDelay - (i + 1) * 3_600_000,
+      amount: 20 + (i % 37),
+      customer_id: `ic-${i % 30}`,
+      merchant_id: i % 5 === 0 ? 'im-bad' : `im-${i % 7}`,
+      location: 'Lisbon',
+      payment_type: 'card_present',
+      source: 'import',
+      label: i % 5 === 0 && i % 2 === 0 ? 1 : 0,
+      label_known_ms: now - (i + 1) * 3_600_000,
+    }));
+    await organizationData(service.db, o).transactions.insert(imported);
+    t.equal(await computeImportedFeatures(service.db, o, service.scorer!.bundle), 200, 'each with its features');
+    const c = (await member(`/api/organizations/${o}/challengers/report`)).challengers.find((x: { model_id: string }) => x.model_id === 'cm_strict');
+    const b = c.backtest;
+    t.match(b, { kind: 'backtest', transactions: 200, comparison: { transactions: 200, frauds: 20 } }, 'the API has it');
+    await open(page, `${mine}-backtest-verdict`);
+    t.equal(await text(`${mine}-backtest-title`), 'Backtest over imported history (not live traffic)', 'under a heading of its own');
+    t.match(
+      await text(`${mine}-backtest-scope`),
+      `The 200 most recent imported transactions older than the label delay, from ${b.from.slice(0, 19).replace('T', ' ')} UTC to ${b.to.slice(0, 19).replace('T', ' ')} UTC`,
+      'what it scored',
+    );
+    t.match(await text(`${mine}-backtest-caveat`), /not live traffic.*flatter/, 'and why it can flatter a model');
+    t.equal(await text(`${mine}-backtest-verdict strong`), VERDICTS[b.comparison.verdict]![0], `its verdict: ${b.comparison.verdict}`);
+    t.same(await page.locator(`${mine}-backtest-evidence li`).allTextContents(), b.comparison.evidence, 'its evidence');
+    t.equal(await page.locator(`${mine}-backtest-figures tbody tr`).count(), 6, 'its figures');
+    t.equal(await text(`${mine}-verdict strong`), VERDICTS[c.overall.verdict]![0], 'the live comparison unchanged beside it');
+    t.same(await accessibilityProblems(page), [], 'no serious or critical accessibility problem (axe-core)');
   });
 
   await t.test('promote from the page, the history says who; roll back', async (t) => {

@@ -2,12 +2,22 @@
 // (GET /api/organizations/{id}/challengers/report, members): per challenger, overall and per ISO
 // week, over the scored transactions it scored in shadow that are older than the model's label
 // delay (their frauds could be reported by now), each figure with its interval and a verdict
-// (model/challenger-comparison.ts). Read through the organization's own data only.
+// (model/challenger-comparison.ts). Beside it, for each of the organization's challengers now, a
+// backtest over its imported history: the most recent imported transactions older than the label
+// delay, scored now by the challenger and by the model that answers the organization's traffic,
+// from the features the import stored for each (the scorers' own code, in batches), compared the
+// same way (in a worker thread: its bootstrap is the costly part). Read through the organization's
+// own data only.
 
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ChallengerReport } from '../../contract/models.ts';
-import { compareModels, type ShadowedRow } from '../../model/challenger-comparison.ts';
+import { compareModels, type Comparison, type ShadowedRow } from '../../model/challenger-comparison.ts';
+import type { ModeName } from '../../model/bundle-types.ts';
+import type { Scorer } from '../../scoring/scorer.ts';
+import { sameFeatures, storedWidth } from '../../scoring/stored-features.ts';
 import type { Db } from '../../storage/db.ts';
-import { organizationData } from '../../storage/organization-data.ts';
+import { activeModelIdOf, challengerIdsOf } from '../../storage/models-store.ts';
+import { organizationData, type OrganizationData } from '../../storage/organization-data.ts';
 import { memberOrganization } from '../access/ownership.ts';
 import { isoWeek, weekStart } from './performance.ts';
 
@@ -20,20 +30,42 @@ function finite<T>(value: T): T {
 }
 /** Weeks of shadow scores a report reads. */
 export const REPORT_WEEKS = 12;
+/** The most imported transactions a backtest scores (the most recent ones): the bootstrap's cost
+ *  grows with the rows, and a report is answered while the member waits. */
+export const BACKTEST_ROWS = 10_000;
+/** Transactions read and scored at a time: the event loop is given back after each batch. */
+export const BACKTEST_BATCH_ROWS = 2_000;
+/** The thresholds a backtest decides with: the API's default mode (imported rows have none). */
+const BACKTEST_MODE: ModeName = 'balanced';
+const BACKTEST_NOTE =
+  'A backtest over imported history, not live traffic: each imported transaction is scored now by both models from the features the import computed for it after the fact (as of its own time), and judged with the outcomes known now. It can flatter a model: those outcomes were not shaped by either model deciding, and a model trained on this organization’s history has seen most of these transactions while it learned. The shadow comparison on live traffic is the measure before a promotion.';
+
+type Usable = { scorer: Scorer; note?: string } | undefined;
 
 export interface ChallengerReportDeps {
   db: Db;
   /** The model's label delay: a transaction counts once it is this old. */
   labelDelay: number;
   clock?: () => number;
+  /** The built-in model's scorer (undefined when no model is loaded: no backtest). */
+  scorer?: Scorer | undefined;
+  /** A custom model's scorer, with a note when it cannot be used (Service.scorerForModel). */
+  scorerForModel?: (id: string) => Promise<Usable>;
+  /** The most imported transactions a backtest scores (BACKTEST_ROWS). */
+  backtestRows?: number;
+  /** compareModels off the event loop (Service.compare: a worker thread); here when not given. */
+  compare?: ((rows: ShadowedRow[]) => Promise<Comparison>) | undefined;
 }
+
+type Backtest = NonNullable<ChallengerReport['challengers'][number]['backtest']>;
 
 export async function challengerReport(deps: ChallengerReportDeps, organizationId: string, userId: string): Promise<ChallengerReport> {
   const org = await memberOrganization(deps.db, organizationId, userId);
   const now = (deps.clock ?? Date.now)();
   const until = now - deps.labelDelay;
   const from = weekStart(until) - (REPORT_WEEKS - 1) * WEEK_MS;
-  const rows = await organizationData(deps.db, org.id).performance.shadowed(from, until, now);
+  const data = organizationData(deps.db, org.id);
+  const rows = await data.performance.shadowed(from, until, now);
   const byChallenger = new Map<string, { rows: ShadowedRow[]; active: Set<string> }>();
   for (const r of rows) {
     for (const c of r.challengers) {
@@ -50,6 +82,10 @@ export async function challengerReport(deps: ChallengerReportDeps, organizationI
       });
     }
   }
+  const backtests = await backtestChallengers(deps, data, until, now);
+  // A challenger of now with a backtest is listed before it has scored live traffic: a model just
+  // trained from imported history is compared at once.
+  for (const id of backtests.keys()) if (!byChallenger.has(id)) byChallenger.set(id, { rows: [], active: new Set() });
   const iso = (ms: number) => new Date(ms).toISOString();
   return finite({
     organization_id: org.id,
@@ -72,7 +108,91 @@ export async function challengerReport(deps: ChallengerReportDeps, organizationI
           active_model_ids: [...active].sort(),
           overall: mine.length ? compareModels(mine) : null,
           weeks: [...weeks].map(([week, list]) => ({ week, ...compareModels(list, { resamples: 200 }) })),
+          backtest: backtests.get(modelId) ?? null,
         };
       }),
   });
+}
+
+/** An imported transaction as the backtest compares it: the active model's score and decision. */
+type Scored = Omit<ShadowedRow, 'challenger'>;
+
+/**
+ * Each of the organization's challengers now (one that can be loaded and reads the stored
+ * features' layout) against the model that answers its traffic, over the most recent imported
+ * transactions older than `until` that have features, with the outcomes known at `now`: none when
+ * there is no such transaction. Read and scored a batch at a time, newest first, the event loop
+ * given back after each batch; each comparison made by `deps.compare`.
+ */
+async function backtestChallengers(deps: ChallengerReportDeps, data: OrganizationData, until: number, now: number): Promise<Map<string, Backtest>> {
+  const out = new Map<string, Backtest>();
+  const builtIn = deps.scorer;
+  const forModel = deps.scorerForModel;
+  if (!builtIn || !forModel) return out;
+  const ids = await challengerIdsOf(deps.db, data.organizationId);
+  if (ids.length === 0) return out;
+  // The model live traffic is answered by: the active custom model, or the built-in one (also when
+  // the active one cannot be loaded, as scoring falls back).
+  const activeId = await activeModelIdOf(deps.db, data.organizationId);
+  const active = (activeId ? (await forModel(activeId))?.scorer : undefined) ?? builtIn;
+  const challengers = (await Promise.all(ids.map(async (id) => ({ id, made: await forModel(id) })))).flatMap(({ id, made }) =>
+    made && !made.note && sameFeatures(made.scorer.bundle, active.bundle) ? [{ id, scorer: made.scorer }] : [],
+  );
+  if (challengers.length === 0) return out;
+  const limit = deps.backtestRows ?? BACKTEST_ROWS;
+  const width = storedWidth(active.bundle.channels);
+  const scored: Scored[] = [];
+  const theirs = challengers.map(() => ({ score: [] as number[], decision: [] as string[] }));
+  let limited = false;
+  let before: [number, number] | undefined;
+  for (;;) {
+    // One row more than the limit, to know whether older ones were left out.
+    const asked = Math.min(BACKTEST_BATCH_ROWS, limit + 1 - scored.length);
+    const page = await data.importedFeatures.backtest({ to: until, knownBy: now, width: width * 4, rows: asked, before });
+    const batch = page.slice(0, limit - scored.length);
+    limited = batch.length < page.length;
+    if (batch.length > 0) {
+      const features = new Float32Array(batch.length * width);
+      const bytes = new Uint8Array(features.buffer);
+      // Byte by byte: a row's bytes need not sit at a float's alignment in the buffer they came in.
+      batch.forEach((r, i) => {
+        bytes.set(r.features, i * width * 4);
+      });
+      const mine = active.scoreStored(features, batch.length, BACKTEST_MODE);
+      batch.forEach((r, i) => {
+        scored.push({ time: r.time_ms, amount: r.amount, card: r.customer_id, label: r.label, active: { score: mine.risk[i]!, decision: mine.decisions[i]! } });
+      });
+      challengers.forEach((c, k) => {
+        const s = c.scorer.scoreStored(features, batch.length, BACKTEST_MODE);
+        theirs[k]!.score.push(...s.risk);
+        theirs[k]!.decision.push(...s.decisions);
+      });
+    }
+    if (limited || page.length < asked) break;
+    const last = page[page.length - 1]!;
+    before = [last.time_ms, last.seq];
+    await nextTurn();
+  }
+  if (scored.length === 0) return out;
+  const iso = (ms: number) => new Date(ms).toISOString();
+  // Each comparison's bootstrap takes about a second of CPU at the most rows: in a worker thread.
+  const compare = deps.compare ?? (async (rows: ShadowedRow[]) => compareModels(rows));
+  for (const [k, c] of challengers.entries()) {
+    await nextTurn();
+    const rows: ShadowedRow[] = scored.map((r, i) => ({ ...r, challenger: { score: theirs[k]!.score[i]!, decision: theirs[k]!.decision[i]! } }));
+    out.set(c.id, {
+      kind: 'backtest',
+      note: BACKTEST_NOTE,
+      active_model_id: active.modelId,
+      mode: BACKTEST_MODE,
+      // Read newest first.
+      from: iso(scored[scored.length - 1]!.time),
+      to: iso(scored[0]!.time),
+      transactions: scored.length,
+      row_limit: limit,
+      limited,
+      comparison: await compare(rows),
+    });
+  }
+  return out;
 }

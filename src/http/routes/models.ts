@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { App } from '../../app/app.ts';
 import { builtInDetail, builtInSummary, customDetail, customSummary } from '../../app/model-views.ts';
+import { BACKTEST_ROWS } from '../../app/decisions/challenger-report.ts';
 import { ErrorResponse } from '../../contract/errors.ts';
 import { ChallengerReport, ModelAudit, ModelObject, RollBack, type ModelList } from '../../contract/models.ts';
 import { requireUser } from '../caller.ts';
@@ -105,7 +106,9 @@ export function modelRoutes(server: FastifyInstance, app: Pick<App, 'sessions' |
         tags: ['models'],
         summary: "How each challenger compares with the model that answered, on the organization's own outcomes",
         description:
-          'Members. Per challenger, overall and per ISO week over the last 12 weeks: the transactions it scored in shadow that are older than the label delay (a fraud younger than that may not be reported yet; one never reported counts as legitimate). Average precision, ROC AUC, card precision@100 a day, calibration error, decisions that would change, and the fraud and legitimate amounts each would block, every figure with its 95 % paired bootstrap interval and that of the difference; `verdict` is `better` only when a figure is better beyond its interval and none worse (`worse` the other way round), else `no_difference`.',
+          'Members. Per challenger, overall and per ISO week over the last 12 weeks: the transactions it scored in shadow that are older than the label delay (a fraud younger than that may not be reported yet; one never reported counts as legitimate). Average precision, ROC AUC, card precision@100 a day, calibration error, decisions that would change, and the fraud and legitimate amounts each would block, every figure with its 95 % paired bootstrap interval and that of the difference; `verdict` is `better` only when a figure is better beyond its interval and none worse (`worse` the other way round), else `no_difference`. Beside it, `backtest`: for each challenger of now, a backtest over the imported history (not live traffic), the most recent imported transactions older than the label delay (at most ' +
+          BACKTEST_ROWS.toLocaleString('en') +
+          ') scored now by the challenger and by the active model from the features the import stored for each, compared the same way; it can flatter a model (features computed after the fact, outcomes known now, and a model trained on that history has seen them), so the shadow comparison is the measure before a promotion.',
         params: OrgParams,
         response: { 200: ChallengerReport, ...errors },
       },

@@ -2,7 +2,8 @@
 // pair per organization the member belongs to: the challengers' report (each challenger against the
 // model that answered, on the organization's own outcomes: its verdict in words, the evidence, the
 // overall figures with the 95 % interval of each difference, the decisions that would change and
-// the weeks; what it covers and its main caveat, docs/model.md "Challengers"), and the model
+// the weeks; what it covers and its main caveat, docs/model.md "Challengers"; and, labelled as
+// such, its backtest over the imported history with the same parts), and the model
 // history (promotions, rollbacks and challenger changes, newest first, with who), where an owner
 // rolls back the last promotion. Also what the page's actions share: a button that runs an API
 // call and draws the page again with a message and focus, or shows the service's error beside it.
@@ -176,7 +177,11 @@ function challengerReport(ctx: ModelsContext, sectionKey: string, c: ChallengerR
     'article',
     { class: 'challenger-report', id: key, 'aria-labelledby': `${key}-title` },
     h('h3', { id: `${key}-title` }, ctx.modelName(c.model_id)),
-    h('p', { class: 'muted' }, `${standing} · compared with ${answered}, which answered while it scored in shadow.`),
+    h(
+      'p',
+      { class: 'muted' },
+      answered ? `${standing} · compared with ${answered}, which answered while it scored in shadow.` : `${standing} · not compared on live traffic yet.`,
+    ),
     ...(o ? overall(key, o) : [h('p', {}, 'None of the payments it scored is older than the label delay yet.')]),
     c.weeks.length
       ? h(
@@ -196,10 +201,30 @@ function challengerReport(ctx: ModelsContext, sectionKey: string, c: ChallengerR
           ),
         )
       : null,
+    c.backtest ? backtest(ctx, key, c.backtest) : null,
   );
 }
 
-function overall(key: string, o: Comparison): HTMLElement[] {
+type Backtest = NonNullable<ChallengerReport['challengers'][number]['backtest']>;
+
+/** The backtest over the imported span, apart from the live comparison and labelled as what it is. */
+function backtest(ctx: ModelsContext, challengerKey: string, b: Backtest): HTMLElement {
+  const key = `${challengerKey}-backtest`;
+  return h(
+    'div',
+    { id: key, class: 'model-report-part backtest', role: 'group', 'aria-labelledby': `${key}-title` },
+    h('h4', { id: `${key}-title` }, 'Backtest over imported history (not live traffic)'),
+    h(
+      'p',
+      { id: `${key}-scope` },
+      `The ${count(b.transactions)} most recent imported transactions older than the label delay, from ${utc(b.from)} to ${utc(b.to)}${b.limited ? ` (at most ${count(b.row_limit)}: older ones left out)` : ''}, scored now by this challenger and by ${ctx.modelName(b.active_model_id)}, which answers live traffic, with the ${b.mode.replace('_', ' ')} thresholds.`,
+    ),
+    h('p', { class: 'muted', id: `${key}-caveat` }, b.note),
+    ...overall(key, b.comparison, 'Figures over the imported span'),
+  );
+}
+
+function overall(key: string, o: Comparison, title = 'Overall figures'): HTMLElement[] {
   const k = o.card_precision_at_k?.k ?? 100;
   const figures: [string, Figure | null, boolean][] = [
     ['Average precision (AP)', o.average_precision, false],
@@ -226,7 +251,7 @@ function overall(key: string, o: Comparison): HTMLElement[] {
     h(
       'div',
       { id: `${key}-figures`, class: 'model-report-part' },
-      h('h4', {}, 'Overall figures'),
+      h('h4', {}, title),
       table(
         ['Figure', 'Active model', 'Challenger', 'Difference [95 % interval]', 'Favours'],
         figures.map(([name, f, amount]) =>
