@@ -43,6 +43,13 @@ export interface ScoringKey {
  *  scores instead; undefined without a model. */
 export type ScorerFor = (modelId: string) => Promise<{ scorer: Scorer; note?: string } | undefined>;
 
+/** The scorers of the models `ids` that can be used as they are (a model that cannot be loaded,
+ *  or was made for another base model, is left out): an organization's challengers. */
+export async function usableScorers(scorerFor: ScorerFor, ids: readonly string[]): Promise<{ id: string; scorer: Scorer }[]> {
+  const found = await Promise.all(ids.map(async (id) => ({ id, made: await scorerFor(id) })));
+  return found.flatMap(({ id, made }) => (made && !made.note ? [{ id, scorer: made.scorer }] : []));
+}
+
 /** What a score reads and writes of its organization in this process (live/tenant.ts's Tenant). */
 export type ScoringTenant = Pick<Tenant, 'earlier' | 'has' | 'sameAs' | 'context' | 'add' | 'declaredFields' | 'routeCase'> & {
   stored: Pick<Tenant['stored'], 'response' | 'get'>;
@@ -142,12 +149,6 @@ export class ScoreAndRecord {
     this.deps = deps;
   }
 
-  /** The challengers' scorers (a model that cannot be used, made for another base model, is left out). */
-  private async challengers(ids: readonly string[]): Promise<{ id: string; scorer: Scorer }[]> {
-    const found = await Promise.all(ids.map(async (id) => ({ id, made: await this.deps.scorerFor(id) })));
-    return found.flatMap(({ id, made }) => (made && !made.note ? [{ id, scorer: made.scorer }] : []));
-  }
-
   /** What each challenger makes of the transaction the active model scored: recorded, never answered. */
   private shadows(challengers: readonly { id: string; scorer: Scorer }[], scored: ScoredToRecord, by: Scorer): ShadowScore[] {
     const out: ShadowScore[] = [];
@@ -168,7 +169,7 @@ export class ScoreAndRecord {
     available(this.deps.model);
     const scorer = custom?.scorer ?? this.deps.scorer;
     if (!scorer) throw modelUnavailable();
-    const challengers = key.challenger_model_ids?.length ? await this.challengers(key.challenger_model_ids) : [];
+    const challengers = key.challenger_model_ids?.length ? await usableScorers(this.deps.scorerFor, key.challenger_model_ids) : [];
     const organizationId = key.organization_id;
     const tenant = tenants.loadedNow(organizationId) ?? (await inTime(tenants.get(organizationId)));
     const declared = tenant.declaredFields();

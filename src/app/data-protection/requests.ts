@@ -26,6 +26,7 @@ import { requireCapability } from '../access/roles.ts';
 import { caseDetail } from '../cases/cases.ts';
 import { transactionRecord } from '../decisions/transaction-record.ts';
 import { AppError } from '../errors.ts';
+import { isoTime } from '../../domain/iso-time.ts';
 import type { PolicyDeps } from '../policy/lists.ts';
 
 export interface DataProtectionDeps extends PolicyDeps {
@@ -36,7 +37,6 @@ export interface DataProtectionDeps extends PolicyDeps {
   erasureRequested: () => void;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
 const now = (deps: Pick<PolicyDeps, 'clock'>) => (deps.clock ?? Date.now)();
 const USE_KINDS = { m: 'merchant', h: 'channel', l: 'location' } as const;
 
@@ -72,7 +72,7 @@ export async function retention(deps: Pick<PolicyDeps, 'db'>, caller: Organizati
     default_days: DEFAULT_RETENTION_DAYS,
     minimum_days: MIN_RETENTION_DAYS,
     maximum_days: MAX_RETENTION_DAYS,
-    last_sweep: sweep && detail ? { at: iso(sweep.at_ms), cutoff: iso(detail.cutoff_ms), counts: detail.counts } : null,
+    last_sweep: sweep && detail ? { at: isoTime(sweep.at_ms), cutoff: isoTime(detail.cutoff_ms), counts: detail.counts } : null,
   };
 }
 
@@ -112,29 +112,29 @@ export async function exportCustomer(deps: DataProtectionDeps, caller: Organizat
   const answer: CustomerExport = {
     organization_id: caller.organizationId,
     customer_id: customerId,
-    exported_at: iso(at),
+    exported_at: isoTime(at),
     transactions,
     lists: items.map((i) => ({
       list: i.list,
       kind: i.kind,
       value: i.value,
-      added_at: iso(i.added_at_ms),
+      added_at: isoTime(i.added_at_ms),
       added_by: i.added_by,
       reason: i.reason,
-      expires_at: i.expires_at_ms === null ? null : iso(i.expires_at_ms),
-      removed_at: i.removed_at_ms === null ? null : iso(i.removed_at_ms),
+      expires_at: i.expires_at_ms === null ? null : isoTime(i.expires_at_ms),
+      removed_at: i.removed_at_ms === null ? null : isoTime(i.removed_at_ms),
     })),
     cases,
     webhook_events: events.map((e) => ({ id: e.id, type: e.type, created_at: e.created_at.toISOString(), payload: e.payload })),
     totals: aggregates.totals && {
       transactions: aggregates.totals.transactions,
       amount_sum: aggregates.totals.amount_sum,
-      last_at: iso(aggregates.totals.last_ms),
+      last_at: isoTime(aggregates.totals.last_ms),
       labels: aggregates.totals.labels,
       frauds: aggregates.totals.frauds,
-      first_fraud_known_at: aggregates.totals.first_fraud_known_ms === null ? null : iso(aggregates.totals.first_fraud_known_ms),
+      first_fraud_known_at: aggregates.totals.first_fraud_known_ms === null ? null : isoTime(aggregates.totals.first_fraud_known_ms),
     },
-    uses: aggregates.uses.map((u) => ({ kind: USE_KINDS[u.kind as keyof typeof USE_KINDS], key: u.key, first_at: iso(u.first_ms) })),
+    uses: aggregates.uses.map((u) => ({ kind: USE_KINDS[u.kind as keyof typeof USE_KINDS], key: u.key, first_at: isoTime(u.first_ms) })),
   };
   await part.auditExport(hash, caller.by, at, {
     transactions: transactions.length,
@@ -181,8 +181,8 @@ function erasureView(r: ErasureRow): Erasure {
     status: r.status,
     customer_hash: r.customer_hash,
     requested_by: r.requested_by,
-    requested_at: iso(r.requested_at_ms),
-    done_at: r.done_at_ms === null ? null : iso(r.done_at_ms),
+    requested_at: isoTime(r.requested_at_ms),
+    done_at: r.done_at_ms === null ? null : isoTime(r.done_at_ms),
     keep_lists: r.keep_lists,
     counts: r.counts,
     kept: r.kept ? r.kept.map((k) => ({ list: k.list, reason: k.reason })) : null,
@@ -212,7 +212,7 @@ export async function dataProtectionAudit(
   requireCapability(caller.role, 'manageDataProtection');
   const page = await data(deps, caller).audit(limit, { startingAfter: startingAfter === undefined ? undefined : Number(startingAfter) });
   return {
-    data: page.rows.map((r) => ({ id: String(r.id), at: iso(r.at_ms), by: r.by, action: r.action, detail: r.detail })),
+    data: page.rows.map((r) => ({ id: String(r.id), at: isoTime(r.at_ms), by: r.by, action: r.action, detail: r.detail })),
     has_more: page.hasMore,
   };
 }

@@ -19,6 +19,8 @@ import type { Db } from '../../storage/db.ts';
 import { activeModelIdOf, challengerIdsOf } from '../../storage/models-store.ts';
 import { organizationData, type OrganizationData } from '../../storage/organization-data.ts';
 import { memberOrganization } from '../access/ownership.ts';
+import { type ScorerFor, usableScorers } from '../score-and-record.ts';
+import { isoTime } from '../../domain/iso-time.ts';
 import { isoWeek, weekStart } from './performance.ts';
 
 const WEEK_MS = 7 * 86_400_000;
@@ -40,8 +42,6 @@ const BACKTEST_MODE: ModeName = 'balanced';
 const BACKTEST_NOTE =
   'A backtest over imported history, not live traffic: each imported transaction is scored now by both models from the features the import computed for it after the fact (as of its own time), and judged with the outcomes known now. It can flatter a model: those outcomes were not shaped by either model deciding, and a model trained on this organization’s history has seen most of these transactions while it learned. The shadow comparison on live traffic is the measure before a promotion.';
 
-type Usable = { scorer: Scorer; note?: string } | undefined;
-
 export interface ChallengerReportDeps {
   db: Db;
   /** The model's label delay: a transaction counts once it is this old. */
@@ -50,7 +50,7 @@ export interface ChallengerReportDeps {
   /** The built-in model's scorer (undefined when no model is loaded: no backtest). */
   scorer?: Scorer | undefined;
   /** A custom model's scorer, with a note when it cannot be used (Service.scorerForModel). */
-  scorerForModel?: (id: string) => Promise<Usable>;
+  scorerForModel?: ScorerFor;
   /** The most imported transactions a backtest scores (BACKTEST_ROWS). */
   backtestRows?: number;
   /** compareModels off the event loop (Service.compare: a worker thread); here when not given. */
@@ -86,12 +86,11 @@ export async function challengerReport(deps: ChallengerReportDeps, organizationI
   // A challenger of now with a backtest is listed before it has scored live traffic: a model just
   // trained from imported history is compared at once.
   for (const id of backtests.keys()) if (!byChallenger.has(id)) byChallenger.set(id, { rows: [], active: new Set() });
-  const iso = (ms: number) => new Date(ms).toISOString();
   return finite({
     organization_id: org.id,
-    generated_at: iso(now),
-    evaluated_from: iso(from),
-    evaluated_until: iso(until),
+    generated_at: isoTime(now),
+    evaluated_from: isoTime(from),
+    evaluated_until: isoTime(until),
     label_delay_days: deps.labelDelay / 86_400_000,
     challengers: [...byChallenger]
       .sort(([a], [b]) => (a < b ? -1 : 1))
@@ -135,9 +134,7 @@ async function backtestChallengers(deps: ChallengerReportDeps, data: Organizatio
   // the active one cannot be loaded, as scoring falls back).
   const activeId = await activeModelIdOf(deps.db, data.organizationId);
   const active = (activeId ? (await forModel(activeId))?.scorer : undefined) ?? builtIn;
-  const challengers = (await Promise.all(ids.map(async (id) => ({ id, made: await forModel(id) })))).flatMap(({ id, made }) =>
-    made && !made.note && sameFeatures(made.scorer.bundle, active.bundle) ? [{ id, scorer: made.scorer }] : [],
-  );
+  const challengers = (await usableScorers(forModel, ids)).filter((c) => sameFeatures(c.scorer.bundle, active.bundle));
   if (challengers.length === 0) return out;
   const limit = deps.backtestRows ?? BACKTEST_ROWS;
   const width = storedWidth(active.bundle.channels);
@@ -174,7 +171,6 @@ async function backtestChallengers(deps: ChallengerReportDeps, data: Organizatio
     await nextTurn();
   }
   if (scored.length === 0) return out;
-  const iso = (ms: number) => new Date(ms).toISOString();
   // Each comparison's bootstrap takes about a second of CPU at the most rows: in a worker thread.
   const compare = deps.compare ?? (async (rows: ShadowedRow[]) => compareModels(rows));
   for (const [k, c] of challengers.entries()) {
@@ -186,8 +182,8 @@ async function backtestChallengers(deps: ChallengerReportDeps, data: Organizatio
       active_model_id: active.modelId,
       mode: BACKTEST_MODE,
       // Read newest first.
-      from: iso(scored[scored.length - 1]!.time),
-      to: iso(scored[0]!.time),
+      from: isoTime(scored[scored.length - 1]!.time),
+      to: isoTime(scored[0]!.time),
       transactions: scored.length,
       row_limit: limit,
       limited,
