@@ -6,9 +6,10 @@
 // service's own stop, well within the grace period) and starts it again, and finds every recorded
 // transaction still there and scoring working again. The image is checked as the docs promise: an
 // unprivileged user, a read-only root file system, no compiler, cargo, dev dependency, build cache
-// or secret in it, at most 120 MB over its Node base; and `compose up` to a first recorded score is
-// timed (goal < 30 s, images built). Everything the test starts is removed at its end; the images
-// it builds stay (named localhost/fraud-test-*), so that a second run reuses them.
+// or secret in it, at most 120 MB over its Node base. The time from `compose up` to a first recorded
+// score is printed; its goal (< 30 s) is bench:containers', not an assertion here. Everything the
+// test starts is removed at its end; the images it builds stay (named localhost/fraud-test-*), so
+// that a second run reuses them.
 
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
@@ -24,7 +25,6 @@ const SKIP = needs('podman');
 t.setTimeout(1_800_000);
 const APP = `${IMAGE_PREFIX}app:latest`;
 const SIZE_GOAL_MB = 120;
-const FIRST_SCORE_GOAL_S = 30;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -130,8 +130,7 @@ t.test('compose.yaml: two service containers behind nginx on PostgreSQL, built f
   const firstScore = await until('the first score through nginx', () => score(first.api_key, 'first'));
   const upToScore = (Date.now() - up) / 1000;
   t.type(firstScore.risk_score, 'number', 'a key made in a container scores through nginx');
-  t.comment(`compose up to the first recorded score: ${upToScore.toFixed(1)} s (goal < ${FIRST_SCORE_GOAL_S}; the organization made in between)`);
-  t.ok(upToScore < FIRST_SCORE_GOAL_S, `compose up to the first recorded score in ${upToScore.toFixed(1)} s, under ${FIRST_SCORE_GOAL_S}`);
+  t.comment(`compose up to the first recorded score: ${upToScore.toFixed(1)} s (the organization made in between; timed by bench:containers)`);
 
   // Keys until both containers have served one (nginx places each key by its hash).
   const keys = await composition.keysOnBoth(score);
