@@ -7,21 +7,17 @@
 // (docs/model.md, "An organization's first day"). An import that arrives out of order, or after
 // scoring began, gets features as of each transaction's own time all the same: the replay orders by
 // time, whatever the order of arrival. Runs after each history import (history-import-job.ts);
-// stored features are never changed, so a second run finds nothing to do.
+// stored features are never changed, so a second run finds nothing to do. The replay runs on a
+// thread of its own (imported-features-worker.ts): this module starts it, answers its reads and
+// writes on the embedded database, and reports its progress.
 
-import { setImmediate as nextTurn } from 'node:timers/promises';
-import { allocateFeatures, writeFeatures } from '../domain/features/extract.ts';
-import { storedFeatures } from '../scoring/stored-features.ts';
-import { History } from '../domain/history/history.ts';
+import { Worker } from 'node:worker_threads';
+import type { Channel } from '../domain/channels.ts';
 import type { ModelBundle } from '../model/bundle-types.ts';
-import type { Db } from '../storage/db.ts';
-import { historyTransaction } from '../storage/live-rows.ts';
+import type { DatabaseAddress, Db } from '../storage/db.ts';
+import type { FeatureBatch } from '../storage/imported-features.ts';
 import { organizationData } from '../storage/organization-data.ts';
 import { analyzeTransactions, REPLAY_PAGE_ROWS } from '../storage/imported-features.ts';
-
-/** Transactions replayed between two turns of the event loop: a slice holds the loop a few
- *  milliseconds, so the organization's scoring goes on meanwhile. */
-const SLICE_ROWS = 500;
 
 export interface ImportedFeaturesRun {
   /** Called after each page with the share of the featureless transactions done. */
@@ -30,6 +26,26 @@ export interface ImportedFeaturesRun {
   stopped?: () => boolean;
 }
 
+/** What the replay's thread (imported-features-worker.ts) is sent: what to replay (with where to
+ *  connect on PostgreSQL), then on the embedded database the answer to each of its requests. */
+export type ToReplay =
+  | { kind: 'start'; organizationId: string; labelDelay: number; channels: { name: Channel; features: readonly string[] }[]; address?: DatabaseAddress }
+  | { kind: 'page'; text: string | null }
+  | { kind: 'stored'; count: number }
+  /** The answer to its progress: whether to go on to the next page. */
+  | { kind: 'next'; stop: boolean };
+
+/** What it sends: on the embedded database a page to read or a batch to store; its progress after
+ *  each page (answered: go on, or stop), and its end. */
+export type FromReplay =
+  | { kind: 'read'; after: [number, number] | undefined }
+  | { kind: 'store'; batch: FeatureBatch }
+  | { kind: 'progress'; stored: number }
+  | { kind: 'done'; stored: number }
+  | { kind: 'failed'; message: string };
+
+const WORKER = new URL(`./imported-features-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+
 /** Computes and stores the features of the organization's imported transactions that have none,
  *  as of each one's own time; returns how many were stored. */
 export async function computeImportedFeatures(db: Db, organizationId: string, bundle: ModelBundle, run: ImportedFeaturesRun = {}): Promise<number> {
@@ -37,33 +53,40 @@ export async function computeImportedFeatures(db: Db, organizationId: string, bu
   const total = await data.featureless();
   if (total === 0) return 0;
   if (total >= REPLAY_PAGE_ROWS) await analyzeTransactions(db);
-  const history = new History(bundle.file.training.label_delay_ms).withRecords();
-  const m = allocateFeatures(1);
-  let stored = 0;
-  let after: [number, number] | undefined;
-  for (;;) {
-    if (run.stopped?.()) break;
-    const page = await data.page(after);
-    if (page.length === 0) break;
-    for (let from = 0; from < page.length; from += SLICE_ROWS) {
-      if (from > 0) await nextTurn();
-      const pending: { seq: number; features: Float32Array }[] = [];
-      for (const r of page.slice(from, from + SLICE_ROWS)) {
-        const tx = historyTransaction(r);
-        if (r.featureless) {
-          writeFeatures(tx, history, m, 0);
-          pending.push({ seq: r.seq, features: storedFeatures(bundle.channels, m) });
+  const worker = new Worker(WORKER);
+  const address = db.address?.();
+  try {
+    return await new Promise<number>((resolve, reject) => {
+      const failed = (err: unknown) => reject(err instanceof Error ? err : new Error(String(err)));
+      const answer = (work: () => Promise<ToReplay>) => work().then((m) => worker.postMessage(m), failed);
+      worker.on('message', (m: FromReplay) => {
+        switch (m.kind) {
+          case 'read':
+            return answer(async () => ({ kind: 'page', text: await data.pageText(m.after) }));
+          case 'store':
+            return answer(async () => ({ kind: 'stored', count: await data.store(m.batch) }));
+          case 'progress':
+            return answer(async () => {
+              await run.progress?.(Math.min(1, m.stored / total));
+              return { kind: 'next', stop: run.stopped?.() === true };
+            });
+          case 'done':
+            return resolve(m.stored);
+          case 'failed':
+            return failed(new Error(`computing imported transactions' features failed: ${m.message}`));
         }
-        history.add(tx);
-      }
-      // A slice's features in a statement of their own: on the embedded database, whose one
-      // connection the organization's scores share, none waits behind more than a slice's.
-      stored += await data.store(pending);
-    }
-    const last = page[page.length - 1]!;
-    after = [last.time, last.seq];
-    await run.progress?.(Math.min(1, stored / total));
-    await nextTurn();
+      });
+      worker.on('error', failed);
+      worker.on('exit', (code) => failed(new Error(`the features' thread ended (exit code ${code}) before the replay did`)));
+      worker.postMessage({
+        kind: 'start',
+        organizationId,
+        labelDelay: bundle.file.training.label_delay_ms,
+        channels: bundle.channels.map((c) => ({ name: c.name, features: c.features })),
+        ...(address ? { address } : {}),
+      } satisfies ToReplay);
+    });
+  } finally {
+    await worker.terminate();
   }
-  return stored;
 }

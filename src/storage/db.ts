@@ -11,15 +11,19 @@ export interface Queryable {
   query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
 }
 
-/** What another thread needs to read in an open transaction's snapshot (shared-snapshot.ts). The
- *  URL carries the credentials: it is handed between threads in memory, never logged or sent
+/** What another thread needs to open connections of its own to the same PostgreSQL server. The URL
+ *  carries the credentials: it is handed between threads in memory, never logged or sent
  *  elsewhere. */
-export interface SharedSnapshot {
+export interface DatabaseAddress {
   url: string;
+  /** The pool's statement time limit, kept by the other thread's connections too. */
+  statementTimeoutMs: number;
+}
+
+/** What another thread needs to read in an open transaction's snapshot (shared-snapshot.ts). */
+export interface SharedSnapshot extends DatabaseAddress {
   /** The snapshot's id (pg_export_snapshot). */
   id: string;
-  /** The exporting pool's statement time limit, kept by the reader too. */
-  statementTimeoutMs: number;
 }
 
 /** A column of a bulk write (`copyIn`): its name, and the type its values are sent as. */
@@ -61,6 +65,10 @@ export interface Db extends Queryable {
    * caller catches up there. Resolves to a function that stops listening.
    */
   listen(channel: string, onNotify: (payload: string) => void, onListening: () => void): Promise<() => Promise<void>>;
+  /** PostgreSQL only: where a thread doing background work opens connections of its own, so that
+   *  its statements' encoding and decoding never run on the event loop. The embedded database's
+   *  one connection is this process's: there, such a thread is handed its reads and writes. */
+  address?(): DatabaseAddress;
   close(): Promise<void>;
 }
 

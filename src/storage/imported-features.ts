@@ -20,8 +20,10 @@ export interface ReplayRow extends HistoryRow {
   featureless: boolean;
 }
 
-/** The page of the organization's transactions after `after` ([time, seq]), oldest first. */
-export async function replayPage(scope: OrganizationScope, after: [number, number] | undefined): Promise<ReplayRow[]> {
+/** The page of the organization's transactions after `after` ([time, seq]), oldest first, as the
+ *  JSON text the database made (`parseReplayPage` reads it): read on one thread and parsed on
+ *  another, a page costs the one that reads it a string. Null after the last page. */
+export async function replayPageText(scope: OrganizationScope, after: [number, number] | undefined): Promise<string | null> {
   const params: unknown[] = [scope.organizationId, REPLAY_PAGE_ROWS];
   if (after) params.push(after[0], after[1]);
   const [row] = await scope.db.query<{ page: string | null }>(
@@ -33,9 +35,13 @@ export async function replayPage(scope: OrganizationScope, after: [number, numbe
            ORDER BY time_ms, seq LIMIT $2) AS page_rows`,
     params,
   );
-  if (!row?.page) return [];
+  return row?.page ?? null;
+}
+
+/** A page `replayPageText` read, as rows. */
+export function parseReplayPage(text: string): ReplayRow[] {
   type Tuple = [number, string, number, number, string, string, string, string, 0 | 1 | null, number | null, boolean];
-  return (JSON.parse(row.page) as Tuple[]).map((t) => ({
+  return (JSON.parse(text) as Tuple[]).map((t) => ({
     seq: Number(t[0]),
     transaction_id: t[1],
     time: t[2],
@@ -67,17 +73,21 @@ export async function countFeatureless(scope: OrganizationScope): Promise<number
   return row?.n ?? 0;
 }
 
-/** Stores imported transactions' features (each the same length, every channel's in the model's
- *  order, float32), in one statement; a transaction that has features already keeps them. Returns
- *  how many were stored. */
-export async function storeImportedFeatures(scope: OrganizationScope, rows: readonly { seq: number; features: Float32Array }[]): Promise<number> {
-  if (rows.length === 0) return 0;
-  const width = rows[0]!.features.byteLength;
-  const all = Buffer.allocUnsafe(width * rows.length);
-  rows.forEach((r, i) => {
-    if (r.features.byteLength !== width) throw new Error(`features of ${r.features.byteLength} bytes among rows of ${width}`);
-    all.set(new Uint8Array(r.features.buffer, r.features.byteOffset, width), i * width);
-  });
+/** Imported transactions' features laid end to end: `bytes` holds `seqs.length` rows of the same
+ *  width (every channel's features in the model's order, float32), row i for transaction `seqs[i]`. */
+export interface FeatureBatch {
+  seqs: number[];
+  bytes: Uint8Array;
+}
+
+/** Stores a batch of imported transactions' features in one statement; a transaction that has
+ *  features already keeps them. Returns how many were stored. */
+export async function storeImportedFeatures(scope: OrganizationScope, batch: FeatureBatch): Promise<number> {
+  const rows = batch.seqs.length;
+  if (rows === 0) return 0;
+  const width = batch.bytes.byteLength / rows;
+  if (!Number.isInteger(width)) throw new Error(`${batch.bytes.byteLength} bytes of features for ${rows} transactions`);
+  const all = Buffer.from(batch.bytes.buffer, batch.bytes.byteOffset, batch.bytes.byteLength);
   // Each row found by its key (`seq = ANY`), whatever the table's statistics say: a join with the
   // array let the planner read the organization's every row per statement before a fresh import
   // was analysed.
@@ -85,7 +95,7 @@ export async function storeImportedFeatures(scope: OrganizationScope, rows: read
     `UPDATE transactions t SET features = substring($3::bytea FROM ((array_position($2::bigint[], t.seq) - 1) * $4 + 1)::int FOR $4::int)
      WHERE t.seq = ANY($2::bigint[]) AND t.organization_id = $1 AND t.source = 'import' AND t.features IS NULL
      RETURNING t.seq`,
-    [scope.organizationId, rows.map((r) => r.seq), all, width],
+    [scope.organizationId, batch.seqs, all, width],
   );
   return stored.length;
 }

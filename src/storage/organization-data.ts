@@ -16,7 +16,7 @@ import type { Db } from './db.ts';
 import { bindOrganization, type OrganizationScope } from './organization-scope.ts';
 import { countLogged, getTransaction, importedBy, listTransactions, loggedDecision, loggedPage, responseBody } from './transaction-reads.ts';
 import { insertTransactions } from './transaction-insert.ts';
-import { backtestPage, countFeatureless, featuredPage, replayPage, storeImportedFeatures } from './imported-features.ts';
+import { backtestPage, countFeatureless, featuredPage, replayPageText, storeImportedFeatures } from './imported-features.ts';
 import { earlierTransactions, entitySummary } from './entity-evidence.ts';
 import { loadHistory } from './history-load.ts';
 import { snapshotMeta, writeSnapshot } from './history-snapshots.ts';
@@ -113,7 +113,7 @@ function parts(scope: OrganizationScope) {
      *  imported, as the organization's training reads them; the imported ones a challenger's
      *  backtest scores, newest first. */
     importedFeatures: bound(scope, {
-      page: replayPage,
+      pageText: replayPageText,
       featureless: countFeatureless,
       store: storeImportedFeatures,
       featured: featuredPage,

@@ -12,7 +12,7 @@
 // and the pool is replaced. docs/operating.md, "When the database fails", says what clients see.
 
 import postgres from 'postgres';
-import type { Backend, ScriptQueryable } from './db.ts';
+import type { Backend, DatabaseAddress, ScriptQueryable } from './db.ts';
 import { StorageError, messageOf, redactor, unavailableSqlState } from './errors.ts';
 import { deadlinePassed, remainingMs, unbounded } from './deadline.ts';
 import { probe } from './probe.ts';
@@ -153,7 +153,7 @@ async function reachable(url: string): Promise<boolean> {
 }
 
 interface PoolSettings {
-  /** For another thread's connection reading in a shared snapshot (never in a message). */
+  /** For another thread's connections (`address`; never in a message). */
   url: string;
   statementTimeoutMs: number;
   /** Names the server in messages (host, port and database; never the URL). */
@@ -190,6 +190,10 @@ class PostgresDb implements Backend {
     this.#sql = sql;
     this.#newPool = newPool;
     this.#settings = settings;
+  }
+
+  address(): DatabaseAddress {
+    return { url: this.#settings.url, statementTimeoutMs: this.#settings.statementTimeoutMs };
   }
 
   /** Turns whatever postgres.js threw into a StorageError with a redacted message. */
@@ -381,7 +385,7 @@ class PostgresDb implements Backend {
                 copyOut: (select) => this.#copyOut(tx, select, () => (statementFailed = true)),
                 shareSnapshot: async () => {
                   const [row] = await run<{ id: string }[]>(() => tx.unsafe('SELECT pg_export_snapshot() AS id'));
-                  return { url: this.#settings.url, id: row!.id, statementTimeoutMs: this.#settings.statementTimeoutMs };
+                  return { ...this.address(), id: row!.id };
                 },
               };
               let value: R;

@@ -1,0 +1,114 @@
+// The thread that replays an organization's history for its imported transactions' features
+// (imported-features.ts starts one per run). The replay is the CPU of the job (the feature code,
+// the history it grows, the collections of that history) and its pages' decoding; here it runs
+// beside the event loop that answers the organization's scores, at the lowest CPU priority. On
+// PostgreSQL the thread reads the pages and stores the features on connections of its own; on the
+// embedded database, whose one connection is the process's, it asks the main thread for each page
+// and hands it each batch to store. After each page it reports its progress and waits to be told
+// whether to go on (a stopped job stops between pages, as it always did).
+
+import { constants, setPriority } from 'node:os';
+import { parentPort } from 'node:worker_threads';
+import { allocateFeatures, writeFeatures } from '../domain/features/extract.ts';
+import { History } from '../domain/history/history.ts';
+import { storedFeatures, storedWidth } from '../scoring/stored-features.ts';
+import type { Db } from '../storage/db.ts';
+import { messageOf } from '../storage/errors.ts';
+import { type FeatureBatch, parseReplayPage } from '../storage/imported-features.ts';
+import { historyTransaction } from '../storage/live-rows.ts';
+import { organizationData } from '../storage/organization-data.ts';
+import { openPostgres } from '../storage/postgres.ts';
+import type { FromReplay, ToReplay } from './imported-features.ts';
+
+// This thread only (on Linux a thread has a priority of its own): requests before the replay.
+setPriority(constants.priority.PRIORITY_LOW);
+
+/** Imported transactions whose features go to the database in one statement: on the embedded
+ *  database, whose one connection the organization's scores share, none waits behind more. */
+const STORE_ROWS = 500;
+
+const port = parentPort!;
+const send = (m: FromReplay, transfer: ArrayBuffer[] = []) => port.postMessage(m, transfer);
+
+/** Where pages come from and batches go: this thread's own connections, or the main thread. */
+interface Pages {
+  read(after: [number, number] | undefined): Promise<string | null>;
+  store(batch: FeatureBatch): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** The main thread's answer to this thread's one outstanding request. */
+let answer: ((m: ToReplay) => void) | undefined;
+
+function ask(m: FromReplay, transfer: ArrayBuffer[] = []): Promise<ToReplay> {
+  return new Promise((resolve) => {
+    answer = resolve;
+    send(m, transfer);
+  });
+}
+
+const byMessages: Pages = {
+  async read(after) {
+    const m = await ask({ kind: 'read', after });
+    return m.kind === 'page' ? m.text : null;
+  },
+  async store(batch) {
+    const m = await ask({ kind: 'store', batch }, [batch.bytes.buffer as ArrayBuffer]);
+    return m.kind === 'stored' ? m.count : 0;
+  },
+  async close() {},
+};
+
+async function ownConnections(db: Db, organizationId: string): Promise<Pages> {
+  const data = organizationData(db, organizationId).importedFeatures;
+  return { read: (after) => data.pageText(after), store: (batch) => data.store(batch), close: () => db.close() };
+}
+
+async function replay(m: Extract<ToReplay, { kind: 'start' }>): Promise<void> {
+  const pages = m.address ? await ownConnections(await openPostgres(m.address.url, m.address.statementTimeoutMs / 1000), m.organizationId) : byMessages;
+  try {
+    const history = new History(m.labelDelay).withRecords();
+    const features = allocateFeatures(1);
+    const width = storedWidth(m.channels) * Float32Array.BYTES_PER_ELEMENT;
+    let stored = 0;
+    let after: [number, number] | undefined;
+    for (;;) {
+      const text = await pages.read(after);
+      if (text === null) break;
+      const page = parseReplayPage(text);
+      for (let from = 0; from < page.length; from += STORE_ROWS) {
+        const slice = page.slice(from, from + STORE_ROWS);
+        const bytes = new Uint8Array(width * slice.reduce((n, r) => n + (r.featureless ? 1 : 0), 0));
+        const seqs: number[] = [];
+        for (const r of slice) {
+          const tx = historyTransaction(r);
+          if (r.featureless) {
+            writeFeatures(tx, history, features, 0);
+            const row = storedFeatures(m.channels, features);
+            bytes.set(new Uint8Array(row.buffer, row.byteOffset, width), seqs.length * width);
+            seqs.push(r.seq);
+          }
+          history.add(tx);
+        }
+        stored += await pages.store({ seqs, bytes });
+      }
+      const last = page[page.length - 1]!;
+      after = [last.time, last.seq];
+      const answer = await ask({ kind: 'progress', stored });
+      if (answer.kind === 'next' && answer.stop) break;
+    }
+    send({ kind: 'done', stored });
+  } finally {
+    await pages.close();
+  }
+}
+
+port.on('message', (m: ToReplay) => {
+  if (m.kind === 'start') {
+    replay(m).catch((err) => send({ kind: 'failed', message: messageOf(err) }));
+  } else {
+    const resolve = answer;
+    answer = undefined;
+    resolve?.(m);
+  }
+});
