@@ -238,7 +238,8 @@ export async function runHistoryImport(o: ImportRun): Promise<HistoryImportSumma
   await o.source.check();
   const total = o.source.total();
   if (!(await o.progress('importing', 0))) throw new ImportStopped();
-  const transactions = organizationData(o.db, o.organizationId).transactions;
+  // Background work: on the embedded database the organization's scores go before each chunk.
+  const transactions = organizationData(o.db.background(), o.organizationId).transactions;
   let done = 0;
   let reported = performance.now();
   try {

@@ -55,6 +55,9 @@ export async function computeImportedFeatures(db: Db, organizationId: string, bu
   if (total >= REPLAY_PAGE_ROWS) await analyzeTransactions(db);
   const worker = new Worker(WORKER);
   const address = db.address?.();
+  // The embedded database's reads and writes for the thread, as background work: the
+  // organization's scores go before each.
+  const lane = organizationData(db.background(), organizationId).importedFeatures;
   try {
     return await new Promise<number>((resolve, reject) => {
       const failed = (err: unknown) => reject(err instanceof Error ? err : new Error(String(err)));
@@ -62,9 +65,9 @@ export async function computeImportedFeatures(db: Db, organizationId: string, bu
       worker.on('message', (m: FromReplay) => {
         switch (m.kind) {
           case 'read':
-            return answer(async () => ({ kind: 'page', text: await data.pageText(m.after) }));
+            return answer(async () => ({ kind: 'page', text: await lane.pageText(m.after) }));
           case 'store':
-            return answer(async () => ({ kind: 'stored', count: await data.store(m.batch) }));
+            return answer(async () => ({ kind: 'stored', count: await lane.store(m.batch) }));
           case 'progress':
             return answer(async () => {
               await run.progress?.(Math.min(1, m.stored / total));

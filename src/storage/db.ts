@@ -11,6 +11,11 @@ export interface Queryable {
   query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
 }
 
+/** The longest a background statement waits for the requests' statements to pause (db.ts
+ *  `background`): under a load that never pauses, background work still goes on, a statement a
+ *  second at least. */
+export const BACKGROUND_WAIT_MS = 1_000;
+
 /** What another thread needs to open connections of its own to the same PostgreSQL server. The URL
  *  carries the credentials: it is handed between threads in memory, never logged or sent
  *  elsewhere. */
@@ -65,6 +70,12 @@ export interface Db extends Queryable {
    * caller catches up there. Resolves to a function that stops listening.
    */
   listen(channel: string, onNotify: (payload: string) => void, onListening: () => void): Promise<() => Promise<void>>;
+  /** The same database for background work (an import's rows, its features): on the embedded
+   *  database, whose one connection the requests' statements share, each of its statements and
+   *  transactions starts only once no request's is waiting or running (or after BACKGROUND_WAIT_MS
+   *  of waiting), one at a time, so that a request waits behind at most one of them. On
+   *  PostgreSQL, whose requests have connections of their own, the database itself. */
+  background(): Db;
   /** PostgreSQL only: where a thread doing background work opens connections of its own, so that
    *  its statements' encoding and decoding never run on the event loop. The embedded database's
    *  one connection is this process's: there, such a thread is handed its reads and writes. */

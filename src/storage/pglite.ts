@@ -15,7 +15,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
-import type { Backend, ScriptQueryable } from './db.ts';
+import { type Backend, BACKGROUND_WAIT_MS, type Db, type ScriptQueryable } from './db.ts';
 import { StorageError, messageOf, unavailableSqlState } from './errors.ts';
 import type { PgliteArtifacts, Reply, Request, ThreadData } from './pglite-thread.ts';
 import { probe } from './probe.ts';
@@ -303,6 +303,14 @@ class PgliteDb implements Backend {
   #closed = false;
   /** Transactions begun and not yet ended: ping answers true without queueing behind them. */
   #activeTransactions = 0;
+  /** Requests' statements sent and not answered, and their transactions open: background work
+   *  waits while there are any (`background`). */
+  #foreground = 0;
+  /** Background work waiting for the requests' statements to pause. */
+  readonly #idle = new Set<() => void>();
+  /** The background statement or transaction last queued: the next starts after it. */
+  #backgroundTail: Promise<unknown> = Promise.resolve();
+  #backgroundView: Db | undefined;
 
   readonly #release: () => void;
 
@@ -325,12 +333,71 @@ class PgliteDb implements Backend {
     }
   }
 
-  async query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]> {
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]> {
+    return this.#asForeground(() => this.#query<T>(text, params));
+  }
+
+  transaction<R>(fn: (tx: ScriptQueryable) => Promise<R>): Promise<R> {
+    return this.#asForeground(() => this.#transaction(fn));
+  }
+
+  background(): Db {
+    this.#backgroundView ??= {
+      kind: this.kind,
+      query: (text, params) => this.#asBackground(() => this.#query(text, params)),
+      transaction: (fn) => this.#asBackground(() => this.#transaction(fn)),
+      ping: () => this.ping(),
+      listen: (channel, onNotify, onListening) => this.listen(channel, onNotify, onListening),
+      background: () => this.background(),
+      close: () => this.close(),
+    };
+    return this.#backgroundView;
+  }
+
+  async #asForeground<R>(work: () => Promise<R>): Promise<R> {
+    this.#foreground++;
+    try {
+      return await work();
+    } finally {
+      if (--this.#foreground === 0) for (const wake of [...this.#idle]) wake();
+    }
+  }
+
+  /** Runs `work` after the background work queued before it, once the requests' statements pause:
+   *  their continuations (a request's next statement) get a turn of the event loop first. */
+  #asBackground<R>(work: () => Promise<R>): Promise<R> {
+    const run = this.#backgroundTail.then(async () => {
+      await this.#requestsPaused();
+      return work();
+    });
+    this.#backgroundTail = run.catch(() => {});
+    return run;
+  }
+
+  async #requestsPaused(): Promise<void> {
+    const started = Date.now();
+    for (;;) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      const left = BACKGROUND_WAIT_MS - (Date.now() - started);
+      if (this.#foreground === 0 || left <= 0) return;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.#idle.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, left);
+        this.#idle.add(done);
+      });
+    }
+  }
+
+  async #query<T>(text: string, params?: unknown[]): Promise<T[]> {
     this.#checkOpen('query');
     return (await this.#call({ op: 'query', text, params })) as T[];
   }
 
-  async transaction<R>(fn: (tx: ScriptQueryable) => Promise<R>): Promise<R> {
+  async #transaction<R>(fn: (tx: ScriptQueryable) => Promise<R>): Promise<R> {
     this.#checkOpen('transaction');
     this.#activeTransactions++;
     try {

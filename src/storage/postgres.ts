@@ -12,7 +12,7 @@
 // and the pool is replaced. docs/operating.md, "When the database fails", says what clients see.
 
 import postgres from 'postgres';
-import type { Backend, DatabaseAddress, ScriptQueryable } from './db.ts';
+import type { Backend, DatabaseAddress, Db, ScriptQueryable } from './db.ts';
 import { StorageError, messageOf, redactor, unavailableSqlState } from './errors.ts';
 import { deadlinePassed, remainingMs, unbounded } from './deadline.ts';
 import { probe } from './probe.ts';
@@ -190,6 +190,10 @@ class PostgresDb implements Backend {
     this.#sql = sql;
     this.#newPool = newPool;
     this.#settings = settings;
+  }
+
+  background(): Db {
+    return this;
   }
 
   address(): DatabaseAddress {

@@ -6,6 +6,9 @@
 // - A statement kept prepared follows a change of its table's columns (it is prepared again).
 // - Bytes sent for a bytea parameter come back byte for byte; an error keeps its SQLSTATE.
 // - A notification reaches every listener of its channel, and one that stops hears no more.
+// - Background work (an import's statements) lets the requests' statements go first: one sent while
+//   background statements are queued waits behind the one running at most, and background work
+//   still goes on when the requests never pause.
 // - The thread starts without the main thread's module loaders (tsx here), whichever form they take,
 //   and with the options `npm start` gives Node (V8's heap settings, which a thread refuses).
 
@@ -130,6 +133,39 @@ t.test('notifications reach every listener of a channel until it stops', async (
   await db.query(`SELECT pg_notify('feed', 'three')`);
   await new Promise((resolve) => setTimeout(resolve, 50));
   t.same(heard.sort(), ['a:one', 'b:one', 'b:two']);
+});
+
+t.test("background statements let the requests' go first, and still go on under a load that never pauses", async (t) => {
+  const db = await openPglite(join(root, 'background'), template);
+  t.teardown(() => db.close());
+  const order: string[] = [];
+  const background = db.background();
+  const queued = [1, 2, 3, 4].map((n) => background.query('SELECT pg_sleep(0.2)').then(() => void order.push(`background ${n}`)));
+  // The first is sent a turn of the event loop after it was queued (the requests' turn), and the
+  // second not before the first is answered: a request sent a few turns on comes between them.
+  for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
+  await db.query('SELECT 1').then(() => void order.push('request'));
+  await Promise.all(queued);
+  t.same(order, ['background 1', 'request', 'background 2', 'background 3', 'background 4'], 'the request waited behind the running one only');
+
+  const inTransaction = await background.transaction(async (tx) => (await tx.query<{ n: number }>('SELECT 2 AS n'))[0]!.n);
+  t.equal(inTransaction, 2, 'a background transaction runs as any other');
+
+  // Requests one after another without a pause: a background statement still runs (after waiting
+  // its longest), and the requests go on.
+  let busy = true;
+  let requests = 0;
+  const load = (async () => {
+    while (busy) {
+      await db.query('SELECT pg_sleep(0.01)');
+      requests++;
+    }
+  })();
+  const [row] = await background.query<{ n: number }>('SELECT 3 AS n');
+  busy = false;
+  await load;
+  t.equal(row!.n, 3, 'background work goes on while the requests never pause');
+  t.ok(requests > 0, `${requests} requests answered meanwhile`);
 });
 
 t.test("the database's thread starts without the main thread's module loaders", async (t) => {
