@@ -229,6 +229,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
             example: () => sandbox.history.transactions,
             beforeImport: () => decisionLog.flush(),
             imported: (id) => live.imported(id),
+            importing: (id) => live.importing(id),
           }),
         )
         .register('rings', ringsHandler(db, pool, labelDelay))

@@ -8,6 +8,7 @@
 
 import { fieldEntries, type ColumnMapping } from '../datasets/column-names.ts';
 import { mappedFields, undeclaredFields, type MappedField } from '../datasets/mapped-fields.ts';
+import type { HistoryImportSummary } from '../contract/jobs.ts';
 import type { Db } from '../storage/db.ts';
 import { getDataset, type DatasetFiles } from '../storage/datasets.ts';
 import { organizationData } from '../storage/organization-data.ts';
@@ -41,6 +42,9 @@ export interface HistoryImportDeps {
   /** After an import stored rows into an organization's history: its copy in memory, which must
    *  be built in time order, is built again (resolves once it is in place). */
   imported: (organizationId: string) => Promise<void>;
+  /** Before an import stores rows: no rebuild of the organization's copy in memory until it ends
+   *  (`imported` asks for one); returns the release. */
+  importing: (organizationId: string) => () => void;
 }
 
 export function historyImportHandler(o: HistoryImportDeps): JobHandler {
@@ -67,22 +71,28 @@ export function historyImportHandler(o: HistoryImportDeps): JobHandler {
         const organizationId = job.organization_id;
         await o.beforeImport();
         let rebuilt: Promise<void> | undefined;
-        const summary = await runHistoryImport({
-          db: o.db,
-          organizationId,
-          jobId: job.id,
-          source,
-          progress: (s, f) => {
-            progress.stage = s;
-            progress.fraction = f;
-            return progress.write();
-          },
-          stopped,
-          onStored: () => {
-            // Awaited below once the import succeeded; a failed one leaves it to finish alone.
-            rebuilt = o.imported(organizationId);
-          },
-        });
+        const release = o.importing(organizationId);
+        let summary: HistoryImportSummary;
+        try {
+          summary = await runHistoryImport({
+            db: o.db,
+            organizationId,
+            jobId: job.id,
+            source,
+            progress: (s, f) => {
+              progress.stage = s;
+              progress.fraction = f;
+              return progress.write();
+            },
+            stopped,
+            onStored: () => {
+              // Awaited below once the import succeeded; a failed one leaves it to finish alone.
+              rebuilt = o.imported(organizationId);
+            },
+          });
+        } finally {
+          release();
+        }
         // Once the job has stored its rows, this process's scores see them.
         await rebuilt;
         if (!o.model) return summary;

@@ -280,9 +280,36 @@ export class Tenants {
   /** Organizations whose import rows are arriving: the timer that builds their tenant again. */
   private readonly importing = new Map<string, NodeJS.Timeout>();
 
+  /** Imports this process is running, by organization (`holdRebuilds`), and whether their rows
+   *  have reached the organization's tenant meanwhile. */
+  private readonly held = new Map<string, { imports: number; arrived: boolean }>();
+
+  /** An import of this process is storing the organization's rows: its tenant is not built again
+   *  between two of its chunks, however long one waits (background work on the embedded
+   *  database), since the import asks for it once its rows are stored (`rebuild`). Returns the
+   *  release; rows that arrived meanwhile and were not rebuilt for then start the usual wait. */
+  holdRebuilds(organizationId: string): () => void {
+    const hold = this.held.get(organizationId) ?? { imports: 0, arrived: false };
+    hold.imports++;
+    this.held.set(organizationId, hold);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--hold.imports > 0) return;
+      this.held.delete(organizationId);
+      if (hold.arrived && !this.rebuilding.has(organizationId)) this.importArrived(organizationId);
+    };
+  }
+
   /** An import's row reached an organization's tenant, which cannot place it: the tenant keeps
    *  answering, and is built again once the import's rows stop arriving. */
   private importArrived(organizationId: string): void {
+    const hold = this.held.get(organizationId);
+    if (hold) {
+      hold.arrived = true;
+      return;
+    }
     clearTimeout(this.importing.get(organizationId));
     const timer = setTimeout(() => void this.rebuild(organizationId), IMPORT_QUIET_MS);
     timer.unref();

@@ -2,7 +2,8 @@
 // sandbox reads and records nothing of any organization; each organization's key scores against and
 // records into its own history only; a retried transaction id is a replay (same body, header) or a
 // 409; concurrent copies record one transaction; an import's rows arriving leave the tenant in use
-// answering until they stop, then it is built again holding them; and the decision survives a restart.
+// answering until they stop, then it is built again holding them (this process's own import: once
+// it ends, however long between its chunks); and the decision survives a restart.
 
 import t from 'tap';
 import { backends } from '../support/server.ts';
@@ -206,6 +207,42 @@ for (const backend of backends()) {
       t.not(tenants.loadedNow(b.id), before, 'a new tenant took its place');
       const after = (await live.score(b, body(2))).json();
       t.equal(after.entity_history[customer].prior_transactions, 2 + 6, 'which holds the six imported rows, and the two scored');
+    });
+
+    await t.test("this process's own import: no rebuild between its chunks, however far apart; one once it ends", async (t) => {
+      const { tenants, tail } = live.s.service;
+      const customer = 'held-customer';
+      const body = (n: number) => ({ amount: 12, customer_id: customer, merchant_id: 'held-merchant', transaction_id: `after-held-${n}` });
+      t.equal((await live.score(b, body(0))).json().entity_history[customer].prior_transactions, 0);
+      const before = tenants.loadedNow(b.id);
+      const release = tenants.holdRebuilds(b.id);
+      const data = organizationData(live.s.service.db, b.id).transactions;
+      const now = Date.now();
+      for (let chunk = 0; chunk < 2; chunk++) {
+        await data.insert([
+          {
+            transaction_id: `held-${chunk}`,
+            time: now - 86_400_000 + chunk * 1000,
+            amount: 30,
+            customer_id: customer,
+            merchant_id: 'held-merchant',
+            location: 'Lisbon',
+            payment_type: 'card_present',
+            source: 'import' as const,
+            label: null,
+            label_known_ms: null,
+          },
+        ]);
+        await tail.catchUp();
+        // Well past the second without rows after which another process's import is rebuilt for.
+        await new Promise((resolve) => setTimeout(resolve, 2_500));
+        t.equal(tenants.loadedNow(b.id), before, `chunk ${chunk}, 2.5 s on: the same tenant, not built again`);
+      }
+      release();
+      const deadline = Date.now() + 20_000;
+      while (tenants.loadedNow(b.id) === before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      t.not(tenants.loadedNow(b.id), before, 'released: built again');
+      t.equal((await live.score(b, body(1))).json().entity_history[customer].prior_transactions, 1 + 2, 'holding both imported rows, and the one scored');
     });
 
     await t.test('scored transactions and their decisions survive a restart', async (t) => {
