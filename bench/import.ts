@@ -37,6 +37,7 @@ const options = benchmarkCommandLine({
   options: {
     variant: oneOf(['plain', 'fields'], 'run only this variant of this checkout (default: both)'),
     only: oneOf(['files', 'traffic'], 'run only the file rounds, or only the import under traffic (default: both)'),
+    backend: oneOf(['embedded', 'postgres'], 'run on this back end only (default: the embedded database, and PostgreSQL with DATABASE_URL)'),
     against: text('DIR', 'another checkout, built (npm run build:server): its server runs the plain import too, as the variant `before`'),
   },
   notes: ['DATABASE_URL (a PostgreSQL server on which this role may create and drop databases): the same rounds on a fresh database there too.'],
@@ -286,7 +287,8 @@ async function underTraffic(backend: string, database: () => Promise<Record<stri
 
 const csv = dataset(ROWS);
 const results: Record<string, Record<string, unknown>> = {};
-const backends = ['embedded', ...(process.env.DATABASE_URL ? ['postgres'] : [])];
+const backends = options.backend ? [options.backend] : ['embedded', ...(process.env.DATABASE_URL ? ['postgres'] : [])];
+if (options.backend === 'postgres' && !process.env.DATABASE_URL) throw new UsageError('--backend postgres needs DATABASE_URL');
 for (const backend of backends) {
   // Each server its own database: a fresh one on PostgreSQL, its own data folder's when embedded.
   const drops: (() => Promise<void>)[] = [];

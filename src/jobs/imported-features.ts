@@ -17,7 +17,6 @@ import type { ModelBundle } from '../model/bundle-types.ts';
 import type { DatabaseAddress, Db } from '../storage/db.ts';
 import type { FeatureBatch } from '../storage/imported-features.ts';
 import { organizationData } from '../storage/organization-data.ts';
-import { analyzeTransactions, REPLAY_PAGE_ROWS } from '../storage/imported-features.ts';
 
 export interface ImportedFeaturesRun {
   /** Called after each page with the share of the featureless transactions done. */
@@ -52,7 +51,6 @@ export async function computeImportedFeatures(db: Db, organizationId: string, bu
   const data = organizationData(db, organizationId).importedFeatures;
   const total = await data.featureless();
   if (total === 0) return 0;
-  if (total >= REPLAY_PAGE_ROWS) await analyzeTransactions(db);
   const worker = new Worker(WORKER);
   const address = db.address?.();
   // The embedded database's reads and writes for the thread, as background work: the
