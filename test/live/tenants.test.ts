@@ -23,6 +23,19 @@ const evidenceIds = (r: { graph_evidence: Record<string, { transaction_id: strin
     .map((e) => e.transaction_id);
 
 /** A response without its timings (which differ from one run of the same request to the next). */
+/** An imported row of a customer at a merchant (no label). */
+const importedRow = (transaction_id: string, time: number, customer_id: string, merchant_id: string) => ({
+  transaction_id,
+  time,
+  amount: 30,
+  customer_id,
+  merchant_id,
+  location: 'Lisbon',
+  payment_type: 'card_present',
+  source: 'import' as const,
+  label: null,
+  label_known_ms: null,
+});
 const timeless = (r: Record<string, unknown>) => ({ ...r, stages: undefined, latency_ms: undefined });
 
 for (const backend of backends()) {
@@ -182,20 +195,7 @@ for (const backend of backends()) {
       const now = Date.now();
       const data = organizationData(live.s.service.db, b.id).transactions;
       for (let chunk = 0; chunk < 3; chunk++) {
-        await data.insert(
-          [0, 1].map((k) => ({
-            transaction_id: `imported-${chunk}-${k}`,
-            time: now - 86_400_000 + chunk * 1000 + k,
-            amount: 30,
-            customer_id: customer,
-            merchant_id: 'import-merchant',
-            location: 'Lisbon',
-            payment_type: 'card_present',
-            source: 'import' as const,
-            label: null,
-            label_known_ms: null,
-          })),
-        );
+        await data.insert([0, 1].map((k) => importedRow(`imported-${chunk}-${k}`, now - 86_400_000 + chunk * 1000 + k, customer, 'import-merchant')));
         await tail.catchUp();
         t.equal(tenants.loadedNow(b.id), before, `chunk ${chunk}: the same tenant answers (no score waits for a load)`);
       }
@@ -219,20 +219,7 @@ for (const backend of backends()) {
       const data = organizationData(live.s.service.db, b.id).transactions;
       const now = Date.now();
       for (let chunk = 0; chunk < 2; chunk++) {
-        await data.insert([
-          {
-            transaction_id: `held-${chunk}`,
-            time: now - 86_400_000 + chunk * 1000,
-            amount: 30,
-            customer_id: customer,
-            merchant_id: 'held-merchant',
-            location: 'Lisbon',
-            payment_type: 'card_present',
-            source: 'import' as const,
-            label: null,
-            label_known_ms: null,
-          },
-        ]);
+        await data.insert([importedRow(`held-${chunk}`, now - 86_400_000 + chunk * 1000, customer, 'held-merchant')]);
         await tail.catchUp();
         // Well past the second without rows after which another process's import is rebuilt for.
         await new Promise((resolve) => setTimeout(resolve, 2_500));
