@@ -21,7 +21,10 @@ import type { OrganizationTransactions } from '../../src/storage/organization-da
 const loaded = loadModelFolder('models/builtin');
 if (isProblem(loaded)) throw new Error(loaded.message);
 const bundle: ModelBundle = loaded;
-const scorer = new Scorer({ bundle });
+// A clock a second on at each score: two scores in the same millisecond (a fast machine) would be
+// at the same time, and a transaction sees only strictly older ones.
+let now = Date.UTC(2026, 10, 1);
+const scorer = new Scorer({ bundle, clock: () => (now += 1_000) });
 
 /** An organization in memory: its Tenant, over stored transactions the log's commits fill. */
 function organization(id: string) {
