@@ -37,13 +37,17 @@ interface Pages {
   close(): Promise<void>;
 }
 
-/** The main thread's answer to this thread's one outstanding request. */
-let answer: ((m: ToReplay) => void) | undefined;
+/** This thread's requests to the main thread not answered yet, by id. */
+const waiting = new Map<number, (m: ToReplay) => void>();
+let nextRequest = 1;
 
-function ask(m: FromReplay, transfer: ArrayBuffer[] = []): Promise<ToReplay> {
+type Request = FromReplay extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
+
+function ask(m: Request, transfer: ArrayBuffer[] = []): Promise<ToReplay> {
+  const id = nextRequest++;
   return new Promise((resolve) => {
-    answer = resolve;
-    send(m, transfer);
+    waiting.set(id, resolve);
+    send({ ...m, id } as FromReplay, transfer);
   });
 }
 
@@ -71,11 +75,16 @@ async function replay(m: Extract<ToReplay, { kind: 'start' }>): Promise<void> {
     const features = allocateFeatures(1);
     const width = storedWidth(m.channels) * Float32Array.BYTES_PER_ELEMENT;
     let stored = 0;
-    let after: [number, number] | undefined;
+    // The next page is read while this one is replayed, and a batch stored while the next is
+    // computed: the thread's CPU and the database's work overlap.
+    let reading = pages.read(undefined);
+    let storing: Promise<number> | undefined;
     for (;;) {
-      const text = await pages.read(after);
+      const text = await reading;
       if (text === null) break;
       const page = parseReplayPage(text);
+      const last = page[page.length - 1]!;
+      reading = pages.read([last.time, last.seq]);
       for (let from = 0; from < page.length; from += STORE_ROWS) {
         const slice = page.slice(from, from + STORE_ROWS);
         const bytes = new Uint8Array(width * slice.reduce((n, r) => n + (r.featureless ? 1 : 0), 0));
@@ -90,13 +99,16 @@ async function replay(m: Extract<ToReplay, { kind: 'start' }>): Promise<void> {
           }
           history.add(tx);
         }
-        stored += await pages.store({ seqs, bytes });
+        if (storing) stored += await storing;
+        storing = pages.store({ seqs, bytes });
       }
-      const last = page[page.length - 1]!;
-      after = [last.time, last.seq];
+      if (storing) stored += await storing;
+      storing = undefined;
       const answer = await ask({ kind: 'progress', stored });
       if (answer.kind === 'next' && answer.stop) break;
     }
+    // A read begun for a page the replay no longer wants (it stopped) is left to end alone.
+    reading.catch(() => {});
     send({ kind: 'done', stored });
   } finally {
     await pages.close();
@@ -107,8 +119,8 @@ port.on('message', (m: ToReplay) => {
   if (m.kind === 'start') {
     replay(m).catch((err) => send({ kind: 'failed', message: messageOf(err) }));
   } else {
-    const resolve = answer;
-    answer = undefined;
+    const resolve = waiting.get(m.id);
+    waiting.delete(m.id);
     resolve?.(m);
   }
 });

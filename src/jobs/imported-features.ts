@@ -29,17 +29,17 @@ export interface ImportedFeaturesRun {
  *  connect on PostgreSQL), then on the embedded database the answer to each of its requests. */
 export type ToReplay =
   | { kind: 'start'; organizationId: string; labelDelay: number; channels: { name: Channel; features: readonly string[] }[]; address?: DatabaseAddress }
-  | { kind: 'page'; text: string | null }
-  | { kind: 'stored'; count: number }
+  | { kind: 'page'; id: number; text: string | null }
+  | { kind: 'stored'; id: number; count: number }
   /** The answer to its progress: whether to go on to the next page. */
-  | { kind: 'next'; stop: boolean };
+  | { kind: 'next'; id: number; stop: boolean };
 
 /** What it sends: on the embedded database a page to read or a batch to store; its progress after
  *  each page (answered: go on, or stop), and its end. */
 export type FromReplay =
-  | { kind: 'read'; after: [number, number] | undefined }
-  | { kind: 'store'; batch: FeatureBatch }
-  | { kind: 'progress'; stored: number }
+  | { kind: 'read'; id: number; after: [number, number] | undefined }
+  | { kind: 'store'; id: number; batch: FeatureBatch }
+  | { kind: 'progress'; id: number; stored: number }
   | { kind: 'done'; stored: number }
   | { kind: 'failed'; message: string };
 
@@ -63,13 +63,13 @@ export async function computeImportedFeatures(db: Db, organizationId: string, bu
       worker.on('message', (m: FromReplay) => {
         switch (m.kind) {
           case 'read':
-            return answer(async () => ({ kind: 'page', text: await lane.pageText(m.after) }));
+            return answer(async () => ({ kind: 'page', id: m.id, text: await lane.pageText(m.after) }));
           case 'store':
-            return answer(async () => ({ kind: 'stored', count: await lane.store(m.batch) }));
+            return answer(async () => ({ kind: 'stored', id: m.id, count: await lane.store(m.batch) }));
           case 'progress':
             return answer(async () => {
               await run.progress?.(Math.min(1, m.stored / total));
-              return { kind: 'next', stop: run.stopped?.() === true };
+              return { kind: 'next', id: m.id, stop: run.stopped?.() === true };
             });
           case 'done':
             return resolve(m.stored);
