@@ -41,7 +41,9 @@ interface Pages {
 const waiting = new Map<number, (m: ToReplay) => void>();
 let nextRequest = 1;
 
-type Request = FromReplay extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
+/** A request before it is numbered: each kind of request without its `id`. */
+type WithoutId<R> = R extends unknown ? Omit<R, 'id'> : never;
+type Request = WithoutId<Extract<FromReplay, { id: number }>>;
 
 function ask(m: Request, transfer: ArrayBuffer[] = []): Promise<ToReplay> {
   const id = nextRequest++;
@@ -63,13 +65,13 @@ const byMessages: Pages = {
   async close() {},
 };
 
-async function ownConnections(db: Db, organizationId: string): Promise<Pages> {
+function ownConnections(db: Db, organizationId: string): Pages {
   const data = organizationData(db, organizationId).importedFeatures;
   return { read: (after) => data.pageText(after), store: (batch) => data.store(batch), close: () => db.close() };
 }
 
 async function replay(m: Extract<ToReplay, { kind: 'start' }>): Promise<void> {
-  const pages = m.address ? await ownConnections(await openPostgres(m.address.url, m.address.statementTimeoutMs / 1000), m.organizationId) : byMessages;
+  const pages = m.address ? ownConnections(await openPostgres(m.address.url, m.address.statementTimeoutMs / 1000), m.organizationId) : byMessages;
   try {
     const history = new History(m.labelDelay).withRecords();
     const features = allocateFeatures(1);
