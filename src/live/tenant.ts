@@ -123,10 +123,13 @@ export class Tenant {
     const here: Build = {
       uses: (page) => inSlices(page.count, (from, to) => h.loadUseColumns(page, from, to)),
       transactions: (page) => inSlices(page.count, (from, to) => h.addColumns(page, from, to)),
-      labels: (rows) =>
-        inSlices(rows.length, (from, to) => {
+      labels: async (rows) => {
+        // The rows are filed first (a label of an earlier transaction may reach their customers).
+        await inSteps(h.placing());
+        await inSlices(rows.length, (from, to) => {
           for (let i = from; i < to; i++) h.loadLabel(rows[i]!, rows[i]!.label, rows[i]!.known);
-        }),
+        });
+      },
       finish: (totals) => inSteps(h.finishing(totals)),
     };
     let build = here;

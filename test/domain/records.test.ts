@@ -3,6 +3,7 @@
 
 import t from 'tap';
 import { RecordStore } from '../../src/domain/history/records.ts';
+import { StringTable } from '../../src/domain/history/strings.ts';
 import type { Transaction } from '../../src/domain/transaction.ts';
 
 t.test('round trip of every field through growth', async (t) => {
@@ -48,4 +49,30 @@ t.test('an id followed by a transaction without one reads back whole', async (t)
   t.equal(store.transactionId(0), 'first', 'not cut short by the next row having no id');
   t.equal(store.transactionId(1), undefined);
   t.equal(store.transactionId(2), 'third');
+});
+
+t.test('a value added as its bytes is found by its string, whatever its length and characters', async (t) => {
+  // A load adds names as the bytes it read, a score looks them up as strings: both must hash alike.
+  const values = ['', 'a', 'ab', 'abc', 'abcd', 'abcde', 'cus_0123456789abcd', 'acct_0123456789abcdef', '\0', '\0\0\0\0', 'abcd\0'];
+  values.push('é', 'aé', 'abcé', 'São Paulo', '日本語のテキスト', '😀', 'a😀bc', 'x'.repeat(301));
+  const table = new StringTable();
+  const numbers = values.map((v) => {
+    const bytes = Buffer.from(`<${v}>`, 'utf8');
+    return table.idBytes(bytes, 1, bytes.length - 1);
+  });
+  t.equal(new Set(numbers).size, values.length, 'each distinct value numbered once');
+  t.same(
+    values.map((v) => table.find(v)),
+    numbers,
+    'each found again by its string',
+  );
+  t.same(
+    values.map((v) => table.id(v)),
+    numbers,
+    'and not added twice',
+  );
+  // A lone surrogate is encoded as U+FFFD, as Buffer.from encodes it.
+  const lone = Buffer.from('x\ud800', 'utf8');
+  const k = table.idBytes(lone, 0, lone.length);
+  t.equal(table.find('x\ud800'), k, 'a lone surrogate as its replacement character');
 });

@@ -5,7 +5,7 @@
 import { DEFAULT_LABEL_DELAY_MS, type History } from '../../src/domain/history/history.ts';
 import type { EntityTotals } from '../../src/domain/history/horizon.ts';
 import type { History as ReferenceHistory } from './reference-history/history.ts';
-import { RecordStore } from '../../src/domain/history/records.ts';
+import { RecordStore, type PackedColumn, type TransactionColumns } from '../../src/domain/history/records.ts';
 import { Series, SeriesStore } from '../../src/domain/history/series.ts';
 import { channelOf, type Transaction } from '../../src/domain/transaction.ts';
 import { extractOne } from '../../src/domain/features/extract.ts';
@@ -230,10 +230,47 @@ export function loadInto(h: History | ReferenceHistory, rows: readonly Tx[], flo
     h.loadUse(customer, kind, key, first);
   }
   const ids = new Map<string, number>();
-  for (const tx of [...rows].sort((a, b) => a.time - b.time)) {
-    if (tx.time >= floor) ids.set(tx.transaction_id, h.add(tx));
-    else if ((tx.label === 0 || tx.label === 1) && known(tx) >= floor) h.loadLabel(tx, tx.label, known(tx));
+  const inOrder = [...rows].sort((a, b) => a.time - b.time);
+  if ('addColumns' in h) {
+    // Ours as the service loads it: the held transactions in pages of columns, then the labels.
+    const held = inOrder.filter((tx) => tx.time >= floor);
+    for (let from = 0; from < held.length; from += 61) h.addColumns(transactionColumns(held.slice(from, from + 61), h.labelDelay));
+    for (const [k, tx] of held.entries()) ids.set(tx.transaction_id, k);
+    for (const tx of inOrder) if (tx.time < floor && (tx.label === 0 || tx.label === 1) && known(tx) >= floor) h.loadLabel(tx, tx.label, known(tx));
+  } else {
+    for (const tx of inOrder) {
+      if (tx.time >= floor) ids.set(tx.transaction_id, h.add(tx));
+      else if ((tx.label === 0 || tx.label === 1) && known(tx) >= floor) h.loadLabel(tx, tx.label, known(tx));
+    }
   }
   h.finishLoad([...totals.values(), ...more]);
   return ids;
+}
+
+/** Transactions as a load's page of columns (storage/history-load.ts reads them so). */
+export function transactionColumns(txs: readonly Tx[], labelDelay: number): TransactionColumns {
+  const packed = (values: readonly string[]): PackedColumn => {
+    const ends = new Int32Array(values.length);
+    let end = 0;
+    for (const [i, v] of values.entries()) {
+      end += Buffer.byteLength(v, 'utf8');
+      ends[i] = end;
+    }
+    return { bytes: Buffer.from(values.join(''), 'utf8'), ends };
+  };
+  const labelled = (tx: Tx) => tx.label === 0 || tx.label === 1;
+  const keys = txs.some((tx) => tx.keys?.length) ? txs.map((tx) => tx.keys ?? null) : undefined;
+  return {
+    count: txs.length,
+    times: Float64Array.from(txs, (tx) => tx.time),
+    amounts: Float64Array.from(txs, (tx) => tx.amount),
+    labels: Int8Array.from(txs, (tx) => (labelled(tx) ? tx.label! : -1)),
+    knownAt: Float64Array.from(txs, (tx) => (labelled(tx) ? (tx.labelKnownAt ?? tx.time + labelDelay) : Number.NaN)),
+    ids: packed(txs.map((tx) => tx.transaction_id)),
+    customers: packed(txs.map((tx) => tx.customer_id)),
+    merchants: packed(txs.map((tx) => tx.merchant_id)),
+    locations: packed(txs.map((tx) => tx.location)),
+    paymentTypes: packed(txs.map((tx) => tx.payment_type)),
+    keys,
+  };
 }

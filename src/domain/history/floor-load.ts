@@ -11,7 +11,7 @@ import type { Neighbours } from './customer-merchant-graph.ts';
 import { USE_CHANNEL, USE_LOCATION, USE_MERCHANT, type Uses } from './first-use.ts';
 import type { EntityTotals } from './horizon.ts';
 import type { KnownLabels } from './known-labels.ts';
-import { span, type RecordStore, type UseColumns } from './records.ts';
+import { startOf, type RecordStore, type UseColumns } from './records.ts';
 import type { SeriesStore } from './series.ts';
 import type { StringTable } from './strings.ts';
 
@@ -57,9 +57,9 @@ export function loadUse(h: LoadTarget, customerId: string, kind: 'merchant' | 'c
 export function loadUseColumns(h: LoadTarget, u: UseColumns, from: number, to: number): void {
   const r = h.records;
   for (let i = from; i < to; i++) {
-    const [cs, ce] = span(u.customers, i);
-    const c = r.customerIds.idBytes(u.customers.bytes, cs, ce);
-    const [ks, ke] = span(u.keys, i);
+    const c = r.customerIds.idBytes(u.customers.bytes, startOf(u.customers, i), u.customers.ends[i]!);
+    const ks = startOf(u.keys, i);
+    const ke = u.keys.ends[i]!;
     const first = u.firsts[i]!;
     const kind = u.kinds[i]!;
     if (kind === KIND_CHANNEL) h.uses.append(c, USE_CHANNEL, r.channels.numberBytes(u.keys.bytes, ks, ke), first);

@@ -31,6 +31,16 @@ export type Role = 'customer' | 'merchant' | 'channel';
 const USE_KINDS = { merchant: USE_MERCHANT, channel: USE_CHANNEL, location: USE_LOCATION } as const;
 const NO_KEYS: readonly number[] = [];
 
+/** Rows a step of `placing` files. */
+const PLACE_STEP = 4096;
+
+/** How many of records [0, n) each of `entities` numbers has (`of`: a record's number). */
+function countsOf(n: number, entities: number, of: (k: number) => number): Int32Array {
+  const counts = new Int32Array(entities);
+  for (let k = 0; k < n; k++) counts[of(k)]!++;
+  return counts;
+}
+
 export class History {
   readonly labelDelay: number;
 
@@ -49,6 +59,12 @@ export class History {
   private readonly neighbours: Neighbours;
   private latest = -Infinity;
   size = 0;
+  /** A load's rows are kept in the records as they come and filed everywhere else once they are
+   *  all in (`placing`): knowing how many entries each customer, merchant and channel gets, their
+   *  lists are laid out once at their size, instead of growing (and leaving room behind) as rows
+   *  come. Records from `placed` on are not filed yet. */
+  private deferring = false;
+  private placed = 0;
   /** Records are read back (`recent`, outcomes, late arrivals): asked for before the first add. */
   private keepRecords = false;
   private everyRecord = false;
@@ -107,6 +123,10 @@ export class History {
    *  `addLate`), and refused otherwise; one older than a series' horizon throws a HorizonError.
    *  A refused transaction leaves the history unchanged. */
   add(tx: Transaction): number {
+    if (this.deferring) {
+      this.placeLoaded();
+      this.deferring = false;
+    }
     if (tx.time < this.latest) return this.addLate(tx);
     this.latest = tx.time;
     const labelled = tx.label === 0 || tx.label === 1;
@@ -118,12 +138,49 @@ export class History {
   /** Adds rows `from` to `to` (exclusive) of `c` (a load's page, in time order) as `add` would, reading the strings as
    *  bytes: no object or string is made per row. */
   addColumns(c: TransactionColumns, from = 0, to = c.count): void {
+    // Key fields' values are not kept by the records: rows with them are filed as they come.
+    if (c.keys) this.placeLoaded();
+    const defer = this.deferring && !c.keys;
     for (let i = from; i < to; i++) {
       const time = c.times[i]!;
       if (time < this.latest) throw new Error('addColumns() needs its rows in time order, after the newest added');
       this.latest = time;
-      this.place(this.records.pushRow(c, i), c.keys?.[i]);
+      const k = this.records.pushRow(c, i);
+      if (!defer) {
+        this.place(k, c.keys?.[i]);
+        this.placed = k + 1;
+      }
     }
+  }
+
+  /** Files the rows a load has added (`addColumns`) and not filed yet, in steps of a few
+   *  thousand: the first time, with each customer's, merchant's and channel's lists laid out at
+   *  the size their rows need. */
+  *placing(): Generator<void> {
+    const r = this.records;
+    const n = r.length;
+    if (!this.deferring || this.placed === n) return;
+    if (this.size === 0) {
+      this.customers.layOut(countsOf(n, r.customerIds.size, (k) => r.customer(k)));
+      this.merchants.layOut(countsOf(n, r.merchantIds.size, (k) => r.merchant(k)));
+      this.channels.layOut(countsOf(n, r.channels.keys.size, (k) => r.channel(k)));
+      yield;
+    }
+    while (this.placed < n) {
+      const to = Math.min(n, this.placed + PLACE_STEP);
+      this.placeRange(this.placed, to);
+      this.placed = to;
+      yield;
+    }
+  }
+
+  private placeRange(from: number, to: number): void {
+    for (let k = from; k < to; k++) this.place(k, undefined);
+  }
+
+  /** `placing` at once. */
+  private placeLoaded(): void {
+    for (const _ of this.placing());
   }
 
   /** Files record `k`, the newest, everywhere an in-order transaction goes. */
@@ -245,6 +302,7 @@ export class History {
   loadFrom(floor: number): this {
     if (this.size !== 0) throw new Error('loadFrom() on a history that has transactions');
     this.floor = floor;
+    this.deferring = this.records.length === 0;
     this.labels.beginLoad(floor);
     return this;
   }
@@ -277,6 +335,7 @@ export class History {
 
   /** A label known from the floor on, of a transaction before it. */
   loadLabel(tx: Pick<Transaction, 'customer_id' | 'merchant_id' | 'payment_type' | 'location'>, label: 0 | 1, known: number): void {
+    if (this.deferring) this.placeLoaded();
     const [c, m, ch] = this.records.numbersOf(tx);
     this.labels.file(c, m, ch, label, known, -1);
     if (label === 1) this.refreshCompromised(c);
@@ -290,6 +349,8 @@ export class History {
   /** `finishLoad` in steps of a few milliseconds each (a caller can let other work run between
    *  them): the labels filed, the totals set, the parts packed. */
   *finishing(totals: Iterable<EntityTotals>): Generator<void> {
+    yield* this.placing();
+    this.deferring = false;
     yield* finishingLoad(this.loadTarget(), totals);
     yield;
     yield* this.compacting();

@@ -59,15 +59,39 @@ function baseIn(from: number, to: number): number {
   return (from === -Infinity ? 1 : 0) - (to === -Infinity ? 1 : 0);
 }
 
-/** Sorts `times` ascending and `refs` with them. The times are sorted as numbers by the typed
- *  array's own sort, and each entry then finds its place by a binary search for its time (entries
- *  of equal time in the order they came; no query tells them apart anyway): no comparison
- *  function is called per pair. */
+/** Sorts `times` ascending and `refs` with them, entries of equal time in the order they came (no
+ *  query tells them apart anyway), with no comparison function called per pair: whole-millisecond
+ *  times (as every stored time is) are sorted as one number each, the time from the earliest times
+ *  the count plus the entry's index, by the typed array's own sort, while those numbers stay exact;
+ *  otherwise the times are sorted alone and each entry finds its place by a binary search. */
 function sortByTime(times: Float64Array, refs: Int32Array): void {
   const n = times.length;
-  const sorted = Float64Array.from(times).sort();
-  const taken = new Int32Array(n);
+  let min = Infinity;
+  let max = -Infinity;
+  let whole = true;
+  for (let i = 0; i < n; i++) {
+    const t = times[i]!;
+    if (t < min) min = t;
+    if (t > max) max = t;
+    if (!Number.isInteger(t)) whole = false;
+  }
+  if (n < 2) return;
+  const original = Float64Array.from(times);
   const placed = new Int32Array(n);
+  if (whole && (max - min + 1) * n <= Number.MAX_SAFE_INTEGER) {
+    const keys = new Float64Array(n);
+    for (let i = 0; i < n; i++) keys[i] = (original[i]! - min) * n + i;
+    keys.sort();
+    for (let j = 0; j < n; j++) {
+      const i = keys[j]! % n;
+      times[j] = original[i]!;
+      placed[j] = refs[i]!;
+    }
+    refs.set(placed);
+    return;
+  }
+  const sorted = original.sort();
+  const taken = new Int32Array(n);
   for (let i = 0; i < n; i++) {
     const t = times[i]!;
     let lo = 0;

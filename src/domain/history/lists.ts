@@ -82,6 +82,8 @@ export class Lists {
   private readonly free = new Int32Array(CLASSES).fill(-1);
   /** Entries in free blocks, and in blocks being used below their capacity by dropped entries. */
   private freeEntries = 0;
+  /** Every list is still where `layOut` put it: the columns are as a compaction would leave them. */
+  private laidOut = false;
 
   /** `intColumns` Int32, `floatColumns` Float64 and `byteColumns` Int8 columns (at least one of
    *  the first two: a free block keeps its link there); room for `expected` entries at first. */
@@ -146,6 +148,26 @@ export class Lists {
     this.capacity[id] = capacity;
   }
 
+  /** Places empty lists end to end, list l in one block for `counts[l]` entries and a sixteenth more
+   *  (and one), as a compaction would leave them: a load that knows how many entries each list is
+   *  about to get then adds them without moving a list, leaves no free block behind, grows the
+   *  columns once, and needs no compaction after. */
+  layOut(counts: Int32Array): void {
+    if (this.top !== 0) throw new Error('layOut() on lists that hold entries');
+    if (counts.length > 0) this.ensure(counts.length - 1);
+    let total = 0;
+    for (let l = 0; l < counts.length; l++) {
+      const n = counts[l]!;
+      const capacity = n === 0 ? 0 : n + (n >> 4) + 1;
+      this.start[l] = total;
+      this.capacity[l] = capacity;
+      total += capacity;
+    }
+    if (total > this.size) this.growTo(total);
+    this.top = total;
+    this.laidOut = true;
+  }
+
   /** Appends an entry to list `id`; returns its position in the columns, for the caller to write. */
   append(id: number): number {
     this.ensure(id);
@@ -204,6 +226,13 @@ export class Lists {
   *compacting(lists = this.start.length): Generator<void> {
     const n = lists;
     for (let l = n; l < this.start.length; l++) if (this.length[l]! > 0) throw new Error(`compact(${n}) would drop list ${l}`);
+    if (this.laidOut && this.top === this.size) {
+      // Already end to end (dropped entries leave a list's block as it was).
+      this.start = this.start.slice(0, n);
+      this.length = this.length.slice(0, n);
+      this.capacity = this.capacity.slice(0, n);
+      return;
+    }
     let total = 0;
     for (let l = 0; l < n; l++) {
       const len = this.length[l]!;
@@ -254,6 +283,7 @@ export class Lists {
   }
 
   private allocate(capacity: number): number {
+    this.laidOut = false;
     // A free block of the class that guarantees the size: blocks of class c hold at least 2^c.
     const wanted = classOf(capacity) + (capacity & (capacity - 1) ? 1 : 0);
     const at = wanted < CLASSES ? this.free[wanted]! : -1;

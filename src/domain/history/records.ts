@@ -62,9 +62,9 @@ export interface UseColumns {
   firsts: Float64Array;
 }
 
-/** Bytes [start, end) of value i of a packed column. */
-export function span(c: PackedColumn, i: number): [number, number] {
-  return [i === 0 ? 0 : c.ends[i - 1]!, c.ends[i]!];
+/** Where value i of a packed column starts (it ends at `ends[i]`). */
+export function startOf(c: PackedColumn, i: number): number {
+  return i === 0 ? 0 : c.ends[i - 1]!;
 }
 
 /** Channels by number, with the location and payment type each is made of (few: a small table).
@@ -238,18 +238,14 @@ export class RecordStore {
     if (k === 0 && c.count > 0) this.ids.reserveBytes(Math.ceil(((this.capacity * c.ids.ends[c.count - 1]!) / c.count) * 1.03));
     this.times.set(k, c.times[i]!);
     this.amounts.set(k, c.amounts[i]!);
-    const [cs, ce] = span(c.customers, i);
-    this.customers.set(k, this.customerIds.idBytes(c.customers.bytes, cs, ce));
-    const [ms, me] = span(c.merchants, i);
-    this.merchants.set(k, this.merchantIds.idBytes(c.merchants.bytes, ms, me));
-    const [ls, le] = span(c.locations, i);
-    const [ps, pe] = span(c.paymentTypes, i);
-    this.channelColumn.set(k, this.channels.ofParts(this.places.idBytes(c.paymentTypes.bytes, ps, pe), this.places.idBytes(c.locations.bytes, ls, le)));
+    this.customers.set(k, this.customerIds.idBytes(c.customers.bytes, startOf(c.customers, i), c.customers.ends[i]!));
+    this.merchants.set(k, this.merchantIds.idBytes(c.merchants.bytes, startOf(c.merchants, i), c.merchants.ends[i]!));
+    const paymentType = this.places.idBytes(c.paymentTypes.bytes, startOf(c.paymentTypes, i), c.paymentTypes.ends[i]!);
+    this.channelColumn.set(k, this.channels.ofParts(paymentType, this.places.idBytes(c.locations.bytes, startOf(c.locations, i), c.locations.ends[i]!)));
     const label = c.labels[i]!;
     this.labels[k] = label;
     this.knownAt.set(k, label === NO_LABEL ? Number.NaN : c.knownAt[i]!);
-    const [is, ie] = span(c.ids, i);
-    this.ids.pushBytes(c.ids.bytes, is, ie);
+    this.ids.pushBytes(c.ids.bytes, startOf(c.ids, i), c.ids.ends[i]!);
     this.idIndex?.add(k);
     return k;
   }

@@ -46,6 +46,9 @@ export class SeriesStore {
     this.checkpoints = new Lists(0, withSquares ? 2 : 1);
   }
 
+  /** The newest time added (`add`) or placed (`insert`). */
+  private newest = -Infinity;
+
   /** Entities made: one past the highest asked for. */
   private made = 0;
 
@@ -63,6 +66,19 @@ export class SeriesStore {
     }
     this.entries.ensure(this.dropped.length - 1);
     this.checkpoints.ensure(this.dropped.length - 1);
+  }
+
+  /** Lays out the lists of a load's entries before they are added (in time order): `counts[e]`
+   *  for entity e (every entity still empty), so that adding them moves no list (Lists.layOut). */
+  layOut(counts: Int32Array): void {
+    let last = -1;
+    for (let e = 0; e < counts.length; e++) if (counts[e]! > 0) last = e;
+    if (last < 0) return;
+    this.ensure(last);
+    const used = counts.subarray(0, last + 1);
+    this.entries.layOut(used);
+    // A checkpoint before the first entry and after every CHECKPOINT-th (`add`).
+    this.checkpoints.layOut(used.map((n) => (n === 0 ? 0 : (n >> SHIFT) + 1)));
   }
 
   /** Held entries of entity `e`. */
@@ -143,14 +159,16 @@ export class SeriesStore {
     return v;
   }
 
-  /** Appends record `k` (no older than any held entry: an older one goes through `insert`);
-   *  entries older than `keepFrom` may then be dropped. */
+  /** Appends record `k`, no older than any entry added to the store (an older one goes through
+   *  `insert`); entries older than `keepFrom` may then be dropped. The history adds in time order
+   *  across all entities, so the order is checked against the store's newest time, not the
+   *  entity's last entry (a lookup in its list and in the records, per entry). */
   add(e: number, k: number, keepFrom = -Infinity): void {
-    this.ensure(e);
     const time = this.records.time(k);
+    if (time < this.newest) throw new Error('history must be added in time order');
+    this.newest = time;
+    this.ensure(e);
     const n = this.entries.count(e);
-    const last = n ? this.timeAt(e, n - 1) : this.lastDropped[e]!;
-    if (time < last) throw new Error('history must be added in time order');
     if (n === 0 && this.checkpoints.count(e) === 0) this.pushCheckpoint(e);
     const at = this.entries.append(e);
     this.entries.ints[0]![at] = k;
@@ -186,6 +204,7 @@ export class SeriesStore {
   insert(e: number, k: number, keepFrom: number, newest = keepFrom + WINDOW_HORIZON_MS): void {
     const time = this.records.time(k);
     if (!this.accepts(e, time)) throw new HorizonError(time, newest);
+    if (time > this.newest) this.newest = time;
     this.ensure(e);
     let i = this.entries.count(e);
     while (i > 0 && this.timeAt(e, i - 1) > time) i--;

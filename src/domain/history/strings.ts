@@ -25,9 +25,6 @@ export function packedStart(offset: number): number {
   return offset < 0 ? -1 - offset : offset;
 }
 
-const FNV_OFFSET = 0x811c9dc5;
-const FNV_PRIME = 0x01000193;
-
 /** The UTF-8 bytes of `s`, one at a time, as Buffer.write encodes it (a lone surrogate as U+FFFD). */
 function forEachUtf8Byte(s: string, byte: (b: number) => boolean): boolean {
   for (let i = 0; i < s.length; i++) {
@@ -52,36 +49,86 @@ function forEachUtf8Byte(s: string, byte: (b: number) => boolean): boolean {
   return true;
 }
 
-/** FNV-1a of bytes [start, end). */
+// The hash of a value's UTF-8 bytes, taken four bytes (a little-endian word) at a time, the last
+// word short: a load hashes every row's customer, merchant, channel parts and id, and a byte at a
+// time (FNV-1a) was a chain of one multiplication per byte. Each word is mixed in by a
+// multiplication and a shift, and the result by MurmurHash3's finaliser, so that slots taken as the
+// hash modulo any table size spread evenly.
+const HASH_SEED = 0x811c9dc5;
+const WORD_PRIME = 0x01000193;
+
+function mixWord(h: number, word: number): number {
+  h = Math.imul(h ^ word, WORD_PRIME);
+  return h ^ (h >>> 15);
+}
+
+function finish(h: number, length: number): number {
+  h ^= length;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** The hash of bytes [start, end). */
 function hashBytes(bytes: Uint8Array, start: number, end: number): number {
-  let h = FNV_OFFSET;
-  for (let i = start; i < end; i++) h = Math.imul(h ^ bytes[i]!, FNV_PRIME);
-  return h >>> 0;
+  let h = HASH_SEED;
+  let i = start;
+  for (; i + 4 <= end; i += 4) h = mixWord(h, bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24));
+  if (i < end) {
+    let word = 0;
+    for (let shift = 0; i < end; i++, shift += 8) word |= bytes[i]! << shift;
+    h = mixWord(h, word);
+  }
+  return finish(h, end - start);
 }
 
-/** FNV-1a of the UTF-8 encoding of `s` (the same as hashBytes of the encoded bytes). */
-export function hashOf(bytes: Uint8Array, start: number, end: number): number {
-  return hashBytes(bytes, start, end);
-}
-
+/** The hash of the UTF-8 encoding of `s` (the same as hashBytes of the encoded bytes). */
 export function hashString(s: string): number {
-  let h = FNV_OFFSET;
+  const n = s.length;
+  let h = HASH_SEED;
+  let i = 0;
   let ascii = true;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0x80) {
+  for (; i + 4 <= n; i += 4) {
+    const a = s.charCodeAt(i);
+    const b = s.charCodeAt(i + 1);
+    const c = s.charCodeAt(i + 2);
+    const d = s.charCodeAt(i + 3);
+    if ((a | b | c | d) >= 0x80) {
       ascii = false;
       break;
     }
-    h = Math.imul(h ^ c, FNV_PRIME);
+    h = mixWord(h, a | (b << 8) | (c << 16) | (d << 24));
   }
-  if (ascii) return h >>> 0;
-  h = FNV_OFFSET;
-  forEachUtf8Byte(s, (b) => {
-    h = Math.imul(h ^ b, FNV_PRIME);
+  if (ascii) {
+    let word = 0;
+    for (let shift = 0; i < n; i++, shift += 8) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) {
+        ascii = false;
+        break;
+      }
+      word |= c << shift;
+    }
+    if (ascii) return finish(n % 4 === 0 ? h : mixWord(h, word), n);
+  }
+  // Not ASCII: the bytes as they are encoded, gathered into words.
+  h = HASH_SEED;
+  let word = 0;
+  let shift = 0;
+  let length = 0;
+  forEachUtf8Byte(s, (byte) => {
+    word |= byte << shift;
+    length++;
+    shift += 8;
+    if (shift === 32) {
+      h = mixWord(h, word);
+      word = 0;
+      shift = 0;
+    }
     return true;
   });
-  return h >>> 0;
+  if (shift > 0) h = mixWord(h, word);
+  return finish(h, length);
 }
 
 /** Whether bytes [start, end) are the UTF-8 encoding of `s`. A string's UTF-8 is as long as it
@@ -222,7 +269,10 @@ export class PackedStrings {
     this.next(end - start);
     const at = this.used;
     this.fit(at + end - start);
-    this.bytes.set(source.subarray(start, end), at);
+    // A short value byte by byte: a view of the source (subarray) would be an object a value.
+    const bytes = this.bytes;
+    if (end - start <= 64) for (let i = start; i < end; i++) bytes[at + i - start] = source[i]!;
+    else bytes.set(source.subarray(start, end), at);
     this.used = at + end - start;
     if (this.offsets) {
       this.offsets[this.count] = at;
