@@ -34,10 +34,14 @@ const NO_KEYS: readonly number[] = [];
 /** Rows a step of `placing` files. */
 const PLACE_STEP = 4096;
 
-/** How many of records [0, n) each of `entities` numbers has (`of`: a record's number). */
+/** How many of records [0, n) each of `entities` numbers has (`of`: a record's number, or -1 to
+ *  leave it out). */
 function countsOf(n: number, entities: number, of: (k: number) => number): Int32Array {
   const counts = new Int32Array(entities);
-  for (let k = 0; k < n; k++) counts[of(k)]!++;
+  for (let k = 0; k < n; k++) {
+    const e = of(k);
+    if (e >= 0) counts[e]!++;
+  }
   return counts;
 }
 
@@ -161,9 +165,16 @@ export class History {
     const n = r.length;
     if (!this.deferring || this.placed === n) return;
     if (this.size === 0) {
+      // The first uses are all loaded: packed now, they hold no room the rows' lists could use.
+      yield* this.uses.compacting();
       this.customers.layOut(countsOf(n, r.customerIds.size, (k) => r.customer(k)));
       this.merchants.layOut(countsOf(n, r.merchantIds.size, (k) => r.merchant(k)));
       this.channels.layOut(countsOf(n, r.channels.keys.size, (k) => r.channel(k)));
+      const labelled = (k: number) => r.label(k) !== undefined;
+      this.labels.layOut(
+        countsOf(n, r.merchantIds.size, (k) => (labelled(k) ? r.merchant(k) : -1)),
+        countsOf(n, r.channels.keys.size, (k) => (labelled(k) ? r.channel(k) : -1)),
+      );
       yield;
     }
     while (this.placed < n) {

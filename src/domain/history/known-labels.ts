@@ -42,6 +42,12 @@ export class KnownLabels {
     this.channels.beginLoad();
   }
 
+  /** Room for a load's labels of each merchant and channel before they are filed (LabelStore.layOut). */
+  layOut(merchants: Int32Array, channels: Int32Array): void {
+    this.merchants.layOut(merchants);
+    this.channels.layOut(channels);
+  }
+
   /** The labels filed during a load sorted into place, in steps. */
   *endLoading(): Generator<void> {
     yield* this.merchants.endLoading();

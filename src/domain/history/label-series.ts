@@ -134,9 +134,29 @@ export class LabelStore {
    *  labels come in the order of their transactions, not of when they became known, and filing
    *  each in its place would move every later one. */
   private pending: PendingLabels | undefined;
+  /** A load's labels go straight to the end of their entity's list (`layOut` made room for them)
+   *  and each list is sorted where it stands when the load ends. */
+  private appending = false;
 
   constructor(records: RecordStore) {
     this.records = records;
+  }
+
+  /** During a load, before its labels are filed: room for `counts[e]` labels of entity e, laid out
+   *  end to end (Lists.layOut), so that they are filed in their lists as they come instead of being
+   *  collected apart and filed again at the end. */
+  layOut(counts: Int32Array): void {
+    if (!this.pending || this.pending.count > 0 || this.appending) return;
+    let last = -1;
+    for (let e = 0; e < counts.length; e++) if (counts[e]! > 0) last = e;
+    if (last < 0) return;
+    this.ensure(last);
+    const used = counts.subarray(0, last + 1);
+    this.entries.layOut(used);
+    // A checkpoint before the first entry and after every CHECKPOINT-th.
+    this.checkpoints.layOut(used.map((n) => (n === 0 ? 0 : (n >> SHIFT) + 1)));
+    this.pending = undefined;
+    this.appending = true;
   }
 
   private ensure(e: number): void {
@@ -216,6 +236,11 @@ export class LabelStore {
 
   /** `endLoad` in steps of some thousands of labels each. */
   *endLoading(): Generator<void> {
+    if (this.appending) {
+      this.appending = false;
+      yield* this.sortingAppended();
+      return;
+    }
     const p = this.pending;
     this.pending = undefined;
     if (!p || p.count === 0) return;
@@ -253,6 +278,45 @@ export class LabelStore {
       }
       this.fileLoaded(e, refs.subarray(from, to), times.subarray(0, to - from));
     }
+  }
+
+  /** Each entity's labels appended during a load sorted where they stand, and counted. */
+  private *sortingAppended(): Generator<void> {
+    const entities = Math.min(this.made, this.entries.lists);
+    let largest = 0;
+    for (let e = 0; e < entities; e++) largest = Math.max(largest, this.entries.count(e));
+    const times = new Float64Array(largest);
+    let sorted = 0;
+    for (let e = 0; e < entities; e++) {
+      const n = this.entries.count(e);
+      if (n === 0) continue;
+      sorted += n;
+      if (sorted >= 4096) {
+        sorted = 0;
+        yield;
+      }
+      this.sortAppended(e, n, times.subarray(0, n));
+    }
+  }
+
+  private sortAppended(e: number, n: number, times: Float64Array): void {
+    const s = this.entries.start[e]!;
+    const refs = this.entries.ints[0]!.subarray(s, s + n);
+    for (let k = 0; k < n; k++) times[k] = this.entryTime(refs[k]!);
+    sortByTime(times, refs);
+    if (this.checkpoints.count(e) === 0) {
+      const at = this.checkpoints.append(e);
+      this.checkpoints.ints[0]![at] = 0;
+    }
+    let frauds = this.frauds[e]!;
+    for (let k = 0; k < n; k++) {
+      frauds += this.labelAt(e, k);
+      if ((k + 1) % CHECKPOINT === 0) {
+        const c = this.checkpoints.append(e);
+        this.checkpoints.ints[0]![c] = frauds;
+      }
+    }
+    this.frauds[e] = frauds;
   }
 
   /** Files an entity's loaded entries (`times`: room for their times). */
@@ -298,6 +362,12 @@ export class LabelStore {
     }
     if (this.pending) {
       this.pending.push(e, this.entryFor(ref, time, label));
+      return;
+    }
+    if (this.appending) {
+      const v = this.entryFor(ref, time, label);
+      const at = this.entries.append(e);
+      this.entries.ints[0]![at] = v;
       return;
     }
     this.place(e, time, this.entryFor(ref, time, label));

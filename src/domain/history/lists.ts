@@ -82,7 +82,8 @@ export class Lists {
   private readonly free = new Int32Array(CLASSES).fill(-1);
   /** Entries in free blocks, and in blocks being used below their capacity by dropped entries. */
   private freeEntries = 0;
-  /** Every list is still where `layOut` put it: the columns are as a compaction would leave them. */
+  /** Every list is still where `layOut` or the last compaction put it: the columns are as a
+   *  compaction would leave them. */
   private laidOut = false;
 
   /** `intColumns` Int32, `floatColumns` Float64 and `byteColumns` Int8 columns (at least one of
@@ -280,6 +281,7 @@ export class Lists {
     this.size = size;
     this.free.fill(-1);
     this.freeEntries = 0;
+    this.laidOut = true;
   }
 
   private allocate(capacity: number): number {

@@ -38,6 +38,9 @@ export class SeriesStore {
   private baseSquares = new Float64Array(0);
   private total = new Float64Array(0);
   private totalSquares = new Float64Array(0);
+  /** Per entity: the time of its middle held entry when `add` last looked (a lower bound of that
+   *  time at any later count, until an entry is inserted: then -Infinity). */
+  private middle = new Float64Array(0);
 
   constructor(records: RecordStore, withSquares: boolean, flagged = false) {
     this.records = records;
@@ -60,6 +63,7 @@ export class SeriesStore {
     this.lastDropped = widenFloats(this.lastDropped, e, -Infinity);
     this.baseSum = widenFloats(this.baseSum, e, 0);
     this.total = widenFloats(this.total, e, 0);
+    this.middle = widenFloats(this.middle, e, -Infinity);
     if (this.withSquares) {
       this.baseSquares = widenFloats(this.baseSquares, e, 0);
       this.totalSquares = widenFloats(this.totalSquares, e, 0);
@@ -177,8 +181,14 @@ export class SeriesStore {
     this.total[e] = this.total[e]! + amount;
     if (this.withSquares) this.totalSquares[e] = this.totalSquares[e]! + amount * amount;
     if ((n + 1) % CHECKPOINT === 0) this.pushCheckpoint(e);
-    // Compact once at least half the entries are past the horizon (amortised O(1) per entry).
-    if (n + 1 >= 64 && this.timeAt(e, (n + 1) >> 1) < keepFrom) this.dropBefore(e, keepFrom);
+    // Compact once at least half the entries are past the horizon (amortised O(1) per entry). The
+    // middle entry is looked up (far back in the list and the records) only once the horizon has
+    // passed the middle seen last: appending and dropping only ever move the middle to later ones.
+    if (n + 1 >= 64 && keepFrom > this.middle[e]!) {
+      const middle = this.timeAt(e, (n + 1) >> 1);
+      this.middle[e] = middle;
+      if (middle < keepFrom) this.dropBefore(e, keepFrom);
+    }
   }
 
   private pushCheckpoint(e: number): void {
@@ -210,6 +220,7 @@ export class SeriesStore {
     while (i > 0 && this.timeAt(e, i - 1) > time) i--;
     if (this.checkpoints.count(e) === 0) this.pushCheckpoint(e);
     const at = this.entries.insert(e, i);
+    this.middle[e] = -Infinity;
     this.entries.ints[0]![at] = k;
     for (const b of this.entries.bytes) b[at] = 0;
     this.resum(e, i);
@@ -350,6 +361,7 @@ export class SeriesStore {
     this.lastDropped = trimFloats(this.lastDropped, n);
     this.baseSum = trimFloats(this.baseSum, n);
     this.total = trimFloats(this.total, n);
+    this.middle = trimFloats(this.middle, n);
     if (this.withSquares) {
       this.baseSquares = trimFloats(this.baseSquares, n);
       this.totalSquares = trimFloats(this.totalSquares, n);
@@ -357,7 +369,7 @@ export class SeriesStore {
   }
 
   get byteLength(): number {
-    return this.entries.byteLength + this.checkpoints.byteLength + (this.withSquares ? 6 : 4) * this.dropped.byteLength;
+    return this.entries.byteLength + this.checkpoints.byteLength + (this.withSquares ? 7 : 5) * this.dropped.byteLength;
   }
 }
 
