@@ -30,7 +30,7 @@ import autocannon from 'autocannon';
 import postgres from 'postgres';
 import { dropDatabase as dropTestDatabase } from '../test/support/server.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
-import { memoryMb, resetPeakMemory, root, startFlags, threadsOf, waitFor } from './server-process.ts';
+import { memoryMb, resetPeakMemory, root, serverNodeArgs, startFlags, threadsOf, waitFor } from './server-process.ts';
 import { scoreRequests } from './requests.ts';
 import { fixedRate, running, type Load } from './fixed-rate.ts';
 import { oneOf, UsageError, type Option } from '../src/command-line.ts';
@@ -237,7 +237,7 @@ interface Launched {
  *  itself, so its /proc figures are the server's. */
 function launch(databaseUrl: string, dataDir: string): Launched {
   const port = 20_000 + Math.floor(Math.random() * 20_000);
-  const child = spawn(process.execPath, [...startFlags(), join(root, 'scripts/start.mjs')], {
+  const child = spawn(process.execPath, [...startFlags(), ...serverNodeArgs(), join(root, 'scripts/start.mjs')], {
     cwd: root,
     env: {
       ...process.env,

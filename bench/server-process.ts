@@ -44,6 +44,12 @@ process.on('exit', () => {
   for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
+/** BENCH_SERVER_NODE_ARGS: extra Node options for a benchmark's server only (e.g. `--cpu-prof`,
+ *  which NODE_OPTIONS refuses), to profile the server under the benchmark's load. */
+export function serverNodeArgs(): string[] {
+  return (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+}
+
 /** `from`: another checkout to run the server of (built with `npm run build:server`), for a
  *  benchmark that compares a change with the version before it on the same host at once. */
 export async function startServer(
@@ -51,10 +57,7 @@ export async function startServer(
   from = root,
 ): Promise<{ child: ChildProcess; url: string; startup: Record<string, number>; stderr: () => string }> {
   const port = 20_000 + Math.floor(Math.random() * 20_000);
-  // BENCH_SERVER_NODE_ARGS: extra Node options for the server only (e.g. `--cpu-prof`, which
-  // NODE_OPTIONS refuses), to profile the server under the benchmark's load.
-  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...startFlags(), ...nodeArgs, join(from, 'scripts/start.mjs')], {
+  const child = spawn(process.execPath, [...startFlags(), ...serverNodeArgs(), join(from, 'scripts/start.mjs')], {
     cwd: from,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: tempDir('bench-'), DATABASE_URL: '', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
