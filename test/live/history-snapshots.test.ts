@@ -222,6 +222,35 @@ eachBackend('histories loaded from their stored snapshots', async (t, fx) => {
     t.same(errors, [], 'nothing failed');
   });
 
+  await t.test("a write's pieces are read only once its row names them, and its next write leaves only its own", async (t) => {
+    const w = tenants();
+    await w.get('org_a');
+    await w.settled();
+    // Pieces no row names: a write staging now, or one its process's end cut short.
+    await db.query(`INSERT INTO history_snapshot_pieces (organization_id, generation, piece, bytes) VALUES ('org_a', 7, 0, '\\x00ff'::bytea)`);
+    t.equal(typeof (await loadTenant(db, 'org_a', true)).loaded.restored, 'number', 'the stored snapshot is read, not the staged pieces');
+    const [before] = await db.query<{ generation: number }>(`SELECT generation FROM history_snapshots WHERE organization_id = 'org_a'`);
+    // Of other history code: the next process loads from the rows and writes one.
+    await db.query(`UPDATE history_snapshots SET format = 'h1-0000000000000000' WHERE organization_id = 'org_a'`);
+    const again = tenants();
+    await again.get('org_a');
+    await again.settled();
+    const [now] = await db.query<{ generation: number; format: string }>(`SELECT generation, format FROM history_snapshots WHERE organization_id = 'org_a'`);
+    t.equal(now!.format, HISTORY_FORMAT, 'a new snapshot is stored');
+    t.not(now!.generation, before!.generation, 'under a generation of its own');
+    const left = (await db.query<{ generation: number }>(`SELECT DISTINCT generation FROM history_snapshot_pieces WHERE organization_id = 'org_a'`)).map(
+      (r) => r.generation,
+    );
+    if (fx.kind === 'pglite') t.same(left, [now!.generation], "only its pieces are left: the replaced one's and the cut write's are deleted");
+    else
+      t.same(
+        left.sort((x, y) => x - y),
+        [7, now!.generation].sort((x, y) => x - y),
+        "the replaced one's are deleted; those another process may be staging are left",
+      );
+    t.equal(typeof (await loadTenant(db, 'org_a', true)).loaded.restored, 'number', 'and the new one is read');
+  });
+
   await t.test('a snapshot of other history code, or of another organization, is never read', async (t) => {
     const t2 = tenants();
     await t2.get('org_a');
