@@ -6,7 +6,7 @@
 // kept beside them. The count of frauds is kept at every CHECKPOINT-th entry and counted from
 // there for the ones between. The History class files and withdraws them.
 
-import { Lists, trimFloats, widenFloats } from './lists.ts';
+import { layOutCheckpointed, Lists, trimFloats, usedCounts, widenFloats } from './lists.ts';
 import { resized } from './numbers.ts';
 import { grown } from './strings.ts';
 import type { RecordStore } from './records.ts';
@@ -147,14 +147,10 @@ export class LabelStore {
    *  collected apart and filed again at the end. */
   layOut(counts: Int32Array): void {
     if (!this.pending || this.pending.count > 0 || this.appending) return;
-    let last = -1;
-    for (let e = 0; e < counts.length; e++) if (counts[e]! > 0) last = e;
-    if (last < 0) return;
-    this.ensure(last);
-    const used = counts.subarray(0, last + 1);
-    this.entries.layOut(used);
-    // A checkpoint before the first entry and after every CHECKPOINT-th.
-    this.checkpoints.layOut(used.map((n) => (n === 0 ? 0 : (n >> SHIFT) + 1)));
+    const used = usedCounts(counts);
+    if (used.length === 0) return;
+    this.ensure(used.length - 1);
+    layOutCheckpointed(this.entries, this.checkpoints, used, SHIFT);
     this.pending = undefined;
     this.appending = true;
   }

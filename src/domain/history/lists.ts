@@ -66,6 +66,20 @@ function moveLists<T extends Int32Array | Float64Array | Int8Array>(
   return at;
 }
 
+/** `counts` up to the last list that has any (empty when none has). */
+export function usedCounts(counts: Int32Array): Int32Array {
+  let last = -1;
+  for (let l = 0; l < counts.length; l++) if (counts[l]! > 0) last = l;
+  return counts.subarray(0, last + 1);
+}
+
+/** Lays out lists of entries at `counts` (Lists.layOut), and their checkpoints' lists: one before
+ *  the first entry and one after every 2^`shift`-th, as a series or a label store keeps them. */
+export function layOutCheckpointed(entries: Lists, checkpoints: Lists, counts: Int32Array, shift: number): void {
+  entries.layOut(counts);
+  checkpoints.layOut(counts.map((n) => (n === 0 ? 0 : (n >> shift) + 1)));
+}
+
 export class Lists {
   /** Where each list's entries start in the columns, how many it has, and how many fit. */
   start: Int32Array;

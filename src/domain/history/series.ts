@@ -8,7 +8,7 @@
 // them, so every sum is the very value a running sum kept at every entry would hold, for a sixteenth
 // of the memory. The amounts come from the record store, which the series share.
 
-import { Lists, trimFloats, widenFloats } from './lists.ts';
+import { layOutCheckpointed, Lists, trimFloats, usedCounts, widenFloats } from './lists.ts';
 import type { RecordStore } from './records.ts';
 import { HorizonError, WINDOW_HORIZON_MS } from './horizon.ts';
 
@@ -75,14 +75,10 @@ export class SeriesStore {
   /** Lays out the lists of a load's entries before they are added (in time order): `counts[e]`
    *  for entity e (every entity still empty), so that adding them moves no list (Lists.layOut). */
   layOut(counts: Int32Array): void {
-    let last = -1;
-    for (let e = 0; e < counts.length; e++) if (counts[e]! > 0) last = e;
-    if (last < 0) return;
-    this.ensure(last);
-    const used = counts.subarray(0, last + 1);
-    this.entries.layOut(used);
-    // A checkpoint before the first entry and after every CHECKPOINT-th (`add`).
-    this.checkpoints.layOut(used.map((n) => (n === 0 ? 0 : (n >> SHIFT) + 1)));
+    const used = usedCounts(counts);
+    if (used.length === 0) return;
+    this.ensure(used.length - 1);
+    layOutCheckpointed(this.entries, this.checkpoints, used, SHIFT);
   }
 
   /** Held entries of entity `e`. */
