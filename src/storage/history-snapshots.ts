@@ -182,8 +182,8 @@ function swapIn(
   return scope.db.transaction(async (tx): Promise<{ stored: boolean; replaced?: number }> => {
     // One writer per organization at a time; the stored one is compared under the lock.
     await lockSnapshot(tx, org);
-    const [current] = await tx.query<{ xmax: string; generation: string }>(
-      'SELECT pg_snapshot_xmax(seen)::text AS xmax, generation::text AS generation FROM history_snapshots WHERE organization_id = $1',
+    const [current] = await tx.query<{ xmax: string; generation: number }>(
+      'SELECT pg_snapshot_xmax(seen)::text AS xmax, generation FROM history_snapshots WHERE organization_id = $1',
       [org],
     );
     if (current && Number(current.xmax) > meta.seen.xmax) return { stored: false };
@@ -201,7 +201,7 @@ function swapIn(
        VALUES ($1, $2, $3, $4, $5::pg_snapshot, $6, $7, $8, $9, $10)`,
       [org, meta.format, meta.labelDelay, meta.floor, snapshotText(meta.seen), meta.transactions, bytes, count, meta.writtenAt, generation],
     );
-    return { stored: true, replaced: current ? Number(current.generation) : undefined };
+    return { stored: true, replaced: current?.generation };
   });
 }
 

@@ -66,6 +66,7 @@ function baseIn(from: number, to: number): number {
  *  otherwise the times are sorted alone and each entry finds its place by a binary search. */
 function sortByTime(times: Float64Array, refs: Int32Array): void {
   const n = times.length;
+  if (n < 2) return;
   let min = Infinity;
   let max = -Infinity;
   let whole = true;
@@ -75,7 +76,6 @@ function sortByTime(times: Float64Array, refs: Int32Array): void {
     if (t > max) max = t;
     if (!Number.isInteger(t)) whole = false;
   }
-  if (n < 2) return;
   const original = Float64Array.from(times);
   const placed = new Int32Array(n);
   if (whole && (max - min + 1) * n <= Number.MAX_SAFE_INTEGER) {
@@ -300,19 +300,7 @@ export class LabelStore {
     const refs = this.entries.ints[0]!.subarray(s, s + n);
     for (let k = 0; k < n; k++) times[k] = this.entryTime(refs[k]!);
     sortByTime(times, refs);
-    if (this.checkpoints.count(e) === 0) {
-      const at = this.checkpoints.append(e);
-      this.checkpoints.ints[0]![at] = 0;
-    }
-    let frauds = this.frauds[e]!;
-    for (let k = 0; k < n; k++) {
-      frauds += this.labelAt(e, k);
-      if ((k + 1) % CHECKPOINT === 0) {
-        const c = this.checkpoints.append(e);
-        this.checkpoints.ints[0]![c] = frauds;
-      }
-    }
-    this.frauds[e] = frauds;
+    this.countSorted(e, n);
   }
 
   /** Files an entity's loaded entries (`times`: room for their times). */
@@ -330,14 +318,21 @@ export class LabelStore {
       return;
     }
     this.entries.reserve(e, n, true);
+    for (let k = 0; k < n; k++) {
+      const at = this.entries.append(e);
+      this.entries.ints[0]![at] = refs[k]!;
+    }
+    this.countSorted(e, n);
+  }
+
+  /** The frauds among an entity's `n` entries, filed in order, counted with their checkpoints. */
+  private countSorted(e: number, n: number): void {
     if (this.checkpoints.count(e) === 0) {
       const at = this.checkpoints.append(e);
       this.checkpoints.ints[0]![at] = 0;
     }
     let frauds = this.frauds[e]!;
     for (let k = 0; k < n; k++) {
-      const at = this.entries.append(e);
-      this.entries.ints[0]![at] = refs[k]!;
       frauds += this.labelAt(e, k);
       if ((k + 1) % CHECKPOINT === 0) {
         const c = this.checkpoints.append(e);

@@ -46,6 +46,12 @@ function classOf(capacity: number): number {
   return 31 - Math.clz32(capacity);
 }
 
+/** The room a list of `n` entries gets when lists are packed or laid out: a sixteenth more, and one
+ *  (none for an empty list). */
+function withRoom(n: number): number {
+  return n === 0 ? 0 : n + (n >> 4) + 1;
+}
+
 /** Copies lists [from, to) of `old` end to end into `col` from `at`, each followed by room for a
  *  sixteenth more (and one); returns where the next goes. */
 function moveLists<T extends Int32Array | Float64Array | Int8Array>(
@@ -61,7 +67,7 @@ function moveLists<T extends Int32Array | Float64Array | Int8Array>(
     const len = length[l]!;
     if (len === 0) continue;
     col.set(old.subarray(start[l]!, start[l]! + len), at);
-    at += len + (len >> 4) + 1;
+    at += withRoom(len);
   }
   return at;
 }
@@ -173,7 +179,7 @@ export class Lists {
     let total = 0;
     for (let l = 0; l < counts.length; l++) {
       const n = counts[l]!;
-      const capacity = n === 0 ? 0 : n + (n >> 4) + 1;
+      const capacity = withRoom(n);
       this.start[l] = total;
       this.capacity[l] = capacity;
       total += capacity;
@@ -251,7 +257,7 @@ export class Lists {
     let total = 0;
     for (let l = 0; l < n; l++) {
       const len = this.length[l]!;
-      total += len === 0 ? 0 : len + (len >> 4) + 1;
+      total += withRoom(len);
     }
     const size = Math.max(1024, total);
     // A step moves a few thousand lists (a plain function's loop: a generator's is not optimised).
@@ -286,7 +292,7 @@ export class Lists {
     let at = 0;
     for (let l = 0; l < n; l++) {
       const len = this.length[l]!;
-      const capacity = len === 0 ? 0 : len + (len >> 4) + 1;
+      const capacity = withRoom(len);
       this.start[l] = at;
       this.capacity[l] = capacity;
       at += capacity;
