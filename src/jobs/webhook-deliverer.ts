@@ -86,7 +86,8 @@ export class WebhookDeliverer {
   private readonly active = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private unlisten: (() => Promise<void>) | undefined;
-  private leasing: Promise<void> | undefined;
+  /** The lease round running, and since when. */
+  private leasing: { since: number; done: Promise<void> } | undefined;
   private again = false;
   private stopped = false;
   /** After a lease round failed (the database out of reach), the timer leaves it alone until then. */
@@ -120,15 +121,23 @@ export class WebhookDeliverer {
     }, this.t.gatherMs);
   }
 
-  /** Looks for due deliveries now (a lease round runs at most once at a time; a wake during one runs another after it). */
+  /** Looks for due deliveries now (a lease round runs at most once at a time; a wake during one
+   *  runs another after it). A round that has not answered within a lease is no longer waited for:
+   *  one statement that never settles must not stop every delivery of this process. */
   wake(): void {
     if (this.stopped) return;
+    const now = performance.now();
     if (this.leasing) {
-      this.again = true;
-      return;
+      const waited = now - this.leasing.since;
+      if (waited < this.t.leaseMs) {
+        this.again = true;
+        return;
+      }
+      this.o.log(`webhooks: looking for deliveries has not answered for ${Math.round(waited / 1000)} s; looking again beside it`);
     }
     // Whatever woke it, deliveries are no request's work: no request's deadline applies.
-    this.leasing = unbounded(() => this.leaseRound())
+    const round = { since: now, done: Promise.resolve() };
+    round.done = unbounded(() => this.leaseRound())
       .catch((e) => {
         // The database is probably out of reach: asking every second adds nothing while it is
         // (a notification still wakes the deliverer at once).
@@ -136,12 +145,14 @@ export class WebhookDeliverer {
         this.o.log(`webhooks: looking for deliveries failed: ${(e as Error).message}`);
       })
       .finally(() => {
+        if (this.leasing !== round) return;
         this.leasing = undefined;
         if (this.again) {
           this.again = false;
           this.wake();
         }
       });
+    this.leasing = round;
   }
 
   private async leaseRound(): Promise<void> {
@@ -151,7 +162,8 @@ export class WebhookDeliverer {
       const work = this.work(endpoint)
         .catch((e) => this.o.log(`webhooks: endpoint ${endpoint.id}: ${(e as Error).message}`))
         .finally(() => {
-          this.active.delete(endpoint.id);
+          // A work that outlived its lease finds the endpoint leased again, and that work listed.
+          if (this.active.get(endpoint.id) === work) this.active.delete(endpoint.id);
           this.wake();
         });
       this.active.set(endpoint.id, work);
@@ -240,7 +252,7 @@ export class WebhookDeliverer {
     if (this.timer) clearInterval(this.timer);
     if (this.gathering) clearTimeout(this.gathering);
     await this.unlisten?.().catch(() => {});
-    await this.leasing;
+    await this.leasing?.done;
     await Promise.all(this.active.values());
     await releaseWorkerLeases(this.o.db, this.worker).catch(() => {});
     this.sender.close();

@@ -57,6 +57,14 @@ t.test('Webhooks from the dashboard', { skip: noBrowser }, async (t) => {
     return (await top(endpoint, p))!;
   };
 
+  /** Waits for the receiver's `n`th request; when it does not come, the failure says what the
+   *  service's log of the endpoint holds (each delivery's status, attempts, last result, next try). */
+  const arrived = (n: number, timeoutMs = 20_000) =>
+    receiver.waitFor(n, timeoutMs).catch(async (e: Error) => {
+      const log = (await member(`/api/organizations/${org.id}/webhooks/${id}/deliveries`)).data as Record<string, unknown>[];
+      throw new Error(`${e.message}; the endpoint's deliveries: ${JSON.stringify(log)}`);
+    });
+
   let secret = '';
   let id = '';
   await t.test('an owner adds an endpoint and sees its secret once', async (t) => {
@@ -108,7 +116,7 @@ t.test('Webhooks from the dashboard', { skip: noBrowser }, async (t) => {
   await t.test('a test event arrives, signed with that secret, and the log shows it succeeded', async (t) => {
     const before = receiver.received.length;
     await page.click(`#webhook-test-${id}`);
-    await receiver.waitFor(before + 1);
+    await arrived(before + 1);
     const got = receiver.received[before]!;
     const event = verify(secret, got) as Record<string, any>;
     t.match(event, { type: 'webhook.test', organization_id: org.id, data: { message: /Hookworth/ } }, 'the secret shown verifies it');
@@ -122,7 +130,7 @@ t.test('Webhooks from the dashboard', { skip: noBrowser }, async (t) => {
     const before = receiver.received.length;
     receiver.answers = [{ status: 500, body: '<b>x</b>' }];
     await page.click(`#webhook-test-${id}`);
-    await receiver.waitFor(before + 2, 20_000);
+    await arrived(before + 2);
     const retried = await newest(id, tested, 'succeeded', 2);
     await page.click(`#details-${retried}`);
     t.equal(await page.getAttribute(`#details-${retried}`, 'aria-expanded'), 'true');
@@ -148,7 +156,7 @@ t.test('Webhooks from the dashboard', { skip: noBrowser }, async (t) => {
     const n = receiver.received.length;
     const first = (await row(tested))[1]!;
     await page.click(`#redeliver-${tested}`);
-    await receiver.waitFor(n + 1);
+    await arrived(n + 1);
     t.equal(receiver.received[n]!.headers['webhook-id'], first, 'the same webhook-id');
     const again = await newest(id, retried, 'succeeded', 1);
     t.equal((await row(again))[1], first);
@@ -167,7 +175,7 @@ t.test('Webhooks from the dashboard', { skip: noBrowser }, async (t) => {
     t.equal((await row(waiting))[5], 'when the endpoint is enabled');
     t.equal(receiver.received.length, before, 'nothing sent while disabled');
     await page.click(`#webhook-toggle-${id}`);
-    await receiver.waitFor(before + 1);
+    await arrived(before + 1);
     await page.waitForFunction(() => /^Enabled .*pending deliveries go out/.test(document.querySelector('#webhook-status')?.textContent ?? ''));
     t.equal(await page.evaluate(() => document.activeElement?.textContent), 'Disable', 'focus stays on the button');
     await page.waitForFunction((d) => document.querySelector(`tr[data-delivery="${d}"] td:nth-child(3)`)?.textContent === 'succeeded', waiting, {
@@ -219,7 +227,7 @@ t.test('Webhooks from the dashboard', { skip: noBrowser }, async (t) => {
     const before = receiver.received.length;
     const last = await top(id, memberPage);
     await memberPage.click(`#webhook-test-${id}`);
-    await receiver.waitFor(before + 1);
+    await arrived(before + 1);
     await newest(id, last, 'succeeded', 1, memberPage);
     t.pass('a member sends a test event');
     t.same(await accessibilityProblems(memberPage), [], "a member's view: no serious or critical accessibility problem (axe-core)");
@@ -238,7 +246,7 @@ t.test('Webhooks from the dashboard', { skip: noBrowser }, async (t) => {
     t.match(await text(`#webhook-secret-state-${id}`), /^Rotated .*; the previous secret also signs until/);
     const before = receiver.received.length;
     await page.click(`#webhook-test-${id}`);
-    await receiver.waitFor(before + 1);
+    await arrived(before + 1);
     t.ok(verify(fresh, receiver.received[before]!), 'the new secret verifies');
     t.ok(verify(secret, receiver.received[before]!), 'and the old one, for now');
     await page.click('#webhook-secret-done');
