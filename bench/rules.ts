@@ -48,7 +48,7 @@ let fields: FieldsFigures | undefined;
 let backtest: BacktestFigures | undefined;
 // The server part first, while nothing else runs in this process; the example history is built
 // while the server starts.
-let example: ExampleScoring | undefined;
+let example: Promise<ExampleScoring> | undefined;
 const needsExample = runs('scorer') || runs('backtest');
 if (runs('http')) {
   log('--- the v1 route, 20 rules against none');
@@ -59,17 +59,18 @@ if (runs('fields')) {
   fields = await measureFields({ quick, log, databaseUrl: process.env.DATABASE_URL || undefined });
 }
 if (needsExample) example ??= exampleScoring();
+const scoring = await example;
 if (runs('scorer')) {
   log('--- the rules stage in the scorer');
-  scorer = await measureScorer({ quick, log, example: example! });
+  scorer = await measureScorer({ quick, log, example: scoring! });
 }
 if (runs('backtest')) {
   log('--- a backtest');
-  const bundle = example!.scorer.bundle;
+  const bundle = scoring!.scorer.bundle;
   backtest = await measureBacktest({
     quick,
     log,
-    example: example!,
+    example: scoring!,
     featureNames: bundle.channels.map((c) => c.features),
     labelDelay: bundle.file.training.label_delay_ms,
   });

@@ -159,11 +159,13 @@ export function openApp(service: Service) {
     },
     sandbox: {
       /** A what-if score against the public sandbox: nothing recorded. */
-      score: (input: ScoreInput): ScoreResponse => {
+      score: async (input: ScoreInput): Promise<ScoreResponse> => {
         const fields = sentFields(input.fields);
         refuseForbidden(fields);
         const notes = fields ? [...sandboxNote, SANDBOX_FIELDS_NOTE] : sandboxNote;
-        return requireScorer().score(input, { history: sandbox.history, rings: sandbox.ringIndex, at: sandbox.asOf, notes });
+        const scorer = requireScorer();
+        const { history, ringIndex } = await sandbox.built();
+        return scorer.score(input, { history, rings: ringIndex, at: sandbox.asOf, notes });
       },
       example: () => sandbox.example,
       /** What a score's notes go by: the scorer's own sets (the sandbox's places without a reference). */

@@ -226,7 +226,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
             datasets,
             labelDelay,
             model: scorer?.bundle,
-            example: () => sandbox.history.transactions,
+            example: async () => (await sandbox.built()).history.transactions,
             beforeImport: () => decisionLog.flush(),
             imported: (id) => live.imported(id),
             importing: (id) => live.importing(id),

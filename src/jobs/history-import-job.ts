@@ -35,7 +35,7 @@ export interface HistoryImportDeps {
    *  scored transaction's); none: the import stores rows only. */
   model: ModelBundle | undefined;
   /** The built-in example's rows for an example import (the sandbox's: nothing simulated again). */
-  example: () => ExampleRecords;
+  example: () => Promise<ExampleRecords>;
   /** Before an import stores anything: what this process has scored but not written yet is
    *  written (the decision log), so the import skips those ids rather than taking them. */
   beforeImport: () => Promise<void>;
@@ -60,7 +60,7 @@ export function historyImportHandler(o: HistoryImportDeps): JobHandler {
         const at = (job.started_at ?? new Date()).getTime();
         const stamp = { jobId: job.id, labelDelay: o.labelDelay };
         let source: ImportSource;
-        if (params.data.source === 'example') source = exampleSource(o.example(), at, stamp);
+        if (params.data.source === 'example') source = exampleSource(await o.example(), at, stamp);
         else {
           const dataset = await getDataset(o.db, params.data.dataset_id);
           if (!dataset || dataset.removed)

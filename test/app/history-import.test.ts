@@ -77,7 +77,7 @@ for (const backend of stores) {
       await t.test('the built-in example into a test organization', async (t) => {
         const acme = await live.organization('Acme');
         const other = await live.organization('Other');
-        const records = service.sandbox.history.transactions;
+        const records = (await service.sandbox.built()).history.transactions;
         const n = records.length;
         const last = n - 1;
         const customer = records.customerId(last);

@@ -1,7 +1,8 @@
 // The public sandbox starts without simulating once its figures are kept: the first start under a
 // data directory simulates and keeps them; the next reads them; the history and rings are built on
 // first use, and the rows they are built from decide when kept figures disagree with them. The
-// build is kept too, and read back at the next start unless other code or settings made it.
+// build is kept too, and read back at the next start unless other code or settings made it. The
+// build runs on a thread of its own: the event loop goes on turning while it runs.
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,15 +27,22 @@ t.test('figures are kept under the data directory and read at the next start', a
   t.same(second.locations, first.locations);
 
   // First use builds the history from the simulated rows, which decide: the figures are corrected
-  // and kept again.
-  t.equal(second.history.size, first.example.rows, 'the history holds every example row');
+  // and kept again. The event loop turns meanwhile (built on the event loop, it would not once).
+  let turns = 0;
+  const ticking = setInterval(() => turns++, 5);
+  const built = await second.built();
+  clearInterval(ticking);
+  t.ok(turns >= 20, `the event loop went on while the sandbox was built (${turns} turns of 5 ms)`);
+  t.equal(second.built(), second.built(), 'later uses share the build');
+  const history = built.history;
+  t.equal(history.size, first.example.rows, 'the history holds every example row');
   t.same(second.example, first.example, 'figures that disagree with the rows are replaced on first use');
   t.same(JSON.parse(readFileSync(file, 'utf8')).example, first.example, 'and kept');
-  t.equal(second.history.newest + 1000, second.asOf, 'scores are made a second after the newest transaction');
+  t.equal(history.newest + 1000, second.asOf, 'scores are made a second after the newest transaction');
   const locations = new Set<string>();
-  for (let k = 0; k < second.history.transactions.length; k++) locations.add(second.history.transactions.location(k));
+  for (let k = 0; k < history.transactions.length; k++) locations.add(history.transactions.location(k));
   t.same([...locations].sort(), second.locations, "the kept locations are the history's");
-  t.ok(second.ringIndex.rings.length > 0, 'rings are found on first use');
+  t.ok(built.ringIndex.rings.length > 0, 'rings are found on first use');
 });
 
 t.test('a kept file for other settings is not used', async (t) => {
@@ -52,7 +60,7 @@ t.test('a kept file for other settings is not used', async (t) => {
 
 t.test('the built history and rings are kept, and read at the next start for the same code and settings', async (t) => {
   const dir = tempDir('sandbox-');
-  const first = new Sandbox(DEFAULT_LABEL_DELAY_MS, dir);
+  const first = await new Sandbox(DEFAULT_LABEL_DELAY_MS, dir).built();
   const rings = first.ringIndex.rings;
   const built = join(dir, 'sandbox', 'built.json');
   const kept = JSON.parse(readFileSync(built, 'utf8'));
@@ -61,7 +69,7 @@ t.test('the built history and rings are kept, and read at the next start for the
   // A kept build the next start must read instead of building: its rings are the file's.
   kept.rings = kept.rings.slice(0, 1);
   writeFileSync(built, JSON.stringify(kept));
-  const second = new Sandbox(DEFAULT_LABEL_DELAY_MS, dir);
+  const second = await new Sandbox(DEFAULT_LABEL_DELAY_MS, dir).built();
   t.equal(second.ringIndex.rings.length, 1, 'the next start read the kept build, not the simulator');
   t.equal(second.history.size, first.history.size, 'the history read back holds every row');
   const k = first.history.size - 1;
@@ -73,9 +81,9 @@ t.test('the built history and rings are kept, and read at the next start for the
 
   // Made by other code (another key): built afresh, and kept again for this code.
   writeFileSync(built, JSON.stringify({ ...kept, key: 'made by other code' }));
-  const third = new Sandbox(DEFAULT_LABEL_DELAY_MS, dir);
+  const third = await new Sandbox(DEFAULT_LABEL_DELAY_MS, dir).built();
   t.equal(third.ringIndex.rings.length, rings.length, 'a build for another key is built afresh');
   t.not(JSON.parse(readFileSync(built, 'utf8')).key, 'made by other code', 'and kept for this one');
   writeFileSync(join(dir, 'sandbox', 'history.bin'), 'not a history');
-  t.equal(new Sandbox(DEFAULT_LABEL_DELAY_MS, dir).history.size, first.history.size, 'an unreadable history is built past');
+  t.equal((await new Sandbox(DEFAULT_LABEL_DELAY_MS, dir).built()).history.size, first.history.size, 'an unreadable history is built past');
 });

@@ -25,7 +25,7 @@ for (const backend of backends()) {
       await db?.drop();
     });
     const { service } = running;
-    const sandbox = service.sandbox.history;
+    const sandbox = (await service.sandbox.built()).history;
     const known = sandbox.recent('customer', 'C000001', Infinity, 1)[0];
     t.ok(known, 'the example history is the sandbox');
     const countTransactions = async () => (await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM transactions'))[0]!.n;

@@ -42,7 +42,7 @@ for (const backend of backends()) {
   t.test(`tenants on ${backend.name}`, async (t) => {
     const service = await liveFor(t, backend);
     let live = service.live;
-    const sandbox = live.s.service.sandbox.history;
+    const sandbox = (await live.s.service.sandbox.built()).history;
     const known = sandbox.recent('customer', 'C000001', Infinity, 1)[0]!;
     const a = await live.organization('Acme');
     const b = await live.organization('Bolt');

@@ -2,13 +2,14 @@
 // would have kept it, so that each test server does not simulate a quarter of a million
 // transactions and build their history again (test/app/sandbox.test.ts tests the building and the
 // keeping themselves). The build is kept once for every test process in .tap/sandbox-data/ by the
-// Sandbox itself, which reads it back, or builds it afresh when the code or settings that made it
-// changed; files are written under names of their own and renamed into place, so processes
+// sandbox's own build (here on this thread: the callers are synchronous), which reads it back, or
+// builds it afresh when the code or settings that made it changed; files are written under names of their own and renamed into place, so processes
 // preparing it at once never read half a file.
 
 import { copyFileSync, linkSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Sandbox } from '../../src/app/sandbox.ts';
+import { buildSandbox, factsKey, factsOf, keepFacts, readFacts } from '../../src/app/sandbox-build.ts';
+import { simulate } from '../../src/domain/simulate.ts';
 import { loadModelFolder } from '../../src/model/bundle.ts';
 import { isProblem } from '../../src/model/bundle-types.ts';
 import { tempDir } from './temp.ts';
@@ -21,7 +22,10 @@ function prepare(): void {
   if (prepared) return;
   const model = loadModelFolder('models/builtin');
   if (isProblem(model)) throw new Error(model.message);
-  void new Sandbox(model.file.training.label_delay_ms, PREPARED).ringIndex;
+  const labelDelay = model.file.training.label_delay_ms;
+  const key = factsKey(labelDelay);
+  const facts = readFacts(PREPARED, key) ?? factsOf(simulate(), key);
+  keepFacts(PREPARED, buildSandbox({ labelDelay, dir: PREPARED, facts }).facts);
   prepared = true;
 }
 

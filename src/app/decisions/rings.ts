@@ -15,7 +15,7 @@ import { storedRings } from '../../live/ring-windows.ts';
 /** What listing rings needs of the service. */
 export interface RingSources {
   db: Db;
-  sandbox: Pick<Sandbox, 'ringIndex'>;
+  sandbox: Pick<Sandbox, 'built'>;
 }
 
 type LiveRings = MetricsRings['live'];
@@ -44,7 +44,7 @@ function ringGroup(g: Ring): LiveRings['groups'][number] {
 /** The organization's rings of its latest analysed windows (oldest window first), or without a
  *  caller the public sandbox's: how many, and the latest LISTED. */
 export async function ringsToList(sources: RingSources, caller: OrganizationCaller | undefined): Promise<LiveRings> {
-  const rings = caller ? await storedRings(sources.db, caller.organizationId) : sources.sandbox.ringIndex.rings;
+  const rings = caller ? await storedRings(sources.db, caller.organizationId) : (await sources.sandbox.built()).ringIndex.rings;
   return {
     note: caller
       ? "Groups flagged in your organization's weekly windows (Monday 00:00 UTC to Monday), each analysed once the window ended a label delay ago; the latest 52 windows."
