@@ -88,7 +88,7 @@ for (const backend of stores) {
         t.match(q, { kind: 'history_import', source: 'example', dataset_id: null, mode: null, organization_id: acme.id });
         t.ok(['queued', 'running'].includes(q.status), 'answered at once, queued (or already claimed)');
 
-        const { job: done, seen } = await finish(q.id, acme.owner);
+        const { job: done, seen } = await finish(q.id, acme.owner, 100);
         t.equal(done.status, 'succeeded', done.error ?? '');
         t.equal(done.progress, 1);
         t.equal(done.stage, 'done');
