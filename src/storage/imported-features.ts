@@ -1,9 +1,10 @@
 // The statements behind imported transactions' point-in-time features (jobs/imported-features.ts):
 // the organization's whole history in time order, every source, a page at a time, each row saying
-// whether it is an imported one still without features; and those features stored, once, in the
-// column a scored transaction's features go to (migration 012), so that training, drift and the
-// performance reports read imported and scored transactions alike; and the imported ones, newest
-// first with the outcome known now, that a challenger's backtest over the imported span scores.
+// whether it is an imported one still without features; and those features stored, once, in a
+// table of their own (migration 031: an insert there costs a fraction of an update of the row the
+// import just wrote), read beside a scored transaction's (its row's `features`, migration 012) so
+// that training reads imported and scored transactions alike; and the imported ones, newest first
+// with the outcome known now, that a challenger's backtest over the imported span scores.
 
 import type { HistoryRow } from './live-rows.ts';
 import type { OrganizationScope } from './organization-scope.ts';
@@ -29,8 +30,8 @@ export async function replayPageText(scope: OrganizationScope, after: [number, n
     `SELECT json_agg(json_build_array(seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, label, label_known_ms,
                                       featureless) ORDER BY time_ms, seq)::text AS page
      FROM (SELECT seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, label, label_known_ms,
-                  source = 'import' AND features IS NULL AS featureless
-           FROM transactions WHERE organization_id = $1 ${after ? 'AND time_ms >= $3 AND (time_ms > $3 OR seq > $4)' : ''}
+                  source = 'import' AND NOT EXISTS (SELECT 1 FROM imported_features f WHERE f.seq = t.seq) AS featureless
+           FROM transactions t WHERE organization_id = $1 ${after ? 'AND time_ms >= $3 AND (time_ms > $3 OR seq > $4)' : ''}
            ORDER BY time_ms, seq LIMIT $2) AS page_rows`,
     params,
   );
@@ -58,7 +59,8 @@ export function parseReplayPage(text: string): ReplayRow[] {
 /** How many of the organization's imported transactions have no features yet. */
 export async function countFeatureless(scope: OrganizationScope): Promise<number> {
   const [row] = await scope.db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM transactions WHERE organization_id = $1 AND source = 'import' AND features IS NULL`,
+    `SELECT count(*)::int AS n FROM transactions t
+     WHERE organization_id = $1 AND source = 'import' AND NOT EXISTS (SELECT 1 FROM imported_features f WHERE f.seq = t.seq)`,
     [scope.organizationId],
   );
   return row?.n ?? 0;
@@ -79,14 +81,16 @@ export async function storeImportedFeatures(scope: OrganizationScope, batch: Fea
   const width = batch.bytes.byteLength / rows;
   if (!Number.isInteger(width)) throw new Error(`${batch.bytes.byteLength} bytes of features for ${rows} transactions`);
   const all = Buffer.from(batch.bytes.buffer, batch.bytes.byteOffset, batch.bytes.byteLength);
-  // Each row found by its key (`seq = ANY`), whatever the table's statistics say (a join with the
-  // array let the planner read the organization's every row per statement while a fresh import had
-  // none), so the replay needs no ANALYZE first: one of the whole table held every organization's
-  // scores for its 0.3-0.4 s.
+  // Each transaction checked by its key (a nested loop over the array, whatever the table's
+  // statistics say: the replay needs no ANALYZE first, and one of the whole table held every
+  // organization's scores for its 0.3-0.4 s) to be this organization's and imported.
   const stored = await scope.db.query<{ seq: number }>(
-    `UPDATE transactions t SET features = substring($3::bytea FROM ((array_position($2::bigint[], t.seq) - 1) * $4 + 1)::int FOR $4::int)
-     WHERE t.seq = ANY($2::bigint[]) AND t.organization_id = $1 AND t.source = 'import' AND t.features IS NULL
-     RETURNING t.seq`,
+    `INSERT INTO imported_features (seq, organization_id, features)
+     SELECT t.seq, t.organization_id, substring($3::bytea FROM ((u.i - 1) * $4 + 1)::int FOR $4::int)
+     FROM unnest($2::bigint[]) WITH ORDINALITY AS u(seq, i) JOIN LATERAL (SELECT seq, organization_id FROM transactions t
+       WHERE t.seq = u.seq AND t.organization_id = $1 AND t.source = 'import') t ON true
+     ON CONFLICT (seq) DO NOTHING
+     RETURNING seq`,
     [scope.organizationId, batch.seqs, all, width],
   );
   return stored.length;
@@ -121,9 +125,11 @@ export async function featuredPage(
   const [row] = await scope.db.query<{ page: string | null }>(
     `SELECT json_agg(json_build_array(seq, time_ms, label, label_known_ms, source = 'import', ${features ? "encode(features, 'base64')" : 'NULL'})
                      ORDER BY time_ms, seq)::text AS page
-     FROM (SELECT seq, time_ms, label, label_known_ms, source${features ? ', features' : ''} FROM transactions
-           WHERE organization_id = $1 AND time_ms < $2 AND features IS NOT NULL ${o.after ? 'AND time_ms >= $4 AND (time_ms > $4 OR seq > $5)' : ''}
-           ORDER BY time_ms, seq LIMIT $3) AS page_rows`,
+     FROM (SELECT t.seq, t.time_ms, t.label, t.label_known_ms, t.source${features ? ', coalesce(t.features, f.features) AS features' : ''}
+           FROM transactions t LEFT JOIN imported_features f ON f.seq = t.seq
+           WHERE t.organization_id = $1 AND t.time_ms < $2 AND (t.features IS NOT NULL OR f.seq IS NOT NULL)
+                 ${o.after ? 'AND t.time_ms >= $4 AND (t.time_ms > $4 OR t.seq > $5)' : ''}
+           ORDER BY t.time_ms, t.seq LIMIT $3) AS page_rows`,
     params,
   );
   if (!row?.page) return [];
@@ -162,10 +168,11 @@ export async function backtestPage(
   if (o.before) params.push(o.before[0], o.before[1]);
   const [row] = await scope.db.query<{ page: string | null }>(
     `SELECT json_agg(json_build_array(seq, time_ms, amount, customer_id, label, encode(features, 'base64')) ORDER BY time_ms DESC, seq DESC)::text AS page
-     FROM (SELECT seq, time_ms, amount, customer_id, CASE WHEN label = 1 AND label_known_ms <= $4 THEN 1 ELSE 0 END AS label, features FROM transactions
-           WHERE organization_id = $1 AND source = 'import' AND time_ms < $2 AND features IS NOT NULL AND octet_length(features) = $5
-                 ${o.before ? 'AND time_ms <= $6 AND (time_ms < $6 OR seq < $7)' : ''}
-           ORDER BY time_ms DESC, seq DESC LIMIT $3) AS page_rows`,
+     FROM (SELECT t.seq, t.time_ms, t.amount, t.customer_id, CASE WHEN t.label = 1 AND t.label_known_ms <= $4 THEN 1 ELSE 0 END AS label, f.features
+           FROM transactions t JOIN imported_features f ON f.seq = t.seq
+           WHERE t.organization_id = $1 AND t.source = 'import' AND t.time_ms < $2 AND octet_length(f.features) = $5
+                 ${o.before ? 'AND t.time_ms <= $6 AND (t.time_ms < $6 OR t.seq < $7)' : ''}
+           ORDER BY t.time_ms DESC, t.seq DESC LIMIT $3) AS page_rows`,
     params,
   );
   if (!row?.page) return [];

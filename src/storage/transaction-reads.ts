@@ -113,9 +113,9 @@ export async function importedBy(
   jobId: string,
 ): Promise<{ imported: number; labelled: number; fraud: number; featured: number; first: number | null; last: number | null }> {
   const [row] = await scope.db.query<{ imported: number; labelled: number; fraud: number; featured: number; first: number | null; last: number | null }>(
-    `SELECT count(*)::int AS imported, count(label)::int AS labelled, coalesce(sum(label), 0)::int AS fraud, count(features)::int AS featured,
-            min(time_ms) AS first, max(time_ms) AS last
-     FROM transactions WHERE organization_id = $1 AND import_job_id = $2`,
+    `SELECT count(*)::int AS imported, count(t.label)::int AS labelled, coalesce(sum(t.label), 0)::int AS fraud, count(f.seq)::int AS featured,
+            min(t.time_ms) AS first, max(t.time_ms) AS last
+     FROM transactions t LEFT JOIN imported_features f ON f.seq = t.seq WHERE t.organization_id = $1 AND t.import_job_id = $2`,
     [scope.organizationId, jobId],
   );
   return row!;

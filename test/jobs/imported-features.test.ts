@@ -66,7 +66,8 @@ function history(): Payment[] {
 
 async function storedFeatures(db: Db, organizationId: string): Promise<Map<string, string>> {
   const rows = await db.query<{ transaction_id: string; features: Uint8Array | null }>(
-    'SELECT transaction_id, features FROM transactions WHERE organization_id = $1',
+    // A scored transaction's features are in its row; an imported one's in imported_features.
+    'SELECT t.transaction_id, coalesce(t.features, f.features) AS features FROM transactions t LEFT JOIN imported_features f ON f.seq = t.seq WHERE t.organization_id = $1',
     [organizationId],
   );
   return new Map(rows.map((r) => [r.transaction_id, r.features ? Buffer.from(r.features).toString('hex') : 'none']));
