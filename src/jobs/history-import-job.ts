@@ -107,8 +107,9 @@ export function historyImportHandler(o: HistoryImportDeps): JobHandler {
           stopped,
         });
         if (stopped()) throw new ImportStopped();
-        // This job's transactions with their features, whichever attempt stored them.
-        const { featured } = await organizationData(o.db, organizationId).transactions.importedBy(job.id);
+        // This job's transactions with their features, whichever attempt stored them (background
+        // work: on the embedded database it waits for the organization's scores to pause).
+        const { featured } = await organizationData(o.db.background(), organizationId).transactions.importedBy(job.id);
         return { ...summary, featured };
       } catch (e) {
         // Handed back to the queue: whoever claims it next finishes it.

@@ -162,7 +162,11 @@ export class Tenants {
       if (tenant) {
         if (seenBy(this.loadedIn.get(c.organization_id)!, c.xid)) continue;
         if (tenant.applyChange(c)) tenant.changes++;
-        else if (c.kind === 'transaction' && c.source === 'import') this.importArrived(c.organization_id);
+        // A rebuild under way reads the import's rows, or reads again for any it did not see (the
+        // changes it buffers meanwhile): another after it would only read the same rows again.
+        else if (c.kind === 'transaction' && c.source === 'import') {
+          if (!this.refreshing.has(c.organization_id)) this.importArrived(c.organization_id);
+        }
         // The tenant answers until its history without the customer is built beside it.
         else if (c.kind === 'erasure') void this.rebuild(c.organization_id);
         else this.forget(c.organization_id);
