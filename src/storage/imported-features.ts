@@ -9,6 +9,12 @@
 import type { HistoryRow } from './live-rows.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 
+/** Kept in a subquery so that the planner looks each row's features up by its key (a subquery with
+ *  an OFFSET is never merged into the query around it): a join would let it read every stored
+ *  feature of the table for one page whenever the table's statistics said it was small, as they do
+ *  while an import fills it. */
+const BY_KEY = 'OFFSET 0';
+
 /** Rows per page of the replay (one JSON value per page: PGlite decodes one value far faster than
  *  thousands of rows). */
 export const REPLAY_PAGE_ROWS = 5_000;
@@ -30,7 +36,7 @@ export async function replayPageText(scope: OrganizationScope, after: [number, n
     `SELECT json_agg(json_build_array(seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, label, label_known_ms,
                                       featureless) ORDER BY time_ms, seq)::text AS page
      FROM (SELECT seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, label, label_known_ms,
-                  source = 'import' AND NOT EXISTS (SELECT 1 FROM imported_features f WHERE f.seq = t.seq) AS featureless
+                  source = 'import' AND NOT EXISTS (SELECT 1 FROM imported_features f WHERE f.seq = t.seq ${BY_KEY}) AS featureless
            FROM transactions t WHERE organization_id = $1 ${after ? 'AND time_ms >= $3 AND (time_ms > $3 OR seq > $4)' : ''}
            ORDER BY time_ms, seq LIMIT $2) AS page_rows`,
     params,
@@ -88,7 +94,7 @@ export async function storeImportedFeatures(scope: OrganizationScope, batch: Fea
     `INSERT INTO imported_features (seq, organization_id, features)
      SELECT t.seq, t.organization_id, substring($3::bytea FROM ((u.i - 1) * $4 + 1)::int FOR $4::int)
      FROM unnest($2::bigint[]) WITH ORDINALITY AS u(seq, i) JOIN LATERAL (SELECT seq, organization_id FROM transactions t
-       WHERE t.seq = u.seq AND t.organization_id = $1 AND t.source = 'import') t ON true
+       WHERE t.seq = u.seq AND t.organization_id = $1 AND t.source = 'import' ${BY_KEY}) t ON true
      ON CONFLICT (seq) DO NOTHING
      RETURNING seq`,
     [scope.organizationId, batch.seqs, all, width],
@@ -126,7 +132,7 @@ export async function featuredPage(
     `SELECT json_agg(json_build_array(seq, time_ms, label, label_known_ms, source = 'import', ${features ? "encode(features, 'base64')" : 'NULL'})
                      ORDER BY time_ms, seq)::text AS page
      FROM (SELECT t.seq, t.time_ms, t.label, t.label_known_ms, t.source${features ? ', coalesce(t.features, f.features) AS features' : ''}
-           FROM transactions t LEFT JOIN imported_features f ON f.seq = t.seq
+           FROM transactions t LEFT JOIN LATERAL (SELECT f.seq, f.features FROM imported_features f WHERE f.seq = t.seq ${BY_KEY}) f ON true
            WHERE t.organization_id = $1 AND t.time_ms < $2 AND (t.features IS NOT NULL OR f.seq IS NOT NULL)
                  ${o.after ? 'AND t.time_ms >= $4 AND (t.time_ms > $4 OR t.seq > $5)' : ''}
            ORDER BY t.time_ms, t.seq LIMIT $3) AS page_rows`,
@@ -169,7 +175,7 @@ export async function backtestPage(
   const [row] = await scope.db.query<{ page: string | null }>(
     `SELECT json_agg(json_build_array(seq, time_ms, amount, customer_id, label, encode(features, 'base64')) ORDER BY time_ms DESC, seq DESC)::text AS page
      FROM (SELECT t.seq, t.time_ms, t.amount, t.customer_id, CASE WHEN t.label = 1 AND t.label_known_ms <= $4 THEN 1 ELSE 0 END AS label, f.features
-           FROM transactions t JOIN imported_features f ON f.seq = t.seq
+           FROM transactions t JOIN LATERAL (SELECT f.features FROM imported_features f WHERE f.seq = t.seq ${BY_KEY}) f ON true
            WHERE t.organization_id = $1 AND t.source = 'import' AND t.time_ms < $2 AND octet_length(f.features) = $5
                  ${o.before ? 'AND t.time_ms <= $6 AND (t.time_ms < $6 OR t.seq < $7)' : ''}
            ORDER BY t.time_ms DESC, t.seq DESC LIMIT $3) AS page_rows`,
