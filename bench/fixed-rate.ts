@@ -31,6 +31,8 @@ export function fixedRate(o: {
   connections: number;
   seconds: number;
   until?: Promise<unknown> | undefined;
+  /** Each answer's latency (ms) is pushed here: loads in several windows pooled into one figure. */
+  latencies?: number[];
 }): Promise<Load> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
@@ -59,6 +61,7 @@ export function fixedRate(o: {
         });
       },
     );
+    if (o.latencies) instance.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => o.latencies!.push(ms));
     running.add(instance);
     void o.until?.finally(() => instance.stop());
   });

@@ -281,7 +281,10 @@ eachBackend("a challenger's backtest reads its own organization's imported rows 
     const seqs = await data.transactions.insert(rows.map((r) => (r.source === 'import' ? { ...r, features: null } : r)));
     for (const r of rows)
       if (r.source === 'import' && r.features)
-        await data.importedFeatures.store({ seqs: [seqs.get(r.transaction_id)!], bytes: new Uint8Array(r.features.buffer, r.features.byteOffset, r.features.byteLength) });
+        await data.importedFeatures.store({
+          seqs: [seqs.get(r.transaction_id)!],
+          bytes: new Uint8Array(r.features.buffer, r.features.byteOffset, r.features.byteLength),
+        });
   };
   await store(a, [
     imported(0, { label: 1, label_known_ms: T }),
@@ -292,7 +295,10 @@ eachBackend("a challenger's backtest reads its own organization's imported rows 
     row(5, { time: T + 5 * 60_000, features: f(5) }),
     imported(9),
   ]);
-  await store(b, [0, 1, 2, 3, 4, 5, 9].map((i) => imported(i, { amount: 1000 + i, label: 1, label_known_ms: T })));
+  await store(
+    b,
+    [0, 1, 2, 3, 4, 5, 9].map((i) => imported(i, { amount: 1000 + i, label: 1, label_known_ms: T })),
+  );
   const read = (data: OrganizationData, rows: number, before?: [number, number]) =>
     data.importedFeatures.backtest({ to: T + 9 * 60_000, knownBy: T + 60 * 60_000, width: 8, rows, before });
   const page = await read(a, 10);
