@@ -17,6 +17,8 @@ import type { AttemptResult } from '../storage/webhook-queue.ts';
 const READ_LIMIT = 4096;
 /** Characters of the answer kept for the deliveries log. */
 const EXCERPT_CHARS = 256;
+/** How a request fails on a kept-alive connection its server had closed. */
+const STALE_CONNECTION = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 
 export interface SignedEvent {
   id: string;
@@ -76,16 +78,22 @@ export class WebhookSender {
     const secure = target.protocol === 'https:';
     return new Promise<AttemptResult>((resolve) => {
       let settled = false;
+      let current: http.ClientRequest | undefined;
       const finish = (r: Omit<AttemptResult, 'startedAt' | 'durationMs'>) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         resolve(done(r));
       };
-      const req = (secure ? https : http).request(
-        target,
-        { method: 'POST', headers, agent: secure ? this.agents.https : this.agents.http, lookup: checkedLookup(this.policy) as never },
-        (res) => {
+      const timer = setTimeout(() => {
+        finish({ statusCode: null, error: 'timeout', responseExcerpt: null });
+        current?.destroy();
+      }, this.timeoutMs);
+      const post = (pooled: boolean) => {
+        const agent = pooled ? (secure ? this.agents.https : this.agents.http) : false;
+        let answered = false;
+        const req = (secure ? https : http).request(target, { method: 'POST', headers, agent, lookup: checkedLookup(this.policy) as never }, (res) => {
+          answered = true;
           const chunks: Buffer[] = [];
           let read = 0;
           const status = res.statusCode ?? 0;
@@ -105,20 +113,22 @@ export class WebhookSender {
           });
           res.on('end', settle);
           res.on('error', settle);
-        },
-      );
-      const timer = setTimeout(() => {
-        finish({ statusCode: null, error: 'timeout', responseExcerpt: null });
-        req.destroy();
-      }, this.timeoutMs);
-      req.on('error', (e: NodeJS.ErrnoException) =>
-        finish({
-          statusCode: null,
-          error: e.code === 'EWEBHOOKADDRESS' ? 'address_refused' : e.code === 'ENOTFOUND' ? 'dns_failed' : 'connection_failed',
-          responseExcerpt: null,
-        }),
-      );
-      req.end(event.body);
+        });
+        current = req;
+        req.on('error', (e: NodeJS.ErrnoException) => {
+          // A kept-alive connection the receiver closed as this request went out on it (a server's
+          // or a load balancer's idle timeout): nothing was answered, so it is sent again at once
+          // on a new connection, within the same deadline, as Node's documentation advises.
+          if (req.reusedSocket && !answered && !settled && STALE_CONNECTION.has(e.code ?? '')) return post(false);
+          finish({
+            statusCode: null,
+            error: e.code === 'EWEBHOOKADDRESS' ? 'address_refused' : e.code === 'ENOTFOUND' ? 'dns_failed' : 'connection_failed',
+            responseExcerpt: null,
+          });
+        });
+        req.end(event.body);
+      };
+      post(true);
     });
   }
 
