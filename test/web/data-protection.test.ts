@@ -32,13 +32,16 @@ t.test('Data protection from the dashboard', { skip: noBrowser }, async (t) => {
     await p.reload();
     await p.waitForSelector(selector);
   };
-  /** Waits until the audit's newest entry says who did what (the page reads it again after an action). */
+  /** Waits until an entry of the audit says who did what (`what` its beginning; the page reads it
+   *  again after an action). Any entry, not the newest: the service's own retention sweep may be
+   *  audited after it. */
   const audited = async (who: string, what: string, p: Page = page) => {
     await p.waitForFunction(
-      ([who, what]) => {
-        const cells = document.querySelectorAll('#audit-list tbody tr:first-child td');
-        return cells[1]?.textContent === who && cells[2]?.textContent === what;
-      },
+      ([who, what]) =>
+        [...document.querySelectorAll('#audit-list tbody tr')].some((tr) => {
+          const cells = tr.querySelectorAll('td');
+          return cells[1]?.textContent === who && (cells[2]?.textContent ?? '').startsWith(what);
+        }),
       [who, what],
     );
     return true;
@@ -150,7 +153,7 @@ t.test('Data protection from the dashboard', { skip: noBrowser }, async (t) => {
     t.equal(row?.[5], 'No list kept');
     t.equal(row?.[6], hash, 'the customer by its keyed hash');
     t.notOk((await page.content()).includes(GONE), "the page holds the customer's id nowhere");
-    t.match((await rows('#audit-list'))[0]?.slice(1), ['the service', `Erased customer ${hash.slice(0, 12)}…: 3 transactions, 1 list entry`], 'audited');
+    t.ok(await audited('the service', `Erased customer ${hash.slice(0, 12)}…: 3 transactions, 1 list entry`), 'audited');
 
     t.same((await member(`/api/organizations/${org.id}/transactions?customer_id=${GONE}`)).data, [], "the customer's transactions are gone");
     t.same(
