@@ -48,25 +48,26 @@ async function receiver(second: 'reset' | 'answer') {
   };
 }
 
-t.test('a kept-alive connection reset as a delivery goes out on it: sent again on a new one', async (t) => {
-  const r = await receiver('reset');
+/** A receiver and a sender to it, both closed when the test ends. */
+async function senderTo(t: { teardown(fn: () => unknown): void }, second: 'reset' | 'answer') {
+  const r = await receiver(second);
   const sender = new WebhookSender({ allowPrivateNetworks: true }, 5_000, 'test');
   t.teardown(async () => {
     sender.close();
     await r.close();
   });
+  return { r, sender };
+}
+
+t.test('a kept-alive connection reset as a delivery goes out on it: sent again on a new one', async (t) => {
+  const { r, sender } = await senderTo(t, 'reset');
   t.match(await sender.send(r.url, event, [SECRET]), { statusCode: 200, error: null }, 'the first delivery');
   t.match(await sender.send(r.url, event, [SECRET]), { statusCode: 200, error: null, responseExcerpt: 'ok' }, 'the next succeeds all the same');
   t.same(r.counts(), { connections: 2, requests: 3 }, 'on a new connection, once');
 });
 
 t.test('a connection that answers is reused, and a fresh one that fails is not tried again', async (t) => {
-  const r = await receiver('answer');
-  const sender = new WebhookSender({ allowPrivateNetworks: true }, 5_000, 'test');
-  t.teardown(async () => {
-    sender.close();
-    await r.close();
-  });
+  const { r, sender } = await senderTo(t, 'answer');
   await sender.send(r.url, event, [SECRET]);
   await sender.send(r.url, event, [SECRET]);
   t.same(r.counts(), { connections: 1, requests: 2 }, 'kept alive');
