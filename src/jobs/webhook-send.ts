@@ -4,7 +4,8 @@
 // deadline for the whole exchange, no redirect followed (a 3xx is a failure: the endpoint's URL is
 // where the customer said, nowhere else), the address checked inside the connection
 // (webhook-address.ts), and at most a small part of the answer read, kept only as a printable
-// excerpt so that what a receiver says is never shown raw.
+// excerpt so that what a receiver says is never shown raw. Connections are kept alive; a request
+// cut by the receiver closing one just then, before any answer, goes again on a new connection.
 
 import http from 'node:http';
 import https from 'node:https';
