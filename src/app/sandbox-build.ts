@@ -100,7 +100,10 @@ export interface BuildResult {
 /** The sandbox's history and rings: the kept build when it was made for these figures and this
  *  code, else built from the simulated rows (and kept). */
 export function buildSandbox(o: BuildRequest): BuildResult {
-  const kept = readBuilt(o.dir, builtKey(o.facts));
+  // The kept figures and the rows' share their key (`factsKey`): one key for the read and the write,
+  // the domain's code read once.
+  const key = builtKey(o.facts);
+  const kept = readBuilt(o.dir, key);
   if (kept) return { ...kept, facts: o.facts };
   const rows = simulate();
   const facts = factsOf(rows, o.facts.key);
@@ -111,7 +114,7 @@ export function buildSandbox(o: BuildRequest): BuildResult {
   // string every time (a few thousand customers and merchants), not one decoded per row.
   history.transactions.materialiseNames();
   const rings = detectRings(history.transactions, Date.parse(facts.example.sandbox_as_of), { labelDelay: o.labelDelay });
-  keepBuilt(o.dir, builtKey(facts), history, rings);
+  keepBuilt(o.dir, key, history, rings);
   return { history, rings, facts };
 }
 
