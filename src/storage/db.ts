@@ -49,10 +49,10 @@ export interface TransactionQueryable extends Queryable {
    *  (PostgreSQL): the most it sends a second, so that a bulk write of background work leaves the
    *  server's log writes to the commits others wait for. */
   copyIn(table: string, columns: readonly CopyColumn[], rows: CopyRows, o?: { bytesPerSecond?: number }): Promise<void>;
-  /** PostgreSQL only: the rows of `select` (a query with its values written in: COPY takes no
-   *  parameters, see copy-binary.ts `sqlLiteral`) in binary COPY format, as they arrive. The
-   *  embedded database's COPY writes to a device file, not a stream: there, read pages. */
-  copyOut?(select: string): AsyncIterable<Uint8Array>;
+  /** The rows of `select` (a query with its values written in: COPY takes no parameters, see
+   *  copy-binary.ts `sqlLiteral`) in binary COPY format: on PostgreSQL as they arrive; on the
+   *  embedded database, whose COPY writes to a device file, in one piece once it is over. */
+  copyOut(select: string): AsyncIterable<Uint8Array>;
   /** PostgreSQL only: this transaction's snapshot, for a connection of another thread to read in
    *  (shared-snapshot.ts) while this transaction stays open. */
   shareSnapshot?(): Promise<SharedSnapshot>;

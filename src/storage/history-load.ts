@@ -3,13 +3,14 @@
 // floor on, everything before it as the per-entity totals and first uses the database keeps, so
 // what is read does not grow with the history stored before the floor.
 //
-// Speed: on PostgreSQL the transactions come as one binary COPY, read as it streams in (numbers in
-// their binary form, strings as their UTF-8 bytes): cut into pages of columns, which the history
-// takes as they are, with no object or string per transaction on either side, and no text to
-// parse. On the embedded database (whose COPY writes to a file, not a stream) they come in pages of
-// one row of byte strings, a column each, the same columns built by the server's aggregates. The
-// smaller tables come as pages of one JSON array each (on PGlite much faster than a plain SELECT,
-// whose per-value decoding dominates).
+// Speed: the transactions and first uses come as one binary COPY each (numbers in their binary
+// form, strings as their UTF-8 bytes), cut into pages of columns, which the history takes as they
+// are, with no object or string per transaction on either side, and no text to parse. On
+// PostgreSQL the COPY is read as it streams in; the embedded database's COPY writes to a device
+// file, so there it comes in one piece (a fifth of the time its aggregates took to build the same
+// columns in pages, measured on 255,552 rows: the load's transaction holds the one connection that
+// much less). The smaller tables come as pages of one JSON array each (on PGlite much faster than a
+// plain SELECT, whose per-value decoding dominates).
 // Faster still: a load may take the stored snapshot of the history (history-snapshots.ts), read
 // before its transaction, and the changes made since it, read in the transaction; everything else
 // (the floor, the rules and lists) is read as for a load from the rows.
@@ -21,7 +22,6 @@ import type { PackedColumn, TransactionColumns, UseColumns } from '../domain/his
 import type { Queryable, SharedSnapshot } from './db.ts';
 import { changesSince, feedSnapshot, type FeedOutcome, type FeedSnapshot, type FeedTransaction } from './live-feed.ts';
 import { sameSnapshot, snapshotMeta, snapshotPieces, type SnapshotMeta } from './history-snapshots.ts';
-import { readAhead } from './read-ahead.ts';
 import { CopyReader, sqlLiteral } from './copy-binary.ts';
 import type { HistoryRow } from './live-rows.ts';
 import type { OrganizationScope } from './organization-scope.ts';
@@ -81,10 +81,15 @@ export const SNAPSHOT_STALE_MS = 86_400_000;
 /** …and while the changes made since are at most this many (applied one at a time: a second or so). */
 export const SNAPSHOT_MAX_CHANGES = 250_000;
 
-/** A loader that keeps every call, to make them on `into` once the database transaction is over. */
-function deferred(into: HistoryLoader): { loader: HistoryLoader; replay(): Promise<boolean> } {
+/** Keeps a step for after the load's database transaction, to be made on the loader then. */
+type Later = (step: (into: HistoryLoader) => Promise<void>) => void;
+
+/** A loader that keeps every call, to make them on `into` once the database transaction is over;
+ *  `later` keeps a step of the load's own that calls `into`, for then, in the same order. */
+function deferred(into: HistoryLoader): { loader: HistoryLoader; later: Later; replay(): Promise<boolean> } {
   const calls: (() => void | boolean | Promise<void> | Promise<boolean>)[] = [];
   return {
+    later: (step) => void calls.push(() => step(into)),
     loader: {
       start: (floor, expected) => void calls.push(() => into.start(floor, expected)),
       uses: (page) => void calls.push(() => into.uses(page)),
@@ -135,13 +140,13 @@ const TOTAL_KINDS = { c: 'customer', m: 'merchant', h: 'channel', f: 'field' } a
  * stored before the floor, only with the entities and the floor's window.
  * On PostgreSQL each page is handed over as it comes (the server reads the next meanwhile); the
  * embedded database has one connection, which a transaction holds from its first statement to its
- * last, so there everything is read first and handed over once the transaction is over: other
- * organizations' statements wait for the reading only, not for the history to be built.
+ * last, so there everything is read first, and cut into pages and handed over once the transaction
+ * is over: other statements wait for the reading only, not for the history to be built.
  */
 export async function loadHistory(scope: OrganizationScope, now: number, into: HistoryLoader, policy?: PolicyLoader, use?: SnapshotUse): Promise<Loaded> {
   if (scope.db.kind === 'pglite') {
     const later = deferred(into);
-    const loaded = await read(scope, now, later.loader, policy, use);
+    const loaded = await read(scope, now, later.loader, policy, use, later.later);
     const ok = await later.replay();
     return ok ? loaded : { ...loaded, restored: false };
   }
@@ -178,6 +183,7 @@ async function read(
   into: HistoryLoader,
   policy: PolicyLoader | undefined,
   use: SnapshotUse | undefined,
+  later?: Later,
 ): Promise<Loaded> {
   const org = scope.organizationId;
   const stored = await preread(scope, now, use);
@@ -196,16 +202,30 @@ async function read(
     }
     const [held] = await tx.query<{ n: number }>('SELECT count(*)::float8 AS n FROM transactions WHERE organization_id = $1 AND time_ms >= $2', [org, floor]);
     into.start(floor, held?.n ?? 0);
-    const copyOut = tx.copyOut?.bind(tx);
+    const copyOut = tx.copyOut.bind(tx);
     const share = tx.shareSnapshot?.bind(tx);
     // Read by the loader itself (on its thread) in this transaction's snapshot, or here.
     const readThere = share !== undefined && into.rowsAt !== undefined && (await into.rowsAt(share, org, floor));
-    if (!readThere && copyOut) {
+    if (!readThere && later) {
+      // The COPYs' bytes taken now, cut into pages once the transaction has let the connection go.
+      const uses = await inOnePiece(copyOut(COPY_USES(org)));
+      const rows = await inOnePiece(copyOut(COPY_TRANSACTIONS(org, floor)));
+      later(async (loader) => {
+        await copiedUses(
+          () => uses,
+          org,
+          (page) => loader.uses(page),
+        );
+        await copiedHistory(
+          () => rows,
+          org,
+          floor,
+          (page) => loader.transactions(page),
+        );
+      });
+    } else if (!readThere) {
       await copiedUses(copyOut, org, (page) => into.uses(page));
       await copiedHistory(copyOut, org, floor, (page) => into.transactions(page));
-    } else if (!readThere) {
-      await usePages(tx, org, (page) => into.uses(page));
-      await historyPages(tx, org, floor, (page) => into.transactions(page));
     }
     const [labels] = await tx.query<{ page: string | null }>(
       `SELECT json_agg(json_build_array(customer_id, merchant_id, location, payment_type, label, label_known_ms))::text AS page
@@ -249,26 +269,6 @@ async function readPolicy(tx: Queryable, scope: OrganizationScope, policy: Polic
   policy.inboxes(await liveInboxStates(tx, scope));
   await currentStays(tx, scope, (stays) => policy.stays(stays));
 }
-
-/** A string column as the page query sends it: the values' UTF-8 bytes end to end, and their
- *  lengths as big-endian int4. */
-const packed = (column: string, name: string) =>
-  `string_agg(convert_to(${column}, 'UTF8'), ''::bytea) AS ${name}, string_agg(int4send(octet_length(${column})), ''::bytea) AS ${name}_lengths`;
-
-/** One page of transactions, a column each. The aggregates read the rows in the subquery's order
- *  (PostgreSQL feeds an aggregate its input in the order a sorted subquery gives it); the times are
- *  checked to be in order when read. */
-const PAGE_SQL = (after: boolean) => `
-  SELECT count(*)::int AS n, max(ARRAY[time_ms, seq::float8]) AS last,
-         string_agg(float8send(time_ms), ''::bytea) AS times, string_agg(float8send(amount), ''::bytea) AS amounts,
-         string_agg(int2send(coalesce(label, -1)::int2), ''::bytea) AS labels,
-         string_agg(float8send(coalesce(label_known_ms, 'NaN')), ''::bytea) AS known,
-         ${packed('transaction_id', 'ids')}, ${packed('customer_id', 'customers')}, ${packed('merchant_id', 'merchants')},
-         ${packed('location', 'locations')}, ${packed('payment_type', 'payment_types')},
-         CASE WHEN count(field_keys) > 0 THEN json_agg(field_keys)::text END AS keys
-  FROM (SELECT seq, time_ms, amount, label, label_known_ms, transaction_id, customer_id, merchant_id, location, payment_type, field_keys
-        FROM transactions WHERE organization_id = $1 AND time_ms >= $3 ${after ? 'AND (time_ms, seq) > ($4, $5)' : ''}
-        ORDER BY time_ms, seq LIMIT $2) AS page_rows`;
 
 /** The transactions a load reads, for a binary COPY (whose statement takes no parameters): the
  *  same columns as a page's, a row each, in the same order. */
@@ -396,7 +396,7 @@ class CopyPage {
  * (readCopy) before the error is passed on.
  */
 async function copiedPages(
-  chunks: AsyncIterable<Uint8Array>,
+  chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   kinds: readonly FieldKind[],
   onPage: (page: { n: number; columns: Column[] }) => void | Promise<void>,
 ): Promise<void> {
@@ -434,13 +434,18 @@ export function readRows(shared: SharedSnapshot, organizationId: string, floor: 
   });
 }
 
+/** A binary COPY of `select`'s rows: its chunks as they come, or already read. */
+type CopyOut = (select: string) => AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
+
+/** A COPY's chunks, all read. */
+async function inOnePiece(chunks: AsyncIterable<Uint8Array>): Promise<Uint8Array[]> {
+  const all: Uint8Array[] = [];
+  for await (const chunk of chunks) all.push(chunk);
+  return all;
+}
+
 /** The transactions from `from` on, by binary COPY, in pages (`copiedPages`), in time order. */
-async function copiedHistory(
-  copyOut: (select: string) => AsyncIterable<Uint8Array>,
-  organizationId: string,
-  from: number,
-  onPage: (page: TransactionColumns) => void | Promise<void>,
-) {
+async function copiedHistory(copyOut: CopyOut, organizationId: string, from: number, onPage: (page: TransactionColumns) => void | Promise<void>) {
   let last = -Infinity;
   await copiedPages(copyOut(COPY_TRANSACTIONS(organizationId, from)), TRANSACTION_FIELDS, ({ n, columns: c }) => {
     const times = c[0] as Float64Array;
@@ -464,75 +469,10 @@ async function copiedHistory(
 }
 
 /** Every first use, by binary COPY, in pages. */
-function copiedUses(copyOut: (select: string) => AsyncIterable<Uint8Array>, organizationId: string, onPage: (page: UseColumns) => void | Promise<void>) {
+function copiedUses(copyOut: CopyOut, organizationId: string, onPage: (page: UseColumns) => void | Promise<void>) {
   return copiedPages(copyOut(COPY_USES(organizationId)), USE_FIELDS, ({ n, columns: c }) =>
     onPage({ count: n, customers: c[0] as PackedColumn, kinds: c[1] as Uint8Array, keys: c[2] as PackedColumn, firsts: c[3] as Float64Array }),
   );
-}
-
-type Bytes = Uint8Array | null;
-interface PageRow {
-  n: number;
-  last: number[] | null;
-  /** Each row's key values (a JSON array, null for a row without), or null when no row has any. */
-  keys: string | null;
-  times: Bytes;
-  amounts: Bytes;
-  labels: Bytes;
-  known: Bytes;
-  ids: Bytes;
-  ids_lengths: Bytes;
-  customers: Bytes;
-  customers_lengths: Bytes;
-  merchants: Bytes;
-  merchants_lengths: Bytes;
-  locations: Bytes;
-  locations_lengths: Bytes;
-  payment_types: Bytes;
-  payment_types_lengths: Bytes;
-}
-
-/** Big-endian float8 values, as a Float64Array. */
-function float64s(bytes: Bytes, n: number): Float64Array {
-  const out = new Float64Array(n);
-  if (!bytes || bytes.length !== 8 * n) throw new Error(`a history page's column has ${bytes?.length ?? 0} bytes for ${n} values`);
-  const swapped = Buffer.from(out.buffer);
-  swapped.set(bytes);
-  swapped.swap64();
-  return out;
-}
-
-/** A packed string column from its bytes and big-endian int4 lengths. */
-function strings(bytes: Bytes, lengths: Bytes, n: number): PackedColumn {
-  const ends = new Int32Array(n);
-  if (!lengths || lengths.length !== 4 * n) throw new Error(`a history page's lengths have ${lengths?.length ?? 0} bytes for ${n} values`);
-  const view = new DataView(lengths.buffer, lengths.byteOffset, lengths.byteLength);
-  let end = 0;
-  for (let i = 0; i < n; i++) ends[i] = end += view.getInt32(4 * i);
-  return { bytes: bytes ?? new Uint8Array(0), ends };
-}
-
-/** The page query's row as columns. */
-function columns(r: PageRow): TransactionColumns {
-  const n = r.n;
-  const labels = new Int8Array(n);
-  const raw = r.labels!;
-  for (let i = 0; i < n; i++) labels[i] = (raw[2 * i]! << 24) >> 24 === -1 ? -1 : raw[2 * i + 1]!;
-  const times = float64s(r.times, n);
-  for (let i = 1; i < n; i++) if (times[i]! < times[i - 1]!) throw new Error('a history page came out of time order');
-  return {
-    count: n,
-    times,
-    amounts: float64s(r.amounts, n),
-    labels,
-    knownAt: float64s(r.known, n),
-    ids: strings(r.ids, r.ids_lengths, n),
-    customers: strings(r.customers, r.customers_lengths, n),
-    merchants: strings(r.merchants, r.merchants_lengths, n),
-    locations: strings(r.locations, r.locations_lengths, n),
-    paymentTypes: strings(r.payment_types, r.payment_types_lengths, n),
-    keys: r.keys === null ? undefined : (JSON.parse(r.keys) as (string[] | null)[]),
-  };
 }
 
 /** The rows of a page as objects (for tests and inspection; a load never makes them). */
@@ -551,65 +491,6 @@ export function pageRows(c: TransactionColumns): HistoryRow[] {
     label_known_ms: c.labels[i] === -1 ? null : c.knownAt[i]!,
     keys: c.keys?.[i] ?? null,
   }));
-}
-
-/** The stored transactions of `organizationId` (loadHistory's scope) from `from` on in time order
- *  (time, then the order recorded), a page of columns at a time. The next page is asked for before
- *  this one is handed over, so the database reads it while the history takes this one. */
-async function historyPages(tx: Queryable, organizationId: string, from: number, onPage: (page: TransactionColumns) => void | Promise<void>): Promise<void> {
-  const page = (after?: number[]) =>
-    tx.query<PageRow>(
-      PAGE_SQL(after !== undefined),
-      after ? [organizationId, LOAD_PAGE_ROWS, from, after[0], after[1]] : [organizationId, LOAD_PAGE_ROWS, from],
-    );
-  await readAhead(
-    page(),
-    ([row]) => (row?.n === LOAD_PAGE_ROWS ? page(row.last!.map(Number)) : undefined),
-    ([row]) => (row && row.n > 0 ? onPage(columns(row)) : undefined),
-  );
-}
-
-/** One page of first uses, a column each, keyed by (customer_id, kind, key) as the table is. */
-const USE_PAGE_SQL = (after: boolean) => `
-  SELECT count(*)::int AS n, max(ARRAY[customer_id, kind::text, key]) AS last,
-         ${packed('customer_id', 'customers')}, string_agg(convert_to(kind::text, 'UTF8'), ''::bytea) AS kinds,
-         ${packed('key', 'keys')}, string_agg(float8send(first_ms), ''::bytea) AS firsts
-  FROM (SELECT customer_id, kind, key, first_ms FROM customer_uses
-        WHERE organization_id = $1 ${after ? 'AND (customer_id, kind, key) > ($3, $4, $5)' : ''}
-        ORDER BY customer_id, kind, key LIMIT $2) AS page_rows`;
-
-interface UsePageRow {
-  n: number;
-  last: string[] | null;
-  customers: Bytes;
-  customers_lengths: Bytes;
-  kinds: Bytes;
-  keys: Bytes;
-  keys_lengths: Bytes;
-  firsts: Bytes;
-}
-
-/** Every first use of `organizationId`, a page of columns at a time (the next asked for before
- *  this one is handed over). */
-async function usePages(tx: Queryable, organizationId: string, onPage: (page: UseColumns) => void | Promise<void>): Promise<void> {
-  const page = (after?: string[]) =>
-    tx.query<UsePageRow>(USE_PAGE_SQL(after !== undefined), after ? [organizationId, ENTITY_PAGE_ROWS, ...after] : [organizationId, ENTITY_PAGE_ROWS]);
-  await readAhead(
-    page(),
-    ([row]) => (row?.n === ENTITY_PAGE_ROWS ? page(row.last!) : undefined),
-    ([row]) => {
-      if (!row || row.n === 0) return;
-      const n = row.n;
-      if (!row.kinds || row.kinds.length !== n) throw new Error(`a page of first uses has ${row.kinds?.length ?? 0} kinds for ${n} rows`);
-      return onPage({
-        count: n,
-        customers: strings(row.customers, row.customers_lengths, n),
-        kinds: row.kinds,
-        keys: strings(row.keys, row.keys_lengths, n),
-        firsts: float64s(row.firsts, n),
-      });
-    },
-  );
 }
 
 /** The rows of a page of first uses as objects (for tests and inspection; a load never makes them). */

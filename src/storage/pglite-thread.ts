@@ -19,6 +19,9 @@ import { messageOf } from './errors.ts';
 export type Request =
   | { id: number; op: 'query'; text: string; params?: unknown[]; tx?: number }
   | { id: number; op: 'exec'; script: string; tx: number }
+  /** The rows of `select` in binary COPY format, in one piece (PGlite's COPY writes to a device
+   *  file, not a stream): moved to the main thread, not copied. */
+  | { id: number; op: 'copyOut'; select: string; tx: number }
   | { id: number; op: 'begin' }
   | { id: number; op: 'end'; tx: number; commit: boolean }
   | { id: number; op: 'listen'; channel: string }
@@ -219,6 +222,14 @@ async function main(): Promise<void> {
           await inTransaction(m.tx).exec(m.script);
           return null;
         });
+      case 'copyOut': {
+        const copied = async () => (await inTransaction(m.tx).query(`COPY (${m.select}) TO '/dev/blob' WITH (FORMAT binary)`)).blob?.arrayBuffer();
+        copied().then(
+          (bytes = new ArrayBuffer(0)) => port.postMessage({ id: m.id, ok: true, value: new Uint8Array(bytes) } satisfies Reply, [bytes]),
+          (err) => fail(m.id, err),
+        );
+        return;
+      }
       case 'begin':
         return begin(m.id);
       case 'end': {

@@ -418,8 +418,8 @@ class PgliteDb implements Backend {
   }
 
   #handle(tx: number): ScriptQueryable {
-    const query = async <T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]> =>
-      (await this.#call({ op: 'query', text, params, tx })) as T[];
+    const call = (request: Call) => this.#call(request);
+    const query = async <T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]> => (await call({ op: 'query', text, params, tx })) as T[];
     return {
       query,
       exec: async (script: string): Promise<void> => {
@@ -431,6 +431,12 @@ class PgliteDb implements Backend {
         const text = `INSERT INTO ${table} (${columns.map((c) => c.name).join(', ')}) VALUES (${columns.map((c, i) => `$${i + 1}::${c.type}`).join(', ')})`;
         for await (const row of rows) await query(text, [...row]);
       },
+      // PGlite's COPY writes to a device file: its rows come in one piece, once the COPY is over.
+      copyOut: (select: string) => ({
+        [Symbol.asyncIterator]: async function* (this: void) {
+          yield (await call({ op: 'copyOut', select, tx })) as Uint8Array;
+        },
+      }),
     };
   }
 

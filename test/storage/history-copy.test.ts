@@ -1,6 +1,6 @@
 // A history's load reads the transactions and first uses as the database stores them, on both back
-// ends (PostgreSQL: one binary COPY each, streamed into pages; the embedded database: pages built by
-// the server's aggregates): 25,003 transactions over three pages, ties in time in the order stored,
+// ends (one binary COPY each, cut into pages: streamed on PostgreSQL, in one piece on the embedded
+// database): 25,003 transactions over three pages, ties in time in the order stored,
 // every kind of label, key fields' values on some rows, strings with quotes, backslashes and
 // characters beyond ASCII, and an organization id that needs quoting in a statement that takes no
 // parameters. Each is held to a plain SELECT of the same rows.
