@@ -7,8 +7,9 @@
 // form, strings as their UTF-8 bytes), cut into pages of columns, which the history takes as they
 // are, with no object or string per transaction on either side, and no text to parse. On
 // PostgreSQL the COPY is read as it streams in; the embedded database's COPY writes to a device
-// file, so there it comes in one piece (0.6 s for 255,552 rows, where its aggregates took 3.9 s to
-// build the same columns in pages: the load's transaction holds the one connection that much less). The smaller tables come as pages of one JSON array each (on PGlite much faster than a
+// file, so there it comes in one piece (a fifth of the time its aggregates took to build the same
+// columns in pages, measured on 255,552 rows: the load's transaction holds the one connection that
+// much less). The smaller tables come as pages of one JSON array each (on PGlite much faster than a
 // plain SELECT, whose per-value decoding dominates).
 // Faster still: a load may take the stored snapshot of the history (history-snapshots.ts), read
 // before its transaction, and the changes made since it, read in the transaction; everything else

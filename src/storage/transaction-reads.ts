@@ -107,37 +107,18 @@ export async function listTransactions(
   return { rows: (hasMore ? rows.slice(0, limit) : rows).map(readRow), hasMore };
 }
 
-/** Rows an import job's count reads per statement (`importedBy`). */
-const IMPORTED_COUNT_PAGE_ROWS = 10_000;
-
-type ImportedCounts = { imported: number; labelled: number; fraud: number; featured: number; first: number | null; last: number | null };
-
-/** What one import job stored: rows, of them labelled, fraud and with features, and their time
- *  range (ms). Counted in the order stored, a page of rows a statement (about 30 ms on the
- *  embedded database, whose one connection a count of every row would hold for the better part of
- *  a second while the organization's scores wait). */
-export async function importedBy(scope: OrganizationScope, jobId: string): Promise<ImportedCounts> {
-  const total: ImportedCounts = { imported: 0, labelled: 0, fraud: 0, featured: 0, first: null, last: null };
-  let after = 0;
-  for (;;) {
-    const [page] = await scope.db.query<ImportedCounts & { through: number | null }>(
-      `SELECT count(*)::int AS imported, count(t.label)::int AS labelled, coalesce(sum(t.label), 0)::int AS fraud,
-              count(*) FILTER (WHERE EXISTS (SELECT 1 FROM imported_features f WHERE f.seq = t.seq))::int AS featured,
-              min(t.time_ms) AS first, max(t.time_ms) AS last, max(t.seq) AS through
-       FROM (SELECT seq, label, time_ms FROM transactions
-             WHERE organization_id = $1 AND import_job_id = $2 AND seq > $3 ORDER BY seq LIMIT $4) AS t`,
-      [scope.organizationId, jobId, after, IMPORTED_COUNT_PAGE_ROWS],
-    );
-    if (!page || page.imported === 0) return total;
-    total.imported += page.imported;
-    total.labelled += page.labelled;
-    total.fraud += page.fraud;
-    total.featured += page.featured;
-    total.first = Math.min(total.first ?? Infinity, page.first!);
-    total.last = Math.max(total.last ?? -Infinity, page.last!);
-    if (page.imported < IMPORTED_COUNT_PAGE_ROWS) return total;
-    after = page.through!;
-  }
+/** What one import job stored: rows, of them labelled and fraud, and their time range (ms). */
+export async function importedBy(
+  scope: OrganizationScope,
+  jobId: string,
+): Promise<{ imported: number; labelled: number; fraud: number; featured: number; first: number | null; last: number | null }> {
+  const [row] = await scope.db.query<{ imported: number; labelled: number; fraud: number; featured: number; first: number | null; last: number | null }>(
+    `SELECT count(*)::int AS imported, count(t.label)::int AS labelled, coalesce(sum(t.label), 0)::int AS fraud, count(f.seq)::int AS featured,
+            min(t.time_ms) AS first, max(t.time_ms) AS last
+     FROM transactions t LEFT JOIN imported_features f ON f.seq = t.seq WHERE t.organization_id = $1 AND t.import_job_id = $2`,
+    [scope.organizationId, jobId],
+  );
+  return row!;
 }
 
 /** A scored transaction as rules read it back (decision-inputs.ts); undefined for an unknown id. */
