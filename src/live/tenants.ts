@@ -355,6 +355,10 @@ export class Tenants {
     this.importing.delete(organizationId);
     // A refresh begun before the import's last rows may not have read them: this one follows it.
     await this.refreshed.get(organizationId)?.catch(() => {});
+    // The rows a held import's chunks brought so far are read by this rebuild: its release asks for
+    // another only for rows that reach the tenant after it.
+    const hold = this.held.get(organizationId);
+    if (hold) hold.arrived = false;
     try {
       await this.refresh(organizationId, true);
     } catch (e) {

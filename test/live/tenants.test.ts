@@ -232,6 +232,30 @@ for (const backend of backends()) {
       t.equal((await live.score(b, body(1))).json().entity_history[customer].prior_transactions, 1 + 2, 'holding both imported rows, and the one scored');
     });
 
+    await t.test("this process's own import rebuilt for before its end (as the job asks once its rows are stored): no second rebuild at its end", async (t) => {
+      const { tenants, tail } = live.s.service;
+      const customer = 'asked-customer';
+      const body = (n: number) => ({ amount: 12, customer_id: customer, merchant_id: 'asked-merchant', transaction_id: `after-asked-${n}` });
+      t.equal((await live.score(b, body(0))).json().entity_history[customer].prior_transactions, 0);
+      const before = tenants.loadedNow(b.id);
+      const release = tenants.holdRebuilds(b.id);
+      const data = organizationData(live.s.service.db, b.id).transactions;
+      const now = Date.now();
+      for (let chunk = 0; chunk < 2; chunk++) {
+        await data.insert([importedRow(`asked-${chunk}`, now - 86_400_000 + chunk * 1000, customer, 'asked-merchant')]);
+        await tail.catchUp();
+      }
+      await tenants.rebuild(b.id);
+      const rebuilt = tenants.loadedNow(b.id);
+      t.not(rebuilt, before, 'built again when asked');
+      release();
+      // Well past the second without rows after which rows that arrived are rebuilt for.
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      await tenants.rebuilt(b.id);
+      t.equal(tenants.loadedNow(b.id), rebuilt, 'released: not built again, the rebuild had read every row');
+      t.equal((await live.score(b, body(1))).json().entity_history[customer].prior_transactions, 1 + 2, 'holding both imported rows, and the one scored');
+    });
+
     await t.test('scored transactions and their decisions survive a restart', async (t) => {
       const body = { amount: 77.7, customer_id: 'restart-customer', merchant_id: 'restart-merchant', transaction_id: 'survivor' };
       const first = await live.score(a, body);
