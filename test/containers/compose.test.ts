@@ -20,8 +20,9 @@ import { buildAppImage, Composition, IMAGE_PREFIX, imageSizeMb, podman, ROOT } f
 import { standIns } from '../support/stand-ins.ts';
 
 const SKIP = needs('podman');
-// A fresh machine (CI) makes the four stand-in bases and compiles the addon, the server and the
-// dashboard in the image's build: minutes on two busy cores, beyond the suite's five per file.
+// A fresh machine makes the four stand-in bases (.ci/run makes them beforehand, beside its install)
+// and compiles the addon, the server and the dashboard in the image's build: minutes on two busy
+// cores, beyond the suite's five per file.
 t.setTimeout(1_800_000);
 const APP = `${IMAGE_PREFIX}app:latest`;
 const SIZE_GOAL_MB = 120;
