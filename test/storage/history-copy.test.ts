@@ -1,16 +1,18 @@
 // A history's load reads the transactions and first uses as the database stores them, on both back
-// ends (one binary COPY each, cut into pages: streamed on PostgreSQL, in one piece on the embedded
-// database): 25,003 transactions over three pages, ties in time in the order stored,
-// every kind of label, key fields' values on some rows, strings with quotes, backslashes and
-// characters beyond ASCII, and an organization id that needs quoting in a statement that takes no
-// parameters. Each is held to a plain SELECT of the same rows.
+// ends (one binary COPY each, cut into pages: streamed on PostgreSQL; on the embedded database in
+// slices of about 50,000 by time, each in one piece): 100,003 transactions over three slices and
+// eleven or more pages, ties in time in the order stored, every kind of label, key fields' values
+// on some rows, strings with quotes, backslashes and characters beyond ASCII, and an organization
+// id that needs quoting in a statement that takes no parameters. Each is held to a plain SELECT of
+// the same rows.
 
-import { pageRows, useRows, type HistoryLoader } from '../../src/storage/history-load.ts';
+import t from 'tap';
+import { pageRows, timeSlices, useRows, type HistoryLoader } from '../../src/storage/history-load.ts';
 import { organizationData } from '../../src/storage/organization-data.ts';
 import { eachBackend } from '../support/backends.ts';
 
 const ORG = "org_o'x\\é";
-const N = 25_003;
+const N = 100_003;
 const BASE = 1_700_000_000_000;
 
 eachBackend('a load reads every transaction and first use as stored, in time order', async (t, fx) => {
@@ -64,7 +66,7 @@ eachBackend('a load reads every transaction and first use as stored, in time ord
     [ORG],
   );
   t.equal(got.transactions.length, N, 'every transaction, none of the other organization');
-  t.ok(got.pages >= 3, `in pages (${got.pages})`);
+  t.ok(got.pages >= 11, `in pages (${got.pages})`);
   const expected = stored.map((r) => ({
     transaction_id: r.transaction_id,
     time: r.time_ms,
@@ -134,4 +136,19 @@ eachBackend('a load whose history fails midway leaves every connection to the ne
   pages = 10;
   await data.history.load(BASE + 40_000, failing);
   t.equal(pages, 13, 'and a load after it reads every page');
+});
+
+t.test('slices of a load on the embedded database: the window cut into equal spans that cover it, the last open', async (t) => {
+  t.same(timeSlices(1000, 2000, 50_000), [[1000, undefined]], 'one slice for at most 50,000');
+  t.same(timeSlices(1000, null, 500_000), [[1000, undefined]], 'one without a newest time');
+  t.same(timeSlices(1000, 1000, 500_000), [[1000, undefined]], 'one when every transaction is at the floor');
+  t.same(
+    timeSlices(1000, 4000, 150_000),
+    [
+      [1000, 2000],
+      [2000, 3000],
+      [3000, undefined],
+    ],
+    'three spans, each starting where the last ended',
+  );
 });
