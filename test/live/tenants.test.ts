@@ -5,7 +5,7 @@
 // answering until they stop, then it is built again holding them (this process's own import: once
 // it ends, however long between its chunks); and the decision survives a restart.
 
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { backends } from '../support/server.ts';
 import { liveFor, type LiveService } from '../support/accounts.ts';
 import { organizationData } from '../../src/storage/organization-data.ts';
@@ -209,42 +209,44 @@ for (const backend of backends()) {
       t.equal(after.entity_history[customer].prior_transactions, 2 + 6, 'which holds the six imported rows, and the two scored');
     });
 
-    await t.test("this process's own import: no rebuild between its chunks, however far apart; one once it ends", async (t) => {
+    /** An import this process runs into Bolt (`holdRebuilds`) of `name`'s customer at `name`'s
+     *  merchant, whose tenant a score loaded first: `chunk(k)` stores its k-th chunk (one row, a
+     *  day ago) and lets the tail carry it; `prior(n)` scores the customer's n-th payment after. */
+    const heldImport = async (t: Test, name: string) => {
       const { tenants, tail } = live.s.service;
-      const customer = 'held-customer';
-      const body = (n: number) => ({ amount: 12, customer_id: customer, merchant_id: 'held-merchant', transaction_id: `after-held-${n}` });
-      t.equal((await live.score(b, body(0))).json().entity_history[customer].prior_transactions, 0);
+      const customer = `${name}-customer`;
+      const body = (n: number) => ({ amount: 12, customer_id: customer, merchant_id: `${name}-merchant`, transaction_id: `after-${name}-${n}` });
+      const prior = async (n: number): Promise<number> => (await live.score(b, body(n))).json().entity_history[customer].prior_transactions;
+      t.equal(await prior(0), 0);
       const before = tenants.loadedNow(b.id);
       const release = tenants.holdRebuilds(b.id);
       const data = organizationData(live.s.service.db, b.id).transactions;
       const now = Date.now();
-      for (let chunk = 0; chunk < 2; chunk++) {
-        await data.insert([importedRow(`held-${chunk}`, now - 86_400_000 + chunk * 1000, customer, 'held-merchant')]);
+      const chunk = async (k: number) => {
+        await data.insert([importedRow(`${name}-${k}`, now - 86_400_000 + k * 1000, customer, `${name}-merchant`)]);
         await tail.catchUp();
+      };
+      return { tenants, before, release, chunk, prior };
+    };
+
+    await t.test("this process's own import: no rebuild between its chunks, however far apart; one once it ends", async (t) => {
+      const { tenants, before, release, chunk, prior } = await heldImport(t, 'held');
+      for (let k = 0; k < 2; k++) {
+        await chunk(k);
         // Well past the second without rows after which another process's import is rebuilt for.
         await new Promise((resolve) => setTimeout(resolve, 2_500));
-        t.equal(tenants.loadedNow(b.id), before, `chunk ${chunk}, 2.5 s on: the same tenant, not built again`);
+        t.equal(tenants.loadedNow(b.id), before, `chunk ${k}, 2.5 s on: the same tenant, not built again`);
       }
       release();
       const deadline = Date.now() + 20_000;
       while (tenants.loadedNow(b.id) === before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
       t.not(tenants.loadedNow(b.id), before, 'released: built again');
-      t.equal((await live.score(b, body(1))).json().entity_history[customer].prior_transactions, 1 + 2, 'holding both imported rows, and the one scored');
+      t.equal(await prior(1), 1 + 2, 'holding both imported rows, and the one scored');
     });
 
     await t.test("this process's own import rebuilt for before its end (as the job asks once its rows are stored): no second rebuild at its end", async (t) => {
-      const { tenants, tail } = live.s.service;
-      const customer = 'asked-customer';
-      const body = (n: number) => ({ amount: 12, customer_id: customer, merchant_id: 'asked-merchant', transaction_id: `after-asked-${n}` });
-      t.equal((await live.score(b, body(0))).json().entity_history[customer].prior_transactions, 0);
-      const before = tenants.loadedNow(b.id);
-      const release = tenants.holdRebuilds(b.id);
-      const data = organizationData(live.s.service.db, b.id).transactions;
-      const now = Date.now();
-      for (let chunk = 0; chunk < 2; chunk++) {
-        await data.insert([importedRow(`asked-${chunk}`, now - 86_400_000 + chunk * 1000, customer, 'asked-merchant')]);
-        await tail.catchUp();
-      }
+      const { tenants, before, release, chunk, prior } = await heldImport(t, 'asked');
+      for (let k = 0; k < 2; k++) await chunk(k);
       await tenants.rebuild(b.id);
       const rebuilt = tenants.loadedNow(b.id);
       t.not(rebuilt, before, 'built again when asked');
@@ -253,7 +255,7 @@ for (const backend of backends()) {
       await new Promise((resolve) => setTimeout(resolve, 2_500));
       await tenants.rebuilt(b.id);
       t.equal(tenants.loadedNow(b.id), rebuilt, 'released: not built again, the rebuild had read every row');
-      t.equal((await live.score(b, body(1))).json().entity_history[customer].prior_transactions, 1 + 2, 'holding both imported rows, and the one scored');
+      t.equal(await prior(1), 1 + 2, 'holding both imported rows, and the one scored');
     });
 
     await t.test('scored transactions and their decisions survive a restart', async (t) => {
