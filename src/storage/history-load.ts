@@ -9,8 +9,8 @@
 // PostgreSQL the COPY is read as it streams in; the embedded database's COPY writes to a device
 // file, so there it comes in one piece per slice of time (0.6 s for 255,552 rows, where its
 // aggregates took 3.9 s to build the same columns in pages: the load's transaction holds the one
-// connection that much less). The smaller tables come as pages of one JSON array each (on PGlite much faster than a
-// plain SELECT, whose per-value decoding dominates).
+// connection that much less). The smaller tables come as pages of one JSON array each (on PGlite
+// much faster than a plain SELECT, whose per-value decoding dominates).
 // Faster still: a load may take the stored snapshot of the history (history-snapshots.ts), read
 // before its transaction, and the changes made since it, read in the transaction; everything else
 // (the floor, the rules and lists) is read as for a load from the rows.
@@ -284,6 +284,7 @@ const COPY_TRANSACTIONS = (organizationId: string, from: number, to?: number) =>
   FROM transactions WHERE organization_id = ${sqlLiteral(organizationId)} AND time_ms >= ${sqlLiteral(from)}
        ${to === undefined ? '' : `AND time_ms < ${sqlLiteral(to)}`}
   ORDER BY time_ms, seq`;
+const TRANSACTION_FIELDS = ['float8', 'float8', 'int2', 'float8', 'text', 'text', 'text', 'text', 'text', 'json'] as const;
 
 /** On the embedded database, whose COPY comes in one piece, the transactions come in slices of
  *  about this many, so that its thread never holds a whole history's bytes (and their copies) at
@@ -300,7 +301,6 @@ export function timeSlices(floor: number, newest: number | null, held: number): 
   const bounds = Array.from({ length: k - 1 }, (_, i) => floor + (i + 1) * span);
   return [floor, ...bounds].map((from, i) => [from, bounds[i]]);
 }
-const TRANSACTION_FIELDS = ['float8', 'float8', 'int2', 'float8', 'text', 'text', 'text', 'text', 'text', 'json'] as const;
 
 /** Every first use, for a binary COPY, in the table's key order. */
 const COPY_USES = (organizationId: string) => `
