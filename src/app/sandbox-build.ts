@@ -100,8 +100,8 @@ export interface BuildResult {
 /** The sandbox's history and rings: the kept build when it was made for these figures and this
  *  code, else built from the simulated rows (and kept). */
 export function buildSandbox(o: BuildRequest): BuildResult {
-  // The kept figures and the rows' share their key (`factsKey`): one key for the read and the write,
-  // the domain's code read once.
+  // One key for the read and the write (the domain's code read once): it takes only `facts.key`,
+  // which the facts made below keep.
   const key = builtKey(o.facts);
   const kept = readBuilt(o.dir, key);
   if (kept) return { ...kept, facts: o.facts };

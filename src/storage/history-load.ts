@@ -213,25 +213,13 @@ async function read(
       for (const [from, to] of timeSlices(floor, newest?.newest ?? null, held?.n ?? 0))
         slices.push(await inOnePiece(copyOut(COPY_TRANSACTIONS(org, from, to))));
       later(async (loader) => {
-        await copiedUses(
-          () => uses,
-          org,
-          (page) => loader.uses(page),
-        );
+        await copiedUses(uses, (page) => loader.uses(page));
         // Each slice let go once it is in pages.
-        for (let slice = slices.shift(); slice; slice = slices.shift()) {
-          const bytes = slice;
-          await copiedHistory(
-            () => bytes,
-            org,
-            floor,
-            (page) => loader.transactions(page),
-          );
-        }
+        for (let slice = slices.shift(); slice; slice = slices.shift()) await copiedHistory(slice, (page) => loader.transactions(page));
       });
     } else if (!readThere) {
-      await copiedUses(copyOut, org, (page) => into.uses(page));
-      await copiedHistory(copyOut, org, floor, (page) => into.transactions(page));
+      await copiedUses(copyOut(COPY_USES(org)), (page) => into.uses(page));
+      await copiedHistory(copyOut(COPY_TRANSACTIONS(org, floor)), (page) => into.transactions(page));
     }
     const [labels] = await tx.query<{ page: string | null }>(
       `SELECT json_agg(json_build_array(customer_id, merchant_id, location, payment_type, label, label_known_ms))::text AS page
@@ -419,7 +407,7 @@ class CopyPage {
  * (readCopy) before the error is passed on.
  */
 async function copiedPages(
-  chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  chunks: CopyChunks,
   kinds: readonly FieldKind[],
   onPage: (page: { n: number; columns: Column[] }) => void | Promise<void>,
 ): Promise<void> {
@@ -452,13 +440,13 @@ async function copiedPages(
  *  own in a snapshot shared by the load's transaction (`HistoryLoader.rowsAt`). */
 export function readRows(shared: SharedSnapshot, organizationId: string, floor: number, into: Pick<HistoryLoader, 'uses' | 'transactions'>): Promise<void> {
   return inSharedSnapshot(shared, async (copyOut) => {
-    await copiedUses(copyOut, organizationId, (page) => into.uses(page));
-    await copiedHistory(copyOut, organizationId, floor, (page) => into.transactions(page));
+    await copiedUses(copyOut(COPY_USES(organizationId)), (page) => into.uses(page));
+    await copiedHistory(copyOut(COPY_TRANSACTIONS(organizationId, floor)), (page) => into.transactions(page));
   });
 }
 
-/** A binary COPY of `select`'s rows: its chunks as they come, or already read. */
-type CopyOut = (select: string) => AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
+/** A binary COPY's chunks: as they come, or already read. */
+type CopyChunks = AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
 
 /** A COPY's chunks, all read. */
 async function inOnePiece(chunks: AsyncIterable<Uint8Array>): Promise<Uint8Array[]> {
@@ -467,10 +455,10 @@ async function inOnePiece(chunks: AsyncIterable<Uint8Array>): Promise<Uint8Array
   return all;
 }
 
-/** The transactions from `from` on, by binary COPY, in pages (`copiedPages`), in time order. */
-async function copiedHistory(copyOut: CopyOut, organizationId: string, from: number, onPage: (page: TransactionColumns) => void | Promise<void>) {
+/** A binary COPY of transactions (COPY_TRANSACTIONS) in pages (`copiedPages`), checked to be in time order. */
+async function copiedHistory(chunks: CopyChunks, onPage: (page: TransactionColumns) => void | Promise<void>) {
   let last = -Infinity;
-  await copiedPages(copyOut(COPY_TRANSACTIONS(organizationId, from)), TRANSACTION_FIELDS, ({ n, columns: c }) => {
+  await copiedPages(chunks, TRANSACTION_FIELDS, ({ n, columns: c }) => {
     const times = c[0] as Float64Array;
     if (n > 0 && times[0]! < last) throw new Error('a history page came out of time order');
     for (let i = 1; i < n; i++) if (times[i]! < times[i - 1]!) throw new Error('a history page came out of time order');
@@ -491,9 +479,9 @@ async function copiedHistory(copyOut: CopyOut, organizationId: string, from: num
   });
 }
 
-/** Every first use, by binary COPY, in pages. */
-function copiedUses(copyOut: CopyOut, organizationId: string, onPage: (page: UseColumns) => void | Promise<void>) {
-  return copiedPages(copyOut(COPY_USES(organizationId)), USE_FIELDS, ({ n, columns: c }) =>
+/** A binary COPY of first uses (COPY_USES) in pages. */
+function copiedUses(chunks: CopyChunks, onPage: (page: UseColumns) => void | Promise<void>) {
+  return copiedPages(chunks, USE_FIELDS, ({ n, columns: c }) =>
     onPage({ count: n, customers: c[0] as PackedColumn, kinds: c[1] as Uint8Array, keys: c[2] as PackedColumn, firsts: c[3] as Float64Array }),
   );
 }
