@@ -105,7 +105,7 @@ function recorder(r: Recorded): HistoryLoader {
     uses: (page) => void r.uses.push(page),
     transactions: (page) => void r.pages.push(page),
     labels: (rows) => void r.labels.push(rows),
-    finish: (totals) => void r.totals.push(...totals),
+    finish: (totals) => void r.totals.push(...(totals ?? [])),
     restore: () => false,
   };
 }

@@ -1,15 +1,18 @@
-// The thread history-thread.ts starts for one load: it builds the history from the pages it reads
-// itself (PostgreSQL: `rows`) or is sent, with the calls a load on the main thread makes
-// (tenant.ts's loader), and hands the finished history back as its parts, its arrays' buffers
-// transferred (no copy).
+// The thread history-thread.ts starts for one load: it builds the history from the pages its
+// reading thread sends (PostgreSQL: `rows`, history-reader-worker.ts) or it is sent, with the calls
+// a load on the main thread makes (tenant.ts's loader), and hands the finished history back as its
+// parts, its arrays' buffers transferred (no copy).
 
 import { constants, setPriority } from 'node:os';
 import { isMarkedAsUntransferable, parentPort } from 'node:worker_threads';
 import type { History } from '../domain/history/history.ts';
-import { keptHistory } from './kept-history.ts';
+import type { EntityTotals } from '../domain/history/horizon.ts';
+import type { TransactionColumns, UseColumns } from '../domain/history/records.ts';
 import { historyParts } from '../domain/history/snapshot.ts';
-import type { FromThread, ToThread } from './history-thread.ts';
-import { readRows } from '../storage/history-load.ts';
+import type { LoadedLabel } from '../storage/history-load.ts';
+import { keptHistory } from './kept-history.ts';
+import { buffersOf } from './history-pages.ts';
+import type { FromReader, FromThread, ToThread } from './history-thread.ts';
 
 // This thread only (on Linux a thread has a priority of its own): requests before the build.
 setPriority(constants.priority.PRIORITY_LOW);
@@ -21,16 +24,20 @@ function reply(m: FromThread, transfer: ArrayBuffer[] = []): void {
   port.postMessage(m, transfer);
 }
 
-/** A page's buffers, once the history has copied what it keeps of them. */
-function buffersOf(page: object): ArrayBuffer[] {
-  const found = new Set<ArrayBuffer>();
-  const walk = (v: unknown): void => {
-    if (ArrayBuffer.isView(v)) {
-      if (v.buffer instanceof ArrayBuffer && !isMarkedAsUntransferable(v.buffer)) found.add(v.buffer);
-    } else if (v !== null && typeof v === 'object' && !Array.isArray(v)) for (const x of Object.values(v)) walk(x);
-  };
-  walk(page);
-  return [...found];
+/** The totals the reading thread sent (PostgreSQL), for `finish`. */
+let totalsRead: EntityTotals[] | undefined;
+
+const failed = (e: unknown) => reply({ kind: 'failed', message: e instanceof Error ? e.message : String(e) });
+
+/** Takes a page into the history; returns its buffers, to be sent back whole. */
+function take(h: History, m: { kind: 'uses'; page: UseColumns } | { kind: 'transactions'; page: TransactionColumns }): ArrayBuffer[] {
+  if (m.kind === 'uses') h.loadUseColumns(m.page);
+  else h.addColumns(m.page);
+  return buffersOf(m.page);
+}
+
+function loadLabels(h: History, rows: LoadedLabel[]): void {
+  for (const r of rows) h.loadLabel(r, r.label, r.known);
 }
 
 port.on('message', (m: ToThread) => {
@@ -43,28 +50,40 @@ port.on('message', (m: ToThread) => {
     }
     const h = history!;
     switch (m.kind) {
-      case 'rows':
-        // Read here page by page, each page's columns taken by the history as they come.
-        readRows(m.snapshot, m.organizationId, m.floor, { uses: (page) => h.loadUseColumns(page), transactions: (page) => h.addColumns(page) }).then(
-          () => reply({ kind: 'read' }),
-          (e: unknown) => reply({ kind: 'failed', message: e instanceof Error ? e.message : String(e) }),
-        );
+      case 'rows': {
+        // The reading thread's pages, taken as they come; each answered with its buffers.
+        const reader = m.port;
+        reader.on('message', (r: FromReader) => {
+          try {
+            if (r.kind === 'uses' || r.kind === 'transactions') {
+              const buffers = take(h, r);
+              reader.postMessage({ kind: 'took', buffers }, buffers);
+            } else if (r.kind === 'labels') loadLabels(h, r.rows);
+            else if (r.kind === 'totals') totalsRead = r.totals;
+            else if (r.kind === 'end') {
+              reader.close();
+              reply({ kind: 'read' });
+            } else failed(new Error(r.message));
+          } catch (e) {
+            failed(e);
+          }
+        });
         return;
+      }
       case 'uses':
       case 'transactions': {
-        if (m.kind === 'uses') h.loadUseColumns(m.page);
-        else h.addColumns(m.page);
-        // The page's buffers go back whole: this thread allocates too little for its collector to
-        // run often, so buffers left here would pile up (external memory) until it did.
-        const buffers = buffersOf(m.page);
+        const buffers = take(h, m);
         reply({ kind: 'took', buffers }, buffers);
         return;
       }
       case 'labels':
-        for (const r of m.rows) h.loadLabel(r, r.label, r.known);
+        loadLabels(h, m.rows);
         break;
       case 'finish': {
-        h.finishLoad(m.totals);
+        const totals = m.totals ?? totalsRead;
+        if (!totals) throw new Error('finish without totals, none having been read');
+        totalsRead = undefined;
+        h.finishLoad(totals);
         const parts = historyParts(h);
         // Node's pooled small Buffers cannot be transferred: those few are copied.
         const transfer = parts.buffers.filter((b): b is ArrayBuffer => b instanceof ArrayBuffer && !isMarkedAsUntransferable(b));
@@ -75,6 +94,6 @@ port.on('message', (m: ToThread) => {
     }
     reply({ kind: 'took' });
   } catch (e) {
-    reply({ kind: 'failed', message: e instanceof Error ? e.message : String(e) });
+    failed(e);
   }
 });

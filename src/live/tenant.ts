@@ -130,7 +130,11 @@ export class Tenant {
           for (let i = from; i < to; i++) h.loadLabel(rows[i]!, rows[i]!.label, rows[i]!.known);
         });
       },
-      finish: (totals) => inSteps(h.finishing(totals)),
+      finish: (totals) => {
+        // Only a load read on other threads (`rowsAt`) finishes without totals, and it finishes there.
+        if (!totals) throw new Error('a history built here needs the totals');
+        return inSteps(h.finishing(totals));
+      },
     };
     let build = here;
     return {

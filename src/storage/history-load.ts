@@ -44,9 +44,10 @@ export type LoadedLabel = TransactionEntities & { label: 0 | 1; known: number };
 export interface HistoryLoader {
   /** Transactions before `floor` come only as totals; `expected` of them from the floor on. */
   start(floor: number, expected: number): void;
-  /** On PostgreSQL, after `start`: instead of being handed `uses` and `transactions`, reads them
-   *  itself (`readRows`, on another thread) in the load's database snapshot (`share` exports it);
-   *  resolves true once they are read, or false (without sharing) to be handed them. */
+  /** On PostgreSQL, after `start`: instead of being handed `uses`, `transactions`, `labels` and the
+   *  totals, reads them itself (`readRows`, on other threads) in the load's database snapshot
+   *  (`share` exports it); resolves true once they are read (`finish` then comes without totals),
+   *  or false (without sharing) to be handed them. */
   rowsAt?(share: () => Promise<SharedSnapshot>, organizationId: string, floor: number): Promise<boolean>;
   /** A page of every customer's first uses (all-time), in the table's key order. */
   uses(page: UseColumns): void | Promise<void>;
@@ -54,7 +55,8 @@ export interface HistoryLoader {
   transactions(page: TransactionColumns): void | Promise<void>;
   /** Outcomes known from the floor on, of transactions before it. */
   labels(rows: LoadedLabel[]): void | Promise<void>;
-  finish(totals: EntityTotals[]): void | Promise<void>;
+  /** Every entity's all-time totals (none after `rowsAt` read them). */
+  finish(totals?: EntityTotals[]): void | Promise<void>;
   /** Instead of all the above: the stored snapshot's pieces, then the changes it lacks (in feed
    *  order); false when a change cannot be applied to it (the caller then loads from the rows). */
   restore(pieces: Uint8Array[], changes: (FeedTransaction | FeedOutcome)[]): boolean | Promise<boolean>;
@@ -124,9 +126,6 @@ const LOAD_PAGE_ROWS = 10_000;
 const READ_SLICE_BYTES = 64 << 10;
 /** …with a turn of the event loop whenever this long has passed since the last. */
 const READ_SLICE_MS = 4;
-/** Rows per page of first uses (byte columns) and totals (JSON). */
-const ENTITY_PAGE_ROWS = 5_000;
-
 const USE_KINDS = { m: 'merchant', h: 'channel', l: 'location' } as const;
 const TOTAL_KINDS = { c: 'customer', m: 'merchant', h: 'channel', f: 'field' } as const;
 
@@ -204,54 +203,30 @@ async function read(
     into.start(floor, held?.n ?? 0);
     const copyOut = tx.copyOut.bind(tx);
     const share = tx.shareSnapshot?.bind(tx);
-    // Read by the loader itself (on its thread) in this transaction's snapshot, or here.
+    // Read by the loader itself (on its threads) in this transaction's snapshot, or here.
     const readThere = share !== undefined && into.rowsAt !== undefined && (await into.rowsAt(share, org, floor));
-    if (!readThere && later) {
+    if (readThere) await into.finish();
+    else if (later) {
       // The COPYs' bytes taken now, cut into pages once the transaction has let the connection go.
       const uses = await inOnePiece(copyOut(COPY_USES(org)));
       const slices: Uint8Array[][] = [];
       for (const [from, to] of timeSlices(floor, newest?.newest ?? null, held?.n ?? 0))
         slices.push(await inOnePiece(copyOut(COPY_TRANSACTIONS(org, from, to))));
+      const labels = await inOnePiece(copyOut(COPY_LABELS(org, floor)));
+      const totals = await inOnePiece(copyOut(COPY_TOTALS(org)));
       later(async (loader) => {
         await copiedUses(uses, (page) => loader.uses(page));
         // Each slice let go once it is in pages.
         for (let slice = slices.shift(); slice; slice = slices.shift()) await copiedHistory(slice, (page) => loader.transactions(page));
+        await loader.labels(await copiedLabels(labels));
+        await loader.finish(await copiedTotals(totals));
       });
-    } else if (!readThere) {
+    } else {
       await copiedUses(copyOut(COPY_USES(org)), (page) => into.uses(page));
       await copiedHistory(copyOut(COPY_TRANSACTIONS(org, floor)), (page) => into.transactions(page));
+      await into.labels(await copiedLabels(copyOut(COPY_LABELS(org, floor))));
+      await into.finish(await copiedTotals(copyOut(COPY_TOTALS(org))));
     }
-    const [labels] = await tx.query<{ page: string | null }>(
-      `SELECT json_agg(json_build_array(customer_id, merchant_id, location, payment_type, label, label_known_ms))::text AS page
-       FROM transactions WHERE organization_id = $1 AND label IS NOT NULL AND label_known_ms >= $2 AND time_ms < $2`,
-      [org, floor],
-    );
-    type Label = [string, string, string, string, 0 | 1, number];
-    await into.labels(
-      ((labels?.page ? JSON.parse(labels.page) : []) as Label[]).map(([customer_id, merchant_id, location, payment_type, label, known]) => ({
-        customer_id,
-        merchant_id,
-        location,
-        payment_type,
-        label,
-        known,
-      })),
-    );
-    const totals: EntityTotals[] = [];
-    type Total = [keyof typeof TOTAL_KINDS, string, number, number, number, number, number, number, number | null];
-    await pages<Total>(
-      tx,
-      'entity_totals',
-      'kind, key',
-      'kind, key, transactions, amount_sum, amount_squares, last_ms, labels, frauds, first_fraud_known_ms',
-      org,
-      (rows) => {
-        for (const [kind, key, transactions, amountSum, amountSquares, last, labels, frauds, firstFraudKnown] of rows) {
-          totals.push({ kind: TOTAL_KINDS[kind], key, transactions, amountSum, amountSquares, last, labels, frauds, firstFraudKnown });
-        }
-      },
-    );
-    await into.finish(totals);
     if (policy) await readPolicy(tx, scope, policy);
     return { floor, seen };
   });
@@ -274,6 +249,19 @@ const COPY_TRANSACTIONS = (organizationId: string, from: number, to?: number) =>
   ORDER BY time_ms, seq`;
 const TRANSACTION_FIELDS = ['float8', 'float8', 'int2', 'float8', 'text', 'text', 'text', 'text', 'text', 'json'] as const;
 
+/** The outcomes known from the floor on of transactions before it. */
+const COPY_LABELS = (organizationId: string, floor: number) => `
+  SELECT customer_id, merchant_id, location, payment_type, label::int2, label_known_ms::float8
+  FROM transactions WHERE organization_id = ${sqlLiteral(organizationId)} AND label IS NOT NULL
+       AND label_known_ms >= ${sqlLiteral(floor)} AND time_ms < ${sqlLiteral(floor)}`;
+const LABEL_FIELDS = ['text', 'text', 'text', 'text', 'int2', 'float8'] as const;
+
+/** Every entity's all-time totals (NULL: no fraud known). */
+const COPY_TOTALS = (organizationId: string) => `
+  SELECT kind::text, key, transactions::float8, amount_sum, amount_squares, last_ms, labels::float8, frauds::float8, first_fraud_known_ms
+  FROM entity_totals t WHERE organization_id = ${sqlLiteral(organizationId)} ORDER BY t.kind, t.key`;
+const TOTAL_FIELDS = ['char', 'text', 'float8', 'float8', 'float8', 'float8', 'float8', 'float8', 'float8'] as const;
+
 /** On the embedded database, whose COPY comes in one piece, the transactions come in slices of
  *  about this many, so that its thread never holds a whole history's bytes (and their copies) at
  *  once: at 500,000 transactions in one piece, the process's peak was twice a load's in pages. */
@@ -290,10 +278,11 @@ export function timeSlices(floor: number, newest: number | null, held: number): 
   return [floor, ...bounds].map((from, i) => [from, bounds[i]]);
 }
 
-/** Every first use, for a binary COPY, in the table's key order. */
+/** Every first use, for a binary COPY, in the table's key order (its columns named as the table's:
+ *  `kind` alone would be the text it is sent as, which the key's index does not give in order). */
 const COPY_USES = (organizationId: string) => `
-  SELECT customer_id, kind::text, key, first_ms::float8 FROM customer_uses
-  WHERE organization_id = ${sqlLiteral(organizationId)} ORDER BY customer_id, kind, key`;
+  SELECT customer_id, kind::text, key, first_ms::float8 FROM customer_uses u
+  WHERE organization_id = ${sqlLiteral(organizationId)} ORDER BY u.customer_id, u.kind, u.key`;
 const USE_FIELDS = ['text', 'char', 'text', 'float8'] as const;
 
 /** How a field of a COPY row is taken: a float8 (NULL: NaN), an int2 (as a byte), a string's
@@ -435,13 +424,19 @@ async function copiedPages(
   if (page.n > 0) await onPage(page.take());
 }
 
-/** What a load reads of the organization's rows from `floor` on (its first uses, then its
- *  transactions: `HistoryLoader.uses` and `transactions`), read on a connection of this thread's
- *  own in a snapshot shared by the load's transaction (`HistoryLoader.rowsAt`). */
-export function readRows(shared: SharedSnapshot, organizationId: string, floor: number, into: Pick<HistoryLoader, 'uses' | 'transactions'>): Promise<void> {
+/** Where `readRows` hands what it reads, in this order. */
+export type RowsInto = Pick<HistoryLoader, 'uses' | 'transactions' | 'labels'> & { totals(totals: EntityTotals[]): void | Promise<void> };
+
+/** What a load reads of the organization's rows from `floor` on (its first uses, its transactions,
+ *  the outcomes known from the floor on of earlier ones, every entity's totals: `HistoryLoader`),
+ *  read on a connection of this thread's own in a snapshot shared by the load's transaction
+ *  (`HistoryLoader.rowsAt`). */
+export function readRows(shared: SharedSnapshot, organizationId: string, floor: number, into: RowsInto): Promise<void> {
   return inSharedSnapshot(shared, async (copyOut) => {
     await copiedUses(copyOut(COPY_USES(organizationId)), (page) => into.uses(page));
     await copiedHistory(copyOut(COPY_TRANSACTIONS(organizationId, floor)), (page) => into.transactions(page));
+    await into.labels(await copiedLabels(copyOut(COPY_LABELS(organizationId, floor))));
+    await into.totals(await copiedTotals(copyOut(COPY_TOTALS(organizationId))));
   });
 }
 
@@ -486,6 +481,57 @@ function copiedUses(chunks: CopyChunks, onPage: (page: UseColumns) => void | Pro
   );
 }
 
+/** A string of a packed column. */
+function packedText(p: PackedColumn, i: number): string {
+  return Buffer.from(p.bytes.buffer, p.bytes.byteOffset, p.bytes.byteLength).toString('utf8', i === 0 ? 0 : p.ends[i - 1]!, p.ends[i]!);
+}
+
+/** A binary COPY of outcomes (COPY_LABELS), all of them. */
+async function copiedLabels(chunks: CopyChunks): Promise<LoadedLabel[]> {
+  const rows: LoadedLabel[] = [];
+  await copiedPages(chunks, LABEL_FIELDS, ({ n, columns: c }) => {
+    const [customers, merchants, locations, paymentTypes] = c as PackedColumn[];
+    const labels = c[4] as Int8Array;
+    const known = c[5] as Float64Array;
+    for (let i = 0; i < n; i++) {
+      rows.push({
+        customer_id: packedText(customers!, i),
+        merchant_id: packedText(merchants!, i),
+        location: packedText(locations!, i),
+        payment_type: packedText(paymentTypes!, i),
+        label: labels[i] as 0 | 1,
+        known: known[i]!,
+      });
+    }
+  });
+  return rows;
+}
+
+/** A binary COPY of every entity's totals (COPY_TOTALS). */
+async function copiedTotals(chunks: CopyChunks): Promise<EntityTotals[]> {
+  const totals: EntityTotals[] = [];
+  await copiedPages(chunks, TOTAL_FIELDS, ({ n, columns: c }) => {
+    const kinds = c[0] as Uint8Array;
+    const keys = c[1] as PackedColumn;
+    const [transactions, amountSum, amountSquares, last, labels, frauds, firstFraudKnown] = c.slice(2) as Float64Array[];
+    for (let i = 0; i < n; i++) {
+      const fraudKnown = firstFraudKnown![i]!;
+      totals.push({
+        kind: TOTAL_KINDS[String.fromCharCode(kinds[i]!) as keyof typeof TOTAL_KINDS],
+        key: packedText(keys, i),
+        transactions: transactions![i]!,
+        amountSum: amountSum![i]!,
+        amountSquares: amountSquares![i]!,
+        last: last![i]!,
+        labels: labels![i]!,
+        frauds: frauds![i]!,
+        firstFraudKnown: Number.isNaN(fraudKnown) ? null : fraudKnown,
+      });
+    }
+  });
+  return totals;
+}
+
 /** The rows of a page as objects (for tests and inspection; a load never makes them). */
 export function pageRows(c: TransactionColumns): HistoryRow[] {
   const text = (p: PackedColumn, i: number) =>
@@ -506,40 +552,10 @@ export function pageRows(c: TransactionColumns): HistoryRow[] {
 
 /** The rows of a page of first uses as objects (for tests and inspection; a load never makes them). */
 export function useRows(u: UseColumns): { customer_id: string; kind: 'merchant' | 'channel' | 'location'; key: string; first: number }[] {
-  const text = (p: PackedColumn, i: number) =>
-    Buffer.from(p.bytes.buffer, p.bytes.byteOffset, p.bytes.byteLength).toString('utf8', i === 0 ? 0 : p.ends[i - 1]!, p.ends[i]!);
   return Array.from({ length: u.count }, (_, i) => ({
-    customer_id: text(u.customers, i),
+    customer_id: packedText(u.customers, i),
     kind: USE_KINDS[String.fromCharCode(u.kinds[i]!) as keyof typeof USE_KINDS],
-    key: text(u.keys, i),
+    key: packedText(u.keys, i),
     first: u.firsts[i]!,
   }));
-}
-
-/** Reads an organization's rows (loadHistory's scope) of an entity table (customer_uses,
- *  entity_totals) in pages of JSON arrays of `columns`, in the order of `keys` (the primary key
- *  after the organization). */
-async function pages<Row extends unknown[]>(
-  tx: Queryable,
-  table: string,
-  keys: string,
-  columns: string,
-  organizationId: string,
-  onPage: (rows: Row[]) => void | Promise<void>,
-): Promise<void> {
-  const width = keys.split(',').length;
-  let after: unknown[] | undefined;
-  for (;;) {
-    const cursor = after ? `AND (${keys}) > (${after.map((_, i) => `$${i + 3}`).join(', ')})` : '';
-    const [row] = await tx.query<{ page: string | null }>(
-      `SELECT json_agg(json_build_array(${columns}) ORDER BY ${keys})::text AS page
-       FROM (SELECT * FROM ${table} WHERE organization_id = $1 ${cursor} ORDER BY ${keys} LIMIT $2) AS page_rows`,
-      [organizationId, ENTITY_PAGE_ROWS, ...(after ?? [])],
-    );
-    if (!row?.page) return;
-    const rows = JSON.parse(row.page) as Row[];
-    await onPage(rows);
-    if (rows.length < ENTITY_PAGE_ROWS) return;
-    after = rows[rows.length - 1]!.slice(0, width);
-  }
 }

@@ -1,9 +1,11 @@
 // A history built on its own thread (src/live/history-thread.ts): what it builds comes back whole,
-// and a page the history refuses fails the load with the history's own reason instead of hanging
-// it. (That a thread's history equals one built on the event loop, byte for byte, from a database's
-// rows is test/live/history-snapshots.test.ts's.)
+// a page the history refuses fails the load with the history's own reason instead of hanging it,
+// and so does a reading thread (PostgreSQL) that cannot read the rows. (That a thread's history
+// equals one built on the event loop, byte for byte, from a database's rows, its reading thread's
+// included, is test/live/history-snapshots.test.ts's.)
 
 import t from 'tap';
+import { eachBackend } from '../support/backends.ts';
 import { HistoryThread } from '../../src/live/history-thread.ts';
 import type { PackedColumn, TransactionColumns } from '../../src/domain/history/records.ts';
 
@@ -56,3 +58,25 @@ t.test('a page the history refuses fails the load with its reason', async (t) =>
   await thread.transactions(page(10, 10, NOW - 2 * DAY)).catch(() => {});
   await t.rejects(thread.finish([]), /time order/, "the history's own reason");
 });
+
+eachBackend(
+  'a reading thread fails the load with its reason, and reads an empty organization as an empty history',
+  async (t, fx) => {
+    const db = await fx.open();
+    await db.transaction(async (tx) => {
+      await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+      const shared = await tx.shareSnapshot!();
+      // A snapshot that was never exported: the reader's connection refuses to start in it.
+      const broken = new HistoryThread(7 * DAY, NOW - 31 * DAY, 10);
+      await t.rejects(broken.rows({ ...shared, id: `${shared.id}0` }, 'org_a', NOW - 31 * DAY), /shared database snapshot failed/, 'the reason, not a hang');
+      broken.close();
+      // The real one: an organization without rows reads as an empty history, whole.
+      const empty = new HistoryThread(7 * DAY, NOW - 31 * DAY, 0);
+      await empty.rows(shared, 'org_none', NOW - 31 * DAY);
+      const history = await empty.finish();
+      t.equal(history.size, 0, 'an empty history');
+      t.ok(history.transactions.indexed, 'found by id');
+    });
+  },
+  { kind: 'postgres', because: 'only PostgreSQL shares a snapshot with another thread' },
+);

@@ -33,7 +33,7 @@ async function loaded(data: OrganizationData, now = 0) {
     uses: (page) => void got.uses.push(...useRows(page)),
     transactions: (page) => void got.transactions.push(...pageRows(page)),
     labels: (rows) => void got.labels.push(...rows),
-    finish: (totals) => void got.totals.push(...totals),
+    finish: (totals) => void got.totals.push(...(totals ?? [])),
     restore: () => false,
   };
   const { seen } = await data.history.load(now, into);

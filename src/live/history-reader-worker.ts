@@ -1,0 +1,36 @@
+// The thread that reads a large history's rows (PostgreSQL) for the thread that builds it
+// (history-thread-worker.ts), started by history-thread.ts for one load: on a connection of its own
+// in the load's shared database snapshot, it takes the binary COPYs' rows into pages of columns
+// (storage/history-load.ts `readRows`) and hands them over as they fill, so that decoding the
+// rows and building the history run side by side, each on a thread of its own, at the lowest
+// CPU priority: requests come first.
+
+import { constants, setPriority } from 'node:os';
+import { type MessagePort, workerData } from 'node:worker_threads';
+import type { SharedSnapshot } from '../storage/db.ts';
+import { readRows } from '../storage/history-load.ts';
+import { PagesAhead, portable } from './history-pages.ts';
+import type { FromReader, ReaderData } from './history-thread.ts';
+
+setPriority(constants.priority.PRIORITY_LOW);
+
+const { port, snapshot, organizationId, floor } = workerData as ReaderData & { port: MessagePort; snapshot: SharedSnapshot };
+const post = (m: FromReader, transfer: ArrayBuffer[] = []) => port.postMessage(m, transfer);
+const pages = new PagesAhead((m, transfer) => post(m as FromReader, transfer));
+port.on('message', () => pages.took());
+
+readRows(snapshot, organizationId, floor, {
+  uses: (page) => {
+    const p = portable(page);
+    return pages.send({ kind: 'uses', page: p.page }, p.transfer);
+  },
+  transactions: (page) => {
+    const p = portable(page);
+    return pages.send({ kind: 'transactions', page: p.page }, p.transfer);
+  },
+  labels: (rows) => post({ kind: 'labels', rows }),
+  totals: (totals) => post({ kind: 'totals', totals }),
+}).then(
+  () => post({ kind: 'end' }),
+  (e: unknown) => post({ kind: 'failed', message: e instanceof Error ? e.message : String(e) }),
+);
