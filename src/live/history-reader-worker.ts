@@ -6,31 +6,35 @@
 // CPU priority: requests come first.
 
 import { constants, setPriority } from 'node:os';
-import { type MessagePort, workerData } from 'node:worker_threads';
-import type { SharedSnapshot } from '../storage/db.ts';
+import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { readRows } from '../storage/history-load.ts';
 import { PagesAhead, portable } from './history-pages.ts';
-import type { FromReader, ReaderData } from './history-thread.ts';
+import type { FromReader, ReaderStart } from './history-thread.ts';
 
 setPriority(constants.priority.PRIORITY_LOW);
 
-const { port, snapshot, organizationId, floor } = workerData as ReaderData & { port: MessagePort; snapshot: SharedSnapshot };
+// Started before the load's snapshot is shared; sent it once it is (ReaderStart).
+const { port } = workerData as { port: MessagePort };
 const post = (m: FromReader, transfer: ArrayBuffer[] = []) => port.postMessage(m, transfer);
 const pages = new PagesAhead((m, transfer) => post(m as FromReader, transfer));
 port.on('message', () => pages.took());
 
-readRows(snapshot, organizationId, floor, {
-  uses: (page) => {
-    const p = portable(page);
-    return pages.send({ kind: 'uses', page: p.page }, p.transfer);
-  },
-  transactions: (page) => {
-    const p = portable(page);
-    return pages.send({ kind: 'transactions', page: p.page }, p.transfer);
-  },
-  labels: (rows) => post({ kind: 'labels', rows }),
-  totals: (totals) => post({ kind: 'totals', totals }),
-}).then(
-  () => post({ kind: 'end' }),
-  (e: unknown) => post({ kind: 'failed', message: e instanceof Error ? e.message : String(e) }),
-);
+function read({ snapshot, organizationId, floor }: ReaderStart): void {
+  readRows(snapshot, organizationId, floor, {
+    uses: (page) => {
+      const p = portable(page);
+      return pages.send({ kind: 'uses', page: p.page }, p.transfer);
+    },
+    transactions: (page) => {
+      const p = portable(page);
+      return pages.send({ kind: 'transactions', page: p.page }, p.transfer);
+    },
+    labels: (rows) => post({ kind: 'labels', rows }),
+    totals: (totals) => post({ kind: 'totals', totals }),
+  }).then(
+    () => post({ kind: 'end' }),
+    (e: unknown) => post({ kind: 'failed', message: e instanceof Error ? e.message : String(e) }),
+  );
+}
+
+parentPort!.once('message', read);

@@ -4,7 +4,7 @@
 // parts, its arrays' buffers transferred (no copy).
 
 import { constants, setPriority } from 'node:os';
-import { isMarkedAsUntransferable, parentPort } from 'node:worker_threads';
+import { isMarkedAsUntransferable, type MessagePort, parentPort } from 'node:worker_threads';
 import type { History } from '../domain/history/history.ts';
 import type { EntityTotals } from '../domain/history/horizon.ts';
 import type { TransactionColumns, UseColumns } from '../domain/history/records.ts';
@@ -40,36 +40,46 @@ function loadLabels(h: History, rows: LoadedLabel[]): void {
   for (const r of rows) h.loadLabel(r, r.label, r.known);
 }
 
+/** Takes the reading thread's pages as they come, each answered with its buffers. Attached once
+ *  the history is started (a port keeps what arrives until it is listened to). */
+function listen(reader: MessagePort, h: History): void {
+  reader.on('message', (r: FromReader) => {
+    try {
+      if (r.kind === 'uses' || r.kind === 'transactions') {
+        const buffers = take(h, r);
+        reader.postMessage({ kind: 'took', buffers }, buffers);
+      } else if (r.kind === 'labels') loadLabels(h, r.rows);
+      else if (r.kind === 'totals') totalsRead = r.totals;
+      else if (r.kind === 'end') {
+        reader.close();
+        reply({ kind: 'read' });
+      } else failed(new Error(r.message));
+    } catch (e) {
+      failed(e);
+    }
+  });
+}
+
+/** The reading thread's port, until the history is started. */
+let readerPort: MessagePort | undefined;
+
 port.on('message', (m: ToThread) => {
   try {
     if (m.kind === 'start') {
       history = keptHistory(m.labelDelay);
       history.reserve(m.expected);
       history.loadFrom(m.floor);
+      if (readerPort) listen(readerPort, history);
+      readerPort = undefined;
+      return;
+    }
+    if (m.kind === 'rows') {
+      if (history) listen(m.port, history);
+      else readerPort = m.port;
       return;
     }
     const h = history!;
     switch (m.kind) {
-      case 'rows': {
-        // The reading thread's pages, taken as they come; each answered with its buffers.
-        const reader = m.port;
-        reader.on('message', (r: FromReader) => {
-          try {
-            if (r.kind === 'uses' || r.kind === 'transactions') {
-              const buffers = take(h, r);
-              reader.postMessage({ kind: 'took', buffers }, buffers);
-            } else if (r.kind === 'labels') loadLabels(h, r.rows);
-            else if (r.kind === 'totals') totalsRead = r.totals;
-            else if (r.kind === 'end') {
-              reader.close();
-              reply({ kind: 'read' });
-            } else failed(new Error(r.message));
-          } catch (e) {
-            failed(e);
-          }
-        });
-        return;
-      }
       case 'uses':
       case 'transactions': {
         const buffers = take(h, m);

@@ -23,6 +23,7 @@ import { PagesAhead, portable } from './history-pages.ts';
 /** What the building thread is sent, in order (`rows`: the port its reader sends to). */
 export type ToThread =
   | { kind: 'start'; labelDelay: number; floor: number; expected: number }
+  /** The port its reading thread sends to (history-reader-worker.ts). */
   | { kind: 'rows'; port: MessagePort }
   | { kind: 'uses'; page: UseColumns }
   | { kind: 'transactions'; page: TransactionColumns }
@@ -36,8 +37,9 @@ export type FromThread =
   | { kind: 'built'; parts: HistoryParts }
   | { kind: 'failed'; message: string };
 
-/** What the reading thread is started with (beside its port and the snapshot). */
-export interface ReaderData {
+/** What the reading thread is sent, once the load's snapshot is shared. */
+export interface ReaderStart {
+  snapshot: SharedSnapshot;
   organizationId: string;
   floor: number;
 }
@@ -67,7 +69,13 @@ export class HistoryThread {
   /** Ends the load with `e` (either thread failed). */
   private fail: (e: Error) => void = () => {};
 
-  constructor(labelDelay: number, floor: number, expected: number) {
+  private readonly labelDelay: number;
+
+  /** Starts the building thread, and with `reading` (PostgreSQL: `rows` will follow) its reading
+   *  thread too: a thread takes a tenth of a second to start, which a load spends counting its rows
+   *  meanwhile (`start`). */
+  constructor(labelDelay: number, reading = false) {
+    this.labelDelay = labelDelay;
     this.worker = new Worker(WORKER);
     // A load that stops early (its read failed) never keeps the process alive.
     this.worker.unref();
@@ -100,7 +108,24 @@ export class HistoryThread {
     });
     // Seen by `finish`; a load that fails before never leaves a rejection unhandled.
     this.built.catch(() => {});
-    this.send({ kind: 'start', labelDelay, floor, expected });
+    if (reading) this.startReader();
+  }
+
+  /** The history to build: from `floor`, `expected` transactions. */
+  start(floor: number, expected: number): void {
+    this.send({ kind: 'start', labelDelay: this.labelDelay, floor, expected });
+  }
+
+  private startReader(): Worker {
+    const { port1, port2 } = new MessageChannel();
+    const reader = (this.reader = new Worker(READER, { workerData: { port: port1 }, transferList: [port1] }));
+    reader.unref();
+    reader.on('error', (e) => this.fail(new Error(`reading the history's rows on their thread failed: ${e.message}`)));
+    reader.on('exit', (code) => {
+      if (this.reader === reader) this.fail(new Error(`the thread reading the history's rows ended (exit code ${code}) before they were read`));
+    });
+    this.send({ kind: 'rows', port: port2 }, [port2]);
+    return reader;
   }
 
   private send(message: ToThread, transfer: (ArrayBuffer | MessagePort)[] = []): void {
@@ -114,15 +139,9 @@ export class HistoryThread {
    *  waits, then calls `finish` without totals. */
   async rows(snapshot: SharedSnapshot, organizationId: string, floor: number): Promise<void> {
     const read = new Promise<void>((r) => (this.read = r));
-    const { port1, port2 } = new MessageChannel();
-    const data: ReaderData & { port: MessagePort; snapshot: SharedSnapshot } = { port: port1, snapshot, organizationId, floor };
-    const reader = (this.reader = new Worker(READER, { workerData: data, transferList: [port1] }));
-    reader.unref();
-    reader.on('error', (e) => this.fail(new Error(`reading the history's rows on their thread failed: ${e.message}`)));
-    reader.on('exit', (code) => {
-      if (this.reader === reader) this.fail(new Error(`the thread reading the history's rows ended (exit code ${code}) before they were read`));
-    });
-    this.send({ kind: 'rows', port: port2 }, [port2]);
+    if (this.failure) throw this.failure;
+    const reader = this.reader ?? this.startReader();
+    reader.postMessage({ snapshot, organizationId, floor } satisfies ReaderStart);
     await read;
     if (this.failure) throw this.failure;
   }

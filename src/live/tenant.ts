@@ -138,9 +138,13 @@ export class Tenant {
     };
     let build = here;
     return {
+      elsewhereFrom: this.threadFrom,
+      // Its threads started while the load counts its rows (PostgreSQL: one reads them).
+      prepare: () => void (thread ??= new HistoryThread(h.labelDelay, true)),
       start: (floor, expected) => {
         if (expected >= this.threadFrom) {
-          const t = (thread = new HistoryThread(h.labelDelay, floor, expected));
+          const t = (thread ??= new HistoryThread(h.labelDelay));
+          t.start(floor, expected);
           build = {
             uses: (page) => t.uses(page),
             transactions: (page) => t.transactions(page),

@@ -42,6 +42,10 @@ export type LoadedLabel = TransactionEntities & { label: 0 | 1; known: number };
 /** What a process keeps of an organization's history, as `loadHistory` hands it over, in this order;
  *  each call may take its time (a promise), letting other work run between its steps. */
 export interface HistoryLoader {
+  /** Histories of at least this many transactions are read elsewhere (`rowsAt`): the load calls
+   *  `prepare` as soon as it knows the organization's is one, before counting it exactly. */
+  elsewhereFrom?: number;
+  prepare?(): void;
   /** Transactions before `floor` come only as totals; `expected` of them from the floor on. */
   start(floor: number, expected: number): void;
   /** On PostgreSQL, after `start`: instead of being handed `uses`, `transactions`, `labels` and the
@@ -199,10 +203,10 @@ async function read(
       if (policy) await readPolicy(tx, scope, policy);
       return { floor: stored.meta.floor, seen, restored: ok ? changes.length : false };
     }
-    const [held] = await tx.query<{ n: number }>('SELECT count(*)::float8 AS n FROM transactions WHERE organization_id = $1 AND time_ms >= $2', [org, floor]);
-    into.start(floor, held?.n ?? 0);
     const copyOut = tx.copyOut.bind(tx);
     const share = tx.shareSnapshot?.bind(tx);
+    const held = await countHeld(tx, org, floor, share && into.elsewhereFrom, () => into.prepare?.());
+    into.start(floor, held);
     // Read by the loader itself (on its threads) in this transaction's snapshot, or here.
     const readThere = share !== undefined && into.rowsAt !== undefined && (await into.rowsAt(share, org, floor));
     if (readThere) await into.finish();
@@ -210,8 +214,7 @@ async function read(
       // The COPYs' bytes taken now, cut into pages once the transaction has let the connection go.
       const uses = await inOnePiece(copyOut(COPY_USES(org)));
       const slices: Uint8Array[][] = [];
-      for (const [from, to] of timeSlices(floor, newest?.newest ?? null, held?.n ?? 0))
-        slices.push(await inOnePiece(copyOut(COPY_TRANSACTIONS(org, from, to))));
+      for (const [from, to] of timeSlices(floor, newest?.newest ?? null, held)) slices.push(await inOnePiece(copyOut(COPY_TRANSACTIONS(org, from, to))));
       const labels = await inOnePiece(copyOut(COPY_LABELS(org, floor)));
       const totals = await inOnePiece(copyOut(COPY_TOTALS(org)));
       later(async (loader) => {
@@ -230,6 +233,25 @@ async function read(
     if (policy) await readPolicy(tx, scope, policy);
     return { floor, seen };
   });
+}
+
+/** How many transactions a load from `floor` holds. When it is to be read elsewhere from
+ *  `elsewhereFrom` on, a count that stops there comes first (a few milliseconds), and `large` is told
+ *  before the exact count (a tenth of a second a million rows) when it reaches it. */
+async function countHeld(tx: Queryable, org: string, floor: number, elsewhereFrom: number | undefined, large: () => void): Promise<number> {
+  const count = async (limit?: number) => {
+    const [row] = await tx.query<{ n: number }>(
+      `SELECT count(*)::float8 AS n FROM (SELECT 1 FROM transactions WHERE organization_id = $1 AND time_ms >= $2 ${limit === undefined ? '' : 'LIMIT $3'}) AS held`,
+      limit === undefined ? [org, floor] : [org, floor, limit],
+    );
+    return row?.n ?? 0;
+  };
+  if (elsewhereFrom !== undefined && Number.isFinite(elsewhereFrom)) {
+    const few = await count(elsewhereFrom);
+    if (few < elsewhereFrom) return few;
+    large();
+  }
+  return count();
 }
 
 async function readPolicy(tx: Queryable, scope: OrganizationScope, policy: PolicyLoader): Promise<void> {

@@ -41,7 +41,8 @@ function page(first: number, n: number, from: number): TransactionColumns {
 }
 
 t.test('pages handed over come back as one history', async (t) => {
-  const thread = new HistoryThread(7 * DAY, NOW - 31 * DAY, 300);
+  const thread = new HistoryThread(7 * DAY);
+  thread.start(NOW - 31 * DAY, 300);
   // More pages than wait for the thread at once: the sender waits for room, nothing is lost.
   for (let p = 0; p < 10; p++) await thread.transactions(page(p * 30, 30, NOW - 10 * DAY + p * 30 * 60_000));
   const history = await thread.finish([]);
@@ -52,7 +53,8 @@ t.test('pages handed over come back as one history', async (t) => {
 });
 
 t.test('a page the history refuses fails the load with its reason', async (t) => {
-  const thread = new HistoryThread(7 * DAY, NOW - 31 * DAY, 20);
+  const thread = new HistoryThread(7 * DAY);
+  thread.start(NOW - 31 * DAY, 20);
   await thread.transactions(page(0, 10, NOW - DAY));
   // Older than the page before it: a history is built in time order.
   await thread.transactions(page(10, 10, NOW - 2 * DAY)).catch(() => {});
@@ -67,11 +69,14 @@ eachBackend(
       await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
       const shared = await tx.shareSnapshot!();
       // A snapshot that was never exported: the reader's connection refuses to start in it.
-      const broken = new HistoryThread(7 * DAY, NOW - 31 * DAY, 10);
+      const broken = new HistoryThread(7 * DAY, true);
+      broken.start(NOW - 31 * DAY, 10);
       await t.rejects(broken.rows({ ...shared, id: `${shared.id}0` }, 'org_a', NOW - 31 * DAY), /shared database snapshot failed/, 'the reason, not a hang');
       broken.close();
       // The real one: an organization without rows reads as an empty history, whole.
-      const empty = new HistoryThread(7 * DAY, NOW - 31 * DAY, 0);
+      // Its reading thread started only when asked to read.
+      const empty = new HistoryThread(7 * DAY);
+      empty.start(NOW - 31 * DAY, 0);
       await empty.rows(shared, 'org_none', NOW - 31 * DAY);
       const history = await empty.finish();
       t.equal(history.size, 0, 'an empty history');
