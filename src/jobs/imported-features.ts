@@ -23,6 +23,9 @@ export interface ImportedFeaturesRun {
   progress?: (fraction: number) => unknown;
   /** Asked between pages: true stops the replay (what was stored stays; a later run goes on). */
   stopped?: () => boolean;
+  /** About how many transactions are without features, when the caller knows (an import job: the
+   *  rows it stored), for the progress; else they are counted first, and none means no replay. */
+  expected?: number;
 }
 
 /** What the replay's thread (imported-features-worker.ts) is sent: what to replay (with where to
@@ -49,7 +52,7 @@ const WORKER = new URL(`./imported-features-worker${import.meta.url.endsWith('.t
  *  as of each one's own time; returns how many were stored. */
 export async function computeImportedFeatures(db: Db, organizationId: string, bundle: ModelBundle, run: ImportedFeaturesRun = {}): Promise<number> {
   const data = organizationData(db, organizationId).importedFeatures;
-  const total = await data.featureless();
+  const total = run.expected ?? (await data.featureless());
   if (total === 0) return 0;
   const worker = new Worker(WORKER);
   const address = db.address?.();
