@@ -3,15 +3,12 @@
 // in the load's shared database snapshot, it takes the binary COPYs' rows into pages of columns
 // (storage/history-load.ts `readRows`) and hands them over as they fill, so that decoding the
 // rows and building the history run side by side, each on a thread of its own, at the lowest
-// CPU priority: requests come first.
+// CPU priority (low-priority-worker.ts starts it): requests come first.
 
-import { constants, setPriority } from 'node:os';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { readRows } from '../storage/history-load.ts';
 import { PagesAhead, portable } from './history-pages.ts';
 import type { FromReader, ReaderStart } from './history-thread.ts';
-
-setPriority(constants.priority.PRIORITY_LOW);
 
 // Started before the load's snapshot is shared; sent it once it is (ReaderStart).
 const { port } = workerData as { port: MessagePort };

@@ -1,9 +1,9 @@
 // The thread history-thread.ts starts for one load: it builds the history from the pages its
 // reading thread sends (PostgreSQL: `rows`, history-reader-worker.ts) or it is sent, with the calls
 // a load on the main thread makes (tenant.ts's loader), and hands the finished history back as its
-// parts, its arrays' buffers transferred (no copy).
+// parts, its arrays' buffers transferred (no copy). It runs at the lowest CPU priority
+// (low-priority-worker.ts starts it).
 
-import { constants, setPriority } from 'node:os';
 import { isMarkedAsUntransferable, type MessagePort, parentPort } from 'node:worker_threads';
 import type { History } from '../domain/history/history.ts';
 import type { EntityTotals } from '../domain/history/horizon.ts';
@@ -13,9 +13,6 @@ import type { LoadedLabel } from '../storage/history-load.ts';
 import { keptHistory } from './kept-history.ts';
 import { buffersOf } from './history-pages.ts';
 import type { FromReader, FromThread, ToThread } from './history-thread.ts';
-
-// This thread only (on Linux a thread has a priority of its own): requests before the build.
-setPriority(constants.priority.PRIORITY_LOW);
 
 const port = parentPort!;
 let history: History | undefined;

@@ -59,8 +59,9 @@ export type FromReader =
 const SMALL_YOUNG = { maxYoungGenerationSizeMb: 4 };
 
 const workerFile = (name: string) => new URL(`./${name}${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
-const WORKER = workerFile('history-thread-worker');
-const READER = workerFile('history-reader-worker');
+const LOW_PRIORITY = workerFile('low-priority-worker');
+const WORKER = workerFile('history-thread-worker').href;
+const READER = workerFile('history-reader-worker').href;
 
 export class HistoryThread {
   private readonly worker: Worker;
@@ -81,7 +82,7 @@ export class HistoryThread {
    *  meanwhile (`start`). */
   constructor(labelDelay: number, reading = false) {
     this.labelDelay = labelDelay;
-    this.worker = new Worker(WORKER, { resourceLimits: SMALL_YOUNG });
+    this.worker = new Worker(LOW_PRIORITY, { workerData: { entry: WORKER }, resourceLimits: SMALL_YOUNG });
     // A load that stops early (its read failed) never keeps the process alive.
     this.worker.unref();
     this.pages = new PagesAhead((m, transfer) => this.send(m as ToThread, transfer));
@@ -123,7 +124,7 @@ export class HistoryThread {
 
   private startReader(): Worker {
     const { port1, port2 } = new MessageChannel();
-    const reader = (this.reader = new Worker(READER, { workerData: { port: port1 }, transferList: [port1], resourceLimits: SMALL_YOUNG }));
+    const reader = (this.reader = new Worker(LOW_PRIORITY, { workerData: { entry: READER, port: port1 }, transferList: [port1], resourceLimits: SMALL_YOUNG }));
     reader.unref();
     reader.on('error', (e) => this.fail(new Error(`reading the history's rows on their thread failed: ${e.message}`)));
     reader.on('exit', (code) => {
