@@ -20,7 +20,7 @@ import type { LoadedLabel } from '../storage/history-load.ts';
 import type { SharedSnapshot } from '../storage/db.ts';
 import { PagesAhead, portable } from './history-pages.ts';
 
-/** What the building thread is sent, in order (`rows`: the port its reader sends to). */
+/** What the building thread is sent, in order. */
 export type ToThread =
   | { kind: 'start'; labelDelay: number; floor: number; expected: number }
   /** The port its reading thread sends to (history-reader-worker.ts). */
@@ -69,7 +69,7 @@ export class HistoryThread {
   private reader: Worker | undefined;
   private readonly pages: PagesAhead;
   private failure: Error | undefined;
-  /** Resolved when the thread has read the rows itself (`rows`). */
+  /** Resolved when the building thread has taken all its reading thread read (`rows`). */
   private read: (() => void) | undefined;
   private readonly built: Promise<History>;
   /** Ends the load with `e` (either thread failed). */

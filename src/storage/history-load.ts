@@ -3,14 +3,13 @@
 // floor on, everything before it as the per-entity totals and first uses the database keeps, so
 // what is read does not grow with the history stored before the floor.
 //
-// Speed: the transactions and first uses come as one binary COPY each (numbers in their binary
-// form, strings as their UTF-8 bytes), cut into pages of columns, which the history takes as they
-// are, with no object or string per transaction on either side, and no text to parse. On
-// PostgreSQL the COPY is read as it streams in; the embedded database's COPY writes to a device
-// file, so there it comes in one piece per slice of time (0.6 s for 255,552 rows, where its
-// aggregates took 3.9 s to build the same columns in pages: the load's transaction holds the one
-// connection that much less). The smaller tables come as pages of one JSON array each (on PGlite
-// much faster than a plain SELECT, whose per-value decoding dominates).
+// Speed: the transactions, first uses, outcomes and totals come as one binary COPY each (numbers in
+// their binary form, strings as their UTF-8 bytes), cut into pages of columns, which the history
+// takes as they are, with no object or string per transaction on either side, and no text to
+// parse. On PostgreSQL the COPY is read as it streams in (for a large history on a thread of its
+// own: `readRows`); the embedded database's COPY writes to a device file, so there it comes in one
+// piece per slice of time (0.6 s for 255,552 rows, where its aggregates took 3.9 s to build the same
+// columns in pages: the load's transaction holds the one connection that much less).
 // Faster still: a load may take the stored snapshot of the history (history-snapshots.ts), read
 // before its transaction, and the changes made since it, read in the transaction; everything else
 // (the floor, the rules and lists) is read as for a load from the rows.
