@@ -65,6 +65,12 @@ export class PagesAhead {
     if (this.stopped) throw this.stopped;
   }
 
+  /** Sends a page of columns as `kind`, its arrays transferred (`portable`). */
+  page(kind: 'uses' | 'transactions', page: object): Promise<void> {
+    const p = portable(page);
+    return this.send({ kind, page: p.page }, p.transfer);
+  }
+
   took(): void {
     this.ahead--;
     const wake = this.room;

@@ -7,7 +7,7 @@
 
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { readRows } from '../storage/history-load.ts';
-import { PagesAhead, portable } from './history-pages.ts';
+import { PagesAhead } from './history-pages.ts';
 import type { FromReader, ReaderStart } from './history-thread.ts';
 
 // Started before the load's snapshot is shared; sent it once it is (ReaderStart).
@@ -18,14 +18,8 @@ port.on('message', () => pages.took());
 
 function read({ snapshot, organizationId, floor }: ReaderStart): void {
   readRows(snapshot, organizationId, floor, {
-    uses: (page) => {
-      const p = portable(page);
-      return pages.send({ kind: 'uses', page: p.page }, p.transfer);
-    },
-    transactions: (page) => {
-      const p = portable(page);
-      return pages.send({ kind: 'transactions', page: p.page }, p.transfer);
-    },
+    uses: (page) => pages.page('uses', page),
+    transactions: (page) => pages.page('transactions', page),
     labels: (rows) => post({ kind: 'labels', rows }),
     totals: (totals) => post({ kind: 'totals', totals }),
   }).then(

@@ -18,7 +18,7 @@ import type { TransactionColumns, UseColumns } from '../domain/history/records.t
 import { historyFromParts, type HistoryParts } from '../domain/history/snapshot.ts';
 import type { LoadedLabel } from '../storage/history-load.ts';
 import type { SharedSnapshot } from '../storage/db.ts';
-import { PagesAhead, portable } from './history-pages.ts';
+import { PagesAhead } from './history-pages.ts';
 
 /** What the building thread is sent, in order. */
 export type ToThread =
@@ -153,13 +153,11 @@ export class HistoryThread {
   }
 
   uses(page: UseColumns): Promise<void> {
-    const p = portable(page);
-    return this.pages.send({ kind: 'uses', page: p.page }, p.transfer);
+    return this.pages.page('uses', page);
   }
 
   transactions(page: TransactionColumns): Promise<void> {
-    const p = portable(page);
-    return this.pages.send({ kind: 'transactions', page: p.page }, p.transfer);
+    return this.pages.page('transactions', page);
   }
 
   labels(rows: LoadedLabel[]): Promise<void> {

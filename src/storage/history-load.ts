@@ -17,7 +17,7 @@
 import { setImmediate as turn } from 'node:timers/promises';
 import { WINDOW_HORIZON_MS, type EntityTotals } from '../domain/history/horizon.ts';
 import type { TransactionEntities } from '../domain/transaction.ts';
-import type { PackedColumn, TransactionColumns, UseColumns } from '../domain/history/records.ts';
+import { startOf, type PackedColumn, type TransactionColumns, type UseColumns } from '../domain/history/records.ts';
 import type { Queryable, SharedSnapshot } from './db.ts';
 import { changesSince, feedSnapshot, type FeedOutcome, type FeedSnapshot, type FeedTransaction } from './live-feed.ts';
 import { sameSnapshot, snapshotMeta, snapshotPieces, type SnapshotMeta } from './history-snapshots.ts';
@@ -224,10 +224,13 @@ async function read(
         await loader.finish(await copiedTotals(totals));
       });
     } else {
-      await copiedUses(copyOut(COPY_USES(org)), (page) => into.uses(page));
-      await copiedHistory(copyOut(COPY_TRANSACTIONS(org, floor)), (page) => into.transactions(page));
-      await into.labels(await copiedLabels(copyOut(COPY_LABELS(org, floor))));
-      await into.finish(await copiedTotals(copyOut(COPY_TOTALS(org))));
+      // Read here as the COPYs stream in; the totals finish the load.
+      await readAll(copyOut, org, floor, {
+        uses: into.uses.bind(into),
+        transactions: into.transactions.bind(into),
+        labels: into.labels.bind(into),
+        totals: into.finish.bind(into),
+      });
     }
     if (policy) await readPolicy(tx, scope, policy);
     return { floor, seen };
@@ -453,12 +456,16 @@ export type RowsInto = Pick<HistoryLoader, 'uses' | 'transactions' | 'labels'> &
  *  read on a connection of this thread's own in a snapshot shared by the load's transaction
  *  (`HistoryLoader.rowsAt`). */
 export function readRows(shared: SharedSnapshot, organizationId: string, floor: number, into: RowsInto): Promise<void> {
-  return inSharedSnapshot(shared, async (copyOut) => {
-    await copiedUses(copyOut(COPY_USES(organizationId)), (page) => into.uses(page));
-    await copiedHistory(copyOut(COPY_TRANSACTIONS(organizationId, floor)), (page) => into.transactions(page));
-    await into.labels(await copiedLabels(copyOut(COPY_LABELS(organizationId, floor))));
-    await into.totals(await copiedTotals(copyOut(COPY_TOTALS(organizationId))));
-  });
+  return inSharedSnapshot(shared, (copyOut) => readAll(copyOut, organizationId, floor, into));
+}
+
+/** Reads, as each COPY streams in, what `readRows` reads: on its thread, or on the load's own
+ *  connection. */
+async function readAll(copyOut: (select: string) => CopyChunks, organizationId: string, floor: number, into: RowsInto): Promise<void> {
+  await copiedUses(copyOut(COPY_USES(organizationId)), (page) => into.uses(page));
+  await copiedHistory(copyOut(COPY_TRANSACTIONS(organizationId, floor)), (page) => into.transactions(page));
+  await into.labels(await copiedLabels(copyOut(COPY_LABELS(organizationId, floor))));
+  await into.totals(await copiedTotals(copyOut(COPY_TOTALS(organizationId))));
 }
 
 /** A binary COPY's chunks: as they come, or already read. */
@@ -504,7 +511,7 @@ function copiedUses(chunks: CopyChunks, onPage: (page: UseColumns) => void | Pro
 
 /** A string of a packed column. */
 function packedText(p: PackedColumn, i: number): string {
-  return Buffer.from(p.bytes.buffer, p.bytes.byteOffset, p.bytes.byteLength).toString('utf8', i === 0 ? 0 : p.ends[i - 1]!, p.ends[i]!);
+  return Buffer.from(p.bytes.buffer, p.bytes.byteOffset, p.bytes.byteLength).toString('utf8', startOf(p, i), p.ends[i]!);
 }
 
 /** A binary COPY of outcomes (COPY_LABELS), all of them. */
@@ -555,16 +562,14 @@ async function copiedTotals(chunks: CopyChunks): Promise<EntityTotals[]> {
 
 /** The rows of a page as objects (for tests and inspection; a load never makes them). */
 export function pageRows(c: TransactionColumns): HistoryRow[] {
-  const text = (p: PackedColumn, i: number) =>
-    Buffer.from(p.bytes.buffer, p.bytes.byteOffset, p.bytes.byteLength).toString('utf8', i === 0 ? 0 : p.ends[i - 1]!, p.ends[i]!);
   return Array.from({ length: c.count }, (_, i) => ({
-    transaction_id: text(c.ids, i),
+    transaction_id: packedText(c.ids, i),
     time: c.times[i]!,
     amount: c.amounts[i]!,
-    customer_id: text(c.customers, i),
-    merchant_id: text(c.merchants, i),
-    location: text(c.locations, i),
-    payment_type: text(c.paymentTypes, i),
+    customer_id: packedText(c.customers, i),
+    merchant_id: packedText(c.merchants, i),
+    location: packedText(c.locations, i),
+    payment_type: packedText(c.paymentTypes, i),
     label: c.labels[i] === -1 ? null : (c.labels[i] as 0 | 1),
     label_known_ms: c.labels[i] === -1 ? null : c.knownAt[i]!,
     keys: c.keys?.[i] ?? null,
