@@ -273,11 +273,14 @@ const COPY_TRANSACTIONS = (organizationId: string, from: number, to?: number) =>
   ORDER BY time_ms, seq`;
 const TRANSACTION_FIELDS = ['float8', 'float8', 'int2', 'float8', 'text', 'text', 'text', 'text', 'text', 'json'] as const;
 
-/** The outcomes known from the floor on of transactions before it. */
+/** The outcomes known from the floor on of transactions before it, in the order they became known
+ *  (the outcomes' index gives it): the order they are filed in is the history's layout, which two
+ *  loads of the same rows must share, and a scan's own order can differ from one read to the next. */
 const COPY_LABELS = (organizationId: string, floor: number) => `
   SELECT customer_id, merchant_id, location, payment_type, label::int2, label_known_ms::float8
   FROM transactions WHERE organization_id = ${sqlLiteral(organizationId)} AND label IS NOT NULL
-       AND label_known_ms >= ${sqlLiteral(floor)} AND time_ms < ${sqlLiteral(floor)}`;
+       AND label_known_ms >= ${sqlLiteral(floor)} AND time_ms < ${sqlLiteral(floor)}
+  ORDER BY label_known_ms, seq`;
 const LABEL_FIELDS = ['text', 'text', 'text', 'text', 'int2', 'float8'] as const;
 
 /** Every entity's all-time totals (NULL: no fraud known). */
