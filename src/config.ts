@@ -67,6 +67,10 @@ const EnvSchema = z.object({
    *  loopback (tests and development only: otherwise a URL must be https to public addresses). */
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: flag,
   AUTHPROVIDER_URL: optional,
+  /** Where this server fetches the provider's key set when it cannot reach it at AUTHPROVIDER_URL
+   *  (a provider in the same container composition, known there by another name); the tokens'
+   *  issuer is still AUTHPROVIDER_URL's. */
+  AUTHPROVIDER_JWKS_URL: optional.pipe(z.url({ protocol: /^https?$/ }).optional()),
   AUTHPROVIDER_ANON_KEY: optional,
   AUTHPROVIDER_JWT_SECRET: optional,
   SESSION_SECRET: optional,

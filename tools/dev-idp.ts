@@ -10,8 +10,14 @@
 // A server started with AUTHPROVIDER_URL pointing here verifies these tokens exactly as it verifies
 // the hosted project's (issuer, signature from the key set, expiry); nothing in the server knows
 // this is not the real one. So that it is never mistaken for one, it listens on loopback only
-// (another --host is refused), answers only requests addressed to a loopback name (a web page
-// cannot reach it through DNS rebinding) and sends tokens back only to loopback addresses.
+// (another --host is refused), signs only for requests addressed to a loopback name (a web page
+// cannot reach it through DNS rebinding) and sends tokens back only to loopback addresses. Its key
+// set, being public, is served to any name: the service's containers fetch it by the composition's
+// name for it.
+// `--container` is compose.yaml's `dev-idp` profile: inside a container, loopback is the
+// container's own, so it listens on every interface of the container and relies on the runtime
+// publishing its port on the host's loopback only; `--public-url` is then the address browsers
+// use (the issuer its tokens name).
 // The signing key is kept in DATA_DIR (dev-idp-key.json, mode 0600), so tokens stay valid across
 // its restarts; the user id of an e-mail is derived from it, so it is the same every time.
 
@@ -20,7 +26,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, SignJWT, jwtVerify, createLocalJWKSet, type JWK } from 'jose';
-import { commandLine, text, wholeNumber, UsageError, type Option } from '../src/command-line.ts';
+import { commandLine, flag, text, wholeNumber, UsageError, type Option } from '../src/command-line.ts';
 
 /** How long a token it signs is valid, seconds (the hosted project's default). */
 const TOKEN_SECONDS = 3600;
@@ -39,14 +45,34 @@ const hostOption: Option<string> = {
   },
 };
 
+const publicUrlOption: Option<string | undefined> = {
+  ...text('URL', 'with --container: the address browsers and scripts reach it at, an http(s) address on loopback (http://127.0.0.1:9999)'),
+  parse: (raw) => {
+    const url = URL.canParse(raw) ? new URL(raw) : undefined;
+    if (!url || !/^https?:$/.test(url.protocol) || !isLoopback(url.hostname) || url.pathname.replace(/\/+$/, '') !== '' || url.search || url.hash)
+      throw new UsageError(
+        `--public-url must be an http(s) origin on loopback, such as http://127.0.0.1:9999, not ${JSON.stringify(raw)}: the published port must stay on this machine`,
+      );
+    return url.origin;
+  },
+};
+
 const values = commandLine({
   name: 'dev:idp',
   about: 'A local identity provider for development: e-mail-only sign-in, loopback only. Never for production.',
   options: {
     port: wholeNumber('the port (0: any free one)', { max: 65535, default: 9999, value: 'N' }),
     host: hostOption,
+    container: flag(
+      "inside a container whose port is published on the host's loopback only (compose.yaml's dev-idp profile): listen on every interface of the container",
+    ),
+    'public-url': publicUrlOption,
   },
   notes: ['Start the server with AUTHPROVIDER_URL set to the address it prints, then sign in from the dashboard, or get a token with POST /auth/v1/token.'],
+  check: (v) =>
+    v.container === Boolean(v['public-url'])
+      ? undefined
+      : '--container and --public-url go together: in a container the address it listens on is not the one browsers use',
 });
 
 interface KeyFile {
@@ -167,14 +193,15 @@ async function readBody(req: IncomingMessage): Promise<string> {
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const host = (req.headers.host ?? '').replace(/:\d+$/, '');
-  if (!isLoopback(host)) return refuse(res, 421, 'misdirected_request', 'This identity provider answers only requests addressed to a loopback name.');
   const url = new URL(req.url ?? '/', issuer);
   const path = url.pathname.replace(/\/+$/, '');
+  // What is public (the key set, who it is) answers any name; what signs needs a loopback one.
   if (req.method === 'GET' && path === '/auth/v1/.well-known/jwks.json')
     return send(res, 200, { keys: [key.publicJwk] }, { 'cache-control': 'public, max-age=600' });
   if (req.method === 'GET' && (path === '/auth/v1/health' || path === ''))
     return send(res, 200, { name: 'dev-idp', description: 'local identity provider for development', issuer });
+  const host = (req.headers.host ?? '').replace(/:\d+$/, '');
+  if (!isLoopback(host)) return refuse(res, 421, 'misdirected_request', 'This identity provider signs in only requests addressed to a loopback name.');
   if (path === '/auth/v1/authorize') {
     if (req.method === 'GET') {
       const target = redirectTarget(url.searchParams.get('redirect_to'));
@@ -255,18 +282,21 @@ const server = createServer((req, res) => {
 });
 server.on('error', (e: NodeJS.ErrnoException) => {
   process.stderr.write(
-    `npm run dev:idp: cannot listen on ${values.host}:${values.port}: ${e.code === 'EADDRINUSE' ? 'the port is in use (another dev:idp?); choose another with --port' : e.message}\n`,
+    `npm run dev:idp: cannot listen on ${listenHost}:${values.port}: ${e.code === 'EADDRINUSE' ? 'the port is in use (another dev:idp?); choose another with --port' : e.message}\n`,
   );
   process.exit(1);
 });
-server.listen(values.port, values.host, () => {
+const listenHost = values.container ? '0.0.0.0' : values.host;
+server.listen(values.port, listenHost, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : values.port;
-  const origin = `http://${values.host.includes(':') ? `[${values.host}]` : values.host}:${port}`;
+  const origin = values['public-url'] ?? `http://${values.host.includes(':') ? `[${values.host}]` : values.host}:${port}`;
   issuer = `${origin}/auth/v1`;
   process.stdout.write(
     [
-      `dev:idp listening on ${origin} (loopback only; for development, never production)`,
+      values.container
+        ? `dev:idp listening on ${origin} (in a container, on port ${port} of every interface: publish it on loopback only; for development, never production)`
+        : `dev:idp listening on ${origin} (loopback only; for development, never production)`,
       '',
       'Start the server with it (nothing else to configure on the embedded database):',
       `  AUTHPROVIDER_URL=${origin} npm start`,

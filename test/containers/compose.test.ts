@@ -1,7 +1,8 @@
 // The service the way self-hosters run it: the Containerfile's image, built here on stand-in bases
 // (no registry is reachable: test/support/containers.ts makes them from Debian's packages), and
 // compose.yaml started as written: PostgreSQL, two service containers on it, nginx in front hashing
-// on the key. An operator makes organizations and keys in a container (`node tools/org-create.ts`),
+// on the key, and the dev-idp profile (a token from its published port signs in through nginx). An
+// operator makes organizations and keys in a container (`node tools/org-create.ts`),
 // scores and records through nginx until both containers have served, stops one (SIGTERM: the
 // service's own stop, well within the grace period) and starts it again, and finds every recorded
 // transaction still there and scoring working again. The image is checked as the docs promise: an
@@ -13,6 +14,7 @@
 
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { needs } from '../support/components.ts';
@@ -26,6 +28,17 @@ const SKIP = needs('podman');
 t.setTimeout(1_800_000);
 const APP = `${IMAGE_PREFIX}app:latest`;
 const SIZE_GOAL_MB = 120;
+
+/** A port free on loopback now (the profile's published port must be known before `up`). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -89,6 +102,9 @@ t.test('compose.yaml: two service containers behind nginx on PostgreSQL, built f
 
   const project = `fraud-test-${randomBytes(3).toString('hex')}`;
   const sessionSecret = randomBytes(32).toString('hex');
+  // The dev-idp profile as .env.example describes it, on a port of its own.
+  const idpPort = await freePort();
+  const idpUrl = `http://127.0.0.1:${idpPort}`;
   const composition = new Composition(
     project,
     { ...bases, app: APP },
@@ -96,7 +112,11 @@ t.test('compose.yaml: two service containers behind nginx on PostgreSQL, built f
       SESSION_SECRET: sessionSecret,
       POSTGRES_PASSWORD: randomBytes(16).toString('hex'),
       WEB_CONCURRENCY: '1',
+      AUTHPROVIDER_URL: idpUrl,
+      AUTHPROVIDER_JWKS_URL: 'http://dev-idp:9999/auth/v1/.well-known/jwks.json',
+      DEV_IDP_PORT: String(idpPort),
     },
+    ['dev-idp'],
   );
   t.teardown(() => composition.down());
 
@@ -132,6 +152,30 @@ t.test('compose.yaml: two service containers behind nginx on PostgreSQL, built f
   const upToScore = (Date.now() - up) / 1000;
   t.type(firstScore.risk_score, 'number', 'a key made in a container scores through nginx');
   t.comment(`compose up to the first recorded score: ${upToScore.toFixed(1)} s (the organization made in between; timed by bench:containers)`);
+
+  // Signing in through the dev-idp profile: a token from its published port, a session from the
+  // service behind nginx, which checked it with the key set it fetched by the composition's name.
+  const token = await until('a token from the dev-idp profile', async () => {
+    const res = await fetch(`${idpUrl}/auth/v1/token?grant_type=password`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'ana@example.com' }),
+    });
+    if (res.status !== 200) throw new Error(`the token endpoint answered ${res.status}`);
+    return ((await res.json()) as { access_token: string }).access_token;
+  });
+  const session = await fetch(`${base}/api/auth/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ access_token: token }),
+  });
+  t.equal(session.status, 200, 'a dev-idp token signs in through nginx');
+  const cookie = session.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  const me = await fetch(`${base}/api/organizations`, { headers: { cookie } });
+  t.equal(me.status, 200, 'and the session reaches the member routes');
 
   // Keys until both containers have served one (nginx places each key by its hash).
   const keys = await composition.keysOnBoth(score);

@@ -430,3 +430,21 @@ t.test('everything optional switched off', async (t) => {
   const config = (await inject({ url: '/api/config' })).body;
   t.notOk(config.includes(SESSION_SECRET), '/api/config does not show SESSION_SECRET');
 });
+
+// A provider this server reaches by another name than browsers do (compose.yaml's dev-idp profile):
+// the key set comes from AUTHPROVIDER_JWKS_URL, the issuer is still AUTHPROVIDER_URL's.
+t.test('the key set fetched from AUTHPROVIDER_JWKS_URL, the issuer checked against AUTHPROVIDER_URL', async (t) => {
+  const PUBLIC = 'http://127.0.0.1:9';
+  const s = await start({
+    overrides: { AUTHPROVIDER_URL: PUBLIC, AUTHPROVIDER_JWKS_URL: `${idp.url}/auth/v1/.well-known/jwks.json`, SESSION_SECRET },
+    startOptions: { auth: { jwksCooldownMs: 0 } },
+  });
+  t.teardown(() => s.close());
+  const fetched = idp.jwksRequests;
+  const res = await signInWith(s, await signWith(es, `${PUBLIC}/auth/v1`, { sub: 'user-jwks' }));
+  t.equal(res.statusCode, 200, 'a token naming the public issuer signs in');
+  t.ok(idp.jwksRequests > fetched, 'with the key set from AUTHPROVIDER_JWKS_URL');
+  const own = await signInWith(s, await signWith(es, idp.issuer, { sub: 'user-jwks' }));
+  t.equal(own.statusCode, 401, "a token naming the key set's host as issuer is refused");
+  t.equal(own.json().detail.token_problem, 'wrong_issuer');
+});

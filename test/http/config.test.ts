@@ -19,6 +19,15 @@ t.test('DURABILITY is commit by default, or write_behind', async (t) => {
   t.throws(() => loadConfig({ DURABILITY: 'sometimes' }), /DURABILITY/);
 });
 
+t.test('AUTHPROVIDER_JWKS_URL is an http(s) address, unset when empty', async (t) => {
+  t.equal(loadConfig({}).AUTHPROVIDER_JWKS_URL, undefined);
+  t.equal(loadConfig({ AUTHPROVIDER_JWKS_URL: '' }).AUTHPROVIDER_JWKS_URL, undefined, 'an empty line in an env file is unset');
+  const url = 'http://dev-idp:9999/auth/v1/.well-known/jwks.json';
+  t.equal(loadConfig({ AUTHPROVIDER_JWKS_URL: url }).AUTHPROVIDER_JWKS_URL, url);
+  t.throws(() => loadConfig({ AUTHPROVIDER_JWKS_URL: 'dev-idp:9999/jwks' }), /AUTHPROVIDER_JWKS_URL/);
+  t.throws(() => loadConfig({ AUTHPROVIDER_JWKS_URL: 'file:///etc/passwd' }), /AUTHPROVIDER_JWKS_URL/);
+});
+
 t.test('npm start with WEB_CONCURRENCY=2 and no DATABASE_URL says why and exits 1', async (t) => {
   const child = spawn(process.execPath, ['src/main.ts'], {
     env: { ...process.env, WEB_CONCURRENCY: '2', DATABASE_URL: '' },

@@ -76,8 +76,12 @@ export class Composition {
   readonly envFile: string;
   private readonly env: NodeJS.ProcessEnv;
 
-  constructor(project: string, images: StandIns & { app: string }, settings: Record<string, string>) {
+  /** compose.yaml's profiles started beside its default services (`--profile`). */
+  private readonly profiles: string[];
+
+  constructor(project: string, images: StandIns & { app: string }, settings: Record<string, string>, profiles: string[] = []) {
     this.project = project;
+    this.profiles = profiles;
     const dir = tempDir(`${project}-`);
     this.envFile = join(dir, 'compose.env');
     // The env file as an operator's .env (the example's settings, the test's own secrets).
@@ -112,7 +116,8 @@ export class Composition {
   private readonly file: string;
 
   compose(args: string[], timeout = 300_000): Promise<string> {
-    return sh('podman-compose', ['--project-name', this.project, '-f', this.file, ...args], { env: this.env, timeout });
+    const profiles = this.profiles.flatMap((p) => ['--profile', p]);
+    return sh('podman-compose', ['--project-name', this.project, '-f', this.file, ...profiles, ...args], { env: this.env, timeout });
   }
 
   /** The container of a service (`<project>_<service>_1`, podman-compose's naming). */

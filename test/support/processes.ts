@@ -74,7 +74,10 @@ async function spawnOn(port: number, env: Record<string, string>, stdout: 'pipe'
 }
 
 /** `npm run dev:idp` as a child process on a free loopback port; `url` is what it prints. */
-export async function spawnDevIdp(dataDir: string, args: string[] = []): Promise<{ url: string; child: ChildProcess; stop(): Promise<unknown> }> {
+export async function spawnDevIdp(
+  dataDir: string,
+  args: string[] = [],
+): Promise<{ url: string; banner: string; child: ChildProcess; stop(): Promise<unknown> }> {
   const child = spawn(process.execPath, ['tools/dev-idp.ts', '--port', '0', ...args], {
     env: { ...process.env, DATA_DIR: dataDir },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -90,6 +93,7 @@ export async function spawnDevIdp(dataDir: string, args: string[] = []): Promise
   }
   return {
     url: /listening on (\S+)/.exec(out)![1]!,
+    banner: out.split('\n')[0]!,
     child,
     stop: () => {
       if (child.exitCode === null) {

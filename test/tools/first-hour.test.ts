@@ -3,13 +3,17 @@
 // - `npm run org:create` on a stopped server's DATA_DIR prints an organization and a key, and the
 //   server started next on that DATA_DIR, with no identity provider configured, scores with it and
 //   records the score; the same on PostgreSQL, where SESSION_SECRET is required and must match;
-// - `npm run dev:idp` refuses a non-loopback address; a server pointed at it signs in with its
-//   token (verified as any provider's), makes an organization and a key, and scores;
+// - `npm run dev:idp` refuses a non-loopback address and signs only for loopback names (its public
+//   key set answers any); with --container (compose.yaml's profile) it listens on every interface
+//   and names the public address as issuer; a server pointed at it signs in with its token
+//   (verified as any provider's), makes an organization and a key, and scores;
 // - an organization made for an owner's e-mail becomes theirs at their first sign-in.
 
 import t from 'tap';
 import { execFile } from 'node:child_process';
 import { request } from 'node:http';
+import { networkInterfaces } from 'node:os';
+import { decodeJwt } from 'jose';
 import { promisify } from 'node:util';
 import { spawnDevIdp, spawnServer, getWithKey, withKey, type ServerProcess } from '../support/processes.ts';
 import { backends, freshDatabase } from '../support/server.ts';
@@ -17,6 +21,18 @@ import { tempDir } from '../support/temp.ts';
 import { needs } from '../support/components.ts';
 
 const run = promisify(execFile);
+
+/** The status of a request addressed to `host` (node:http, since fetch does not let a caller name
+ *  another Host). */
+function statusAddressedTo(url: string, host: string, method = 'GET'): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const req = request(url, { method, headers: { host, 'content-type': 'application/json' } }, (res) => {
+      res.resume();
+      resolve(res.statusCode!);
+    });
+    req.on('error', reject).end(method === 'POST' ? '{"email":"a@example.com"}' : undefined);
+  });
+}
 const pg = backends().find((b) => b.name === 'postgres');
 
 async function orgCreate(env: Record<string, string>, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -123,15 +139,9 @@ t.test('dev:idp listens on loopback only', async (t) => {
   }
   const idp = await spawnDevIdp(tempDir('idp-'));
   t.teardown(() => idp.stop());
-  const rebound = await new Promise<number>((resolve, reject) => {
-    // node:http, since fetch does not let a caller name another Host.
-    const req = request(`${idp.url}/auth/v1/.well-known/jwks.json`, { headers: { host: 'attacker.example' } }, (res) => {
-      res.resume();
-      resolve(res.statusCode!);
-    });
-    req.on('error', reject).end();
-  });
-  t.equal(rebound, 421, 'a request addressed to another name is refused');
+  t.equal(await statusAddressedTo(`${idp.url}/auth/v1/token?grant_type=password`, 'attacker.example', 'POST'), 421, 'a token asked by another name is refused');
+  t.equal(await statusAddressedTo(`${idp.url}/auth/v1/authorize?redirect_to=http://127.0.0.1/`, 'attacker.example'), 421, 'and so is the sign-in form');
+  t.equal(await statusAddressedTo(`${idp.url}/auth/v1/.well-known/jwks.json`, 'dev-idp'), 200, 'its public key set answers any name');
   const away = await fetch(`${idp.url}/auth/v1/authorize?provider=google&redirect_to=${encodeURIComponent('https://attacker.example/login')}`);
   t.equal(away.status, 400, 'tokens are never sent to another machine');
   const form = await fetch(`${idp.url}/auth/v1/authorize?provider=google&redirect_to=${encodeURIComponent('http://127.0.0.1:8080/login')}`);
@@ -144,6 +154,46 @@ t.test('dev:idp listens on loopback only', async (t) => {
   });
   t.equal(signed.status, 303, 'the form sends the browser back');
   t.match(signed.headers.get('location'), /^http:\/\/127\.0\.0\.1:8080\/login#access_token=[\w-]+\.[\w-]+\.[\w-]+&token_type=bearer/);
+});
+
+t.test('dev:idp --container: every interface, the issuer browsers use, still signing for loopback names only', async (t) => {
+  const refusals = [
+    [['--container'], /--container and --public-url go together/],
+    [['--public-url', 'http://127.0.0.1:9999'], /--container and --public-url go together/],
+    [['--container', '--public-url', 'http://idp.example.com:9999'], /--public-url must be an http\(s\) origin on loopback/],
+    [['--container', '--public-url', 'http://127.0.0.1:9999/auth'], /--public-url must be an http\(s\) origin on loopback/],
+  ] as const;
+  for (const [args, message] of refusals) {
+    const refused = await run(process.execPath, ['tools/dev-idp.ts', '--port', '0', ...args], { env: { ...process.env, DATA_DIR: tempDir('idp-') } }).then(
+      () => ({ code: 0, err: '' }),
+      (e: { code: number; stderr: string }) => ({ code: e.code, err: e.stderr }),
+    );
+    t.equal(refused.code, 2, `${args.join(' ')} is refused`);
+    t.match(refused.err, message);
+  }
+  const PUBLIC = 'http://127.0.0.1:9';
+  const idp = await spawnDevIdp(tempDir('idp-'), ['--container', '--public-url', PUBLIC]);
+  t.teardown(() => idp.stop());
+  t.equal(idp.url, PUBLIC, 'it names the address browsers use');
+  const port = Number(/on port (\d+) of every interface/.exec(idp.banner)?.[1]);
+  t.ok(port > 0, 'and the port it listens on');
+  const other = Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+  if (other) t.equal(await statusAddressedTo(`http://${other}:${port}/auth/v1/health`, other), 200, `it answers on ${other}, not only loopback`);
+  const token = await fetch(`http://127.0.0.1:${port}/auth/v1/token?grant_type=password`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'ana@example.com' }),
+  });
+  t.equal(token.status, 200, 'a token for a loopback name');
+  const { access_token } = (await token.json()) as { access_token: string };
+  t.equal(decodeJwt(access_token).iss, `${PUBLIC}/auth/v1`, "its issuer is the public address's");
+  t.equal(
+    await statusAddressedTo(`http://127.0.0.1:${port}/auth/v1/token?grant_type=password`, 'dev-idp', 'POST'),
+    421,
+    'a token asked by the network name is refused',
+  );
 });
 
 t.test('a server pointed at dev:idp signs in with its tokens, and an organization made for an e-mail becomes its owner’s', async (t) => {

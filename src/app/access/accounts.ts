@@ -108,6 +108,7 @@ export class Accounts {
     this.verifier = config.AUTHPROVIDER_URL
       ? new TokenVerifier({
           authUrl: config.AUTHPROVIDER_URL,
+          jwksUrl: config.AUTHPROVIDER_JWKS_URL,
           jwtSecret: config.AUTHPROVIDER_JWT_SECRET,
           userFallback: config.AUTH_USER_FALLBACK,
           anonKey: config.AUTHPROVIDER_ANON_KEY,

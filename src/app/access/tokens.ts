@@ -1,7 +1,7 @@
 // Verifying the identity provider's access tokens (the specification's "Token verification"), with
 // jose. The token's own header picks the path, and only from an allow-list:
-// - ES256 / RS256: the hosted project's public keys from `{auth_url}/auth/v1/.well-known/jwks.json`,
-//   cached for ten minutes (a longer cache would break key rotation; jose refetches at once when a
+// - ES256 / RS256: the hosted project's public keys from `{auth_url}/auth/v1/.well-known/jwks.json`
+//   (or AUTHPROVIDER_JWKS_URL, where the server reaches the provider by another name), cached for ten minutes (a longer cache would break key rotation; jose refetches at once when a
 //   token names a key id it has not seen, at most every 30 s);
 // - HS256: only when AUTHPROVIDER_JWT_SECRET is configured (legacy projects). An HS256 token is never
 //   checked against a public key, so a token "signed" with the public key as an HMAC secret fails;
@@ -17,6 +17,8 @@ import type { Identity } from '../../storage/accounts-store.ts';
 export interface TokenVerifierOptions {
   /** `{auth_url}`, without a trailing slash. */
   authUrl: string;
+  /** Where the key set is fetched, when not at `{auth_url}/auth/v1/.well-known/jwks.json`. */
+  jwksUrl?: string | undefined;
   /** HS256 secret of a legacy project. */
   jwtSecret?: string | undefined;
   /** Ask the hosted project when the local checks cannot decide (off unless configured). */
@@ -65,7 +67,7 @@ export class TokenVerifier {
     this.o = o;
     const base = o.authUrl.replace(/\/+$/, '');
     this.issuer = `${base}/auth/v1`;
-    this.jwks = createRemoteJWKSet(new URL(`${this.issuer}/.well-known/jwks.json`), {
+    this.jwks = createRemoteJWKSet(new URL(o.jwksUrl ?? `${this.issuer}/.well-known/jwks.json`), {
       cacheMaxAge: o.jwksCacheMs ?? JWKS_CACHE_MS,
       cooldownDuration: o.jwksCooldownMs ?? 30_000,
       timeoutDuration: 5_000,
