@@ -246,13 +246,21 @@ export class WebhookDeliverer {
     return { kind: 'retry', afterSeconds: after };
   }
 
-  /** Stops leasing, lets each endpoint's attempt in flight finish and record, and lets go of every lease. */
+  /** Stops leasing, lets each endpoint's attempt in flight finish and record, and lets go of every
+   *  lease. A lease round is waited for until a lease's time from its start, as `wake` waits for it:
+   *  one whose statement never answers does not hold the stop. */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     if (this.gathering) clearTimeout(this.gathering);
     await this.unlisten?.().catch(() => {});
-    await this.leasing?.done;
+    const round = this.leasing;
+    if (round) {
+      let timer: NodeJS.Timeout | undefined;
+      const left = Math.max(0, round.since + this.t.leaseMs - performance.now());
+      await Promise.race([round.done, new Promise<void>((resolve) => (timer = setTimeout(resolve, left)))]);
+      clearTimeout(timer);
+    }
     await Promise.all(this.active.values());
     await releaseWorkerLeases(this.o.db, this.worker).catch(() => {});
     this.sender.close();

@@ -1,7 +1,7 @@
 // The webhook deliverer when one of its own database statements never answers, on each back end:
 // a lease round whose statement hangs is given up on after a lease's time (and says so in the
 // log), and the next round delivers what is due, so one lost answer never stops every delivery of
-// the process.
+// the process; nor does it hold the deliverer's stop beyond a lease's time.
 
 import { eachBackend } from '../support/backends.ts';
 import { Receiver } from '../support/receiver.ts';
@@ -71,4 +71,28 @@ eachBackend('a lease round that never answers does not stop deliveries', async (
     [{ status = '' } = {}] = await real.query<{ status: string }>(`SELECT status FROM webhook_deliveries WHERE id = 'whd_1'`);
   }
   t.equal(status, 'succeeded', 'recorded as delivered');
+});
+
+eachBackend('a lease round that never answers holds the stop a lease at most', async (t, fx) => {
+  const real = await fx.open();
+  const { db, hung } = hangingOnce(real, /SET lease_owner = \$1/);
+  const leaseMs = 1_000;
+  const deliverer = new WebhookDeliverer({
+    db,
+    policy: { allowPrivateNetworks: true },
+    openSecret: () => SECRET,
+    log: () => {},
+    timings: { pollMs: 50, leaseMs, timeoutMs: 800, retrySeconds: [0.2], jitter: 0 },
+  });
+  await deliverer.start();
+  for (const until = performance.now() + 5_000; hung() === 0 && performance.now() < until; ) await new Promise((r) => setTimeout(r, 10));
+  t.equal(hung(), 1, 'a lease round is waiting for an answer that never comes');
+  // Without a bound the stop would wait for that answer for ever: ten leases is "not for ever".
+  let timer: NodeJS.Timeout | undefined;
+  const stopped = await Promise.race([
+    deliverer.stop().then(() => 'stopped'),
+    new Promise((resolve) => (timer = setTimeout(() => resolve('still waiting for the round'), 10 * leaseMs))),
+  ]);
+  clearTimeout(timer);
+  t.equal(stopped, 'stopped', 'the stop does not wait for the round beyond its lease');
 });
