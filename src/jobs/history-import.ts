@@ -20,6 +20,7 @@ import { CellRefused, fieldReader, type MappedField, type RowFields } from '../d
 import type { Db } from '../storage/db.ts';
 import type { NewTransaction } from '../storage/live-rows.ts';
 import { organizationData } from '../storage/organization-data.ts';
+import { isoTime } from '../domain/iso-time.ts';
 
 /** Where an import's rows come from (the job's `params`). */
 export const ImportParams = z.discriminatedUnion('source', [
@@ -116,8 +117,6 @@ export function exampleSource(records: ExampleRecords, at: number, stamp: Stamp)
   };
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
-
 /**
  * An upload's rows as csv.ts parses them for scoring (the dataset's mapping, `unknown` for a
  * missing location or payment type). A file without a transaction_id column gives every row
@@ -145,7 +144,7 @@ export function datasetSource(
     }
     if (r.time > at) {
       throw new ImportRefused(
-        `row ${r.row} (transaction ${idOf(r)}) is at ${iso(r.time)}, after the import began (${iso(at)}): a history holds only what has happened; nothing was imported. Correct or remove the rows dated in the future, upload the file again and import that.`,
+        `row ${r.row} (transaction ${idOf(r)}) is at ${isoTime(r.time)}, after the import began (${isoTime(at)}): a history holds only what has happened; nothing was imported. Correct or remove the rows dated in the future, upload the file again and import that.`,
       );
     }
   };
@@ -284,7 +283,7 @@ export async function runHistoryImport(o: ImportRun): Promise<HistoryImportSumma
     skipped_existing: Math.max(0, total - s.imported),
     labelled: s.labelled,
     fraud: s.fraud,
-    first_time: s.first === null ? null : iso(s.first),
-    last_time: s.last === null ? null : iso(s.last),
+    first_time: s.first === null ? null : isoTime(s.first),
+    last_time: s.last === null ? null : isoTime(s.last),
   };
 }

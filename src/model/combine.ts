@@ -29,6 +29,12 @@ function calibrated(c: { bias: number; slope: number }, logOdds: number): number
 
 export const DECISIONS = ['approve', 'review', 'block'] as const satisfies readonly Decision[];
 export const BANDS = ['low', 'medium', 'high', 'critical'] as const;
+export type Band = (typeof BANDS)[number];
+
+/** The decision of a code `combineInto` returns (its index in DECISIONS times 4 plus the band's). */
+export const decisionOf = (code: number): Decision => DECISIONS[code >> 2]!;
+/** The band of a code `combineInto` returns. */
+export const bandOf = (code: number): Band => BANDS[code & 3]!;
 
 /**
  * The numbers of `combine`, written into `out` from `at` on, without making objects (a batch job
@@ -83,7 +89,7 @@ export function combine(bundle: ModelBundle, raw: ArrayLike<number>, cold: boole
     channelScores[c.name] = values[1 + k]!;
     attribution[c.name] = values[1 + n + k]!;
   });
-  return { risk: values[0]!, cold, decision: DECISIONS[codes >> 2]!, band: BANDS[codes & 3]!, channelScores, attribution };
+  return { risk: values[0]!, cold, decision: decisionOf(codes), band: bandOf(codes), channelScores, attribution };
 }
 
 /** The cold-start rule: customer, merchant and channel each with fewer than `minPrior` earlier transactions. */

@@ -26,7 +26,7 @@ import { featureMap, type Decision, type DecisionValues } from '../domain/rules/
 import { runRules, rulesNotes, type RuleSet, type RulesOutcome } from './rules-stage.ts';
 import { KnownValues } from './known-values.ts';
 import { ScoringPipeline } from './pipeline.ts';
-import { DECISIONS } from '../model/combine.ts';
+import { decisionOf } from '../model/combine.ts';
 import { Stopwatch } from '../domain/stopwatch.ts';
 import type { ScoreInput, ScoreResponse } from '../contract/score.ts';
 
@@ -256,7 +256,7 @@ export class Scorer {
    */
   scoreStored(rows: Float32Array, n: number, mode: ModeName): { risk: Float64Array; decisions: Decision[] } {
     const { risk, codes } = this.pipeline.storedScores(rows, n, mode);
-    return { risk, decisions: Array.from(codes, (c) => DECISIONS[c >> 2]!) };
+    return { risk, decisions: Array.from(codes, decisionOf) };
   }
 
   private run(input: ScoreInput, context: ScoreContext): Scored {

@@ -15,11 +15,11 @@ import { appendTimeline, CASE_COLUMNS, caseDecisionCounts, joinCases, liveInboxS
 import { liveFieldStates } from './fields-store.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 import { writeOutbox } from './webhook-outbox.ts';
+import { isoTime } from '../domain/iso-time.ts';
 
 export type CaseEventType = Extract<WebhookEventType, `case.${string}`>;
 
-const iso = (ms: number) => new Date(ms).toISOString();
-const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
+const isoOrNull = (ms: number | null) => (ms === null ? null : isoTime(ms));
 
 /** A case as the API answers it at `at` (whether it is overdue then): the listing's, the detail's
  *  head, the server's answer and every case event's data. */
@@ -35,12 +35,12 @@ export function caseAnswer(c: CaseRow, at: number, decisionCount: number): Case 
     assignee: c.assignee,
     priority: c.priority,
     decision_count: decisionCount,
-    opened_at: iso(c.opened_at_ms),
-    due_at: iso(c.due_at_ms),
+    opened_at: isoTime(c.opened_at_ms),
+    due_at: isoTime(c.due_at_ms),
     overdue: c.status !== 'closed' && c.due_at_ms < at,
     snoozed_until: isoOrNull(c.snoozed_until_ms),
     closed_at: isoOrNull(c.closed_at_ms),
-    updated_at: iso(c.updated_at_ms),
+    updated_at: isoTime(c.updated_at_ms),
   };
 }
 
@@ -120,7 +120,7 @@ export async function breachCases(scope: OrganizationScope, at: number): Promise
       [scope.organizationId, at],
     );
     rows.sort((a, b) => (a.id < b.id ? -1 : 1));
-    for (const r of rows) await appendTimeline(scope, r.id, { at, actor: 'system', kind: 'sla_breached', detail: { due_at: iso(r.due_at_ms) } }, tx);
+    for (const r of rows) await appendTimeline(scope, r.id, { at, actor: 'system', kind: 'sla_breached', detail: { due_at: isoTime(r.due_at_ms) } }, tx);
     await announceCases(
       scope,
       rows.map((row) => ({ type: 'case.sla_breached' as const, row })),

@@ -24,8 +24,8 @@ import { AppError } from '../errors.ts';
 import { requireCapability } from '../access/roles.ts';
 import type { PolicyDeps } from '../policy/lists.ts';
 import { invalidRule, vocabularyNow } from '../policy/rules.ts';
+import { isoTime } from '../../domain/iso-time.ts';
 
-const iso = (ms: number) => new Date(ms).toISOString();
 const now = (deps: PolicyDeps) => (deps.clock ?? Date.now)();
 
 export function inboxView(i: InboxRow): Inbox {
@@ -40,7 +40,7 @@ export function inboxView(i: InboxRow): Inbox {
     members: i.members,
     escalation_inbox_id: i.escalation_id,
     auto_assign: i.auto_assign_cap === null ? null : { cap: i.auto_assign_cap },
-    created_at: iso(i.created_at_ms),
+    created_at: isoTime(i.created_at_ms),
     created_by: i.created_by,
   };
 }
@@ -189,11 +189,11 @@ async function detail(deps: PolicyDeps, data: OrganizationData, id: string): Pro
     lists: lists.map((l) => ({
       name: l.name,
       kind: l.kind,
-      added_at: iso(l.added_at_ms),
+      added_at: isoTime(l.added_at_ms),
       reason: l.reason,
-      expires_at: l.expires_at_ms === null ? null : iso(l.expires_at_ms),
+      expires_at: l.expires_at_ms === null ? null : isoTime(l.expires_at_ms),
     })),
-    timeline: timeline.map((e) => ({ ...e, at: iso(e.at_ms), detail: JSON.parse(e.detail) as unknown })),
+    timeline: timeline.map((e) => ({ ...e, at: isoTime(e.at_ms), detail: JSON.parse(e.detail) as unknown })),
     chain: verifyChain(timeline),
   };
 }
@@ -206,7 +206,7 @@ export function caseDetail(deps: PolicyDeps, caller: OrganizationCaller, id: str
 /** The case as one document, for an auditor: everything its page shows, with the chain checked. */
 export async function exportCase(deps: PolicyDeps, caller: OrganizationCaller, id: string): Promise<CaseExport> {
   const c = await detail(deps, organizationData(deps.db, caller.organizationId), id);
-  return { exported_at: iso(now(deps)), organization_id: caller.organizationId, case: c };
+  return { exported_at: isoTime(now(deps)), organization_id: caller.organizationId, case: c };
 }
 
 /** What case actions need beyond reading: the decision log and the tail (outcomes recorded on
@@ -279,7 +279,12 @@ export async function setCaseStatus(
           },
           entry: {
             kind: 'status',
-            detail: { from: c.status, to: body.status, ...(until ? { until: iso(until) } : {}), ...(body.resolution ? { resolution: body.resolution } : {}) },
+            detail: {
+              from: c.status,
+              to: body.status,
+              ...(until ? { until: isoTime(until) } : {}),
+              ...(body.resolution ? { resolution: body.resolution } : {}),
+            },
           },
         };
       },

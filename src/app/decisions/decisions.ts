@@ -21,6 +21,7 @@ import type { ListFilters } from '../../storage/transaction-reads.ts';
 import { keyEntry } from '../../domain/fields.ts';
 import type { DecisionLog } from '../../live/decision-log.ts';
 import type { LiveTail } from '../../live/tail.ts';
+import { isoTime } from '../../domain/iso-time.ts';
 
 /** How many of an entity's latest transactions its `recent` figures cover (for the reference). */
 export { ENTITY_RECENT } from '../../storage/entity-evidence.ts';
@@ -56,8 +57,6 @@ async function keyFilters(data: OrganizationData, fields: Readonly<Record<string
     );
   return names.map((n) => keyEntry(n, fields![n]!));
 }
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 const notFound = (id: string) =>
   new AppError(
@@ -149,13 +148,13 @@ export function entityView(role: Entity['role'], id: string, e: EntitySummary): 
     totals: {
       transactions: e.totals.transactions,
       amount_sum: e.totals.amount_sum,
-      last_time: iso(e.totals.last_ms),
+      last_time: isoTime(e.totals.last_ms),
       labelled: e.totals.labels,
       fraud: e.totals.frauds,
     },
     recent: {
       transactions: e.recent.transactions,
-      first_time: e.recent.first_ms === null ? null : iso(e.recent.first_ms),
+      first_time: e.recent.first_ms === null ? null : isoTime(e.recent.first_ms),
       reviewed: e.recent.reviewed,
       blocked: e.recent.blocked,
     },
@@ -166,7 +165,7 @@ export function entityView(role: Entity['role'], id: string, e: EntitySummary): 
       amount_sum: c.amount_sum,
       labelled: c.labelled,
       fraud: c.fraud,
-      last_time: iso(c.last_ms),
+      last_time: isoTime(c.last_ms),
     })),
   };
 }

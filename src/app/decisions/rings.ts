@@ -11,6 +11,7 @@ import type { MetricsRings } from '../../contract/evaluation.ts';
 import type { Ring } from '../../domain/rings.ts';
 import type { Db } from '../../storage/db.ts';
 import { storedRings } from '../../live/ring-windows.ts';
+import { isoTime } from '../../domain/iso-time.ts';
 
 /** What listing rings needs of the service. */
 export interface RingSources {
@@ -23,15 +24,13 @@ type LiveRings = MetricsRings['live'];
 /** How many groups the answer lists: the latest. */
 const LISTED = 50;
 
-const iso = (ms: number) => new Date(ms).toISOString();
-
 /** A flagged group as answered: its members by id, its main channel. */
 function ringGroup(g: Ring): LiveRings['groups'][number] {
   return {
     ring_id: g.ring_id,
-    window_start: iso(g.window_start),
-    window_end: iso(g.window_end),
-    published_at: iso(g.published_at),
+    window_start: isoTime(g.window_start),
+    window_end: isoTime(g.window_end),
+    published_at: isoTime(g.published_at),
     members: g.members,
     customers: g.customers.length,
     customer_ids: g.customers,

@@ -8,9 +8,9 @@ import type { OutcomeLabel, TransactionRecord } from '../../contract/transaction
 import type { OutcomeChangeRow, TransactionRow } from '../../storage/live-rows.ts';
 import { decisionOf } from '../../scoring/decision.ts';
 import type { ScoreResponse } from '../../contract/score.ts';
+import { isoTime } from '../../domain/iso-time.ts';
 
 export const labelName = (label: 0 | 1): OutcomeLabel => (label === 1 ? 'fraud' : 'legit');
-const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The record of a stored row; with its outcome changes when `changes` is given. */
 export function transactionRecord(row: TransactionRow, changes?: readonly OutcomeChangeRow[]): TransactionRecord {
@@ -18,7 +18,7 @@ export function transactionRecord(row: TransactionRow, changes?: readonly Outcom
   const d = answered === null ? null : decisionOf(answered);
   const record: TransactionRecord = {
     transaction_id: row.transaction_id,
-    time: iso(row.time_ms),
+    time: isoTime(row.time_ms),
     amount: row.amount,
     customer_id: row.customer_id,
     merchant_id: row.merchant_id,
@@ -47,7 +47,7 @@ export function transactionRecord(row: TransactionRow, changes?: readonly Outcom
         : {
             outcome: labelName(row.label),
             source: row.outcome_source ?? 'other',
-            reported_at: iso(row.label_known_ms!),
+            reported_at: isoTime(row.label_known_ms!),
             reported_by: row.outcome_reported_by ?? 'unknown',
           },
   };
@@ -56,7 +56,7 @@ export function transactionRecord(row: TransactionRow, changes?: readonly Outcom
       from: c.from_label === null ? null : labelName(c.from_label),
       to: labelName(c.to_label),
       source: c.source,
-      reported_at: iso(c.reported_at_ms),
+      reported_at: isoTime(c.reported_at_ms),
       reported_by: c.reported_by,
     }));
     record.challengers = (row.challengers ?? []).map((c) => ({

@@ -14,8 +14,8 @@ import type { OrganizationCaller } from '../access/organization-caller.ts';
 import { requireCapability } from '../access/roles.ts';
 import { AppError } from '../errors.ts';
 import type { PolicyDeps } from './lists.ts';
+import { isoTime } from '../../domain/iso-time.ts';
 
-const iso = (ms: number) => new Date(ms).toISOString();
 const now = (deps: PolicyDeps) => (deps.clock ?? Date.now)();
 
 function fieldView(f: FieldRow): Field {
@@ -24,9 +24,9 @@ function fieldView(f: FieldRow): Field {
     type: f.type,
     description: f.description,
     key: f.key,
-    declared_at: iso(f.created_at_ms),
+    declared_at: isoTime(f.created_at_ms),
     declared_by: f.created_by,
-    retired_at: f.retired_at_ms === null ? null : iso(f.retired_at_ms),
+    retired_at: f.retired_at_ms === null ? null : isoTime(f.retired_at_ms),
     retired_by: f.retired_by,
   };
 }
@@ -88,5 +88,5 @@ export async function retireField(deps: PolicyDeps, caller: OrganizationCaller, 
 export async function fieldAudit(deps: PolicyDeps, caller: OrganizationCaller, name: string): Promise<FieldAudit> {
   const fields = organizationData(deps.db, caller.organizationId).fields;
   if (!(await fields.one(name))) throw noField(name);
-  return { data: (await fields.audit(name)).map((e) => ({ at: iso(e.at_ms), by: e.by, action: e.action, detail: e.detail })) };
+  return { data: (await fields.audit(name)).map((e) => ({ at: isoTime(e.at_ms), by: e.by, action: e.action, detail: e.detail })) };
 }

@@ -18,6 +18,7 @@ import type { ItemRow, ListRow } from '../../storage/lists-store.ts';
 import { organizationData } from '../../storage/organization-data.ts';
 import type { OrganizationLists } from '../../storage/organization-data.ts';
 import type { LiveTail } from '../../live/tail.ts';
+import { isoTime } from '../../domain/iso-time.ts';
 
 /** Most values in one add or remove. */
 export const MAX_VALUES_PER_REQUEST = 10_000;
@@ -30,18 +31,17 @@ export interface PolicyDeps {
   clock?: () => number;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
-const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
+const isoOrNull = (ms: number | null) => (ms === null ? null : isoTime(ms));
 const now = (deps: PolicyDeps) => (deps.clock ?? Date.now)();
 
 export function listView(l: ListRow): List {
-  return { id: l.id, name: l.name, kind: l.kind, description: l.description, items: l.items, created_at: iso(l.created_at_ms), created_by: l.created_by };
+  return { id: l.id, name: l.name, kind: l.kind, description: l.description, items: l.items, created_at: isoTime(l.created_at_ms), created_by: l.created_by };
 }
 
 function itemView(i: ItemRow): ListItem {
   return {
     value: i.value,
-    added_at: iso(i.added_at_ms),
+    added_at: isoTime(i.added_at_ms),
     added_by: i.added_by,
     reason: i.reason,
     expires_at: isoOrNull(i.expires_at_ms),
@@ -205,5 +205,5 @@ export async function listAudit(
       `starting_after names no change ${q.startingAfter} of the list ${name}.`,
       'Pass the id of the last change of the previous page.',
     );
-  return { data: page.entries.map((e) => ({ id: String(e.id), at: iso(e.at_ms), by: e.by, action: e.action, detail: e.detail })), has_more: page.hasMore };
+  return { data: page.entries.map((e) => ({ id: String(e.id), at: isoTime(e.at_ms), by: e.by, action: e.action, detail: e.detail })), has_more: page.hasMore };
 }

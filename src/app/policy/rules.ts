@@ -33,6 +33,7 @@ import { organizationData } from '../../storage/organization-data.ts';
 import type { OrganizationData, OrganizationRules } from '../../storage/organization-data.ts';
 import type { RuleStatus } from '../../storage/rule-state.ts';
 import type { RuleRow, VersionInput, VersionRow } from '../../storage/rules-store.ts';
+import { isoTime } from '../../domain/iso-time.ts';
 
 /** How far back a rule's listed matches and errors are counted. */
 export const COUNT_WINDOW_MS = 7 * 86_400_000;
@@ -43,7 +44,6 @@ export interface RulesDeps extends PolicyDeps {
   featureNames(modelId: string): Promise<readonly (readonly string[])[] | undefined>;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
 const now = (deps: PolicyDeps) => (deps.clock ?? Date.now)();
 
 function ruleView(r: RuleRow): Rule {
@@ -56,9 +56,9 @@ function ruleView(r: RuleRow): Rule {
     status: r.status,
     version: r.version,
     live_version: r.live_version,
-    created_at: iso(r.created_at_ms),
+    created_at: isoTime(r.created_at_ms),
     created_by: r.created_by,
-    updated_at: iso(r.updated_at_ms),
+    updated_at: isoTime(r.updated_at_ms),
     updated_by: r.updated_by,
     matches_7d: r.matches,
     errors_7d: r.errors,
@@ -230,7 +230,7 @@ export async function ruleVersions(deps: PolicyDeps, caller: OrganizationCaller,
       action: r.action,
       description: r.description,
       lists: r.list_ids.map((l) => names.get(l) ?? l),
-      created_at: iso(r.created_at_ms),
+      created_at: isoTime(r.created_at_ms),
       created_by: r.created_by,
     })),
   };
@@ -240,7 +240,7 @@ export async function ruleVersions(deps: PolicyDeps, caller: OrganizationCaller,
 export async function ruleHistory(deps: PolicyDeps, caller: OrganizationCaller, id: string): Promise<RuleHistory> {
   const data = organizationData(deps.db, caller.organizationId);
   await oneRule(deps, data.rules, id);
-  return { data: (await data.rules.audit(id)).map((a) => ({ at: iso(a.at_ms), by: a.by, action: a.action, detail: a.detail })) };
+  return { data: (await data.rules.audit(id)).map((a) => ({ at: isoTime(a.at_ms), by: a.by, action: a.action, detail: a.detail })) };
 }
 
 /** Checks an expression: whether it can be saved (else each problem), the lists it uses, and, given
