@@ -36,14 +36,20 @@ t.test('Data protection from the dashboard', { skip: noBrowser }, async (t) => {
    *  again after an action). Any entry, not the newest: the service's own retention sweep may be
    *  audited after it. */
   const audited = async (who: string, what: string, p: Page = page) => {
-    await p.waitForFunction(
-      ([who, what]) =>
-        [...document.querySelectorAll('#audit-list tbody tr')].some((tr) => {
-          const cells = tr.querySelectorAll('td');
-          return cells[1]?.textContent === who && (cells[2]?.textContent ?? '').startsWith(what);
-        }),
-      [who, what],
-    );
+    await p
+      .waitForFunction(
+        ([who, what]) =>
+          [...document.querySelectorAll('#audit-list tbody tr')].some((tr) => {
+            const cells = tr.querySelectorAll('td');
+            return cells[1]?.textContent === who && (cells[2]?.textContent ?? '').startsWith(what);
+          }),
+        [who, what],
+      )
+      .catch(async (e: Error) => {
+        // Said with what the audit does show, so that a failure tells which entry was missing.
+        const shown = await rows('#audit-list', p).catch(() => 'the audit could not be read');
+        throw new Error(`no audit entry by ${who} starting "${what}" (${e.message.split('\n')[0]}); the audit shows ${JSON.stringify(shown)}`);
+      });
     return true;
   };
   /** The rows of a table on the page, as their cells read. */
