@@ -17,7 +17,7 @@ import { openDatabase } from '../storage/open.ts';
 import { DatasetFiles, expireDue, liveStoredNames, sweepOrphans } from '../storage/datasets.ts';
 import { JobRunner } from '../jobs/runner.ts';
 import { WorkerPool } from '../jobs/worker-pool.ts';
-import type { Comparison, ShadowedRow } from '../model/challenger-comparison.ts';
+import type { Compare } from './decisions/challenger-report.ts';
 import { scoreDatasetHandler } from '../jobs/score-dataset-job.ts';
 import { historyImportHandler } from '../jobs/history-import-job.ts';
 import { ringsHandler } from '../jobs/rings-job.ts';
@@ -78,7 +78,7 @@ export interface Service {
   featureNames(modelId: string): Promise<readonly (readonly string[])[] | undefined>;
   /** A challenger against the active model over rows both scored (compareModels), in a worker
    *  thread; undefined without a model. */
-  compare: ((rows: ShadowedRow[]) => Promise<Comparison>) | undefined;
+  compare: Compare | undefined;
   /** Scoring an organization's transaction and recording it, idempotently (POST /api/v1/risk/score). */
   scoreAndRecord: ScoreAndRecord;
   /** Sign-in, sessions and API keys; undefined when sign-in is not configured. */
@@ -279,7 +279,7 @@ export async function startService(config: Config, o: StartOptions = {}): Promis
       scorer,
       scorerForModel,
       featureNames,
-      compare: pool ? (rows) => pool.compare(rows) : undefined,
+      compare: pool ? (rows, options) => pool.compare(rows, options) : undefined,
       sandbox,
       tenants,
       decisionLog,

@@ -18,7 +18,7 @@ import type { ColumnMapping, ValidateOptions, ValidationResult } from '../datase
 import { validateAndKeep } from '../datasets/columns.ts';
 import { detectWindow, type RingOptions, type Ring } from '../domain/rings.ts';
 import { decodeWindow, type WindowRows } from '../storage/rings-store.ts';
-import { compareModels, type Comparison, type ShadowedRow } from '../model/challenger-comparison.ts';
+import { compareModels, shadowedRows, type Comparison, type ComparisonOptions, type ShadowedColumns } from '../model/challenger-comparison.ts';
 
 /** How much lower than the process's the scheduling priority of these threads is (a nice
  *  increment): jobs are background work, and on a machine with few cores a thread busy with one
@@ -63,7 +63,7 @@ export interface RingsTask {
 /** Compares a challenger with the active model over rows both scored (model/challenger-comparison.ts):
  *  a backtest's bootstrap over thousands of rows takes a second of CPU; needs no model. */
 export interface CompareTask {
-  compare: { rows: ShadowedRow[] };
+  compare: { columns: ShadowedColumns; options?: Partial<ComparisonOptions> | undefined };
 }
 
 const bundles = new Map<string, ModelBundle>();
@@ -81,7 +81,7 @@ function bundleFor(modelDir: string): ModelBundle {
 export default async function scoreTask(
   task: ScoreTask | ValidateTask | RingsTask | CompareTask,
 ): Promise<BatchSummary | ValidationResult | Ring[] | Comparison> {
-  if ('compare' in task) return compareModels(task.compare.rows);
+  if ('compare' in task) return compareModels(shadowedRows(task.compare.columns), task.compare.options);
   if ('rings' in task) return detectWindow(decodeWindow(task.rings.rows), task.rings.start, task.rings.options, task.rings.seed);
   if ('validate' in task) {
     const result = await validateAndKeep(task.validate.path, task.validate.options);

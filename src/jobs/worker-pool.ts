@@ -4,8 +4,8 @@
 // for the job that usually follows an upload (starting a thread and loading its modules and the
 // model is a wait a first job would otherwise feel); an idle thread exits after a minute. The pool
 // has one thread more than jobs may run, so an upload is never queued behind running jobs. The
-// challengers' report compares a backtest's models there too, so its bootstrap never holds the
-// event loop.
+// challengers' report compares its models there too (each comparison's bootstrap is seconds of CPU
+// per 100,000 rows), so that it never holds the event loop.
 
 import type { MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
@@ -13,7 +13,7 @@ import { trimSoon } from '../addon/memory.ts';
 import type { ValidateOptions, ValidationResult } from '../datasets/csv.ts';
 import type { BatchSummary } from '../contract/jobs.ts';
 import type { Ring } from '../domain/rings.ts';
-import type { Comparison, ShadowedRow } from '../model/challenger-comparison.ts';
+import { columnBuffers, shadowedColumns, type Comparison, type ComparisonOptions, type ShadowedRow } from '../model/challenger-comparison.ts';
 import type { RingsTask, ScoreTask } from './score-worker.ts';
 
 export class WorkerPool {
@@ -46,8 +46,9 @@ export class WorkerPool {
   }
 
   /** A challenger against the active model over `rows` (model/challenger-comparison.ts compareModels), in a worker thread. */
-  async compare(rows: ShadowedRow[]): Promise<Comparison> {
-    return (await this.pool.run({ compare: { rows } })) as Comparison;
+  async compare(rows: readonly ShadowedRow[], options?: Partial<ComparisonOptions>): Promise<Comparison> {
+    const columns = shadowedColumns(rows);
+    return (await this.pool.run({ compare: { columns, options } }, { transferList: columnBuffers(columns) })) as Comparison;
   }
 
   /** Threads running now. */

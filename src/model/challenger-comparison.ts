@@ -51,6 +51,68 @@ export interface Comparison {
   evidence: string[];
 }
 
+/** Rows as columns, as they are sent to a worker thread: the typed arrays are moved, not copied,
+ *  and cloning them and one array of cards costs a small part of what cloning the rows' objects
+ *  would, on the event loop that answers requests. Decisions are indices into `decisions`. */
+export interface ShadowedColumns {
+  time: Float64Array;
+  amount: Float64Array;
+  label: Uint8Array;
+  card: string[];
+  activeScore: Float64Array;
+  challengerScore: Float64Array;
+  activeDecision: Uint8Array;
+  challengerDecision: Uint8Array;
+  decisions: string[];
+}
+
+export function shadowedColumns(rows: readonly ShadowedRow[]): ShadowedColumns {
+  const n = rows.length;
+  const decisions: string[] = [];
+  const indexOf = (d: string) => {
+    const i = decisions.indexOf(d);
+    return i >= 0 ? i : decisions.push(d) - 1;
+  };
+  const c: ShadowedColumns = {
+    time: new Float64Array(n),
+    amount: new Float64Array(n),
+    label: new Uint8Array(n),
+    card: new Array<string>(n),
+    activeScore: new Float64Array(n),
+    challengerScore: new Float64Array(n),
+    activeDecision: new Uint8Array(n),
+    challengerDecision: new Uint8Array(n),
+    decisions,
+  };
+  for (let i = 0; i < n; i++) {
+    const r = rows[i]!;
+    c.time[i] = r.time;
+    c.amount[i] = r.amount;
+    c.label[i] = r.label;
+    c.card[i] = r.card;
+    c.activeScore[i] = r.active.score;
+    c.challengerScore[i] = r.challenger.score;
+    c.activeDecision[i] = indexOf(r.active.decision);
+    c.challengerDecision[i] = indexOf(r.challenger.decision);
+  }
+  return c;
+}
+
+/** The typed arrays of `c`, to move with it to another thread. */
+export const columnBuffers = (c: ShadowedColumns): ArrayBuffer[] =>
+  [c.time, c.amount, c.label, c.activeScore, c.challengerScore, c.activeDecision, c.challengerDecision].map((a) => a.buffer as ArrayBuffer);
+
+export function shadowedRows(c: ShadowedColumns): ShadowedRow[] {
+  return Array.from(c.time, (time, i) => ({
+    time,
+    amount: c.amount[i]!,
+    label: c.label[i] as 0 | 1,
+    card: c.card[i]!,
+    active: { score: c.activeScore[i]!, decision: c.decisions[c.activeDecision[i]!]! },
+    challenger: { score: c.challengerScore[i]!, decision: c.decisions[c.challengerDecision[i]!]! },
+  }));
+}
+
 export interface ComparisonOptions {
   resamples: number;
   seed: number;

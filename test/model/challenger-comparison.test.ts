@@ -3,10 +3,11 @@
 // same rows, each interval holds its figure, decisions changed and money at stake are the plain
 // counts and sums; the verdict follows the intervals (a recalibrated challenger, identical ranking,
 // is "better" on calibration alone; the reverse is "worse"; the same model is "no_difference");
-// the same rows give the same report.
+// the same rows give the same report, in this thread or in a worker thread sent them as columns.
 
 import t from 'tap';
-import { compareModels, type ShadowedRow } from '../../src/model/challenger-comparison.ts';
+import { compareModels, shadowedColumns, shadowedRows, type ShadowedRow } from '../../src/model/challenger-comparison.ts';
+import { WorkerPool } from '../../src/jobs/worker-pool.ts';
 import { averagePrecision, expectedCalibrationError, rocAuc } from '../../src/model/metrics.ts';
 import { Rng } from '../../src/domain/rng.ts';
 import { cardPrecisionAtK } from '../../src/training/handbook-protocol.ts';
@@ -86,4 +87,15 @@ t.test('the verdict follows the intervals, never a point estimate', async (t) =>
   t.match(none.evidence, [/^no figure differs beyond its 95 % interval over 6000 transactions/]);
   const small = compareModels(calibrated.slice(0, 40), { resamples: 300 });
   t.not(small.verdict, 'worse', 'a few rows never turn a better model worse');
+});
+
+// The challengers' report compares in a worker thread (jobs/worker-pool.ts), which is sent the rows
+// as columns: the comparison there is the one made here, to the last digit.
+t.test('a comparison in a worker thread, sent as columns, is the one made in this thread', async (t) => {
+  const sample = rows(11, 3_000, (active, fraud, rng) => Math.min(0.999, active + (fraud ? 0.05 : -0.01) + 0.02 * rng.uniform()));
+  t.same(shadowedRows(shadowedColumns(sample)), sample, 'the columns give back the rows');
+  const pool = new WorkerPool('models/builtin', 1);
+  t.teardown(() => pool.destroy());
+  t.same(await pool.compare(sample), compareModels(sample), 'the overall comparison');
+  t.same(await pool.compare(sample, { resamples: 200 }), compareModels(sample, { resamples: 200 }), "and a week's, with its options");
 });

@@ -6,12 +6,13 @@
 // backtest over its imported history: the most recent imported transactions older than the label
 // delay, scored now by the challenger and by the model that answers the organization's traffic,
 // from the features the import stored for each (the scorers' own code, in batches), compared the
-// same way (in a worker thread: its bootstrap is the costly part). Read through the organization's
+// same way. Every comparison runs in a worker thread (its bootstrap is seconds of CPU per 100,000
+// rows: on the event loop it would hold every request that long). Read through the organization's
 // own data only.
 
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ChallengerReport } from '../../contract/models.ts';
-import { compareModels, type Comparison, type ShadowedRow } from '../../model/challenger-comparison.ts';
+import { compareModels, type Comparison, type ComparisonOptions, type ShadowedRow } from '../../model/challenger-comparison.ts';
 import type { ModeName } from '../../model/bundle-types.ts';
 import type { Scorer } from '../../scoring/scorer.ts';
 import { sameFeatures, storedWidth } from '../../scoring/stored-features.ts';
@@ -54,10 +55,17 @@ export interface ChallengerReportDeps {
   /** The most imported transactions a backtest scores (BACKTEST_ROWS). */
   backtestRows?: number;
   /** compareModels off the event loop (Service.compare: a worker thread); here when not given. */
-  compare?: ((rows: ShadowedRow[]) => Promise<Comparison>) | undefined;
+  compare?: Compare | undefined;
 }
 
 type Backtest = NonNullable<ChallengerReport['challengers'][number]['backtest']>;
+export type Compare = (rows: readonly ShadowedRow[], options?: Partial<ComparisonOptions>) => Promise<Comparison>;
+
+/** Resamples of a week's comparison (the overall one has the default 500). */
+const WEEK_RESAMPLES = 200;
+
+/** `deps.compare`, or compareModels in this thread (no worker pool: tools and tests). */
+const comparer = (deps: ChallengerReportDeps): Compare => deps.compare ?? (async (rows, options) => compareModels(rows, options));
 
 export async function challengerReport(deps: ChallengerReportDeps, organizationId: string, userId: string): Promise<ChallengerReport> {
   const org = await memberOrganization(deps.db, organizationId, userId);
@@ -86,15 +94,11 @@ export async function challengerReport(deps: ChallengerReportDeps, organizationI
   // A challenger of now with a backtest is listed before it has scored live traffic: a model just
   // trained from imported history is compared at once.
   for (const id of backtests.keys()) if (!byChallenger.has(id)) byChallenger.set(id, { rows: [], active: new Set() });
-  return finite({
-    organization_id: org.id,
-    generated_at: isoTime(now),
-    evaluated_from: isoTime(from),
-    evaluated_until: isoTime(until),
-    label_delay_days: deps.labelDelay / 86_400_000,
-    challengers: [...byChallenger]
+  const compare = comparer(deps);
+  const challengers = await Promise.all(
+    [...byChallenger]
       .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([modelId, { rows: mine, active }]) => {
+      .map(async ([modelId, { rows: mine, active }]) => {
         const weeks = new Map<string, ShadowedRow[]>();
         for (const r of mine) {
           const week = isoWeek(weekStart(r.time));
@@ -102,14 +106,26 @@ export async function challengerReport(deps: ChallengerReportDeps, organizationI
           if (!list) weeks.set(week, (list = []));
           list.push(r);
         }
+        const [overall, ...weekly] = await Promise.all([
+          mine.length ? compare(mine) : null,
+          ...[...weeks.values()].map((list) => compare(list, { resamples: WEEK_RESAMPLES })),
+        ]);
         return {
           model_id: modelId,
           active_model_ids: [...active].sort(),
-          overall: mine.length ? compareModels(mine) : null,
-          weeks: [...weeks].map(([week, list]) => ({ week, ...compareModels(list, { resamples: 200 }) })),
+          overall,
+          weeks: [...weeks.keys()].map((week, i) => ({ week, ...weekly[i]! })),
           backtest: backtests.get(modelId) ?? null,
         };
       }),
+  );
+  return finite({
+    organization_id: org.id,
+    generated_at: isoTime(now),
+    evaluated_from: isoTime(from),
+    evaluated_until: isoTime(until),
+    label_delay_days: deps.labelDelay / 86_400_000,
+    challengers,
   });
 }
 
@@ -171,8 +187,7 @@ async function backtestChallengers(deps: ChallengerReportDeps, data: Organizatio
     await nextTurn();
   }
   if (scored.length === 0) return out;
-  // Each comparison's bootstrap takes about a second of CPU at the most rows: in a worker thread.
-  const compare = deps.compare ?? (async (rows: ShadowedRow[]) => compareModels(rows));
+  const compare = comparer(deps);
   for (const [k, c] of challengers.entries()) {
     await nextTurn();
     const rows: ShadowedRow[] = scored.map((r, i) => ({ ...r, challenger: { score: theirs[k]!.score[i]!, decision: theirs[k]!.decision[i]! } }));
