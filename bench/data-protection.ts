@@ -183,11 +183,11 @@ try {
     for (;;) {
       const [row] = await run(`SELECT detail FROM data_protection_audit WHERE organization_id = $1 AND action = 'retention_swept'`, [old.id]);
       if (row) return row.detail as { counts: { transactions: number } };
-      if (performance.now() - sweepWindowStart > 90 * 60_000) throw new Error('no sweep within 90 minutes');
+      if (performance.now() - sweepWindowStart > 30 * 60_000) throw new Error('no sweep within 30 minutes');
       await sleep(100);
     }
   })();
-  const duringSweep = await fixedRate({ base, key: held.secret, makeBody, rate: RATE, connections: CONNECTIONS, seconds: 90 * 60, until: done });
+  const duringSweep = await fixedRate({ base, key: held.secret, makeBody, rate: RATE, connections: CONNECTIONS, seconds: 3600, until: done });
   const swept = await done;
   const sweepSeconds = (performance.now() - sweepWindowStart) / 1000;
   result.sweep = {

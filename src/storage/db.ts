@@ -92,13 +92,3 @@ export interface ScriptQueryable extends TransactionQueryable {
 export interface Backend extends Db {
   transaction<R>(fn: (tx: ScriptQueryable) => Promise<R>): Promise<R>;
 }
-
-/** How many bytes PostgreSQL has written to its log since it was made, or undefined on the
- *  embedded database. Background work that deletes or rewrites many rows paces itself by it: every
- *  byte of that log is written before a commit after it returns, and at a few tens of megabytes a
- *  second (with the checkpoints they set off) the requests' commits wait behind it. */
-export async function logPosition(db: Db): Promise<number | undefined> {
-  if (db.kind !== 'postgres') return undefined;
-  const [row] = await db.query<{ at: string }>(`SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::text AS at`);
-  return Number(row!.at);
-}

@@ -2,14 +2,10 @@
 // when this process took the request, else within `everyMs`: any process may run one, and a claim
 // left by a stopped process is taken over), and sweeps each organization's expired data once a day
 // (the first process to claim the organization's sweep does it). A sweep deletes a batch at a time
-// with a pause between batches, so requests, which need the same database, are never held behind it:
-// on PostgreSQL the pause keeps what the database writes to its log meanwhile (the sweep's deletes,
-// and the vacuum and checkpoints they cause) within a budget, since every commit of a request waits
-// for the log before it (a sweep of 10 M rows at full speed wrote 10–20 MB a second and tripled the
-// requests' p99).
+// with a pause between batches, so requests, which need the same database, are never held behind it.
 
 import { claimErasure, claimRetentionSweep, type SweepCounts } from '../../storage/data-protection.ts';
-import { logPosition, type Db } from '../../storage/db.ts';
+import type { Db } from '../../storage/db.ts';
 import { organizationData } from '../../storage/organization-data.ts';
 
 export interface SweeperOptions {
@@ -20,17 +16,12 @@ export interface SweeperOptions {
   everyMs: number;
   /** An organization is swept at most once in this long. */
   sweepEveryMs: number;
-  /** Transactions deleted per statement, and the least pause after each. */
+  /** Transactions deleted per statement, and the pause after each. */
   batch: number;
   pauseMs: number;
-  /** On PostgreSQL, the most the database's log may grow a second while a sweep runs (the sweep's
-   *  writes and everyone else's): after each batch it waits until that pace is kept. */
-  logBytesPerSecond: number;
-  /** Where the database's log stands (storage/db.ts logPosition; tests count their own). */
-  logPosition?: (db: Db) => Promise<number | undefined>;
 }
 
-export const SWEEPER_DEFAULTS = { everyMs: 10_000, sweepEveryMs: 86_400_000, batch: 1_000, pauseMs: 20, logBytesPerSecond: 4 * 1024 * 1024 } as const;
+export const SWEEPER_DEFAULTS = { everyMs: 10_000, sweepEveryMs: 86_400_000, batch: 1_000, pauseMs: 20 } as const;
 
 /** A claim older than this belongs to a process that stopped: another takes the erasure over. */
 const STALE_CLAIM_MS = 5 * 60_000;
@@ -116,39 +107,14 @@ export class DataProtectionSweeper {
   }
 
   /** Runs `batch` (which deletes up to a batch, and says how many) until one comes back short,
-   *  with a pause after each full one: at least `pauseMs`, and on PostgreSQL as long as the log's
-   *  growth since the batch began takes at `logBytesPerSecond`. */
+   *  with a pause after each full one. */
   private async inBatches(batch: () => Promise<number>): Promise<void> {
-    for (;;) {
-      const began = performance.now();
-      const position = this.o.logPosition ?? logPosition;
-      const from = await position(this.o.db);
-      if ((await batch()) < this.o.batch || this.stopped) return;
-      const to = await position(this.o.db);
-      const paced = from === undefined || to === undefined ? 0 : ((to - from) / this.o.logBytesPerSecond) * 1000 - (performance.now() - began);
-      await this.rest(Math.max(this.o.pauseMs, paced));
-      if (this.stopped) return;
-    }
+    while ((await batch()) >= this.o.batch && !this.stopped) await new Promise((r) => setTimeout(r, this.o.pauseMs));
   }
-
-  /** Waits `ms`, or until the sweeper stops. */
-  private rest(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.resting = done;
-    }).finally(() => (this.resting = undefined));
-  }
-
-  private resting: (() => void) | undefined;
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
-    this.resting?.();
     await this.running;
   }
 }
