@@ -27,3 +27,6 @@ export function isoTime(ms: number): string {
   const hour = (r - min) / 60;
   return `${cachedPrefix}${two(hour)}:${two(min)}:${two(sec)}.${three(milli)}Z`;
 }
+
+/** `isoTime`, or null for a time that is not there. */
+export const isoTimeOrNull = (ms: number | null): string | null => (ms === null ? null : isoTime(ms));

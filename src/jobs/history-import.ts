@@ -20,7 +20,7 @@ import { CellRefused, fieldReader, type MappedField, type RowFields } from '../d
 import type { Db } from '../storage/db.ts';
 import type { NewTransaction } from '../storage/live-rows.ts';
 import { organizationData } from '../storage/organization-data.ts';
-import { isoTime } from '../domain/iso-time.ts';
+import { isoTime, isoTimeOrNull } from '../domain/iso-time.ts';
 
 /** Where an import's rows come from (the job's `params`). */
 export const ImportParams = z.discriminatedUnion('source', [
@@ -283,7 +283,7 @@ export async function runHistoryImport(o: ImportRun): Promise<HistoryImportSumma
     skipped_existing: Math.max(0, total - s.imported),
     labelled: s.labelled,
     fraud: s.fraud,
-    first_time: s.first === null ? null : isoTime(s.first),
-    last_time: s.last === null ? null : isoTime(s.last),
+    first_time: isoTimeOrNull(s.first),
+    last_time: isoTimeOrNull(s.last),
   };
 }

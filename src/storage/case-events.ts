@@ -15,11 +15,9 @@ import { appendTimeline, CASE_COLUMNS, caseDecisionCounts, joinCases, liveInboxS
 import { liveFieldStates } from './fields-store.ts';
 import type { OrganizationScope } from './organization-scope.ts';
 import { writeOutbox } from './webhook-outbox.ts';
-import { isoTime } from '../domain/iso-time.ts';
+import { isoTime, isoTimeOrNull } from '../domain/iso-time.ts';
 
 export type CaseEventType = Extract<WebhookEventType, `case.${string}`>;
-
-const isoOrNull = (ms: number | null) => (ms === null ? null : isoTime(ms));
 
 /** A case as the API answers it at `at` (whether it is overdue then): the listing's, the detail's
  *  head, the server's answer and every case event's data. */
@@ -38,8 +36,8 @@ export function caseAnswer(c: CaseRow, at: number, decisionCount: number): Case 
     opened_at: isoTime(c.opened_at_ms),
     due_at: isoTime(c.due_at_ms),
     overdue: c.status !== 'closed' && c.due_at_ms < at,
-    snoozed_until: isoOrNull(c.snoozed_until_ms),
-    closed_at: isoOrNull(c.closed_at_ms),
+    snoozed_until: isoTimeOrNull(c.snoozed_until_ms),
+    closed_at: isoTimeOrNull(c.closed_at_ms),
     updated_at: isoTime(c.updated_at_ms),
   };
 }

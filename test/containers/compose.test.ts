@@ -14,12 +14,12 @@
 
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { needs } from '../support/components.ts';
 import { buildAppImage, Composition, IMAGE_PREFIX, imageSizeMb, podman, ROOT } from '../support/containers.ts';
 import { standIns } from '../support/stand-ins.ts';
+import { freePort } from '../support/own-postgres.ts';
 
 const SKIP = needs('podman');
 // A fresh machine makes the four stand-in bases (.ci/run makes them beforehand, beside its install)
@@ -28,17 +28,6 @@ const SKIP = needs('podman');
 t.setTimeout(1_800_000);
 const APP = `${IMAGE_PREFIX}app:latest`;
 const SIZE_GOAL_MB = 120;
-
-/** A port free on loopback now (the profile's published port must be known before `up`). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -102,7 +91,7 @@ t.test('compose.yaml: two service containers behind nginx on PostgreSQL, built f
 
   const project = `fraud-test-${randomBytes(3).toString('hex')}`;
   const sessionSecret = randomBytes(32).toString('hex');
-  // The dev-idp profile as .env.example describes it, on a port of its own.
+  // The dev-idp profile as .env.example describes it, on a port of its own (known before `up`).
   const idpPort = await freePort();
   const idpUrl = `http://127.0.0.1:${idpPort}`;
   const composition = new Composition(

@@ -28,7 +28,8 @@ export interface OwnPostgres {
   destroy(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+/** A port free on loopback now (for a server that must be told its port before it starts). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject);

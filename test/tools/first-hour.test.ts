@@ -22,6 +22,14 @@ import { needs } from '../support/components.ts';
 
 const run = promisify(execFile);
 
+/** How `npm run dev:idp` with `args` exits when it refuses them: its code and what it wrote. */
+function devIdpExit(args: readonly string[]): Promise<{ code: number; err: string }> {
+  return run(process.execPath, ['tools/dev-idp.ts', '--port', '0', ...args], { env: { ...process.env, DATA_DIR: tempDir('idp-') } }).then(
+    () => ({ code: 0, err: '' }),
+    (e: { code: number; stderr: string }) => ({ code: e.code, err: e.stderr }),
+  );
+}
+
 /** The status of a request addressed to `host` (node:http, since fetch does not let a caller name
  *  another Host). */
 function statusAddressedTo(url: string, host: string, method = 'GET'): Promise<number> {
@@ -128,12 +136,7 @@ t.test('org:create on PostgreSQL needs SESSION_SECRET, and the servers sharing i
 
 t.test('dev:idp listens on loopback only', async (t) => {
   for (const host of ['0.0.0.0', '192.168.1.10', 'example.com']) {
-    const refused = await run(process.execPath, ['tools/dev-idp.ts', '--port', '0', '--host', host], {
-      env: { ...process.env, DATA_DIR: tempDir('idp-') },
-    }).then(
-      () => ({ code: 0, err: '' }),
-      (e: { code: number; stderr: string }) => ({ code: e.code, err: e.stderr }),
-    );
+    const refused = await devIdpExit(['--host', host]);
     t.equal(refused.code, 2, `--host ${host} is refused`);
     t.match(refused.err, /loopback only/);
   }
@@ -164,10 +167,7 @@ t.test('dev:idp --container: every interface, the issuer browsers use, still sig
     [['--container', '--public-url', 'http://127.0.0.1:9999/auth'], /--public-url must be an http\(s\) origin on loopback/],
   ] as const;
   for (const [args, message] of refusals) {
-    const refused = await run(process.execPath, ['tools/dev-idp.ts', '--port', '0', ...args], { env: { ...process.env, DATA_DIR: tempDir('idp-') } }).then(
-      () => ({ code: 0, err: '' }),
-      (e: { code: number; stderr: string }) => ({ code: e.code, err: e.stderr }),
-    );
+    const refused = await devIdpExit(args);
     t.equal(refused.code, 2, `${args.join(' ')} is refused`);
     t.match(refused.err, message);
   }

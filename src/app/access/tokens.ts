@@ -1,8 +1,9 @@
 // Verifying the identity provider's access tokens (the specification's "Token verification"), with
 // jose. The token's own header picks the path, and only from an allow-list:
 // - ES256 / RS256: the hosted project's public keys from `{auth_url}/auth/v1/.well-known/jwks.json`
-//   (or AUTHPROVIDER_JWKS_URL, where the server reaches the provider by another name), cached for ten minutes (a longer cache would break key rotation; jose refetches at once when a
-//   token names a key id it has not seen, at most every 30 s);
+//   (or AUTHPROVIDER_JWKS_URL, where the server reaches the provider by another name), cached for
+//   ten minutes (a longer cache would break key rotation; jose refetches at once when a token names
+//   a key id it has not seen, at most every 30 s);
 // - HS256: only when AUTHPROVIDER_JWT_SECRET is configured (legacy projects). An HS256 token is never
 //   checked against a public key, so a token "signed" with the public key as an HMAC secret fails;
 // - the fallback that asks the hosted project who the token belongs to (`GET {auth_url}/auth/v1/user`),

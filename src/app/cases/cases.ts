@@ -24,7 +24,7 @@ import { AppError } from '../errors.ts';
 import { requireCapability } from '../access/roles.ts';
 import type { PolicyDeps } from '../policy/lists.ts';
 import { invalidRule, vocabularyNow } from '../policy/rules.ts';
-import { isoTime } from '../../domain/iso-time.ts';
+import { isoTime, isoTimeOrNull } from '../../domain/iso-time.ts';
 
 const now = (deps: PolicyDeps) => (deps.clock ?? Date.now)();
 
@@ -191,7 +191,7 @@ async function detail(deps: PolicyDeps, data: OrganizationData, id: string): Pro
       kind: l.kind,
       added_at: isoTime(l.added_at_ms),
       reason: l.reason,
-      expires_at: l.expires_at_ms === null ? null : isoTime(l.expires_at_ms),
+      expires_at: isoTimeOrNull(l.expires_at_ms),
     })),
     timeline: timeline.map((e) => ({ ...e, at: isoTime(e.at_ms), detail: JSON.parse(e.detail) as unknown })),
     chain: verifyChain(timeline),

@@ -26,7 +26,7 @@ import { requireCapability } from '../access/roles.ts';
 import { caseDetail } from '../cases/cases.ts';
 import { transactionRecord } from '../decisions/transaction-record.ts';
 import { AppError } from '../errors.ts';
-import { isoTime } from '../../domain/iso-time.ts';
+import { isoTime, isoTimeOrNull } from '../../domain/iso-time.ts';
 import type { PolicyDeps } from '../policy/lists.ts';
 
 export interface DataProtectionDeps extends PolicyDeps {
@@ -121,8 +121,8 @@ export async function exportCustomer(deps: DataProtectionDeps, caller: Organizat
       added_at: isoTime(i.added_at_ms),
       added_by: i.added_by,
       reason: i.reason,
-      expires_at: i.expires_at_ms === null ? null : isoTime(i.expires_at_ms),
-      removed_at: i.removed_at_ms === null ? null : isoTime(i.removed_at_ms),
+      expires_at: isoTimeOrNull(i.expires_at_ms),
+      removed_at: isoTimeOrNull(i.removed_at_ms),
     })),
     cases,
     webhook_events: events.map((e) => ({ id: e.id, type: e.type, created_at: e.created_at.toISOString(), payload: e.payload })),
@@ -132,7 +132,7 @@ export async function exportCustomer(deps: DataProtectionDeps, caller: Organizat
       last_at: isoTime(aggregates.totals.last_ms),
       labels: aggregates.totals.labels,
       frauds: aggregates.totals.frauds,
-      first_fraud_known_at: aggregates.totals.first_fraud_known_ms === null ? null : isoTime(aggregates.totals.first_fraud_known_ms),
+      first_fraud_known_at: isoTimeOrNull(aggregates.totals.first_fraud_known_ms),
     },
     uses: aggregates.uses.map((u) => ({ kind: USE_KINDS[u.kind as keyof typeof USE_KINDS], key: u.key, first_at: isoTime(u.first_ms) })),
   };
@@ -182,7 +182,7 @@ function erasureView(r: ErasureRow): Erasure {
     customer_hash: r.customer_hash,
     requested_by: r.requested_by,
     requested_at: isoTime(r.requested_at_ms),
-    done_at: r.done_at_ms === null ? null : isoTime(r.done_at_ms),
+    done_at: isoTimeOrNull(r.done_at_ms),
     keep_lists: r.keep_lists,
     counts: r.counts,
     kept: r.kept ? r.kept.map((k) => ({ list: k.list, reason: k.reason })) : null,

@@ -21,7 +21,7 @@ import type { ListFilters } from '../../storage/transaction-reads.ts';
 import { keyEntry } from '../../domain/fields.ts';
 import type { DecisionLog } from '../../live/decision-log.ts';
 import type { LiveTail } from '../../live/tail.ts';
-import { isoTime } from '../../domain/iso-time.ts';
+import { isoTime, isoTimeOrNull } from '../../domain/iso-time.ts';
 
 /** How many of an entity's latest transactions its `recent` figures cover (for the reference). */
 export { ENTITY_RECENT } from '../../storage/entity-evidence.ts';
@@ -154,7 +154,7 @@ export function entityView(role: Entity['role'], id: string, e: EntitySummary): 
     },
     recent: {
       transactions: e.recent.transactions,
-      first_time: e.recent.first_ms === null ? null : isoTime(e.recent.first_ms),
+      first_time: isoTimeOrNull(e.recent.first_ms),
       reviewed: e.recent.reviewed,
       blocked: e.recent.blocked,
     },

@@ -14,7 +14,7 @@ import type { OrganizationCaller } from '../access/organization-caller.ts';
 import { requireCapability } from '../access/roles.ts';
 import { AppError } from '../errors.ts';
 import type { PolicyDeps } from './lists.ts';
-import { isoTime } from '../../domain/iso-time.ts';
+import { isoTime, isoTimeOrNull } from '../../domain/iso-time.ts';
 
 const now = (deps: PolicyDeps) => (deps.clock ?? Date.now)();
 
@@ -26,7 +26,7 @@ function fieldView(f: FieldRow): Field {
     key: f.key,
     declared_at: isoTime(f.created_at_ms),
     declared_by: f.created_by,
-    retired_at: f.retired_at_ms === null ? null : isoTime(f.retired_at_ms),
+    retired_at: isoTimeOrNull(f.retired_at_ms),
     retired_by: f.retired_by,
   };
 }

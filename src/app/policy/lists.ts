@@ -18,7 +18,7 @@ import type { ItemRow, ListRow } from '../../storage/lists-store.ts';
 import { organizationData } from '../../storage/organization-data.ts';
 import type { OrganizationLists } from '../../storage/organization-data.ts';
 import type { LiveTail } from '../../live/tail.ts';
-import { isoTime } from '../../domain/iso-time.ts';
+import { isoTime, isoTimeOrNull } from '../../domain/iso-time.ts';
 
 /** Most values in one add or remove. */
 export const MAX_VALUES_PER_REQUEST = 10_000;
@@ -31,7 +31,6 @@ export interface PolicyDeps {
   clock?: () => number;
 }
 
-const isoOrNull = (ms: number | null) => (ms === null ? null : isoTime(ms));
 const now = (deps: PolicyDeps) => (deps.clock ?? Date.now)();
 
 export function listView(l: ListRow): List {
@@ -44,8 +43,8 @@ function itemView(i: ItemRow): ListItem {
     added_at: isoTime(i.added_at_ms),
     added_by: i.added_by,
     reason: i.reason,
-    expires_at: isoOrNull(i.expires_at_ms),
-    removed_at: isoOrNull(i.removed_at_ms),
+    expires_at: isoTimeOrNull(i.expires_at_ms),
+    removed_at: isoTimeOrNull(i.removed_at_ms),
     removed_by: i.removed_by,
   };
 }
