@@ -49,7 +49,11 @@ export class Live {
     this.decisionLog = new DecisionLog(
       db,
       o.durability,
-      (stored) => this.tenants.apply(stored),
+      (stored) => {
+        this.tenants.apply(stored);
+        // Applied: the tail's reads need not bring them back.
+        this.tail.appliedHere(stored.map((c) => c.xid));
+      },
       (e) => log(`could not store scored transactions: ${(e as Error).message}`),
       (organizationId, type) => this.subscriptions.wants(organizationId, type),
       o.commitDeadlineSeconds,

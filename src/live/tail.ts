@@ -8,7 +8,9 @@
 // caller waiting for a change of its own (`reach`). One read runs at a time; a wake during a read
 // starts another right after it, so a caller of `catchUp` always gets a read that began after it
 // asked. This process's own scored transactions reach the histories directly after their commit
-// (src/live/decision-log.ts); read again here, they are known and skipped.
+// (src/live/decision-log.ts), and their database transactions are named here (`appliedHere`): the
+// reads leave their rows out, so the poll does not read back every score this process answered
+// (a burst of rows every second on a busy server, each one then skipped).
 
 import type { Db } from '../storage/db.ts';
 import { FEED_CHANNEL, FEED_SENDER, feedStart, notification, readFeed, type FeedChange, type FeedCursor } from '../storage/live-feed.ts';
@@ -41,6 +43,9 @@ export class LiveTail {
   private readonly pollMs: number;
 
   private cursor: FeedCursor = { position: { xid: 0, seq: 0 }, pending: new Map() };
+  /** Database transactions whose recorded transactions were applied without the tail, until the
+   *  cursor is past them. */
+  private readonly appliedXids = new Set<number>();
   private reading: Promise<void> | undefined;
   private next: Promise<void> | undefined;
   private poll: NodeJS.Timeout | undefined;
@@ -115,6 +120,17 @@ export class LiveTail {
     return xid < position.xid && !pending.has(xid);
   }
 
+  /** The recorded transactions of these database transactions (committed) have been applied
+   *  already: the reads leave them out. */
+  appliedHere(xids: Iterable<number>): void {
+    for (const xid of xids) if (!this.passed(xid)) this.appliedXids.add(xid);
+  }
+
+  /** The cursor is past `xid`, which has ended: no read reaches its rows again. */
+  private passed(xid: number): boolean {
+    return xid < this.cursor.position.xid && !this.cursor.pending.has(xid);
+  }
+
   status(): TailStatus {
     return { readAt: this.readAt, pending: this.cursor.pending.size, failing: this.failing };
   }
@@ -133,9 +149,10 @@ export class LiveTail {
     const began = Date.now();
     try {
       for (;;) {
-        const { changes, next, more } = await readFeed(this.db, this.cursor, PAGE);
+        const { changes, next, more } = await readFeed(this.db, this.cursor, PAGE, this.appliedXids);
         if (changes.length) this.apply(changes);
         this.cursor = next;
+        for (const xid of this.appliedXids) if (this.passed(xid)) this.appliedXids.delete(xid);
         if (!more) break;
       }
     } catch (e) {

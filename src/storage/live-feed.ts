@@ -237,7 +237,7 @@ const READ_FEED = `
                           WHERE pg_visible_in_snapshot(p.xid, (SELECT snapshot FROM snap)))
   SELECT *, (SELECT snapshot FROM snap)::text AS snapshot FROM (
     (SELECT 0 AS part, ${TRANSACTION_COLUMNS}
-     FROM p CROSS JOIN LATERAL (SELECT * FROM transactions t WHERE t.xid = p.xid AND t.seq > p.seq ORDER BY t.seq LIMIT $3) AS t
+     FROM p CROSS JOIN LATERAL (SELECT * FROM transactions t WHERE t.xid = p.xid AND t.seq > p.seq AND NOT (t.xid = ANY($6::text[]::xid8[])) ORDER BY t.seq LIMIT $3) AS t
      ORDER BY t.xid, t.seq LIMIT $3)
     UNION ALL
     (SELECT 0, ${OUTCOME_COLUMNS}
@@ -265,7 +265,7 @@ const READ_FEED = `
      ORDER BY e.xid, e.seq LIMIT $3)
     UNION ALL
     (SELECT 1, ${TRANSACTION_COLUMNS}
-     FROM transactions t WHERE (t.xid, t.seq) > ($1::text::xid8, $2::bigint) ORDER BY t.xid, t.seq LIMIT $3)
+     FROM transactions t WHERE (t.xid, t.seq) > ($1::text::xid8, $2::bigint) AND NOT (t.xid = ANY($6::text[]::xid8[])) ORDER BY t.xid, t.seq LIMIT $3)
     UNION ALL
     (SELECT 1, ${OUTCOME_COLUMNS}
      FROM outcome_changes c ${OUTCOME_TRANSACTION}
@@ -355,9 +355,10 @@ export function parseSnapshot(text: string): FeedSnapshot {
  * Reads, in one snapshot, the changes after `cursor` that have committed: first those of the
  * pending transactions that have ended (older, so applied first), then those past the position,
  * up to `limit` of each. Apply `changes` in order, then continue from `next`; while `more`, read
- * again.
+ * again. The recorded transactions of the database transactions in `applied` are left out: the
+ * reader has applied them already (a process's own scores, handed over as they commit).
  */
-export async function readFeed(db: Queryable, cursor: FeedCursor, limit: number): Promise<FeedRead> {
+export async function readFeed(db: Queryable, cursor: FeedCursor, limit: number, applied: Iterable<number> = []): Promise<FeedRead> {
   const pendingXids = [...cursor.pending.keys()];
   const rows = await db.query<FeedRow>(READ_FEED, [
     String(cursor.position.xid),
@@ -365,6 +366,7 @@ export async function readFeed(db: Queryable, cursor: FeedCursor, limit: number)
     limit,
     pendingXids.map(String),
     pendingXids.map((x) => cursor.pending.get(x)!),
+    Array.from(applied, String),
   ]);
   const snapshot = parseSnapshot(rows[rows.length - 1]!.snapshot);
   const older = rows

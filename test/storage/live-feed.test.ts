@@ -28,11 +28,11 @@ const row = (id: string, i: number): NewTransaction => ({
 });
 
 /** Everything readable after `from`, `limit` at a time, as the tail reads it. */
-async function readAll(db: Db, from: FeedCursor, limit: number): Promise<{ changes: FeedChange[]; next: FeedCursor }> {
+async function readAll(db: Db, from: FeedCursor, limit: number, applied: readonly number[] = []): Promise<{ changes: FeedChange[]; next: FeedCursor }> {
   const changes: FeedChange[] = [];
   let at = from;
   for (;;) {
-    const page = await readFeed(db, at, limit);
+    const page = await readFeed(db, at, limit, applied);
     changes.push(...page.changes);
     if (before(page.next.position, at.position)) throw new Error('the position went back');
     at = page.next;
@@ -179,3 +179,57 @@ eachBackend(
   },
   { kind: 'postgres', because: 'PGlite is one connection: its writers never overlap' },
 );
+
+eachBackend("a reader's own writes, named as applied, are left out: the rest is read, and the position passes them", async (t, fx) => {
+  const db = await fx.open();
+  await oneOrganization(db);
+  const start = await startOf(db);
+  const xidOf = (stored: Map<string, Map<string, { xid: number }>>) => [...stored.get('org_a')!.values()][0]!.xid;
+  const mine = xidOf(
+    await recordGroup(db, [
+      { organizationId: 'org_a', row: row('mine-1', 1) },
+      { organizationId: 'org_a', row: row('mine-2', 2) },
+    ]),
+  );
+  const theirs = xidOf(await recordGroup(db, [{ organizationId: 'org_a', row: row('theirs', 3) }]));
+  await organizationData(db, 'org_a').outcomes.apply([
+    { transaction_id: 'mine-1', label: 1, source: 'review', reported_at_ms: 1_800_000_000_000, reported_by: 'u1' },
+  ]);
+  t.not(mine, theirs, 'two database transactions');
+  for (const limit of [1, 256]) {
+    const read = await readAll(db, start, limit, [mine]);
+    t.same(names(read.changes), ['theirs', 'outcome:mine-1'], `pages of ${limit}: the other writer's row and the outcome; not the applied rows`);
+    t.ok(read.next.position.xid > mine && read.next.position.xid > theirs, 'the position has passed both writers');
+    t.same((await readFeed(db, read.next, 256)).changes, [], 'the applied rows are not read later either');
+  }
+  t.same(names((await readAll(db, start, 256)).changes), ['mine-1', 'mine-2', 'theirs', 'outcome:mine-1'], 'named by nobody, every row is read');
+  if (fx.kind !== 'postgres') return;
+  // A write of the reader's own still running when a read passes it: pending, then left out once
+  // it has committed and is named.
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let wrote!: (xid: number) => void;
+  const written = new Promise<number>((resolve) => (wrote = resolve));
+  const ended = db.transaction(async (tx) => {
+    await tx.query(
+      `INSERT INTO transactions (organization_id, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, source)
+       VALUES ('org_a', 'mine-late', 1, 1, 'late', 'late', 'late', 'card', 'scored')`,
+    );
+    wrote(Number((await tx.query<{ xid: string }>('SELECT pg_current_xact_id()::text AS xid'))[0]!.xid));
+    await held;
+  });
+  const late = await written;
+  // A later writer commits meanwhile: the read's snapshot sees the running one below its end.
+  await recordGroup(db, [{ organizationId: 'org_a', row: row('theirs-2', 4) }]);
+  const meanwhile = await readAll(db, start, 256, [mine]);
+  t.same(names(meanwhile.changes), ['theirs', 'outcome:mine-1', 'theirs-2'], 'read meanwhile: the committed rows not named, in feed order');
+  const from = meanwhile.next;
+  t.ok(from.pending.has(late), 'the running write is pending');
+  release();
+  await ended;
+  await recordGroup(db, [{ organizationId: 'org_a', row: row('theirs-3', 5) }]);
+  t.same(names((await readAll(db, from, 256)).changes), ['mine-late', 'theirs-3'], 'not named, the pending write is read when it has committed');
+  const after = await readAll(db, from, 256, [mine, late]);
+  t.same(names(after.changes), ['theirs-3'], 'named, it is not; the later write is');
+  t.notOk(after.next.pending.has(late), 'and it is no longer pending');
+});
