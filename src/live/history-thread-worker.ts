@@ -1,18 +1,17 @@
 // The thread history-thread.ts starts for one load: it builds the history from the pages its
-// reading thread sends (PostgreSQL: `rows`, history-reader-worker.ts) or it is sent, with the calls
-// a load on the main thread makes (tenant.ts's loader), and hands the finished history back as its
-// parts, its arrays' buffers transferred (no copy). It runs at the lowest CPU priority
+// reading thread sends (PostgreSQL: `rows`, history-reader-worker.ts, which this thread starts, so
+// that the reader starts at this thread's lowest CPU priority) or it is sent, with the calls a load
+// on the main thread makes (tenant.ts's loader), and hands the finished history back as its parts,
+// its arrays' buffers transferred (no copy). It runs at the lowest CPU priority
 // (low-priority-worker.ts starts it).
 
-import { isMarkedAsUntransferable, type MessagePort, parentPort } from 'node:worker_threads';
+import { isMarkedAsUntransferable, MessageChannel, type MessagePort, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { History } from '../domain/history/history.ts';
 import type { EntityTotals } from '../domain/history/horizon.ts';
 import type { TransactionColumns, UseColumns } from '../domain/history/records.ts';
-import { historyParts } from '../domain/history/snapshot.ts';
 import type { LoadedLabel } from '../storage/history-load.ts';
-import { keptHistory } from './kept-history.ts';
 import { buffersOf } from './history-pages.ts';
-import type { FromReader, FromThread, ToThread } from './history-thread.ts';
+import type { BuilderData, FromReader, FromThread, ToThread } from './history-thread.ts';
 
 const port = parentPort!;
 let history: History | undefined;
@@ -49,6 +48,7 @@ function listen(reader: MessagePort, h: History): void {
       else if (r.kind === 'totals') totalsRead = r.totals;
       else if (r.kind === 'end') {
         reader.close();
+        stopReader();
         reply({ kind: 'read' });
       } else failed(new Error(r.message));
     } catch (e) {
@@ -60,6 +60,38 @@ function listen(reader: MessagePort, h: History): void {
 /** The reading thread's port, until the history is started. */
 let readerPort: MessagePort | undefined;
 
+/** The reading thread, while it reads. */
+let readerThread: Worker | undefined;
+
+/** Starts the reading thread, its pages sent to a port of this thread (`listen`). */
+function startReader(): void {
+  const { reader: how } = workerData as BuilderData;
+  const { port1, port2 } = new MessageChannel();
+  const thread = (readerThread = new Worker(new URL(how.lowPriority), {
+    workerData: { entry: how.entry, port: port1 },
+    transferList: [port1],
+    resourceLimits: how.resourceLimits,
+  }));
+  thread.on('error', (e) => failed(new Error(`reading the history's rows on their thread failed: ${e.message}`)));
+  thread.on('exit', (code) => {
+    if (readerThread === thread) failed(new Error(`the thread reading the history's rows ended (exit code ${code}) before they were read`));
+  });
+  if (history) listen(port2, history);
+  else readerPort = port2;
+}
+
+function stopReader(): void {
+  const thread = readerThread;
+  readerThread = undefined;
+  void thread?.terminate();
+}
+
+// The reading thread started first, so that its start and this thread's reading of the history's
+// modules (tens of milliseconds each) overlap.
+if ((workerData as BuilderData).reading) startReader();
+const { historyParts } = await import('../domain/history/snapshot.ts');
+const { keptHistory } = await import('./kept-history.ts');
+
 port.on('message', (m: ToThread) => {
   try {
     if (m.kind === 'start') {
@@ -70,9 +102,12 @@ port.on('message', (m: ToThread) => {
       readerPort = undefined;
       return;
     }
-    if (m.kind === 'rows') {
-      if (history) listen(m.port, history);
-      else readerPort = m.port;
+    if (m.kind === 'reader') {
+      startReader();
+      return;
+    }
+    if (m.kind === 'read') {
+      readerThread!.postMessage(m.start);
       return;
     }
     const h = history!;

@@ -9,9 +9,11 @@
 // transferred and the object graph rebuilt around them (domain/history/snapshot.ts's parts).
 // Pages travel as history-pages.ts says (transferred, a few ahead at most). Both threads run at
 // the lowest CPU priority: on a busy machine the requests (of every organization, and the
-// database's own work) come first, and the load takes what they leave.
+// database's own work) come first, and the load takes what they leave. The building thread starts
+// the reading one: on Linux a thread starts at its starter's priority, so the reading thread's own
+// start (tens of milliseconds of CPU before its first line can lower it) already runs at the lowest.
 
-import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
+import { Worker } from 'node:worker_threads';
 import type { History } from '../domain/history/history.ts';
 import type { EntityTotals } from '../domain/history/horizon.ts';
 import type { TransactionColumns, UseColumns } from '../domain/history/records.ts';
@@ -23,8 +25,10 @@ import { PagesAhead } from './history-pages.ts';
 /** What the building thread is sent, in order. */
 export type ToThread =
   | { kind: 'start'; labelDelay: number; floor: number; expected: number }
-  /** The port its reading thread sends to (history-reader-worker.ts). */
-  | { kind: 'rows'; port: MessagePort }
+  /** Start the reading thread (history-reader-worker.ts), which sends to this one. */
+  | { kind: 'reader' }
+  /** What the reading thread is to read, once the load's snapshot is shared. */
+  | { kind: 'read'; start: ReaderStart }
   | { kind: 'uses'; page: UseColumns }
   | { kind: 'transactions'; page: TransactionColumns }
   | { kind: 'labels'; rows: LoadedLabel[] }
@@ -37,7 +41,7 @@ export type FromThread =
   | { kind: 'built'; parts: HistoryParts }
   | { kind: 'failed'; message: string };
 
-/** What the reading thread is sent, once the load's snapshot is shared. */
+/** What the reading thread is sent (by the building one), once the load's snapshot is shared. */
 export interface ReaderStart {
   snapshot: SharedSnapshot;
   organizationId: string;
@@ -63,10 +67,18 @@ const LOW_PRIORITY = workerFile('low-priority-worker');
 const WORKER = workerFile('history-thread-worker').href;
 const READER = workerFile('history-reader-worker').href;
 
+/** What the building thread is started with: how to start its reading thread. */
+export interface BuilderData {
+  entry: string;
+  /** Start the reading thread at once (otherwise when sent `reader`). */
+  reading: boolean;
+  reader: { lowPriority: string; entry: string; resourceLimits: typeof SMALL_YOUNG };
+}
+
 export class HistoryThread {
   private readonly worker: Worker;
-  /** The thread reading the rows (PostgreSQL), while it does. */
-  private reader: Worker | undefined;
+  /** The building thread has started a reading thread (PostgreSQL). */
+  private reading = false;
   private readonly pages: PagesAhead;
   private failure: Error | undefined;
   /** Resolved when the building thread has taken all its reading thread read (`rows`). */
@@ -82,7 +94,9 @@ export class HistoryThread {
    *  meanwhile (`start`). */
   constructor(labelDelay: number, reading = false) {
     this.labelDelay = labelDelay;
-    this.worker = new Worker(LOW_PRIORITY, { workerData: { entry: WORKER }, resourceLimits: SMALL_YOUNG });
+    const workerData: BuilderData = { entry: WORKER, reading, reader: { lowPriority: LOW_PRIORITY.href, entry: READER, resourceLimits: SMALL_YOUNG } };
+    this.worker = new Worker(LOW_PRIORITY, { workerData, resourceLimits: SMALL_YOUNG });
+    this.reading = reading;
     // A load that stops early (its read failed) never keeps the process alive.
     this.worker.unref();
     this.pages = new PagesAhead((m, transfer) => this.send(m as ToThread, transfer));
@@ -96,8 +110,6 @@ export class HistoryThread {
       this.worker.on('message', (m: FromThread) => {
         if (m.kind === 'took') this.pages.took();
         else if (m.kind === 'read') {
-          void this.reader?.terminate();
-          this.reader = undefined;
           const done = this.read;
           this.read = undefined;
           done?.();
@@ -114,7 +126,6 @@ export class HistoryThread {
     });
     // Seen by `finish`; a load that fails before never leaves a rejection unhandled.
     this.built.catch(() => {});
-    if (reading) this.startReader();
   }
 
   /** The history to build: from `floor`, `expected` transactions. */
@@ -122,19 +133,12 @@ export class HistoryThread {
     this.send({ kind: 'start', labelDelay: this.labelDelay, floor, expected });
   }
 
-  private startReader(): Worker {
-    const { port1, port2 } = new MessageChannel();
-    const reader = (this.reader = new Worker(LOW_PRIORITY, { workerData: { entry: READER, port: port1 }, transferList: [port1], resourceLimits: SMALL_YOUNG }));
-    reader.unref();
-    reader.on('error', (e) => this.fail(new Error(`reading the history's rows on their thread failed: ${e.message}`)));
-    reader.on('exit', (code) => {
-      if (this.reader === reader) this.fail(new Error(`the thread reading the history's rows ended (exit code ${code}) before they were read`));
-    });
-    this.send({ kind: 'rows', port: port2 }, [port2]);
-    return reader;
+  private startReader(): void {
+    this.reading = true;
+    this.send({ kind: 'reader' });
   }
 
-  private send(message: ToThread, transfer: (ArrayBuffer | MessagePort)[] = []): void {
+  private send(message: ToThread, transfer: ArrayBuffer[] = []): void {
     if (this.failure) throw this.failure;
     this.worker.postMessage(message, transfer);
   }
@@ -146,8 +150,8 @@ export class HistoryThread {
   async rows(snapshot: SharedSnapshot, organizationId: string, floor: number): Promise<void> {
     const read = new Promise<void>((r) => (this.read = r));
     if (this.failure) throw this.failure;
-    const reader = this.reader ?? this.startReader();
-    reader.postMessage({ snapshot, organizationId, floor } satisfies ReaderStart);
+    if (!this.reading) this.startReader();
+    this.send({ kind: 'read', start: { snapshot, organizationId, floor } });
     await read;
     if (this.failure) throw this.failure;
   }
@@ -175,10 +179,8 @@ export class HistoryThread {
     }
   }
 
-  /** Ends the thread (a load that stopped early). */
+  /** Ends the threads (a load that stopped early): the reading thread ends with the building one. */
   close(): void {
-    void this.reader?.terminate();
-    this.reader = undefined;
     void this.worker.terminate();
   }
 }
