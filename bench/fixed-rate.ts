@@ -1,6 +1,8 @@
 // Recorded scores at a fixed rate (autocannon's overall rate), for the benchmarks that ask how one
 // thing (a history's load, an import) affects the requests of another organization: the latency
-// at a rate the server sustains, not the most it can serve.
+// at a rate the server sustains, not the most it can serve. autocannon sends each connection's
+// share of a second as fast as answers come at the start of the second: the rate arrives in bursts,
+// and a p99 is mostly how long a burst takes to drain (bench/README.md).
 
 import autocannon from 'autocannon';
 
