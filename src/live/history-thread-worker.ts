@@ -107,7 +107,8 @@ port.on('message', (m: ToThread) => {
       return;
     }
     if (m.kind === 'read') {
-      readerThread!.postMessage(m.start);
+      // Gone already: its failure was sent.
+      readerThread?.postMessage(m.start);
       return;
     }
     const h = history!;
