@@ -60,12 +60,14 @@ function listen(reader: MessagePort, h: History): void {
 /** The reading thread's port, until the history is started. */
 let readerPort: MessagePort | undefined;
 
-/** The reading thread, while it reads. */
+/** The reading thread, while it reads; whether one was started. */
 let readerThread: Worker | undefined;
+let readerStarted = false;
 
 /** Starts the reading thread, its pages sent to a port of this thread (`listen`). */
 function startReader(): void {
   const { reader: how } = workerData as BuilderData;
+  readerStarted = true;
   const { port1, port2 } = new MessageChannel();
   const thread = (readerThread = new Worker(new URL(how.lowPriority), {
     workerData: { entry: how.entry, port: port1 },
@@ -102,11 +104,8 @@ port.on('message', (m: ToThread) => {
       readerPort = undefined;
       return;
     }
-    if (m.kind === 'reader') {
-      startReader();
-      return;
-    }
     if (m.kind === 'read') {
+      if (!readerStarted) startReader();
       // Gone already: its failure was sent.
       readerThread?.postMessage(m.start);
       return;

@@ -25,9 +25,8 @@ import { PagesAhead } from './history-pages.ts';
 /** What the building thread is sent, in order. */
 export type ToThread =
   | { kind: 'start'; labelDelay: number; floor: number; expected: number }
-  /** Start the reading thread (history-reader-worker.ts), which sends to this one. */
-  | { kind: 'reader' }
-  /** What the reading thread is to read, once the load's snapshot is shared. */
+  /** What its reading thread (history-reader-worker.ts, started now if it was not at the start) is
+   *  to read, once the load's snapshot is shared. */
   | { kind: 'read'; start: ReaderStart }
   | { kind: 'uses'; page: UseColumns }
   | { kind: 'transactions'; page: TransactionColumns }
@@ -70,15 +69,13 @@ const READER = workerFile('history-reader-worker').href;
 /** What the building thread is started with: how to start its reading thread. */
 export interface BuilderData {
   entry: string;
-  /** Start the reading thread at once (otherwise when sent `reader`). */
+  /** Start the reading thread at once (otherwise when sent `read`). */
   reading: boolean;
   reader: { lowPriority: string; entry: string; resourceLimits: typeof SMALL_YOUNG };
 }
 
 export class HistoryThread {
   private readonly worker: Worker;
-  /** The building thread has started a reading thread (PostgreSQL). */
-  private reading = false;
   private readonly pages: PagesAhead;
   private failure: Error | undefined;
   /** Resolved when the building thread has taken all its reading thread read (`rows`). */
@@ -96,7 +93,6 @@ export class HistoryThread {
     this.labelDelay = labelDelay;
     const workerData: BuilderData = { entry: WORKER, reading, reader: { lowPriority: LOW_PRIORITY.href, entry: READER, resourceLimits: SMALL_YOUNG } };
     this.worker = new Worker(LOW_PRIORITY, { workerData, resourceLimits: SMALL_YOUNG });
-    this.reading = reading;
     // A load that stops early (its read failed) never keeps the process alive.
     this.worker.unref();
     this.pages = new PagesAhead((m, transfer) => this.send(m as ToThread, transfer));
@@ -133,11 +129,6 @@ export class HistoryThread {
     this.send({ kind: 'start', labelDelay: this.labelDelay, floor, expected });
   }
 
-  private startReader(): void {
-    this.reading = true;
-    this.send({ kind: 'reader' });
-  }
-
   private send(message: ToThread, transfer: ArrayBuffer[] = []): void {
     if (this.failure) throw this.failure;
     this.worker.postMessage(message, transfer);
@@ -150,7 +141,6 @@ export class HistoryThread {
   async rows(snapshot: SharedSnapshot, organizationId: string, floor: number): Promise<void> {
     const read = new Promise<void>((r) => (this.read = r));
     if (this.failure) throw this.failure;
-    if (!this.reading) this.startReader();
     this.send({ kind: 'read', start: { snapshot, organizationId, floor } });
     await read;
     if (this.failure) throw this.failure;

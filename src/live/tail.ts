@@ -114,7 +114,8 @@ export class LiveTail {
     }
   }
 
-  /** Whether the changes of transaction `xid` are applied (or it has ended without any). */
+  /** Whether the changes of transaction `xid` are applied (or it has ended without any): the cursor
+   *  is past it, so no read reaches its rows again. */
   private applied(xid: number): boolean {
     const { position, pending } = this.cursor;
     return xid < position.xid && !pending.has(xid);
@@ -123,12 +124,7 @@ export class LiveTail {
   /** The recorded transactions of these database transactions (committed) have been applied
    *  already: the reads leave them out. */
   appliedHere(xids: Iterable<number>): void {
-    for (const xid of xids) if (!this.passed(xid)) this.appliedXids.add(xid);
-  }
-
-  /** The cursor is past `xid`, which has ended: no read reaches its rows again. */
-  private passed(xid: number): boolean {
-    return xid < this.cursor.position.xid && !this.cursor.pending.has(xid);
+    for (const xid of xids) if (!this.applied(xid)) this.appliedXids.add(xid);
   }
 
   status(): TailStatus {
@@ -152,7 +148,7 @@ export class LiveTail {
         const { changes, next, more } = await readFeed(this.db, this.cursor, PAGE, this.appliedXids);
         if (changes.length) this.apply(changes);
         this.cursor = next;
-        for (const xid of this.appliedXids) if (this.passed(xid)) this.appliedXids.delete(xid);
+        for (const xid of this.appliedXids) if (this.applied(xid)) this.appliedXids.delete(xid);
         if (!more) break;
       }
     } catch (e) {
