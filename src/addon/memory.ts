@@ -11,8 +11,8 @@
 // `holdAllocatorThresholds`, called first thing, stops glibc from raising its trim threshold after
 // each large free, which would otherwise keep freed memory resident (docs/operating.md, memory).
 // The rest of the tuning is in Node's options, in package.json's `start` script (docs in README):
-// a 4 MB young-generation semi-space, old-generation growth of 20 % between full collections, and
-// one V8 helper thread (each helper keeps its own malloc arena).
+// a 4 MB young-generation semi-space, the old generation allowed to double between full
+// collections, and one V8 helper thread (each helper keeps its own malloc arena).
 
 import { fixAllocatorThresholds, releaseFreeMemory } from './addon.ts';
 import { collectGarbage } from './collect.ts';

@@ -1,6 +1,7 @@
 // Each request's deadline for the database (app/request-deadline.ts), started before anything else
 // runs for it and finished once it has been answered, so work it left running is not cut. A route
-// says what kind of request it is in its config (`...deadline('score')`); by default, any other.
+// says what kind of request it is in its config (`...deadline('score')`); by default, any other;
+// `deadline('none')` for a route that never uses the database.
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { requestDeadline, type DeadlineSettings, type RequestKind } from '../app/request-deadline.ts';
@@ -13,6 +14,7 @@ export function installDeadlines(app: FastifyInstance, config: DeadlineSettings)
   // Callback hooks: they run on every request, scoring included.
   app.addHook('onRequest', (request, _reply, done) => {
     const d = requestDeadline((request.routeOptions.config as { deadline?: RequestKind } | undefined)?.deadline ?? 'other', config);
+    if (!d) return done();
     running.set(request, d);
     d.run(done);
   });

@@ -16,7 +16,8 @@ export function scoreRoutes(server: FastifyInstance, app: Pick<App, 'config' | '
   server.withTypeProvider<ZodTypeProvider>().post(
     '/api/risk/score',
     {
-      config: { rateLimit: { max: app.config.SCORE_RATE_PER_MINUTE, timeWindow: 60_000 }, ...deadline('score') },
+      // No database deadline: the sandbox is read from memory, never from the database.
+      config: { rateLimit: { max: app.config.SCORE_RATE_PER_MINUTE, timeWindow: 60_000 }, ...deadline('none') },
       bodyLimit: scoreBodyLimit(app.config.MAX_JSON_BODY_BYTES),
       // The response schema documents the answer; the scorer's typed result is serialised directly
       // rather than re-validated by zod on every request (too slow for the hot path).
