@@ -16,8 +16,9 @@
 // at 300 req/s from 2 s after that first score (while the snapshot it built is stored) and again
 // once warmed up, the empty organization's while the large one loads from the rows and again while it
 // is held; in a second process (a restart), the empty organization's latency while the large one
-// loads from its snapshot. First, in this process, the key fields part (history-keys.ts): the same
-// rows with three key fields' values each, the history built with and without them, what they add.
+// loads from its snapshot. First, in this process, the shapes part (history-shapes.ts: scores against
+// the example history built and read back from a snapshot) and the key fields part (history-keys.ts:
+// the same rows with three key fields' values each, the history built with and without them).
 // Prints a table, then one JSON object.
 
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -37,6 +38,7 @@ import { oneOf, UsageError, type Option } from '../src/command-line.ts';
 import { openDatabase } from '../src/storage/open.ts';
 import { seed as seedRows, type Run } from './history-seed.ts';
 import { measureKeys, type KeysFigures } from './history-keys.ts';
+import { measureShapes, type ShapesFigures } from './history-shapes.ts';
 import { SignIn } from '../test/support/processes.ts';
 import { tempDir } from '../test/support/temp.ts';
 
@@ -61,8 +63,8 @@ const options = benchmarkCommandLine({
     backend: oneOf(['embedded', 'postgres', 'both'], 'the database(s) to run on (default: both with DATABASE_URL, else embedded)'),
     sizes: sizesOption,
     only: oneOf(
-      ['keys', 'servers'],
-      'run only this part: keys (in this process: a history with three key fields against without, the first of the sizes) or servers (the rest); default both',
+      ['shapes', 'keys', 'servers'],
+      'run only this part: shapes (in this process: scores against the example history built and read back from a snapshot), keys (in this process: a history with three key fields against without, the first of the sizes) or servers (the rest); default all three',
     ),
   },
   notes: [
@@ -621,13 +623,18 @@ function keysTable(keys: KeysFigures): void {
 // --- the run ---------------------------------------------------------------------------------------
 let exitCode = 0;
 try {
+  let shapes: ShapesFigures | undefined;
+  if (options.only === undefined || options.only === 'shapes') {
+    say('shapes: the example history built and read back from a snapshot, scored in this process');
+    shapes = await measureShapes({ quick, log: say });
+  }
   let keys: KeysFigures | undefined;
-  if (options.only !== 'servers') {
+  if (options.only === undefined || options.only === 'keys') {
     say(`key fields: ${SIZES[0]!.toLocaleString('en')} transactions with three key fields' values and without, built in this process`);
     keys = await measureKeys({ quick, log: say, transactions: SIZES[0]! });
   }
   const results: Result[] = [];
-  if (options.only !== 'keys') {
+  if (options.only === undefined || options.only === 'servers') {
     signIn = await SignIn.start();
     for (const backend of BACKENDS) for (const n of SIZES) results.push(await runOne(backend, n));
   }
@@ -666,6 +673,7 @@ try {
       duration_s: DURATION,
       connections: CONNECTIONS,
       results,
+      shapes,
       keys,
       run_seconds: Math.round((performance.now() - started) / 100) / 10,
     }),
