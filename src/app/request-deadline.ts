@@ -2,9 +2,9 @@
 // (SCORE_DEADLINE_SECONDS, its commit included), an upload or an export (TRANSFER_DEADLINE_SECONDS
 // for each database operation, since their bodies may take minutes to arrive), anything else
 // (DATABASE_DEADLINE_SECONDS). The HTTP layer starts one per request and finishes it once answered.
-// A route that never reads or writes the database (the public sandbox's score) runs under none:
-// a deadline is an asynchronous context carried by everything the request starts, which costs the
-// busiest route several microseconds a request for nothing.
+// A route that never reads or writes the database (the public sandbox's score) runs under none: a
+// deadline is an asynchronous context that everything the request starts carries, a cost on the
+// busiest route for no use there.
 
 import type { Config } from '../config.ts';
 import { Deadline } from '../storage/deadline.ts';
