@@ -1,13 +1,14 @@
 // bench:history, shapes part: the same scores against the built-in example history (255,552
-// transactions) built by its constructors and against its copy read back from a snapshot, in this
-// process, as a server holds both kinds (the public sandbox and large organizations read back, small
-// organizations built where they are scored). The baseline is the built history scored alone,
-// before any read-back copy exists; then the copy: its first batches (what a restart's first scores
-// pay while the scoring code meets its objects) and warmed; then both in alternate batches. A copy
-// whose objects had hidden classes of their own would be slower alone and make both slower mixed.
+// transactions) built by its constructors in this process, and against the public sandbox's, which
+// is the same history built on a thread and read back from its parts, as a server holds both kinds
+// (the public sandbox and large organizations read back, small organizations built where they are
+// scored). The baseline is the built history scored alone, before the read-back one is scored;
+// then the read-back one: its first batches (what a restart's first scores pay while the scoring
+// code meets its objects) and warmed; then both in alternate batches. A read-back history whose
+// objects had hidden classes of their own would be slower alone and make both slower mixed.
 
-import { History } from '../src/domain/history/history.ts';
-import { historyBytes, historyFromBytes } from '../src/domain/history/snapshot.ts';
+import { exampleHistory } from '../src/app/sandbox-build.ts';
+import type { History } from '../src/domain/history/history.ts';
 import { simulate } from '../src/domain/simulate.ts';
 import { exampleScoring } from './rules-scorer.ts';
 
@@ -23,12 +24,8 @@ const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
 export async function measureShapes(o: { quick: boolean; log: (line: string) => void }): Promise<ShapesFigures> {
   const ex = await exampleScoring();
-  const rows = simulate();
-  const built = new History(ex.base.history.labelDelay).withRecords(rows.length);
-  for (const r of rows) built.add(r);
-  built.compact();
-  built.transactions.materialiseNames();
-  const readBack = historyFromBytes(historyBytes(built).map((p) => p.slice()));
+  const built = exampleHistory(simulate(), ex.base.history.labelDelay);
+  const readBack = ex.base.history;
   const batch = (h: History, n: number) => {
     const context = { ...ex.base, history: h };
     const t0 = performance.now();
@@ -49,7 +46,7 @@ export async function measureShapes(o: { quick: boolean; log: (line: string) => 
     mixedRead.push(batch(readBack, N));
   }
   const figures: ShapesFigures = {
-    transactions: rows.length,
+    transactions: built.size,
     us_per_score: {
       built_alone: round(builtAlone),
       read_back_first: first.map((x) => round(x)),

@@ -622,19 +622,21 @@ function keysTable(keys: KeysFigures): void {
 
 // --- the run ---------------------------------------------------------------------------------------
 let exitCode = 0;
+/** Whether `--only` leaves this part in. */
+const runs = (part: NonNullable<typeof options.only>) => options.only === undefined || options.only === part;
 try {
   let shapes: ShapesFigures | undefined;
-  if (options.only === undefined || options.only === 'shapes') {
+  if (runs('shapes')) {
     say('shapes: the example history built and read back from a snapshot, scored in this process');
     shapes = await measureShapes({ quick, log: say });
   }
   let keys: KeysFigures | undefined;
-  if (options.only === undefined || options.only === 'keys') {
+  if (runs('keys')) {
     say(`key fields: ${SIZES[0]!.toLocaleString('en')} transactions with three key fields' values and without, built in this process`);
     keys = await measureKeys({ quick, log: say, transactions: SIZES[0]! });
   }
   const results: Result[] = [];
-  if (options.only === undefined || options.only === 'servers') {
+  if (runs('servers')) {
     signIn = await SignIn.start();
     for (const backend of BACKENDS) for (const n of SIZES) results.push(await runOne(backend, n));
   }

@@ -107,15 +107,21 @@ export function buildSandbox(o: BuildRequest): BuildResult {
   if (kept) return { ...kept, facts: o.facts };
   const rows = simulate();
   const facts = factsOf(rows, o.facts.key);
-  const history = new History(o.labelDelay).withRecords(rows.length);
+  const history = exampleHistory(rows, o.labelDelay);
+  const rings = detectRings(history.transactions, Date.parse(facts.example.sandbox_as_of), { labelDelay: o.labelDelay });
+  keepBuilt(o.dir, key, history, rings);
+  return { history, rings, facts };
+}
+
+/** The example's history, built by its constructors from the simulated rows. */
+export function exampleHistory(rows: readonly SimulatedTransaction[], labelDelay: number): History {
+  const history = new History(labelDelay).withRecords(rows.length);
   for (const r of rows) history.add(r);
   history.compact();
   // Ring detection reads every row as an object: with the names kept as strings, each is the same
   // string every time (a few thousand customers and merchants), not one decoded per row.
   history.transactions.materialiseNames();
-  const rings = detectRings(history.transactions, Date.parse(facts.example.sandbox_as_of), { labelDelay: o.labelDelay });
-  keepBuilt(o.dir, key, history, rings);
-  return { history, rings, facts };
+  return history;
 }
 
 /** What a kept build must have been made for: these figures, this history code, this domain code. */

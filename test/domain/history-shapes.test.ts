@@ -29,7 +29,10 @@ const walk = (a, b, path) => {
   if (typeof a !== 'object' || a === null || ArrayBuffer.isView(a) || seen.has(a)) return;
   seen.add(a);
   if (Array.isArray(a)) return a.forEach((x, i) => walk(x, b[i], path + '[' + i + ']'));
-  if (a instanceof Map) return [...a.values()].forEach((x, i) => walk(x, [...b.values()][i], path + '{' + i + '}'));
+  if (a instanceof Map) {
+    const theirs = [...b.values()];
+    return [...a.values()].forEach((x, i) => walk(x, theirs[i], path + '{' + i + '}'));
+  }
   const name = Object.getPrototypeOf(a).constructor.name;
   if (name !== 'Object') {
     checked.set(name, (checked.get(name) ?? 0) + 1);
