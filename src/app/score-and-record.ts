@@ -17,6 +17,7 @@
 import { AppError, available, modelUnavailable } from './errors.ts';
 import type { ModelBundle, ModelProblem } from '../model/bundle-types.ts';
 import { sameTransaction } from '../live/tenant.ts';
+import { requestsAtWork } from '../live/requests-at-work.ts';
 import type { DecisionLog } from '../live/decision-log.ts';
 import { recorded, scoredEntities, type ScoredToRecord, type Scorer } from '../scoring/scorer.ts';
 import type { ScoreInput } from '../contract/score.ts';
@@ -171,7 +172,9 @@ export class ScoreAndRecord {
     if (!scorer) throw modelUnavailable();
     const challengers = key.challenger_model_ids?.length ? await usableScorers(this.deps.scorerFor, key.challenger_model_ids) : [];
     const organizationId = key.organization_id;
-    const tenant = tenants.loadedNow(organizationId) ?? (await inTime(tenants.get(organizationId)));
+    // A request waiting for its organization's history is not at work meanwhile: the load it waits
+    // for holds its reads back while requests are (live/requests-at-work.ts).
+    const tenant = tenants.loadedNow(organizationId) ?? (await requestsAtWork.parked(inTime(tenants.get(organizationId))));
     const declared = tenant.declaredFields();
     const fieldsNote = checkDeclared(fields, declared);
     const keys = keyEntries(fields, declared.values());

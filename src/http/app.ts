@@ -41,6 +41,7 @@ import { webRoutes } from './routes/web.ts';
 import { installCaller } from './caller.ts';
 import { stdoutLog } from './log-stream.ts';
 import { installDeadlines } from './deadlines.ts';
+import { requestArrived, requestEnded } from '../app/request-work.ts';
 
 export interface AppOptions {
   /** Pino logger options, or false for none (tests). */
@@ -125,6 +126,10 @@ export async function buildApp(door: App, o: AppOptions = {}): Promise<FastifyIn
   // answered before this hook runs).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
+    // At work until its answer ends or its connection closes ('close' comes once, either way): a
+    // large history's load holds its reads back meanwhile (app/request-work.ts).
+    requestArrived();
+    reply.raw.on('close', requestEnded);
     if (!closing) return done();
     done(
       new ApiError(

@@ -49,7 +49,7 @@ function listen(reader: MessagePort, h: History): void {
       else if (r.kind === 'end') {
         reader.close();
         stopReader();
-        reply({ kind: 'read' });
+        reply({ kind: 'read', heldMs: r.heldMs });
       } else failed(new Error(r.message));
     } catch (e) {
       failed(e);
@@ -70,7 +70,7 @@ function startReader(): void {
   readerStarted = true;
   const { port1, port2 } = new MessageChannel();
   const thread = (readerThread = new Worker(new URL(how.lowPriority), {
-    workerData: { entry: how.entry, port: port1 },
+    workerData: { entry: how.entry, port: port1, atWork: how.atWork },
     transferList: [port1],
     resourceLimits: how.resourceLimits,
   }));

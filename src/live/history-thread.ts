@@ -21,6 +21,7 @@ import { historyFromParts, type HistoryParts } from '../domain/history/snapshot.
 import type { LoadedLabel } from '../storage/history-load.ts';
 import type { SharedSnapshot } from '../storage/db.ts';
 import { PagesAhead } from './history-pages.ts';
+import { requestsAtWork } from './requests-at-work.ts';
 
 /** What the building thread is sent, in order. */
 export type ToThread =
@@ -36,7 +37,8 @@ export type ToThread =
 /** What it answers: a page taken, the reader's rows all taken, the history built, or why it could not be. */
 export type FromThread =
   | { kind: 'took'; buffers?: ArrayBuffer[] }
-  | { kind: 'read' }
+  /** `heldMs`: how long its reading thread held back for requests. */
+  | { kind: 'read'; heldMs: number }
   | { kind: 'built'; parts: HistoryParts }
   | { kind: 'failed'; message: string };
 
@@ -53,7 +55,7 @@ export type FromReader =
   | { kind: 'transactions'; page: TransactionColumns }
   | { kind: 'labels'; rows: LoadedLabel[] }
   | { kind: 'totals'; totals: EntityTotals[] }
-  | { kind: 'end' }
+  | { kind: 'end'; heldMs: number }
   | { kind: 'failed'; message: string };
 
 /** Both threads make their short-lived objects (pages, messages, the driver's buffers) in a young
@@ -71,7 +73,7 @@ export interface BuilderData {
   entry: string;
   /** Start the reading thread at once (otherwise when sent `read`). */
   reading: boolean;
-  reader: { lowPriority: string; entry: string; resourceLimits: typeof SMALL_YOUNG };
+  reader: { lowPriority: string; entry: string; resourceLimits: typeof SMALL_YOUNG; atWork: SharedArrayBuffer };
 }
 
 export class HistoryThread {
@@ -85,13 +87,20 @@ export class HistoryThread {
   private fail: (e: Error) => void = () => {};
 
   private readonly labelDelay: number;
+  /** How long the reading thread held its reads back while the process's requests were answered
+   *  (live/requests-at-work.ts), once `rows` has resolved. */
+  heldMs = 0;
 
   /** Starts the building thread, and with `reading` (PostgreSQL: `rows` will follow) its reading
    *  thread too: a thread takes a tenth of a second to start, which a load spends counting its rows
    *  meanwhile (`start`). */
   constructor(labelDelay: number, reading = false) {
     this.labelDelay = labelDelay;
-    const workerData: BuilderData = { entry: WORKER, reading, reader: { lowPriority: LOW_PRIORITY.href, entry: READER, resourceLimits: SMALL_YOUNG } };
+    const workerData: BuilderData = {
+      entry: WORKER,
+      reading,
+      reader: { lowPriority: LOW_PRIORITY.href, entry: READER, resourceLimits: SMALL_YOUNG, atWork: requestsAtWork.buffer },
+    };
     this.worker = new Worker(LOW_PRIORITY, { workerData, resourceLimits: SMALL_YOUNG });
     // A load that stops early (its read failed) never keeps the process alive.
     this.worker.unref();
@@ -106,6 +115,7 @@ export class HistoryThread {
       this.worker.on('message', (m: FromThread) => {
         if (m.kind === 'took') this.pages.took();
         else if (m.kind === 'read') {
+          this.heldMs = m.heldMs;
           const done = this.read;
           this.read = undefined;
           done?.();

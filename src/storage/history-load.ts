@@ -452,7 +452,11 @@ async function copiedPages(
 }
 
 /** Where `readRows` hands what it reads, in this order. */
-export type RowsInto = Pick<HistoryLoader, 'uses' | 'transactions' | 'labels'> & { totals(totals: EntityTotals[]): void | Promise<void> };
+export type RowsInto = Pick<HistoryLoader, 'uses' | 'transactions' | 'labels'> & {
+  totals(totals: EntityTotals[]): void | Promise<void>;
+  /** Called before each piece the database sends is read: may block the thread (requests first). */
+  hold?(): void;
+};
 
 /** What a load reads of the organization's rows from `floor` on (its first uses, its transactions,
  *  the outcomes known from the floor on of earlier ones, every entity's totals: `HistoryLoader`),
@@ -465,14 +469,23 @@ export function readRows(shared: SharedSnapshot, organizationId: string, floor: 
 /** Reads, as each COPY streams in, what `readRows` reads: on its thread, or on the load's own
  *  connection. */
 async function readAll(copyOut: (select: string) => CopyChunks, organizationId: string, floor: number, into: RowsInto): Promise<void> {
-  await copiedUses(copyOut(COPY_USES(organizationId)), (page) => into.uses(page));
-  await copiedHistory(copyOut(COPY_TRANSACTIONS(organizationId, floor)), (page) => into.transactions(page));
-  await into.labels(await copiedLabels(copyOut(COPY_LABELS(organizationId, floor))));
-  await into.totals(await copiedTotals(copyOut(COPY_TOTALS(organizationId))));
+  const held = (chunks: CopyChunks) => (into.hold ? holding(chunks, into.hold) : chunks);
+  await copiedUses(held(copyOut(COPY_USES(organizationId))), (page) => into.uses(page));
+  await copiedHistory(held(copyOut(COPY_TRANSACTIONS(organizationId, floor))), (page) => into.transactions(page));
+  await into.labels(await copiedLabels(held(copyOut(COPY_LABELS(organizationId, floor)))));
+  await into.totals(await copiedTotals(held(copyOut(COPY_TOTALS(organizationId)))));
 }
 
 /** A binary COPY's chunks: as they come, or already read. */
 type CopyChunks = AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
+
+/** The chunks, with `hold` called before each is taken. */
+async function* holding(chunks: CopyChunks, hold: () => void): AsyncIterable<Uint8Array> {
+  for await (const chunk of chunks) {
+    hold();
+    yield chunk;
+  }
+}
 
 /** A COPY's chunks, all read. */
 async function inOnePiece(chunks: AsyncIterable<Uint8Array>): Promise<Uint8Array[]> {
