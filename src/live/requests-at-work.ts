@@ -7,12 +7,14 @@
 // the request's arrival to its answer's end.
 // A hold is bounded (`holdWhileAtWork`), so a process that is never idle still loads, more slowly.
 
-/** The count (index 0) and the requests among it that wait for a load (index 1). */
+/** The count (index 0), the requests among it that wait for a load (1), and the threads holding on
+ *  it now (2: a request's end wakes them only then, and costs nothing more otherwise). */
 const AT = 0;
 const PARKED = 1;
+const HOLDING = 2;
 
 export class RequestsAtWork {
-  readonly buffer = new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT);
+  readonly buffer = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT);
   private readonly counts = new Int32Array(this.buffer);
 
   /** A request arrived. */
@@ -23,13 +25,13 @@ export class RequestsAtWork {
   /** A request's answer ended (sent, or its connection closed). */
   leave(): void {
     Atomics.sub(this.counts, AT, 1);
-    Atomics.notify(this.counts, AT);
+    if (Atomics.load(this.counts, HOLDING) > 0) Atomics.notify(this.counts, AT);
   }
 
   /** Runs `wait` (a request waiting for a history's load) without counting its request as at work. */
   async parked<T>(wait: Promise<T>): Promise<T> {
     Atomics.add(this.counts, PARKED, 1);
-    Atomics.notify(this.counts, AT);
+    if (Atomics.load(this.counts, HOLDING) > 0) Atomics.notify(this.counts, AT);
     try {
       return await wait;
     } finally {
@@ -60,11 +62,16 @@ export function holdWhileAtWork(buffer: SharedArrayBuffer, maxMs: number): numbe
   if (atWork(counts) <= 0) return 0;
   const from = performance.now();
   const until = from + maxMs;
-  for (;;) {
-    const now = performance.now();
-    if (atWork(counts) <= 0 || now >= until) return now - from;
-    const left = until - now;
-    // Woken when a request leaves or parks (or when the count changed meanwhile: then looked at again).
-    Atomics.wait(counts, AT, Atomics.load(counts, AT), left);
+  Atomics.add(counts, HOLDING, 1);
+  try {
+    for (;;) {
+      const now = performance.now();
+      if (atWork(counts) <= 0 || now >= until) return now - from;
+      // Woken when a request leaves or parks (or at once when the count changed since it was read:
+      // then looked at again). Registered as holding before the count is read, so no wake is missed.
+      Atomics.wait(counts, AT, Atomics.load(counts, AT), until - now);
+    }
+  } finally {
+    Atomics.sub(counts, HOLDING, 1);
   }
 }
