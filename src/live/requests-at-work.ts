@@ -67,8 +67,9 @@ export function holdWhileAtWork(buffer: SharedArrayBuffer, maxMs: number): numbe
     for (;;) {
       const now = performance.now();
       if (atWork(counts) <= 0 || now >= until) return now - from;
-      // Woken when a request leaves or parks (or at once when the count changed since it was read:
-      // then looked at again). Registered as holding before the count is read, so no wake is missed.
+      // Woken when a request leaves or parks, or at once when the count changed since it was read
+      // (registered as holding first, so no request's end is missed; a park in between is seen at
+      // the bound at the latest).
       Atomics.wait(counts, AT, Atomics.load(counts, AT), until - now);
     }
   } finally {
