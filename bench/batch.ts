@@ -16,7 +16,7 @@ import { loadModelFolder } from '../src/model/bundle.ts';
 import { isProblem } from '../src/model/bundle-types.ts';
 import { simulate, toCsv } from '../src/domain/simulate.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
-import { memoryMb, resetPeakMemory, root, startServer } from './server-process.ts';
+import { memoryMb, resetPeakMemory, root, startServer, stopServer } from './server-process.ts';
 
 benchmarkCommandLine({
   name: 'bench:batch',
@@ -125,7 +125,9 @@ for (const n of sizes) {
   );
   console.log(`  stages ms: ${JSON.stringify(run.stages_ms)}`);
 }
-server.child.kill('SIGTERM');
+// Waited for, as bench/import.ts does: a server still stopping at this process's exit would leave
+// its data directory behind.
+await stopServer(server.child);
 const at100k = runs.filter((r) => r.rows === 100_000).map((r) => r.end_to_end_rows_per_s as number);
 const median = [...at100k].sort((a, b) => a - b)[Math.floor(at100k.length / 2)]!;
 console.log(

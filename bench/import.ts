@@ -28,7 +28,7 @@ import { SignIn } from '../test/support/processes.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
 import { fixedRate, running, type Load } from './fixed-rate.ts';
 import { scoreRequests } from './requests.ts';
-import { startServer } from './server-process.ts';
+import { startServer, stopServer } from './server-process.ts';
 
 const options = benchmarkCommandLine({
   name: 'bench:import',
@@ -189,7 +189,9 @@ async function rounds(backend: string, database: () => Promise<Record<string, st
       }
     }
   } finally {
-    for (const server of servers.values()) server.child.kill('SIGTERM');
+    // Waited for: a server still stopping when this process exits would write into its data
+    // directory after it was removed, and leave it behind.
+    await Promise.all([...servers.values()].map((server) => stopServer(server.child)));
     await signIn.close();
   }
   return out;
@@ -280,7 +282,7 @@ async function underTraffic(backend: string, database: () => Promise<Record<stri
     return out;
   } finally {
     for (const r of running) r.stop();
-    server.child.kill('SIGTERM');
+    await stopServer(server.child);
     await signIn.close();
   }
 }
