@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { wholeNumber } from '../src/command-line.ts';
-import { fixedRate, percentile, running, type Load } from './fixed-rate.ts';
+import { fixedRate, latencyFigures, running, type Load } from './fixed-rate.ts';
 import { benchmarkCommandLine, quick } from './harness.ts';
 import { seed, type Run } from './history-seed.ts';
 import { startServer, stopServer } from './server-process.ts';
@@ -157,8 +157,7 @@ try {
     seconds.push(await done);
     after.push(await load(SECONDS));
   }
-  const sorted = [...until].sort((a, b) => a - b);
-  const pooled = { answers: sorted.length, p50_ms: percentile(sorted, 0.5), p99_ms: percentile(sorted, 0.99), max_ms: percentile(sorted, 1), errors };
+  const pooled = { answers: until.length, ...latencyFigures(until), errors };
   const afterP99 = Math.max(...after.map((l) => l.p99_ms));
   result.erasure = {
     erasures: K,

@@ -10,6 +10,7 @@
 // its p99 alone; they measure the start of the load, not the server under it.
 
 import autocannon from 'autocannon';
+import { percentile } from '../test/support/fault-drill.ts';
 
 /** What a fixed-rate load saw. */
 export interface Load {
@@ -28,11 +29,11 @@ export const running = new Set<{ stop(): void }>();
 
 const round1 = (x: number) => Math.round(x * 10) / 10;
 
-/** The latency below which a share `q` of the answers came (ms, whole: as the figures were always
- *  given), from latencies in ascending order. */
-export function percentile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return 0;
-  return Math.round(sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!);
+/** p50, p99 and the slowest of answers' latencies, in whole milliseconds (as the figures were always
+ *  given). */
+export function latencyFigures(latencies: readonly number[]): { p50_ms: number; p99_ms: number; max_ms: number } {
+  const xs = [...latencies];
+  return { p50_ms: Math.round(percentile(xs, 50)), p99_ms: Math.round(percentile(xs, 99)), max_ms: Math.round(percentile(xs, 100)) };
 }
 
 /** `rate` recorded scores a second for `seconds` with `key` over `connections`; `until` ends the
@@ -64,14 +65,11 @@ export function fixedRate(o: {
         running.delete(instance);
         if (err) return reject(err);
         const elapsed = (performance.now() - t0) / 1000;
-        const sorted = latencies.sort((a, b) => a - b);
         resolve({
           rate: o.rate,
           seconds: round1(elapsed),
           served_rps: Math.round(r['2xx'] / elapsed),
-          p50_ms: percentile(sorted, 0.5),
-          p99_ms: percentile(sorted, 0.99),
-          max_ms: percentile(sorted, 1),
+          ...latencyFigures(latencies),
           errors: r.errors + r.timeouts + r.non2xx,
         });
       },

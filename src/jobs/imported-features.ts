@@ -15,7 +15,7 @@ import { Worker } from 'node:worker_threads';
 import type { Channel } from '../domain/channels.ts';
 import type { ModelBundle } from '../model/bundle-types.ts';
 import type { DatabaseAddress, Db } from '../storage/db.ts';
-import { EMBEDDED_REPLAY_PAGE_ROWS, type FeatureBatch } from '../storage/imported-features.ts';
+import type { FeatureBatch } from '../storage/imported-features.ts';
 import { organizationData } from '../storage/organization-data.ts';
 
 export interface ImportedFeaturesRun {
@@ -66,7 +66,7 @@ export async function computeImportedFeatures(db: Db, organizationId: string, bu
       worker.on('message', (m: FromReplay) => {
         switch (m.kind) {
           case 'read':
-            return answer(async () => ({ kind: 'page', id: m.id, text: await lane.pageText(m.after, EMBEDDED_REPLAY_PAGE_ROWS) }));
+            return answer(async () => ({ kind: 'page', id: m.id, text: await lane.pageText(m.after) }));
           case 'store':
             return answer(async () => ({ kind: 'stored', id: m.id, count: await lane.store(m.batch) }));
           case 'progress':

@@ -29,11 +29,11 @@ export interface ReplayRow extends HistoryRow {
   featureless: boolean;
 }
 
-/** The page of the organization's transactions after `after` ([time, seq]), `rows` at most, oldest first, as the
+/** The page of the organization's transactions after `after` ([time, seq]), oldest first, as the
  *  JSON text the database made (`parseReplayPage` reads it): read on one thread and parsed on
  *  another, a page costs the one that reads it a string. Null after the last page. */
-export async function replayPageText(scope: OrganizationScope, after: [number, number] | undefined, rows = REPLAY_PAGE_ROWS): Promise<string | null> {
-  const params: unknown[] = [scope.organizationId, rows];
+export async function replayPageText(scope: OrganizationScope, after: [number, number] | undefined): Promise<string | null> {
+  const params: unknown[] = [scope.organizationId, scope.db.kind === 'pglite' ? EMBEDDED_REPLAY_PAGE_ROWS : REPLAY_PAGE_ROWS];
   if (after) params.push(after[0], after[1]);
   const [row] = await scope.db.query<{ page: string | null }>(
     `SELECT json_agg(json_build_array(seq, transaction_id, time_ms, amount, customer_id, merchant_id, location, payment_type, label, label_known_ms,

@@ -6,6 +6,7 @@
 
 import t from 'tap';
 import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import { holdWhileAtWork, RequestsAtWork, requestsAtWork } from '../../src/live/requests-at-work.ts';
 import { HistoryThread } from '../../src/live/history-thread.ts';
@@ -13,7 +14,6 @@ import { eachBackend } from '../support/backends.ts';
 import { start } from '../support/server.ts';
 
 const DAY = 86_400_000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A thread that holds on `buffer` for at most `maxMs`; resolves with how long it held, as it says
  *  and as its caller timed it from the start of the hold. */
